@@ -1,0 +1,1 @@
+//! Analysis on top of measurements: cluster slack and its cost, SSD endurance.

@@ -1,0 +1,35 @@
+//! Dispatch of subcommands to their command modules. The only place that sees every
+//! subcommand; `anyhow` is used from here up.
+
+use anyhow::Result;
+use clap::CommandFactory;
+
+use crate::cli::{Cli, Command};
+use crate::commands;
+
+/// Run the parsed command line; returns the process exit code on success.
+pub fn run(cli: Cli, argv: Vec<String>) -> Result<i32> {
+    match &cli.command {
+        Command::Run(a) => commands::run::execute(a, argv),
+        Command::Saturate(a) => commands::saturate::execute(a, argv),
+        Command::Files(a) => commands::files::execute(a, argv),
+        Command::Copy(a) => commands::copy::execute(a, argv),
+        Command::Trace(a) => commands::trace::execute(a, argv),
+        Command::Matrix(a) => commands::matrix::execute(a, argv),
+        Command::Slack(a) => commands::slack::execute(a, argv),
+        Command::Info(a) => commands::info::execute(a, argv),
+        Command::Endurance(a) => commands::info::execute_endurance(a, argv),
+        Command::Report(a) => commands::report::execute(a, argv),
+        Command::Compare(a) => commands::compare::execute(a, argv),
+        Command::Completions(a) => {
+            let mut cmd = Cli::command();
+            clap_complete::generate(a.shell, &mut cmd, "iolab", &mut std::io::stdout());
+            Ok(0)
+        }
+        Command::Man => {
+            let cmd = Cli::command();
+            clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?;
+            Ok(0)
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! `iolab matrix` arguments.
+
+use clap::Args;
+
+#[derive(Debug, Clone, Args)]
+pub struct MatrixArgs {
+    #[command(flatten)]
+    pub out: super::OutputArgs,
+}

@@ -1,0 +1,129 @@
+//! `iolab run` arguments.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use crate::engine::{EngineKind, Pattern};
+use crate::units::{duration_arg, size_arg};
+use crate::workload::block::{Region, Rw};
+use crate::workload::presets::Preset;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PatternArg {
+    /// Random, incompressible, every block unique.
+    Random,
+    /// Zeros (compressible: flatters compressing or deduplicating storage).
+    Zero,
+}
+
+impl From<PatternArg> for Pattern {
+    fn from(p: PatternArg) -> Pattern {
+        match p {
+            PatternArg::Random => Pattern::Random,
+            PatternArg::Zero => Pattern::Zero,
+        }
+    }
+}
+
+/// Repeats and their statistics (shared by measuring subcommands).
+#[derive(Debug, Clone, Args)]
+pub struct RepeatArgs {
+    /// Runs per test: a number, or `auto` to add runs until the 95 % confidence interval
+    /// of the mean is within --target-ci.
+    #[arg(long, value_name = "N|auto", default_value = "3")]
+    pub repeat: String,
+
+    /// Upper bound of runs with `--repeat auto`.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub max_repeat: u32,
+
+    /// Wanted CI half-width, % of the mean, with `--repeat auto`.
+    #[arg(long, value_name = "PERCENT", default_value_t = 2.5)]
+    pub target_ci: f64,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// What to measure: a directory (iolab creates and removes its own test file there), a
+    /// block device, or an existing regular file (with --allow-destroy FILE).
+    #[arg(long, short = 't', value_name = "PATH|DEVICE", default_value = ".")]
+    pub target: PathBuf,
+
+    /// Built-in suite [default: default]. Without --preset, --rw runs one custom test.
+    #[arg(long, value_enum)]
+    pub preset: Option<Preset>,
+
+    /// Size of the test file (4k/4KiB/1M/1MiB/1G are powers of two; 1MB/1GB are powers of
+    /// ten). Default 1 GiB, clamped to free space. For a device: the part tested.
+    #[arg(long, value_parser = size_arg, value_name = "SIZE")]
+    pub size: Option<u64>,
+
+    /// Measured time per test run (5s, 500ms, 1m).
+    #[arg(long, value_parser = duration_arg, default_value = "5s", value_name = "DURATION")]
+    pub duration: Duration,
+
+    /// Warm-up time before each run's measurement starts (not counted).
+    #[arg(long, value_parser = duration_arg, default_value = "500ms", value_name = "DURATION")]
+    pub ramp: Duration,
+
+    /// Size-based instead of time-based: bytes to transfer per job and run.
+    #[arg(long, value_parser = size_arg, value_name = "SIZE", conflicts_with = "duration")]
+    pub io_size: Option<u64>,
+
+    #[command(flatten)]
+    pub repeat: RepeatArgs,
+
+    /// I/O engine (uring falls back to sync when io_uring is unavailable, with a warning).
+    #[arg(long, value_enum, default_value = "uring")]
+    pub engine: EngineKind,
+
+    /// O_DIRECT (bypass the page cache). Falls back to buffered where refused (tmpfs).
+    #[arg(long, value_name = "BOOL", default_value = "true", action = clap::ArgAction::Set)]
+    pub direct: bool,
+
+    /// A single custom test instead of a preset (the other flags below refine it), or,
+    /// combined with --preset, restrict the preset to this direction.
+    #[arg(long, value_enum)]
+    pub rw: Option<Rw>,
+
+    /// Block size of the custom test, or of every preset test when given.
+    #[arg(long, value_parser = size_arg, value_name = "SIZE")]
+    pub bs: Option<u64>,
+
+    /// I/Os in flight per job (1..=1024).
+    #[arg(long, value_name = "N")]
+    pub iodepth: Option<u32>,
+
+    /// Parallel jobs (threads).
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<u32>,
+
+    /// Percentage of reads for randrw.
+    #[arg(long, value_name = "PERCENT", default_value_t = 70)]
+    pub rwmix_read: u32,
+
+    /// How jobs share the region: each its own slice (split) or all the whole (shared).
+    #[arg(long, value_enum, default_value = "split")]
+    pub region: Region,
+
+    /// Data written.
+    #[arg(long, value_enum, default_value = "random")]
+    pub pattern: PatternArg,
+
+    /// Keep the test file afterwards (directory targets).
+    #[arg(long)]
+    pub keep: bool,
+
+    /// Allow writing to this device or existing file (must name the target exactly).
+    #[arg(long, value_name = "PATH")]
+    pub allow_destroy: Option<PathBuf>,
+
+    /// Seed for offsets and data (same seed, same bytes).
+    #[arg(long, default_value_t = 0x10_1AB)]
+    pub seed: u64,
+
+    #[command(flatten)]
+    pub out: super::OutputArgs,
+}

@@ -1,0 +1,9 @@
+//! `iolab saturate` arguments.
+
+use clap::Args;
+
+#[derive(Debug, Clone, Args)]
+pub struct SaturateArgs {
+    #[command(flatten)]
+    pub out: super::OutputArgs,
+}

@@ -1,0 +1,9 @@
+//! `iolab trace` arguments.
+
+use clap::Args;
+
+#[derive(Debug, Clone, Args)]
+pub struct TraceArgs {
+    #[command(flatten)]
+    pub out: super::OutputArgs,
+}

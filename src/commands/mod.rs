@@ -1,0 +1,18 @@
+//! One module per subcommand: the glue between a validated config, the runners and the
+//! reports. `app.rs` dispatches here.
+
+pub mod compare;
+pub mod copy;
+pub mod files;
+pub mod info;
+pub mod matrix;
+pub mod report;
+pub mod run;
+pub mod saturate;
+pub mod slack;
+pub mod trace;
+
+/// Placeholder for a subcommand that is not built yet: a clear error, exit 1.
+pub fn not_yet(name: &str) -> anyhow::Result<i32> {
+    anyhow::bail!("`iolab {name}` is not implemented in this build yet")
+}

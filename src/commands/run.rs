@@ -1,0 +1,237 @@
+//! `iolab run`: the quick disk test. Options -> target -> prefill -> tests x repeats ->
+//! result file after every test -> table.
+
+use anyhow::{Context, Result};
+
+use crate::cli::run::RunArgs;
+use crate::config::RunConfig;
+use crate::model::{ResultDoc, ResultSink, TestResult, Warning};
+use crate::runner::block::{LiveCounters, run_block_test, settings_of};
+use crate::runner::progress::Progress;
+use crate::runner::repeat::{spread_warnings, summarize_test};
+use crate::runner::target::{TargetKind, TestTarget};
+use crate::runner::{ProgressMode, RunContext};
+use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
+
+pub fn execute(args: &RunArgs, argv: Vec<String>) -> Result<i32> {
+    let cfg = RunConfig::from_args(args)?;
+    let ctx = RunContext::new(ProgressMode::detect(false));
+    ctx.stop
+        .install()
+        .context("cannot install signal handlers")?;
+    let sink = ResultSink::create(cfg.output.as_deref(), "run")?;
+    let mut doc = ResultDoc::new(
+        "run",
+        argv,
+        crate::sysinfo::capture_environment(&cfg.target),
+    );
+    let outcome = run_with(&cfg, &ctx, &mut doc, &sink);
+    finish_doc(&mut doc, &outcome);
+    sink.save(&doc)?;
+    if cfg.json {
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        print!("{}", crate::report::table::render_block_table(&doc));
+        if let Some(p) = &sink.path {
+            eprintln!("results: {}", p.display());
+        }
+    }
+    outcome.map(|_| 0)
+}
+
+/// Record the final status of a run in its document.
+pub fn finish_doc(doc: &mut ResultDoc, outcome: &Result<()>) {
+    doc.finished_at = Some(crate::model::now_rfc3339());
+    match outcome {
+        Ok(()) => doc.status = "complete".into(),
+        Err(e) => {
+            let interrupted = e
+                .chain()
+                .any(|c| c.downcast_ref::<crate::error::Interrupted>().is_some());
+            doc.status = if interrupted { "interrupted" } else { "failed" }.into();
+            doc.error = Some(format!("{e:#}"));
+        }
+    }
+}
+
+/// Run every test of `cfg` into `doc`, saving after each test. Used by `iolab run` and by
+/// the matrix's `run:` workloads.
+pub fn run_with(
+    cfg: &RunConfig,
+    ctx: &RunContext,
+    doc: &mut ResultDoc,
+    sink: &ResultSink,
+) -> Result<()> {
+    if let Some(note) = &cfg.size_note {
+        eprintln!("iolab: {note}");
+    }
+    let mut target = match cfg.kind {
+        TargetKind::Directory => TestTarget::create_in_dir(&cfg.target, cfg.size, cfg.keep)
+            .with_context(|| format!("cannot create the test file in {}", cfg.target.display()))?,
+        kind => TestTarget::open_existing(&cfg.target, kind, Some(cfg.size))
+            .with_context(|| format!("cannot open {}", cfg.target.display()))?,
+    };
+    let direct_requested = cfg.tests.iter().any(|t| t.groups.iter().any(|g| g.direct));
+    if let Some(w) = target.direct_warning(direct_requested) {
+        doc.warn(w);
+    }
+    let buffered = !direct_requested || !target.direct_ok;
+    if buffered && target.size < 2 * doc.environment.ram_bytes {
+        doc.warn(Warning {
+            code: "page-cache".into(),
+            message: format!(
+                "buffered I/O on {} with a test size under 2x RAM ({}): the page cache, not the device, may decide the result; use --direct true or --size above {}",
+                crate::units::fmt_size_iec(target.size),
+                crate::units::fmt_size_iec(doc.environment.ram_bytes),
+                crate::units::fmt_size_iec(2 * doc.environment.ram_bytes)
+            ),
+            test: None,
+        });
+    }
+    let device = doc.environment.block_device.clone();
+
+    // Prefill: every block written once, so reads never measure holes.
+    if cfg.may_write {
+        let p = Progress::start(ctx.progress, "prefill");
+        let mut cb = |f: f64| p.set(f, "writing every block once");
+        target.prefill(ctx.seed, &mut cb, &ctx.stop).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                anyhow::Error::new(ctx.stop.check().err().unwrap_or(crate::error::Interrupted {
+                    signal: libc::SIGINT,
+                    signal_name: "SIGINT",
+                }))
+            } else {
+                anyhow::Error::new(e).context("prefill failed")
+            }
+        })?;
+        p.finish(&crate::units::fmt_size_iec(target.size));
+    } else if cfg.tests.iter().any(|t| t.reads()) {
+        doc.warn(Warning {
+            code: "not-prefilled".into(),
+            message: "the device was not prefilled (read-only test without --allow-destroy): never-written or trimmed areas may read back without touching the media".into(),
+            test: None,
+        });
+    }
+
+    for spec in &cfg.tests {
+        ctx.stop.check()?;
+        let targets: Vec<&TestTarget> = spec.groups.iter().map(|_| &target).collect();
+        let mut test = TestResult {
+            name: spec.name.clone(),
+            family: "block".into(),
+            direction: Some(spec.groups[0].rw.direction().into()),
+            settings: Some(settings_of(
+                &spec.groups[0],
+                &target,
+                spec.groups[0].engine.name(),
+            )),
+            headline: Some(cfg.headline.into()),
+            ..Default::default()
+        };
+        if spec.groups.len() > 1 {
+            test.groups = spec
+                .groups
+                .iter()
+                .map(|g| settings_of(g, &target, g.engine.name()))
+                .collect();
+        }
+        let mut values = Vec::new();
+        let mut run_index = 0u32;
+        let mut failure = None;
+        while cfg.repeat.wants_more(&values) {
+            run_index += 1;
+            let label = format!("{} [{}/{}]", spec.name, run_index, cfg.repeat.max_runs());
+            let p = Progress::start(ctx.progress, &label);
+            let live = LiveCounters::default();
+            let phase = PhaseCounters::start(device.as_deref());
+            let out = std::thread::scope(|s| {
+                let h =
+                    s.spawn(|| run_block_test(spec, &targets, &ctx.stop, Some(&live), run_index));
+                let total = spec.groups[0]
+                    .duration
+                    .map(|d| (d + spec.groups[0].ramp).as_secs_f64());
+                let t0 = std::time::Instant::now();
+                let mut last_bytes = 0u64;
+                let mut last_t = t0;
+                while !h.is_finished() {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                    let b = live.bytes.load(std::sync::atomic::Ordering::Relaxed);
+                    let now = std::time::Instant::now();
+                    let rate = (b - last_bytes) as f64 / (now - last_t).as_secs_f64().max(1e-3);
+                    last_bytes = b;
+                    last_t = now;
+                    let frac = match total {
+                        Some(t) => t0.elapsed().as_secs_f64() / t,
+                        None => 0.0,
+                    };
+                    p.set(frac, &format!("{} MB/s", crate::units::fmt_mb_per_s(rate)));
+                }
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("the test thread panicked")))
+            });
+            match out {
+                Ok(mut o) => {
+                    if let Some(ph) = &phase
+                        && let Some(dc) = ph.finish()
+                    {
+                        let app_written: u64 = if spec.writes() { o.total.bytes } else { 0 };
+                        o.total.write_amplification = write_amplification(&dc, app_written);
+                        o.total.device = Some(dc);
+                    }
+                    let cpu_pct = o
+                        .total
+                        .cpu
+                        .as_ref()
+                        .map(|c| c.max_job_thread_pct)
+                        .unwrap_or(0.0);
+                    if cpu_pct > crate::runner::block::CPU_BOUND_PCT {
+                        doc.warn(Warning {
+                            code: "cpu-bound".into(),
+                            message: format!(
+                                "a job thread used {cpu_pct:.0} % of a CPU: iolab, not the device, may have been the limit; add --jobs or use --engine uring with a higher --iodepth"
+                            ),
+                            test: Some(spec.name.clone()),
+                        });
+                    }
+                    for w in o.warnings {
+                        doc.warn(w);
+                    }
+                    if let Some(engine) = o.engines.first()
+                        && let Some(s) = test.settings.as_mut()
+                    {
+                        s.engine = engine.clone();
+                    }
+                    for (g, e) in test.groups.iter_mut().zip(&o.engines) {
+                        g.engine = e.clone();
+                    }
+                    let headline = o.total.iops.unwrap_or(0.0);
+                    p.finish(&format!(
+                        "{} MB/s, {} IOPS",
+                        crate::units::fmt_mb_per_s(o.total.bw_bytes_per_s.unwrap_or(0.0)),
+                        crate::units::fmt_thousands(headline)
+                    ));
+                    values.push(headline);
+                    test.runs.push(o.total);
+                }
+                Err(e) => {
+                    p.finish("failed");
+                    failure = Some(e);
+                    break;
+                }
+            }
+        }
+        summarize_test(&mut test);
+        for w in spread_warnings(&test, &cfg.repeat) {
+            doc.warn(w);
+        }
+        if let Some(e) = &failure {
+            test.error = Some(format!("{e:#}"));
+        }
+        doc.tests.push(test);
+        sink.save(doc)?;
+        if let Some(e) = failure {
+            return Err(e);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,393 @@
+//! CLI values -> validated runtime configs. All input checking of `iolab run` lives here:
+//! a bad value is a `UsageError` (exit 2) raised before anything is created.
+
+use std::path::{Path, PathBuf};
+
+use crate::cli::run::RunArgs;
+use crate::error::UsageError;
+use crate::runner::repeat::RepeatMode;
+use crate::runner::target::{TargetKind, classify};
+use crate::workload::block::{BlockTestSpec, JobSpec, Rw, cdm_label};
+use crate::workload::presets::Preset;
+
+/// Default size of the test file.
+pub const DEFAULT_SIZE: u64 = 1 << 30;
+pub const MAX_IODEPTH: u32 = 1024;
+pub const MAX_JOBS: u32 = 256;
+pub const MAX_BS: u64 = 64 << 20;
+
+/// Validated `iolab run`.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub target: PathBuf,
+    pub kind: TargetKind,
+    /// Test file size / tested part of the device, a whole number of the largest block.
+    pub size: u64,
+    /// Said to the user when the size was clamped.
+    pub size_note: Option<String>,
+    pub tests: Vec<BlockTestSpec>,
+    pub repeat: RepeatMode,
+    /// `median` or `max` (peak).
+    pub headline: &'static str,
+    pub preset: Option<Preset>,
+    pub keep: bool,
+    /// Writes (and the prefill) are allowed on this target.
+    pub may_write: bool,
+    pub output: Option<PathBuf>,
+    pub json: bool,
+}
+
+fn err(msg: impl Into<String>) -> UsageError {
+    UsageError::new(msg)
+}
+
+/// Free bytes for an unprivileged writer on the file system of `dir`.
+pub fn free_space(dir: &Path) -> Option<u64> {
+    let s = nix::sys::statvfs::statvfs(dir).ok()?;
+    Some(s.blocks_available() as u64 * s.fragment_size() as u64)
+}
+
+pub fn is_read_only_fs(dir: &Path) -> bool {
+    nix::sys::statvfs::statvfs(dir)
+        .map(|s| s.flags().contains(nix::sys::statvfs::FsFlags::ST_RDONLY))
+        .unwrap_or(false)
+}
+
+/// Is `dev` (a block device) mounted, or holding a mounted partition or a device-mapper
+/// user? Returns a description of the user when it is.
+pub fn device_in_use(dev: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let md = std::fs::metadata(dev).ok()?;
+    let rdev = md.rdev();
+    let majmin = format!("{}:{}", libc::major(rdev), libc::minor(rdev));
+    if let Some(m) = crate::sysinfo::mounts::mounts_of_device(&majmin).first() {
+        return Some(format!("mounted on {}", m.mount_point.display()));
+    }
+    let sys = std::fs::canonicalize(format!("/sys/dev/block/{majmin}")).ok()?;
+    // Partitions of this disk that are mounted.
+    if let Ok(rd) = std::fs::read_dir(&sys) {
+        for e in rd.flatten() {
+            if e.path().join("partition").exists()
+                && let Some(dev) = crate::sysinfo::read_trim(&e.path().join("dev"))
+                && let Some(m) = crate::sysinfo::mounts::mounts_of_device(&dev).first()
+            {
+                return Some(format!(
+                    "its partition {} is mounted on {}",
+                    e.file_name().to_string_lossy(),
+                    m.mount_point.display()
+                ));
+            }
+        }
+    }
+    if let Ok(rd) = std::fs::read_dir(sys.join("holders"))
+        && let Some(h) = rd.flatten().next()
+    {
+        return Some(format!("held by {}", h.file_name().to_string_lossy()));
+    }
+    None
+}
+
+/// Does `--allow-destroy` name exactly this target?
+pub fn allow_destroy_matches(allow: Option<&Path>, target: &Path) -> bool {
+    let Some(allow) = allow else { return false };
+    match (std::fs::canonicalize(allow), std::fs::canonicalize(target)) {
+        (Ok(a), Ok(t)) => a == t,
+        _ => false,
+    }
+}
+
+impl RunConfig {
+    pub fn from_args(a: &RunArgs) -> Result<RunConfig, UsageError> {
+        let kind = classify(&a.target).map_err(err)?;
+        let repeat = RepeatMode::parse(&a.repeat.repeat, a.repeat.max_repeat, a.repeat.target_ci)
+            .map_err(err)?;
+
+        if let Some(bs) = a.bs {
+            if bs == 0 {
+                return Err(err("--bs 0: the block size must be at least 512 bytes"));
+            }
+            if bs % 512 != 0 {
+                return Err(err(format!(
+                    "--bs {bs}: must be a multiple of 512 bytes (a sector)"
+                )));
+            }
+            if bs > MAX_BS {
+                return Err(err(format!("--bs {bs}: at most 64MiB")));
+            }
+        }
+        if let Some(d) = a.iodepth
+            && (d == 0 || d > MAX_IODEPTH)
+        {
+            return Err(err(format!(
+                "--iodepth {d}: must be between 1 and {MAX_IODEPTH}"
+            )));
+        }
+        if let Some(j) = a.jobs
+            && (j == 0 || j > MAX_JOBS)
+        {
+            return Err(err(format!("--jobs {j}: must be between 1 and {MAX_JOBS}")));
+        }
+        if a.rwmix_read > 100 {
+            return Err(err(format!(
+                "--rwmix-read {}: a percentage, 0..=100",
+                a.rwmix_read
+            )));
+        }
+        if a.io_size.is_none() && a.duration.is_zero() {
+            return Err(err(
+                "--duration 0: give a positive duration, or --io-size for a size-based run",
+            ));
+        }
+        if a.io_size == Some(0) {
+            return Err(err("--io-size 0: give a positive size"));
+        }
+
+        let tests = build_tests(a)?;
+        let writes = tests.iter().any(|t| t.writes());
+        let max_bs = tests
+            .iter()
+            .flat_map(|t| t.groups.iter().map(|g| g.bs * g.jobs as u64))
+            .max()
+            .unwrap_or(4096);
+
+        // What may be written.
+        let allowed = allow_destroy_matches(a.allow_destroy.as_deref(), &a.target);
+        if let Some(ad) = &a.allow_destroy
+            && !allowed
+        {
+            return Err(err(format!(
+                "--allow-destroy {} does not name the target {} exactly",
+                ad.display(),
+                a.target.display()
+            )));
+        }
+        let may_write = match kind {
+            TargetKind::Directory => {
+                // Even read tests need iolab's own (prefilled) test file there.
+                if is_read_only_fs(&a.target) {
+                    return Err(err(format!(
+                        "{} is on a read-only file system; iolab needs to create its test file there",
+                        a.target.display()
+                    )));
+                }
+                if nix::unistd::access(&a.target, nix::unistd::AccessFlags::W_OK).is_err() {
+                    return Err(err(format!("{} is not writable", a.target.display())));
+                }
+                true
+            }
+            TargetKind::RegularFile => {
+                if !allowed {
+                    return Err(err(format!(
+                        "{} is an existing file: iolab would overwrite it (prefill and writes); pass --allow-destroy {} to allow that, or give a directory",
+                        a.target.display(),
+                        a.target.display()
+                    )));
+                }
+                true
+            }
+            TargetKind::BlockDevice => {
+                if let Some(user) = device_in_use(&a.target)
+                    && (writes || allowed)
+                {
+                    return Err(err(format!(
+                        "{} is in use ({user}); refusing to write to it",
+                        a.target.display()
+                    )));
+                }
+                if writes && !allowed {
+                    return Err(err(format!(
+                        "write tests on the block device {} destroy its data; pass --allow-destroy {} (exactly that name) to allow it, or --rw read/randread for a read-only test",
+                        a.target.display(),
+                        a.target.display()
+                    )));
+                }
+                allowed
+            }
+        };
+
+        // Size.
+        let mut size_note = None;
+        let size = match kind {
+            TargetKind::Directory => {
+                let free = free_space(&a.target).unwrap_or(u64::MAX);
+                match a.size {
+                    Some(s) => {
+                        if s > free {
+                            return Err(err(format!(
+                                "--size {}: only {} free on {}",
+                                crate::units::fmt_size_iec(s),
+                                crate::units::fmt_size_iec(free),
+                                a.target.display()
+                            )));
+                        }
+                        s
+                    }
+                    None => {
+                        // Leave 10 % of the free space to everyone else.
+                        let cap = free / 10 * 9;
+                        if DEFAULT_SIZE > cap {
+                            size_note = Some(format!(
+                                "test file size clamped to {} (90 % of the free space on {})",
+                                crate::units::fmt_size_iec(cap),
+                                a.target.display()
+                            ));
+                            cap
+                        } else {
+                            DEFAULT_SIZE
+                        }
+                    }
+                }
+            }
+            TargetKind::BlockDevice => {
+                let dev = crate::runner::target::block_device_size(&a.target).map_err(|e| {
+                    err(format!(
+                        "cannot read the size of {}: {e}",
+                        a.target.display()
+                    ))
+                })?;
+                match a.size {
+                    Some(s) if s > dev => {
+                        return Err(err(format!(
+                            "--size {}: the device {} has only {}",
+                            crate::units::fmt_size_iec(s),
+                            a.target.display(),
+                            crate::units::fmt_size_iec(dev)
+                        )));
+                    }
+                    Some(s) => s,
+                    None => DEFAULT_SIZE.min(dev),
+                }
+            }
+            TargetKind::RegularFile => {
+                let len = std::fs::metadata(&a.target).map(|m| m.len()).unwrap_or(0);
+                match a.size {
+                    Some(s) => s,
+                    None if len > 0 => len,
+                    None => DEFAULT_SIZE,
+                }
+            }
+        };
+        if size < max_bs {
+            return Err(err(format!(
+                "--size {}: smaller than one block per job ({})",
+                crate::units::fmt_size_iec(size),
+                crate::units::fmt_size_iec(max_bs)
+            )));
+        }
+        let size = size / max_bs * max_bs;
+
+        // O_DIRECT alignment against the device's logical block size.
+        if tests.iter().any(|t| t.groups.iter().any(|g| g.direct)) {
+            let lbs = crate::sysinfo::logical_block_size_of(&a.target).unwrap_or(512) as u64;
+            for t in &tests {
+                for g in &t.groups {
+                    if g.bs % lbs != 0 {
+                        return Err(err(format!(
+                            "--bs {}: not a multiple of the device's logical block size ({lbs} bytes), which O_DIRECT requires",
+                            g.bs
+                        )));
+                    }
+                }
+            }
+        }
+
+        Ok(RunConfig {
+            target: a.target.clone(),
+            kind,
+            size,
+            size_note,
+            tests,
+            repeat,
+            headline: a.preset.unwrap_or(Preset::Default).headline(),
+            preset: if a.rw.is_some() && a.preset.is_none() {
+                None
+            } else {
+                Some(a.preset.unwrap_or(Preset::Default))
+            },
+            keep: a.keep,
+            may_write,
+            output: (!a.out.no_save).then(|| a.out.output.clone()),
+            json: a.out.json,
+        })
+    }
+}
+
+/// A file-system signature on a device (blkid), for the refusal message.
+pub fn fs_signature(dev: &Path) -> Option<String> {
+    let out = std::process::Command::new("blkid")
+        .args(["-p", "-o", "value", "-s", "TYPE"])
+        .arg(dev)
+        .output()
+        .ok()?;
+    let s = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (out.status.success() && !s.is_empty()).then_some(s)
+}
+
+fn job(a: &RunArgs, rw: Rw, bs: u64, iodepth: u32, jobs: u32) -> JobSpec {
+    JobSpec {
+        rw,
+        bs,
+        iodepth,
+        jobs,
+        rwmix_read: a.rwmix_read,
+        region: a.region,
+        pattern: a.pattern.into(),
+        direct: a.direct,
+        engine: a.engine,
+        duration: a.io_size.is_none().then_some(a.duration),
+        ramp: if a.io_size.is_some() {
+            std::time::Duration::ZERO
+        } else {
+            a.ramp
+        },
+        io_size: a.io_size,
+        seed: a.seed,
+        fsync_at_end: true,
+    }
+}
+
+fn build_tests(a: &RunArgs) -> Result<Vec<BlockTestSpec>, UsageError> {
+    // A single custom test: --rw without --preset.
+    if let (Some(rw), None) = (a.rw, a.preset) {
+        let bs = a.bs.unwrap_or(if rw.is_random() { 4096 } else { 1 << 20 });
+        let qd = a.iodepth.unwrap_or(1);
+        let jobs = a.jobs.unwrap_or(1);
+        let name = format!("{} {}", cdm_label(rw, bs, qd, jobs), rw.name());
+        return Ok(vec![BlockTestSpec::single(name, job(a, rw, bs, qd, jobs))]);
+    }
+    let preset = a.preset.unwrap_or(Preset::Default);
+    let mut reads = Vec::new();
+    let mut writes = Vec::new();
+    for t in preset.tests() {
+        let bs = a.bs.unwrap_or(t.bs);
+        let qd = a.iodepth.unwrap_or(t.iodepth);
+        let jobs = a.jobs.unwrap_or(t.jobs);
+        let (r, w) = if t.random {
+            (Rw::Randread, Rw::Randwrite)
+        } else {
+            (Rw::Read, Rw::Write)
+        };
+        let label = cdm_label(r, bs, qd, jobs);
+        for (rw, list) in [(r, &mut reads), (w, &mut writes)] {
+            if let Some(only) = a.rw
+                && only != rw
+            {
+                continue;
+            }
+            list.push(BlockTestSpec::single(
+                format!("{label} {}", rw.direction()),
+                job(a, rw, bs, qd, jobs),
+            ));
+        }
+    }
+    let mut tests = reads;
+    tests.extend(writes);
+    if tests.is_empty() {
+        return Err(err(format!(
+            "--rw {} matches no test of the {} preset",
+            a.rw.map(|r| r.name()).unwrap_or("?"),
+            preset.name()
+        )));
+    }
+    Ok(tests)
+}

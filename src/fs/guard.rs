@@ -1,0 +1,39 @@
+//! Ownership of what iolab creates. Every created file is registered here so that cleanup
+//! (on success, error, panic or signal) removes exactly those paths and nothing else.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+static CREATED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Remember a file iolab created (removed by `cleanup_all` if still there).
+pub fn register_created_file(path: &Path) {
+    if let Ok(mut v) = CREATED.lock() {
+        v.push(path.to_path_buf());
+    }
+}
+
+pub fn unregister_created_file(path: &Path) {
+    if let Ok(mut v) = CREATED.lock() {
+        v.retain(|p| p != path);
+    }
+}
+
+/// Remove every registered file still present (used on the error and signal paths).
+pub fn cleanup_all() -> Vec<PathBuf> {
+    let paths: Vec<PathBuf> = CREATED
+        .lock()
+        .map(|mut v| std::mem::take(&mut *v))
+        .unwrap_or_default();
+    let mut removed = Vec::new();
+    for p in paths {
+        // Never follow a symlink planted in place of our file.
+        if let Ok(md) = std::fs::symlink_metadata(&p)
+            && md.file_type().is_file()
+            && std::fs::remove_file(&p).is_ok()
+        {
+            removed.push(p);
+        }
+    }
+    removed
+}

@@ -1,0 +1,30 @@
+//! iolab: parse the command line, run, map errors to exit codes.
+
+use clap::Parser;
+
+use iolab::cli::Cli;
+use iolab::error::{ExitCode, exit_code_for};
+
+fn main() {
+    let argv: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let cli = Cli::parse();
+    let code = match iolab::app::run(cli, argv) {
+        Ok(code) => code,
+        Err(e) => {
+            // Whatever iolab created and did not remove yet goes now.
+            iolab::fs::guard::cleanup_all();
+            let code = exit_code_for(&e);
+            match code {
+                ExitCode::Usage => eprintln!("iolab: error: {e:#}"),
+                ExitCode::Interrupted | ExitCode::Terminated | ExitCode::HangUp => {
+                    eprintln!("iolab: {e:#}")
+                }
+                _ => eprintln!("iolab: error: {e:#}"),
+            }
+            code as i32
+        }
+    };
+    std::process::exit(code);
+}

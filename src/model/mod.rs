@@ -1,0 +1,413 @@
+//! The versioned result model: everything a run produced, the single source of truth for
+//! every report. `docs/results-schema.md` documents every field. Field names carry their
+//! units (`lat_ns`, `bw_bytes_per_s`, `size_bytes`).
+//!
+//! Family-specific parts live in submodules (one per workload family) and hang off the
+//! common structs as optional fields, so a reader that knows only the core still works.
+
+pub mod copy;
+pub mod device;
+pub mod files;
+pub mod matrix;
+pub mod saturate;
+pub mod slack;
+pub mod trace;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// Bumped on any incompatible change. Readers refuse newer versions with a clear message.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One result file: one invocation of one iolab subcommand.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ResultDoc {
+    pub schema_version: u32,
+    pub tool: ToolInfo,
+    /// The subcommand that produced it: `run`, `files`, `matrix`, `saturate`, `copy`, `trace`.
+    pub command: String,
+    pub argv: Vec<String>,
+    /// RFC 3339 UTC.
+    pub started_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<String>,
+    /// `complete`, `running` (written mid-run), `interrupted` or `failed`.
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub environment: Environment,
+    pub tests: Vec<TestResult>,
+    pub warnings: Vec<Warning>,
+    /// Matrix configurations (file system x cluster x mount options), when `command = matrix`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub configurations: Vec<matrix::ConfigurationResult>,
+    /// `iolab slack` output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slack: Option<slack::SlackResult>,
+    /// Per-host rows of a distributed run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostResult>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ToolInfo {
+    pub name: String,
+    pub version: String,
+}
+
+impl Default for ToolInfo {
+    fn default() -> Self {
+        ToolInfo {
+            name: "iolab".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+}
+
+/// Where and on what the run happened.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Environment {
+    pub hostname: String,
+    pub kernel: String,
+    pub os: String,
+    pub cpu_model: String,
+    pub cpu_count: u32,
+    pub ram_bytes: u64,
+    pub target_path: String,
+    pub fs_type: String,
+    pub mount_point: String,
+    pub mount_options: String,
+    /// Kernel name of the block device under the target (`sda1`, `loop3`, `nvme0n1`), if any.
+    pub block_device: Option<String>,
+    /// The whole disk when `block_device` is a partition.
+    pub parent_device: Option<String>,
+    pub device_model: Option<String>,
+    pub logical_block_size: Option<u32>,
+    pub physical_block_size: Option<u32>,
+    pub rotational: Option<bool>,
+    /// For a loop device: the file behind it.
+    pub loop_backing_file: Option<String>,
+    /// io_uring availability as probed at start.
+    pub io_uring: Option<String>,
+}
+
+/// A warning: a stable machine code and a sentence that says what to do.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Warning {
+    pub code: String,
+    pub message: String,
+    /// The test it applies to; `None` for the whole run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test: Option<String>,
+}
+
+/// Settings of a block test (one group when there are several: see `groups`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct BlockSettings {
+    /// read | write | randread | randwrite | randrw
+    pub rw: String,
+    pub bs_bytes: u64,
+    pub iodepth: u32,
+    pub jobs: u32,
+    pub direct: bool,
+    /// The engine that really ran (after any fallback).
+    pub engine: String,
+    /// Bytes of the test region (the file or device part being exercised).
+    pub size_bytes: u64,
+    /// Measured seconds per run (0 when size-based).
+    pub duration_s: f64,
+    pub ramp_s: f64,
+    /// Percentage of reads for randrw.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rwmix_read: Option<u32>,
+    /// `split` (each job has its own region) or `shared` (all jobs cover the whole region).
+    pub region: String,
+    /// `random` (incompressible) or `zero`.
+    pub pattern: String,
+    /// Bytes per job for size-based runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_size_bytes: Option<u64>,
+}
+
+/// One test (e.g. `SEQ1M Q8T1 read`), its repeats and their summary.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct TestResult {
+    pub name: String,
+    /// Workload family: block | files | copy | trace | saturate.
+    pub family: String,
+    /// Matrix configuration label (`ext4 4KiB noatime`), or the target for multi-target runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<String>,
+    /// `read` or `write` (or `mixed`) for the table's direction column.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settings: Option<BlockSettings>,
+    /// Independent job groups running at the same time (e.g. saturate's read + write groups).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<BlockSettings>,
+    /// Free-form settings of non-block families (size, phase, method, ...).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub params: BTreeMap<String, String>,
+    pub runs: Vec<RunResult>,
+    /// Per metric (`iops`, `bw_bytes_per_s`, `files_per_s`, ...) over the runs.
+    pub summary: BTreeMap<String, Summary>,
+    /// Which run statistic the table shows: `median` (default) or `max` (peak preset).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headline: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub curve: Option<Vec<saturate::CurvePoint>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<saturate::Answer>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<files::FilesTestDetail>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy: Option<copy::CopyTestDetail>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<trace::TraceTestDetail>,
+    /// Set when the test failed; the runs measured before the failure are kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Latency statistics in nanoseconds (from an HDR histogram, 3 significant digits).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct LatencyStats {
+    pub min: u64,
+    pub mean: f64,
+    pub stddev: f64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub p999: u64,
+    pub p9999: u64,
+    pub max: u64,
+    pub count: u64,
+}
+
+/// One point of a per-interval time series.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct IntervalPoint {
+    /// End of the interval, ms since the start of measurement.
+    pub t_ms: u64,
+    pub ios: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub bw_bytes_per_s: f64,
+    pub lat_mean_ns: f64,
+}
+
+/// CPU time used by iolab during a run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct CpuUsage {
+    pub user_s: f64,
+    pub sys_s: f64,
+    /// (user + sys) / wall time, over all of iolab's threads (100 = one core busy).
+    pub process_pct: f64,
+    /// The busiest job thread's (user + sys) / wall time in percent.
+    pub max_job_thread_pct: f64,
+}
+
+/// One repeat of a test.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct RunResult {
+    pub run: u32,
+    pub elapsed_ns: u64,
+    pub ops: u64,
+    pub bytes: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iops: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bw_bytes_per_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files_per_s: Option<f64>,
+    /// Completion latency: from the submitting call to the reaped completion (fio's `lat`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat_ns: Option<LatencyStats>,
+    /// Submission latency (io_uring: queueing until the submit call returned).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slat_ns: Option<LatencyStats>,
+    /// Latency percentile curve: (percentile, ns) pairs for plots.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lat_percentiles_ns: Vec<(f64, u64)>,
+    /// The merged latency histogram, HDR V2 deflate-free serialization, base64.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat_hist: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<IntervalPoint>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_ms: Option<u64>,
+    /// Average number of I/Os in flight (Little's law: sum of latencies / wall time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub avg_queue_depth: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CpuUsage>,
+    /// Time of the fsync that ended a write run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fsync_ns: Option<u64>,
+    /// What the block device saw during this run (`/proc/diskstats` deltas).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<device::DeviceCounters>,
+    /// Bytes the device wrote / bytes the application wrote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_amplification: Option<f64>,
+    /// Family-specific detail of this run (files: per-portion series, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<files::FilesRunDetail>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy: Option<copy::CopyRunDetail>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<trace::TraceRunDetail>,
+}
+
+/// Statistics of one metric over the runs of a test (see `stats::summarize`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Summary {
+    pub n: u32,
+    pub mean: f64,
+    pub median: f64,
+    pub stddev: f64,
+    pub min: f64,
+    pub max: f64,
+    /// Coefficient of variation, stddev / mean (0.05 = 5 %).
+    pub cv: f64,
+    pub ci95_low: f64,
+    pub ci95_high: f64,
+    /// Indices (0-based) of runs flagged as outliers by the modified Z-score (> 3.5).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outliers: Vec<u32>,
+}
+
+/// One rank/host of a distributed run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct HostResult {
+    pub rank: u32,
+    pub hostname: String,
+    pub tests: Vec<TestResult>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_offset_ns: Option<i64>,
+}
+
+impl ResultDoc {
+    pub fn new(command: &str, argv: Vec<String>, environment: Environment) -> Self {
+        ResultDoc {
+            schema_version: SCHEMA_VERSION,
+            tool: ToolInfo::default(),
+            command: command.to_string(),
+            argv,
+            started_at: now_rfc3339(),
+            finished_at: None,
+            status: "running".into(),
+            error: None,
+            environment,
+            tests: Vec::new(),
+            warnings: Vec::new(),
+            configurations: Vec::new(),
+            slack: None,
+            hosts: Vec::new(),
+        }
+    }
+
+    /// Add a warning once (same code, message and test are not repeated).
+    pub fn warn(&mut self, w: Warning) {
+        if !self.warnings.contains(&w) {
+            self.warnings.push(w);
+        }
+    }
+
+    /// Read a result file, with a message naming the file and what is wrong.
+    pub fn read(path: &Path) -> Result<ResultDoc, crate::error::UsageError> {
+        use crate::error::UsageError;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| UsageError(format!("{}: cannot read: {e}", path.display())))?;
+        let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+            if e.is_eof() {
+                UsageError(format!("{}: truncated JSON ({e})", path.display()))
+            } else {
+                UsageError(format!("{}: not valid JSON ({e})", path.display()))
+            }
+        })?;
+        let obj = value.as_object().ok_or_else(|| {
+            UsageError(format!(
+                "{}: not an iolab result (not a JSON object)",
+                path.display()
+            ))
+        })?;
+        let is_iolab = obj
+            .get("tool")
+            .and_then(|t| t.get("name"))
+            .and_then(|n| n.as_str())
+            == Some("iolab");
+        let version = obj.get("schema_version").and_then(|v| v.as_u64());
+        if !is_iolab || version.is_none() {
+            return Err(UsageError(format!(
+                "{}: not an iolab result (no tool.name = \"iolab\" and schema_version)",
+                path.display()
+            )));
+        }
+        let version = version.unwrap_or(0);
+        if version > SCHEMA_VERSION as u64 {
+            return Err(UsageError(format!(
+                "{}: schema version {version} is newer than this iolab understands ({SCHEMA_VERSION}); upgrade iolab",
+                path.display()
+            )));
+        }
+        serde_json::from_value(value)
+            .map_err(|e| UsageError(format!("{}: not a valid iolab result: {e}", path.display())))
+    }
+
+    /// Write atomically (temp file + rename) so a crash never leaves half a file.
+    pub fn write_atomic(&self, path: &Path) -> std::io::Result<()> {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+        serde_json::to_writer_pretty(&mut tmp, self)?;
+        tmp.write_all(b"\n")?;
+        tmp.as_file().sync_all()?;
+        tmp.persist(path).map_err(|e| e.error)?;
+        Ok(())
+    }
+}
+
+/// Where a run writes its result JSON: created before the run starts (fail fast on a bad
+/// path) and rewritten after every test (a crash loses nothing).
+pub struct ResultSink {
+    pub path: Option<PathBuf>,
+}
+
+impl ResultSink {
+    /// `dir = None` disables writing (`--output -`).
+    pub fn create(dir: Option<&Path>, command: &str) -> anyhow::Result<ResultSink> {
+        let Some(dir) = dir else {
+            return Ok(ResultSink { path: None });
+        };
+        std::fs::create_dir_all(dir).map_err(|e| {
+            crate::usage!("cannot create the output directory {}: {e}", dir.display())
+        })?;
+        let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S");
+        let mut path = dir.join(format!("{command}-{stamp}.json"));
+        let mut n = 1;
+        while path.exists() {
+            n += 1;
+            path = dir.join(format!("{command}-{stamp}-{n}.json"));
+        }
+        // Claim the name now so a bad directory fails before any measuring.
+        std::fs::File::create(&path)
+            .map_err(|e| crate::usage!("cannot write results to {}: {e}", path.display()))?;
+        Ok(ResultSink { path: Some(path) })
+    }
+
+    pub fn save(&self, doc: &ResultDoc) -> anyhow::Result<()> {
+        if let Some(p) = &self.path {
+            doc.write_atomic(p)
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
+        }
+        Ok(())
+    }
+}
+
+pub fn now_rfc3339() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}

@@ -1,0 +1,151 @@
+//! The terminal table of block tests (CrystalDiskMark's layout plus latency and spread).
+
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+
+use crate::model::{ResultDoc, TestResult};
+use crate::stats::summary::median;
+use crate::units::{fmt_mb_per_s, fmt_ns, fmt_thousands};
+
+/// The value a table shows for a metric: the median of the runs, or the best run (peak).
+fn headline(t: &TestResult, metric: &str) -> Option<f64> {
+    let s = t.summary.get(metric)?;
+    Some(if t.headline.as_deref() == Some("max") {
+        s.max
+    } else {
+        s.median
+    })
+}
+
+fn lat_median(t: &TestResult, f: fn(&crate::model::LatencyStats) -> f64) -> Option<f64> {
+    let v: Vec<f64> = t
+        .runs
+        .iter()
+        .filter_map(|r| r.lat_ns.as_ref().map(f))
+        .collect();
+    (!v.is_empty()).then(|| median(&v))
+}
+
+/// Render block tests as a table per direction, with warnings underneath.
+pub fn render_block_table(doc: &ResultDoc) -> String {
+    let mut out = String::new();
+    let env = &doc.environment;
+    out.push_str(&format!(
+        "iolab {} on {} ({}{}{})\n",
+        doc.tool.version,
+        env.target_path,
+        if env.fs_type.is_empty() {
+            "?"
+        } else {
+            &env.fs_type
+        },
+        env.block_device
+            .as_deref()
+            .map(|d| format!(", /dev/{d}"))
+            .unwrap_or_default(),
+        env.mount_options
+            .split(',')
+            .find(|o| o.contains("atime"))
+            .map(|o| format!(", {o}"))
+            .unwrap_or_default(),
+    ));
+    let mut table = Table::new();
+    table
+        .load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(vec![
+            "Test", "MB/s", "IOPS", "avg lat", "p99", "p99.9", "± IOPS", "runs",
+        ]);
+    for dir in ["read", "write", "mixed"] {
+        for t in doc
+            .tests
+            .iter()
+            .filter(|t| t.family == "block" && t.direction.as_deref() == Some(dir))
+        {
+            let s = t.summary.get("iops");
+            let spread = match s {
+                Some(s) if s.n >= 2 => format!("±{:.1}%", s.cv * 100.0),
+                _ => "-".into(),
+            };
+            let mut row = vec![
+                Cell::new(&t.name),
+                Cell::new(
+                    headline(t, "bw_bytes_per_s")
+                        .map(fmt_mb_per_s)
+                        .unwrap_or_else(|| "-".into()),
+                ),
+                Cell::new(
+                    headline(t, "iops")
+                        .map(fmt_thousands)
+                        .unwrap_or_else(|| "-".into()),
+                ),
+                Cell::new(
+                    lat_median(t, |l| l.mean)
+                        .map(fmt_ns)
+                        .unwrap_or_else(|| "-".into()),
+                ),
+                Cell::new(
+                    lat_median(t, |l| l.p99 as f64)
+                        .map(fmt_ns)
+                        .unwrap_or_else(|| "-".into()),
+                ),
+                Cell::new(
+                    lat_median(t, |l| l.p999 as f64)
+                        .map(fmt_ns)
+                        .unwrap_or_else(|| "-".into()),
+                ),
+                Cell::new(spread),
+                Cell::new(t.runs.len().to_string()),
+            ];
+            if t.error.is_some() {
+                row[7] = Cell::new(format!("{} (failed)", t.runs.len()));
+            }
+            table.add_row(row);
+        }
+    }
+    for i in 1..8 {
+        if let Some(c) = table.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    out.push_str(&table.to_string());
+    out.push('\n');
+    let peak = doc
+        .tests
+        .iter()
+        .any(|t| t.headline.as_deref() == Some("max"));
+    out.push_str(&format!(
+        "MB/s = 10^6 bytes/s. {} Latency: completion latency (submit to completion), median over runs. ± = run-to-run coefficient of variation of IOPS.\n",
+        if peak {
+            "Peak preset: MB/s and IOPS are the BEST run (as CrystalDiskMark reports), not the median."
+        } else {
+            "MB/s and IOPS: median of the runs."
+        }
+    ));
+    if let Some(first) = doc.tests.iter().find_map(|t| t.settings.as_ref()) {
+        out.push_str(&format!(
+            "engine {}, {}, test size {}, {} s per run\n",
+            first.engine,
+            if first.direct { "O_DIRECT" } else { "buffered" },
+            crate::units::fmt_size_iec(first.size_bytes),
+            first.duration_s
+        ));
+    }
+    out.push_str(&render_warnings(doc));
+    out
+}
+
+/// Warnings, one per line, for any table footer.
+pub fn render_warnings(doc: &ResultDoc) -> String {
+    let mut out = String::new();
+    for w in &doc.warnings {
+        match &w.test {
+            Some(t) => out.push_str(&format!("warning [{}] {t}: {}\n", w.code, w.message)),
+            None => out.push_str(&format!("warning [{}]: {}\n", w.code, w.message)),
+        }
+    }
+    if let Some(e) = &doc.error {
+        out.push_str(&format!("error: {e}\n"));
+    }
+    out
+}

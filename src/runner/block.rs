@@ -1,0 +1,460 @@
+//! Executing one block test: job threads (one per job of every group) start together, ramp,
+//! measure, and their recorders are merged into one `RunResult`.
+//!
+//! The hot loop is allocation-free: buffers are allocated once per job, offsets come from a
+//! permutation, and the clock is read once per submit batch and once per completion.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow};
+
+use crate::engine::buffer::{DataGen, splitmix};
+use crate::engine::{Completion, Op, open_engine};
+use crate::model::{BlockSettings, CpuUsage, RunResult, Warning};
+use crate::runner::cpu;
+use crate::runner::recorder::JobRecorder;
+use crate::runner::signals::StopFlag;
+use crate::runner::target::TestTarget;
+use crate::workload::block::{BlockTestSpec, JobSpec, Region, Rw};
+use crate::workload::offsets::OffsetGen;
+
+/// Length of one interval of the time series.
+pub const INTERVAL_MS: u64 = 100;
+
+/// A job thread is called CPU-bound above this share of its wall time.
+pub const CPU_BOUND_PCT: f64 = 90.0;
+
+/// What one run of a block test produced.
+#[derive(Debug)]
+pub struct BlockRunOutput {
+    /// All groups merged.
+    pub total: RunResult,
+    /// One per group, in order.
+    pub per_group: Vec<RunResult>,
+    pub warnings: Vec<Warning>,
+    /// The engine that really ran each group (after fallback).
+    pub engines: Vec<String>,
+}
+
+/// Live counters for progress display.
+#[derive(Debug, Default)]
+pub struct LiveCounters {
+    pub bytes: AtomicU64,
+    pub ios: AtomicU64,
+}
+
+/// BlockSettings (result model) of one group.
+pub fn settings_of(job: &JobSpec, target: &TestTarget, engine: &str) -> BlockSettings {
+    BlockSettings {
+        rw: job.rw.name().into(),
+        bs_bytes: job.bs,
+        iodepth: job.iodepth,
+        jobs: job.jobs,
+        direct: job.direct && target.direct_ok,
+        engine: engine.into(),
+        size_bytes: target.size,
+        duration_s: job.duration.map(|d| d.as_secs_f64()).unwrap_or(0.0),
+        ramp_s: job.ramp.as_secs_f64(),
+        rwmix_read: (job.rw == Rw::Randrw).then_some(job.rwmix_read),
+        region: match job.region {
+            Region::Split => "split".into(),
+            Region::Shared => "shared".into(),
+        },
+        pattern: job.pattern.name().into(),
+        io_size_bytes: job.io_size,
+    }
+}
+
+struct JobOut {
+    rec: JobRecorder,
+    measured: Duration,
+    engine: String,
+    warnings: Vec<String>,
+}
+
+/// Run one repeat of `spec`. `targets[i]` is the target of group `i`.
+pub fn run_block_test(
+    spec: &BlockTestSpec,
+    targets: &[&TestTarget],
+    stop: &StopFlag,
+    live: Option<&LiveCounters>,
+    run_index: u32,
+) -> Result<BlockRunOutput> {
+    assert_eq!(spec.groups.len(), targets.len());
+    let nthreads: usize = spec.groups.iter().map(|g| g.jobs as usize).sum();
+    let barrier = Arc::new(Barrier::new(nthreads + 1));
+    let failed = StopFlag::new();
+    let proc_before = cpu::process_times();
+    let wall_start = Instant::now();
+
+    let results: Vec<Vec<Result<JobOut>>> = std::thread::scope(|s| {
+        let mut handles = Vec::new();
+        for (gi, (job, target)) in spec.groups.iter().zip(targets).enumerate() {
+            let mut group_handles = Vec::new();
+            for j in 0..job.jobs {
+                let barrier = Arc::clone(&barrier);
+                let failed = failed.clone();
+                let target: &TestTarget = target;
+                let seed = splitmix(
+                    job.seed ^ ((gi as u64) << 32) ^ j as u64 ^ ((run_index as u64) << 48),
+                );
+                group_handles.push(s.spawn(move || {
+                    let r = run_job(job, target, j, seed, &barrier, stop, &failed, live);
+                    if r.is_err() {
+                        failed.raise(libc::SIGTERM);
+                    }
+                    r
+                }));
+            }
+            handles.push(group_handles);
+        }
+        // Release all jobs at once, after every one has opened its file and engine.
+        barrier.wait();
+        handles
+            .into_iter()
+            .map(|g| {
+                g.into_iter()
+                    .map(|h| {
+                        h.join()
+                            .unwrap_or_else(|_| Err(anyhow!("a job thread panicked")))
+                    })
+                    .collect()
+            })
+            .collect()
+    });
+
+    let wall = wall_start.elapsed();
+    let proc_cpu = cpu::process_times().since(&proc_before);
+
+    let mut warnings = Vec::new();
+    let mut per_group = Vec::new();
+    let mut engines = Vec::new();
+    let mut total = JobRecorder::default();
+    let mut measured_max = Duration::ZERO;
+    for (gi, group) in results.into_iter().enumerate() {
+        let mut grec = JobRecorder::default();
+        let mut gmeasured = Duration::ZERO;
+        let mut engine = String::new();
+        for r in group {
+            let out = r?;
+            grec += &out.rec;
+            gmeasured = gmeasured.max(out.measured);
+            engine = out.engine;
+            for w in out.warnings {
+                let w = Warning {
+                    code: "engine".into(),
+                    message: w,
+                    test: Some(spec.name.clone()),
+                };
+                if !warnings.contains(&w) {
+                    warnings.push(w);
+                }
+            }
+        }
+        measured_max = measured_max.max(gmeasured);
+        total += &grec;
+        per_group.push(to_run_result(&grec, gmeasured, run_index, None));
+        engines.push(engine);
+        let _ = gi;
+    }
+    if let Some(sig) = stop.signal() {
+        return Err(anyhow::Error::new(crate::error::Interrupted {
+            signal: sig,
+            signal_name: crate::runner::signals::signal_name(sig),
+        }));
+    }
+    let cpu_usage = CpuUsage {
+        user_s: proc_cpu.user.as_secs_f64(),
+        sys_s: proc_cpu.sys.as_secs_f64(),
+        process_pct: 100.0 * proc_cpu.total().as_secs_f64() / wall.as_secs_f64().max(1e-9),
+        max_job_thread_pct: total.max_thread_cpu_pct,
+    };
+    let total_rr = to_run_result(&total, measured_max, run_index, Some(cpu_usage));
+    Ok(BlockRunOutput {
+        total: total_rr,
+        per_group,
+        warnings,
+        engines,
+    })
+}
+
+fn to_run_result(
+    rec: &JobRecorder,
+    measured: Duration,
+    run: u32,
+    cpu: Option<CpuUsage>,
+) -> RunResult {
+    let secs = measured.as_secs_f64().max(1e-9);
+    RunResult {
+        run,
+        elapsed_ns: measured.as_nanos() as u64,
+        ops: rec.ios,
+        bytes: rec.bytes,
+        iops: Some(rec.ios as f64 / secs),
+        bw_bytes_per_s: Some(rec.bytes as f64 / secs),
+        lat_ns: Some(rec.lat.stats()),
+        slat_ns: (!rec.slat.is_empty()).then(|| rec.slat.stats()),
+        lat_percentiles_ns: rec.lat.percentile_curve(),
+        lat_hist: Some(rec.lat.to_base64()),
+        intervals: rec.interval_points(INTERVAL_MS),
+        interval_ms: Some(INTERVAL_MS),
+        avg_queue_depth: Some(rec.lat_sum_ns as f64 / measured.as_nanos().max(1) as f64),
+        cpu,
+        fsync_ns: rec.fsync_ns,
+        ..Default::default()
+    }
+}
+
+/// Region of job `j` of a group.
+fn job_region(job: &JobSpec, target: &TestTarget, j: u32) -> (u64, u64) {
+    match job.region {
+        Region::Shared => (0, target.size),
+        Region::Split => {
+            let per = target.size / job.jobs as u64 / job.bs * job.bs;
+            (per * j as u64, per.max(job.bs))
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_job(
+    job: &JobSpec,
+    target: &TestTarget,
+    j: u32,
+    seed: u64,
+    barrier: &Barrier,
+    stop: &StopFlag,
+    failed: &StopFlag,
+    live: Option<&LiveCounters>,
+) -> Result<JobOut> {
+    let opened = target
+        .open(job.direct, job.rw.writes())
+        .with_context(|| format!("cannot open {}", target.path.display()));
+    let (mut engine, fallback) = match opened {
+        Ok(file) => match open_engine(job.engine, file, job.iodepth as usize, job.bs as usize) {
+            Ok(e) => e,
+            Err(e) => {
+                barrier.wait();
+                return Err(e).context("cannot set up the I/O engine");
+            }
+        },
+        Err(e) => {
+            barrier.wait();
+            return Err(e);
+        }
+    };
+    let mut warnings: Vec<String> = fallback.into_iter().collect();
+    warnings.extend(engine.notes());
+    let depth = engine.depth();
+    if depth < job.iodepth as usize {
+        warnings.push(format!(
+            "the {} engine keeps one I/O in flight per job; iodepth {} ran as 1",
+            engine.name(),
+            job.iodepth
+        ));
+    }
+    let bs = job.bs as usize;
+    let datagen = DataGen::new(job.pattern, seed ^ 0xDA7A, bs);
+    for slot in 0..depth {
+        datagen.init(engine.buffer_mut(slot));
+    }
+    let (rstart, rlen) = job_region(job, target, j);
+    // Data for (seq, offset) depends only on the job's sequence, not on the slot or engine.
+    let mut offsets = OffsetGen::new(job.rw.is_random(), rstart, rlen, job.bs, seed);
+    let mut mix_state = splitmix(seed ^ 0x4D49_58);
+
+    let total_ns = job.duration.map(|d| (job.ramp + d).as_nanos() as u64);
+    let ramp_ns = job.ramp.as_nanos() as u64;
+    let interval_cap = job
+        .duration
+        .map(|d| (d.as_millis() as u64 / INTERVAL_MS + 2) as usize)
+        .unwrap_or(64);
+    let mut rec = JobRecorder::with_intervals(interval_cap);
+    let io_size = job.io_size.unwrap_or(u64::MAX);
+
+    let mut free: Vec<usize> = (0..depth).rev().collect();
+    let mut slot_start = vec![0u64; depth];
+    let mut batch: Vec<usize> = Vec::with_capacity(depth);
+    let mut slot_op = vec![Op::Read; depth];
+    let mut slot_off = vec![0u64; depth];
+    let mut done: Vec<Completion> = Vec::with_capacity(depth);
+    let mut inflight = 0usize;
+    let mut issued_bytes = 0u64;
+    let mut seq = 0u64;
+    let mut measuring = ramp_ns == 0;
+    let sync_engine = engine.is_synchronous();
+
+    barrier.wait();
+    let origin = Instant::now();
+    let now_ns = || origin.elapsed().as_nanos() as u64;
+    let mut measure_start_ns = 0u64;
+    let mut cpu_start = cpu::thread_times();
+    let mut t;
+    let mut finishing = false;
+    let mut error: Option<anyhow::Error> = None;
+
+    loop {
+        // Issue until the queue is full.
+        if !finishing {
+            let mut queued_now = 0;
+            while let Some(slot) = free.pop() {
+                if issued_bytes >= io_size {
+                    free.push(slot);
+                    break;
+                }
+                let off = offsets.next_offset();
+                let op = match job.rw {
+                    Rw::Read | Rw::Randread => Op::Read,
+                    Rw::Write | Rw::Randwrite => Op::Write,
+                    Rw::Randrw => {
+                        mix_state = splitmix(mix_state);
+                        if (mix_state % 100) < job.rwmix_read as u64 {
+                            Op::Read
+                        } else {
+                            Op::Write
+                        }
+                    }
+                };
+                if op == Op::Write {
+                    datagen.stamp(&mut engine.buffer_mut(slot)[..bs], seq, off);
+                }
+                seq += 1;
+                slot_op[slot] = op;
+                slot_off[slot] = off;
+                engine.queue(slot, op, off, bs);
+                issued_bytes += job.bs;
+                inflight += 1;
+                queued_now += 1;
+                batch.push(slot);
+            }
+            if queued_now > 0 {
+                // Every request of this batch starts when the submitting call starts.
+                let t_sub = now_ns();
+                for &s in &batch {
+                    slot_start[s] = t_sub;
+                }
+                batch.clear();
+                let mut submitted = 0;
+                while submitted < queued_now {
+                    match engine.submit() {
+                        Ok(0) => {
+                            // Completion queue full: reap before resubmitting.
+                            break;
+                        }
+                        Ok(n) => submitted += n,
+                        Err(e) => {
+                            error = Some(anyhow!(e).context("io_uring submit failed"));
+                            break;
+                        }
+                    }
+                }
+                if measuring && !sync_engine {
+                    let t_after = now_ns();
+                    for _ in 0..submitted {
+                        rec.slat.record((t_after - t_sub).max(1));
+                    }
+                }
+            }
+        }
+        if error.is_some() {
+            break;
+        }
+        if inflight == 0 {
+            break;
+        }
+        done.clear();
+        if let Err(e) = engine.reap(1, &mut done) {
+            error = Some(anyhow!(e).context("waiting for completions failed"));
+            break;
+        }
+        t = now_ns();
+        for c in &done {
+            inflight -= 1;
+            free.push(c.slot);
+            let want = bs as i64;
+            if c.result != want {
+                let op = if slot_op[c.slot] == Op::Read {
+                    "read"
+                } else {
+                    "write"
+                };
+                let off = slot_off[c.slot];
+                let msg = if c.result < 0 {
+                    let err = std::io::Error::from_raw_os_error((-c.result) as i32);
+                    if err.raw_os_error() == Some(libc::ENOSPC) {
+                        format!(
+                            "no space left on {} ({op} at offset {off})",
+                            target.path.display()
+                        )
+                    } else {
+                        format!(
+                            "{op} of {bs} bytes at offset {off} on {} failed: {err}",
+                            target.path.display()
+                        )
+                    }
+                } else {
+                    format!(
+                        "short {op} at offset {off} on {}: {} of {bs} bytes",
+                        target.path.display(),
+                        c.result
+                    )
+                };
+                error.get_or_insert_with(|| anyhow!(msg));
+                continue;
+            }
+            if measuring {
+                let lat = t.saturating_sub(slot_start[c.slot]).max(1);
+                let interval = ((t - measure_start_ns) / (INTERVAL_MS * 1_000_000)) as usize;
+                rec.record(lat, job.bs, slot_op[c.slot] == Op::Write, interval);
+            }
+        }
+        if let Some(l) = live {
+            l.ios.fetch_add(done.len() as u64, Ordering::Relaxed);
+            l.bytes
+                .fetch_add(done.len() as u64 * job.bs, Ordering::Relaxed);
+        }
+        if error.is_some() {
+            finishing = true;
+        }
+        if !measuring && t >= ramp_ns {
+            measuring = true;
+            measure_start_ns = t;
+            rec.reset();
+            cpu_start = cpu::thread_times();
+        }
+        if let Some(total) = total_ns
+            && t >= total
+        {
+            finishing = true;
+        }
+        if issued_bytes >= io_size {
+            finishing = true;
+        }
+        if stop.is_set() || failed.is_set() {
+            finishing = true;
+        }
+    }
+    let end_ns = now_ns();
+    let measured = Duration::from_nanos(end_ns.saturating_sub(measure_start_ns));
+    let cpu_used = cpu::thread_times().since(&cpu_start);
+    rec.max_thread_cpu_pct =
+        100.0 * cpu_used.total().as_secs_f64() / measured.as_secs_f64().max(1e-9);
+    if let Some(e) = error {
+        return Err(e);
+    }
+    if job.fsync_at_end && job.rw.writes() && !stop.is_set() {
+        let t0 = Instant::now();
+        engine
+            .fsync()
+            .context("fsync at the end of the write run failed")?;
+        rec.fsync_ns = Some(t0.elapsed().as_nanos() as u64);
+    }
+    Ok(JobOut {
+        rec,
+        measured,
+        engine: engine.name().to_string(),
+        warnings,
+    })
+}

@@ -1,0 +1,45 @@
+//! CPU time of the process and of single threads (getrusage).
+
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CpuTimes {
+    pub user: Duration,
+    pub sys: Duration,
+}
+
+impl CpuTimes {
+    pub fn total(&self) -> Duration {
+        self.user + self.sys
+    }
+    pub fn since(&self, earlier: &CpuTimes) -> CpuTimes {
+        CpuTimes {
+            user: self.user.saturating_sub(earlier.user),
+            sys: self.sys.saturating_sub(earlier.sys),
+        }
+    }
+}
+
+fn rusage(who: libc::c_int) -> CpuTimes {
+    // SAFETY: getrusage writes into the struct we pass.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::getrusage(who, &mut ru) };
+    if rc != 0 {
+        return CpuTimes::default();
+    }
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
+    CpuTimes {
+        user: tv(ru.ru_utime),
+        sys: tv(ru.ru_stime),
+    }
+}
+
+/// All threads of this process.
+pub fn process_times() -> CpuTimes {
+    rusage(libc::RUSAGE_SELF)
+}
+
+/// The calling thread only.
+pub fn thread_times() -> CpuTimes {
+    rusage(libc::RUSAGE_THREAD)
+}

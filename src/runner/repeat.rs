@@ -1,0 +1,228 @@
+//! Repeats: how many runs, when `--repeat auto` may stop, and the summary and honesty
+//! warnings of a finished test.
+
+use crate::model::{Summary, TestResult, Warning};
+use crate::stats::summary::{ci_half_width_rel, summarize};
+
+/// How many runs per test.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RepeatMode {
+    Fixed(u32),
+    /// Add runs (at least 3) until the CI half-width is under `target_ci` (fraction of the
+    /// mean), at most `max` runs.
+    Auto {
+        max: u32,
+        target_ci: f64,
+    },
+}
+
+impl RepeatMode {
+    /// Parse `--repeat` with `--max-repeat` and `--target-ci` (percent).
+    pub fn parse(repeat: &str, max: u32, target_ci_pct: f64) -> Result<RepeatMode, String> {
+        if repeat.trim().eq_ignore_ascii_case("auto") {
+            if max < 2 {
+                return Err(format!(
+                    "--max-repeat {max}: needs at least 2 for --repeat auto"
+                ));
+            }
+            if !(target_ci_pct > 0.0 && target_ci_pct < 100.0) {
+                return Err(format!(
+                    "--target-ci {target_ci_pct}: must be between 0 and 100 (percent)"
+                ));
+            }
+            return Ok(RepeatMode::Auto {
+                max,
+                target_ci: target_ci_pct / 100.0,
+            });
+        }
+        match repeat.trim().parse::<u32>() {
+            Ok(0) => Err("--repeat 0: at least one run is needed".into()),
+            Ok(n) if n > 1000 => Err(format!("--repeat {n}: at most 1000")),
+            Ok(n) => Ok(RepeatMode::Fixed(n)),
+            Err(_) => Err(format!("--repeat '{repeat}': expected a number or 'auto'")),
+        }
+    }
+
+    /// Runs to do at least.
+    pub fn min_runs(&self) -> u32 {
+        match *self {
+            RepeatMode::Fixed(n) => n,
+            RepeatMode::Auto { max, .. } => 3.min(max),
+        }
+    }
+
+    pub fn max_runs(&self) -> u32 {
+        match *self {
+            RepeatMode::Fixed(n) => n,
+            RepeatMode::Auto { max, .. } => max,
+        }
+    }
+
+    /// After `values` (the headline metric of each run so far), is another run needed?
+    pub fn wants_more(&self, values: &[f64]) -> bool {
+        let n = values.len() as u32;
+        match *self {
+            RepeatMode::Fixed(k) => n < k,
+            RepeatMode::Auto { max, target_ci } => {
+                if n < self.min_runs() {
+                    return true;
+                }
+                if n >= max {
+                    return false;
+                }
+                ci_half_width_rel(&summarize(values)) > target_ci
+            }
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        match *self {
+            RepeatMode::Fixed(n) => n.to_string(),
+            RepeatMode::Auto { max, target_ci } => {
+                format!(
+                    "auto (until CI half-width < {:.1} %, max {max})",
+                    target_ci * 100.0
+                )
+            }
+        }
+    }
+}
+
+/// Metrics summarised over runs, as (name, getter).
+fn run_metrics(t: &TestResult) -> Vec<(&'static str, Vec<f64>)> {
+    let mut out = Vec::new();
+    let get = |f: fn(&crate::model::RunResult) -> Option<f64>| -> Vec<f64> {
+        t.runs.iter().filter_map(f).collect()
+    };
+    for (name, f) in [
+        (
+            "iops",
+            (|r: &crate::model::RunResult| r.iops) as fn(&crate::model::RunResult) -> Option<f64>,
+        ),
+        ("bw_bytes_per_s", |r| r.bw_bytes_per_s),
+        ("files_per_s", |r| r.files_per_s),
+        ("lat_mean_ns", |r| r.lat_ns.as_ref().map(|l| l.mean)),
+        ("lat_p99_ns", |r| r.lat_ns.as_ref().map(|l| l.p99 as f64)),
+    ] {
+        let v = get(f);
+        if !v.is_empty() {
+            out.push((name, v));
+        }
+    }
+    out
+}
+
+/// Fill `t.summary` from its runs.
+pub fn summarize_test(t: &mut TestResult) {
+    t.summary.clear();
+    for (name, values) in run_metrics(t) {
+        t.summary.insert(name.to_string(), summarize(&values));
+    }
+}
+
+/// The honesty warnings that depend only on the repeats.
+pub fn spread_warnings(t: &TestResult, mode: &RepeatMode) -> Vec<Warning> {
+    let mut w = Vec::new();
+    let key = if t.summary.contains_key("iops") {
+        "iops"
+    } else {
+        "files_per_s"
+    };
+    let Some(s): Option<&Summary> = t.summary.get(key) else {
+        return w;
+    };
+    if s.n < 2 {
+        w.push(Warning {
+            code: "no-spread".into(),
+            message: "only one run: no spread or confidence interval can be given; use --repeat 3 or more".into(),
+            test: Some(t.name.clone()),
+        });
+    } else if s.cv > 0.05 {
+        w.push(Warning {
+            code: "noisy".into(),
+            message: format!(
+                "runs differ by {:.1} % (coefficient of variation above 5 %): something else used the device or CPU, or the device changes state (cache, garbage collection); use more repeats (--repeat auto) or a longer --duration",
+                s.cv * 100.0
+            ),
+            test: Some(t.name.clone()),
+        });
+    }
+    if !s.outliers.is_empty() {
+        w.push(Warning {
+            code: "outlier-run".into(),
+            message: format!(
+                "run(s) {} are outliers (modified Z-score > 3.5)",
+                s.outliers
+                    .iter()
+                    .map(|i| (i + 1).to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            test: Some(t.name.clone()),
+        });
+    }
+    if s.n >= 3 {
+        let values: Vec<f64> = t
+            .runs
+            .iter()
+            .filter_map(|r| r.iops.or(r.files_per_s))
+            .collect();
+        let rest = crate::stats::summary::mean(&values[1..]);
+        if values[0] < rest * 0.85 {
+            w.push(Warning {
+                code: "slow-first-run".into(),
+                message: format!(
+                    "the first run was {:.0} % slower than the others: a cold cache or device warm-up; add --ramp time or discard it with more repeats",
+                    (1.0 - values[0] / rest) * 100.0
+                ),
+                test: Some(t.name.clone()),
+            });
+        }
+    }
+    if let RepeatMode::Auto { max, target_ci } = *mode {
+        let rel = ci_half_width_rel(s);
+        if s.n >= max && rel > target_ci {
+            w.push(Warning {
+                code: "ci-not-reached".into(),
+                message: format!(
+                    "gave up after {max} runs: the 95 % CI is still ±{:.1} % (target ±{:.1} %)",
+                    rel * 100.0,
+                    target_ci * 100.0
+                ),
+                test: Some(t.name.clone()),
+            });
+        }
+    }
+    w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_repeat() {
+        assert_eq!(RepeatMode::parse("3", 10, 2.5), Ok(RepeatMode::Fixed(3)));
+        assert!(RepeatMode::parse("0", 10, 2.5).is_err());
+        assert!(RepeatMode::parse("x", 10, 2.5).is_err());
+        assert_eq!(
+            RepeatMode::parse("auto", 10, 2.5),
+            Ok(RepeatMode::Auto {
+                max: 10,
+                target_ci: 0.025
+            })
+        );
+    }
+
+    #[test]
+    fn auto_stops_when_tight_or_at_max() {
+        let m = RepeatMode::Auto {
+            max: 5,
+            target_ci: 0.025,
+        };
+        assert!(m.wants_more(&[100.0, 101.0]));
+        assert!(!m.wants_more(&[100.0, 100.5, 99.8]));
+        assert!(m.wants_more(&[100.0, 130.0, 80.0]));
+        assert!(!m.wants_more(&[100.0, 130.0, 80.0, 120.0, 90.0]));
+    }
+}

@@ -1,0 +1,70 @@
+//! Interrupt handling: SIGINT, SIGTERM and SIGHUP set a flag that every worker checks; the
+//! run stops, saves what it measured, cleans up, and exits 130/143/129. A second SIGINT or
+//! SIGTERM exits at once (the state file lets the next start clean up).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use crate::error::Interrupted;
+
+/// Shared stop flag: 0 = keep going, otherwise the signal number that stopped us.
+#[derive(Clone, Debug, Default)]
+pub struct StopFlag {
+    signal: Arc<AtomicUsize>,
+}
+
+impl StopFlag {
+    pub fn new() -> StopFlag {
+        StopFlag::default()
+    }
+
+    /// Install handlers for SIGINT, SIGTERM and SIGHUP that set this flag.
+    pub fn install(&self) -> std::io::Result<()> {
+        let again = Arc::new(AtomicBool::new(false));
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            // Second signal: exit immediately with 128 + signal.
+            signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, Arc::clone(&again))?;
+            signal_hook::flag::register_usize(sig, Arc::clone(&self.signal), sig as usize)?;
+        }
+        signal_hook::flag::register(libc::SIGINT, Arc::clone(&again))?;
+        signal_hook::flag::register(libc::SIGTERM, Arc::clone(&again))?;
+        Ok(())
+    }
+
+    #[inline]
+    pub fn is_set(&self) -> bool {
+        self.signal.load(Ordering::Relaxed) != 0
+    }
+
+    /// Stop without a signal (an error in one worker stops the others).
+    pub fn raise(&self, sig: i32) {
+        self.signal.store(sig as usize, Ordering::Relaxed);
+    }
+
+    pub fn signal(&self) -> Option<i32> {
+        match self.signal.load(Ordering::Relaxed) {
+            0 => None,
+            s => Some(s as i32),
+        }
+    }
+
+    /// The error to return when the flag is set.
+    pub fn check(&self) -> Result<(), Interrupted> {
+        match self.signal() {
+            None => Ok(()),
+            Some(sig) => Err(Interrupted {
+                signal: sig,
+                signal_name: signal_name(sig),
+            }),
+        }
+    }
+}
+
+pub fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        _ => "a signal",
+    }
+}

@@ -1,0 +1,249 @@
+//! The thing block workloads run on: iolab's own test file in a directory (created,
+//! preallocated, prefilled, removed afterwards unless `--keep`), a block device, or a
+//! regular file the user allowed iolab to overwrite.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use crate::engine::buffer::{AlignedBuf, DataGen, Pattern};
+use crate::model::Warning;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetKind {
+    /// A directory: iolab creates (and removes) its own test file there.
+    Directory,
+    BlockDevice,
+    /// An existing regular file (`--allow-destroy FILE`): overwritten, never deleted.
+    RegularFile,
+}
+
+/// Classify a target path. Errors are user errors (the caller maps them to exit 2).
+pub fn classify(path: &Path) -> Result<TargetKind, String> {
+    let md = std::fs::metadata(path).map_err(|e| match e.kind() {
+        io::ErrorKind::NotFound => format!("target {} does not exist", path.display()),
+        _ => format!("cannot access target {}: {e}", path.display()),
+    })?;
+    let ft = md.file_type();
+    if ft.is_dir() {
+        Ok(TargetKind::Directory)
+    } else if ft.is_block_device() {
+        Ok(TargetKind::BlockDevice)
+    } else if ft.is_file() {
+        Ok(TargetKind::RegularFile)
+    } else {
+        Err(format!(
+            "target {} is neither a directory, a block device nor a regular file",
+            path.display()
+        ))
+    }
+}
+
+/// A prepared test file or device.
+#[derive(Debug)]
+pub struct TestTarget {
+    pub path: PathBuf,
+    pub kind: TargetKind,
+    /// Usable bytes (a whole number of the largest block size).
+    pub size: u64,
+    /// O_DIRECT works on it.
+    pub direct_ok: bool,
+    pub logical_block_size: u32,
+    /// The data currently in every block was written by iolab (no holes to read).
+    pub prefilled: bool,
+    created: bool,
+    keep: bool,
+}
+
+impl TestTarget {
+    /// Create iolab's own test file in `dir`, preallocated to `size` bytes.
+    pub fn create_in_dir(dir: &Path, size: u64, keep: bool) -> io::Result<TestTarget> {
+        let name = format!(
+            "iolab-test-{}-{:08x}.dat",
+            std::process::id(),
+            crate::engine::buffer::splitmix(Instant::now().elapsed().as_nanos() as u64 ^ size)
+                as u32
+        );
+        let path = dir.join(name);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)?;
+        crate::fs::guard::register_created_file(&path);
+        let mut t = TestTarget {
+            path: path.clone(),
+            kind: TargetKind::Directory,
+            size,
+            direct_ok: false,
+            logical_block_size: 512,
+            prefilled: false,
+            created: true,
+            keep,
+        };
+        // Preallocate so the file system allocates extents once, not during measurement.
+        // SAFETY: plain syscall on an fd we own.
+        let rc = unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, size as libc::off_t) };
+        if rc != 0 {
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EOPNOTSUPP) | Some(libc::ENOSYS) => file.set_len(size)?,
+                _ => return Err(e),
+            }
+        }
+        t.direct_ok = direct_supported(&path);
+        t.logical_block_size = crate::sysinfo::logical_block_size_of(&path).unwrap_or(512);
+        Ok(t)
+    }
+
+    /// An existing block device or regular file; nothing is created or deleted.
+    pub fn open_existing(
+        path: &Path,
+        kind: TargetKind,
+        size: Option<u64>,
+    ) -> io::Result<TestTarget> {
+        let dev_size = match kind {
+            TargetKind::BlockDevice => block_device_size(path)?,
+            _ => std::fs::metadata(path)?.len(),
+        };
+        let size = match (kind, size) {
+            (TargetKind::BlockDevice, Some(s)) => s.min(dev_size),
+            (TargetKind::BlockDevice, None) => dev_size,
+            (_, Some(s)) => {
+                if s > dev_size {
+                    OpenOptions::new().write(true).open(path)?.set_len(s)?;
+                }
+                s
+            }
+            (_, None) => dev_size,
+        };
+        Ok(TestTarget {
+            path: path.to_path_buf(),
+            kind,
+            size,
+            direct_ok: direct_supported(path),
+            logical_block_size: crate::sysinfo::logical_block_size_of(path).unwrap_or(512),
+            prefilled: false,
+            created: false,
+            keep: true,
+        })
+    }
+
+    /// Open for a job: read+write, O_DIRECT when asked and supported.
+    pub fn open(&self, direct: bool, write: bool) -> io::Result<File> {
+        let mut o = OpenOptions::new();
+        o.read(true).write(write);
+        if direct && self.direct_ok {
+            o.custom_flags(libc::O_DIRECT);
+        }
+        o.open(&self.path)
+    }
+
+    /// Write every block once with random data (so reads never hit holes or trimmed
+    /// areas), then fsync. `progress` gets the fraction done.
+    pub fn prefill(
+        &mut self,
+        seed: u64,
+        progress: &mut dyn FnMut(f64),
+        stop: &crate::runner::signals::StopFlag,
+    ) -> io::Result<()> {
+        const CHUNK: usize = 1 << 20;
+        let file = self.open(true, true)?;
+        let datagen = DataGen::new(Pattern::Random, seed ^ 0x5052_4546_494C_4C00, CHUNK);
+        let mut buf = AlignedBuf::new(CHUNK);
+        datagen.init(buf.as_mut_slice());
+        let mut off = 0u64;
+        let mut seq = 0u64;
+        let mut last = Instant::now();
+        while off < self.size {
+            if stop.is_set() {
+                return Err(io::Error::new(
+                    io::ErrorKind::Interrupted,
+                    "interrupted during prefill",
+                ));
+            }
+            let len = (self.size - off).min(CHUNK as u64) as usize;
+            // The tail may not be aligned for O_DIRECT; sizes are rounded to blocks by the
+            // caller so this only matters for odd user files.
+            datagen.stamp(&mut buf.as_mut_slice()[..len], seq, off);
+            write_all_at(&file, &buf.as_slice()[..len], off)?;
+            off += len as u64;
+            seq += 1;
+            if last.elapsed().as_millis() >= 100 {
+                progress(off as f64 / self.size as f64);
+                last = Instant::now();
+            }
+        }
+        file.sync_all()?;
+        progress(1.0);
+        self.prefilled = true;
+        Ok(())
+    }
+
+    /// Warning when O_DIRECT was asked for but the file system refused it.
+    pub fn direct_warning(&self, direct_requested: bool) -> Option<Warning> {
+        (direct_requested && !self.direct_ok).then(|| Warning {
+            code: "direct-fallback".into(),
+            message: format!(
+                "O_DIRECT is not supported on {} (tmpfs and some FUSE file systems refuse it); fell back to buffered I/O, so the page cache is part of the result",
+                self.path.display()
+            ),
+            test: None,
+        })
+    }
+
+    pub fn is_created_by_us(&self) -> bool {
+        self.created
+    }
+}
+
+impl Drop for TestTarget {
+    fn drop(&mut self) {
+        if self.created && !self.keep {
+            let _ = std::fs::remove_file(&self.path);
+            crate::fs::guard::unregister_created_file(&self.path);
+        }
+    }
+}
+
+fn write_all_at(file: &File, mut buf: &[u8], mut off: u64) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    while !buf.is_empty() {
+        match file.write_at(buf, off) {
+            Ok(0) => return Err(io::Error::new(io::ErrorKind::WriteZero, "wrote 0 bytes")),
+            Ok(n) => {
+                buf = &buf[n..];
+                off += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Does opening with O_DIRECT work here? (tmpfs says EINVAL.)
+pub fn direct_supported(path: &Path) -> bool {
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(path)
+        .is_ok()
+}
+
+/// Size of a block device in bytes (BLKGETSIZE64).
+pub fn block_device_size(path: &Path) -> io::Result<u64> {
+    let f = File::open(path)?;
+    let mut size: u64 = 0;
+    // BLKGETSIZE64 = _IOR(0x12, 114, size_t)
+    const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+    // SAFETY: the ioctl writes a u64 into `size`.
+    let rc = unsafe { libc::ioctl(f.as_raw_fd(), BLKGETSIZE64 as _, &mut size) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(size)
+}

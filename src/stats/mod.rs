@@ -1,0 +1,7 @@
+//! Pure statistics: summaries of repeated runs, confidence intervals, outliers, latency
+//! histograms. No I/O and no printing here.
+
+pub mod hist;
+pub mod summary;
+
+pub use summary::{summarize, t_critical_95};

@@ -1,0 +1,106 @@
+//! Device counters from `/proc/diskstats`, read before and after every phase so results
+//! show what really reached the device.
+
+use std::time::Instant;
+
+use crate::model::device::DeviceCounters;
+
+/// One line of /proc/diskstats (fields as documented in Documentation/admin-guide/iostats.rst).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DiskStat {
+    pub name: String,
+    pub read_ios: u64,
+    pub read_merges: u64,
+    pub read_sectors: u64,
+    pub write_ios: u64,
+    pub write_merges: u64,
+    pub write_sectors: u64,
+    pub io_ticks_ms: u64,
+    pub discard_sectors: u64,
+    pub flush_ios: u64,
+}
+
+pub fn parse_line(line: &str) -> Option<DiskStat> {
+    let f: Vec<&str> = line.split_whitespace().collect();
+    if f.len() < 14 {
+        return None;
+    }
+    let n = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    Some(DiskStat {
+        name: f[2].to_string(),
+        read_ios: n(3),
+        read_merges: n(4),
+        read_sectors: n(5),
+        write_ios: n(7),
+        write_merges: n(8),
+        write_sectors: n(9),
+        io_ticks_ms: n(12),
+        discard_sectors: n(16),
+        flush_ios: n(18),
+    })
+}
+
+/// The current counters of device `name` (kernel name, e.g. `loop3`).
+pub fn read(name: &str) -> Option<DiskStat> {
+    let text = std::fs::read_to_string("/proc/diskstats").ok()?;
+    text.lines().filter_map(parse_line).find(|d| d.name == name)
+}
+
+/// A phase being watched: take it before the phase, `finish` after.
+#[derive(Debug, Clone)]
+pub struct PhaseCounters {
+    before: DiskStat,
+    started: Instant,
+}
+
+impl PhaseCounters {
+    /// `None` when the target has no block device (tmpfs, network).
+    pub fn start(device: Option<&str>) -> Option<PhaseCounters> {
+        let before = read(device?)?;
+        Some(PhaseCounters {
+            before,
+            started: Instant::now(),
+        })
+    }
+
+    pub fn finish(&self) -> Option<DeviceCounters> {
+        let after = read(&self.before.name)?;
+        let b = &self.before;
+        Some(DeviceCounters {
+            device: b.name.clone(),
+            read_ios: after.read_ios.saturating_sub(b.read_ios),
+            read_merges: after.read_merges.saturating_sub(b.read_merges),
+            read_bytes: after.read_sectors.saturating_sub(b.read_sectors) * 512,
+            write_ios: after.write_ios.saturating_sub(b.write_ios),
+            write_merges: after.write_merges.saturating_sub(b.write_merges),
+            write_bytes: after.write_sectors.saturating_sub(b.write_sectors) * 512,
+            discard_bytes: after.discard_sectors.saturating_sub(b.discard_sectors) * 512,
+            flush_ios: after.flush_ios.saturating_sub(b.flush_ios),
+            busy_ms: after.io_ticks_ms.saturating_sub(b.io_ticks_ms),
+            elapsed_ms: self.started.elapsed().as_millis() as u64,
+        })
+    }
+}
+
+/// Device-written bytes / application-written bytes.
+pub fn write_amplification(device: &DeviceCounters, app_written_bytes: u64) -> Option<f64> {
+    (app_written_bytes > 0).then(|| device.write_bytes as f64 / app_written_bytes as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_line() {
+        let l = "   7       0 loop0 120 0 960 10 300 2 2400 50 0 40 60 0 0 0 0 5 1";
+        let d = parse_line(l).unwrap();
+        assert_eq!(d.name, "loop0");
+        assert_eq!(d.read_sectors, 960);
+        assert_eq!(d.write_ios, 300);
+        assert_eq!(d.write_merges, 2);
+        assert_eq!(d.write_sectors, 2400);
+        assert_eq!(d.io_ticks_ms, 40);
+        assert_eq!(d.flush_ios, 5);
+    }
+}

@@ -1,0 +1,165 @@
+//! Environment capture: CPU, kernel, memory, the mount and block device under a path, and
+//! device counters from `/proc/diskstats`.
+
+pub mod diskstats;
+pub mod mounts;
+
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+use crate::model::Environment;
+
+/// Kernel name and sysfs directory of the block device holding `path` (or `path` itself
+/// when it is a block device). `None` for tmpfs, proc, network and FUSE mounts without one.
+pub fn block_device_of(path: &Path) -> Option<(String, PathBuf)> {
+    let md = std::fs::metadata(path).ok()?;
+    let dev = if md.file_type().is_block_device() {
+        md.rdev()
+    } else {
+        md.dev()
+    };
+    let (maj, min) = (libc::major(dev), libc::minor(dev));
+    if maj == 0 {
+        // Anonymous device (tmpfs, overlay, btrfs subvolume, FUSE): find it through the mount.
+        let m = mounts::mount_of(path)?;
+        if m.source.starts_with("/dev/") {
+            return block_device_of(Path::new(&m.source));
+        }
+        return None;
+    }
+    let link = PathBuf::from(format!("/sys/dev/block/{maj}:{min}"));
+    let real = std::fs::canonicalize(&link).ok()?;
+    let name = real.file_name()?.to_string_lossy().into_owned();
+    Some((name, real))
+}
+
+/// The sysfs dir holding `queue/` for a device: itself, or its parent for a partition.
+pub fn queue_dir(sysdir: &Path) -> PathBuf {
+    if sysdir.join("partition").exists() {
+        sysdir
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| sysdir.to_path_buf())
+    } else {
+        sysdir.to_path_buf()
+    }
+}
+
+pub fn read_trim(p: &Path) -> Option<String> {
+    std::fs::read_to_string(p)
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+pub fn logical_block_size_of(path: &Path) -> Option<u32> {
+    let (_, sys) = block_device_of(path)?;
+    read_trim(&queue_dir(&sys).join("queue/logical_block_size"))?
+        .parse()
+        .ok()
+}
+
+pub fn physical_block_size_of(path: &Path) -> Option<u32> {
+    let (_, sys) = block_device_of(path)?;
+    read_trim(&queue_dir(&sys).join("queue/physical_block_size"))?
+        .parse()
+        .ok()
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|v| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
+
+pub fn ram_bytes() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse::<u64>().ok())
+        })
+        .map(|kib| kib * 1024)
+        .unwrap_or(0)
+}
+
+fn os_name() -> String {
+    std::fs::read_to_string("/etc/os-release")
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("PRETTY_NAME=")).map(|l| {
+                l.trim_start_matches("PRETTY_NAME=")
+                    .trim_matches('"')
+                    .to_string()
+            })
+        })
+        .unwrap_or_else(|| std::env::consts::OS.into())
+}
+
+fn uname() -> (String, String) {
+    // SAFETY: uname fills the struct.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return ("unknown".into(), "unknown".into());
+    }
+    let s = |f: &[libc::c_char]| {
+        let bytes: Vec<u8> = f
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
+        String::from_utf8_lossy(&bytes).into_owned()
+    };
+    (s(&u.nodename), s(&u.release))
+}
+
+/// Everything `Environment` holds, for a target path.
+pub fn capture_environment(target: &Path) -> Environment {
+    let (hostname, kernel) = uname();
+    let mut env = Environment {
+        hostname,
+        kernel,
+        os: os_name(),
+        cpu_model: cpu_model(),
+        cpu_count: std::thread::available_parallelism()
+            .map(|n| n.get() as u32)
+            .unwrap_or(1),
+        ram_bytes: ram_bytes(),
+        target_path: std::fs::canonicalize(target)
+            .unwrap_or_else(|_| target.to_path_buf())
+            .display()
+            .to_string(),
+        ..Default::default()
+    };
+    if let Some(m) = mounts::mount_of(target) {
+        env.fs_type = m.fs_type;
+        env.mount_point = m.mount_point.display().to_string();
+        env.mount_options = m.options;
+    }
+    if let Some((name, sys)) = block_device_of(target) {
+        let q = queue_dir(&sys);
+        env.logical_block_size =
+            read_trim(&q.join("queue/logical_block_size")).and_then(|v| v.parse().ok());
+        env.physical_block_size =
+            read_trim(&q.join("queue/physical_block_size")).and_then(|v| v.parse().ok());
+        env.rotational = read_trim(&q.join("queue/rotational")).map(|v| v == "1");
+        env.device_model = read_trim(&q.join("device/model"));
+        if q != sys {
+            env.parent_device = q.file_name().map(|n| n.to_string_lossy().into_owned());
+        }
+        env.loop_backing_file = read_trim(&q.join("loop/backing_file"));
+        env.block_device = Some(name);
+    }
+    env.io_uring = Some(match crate::engine::probe_uring() {
+        Ok(s) => s,
+        Err(e) => format!("unavailable: {e}"),
+    });
+    env
+}

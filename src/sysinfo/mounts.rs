@@ -1,0 +1,114 @@
+//! `/proc/self/mountinfo`: which mount holds a path, with its type and options.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountInfo {
+    pub mount_point: PathBuf,
+    pub fs_type: String,
+    /// Per-mount and super-block options, comma-joined.
+    pub options: String,
+    /// What was mounted (`/dev/sda1`, `tmpfs`, ...).
+    pub source: String,
+    /// `major:minor` of the mounted device.
+    pub dev: String,
+}
+
+/// Undo the octal escapes (`\040` for space) of mountinfo.
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 4 <= b.len() {
+            if let Some(v) = std::str::from_utf8(&b[i + 1..i + 4])
+                .ok()
+                .and_then(|d| u8::from_str_radix(d, 8).ok())
+            {
+                out.push(v);
+                i += 4;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Parse the whole mount table.
+pub fn all_mounts() -> Vec<MountInfo> {
+    let Ok(text) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return Vec::new();
+    };
+    text.lines().filter_map(parse_line).collect()
+}
+
+pub fn parse_line(line: &str) -> Option<MountInfo> {
+    // id parent maj:min root mountpoint opts [optional...] - fstype source superopts
+    let (left, right) = line.split_once(" - ")?;
+    let l: Vec<&str> = left.split(' ').collect();
+    let r: Vec<&str> = right.split(' ').collect();
+    if l.len() < 6 || r.len() < 3 {
+        return None;
+    }
+    Some(MountInfo {
+        dev: l[2].to_string(),
+        mount_point: PathBuf::from(unescape(l[4])),
+        fs_type: r[0].to_string(),
+        source: unescape(r[1]),
+        options: format!("{},{}", l[5], r[2]),
+    })
+}
+
+/// The mount holding `path`: the longest mount point that is a prefix of its canonical
+/// path and has the same device number.
+pub fn mount_of(path: &Path) -> Option<MountInfo> {
+    let canon = std::fs::canonicalize(path).ok()?;
+    let dev = std::fs::metadata(&canon).ok().map(|m| {
+        let d = m.dev();
+        format!("{}:{}", libc::major(d), libc::minor(d))
+    });
+    let mounts = all_mounts();
+    let best = |same_dev: bool| {
+        mounts
+            .iter()
+            .filter(|m| canon.starts_with(&m.mount_point))
+            .filter(|m| !same_dev || Some(&m.dev) == dev.as_ref())
+            .max_by_key(|m| m.mount_point.as_os_str().len())
+            .cloned()
+    };
+    best(true).or_else(|| best(false))
+}
+
+/// Mounts whose source is this block device (by major:minor).
+pub fn mounts_of_device(maj_min: &str) -> Vec<MountInfo> {
+    all_mounts()
+        .into_iter()
+        .filter(|m| m.dev == maj_min)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_mountinfo_line() {
+        let l =
+            "36 35 98:0 / /mnt/my\\040disk rw,noatime master:1 - ext4 /dev/sda1 rw,errors=continue";
+        let m = parse_line(l).unwrap();
+        assert_eq!(m.mount_point, PathBuf::from("/mnt/my disk"));
+        assert_eq!(m.fs_type, "ext4");
+        assert_eq!(m.source, "/dev/sda1");
+        assert_eq!(m.dev, "98:0");
+        assert!(m.options.contains("noatime"));
+    }
+
+    #[test]
+    fn root_is_mounted() {
+        let m = mount_of(Path::new("/")).unwrap();
+        assert_eq!(m.mount_point, PathBuf::from("/"));
+    }
+}

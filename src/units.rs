@@ -1,0 +1,267 @@
+//! Sizes, durations and rates: parsing user input and formatting results.
+//!
+//! Size suffixes (case-insensitive letter, optional `B`):
+//! - `k`, `m`, `g`, `t` and `KiB`, `MiB`, `GiB`, `TiB` are **powers of two** (IEC, like fio):
+//!   `4k` = `4KiB` = 4096 bytes.
+//! - `kB`, `KB`, `MB`, `GB`, `TB` are **powers of ten** (SI): `1MB` = 1,000,000 bytes.
+//!
+//! Rates in tables are shown in MB/s = 10^6 bytes per second (as CrystalDiskMark and fio's
+//! "MB/s" do); the result model always stores bytes per second.
+
+use std::time::Duration;
+
+use thiserror::Error;
+
+/// Why a size or a duration could not be parsed.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum UnitError {
+    #[error("empty value")]
+    Empty,
+    #[error("'{0}' is not a size (examples: 4096, 4k, 4KiB, 1M, 1MiB, 1G, 1GB)")]
+    BadSize(String),
+    #[error("'{0}' is not a duration (examples: 5, 5s, 500ms, 2m, 1h, 1.5s)")]
+    BadDuration(String),
+    #[error("'{0}' is negative; sizes and durations must be zero or more")]
+    Negative(String),
+    #[error("'{0}' is too large")]
+    Overflow(String),
+}
+
+const KIB: u64 = 1 << 10;
+const MIB: u64 = 1 << 20;
+const GIB: u64 = 1 << 30;
+const TIB: u64 = 1 << 40;
+
+/// Parse a size in bytes. See the module doc for which suffixes are powers of two.
+pub fn parse_size(input: &str) -> Result<u64, UnitError> {
+    let s = input.trim();
+    if s.is_empty() {
+        return Err(UnitError::Empty);
+    }
+    if s.starts_with('-') {
+        return Err(UnitError::Negative(s.to_string()));
+    }
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, suffix) = s.split_at(split);
+    if num.is_empty() {
+        return Err(UnitError::BadSize(s.to_string()));
+    }
+    let mult: u64 = match suffix.trim() {
+        "" | "b" | "B" => 1,
+        "k" | "K" | "KiB" | "kiB" | "Ki" | "ki" | "kib" | "KIB" => KIB,
+        "m" | "M" | "MiB" | "Mi" | "mi" | "mib" | "MIB" => MIB,
+        "g" | "G" | "GiB" | "Gi" | "gi" | "gib" | "GIB" => GIB,
+        "t" | "T" | "TiB" | "Ti" | "ti" | "tib" | "TIB" => TIB,
+        "kB" | "KB" | "kb" => 1_000,
+        "MB" | "mb" => 1_000_000,
+        "GB" | "gb" => 1_000_000_000,
+        "TB" | "tb" => 1_000_000_000_000,
+        _ => return Err(UnitError::BadSize(s.to_string())),
+    };
+    if num.contains('.') {
+        let v: f64 = num.parse().map_err(|_| UnitError::BadSize(s.to_string()))?;
+        let bytes = v * mult as f64;
+        if !bytes.is_finite() || bytes >= u64::MAX as f64 {
+            return Err(UnitError::Overflow(s.to_string()));
+        }
+        if bytes.fract() != 0.0 {
+            return Err(UnitError::BadSize(format!(
+                "{s} (not a whole number of bytes)"
+            )));
+        }
+        Ok(bytes as u64)
+    } else {
+        let v: u64 = num
+            .parse()
+            .map_err(|_| UnitError::Overflow(s.to_string()))?;
+        v.checked_mul(mult)
+            .ok_or_else(|| UnitError::Overflow(s.to_string()))
+    }
+}
+
+/// Parse a duration. A bare number means seconds.
+pub fn parse_duration(input: &str) -> Result<Duration, UnitError> {
+    let s = input.trim();
+    if s.is_empty() {
+        return Err(UnitError::Empty);
+    }
+    if s.starts_with('-') {
+        return Err(UnitError::Negative(s.to_string()));
+    }
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, suffix) = s.split_at(split);
+    if num.is_empty() || num == "." {
+        return Err(UnitError::BadDuration(s.to_string()));
+    }
+    let v: f64 = num
+        .parse()
+        .map_err(|_| UnitError::BadDuration(s.to_string()))?;
+    let secs_per_unit = match suffix.trim() {
+        "" | "s" | "sec" | "secs" => 1.0,
+        "ms" => 1e-3,
+        "us" | "µs" => 1e-6,
+        "ns" => 1e-9,
+        "m" | "min" | "mins" => 60.0,
+        "h" | "hr" | "hours" => 3600.0,
+        _ => return Err(UnitError::BadDuration(s.to_string())),
+    };
+    let secs = v * secs_per_unit;
+    if !secs.is_finite() || secs > 1e9 {
+        return Err(UnitError::Overflow(s.to_string()));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// clap value parser for sizes.
+pub fn size_arg(s: &str) -> Result<u64, String> {
+    parse_size(s).map_err(|e| e.to_string())
+}
+
+/// clap value parser for durations.
+pub fn duration_arg(s: &str) -> Result<Duration, String> {
+    parse_duration(s).map_err(|e| e.to_string())
+}
+
+/// `4096` -> `4KiB`, `1048576` -> `1MiB`, `1500` -> `1500B` (exact when possible).
+pub fn fmt_size_exact(bytes: u64) -> String {
+    for (unit, name) in [(TIB, "TiB"), (GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")] {
+        if bytes >= unit && bytes % unit == 0 {
+            return format!("{}{}", bytes / unit, name);
+        }
+    }
+    format!("{bytes}B")
+}
+
+/// Human size with one decimal, IEC: `1.5 GiB`.
+pub fn fmt_size_iec(bytes: u64) -> String {
+    let b = bytes as f64;
+    for (unit, name) in [(TIB, "TiB"), (GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")] {
+        if bytes >= unit {
+            return format!("{:.1} {}", b / unit as f64, name);
+        }
+    }
+    format!("{bytes} B")
+}
+
+/// Short block-size label as CrystalDiskMark prints it: 4096 -> `4K`, 1 MiB -> `1M`.
+pub fn fmt_bs_short(bytes: u64) -> String {
+    for (unit, name) in [(GIB, "G"), (MIB, "M"), (KIB, "K")] {
+        if bytes >= unit && bytes % unit == 0 {
+            return format!("{}{}", bytes / unit, name);
+        }
+    }
+    format!("{bytes}")
+}
+
+/// Bytes per second as MB/s (10^6), two decimals.
+pub fn fmt_mb_per_s(bytes_per_s: f64) -> String {
+    format!("{:.2}", bytes_per_s / 1e6)
+}
+
+/// A latency in nanoseconds, in the unit that keeps 3-4 significant digits.
+pub fn fmt_ns(ns: f64) -> String {
+    if !ns.is_finite() {
+        return "-".into();
+    }
+    if ns < 1_000.0 {
+        format!("{ns:.0} ns")
+    } else if ns < 1_000_000.0 {
+        format!("{:.1} µs", ns / 1e3)
+    } else if ns < 1_000_000_000.0 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.2} s", ns / 1e9)
+    }
+}
+
+/// A count with thousands separators: 41200 -> `41,200`.
+pub fn fmt_thousands(v: f64) -> String {
+    let n = v.round() as i128;
+    let s = n.abs().to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if n < 0 { format!("-{out}") } else { out }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_iec_and_si() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("4k"), Ok(4096));
+        assert_eq!(parse_size("4K"), Ok(4096));
+        assert_eq!(parse_size("4KiB"), Ok(4096));
+        assert_eq!(parse_size("1M"), Ok(1 << 20));
+        assert_eq!(parse_size("1MiB"), Ok(1 << 20));
+        assert_eq!(parse_size("1G"), Ok(1 << 30));
+        assert_eq!(parse_size("1GB"), Ok(1_000_000_000));
+        assert_eq!(parse_size("4KB"), Ok(4000));
+        assert_eq!(parse_size("80TB"), Ok(80_000_000_000_000));
+        assert_eq!(parse_size("1.5K"), Ok(1536));
+        assert_eq!(parse_size(" 512 "), Ok(512));
+        assert_eq!(parse_size("0"), Ok(0));
+    }
+
+    #[test]
+    fn sizes_rejected() {
+        assert!(matches!(parse_size(""), Err(UnitError::Empty)));
+        assert!(matches!(parse_size("-4k"), Err(UnitError::Negative(_))));
+        assert!(matches!(parse_size("4x"), Err(UnitError::BadSize(_))));
+        assert!(matches!(parse_size("k"), Err(UnitError::BadSize(_))));
+        assert!(matches!(parse_size("1.3"), Err(UnitError::BadSize(_))));
+        assert!(matches!(
+            parse_size("99999999999999999999"),
+            Err(UnitError::Overflow(_))
+        ));
+        assert!(matches!(
+            parse_size("20000000T"),
+            Err(UnitError::Overflow(_))
+        ));
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("5"), Ok(Duration::from_secs(5)));
+        assert_eq!(parse_duration("5s"), Ok(Duration::from_secs(5)));
+        assert_eq!(parse_duration("100ms"), Ok(Duration::from_millis(100)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("250us"), Ok(Duration::from_micros(250)));
+        assert!(matches!(parse_duration("-1s"), Err(UnitError::Negative(_))));
+        assert!(matches!(
+            parse_duration("soon"),
+            Err(UnitError::BadDuration(_))
+        ));
+        assert!(matches!(
+            parse_duration("5 parsecs"),
+            Err(UnitError::BadDuration(_))
+        ));
+        assert!(matches!(parse_duration(""), Err(UnitError::Empty)));
+    }
+
+    #[test]
+    fn formatting() {
+        assert_eq!(fmt_size_exact(4096), "4KiB");
+        assert_eq!(fmt_size_exact(1500), "1500B");
+        assert_eq!(fmt_bs_short(1 << 20), "1M");
+        assert_eq!(fmt_bs_short(4096), "4K");
+        assert_eq!(fmt_thousands(41200.0), "41,200");
+        assert_eq!(fmt_thousands(999.0), "999");
+        assert_eq!(fmt_thousands(1234567.0), "1,234,567");
+        assert_eq!(fmt_ns(950.0), "950 ns");
+        assert_eq!(fmt_ns(9_600_000.0), "9.60 ms");
+        assert_eq!(fmt_mb_per_s(1.5e9), "1500.00");
+    }
+}

@@ -1,0 +1,116 @@
+//! Block workloads as data: what one job group does (rw, bs, iodepth, jobs, offsets).
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::{EngineKind, Pattern};
+
+/// The access pattern (fio's `rw`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Rw {
+    Read,
+    Write,
+    Randread,
+    Randwrite,
+    Randrw,
+}
+
+impl Rw {
+    pub fn name(self) -> &'static str {
+        match self {
+            Rw::Read => "read",
+            Rw::Write => "write",
+            Rw::Randread => "randread",
+            Rw::Randwrite => "randwrite",
+            Rw::Randrw => "randrw",
+        }
+    }
+    pub fn is_random(self) -> bool {
+        matches!(self, Rw::Randread | Rw::Randwrite | Rw::Randrw)
+    }
+    pub fn writes(self) -> bool {
+        matches!(self, Rw::Write | Rw::Randwrite | Rw::Randrw)
+    }
+    pub fn reads(self) -> bool {
+        matches!(self, Rw::Read | Rw::Randread | Rw::Randrw)
+    }
+    /// `read`, `write` or `mixed`, for the table's direction column.
+    pub fn direction(self) -> &'static str {
+        match self {
+            Rw::Read | Rw::Randread => "read",
+            Rw::Write | Rw::Randwrite => "write",
+            Rw::Randrw => "mixed",
+        }
+    }
+}
+
+/// How jobs share the test region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Region {
+    /// Each job gets its own equal slice of the region (default).
+    Split,
+    /// Every job covers the whole region (with its own random sequence).
+    Shared,
+}
+
+/// One group of identical jobs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobSpec {
+    pub rw: Rw,
+    pub bs: u64,
+    pub iodepth: u32,
+    pub jobs: u32,
+    /// Percentage of reads for randrw.
+    pub rwmix_read: u32,
+    pub region: Region,
+    pub pattern: Pattern,
+    pub direct: bool,
+    pub engine: EngineKind,
+    /// Measured time per run (time-based); `None` for size-based runs.
+    pub duration: Option<Duration>,
+    pub ramp: Duration,
+    /// Bytes to transfer per job (size-based runs).
+    pub io_size: Option<u64>,
+    /// Seed for offsets and data (the same seed gives the same offsets and bytes).
+    pub seed: u64,
+    /// fsync at the end of a write run (timed and reported).
+    pub fsync_at_end: bool,
+}
+
+/// One named test (`SEQ1M Q8T1 read`): one or more job groups running at the same time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockTestSpec {
+    pub name: String,
+    pub groups: Vec<JobSpec>,
+}
+
+impl BlockTestSpec {
+    pub fn single(name: impl Into<String>, job: JobSpec) -> Self {
+        BlockTestSpec {
+            name: name.into(),
+            groups: vec![job],
+        }
+    }
+
+    pub fn writes(&self) -> bool {
+        self.groups.iter().any(|g| g.rw.writes())
+    }
+
+    pub fn reads(&self) -> bool {
+        self.groups.iter().any(|g| g.rw.reads())
+    }
+}
+
+/// CrystalDiskMark-style label: `SEQ1M Q8T1`, `RND4K Q32T16`.
+pub fn cdm_label(rw: Rw, bs: u64, iodepth: u32, jobs: u32) -> String {
+    format!(
+        "{}{} Q{}T{}",
+        if rw.is_random() { "RND" } else { "SEQ" },
+        crate::units::fmt_bs_short(bs),
+        iodepth,
+        jobs
+    )
+}
