@@ -235,3 +235,54 @@ pub fn run_with(
     }
     Ok(())
 }
+
+/// `run:KEY=VALUE:...` for the matrix: any `iolab run` flag, e.g. `run:preset=real:duration=2s`.
+struct RunWorkload {
+    args: RunArgs,
+    label: String,
+}
+
+pub fn dir_workload(
+    params: &std::collections::BTreeMap<String, String>,
+) -> Result<Box<dyn crate::workload::DirWorkload>, crate::error::UsageError> {
+    if params.contains_key("target") || params.contains_key("output") {
+        return Err(crate::error::UsageError::new(
+            "workload run: target and output are set by the matrix",
+        ));
+    }
+    let cmd = crate::workload::parse_family_args(&["run"], params, &["keep", "no-save", "json"])?;
+    let crate::cli::Command::Run(args) = cmd else {
+        unreachable!("parsed as run")
+    };
+    let mut label = "run".to_string();
+    for (k, v) in params {
+        label.push_str(&format!(":{k}={v}"));
+    }
+    Ok(Box::new(RunWorkload { args, label }))
+}
+
+impl crate::workload::DirWorkload for RunWorkload {
+    fn label(&self) -> String {
+        self.label.clone()
+    }
+
+    fn run_on(
+        &self,
+        dir: &std::path::Path,
+        ctx: &RunContext,
+    ) -> Result<crate::workload::WorkloadOutput> {
+        let mut args = self.args.clone();
+        args.target = dir.to_path_buf();
+        args.out.no_save = true;
+        args.keep = false;
+        let cfg = RunConfig::from_args(&args)?;
+        let mut doc = ResultDoc::new("run", Vec::new(), crate::sysinfo::capture_environment(dir));
+        let sink = ResultSink { path: None };
+        let r = run_with(&cfg, ctx, &mut doc, &sink);
+        let out = crate::workload::WorkloadOutput {
+            tests: doc.tests,
+            warnings: doc.warnings,
+        };
+        r.map(|_| out)
+    }
+}

@@ -25,3 +25,94 @@ pub trait DirWorkload: Send + Sync {
     fn run_on(&self, dir: &Path, ctx: &crate::runner::RunContext)
     -> anyhow::Result<WorkloadOutput>;
 }
+
+pub mod copy;
+pub mod files;
+pub mod trace;
+
+use std::collections::BTreeMap;
+
+use crate::error::UsageError;
+
+/// A parsed workload reference: `FAMILY[:KEY=VALUE[:KEY=VALUE...]]`, e.g.
+/// `run:preset=real:duration=2s`, `files:sizes=1,4K,cluster+1:files-per-portion=1000`,
+/// `copy:dataset=media-mix:scale=0.01`, `trace:name=office:scale=0.1`.
+/// Values may contain commas; keys are the family's CLI flag names without `--`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkloadRef {
+    pub family: String,
+    pub params: BTreeMap<String, String>,
+}
+
+impl WorkloadRef {
+    pub fn parse(s: &str) -> Result<WorkloadRef, UsageError> {
+        let mut parts = s.split(':');
+        let family = parts.next().unwrap_or("").trim().to_string();
+        if family.is_empty() {
+            return Err(UsageError::new(format!(
+                "workload '{s}': empty family (expected run, files, copy or trace)"
+            )));
+        }
+        let mut params = BTreeMap::new();
+        for p in parts {
+            let (k, v) = p.split_once('=').ok_or_else(|| {
+                UsageError::new(format!("workload '{s}': '{p}' is not KEY=VALUE"))
+            })?;
+            params.insert(k.trim().to_string(), v.trim().to_string());
+        }
+        Ok(WorkloadRef { family, params })
+    }
+}
+
+/// Build the workload a reference names. New families add one line here.
+pub fn resolve(r: &WorkloadRef) -> Result<Box<dyn DirWorkload>, UsageError> {
+    match r.family.as_str() {
+        "run" => crate::commands::run::dir_workload(&r.params),
+        "files" => files::dir_workload(&r.params),
+        "copy" => copy::dir_workload(&r.params),
+        "trace" => trace::dir_workload(&r.params),
+        other => Err(UsageError::new(format!(
+            "unknown workload family '{other}' (known: run, files, copy, trace)"
+        ))),
+    }
+}
+
+/// Turn reference parameters into a command line for `subcommand` (keys are flag names), so
+/// each family validates them with its own clap definitions: `duration=2s` -> `--duration 2s`.
+/// A value `true` for a flag that takes none is passed as the bare flag.
+pub fn params_to_argv(
+    subcommand: &[&str],
+    params: &BTreeMap<String, String>,
+    bare_flags: &[&str],
+) -> Vec<String> {
+    let mut argv = vec!["iolab".to_string()];
+    argv.extend(subcommand.iter().map(|s| s.to_string()));
+    for (k, v) in params {
+        argv.push(format!("--{k}"));
+        if !(bare_flags.contains(&k.as_str()) && v == "true") {
+            argv.push(v.clone());
+        }
+    }
+    argv
+}
+
+/// Parse a family's arguments from reference parameters with the real CLI definitions.
+pub fn parse_family_args(
+    subcommand: &[&str],
+    params: &BTreeMap<String, String>,
+    bare_flags: &[&str],
+) -> Result<crate::cli::Command, UsageError> {
+    use clap::Parser;
+    let argv = params_to_argv(subcommand, params, bare_flags);
+    crate::cli::Cli::try_parse_from(&argv)
+        .map(|c| c.command)
+        .map_err(|e| {
+            let msg = e.to_string();
+            let first = msg
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim_start_matches("error: ");
+            UsageError::new(format!("workload {}: {first}", subcommand.join(" ")))
+        })
+}

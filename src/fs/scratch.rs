@@ -1,0 +1,227 @@
+//! A throw-away file system for tests and experiments: an image file in a temp dir, a loop
+//! device, mkfs, a mount in another temp dir. Everything is torn down on drop, in order.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::CommandError;
+use crate::fs::command;
+use crate::fs::loopdev::LoopDevice;
+
+/// Why a scratch file system could not be made (the caller decides to skip or fail).
+#[derive(Debug, thiserror::Error)]
+pub enum ScratchError {
+    #[error("needs root (running as uid {0})")]
+    NotRoot(u32),
+    #[error("{0} is not installed")]
+    MissingTool(String),
+    #[error(transparent)]
+    Command(#[from] CommandError),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// How a file-system type is mounted.
+fn mount_helper(fs_type: &str) -> Option<&'static str> {
+    match fs_type {
+        "ntfs" | "ntfs-3g" => Some("ntfs-3g"),
+        "exfat" if !kernel_has("exfat") => Some("mount.exfat-fuse"),
+        "vfat" | "fat32" if !kernel_has("vfat") => Some("fusefat"),
+        _ => None,
+    }
+}
+
+/// Does the running kernel know this file system (`/proc/filesystems`)?
+pub fn kernel_has(fs_type: &str) -> bool {
+    std::fs::read_to_string("/proc/filesystems")
+        .map(|s| {
+            s.lines()
+                .any(|l| l.split_whitespace().last() == Some(fs_type))
+        })
+        .unwrap_or(false)
+}
+
+pub fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+/// A mounted scratch file system.
+pub struct ScratchFs {
+    pub fs_type: String,
+    pub mount_point: PathBuf,
+    pub loop_dev: Option<LoopDevice>,
+    mounted: bool,
+    _mount_dir: tempfile::TempDir,
+    _image_dir: Option<tempfile::TempDir>,
+}
+
+impl ScratchFs {
+    /// Make and mount a `fs_type` file system of `size` bytes. `mkfs_args` go before the
+    /// device (e.g. `["-b", "1024"]`), `mount_opts` to mount's `-o`. `tmpfs` needs no device.
+    /// Temp dirs are created under `base` (default: the system temp dir).
+    pub fn new(
+        fs_type: &str,
+        size: u64,
+        mkfs_args: &[&str],
+        mount_opts: &str,
+        base: Option<&Path>,
+    ) -> Result<ScratchFs, ScratchError> {
+        if !is_root() {
+            return Err(ScratchError::NotRoot(nix::unistd::geteuid().as_raw()));
+        }
+        let tmp = |prefix: &str| match base {
+            Some(b) => tempfile::Builder::new().prefix(prefix).tempdir_in(b),
+            None => tempfile::Builder::new().prefix(prefix).tempdir(),
+        };
+        let mount_dir = tmp("iolab-mnt-")?;
+        if fs_type == "tmpfs" {
+            let opts = if mount_opts.is_empty() {
+                format!("size={size}")
+            } else {
+                format!("size={size},{mount_opts}")
+            };
+            command::run(
+                "mount",
+                ["-t", "tmpfs", "-o", &opts, "iolab-tmpfs"]
+                    .iter()
+                    .map(|s| s.to_string())
+                    .chain(std::iter::once(mount_dir.path().display().to_string())),
+            )?;
+            return Ok(ScratchFs {
+                fs_type: fs_type.into(),
+                mount_point: mount_dir.path().to_path_buf(),
+                loop_dev: None,
+                mounted: true,
+                _mount_dir: mount_dir,
+                _image_dir: None,
+            });
+        }
+        let mkfs = match fs_type {
+            "fat32" => "mkfs.vfat".to_string(),
+            "ntfs-3g" => "mkfs.ntfs".to_string(),
+            t => format!("mkfs.{t}"),
+        };
+        if !command::have(&mkfs) {
+            return Err(ScratchError::MissingTool(mkfs));
+        }
+        if let Some(h) = mount_helper(fs_type)
+            && !command::have(h)
+        {
+            return Err(ScratchError::MissingTool(h.into()));
+        }
+        let image_dir = tmp("iolab-img-")?;
+        let image = image_dir.path().join("scratch.img");
+        let f = std::fs::File::create(&image)?;
+        f.set_len(size)?;
+        drop(f);
+        let loop_dev = LoopDevice::attach(&image, false)?;
+        let mut args: Vec<String> = Vec::new();
+        match fs_type {
+            "ext2" | "ext3" | "ext4" => args.extend(["-F".into(), "-q".into()]),
+            "xfs" | "btrfs" => args.push("-f".into()),
+            "ntfs" | "ntfs-3g" => args.extend(["-F".into(), "-Q".into()]),
+            "fat32" => args.extend(["-F".into(), "32".into()]),
+            _ => {}
+        }
+        args.extend(mkfs_args.iter().map(|s| s.to_string()));
+        args.push(loop_dev.device.display().to_string());
+        command::run(&mkfs, &args)?;
+        let dev = loop_dev.device.display().to_string();
+        let mnt = mount_dir.path().display().to_string();
+        match mount_helper(fs_type) {
+            Some("fusefat") => {
+                let o = if mount_opts.is_empty() {
+                    "rw+".to_string()
+                } else {
+                    format!("rw+,{mount_opts}")
+                };
+                command::run("fusefat", ["-o", &o, &dev, &mnt])?
+            }
+            Some(h) => {
+                if mount_opts.is_empty() {
+                    command::run(h, [&dev, &mnt])?
+                } else {
+                    command::run(h, ["-o", mount_opts, &dev, &mnt])?
+                }
+            }
+            None => {
+                let t = if fs_type == "fat32" { "vfat" } else { fs_type };
+                if mount_opts.is_empty() {
+                    command::run("mount", ["-t", t, &dev, &mnt])?
+                } else {
+                    command::run("mount", ["-t", t, "-o", mount_opts, &dev, &mnt])?
+                }
+            }
+        };
+        Ok(ScratchFs {
+            fs_type: fs_type.into(),
+            mount_point: mount_dir.path().to_path_buf(),
+            loop_dev: Some(loop_dev),
+            mounted: true,
+            _mount_dir: mount_dir,
+            _image_dir: Some(image_dir),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.mount_point
+    }
+
+    /// Unmount (retrying while busy) and detach; also done on drop.
+    pub fn teardown(&mut self) -> Result<(), CommandError> {
+        if self.mounted {
+            let mnt = self.mount_point.display().to_string();
+            let mut last = None;
+            for _ in 0..50 {
+                match command::run("umount", [&mnt]) {
+                    Ok(_) => {
+                        last = None;
+                        break;
+                    }
+                    Err(e) => {
+                        last = Some(e);
+                        std::thread::sleep(std::time::Duration::from_millis(100));
+                    }
+                }
+            }
+            if let Some(e) = last {
+                return Err(e);
+            }
+            self.mounted = false;
+        }
+        if let Some(l) = self.loop_dev.as_mut() {
+            l.detach()?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for ScratchFs {
+    fn drop(&mut self) {
+        if let Err(e) = self.teardown() {
+            eprintln!(
+                "iolab: teardown of scratch {} at {} failed: {e}",
+                self.fs_type,
+                self.mount_point.display()
+            );
+        }
+    }
+}
+
+/// For tests: make a scratch file system or print why the test is skipped.
+/// `None` means "skip" (the reason was printed to stderr, loudly).
+pub fn scratch_or_skip(
+    test: &str,
+    fs_type: &str,
+    size: u64,
+    mkfs_args: &[&str],
+    mount_opts: &str,
+) -> Option<ScratchFs> {
+    match ScratchFs::new(fs_type, size, mkfs_args, mount_opts, None) {
+        Ok(s) => Some(s),
+        Err(e @ (ScratchError::NotRoot(_) | ScratchError::MissingTool(_))) => {
+            eprintln!("SKIPPED {test}: {fs_type} scratch file system unavailable: {e}");
+            None
+        }
+        Err(e) => panic!("{test}: could not make a scratch {fs_type}: {e}"),
+    }
+}
