@@ -263,7 +263,7 @@ fn run_job(
     let (rstart, rlen) = job_region(job, target, j);
     // Data for (seq, offset) depends only on the job's sequence, not on the slot or engine.
     let mut offsets = OffsetGen::new(job.rw.is_random(), rstart, rlen, job.bs, seed);
-    let mut mix_state = splitmix(seed ^ 0x4D49_58);
+    let mut mix_state = splitmix(seed ^ 0x004D_4958);
 
     let total_ns = job.duration.map(|d| (job.ramp + d).as_nanos() as u64);
     let ramp_ns = job.ramp.as_nanos() as u64;
