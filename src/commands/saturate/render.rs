@@ -1,0 +1,261 @@
+//! What `iolab saturate` prints: the plan with its time estimate (stderr, up front), then
+//! per sweep the answer line, the knee, thrashing, and the curve table.
+
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+
+use crate::model::saturate::{Answer, CurvePoint, LatTriple};
+use crate::model::{ResultDoc, TestResult};
+use crate::runner::target::TargetKind;
+use crate::units::{fmt_mb_per_s, fmt_ns, fmt_size_iec, fmt_thousands};
+use crate::workload::saturate::config::SaturateConfig;
+
+/// `42 s`, `3 min 12 s`.
+pub fn fmt_secs(s: f64) -> String {
+    if s < 60.0 {
+        format!("{s:.0} s")
+    } else {
+        format!("{} min {:02.0} s", (s / 60.0).floor(), s % 60.0)
+    }
+}
+
+/// The plan and the estimated time, before anything runs.
+pub fn plan(cfg: &SaturateConfig, lo: f64, hi: f64) -> String {
+    let mut out = format!(
+        "iolab saturate: {} latency <= {} ({} over streams), {} blocks, depth up to {}, steps of {} + {} ramp\n",
+        cfg.statistic.name(),
+        fmt_ns(cfg.limit_ns),
+        cfg.aggregate.name(),
+        fmt_size_iec(cfg.bs),
+        cfg.max_depth,
+        fmt_secs(cfg.step.as_secs_f64()),
+        fmt_secs(cfg.ramp.as_secs_f64()),
+    );
+    for t in &cfg.targets {
+        let what = match t.kind {
+            TargetKind::BlockDevice => "block device",
+            TargetKind::Directory => "test file in a directory",
+            TargetKind::RegularFile => "existing file",
+        };
+        let caches = if t.caches.is_empty() {
+            "no cache detected".to_string()
+        } else {
+            t.caches
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{} {}{}",
+                        c.what,
+                        if c.assumed { "~" } else { "" },
+                        fmt_size_iec(c.bytes)
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        out.push_str(&format!(
+            "  target {} ({what}): {} tested, {}, {}; {caches}\n",
+            t.path.display(),
+            fmt_size_iec(t.size),
+            if t.direct { "O_DIRECT" } else { "BUFFERED" },
+            if t.may_write {
+                "prefilled with random data first"
+            } else {
+                "read-only, not prefilled"
+            },
+        ));
+    }
+    let names: Vec<String> = cfg.sweeps.iter().map(|s| s.name(cfg.mix)).collect();
+    out.push_str(&format!("  sweeps: {}\n", names.join(", ")));
+    out.push_str(&format!(
+        "  estimated time: {} to {} (a sweep stops one step after the limit), plus the prefill{}\n",
+        fmt_secs(lo),
+        fmt_secs(hi),
+        if cfg.precondition && cfg.writes() {
+            " and one preconditioning pass"
+        } else {
+            ""
+        }
+    ));
+    out
+}
+
+/// `randread: 41,200 IOPS at depth 12 with mean latency 9.6 ms ≤ 10 ms`.
+pub fn answer_line(name: &str, a: &Answer) -> String {
+    let depth = if a.detail.jobs > 1 {
+        format!("depth {} x {} jobs", a.iodepth, a.detail.jobs)
+    } else {
+        format!("depth {}", a.iodepth)
+    };
+    if !a.detail.found {
+        return format!(
+            "{name}: no depth holds {} latency <= {} (it broke the limit from depth {})",
+            a.statistic,
+            fmt_ns(a.limit_ns),
+            a.detail.first_bad_iodepth.unwrap_or(1)
+        );
+    }
+    let mut s = format!(
+        "{name}: {} IOPS at {depth} with {} latency {} ≤ {}",
+        fmt_thousands(a.iops),
+        a.statistic,
+        fmt_ns(a.latency_ns),
+        fmt_ns(a.limit_ns)
+    );
+    if !a.detail.limit_crossed {
+        s.push_str(" (limit never crossed up to --max-depth: a lower bound)");
+    }
+    s
+}
+
+fn facts(a: &Answer) -> String {
+    let mut v = Vec::new();
+    match a.knee_iodepth {
+        Some(k) => v.push(format!("knee at depth {k}")),
+        None => v.push("no knee (IOPS still rising)".into()),
+    }
+    v.push(format!(
+        "peak {} IOPS at depth {}",
+        fmt_thousands(a.detail.peak_iops),
+        a.detail.peak_iodepth
+    ));
+    if let Some(b) = a.detail.first_bad_iodepth {
+        v.push(format!("limit broken from depth {b}"));
+    }
+    v.push(if a.thrashed {
+        "THRASHED (IOPS fell two steps in a row)".into()
+    } else {
+        "no thrashing".into()
+    });
+    format!("  {}\n", v.join("; "))
+}
+
+fn lat_cell(p: &CurvePoint, f: fn(&LatTriple) -> f64) -> String {
+    match (
+        &p.detail.lat_over_streams_mean,
+        &p.detail.lat_over_streams_max,
+    ) {
+        (Some(m), Some(x)) => format!("{} / {}", fmt_ns(f(m)), fmt_ns(f(x))),
+        _ => fmt_ns(f(&LatTriple {
+            mean_ns: p.lat_mean_ns,
+            p99_ns: p.lat_p99_ns,
+            p999_ns: p.lat_p999_ns,
+        })),
+    }
+}
+
+fn curve_table(t: &TestResult) -> String {
+    let mut pts: Vec<&CurvePoint> = t.curve.iter().flatten().collect();
+    pts.sort_by_key(|p| p.iodepth);
+    let several = pts.iter().any(|p| p.detail.lat_over_streams_max.is_some());
+    let answer_depth = t
+        .answer
+        .as_ref()
+        .filter(|a| a.detail.found)
+        .map(|a| a.iodepth);
+    let mut table = Table::new();
+    table
+        .load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled);
+    let lat = |h: &str| {
+        if several {
+            format!("{h} (all / worst)")
+        } else {
+            h.to_string()
+        }
+    };
+    table.set_header(vec![
+        "depth".to_string(),
+        "IOPS".into(),
+        "MB/s".into(),
+        lat("mean"),
+        lat("p99"),
+        lat("p99.9"),
+        "QD".into(),
+        "CPU".into(),
+        "limit".into(),
+    ]);
+    for p in pts {
+        let mark = if Some(p.iodepth) == answer_depth {
+            " *"
+        } else {
+            ""
+        };
+        let right = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
+        table.add_row(vec![
+            right(format!("{}{mark}", p.iodepth)),
+            right(fmt_thousands(p.iops)),
+            right(fmt_mb_per_s(p.bw_bytes_per_s)),
+            right(lat_cell(p, |l| l.mean_ns)),
+            right(lat_cell(p, |l| l.p99_ns)),
+            right(lat_cell(p, |l| l.p999_ns)),
+            right(format!("{:.1}", p.avg_queue_depth)),
+            right(format!("{:.0} %", p.cpu_pct)),
+            Cell::new(if p.within_limit { "ok" } else { "over" }),
+        ]);
+    }
+    format!("{table}\n")
+}
+
+/// Everything after the run: per sweep the answer, the facts and the curve; then the
+/// method and warnings.
+pub fn report(doc: &ResultDoc, cfg: &SaturateConfig) -> String {
+    let mut out = String::new();
+    for t in doc.tests.iter().filter(|t| t.family == "saturate") {
+        match &t.answer {
+            Some(a) => {
+                out.push_str(&answer_line(&t.name, a));
+                out.push('\n');
+                out.push_str(&facts(a));
+            }
+            None => out.push_str(&format!(
+                "{}: {} (the curve measured so far:)\n",
+                t.name,
+                t.error.as_deref().unwrap_or("not finished")
+            )),
+        }
+        if t.curve.as_ref().is_some_and(|c| !c.is_empty()) {
+            out.push_str(&curve_table(t));
+        }
+        if let Some(g) = t.params.get("preconditioned")
+            && t.params.get("sweep").map(String::as_str) != Some("randread")
+        {
+            out.push_str(&format!("  preconditioned: {g}\n"));
+        }
+        out.push('\n');
+    }
+    let sizes: Vec<String> = cfg
+        .targets
+        .iter()
+        .map(|t| {
+            format!(
+                "{} {}{}",
+                t.path.display(),
+                fmt_size_iec(t.size),
+                if t.size < t.recommended {
+                    " (below 10x cache)"
+                } else {
+                    ""
+                }
+            )
+        })
+        .collect();
+    out.push_str(&format!(
+        "method: {}; prefill with random data, every block{}; sizes: {}; * = answer; latency limit on {} ({} over streams)\n",
+        if cfg.targets.iter().all(|t| t.direct) {
+            "O_DIRECT"
+        } else {
+            "BUFFERED on some targets"
+        },
+        if cfg.targets.iter().all(|t| t.may_write) {
+            ""
+        } else {
+            " (not on read-only targets)"
+        },
+        sizes.join(", "),
+        cfg.statistic.name(),
+        cfg.aggregate.name()
+    ));
+    out.push_str(&crate::report::table::render_warnings(doc));
+    out
+}
