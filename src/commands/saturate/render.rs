@@ -12,7 +12,11 @@ use crate::workload::saturate::config::SaturateConfig;
 
 /// `42 s`, `3 min 12 s`.
 pub fn fmt_secs(s: f64) -> String {
-    if s < 60.0 {
+    if s < 1.0 {
+        format!("{:.0} ms", s * 1000.0)
+    } else if s < 10.0 {
+        format!("{s:.1} s")
+    } else if s < 60.0 {
         format!("{s:.0} s")
     } else {
         format!("{} min {:02.0} s", (s / 60.0).floor(), s % 60.0)
