@@ -365,7 +365,7 @@ fn measure(
         let t0 = Instant::now();
         let mut last = (t0, 0u64);
         while !h.is_finished() {
-            std::thread::sleep(std::time::Duration::from_millis(200));
+            std::thread::sleep(std::time::Duration::from_millis(50));
             let ios = live.ios.load(std::sync::atomic::Ordering::Relaxed);
             let now = Instant::now();
             let rate = (ios - last.1) as f64 / (now - last.0).as_secs_f64().max(1e-3);
@@ -391,6 +391,7 @@ fn measure(
 
 /// The answer of a finished search, from the measured curve.
 fn answer_of(cfg: &SaturateConfig, sweep: &SweepSpec, o: &Outcome, curve: &[CurvePoint]) -> Answer {
+    let targets = cfg.targets.len() as u32;
     let at = |d: u32| curve.iter().rev().find(|p| p.iodepth == d);
     let point = o.answer.and_then(|a| at(a.depth));
     let peak = o.peak.and_then(|p| at(p.depth));
@@ -404,6 +405,7 @@ fn answer_of(cfg: &SaturateConfig, sweep: &SweepSpec, o: &Outcome, curve: &[Curv
         thrashed: o.thrashed,
         detail: AnswerDetail {
             jobs: sweep.jobs,
+            total_iodepth: point.map(|p| p.iodepth * p.jobs * targets).unwrap_or(0),
             bw_bytes_per_s: point.map(|p| p.bw_bytes_per_s).unwrap_or(0.0),
             aggregate: cfg.aggregate.name().into(),
             found: point.is_some(),

@@ -94,6 +94,9 @@ pub struct AnswerDetail {
     /// Jobs (threads) of the answer; the total outstanding I/Os are `iodepth * jobs`.
     #[serde(default)]
     pub jobs: u32,
+    /// I/Os in flight in total at the answer: `iodepth * jobs * targets`.
+    #[serde(default)]
+    pub total_iodepth: u32,
     #[serde(default)]
     pub bw_bytes_per_s: f64,
     /// `mean` or `max` over the streams (targets and directions).

@@ -86,11 +86,18 @@ pub fn plan(cfg: &SaturateConfig, lo: f64, hi: f64) -> String {
 
 /// `randread: 41,200 IOPS at depth 12 with mean latency 9.6 ms ≤ 10 ms`.
 pub fn answer_line(name: &str, a: &Answer) -> String {
-    let depth = if a.detail.jobs > 1 {
+    let mut depth = if a.detail.jobs > 1 {
         format!("depth {} x {} jobs", a.iodepth, a.detail.jobs)
     } else {
         format!("depth {}", a.iodepth)
     };
+    let per_job = a.iodepth * a.detail.jobs.max(1);
+    if a.detail.total_iodepth > per_job {
+        depth.push_str(&format!(
+            " per target ({} in flight in total)",
+            a.detail.total_iodepth
+        ));
+    }
     if !a.detail.found {
         return format!(
             "{name}: no depth holds {} latency <= {} (it broke the limit from depth {})",
@@ -224,7 +231,11 @@ pub fn report(doc: &ResultDoc, cfg: &SaturateConfig) -> String {
         if let Some(g) = t.params.get("preconditioned")
             && t.params.get("sweep").map(String::as_str) != Some("randread")
         {
-            out.push_str(&format!("  preconditioned: {g}\n"));
+            out.push_str(if g == "true" {
+                "  preconditioned: the target was written once more before this sweep\n"
+            } else {
+                "  not preconditioned (--precondition writes the target once more first)\n"
+            });
         }
         out.push('\n');
     }

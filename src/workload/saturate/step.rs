@@ -245,7 +245,7 @@ fn aggregate(
 
 /// Seconds one step takes at most (ramp + measurement + setup and drain).
 pub fn step_seconds(cfg: &SaturateConfig) -> f64 {
-    (cfg.ramp + cfg.step + Duration::from_millis(150)).as_secs_f64()
+    (cfg.ramp + cfg.step + Duration::from_millis(200)).as_secs_f64()
 }
 
 #[cfg(test)]
