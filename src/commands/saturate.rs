@@ -37,13 +37,27 @@ pub fn execute(args: &SaturateArgs, argv: Vec<String>) -> Result<i32> {
     for w in cfg.targets.iter().flat_map(|t| &t.warnings) {
         doc.warn(w.clone());
     }
-    let (lo, hi) = estimate_seconds(&cfg);
+    let est = estimate_seconds(&cfg);
+    let hi = est[2];
     for n in &cfg.notes {
         eprintln!("iolab: {n}");
     }
-    eprint!("{}", render::plan(&cfg, lo, hi));
+    eprint!("{}", render::plan(&cfg, est));
     let started = Instant::now();
-    let outcome = run_all(&cfg, &ctx, &mut doc, &sink);
+    let mut fill_secs = 0.0;
+    let outcome = run_all(&cfg, &ctx, &mut doc, &sink, &mut fill_secs);
+    let sweep_secs = started.elapsed().as_secs_f64() - fill_secs;
+    if outcome.is_ok() && sweep_secs > 1.2 * hi {
+        doc.warn(Warning {
+            code: "over-estimate".into(),
+            message: format!(
+                "the sweeps took {}, more than 20 % over the estimate ({}): setup or draining the queues was slow",
+                render::fmt_secs(sweep_secs),
+                render::fmt_secs(hi)
+            ),
+            test: None,
+        });
+    }
     finish_doc(&mut doc, &outcome);
     sink.save(&doc)?;
     if cfg.json {
@@ -52,10 +66,11 @@ pub fn execute(args: &SaturateArgs, argv: Vec<String>) -> Result<i32> {
         print!("{}", render::report(&doc, &cfg));
     }
     eprintln!(
-        "iolab: took {} (estimated {} to {} plus the prefill)",
-        render::fmt_secs(started.elapsed().as_secs_f64()),
-        render::fmt_secs(lo),
-        render::fmt_secs(hi)
+        "iolab: sweeps took {} (estimated {}, at most {}), prefill and preconditioning {}",
+        render::fmt_secs(sweep_secs),
+        render::fmt_secs(est[1]),
+        render::fmt_secs(hi),
+        render::fmt_secs(fill_secs)
     );
     if let Some(p) = &sink.path {
         eprintln!("results: {}", p.display());
@@ -63,13 +78,18 @@ pub fn execute(args: &SaturateArgs, argv: Vec<String>) -> Result<i32> {
     outcome.map(|_| 0)
 }
 
-/// Fewest and most seconds the sweeps can take (the prefill depends on the device).
-pub fn estimate_seconds(cfg: &SaturateConfig) -> (f64, f64) {
+/// Seconds the sweeps take: fewest, when the limit holds to --max-depth, and most (see
+/// `step_bounds`). The prefill depends on the device and is timed separately.
+pub fn estimate_seconds(cfg: &SaturateConfig) -> [f64; 3] {
     let per = step::step_seconds(cfg);
-    cfg.sweeps.iter().fold((0.0, 0.0), |(lo, hi), s| {
+    cfg.sweeps.iter().fold([0.0; 3], |acc, s| {
         let start = s.start_depth();
-        let (a, b) = step_bounds(start, cfg.max_depth.max(start));
-        (lo + a as f64 * per, hi + b as f64 * per)
+        let (a, b, c) = step_bounds(start, cfg.max_depth.max(start));
+        [
+            acc[0] + a as f64 * per,
+            acc[1] + b as f64 * per,
+            acc[2] + c as f64 * per,
+        ]
     })
 }
 
@@ -77,6 +97,7 @@ pub fn estimate_seconds(cfg: &SaturateConfig) -> (f64, f64) {
 /// written); `what` says which pass it is.
 fn fill(
     cfg: &SaturateConfig,
+    secs: &mut f64,
     targets: &mut [TestTarget],
     seed: u64,
     ctx: &RunContext,
@@ -98,16 +119,18 @@ fn fill(
             )
         };
         if let Err(e) = t.prefill(seed, &mut cb, &ctx.stop) {
+            *secs += t0.elapsed().as_secs_f64();
             p.finish("stopped");
             ctx.stop.check()?;
             return Err(anyhow::Error::new(e).context(format!("{label} failed")));
         }
-        let secs = t0.elapsed().as_secs_f64();
+        let took = t0.elapsed().as_secs_f64();
+        *secs += took;
         p.finish(&format!(
             "{} in {:.1} s ({} MB/s)",
             fmt_size_iec(size),
-            secs,
-            crate::units::fmt_mb_per_s(size as f64 / secs.max(1e-9))
+            took,
+            crate::units::fmt_mb_per_s(size as f64 / took.max(1e-9))
         ));
     }
     Ok(())
@@ -131,6 +154,7 @@ fn run_all(
     ctx: &RunContext,
     doc: &mut ResultDoc,
     sink: &ResultSink,
+    fill_secs: &mut f64,
 ) -> Result<()> {
     let mut targets = open_targets(cfg)?;
     let unfilled: Vec<String> = cfg
@@ -149,14 +173,28 @@ fn run_all(
             test: None,
         });
     }
-    fill(cfg, &mut targets, ctx.seed ^ cfg.seed, ctx, "prefill")?;
+    fill(
+        cfg,
+        fill_secs,
+        &mut targets,
+        ctx.seed ^ cfg.seed,
+        ctx,
+        "prefill",
+    )?;
     sink.save(doc)?;
 
     let mut preconditioned = false;
     for sweep in &cfg.sweeps {
         ctx.stop.check()?;
         if cfg.precondition && sweep.kind.writes() && !preconditioned {
-            fill(cfg, &mut targets, cfg.seed ^ 0xC0FF_EE, ctx, "precondition")?;
+            fill(
+                cfg,
+                fill_secs,
+                &mut targets,
+                cfg.seed ^ 0xC0FF_EE,
+                ctx,
+                "precondition",
+            )?;
             preconditioned = true;
         }
         run_sweep(cfg, sweep, &targets, ctx, doc, sink, preconditioned)?;
@@ -295,6 +333,13 @@ fn run_sweep(
     test.summary
         .insert("iops".into(), crate::stats::summarize(&[answer.iops]));
     test.answer = Some(answer);
+    if outcome.inconsistent {
+        doc.warn(Warning {
+            code: "noisy-curve".into(),
+            message: "a depth held the limit although a smaller depth broke it: the device (or the machine) is noisy; consider a longer --step-duration".into(),
+            test: Some(name.clone()),
+        });
+    }
     if outcome.thrashed {
         doc.warn(Warning {
             code: "thrashing".into(),

@@ -63,8 +63,9 @@ fn ceil_log2(n: u32) -> u32 {
     }
 }
 
-/// Fewest and most steps a search can take (for the time estimate printed up front).
-pub fn step_bounds(start: u32, max: u32) -> (u32, u32) {
+/// Steps a search takes: fewest (depth 1 already breaks the limit), when the limit holds
+/// up to the maximum (every doubling), and most (crossed late, then bisected).
+pub fn step_bounds(start: u32, max: u32) -> (u32, u32, u32) {
     let d = sweep_depths(start, max);
     let n = d.len() as u32;
     let bisect = d
@@ -72,7 +73,7 @@ pub fn step_bounds(start: u32, max: u32) -> (u32, u32) {
         .map(|w| ceil_log2(w[1] - w[0]))
         .max()
         .unwrap_or(0);
-    (n.min(2), n + bisect)
+    (n.min(2), n, n + bisect)
 }
 
 /// What the search concluded.
@@ -86,6 +87,8 @@ pub struct Outcome {
     pub knee: Option<u32>,
     /// The highest IOPS of the curve.
     pub peak: Option<Observation>,
+    /// Some depth held the limit although a smaller one broke it (noise or a cache).
+    pub inconsistent: bool,
 }
 
 /// The search state machine: ask `next()`, measure that depth, `record()` it, repeat.
@@ -149,11 +152,15 @@ impl Search {
         let was_bad = self.first_bad.is_some();
         if !good && !was_bad {
             self.first_bad = Some(obs.depth);
+        } else if good && was_bad {
+            // Back under the limit one step later: the crossing was noise, keep sweeping.
+            self.first_bad = None;
         }
         if self.falling_twice() {
             self.thrashed = true;
         }
-        if was_bad || self.thrashed || self.sweep_idx >= self.sweep.len() {
+        let crossed_twice = was_bad && !good;
+        if crossed_twice || self.thrashed || self.sweep_idx >= self.sweep.len() {
             self.end_sweep();
         }
     }
@@ -205,6 +212,13 @@ impl Search {
             first_bad,
             thrashed: self.thrashed,
             knee: knee(&self.points),
+            inconsistent: self.points.iter().any(|bad| {
+                !self.within(bad.latency_ns)
+                    && self
+                        .points
+                        .iter()
+                        .any(|p| p.depth > bad.depth && self.within(p.latency_ns))
+            }),
             peak: self
                 .points
                 .iter()
@@ -287,8 +301,8 @@ mod tests {
         assert_eq!(sweep_depths(1, 100), vec![1, 2, 4, 8, 16, 32, 64, 100]);
         assert_eq!(sweep_depths(2, 8), vec![2, 4, 8]);
         assert_eq!(sweep_depths(1, 1), vec![1]);
-        assert_eq!(step_bounds(1, 256), (2, 9 + 7));
-        assert_eq!(step_bounds(1, 1), (1, 1));
+        assert_eq!(step_bounds(1, 256), (2, 9, 9 + 7));
+        assert_eq!(step_bounds(1, 1), (1, 1, 1));
     }
 
     #[test]
@@ -373,6 +387,24 @@ mod tests {
             let d = o.answer.unwrap().depth;
             assert!((9..=11).contains(&d), "noise {amp}: depth {d}");
         }
+    }
+
+    #[test]
+    fn a_single_noisy_crossing_does_not_end_the_sweep() {
+        // Latency spikes at depth 4 only; the true crossing is at depth 11.
+        let f = queue(1000.0, 1.0 * MS);
+        let (o, pts) = run_search(1, 256, 10.0 * MS, |d| {
+            let mut obs = f(d);
+            if d == 4 {
+                obs.latency_ns = 50.0 * MS;
+            }
+            obs
+        });
+        assert_eq!(o.answer.unwrap().depth, 10);
+        assert_eq!(o.first_bad, Some(11));
+        assert!(o.inconsistent);
+        let depths: Vec<u32> = pts.iter().map(|p| p.depth).collect();
+        assert_eq!(depths, vec![1, 2, 4, 8, 16, 32, 12, 10, 11]);
     }
 
     #[test]

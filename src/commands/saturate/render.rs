@@ -24,7 +24,7 @@ pub fn fmt_secs(s: f64) -> String {
 }
 
 /// The plan and the estimated time, before anything runs.
-pub fn plan(cfg: &SaturateConfig, lo: f64, hi: f64) -> String {
+pub fn plan(cfg: &SaturateConfig, est: [f64; 3]) -> String {
     let mut out = format!(
         "iolab saturate: {} latency <= {} ({} over streams), {} blocks, depth up to {}, steps of {} + {} ramp\n",
         cfg.statistic.name(),
@@ -72,9 +72,11 @@ pub fn plan(cfg: &SaturateConfig, lo: f64, hi: f64) -> String {
     let names: Vec<String> = cfg.sweeps.iter().map(|s| s.name(cfg.mix)).collect();
     out.push_str(&format!("  sweeps: {}\n", names.join(", ")));
     out.push_str(&format!(
-        "  estimated time: {} to {} (a sweep stops one step after the limit), plus the prefill{}\n",
-        fmt_secs(lo),
-        fmt_secs(hi),
+        "  estimated time: {} if the limit holds up to depth {} (at least {}, at most {} when it is crossed and bisected), plus the prefill{}\n",
+        fmt_secs(est[1]),
+        cfg.max_depth,
+        fmt_secs(est[0]),
+        fmt_secs(est[2]),
         if cfg.precondition && cfg.writes() {
             " and one preconditioning pass"
         } else {
@@ -220,9 +222,15 @@ pub fn report(doc: &ResultDoc, cfg: &SaturateConfig) -> String {
                 out.push_str(&facts(a));
             }
             None => out.push_str(&format!(
-                "{}: {} (the curve measured so far:)\n",
+                "{}: {}; the curve measured so far:\n",
                 t.name,
-                t.error.as_deref().unwrap_or("not finished")
+                t.error
+                    .as_deref()
+                    .unwrap_or(if doc.status == "interrupted" {
+                        "interrupted"
+                    } else {
+                        "not finished"
+                    })
             )),
         }
         if t.curve.as_ref().is_some_and(|c| !c.is_empty()) {

@@ -101,6 +101,17 @@ pub struct SaturateConfig {
     pub json: bool,
 }
 
+/// `v` without repeats, in first-seen order.
+fn unique<T: PartialEq + Copy>(v: &[T]) -> Vec<T> {
+    let mut out: Vec<T> = Vec::new();
+    for &x in v {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    out
+}
+
 fn err(msg: impl Into<String>) -> UsageError {
     UsageError::new(msg)
 }
@@ -180,10 +191,9 @@ impl SaturateConfig {
                 ));
             }
         }
-        kinds_wanted.dedup();
+        let kinds_wanted = unique(&kinds_wanted);
         let writes = kinds_wanted.iter().any(|k| k.writes());
-        let mut jobs = a.jobs.clone();
-        jobs.dedup();
+        let jobs = unique(&a.jobs);
         let max_jobs = jobs.iter().copied().max().unwrap_or(1);
 
         let engine = match crate::engine::probe_uring() {
@@ -366,7 +376,6 @@ fn size_target(
                 Some(s) => {
                     if s < dev {
                         warnings.push(small_warning(
-                            path,
                             format!(
                                 "--size {} tests part of {shown} ({}): the worst case is the whole device",
                                 fmt_size_iec(s),
@@ -427,7 +436,6 @@ fn size_target(
             })
             .collect();
         warnings.push(small_warning(
-            path,
             format!(
                 "{} tested on {shown} is less than 10x its caches ({}; {} wanted): cache hits may flatter the result",
                 fmt_size_iec(size),
@@ -457,7 +465,7 @@ fn size_target(
     })
 }
 
-fn small_warning(_path: &Path, message: String) -> Warning {
+fn small_warning(message: String) -> Warning {
     Warning {
         code: "small-test-size".into(),
         message,
