@@ -191,7 +191,7 @@ fn run_all(
                 cfg,
                 fill_secs,
                 &mut targets,
-                cfg.seed ^ 0xC0FF_EE,
+                cfg.seed ^ 0x00C0_FFEE,
                 ctx,
                 "precondition",
             )?;

@@ -136,7 +136,7 @@ impl SaturateConfig {
                 a.mix
             )));
         }
-        if a.bs < 512 || a.bs % 512 != 0 || a.bs > MAX_BS {
+        if a.bs < 512 || !a.bs.is_multiple_of(512) || a.bs > MAX_BS {
             return Err(err(format!(
                 "--bs {}: must be a multiple of 512 bytes, at most 64MiB",
                 a.bs
