@@ -172,26 +172,30 @@ fn throttled_loop_device_saturates_at_the_cap() {
         eprintln!("SKIPPED throttled_loop_device_saturates_at_the_cap: {why}");
         return;
     }
-    const C: f64 = 250.0; // IOPS cap
+    const C: f64 = 250.0; // IOPS cap of the first device (the second gets 2C)
     const L_MS: f64 = 22.0; // mean latency limit: depth C x L = 5.5
     let dir = tempfile::tempdir().unwrap();
-    let image = dir.path().join("disk.img");
-    std::fs::File::create(&image)
-        .unwrap()
-        .set_len(32 << 20)
-        .unwrap();
-    let lo = LoopDevice::attach(&image, true).expect("attach loop device");
+    let attach = |name: &str| {
+        let image = dir.path().join(name);
+        std::fs::File::create(&image)
+            .unwrap()
+            .set_len(32 << 20)
+            .unwrap();
+        let lo = LoopDevice::attach(&image, true).expect("attach loop device");
+        let rdev = std::os::unix::fs::MetadataExt::rdev(&std::fs::metadata(&lo.device).unwrap());
+        let majmin = format!("{}:{}", libc::major(rdev), libc::minor(rdev));
+        (lo, majmin)
+    };
+    let (lo, majmin) = attach("a.img");
+    let (lo2, majmin2) = attach("b.img");
     let dev = lo.device.to_str().unwrap().to_string();
-    let rdev = std::os::unix::fs::MetadataExt::rdev(&std::fs::metadata(&lo.device).unwrap());
-    let majmin = format!("{}:{}", libc::major(rdev), libc::minor(rdev));
-    let name = format!(
-        "iolab-test-saturate-{}-{}",
-        std::process::id(),
-        Instant::now().elapsed().as_nanos() ^ (rdev as u128)
-    );
+    let dev2 = lo2.device.to_str().unwrap().to_string();
+    let name = format!("iolab-test-saturate-{}-{}", std::process::id(), lo.name());
     let cg = Cgroup::create(&name);
-    cg.set("blkio.throttle.read_iops_device", &format!("{majmin} {C}"));
-    cg.set("blkio.throttle.write_iops_device", &format!("{majmin} {C}"));
+    for (mm, cap) in [(&majmin, C), (&majmin2, 2.0 * C)] {
+        cg.set("blkio.throttle.read_iops_device", &format!("{mm} {cap}"));
+        cg.set("blkio.throttle.write_iops_device", &format!("{mm} {cap}"));
+    }
     let procs = cg.0.join("cgroup.procs");
 
     // Writes are not allowed on a device without --allow-destroy: exit 2, nothing run.
@@ -206,34 +210,40 @@ fn throttled_loop_device_saturates_at_the_cap() {
     assert_eq!(r.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&r.stderr).contains("--allow-destroy"));
 
-    let r = Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "echo $$ > {} && exec \"$0\" \"$@\"",
-            procs.display()
-        ))
-        .arg(BIN)
-        .args(["saturate", "--target", &dev, "--allow-destroy", &dev])
-        .args([
-            "--rw",
-            "randread,randwrite",
-            "--latency-limit",
-            &format!("{L_MS}ms"),
-        ])
-        .args([
-            "--max-depth",
-            "64",
-            "--step-duration",
-            "1s",
-            "--ramp",
-            "300ms",
-        ])
-        .args(["--json", "--no-save"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&r.stderr);
-    assert_eq!(r.status.code(), Some(0), "{stderr}");
-    let doc: ResultDoc = serde_json::from_slice(&r.stdout).unwrap();
+    // iolab inside the throttled cgroup.
+    let sweep = |args: &[&str]| -> ResultDoc {
+        let r = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "echo $$ > {} && exec \"$0\" \"$@\"",
+                procs.display()
+            ))
+            .arg(BIN)
+            .arg("saturate")
+            .args(args)
+            .args(["--latency-limit", &format!("{L_MS}ms"), "--max-depth", "64"])
+            .args([
+                "--step-duration",
+                "1s",
+                "--ramp",
+                "300ms",
+                "--json",
+                "--no-save",
+            ])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(0), "{stderr}");
+        serde_json::from_slice(&r.stdout).unwrap()
+    };
+    let doc = sweep(&[
+        "--target",
+        &dev,
+        "--allow-destroy",
+        &dev,
+        "--rw",
+        "randread,randwrite",
+    ]);
     assert_eq!(doc.command, "saturate");
     assert_eq!(doc.tests.len(), 2);
     let want_depth = C * L_MS / 1000.0;
@@ -265,6 +275,46 @@ fn throttled_loop_device_saturates_at_the_cap() {
         assert_eq!(t.params.get("prefilled").map(String::as_str), Some("true"));
         assert_eq!(t.params.get("direct").map(String::as_str), Some("true"));
     }
+
+    // Independent reads and writes on two targets at once, limit on the worst stream:
+    // IOPS add up (C + C on the first, 2C + 2C on the second); the first target's reads
+    // (depth / 2 each way) decide: depth/2 / C <= L -> depth 10.
+    let doc = sweep(&[
+        "--target",
+        &dev,
+        "--target",
+        &dev2,
+        "--allow-destroy",
+        &dev,
+        "--allow-destroy",
+        &dev2,
+        "--rw",
+        "mixed",
+    ]);
+    let t = &doc.tests[0];
+    let a = t.answer.as_ref().expect("an answer");
+    assert_eq!(a.detail.aggregate, "max");
+    assert!(
+        (a.iops - 6.0 * C).abs() <= 0.6 * C,
+        "{} IOPS, caps add to {}",
+        a.iops,
+        6.0 * C
+    );
+    assert!((9..=11).contains(&a.iodepth), "depth {}", a.iodepth);
+    assert_eq!(a.detail.total_iodepth, 2 * a.iodepth);
+    let p = t
+        .curve
+        .as_ref()
+        .unwrap()
+        .iter()
+        .find(|p| p.iodepth == a.iodepth)
+        .unwrap();
+    assert_eq!(p.detail.streams.len(), 4);
+    let worst = p.detail.lat_over_streams_max.as_ref().unwrap();
+    let all = p.detail.lat_over_streams_mean.as_ref().unwrap();
+    assert_eq!(worst.mean_ns, p.lat_mean_ns);
+    assert!(all.mean_ns < worst.mean_ns);
     drop(cg);
     drop(lo);
+    drop(lo2);
 }
