@@ -352,7 +352,12 @@ fn build_tests(a: &RunArgs) -> Result<Vec<BlockTestSpec>, UsageError> {
         let bs = a.bs.unwrap_or(if rw.is_random() { 4096 } else { 1 << 20 });
         let qd = a.iodepth.unwrap_or(1);
         let jobs = a.jobs.unwrap_or(1);
-        let name = format!("{} {}", cdm_label(rw, bs, qd, jobs), rw.name());
+        let dir = if rw == Rw::Randrw {
+            format!("mixed {}% read", a.rwmix_read)
+        } else {
+            rw.direction().to_string()
+        };
+        let name = format!("{} {dir}", cdm_label(rw, bs, qd, jobs));
         return Ok(vec![BlockTestSpec::single(name, job(a, rw, bs, qd, jobs))]);
     }
     let preset = a.preset.unwrap_or(Preset::Default);
