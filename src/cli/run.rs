@@ -80,7 +80,8 @@ pub struct RunArgs {
     pub engine: EngineKind,
 
     /// O_DIRECT (bypass the page cache). Falls back to buffered where refused (tmpfs).
-    #[arg(long, value_name = "BOOL", default_value = "true", action = clap::ArgAction::Set)]
+    #[arg(long, value_name = "BOOL", default_value = "true", action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new())]
     pub direct: bool,
 
     /// A single custom test instead of a preset (the other flags below refine it), or,

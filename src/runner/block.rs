@@ -297,6 +297,7 @@ fn run_job(
     let mut t;
     let mut finishing = false;
     let mut error: Option<anyhow::Error> = None;
+    let mut live_pending = 0u64;
 
     loop {
         // Issue until the queue is full.
@@ -416,10 +417,14 @@ fn run_job(
                 rec.record(lat, job.bs, slot_op[c.slot] == Op::Write, interval);
             }
         }
-        if let Some(l) = live {
-            l.ios.fetch_add(done.len() as u64, Ordering::Relaxed);
-            l.bytes
-                .fetch_add(done.len() as u64 * job.bs, Ordering::Relaxed);
+        // Live progress counters are shared with the display thread: touch them rarely.
+        live_pending += done.len() as u64;
+        if live_pending >= 256 || inflight == 0 {
+            if let Some(l) = live {
+                l.ios.fetch_add(live_pending, Ordering::Relaxed);
+                l.bytes.fetch_add(live_pending * job.bs, Ordering::Relaxed);
+            }
+            live_pending = 0;
         }
         if error.is_some() {
             finishing = true;
