@@ -474,11 +474,8 @@ fn read_only_file_system_is_refused() {
         return;
     };
     let t = fs.path().display().to_string();
-    expect_usage_error(
-        &tempdir().path().to_path_buf(),
-        &["run", "--target", &t],
-        "read-only",
-    );
+    let cwd = tempdir();
+    expect_usage_error(cwd.path(), &["run", "--target", &t], "read-only");
 }
 
 #[test]
