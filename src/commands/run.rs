@@ -71,6 +71,9 @@ pub fn run_with(
         kind => TestTarget::open_existing(&cfg.target, kind, Some(cfg.size))
             .with_context(|| format!("cannot open {}", cfg.target.display()))?,
     };
+    if cfg.verify {
+        target.verify = Some(crate::engine::verify::Verifier::from_seed(cfg.seed));
+    }
     let direct_requested = cfg.tests.iter().any(|t| t.groups.iter().any(|g| g.direct));
     if let Some(w) = target.direct_warning(direct_requested) {
         doc.warn(w);
@@ -91,7 +94,7 @@ pub fn run_with(
     let device = doc.environment.block_device.clone();
 
     // Prefill: every block written once, so reads never measure holes.
-    if cfg.may_write {
+    if cfg.prefill {
         let p = Progress::start(ctx.progress, "prefill");
         let mut cb = |f: f64| p.set(f, "writing every block once");
         target.prefill(ctx.seed, &mut cb, &ctx.stop).map_err(|e| {
@@ -108,7 +111,7 @@ pub fn run_with(
     } else if cfg.tests.iter().any(|t| t.reads()) {
         doc.warn(Warning {
             code: "not-prefilled".into(),
-            message: "the device was not prefilled (read-only test without --allow-destroy): never-written or trimmed areas may read back without touching the media".into(),
+            message: "the target was not prefilled (a device without --allow-destroy, or --prefill false): never-written or trimmed areas may read back without touching the media".into(),
             test: None,
         });
     }
@@ -128,6 +131,9 @@ pub fn run_with(
             headline: Some(cfg.headline.into()),
             ..Default::default()
         };
+        if cfg.verify {
+            test.params.insert("verify".into(), "true".into());
+        }
         if spec.groups.len() > 1 {
             test.groups = spec
                 .groups

@@ -322,7 +322,11 @@ fn run_job(
                     }
                 };
                 if op == Op::Write {
-                    datagen.stamp(&mut engine.buffer_mut(slot)[..bs], seq, off);
+                    let buf = &mut engine.buffer_mut(slot)[..bs];
+                    datagen.stamp(buf, seq, off);
+                    if let Some(v) = &target.verify {
+                        v.seal(buf, off, seq);
+                    }
                 }
                 seq += 1;
                 slot_op[slot] = op;
@@ -410,6 +414,11 @@ fn run_job(
             }
             if slot_op[c.slot] == Op::Write {
                 rec.all_write_bytes += job.bs;
+            } else if let Some(v) = &target.verify
+                && let Err(e) = v.check(&engine.buffer_mut(c.slot)[..bs], slot_off[c.slot])
+            {
+                error.get_or_insert_with(|| anyhow!("{e} on {}", target.path.display()));
+                continue;
             }
             if measuring {
                 let lat = t.saturating_sub(slot_start[c.slot]).max(1);
