@@ -656,8 +656,8 @@ fn scopeguard(dev: String) -> Detach {
     Detach(dev)
 }
 
-#[test]
-fn sigint_saves_partial_results_and_cleans_up() {
+/// Interrupt a running `iolab run` with `sig` after its first test was saved.
+fn interrupt_after_first_test(sig: nix::sys::signal::Signal) -> (Output, tempfile::TempDir) {
     let d = tempdir();
     let child = Command::new(env!("CARGO_BIN_EXE_iolab"))
         .current_dir(d.path())
@@ -666,7 +666,7 @@ fn sigint_saves_partial_results_and_cleans_up() {
             "--preset",
             "real",
             "--duration",
-            "5s",
+            "1s",
             "--ramp",
             "0",
             "--size",
@@ -678,7 +678,6 @@ fn sigint_saves_partial_results_and_cleans_up() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until the first test has finished (its result is saved), then interrupt.
     let results = d.path().join("iolab-results");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
@@ -690,29 +689,128 @@ fn sigint_saves_partial_results_and_cleans_up() {
         if done || std::time::Instant::now() > deadline {
             break;
         }
-        std::thread::sleep(std::time::Duration::from_millis(50));
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), sig).unwrap();
+    (child.wait_with_output().unwrap(), d)
+}
+
+#[test]
+fn signals_save_partial_results_and_clean_up() {
+    use nix::sys::signal::Signal;
+    for (sig, code) in [
+        (Signal::SIGINT, 130),
+        (Signal::SIGTERM, 143),
+        (Signal::SIGHUP, 129),
+    ] {
+        let (out, d) = interrupt_after_first_test(sig);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{sig}: {stderr}");
+        assert!(stderr.contains(sig.as_str()), "{sig}: {stderr}");
+        let results = d.path().join("iolab-results");
+        let files = entries(&results);
+        let doc: Value =
+            serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+        assert_eq!(doc["status"], "interrupted");
+        assert!(
+            !doc["tests"].as_array().unwrap().is_empty(),
+            "the finished test was kept"
+        );
+        // Only the results dir remains: the test file and the lock were removed.
+        assert_eq!(entries(d.path()), vec![results], "{sig}");
+    }
+}
+
+#[test]
+fn a_second_run_on_the_same_target_is_refused() {
+    let d = tempdir();
+    let child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .current_dir(d.path())
+        .args([
+            "run",
+            "--preset",
+            "real",
+            "--duration",
+            "2s",
+            "--ramp",
+            "0",
+            "--size",
+            "8M",
+            "--repeat",
+            "1",
+            "--no-save",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let lock = d.path().join(".iolab.lock");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !lock.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let out = iolab(
+        d.path(),
+        &[
+            "run",
+            "--preset",
+            "real",
+            "--duration",
+            "100ms",
+            "--no-save",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("another iolab run"), "{stderr}");
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(child.id() as i32),
         nix::sys::signal::Signal::SIGINT,
     )
     .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let files = entries(&results);
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
-    assert_eq!(doc["status"], "interrupted");
+    let _ = child.wait_with_output();
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+}
+
+#[test]
+fn odd_path_names_work() {
+    use std::os::unix::ffi::OsStrExt;
+    let d = tempdir();
+    let odd = d
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"with space\nnewline \xff\xfe"));
+    std::fs::create_dir(&odd).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .current_dir(d.path())
+        .arg("run")
+        .arg("--target")
+        .arg(&odd)
+        .args([
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--size",
+            "4M",
+            "--duration",
+            "100ms",
+            "--ramp",
+            "0",
+            "--repeat",
+            "1",
+            "--json",
+            "--no-save",
+        ])
+        .output()
+        .unwrap();
+    let doc = json_of(&out);
     assert!(
-        !doc["tests"].as_array().unwrap().is_empty(),
-        "the finished test was kept"
+        doc["environment"]["target_path"]
+            .as_str()
+            .unwrap()
+            .contains("with space")
     );
-    // Only the results dir remains: the test file was removed.
-    assert_eq!(entries(d.path()), vec![results]);
+    assert!(entries(&odd).is_empty());
 }
 
 #[test]

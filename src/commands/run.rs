@@ -15,6 +15,7 @@ use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
 
 pub fn execute(args: &RunArgs, argv: Vec<String>) -> Result<i32> {
     let cfg = RunConfig::from_args(args)?;
+    let _lock = crate::runner::lock::TargetLock::acquire(&cfg.target)?;
     let ctx = RunContext::new(ProgressMode::detect(false));
     ctx.stop
         .install()
