@@ -167,9 +167,14 @@ pub fn run_with(
                     let rate = (b - last_bytes) as f64 / (now - last_t).as_secs_f64().max(1e-3);
                     last_bytes = b;
                     last_t = now;
-                    let frac = match total {
-                        Some(t) => t0.elapsed().as_secs_f64() / t,
-                        None => 0.0,
+                    let frac = match (total, spec.groups[0].io_size) {
+                        (Some(t), _) => t0.elapsed().as_secs_f64() / t,
+                        (None, Some(per_job)) => {
+                            let all: u64 =
+                                spec.groups.iter().map(|g| per_job * g.jobs as u64).sum();
+                            b as f64 / all.max(1) as f64
+                        }
+                        (None, None) => 0.0,
                     };
                     p.set(frac, &format!("{} MB/s", crate::units::fmt_mb_per_s(rate)));
                 }

@@ -67,7 +67,9 @@ impl UringEngine {
             .build(entries)
         {
             Ok(r) => r,
-            Err(_) => IoUring::builder().setup_cqsize(entries * 2).build(entries)?,
+            Err(_) => IoUring::builder()
+                .setup_cqsize(entries * 2)
+                .build(entries)?,
         };
         let mut bufs: Vec<AlignedBuf> = (0..depth).map(|_| AlignedBuf::new(buf_len)).collect();
         let mut notes = Vec::new();
