@@ -24,6 +24,12 @@ use crate::workload::saturate::{Observation, Outcome, Search, step_bounds};
 
 pub fn execute(args: &SaturateArgs, argv: Vec<String>) -> Result<i32> {
     let cfg = SaturateConfig::from_args(args)?;
+    // One iolab run per target at a time (another would mix its I/O into this curve).
+    let _locks = cfg
+        .targets
+        .iter()
+        .map(|t| crate::runner::lock::TargetLock::acquire(&t.path))
+        .collect::<Result<Vec<_>, _>>()?;
     let ctx = RunContext::new(ProgressMode::detect(false));
     ctx.stop
         .install()
