@@ -300,7 +300,7 @@ fn run_sweep(
     let mut index = 0u32;
     while let Some((depth, phase)) = search.next() {
         index += 1;
-        let label = format!("{name} depth {depth}");
+        let label = format!("{name} depth {depth} (step {index}, {})", phase.name());
         let r = measure(cfg, sweep, depth, targets, ctx, index, &label);
         let mut res = match r {
             Ok(r) => r,

@@ -26,7 +26,7 @@ pub fn fmt_secs(s: f64) -> String {
 /// The plan and the estimated time, before anything runs.
 pub fn plan(cfg: &SaturateConfig, est: [f64; 3]) -> String {
     let mut out = format!(
-        "iolab saturate: {} latency <= {} ({} over streams), {} blocks, depth up to {}, steps of {} + {} ramp\n",
+        "iolab saturate: {} latency ≤ {} ({} over streams), {} blocks, depth up to {}, steps of {} + {} ramp\n",
         cfg.statistic.name(),
         fmt_ns(cfg.limit_ns),
         cfg.aggregate.name(),
@@ -86,6 +86,17 @@ pub fn plan(cfg: &SaturateConfig, est: [f64; 3]) -> String {
     out
 }
 
+/// `fmt_ns` without trailing zeros: `9.6 ms`, `10 ms`, `250 µs`.
+fn fmt_ns_short(ns: f64) -> String {
+    let s = fmt_ns(ns);
+    match s.split_once(' ') {
+        Some((num, unit)) if num.contains('.') => {
+            format!("{} {unit}", num.trim_end_matches('0').trim_end_matches('.'))
+        }
+        _ => s,
+    }
+}
+
 /// `randread: 41,200 IOPS at depth 12 with mean latency 9.6 ms ≤ 10 ms`.
 pub fn answer_line(name: &str, a: &Answer) -> String {
     let mut depth = if a.detail.jobs > 1 {
@@ -102,7 +113,7 @@ pub fn answer_line(name: &str, a: &Answer) -> String {
     }
     if !a.detail.found {
         return format!(
-            "{name}: no depth holds {} latency <= {} (it broke the limit from depth {})",
+            "{name}: no depth holds {} latency ≤ {} (it broke the limit from depth {})",
             a.statistic,
             fmt_ns(a.limit_ns),
             a.detail.first_bad_iodepth.unwrap_or(1)
@@ -112,8 +123,8 @@ pub fn answer_line(name: &str, a: &Answer) -> String {
         "{name}: {} IOPS at {depth} with {} latency {} ≤ {}",
         fmt_thousands(a.iops),
         a.statistic,
-        fmt_ns(a.latency_ns),
-        fmt_ns(a.limit_ns)
+        fmt_ns_short(a.latency_ns),
+        fmt_ns_short(a.limit_ns)
     );
     if !a.detail.limit_crossed {
         s.push_str(" (limit never crossed up to --max-depth: a lower bound)");
@@ -281,4 +292,43 @@ pub fn report(doc: &ResultDoc, cfg: &SaturateConfig) -> String {
     ));
     out.push_str(&crate::report::table::render_warnings(doc));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::saturate::AnswerDetail;
+
+    fn answer(iops: f64, depth: u32, lat_ms: f64) -> Answer {
+        Answer {
+            iops,
+            iodepth: depth,
+            statistic: "mean".into(),
+            latency_ns: lat_ms * 1e6,
+            limit_ns: 10e6,
+            knee_iodepth: Some(8),
+            thrashed: false,
+            detail: AnswerDetail {
+                jobs: 1,
+                total_iodepth: depth,
+                found: true,
+                limit_crossed: true,
+                first_bad_iodepth: Some(depth + 1),
+                ..Default::default()
+            },
+        }
+    }
+
+    #[test]
+    fn answer_line_reads_like_the_issue() {
+        assert_eq!(
+            answer_line("randread", &answer(41_200.0, 12, 9.6)),
+            "randread: 41,200 IOPS at depth 12 with mean latency 9.6 ms ≤ 10 ms"
+        );
+        let mut a = answer(82_000.0, 12, 9.6);
+        a.detail.total_iodepth = 24;
+        assert!(answer_line("randread", &a).contains("depth 12 per target (24 in flight"));
+        a.detail.found = false;
+        assert!(answer_line("randread", &a).starts_with("randread: no depth holds"));
+    }
 }
