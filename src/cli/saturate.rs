@@ -10,7 +10,7 @@ use crate::units::{duration_arg, size_arg};
 /// One sweep kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum SweepKind {
-    /// Random 4 KiB reads.
+    /// Random reads (of --bs, default 4 KiB).
     Randread,
     /// Random writes.
     Randwrite,
