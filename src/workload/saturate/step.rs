@@ -153,7 +153,16 @@ pub fn run_step(
     let out = run_block_test(&spec, &refs, stop, Some(live), index)?;
     let step_s = t0.elapsed().as_secs_f64();
     let devices = phases.iter().filter_map(|p| p.finish()).collect();
-    let mut point = aggregate(cfg, &spec, &owner, targets, &out.per_group, &out.total);
+    let names: Vec<String> = owner
+        .iter()
+        .map(|&i| targets[i].path.display().to_string())
+        .collect();
+    let rule = Rule {
+        aggregate: cfg.aggregate,
+        statistic: cfg.statistic,
+        limit_ns: cfg.limit_ns,
+    };
+    let mut point = aggregate(&rule, &spec, &names, &out.per_group, &out.total);
     point.iodepth = depth;
     point.jobs = sweep.jobs;
     point.cpu_pct = out.total.cpu.as_ref().map(|c| c.process_pct).unwrap_or(0.0);
@@ -168,17 +177,25 @@ pub fn run_step(
 }
 
 /// Combine the streams (groups) of a step into one curve point.
+/// How a step's latency is judged.
+#[derive(Debug, Clone, Copy)]
+pub struct Rule {
+    pub aggregate: Aggregate,
+    pub statistic: Statistic,
+    pub limit_ns: f64,
+}
+
+/// `names[i]` is the target of group `i`.
 fn aggregate(
-    cfg: &SaturateConfig,
+    rule: &Rule,
     spec: &BlockTestSpec,
-    owner: &[usize],
-    targets: &[TestTarget],
+    names: &[String],
     per_group: &[RunResult],
     total: &RunResult,
 ) -> CurvePoint {
     let mut streams = Vec::new();
     let mut all = LatencyHistogram::new();
-    for ((g, r), &ti) in spec.groups.iter().zip(per_group).zip(owner) {
+    for ((g, r), name) in spec.groups.iter().zip(per_group).zip(names) {
         if let Some(h) = r
             .lat_hist
             .as_deref()
@@ -188,7 +205,7 @@ fn aggregate(
         }
         let t = triple(r);
         streams.push(StreamPoint {
-            target: targets[ti].path.display().to_string(),
+            target: name.clone(),
             rw: g.rw.name().into(),
             iodepth: g.iodepth,
             jobs: g.jobs,
@@ -215,11 +232,11 @@ fn aggregate(
         p99_ns: streams.iter().map(|s| s.lat_p99_ns).fold(0.0, f64::max),
         p999_ns: streams.iter().map(|s| s.lat_p999_ns).fold(0.0, f64::max),
     };
-    let chosen = match cfg.aggregate {
+    let chosen = match rule.aggregate {
         Aggregate::Mean => merged.clone(),
         Aggregate::Max => worst.clone(),
     };
-    let within = pick(&chosen, cfg.statistic) <= cfg.limit_ns && !all.is_empty();
+    let within = pick(&chosen, rule.statistic) <= rule.limit_ns && !all.is_empty();
     let several = streams.len() > 1;
     CurvePoint {
         iodepth: 0,
@@ -251,6 +268,77 @@ pub fn step_seconds(cfg: &SaturateConfig) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A group's run: `n` I/Os of `lat_ms` each over one second.
+    fn run(n: u64, lat_ms: f64) -> RunResult {
+        let mut h = LatencyHistogram::new();
+        for _ in 0..n {
+            h.record((lat_ms * 1e6) as u64);
+        }
+        RunResult {
+            iops: Some(n as f64),
+            bw_bytes_per_s: Some(n as f64 * 4096.0),
+            lat_ns: Some(h.stats()),
+            lat_hist: Some(h.to_base64()),
+            avg_queue_depth: Some(n as f64 * lat_ms / 1000.0),
+            ..Default::default()
+        }
+    }
+
+    fn two_streams(agg: Aggregate, limit_ms: f64) -> CurvePoint {
+        let job = |rw| JobSpec {
+            rw,
+            bs: 4096,
+            iodepth: 4,
+            jobs: 1,
+            rwmix_read: 0,
+            region: Region::Split,
+            pattern: Pattern::Random,
+            direct: true,
+            engine: EngineKind::Uring,
+            duration: None,
+            ramp: Duration::ZERO,
+            io_size: None,
+            seed: 1,
+            fsync_at_end: false,
+        };
+        let spec = BlockTestSpec {
+            name: "t".into(),
+            groups: vec![job(Rw::Randread), job(Rw::Randwrite)],
+        };
+        // Reads: 300 I/Os at 1 ms; writes: 100 at 5 ms.
+        let per = [run(300, 1.0), run(100, 5.0)];
+        let rule = Rule {
+            aggregate: agg,
+            statistic: Statistic::Mean,
+            limit_ns: limit_ms * 1e6,
+        };
+        aggregate(
+            &rule,
+            &spec,
+            &["a".into(), "b".into()],
+            &per,
+            &RunResult::default(),
+        )
+    }
+
+    #[test]
+    fn iops_and_depths_add_up_latency_is_mean_or_worst() {
+        let p = two_streams(Aggregate::Max, 4.0);
+        assert_eq!(p.iops, 400.0);
+        assert!((p.avg_queue_depth - 0.8).abs() < 1e-9);
+        assert_eq!(p.detail.streams.len(), 2);
+        let all = p.detail.lat_over_streams_mean.clone().unwrap();
+        let worst = p.detail.lat_over_streams_max.clone().unwrap();
+        // Over all I/Os: (300 x 1 + 100 x 5) / 400 = 2 ms; worst stream: 5 ms.
+        assert!((all.mean_ns / 1e6 - 2.0).abs() < 0.01, "{}", all.mean_ns);
+        assert!((worst.mean_ns / 1e6 - 5.0).abs() < 0.01);
+        assert_eq!(p.lat_mean_ns, worst.mean_ns);
+        assert!(!p.within_limit, "the 5 ms writes break a 4 ms limit");
+        let p = two_streams(Aggregate::Mean, 4.0);
+        assert_eq!(p.lat_mean_ns, all.mean_ns);
+        assert!(p.within_limit, "2 ms over all I/Os holds 4 ms");
+    }
 
     #[test]
     fn mixed_depth_splits_by_share_and_keeps_both_directions() {
