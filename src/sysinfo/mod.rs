@@ -1,8 +1,12 @@
 //! Environment capture: CPU, kernel, memory, the mount and block device under a path, and
-//! device counters from `/proc/diskstats`.
+//! device counters from `/proc/diskstats`. `resolve` follows a path down the device chain,
+//! `blockdev` reads one device's sysfs details, `smart` asks smartctl.
 
+pub mod blockdev;
 pub mod diskstats;
 pub mod mounts;
+pub mod resolve;
+pub mod smart;
 
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
