@@ -174,8 +174,7 @@ pub fn run_with(
                     if let Some(ph) = &phase
                         && let Some(dc) = ph.finish()
                     {
-                        let app_written: u64 = if spec.writes() { o.total.bytes } else { 0 };
-                        o.total.write_amplification = write_amplification(&dc, app_written);
+                        o.total.write_amplification = write_amplification(&dc, o.all_write_bytes);
                         o.total.device = Some(dc);
                     }
                     let cpu_pct = o

@@ -36,6 +36,8 @@ pub struct BlockRunOutput {
     pub warnings: Vec<Warning>,
     /// The engine that really ran each group (after fallback).
     pub engines: Vec<String>,
+    /// Bytes written over the whole run, ramp included (for write amplification).
+    pub all_write_bytes: u64,
 }
 
 /// Live counters for progress display.
@@ -177,6 +179,7 @@ pub fn run_block_test(
         per_group,
         warnings,
         engines,
+        all_write_bytes: total.all_write_bytes,
     })
 }
 
@@ -403,6 +406,9 @@ fn run_job(
                 };
                 error.get_or_insert_with(|| anyhow!(msg));
                 continue;
+            }
+            if slot_op[c.slot] == Op::Write {
+                rec.all_write_bytes += job.bs;
             }
             if measuring {
                 let lat = t.saturating_sub(slot_start[c.slot]).max(1);
