@@ -26,11 +26,11 @@ pub struct InfoArgs {
 pub struct EnduranceArgs {
     /// Rated endurance, terabytes written, from the vendor's data sheet (SI units:
     /// 80TB = 80,000,000,000,000 bytes; 600TB; 150000GB).
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub tbw: String,
 
     /// What the applications write per day (SI units: 20GB, 500MB).
-    #[arg(long, value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub daily: String,
 
     /// Use the write amplification measured in this iolab result file (device bytes
@@ -43,11 +43,11 @@ pub struct EnduranceArgs {
     pub test: Option<String>,
 
     /// Write amplification to assume (e.g. 1.5), instead of a measured one.
-    #[arg(long, value_name = "FACTOR")]
+    #[arg(long, value_name = "FACTOR", allow_hyphen_values = true)]
     pub wa: Option<f64>,
 
     /// Percentage of the rated endurance already used (0-100).
-    #[arg(long, value_name = "PERCENT", conflicts_with = "device")]
+    #[arg(long, value_name = "PERCENT", conflicts_with = "device", allow_hyphen_values = true)]
     pub used: Option<f64>,
 
     /// Read the percentage used from this device's SMART (a device or a path on it).
