@@ -78,7 +78,13 @@ pub fn measured_wa(doc: &ResultDoc, test: Option<&str>) -> Option<(f64, Vec<(Str
 
 /// SI size for sentences, as drives are rated: `80 TB`, `31 GB`, `2.5 GB`, `750 MB`.
 pub fn fmt_si(bytes: f64) -> String {
-    for (unit, name) in [(1e15, "PB"), (1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")] {
+    for (unit, name) in [
+        (1e15, "PB"),
+        (1e12, "TB"),
+        (1e9, "GB"),
+        (1e6, "MB"),
+        (1e3, "kB"),
+    ] {
         if bytes >= unit {
             return format!("{} {name}", trim_num(bytes / unit));
         }
@@ -183,7 +189,7 @@ mod tests {
         assert!((l.days - 4000.0).abs() < 1e-9);
         assert_eq!(format!("{:.2}", l.years), "10.95");
         let l = life(80_000, 30);
-        assert!((l.days - 2666.666_666).abs() < 1e-3);
+        assert!((l.days - 2_666.666_666).abs() < 1e-3);
         assert_eq!(format!("{:.2}", l.years), "7.30");
         let l = life(40_000, 9);
         assert!((l.days - 4444.444).abs() < 1e-3);

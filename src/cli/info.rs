@@ -47,7 +47,12 @@ pub struct EnduranceArgs {
     pub wa: Option<f64>,
 
     /// Percentage of the rated endurance already used (0-100).
-    #[arg(long, value_name = "PERCENT", conflicts_with = "device", allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "PERCENT",
+        conflicts_with = "device",
+        allow_hyphen_values = true
+    )]
     pub used: Option<f64>,
 
     /// Read the percentage used from this device's SMART (a device or a path on it).

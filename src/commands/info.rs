@@ -83,15 +83,16 @@ pub fn execute_endurance(args: &EnduranceArgs, _argv: Vec<String>) -> Result<i32
     if let Some(u) = args.used
         && !(0.0..=100.0).contains(&u)
     {
-        return Err(crate::usage!("--used {u}: must be a percentage from 0 to 100"));
+        return Err(crate::usage!(
+            "--used {u}: must be a percentage from 0 to 100"
+        ));
     }
     let mut notes = Vec::new();
     let (wa, wa_source, per_test) = match (&args.from, args.wa) {
         (Some(path), _) => {
             let doc = ResultDoc::read(path)?;
-            let (wa, per_test) = measured_wa(&doc, args.test.as_deref()).ok_or_else(|| {
-                no_wa_error(path, args.test.as_deref())
-            })?;
+            let (wa, per_test) = measured_wa(&doc, args.test.as_deref())
+                .ok_or_else(|| no_wa_error(path, args.test.as_deref()))?;
             (wa, path.display().to_string(), per_test)
         }
         (None, Some(wa)) => (wa, "--wa".to_string(), Vec::new()),

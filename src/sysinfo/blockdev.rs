@@ -49,7 +49,11 @@ pub fn kind_of(name: &str, sys: &Path) -> &'static str {
 
 /// The file behind loop device `name` (without the kernel's " (deleted)" suffix).
 pub fn loop_backing_file(name: &str) -> Option<String> {
-    let f = text(&Path::new("/sys/class/block").join(name).join("loop/backing_file"))?;
+    let f = text(
+        &Path::new("/sys/class/block")
+            .join(name)
+            .join("loop/backing_file"),
+    )?;
     Some(f.trim_end_matches(" (deleted)").to_string())
 }
 

@@ -116,11 +116,7 @@ impl PhaseCounters {
             flush_ios: after.flush_ios.saturating_sub(b.flush_ios),
             busy_ms: after.io_ticks_ms.saturating_sub(b.io_ticks_ms),
             elapsed_ms: self.started.elapsed().as_millis() as u64,
-            backing: self
-                .backing
-                .as_ref()
-                .and_then(|p| p.finish())
-                .map(Box::new),
+            backing: self.backing.as_ref().and_then(|p| p.finish()).map(Box::new),
         })
     }
 }

@@ -149,7 +149,9 @@ fn parse_query(input: &str) -> Result<Query, UsageError> {
     if let Ok(md) = std::fs::metadata(p) {
         if md.file_type().is_block_device() {
             let (name, _) = super::block_device_of(p).ok_or_else(|| {
-                UsageError(format!("{input}: a block device node with no device behind it"))
+                UsageError(format!(
+                    "{input}: a block device node with no device behind it"
+                ))
             })?;
             return Ok(Query::Device(name));
         }
@@ -171,7 +173,9 @@ fn parse_query(input: &str) -> Result<Query, UsageError> {
 
 /// `sdz`, `nvme9n1`, `loop99`, `vdq`, `mmcblk3`: names that can only mean a device.
 fn looks_like_device(s: &str) -> bool {
-    let prefixes = ["sd", "hd", "vd", "xvd", "nvme", "loop", "mmcblk", "dm-", "md", "zram"];
+    let prefixes = [
+        "sd", "hd", "vd", "xvd", "nvme", "loop", "mmcblk", "dm-", "md", "zram",
+    ];
     prefixes.iter().any(|p| s.starts_with(p)) && s.len() <= 12
 }
 
@@ -190,18 +194,16 @@ fn push_chain(name: &str, relation: &str, under: Option<&str>, out: &mut Vec<Blo
     let kind = info.kind.clone();
     let slaves = info.slaves.clone();
     out.push(info);
-    if kind == "partition" {
-        if let Some(sys) = blockdev::sysfs_dir(name) {
-            let disk = super::queue_dir(&sys);
-            if let Some(d) = disk.file_name() {
-                push_chain(&d.to_string_lossy(), "partition-of", Some(name), out);
-            }
-        }
+    if kind == "partition"
+        && let Some(sys) = blockdev::sysfs_dir(name)
+        && let Some(d) = super::queue_dir(&sys).file_name()
+    {
+        push_chain(&d.to_string_lossy(), "partition-of", Some(name), out);
     }
-    if kind == "loop" {
-        if let Some(dev) = loop_backing_device(name) {
-            push_chain(&dev, "backs-loop", Some(name), out);
-        }
+    if kind == "loop"
+        && let Some(dev) = loop_backing_device(name)
+    {
+        push_chain(&dev, "backs-loop", Some(name), out);
     }
     for s in &slaves {
         push_chain(s, "slave-of", Some(name), out);

@@ -167,9 +167,7 @@ pub fn parse_smartctl(device: &str, v: &Value) -> SmartInfo {
             .or_else(|| ata_statistic(v, "Percentage Used Endurance Indicator")),
         data_written_bytes: nv("data_units_written")
             .map(|d| d.saturating_mul(NVME_DATA_UNIT_BYTES))
-            .or_else(|| {
-                ata_statistic(v, "Logical Sectors Written").map(|s| s.saturating_mul(512))
-            }),
+            .or_else(|| ata_statistic(v, "Logical Sectors Written").map(|s| s.saturating_mul(512))),
         media_errors: nv("media_errors").or_else(|| ata_attr(v, 187)),
         reallocated_sectors: ata_attr(v, 5),
         interface_speed: s(v, &["interface_speed", "current", "string"]),
@@ -227,7 +225,10 @@ mod tests {
         let s = parse_smartctl("vda", &v);
         assert!(!s.available);
         assert!(
-            s.reason.as_deref().unwrap().contains("Unable to detect device type"),
+            s.reason
+                .as_deref()
+                .unwrap()
+                .contains("Unable to detect device type"),
             "{:?}",
             s.reason
         );

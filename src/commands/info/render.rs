@@ -37,7 +37,9 @@ type Attr = (&'static str, fn(&BlockDeviceInfo) -> Option<String>);
 const DEVICE_ROWS: &[Attr] = &[
     ("Role", |d| Some(role(d))),
     ("Kind", |d| Some(d.kind.clone())),
-    ("Device", |d| Some(format!("{} ({})", d.dev_path, d.maj_min))),
+    ("Device", |d| {
+        Some(format!("{} ({})", d.dev_path, d.maj_min))
+    }),
     ("Size", |d| {
         Some(format!(
             "{} ({} bytes)",
@@ -70,14 +72,19 @@ const DEVICE_ROWS: &[Attr] = &[
     ("Transport", |d| d.transport.clone()),
     ("Link speed", |d| d.link_speed.clone()),
     ("Rotational", |d| {
-        d.rotational
-            .map(|r| if r { "yes (as the driver reports)" } else { "no (SSD or virtual)" }.into())
+        d.rotational.map(|r| {
+            if r {
+                "yes (as the driver reports)"
+            } else {
+                "no (SSD or virtual)"
+            }
+            .into()
+        })
     }),
     ("Logical / physical block", |d| {
         Some(format!(
             "{} / {} B",
-            d.logical_block_size?,
-            d.physical_block_size?
+            d.logical_block_size?, d.physical_block_size?
         ))
     }),
     ("Queue depth (nr_requests)", |d| {
@@ -117,7 +124,9 @@ const SMART_ROWS: &[SmartAttr] = &[
         s.health_passed
             .map(|p| if p { "PASSED" } else { "FAILING" }.into())
     }),
-    ("Temperature", |s| s.temperature_c.map(|t| format!("{t} °C"))),
+    ("Temperature", |s| {
+        s.temperature_c.map(|t| format!("{t} °C"))
+    }),
     ("Power-on hours", |s| {
         s.power_on_hours
             .map(|h| format!("{h} ({:.1} years)", h as f64 / 8766.0))
@@ -204,14 +213,20 @@ fn smart_table(smart: &[SmartInfo]) -> String {
 pub fn endurance_table(r: &EnduranceReport) -> String {
     let mut t = table();
     t.set_header(vec!["Endurance", ""]);
-    t.add_row(vec!["Rated endurance (TBW)".into(), fmt_si(r.tbw_bytes as f64)]);
+    t.add_row(vec![
+        "Rated endurance (TBW)".into(),
+        fmt_si(r.tbw_bytes as f64),
+    ]);
     t.add_row(vec![
         "Application writes per day".into(),
         fmt_si(r.daily_app_bytes as f64),
     ]);
     t.add_row(vec![
         "Write amplification".into(),
-        format!("{:.2} ({})", r.write_amplification, r.write_amplification_source),
+        format!(
+            "{:.2} ({})",
+            r.write_amplification, r.write_amplification_source
+        ),
     ]);
     t.add_row(vec![
         "Device writes per day".into(),
