@@ -81,6 +81,10 @@ fn file_on_ext4_loop_resolves_to_the_loop_and_its_backing_file() {
     }
 
     // The same chain when asked by device name, and the human table.
+    let v = json_of(&iolab(&["info", &lo.name(), "--json", "--no-smart"]));
+    assert_eq!(v["kind"], "device");
+    assert_eq!(v["devices"][0]["relation"], "asked");
+    assert_eq!(v["mount"]["mount_point"], fs.path().to_str().unwrap());
     let out = iolab(&["info", &lo.name(), "--no-smart"]);
     assert!(out.status.success());
     let table = String::from_utf8_lossy(&out.stdout);
@@ -140,6 +144,10 @@ fn loop_counters_match_a_direct_write_test_within_one_percent() {
     let dc: DeviceCounters = serde_json::from_value(run["device"].clone()).unwrap();
     assert_eq!(dc.device, img.lo.name());
     let diff = (dc.write_bytes as f64 - app as f64).abs() / app as f64;
+    eprintln!(
+        "{test}: app {app} B, {} wrote {} B in {} I/Os",
+        dc.device, dc.write_bytes, dc.write_ios
+    );
     assert!(
         diff <= 0.01,
         "device wrote {} vs app {app} ({:.2} % apart)",

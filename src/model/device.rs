@@ -70,7 +70,8 @@ pub struct BlockDeviceInfo {
     pub maj_min: String,
     /// `disk`, `partition`, `loop`, `dm`, `md`, `zram`, `ram`.
     pub kind: String,
-    /// How it relates to the entry named in `under`: `holds-path` (top), `partition-of`
+    /// How it relates to the entry named in `under`: `holds-path` (top, for a path),
+    /// `asked` (top, when a device was asked), `partition-of`
     /// (the disk of a partition), `backs-loop` (holds a loop's backing file), `slave-of`
     /// (a dm/md member).
     pub relation: String,

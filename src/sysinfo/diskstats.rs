@@ -72,10 +72,11 @@ impl PhaseCounters {
         Self::start_depth(device?, 0)
     }
 
-    /// Start watching the block device under `path` (a file, a directory or a device node).
-    /// `None` when there is none; `crate::sysinfo::resolve::no_device_reason` says why.
+    /// Start watching the block device under `path` (a file, a directory or a device node;
+    /// for an overlay, the device of its upper layer). `None` when there is none:
+    /// `crate::sysinfo::resolve::no_device_warning(path)` says why.
     pub fn for_path(path: &Path) -> Option<PhaseCounters> {
-        let (name, _) = super::block_device_of(path)?;
+        let (name, _) = super::resolve::device_of_path(path)?;
         Self::start(Some(&name))
     }
 

@@ -107,7 +107,7 @@ fn reason_for(m: &MountInfo) -> String {
 /// Why `path` has no block device (and so no device counters); `None` when it has one.
 /// Workloads put this in a warning when `PhaseCounters::for_path` gives `None`.
 pub fn no_device_reason(path: &Path) -> Option<String> {
-    if super::block_device_of(path).is_some() || overlay_upper_device(path).is_some() {
+    if device_of_path(path).is_some() {
         return None;
     }
     Some(match mounts::mount_of(path) {
@@ -117,6 +117,22 @@ pub fn no_device_reason(path: &Path) -> Option<String> {
             path.display()
         ),
     })
+}
+
+/// A run-wide warning for a workload whose target has no block device: its results carry no
+/// device counters and no write amplification. The caller may set `test`.
+pub fn no_device_warning(path: &Path) -> Option<crate::model::Warning> {
+    no_device_reason(path).map(|r| crate::model::Warning {
+        code: "no-device-counters".into(),
+        message: r,
+        test: None,
+    })
+}
+
+/// The block device whose counters show a workload's writes under `path`: the device of
+/// the path, or for an overlay the device of its upper (written) layer.
+pub fn device_of_path(path: &Path) -> Option<(String, PathBuf)> {
+    super::block_device_of(path).or_else(|| overlay_upper_device(path))
 }
 
 /// For an overlay mount: the block device holding its upper (written) layer.
@@ -243,6 +259,9 @@ pub fn storage_info(input: &str) -> Result<StorageInfo, UsageError> {
                 .unwrap_or_default();
             info.mount = mounts::mounts_of_device(&maj_min).first().map(mount_view);
             info.devices = device_chain(&name);
+            if let Some(top) = info.devices.first_mut() {
+                top.relation = "asked".into();
+            }
         }
         Query::Path(p) => {
             info.path = std::fs::canonicalize(&p)
@@ -252,7 +271,7 @@ pub fn storage_info(input: &str) -> Result<StorageInfo, UsageError> {
             let m = mounts::mount_of(&p);
             info.mount = m.as_ref().map(mount_view);
             let class = m.as_ref().map(|m| classify_fs(&m.fs_type));
-            let dev = super::block_device_of(&p).or_else(|| overlay_upper_device(&p));
+            let dev = device_of_path(&p);
             info.kind = match (&dev, class) {
                 (Some(_), Some(FsClass::Overlay)) => "overlay",
                 (Some(_), _) | (None, Some(FsClass::Block) | None) => "block",
@@ -295,6 +314,8 @@ mod tests {
 
     #[test]
     fn proc_has_no_device() {
+        let w = no_device_warning(Path::new("/proc/self")).unwrap();
+        assert_eq!(w.code, "no-device-counters");
         let r = no_device_reason(Path::new("/proc/self")).unwrap();
         assert!(r.contains("proc"), "{r}");
         assert!(r.contains("pseudo"), "{r}");

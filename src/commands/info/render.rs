@@ -24,6 +24,7 @@ fn role(d: &BlockDeviceInfo) -> String {
     let under = d.under.as_deref().unwrap_or("?");
     match d.relation.as_str() {
         "holds-path" => "holds the path".into(),
+        "asked" => "the device asked".into(),
         "partition-of" => format!("disk of {under}"),
         "backs-loop" => format!("holds {under}'s backing file"),
         "slave-of" => format!("member of {under}"),
