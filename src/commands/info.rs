@@ -88,9 +88,16 @@ pub fn execute_endurance(args: &EnduranceArgs, _argv: Vec<String>) -> Result<i32
         ));
     }
     let mut notes = Vec::new();
+    // The device a --from result ran on, when it ran on this machine: its SMART may tell
+    // how much of the endurance is used.
+    let mut from_device = None;
     let (wa, wa_source, per_test) = match (&args.from, args.wa) {
         (Some(path), _) => {
             let doc = ResultDoc::read(path)?;
+            let here = crate::sysinfo::capture_hostname();
+            if !doc.environment.hostname.is_empty() && doc.environment.hostname == here {
+                from_device = doc.environment.block_device.clone();
+            }
             let (wa, per_test) = measured_wa(&doc, args.test.as_deref())
                 .ok_or_else(|| no_wa_error(path, args.test.as_deref()))?;
             (wa, path.display().to_string(), per_test)
@@ -107,7 +114,14 @@ pub fn execute_endurance(args: &EnduranceArgs, _argv: Vec<String>) -> Result<i32
                 (0.0, "none".to_string())
             }
         },
-        (None, None) => (0.0, "none".to_string()),
+        (None, None) => match from_device.as_deref().map(smart_used) {
+            Some(Ok(Ok((p, src)))) => (p, src),
+            Some(Ok(Err(note))) => {
+                notes.push(note);
+                (0.0, "none".to_string())
+            }
+            _ => (0.0, "none".to_string()),
+        },
     };
     if wa_source == "assumed" {
         notes.push(

@@ -148,7 +148,7 @@ pub fn cache_absorbed_warning(device: &DeviceCounters, app_written_bytes: u64) -
     Some(Warning {
         code: "cache-absorbed".into(),
         message: format!(
-            "the application wrote {} but {} saw only {} written ({:.0} %): the page cache absorbed the writes and the figure measures memory, not the device; use direct I/O, fsync, or a size above 2x RAM",
+            "the application wrote {} but {} saw only {} written ({:.0} %): the page cache absorbed the writes (or compression/deduplication below shrank them) and the figure measures memory, not the device; use direct I/O, fsync, or a size above 2x RAM",
             crate::units::fmt_size_iec(app_written_bytes),
             device.device,
             crate::units::fmt_size_iec(device.write_bytes),

@@ -124,6 +124,11 @@ fn uname() -> (String, String) {
     (s(&u.nodename), s(&u.release))
 }
 
+/// This machine's host name (as `Environment.hostname` records it).
+pub fn capture_hostname() -> String {
+    uname().0
+}
+
 /// Everything `Environment` holds, for a target path.
 pub fn capture_environment(target: &Path) -> Environment {
     let (hostname, kernel) = uname();
@@ -142,7 +147,19 @@ pub fn capture_environment(target: &Path) -> Environment {
             .to_string(),
         ..Default::default()
     };
-    if let Some(m) = mounts::mount_of(target) {
+    // A device node's own mount is where it is mounted (if anywhere), not the devtmpfs
+    // that holds the node.
+    let is_device = std::fs::metadata(target)
+        .map(|m| m.file_type().is_block_device())
+        .unwrap_or(false);
+    let mount = if is_device {
+        block_device_of(target)
+            .and_then(|(_, sys)| read_trim(&sys.join("dev")))
+            .and_then(|mm| mounts::mounts_of_device(&mm).into_iter().next())
+    } else {
+        mounts::mount_of(target)
+    };
+    if let Some(m) = mount {
         env.fs_type = m.fs_type;
         env.mount_point = m.mount_point.display().to_string();
         env.mount_options = m.options;
