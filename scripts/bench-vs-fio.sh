@@ -47,7 +47,7 @@ run_fio() { # name target direct engine rw bs qd
     [ -d "$target" ] && file="$target/fio.dat"
     [ "$engine" = io_uring ] && extra=(--fixedbufs=1 --registerfiles=1)
     fio --name=bench --filename="$file" --size=$SIZE --direct="$direct" --ioengine="$engine" \
-        --rw="$rw" --bs="$bs" --iodepth="$qd" --time_based --runtime="$SECS" --ramp_time=0.5 \
+        --rw="$rw" --bs="$bs" --iodepth="$qd" --time_based --runtime="$SECS" --ramp_time=500ms \
         --randrepeat=0 --lat_percentiles=1 --group_reporting "${extra[@]}" \
         --output-format=json > "$RES/$name.fio.$ROUND.json" 2>/dev/null
 }

@@ -474,11 +474,8 @@ fn read_only_file_system_is_refused() {
         return;
     };
     let t = fs.path().display().to_string();
-    expect_usage_error(
-        &tempdir().path().to_path_buf(),
-        &["run", "--target", &t],
-        "read-only",
-    );
+    let cwd = tempdir();
+    expect_usage_error(cwd.path(), &["run", "--target", &t], "read-only");
 }
 
 #[test]
@@ -659,8 +656,8 @@ fn scopeguard(dev: String) -> Detach {
     Detach(dev)
 }
 
-#[test]
-fn sigint_saves_partial_results_and_cleans_up() {
+/// Interrupt a running `iolab run` with `sig` after its first test was saved.
+fn interrupt_after_first_test(sig: nix::sys::signal::Signal) -> (Output, tempfile::TempDir) {
     let d = tempdir();
     let child = Command::new(env!("CARGO_BIN_EXE_iolab"))
         .current_dir(d.path())
@@ -669,7 +666,7 @@ fn sigint_saves_partial_results_and_cleans_up() {
             "--preset",
             "real",
             "--duration",
-            "5s",
+            "1s",
             "--ramp",
             "0",
             "--size",
@@ -681,7 +678,6 @@ fn sigint_saves_partial_results_and_cleans_up() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until the first test has finished (its result is saved), then interrupt.
     let results = d.path().join("iolab-results");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {
@@ -693,27 +689,226 @@ fn sigint_saves_partial_results_and_cleans_up() {
         if done || std::time::Instant::now() > deadline {
             break;
         }
-        std::thread::sleep(std::time::Duration::from_millis(50));
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), sig).unwrap();
+    (child.wait_with_output().unwrap(), d)
+}
+
+#[test]
+fn signals_save_partial_results_and_clean_up() {
+    use nix::sys::signal::Signal;
+    for (sig, code) in [
+        (Signal::SIGINT, 130),
+        (Signal::SIGTERM, 143),
+        (Signal::SIGHUP, 129),
+    ] {
+        let (out, d) = interrupt_after_first_test(sig);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{sig}: {stderr}");
+        assert!(stderr.contains(sig.as_str()), "{sig}: {stderr}");
+        let results = d.path().join("iolab-results");
+        let files = entries(&results);
+        let doc: Value =
+            serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+        assert_eq!(doc["status"], "interrupted");
+        assert!(
+            !doc["tests"].as_array().unwrap().is_empty(),
+            "the finished test was kept"
+        );
+        // Only the results dir remains: the test file and the lock were removed.
+        assert_eq!(entries(d.path()), vec![results], "{sig}");
+    }
+}
+
+#[test]
+fn a_second_run_on_the_same_target_is_refused() {
+    let d = tempdir();
+    let child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .current_dir(d.path())
+        .args([
+            "run",
+            "--preset",
+            "real",
+            "--duration",
+            "2s",
+            "--ramp",
+            "0",
+            "--size",
+            "8M",
+            "--repeat",
+            "1",
+            "--no-save",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let lock = d.path().join(".iolab.lock");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !lock.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let out = iolab(
+        d.path(),
+        &[
+            "run",
+            "--preset",
+            "real",
+            "--duration",
+            "100ms",
+            "--no-save",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("another iolab run"), "{stderr}");
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(child.id() as i32),
         nix::sys::signal::Signal::SIGINT,
     )
     .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let files = entries(&results);
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
-    assert_eq!(doc["status"], "interrupted");
+    let _ = child.wait_with_output();
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+}
+
+#[test]
+fn odd_path_names_work() {
+    use std::os::unix::ffi::OsStrExt;
+    let d = tempdir();
+    let odd = d
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"with space\nnewline \xff\xfe"));
+    std::fs::create_dir(&odd).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .current_dir(d.path())
+        .arg("run")
+        .arg("--target")
+        .arg(&odd)
+        .args([
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--size",
+            "4M",
+            "--duration",
+            "100ms",
+            "--ramp",
+            "0",
+            "--repeat",
+            "1",
+            "--json",
+            "--no-save",
+        ])
+        .output()
+        .unwrap();
+    let doc = json_of(&out);
     assert!(
-        !doc["tests"].as_array().unwrap().is_empty(),
-        "the finished test was kept"
+        doc["environment"]["target_path"]
+            .as_str()
+            .unwrap()
+            .contains("with space")
     );
-    // Only the results dir remains: the test file was removed.
-    assert_eq!(entries(d.path()), vec![results]);
+    assert!(entries(&odd).is_empty());
+}
+
+#[test]
+fn verify_passes_on_honest_storage() {
+    for engine in ["sync", "uring"] {
+        let d = tempdir();
+        let out = iolab(
+            d.path(),
+            &[
+                "run",
+                "--verify",
+                "--engine",
+                engine,
+                "--rw",
+                "randrw",
+                "--bs",
+                "4k",
+                "--iodepth",
+                "8",
+                "--repeat",
+                "1",
+                "--duration",
+                "200ms",
+                "--ramp",
+                "0",
+                "--size",
+                "4M",
+                "--json",
+                "--no-save",
+            ],
+        );
+        let doc = json_of(&out);
+        assert_eq!(doc["tests"][0]["params"]["verify"], "true");
+        assert!(doc["tests"][0]["runs"][0]["ops"].as_u64().unwrap() > 0);
+    }
+}
+
+#[test]
+fn verify_finds_corruption_behind_iolabs_back() {
+    let d = tempdir();
+    let f = d.path().join("data.bin");
+    std::fs::write(&f, vec![0u8; 1 << 20]).unwrap();
+    let fs = f.display().to_string();
+    // Write the whole file once, sealed.
+    let out = iolab(
+        d.path(),
+        &[
+            "run",
+            "--target",
+            &fs,
+            "--allow-destroy",
+            &fs,
+            "--verify",
+            "--rw",
+            "write",
+            "--bs",
+            "64k",
+            "--io-size",
+            "1M",
+            "--repeat",
+            "1",
+            "--json",
+            "--no-save",
+        ],
+    );
+    json_of(&out);
+    // Reading it back with the same seed verifies...
+    let read_args = [
+        "run",
+        "--target",
+        &fs,
+        "--allow-destroy",
+        &fs,
+        "--verify",
+        "--prefill",
+        "false",
+        "--rw",
+        "read",
+        "--bs",
+        "4k",
+        "--io-size",
+        "1M",
+        "--repeat",
+        "1",
+        "--json",
+        "--no-save",
+    ];
+    json_of(&iolab(d.path(), &read_args));
+    // ...until one bit flips.
+    let mut data = std::fs::read(&f).unwrap();
+    data[5000] ^= 0x10;
+    std::fs::write(&f, &data).unwrap();
+    let out = iolab(d.path(), &read_args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("data verification failed at offset 4608"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("corrupted"), "{stderr}");
 }

@@ -297,6 +297,7 @@ fn run_job(
     let mut t;
     let mut finishing = false;
     let mut error: Option<anyhow::Error> = None;
+    let mut live_pending = 0u64;
 
     loop {
         // Issue until the queue is full.
@@ -321,7 +322,11 @@ fn run_job(
                     }
                 };
                 if op == Op::Write {
-                    datagen.stamp(&mut engine.buffer_mut(slot)[..bs], seq, off);
+                    let buf = &mut engine.buffer_mut(slot)[..bs];
+                    datagen.stamp(buf, seq, off);
+                    if let Some(v) = &target.verify {
+                        v.seal(buf, off, seq);
+                    }
                 }
                 seq += 1;
                 slot_op[slot] = op;
@@ -409,6 +414,11 @@ fn run_job(
             }
             if slot_op[c.slot] == Op::Write {
                 rec.all_write_bytes += job.bs;
+            } else if let Some(v) = &target.verify
+                && let Err(e) = v.check(&engine.buffer_mut(c.slot)[..bs], slot_off[c.slot])
+            {
+                error.get_or_insert_with(|| anyhow!("{e} on {}", target.path.display()));
+                continue;
             }
             if measuring {
                 let lat = t.saturating_sub(slot_start[c.slot]).max(1);
@@ -416,10 +426,14 @@ fn run_job(
                 rec.record(lat, job.bs, slot_op[c.slot] == Op::Write, interval);
             }
         }
-        if let Some(l) = live {
-            l.ios.fetch_add(done.len() as u64, Ordering::Relaxed);
-            l.bytes
-                .fetch_add(done.len() as u64 * job.bs, Ordering::Relaxed);
+        // Live progress counters are shared with the display thread: touch them rarely.
+        live_pending += done.len() as u64;
+        if live_pending >= 256 || inflight == 0 {
+            if let Some(l) = live {
+                l.ios.fetch_add(live_pending, Ordering::Relaxed);
+                l.bytes.fetch_add(live_pending * job.bs, Ordering::Relaxed);
+            }
+            live_pending = 0;
         }
         if error.is_some() {
             finishing = true;
