@@ -452,6 +452,20 @@ fn pseudo_file_systems_say_what_they_are() {
     let r = v["no_device_reason"].as_str().unwrap();
     assert!(r.contains("pseudo file system"), "{r}");
     assert!(r.contains("no device counters"), "{r}");
+    if let Some(fs) = iolab::fs::scratch::scratch_or_skip(
+        "pseudo_file_systems_say_what_they_are (tmpfs)",
+        "tmpfs",
+        8 << 20,
+        &[],
+        "",
+    ) {
+        let v = json_of(&iolab(&["info", fs.path().to_str().unwrap(), "--json"]));
+        assert_eq!(v["kind"], "memory");
+        assert!(PhaseCounters::for_path(fs.path()).is_none());
+        let w = iolab::sysinfo::resolve::no_device_warning(fs.path()).unwrap();
+        assert_eq!(w.code, "no-device-counters");
+        assert!(w.message.contains("RAM file system"), "{}", w.message);
+    }
     let out = iolab(&["info", "/sys"]);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);

@@ -108,15 +108,28 @@ fn link_speed_of(sys: &Path, transport: Option<&str>) -> Option<String> {
             let version = text(&a.join("version")).map(|v| format!(" (USB {v})"));
             Some(format!("USB {speed} Mbps{}", version.unwrap_or_default()))
         }),
-        _ => sys.ancestors().find_map(|a| {
-            let speed = text(&a.join("current_link_speed"))?;
-            let width = text(&a.join("current_link_width"));
-            Some(match width {
-                Some(w) => format!("PCIe {speed} x{w}"),
-                None => format!("PCIe {speed}"),
-            })
+        t => sys.ancestors().find_map(pcie_link).or_else(|| {
+            // NVMe multipath namespaces hang off a virtual subsystem; its controllers
+            // (`device/nvme0`) lead to the PCIe function.
+            if t != "nvme" {
+                return None;
+            }
+            std::fs::read_dir(sys.join("device"))
+                .ok()?
+                .flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with("nvme"))
+                .find_map(|e| pcie_link(&e.path().join("device")))
         }),
     }
+}
+
+/// `PCIe 8.0 GT/s PCIe x4` from a PCI device directory.
+fn pcie_link(dir: &Path) -> Option<String> {
+    let speed = text(&dir.join("current_link_speed"))?;
+    Some(match text(&dir.join("current_link_width")) {
+        Some(w) => format!("PCIe {speed} x{w}"),
+        None => format!("PCIe {speed}"),
+    })
 }
 
 /// Serial number: `serial` (virtio, NVMe), `device/serial`, or SCSI VPD page 0x80.
