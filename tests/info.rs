@@ -65,6 +65,7 @@ fn file_on_ext4_loop_resolves_to_the_loop_and_its_backing_file() {
     assert_eq!(devs[0]["loop_backing_file"], image.to_str().unwrap());
     assert_eq!(devs[0]["size_bytes"], 32u64 << 20);
     assert!(devs[0]["logical_block_size"].as_u64().unwrap() >= 512);
+    assert!(devs[0]["written_since_boot_bytes"].as_u64().is_some());
     // Below the loop: the device holding the image file (when it is on one).
     if let Some((under, _)) = iolab::sysinfo::block_device_of(&image) {
         let next = devs

@@ -139,6 +139,11 @@ pub struct BlockDeviceInfo {
     pub slaves: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub holders: Vec<String>,
+    /// `/proc/diskstats` totals since boot: what every phase's counters are deltas of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_since_boot_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written_since_boot_bytes: Option<u64>,
 }
 
 /// SMART / health of one physical device through `smartctl --json`.

@@ -187,6 +187,10 @@ pub fn details(name: &str) -> Option<BlockDeviceInfo> {
         md_level: text(&sys.join("md/level")),
         ..Default::default()
     };
+    if let Some(d) = super::diskstats::read(name) {
+        info.read_since_boot_bytes = Some(d.read_sectors * 512);
+        info.written_since_boot_bytes = Some(d.write_sectors * 512);
+    }
     if kind == "partition" {
         info.partition_number = num(&sys.join("partition"));
         info.partition_start_bytes = num::<u64>(&sys.join("start")).map(|s| s * 512);

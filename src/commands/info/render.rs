@@ -111,6 +111,13 @@ const DEVICE_ROWS: &[Attr] = &[
             _ => w.clone(),
         })
     }),
+    ("Read / written since boot", |d| {
+        Some(format!(
+            "{} / {}",
+            fmt_size_iec(d.read_since_boot_bytes?),
+            fmt_size_iec(d.written_since_boot_bytes?)
+        ))
+    }),
     ("Read-only", |d| d.read_only.map(yes_no)),
     ("Removable", |d| d.removable.map(yes_no)),
 ];
