@@ -1,4 +1,4 @@
-//! SMART health through `smartctl --json -a`: temperature, power-on hours, endurance used,
+//! SMART health through `smartctl --json -a -n standby`: temperature, power-on hours, endurance used,
 //! data written, media errors. When SMART cannot be read, say why (smartctl missing, not
 //! root, a virtual device, the device refused).
 
@@ -59,7 +59,9 @@ pub fn smart_of(dev: &BlockDeviceInfo) -> SmartInfo {
     // smartctl's exit status is a bit mask (bit 2 = a SMART command failed, bit 3 = the
     // disk is failing, ...): JSON on stdout is the answer either way. The command runner
     // hands stdout over in the error when stderr is empty.
-    let out = match command::run("smartctl", ["--json", "-a", dev.dev_path.as_str()]) {
+    // `-n standby`: never spin up a sleeping disk just to describe it.
+    let args = ["--json", "-a", "-n", "standby", dev.dev_path.as_str()];
+    let out = match command::run("smartctl", args) {
         Ok(o) => o,
         Err(e) if e.stderr.trim_start().starts_with('{') => e.stderr,
         Err(e) => return unavailable(&dev.name, format!("smartctl failed: {}", e.status)),
