@@ -137,6 +137,12 @@ pub fn report(
     };
     let sentence = if wa_source == "assumed" {
         format!("at {daily}/day the device {reach}")
+    } else if wa_source == "--wa" {
+        format!(
+            "at {daily}/day with write amplification {:.2} the device writes {}/day and {reach}",
+            i.write_amplification,
+            fmt_si(l.daily_device_bytes)
+        )
     } else {
         format!(
             "at {daily}/day of this workload (write amplification {:.2}) the device writes {}/day and {reach}",
@@ -222,6 +228,14 @@ mod tests {
             ..i.clone()
         });
         assert!((worn.days - 2000.0).abs() < 1e-9);
+        let by_hand = report(&i, "--wa", "none", None);
+        assert!(
+            by_hand.sentence.starts_with(
+                "at 20 GB/day with write amplification 1.55 the device writes 31 GB/day"
+            ),
+            "{}",
+            by_hand.sentence
+        );
         let dead = lifetime(&EnduranceInput {
             used_pct: 130.0,
             ..i
