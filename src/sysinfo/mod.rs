@@ -164,7 +164,7 @@ pub fn capture_environment(target: &Path) -> Environment {
         env.mount_point = m.mount_point.display().to_string();
         env.mount_options = m.options;
     }
-    if let Some((name, sys)) = block_device_of(target) {
+    if let Some((name, sys)) = resolve::device_of_path(target) {
         let q = queue_dir(&sys);
         env.logical_block_size =
             read_trim(&q.join("queue/logical_block_size")).and_then(|v| v.parse().ok());
