@@ -43,6 +43,11 @@ pub fn execute(args: &SaturateArgs, argv: Vec<String>) -> Result<i32> {
     for w in cfg.targets.iter().flat_map(|t| &t.warnings) {
         doc.warn(w.clone());
     }
+    for t in &cfg.targets {
+        if let Some(w) = crate::sysinfo::resolve::no_device_warning(&t.path) {
+            doc.warn(w);
+        }
+    }
     let est = estimate_seconds(&cfg);
     let hi = est[2];
     for n in &cfg.notes {

@@ -142,17 +142,32 @@ pub fn run_step(
 ) -> Result<StepResult> {
     let (spec, owner) = step_spec(cfg, sweep, depth);
     let refs: Vec<&TestTarget> = owner.iter().map(|&i| &targets[i]).collect();
-    let phases: Vec<PhaseCounters> = targets
+    let phases: Vec<(usize, PhaseCounters)> = targets
         .iter()
-        .filter_map(|t| {
-            let (name, _) = crate::sysinfo::block_device_of(&t.path)?;
-            PhaseCounters::start(Some(&name))
-        })
+        .enumerate()
+        .filter_map(|(i, t)| Some((i, PhaseCounters::for_path(&t.path)?)))
         .collect();
     let t0 = std::time::Instant::now();
-    let out = run_block_test(&spec, &refs, stop, Some(live), index)?;
+    let mut out = run_block_test(&spec, &refs, stop, Some(live), index)?;
     let step_s = t0.elapsed().as_secs_f64();
-    let devices = phases.iter().filter_map(|p| p.finish()).collect();
+    let mut devices = Vec::new();
+    for (ti, ph) in &phases {
+        let Some(dc) = ph.finish() else { continue };
+        // What this target's write groups wrote, against what reached its device.
+        let written: u64 = spec
+            .groups
+            .iter()
+            .zip(&out.per_group)
+            .zip(&owner)
+            .filter(|((g, _), o)| **o == *ti && g.rw.writes())
+            .map(|((_, r), _)| r.bytes)
+            .sum();
+        if let Some(mut w) = crate::sysinfo::diskstats::cache_absorbed_warning(&dc, written) {
+            w.test = Some(sweep.name(cfg.mix));
+            out.warnings.push(w);
+        }
+        devices.push(dc);
+    }
     let names: Vec<String> = owner
         .iter()
         .map(|&i| targets[i].path.display().to_string())
