@@ -40,6 +40,15 @@ pub struct BlockRunOutput {
     pub all_write_bytes: u64,
 }
 
+/// A write failed with ENOSPC: `written` is what this run had written by then (ramp included).
+#[derive(Debug, thiserror::Error)]
+#[error("no space left on {} after {:.1} MB written in this run (write at offset {offset})", path.display(), *written as f64 / 1e6)]
+pub struct NoSpace {
+    pub path: std::path::PathBuf,
+    pub offset: u64,
+    pub written: u64,
+}
+
 /// Live counters for progress display.
 #[derive(Debug, Default)]
 pub struct LiveCounters {
@@ -135,12 +144,24 @@ pub fn run_block_test(
     let mut engines = Vec::new();
     let mut total = JobRecorder::default();
     let mut measured_max = Duration::ZERO;
+    // Every job's writes count in "no space left ... after N MB" (the others stopped cleanly).
+    let written: u64 = results
+        .iter()
+        .flatten()
+        .map(|r| match r {
+            Ok(o) => o.rec.all_write_bytes,
+            Err(e) => e.downcast_ref::<NoSpace>().map_or(0, |n| n.written),
+        })
+        .sum();
     for (gi, group) in results.into_iter().enumerate() {
         let mut grec = JobRecorder::default();
         let mut gmeasured = Duration::ZERO;
         let mut engine = String::new();
         for r in group {
-            let out = r?;
+            let out = r.map_err(|e| match e.downcast::<NoSpace>() {
+                Ok(n) => anyhow::Error::new(NoSpace { written, ..n }),
+                Err(e) => e,
+            })?;
             grec += &out.rec;
             gmeasured = gmeasured.max(out.measured);
             engine = out.engine;
@@ -232,9 +253,16 @@ fn run_job(
     failed: &StopFlag,
     live: Option<&LiveCounters>,
 ) -> Result<JobOut> {
-    let opened = target
-        .open(job.direct, job.rw.writes())
-        .with_context(|| format!("cannot open {}", target.path.display()));
+    let opened = target.open(job.direct, job.rw.writes()).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            anyhow!(
+                "the test file {} is gone: it or the target directory was removed during the run",
+                target.path.display()
+            )
+        } else {
+            anyhow!(e).context(format!("cannot open {}", target.path.display()))
+        }
+    });
     let (mut engine, fallback) = match opened {
         Ok(file) => match open_engine(job.engine, file, job.iodepth as usize, job.bs as usize) {
             Ok(e) => e,
@@ -392,10 +420,15 @@ fn run_job(
                 let msg = if c.result < 0 {
                     let err = std::io::Error::from_raw_os_error((-c.result) as i32);
                     if err.raw_os_error() == Some(libc::ENOSPC) {
-                        format!(
-                            "no space left on {} ({op} at offset {off})",
-                            target.path.display()
-                        )
+                        // run_block_test puts the bytes written by all jobs into the message.
+                        error.get_or_insert_with(|| {
+                            anyhow::Error::new(NoSpace {
+                                path: target.path.clone(),
+                                offset: off,
+                                written: rec.all_write_bytes,
+                            })
+                        });
+                        continue;
                     } else {
                         format!(
                             "{op} of {bs} bytes at offset {off} on {} failed: {err}",

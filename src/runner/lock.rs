@@ -74,7 +74,7 @@ impl TargetLock {
 
 impl Drop for TargetLock {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        crate::fs::guard::remove_or_report(&self.path);
         crate::fs::guard::unregister_created_file(&self.path);
     }
 }

@@ -210,7 +210,7 @@ impl TestTarget {
 impl Drop for TestTarget {
     fn drop(&mut self) {
         if self.created && !self.keep {
-            let _ = std::fs::remove_file(&self.path);
+            crate::fs::guard::remove_or_report(&self.path);
             crate::fs::guard::unregister_created_file(&self.path);
         }
     }

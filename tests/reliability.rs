@@ -1,0 +1,363 @@
+//! Faults injected under a running iolab (as root, on loop devices and scratch file systems it
+//! made itself): no space left, the file system turning read-only, the target directory
+//! removed, a device returning read errors, signals during every long-running subcommand.
+//! Each must end with exit 1 (or 128+signal), a clear message, the results measured so far
+//! saved, and nothing of iolab's left behind where removal is possible.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use iolab::fs::scratch::{is_root, scratch_or_skip};
+use iolab::model::ResultDoc;
+
+const BIN: &str = env!("CARGO_BIN_EXE_iolab");
+
+fn tempdir() -> tempfile::TempDir {
+    // The build dir's file system, where O_DIRECT works (unlike a tmpfs /tmp).
+    tempfile::Builder::new()
+        .prefix("iolab-rel-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap()
+}
+
+fn entries(dir: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<PathBuf> = rd.map(|e| e.unwrap().path()).collect();
+    v.sort();
+    v
+}
+
+/// Entries of `dir` that iolab made (its test files, locks, trees), for "nothing left" checks.
+fn iolab_leftovers(dir: &Path) -> Vec<PathBuf> {
+    entries(dir)
+        .into_iter()
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_string_lossy().to_string();
+            n.contains("iolab")
+        })
+        .collect()
+}
+
+fn spawn(args: &[&str], cwd: &Path) -> Child {
+    Command::new(BIN)
+        .current_dir(cwd)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start iolab")
+}
+
+/// The one result document in `out`, if it is there and readable.
+fn result_doc(out: &Path) -> Option<ResultDoc> {
+    entries(out)
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .find_map(|p| ResultDoc::read(p).ok())
+}
+
+/// Wait until the result file in `out` holds at least `n` tests (or the child exited).
+fn wait_for_tests(child: &mut Child, out: &Path, n: usize) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while Instant::now() < deadline {
+        if result_doc(out).is_some_and(|d| d.tests.len() >= n) {
+            return true;
+        }
+        if child.try_wait().unwrap().is_some() {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+fn stderr_of(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn enospc_mid_run_stops_with_the_amount_written_and_keeps_results() {
+    // btrfs copies on write: overwriting the preallocated, prefilled test file needs new
+    // space, so a nearly full btrfs runs out in the middle of the write test.
+    let Some(fs) = scratch_or_skip(
+        "enospc_mid_run_stops_with_the_amount_written_and_keeps_results",
+        "btrfs",
+        128 << 20,
+        &["--mixed"],
+        "",
+    ) else {
+        return;
+    };
+    let d = tempdir();
+    let out = d.path().join("out");
+    let child = spawn(
+        &[
+            "run",
+            "--target",
+            s(fs.path()),
+            "--preset",
+            "real",
+            "--size",
+            "100M",
+            "--io-size",
+            "64M",
+            "--ramp",
+            "0",
+            "--repeat",
+            "1",
+            "--output",
+            s(&out),
+        ],
+        d.path(),
+    );
+    let o = child.wait_with_output().unwrap();
+    let err = stderr_of(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("no space left on"), "{err}");
+    assert!(err.contains("MB written"), "{err}");
+    let doc = result_doc(&out).expect("result file saved");
+    assert_eq!(doc.status, "failed");
+    assert!(doc.error.as_deref().unwrap().contains("no space left"));
+    // The two read tests before the write test were measured and kept.
+    let measured: Vec<_> = doc.tests.iter().filter(|t| !t.runs.is_empty()).collect();
+    assert!(measured.len() >= 2, "{:?}", doc.tests);
+    assert!(doc.tests.last().unwrap().error.is_some());
+    assert!(
+        iolab_leftovers(fs.path()).is_empty(),
+        "{:?}",
+        entries(fs.path())
+    );
+}
+
+#[test]
+fn file_system_turning_read_only_mid_run() {
+    let Some(fs) = scratch_or_skip(
+        "file_system_turning_read_only_mid_run",
+        "ext4",
+        64 << 20,
+        &[],
+        "errors=remount-ro",
+    ) else {
+        return;
+    };
+    let dev = fs.loop_dev.as_ref().unwrap().name();
+    let trigger = PathBuf::from(format!("/sys/fs/ext4/{dev}/trigger_fs_error"));
+    if !trigger.exists() {
+        eprintln!(
+            "SKIPPED file_system_turning_read_only_mid_run: no {}",
+            trigger.display()
+        );
+        return;
+    }
+    let d = tempdir();
+    let out = d.path().join("out");
+    let mut child = spawn(
+        &[
+            "run",
+            "--target",
+            s(fs.path()),
+            "--preset",
+            "real",
+            "--size",
+            "16M",
+            "--duration",
+            "1s",
+            "--ramp",
+            "0",
+            "--repeat",
+            "1",
+            "--output",
+            s(&out),
+        ],
+        d.path(),
+    );
+    assert!(wait_for_tests(&mut child, &out, 1), "first test not saved");
+    // ext4 with errors=remount-ro turns read-only on an error, as on a failing disk.
+    std::fs::write(&trigger, "iolab reliability test").unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = stderr_of(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("Read-only file system"), "{err}");
+    let doc = result_doc(&out).expect("result file saved");
+    assert_eq!(doc.status, "failed");
+    assert!(!doc.tests[0].runs.is_empty(), "the first test was kept");
+    // Its test file cannot be removed from a read-only file system: iolab says so.
+    assert!(err.contains("could not remove"), "{err}");
+    assert!(err.contains("iolab-test-"), "{err}");
+}
+
+#[test]
+fn target_directory_removed_mid_run() {
+    let d = tempdir();
+    let work = d.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let out = d.path().join("out");
+    let mut child = spawn(
+        &[
+            "run",
+            "--target",
+            s(&work),
+            "--preset",
+            "real",
+            "--size",
+            "8M",
+            "--duration",
+            "1s",
+            "--ramp",
+            "0",
+            "--repeat",
+            "1",
+            "--output",
+            s(&out),
+        ],
+        d.path(),
+    );
+    assert!(wait_for_tests(&mut child, &out, 1), "first test not saved");
+    std::fs::remove_dir_all(&work).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = stderr_of(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("is gone") && err.contains("removed during the run"),
+        "{err}"
+    );
+    let doc = result_doc(&out).expect("result file saved");
+    assert_eq!(doc.status, "failed");
+    assert!(!doc.tests[0].runs.is_empty());
+    assert!(
+        !work.exists(),
+        "iolab does not recreate what the user removed"
+    );
+}
+
+#[test]
+fn read_errors_from_a_device_whose_backing_file_shrank() {
+    if !is_root() {
+        eprintln!("SKIPPED read_errors_from_a_device_whose_backing_file_shrank: needs root");
+        return;
+    }
+    let d = tempdir();
+    let image = d.path().join("disk.img");
+    std::fs::File::create(&image)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    let lo = iolab::fs::loopdev::LoopDevice::attach(&image, false).unwrap();
+    let dev = lo.device.display().to_string();
+    let out = d.path().join("out");
+    let mut child = spawn(
+        &[
+            "run",
+            "--target",
+            &dev,
+            "--allow-destroy",
+            &dev,
+            "--preset",
+            "real",
+            "--size",
+            "32M",
+            "--duration",
+            "1s",
+            "--ramp",
+            "0",
+            "--repeat",
+            "1",
+            "--output",
+            s(&out),
+        ],
+        d.path(),
+    );
+    assert!(wait_for_tests(&mut child, &out, 1), "first test not saved");
+    // The loop driver fails reads past the end of its (now shorter) backing file.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&image)
+        .unwrap()
+        .set_len(1 << 20)
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = stderr_of(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("Input/output error") || err.contains("short read"),
+        "{err}"
+    );
+    assert!(err.contains(&dev), "the message names the device: {err}");
+    let doc = result_doc(&out).expect("result file saved");
+    assert_eq!(doc.status, "failed");
+    assert!(!doc.tests[0].runs.is_empty(), "the first test was kept");
+    drop(lo);
+}
+
+/// Start `args` (with `--output out`), wait until a test was saved, send `sig`; check the
+/// exit code, the saved partial result, and that `work` holds nothing of iolab's.
+fn signal_mid_run(args: &[&str], work: &Path, out: &Path, sig: nix::sys::signal::Signal) {
+    let mut full: Vec<&str> = args.to_vec();
+    full.extend(["--output", s(out)]);
+    let mut child = spawn(&full, work.parent().unwrap());
+    let saved = wait_for_tests(&mut child, out, 1);
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), sig).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = stderr_of(&o);
+    assert!(saved, "{args:?}: nothing saved before {sig}: {err}");
+    let code = match sig {
+        nix::sys::signal::Signal::SIGTERM => 143,
+        nix::sys::signal::Signal::SIGHUP => 129,
+        _ => 130,
+    };
+    assert_eq!(o.status.code(), Some(code), "{args:?} {sig}: {err}");
+    assert!(err.contains(sig.as_str()), "{err}");
+    let doc = result_doc(out).expect("result file saved");
+    assert_eq!(doc.status, "interrupted", "{args:?} {sig}");
+    assert!(!doc.tests.is_empty());
+    assert!(
+        iolab_leftovers(work).is_empty(),
+        "{args:?} {sig}: left {:?}",
+        entries(work)
+    );
+}
+
+const SIGNALS: [nix::sys::signal::Signal; 3] = [
+    nix::sys::signal::Signal::SIGINT,
+    nix::sys::signal::Signal::SIGTERM,
+    nix::sys::signal::Signal::SIGHUP,
+];
+
+#[test]
+fn signals_during_saturate() {
+    for sig in SIGNALS {
+        let d = tempdir();
+        let work = d.path().join("work");
+        std::fs::create_dir(&work).unwrap();
+        signal_mid_run(
+            &[
+                "saturate",
+                "--target",
+                s(&work),
+                "--rw",
+                "randread",
+                "--size",
+                "8M",
+                "--max-depth",
+                "64",
+                "--latency-limit",
+                "1h",
+                "--step-duration",
+                "300ms",
+                "--ramp",
+                "0",
+            ],
+            &work,
+            &d.path().join("out"),
+            sig,
+        );
+    }
+}
