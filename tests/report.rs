@@ -61,7 +61,10 @@ fn welch_example_with_known_df_and_p() {
     assert!((w.t + 1.8608).abs() < 1e-4);
     assert!((w.df - 17.776).abs() < 1e-3);
     assert!((w.p - 0.07939).abs() < 1e-5);
-    assert!(welch(&g1, &summarize(&[1.0])).is_none(), "needs 2 runs a side");
+    assert!(
+        welch(&g1, &summarize(&[1.0])).is_none(),
+        "needs 2 runs a side"
+    );
 }
 
 #[test]
@@ -127,9 +130,16 @@ fn compare_cli_prints_verdicts_and_relative_speed() {
         s(&fixture("run-a.json")),
         s(&fixture("run-b.json")),
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("B is 1.37 ± 0.03× faster than A on SEQ1M Q8T1 read"), "{text}");
+    assert!(
+        text.contains("B is 1.37 ± 0.03× faster than A on SEQ1M Q8T1 read"),
+        "{text}"
+    );
     assert!(text.contains("B is 1.25 ± 0.03× slower than A on RND4K Q32T1 read"));
     assert!(text.contains("no significant difference (Welch, p = "));
     assert!(text.contains("faster (CI overlap)"));
@@ -171,7 +181,11 @@ fn compare_json_and_matrix_and_saturate() {
 
 #[test]
 fn compare_without_common_tests_says_so() {
-    let out = iolab(&["compare", s(&fixture("run-a.json")), s(&fixture("files.json"))]);
+    let out = iolab(&[
+        "compare",
+        s(&fixture("run-a.json")),
+        s(&fixture("files.json")),
+    ]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no test in common"), "{err}");
@@ -212,7 +226,11 @@ fn bad_inputs_exit_2_and_write_nothing() {
     let out = iolab(&["report", s(&fixture("truncated.json")), "-o", s(&keep)]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(std::fs::read_to_string(&keep).unwrap(), "old");
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temp files left");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "no temp files left"
+    );
     // Unknown format and missing directory are refused before reading anything.
     let out = iolab(&["report", s(&fixture("run-a.json")), "-o", "report.pdf"]);
     assert_eq!(out.status.code(), Some(2));
@@ -235,9 +253,16 @@ fn report_reads_a_directory_of_results() {
     std::fs::write(results.join("notes.txt"), "not a result").unwrap();
     let out_path = dir.path().join("r.md");
     let out = iolab(&["report", s(&results), "-o", s(&out_path)]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let md = std::fs::read_to_string(&out_path).unwrap();
-    assert!(md.contains("2 result files: run-a.json, saturate.json"), "{md}");
+    assert!(
+        md.contains("2 result files: run-a.json, saturate.json"),
+        "{md}"
+    );
     let empty = tempfile::tempdir().unwrap();
     let out = iolab(&["report", s(empty.path()), "-o", s(&out_path)]);
     assert_eq!(out.status.code(), Some(2));
@@ -335,7 +360,10 @@ fn html_is_self_contained_with_one_svg_per_chart() {
         .collect();
     let has = |needle: &str| titles.iter().filter(|t| t.contains(needle)).count();
     // Bars (MB/s, IOPS; files/s), latency curves, time series, saturation, rankings, heat map.
-    assert!(has("block: MB/s") == 2 && has("block: IOPS") == 2, "{titles:?}");
+    assert!(
+        has("block: MB/s") == 2 && has("block: IOPS") == 2,
+        "{titles:?}"
+    );
     assert_eq!(has("files: files/s"), 1);
     assert_eq!(has("latency percentiles"), 2);
     assert_eq!(has("IOPS over time"), 9);
@@ -371,7 +399,11 @@ fn html_report_via_cli() {
         .args(&args)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let html = std::fs::read_to_string(&out_path).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert_eq!(html, render(iolab::commands::report::Format::Html));

@@ -55,11 +55,14 @@ pub fn metric_bars(title: &str, metric: &str, tests: &[(String, &TestResult)]) -
 /// The latency percentile curve of a test over all its runs: the merged HDR histogram
 /// when every run carries one (exact), otherwise the curve of the median run.
 pub fn latency_points(t: &TestResult) -> Vec<(f64, f64)> {
-    let merged = t.runs.iter().try_fold(LatencyHistogram::new(), |mut acc, r| {
-        let h = LatencyHistogram::from_base64(r.lat_hist.as_deref()?)?;
-        acc += &h;
-        Some(acc)
-    });
+    let merged = t
+        .runs
+        .iter()
+        .try_fold(LatencyHistogram::new(), |mut acc, r| {
+            let h = LatencyHistogram::from_base64(r.lat_hist.as_deref()?)?;
+            acc += &h;
+            Some(acc)
+        });
     let curve: Vec<(f64, u64)> = match merged {
         Some(h) if !t.runs.is_empty() && !h.is_empty() => h.percentile_curve(),
         _ => {

@@ -113,7 +113,12 @@ type Keyed<'a> = Vec<((String, String), &'a crate::model::TestResult)>;
 fn keyed(l: &Loaded) -> Keyed<'_> {
     all_tests(&l.doc)
         .into_iter()
-        .map(|t| ((config_of(&l.doc, t).unwrap_or_default(), t.name.clone()), t))
+        .map(|t| {
+            (
+                (config_of(&l.doc, t).unwrap_or_default(), t.name.clone()),
+                t,
+            )
+        })
         .collect()
 }
 
@@ -306,13 +311,24 @@ pub fn render_text(c: &Comparison) -> String {
             f.label,
             f.path,
             f.command,
-            if f.hostname.is_empty() { "?" } else { &f.hostname },
-            if f.fs_type.is_empty() { "?" } else { &f.fs_type },
+            if f.hostname.is_empty() {
+                "?"
+            } else {
+                &f.hostname
+            },
+            if f.fs_type.is_empty() {
+                "?"
+            } else {
+                &f.fs_type
+            },
             f.started_at
         ));
     }
     for p in &c.pairings {
-        out.push_str(&format!("\n{} against {} (baseline)\n", p.other, p.baseline));
+        out.push_str(&format!(
+            "\n{} against {} (baseline)\n",
+            p.other, p.baseline
+        ));
         let mut table = Table::new();
         table
             .load_style(UTF8_FULL_CONDENSED)

@@ -84,7 +84,12 @@ pub fn render(inputs: &[Loaded]) -> String {
             let phase = t.params.get("phase").cloned().unwrap_or_default();
             for r in &t.runs {
                 let mut row = test_cols.clone();
-                row.extend([iodepth.clone(), jobs.clone(), file_size.clone(), phase.clone()]);
+                row.extend([
+                    iodepth.clone(),
+                    jobs.clone(),
+                    file_size.clone(),
+                    phase.clone(),
+                ]);
                 row.extend(run_cols(t, r));
                 push_row(&mut out, &row);
             }
@@ -100,7 +105,11 @@ pub fn render(inputs: &[Loaded]) -> String {
                 row.extend([num(Some(p.iops)), num(Some(p.bw_bytes_per_s))]);
                 row.extend([String::new(), String::new()]);
                 row.extend([num(Some(p.lat_mean_ns)), String::new()]);
-                row.extend([num(Some(p.lat_p99_ns)), num(Some(p.lat_p999_ns)), String::new()]);
+                row.extend([
+                    num(Some(p.lat_p99_ns)),
+                    num(Some(p.lat_p999_ns)),
+                    String::new(),
+                ]);
                 row.extend([num(Some(p.avg_queue_depth)), num(Some(p.cpu_pct))]);
                 row.extend([String::new(), String::new(), String::new()]);
                 push_row(&mut out, &row);

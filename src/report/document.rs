@@ -31,7 +31,10 @@ pub enum Block {
     /// Warnings as (code, text).
     Warnings(Vec<(String, String)>),
     /// One inline `<svg>` chart (HTML only) with its caption.
-    Chart { svg: String, caption: String },
+    Chart {
+        svg: String,
+        caption: String,
+    },
 }
 
 /// Preferred column order of metrics in summary tables.
@@ -134,7 +137,11 @@ fn environment(doc: &ResultDoc) -> Vec<(String, String)> {
         device.push_str(&format!(", {m}"));
     }
     if let Some(r) = e.rotational {
-        device.push_str(if r { ", rotational" } else { ", non-rotational" });
+        device.push_str(if r {
+            ", rotational"
+        } else {
+            ", non-rotational"
+        });
     }
     if let (Some(lb), Some(pb)) = (e.logical_block_size, e.physical_block_size) {
         device.push_str(&format!(", sectors {lb}/{pb} B"));
@@ -182,7 +189,10 @@ pub fn warnings(doc: &ResultDoc) -> Vec<(String, String)> {
                 c.reason.as_deref().unwrap_or("no reason given")
             );
             let code = format!("config-{}", c.status);
-            if !w.iter().any(|(_, t)| t.contains(&c.label) && t.contains(&c.status)) {
+            if !w
+                .iter()
+                .any(|(_, t)| t.contains(&c.label) && t.contains(&c.status))
+            {
                 w.push((code, text));
             }
         }
@@ -211,8 +221,7 @@ pub fn tests_blocks(tests: &[&TestResult], out: &mut Vec<Block>) {
             .filter(|m| ts.iter().any(|t| t.summary.contains_key(*m)))
             .collect();
         for m in rates {
-            if let Some(svg) = charts::metric_bars(&format!("{family}: {}", label(m)), m, &named)
-            {
+            if let Some(svg) = charts::metric_bars(&format!("{family}: {}", label(m)), m, &named) {
                 out.push(Block::Chart {
                     svg,
                     caption: format!("{} per test, mean with 95 % CI error bars", label(m)),

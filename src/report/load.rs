@@ -41,7 +41,10 @@ pub fn load_inputs(paths: &[PathBuf]) -> Result<Vec<Loaded>, UsageError> {
         } else if p.exists() {
             files.push(p.clone());
         } else {
-            return Err(UsageError(format!("{}: no such file or directory", p.display())));
+            return Err(UsageError(format!(
+                "{}: no such file or directory",
+                p.display()
+            )));
         }
     }
     files

@@ -52,7 +52,11 @@ fn table(s: &mut String, t: &TableBlock) {
     let _ = writeln!(
         s,
         "| {} |",
-        t.header.iter().map(|h| cell(h)).collect::<Vec<_>>().join(" | ")
+        t.header
+            .iter()
+            .map(|h| cell(h))
+            .collect::<Vec<_>>()
+            .join(" | ")
     );
     let align: Vec<&str> = (0..t.header.len())
         .map(|i| if i >= t.first_numeric { "---:" } else { "---" })

@@ -5,10 +5,10 @@
 use std::collections::BTreeMap;
 
 use crate::model::{ResultDoc, Summary, TestResult};
+use crate::report::charts::tick_fmt;
 use crate::report::document::{Block, TableBlock, summary_table};
 use crate::report::metrics::{Better, direction, fmt_mean_ci, fmt_value, label, primary_metric};
 use crate::report::svg::{Bar, bar_chart, heat_map};
-use crate::report::charts::tick_fmt;
 use crate::units::{fmt_size_exact, parse_size};
 
 pub fn blocks(doc: &ResultDoc, out: &mut Vec<Block>) {
@@ -167,7 +167,11 @@ fn heat_maps(doc: &ResultDoc, out: &mut Vec<Block>) {
                 && file_size(t).is_some()
         };
         let mut sizes: Vec<(u64, String)> = Vec::new();
-        for t in doc.configurations.iter().flat_map(|c| c.tests.iter().filter(in_phase)) {
+        for t in doc
+            .configurations
+            .iter()
+            .flat_map(|c| c.tests.iter().filter(in_phase))
+        {
             let b = file_size(t).unwrap_or(0);
             if !sizes.iter().any(|(s, _)| *s == b) {
                 let tok = t.params.get("size_token").cloned();
@@ -209,7 +213,10 @@ fn heat_maps(doc: &ResultDoc, out: &mut Vec<Block>) {
                     .collect()
             })
             .collect();
-        let title = format!("files {phase}: {} by configuration × file size", label(metric));
+        let title = format!(
+            "files {phase}: {} by configuration × file size",
+            label(metric)
+        );
         let fmt = |v: f64| fmt_value(metric, v);
         out.push(Block::Heading(3, title.clone()));
         out.push(Block::Chart {

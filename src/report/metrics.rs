@@ -80,7 +80,11 @@ pub fn fmt_mean_ci(metric: &str, s: &Summary) -> String {
             // Same precision on both sides of the ±.
             format!("{} ± {}", fmt_thousands(s.mean), fmt_thousands(half))
         } else {
-            format!("{} ± {}", fmt_value(metric, s.mean), fmt_value(metric, half))
+            format!(
+                "{} ± {}",
+                fmt_value(metric, s.mean),
+                fmt_value(metric, half)
+            )
         }
     } else {
         fmt_value(metric, s.mean)
@@ -92,9 +96,10 @@ pub fn fmt_mean_ci(metric: &str, s: &Summary) -> String {
 pub fn all_tests(doc: &ResultDoc) -> Vec<&TestResult> {
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
-    let nested = doc.configurations.iter().flat_map(|c| {
-        c.tests.iter().map(move |t| (t, Some(c.label.as_str())))
-    });
+    let nested = doc
+        .configurations
+        .iter()
+        .flat_map(|c| c.tests.iter().map(move |t| (t, Some(c.label.as_str()))));
     for (t, label) in doc.tests.iter().map(|t| (t, None)).chain(nested) {
         let config = t.config.as_deref().or(label).unwrap_or("");
         if seen.insert((config.to_string(), t.name.clone())) {
@@ -182,7 +187,12 @@ mod tests {
         for m in ["iops", "bw_bytes_per_s", "files_per_s", "answer_iops"] {
             assert_eq!(direction(m), Better::Higher, "{m}");
         }
-        for m in ["lat_mean_ns", "seconds_per_portion", "elapsed_s", "copy_seconds"] {
+        for m in [
+            "lat_mean_ns",
+            "seconds_per_portion",
+            "elapsed_s",
+            "copy_seconds",
+        ] {
             assert_eq!(direction(m), Better::Lower, "{m}");
         }
     }

@@ -49,7 +49,12 @@ pub struct Bar {
 
 /// Horizontal bars (long test names stay readable on a phone) from zero, with the CI as an
 /// error bar.
-pub fn bar_chart(title: &str, axis_label: &str, bars: &[Bar], fmt: &dyn Fn(f64) -> String) -> String {
+pub fn bar_chart(
+    title: &str,
+    axis_label: &str,
+    bars: &[Bar],
+    fmt: &dyn Fn(f64) -> String,
+) -> String {
     let row = 26.0;
     let (left, right, top) = (210.0, 110.0, 30.0);
     let h = top + row * bars.len() as f64 + 42.0;
@@ -161,7 +166,11 @@ struct LinearScale {
 impl LinearScale {
     /// Bounds widened to round ticks (1, 2 or 5 times a power of ten, about five of them).
     fn new(lo: f64, hi: f64) -> Self {
-        let (lo, hi) = if hi > lo { (lo, hi) } else { (lo - 1.0, lo + 1.0) };
+        let (lo, hi) = if hi > lo {
+            (lo, hi)
+        } else {
+            (lo - 1.0, lo + 1.0)
+        };
         let raw = (hi - lo) / 5.0;
         let mag = 10f64.powf(raw.log10().floor());
         let step = [1.0, 2.0, 5.0, 10.0]
@@ -206,7 +215,11 @@ impl Mapped {
             .collect();
         let min = v.iter().cloned().fold(f64::INFINITY, f64::min);
         let max = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-        let (min, max) = if v.is_empty() { (1.0, 10.0) } else { (min, max) };
+        let (min, max) = if v.is_empty() {
+            (1.0, 10.0)
+        } else {
+            (min, max)
+        };
         match scale {
             Scale::Linear => {
                 let l = LinearScale::new(min.min(0.0), max);
@@ -356,7 +369,11 @@ pub fn line_chart(title: &str, x: &Axis, y: &Axis, series: &[Series], marks: &[M
                     esc(label)
                 );
             }
-            Mark::Point { x: xv, y: yv, label } => {
+            Mark::Point {
+                x: xv,
+                y: yv,
+                label,
+            } => {
                 let (xx, yy) = (px(*xv), py(*yv));
                 let _ = write!(
                     s,
@@ -428,7 +445,11 @@ pub fn heat_map(
             let x = left + cell_w * j as f64;
             let (fill, text, ink) = match v {
                 Some(v) if *v > 0.0 && v.is_finite() => {
-                    let mut f = if hi > lo { (v.ln() - lo) / (hi - lo) } else { 1.0 };
+                    let mut f = if hi > lo {
+                        (v.ln() - lo) / (hi - lo)
+                    } else {
+                        1.0
+                    };
                     if !higher_is_better {
                         f = 1.0 - f;
                     }

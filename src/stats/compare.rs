@@ -55,8 +55,7 @@ pub fn welch(a: &Summary, b: &Summary) -> Option<Welch> {
             ci95_diff: (diff, diff),
         });
     }
-    let df = (va + vb).powi(2)
-        / (va * va / (a.n as f64 - 1.0) + vb * vb / (b.n as f64 - 1.0));
+    let df = (va + vb).powi(2) / (va * va / (a.n as f64 - 1.0) + vb * vb / (b.n as f64 - 1.0));
     let t = diff / se;
     let p = StudentsT::new(0.0, 1.0, df)
         .map(|d| 2.0 * (1.0 - d.cdf(t.abs())))
@@ -119,7 +118,7 @@ pub struct Ratio {
 
 /// `num.mean / den.mean` with its uncertainty propagated to first order from the standard
 /// errors of both means (relative errors add in quadrature), scaled to 95 % with Student's
-/// t at the Welch–Satterthwaite degrees of freedom. A side with one run contributes no error
+/// t at Satterthwaite's degrees of freedom of that sum. A side with one run contributes no error
 /// (it has no estimate); with one run on both sides the half-width is NaN.
 pub fn ratio(num: &Summary, den: &Summary) -> Ratio {
     let value = num.mean / den.mean;
@@ -137,10 +136,22 @@ pub fn ratio(num: &Summary, den: &Summary) -> Ratio {
             pm: f64::NAN,
         };
     }
-    let se_rel = (rn.unwrap_or(0.0).powi(2) + rd.unwrap_or(0.0).powi(2)).sqrt();
-    let df = match welch(num, den) {
-        Some(w) if w.df.is_finite() && w.df >= 1.0 => w.df,
-        _ => (num.n.max(den.n) as f64 - 1.0).max(1.0),
+    let (vn, vd) = (rn.unwrap_or(0.0).powi(2), rd.unwrap_or(0.0).powi(2));
+    let se_rel = (vn + vd).sqrt();
+    // Satterthwaite's degrees of freedom of the summed relative variances (a side with
+    // one run adds no variance and no term).
+    let term = |v: f64, n: u32| {
+        if n >= 2 {
+            v * v / (n as f64 - 1.0)
+        } else {
+            0.0
+        }
+    };
+    let denom = term(vn, num.n) + term(vd, den.n);
+    let df = if denom > 0.0 {
+        ((vn + vd).powi(2) / denom).max(1.0)
+    } else {
+        (num.n.max(den.n) as f64 - 1.0).max(1.0)
     };
     Ratio {
         value,
