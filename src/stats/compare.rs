@@ -201,7 +201,7 @@ mod tests {
         let many = summarize(&[100.0, 102.0, 98.0, 101.0]);
         let inside = summarize(&[100.5]);
         let outside = summarize(&[150.0]);
-        assert_eq!(significant(&many, &inside).0, false);
+        assert!(!significant(&many, &inside).0);
         assert_eq!(significant(&many, &inside).1, Method::CiOverlap);
         assert!(significant(&many, &outside).0);
         assert_eq!(significant(&inside, &outside).1, Method::None);
