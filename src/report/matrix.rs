@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 use crate::model::{ResultDoc, Summary, TestResult};
 use crate::report::charts::tick_fmt;
 use crate::report::document::{Block, TableBlock, summary_table};
+use crate::report::heatmap::heat_map;
 use crate::report::metrics::{Better, direction, fmt_mean_ci, fmt_value, label, primary_metric};
-use crate::report::svg::{Bar, bar_chart, heat_map};
+use crate::report::svg::{Bar, bar_chart};
 use crate::units::{fmt_size_exact, parse_size};
 
 pub fn blocks(doc: &ResultDoc, out: &mut Vec<Block>) {

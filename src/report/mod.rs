@@ -8,6 +8,7 @@ pub mod charts;
 pub mod compare;
 pub mod csv;
 pub mod document;
+pub mod heatmap;
 pub mod html;
 pub mod load;
 pub mod markdown;

@@ -1,12 +1,13 @@
 //! The one small chart module: hand-written inline SVG (one `<svg>` element per chart, no
 //! namespace or external reference, so it embeds in HTML that opens offline). Three shapes
 //! cover every chart of the report: horizontal bars with error bars, XY lines on linear, log
-//! or "nines" axes, and a heat map. Pure string building; sizes are viewBox units and the
+//! or "nines" axes, and a heat map (`heatmap.rs`). Pure string building; sizes are viewBox units and the
 //! page's CSS scales the chart to the screen.
 
 use std::fmt::Write;
 
-const W: f64 = 720.0;
+/// Width of every chart in viewBox units (the page scales it).
+pub(crate) const W: f64 = 720.0;
 /// Colour-blind-safe palette (Okabe–Ito).
 pub const PALETTE: [&str; 8] = [
     "#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000", "#f0e442",
@@ -28,7 +29,7 @@ pub fn esc(s: &str) -> String {
     out
 }
 
-fn open(title: &str, h: f64) -> String {
+pub(crate) fn open(title: &str, h: f64) -> String {
     format!(
         "<svg class=\"chart\" viewBox=\"0 0 {W} {h:.0}\" role=\"img\" aria-label=\"{t}\"><title>{t}</title>\
          <text x=\"{x:.0}\" y=\"18\" class=\"ct\" text-anchor=\"middle\">{t}</text>",
@@ -400,89 +401,7 @@ pub fn line_chart(title: &str, x: &Axis, y: &Axis, series: &[Series], marks: &[M
     s
 }
 
-/// A grid of cells coloured by value on a log scale (rates spread over decades); `None`
-/// cells are left grey. `higher_is_better` picks which end is dark.
-pub fn heat_map(
-    title: &str,
-    rows: &[String],
-    cols: &[String],
-    cells: &[Vec<Option<f64>>],
-    higher_is_better: bool,
-    fmt: &dyn Fn(f64) -> String,
-) -> String {
-    let (left, top, cell_h) = (190.0, 48.0, 30.0);
-    let cell_w = ((W - left - 10.0) / cols.len().max(1) as f64).min(130.0);
-    let h = top + cell_h * rows.len() as f64 + 30.0;
-    let vals: Vec<f64> = cells
-        .iter()
-        .flatten()
-        .flatten()
-        .cloned()
-        .filter(|v| *v > 0.0 && v.is_finite())
-        .collect();
-    let lo = vals.iter().cloned().fold(f64::INFINITY, f64::min).ln();
-    let hi = vals.iter().cloned().fold(f64::NEG_INFINITY, f64::max).ln();
-    let mut s = open(title, h);
-    for (j, c) in cols.iter().enumerate() {
-        let _ = write!(
-            s,
-            "<text x=\"{:.1}\" y=\"{:.1}\" class=\"lbl\" text-anchor=\"middle\">{}</text>",
-            left + cell_w * (j as f64 + 0.5),
-            top - 8.0,
-            esc(c)
-        );
-    }
-    for (i, r) in rows.iter().enumerate() {
-        let y = top + cell_h * i as f64;
-        let _ = write!(
-            s,
-            "<text x=\"{:.1}\" y=\"{:.1}\" class=\"lbl\" text-anchor=\"end\">{}</text>",
-            left - 6.0,
-            y + cell_h * 0.6,
-            esc(&shorten(r, 30))
-        );
-        for (j, v) in cells.get(i).into_iter().flatten().enumerate() {
-            let x = left + cell_w * j as f64;
-            let (fill, text, ink) = match v {
-                Some(v) if *v > 0.0 && v.is_finite() => {
-                    let mut f = if hi > lo {
-                        (v.ln() - lo) / (hi - lo)
-                    } else {
-                        1.0
-                    };
-                    if !higher_is_better {
-                        f = 1.0 - f;
-                    }
-                    // Light to dark blue; white text on the darker half.
-                    let l = 92.0 - 60.0 * f;
-                    (
-                        format!("hsl(210,70%,{l:.0}%)"),
-                        fmt(*v),
-                        if f > 0.55 { "#fff" } else { "#111" },
-                    )
-                }
-                _ => ("#ddd".to_string(), "-".to_string(), "#111"),
-            };
-            let _ = write!(
-                s,
-                "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{fill}\" stroke=\"#fff\"><title>{} / {}: {}</title></rect>\
-                 <text x=\"{:.1}\" y=\"{:.1}\" class=\"cell\" text-anchor=\"middle\" fill=\"{ink}\">{}</text>",
-                cell_w,
-                cell_h,
-                esc(r),
-                esc(cols.get(j).map(|c| c.as_str()).unwrap_or("")),
-                esc(&text),
-                x + cell_w / 2.0,
-                y + cell_h * 0.62,
-                esc(&text)
-            );
-        }
-    }
-    s.push_str("</svg>");
-    s
-}
-
-fn shorten(s: &str, max: usize) -> String {
+pub(crate) fn shorten(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
         s.to_string()
     } else {
