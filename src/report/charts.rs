@@ -130,9 +130,12 @@ pub fn interval_series(title: &str, t: &TestResult) -> Option<String> {
         .filter(|r| !r.intervals.is_empty())
         .map(|r| Series {
             name: format!("run {}", r.run),
+            // An interval ending after the measured time is the drain of the last I/Os,
+            // divided by a full interval: a false dip, so it is left out of the plot.
             points: r
                 .intervals
                 .iter()
+                .filter(|p| r.elapsed_ns == 0 || p.t_ms as f64 <= r.elapsed_ns as f64 / 1e6 + 1.0)
                 .map(|p| (p.t_ms as f64 / 1000.0, p.iops))
                 .collect(),
         })
@@ -218,4 +221,32 @@ pub fn saturation(title: &str, t: &TestResult) -> Option<String> {
         &series,
         &marks,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{IntervalPoint, RunResult};
+
+    #[test]
+    fn drain_interval_is_left_out() {
+        let point = |t_ms, iops| IntervalPoint {
+            t_ms,
+            iops,
+            ..Default::default()
+        };
+        let t = TestResult {
+            runs: vec![RunResult {
+                run: 1,
+                elapsed_ns: 200_800_000,
+                intervals: vec![point(100, 950.0), point(200, 1020.0), point(300, 10.0)],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let svg = interval_series("t", &t).unwrap();
+        let line = svg.split("points=\"").nth(1).unwrap();
+        let line = &line[..line.find('"').unwrap()];
+        assert_eq!(line.split(' ').count(), 2, "{line}");
+    }
 }

@@ -239,7 +239,9 @@ pub fn tests_blocks(tests: &[&TestResult], out: &mut Vec<Block>) {
             if let Some(svg) = charts::interval_series(&format!("{name}: IOPS over time"), t) {
                 out.push(Block::Chart {
                     svg,
-                    caption: format!("{name}: IOPS per interval, one line per run"),
+                    caption: format!(
+                        "{name}: IOPS per interval, one line per run (an interval ending after the measured time, the drain of the last I/Os, is left out)"
+                    ),
                 });
             }
             saturation_blocks(name, t, out);

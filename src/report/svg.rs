@@ -1,8 +1,8 @@
 //! The one small chart module: hand-written inline SVG (one `<svg>` element per chart, no
 //! namespace or external reference, so it embeds in HTML that opens offline). Three shapes
 //! cover every chart of the report: horizontal bars with error bars, XY lines on linear, log
-//! or "nines" axes, and a heat map (`heatmap.rs`). Pure string building; sizes are viewBox units and the
-//! page's CSS scales the chart to the screen.
+//! or "nines" axes, and a heat map (`heatmap.rs`). Pure string building; sizes are viewBox
+//! units and the page's CSS scales the chart to the screen.
 
 use std::fmt::Write;
 
