@@ -383,6 +383,9 @@ fn html_is_self_contained_with_one_svg_per_chart() {
         "buffered I/O with a test size under 2x RAM",
         "the page cache absorbed the writes",
         "btrfs 4KiB noatime skipped",
+        // Several results of one subcommand: each compared with the first.
+        "Comparison of the run results",
+        "B is 1.37 ± 0.03× faster than A on SEQ1M Q8T1 read",
     ] {
         assert!(text.contains(needle), "{needle}");
     }

@@ -122,9 +122,30 @@ fn keyed(l: &Loaded) -> Keyed<'_> {
         .collect()
 }
 
-/// Compare every file with the first. `all_metrics` adds every common metric; otherwise
-/// each test shows its headline metric and its latency (when it has one).
+/// Compare every file with the first; a file with no test in common is an error that says
+/// what each file has.
 pub fn compare(inputs: &[Loaded], all_metrics: bool) -> Result<Comparison, UsageError> {
+    let c = compare_lenient(inputs, all_metrics);
+    if let Some((i, p)) = c
+        .pairings
+        .iter()
+        .enumerate()
+        .find(|(_, p)| p.rows.is_empty())
+    {
+        let (a, b) = (&c.files[0].path, &c.files[i + 1].path);
+        return Err(UsageError(format!(
+            "{a} and {b} have no test in common (tests are matched by configuration and name); {a} has: {}; {b} has: {}",
+            list_or_none(&p.only_in_baseline),
+            list_or_none(&p.only_in_other),
+        )));
+    }
+    Ok(c)
+}
+
+/// Compare every file with the first (a pairing may have no rows). `all_metrics` adds every
+/// common metric; otherwise each test shows its headline metric and its latency (when it
+/// has one).
+pub fn compare_lenient(inputs: &[Loaded], all_metrics: bool) -> Comparison {
     let files = inputs
         .iter()
         .enumerate()
@@ -175,17 +196,6 @@ pub fn compare(inputs: &[Loaded], all_metrics: bool) -> Result<Comparison, Usage
             .filter(|(k, _)| !base.iter().any(|(o, _)| o == k))
             .map(|(k, _)| name_of(k))
             .collect::<Vec<_>>();
-        if rows.is_empty() {
-            return Err(UsageError(format!(
-                "{} and {} have no test in common (tests are matched by configuration and name); {} has: {}; {} has: {}",
-                inputs[0].path.display(),
-                other.path.display(),
-                inputs[0].path.display(),
-                list_or_none(&only_in_baseline),
-                other.path.display(),
-                list_or_none(&only_in_other),
-            )));
-        }
         pairings.push(Pairing {
             baseline: letter(0),
             other: letter(i),
@@ -194,7 +204,7 @@ pub fn compare(inputs: &[Loaded], all_metrics: bool) -> Result<Comparison, Usage
             only_in_other,
         });
     }
-    Ok(Comparison { files, pairings })
+    Comparison { files, pairings }
 }
 
 fn list_or_none(v: &[String]) -> String {
@@ -333,24 +343,9 @@ pub fn render_text(c: &Comparison) -> String {
         table
             .load_style(UTF8_FULL_CONDENSED)
             .set_content_arrangement(ContentArrangement::Disabled)
-            .set_header(vec![
-                "Test".to_string(),
-                "Metric".to_string(),
-                p.baseline.clone(),
-                p.other.clone(),
-                "Change".to_string(),
-                "Verdict".to_string(),
-            ]);
+            .set_header(table_header(p));
         for r in &p.rows {
-            let (sa, sb) = (side_summary(&r.baseline), side_summary(&r.other));
-            table.add_row(vec![
-                display_name(r.config.as_deref(), &r.test),
-                label(&r.metric),
-                format!("{} (n={})", fmt_mean_ci(&r.metric, &sa), sa.n),
-                format!("{} (n={})", fmt_mean_ci(&r.metric, &sb), sb.n),
-                fmt_pm(r.change_pct, r.change_pct_pm, 1, " %"),
-                verdict_text(r),
-            ]);
+            table.add_row(table_row(r));
         }
         for i in 2..5 {
             if let Some(col) = table.column_mut(i) {
@@ -378,10 +373,38 @@ pub fn render_text(c: &Comparison) -> String {
             ));
         }
     }
-    out.push_str(
-        "\nChange = other / baseline - 1 (of the mean), ± = 95 % interval propagated from both means' standard errors. Verdict at 95 %: Welch's t-test when both sides have 2+ runs, CI overlap when one side has a single run.\n",
-    );
+    out.push('\n');
+    out.push_str(EXPLANATION);
+    out.push('\n');
     out
+}
+
+/// What the columns mean (printed under every comparison).
+pub const EXPLANATION: &str = "Change = other / baseline - 1 (of the mean), ± = 95 % interval propagated from both means' standard errors. Verdict at 95 %: Welch's t-test when both sides have 2+ runs, CI overlap when one side has a single run.";
+
+/// Column names of a comparison table.
+pub fn table_header(p: &Pairing) -> Vec<String> {
+    vec![
+        "Test".to_string(),
+        "Metric".to_string(),
+        p.baseline.clone(),
+        p.other.clone(),
+        "Change".to_string(),
+        "Verdict".to_string(),
+    ]
+}
+
+/// One line of a comparison table.
+pub fn table_row(r: &Row) -> Vec<String> {
+    let (sa, sb) = (side_summary(&r.baseline), side_summary(&r.other));
+    vec![
+        display_name(r.config.as_deref(), &r.test),
+        label(&r.metric),
+        format!("{} (n={})", fmt_mean_ci(&r.metric, &sa), sa.n),
+        format!("{} (n={})", fmt_mean_ci(&r.metric, &sb), sb.n),
+        fmt_pm(r.change_pct, r.change_pct_pm, 1, " %"),
+        verdict_text(r),
+    ]
 }
 
 fn side_summary(s: &Side) -> Summary {

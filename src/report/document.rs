@@ -9,15 +9,23 @@ use crate::report::load::Loaded;
 use crate::report::metrics::{
     all_tests, config_of, display_name, fmt_mean_ci, fmt_value, label, metrics_of, primary_metric,
 };
-use crate::report::{charts, matrix};
+use crate::report::{charts, compare, matrix};
 use crate::units::{fmt_ns, fmt_size_iec, fmt_thousands};
 
-/// A table: header, rows; columns from `first_numeric` on are right-aligned.
+/// A table: header, rows; columns from `first_numeric` on (up to `numeric_end`, if set)
+/// are right-aligned.
 #[derive(Debug, Clone, Default)]
 pub struct TableBlock {
     pub header: Vec<String>,
     pub rows: Vec<Vec<String>>,
     pub first_numeric: usize,
+    pub numeric_end: Option<usize>,
+}
+
+impl TableBlock {
+    pub fn is_numeric(&self, col: usize) -> bool {
+        col >= self.first_numeric && self.numeric_end.is_none_or(|end| col < end)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -61,10 +69,83 @@ pub fn build(inputs: &[Loaded]) -> Vec<Block> {
             .collect::<Vec<_>>()
             .join(", ")
     )));
+    comparison_blocks(inputs, &mut out);
     for l in inputs {
         doc_blocks(l, &mut out);
     }
     out
+}
+
+/// With several files of the same subcommand: each against the first of them, for the tests
+/// they share (as `iolab compare` prints it).
+fn comparison_blocks(inputs: &[Loaded], out: &mut Vec<Block>) {
+    let mut commands: Vec<&str> = Vec::new();
+    for l in inputs {
+        if !commands.contains(&l.doc.command.as_str()) {
+            commands.push(&l.doc.command);
+        }
+    }
+    for command in commands {
+        let group: Vec<Loaded> = inputs
+            .iter()
+            .filter(|l| l.doc.command == command)
+            .cloned()
+            .collect();
+        if group.len() >= 2 {
+            comparison_group(command, &group, out);
+        }
+    }
+}
+
+fn comparison_group(command: &str, inputs: &[Loaded], out: &mut Vec<Block>) {
+    let c = compare::compare_lenient(inputs, false);
+    if c.pairings.iter().all(|p| p.rows.is_empty()) {
+        return;
+    }
+    out.push(Block::Heading(
+        2,
+        format!("Comparison of the {command} results"),
+    ));
+    out.push(Block::KeyValues(
+        c.files
+            .iter()
+            .zip(inputs)
+            .map(|(f, l)| {
+                (
+                    f.label.clone(),
+                    format!(
+                        "{} ({} on {}, {})",
+                        l.file_name(),
+                        f.command,
+                        f.hostname,
+                        f.started_at
+                    ),
+                )
+            })
+            .collect(),
+    ));
+    for p in c.pairings.iter().filter(|p| p.rows.is_empty()) {
+        out.push(Block::Para(format!(
+            "{} has no test in common with {} (tests are matched by configuration and name).",
+            p.other, p.baseline
+        )));
+    }
+    for p in c.pairings.iter().filter(|p| !p.rows.is_empty()) {
+        out.push(Block::Heading(
+            3,
+            format!("{} against {} (baseline)", p.other, p.baseline),
+        ));
+        out.push(Block::Table(TableBlock {
+            header: compare::table_header(p),
+            rows: p.rows.iter().map(compare::table_row).collect(),
+            first_numeric: 2,
+            numeric_end: Some(5),
+        }));
+        for r in p.rows.iter().filter(|r| r.primary) {
+            out.push(Block::Para(compare::sentence(p, r)));
+        }
+    }
+    out.push(Block::Para(compare::EXPLANATION.into()));
 }
 
 fn doc_blocks(l: &Loaded, out: &mut Vec<Block>) {
@@ -302,6 +383,7 @@ fn saturation_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
         .to_vec(),
         rows,
         first_numeric: 1,
+        numeric_end: None,
     }));
 }
 
@@ -372,5 +454,6 @@ pub fn summary_table(tests: &[(String, &TestResult)]) -> TableBlock {
         header,
         rows,
         first_numeric: 1,
+        numeric_end: None,
     }
 }

@@ -118,7 +118,7 @@ fn table(s: &mut String, t: &TableBlock) {
     for row in &t.rows {
         s.push_str("<tr>");
         for (i, c) in row.iter().enumerate() {
-            if i >= t.first_numeric {
+            if t.is_numeric(i) {
                 let _ = write!(s, "<td class=\"n\">{}</td>", esc(c));
             } else {
                 let _ = write!(s, "<td>{}</td>", esc(c));

@@ -59,7 +59,7 @@ fn table(s: &mut String, t: &TableBlock) {
             .join(" | ")
     );
     let align: Vec<&str> = (0..t.header.len())
-        .map(|i| if i >= t.first_numeric { "---:" } else { "---" })
+        .map(|i| if t.is_numeric(i) { "---:" } else { "---" })
         .collect();
     let _ = writeln!(s, "|{}|", align.join("|"));
     for row in &t.rows {

@@ -60,6 +60,7 @@ fn configurations_table(doc: &ResultDoc) -> TableBlock {
             })
             .collect(),
         first_numeric: 7,
+        numeric_end: None,
     }
 }
 
@@ -136,6 +137,7 @@ fn rankings(doc: &ResultDoc, out: &mut Vec<Block>) {
                 })
                 .collect(),
             first_numeric: 2,
+            numeric_end: None,
         }));
     }
 }
@@ -238,6 +240,7 @@ fn heat_maps(doc: &ResultDoc, out: &mut Vec<Block>) {
                 })
                 .collect(),
             first_numeric: 1,
+            numeric_end: None,
         }));
     }
 }
