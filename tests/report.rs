@@ -180,6 +180,24 @@ fn compare_json_and_matrix_and_saturate() {
 }
 
 #[test]
+fn compare_takes_a_directory_and_needs_two_results() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["run-a.json", "run-b.json"] {
+        std::fs::copy(fixture(f), dir.path().join(f)).unwrap();
+    }
+    let out = iolab(&["compare", s(dir.path())]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("B against A (baseline)"));
+    let out = iolab(&["compare", s(&fixture("run-a.json"))]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("at least two result files"));
+}
+
+#[test]
 fn compare_without_common_tests_says_so() {
     let out = iolab(&[
         "compare",

@@ -10,7 +10,7 @@ use clap::Args;
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
     /// Two or more result files (or directories of them); the first is the baseline.
-    #[arg(required = true, num_args = 2..)]
+    #[arg(required = true, num_args = 1..)]
     pub results: Vec<PathBuf>,
 
     /// Print the comparison as JSON.
