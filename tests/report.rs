@@ -333,8 +333,8 @@ fn csv_has_one_row_per_test_and_run() {
     assert_eq!(header, iolab::report::csv::COLUMNS.to_vec());
     let rows: Vec<Vec<String>> = lines.map(csv_fields).collect();
     assert!(rows.iter().all(|r| r.len() == header.len()));
-    // run-a 4x3 + run-b (3x3 + 1 + 3) + files 4x3 + matrix 3x4x3 + saturate 7 depths.
-    assert_eq!(rows.len(), 12 + 13 + 12 + 36 + 7);
+    // run-a 4x3 + run-b (3x3 + 1 + 3) + files 4x3 + matrix 3x4x3 + saturate 8 depths.
+    assert_eq!(rows.len(), 12 + 13 + 12 + 36 + 8);
     let col = |name: &str| header.iter().position(|h| h == name).unwrap();
     let seq = rows
         .iter()

@@ -4,6 +4,7 @@
 //! draw is missing.
 
 use crate::model::TestResult;
+use crate::model::saturate::CurvePoint;
 use crate::report::metrics::{Better, direction, fmt_value, label};
 use crate::report::svg::{Axis, Bar, Mark, Scale, Series, bar_chart, line_chart};
 use crate::stats::hist::LatencyHistogram;
@@ -161,16 +162,24 @@ pub fn interval_series(title: &str, t: &TestResult) -> Option<String> {
     ))
 }
 
+/// The points of a sweep ordered by outstanding I/Os (bisection steps are measured after
+/// the doubling ones but belong between them).
+pub fn by_depth(curve: &[CurvePoint]) -> Vec<&CurvePoint> {
+    let mut v: Vec<&CurvePoint> = curve.iter().collect();
+    v.sort_by_key(|p| (p.iodepth * p.jobs.max(1), p.iodepth));
+    v
+}
+
 /// IOPS against latency over the depths of a saturation sweep, with the latency limit, the
 /// answer and the knee.
 pub fn saturation(title: &str, t: &TestResult) -> Option<String> {
-    let curve = t.curve.as_ref().filter(|c| !c.is_empty())?;
+    let curve = by_depth(t.curve.as_ref().filter(|c| !c.is_empty())?);
     let stat = t
         .answer
         .as_ref()
         .map(|a| a.statistic.as_str())
         .unwrap_or("p99");
-    let pick = |p: &crate::model::saturate::CurvePoint| match stat {
+    let pick = |p: &CurvePoint| match stat {
         "mean" => p.lat_mean_ns,
         "p99.9" => p.lat_p999_ns,
         _ => p.lat_p99_ns,

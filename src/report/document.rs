@@ -336,6 +336,17 @@ fn saturation_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
     };
     out.push(Block::Heading(4, format!("{name}: saturation")));
     if let Some(a) = &t.answer {
+        if !a.detail.found && a.iops == 0.0 {
+            out.push(Block::Alert(format!(
+                "No depth held the {} latency limit of {}: even the smallest depth broke it.",
+                a.statistic,
+                fmt_ns(a.limit_ns)
+            )));
+        } else if !a.detail.limit_crossed {
+            out.push(Block::Para(
+                "The limit was never crossed up to the largest depth tried: the answer is a lower bound.".into(),
+            ));
+        }
         out.push(Block::Para(format!(
             "Answer: {} IOPS at queue depth {} with {} latency {} (limit {}){}{}.",
             fmt_thousands(a.iops),
@@ -359,8 +370,8 @@ fn saturation_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
             caption: "Saturation curve: latency against IOPS as the queue depth rises, with the limit line, the answer and the knee".into(),
         });
     }
-    let rows = curve
-        .iter()
+    let rows = charts::by_depth(curve)
+        .into_iter()
         .map(|p| {
             vec![
                 format!("{}×{}", p.iodepth, p.jobs),

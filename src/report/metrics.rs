@@ -132,10 +132,11 @@ pub fn display_name(config: Option<&str>, name: &str) -> String {
 /// The metrics of a test: its summaries, plus the saturation answer as `answer_iops` (a
 /// single value: the sweep is one measurement per depth).
 pub fn metrics_of(t: &TestResult) -> Vec<(String, Summary)> {
+    // A saturation test's `iops` summary is the answer itself: shown once, as the answer.
     let mut out: Vec<(String, Summary)> = t
         .summary
         .iter()
-        .filter(|(_, s)| s.n > 0)
+        .filter(|(k, s)| s.n > 0 && !(t.answer.is_some() && k.as_str() == "iops"))
         .map(|(k, s)| (k.clone(), s.clone()))
         .collect();
     if let Some(a) = &t.answer {
