@@ -99,6 +99,7 @@ pub fn latency_curves(title: &str, tests: &[(String, &TestResult)]) -> Option<St
         .map(|(name, t)| Series {
             name: name.clone(),
             points: latency_points(t),
+            labels: Vec::new(),
         })
         .filter(|s| !s.points.is_empty())
         .collect();
@@ -139,6 +140,7 @@ pub fn interval_series(title: &str, t: &TestResult) -> Option<String> {
                 .filter(|p| r.elapsed_ns == 0 || p.t_ms as f64 <= r.elapsed_ns as f64 / 1e6 + 1.0)
                 .map(|p| (p.t_ms as f64 / 1000.0, p.iops))
                 .collect(),
+            labels: Vec::new(),
         })
         .collect();
     if series.is_empty() {
@@ -185,13 +187,24 @@ pub fn saturation(title: &str, t: &TestResult) -> Option<String> {
         _ => p.lat_p99_ns,
     };
     let mut series = vec![Series {
-        name: format!("{stat} latency"),
+        name: format!("{stat} latency (labels: queue depth)"),
         points: curve.iter().map(|p| (p.iops, pick(p))).collect(),
+        labels: curve
+            .iter()
+            .map(|p| {
+                if p.jobs > 1 {
+                    format!("{}×{}", p.iodepth, p.jobs)
+                } else {
+                    p.iodepth.to_string()
+                }
+            })
+            .collect(),
     }];
     if stat != "mean" {
         series.push(Series {
             name: "mean latency".into(),
             points: curve.iter().map(|p| (p.iops, p.lat_mean_ns)).collect(),
+            labels: Vec::new(),
         });
     }
     let mut marks = Vec::new();

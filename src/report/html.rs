@@ -42,6 +42,7 @@ svg.chart .limit{stroke:var(--bad);stroke-width:1.5;stroke-dasharray:6 4}
 svg.chart .limit-t{fill:var(--bad)}
 svg.chart .mark{fill:none;stroke:#111;stroke-width:2}
 svg.chart .cell{font-size:10px}
+svg.chart .pt{font-size:9px;fill:var(--muted)}
 @media (max-width:600px){body{padding:.5rem;font-size:14px}table{font-size:.8rem}table.kv th{width:auto}
 figure{overflow-x:auto;-webkit-overflow-scrolling:touch}svg.chart{min-width:560px}}
 @media print{body{max-width:none;padding:0;font-size:10pt}figure{overflow:visible}svg.chart{min-width:0}h2{break-before:page;border:0}h2:first-of-type{break-before:auto}

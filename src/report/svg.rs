@@ -147,6 +147,8 @@ pub struct Axis<'a> {
 pub struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
+    /// Optional text next to each point (e.g. the queue depth); empty for none.
+    pub labels: Vec<String>,
 }
 
 /// Extra marks on an XY chart.
@@ -334,13 +336,22 @@ pub fn line_chart(title: &str, x: &Axis, y: &Axis, series: &[Series], marks: &[M
             esc(&ser.name)
         );
         if d.len() <= 24 {
-            for p in ser.points.iter().filter(valid) {
+            for (j, p) in ser.points.iter().enumerate().filter(|(_, p)| valid(p)) {
                 let _ = write!(
                     s,
                     "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"2.5\" fill=\"{color}\"/>",
                     px(p.0),
                     py(p.1)
                 );
+                if let Some(text) = ser.labels.get(j) {
+                    let _ = write!(
+                        s,
+                        "<text x=\"{:.1}\" y=\"{:.1}\" class=\"pt\">{}</text>",
+                        px(p.0) + 4.0,
+                        py(p.1) + 12.0,
+                        esc(text)
+                    );
+                }
             }
         }
         let (lx, ly) = (
