@@ -388,6 +388,14 @@ fn html_is_self_contained_with_one_svg_per_chart() {
     assert_eq!(has("IOPS vs latency"), 1);
     assert_eq!(has("by configuration"), 4 + 1);
     assert_eq!(has("× file size"), 1);
+    // A contents list links every section (in-page anchors only).
+    let sections = doc.select(&sel("h2[id]")).count();
+    let links: Vec<_> = doc.select(&sel("nav a")).collect();
+    assert_eq!(links.len(), sections);
+    for a in links {
+        let id = a.value().attr("href").unwrap().trim_start_matches('#');
+        assert_eq!(doc.select(&sel(&format!("h2#{id}"))).count(), 1);
+    }
     // Error bars on the bars, the limit line and the knee on the saturation curve.
     assert!(html.contains("class=\"err\""));
     assert!(html.contains("class=\"limit\"") && html.contains("knee: QD32"));

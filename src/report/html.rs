@@ -25,6 +25,8 @@ td:first-child{white-space:nowrap}
 table.kv th{text-align:right;width:11rem}
 ul.warnings{list-style:none;padding:0;margin:.4rem 0}
 ul.warnings li{background:var(--warnbg);border-left:4px solid var(--warn);padding:.3rem .6rem;margin:.25rem 0}
+ul.toc{margin:.4rem 0;padding-left:1.2rem}
+a{color:#0550ae}
 code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.85em}
 .alert{border-left:4px solid var(--bad);background:#ffebe9;padding:.5rem .7rem;font-weight:600}
 figure{margin:.8rem 0 1.2rem;break-inside:avoid;page-break-inside:avoid}
@@ -46,7 +48,7 @@ svg.chart .pt{font-size:9px;fill:var(--muted)}
 @media (max-width:600px){body{padding:.5rem;font-size:14px}table{font-size:.8rem}table.kv th{width:auto}
 figure{overflow-x:auto;-webkit-overflow-scrolling:touch}svg.chart{min-width:560px}}
 @media print{body{max-width:none;padding:0;font-size:10pt}figure{overflow:visible}svg.chart{min-width:0}h2{break-before:page;border:0}h2:first-of-type{break-before:auto}
-.scroll{overflow:visible}ul.warnings li,.alert{background:none}th{background:none}table,tr{break-inside:avoid}}
+.scroll{overflow:visible}nav{display:none}ul.warnings li,.alert{background:none}th{background:none}table,tr{break-inside:avoid}}
 "#;
 
 /// Render the blocks as one HTML document.
@@ -67,7 +69,30 @@ pub fn render(blocks: &[Block]) -> String {
         env!("CARGO_PKG_VERSION"),
         esc(title)
     );
+    // Sections get ids so a contents list (only with several sections) can link to them.
+    let sections: Vec<&str> = blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Heading(2, t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    let mut section = 0;
+    let mut toc_done = sections.len() < 2;
     for b in blocks {
+        if let Block::Heading(2, text) = b {
+            if !toc_done {
+                s.push_str("<nav><ul class=\"toc\">\n");
+                for (i, t) in sections.iter().enumerate() {
+                    let _ = writeln!(s, "<li><a href=\"#s{}\">{}</a></li>", i + 1, esc(t));
+                }
+                s.push_str("</ul></nav>\n");
+                toc_done = true;
+            }
+            section += 1;
+            let _ = writeln!(s, "<h2 id=\"s{section}\">{}</h2>", esc(text));
+            continue;
+        }
         block(&mut s, b);
     }
     s.push_str("</body>\n</html>\n");
