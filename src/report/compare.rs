@@ -342,7 +342,7 @@ pub fn render_text(c: &Comparison) -> String {
         let mut table = Table::new();
         table
             .load_style(UTF8_FULL_CONDENSED)
-            .set_content_arrangement(ContentArrangement::Disabled)
+            .set_content_arrangement(ContentArrangement::Dynamic)
             .set_header(table_header(p));
         for r in &p.rows {
             table.add_row(table_row(r));
