@@ -383,10 +383,11 @@ fn html_is_self_contained_with_one_svg_per_chart() {
         "{titles:?}"
     );
     assert_eq!(has("files: files/s"), 1);
-    assert_eq!(has("latency percentiles"), 2);
+    assert_eq!(has("latency percentiles"), 2 + 1);
     assert_eq!(has("IOPS over time"), 9);
     assert_eq!(has("IOPS vs latency"), 1);
-    assert_eq!(has("by configuration"), 4 + 1);
+    // 4 rankings, 1 latency chart (the block test), 1 heat map.
+    assert_eq!(has("by configuration"), 4 + 1 + 1);
     assert_eq!(has("× file size"), 1);
     // A contents list links every section (in-page anchors only).
     let sections = doc.select(&sel("h2[id]")).count();

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::model::{ResultDoc, Summary, TestResult};
-use crate::report::charts::tick_fmt;
+use crate::report::charts::{latency_curves, tick_fmt};
 use crate::report::document::{Block, TableBlock, summary_table};
 use crate::report::heatmap::heat_map;
 use crate::report::metrics::{Better, direction, fmt_mean_ci, fmt_value, label, primary_metric};
@@ -114,6 +114,19 @@ fn rankings(doc: &ResultDoc, out: &mut Vec<Block>) {
             svg: bar_chart(&title, &axis, &bars, &*tick_fmt(&metric)),
             caption: title.clone(),
         });
+        let named: Vec<(String, &TestResult)> =
+            entries.iter().map(|(c, t)| (c.to_string(), *t)).collect();
+        if let Some(svg) = latency_curves(
+            &format!("{name}: latency percentiles by configuration"),
+            &named,
+        ) {
+            out.push(Block::Chart {
+                svg,
+                caption: format!(
+                    "{name}: completion latency by percentile, one line per configuration"
+                ),
+            });
+        }
         let best = ranked[0].1.mean;
         out.push(Block::Heading(4, title));
         out.push(Block::Table(TableBlock {
