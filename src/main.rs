@@ -10,6 +10,8 @@ fn main() {
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     let cli = Cli::parse();
+    // A killed iolab's leftovers (test files, locks, work trees) go first, and are named.
+    iolab::runner::ownership::report_stale_cleanup();
     let code = match iolab::app::run(cli, argv) {
         Ok(code) => code,
         Err(e) => {

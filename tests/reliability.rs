@@ -361,3 +361,68 @@ fn signals_during_saturate() {
         );
     }
 }
+
+#[test]
+fn after_sigkill_the_next_start_removes_the_leftovers_and_says_so() {
+    let d = tempdir();
+    let work = d.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    // A registry of our own: no concurrent iolab start may clean up before ours does.
+    let registry = d.path().join("registry");
+    let mut child = Command::new(BIN)
+        .env("IOLAB_STATE_DIR", &registry)
+        .args([
+            "run",
+            "--target",
+            s(&work),
+            "--rw",
+            "randread",
+            "--size",
+            "8M",
+        ])
+        .args([
+            "--duration",
+            "60s",
+            "--ramp",
+            "0",
+            "--repeat",
+            "1",
+            "--no-save",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let manifest = registry.join(format!("owned-{}.json", child.id()));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    // The test file is recorded once it exists; wait for both it and the lock.
+    while Instant::now() < deadline
+        && !std::fs::read_to_string(&manifest).is_ok_and(|m| m.matches("\"path\"").count() >= 2)
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let left = entries(&work);
+    assert_eq!(
+        left.len(),
+        2,
+        "test file and lock survive a SIGKILL: {left:?}"
+    );
+    let o = Command::new(BIN)
+        .env("IOLAB_STATE_DIR", &registry)
+        .args(["run", "--target", s(&d.path().join("missing"))])
+        .output()
+        .unwrap();
+    let err = stderr_of(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("cleaned up after an iolab process that was killed"),
+        "{err}"
+    );
+    for p in &left {
+        assert!(err.contains(&format!("removed {}", p.display())), "{err}");
+    }
+    assert!(entries(&work).is_empty(), "{:?}", entries(&work));
+    assert!(entries(&registry).is_empty(), "{:?}", entries(&registry));
+}

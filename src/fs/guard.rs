@@ -11,12 +11,15 @@ pub fn register_created_file(path: &Path) {
     if let Ok(mut v) = CREATED.lock() {
         v.push(path.to_path_buf());
     }
+    // On disk too, for the next start after a SIGKILL.
+    crate::runner::ownership::record(path);
 }
 
 pub fn unregister_created_file(path: &Path) {
     if let Ok(mut v) = CREATED.lock() {
         v.retain(|p| p != path);
     }
+    crate::runner::ownership::forget(path);
 }
 
 /// Remove every registered file still present (used on the error and signal paths).
@@ -32,6 +35,7 @@ pub fn cleanup_all() -> Vec<PathBuf> {
             && md.file_type().is_file()
             && std::fs::remove_file(&p).is_ok()
         {
+            crate::runner::ownership::forget(&p);
             removed.push(p);
         }
     }

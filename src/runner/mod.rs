@@ -4,6 +4,7 @@
 pub mod block;
 pub mod cpu;
 pub mod lock;
+pub mod ownership;
 pub mod progress;
 pub mod recorder;
 pub mod repeat;

@@ -209,8 +209,11 @@ impl TestTarget {
 
 impl Drop for TestTarget {
     fn drop(&mut self) {
-        if self.created && !self.keep {
-            crate::fs::guard::remove_or_report(&self.path);
+        if self.created {
+            if !self.keep {
+                crate::fs::guard::remove_or_report(&self.path);
+            }
+            // Kept files are the user's now: no cleanup may take them later.
             crate::fs::guard::unregister_created_file(&self.path);
         }
     }

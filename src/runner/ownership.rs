@@ -1,0 +1,246 @@
+//! The manifest of what this process created (test files, lock files, work trees), kept on
+//! disk so that a SIGKILLed iolab is cleaned up by the next start.
+//!
+//! Each entry records the path (as bytes: paths need not be UTF-8) with the device and inode
+//! the object had when iolab created it. Recovery removes an entry only if the object at that
+//! path is still that very inode and of the recorded kind (never a symlink planted in its
+//! place); directories are removed with `remove_dir_all`, which never follows symlinks.
+//! The manifest lives in the registry dir (`/run/iolab` as root; `$IOLAB_STATE_DIR` overrides
+//! it, which tests use to keep to themselves) as `owned-<pid>.json`.
+
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+struct Entry {
+    /// The path's bytes.
+    path: Vec<u8>,
+    dev: u64,
+    ino: u64,
+    dir: bool,
+}
+
+impl Entry {
+    fn path(&self) -> PathBuf {
+        PathBuf::from(std::ffi::OsString::from_vec(self.path.clone()))
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct Manifest {
+    pid: u32,
+    /// Start time of the process (clock ticks since boot): a reused pid is not "alive".
+    start_ticks: u64,
+    entries: Vec<Entry>,
+}
+
+static MANIFEST: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+
+/// Where manifests (and the matrix's state pointers) live.
+pub fn registry_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("IOLAB_STATE_DIR") {
+        return PathBuf::from(d);
+    }
+    if crate::fs::scratch::is_root() {
+        PathBuf::from("/run/iolab")
+    } else {
+        std::env::temp_dir().join(format!("iolab-{}", nix::unistd::geteuid().as_raw()))
+    }
+}
+
+fn manifest_path(pid: u32) -> PathBuf {
+    registry_dir().join(format!("owned-{pid}.json"))
+}
+
+/// Field 22 of /proc/PID/stat.
+pub fn start_ticks(pid: u32) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces: count after the last ')'.
+    let rest = &s[s.rfind(')')? + 1..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Is the process that wrote a record still running?
+pub fn alive(pid: u32, ticks: u64) -> bool {
+    start_ticks(pid) == Some(ticks)
+}
+
+fn save(entries: &[Entry]) {
+    let pid = std::process::id();
+    let path = manifest_path(pid);
+    if entries.is_empty() {
+        let _ = std::fs::remove_file(&path);
+        return;
+    }
+    let m = Manifest {
+        pid,
+        start_ticks: start_ticks(pid).unwrap_or(0),
+        entries: entries.to_vec(),
+    };
+    let write = || -> std::io::Result<()> {
+        let dir = registry_dir();
+        std::fs::create_dir_all(&dir)?;
+        let mut tmp = tempfile::NamedTempFile::new_in(&dir)?;
+        serde_json::to_writer(&mut tmp, &m)?;
+        tmp.persist(&path).map_err(|e| e.error)?;
+        Ok(())
+    };
+    if let Err(e) = write() {
+        // Not fatal: only recovery after a SIGKILL depends on it.
+        eprintln!(
+            "iolab: cannot record what it created in {}: {e}",
+            path.display()
+        );
+    }
+}
+
+/// Record a file or directory iolab has just created (call right after creating it).
+pub fn record(path: &Path) {
+    let Ok(md) = std::fs::symlink_metadata(path) else {
+        return;
+    };
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let e = Entry {
+        path: abs.as_os_str().as_bytes().to_vec(),
+        dev: md.dev(),
+        ino: md.ino(),
+        dir: md.is_dir(),
+    };
+    if let Ok(mut v) = MANIFEST.lock() {
+        v.push(e);
+        save(&v);
+    }
+}
+
+/// Forget a path iolab removed (or handed over to the user, e.g. `--keep`).
+pub fn forget(path: &Path) {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let key = abs.as_os_str().as_bytes();
+    if let Ok(mut v) = MANIFEST.lock() {
+        let n = v.len();
+        v.retain(|e| e.path != key);
+        if v.len() != n {
+            save(&v);
+        }
+    }
+}
+
+/// Remove one entry if the object there is still the one iolab created.
+fn remove_entry(e: &Entry) -> Option<String> {
+    let p = e.path();
+    let md = std::fs::symlink_metadata(&p).ok()?;
+    let same = md.dev() == e.dev && md.ino() == e.ino;
+    let kind_ok = if e.dir {
+        md.file_type().is_dir()
+    } else {
+        md.file_type().is_file()
+    };
+    if !same || !kind_ok {
+        return Some(format!(
+            "left {} alone (no longer the one iolab created)",
+            p.display()
+        ));
+    }
+    let r = if e.dir {
+        std::fs::remove_dir_all(&p)
+    } else {
+        std::fs::remove_file(&p)
+    };
+    Some(match r {
+        Ok(()) => format!("removed {}", p.display()),
+        Err(err) => format!("could not remove {}: {err}", p.display()),
+    })
+}
+
+/// At startup: clean up after iolab processes that died without cleaning up (SIGKILL, OOM,
+/// power loss of the process). Returns one message per cleaned process.
+pub fn recover_stale() -> Vec<String> {
+    let reg = registry_dir();
+    let Ok(rd) = std::fs::read_dir(&reg) else {
+        return Vec::new();
+    };
+    let mut messages = Vec::new();
+    for de in rd.flatten() {
+        let name = de.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("owned-") || !name.ends_with(".json") {
+            continue;
+        }
+        let Some(m) = std::fs::read(de.path())
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Manifest>(&b).ok())
+        else {
+            continue;
+        };
+        if m.pid == std::process::id() || alive(m.pid, m.start_ticks) {
+            continue;
+        }
+        // Claim it: of two iolab starts at once, only one cleans a given process's leftovers.
+        let claimed = reg.join(format!("{name}.claimed-{}", std::process::id()));
+        if std::fs::rename(de.path(), &claimed).is_err() {
+            continue;
+        }
+        // Newest first: a test file inside a work tree goes before the tree.
+        let done: Vec<String> = m.entries.iter().rev().filter_map(remove_entry).collect();
+        let _ = std::fs::remove_file(&claimed);
+        if !done.is_empty() {
+            messages.push(format!(
+                "cleaned up after an iolab process that was killed (pid {}): {}",
+                m.pid,
+                done.join(", ")
+            ));
+        }
+    }
+    messages
+}
+
+/// At startup (main.rs): clean up after killed iolab processes and say what was cleaned.
+pub fn report_stale_cleanup() {
+    for m in recover_stale() {
+        eprintln!("iolab: {m}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recovery_removes_only_the_inodes_it_created() {
+        let d = tempfile::tempdir().unwrap();
+        let ours = d.path().join("iolab-test.dat");
+        std::fs::write(&ours, b"x").unwrap();
+        let tree = d.path().join("tree");
+        std::fs::create_dir_all(tree.join("sub")).unwrap();
+        let replaced = d.path().join("replaced");
+        std::fs::write(&replaced, b"old").unwrap();
+        let entry = |p: &Path| {
+            let md = std::fs::symlink_metadata(p).unwrap();
+            Entry {
+                path: p.as_os_str().as_bytes().to_vec(),
+                dev: md.dev(),
+                ino: md.ino(),
+                dir: md.is_dir(),
+            }
+        };
+        let entries = vec![entry(&ours), entry(&tree), entry(&replaced)];
+        // Someone else's file now sits where iolab's was: a new inode.
+        std::fs::remove_file(&replaced).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), &replaced).unwrap();
+        let done: Vec<String> = entries.iter().filter_map(remove_entry).collect();
+        assert!(!ours.exists() && !tree.exists());
+        assert!(replaced.symlink_metadata().is_ok() && outside.path().exists());
+        assert!(done[2].contains("left"), "{done:?}");
+    }
+
+    #[test]
+    fn start_ticks_identify_this_process() {
+        let pid = std::process::id();
+        let t = start_ticks(pid).unwrap();
+        assert!(alive(pid, t) && !alive(pid, t + 1));
+    }
+}
