@@ -23,18 +23,26 @@ pub fn execute(args: &TraceArgs, argv: Vec<String>) -> Result<i32> {
 
 fn list(a: &TraceListArgs) -> Result<i32> {
     for (name, text) in builtins::BUILTINS {
-        let w = format::parse(name, text).map_err(|e| anyhow::anyhow!("built-in {name}: {}", e.reason))?;
+        let w = format::parse(name, text)
+            .map_err(|e| anyhow::anyhow!("built-in {name}: {}", e.reason))?;
         println!("{name:<20} {}", w.description);
         if a.verbose {
             println!("{text}");
         }
     }
-    println!("\nrun one: iolab trace run NAME --target DIR [--scale 0.01]; the format: docs/workloads.md");
+    println!(
+        "\nrun one: iolab trace run NAME --target DIR [--scale 0.01]; the format: docs/workloads.md"
+    );
     Ok(0)
 }
 
 /// The shared tail of `run` and `replay`: save, print table or JSON, map the outcome.
-pub fn finish(doc: &mut ResultDoc, sink: &ResultSink, outcome: Result<()>, json: bool) -> Result<i32> {
+pub fn finish(
+    doc: &mut ResultDoc,
+    sink: &ResultSink,
+    outcome: Result<()>,
+    json: bool,
+) -> Result<i32> {
     finish_doc(doc, &outcome);
     sink.save(doc)?;
     if json {
@@ -54,9 +62,15 @@ pub fn finish(doc: &mut ResultDoc, sink: &ResultSink, outcome: Result<()>, json:
 fn run(a: &TraceRunArgs, argv: Vec<String>) -> Result<i32> {
     let plan = measure::Plan::from_args(a)?;
     let ctx = RunContext::new(ProgressMode::detect(false));
-    ctx.stop.install().context("cannot install signal handlers")?;
+    ctx.stop
+        .install()
+        .context("cannot install signal handlers")?;
     let sink = ResultSink::create((!a.out.no_save).then_some(a.out.output.as_path()), "trace")?;
-    let mut doc = ResultDoc::new("trace", argv, crate::sysinfo::capture_environment(&a.target));
+    let mut doc = ResultDoc::new(
+        "trace",
+        argv,
+        crate::sysinfo::capture_environment(&a.target),
+    );
     let device = doc.environment.block_device.clone();
     let mut warnings = Vec::new();
     let (test, outcome) = measure::run_test(&plan, &ctx, device.as_deref(), &mut warnings);
@@ -70,7 +84,11 @@ fn run(a: &TraceRunArgs, argv: Vec<String>) -> Result<i32> {
 /// The run whose bandwidth is the median of the test's runs (the one shown in detail).
 fn median_run(t: &TestResult) -> Option<&crate::model::RunResult> {
     let mut runs: Vec<_> = t.runs.iter().collect();
-    runs.sort_by(|a, b| a.bw_bytes_per_s.partial_cmp(&b.bw_bytes_per_s).unwrap_or(std::cmp::Ordering::Equal));
+    runs.sort_by(|a, b| {
+        a.bw_bytes_per_s
+            .partial_cmp(&b.bw_bytes_per_s)
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
     runs.get(runs.len() / 2).copied()
 }
 
@@ -121,7 +139,12 @@ pub fn render_test(t: &TestResult) -> String {
             "stream", "copy", "MB/s", "ops", "read", "written", "pacing"
         ));
         for st in &d.streams {
-            let pacing = match (st.rate_bytes_per_s, st.deadlines, st.missed_deadlines, st.rate_held) {
+            let pacing = match (
+                st.rate_bytes_per_s,
+                st.deadlines,
+                st.missed_deadlines,
+                st.rate_held,
+            ) {
                 (Some(rate), Some(dl), Some(m), Some(h)) => format!(
                     "{} MB/s: {m} of {dl} late ({})",
                     fmt_mb_per_s(rate),

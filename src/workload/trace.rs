@@ -33,7 +33,10 @@ pub struct Loaded {
 pub fn load(name_or_file: &str) -> Result<Loaded, UsageError> {
     if let Some(text) = builtins::get(name_or_file) {
         let workload = format::parse(name_or_file, text).map_err(|e| {
-            UsageError::new(format!("built-in {name_or_file}:{}:{}: {}", e.line, e.column, e.reason))
+            UsageError::new(format!(
+                "built-in {name_or_file}:{}:{}: {}",
+                e.line, e.column, e.reason
+            ))
         })?;
         return Ok(Loaded {
             workload,
@@ -60,7 +63,10 @@ pub fn load(name_or_file: &str) -> Result<Loaded, UsageError> {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| name_or_file.to_string());
     let workload = format::parse(&stem, &text).map_err(|e| {
-        UsageError::new(format!("{name_or_file}:{}:{}: {}", e.line, e.column, e.reason))
+        UsageError::new(format!(
+            "{name_or_file}:{}:{}: {}",
+            e.line, e.column, e.reason
+        ))
     })?;
     Ok(Loaded {
         workload,
@@ -83,11 +89,14 @@ pub fn dir_workload(params: &BTreeMap<String, String>) -> Result<Box<dyn DirWork
         )));
     };
     if params.contains_key("target") || params.contains_key("output") {
-        return Err(UsageError::new("workload trace: target and output are set by the matrix"));
+        return Err(UsageError::new(
+            "workload trace: target and output are set by the matrix",
+        ));
     }
     let mut rest = params.clone();
     rest.remove("name");
-    let cmd = crate::workload::parse_family_args(&["trace", "run", name], &rest, &["no-save", "json"])?;
+    let cmd =
+        crate::workload::parse_family_args(&["trace", "run", name], &rest, &["no-save", "json"])?;
     let crate::cli::Command::Trace(t) = cmd else {
         unreachable!("parsed as trace")
     };
@@ -119,7 +128,8 @@ impl DirWorkload for TraceWorkload {
         let plan = measure::Plan::from_args(&args)?;
         let env = crate::sysinfo::capture_environment(dir);
         let mut out = crate::workload::WorkloadOutput::default();
-        let (test, r) = measure::run_test(&plan, ctx, env.block_device.as_deref(), &mut out.warnings);
+        let (test, r) =
+            measure::run_test(&plan, ctx, env.block_device.as_deref(), &mut out.warnings);
         out.tests.push(test);
         r.map(|_| out)
     }

@@ -3,19 +3,55 @@
 
 /// (name, TOML text), in the order `iolab trace list` shows them.
 pub const BUILTINS: &[(&str, &str)] = &[
-    ("hd-playback", include_str!("../../../workloads/hd-playback.toml")),
-    ("hd-playback-2x", include_str!("../../../workloads/hd-playback-2x.toml")),
-    ("hd-playback-4x", include_str!("../../../workloads/hd-playback-4x.toml")),
-    ("hd-record", include_str!("../../../workloads/hd-record.toml")),
-    ("hd-playback-record", include_str!("../../../workloads/hd-playback-record.toml")),
-    ("hd-playback-paced", include_str!("../../../workloads/hd-playback-paced.toml")),
-    ("content-creation", include_str!("../../../workloads/content-creation.toml")),
+    (
+        "hd-playback",
+        include_str!("../../../workloads/hd-playback.toml"),
+    ),
+    (
+        "hd-playback-2x",
+        include_str!("../../../workloads/hd-playback-2x.toml"),
+    ),
+    (
+        "hd-playback-4x",
+        include_str!("../../../workloads/hd-playback-4x.toml"),
+    ),
+    (
+        "hd-record",
+        include_str!("../../../workloads/hd-record.toml"),
+    ),
+    (
+        "hd-playback-record",
+        include_str!("../../../workloads/hd-playback-record.toml"),
+    ),
+    (
+        "hd-playback-paced",
+        include_str!("../../../workloads/hd-playback-paced.toml"),
+    ),
+    (
+        "content-creation",
+        include_str!("../../../workloads/content-creation.toml"),
+    ),
     ("office", include_str!("../../../workloads/office.toml")),
-    ("photo-album", include_str!("../../../workloads/photo-album.toml")),
-    ("file-copy-to", include_str!("../../../workloads/file-copy-to.toml")),
-    ("file-copy-from", include_str!("../../../workloads/file-copy-from.toml")),
-    ("dir-copy-to", include_str!("../../../workloads/dir-copy-to.toml")),
-    ("dir-copy-from", include_str!("../../../workloads/dir-copy-from.toml")),
+    (
+        "photo-album",
+        include_str!("../../../workloads/photo-album.toml"),
+    ),
+    (
+        "file-copy-to",
+        include_str!("../../../workloads/file-copy-to.toml"),
+    ),
+    (
+        "file-copy-from",
+        include_str!("../../../workloads/file-copy-from.toml"),
+    ),
+    (
+        "dir-copy-to",
+        include_str!("../../../workloads/dir-copy-to.toml"),
+    ),
+    (
+        "dir-copy-from",
+        include_str!("../../../workloads/dir-copy-from.toml"),
+    ),
 ];
 
 pub fn get(name: &str) -> Option<&'static str> {
@@ -34,7 +70,10 @@ mod tests {
             let w = super::super::format::parse(name, text)
                 .unwrap_or_else(|e| panic!("{name}: {}:{}: {}", e.line, e.column, e.reason));
             assert!(!w.description.is_empty(), "{name} has no description");
-            assert!(text.starts_with(&format!("# {name}:")), "{name}: no leading comment");
+            assert!(
+                text.starts_with(&format!("# {name}:")),
+                "{name}: no leading comment"
+            );
         }
     }
 

@@ -113,7 +113,11 @@ pub enum OpChoice {
 impl OpChoice {
     pub fn ops(&self) -> Vec<Op> {
         match self {
-            OpChoice::Mix(v) => v.iter().filter(|(_, w)| *w > 0.0).map(|(o, _)| *o).collect(),
+            OpChoice::Mix(v) => v
+                .iter()
+                .filter(|(_, w)| *w > 0.0)
+                .map(|(o, _)| *o)
+                .collect(),
             OpChoice::Sequence(v) => v.clone(),
         }
     }
@@ -273,8 +277,9 @@ fn int_in(text: &str, v: &Spanned<i64>, key: &str, lo: i64, hi: i64) -> Res<u64>
 fn size_value(text: &str, v: &toml::Value, span: Range<usize>, key: &str) -> Res<u64> {
     let n = match v {
         toml::Value::Integer(i) if *i > 0 => *i as u64,
-        toml::Value::String(s) => parse_size(s)
-            .map_err(|e| FormatError::at(text, span.clone(), format!("{key}: {e}")))?,
+        toml::Value::String(s) => {
+            parse_size(s).map_err(|e| FormatError::at(text, span.clone(), format!("{key}: {e}")))?
+        }
         other => {
             return Err(FormatError::at(
                 text,
@@ -284,7 +289,11 @@ fn size_value(text: &str, v: &toml::Value, span: Range<usize>, key: &str) -> Res
         }
     };
     if n == 0 {
-        return Err(FormatError::at(text, span, format!("{key} must be above 0")));
+        return Err(FormatError::at(
+            text,
+            span,
+            format!("{key} must be above 0"),
+        ));
     }
     Ok(n)
 }
@@ -295,7 +304,10 @@ fn size_dist(text: &str, v: Spanned<toml::Value>, key: &str) -> Res<SizeDist> {
     let toml::Value::Table(t) = v.get_ref() else {
         return size_value(text, v.get_ref(), span, key).map(SizeDist::Fixed);
     };
-    if let Some(k) = t.keys().find(|k| !["min", "max", "distribution"].contains(&k.as_str())) {
+    if let Some(k) = t
+        .keys()
+        .find(|k| !["min", "max", "distribution"].contains(&k.as_str()))
+    {
         return Err(FormatError::at(
             text,
             span,
@@ -373,8 +385,8 @@ pub fn parse_rate(s: &str) -> Result<f64, String> {
         "Mbit" => bits(1e6)?,
         "Gbit" => bits(1e9)?,
         _ => {
-            let unit = parse_size(&format!("1{}", mult.trim()))
-                .map_err(|e| format!("rate '{s}': {e}"))?;
+            let unit =
+                parse_size(&format!("1{}", mult.trim())).map_err(|e| format!("rate '{s}': {e}"))?;
             x * unit as f64
         }
     };
@@ -444,14 +456,20 @@ fn stream(text: &str, r: RawStream, span: Range<usize>) -> Res<Stream> {
             return Err(FormatError::at(
                 text,
                 span,
-                format!("stream '{name}' needs mix = {{ read = 1, ... }} or sequence = [\"read\", ...]"),
+                format!(
+                    "stream '{name}' needs mix = {{ read = 1, ... }} or sequence = [\"read\", ...]"
+                ),
             ));
         }
         (Some(mix), None) => {
             let mut v = Vec::new();
             for (k, w) in mix.get_ref() {
                 let op = Op::parse(k).ok_or_else(|| {
-                    FormatError::at(text, w.span(), format!("unknown operation '{k}' in mix ({})", known_ops()))
+                    FormatError::at(
+                        text,
+                        w.span(),
+                        format!("unknown operation '{k}' in mix ({})", known_ops()),
+                    )
                 })?;
                 v.push((op, fraction(text, w, &format!("mix.{k}"), 0.0, 1e9)?));
             }
@@ -470,7 +488,11 @@ fn stream(text: &str, r: RawStream, span: Range<usize>) -> Res<Stream> {
                     FormatError::at(
                         text,
                         o.span(),
-                        format!("unknown operation '{}' in sequence ({})", o.get_ref(), known_ops()),
+                        format!(
+                            "unknown operation '{}' in sequence ({})",
+                            o.get_ref(),
+                            known_ops()
+                        ),
                     )
                 })?);
             }
@@ -564,7 +586,11 @@ fn stream(text: &str, r: RawStream, span: Range<usize>) -> Res<Stream> {
 fn known_ops() -> String {
     format!(
         "known: {}",
-        Op::ALL.iter().map(|o| o.name()).collect::<Vec<_>>().join(", ")
+        Op::ALL
+            .iter()
+            .map(|o| o.name())
+            .collect::<Vec<_>>()
+            .join(", ")
     )
 }
 

@@ -34,7 +34,9 @@ pub struct Plan {
 
 pub fn check_scale(scale: f64) -> Result<(), UsageError> {
     if !(scale.is_finite() && scale > 0.0 && scale <= 1000.0) {
-        return Err(UsageError::new(format!("--scale {scale}: must be above 0 and at most 1000")));
+        return Err(UsageError::new(format!(
+            "--scale {scale}: must be above 0 and at most 1000"
+        )));
     }
     Ok(())
 }
@@ -42,10 +44,16 @@ pub fn check_scale(scale: f64) -> Result<(), UsageError> {
 /// Check that `dir` is a writable directory with `need` bytes free (plus 5 %).
 pub fn check_target(dir: &Path, need: u64) -> Result<(), UsageError> {
     if !dir.is_dir() {
-        return Err(UsageError::new(format!("--target {}: not an existing directory", dir.display())));
+        return Err(UsageError::new(format!(
+            "--target {}: not an existing directory",
+            dir.display()
+        )));
     }
     if crate::config::is_read_only_fs(dir) {
-        return Err(UsageError::new(format!("--target {}: read-only file system", dir.display())));
+        return Err(UsageError::new(format!(
+            "--target {}: read-only file system",
+            dir.display()
+        )));
     }
     if let Some(free) = crate::config::free_space(dir) {
         let want = need.saturating_add(need / 20);
@@ -96,7 +104,11 @@ impl Plan {
                     name: s.name.clone(),
                     copies: s.copies,
                     files: s.files,
-                    file_bytes_total: sets.iter().find(|f| f.stream == i).map(|f| f.total_size()).unwrap_or(0),
+                    file_bytes_total: sets
+                        .iter()
+                        .find(|f| f.stream == i)
+                        .map(|f| f.total_size())
+                        .unwrap_or(0),
                     rate_bytes_per_s: s.rate,
                 })
                 .collect(),
@@ -123,7 +135,13 @@ pub fn ops_detail(ops: &BTreeMap<String, OpAcc>) -> (BTreeMap<String, OpResult>,
 }
 
 /// The common fields of a run from its counts, time and latencies.
-pub fn run_result(run: u32, elapsed_ns: u64, ops: u64, bytes: u64, all: &LatencyHistogram) -> RunResult {
+pub fn run_result(
+    run: u32,
+    elapsed_ns: u64,
+    ops: u64,
+    bytes: u64,
+    all: &LatencyHistogram,
+) -> RunResult {
     let secs = (elapsed_ns as f64 / 1e9).max(1e-9);
     RunResult {
         run,
@@ -167,12 +185,13 @@ fn one_run(plan: &Plan, ctx: &RunContext, device: Option<&str>, run: u32) -> Res
         .with_context(|| format!("cannot create a directory in {}", plan.target.display()))?;
     let seed = ctx.seed ^ run as u64;
     let mut sets = runner::layout(&plan.workload, root.path(), seed);
-    let prefill = runner::prepare(&plan.workload, &mut sets, seed, &ctx.stop).map_err(|e| {
-        match ctx.stop.check() {
-            Err(i) => anyhow::Error::new(i),
-            Ok(()) => anyhow::Error::new(e).context("cannot create the workload's files"),
-        }
-    })?;
+    let prefill =
+        runner::prepare(&plan.workload, &mut sets, seed, &ctx.stop).map_err(|e| {
+            match ctx.stop.check() {
+                Err(i) => anyhow::Error::new(i),
+                Ok(()) => anyhow::Error::new(e).context("cannot create the workload's files"),
+            }
+        })?;
     let phase = PhaseCounters::start(device);
     let (outcomes, elapsed) = runner::run(&plan.workload, sets, seed, &ctx.stop)?;
     let mut ops: BTreeMap<String, OpAcc> = BTreeMap::new();
@@ -194,13 +213,20 @@ fn one_run(plan: &Plan, ctx: &RunContext, device: Option<&str>, run: u32) -> Res
         r.device = Some(dc);
     }
     r.trace = Some(TraceRunDetail {
-        streams: outcomes.iter().map(|o| stream_result(&plan.workload, o)).collect(),
+        streams: outcomes
+            .iter()
+            .map(|o| stream_result(&plan.workload, o))
+            .collect(),
         ops: op_results,
         prefill_bytes: prefill,
         replay: None,
     });
-    root.close()
-        .with_context(|| format!("cannot remove the workload's files under {}", plan.target.display()))?;
+    root.close().with_context(|| {
+        format!(
+            "cannot remove the workload's files under {}",
+            plan.target.display()
+        )
+    })?;
     Ok(r)
 }
 
@@ -229,7 +255,10 @@ pub fn run_test(
     let mut run = 0u32;
     while plan.repeat.wants_more(&values) {
         run += 1;
-        let p = Progress::start(ctx.progress, &format!("{} [{}/{}]", plan.label, run, plan.repeat.max_runs()));
+        let p = Progress::start(
+            ctx.progress,
+            &format!("{} [{}/{}]", plan.label, run, plan.repeat.max_runs()),
+        );
         match one_run(plan, ctx, device, run) {
             Ok(r) => {
                 let bw = r.bw_bytes_per_s.unwrap_or(0.0);

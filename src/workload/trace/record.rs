@@ -35,28 +35,45 @@ fn validate(a: &TraceRecordArgs) -> Result<PathBuf, UsageError> {
             .unwrap_or(false)
     };
     if !found {
-        return Err(UsageError::new(format!("command '{prog}' not found (not a file, not on PATH)")));
+        return Err(UsageError::new(format!(
+            "command '{prog}' not found (not a file, not on PATH)"
+        )));
     }
     let root = a.root.clone().unwrap_or_else(|| PathBuf::from("."));
     let root = root
         .canonicalize()
         .map_err(|e| UsageError::new(format!("--root {}: {e}", root.display())))?;
     if !root.is_dir() {
-        return Err(UsageError::new(format!("--root {}: not a directory", root.display())));
+        return Err(UsageError::new(format!(
+            "--root {}: not a directory",
+            root.display()
+        )));
     }
-    let parent = a.output.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let parent = a
+        .output
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     if !parent.is_dir() {
-        return Err(UsageError::new(format!("-o {}: directory {} does not exist", a.output.display(), parent.display())));
+        return Err(UsageError::new(format!(
+            "-o {}: directory {} does not exist",
+            a.output.display(),
+            parent.display()
+        )));
     }
     if a.output.is_dir() {
-        return Err(UsageError::new(format!("-o {}: is a directory", a.output.display())));
+        return Err(UsageError::new(format!(
+            "-o {}: is a directory",
+            a.output.display()
+        )));
     }
     Ok(root)
 }
 
 pub fn execute(a: &TraceRecordArgs) -> Result<i32> {
     let root = validate(a)?;
-    let log_dir = tempfile::tempdir().context("cannot create a temporary directory for the strace log")?;
+    let log_dir =
+        tempfile::tempdir().context("cannot create a temporary directory for the strace log")?;
     let log = log_dir.path().join("strace.log");
     let t0 = Instant::now();
     // Not fs::command::run: the traced program keeps the user's terminal (stdin, stdout,
@@ -114,5 +131,9 @@ pub fn execute(a: &TraceRecordArgs) -> Result<i32> {
 }
 
 pub fn sum(calls: &[tracefile::Call], op: tracefile::CallOp) -> u64 {
-    calls.iter().filter(|c| c.op == op).filter_map(|c| c.len).sum()
+    calls
+        .iter()
+        .filter(|c| c.op == op)
+        .filter_map(|c| c.len)
+        .sum()
 }

@@ -41,9 +41,15 @@ pub fn execute(a: &TraceReplayArgs, argv: Vec<String>) -> Result<i32> {
         .map_err(UsageError::new)?;
     check_target(&a.target, bytes_needed(&h, &calls))?;
     let ctx = RunContext::new(ProgressMode::detect(false));
-    ctx.stop.install().context("cannot install signal handlers")?;
+    ctx.stop
+        .install()
+        .context("cannot install signal handlers")?;
     let sink = ResultSink::create((!a.out.no_save).then_some(a.out.output.as_path()), "trace")?;
-    let mut doc = ResultDoc::new("trace", argv, crate::sysinfo::capture_environment(&a.target));
+    let mut doc = ResultDoc::new(
+        "trace",
+        argv,
+        crate::sysinfo::capture_environment(&a.target),
+    );
     let device = doc.environment.block_device.clone();
     let label = format!("replay {}", a.trace.display());
     let mut test = TestResult {
@@ -89,34 +95,52 @@ pub fn execute(a: &TraceReplayArgs, argv: Vec<String>) -> Result<i32> {
     crate::commands::trace::finish(&mut doc, &sink, outcome, a.out.json)
 }
 
-/// Per path, a counter of calls done; a call waits until all earlier calls on its paths ran.
+/// Per path, a counter of calls done on it. A call waits until every earlier call on its
+/// own paths, and on each of their parent directories (`mkdir d` before `d/e`), ran; it
+/// counts only for its own paths, so siblings in one directory still run in parallel.
 struct Order {
     done: Vec<AtomicU64>,
-    /// For each call: (path index, how many earlier calls touch that path).
+    /// For each call: (path index, calls on that path that must be done first).
     waits: Vec<Vec<(usize, u64)>>,
+    /// For each call: the paths it counts for.
+    own: Vec<Vec<usize>>,
 }
 
 impl Order {
     fn new(calls: &[Call]) -> Order {
-        let mut ids: HashMap<&str, usize> = HashMap::new();
+        let mut ids: HashMap<String, usize> = HashMap::new();
         let mut seen: Vec<u64> = Vec::new();
+        let mut id_of = |p: &str, seen: &mut Vec<u64>| -> usize {
+            let n = ids.len();
+            let id = *ids.entry(p.to_string()).or_insert(n);
+            if id == seen.len() {
+                seen.push(0);
+            }
+            id
+        };
         let mut waits = Vec::with_capacity(calls.len());
+        let mut own = Vec::with_capacity(calls.len());
         for c in calls {
-            let mut w = Vec::new();
+            let (mut w, mut o) = (Vec::new(), Vec::new());
             for p in std::iter::once(c.path.as_str()).chain(c.to.as_deref()) {
-                let n = ids.len();
-                let id = *ids.entry(p).or_insert(n);
-                if id == seen.len() {
-                    seen.push(0);
+                let mut anc = Path::new(p).parent();
+                while let Some(d) = anc.filter(|d| !d.as_os_str().is_empty()) {
+                    let id = id_of(d.to_str().unwrap_or(""), &mut seen);
+                    w.push((id, seen[id]));
+                    anc = d.parent();
                 }
+                let id = id_of(p, &mut seen);
                 w.push((id, seen[id]));
                 seen[id] += 1;
+                o.push(id);
             }
             waits.push(w);
+            own.push(o);
         }
         Order {
             done: seen.iter().map(|_| AtomicU64::new(0)).collect(),
             waits,
+            own,
         }
     }
 
@@ -135,7 +159,7 @@ impl Order {
     }
 
     fn release(&self, i: usize) {
-        for &(id, _) in &self.waits[i] {
+        for &id in &self.own[i] {
             self.done[id].fetch_add(1, Ordering::Release);
         }
     }
@@ -163,7 +187,11 @@ fn one_replay(
         .tempdir_in(&a.target)
         .with_context(|| format!("cannot create a directory in {}", a.target.display()))?;
     let dir = root.path();
-    let data = DataGen::new(Pattern::Random, 0x7265_706C_6179 ^ run as u64, super::runner::CHUNK);
+    let data = DataGen::new(
+        Pattern::Random,
+        0x7265_706C_6179 ^ run as u64,
+        super::runner::CHUNK,
+    );
     let mut buf = vec![0u8; super::runner::CHUNK];
     data.init(&mut buf);
     let mut seq = 0;
@@ -185,8 +213,17 @@ fn one_replay(
     for (i, c) in calls.iter().enumerate() {
         by_tid.entry(c.tid).or_default().push(i);
     }
-    let max_write = calls.iter().filter(|c| c.op == CallOp::Write).filter_map(|c| c.len).max().unwrap_or(0);
-    let wdata = DataGen::new(Pattern::Random, 0x7772_6974_65, (max_write as usize).clamp(1, 16 << 20));
+    let max_write = calls
+        .iter()
+        .filter(|c| c.op == CallOp::Write)
+        .filter_map(|c| c.len)
+        .max()
+        .unwrap_or(0);
+    let wdata = DataGen::new(
+        Pattern::Random,
+        0x7772_6974_65,
+        (max_write as usize).clamp(1, 16 << 20),
+    );
     let phase = PhaseCounters::start(device);
     let start = Instant::now();
     let outs: Vec<ThreadOut> = std::thread::scope(|sc| {
@@ -194,10 +231,14 @@ fn one_replay(
             .values()
             .map(|idx| {
                 let (order, wdata) = (&order, &wdata);
-                sc.spawn(move || replay_thread(dir, calls, idx, order, wdata, a.timing, start, stop))
+                sc.spawn(move || {
+                    replay_thread(dir, calls, idx, order, wdata, a.timing, start, stop)
+                })
             })
             .collect();
-        hs.into_iter().map(|h| h.join().unwrap_or_default()).collect()
+        hs.into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
     });
     let elapsed = start.elapsed();
     stop.check()?;
@@ -226,7 +267,13 @@ fn one_replay(
     detail.calls = ops.values().map(|o| o.count).sum();
     detail.speedup = h.recorded_ns as f64 / (detail.replay_ns.max(1)) as f64;
     let (op_results, all) = ops_detail(&ops);
-    let mut r = run_result(run, detail.replay_ns, detail.calls, detail.read_bytes + detail.write_bytes, &all);
+    let mut r = run_result(
+        run,
+        detail.replay_ns,
+        detail.calls,
+        detail.read_bytes + detail.write_bytes,
+        &all,
+    );
     if let Some(dc) = phase.and_then(|p| p.finish()) {
         r.write_amplification = write_amplification(&dc, detail.write_bytes);
         r.device = Some(dc);
@@ -307,11 +354,19 @@ fn wdata_len(calls: &[Call], idx: &[usize]) -> usize {
         .min(16 << 20) as usize
 }
 
-fn handle<'a>(dir: &Path, path: &str, handles: &'a mut HashMap<String, Vec<File>>) -> io::Result<&'a File> {
+fn handle<'a>(
+    dir: &Path,
+    path: &str,
+    handles: &'a mut HashMap<String, Vec<File>>,
+) -> io::Result<&'a File> {
     let v = handles.entry(path.to_string()).or_default();
     if v.is_empty() {
         let p = dir.join(path);
-        let f = OpenOptions::new().read(true).write(true).open(&p).or_else(|_| File::open(&p))?;
+        let f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&p)
+            .or_else(|_| File::open(&p))?;
         v.push(f);
     }
     Ok(v.last().expect("one handle"))
@@ -382,7 +437,8 @@ fn exec(
             }
             Ok(0)
         }
-        CallOp::Truncate => handle(dir, &c.path, handles)?.set_len(c.len.unwrap_or(0)).map(|_| 0),
+        CallOp::Truncate => handle(dir, &c.path, handles)?
+            .set_len(c.len.unwrap_or(0))
+            .map(|_| 0),
     }
 }
-

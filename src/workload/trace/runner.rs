@@ -8,8 +8,8 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::format::{Op, OpChoice, Stream, Workload};
@@ -71,7 +71,9 @@ pub fn layout(w: &Workload, root: &Path, seed: u64) -> Vec<FileSet> {
         for copy in 0..s.copies {
             let mut rng = Rng::new(seed ^ ((si as u64) << 32) ^ copy as u64);
             let dir = root.join(format!("{}-{copy}", s.name));
-            let mut sizes: Vec<u64> = (0..s.files).map(|_| s.file_size.sample(rng.unit())).collect();
+            let mut sizes: Vec<u64> = (0..s.files)
+                .map(|_| s.file_size.sample(rng.unit()))
+                .collect();
             if let Some(total) = s.total_size {
                 let sum: u64 = sizes.iter().sum::<u64>().max(1);
                 let f = total as f64 / sum as f64;
@@ -131,9 +133,14 @@ pub fn bytes_needed(w: &Workload, sets: &[FileSet]) -> u64 {
                 (Some(r), Some(d)) => (r * d.as_secs_f64()) as u64,
                 _ => u64::MAX,
             };
-            s.amount.unwrap_or(u64::MAX).min(by_rate).saturating_mul(s.copies as u64)
+            s.amount
+                .unwrap_or(u64::MAX)
+                .min(by_rate)
+                .saturating_mul(s.copies as u64)
         })
-        .fold(0u64, |a, b| a.saturating_add(if b == u64::MAX { 0 } else { b }));
+        .fold(0u64, |a, b| {
+            a.saturating_add(if b == u64::MAX { 0 } else { b })
+        });
     files + appended
 }
 
@@ -165,7 +172,15 @@ pub fn prepare(w: &Workload, sets: &mut [FileSet], seed: u64, stop: &StopFlag) -
     }
     if let Some(first) = sets.first() {
         let dir = first.dir.parent().unwrap_or(&first.dir);
-        settle(dir, sets.iter().flat_map(|s| s.slots.iter().filter(|x| x.present).map(|x| x.path.as_path())))?;
+        settle(
+            dir,
+            sets.iter().flat_map(|s| {
+                s.slots
+                    .iter()
+                    .filter(|x| x.present)
+                    .map(|x| x.path.as_path())
+            }),
+        )?;
     }
     Ok(written)
 }
@@ -242,7 +257,12 @@ pub fn run(
 ) -> anyhow::Result<(Vec<StreamOutcome>, Duration)> {
     let abort = AtomicBool::new(false);
     let barrier = Barrier::new(sets.len() + 1);
-    let max_req = w.streams.iter().map(|s| s.request_size.max()).max().unwrap_or(4096);
+    let max_req = w
+        .streams
+        .iter()
+        .map(|s| s.request_size.max())
+        .max()
+        .unwrap_or(4096);
     let max_req = max_req.min(64 << 20) as usize;
     let (results, elapsed) = std::thread::scope(|sc| {
         let handles: Vec<_> = sets
@@ -265,7 +285,10 @@ pub fn run(
         let t0 = Instant::now();
         let results: Vec<_> = handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(io::Error::other("a stream thread panicked"))))
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(io::Error::other("a stream thread panicked")))
+            })
             .collect();
         (results, t0.elapsed())
     });
@@ -352,7 +375,11 @@ impl<'a> Worker<'a> {
                 break;
             }
             let op = self.next_op();
-            let mut req = self.s.request_size.sample(self.rng.unit()).min(self.buf.len() as u64);
+            let mut req = self
+                .s
+                .request_size
+                .sample(self.rng.unit())
+                .min(self.buf.len() as u64);
             if let Some(a) = self.s.amount {
                 req = req.min(a - moved).max(1);
             }
@@ -381,7 +408,11 @@ impl<'a> Worker<'a> {
             moved += bytes;
             // A stream that can no longer move data (all its files deleted) must not spin
             // forever waiting for its amount.
-            idle = if op.moves_data() && bytes == 0 { idle + 1 } else { 0 };
+            idle = if op.moves_data() && bytes == 0 {
+                idle + 1
+            } else {
+                0
+            };
             if idle > 10_000 && self.s.duration.is_none() {
                 break;
             }
@@ -398,7 +429,11 @@ impl<'a> Worker<'a> {
         if self.handle.as_ref().map(|(j, _)| *j) != Some(i) {
             self.handle = None;
             let slot = &mut self.set.slots[i];
-            let f = OpenOptions::new().read(true).write(true).create(true).open(&slot.path)?;
+            let f = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .open(&slot.path)?;
             slot.present = true;
             self.handle = Some((i, f));
         }
@@ -426,14 +461,17 @@ impl<'a> Worker<'a> {
                 let (i, off) = if self.rng.unit() < self.s.sequential {
                     let mut i = self.cur;
                     let mut k = 0;
-                    while k < n && (self.pos >= self.set.slots[i].len || !self.set.slots[i].present) {
+                    while k < n && (self.pos >= self.set.slots[i].len || !self.set.slots[i].present)
+                    {
                         i = (i + 1) % n;
                         self.pos = 0;
                         k += 1;
                     }
                     (i, self.pos)
                 } else {
-                    let Some(i) = self.random_present() else { return Ok(0) };
+                    let Some(i) = self.random_present() else {
+                        return Ok(0);
+                    };
                     let len = self.set.slots[i].len;
                     (i, self.aligned_below(len, req))
                 };

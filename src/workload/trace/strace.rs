@@ -106,13 +106,20 @@ fn fd_arg(a: &str) -> (i64, Option<String>) {
         Some(i) if a.ends_with('>') => (&a[..i], Some(a[i + 1..a.len() - 1].to_string())),
         _ => (a, None),
     };
-    let fd = if num == "AT_FDCWD" { -100 } else { num.parse().unwrap_or(-1) };
+    let fd = if num == "AT_FDCWD" {
+        -100
+    } else {
+        num.parse().unwrap_or(-1)
+    };
     (fd, path)
 }
 
 fn unquote(a: &str) -> Option<String> {
     let inner = a.strip_prefix('"')?;
-    let inner = inner.strip_suffix("...").unwrap_or(inner).strip_suffix('"')?;
+    let inner = inner
+        .strip_suffix("...")
+        .unwrap_or(inner)
+        .strip_suffix('"')?;
     let mut out = Vec::new();
     let b = inner.as_bytes();
     let mut i = 0;
@@ -123,14 +130,22 @@ fn unquote(a: &str) -> Option<String> {
                 b'n' => out.push(b'\n'),
                 b't' => out.push(b'\t'),
                 b'x' if i + 3 < b.len() + 1 => {
-                    let v = u8::from_str_radix(std::str::from_utf8(&b[i + 2..(i + 4).min(b.len())]).ok()?, 16).ok()?;
+                    let v = u8::from_str_radix(
+                        std::str::from_utf8(&b[i + 2..(i + 4).min(b.len())]).ok()?,
+                        16,
+                    )
+                    .ok()?;
                     out.push(v);
                     i += 4;
                     continue;
                 }
                 b'0'..=b'7' => {
                     let end = (i + 4).min(b.len());
-                    let digits: Vec<u8> = b[i + 1..end].iter().take_while(|d| (b'0'..=b'7').contains(d)).copied().collect();
+                    let digits: Vec<u8> = b[i + 1..end]
+                        .iter()
+                        .take_while(|d| (b'0'..=b'7').contains(d))
+                        .copied()
+                        .collect();
                     out.push(u8::from_str_radix(std::str::from_utf8(&digits).ok()?, 8).ok()?);
                     i += 1 + digits.len();
                     continue;
@@ -200,7 +215,9 @@ fn parse_line(raw: &str, pending: &mut HashMap<u32, (u64, String)>) -> Option<Li
     }
     let args = split_args(&body[open + 1..close]);
     let ret_s = body[eq + 3..].trim();
-    let num_end = ret_s.find(|c: char| !(c.is_ascii_digit() || c == '-')).unwrap_or(ret_s.len());
+    let num_end = ret_s
+        .find(|c: char| !(c.is_ascii_digit() || c == '-'))
+        .unwrap_or(ret_s.len());
     let ret: i64 = ret_s[..num_end].parse().ok()?;
     let ret_path = fd_arg(ret_s.split_whitespace().next().unwrap_or("")).1;
     Some(Line {
@@ -245,10 +262,12 @@ impl Parser<'_> {
     }
 
     fn first_touch(&mut self, rel: &str, creates: bool) -> &mut PathState {
-        self.state.entry(rel.to_string()).or_insert_with(|| PathState {
-            created: creates,
-            ..Default::default()
-        })
+        self.state
+            .entry(rel.to_string())
+            .or_insert_with(|| PathState {
+                created: creates,
+                ..Default::default()
+            })
     }
 
     fn desc(&self, pid: u32, fd: i64, rel: &str) -> Option<Rc<RefCell<Desc>>> {
@@ -283,7 +302,12 @@ impl Parser<'_> {
         let name = l.name.as_str();
         if matches!(name, "clone" | "clone3" | "fork" | "vfork") {
             if l.ret > 0 {
-                let inherited: Vec<_> = self.fds.iter().filter(|((p, _), _)| *p == l.pid).map(|((_, fd), d)| (*fd, d.clone())).collect();
+                let inherited: Vec<_> = self
+                    .fds
+                    .iter()
+                    .filter(|((p, _), _)| *p == l.pid)
+                    .map(|((_, fd), d)| (*fd, d.clone()))
+                    .collect();
                 for (fd, d) in inherited {
                     self.fds.insert((l.ret as u32, fd), d);
                 }
@@ -299,10 +323,23 @@ impl Parser<'_> {
             "open" | "creat" | "openat" | "openat2" => l.ret_path.clone(),
             "stat" | "lstat" | "unlink" | "rmdir" | "mkdir" | "truncate" | "rename" => {
                 let cwd_rel = unquote(a(0));
-                cwd_rel.and_then(|p| if p.starts_with('/') { Some(p) } else { std::env::current_dir().ok().map(|c| format!("{}/{p}", c.display())) })
+                cwd_rel.and_then(|p| {
+                    if p.starts_with('/') {
+                        Some(p)
+                    } else {
+                        std::env::current_dir()
+                            .ok()
+                            .map(|c| format!("{}/{p}", c.display()))
+                    }
+                })
             }
-            "newfstatat" | "statx" | "unlinkat" | "mkdirat" | "renameat" | "renameat2" | "fstatat64" => {
-                if unquote(a(1)).as_deref() == Some("") { fd_arg(a(0)).1 } else { self.at_path(a(0), a(1)) }
+            "newfstatat" | "statx" | "unlinkat" | "mkdirat" | "renameat" | "renameat2"
+            | "fstatat64" => {
+                if unquote(a(1)).as_deref() == Some("") {
+                    fd_arg(a(0)).1
+                } else {
+                    self.at_path(a(0), a(1))
+                }
             }
             _ => fd_arg(a(0)).1,
         };
@@ -329,7 +366,12 @@ impl Parser<'_> {
                 if has("O_WRONLY") || has("O_RDWR") {
                     fl.push("write");
                 }
-                for (f, n) in [("O_CREAT", "create"), ("O_TRUNC", "trunc"), ("O_APPEND", "append"), ("O_EXCL", "excl")] {
+                for (f, n) in [
+                    ("O_CREAT", "create"),
+                    ("O_TRUNC", "trunc"),
+                    ("O_APPEND", "append"),
+                    ("O_EXCL", "excl"),
+                ] {
                     if has(f) {
                         fl.push(n);
                     }
@@ -339,7 +381,11 @@ impl Parser<'_> {
                     st.modified = true;
                     self.size.insert(rel.clone(), 0);
                 }
-                let d = Rc::new(RefCell::new(Desc { path: rel.clone(), pos: 0, append: has("O_APPEND") }));
+                let d = Rc::new(RefCell::new(Desc {
+                    path: rel.clone(),
+                    pos: 0,
+                    append: has("O_APPEND"),
+                }));
                 self.fds.insert((l.pid, l.ret), d.clone());
                 self.last_by_path.insert(rel.clone(), d);
                 let c = self.push(&l, CallOp::Open, rel);
@@ -362,17 +408,25 @@ impl Parser<'_> {
                     d.borrow_mut().pos = l.ret as u64;
                 }
             }
-            "read" | "readv" | "pread64" | "preadv" | "preadv2" | "write" | "writev" | "pwrite64" | "pwritev" | "pwritev2" => {
+            "read" | "readv" | "pread64" | "preadv" | "preadv2" | "write" | "writev"
+            | "pwrite64" | "pwritev" | "pwritev2" => {
                 let n = l.ret as u64;
                 let write = name.contains("write");
-                let explicit: Option<u64> = name.starts_with('p').then(|| a(3).parse().ok()).flatten();
+                let explicit: Option<u64> =
+                    name.starts_with('p').then(|| a(3).parse().ok()).flatten();
                 let d = self.desc(l.pid, fd_arg(a(0)).0, &rel);
                 let size = self.size.get(&rel).copied().unwrap_or(0);
                 let off = match (&explicit, &d) {
                     (Some(o), _) => *o,
                     (None, Some(d)) if write && d.borrow().append => size,
                     (None, Some(d)) => d.borrow().pos,
-                    (None, None) => if write { size } else { 0 },
+                    (None, None) => {
+                        if write {
+                            size
+                        } else {
+                            0
+                        }
+                    }
                 };
                 if explicit.is_none()
                     && let Some(d) = &d
@@ -391,19 +445,32 @@ impl Parser<'_> {
                 c.len = Some(n);
             }
             "fsync" | "fdatasync" => {
-                self.push(&l, if name == "fsync" { CallOp::Fsync } else { CallOp::Fdatasync }, rel);
+                self.push(
+                    &l,
+                    if name == "fsync" {
+                        CallOp::Fsync
+                    } else {
+                        CallOp::Fdatasync
+                    },
+                    rel,
+                );
             }
             "stat" | "lstat" | "fstat" | "newfstatat" | "statx" | "fstatat64" => {
                 let text = l.args.join(",");
                 let is_dir = text.contains("S_IFDIR");
                 let size = ["st_size=", "stx_size="].iter().find_map(|k| {
                     let i = text.find(k)? + k.len();
-                    text[i..].split(|c: char| !c.is_ascii_digit()).next()?.parse::<u64>().ok()
+                    text[i..]
+                        .split(|c: char| !c.is_ascii_digit())
+                        .next()?
+                        .parse::<u64>()
+                        .ok()
                 });
                 let known = self.size.contains_key(&rel);
                 let st = self.first_touch(&rel, false);
                 st.is_dir |= is_dir;
-                if !st.modified && !st.created
+                if !st.modified
+                    && !st.created
                     && let Some(s) = size
                     && !is_dir
                 {
@@ -429,7 +496,16 @@ impl Parser<'_> {
             }
             "rename" | "renameat" | "renameat2" => {
                 let to_abs = if name == "rename" {
-                    unquote(a(1)).map(|p| if p.starts_with('/') { p } else { format!("{}/{p}", std::env::current_dir().unwrap_or_default().display()) })
+                    unquote(a(1)).map(|p| {
+                        if p.starts_with('/') {
+                            p
+                        } else {
+                            format!(
+                                "{}/{p}",
+                                std::env::current_dir().unwrap_or_default().display()
+                            )
+                        }
+                    })
                 } else {
                     self.at_path(a(2), a(3))
                 };
@@ -463,7 +539,10 @@ impl Parser<'_> {
                 dirs.insert(p.clone());
             }
             if !st.created && !st.is_dir {
-                self.out.files.push(Fixture { path: p.clone(), size: st.seen_size });
+                self.out.files.push(Fixture {
+                    path: p.clone(),
+                    size: st.seen_size,
+                });
             }
         }
         let mut every: Vec<&str> = self.state.keys().map(String::as_str).collect();
@@ -478,8 +557,15 @@ impl Parser<'_> {
                 anc = d.parent();
             }
         }
-        // A directory the program created itself is not needed beforehand, nor anything in it.
-        dirs.retain(|d| !self.mkdirs.iter().any(|m| d == m || d.starts_with(&format!("{m}/"))));
+        // A directory the program created itself is not needed beforehand, nor anything in
+        // it (`cat x >> newdir/f` opens without O_TRUNC, yet newdir/f cannot have existed).
+        let made = |p: &str| {
+            self.mkdirs
+                .iter()
+                .any(|m| p == m || p.starts_with(&format!("{m}/")))
+        };
+        dirs.retain(|d| !made(d));
+        self.out.files.retain(|f| !made(&f.path));
         self.out.dirs = dirs.into_iter().collect();
         self.out.threads = self.tids.len() as u32;
         self.out
@@ -527,7 +613,11 @@ mod tests {
 10 1.000800 renameat2(AT_FDCWD</r>, "a", AT_FDCWD</r>, "d/b", RENAME_NOREPLACE) = 0 <0.000010>
 10 1.000900 +++ exited with 0 +++"#;
         let p = parse(log, Path::new("/r"));
-        let ops: Vec<_> = p.calls.iter().map(|c| (c.op, c.path.as_str(), c.off, c.len)).collect();
+        let ops: Vec<_> = p
+            .calls
+            .iter()
+            .map(|c| (c.op, c.path.as_str(), c.off, c.len))
+            .collect();
         assert_eq!(
             ops,
             vec![
@@ -542,7 +632,13 @@ mod tests {
         assert_eq!(p.calls[4].t_ns, 500_000);
         assert_eq!(p.skipped_outside_root, 1);
         assert_eq!(p.skipped_failed, 1);
-        assert_eq!(p.files, vec![Fixture { path: "in".into(), size: 100 }]);
+        assert_eq!(
+            p.files,
+            vec![Fixture {
+                path: "in".into(),
+                size: 100
+            }]
+        );
         assert_eq!(p.dirs, vec!["d".to_string()]);
     }
 

@@ -120,19 +120,31 @@ pub fn write(path: &Path, h: &Header, calls: &[Call]) -> anyhow::Result<()> {
 /// A relative path that stays inside the root (no `..`, not absolute, not empty).
 pub fn safe_relative(p: &str) -> bool {
     let path = Path::new(p);
-    !p.is_empty() && path.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+    !p.is_empty()
+        && path
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
 }
 
 /// Read and validate a trace file.
 pub fn read(path: &Path) -> Result<(Header, Vec<Call>), UsageError> {
     let shown = path.display();
-    let text = std::fs::read_to_string(path).map_err(|e| UsageError::new(format!("{shown}: cannot read: {e}")))?;
-    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
-    let (_, first) = lines.next().ok_or_else(|| UsageError::new(format!("{shown}: empty trace file")))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| UsageError::new(format!("{shown}: cannot read: {e}")))?;
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let (_, first) = lines
+        .next()
+        .ok_or_else(|| UsageError::new(format!("{shown}: empty trace file")))?;
     let h: Header = serde_json::from_str(first)
         .map_err(|e| UsageError::new(format!("{shown}:1: not an iolab trace header ({e})")))?;
     if h.format != FORMAT {
-        return Err(UsageError::new(format!("{shown}:1: format '{}' is not {FORMAT}", h.format)));
+        return Err(UsageError::new(format!(
+            "{shown}:1: format '{}' is not {FORMAT}",
+            h.format
+        )));
     }
     if h.version > VERSION {
         return Err(UsageError::new(format!(
@@ -142,13 +154,16 @@ pub fn read(path: &Path) -> Result<(Header, Vec<Call>), UsageError> {
     }
     for p in h.files.iter().map(|f| &f.path).chain(&h.dirs) {
         if !safe_relative(p) {
-            return Err(UsageError::new(format!("{shown}:1: path '{p}' leaves the replay directory")));
+            return Err(UsageError::new(format!(
+                "{shown}:1: path '{p}' leaves the replay directory"
+            )));
         }
     }
     let mut calls = Vec::new();
     for (i, line) in lines {
         let n = i + 1;
-        let c: Call = serde_json::from_str(line).map_err(|e| UsageError::new(format!("{shown}:{n}: {e}")))?;
+        let c: Call =
+            serde_json::from_str(line).map_err(|e| UsageError::new(format!("{shown}:{n}: {e}")))?;
         let bad = |why: &str| UsageError::new(format!("{shown}:{n}: {} call: {why}", c.op.name()));
         if !safe_relative(&c.path) || c.to.as_deref().is_some_and(|t| !safe_relative(t)) {
             return Err(bad("path leaves the replay directory"));
