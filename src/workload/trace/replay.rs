@@ -221,7 +221,7 @@ fn one_replay(
         .unwrap_or(0);
     let wdata = DataGen::new(
         Pattern::Random,
-        0x7772_6974_65,
+        0x0077_7269_7465,
         (max_write as usize).clamp(1, 16 << 20),
     );
     let phase = PhaseCounters::start(device);

@@ -433,6 +433,7 @@ impl<'a> Worker<'a> {
                 .read(true)
                 .write(true)
                 .create(true)
+                .truncate(false)
                 .open(&slot.path)?;
             slot.present = true;
             self.handle = Some((i, f));

@@ -181,7 +181,7 @@ fn parse_line(raw: &str, pending: &mut HashMap<u32, (u64, String)>) -> Option<Li
     let first = parts.next()?;
     let (pid, ts, rest) = match first.parse::<u32>() {
         Ok(pid) => (pid, parts.next()?, parts.next()?.trim_start().to_string()),
-        Err(_) => (0, first, raw.splitn(2, ' ').nth(1)?.to_string()),
+        Err(_) => (0, first, raw.split_once(' ')?.1.to_string()),
     };
     let mut ts_ns = ts_to_ns(ts)?;
     let mut body = rest;
