@@ -61,6 +61,7 @@ pub fn finish(
 
 fn run(a: &TraceRunArgs, argv: Vec<String>) -> Result<i32> {
     let plan = measure::Plan::from_args(a)?;
+    let _lock = crate::runner::lock::TargetLock::acquire(&a.target)?;
     let ctx = RunContext::new(ProgressMode::detect(false));
     ctx.stop
         .install()
@@ -101,10 +102,11 @@ pub fn render_test(t: &TestResult) -> String {
         s.push_str(&format!(", scale {scale}"));
     }
     s.push_str(")\n");
-    if let Some(bw) = t.summary.get("bw_bytes_per_s") {
+    if let (Some(bw), Some(ops)) = (t.summary.get("bw_bytes_per_s"), t.summary.get("iops")) {
         s.push_str(&format!(
-            "  total: {} MB/s median (min {}, max {}, CV {:.1} %)\n",
+            "  total: {} MB/s, {} ops/s (medians; MB/s min {}, max {}, CV {:.1} %)\n",
             fmt_mb_per_s(bw.median),
+            crate::units::fmt_thousands(ops.median),
             fmt_mb_per_s(bw.min),
             fmt_mb_per_s(bw.max),
             bw.cv * 100.0

@@ -40,6 +40,7 @@ pub fn execute(a: &TraceReplayArgs, argv: Vec<String>) -> Result<i32> {
     let repeat = RepeatMode::parse(&a.repeat.repeat, a.repeat.max_repeat, a.repeat.target_ci)
         .map_err(UsageError::new)?;
     check_target(&a.target, bytes_needed(&h, &calls))?;
+    let _lock = crate::runner::lock::TargetLock::acquire(&a.target)?;
     let ctx = RunContext::new(ProgressMode::detect(false));
     ctx.stop
         .install()
