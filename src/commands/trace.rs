@@ -181,6 +181,9 @@ pub fn render_test(t: &TestResult) -> String {
             fmt_ns(o.lat_ns.max as f64)
         ));
     }
+    if let Some(ns) = r.fsync_ns {
+        s.push_str(&format!("  final write-back (syncfs, in the total): {}\n", fmt_ns(ns as f64)));
+    }
     if let Some(dc) = &r.device {
         s.push_str(&format!(
             "  device {}: {} read, {} written\n",

@@ -193,7 +193,7 @@ fn one_run(plan: &Plan, ctx: &RunContext, device: Option<&str>, run: u32) -> Res
             }
         })?;
     let phase = PhaseCounters::start(device);
-    let (outcomes, elapsed) = runner::run(&plan.workload, sets, seed, &ctx.stop)?;
+    let (outcomes, elapsed, sync) = runner::run(&plan.workload, sets, root.path(), seed, &ctx.stop)?;
     let mut ops: BTreeMap<String, OpAcc> = BTreeMap::new();
     for o in &outcomes {
         for (name, acc) in &o.ops {
@@ -208,6 +208,7 @@ fn one_run(plan: &Plan, ctx: &RunContext, device: Option<&str>, run: u32) -> Res
     let written: u64 = outcomes.iter().map(|o| o.write_bytes).sum();
     let bytes = outcomes.iter().map(|o| o.read_bytes).sum::<u64>() + written;
     let mut r = run_result(run, elapsed.as_nanos() as u64, n_ops, bytes, &all);
+    r.fsync_ns = sync.map(|d| d.as_nanos() as u64);
     if let Some(dc) = phase.and_then(|p| p.finish()) {
         r.write_amplification = write_amplification(&dc, written);
         r.device = Some(dc);

@@ -75,6 +75,10 @@ pub fn execute(a: &TraceRecordArgs) -> Result<i32> {
     let log_dir =
         tempfile::tempdir().context("cannot create a temporary directory for the strace log")?;
     let log = log_dir.path().join("strace.log");
+    // Ctrl-C reaches the traced program (same process group); iolab itself keeps going
+    // so the trace of what ran until then is still written.
+    let stop = crate::runner::StopFlag::new();
+    stop.install().context("cannot install signal handlers")?;
     let t0 = Instant::now();
     // Not fs::command::run: the traced program keeps the user's terminal (stdin, stdout,
     // stderr), like running it without iolab.
@@ -124,6 +128,7 @@ pub fn execute(a: &TraceRecordArgs) -> Result<i32> {
         header.skipped_failed,
         a.output.display()
     );
+    stop.check()?;
     if !status.success() {
         eprintln!("iolab: warning: the command exited with {status}; the trace holds what it did");
     }

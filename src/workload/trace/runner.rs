@@ -214,15 +214,21 @@ pub fn create_filled(
 /// thousands of files), then drop `files` from the page cache so measured reads reach the
 /// device.
 pub fn settle<'a>(dir: &Path, files: impl Iterator<Item = &'a Path>) -> io::Result<()> {
-    let d = File::open(dir)?;
-    // SAFETY: plain syscalls on open descriptors.
-    if unsafe { libc::syncfs(d.as_raw_fd()) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    syncfs(dir)?;
     for p in files {
         if let Ok(f) = File::open(p) {
             unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
         }
+    }
+    Ok(())
+}
+
+/// Write back the whole file system holding `dir`.
+pub fn syncfs(dir: &Path) -> io::Result<()> {
+    let d = File::open(dir)?;
+    // SAFETY: plain syscall on an open descriptor.
+    if unsafe { libc::syncfs(d.as_raw_fd()) } != 0 {
+        return Err(io::Error::last_os_error());
     }
     Ok(())
 }
@@ -252,9 +258,10 @@ pub struct StreamOutcome {
 pub fn run(
     w: &Workload,
     sets: Vec<FileSet>,
+    root: &Path,
     seed: u64,
     stop: &StopFlag,
-) -> anyhow::Result<(Vec<StreamOutcome>, Duration)> {
+) -> anyhow::Result<(Vec<StreamOutcome>, Duration, Option<Duration>)> {
     let abort = AtomicBool::new(false);
     let barrier = Barrier::new(sets.len() + 1);
     let max_req = w
@@ -297,7 +304,15 @@ pub fn run(
     for r in results {
         out.push(r?);
     }
-    Ok((out, elapsed))
+    // Written data counts once it is on the device, as a copy is done only when it is: the
+    // final write-back is part of the measured time (and reported on its own).
+    let mut sync = None;
+    if out.iter().any(|o| o.write_bytes > 0) {
+        let t = Instant::now();
+        syncfs(root)?;
+        sync = Some(t.elapsed());
+    }
+    Ok((out, elapsed + sync.unwrap_or_default(), sync))
 }
 
 struct Worker<'a> {
