@@ -182,7 +182,10 @@ pub fn render_test(t: &TestResult) -> String {
         ));
     }
     if let Some(ns) = r.fsync_ns {
-        s.push_str(&format!("  final write-back (syncfs, in the total): {}\n", fmt_ns(ns as f64)));
+        s.push_str(&format!(
+            "  final write-back (syncfs, in the total): {}\n",
+            fmt_ns(ns as f64)
+        ));
     }
     if let Some(dc) = &r.device {
         s.push_str(&format!(

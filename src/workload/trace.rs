@@ -5,13 +5,16 @@
 //! `iolab matrix` (`trace:name=office:scale=0.05`).
 
 pub mod builtins;
+pub mod fileset;
 pub mod format;
 pub mod measure;
 pub mod record;
 pub mod replay;
 pub mod runner;
 pub mod strace;
+pub mod strace_line;
 pub mod tracefile;
+pub mod validate;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
+use super::fileset;
 use super::format::Workload;
 use super::runner::{self, OpAcc, StreamOutcome};
 use crate::error::UsageError;
@@ -76,8 +77,8 @@ impl Plan {
         let repeat = RepeatMode::parse(&a.repeat.repeat, a.repeat.max_repeat, a.repeat.target_ci)
             .map_err(UsageError::new)?;
         let workload = loaded.workload.scaled(a.scale);
-        let sets = runner::layout(&workload, &a.target, 0);
-        check_target(&a.target, runner::bytes_needed(&workload, &sets))?;
+        let sets = fileset::layout(&workload, &a.target, 0);
+        check_target(&a.target, fileset::bytes_needed(&workload, &sets))?;
         Ok(Plan {
             label: loaded.workload.name.clone(),
             workload,
@@ -89,7 +90,7 @@ impl Plan {
     }
 
     fn detail(&self) -> TraceTestDetail {
-        let sets = runner::layout(&self.workload, Path::new("/"), 0);
+        let sets = fileset::layout(&self.workload, Path::new("/"), 0);
         TraceTestDetail {
             workload: self.label.clone(),
             source: self.source.into(),
@@ -184,16 +185,16 @@ fn one_run(plan: &Plan, ctx: &RunContext, device: Option<&str>, run: u32) -> Res
         .tempdir_in(&plan.target)
         .with_context(|| format!("cannot create a directory in {}", plan.target.display()))?;
     let seed = ctx.seed ^ run as u64;
-    let mut sets = runner::layout(&plan.workload, root.path(), seed);
-    let prefill =
-        runner::prepare(&plan.workload, &mut sets, seed, &ctx.stop).map_err(|e| {
-            match ctx.stop.check() {
-                Err(i) => anyhow::Error::new(i),
-                Ok(()) => anyhow::Error::new(e).context("cannot create the workload's files"),
-            }
-        })?;
+    let mut sets = fileset::layout(&plan.workload, root.path(), seed);
+    let prefill = fileset::prepare(&plan.workload, &mut sets, seed, &ctx.stop).map_err(|e| {
+        match ctx.stop.check() {
+            Err(i) => anyhow::Error::new(i),
+            Ok(()) => anyhow::Error::new(e).context("cannot create the workload's files"),
+        }
+    })?;
     let phase = PhaseCounters::start(device);
-    let (outcomes, elapsed, sync) = runner::run(&plan.workload, sets, root.path(), seed, &ctx.stop)?;
+    let (outcomes, elapsed, sync) =
+        runner::run(&plan.workload, sets, root.path(), seed, &ctx.stop)?;
     let mut ops: BTreeMap<String, OpAcc> = BTreeMap::new();
     for o in &outcomes {
         for (name, acc) in &o.ops {

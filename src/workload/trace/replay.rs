@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
+use super::fileset::{create_filled, settle};
 use super::measure::{check_target, ops_detail, run_result};
-use super::runner::{OpAcc, create_filled, read_full_at, settle, sleep_until};
+use super::runner::{OpAcc, read_full_at, sleep_until};
 use super::tracefile::{self, Call, CallOp, Header};
 use crate::cli::trace::{Timing, TraceReplayArgs};
 use crate::engine::buffer::{DataGen, Pattern};
@@ -191,9 +192,9 @@ fn one_replay(
     let data = DataGen::new(
         Pattern::Random,
         0x7265_706C_6179 ^ run as u64,
-        super::runner::CHUNK,
+        super::fileset::CHUNK,
     );
-    let mut buf = vec![0u8; super::runner::CHUNK];
+    let mut buf = vec![0u8; super::fileset::CHUNK];
     data.init(&mut buf);
     let mut seq = 0;
     for d in &h.dirs {
