@@ -16,7 +16,7 @@ use crate::error::UsageError;
 pub const SYSCALLS: &str = "open,openat,openat2,creat,close,read,readv,pread64,preadv,preadv2,\
 write,writev,pwrite64,pwritev,pwritev2,lseek,dup,dup2,dup3,fcntl,fsync,fdatasync,stat,lstat,\
 fstat,newfstatat,statx,unlink,unlinkat,rmdir,mkdir,mkdirat,rename,renameat,renameat2,\
-truncate,ftruncate,clone,clone3,fork,vfork";
+truncate,ftruncate,copy_file_range,sendfile,clone,clone3,fork,vfork";
 
 /// Everything checked before the command runs: strace present, command found, root and
 /// output directory usable.

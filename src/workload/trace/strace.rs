@@ -104,6 +104,36 @@ impl Parser<'_> {
         self.out.calls.last_mut().expect("just pushed")
     }
 
+    /// A read or write of `l.ret` bytes on `fd` (path `rel`): at `explicit` (pread/pwrite),
+    /// else at the description's position (or the end, for O_APPEND writes).
+    fn transfer(&mut self, l: &Line, fd: i64, rel: String, explicit: Option<u64>, write: bool) {
+        let n = l.ret as u64;
+        let d = self.desc(l.pid, fd, &rel);
+        let size = self.size.get(&rel).copied().unwrap_or(0);
+        let off = match (&explicit, &d) {
+            (Some(o), _) => *o,
+            (None, Some(d)) if write && d.borrow().append => size,
+            (None, Some(d)) => d.borrow().pos,
+            (None, None) if write => size,
+            (None, None) => 0,
+        };
+        if explicit.is_none()
+            && let Some(d) = &d
+        {
+            d.borrow_mut().pos = off + n;
+        }
+        let st = self.first_touch(&rel, false);
+        if write {
+            st.modified = true;
+            self.size.insert(rel.clone(), size.max(off + n));
+        } else if !st.modified && !st.created {
+            st.seen_size = st.seen_size.max(off + n);
+        }
+        let c = self.push(l, if write { CallOp::Write } else { CallOp::Read }, rel);
+        c.off = Some(off);
+        c.len = Some(n);
+    }
+
     fn line(&mut self, l: Line) {
         let a = |i: usize| l.args.get(i).map(String::as_str).unwrap_or("");
         let name = l.name.as_str();
@@ -123,6 +153,29 @@ impl Parser<'_> {
         }
         if l.ret < 0 {
             self.out.skipped_failed += 1;
+            return;
+        }
+        // In-kernel copies (cp uses copy_file_range): a read of one file and a write of another.
+        let copy_sides = match name {
+            "copy_file_range" => Some(((a(0), a(1)), (a(2), a(3)))),
+            "sendfile" | "sendfile64" => Some(((a(1), a(2)), (a(0), "NULL"))),
+            _ => None,
+        };
+        if let Some(((fd_in, off_in), (fd_out, off_out))) = copy_sides {
+            for (fd, off, write) in [(fd_in, off_in, false), (fd_out, off_out, true)] {
+                let (num, path) = fd_arg(fd);
+                match path.and_then(|p| self.rel(&p)) {
+                    Some(rel) => {
+                        // `[4096]` or `[0 => 4096]`: the offset before the call.
+                        let explicit = off
+                            .strip_prefix('[')
+                            .and_then(|x| x.split(|c: char| !c.is_ascii_digit()).next())
+                            .and_then(|x| x.parse().ok());
+                        self.transfer(&l, num, rel, explicit, write);
+                    }
+                    None => self.out.skipped_outside_root += 1,
+                }
+            }
             return;
         }
         // The file this call is about (absolute), from -y annotations or path arguments.
@@ -217,39 +270,10 @@ impl Parser<'_> {
             }
             "read" | "readv" | "pread64" | "preadv" | "preadv2" | "write" | "writev"
             | "pwrite64" | "pwritev" | "pwritev2" => {
-                let n = l.ret as u64;
-                let write = name.contains("write");
                 let explicit: Option<u64> =
                     name.starts_with('p').then(|| a(3).parse().ok()).flatten();
-                let d = self.desc(l.pid, fd_arg(a(0)).0, &rel);
-                let size = self.size.get(&rel).copied().unwrap_or(0);
-                let off = match (&explicit, &d) {
-                    (Some(o), _) => *o,
-                    (None, Some(d)) if write && d.borrow().append => size,
-                    (None, Some(d)) => d.borrow().pos,
-                    (None, None) => {
-                        if write {
-                            size
-                        } else {
-                            0
-                        }
-                    }
-                };
-                if explicit.is_none()
-                    && let Some(d) = &d
-                {
-                    d.borrow_mut().pos = off + n;
-                }
-                let st = self.first_touch(&rel, false);
-                if write {
-                    st.modified = true;
-                    self.size.insert(rel.clone(), size.max(off + n));
-                } else if !st.modified && !st.created {
-                    st.seen_size = st.seen_size.max(off + n);
-                }
-                let c = self.push(&l, if write { CallOp::Write } else { CallOp::Read }, rel);
-                c.off = Some(off);
-                c.len = Some(n);
+                let write = name.contains("write");
+                self.transfer(&l, fd_arg(a(0)).0, rel, explicit, write);
             }
             "fsync" | "fdatasync" => {
                 self.push(
@@ -447,5 +471,36 @@ mod tests {
             }]
         );
         assert_eq!(p.dirs, vec!["d".to_string()]);
+    }
+
+    #[test]
+    fn copy_file_range_is_a_read_and_a_write() {
+        let log = r#"7 2.000000 openat(AT_FDCWD</r>, "src", O_RDONLY) = 3</r/src> <0.000010>
+7 2.000100 openat(AT_FDCWD</r>, "dst", O_WRONLY|O_CREAT|O_EXCL, 0644) = 4</r/dst> <0.000010>
+7 2.000200 copy_file_range(3</r/src>, NULL, 4</r/dst>, NULL, 9223372035781033984, 0) = 300 <0.000100>
+7 2.000300 copy_file_range(3</r/src>, [300], 4</r/dst>, NULL, 100, 0) = 50 <0.000100>"#;
+        let p = parse(log, Path::new("/r"));
+        let rw: Vec<_> = p
+            .calls
+            .iter()
+            .filter(|c| c.len.is_some())
+            .map(|c| (c.op, c.path.as_str(), c.off, c.len))
+            .collect();
+        assert_eq!(
+            rw,
+            vec![
+                (CallOp::Read, "src", Some(0), Some(300)),
+                (CallOp::Write, "dst", Some(0), Some(300)),
+                (CallOp::Read, "src", Some(300), Some(50)),
+                (CallOp::Write, "dst", Some(300), Some(50)),
+            ]
+        );
+        assert_eq!(
+            p.files,
+            vec![Fixture {
+                path: "src".into(),
+                size: 350
+            }]
+        );
     }
 }
