@@ -47,8 +47,8 @@ pub fn load(name_or_file: &str) -> Result<Loaded, UsageError> {
         });
     }
     let path = Path::new(name_or_file);
-    let looks_like_file = name_or_file.contains('/') || name_or_file.ends_with(".toml");
-    if !looks_like_file || !path.exists() {
+    if !path.is_file() {
+        let looks_like_file = name_or_file.contains('/') || name_or_file.ends_with(".toml");
         let what = if looks_like_file {
             format!("workload file {name_or_file} does not exist")
         } else {
