@@ -1,0 +1,170 @@
+//! The parallel tree scan: jwalk reads directories on all cores and each directory's
+//! children are lstat'ed in the worker that read it, so the main thread only sees
+//! directories. Symlinks are not followed; a hard-linked inode is counted once (dev+ino);
+//! entries that cannot be read are counted and a few are kept as examples.
+
+use std::collections::HashSet;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use super::{DirRec, FileRec, Inventory};
+
+/// How many unreadable paths are kept as examples.
+const EXAMPLES: usize = 5;
+
+#[derive(Default)]
+struct Shared {
+    files: Mutex<Vec<FileRec>>,
+    dirs: Mutex<Vec<DirRec>>,
+    linked: Mutex<HashSet<(u64, u64)>>,
+    examples: Mutex<Vec<String>>,
+    subdirs: AtomicU64,
+    symlinks: AtomicU64,
+    other: AtomicU64,
+    hard_links_skipped: AtomicU64,
+    unreadable: AtomicU64,
+}
+
+impl Shared {
+    fn unreadable(&self, what: String) {
+        self.unreadable.fetch_add(1, Ordering::Relaxed);
+        let mut ex = self.examples.lock().unwrap();
+        if ex.len() < EXAMPLES {
+            ex.push(what);
+        }
+    }
+
+    /// Count a regular file once per inode.
+    fn first_link(&self, md: &std::fs::Metadata) -> bool {
+        if md.nlink() <= 1 {
+            return true;
+        }
+        let fresh = self.linked.lock().unwrap().insert((md.dev(), md.ino()));
+        if !fresh {
+            self.hard_links_skipped.fetch_add(1, Ordering::Relaxed);
+        }
+        fresh
+    }
+}
+
+type Entry = jwalk::Result<jwalk::DirEntry<((), ())>>;
+
+/// Look at one directory's children in the worker thread that read them; keep only the
+/// subdirectories in `children` so jwalk descends into them.
+fn process_dir(shared: &Shared, dir: &Path, children: &mut Vec<Entry>) {
+    let mut files = Vec::with_capacity(children.len());
+    let mut rec = DirRec::default();
+    for child in children.iter() {
+        let e = match child {
+            Ok(e) => e,
+            Err(err) => {
+                shared.unreadable(format!("{}: {err}", dir.display()));
+                continue;
+            }
+        };
+        rec.entries += 1;
+        let name_len = e.file_name().len() as u64;
+        rec.name_bytes += name_len;
+        let ft = e.file_type();
+        if ft.is_symlink() || e.path_is_symlink() {
+            shared.symlinks.fetch_add(1, Ordering::Relaxed);
+        } else if ft.is_dir() {
+            shared.subdirs.fetch_add(1, Ordering::Relaxed);
+        } else if ft.is_file() {
+            match e.metadata() {
+                Ok(md) if shared.first_link(&md) => files.push(FileRec {
+                    size: md.len(),
+                    name_len: name_len.min(u16::MAX as u64) as u16,
+                }),
+                Ok(_) => {}
+                Err(err) => shared.unreadable(format!("{}: {err}", e.path().display())),
+            }
+        } else {
+            shared.other.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    children.retain(|c| matches!(c, Ok(e) if e.file_type().is_dir() && !e.path_is_symlink()));
+    shared.files.lock().unwrap().extend(files);
+    shared.dirs.lock().unwrap().push(rec);
+}
+
+/// Scan `root` (a directory; the caller checked it exists).
+pub fn scan(root: &Path) -> Inventory {
+    let started = Instant::now();
+    let shared = std::sync::Arc::new(Shared::default());
+    let worker = shared.clone();
+    let walk = jwalk::WalkDir::new(root)
+        .follow_links(false)
+        .skip_hidden(false)
+        .sort(false)
+        .process_read_dir(move |depth, dir, _state, children| {
+            // `None` is jwalk's pseudo-parent holding just the root: not a directory of ours.
+            if depth.is_some() {
+                process_dir(&worker, dir, children)
+            }
+        });
+    for entry in walk {
+        // Directories that could not be listed come back here as errors.
+        if let Err(err) = entry {
+            let path = err
+                .path()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| root.display().to_string());
+            let why = err
+                .io_error()
+                .map(|e| e.to_string())
+                .unwrap_or_else(|| err.to_string());
+            shared.unreadable(format!("{path}: {why}"));
+        }
+    }
+    let mut inv = Inventory {
+        files: std::mem::take(&mut *shared.files.lock().unwrap()),
+        dirs: std::mem::take(&mut *shared.dirs.lock().unwrap()),
+        ..Default::default()
+    };
+    let s = &mut inv.stats;
+    s.files = inv.files.len() as u64;
+    // The root is a directory of the tree too; unlistable ones still occupy a unit.
+    s.dirs = 1 + shared.subdirs.load(Ordering::Relaxed);
+    s.symlinks = shared.symlinks.load(Ordering::Relaxed);
+    s.other = shared.other.load(Ordering::Relaxed);
+    s.hard_links_skipped = shared.hard_links_skipped.load(Ordering::Relaxed);
+    s.unreadable = shared.unreadable.load(Ordering::Relaxed);
+    s.unreadable_examples = std::mem::take(&mut *shared.examples.lock().unwrap());
+    s.data_bytes = inv.files.iter().map(|f| f.size).sum();
+    s.largest_file_bytes = inv.files.iter().map(|f| f.size).max().unwrap_or(0);
+    s.elapsed_s = started.elapsed().as_secs_f64();
+    let entries = s.files + s.dirs + s.symlinks + s.other + s.hard_links_skipped;
+    s.entries_per_s = entries as f64 / s.elapsed_s.max(1e-9);
+    inv
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_files_dirs_links_once() {
+        let t = tempfile::tempdir().unwrap();
+        let r = t.path();
+        std::fs::create_dir_all(r.join("a/b")).unwrap();
+        std::fs::write(r.join("a/x"), vec![0u8; 5000]).unwrap();
+        std::fs::write(r.join("a/b/y"), b"hi").unwrap();
+        std::fs::write(r.join("empty"), b"").unwrap();
+        std::fs::hard_link(r.join("a/x"), r.join("x-again")).unwrap();
+        std::os::unix::fs::symlink(r.join("a"), r.join("loop")).unwrap();
+        let inv = scan(r);
+        assert_eq!(inv.stats.files, 3);
+        assert_eq!(inv.stats.dirs, 3);
+        assert_eq!(inv.stats.symlinks, 1);
+        assert_eq!(inv.stats.hard_links_skipped, 1);
+        assert_eq!(inv.stats.data_bytes, 5002);
+        assert_eq!(inv.stats.unreadable, 0);
+        assert_eq!(inv.dirs.len(), 3);
+        let root_entries: u64 = inv.dirs.iter().map(|d| d.entries).max().unwrap();
+        assert_eq!(root_entries, 4);
+    }
+}
