@@ -78,7 +78,11 @@ struct Measurement {
 }
 
 fn files_per_s(t: &crate::model::TestResult) -> Option<f64> {
-    if let Some(s) = t.summary.get("files_per_s").filter(|s| s.n > 0 && s.mean > 0.0) {
+    if let Some(s) = t
+        .summary
+        .get("files_per_s")
+        .filter(|s| s.n > 0 && s.mean > 0.0)
+    {
         return Some(s.mean);
     }
     let v: Vec<f64> = t
@@ -99,8 +103,7 @@ fn measurements(doc: &ResultDoc) -> Vec<Measurement> {
     });
     top.chain(nested)
         .filter_map(|(t, config_unit)| {
-            if t.family != "files" || t.params.get("phase").map(String::as_str) != Some("create")
-            {
+            if t.family != "files" || t.params.get("phase").map(String::as_str) != Some("create") {
                 return None;
             }
             let size = t.params.get("file_size_bytes")?.parse().ok()?;

@@ -173,9 +173,7 @@ impl FsRules {
             }
             FsKind::Xfs if unit == 512 => Some("v4 only (-m crc=0)".into()),
             FsKind::Xfs if unit > 4096 => Some("mountable only with a page size this big".into()),
-            FsKind::Ntfs | FsKind::Ntfs3g if unit > 65536 => {
-                Some("Windows 10 1709+ only".into())
-            }
+            FsKind::Ntfs | FsKind::Ntfs3g if unit > 65536 => Some("Windows 10 1709+ only".into()),
             FsKind::Fat32 if unit == 65536 => Some("not every formatter makes it".into()),
             _ => None,
         }

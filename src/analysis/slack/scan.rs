@@ -106,18 +106,23 @@ pub fn scan(root: &Path) -> Inventory {
                 process_dir(&worker, dir, children)
             }
         });
+    let describe = |err: &jwalk::Error, fallback: &Path| {
+        let path = err.path().unwrap_or(fallback).display().to_string();
+        let why = err
+            .io_error()
+            .map(|e| e.to_string())
+            .unwrap_or_else(|| err.to_string());
+        format!("{path}: {why}")
+    };
     for entry in walk {
-        // Directories that could not be listed come back here as errors.
-        if let Err(err) = entry {
-            let path = err
-                .path()
-                .map(|p| p.display().to_string())
-                .unwrap_or_else(|| root.display().to_string());
-            let why = err
-                .io_error()
-                .map(|e| e.to_string())
-                .unwrap_or_else(|| err.to_string());
-            shared.unreadable(format!("{path}: {why}"));
+        // A directory that could not be listed is yielded with its error attached.
+        match entry {
+            Ok(e) => {
+                if let Some(err) = e.read_children.as_ref().and_then(|rc| rc.error()) {
+                    shared.unreadable(describe(err, &e.path()));
+                }
+            }
+            Err(err) => shared.unreadable(describe(&err, root)),
         }
     }
     let mut inv = Inventory {

@@ -103,7 +103,9 @@ fn model_lines(m: &CostModel) -> String {
         if c.origin.starts_with("fit") || c.origin.starts_with("per-file") {
             let fit = match (c.r2, c.rmse_s) {
                 (Some(r2), Some(rmse)) => format!(", R² {r2:.4}, RMS residual {}", secs(rmse)),
-                (None, Some(rmse)) => format!(", {} points, RMS residual {}", c.points.len(), secs(rmse)),
+                (None, Some(rmse)) => {
+                    format!(", {} points, RMS residual {}", c.points.len(), secs(rmse))
+                }
                 _ => String::new(),
             };
             let seed = c
