@@ -36,8 +36,9 @@ pub enum FileAlloc {
 pub const FAT32_MAX_FILE: u64 = (4 << 30) - 1;
 /// NTFS record header (0x38 on NTFS 3.1) + $STANDARD_INFORMATION (24 + 72) + end marker (8).
 const NTFS_FIXED: u64 = 56 + 96 + 8;
-/// The resident $SECURITY_DESCRIPTOR ntfs-3g gives every new file (ntfs_sd_add_everyone):
-/// measured as an 80-byte shift of the resident threshold against the Windows layout.
+/// What ntfs-3g adds to a new file's record against the Windows layout (seen with
+/// `ntfsinfo -F`): a resident $SECURITY_DESCRIPTOR (24 + 80 bytes) while its
+/// $STANDARD_INFORMATION is the 48-byte NTFS 1.2 form (24 bytes shorter): net 80 bytes.
 const NTFS3G_SD: u64 = 80;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -315,7 +316,7 @@ impl FsRules {
                 self.ntfs_resident_max(12),
                 self.ntfs_resident_max(1),
                 if self.kind == FsKind::Ntfs3g {
-                    "80 B less than on Windows because ntfs-3g adds a security descriptor to each file"
+                    "80 B less than on Windows because ntfs-3g adds a 104-byte $SECURITY_DESCRIPTOR and writes a 24-byte shorter $STANDARD_INFORMATION"
                 } else {
                     "Windows layout, no 8.3 short names"
                 }
@@ -367,6 +368,8 @@ mod tests {
         assert_eq!(r.ntfs_resident_max(20), 624);
         assert_eq!(r.ntfs_resident_max(40), 584);
         assert_eq!(rules("ntfs").ntfs_resident_max(8), 728);
+        assert_eq!(rules("ntfs").ntfs_resident_max(12), 720);
+        assert_eq!(r.ntfs_resident_max(12), 640);
     }
 
     #[test]
