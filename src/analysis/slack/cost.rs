@@ -312,6 +312,27 @@ mod tests {
     }
 
     #[test]
+    fn matrix_results_take_the_unit_from_their_configuration() {
+        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
+        let mut tests = Vec::new();
+        for size in [1u64, 2048, 2049, 8192] {
+            let mut t = files_test(size, 0, 1.0 / (1e-4 + 2e-9 * alloc(size, 2048) as f64));
+            t.params.remove("alloc_unit_bytes");
+            tests.push(t);
+        }
+        doc.configurations
+            .push(crate::model::matrix::ConfigurationResult {
+                label: "ext4 2KiB".into(),
+                cluster_bytes: Some(2048),
+                tests,
+                ..Default::default()
+            });
+        let m = calibrate(&doc, Path::new("m.json"), &[2048]).unwrap();
+        assert!((m.per_unit[0].per_byte_s - 2e-9).abs() < 1e-13);
+        assert_eq!(m.per_unit[0].points.len(), 4);
+    }
+
+    #[test]
     fn calibration_without_usable_tests_is_refused() {
         let mut doc = ResultDoc::new("files", vec![], Default::default());
         doc.tests.push(files_test(1, 4096, 1000.0));
