@@ -17,6 +17,10 @@ pub struct SlackArgs {
     #[arg(long, value_name = "FILE.csv", conflicts_with = "dir")]
     pub sizes_from: Option<PathBuf>,
 
+    /// Stay on the directory's file system: do not enter mount points below it (like du -x).
+    #[arg(short = 'x', long)]
+    pub one_file_system: bool,
+
     /// Allocation rules: plain, ext4, ext4-inline, xfs, btrfs, ntfs, ntfs-3g, fat32, exfat.
     #[arg(long = "fs", value_name = "TYPE", default_value = "plain")]
     pub fs: String,

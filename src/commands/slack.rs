@@ -12,6 +12,7 @@ use crate::analysis::slack::{Inventory, apply_costs, cost, csv, recommend, scan,
 use crate::cli::slack::SlackArgs;
 use crate::model::slack::{CostModel, SlackResult};
 use crate::model::{ResultDoc, ResultSink, Warning};
+use crate::runner::StopFlag;
 use crate::usage;
 
 enum Source {
@@ -110,9 +111,12 @@ pub fn execute(args: &SlackArgs, argv: Vec<String>) -> Result<i32> {
     let model = cost_model(args)?;
     let out_dir = (!args.out.no_save).then_some(args.out.output.as_path());
     let sink = ResultSink::create(out_dir, "slack")?;
+    let stop = StopFlag::new();
+    stop.install()
+        .map_err(|e| anyhow::anyhow!("cannot install signal handlers: {e}"))?;
     let (kind, path, inv) = match source {
         Source::Dir(d) => {
-            let inv = scan::scan(&d);
+            let inv = scan::scan(&d, &stop, args.one_file_system);
             ("dir", d, inv)
         }
         Source::Csv(f, inv) => ("csv", f, inv),
@@ -133,8 +137,11 @@ pub fn execute(args: &SlackArgs, argv: Vec<String>) -> Result<i32> {
     let result = compute(&inv, &rules, model, kind, &path);
     warnings(&mut doc, &result);
     doc.slack = Some(result);
-    super::run::finish_doc(&mut doc, &Ok(()));
+    // An interrupted scan is saved as such (partial counts), then exits 130/143/129.
+    let outcome = stop.check().map_err(anyhow::Error::new);
+    super::run::finish_doc(&mut doc, &outcome);
     sink.save(&doc)?;
+    outcome?;
     if args.out.json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {

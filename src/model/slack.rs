@@ -37,6 +37,9 @@ pub struct ScanStats {
     pub hard_links_skipped: u64,
     /// Entries that could not be read or stat'ed (skipped, not fatal).
     pub unreadable: u64,
+    /// Mount points not entered (`--one-file-system`).
+    #[serde(default)]
+    pub mount_points_skipped: u64,
     /// The first few of them, with the reason.
     pub unreadable_examples: Vec<String>,
     /// Sum of the file sizes.

@@ -15,6 +15,7 @@ use nix::fcntl::{AtFlags, OFlag, open};
 use nix::sys::stat::{Mode, fstatat};
 
 use super::{DirRec, FileRec, Inventory};
+use crate::runner::StopFlag;
 
 /// How many unreadable paths are kept as examples.
 const EXAMPLES: usize = 5;
@@ -26,6 +27,9 @@ struct Shared {
     linked: Mutex<HashSet<(u64, u64)>>,
     examples: Mutex<Vec<String>>,
     subdirs: AtomicU64,
+    /// With `--one-file-system`: the root's device; mount points below are not entered.
+    root_dev: Option<u64>,
+    mounts_skipped: AtomicU64,
     symlinks: AtomicU64,
     other: AtomicU64,
     hard_links_skipped: AtomicU64,
@@ -98,6 +102,7 @@ fn process_dir(shared: &Shared, dir: &Path, children: &mut Vec<Entry>) {
     )
     .ok();
     let mut rec = DirRec::default();
+    let mut other_fs = Vec::new();
     for child in children.iter() {
         let e = match child {
             Ok(e) => e,
@@ -113,6 +118,13 @@ fn process_dir(shared: &Shared, dir: &Path, children: &mut Vec<Entry>) {
         if ft.is_symlink() || e.path_is_symlink() {
             shared.symlinks.fetch_add(1, Ordering::Relaxed);
         } else if ft.is_dir() {
+            if let Some(dev) = shared.root_dev
+                && stat_child(dir_fd.as_ref(), e).is_ok_and(|st| st.dev != dev)
+            {
+                shared.mounts_skipped.fetch_add(1, Ordering::Relaxed);
+                other_fs.push(e.file_name().to_os_string());
+                continue;
+            }
             shared.subdirs.fetch_add(1, Ordering::Relaxed);
         } else if ft.is_file() {
             match stat_child(dir_fd.as_ref(), e) {
@@ -127,23 +139,39 @@ fn process_dir(shared: &Shared, dir: &Path, children: &mut Vec<Entry>) {
             shared.other.fetch_add(1, Ordering::Relaxed);
         }
     }
-    children.retain(|c| matches!(c, Ok(e) if e.file_type().is_dir() && !e.path_is_symlink()));
+    children.retain(|c| {
+        matches!(c, Ok(e) if e.file_type().is_dir() && !e.path_is_symlink()
+            && !other_fs.iter().any(|n| n == e.file_name()))
+    });
     shared.files.lock().unwrap().extend(files);
     shared.dirs.lock().unwrap().push(rec);
 }
 
-/// Scan `root` (a directory; the caller checked it exists).
-pub fn scan(root: &Path) -> Inventory {
+/// Scan `root` (a directory; the caller checked it exists). When `stop` is set (SIGINT)
+/// the walk stops descending and returns what it counted so far. `one_fs`: do not enter
+/// directories on another device (mount points), like `du -x`.
+pub fn scan(root: &Path, stop: &StopFlag, one_fs: bool) -> Inventory {
     let started = Instant::now();
-    let shared = std::sync::Arc::new(Shared::default());
+    let root_dev = if one_fs {
+        std::fs::metadata(root).ok().map(|m| m.dev())
+    } else {
+        None
+    };
+    let shared = std::sync::Arc::new(Shared {
+        root_dev,
+        ..Default::default()
+    });
     let worker = shared.clone();
+    let worker_stop = stop.clone();
     let walk = jwalk::WalkDir::new(root)
         .follow_links(false)
         .skip_hidden(false)
         .sort(false)
         .process_read_dir(move |depth, dir, _state, children| {
             // `None` is jwalk's pseudo-parent holding just the root: not a directory of ours.
-            if depth.is_some() {
+            if worker_stop.is_set() {
+                children.clear();
+            } else if depth.is_some() {
                 process_dir(&worker, dir, children)
             }
         });
@@ -156,6 +184,9 @@ pub fn scan(root: &Path) -> Inventory {
         format!("{path}: {why}")
     };
     for entry in walk {
+        if stop.is_set() {
+            break;
+        }
         // A directory that could not be listed is yielded with its error attached.
         match entry {
             Ok(e) => {
@@ -176,6 +207,7 @@ pub fn scan(root: &Path) -> Inventory {
     // The root is a directory of the tree too; unlistable ones still occupy a unit.
     s.dirs = 1 + shared.subdirs.load(Ordering::Relaxed);
     s.symlinks = shared.symlinks.load(Ordering::Relaxed);
+    s.mount_points_skipped = shared.mounts_skipped.load(Ordering::Relaxed);
     s.other = shared.other.load(Ordering::Relaxed);
     s.hard_links_skipped = shared.hard_links_skipped.load(Ordering::Relaxed);
     s.unreadable = shared.unreadable.load(Ordering::Relaxed);
@@ -202,7 +234,7 @@ mod tests {
         std::fs::write(r.join("empty"), b"").unwrap();
         std::fs::hard_link(r.join("a/x"), r.join("x-again")).unwrap();
         std::os::unix::fs::symlink(r.join("a"), r.join("loop")).unwrap();
-        let inv = scan(r);
+        let inv = scan(r, &StopFlag::new(), true);
         assert_eq!(inv.stats.files, 3);
         assert_eq!(inv.stats.dirs, 3);
         assert_eq!(inv.stats.symlinks, 1);

@@ -47,6 +47,12 @@ fn header(r: &SlackResult) -> String {
             s.hard_links_skipped
         ));
     }
+    if s.mount_points_skipped > 0 {
+        out.push_str(&format!(
+            "mount points not entered (--one-file-system): {}\n",
+            s.mount_points_skipped
+        ));
+    }
     if s.unreadable > 0 {
         out.push_str(&format!(
             "unreadable entries skipped: {} (first: {})\n",
