@@ -120,7 +120,7 @@ fn model_lines(m: &CostModel) -> String {
                 .unwrap_or_default();
             out.push_str(&format!(
                 "  {}: {} per file + {:.3e} s/B ({:.3e} s/B per {} files{seed}); {} points{fit} [{}]\n",
-                fmt_size_iec(c.unit_bytes),
+                fmt_size_exact(c.unit_bytes),
                 secs(c.per_file_s),
                 c.per_byte_s,
                 c.per_byte_s_per_portion,
@@ -129,6 +129,22 @@ fn model_lines(m: &CostModel) -> String {
                 c.origin
             ));
         }
+    }
+    // Units without their own measurements, grouped by the unit they borrow from.
+    let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
+    for c in m
+        .per_unit
+        .iter()
+        .filter(|c| c.origin.starts_with("nearest"))
+    {
+        let unit = fmt_size_exact(c.unit_bytes);
+        match groups.iter_mut().find(|g| g.0 == c.origin) {
+            Some(g) => g.1.push(unit),
+            None => groups.push((&c.origin, vec![unit])),
+        }
+    }
+    for (origin, units) in groups {
+        out.push_str(&format!("  {}: {origin}\n", units.join(", ")));
     }
     out
 }
