@@ -451,6 +451,27 @@ fn calibration_fit_and_missing_measurements() {
     assert_usage(&out, "not an iolab result");
 }
 
+#[test]
+fn fat32_names_files_it_cannot_store() {
+    let t = tempfile::tempdir().unwrap();
+    let f = std::fs::File::create(t.path().join("big.iso")).unwrap();
+    f.set_len(5 << 30).unwrap(); // sparse: costs nothing
+    std::fs::write(t.path().join("small"), b"x").unwrap();
+    let out = iolab(&[
+        "slack",
+        "--no-save",
+        "--fs",
+        "fat32",
+        t.path().to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("too-large-for-fs") && text.contains("big.iso"),
+        "{text}"
+    );
+}
+
 /// Unreadable directories are counted and reported, not fatal. Root reads everything, so
 /// as root the scan runs as `nobody`.
 #[test]

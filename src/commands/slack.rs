@@ -89,10 +89,15 @@ fn warnings(doc: &mut ResultDoc, r: &SlackResult) {
         warn(
             "too-large-for-fs",
             format!(
-                "{} files are larger than {} can store ({} B at most); they are left out of the allocation",
+                "{} files are larger than {} can store ({} B at most); they are left out of the allocation{}",
                 row.too_large_files,
                 r.fs,
-                crate::analysis::slack::rules::FAT32_MAX_FILE
+                crate::analysis::slack::rules::FAT32_MAX_FILE,
+                if r.scan.over_4gib_examples.is_empty() {
+                    String::new()
+                } else {
+                    format!(", e.g. {}", r.scan.over_4gib_examples.join("; "))
+                }
             ),
         );
     }

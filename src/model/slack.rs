@@ -42,6 +42,9 @@ pub struct ScanStats {
     pub mount_points_skipped: u64,
     /// The first few of them, with the reason.
     pub unreadable_examples: Vec<String>,
+    /// The first few files of 4 GiB or more (FAT32 cannot store them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub over_4gib_examples: Vec<String>,
     /// Sum of the file sizes.
     pub data_bytes: u64,
     pub largest_file_bytes: u64,

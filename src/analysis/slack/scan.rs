@@ -14,6 +14,7 @@ use std::time::Instant;
 use nix::fcntl::{AtFlags, OFlag, open};
 use nix::sys::stat::{Mode, fstatat};
 
+use super::rules::FAT32_MAX_FILE;
 use super::{DirRec, FileRec, Inventory};
 use crate::runner::StopFlag;
 
@@ -26,6 +27,7 @@ struct Shared {
     dirs: Mutex<Vec<DirRec>>,
     linked: Mutex<HashSet<(u64, u64)>>,
     examples: Mutex<Vec<String>>,
+    huge: Mutex<Vec<String>>,
     subdirs: AtomicU64,
     /// With `--one-file-system`: the root's device; mount points below are not entered.
     root_dev: Option<u64>,
@@ -128,10 +130,18 @@ fn process_dir(shared: &Shared, dir: &Path, children: &mut Vec<Entry>) {
             shared.subdirs.fetch_add(1, Ordering::Relaxed);
         } else if ft.is_file() {
             match stat_child(dir_fd.as_ref(), e) {
-                Ok(st) if shared.first_link(&st) => files.push(FileRec {
-                    size: st.size,
-                    name_len: name_len.min(u16::MAX as u64) as u16,
-                }),
+                Ok(st) if shared.first_link(&st) => {
+                    if st.size > FAT32_MAX_FILE {
+                        let mut huge = shared.huge.lock().unwrap();
+                        if huge.len() < EXAMPLES {
+                            huge.push(e.path().display().to_string());
+                        }
+                    }
+                    files.push(FileRec {
+                        size: st.size,
+                        name_len: name_len.min(u16::MAX as u64) as u16,
+                    })
+                }
                 Ok(_) => {}
                 Err(err) => shared.unreadable(err),
             }
@@ -212,6 +222,7 @@ pub fn scan(root: &Path, stop: &StopFlag, one_fs: bool) -> Inventory {
     s.hard_links_skipped = shared.hard_links_skipped.load(Ordering::Relaxed);
     s.unreadable = shared.unreadable.load(Ordering::Relaxed);
     s.unreadable_examples = std::mem::take(&mut *shared.examples.lock().unwrap());
+    s.over_4gib_examples = std::mem::take(&mut *shared.huge.lock().unwrap());
     s.data_bytes = inv.files.iter().map(|f| f.size).sum();
     s.largest_file_bytes = inv.files.iter().map(|f| f.size).max().unwrap_or(0);
     s.elapsed_s = started.elapsed().as_secs_f64();
