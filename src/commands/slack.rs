@@ -61,6 +61,8 @@ pub fn compute(
         fs: rules.kind.to_string(),
         rule_notes: rules.notes(),
         scan: inv.stats.clone(),
+        current_fs: None,
+        current_unit_bytes: None,
         recommendations: recommend(&rows),
         units: rows,
         cost_model: model,
@@ -139,7 +141,13 @@ pub fn execute(args: &SlackArgs, argv: Vec<String>) -> Result<i32> {
         argv,
         crate::sysinfo::capture_environment(&env_path),
     );
-    let result = compute(&inv, &rules, model, kind, &path);
+    let mut result = compute(&inv, &rules, model, kind, &path);
+    if kind == "dir" {
+        result.current_fs = Some(doc.environment.fs_type.clone()).filter(|f| !f.is_empty());
+        result.current_unit_bytes = nix::sys::statvfs::statvfs(&path)
+            .ok()
+            .map(|st| st.block_size());
+    }
     warnings(&mut doc, &result);
     doc.slack = Some(result);
     // An interrupted scan is saved as such (partial counts), then exits 130/143/129.

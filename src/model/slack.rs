@@ -16,6 +16,11 @@ pub struct SlackResult {
     /// Parameters and caveats of those rules, one sentence each.
     pub rule_notes: Vec<String>,
     pub scan: ScanStats,
+    /// The file system the tree is on now and its block size (scans only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_fs: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_unit_bytes: Option<u64>,
     /// One row per allocation unit, 512 B ... 2 MiB.
     pub units: Vec<UnitRow>,
     pub cost_model: CostModel,
@@ -48,6 +53,10 @@ pub struct ScanStats {
     /// Sum of the file sizes.
     pub data_bytes: u64,
     pub largest_file_bytes: u64,
+    /// Sum of st_blocks x 512 of the counted files where they are now (scans only): what
+    /// the current file system really allocates, to hold against its row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files_disk_bytes: Option<u64>,
     pub elapsed_s: f64,
     /// Entries (files + dirs + others) per second of scan.
     pub entries_per_s: f64,

@@ -144,11 +144,7 @@ impl FsRules {
     pub fn unit_support(&self, unit: u64) -> Result<(), String> {
         let (lo, hi, why) = match self.kind {
             FsKind::Plain => return Ok(()),
-            FsKind::Ext4 | FsKind::Ext4Inline => (
-                1024,
-                u64::MAX,
-                "ext4 blocks are 1-4 KiB (larger units are bigalloc clusters)",
-            ),
+            FsKind::Ext4 | FsKind::Ext4Inline => (1024, u64::MAX, "ext4 blocks start at 1 KiB"),
             FsKind::Xfs => (512, 65536, "xfs blocks are 512 B - 64 KiB"),
             FsKind::Btrfs => (
                 4096,

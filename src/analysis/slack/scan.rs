@@ -32,6 +32,7 @@ struct Shared {
     /// With `--one-file-system`: the root's device; mount points below are not entered.
     root_dev: Option<u64>,
     mounts_skipped: AtomicU64,
+    disk_bytes: AtomicU64,
     symlinks: AtomicU64,
     other: AtomicU64,
     hard_links_skipped: AtomicU64,
@@ -68,6 +69,8 @@ struct Stat {
     dev: u64,
     ino: u64,
     nlink: u64,
+    /// st_blocks x 512: what the file holds on the file system being scanned.
+    disk: u64,
 }
 
 /// lstat a child relative to its directory's descriptor (no path walk per file; a third
@@ -80,6 +83,7 @@ fn stat_child(dir_fd: Option<&OwnedFd>, e: &jwalk::DirEntry<((), ())>) -> Result
                 dev: st.st_dev,
                 ino: st.st_ino,
                 nlink: st.st_nlink,
+                disk: st.st_blocks as u64 * 512,
             })
             .map_err(|err| format!("{}: {}", e.path().display(), err.desc()));
     }
@@ -89,6 +93,7 @@ fn stat_child(dir_fd: Option<&OwnedFd>, e: &jwalk::DirEntry<((), ())>) -> Result
             dev: md.dev(),
             ino: md.ino(),
             nlink: md.nlink(),
+            disk: md.blocks() * 512,
         })
         .map_err(|err| format!("{}: {err}", e.path().display()))
 }
@@ -105,6 +110,7 @@ fn process_dir(shared: &Shared, dir: &Path, children: &mut Vec<Entry>) {
     .ok();
     let mut rec = DirRec::default();
     let mut other_fs = Vec::new();
+    let mut disk = 0u64;
     for child in children.iter() {
         let e = match child {
             Ok(e) => e,
@@ -131,6 +137,7 @@ fn process_dir(shared: &Shared, dir: &Path, children: &mut Vec<Entry>) {
         } else if ft.is_file() {
             match stat_child(dir_fd.as_ref(), e) {
                 Ok(st) if shared.first_link(&st) => {
+                    disk += st.disk;
                     if st.size > FAT32_MAX_FILE {
                         let mut huge = shared.huge.lock().unwrap();
                         if huge.len() < EXAMPLES {
@@ -153,6 +160,7 @@ fn process_dir(shared: &Shared, dir: &Path, children: &mut Vec<Entry>) {
         matches!(c, Ok(e) if e.file_type().is_dir() && !e.path_is_symlink()
             && !other_fs.iter().any(|n| n == e.file_name()))
     });
+    shared.disk_bytes.fetch_add(disk, Ordering::Relaxed);
     shared.files.lock().unwrap().extend(files);
     shared.dirs.lock().unwrap().push(rec);
 }
@@ -218,6 +226,7 @@ pub fn scan(root: &Path, stop: &StopFlag, one_fs: bool) -> Inventory {
     s.dirs = 1 + shared.subdirs.load(Ordering::Relaxed);
     s.symlinks = shared.symlinks.load(Ordering::Relaxed);
     s.mount_points_skipped = shared.mounts_skipped.load(Ordering::Relaxed);
+    s.files_disk_bytes = Some(shared.disk_bytes.load(Ordering::Relaxed));
     s.other = shared.other.load(Ordering::Relaxed);
     s.hard_links_skipped = shared.hard_links_skipped.load(Ordering::Relaxed);
     s.unreadable = shared.unreadable.load(Ordering::Relaxed);
@@ -251,6 +260,7 @@ mod tests {
         assert_eq!(inv.stats.symlinks, 1);
         assert_eq!(inv.stats.hard_links_skipped, 1);
         assert_eq!(inv.stats.data_bytes, 5002);
+        assert!(inv.stats.files_disk_bytes.is_some());
         assert_eq!(inv.stats.unreadable, 0);
         assert_eq!(inv.dirs.len(), 3);
         let root_entries: u64 = inv.dirs.iter().map(|d| d.entries).max().unwrap();

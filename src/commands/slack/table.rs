@@ -60,6 +60,25 @@ fn header(r: &SlackResult) -> String {
             s.unreadable_examples.join("; ")
         ));
     }
+    if let (Some(disk), Some(unit)) = (s.files_disk_bytes, r.current_unit_bytes) {
+        let predicted = r
+            .units
+            .iter()
+            .find(|u| u.unit_bytes == unit)
+            .map(|u| {
+                format!(
+                    ", {} predicted by these rules",
+                    fmt_size_iec(u.file_allocated_bytes)
+                )
+            })
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "now on {} ({} blocks): files hold {} (st_blocks){predicted}\n",
+            r.current_fs.as_deref().unwrap_or("?"),
+            fmt_size_exact(unit),
+            fmt_size_iec(disk),
+        ));
+    }
     for n in &r.rule_notes {
         out.push_str(&format!("rules: {n}\n"));
     }
@@ -93,7 +112,16 @@ fn units_table(r: &SlackResult) -> String {
             Cell::new(u.resident_files.to_string()),
             Cell::new(secs(u.predicted_write_s)),
             Cell::new(format!("{:.3e}", u.slack_cost_s_per_byte)),
-            Cell::new(u.note.clone().unwrap_or_default()),
+            Cell::new(
+                [
+                    (r.current_unit_bytes == Some(u.unit_bytes)).then(|| "current".to_string()),
+                    u.note.clone(),
+                ]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join("; "),
+            ),
         ];
         for c in row.iter_mut().skip(1).take(8) {
             *c = c.clone().set_alignment(CellAlignment::Right);
