@@ -45,7 +45,7 @@ fn cost_model(args: &SlackArgs) -> Result<CostModel> {
     cost::calibrate(&doc, path, &units()).map_err(|e| usage!("--calibrate {e}"))
 }
 
-/// The whole calculation for one inventory (shared with the tests' expectations).
+/// The whole calculation for one inventory: rows per unit, costs, recommendations.
 pub fn compute(
     inv: &Inventory,
     rules: &FsRules,

@@ -156,6 +156,21 @@ fn model_lines(m: &CostModel) -> String {
                 c.points.len(),
                 c.origin
             ));
+            if !c.points.is_empty() {
+                let res: Vec<String> = c
+                    .points
+                    .iter()
+                    .map(|p| {
+                        let sign = if p.residual_s < 0.0 { "-" } else { "+" };
+                        format!(
+                            "{} {sign}{}",
+                            fmt_size_exact(p.file_size_bytes),
+                            secs(p.residual_s.abs())
+                        )
+                    })
+                    .collect();
+                out.push_str(&format!("    residuals per file: {}\n", res.join(", ")));
+            }
         }
     }
     // Units without their own measurements, grouped by the unit they borrow from.
