@@ -10,6 +10,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use iolab::analysis::slack::rules::{FileAlloc, FsRules};
+use iolab::analysis::slack::utf16_len;
 use iolab::fs::scratch::scratch_or_skip;
 use iolab::model::slack::UnitRow;
 use support::slack_json;
@@ -70,7 +71,7 @@ fn st_blocks(root: &Path, acc: &mut Vec<(u64, u64, u64)>) -> u64 {
             sum += st_blocks(&e.path(), acc);
         } else {
             sum += md.blocks() * 512;
-            acc.push((md.len(), e.file_name().len() as u64, md.blocks() * 512));
+            acc.push((md.len(), utf16_len(&e.file_name()), md.blocks() * 512));
         }
     }
     sum

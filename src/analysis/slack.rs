@@ -11,18 +11,32 @@ pub mod scan;
 use crate::model::slack::{CostModel, Recommendation, ScanStats, UnitRow};
 use rules::{FileAlloc, FsRules};
 
-/// One regular file: its size and the length of its name (NTFS resident threshold).
+/// One regular file: its size and the length of its name in UTF-16 code units, as NTFS
+/// stores it (the resident threshold depends on it).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FileRec {
     pub size: u64,
     pub name_len: u16,
 }
 
-/// One listed directory: how many names it holds and their total length.
+/// One listed directory: how many names it holds and their total length, in bytes (ext4,
+/// xfs) and in UTF-16 code units (NTFS, FAT, exFAT).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DirRec {
     pub entries: u64,
     pub name_bytes: u64,
+    pub name_units: u64,
+}
+
+/// Length of a name in UTF-16 code units (bytes for names that are not UTF-8).
+pub fn utf16_len(name: &std::ffi::OsStr) -> u64 {
+    let b = name.as_encoded_bytes();
+    if b.is_ascii() {
+        return b.len() as u64;
+    }
+    name.to_str()
+        .map(|s| s.encode_utf16().count() as u64)
+        .unwrap_or(b.len() as u64)
 }
 
 /// Everything the calculation needs about the files.
@@ -72,12 +86,8 @@ pub fn unit_row(inv: &Inventory, rules: &FsRules, unit: u64) -> UnitRow {
     }
     // Directories that could not be listed still take their smallest allocation.
     let unlisted = inv.stats.dirs.saturating_sub(inv.dirs.len() as u64);
-    row.dir_allocated_bytes = inv
-        .dirs
-        .iter()
-        .map(|d| rules.dir(d.entries, d.name_bytes, unit))
-        .sum::<u64>()
-        + unlisted * rules.dir(0, 0, unit);
+    row.dir_allocated_bytes = inv.dirs.iter().map(|d| rules.dir(d, unit)).sum::<u64>()
+        + unlisted * rules.dir(&DirRec::default(), unit);
     row.allocated_bytes = row.file_allocated_bytes + row.dir_allocated_bytes;
     row.slack_bytes = row.file_allocated_bytes - stored_data;
     row.slack_pct = pct(row.slack_bytes, row.file_allocated_bytes);
@@ -178,6 +188,14 @@ mod tests {
         assert_eq!(r.files_below_unit_pct, 50.0);
         let r = unit_row(&i, &rules, 512);
         assert_eq!(r.file_allocated_bytes, 512 + 4096 + 5120);
+    }
+
+    #[test]
+    fn names_are_measured_in_utf16_units() {
+        use std::ffi::OsStr;
+        assert_eq!(utf16_len(OsStr::new("report.txt")), 10);
+        assert_eq!(utf16_len(OsStr::new("отчёт.txt")), 9);
+        assert_eq!(utf16_len(OsStr::new("😀")), 2);
     }
 
     #[test]

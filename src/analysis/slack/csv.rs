@@ -87,7 +87,7 @@ pub fn parse(text: &str) -> Result<Inventory, String> {
             .map(|c| {
                 let p = &f[c];
                 let base = p.rsplit('/').next().unwrap_or(p);
-                base.len().min(u16::MAX as usize) as u16
+                base.encode_utf16().count().min(u16::MAX as usize) as u16
             })
             .unwrap_or(DEFAULT_NAME_LEN);
         inv.files.push(FileRec { size, name_len });

@@ -5,6 +5,8 @@
 
 use std::fmt;
 
+use super::DirRec;
+
 /// Which file system's rules apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FsKind {
@@ -176,7 +178,7 @@ impl FsRules {
         }
     }
 
-    /// Where a regular file of `size` bytes named with `name_len` bytes goes at `unit`.
+    /// Where a regular file of `size` bytes with a name of `name_len` UTF-16 units goes.
     pub fn file(&self, size: u64, name_len: u64, unit: u64) -> FileAlloc {
         if size == 0 {
             return FileAlloc::Clusters(0);
@@ -195,14 +197,20 @@ impl FsRules {
         }
     }
 
-    /// Bytes of clusters of a directory with `entries` names totalling `name_bytes` bytes.
-    /// Directory layouts are modelled from their on-disk entry formats; B-tree/hash
-    /// directories are assumed three quarters full.
-    pub fn dir(&self, entries: u64, name_bytes: u64, unit: u64) -> u64 {
+    /// Bytes of clusters of a directory. Directory layouts are modelled from their on-disk
+    /// entry formats with the average name length (bytes for ext4/xfs, UTF-16 units for
+    /// NTFS/FAT/exFAT); B-tree/hash directories are assumed three quarters full.
+    pub fn dir(&self, d: &DirRec, unit: u64) -> u64 {
+        let entries = d.entries;
+        let utf16 = matches!(
+            self.kind,
+            FsKind::Ntfs | FsKind::Ntfs3g | FsKind::Fat32 | FsKind::Exfat
+        );
+        let total = if utf16 { d.name_units } else { d.name_bytes };
         let avg = if entries == 0 {
             0
         } else {
-            name_bytes.div_ceil(entries)
+            total.div_ceil(entries)
         };
         match self.kind {
             FsKind::Plain | FsKind::Ext4 | FsKind::Ext4Inline => {
@@ -342,7 +350,7 @@ mod tests {
         assert_eq!(r.file(0, 5, 4096), FileAlloc::Clusters(0));
         assert_eq!(r.file(1, 5, 4096), FileAlloc::Clusters(4096));
         assert_eq!(r.file(4097, 5, 4096), FileAlloc::Clusters(8192));
-        assert_eq!(r.dir(0, 0, 4096), 4096);
+        assert_eq!(r.dir(&DirRec::default(), 4096), 4096);
     }
 
     #[test]

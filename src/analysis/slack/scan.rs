@@ -15,7 +15,7 @@ use nix::fcntl::{AtFlags, OFlag, open};
 use nix::sys::stat::{Mode, fstatat};
 
 use super::rules::FAT32_MAX_FILE;
-use super::{DirRec, FileRec, Inventory};
+use super::{DirRec, FileRec, Inventory, utf16_len};
 use crate::runner::StopFlag;
 
 /// How many unreadable paths are kept as examples.
@@ -120,8 +120,9 @@ fn process_dir(shared: &Shared, dir: &Path, children: &mut Vec<Entry>) {
             }
         };
         rec.entries += 1;
-        let name_len = e.file_name().len() as u64;
-        rec.name_bytes += name_len;
+        rec.name_bytes += e.file_name().len() as u64;
+        let name_len = utf16_len(e.file_name());
+        rec.name_units += name_len;
         let ft = e.file_type();
         if ft.is_symlink() || e.path_is_symlink() {
             shared.symlinks.fetch_add(1, Ordering::Relaxed);
