@@ -217,3 +217,35 @@ fn unreadable_entries_are_counted_not_fatal() {
     assert_eq!(r.scan.dirs, 3);
     assert!(doc.warnings.iter().any(|w| w.code == "unreadable-entries"));
 }
+
+#[test]
+fn result_is_saved_under_output() {
+    let t = tempfile::tempdir().unwrap();
+    let tree = t.path().join("tree");
+    std::fs::create_dir(&tree).unwrap();
+    std::fs::write(tree.join("a"), vec![7u8; 3000]).unwrap();
+    let out_dir = t.path().join("results");
+    let out = iolab(&[
+        "slack",
+        tree.to_str().unwrap(),
+        "--output",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("best for space"), "{text}");
+    let files: Vec<_> = std::fs::read_dir(&out_dir).unwrap().flatten().collect();
+    assert_eq!(files.len(), 1);
+    let doc = ResultDoc::read(&files[0].path()).unwrap();
+    assert_eq!(doc.command, "slack");
+    assert_eq!(doc.status, "complete");
+    let r = doc.slack.unwrap();
+    assert_eq!((r.scan.files, r.scan.dirs, r.scan.data_bytes), (1, 1, 3000));
+    assert_eq!(r.units.len(), 13);
+    assert_eq!(r.units[0].unit_bytes, 512);
+    assert_eq!(r.units[12].unit_bytes, 2 << 20);
+}
