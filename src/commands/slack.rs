@@ -1,7 +1,7 @@
 //! `iolab slack`: check the input (directory or CSV, `--fs`, `--calibrate`) before anything
 //! is created, scan, compute one row per allocation unit, save the result and print it.
 
-mod table;
+pub mod table;
 
 use std::path::{Path, PathBuf};
 
