@@ -28,5 +28,6 @@ fn main() {
             code as i32
         }
     };
+    iolab::runner::ownership::prune_at_exit();
     std::process::exit(code);
 }

@@ -297,13 +297,30 @@ fn read_errors_from_a_device_whose_backing_file_shrank() {
     drop(lo);
 }
 
-/// Start `args` (with `--output out`), wait until a test was saved, send `sig`; check the
-/// exit code, the saved partial result, and that `work` holds nothing of iolab's.
-fn signal_mid_run(args: &[&str], work: &Path, out: &Path, sig: nix::sys::signal::Signal) {
+/// Start `args` (with `--output out`), wait until a test was saved (`saves_each_test`) or
+/// iolab's work tree appeared in `work`, send `sig`; check the exit code, the saved partial
+/// result, and that `work` holds nothing of iolab's.
+fn signal_mid_run(
+    args: &[&str],
+    work: &Path,
+    out: &Path,
+    sig: nix::sys::signal::Signal,
+    saves_each_test: bool,
+) {
     let mut full: Vec<&str> = args.to_vec();
     full.extend(["--output", s(out)]);
     let mut child = spawn(&full, work.parent().unwrap());
-    let saved = wait_for_tests(&mut child, out, 1);
+    let saved = if saves_each_test {
+        wait_for_tests(&mut child, out, 1)
+    } else {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while iolab_leftovers(work).is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Into the measured part, past the setup.
+        std::thread::sleep(Duration::from_millis(500));
+        !iolab_leftovers(work).is_empty()
+    };
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), sig).unwrap();
     let o = child.wait_with_output().unwrap();
     let err = stderr_of(&o);
@@ -317,7 +334,7 @@ fn signal_mid_run(args: &[&str], work: &Path, out: &Path, sig: nix::sys::signal:
     assert!(err.contains(sig.as_str()), "{err}");
     let doc = result_doc(out).expect("result file saved");
     assert_eq!(doc.status, "interrupted", "{args:?} {sig}");
-    assert!(!doc.tests.is_empty());
+    assert!(!saves_each_test || !doc.tests.is_empty());
     assert!(
         iolab_leftovers(work).is_empty(),
         "{args:?} {sig}: left {:?}",
@@ -358,6 +375,37 @@ fn signals_during_saturate() {
             &work,
             &d.path().join("out"),
             sig,
+            true,
+        );
+    }
+}
+
+#[test]
+fn signals_during_trace_run() {
+    for sig in SIGNALS {
+        let d = tempdir();
+        let work = d.path().join("work");
+        std::fs::create_dir(&work).unwrap();
+        let wl = d.path().join("slow.toml");
+        std::fs::write(
+            &wl,
+            "[[stream]]\nname = \"slow\"\nfiles = 4\nfile_size = \"64KiB\"\nmix = { stat = 1 }\nthink_time = \"10ms\"\nduration = \"60s\"\n",
+        )
+        .unwrap();
+        signal_mid_run(
+            &[
+                "trace",
+                "run",
+                s(&wl),
+                "--target",
+                s(&work),
+                "--repeat",
+                "1",
+            ],
+            &work,
+            &d.path().join("out"),
+            sig,
+            false,
         );
     }
 }

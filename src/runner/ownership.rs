@@ -129,6 +129,21 @@ pub fn forget(path: &Path) {
     }
 }
 
+/// At a normal exit (main.rs): drop the entries already removed (work dirs that went with
+/// their guard), so the manifest only outlives the process for what is really left.
+pub fn prune_at_exit() {
+    if let Ok(mut v) = MANIFEST.lock() {
+        let n = v.len();
+        v.retain(|e| {
+            std::fs::symlink_metadata(e.path())
+                .is_ok_and(|md| md.dev() == e.dev && md.ino() == e.ino)
+        });
+        if v.len() != n || v.is_empty() {
+            save(&v);
+        }
+    }
+}
+
 /// Remove one entry if the object there is still the one iolab created.
 fn remove_entry(e: &Entry) -> Option<String> {
     let p = e.path();

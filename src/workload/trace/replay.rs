@@ -188,6 +188,8 @@ fn one_replay(
         .prefix("iolab-replay-")
         .tempdir_in(&a.target)
         .with_context(|| format!("cannot create a directory in {}", a.target.display()))?;
+    // Recorded so that the next start removes it if this process is killed.
+    crate::runner::ownership::record(root.path());
     let dir = root.path();
     let data = DataGen::new(
         Pattern::Random,
