@@ -1,0 +1,132 @@
+//! Directory scaling: time per portion against the files already there, and where the
+//! create rate drops (seed 000: NTFS slowed by 23.7 % past 200-300 thousand files in one
+//! folder).
+
+use crate::model::files::{DirScaling, ScalingPoint};
+use crate::stats::summary::median;
+
+/// The smallest slowdown reported as a drop.
+pub const DROP_THRESHOLD: f64 = 0.10;
+
+/// Build the curve from each run's portion times (ns, pass-major order) averaged by
+/// position, and find the split that separates a fast start from a slower rest.
+pub fn analyse(runs: &[&[u64]], files_per_portion: u64, flat: bool) -> Option<DirScaling> {
+    let len = runs.iter().map(|r| r.len()).max()?;
+    if len == 0 || files_per_portion == 0 {
+        return None;
+    }
+    let mut curve = Vec::with_capacity(len);
+    for i in 0..len {
+        let v: Vec<f64> = runs
+            .iter()
+            .filter_map(|r| r.get(i))
+            .map(|&ns| ns as f64 / 1e9)
+            .collect();
+        let secs = v.iter().sum::<f64>() / v.len() as f64;
+        curve.push(ScalingPoint {
+            files_before: i as u64 * files_per_portion,
+            seconds_per_portion: secs,
+            files_per_s: if secs > 0.0 {
+                files_per_portion as f64 / secs
+            } else {
+                0.0
+            },
+        });
+    }
+    let scope = if flat {
+        "one directory"
+    } else {
+        "the file system"
+    };
+    let rates: Vec<f64> = curve.iter().map(|p| p.files_per_s).collect();
+    let split = find_drop(&rates);
+    let total = len as u64 * files_per_portion;
+    let (drop_after_files, slowdown_pct, message) = match split {
+        Some((k, drop)) => {
+            let after = curve[k].files_before;
+            (
+                Some(after),
+                Some(drop * 100.0),
+                format!(
+                    "slower by {:.0} % after {} files in {scope}",
+                    drop * 100.0,
+                    crate::units::fmt_thousands(after as f64)
+                ),
+            )
+        }
+        None => (
+            None,
+            None,
+            format!(
+                "no slowdown of {:.0} % or more up to {} files in {scope}",
+                DROP_THRESHOLD * 100.0,
+                crate::units::fmt_thousands(total as f64)
+            ),
+        ),
+    };
+    Some(DirScaling {
+        scope: scope.into(),
+        curve,
+        drop_after_files,
+        slowdown_pct,
+        message,
+    })
+}
+
+/// The split `k` (the first slow portion) with the largest relative drop of the median rate
+/// after it against the median before it, when that drop is at least the threshold and the
+/// rate stays down (the median of the slow part is below every-but-one portion before).
+pub fn find_drop(rates: &[f64]) -> Option<(usize, f64)> {
+    if rates.len() < 4 {
+        return None;
+    }
+    let mut best: Option<(usize, f64)> = None;
+    for k in 2..=rates.len() - 2 {
+        let before = median(&rates[..k]);
+        let after = median(&rates[k..]);
+        if before <= 0.0 {
+            continue;
+        }
+        let drop = 1.0 - after / before;
+        if drop >= DROP_THRESHOLD && best.is_none_or(|(_, d)| drop > d + 0.02) {
+            best = Some((k, drop));
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_knee() {
+        // 10 fast portions, then 10 portions 25 % slower.
+        let mut rates = vec![1000.0; 10];
+        rates.extend(vec![750.0; 10]);
+        let (k, drop) = find_drop(&rates).unwrap();
+        assert_eq!(k, 10);
+        assert!((drop - 0.25).abs() < 1e-9);
+    }
+
+    #[test]
+    fn flat_rate_has_no_drop() {
+        let rates = [1000.0, 990.0, 1010.0, 1005.0, 995.0, 1000.0];
+        assert!(find_drop(&rates).is_none());
+    }
+
+    #[test]
+    fn message_names_the_point() {
+        let a: Vec<u64> = (0..8)
+            .map(|i| if i < 5 { 1_000_000_000 } else { 1_300_000_000 })
+            .collect();
+        let b = a.clone();
+        let s = analyse(&[&a, &b], 50_000, true).unwrap();
+        assert_eq!(s.drop_after_files, Some(250_000));
+        assert!(
+            s.message
+                .starts_with("slower by 23 % after 250,000 files in one directory")
+        );
+        assert_eq!(s.curve.len(), 8);
+    }
+}
