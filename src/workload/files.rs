@@ -6,6 +6,7 @@
 pub mod big;
 pub mod config;
 pub mod engine;
+pub mod result;
 pub mod run;
 pub mod scaling;
 pub mod sizes;

@@ -14,7 +14,8 @@ use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
 
 use super::config::FilesConfig;
 use super::engine::{PortionError, big_file, syncfs_timed};
-use super::run::{RunRoot, new_test, summarize_files_test};
+use super::result::{new_test, summarize_files_test};
+use super::run::RunRoot;
 use super::sizes::FileSize;
 
 const CHUNK: usize = 1 << 20;
