@@ -84,8 +84,6 @@ impl DirWorkload for FilesWorkload {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn matrix_reference_parses() {
         let r =

@@ -94,6 +94,15 @@ fn dir_name(layout: Layout, p: u64, q: u64) -> String {
 #[derive(Debug, Default)]
 struct PhaseRun {
     detail: FilesRunDetail,
+    /// Why the phase stopped early, and at which directory or file.
+    error: Option<(PortionError, String)>,
+}
+
+impl PhaseRun {
+    fn stopped(mut self, e: PortionError, at: String) -> PhaseRun {
+        self.error = Some((e, at));
+        self
+    }
 }
 
 /// Everything fixed for the runs of one size.
@@ -107,12 +116,7 @@ struct SizeRun<'a> {
 
 impl SizeRun<'_> {
     /// Run `op` over every portion in `run_fd`; `Err` carries the partial measurements.
-    fn phase(
-        &mut self,
-        op: Op,
-        run_fd: RawFd,
-        progress: &dyn Fn(f64),
-    ) -> std::result::Result<PhaseRun, (PhaseRun, PortionError, String)> {
+    fn phase(&mut self, op: Op, run_fd: RawFd, progress: &dyn Fn(f64)) -> PhaseRun {
         let cfg = self.cfg;
         let n = cfg.files_per_portion;
         let mut out = PhaseRun::default();
@@ -130,11 +134,11 @@ impl SizeRun<'_> {
                         && let Err(e) = mkdir_at(run_fd, &c)
                     {
                         let pe = errno_to_portion("mkdir", &e);
-                        return Err((out, pe, dname));
+                        return out.stopped(pe, dname);
                     }
                     match open_dir_at(run_fd, &c) {
                         Ok(fd) => cur = Some((dname.clone(), fd)),
-                        Err(e) => return Err((out, errno_to_portion("open", &e), dname)),
+                        Err(e) => return out.stopped(errno_to_portion("open", &e), dname),
                     }
                 }
                 let dirfd = cur.as_ref().map(|(_, f)| f.as_raw_fd()).unwrap_or(-1);
@@ -155,7 +159,7 @@ impl SizeRun<'_> {
                     Ok(t) => t,
                     Err(e) => {
                         let at = format!("{dname}/{}", names.as_str());
-                        return Err((out, e, at));
+                        return out.stopped(e, at);
                     }
                 };
                 d.fsync_calls += t.fsyncs;
@@ -170,7 +174,7 @@ impl SizeRun<'_> {
                             d.sync_ns += ns;
                             d.portion_sync_ns.push(ns);
                         }
-                        Err(e) => return Err((out, e, dname)),
+                        Err(e) => return out.stopped(e, dname),
                     }
                 }
                 let last_of_dir = match cfg.layout {
@@ -186,7 +190,7 @@ impl SizeRun<'_> {
                     // SAFETY: valid dirfd and C string.
                     if unsafe { libc::unlinkat(run_fd, c.as_ptr(), libc::AT_REMOVEDIR) } != 0 {
                         let e = std::io::Error::last_os_error();
-                        return Err((out, errno_to_portion("rmdir", &e), dname));
+                        return out.stopped(errno_to_portion("rmdir", &e), dname);
                     }
                     t.ns += s.elapsed().as_nanos() as u64;
                 }
@@ -202,10 +206,10 @@ impl SizeRun<'_> {
                     d.syncfs_calls += 1;
                     d.sync_ns += ns;
                 }
-                Err(e) => return Err((out, e, "syncfs".into())),
+                Err(e) => return out.stopped(e, "syncfs".into()),
             }
         }
-        Ok(out)
+        out
     }
 }
 
@@ -340,10 +344,10 @@ pub fn run_with(
                 }
                 let ph = PhaseCounters::start(device.as_deref());
                 let prog = |f: f64| p.set((k as f64 + f) / nops, op_name(*op));
-                let (d, err) = match sr.phase(*op, run_fd.as_raw_fd(), &prog) {
-                    Ok(r) => (r.detail, None),
-                    Err((r, e, at)) => (r.detail, Some((e, at))),
-                };
+                let PhaseRun {
+                    detail: d,
+                    error: err,
+                } = sr.phase(*op, run_fd.as_raw_fd(), &prog);
                 let rr = run_result(run, *op, size.bytes, d, ph.as_ref());
                 if *op == Op::Create {
                     values.push(rr.files_per_s.unwrap_or(0.0));
