@@ -16,6 +16,7 @@ const PHASES: [&str; 5] = ["create", "stat", "read", "delete", "big"];
 
 pub fn execute(args: &FilesArgs, argv: Vec<String>) -> Result<i32> {
     let cfg = FilesConfig::from_args(args)?;
+    let _lock = crate::runner::lock::TargetLock::acquire(&cfg.target)?;
     let ctx = RunContext::new(ProgressMode::detect(false));
     ctx.stop
         .install()

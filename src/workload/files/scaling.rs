@@ -73,26 +73,30 @@ pub fn analyse(runs: &[&[u64]], files_per_portion: u64, flat: bool) -> Option<Di
     })
 }
 
-/// The split `k` (the first slow portion) with the largest relative drop of the median rate
-/// after it against the median before it, when that drop is at least the threshold and the
-/// rate stays down (the median of the slow part is below every-but-one portion before).
+/// The change point: the split `k` (first portion of the second segment) that best cuts the
+/// rates into two flat segments (least total absolute deviation from each segment's
+/// median), reported when the second segment's median rate is at least the threshold below
+/// the first's.
 pub fn find_drop(rates: &[f64]) -> Option<(usize, f64)> {
     if rates.len() < 4 {
         return None;
     }
-    let mut best: Option<(usize, f64)> = None;
-    for k in 2..=rates.len() - 2 {
-        let before = median(&rates[..k]);
-        let after = median(&rates[k..]);
-        if before <= 0.0 {
-            continue;
-        }
-        let drop = 1.0 - after / before;
-        if drop >= DROP_THRESHOLD && best.is_none_or(|(_, d)| drop > d + 0.02) {
-            best = Some((k, drop));
-        }
+    let cost = |seg: &[f64]| {
+        let m = median(seg);
+        seg.iter().map(|x| (x - m).abs()).sum::<f64>()
+    };
+    let k = (2..=rates.len() - 2).min_by(|&a, &b| {
+        let ca = cost(&rates[..a]) + cost(&rates[a..]);
+        let cb = cost(&rates[..b]) + cost(&rates[b..]);
+        ca.total_cmp(&cb)
+    })?;
+    let before = median(&rates[..k]);
+    let after = median(&rates[k..]);
+    if before <= 0.0 {
+        return None;
     }
-    best
+    let drop = 1.0 - after / before;
+    (drop >= DROP_THRESHOLD).then_some((k, drop))
 }
 
 #[cfg(test)]
@@ -112,6 +116,9 @@ mod tests {
     #[test]
     fn flat_rate_has_no_drop() {
         let rates = [1000.0, 990.0, 1010.0, 1005.0, 995.0, 1000.0];
+        assert!(find_drop(&rates).is_none());
+        // One slow portion (noise) is not a drop.
+        let rates = [1000.0, 1000.0, 500.0, 1000.0, 1000.0, 1000.0];
         assert!(find_drop(&rates).is_none());
     }
 
