@@ -76,7 +76,7 @@ pub fn analyse(runs: &[&[u64]], files_per_portion: u64, flat: bool) -> Option<Di
 /// The change point: the split `k` (first portion of the second segment) that best cuts the
 /// rates into two flat segments (least total absolute deviation from each segment's
 /// median), reported when the second segment's median rate is at least the threshold below
-/// the first's.
+/// the first's and well outside the first segment's scatter.
 pub fn find_drop(rates: &[f64]) -> Option<(usize, f64)> {
     if rates.len() < 4 {
         return None;
@@ -96,7 +96,11 @@ pub fn find_drop(rates: &[f64]) -> Option<(usize, f64)> {
         return None;
     }
     let drop = 1.0 - after / before;
-    (drop >= DROP_THRESHOLD).then_some((k, drop))
+    // A drop must also stand out of the fast segment's own scatter (3 x its relative MAD),
+    // so a noisy machine does not produce a "knee".
+    let dev: Vec<f64> = rates[..k].iter().map(|x| (x - before).abs()).collect();
+    let scatter = median(&dev) / before;
+    (drop >= DROP_THRESHOLD && drop >= 3.0 * scatter).then_some((k, drop))
 }
 
 #[cfg(test)]
@@ -119,6 +123,9 @@ mod tests {
         assert!(find_drop(&rates).is_none());
         // One slow portion (noise) is not a drop.
         let rates = [1000.0, 1000.0, 500.0, 1000.0, 1000.0, 1000.0];
+        assert!(find_drop(&rates).is_none());
+        // A scattered start hides a small step.
+        let rates = [1000.0, 700.0, 1100.0, 750.0, 800.0, 820.0, 790.0, 810.0];
         assert!(find_drop(&rates).is_none());
     }
 
