@@ -567,3 +567,68 @@ fn matrix_reference_runs_on_a_directory() {
     );
     assert!(listing(t.path()).is_empty());
 }
+
+#[test]
+fn bigalloc_cluster_is_the_allocation_unit() {
+    let Some(fs) = scratch_or_skip(
+        "bigalloc_cluster_is_the_allocation_unit",
+        "ext4",
+        64 << 20,
+        &["-b", "4096", "-O", "bigalloc", "-C", "65536"],
+        "",
+    ) else {
+        return;
+    };
+    let out = run(&[
+        "files",
+        "--target",
+        fs.path().to_str().unwrap(),
+        "--sizes",
+        "cluster+1",
+        "--files-per-portion",
+        "3",
+        "--portions",
+        "2",
+        "--passes",
+        "1",
+        "--repeat",
+        "1",
+        "--phases",
+        "create,stat",
+        "--no-save",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = json(&out);
+    assert_eq!(doc["tests"][0]["params"]["alloc_unit_bytes"], "65536");
+    assert_eq!(doc["tests"][0]["params"]["file_size_bytes"], "65537");
+    assert_eq!(
+        doc["tests"][1]["runs"][0]["ops"], 6,
+        "stat verified 6 files of 65537 B"
+    );
+}
+
+#[test]
+fn read_only_target_is_refused() {
+    let Some(fs) = scratch_or_skip("read_only_target_is_refused", "tmpfs", 4 << 20, &[], "ro")
+    else {
+        return;
+    };
+    let out = run(&[
+        "files",
+        "--target",
+        fs.path().to_str().unwrap(),
+        "--no-save",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("read-only"));
+}
