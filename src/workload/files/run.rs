@@ -421,8 +421,13 @@ fn finish_size(cfg: &FilesConfig, doc: &mut ResultDoc, base: usize) {
         .iter()
         .filter_map(|r| r.files.as_ref())
         .filter(|d| d.portion_ns.len() > 1)
-        .map(|d| (d.portion_cv, d))
-        .fold(None::<f64>, |m, (cv, _)| Some(m.map_or(cv, |m| m.max(cv))));
+        .map(|d| d.portion_cv)
+        .fold(None::<f64>, |m, cv| Some(m.map_or(cv, |m| m.max(cv))));
+    let knee = t
+        .files
+        .as_ref()
+        .and_then(|d| d.scaling.as_ref())
+        .is_some_and(|s| s.drop_after_files.is_some());
     let mut warns: Vec<Warning> = Vec::new();
     if let Some(cv) = worst
         && cv > PORTION_CV_LIMIT
@@ -433,7 +438,7 @@ fn finish_size(cfg: &FilesConfig, doc: &mut ResultDoc, base: usize) {
                 "portions of one run differ by up to {:.1} % (coefficient of variation over {:.0} %){}: something else used the CPU or the device; pin with --cpu, stop other programs, or use more files per portion",
                 cv * 100.0,
                 PORTION_CV_LIMIT * 100.0,
-                if cfg.layout == Layout::Flat { ", partly the growing directory" } else { "" }
+                if knee { ", partly the slowdown as files accumulate" } else { "" }
             ),
             test: Some(t.name.clone()),
         });
