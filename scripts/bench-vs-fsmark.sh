@@ -43,7 +43,7 @@ median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+
 
 run_fsmark() { # dir size -> files/s
     local d="$1/fsm"; rm -rf "$d"; mkdir "$d"
-    fs_mark -d "$d" -n "$COUNT" -s "$2" -S 0 -L 1 -t 1 2>/dev/null |
+    fs_mark -d "$d" -n "$COUNT" -s "$2" -S 0 -L 1 -t 1 -l "$WORK/fs_log.txt" 2>/dev/null |
         awk '/^ *[0-9]+ +[0-9]+ +[0-9]+ +[0-9.]+/ {print $4}' | tail -1
     rm -rf "$d"
 }
