@@ -93,6 +93,11 @@ pub fn run_with(
         });
     }
     let device = doc.environment.block_device.clone();
+    if device.is_none()
+        && let Some(w) = crate::sysinfo::resolve::no_device_warning(&cfg.target)
+    {
+        doc.warn(w);
+    }
 
     // Prefill: every block written once, so reads never measure holes.
     if cfg.prefill {
@@ -187,6 +192,13 @@ pub fn run_with(
                         && let Some(dc) = ph.finish()
                     {
                         o.total.write_amplification = write_amplification(&dc, o.all_write_bytes);
+                        if let Some(mut w) = crate::sysinfo::diskstats::cache_absorbed_warning(
+                            &dc,
+                            o.all_write_bytes,
+                        ) {
+                            w.test = Some(spec.name.clone());
+                            doc.warn(w);
+                        }
                         o.total.device = Some(dc);
                     }
                     let cpu_pct = o

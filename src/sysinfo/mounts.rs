@@ -37,6 +37,17 @@ fn unescape(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Per-mount then super-block options, each once (`rw` is in both).
+fn join_options(per_mount: &str, super_block: &str) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    for o in per_mount.split(',').chain(super_block.split(',')) {
+        if !o.is_empty() && !seen.contains(&o) {
+            seen.push(o);
+        }
+    }
+    seen.join(",")
+}
+
 /// Parse the whole mount table.
 pub fn all_mounts() -> Vec<MountInfo> {
     let Ok(text) = std::fs::read_to_string("/proc/self/mountinfo") else {
@@ -58,7 +69,7 @@ pub fn parse_line(line: &str) -> Option<MountInfo> {
         mount_point: PathBuf::from(unescape(l[4])),
         fs_type: r[0].to_string(),
         source: unescape(r[1]),
-        options: format!("{},{}", l[5], r[2]),
+        options: join_options(l[5], r[2]),
     })
 }
 
@@ -104,6 +115,7 @@ mod tests {
         assert_eq!(m.source, "/dev/sda1");
         assert_eq!(m.dev, "98:0");
         assert!(m.options.contains("noatime"));
+        assert_eq!(m.options, "rw,noatime,errors=continue");
     }
 
     #[test]
