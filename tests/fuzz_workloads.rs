@@ -78,3 +78,27 @@ fn every_builtin_workload_parses() {
             .unwrap_or_else(|e| panic!("{name}: {}:{}: {}", e.line, e.column, e.reason));
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    /// `--sizes` tokens of `iolab files` (`cluster+1`, `2cluster`, `4K`, ...): never a panic,
+    /// every error names the token.
+    #[test]
+    fn files_size_tokens_never_panic(
+        token in "(\\PC{0,6}|[0-9]{0,3}\\*?cluster([+-]\\PC{0,6})?\\PC{0,2})",
+        unit in prop_oneof![Just(512u64), Just(4096), Just(65536), Just(u64::MAX / 2)],
+    ) {
+        use iolab::workload::files::sizes::{parse_sizes, parse_token};
+        if let Err(e) = parse_token(&token, unit) {
+            prop_assert!(e.to_string().contains("--sizes"), "{}", e);
+        }
+        let _ = parse_sizes(&format!("{token},1,{token}"), unit);
+    }
+}
+
+#[test]
+fn multibyte_text_after_cluster_is_an_error_not_a_panic() {
+    let e = iolab::workload::files::sizes::parse_token("clusteré", 4096).unwrap_err();
+    assert!(e.to_string().contains("--sizes: 'clusteré'"), "{e}");
+}

@@ -380,6 +380,9 @@ fn signals_during_saturate() {
     }
 }
 
+/// A trace workload that runs for a minute unless stopped.
+const SLOW_TRACE: &str = "[[stream]]\nname = \"slow\"\nfiles = 4\nfile_size = \"64KiB\"\nmix = { stat = 1 }\nthink_time = \"10ms\"\nduration = \"60s\"\n";
+
 #[test]
 fn signals_during_trace_run() {
     for sig in SIGNALS {
@@ -387,11 +390,7 @@ fn signals_during_trace_run() {
         let work = d.path().join("work");
         std::fs::create_dir(&work).unwrap();
         let wl = d.path().join("slow.toml");
-        std::fs::write(
-            &wl,
-            "[[stream]]\nname = \"slow\"\nfiles = 4\nfile_size = \"64KiB\"\nmix = { stat = 1 }\nthink_time = \"10ms\"\nduration = \"60s\"\n",
-        )
-        .unwrap();
+        std::fs::write(&wl, SLOW_TRACE).unwrap();
         signal_mid_run(
             &[
                 "trace",
@@ -473,4 +472,148 @@ fn after_sigkill_the_next_start_removes_the_leftovers_and_says_so() {
     }
     assert!(entries(&work).is_empty(), "{:?}", entries(&work));
     assert!(entries(&registry).is_empty(), "{:?}", entries(&registry));
+}
+
+/// SIGKILL `args` once iolab's work tree is in `work` (and in its manifest); the next start
+/// must remove everything iolab had created there and name it.
+fn sigkill_then_next_start_cleans(args: &[&str], work: &Path) {
+    let d = work.parent().unwrap();
+    let registry = d.join("registry");
+    let mut child = Command::new(BIN)
+        .current_dir(d)
+        .env("IOLAB_STATE_DIR", &registry)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let manifest = registry.join(format!("owned-{}.json", child.id()));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline
+        && !(iolab_leftovers(work).len() >= 2
+            && std::fs::read_to_string(&manifest).is_ok_and(|m| m.matches("\"path\"").count() >= 2))
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let left = iolab_leftovers(work);
+    assert!(!left.is_empty(), "{args:?}: nothing left after SIGKILL");
+    let o = Command::new(BIN)
+        .env("IOLAB_STATE_DIR", &registry)
+        .args(["run", "--target", s(&d.join("missing"))])
+        .output()
+        .unwrap();
+    let err = stderr_of(&o);
+    assert!(
+        err.contains("cleaned up after an iolab process that was killed"),
+        "{args:?}: {err}"
+    );
+    for p in &left {
+        assert!(err.contains(&format!("removed {}", p.display())), "{err}");
+    }
+    assert!(iolab_leftovers(work).is_empty(), "{:?}", entries(work));
+}
+
+/// `iolab files` creating empty files for a long time in `work`.
+fn long_files_run(work: &Path) -> Vec<String> {
+    [
+        "files",
+        "--target",
+        s(work),
+        "--sizes",
+        "0",
+        "--files-per-portion",
+        "2000000",
+        "--portions",
+        "1",
+        "--passes",
+        "1",
+        "--repeat",
+        "1",
+        "--no-room-check",
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .collect()
+}
+
+fn work_dir() -> (tempfile::TempDir, PathBuf) {
+    let d = tempdir();
+    let work = d.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    (d, work)
+}
+
+#[test]
+fn signals_during_files() {
+    for sig in SIGNALS {
+        let (d, work) = work_dir();
+        let args = long_files_run(&work);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        signal_mid_run(&args, &work, &d.path().join("out"), sig, false);
+    }
+}
+
+#[test]
+fn sigkill_during_files_and_trace_is_cleaned_by_the_next_start() {
+    let (_d, work) = work_dir();
+    let args = long_files_run(&work);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    sigkill_then_next_start_cleans(&[&args[..], &["--no-save"]].concat(), &work);
+
+    let (d, work) = work_dir();
+    let wl = d.path().join("slow.toml");
+    std::fs::write(&wl, SLOW_TRACE).unwrap();
+    sigkill_then_next_start_cleans(
+        &["trace", "run", s(&wl), "--target", s(&work), "--no-save"],
+        &work,
+    );
+}
+
+#[test]
+fn a_symlink_planted_in_the_files_work_dir_cannot_make_it_delete_outside() {
+    let (d, work) = work_dir();
+    let outside = d.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::write(outside.join("sentinel"), b"keep me").unwrap();
+    let args = long_files_run(&work);
+    let child = spawn(
+        &[
+            &args.iter().map(String::as_str).collect::<Vec<_>>()[..],
+            &["--no-save"],
+        ]
+        .concat(),
+        d.path(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let root = loop {
+        let r = entries(&work)
+            .into_iter()
+            .find(|p| p.is_dir() && p.file_name().unwrap().to_string_lossy().contains("iolab"));
+        if let Some(r) = r {
+            break r;
+        }
+        assert!(Instant::now() < deadline, "no work dir appeared");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    std::thread::sleep(Duration::from_millis(200));
+    // A link to the outside directory inside iolab's tree, and one inside each of its subdirs.
+    std::os::unix::fs::symlink(&outside, root.join("planted")).unwrap();
+    for sub in entries(&root)
+        .into_iter()
+        .filter(|p| p.is_dir() && !p.is_symlink())
+    {
+        let _ = std::os::unix::fs::symlink(&outside, sub.join("planted"));
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr_of(&o));
+    assert_eq!(std::fs::read(outside.join("sentinel")).unwrap(), b"keep me");
+    assert!(iolab_leftovers(&work).is_empty(), "{:?}", entries(&work));
 }

@@ -41,6 +41,8 @@ impl RunRoot {
             .unwrap_or(0);
         let path = target.join(format!(".iolab-files-{}-{stamp:x}", std::process::id()));
         std::fs::create_dir(&path).with_context(|| format!("cannot create {}", path.display()))?;
+        // Recorded so that the next start removes it if this process is killed.
+        crate::runner::ownership::record(&path);
         let fd = open_dir_at(libc::AT_FDCWD, &cstr(path.as_os_str().as_encoded_bytes()))
             .with_context(|| format!("cannot open {}", path.display()))?;
         Ok(RunRoot { path, fd, keep })
@@ -49,6 +51,8 @@ impl RunRoot {
 
 impl Drop for RunRoot {
     fn drop(&mut self) {
+        // Kept or removed, it is no longer iolab's to clean up after a kill.
+        crate::runner::ownership::forget(&self.path);
         if !self.keep
             && let Err(e) = std::fs::remove_dir_all(&self.path)
             && e.kind() != std::io::ErrorKind::NotFound

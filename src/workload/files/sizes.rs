@@ -59,7 +59,9 @@ pub fn parse_token(token: &str, unit: u64) -> Result<u64, UsageError> {
     if rest.is_empty() {
         return Ok(base);
     }
-    let (sign, amount) = rest.split_at(1);
+    // Not `split_at(1)`: the text after "cluster" may start with a multi-byte character.
+    let sign_len = rest.chars().next().map_or(1, char::len_utf8);
+    let (sign, amount) = rest.split_at(sign_len);
     let amount =
         crate::units::parse_size(amount).map_err(|e| bad(&format!("has a bad offset: {e}")))?;
     match sign {
