@@ -617,3 +617,60 @@ fn a_symlink_planted_in_the_files_work_dir_cannot_make_it_delete_outside() {
     assert_eq!(std::fs::read(outside.join("sentinel")).unwrap(), b"keep me");
     assert!(iolab_leftovers(&work).is_empty(), "{:?}", entries(&work));
 }
+
+/// A directory whose name has a space, a newline and bytes that are not UTF-8.
+fn odd_dir(parent: &Path) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    let p = parent.join(std::ffi::OsStr::from_bytes(b"odd name\nline \xff\xfe"));
+    std::fs::create_dir(&p).unwrap();
+    p
+}
+
+#[test]
+fn odd_path_names_work_for_files_and_trace() {
+    let d = tempdir();
+    let odd = odd_dir(d.path());
+    let out = odd.join("results");
+    let o = Command::new(BIN)
+        .arg("files")
+        .arg("--target")
+        .arg(&odd)
+        .args(["--sizes", "1,cluster+1", "--files-per-portion", "20"])
+        .args(["--portions", "2", "--passes", "1", "--repeat", "1"])
+        .arg("--output")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    assert_eq!(entries(&odd), vec![out.clone()], "only the results remain");
+    assert!(result_doc(&out).is_some_and(|d| d.status == "complete" && !d.tests.is_empty()));
+
+    let wl = d.path().join("w.toml");
+    std::fs::write(
+        &wl,
+        "[[stream]]\nname = \"s\"\nfiles = 3\nfile_size = \"4K\"\nmix = { read = 1 }\nexisting = true\nduration = \"200ms\"\n",
+    )
+    .unwrap();
+    let o = Command::new(BIN)
+        .args(["trace", "run"])
+        .arg(&wl)
+        .arg("--target")
+        .arg(&odd)
+        .args(["--repeat", "1", "--no-save"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    assert_eq!(entries(&odd), vec![out]);
+    // A workload file name that is not UTF-8 is refused by the command line parser, clearly.
+    let bad = odd.join("w.toml");
+    std::fs::copy(&wl, &bad).unwrap();
+    let o = Command::new(BIN)
+        .args(["trace", "run"])
+        .arg(&bad)
+        .arg("--target")
+        .arg(d.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr_of(&o));
+    assert!(stderr_of(&o).contains("invalid UTF-8"), "{}", stderr_of(&o));
+}
