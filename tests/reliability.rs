@@ -557,11 +557,30 @@ fn signals_during_files() {
 }
 
 #[test]
-fn sigkill_during_files_and_trace_is_cleaned_by_the_next_start() {
+fn sigkill_during_files_saturate_and_trace_is_cleaned_by_the_next_start() {
     let (_d, work) = work_dir();
     let args = long_files_run(&work);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     sigkill_then_next_start_cleans(&[&args[..], &["--no-save"]].concat(), &work);
+
+    let (_d, work) = work_dir();
+    sigkill_then_next_start_cleans(
+        &[
+            "saturate",
+            "--target",
+            s(&work),
+            "--rw",
+            "randread",
+            "--size",
+            "8M",
+            "--latency-limit",
+            "1h",
+            "--step-duration",
+            "5s",
+            "--no-save",
+        ],
+        &work,
+    );
 
     let (d, work) = work_dir();
     let wl = d.path().join("slow.toml");

@@ -241,7 +241,7 @@ mod tests {
                 dir: md.is_dir(),
             }
         };
-        let entries = vec![entry(&ours), entry(&tree), entry(&replaced)];
+        let entries = [entry(&ours), entry(&tree), entry(&replaced)];
         // Someone else's file now sits where iolab's was: a new inode.
         std::fs::remove_file(&replaced).unwrap();
         let outside = tempfile::tempdir().unwrap();
