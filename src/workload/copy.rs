@@ -132,7 +132,10 @@ impl CopySettings {
                 )
             }
         };
-        let ram_dir = a.ram_dir.clone().unwrap_or_else(|| PathBuf::from("/dev/shm"));
+        let ram_dir = a
+            .ram_dir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("/dev/shm"));
         Ok(CopySettings {
             dataset: if source.is_some() {
                 "source".into()
@@ -166,13 +169,29 @@ pub fn is_fat(fs_type: &str) -> bool {
     matches!(fs_type, "vfat" | "msdos" | "fat" | "fuse.fusefat")
 }
 
+/// The RAM dir cannot hold the data set (and its read-back copy): say how much is needed.
+fn ram_refusal(s: &CopySettings, free: u64, set: u64) -> UsageError {
+    let back = s.needs_ram_back();
+    err(format!(
+        "the RAM dir {} has {} free, but the data set needs {} ({}{}); use --scale, fewer phases or another --ram-dir",
+        s.ram_dir.display(),
+        fmt_size_iec(free),
+        fmt_size_iec(if back { 2 * set } else { set }),
+        fmt_size_iec(set),
+        if back { " plus its read-back copy" } else { "" }
+    ))
+}
+
 fn writable_dir(d: &Path, what: &str) -> Result<PathBuf, UsageError> {
     let md = std::fs::metadata(d).map_err(|e| err(format!("{what} {}: {e}", d.display())))?;
     if !md.is_dir() {
         return Err(err(format!("{what} {}: not a directory", d.display())));
     }
     if crate::config::is_read_only_fs(d) {
-        return Err(err(format!("{what} {}: read-only file system", d.display())));
+        return Err(err(format!(
+            "{what} {}: read-only file system",
+            d.display()
+        )));
     }
     if nix::unistd::access(d, nix::unistd::AccessFlags::W_OK).is_err() {
         return Err(err(format!("{what} {}: not writable", d.display())));
@@ -217,8 +236,16 @@ impl CopyConfig {
                 skipped = sk;
                 p
             }
-            None => dataset::plan(&s.dataset, s.seed, s.scale)
-                .ok_or_else(|| err(format!("unknown data set '{}'", s.dataset)))?,
+            None => {
+                let ram_free = crate::config::free_space(&s.ram_dir).unwrap_or(u64::MAX) as f64;
+                let set = dataset::nominal_bytes(&s.dataset, s.scale).unwrap_or(0.0);
+                let copies = if s.needs_ram_back() { 2.0 } else { 1.0 };
+                if set * copies > ram_free {
+                    return Err(ram_refusal(&s, ram_free as u64, set as u64));
+                }
+                dataset::plan(&s.dataset, s.seed, s.scale)
+            }
+            .ok_or_else(|| err(format!("unknown data set '{}'", s.dataset)))?,
         };
         let fs_type = crate::sysinfo::mounts::mount_of(&target)
             .map(|m| m.fs_type)
@@ -227,7 +254,7 @@ impl CopyConfig {
             && let Some(big) = plan.files.iter().find(|f| f.size > FAT32_MAX_FILE)
         {
             return Err(err(format!(
-                "{}: {} is {} ({} bytes), but {} on {fs_type} holds at most 4 GiB - 1 byte ({FAT32_MAX_FILE} bytes) per file: the write would fail with EFBIG (file too large); use --scale below {:.3} or another file system",
+                "{}: {} is {} ({} bytes), but the target {} is FAT32 ({fs_type}), which holds at most 4 GiB - 1 byte ({FAT32_MAX_FILE} bytes) per file: writing it would fail with EFBIG (file too large); use --scale below {:.3} or another file system",
                 plan.name,
                 big.rel.display(),
                 fmt_size_iec(big.size),
@@ -258,18 +285,7 @@ impl CopyConfig {
             )));
         }
         if need_ram > free_ram {
-            return Err(err(format!(
-                "the RAM dir {} has {} free, but the data set needs {} ({}{}); use --scale, fewer phases or another --ram-dir",
-                ram.display(),
-                fmt_size_iec(free_ram),
-                fmt_size_iec(need_ram),
-                fmt_size_iec(set),
-                if s.needs_ram_back() {
-                    " plus its read-back copy"
-                } else {
-                    ""
-                }
-            )));
+            return Err(ram_refusal(&s, free_ram, set));
         }
         if need_target > free_target {
             return Err(err(format!(
@@ -306,7 +322,9 @@ struct CopyWorkload {
 /// Build a `copy:...` workload for the matrix from `KEY=VALUE` parameters.
 pub fn dir_workload(params: &BTreeMap<String, String>) -> Result<Box<dyn DirWorkload>, UsageError> {
     if params.contains_key("target") || params.contains_key("output") {
-        return Err(err("workload copy: target and output are set by the matrix"));
+        return Err(err(
+            "workload copy: target and output are set by the matrix",
+        ));
     }
     let bare = ["preserve", "verify", "ceiling", "no-save", "json", "quiet"];
     let cmd = crate::workload::parse_family_args(&["copy"], params, &bare)?;
@@ -318,10 +336,7 @@ pub fn dir_workload(params: &BTreeMap<String, String>) -> Result<Box<dyn DirWork
     for (k, v) in params.iter().filter(|(k, _)| k.as_str() != "dataset") {
         label.push_str(&format!(":{k}={v}"));
     }
-    Ok(Box::new(CopyWorkload {
-        settings,
-        label,
-    }))
+    Ok(Box::new(CopyWorkload { settings, label }))
 }
 
 impl DirWorkload for CopyWorkload {

@@ -145,7 +145,12 @@ impl Copier {
         std::mem::forget(out);
         // SAFETY: fd is owned by the forgotten File and closed exactly once here.
         if unsafe { libc::close(fd) } != 0 {
-            return Err(named_error(std::io::Error::last_os_error(), dst, md.len(), "close"));
+            return Err(named_error(
+                std::io::Error::last_os_error(),
+                dst,
+                md.len(),
+                "close",
+            ));
         }
         Ok(fell_back)
     }
@@ -197,9 +202,7 @@ impl Copier {
                 let e = std::io::Error::last_os_error();
                 match e.raw_os_error() {
                     Some(libc::EINTR) => continue,
-                    Some(libc::EXDEV | libc::EINVAL | libc::EOPNOTSUPP | libc::ENOSYS)
-                        if first =>
-                    {
+                    Some(libc::EXDEV | libc::EINVAL | libc::EOPNOTSUPP | libc::ENOSYS) if first => {
                         self.rw(input, out, dst, size)?;
                         return Ok(true);
                     }
@@ -284,9 +287,13 @@ mod tests {
         let plan = super::super::dataset::plan("office-docs", 3, 0.01).unwrap();
         std::fs::create_dir(&src).unwrap();
         super::super::dataset::generate(&plan, &src, 3, &StopFlag::new(), &mut |_| {}).unwrap();
-        for (i, m) in [CopyMethod::Rw, CopyMethod::CopyFileRange, CopyMethod::Sendfile]
-            .into_iter()
-            .enumerate()
+        for (i, m) in [
+            CopyMethod::Rw,
+            CopyMethod::CopyFileRange,
+            CopyMethod::Sendfile,
+        ]
+        .into_iter()
+        .enumerate()
         {
             let dst = dir.path().join(format!("dst{i}"));
             let opts = CopyOpts {

@@ -114,6 +114,21 @@ fn classes(name: &str) -> Option<Vec<Class>> {
     })
 }
 
+/// Bytes of a built-in data set at `scale` before drawing it (to refuse absurd scales
+/// before allocating millions of entries). The source tree's figure is its mean.
+pub fn nominal_bytes(name: &str, scale: f64) -> Option<f64> {
+    if name == "source-tree" {
+        return Some(254e6 * scale);
+    }
+    Some(
+        classes(name)?
+            .iter()
+            .map(|c| c.total_bytes as f64)
+            .sum::<f64>()
+            * scale,
+    )
+}
+
 /// One file of a plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileEntry {
@@ -178,9 +193,9 @@ pub fn names() -> String {
 }
 
 fn rng_for(name: &str, seed: u64) -> Xoshiro256PlusPlus {
-    let h = name
-        .bytes()
-        .fold(0xCBF2_9CE4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01B3));
+    let h = name.bytes().fold(0xCBF2_9CE4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01B3)
+    });
     Xoshiro256PlusPlus::seed_from_u64(splitmix(seed ^ h))
 }
 
@@ -288,7 +303,11 @@ fn source_tree(seed: u64, scale: f64) -> Plan {
     ] {
         for i in 0..count {
             let size = lognormal(&mut rng, mean, 0.8);
-            push(&mut p, Path::new(dir).join(format!("{dir}-{i:03}.{ext}")), size);
+            push(
+                &mut p,
+                Path::new(dir).join(format!("{dir}-{i:03}.{ext}")),
+                size,
+            );
         }
     }
     for i in 0..n(800.0) {
@@ -306,9 +325,21 @@ fn source_tree(seed: u64, scale: f64) -> Plan {
         let ci = ((u * u * cats as f64) as u64).min(cats - 1) as usize;
         let cat = format!("{}-{}", CAT_PREFIX[ci % 16], CAT_SUFFIX[ci / 16 % 10]);
         let pkg = Path::new(&cat).join(format!("pkg{j:05}"));
-        push(&mut p, pkg.join("metadata.xml"), lognormal(&mut rng, 900.0, 0.3));
-        push(&mut p, pkg.join("Manifest"), lognormal(&mut rng, 2_500.0, 0.5));
-        push(&mut p, pkg.join("ChangeLog"), lognormal(&mut rng, 6_000.0, 1.0));
+        push(
+            &mut p,
+            pkg.join("metadata.xml"),
+            lognormal(&mut rng, 900.0, 0.3),
+        );
+        push(
+            &mut p,
+            pkg.join("Manifest"),
+            lognormal(&mut rng, 2_500.0, 0.5),
+        );
+        push(
+            &mut p,
+            pkg.join("ChangeLog"),
+            lognormal(&mut rng, 6_000.0, 1.0),
+        );
         let ebuilds = match rng.next_u64() % 10 {
             0..=3 => 1,
             4..=6 => 2,
@@ -430,7 +461,11 @@ mod tests {
     #[test]
     fn media_mix_matches_seed_002() {
         let p = plan("media-mix", 1, 1.0).unwrap();
-        let count = |ext: &str| p.files.iter().filter(|f| f.rel.extension().unwrap() == ext);
+        let count = |ext: &'static str| {
+            p.files
+                .iter()
+                .filter(move |f| f.rel.extension().unwrap() == ext)
+        };
         assert_eq!(count("mp3").count(), 100);
         assert_eq!(count("jpg").count(), 880);
         assert_eq!(count("mp4").count(), 4);
@@ -447,7 +482,7 @@ mod tests {
         assert_eq!(p.data_bytes(), 20_260_000);
         let p = plan("big-video", 1, 0.001).unwrap();
         assert_eq!(p.files.len(), 1);
-        assert_eq!(p.data_bytes(), (4u64 << 30) / 1000 + 1);
+        assert_eq!(p.data_bytes(), 4_294_967); // 4 GiB / 1000, rounded
     }
 
     #[test]
@@ -460,7 +495,10 @@ mod tests {
         let depth = p.files.iter().map(|f| f.rel.components().count()).max();
         assert_eq!(depth, Some(5));
         let mut seen = std::collections::HashSet::new();
-        assert!(p.files.iter().all(|f| seen.insert(f.rel.clone())), "unique paths");
+        assert!(
+            p.files.iter().all(|f| seen.insert(f.rel.clone())),
+            "unique paths"
+        );
     }
 
     #[test]

@@ -323,11 +323,18 @@ fn new_test(cfg: &CopyConfig, ph: Phase, cold: bool) -> TestResult {
 /// Summaries of a copy test: the common ones plus the two times.
 fn summarize_copy_test(t: &mut TestResult) {
     summarize_test(t);
-    let series = |f: fn(&RunResult) -> Option<f64>| -> Vec<f64> { t.runs.iter().filter_map(f).collect() };
+    let series =
+        |f: fn(&RunResult) -> Option<f64>| -> Vec<f64> { t.runs.iter().filter_map(f).collect() };
     let extra = [
         ("elapsed_ns", series(|r| Some(r.elapsed_ns as f64))),
-        ("close_ns", series(|r| r.copy.as_ref().map(|c| c.close_ns as f64))),
-        ("syncfs_ns", series(|r| r.copy.as_ref().map(|c| c.syncfs_ns as f64))),
+        (
+            "close_ns",
+            series(|r| r.copy.as_ref().map(|c| c.close_ns as f64)),
+        ),
+        (
+            "syncfs_ns",
+            series(|r| r.copy.as_ref().map(|c| c.syncfs_ns as f64)),
+        ),
     ];
     for (k, v) in extra {
         if !v.is_empty() {
@@ -353,7 +360,13 @@ type PhaseOutcome = Option<(RunResult, Option<anyhow::Error>)>;
 
 impl PhaseRunner<'_> {
     /// Run one phase (measured or, for the write and delete the others need, as plain setup).
-    fn run_phase(&mut self, ph: Phase, run: u32, label: &str, measured: bool) -> Result<PhaseOutcome> {
+    fn run_phase(
+        &mut self,
+        ph: Phase,
+        run: u32,
+        label: &str,
+        measured: bool,
+    ) -> Result<PhaseOutcome> {
         let s = &self.cfg.settings;
         let plan = &self.cfg.plan;
         let ws = self.ws;
@@ -478,7 +491,9 @@ impl PhaseRunner<'_> {
             bw_bytes_per_s: Some(data as f64 / secs),
             files_per_s: Some(files as f64 / secs),
             fsync_ns: Some(timed.syncfs_ns),
-            write_amplification: dc.as_ref().and_then(|d| write_amplification(d, app_written)),
+            write_amplification: dc
+                .as_ref()
+                .and_then(|d| write_amplification(d, app_written)),
             device: dc,
             copy: Some(CopyRunDetail {
                 close_ns: timed.close_ns,
@@ -501,7 +516,11 @@ fn corrupt_for_tests(root: &Path) {
     if let Some(rel) = std::env::var_os(CORRUPT_ENV) {
         use std::os::unix::fs::FileExt;
         let path = root.join(rel);
-        if let Ok(f) = std::fs::OpenOptions::new().read(true).write(true).open(&path) {
+        if let Ok(f) = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+        {
             let mut b = [0u8; 1];
             if f.read_at(&mut b, 0).is_ok() {
                 let _ = f.write_at(&[b[0] ^ 0xFF], 0);

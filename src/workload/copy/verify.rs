@@ -43,7 +43,9 @@ pub fn hash_file(path: &Path, kind: HashKind, buf: &mut [u8]) -> Result<Digest> 
         HashKind::Xxh3 => {
             let mut h = xxhash_rust::xxh3::Xxh3::new();
             loop {
-                let n = f.read(buf).with_context(|| format!("cannot read {}", path.display()))?;
+                let n = f
+                    .read(buf)
+                    .with_context(|| format!("cannot read {}", path.display()))?;
                 if n == 0 {
                     break;
                 }
@@ -54,7 +56,9 @@ pub fn hash_file(path: &Path, kind: HashKind, buf: &mut [u8]) -> Result<Digest> 
         HashKind::Blake3 => {
             let mut h = blake3::Hasher::new();
             loop {
-                let n = f.read(buf).with_context(|| format!("cannot read {}", path.display()))?;
+                let n = f
+                    .read(buf)
+                    .with_context(|| format!("cannot read {}", path.display()))?;
                 if n == 0 {
                     break;
                 }
@@ -73,7 +77,8 @@ pub fn hash_tree(root: &Path, kind: HashKind, stop: &StopFlag) -> Result<TreeHas
     let mut stack = vec![PathBuf::new()];
     while let Some(rel) = stack.pop() {
         let dir = root.join(&rel);
-        let rd = std::fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))?;
+        let rd =
+            std::fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))?;
         for e in rd {
             let e = e.with_context(|| format!("cannot list {}", dir.display()))?;
             let ft = e.file_type()?;
@@ -112,7 +117,12 @@ pub fn compare(expected: &TreeHashes, actual: &TreeHashes, kind: HashKind) -> Ve
 
 /// The error that fails a run whose verification found differences.
 pub fn failure(phase: &str, dst: &Path, v: &VerifyResult) -> anyhow::Error {
-    let listed: Vec<&str> = v.mismatches.iter().take(MAX_LISTED).map(|s| s.as_str()).collect();
+    let listed: Vec<&str> = v
+        .mismatches
+        .iter()
+        .take(MAX_LISTED)
+        .map(|s| s.as_str())
+        .collect();
     let more = v.mismatches.len().saturating_sub(MAX_LISTED);
     anyhow::anyhow!(
         "verification failed after the {phase} phase: {} of {} files differ under {} ({}):\n  {}{}",
