@@ -9,6 +9,9 @@ use crate::units::size_arg;
 /// How file contents are moved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CopyMethod {
+    /// What GNU cp 9 does: copy_file_range(2), falling back to read/write with --buffer
+    /// where the kernel refuses it (across file systems: EXDEV). No reflinks.
+    Auto,
     /// read(2) into a buffer, write(2) it out (what GNU cp does across file systems).
     Rw,
     /// copy_file_range(2): the kernel copies (falls back to rw where refused, e.g. EXDEV).
@@ -21,6 +24,7 @@ pub enum CopyMethod {
 impl CopyMethod {
     pub fn name(self) -> &'static str {
         match self {
+            CopyMethod::Auto => "auto",
             CopyMethod::Rw => "rw",
             CopyMethod::CopyFileRange => "copy_file_range",
             CopyMethod::Sendfile => "sendfile",
@@ -42,7 +46,7 @@ pub enum HashKind {
 pub struct CopyArgs {
     /// Synthetic data set: media-mix, flac-album, cd-iso, big-video, source-tree,
     /// photo-album, office-docs (`--dataset list` prints them with their sizes).
-    #[arg(long, short = 'd', value_name = "NAME", default_value = "media-mix")]
+    #[arg(long, short = 'd', value_name = "NAME", default_value = "media-mix", conflicts_with = "source")]
     pub dataset: String,
 
     /// Directory on the file system under test (iolab creates and removes its own
@@ -70,11 +74,11 @@ pub struct CopyArgs {
     pub phases: String,
 
     /// How file contents are copied.
-    #[arg(long, value_enum, default_value = "rw")]
+    #[arg(long, value_enum, default_value = "auto")]
     pub method: CopyMethod,
 
-    /// Buffer per read/write (and chunk per copy_file_range/sendfile call). The default is
-    /// GNU cp's 128 KiB.
+    /// Buffer of each read/write (rw, and auto where it falls back). The default is GNU
+    /// cp's 128 KiB.
     #[arg(long, value_parser = size_arg, value_name = "SIZE", default_value = "128K")]
     pub buffer: u64,
 
@@ -101,6 +105,11 @@ pub struct CopyArgs {
     /// Seed of the synthetic data set (same seed, same files, same bytes).
     #[arg(long, default_value_t = 0x10_1AB)]
     pub seed: u64,
+
+    /// Only generate the data set into this new directory and exit (to feed other tools
+    /// the very same files: cp, rsync, fio).
+    #[arg(long, value_name = "DIR", conflicts_with = "source")]
+    pub generate: Option<PathBuf>,
 
     /// No progress output.
     #[arg(long, short = 'q')]

@@ -16,6 +16,9 @@ pub fn execute(args: &CopyArgs, argv: Vec<String>) -> Result<i32> {
         print!("{}", list_datasets(args.seed));
         return Ok(0);
     }
+    if let Some(dir) = &args.generate {
+        return generate_only(args, dir);
+    }
     let cfg = CopyConfig::from_args(args)?;
     let mut ctx = RunContext::new(ProgressMode::detect(cfg.quiet));
     ctx.seed = cfg.settings.seed;
@@ -42,15 +45,61 @@ pub fn execute(args: &CopyArgs, argv: Vec<String>) -> Result<i32> {
     outcome.map(|_| 0)
 }
 
+/// `--generate DIR`: the data set into a new directory, nothing else.
+fn generate_only(args: &CopyArgs, dir: &std::path::Path) -> Result<i32> {
+    let s = crate::workload::copy::CopySettings::from_args(args)?;
+    if dir.exists() {
+        return Err(crate::usage!(
+            "--generate {}: already exists; give a new directory",
+            dir.display()
+        ));
+    }
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    let free = crate::config::free_space(parent).unwrap_or(u64::MAX) as f64;
+    let need = dataset::nominal_bytes(&s.dataset, s.scale).unwrap_or(0.0);
+    if need > free {
+        return Err(crate::usage!(
+            "--generate {}: the data set needs {}, only {} free there",
+            dir.display(),
+            fmt_size_iec(need as u64),
+            fmt_size_iec(free as u64)
+        ));
+    }
+    let plan = dataset::plan(&s.dataset, s.seed, s.scale)
+        .ok_or_else(|| crate::usage!("unknown data set '{}'", s.dataset))?;
+    std::fs::create_dir(dir)
+        .map_err(|e| crate::usage!("--generate {}: {e}", dir.display()))?;
+    let stop = crate::runner::StopFlag::new();
+    stop.install().context("cannot install signal handlers")?;
+    if let Err(e) = dataset::generate(&plan, dir, s.seed, &stop, &mut |_| {}) {
+        // Leave nothing half-made behind.
+        let _ = std::fs::remove_dir_all(dir);
+        return Err(e);
+    }
+    println!(
+        "{}: {} files, {} directories, {} bytes in {}",
+        plan.name,
+        plan.files.len(),
+        plan.dirs.len(),
+        plan.data_bytes(),
+        dir.display()
+    );
+    Ok(0)
+}
+
 /// `--dataset list`: every data set with its file count and size at scale 1.
 fn list_datasets(seed: u64) -> String {
     let mut out = String::new();
     for (name, what) in dataset::DATASETS {
         if let Some(p) = dataset::plan(name, seed, 1.0) {
             out.push_str(&format!(
-                "{name:<12} {:>7} files {:>10}  {what}\n",
+                "{name:<12} {:>7} files {:>7} dirs {:>14} bytes  {what}\n",
                 fmt_thousands(p.files.len() as f64),
-                fmt_size_iec(p.data_bytes())
+                fmt_thousands(p.dirs.len() as f64),
+                fmt_thousands(p.data_bytes() as f64)
             ));
         }
     }

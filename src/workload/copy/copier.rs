@@ -85,7 +85,10 @@ impl Copier {
             st.files += 1;
             st.bytes += f.size;
             st.fallback_files += fell_back as u64;
-            progress(st.bytes);
+            // Progress now and then: a small-file tree must not pay for it per file.
+            if st.files % 64 == 0 || f.size >= 1 << 20 {
+                progress(st.bytes);
+            }
         }
         if self.opts.preserve {
             // Like cp -p: directory times last, deepest first, after their contents.
@@ -129,6 +132,9 @@ impl Copier {
             CopyMethod::Rw => {
                 self.rw(&mut input, &mut out, dst, md.len())?;
                 false
+            }
+            CopyMethod::Auto => {
+                self.kernel_copy(CopyMethod::CopyFileRange, &mut input, &mut out, dst, md.len())?
             }
             m => self.kernel_copy(m, &mut input, &mut out, dst, md.len())?,
         };
