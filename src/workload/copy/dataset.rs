@@ -247,10 +247,9 @@ pub fn plan(name: &str, seed: u64, scale: f64) -> Option<Plan> {
             .enumerate()
         {
             let i = i as u64;
-            let dir = if c.per_dir == 0 {
-                PathBuf::from(c.dir)
-            } else {
-                Path::new(c.dir).join(format!("{:02}", i / c.per_dir))
+            let dir = match i.checked_div(c.per_dir) {
+                None => PathBuf::from(c.dir),
+                Some(group) => Path::new(c.dir).join(format!("{group:02}")),
             };
             p.add_dir(dir.clone());
             let width = if count > 1000 { 5 } else { 4 };
