@@ -437,7 +437,7 @@ fn fat32_four_gib_limit_is_named() {
 fn ctrl_c_removes_everything_created() {
     let target = tempfile::tempdir().unwrap();
     let ram = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+    let child = Command::new(env!("CARGO_BIN_EXE_iolab"))
         .args([
             "copy",
             "--dataset",

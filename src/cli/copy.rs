@@ -46,7 +46,13 @@ pub enum HashKind {
 pub struct CopyArgs {
     /// Synthetic data set: media-mix, flac-album, cd-iso, big-video, source-tree,
     /// photo-album, office-docs (`--dataset list` prints them with their sizes).
-    #[arg(long, short = 'd', value_name = "NAME", default_value = "media-mix", conflicts_with = "source")]
+    #[arg(
+        long,
+        short = 'd',
+        value_name = "NAME",
+        default_value = "media-mix",
+        conflicts_with = "source"
+    )]
     pub dataset: String,
 
     /// Directory on the file system under test (iolab creates and removes its own

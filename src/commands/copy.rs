@@ -70,8 +70,7 @@ fn generate_only(args: &CopyArgs, dir: &std::path::Path) -> Result<i32> {
     }
     let plan = dataset::plan(&s.dataset, s.seed, s.scale)
         .ok_or_else(|| crate::usage!("unknown data set '{}'", s.dataset))?;
-    std::fs::create_dir(dir)
-        .map_err(|e| crate::usage!("--generate {}: {e}", dir.display()))?;
+    std::fs::create_dir(dir).map_err(|e| crate::usage!("--generate {}: {e}", dir.display()))?;
     let stop = crate::runner::StopFlag::new();
     stop.install().context("cannot install signal handlers")?;
     if let Err(e) = dataset::generate(&plan, dir, s.seed, &stop, &mut |_| {}) {

@@ -133,9 +133,13 @@ impl Copier {
                 self.rw(&mut input, &mut out, dst, md.len())?;
                 false
             }
-            CopyMethod::Auto => {
-                self.kernel_copy(CopyMethod::CopyFileRange, &mut input, &mut out, dst, md.len())?
-            }
+            CopyMethod::Auto => self.kernel_copy(
+                CopyMethod::CopyFileRange,
+                &mut input,
+                &mut out,
+                dst,
+                md.len(),
+            )?,
             m => self.kernel_copy(m, &mut input, &mut out, dst, md.len())?,
         };
         if self.opts.preserve {
