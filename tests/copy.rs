@@ -483,3 +483,54 @@ fn ctrl_c_removes_everything_created() {
     );
     assert!(entries(ram.path()).is_empty(), "{:?}", entries(ram.path()));
 }
+
+#[test]
+fn matrix_workload_reference_runs_on_a_directory() {
+    let r = iolab::workload::WorkloadRef::parse(
+        "copy:dataset=media-mix:scale=0.002:repeat=1:verify=true:quiet=true",
+    )
+    .unwrap();
+    let w = iolab::workload::resolve(&r).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = iolab::runner::RunContext::new(iolab::runner::ProgressMode::Quiet);
+    let out = w.run_on(dir.path(), &ctx).unwrap();
+    let names: Vec<&str> = out.tests.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names.len(), 4, "{names:?}");
+    assert!(names[0].starts_with("media-mix write"), "{names:?}");
+    for t in &out.tests {
+        assert_eq!(t.runs.len(), 1);
+        let c = t.copy.as_ref().unwrap();
+        assert_eq!(c.files, 5);
+    }
+    assert!(entries(dir.path()).is_empty());
+}
+
+#[test]
+fn generate_writes_the_same_bytes_as_the_library() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("set");
+    let o = iolab(&[
+        "--dataset",
+        "office-docs",
+        "--scale",
+        "0.005",
+        "--seed",
+        "42",
+        "--generate",
+        s(&out),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let lib = d.path().join("lib");
+    std::fs::create_dir(&lib).unwrap();
+    let p = plan("office-docs", 42, 0.005).unwrap();
+    generate(&p, &lib, 42, &StopFlag::new(), &mut |_| {}).unwrap();
+    let stop = StopFlag::new();
+    assert_eq!(
+        hash_tree(&out, HashKind::Xxh3, &stop).unwrap(),
+        hash_tree(&lib, HashKind::Xxh3, &stop).unwrap()
+    );
+    // An existing directory is refused.
+    let o = iolab(&["--dataset", "office-docs", "--generate", s(&out)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("already exists"), "{}", stderr(&o));
+}
