@@ -6,6 +6,8 @@
 pub mod copier;
 pub mod dataset;
 pub mod phases;
+mod portage;
+mod results;
 pub mod verify;
 
 use std::collections::BTreeMap;

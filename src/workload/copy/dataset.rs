@@ -144,7 +144,7 @@ pub struct Plan {
     /// Relative directories, parents before children.
     pub dirs: Vec<PathBuf>,
     pub files: Vec<FileEntry>,
-    dir_set: std::collections::HashSet<PathBuf>,
+    pub(super) dir_set: std::collections::HashSet<PathBuf>,
 }
 
 impl Plan {
@@ -166,7 +166,7 @@ impl Plan {
             + (self.dirs.len() as u64 + 1) * page
     }
 
-    fn add_dir(&mut self, rel: PathBuf) {
+    pub(super) fn add_dir(&mut self, rel: PathBuf) {
         if rel.as_os_str().is_empty() || self.dir_set.contains(&rel) {
             return;
         }
@@ -192,14 +192,14 @@ pub fn names() -> String {
         .join(", ")
 }
 
-fn rng_for(name: &str, seed: u64) -> Xoshiro256PlusPlus {
+pub(super) fn rng_for(name: &str, seed: u64) -> Xoshiro256PlusPlus {
     let h = name.bytes().fold(0xCBF2_9CE4_8422_2325u64, |h, b| {
         (h ^ b as u64).wrapping_mul(0x100_0000_01B3)
     });
     Xoshiro256PlusPlus::seed_from_u64(splitmix(seed ^ h))
 }
 
-fn unit(rng: &mut Xoshiro256PlusPlus) -> f64 {
+pub(super) fn unit(rng: &mut Xoshiro256PlusPlus) -> f64 {
     ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
 }
 
@@ -210,7 +210,7 @@ fn normal(rng: &mut Xoshiro256PlusPlus) -> f64 {
 }
 
 /// A log-normal size with the given mean.
-fn lognormal(rng: &mut Xoshiro256PlusPlus, mean: f64, sigma: f64) -> u64 {
+pub(super) fn lognormal(rng: &mut Xoshiro256PlusPlus, mean: f64, sigma: f64) -> u64 {
     (mean * (sigma * normal(rng) - sigma * sigma / 2.0).exp()).round() as u64
 }
 
@@ -232,7 +232,7 @@ fn split_total(rng: &mut Xoshiro256PlusPlus, total: u64, n: u64, sigma: f64) -> 
 /// The plan of a built-in data set at `scale`. `None` for an unknown name.
 pub fn plan(name: &str, seed: u64, scale: f64) -> Option<Plan> {
     if name == "source-tree" {
-        return Some(source_tree(seed, scale));
+        return Some(super::portage::source_tree(seed, scale));
     }
     let mut rng = rng_for(name, seed);
     let mut p = Plan {
@@ -265,98 +265,6 @@ pub fn plan(name: &str, seed: u64, scale: f64) -> Option<Plan> {
         }
     }
     Some(p)
-}
-
-const CAT_PREFIX: [&str; 16] = [
-    "app", "dev", "media", "net", "sys", "x11", "games", "sci", "www", "kde", "gnome", "mail",
-    "sec", "gui", "lxqt", "virtual",
-];
-const CAT_SUFFIX: [&str; 10] = [
-    "misc", "libs", "util", "plugins", "apps", "themes", "tools", "base", "lang", "fonts",
-];
-
-/// Portage-like tree (seed 004). At scale 1: 160 categories, 15,000 packages (categories
-/// drawn with a skew, so some hold hundreds and others a handful); per package a
-/// metadata.xml (~900 B), a Manifest (~2.5 KB), a ChangeLog (~6 KB, wide spread), 1-4
-/// ebuilds (~2.2 KB), and in 30 % of packages a files/ directory with 1-5 patches
-/// (~3 KB); plus eclass/ (300 x ~12 KB), licenses/ (400 x ~8 KB) and a 4-level profiles/
-/// tree (800 x ~1 KB). Depth up to 5, about 90,000 files and 255 MB.
-fn source_tree(seed: u64, scale: f64) -> Plan {
-    let mut rng = rng_for("source-tree", seed);
-    let mut p = Plan {
-        name: "source-tree".into(),
-        ..Default::default()
-    };
-    let n = |x: f64| ((x * scale).round() as u64).max(1);
-    let packages = n(15_000.0);
-    let cats = n(160.0).min(160);
-    let push = |p: &mut Plan, rel: PathBuf, size: u64| {
-        if let Some(d) = rel.parent() {
-            p.add_dir(d.to_path_buf());
-        }
-        p.files.push(FileEntry { rel, size });
-    };
-    for (dir, count, mean, ext) in [
-        ("eclass", n(300.0), 12_000.0, "eclass"),
-        ("licenses", n(400.0), 8_000.0, "txt"),
-    ] {
-        for i in 0..count {
-            let size = lognormal(&mut rng, mean, 0.8);
-            push(
-                &mut p,
-                Path::new(dir).join(format!("{dir}-{i:03}.{ext}")),
-                size,
-            );
-        }
-    }
-    for i in 0..n(800.0) {
-        let a = rng.next_u64() % 6;
-        let b = rng.next_u64() % 4;
-        let c = rng.next_u64() % 3;
-        let rel = PathBuf::from(format!(
-            "profiles/arch-{a}/release-{b}/variant-{c}/profile-{i:03}"
-        ));
-        push(&mut p, rel, lognormal(&mut rng, 1_000.0, 0.6));
-    }
-    for j in 0..packages {
-        // Skewed category choice (u^2): a few big categories, many small ones.
-        let u = unit(&mut rng);
-        let ci = ((u * u * cats as f64) as u64).min(cats - 1) as usize;
-        let cat = format!("{}-{}", CAT_PREFIX[ci % 16], CAT_SUFFIX[ci / 16 % 10]);
-        let pkg = Path::new(&cat).join(format!("pkg{j:05}"));
-        push(
-            &mut p,
-            pkg.join("metadata.xml"),
-            lognormal(&mut rng, 900.0, 0.3),
-        );
-        push(
-            &mut p,
-            pkg.join("Manifest"),
-            lognormal(&mut rng, 2_500.0, 0.5),
-        );
-        push(
-            &mut p,
-            pkg.join("ChangeLog"),
-            lognormal(&mut rng, 6_000.0, 1.0),
-        );
-        let ebuilds = match rng.next_u64() % 10 {
-            0..=3 => 1,
-            4..=6 => 2,
-            7..=8 => 3,
-            _ => 4,
-        };
-        for e in 0..ebuilds {
-            let rel = pkg.join(format!("pkg{j:05}-{}.{e}.ebuild", 1 + e));
-            push(&mut p, rel, lognormal(&mut rng, 2_200.0, 0.5));
-        }
-        if rng.next_u64() % 10 < 3 {
-            for k in 0..1 + rng.next_u64() % 5 {
-                let rel = pkg.join("files").join(format!("fix-{k}.patch"));
-                push(&mut p, rel, lognormal(&mut rng, 3_000.0, 1.0));
-            }
-        }
-    }
-    p
 }
 
 /// The plan of a user's tree: its directories and regular files (sorted, so runs compare).
