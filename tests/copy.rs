@@ -534,3 +534,77 @@ fn generate_writes_the_same_bytes_as_the_library() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("already exists"), "{}", stderr(&o));
 }
+
+#[test]
+fn unprivileged_run_labels_read_and_copy_warm() {
+    use std::os::unix::fs::PermissionsExt;
+    let target = tempfile::tempdir().unwrap();
+    let ram = tempfile::tempdir().unwrap();
+    for d in [target.path(), ram.path()] {
+        std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    let bin = env!("CARGO_BIN_EXE_iolab");
+    let args = [
+        "copy",
+        "--dataset",
+        "office-docs",
+        "--scale",
+        "0.005",
+        "--repeat",
+        "1",
+        "--no-save",
+        "--json",
+        "-q",
+        "-t",
+        s(target.path()),
+        "--ram-dir",
+        s(ram.path()),
+    ];
+    let o = if iolab::fs::scratch::is_root() {
+        // As root, drop to nobody: caches cannot be dropped there.
+        if !iolab::fs::command::have("setpriv") {
+            eprintln!("SKIPPED unprivileged_run_labels_read_and_copy_warm: setpriv missing");
+            return;
+        }
+        Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", bin])
+            .args(args)
+            .output()
+            .unwrap()
+    } else {
+        Command::new(bin).args(args).output().unwrap()
+    };
+    if !o.status.success() && stderr(&o).contains("Permission denied") {
+        eprintln!(
+            "SKIPPED unprivileged_run_labels_read_and_copy_warm: nobody cannot run {bin}: {}",
+            stderr(&o)
+        );
+        return;
+    }
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = json(&o);
+    let names: Vec<&str> = doc["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "office-docs write",
+            "office-docs read (warm)",
+            "office-docs copy (warm)",
+            "office-docs delete"
+        ]
+    );
+    assert_eq!(doc["tests"][1]["copy"]["cache"], "warm");
+    assert!(
+        doc["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["code"] == "cache-warm")
+    );
+    assert!(entries(target.path()).is_empty());
+}
