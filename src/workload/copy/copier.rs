@@ -224,9 +224,11 @@ impl Copier {
     }
 }
 
-/// Set `dst`'s access and modification times to `src`'s.
+/// Set `dst`'s exact mode (no umask) and access/modification times to `src`'s (cp -p).
 fn copy_times(src: &Path, dst: &Path) -> Result<()> {
     let md = std::fs::metadata(src).with_context(|| format!("cannot stat {}", src.display()))?;
+    std::fs::set_permissions(dst, std::fs::Permissions::from_mode(md.mode() & 0o7777))
+        .with_context(|| format!("cannot set the mode of {}", dst.display()))?;
     let at = nix::sys::time::TimeSpec::new(md.atime(), md.atime_nsec());
     let mt = nix::sys::time::TimeSpec::new(md.mtime(), md.mtime_nsec());
     nix::sys::stat::utimensat(
