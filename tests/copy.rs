@@ -608,3 +608,49 @@ fn unprivileged_run_labels_read_and_copy_warm() {
     );
     assert!(entries(target.path()).is_empty());
 }
+
+#[test]
+fn space_accounting_on_a_dedicated_ext4() {
+    let Some(fs) = scratch_or_skip(
+        "space_accounting_on_a_dedicated_ext4",
+        "ext4",
+        64 << 20,
+        &["-b", "4096"],
+        "noatime",
+    ) else {
+        return;
+    };
+    let ram = tempfile::tempdir().unwrap();
+    let o = iolab(&[
+        "--dataset",
+        "source-tree",
+        "--scale",
+        "0.003",
+        "--phases",
+        "write,delete",
+        "--repeat",
+        "1",
+        "-t",
+        s(fs.path()),
+        "--ram-dir",
+        s(ram.path()),
+        "--no-save",
+        "--json",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = json(&o);
+    let write = &doc["tests"][0]["runs"][0];
+    // Small files on 4 KiB blocks: more on disk than the data's size.
+    let ratio = write["copy"]["space"]["overhead_ratio"].as_f64().unwrap();
+    assert!(ratio > 1.0, "overhead ratio {ratio}");
+    assert!(
+        write["device"]["write_bytes"].as_u64().unwrap() > 0,
+        "{write}"
+    );
+    assert!(write["write_amplification"].as_f64().is_some());
+    let delete = &doc["tests"][1]["runs"][0]["copy"]["space"];
+    assert_eq!(delete["space_returned"], true, "{delete}");
+    assert!(delete["delta_bytes"].as_i64().unwrap() < 0, "{delete}");
+    assert!(entries(fs.path()).iter().all(|e| e == "lost+found"));
+}
