@@ -256,13 +256,20 @@ impl CopyConfig {
             && let Some(big) = plan.files.iter().find(|f| f.size > FAT32_MAX_FILE)
         {
             return Err(err(format!(
-                "{}: {} is {} ({} bytes), but the target {} is FAT32 ({fs_type}), which holds at most 4 GiB - 1 byte ({FAT32_MAX_FILE} bytes) per file: writing it would fail with EFBIG (file too large); use --scale below {:.3} or another file system",
+                "{}: {} is {} ({} bytes), but the target {} is FAT32 ({fs_type}), which holds at most 4 GiB - 1 byte ({FAT32_MAX_FILE} bytes) per file: writing it would fail with EFBIG (file too large); {}",
                 plan.name,
                 big.rel.display(),
                 fmt_size_iec(big.size),
                 big.size,
                 target.display(),
-                s.scale * FAT32_MAX_FILE as f64 / big.size as f64
+                if s.source.is_some() {
+                    "leave that file out of --source or use another file system".to_string()
+                } else {
+                    format!(
+                        "use --scale below {:.3} or another file system",
+                        s.scale * FAT32_MAX_FILE as f64 / big.size as f64
+                    )
+                }
             )));
         }
         let ram = writable_dir(&s.ram_dir, "--ram-dir")?;
