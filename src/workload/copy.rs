@@ -267,7 +267,9 @@ impl CopyConfig {
                 } else {
                     format!(
                         "use --scale below {:.3} or another file system",
-                        s.scale * FAT32_MAX_FILE as f64 / big.size as f64
+                        // Rounded down, so the suggestion really fits.
+                        (s.scale * FAT32_MAX_FILE as f64 / big.size as f64 * 1000.0).floor()
+                            / 1000.0
                     )
                 }
             )));
