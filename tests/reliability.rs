@@ -693,3 +693,226 @@ fn odd_path_names_work_for_files_and_trace() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr_of(&o));
     assert!(stderr_of(&o).contains("invalid UTF-8"), "{}", stderr_of(&o));
 }
+
+/// `iolab copy` of a generated tree, repeated long enough to be interrupted.
+fn long_copy_run(work: &Path, ram: &Path) -> Vec<String> {
+    copy_run(work, ram, "0.2")
+}
+
+fn copy_run(work: &Path, ram: &Path, scale: &str) -> Vec<String> {
+    [
+        "copy",
+        "--dataset",
+        "source-tree",
+        "--scale",
+        scale,
+        "--repeat",
+        "20",
+        "-t",
+        s(work),
+        "--ram-dir",
+        s(ram),
+        "-q",
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .collect()
+}
+
+#[test]
+fn signals_during_copy() {
+    for sig in SIGNALS {
+        let (d, work) = work_dir();
+        let ram = d.path().join("ram");
+        std::fs::create_dir(&ram).unwrap();
+        let args = long_copy_run(&work, &ram);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        signal_mid_run(&args, &work, &d.path().join("out"), sig, false);
+        assert!(entries(&ram).is_empty(), "{sig}: {:?}", entries(&ram));
+    }
+}
+
+#[test]
+fn sigkill_during_copy_is_cleaned_by_the_next_start() {
+    let (d, work) = work_dir();
+    let ram = d.path().join("ram");
+    std::fs::create_dir(&ram).unwrap();
+    let args = long_copy_run(&work, &ram);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    sigkill_then_next_start_cleans(&[&args[..], &["--no-save"]].concat(), &work);
+    assert!(entries(&ram).is_empty(), "{:?}", entries(&ram));
+}
+
+#[test]
+fn a_second_copy_on_the_same_target_is_refused() {
+    let (d, work) = work_dir();
+    let ram = d.path().join("ram");
+    std::fs::create_dir(&ram).unwrap();
+    let args = long_copy_run(&work, &ram);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let child = spawn(&[&args[..], &["--no-save"]].concat(), d.path());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !work.join(".iolab.lock").exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let o = Command::new(BIN)
+        .args(&args)
+        .arg("--no-save")
+        .output()
+        .unwrap();
+    let err = stderr_of(&o);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let _ = child.wait_with_output();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("another iolab run"), "{err}");
+    assert!(iolab_leftovers(&work).is_empty(), "{:?}", entries(&work));
+}
+
+#[test]
+fn a_symlink_planted_in_the_copy_work_dir_cannot_make_it_delete_outside() {
+    let (d, work) = work_dir();
+    let ram = d.path().join("ram");
+    std::fs::create_dir(&ram).unwrap();
+    let outside = d.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::write(outside.join("sentinel"), b"keep me").unwrap();
+    let args = long_copy_run(&work, &ram);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let child = spawn(&[&args[..], &["--no-save"]].concat(), d.path());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let root = loop {
+        let r = entries(&work)
+            .into_iter()
+            .find(|p| p.is_dir() && p.file_name().unwrap().to_string_lossy().contains("iolab"));
+        if let Some(r) = r {
+            break r;
+        }
+        assert!(Instant::now() < deadline, "no work dir appeared");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    std::os::unix::fs::symlink(&outside, root.join("planted")).unwrap();
+    for sub in entries(&root)
+        .into_iter()
+        .filter(|p| p.is_dir() && !p.is_symlink())
+    {
+        let _ = std::os::unix::fs::symlink(&outside, sub.join("planted"));
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr_of(&o));
+    assert_eq!(std::fs::read(outside.join("sentinel")).unwrap(), b"keep me");
+    assert!(iolab_leftovers(&work).is_empty(), "{:?}", entries(&work));
+}
+
+#[test]
+fn odd_path_names_work_for_copy() {
+    let d = tempdir();
+    let odd = odd_dir(d.path());
+    let ram_parent = d.path().join("ram");
+    std::fs::create_dir(&ram_parent).unwrap();
+    let ram = odd_dir(&ram_parent);
+    let out = odd.join("results");
+    let o = Command::new(BIN)
+        .args([
+            "copy",
+            "--dataset",
+            "source-tree",
+            "--scale",
+            "0.05",
+            "--repeat",
+            "1",
+        ])
+        .arg("-t")
+        .arg(&odd)
+        .arg("--ram-dir")
+        .arg(&ram)
+        .arg("--output")
+        .arg(&out)
+        .arg("-q")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    assert_eq!(entries(&odd), vec![out.clone()], "only the results remain");
+    assert!(entries(&ram).is_empty());
+    assert!(result_doc(&out).is_some_and(|d| d.status == "complete"));
+}
+
+#[test]
+fn enospc_mid_copy_stops_cleans_and_keeps_what_is_not_iolabs() {
+    let Some(fs) = scratch_or_skip(
+        "enospc_mid_copy_stops_cleans_and_keeps_what_is_not_iolabs",
+        "ext4",
+        96 << 20,
+        &["-m", "0"],
+        "",
+    ) else {
+        return;
+    };
+    let d = tempdir();
+    let ram = d.path().join("ram");
+    std::fs::create_dir(&ram).unwrap();
+    let out = d.path().join("out");
+    // About 26 MiB, twice of which fits in the 96 MiB file system.
+    let args = copy_run(fs.path(), &ram, "0.05");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut child = spawn(&[&args[..], &["--output", s(&out)]].concat(), d.path());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !entries(fs.path()).iter().any(|p| {
+        p.is_dir()
+            && p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("iolab-copy-")
+    }) {
+        assert!(Instant::now() < deadline, "no work dir appeared");
+        assert!(child.try_wait().unwrap().is_none(), "copy ended early");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // Another program fills the disk while iolab copies, and takes any space freed later.
+    let filler = fs.path().join("someone-elses-file");
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let filling = {
+        let (filler, done) = (filler.clone(), done.clone());
+        std::thread::spawn(move || {
+            use std::io::Write;
+            let mut f = std::fs::File::create(&filler).unwrap();
+            let chunk = vec![0x5au8; 64 << 10];
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                if f.write_all(&chunk).is_err() {
+                    let _ = f.sync_all();
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            }
+        })
+    };
+    let o = child.wait_with_output().unwrap();
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    filling.join().unwrap();
+    let err = stderr_of(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("full (ENOSPC)") || err.contains("No space left"),
+        "{err}"
+    );
+    let doc = result_doc(&out).expect("result file saved");
+    assert_eq!(doc.status, "failed");
+    assert!(
+        filler.exists(),
+        "a file iolab did not create is never deleted"
+    );
+    assert!(
+        iolab_leftovers(fs.path()).is_empty(),
+        "{:?}",
+        entries(fs.path())
+    );
+    assert!(entries(&ram).is_empty(), "{:?}", entries(&ram));
+}

@@ -20,6 +20,8 @@ pub fn execute(args: &CopyArgs, argv: Vec<String>) -> Result<i32> {
         return generate_only(args, dir);
     }
     let cfg = CopyConfig::from_args(args)?;
+    // One run per target, as for every subcommand that writes there.
+    let _lock = crate::runner::lock::TargetLock::acquire(&cfg.target)?;
     let mut ctx = RunContext::new(ProgressMode::detect(cfg.quiet));
     ctx.seed = cfg.settings.seed;
     ctx.stop

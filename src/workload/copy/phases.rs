@@ -101,10 +101,13 @@ pub fn run_copy(
     let s = &cfg.settings;
     let plan = &cfg.plan;
     let tmp = |dir: &Path| {
-        tempfile::Builder::new()
+        let t = tempfile::Builder::new()
             .prefix("iolab-copy-")
             .tempdir_in(dir)
-            .with_context(|| format!("cannot create a work directory in {}", dir.display()))
+            .with_context(|| format!("cannot create a work directory in {}", dir.display()))?;
+        // Recorded so that the next start removes it if this process is killed.
+        crate::runner::ownership::record(t.path());
+        anyhow::Ok(t)
     };
     let ws = Workspace {
         ram: tmp(&s.ram_dir)?,
