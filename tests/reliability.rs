@@ -916,3 +916,56 @@ fn enospc_mid_copy_stops_cleans_and_keeps_what_is_not_iolabs() {
     );
     assert!(entries(&ram).is_empty(), "{:?}", entries(&ram));
 }
+
+#[test]
+fn a_test_file_replaced_by_a_symlink_is_not_followed() {
+    let (d, work) = work_dir();
+    let sentinel = d.path().join("precious");
+    std::fs::write(&sentinel, b"keep me").unwrap();
+    let out = d.path().join("out");
+    let mut child = spawn(
+        &[
+            "run",
+            "--target",
+            s(&work),
+            "--preset",
+            "real",
+            "--size",
+            "8M",
+            "--duration",
+            "1s",
+            "--ramp",
+            "0",
+            "--repeat",
+            "1",
+            "--output",
+            s(&out),
+        ],
+        d.path(),
+    );
+    assert!(wait_for_tests(&mut child, &out, 1), "first test not saved");
+    let test_file = entries(&work)
+        .into_iter()
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("iolab-test-")
+        })
+        .expect("the test file");
+    std::fs::remove_file(&test_file).unwrap();
+    std::os::unix::fs::symlink(&sentinel, &test_file).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = stderr_of(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("replaced by a symlink"), "{err}");
+    assert_eq!(
+        std::fs::read(&sentinel).unwrap(),
+        b"keep me",
+        "never written through the link"
+    );
+    assert!(
+        test_file.symlink_metadata().is_err(),
+        "iolab's name is removed, not the link's target"
+    );
+}

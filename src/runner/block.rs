@@ -264,6 +264,11 @@ fn run_job(
                 "the test file {} is gone: it or the target directory was removed during the run",
                 target.path.display()
             )
+        } else if e.raw_os_error() == Some(libc::ELOOP) && target.is_created_by_us() {
+            anyhow!(
+                "the test file {} was replaced by a symlink during the run; iolab does not follow it",
+                target.path.display()
+            )
         } else {
             anyhow!(e).context(format!("cannot open {}", target.path.display()))
         }

@@ -140,9 +140,15 @@ impl TestTarget {
     pub fn open(&self, direct: bool, write: bool) -> io::Result<File> {
         let mut o = OpenOptions::new();
         o.read(true).write(write);
+        let mut flags = 0;
         if direct && self.direct_ok {
-            o.custom_flags(libc::O_DIRECT);
+            flags |= libc::O_DIRECT;
         }
+        if self.created {
+            // A symlink planted in place of iolab's own file must not redirect its writes.
+            flags |= libc::O_NOFOLLOW;
+        }
+        o.custom_flags(flags);
         o.open(&self.path)
     }
 
