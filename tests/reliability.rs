@@ -633,7 +633,7 @@ fn a_symlink_planted_in_the_files_work_dir_cannot_make_it_delete_outside() {
     .unwrap();
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(130), "{}", stderr_of(&o));
-    assert_eq!(std::fs::read(outside.join("sentinel")).unwrap(), b"keep me");
+    assert!(std::fs::read(outside.join("sentinel")).unwrap() == b"keep me");
     assert!(iolab_leftovers(&work).is_empty(), "{:?}", entries(&work));
 }
 
@@ -809,7 +809,7 @@ fn a_symlink_planted_in_the_copy_work_dir_cannot_make_it_delete_outside() {
     .unwrap();
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(130), "{}", stderr_of(&o));
-    assert_eq!(std::fs::read(outside.join("sentinel")).unwrap(), b"keep me");
+    assert!(std::fs::read(outside.join("sentinel")).unwrap() == b"keep me");
     assert!(iolab_leftovers(&work).is_empty(), "{:?}", entries(&work));
 }
 
@@ -968,4 +968,84 @@ fn a_test_file_replaced_by_a_symlink_is_not_followed() {
         test_file.symlink_metadata().is_err(),
         "iolab's name is removed, not the link's target"
     );
+}
+
+#[test]
+fn trace_files_replaced_by_symlinks_are_not_written_through() {
+    let (d, work) = work_dir();
+    let sentinel = d.path().join("precious");
+    std::fs::write(&sentinel, b"keep me").unwrap();
+    let wl = d.path().join("rw.toml");
+    std::fs::write(
+        &wl,
+        "[[stream]]\nname = \"rw\"\nfiles = 4\nfile_size = \"64KiB\"\nmix = { read = 1, write = 1 }\nexisting = true\nthink_time = \"5ms\"\nduration = \"60s\"\n",
+    )
+    .unwrap();
+    let child = spawn(
+        &[
+            "trace",
+            "run",
+            s(&wl),
+            "--target",
+            s(&work),
+            "--repeat",
+            "1",
+            "--no-save",
+        ],
+        d.path(),
+    );
+    // Once the workload's files exist, swap every one for a link to the sentinel.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut swapped = 0;
+    while swapped == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        let mut stack: Vec<PathBuf> = iolab_leftovers(&work)
+            .into_iter()
+            .filter(|p| p.is_dir())
+            .collect();
+        let mut files = Vec::new();
+        while let Some(dir) = stack.pop() {
+            for p in entries(&dir) {
+                let ft = p.symlink_metadata().unwrap().file_type();
+                if ft.is_dir() {
+                    stack.push(p);
+                } else if ft.is_file() {
+                    files.push(p);
+                }
+            }
+        }
+        if files.len() < 4 {
+            continue;
+        }
+        for f in files {
+            if std::fs::remove_file(&f).is_ok() {
+                std::os::unix::fs::symlink(&sentinel, &f).unwrap();
+                swapped += 1;
+            }
+        }
+    }
+    assert!(swapped > 0, "no workload file appeared");
+    // It fails on the next open of a swapped file; stop it in any case after a while.
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let (exited, wait) = std::sync::mpsc::channel::<()>();
+    let stopper = std::thread::spawn(move || {
+        if wait.recv_timeout(Duration::from_secs(20)).is_err() {
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
+        }
+    });
+    let o = child.wait_with_output().unwrap();
+    let _ = exited.send(());
+    let _ = stopper.join();
+    eprintln!(
+        "trace with planted links: {:?}: {}",
+        o.status.code(),
+        stderr_of(&o)
+    );
+    assert_ne!(o.status.code(), Some(0), "{}", stderr_of(&o));
+    assert_eq!(
+        std::fs::read(&sentinel).unwrap(),
+        b"keep me",
+        "never written through a link"
+    );
+    assert!(iolab_leftovers(&work).is_empty(), "{:?}", entries(&work));
 }

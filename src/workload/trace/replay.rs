@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -369,6 +369,7 @@ fn handle<'a>(
         let f = OpenOptions::new()
             .read(true)
             .write(true)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(&p)
             .or_else(|_| File::open(&p))?;
         v.push(f);
@@ -395,6 +396,8 @@ fn exec(
                 .write(true)
                 .create(has("create"))
                 .truncate(has("trunc"))
+                // Never write through a symlink planted in the replay directory.
+                .custom_flags(libc::O_NOFOLLOW)
                 .open(&p)
                 .or_else(|_| File::open(&p))?;
             handles.entry(c.path.clone()).or_default().push(f);

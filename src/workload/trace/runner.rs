@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -229,12 +229,22 @@ impl<'a> Worker<'a> {
         if self.handle.as_ref().map(|(j, _)| *j) != Some(i) {
             self.handle = None;
             let slot = &mut self.set.slots[i];
+            // A symlink planted in iolab's tree must not redirect its writes outside it.
             let f = OpenOptions::new()
                 .read(true)
                 .write(true)
                 .create(true)
                 .truncate(false)
-                .open(&slot.path)?;
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&slot.path)
+                .map_err(|e| {
+                    let why = if e.raw_os_error() == Some(libc::ELOOP) {
+                        "replaced by a symlink during the run; iolab does not follow it".to_string()
+                    } else {
+                        e.to_string()
+                    };
+                    io::Error::new(e.kind(), format!("{}: {why}", slot.path.display()))
+                })?;
             slot.present = true;
             self.handle = Some((i, f));
         }
