@@ -94,19 +94,14 @@ pub fn execute(args: &MatrixArgs, argv: Vec<String>) -> Result<i32> {
     ctx.stop
         .install()
         .context("cannot install signal handlers")?;
+    let (dir, place) = make_work_dir(&plan.place)?;
+    let state = StateFile::create(&dir, true)
+        .with_context(|| format!("cannot write the state file in {}", dir.display()))?;
+    probe_mount_options(&plan, &dir, &state)?;
     let sink = ResultSink::create(
         (!args.out.no_save).then_some(args.out.output.as_path()),
         "matrix",
     )?;
-    let (dir, place) = make_work_dir(&plan.place)?;
-    let state = StateFile::create(&dir, true)
-        .with_context(|| format!("cannot write the state file in {}", dir.display()))?;
-    if let Err(e) = probe_mount_options(&plan, &dir, &state) {
-        if let Some(p) = &sink.path {
-            let _ = std::fs::remove_file(p);
-        }
-        return Err(e);
-    }
     for n in &plan.notes {
         eprintln!("iolab: {n}");
     }

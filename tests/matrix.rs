@@ -1,0 +1,589 @@
+//! `iolab matrix` end to end on real file systems over loop devices: allocation units read
+//! back, tiny workloads, teardown on success, SIGINT and SIGKILL (the next start cleans up),
+//! files outside iolab's directory untouched, bad input refused before anything is made.
+//! Needs root and loop devices; skips loudly otherwise.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::RwLock;
+use std::time::{Duration, Instant};
+
+use iolab::model::ResultDoc;
+
+/// The SIGKILL test must be the only iolab running from this file while it waits for "the
+/// next start" (any start cleans up after a dead run).
+static EXCLUSIVE: RwLock<()> = RwLock::new(());
+
+const TINY: &str = "run:preset=real:duration=200ms:ramp=0:size=8M:repeat=1";
+const SENTINEL: &[u8] = b"not iolab's";
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_iolab")
+}
+
+fn iolab(args: &[&str]) -> Output {
+    Command::new(bin())
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run iolab")
+}
+
+fn can_run(test: &str) -> bool {
+    if !iolab::fs::scratch::is_root() {
+        eprintln!("SKIPPED {test}: needs root (formats loop devices)");
+        return false;
+    }
+    if !Path::new("/dev/loop-control").exists() || !iolab::fs::command::have("losetup") {
+        eprintln!("SKIPPED {test}: no loop devices here");
+        return false;
+    }
+    true
+}
+
+/// A test's image dir with a file of the user's in it (and a look-alike image name).
+struct Area {
+    _tmp: tempfile::TempDir,
+    base: PathBuf,
+    out: PathBuf,
+}
+
+impl Area {
+    fn new() -> Area {
+        // Under the target dir: a real disk file system, not a tmpfs /tmp.
+        let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        let tmp = tempfile::Builder::new()
+            .prefix("matrix-test-")
+            .tempdir_in(root)
+            .unwrap();
+        let base = tmp.path().join("images");
+        std::fs::create_dir(&base).unwrap();
+        std::fs::write(base.join("precious.txt"), SENTINEL).unwrap();
+        std::fs::write(base.join("c1-r1.img"), SENTINEL).unwrap();
+        std::fs::write(tmp.path().join("outside.txt"), SENTINEL).unwrap();
+        let out = tmp.path().join("results");
+        Area {
+            base,
+            out,
+            _tmp: tmp,
+        }
+    }
+
+    fn args<'a>(&'a self, extra: &[&'a str]) -> Vec<String> {
+        let mut v: Vec<String> = vec![
+            "matrix".into(),
+            "--image-dir".into(),
+            self.base.display().to_string(),
+            "--output".into(),
+            self.out.display().to_string(),
+        ];
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    }
+
+    /// Everything iolab made under the image dir is gone, and the user's files are intact.
+    fn assert_clean(&self) {
+        let base = std::fs::canonicalize(&self.base).unwrap();
+        let b = base.display().to_string();
+        let mounts: Vec<_> = iolab::sysinfo::mounts::all_mounts()
+            .into_iter()
+            .filter(|m| m.mount_point.starts_with(&base))
+            .collect();
+        assert!(mounts.is_empty(), "mounts left: {mounts:?}");
+        let loops: Vec<String> = std::fs::read_dir("/sys/block")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| std::fs::read_to_string(e.path().join("loop/backing_file")).ok())
+            .filter(|f| f.starts_with(&b))
+            .collect();
+        assert!(loops.is_empty(), "loop devices left: {loops:?}");
+        let mut names: Vec<String> = std::fs::read_dir(&base)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["c1-r1.img", "precious.txt"],
+            "left in the image dir"
+        );
+        for f in [base.join("precious.txt"), base.join("c1-r1.img")] {
+            assert_eq!(
+                std::fs::read(&f).unwrap(),
+                SENTINEL,
+                "{} touched",
+                f.display()
+            );
+        }
+        let outside = base.parent().unwrap().join("outside.txt");
+        assert_eq!(std::fs::read(outside).unwrap(), SENTINEL);
+    }
+
+    fn result(&self) -> ResultDoc {
+        let f = std::fs::read_dir(&self.out)
+            .unwrap()
+            .flatten()
+            .find(|e| e.file_name().to_string_lossy().ends_with(".json"))
+            .expect("a result file");
+        ResultDoc::read(&f.path()).unwrap()
+    }
+
+    /// The work dir iolab made (while a run is alive).
+    fn work_dir(&self) -> Option<PathBuf> {
+        std::fs::read_dir(&self.base)
+            .ok()?
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("iolab-matrix-")
+            })
+    }
+}
+
+fn run_ok(area: &Area, extra: &[&str]) -> ResultDoc {
+    let _g = EXCLUSIVE.read().unwrap();
+    let args = area.args(extra);
+    let out = Command::new(bin()).args(&args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        matches!(out.status.code(), Some(0) | Some(1)),
+        "iolab {args:?}: {:?}\n{stderr}",
+        out.status
+    );
+    assert!(stdout.contains("Ranking for"), "{stdout}");
+    area.assert_clean();
+    area.result()
+}
+
+/// Every configuration formatted with the asked unit, read back equal, workload run.
+fn check_units(doc: &ResultDoc, expect_fs: &[&str]) {
+    assert_eq!(doc.command, "matrix");
+    for c in &doc.configurations {
+        if c.status == "skipped" {
+            panic!("{} skipped here: {:?}", c.label, c.reason);
+        }
+        assert!(expect_fs.contains(&c.fs_type.as_str()), "{}", c.fs_type);
+        let actual = c.cluster_bytes_actual.expect("unit read back");
+        if let Some(asked) = c.cluster_bytes {
+            assert_eq!(actual, asked, "{}: unit made differs", c.label);
+        }
+        assert_eq!(c.runs.len(), 1, "{}", c.label);
+        assert!(c.runs[0].mkfs_ns > 0 || c.fs_type == "tmpfs", "{}", c.label);
+        assert!(!c.runs[0].space.is_empty(), "{}: df recorded", c.label);
+        match c.status.as_str() {
+            "ok" => {
+                assert!(!c.tests.is_empty(), "{}: tests", c.label);
+                assert!(
+                    c.tests
+                        .iter()
+                        .all(|t| t.config.as_deref() == Some(c.label.as_str()))
+                );
+                assert!(c.tests.iter().all(|t| !t.runs.is_empty()));
+            }
+            // A workload that cannot run on this file system keeps its error in the row.
+            _ => {
+                let why = c.reason.clone().unwrap_or_default();
+                assert!(why.contains("run:"), "{}: {why}", c.label);
+                eprintln!("NOTE {}: workload failed there: {why}", c.label);
+            }
+        }
+    }
+}
+
+#[test]
+fn kernel_file_systems_at_two_units_each() {
+    if !can_run("kernel_file_systems_at_two_units_each") {
+        return;
+    }
+    let area = Area::new();
+    let doc = run_ok(
+        &area,
+        &[
+            "--fs",
+            "ext2,ext3,ext4,xfs",
+            "--cluster",
+            "1K,4K",
+            "--image-size",
+            "320M",
+            "--workload",
+            TINY,
+            "--repeat",
+            "1",
+        ],
+    );
+    assert_eq!(doc.configurations.len(), 8);
+    check_units(&doc, &["ext2", "ext3", "ext4", "xfs"]);
+    assert!(doc.configurations.iter().all(|c| c.status == "ok"));
+}
+
+#[test]
+fn fuse_file_systems_at_two_units_each() {
+    if !can_run("fuse_file_systems_at_two_units_each") {
+        return;
+    }
+    let area = Area::new();
+    let doc = run_ok(
+        &area,
+        &[
+            "--fs",
+            "ntfs,exfat,fat32",
+            "--cluster",
+            "1K,4K",
+            "--image-size",
+            "256M",
+            "--workload",
+            TINY,
+            "--repeat",
+            "1",
+        ],
+    );
+    let ran: Vec<&str> = doc
+        .configurations
+        .iter()
+        .filter(|c| c.status != "skipped")
+        .map(|c| c.fs_type.as_str())
+        .collect();
+    for c in doc.configurations.iter().filter(|c| c.status == "skipped") {
+        eprintln!(
+            "SKIPPED {} in fuse_file_systems_at_two_units_each: {:?}",
+            c.label, c.reason
+        );
+    }
+    if ran.is_empty() {
+        return;
+    }
+    let doc = ResultDoc {
+        configurations: doc
+            .configurations
+            .into_iter()
+            .filter(|c| c.status != "skipped")
+            .collect(),
+        ..doc
+    };
+    check_units(&doc, &["ntfs", "exfat", "vfat"]);
+}
+
+#[test]
+fn btrfs_bigalloc_and_tmpfs() {
+    if !can_run("btrfs_bigalloc_and_tmpfs") {
+        return;
+    }
+    let area = Area::new();
+    // btrfs and tmpfs take one unit here (the page size): the default and 4K must agree;
+    // ext4 bigalloc clusters are the second ext4 unit above the block size.
+    let doc = run_ok(
+        &area,
+        &[
+            "--fs",
+            "btrfs,tmpfs",
+            "--cluster",
+            "default,4K",
+            "--image-size",
+            "200M",
+            "--workload",
+            TINY,
+            "--repeat",
+            "2",
+            "--mount-opts",
+            "noatime",
+        ],
+    );
+    check_runs_of_two(&doc);
+    let doc = run_ok(
+        &area_fresh_out(&area),
+        &[
+            "--fs",
+            "ext4",
+            "--cluster",
+            "16K",
+            "--image-size",
+            "256M",
+            "--workload",
+            TINY,
+            "--repeat",
+            "1",
+        ],
+    );
+    assert_eq!(doc.configurations[0].cluster_bytes_actual, Some(16384));
+    assert_eq!(doc.configurations[0].status, "ok");
+}
+
+fn area_fresh_out(a: &Area) -> &Area {
+    let _ = std::fs::remove_dir_all(&a.out);
+    a
+}
+
+fn check_runs_of_two(doc: &ResultDoc) {
+    assert_eq!(doc.configurations.len(), 4);
+    for c in &doc.configurations {
+        assert_eq!(c.status, "ok", "{}: {:?}", c.label, c.reason);
+        assert_eq!(c.cluster_bytes_actual, Some(4096));
+        assert_eq!(c.mount_options, "noatime");
+        // A fresh file system per run: two mkfs (tmpfs: two mounts) per configuration.
+        assert_eq!(c.runs.len(), 2, "{}", c.label);
+        let t = &c.tests[0];
+        assert_eq!(t.runs.iter().map(|r| r.run).collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(t.summary["iops"].n, 2);
+    }
+}
+
+/// Start a long matrix and wait until it has a file system mounted.
+fn start_long(area: &Area) -> (std::process::Child, PathBuf) {
+    let args = area.args(&[
+        "--fs",
+        "ext4",
+        "--image-size",
+        "128M",
+        "--workload",
+        "run:preset=real:duration=20s:ramp=0:size=8M:repeat=1",
+        "--repeat",
+        "3",
+    ]);
+    let child = Command::new(bin())
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    loop {
+        if let Some(w) = area.work_dir() {
+            let canon = std::fs::canonicalize(&w).unwrap_or(w.clone());
+            if iolab::sysinfo::mounts::all_mounts()
+                .iter()
+                .any(|m| m.mount_point.starts_with(&canon))
+            {
+                // Let the workload start writing.
+                std::thread::sleep(Duration::from_millis(800));
+                return (child, canon);
+            }
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "matrix never mounted"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn sigint_tears_everything_down() {
+    if !can_run("sigint_tears_everything_down") {
+        return;
+    }
+    let _g = EXCLUSIVE.read().unwrap();
+    let area = Area::new();
+    let (child, _) = start_long(&area);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    area.assert_clean();
+    let doc = area.result();
+    assert_eq!(doc.status, "interrupted");
+    assert_eq!(doc.configurations[0].status, "failed");
+    assert!(
+        doc.configurations[0]
+            .reason
+            .as_deref()
+            .unwrap_or("")
+            .contains("SIGINT")
+    );
+}
+
+#[test]
+fn sigkill_leftovers_are_cleaned_by_the_next_start() {
+    if !can_run("sigkill_leftovers_are_cleaned_by_the_next_start") {
+        return;
+    }
+    let _g = EXCLUSIVE.write().unwrap();
+    let area = Area::new();
+    let (mut child, work) = start_long(&area);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        iolab::sysinfo::mounts::all_mounts()
+            .iter()
+            .any(|m| m.mount_point.starts_with(&work)),
+        "a killed run leaves its mount (nothing to clean otherwise)"
+    );
+    assert!(work.join("iolab-matrix.state").exists());
+    // Any next start cleans up, even one with bad input.
+    let out = iolab(&["matrix", "--fs", "nosuchfs"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("cleaned up after an interrupted matrix run"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("unmounted") && stderr.contains("detached"),
+        "{stderr}"
+    );
+    area.assert_clean();
+}
+
+#[test]
+fn bad_input_is_refused_before_anything_is_made() {
+    let area = Area::new();
+    let cases: &[(&[&str], &str)] = &[
+        (&["--fs", "ext4,zfs"], "unknown file system 'zfs'"),
+        (&["--fs", "xfs", "--cluster", "512"], "valid: 1KiB"),
+        (&["--fs", "btrfs", "--cluster", "64K"], "valid: 4KiB"),
+        (&["--fs", "ext4", "--cluster", "3000"], "power of two"),
+        (
+            &["--fs", "ext4", "--workload", "nosuch:x=1"],
+            "unknown workload family",
+        ),
+        (
+            &["--fs", "ext4", "--workload", "run:bogus=1"],
+            "workload run",
+        ),
+        (
+            &["--fs", "ext4", "--mount-opts", "no atime"],
+            "without spaces",
+        ),
+        (
+            &["--fs", "ext4", "--full"],
+            "--full is only for --study cluster",
+        ),
+        (&["--fs", "ext4", "--repeat", "0"], "--repeat 0"),
+        (&["--fs", "ext4", "--image-size", "1M"], "at least 16MiB"),
+    ];
+    for (extra, want) in cases {
+        let args = area.args(extra);
+        let out = Command::new(bin()).args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {stderr}");
+        assert!(stderr.contains(want), "{extra:?}: {stderr}");
+        assert!(area.work_dir().is_none(), "{extra:?} created a work dir");
+    }
+    let out = iolab(&[
+        "matrix",
+        "--fs",
+        "ext4",
+        "--image-dir",
+        "/nonexistent-iolab-dir",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let f = area.base.join("precious.txt");
+    let f = f.to_str().unwrap();
+    for (extra, want) in [
+        (
+            vec!["--device", f, "--allow-destroy", f],
+            "not a block device",
+        ),
+        (
+            vec!["--device", "/dev/null", "--allow-destroy", "/dev/null"],
+            "not a block device",
+        ),
+    ] {
+        let mut a = vec!["matrix", "--fs", "ext4"];
+        a.extend(extra);
+        let out = iolab(&a);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(want), "{stderr}");
+    }
+    assert_eq!(
+        std::fs::read(area.base.join("precious.txt")).unwrap(),
+        SENTINEL
+    );
+}
+
+#[test]
+fn a_device_in_use_or_misnamed_is_refused() {
+    if !can_run("a_device_in_use_or_misnamed_is_refused") {
+        return;
+    }
+    // The disk holding / is in use; and a loop device we own needs the same name twice.
+    let root = iolab::sysinfo::mounts::mount_of(Path::new("/")).unwrap();
+    if root.source.starts_with("/dev/") {
+        let out = iolab(&[
+            "matrix",
+            "--fs",
+            "ext4",
+            "--device",
+            &root.source,
+            "--allow-destroy",
+            &root.source,
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("in use"), "{stderr}");
+    }
+    let Some(fs) = iolab::fs::scratch::scratch_or_skip(
+        "a_device_in_use_or_misnamed_is_refused",
+        "ext4",
+        32 << 20,
+        &[],
+        "",
+    ) else {
+        return;
+    };
+    let dev = fs.loop_dev.as_ref().unwrap().device.display().to_string();
+    let out = iolab(&[
+        "matrix",
+        "--fs",
+        "ext4",
+        "--device",
+        &dev,
+        "--allow-destroy",
+        "/dev/loop-other",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not name"));
+    let out = iolab(&[
+        "matrix",
+        "--fs",
+        "ext4",
+        "--device",
+        &dev,
+        "--allow-destroy",
+        &dev,
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("in use") && stderr.contains("mounted"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn mount_options_the_kernel_rejects_are_usage_errors() {
+    if !can_run("mount_options_the_kernel_rejects_are_usage_errors") {
+        return;
+    }
+    let _g = EXCLUSIVE.read().unwrap();
+    let area = Area::new();
+    let args = area.args(&[
+        "--fs",
+        "ext4",
+        "--image-size",
+        "64M",
+        "--mount-opts",
+        "nosuchoption_iolab",
+    ]);
+    let out = Command::new(bin()).args(&args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("nosuchoption_iolab") && stderr.contains("rejected"),
+        "{stderr}"
+    );
+    area.assert_clean();
+}
