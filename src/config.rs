@@ -35,6 +35,11 @@ pub struct RunConfig {
     pub may_write: bool,
     pub output: Option<PathBuf>,
     pub json: bool,
+    /// `--verify`: seal writes, check reads.
+    pub verify: bool,
+    /// Write every block before measuring.
+    pub prefill: bool,
+    pub seed: u64,
 }
 
 fn err(msg: impl Into<String>) -> UsageError {
@@ -142,6 +147,16 @@ impl RunConfig {
             return Err(err("--io-size 0: give a positive size"));
         }
 
+        if a.verify && a.engine == crate::engine::EngineKind::Null {
+            return Err(err(
+                "--verify with --engine null: the null engine moves no data to verify",
+            ));
+        }
+        if !a.prefill && kind == TargetKind::Directory {
+            return Err(err(
+                "--prefill false: iolab's new test file in a directory must be prefilled; give an existing file or device to reuse its data",
+            ));
+        }
         let tests = build_tests(a)?;
         let writes = tests.iter().any(|t| t.writes());
         let max_bs = tests
@@ -158,6 +173,12 @@ impl RunConfig {
             return Err(err(format!(
                 "--allow-destroy {} does not name the target {} exactly",
                 ad.display(),
+                a.target.display()
+            )));
+        }
+        if a.verify && a.prefill && kind == TargetKind::BlockDevice && !allowed {
+            return Err(err(format!(
+                "--verify needs data iolab wrote: pass --allow-destroy {} (prefill), or --prefill false to check data an earlier --verify run wrote",
                 a.target.display()
             )));
         }
@@ -308,6 +329,9 @@ impl RunConfig {
             may_write,
             output: (!a.out.no_save).then(|| a.out.output.clone()),
             json: a.out.json,
+            verify: a.verify,
+            prefill: a.prefill && may_write,
+            seed: a.seed,
         })
     }
 }
@@ -352,7 +376,12 @@ fn build_tests(a: &RunArgs) -> Result<Vec<BlockTestSpec>, UsageError> {
         let bs = a.bs.unwrap_or(if rw.is_random() { 4096 } else { 1 << 20 });
         let qd = a.iodepth.unwrap_or(1);
         let jobs = a.jobs.unwrap_or(1);
-        let name = format!("{} {}", cdm_label(rw, bs, qd, jobs), rw.name());
+        let dir = if rw == Rw::Randrw {
+            format!("mixed {}% read", a.rwmix_read)
+        } else {
+            rw.direction().to_string()
+        };
+        let name = format!("{} {dir}", cdm_label(rw, bs, qd, jobs));
         return Ok(vec![BlockTestSpec::single(name, job(a, rw, bs, qd, jobs))]);
     }
     let preset = a.preset.unwrap_or(Preset::Default);

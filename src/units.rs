@@ -129,7 +129,7 @@ pub fn duration_arg(s: &str) -> Result<Duration, String> {
 /// `4096` -> `4KiB`, `1048576` -> `1MiB`, `1500` -> `1500B` (exact when possible).
 pub fn fmt_size_exact(bytes: u64) -> String {
     for (unit, name) in [(TIB, "TiB"), (GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")] {
-        if bytes >= unit && bytes % unit == 0 {
+        if bytes >= unit && bytes.is_multiple_of(unit) {
             return format!("{}{}", bytes / unit, name);
         }
     }
@@ -150,7 +150,7 @@ pub fn fmt_size_iec(bytes: u64) -> String {
 /// Short block-size label as CrystalDiskMark prints it: 4096 -> `4K`, 1 MiB -> `1M`.
 pub fn fmt_bs_short(bytes: u64) -> String {
     for (unit, name) in [(GIB, "G"), (MIB, "M"), (KIB, "K")] {
-        if bytes >= unit && bytes % unit == 0 {
+        if bytes >= unit && bytes.is_multiple_of(unit) {
             return format!("{}{}", bytes / unit, name);
         }
     }
@@ -184,7 +184,7 @@ pub fn fmt_thousands(v: f64) -> String {
     let s = n.abs().to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

@@ -1,1 +1,2 @@
 //! Analysis on top of measurements: cluster slack and its cost, SSD endurance.
+pub mod endurance;

@@ -4,19 +4,61 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+/// `iolab info [PATH|DEVICE]`: what is under a path, down to the disk, and its health.
 #[derive(Debug, Clone, Args)]
 pub struct InfoArgs {
-    /// A path on the file system to describe, or a block device.
-    #[arg(default_value = ".")]
-    pub path: PathBuf,
+    /// A path on a file system (file or directory), a device node (/dev/sda1) or a kernel
+    /// device name (sda, nvme0n1, loop3).
+    #[arg(default_value = ".", value_name = "PATH|DEVICE")]
+    pub path: String,
 
     /// Print JSON instead of the table.
     #[arg(long)]
     pub json: bool,
+
+    /// Do not run smartctl (SMART is reported as not asked for).
+    #[arg(long)]
+    pub no_smart: bool,
 }
 
+/// `iolab endurance`: SSD lifetime from its rated TBW and a daily write volume.
 #[derive(Debug, Clone, Args)]
 pub struct EnduranceArgs {
+    /// Rated endurance, terabytes written, from the vendor's data sheet (SI units:
+    /// 80TB = 80,000,000,000,000 bytes; 600TB; 150000GB).
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    pub tbw: String,
+
+    /// What the applications write per day (SI units: 20GB, 500MB).
+    #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
+    pub daily: String,
+
+    /// Use the write amplification measured in this iolab result file (device bytes
+    /// written / application bytes written over its write runs).
+    #[arg(long, value_name = "RESULT.json", conflicts_with = "wa")]
+    pub from: Option<PathBuf>,
+
+    /// With --from: only this test of the result file.
+    #[arg(long, value_name = "NAME", requires = "from")]
+    pub test: Option<String>,
+
+    /// Write amplification to assume (e.g. 1.5), instead of a measured one.
+    #[arg(long, value_name = "FACTOR", allow_hyphen_values = true)]
+    pub wa: Option<f64>,
+
+    /// Percentage of the rated endurance already used (0-100).
+    #[arg(
+        long,
+        value_name = "PERCENT",
+        conflicts_with = "device",
+        allow_hyphen_values = true
+    )]
+    pub used: Option<f64>,
+
+    /// Read the percentage used from this device's SMART (a device or a path on it).
+    #[arg(long, value_name = "PATH|DEVICE")]
+    pub device: Option<String>,
+
     /// Print JSON instead of the table.
     #[arg(long)]
     pub json: bool,

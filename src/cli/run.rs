@@ -80,7 +80,8 @@ pub struct RunArgs {
     pub engine: EngineKind,
 
     /// O_DIRECT (bypass the page cache). Falls back to buffered where refused (tmpfs).
-    #[arg(long, value_name = "BOOL", default_value = "true", action = clap::ArgAction::Set)]
+    #[arg(long, value_name = "BOOL", default_value = "true", action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new())]
     pub direct: bool,
 
     /// A single custom test instead of a preset (the other flags below refine it), or,
@@ -111,6 +112,18 @@ pub struct RunArgs {
     /// Data written.
     #[arg(long, value_enum, default_value = "random")]
     pub pattern: PatternArg,
+
+    /// Seal every written 512-byte sector (offset, run id, sequence, xxh3 checksum) and check
+    /// every read: a mismatch fails the run with the offset, what was expected and what was
+    /// read. Costs CPU (see docs/PERFORMANCE.md).
+    #[arg(long)]
+    pub verify: bool,
+
+    /// Write every block before measuring (default). `false` reuses the data already on a
+    /// device or file (e.g. written earlier by `iolab run --verify` with the same --seed).
+    #[arg(long, value_name = "BOOL", default_value = "true", action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub prefill: bool,
 
     /// Keep the test file afterwards (directory targets).
     #[arg(long)]

@@ -1,11 +1,161 @@
-//! `iolab info` and `iolab endurance`.
+//! `iolab info` (what is under a path: mount, device chain, sysfs details, SMART) and
+//! `iolab endurance` (SSD lifetime from TBW, daily writes and measured write amplification).
+//! Validation and gathering here; the tables are in `info/render.rs`.
 
+mod render;
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use crate::analysis::endurance::{EnduranceInput, measured_wa, report};
 use crate::cli::info::{EnduranceArgs, InfoArgs};
+use crate::error::UsageError;
+use crate::model::ResultDoc;
+use crate::sysinfo::{resolve, smart};
 
-pub fn execute(_args: &InfoArgs, _argv: Vec<String>) -> anyhow::Result<i32> {
-    super::not_yet("info")
+pub fn execute(args: &InfoArgs, _argv: Vec<String>) -> Result<i32> {
+    let mut info = resolve::storage_info(&args.path)?;
+    info.smart = if args.no_smart {
+        Vec::new()
+    } else {
+        smart::smart_for_chain(&info.devices)
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&info)?);
+    } else {
+        print!("{}", render::info_table(&info));
+    }
+    Ok(0)
 }
 
-pub fn execute_endurance(_args: &EnduranceArgs, _argv: Vec<String>) -> anyhow::Result<i32> {
-    super::not_yet("endurance")
+/// A size flag in SI units, strictly positive.
+fn positive_size(flag: &str, v: &str) -> Result<u64, UsageError> {
+    let b = crate::units::parse_size(v).map_err(|e| UsageError(format!("{flag} {v}: {e}")))?;
+    if b == 0 {
+        return Err(UsageError(format!(
+            "{flag} {v}: must be more than zero (e.g. {flag} {})",
+            if flag == "--tbw" { "80TB" } else { "20GB" }
+        )));
+    }
+    Ok(b)
+}
+
+/// SMART's percentage used for `--device`: `(percent, source)`, or a note saying why not.
+fn smart_used(device: &str) -> Result<std::result::Result<(f64, String), String>, UsageError> {
+    let info = resolve::storage_info(device)?;
+    if info.devices.is_empty() {
+        return Err(UsageError(format!(
+            "--device {device}: {}",
+            info.no_device_reason
+                .unwrap_or_else(|| "no block device".into())
+        )));
+    }
+    let reports = smart::smart_for_chain(&info.devices);
+    if let Some(s) = reports.iter().find(|s| s.percentage_used.is_some()) {
+        let pct = s.percentage_used.unwrap_or(0) as f64;
+        return Ok(Ok((pct, format!("SMART of {}", s.device))));
+    }
+    let why: Vec<String> = reports
+        .iter()
+        .map(|s| match &s.reason {
+            Some(r) => format!("{}: {r}", s.device),
+            None => format!("{}: SMART reports no percentage used", s.device),
+        })
+        .collect();
+    Ok(Err(format!(
+        "SMART percentage used not available ({}); assuming 0 % used (give --used PERCENT)",
+        why.join("; ")
+    )))
+}
+
+pub fn execute_endurance(args: &EnduranceArgs, _argv: Vec<String>) -> Result<i32> {
+    // Everything is checked before anything is read from a device.
+    let tbw = positive_size("--tbw", &args.tbw)?;
+    let daily = positive_size("--daily", &args.daily)?;
+    if let Some(wa) = args.wa
+        && !(wa.is_finite() && wa > 0.0)
+    {
+        return Err(crate::usage!(
+            "--wa {wa}: write amplification must be a number above 0 (1.0 = none)"
+        ));
+    }
+    if let Some(u) = args.used
+        && !(0.0..=100.0).contains(&u)
+    {
+        return Err(crate::usage!(
+            "--used {u}: must be a percentage from 0 to 100"
+        ));
+    }
+    let mut notes = Vec::new();
+    // The device a --from result ran on, when it ran on this machine: its SMART may tell
+    // how much of the endurance is used.
+    let mut from_device = None;
+    let (wa, wa_source, per_test) = match (&args.from, args.wa) {
+        (Some(path), _) => {
+            let doc = ResultDoc::read(path)?;
+            let here = crate::sysinfo::capture_hostname();
+            if !doc.environment.hostname.is_empty() && doc.environment.hostname == here {
+                from_device = doc.environment.block_device.clone();
+            }
+            let (wa, per_test) = measured_wa(&doc, args.test.as_deref())
+                .ok_or_else(|| no_wa_error(path, args.test.as_deref()))?;
+            (wa, path.display().to_string(), per_test)
+        }
+        (None, Some(wa)) => (wa, "--wa".to_string(), Vec::new()),
+        (None, None) => (1.0, "assumed".to_string(), Vec::new()),
+    };
+    let (used_pct, used_source) = match (&args.used, &args.device) {
+        (Some(u), _) => (*u, "--used".to_string()),
+        (None, Some(dev)) => match smart_used(dev)? {
+            Ok((p, src)) => (p, src),
+            Err(note) => {
+                notes.push(note);
+                (0.0, "none".to_string())
+            }
+        },
+        (None, None) => match from_device.as_deref().map(smart_used) {
+            Some(Ok(Ok((p, src)))) => (p, src),
+            Some(Ok(Err(note))) => {
+                notes.push(note);
+                (0.0, "none".to_string())
+            }
+            _ => (0.0, "none".to_string()),
+        },
+    };
+    if wa_source == "assumed" {
+        notes.push(
+            "write amplification assumed 1.0: measure a workload with iolab and pass --from RESULT.json (journals, small files and copy-on-write raise it)"
+                .into(),
+        );
+    }
+    let input = EnduranceInput {
+        tbw_bytes: tbw,
+        daily_app_bytes: daily,
+        write_amplification: wa,
+        used_pct,
+    };
+    let today = chrono::Local::now().date_naive();
+    let mut rep = report(&input, &wa_source, &used_source, Some(today));
+    rep.per_test = per_test;
+    rep.notes = notes;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&rep)?);
+    } else {
+        print!("{}", render::endurance_table(&rep));
+    }
+    Ok(0)
+}
+
+fn no_wa_error(path: &Path, test: Option<&str>) -> anyhow::Error {
+    match test {
+        Some(t) => crate::usage!(
+            "{}: test \"{t}\" has no measured write amplification (no such test, or it wrote nothing to a block device)",
+            path.display()
+        ),
+        None => crate::usage!(
+            "{}: no run in it measured write amplification (it needs a write test with device counters; tmpfs and network targets have none)",
+            path.display()
+        ),
+    }
 }

@@ -15,6 +15,7 @@ use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
 
 pub fn execute(args: &RunArgs, argv: Vec<String>) -> Result<i32> {
     let cfg = RunConfig::from_args(args)?;
+    let _lock = crate::runner::lock::TargetLock::acquire(&cfg.target)?;
     let ctx = RunContext::new(ProgressMode::detect(false));
     ctx.stop
         .install()
@@ -71,6 +72,9 @@ pub fn run_with(
         kind => TestTarget::open_existing(&cfg.target, kind, Some(cfg.size))
             .with_context(|| format!("cannot open {}", cfg.target.display()))?,
     };
+    if cfg.verify {
+        target.verify = Some(crate::engine::verify::Verifier::from_seed(cfg.seed));
+    }
     let direct_requested = cfg.tests.iter().any(|t| t.groups.iter().any(|g| g.direct));
     if let Some(w) = target.direct_warning(direct_requested) {
         doc.warn(w);
@@ -89,9 +93,14 @@ pub fn run_with(
         });
     }
     let device = doc.environment.block_device.clone();
+    if device.is_none()
+        && let Some(w) = crate::sysinfo::resolve::no_device_warning(&cfg.target)
+    {
+        doc.warn(w);
+    }
 
     // Prefill: every block written once, so reads never measure holes.
-    if cfg.may_write {
+    if cfg.prefill {
         let p = Progress::start(ctx.progress, "prefill");
         let mut cb = |f: f64| p.set(f, "writing every block once");
         target.prefill(ctx.seed, &mut cb, &ctx.stop).map_err(|e| {
@@ -108,7 +117,7 @@ pub fn run_with(
     } else if cfg.tests.iter().any(|t| t.reads()) {
         doc.warn(Warning {
             code: "not-prefilled".into(),
-            message: "the device was not prefilled (read-only test without --allow-destroy): never-written or trimmed areas may read back without touching the media".into(),
+            message: "the target was not prefilled (a device without --allow-destroy, or --prefill false): never-written or trimmed areas may read back without touching the media".into(),
             test: None,
         });
     }
@@ -128,6 +137,9 @@ pub fn run_with(
             headline: Some(cfg.headline.into()),
             ..Default::default()
         };
+        if cfg.verify {
+            test.params.insert("verify".into(), "true".into());
+        }
         if spec.groups.len() > 1 {
             test.groups = spec
                 .groups
@@ -160,9 +172,14 @@ pub fn run_with(
                     let rate = (b - last_bytes) as f64 / (now - last_t).as_secs_f64().max(1e-3);
                     last_bytes = b;
                     last_t = now;
-                    let frac = match total {
-                        Some(t) => t0.elapsed().as_secs_f64() / t,
-                        None => 0.0,
+                    let frac = match (total, spec.groups[0].io_size) {
+                        (Some(t), _) => t0.elapsed().as_secs_f64() / t,
+                        (None, Some(per_job)) => {
+                            let all: u64 =
+                                spec.groups.iter().map(|g| per_job * g.jobs as u64).sum();
+                            b as f64 / all.max(1) as f64
+                        }
+                        (None, None) => 0.0,
                     };
                     p.set(frac, &format!("{} MB/s", crate::units::fmt_mb_per_s(rate)));
                 }
@@ -174,8 +191,14 @@ pub fn run_with(
                     if let Some(ph) = &phase
                         && let Some(dc) = ph.finish()
                     {
-                        let app_written: u64 = if spec.writes() { o.total.bytes } else { 0 };
-                        o.total.write_amplification = write_amplification(&dc, app_written);
+                        o.total.write_amplification = write_amplification(&dc, o.all_write_bytes);
+                        if let Some(mut w) = crate::sysinfo::diskstats::cache_absorbed_warning(
+                            &dc,
+                            o.all_write_bytes,
+                        ) {
+                            w.test = Some(spec.name.clone());
+                            doc.warn(w);
+                        }
                         o.total.device = Some(dc);
                     }
                     let cpu_pct = o

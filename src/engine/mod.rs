@@ -8,6 +8,7 @@ pub mod buffer;
 pub mod null;
 pub mod sync;
 pub mod uring;
+pub mod verify;
 
 use std::fs::File;
 use std::io;

@@ -56,9 +56,21 @@ impl UringEngine {
         let depth = depth.clamp(1, 4096);
         probe().map_err(io::Error::other)?;
         let entries = (depth as u32).next_power_of_two().max(2);
-        let ring = IoUring::builder()
+        // One job thread creates, submits and reaps: tell the kernel (single issuer, task work
+        // run only when we enter the kernel to wait) so completions cost no IPIs. Kernels
+        // before 6.1 refuse these flags: fall back to a plain ring.
+        let ring = match IoUring::builder()
             .setup_cqsize(entries * 2)
-            .build(entries)?;
+            .setup_coop_taskrun()
+            .setup_single_issuer()
+            .setup_defer_taskrun()
+            .build(entries)
+        {
+            Ok(r) => r,
+            Err(_) => IoUring::builder()
+                .setup_cqsize(entries * 2)
+                .build(entries)?,
+        };
         let mut bufs: Vec<AlignedBuf> = (0..depth).map(|_| AlignedBuf::new(buf_len)).collect();
         let mut notes = Vec::new();
         let iovecs: Vec<libc::iovec> = bufs

@@ -1,4 +1,5 @@
-//! What the block device saw: `/proc/diskstats` deltas over a phase.
+//! What the block device saw (`/proc/diskstats` deltas over a phase), and what `iolab info`
+//! reports about the storage under a path: the device chain, sysfs details and SMART.
 
 use serde::{Deserialize, Serialize};
 
@@ -19,4 +20,201 @@ pub struct DeviceCounters {
     pub busy_ms: u64,
     /// Wall time of the phase the deltas cover.
     pub elapsed_ms: u64,
+    /// For a loop device: the same deltas on the device holding its backing file (that
+    /// device is usually shared, so other activity on the machine counts there too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backing: Option<Box<DeviceCounters>>,
+}
+
+/// `iolab info --json`: the storage under one path or device.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct StorageInfo {
+    /// What the user asked about, as given.
+    pub query: String,
+    /// The canonical path (a file, a directory or a device node).
+    pub path: String,
+    /// The mount holding the path (absent for a device node that is not mounted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mount: Option<MountView>,
+    /// `block` (a file system on a block device), `memory` (tmpfs, ramfs), `pseudo` (proc,
+    /// sysfs, ...), `network` (nfs, cifs, ...), `fuse` (no block device), `overlay`, `device`
+    /// (a block device node was asked).
+    pub kind: String,
+    /// Why there is no block device and so no device counters, when there is none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_device_reason: Option<String>,
+    /// The device chain, top first: the device holding the path, then what it sits on
+    /// (partition -> disk, loop -> the device of its backing file, dm/md -> slaves).
+    pub devices: Vec<BlockDeviceInfo>,
+    /// SMART of the physical devices at the bottom of the chain (or why there is none).
+    pub smart: Vec<SmartInfo>,
+}
+
+/// A mount as `/proc/self/mountinfo` shows it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct MountView {
+    pub mount_point: String,
+    pub fs_type: String,
+    pub source: String,
+    pub options: String,
+}
+
+/// One block device of the chain, from sysfs.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct BlockDeviceInfo {
+    /// Kernel name (`sda1`, `loop3`, `nvme0n1`, `dm-0`).
+    pub name: String,
+    /// `/dev/NAME`.
+    pub dev_path: String,
+    /// `major:minor`.
+    pub maj_min: String,
+    /// `disk`, `partition`, `loop`, `dm`, `md`, `zram`, `ram`.
+    pub kind: String,
+    /// How it relates to the entry named in `under`: `holds-path` (top, for a path),
+    /// `asked` (top, when a device was asked), `partition-of`
+    /// (the disk of a partition), `backs-loop` (holds a loop's backing file), `slave-of`
+    /// (a dm/md member).
+    pub relation: String,
+    /// The device above this one in the chain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub under: Option<String>,
+    pub size_bytes: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition_number: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition_start_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vendor: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serial: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub firmware: Option<String>,
+    /// `nvme`, `sata`, `usb`, `scsi`, `virtio`, `mmc`, `loop`, ... (from the sysfs path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rotational: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub removable: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logical_block_size: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub physical_block_size: Option<u32>,
+    /// Request queue depth of the block layer (`queue/nr_requests`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nr_requests: Option<u32>,
+    /// The active I/O scheduler (`none`, `mq-deadline`, `bfq`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<String>,
+    /// Largest discard (TRIM) request; 0 = no discard support.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discard_max_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discard_granularity: Option<u64>,
+    /// `write back` (volatile cache, flushes needed) or `write through`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_cache: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fua: Option<bool>,
+    /// Negotiated link: `SATA 6.0 Gbps`, `PCIe 8.0 GT/s PCIe x4`, `USB 5000 Mbps`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_speed: Option<String>,
+    /// For a loop device: the file behind it, and whether the loop uses direct I/O on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loop_backing_file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loop_direct_io: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loop_offset_bytes: Option<u64>,
+    /// Device-mapper name (`dm/name`) or md RAID level (`md/level`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dm_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub md_level: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slaves: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub holders: Vec<String>,
+    /// `/proc/diskstats` totals since boot: what every phase's counters are deltas of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_since_boot_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written_since_boot_bytes: Option<u64>,
+}
+
+/// SMART / health of one physical device through `smartctl --json`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct SmartInfo {
+    /// Kernel name of the device asked.
+    pub device: String,
+    pub available: bool,
+    /// Why SMART is not available (not installed, not root, loop device, no SMART, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serial: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub firmware: Option<String>,
+    /// SMART overall self-assessment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health_passed: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature_c: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_on_hours: Option<u64>,
+    /// Percentage of the rated endurance used (NVMe `percentage_used`, ATA "Percentage Used
+    /// Endurance Indicator"); may exceed 100.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percentage_used: Option<u64>,
+    /// Bytes written by the host over the device's life (NVMe data units x 512,000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_written_bytes: Option<u64>,
+    /// NVMe media and data integrity errors, or ATA reported uncorrectable errors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media_errors: Option<u64>,
+    /// ATA reallocated sectors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reallocated_sectors: Option<u64>,
+    /// Interface speed as smartctl reports it (`6.0 Gb/s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface_speed: Option<String>,
+}
+
+/// `iolab endurance --json`: the lifetime of an SSD at a daily write volume.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct EnduranceReport {
+    /// Rated endurance (terabytes written), bytes.
+    pub tbw_bytes: u64,
+    /// What the application writes per day, bytes.
+    pub daily_app_bytes: u64,
+    /// Write amplification applied (1 unless measured or given).
+    pub write_amplification: f64,
+    /// Where the write amplification came from: `assumed`, `--wa`, or the result file.
+    pub write_amplification_source: String,
+    /// What the device writes per day: daily x write amplification.
+    pub daily_device_bytes: f64,
+    /// Percentage of the rated endurance already used, and where that came from.
+    pub used_pct: f64,
+    pub used_source: String,
+    /// Rated endurance not used yet.
+    pub remaining_bytes: f64,
+    pub days: f64,
+    /// Days / 365.25.
+    pub years: f64,
+    /// The day the rated TBW is reached (today + days), `YYYY-MM-DD`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_date: Option<String>,
+    /// The answer in one sentence.
+    pub sentence: String,
+    /// Per-test write amplification from `--from` (test name, WA).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_test: Vec<(String, f64)>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }

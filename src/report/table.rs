@@ -26,6 +26,38 @@ fn lat_median(t: &TestResult, f: fn(&crate::model::LatencyStats) -> f64) -> Opti
     (!v.is_empty()).then(|| median(&v))
 }
 
+/// The device's view of a test: what `/proc/diskstats` saw per second in the test's
+/// direction, and the write amplification of write tests (medians over runs).
+fn device_view(t: &TestResult) -> (String, String) {
+    let write = t.direction.as_deref() == Some("write");
+    let rates: Vec<f64> = t
+        .runs
+        .iter()
+        .filter_map(|r| {
+            let d = r.device.as_ref()?;
+            let bytes = if write { d.write_bytes } else { d.read_bytes };
+            Some(bytes as f64 / (d.elapsed_ms as f64 / 1e3).max(1e-9))
+        })
+        .collect();
+    let was: Vec<f64> = t
+        .runs
+        .iter()
+        .filter_map(|r| r.write_amplification)
+        .collect();
+    (
+        if rates.is_empty() {
+            "-".into()
+        } else {
+            fmt_mb_per_s(median(&rates))
+        },
+        if was.is_empty() {
+            "-".into()
+        } else {
+            format!("{:.2}", median(&was))
+        },
+    )
+}
+
 /// Render block tests as a table per direction, with warnings underneath.
 pub fn render_block_table(doc: &ResultDoc) -> String {
     let mut out = String::new();
@@ -54,7 +86,7 @@ pub fn render_block_table(doc: &ResultDoc) -> String {
         .load_style(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Disabled)
         .set_header(vec![
-            "Test", "MB/s", "IOPS", "avg lat", "p99", "p99.9", "± IOPS", "runs",
+            "Test", "MB/s", "IOPS", "avg lat", "p99", "p99.9", "± IOPS", "runs", "dev MB/s", "WA",
         ]);
     for dir in ["read", "write", "mixed"] {
         for t in doc
@@ -100,10 +132,13 @@ pub fn render_block_table(doc: &ResultDoc) -> String {
             if t.error.is_some() {
                 row[7] = Cell::new(format!("{} (failed)", t.runs.len()));
             }
+            let (dev_rate, wa) = device_view(t);
+            row.push(Cell::new(dev_rate));
+            row.push(Cell::new(wa));
             table.add_row(row);
         }
     }
-    for i in 1..8 {
+    for i in 1..10 {
         if let Some(c) = table.column_mut(i) {
             c.set_cell_alignment(CellAlignment::Right);
         }
@@ -115,7 +150,7 @@ pub fn render_block_table(doc: &ResultDoc) -> String {
         .iter()
         .any(|t| t.headline.as_deref() == Some("max"));
     out.push_str(&format!(
-        "MB/s = 10^6 bytes/s. {} Latency: completion latency (submit to completion), median over runs. ± = run-to-run coefficient of variation of IOPS.\n",
+        "MB/s = 10^6 bytes/s. {} Latency: completion latency (submit to completion), median over runs. ± = run-to-run coefficient of variation of IOPS. dev MB/s: what the block device saw (/proc/diskstats, including the final fsync for writes); WA = device bytes written / bytes iolab wrote.\n",
         if peak {
             "Peak preset: MB/s and IOPS are the BEST run (as CrystalDiskMark reports), not the median."
         } else {

@@ -36,6 +36,8 @@ pub struct BlockRunOutput {
     pub warnings: Vec<Warning>,
     /// The engine that really ran each group (after fallback).
     pub engines: Vec<String>,
+    /// Bytes written over the whole run, ramp included (for write amplification).
+    pub all_write_bytes: u64,
 }
 
 /// Live counters for progress display.
@@ -177,6 +179,7 @@ pub fn run_block_test(
         per_group,
         warnings,
         engines,
+        all_write_bytes: total.all_write_bytes,
     })
 }
 
@@ -263,7 +266,7 @@ fn run_job(
     let (rstart, rlen) = job_region(job, target, j);
     // Data for (seq, offset) depends only on the job's sequence, not on the slot or engine.
     let mut offsets = OffsetGen::new(job.rw.is_random(), rstart, rlen, job.bs, seed);
-    let mut mix_state = splitmix(seed ^ 0x4D49_58);
+    let mut mix_state = splitmix(seed ^ 0x004D_4958);
 
     let total_ns = job.duration.map(|d| (job.ramp + d).as_nanos() as u64);
     let ramp_ns = job.ramp.as_nanos() as u64;
@@ -294,6 +297,7 @@ fn run_job(
     let mut t;
     let mut finishing = false;
     let mut error: Option<anyhow::Error> = None;
+    let mut live_pending = 0u64;
 
     loop {
         // Issue until the queue is full.
@@ -318,7 +322,11 @@ fn run_job(
                     }
                 };
                 if op == Op::Write {
-                    datagen.stamp(&mut engine.buffer_mut(slot)[..bs], seq, off);
+                    let buf = &mut engine.buffer_mut(slot)[..bs];
+                    datagen.stamp(buf, seq, off);
+                    if let Some(v) = &target.verify {
+                        v.seal(buf, off, seq);
+                    }
                 }
                 seq += 1;
                 slot_op[slot] = op;
@@ -404,16 +412,28 @@ fn run_job(
                 error.get_or_insert_with(|| anyhow!(msg));
                 continue;
             }
+            if slot_op[c.slot] == Op::Write {
+                rec.all_write_bytes += job.bs;
+            } else if let Some(v) = &target.verify
+                && let Err(e) = v.check(&engine.buffer_mut(c.slot)[..bs], slot_off[c.slot])
+            {
+                error.get_or_insert_with(|| anyhow!("{e} on {}", target.path.display()));
+                continue;
+            }
             if measuring {
                 let lat = t.saturating_sub(slot_start[c.slot]).max(1);
                 let interval = ((t - measure_start_ns) / (INTERVAL_MS * 1_000_000)) as usize;
                 rec.record(lat, job.bs, slot_op[c.slot] == Op::Write, interval);
             }
         }
-        if let Some(l) = live {
-            l.ios.fetch_add(done.len() as u64, Ordering::Relaxed);
-            l.bytes
-                .fetch_add(done.len() as u64 * job.bs, Ordering::Relaxed);
+        // Live progress counters are shared with the display thread: touch them rarely.
+        live_pending += done.len() as u64;
+        if live_pending >= 256 || inflight == 0 {
+            if let Some(l) = live {
+                l.ios.fetch_add(live_pending, Ordering::Relaxed);
+                l.bytes.fetch_add(live_pending * job.bs, Ordering::Relaxed);
+            }
+            live_pending = 0;
         }
         if error.is_some() {
             finishing = true;

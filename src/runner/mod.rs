@@ -3,6 +3,7 @@
 
 pub mod block;
 pub mod cpu;
+pub mod lock;
 pub mod progress;
 pub mod recorder;
 pub mod repeat;

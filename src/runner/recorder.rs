@@ -24,6 +24,9 @@ pub struct JobRecorder {
     /// Job threads' CPU use in percent of their wall time (max over merged jobs).
     pub max_thread_cpu_pct: f64,
     pub fsync_ns: Option<u64>,
+    /// Bytes written including the ramp (kept across `reset`): the application's side of
+    /// write amplification, whose device side covers the whole run.
+    pub all_write_bytes: u64,
 }
 
 impl JobRecorder {
@@ -55,9 +58,12 @@ impl JobRecorder {
         b.lat_sum_ns += lat_ns as u128;
     }
 
+    /// Forget the ramp's measurements (keeps `all_write_bytes`).
     pub fn reset(&mut self) {
         let cap = self.intervals.capacity();
+        let all = self.all_write_bytes;
         *self = JobRecorder::with_intervals(cap);
+        self.all_write_bytes = all;
     }
 
     pub fn interval_points(&self, interval_ms: u64) -> Vec<IntervalPoint> {
@@ -99,6 +105,7 @@ impl std::ops::AddAssign<&JobRecorder> for JobRecorder {
             a.bytes += b.bytes;
             a.lat_sum_ns += b.lat_sum_ns;
         }
+        self.all_write_bytes += o.all_write_bytes;
         self.max_thread_cpu_pct = self.max_thread_cpu_pct.max(o.max_thread_cpu_pct);
         self.fsync_ns = match (self.fsync_ns, o.fsync_ns) {
             (Some(a), Some(b)) => Some(a.max(b)),

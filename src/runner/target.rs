@@ -54,6 +54,8 @@ pub struct TestTarget {
     pub logical_block_size: u32,
     /// The data currently in every block was written by iolab (no holes to read).
     pub prefilled: bool,
+    /// `--verify`: sectors written to this target are sealed and reads are checked.
+    pub verify: Option<crate::engine::verify::Verifier>,
     created: bool,
     keep: bool,
 }
@@ -81,6 +83,7 @@ impl TestTarget {
             direct_ok: false,
             logical_block_size: 512,
             prefilled: false,
+            verify: None,
             created: true,
             keep,
         };
@@ -127,6 +130,7 @@ impl TestTarget {
             direct_ok: direct_supported(path),
             logical_block_size: crate::sysinfo::logical_block_size_of(path).unwrap_or(512),
             prefilled: false,
+            verify: None,
             created: false,
             keep: true,
         })
@@ -169,6 +173,9 @@ impl TestTarget {
             // The tail may not be aligned for O_DIRECT; sizes are rounded to blocks by the
             // caller so this only matters for odd user files.
             datagen.stamp(&mut buf.as_mut_slice()[..len], seq, off);
+            if let Some(v) = &self.verify {
+                v.seal(&mut buf.as_mut_slice()[..len], off, seq);
+            }
             write_all_at(&file, &buf.as_slice()[..len], off)?;
             off += len as u64;
             seq += 1;

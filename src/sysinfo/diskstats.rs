@@ -1,8 +1,15 @@
 //! Device counters from `/proc/diskstats`, read before and after every phase so results
 //! show what really reached the device.
+//!
+//! Every workload does, per phase:
+//! `let ph = PhaseCounters::for_path(dir);` ... `run.device = ph.as_ref().and_then(|p| p.finish());`
+//! then `run.write_amplification = write_amplification(&dc, app_written)` and
+//! `cache_absorbed_warning(&dc, app_written)` for write phases.
 
+use std::path::Path;
 use std::time::Instant;
 
+use crate::model::Warning;
 use crate::model::device::DeviceCounters;
 
 /// One line of /proc/diskstats (fields as documented in Documentation/admin-guide/iostats.rst).
@@ -51,18 +58,50 @@ pub fn read(name: &str) -> Option<DiskStat> {
 pub struct PhaseCounters {
     before: DiskStat,
     started: Instant,
+    /// For a loop device: the device holding its backing file, watched too.
+    backing: Option<Box<PhaseCounters>>,
 }
 
+/// Loop devices over files on loop devices: follow at most this many levels.
+const MAX_BACKING_DEPTH: usize = 4;
+
 impl PhaseCounters {
-    /// `None` when the target has no block device (tmpfs, network).
+    /// Start watching device `device` (kernel name). `None` when the target has no block
+    /// device (tmpfs, network) or the device is not in `/proc/diskstats`.
     pub fn start(device: Option<&str>) -> Option<PhaseCounters> {
-        let before = read(device?)?;
+        Self::start_depth(device?, 0)
+    }
+
+    /// Start watching the block device under `path` (a file, a directory or a device node;
+    /// for an overlay, the device of its upper layer). `None` when there is none:
+    /// `crate::sysinfo::resolve::no_device_warning(path)` says why.
+    pub fn for_path(path: &Path) -> Option<PhaseCounters> {
+        let (name, _) = super::resolve::device_of_path(path)?;
+        Self::start(Some(&name))
+    }
+
+    fn start_depth(device: &str, depth: usize) -> Option<PhaseCounters> {
+        let backing = if depth < MAX_BACKING_DEPTH {
+            super::resolve::loop_backing_device(device)
+                .and_then(|b| Self::start_depth(&b, depth + 1))
+                .map(Box::new)
+        } else {
+            None
+        };
+        let before = read(device)?;
         Some(PhaseCounters {
             before,
             started: Instant::now(),
+            backing,
         })
     }
 
+    /// Kernel name of the device being watched.
+    pub fn device(&self) -> &str {
+        &self.before.name
+    }
+
+    /// The deltas since `start` (the phase may go on; `finish` can be called again).
     pub fn finish(&self) -> Option<DeviceCounters> {
         let after = read(&self.before.name)?;
         let b = &self.before;
@@ -78,6 +117,7 @@ impl PhaseCounters {
             flush_ios: after.flush_ios.saturating_sub(b.flush_ios),
             busy_ms: after.io_ticks_ms.saturating_sub(b.io_ticks_ms),
             elapsed_ms: self.started.elapsed().as_millis() as u64,
+            backing: self.backing.as_ref().and_then(|p| p.finish()).map(Box::new),
         })
     }
 }
@@ -85,6 +125,59 @@ impl PhaseCounters {
 /// Device-written bytes / application-written bytes.
 pub fn write_amplification(device: &DeviceCounters, app_written_bytes: u64) -> Option<f64> {
     (app_written_bytes > 0).then(|| device.write_bytes as f64 / app_written_bytes as f64)
+}
+
+/// Below this the page cache, the journal's commit interval and metadata make the device's
+/// view too coarse to judge.
+const CACHE_CHECK_MIN_BYTES: u64 = 1 << 20;
+
+/// The device saw less than this fraction of what the application wrote.
+const CACHE_ABSORBED_RATIO: f64 = 0.5;
+
+/// A warning when a write phase wrote far fewer bytes to the device than the application
+/// did: the page cache (or a RAM-backed layer) absorbed the writes, so the speed measured is
+/// memory's, not the device's. The caller sets `test`.
+pub fn cache_absorbed_warning(device: &DeviceCounters, app_written_bytes: u64) -> Option<Warning> {
+    if app_written_bytes < CACHE_CHECK_MIN_BYTES {
+        return None;
+    }
+    let ratio = device.write_bytes as f64 / app_written_bytes as f64;
+    if ratio >= CACHE_ABSORBED_RATIO {
+        return None;
+    }
+    Some(Warning {
+        code: "cache-absorbed".into(),
+        message: format!(
+            "the application wrote {} but {} saw only {} written ({:.0} %): the page cache absorbed the writes (or compression/deduplication below shrank them) and the figure measures memory, not the device; use direct I/O, fsync, or a size above 2x RAM",
+            crate::units::fmt_size_iec(app_written_bytes),
+            device.device,
+            crate::units::fmt_size_iec(device.write_bytes),
+            ratio * 100.0
+        ),
+        test: None,
+    })
+}
+
+/// The device's view of a phase in one line, for tables: `loop3: wrote 32.0 MiB in 32
+/// I/Os, read 0 B, busy 95 %, WA 1.00`.
+pub fn device_view(device: &DeviceCounters, wa: Option<f64>) -> String {
+    use crate::units::{fmt_size_iec, fmt_thousands};
+    let mut s = format!(
+        "{}: wrote {} in {} I/Os, read {} in {} I/Os",
+        device.device,
+        fmt_size_iec(device.write_bytes),
+        fmt_thousands(device.write_ios as f64),
+        fmt_size_iec(device.read_bytes),
+        fmt_thousands(device.read_ios as f64)
+    );
+    if device.elapsed_ms > 0 {
+        let busy = 100.0 * device.busy_ms as f64 / device.elapsed_ms as f64;
+        s.push_str(&format!(", busy {:.0} %", busy.min(100.0)));
+    }
+    if let Some(wa) = wa {
+        s.push_str(&format!(", WA {wa:.2}"));
+    }
+    s
 }
 
 #[cfg(test)]
@@ -102,5 +195,51 @@ mod tests {
         assert_eq!(d.write_sectors, 2400);
         assert_eq!(d.io_ticks_ms, 40);
         assert_eq!(d.flush_ios, 5);
+    }
+
+    fn counters(write_bytes: u64) -> DeviceCounters {
+        DeviceCounters {
+            device: "loop9".into(),
+            write_bytes,
+            write_ios: 3,
+            elapsed_ms: 1000,
+            busy_ms: 500,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn write_amplification_is_device_over_app() {
+        assert_eq!(write_amplification(&counters(300), 100), Some(3.0));
+        assert_eq!(write_amplification(&counters(300), 0), None);
+    }
+
+    #[test]
+    fn cache_absorbed_only_when_device_saw_little() {
+        let app = 64 << 20;
+        let w = cache_absorbed_warning(&counters(1 << 20), app).unwrap();
+        assert_eq!(w.code, "cache-absorbed");
+        assert!(w.message.contains("64.0 MiB"), "{}", w.message);
+        assert!(w.message.contains("loop9"), "{}", w.message);
+        assert!(cache_absorbed_warning(&counters(app), app).is_none());
+        assert!(cache_absorbed_warning(&counters(app / 2), app).is_none());
+        // Too small to judge.
+        assert!(cache_absorbed_warning(&counters(0), 4096).is_none());
+    }
+
+    #[test]
+    fn device_view_line() {
+        let v = device_view(&counters(2 << 20), Some(1.0));
+        assert_eq!(
+            v,
+            "loop9: wrote 2.0 MiB in 3 I/Os, read 0 B in 0 I/Os, busy 50 %, WA 1.00"
+        );
+    }
+
+    #[test]
+    fn a_missing_device_has_no_counters() {
+        assert!(PhaseCounters::start(Some("no-such-device-iolab")).is_none());
+        assert!(PhaseCounters::start(None).is_none());
+        assert!(PhaseCounters::for_path(Path::new("/proc/self")).is_none());
     }
 }

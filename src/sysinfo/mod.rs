@@ -1,8 +1,12 @@
 //! Environment capture: CPU, kernel, memory, the mount and block device under a path, and
-//! device counters from `/proc/diskstats`.
+//! device counters from `/proc/diskstats`. `resolve` follows a path down the device chain,
+//! `blockdev` reads one device's sysfs details, `smart` asks smartctl.
 
+pub mod blockdev;
 pub mod diskstats;
 pub mod mounts;
+pub mod resolve;
+pub mod smart;
 
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -120,6 +124,11 @@ fn uname() -> (String, String) {
     (s(&u.nodename), s(&u.release))
 }
 
+/// This machine's host name (as `Environment.hostname` records it).
+pub fn capture_hostname() -> String {
+    uname().0
+}
+
 /// Everything `Environment` holds, for a target path.
 pub fn capture_environment(target: &Path) -> Environment {
     let (hostname, kernel) = uname();
@@ -138,12 +147,24 @@ pub fn capture_environment(target: &Path) -> Environment {
             .to_string(),
         ..Default::default()
     };
-    if let Some(m) = mounts::mount_of(target) {
+    // A device node's own mount is where it is mounted (if anywhere), not the devtmpfs
+    // that holds the node.
+    let is_device = std::fs::metadata(target)
+        .map(|m| m.file_type().is_block_device())
+        .unwrap_or(false);
+    let mount = if is_device {
+        block_device_of(target)
+            .and_then(|(_, sys)| read_trim(&sys.join("dev")))
+            .and_then(|mm| mounts::mounts_of_device(&mm).into_iter().next())
+    } else {
+        mounts::mount_of(target)
+    };
+    if let Some(m) = mount {
         env.fs_type = m.fs_type;
         env.mount_point = m.mount_point.display().to_string();
         env.mount_options = m.options;
     }
-    if let Some((name, sys)) = block_device_of(target) {
+    if let Some((name, sys)) = resolve::device_of_path(target) {
         let q = queue_dir(&sys);
         env.logical_block_size =
             read_trim(&q.join("queue/logical_block_size")).and_then(|v| v.parse().ok());

@@ -21,20 +21,31 @@ fn unescape(s: &str) -> String {
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'\\' && i + 4 <= b.len() {
-            if let Some(v) = std::str::from_utf8(&b[i + 1..i + 4])
+        if b[i] == b'\\'
+            && i + 4 <= b.len()
+            && let Some(v) = std::str::from_utf8(&b[i + 1..i + 4])
                 .ok()
                 .and_then(|d| u8::from_str_radix(d, 8).ok())
-            {
-                out.push(v);
-                i += 4;
-                continue;
-            }
+        {
+            out.push(v);
+            i += 4;
+            continue;
         }
         out.push(b[i]);
         i += 1;
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Per-mount then super-block options, each once (`rw` is in both).
+fn join_options(per_mount: &str, super_block: &str) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    for o in per_mount.split(',').chain(super_block.split(',')) {
+        if !o.is_empty() && !seen.contains(&o) {
+            seen.push(o);
+        }
+    }
+    seen.join(",")
 }
 
 /// Parse the whole mount table.
@@ -58,7 +69,7 @@ pub fn parse_line(line: &str) -> Option<MountInfo> {
         mount_point: PathBuf::from(unescape(l[4])),
         fs_type: r[0].to_string(),
         source: unescape(r[1]),
-        options: format!("{},{}", l[5], r[2]),
+        options: join_options(l[5], r[2]),
     })
 }
 
@@ -104,6 +115,7 @@ mod tests {
         assert_eq!(m.source, "/dev/sda1");
         assert_eq!(m.dev, "98:0");
         assert!(m.options.contains("noatime"));
+        assert_eq!(m.options, "rw,noatime,errors=continue");
     }
 
     #[test]

@@ -1,0 +1,271 @@
+//! SSD endurance: how long a drive rated for N terabytes written (TBW) lasts at a daily write
+//! volume, with the write amplification a workload was measured to cause (seed 003's table:
+//! 80,000 GB at 20 GB/day = 4,000 days = 10.95 years).
+
+use crate::model::ResultDoc;
+use crate::model::device::EnduranceReport;
+
+/// Days in a year for lifetimes (the seed's table uses 365.25: 4,000 days = 10.95 years).
+pub const DAYS_PER_YEAR: f64 = 365.25;
+
+/// What goes into the lifetime.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnduranceInput {
+    pub tbw_bytes: u64,
+    pub daily_app_bytes: u64,
+    pub write_amplification: f64,
+    /// 0..=100 (SMART may report more than 100 for a worn-out drive: then nothing remains).
+    pub used_pct: f64,
+}
+
+/// Days and years until the rated TBW is reached.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Lifetime {
+    pub daily_device_bytes: f64,
+    pub remaining_bytes: f64,
+    pub days: f64,
+    pub years: f64,
+}
+
+pub fn lifetime(i: &EnduranceInput) -> Lifetime {
+    let daily_device_bytes = i.daily_app_bytes as f64 * i.write_amplification;
+    let remaining_bytes = i.tbw_bytes as f64 * (1.0 - i.used_pct.clamp(0.0, 100.0) / 100.0);
+    let days = if daily_device_bytes > 0.0 {
+        remaining_bytes / daily_device_bytes
+    } else {
+        f64::INFINITY
+    };
+    Lifetime {
+        daily_device_bytes,
+        remaining_bytes,
+        days,
+        years: days / DAYS_PER_YEAR,
+    }
+}
+
+/// Write amplification measured in a result file: device-written bytes over app-written
+/// bytes, summed over every run that has both (so big phases weigh more than small ones).
+/// Also per test. `None` when no run of the file measured it.
+pub fn measured_wa(doc: &ResultDoc, test: Option<&str>) -> Option<(f64, Vec<(String, f64)>)> {
+    let (mut dev_total, mut app_total) = (0.0, 0.0);
+    let mut per_test = Vec::new();
+    for t in doc
+        .tests
+        .iter()
+        .filter(|t| test.is_none_or(|n| t.name == n))
+    {
+        let (mut dev, mut app) = (0.0, 0.0);
+        for r in &t.runs {
+            if let (Some(wa), Some(dc)) = (r.write_amplification, &r.device)
+                && wa > 0.0
+            {
+                dev += dc.write_bytes as f64;
+                app += dc.write_bytes as f64 / wa;
+            }
+        }
+        if app > 0.0 {
+            let label = match &t.config {
+                Some(c) => format!("{} [{c}]", t.name),
+                None => t.name.clone(),
+            };
+            per_test.push((label, dev / app));
+            dev_total += dev;
+            app_total += app;
+        }
+    }
+    (app_total > 0.0).then(|| (dev_total / app_total, per_test))
+}
+
+/// SI size for sentences, as drives are rated: `80 TB`, `31 GB`, `2.5 GB`, `750 MB`.
+pub fn fmt_si(bytes: f64) -> String {
+    for (unit, name) in [
+        (1e15, "PB"),
+        (1e12, "TB"),
+        (1e9, "GB"),
+        (1e6, "MB"),
+        (1e3, "kB"),
+    ] {
+        if bytes >= unit {
+            return format!("{} {name}", trim_num(bytes / unit));
+        }
+    }
+    format!("{} B", trim_num(bytes))
+}
+
+/// Three significant digits at most, no trailing zeros: 80 -> `80`, 31.04 -> `31`,
+/// 2.5 -> `2.5`, 1.234 -> `1.23`.
+fn trim_num(v: f64) -> String {
+    let decimals = if v >= 100.0 {
+        0
+    } else if v >= 10.0 {
+        1
+    } else {
+        2
+    };
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// The whole report, with its one-sentence answer. `wa_source` says where the write
+/// amplification came from (`assumed` = 1), `used_source` where the used percentage did.
+pub fn report(
+    i: &EnduranceInput,
+    wa_source: &str,
+    used_source: &str,
+    today: Option<chrono::NaiveDate>,
+) -> EnduranceReport {
+    let l = lifetime(i);
+    let daily = fmt_si(i.daily_app_bytes as f64);
+    let rated = fmt_si(i.tbw_bytes as f64);
+    let span = if l.days.is_finite() {
+        format!("{:.1} years ({:.0} days)", l.years, l.days)
+    } else {
+        "never (nothing is written)".into()
+    };
+    let reach = if i.used_pct > 0.0 {
+        format!(
+            "reaches its rated {rated} ({} left after {:.0} % used) in {span}",
+            fmt_si(l.remaining_bytes),
+            i.used_pct
+        )
+    } else {
+        format!("reaches its rated {rated} in {span}")
+    };
+    let sentence = if wa_source == "assumed" {
+        format!("at {daily}/day the device {reach}")
+    } else if wa_source == "--wa" {
+        format!(
+            "at {daily}/day with write amplification {:.2} the device writes {}/day and {reach}",
+            i.write_amplification,
+            fmt_si(l.daily_device_bytes)
+        )
+    } else {
+        format!(
+            "at {daily}/day of this workload (write amplification {:.2}) the device writes {}/day and {reach}",
+            i.write_amplification,
+            fmt_si(l.daily_device_bytes)
+        )
+    };
+    let end_date = today
+        .filter(|_| l.days.is_finite() && l.days < 1e6)
+        .and_then(|d| d.checked_add_days(chrono::Days::new(l.days.floor() as u64)))
+        .map(|d| d.format("%Y-%m-%d").to_string());
+    EnduranceReport {
+        tbw_bytes: i.tbw_bytes,
+        daily_app_bytes: i.daily_app_bytes,
+        write_amplification: i.write_amplification,
+        write_amplification_source: wa_source.into(),
+        daily_device_bytes: l.daily_device_bytes,
+        used_pct: i.used_pct,
+        used_source: used_source.into(),
+        remaining_bytes: l.remaining_bytes,
+        days: l.days,
+        years: l.years,
+        end_date,
+        sentence,
+        per_test: Vec::new(),
+        notes: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GB: u64 = 1_000_000_000;
+
+    fn life(tbw_gb: u64, daily_gb: u64) -> Lifetime {
+        lifetime(&EnduranceInput {
+            tbw_bytes: tbw_gb * GB,
+            daily_app_bytes: daily_gb * GB,
+            write_amplification: 1.0,
+            used_pct: 0.0,
+        })
+    }
+
+    /// Seed 003's table: 240 GB drives rated 80,000 GB at 20 and 30 GB/day, a 120 GB drive
+    /// rated 40,000 GB at 9 GB/day.
+    #[test]
+    fn seed_003_table() {
+        let l = life(80_000, 20);
+        assert!((l.days - 4000.0).abs() < 1e-9);
+        assert_eq!(format!("{:.2}", l.years), "10.95");
+        let l = life(80_000, 30);
+        assert!((l.days - 2_666.666_666).abs() < 1e-3);
+        assert_eq!(format!("{:.2}", l.years), "7.30");
+        let l = life(40_000, 9);
+        assert!((l.days - 4444.444).abs() < 1e-3);
+        assert_eq!(format!("{:.2}", l.years), "12.17");
+        // The same 80,000 GB drive at 9 GB/day.
+        let l = life(80_000, 9);
+        assert!((l.days - 8888.889).abs() < 1e-3);
+        assert_eq!(format!("{:.2}", l.years), "24.34");
+    }
+
+    #[test]
+    fn amplification_and_wear_shorten_life() {
+        let i = EnduranceInput {
+            tbw_bytes: 80_000 * GB,
+            daily_app_bytes: 20 * GB,
+            write_amplification: 1.55,
+            used_pct: 0.0,
+        };
+        let l = lifetime(&i);
+        assert!((l.daily_device_bytes - 31.0 * GB as f64).abs() < 1.0);
+        assert_eq!(format!("{:.1}", l.years), "7.1");
+        let r = report(&i, "result.json", "none", None);
+        assert_eq!(
+            r.sentence,
+            "at 20 GB/day of this workload (write amplification 1.55) the device writes 31 GB/day and reaches its rated 80 TB in 7.1 years (2581 days)"
+        );
+        let worn = lifetime(&EnduranceInput {
+            used_pct: 50.0,
+            write_amplification: 1.0,
+            ..i.clone()
+        });
+        assert!((worn.days - 2000.0).abs() < 1e-9);
+        let by_hand = report(&i, "--wa", "none", None);
+        assert!(
+            by_hand.sentence.starts_with(
+                "at 20 GB/day with write amplification 1.55 the device writes 31 GB/day"
+            ),
+            "{}",
+            by_hand.sentence
+        );
+        let dead = lifetime(&EnduranceInput {
+            used_pct: 130.0,
+            ..i
+        });
+        assert_eq!(dead.days, 0.0);
+    }
+
+    #[test]
+    fn end_date_and_plain_sentence() {
+        let i = EnduranceInput {
+            tbw_bytes: 80_000 * GB,
+            daily_app_bytes: 20 * GB,
+            write_amplification: 1.0,
+            used_pct: 0.0,
+        };
+        let today = chrono::NaiveDate::from_ymd_opt(2026, 1, 1);
+        let r = report(&i, "assumed", "none", today);
+        assert_eq!(
+            r.sentence,
+            "at 20 GB/day the device reaches its rated 80 TB in 11.0 years (4000 days)"
+        );
+        assert_eq!(r.end_date.as_deref(), Some("2036-12-14"));
+    }
+
+    #[test]
+    fn si_sizes() {
+        assert_eq!(fmt_si(80e12), "80 TB");
+        assert_eq!(fmt_si(31.04e9), "31 GB");
+        assert_eq!(fmt_si(2.5e9), "2.5 GB");
+        assert_eq!(fmt_si(1.234e9), "1.23 GB");
+        assert_eq!(fmt_si(999.0), "999 B");
+    }
+}

@@ -1,0 +1,280 @@
+//! Terminal tables of `iolab info` (path, device chain side by side, SMART) and
+//! `iolab endurance`. Pure: model in, text out.
+
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{Cell, ContentArrangement, Table};
+
+use crate::analysis::endurance::fmt_si;
+use crate::model::device::{BlockDeviceInfo, EnduranceReport, SmartInfo, StorageInfo};
+use crate::units::{fmt_size_exact, fmt_size_iec};
+
+fn table() -> Table {
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic);
+    t
+}
+
+fn yes_no(b: bool) -> String {
+    if b { "yes" } else { "no" }.into()
+}
+
+/// What the relation column says, in words.
+fn role(d: &BlockDeviceInfo) -> String {
+    let under = d.under.as_deref().unwrap_or("?");
+    match d.relation.as_str() {
+        "holds-path" => "holds the path".into(),
+        "asked" => "the device asked".into(),
+        "partition-of" => format!("disk of {under}"),
+        "backs-loop" => format!("holds {under}'s backing file"),
+        "slave-of" => format!("member of {under}"),
+        other => other.into(),
+    }
+}
+
+/// One row per attribute, one column per device of the chain.
+type Attr = (&'static str, fn(&BlockDeviceInfo) -> Option<String>);
+
+const DEVICE_ROWS: &[Attr] = &[
+    ("Role", |d| Some(role(d))),
+    ("Kind", |d| Some(d.kind.clone())),
+    ("Device", |d| {
+        Some(format!("{} ({})", d.dev_path, d.maj_min))
+    }),
+    ("Size", |d| {
+        Some(format!(
+            "{} ({} bytes)",
+            fmt_size_iec(d.size_bytes),
+            crate::units::fmt_thousands(d.size_bytes as f64)
+        ))
+    }),
+    ("Partition", |d| {
+        d.partition_number.map(|n| {
+            format!(
+                "#{n}, starts at {}",
+                fmt_size_exact(d.partition_start_bytes.unwrap_or(0))
+            )
+        })
+    }),
+    ("Backing file", |d| d.loop_backing_file.clone()),
+    ("Loop direct I/O", |d| d.loop_direct_io.map(yes_no)),
+    ("Device-mapper name", |d| d.dm_name.clone()),
+    ("RAID level", |d| d.md_level.clone()),
+    ("Members (slaves)", |d| {
+        (!d.slaves.is_empty()).then(|| d.slaves.join(", "))
+    }),
+    ("Used by (holders)", |d| {
+        (!d.holders.is_empty()).then(|| d.holders.join(", "))
+    }),
+    ("Model", |d| d.model.clone()),
+    ("Vendor", |d| d.vendor.clone()),
+    ("Serial", |d| d.serial.clone()),
+    ("Firmware", |d| d.firmware.clone()),
+    ("Transport", |d| d.transport.clone()),
+    ("Link speed", |d| d.link_speed.clone()),
+    ("Rotational", |d| {
+        d.rotational.map(|r| {
+            if r {
+                "yes (as the driver reports)"
+            } else {
+                "no (SSD or virtual)"
+            }
+            .into()
+        })
+    }),
+    ("Logical / physical block", |d| {
+        Some(format!(
+            "{} / {} B",
+            d.logical_block_size?, d.physical_block_size?
+        ))
+    }),
+    ("Queue depth (nr_requests)", |d| {
+        d.nr_requests.map(|n| n.to_string())
+    }),
+    ("Scheduler", |d| d.scheduler.clone()),
+    ("Discard (TRIM)", |d| {
+        d.discard_max_bytes.map(|m| {
+            if m == 0 {
+                "no".into()
+            } else {
+                format!(
+                    "yes (up to {}, granularity {})",
+                    fmt_size_iec(m),
+                    fmt_size_exact(d.discard_granularity.unwrap_or(0))
+                )
+            }
+        })
+    }),
+    ("Write cache", |d| {
+        d.write_cache.as_ref().map(|w| match d.fua {
+            Some(true) => format!("{w}, FUA"),
+            _ => w.clone(),
+        })
+    }),
+    ("Read / written since boot", |d| {
+        Some(format!(
+            "{} / {}",
+            fmt_size_iec(d.read_since_boot_bytes?),
+            fmt_size_iec(d.written_since_boot_bytes?)
+        ))
+    }),
+    ("Read-only", |d| d.read_only.map(yes_no)),
+    ("Removable", |d| d.removable.map(yes_no)),
+];
+
+type SmartAttr = (&'static str, fn(&SmartInfo) -> Option<String>);
+
+const SMART_ROWS: &[SmartAttr] = &[
+    ("Model", |s| s.model.clone()),
+    ("Serial", |s| s.serial.clone()),
+    ("Firmware", |s| s.firmware.clone()),
+    ("Health", |s| {
+        s.health_passed
+            .map(|p| if p { "PASSED" } else { "FAILING" }.into())
+    }),
+    ("Temperature", |s| {
+        s.temperature_c.map(|t| format!("{t} °C"))
+    }),
+    ("Power-on hours", |s| {
+        s.power_on_hours
+            .map(|h| format!("{h} ({:.1} years)", h as f64 / 8766.0))
+    }),
+    ("Endurance used", |s| {
+        s.percentage_used.map(|p| format!("{p} %"))
+    }),
+    ("Data written", |s| {
+        s.data_written_bytes.map(|b| fmt_si(b as f64))
+    }),
+    ("Media errors", |s| s.media_errors.map(|e| e.to_string())),
+    ("Reallocated sectors", |s| {
+        s.reallocated_sectors.map(|e| e.to_string())
+    }),
+    ("Interface speed", |s| s.interface_speed.clone()),
+];
+
+pub fn info_table(info: &StorageInfo) -> String {
+    let mut out = String::new();
+    let mut t = table();
+    t.set_header(vec!["Path", &info.path]);
+    if let Some(m) = &info.mount {
+        t.add_row(vec!["Mount point", &m.mount_point]);
+        t.add_row(vec!["File system", &m.fs_type]);
+        t.add_row(vec!["Mounted from", &m.source]);
+        t.add_row(vec!["Mount options", &m.options]);
+    } else if info.kind == "device" {
+        t.add_row(vec!["Mounted", "no"]);
+    }
+    out.push_str(&format!("{t}\n"));
+    if let Some(r) = &info.no_device_reason {
+        out.push_str(&format!("No block device: {r}.\n"));
+        return out;
+    }
+    let mut t = table();
+    let mut header = vec![Cell::new("")];
+    header.extend(info.devices.iter().map(|d| Cell::new(&d.name)));
+    t.set_header(header);
+    for (label, get) in DEVICE_ROWS {
+        let vals: Vec<Option<String>> = info.devices.iter().map(get).collect();
+        if vals.iter().all(Option::is_none) {
+            continue;
+        }
+        let mut row = vec![label.to_string()];
+        row.extend(vals.into_iter().map(|v| v.unwrap_or_else(|| "-".into())));
+        t.add_row(row);
+    }
+    out.push_str(&format!("{t}\n"));
+    if !info.smart.is_empty() {
+        out.push_str(&smart_table(&info.smart));
+    }
+    out
+}
+
+fn smart_table(smart: &[SmartInfo]) -> String {
+    let mut out = String::new();
+    let available: Vec<&SmartInfo> = smart.iter().filter(|s| s.available).collect();
+    if !available.is_empty() {
+        let mut t = table();
+        let mut header = vec![Cell::new("SMART")];
+        header.extend(available.iter().map(|s| Cell::new(&s.device)));
+        t.set_header(header);
+        for (label, get) in SMART_ROWS {
+            let vals: Vec<Option<String>> = available.iter().map(|s| get(s)).collect();
+            if vals.iter().all(Option::is_none) {
+                continue;
+            }
+            let mut row = vec![label.to_string()];
+            row.extend(vals.into_iter().map(|v| v.unwrap_or_else(|| "-".into())));
+            t.add_row(row);
+        }
+        out.push_str(&format!("{t}\n"));
+    }
+    for s in smart.iter().filter(|s| !s.available) {
+        out.push_str(&format!(
+            "SMART of {}: not available: {}\n",
+            s.device,
+            s.reason.as_deref().unwrap_or("unknown reason")
+        ));
+    }
+    out
+}
+
+pub fn endurance_table(r: &EnduranceReport) -> String {
+    let mut t = table();
+    t.set_header(vec!["Endurance", ""]);
+    t.add_row(vec![
+        "Rated endurance (TBW)".into(),
+        fmt_si(r.tbw_bytes as f64),
+    ]);
+    t.add_row(vec![
+        "Application writes per day".into(),
+        fmt_si(r.daily_app_bytes as f64),
+    ]);
+    t.add_row(vec![
+        "Write amplification".into(),
+        format!(
+            "{:.2} ({})",
+            r.write_amplification, r.write_amplification_source
+        ),
+    ]);
+    t.add_row(vec![
+        "Device writes per day".into(),
+        fmt_si(r.daily_device_bytes),
+    ]);
+    t.add_row(vec![
+        "Already used".into(),
+        format!("{:.0} % ({})", r.used_pct, r.used_source),
+    ]);
+    t.add_row(vec!["Endurance left".into(), fmt_si(r.remaining_bytes)]);
+    let (days, years) = if r.days.is_finite() {
+        (format!("{:.1}", r.days), format!("{:.2}", r.years))
+    } else {
+        ("never".into(), "never".into())
+    };
+    t.add_row(vec!["Lifetime, days".into(), days]);
+    t.add_row(vec!["Lifetime, years".into(), years]);
+    if let Some(d) = &r.end_date {
+        t.add_row(vec!["Rated TBW reached around".into(), d.clone()]);
+    }
+    let mut out = format!("{t}\n");
+    if !r.per_test.is_empty() {
+        let mut pt = table();
+        pt.set_header(vec!["Test", "Write amplification"]);
+        for (name, wa) in &r.per_test {
+            pt.add_row(vec![name.clone(), format!("{wa:.2}")]);
+        }
+        out.push_str(&format!("{pt}\n"));
+    }
+    out.push_str(&format!("{}.\n", capitalize(&r.sentence)));
+    for n in &r.notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    out
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}

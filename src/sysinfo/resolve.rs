@@ -1,0 +1,337 @@
+//! From a path or a device name to the chain of block devices under it: the mount and its
+//! file system, then partition -> disk, loop -> the device holding its backing file (loops
+//! over files on other loops are followed), dm/md -> their slaves. Also says why a path has
+//! no block device (pseudo, memory, network file systems), so no device counters exist.
+
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+
+use super::blockdev;
+use super::mounts::{self, MountInfo};
+use crate::error::UsageError;
+use crate::model::device::{BlockDeviceInfo, MountView, StorageInfo};
+
+/// What kind of file system a mount is, as far as device counters are concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FsClass {
+    /// On a block device (ext4, xfs, btrfs, fuseblk, ...).
+    Block,
+    /// In RAM: tmpfs, ramfs, devtmpfs.
+    Memory,
+    /// A kernel interface: proc, sysfs, cgroup, debugfs, ...
+    Pseudo,
+    /// Over the network: nfs, cifs, 9p, sshfs, ...
+    Network,
+    /// A union of other file systems (overlay).
+    Overlay,
+    /// A FUSE file system without a block device.
+    Fuse,
+}
+
+const PSEUDO: &[&str] = &[
+    "proc",
+    "sysfs",
+    "cgroup",
+    "cgroup2",
+    "debugfs",
+    "tracefs",
+    "securityfs",
+    "pstore",
+    "bpf",
+    "configfs",
+    "devpts",
+    "mqueue",
+    "hugetlbfs",
+    "fusectl",
+    "binfmt_misc",
+    "autofs",
+    "efivarfs",
+    "nsfs",
+    "rpc_pipefs",
+    "selinuxfs",
+];
+const MEMORY: &[&str] = &["tmpfs", "ramfs", "devtmpfs"];
+const NETWORK: &[&str] = &[
+    "nfs",
+    "nfs4",
+    "cifs",
+    "smb3",
+    "smbfs",
+    "9p",
+    "ceph",
+    "glusterfs",
+    "fuse.glusterfs",
+    "fuse.sshfs",
+    "fuse.s3fs",
+    "fuse.rclone",
+    "virtiofs",
+    "afs",
+    "lustre",
+    "gpfs",
+    "beegfs",
+];
+
+pub fn classify_fs(fs_type: &str) -> FsClass {
+    if PSEUDO.contains(&fs_type) {
+        FsClass::Pseudo
+    } else if MEMORY.contains(&fs_type) {
+        FsClass::Memory
+    } else if NETWORK.contains(&fs_type) {
+        FsClass::Network
+    } else if fs_type == "overlay" {
+        FsClass::Overlay
+    } else if fs_type.starts_with("fuse") && fs_type != "fuseblk" {
+        FsClass::Fuse
+    } else {
+        FsClass::Block
+    }
+}
+
+/// Why the mount `m` has no block device under it, in one sentence.
+fn reason_for(m: &MountInfo) -> String {
+    let what = match classify_fs(&m.fs_type) {
+        FsClass::Pseudo => "a pseudo file system (a kernel interface, not storage)",
+        FsClass::Memory => "a RAM file system (its data lives in memory)",
+        FsClass::Network => "a network file system (the storage is on another machine)",
+        FsClass::Overlay => "an overlay whose layers could not be traced to a block device",
+        FsClass::Fuse => "a FUSE file system without a block device",
+        FsClass::Block => "a file system whose source is not a block device",
+    };
+    format!(
+        "{} at {} is {what}: there is no block device, so no device counters exist",
+        m.fs_type,
+        m.mount_point.display()
+    )
+}
+
+/// Why `path` has no block device (and so no device counters); `None` when it has one.
+/// Workloads put this in a warning when `PhaseCounters::for_path` gives `None`.
+pub fn no_device_reason(path: &Path) -> Option<String> {
+    if device_of_path(path).is_some() {
+        return None;
+    }
+    Some(match mounts::mount_of(path) {
+        Some(m) => reason_for(&m),
+        None => format!(
+            "{}: no mount found, so no block device and no device counters",
+            path.display()
+        ),
+    })
+}
+
+/// A run-wide warning for a workload whose target has no block device: its results carry no
+/// device counters and no write amplification. The caller may set `test`.
+pub fn no_device_warning(path: &Path) -> Option<crate::model::Warning> {
+    no_device_reason(path).map(|r| crate::model::Warning {
+        code: "no-device-counters".into(),
+        message: r,
+        test: None,
+    })
+}
+
+/// The block device whose counters show a workload's writes under `path`: the device of
+/// the path, or for an overlay the device of its upper (written) layer.
+pub fn device_of_path(path: &Path) -> Option<(String, PathBuf)> {
+    super::block_device_of(path).or_else(|| overlay_upper_device(path))
+}
+
+/// For an overlay mount: the block device holding its upper (written) layer.
+fn overlay_upper_device(path: &Path) -> Option<(String, PathBuf)> {
+    let m = mounts::mount_of(path)?;
+    if m.fs_type != "overlay" {
+        return None;
+    }
+    let upper = m
+        .options
+        .split(',')
+        .find_map(|o| o.strip_prefix("upperdir="))?;
+    super::block_device_of(Path::new(upper))
+}
+
+/// The block device holding loop device `name`'s backing file, if it is on one.
+pub fn loop_backing_device(name: &str) -> Option<String> {
+    let file = blockdev::loop_backing_file(name)?;
+    super::block_device_of(Path::new(&file)).map(|(n, _)| n)
+}
+
+/// What the user asked `iolab info` about.
+enum Query {
+    Path(PathBuf),
+    Device(String),
+}
+
+fn parse_query(input: &str) -> Result<Query, UsageError> {
+    let p = Path::new(input);
+    if let Ok(md) = std::fs::metadata(p) {
+        if md.file_type().is_block_device() {
+            let (name, _) = super::block_device_of(p).ok_or_else(|| {
+                UsageError(format!(
+                    "{input}: a block device node with no device behind it"
+                ))
+            })?;
+            return Ok(Query::Device(name));
+        }
+        return Ok(Query::Path(p.to_path_buf()));
+    }
+    let bare = input.strip_prefix("/dev/").unwrap_or(input);
+    if blockdev::exists(bare) {
+        return Ok(Query::Device(bare.to_string()));
+    }
+    if input.starts_with("/dev/") || !input.contains('/') && looks_like_device(input) {
+        return Err(UsageError(format!(
+            "no such block device: {input} (lsblk lists the devices of this machine)"
+        )));
+    }
+    Err(UsageError(format!(
+        "{input}: no such file, directory or block device"
+    )))
+}
+
+/// `sdz`, `nvme9n1`, `loop99`, `vdq`, `mmcblk3`: names that can only mean a device.
+fn looks_like_device(s: &str) -> bool {
+    let prefixes = [
+        "sd", "hd", "vd", "xvd", "nvme", "loop", "mmcblk", "dm-", "md", "zram",
+    ];
+    prefixes.iter().any(|p| s.starts_with(p)) && s.len() <= 12
+}
+
+/// Walk the chain under `name`, appending to `out` (top first).
+fn push_chain(name: &str, relation: &str, under: Option<&str>, out: &mut Vec<BlockDeviceInfo>) {
+    // Cycles cannot happen in sysfs, but a loop over a file on itself's parent chain can
+    // repeat a device: list each once, and stop at a sane depth.
+    if out.len() >= 16 || out.iter().any(|d| d.name == name) {
+        return;
+    }
+    let Some(mut info) = blockdev::details(name) else {
+        return;
+    };
+    info.relation = relation.into();
+    info.under = under.map(str::to_string);
+    let kind = info.kind.clone();
+    let slaves = info.slaves.clone();
+    out.push(info);
+    if kind == "partition"
+        && let Some(sys) = blockdev::sysfs_dir(name)
+        && let Some(d) = super::queue_dir(&sys).file_name()
+    {
+        push_chain(&d.to_string_lossy(), "partition-of", Some(name), out);
+    }
+    if kind == "loop"
+        && let Some(dev) = loop_backing_device(name)
+    {
+        push_chain(&dev, "backs-loop", Some(name), out);
+    }
+    for s in &slaves {
+        push_chain(s, "slave-of", Some(name), out);
+    }
+}
+
+/// The device chain under block device `name`, top first.
+pub fn device_chain(name: &str) -> Vec<BlockDeviceInfo> {
+    let mut out = Vec::new();
+    push_chain(name, "holds-path", None, &mut out);
+    out
+}
+
+fn mount_view(m: &MountInfo) -> MountView {
+    MountView {
+        mount_point: m.mount_point.display().to_string(),
+        fs_type: m.fs_type.clone(),
+        source: m.source.clone(),
+        options: m.options.clone(),
+    }
+}
+
+/// Everything `iolab info` shows for `input` (a path, `/dev/X` or a bare device name),
+/// except SMART (the caller adds it: it runs an external program). Bad input (nothing
+/// there, an unknown device) is a `UsageError`.
+pub fn storage_info(input: &str) -> Result<StorageInfo, UsageError> {
+    let mut info = StorageInfo {
+        query: input.to_string(),
+        ..Default::default()
+    };
+    match parse_query(input)? {
+        Query::Device(name) => {
+            info.path = format!("/dev/{name}");
+            info.kind = "device".into();
+            let maj_min = blockdev::details(&name)
+                .map(|d| d.maj_min)
+                .unwrap_or_default();
+            info.mount = mounts::mounts_of_device(&maj_min).first().map(mount_view);
+            info.devices = device_chain(&name);
+            if let Some(top) = info.devices.first_mut() {
+                top.relation = "asked".into();
+            }
+        }
+        Query::Path(p) => {
+            info.path = std::fs::canonicalize(&p)
+                .unwrap_or(p.clone())
+                .display()
+                .to_string();
+            let m = mounts::mount_of(&p);
+            info.mount = m.as_ref().map(mount_view);
+            let class = m.as_ref().map(|m| classify_fs(&m.fs_type));
+            let dev = device_of_path(&p);
+            info.kind = match (&dev, class) {
+                (Some(_), Some(FsClass::Overlay)) => "overlay",
+                (Some(_), _) | (None, Some(FsClass::Block) | None) => "block",
+                (None, Some(FsClass::Memory)) => "memory",
+                (None, Some(FsClass::Pseudo)) => "pseudo",
+                (None, Some(FsClass::Network)) => "network",
+                (None, Some(FsClass::Overlay)) => "overlay",
+                (None, Some(FsClass::Fuse)) => "fuse",
+            }
+            .into();
+            match dev {
+                Some((name, _)) => info.devices = device_chain(&name),
+                None => {
+                    info.no_device_reason = Some(match &m {
+                        Some(m) => reason_for(m),
+                        None => format!("{}: no mount found", p.display()),
+                    })
+                }
+            }
+        }
+    }
+    Ok(info)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes() {
+        assert_eq!(classify_fs("proc"), FsClass::Pseudo);
+        assert_eq!(classify_fs("sysfs"), FsClass::Pseudo);
+        assert_eq!(classify_fs("tmpfs"), FsClass::Memory);
+        assert_eq!(classify_fs("nfs4"), FsClass::Network);
+        assert_eq!(classify_fs("fuse.sshfs"), FsClass::Network);
+        assert_eq!(classify_fs("fuseblk"), FsClass::Block);
+        assert_eq!(classify_fs("ext4"), FsClass::Block);
+        assert_eq!(classify_fs("overlay"), FsClass::Overlay);
+    }
+
+    #[test]
+    fn proc_has_no_device() {
+        let w = no_device_warning(Path::new("/proc/self")).unwrap();
+        assert_eq!(w.code, "no-device-counters");
+        let r = no_device_reason(Path::new("/proc/self")).unwrap();
+        assert!(r.contains("proc"), "{r}");
+        assert!(r.contains("pseudo"), "{r}");
+        assert!(r.contains("no device counters"), "{r}");
+        let i = storage_info("/proc").unwrap();
+        assert_eq!(i.kind, "pseudo");
+        assert!(i.devices.is_empty());
+    }
+
+    #[test]
+    fn unknown_devices_are_usage_errors() {
+        let e = storage_info("/dev/sdzz-iolab").unwrap_err();
+        assert!(e.0.contains("no such block device"), "{}", e.0);
+        let e = storage_info("nvme9n9").unwrap_err();
+        assert!(e.0.contains("no such block device"), "{}", e.0);
+        let e = storage_info("./no/such/file/iolab").unwrap_err();
+        assert!(e.0.contains("no such file"), "{}", e.0);
+    }
+}

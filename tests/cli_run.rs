@@ -1,0 +1,914 @@
+//! `iolab run` end to end: the real binary on temp dirs (and, as root, loop devices), every
+//! engine, the JSON against the documented schema, engine equivalence, bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn iolab(cwd: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .current_dir(cwd)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run iolab")
+}
+
+fn tempdir() -> tempfile::TempDir {
+    // On the file system of the build dir, where O_DIRECT works (unlike tmpfs /tmp).
+    tempfile::Builder::new()
+        .prefix("iolab-test-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap()
+}
+
+fn entries(dir: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<PathBuf> = rd.map(|e| e.unwrap().path()).collect();
+    v.sort();
+    v
+}
+
+fn json_of(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "iolab failed: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is the JSON result")
+}
+
+const QUICK: &[&str] = &[
+    "--duration",
+    "200ms",
+    "--ramp",
+    "0",
+    "--size",
+    "8M",
+    "--json",
+    "--no-save",
+];
+
+/// Every field docs/results-schema.md promises for a block run.
+fn check_schema(doc: &Value) {
+    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["tool"]["name"], "iolab");
+    assert!(doc["tool"]["version"].is_string());
+    assert!(doc["argv"].as_array().unwrap().len() > 1);
+    assert_eq!(doc["command"], "run");
+    assert_eq!(doc["status"], "complete");
+    let env = &doc["environment"];
+    for k in [
+        "kernel",
+        "cpu_model",
+        "cpu_count",
+        "ram_bytes",
+        "target_path",
+        "fs_type",
+        "mount_options",
+    ] {
+        assert!(!env[k].is_null(), "environment.{k} missing");
+    }
+    for k in [
+        "block_device",
+        "logical_block_size",
+        "physical_block_size",
+        "rotational",
+    ] {
+        assert!(env.get(k).is_some(), "environment.{k} missing");
+    }
+    assert!(doc["warnings"].is_array());
+    let tests = doc["tests"].as_array().unwrap();
+    assert!(!tests.is_empty());
+    for t in tests {
+        assert!(t["name"].is_string());
+        let s = &t["settings"];
+        for k in [
+            "rw",
+            "bs_bytes",
+            "iodepth",
+            "jobs",
+            "direct",
+            "engine",
+            "size_bytes",
+            "duration_s",
+        ] {
+            assert!(!s[k].is_null(), "settings.{k} missing");
+        }
+        let runs = t["runs"].as_array().unwrap();
+        assert!(!runs.is_empty());
+        for r in runs {
+            assert!(r["iops"].as_f64().unwrap() > 0.0);
+            assert!(r["bw_bytes_per_s"].as_f64().unwrap() > 0.0);
+            for k in ["mean", "p50", "p90", "p99", "p999", "max"] {
+                assert!(!r["lat_ns"][k].is_null(), "lat_ns.{k} missing");
+            }
+            let l = &r["lat_ns"];
+            assert!(l["p50"].as_u64() <= l["p99"].as_u64());
+            assert!(l["p99"].as_u64() <= l["max"].as_u64());
+            assert!(r["intervals"].is_array());
+            assert!(r["avg_queue_depth"].as_f64().unwrap() > 0.0);
+            assert!(r["cpu"]["process_pct"].as_f64().is_some());
+        }
+        for m in ["iops", "bw_bytes_per_s"] {
+            for k in [
+                "mean",
+                "median",
+                "stddev",
+                "min",
+                "max",
+                "ci95_low",
+                "ci95_high",
+            ] {
+                assert!(
+                    t["summary"][m][k].as_f64().is_some(),
+                    "summary.{m}.{k} missing"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn every_engine_runs_and_matches_the_schema() {
+    for engine in ["sync", "uring", "null"] {
+        let d = tempdir();
+        let mut args = vec![
+            "run",
+            "--engine",
+            engine,
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--iodepth",
+            "4",
+            "--repeat",
+            "2",
+        ];
+        args.extend_from_slice(QUICK);
+        let out = iolab(d.path(), &args);
+        let doc = json_of(&out);
+        check_schema(&doc);
+        let t = &doc["tests"][0];
+        assert_eq!(t["name"], "RND4K Q4T1 read");
+        assert_eq!(t["runs"].as_array().unwrap().len(), 2);
+        let engine_ran = t["settings"]["engine"].as_str().unwrap();
+        if engine == "uring" && engine_ran == "sync" {
+            eprintln!("NOTE: io_uring unavailable here, uring fell back to sync");
+        } else {
+            assert_eq!(engine_ran, engine);
+        }
+        // The test file is gone; nothing else was written (--no-save).
+        assert!(
+            entries(d.path()).is_empty(),
+            "left behind: {:?}",
+            entries(d.path())
+        );
+    }
+}
+
+#[test]
+fn default_preset_runs_every_test_in_order() {
+    let d = tempdir();
+    let out = iolab(
+        d.path(),
+        &[
+            "run",
+            "--duration",
+            "100ms",
+            "--ramp",
+            "0",
+            "--size",
+            "8M",
+            "--repeat",
+            "1",
+            "--json",
+            "--no-save",
+        ],
+    );
+    let doc = json_of(&out);
+    check_schema(&doc);
+    let names: Vec<&str> = doc["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "SEQ1M Q8T1 read",
+            "SEQ1M Q1T1 read",
+            "RND4K Q32T1 read",
+            "RND4K Q1T1 read",
+            "SEQ1M Q8T1 write",
+            "SEQ1M Q1T1 write",
+            "RND4K Q32T1 write",
+            "RND4K Q1T1 write"
+        ]
+    );
+    let codes: Vec<&str> = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert!(
+        codes.contains(&"no-spread"),
+        "one repeat must be warned about: {codes:?}"
+    );
+    // Write runs end with a timed fsync.
+    assert!(doc["tests"][4]["runs"][0]["fsync_ns"].as_u64().is_some());
+}
+
+#[test]
+fn table_output_and_result_file() {
+    let d = tempdir();
+    let out = iolab(
+        d.path(),
+        &[
+            "run",
+            "--preset",
+            "real",
+            "--duration",
+            "100ms",
+            "--ramp",
+            "0",
+            "--size",
+            "8M",
+            "--repeat",
+            "2",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    for needle in [
+        "SEQ1M Q1T1 read",
+        "RND4K Q1T1 write",
+        "MB/s",
+        "IOPS",
+        "p99.9",
+        "MB/s = 10^6 bytes/s",
+    ] {
+        assert!(table.contains(needle), "table lacks {needle}:\n{table}");
+    }
+    let results: Vec<PathBuf> = entries(&d.path().join("iolab-results"));
+    assert_eq!(results.len(), 1);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&results[0]).unwrap()).unwrap();
+    check_schema(&doc);
+    assert_eq!(doc["tests"].as_array().unwrap().len(), 4);
+}
+
+/// Find iolab's kept test file in `dir`.
+fn test_file(dir: &Path) -> PathBuf {
+    entries(dir)
+        .into_iter()
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("iolab-test-")
+        })
+        .expect("kept test file")
+}
+
+#[test]
+fn sync_and_uring_write_identical_files() {
+    let mut contents = Vec::new();
+    for (engine, qd) in [("sync", "1"), ("uring", "16"), ("uring", "3")] {
+        let d = tempdir();
+        let out = iolab(
+            d.path(),
+            &[
+                "run",
+                "--engine",
+                engine,
+                "--iodepth",
+                qd,
+                "--rw",
+                "randwrite",
+                "--bs",
+                "4k",
+                "--size",
+                "4M",
+                "--io-size",
+                "4M",
+                "--repeat",
+                "1",
+                "--keep",
+                "--json",
+                "--no-save",
+            ],
+        );
+        let doc = json_of(&out);
+        // Size-based: every block exactly once.
+        assert_eq!(doc["tests"][0]["runs"][0]["ops"], 1024);
+        contents.push(std::fs::read(test_file(d.path())).unwrap());
+    }
+    assert_eq!(contents[0].len(), 4 << 20);
+    assert!(
+        contents[0] == contents[1],
+        "sync and uring QD16 wrote different bytes"
+    );
+    assert!(
+        contents[0] == contents[2],
+        "sync and uring QD3 wrote different bytes"
+    );
+    // Incompressible and unique: no two 4 KiB blocks are equal.
+    let mut blocks: Vec<&[u8]> = contents[0].chunks(4096).collect();
+    blocks.sort();
+    blocks.dedup();
+    assert_eq!(blocks.len(), 1024);
+}
+
+#[test]
+fn zero_pattern_writes_zeros() {
+    let d = tempdir();
+    let out = iolab(
+        d.path(),
+        &[
+            "run",
+            "--rw",
+            "write",
+            "--bs",
+            "64k",
+            "--size",
+            "1M",
+            "--io-size",
+            "1M",
+            "--pattern",
+            "zero",
+            "--repeat",
+            "1",
+            "--keep",
+            "--json",
+            "--no-save",
+        ],
+    );
+    let doc = json_of(&out);
+    assert_eq!(doc["tests"][0]["settings"]["pattern"], "zero");
+    let data = std::fs::read(test_file(d.path())).unwrap();
+    assert!(data.iter().all(|&b| b == 0));
+}
+
+/// Bad input: exit 2, one clear error line, nothing created in the working dir or target.
+fn expect_usage_error(cwd: &Path, args: &[&str], needle: &str) {
+    let before = entries(cwd);
+    let out = iolab(cwd, args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "args {args:?}: expected exit 2, got {}: {stderr}",
+        out.status
+    );
+    assert!(
+        stderr.to_lowercase().contains(&needle.to_lowercase()),
+        "args {args:?}: stderr lacks '{needle}': {stderr}"
+    );
+    assert_eq!(entries(cwd), before, "args {args:?} left something behind");
+}
+
+#[test]
+fn bad_input_is_refused_with_exit_2() {
+    let d = tempdir();
+    let p = d.path();
+    let cases: &[(&[&str], &str)] = &[
+        (&["run", "--preset", "turbo"], "invalid value 'turbo'"),
+        (&["run", "--engine", "libaio"], "invalid value 'libaio'"),
+        (&["run", "--bs", "0"], "--bs 0"),
+        (&["run", "--bs", "1000"], "multiple of 512"),
+        (&["run", "--bs", "4x"], "not a size"),
+        (&["run", "--size=-4k"], "negative"),
+        (&["run", "--size", "1k"], "smaller than one block"),
+        (&["run", "--size", "900T"], "free"),
+        (&["run", "--duration=-1s"], "negative"),
+        (&["run", "--duration", "soon"], "not a duration"),
+        (&["run", "--duration", "0"], "--duration 0"),
+        (&["run", "--iodepth", "0"], "--iodepth 0"),
+        (&["run", "--iodepth", "1025"], "--iodepth 1025"),
+        (&["run", "--jobs", "0"], "--jobs 0"),
+        (&["run", "--repeat", "0"], "--repeat 0"),
+        (&["run", "--repeat", "lots"], "--repeat 'lots'"),
+        (&["run", "--rwmix-read", "101"], "--rwmix-read 101"),
+        (
+            &["run", "--target", "/nonexistent/iolab/dir"],
+            "does not exist",
+        ),
+    ];
+    for (args, needle) in cases {
+        expect_usage_error(p, args, needle);
+    }
+    // An existing file is only overwritten with --allow-destroy naming it.
+    std::fs::write(p.join("precious.dat"), b"keep me").unwrap();
+    expect_usage_error(p, &["run", "--target", "precious.dat"], "--allow-destroy");
+    expect_usage_error(
+        p,
+        &[
+            "run",
+            "--target",
+            "precious.dat",
+            "--allow-destroy",
+            "other.dat",
+        ],
+        "does not name",
+    );
+    assert_eq!(std::fs::read(p.join("precious.dat")).unwrap(), b"keep me");
+}
+
+#[test]
+fn existing_file_with_allow_destroy_is_used_and_kept() {
+    let d = tempdir();
+    let f = d.path().join("scratch.dat");
+    std::fs::write(&f, vec![1u8; 1 << 20]).unwrap();
+    let fs = f.display().to_string();
+    let out = iolab(
+        d.path(),
+        &[
+            "run",
+            "--target",
+            &fs,
+            "--allow-destroy",
+            &fs,
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--repeat",
+            "1",
+            "--duration",
+            "100ms",
+            "--ramp",
+            "0",
+            "--json",
+            "--no-save",
+        ],
+    );
+    let doc = json_of(&out);
+    assert_eq!(doc["tests"][0]["settings"]["size_bytes"], 1 << 20);
+    assert!(f.exists(), "a user's file is never deleted");
+}
+
+fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+#[test]
+fn read_only_file_system_is_refused() {
+    let Some(fs) = iolab::fs::scratch::scratch_or_skip(
+        "read_only_file_system_is_refused",
+        "tmpfs",
+        8 << 20,
+        &[],
+        "ro",
+    ) else {
+        return;
+    };
+    let t = fs.path().display().to_string();
+    let cwd = tempdir();
+    expect_usage_error(cwd.path(), &["run", "--target", &t], "read-only");
+}
+
+#[test]
+fn block_devices_are_protected() {
+    if !is_root() {
+        eprintln!("SKIPPED block_devices_are_protected: needs root for loop devices");
+        return;
+    }
+    let work = tempdir();
+    // A mounted device is refused for writes even with --allow-destroy.
+    let Some(mounted) = iolab::fs::scratch::scratch_or_skip(
+        "block_devices_are_protected",
+        "ext4",
+        32 << 20,
+        &[],
+        "",
+    ) else {
+        return;
+    };
+    let dev = mounted
+        .loop_dev
+        .as_ref()
+        .unwrap()
+        .device
+        .display()
+        .to_string();
+    expect_usage_error(
+        work.path(),
+        &[
+            "run",
+            "--target",
+            &dev,
+            "--rw",
+            "write",
+            "--allow-destroy",
+            &dev,
+        ],
+        "in use",
+    );
+    expect_usage_error(
+        work.path(),
+        &["run", "--target", &dev, "--rw", "write"],
+        "in use",
+    );
+
+    // An unmounted device holding a file system: writes need --allow-destroy naming it.
+    let img = work.path().join("dev.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(16 << 20)
+        .unwrap();
+    let lo = iolab::fs::loopdev::LoopDevice::attach(&img, false).unwrap();
+    iolab::fs::command::run("mkfs.ext4", ["-q", "-F", lo.device.to_str().unwrap()]).unwrap();
+    let ldev = lo.device.display().to_string();
+    let cwd = tempdir();
+    expect_usage_error(
+        cwd.path(),
+        &["run", "--target", &ldev, "--rw", "randwrite"],
+        "--allow-destroy",
+    );
+    expect_usage_error(cwd.path(), &["run", "--target", &ldev], "--allow-destroy");
+    // Reads without --allow-destroy run, unprefilled, and say so.
+    let out = iolab(
+        cwd.path(),
+        &[
+            "run",
+            "--target",
+            &ldev,
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--size",
+            "8M",
+            "--repeat",
+            "1",
+            "--duration",
+            "100ms",
+            "--ramp",
+            "0",
+            "--json",
+            "--no-save",
+        ],
+    );
+    let doc = json_of(&out);
+    let codes: Vec<&str> = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert!(codes.contains(&"not-prefilled"), "{codes:?}");
+    assert_eq!(doc["environment"]["block_device"], lo.name());
+    // With --allow-destroy: a write test runs and the device counters see its bytes.
+    let out = iolab(
+        cwd.path(),
+        &[
+            "run",
+            "--target",
+            &ldev,
+            "--allow-destroy",
+            &ldev,
+            "--rw",
+            "write",
+            "--bs",
+            "1M",
+            "--size",
+            "8M",
+            "--io-size",
+            "8M",
+            "--repeat",
+            "1",
+            "--json",
+            "--no-save",
+        ],
+    );
+    let doc = json_of(&out);
+    let run = &doc["tests"][0]["runs"][0];
+    assert_eq!(run["bytes"], 8 << 20);
+    let dev_written = run["device"]["write_bytes"].as_u64().unwrap();
+    assert!(dev_written >= 8 << 20, "device saw {dev_written} bytes");
+    drop(lo);
+}
+
+#[test]
+fn direct_io_needs_blocks_of_the_logical_block_size() {
+    if !is_root() {
+        eprintln!(
+            "SKIPPED direct_io_needs_blocks_of_the_logical_block_size: needs root for loop devices"
+        );
+        return;
+    }
+    let work = tempdir();
+    let img = work.path().join("4k.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(16 << 20)
+        .unwrap();
+    let out = iolab::fs::command::run(
+        "losetup",
+        [
+            "--find",
+            "--show",
+            "--sector-size",
+            "4096",
+            img.to_str().unwrap(),
+        ],
+    )
+    .unwrap();
+    let dev = out.trim().to_string();
+    let detach = scopeguard(dev.clone());
+    let cwd = tempdir();
+    expect_usage_error(
+        cwd.path(),
+        &[
+            "run",
+            "--target",
+            &dev,
+            "--allow-destroy",
+            &dev,
+            "--rw",
+            "randwrite",
+            "--bs",
+            "2k",
+        ],
+        "logical block size",
+    );
+    drop(detach);
+}
+
+struct Detach(String);
+impl Drop for Detach {
+    fn drop(&mut self) {
+        let _ = iolab::fs::command::run("losetup", ["-d", &self.0]);
+    }
+}
+fn scopeguard(dev: String) -> Detach {
+    Detach(dev)
+}
+
+/// Interrupt a running `iolab run` with `sig` after its first test was saved.
+fn interrupt_after_first_test(sig: nix::sys::signal::Signal) -> (Output, tempfile::TempDir) {
+    let d = tempdir();
+    let child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .current_dir(d.path())
+        .args([
+            "run",
+            "--preset",
+            "real",
+            "--duration",
+            "1s",
+            "--ramp",
+            "0",
+            "--size",
+            "8M",
+            "--repeat",
+            "1",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let results = d.path().join("iolab-results");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let done = entries(&results)
+            .first()
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .and_then(|s| serde_json::from_str::<Value>(&s).ok())
+            .is_some_and(|v| !v["tests"].as_array().unwrap().is_empty());
+        if done || std::time::Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), sig).unwrap();
+    (child.wait_with_output().unwrap(), d)
+}
+
+#[test]
+fn signals_save_partial_results_and_clean_up() {
+    use nix::sys::signal::Signal;
+    for (sig, code) in [
+        (Signal::SIGINT, 130),
+        (Signal::SIGTERM, 143),
+        (Signal::SIGHUP, 129),
+    ] {
+        let (out, d) = interrupt_after_first_test(sig);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{sig}: {stderr}");
+        assert!(stderr.contains(sig.as_str()), "{sig}: {stderr}");
+        let results = d.path().join("iolab-results");
+        let files = entries(&results);
+        let doc: Value =
+            serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+        assert_eq!(doc["status"], "interrupted");
+        assert!(
+            !doc["tests"].as_array().unwrap().is_empty(),
+            "the finished test was kept"
+        );
+        // Only the results dir remains: the test file and the lock were removed.
+        assert_eq!(entries(d.path()), vec![results], "{sig}");
+    }
+}
+
+#[test]
+fn a_second_run_on_the_same_target_is_refused() {
+    let d = tempdir();
+    let child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .current_dir(d.path())
+        .args([
+            "run",
+            "--preset",
+            "real",
+            "--duration",
+            "2s",
+            "--ramp",
+            "0",
+            "--size",
+            "8M",
+            "--repeat",
+            "1",
+            "--no-save",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let lock = d.path().join(".iolab.lock");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !lock.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let out = iolab(
+        d.path(),
+        &[
+            "run",
+            "--preset",
+            "real",
+            "--duration",
+            "100ms",
+            "--no-save",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("another iolab run"), "{stderr}");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let _ = child.wait_with_output();
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+}
+
+#[test]
+fn odd_path_names_work() {
+    use std::os::unix::ffi::OsStrExt;
+    let d = tempdir();
+    let odd = d
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"with space\nnewline \xff\xfe"));
+    std::fs::create_dir(&odd).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .current_dir(d.path())
+        .arg("run")
+        .arg("--target")
+        .arg(&odd)
+        .args([
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--size",
+            "4M",
+            "--duration",
+            "100ms",
+            "--ramp",
+            "0",
+            "--repeat",
+            "1",
+            "--json",
+            "--no-save",
+        ])
+        .output()
+        .unwrap();
+    let doc = json_of(&out);
+    assert!(
+        doc["environment"]["target_path"]
+            .as_str()
+            .unwrap()
+            .contains("with space")
+    );
+    assert!(entries(&odd).is_empty());
+}
+
+#[test]
+fn verify_passes_on_honest_storage() {
+    for engine in ["sync", "uring"] {
+        let d = tempdir();
+        let out = iolab(
+            d.path(),
+            &[
+                "run",
+                "--verify",
+                "--engine",
+                engine,
+                "--rw",
+                "randrw",
+                "--bs",
+                "4k",
+                "--iodepth",
+                "8",
+                "--repeat",
+                "1",
+                "--duration",
+                "200ms",
+                "--ramp",
+                "0",
+                "--size",
+                "4M",
+                "--json",
+                "--no-save",
+            ],
+        );
+        let doc = json_of(&out);
+        assert_eq!(doc["tests"][0]["params"]["verify"], "true");
+        assert!(doc["tests"][0]["runs"][0]["ops"].as_u64().unwrap() > 0);
+    }
+}
+
+#[test]
+fn verify_finds_corruption_behind_iolabs_back() {
+    let d = tempdir();
+    let f = d.path().join("data.bin");
+    std::fs::write(&f, vec![0u8; 1 << 20]).unwrap();
+    let fs = f.display().to_string();
+    // Write the whole file once, sealed.
+    let out = iolab(
+        d.path(),
+        &[
+            "run",
+            "--target",
+            &fs,
+            "--allow-destroy",
+            &fs,
+            "--verify",
+            "--rw",
+            "write",
+            "--bs",
+            "64k",
+            "--io-size",
+            "1M",
+            "--repeat",
+            "1",
+            "--json",
+            "--no-save",
+        ],
+    );
+    json_of(&out);
+    // Reading it back with the same seed verifies...
+    let read_args = [
+        "run",
+        "--target",
+        &fs,
+        "--allow-destroy",
+        &fs,
+        "--verify",
+        "--prefill",
+        "false",
+        "--rw",
+        "read",
+        "--bs",
+        "4k",
+        "--io-size",
+        "1M",
+        "--repeat",
+        "1",
+        "--json",
+        "--no-save",
+    ];
+    json_of(&iolab(d.path(), &read_args));
+    // ...until one bit flips.
+    let mut data = std::fs::read(&f).unwrap();
+    data[5000] ^= 0x10;
+    std::fs::write(&f, &data).unwrap();
+    let out = iolab(d.path(), &read_args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("data verification failed at offset 4608"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("corrupted"), "{stderr}");
+}

@@ -1,0 +1,475 @@
+//! `iolab info` and `iolab endurance` end to end, and the device counters every workload
+//! records: a file on an ext4 loop device resolved down to the disk under the image, loop
+//! counters against a direct-I/O write test, the write amplification of small buffered
+//! files on ext4, the seed's endurance table, and bad input (exit 2).
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use iolab::model::device::DeviceCounters;
+use iolab::model::{Environment, ResultDoc, RunResult, TestResult};
+use iolab::sysinfo::diskstats::{PhaseCounters, cache_absorbed_warning, write_amplification};
+use serde_json::Value;
+
+fn iolab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run iolab")
+}
+
+fn json_of(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "iolab failed: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("stdout is JSON")
+}
+
+fn tempdir() -> tempfile::TempDir {
+    // On the build dir's file system (a block device), not a tmpfs /tmp.
+    tempfile::Builder::new()
+        .prefix("iolab-info-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap()
+}
+
+fn is_root() -> bool {
+    iolab::fs::scratch::is_root()
+}
+
+#[test]
+fn file_on_ext4_loop_resolves_to_the_loop_and_its_backing_file() {
+    let test = "file_on_ext4_loop_resolves_to_the_loop_and_its_backing_file";
+    let Some(fs) = iolab::fs::scratch::scratch_or_skip(test, "ext4", 32 << 20, &[], "noatime")
+    else {
+        return;
+    };
+    let file = fs.path().join("hello.txt");
+    std::fs::write(&file, b"hello").unwrap();
+    let lo = fs.loop_dev.as_ref().unwrap();
+    let image = std::fs::canonicalize(&lo.image).unwrap();
+
+    let v = json_of(&iolab(&["info", file.to_str().unwrap(), "--json"]));
+    assert_eq!(v["kind"], "block");
+    assert_eq!(v["mount"]["fs_type"], "ext4");
+    assert!(v["mount"]["options"].as_str().unwrap().contains("noatime"));
+    let devs = v["devices"].as_array().unwrap();
+    assert_eq!(devs[0]["name"], lo.name().as_str());
+    assert_eq!(devs[0]["kind"], "loop");
+    assert_eq!(devs[0]["relation"], "holds-path");
+    assert_eq!(devs[0]["loop_backing_file"], image.to_str().unwrap());
+    assert_eq!(devs[0]["size_bytes"], 32u64 << 20);
+    assert!(devs[0]["logical_block_size"].as_u64().unwrap() >= 512);
+    assert!(devs[0]["written_since_boot_bytes"].as_u64().is_some());
+    // Below the loop: the device holding the image file (when it is on one).
+    if let Some((under, _)) = iolab::sysinfo::block_device_of(&image) {
+        let next = devs
+            .iter()
+            .find(|d| d["relation"] == "backs-loop")
+            .expect("the image's device is listed");
+        assert_eq!(next["under"], lo.name().as_str());
+        // The image's own device, or (for a partition) the first entry of its chain.
+        assert_eq!(next["name"], under.as_str());
+    }
+    // SMART: a loop device has none of its own; every entry says why or what.
+    for s in v["smart"].as_array().unwrap() {
+        assert!(s["available"].as_bool().unwrap() || s["reason"].is_string());
+    }
+
+    // The same chain when asked by device name, and the human table.
+    let v = json_of(&iolab(&["info", &lo.name(), "--json", "--no-smart"]));
+    assert_eq!(v["kind"], "device");
+    assert_eq!(v["devices"][0]["relation"], "asked");
+    assert_eq!(v["mount"]["mount_point"], fs.path().to_str().unwrap());
+    let out = iolab(&["info", &lo.name(), "--no-smart"]);
+    assert!(out.status.success());
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains(&lo.name()), "{table}");
+    assert!(table.contains("Backing file"), "{table}");
+    assert!(table.contains(image.to_str().unwrap()), "{table}");
+    assert!(table.contains("ext4"), "{table}");
+}
+
+/// Detaches a loop device this test attached, even when an assertion fails.
+struct Image {
+    _dir: tempfile::TempDir,
+    lo: iolab::fs::loopdev::LoopDevice,
+}
+
+fn loop_over_image(test: &str, size: u64) -> Option<Image> {
+    if !is_root() || !iolab::fs::command::have("losetup") {
+        eprintln!("SKIPPED {test}: needs root and losetup for a loop device");
+        return None;
+    }
+    let dir = tempdir();
+    let img = dir.path().join("dev.img");
+    std::fs::File::create(&img).unwrap().set_len(size).unwrap();
+    let lo = iolab::fs::loopdev::LoopDevice::attach(&img, false).unwrap();
+    Some(Image { _dir: dir, lo })
+}
+
+#[test]
+fn loop_counters_match_a_direct_write_test_within_one_percent() {
+    let test = "loop_counters_match_a_direct_write_test_within_one_percent";
+    let Some(img) = loop_over_image(test, 40 << 20) else {
+        return;
+    };
+    let dev = img.lo.device.display().to_string();
+    let v = json_of(&iolab(&[
+        "run",
+        "--target",
+        &dev,
+        "--allow-destroy",
+        &dev,
+        "--rw",
+        "write",
+        "--bs",
+        "1M",
+        "--io-size",
+        "32M",
+        "--direct",
+        "true",
+        "--repeat",
+        "1",
+        "--json",
+        "--no-save",
+    ]));
+    let run = &v["tests"][0]["runs"][0];
+    let app = run["bytes"].as_u64().unwrap();
+    assert_eq!(app, 32 << 20, "the test wrote --io-size");
+    let dc: DeviceCounters = serde_json::from_value(run["device"].clone()).unwrap();
+    assert_eq!(dc.device, img.lo.name());
+    let diff = (dc.write_bytes as f64 - app as f64).abs() / app as f64;
+    eprintln!(
+        "{test}: app {app} B, {} wrote {} B in {} I/Os",
+        dc.device, dc.write_bytes, dc.write_ios
+    );
+    assert!(
+        diff <= 0.01,
+        "device wrote {} vs app {app} ({:.2} % apart)",
+        dc.write_bytes,
+        diff * 100.0
+    );
+    assert!(dc.write_ios >= 32, "{dc:?}");
+    let wa = run["write_amplification"].as_f64().unwrap();
+    assert!((0.99..=1.01).contains(&wa), "WA {wa}");
+    assert!(cache_absorbed_warning(&dc, app).is_none());
+    // The image file's device was watched too (its figures are shared with the machine).
+    if iolab::sysinfo::block_device_of(&img.lo.image).is_some() {
+        assert!(dc.backing.is_some(), "{dc:?}");
+    }
+}
+
+#[test]
+fn buffered_small_files_on_ext4_amplify_writes() {
+    let test = "buffered_small_files_on_ext4_amplify_writes";
+    let Some(fs) = iolab::fs::scratch::scratch_or_skip(test, "ext4", 64 << 20, &["-b", "4096"], "")
+    else {
+        return;
+    };
+    let dir = fs.path().join("small");
+    std::fs::create_dir(&dir).unwrap();
+    let ph = PhaseCounters::for_path(&dir).expect("ext4 on a loop device has counters");
+    assert_eq!(ph.device(), fs.loop_dev.as_ref().unwrap().name());
+    let payload = [0x5au8; 1000];
+    let files = 1500u64;
+    for i in 0..files {
+        let mut f = std::fs::File::create(dir.join(format!("f{i:05}"))).unwrap();
+        f.write_all(&payload).unwrap();
+    }
+    // Push the page cache and the journal to the device before reading the counters.
+    let d = std::fs::File::open(&dir).unwrap();
+    nix::unistd::syncfs(&d).unwrap();
+    let dc = ph.finish().unwrap();
+    let app = files * payload.len() as u64;
+    let wa = write_amplification(&dc, app).unwrap();
+    eprintln!(
+        "{test}: {files} files of 1000 B: app {app} B, device {} B, WA {wa:.2}",
+        dc.write_bytes
+    );
+    // Each 1000-byte file takes a whole 4 KiB block (WA >= 4.1 from data alone), plus
+    // inodes, the directory and the journal.
+    assert!(wa > 2.0, "WA {wa}");
+    assert!(cache_absorbed_warning(&dc, app).is_none());
+}
+
+#[test]
+fn phase_counters_by_path_and_none_without_a_device() {
+    assert!(PhaseCounters::for_path(Path::new("/proc/self")).is_none());
+    let reason = iolab::sysinfo::resolve::no_device_reason(Path::new("/proc")).unwrap();
+    assert!(reason.contains("pseudo"), "{reason}");
+    let dir = tempdir();
+    if let Some(ph) = PhaseCounters::for_path(dir.path()) {
+        let dc = ph.finish().unwrap();
+        assert_eq!(dc.device, ph.device());
+    }
+}
+
+fn years(v: &Value) -> String {
+    format!("{:.2}", v["years"].as_f64().unwrap())
+}
+
+#[test]
+fn endurance_matches_the_seed_table() {
+    // Seed 003: 240 GB drives rated 80,000 GB at 20 and 30 GB/day; a 120 GB drive rated
+    // 40,000 GB at 9 GB/day; and the 80,000 GB drive at 9 GB/day.
+    for (tbw, daily, days, yrs) in [
+        ("80000GB", "20GB", 4000.0, "10.95"),
+        ("80TB", "30GB", 2666.67, "7.30"),
+        ("40000GB", "9GB", 4444.44, "12.17"),
+        ("80TB", "9GB", 8888.89, "24.34"),
+    ] {
+        let v = json_of(&iolab(&[
+            "endurance",
+            "--tbw",
+            tbw,
+            "--daily",
+            daily,
+            "--json",
+        ]));
+        assert!(
+            (v["days"].as_f64().unwrap() - days).abs() < 0.01,
+            "{tbw} at {daily}: {v}"
+        );
+        assert_eq!(years(&v), yrs, "{tbw} at {daily}");
+        assert_eq!(v["write_amplification"], 1.0);
+    }
+    let out = iolab(&["endurance", "--tbw", "80TB", "--daily", "20GB"]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(table.contains("10.95"), "{table}");
+    assert!(table.contains("4000.0"), "{table}");
+    assert!(table.contains("80 TB"), "{table}");
+}
+
+fn write_result_with_wa(dir: &Path) -> std::path::PathBuf {
+    let mut doc = ResultDoc::new("run", Vec::new(), Environment::default());
+    let run = |device_bytes: u64, app_bytes: u64| RunResult {
+        run: 1,
+        bytes: app_bytes,
+        device: Some(DeviceCounters {
+            device: "loop9".into(),
+            write_bytes: device_bytes,
+            ..Default::default()
+        }),
+        write_amplification: Some(device_bytes as f64 / app_bytes as f64),
+        ..Default::default()
+    };
+    doc.tests.push(TestResult {
+        name: "small files create".into(),
+        family: "files".into(),
+        runs: vec![run(200_000_000, 100_000_000)],
+        ..Default::default()
+    });
+    doc.tests.push(TestResult {
+        name: "SEQ1M Q8T1 write".into(),
+        family: "block".into(),
+        runs: vec![run(110_000_000, 100_000_000)],
+        ..Default::default()
+    });
+    doc.tests.push(TestResult {
+        name: "SEQ1M Q8T1 read".into(),
+        family: "block".into(),
+        runs: vec![RunResult::default()],
+        ..Default::default()
+    });
+    let p = dir.join("result.json");
+    std::fs::write(&p, serde_json::to_string(&doc).unwrap()).unwrap();
+    p
+}
+
+#[test]
+fn endurance_from_a_result_uses_its_write_amplification() {
+    let dir = tempdir();
+    let p = write_result_with_wa(dir.path());
+    let ps = p.to_str().unwrap();
+    // (200 + 110) MB device / 200 MB app = 1.55: 31 GB/day, 80 TB in 7.1 years.
+    let v = json_of(&iolab(&[
+        "endurance",
+        "--tbw",
+        "80TB",
+        "--daily",
+        "20GB",
+        "--from",
+        ps,
+        "--json",
+    ]));
+    assert!((v["write_amplification"].as_f64().unwrap() - 1.55).abs() < 1e-9);
+    let s = v["sentence"].as_str().unwrap();
+    assert!(s.contains("the device writes 31 GB/day"), "{s}");
+    assert!(s.contains("reaches its rated 80 TB in 7.1 years"), "{s}");
+    assert_eq!(v["per_test"].as_array().unwrap().len(), 2);
+    // One test only.
+    let v = json_of(&iolab(&[
+        "endurance",
+        "--tbw",
+        "80TB",
+        "--daily",
+        "20GB",
+        "--from",
+        ps,
+        "--test",
+        "small files create",
+        "--used",
+        "50",
+        "--json",
+    ]));
+    assert!((v["write_amplification"].as_f64().unwrap() - 2.0).abs() < 1e-9);
+    assert!((v["days"].as_f64().unwrap() - 1000.0).abs() < 1e-6, "{v}");
+    // The table says it in words.
+    let out = iolab(&[
+        "endurance",
+        "--tbw",
+        "80TB",
+        "--daily",
+        "20GB",
+        "--from",
+        ps,
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("SEQ1M Q8T1 write"), "{text}");
+    assert!(text.contains("writes 31 GB/day"), "{text}");
+}
+
+#[test]
+fn endurance_from_smart_says_why_when_it_cannot() {
+    // A disk without SMART here (virtual, or not root): the answer still comes, with a note.
+    let v = json_of(&iolab(&[
+        "endurance",
+        "--tbw",
+        "80TB",
+        "--daily",
+        "20GB",
+        "--device",
+        env!("CARGO_MANIFEST_DIR"),
+        "--json",
+    ]));
+    if v["used_source"] == "none" {
+        let notes = v["notes"].to_string();
+        assert!(notes.contains("not available"), "{notes}");
+    } else {
+        assert!(v["used_source"].as_str().unwrap().starts_with("SMART"));
+    }
+}
+
+fn expect_usage_error(args: &[&str], needle: &str) {
+    let out = iolab(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(out.stdout.is_empty(), "{args:?}: nothing on stdout");
+    assert!(err.contains(needle), "{args:?}: {err:?} lacks {needle:?}");
+}
+
+#[test]
+fn bad_input_is_refused_with_exit_2() {
+    let e = |tbw: &str, daily: &str, needle: &str| {
+        expect_usage_error(&["endurance", "--tbw", tbw, "--daily", daily], needle)
+    };
+    e("0", "20GB", "more than zero");
+    e("80TB", "0GB", "more than zero");
+    e("-80TB", "20GB", "negative");
+    e("80TB", "-5GB", "negative");
+    expect_usage_error(
+        &[
+            "endurance",
+            "--tbw",
+            "80TB",
+            "--daily",
+            "20GB",
+            "--used",
+            "-1",
+        ],
+        "--used",
+    );
+    e("lots", "20GB", "not a size");
+    e("80TB", "20 gigs", "not a size");
+    expect_usage_error(
+        &[
+            "endurance",
+            "--tbw",
+            "80TB",
+            "--daily",
+            "20GB",
+            "--used",
+            "150",
+        ],
+        "--used",
+    );
+    expect_usage_error(
+        &["endurance", "--tbw", "80TB", "--daily", "20GB", "--wa", "0"],
+        "--wa",
+    );
+    let dir = tempdir();
+    let not_iolab = dir.path().join("x.json");
+    std::fs::write(&not_iolab, "{\"a\": 1}").unwrap();
+    let x = not_iolab.to_str().unwrap();
+    expect_usage_error(
+        &["endurance", "--tbw", "80TB", "--daily", "20GB", "--from", x],
+        "not an iolab result",
+    );
+    let no_wa = dir.path().join("empty.json");
+    let doc = ResultDoc::new("run", Vec::new(), Environment::default());
+    std::fs::write(&no_wa, serde_json::to_string(&doc).unwrap()).unwrap();
+    expect_usage_error(
+        &[
+            "endurance",
+            "--tbw",
+            "80TB",
+            "--daily",
+            "20GB",
+            "--from",
+            no_wa.to_str().unwrap(),
+        ],
+        "write amplification",
+    );
+    expect_usage_error(
+        &[
+            "endurance",
+            "--tbw",
+            "80TB",
+            "--daily",
+            "20GB",
+            "--device",
+            "/proc",
+        ],
+        "no device counters",
+    );
+    expect_usage_error(&["info", "/dev/sdzz9"], "no such block device");
+    expect_usage_error(&["info", "nvme9n9"], "no such block device");
+    expect_usage_error(&["info", "/no/such/path/iolab"], "no such file");
+}
+
+#[test]
+fn pseudo_file_systems_say_what_they_are() {
+    let v = json_of(&iolab(&["info", "/proc", "--json"]));
+    assert_eq!(v["kind"], "pseudo");
+    assert_eq!(v["mount"]["fs_type"], "proc");
+    assert!(v["devices"].as_array().unwrap().is_empty());
+    let r = v["no_device_reason"].as_str().unwrap();
+    assert!(r.contains("pseudo file system"), "{r}");
+    assert!(r.contains("no device counters"), "{r}");
+    if let Some(fs) = iolab::fs::scratch::scratch_or_skip(
+        "pseudo_file_systems_say_what_they_are (tmpfs)",
+        "tmpfs",
+        8 << 20,
+        &[],
+        "",
+    ) {
+        let v = json_of(&iolab(&["info", fs.path().to_str().unwrap(), "--json"]));
+        assert_eq!(v["kind"], "memory");
+        assert!(PhaseCounters::for_path(fs.path()).is_none());
+        let w = iolab::sysinfo::resolve::no_device_warning(fs.path()).unwrap();
+        assert_eq!(w.code, "no-device-counters");
+        assert!(w.message.contains("RAM file system"), "{}", w.message);
+    }
+    let out = iolab(&["info", "/sys"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("sysfs"), "{text}");
+    assert!(text.contains("no device counters"), "{text}");
+}
