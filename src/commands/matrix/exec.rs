@@ -38,11 +38,11 @@ pub fn df(dir: &Path) -> DfSample {
     }
     match nix::sys::statvfs::statvfs(dir) {
         Ok(s) => {
-            let fr = s.fragment_size() as u64;
+            let fr = s.fragment_size();
             DfSample {
-                total_bytes: s.blocks() as u64 * fr,
-                used_bytes: (s.blocks() as u64).saturating_sub(s.blocks_free() as u64) * fr,
-                free_bytes: s.blocks_available() as u64 * fr,
+                total_bytes: s.blocks() * fr,
+                used_bytes: s.blocks().saturating_sub(s.blocks_free()) * fr,
+                free_bytes: s.blocks_available() * fr,
             }
         }
         Err(_) => DfSample::default(),
