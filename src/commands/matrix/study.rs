@@ -40,9 +40,7 @@ pub fn workloads(
         Study::Cluster => {
             let r = cluster_reference(full, size);
             let w = try_resolve(&r).map_err(|e| {
-                UsageError::new(format!(
-                    "--study cluster needs the files workload ({r}): {e}"
-                ))
+                UsageError::new(format!("--study cluster needs the files workload: {e}"))
             })?;
             Ok(vec![w])
         }

@@ -60,6 +60,7 @@ pub fn render_configurations(doc: &ResultDoc) -> String {
         "mount",
         "unit asked",
         "unit made",
+        "image ms",
         "mkfs ms",
         "mount ms",
         "umount+detach ms",
@@ -78,6 +79,8 @@ pub fn render_configurations(doc: &ResultDoc) -> String {
                     .map(fmt_size_exact)
                     .unwrap_or_else(|| "-".into()),
             ),
+            Cell::new(ms(&c.runs.iter().map(|r| r.image_ns).collect::<Vec<_>>()))
+                .set_alignment(CellAlignment::Right),
             Cell::new(ms(&c.runs.iter().map(|r| r.mkfs_ns).collect::<Vec<_>>()))
                 .set_alignment(CellAlignment::Right),
             Cell::new(ms(&c.runs.iter().map(|r| r.mount_ns).collect::<Vec<_>>()))
