@@ -373,23 +373,18 @@ fn start_long(area: &Area) -> (std::process::Child, PathBuf) {
     }
 }
 
-#[test]
-fn sigint_tears_everything_down() {
-    if !can_run("sigint_tears_everything_down") {
+fn stop_tears_everything_down(test: &str, sig: nix::sys::signal::Signal, code: i32) {
+    if !can_run(test) {
         return;
     }
     let _g = EXCLUSIVE.read().unwrap();
     let area = Area::new();
     let (child, _) = start_long(&area);
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), sig).unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(
         out.status.code(),
-        Some(130),
+        Some(code),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -397,13 +392,80 @@ fn sigint_tears_everything_down() {
     let doc = area.result();
     assert_eq!(doc.status, "interrupted");
     assert_eq!(doc.configurations[0].status, "failed");
-    assert!(
-        doc.configurations[0]
-            .reason
-            .as_deref()
-            .unwrap_or("")
-            .contains("SIGINT")
+    let why = doc.configurations[0].reason.clone().unwrap_or_default();
+    assert!(why.contains(sig.as_str()), "{why}");
+}
+
+#[test]
+fn sigint_tears_everything_down() {
+    stop_tears_everything_down(
+        "sigint_tears_everything_down",
+        nix::sys::signal::Signal::SIGINT,
+        130,
     );
+}
+
+#[test]
+fn sigterm_tears_everything_down() {
+    stop_tears_everything_down(
+        "sigterm_tears_everything_down",
+        nix::sys::signal::Signal::SIGTERM,
+        143,
+    );
+}
+
+#[test]
+fn an_allowed_device_is_formatted_for_every_run() {
+    if !can_run("an_allowed_device_is_formatted_for_every_run") {
+        return;
+    }
+    let _g = EXCLUSIVE.read().unwrap();
+    let area = Area::new();
+    // A loop device of the test's own (never a real disk), not mounted.
+    let img = area.base.parent().unwrap().join("device.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(128 << 20)
+        .unwrap();
+    let lo = iolab::fs::loopdev::LoopDevice::attach(&img, false).unwrap();
+    let dev = lo.device.display().to_string();
+    let out = Command::new(bin())
+        .args([
+            "matrix",
+            "--fs",
+            "ext4,exfat",
+            "--cluster",
+            "4K",
+            "--device",
+            &dev,
+        ])
+        .args([
+            "--allow-destroy",
+            &dev,
+            "--workload",
+            TINY,
+            "--repeat",
+            "2",
+            "--no-save",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let doc: ResultDoc = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc.configurations.len(), 2);
+    for c in &doc.configurations {
+        assert_eq!(c.status, "ok", "{}: {:?}", c.label, c.reason);
+        assert_eq!(c.cluster_bytes_actual, Some(4096));
+        assert_eq!(c.runs.len(), 2);
+        assert_eq!(c.size_bytes, Some(128 << 20));
+    }
+    // Torn down: the device is no longer mounted, and is still attached (ours to detach).
+    assert!(iolab::config::device_in_use(&lo.device).is_none());
+    assert!(Path::new(&format!("/sys/block/{}/loop/backing_file", lo.name())).exists());
+    drop(lo);
+    area.assert_clean();
 }
 
 #[test]
