@@ -1,164 +1,15 @@
 //! `iolab matrix` end to end on real file systems over loop devices: allocation units read
-//! back, tiny workloads, teardown on success, SIGINT and SIGKILL (the next start cleans up),
-//! files outside iolab's directory untouched, bad input refused before anything is made.
-//! Needs root and loop devices; skips loudly otherwise.
+//! back at two sizes per type, tiny workloads, a fresh file system per run, an allowed
+//! device, files outside iolab's directory untouched, bad input refused before anything is
+//! made. Needs root and loop devices; skips loudly otherwise.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::sync::RwLock;
-use std::time::{Duration, Instant};
+mod matrix_support;
+
+use std::path::Path;
+use std::process::Command;
 
 use iolab::model::ResultDoc;
-
-/// The SIGKILL test must be the only iolab running from this file while it waits for "the
-/// next start" (any start cleans up after a dead run).
-static EXCLUSIVE: RwLock<()> = RwLock::new(());
-
-const TINY: &str = "run:preset=real:duration=200ms:ramp=0:size=8M:repeat=1";
-const SENTINEL: &[u8] = b"not iolab's";
-
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_iolab")
-}
-
-fn iolab(args: &[&str]) -> Output {
-    Command::new(bin())
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run iolab")
-}
-
-fn can_run(test: &str) -> bool {
-    if !iolab::fs::scratch::is_root() {
-        eprintln!("SKIPPED {test}: needs root (formats loop devices)");
-        return false;
-    }
-    if !Path::new("/dev/loop-control").exists() || !iolab::fs::command::have("losetup") {
-        eprintln!("SKIPPED {test}: no loop devices here");
-        return false;
-    }
-    true
-}
-
-/// A test's image dir with a file of the user's in it (and a look-alike image name).
-struct Area {
-    _tmp: tempfile::TempDir,
-    base: PathBuf,
-    out: PathBuf,
-}
-
-impl Area {
-    fn new() -> Area {
-        // Under the target dir: a real disk file system, not a tmpfs /tmp.
-        let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
-        let tmp = tempfile::Builder::new()
-            .prefix("matrix-test-")
-            .tempdir_in(root)
-            .unwrap();
-        let base = tmp.path().join("images");
-        std::fs::create_dir(&base).unwrap();
-        std::fs::write(base.join("precious.txt"), SENTINEL).unwrap();
-        std::fs::write(base.join("c1-r1.img"), SENTINEL).unwrap();
-        std::fs::write(tmp.path().join("outside.txt"), SENTINEL).unwrap();
-        let out = tmp.path().join("results");
-        Area {
-            base,
-            out,
-            _tmp: tmp,
-        }
-    }
-
-    fn args<'a>(&'a self, extra: &[&'a str]) -> Vec<String> {
-        let mut v: Vec<String> = vec![
-            "matrix".into(),
-            "--image-dir".into(),
-            self.base.display().to_string(),
-            "--output".into(),
-            self.out.display().to_string(),
-        ];
-        v.extend(extra.iter().map(|s| s.to_string()));
-        v
-    }
-
-    /// Everything iolab made under the image dir is gone, and the user's files are intact.
-    fn assert_clean(&self) {
-        let base = std::fs::canonicalize(&self.base).unwrap();
-        let b = base.display().to_string();
-        let mounts: Vec<_> = iolab::sysinfo::mounts::all_mounts()
-            .into_iter()
-            .filter(|m| m.mount_point.starts_with(&base))
-            .collect();
-        assert!(mounts.is_empty(), "mounts left: {mounts:?}");
-        let loops: Vec<String> = std::fs::read_dir("/sys/block")
-            .unwrap()
-            .flatten()
-            .filter_map(|e| std::fs::read_to_string(e.path().join("loop/backing_file")).ok())
-            .filter(|f| f.starts_with(&b))
-            .collect();
-        assert!(loops.is_empty(), "loop devices left: {loops:?}");
-        let mut names: Vec<String> = std::fs::read_dir(&base)
-            .unwrap()
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        assert_eq!(
-            names,
-            ["c1-r1.img", "precious.txt"],
-            "left in the image dir"
-        );
-        for f in [base.join("precious.txt"), base.join("c1-r1.img")] {
-            assert_eq!(
-                std::fs::read(&f).unwrap(),
-                SENTINEL,
-                "{} touched",
-                f.display()
-            );
-        }
-        let outside = base.parent().unwrap().join("outside.txt");
-        assert_eq!(std::fs::read(outside).unwrap(), SENTINEL);
-    }
-
-    fn result(&self) -> ResultDoc {
-        let f = std::fs::read_dir(&self.out)
-            .unwrap()
-            .flatten()
-            .find(|e| e.file_name().to_string_lossy().ends_with(".json"))
-            .expect("a result file");
-        ResultDoc::read(&f.path()).unwrap()
-    }
-
-    /// The work dir iolab made (while a run is alive).
-    fn work_dir(&self) -> Option<PathBuf> {
-        std::fs::read_dir(&self.base)
-            .ok()?
-            .flatten()
-            .map(|e| e.path())
-            .find(|p| {
-                p.file_name()
-                    .unwrap()
-                    .to_string_lossy()
-                    .starts_with("iolab-matrix-")
-            })
-    }
-}
-
-fn run_ok(area: &Area, extra: &[&str]) -> ResultDoc {
-    let _g = EXCLUSIVE.read().unwrap();
-    let args = area.args(extra);
-    let out = Command::new(bin()).args(&args).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        matches!(out.status.code(), Some(0) | Some(1)),
-        "iolab {args:?}: {:?}\n{stderr}",
-        out.status
-    );
-    assert!(stdout.contains("Ranking for"), "{stdout}");
-    area.assert_clean();
-    area.result()
-}
+use matrix_support::*;
 
 /// Every configuration formatted with the asked unit, read back equal, workload run.
 fn check_units(doc: &ResultDoc, expect_fs: &[&str]) {
@@ -332,88 +183,6 @@ fn check_runs_of_two(doc: &ResultDoc) {
     }
 }
 
-/// Start a long matrix and wait until it has a file system mounted (the caller waits for it).
-#[allow(clippy::zombie_processes)]
-fn start_long(area: &Area) -> (std::process::Child, PathBuf) {
-    let args = area.args(&[
-        "--fs",
-        "ext4",
-        "--image-size",
-        "128M",
-        "--workload",
-        "run:preset=real:duration=20s:ramp=0:size=8M:repeat=1",
-        "--repeat",
-        "3",
-    ]);
-    let mut child = Command::new(bin())
-        .args(&args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let t0 = Instant::now();
-    loop {
-        if let Some(w) = area.work_dir() {
-            let canon = std::fs::canonicalize(&w).unwrap_or(w.clone());
-            if iolab::sysinfo::mounts::all_mounts()
-                .iter()
-                .any(|m| m.mount_point.starts_with(&canon))
-            {
-                // Let the workload start writing.
-                std::thread::sleep(Duration::from_millis(800));
-                return (child, canon);
-            }
-        }
-        if t0.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("matrix never mounted a file system");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn stop_tears_everything_down(test: &str, sig: nix::sys::signal::Signal, code: i32) {
-    if !can_run(test) {
-        return;
-    }
-    let _g = EXCLUSIVE.read().unwrap();
-    let area = Area::new();
-    let (child, _) = start_long(&area);
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), sig).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    area.assert_clean();
-    let doc = area.result();
-    assert_eq!(doc.status, "interrupted");
-    assert_eq!(doc.configurations[0].status, "failed");
-    let why = doc.configurations[0].reason.clone().unwrap_or_default();
-    assert!(why.contains(sig.as_str()), "{why}");
-}
-
-#[test]
-fn sigint_tears_everything_down() {
-    stop_tears_everything_down(
-        "sigint_tears_everything_down",
-        nix::sys::signal::Signal::SIGINT,
-        130,
-    );
-}
-
-#[test]
-fn sigterm_tears_everything_down() {
-    stop_tears_everything_down(
-        "sigterm_tears_everything_down",
-        nix::sys::signal::Signal::SIGTERM,
-        143,
-    );
-}
-
 #[test]
 fn an_allowed_device_is_formatted_for_every_run() {
     if !can_run("an_allowed_device_is_formatted_for_every_run") {
@@ -465,38 +234,6 @@ fn an_allowed_device_is_formatted_for_every_run() {
     assert!(iolab::config::device_in_use(&lo.device).is_none());
     assert!(Path::new(&format!("/sys/block/{}/loop/backing_file", lo.name())).exists());
     drop(lo);
-    area.assert_clean();
-}
-
-#[test]
-fn sigkill_leftovers_are_cleaned_by_the_next_start() {
-    if !can_run("sigkill_leftovers_are_cleaned_by_the_next_start") {
-        return;
-    }
-    let _g = EXCLUSIVE.write().unwrap();
-    let area = Area::new();
-    let (mut child, work) = start_long(&area);
-    child.kill().unwrap();
-    child.wait().unwrap();
-    assert!(
-        iolab::sysinfo::mounts::all_mounts()
-            .iter()
-            .any(|m| m.mount_point.starts_with(&work)),
-        "a killed run leaves its mount (nothing to clean otherwise)"
-    );
-    assert!(work.join("iolab-matrix.state").exists());
-    // Any next start cleans up, even one with bad input.
-    let out = iolab(&["matrix", "--fs", "nosuchfs"]);
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("cleaned up after an interrupted matrix run"),
-        "{stderr}"
-    );
-    assert!(
-        stderr.contains("unmounted") && stderr.contains("detached"),
-        "{stderr}"
-    );
     area.assert_clean();
 }
 
@@ -625,29 +362,4 @@ fn a_device_in_use_or_misnamed_is_refused() {
         stderr.contains("in use") && stderr.contains("mounted"),
         "{stderr}"
     );
-}
-
-#[test]
-fn mount_options_the_kernel_rejects_are_usage_errors() {
-    if !can_run("mount_options_the_kernel_rejects_are_usage_errors") {
-        return;
-    }
-    let _g = EXCLUSIVE.read().unwrap();
-    let area = Area::new();
-    let args = area.args(&[
-        "--fs",
-        "ext4",
-        "--image-size",
-        "64M",
-        "--mount-opts",
-        "nosuchoption_iolab",
-    ]);
-    let out = Command::new(bin()).args(&args).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("nosuchoption_iolab") && stderr.contains("rejected"),
-        "{stderr}"
-    );
-    area.assert_clean();
 }
