@@ -113,6 +113,18 @@ pub fn read_unit(t: &FsType, device: Option<&Path>, mount_point: &Path) -> Resul
     Ok(unit)
 }
 
+/// A configuration is reported only with the unit it asked for (None = any default).
+pub fn check_unit(asked: Option<u64>, made: u64) -> Result<(), String> {
+    match asked {
+        Some(a) if a != made => Err(format!(
+            "asked for an allocation unit of {}, mkfs made {}: refused",
+            crate::units::fmt_size_exact(a),
+            crate::units::fmt_size_exact(made)
+        )),
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,6 +173,42 @@ mod tests {
         assert_eq!(
             boot_sector_unit(ReadBack::NtfsBootSector, &p).unwrap(),
             512 << 9
+        );
+    }
+
+    /// A formatter that makes another unit than asked (seed 000) is caught by the read-back.
+    #[test]
+    fn a_lying_formatter_is_refused() {
+        use crate::fs::types::{FsType, UnitRule, lookup};
+        assert!(check_unit(None, 4096).is_ok());
+        assert!(check_unit(Some(4096), 4096).is_ok());
+        if !crate::fs::scratch::is_root() || !command::have("mkfs.ext4") {
+            eprintln!("SKIPPED a_lying_formatter_is_refused: needs root and mkfs.ext4");
+            return;
+        }
+        const LIE: &[UnitRule] = &[UnitRule {
+            min: 1024,
+            max: 1024,
+            args: &["-b", "4096"],
+        }];
+        let liar = FsType {
+            unit_rules: LIE,
+            ..*lookup("ext4").unwrap()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let img = dir.path().join("liar.img");
+        std::fs::File::create(&img)
+            .unwrap()
+            .set_len(32 << 20)
+            .unwrap();
+        let lo = crate::fs::loopdev::LoopDevice::attach(&img, false).unwrap();
+        format(&liar, Some(1024), &lo.device).unwrap();
+        let made = read_unit(&liar, Some(&lo.device), dir.path()).unwrap();
+        assert_eq!(made, 4096);
+        let e = check_unit(Some(1024), made).unwrap_err();
+        assert!(
+            e.contains("asked for an allocation unit of 1KiB, mkfs made 4KiB"),
+            "{e}"
         );
     }
 }

@@ -18,7 +18,7 @@ use crate::model::matrix::{
 use crate::model::{ResultDoc, ResultSink, Warning};
 use crate::runner::RunContext;
 use crate::runner::progress::Progress;
-use crate::units::{fmt_size_exact, fmt_size_iec};
+use crate::units::fmt_size_iec;
 
 /// Space a workload may leave behind before it is reported (metadata, journals, logs).
 const SPACE_SLACK: u64 = 4 << 20;
@@ -213,15 +213,8 @@ impl Exec<'_> {
             Ok(u) => {
                 rec.cluster_bytes_actual = Some(u);
                 cfg.cluster_bytes_actual = Some(u);
-                if let Some(asked) = cp.unit
-                    && asked != u
-                {
-                    // Seed 000's trap: never report a unit that was not made.
-                    let why = format!(
-                        "asked for an allocation unit of {}, mkfs made {}: refused",
-                        fmt_size_exact(asked),
-                        fmt_size_exact(u)
-                    );
+                // Seed 000's trap: never report a unit that was not made.
+                if let Err(why) = crate::fs::mkfs::check_unit(cp.unit, u) {
                     return self.close(inst, rec, cfg, Some(why));
                 }
             }
