@@ -87,4 +87,21 @@ mod tests {
         );
         assert!(full.contains("big=2048M"), "{full}");
     }
+
+    #[test]
+    fn linux_fs_uses_what_exists_and_says_so() {
+        let mut notes = Vec::new();
+        let w = workloads(Study::LinuxFs, false, None, &mut notes).unwrap();
+        assert!(!w.is_empty());
+        let labels: Vec<&str> = w.iter().map(|w| w.label.as_str()).collect();
+        // Either the data-set copy (once built) or the fallback ending with `iolab run`.
+        assert!(
+            labels[0].starts_with("copy") || labels.last().unwrap().starts_with("run:"),
+            "{labels:?}"
+        );
+        assert!(
+            notes.iter().any(|n| n.contains("study linux-fs")),
+            "{notes:?}"
+        );
+    }
 }
