@@ -363,3 +363,45 @@ fn a_device_in_use_or_misnamed_is_refused() {
         "{stderr}"
     );
 }
+
+#[test]
+fn cluster_study_reproduces_table_1_layout() {
+    if !can_run("cluster_study_reproduces_table_1_layout") {
+        return;
+    }
+    let area = Area::new();
+    let doc = run_ok(
+        &area,
+        &[
+            "--study",
+            "cluster",
+            "--fs",
+            "ext4",
+            "--cluster",
+            "1K,4K",
+            "--image-size",
+            "256M",
+            "--repeat",
+            "1",
+        ],
+    );
+    assert_eq!(doc.configurations.len(), 2);
+    for c in &doc.configurations {
+        assert_eq!(c.status, "ok", "{}: {:?}", c.label, c.reason);
+        assert_eq!(c.cluster_bytes_actual, c.cluster_bytes);
+        let tokens: Vec<&str> = c
+            .tests
+            .iter()
+            .filter(|t| t.params.get("phase").map(String::as_str) == Some("create"))
+            .filter_map(|t| t.params.get("size_token").map(String::as_str))
+            .collect();
+        for want in ["1", "cluster+1", "512", "64K"] {
+            assert!(tokens.contains(&want), "{}: {tokens:?}", c.label);
+        }
+        assert!(
+            c.tests
+                .iter()
+                .any(|t| t.params.get("phase").map(String::as_str) == Some("big"))
+        );
+    }
+}

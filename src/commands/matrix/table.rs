@@ -239,12 +239,79 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
     format!("Ranking for {workload}{basis}\n{t}\n")
 }
 
+/// Seed 000's Table 1 layout for small-file workloads (contract: `params.phase`,
+/// `params.size_token`, summary `seconds_per_portion`): one row per configuration, one
+/// column per file size of the create phase (and the big file), seconds per portion.
+pub fn render_table1(doc: &ResultDoc, workload: &str) -> Option<String> {
+    let is_cell = |t: &TestResult| {
+        matches!(
+            t.params.get("phase").map(String::as_str),
+            Some("create" | "big")
+        ) && t.summary.contains_key("seconds_per_portion")
+    };
+    // Columns by size token: `cluster+1` is one column whatever the cluster.
+    let head_of = |t: &TestResult| {
+        let tok = t
+            .params
+            .get("size_token")
+            .cloned()
+            .unwrap_or_else(|| t.name.clone());
+        if t.params.get("phase").map(String::as_str) == Some("big") {
+            format!("big {tok}")
+        } else {
+            tok
+        }
+    };
+    let mut cols: Vec<String> = Vec::new();
+    let mut per_portion = None;
+    for c in &doc.configurations {
+        for t in tests_of(c, workload).into_iter().filter(|t| is_cell(t)) {
+            let head = head_of(t);
+            if !cols.contains(&head) {
+                cols.push(head);
+            }
+            per_portion = per_portion.or_else(|| t.params.get("files_per_portion").cloned());
+        }
+    }
+    if cols.is_empty() {
+        return None;
+    }
+    let mut header = vec!["configuration"];
+    header.extend(cols.iter().map(String::as_str));
+    let mut t = table(header);
+    for c in &doc.configurations {
+        let tests = tests_of(c, workload);
+        if tests.is_empty() {
+            continue;
+        }
+        let mut row = vec![Cell::new(&c.label)];
+        for col in &cols {
+            let v = tests
+                .iter()
+                .find(|t| is_cell(t) && &head_of(t) == col)
+                .and_then(|t| t.summary.get("seconds_per_portion"))
+                .map(|s| format!("{:.3}", s.median))
+                .unwrap_or_else(|| "-".into());
+            row.push(Cell::new(v).set_alignment(CellAlignment::Right));
+        }
+        t.add_row(row);
+    }
+    Some(format!(
+        "Seconds per portion of {} files (create; seed 000, Table 1) for {workload}\n{t}\n",
+        per_portion.unwrap_or_else(|| "N".into())
+    ))
+}
+
 /// Everything printed at the end of `iolab matrix`.
 pub fn render(doc: &ResultDoc, workloads: &[String]) -> String {
     let mut out = render_configurations(doc);
     for w in workloads {
         out.push('\n');
         out.push_str(&render_ranking(doc, w));
+        if let Some(t1) = render_table1(doc, w) {
+            out.push('\n');
+            out.push_str(&t1);
+        }
     }
     out.push_str(&crate::report::table::render_warnings(doc));
     out
@@ -298,5 +365,40 @@ mod tests {
         assert!(out.contains("1.37× slower"), "{out}");
         assert!(out.contains("skipped: mkfs.f2fs is not installed"), "{out}");
         assert_eq!(relative_text(1.0), "1.00");
+    }
+
+    #[test]
+    fn table1_has_one_column_per_size_token() {
+        let mk = |label: &str, name: &str, tok: &str, secs: f64| {
+            let mut t = TestResult {
+                name: name.into(),
+                family: "files".into(),
+                ..Default::default()
+            };
+            t.params.insert(WORKLOAD_PARAM.into(), "files:x".into());
+            t.params.insert("phase".into(), "create".into());
+            t.params.insert("size_token".into(), tok.into());
+            t.params.insert("files_per_portion".into(), "1000".into());
+            t.summary.insert(
+                "seconds_per_portion".into(),
+                crate::stats::summary::summarize(&[secs]),
+            );
+            ConfigurationResult {
+                label: label.into(),
+                status: "ok".into(),
+                tests: vec![t],
+                ..Default::default()
+            }
+        };
+        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
+        doc.configurations = vec![
+            mk("ntfs 1KiB", "cluster+1 (1025 B) create", "cluster+1", 0.25),
+            mk("ntfs 4KiB", "cluster+1 (4097 B) create", "cluster+1", 0.5),
+        ];
+        let out = render_table1(&doc, "files:x").unwrap();
+        assert_eq!(out.matches("cluster+1").count(), 1, "{out}");
+        assert!(out.contains("0.250") && out.contains("0.500"), "{out}");
+        assert!(out.contains("portion of 1000 files"), "{out}");
+        assert!(render_table1(&doc, "run:y").is_none());
     }
 }
