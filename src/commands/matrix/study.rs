@@ -29,6 +29,15 @@ pub fn cluster_reference(full: bool, size: Option<u64>) -> String {
     )
 }
 
+/// Seed 002's media mix (about 2.03 GB) copied to the file system: the data set and its
+/// copy must fit the image, so it is scaled to 40 % of the image each (never above 1).
+pub fn linux_fs_copy_reference(size: Option<u64>) -> String {
+    const MEDIA_MIX_BYTES: f64 = 2_026_000_000.0;
+    let size = size.unwrap_or(super::plan::DEFAULT_IMAGE_SIZE) as f64;
+    let scale = (0.4 * size / MEDIA_MIX_BYTES).min(1.0);
+    format!("copy:dataset=media-mix:scale={scale:.3}:repeat=1")
+}
+
 /// The workloads of a study; notes say which were chosen and why.
 pub fn workloads(
     study: Study,
@@ -45,8 +54,9 @@ pub fn workloads(
             Ok(vec![w])
         }
         Study::LinuxFs => {
-            if let Ok(w) = try_resolve("copy:dataset=media-mix") {
-                notes.push("study linux-fs: data-set copy workload copy:dataset=media-mix".into());
+            let copy = linux_fs_copy_reference(size);
+            if let Ok(w) = try_resolve(&copy) {
+                notes.push(format!("study linux-fs: data-set copy workload {copy}"));
                 return Ok(vec![w]);
             }
             let mut out = Vec::new();
@@ -103,5 +113,14 @@ mod tests {
             notes.iter().any(|n| n.contains("study linux-fs")),
             "{notes:?}"
         );
+    }
+
+    #[test]
+    fn linux_fs_copy_fits_the_image() {
+        assert_eq!(
+            linux_fs_copy_reference(Some(1 << 30)),
+            "copy:dataset=media-mix:scale=0.212:repeat=1"
+        );
+        assert!(linux_fs_copy_reference(Some(64 << 30)).contains("scale=1.000"));
     }
 }
