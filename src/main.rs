@@ -10,7 +10,9 @@ fn main() {
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     let cli = Cli::parse();
-    // A killed iolab's leftovers (test files, locks, work trees) go first, and are named.
+    // The matrix's mounts, loops and images of a killed run go first (an image may back a
+    // loop), then a killed iolab's test files, locks and work trees; both say what they did.
+    iolab::fs::state::report_stale_cleanup();
     iolab::runner::ownership::report_stale_cleanup();
     let code = match iolab::app::run(cli, argv) {
         Ok(code) => code,

@@ -5,8 +5,8 @@
 //! the object had when iolab created it. Recovery removes an entry only if the object at that
 //! path is still that very inode and of the recorded kind (never a symlink planted in its
 //! place); directories are removed with `remove_dir_all`, which never follows symlinks.
-//! The manifest lives in the registry dir (`/run/iolab` as root; `$IOLAB_STATE_DIR` overrides
-//! it, which tests use to keep to themselves) as `owned-<pid>.json`.
+//! The manifest lives in the matrix's registry dir (`/run/iolab` as root; `$IOLAB_STATE_DIR`
+//! overrides it, which tests use to keep to themselves) as `owned-<pid>.json`.
 
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::MetadataExt;
@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
+
+use crate::fs::state::{alive, registry_dir, start_ticks};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 struct Entry {
@@ -40,33 +42,8 @@ struct Manifest {
 
 static MANIFEST: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
 
-/// Where manifests (and the matrix's state pointers) live.
-pub fn registry_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("IOLAB_STATE_DIR") {
-        return PathBuf::from(d);
-    }
-    if crate::fs::scratch::is_root() {
-        PathBuf::from("/run/iolab")
-    } else {
-        std::env::temp_dir().join(format!("iolab-{}", nix::unistd::geteuid().as_raw()))
-    }
-}
-
 fn manifest_path(pid: u32) -> PathBuf {
     registry_dir().join(format!("owned-{pid}.json"))
-}
-
-/// Field 22 of /proc/PID/stat.
-pub fn start_ticks(pid: u32) -> Option<u64> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) may hold spaces: count after the last ')'.
-    let rest = &s[s.rfind(')')? + 1..];
-    rest.split_whitespace().nth(19)?.parse().ok()
-}
-
-/// Is the process that wrote a record still running?
-pub fn alive(pid: u32, ticks: u64) -> bool {
-    start_ticks(pid) == Some(ticks)
 }
 
 fn save(entries: &[Entry]) {
@@ -250,12 +227,5 @@ mod tests {
         assert!(!ours.exists() && !tree.exists());
         assert!(replaced.symlink_metadata().is_ok() && outside.path().exists());
         assert!(done[2].contains("left"), "{done:?}");
-    }
-
-    #[test]
-    fn start_ticks_identify_this_process() {
-        let pid = std::process::id();
-        let t = start_ticks(pid).unwrap();
-        assert!(alive(pid, t) && !alive(pid, t + 1));
     }
 }
