@@ -9,6 +9,9 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use iolab::fs::scratch::{is_root, scratch_or_skip};
+
+#[path = "matrix_support/mod.rs"]
+mod matrix_support;
 use iolab::model::ResultDoc;
 
 const BIN: &str = env!("CARGO_BIN_EXE_iolab");
@@ -1048,4 +1051,26 @@ fn trace_files_replaced_by_symlinks_are_not_written_through() {
         "never written through a link"
     );
     assert!(iolab_leftovers(&work).is_empty(), "{:?}", entries(&work));
+}
+
+#[test]
+fn sighup_tears_the_matrix_down() {
+    use matrix_support::{Area, can_run, start_long};
+    if !can_run("sighup_tears_the_matrix_down") {
+        return;
+    }
+    let area = Area::new();
+    let (child, _) = start_long(&area);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGHUP,
+    )
+    .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(129), "{}", stderr_of(&o));
+    area.assert_clean();
+    let doc = area.result();
+    assert_eq!(doc.status, "interrupted");
+    let why = doc.configurations[0].reason.clone().unwrap_or_default();
+    assert!(why.contains("SIGHUP"), "{why}");
 }
