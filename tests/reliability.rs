@@ -906,6 +906,10 @@ fn enospc_mid_copy_stops_cleans_and_keeps_what_is_not_iolabs() {
         err.contains("full (ENOSPC)") || err.contains("No space left"),
         "{err}"
     );
+    assert!(
+        err.contains("stopped after") && err.contains(" MB) of "),
+        "{err}"
+    );
     let doc = result_doc(&out).expect("result file saved");
     assert_eq!(doc.status, "failed");
     assert!(

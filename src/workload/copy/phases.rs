@@ -309,7 +309,12 @@ impl PhaseRunner<'_> {
         let used_before = used_bytes(ws.target.path());
         let p = Progress::start(self.ctx.progress, label);
         let total = plan.data_bytes().max(1) as f64;
-        let mut cb = |done: u64| p.set(done as f64 / total, &fmt_size_iec(done));
+        // How far the phase got, for the message if it fails (ENOSPC: "after N MB").
+        let copied = std::cell::Cell::new(0u64);
+        let mut cb = |done: u64| {
+            copied.set(done);
+            p.set(done as f64 / total, &fmt_size_iec(done))
+        };
         let (from, to) = match ph {
             Phase::Ceiling => (ws.src(), ws.back()),
             Phase::Write => (ws.src(), ws.written()),
@@ -331,7 +336,22 @@ impl PhaseRunner<'_> {
         } else {
             let mut copier = Copier::new(s.opts);
             let t0 = Instant::now();
-            let st = copier.copy_tree(plan, &from, &to, &self.ctx.stop, &mut cb)?;
+            let st = copier
+                .copy_tree(plan, &from, &to, &self.ctx.stop, &mut cb)
+                .map_err(|e| {
+                    if e.chain()
+                        .any(|c| c.downcast_ref::<crate::error::Interrupted>().is_some())
+                    {
+                        return e;
+                    }
+                    let done = copied.get();
+                    e.context(format!(
+                        "{label}: stopped after {} ({:.1} MB) of {}",
+                        fmt_size_iec(done),
+                        done as f64 / 1e6,
+                        fmt_size_iec(plan.data_bytes())
+                    ))
+                })?;
             let close_ns = t0.elapsed().as_nanos() as u64;
             let t1 = Instant::now();
             syncfs(&to)?;
