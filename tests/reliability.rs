@@ -1078,3 +1078,59 @@ fn sighup_tears_the_matrix_down() {
     let why = doc.configurations[0].reason.clone().unwrap_or_default();
     assert!(why.contains("SIGHUP"), "{why}");
 }
+
+/// Start `args` on a scratch ext4 mounted `errors=remount-ro`, force a file-system error once
+/// iolab's work dir exists, and check it stops with exit 1 naming the read-only file system.
+fn read_only_mid_run(test: &str, args: impl Fn(&Path, &Path) -> Vec<String>) {
+    let Some(fs) = scratch_or_skip(test, "ext4", 128 << 20, &[], "errors=remount-ro") else {
+        return;
+    };
+    let dev = fs.loop_dev.as_ref().unwrap().name();
+    let trigger = PathBuf::from(format!("/sys/fs/ext4/{dev}/trigger_fs_error"));
+    if !trigger.exists() {
+        eprintln!("SKIPPED {test}: no {}", trigger.display());
+        return;
+    }
+    let d = tempdir();
+    let args = args(fs.path(), d.path());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut child = spawn(&args, d.path());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !entries(fs.path())
+        .iter()
+        .any(|p| p.is_dir() && p.file_name().unwrap().to_string_lossy().contains("iolab"))
+    {
+        assert!(Instant::now() < deadline, "no work dir appeared");
+        assert!(child.try_wait().unwrap().is_none(), "{test}: ended early");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    std::fs::write(&trigger, "iolab reliability test").unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = stderr_of(&o);
+    assert_eq!(o.status.code(), Some(1), "{test}: {err}");
+    assert!(err.contains("Read-only file system"), "{test}: {err}");
+    // What cannot be removed from a read-only file system is named, never left silently.
+    for p in iolab_leftovers(fs.path()) {
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        assert!(err.contains(&name), "{test}: {name} left silently: {err}");
+    }
+    let doc = result_doc(&d.path().join("out")).expect("result file saved");
+    assert_eq!(doc.status, "failed");
+}
+
+#[test]
+fn file_system_turning_read_only_during_files_and_copy() {
+    read_only_mid_run("file_system_turning_read_only_during_files", |t, d| {
+        let mut a = long_files_run(t);
+        a.extend(["--output".into(), s(&d.join("out")).into()]);
+        a
+    });
+    read_only_mid_run("file_system_turning_read_only_during_copy", |t, d| {
+        let ram = d.join("ram");
+        std::fs::create_dir(&ram).unwrap();
+        let mut a = copy_run(t, &ram, "0.05");
+        a.extend(["--output".into(), s(&d.join("out")).into()]);
+        a
+    });
+}

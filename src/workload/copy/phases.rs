@@ -76,6 +76,23 @@ struct Workspace {
     target: tempfile::TempDir,
 }
 
+impl Drop for Workspace {
+    /// Remove both work dirs now, saying so when it cannot be done (a file system turned
+    /// read-only): TempDir's own drop would fail silently.
+    fn drop(&mut self) {
+        for d in [self.target.path(), self.ram.path()] {
+            if let Err(e) = std::fs::remove_dir_all(d)
+                && e.kind() != std::io::ErrorKind::NotFound
+            {
+                eprintln!(
+                    "iolab: could not remove {}: {e}; remove it by hand",
+                    d.display()
+                );
+            }
+        }
+    }
+}
+
 impl Workspace {
     fn src(&self) -> PathBuf {
         self.ram.path().join("set")
@@ -261,10 +278,8 @@ pub fn run_copy(
         }
     }
     // Explicit removal so a failure to clean up is reported (the guards would be silent).
-    let Workspace { ram, target } = ws;
-    ram.close().context("cannot remove the RAM copy")?;
-    target
-        .close()
+    std::fs::remove_dir_all(ws.ram.path()).context("cannot remove the RAM copy")?;
+    std::fs::remove_dir_all(ws.target.path())
         .context("cannot remove the work directory on the target")?;
     Ok(())
 }
