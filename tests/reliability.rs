@@ -747,7 +747,7 @@ fn sigkill_during_copy_is_cleaned_by_the_next_start() {
 }
 
 #[test]
-fn a_second_copy_on_the_same_target_is_refused() {
+fn a_second_copy_or_run_on_the_same_target_is_refused() {
     let (d, work) = work_dir();
     let ram = d.path().join("ram");
     std::fs::create_dir(&ram).unwrap();
@@ -764,6 +764,18 @@ fn a_second_copy_on_the_same_target_is_refused() {
         .output()
         .unwrap();
     let err = stderr_of(&o);
+    // The lock is per target, whatever the subcommand.
+    let o2 = Command::new(BIN)
+        .args([
+            "run",
+            "--target",
+            s(&work),
+            "--duration",
+            "100ms",
+            "--no-save",
+        ])
+        .output()
+        .unwrap();
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(child.id() as i32),
         nix::sys::signal::Signal::SIGINT,
@@ -772,6 +784,8 @@ fn a_second_copy_on_the_same_target_is_refused() {
     let _ = child.wait_with_output();
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("another iolab run"), "{err}");
+    assert_eq!(o2.status.code(), Some(2), "{}", stderr_of(&o2));
+    assert!(stderr_of(&o2).contains("another iolab run"));
     assert!(iolab_leftovers(&work).is_empty(), "{:?}", entries(&work));
 }
 
