@@ -121,6 +121,53 @@ pub fn prune_at_exit() {
     }
 }
 
+/// A work directory iolab created (a `TempDir`): recorded for cleanup after a kill, removed on
+/// drop, and a failure to remove it (a read-only file system, entries someone added during the
+/// cleanup) is said on stderr instead of being silent.
+pub struct WorkDir(Option<tempfile::TempDir>);
+
+impl WorkDir {
+    pub fn new(dir: tempfile::TempDir) -> WorkDir {
+        record(dir.path());
+        WorkDir(Some(dir))
+    }
+
+    pub fn path(&self) -> &Path {
+        self.0.as_ref().expect("present until consumed").path()
+    }
+
+    /// Remove it now, returning the error to the caller.
+    pub fn close(mut self) -> std::io::Result<()> {
+        let dir = self.0.take().expect("present until consumed");
+        forget(dir.path());
+        dir.close()
+    }
+
+    /// Hand it to the user (`--keep`): never removed, not even after a kill.
+    pub fn keep(mut self) -> PathBuf {
+        let dir = self.0.take().expect("present until consumed");
+        forget(dir.path());
+        dir.keep()
+    }
+}
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        let Some(dir) = self.0.take() else {
+            return;
+        };
+        forget(dir.path());
+        if let Err(e) = std::fs::remove_dir_all(dir.path())
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            eprintln!(
+                "iolab: could not remove {}: {e}; remove it by hand",
+                dir.path().display()
+            );
+        }
+    }
+}
+
 /// Remove one entry if the object there is still the one iolab created.
 fn remove_entry(e: &Entry) -> Option<String> {
     let p = e.path();

@@ -20,6 +20,7 @@ use super::verify::{TreeHashes, compare, failure, hash_tree};
 use crate::model::copy::{CopyRunDetail, SpaceAccounting};
 use crate::model::{ResultDoc, ResultSink, RunResult, Warning};
 use crate::runner::RunContext;
+use crate::runner::ownership::WorkDir;
 use crate::runner::progress::Progress;
 use crate::runner::repeat::spread_warnings;
 use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
@@ -71,26 +72,10 @@ struct Timed {
     fallback_files: u64,
 }
 
+/// Both work dirs: recorded for cleanup after a kill, removed on drop (a failure is said).
 struct Workspace {
-    ram: tempfile::TempDir,
-    target: tempfile::TempDir,
-}
-
-impl Drop for Workspace {
-    /// Remove both work dirs now, saying so when it cannot be done (a file system turned
-    /// read-only): TempDir's own drop would fail silently.
-    fn drop(&mut self) {
-        for d in [self.target.path(), self.ram.path()] {
-            if let Err(e) = std::fs::remove_dir_all(d)
-                && e.kind() != std::io::ErrorKind::NotFound
-            {
-                eprintln!(
-                    "iolab: could not remove {}: {e}; remove it by hand",
-                    d.display()
-                );
-            }
-        }
-    }
+    ram: WorkDir,
+    target: WorkDir,
 }
 
 impl Workspace {
@@ -122,9 +107,7 @@ pub fn run_copy(
             .prefix("iolab-copy-")
             .tempdir_in(dir)
             .with_context(|| format!("cannot create a work directory in {}", dir.display()))?;
-        // Recorded so that the next start removes it if this process is killed.
-        crate::runner::ownership::record(t.path());
-        anyhow::Ok(t)
+        anyhow::Ok(WorkDir::new(t))
     };
     let ws = Workspace {
         ram: tmp(&s.ram_dir)?,

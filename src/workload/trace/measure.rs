@@ -180,12 +180,13 @@ fn stream_result(w: &Workload, o: &StreamOutcome) -> StreamResult {
 }
 
 fn one_run(plan: &Plan, ctx: &RunContext, device: Option<&str>, run: u32) -> Result<RunResult> {
-    let root = tempfile::Builder::new()
-        .prefix("iolab-trace-")
-        .tempdir_in(&plan.target)
-        .with_context(|| format!("cannot create a directory in {}", plan.target.display()))?;
     // Recorded so that the next start removes it if this process is killed.
-    crate::runner::ownership::record(root.path());
+    let root = crate::runner::ownership::WorkDir::new(
+        tempfile::Builder::new()
+            .prefix("iolab-trace-")
+            .tempdir_in(&plan.target)
+            .with_context(|| format!("cannot create a directory in {}", plan.target.display()))?,
+    );
     let seed = ctx.seed ^ run as u64;
     let mut sets = fileset::layout(&plan.workload, root.path(), seed);
     let prefill = fileset::prepare(&plan.workload, &mut sets, seed, &ctx.stop).map_err(|e| {

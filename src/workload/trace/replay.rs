@@ -184,12 +184,13 @@ fn one_replay(
     device: Option<&str>,
     run: u32,
 ) -> Result<RunResult> {
-    let root = tempfile::Builder::new()
-        .prefix("iolab-replay-")
-        .tempdir_in(&a.target)
-        .with_context(|| format!("cannot create a directory in {}", a.target.display()))?;
     // Recorded so that the next start removes it if this process is killed.
-    crate::runner::ownership::record(root.path());
+    let root = crate::runner::ownership::WorkDir::new(
+        tempfile::Builder::new()
+            .prefix("iolab-replay-")
+            .tempdir_in(&a.target)
+            .with_context(|| format!("cannot create a directory in {}", a.target.display()))?,
+    );
     let dir = root.path();
     let data = DataGen::new(
         Pattern::Random,
