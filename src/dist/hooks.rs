@@ -192,7 +192,7 @@ fn dist_warnings(total: &TestResult, all: &[RankTest], offsets: &[ClockOffset]) 
         out.push(Warning {
             code: "straggler".into(),
             message: format!(
-                "rank {} ({}) ran {:.0} % below rank {} ({}) (median over runs): the totals are those of uneven clients; check that host's network, mount options and load",
+                "rank {} ({}) ran {:.1} % below rank {} ({}) (median over runs): the totals are those of uneven clients; check that host's network, mount options and load",
                 d.slowest_rank,
                 host(d.slowest_rank),
                 s.median,
