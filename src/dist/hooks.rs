@@ -265,11 +265,25 @@ impl crate::runner::RunHooks for DistHooks<'_> {
                 .process_at_rank(k as i32)
                 .send_with_tag(&1u8, TAG_FINISHED);
         }
-        for _ in 1..self.size {
-            let (_, _) = self
+        // Waiting here overlaps other ranks' measured runs: probe and sleep rather than a
+        // blocking receive, which Open MPI would spin on (stealing a core from a rank that
+        // shares this host).
+        let mut got = 1;
+        while got < self.size {
+            match self
                 .world
                 .any_process()
-                .receive_with_tag::<u8>(TAG_FINISHED);
+                .immediate_probe_with_tag(TAG_FINISHED)
+            {
+                Some(st) => {
+                    let (_, _) = self
+                        .world
+                        .process_at_rank(st.source_rank())
+                        .receive_with_tag::<u8>(TAG_FINISHED);
+                    got += 1;
+                }
+                None => std::thread::sleep(POLL),
+            }
         }
         let mut st = self.state.borrow_mut();
         if let Some(r) = run {

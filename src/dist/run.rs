@@ -16,6 +16,10 @@ use crate::model::{ResultDoc, ResultSink};
 use crate::runner::target::{TargetKind, classify};
 use crate::runner::{ProgressMode, RunContext};
 
+/// Open MPI's "yield when idle" (no busy polling), set before `MPI_Init` unless the user
+/// chose.
+pub const YIELD_VAR: &str = "OMPI_MCA_mpi_yield_when_idle";
+
 /// A rank's own subdirectory of the target; removed on drop if this run created it and it
 /// is empty (a `--keep` test file keeps it).
 struct RankDir {
@@ -88,6 +92,13 @@ fn is_interrupt(e: &anyhow::Error) -> bool {
 }
 
 pub fn execute(args: &RunArgs, argv: Vec<String>) -> Result<i32> {
+    // Open MPI busy-polls while it waits unless told otherwise; iolab's ranks must leave the
+    // CPU to the I/O threads (theirs and those of ranks on the same host). A user's own
+    // setting wins.
+    if std::env::var_os(YIELD_VAR).is_none() {
+        // SAFETY: no other thread exists yet (MPI is not initialized, nothing was spawned).
+        unsafe { std::env::set_var(YIELD_VAR, "1") };
+    }
     // FUNNELED: only this thread calls MPI; the I/O threads never do.
     let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled)
         .ok_or_else(|| anyhow!("MPI was already initialized"))?;
