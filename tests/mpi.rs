@@ -31,10 +31,21 @@ fn mpirun(args: &[&str]) -> Output {
 }
 
 fn mpirun_in(cwd: &Path, args: &[&str]) -> Output {
-    let mut cmd = Command::new("mpirun");
+    let mut all = vec!["mpirun", "--oversubscribe"];
+    all.extend(args);
+    run_in(cwd, &all)
+}
+
+/// A command that starts mpirun itself (e.g. inside a namespace).
+fn mpirun_like(argv: &[&str]) -> Output {
+    run_in(Path::new("."), argv)
+}
+
+fn run_in(cwd: &Path, argv: &[&str]) -> Output {
+    let args = argv;
+    let mut cmd = Command::new(argv[0]);
     cmd.current_dir(cwd)
-        .args(["--oversubscribe"])
-        .args(args)
+        .args(&argv[1..])
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .env("OMPI_MCA_mpi_yield_when_idle", "1")
@@ -45,13 +56,13 @@ fn mpirun_in(cwd: &Path, args: &[&str]) -> Output {
     while child.try_wait().expect("wait for mpirun").is_none() {
         if t0.elapsed() > HANG_LIMIT {
             let _ = child.kill();
-            panic!("mpirun {args:?} hung for {HANG_LIMIT:?}");
+            panic!("{args:?} hung for {HANG_LIMIT:?}");
         }
         std::thread::sleep(Duration::from_millis(50));
     }
     let out = child.wait_with_output().expect("mpirun output");
     eprintln!(
-        "--- mpirun {args:?}\n{}\n{}",
+        "--- {args:?}\n{}\n{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
@@ -308,4 +319,124 @@ fn a_throttled_rank_is_stonewalled_and_reported() {
         "the table shows the stonewalled run: {stdout}"
     );
     drop(cap);
+}
+
+/// Two network namespaces joined by a veth pair: two "hosts" (10.250.77.1 and .2) that only
+/// reach each other over TCP. Removed on drop (the veth goes with them).
+struct TwoHosts {
+    ns: [String; 2],
+    dir: tempfile::TempDir,
+}
+
+const HOST_IPS: [&str; 2] = ["10.250.77.1", "10.250.77.2"];
+
+fn ip(args: &[&str]) -> Result<(), String> {
+    let out = Command::new("ip")
+        .args(args)
+        .output()
+        .map_err(|e| format!("ip: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "ip {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+impl TwoHosts {
+    fn new() -> Result<TwoHosts, String> {
+        let id = std::process::id();
+        let hosts = TwoHosts {
+            ns: [format!("iolab-mpi-a{id}"), format!("iolab-mpi-b{id}")],
+            dir: tempfile::tempdir().map_err(|e| e.to_string())?,
+        };
+        let veth = [format!("iva{id}"), format!("ivb{id}")];
+        for ns in &hosts.ns {
+            ip(&["netns", "add", ns])?;
+        }
+        ip(&[
+            "link", "add", &veth[0], "type", "veth", "peer", "name", &veth[1],
+        ])?;
+        for i in 0..2 {
+            let (ns, v) = (&hosts.ns[i], &veth[i]);
+            ip(&["link", "set", v, "netns", ns])?;
+            ip(&[
+                "-n",
+                ns,
+                "addr",
+                "add",
+                &format!("{}/24", HOST_IPS[i]),
+                "dev",
+                v,
+            ])?;
+            ip(&["-n", ns, "link", "set", v, "up"])?;
+            ip(&["-n", ns, "link", "set", "lo", "up"])?;
+        }
+        // mpirun's remote shell: `agent HOST COMMAND...` runs COMMAND in HOST's namespace,
+        // under its own host name.
+        let agent = format!(
+            "#!/bin/sh\nhost=$1; shift\ncase \"$host\" in\n  {}) ns={}; hn=hostA;;\n  {}) ns={}; hn=hostB;;\n  *) echo \"unknown host $host\" >&2; exit 1;;\nesac\nexec unshare --uts ip netns exec $ns sh -c \"hostname $hn; $*\"\n",
+            HOST_IPS[0], hosts.ns[0], HOST_IPS[1], hosts.ns[1]
+        );
+        let path = hosts.agent();
+        std::fs::write(&path, agent).map_err(|e| e.to_string())?;
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .map_err(|e| e.to_string())?;
+        Ok(hosts)
+    }
+
+    fn agent(&self) -> PathBuf {
+        self.dir.path().join("agent")
+    }
+}
+
+impl Drop for TwoHosts {
+    fn drop(&mut self) {
+        for ns in &self.ns {
+            let _ = ip(&["netns", "del", ns]);
+        }
+    }
+}
+
+#[test]
+fn two_hosts_in_network_namespaces_over_tcp() {
+    let test = "two_hosts_in_network_namespaces_over_tcp";
+    if !mpirun_or_skip(test) {
+        return;
+    }
+    if !iolab::fs::scratch::is_root() {
+        eprintln!("SKIPPED {test}: needs root (network namespaces)");
+        return;
+    }
+    if !iolab::fs::command::have("ip") || !iolab::fs::command::have("unshare") {
+        eprintln!("SKIPPED {test}: needs ip (iproute2) and unshare (util-linux)");
+        return;
+    }
+    let hosts = TwoHosts::new().unwrap_or_else(|e| panic!("{test}: network namespaces: {e}"));
+    let target = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    // mpirun runs on "hostA" (inside the first namespace) and starts rank 1 on "hostB"
+    // through the agent; the ranks talk over TCP only (no shared-memory transport).
+    let script = format!(
+        "hostname hostA; exec ip netns exec {} mpirun --oversubscribe --mca plm_rsh_agent {} --host {},{} --mca btl tcp,self -np 2 {IOLAB} run -t {} --rw randread --bs 4k --iodepth 2 --duration 200ms --ramp 0 --repeat 1 --size 8M --output {}",
+        hosts.ns[0],
+        hosts.agent().display(),
+        HOST_IPS[0],
+        HOST_IPS[1],
+        target.path().display(),
+        out.path().display()
+    );
+    let res = mpirun_like(&["unshare", "--uts", "sh", "-c", &script]);
+    assert!(res.status.success(), "the two-host run failed");
+    let doc = the_result(out.path());
+    assert_eq!(doc.status, "complete");
+    let names: Vec<&str> = doc.hosts.iter().map(|h| h.hostname.as_str()).collect();
+    assert_eq!(names, vec!["hostA", "hostB"]);
+    let total = &doc.tests[0].runs[0];
+    let sum: u64 = doc.hosts.iter().map(|h| h.tests[0].runs[0].ops).sum();
+    assert!(sum > 0);
+    assert_eq!(total.ops, sum);
+    drop(hosts);
 }
