@@ -26,6 +26,10 @@ const TAG_TEST: i32 = 0x1c21;
 /// (the stonewall reacts within this plus the message latency).
 const POLL: std::time::Duration = std::time::Duration::from_millis(2);
 
+/// Ranks starting further apart than this share of the window (median over runs) is a
+/// warning.
+const START_SKEW_WARN_PCT: f64 = 5.0;
+
 /// A straggler spread above this (median over runs) is a warning.
 const STRAGGLER_WARN_PCT: f64 = 25.0;
 
@@ -198,6 +202,24 @@ fn dist_warnings(total: &TestResult, all: &[RankTest], offsets: &[ClockOffset]) 
                 s.median,
                 d.fastest_rank,
                 host(d.fastest_rank)
+            ),
+            test: Some(total.name.clone()),
+        });
+    }
+    let skews: Vec<f64> = total
+        .runs
+        .iter()
+        .filter_map(|r| {
+            let d = r.dist.as_ref()?;
+            Some(100.0 * d.start_skew_ns as f64 / r.elapsed_ns.max(1) as f64)
+        })
+        .collect();
+    if !skews.is_empty() && crate::stats::summary::median(&skews) > START_SKEW_WARN_PCT {
+        out.push(Warning {
+            code: "start-skew".into(),
+            message: format!(
+                "the ranks started their measured windows {:.1} % of the window apart (median over runs): the common window includes time when not every rank was running, so the totals are low; use a longer --duration",
+                crate::stats::summary::median(&skews)
             ),
             test: Some(total.name.clone()),
         });

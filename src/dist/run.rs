@@ -157,12 +157,11 @@ pub fn execute(args: &RunArgs, argv: Vec<String>) -> Result<i32> {
     // Interrupts reach every rank (mpirun forwards SIGINT/SIGTERM); agree on how it ended.
     let everyone_ok = all_ok(&world, outcome.is_ok());
     if let Some(mut d) = doc {
-        let end = if everyone_ok || outcome.is_err() {
-            outcome.as_ref().map(|_| ()).map_err(|e| anyhow!("{e:#}"))
+        if everyone_ok || outcome.is_err() {
+            finish_doc(&mut d, &outcome);
         } else {
-            Err(anyhow!("another rank was interrupted"))
-        };
-        finish_doc(&mut d, &end);
+            finish_doc(&mut d, &Err(anyhow!("another rank was interrupted")));
+        }
         s.sink.save(&d)?;
         print_result(&d, s.cfg.json, s.sink.path.as_deref())?;
     }
