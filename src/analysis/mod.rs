@@ -1,2 +1,3 @@
 //! Analysis on top of measurements: cluster slack and its cost, SSD endurance.
 pub mod endurance;
+pub mod slack;

@@ -1,9 +1,133 @@
-//! `iolab files` arguments.
+//! `iolab files` arguments: the small-file tester (seed 000, Belov's method).
 
-use clap::Args;
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use crate::units::size_arg;
+
+/// How each file is written from the reference kept in RAM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[value(rename_all = "snake_case")]
+pub enum Method {
+    /// open(O_CREAT|O_EXCL), write, close: the Linux equivalent of CopyFile.
+    Write,
+    /// copy_file_range(2) from the reference (a memfd; a file on the target when the kernel
+    /// refuses cross-file-system copies).
+    CopyFileRange,
+    /// sendfile(2) from the reference in a memfd.
+    Sendfile,
+}
+
+/// When data is forced to the device; sync time is always reported separately.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SyncMode {
+    /// Never: the page cache decides.
+    None,
+    /// fsync(2) every file before closing it.
+    File,
+    /// syncfs(2) after every portion.
+    Portion,
+    /// One syncfs(2) at the end of the create phase.
+    End,
+}
+
+/// Where the files go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Layout {
+    /// All files of a run in one directory (directory scaling is measured).
+    Flat,
+    /// One directory per portion.
+    PerPortion,
+    /// One directory per pass.
+    PerPass,
+}
+
+/// Counts preset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FilesPreset {
+    /// 1,000 files per portion x 5 portions x 2 passes x 3 runs: about a minute.
+    Quick,
+    /// Belov's counts: 10,000 files per portion x 20 portions x 16 passes x 3 runs.
+    Full,
+}
 
 #[derive(Debug, Clone, Args)]
 pub struct FilesArgs {
+    /// Directory to test in. iolab works in its own subdirectory there and removes exactly
+    /// what it created.
+    #[arg(long, short = 't', value_name = "DIR", default_value = ".")]
+    pub target: PathBuf,
+
+    /// Counts preset [default: quick]; --files-per-portion, --portions and --passes
+    /// override it. Both presets run 3 times (--repeat).
+    #[arg(long, value_enum)]
+    pub preset: Option<FilesPreset>,
+
+    /// Comma-separated file sizes: bytes (`0` = empty files, `1`), sizes (`512,1K,...,64K`)
+    /// and tokens of the target's allocation unit (`cluster`, `cluster+1`, `2cluster`,
+    /// `cluster-1`).
+    #[arg(long, value_name = "LIST", default_value = "1,cluster,cluster+1,64K")]
+    pub sizes: String,
+
+    /// Files per portion (each portion is timed on its own).
+    #[arg(long, value_name = "N")]
+    pub files_per_portion: Option<u64>,
+
+    /// Portions per pass.
+    #[arg(long, value_name = "P")]
+    pub portions: Option<u64>,
+
+    /// Passes per run.
+    #[arg(long, value_name = "K")]
+    pub passes: Option<u64>,
+
+    #[command(flatten)]
+    pub repeat: super::run::RepeatArgs,
+
+    /// Copy method.
+    #[arg(long, value_enum, default_value = "write")]
+    pub method: Method,
+
+    /// Add Belov's "one big file" column: one file of SIZE per run, written in 1 MiB
+    /// sequential writes.
+    #[arg(long, value_parser = size_arg, value_name = "SIZE")]
+    pub big: Option<u64>,
+
+    /// Durability: none, file (fsync each), portion (syncfs each), end (one syncfs).
+    #[arg(long, value_enum, default_value = "end")]
+    pub sync: SyncMode,
+
+    /// Directory layout.
+    #[arg(long, value_enum, default_value = "flat")]
+    pub layout: Layout,
+
+    /// Timed phases, comma-separated, in this order: create (always), stat, read, delete.
+    #[arg(long, value_name = "LIST", default_value = "create,stat,read,delete")]
+    pub phases: String,
+
+    /// Pin the measuring thread to CPU N (sched_setaffinity).
+    #[arg(long, value_name = "N")]
+    pub cpu: Option<usize>,
+
+    /// Raise iolab's priority (nice -10) when permitted; a warning otherwise.
+    #[arg(long)]
+    pub nice: bool,
+
+    /// Drop the page cache between phases (root only; a warning otherwise).
+    #[arg(long)]
+    pub drop_caches: bool,
+
+    /// Keep the created files for inspection (debugging); --phases must not hold delete.
+    /// The directory is printed at the end.
+    #[arg(long)]
+    pub keep_files: bool,
+
+    /// Skip the free-space and free-inode estimate: run until the file system is full
+    /// (ENOSPC then stops the run cleanly with the portions measured so far).
+    #[arg(long)]
+    pub no_room_check: bool,
+
     #[command(flatten)]
     pub out: super::OutputArgs,
 }

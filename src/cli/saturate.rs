@@ -1,9 +1,160 @@
 //! `iolab saturate` arguments.
 
+use std::path::PathBuf;
+use std::time::Duration;
+
 use clap::Args;
+
+use crate::units::{duration_arg, size_arg};
+
+/// One sweep kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SweepKind {
+    /// Random reads (of --bs, default 4 KiB).
+    Randread,
+    /// Random writes.
+    Randwrite,
+    /// Independent reads and writes at the same time: two job groups, not randrw (whose
+    /// reads and writes depend on each other). --mix sets the read share of the depth.
+    #[value(alias = "readwrite", alias = "rw")]
+    Mixed,
+}
+
+impl SweepKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            SweepKind::Randread => "randread",
+            SweepKind::Randwrite => "randwrite",
+            SweepKind::Mixed => "mixed",
+        }
+    }
+    pub fn writes(self) -> bool {
+        self != SweepKind::Randread
+    }
+    pub fn reads(self) -> bool {
+        self != SweepKind::Randwrite
+    }
+}
+
+/// Which latency statistic the limit applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Statistic {
+    Mean,
+    P99,
+    #[value(name = "p99.9", alias = "p999")]
+    P999,
+}
+
+impl Statistic {
+    pub fn name(self) -> &'static str {
+        match self {
+            Statistic::Mean => "mean",
+            Statistic::P99 => "p99",
+            Statistic::P999 => "p99.9",
+        }
+    }
+}
+
+/// How latency is combined over streams (targets, and reads vs writes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Aggregate {
+    /// Over all I/Os of all streams together.
+    Mean,
+    /// The worst stream.
+    Max,
+}
+
+impl Aggregate {
+    pub fn name(self) -> &'static str {
+        match self {
+            Aggregate::Mean => "mean",
+            Aggregate::Max => "max",
+        }
+    }
+}
 
 #[derive(Debug, Clone, Args)]
 pub struct SaturateArgs {
+    /// What to measure; repeat for several targets run at the same time (their IOPS and
+    /// depths add up). A block device (whole device by default), a directory (iolab creates
+    /// and removes its own test file there) or an existing file (with --allow-destroy FILE).
+    #[arg(long, short = 't', value_name = "PATH|DEVICE", default_value = ".")]
+    pub target: Vec<PathBuf>,
+
+    /// Sweeps to run, comma-separated [default: randread,randwrite,mixed; randread only on
+    /// a block device without --allow-destroy].
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub rw: Vec<SweepKind>,
+
+    /// The latency limit (10ms, 500us, 1s).
+    #[arg(long, value_parser = duration_arg, default_value = "10ms", value_name = "DURATION")]
+    pub latency_limit: Duration,
+
+    /// The statistic the limit applies to (the table shows all three).
+    #[arg(long, value_enum, default_value = "mean")]
+    pub on: Statistic,
+
+    /// With several streams (targets, or read + write): limit the worst one (max) or all
+    /// I/Os together (mean).
+    #[arg(long, value_enum, default_value = "max")]
+    pub aggregate: Aggregate,
+
+    /// Largest depth (I/Os in flight per job) the sweep tries, 1..=4096.
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    pub max_depth: u32,
+
+    /// Jobs (threads) per target, comma-separated to sweep each: `--jobs 1,4`.
+    #[arg(
+        long,
+        value_name = "N[,N...]",
+        value_delimiter = ',',
+        default_value = "1"
+    )]
+    pub jobs: Vec<u32>,
+
+    /// Read share of the depth in the mixed sweep, percent (1..=99).
+    #[arg(long, value_name = "PERCENT", default_value_t = 50)]
+    pub mix: u32,
+
+    /// Block size.
+    #[arg(long, value_parser = size_arg, default_value = "4KiB", value_name = "SIZE")]
+    pub bs: u64,
+
+    /// Measured time of each step.
+    #[arg(long, value_parser = duration_arg, default_value = "5s", value_name = "DURATION")]
+    pub step_duration: Duration,
+
+    /// Warm-up of each step before measuring (queues fill, caches settle).
+    #[arg(long, value_parser = duration_arg, default_value = "1s", value_name = "DURATION")]
+    pub ramp: Duration,
+
+    /// Tested size. Default: the whole device; for a file, 10x the caches iolab can detect
+    /// (at least 1 GiB, at most 90 % of the free space). Less is allowed, with a warning.
+    #[arg(long, value_parser = size_arg, value_name = "SIZE")]
+    pub size: Option<u64>,
+
+    /// Before write sweeps, write the whole target once more (SSD garbage collection in
+    /// steady state).
+    #[arg(long)]
+    pub precondition: bool,
+
+    /// Run even where O_DIRECT is refused (the page cache then takes part; warned).
+    #[arg(long)]
+    pub allow_buffered: bool,
+
+    /// Allow writing to this device or existing file (must name a target exactly; repeat
+    /// for several).
+    #[arg(long, value_name = "PATH")]
+    pub allow_destroy: Vec<PathBuf>,
+
+    /// Keep the test file afterwards (directory targets).
+    #[arg(long)]
+    pub keep: bool,
+
+    /// Seed for offsets and data.
+    #[arg(long, default_value_t = 0x5A7)]
+    pub seed: u64,
+
     #[command(flatten)]
     pub out: super::OutputArgs,
 }

@@ -1,9 +1,117 @@
-//! `iolab trace` arguments.
+//! `iolab trace` arguments: run a workload (built-in or TOML file), list the built-ins,
+//! record a program's file I/O with strace, replay a recording.
 
-use clap::Args;
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand, ValueEnum};
+
+use super::run::RepeatArgs;
 
 #[derive(Debug, Clone, Args)]
 pub struct TraceArgs {
+    #[command(subcommand)]
+    pub cmd: TraceCmd,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum TraceCmd {
+    /// Run an application workload (a built-in name or a TOML workload file) on a directory.
+    Run(TraceRunArgs),
+    /// List the built-in workloads.
+    List(TraceListArgs),
+    /// Run a program under strace and write its file I/O as a trace file.
+    Record(TraceRecordArgs),
+    /// Replay a recorded trace on a directory.
+    Replay(TraceReplayArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TraceRunArgs {
+    /// Built-in workload name (see `iolab trace list`) or path to a TOML workload file.
+    #[arg(value_name = "NAME|FILE")]
+    pub workload: String,
+
+    /// Directory to run in (iolab creates and removes its own subdirectory there).
+    #[arg(long, short = 't', value_name = "DIR", default_value = ".")]
+    pub target: PathBuf,
+
+    /// Multiply file sizes, amounts and durations (0.01 for a quick try; 2 for a bigger set).
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    pub scale: f64,
+
+    #[command(flatten)]
+    pub repeat: RepeatArgs,
+
+    #[command(flatten)]
+    pub out: super::OutputArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TraceListArgs {
+    /// Print the built-ins' full TOML text too.
+    #[arg(long)]
+    pub verbose: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TraceRecordArgs {
+    /// Trace file to write (JSON lines; see docs/workloads.md).
+    #[arg(long = "output", short = 'o', value_name = "FILE")]
+    pub output: PathBuf,
+
+    /// Only calls on paths under this directory are kept, stored relative to it
+    /// [default: the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub root: Option<PathBuf>,
+
+    /// The program and its arguments (after `--`).
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "COMMAND"
+    )]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Timing {
+    /// Every thread issues its calls as fast as possible (order kept per file).
+    Asap,
+    /// Every call is issued at its recorded time since the start.
+    Recorded,
+}
+
+impl Timing {
+    pub fn name(self) -> &'static str {
+        match self {
+            Timing::Asap => "asap",
+            Timing::Recorded => "recorded",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TraceReplayArgs {
+    /// Trace file written by `iolab trace record`.
+    #[arg(value_name = "TRACE")]
+    pub trace: PathBuf,
+
+    /// Directory to replay in (iolab creates its own subdirectory there).
+    #[arg(long, short = 't', value_name = "DIR", default_value = ".")]
+    pub target: PathBuf,
+
+    /// As fast as possible, or at the recorded times.
+    #[arg(long, value_enum, default_value = "asap")]
+    pub timing: Timing,
+
+    /// Keep the replayed files (the subdirectory is printed) instead of removing them.
+    #[arg(long)]
+    pub keep: bool,
+
+    #[command(flatten)]
+    pub repeat: RepeatArgs,
+
     #[command(flatten)]
     pub out: super::OutputArgs,
 }

@@ -1,7 +1,22 @@
-//! `iolab compare`.
+//! `iolab compare`: read every file (all checked before any output), match, print.
 
 use crate::cli::compare::CompareArgs;
+use crate::report::compare::{compare, render_text};
+use crate::report::load::load_inputs;
 
-pub fn execute(_args: &CompareArgs, _argv: Vec<String>) -> anyhow::Result<i32> {
-    super::not_yet("compare")
+pub fn execute(args: &CompareArgs, _argv: Vec<String>) -> anyhow::Result<i32> {
+    let inputs = load_inputs(&args.results)?;
+    if inputs.len() < 2 {
+        return Err(crate::usage!(
+            "compare needs at least two result files; found {}",
+            inputs.len()
+        ));
+    }
+    let c = compare(&inputs, args.all_metrics)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&c)?);
+    } else {
+        print!("{}", render_text(&c));
+    }
+    Ok(0)
 }

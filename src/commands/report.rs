@@ -1,7 +1,88 @@
-//! `iolab report`.
+//! `iolab report`: check the output path and every input, render, then write the file
+//! atomically (temp file + rename), so a bad input or a crash never leaves a partial report.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::Context;
 
 use crate::cli::report::ReportArgs;
+use crate::report::load::{Loaded, load_inputs};
+use crate::report::{csv, document, html, markdown};
 
-pub fn execute(_args: &ReportArgs, _argv: Vec<String>) -> anyhow::Result<i32> {
-    super::not_yet("report")
+/// The output formats, chosen by extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Html,
+    Markdown,
+    Csv,
+}
+
+impl Format {
+    pub fn from_path(p: &Path) -> anyhow::Result<Format> {
+        let ext = p
+            .extension()
+            .map(|e| e.to_string_lossy().to_ascii_lowercase())
+            .unwrap_or_default();
+        match ext.as_str() {
+            "html" | "htm" => Ok(Format::Html),
+            "md" | "markdown" => Ok(Format::Markdown),
+            "csv" => Ok(Format::Csv),
+            _ => Err(crate::usage!(
+                "-o {}: unknown report format; use a name ending in .html, .md or .csv",
+                p.display()
+            )),
+        }
+    }
+}
+
+/// Render `inputs` in `format` (pure).
+pub fn render(inputs: &[Loaded], format: Format) -> String {
+    match format {
+        Format::Html => html::render(&document::build(inputs)),
+        Format::Markdown => markdown::render(&document::build(inputs)),
+        Format::Csv => csv::render(inputs),
+    }
+}
+
+pub fn execute(args: &ReportArgs, _argv: Vec<String>) -> anyhow::Result<i32> {
+    let format = Format::from_path(&args.output)?;
+    let dir = match args.output.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => Path::new(".").to_path_buf(),
+    };
+    if !dir.is_dir() {
+        return Err(crate::usage!(
+            "-o {}: the directory {} does not exist",
+            args.output.display(),
+            dir.display()
+        ));
+    }
+    if args.output.is_dir() {
+        return Err(crate::usage!(
+            "-o {}: is a directory; give a file name ending in .html, .md or .csv",
+            args.output.display()
+        ));
+    }
+    let inputs = load_inputs(&args.results)?;
+    let text = render(&inputs, format);
+    let mut tmp = tempfile::NamedTempFile::new_in(&dir)
+        .map_err(|e| crate::usage!("cannot write to {}: {e}", dir.display()))?;
+    // Temp files are created 0600; a report is meant to be shared.
+    use std::os::unix::fs::PermissionsExt;
+    let _ = tmp
+        .as_file()
+        .set_permissions(std::fs::Permissions::from_mode(0o644));
+    tmp.write_all(text.as_bytes())
+        .and_then(|_| tmp.as_file().sync_all())
+        .with_context(|| format!("cannot write {}", args.output.display()))?;
+    tmp.persist(&args.output)
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {}", args.output.display(), e.error))?;
+    eprintln!(
+        "report: {} ({} result file{})",
+        args.output.display(),
+        inputs.len(),
+        if inputs.len() == 1 { "" } else { "s" }
+    );
+    Ok(0)
 }

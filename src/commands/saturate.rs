@@ -1,7 +1,474 @@
-//! `iolab saturate`.
+//! `iolab saturate`: options -> targets -> prefill (and optional preconditioning) -> one
+//! search per sweep (randread, randwrite, read+write; x jobs) -> result file after every
+//! step -> answer lines and curve tables. Ctrl-C saves and prints the curve measured so far.
 
-use crate::cli::saturate::SaturateArgs;
+mod render;
 
-pub fn execute(_args: &SaturateArgs, _argv: Vec<String>) -> anyhow::Result<i32> {
-    super::not_yet("saturate")
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+
+use crate::cli::saturate::{SaturateArgs, SweepKind};
+use crate::commands::run::finish_doc;
+use crate::model::saturate::{Answer, AnswerDetail, CurvePoint};
+use crate::model::{ResultDoc, ResultSink, TestResult, Warning};
+use crate::runner::block::{CPU_BOUND_PCT, LiveCounters};
+use crate::runner::progress::Progress;
+use crate::runner::target::{TargetKind, TestTarget};
+use crate::runner::{ProgressMode, RunContext};
+use crate::units::{fmt_size_iec, fmt_thousands};
+use crate::workload::saturate::config::{SaturateConfig, SweepSpec};
+use crate::workload::saturate::step::{self, StepResult, pick};
+use crate::workload::saturate::{Observation, Outcome, Search, step_bounds};
+
+pub fn execute(args: &SaturateArgs, argv: Vec<String>) -> Result<i32> {
+    let cfg = SaturateConfig::from_args(args)?;
+    // One iolab run per target at a time (another would mix its I/O into this curve).
+    let _locks = cfg
+        .targets
+        .iter()
+        .map(|t| crate::runner::lock::TargetLock::acquire(&t.path))
+        .collect::<Result<Vec<_>, _>>()?;
+    let ctx = RunContext::new(ProgressMode::detect(false));
+    ctx.stop
+        .install()
+        .context("cannot install signal handlers")?;
+    let sink = ResultSink::create(cfg.output.as_deref(), "saturate")?;
+    let mut doc = ResultDoc::new(
+        "saturate",
+        argv,
+        crate::sysinfo::capture_environment(&cfg.targets[0].path),
+    );
+    for w in cfg.targets.iter().flat_map(|t| &t.warnings) {
+        doc.warn(w.clone());
+    }
+    for t in &cfg.targets {
+        if let Some(w) = crate::sysinfo::resolve::no_device_warning(&t.path) {
+            doc.warn(w);
+        }
+    }
+    let est = estimate_seconds(&cfg);
+    let hi = est[2];
+    for n in &cfg.notes {
+        eprintln!("iolab: {n}");
+    }
+    eprint!("{}", render::plan(&cfg, est));
+    let started = Instant::now();
+    let mut fill_secs = 0.0;
+    let outcome = run_all(&cfg, &ctx, &mut doc, &sink, &mut fill_secs);
+    let sweep_secs = started.elapsed().as_secs_f64() - fill_secs;
+    if outcome.is_ok() && sweep_secs > 1.2 * hi {
+        doc.warn(Warning {
+            code: "over-estimate".into(),
+            message: format!(
+                "the sweeps took {}, more than 20 % over the estimate ({}): setup or draining the queues was slow",
+                render::fmt_secs(sweep_secs),
+                render::fmt_secs(hi)
+            ),
+            test: None,
+        });
+    }
+    finish_doc(&mut doc, &outcome);
+    sink.save(&doc)?;
+    if cfg.json {
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        print!("{}", render::report(&doc, &cfg));
+    }
+    eprintln!(
+        "iolab: sweeps took {} (estimated {}, at most {}), prefill and preconditioning {}",
+        render::fmt_secs(sweep_secs),
+        render::fmt_secs(est[1]),
+        render::fmt_secs(hi),
+        render::fmt_secs(fill_secs)
+    );
+    if let Some(p) = &sink.path {
+        eprintln!("results: {}", p.display());
+    }
+    outcome.map(|_| 0)
+}
+
+/// Seconds the sweeps take: fewest, when the limit holds to --max-depth, and most (see
+/// `step_bounds`). The prefill depends on the device and is timed separately.
+pub fn estimate_seconds(cfg: &SaturateConfig) -> [f64; 3] {
+    let per = step::step_seconds(cfg);
+    cfg.sweeps.iter().fold([0.0; 3], |acc, s| {
+        let start = s.start_depth();
+        let (a, b, c) = step_bounds(start, cfg.max_depth.max(start));
+        [
+            acc[0] + a as f64 * per,
+            acc[1] + b as f64 * per,
+            acc[2] + c as f64 * per,
+        ]
+    })
+}
+
+/// Write every block of every writable target once (seed 003: never read what was never
+/// written); `what` says which pass it is.
+fn fill(
+    cfg: &SaturateConfig,
+    secs: &mut f64,
+    targets: &mut [TestTarget],
+    seed: u64,
+    ctx: &RunContext,
+    what: &str,
+) -> Result<()> {
+    for (t, _) in targets
+        .iter_mut()
+        .zip(&cfg.targets)
+        .filter(|(_, plan)| plan.may_write)
+    {
+        let label = format!("{what} {}", t.path.display());
+        let p = Progress::start(ctx.progress, &label);
+        let t0 = Instant::now();
+        let size = t.size;
+        let mut cb = |f: f64| {
+            p.set(
+                f,
+                &format!("{} written", fmt_size_iec((f * size as f64) as u64)),
+            )
+        };
+        if let Err(e) = t.prefill(seed, &mut cb, &ctx.stop) {
+            *secs += t0.elapsed().as_secs_f64();
+            p.finish("stopped");
+            ctx.stop.check()?;
+            return Err(anyhow::Error::new(e).context(format!("{label} failed")));
+        }
+        let took = t0.elapsed().as_secs_f64();
+        *secs += took;
+        p.finish(&format!(
+            "{} in {:.1} s ({} MB/s)",
+            fmt_size_iec(size),
+            took,
+            crate::units::fmt_mb_per_s(size as f64 / took.max(1e-9))
+        ));
+    }
+    Ok(())
+}
+
+fn open_targets(cfg: &SaturateConfig) -> Result<Vec<TestTarget>> {
+    cfg.targets
+        .iter()
+        .map(|t| {
+            match t.kind {
+                TargetKind::Directory => TestTarget::create_in_dir(&t.path, t.size, cfg.keep),
+                kind => TestTarget::open_existing(&t.path, kind, Some(t.size)),
+            }
+            .with_context(|| format!("cannot prepare {}", t.path.display()))
+        })
+        .collect()
+}
+
+fn run_all(
+    cfg: &SaturateConfig,
+    ctx: &RunContext,
+    doc: &mut ResultDoc,
+    sink: &ResultSink,
+    fill_secs: &mut f64,
+) -> Result<()> {
+    let mut targets = open_targets(cfg)?;
+    let unfilled: Vec<String> = cfg
+        .targets
+        .iter()
+        .filter(|p| !p.may_write)
+        .map(|p| p.path.display().to_string())
+        .collect();
+    if !unfilled.is_empty() {
+        doc.warn(Warning {
+            code: "not-prefilled".into(),
+            message: format!(
+                "{} not prefilled (no --allow-destroy): never-written or trimmed areas may read back without touching the media",
+                unfilled.join(", ")
+            ),
+            test: None,
+        });
+    }
+    fill(
+        cfg,
+        fill_secs,
+        &mut targets,
+        ctx.seed ^ cfg.seed,
+        ctx,
+        "prefill",
+    )?;
+    sink.save(doc)?;
+
+    let mut preconditioned = false;
+    for sweep in &cfg.sweeps {
+        ctx.stop.check()?;
+        if cfg.precondition && sweep.kind.writes() && !preconditioned {
+            fill(
+                cfg,
+                fill_secs,
+                &mut targets,
+                cfg.seed ^ 0x00C0_FFEE,
+                ctx,
+                "precondition",
+            )?;
+            preconditioned = true;
+        }
+        run_sweep(cfg, sweep, &targets, ctx, doc, sink, preconditioned)?;
+    }
+    Ok(())
+}
+
+/// Method facts of one sweep, kept with the result (seed 003's honesty list).
+fn method_params(
+    cfg: &SaturateConfig,
+    sweep: &SweepSpec,
+    targets: &[TestTarget],
+    preconditioned: bool,
+) -> BTreeMap<String, String> {
+    let mut p = BTreeMap::new();
+    let join =
+        |f: &dyn Fn(&TestTarget) -> String| targets.iter().map(f).collect::<Vec<_>>().join(",");
+    p.insert("targets".into(), join(&|t| t.path.display().to_string()));
+    p.insert("size_bytes".into(), join(&|t| t.size.to_string()));
+    p.insert("prefilled".into(), join(&|t| t.prefilled.to_string()));
+    p.insert("direct".into(), join(&|t| t.direct_ok.to_string()));
+    p.insert(
+        "preconditioned".into(),
+        (preconditioned && sweep.kind.writes()).to_string(),
+    );
+    let caches: Vec<String> = cfg
+        .targets
+        .iter()
+        .flat_map(|t| &t.caches)
+        .map(|c| {
+            format!(
+                "{}={}{}",
+                c.what,
+                c.bytes,
+                if c.assumed { " (assumed)" } else { "" }
+            )
+        })
+        .collect();
+    p.insert("caches".into(), caches.join("; "));
+    p.insert(
+        "recommended_size_bytes".into(),
+        cfg.targets
+            .iter()
+            .map(|t| t.recommended.to_string())
+            .collect::<Vec<_>>()
+            .join(","),
+    );
+    p.insert("sweep".into(), sweep.kind.name().into());
+    p.insert("jobs".into(), sweep.jobs.to_string());
+    p.insert("bs_bytes".into(), cfg.bs.to_string());
+    p.insert("max_depth".into(), cfg.max_depth.to_string());
+    p.insert("limit_ns".into(), format!("{}", cfg.limit_ns));
+    p.insert("statistic".into(), cfg.statistic.name().into());
+    p.insert("aggregate".into(), cfg.aggregate.name().into());
+    p.insert("step_duration_s".into(), cfg.step.as_secs_f64().to_string());
+    p.insert("ramp_s".into(), cfg.ramp.as_secs_f64().to_string());
+    p.insert("engine".into(), cfg.engine.name().into());
+    if sweep.kind == SweepKind::Mixed {
+        p.insert("mix_read_pct".into(), cfg.mix.to_string());
+    }
+    p
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_sweep(
+    cfg: &SaturateConfig,
+    sweep: &SweepSpec,
+    targets: &[TestTarget],
+    ctx: &RunContext,
+    doc: &mut ResultDoc,
+    sink: &ResultSink,
+    preconditioned: bool,
+) -> Result<()> {
+    let name = sweep.name(cfg.mix);
+    let groups = step::settings(cfg, sweep, &targets[0]);
+    doc.tests.push(TestResult {
+        name: name.clone(),
+        family: "saturate".into(),
+        config: (targets.len() > 1).then(|| format!("{} targets", targets.len())),
+        direction: Some(
+            match sweep.kind {
+                SweepKind::Randread => "read",
+                SweepKind::Randwrite => "write",
+                SweepKind::Mixed => "mixed",
+            }
+            .into(),
+        ),
+        settings: groups.first().cloned(),
+        groups: if groups.len() > 1 { groups } else { Vec::new() },
+        params: method_params(cfg, sweep, targets, preconditioned),
+        curve: Some(Vec::new()),
+        ..Default::default()
+    });
+    let ti = doc.tests.len() - 1;
+    let start = sweep.start_depth();
+    let mut search = Search::new(start, cfg.max_depth.max(start), cfg.limit_ns);
+    let mut index = 0u32;
+    while let Some((depth, phase)) = search.next() {
+        index += 1;
+        let label = format!("{name} depth {depth} (step {index}, {})", phase.name());
+        let r = measure(cfg, sweep, depth, targets, ctx, index, &label);
+        let mut res = match r {
+            Ok(r) => r,
+            Err(e) => {
+                let interrupted = ctx.stop.is_set();
+                if !interrupted {
+                    doc.tests[ti].error = Some(format!("depth {depth}: {e:#}"));
+                }
+                sink.save(doc)?;
+                return Err(e);
+            }
+        };
+        note_step_warnings(cfg, &name, depth, &res, doc);
+        res.point.detail.phase = phase.name().into();
+        let chosen = crate::model::saturate::LatTriple {
+            mean_ns: res.point.lat_mean_ns,
+            p99_ns: res.point.lat_p99_ns,
+            p999_ns: res.point.lat_p999_ns,
+        };
+        let obs = Observation {
+            depth,
+            iops: res.point.iops,
+            latency_ns: pick(&chosen, cfg.statistic),
+        };
+        search.record(obs);
+        res.point.within_limit = search.within(obs.latency_ns);
+        if let Some(c) = doc.tests[ti].curve.as_mut() {
+            c.push(res.point);
+        }
+        sink.save(doc)?;
+    }
+    let outcome = search.outcome();
+    let test = &mut doc.tests[ti];
+    let curve = test.curve.clone().unwrap_or_default();
+    let answer = answer_of(cfg, sweep, &outcome, &curve);
+    test.summary
+        .insert("iops".into(), crate::stats::summarize(&[answer.iops]));
+    test.answer = Some(answer);
+    if outcome.inconsistent {
+        doc.warn(Warning {
+            code: "noisy-curve".into(),
+            message: "a depth held the limit although a smaller depth broke it: the device (or the machine) is noisy; consider a longer --step-duration".into(),
+            test: Some(name.clone()),
+        });
+    }
+    if outcome.thrashed {
+        doc.warn(Warning {
+            code: "thrashing".into(),
+            message: "IOPS fell for two depth steps in a row: past the knee, more parallel requests only queue up".into(),
+            test: Some(name.clone()),
+        });
+    }
+    sink.save(doc)?;
+    Ok(())
+}
+
+fn note_step_warnings(
+    cfg: &SaturateConfig,
+    name: &str,
+    depth: u32,
+    res: &StepResult,
+    doc: &mut ResultDoc,
+) {
+    for w in &res.warnings {
+        doc.warn(Warning {
+            test: Some(name.to_string()),
+            ..w.clone()
+        });
+    }
+    if res.engines.iter().any(|e| e != cfg.engine.name()) {
+        doc.warn(Warning {
+            code: "engine-fallback".into(),
+            message: format!(
+                "the {} engine was not available for every job (ran: {}); depths above 1 were not really in flight",
+                cfg.engine.name(),
+                res.engines.join(", ")
+            ),
+            test: Some(name.to_string()),
+        });
+    }
+    let busiest = res
+        .total
+        .cpu
+        .as_ref()
+        .map(|c| c.max_job_thread_pct)
+        .unwrap_or(0.0);
+    if busiest > CPU_BOUND_PCT {
+        doc.warn(Warning {
+            code: "cpu-bound".into(),
+            message: format!(
+                "from depth {depth} a job thread used {busiest:.0} % of a CPU: iolab may be the limit there; sweep --jobs too"
+            ),
+            test: Some(name.to_string()),
+        });
+    }
+}
+
+/// One step with a progress bar that shows live IOPS.
+fn measure(
+    cfg: &SaturateConfig,
+    sweep: &SweepSpec,
+    depth: u32,
+    targets: &[TestTarget],
+    ctx: &RunContext,
+    index: u32,
+    label: &str,
+) -> Result<StepResult> {
+    let p = Progress::start(ctx.progress, label);
+    let live = LiveCounters::default();
+    let wanted = step::step_seconds(cfg);
+    let r = std::thread::scope(|s| {
+        let h = s.spawn(|| step::run_step(cfg, sweep, depth, targets, &ctx.stop, &live, index));
+        let t0 = Instant::now();
+        let mut last = (t0, 0u64);
+        while !h.is_finished() {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            let ios = live.ios.load(std::sync::atomic::Ordering::Relaxed);
+            let now = Instant::now();
+            let rate = (ios - last.1) as f64 / (now - last.0).as_secs_f64().max(1e-3);
+            last = (now, ios);
+            p.set(
+                t0.elapsed().as_secs_f64() / wanted,
+                &format!("{} IOPS", fmt_thousands(rate)),
+            );
+        }
+        h.join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("the step thread panicked")))
+    });
+    match &r {
+        Ok(s) => p.finish(&format!(
+            "{} IOPS, mean {}",
+            fmt_thousands(s.point.iops),
+            crate::units::fmt_ns(s.point.lat_mean_ns)
+        )),
+        Err(_) => p.finish("stopped"),
+    }
+    r
+}
+
+/// The answer of a finished search, from the measured curve.
+fn answer_of(cfg: &SaturateConfig, sweep: &SweepSpec, o: &Outcome, curve: &[CurvePoint]) -> Answer {
+    let targets = cfg.targets.len() as u32;
+    let at = |d: u32| curve.iter().rev().find(|p| p.iodepth == d);
+    let point = o.answer.and_then(|a| at(a.depth));
+    let peak = o.peak.and_then(|p| at(p.depth));
+    Answer {
+        iops: point.map(|p| p.iops).unwrap_or(0.0),
+        iodepth: point.map(|p| p.iodepth).unwrap_or(0),
+        statistic: cfg.statistic.name().into(),
+        latency_ns: o.answer.map(|a| a.latency_ns).unwrap_or(0.0),
+        limit_ns: cfg.limit_ns,
+        knee_iodepth: o.knee,
+        thrashed: o.thrashed,
+        detail: AnswerDetail {
+            jobs: sweep.jobs,
+            total_iodepth: point.map(|p| p.iodepth * p.jobs * targets).unwrap_or(0),
+            bw_bytes_per_s: point.map(|p| p.bw_bytes_per_s).unwrap_or(0.0),
+            aggregate: cfg.aggregate.name().into(),
+            found: point.is_some(),
+            limit_crossed: o.first_bad.is_some(),
+            first_bad_iodepth: o.first_bad,
+            peak_iops: peak.map(|p| p.iops).unwrap_or(0.0),
+            peak_iodepth: peak.map(|p| p.iodepth).unwrap_or(0),
+        },
+    }
 }

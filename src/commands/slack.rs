@@ -1,7 +1,168 @@
-//! `iolab slack`.
+//! `iolab slack`: check the input (directory or CSV, `--fs`, `--calibrate`) before anything
+//! is created, scan, compute one row per allocation unit, save the result and print it.
 
+pub mod table;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use crate::analysis::slack::rules::FsRules;
+use crate::analysis::slack::{Inventory, apply_costs, cost, csv, recommend, scan, unit_row, units};
 use crate::cli::slack::SlackArgs;
+use crate::model::slack::{CostModel, SlackResult};
+use crate::model::{ResultDoc, ResultSink, Warning};
+use crate::runner::StopFlag;
+use crate::usage;
 
-pub fn execute(_args: &SlackArgs, _argv: Vec<String>) -> anyhow::Result<i32> {
-    super::not_yet("slack")
+enum Source {
+    Dir(PathBuf),
+    Csv(PathBuf, Inventory),
+}
+
+fn source_of(args: &SlackArgs) -> Result<Source> {
+    match (&args.dir, &args.sizes_from) {
+        (Some(d), None) => match std::fs::metadata(d) {
+            Ok(m) if m.is_dir() => Ok(Source::Dir(d.clone())),
+            Ok(_) => Err(usage!(
+                "{} is not a directory (give a directory to scan, or --sizes-from FILE.csv)",
+                d.display()
+            )),
+            Err(e) => Err(usage!("cannot scan {}: {e}", d.display())),
+        },
+        (None, Some(f)) => csv::read(f)
+            .map(|inv| Source::Csv(f.clone(), inv))
+            .map_err(|e| usage!("--sizes-from {e}")),
+        _ => Err(usage!("give either a DIR to scan or --sizes-from FILE.csv")),
+    }
+}
+
+fn cost_model(args: &SlackArgs) -> Result<CostModel> {
+    let Some(path) = &args.calibrate else {
+        return Ok(cost::defaults(&units()));
+    };
+    let doc = ResultDoc::read(path).map_err(anyhow::Error::new)?;
+    cost::calibrate(&doc, path, &units()).map_err(|e| usage!("--calibrate {e}"))
+}
+
+/// The whole calculation for one inventory: rows per unit, costs, recommendations.
+pub fn compute(
+    inv: &Inventory,
+    rules: &FsRules,
+    model: CostModel,
+    source: &str,
+    path: &Path,
+) -> SlackResult {
+    let mut rows: Vec<_> = units().iter().map(|&u| unit_row(inv, rules, u)).collect();
+    apply_costs(&mut rows, &model);
+    SlackResult {
+        source: source.into(),
+        path: path.display().to_string(),
+        fs: rules.kind.to_string(),
+        rule_notes: rules.notes(),
+        scan: inv.stats.clone(),
+        current_fs: None,
+        current_unit_bytes: None,
+        recommendations: recommend(&rows),
+        units: rows,
+        cost_model: model,
+    }
+}
+
+fn warnings(doc: &mut ResultDoc, r: &SlackResult) {
+    let mut warn = |code: &str, message: String| {
+        doc.warn(Warning {
+            code: code.into(),
+            message,
+            test: None,
+        })
+    };
+    if r.scan.unreadable > 0 {
+        warn(
+            "unreadable-entries",
+            format!(
+                "{} entries could not be read and were skipped, e.g. {}",
+                r.scan.unreadable,
+                r.scan.unreadable_examples.join("; ")
+            ),
+        );
+    }
+    if let Some(row) = r.units.iter().find(|u| u.too_large_files > 0) {
+        warn(
+            "too-large-for-fs",
+            format!(
+                "{} files are larger than {} can store ({} B at most); they are left out of the allocation{}",
+                row.too_large_files,
+                r.fs,
+                crate::analysis::slack::rules::FAT32_MAX_FILE,
+                if r.scan.over_4gib_examples.is_empty() {
+                    String::new()
+                } else {
+                    format!(", e.g. {}", r.scan.over_4gib_examples.join("; "))
+                }
+            ),
+        );
+    }
+    if r.scan.files == 0 {
+        warn("no-files", "no regular files found".into());
+    }
+    if r.cost_model.source == "defaults" {
+        warn("cost-defaults", r.cost_model.note.clone());
+    }
+}
+
+pub fn execute(args: &SlackArgs, argv: Vec<String>) -> Result<i32> {
+    let rules = FsRules::parse(&args.fs, args.inode_size, args.max_inline, args.mft_record)
+        .map_err(|e| usage!("{e}"))?;
+    let source = source_of(args)?;
+    let model = cost_model(args)?;
+    let out_dir = (!args.out.no_save).then_some(args.out.output.as_path());
+    let sink = ResultSink::create(out_dir, "slack")?;
+    let stop = StopFlag::new();
+    stop.install()
+        .map_err(|e| anyhow::anyhow!("cannot install signal handlers: {e}"))?;
+    let (kind, path, inv) = match source {
+        Source::Dir(d) => {
+            let inv = scan::scan(&d, &stop, args.one_file_system);
+            ("dir", d, inv)
+        }
+        Source::Csv(f, inv) => ("csv", f, inv),
+    };
+    let env_path = if kind == "dir" {
+        path.clone()
+    } else {
+        path.parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf()
+    };
+    let mut doc = ResultDoc::new(
+        "slack",
+        argv,
+        crate::sysinfo::capture_environment(&env_path),
+    );
+    let mut result = compute(&inv, &rules, model, kind, &path);
+    if kind == "dir" {
+        result.current_fs = Some(doc.environment.fs_type.clone()).filter(|f| !f.is_empty());
+        result.current_unit_bytes = nix::sys::statvfs::statvfs(&path)
+            .ok()
+            .map(|st| st.block_size());
+    }
+    warnings(&mut doc, &result);
+    doc.slack = Some(result);
+    // An interrupted scan is saved as such (partial counts), then exits 130/143/129.
+    let outcome = stop.check().map_err(anyhow::Error::new);
+    super::run::finish_doc(&mut doc, &outcome);
+    sink.save(&doc)?;
+    outcome?;
+    if args.out.json {
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        print!("{}", table::render(&doc));
+        print!("{}", crate::report::table::render_warnings(&doc));
+        if let Some(p) = &sink.path {
+            eprintln!("results: {}", p.display());
+        }
+    }
+    Ok(0)
 }

@@ -1,7 +1,199 @@
-//! `iolab trace`.
+//! `iolab trace`: run an application workload, list the built-ins, record a program's file
+//! I/O under strace, replay a recording. Results go to the result JSON (family `trace`) and
+//! a compact text report: MB/s per stream and in total, per-operation latency percentiles,
+//! whether paced streams held their rate, and replay time against recorded time.
 
-use crate::cli::trace::TraceArgs;
+use anyhow::{Context, Result};
 
-pub fn execute(_args: &TraceArgs, _argv: Vec<String>) -> anyhow::Result<i32> {
-    super::not_yet("trace")
+use crate::cli::trace::{TraceArgs, TraceCmd, TraceListArgs, TraceRunArgs};
+use crate::commands::run::finish_doc;
+use crate::model::{ResultDoc, ResultSink, TestResult};
+use crate::runner::{ProgressMode, RunContext};
+use crate::units::{fmt_mb_per_s, fmt_ns, fmt_size_iec};
+use crate::workload::trace::{builtins, format, measure, record, replay};
+
+pub fn execute(args: &TraceArgs, argv: Vec<String>) -> Result<i32> {
+    match &args.cmd {
+        TraceCmd::Run(a) => run(a, argv),
+        TraceCmd::List(a) => list(a),
+        TraceCmd::Record(a) => record::execute(a),
+        TraceCmd::Replay(a) => replay::execute(a, argv),
+    }
+}
+
+fn list(a: &TraceListArgs) -> Result<i32> {
+    for (name, text) in builtins::BUILTINS {
+        let w = format::parse(name, text)
+            .map_err(|e| anyhow::anyhow!("built-in {name}: {}", e.reason))?;
+        println!("{name:<20} {}", w.description);
+        if a.verbose {
+            println!("{text}");
+        }
+    }
+    println!(
+        "\nrun one: iolab trace run NAME --target DIR [--scale 0.01]; the format: docs/workloads.md"
+    );
+    Ok(0)
+}
+
+/// The shared tail of `run` and `replay`: save, print table or JSON, map the outcome.
+pub fn finish(
+    doc: &mut ResultDoc,
+    sink: &ResultSink,
+    outcome: Result<()>,
+    json: bool,
+) -> Result<i32> {
+    finish_doc(doc, &outcome);
+    sink.save(doc)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(doc)?);
+    } else {
+        for t in &doc.tests {
+            print!("{}", render_test(t));
+        }
+        print!("{}", crate::report::table::render_warnings(doc));
+        if let Some(p) = &sink.path {
+            eprintln!("results: {}", p.display());
+        }
+    }
+    outcome.map(|_| 0)
+}
+
+fn run(a: &TraceRunArgs, argv: Vec<String>) -> Result<i32> {
+    let plan = measure::Plan::from_args(a)?;
+    let _lock = crate::runner::lock::TargetLock::acquire(&a.target)?;
+    let ctx = RunContext::new(ProgressMode::detect(false));
+    ctx.stop
+        .install()
+        .context("cannot install signal handlers")?;
+    let sink = ResultSink::create((!a.out.no_save).then_some(a.out.output.as_path()), "trace")?;
+    let mut doc = ResultDoc::new(
+        "trace",
+        argv,
+        crate::sysinfo::capture_environment(&a.target),
+    );
+    let device = doc.environment.block_device.clone();
+    let mut warnings = Vec::new();
+    let (test, outcome) = measure::run_test(&plan, &ctx, device.as_deref(), &mut warnings);
+    for w in warnings {
+        doc.warn(w);
+    }
+    doc.tests.push(test);
+    finish(&mut doc, &sink, outcome, a.out.json)
+}
+
+/// The run whose bandwidth is the median of the test's runs (the one shown in detail).
+fn median_run(t: &TestResult) -> Option<&crate::model::RunResult> {
+    let mut runs: Vec<_> = t.runs.iter().collect();
+    runs.sort_by(|a, b| {
+        a.bw_bytes_per_s
+            .partial_cmp(&b.bw_bytes_per_s)
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    runs.get(runs.len() / 2).copied()
+}
+
+/// Text report of one trace test.
+pub fn render_test(t: &TestResult) -> String {
+    let mut s = String::new();
+    let scale = t.trace.as_ref().map(|d| d.scale).unwrap_or(1.0);
+    s.push_str(&format!("{}  ({} runs", t.name, t.runs.len()));
+    if scale != 1.0 {
+        s.push_str(&format!(", scale {scale}"));
+    }
+    s.push_str(")\n");
+    if let (Some(bw), Some(ops)) = (t.summary.get("bw_bytes_per_s"), t.summary.get("iops")) {
+        s.push_str(&format!(
+            "  total: {} MB/s, {} ops/s (medians; MB/s min {}, max {}, CV {:.1} %)\n",
+            fmt_mb_per_s(bw.median),
+            crate::units::fmt_thousands(ops.median),
+            fmt_mb_per_s(bw.min),
+            fmt_mb_per_s(bw.max),
+            bw.cv * 100.0
+        ));
+    }
+    let Some(r) = median_run(t) else {
+        return s;
+    };
+    let Some(d) = &r.trace else {
+        return s;
+    };
+    if let Some(rp) = &d.replay {
+        s.push_str(&format!(
+            "  replay ({}): {} vs recorded {} (x{:.2}), {} calls on {} threads, {} read, {} written, {} errors\n",
+            rp.timing,
+            fmt_ns(rp.replay_ns as f64),
+            fmt_ns(rp.recorded_ns as f64),
+            rp.speedup,
+            rp.calls,
+            rp.threads,
+            fmt_size_iec(rp.read_bytes),
+            fmt_size_iec(rp.write_bytes),
+            rp.errors
+        ));
+        if let Some(e) = &rp.first_error {
+            s.push_str(&format!("  first replay error: {e}\n"));
+        }
+    }
+    if !d.streams.is_empty() {
+        s.push_str(&format!(
+            "  {:<16} {:>4} {:>10} {:>10} {:>10} {:>10}  {}\n",
+            "stream", "copy", "MB/s", "ops", "read", "written", "pacing"
+        ));
+        for st in &d.streams {
+            let pacing = match (
+                st.rate_bytes_per_s,
+                st.deadlines,
+                st.missed_deadlines,
+                st.rate_held,
+            ) {
+                (Some(rate), Some(dl), Some(m), Some(h)) => format!(
+                    "{} MB/s: {m} of {dl} late ({})",
+                    fmt_mb_per_s(rate),
+                    if h { "held" } else { "NOT held" }
+                ),
+                _ => "as fast as possible".into(),
+            };
+            s.push_str(&format!(
+                "  {:<16} {:>4} {:>10} {:>10} {:>10} {:>10}  {pacing}\n",
+                st.name,
+                st.copy,
+                fmt_mb_per_s(st.bw_bytes_per_s),
+                st.ops,
+                fmt_size_iec(st.read_bytes),
+                fmt_size_iec(st.write_bytes)
+            ));
+        }
+    }
+    s.push_str(&format!(
+        "  {:<10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}\n",
+        "op", "count", "bytes", "p50", "p99", "p99.9", "max"
+    ));
+    for (name, o) in &d.ops {
+        s.push_str(&format!(
+            "  {:<10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}\n",
+            name,
+            o.count,
+            fmt_size_iec(o.bytes),
+            fmt_ns(o.lat_ns.p50 as f64),
+            fmt_ns(o.lat_ns.p99 as f64),
+            fmt_ns(o.lat_ns.p999 as f64),
+            fmt_ns(o.lat_ns.max as f64)
+        ));
+    }
+    if let Some(ns) = r.fsync_ns {
+        s.push_str(&format!(
+            "  final write-back (syncfs, in the total): {}\n",
+            fmt_ns(ns as f64)
+        ));
+    }
+    if let Some(dc) = &r.device {
+        s.push_str(&format!(
+            "  device {}: {} read, {} written\n",
+            dc.device,
+            fmt_size_iec(dc.read_bytes),
+            fmt_size_iec(dc.write_bytes)
+        ));
+    }
+    s
 }

@@ -1,11 +1,79 @@
-//! Result detail of the small-file tester (`iolab files`).
+//! Result detail of the small-file tester (`iolab files`): what one (file size x phase) test
+//! was, the per-portion series of each run, and the directory-scaling curve.
 
 use serde::{Deserialize, Serialize};
 
-/// Per-test detail (one file size x phase).
+/// Per-test detail (one file size x phase). The same values are also in `TestResult.params`
+/// as strings (the cross-team contract); here they are typed.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct FilesTestDetail {}
+pub struct FilesTestDetail {
+    /// What the user wrote: `1`, `cluster`, `cluster+1`, `4K`, ...
+    pub size_token: String,
+    pub file_size_bytes: u64,
+    /// The target's allocation unit the tokens were resolved against.
+    pub alloc_unit_bytes: u64,
+    /// `create`, `stat`, `read`, `delete` or `big`.
+    pub phase: String,
+    /// `write`, `copy_file_range` or `sendfile`.
+    pub method: String,
+    /// `none`, `file`, `portion` or `end`.
+    pub sync: String,
+    /// `flat`, `per-portion` or `per-pass`.
+    pub layout: String,
+    pub files_per_portion: u64,
+    pub portions: u64,
+    pub passes: u64,
+    /// Time per portion against the number of files already created (create phase).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaling: Option<DirScaling>,
+}
 
-/// Per-run detail (the per-portion series).
+/// Per-run detail: every portion timed on its own.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct FilesRunDetail {}
+pub struct FilesRunDetail {
+    /// Monotonic nanoseconds of each portion, in order (pass-major), sync excluded.
+    pub portion_ns: Vec<u64>,
+    /// Time of the syncs issued for each portion (`--sync file`: the fsyncs inside it;
+    /// `--sync portion`: the syncfs after it). Empty with `--sync none|end`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub portion_sync_ns: Vec<u64>,
+    /// All sync time of this run (per-file fsyncs, per-portion or final syncfs).
+    pub sync_ns: u64,
+    /// fsync(2) calls issued (one per file with `--sync file`).
+    pub fsync_calls: u64,
+    /// syncfs(2) calls issued (one per portion with `--sync portion`, one with `--sync end`).
+    pub syncfs_calls: u64,
+    /// Files handled in this run (less than planned when it stopped early).
+    pub files_done: u64,
+    /// Mean seconds per portion (Belov's cell for this run).
+    pub seconds_per_portion: f64,
+    /// Portion-to-portion coefficient of variation (0.05 = 5 %).
+    pub portion_cv: f64,
+    /// Files per second including the sync time ("on the device" rather than "in the cache").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files_per_s_with_sync: Option<f64>,
+}
+
+/// How the create rate changes as files accumulate.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct DirScaling {
+    /// `one directory` (flat layout) or `the file system` (other layouts).
+    pub scope: String,
+    pub curve: Vec<ScalingPoint>,
+    /// Where the rate drops, when it does (by 10 % or more).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drop_after_files: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slowdown_pct: Option<f64>,
+    /// One sentence: `slower by 23 % after 250,000 files in one directory`.
+    pub message: String,
+}
+
+/// One portion position, averaged over the runs.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ScalingPoint {
+    /// Files already present (in the directory or the run) when the portion started.
+    pub files_before: u64,
+    pub seconds_per_portion: f64,
+    pub files_per_s: f64,
+}

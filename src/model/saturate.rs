@@ -18,6 +18,8 @@ pub struct CurvePoint {
     pub cpu_pct: f64,
     /// True when the chosen latency statistic was within the limit.
     pub within_limit: bool,
+    #[serde(flatten)]
+    pub detail: CurvePointDetail,
 }
 
 /// The largest depth that held the latency limit.
@@ -34,4 +36,84 @@ pub struct Answer {
     pub knee_iodepth: Option<u32>,
     /// IOPS fell while depth rose (thrashing).
     pub thrashed: bool,
+    #[serde(flatten)]
+    pub detail: AnswerDetail,
+}
+
+/// Latency statistics of one step (ns).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct LatTriple {
+    pub mean_ns: f64,
+    pub p99_ns: f64,
+    pub p999_ns: f64,
+}
+
+/// One independent stream of a step: one job group (randread or randwrite) on one target.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct StreamPoint {
+    pub target: String,
+    /// `randread` or `randwrite`.
+    pub rw: String,
+    pub iodepth: u32,
+    pub jobs: u32,
+    pub iops: f64,
+    pub bw_bytes_per_s: f64,
+    pub lat_mean_ns: f64,
+    pub lat_p99_ns: f64,
+    pub lat_p999_ns: f64,
+    pub avg_queue_depth: f64,
+}
+
+/// Additions to `CurvePoint` (serialized flat into it).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct CurvePointDetail {
+    /// `sweep` (the doubling steps) or `bisect` (refinement between good and bad).
+    #[serde(default)]
+    pub phase: String,
+    /// Wall time of the step, ramp included.
+    #[serde(default)]
+    pub step_s: f64,
+    /// With several streams (targets, or read + write): latency over all I/Os of all
+    /// streams (the `mean` aggregate) ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat_over_streams_mean: Option<LatTriple>,
+    /// ... and the worst stream (the `max` aggregate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat_over_streams_max: Option<LatTriple>,
+    /// Every stream of the step when there is more than one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub streams: Vec<StreamPoint>,
+    /// What each target's block device saw during the step (`/proc/diskstats` deltas).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<super::device::DeviceCounters>,
+}
+
+/// Additions to `Answer` (serialized flat into it).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct AnswerDetail {
+    /// Jobs (threads) of the answer; the total outstanding I/Os are `iodepth * jobs`.
+    #[serde(default)]
+    pub jobs: u32,
+    /// I/Os in flight in total at the answer: `iodepth * jobs * targets`.
+    #[serde(default)]
+    pub total_iodepth: u32,
+    #[serde(default)]
+    pub bw_bytes_per_s: f64,
+    /// `mean` or `max` over the streams (targets and directions).
+    #[serde(default)]
+    pub aggregate: String,
+    /// Some depth held the limit (false: even the smallest depth broke it; `iops` is 0).
+    #[serde(default)]
+    pub found: bool,
+    /// The limit was crossed within `--max-depth` (false: the answer is only a lower bound).
+    #[serde(default)]
+    pub limit_crossed: bool,
+    /// The smallest depth that broke the limit, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_bad_iodepth: Option<u32>,
+    /// The highest IOPS seen on the curve and where (regardless of latency).
+    #[serde(default)]
+    pub peak_iops: f64,
+    #[serde(default)]
+    pub peak_iodepth: u32,
 }

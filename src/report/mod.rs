@@ -1,3 +1,18 @@
 //! Pure exporters: a result model in, bytes out. No measuring here.
+//!
+//! `load` reads and checks the inputs; `document` turns them into format-neutral blocks
+//! that `html` and `markdown` render; `csv` writes one row per test × run; `compare`
+//! matches two result files; `svg` and `charts` draw the inline charts.
 
+pub mod charts;
+pub mod compare;
+pub mod csv;
+pub mod document;
+pub mod heatmap;
+pub mod html;
+pub mod load;
+pub mod markdown;
+pub mod matrix;
+pub mod metrics;
+pub mod svg;
 pub mod table;

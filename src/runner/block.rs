@@ -201,7 +201,12 @@ fn to_run_result(
         slat_ns: (!rec.slat.is_empty()).then(|| rec.slat.stats()),
         lat_percentiles_ns: rec.lat.percentile_curve(),
         lat_hist: Some(rec.lat.to_base64()),
-        intervals: rec.interval_points(INTERVAL_MS),
+        // Only whole intervals: the drain after the deadline would show as a false dip.
+        intervals: rec
+            .interval_points(INTERVAL_MS)
+            .into_iter()
+            .filter(|p| p.t_ms as u128 * 1_000_000 <= measured.as_nanos())
+            .collect(),
         interval_ms: Some(INTERVAL_MS),
         avg_queue_depth: Some(rec.lat_sum_ns as f64 / measured.as_nanos().max(1) as f64),
         cpu,

@@ -141,7 +141,7 @@ pub fn spread_warnings(t: &TestResult, mode: &RepeatMode) -> Vec<Warning> {
         w.push(Warning {
             code: "noisy".into(),
             message: format!(
-                "runs differ by {:.1} % (coefficient of variation above 5 %): something else used the device or CPU, or the device changes state (cache, garbage collection); use more repeats (--repeat auto) or a longer --duration",
+                "runs differ by {:.1} % (coefficient of variation above 5 %): something else used the device or CPU, or the device changes state (cache, garbage collection); use more repeats (--repeat auto) or longer runs (--duration for block tests, more files per portion for small files)",
                 s.cv * 100.0
             ),
             test: Some(t.name.clone()),
@@ -172,7 +172,7 @@ pub fn spread_warnings(t: &TestResult, mode: &RepeatMode) -> Vec<Warning> {
             w.push(Warning {
                 code: "slow-first-run".into(),
                 message: format!(
-                    "the first run was {:.0} % slower than the others: a cold cache or device warm-up; add --ramp time or discard it with more repeats",
+                    "the first run was {:.0} % slower than the others: a cold cache or device warm-up; add a warm-up (--ramp for block tests) or more repeats",
                     (1.0 - values[0] / rest) * 100.0
                 ),
                 test: Some(t.name.clone()),

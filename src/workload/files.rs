@@ -1,15 +1,98 @@
-//! The `files` workload family.
+//! The `files` workload family: Belov's small-file tester (seed 000). Copies of a reference
+//! file kept in RAM are written in portions x passes, each portion timed on its own, then
+//! stat'ed, read back and deleted; sizes may be given relative to the allocation unit.
+//! `dir_workload` lets the matrix run it on every file system it formats.
+
+pub mod big;
+pub mod config;
+pub mod engine;
+pub mod result;
+pub mod run;
+pub mod scaling;
+pub mod sizes;
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use crate::error::UsageError;
-use crate::workload::DirWorkload;
+use crate::model::{ResultDoc, ResultSink};
+use crate::runner::RunContext;
+use crate::workload::{DirWorkload, WorkloadOutput};
+
+/// Flags of `iolab files` that take no value (a reference gives them as `KEY=true`).
+const BARE_FLAGS: &[&str] = &[
+    "nice",
+    "drop-caches",
+    "keep-files",
+    "no-room-check",
+    "no-save",
+    "json",
+];
+
+/// `files:KEY=VALUE:...` for the matrix: any `iolab files` flag, e.g.
+/// `files:sizes=1,4K:files-per-portion=1000`.
+struct FilesWorkload {
+    args: crate::cli::files::FilesArgs,
+    label: String,
+}
 
 /// Build a `files:...` workload for the matrix from `KEY=VALUE` parameters.
-pub fn dir_workload(
-    _params: &BTreeMap<String, String>,
-) -> Result<Box<dyn DirWorkload>, UsageError> {
-    Err(UsageError::new(
-        "the files workload family is not built yet",
-    ))
+pub fn dir_workload(params: &BTreeMap<String, String>) -> Result<Box<dyn DirWorkload>, UsageError> {
+    for k in ["target", "output", "keep-files"] {
+        if params.contains_key(k) {
+            return Err(UsageError::new(format!(
+                "workload files: {k} is set by the matrix"
+            )));
+        }
+    }
+    let cmd = crate::workload::parse_family_args(&["files"], params, BARE_FLAGS)?;
+    let crate::cli::Command::Files(args) = cmd else {
+        unreachable!("parsed as files")
+    };
+    let mut label = "files".to_string();
+    for (k, v) in params {
+        label.push_str(&format!(":{k}={v}"));
+    }
+    Ok(Box::new(FilesWorkload { args, label }))
+}
+
+impl DirWorkload for FilesWorkload {
+    fn label(&self) -> String {
+        self.label.clone()
+    }
+
+    fn run_on(&self, dir: &Path, ctx: &RunContext) -> anyhow::Result<WorkloadOutput> {
+        let mut args = self.args.clone();
+        args.target = dir.to_path_buf();
+        args.out.no_save = true;
+        args.keep_files = false;
+        let cfg = config::FilesConfig::from_args(&args)?;
+        let mut doc = ResultDoc::new(
+            "files",
+            Vec::new(),
+            crate::sysinfo::capture_environment(dir),
+        );
+        let sink = ResultSink { path: None };
+        let r = run::run_with(&cfg, ctx, &mut doc, &sink);
+        let out = WorkloadOutput {
+            tests: doc.tests,
+            warnings: doc.warnings,
+        };
+        r.map(|_| out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn matrix_reference_parses() {
+        let r =
+            crate::workload::WorkloadRef::parse("files:sizes=1,4K:files-per-portion=1000").unwrap();
+        let w = crate::workload::resolve(&r).unwrap();
+        assert!(w.label().starts_with("files:"));
+        let bad = crate::workload::WorkloadRef::parse("files:target=/tmp").unwrap();
+        assert!(crate::workload::resolve(&bad).is_err());
+        let bad = crate::workload::WorkloadRef::parse("files:portions=x").unwrap();
+        assert!(crate::workload::resolve(&bad).is_err());
+    }
 }

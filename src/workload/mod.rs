@@ -4,6 +4,7 @@
 pub mod block;
 pub mod offsets;
 pub mod presets;
+pub mod saturate;
 
 use std::path::Path;
 

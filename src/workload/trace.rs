@@ -1,15 +1,139 @@
-//! The `trace` workload family.
+//! The `trace` workload family: application workloads as data. A workload (a built-in from
+//! `workloads/` or a user's TOML file) is parsed and validated by `format`, laid out and run
+//! by `runner`, measured into results by `measure`; `record` turns a program's strace
+//! output into a trace file and `replay` plays one back. `dir_workload` plugs workloads into
+//! `iolab matrix` (`trace:name=office:scale=0.05`).
+
+pub mod builtins;
+pub mod fileset;
+pub mod format;
+pub mod measure;
+pub mod record;
+pub mod replay;
+pub mod runner;
+pub mod strace;
+pub mod strace_line;
+pub mod tracefile;
+pub mod validate;
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use crate::error::UsageError;
 use crate::workload::DirWorkload;
 
+use format::Workload;
+
+/// Where a workload came from: `builtin` or `file`.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub workload: Workload,
+    pub source: &'static str,
+}
+
+/// A built-in name or a TOML file path -> validated workload. Errors are one line:
+/// `office.toml:12:14: sequential = 1.5 is out of range (0 to 1)`.
+pub fn load(name_or_file: &str) -> Result<Loaded, UsageError> {
+    if let Some(text) = builtins::get(name_or_file) {
+        let workload = format::parse(name_or_file, text).map_err(|e| {
+            UsageError::new(format!(
+                "built-in {name_or_file}:{}:{}: {}",
+                e.line, e.column, e.reason
+            ))
+        })?;
+        return Ok(Loaded {
+            workload,
+            source: "builtin",
+        });
+    }
+    let path = Path::new(name_or_file);
+    if !path.is_file() {
+        let looks_like_file = name_or_file.contains('/') || name_or_file.ends_with(".toml");
+        let what = if looks_like_file {
+            format!("workload file {name_or_file} does not exist")
+        } else {
+            format!("unknown built-in workload '{name_or_file}'")
+        };
+        return Err(UsageError::new(format!(
+            "{what} (built-ins: {}; or give a path to a .toml file)",
+            builtins::names().join(", ")
+        )));
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| UsageError::new(format!("{name_or_file}: cannot read: {e}")))?;
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| name_or_file.to_string());
+    let workload = format::parse(&stem, &text).map_err(|e| {
+        UsageError::new(format!(
+            "{name_or_file}:{}:{}: {}",
+            e.line, e.column, e.reason
+        ))
+    })?;
+    Ok(Loaded {
+        workload,
+        source: "file",
+    })
+}
+
+/// `trace:name=NAME|FILE[:scale=F][:repeat=N]` for the matrix.
+struct TraceWorkload {
+    args: crate::cli::trace::TraceRunArgs,
+    label: String,
+}
+
 /// Build a `trace:...` workload for the matrix from `KEY=VALUE` parameters.
-pub fn dir_workload(
-    _params: &BTreeMap<String, String>,
-) -> Result<Box<dyn DirWorkload>, UsageError> {
-    Err(UsageError::new(
-        "the trace workload family is not built yet",
-    ))
+pub fn dir_workload(params: &BTreeMap<String, String>) -> Result<Box<dyn DirWorkload>, UsageError> {
+    let Some(name) = params.get("name") else {
+        return Err(UsageError::new(format!(
+            "workload trace: give name=NAME|FILE (built-ins: {})",
+            builtins::names().join(", ")
+        )));
+    };
+    if params.contains_key("target") || params.contains_key("output") {
+        return Err(UsageError::new(
+            "workload trace: target and output are set by the matrix",
+        ));
+    }
+    let mut rest = params.clone();
+    rest.remove("name");
+    let cmd =
+        crate::workload::parse_family_args(&["trace", "run", name], &rest, &["no-save", "json"])?;
+    let crate::cli::Command::Trace(t) = cmd else {
+        unreachable!("parsed as trace")
+    };
+    let crate::cli::trace::TraceCmd::Run(args) = t.cmd else {
+        unreachable!("parsed as trace run")
+    };
+    // Validate now, before the matrix formats anything.
+    load(&args.workload)?;
+    measure::check_scale(args.scale)?;
+    let mut label = "trace".to_string();
+    for (k, v) in params {
+        label.push_str(&format!(":{k}={v}"));
+    }
+    Ok(Box::new(TraceWorkload { args, label }))
+}
+
+impl DirWorkload for TraceWorkload {
+    fn label(&self) -> String {
+        self.label.clone()
+    }
+
+    fn run_on(
+        &self,
+        dir: &Path,
+        ctx: &crate::runner::RunContext,
+    ) -> anyhow::Result<crate::workload::WorkloadOutput> {
+        let mut args = self.args.clone();
+        args.target = dir.to_path_buf();
+        let plan = measure::Plan::from_args(&args)?;
+        let env = crate::sysinfo::capture_environment(dir);
+        let mut out = crate::workload::WorkloadOutput::default();
+        let (test, r) =
+            measure::run_test(&plan, ctx, env.block_device.as_deref(), &mut out.warnings);
+        out.tests.push(test);
+        r.map(|_| out)
+    }
 }

@@ -1,0 +1,353 @@
+//! The write-time cost model: seconds per file = per_file(unit) + allocated bytes x
+//! per_byte(unit). Coefficients are fitted by least squares from an `iolab files` or
+//! `iolab matrix --study cluster` result (create phase, one line per unit), or taken from
+//! seed 000's table (NTFS on a SATA SSD under Windows 7) and labelled as defaults.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::model::ResultDoc;
+use crate::model::slack::{CostModel, FitPoint, UnitCost};
+
+/// Seed 000 reports times per portion of 10 000 files; its per-byte figures use that unit.
+pub const PORTION: u64 = 10_000;
+/// Seed 000's average "speed of writing cluster emptiness", seconds per byte per portion.
+pub const SEED_PER_BYTE_PER_PORTION: f64 = 7.8205e-6;
+/// Seed 000, table 1, the diagonal: seconds per 10 000 files of exactly one unit.
+const SEED_FULL_UNIT: [(u64, f64); 8] = [
+    (512, 3.272),
+    (1024, 3.211),
+    (2048, 3.302),
+    (4096, 3.441),
+    (8192, 3.206),
+    (16384, 3.147),
+    (32768, 3.260),
+    (65536, 3.370),
+];
+
+fn alloc(size: u64, unit: u64) -> u64 {
+    size.div_ceil(unit) * unit
+}
+
+/// The unit among `have` closest to `unit` on a log scale (ties: the smaller one).
+fn nearest(have: &[u64], unit: u64) -> u64 {
+    let dist = |u: u64| (u.ilog2() as i64 - unit.ilog2() as i64).unsigned_abs();
+    *have
+        .iter()
+        .min_by_key(|&&u| (dist(u), u))
+        .expect("at least one unit")
+}
+
+/// Built-in coefficients from seed 000, for every unit in `units`.
+pub fn defaults(units: &[u64]) -> CostModel {
+    let per_byte = SEED_PER_BYTE_PER_PORTION / PORTION as f64;
+    let have: Vec<u64> = SEED_FULL_UNIT.iter().map(|p| p.0).collect();
+    let per_unit = units
+        .iter()
+        .map(|&u| {
+            let from = nearest(&have, u);
+            let t = SEED_FULL_UNIT.iter().find(|p| p.0 == from).unwrap().1;
+            UnitCost {
+                unit_bytes: u,
+                per_file_s: t / PORTION as f64 - from as f64 * per_byte,
+                per_byte_s: per_byte,
+                per_byte_s_per_portion: SEED_PER_BYTE_PER_PORTION,
+                origin: if from == u {
+                    "default".into()
+                } else {
+                    format!("default, nearest seed unit ({from} B)")
+                },
+                ..Default::default()
+            }
+        })
+        .collect();
+    CostModel {
+        source: "defaults".into(),
+        note: "built-in defaults from seed 000 (Belov: NTFS on a SATA SSD, Windows 7, 10 000-file portions); calibrate with --calibrate on a result of `iolab files` from your own device".into(),
+        calibration_file: None,
+        portion_files: PORTION,
+        per_unit,
+    }
+}
+
+struct Measurement {
+    test: String,
+    unit: u64,
+    size: u64,
+    seconds_per_file: f64,
+}
+
+fn files_per_s(t: &crate::model::TestResult) -> Option<f64> {
+    if let Some(s) = t
+        .summary
+        .get("files_per_s")
+        .filter(|s| s.n > 0 && s.mean > 0.0)
+    {
+        return Some(s.mean);
+    }
+    let v: Vec<f64> = t
+        .runs
+        .iter()
+        .filter_map(|r| r.files_per_s)
+        .filter(|v| *v > 0.0)
+        .collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// Create-phase measurements of the files family, with their allocation unit.
+fn measurements(doc: &ResultDoc) -> Vec<Measurement> {
+    let top = doc.tests.iter().map(|t| (t, None));
+    let nested = doc.configurations.iter().flat_map(|c| {
+        let unit = c.cluster_bytes_actual.or(c.cluster_bytes);
+        c.tests.iter().map(move |t| (t, unit))
+    });
+    top.chain(nested)
+        .filter_map(|(t, config_unit)| {
+            if t.family != "files" || t.params.get("phase").map(String::as_str) != Some("create") {
+                return None;
+            }
+            let size = t.params.get("file_size_bytes")?.parse().ok()?;
+            let unit = t
+                .params
+                .get("alloc_unit_bytes")
+                .and_then(|u| u.parse().ok())
+                .or(config_unit)
+                .filter(|u: &u64| *u > 0)?;
+            let fps = files_per_s(t)?;
+            let name = match &t.config {
+                Some(c) => format!("{c}: {}", t.name),
+                None => t.name.clone(),
+            };
+            Some(Measurement {
+                test: name,
+                unit,
+                size,
+                seconds_per_file: 1.0 / fps,
+            })
+        })
+        .collect()
+}
+
+/// Least squares y = a + b x over one unit's points: (a, b, r2, rmse, clamped).
+fn least_squares(points: &[(f64, f64)]) -> Option<(f64, f64, Option<f64>, f64, bool)> {
+    let n = points.len() as f64;
+    let mx = points.iter().map(|p| p.0).sum::<f64>() / n;
+    let my = points.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxx: f64 = points.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    if sxx <= 0.0 {
+        return None;
+    }
+    let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let (mut a, mut b, mut clamped) = (my - sxy / sxx * mx, sxy / sxx, false);
+    if b < 0.0 {
+        // Noise can tilt the line below zero; writing more bytes is never free.
+        (a, b, clamped) = (my, 0.0, true);
+    }
+    let ss_res: f64 = points.iter().map(|p| (p.1 - a - b * p.0).powi(2)).sum();
+    let ss_tot: f64 = points.iter().map(|p| (p.1 - my).powi(2)).sum();
+    let r2 = (points.len() >= 3 && ss_tot > 0.0).then(|| 1.0 - ss_res / ss_tot);
+    Some((a, b, r2, (ss_res / n).sqrt(), clamped))
+}
+
+/// Fit the model from a result file. `Err` says what is missing (a usage error).
+pub fn calibrate(doc: &ResultDoc, path: &Path, units: &[u64]) -> Result<CostModel, String> {
+    let need = "a create phase of `iolab files` (or `iolab matrix --study cluster`) with at least two file sizes of different allocation at one unit, e.g. `iolab files DIR --sizes 1,cluster,cluster+1,64K`";
+    if doc.command != "files" && doc.command != "matrix" {
+        return Err(format!(
+            "{}: a `{}` result; --calibrate needs {need}",
+            path.display(),
+            doc.command
+        ));
+    }
+    let mut by_unit: BTreeMap<u64, Vec<Measurement>> = BTreeMap::new();
+    for m in measurements(doc) {
+        by_unit.entry(m.unit).or_default().push(m);
+    }
+    let mut fitted: BTreeMap<u64, UnitCost> = BTreeMap::new();
+    let mut single: Vec<(u64, Vec<Measurement>)> = Vec::new();
+    for (unit, ms) in by_unit {
+        let pts: Vec<(f64, f64)> = ms
+            .iter()
+            .map(|m| (alloc(m.size, unit) as f64, m.seconds_per_file))
+            .collect();
+        let Some((a, b, r2, rmse, clamped)) = least_squares(&pts) else {
+            single.push((unit, ms));
+            continue;
+        };
+        let mut c = unit_cost(unit, a, b, &ms);
+        c.origin = if clamped {
+            "fit (negative slope clamped to 0)".into()
+        } else {
+            "fit".into()
+        };
+        c.r2 = r2;
+        c.rmse_s = Some(rmse);
+        fitted.insert(unit, c);
+    }
+    if fitted.is_empty() {
+        return Err(format!(
+            "{}: no usable measurements; --calibrate needs {need}",
+            path.display()
+        ));
+    }
+    // Units measured at one allocation size only: their own per-file cost, the mean slope.
+    let pooled = fitted.values().map(|c| c.per_byte_s).sum::<f64>() / fitted.len() as f64;
+    for (unit, ms) in single {
+        let mean = ms.iter().map(|m| m.seconds_per_file).sum::<f64>() / ms.len() as f64;
+        let a = mean - pooled * alloc(ms[0].size, unit) as f64;
+        let mut c = unit_cost(unit, a, pooled, &ms);
+        c.origin = "per-file cost measured, per-byte cost pooled from the other units".into();
+        fitted.insert(unit, c);
+    }
+    let have: Vec<u64> = fitted.keys().copied().collect();
+    let per_unit = units
+        .iter()
+        .map(|&u| {
+            let from = nearest(&have, u);
+            let mut c = fitted[&from].clone();
+            if from != u {
+                c.unit_bytes = u;
+                c.origin = format!("nearest measured unit ({from} B)");
+                c.points.clear();
+                c.r2 = None;
+                c.rmse_s = None;
+                c.seed_style_s_per_byte_per_portion = None;
+            }
+            c
+        })
+        .collect();
+    Ok(CostModel {
+        source: "calibrated".into(),
+        note: format!(
+            "fitted by least squares from the create phase in {} (seconds per file = per-file cost + allocated bytes x per-byte cost)",
+            path.display()
+        ),
+        calibration_file: Some(path.display().to_string()),
+        portion_files: PORTION,
+        per_unit,
+    })
+}
+
+fn unit_cost(unit: u64, a: f64, b: f64, ms: &[Measurement]) -> UnitCost {
+    let points = ms
+        .iter()
+        .map(|m| {
+            let x = alloc(m.size, unit);
+            let predicted = a + b * x as f64;
+            FitPoint {
+                test: m.test.clone(),
+                file_size_bytes: m.size,
+                allocated_bytes: x,
+                seconds_per_file: m.seconds_per_file,
+                predicted_s: predicted,
+                residual_s: m.seconds_per_file - predicted,
+            }
+        })
+        .collect();
+    let mean_at = |size: u64| {
+        let v: Vec<f64> = ms
+            .iter()
+            .filter(|m| m.size == size)
+            .map(|m| m.seconds_per_file)
+            .collect();
+        (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+    };
+    let seed_style = match (mean_at(1), mean_at(unit)) {
+        (Some(one), Some(full)) if unit > 1 => {
+            Some((full - one) / (unit - 1) as f64 * PORTION as f64)
+        }
+        _ => None,
+    };
+    UnitCost {
+        unit_bytes: unit,
+        per_file_s: a,
+        per_byte_s: b,
+        per_byte_s_per_portion: b * PORTION as f64,
+        seed_style_s_per_byte_per_portion: seed_style,
+        points,
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Summary, TestResult};
+
+    fn files_test(size: u64, unit: u64, fps: f64) -> TestResult {
+        let mut t = TestResult {
+            name: format!("{size} create"),
+            family: "files".into(),
+            ..Default::default()
+        };
+        t.params.insert("file_size_bytes".into(), size.to_string());
+        t.params.insert("alloc_unit_bytes".into(), unit.to_string());
+        t.params.insert("phase".into(), "create".into());
+        t.summary.insert(
+            "files_per_s".into(),
+            Summary {
+                n: 3,
+                mean: fps,
+                ..Default::default()
+            },
+        );
+        t
+    }
+
+    #[test]
+    fn fit_recovers_known_coefficients() {
+        let mut doc = ResultDoc::new("files", vec![], Default::default());
+        // seconds per file = 1e-4 + 1e-9 x allocated
+        for size in [1u64, 4096, 4097, 65536, 1 << 20] {
+            let spf = 1e-4 + 1e-9 * alloc(size, 4096) as f64;
+            doc.tests.push(files_test(size, 4096, 1.0 / spf));
+        }
+        let m = calibrate(&doc, Path::new("x.json"), &[4096, 8192]).unwrap();
+        let c = &m.per_unit[0];
+        assert!((c.per_file_s - 1e-4).abs() < 1e-9, "{}", c.per_file_s);
+        assert!((c.per_byte_s - 1e-9).abs() < 1e-13);
+        assert!(c.r2.unwrap() > 0.999999);
+        assert_eq!(c.seed_style_s_per_byte_per_portion, Some(0.0));
+        assert!(m.per_unit[1].origin.contains("nearest"));
+    }
+
+    #[test]
+    fn matrix_results_take_the_unit_from_their_configuration() {
+        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
+        let mut tests = Vec::new();
+        for size in [1u64, 2048, 2049, 8192] {
+            let mut t = files_test(size, 0, 1.0 / (1e-4 + 2e-9 * alloc(size, 2048) as f64));
+            t.params.remove("alloc_unit_bytes");
+            tests.push(t);
+        }
+        doc.configurations
+            .push(crate::model::matrix::ConfigurationResult {
+                label: "ext4 2KiB".into(),
+                cluster_bytes: Some(2048),
+                tests,
+                ..Default::default()
+            });
+        let m = calibrate(&doc, Path::new("m.json"), &[2048]).unwrap();
+        assert!((m.per_unit[0].per_byte_s - 2e-9).abs() < 1e-13);
+        assert_eq!(m.per_unit[0].points.len(), 4);
+    }
+
+    #[test]
+    fn calibration_without_usable_tests_is_refused() {
+        let mut doc = ResultDoc::new("files", vec![], Default::default());
+        doc.tests.push(files_test(1, 4096, 1000.0));
+        doc.tests.push(files_test(4096, 4096, 900.0));
+        assert!(calibrate(&doc, Path::new("x.json"), &[4096]).is_err());
+        let run = ResultDoc::new("run", vec![], Default::default());
+        assert!(calibrate(&run, Path::new("x.json"), &[4096]).is_err());
+    }
+
+    #[test]
+    fn defaults_reproduce_the_seed_diagonal() {
+        let m = defaults(&[65536, 1 << 21]);
+        let c = &m.per_unit[0];
+        let t = (c.per_file_s + 65536.0 * c.per_byte_s) * PORTION as f64;
+        assert!((t - 3.370).abs() < 1e-9);
+        assert!(m.per_unit[1].origin.contains("nearest"));
+    }
+}

@@ -1,0 +1,334 @@
+//! What `iolab saturate` prints: the plan with its time estimate (stderr, up front), then
+//! per sweep the answer line, the knee, thrashing, and the curve table.
+
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+
+use crate::model::saturate::{Answer, CurvePoint, LatTriple};
+use crate::model::{ResultDoc, TestResult};
+use crate::runner::target::TargetKind;
+use crate::units::{fmt_mb_per_s, fmt_ns, fmt_size_iec, fmt_thousands};
+use crate::workload::saturate::config::SaturateConfig;
+
+/// `42 s`, `3 min 12 s`.
+pub fn fmt_secs(s: f64) -> String {
+    if s < 1.0 {
+        format!("{:.0} ms", s * 1000.0)
+    } else if s < 10.0 {
+        format!("{s:.1} s")
+    } else if s < 60.0 {
+        format!("{s:.0} s")
+    } else {
+        format!("{} min {:02.0} s", (s / 60.0).floor(), s % 60.0)
+    }
+}
+
+/// The plan and the estimated time, before anything runs.
+pub fn plan(cfg: &SaturateConfig, est: [f64; 3]) -> String {
+    let mut out = format!(
+        "iolab saturate: {} latency ≤ {} ({} over streams), {} blocks, depth up to {}, steps of {} + {} ramp\n",
+        cfg.statistic.name(),
+        fmt_ns(cfg.limit_ns),
+        cfg.aggregate.name(),
+        fmt_size_iec(cfg.bs),
+        cfg.max_depth,
+        fmt_secs(cfg.step.as_secs_f64()),
+        fmt_secs(cfg.ramp.as_secs_f64()),
+    );
+    for t in &cfg.targets {
+        let what = match t.kind {
+            TargetKind::BlockDevice => "block device",
+            TargetKind::Directory => "test file in a directory",
+            TargetKind::RegularFile => "existing file",
+        };
+        let caches = if t.caches.is_empty() {
+            "no cache detected".to_string()
+        } else {
+            t.caches
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{} {}{}",
+                        c.what,
+                        if c.assumed { "~" } else { "" },
+                        fmt_size_iec(c.bytes)
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        out.push_str(&format!(
+            "  target {} ({what}): {} tested, {}, {}; {caches}\n",
+            t.path.display(),
+            fmt_size_iec(t.size),
+            if t.direct { "O_DIRECT" } else { "BUFFERED" },
+            if t.may_write {
+                "prefilled with random data first"
+            } else {
+                "read-only, not prefilled"
+            },
+        ));
+    }
+    let names: Vec<String> = cfg.sweeps.iter().map(|s| s.name(cfg.mix)).collect();
+    out.push_str(&format!("  sweeps: {}\n", names.join(", ")));
+    out.push_str(&format!(
+        "  estimated time: {} if the limit holds up to depth {} (at least {}, at most {} when it is crossed and bisected), plus the prefill{}\n",
+        fmt_secs(est[1]),
+        cfg.max_depth,
+        fmt_secs(est[0]),
+        fmt_secs(est[2]),
+        if cfg.precondition && cfg.writes() {
+            " and one preconditioning pass"
+        } else {
+            ""
+        }
+    ));
+    out
+}
+
+/// `fmt_ns` without trailing zeros: `9.6 ms`, `10 ms`, `250 µs`.
+fn fmt_ns_short(ns: f64) -> String {
+    let s = fmt_ns(ns);
+    match s.split_once(' ') {
+        Some((num, unit)) if num.contains('.') => {
+            format!("{} {unit}", num.trim_end_matches('0').trim_end_matches('.'))
+        }
+        _ => s,
+    }
+}
+
+/// `randread: 41,200 IOPS at depth 12 with mean latency 9.6 ms ≤ 10 ms`.
+pub fn answer_line(name: &str, a: &Answer) -> String {
+    let mut depth = if a.detail.jobs > 1 {
+        format!("depth {} x {} jobs", a.iodepth, a.detail.jobs)
+    } else {
+        format!("depth {}", a.iodepth)
+    };
+    let per_job = a.iodepth * a.detail.jobs.max(1);
+    if a.detail.total_iodepth > per_job {
+        depth.push_str(&format!(
+            " per target ({} in flight in total)",
+            a.detail.total_iodepth
+        ));
+    }
+    if !a.detail.found {
+        return format!(
+            "{name}: no depth holds {} latency ≤ {} (it broke the limit from depth {})",
+            a.statistic,
+            fmt_ns(a.limit_ns),
+            a.detail.first_bad_iodepth.unwrap_or(1)
+        );
+    }
+    let mut s = format!(
+        "{name}: {} IOPS at {depth} with {} latency {} ≤ {}",
+        fmt_thousands(a.iops),
+        a.statistic,
+        fmt_ns_short(a.latency_ns),
+        fmt_ns_short(a.limit_ns)
+    );
+    if !a.detail.limit_crossed {
+        s.push_str(" (limit never crossed up to --max-depth: a lower bound)");
+    }
+    s
+}
+
+fn facts(a: &Answer) -> String {
+    let mut v = Vec::new();
+    match a.knee_iodepth {
+        Some(k) => v.push(format!("knee at depth {k}")),
+        None => v.push("no knee (IOPS still rising)".into()),
+    }
+    v.push(format!(
+        "peak {} IOPS at depth {}",
+        fmt_thousands(a.detail.peak_iops),
+        a.detail.peak_iodepth
+    ));
+    if let Some(b) = a.detail.first_bad_iodepth {
+        v.push(format!("limit broken from depth {b}"));
+    }
+    v.push(if a.thrashed {
+        "THRASHED (IOPS fell two steps in a row)".into()
+    } else {
+        "no thrashing".into()
+    });
+    format!("  {}\n", v.join("; "))
+}
+
+fn lat_cell(p: &CurvePoint, f: fn(&LatTriple) -> f64) -> String {
+    match (
+        &p.detail.lat_over_streams_mean,
+        &p.detail.lat_over_streams_max,
+    ) {
+        (Some(m), Some(x)) => format!("{} / {}", fmt_ns(f(m)), fmt_ns(f(x))),
+        _ => fmt_ns(f(&LatTriple {
+            mean_ns: p.lat_mean_ns,
+            p99_ns: p.lat_p99_ns,
+            p999_ns: p.lat_p999_ns,
+        })),
+    }
+}
+
+fn curve_table(t: &TestResult) -> String {
+    let mut pts: Vec<&CurvePoint> = t.curve.iter().flatten().collect();
+    pts.sort_by_key(|p| p.iodepth);
+    let several = pts.iter().any(|p| p.detail.lat_over_streams_max.is_some());
+    let answer_depth = t
+        .answer
+        .as_ref()
+        .filter(|a| a.detail.found)
+        .map(|a| a.iodepth);
+    let mut table = Table::new();
+    table
+        .load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled);
+    let lat = |h: &str| {
+        if several {
+            format!("{h} (all / worst)")
+        } else {
+            h.to_string()
+        }
+    };
+    table.set_header(vec![
+        "depth".to_string(),
+        "IOPS".into(),
+        "MB/s".into(),
+        lat("mean"),
+        lat("p99"),
+        lat("p99.9"),
+        "QD".into(),
+        "CPU".into(),
+        "limit".into(),
+    ]);
+    for p in pts {
+        let mark = if Some(p.iodepth) == answer_depth {
+            " *"
+        } else {
+            ""
+        };
+        let right = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
+        table.add_row(vec![
+            right(format!("{}{mark}", p.iodepth)),
+            right(fmt_thousands(p.iops)),
+            right(fmt_mb_per_s(p.bw_bytes_per_s)),
+            right(lat_cell(p, |l| l.mean_ns)),
+            right(lat_cell(p, |l| l.p99_ns)),
+            right(lat_cell(p, |l| l.p999_ns)),
+            right(format!("{:.1}", p.avg_queue_depth)),
+            right(format!("{:.0} %", p.cpu_pct)),
+            Cell::new(if p.within_limit { "ok" } else { "over" }),
+        ]);
+    }
+    format!("{table}\n")
+}
+
+/// Everything after the run: per sweep the answer, the facts and the curve; then the
+/// method and warnings.
+pub fn report(doc: &ResultDoc, cfg: &SaturateConfig) -> String {
+    let mut out = String::new();
+    for t in doc.tests.iter().filter(|t| t.family == "saturate") {
+        match &t.answer {
+            Some(a) => {
+                out.push_str(&answer_line(&t.name, a));
+                out.push('\n');
+                out.push_str(&facts(a));
+            }
+            None => out.push_str(&format!(
+                "{}: {}; the curve measured so far:\n",
+                t.name,
+                t.error
+                    .as_deref()
+                    .unwrap_or(if doc.status == "interrupted" {
+                        "interrupted"
+                    } else {
+                        "not finished"
+                    })
+            )),
+        }
+        if t.curve.as_ref().is_some_and(|c| !c.is_empty()) {
+            out.push_str(&curve_table(t));
+        }
+        if let Some(g) = t.params.get("preconditioned")
+            && t.params.get("sweep").map(String::as_str) != Some("randread")
+        {
+            out.push_str(if g == "true" {
+                "  preconditioned: the target was written once more before this sweep\n"
+            } else {
+                "  not preconditioned (--precondition writes the target once more first)\n"
+            });
+        }
+        out.push('\n');
+    }
+    let sizes: Vec<String> = cfg
+        .targets
+        .iter()
+        .map(|t| {
+            format!(
+                "{} {}{}",
+                t.path.display(),
+                fmt_size_iec(t.size),
+                if t.size < t.recommended {
+                    " (below 10x cache)"
+                } else {
+                    ""
+                }
+            )
+        })
+        .collect();
+    out.push_str(&format!(
+        "method: {}; prefill with random data, every block{}; sizes: {}; * = answer; latency limit on {} ({} over streams)\n",
+        if cfg.targets.iter().all(|t| t.direct) {
+            "O_DIRECT"
+        } else {
+            "BUFFERED on some targets"
+        },
+        if cfg.targets.iter().all(|t| t.may_write) {
+            ""
+        } else {
+            " (not on read-only targets)"
+        },
+        sizes.join(", "),
+        cfg.statistic.name(),
+        cfg.aggregate.name()
+    ));
+    out.push_str(&crate::report::table::render_warnings(doc));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::saturate::AnswerDetail;
+
+    fn answer(iops: f64, depth: u32, lat_ms: f64) -> Answer {
+        Answer {
+            iops,
+            iodepth: depth,
+            statistic: "mean".into(),
+            latency_ns: lat_ms * 1e6,
+            limit_ns: 10e6,
+            knee_iodepth: Some(8),
+            thrashed: false,
+            detail: AnswerDetail {
+                jobs: 1,
+                total_iodepth: depth,
+                found: true,
+                limit_crossed: true,
+                first_bad_iodepth: Some(depth + 1),
+                ..Default::default()
+            },
+        }
+    }
+
+    #[test]
+    fn answer_line_reads_like_the_issue() {
+        assert_eq!(
+            answer_line("randread", &answer(41_200.0, 12, 9.6)),
+            "randread: 41,200 IOPS at depth 12 with mean latency 9.6 ms ≤ 10 ms"
+        );
+        let mut a = answer(82_000.0, 12, 9.6);
+        a.detail.total_iodepth = 24;
+        assert!(answer_line("randread", &a).contains("depth 12 per target (24 in flight"));
+        a.detail.found = false;
+        assert!(answer_line("randread", &a).starts_with("randread: no depth holds"));
+    }
+}

@@ -1,0 +1,215 @@
+//! The terminal view of an `iolab slack` result: what was scanned, one row per unit, the
+//! cost model (with its fit quality) and the three recommendations.
+
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+
+use crate::model::ResultDoc;
+use crate::model::slack::{CostModel, SlackResult};
+use crate::units::{fmt_size_exact, fmt_size_iec, fmt_thousands};
+
+fn secs(s: f64) -> String {
+    if s >= 100.0 {
+        format!("{s:.0} s")
+    } else if s >= 1.0 {
+        format!("{s:.2} s")
+    } else {
+        crate::units::fmt_ns(s * 1e9)
+    }
+}
+
+fn header(r: &SlackResult) -> String {
+    let s = &r.scan;
+    let mut out = if r.source == "dir" {
+        format!(
+            "{}: {} files, {} dirs, {} symlinks, {} of data (largest {}); scanned in {:.2} s ({} entries/s)\n",
+            r.path,
+            fmt_thousands(s.files as f64),
+            fmt_thousands(s.dirs as f64),
+            fmt_thousands(s.symlinks as f64),
+            fmt_size_iec(s.data_bytes),
+            fmt_size_iec(s.largest_file_bytes),
+            s.elapsed_s,
+            fmt_thousands(s.entries_per_s),
+        )
+    } else {
+        format!(
+            "{}: {} file sizes, {} of data (largest {})\n",
+            r.path,
+            fmt_thousands(s.files as f64),
+            fmt_size_iec(s.data_bytes),
+            fmt_size_iec(s.largest_file_bytes),
+        )
+    };
+    if s.hard_links_skipped > 0 {
+        out.push_str(&format!(
+            "hard links counted once: {} extra names skipped\n",
+            s.hard_links_skipped
+        ));
+    }
+    if s.mount_points_skipped > 0 {
+        out.push_str(&format!(
+            "mount points not entered (--one-file-system): {}\n",
+            s.mount_points_skipped
+        ));
+    }
+    if s.unreadable > 0 {
+        out.push_str(&format!(
+            "unreadable entries skipped: {} (first: {})\n",
+            s.unreadable,
+            s.unreadable_examples.join("; ")
+        ));
+    }
+    if let (Some(disk), Some(unit)) = (s.files_disk_bytes, r.current_unit_bytes) {
+        let predicted = r
+            .units
+            .iter()
+            .find(|u| u.unit_bytes == unit)
+            .map(|u| {
+                format!(
+                    ", {} predicted by these rules",
+                    fmt_size_iec(u.file_allocated_bytes)
+                )
+            })
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "now on {} ({} blocks): files hold {} (st_blocks){predicted}\n",
+            r.current_fs.as_deref().unwrap_or("?"),
+            fmt_size_exact(unit),
+            fmt_size_iec(disk),
+        ));
+    }
+    for n in &r.rule_notes {
+        out.push_str(&format!("rules: {n}\n"));
+    }
+    out
+}
+
+fn units_table(r: &SlackResult) -> String {
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(vec![
+            "Unit",
+            "Allocated",
+            "Slack",
+            "Slack %",
+            "Clusters",
+            "Files < unit",
+            "Resident",
+            "Write time",
+            "s/B (slack)",
+            "Note",
+        ]);
+    for u in &r.units {
+        let mut row = vec![
+            Cell::new(fmt_size_exact(u.unit_bytes)),
+            Cell::new(fmt_size_iec(u.allocated_bytes)),
+            Cell::new(fmt_size_iec(u.slack_bytes)),
+            Cell::new(format!("{:.1}", u.slack_pct)),
+            Cell::new(fmt_thousands(u.clusters as f64)),
+            Cell::new(format!("{:.1} %", u.files_below_unit_pct)),
+            Cell::new(u.resident_files.to_string()),
+            Cell::new(secs(u.predicted_write_s)),
+            Cell::new(format!("{:.3e}", u.slack_cost_s_per_byte)),
+            Cell::new(
+                [
+                    (r.current_unit_bytes == Some(u.unit_bytes)).then(|| "current".to_string()),
+                    u.note.clone(),
+                ]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join("; "),
+            ),
+        ];
+        for c in row.iter_mut().skip(1).take(8) {
+            *c = c.clone().set_alignment(CellAlignment::Right);
+        }
+        t.add_row(row);
+    }
+    format!("{t}\n")
+}
+
+fn model_lines(m: &CostModel) -> String {
+    let mut out = format!("cost model ({}): {}\n", m.source, m.note);
+    for c in &m.per_unit {
+        if c.origin.starts_with("fit") || c.origin.starts_with("per-file") {
+            let fit = match (c.r2, c.rmse_s) {
+                (Some(r2), Some(rmse)) => format!(", R² {r2:.4}, RMS residual {}", secs(rmse)),
+                (None, Some(rmse)) => {
+                    format!(", {} points, RMS residual {}", c.points.len(), secs(rmse))
+                }
+                _ => String::new(),
+            };
+            let seed = c
+                .seed_style_s_per_byte_per_portion
+                .map(|v| format!("; seed-style (full unit - 1 B) {v:.3e}"))
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "  {}: {} per file + {:.3e} s/B ({:.3e} s/B per {} files{seed}); {} points{fit} [{}]\n",
+                fmt_size_exact(c.unit_bytes),
+                secs(c.per_file_s),
+                c.per_byte_s,
+                c.per_byte_s_per_portion,
+                m.portion_files,
+                c.points.len(),
+                c.origin
+            ));
+            if !c.points.is_empty() {
+                let res: Vec<String> = c
+                    .points
+                    .iter()
+                    .map(|p| {
+                        let sign = if p.residual_s < 0.0 { "-" } else { "+" };
+                        format!(
+                            "{} {sign}{}",
+                            fmt_size_exact(p.file_size_bytes),
+                            secs(p.residual_s.abs())
+                        )
+                    })
+                    .collect();
+                out.push_str(&format!("    residuals per file: {}\n", res.join(", ")));
+            }
+        }
+    }
+    // Units without their own measurements, grouped by the unit they borrow from.
+    let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
+    for c in m
+        .per_unit
+        .iter()
+        .filter(|c| c.origin.starts_with("nearest"))
+    {
+        let unit = fmt_size_exact(c.unit_bytes);
+        match groups.iter_mut().find(|g| g.0 == c.origin) {
+            Some(g) => g.1.push(unit),
+            None => groups.push((&c.origin, vec![unit])),
+        }
+    }
+    for (origin, units) in groups {
+        out.push_str(&format!("  {}: {origin}\n", units.join(", ")));
+    }
+    out
+}
+
+/// The whole view (without warnings).
+pub fn render(doc: &ResultDoc) -> String {
+    let Some(r) = &doc.slack else {
+        return String::new();
+    };
+    let mut out = header(r);
+    out.push_str(&units_table(r));
+    out.push_str(&model_lines(&r.cost_model));
+    for rec in &r.recommendations {
+        out.push_str(&format!(
+            "best for {:<8} {:>7}: {} allocated, {} slack, predicted write {} ({})\n",
+            rec.goal,
+            fmt_size_exact(rec.unit_bytes),
+            fmt_size_iec(rec.allocated_bytes),
+            fmt_size_iec(rec.slack_bytes),
+            secs(rec.predicted_write_s),
+            rec.rule
+        ));
+    }
+    out
+}

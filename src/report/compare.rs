@@ -1,0 +1,419 @@
+//! `iolab compare`: match the tests of several result files by (configuration, name), and
+//! for each metric give the change with its uncertainty, a verdict at 95 % and the relative
+//! speed. The first file is the baseline; every other file is compared with it.
+
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{CellAlignment, ContentArrangement, Table};
+use serde::Serialize;
+
+use crate::error::UsageError;
+use crate::model::Summary;
+use crate::report::load::Loaded;
+use crate::report::metrics::{
+    Better, all_tests, config_of, direction, display_name, fmt_mean_ci, label, metrics_of,
+    primary_metric,
+};
+use crate::stats::compare::{Method, Ratio, invert, ratio, significant};
+
+/// The summary of one side, as compared.
+#[derive(Debug, Clone, Serialize)]
+pub struct Side {
+    pub n: u32,
+    pub mean: f64,
+    pub stddev: f64,
+    pub ci95_low: f64,
+    pub ci95_high: f64,
+}
+
+impl From<&Summary> for Side {
+    fn from(s: &Summary) -> Self {
+        Side {
+            n: s.n,
+            mean: s.mean,
+            stddev: s.stddev,
+            ci95_low: s.ci95_low,
+            ci95_high: s.ci95_high,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    Faster,
+    Slower,
+    NoSignificantDifference,
+    /// One run on each side: the direction is shown, its significance is unknown.
+    Untested,
+}
+
+/// One metric of one test, baseline against another file.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub config: Option<String>,
+    pub test: String,
+    pub family: String,
+    pub metric: String,
+    pub higher_is_better: bool,
+    /// The test's headline metric (the one the sentence is about).
+    pub primary: bool,
+    pub baseline: Side,
+    pub other: Side,
+    /// (other / baseline - 1) in percent, and its 95 % half-width.
+    pub change_pct: f64,
+    pub change_pct_pm: f64,
+    /// How many times faster the other file is (below 1: slower), with its 95 % half-width.
+    pub speedup: Ratio,
+    pub verdict: Verdict,
+    pub method: Method,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p_value: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub df: Option<f64>,
+}
+
+/// One input file.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileInfo {
+    pub label: String,
+    pub path: String,
+    pub command: String,
+    pub hostname: String,
+    pub fs_type: String,
+    pub started_at: String,
+}
+
+/// The baseline against one other file.
+#[derive(Debug, Clone, Serialize)]
+pub struct Pairing {
+    pub baseline: String,
+    pub other: String,
+    pub rows: Vec<Row>,
+    pub only_in_baseline: Vec<String>,
+    pub only_in_other: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Comparison {
+    pub files: Vec<FileInfo>,
+    pub pairings: Vec<Pairing>,
+}
+
+/// `A`, `B`, ..., `Z`, `F27`, ...
+fn letter(i: usize) -> String {
+    if i < 26 {
+        ((b'A' + i as u8) as char).to_string()
+    } else {
+        format!("F{}", i + 1)
+    }
+}
+
+type Keyed<'a> = Vec<((String, String), &'a crate::model::TestResult)>;
+
+fn keyed(l: &Loaded) -> Keyed<'_> {
+    all_tests(&l.doc)
+        .into_iter()
+        .map(|t| {
+            (
+                (config_of(&l.doc, t).unwrap_or_default(), t.name.clone()),
+                t,
+            )
+        })
+        .collect()
+}
+
+/// Compare every file with the first; a file with no test in common is an error that says
+/// what each file has.
+pub fn compare(inputs: &[Loaded], all_metrics: bool) -> Result<Comparison, UsageError> {
+    let c = compare_lenient(inputs, all_metrics);
+    if let Some((i, p)) = c
+        .pairings
+        .iter()
+        .enumerate()
+        .find(|(_, p)| p.rows.is_empty())
+    {
+        let (a, b) = (&c.files[0].path, &c.files[i + 1].path);
+        return Err(UsageError(format!(
+            "{a} and {b} have no test in common (tests are matched by configuration and name); {a} has: {}; {b} has: {}",
+            list_or_none(&p.only_in_baseline),
+            list_or_none(&p.only_in_other),
+        )));
+    }
+    Ok(c)
+}
+
+/// Compare every file with the first (a pairing may have no rows). `all_metrics` adds every
+/// common metric; otherwise each test shows its headline metric and its latency (when it
+/// has one).
+pub fn compare_lenient(inputs: &[Loaded], all_metrics: bool) -> Comparison {
+    let files = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, l)| FileInfo {
+            label: letter(i),
+            path: l.path.display().to_string(),
+            command: l.doc.command.clone(),
+            hostname: l.doc.environment.hostname.clone(),
+            fs_type: l.doc.environment.fs_type.clone(),
+            started_at: l.doc.started_at.clone(),
+        })
+        .collect::<Vec<_>>();
+    let base = keyed(&inputs[0]);
+    let mut pairings = Vec::new();
+    for (i, other) in inputs.iter().enumerate().skip(1) {
+        let theirs = keyed(other);
+        let mut rows = Vec::new();
+        for (key, ta) in &base {
+            let Some((_, tb)) = theirs.iter().find(|(k, _)| k == key) else {
+                continue;
+            };
+            let primary = primary_metric(ta);
+            let mb = metrics_of(tb);
+            for (metric, sa) in metrics_of(ta) {
+                let Some((_, sb)) = mb.iter().find(|(m, _)| *m == metric) else {
+                    continue;
+                };
+                let is_primary = primary.as_deref() == Some(metric.as_str());
+                let shown = all_metrics
+                    || is_primary
+                    || (metric == "lat_mean_ns" && ta.family == "block")
+                    || (metric == "seconds_per_portion" && ta.family == "files");
+                if !shown {
+                    continue;
+                }
+                let config = (!key.0.is_empty()).then(|| key.0.clone());
+                rows.push(row(config, ta, &metric, &sa, sb, is_primary));
+            }
+        }
+        let name_of = |k: &(String, String)| display_name(Some(&k.0), &k.1);
+        let only_in_baseline = base
+            .iter()
+            .filter(|(k, _)| !theirs.iter().any(|(o, _)| o == k))
+            .map(|(k, _)| name_of(k))
+            .collect::<Vec<_>>();
+        let only_in_other = theirs
+            .iter()
+            .filter(|(k, _)| !base.iter().any(|(o, _)| o == k))
+            .map(|(k, _)| name_of(k))
+            .collect::<Vec<_>>();
+        pairings.push(Pairing {
+            baseline: letter(0),
+            other: letter(i),
+            rows,
+            only_in_baseline,
+            only_in_other,
+        });
+    }
+    Comparison { files, pairings }
+}
+
+fn list_or_none(v: &[String]) -> String {
+    if v.is_empty() {
+        "no tests".into()
+    } else {
+        let shown: Vec<&str> = v.iter().take(6).map(|s| s.as_str()).collect();
+        let more = if v.len() > 6 {
+            format!(" and {} more", v.len() - 6)
+        } else {
+            String::new()
+        };
+        format!("{}{more}", shown.join(", "))
+    }
+}
+
+fn row(
+    config: Option<String>,
+    t: &crate::model::TestResult,
+    metric: &str,
+    a: &Summary,
+    b: &Summary,
+    primary: bool,
+) -> Row {
+    let better = direction(metric);
+    let change = ratio(b, a);
+    let speedup = match better {
+        Better::Higher => change,
+        Better::Lower => invert(change),
+    };
+    let (sig, method, welch) = significant(a, b);
+    let verdict = match method {
+        Method::None => Verdict::Untested,
+        _ if !sig => Verdict::NoSignificantDifference,
+        _ if speedup.value > 1.0 => Verdict::Faster,
+        _ => Verdict::Slower,
+    };
+    Row {
+        config,
+        test: t.name.clone(),
+        family: t.family.clone(),
+        metric: metric.to_string(),
+        higher_is_better: better == Better::Higher,
+        primary,
+        baseline: a.into(),
+        other: b.into(),
+        change_pct: (change.value - 1.0) * 100.0,
+        change_pct_pm: change.pm * 100.0,
+        speedup,
+        verdict,
+        method,
+        p_value: welch.map(|w| w.p),
+        df: welch.map(|w| w.df),
+    }
+}
+
+fn fmt_pm(v: f64, pm: f64, digits: usize, suffix: &str) -> String {
+    if pm.is_finite() {
+        format!("{v:.digits$} ± {pm:.digits$}{suffix}")
+    } else {
+        format!("{v:.digits$}{suffix}")
+    }
+}
+
+fn verdict_text(r: &Row) -> String {
+    let v = match r.verdict {
+        Verdict::Faster => "faster",
+        Verdict::Slower => "slower",
+        Verdict::NoSignificantDifference => "no significant difference",
+        Verdict::Untested => "not tested",
+    };
+    match (r.method, r.p_value) {
+        (Method::Welch, Some(p)) => format!("{v} (Welch, {})", fmt_p(p)),
+        (m, _) => format!("{v} ({})", m.describe()),
+    }
+}
+
+fn fmt_p(p: f64) -> String {
+    if p < 0.001 {
+        "p < 0.001".into()
+    } else {
+        format!("p = {p:.3}")
+    }
+}
+
+/// "B is 1.37 ± 0.04× faster on RND4K Q32T1 read".
+pub fn sentence(p: &Pairing, r: &Row) -> String {
+    let s = r.speedup;
+    let (word, shown) = if s.value >= 1.0 {
+        ("faster", s)
+    } else {
+        ("slower", invert(s))
+    };
+    let what = display_name(r.config.as_deref(), &r.test);
+    let tail = match r.verdict {
+        Verdict::NoSignificantDifference => " (not significant at 95 %)",
+        Verdict::Untested => " (one run each: significance unknown)",
+        _ => "",
+    };
+    format!(
+        "{} is {}× {word} than {} on {what}{tail}",
+        p.other,
+        fmt_pm(shown.value, shown.pm, 2, ""),
+        p.baseline
+    )
+}
+
+/// The terminal form: the legend of files, a table per pairing, the headline sentences.
+pub fn render_text(c: &Comparison) -> String {
+    let mut out = String::new();
+    for f in &c.files {
+        out.push_str(&format!(
+            "{} = {} ({} on {}, {}, {})\n",
+            f.label,
+            f.path,
+            f.command,
+            if f.hostname.is_empty() {
+                "?"
+            } else {
+                &f.hostname
+            },
+            if f.fs_type.is_empty() {
+                "?"
+            } else {
+                &f.fs_type
+            },
+            f.started_at
+        ));
+    }
+    for p in &c.pairings {
+        out.push_str(&format!(
+            "\n{} against {} (baseline)\n",
+            p.other, p.baseline
+        ));
+        let mut table = Table::new();
+        table
+            .load_style(UTF8_FULL_CONDENSED)
+            .set_content_arrangement(ContentArrangement::Dynamic)
+            .set_header(table_header(p));
+        for r in &p.rows {
+            table.add_row(table_row(r));
+        }
+        for i in 2..5 {
+            if let Some(col) = table.column_mut(i) {
+                col.set_cell_alignment(CellAlignment::Right);
+            }
+        }
+        out.push_str(&table.to_string());
+        out.push('\n');
+        for r in p.rows.iter().filter(|r| r.primary) {
+            out.push_str(&sentence(p, r));
+            out.push('\n');
+        }
+        if !p.only_in_baseline.is_empty() {
+            out.push_str(&format!(
+                "only in {}: {}\n",
+                p.baseline,
+                list_or_none(&p.only_in_baseline)
+            ));
+        }
+        if !p.only_in_other.is_empty() {
+            out.push_str(&format!(
+                "only in {}: {}\n",
+                p.other,
+                list_or_none(&p.only_in_other)
+            ));
+        }
+    }
+    out.push('\n');
+    out.push_str(EXPLANATION);
+    out.push('\n');
+    out
+}
+
+/// What the columns mean (printed under every comparison).
+pub const EXPLANATION: &str = "Change = other / baseline - 1 (of the mean), ± = 95 % interval propagated from both means' standard errors. Verdict at 95 %: Welch's t-test when both sides have 2+ runs, CI overlap when one side has a single run.";
+
+/// Column names of a comparison table.
+pub fn table_header(p: &Pairing) -> Vec<String> {
+    vec![
+        "Test".to_string(),
+        "Metric".to_string(),
+        p.baseline.clone(),
+        p.other.clone(),
+        "Change".to_string(),
+        "Verdict".to_string(),
+    ]
+}
+
+/// One line of a comparison table.
+pub fn table_row(r: &Row) -> Vec<String> {
+    let (sa, sb) = (side_summary(&r.baseline), side_summary(&r.other));
+    vec![
+        display_name(r.config.as_deref(), &r.test),
+        label(&r.metric),
+        format!("{} (n={})", fmt_mean_ci(&r.metric, &sa), sa.n),
+        format!("{} (n={})", fmt_mean_ci(&r.metric, &sb), sb.n),
+        fmt_pm(r.change_pct, r.change_pct_pm, 1, " %"),
+        verdict_text(r),
+    ]
+}
+
+fn side_summary(s: &Side) -> Summary {
+    Summary {
+        n: s.n,
+        mean: s.mean,
+        stddev: s.stddev,
+        ci95_low: s.ci95_low,
+        ci95_high: s.ci95_high,
+        ..Default::default()
+    }
+}

@@ -1,0 +1,154 @@
+//! CSV export: one row per test × run (a saturation sweep: one row per depth), raw values
+//! in base units (bytes, nanoseconds, seconds), for spreadsheets and scripts. The columns
+//! are documented in the README (`iolab report` section) and listed in `COLUMNS`.
+
+use crate::model::{RunResult, TestResult};
+use crate::report::load::Loaded;
+use crate::report::metrics::{all_tests, config_of, primary_metric, seconds_per_portion};
+
+/// Column names, in order.
+pub const COLUMNS: [&str; 32] = [
+    "source_file",
+    "command",
+    "hostname",
+    "started_at",
+    "config",
+    "test",
+    "family",
+    "direction",
+    "rw",
+    "bs_bytes",
+    "iodepth",
+    "jobs",
+    "file_size_bytes",
+    "phase",
+    "run",
+    "elapsed_s",
+    "ops",
+    "bytes",
+    "iops",
+    "bw_bytes_per_s",
+    "files_per_s",
+    "seconds_per_portion",
+    "lat_mean_ns",
+    "lat_p50_ns",
+    "lat_p99_ns",
+    "lat_p999_ns",
+    "lat_max_ns",
+    "avg_queue_depth",
+    "cpu_pct",
+    "write_amplification",
+    "outlier",
+    "error",
+];
+
+/// Quote a field when it holds a separator, a quote or a line break (RFC 4180).
+fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+fn num(v: Option<f64>) -> String {
+    v.filter(|v| v.is_finite())
+        .map(|v| v.to_string())
+        .unwrap_or_default()
+}
+
+pub fn render(inputs: &[Loaded]) -> String {
+    let mut out = COLUMNS.join(",");
+    out.push('\n');
+    for l in inputs {
+        let doc = &l.doc;
+        for t in all_tests(doc) {
+            let mut test_cols = vec![
+                l.file_name(),
+                doc.command.clone(),
+                doc.environment.hostname.clone(),
+                doc.started_at.clone(),
+                config_of(doc, t).unwrap_or_default(),
+                t.name.clone(),
+                t.family.clone(),
+                t.direction.clone().unwrap_or_default(),
+            ];
+            let s = t.settings.as_ref();
+            test_cols.push(s.map(|s| s.rw.clone()).unwrap_or_default());
+            test_cols.push(s.map(|s| s.bs_bytes.to_string()).unwrap_or_default());
+            let (iodepth, jobs) = (
+                s.map(|s| s.iodepth.to_string()).unwrap_or_default(),
+                s.map(|s| s.jobs.to_string()).unwrap_or_default(),
+            );
+            let file_size = t.params.get("file_size_bytes").cloned().unwrap_or_default();
+            let phase = t.params.get("phase").cloned().unwrap_or_default();
+            for r in &t.runs {
+                let mut row = test_cols.clone();
+                row.extend([
+                    iodepth.clone(),
+                    jobs.clone(),
+                    file_size.clone(),
+                    phase.clone(),
+                ]);
+                row.extend(run_cols(t, r));
+                push_row(&mut out, &row);
+            }
+            for p in t.curve.iter().flatten() {
+                let mut row = test_cols.clone();
+                row.extend([
+                    p.iodepth.to_string(),
+                    p.jobs.to_string(),
+                    file_size.clone(),
+                    phase.clone(),
+                ]);
+                row.extend([String::new(), String::new(), String::new(), String::new()]);
+                row.extend([num(Some(p.iops)), num(Some(p.bw_bytes_per_s))]);
+                row.extend([String::new(), String::new()]);
+                row.extend([num(Some(p.lat_mean_ns)), String::new()]);
+                row.extend([
+                    num(Some(p.lat_p99_ns)),
+                    num(Some(p.lat_p999_ns)),
+                    String::new(),
+                ]);
+                row.extend([num(Some(p.avg_queue_depth)), num(Some(p.cpu_pct))]);
+                row.extend([String::new(), String::new(), String::new()]);
+                push_row(&mut out, &row);
+            }
+        }
+    }
+    out
+}
+
+fn run_cols(t: &TestResult, r: &RunResult) -> Vec<String> {
+    let lat = r.lat_ns.as_ref();
+    let outlier = primary_metric(t)
+        .and_then(|m| t.summary.get(&m))
+        .map(|s| s.outliers.contains(&(r.run.saturating_sub(1))))
+        .unwrap_or(false);
+    vec![
+        r.run.to_string(),
+        num(Some(r.elapsed_ns as f64 / 1e9)),
+        r.ops.to_string(),
+        r.bytes.to_string(),
+        num(r.iops),
+        num(r.bw_bytes_per_s),
+        num(r.files_per_s),
+        num(r.files_per_s.and_then(|f| seconds_per_portion(t, f))),
+        num(lat.map(|l| l.mean)),
+        num(lat.map(|l| l.p50 as f64)),
+        num(lat.map(|l| l.p99 as f64)),
+        num(lat.map(|l| l.p999 as f64)),
+        num(lat.map(|l| l.max as f64)),
+        num(r.avg_queue_depth),
+        num(r.cpu.as_ref().map(|c| c.process_pct)),
+        num(r.write_amplification),
+        if outlier { "yes".into() } else { String::new() },
+        t.error.clone().unwrap_or_default(),
+    ]
+}
+
+fn push_row(out: &mut String, row: &[String]) {
+    debug_assert_eq!(row.len(), COLUMNS.len());
+    out.push_str(&row.iter().map(|f| field(f)).collect::<Vec<_>>().join(","));
+    out.push('\n');
+}

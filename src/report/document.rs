@@ -1,0 +1,470 @@
+//! The report as a list of format-neutral blocks (headings, key/value lists, tables, charts,
+//! warnings), built once from the result files and rendered by `html.rs` and `markdown.rs`,
+//! so both formats always say the same thing.
+
+use std::collections::BTreeMap;
+
+use crate::model::{ResultDoc, Summary, TestResult};
+use crate::report::load::Loaded;
+use crate::report::metrics::{
+    all_tests, config_of, display_name, fmt_mean_ci, fmt_value, label, metrics_of, primary_metric,
+};
+use crate::report::{charts, compare, matrix};
+use crate::units::{fmt_ns, fmt_size_iec, fmt_thousands};
+
+/// A table: header, rows; columns from `first_numeric` on (up to `numeric_end`, if set)
+/// are right-aligned.
+#[derive(Debug, Clone, Default)]
+pub struct TableBlock {
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    pub first_numeric: usize,
+    pub numeric_end: Option<usize>,
+}
+
+impl TableBlock {
+    pub fn is_numeric(&self, col: usize) -> bool {
+        col >= self.first_numeric && self.numeric_end.is_none_or(|end| col < end)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum Block {
+    Heading(u8, String),
+    Para(String),
+    /// Something the reader must not miss (an interrupted or failed run).
+    Alert(String),
+    KeyValues(Vec<(String, String)>),
+    Table(TableBlock),
+    /// Warnings as (code, text).
+    Warnings(Vec<(String, String)>),
+    /// One inline `<svg>` chart (HTML only) with its caption.
+    Chart {
+        svg: String,
+        caption: String,
+    },
+}
+
+/// Preferred column order of metrics in summary tables.
+const METRIC_ORDER: [&str; 7] = [
+    "bw_bytes_per_s",
+    "iops",
+    "files_per_s",
+    "seconds_per_portion",
+    "lat_mean_ns",
+    "lat_p99_ns",
+    "answer_iops",
+];
+
+/// Build the whole report.
+pub fn build(inputs: &[Loaded]) -> Vec<Block> {
+    let mut out = vec![Block::Heading(1, "iolab report".into())];
+    out.push(Block::Para(format!(
+        "{} result file{}: {}. Values are the mean of the runs ± the half-width of its 95 % confidence interval (Student's t); MB/s = 10^6 bytes/s.",
+        inputs.len(),
+        if inputs.len() == 1 { "" } else { "s" },
+        inputs
+            .iter()
+            .map(|l| l.file_name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )));
+    comparison_blocks(inputs, &mut out);
+    for l in inputs {
+        doc_blocks(l, &mut out);
+    }
+    out
+}
+
+/// With several files of the same subcommand: each against the first of them, for the tests
+/// they share (as `iolab compare` prints it).
+fn comparison_blocks(inputs: &[Loaded], out: &mut Vec<Block>) {
+    let mut commands: Vec<&str> = Vec::new();
+    for l in inputs {
+        if !commands.contains(&l.doc.command.as_str()) {
+            commands.push(&l.doc.command);
+        }
+    }
+    for command in commands {
+        let group: Vec<Loaded> = inputs
+            .iter()
+            .filter(|l| l.doc.command == command)
+            .cloned()
+            .collect();
+        if group.len() >= 2 {
+            comparison_group(command, &group, out);
+        }
+    }
+}
+
+fn comparison_group(command: &str, inputs: &[Loaded], out: &mut Vec<Block>) {
+    let c = compare::compare_lenient(inputs, false);
+    if c.pairings.iter().all(|p| p.rows.is_empty()) {
+        return;
+    }
+    out.push(Block::Heading(
+        2,
+        format!("Comparison of the {command} results"),
+    ));
+    out.push(Block::KeyValues(
+        c.files
+            .iter()
+            .zip(inputs)
+            .map(|(f, l)| {
+                (
+                    f.label.clone(),
+                    format!(
+                        "{} ({} on {}, {})",
+                        l.file_name(),
+                        f.command,
+                        f.hostname,
+                        f.started_at
+                    ),
+                )
+            })
+            .collect(),
+    ));
+    for p in c.pairings.iter().filter(|p| p.rows.is_empty()) {
+        out.push(Block::Para(format!(
+            "{} has no test in common with {} (tests are matched by configuration and name).",
+            p.other, p.baseline
+        )));
+    }
+    for p in c.pairings.iter().filter(|p| !p.rows.is_empty()) {
+        out.push(Block::Heading(
+            3,
+            format!("{} against {} (baseline)", p.other, p.baseline),
+        ));
+        out.push(Block::Table(TableBlock {
+            header: compare::table_header(p),
+            rows: p.rows.iter().map(compare::table_row).collect(),
+            first_numeric: 2,
+            numeric_end: Some(5),
+        }));
+        for r in p.rows.iter().filter(|r| r.primary) {
+            out.push(Block::Para(compare::sentence(p, r)));
+        }
+    }
+    out.push(Block::Para(compare::EXPLANATION.into()));
+}
+
+fn doc_blocks(l: &Loaded, out: &mut Vec<Block>) {
+    let doc = &l.doc;
+    out.push(Block::Heading(
+        2,
+        format!("{} — {}", doc.command, l.file_name()),
+    ));
+    if doc.status != "complete" {
+        out.push(Block::Alert(format!(
+            "This run is {}{}: the results below are partial.",
+            doc.status,
+            doc.error
+                .as_deref()
+                .map(|e| format!(" ({e})"))
+                .unwrap_or_default()
+        )));
+    }
+    out.push(Block::Heading(3, "Environment".into()));
+    out.push(Block::KeyValues(environment(doc)));
+    let warnings = warnings(doc);
+    if !warnings.is_empty() {
+        out.push(Block::Heading(3, "Warnings".into()));
+        out.push(Block::Warnings(warnings));
+    }
+    if !doc.configurations.is_empty() {
+        matrix::blocks(doc, out);
+    } else {
+        tests_blocks(&all_tests(doc), out);
+    }
+}
+
+fn environment(doc: &ResultDoc) -> Vec<(String, String)> {
+    let e = &doc.environment;
+    let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+    let mut kv = vec![
+        (
+            "tool".into(),
+            format!("{} {}", doc.tool.name, doc.tool.version),
+        ),
+        ("command line".into(), doc.argv.join(" ")),
+        (
+            "started / finished".into(),
+            format!(
+                "{} / {}",
+                doc.started_at,
+                doc.finished_at.as_deref().unwrap_or("-")
+            ),
+        ),
+        ("status".into(), doc.status.clone()),
+        ("host".into(), e.hostname.clone()),
+        ("OS / kernel".into(), format!("{} / {}", e.os, e.kernel)),
+        (
+            "CPU".into(),
+            format!("{} ({} CPUs)", e.cpu_model, e.cpu_count),
+        ),
+        ("RAM".into(), fmt_size_iec(e.ram_bytes)),
+        ("target".into(), e.target_path.clone()),
+        (
+            "file system".into(),
+            format!("{} on {}", e.fs_type, e.mount_point),
+        ),
+        ("mount options".into(), e.mount_options.clone()),
+    ];
+    let mut device = opt(&e.block_device);
+    if let Some(p) = &e.parent_device {
+        device.push_str(&format!(" (on {p})"));
+    }
+    if let Some(m) = &e.device_model {
+        device.push_str(&format!(", {m}"));
+    }
+    if let Some(r) = e.rotational {
+        device.push_str(if r {
+            ", rotational"
+        } else {
+            ", non-rotational"
+        });
+    }
+    if let (Some(lb), Some(pb)) = (e.logical_block_size, e.physical_block_size) {
+        device.push_str(&format!(", sectors {lb}/{pb} B"));
+    }
+    kv.push(("device".into(), device));
+    if let Some(b) = &e.loop_backing_file {
+        kv.push(("loop backing file".into(), b.clone()));
+    }
+    if let Some(u) = &e.io_uring {
+        kv.push(("io_uring".into(), u.clone()));
+    }
+    kv
+}
+
+/// Every warning of a document: its own, failed tests, skipped/failed configurations.
+pub fn warnings(doc: &ResultDoc) -> Vec<(String, String)> {
+    let mut w: Vec<(String, String)> = doc
+        .warnings
+        .iter()
+        .map(|w| {
+            let text = match &w.test {
+                Some(t) => format!("{t}: {}", w.message),
+                None => w.message.clone(),
+            };
+            (w.code.clone(), text)
+        })
+        .collect();
+    for t in all_tests(doc) {
+        if let Some(e) = &t.error {
+            w.push((
+                "test-failed".into(),
+                format!(
+                    "{}: {e}",
+                    display_name(config_of(doc, t).as_deref(), &t.name)
+                ),
+            ));
+        }
+    }
+    for c in &doc.configurations {
+        if c.status != "ok" {
+            let text = format!(
+                "{} {}: {}",
+                c.label,
+                c.status,
+                c.reason.as_deref().unwrap_or("no reason given")
+            );
+            let code = format!("config-{}", c.status);
+            if !w
+                .iter()
+                .any(|(_, t)| t.contains(&c.label) && t.contains(&c.status))
+            {
+                w.push((code, text));
+            }
+        }
+    }
+    if let Some(e) = &doc.error {
+        w.push(("error".into(), e.clone()));
+    }
+    w
+}
+
+/// Tables and charts for a set of tests (one run, or one matrix configuration).
+pub fn tests_blocks(tests: &[&TestResult], out: &mut Vec<Block>) {
+    let mut families: BTreeMap<&str, Vec<&TestResult>> = BTreeMap::new();
+    for t in tests {
+        families.entry(t.family.as_str()).or_default().push(t);
+    }
+    for (family, ts) in families {
+        let named: Vec<(String, &TestResult)> = ts
+            .iter()
+            .map(|t| (display_name(t.config.as_deref(), &t.name), *t))
+            .collect();
+        out.push(Block::Heading(3, format!("{family} tests")));
+        out.push(Block::Table(summary_table(&named)));
+        let rates: Vec<&str> = ["bw_bytes_per_s", "iops", "files_per_s"]
+            .into_iter()
+            .filter(|m| ts.iter().any(|t| t.summary.contains_key(*m)))
+            .collect();
+        for m in rates {
+            if let Some(svg) = charts::metric_bars(&format!("{family}: {}", label(m)), m, &named) {
+                out.push(Block::Chart {
+                    svg,
+                    caption: format!("{} per test, mean with 95 % CI error bars", label(m)),
+                });
+            }
+        }
+        if let Some(svg) = charts::latency_curves(&format!("{family}: latency percentiles"), &named)
+        {
+            out.push(Block::Chart {
+                svg,
+                caption: "Completion latency by percentile (all runs merged when histograms are present, else the median run)".into(),
+            });
+        }
+        for (name, t) in &named {
+            if let Some(svg) = charts::interval_series(&format!("{name}: IOPS over time"), t) {
+                out.push(Block::Chart {
+                    svg,
+                    caption: format!(
+                        "{name}: IOPS per interval, one line per run (an interval ending after the measured time, the drain of the last I/Os, is left out)"
+                    ),
+                });
+            }
+            saturation_blocks(name, t, out);
+        }
+    }
+}
+
+fn saturation_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
+    let Some(curve) = t.curve.as_ref().filter(|c| !c.is_empty()) else {
+        return;
+    };
+    out.push(Block::Heading(4, format!("{name}: saturation")));
+    if let Some(a) = &t.answer {
+        if !a.detail.found && a.iops == 0.0 {
+            out.push(Block::Alert(format!(
+                "No depth held the {} latency limit of {}: even the smallest depth broke it.",
+                a.statistic,
+                fmt_ns(a.limit_ns)
+            )));
+        } else if !a.detail.limit_crossed {
+            out.push(Block::Para(
+                "The limit was never crossed up to the largest depth tried: the answer is a lower bound.".into(),
+            ));
+        }
+        out.push(Block::Para(format!(
+            "Answer: {} IOPS at queue depth {} with {} latency {} (limit {}){}{}.",
+            fmt_thousands(a.iops),
+            a.iodepth,
+            a.statistic,
+            fmt_ns(a.latency_ns),
+            fmt_ns(a.limit_ns),
+            a.knee_iodepth
+                .map(|k| format!("; IOPS stopped rising after depth {k} (the knee)"))
+                .unwrap_or_default(),
+            if a.thrashed {
+                "; IOPS fell while depth rose (thrashing)"
+            } else {
+                ""
+            }
+        )));
+    }
+    if let Some(svg) = charts::saturation(&format!("{name}: IOPS vs latency"), t) {
+        out.push(Block::Chart {
+            svg,
+            caption: "Saturation curve: latency against IOPS as the queue depth rises, with the limit line, the answer and the knee".into(),
+        });
+    }
+    let rows = charts::by_depth(curve)
+        .into_iter()
+        .map(|p| {
+            vec![
+                format!("{}×{}", p.iodepth, p.jobs),
+                fmt_thousands(p.iops),
+                fmt_value("bw_bytes_per_s", p.bw_bytes_per_s),
+                fmt_ns(p.lat_mean_ns),
+                fmt_ns(p.lat_p99_ns),
+                fmt_ns(p.lat_p999_ns),
+                format!("{:.1}", p.avg_queue_depth),
+                format!("{:.0} %", p.cpu_pct),
+                if p.within_limit { "yes" } else { "no" }.into(),
+            ]
+        })
+        .collect();
+    out.push(Block::Table(TableBlock {
+        header: [
+            "QD×jobs", "IOPS", "MB/s", "mean lat", "p99", "p99.9", "avg QD", "CPU", "in limit",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows,
+        first_numeric: 1,
+        numeric_end: None,
+    }));
+}
+
+/// One row per test: each metric's mean ± CI, the median of the headline metric, its
+/// coefficient of variation, the number of runs and the outlier runs.
+pub fn summary_table(tests: &[(String, &TestResult)]) -> TableBlock {
+    let per_test: Vec<BTreeMap<String, Summary>> = tests
+        .iter()
+        .map(|(_, t)| metrics_of(t).into_iter().collect())
+        .collect();
+    let mut metrics: Vec<String> = METRIC_ORDER
+        .iter()
+        .filter(|m| per_test.iter().any(|ms| ms.contains_key(**m)))
+        .map(|m| m.to_string())
+        .collect();
+    for ms in &per_test {
+        for k in ms.keys() {
+            if !metrics.contains(k) {
+                metrics.push(k.clone());
+            }
+        }
+    }
+    let mut header = vec!["Test".to_string()];
+    header.extend(metrics.iter().map(|m| label(m)));
+    header.extend(["median", "CV", "runs", "outlier runs"].map(String::from));
+    let rows = tests
+        .iter()
+        .zip(&per_test)
+        .map(|((name, t), ms)| {
+            let mut row = vec![name.clone()];
+            for m in &metrics {
+                row.push(
+                    ms.get(m)
+                        .map(|s| fmt_mean_ci(m, s))
+                        .unwrap_or_else(|| "-".into()),
+                );
+            }
+            let primary = primary_metric(t);
+            let ps = primary.as_deref().and_then(|p| ms.get(p));
+            row.push(match (primary.as_deref(), ps) {
+                (Some(p), Some(s)) => format!("{} {}", fmt_value(p, s.median), label(p)),
+                _ => "-".into(),
+            });
+            row.push(match ps {
+                Some(s) if s.n >= 2 => format!("{:.1} %", s.cv * 100.0),
+                _ => "-".into(),
+            });
+            row.push(if t.error.is_some() {
+                format!("{} (failed)", t.runs.len())
+            } else if let Some(c) = t.curve.as_ref().filter(|_| t.runs.is_empty()) {
+                format!("{} depths", c.len())
+            } else {
+                t.runs.len().to_string()
+            });
+            row.push(match ps {
+                Some(s) if !s.outliers.is_empty() => s
+                    .outliers
+                    .iter()
+                    .map(|i| (i + 1).to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                _ => "-".into(),
+            });
+            row
+        })
+        .collect();
+    TableBlock {
+        header,
+        rows,
+        first_numeric: 1,
+        numeric_end: None,
+    }
+}

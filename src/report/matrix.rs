@@ -1,0 +1,259 @@
+//! Matrix sections of the report: the configurations, rankings of the configurations per
+//! test (bars, best first), and the cluster-size × file-size heat maps of the small-file
+//! tests, then each configuration's own table.
+
+use std::collections::BTreeMap;
+
+use crate::model::{ResultDoc, Summary, TestResult};
+use crate::report::charts::{latency_curves, tick_fmt};
+use crate::report::document::{Block, TableBlock, summary_table};
+use crate::report::heatmap::heat_map;
+use crate::report::metrics::{Better, direction, fmt_mean_ci, fmt_value, label, primary_metric};
+use crate::report::svg::{Bar, bar_chart};
+use crate::units::{fmt_size_exact, parse_size};
+
+pub fn blocks(doc: &ResultDoc, out: &mut Vec<Block>) {
+    out.push(Block::Heading(3, "Configurations".into()));
+    out.push(Block::Table(configurations_table(doc)));
+    rankings(doc, out);
+    heat_maps(doc, out);
+    for c in doc.configurations.iter().filter(|c| !c.tests.is_empty()) {
+        out.push(Block::Heading(3, format!("Configuration {}", c.label)));
+        let named: Vec<(String, &TestResult)> =
+            c.tests.iter().map(|t| (t.name.clone(), t)).collect();
+        out.push(Block::Table(summary_table(&named)));
+    }
+}
+
+fn cluster(v: Option<u64>) -> String {
+    v.map(fmt_size_exact).unwrap_or_else(|| "default".into())
+}
+
+fn configurations_table(doc: &ResultDoc) -> TableBlock {
+    TableBlock {
+        header: [
+            "Configuration",
+            "FS",
+            "cluster asked",
+            "cluster actual",
+            "mount options",
+            "status",
+            "reason",
+            "tests",
+        ]
+        .map(String::from)
+        .to_vec(),
+        rows: doc
+            .configurations
+            .iter()
+            .map(|c| {
+                vec![
+                    c.label.clone(),
+                    c.fs_type.clone(),
+                    cluster(c.cluster_bytes),
+                    cluster(c.cluster_bytes_actual),
+                    c.mount_options.clone(),
+                    c.status.clone(),
+                    c.reason.clone().unwrap_or_else(|| "-".into()),
+                    c.tests.len().to_string(),
+                ]
+            })
+            .collect(),
+        first_numeric: 7,
+        numeric_end: None,
+    }
+}
+
+/// For every test run on two or more configurations: the configurations ranked by the
+/// test's headline metric, best first, with the gap to the best.
+fn rankings(doc: &ResultDoc, out: &mut Vec<Block>) {
+    let mut by_name: BTreeMap<&str, Vec<(&str, &TestResult)>> = BTreeMap::new();
+    let mut order: Vec<&str> = Vec::new();
+    for c in &doc.configurations {
+        for t in &c.tests {
+            if !by_name.contains_key(t.name.as_str()) {
+                order.push(&t.name);
+            }
+            by_name.entry(&t.name).or_default().push((&c.label, t));
+        }
+    }
+    let mut first = true;
+    for name in order {
+        let entries = &by_name[name];
+        let Some(metric) = primary_metric(entries[0].1) else {
+            continue;
+        };
+        let mut ranked: Vec<(&str, &Summary)> = entries
+            .iter()
+            .filter_map(|(c, t)| Some((*c, t.summary.get(&metric).filter(|s| s.n > 0)?)))
+            .collect();
+        if ranked.len() < 2 {
+            continue;
+        }
+        let better = direction(&metric);
+        ranked.sort_by(|a, b| match better {
+            Better::Higher => b.1.mean.total_cmp(&a.1.mean),
+            Better::Lower => a.1.mean.total_cmp(&b.1.mean),
+        });
+        if first {
+            out.push(Block::Heading(3, "Rankings".into()));
+            first = false;
+        }
+        let title = format!("{name}: {} by configuration", label(&metric));
+        let bars: Vec<Bar> = ranked
+            .iter()
+            .map(|(c, s)| Bar {
+                label: c.to_string(),
+                value: s.mean,
+                ci: (s.n >= 2).then_some((s.ci95_low, s.ci95_high)),
+                text: fmt_value(&metric, s.mean),
+            })
+            .collect();
+        let axis = format!("{} (best first; error bar = 95 % CI)", label(&metric));
+        out.push(Block::Chart {
+            svg: bar_chart(&title, &axis, &bars, &*tick_fmt(&metric)),
+            caption: title.clone(),
+        });
+        let named: Vec<(String, &TestResult)> =
+            entries.iter().map(|(c, t)| (c.to_string(), *t)).collect();
+        if let Some(svg) = latency_curves(
+            &format!("{name}: latency percentiles by configuration"),
+            &named,
+        ) {
+            out.push(Block::Chart {
+                svg,
+                caption: format!(
+                    "{name}: completion latency by percentile, one line per configuration"
+                ),
+            });
+        }
+        let best = ranked[0].1.mean;
+        out.push(Block::Heading(4, title));
+        out.push(Block::Table(TableBlock {
+            header: ["#", "Configuration", &label(&metric), "vs best"]
+                .map(String::from)
+                .to_vec(),
+            rows: ranked
+                .iter()
+                .enumerate()
+                .map(|(i, (c, s))| {
+                    vec![
+                        (i + 1).to_string(),
+                        c.to_string(),
+                        fmt_mean_ci(&metric, s),
+                        if i == 0 {
+                            "best".into()
+                        } else {
+                            format!("{:+.1} %", (s.mean / best - 1.0) * 100.0)
+                        },
+                    ]
+                })
+                .collect(),
+            first_numeric: 2,
+            numeric_end: None,
+        }));
+    }
+}
+
+/// File size of a files test in bytes (the contract's `file_size_bytes`, else its token).
+fn file_size(t: &TestResult) -> Option<u64> {
+    t.params
+        .get("file_size_bytes")
+        .and_then(|v| v.parse().ok())
+        .or_else(|| parse_size(t.params.get("size_token")?).ok())
+}
+
+/// One heat map per files phase: configurations (file system and cluster size) down,
+/// file sizes across, files per second in the cells.
+fn heat_maps(doc: &ResultDoc, out: &mut Vec<Block>) {
+    let metric = "files_per_s";
+    let mut phases: Vec<String> = Vec::new();
+    for c in &doc.configurations {
+        for t in c.tests.iter().filter(|t| t.family == "files") {
+            let p = t.params.get("phase").cloned().unwrap_or_default();
+            if !phases.contains(&p) {
+                phases.push(p);
+            }
+        }
+    }
+    for phase in phases {
+        let in_phase = |t: &&TestResult| {
+            t.family == "files"
+                && t.params.get("phase").map(|p| p.as_str()).unwrap_or("") == phase
+                && file_size(t).is_some()
+        };
+        let mut sizes: Vec<(u64, String)> = Vec::new();
+        for t in doc
+            .configurations
+            .iter()
+            .flat_map(|c| c.tests.iter().filter(in_phase))
+        {
+            let b = file_size(t).unwrap_or(0);
+            if !sizes.iter().any(|(s, _)| *s == b) {
+                let tok = t.params.get("size_token").cloned();
+                sizes.push((b, tok.unwrap_or_else(|| fmt_size_exact(b))));
+            }
+        }
+        sizes.sort();
+        let mut configs: Vec<_> = doc
+            .configurations
+            .iter()
+            .filter(|c| c.tests.iter().any(|t| in_phase(&t)))
+            .collect();
+        configs.sort_by_key(|c| {
+            (
+                c.fs_type.clone(),
+                c.cluster_bytes_actual.or(c.cluster_bytes),
+                c.label.clone(),
+            )
+        });
+        if configs.is_empty() || sizes.is_empty() {
+            continue;
+        }
+        let rows: Vec<String> = configs.iter().map(|c| c.label.clone()).collect();
+        let cols: Vec<String> = sizes.iter().map(|(_, t)| t.clone()).collect();
+        let cells: Vec<Vec<Option<f64>>> = configs
+            .iter()
+            .map(|c| {
+                sizes
+                    .iter()
+                    .map(|(b, _)| {
+                        c.tests
+                            .iter()
+                            .filter(in_phase)
+                            .find(|t| file_size(t) == Some(*b))
+                            .and_then(|t| t.summary.get(metric))
+                            .filter(|s| s.n > 0)
+                            .map(|s| s.mean)
+                    })
+                    .collect()
+            })
+            .collect();
+        let title = format!(
+            "files {phase}: {} by configuration × file size",
+            label(metric)
+        );
+        let fmt = |v: f64| fmt_value(metric, v);
+        out.push(Block::Heading(3, title.clone()));
+        out.push(Block::Chart {
+            svg: heat_map(&title, &rows, &cols, &cells, true, &fmt),
+            caption: format!("{title} (darker is faster; mean of the runs)"),
+        });
+        let mut header = vec!["Configuration".to_string()];
+        header.extend(cols.iter().cloned());
+        out.push(Block::Table(TableBlock {
+            header,
+            rows: rows
+                .iter()
+                .zip(&cells)
+                .map(|(r, cs)| {
+                    let mut row = vec![r.clone()];
+                    row.extend(cs.iter().map(|v| v.map(fmt).unwrap_or_else(|| "-".into())));
+                    row
+                })
+                .collect(),
+            first_numeric: 1,
+            numeric_end: None,
+        }));
+    }
+}

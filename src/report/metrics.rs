@@ -1,0 +1,200 @@
+//! What every exporter needs to know about metrics: which way is better (CONTRACTS.md), how
+//! to name and format them, which one is a test's headline, and where the tests of a result
+//! file live (top level and inside matrix configurations).
+
+use std::collections::BTreeSet;
+
+use crate::model::{ResultDoc, Summary, TestResult};
+use crate::stats::summarize;
+use crate::units::{fmt_ns, fmt_thousands};
+
+/// Which way a metric improves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Better {
+    Higher,
+    Lower,
+}
+
+/// Direction by name: rates (`*_per_s`, `iops`) are better higher; times (`*_ns`, `*_s`,
+/// `*_seconds`, `seconds_per_portion`) are better lower. Unknown names count as rates.
+pub fn direction(metric: &str) -> Better {
+    if metric.ends_with("_per_s") || metric == "iops" || metric.ends_with("_iops") {
+        Better::Higher
+    } else if metric.ends_with("_ns")
+        || metric.ends_with("_s")
+        || metric.ends_with("_seconds")
+        || metric.starts_with("seconds_per_")
+    {
+        Better::Lower
+    } else {
+        Better::Higher
+    }
+}
+
+/// Short column label with the unit.
+pub fn label(metric: &str) -> String {
+    match metric {
+        "iops" => "IOPS".into(),
+        "bw_bytes_per_s" => "MB/s".into(),
+        "files_per_s" => "files/s".into(),
+        "seconds_per_portion" => "s/portion".into(),
+        "lat_mean_ns" => "mean latency".into(),
+        "lat_p99_ns" => "p99 latency".into(),
+        "answer_iops" => "IOPS within limit".into(),
+        other => other.replace('_', " "),
+    }
+}
+
+/// A value in the metric's display unit (MB/s for bytes per second, adaptive time units).
+pub fn fmt_value(metric: &str, v: f64) -> String {
+    if !v.is_finite() {
+        return "-".into();
+    }
+    if metric.contains("bytes_per_s") {
+        format!("{:.2}", v / 1e6)
+    } else if metric.ends_with("iops") {
+        fmt_thousands(v)
+    } else if metric.ends_with("_ns") {
+        fmt_ns(v)
+    } else if metric.ends_with("_per_s") {
+        if v.abs() >= 1000.0 {
+            fmt_thousands(v)
+        } else {
+            format!("{v:.1}")
+        }
+    } else if direction(metric) == Better::Lower {
+        format!("{v:.4} s")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+/// `mean ± 95 % half-width` (or just the value for one run).
+pub fn fmt_mean_ci(metric: &str, s: &Summary) -> String {
+    if s.n >= 2 {
+        let half = (s.ci95_high - s.ci95_low) / 2.0;
+        if metric.ends_with("_ns") {
+            format!("{} ± {}", fmt_ns(s.mean), fmt_ns(half))
+        } else if metric.ends_with("_per_s") && !metric.contains("bytes") && s.mean.abs() >= 1000.0
+        {
+            // Same precision on both sides of the ±.
+            format!("{} ± {}", fmt_thousands(s.mean), fmt_thousands(half))
+        } else {
+            format!(
+                "{} ± {}",
+                fmt_value(metric, s.mean),
+                fmt_value(metric, half)
+            )
+        }
+    } else {
+        fmt_value(metric, s.mean)
+    }
+}
+
+/// Every test of a result file: top level first, then those inside matrix configurations
+/// (a test listed in both places is taken once).
+pub fn all_tests(doc: &ResultDoc) -> Vec<&TestResult> {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    let nested = doc
+        .configurations
+        .iter()
+        .flat_map(|c| c.tests.iter().map(move |t| (t, Some(c.label.as_str()))));
+    for (t, label) in doc.tests.iter().map(|t| (t, None)).chain(nested) {
+        let config = t.config.as_deref().or(label).unwrap_or("");
+        if seen.insert((config.to_string(), t.name.clone())) {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// The configuration a test belongs to (its own `config`, else the matrix configuration
+/// that holds it).
+pub fn config_of(doc: &ResultDoc, t: &TestResult) -> Option<String> {
+    if let Some(c) = &t.config {
+        return Some(c.clone());
+    }
+    doc.configurations
+        .iter()
+        .find(|c| c.tests.iter().any(|x| std::ptr::eq(x, t)))
+        .map(|c| c.label.clone())
+}
+
+/// `name` or `name [config]`.
+pub fn display_name(config: Option<&str>, name: &str) -> String {
+    match config {
+        Some(c) if !c.is_empty() => format!("{name} [{c}]"),
+        _ => name.to_string(),
+    }
+}
+
+/// The metrics of a test: its summaries, plus the saturation answer as `answer_iops` (a
+/// single value: the sweep is one measurement per depth).
+pub fn metrics_of(t: &TestResult) -> Vec<(String, Summary)> {
+    // A saturation test's `iops` summary is the answer itself: shown once, as the answer.
+    let mut out: Vec<(String, Summary)> = t
+        .summary
+        .iter()
+        .filter(|(k, s)| s.n > 0 && !(t.answer.is_some() && k.as_str() == "iops"))
+        .map(|(k, s)| (k.clone(), s.clone()))
+        .collect();
+    if let Some(a) = &t.answer {
+        out.push(("answer_iops".into(), summarize(&[a.iops])));
+    }
+    out
+}
+
+/// The headline metric of a test: the saturation answer, MB/s for sequential block tests,
+/// IOPS for random ones, files per second for the small-file tester.
+pub fn primary_metric(t: &TestResult) -> Option<String> {
+    if t.answer.is_some() {
+        return Some("answer_iops".into());
+    }
+    let sequential = t
+        .settings
+        .as_ref()
+        .map(|s| s.rw == "read" || s.rw == "write")
+        .unwrap_or(false);
+    let order: &[&str] = if sequential {
+        &["bw_bytes_per_s", "iops"]
+    } else {
+        &[
+            "iops",
+            "files_per_s",
+            "seconds_per_portion",
+            "bw_bytes_per_s",
+        ]
+    };
+    order
+        .iter()
+        .find(|m| t.summary.get(**m).is_some_and(|s| s.n > 0))
+        .map(|m| m.to_string())
+        .or_else(|| metrics_of(t).first().map(|(k, _)| k.clone()))
+}
+
+/// Seconds per portion of one files run, from its rate and the portion size.
+pub fn seconds_per_portion(t: &TestResult, files_per_s: f64) -> Option<f64> {
+    let n: f64 = t.params.get("files_per_portion")?.parse().ok()?;
+    (files_per_s > 0.0).then(|| n / files_per_s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directions_follow_the_contract() {
+        for m in ["iops", "bw_bytes_per_s", "files_per_s", "answer_iops"] {
+            assert_eq!(direction(m), Better::Higher, "{m}");
+        }
+        for m in [
+            "lat_mean_ns",
+            "seconds_per_portion",
+            "elapsed_s",
+            "copy_seconds",
+        ] {
+            assert_eq!(direction(m), Better::Lower, "{m}");
+        }
+    }
+}

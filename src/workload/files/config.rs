@@ -1,0 +1,258 @@
+//! `iolab files` options checked and resolved against the target (allocation unit, free
+//! space, free inodes) before anything is created: every refusal is a `UsageError`.
+
+use std::path::{Path, PathBuf};
+
+use crate::cli::files::{FilesArgs, FilesPreset, Layout, Method, SyncMode};
+use crate::error::UsageError;
+use crate::runner::repeat::RepeatMode;
+
+use super::sizes::{FileSize, alloc_unit, parse_sizes};
+
+/// Which phases after create are timed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Phases {
+    pub stat: bool,
+    pub read: bool,
+    pub delete: bool,
+}
+
+impl Phases {
+    pub fn parse(list: &str) -> Result<Phases, UsageError> {
+        let mut p = Phases::default();
+        let mut create = false;
+        for tok in list.split(',').map(str::trim) {
+            match tok {
+                "create" => create = true,
+                "stat" => p.stat = true,
+                "read" => p.read = true,
+                "delete" => p.delete = true,
+                other => {
+                    return Err(UsageError::new(format!(
+                        "--phases: unknown phase '{other}' (known: create, stat, read, delete)"
+                    )));
+                }
+            }
+        }
+        if !create {
+            return Err(UsageError::new(
+                "--phases must include create (the other phases work on the created files)",
+            ));
+        }
+        Ok(p)
+    }
+}
+
+/// Everything a files run needs, validated.
+#[derive(Debug, Clone)]
+pub struct FilesConfig {
+    pub target: PathBuf,
+    pub sizes: Vec<FileSize>,
+    pub alloc_unit: u64,
+    pub files_per_portion: u64,
+    pub portions: u64,
+    pub passes: u64,
+    pub repeat: RepeatMode,
+    pub method: Method,
+    pub sync: SyncMode,
+    pub layout: Layout,
+    pub phases: Phases,
+    pub big: Option<u64>,
+    pub cpu: Option<usize>,
+    pub nice: bool,
+    pub drop_caches: bool,
+    pub keep_files: bool,
+    pub output: Option<PathBuf>,
+    pub json: bool,
+}
+
+impl FilesConfig {
+    /// Files created per run (per size).
+    pub fn files_per_run(&self) -> u64 {
+        self.files_per_portion * self.portions * self.passes
+    }
+
+    /// Directories created per run.
+    pub fn dirs_per_run(&self) -> u64 {
+        match self.layout {
+            Layout::Flat => 1,
+            Layout::PerPass => self.passes,
+            Layout::PerPortion => self.passes * self.portions,
+        }
+    }
+
+    pub fn from_args(a: &FilesArgs) -> Result<FilesConfig, UsageError> {
+        let target = check_target(&a.target)?;
+        let (n, p, k) = match a.preset.unwrap_or(FilesPreset::Quick) {
+            FilesPreset::Quick => (1_000, 5, 2),
+            FilesPreset::Full => (10_000, 20, 16),
+        };
+        let count = |v: Option<u64>, d: u64, flag: &str| -> Result<u64, UsageError> {
+            match v.unwrap_or(d) {
+                0 => Err(UsageError::new(format!("{flag} 0: at least 1 is needed"))),
+                x => Ok(x),
+            }
+        };
+        let files_per_portion = count(a.files_per_portion, n, "--files-per-portion")?;
+        let portions = count(a.portions, p, "--portions")?;
+        let passes = count(a.passes, k, "--passes")?;
+        files_per_portion
+            .checked_mul(portions)
+            .and_then(|x| x.checked_mul(passes))
+            .filter(|&x| x < 10_000_000_000)
+            .ok_or_else(|| UsageError::new("too many files per run (at most 10^10)"))?;
+        let repeat = RepeatMode::parse(&a.repeat.repeat, a.repeat.max_repeat, a.repeat.target_ci)
+            .map_err(UsageError::new)?;
+        let unit = alloc_unit(&target).ok_or_else(|| {
+            UsageError::new(format!(
+                "cannot read the allocation unit of {} (statvfs failed)",
+                target.display()
+            ))
+        })?;
+        let sizes = parse_sizes(&a.sizes, unit)?;
+        if a.big == Some(0) {
+            return Err(UsageError::new("--big 0: the big file needs a size"));
+        }
+        let phases = Phases::parse(&a.phases)?;
+        if a.keep_files && phases.delete {
+            return Err(UsageError::new(
+                "--keep-files keeps the files, so --phases cannot hold delete",
+            ));
+        }
+        if let Some(c) = a.cpu {
+            let n = std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1);
+            let allowed = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0))
+                .map(|s| s.is_set(c).unwrap_or(false))
+                .unwrap_or(c < n);
+            if !allowed {
+                return Err(UsageError::new(format!(
+                    "--cpu {c}: not a CPU this process may run on"
+                )));
+            }
+        }
+        let cfg = FilesConfig {
+            target,
+            sizes,
+            alloc_unit: unit,
+            files_per_portion,
+            portions,
+            passes,
+            repeat,
+            method: a.method,
+            sync: a.sync,
+            layout: a.layout,
+            phases,
+            big: a.big,
+            cpu: a.cpu,
+            nice: a.nice,
+            drop_caches: a.drop_caches,
+            keep_files: a.keep_files,
+            output: (!a.out.no_save).then(|| a.out.output.clone()),
+            json: a.out.json,
+        };
+        if !a.no_room_check {
+            cfg.check_room()?;
+        }
+        Ok(cfg)
+    }
+
+    /// Bytes one run of `size` occupies at least: whole allocation units per file, plus a
+    /// directory block per 64 files. With --keep-files every run stays, so all add up.
+    pub fn bytes_needed(&self) -> u64 {
+        let unit = self.alloc_unit.max(1);
+        let dir_bytes = (self.files_per_run() / 64 + self.dirs_per_run()) * unit;
+        let per_size = |bytes: u64| self.files_per_run() * bytes.div_ceil(unit) * unit + dir_bytes;
+        let runs = self.repeat.max_runs() as u64;
+        let files = if self.keep_files {
+            self.sizes.iter().map(|s| per_size(s.bytes) * runs).sum()
+        } else {
+            self.sizes
+                .iter()
+                .map(|s| per_size(s.bytes))
+                .max()
+                .unwrap_or(0)
+        };
+        files.max(self.big.unwrap_or(0))
+    }
+
+    fn check_room(&self) -> Result<(), UsageError> {
+        let st = nix::sys::statvfs::statvfs(&self.target).map_err(|e| {
+            UsageError::new(format!("{}: statvfs failed: {e}", self.target.display()))
+        })?;
+        let free = st.blocks_available() as u64 * st.fragment_size() as u64;
+        let need = self.bytes_needed();
+        if need > free {
+            return Err(UsageError::new(format!(
+                "{}: not enough room: the largest run needs about {} ({} files of up to {} in {} units), {} free; use fewer or smaller files (or --no-room-check to run until full)",
+                self.target.display(),
+                crate::units::fmt_size_iec(need),
+                crate::units::fmt_thousands(self.files_per_run() as f64),
+                crate::units::fmt_size_exact(self.sizes.iter().map(|s| s.bytes).max().unwrap_or(0)),
+                crate::units::fmt_size_exact(self.alloc_unit),
+                crate::units::fmt_size_iec(free)
+            )));
+        }
+        // Some file systems (btrfs, some FUSE) report no inode limit: nothing to check.
+        let runs = if self.keep_files {
+            self.sizes.len() as u64 * self.repeat.max_runs() as u64
+        } else {
+            1
+        };
+        let inodes = (self.files_per_run() + self.dirs_per_run() + 2) * runs;
+        if st.files() > 0 && inodes > st.files_available() as u64 {
+            return Err(UsageError::new(format!(
+                "{}: more files than free inodes: a run creates {} files and directories, {} inodes are free",
+                self.target.display(),
+                crate::units::fmt_thousands(inodes as f64),
+                crate::units::fmt_thousands(st.files_available() as f64)
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The target must exist, be a directory, and be writable (checked with access(2), so
+/// nothing is created to find out).
+fn check_target(t: &Path) -> Result<PathBuf, UsageError> {
+    let md = std::fs::metadata(t)
+        .map_err(|e| UsageError::new(format!("--target {}: {e}", t.display())))?;
+    if !md.is_dir() {
+        return Err(UsageError::new(format!(
+            "--target {}: not a directory",
+            t.display()
+        )));
+    }
+    if crate::config::is_read_only_fs(t) {
+        return Err(UsageError::new(format!(
+            "--target {}: the file system is mounted read-only",
+            t.display()
+        )));
+    }
+    if nix::unistd::access(
+        t,
+        nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK,
+    )
+    .is_err()
+    {
+        return Err(UsageError::new(format!(
+            "--target {}: not writable by this user",
+            t.display()
+        )));
+    }
+    std::fs::canonicalize(t).map_err(|e| UsageError::new(format!("--target {}: {e}", t.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phases_parse() {
+        let p = Phases::parse("create,read").unwrap();
+        assert!(p.read && !p.stat && !p.delete);
+        assert!(Phases::parse("stat").is_err());
+        assert!(Phases::parse("create,ls").is_err());
+    }
+}

@@ -1,0 +1,450 @@
+//! One `iolab files` session: noise controls, the run's own directory, then for every file
+//! size `repeat` runs of create (portions x passes) -> sync -> stat -> read -> delete, each
+//! phase a `TestResult`, the result file saved after every run, and cleanup of exactly the
+//! run's directory tree (also on error and on a signal).
+
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use crate::cli::files::{Layout, Method, SyncMode};
+use crate::model::files::FilesRunDetail;
+use crate::model::{ResultDoc, ResultSink, Warning};
+use crate::runner::RunContext;
+use crate::runner::progress::Progress;
+use crate::runner::repeat::spread_warnings;
+use crate::sysinfo::diskstats::PhaseCounters;
+
+use super::config::FilesConfig;
+use super::engine::{Names, Op, PortionError, Reference, portion, syncfs_timed};
+use super::result::{new_test, op_name, run_result, summarize_files_test};
+use super::sizes::FileSize;
+
+/// Portion-to-portion spread above which a run is called noisy (Belov's 5 %).
+pub const PORTION_CV_LIMIT: f64 = 0.05;
+
+/// The run's top directory in the target: removed with everything under it on drop,
+/// unless the files are kept on purpose.
+pub struct RunRoot {
+    pub path: PathBuf,
+    pub fd: OwnedFd,
+    pub keep: bool,
+}
+
+impl RunRoot {
+    fn create(target: &Path, keep: bool) -> Result<RunRoot> {
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let path = target.join(format!(".iolab-files-{}-{stamp:x}", std::process::id()));
+        std::fs::create_dir(&path).with_context(|| format!("cannot create {}", path.display()))?;
+        let fd = open_dir_at(libc::AT_FDCWD, &cstr(path.as_os_str().as_encoded_bytes()))
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        Ok(RunRoot { path, fd, keep })
+    }
+}
+
+impl Drop for RunRoot {
+    fn drop(&mut self) {
+        if !self.keep
+            && let Err(e) = std::fs::remove_dir_all(&self.path)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            eprintln!("iolab: cleanup of {} failed: {e}", self.path.display());
+        }
+    }
+}
+
+fn cstr(b: &[u8]) -> CString {
+    CString::new(b).unwrap_or_else(|_| CString::from(c"?"))
+}
+
+fn open_dir_at(dirfd: RawFd, name: &CString) -> std::io::Result<OwnedFd> {
+    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // SAFETY: valid dirfd and C string.
+    let fd = unsafe { libc::openat(dirfd, name.as_ptr(), flags) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: fresh descriptor.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn mkdir_at(dirfd: RawFd, name: &CString) -> std::io::Result<()> {
+    // SAFETY: valid dirfd and C string.
+    if unsafe { libc::mkdirat(dirfd, name.as_ptr(), 0o755) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The directory (relative to the run directory) that holds portion `q` of pass `p`.
+fn dir_name(layout: Layout, p: u64, q: u64) -> String {
+    match layout {
+        Layout::Flat => "d".into(),
+        Layout::PerPass => format!("p{p:04}"),
+        Layout::PerPortion => format!("p{p:04}-q{q:04}"),
+    }
+}
+
+/// What one phase of one run measured (complete or up to an error).
+#[derive(Debug, Default)]
+struct PhaseRun {
+    detail: FilesRunDetail,
+    /// Why the phase stopped early, and at which directory or file.
+    error: Option<(PortionError, String)>,
+}
+
+impl PhaseRun {
+    fn stopped(mut self, e: PortionError, at: String) -> PhaseRun {
+        self.error = Some((e, at));
+        self
+    }
+}
+
+/// Everything fixed for the runs of one size.
+struct SizeRun<'a> {
+    cfg: &'a FilesConfig,
+    ctx: &'a RunContext,
+    size: &'a FileSize,
+    reference: &'a Reference,
+    readbuf: &'a mut Vec<u8>,
+}
+
+impl SizeRun<'_> {
+    /// Run `op` over every portion in `run_fd`; `Err` carries the partial measurements.
+    fn phase(&mut self, op: Op, run_fd: RawFd, progress: &dyn Fn(f64)) -> PhaseRun {
+        let cfg = self.cfg;
+        let n = cfg.files_per_portion;
+        let mut out = PhaseRun::default();
+        let d = &mut out.detail;
+        let mut names = Names::new(cfg.files_per_run(), 0);
+        let mut cur: Option<(String, OwnedFd)> = None;
+        let total_portions = cfg.passes * cfg.portions;
+        let fsync_each = op == Op::Create && cfg.sync == SyncMode::File;
+        for p in 0..cfg.passes {
+            for q in 0..cfg.portions {
+                let dname = dir_name(cfg.layout, p, q);
+                if cur.as_ref().map(|(nm, _)| nm != &dname).unwrap_or(true) {
+                    let c = cstr(dname.as_bytes());
+                    if op == Op::Create
+                        && let Err(e) = mkdir_at(run_fd, &c)
+                    {
+                        let pe = errno_to_portion("mkdir", &e);
+                        return out.stopped(pe, dname);
+                    }
+                    match open_dir_at(run_fd, &c) {
+                        Ok(fd) => cur = Some((dname.clone(), fd)),
+                        Err(e) => return out.stopped(errno_to_portion("open", &e), dname),
+                    }
+                }
+                let dirfd = cur.as_ref().map(|(_, f)| f.as_raw_fd()).unwrap_or(-1);
+                let first = (p * cfg.portions + q) * n;
+                names.seek(first);
+                let r = portion(
+                    op,
+                    dirfd,
+                    &mut names,
+                    n,
+                    self.size.bytes as usize,
+                    self.reference,
+                    self.readbuf,
+                    fsync_each,
+                    &self.ctx.stop,
+                );
+                let mut t = match r {
+                    Ok(t) => t,
+                    Err(e) => {
+                        let at = format!("{dname}/{}", names.as_str());
+                        return out.stopped(e, at);
+                    }
+                };
+                d.fsync_calls += t.fsyncs;
+                d.sync_ns += t.sync_ns;
+                if fsync_each {
+                    d.portion_sync_ns.push(t.sync_ns);
+                }
+                if op == Op::Create && cfg.sync == SyncMode::Portion {
+                    match syncfs_timed(dirfd) {
+                        Ok(ns) => {
+                            d.syncfs_calls += 1;
+                            d.sync_ns += ns;
+                            d.portion_sync_ns.push(ns);
+                        }
+                        Err(e) => return out.stopped(e, dname),
+                    }
+                }
+                let last_of_dir = match cfg.layout {
+                    Layout::Flat => p + 1 == cfg.passes && q + 1 == cfg.portions,
+                    Layout::PerPass => q + 1 == cfg.portions,
+                    Layout::PerPortion => true,
+                };
+                if op == Op::Delete && last_of_dir {
+                    // Removing the emptied directory is part of deleting the tree.
+                    cur = None;
+                    let s = std::time::Instant::now();
+                    let c = cstr(dname.as_bytes());
+                    // SAFETY: valid dirfd and C string.
+                    if unsafe { libc::unlinkat(run_fd, c.as_ptr(), libc::AT_REMOVEDIR) } != 0 {
+                        let e = std::io::Error::last_os_error();
+                        return out.stopped(errno_to_portion("rmdir", &e), dname);
+                    }
+                    t.ns += s.elapsed().as_nanos() as u64;
+                }
+                d.portion_ns.push(t.ns);
+                d.files_done += n;
+                progress(d.portion_ns.len() as f64 / total_portions as f64);
+            }
+        }
+        if op == Op::Create && cfg.sync == SyncMode::End {
+            let fd = cur.as_ref().map(|(_, f)| f.as_raw_fd()).unwrap_or(run_fd);
+            match syncfs_timed(fd) {
+                Ok(ns) => {
+                    d.syncfs_calls += 1;
+                    d.sync_ns += ns;
+                }
+                Err(e) => return out.stopped(e, "syncfs".into()),
+            }
+        }
+        out
+    }
+}
+
+fn errno_to_portion(op: &'static str, e: &std::io::Error) -> PortionError {
+    let errno = e.raw_os_error().unwrap_or(0);
+    if errno == libc::ENOSPC || errno == libc::EDQUOT {
+        PortionError::NoSpace { op, errno }
+    } else {
+        PortionError::Io { op, errno }
+    }
+}
+
+/// Apply --cpu and --nice; warnings for what could not be done.
+fn noise_controls(cfg: &FilesConfig, doc: &mut ResultDoc) -> Result<()> {
+    if let Some(c) = cfg.cpu {
+        let mut set = nix::sched::CpuSet::new();
+        set.set(c).map_err(|e| crate::usage!("--cpu {c}: {e}"))?;
+        nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
+            .map_err(|e| crate::usage!("--cpu {c}: sched_setaffinity failed: {e}"))?;
+    }
+    if cfg.nice {
+        // SAFETY: plain syscall on this process.
+        let rc = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, -10) };
+        if rc != 0 {
+            doc.warn(Warning {
+                code: "nice-denied".into(),
+                message: format!(
+                    "--nice: could not raise the priority ({}); run as root or with CAP_SYS_NICE",
+                    std::io::Error::last_os_error()
+                ),
+                test: None,
+            });
+        }
+    }
+    if cfg.drop_caches && !crate::fs::scratch::is_root() {
+        doc.warn(Warning {
+            code: "drop-caches-denied".into(),
+            message: "--drop-caches needs root: the page cache was not dropped between phases, so stat and read may be served from memory".into(),
+            test: None,
+        });
+    }
+    Ok(())
+}
+
+fn drop_caches(cfg: &FilesConfig) {
+    if cfg.drop_caches && crate::fs::scratch::is_root() {
+        // SAFETY: sync(2) has no preconditions.
+        unsafe { libc::sync() };
+        let _ = std::fs::write("/proc/sys/vm/drop_caches", "3");
+    }
+}
+
+/// copy_file_range cannot copy from a memfd to most file systems (EXDEV since Linux 5.19):
+/// probe once and, when refused, keep the reference on the target instead.
+fn prepare_reference(cfg: &FilesConfig, root: &RunRoot, doc: &mut ResultDoc) -> Result<Reference> {
+    let max = cfg.sizes.iter().map(|s| s.bytes).max().unwrap_or(1) as usize;
+    let mut r =
+        Reference::new(cfg.method, max, 0x5EED_F11E).context("cannot make the reference file")?;
+    if cfg.method == Method::CopyFileRange
+        && let Some(src) = r.fd.as_ref()
+    {
+        let probe = c".probe";
+        let fd = super::engine::probe_copy_file_range(src.as_raw_fd(), root.fd.as_raw_fd(), probe);
+        if let Err(e) = fd {
+            r.move_to_dir(root.fd.as_raw_fd(), c".reference")
+                .context("cannot write the reference file on the target")?;
+            doc.warn(Warning {
+                code: "reference-on-target".into(),
+                message: format!(
+                    "copy_file_range from memory to this file system failed ({e}); the reference file was put on the target (its page cache keeps it in RAM); on btrfs/xfs this may share extents (reflink) instead of writing data"
+                ),
+                test: None,
+            });
+        }
+    }
+    Ok(r)
+}
+
+/// Run every size and phase of `cfg` into `doc`, saving after every run. Returns the kept
+/// directory with --keep-files.
+pub fn run_with(
+    cfg: &FilesConfig,
+    ctx: &RunContext,
+    doc: &mut ResultDoc,
+    sink: &ResultSink,
+) -> Result<Option<PathBuf>> {
+    noise_controls(cfg, doc)?;
+    let root = RunRoot::create(&cfg.target, cfg.keep_files)?;
+    let reference = prepare_reference(cfg, &root, doc)?;
+    let max = cfg.sizes.iter().map(|s| s.bytes).max().unwrap_or(0) as usize;
+    let mut readbuf = vec![0u8; (max + 1).max(64 << 10)];
+    let device = doc.environment.block_device.clone();
+    let mut ops = vec![Op::Create];
+    if cfg.phases.stat {
+        ops.push(Op::Stat);
+    }
+    if cfg.phases.read {
+        ops.push(Op::Read);
+    }
+    if cfg.phases.delete {
+        ops.push(Op::Delete);
+    }
+    for (si, size) in cfg.sizes.iter().enumerate() {
+        ctx.stop.check()?;
+        let base = doc.tests.len();
+        for op in &ops {
+            let name = format!("{} {}", size.label(), op_name(*op));
+            doc.tests.push(new_test(cfg, size, op_name(*op), name));
+        }
+        let mut sr = SizeRun {
+            cfg,
+            ctx,
+            size,
+            reference: &reference,
+            readbuf: &mut readbuf,
+        };
+        let mut values = Vec::new();
+        let mut run = 0u32;
+        while cfg.repeat.wants_more(&values) {
+            run += 1;
+            let label = format!("{} [{}/{}]", size.label(), run, cfg.repeat.max_runs());
+            let p = Progress::start(ctx.progress, &label);
+            let run_name = cstr(format!("s{si:02}-r{run:03}").as_bytes());
+            mkdir_at(root.fd.as_raw_fd(), &run_name).with_context(|| {
+                format!("cannot create a run directory in {}", root.path.display())
+            })?;
+            let run_fd = open_dir_at(root.fd.as_raw_fd(), &run_name)?;
+            let nops = ops.len() as f64;
+            for (k, op) in ops.iter().enumerate() {
+                if k > 0 {
+                    drop_caches(cfg);
+                }
+                let ph = PhaseCounters::start(device.as_deref());
+                let prog = |f: f64| p.set((k as f64 + f) / nops, op_name(*op));
+                let PhaseRun {
+                    detail: d,
+                    error: err,
+                } = sr.phase(*op, run_fd.as_raw_fd(), &prog);
+                let rr = run_result(run, *op, size.bytes, d, ph.as_ref());
+                if *op == Op::Create {
+                    values.push(rr.files_per_s.unwrap_or(0.0));
+                }
+                let t = &mut doc.tests[base + k];
+                if rr.ops > 0 || err.is_none() {
+                    t.runs.push(rr);
+                }
+                summarize_files_test(t);
+                if let Some((e, at)) = err {
+                    p.finish("stopped");
+                    if matches!(e, PortionError::Stopped) {
+                        doc.tests[base + k].error = Some("interrupted".into());
+                        sink.save(doc)?;
+                        ctx.stop.check()?;
+                    }
+                    let msg = e.describe(&format!("{}/{}", root.path.display(), at));
+                    doc.tests[base + k].error = Some(msg.clone());
+                    sink.save(doc)?;
+                    let what = if matches!(e, PortionError::NoSpace { .. }) {
+                        "no room left"
+                    } else {
+                        "I/O error"
+                    };
+                    anyhow::bail!(
+                        "{what} in {} phase of {}, run {run}: {msg}; the portions measured so far are saved",
+                        op_name(*op),
+                        size.label()
+                    );
+                }
+            }
+            drop(run_fd);
+            if !cfg.keep_files {
+                let dir = root.path.join(run_name.to_string_lossy().as_ref());
+                std::fs::remove_dir_all(&dir)
+                    .with_context(|| format!("cannot remove {}", dir.display()))?;
+            }
+            p.finish(&format!(
+                "{} files/s",
+                crate::units::fmt_thousands(*values.last().unwrap_or(&0.0))
+            ));
+            for k in 0..ops.len() {
+                summarize_files_test(&mut doc.tests[base + k]);
+            }
+            sink.save(doc)?;
+        }
+        finish_size(cfg, doc, base);
+        sink.save(doc)?;
+    }
+    if let Some(big) = cfg.big {
+        super::big::run_big(cfg, ctx, doc, sink, &root, big)?;
+    }
+    Ok(cfg.keep_files.then(|| root.path.clone()))
+}
+
+/// After all runs of a size: the scaling curve of the create test and spread warnings.
+fn finish_size(cfg: &FilesConfig, doc: &mut ResultDoc, base: usize) {
+    let t = &mut doc.tests[base];
+    let series: Vec<&[u64]> = t
+        .runs
+        .iter()
+        .filter_map(|r| r.files.as_ref().map(|d| d.portion_ns.as_slice()))
+        .collect();
+    let scaling =
+        super::scaling::analyse(&series, cfg.files_per_portion, cfg.layout == Layout::Flat);
+    if let Some(d) = t.files.as_mut() {
+        d.scaling = scaling;
+    }
+    let worst = t
+        .runs
+        .iter()
+        .filter_map(|r| r.files.as_ref())
+        .filter(|d| d.portion_ns.len() > 1)
+        .map(|d| d.portion_cv)
+        .fold(None::<f64>, |m, cv| Some(m.map_or(cv, |m| m.max(cv))));
+    let knee = t
+        .files
+        .as_ref()
+        .and_then(|d| d.scaling.as_ref())
+        .is_some_and(|s| s.drop_after_files.is_some());
+    let mut warns: Vec<Warning> = Vec::new();
+    if let Some(cv) = worst
+        && cv > PORTION_CV_LIMIT
+    {
+        warns.push(Warning {
+            code: "portion-spread".into(),
+            message: format!(
+                "portions of one run differ by up to {:.1} % (coefficient of variation over {:.0} %){}: something else used the CPU or the device; pin with --cpu, stop other programs, or use more files per portion",
+                cv * 100.0,
+                PORTION_CV_LIMIT * 100.0,
+                if knee { ", partly the slowdown as files accumulate" } else { "" }
+            ),
+            test: Some(t.name.clone()),
+        });
+    }
+    warns.extend(spread_warnings(&doc.tests[base], &cfg.repeat));
+    for w in warns {
+        doc.warn(w);
+    }
+}

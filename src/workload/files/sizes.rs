@@ -1,0 +1,189 @@
+//! File-size tokens of `--sizes`: plain sizes (`0`, `1`, `512`, `4K`) and sizes relative to
+//! the target's allocation unit (`cluster`, `cluster+1`, `2cluster`, `cluster-1`), and how
+//! the allocation unit is found (statvfs; the ext4 superblock for bigalloc clusters).
+
+use std::path::Path;
+
+use crate::error::UsageError;
+
+/// One requested file size: the token as written and the bytes it resolved to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileSize {
+    pub token: String,
+    pub bytes: u64,
+}
+
+impl FileSize {
+    /// Test-name label: `4KiB`, `1 B`, `cluster+1 (4097 B)`.
+    pub fn label(&self) -> String {
+        let exact = crate::units::fmt_size_exact(self.bytes);
+        let exact = match exact.strip_suffix('B') {
+            Some(n) if n.chars().all(|c| c.is_ascii_digit()) => format!("{n} B"),
+            _ => exact,
+        };
+        if self.token.to_ascii_lowercase().contains("cluster") {
+            format!("{} ({exact})", self.token)
+        } else {
+            exact
+        }
+    }
+}
+
+/// Parse one token against allocation unit `unit` (bytes).
+pub fn parse_token(token: &str, unit: u64) -> Result<u64, UsageError> {
+    let t = token.trim();
+    let bad = |why: &str| {
+        UsageError::new(format!(
+            "--sizes: '{t}' {why} (expected bytes like 0, 1, 512, 4K, or cluster, cluster+1, 2cluster)"
+        ))
+    };
+    if t.is_empty() {
+        return Err(bad("is empty"));
+    }
+    let lower = t.to_ascii_lowercase();
+    let Some(pos) = lower.find("cluster") else {
+        return crate::units::parse_size(t).map_err(|e| bad(&format!("does not parse: {e}")));
+    };
+    let (mult, rest) = (&lower[..pos], &lower[pos + "cluster".len()..]);
+    let mult: u64 = if mult.is_empty() {
+        1
+    } else {
+        mult.trim_end_matches('*')
+            .parse()
+            .map_err(|_| bad("has a bad multiplier"))?
+    };
+    if mult == 0 {
+        return Err(bad("is zero clusters"));
+    }
+    let base = mult.checked_mul(unit).ok_or_else(|| bad("is too large"))?;
+    if rest.is_empty() {
+        return Ok(base);
+    }
+    let (sign, amount) = rest.split_at(1);
+    let amount =
+        crate::units::parse_size(amount).map_err(|e| bad(&format!("has a bad offset: {e}")))?;
+    match sign {
+        "+" => base.checked_add(amount).ok_or_else(|| bad("is too large")),
+        "-" => base
+            .checked_sub(amount)
+            .ok_or_else(|| bad("is below zero bytes")),
+        _ => Err(bad("has text after 'cluster'")),
+    }
+}
+
+/// Parse a comma-separated list; duplicates (same bytes) are kept once, in order.
+pub fn parse_sizes(list: &str, unit: u64) -> Result<Vec<FileSize>, UsageError> {
+    let mut out: Vec<FileSize> = Vec::new();
+    for tok in list.split(',') {
+        let bytes = parse_token(tok, unit)?;
+        if !out.iter().any(|s| s.bytes == bytes) {
+            out.push(FileSize {
+                token: tok.trim().to_string(),
+                bytes,
+            });
+        }
+    }
+    if out.is_empty() {
+        return Err(UsageError::new("--sizes: no sizes given"));
+    }
+    Ok(out)
+}
+
+/// The allocation unit of the file system holding `dir`: the ext4 bigalloc cluster when the
+/// superblock is readable, else statvfs `f_frsize` (or `f_bsize`).
+pub fn alloc_unit(dir: &Path) -> Option<u64> {
+    let st = nix::sys::statvfs::statvfs(dir).ok()?;
+    let fr = st.fragment_size() as u64;
+    let unit = if fr > 0 { fr } else { st.block_size() as u64 };
+    if let Some(m) = crate::sysinfo::mounts::mount_of(dir)
+        && m.fs_type.starts_with("ext")
+        && let Some(c) = ext4_cluster(Path::new(&m.source))
+    {
+        return Some(c.max(unit));
+    }
+    Some(unit)
+}
+
+/// Cluster size from an ext2/3/4 superblock (`s_log_cluster_size` when bigalloc is on).
+fn ext4_cluster(dev: &Path) -> Option<u64> {
+    use std::os::unix::fs::FileExt;
+    if !dev.starts_with("/dev/") {
+        return None;
+    }
+    let f = std::fs::File::open(dev).ok()?;
+    let mut sb = [0u8; 1024];
+    f.read_exact_at(&mut sb, 1024).ok()?;
+    cluster_from_superblock(&sb)
+}
+
+/// Decode the cluster size from the 1024-byte superblock.
+pub fn cluster_from_superblock(sb: &[u8; 1024]) -> Option<u64> {
+    let le32 = |o: usize| u32::from_le_bytes([sb[o], sb[o + 1], sb[o + 2], sb[o + 3]]);
+    if u16::from_le_bytes([sb[0x38], sb[0x39]]) != 0xEF53 {
+        return None;
+    }
+    const RO_COMPAT_BIGALLOC: u32 = 0x200;
+    let log = if le32(0x64) & RO_COMPAT_BIGALLOC != 0 {
+        le32(0x1C)
+    } else {
+        le32(0x18)
+    };
+    (log < 22).then(|| 1024u64 << log)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_against_a_4k_unit() {
+        let u = 4096;
+        assert_eq!(parse_token("0", u).unwrap(), 0);
+        assert_eq!(parse_token("1", u).unwrap(), 1);
+        assert_eq!(parse_token("512", u).unwrap(), 512);
+        assert_eq!(parse_token("1K", u).unwrap(), 1024);
+        assert_eq!(parse_token("64K", u).unwrap(), 65536);
+        assert_eq!(parse_token("cluster", u).unwrap(), 4096);
+        assert_eq!(parse_token("cluster+1", u).unwrap(), 4097);
+        assert_eq!(parse_token("Cluster-1", u).unwrap(), 4095);
+        assert_eq!(parse_token("2cluster", u).unwrap(), 8192);
+        assert_eq!(parse_token("2*cluster+1K", u).unwrap(), 9216);
+        assert_eq!(parse_token(" cluster ", 65536).unwrap(), 65536);
+    }
+
+    #[test]
+    fn bad_tokens() {
+        for t in [
+            "", "abc", "clusterx", "cluster+", "0cluster", "xcluster", "-1", "4Q",
+        ] {
+            let e = parse_token(t, 4096).unwrap_err();
+            assert!(e.0.contains("--sizes"), "{t}: {e}");
+        }
+        assert!(parse_token("cluster-5K", 4096).is_err());
+    }
+
+    #[test]
+    fn lists_dedup_and_labels() {
+        let v = parse_sizes("1,cluster,4K,cluster+1", 4096).unwrap();
+        assert_eq!(v.len(), 3);
+        assert_eq!(v[0].label(), "1 B");
+        assert_eq!(v[1].label(), "cluster (4KiB)");
+        assert_eq!(v[2].label(), "cluster+1 (4097 B)");
+        assert!(parse_sizes("1,,2", 4096).is_err());
+    }
+
+    #[test]
+    fn bigalloc_superblock() {
+        let mut sb = [0u8; 1024];
+        sb[0x38] = 0x53;
+        sb[0x39] = 0xEF;
+        sb[0x18] = 2; // 4 KiB blocks
+        assert_eq!(cluster_from_superblock(&sb), Some(4096));
+        sb[0x1C] = 6; // 64 KiB clusters
+        sb[0x64] = 0x00;
+        sb[0x65] = 0x02; // RO_COMPAT_BIGALLOC
+        assert_eq!(cluster_from_superblock(&sb), Some(65536));
+        sb[0x38] = 0;
+        assert_eq!(cluster_from_superblock(&sb), None);
+    }
+}

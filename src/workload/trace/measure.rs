@@ -1,0 +1,312 @@
+//! Measuring a workload: validation of the target (room, writable) before anything is
+//! created, then repeats of prepare -> run -> account, each in a fresh subdirectory that is
+//! removed afterwards (also on error and Ctrl-C), into one `TestResult` of family `trace`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use super::fileset;
+use super::format::Workload;
+use super::runner::{self, OpAcc, StreamOutcome};
+use crate::error::UsageError;
+use crate::model::trace::{OpResult, StreamResult, StreamSpec, TraceRunDetail, TraceTestDetail};
+use crate::model::{RunResult, TestResult, Warning};
+use crate::runner::RunContext;
+use crate::runner::progress::Progress;
+use crate::runner::repeat::{RepeatMode, spread_warnings, summarize_test};
+use crate::stats::hist::LatencyHistogram;
+use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
+
+/// A paced stream "held its rate" when at most this fraction of requests missed a deadline.
+pub const HELD_MAX_MISSED: f64 = 0.01;
+
+/// Everything needed to run a workload, validated.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub workload: Workload,
+    pub label: String,
+    pub source: &'static str,
+    pub scale: f64,
+    pub target: PathBuf,
+    pub repeat: RepeatMode,
+}
+
+pub fn check_scale(scale: f64) -> Result<(), UsageError> {
+    if !(scale.is_finite() && scale > 0.0 && scale <= 1000.0) {
+        return Err(UsageError::new(format!(
+            "--scale {scale}: must be above 0 and at most 1000"
+        )));
+    }
+    Ok(())
+}
+
+/// Check that `dir` is a writable directory with `need` bytes free (plus 5 %).
+pub fn check_target(dir: &Path, need: u64) -> Result<(), UsageError> {
+    if !dir.is_dir() {
+        return Err(UsageError::new(format!(
+            "--target {}: not an existing directory",
+            dir.display()
+        )));
+    }
+    if crate::config::is_read_only_fs(dir) {
+        return Err(UsageError::new(format!(
+            "--target {}: read-only file system",
+            dir.display()
+        )));
+    }
+    if let Some(free) = crate::config::free_space(dir) {
+        let want = need.saturating_add(need / 20);
+        if free < want {
+            return Err(UsageError::new(format!(
+                "--target {}: needs {} but only {} is free (use --scale to shrink)",
+                dir.display(),
+                crate::units::fmt_size_iec(want),
+                crate::units::fmt_size_iec(free)
+            )));
+        }
+    }
+    Ok(())
+}
+
+impl Plan {
+    pub fn from_args(a: &crate::cli::trace::TraceRunArgs) -> Result<Plan, UsageError> {
+        check_scale(a.scale)?;
+        let loaded = super::load(&a.workload)?;
+        let repeat = RepeatMode::parse(&a.repeat.repeat, a.repeat.max_repeat, a.repeat.target_ci)
+            .map_err(UsageError::new)?;
+        let workload = loaded.workload.scaled(a.scale);
+        let sets = fileset::layout(&workload, &a.target, 0);
+        check_target(&a.target, fileset::bytes_needed(&workload, &sets))?;
+        Ok(Plan {
+            label: loaded.workload.name.clone(),
+            workload,
+            source: loaded.source,
+            scale: a.scale,
+            target: a.target.clone(),
+            repeat,
+        })
+    }
+
+    fn detail(&self) -> TraceTestDetail {
+        let sets = fileset::layout(&self.workload, Path::new("/"), 0);
+        TraceTestDetail {
+            workload: self.label.clone(),
+            source: self.source.into(),
+            description: self.workload.description.clone(),
+            scale: self.scale,
+            streams: self
+                .workload
+                .streams
+                .iter()
+                .enumerate()
+                .map(|(i, s)| StreamSpec {
+                    name: s.name.clone(),
+                    copies: s.copies,
+                    files: s.files,
+                    file_bytes_total: sets
+                        .iter()
+                        .find(|f| f.stream == i)
+                        .map(|f| f.total_size())
+                        .unwrap_or(0),
+                    rate_bytes_per_s: s.rate,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Per-operation totals and the merged histogram of all operations.
+pub fn ops_detail(ops: &BTreeMap<String, OpAcc>) -> (BTreeMap<String, OpResult>, LatencyHistogram) {
+    let mut all = LatencyHistogram::new();
+    let mut out = BTreeMap::new();
+    for (name, acc) in ops {
+        all += &acc.hist;
+        out.insert(
+            name.clone(),
+            OpResult {
+                count: acc.count,
+                bytes: acc.bytes,
+                lat_ns: acc.hist.stats(),
+            },
+        );
+    }
+    (out, all)
+}
+
+/// The common fields of a run from its counts, time and latencies.
+pub fn run_result(
+    run: u32,
+    elapsed_ns: u64,
+    ops: u64,
+    bytes: u64,
+    all: &LatencyHistogram,
+) -> RunResult {
+    let secs = (elapsed_ns as f64 / 1e9).max(1e-9);
+    RunResult {
+        run,
+        elapsed_ns,
+        ops,
+        bytes,
+        iops: Some(ops as f64 / secs),
+        bw_bytes_per_s: Some(bytes as f64 / secs),
+        lat_ns: (!all.is_empty()).then(|| all.stats()),
+        lat_percentiles_ns: all.percentile_curve(),
+        lat_hist: (!all.is_empty()).then(|| all.to_base64()),
+        ..Default::default()
+    }
+}
+
+fn stream_result(w: &Workload, o: &StreamOutcome) -> StreamResult {
+    let s = &w.streams[o.stream];
+    let ops = o.ops.values().map(|a| a.count).sum();
+    let secs = o.elapsed.as_secs_f64().max(1e-9);
+    StreamResult {
+        name: s.name.clone(),
+        copy: o.copy,
+        ops,
+        read_bytes: o.read_bytes,
+        write_bytes: o.write_bytes,
+        elapsed_ns: o.elapsed.as_nanos() as u64,
+        bw_bytes_per_s: (o.read_bytes + o.write_bytes) as f64 / secs,
+        rate_bytes_per_s: s.rate,
+        deadlines: s.rate.map(|_| o.deadlines),
+        missed_deadlines: s.rate.map(|_| o.missed),
+        rate_held: s
+            .rate
+            .map(|_| o.deadlines > 0 && (o.missed as f64) <= HELD_MAX_MISSED * o.deadlines as f64),
+    }
+}
+
+fn one_run(plan: &Plan, ctx: &RunContext, device: Option<&str>, run: u32) -> Result<RunResult> {
+    let root = tempfile::Builder::new()
+        .prefix("iolab-trace-")
+        .tempdir_in(&plan.target)
+        .with_context(|| format!("cannot create a directory in {}", plan.target.display()))?;
+    let seed = ctx.seed ^ run as u64;
+    let mut sets = fileset::layout(&plan.workload, root.path(), seed);
+    let prefill = fileset::prepare(&plan.workload, &mut sets, seed, &ctx.stop).map_err(|e| {
+        match ctx.stop.check() {
+            Err(i) => anyhow::Error::new(i),
+            Ok(()) => anyhow::Error::new(e).context("cannot create the workload's files"),
+        }
+    })?;
+    let phase = PhaseCounters::start(device);
+    let (outcomes, elapsed, sync) =
+        runner::run(&plan.workload, sets, root.path(), seed, &ctx.stop)?;
+    let mut ops: BTreeMap<String, OpAcc> = BTreeMap::new();
+    for o in &outcomes {
+        for (name, acc) in &o.ops {
+            let e = ops.entry(name.to_string()).or_default();
+            e.count += acc.count;
+            e.bytes += acc.bytes;
+            e.hist += &acc.hist;
+        }
+    }
+    let (op_results, all) = ops_detail(&ops);
+    let n_ops = op_results.values().map(|o| o.count).sum();
+    let written: u64 = outcomes.iter().map(|o| o.write_bytes).sum();
+    let bytes = outcomes.iter().map(|o| o.read_bytes).sum::<u64>() + written;
+    let mut r = run_result(run, elapsed.as_nanos() as u64, n_ops, bytes, &all);
+    r.fsync_ns = sync.map(|d| d.as_nanos() as u64);
+    if let Some(dc) = phase.and_then(|p| p.finish()) {
+        r.write_amplification = write_amplification(&dc, written);
+        r.device = Some(dc);
+    }
+    r.trace = Some(TraceRunDetail {
+        streams: outcomes
+            .iter()
+            .map(|o| stream_result(&plan.workload, o))
+            .collect(),
+        ops: op_results,
+        prefill_bytes: prefill,
+        replay: None,
+    });
+    root.close().with_context(|| {
+        format!(
+            "cannot remove the workload's files under {}",
+            plan.target.display()
+        )
+    })?;
+    Ok(r)
+}
+
+/// Run `plan` with its repeats. The test keeps the runs measured before a failure; the
+/// failure is returned beside it.
+pub fn run_test(
+    plan: &Plan,
+    ctx: &RunContext,
+    device: Option<&str>,
+    warnings: &mut Vec<Warning>,
+) -> (TestResult, Result<()>) {
+    let mut test = TestResult {
+        name: plan.label.clone(),
+        family: "trace".into(),
+        direction: Some(direction(&plan.workload).into()),
+        params: BTreeMap::from([
+            ("workload".to_string(), plan.label.clone()),
+            ("source".to_string(), plan.source.to_string()),
+            ("scale".to_string(), plan.scale.to_string()),
+        ]),
+        trace: Some(plan.detail()),
+        ..Default::default()
+    };
+    let mut values = Vec::new();
+    let mut failure = None;
+    let mut run = 0u32;
+    while plan.repeat.wants_more(&values) {
+        run += 1;
+        let p = Progress::start(
+            ctx.progress,
+            &format!("{} [{}/{}]", plan.label, run, plan.repeat.max_runs()),
+        );
+        match one_run(plan, ctx, device, run) {
+            Ok(r) => {
+                let bw = r.bw_bytes_per_s.unwrap_or(0.0);
+                p.finish(&format!("{} MB/s", crate::units::fmt_mb_per_s(bw)));
+                for s in r.trace.iter().flat_map(|t| &t.streams) {
+                    if s.rate_held == Some(false) {
+                        warnings.push(Warning {
+                            code: "rate-missed".into(),
+                            message: format!(
+                                "stream {} copy {} missed {} of {} deadlines at {} MB/s: the rate was not held",
+                                s.name,
+                                s.copy,
+                                s.missed_deadlines.unwrap_or(0),
+                                s.deadlines.unwrap_or(0),
+                                crate::units::fmt_mb_per_s(s.rate_bytes_per_s.unwrap_or(0.0))
+                            ),
+                            test: Some(plan.label.clone()),
+                        });
+                    }
+                }
+                values.push(bw);
+                test.runs.push(r);
+            }
+            Err(e) => {
+                p.finish("failed");
+                failure = Some(e);
+                break;
+            }
+        }
+    }
+    summarize_test(&mut test);
+    warnings.extend(spread_warnings(&test, &plan.repeat));
+    if let Some(e) = &failure {
+        test.error = Some(format!("{e:#}"));
+    }
+    (test, failure.map_or(Ok(()), Err))
+}
+
+fn direction(w: &Workload) -> &'static str {
+    use super::format::Op;
+    let ops: Vec<Op> = w.streams.iter().flat_map(|s| s.ops.ops()).collect();
+    let reads = ops.contains(&Op::Read);
+    let writes = ops.iter().any(|o| matches!(o, Op::Write | Op::Append));
+    match (reads, writes) {
+        (true, false) => "read",
+        (false, true) => "write",
+        _ => "mixed",
+    }
+}

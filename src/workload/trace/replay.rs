@@ -1,0 +1,446 @@
+//! `iolab trace replay app.trace --target DIR`: recreate the files the program found, then
+//! replay its calls with one thread per recorded thread, as fast as possible or at the
+//! recorded times. Calls on the same path keep their recorded order across threads (a
+//! reader never overtakes the writer it followed), so byte counts match the recording.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use super::fileset::{create_filled, settle};
+use super::measure::{check_target, ops_detail, run_result};
+use super::runner::{OpAcc, read_full_at, sleep_until};
+use super::tracefile::{self, Call, CallOp, Header};
+use crate::cli::trace::{Timing, TraceReplayArgs};
+use crate::engine::buffer::{DataGen, Pattern};
+use crate::error::UsageError;
+use crate::model::trace::{ReplayDetail, TraceRunDetail, TraceTestDetail};
+use crate::model::{ResultDoc, ResultSink, RunResult, TestResult};
+use crate::runner::repeat::{RepeatMode, spread_warnings, summarize_test};
+use crate::runner::{ProgressMode, RunContext, StopFlag};
+use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
+
+/// Bytes a replay needs: the fixtures plus the furthest extent written to each path.
+pub fn bytes_needed(h: &Header, calls: &[Call]) -> u64 {
+    let mut ext: HashMap<&str, u64> = HashMap::new();
+    for c in calls.iter().filter(|c| c.op == CallOp::Write) {
+        let e = ext.entry(&c.path).or_default();
+        *e = (*e).max(c.off.unwrap_or(0) + c.len.unwrap_or(0));
+    }
+    h.files.iter().map(|f| f.size).sum::<u64>() + ext.values().sum::<u64>()
+}
+
+pub fn execute(a: &TraceReplayArgs, argv: Vec<String>) -> Result<i32> {
+    let (h, calls) = tracefile::read(&a.trace)?;
+    let repeat = RepeatMode::parse(&a.repeat.repeat, a.repeat.max_repeat, a.repeat.target_ci)
+        .map_err(UsageError::new)?;
+    check_target(&a.target, bytes_needed(&h, &calls))?;
+    let _lock = crate::runner::lock::TargetLock::acquire(&a.target)?;
+    let ctx = RunContext::new(ProgressMode::detect(false));
+    ctx.stop
+        .install()
+        .context("cannot install signal handlers")?;
+    let sink = ResultSink::create((!a.out.no_save).then_some(a.out.output.as_path()), "trace")?;
+    let mut doc = ResultDoc::new(
+        "trace",
+        argv,
+        crate::sysinfo::capture_environment(&a.target),
+    );
+    let device = doc.environment.block_device.clone();
+    let label = format!("replay {}", a.trace.display());
+    let mut test = TestResult {
+        name: label.clone(),
+        family: "trace".into(),
+        direction: Some("mixed".into()),
+        params: BTreeMap::from([
+            ("trace".to_string(), a.trace.display().to_string()),
+            ("timing".to_string(), a.timing.name().to_string()),
+            ("command".to_string(), h.command.join(" ")),
+        ]),
+        trace: Some(TraceTestDetail {
+            workload: a.trace.display().to_string(),
+            source: "replay".into(),
+            description: format!("recorded from: {}", h.command.join(" ")),
+            scale: 1.0,
+            streams: Vec::new(),
+        }),
+        ..Default::default()
+    };
+    let mut values = Vec::new();
+    let mut outcome = Ok(());
+    let mut run = 0;
+    while repeat.wants_more(&values) {
+        run += 1;
+        match one_replay(&h, &calls, a, &ctx.stop, device.as_deref(), run) {
+            Ok(r) => {
+                values.push(r.elapsed_ns as f64);
+                test.runs.push(r);
+            }
+            Err(e) => {
+                test.error = Some(format!("{e:#}"));
+                outcome = Err(e);
+                break;
+            }
+        }
+    }
+    summarize_test(&mut test);
+    for w in spread_warnings(&test, &repeat) {
+        doc.warn(w);
+    }
+    doc.tests.push(test);
+    crate::commands::trace::finish(&mut doc, &sink, outcome, a.out.json)
+}
+
+/// Per path, a counter of calls done on it. A call waits until every earlier call on its
+/// own paths, and on each of their parent directories (`mkdir d` before `d/e`), ran; it
+/// counts only for its own paths, so siblings in one directory still run in parallel.
+struct Order {
+    done: Vec<AtomicU64>,
+    /// For each call: (path index, calls on that path that must be done first).
+    waits: Vec<Vec<(usize, u64)>>,
+    /// For each call: the paths it counts for.
+    own: Vec<Vec<usize>>,
+}
+
+impl Order {
+    fn new(calls: &[Call]) -> Order {
+        let mut ids: HashMap<String, usize> = HashMap::new();
+        let mut seen: Vec<u64> = Vec::new();
+        let mut id_of = |p: &str, seen: &mut Vec<u64>| -> usize {
+            let n = ids.len();
+            let id = *ids.entry(p.to_string()).or_insert(n);
+            if id == seen.len() {
+                seen.push(0);
+            }
+            id
+        };
+        let mut waits = Vec::with_capacity(calls.len());
+        let mut own = Vec::with_capacity(calls.len());
+        for c in calls {
+            let (mut w, mut o) = (Vec::new(), Vec::new());
+            for p in std::iter::once(c.path.as_str()).chain(c.to.as_deref()) {
+                let mut anc = Path::new(p).parent();
+                while let Some(d) = anc.filter(|d| !d.as_os_str().is_empty()) {
+                    let id = id_of(d.to_str().unwrap_or(""), &mut seen);
+                    w.push((id, seen[id]));
+                    anc = d.parent();
+                }
+                let id = id_of(p, &mut seen);
+                w.push((id, seen[id]));
+                seen[id] += 1;
+                o.push(id);
+            }
+            waits.push(w);
+            own.push(o);
+        }
+        Order {
+            done: seen.iter().map(|_| AtomicU64::new(0)).collect(),
+            waits,
+            own,
+        }
+    }
+
+    fn wait(&self, i: usize, stop: &StopFlag) {
+        for &(id, k) in &self.waits[i] {
+            let mut spins = 0u32;
+            while self.done[id].load(Ordering::Acquire) < k && !stop.is_set() {
+                spins += 1;
+                if spins < 200 {
+                    std::thread::yield_now();
+                } else {
+                    std::thread::sleep(Duration::from_micros(50));
+                }
+            }
+        }
+    }
+
+    fn release(&self, i: usize) {
+        for &id in &self.own[i] {
+            self.done[id].fetch_add(1, Ordering::Release);
+        }
+    }
+}
+
+#[derive(Default)]
+struct ThreadOut {
+    ops: BTreeMap<String, OpAcc>,
+    read_bytes: u64,
+    write_bytes: u64,
+    errors: u64,
+    first_error: Option<String>,
+}
+
+fn one_replay(
+    h: &Header,
+    calls: &[Call],
+    a: &TraceReplayArgs,
+    stop: &StopFlag,
+    device: Option<&str>,
+    run: u32,
+) -> Result<RunResult> {
+    let root = tempfile::Builder::new()
+        .prefix("iolab-replay-")
+        .tempdir_in(&a.target)
+        .with_context(|| format!("cannot create a directory in {}", a.target.display()))?;
+    let dir = root.path();
+    let data = DataGen::new(
+        Pattern::Random,
+        0x7265_706C_6179 ^ run as u64,
+        super::fileset::CHUNK,
+    );
+    let mut buf = vec![0u8; super::fileset::CHUNK];
+    data.init(&mut buf);
+    let mut seq = 0;
+    for d in &h.dirs {
+        std::fs::create_dir_all(dir.join(d)).with_context(|| format!("cannot create {d}"))?;
+    }
+    for f in &h.files {
+        let p = dir.join(&f.path);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        create_filled(&p, f.size, &data, &mut buf, &mut seq, stop)
+            .with_context(|| format!("cannot create {}", f.path))?;
+    }
+    let fixtures: Vec<_> = h.files.iter().map(|f| dir.join(&f.path)).collect();
+    settle(dir, fixtures.iter().map(|p| p.as_path())).context("cannot sync the recreated files")?;
+    let order = Order::new(calls);
+    let mut by_tid: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
+    for (i, c) in calls.iter().enumerate() {
+        by_tid.entry(c.tid).or_default().push(i);
+    }
+    let max_write = calls
+        .iter()
+        .filter(|c| c.op == CallOp::Write)
+        .filter_map(|c| c.len)
+        .max()
+        .unwrap_or(0);
+    let wdata = DataGen::new(
+        Pattern::Random,
+        0x0077_7269_7465,
+        (max_write as usize).clamp(1, 16 << 20),
+    );
+    let phase = PhaseCounters::start(device);
+    let start = Instant::now();
+    let outs: Vec<ThreadOut> = std::thread::scope(|sc| {
+        let hs: Vec<_> = by_tid
+            .values()
+            .map(|idx| {
+                let (order, wdata) = (&order, &wdata);
+                sc.spawn(move || {
+                    replay_thread(dir, calls, idx, order, wdata, a.timing, start, stop)
+                })
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    let elapsed = start.elapsed();
+    stop.check()?;
+    let mut ops: BTreeMap<String, OpAcc> = BTreeMap::new();
+    let mut detail = ReplayDetail {
+        timing: a.timing.name().into(),
+        recorded_ns: h.recorded_ns,
+        replay_ns: elapsed.as_nanos() as u64,
+        threads: by_tid.len() as u32,
+        ..Default::default()
+    };
+    for o in outs {
+        for (k, v) in o.ops {
+            let e = ops.entry(k).or_default();
+            e.count += v.count;
+            e.bytes += v.bytes;
+            e.hist += &v.hist;
+        }
+        detail.read_bytes += o.read_bytes;
+        detail.write_bytes += o.write_bytes;
+        detail.errors += o.errors;
+        if detail.first_error.is_none() {
+            detail.first_error = o.first_error;
+        }
+    }
+    detail.calls = ops.values().map(|o| o.count).sum();
+    detail.speedup = h.recorded_ns as f64 / (detail.replay_ns.max(1)) as f64;
+    let (op_results, all) = ops_detail(&ops);
+    let mut r = run_result(
+        run,
+        detail.replay_ns,
+        detail.calls,
+        detail.read_bytes + detail.write_bytes,
+        &all,
+    );
+    if let Some(dc) = phase.and_then(|p| p.finish()) {
+        r.write_amplification = write_amplification(&dc, detail.write_bytes);
+        r.device = Some(dc);
+    }
+    r.trace = Some(TraceRunDetail {
+        streams: Vec::new(),
+        ops: op_results,
+        prefill_bytes: h.files.iter().map(|f| f.size).sum(),
+        replay: Some(detail),
+    });
+    if a.keep {
+        let kept = root.keep();
+        eprintln!("replayed files kept in {}", kept.display());
+    } else {
+        root.close().context("cannot remove the replayed files")?;
+    }
+    Ok(r)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn replay_thread(
+    dir: &Path,
+    calls: &[Call],
+    idx: &[usize],
+    order: &Order,
+    wdata: &DataGen,
+    timing: Timing,
+    start: Instant,
+    stop: &StopFlag,
+) -> ThreadOut {
+    let mut out = ThreadOut::default();
+    let mut handles: HashMap<String, Vec<File>> = HashMap::new();
+    let mut buf = vec![0u8; (wdata_len(calls, idx)).max(1)];
+    wdata.init(&mut buf);
+    for &i in idx {
+        if stop.is_set() {
+            break;
+        }
+        let c = &calls[i];
+        if timing == Timing::Recorded {
+            sleep_until(start + Duration::from_nanos(c.t_ns), stop);
+        }
+        order.wait(i, stop);
+        let t = Instant::now();
+        let r = exec(dir, c, &mut handles, &mut buf, wdata, i as u64);
+        let lat = t.elapsed().as_nanos() as u64;
+        order.release(i);
+        let acc = out.ops.entry(c.op.name().to_string()).or_default();
+        acc.count += 1;
+        acc.hist.record(lat);
+        match r {
+            Ok(n) => {
+                acc.bytes += n;
+                match c.op {
+                    CallOp::Read => out.read_bytes += n,
+                    CallOp::Write => out.write_bytes += n,
+                    _ => {}
+                }
+            }
+            Err(e) => {
+                out.errors += 1;
+                if out.first_error.is_none() {
+                    out.first_error = Some(format!("{} {}: {e}", c.op.name(), c.path));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn wdata_len(calls: &[Call], idx: &[usize]) -> usize {
+    idx.iter()
+        .map(|&i| &calls[i])
+        .filter(|c| matches!(c.op, CallOp::Read | CallOp::Write))
+        .filter_map(|c| c.len)
+        .max()
+        .unwrap_or(0)
+        .min(16 << 20) as usize
+}
+
+fn handle<'a>(
+    dir: &Path,
+    path: &str,
+    handles: &'a mut HashMap<String, Vec<File>>,
+) -> io::Result<&'a File> {
+    let v = handles.entry(path.to_string()).or_default();
+    if v.is_empty() {
+        let p = dir.join(path);
+        let f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&p)
+            .or_else(|_| File::open(&p))?;
+        v.push(f);
+    }
+    Ok(v.last().expect("one handle"))
+}
+
+/// Execute one recorded call; returns bytes moved.
+fn exec(
+    dir: &Path,
+    c: &Call,
+    handles: &mut HashMap<String, Vec<File>>,
+    buf: &mut [u8],
+    wdata: &DataGen,
+    seq: u64,
+) -> io::Result<u64> {
+    let p = dir.join(&c.path);
+    match c.op {
+        CallOp::Open => {
+            let flags = c.flags.as_deref().unwrap_or("");
+            let has = |f: &str| flags.split(',').any(|x| x == f);
+            let f = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(has("create"))
+                .truncate(has("trunc"))
+                .open(&p)
+                .or_else(|_| File::open(&p))?;
+            handles.entry(c.path.clone()).or_default().push(f);
+            Ok(0)
+        }
+        CallOp::Close => {
+            if let Some(v) = handles.get_mut(&c.path) {
+                v.pop();
+            }
+            Ok(0)
+        }
+        CallOp::Read | CallOp::Write => {
+            let f = handle(dir, &c.path, handles)?;
+            let (mut off, mut left) = (c.off.unwrap_or(0), c.len.unwrap_or(0));
+            let mut done = 0;
+            loop {
+                let n = left.min(buf.len() as u64) as usize;
+                let k = if c.op == CallOp::Read {
+                    read_full_at(f, &mut buf[..n], off)? as u64
+                } else {
+                    wdata.stamp(&mut buf[..n], seq, off);
+                    f.write_all_at(&buf[..n], off)?;
+                    n as u64
+                };
+                done += k;
+                left -= k;
+                off += k;
+                if left == 0 || k == 0 {
+                    return Ok(done);
+                }
+            }
+        }
+        CallOp::Fsync => handle(dir, &c.path, handles)?.sync_all().map(|_| 0),
+        CallOp::Fdatasync => handle(dir, &c.path, handles)?.sync_data().map(|_| 0),
+        CallOp::Stat => std::fs::metadata(&p).map(|_| 0),
+        CallOp::Unlink => std::fs::remove_file(&p).map(|_| 0),
+        CallOp::Rmdir => std::fs::remove_dir(&p).map(|_| 0),
+        CallOp::Mkdir => std::fs::create_dir(&p).map(|_| 0),
+        CallOp::Rename => {
+            let to = c.to.as_deref().unwrap_or_default();
+            std::fs::rename(&p, dir.join(to))?;
+            if let Some(v) = handles.remove(&c.path) {
+                handles.entry(to.to_string()).or_default().extend(v);
+            }
+            Ok(0)
+        }
+        CallOp::Truncate => handle(dir, &c.path, handles)?
+            .set_len(c.len.unwrap_or(0))
+            .map(|_| 0),
+    }
+}

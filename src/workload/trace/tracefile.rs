@@ -1,0 +1,182 @@
+//! The recorded-trace file: JSON lines. Line 1 is a [`Header`] (command, root, timing,
+//! the files and directories that must exist before replay); every further line is one
+//! [`Call`] with its thread, time, path relative to the root, offset and length.
+//! Documented in docs/workloads.md. Reading validates every line and reports `FILE:LINE`.
+
+use std::io::Write;
+use std::path::{Component, Path};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::UsageError;
+
+pub const FORMAT: &str = "iolab-trace";
+pub const VERSION: u32 = 1;
+
+/// A file that existed before the recording started and that the program used.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Fixture {
+    pub path: String,
+    pub size: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Header {
+    pub format: String,
+    pub version: u32,
+    pub command: Vec<String>,
+    /// The recording root (absolute, as recorded); paths below are relative to it.
+    pub root: String,
+    pub recorded_at: String,
+    /// From the first kept call's start to the last one's end.
+    pub recorded_ns: u64,
+    /// The traced command's whole run time (strace overhead included).
+    pub wall_ns: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    pub calls: u64,
+    pub threads: u32,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    /// Calls on paths outside the root (libraries, /dev/null, ...), not kept.
+    pub skipped_outside_root: u64,
+    /// Calls that failed when recorded (ENOENT probes, ...), not kept.
+    pub skipped_failed: u64,
+    pub files: Vec<Fixture>,
+    pub dirs: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum CallOp {
+    Open,
+    Close,
+    Read,
+    Write,
+    Fsync,
+    Fdatasync,
+    Stat,
+    Unlink,
+    Rmdir,
+    Rename,
+    Mkdir,
+    Truncate,
+}
+
+impl CallOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            CallOp::Open => "open",
+            CallOp::Close => "close",
+            CallOp::Read => "read",
+            CallOp::Write => "write",
+            CallOp::Fsync => "fsync",
+            CallOp::Fdatasync => "fdatasync",
+            CallOp::Stat => "stat",
+            CallOp::Unlink => "unlink",
+            CallOp::Rmdir => "rmdir",
+            CallOp::Rename => "rename",
+            CallOp::Mkdir => "mkdir",
+            CallOp::Truncate => "truncate",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Call {
+    /// Start time, ns since the first kept call.
+    pub t_ns: u64,
+    /// Recorded thread (or process) id; replay uses one thread per id.
+    pub tid: u32,
+    pub op: CallOp,
+    pub path: String,
+    /// Rename target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub off: Option<u64>,
+    /// Bytes transferred (read/write) or new length (truncate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub len: Option<u64>,
+    /// Open flags: comma-separated subset of `write`, `create`, `trunc`, `append`, `excl`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flags: Option<String>,
+    pub dur_ns: u64,
+}
+
+/// Write header + calls (to a temporary name, then renamed: never a half-written trace).
+pub fn write(path: &Path, h: &Header, calls: &[Call]) -> anyhow::Result<()> {
+    let tmp = path.with_extension("trace.tmp");
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+    writeln!(f, "{}", serde_json::to_string(h)?)?;
+    for c in calls {
+        writeln!(f, "{}", serde_json::to_string(c)?)?;
+    }
+    f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+    std::fs::rename(&tmp, path)?;
+    Ok(())
+}
+
+/// A relative path that stays inside the root (no `..`, not absolute, not empty).
+pub fn safe_relative(p: &str) -> bool {
+    let path = Path::new(p);
+    !p.is_empty()
+        && path
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+}
+
+/// Read and validate a trace file.
+pub fn read(path: &Path) -> Result<(Header, Vec<Call>), UsageError> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| UsageError::new(format!("{shown}: cannot read: {e}")))?;
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let (_, first) = lines
+        .next()
+        .ok_or_else(|| UsageError::new(format!("{shown}: empty trace file")))?;
+    let h: Header = serde_json::from_str(first)
+        .map_err(|e| UsageError::new(format!("{shown}:1: not an iolab trace header ({e})")))?;
+    if h.format != FORMAT {
+        return Err(UsageError::new(format!(
+            "{shown}:1: format '{}' is not {FORMAT}",
+            h.format
+        )));
+    }
+    if h.version > VERSION {
+        return Err(UsageError::new(format!(
+            "{shown}:1: trace version {} is newer than this iolab reads ({VERSION})",
+            h.version
+        )));
+    }
+    for p in h.files.iter().map(|f| &f.path).chain(&h.dirs) {
+        if !safe_relative(p) {
+            return Err(UsageError::new(format!(
+                "{shown}:1: path '{p}' leaves the replay directory"
+            )));
+        }
+    }
+    let mut calls = Vec::new();
+    for (i, line) in lines {
+        let n = i + 1;
+        let c: Call =
+            serde_json::from_str(line).map_err(|e| UsageError::new(format!("{shown}:{n}: {e}")))?;
+        let bad = |why: &str| UsageError::new(format!("{shown}:{n}: {} call: {why}", c.op.name()));
+        if !safe_relative(&c.path) || c.to.as_deref().is_some_and(|t| !safe_relative(t)) {
+            return Err(bad("path leaves the replay directory"));
+        }
+        match c.op {
+            CallOp::Read | CallOp::Write if c.off.is_none() || c.len.is_none() => {
+                return Err(bad("needs off and len"));
+            }
+            CallOp::Truncate if c.len.is_none() => return Err(bad("needs len")),
+            CallOp::Rename if c.to.is_none() => return Err(bad("needs to")),
+            _ => {}
+        }
+        calls.push(c);
+    }
+    Ok((h, calls))
+}

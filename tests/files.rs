@@ -1,0 +1,634 @@
+//! `iolab files` end to end with the real binary: exact files on disk, cleanup (a file that
+//! was there survives, symlinks are not followed), bad input (exit 2, nothing created),
+//! ENOSPC mid-run (exit 1, partial results saved), the sync syscalls, Ctrl-C.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use iolab::fs::scratch::scratch_or_skip;
+
+fn iolab() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_iolab"))
+}
+
+fn run(args: &[&str]) -> Output {
+    iolab().args(args).output().expect("run iolab")
+}
+
+/// Small, fast counts shared by most tests.
+const SMALL: &[&str] = &[
+    "--files-per-portion",
+    "7",
+    "--portions",
+    "3",
+    "--passes",
+    "2",
+];
+
+fn files_args<'a>(target: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec!["files", "--target", target];
+    v.extend_from_slice(SMALL);
+    v.extend_from_slice(extra);
+    v
+}
+
+/// Sorted names in `dir` (one level).
+fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}); stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn run_dir_of(target: &Path) -> PathBuf {
+    let d: Vec<PathBuf> = std::fs::read_dir(target)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(".iolab-files-")
+        })
+        .collect();
+    assert_eq!(d.len(), 1, "one kept run directory: {d:?}");
+    d[0].clone()
+}
+
+/// Every regular file under `dir` with its size (no symlinks followed).
+fn walk(dir: &Path, out: &mut Vec<(PathBuf, u64)>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let e = e.unwrap();
+        let md = std::fs::symlink_metadata(e.path()).unwrap();
+        if md.is_dir() {
+            walk(&e.path(), out);
+        } else {
+            out.push((e.path(), md.len()));
+        }
+    }
+}
+
+#[test]
+fn created_files_are_exact_on_disk() {
+    for (method, layout) in [
+        ("write", "per-portion"),
+        ("sendfile", "flat"),
+        ("copy_file_range", "per-pass"),
+    ] {
+        let t = tempfile::tempdir().unwrap();
+        let target = t.path().to_str().unwrap();
+        let out = run(&files_args(
+            target,
+            &[
+                "--sizes",
+                "0,1,cluster+1,4K",
+                "--phases",
+                "create,stat,read",
+                "--keep-files",
+                "--repeat",
+                "1",
+                "--method",
+                method,
+                "--layout",
+                layout,
+                "--no-save",
+                "--json",
+            ],
+        ));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc = json(&out);
+        let tests = doc["tests"].as_array().unwrap();
+        let unit: u64 = tests[0]["params"]["alloc_unit_bytes"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(unit >= 512);
+        assert_eq!(tests.len(), 12, "4 sizes x create, stat, read");
+        assert_eq!(
+            tests[6]["name"],
+            format!("cluster+1 ({} B) create", unit + 1)
+        );
+        for t in tests {
+            assert_eq!(t["family"], "files");
+            assert_eq!(t["runs"][0]["ops"], 42);
+            assert_eq!(
+                t["runs"][0]["files"]["portion_ns"]
+                    .as_array()
+                    .unwrap()
+                    .len(),
+                6
+            );
+            assert!(
+                t["summary"]["seconds_per_portion"]["mean"]
+                    .as_f64()
+                    .unwrap()
+                    > 0.0
+            );
+        }
+        let root = run_dir_of(t.path());
+        let mut files = Vec::new();
+        walk(&root, &mut files);
+        files.retain(|(p, _)| !p.file_name().unwrap().to_string_lossy().starts_with('.'));
+        for (i, want) in [0u64, 1, unit + 1, 4096].iter().enumerate() {
+            let prefix = root.join(format!("s{i:02}-r001"));
+            let mine: Vec<&(PathBuf, u64)> = files
+                .iter()
+                .filter(|(p, _)| p.starts_with(&prefix))
+                .collect();
+            assert_eq!(mine.len(), 42, "{method}: files of size {want}");
+            assert!(
+                mine.iter().all(|(_, len)| len == want),
+                "{method}: sizes of {want}"
+            );
+        }
+        // Every file is a copy of the same reference.
+        let big: Vec<&(PathBuf, u64)> = files.iter().filter(|(_, l)| *l == 4096).collect();
+        let a = std::fs::read(&big[0].0).unwrap();
+        assert!(
+            big.iter().all(|(p, _)| std::fs::read(p).unwrap() == a),
+            "{method}"
+        );
+        assert!(a.iter().any(|&b| b != 0), "reference data is not zeros");
+        std::fs::remove_dir_all(root).unwrap();
+    }
+}
+
+#[test]
+fn cleanup_leaves_the_target_as_it_was() {
+    let t = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("precious"), b"keep me").unwrap();
+    std::fs::write(t.path().join("pre-existing"), b"was here").unwrap();
+    std::os::unix::fs::symlink(outside.path(), t.path().join("link")).unwrap();
+    let before = listing(t.path());
+    let target = t.path().to_str().unwrap();
+    for phases in ["create,stat,read,delete", "create,read"] {
+        let out = run(&files_args(
+            target,
+            &[
+                "--sizes",
+                "1,cluster",
+                "--phases",
+                phases,
+                "--repeat",
+                "2",
+                "--big",
+                "1M",
+                "--no-save",
+            ],
+        ));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let table = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            table.contains("1 B") && table.contains("1MiB big"),
+            "{table}"
+        );
+        assert_eq!(listing(t.path()), before, "{phases}");
+    }
+    assert_eq!(
+        std::fs::read(t.path().join("pre-existing")).unwrap(),
+        b"was here"
+    );
+    assert_eq!(listing(outside.path()), vec!["precious".to_string()]);
+}
+
+#[test]
+fn result_file_holds_table2_data_and_scaling() {
+    let t = tempfile::tempdir().unwrap();
+    let o = tempfile::tempdir().unwrap();
+    let out_dir = o.path().join("results");
+    let out = run(&files_args(
+        t.path().to_str().unwrap(),
+        &[
+            "--sizes",
+            "512",
+            "--repeat",
+            "3",
+            "--output",
+            out_dir.to_str().unwrap(),
+        ],
+    ));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    // Belov's cell: mean (run1, run2, run3).
+    let re = regex::Regex::new(r"\d+\.\d{3} \(\d+\.\d{3}, \d+\.\d{3}, \d+\.\d{3}\)").unwrap();
+    assert!(re.is_match(&table), "{table}");
+    assert!(table.contains("files in one directory"), "{table}");
+    let file = std::fs::read_dir(&out_dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let doc = iolab::model::ResultDoc::read(&file).unwrap();
+    assert_eq!(doc.command, "files");
+    assert_eq!(doc.status, "complete");
+    let create = &doc.tests[0];
+    assert_eq!(create.name, "512 B create");
+    for k in ["files_per_s", "bw_bytes_per_s", "seconds_per_portion"] {
+        assert_eq!(create.summary[k].n, 3, "{k}");
+    }
+    let scaling = create.files.as_ref().unwrap().scaling.as_ref().unwrap();
+    assert_eq!(scaling.curve.len(), 6);
+    assert_eq!(scaling.curve[5].files_before, 35);
+    assert_eq!(create.params["phase"], "create");
+    assert_eq!(create.params["size_token"], "512");
+    assert_eq!(create.params["file_size_bytes"], "512");
+}
+
+#[test]
+fn bad_input_is_exit_2_and_creates_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let o = tempfile::tempdir().unwrap();
+    let out_dir = o.path().join("never");
+    let target = t.path().to_str().unwrap();
+    std::fs::write(t.path().join("a-file"), b"x").unwrap();
+    let file_target = t.path().join("a-file");
+    let missing = t.path().join("missing");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--target", missing.to_str().unwrap()], "No such file"),
+        (
+            vec!["--target", file_target.to_str().unwrap()],
+            "not a directory",
+        ),
+        (vec!["--target", target, "--sizes", "1,4Q"], "--sizes"),
+        (vec!["--target", target, "--sizes", "clusterx"], "--sizes"),
+        (
+            vec!["--target", target, "--files-per-portion", "0"],
+            "--files-per-portion 0",
+        ),
+        (vec!["--target", target, "--portions", "0"], "--portions 0"),
+        (vec!["--target", target, "--passes", "0"], "--passes 0"),
+        (vec!["--target", target, "--repeat", "0"], "--repeat 0"),
+        (vec!["--target", target, "--phases", "stat"], "create"),
+        (vec!["--target", target, "--keep-files"], "--keep-files"),
+        (vec!["--target", target, "--cpu", "100000"], "--cpu"),
+        (
+            vec![
+                "--target",
+                target,
+                "--files-per-portion",
+                "10000000",
+                "--portions",
+                "100",
+            ],
+            "room",
+        ),
+    ];
+    for (args, msg) in cases {
+        let mut v = vec!["files"];
+        v.extend(args.iter().copied());
+        v.extend(["--output", out_dir.to_str().unwrap()]);
+        let out = run(&v);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{v:?}: {err}");
+        assert!(err.contains(msg), "{v:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+        assert_eq!(listing(t.path()), vec!["a-file".to_string()], "{v:?}");
+        assert!(!out_dir.exists(), "{v:?} created the output directory");
+    }
+}
+
+#[test]
+fn no_room_and_no_inodes_refused_before_start() {
+    let Some(fs) = scratch_or_skip(
+        "no_room_and_no_inodes_refused_before_start",
+        "tmpfs",
+        4 << 20,
+        &[],
+        "nr_inodes=200",
+    ) else {
+        return;
+    };
+    let target = fs.path().to_str().unwrap();
+    let small = |size: &'static str| {
+        run(&[
+            "files",
+            "--target",
+            target,
+            "--sizes",
+            size,
+            "--files-per-portion",
+            "100",
+            "--portions",
+            "3",
+            "--passes",
+            "1",
+            "--no-save",
+        ])
+    };
+    let out = small("64K");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not enough room"));
+    let out = small("0");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("free inodes"));
+    assert!(listing(fs.path()).is_empty());
+}
+
+#[test]
+fn enospc_mid_run_stops_cleans_and_saves_partial_results() {
+    let Some(fs) = scratch_or_skip(
+        "enospc_mid_run_stops_cleans_and_saves_partial_results",
+        "ext4",
+        16 << 20,
+        &["-b", "4096", "-m", "0"],
+        "",
+    ) else {
+        return;
+    };
+    let before = listing(fs.path());
+    let o = tempfile::tempdir().unwrap();
+    let target = fs.path().to_str().unwrap();
+    let out = run(&[
+        "files",
+        "--target",
+        target,
+        "--sizes",
+        "64K",
+        "--files-per-portion",
+        "20",
+        "--portions",
+        "40",
+        "--passes",
+        "1",
+        "--repeat",
+        "1",
+        "--no-room-check",
+        "--output",
+        o.path().to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("no room left"), "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+    assert_eq!(listing(fs.path()), before, "cleaned up");
+    let file = std::fs::read_dir(o.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let doc = iolab::model::ResultDoc::read(&file).unwrap();
+    assert_eq!(doc.status, "failed");
+    let create = &doc.tests[0];
+    assert!(
+        create
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("file system full")
+    );
+    let portions = &create.runs[0].files.as_ref().unwrap().portion_ns;
+    assert!(
+        !portions.is_empty() && portions.len() < 40,
+        "{} portions",
+        portions.len()
+    );
+    assert_eq!(create.runs[0].ops, portions.len() as u64 * 20);
+}
+
+/// Count syscalls with `strace -f -c`; `None` when strace is missing.
+fn strace_counts(args: &[&str]) -> Option<(u64, u64, serde_json::Value)> {
+    if !iolab::fs::command::have("strace") {
+        eprintln!("SKIPPED sync_modes_issue_their_syscalls: strace is not installed");
+        return None;
+    }
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let out = Command::new("strace")
+        .args(["-f", "-c", "-e", "trace=fsync,syncfs", "-o"])
+        .arg(log.path())
+        .arg(env!("CARGO_BIN_EXE_iolab"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(log.path()).unwrap();
+    let count = |name: &str| -> u64 {
+        text.lines()
+            .filter(|l| l.split_whitespace().last() == Some(name))
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                f.get(3).and_then(|c| c.parse::<u64>().ok())
+            })
+            .sum()
+    };
+    Some((count("fsync"), count("syncfs"), json(&out)))
+}
+
+#[test]
+fn sync_modes_issue_their_syscalls() {
+    let t = tempfile::tempdir().unwrap();
+    let target = t.path().to_str().unwrap();
+    // 7 x 3 x 2 = 42 files per run, 6 portions per run, 2 runs.
+    for (mode, fsyncs, syncfs) in [
+        ("none", 0, 0),
+        ("file", 84, 0),
+        ("portion", 0, 12),
+        ("end", 0, 2),
+    ] {
+        let args = files_args(
+            target,
+            &[
+                "--sizes",
+                "1",
+                "--sync",
+                mode,
+                "--repeat",
+                "2",
+                "--phases",
+                "create",
+                "--no-save",
+                "--json",
+            ],
+        );
+        let Some((f, s, doc)) = strace_counts(&args) else {
+            return;
+        };
+        assert_eq!((f, s), (fsyncs, syncfs), "--sync {mode} (strace)");
+        let runs = doc["tests"][0]["runs"].as_array().unwrap();
+        let sum = |k: &str| {
+            runs.iter()
+                .map(|r| r["files"][k].as_u64().unwrap())
+                .sum::<u64>()
+        };
+        assert_eq!(
+            (sum("fsync_calls"), sum("syncfs_calls")),
+            (fsyncs, syncfs),
+            "--sync {mode} (JSON)"
+        );
+        if mode != "none" {
+            assert!(
+                runs.iter().all(|r| r["fsync_ns"].as_u64().unwrap() > 0),
+                "{mode}: sync time reported"
+            );
+        }
+    }
+    assert!(listing(t.path()).is_empty());
+}
+
+#[test]
+fn ctrl_c_stops_and_cleans_up() {
+    let t = tempfile::tempdir().unwrap();
+    std::fs::write(t.path().join("pre-existing"), b"x").unwrap();
+    let child = iolab()
+        .args([
+            "files",
+            "--target",
+            t.path().to_str().unwrap(),
+            "--sizes",
+            "0",
+            "--files-per-portion",
+            "2000000",
+            "--portions",
+            "1",
+            "--passes",
+            "1",
+            "--no-room-check",
+            "--no-save",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the run directory exists (the run has started), then interrupt.
+    for _ in 0..200 {
+        if listing(t.path()).len() > 1 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(listing(t.path()), vec!["pre-existing".to_string()]);
+}
+
+#[test]
+fn matrix_reference_runs_on_a_directory() {
+    let r = iolab::workload::WorkloadRef::parse(
+        "files:sizes=1,4K:files-per-portion=5:portions=2:passes=1:repeat=1",
+    )
+    .unwrap();
+    let w = iolab::workload::resolve(&r).unwrap();
+    let t = tempfile::tempdir().unwrap();
+    let ctx = iolab::runner::RunContext::new(iolab::runner::ProgressMode::Quiet);
+    let out = w.run_on(t.path(), &ctx).unwrap();
+    assert_eq!(out.tests.len(), 8);
+    assert!(
+        out.tests
+            .iter()
+            .all(|t| t.family == "files" && t.runs[0].ops == 10)
+    );
+    assert!(listing(t.path()).is_empty());
+}
+
+#[test]
+fn bigalloc_cluster_is_the_allocation_unit() {
+    let Some(fs) = scratch_or_skip(
+        "bigalloc_cluster_is_the_allocation_unit",
+        "ext4",
+        64 << 20,
+        &["-b", "4096", "-O", "bigalloc", "-C", "65536"],
+        "",
+    ) else {
+        return;
+    };
+    let out = run(&[
+        "files",
+        "--target",
+        fs.path().to_str().unwrap(),
+        "--sizes",
+        "cluster+1",
+        "--files-per-portion",
+        "3",
+        "--portions",
+        "2",
+        "--passes",
+        "1",
+        "--repeat",
+        "1",
+        "--phases",
+        "create,stat",
+        "--no-save",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = json(&out);
+    assert_eq!(doc["tests"][0]["params"]["alloc_unit_bytes"], "65536");
+    assert_eq!(doc["tests"][0]["params"]["file_size_bytes"], "65537");
+    assert_eq!(
+        doc["tests"][1]["runs"][0]["ops"], 6,
+        "stat verified 6 files of 65537 B"
+    );
+}
+
+#[test]
+fn read_only_target_is_refused() {
+    let Some(fs) = scratch_or_skip("read_only_target_is_refused", "tmpfs", 4 << 20, &[], "ro")
+    else {
+        return;
+    };
+    let out = run(&[
+        "files",
+        "--target",
+        fs.path().to_str().unwrap(),
+        "--no-save",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("read-only"));
+}

@@ -1,0 +1,440 @@
+//! `iolab compare` and `iolab report` end to end on synthetic result files
+//! (`tests/fixtures/`, written by `tests/fixtures/generate.py` with known differences), plus
+//! the statistics they rest on, against published values.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use iolab::report::compare::{Verdict, compare};
+use iolab::report::load::load_inputs;
+use iolab::stats::compare::{Method, welch};
+use iolab::stats::summarize;
+use iolab::stats::summary::modified_z_outliers;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+fn iolab(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(args)
+        .output()
+        .expect("run iolab")
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+const ALL: [&str; 5] = [
+    "run-a.json",
+    "run-b.json",
+    "files.json",
+    "matrix.json",
+    "saturate.json",
+];
+
+fn all_fixtures() -> Vec<PathBuf> {
+    ALL.iter().map(|n| fixture(n)).collect()
+}
+
+// ---- statistics against published values -------------------------------------------
+
+#[test]
+fn textbook_t_interval() {
+    // R: t.test(sleep$extra[1:10]) -> mean 0.75, 95 % CI -0.5297804 .. 2.0297804.
+    let v = [0.7, -1.6, -0.2, -1.2, -0.1, 3.4, 3.7, 0.8, 0.0, 2.0];
+    let s = summarize(&v);
+    assert!((s.mean - 0.75).abs() < 1e-12);
+    assert!((s.ci95_low + 0.5297804).abs() < 1e-6, "{}", s.ci95_low);
+    assert!((s.ci95_high - 2.0297804).abs() < 1e-6, "{}", s.ci95_high);
+}
+
+#[test]
+fn welch_example_with_known_df_and_p() {
+    // R: t.test(extra ~ group, data = sleep): t = -1.8608, df = 17.776, p = 0.07939.
+    let g1 = summarize(&[0.7, -1.6, -0.2, -1.2, -0.1, 3.4, 3.7, 0.8, 0.0, 2.0]);
+    let g2 = summarize(&[1.9, 0.8, 1.1, 0.1, -0.1, 4.4, 5.5, 1.6, 4.6, 3.4]);
+    let w = welch(&g2, &g1).unwrap();
+    assert!((w.t + 1.8608).abs() < 1e-4);
+    assert!((w.df - 17.776).abs() < 1e-3);
+    assert!((w.p - 0.07939).abs() < 1e-5);
+    assert!(
+        welch(&g1, &summarize(&[1.0])).is_none(),
+        "needs 2 runs a side"
+    );
+}
+
+#[test]
+fn mad_outliers_on_fixed_vectors() {
+    assert_eq!(modified_z_outliers(&[1.0, 2.0, 3.0, 4.0, 100.0]), vec![4]);
+    assert_eq!(
+        modified_z_outliers(&[2.0, 2.1, 1.9, 2.0, -5.0, 2.05, 1.95]),
+        vec![4]
+    );
+    // MAD = 0: no scale, so nothing can be called an outlier.
+    assert!(modified_z_outliers(&[10.0, 10.0, 10.0, 10.0, 11.0]).is_empty());
+    // |M| = 0.6745 * 5 / 1 = 3.37 stays under 3.5; 6 gives 4.05 over it.
+    assert!(modified_z_outliers(&[0.0, 1.0, -1.0, 0.0, 5.0]).is_empty());
+    assert_eq!(modified_z_outliers(&[0.0, 1.0, -1.0, 0.0, 6.0]), vec![4]);
+}
+
+// ---- compare ---------------------------------------------------------------------
+
+#[test]
+fn compare_verdicts_on_known_differences() {
+    let inputs = load_inputs(&[fixture("run-a.json"), fixture("run-b.json")]).unwrap();
+    let c = compare(&inputs, false).unwrap();
+    let p = &c.pairings[0];
+    let primary = |name: &str| {
+        p.rows
+            .iter()
+            .find(|r| r.test == name && r.primary)
+            .unwrap_or_else(|| panic!("no row for {name}"))
+    };
+    let seq_read = primary("SEQ1M Q8T1 read");
+    assert_eq!(seq_read.metric, "bw_bytes_per_s");
+    assert_eq!(seq_read.verdict, Verdict::Faster);
+    assert_eq!(seq_read.method, Method::Welch);
+    assert!((seq_read.speedup.value - 1.37).abs() < 1e-9);
+    assert!((seq_read.change_pct - 37.0).abs() < 1e-9);
+    let seq_write = primary("SEQ1M Q8T1 write");
+    assert_eq!(seq_write.verdict, Verdict::NoSignificantDifference);
+    assert!(seq_write.p_value.unwrap() > 0.05);
+    let rnd_read = primary("RND4K Q32T1 read");
+    assert_eq!(rnd_read.metric, "iops");
+    assert_eq!(rnd_read.verdict, Verdict::Slower);
+    assert!((rnd_read.change_pct + 20.0).abs() < 1e-9);
+    // One run in B: falls back to CI overlap and says so.
+    let rnd_write = primary("RND4K Q32T1 write");
+    assert_eq!(rnd_write.method, Method::CiOverlap);
+    assert_eq!(rnd_write.verdict, Verdict::Faster);
+    // Lower latency is better: B's read latency went down, so "faster".
+    let lat = p
+        .rows
+        .iter()
+        .find(|r| r.test == "SEQ1M Q8T1 read" && r.metric == "lat_mean_ns")
+        .unwrap();
+    assert!(!lat.higher_is_better);
+    assert!(lat.change_pct < 0.0);
+    assert_eq!(lat.verdict, Verdict::Faster);
+    assert_eq!(p.only_in_other, vec!["RND4K Q1T1 read".to_string()]);
+}
+
+#[test]
+fn compare_cli_prints_verdicts_and_relative_speed() {
+    let out = iolab(&[
+        "compare",
+        s(&fixture("run-a.json")),
+        s(&fixture("run-b.json")),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("B is 1.37 ± 0.03× faster than A on SEQ1M Q8T1 read"),
+        "{text}"
+    );
+    assert!(text.contains("B is 1.25 ± 0.03× slower than A on RND4K Q32T1 read"));
+    assert!(text.contains("no significant difference (Welch, p = "));
+    assert!(text.contains("faster (CI overlap)"));
+    assert!(text.contains("only in B: RND4K Q1T1 read"));
+}
+
+#[test]
+fn compare_json_and_matrix_and_saturate() {
+    // A file against itself: every test in common, nothing significant.
+    for f in ["matrix.json", "saturate.json", "files.json"] {
+        let out = iolab(&["compare", "--json", s(&fixture(f)), s(&fixture(f))]);
+        assert!(out.status.success(), "{f}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let rows = v["pairings"][0]["rows"].as_array().unwrap();
+        assert!(!rows.is_empty(), "{f}");
+        for r in rows {
+            let verdict = r["verdict"].as_str().unwrap();
+            assert!(
+                verdict == "no-significant-difference" || verdict == "untested",
+                "{f}: {r}"
+            );
+        }
+        if f == "matrix.json" {
+            // 3 configurations x (3 files tests + 1 block test), matched per configuration.
+            let primaries = rows.iter().filter(|r| r["primary"] == true).count();
+            assert_eq!(primaries, 12);
+            assert!(rows.iter().any(|r| r["config"] == "xfs 4KiB noatime"));
+        }
+        if f == "saturate.json" {
+            assert_eq!(rows[0]["metric"], "answer_iops");
+            assert_eq!(rows[0]["method"], "none");
+        }
+        if f == "files.json" {
+            assert!(rows.iter().any(|r| r["metric"] == "seconds_per_portion"
+                && r["higher_is_better"] == false));
+        }
+    }
+}
+
+#[test]
+fn compare_takes_a_directory_and_needs_two_results() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["run-a.json", "run-b.json"] {
+        std::fs::copy(fixture(f), dir.path().join(f)).unwrap();
+    }
+    let out = iolab(&["compare", s(dir.path())]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("B against A (baseline)"));
+    let out = iolab(&["compare", s(&fixture("run-a.json"))]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("at least two result files"));
+}
+
+#[test]
+fn compare_without_common_tests_says_so() {
+    let out = iolab(&[
+        "compare",
+        s(&fixture("run-a.json")),
+        s(&fixture("files.json")),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no test in common"), "{err}");
+    assert!(out.stdout.is_empty());
+}
+
+// ---- report: bad input ------------------------------------------------------------
+
+#[test]
+fn bad_inputs_exit_2_and_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("not-iolab.json", "not an iolab result"),
+        ("newer-schema.json", "schema version 99 is newer"),
+        ("truncated.json", "truncated JSON"),
+    ];
+    for (file, problem) in cases {
+        for ext in ["html", "md", "csv"] {
+            let out_path = dir.path().join(format!("r.{ext}"));
+            let out = iolab(&[
+                "report",
+                s(&fixture("run-a.json")),
+                s(&fixture(file)),
+                "-o",
+                s(&out_path),
+            ]);
+            assert_eq!(out.status.code(), Some(2), "{file}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains(file) && err.contains(problem), "{err}");
+            assert!(!out_path.exists(), "no partial report for {file}");
+        }
+        let out = iolab(&["compare", s(&fixture("run-a.json")), s(&fixture(file))]);
+        assert_eq!(out.status.code(), Some(2));
+    }
+    // An existing report is left alone when the new one cannot be made.
+    let keep = dir.path().join("keep.html");
+    std::fs::write(&keep, "old").unwrap();
+    let out = iolab(&["report", s(&fixture("truncated.json")), "-o", s(&keep)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(std::fs::read_to_string(&keep).unwrap(), "old");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "no temp files left"
+    );
+    // Unknown format and missing directory are refused before reading anything.
+    let out = iolab(&["report", s(&fixture("run-a.json")), "-o", "report.pdf"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(".html, .md or .csv"));
+    let missing = dir.path().join("no/such/dir/r.html");
+    let out = iolab(&["report", s(&fixture("run-a.json")), "-o", s(&missing)]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn report_reads_a_directory_of_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("iolab-results");
+    std::fs::create_dir(&results).unwrap();
+    for f in ["run-a.json", "saturate.json"] {
+        std::fs::copy(fixture(f), results.join(f)).unwrap();
+    }
+    // A result file claimed by a run that has not saved yet is skipped, not fatal.
+    std::fs::write(results.join("run-20261101-100000.json"), "").unwrap();
+    std::fs::write(results.join("notes.txt"), "not a result").unwrap();
+    let out_path = dir.path().join("r.md");
+    let out = iolab(&["report", s(&results), "-o", s(&out_path)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = std::fs::read_to_string(&out_path).unwrap();
+    assert!(
+        md.contains("2 result files: run-a.json, saturate.json"),
+        "{md}"
+    );
+    let empty = tempfile::tempdir().unwrap();
+    let out = iolab(&["report", s(empty.path()), "-o", s(&out_path)]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+// ---- report: formats ---------------------------------------------------------------
+
+fn render(format: iolab::commands::report::Format) -> String {
+    let inputs = load_inputs(&all_fixtures()).unwrap();
+    iolab::commands::report::render(&inputs, format)
+}
+
+#[test]
+fn markdown_snapshot() {
+    insta::assert_snapshot!(
+        "report_markdown",
+        render(iolab::commands::report::Format::Markdown)
+    );
+}
+
+#[test]
+fn csv_snapshot() {
+    insta::assert_snapshot!("report_csv", render(iolab::commands::report::Format::Csv));
+}
+
+/// Split one CSV line, honouring quotes (RFC 4180, no embedded line breaks here).
+fn csv_fields(line: &str) -> Vec<String> {
+    let (mut out, mut cur, mut quoted) = (Vec::new(), String::new(), false);
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => out.push(std::mem::take(&mut cur)),
+            c => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out
+}
+
+#[test]
+fn csv_has_one_row_per_test_and_run() {
+    let csv = render(iolab::commands::report::Format::Csv);
+    let mut lines = csv.lines();
+    let header = csv_fields(lines.next().unwrap());
+    assert_eq!(header, iolab::report::csv::COLUMNS.to_vec());
+    let rows: Vec<Vec<String>> = lines.map(csv_fields).collect();
+    assert!(rows.iter().all(|r| r.len() == header.len()));
+    // run-a 4x3 + run-b (3x3 + 1 + 3) + files 4x3 + matrix 3x4x3 + saturate 8 depths.
+    assert_eq!(rows.len(), 12 + 13 + 12 + 36 + 8);
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let seq = rows
+        .iter()
+        .find(|r| r[col("source_file")] == "run-b.json" && r[col("test")] == "SEQ1M Q8T1 read")
+        .unwrap();
+    assert_eq!(seq[col("run")], "1");
+    assert_eq!(seq[col("iops")], "1370");
+    assert_eq!(seq[col("bs_bytes")], "1048576");
+    let files = rows
+        .iter()
+        .find(|r| r[col("config")] == "xfs 4KiB noatime" && r[col("test")] == "64K create")
+        .unwrap();
+    assert_eq!(files[col("file_size_bytes")], "65536");
+    assert_eq!(files[col("phase")], "create");
+    assert!(!files[col("seconds_per_portion")].is_empty());
+}
+
+#[test]
+fn html_is_self_contained_with_one_svg_per_chart() {
+    let html = render(iolab::commands::report::Format::Html);
+    let lower = html.to_ascii_lowercase();
+    assert!(!lower.contains("http"), "no network reference of any kind");
+    for tag in ["<script", "<link", "@import", "url(", "<img", "<iframe"] {
+        assert!(!lower.contains(tag), "{tag}");
+    }
+    assert!(html.contains("@media print") && html.contains("@media (max-width"));
+    assert!(html.contains("name=\"viewport\""));
+    let doc = scraper::Html::parse_document(&html);
+    assert!(doc.errors.is_empty(), "parse errors: {:?}", doc.errors);
+    let sel = |q: &str| scraper::Selector::parse(q).unwrap();
+    let figures: Vec<_> = doc.select(&sel("figure")).collect();
+    let svgs = doc.select(&sel("svg")).count();
+    assert_eq!(figures.len(), svgs, "one <svg> per chart");
+    for f in &figures {
+        assert_eq!(f.select(&sel("svg")).count(), 1);
+        assert_eq!(f.select(&sel("figcaption")).count(), 1);
+    }
+    let titles: Vec<String> = doc
+        .select(&sel("svg > title"))
+        .map(|t| t.text().collect())
+        .collect();
+    let has = |needle: &str| titles.iter().filter(|t| t.contains(needle)).count();
+    // Bars (MB/s, IOPS; files/s), latency curves, time series, saturation, rankings, heat map.
+    assert!(
+        has("block: MB/s") == 2 && has("block: IOPS") == 2,
+        "{titles:?}"
+    );
+    assert_eq!(has("files: files/s"), 1);
+    assert_eq!(has("latency percentiles"), 2 + 1);
+    assert_eq!(has("IOPS over time"), 9);
+    assert_eq!(has("IOPS vs latency"), 1);
+    // 4 rankings, 1 latency chart (the block test), 1 heat map.
+    assert_eq!(has("by configuration"), 4 + 1 + 1);
+    assert_eq!(has("× file size"), 1);
+    // A contents list links every section (in-page anchors only).
+    let sections = doc.select(&sel("h2[id]")).count();
+    let links: Vec<_> = doc.select(&sel("nav a")).collect();
+    assert_eq!(links.len(), sections);
+    for a in links {
+        let id = a.value().attr("href").unwrap().trim_start_matches('#');
+        assert_eq!(doc.select(&sel(&format!("h2#{id}"))).count(), 1);
+    }
+    // Error bars on the bars, the limit line and the knee on the saturation curve.
+    assert!(html.contains("class=\"err\""));
+    assert!(html.contains("class=\"limit\"") && html.contains("knee: QD32"));
+    // Environment and every warning are there.
+    let text: String = doc.root_element().text().collect();
+    for needle in [
+        "Synthetic CPU @ 3.0GHz",
+        "6.18.0",
+        "rw,noatime",
+        "iolab run /mnt/test",
+        "buffered I/O with a test size under 2x RAM",
+        "the page cache absorbed the writes",
+        "btrfs 4KiB noatime skipped",
+        // Several results of one subcommand: each compared with the first.
+        "Comparison of the run results",
+        "B is 1.37 ± 0.03× faster than A on SEQ1M Q8T1 read",
+    ] {
+        assert!(text.contains(needle), "{needle}");
+    }
+}
+
+#[test]
+fn html_report_via_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_path = dir.path().join("report.html");
+    let mut args = vec!["report".to_string()];
+    args.extend(all_fixtures().iter().map(|p| s(p).to_string()));
+    args.extend(["-o".into(), s(&out_path).to_string()]);
+    let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(&args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&out_path).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert_eq!(html, render(iolab::commands::report::Format::Html));
+}

@@ -1,0 +1,320 @@
+//! `iolab saturate` end to end: bad input leaves nothing behind, Ctrl-C saves the curve so
+//! far, and on a loop device throttled by a cgroup-v1 blkio cgroup to C IOPS the answer is
+//! C IOPS at depth ~C x L (queueing: latency = depth / C).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use iolab::fs::loopdev::LoopDevice;
+use iolab::fs::scratch::is_root;
+use iolab::model::ResultDoc;
+
+const BIN: &str = env!("CARGO_BIN_EXE_iolab");
+const BLKIO: &str = "/sys/fs/cgroup/blkio";
+
+fn iolab(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().expect("iolab runs")
+}
+
+fn entries(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+#[test]
+fn bad_input_is_exit_2_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let out = dir.path().join("out");
+    let o = out.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--latency-limit", "0"], "latency-limit"),
+        (vec!["--latency-limit", "fast"], "latency"),
+        (vec!["--max-depth", "0"], "max-depth"),
+        (vec!["--max-depth", "4097"], "max-depth"),
+        (vec!["--mix", "100"], "mix"),
+        (vec!["--size", "64K"], "too small"),
+        (vec!["--allow-destroy", "/nonexistent"], "allow-destroy"),
+    ];
+    for (extra, needle) in cases {
+        let mut args = vec!["saturate", "--target", d, "--output", o];
+        args.extend(&extra);
+        let r = iolab(&args);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(err.contains(needle), "{extra:?}: {err}");
+        assert!(
+            entries(dir.path()).is_empty(),
+            "{extra:?} left {:?}",
+            entries(dir.path())
+        );
+    }
+}
+
+/// Wait until the result file holds at least `n` curve points.
+fn wait_for_points(out: &Path, n: usize, limit: Duration) -> bool {
+    let t0 = Instant::now();
+    while t0.elapsed() < limit {
+        if let Ok(rd) = std::fs::read_dir(out) {
+            for e in rd.flatten() {
+                if let Ok(doc) = ResultDoc::read(&e.path())
+                    && doc
+                        .tests
+                        .iter()
+                        .any(|t| t.curve.as_ref().is_some_and(|c| c.len() >= n))
+                {
+                    return true;
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+#[test]
+fn ctrl_c_saves_the_curve_so_far_and_cleans_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    let out = dir.path().join("out");
+    let child = Command::new(BIN)
+        .args([
+            "saturate",
+            "--target",
+            work.to_str().unwrap(),
+            "--rw",
+            "randread",
+        ])
+        .args(["--size", "8M", "--max-depth", "64", "--latency-limit", "1h"])
+        .args(["--step-duration", "300ms", "--ramp", "0"])
+        .args(["--output", out.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let saved = wait_for_points(&out, 2, Duration::from_secs(60));
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let r = child.wait_with_output().unwrap();
+    assert!(saved, "no step was saved while running");
+    assert_eq!(
+        r.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&r.stdout);
+    assert!(stdout.contains("randread"), "curve printed: {stdout}");
+    assert!(
+        entries(&work).is_empty(),
+        "test file removed: {:?}",
+        entries(&work)
+    );
+    let file = std::fs::read_dir(&out)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let doc = ResultDoc::read(&file).unwrap();
+    assert_eq!(doc.status, "interrupted");
+    assert!(doc.tests[0].curve.as_ref().unwrap().len() >= 2);
+}
+
+/// A blkio cgroup of our own, removed on drop (after the processes in it have exited).
+struct Cgroup(PathBuf);
+
+impl Cgroup {
+    fn create(name: &str) -> Cgroup {
+        let p = Path::new(BLKIO).join(name);
+        std::fs::create_dir(&p).expect("create blkio cgroup");
+        Cgroup(p)
+    }
+    fn set(&self, file: &str, value: &str) {
+        std::fs::write(self.0.join(file), value)
+            .unwrap_or_else(|e| panic!("write {value} to {file}: {e}"));
+    }
+}
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.0).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        eprintln!("could not remove cgroup {}", self.0.display());
+    }
+}
+
+fn skip_reason() -> Option<String> {
+    if !is_root() {
+        return Some("needs root (loop device, blkio cgroup)".into());
+    }
+    if !Path::new(BLKIO)
+        .join("blkio.throttle.read_iops_device")
+        .exists()
+    {
+        return Some(format!("no cgroup-v1 blkio throttling at {BLKIO}"));
+    }
+    None
+}
+
+#[test]
+fn throttled_loop_device_saturates_at_the_cap() {
+    if let Some(why) = skip_reason() {
+        eprintln!("SKIPPED throttled_loop_device_saturates_at_the_cap: {why}");
+        return;
+    }
+    const C: f64 = 250.0; // IOPS cap of the first device (the second gets 2C)
+    const L_MS: f64 = 22.0; // mean latency limit: depth C x L = 5.5
+    let dir = tempfile::tempdir().unwrap();
+    let attach = |name: &str| {
+        let image = dir.path().join(name);
+        std::fs::File::create(&image)
+            .unwrap()
+            .set_len(32 << 20)
+            .unwrap();
+        let lo = LoopDevice::attach(&image, true).expect("attach loop device");
+        let rdev = std::os::unix::fs::MetadataExt::rdev(&std::fs::metadata(&lo.device).unwrap());
+        let majmin = format!("{}:{}", libc::major(rdev), libc::minor(rdev));
+        (lo, majmin)
+    };
+    let (lo, majmin) = attach("a.img");
+    let (lo2, majmin2) = attach("b.img");
+    let dev = lo.device.to_str().unwrap().to_string();
+    let dev2 = lo2.device.to_str().unwrap().to_string();
+    let name = format!("iolab-test-saturate-{}-{}", std::process::id(), lo.name());
+    let cg = Cgroup::create(&name);
+    for (mm, cap) in [(&majmin, C), (&majmin2, 2.0 * C)] {
+        cg.set("blkio.throttle.read_iops_device", &format!("{mm} {cap}"));
+        cg.set("blkio.throttle.write_iops_device", &format!("{mm} {cap}"));
+    }
+    let procs = cg.0.join("cgroup.procs");
+
+    // Writes are not allowed on a device without --allow-destroy: exit 2, nothing run.
+    let r = iolab(&[
+        "saturate",
+        "--target",
+        &dev,
+        "--rw",
+        "randwrite",
+        "--no-save",
+    ]);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("--allow-destroy"));
+
+    // iolab inside the throttled cgroup.
+    let sweep = |args: &[&str]| -> ResultDoc {
+        let r = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "echo $$ > {} && exec \"$0\" \"$@\"",
+                procs.display()
+            ))
+            .arg(BIN)
+            .arg("saturate")
+            .args(args)
+            .args(["--latency-limit", &format!("{L_MS}ms"), "--max-depth", "64"])
+            .args([
+                "--step-duration",
+                "1s",
+                "--ramp",
+                "300ms",
+                "--json",
+                "--no-save",
+            ])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(0), "{stderr}");
+        serde_json::from_slice(&r.stdout).unwrap()
+    };
+    let doc = sweep(&[
+        "--target",
+        &dev,
+        "--allow-destroy",
+        &dev,
+        "--rw",
+        "randread,randwrite",
+    ]);
+    assert_eq!(doc.command, "saturate");
+    assert_eq!(doc.tests.len(), 2);
+    let want_depth = C * L_MS / 1000.0;
+    for t in &doc.tests {
+        let a = t.answer.as_ref().expect("an answer");
+        let curve = t.curve.as_ref().unwrap();
+        assert!(
+            a.detail.found && a.detail.limit_crossed,
+            "{}: {a:?}",
+            t.name
+        );
+        assert!(
+            (a.iops - C).abs() <= 0.1 * C,
+            "{}: {} IOPS, cap {C}",
+            t.name,
+            a.iops
+        );
+        assert!(
+            (a.iodepth as f64 - want_depth).abs() <= 1.5,
+            "{}: depth {}, expected about {want_depth}",
+            t.name,
+            a.iodepth
+        );
+        assert_eq!(a.statistic, "mean");
+        assert!(a.latency_ns <= L_MS * 1e6);
+        // One point per measured depth: the sweep went past the limit and bisected back.
+        assert!(curve.iter().any(|p| !p.within_limit));
+        assert!(curve.iter().any(|p| p.detail.phase == "bisect"));
+        assert_eq!(t.params.get("prefilled").map(String::as_str), Some("true"));
+        assert_eq!(t.params.get("direct").map(String::as_str), Some("true"));
+    }
+
+    // Independent reads and writes on two targets at once, limit on the worst stream:
+    // IOPS add up (C + C on the first, 2C + 2C on the second); the first target's reads
+    // (depth / 2 each way) decide: depth/2 / C <= L -> depth 10.
+    let doc = sweep(&[
+        "--target",
+        &dev,
+        "--target",
+        &dev2,
+        "--allow-destroy",
+        &dev,
+        "--allow-destroy",
+        &dev2,
+        "--rw",
+        "mixed",
+    ]);
+    let t = &doc.tests[0];
+    let a = t.answer.as_ref().expect("an answer");
+    assert_eq!(a.detail.aggregate, "max");
+    assert!(
+        (a.iops - 6.0 * C).abs() <= 0.6 * C,
+        "{} IOPS, caps add to {}",
+        a.iops,
+        6.0 * C
+    );
+    assert!((9..=11).contains(&a.iodepth), "depth {}", a.iodepth);
+    assert_eq!(a.detail.total_iodepth, 2 * a.iodepth);
+    let p = t
+        .curve
+        .as_ref()
+        .unwrap()
+        .iter()
+        .find(|p| p.iodepth == a.iodepth)
+        .unwrap();
+    assert_eq!(p.detail.streams.len(), 4);
+    let worst = p.detail.lat_over_streams_max.as_ref().unwrap();
+    let all = p.detail.lat_over_streams_mean.as_ref().unwrap();
+    assert_eq!(worst.mean_ns, p.lat_mean_ns);
+    assert!(all.mean_ns < worst.mean_ns);
+    drop(cg);
+    drop(lo);
+    drop(lo2);
+}

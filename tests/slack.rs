@@ -1,0 +1,291 @@
+//! `iolab slack` against real file systems: a deterministic tree is scanned, copied onto
+//! scratch ext4 (1 KiB, 4 KiB, bigalloc 16 KiB, inline_data), xfs (1 KiB, 4 KiB), ntfs-3g
+//! (1 KiB, 4 KiB), exFAT and FAT32, and the predicted allocation must match st_blocks and
+//! the df delta within 2 %. Root only; skips loudly otherwise.
+
+#[path = "slack_support/mod.rs"]
+mod support;
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use iolab::analysis::slack::rules::{FileAlloc, FsRules};
+use iolab::analysis::slack::utf16_len;
+use iolab::fs::scratch::scratch_or_skip;
+use iolab::model::slack::UnitRow;
+use support::slack_json;
+
+/// Deterministic sizes and names: tiny (incl. empty and around the NTFS/ext4 inline
+/// thresholds), small, medium and a few large files in 40 directories.
+fn make_tree(root: &Path, files: usize) {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    for d in 0..40 {
+        std::fs::create_dir_all(root.join(format!("dir{d:02}"))).unwrap();
+    }
+    let data = vec![0x5Au8; 512 << 10];
+    for i in 0..files {
+        let r = next();
+        let size = match r % 100 {
+            0..=2 => 0,
+            3..=24 => r as usize % 1000,
+            25..=64 => 1000 + (r >> 8) as usize % 15_000,
+            65..=94 => 16_000 + (r >> 8) as usize % 80_000,
+            _ => 96_000 + (r >> 8) as usize % 300_000,
+        };
+        let name_len = 4 + (r >> 40) as usize % 36;
+        let name: String = format!("f{i:05}{}", "n".repeat(name_len))
+            .chars()
+            .take(name_len.max(6))
+            .collect();
+        let path = root.join(format!("dir{:02}", i % 40)).join(name);
+        std::fs::write(path, &data[..size]).unwrap();
+    }
+}
+
+fn copy_tree(src: &Path, dst: &Path) {
+    std::fs::create_dir(dst).unwrap();
+    for e in std::fs::read_dir(src).unwrap() {
+        let e = e.unwrap();
+        let to = dst.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &to);
+        } else {
+            std::fs::write(&to, std::fs::read(e.path()).unwrap()).unwrap();
+        }
+    }
+}
+
+/// (sum of st_blocks x 512 of regular files, the files' (size, name length, blocks)).
+fn st_blocks(root: &Path, acc: &mut Vec<(u64, u64, u64)>) -> u64 {
+    let mut sum = 0;
+    for e in std::fs::read_dir(root).unwrap() {
+        let e = e.unwrap();
+        let md = std::fs::symlink_metadata(e.path()).unwrap();
+        if md.is_dir() {
+            sum += st_blocks(&e.path(), acc);
+        } else {
+            sum += md.blocks() * 512;
+            acc.push((md.len(), utf16_len(&e.file_name()), md.blocks() * 512));
+        }
+    }
+    sum
+}
+
+fn bytes_used(mnt: &Path) -> u64 {
+    let st = nix::sys::statvfs::statvfs(mnt).unwrap();
+    (st.blocks() - st.blocks_free()) as u64 * st.fragment_size() as u64
+}
+
+fn within(what: &str, predicted: u64, actual: u64, pct: f64) {
+    let diff = (predicted as f64 - actual as f64) / actual as f64 * 100.0;
+    eprintln!("  {what}: predicted {predicted}, actual {actual}, {diff:+.2} %");
+    assert!(
+        diff.abs() <= pct,
+        "{what}: predicted {predicted} vs actual {actual} ({diff:+.2} %, limit {pct} %)"
+    );
+}
+
+/// Scan a generated tree, copy it onto `fs_type` made with `mkfs`, compare at `unit`.
+fn validate(test: &str, fs_type: &str, size: u64, mkfs: &[&str], rules_name: &str, unit: u64) {
+    validate_with(test, fs_type, size, mkfs, rules_name, unit, true)
+}
+
+/// `cluster_st_blocks = false`: the driver reports ceil(size / 512) sectors whatever it
+/// allocates (fusefat), so only the df delta can be compared.
+fn validate_with(
+    test: &str,
+    fs_type: &str,
+    size: u64,
+    mkfs: &[&str],
+    rules_name: &str,
+    unit: u64,
+    cluster_st_blocks: bool,
+) {
+    let Some(fs) = scratch_or_skip(test, fs_type, size, mkfs, "") else {
+        return;
+    };
+    let src = tempfile::tempdir().unwrap();
+    make_tree(src.path(), 1500);
+    let r = slack_json(&[src.path().to_str().unwrap(), "--fs", rules_name]);
+    let row: &UnitRow = r.units.iter().find(|u| u.unit_bytes == unit).unwrap();
+    assert!(row.supported, "{rules_name} at {unit}: {:?}", row.note);
+
+    let mnt = fs.path().to_path_buf();
+    nix::unistd::sync();
+    let before = bytes_used(&mnt);
+    let dst: PathBuf = mnt.join("t");
+    copy_tree(src.path(), &dst);
+    nix::unistd::sync();
+    let after = bytes_used(&mnt);
+
+    let mut files = Vec::new();
+    let reported = st_blocks(&dst, &mut files);
+    assert_eq!(files.len() as u64, r.scan.files);
+    // Resident files report ceil(size / 512) sectors while holding no cluster: add that
+    // convention to the prediction, and check each file's side of the threshold.
+    let rules = FsRules::parse(rules_name, None, None, None).unwrap();
+    let mut resident_report = 0;
+    for &(size, name_len, blocks) in &files {
+        if !cluster_st_blocks {
+            continue;
+        }
+        if rules.file(size, name_len, unit) == FileAlloc::Resident {
+            resident_report += size.div_ceil(512) * 512;
+            assert!(
+                blocks < unit || unit <= 1024,
+                "{size} B resident but {blocks} B"
+            );
+        } else if size > 0 {
+            assert_eq!(
+                blocks,
+                size.div_ceil(unit) * unit,
+                "{size} B, name {name_len}"
+            );
+        }
+    }
+    eprintln!(
+        "{test}: {} files, {} dirs, unit {unit}, {} resident",
+        r.scan.files, r.scan.dirs, row.resident_files
+    );
+    if cluster_st_blocks {
+        within(
+            "st_blocks of files",
+            row.file_allocated_bytes + resident_report,
+            reported,
+            2.0,
+        );
+    }
+    within(
+        "df delta (files + dirs + metadata)",
+        row.allocated_bytes + row.metadata_bytes,
+        after - before,
+        2.0,
+    );
+}
+
+#[test]
+fn ext4_1k_matches_prediction() {
+    validate(
+        "ext4_1k_matches_prediction",
+        "ext4",
+        256 << 20,
+        &["-b", "1024"],
+        "ext4",
+        1024,
+    );
+}
+
+#[test]
+fn ext4_4k_matches_prediction() {
+    validate(
+        "ext4_4k_matches_prediction",
+        "ext4",
+        256 << 20,
+        &["-b", "4096"],
+        "ext4",
+        4096,
+    );
+}
+
+#[test]
+fn ext4_bigalloc_matches_prediction() {
+    validate(
+        "ext4_bigalloc_matches_prediction",
+        "ext4",
+        256 << 20,
+        &["-b", "4096", "-O", "bigalloc", "-C", "16384"],
+        "ext4",
+        16384,
+    );
+}
+
+#[test]
+fn xfs_1k_matches_prediction() {
+    validate(
+        "xfs_1k_matches_prediction",
+        "xfs",
+        320 << 20,
+        &["-b", "size=1024"],
+        "xfs",
+        1024,
+    );
+}
+
+#[test]
+fn xfs_4k_matches_prediction() {
+    validate(
+        "xfs_4k_matches_prediction",
+        "xfs",
+        320 << 20,
+        &["-b", "size=4096"],
+        "xfs",
+        4096,
+    );
+}
+
+#[test]
+fn ntfs_1k_matches_prediction() {
+    validate(
+        "ntfs_1k_matches_prediction",
+        "ntfs",
+        256 << 20,
+        &["-c", "1024"],
+        "ntfs-3g",
+        1024,
+    );
+}
+
+#[test]
+fn ntfs_4k_matches_prediction() {
+    validate(
+        "ntfs_4k_matches_prediction",
+        "ntfs",
+        256 << 20,
+        &["-c", "4096"],
+        "ntfs-3g",
+        4096,
+    );
+}
+
+#[test]
+fn ext4_inline_data_matches_prediction() {
+    validate(
+        "ext4_inline_data_matches_prediction",
+        "ext4",
+        256 << 20,
+        &["-b", "4096", "-I", "256", "-O", "inline_data"],
+        "ext4-inline",
+        4096,
+    );
+}
+
+#[test]
+fn exfat_matches_prediction() {
+    validate(
+        "exfat_matches_prediction",
+        "exfat",
+        256 << 20,
+        &["-c", "4096"],
+        "exfat",
+        4096,
+    );
+}
+
+#[test]
+fn fat32_matches_prediction() {
+    validate_with(
+        "fat32_matches_prediction",
+        "fat32",
+        512 << 20,
+        &["-s", "8"],
+        "fat32",
+        4096,
+        false,
+    );
+}
