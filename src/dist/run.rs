@@ -44,7 +44,31 @@ struct Setup {
     dir: RankDir,
 }
 
-fn setup(args: &RunArgs, rank: u32) -> Result<Setup> {
+/// The default test file size of each rank: iolab's default, but the ranks together leave
+/// 10 % of the free space (on a shared file system they all take from the same space).
+fn default_size(target: &Path, ranks: u32, rank: u32) -> Result<u64> {
+    let free = crate::config::free_space(target).unwrap_or(u64::MAX);
+    let cap = (free / 10 * 9 / ranks.max(1) as u64) & !((1u64 << 20) - 1);
+    if cap == 0 {
+        return Err(crate::usage!(
+            "not enough free space on {} for {ranks} ranks' test files",
+            target.display()
+        ));
+    }
+    if cap < crate::config::DEFAULT_SIZE {
+        if rank == 0 {
+            eprintln!(
+                "iolab: test file size per rank clamped to {} ({ranks} ranks share 90 % of the free space on {})",
+                crate::units::fmt_size_iec(cap),
+                target.display()
+            );
+        }
+        return Ok(cap);
+    }
+    Ok(crate::config::DEFAULT_SIZE)
+}
+
+fn setup(args: &RunArgs, rank: u32, ranks: u32) -> Result<Setup> {
     // Every flag is checked on the target as given before anything is created.
     RunConfig::from_args(args)?;
     if classify(&args.target).ok() != Some(TargetKind::Directory) {
@@ -64,6 +88,9 @@ fn setup(args: &RunArgs, rank: u32) -> Result<Setup> {
     let dir = RankDir { path, created };
     let mut rank_args = args.clone();
     rank_args.target = dir.path.clone();
+    if args.size.is_none() {
+        rank_args.size = Some(default_size(&args.target, ranks, rank)?);
+    }
     let cfg = RunConfig::from_args(&rank_args)?;
     let lock = crate::runner::lock::TargetLock::acquire(&dir.path)?;
     let sink = if rank == 0 {
@@ -105,7 +132,7 @@ pub fn execute(args: &RunArgs, argv: Vec<String>) -> Result<i32> {
     let world = universe.world();
     let rank = world.rank() as u32;
 
-    let prepared = setup(args, rank);
+    let prepared = setup(args, rank, world.size() as u32);
     if !all_ok(&world, prepared.is_ok()) {
         return match prepared {
             Err(e) => Err(e.context(format!("rank {rank}"))),
