@@ -3,8 +3,16 @@
 //! add up; latency histograms are merged exactly (HDR `+=`), never averaged percentiles.
 //! Pure functions: no MPI here, so the plain build tests them.
 
+use crate::dist::ClockOffset;
 use crate::model::dist::{DistRun, RankWindow};
-use crate::model::{CpuUsage, IntervalPoint, RunResult, Summary, TestResult};
+use crate::model::{CpuUsage, IntervalPoint, RunResult, Summary, TestResult, Warning};
+
+/// A straggler spread above this (median over runs) is a warning.
+const STRAGGLER_WARN_PCT: f64 = 25.0;
+
+/// Ranks starting further apart than this share of the window (median over runs) is a
+/// warning.
+const START_SKEW_WARN_PCT: f64 = 5.0;
 use crate::stats::hist::LatencyHistogram;
 
 /// One rank's result of one run, with its measured window on rank 0's clock (ns).
@@ -167,6 +175,78 @@ pub fn add_dist_summaries(test: &mut TestResult) {
     add("lat_mean_ns_host_max", lat_max);
 }
 
+/// The straggler, start-skew and clock warnings of one aggregated test (`hosts`: rank and
+/// host name; `offsets`: index = rank).
+pub fn dist_warnings(
+    total: &TestResult,
+    hosts: &[(u32, &str)],
+    offsets: &[ClockOffset],
+) -> Vec<Warning> {
+    let mut out = Vec::new();
+    let host = |r: u32| {
+        hosts
+            .iter()
+            .find(|(k, _)| *k == r)
+            .map(|(_, h)| *h)
+            .unwrap_or("?")
+    };
+    if let Some(s) = total.summary.get("straggler_spread_pct")
+        && s.median > STRAGGLER_WARN_PCT
+        && let Some(d) = total.runs.iter().rev().find_map(|r| r.dist.as_ref())
+    {
+        out.push(Warning {
+            code: "straggler".into(),
+            message: format!(
+                "rank {} ({}) ran {:.1} % below rank {} ({}) (median over runs): the totals are those of uneven clients; check that host's network, mount options and load",
+                d.slowest_rank,
+                host(d.slowest_rank),
+                s.median,
+                d.fastest_rank,
+                host(d.fastest_rank)
+            ),
+            test: Some(total.name.clone()),
+        });
+    }
+    let skews: Vec<f64> = total
+        .runs
+        .iter()
+        .filter_map(|r| {
+            let d = r.dist.as_ref()?;
+            Some(100.0 * d.start_skew_ns as f64 / r.elapsed_ns.max(1) as f64)
+        })
+        .collect();
+    if !skews.is_empty() && crate::stats::summary::median(&skews) > START_SKEW_WARN_PCT {
+        out.push(Warning {
+            code: "start-skew".into(),
+            message: format!(
+                "the ranks started their measured windows {:.1} % of the window apart (median over runs): the common window includes time when not every rank was running, so the totals are low; use a longer --duration",
+                crate::stats::summary::median(&skews)
+            ),
+            test: Some(total.name.clone()),
+        });
+    }
+    let shortest = total.runs.iter().map(|r| r.elapsed_ns).min().unwrap_or(0);
+    if let Some((rank, o)) = offsets
+        .iter()
+        .enumerate()
+        .max_by_key(|(_, o)| o.offset_ns.unsigned_abs())
+        && shortest > 0
+        && o.offset_ns.unsigned_abs() as f64 > 0.01 * shortest as f64
+    {
+        out.push(Warning {
+            code: "clock-offset".into(),
+            message: format!(
+                "rank {rank}'s clock is {} off rank 0's (ping-pong estimate, good to ±{}), more than 1 % of a {} run: the windows were corrected by the estimate; synchronize the clocks (chrony/NTP) so the figures do not depend on it",
+                crate::units::fmt_ns(o.offset_ns.unsigned_abs() as f64),
+                crate::units::fmt_ns(o.rtt_ns as f64 / 2.0),
+                crate::units::fmt_ns(shortest as f64)
+            ),
+            test: Some(total.name.clone()),
+        });
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -250,5 +330,71 @@ mod tests {
             stonewalled: false,
         }];
         assert!(aggregate_run(&r).unwrap_err().contains("rank 3"));
+    }
+
+    fn total_with(spread: f64, start_skew_ns: u64, elapsed_ns: u64) -> TestResult {
+        let mut t = TestResult {
+            name: "T".into(),
+            runs: vec![RunResult {
+                elapsed_ns,
+                dist: Some(DistRun {
+                    ranks: 2,
+                    start_skew_ns,
+                    fastest_rank: 0,
+                    slowest_rank: 1,
+                    straggler_spread_pct: spread,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        add_dist_summaries(&mut t);
+        t
+    }
+
+    fn codes(w: &[Warning]) -> Vec<&str> {
+        w.iter().map(|w| w.code.as_str()).collect()
+    }
+
+    #[test]
+    fn even_ranks_in_step_with_close_clocks_give_no_warning() {
+        let t = total_with(10.0, 1_000_000, 1_000_000_000);
+        let offsets = [ClockOffset::default(); 2];
+        assert!(dist_warnings(&t, &[(0, "a"), (1, "b")], &offsets).is_empty());
+    }
+
+    #[test]
+    fn stragglers_skew_and_clock_offsets_are_warned() {
+        let t = total_with(60.0, 100_000_000, 1_000_000_000);
+        let offsets = [
+            ClockOffset::default(),
+            ClockOffset {
+                offset_ns: -20_000_000,
+                rtt_ns: 100_000,
+            },
+        ];
+        let w = dist_warnings(&t, &[(0, "fast"), (1, "slow")], &offsets);
+        assert_eq!(codes(&w), vec!["straggler", "start-skew", "clock-offset"]);
+        assert!(
+            w[0].message
+                .contains("rank 1 (slow) ran 60.0 % below rank 0 (fast)")
+        );
+        assert!(w[1].message.contains("10.0 %"), "{}", w[1].message);
+        assert!(
+            w[2].message.contains("rank 1's clock is 20.0"),
+            "{}",
+            w[2].message
+        );
+        // 1 % of a 1 s run is 10 ms: 9 ms is fine.
+        let offsets = [
+            ClockOffset::default(),
+            ClockOffset {
+                offset_ns: 9_000_000,
+                rtt_ns: 100_000,
+            },
+        ];
+        let t = total_with(0.0, 0, 1_000_000_000);
+        assert!(dist_warnings(&t, &[(0, "a"), (1, "b")], &offsets).is_empty());
     }
 }

@@ -6,6 +6,8 @@
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
+use crate::dist::ClockOffset;
+
 /// Round trips per rank; the shortest one is used.
 pub const ROUNDS: u32 = 16;
 
@@ -19,15 +21,6 @@ pub fn now_ns() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as i64)
         .unwrap_or(0)
-}
-
-/// One rank's clock against rank 0's.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ClockOffset {
-    /// This rank's clock minus rank 0's.
-    pub offset_ns: i64,
-    /// The round trip the estimate came from; the estimate is good to half of it.
-    pub rtt_ns: i64,
 }
 
 /// Collective: on rank 0, the offset of every rank (index = rank; rank 0's is zero); an

@@ -12,8 +12,9 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use serde::{Deserialize, Serialize};
 
-use crate::dist::aggregate::{RankRun, add_dist_summaries, aggregate_run};
-use crate::dist::clock::{ClockOffset, now_ns};
+use crate::dist::ClockOffset;
+use crate::dist::aggregate::{RankRun, add_dist_summaries, aggregate_run, dist_warnings};
+use crate::dist::clock::now_ns;
 use crate::model::{HostResult, ResultDoc, ResultSink, RunResult, TestResult, Warning};
 use crate::runner::repeat::summarize_test;
 
@@ -25,13 +26,6 @@ const TAG_TEST: i32 = 0x1c21;
 /// How often the command thread looks for another rank's "finished" during a size-based run
 /// (the stonewall reacts within this plus the message latency).
 const POLL: std::time::Duration = std::time::Duration::from_millis(2);
-
-/// Ranks starting further apart than this share of the window (median over runs) is a
-/// warning.
-const START_SKEW_WARN_PCT: f64 = 5.0;
-
-/// A straggler spread above this (median over runs) is a warning.
-const STRAGGLER_WARN_PCT: f64 = 25.0;
 
 /// One rank's measured window of one run, on its own clock.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
@@ -158,7 +152,8 @@ impl<'a> DistHooks<'a> {
                 }
             }
         }
-        for w in dist_warnings(&total, &all, &c.offsets) {
+        let names: Vec<(u32, &str)> = all.iter().map(|m| (m.rank, m.hostname.as_str())).collect();
+        for w in dist_warnings(&total, &names, &c.offsets) {
             doc.warn(w);
         }
         if doc.hosts.is_empty() {
@@ -178,72 +173,6 @@ impl<'a> DistHooks<'a> {
         doc.tests.push(total);
         c.sink.save(&doc)
     }
-}
-
-/// The straggler and the clock warnings of one aggregated test.
-fn dist_warnings(total: &TestResult, all: &[RankTest], offsets: &[ClockOffset]) -> Vec<Warning> {
-    let mut out = Vec::new();
-    let host = |r: u32| {
-        all.iter()
-            .find(|m| m.rank == r)
-            .map(|m| m.hostname.clone())
-            .unwrap_or_default()
-    };
-    if let Some(s) = total.summary.get("straggler_spread_pct")
-        && s.median > STRAGGLER_WARN_PCT
-        && let Some(d) = total.runs.iter().rev().find_map(|r| r.dist.as_ref())
-    {
-        out.push(Warning {
-            code: "straggler".into(),
-            message: format!(
-                "rank {} ({}) ran {:.1} % below rank {} ({}) (median over runs): the totals are those of uneven clients; check that host's network, mount options and load",
-                d.slowest_rank,
-                host(d.slowest_rank),
-                s.median,
-                d.fastest_rank,
-                host(d.fastest_rank)
-            ),
-            test: Some(total.name.clone()),
-        });
-    }
-    let skews: Vec<f64> = total
-        .runs
-        .iter()
-        .filter_map(|r| {
-            let d = r.dist.as_ref()?;
-            Some(100.0 * d.start_skew_ns as f64 / r.elapsed_ns.max(1) as f64)
-        })
-        .collect();
-    if !skews.is_empty() && crate::stats::summary::median(&skews) > START_SKEW_WARN_PCT {
-        out.push(Warning {
-            code: "start-skew".into(),
-            message: format!(
-                "the ranks started their measured windows {:.1} % of the window apart (median over runs): the common window includes time when not every rank was running, so the totals are low; use a longer --duration",
-                crate::stats::summary::median(&skews)
-            ),
-            test: Some(total.name.clone()),
-        });
-    }
-    let shortest = total.runs.iter().map(|r| r.elapsed_ns).min().unwrap_or(0);
-    if let Some((rank, o)) = offsets
-        .iter()
-        .enumerate()
-        .max_by_key(|(_, o)| o.offset_ns.unsigned_abs())
-        && shortest > 0
-        && o.offset_ns.unsigned_abs() as f64 > 0.01 * shortest as f64
-    {
-        out.push(Warning {
-            code: "clock-offset".into(),
-            message: format!(
-                "rank {rank}'s clock is {} off rank 0's (ping-pong estimate, good to ±{}), more than 1 % of a {} run: the windows were corrected by the estimate; synchronize the clocks (chrony/NTP) so the figures do not depend on it",
-                crate::units::fmt_ns(o.offset_ns.unsigned_abs() as f64),
-                crate::units::fmt_ns(o.rtt_ns as f64 / 2.0),
-                crate::units::fmt_ns(shortest as f64)
-            ),
-            test: Some(total.name.clone()),
-        });
-    }
-    out
 }
 
 impl crate::runner::RunHooks for DistHooks<'_> {

@@ -16,6 +16,15 @@ pub mod hooks;
 #[cfg(feature = "mpi")]
 pub mod run;
 
+/// One rank's clock against rank 0's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClockOffset {
+    /// This rank's clock minus rank 0's.
+    pub offset_ns: i64,
+    /// The round trip the estimate came from; the estimate is good to half of it.
+    pub rtt_ns: i64,
+}
+
 /// This process's place in a parallel launch, as the launcher's environment tells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Launch {
