@@ -209,6 +209,40 @@ fn a_subcommand_that_is_not_distributed_refuses_clearly() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
+#[test]
+fn a_rank_that_cannot_start_stops_every_rank_before_anything_is_created() {
+    if !mpirun_or_skip("a_rank_that_cannot_start_stops_every_rank_before_anything_is_created") {
+        return;
+    }
+    let target = tempfile::tempdir().unwrap();
+    let blocker = tempfile::NamedTempFile::new().unwrap();
+    // Rank 0 cannot create its result directory (a file is in the way); rank 1 could start.
+    let bad_output = blocker.path().join("out");
+    let res = mpirun(&[
+        "-np",
+        "2",
+        IOLAB,
+        "run",
+        "-t",
+        target.path().to_str().unwrap(),
+        "--duration",
+        "200ms",
+        "--size",
+        "8M",
+        "--output",
+        bad_output.to_str().unwrap(),
+    ]);
+    assert!(!res.status.success());
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert!(err.contains("cannot create the output directory"), "{err}");
+    assert!(err.contains("another rank could not start"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(target.path())
+        .unwrap()
+        .flatten()
+        .collect();
+    assert!(left.is_empty(), "left in the target: {left:?}");
+}
+
 /// A blkio v1 cgroup that caps one device's read IOPS; removed on drop.
 struct ReadCap {
     dir: PathBuf,
