@@ -134,6 +134,14 @@ pub fn execute(args: &RunArgs, argv: Vec<String>) -> Result<i32> {
 
     let prepared = setup(args, rank, world.size() as u32);
     if !all_ok(&world, prepared.is_ok()) {
+        // Give back the result file name rank 0 claimed: nothing was measured.
+        if let Ok(Setup {
+            sink: ResultSink { path: Some(p) },
+            ..
+        }) = &prepared
+        {
+            let _ = std::fs::remove_file(p);
+        }
         return match prepared {
             Err(e) => Err(e.context(format!("rank {rank}"))),
             Ok(_) => Err(crate::usage!(
