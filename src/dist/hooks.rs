@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::dist::ClockOffset;
 use crate::dist::aggregate::{RankRun, add_dist_summaries, aggregate_run, dist_warnings};
-use crate::dist::clock::now_ns;
+use crate::dist::clock::{measure_offsets, now_ns};
 use crate::model::{HostResult, ResultDoc, ResultSink, RunResult, TestResult, Warning};
 use crate::runner::repeat::summarize_test;
 
@@ -57,8 +57,8 @@ struct State {
 pub struct Collector<'a> {
     pub doc: RefCell<ResultDoc>,
     pub sink: &'a ResultSink,
-    /// Every rank's clock minus rank 0's (index = rank).
-    pub offsets: Vec<ClockOffset>,
+    /// Every rank's clock minus rank 0's (index = rank), as last estimated.
+    pub offsets: RefCell<Vec<ClockOffset>>,
 }
 
 pub struct DistHooks<'a> {
@@ -92,7 +92,14 @@ impl<'a> DistHooks<'a> {
     }
 
     /// Rank 0: one test of every rank -> the test's totals, host rows, warnings; saved.
-    fn collect(&self, c: &Collector, all: Vec<RankTest>) -> Result<()> {
+    /// `offsets`: the clock offsets for this test's windows; `latest`: the newest estimate.
+    fn collect(
+        &self,
+        c: &Collector,
+        all: Vec<RankTest>,
+        offsets: &[ClockOffset],
+        latest: &[ClockOffset],
+    ) -> Result<()> {
         let mut doc = c.doc.borrow_mut();
         let base = &all[0].test;
         let mut total = TestResult {
@@ -116,7 +123,7 @@ impl<'a> DistHooks<'a> {
             let ranks: Vec<RankRun> = all
                 .iter()
                 .map(|m| {
-                    let off = c.offsets.get(m.rank as usize).map_or(0, |o| o.offset_ns);
+                    let off = offsets.get(m.rank as usize).map_or(0, |o| o.offset_ns);
                     let w = m.windows[j];
                     RankRun {
                         rank: m.rank,
@@ -153,7 +160,7 @@ impl<'a> DistHooks<'a> {
             }
         }
         let names: Vec<(u32, &str)> = all.iter().map(|m| (m.rank, m.hostname.as_str())).collect();
-        for w in dist_warnings(&total, &names, &c.offsets) {
+        for w in dist_warnings(&total, &names, offsets) {
             doc.warn(w);
         }
         if doc.hosts.is_empty() {
@@ -163,12 +170,13 @@ impl<'a> DistHooks<'a> {
                     rank: m.rank,
                     hostname: m.hostname.clone(),
                     tests: Vec::new(),
-                    clock_offset_ns: c.offsets.get(m.rank as usize).map(|o| o.offset_ns),
+                    clock_offset_ns: None,
                 })
                 .collect();
         }
         for (h, m) in doc.hosts.iter_mut().zip(all) {
             h.tests.push(m.test);
+            h.clock_offset_ns = latest.get(h.rank as usize).map(|o| o.offset_ns);
         }
         doc.tests.push(total);
         c.sink.save(&doc)
@@ -258,6 +266,9 @@ impl crate::runner::RunHooks for DistHooks<'_> {
     }
 
     fn after_test(&self, test: &TestResult, warnings: &[Warning]) -> Result<()> {
+        // Clocks drift: estimate again after each test, and correct the test's windows with
+        // the mean of the estimates before and after it.
+        let latest = measure_offsets(self.world);
         let msg = RankTest {
             rank: self.rank,
             hostname: self.hostname.clone(),
@@ -280,6 +291,12 @@ impl crate::runner::RunHooks for DistHooks<'_> {
                 .receive_vec_with_tag::<u8>(TAG_TEST);
             all.push(serde_json::from_slice(&bytes)?);
         }
-        self.collect(c, all)
+        let before = c.offsets.replace(latest.clone());
+        let used: Vec<ClockOffset> = before
+            .iter()
+            .zip(&latest)
+            .map(|(b, a)| ClockOffset::midpoint(b, a))
+            .collect();
+        self.collect(c, all, &used, &latest)
     }
 }

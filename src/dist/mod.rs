@@ -25,6 +25,17 @@ pub struct ClockOffset {
     pub rtt_ns: i64,
 }
 
+impl ClockOffset {
+    /// The estimate halfway between two (a clock drifting linearly), good to the worse of
+    /// the two round trips.
+    pub fn midpoint(a: &ClockOffset, b: &ClockOffset) -> ClockOffset {
+        ClockOffset {
+            offset_ns: a.offset_ns + (b.offset_ns - a.offset_ns) / 2,
+            rtt_ns: a.rtt_ns.max(b.rtt_ns),
+        }
+    }
+}
+
 /// This process's place in a parallel launch, as the launcher's environment tells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Launch {
@@ -99,6 +110,25 @@ mod tests {
                 .find(|(n, _)| *n == k)
                 .map(|(_, v)| v.to_string())
         }
+    }
+
+    #[test]
+    fn clock_midpoint() {
+        let a = ClockOffset {
+            offset_ns: -1000,
+            rtt_ns: 50,
+        };
+        let b = ClockOffset {
+            offset_ns: 3000,
+            rtt_ns: 80,
+        };
+        assert_eq!(
+            ClockOffset::midpoint(&a, &b),
+            ClockOffset {
+                offset_ns: 1000,
+                rtt_ns: 80
+            }
+        );
     }
 
     #[test]

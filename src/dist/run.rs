@@ -167,7 +167,7 @@ pub fn execute(args: &RunArgs, argv: Vec<String>) -> Result<i32> {
         Collector {
             doc: ResultDoc::new("run", argv.clone(), env).into(),
             sink: &s.sink,
-            offsets,
+            offsets: offsets.into(),
         }
     });
     let hooks = DistHooks::new(&world, hostname.clone(), collector);
