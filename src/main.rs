@@ -10,6 +10,7 @@ fn main() {
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     let cli = Cli::parse();
+    iolab::fs::state::report_stale_cleanup();
     let code = match iolab::app::run(cli, argv) {
         Ok(code) => code,
         Err(e) => {

@@ -1,9 +1,86 @@
 //! `iolab matrix` arguments.
 
-use clap::Args;
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use crate::units::size_arg;
+
+/// Built-in experiments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Study {
+    /// Seed 000's Table 1: seconds per portion of files of 1 B, cluster+1 B, 512 B...64 KiB
+    /// and one big file, for every allocation unit of each file system that has several.
+    Cluster,
+    /// Seed 002: every available file system with default options, the data-set copy
+    /// workload when it exists, else small files and `iolab run`.
+    LinuxFs,
+}
 
 #[derive(Debug, Clone, Args)]
 pub struct MatrixArgs {
+    /// File systems, comma-separated: ext2, ext3, ext4, xfs, btrfs, f2fs, jfs, nilfs2,
+    /// reiserfs, vfat (fat32), exfat, ntfs, hfsplus, tmpfs; `all` = every known type.
+    /// Types this machine cannot make or mount become "skipped" rows.
+    #[arg(long, value_name = "LIST")]
+    pub fs: Option<String>,
+
+    /// Allocation units (cluster/block sizes), comma-separated: 512,1K,...,64K, or `default`
+    /// for the tool's choice. A file system that cannot take a value is an error.
+    #[arg(long, value_name = "LIST")]
+    pub cluster: Option<String>,
+
+    /// Mount-option sets, separated by `;` or given several times; each set is comma-joined
+    /// options for `mount -o` (e.g. `--mount-opts relatime --mount-opts noatime`). `default`
+    /// or an empty set = no options.
+    #[arg(long, value_name = "OPTS")]
+    pub mount_opts: Vec<String>,
+
+    /// Workload reference `FAMILY[:KEY=VALUE...]`, repeatable: `run:preset=real:duration=2s`,
+    /// `files:sizes=1,4K,cluster+1`, `copy:dataset=media-mix`, `trace:name=office`.
+    /// Default: `run:preset=real:duration=5s:repeat=1`.
+    #[arg(long, value_name = "REF")]
+    pub workload: Vec<String>,
+
+    /// A built-in study instead of --workload.
+    #[arg(long, value_enum)]
+    pub study: Option<Study>,
+
+    /// With --study cluster: Belov's full counts (10,000 files x 20 portions x 16 passes).
+    #[arg(long)]
+    pub full: bool,
+
+    /// Runs per configuration (--repeat), each on a freshly made file system.
+    #[command(flatten)]
+    pub repeat: super::run::RepeatArgs,
+
+    /// Where image files go (iolab makes its own subdirectory there). Default: a temporary
+    /// directory on the file system of the current directory.
+    #[arg(long, value_name = "DIR", conflicts_with = "device")]
+    pub image_dir: Option<PathBuf>,
+
+    /// Size of each image file [default: 4GiB, clamped to the free space].
+    #[arg(long, value_parser = size_arg, value_name = "SIZE", conflicts_with = "device")]
+    pub image_size: Option<u64>,
+
+    /// Format this block device or partition for every configuration instead of images
+    /// (needs --allow-destroy with the same name; refused if it is mounted or in use).
+    #[arg(long, value_name = "DEVICE")]
+    pub device: Option<PathBuf>,
+
+    /// Confirms that everything on --device may be destroyed.
+    #[arg(long, value_name = "DEVICE")]
+    pub allow_destroy: Option<PathBuf>,
+
+    /// Keep the image files (debugging); their paths are printed.
+    #[arg(long)]
+    pub keep_image: bool,
+
+    /// Measure only setup and teardown (mkfs, mount, umount, detach) per configuration,
+    /// without a workload (for docs/PERFORMANCE.md).
+    #[arg(long, hide = true)]
+    pub setup_only: bool,
+
     #[command(flatten)]
     pub out: super::OutputArgs,
 }

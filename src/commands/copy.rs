@@ -1,7 +1,211 @@
-//! `iolab copy`.
+//! `iolab copy`: options -> config (all checks before anything is created) -> result file
+//! -> data set into RAM -> phases x repeats (saved after every phase) -> table.
+
+use anyhow::{Context, Result};
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 
 use crate::cli::copy::CopyArgs;
+use crate::model::{ResultDoc, ResultSink, TestResult};
+use crate::runner::{ProgressMode, RunContext};
+use crate::units::{fmt_mb_per_s, fmt_size_iec, fmt_thousands};
+use crate::workload::copy::{CopyConfig, dataset, phases};
 
-pub fn execute(_args: &CopyArgs, _argv: Vec<String>) -> anyhow::Result<i32> {
-    super::not_yet("copy")
+pub fn execute(args: &CopyArgs, argv: Vec<String>) -> Result<i32> {
+    if args.dataset == "list" {
+        print!("{}", list_datasets(args.seed));
+        return Ok(0);
+    }
+    if let Some(dir) = &args.generate {
+        return generate_only(args, dir);
+    }
+    let cfg = CopyConfig::from_args(args)?;
+    let mut ctx = RunContext::new(ProgressMode::detect(cfg.quiet));
+    ctx.seed = cfg.settings.seed;
+    ctx.stop
+        .install()
+        .context("cannot install signal handlers")?;
+    let sink = ResultSink::create(cfg.output.as_deref(), "copy")?;
+    let mut doc = ResultDoc::new(
+        "copy",
+        argv,
+        crate::sysinfo::capture_environment(&cfg.target),
+    );
+    let outcome = phases::run_copy(&cfg, &ctx, &mut doc, &sink);
+    crate::commands::run::finish_doc(&mut doc, &outcome);
+    sink.save(&doc)?;
+    if cfg.json {
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        print!("{}", render_copy_table(&doc));
+        if let Some(p) = &sink.path {
+            eprintln!("results: {}", p.display());
+        }
+    }
+    outcome.map(|_| 0)
+}
+
+/// `--generate DIR`: the data set into a new directory, nothing else.
+fn generate_only(args: &CopyArgs, dir: &std::path::Path) -> Result<i32> {
+    let s = crate::workload::copy::CopySettings::from_args(args)?;
+    if dir.exists() {
+        return Err(crate::usage!(
+            "--generate {}: already exists; give a new directory",
+            dir.display()
+        ));
+    }
+    let parent = match dir.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => std::path::Path::new("."),
+    };
+    let free = crate::config::free_space(parent).unwrap_or(u64::MAX) as f64;
+    let need = dataset::nominal_bytes(&s.dataset, s.scale).unwrap_or(0.0);
+    if need > free {
+        return Err(crate::usage!(
+            "--generate {}: the data set needs {}, only {} free there",
+            dir.display(),
+            fmt_size_iec(need as u64),
+            fmt_size_iec(free as u64)
+        ));
+    }
+    let plan = dataset::plan(&s.dataset, s.seed, s.scale)
+        .ok_or_else(|| crate::usage!("unknown data set '{}'", s.dataset))?;
+    std::fs::create_dir(dir).map_err(|e| crate::usage!("--generate {}: {e}", dir.display()))?;
+    let stop = crate::runner::StopFlag::new();
+    stop.install().context("cannot install signal handlers")?;
+    if let Err(e) = dataset::generate(&plan, dir, s.seed, &stop, &mut |_| {}) {
+        // Leave nothing half-made behind.
+        let _ = std::fs::remove_dir_all(dir);
+        return Err(e);
+    }
+    println!(
+        "{}: {} files, {} directories, {} bytes in {}",
+        plan.name,
+        plan.files.len(),
+        plan.dirs.len(),
+        plan.data_bytes(),
+        dir.display()
+    );
+    Ok(0)
+}
+
+/// `--dataset list`: every data set with its file count and size at scale 1.
+fn list_datasets(seed: u64) -> String {
+    let mut out = String::new();
+    for (name, what) in dataset::DATASETS {
+        if let Some(p) = dataset::plan(name, seed, 1.0) {
+            out.push_str(&format!(
+                "{name:<12} {:>7} files {:>7} dirs {:>14} bytes  {what}\n",
+                fmt_thousands(p.files.len() as f64),
+                fmt_thousands(p.dirs.len() as f64),
+                fmt_thousands(p.data_bytes() as f64)
+            ));
+        }
+    }
+    out
+}
+
+fn median_of(t: &TestResult, key: &str) -> Option<f64> {
+    t.summary.get(key).map(|s| s.median)
+}
+
+/// The table: one row per phase, medians over the runs, space and integrity columns.
+pub fn render_copy_table(doc: &ResultDoc) -> String {
+    let env = &doc.environment;
+    let mut out = format!(
+        "iolab {} copy on {} ({}, {})\n",
+        doc.tool.version, env.target_path, env.fs_type, env.mount_options
+    );
+    let mut table = Table::new();
+    table
+        .load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(vec![
+            "Test", "Files", "Data", "Runs", "Close s", "syncfs s", "MB/s", "±CI %", "files/s",
+            "On disk", "WA", "Verify",
+        ]);
+    let ceiling = doc
+        .tests
+        .iter()
+        .find(|t| t.copy.as_ref().is_some_and(|c| c.phase == "ceiling"))
+        .and_then(|t| median_of(t, "bw_bytes_per_s"));
+    for t in doc.tests.iter().filter(|t| t.family == "copy") {
+        let Some(d) = &t.copy else { continue };
+        let bw = median_of(t, "bw_bytes_per_s");
+        let ci = t.summary.get("bw_bytes_per_s").map(|s| {
+            if s.n < 2 || s.mean == 0.0 {
+                "-".to_string()
+            } else {
+                format!("{:.1}", (s.ci95_high - s.mean) / s.mean * 100.0)
+            }
+        });
+        let last = t.runs.last().and_then(|r| r.copy.as_ref());
+        let space = last.and_then(|c| c.space.as_ref()).map(|s| {
+            if let Some(r) = s.overhead_ratio {
+                format!("{} (x{r:.3})", fmt_size_iec(s.delta_bytes.max(0) as u64))
+            } else if let Some(back) = s.space_returned {
+                if back {
+                    "freed".to_string()
+                } else {
+                    format!(
+                        "{} not freed",
+                        fmt_size_iec(s.not_returned_bytes.unwrap_or(0).max(0) as u64)
+                    )
+                }
+            } else {
+                String::new()
+            }
+        });
+        let wa = t
+            .runs
+            .last()
+            .and_then(|r| r.write_amplification)
+            .map(|w| format!("{w:.2}"));
+        let verify = last.and_then(|c| c.verify.as_ref()).map(|v| {
+            if v.ok {
+                "ok".to_string()
+            } else {
+                format!("{} differ", v.mismatches.len())
+            }
+        });
+        let mut mbs = bw.map(fmt_mb_per_s).unwrap_or_else(|| "-".into());
+        if let (Some(c), Some(b)) = (ceiling, bw)
+            && d.phase != "ceiling"
+            && d.phase != "delete"
+            && c > 0.0
+        {
+            mbs.push_str(&format!(" ({:.0} %)", b / c * 100.0));
+        }
+        let secs = |k: &str| {
+            median_of(t, k)
+                .map(|v| format!("{:.3}", v / 1e9))
+                .unwrap_or_else(|| "-".into())
+        };
+        table.add_row(vec![
+            Cell::new(&t.name),
+            Cell::new(fmt_thousands(d.files as f64)).set_alignment(CellAlignment::Right),
+            Cell::new(fmt_size_iec(d.data_bytes)).set_alignment(CellAlignment::Right),
+            Cell::new(t.runs.len()).set_alignment(CellAlignment::Right),
+            Cell::new(secs("close_ns")).set_alignment(CellAlignment::Right),
+            Cell::new(secs("syncfs_ns")).set_alignment(CellAlignment::Right),
+            Cell::new(mbs).set_alignment(CellAlignment::Right),
+            Cell::new(ci.unwrap_or_else(|| "-".into())).set_alignment(CellAlignment::Right),
+            Cell::new(
+                median_of(t, "files_per_s")
+                    .map(fmt_thousands)
+                    .unwrap_or_else(|| "-".into()),
+            )
+            .set_alignment(CellAlignment::Right),
+            Cell::new(space.unwrap_or_default()),
+            Cell::new(wa.unwrap_or_else(|| "-".into())).set_alignment(CellAlignment::Right),
+            Cell::new(verify.unwrap_or_else(|| "-".into())),
+        ]);
+    }
+    out.push_str(&table.to_string());
+    out.push('\n');
+    out.push_str(
+        "MB/s and files/s are durable: data / (time to the last close + the syncfs after it); medians over the runs. (%) = share of the RAM-to-RAM ceiling.\n",
+    );
+    out.push_str(&crate::report::table::render_warnings(doc));
+    out
 }

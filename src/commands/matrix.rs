@@ -1,7 +1,171 @@
-//! `iolab matrix`.
+//! `iolab matrix`: format, mount and compare real file systems, allocation units and mount
+//! options. Plan (all input checked) -> work dir + state file -> mount-option probe ->
+//! every configuration x run on a fresh file system -> result file after every run ->
+//! configuration table and one ranking per workload.
+
+mod device;
+mod exec;
+mod merge;
+mod plan;
+mod study;
+mod table;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
 
 use crate::cli::matrix::MatrixArgs;
+use crate::fs::instance::{FsInstance, Place, SetupError, Spec};
+use crate::fs::state::StateFile;
+use crate::model::{ResultDoc, ResultSink, Warning};
+use crate::runner::{ProgressMode, RunContext};
+use plan::{PlaceReq, Plan};
 
-pub fn execute(_args: &MatrixArgs, _argv: Vec<String>) -> anyhow::Result<i32> {
-    super::not_yet("matrix")
+pub use table::relative_text;
+
+/// The directory holding the state file and mount points (and the images, in image mode).
+fn make_work_dir(place: &PlaceReq) -> Result<(PathBuf, Place)> {
+    let base = match place {
+        PlaceReq::Images { base, .. } => base.clone(),
+        PlaceReq::Device(_) => std::env::temp_dir(),
+    };
+    let dir = tempfile::Builder::new()
+        .prefix("iolab-matrix-")
+        .tempdir_in(&base)
+        .map_err(|e| crate::usage!("cannot create a directory in {}: {e}", base.display()))?
+        .keep();
+    let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
+    let p = match place {
+        PlaceReq::Images { size, .. } => Place::Image {
+            dir: dir.clone(),
+            size: *size,
+        },
+        PlaceReq::Device(d) => Place::Device(d.clone()),
+    };
+    Ok((dir, p))
+}
+
+/// Mount options are only judged by the kernel (or the FUSE helper): try each non-default
+/// set once on a small throw-away image before anything is measured or formatted.
+fn probe_mount_options(plan: &Plan, dir: &Path, state: &StateFile) -> Result<()> {
+    let mut tried: Vec<(&str, &str)> = Vec::new();
+    for cp in &plan.configs {
+        let Ok(method) = &cp.method else { continue };
+        if cp.mount_opts.is_empty() || tried.contains(&(cp.fs.name, cp.mount_opts.as_str())) {
+            continue;
+        }
+        tried.push((cp.fs.name, cp.mount_opts.as_str()));
+        let place = Place::Image {
+            dir: dir.to_path_buf(),
+            size: cp.fs.min_size.max(64 << 20),
+        };
+        let spec = Spec {
+            fs: cp.fs,
+            method,
+            unit: None,
+            mount_opts: &cp.mount_opts,
+            place: &place,
+            tag: &format!("probe-{}", tried.len()),
+            keep_image: false,
+        };
+        match FsInstance::create(&spec, state) {
+            Ok(inst) => drop(inst),
+            Err(SetupError {
+                step: "mount",
+                error,
+            }) => {
+                return Err(crate::usage!(
+                    "--mount-opts '{}' is rejected by {} ({}): {error:#}",
+                    cp.mount_opts,
+                    cp.fs.name,
+                    method.describe()
+                ));
+            }
+            // mkfs trouble is the configuration's own failure, reported in its row.
+            Err(_) => {}
+        }
+    }
+    Ok(())
+}
+
+pub fn execute(args: &MatrixArgs, argv: Vec<String>) -> Result<i32> {
+    let plan = plan::plan(args)?;
+    let ctx = RunContext::new(ProgressMode::detect(args.out.json));
+    ctx.stop
+        .install()
+        .context("cannot install signal handlers")?;
+    let (dir, place) = make_work_dir(&plan.place)?;
+    let state = StateFile::create(&dir, true)
+        .with_context(|| format!("cannot write the state file in {}", dir.display()))?;
+    probe_mount_options(&plan, &dir, &state)?;
+    let sink = ResultSink::create(
+        (!args.out.no_save).then_some(args.out.output.as_path()),
+        "matrix",
+    )?;
+    for n in &plan.notes {
+        eprintln!("iolab: {n}");
+    }
+    let mut doc = ResultDoc::new("matrix", argv, crate::sysinfo::capture_environment(&dir));
+    if plan.repeat.max_runs() < 2 && !plan.workloads.is_empty() {
+        doc.warn(Warning {
+            code: "no-spread".into(),
+            message: "one run (one fresh file system) per configuration: no spread can be given; use --repeat 3".into(),
+            test: None,
+        });
+    }
+    for n in &plan.notes {
+        doc.warn(Warning {
+            code: "matrix-note".into(),
+            message: n.clone(),
+            test: None,
+        });
+    }
+    doc.configurations = plan
+        .configs
+        .iter()
+        .map(|c| exec::initial_row(c, &place))
+        .collect();
+    sink.save(&doc)?;
+    let ex = exec::Exec {
+        plan: &plan,
+        place,
+        state: &state,
+        ctx: &ctx,
+        keep_image: args.keep_image,
+    };
+    let mut outcome = Ok(());
+    for i in 0..plan.configs.len() {
+        if let Err(e) = ex.run_config(i, &mut doc, &sink) {
+            outcome = Err(e);
+            break;
+        }
+    }
+    // Configurations never reached (stopped) say so.
+    if outcome.is_err() {
+        for c in doc.configurations.iter_mut() {
+            if c.status == "ok" && c.runs.is_empty() {
+                c.status = "skipped".into();
+                c.reason = Some("not run: the matrix was stopped".into());
+            }
+        }
+    }
+    super::run::finish_doc(&mut doc, &outcome);
+    sink.save(&doc)?;
+    if args.keep_image {
+        eprintln!("iolab: images kept in {}", dir.display());
+    }
+    drop(ex);
+    state.finish();
+    if args.out.json {
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        let labels: Vec<String> = plan.workloads.iter().map(|w| w.label.clone()).collect();
+        print!("{}", table::render(&doc, &labels));
+        if let Some(p) = &sink.path {
+            eprintln!("results: {}", p.display());
+        }
+    }
+    outcome?;
+    let failed = doc.configurations.iter().any(|c| c.status == "failed");
+    Ok(if failed { 1 } else { 0 })
 }

@@ -2,6 +2,12 @@
 //! mount/umount, FUSE helpers, and guards that always tear down what iolab created.
 
 pub mod command;
+pub mod detect;
 pub mod guard;
+pub mod instance;
 pub mod loopdev;
+pub mod mkfs;
+pub mod mount;
 pub mod scratch;
+pub mod state;
+pub mod types;

@@ -14,20 +14,13 @@ pub enum ScratchError {
     NotRoot(u32),
     #[error("{0} is not installed")]
     MissingTool(String),
+    /// The type cannot be made or mounted here (no driver and no FUSE helper, unknown type).
+    #[error("{0}")]
+    Unavailable(String),
     #[error(transparent)]
     Command(#[from] CommandError),
     #[error("{0}")]
     Io(#[from] std::io::Error),
-}
-
-/// How a file-system type is mounted.
-fn mount_helper(fs_type: &str) -> Option<&'static str> {
-    match fs_type {
-        "ntfs" | "ntfs-3g" => Some("ntfs-3g"),
-        "exfat" if !kernel_has("exfat") => Some("mount.exfat-fuse"),
-        "vfat" | "fat32" if !kernel_has("vfat") => Some("fusefat"),
-        _ => None,
-    }
 }
 
 /// Does the running kernel know this file system (`/proc/filesystems`)?
@@ -95,63 +88,37 @@ impl ScratchFs {
                 _image_dir: None,
             });
         }
-        let mkfs = match fs_type {
-            "fat32" => "mkfs.vfat".to_string(),
-            "ntfs-3g" => "mkfs.ntfs".to_string(),
-            t => format!("mkfs.{t}"),
+        // Program, flags and mount method come from the type table (`fs::types`).
+        let t = crate::fs::types::lookup(fs_type).ok_or_else(|| {
+            ScratchError::Unavailable(format!("unknown file-system type '{fs_type}'"))
+        })?;
+        let mkfs = t.mkfs.unwrap_or("mkfs");
+        if !command::have(mkfs) {
+            return Err(ScratchError::MissingTool(mkfs.into()));
+        }
+        let method = match crate::fs::detect::availability(t) {
+            Ok(m) => m,
+            Err(why) => return Err(ScratchError::Unavailable(why)),
         };
-        if !command::have(&mkfs) {
-            return Err(ScratchError::MissingTool(mkfs));
-        }
-        if let Some(h) = mount_helper(fs_type)
-            && !command::have(h)
-        {
-            return Err(ScratchError::MissingTool(h.into()));
-        }
         let image_dir = tmp("iolab-img-")?;
         let image = image_dir.path().join("scratch.img");
         let f = std::fs::File::create(&image)?;
         f.set_len(size)?;
         drop(f);
         let loop_dev = LoopDevice::attach(&image, false)?;
-        let mut args: Vec<String> = Vec::new();
-        match fs_type {
-            "ext2" | "ext3" | "ext4" => args.extend(["-F".into(), "-q".into()]),
-            "xfs" | "btrfs" => args.push("-f".into()),
-            "ntfs" | "ntfs-3g" => args.extend(["-F".into(), "-Q".into()]),
-            "fat32" => args.extend(["-F".into(), "32".into()]),
-            _ => {}
-        }
+        let mut args: Vec<String> = t.mkfs_flags.iter().map(|s| s.to_string()).collect();
         args.extend(mkfs_args.iter().map(|s| s.to_string()));
         args.push(loop_dev.device.display().to_string());
-        command::run(&mkfs, &args)?;
-        let dev = loop_dev.device.display().to_string();
-        let mnt = mount_dir.path().display().to_string();
-        match mount_helper(fs_type) {
-            Some("fusefat") => {
-                let o = if mount_opts.is_empty() {
-                    "rw+".to_string()
-                } else {
-                    format!("rw+,{mount_opts}")
-                };
-                command::run("fusefat", ["-o", &o, &dev, &mnt])?
-            }
-            Some(h) => {
-                if mount_opts.is_empty() {
-                    command::run(h, [&dev, &mnt])?
-                } else {
-                    command::run(h, ["-o", mount_opts, &dev, &mnt])?
-                }
-            }
-            None => {
-                let t = if fs_type == "fat32" { "vfat" } else { fs_type };
-                if mount_opts.is_empty() {
-                    command::run("mount", ["-t", t, &dev, &mnt])?
-                } else {
-                    command::run("mount", ["-t", t, "-o", mount_opts, &dev, &mnt])?
-                }
-            }
-        };
+        command::run(mkfs, &args)?;
+        crate::fs::mount::mount(
+            t,
+            &method,
+            Some(&loop_dev.device),
+            "",
+            size,
+            mount_dir.path(),
+            mount_opts,
+        )?;
         Ok(ScratchFs {
             fs_type: fs_type.into(),
             mount_point: mount_dir.path().to_path_buf(),
@@ -218,7 +185,11 @@ pub fn scratch_or_skip(
 ) -> Option<ScratchFs> {
     match ScratchFs::new(fs_type, size, mkfs_args, mount_opts, None) {
         Ok(s) => Some(s),
-        Err(e @ (ScratchError::NotRoot(_) | ScratchError::MissingTool(_))) => {
+        Err(
+            e @ (ScratchError::NotRoot(_)
+            | ScratchError::MissingTool(_)
+            | ScratchError::Unavailable(_)),
+        ) => {
             eprintln!("SKIPPED {test}: {fs_type} scratch file system unavailable: {e}");
             None
         }

@@ -1,9 +1,94 @@
-//! Result detail of data-set copies (`iolab copy`).
+//! Result detail of data-set copies (`iolab copy`): what was copied (the data set, its file
+//! count and size, the method) per test, and per run the two times of a phase (until the
+//! last close, then the `syncfs` that made it durable), the space the file system used and
+//! gave back, and the integrity check.
 
 use serde::{Deserialize, Serialize};
 
+/// What a copy test copied and how (the same for every run of the test).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct CopyTestDetail {}
+pub struct CopyTestDetail {
+    /// Data-set name (`media-mix`, `source-tree`, ...) or `source` for a user's `--source`.
+    pub dataset: String,
+    /// `write` (RAM -> target), `read` (target -> RAM), `copy` (target -> target),
+    /// `delete` (the tree on the target), `ceiling` (RAM -> RAM).
+    pub phase: String,
+    /// `synthetic` (generated from `seed`) or the user's `--source` directory.
+    pub source: String,
+    pub seed: u64,
+    pub scale: f64,
+    /// Regular files in the data set.
+    pub files: u64,
+    /// Directories in the data set (not counting its root).
+    pub dirs: u64,
+    /// Sum of the files' sizes.
+    pub data_bytes: u64,
+    /// Largest file of the set.
+    pub largest_file_bytes: u64,
+    /// `rw`, `copy_file_range` or `sendfile` (the method asked for).
+    pub method: String,
+    /// Buffer of the `rw` method (and the chunk of the others).
+    pub buffer_bytes: u64,
+    /// Mode and times preserved (like `cp -p`).
+    pub preserve: bool,
+    /// Hash algorithm used by `--verify` (`xxh3-128`, `blake3`), when verifying.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_hash: Option<String>,
+    /// `cold` (caches dropped before the phase) or `warm` (could not drop: not root).
+    pub cache: String,
+}
 
+/// One run of one phase.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct CopyRunDetail {}
+pub struct CopyRunDetail {
+    /// From the first open to the last close (or the last unlink for `delete`).
+    pub close_ns: u64,
+    /// The `syncfs` of the destination file system that followed.
+    pub syncfs_ns: u64,
+    /// data bytes / close time (what a user sees when `cp` returns).
+    pub close_bw_bytes_per_s: f64,
+    /// data bytes / (close + syncfs): durable throughput (the headline `bw_bytes_per_s`).
+    pub durable_bw_bytes_per_s: f64,
+    /// Files that fell back from `copy_file_range`/`sendfile` to read/write (EXDEV, EINVAL).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fallback_files: u64,
+    /// df of the target file system around the phase (write and delete only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub space: Option<SpaceAccounting>,
+    /// Integrity of the destination (with `--verify`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<VerifyResult>,
+}
+
+/// Used bytes of the target file system (statvfs: (blocks - bfree) x frsize), after syncfs.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct SpaceAccounting {
+    pub used_before_bytes: u64,
+    pub used_after_bytes: u64,
+    /// after - before (negative when the phase freed space).
+    pub delta_bytes: i64,
+    /// write: delta / data bytes (1.0 = no allocation overhead; 1.5 = 50 % more on disk).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overhead_ratio: Option<f64>,
+    /// delete: used after delete minus used before the write (0 = all space given back).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_returned_bytes: Option<i64>,
+    /// delete: did the file system give the space back (within 1 % of the data set)?
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub space_returned: Option<bool>,
+}
+
+/// Result of hashing every file on both sides.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct VerifyResult {
+    pub hash: String,
+    pub files_checked: u64,
+    /// Relative paths whose content differs, or that are missing or unexpected.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mismatches: Vec<String>,
+    pub ok: bool,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}

@@ -1,4 +1,6 @@
-//! Result of the file-system matrix (`iolab matrix`): one entry per configuration.
+//! Result of the file-system matrix (`iolab matrix`): one entry per configuration, with how
+//! each fresh file system was made (timings, unit read back) and the space before and after
+//! every workload.
 
 use serde::{Deserialize, Serialize};
 
@@ -24,4 +26,75 @@ pub struct ConfigurationResult {
     pub reason: Option<String>,
     /// Tests of every workload on this configuration (each test's `config` = `label`).
     pub tests: Vec<TestResult>,
+    /// `kernel xfs`, `FUSE ntfs-3g`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mount_method: Option<String>,
+    /// The mkfs command line (device shown as `DEVICE`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mkfs_command: Option<String>,
+    /// Whether the type journals its metadata, and its design (journal, copy-on-write, ...).
+    #[serde(default)]
+    pub journaling: bool,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub design: String,
+    /// Size of the image or device formatted (bytes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
+    /// One entry per run: every run had its own freshly made file system.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<ConfigRun>,
+    /// Each workload on this configuration and how it ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workloads: Vec<WorkloadOutcome>,
+}
+
+/// One fresh file system of a configuration.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ConfigRun {
+    /// 1-based.
+    pub run: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_bytes_actual: Option<u64>,
+    /// Image file + loop device set-up.
+    pub image_ns: u64,
+    pub mkfs_ns: u64,
+    pub mount_ns: u64,
+    pub umount_ns: u64,
+    pub detach_ns: u64,
+    /// `df` of the file system before and after each workload.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub space: Vec<SpaceRecord>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Space around one workload on one fresh file system.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct SpaceRecord {
+    pub workload: String,
+    pub before: DfSample,
+    pub after: DfSample,
+}
+
+/// statvfs of a mounted file system, as `df` shows it.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct DfSample {
+    pub total_bytes: u64,
+    pub used_bytes: u64,
+    /// Available to an unprivileged user.
+    pub free_bytes: u64,
+}
+
+/// How one workload did on one configuration.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct WorkloadOutcome {
+    /// The workload's label (`run:preset=real:duration=1s`).
+    pub workload: String,
+    /// `ok` or `failed`.
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Names of its tests in `ConfigurationResult.tests`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tests: Vec<String>,
 }

@@ -173,10 +173,18 @@ pub fn render_block_table(doc: &ResultDoc) -> String {
 /// Warnings, one per line, for any table footer.
 pub fn render_warnings(doc: &ResultDoc) -> String {
     let mut out = String::new();
+    let mut seen_codes: Vec<&str> = Vec::new();
     for w in &doc.warnings {
+        // The advice after the first ": " is printed once per code; repeats keep the finding.
+        let message = if seen_codes.contains(&w.code.as_str()) {
+            w.message.split(": ").next().unwrap_or(&w.message)
+        } else {
+            seen_codes.push(&w.code);
+            &w.message
+        };
         match &w.test {
-            Some(t) => out.push_str(&format!("warning [{}] {t}: {}\n", w.code, w.message)),
-            None => out.push_str(&format!("warning [{}]: {}\n", w.code, w.message)),
+            Some(t) => out.push_str(&format!("warning [{}] {t}: {message}\n", w.code)),
+            None => out.push_str(&format!("warning [{}]: {message}\n", w.code)),
         }
     }
     if let Some(e) = &doc.error {

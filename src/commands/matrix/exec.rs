@@ -1,0 +1,396 @@
+//! Running the configurations: for every run a fresh file system (mkfs again), the unit read
+//! back and checked, `df` around every workload, teardown timed; a failure stays in its row
+//! and the matrix goes on; only a stop signal ends it. The result file is rewritten after
+//! every run.
+
+use std::panic::AssertUnwindSafe;
+use std::path::Path;
+
+use anyhow::Result;
+
+use super::merge::Gathered;
+use super::plan::{ConfigPlan, Plan, WorkloadPlan};
+use crate::fs::instance::{FsInstance, Place, SetupError, Spec};
+use crate::fs::state::StateFile;
+use crate::model::matrix::{
+    ConfigRun, ConfigurationResult, DfSample, SpaceRecord, WorkloadOutcome,
+};
+use crate::model::{ResultDoc, ResultSink, Warning};
+use crate::runner::RunContext;
+use crate::runner::progress::Progress;
+use crate::units::fmt_size_iec;
+
+/// Space a workload may leave behind before it is reported (metadata, journals, logs).
+const SPACE_SLACK: u64 = 4 << 20;
+
+pub struct Exec<'a> {
+    pub plan: &'a Plan,
+    pub place: Place,
+    pub state: &'a StateFile,
+    pub ctx: &'a RunContext,
+    pub keep_image: bool,
+}
+
+/// `df` of a mounted file system, after syncing it so freed space is counted.
+pub fn df(dir: &Path) -> DfSample {
+    if let Ok(f) = std::fs::File::open(dir) {
+        let _ = nix::unistd::syncfs(&f);
+    }
+    match nix::sys::statvfs::statvfs(dir) {
+        Ok(s) => {
+            let fr = s.fragment_size();
+            DfSample {
+                total_bytes: s.blocks() * fr,
+                used_bytes: s.blocks().saturating_sub(s.blocks_free()) * fr,
+                free_bytes: s.blocks_available() * fr,
+            }
+        }
+        Err(_) => DfSample::default(),
+    }
+}
+
+/// `df` after a workload: file systems free deleted space in the background (xfs inode
+/// inactivation, the btrfs cleaner), so wait up to 3 s for it to come back.
+fn settled_df(dir: &Path, before: &DfSample) -> DfSample {
+    let mut after = df(dir);
+    for _ in 0..30 {
+        if after.used_bytes <= before.used_bytes + SPACE_SLACK {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        after = df(dir);
+    }
+    after
+}
+
+/// Warnings about the spread of one workload's own runs: the matrix judges the spread over
+/// all fresh file systems of a configuration instead.
+const SPREAD_CODES: &[&str] = &["no-spread", "noisy", "outlier-run", "slow-first-run"];
+
+fn is_interrupt(e: &anyhow::Error) -> bool {
+    e.chain()
+        .any(|c| c.downcast_ref::<crate::error::Interrupted>().is_some())
+}
+
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+/// The row of a configuration before it runs.
+pub fn initial_row(cp: &ConfigPlan, place: &Place) -> ConfigurationResult {
+    let mkfs = crate::fs::mkfs::mkfs_command(cp.fs, cp.unit, Path::new("DEVICE"))
+        .ok()
+        .filter(|v| !v.is_empty())
+        .map(|v| v.join(" "));
+    ConfigurationResult {
+        label: cp.label.clone(),
+        fs_type: cp.fs.name.to_string(),
+        cluster_bytes: cp.unit,
+        mount_options: cp.mount_opts.clone(),
+        status: match &cp.method {
+            Ok(_) => "ok".into(),
+            Err(_) => "skipped".into(),
+        },
+        reason: cp.method.as_ref().err().cloned(),
+        mount_method: cp.method.as_ref().ok().map(|m| m.describe()),
+        mkfs_command: mkfs,
+        journaling: cp.fs.journaling,
+        design: cp.fs.design.to_string(),
+        size_bytes: match place {
+            Place::Image { size, .. } => Some(*size),
+            Place::Device(d) => super::device::device_size(d),
+        },
+        ..Default::default()
+    }
+}
+
+impl Exec<'_> {
+    /// Run configuration `idx` into `doc.configurations[idx]`. Err only when stopped.
+    pub fn run_config(&self, idx: usize, doc: &mut ResultDoc, sink: &ResultSink) -> Result<()> {
+        let cp = &self.plan.configs[idx];
+        let Ok(method) = &cp.method else {
+            return Ok(());
+        };
+        let mut gathered = Gathered::default();
+        let mut values: Vec<f64> = Vec::new();
+        let mut run = 0u32;
+        while self.plan.repeat.wants_more(&values) {
+            self.ctx.stop.check()?;
+            run += 1;
+            let p = Progress::start(
+                self.ctx.progress,
+                &format!("{} [{run}/{}]", cp.label, self.plan.repeat.max_runs()),
+            );
+            let spec = Spec {
+                fs: cp.fs,
+                method,
+                unit: cp.unit,
+                mount_opts: &cp.mount_opts,
+                place: &self.place,
+                tag: &format!("c{}-r{run}", idx + 1),
+                keep_image: self.keep_image,
+            };
+            let outcome = self.one_run(
+                &spec,
+                run,
+                cp,
+                &mut doc.configurations[idx],
+                &mut gathered,
+                doc_warnings(&mut doc.warnings),
+            );
+            let cfg = &mut doc.configurations[idx];
+            gathered.finish(cfg);
+            p.finish(&cfg.status);
+            if !matches!(outcome, RunEnd::Next(_)) || !self.plan.repeat.wants_more(&values) {
+                self.spread_warnings(idx, doc);
+            }
+            sink.save(doc)?;
+            match outcome {
+                RunEnd::Next(v) => values.push(v),
+                RunEnd::Stop => break,
+                RunEnd::Interrupted(e) => {
+                    let cfg = &mut doc.configurations[idx];
+                    cfg.status = "failed".into();
+                    cfg.reason = Some(format!("{e:#}"));
+                    sink.save(doc)?;
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Spread over the runs of a configuration (one warning per noisy test, not per run).
+    fn spread_warnings(&self, idx: usize, doc: &mut ResultDoc) {
+        let cfg = &doc.configurations[idx];
+        let mut ws = Vec::new();
+        for t in &cfg.tests {
+            for mut w in crate::runner::repeat::spread_warnings(t, &self.plan.repeat) {
+                if w.code == "no-spread" {
+                    continue;
+                }
+                w.test = Some(format!("{}: {}", cfg.label, t.name));
+                ws.push(w);
+            }
+        }
+        for w in ws {
+            doc.warn(w);
+        }
+    }
+
+    /// One fresh file system: set up, check the unit, run every workload, tear down.
+    fn one_run(
+        &self,
+        spec: &Spec<'_>,
+        run: u32,
+        cp: &ConfigPlan,
+        cfg: &mut ConfigurationResult,
+        gathered: &mut Gathered,
+        warnings: WarningSink<'_>,
+    ) -> RunEnd {
+        let fail = |cfg: &mut ConfigurationResult, why: String| {
+            cfg.status = "failed".into();
+            cfg.reason = Some(why);
+        };
+        let mut rec = ConfigRun {
+            run,
+            ..Default::default()
+        };
+        let inst = match FsInstance::create(spec, self.state) {
+            Ok(i) => i,
+            Err(SetupError { step, error }) => {
+                let why = format!("{step} failed: {error:#}");
+                rec.error = Some(why.clone());
+                cfg.runs.push(rec);
+                fail(cfg, why);
+                return RunEnd::Stop;
+            }
+        };
+        match inst.read_unit() {
+            Ok(u) => {
+                rec.cluster_bytes_actual = Some(u);
+                cfg.cluster_bytes_actual = Some(u);
+                // Seed 000's trap: never report a unit that was not made.
+                if let Err(why) = crate::fs::mkfs::check_unit(cp.unit, u) {
+                    return self.close(inst, rec, cfg, Some(why));
+                }
+            }
+            Err(e) if cp.unit.is_some() => {
+                let why = format!("cannot read the allocation unit back: {e}");
+                return self.close(inst, rec, cfg, Some(why));
+            }
+            Err(e) => warnings.push(Warning {
+                code: "unit-unknown".into(),
+                message: format!("the allocation unit could not be read back: {e}"),
+                test: Some(cp.label.clone()),
+            }),
+        }
+        let mut first: Option<f64> = None;
+        let mut errors: Vec<String> = Vec::new();
+        for w in &self.plan.workloads {
+            if let Err(e) = self.ctx.stop.check() {
+                let _ = self.close(inst, rec, cfg, None);
+                return RunEnd::Interrupted(e.into());
+            }
+            let before = df(&inst.mount_point);
+            let out = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                w.workload.run_on(&inst.mount_point, self.ctx)
+            }))
+            .unwrap_or_else(|p| {
+                Err(anyhow::anyhow!(
+                    "the workload panicked: {}",
+                    panic_text(&*p)
+                ))
+            });
+            let after = settled_df(&inst.mount_point, &before);
+            self.space_check(cp, w, &before, &after, &warnings);
+            rec.space.push(SpaceRecord {
+                workload: w.label.clone(),
+                before,
+                after,
+            });
+            match out {
+                Ok(o) => {
+                    for mut wn in o.warnings {
+                        if SPREAD_CODES.contains(&wn.code.as_str()) {
+                            continue;
+                        }
+                        wn.test = Some(match wn.test {
+                            Some(t) => format!("{}: {t}", cp.label),
+                            None => cp.label.clone(),
+                        });
+                        warnings.push(wn);
+                    }
+                    let names = gathered.add(cfg, &w.label, o.tests);
+                    if first.is_none() {
+                        first = names
+                            .first()
+                            .and_then(|n| cfg.tests.iter().find(|t| &t.name == n))
+                            .and_then(|t| t.runs.last())
+                            .and_then(|r| r.iops.or(r.files_per_s).or(r.bw_bytes_per_s));
+                    }
+                    outcome_of(cfg, &w.label).tests = names;
+                }
+                Err(e) if is_interrupt(&e) || self.ctx.stop.is_set() => {
+                    outcome_of(cfg, &w.label).error = Some(format!("{e:#}"));
+                    let _ = self.close(inst, rec, cfg, None);
+                    return RunEnd::Interrupted(e);
+                }
+                Err(e) => {
+                    let text = format!("{e:#}");
+                    let o = outcome_of(cfg, &w.label);
+                    o.status = "failed".into();
+                    o.error = Some(text.clone());
+                    errors.push(format!("{}: {text}", w.label));
+                }
+            }
+        }
+        let why = (!errors.is_empty()).then(|| errors.join("; "));
+        let failed = why.is_some();
+        match self.close(inst, rec, cfg, why) {
+            RunEnd::Next(_) if !failed => RunEnd::Next(first.unwrap_or(0.0)),
+            _ => RunEnd::Stop,
+        }
+    }
+
+    fn space_check(
+        &self,
+        cp: &ConfigPlan,
+        w: &WorkloadPlan,
+        before: &DfSample,
+        after: &DfSample,
+        warnings: &WarningSink<'_>,
+    ) {
+        let kept = after.used_bytes.saturating_sub(before.used_bytes);
+        if kept > SPACE_SLACK.max(before.total_bytes / 100) {
+            warnings.push(Warning {
+                code: "space-not-returned".into(),
+                message: format!(
+                    "{} more used after {} than before it, although the workload removed its files: the file system did not give the space back (later runs on it would differ)",
+                    fmt_size_iec(kept),
+                    w.label
+                ),
+                test: Some(cp.label.clone()),
+            });
+        }
+    }
+
+    /// Tear down and record the run; `why` marks the configuration failed.
+    fn close(
+        &self,
+        mut inst: FsInstance<'_>,
+        mut rec: ConfigRun,
+        cfg: &mut ConfigurationResult,
+        why: Option<String>,
+    ) -> RunEnd {
+        let td = inst.teardown();
+        let t = inst.timings;
+        drop(inst);
+        rec.image_ns = t.image_ns;
+        rec.mkfs_ns = t.mkfs_ns;
+        rec.mount_ns = t.mount_ns;
+        rec.umount_ns = t.umount_ns;
+        rec.detach_ns = t.detach_ns;
+        let why = match (why, td) {
+            (w, Ok(())) => w,
+            (None, Err(e)) => Some(format!("teardown failed: {e}")),
+            (Some(w), Err(e)) => Some(format!("{w}; teardown failed: {e}")),
+        };
+        rec.error = why.clone();
+        cfg.runs.push(rec);
+        match why {
+            Some(w) => {
+                cfg.status = "failed".into();
+                cfg.reason = Some(w);
+                RunEnd::Stop
+            }
+            None => RunEnd::Next(0.0),
+        }
+    }
+}
+
+enum RunEnd {
+    /// Go on (the run's headline value, for `--repeat auto`).
+    Next(f64),
+    /// This configuration is done (failed).
+    Stop,
+    Interrupted(anyhow::Error),
+}
+
+/// Warnings collected during a run (the doc is borrowed elsewhere meanwhile).
+pub struct WarningSink<'w> {
+    inner: std::cell::RefCell<&'w mut Vec<Warning>>,
+}
+
+impl WarningSink<'_> {
+    fn push(&self, w: Warning) {
+        let mut v = self.inner.borrow_mut();
+        if !v.contains(&w) {
+            v.push(w);
+        }
+    }
+}
+
+fn doc_warnings(v: &mut Vec<Warning>) -> WarningSink<'_> {
+    WarningSink {
+        inner: std::cell::RefCell::new(v),
+    }
+}
+
+fn outcome_of<'c>(cfg: &'c mut ConfigurationResult, label: &str) -> &'c mut WorkloadOutcome {
+    let pos = match cfg.workloads.iter().position(|o| o.workload == label) {
+        Some(p) => p,
+        None => {
+            cfg.workloads.push(WorkloadOutcome {
+                workload: label.to_string(),
+                status: "ok".into(),
+                ..Default::default()
+            });
+            cfg.workloads.len() - 1
+        }
+    };
+    &mut cfg.workloads[pos]
+}

@@ -1,0 +1,160 @@
+//! Tests of one configuration gathered over its runs (each on a fresh file system): runs are
+//! appended and renumbered, summaries recomputed over all of them; the headline metric a
+//! ranking uses.
+
+use std::collections::BTreeMap;
+
+use crate::model::matrix::ConfigurationResult;
+use crate::model::{Summary, TestResult};
+use crate::stats::summary::summarize;
+
+/// Key in `TestResult.params` naming the workload that produced a test.
+pub const WORKLOAD_PARAM: &str = "matrix_workload";
+
+/// Per-test summaries as each run's workload reported them (for family-specific keys the
+/// matrix cannot recompute from `RunResult`).
+#[derive(Default)]
+pub struct Gathered {
+    per_run: BTreeMap<(String, String), Vec<BTreeMap<String, Summary>>>,
+}
+
+impl Gathered {
+    /// Add the tests `workload` produced on one fresh file system; returns their names.
+    pub fn add(
+        &mut self,
+        cfg: &mut ConfigurationResult,
+        workload: &str,
+        tests: Vec<TestResult>,
+    ) -> Vec<String> {
+        let mut names = Vec::new();
+        for mut t in tests {
+            t.config = Some(cfg.label.clone());
+            t.params
+                .insert(WORKLOAD_PARAM.to_string(), workload.to_string());
+            names.push(t.name.clone());
+            self.per_run
+                .entry((workload.to_string(), t.name.clone()))
+                .or_default()
+                .push(t.summary.clone());
+            match cfg.tests.iter_mut().find(|x| {
+                x.name == t.name
+                    && x.params.get(WORKLOAD_PARAM).map(String::as_str) == Some(workload)
+            }) {
+                Some(existing) => {
+                    for mut r in t.runs {
+                        r.run = existing.runs.len() as u32 + 1;
+                        existing.runs.push(r);
+                    }
+                    if existing.error.is_none() {
+                        existing.error = t.error;
+                    }
+                }
+                None => cfg.tests.push(t),
+            }
+        }
+        names
+    }
+
+    /// Summaries over every run: generic metrics from the runs themselves; family-specific
+    /// keys (e.g. `seconds_per_portion`) over the per-run means when there were several runs.
+    pub fn finish(&self, cfg: &mut ConfigurationResult) {
+        for t in &mut cfg.tests {
+            let wl = t.params.get(WORKLOAD_PARAM).cloned().unwrap_or_default();
+            let Some(parts) = self.per_run.get(&(wl, t.name.clone())) else {
+                continue;
+            };
+            if parts.len() < 2 {
+                continue;
+            }
+            crate::runner::repeat::summarize_test(t);
+            let keys: Vec<String> = parts.iter().flat_map(|m| m.keys().cloned()).collect();
+            for k in keys {
+                if t.summary.contains_key(&k) {
+                    continue;
+                }
+                let means: Vec<f64> = parts
+                    .iter()
+                    .filter_map(|m| m.get(&k))
+                    .map(|s| s.mean)
+                    .collect();
+                t.summary.insert(k, summarize(&means));
+            }
+        }
+    }
+}
+
+/// Is a higher value of `metric` better (contract: `*_per_s`, `iops` up; `*_ns`, `*_s` down)?
+pub fn higher_is_better(metric: &str) -> bool {
+    metric == "iops" || metric.ends_with("_per_s")
+}
+
+/// The metric a test is ranked by and its headline value (median, or max for peak tests).
+pub fn headline(t: &TestResult) -> Option<(String, f64)> {
+    // Small files are counted in files/s (seed 000); copies and block tests in their rate.
+    let preferred = if t.family == "files" {
+        ["files_per_s", "iops", "bw_bytes_per_s"]
+    } else {
+        ["iops", "bw_bytes_per_s", "files_per_s"]
+    };
+    let key = preferred
+        .iter()
+        .map(|k| k.to_string())
+        .find(|k| t.summary.contains_key(k))
+        .or_else(|| t.summary.keys().find(|k| k.ends_with("_per_s")).cloned())
+        .or_else(|| t.summary.keys().next().cloned())?;
+    let s = t.summary.get(&key)?;
+    let v = if t.headline.as_deref() == Some("max") {
+        s.max
+    } else {
+        s.median
+    };
+    (v.is_finite() && v > 0.0).then_some((key, v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::RunResult;
+
+    fn test_with(name: &str, iops: &[f64]) -> TestResult {
+        let mut t = TestResult {
+            name: name.into(),
+            family: "block".into(),
+            runs: iops
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| RunResult {
+                    run: i as u32 + 1,
+                    iops: Some(v),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+        crate::runner::repeat::summarize_test(&mut t);
+        t.summary
+            .insert("seconds_per_portion".into(), summarize(&[iops[0] / 100.0]));
+        t
+    }
+
+    #[test]
+    fn runs_of_fresh_file_systems_are_appended_and_summarised() {
+        let mut cfg = ConfigurationResult {
+            label: "ext4".into(),
+            ..Default::default()
+        };
+        let mut g = Gathered::default();
+        g.add(&mut cfg, "run:x", vec![test_with("RND4K", &[100.0])]);
+        g.add(&mut cfg, "run:x", vec![test_with("RND4K", &[300.0])]);
+        g.finish(&mut cfg);
+        assert_eq!(cfg.tests.len(), 1);
+        let t = &cfg.tests[0];
+        assert_eq!(t.config.as_deref(), Some("ext4"));
+        assert_eq!(t.runs.iter().map(|r| r.run).collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(t.summary["iops"].n, 2);
+        assert_eq!(t.summary["iops"].mean, 200.0);
+        assert_eq!(t.summary["seconds_per_portion"].mean, 2.0);
+        assert_eq!(headline(t).unwrap(), ("iops".to_string(), 200.0));
+        assert!(higher_is_better("files_per_s") && !higher_is_better("seconds_per_portion"));
+    }
+}

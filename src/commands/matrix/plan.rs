@@ -1,0 +1,355 @@
+//! `iolab matrix` input -> a checked plan: configurations (file system x unit x mount
+//! options, each runnable or skipped with a reason), resolved workloads, where file systems
+//! are made. Every bad value is a `UsageError` here, before anything is created.
+
+use std::path::PathBuf;
+
+use crate::cli::matrix::{MatrixArgs, Study};
+use crate::error::UsageError;
+use crate::fs::detect::{MountMethod, availability};
+use crate::fs::types::{FS_TYPES, FsType, known_names, lookup};
+use crate::runner::repeat::RepeatMode;
+use crate::units::{fmt_size_exact, fmt_size_iec, parse_size};
+use crate::workload::{DirWorkload, WorkloadRef, resolve};
+
+/// Default image size (seed 002 used 4 GiB partitions).
+pub const DEFAULT_IMAGE_SIZE: u64 = 4 << 30;
+/// Free space left untouched next to the images.
+const FREE_MARGIN: u64 = 64 << 20;
+
+/// One configuration to run (or to report as skipped).
+pub struct ConfigPlan {
+    pub label: String,
+    pub fs: &'static FsType,
+    pub unit: Option<u64>,
+    pub mount_opts: String,
+    /// How to mount it, or why it is skipped.
+    pub method: Result<MountMethod, String>,
+}
+
+pub struct WorkloadPlan {
+    pub label: String,
+    pub workload: Box<dyn DirWorkload>,
+}
+
+/// Where file systems are made, before anything exists.
+#[derive(Debug, Clone)]
+pub enum PlaceReq {
+    /// Images of `size` bytes in a new subdirectory of `base`.
+    Images {
+        base: PathBuf,
+        size: u64,
+    },
+    Device(PathBuf),
+}
+
+pub struct Plan {
+    pub configs: Vec<ConfigPlan>,
+    pub workloads: Vec<WorkloadPlan>,
+    pub place: PlaceReq,
+    pub repeat: RepeatMode,
+    /// Notes for the user about choices made (study workloads, clamped sizes).
+    pub notes: Vec<String>,
+}
+
+fn err(msg: impl Into<String>) -> UsageError {
+    UsageError::new(msg)
+}
+
+fn parse_fs_list(s: &str) -> Result<Vec<&'static FsType>, UsageError> {
+    let mut out: Vec<&'static FsType> = Vec::new();
+    for name in s.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        if name.eq_ignore_ascii_case("all") {
+            out.extend(FS_TYPES.iter());
+            continue;
+        }
+        let t = lookup(name).ok_or_else(|| {
+            err(format!(
+                "unknown file system '{name}' (known: {})",
+                known_names()
+            ))
+        })?;
+        out.push(t);
+    }
+    let mut seen = Vec::new();
+    out.retain(|t| {
+        let new = !seen.contains(&t.name);
+        seen.push(t.name);
+        new
+    });
+    if out.is_empty() {
+        return Err(err(format!(
+            "--fs names no file system (known: {})",
+            known_names()
+        )));
+    }
+    Ok(out)
+}
+
+fn parse_units(s: &str) -> Result<Vec<Option<u64>>, UsageError> {
+    let mut out = Vec::new();
+    for tok in s.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        if tok.eq_ignore_ascii_case("default") {
+            out.push(None);
+            continue;
+        }
+        let v = parse_size(tok).map_err(|e| err(format!("--cluster {tok}: {e}")))?;
+        if v < 512 || !v.is_power_of_two() {
+            return Err(err(format!(
+                "--cluster {tok}: an allocation unit is a power of two of at least 512 bytes"
+            )));
+        }
+        out.push(Some(v));
+    }
+    if out.is_empty() {
+        return Err(err("--cluster names no size"));
+    }
+    out.dedup();
+    Ok(out)
+}
+
+/// Mount-option sets: repeated flags and `;`-separated sets; `default` = none.
+fn parse_mount_opts(v: &[String]) -> Result<Vec<String>, UsageError> {
+    let mut out: Vec<String> = Vec::new();
+    for set in v.iter().flat_map(|s| s.split(';')) {
+        let set = set.trim();
+        if set.chars().any(char::is_whitespace) {
+            return Err(err(format!(
+                "--mount-opts '{set}': options are comma-separated, without spaces"
+            )));
+        }
+        let set = if set.eq_ignore_ascii_case("default") {
+            ""
+        } else {
+            set
+        };
+        if !out.iter().any(|o| o == set) {
+            out.push(set.to_string());
+        }
+    }
+    if out.is_empty() {
+        out.push(String::new());
+    }
+    Ok(out)
+}
+
+pub fn label_of(fs: &FsType, unit: Option<u64>, opts: &str) -> String {
+    let mut l = fs.name.to_string();
+    if let Some(u) = unit {
+        l.push(' ');
+        l.push_str(&fmt_size_exact(u));
+    }
+    if !opts.is_empty() {
+        l.push(' ');
+        l.push_str(opts);
+    }
+    l
+}
+
+fn resolve_ref(s: &str) -> Result<WorkloadPlan, UsageError> {
+    let r = WorkloadRef::parse(s)?;
+    let w = resolve(&r).map_err(|e| err(format!("--workload {s}: {e}")))?;
+    Ok(WorkloadPlan {
+        label: w.label(),
+        workload: w,
+    })
+}
+
+/// The image directory's base and size, checked for room.
+fn place_of(
+    a: &MatrixArgs,
+    smallest: u64,
+    notes: &mut Vec<String>,
+) -> Result<PlaceReq, UsageError> {
+    if let Some(dev) = &a.device {
+        return super::device::check_device(dev, a.allow_destroy.as_deref()).map(PlaceReq::Device);
+    }
+    if a.allow_destroy.is_some() {
+        return Err(err("--allow-destroy is only for --device"));
+    }
+    let base = match &a.image_dir {
+        Some(d) => d.clone(),
+        None => std::env::current_dir().map_err(|e| err(format!("no current directory: {e}")))?,
+    };
+    if !base.is_dir() {
+        return Err(err(format!(
+            "--image-dir {}: not an existing directory",
+            base.display()
+        )));
+    }
+    if crate::config::is_read_only_fs(&base) {
+        return Err(err(format!(
+            "--image-dir {}: the file system is read-only",
+            base.display()
+        )));
+    }
+    let want = a.image_size.unwrap_or(DEFAULT_IMAGE_SIZE);
+    if a.image_size.is_some() && want < (16 << 20) {
+        return Err(err(format!(
+            "--image-size {}: at least 16MiB",
+            fmt_size_iec(want)
+        )));
+    }
+    let free = crate::config::free_space(&base).unwrap_or(0);
+    let room = free.saturating_sub(FREE_MARGIN);
+    let size = if want > room {
+        // Whole MiB, so every mkfs sees a round size.
+        let clamped = room & !((1 << 20) - 1);
+        if clamped < smallest.max(16 << 20) {
+            return Err(err(format!(
+                "--image-dir {}: only {} free; the images need at least {}",
+                base.display(),
+                fmt_size_iec(free),
+                fmt_size_iec(smallest.max(16 << 20) + FREE_MARGIN)
+            )));
+        }
+        notes.push(format!(
+            "image size clamped from {} to {} (free space of {})",
+            fmt_size_iec(want),
+            fmt_size_iec(clamped),
+            base.display()
+        ));
+        clamped
+    } else {
+        want
+    };
+    Ok(PlaceReq::Images { base, size })
+}
+
+/// Check everything and decide what runs.
+pub fn plan(a: &MatrixArgs) -> Result<Plan, UsageError> {
+    let repeat = RepeatMode::parse(&a.repeat.repeat, a.repeat.max_repeat, a.repeat.target_ci)
+        .map_err(err)?;
+    if a.full && a.study != Some(Study::Cluster) {
+        return Err(err("--full is only for --study cluster"));
+    }
+    if a.study.is_some() && !a.workload.is_empty() {
+        return Err(err("--study chooses the workloads; drop --workload"));
+    }
+    let fs_list = match (&a.fs, a.study) {
+        (Some(s), _) => parse_fs_list(s)?,
+        (None, Some(Study::Cluster)) => FS_TYPES.iter().filter(|t| t.has_several_units()).collect(),
+        (None, Some(Study::LinuxFs)) => FS_TYPES.iter().collect(),
+        (None, None) => {
+            return Err(err(format!(
+                "--fs is needed (e.g. --fs ext4,xfs; known: {}), or a --study",
+                known_names()
+            )));
+        }
+    };
+    let units = a.cluster.as_deref().map(parse_units).transpose()?;
+    let opt_sets = parse_mount_opts(&a.mount_opts)?;
+    if a.study == Some(Study::LinuxFs) && (units.is_some() || opt_sets != [""]) {
+        return Err(err(
+            "--study linux-fs compares default options; drop --cluster and --mount-opts",
+        ));
+    }
+    let mut notes = Vec::new();
+    let smallest = fs_list.iter().map(|t| t.min_size).min().unwrap_or(0);
+    let place = place_of(a, smallest, &mut notes)?;
+    let size = match &place {
+        PlaceReq::Images { size, .. } => Some(*size),
+        PlaceReq::Device(d) => super::device::device_size(d),
+    };
+
+    let mut configs = Vec::new();
+    for &fs in &fs_list {
+        let fs_units: Vec<Option<u64>> = match (&units, a.study) {
+            (Some(u), _) => u.clone(),
+            (None, Some(Study::Cluster)) => fs
+                .valid_units()
+                .into_iter()
+                .filter(|&u| (512..=65536).contains(&u))
+                .map(Some)
+                .collect(),
+            (None, _) => vec![None],
+        };
+        for &unit in &fs_units {
+            fs.unit_args(unit)
+                .map_err(|e| err(format!("--cluster: {e}")))?;
+            for opts in &opt_sets {
+                let mut method = availability(fs);
+                if let (Ok(_), Some(size)) = (&method, size)
+                    && fs.mkfs.is_some()
+                    && size < fs.min_size
+                {
+                    method = Err(format!(
+                        "{} needs at least {}, the image is {}",
+                        fs.name,
+                        fmt_size_iec(fs.min_size),
+                        fmt_size_iec(size)
+                    ));
+                }
+                configs.push(ConfigPlan {
+                    label: label_of(fs, unit, opts),
+                    fs,
+                    unit,
+                    mount_opts: opts.clone(),
+                    method,
+                });
+            }
+        }
+    }
+
+    let workloads = if a.setup_only {
+        Vec::new()
+    } else if let Some(study) = a.study {
+        super::study::workloads(study, a.full, size, &mut notes)?
+    } else if a.workload.is_empty() {
+        vec![resolve_ref("run:preset=real:duration=5s:repeat=1")?]
+    } else {
+        a.workload
+            .iter()
+            .map(|s| resolve_ref(s))
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    Ok(Plan {
+        configs,
+        workloads,
+        place,
+        repeat,
+        notes,
+    })
+}
+
+/// Resolve a reference, for the studies (which try families that may not exist yet).
+pub fn try_resolve(s: &str) -> Result<WorkloadPlan, UsageError> {
+    resolve_ref(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_parse_and_reject_with_the_known_values() {
+        let l = parse_fs_list("ext4, FAT32,ext4").unwrap();
+        assert_eq!(
+            l.iter().map(|t| t.name).collect::<Vec<_>>(),
+            ["ext4", "vfat"]
+        );
+        let e = parse_fs_list("ext4,zfs").unwrap_err().to_string();
+        assert!(
+            e.contains("unknown file system 'zfs'") && e.contains("btrfs"),
+            "{e}"
+        );
+        assert_eq!(
+            parse_units("512,1K,default").unwrap(),
+            [Some(512), Some(1024), None]
+        );
+        assert!(parse_units("3000").is_err());
+        assert_eq!(
+            parse_mount_opts(&["relatime;noatime".into(), "default".into()]).unwrap(),
+            ["relatime", "noatime", ""]
+        );
+        assert_eq!(parse_mount_opts(&[]).unwrap(), [""]);
+        assert!(parse_mount_opts(&["no atime".into()]).is_err());
+    }
+
+    #[test]
+    fn labels_name_the_configuration() {
+        let t = lookup("ext4").unwrap();
+        assert_eq!(label_of(t, Some(4096), "noatime"), "ext4 4KiB noatime");
+        assert_eq!(label_of(t, None, ""), "ext4");
+    }
+}

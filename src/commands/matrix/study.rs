@@ -1,0 +1,126 @@
+//! The built-in studies as workload references, decided at run time by trying to resolve
+//! them: a family that is not built yet is replaced by what exists (never by a stub).
+
+use super::plan::{WorkloadPlan, try_resolve};
+use crate::cli::matrix::Study;
+use crate::error::UsageError;
+
+/// Seed 000, Table 1: file sizes 1 B, cluster+1 B, 512 B...64 KiB.
+const CLUSTER_SIZES: &str = "1,cluster+1,512,1K,2K,4K,8K,16K,32K,64K";
+
+/// Belov's counts: 10,000 files per portion, 20 portions, 16 passes.
+const FULL_COUNTS: (u64, u64, u64) = (10_000, 20, 16);
+/// Scaled down: 1,000 files per portion, 2 portions, 1 pass (20,000 files per configuration).
+const QUICK_COUNTS: (u64, u64, u64) = (1_000, 2, 1);
+
+/// The `files:` reference of `--study cluster` for images of `size` bytes.
+pub fn cluster_reference(full: bool, size: Option<u64>) -> String {
+    let (n, portions, passes) = if full { FULL_COUNTS } else { QUICK_COUNTS };
+    let size = size.unwrap_or(super::plan::DEFAULT_IMAGE_SIZE);
+    // Belov's big file was 20 GB; it must fit the image with the small files' room.
+    let big = if full {
+        (20u64 << 30).min(size / 2)
+    } else {
+        (256u64 << 20).min(size / 8)
+    } & !((1 << 20) - 1);
+    format!(
+        "files:sizes={CLUSTER_SIZES}:files-per-portion={n}:portions={portions}:passes={passes}:big={}M:repeat=1",
+        big >> 20
+    )
+}
+
+/// Seed 002's media mix (about 2.03 GB) copied to the file system: the data set and its
+/// copy must fit the image, so it is scaled to 40 % of the image each (never above 1).
+pub fn linux_fs_copy_reference(size: Option<u64>) -> String {
+    const MEDIA_MIX_BYTES: f64 = 2_026_000_000.0;
+    let size = size.unwrap_or(super::plan::DEFAULT_IMAGE_SIZE) as f64;
+    let scale = (0.4 * size / MEDIA_MIX_BYTES).min(1.0);
+    format!("copy:dataset=media-mix:scale={scale:.3}:repeat=1")
+}
+
+/// The workloads of a study; notes say which were chosen and why.
+pub fn workloads(
+    study: Study,
+    full: bool,
+    size: Option<u64>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<WorkloadPlan>, UsageError> {
+    match study {
+        Study::Cluster => {
+            let r = cluster_reference(full, size);
+            let w = try_resolve(&r).map_err(|e| {
+                UsageError::new(format!("--study cluster needs the files workload: {e}"))
+            })?;
+            Ok(vec![w])
+        }
+        Study::LinuxFs => {
+            let copy = linux_fs_copy_reference(size);
+            if let Ok(w) = try_resolve(&copy) {
+                notes.push(format!("study linux-fs: data-set copy workload {copy}"));
+                return Ok(vec![w]);
+            }
+            let mut out = Vec::new();
+            let files = "files:sizes=1,4K,64K:files-per-portion=1000:portions=2:passes=1:repeat=1";
+            match try_resolve(files) {
+                Ok(w) => out.push(w),
+                Err(e) => notes.push(format!("study linux-fs: no small-file workload ({e})")),
+            }
+            out.push(try_resolve("run:preset=real:duration=5s:repeat=1")?);
+            notes.push(format!(
+                "study linux-fs: the copy workload is not available; using {}",
+                out.iter()
+                    .map(|w| w.label.clone())
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ));
+            Ok(out)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cluster_reference_scales_the_big_file_to_the_image() {
+        let quick = cluster_reference(false, Some(1 << 30));
+        assert!(
+            quick.contains("files-per-portion=1000:portions=2:passes=1"),
+            "{quick}"
+        );
+        assert!(quick.contains("big=128M"), "{quick}");
+        let full = cluster_reference(true, Some(4 << 30));
+        assert!(
+            full.contains("files-per-portion=10000:portions=20:passes=16"),
+            "{full}"
+        );
+        assert!(full.contains("big=2048M"), "{full}");
+    }
+
+    #[test]
+    fn linux_fs_uses_what_exists_and_says_so() {
+        let mut notes = Vec::new();
+        let w = workloads(Study::LinuxFs, false, None, &mut notes).unwrap();
+        assert!(!w.is_empty());
+        let labels: Vec<&str> = w.iter().map(|w| w.label.as_str()).collect();
+        // Either the data-set copy (once built) or the fallback ending with `iolab run`.
+        assert!(
+            labels[0].starts_with("copy") || labels.last().unwrap().starts_with("run:"),
+            "{labels:?}"
+        );
+        assert!(
+            notes.iter().any(|n| n.contains("study linux-fs")),
+            "{notes:?}"
+        );
+    }
+
+    #[test]
+    fn linux_fs_copy_fits_the_image() {
+        assert_eq!(
+            linux_fs_copy_reference(Some(1 << 30)),
+            "copy:dataset=media-mix:scale=0.212:repeat=1"
+        );
+        assert!(linux_fs_copy_reference(Some(64 << 30)).contains("scale=1.000"));
+    }
+}

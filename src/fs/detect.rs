@@ -1,0 +1,111 @@
+//! Can this machine make and mount a file-system type? The mkfs tool, then the kernel driver
+//! (`/proc/filesystems`, one `modprobe` attempt), else a FUSE helper with a usable
+//! `/dev/fuse`. The answer is a mount method or the reason the type must be skipped.
+
+use crate::fs::command;
+use crate::fs::scratch::{is_root, kernel_has};
+use crate::fs::types::FsType;
+
+/// How a type will be mounted here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MountMethod {
+    /// `mount -t <driver>`.
+    Kernel(&'static str),
+    /// `<helper> [-o opts] device dir`.
+    Fuse(&'static str),
+}
+
+impl MountMethod {
+    /// `kernel xfs`, `FUSE ntfs-3g` (for tables and results).
+    pub fn describe(&self) -> String {
+        match self {
+            MountMethod::Kernel(d) => format!("kernel {d}"),
+            MountMethod::Fuse(h) => format!("FUSE {h}"),
+        }
+    }
+}
+
+/// Is the kernel driver there, loading its module once if needed?
+fn kernel_driver(driver: &str) -> bool {
+    if kernel_has(driver) {
+        return true;
+    }
+    // Ask once for the module: a modular driver is not listed until loaded.
+    command::have("modprobe")
+        && command::run("modprobe", ["-q", driver]).is_ok()
+        && kernel_has(driver)
+}
+
+/// Can FUSE file systems be mounted (the device opens read-write)?
+pub fn fuse_usable() -> Result<(), String> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/fuse")
+        .map(|_| ())
+        .map_err(|e| format!("/dev/fuse is not usable ({e})"))
+}
+
+/// The mount method for `t`, or why it cannot run here (the row's "skipped: <reason>").
+pub fn availability(t: &FsType) -> Result<MountMethod, String> {
+    if !is_root() {
+        return Err("formatting and mounting need root".into());
+    }
+    if let Some(mkfs) = t.mkfs
+        && !command::have(mkfs)
+    {
+        return Err(format!("{mkfs} is not installed"));
+    }
+    if let Some(driver) = t.kernel
+        && kernel_driver(driver)
+    {
+        return Ok(MountMethod::Kernel(driver));
+    }
+    let no_driver = match t.kernel {
+        Some(d) => {
+            format!("no {d} driver in this kernel (not in /proc/filesystems, modprobe {d} failed)")
+        }
+        None => "no kernel driver".to_string(),
+    };
+    match t.fuse_helper {
+        None => Err(no_driver),
+        Some(h) if !command::have(h) => Err(format!(
+            "{no_driver} and the FUSE helper {h} is not installed"
+        )),
+        Some(h) => match fuse_usable() {
+            Ok(()) => Ok(MountMethod::Fuse(h)),
+            Err(e) => Err(format!("{no_driver} and {e} for {h}")),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_driver_and_missing_tool_give_reasons() {
+        let t = FsType {
+            name: "nosuchfs",
+            mkfs: Some("mkfs.nosuchfs-iolab"),
+            kernel: Some("nosuchfs"),
+            ..*crate::fs::types::lookup("ext4").unwrap()
+        };
+        let reason = availability(&t).unwrap_err();
+        assert!(
+            reason.contains("not installed") || reason.contains("root"),
+            "{reason}"
+        );
+        let t2 = FsType { mkfs: None, ..t };
+        if is_root() {
+            let reason = availability(&t2).unwrap_err();
+            assert!(reason.contains("no nosuchfs driver"), "{reason}");
+        }
+    }
+
+    #[test]
+    fn describe_names_the_method() {
+        assert_eq!(MountMethod::Kernel("xfs").describe(), "kernel xfs");
+        assert_eq!(MountMethod::Fuse("ntfs-3g").describe(), "FUSE ntfs-3g");
+    }
+}

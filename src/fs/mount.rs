@@ -1,0 +1,123 @@
+//! Mounting and unmounting by the type table's method (kernel driver, FUSE helper, tmpfs),
+//! and the check that a mount point is still the mount iolab made before it is unmounted.
+
+use std::path::Path;
+
+use crate::error::CommandError;
+use crate::fs::command;
+use crate::fs::detect::MountMethod;
+use crate::fs::types::FsType;
+
+/// Join option lists, skipping empty ones.
+fn join_opts(parts: &[&str]) -> String {
+    parts
+        .iter()
+        .filter(|p| !p.is_empty())
+        .copied()
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Mount `device` (or, for tmpfs, a RAM file system of `size` bytes named `source`) on `dir`.
+pub fn mount(
+    t: &FsType,
+    method: &MountMethod,
+    device: Option<&Path>,
+    source: &str,
+    size: u64,
+    dir: &Path,
+    opts: &str,
+) -> Result<(), CommandError> {
+    let dir_s = dir.display().to_string();
+    let dev_s = device
+        .map(|d| d.display().to_string())
+        .unwrap_or_else(|| source.to_string());
+    let mut args: Vec<String> = Vec::new();
+    let program = match method {
+        MountMethod::Kernel(driver) => {
+            args.extend(["-t".to_string(), driver.to_string()]);
+            let o = if t.mkfs.is_none() {
+                join_opts(&[&format!("size={size}"), opts])
+            } else {
+                opts.to_string()
+            };
+            if !o.is_empty() {
+                args.extend(["-o".to_string(), o]);
+            }
+            "mount"
+        }
+        MountMethod::Fuse(helper) => {
+            let o = join_opts(&[t.fuse_opts, opts]);
+            if !o.is_empty() {
+                args.extend(["-o".to_string(), o]);
+            }
+            helper
+        }
+    };
+    args.extend([dev_s, dir_s]);
+    command::run(program, &args)?;
+    Ok(())
+}
+
+/// The mount on exactly `dir`, if any (mountinfo shows canonical paths).
+pub fn mount_at(dir: &Path) -> Option<crate::sysinfo::mounts::MountInfo> {
+    let canon = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    crate::sysinfo::mounts::all_mounts()
+        .into_iter()
+        .rev()
+        .find(|m| m.mount_point == canon)
+}
+
+/// Does the mount on `dir` come from `source` (our loop device, our tmpfs name, or, for FUSE
+/// helpers that name the source differently, any mount on our private directory)?
+pub fn is_ours(dir: &Path, source: &str) -> bool {
+    match mount_at(dir) {
+        Some(m) => {
+            m.source == source
+                || m.fs_type.starts_with("fuse")
+                || std::fs::canonicalize(source).is_ok_and(|s| s.display().to_string() == m.source)
+        }
+        None => false,
+    }
+}
+
+/// Unmount `dir` if it is still iolab's mount of `source`; retries while busy (a FUSE daemon
+/// or a closing file may hold it for a moment).
+pub fn umount_ours(dir: &Path, source: &str) -> Result<bool, CommandError> {
+    if !is_ours(dir, source) {
+        return Ok(false);
+    }
+    let mut last = None;
+    for _ in 0..50 {
+        match command::run("umount", [dir]) {
+            Ok(_) => return Ok(true),
+            Err(e) => {
+                if mount_at(dir).is_none() {
+                    return Ok(true);
+                }
+                last = Some(e);
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        }
+    }
+    Err(last.expect("at least one attempt"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_join_without_empty_parts() {
+        assert_eq!(join_opts(&["rw+", ""]), "rw+");
+        assert_eq!(join_opts(&["size=1", "noatime"]), "size=1,noatime");
+        assert_eq!(join_opts(&["", ""]), "");
+    }
+
+    #[test]
+    fn a_plain_directory_is_not_ours() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(!is_ours(d.path(), "/dev/loop0"));
+        assert!(!umount_ours(d.path(), "/dev/loop0").unwrap());
+    }
+}

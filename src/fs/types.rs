@@ -1,0 +1,461 @@
+//! The file-system types iolab knows, as data: how each is made (mkfs program and flags), how
+//! an allocation-unit size maps to mkfs options and which values are valid, how it is mounted
+//! (kernel driver or FUSE helper), how the real unit is read back, and whether it journals.
+//! Adding a file system is adding an entry here; the matrix has no per-type code paths.
+
+/// How the allocation unit actually made is read back after mkfs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadBack {
+    /// `dumpe2fs -h`: "Cluster size" with bigalloc, else "Block size".
+    Dumpe2fs,
+    /// `xfs_info` on the mount point: the data section's `bsize=`.
+    XfsInfo,
+    /// statvfs(2) `f_bsize` of the mounted file system.
+    Statvfs,
+    /// FAT boot sector: bytes per sector (offset 11) x sectors per cluster (offset 13).
+    FatBootSector,
+    /// exFAT boot sector: 2^BytesPerSectorShift (108) x 2^SectorsPerClusterShift (109).
+    ExfatBootSector,
+    /// NTFS boot sector (`ntfsinfo` reads the same fields): bytes per sector x sectors per
+    /// cluster, where a value above 0x80 means 2^(256 - value).
+    NtfsBootSector,
+}
+
+/// One way to ask mkfs for an allocation unit: for units in `min..=max` (powers of two), these
+/// arguments, with `{bytes}` replaced by the unit in bytes and `{sectors}` by unit / 512.
+#[derive(Debug, Clone, Copy)]
+pub struct UnitRule {
+    pub min: u64,
+    pub max: u64,
+    pub args: &'static [&'static str],
+}
+
+/// One file-system type.
+#[derive(Debug, Clone, Copy)]
+pub struct FsType {
+    /// Canonical name (`vfat`, `ntfs`): what the user types and what results say.
+    pub name: &'static str,
+    /// Other names accepted on the command line.
+    pub aliases: &'static [&'static str],
+    /// mkfs program; None for tmpfs (nothing to format).
+    pub mkfs: Option<&'static str>,
+    /// Flags always given to mkfs (non-interactive, quiet, forced over an old signature).
+    pub mkfs_flags: &'static [&'static str],
+    /// How a unit maps to mkfs options; empty = the tool cannot choose (fixed unit).
+    pub unit_rules: &'static [UnitRule],
+    /// The unit when none is asked for, if mkfs does not decide it from the size.
+    pub default_unit: Option<u64>,
+    pub read_back: ReadBack,
+    /// Kernel driver name (`/proc/filesystems`, `mount -t`), if there is one.
+    pub kernel: Option<&'static str>,
+    /// FUSE helper (`helper [-o opts] device dir`), used when the kernel lacks the driver.
+    pub fuse_helper: Option<&'static str>,
+    /// Options the FUSE helper always needs (fusefat mounts read-only without `rw+`).
+    pub fuse_opts: &'static str,
+    /// Whether metadata changes are journaled (copy-on-write and log-structured say no).
+    pub journaling: bool,
+    /// One word on the design: journal, copy-on-write, log-structured, none, RAM.
+    pub design: &'static str,
+    /// Smallest image mkfs accepts (bytes).
+    pub min_size: u64,
+}
+
+const MIB: u64 = 1 << 20;
+
+/// Every known type. Order = the order of `--study linux-fs` and of error messages.
+pub const FS_TYPES: &[FsType] = &[
+    FsType {
+        name: "ext2",
+        aliases: &[],
+        mkfs: Some("mkfs.ext2"),
+        mkfs_flags: &["-F", "-q"],
+        unit_rules: &[UnitRule {
+            min: 1024,
+            max: 4096,
+            args: &["-b", "{bytes}"],
+        }],
+        default_unit: Some(4096),
+        read_back: ReadBack::Dumpe2fs,
+        kernel: Some("ext2"),
+        fuse_helper: None,
+        fuse_opts: "",
+        journaling: false,
+        design: "none",
+        min_size: 8 * MIB,
+    },
+    FsType {
+        name: "ext3",
+        aliases: &[],
+        mkfs: Some("mkfs.ext3"),
+        mkfs_flags: &["-F", "-q"],
+        unit_rules: &[UnitRule {
+            min: 1024,
+            max: 4096,
+            args: &["-b", "{bytes}"],
+        }],
+        default_unit: Some(4096),
+        read_back: ReadBack::Dumpe2fs,
+        kernel: Some("ext3"),
+        fuse_helper: None,
+        fuse_opts: "",
+        journaling: true,
+        design: "journal",
+        min_size: 8 * MIB,
+    },
+    FsType {
+        name: "ext4",
+        aliases: &[],
+        mkfs: Some("mkfs.ext4"),
+        mkfs_flags: &["-F", "-q"],
+        unit_rules: &[
+            UnitRule {
+                min: 1024,
+                max: 4096,
+                args: &["-b", "{bytes}"],
+            },
+            // Above the page-sized block: bigalloc clusters of 4 KiB blocks.
+            UnitRule {
+                min: 8192,
+                max: 65536,
+                args: &["-b", "4096", "-O", "bigalloc", "-C", "{bytes}"],
+            },
+        ],
+        default_unit: Some(4096),
+        read_back: ReadBack::Dumpe2fs,
+        kernel: Some("ext4"),
+        fuse_helper: None,
+        fuse_opts: "",
+        journaling: true,
+        design: "journal",
+        min_size: 8 * MIB,
+    },
+    FsType {
+        name: "xfs",
+        aliases: &[],
+        mkfs: Some("mkfs.xfs"),
+        mkfs_flags: &["-f", "-q"],
+        unit_rules: &[UnitRule {
+            min: 1024,
+            max: 65536,
+            args: &["-b", "size={bytes}"],
+        }],
+        default_unit: Some(4096),
+        read_back: ReadBack::XfsInfo,
+        kernel: Some("xfs"),
+        fuse_helper: None,
+        fuse_opts: "",
+        journaling: true,
+        design: "journal",
+        min_size: 300 * MIB,
+    },
+    FsType {
+        name: "btrfs",
+        aliases: &[],
+        mkfs: Some("mkfs.btrfs"),
+        mkfs_flags: &["-f", "-q"],
+        unit_rules: &[UnitRule {
+            min: 4096,
+            max: 4096,
+            args: &["-s", "{bytes}"],
+        }],
+        default_unit: Some(4096),
+        read_back: ReadBack::Statvfs,
+        kernel: Some("btrfs"),
+        fuse_helper: None,
+        fuse_opts: "",
+        journaling: false,
+        design: "copy-on-write",
+        // mkfs.btrfs: "minimum size for each btrfs device is 114294784".
+        min_size: 114_294_784,
+    },
+    FsType {
+        name: "f2fs",
+        aliases: &[],
+        mkfs: Some("mkfs.f2fs"),
+        mkfs_flags: &["-f", "-q"],
+        unit_rules: &[],
+        default_unit: Some(4096),
+        read_back: ReadBack::Statvfs,
+        kernel: Some("f2fs"),
+        fuse_helper: None,
+        fuse_opts: "",
+        journaling: false,
+        design: "log-structured",
+        min_size: 64 * MIB,
+    },
+    FsType {
+        name: "jfs",
+        aliases: &[],
+        mkfs: Some("mkfs.jfs"),
+        mkfs_flags: &["-q"],
+        unit_rules: &[],
+        default_unit: Some(4096),
+        read_back: ReadBack::Statvfs,
+        kernel: Some("jfs"),
+        fuse_helper: None,
+        fuse_opts: "",
+        journaling: true,
+        design: "journal",
+        min_size: 16 * MIB,
+    },
+    FsType {
+        name: "nilfs2",
+        aliases: &["nilfs"],
+        mkfs: Some("mkfs.nilfs2"),
+        mkfs_flags: &["-f", "-q"],
+        unit_rules: &[UnitRule {
+            min: 1024,
+            max: 4096,
+            args: &["-b", "{bytes}"],
+        }],
+        default_unit: Some(4096),
+        read_back: ReadBack::Statvfs,
+        kernel: Some("nilfs2"),
+        fuse_helper: None,
+        fuse_opts: "",
+        journaling: false,
+        design: "log-structured",
+        min_size: 128 * MIB,
+    },
+    FsType {
+        name: "reiserfs",
+        aliases: &[],
+        mkfs: Some("mkfs.reiserfs"),
+        mkfs_flags: &["-f", "-f", "-q"],
+        unit_rules: &[UnitRule {
+            min: 4096,
+            max: 4096,
+            args: &["-b", "{bytes}"],
+        }],
+        default_unit: Some(4096),
+        read_back: ReadBack::Statvfs,
+        kernel: Some("reiserfs"),
+        fuse_helper: None,
+        fuse_opts: "",
+        journaling: true,
+        design: "journal",
+        min_size: 64 * MIB,
+    },
+    FsType {
+        name: "vfat",
+        aliases: &["fat32", "fat"],
+        mkfs: Some("mkfs.vfat"),
+        mkfs_flags: &["-F", "32"],
+        unit_rules: &[UnitRule {
+            min: 512,
+            max: 65536,
+            args: &["-S", "512", "-s", "{sectors}"],
+        }],
+        // mkfs.vfat picks the cluster from the volume size.
+        default_unit: None,
+        read_back: ReadBack::FatBootSector,
+        kernel: Some("vfat"),
+        fuse_helper: Some("fusefat"),
+        fuse_opts: "rw+",
+        journaling: false,
+        design: "none",
+        min_size: 40 * MIB,
+    },
+    FsType {
+        name: "exfat",
+        aliases: &[],
+        mkfs: Some("mkfs.exfat"),
+        mkfs_flags: &[],
+        unit_rules: &[UnitRule {
+            min: 512,
+            max: 32 * MIB,
+            args: &["-c", "{bytes}"],
+        }],
+        default_unit: None,
+        read_back: ReadBack::ExfatBootSector,
+        kernel: Some("exfat"),
+        fuse_helper: Some("mount.exfat-fuse"),
+        fuse_opts: "",
+        journaling: false,
+        design: "none",
+        min_size: 8 * MIB,
+    },
+    FsType {
+        name: "ntfs",
+        aliases: &["ntfs-3g", "ntfs3"],
+        mkfs: Some("mkfs.ntfs"),
+        mkfs_flags: &["-F", "-Q"],
+        unit_rules: &[UnitRule {
+            min: 512,
+            max: 65536,
+            args: &["-c", "{bytes}"],
+        }],
+        default_unit: Some(4096),
+        read_back: ReadBack::NtfsBootSector,
+        kernel: Some("ntfs3"),
+        fuse_helper: Some("ntfs-3g"),
+        fuse_opts: "",
+        journaling: true,
+        design: "journal",
+        min_size: 8 * MIB,
+    },
+    FsType {
+        name: "hfsplus",
+        aliases: &["hfs+"],
+        mkfs: Some("mkfs.hfsplus"),
+        mkfs_flags: &[],
+        unit_rules: &[UnitRule {
+            min: 512,
+            max: 65536,
+            args: &["-b", "{bytes}"],
+        }],
+        default_unit: Some(4096),
+        read_back: ReadBack::Statvfs,
+        kernel: Some("hfsplus"),
+        fuse_helper: None,
+        fuse_opts: "",
+        journaling: false,
+        design: "none",
+        min_size: 8 * MIB,
+    },
+    FsType {
+        name: "tmpfs",
+        aliases: &["ram"],
+        mkfs: None,
+        mkfs_flags: &[],
+        unit_rules: &[],
+        default_unit: Some(4096),
+        read_back: ReadBack::Statvfs,
+        kernel: Some("tmpfs"),
+        fuse_helper: None,
+        fuse_opts: "",
+        journaling: false,
+        design: "RAM",
+        min_size: MIB,
+    },
+];
+
+/// Find a type by name or alias (case-insensitive).
+pub fn lookup(name: &str) -> Option<&'static FsType> {
+    let n = name.trim().to_ascii_lowercase();
+    FS_TYPES
+        .iter()
+        .find(|t| t.name == n || t.aliases.contains(&n.as_str()))
+}
+
+/// `ext2, ext3, ...` for error messages.
+pub fn known_names() -> String {
+    FS_TYPES
+        .iter()
+        .map(|t| t.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl FsType {
+    /// The units this type can be asked for (powers of two), smallest first. A fixed-unit
+    /// type lists just its default.
+    pub fn valid_units(&self) -> Vec<u64> {
+        let mut v: Vec<u64> = Vec::new();
+        for r in self.unit_rules {
+            let mut u = r.min;
+            while u <= r.max {
+                v.push(u);
+                u *= 2;
+            }
+        }
+        if v.is_empty()
+            && let Some(d) = self.default_unit
+        {
+            v.push(d);
+        }
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// `1KiB, 2KiB, 4KiB` for error messages.
+    pub fn valid_units_text(&self) -> String {
+        self.valid_units()
+            .iter()
+            .map(|&u| crate::units::fmt_size_exact(u))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// mkfs arguments selecting `unit` (None: the tool's default); an error names the valid
+    /// values.
+    pub fn unit_args(&self, unit: Option<u64>) -> Result<Vec<String>, String> {
+        let Some(unit) = unit else {
+            return Ok(Vec::new());
+        };
+        if !self.valid_units().contains(&unit) {
+            return Err(format!(
+                "{} cannot use an allocation unit of {} (valid: {})",
+                self.name,
+                crate::units::fmt_size_exact(unit),
+                self.valid_units_text()
+            ));
+        }
+        let Some(rule) = self
+            .unit_rules
+            .iter()
+            .find(|r| (r.min..=r.max).contains(&unit))
+        else {
+            // A fixed unit equal to the default: nothing to ask.
+            return Ok(Vec::new());
+        };
+        Ok(rule
+            .args
+            .iter()
+            .map(|a| {
+                a.replace("{bytes}", &unit.to_string())
+                    .replace("{sectors}", &(unit / 512).to_string())
+            })
+            .collect())
+    }
+
+    /// Several units to compare (for `--study cluster`).
+    pub fn has_several_units(&self) -> bool {
+        self.valid_units().len() > 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ext4_maps_small_units_to_block_size_and_large_to_bigalloc() {
+        let t = lookup("ext4").unwrap();
+        assert_eq!(t.unit_args(Some(1024)).unwrap(), ["-b", "1024"]);
+        assert_eq!(
+            t.unit_args(Some(16384)).unwrap(),
+            ["-b", "4096", "-O", "bigalloc", "-C", "16384"]
+        );
+        let e = t.unit_args(Some(512)).unwrap_err();
+        assert!(e.contains("valid: 1KiB, 2KiB, 4KiB, 8KiB"), "{e}");
+    }
+
+    #[test]
+    fn vfat_uses_sectors_per_cluster_and_aliases_resolve() {
+        let t = lookup("FAT32").unwrap();
+        assert_eq!(t.name, "vfat");
+        assert_eq!(t.unit_args(Some(4096)).unwrap(), ["-S", "512", "-s", "8"]);
+        assert_eq!(lookup("ntfs-3g").unwrap().name, "ntfs");
+        assert!(lookup("zfs").is_none());
+    }
+
+    #[test]
+    fn fixed_unit_types_accept_only_their_default() {
+        let t = lookup("tmpfs").unwrap();
+        assert_eq!(t.valid_units(), [4096]);
+        assert!(t.unit_args(Some(4096)).unwrap().is_empty());
+        assert!(t.unit_args(Some(8192)).is_err());
+        assert!(!t.has_several_units());
+        assert!(lookup("xfs").unwrap().has_several_units());
+    }
+
+    #[test]
+    fn every_type_is_listed_once() {
+        for t in FS_TYPES {
+            assert_eq!(lookup(t.name).unwrap().name, t.name);
+        }
+        assert_eq!(FS_TYPES.len(), 14);
+    }
+}

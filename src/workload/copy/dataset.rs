@@ -1,0 +1,434 @@
+//! Synthetic data sets as data: each is a list of file classes (how many files, how many
+//! bytes in all, how spread their sizes are, where they go) or, for `source-tree`, a
+//! portage-like directory tree. A plan is drawn from a seed (same seed, same paths, sizes
+//! and bytes) and then generated into a RAM directory at memory speed.
+//!
+//! Sizes: each class's total is fixed (the seed's figure x scale) and split over its files
+//! with log-normal weights, so totals are exact and sizes look like real collections.
+//! Content: `DataGen` (one random 1 MiB base block, a unique stamp every 512 bytes keyed by
+//! file index and offset): incompressible and never duplicated, generated at memcpy speed.
+
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use crate::engine::buffer::{DataGen, Pattern, splitmix};
+use crate::runner::StopFlag;
+
+/// Chunk of generation writes (and size of the random base block).
+const GEN_CHUNK: usize = 1 << 20;
+/// mtime of generated files: 2009-07-01 UTC (seed 004's era), plus one second per file,
+/// so `--preserve` has distinct times to carry over.
+const GEN_MTIME_BASE: i64 = 1_246_406_400;
+
+/// One kind of file in a flat data set.
+struct Class {
+    /// Directory under the data-set root.
+    dir: &'static str,
+    /// Files per subdirectory (`dir/NN/`); 0 = all directly in `dir`.
+    per_dir: u64,
+    stem: &'static str,
+    ext: &'static str,
+    count: u64,
+    total_bytes: u64,
+    /// Log-normal sigma of the sizes (0 = all equal).
+    sigma: f64,
+}
+
+const fn class(
+    dir: &'static str,
+    per_dir: u64,
+    stem: &'static str,
+    ext: &'static str,
+    count: u64,
+    total_bytes: u64,
+    sigma: f64,
+) -> Class {
+    Class {
+        dir,
+        per_dir,
+        stem,
+        ext,
+        count,
+        total_bytes,
+        sigma,
+    }
+}
+
+/// Every built-in data set: name, one-line description.
+pub const DATASETS: &[(&str, &str)] = &[
+    (
+        "media-mix",
+        "seed 002: 100 MP3 (681 MB), 880 JPEG (269 MB), 4 MP4 (493 MB), 1 ISO (583 MB)",
+    ),
+    (
+        "flac-album",
+        "seed 004: 14 FLAC tracks (420 MB) + cover, cue sheet and rip log",
+    ),
+    ("cd-iso", "seed 004: one CD image, 700 MiB"),
+    (
+        "big-video",
+        "seed 004: one large video file, 4 GiB (over FAT32's limit)",
+    ),
+    (
+        "source-tree",
+        "seed 004: portage-like tree, ~15,000 packages in 160 categories, ~90,000 small files",
+    ),
+    (
+        "photo-album",
+        "600 camera JPEGs (1.8 GB) in 6 event folders",
+    ),
+    (
+        "office-docs",
+        "2,000 documents: 1200 docx, 500 xlsx, 250 pdf, 50 pptx (261 MB)",
+    ),
+];
+
+fn classes(name: &str) -> Option<Vec<Class>> {
+    Some(match name {
+        "media-mix" => vec![
+            class("music", 10, "track", "mp3", 100, 681_000_000, 0.3),
+            class("photos", 100, "IMG_", "jpg", 880, 269_000_000, 0.35),
+            class("video", 0, "clip", "mp4", 4, 493_000_000, 0.5),
+            class("iso", 0, "disc", "iso", 1, 583_000_000, 0.0),
+        ],
+        "flac-album" => vec![
+            class("album", 0, "track", "flac", 14, 420_000_000, 0.3),
+            class("album", 0, "cover", "jpg", 1, 600_000, 0.0),
+            class("album", 0, "album", "cue", 1, 2_000, 0.0),
+            class("album", 0, "rip", "log", 1, 5_000, 0.0),
+        ],
+        "cd-iso" => vec![class("iso", 0, "cd", "iso", 1, 700 << 20, 0.0)],
+        "big-video" => vec![class("video", 0, "big-video", "mkv", 1, 4 << 30, 0.0)],
+        "photo-album" => vec![class("photos", 100, "DSC_", "jpg", 600, 1_800_000_000, 0.3)],
+        "office-docs" => vec![
+            class("documents", 50, "report", "docx", 1200, 36_000_000, 0.8),
+            class("documents", 50, "sheet", "xlsx", 500, 25_000_000, 0.9),
+            class("documents", 50, "paper", "pdf", 250, 100_000_000, 1.0),
+            class("documents", 50, "slides", "pptx", 50, 100_000_000, 0.7),
+        ],
+        _ => return None,
+    })
+}
+
+/// Bytes of a built-in data set at `scale` before drawing it (to refuse absurd scales
+/// before allocating millions of entries). The source tree's figure is its mean.
+pub fn nominal_bytes(name: &str, scale: f64) -> Option<f64> {
+    if name == "source-tree" {
+        return Some(254e6 * scale);
+    }
+    Some(
+        classes(name)?
+            .iter()
+            .map(|c| c.total_bytes as f64)
+            .sum::<f64>()
+            * scale,
+    )
+}
+
+/// One file of a plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileEntry {
+    /// Relative to the data-set root.
+    pub rel: PathBuf,
+    pub size: u64,
+}
+
+/// A data set as paths and sizes (synthetic, or scanned from a user's `--source`).
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    pub name: String,
+    /// Relative directories, parents before children.
+    pub dirs: Vec<PathBuf>,
+    pub files: Vec<FileEntry>,
+    pub(super) dir_set: std::collections::HashSet<PathBuf>,
+}
+
+impl Plan {
+    pub fn data_bytes(&self) -> u64 {
+        self.files.iter().map(|f| f.size).sum()
+    }
+
+    pub fn largest(&self) -> Option<&FileEntry> {
+        self.files.iter().max_by_key(|f| f.size)
+    }
+
+    /// Bytes the set needs on a tmpfs (page-rounded files plus a page per directory).
+    pub fn ram_bytes(&self) -> u64 {
+        let page = 4096u64;
+        self.files
+            .iter()
+            .map(|f| f.size.div_ceil(page) * page)
+            .sum::<u64>()
+            + (self.dirs.len() as u64 + 1) * page
+    }
+
+    pub(super) fn add_dir(&mut self, rel: PathBuf) {
+        if rel.as_os_str().is_empty() || self.dir_set.contains(&rel) {
+            return;
+        }
+        if let Some(p) = rel.parent() {
+            self.add_dir(p.to_path_buf());
+        }
+        self.dir_set.insert(rel.clone());
+        self.dirs.push(rel);
+    }
+}
+
+/// Is `name` a built-in data set?
+pub fn is_known(name: &str) -> bool {
+    DATASETS.iter().any(|(n, _)| *n == name)
+}
+
+/// The names, for error messages.
+pub fn names() -> String {
+    DATASETS
+        .iter()
+        .map(|(n, _)| *n)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+pub(super) fn rng_for(name: &str, seed: u64) -> Xoshiro256PlusPlus {
+    let h = name.bytes().fold(0xCBF2_9CE4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01B3)
+    });
+    Xoshiro256PlusPlus::seed_from_u64(splitmix(seed ^ h))
+}
+
+pub(super) fn unit(rng: &mut Xoshiro256PlusPlus) -> f64 {
+    ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+}
+
+fn normal(rng: &mut Xoshiro256PlusPlus) -> f64 {
+    // Box-Muller: enough quality for file-size spreads.
+    let (u1, u2) = (unit(rng), unit(rng));
+    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+}
+
+/// A log-normal size with the given mean.
+pub(super) fn lognormal(rng: &mut Xoshiro256PlusPlus, mean: f64, sigma: f64) -> u64 {
+    (mean * (sigma * normal(rng) - sigma * sigma / 2.0).exp()).round() as u64
+}
+
+/// Split `total` over `n` log-normal weights; the sum is exactly `total`.
+fn split_total(rng: &mut Xoshiro256PlusPlus, total: u64, n: u64, sigma: f64) -> Vec<u64> {
+    let w: Vec<f64> = (0..n).map(|_| (sigma * normal(rng)).exp()).collect();
+    let sum: f64 = w.iter().sum();
+    let mut sizes: Vec<u64> = w
+        .iter()
+        .map(|x| (total as f64 * x / sum).floor() as u64)
+        .collect();
+    let given: u64 = sizes.iter().sum();
+    if let Some(last) = sizes.last_mut() {
+        *last += total - given;
+    }
+    sizes
+}
+
+/// The plan of a built-in data set at `scale`. `None` for an unknown name.
+pub fn plan(name: &str, seed: u64, scale: f64) -> Option<Plan> {
+    if name == "source-tree" {
+        return Some(super::portage::source_tree(seed, scale));
+    }
+    let mut rng = rng_for(name, seed);
+    let mut p = Plan {
+        name: name.into(),
+        ..Default::default()
+    };
+    for c in classes(name)? {
+        let count = ((c.count as f64 * scale).round() as u64).max(1);
+        let total = (c.total_bytes as f64 * scale).round() as u64;
+        for (i, size) in split_total(&mut rng, total, count, c.sigma)
+            .into_iter()
+            .enumerate()
+        {
+            let i = i as u64;
+            let dir = match i.checked_div(c.per_dir) {
+                None => PathBuf::from(c.dir),
+                Some(group) => Path::new(c.dir).join(format!("{group:02}")),
+            };
+            p.add_dir(dir.clone());
+            let width = if count > 1000 { 5 } else { 4 };
+            let file = if count == 1 {
+                format!("{}.{}", c.stem, c.ext)
+            } else {
+                format!("{}{:0width$}.{}", c.stem, i, c.ext)
+            };
+            p.files.push(FileEntry {
+                rel: dir.join(file),
+                size,
+            });
+        }
+    }
+    Some(p)
+}
+
+/// The plan of a user's tree: its directories and regular files (sorted, so runs compare).
+/// Returns also how many other entries (symlinks, devices, sockets) were skipped.
+pub fn scan(root: &Path) -> anyhow::Result<(Plan, u64)> {
+    use anyhow::Context;
+    let mut p = Plan {
+        name: "source".into(),
+        ..Default::default()
+    };
+    let mut skipped = 0;
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        let dir = root.join(&rel);
+        let mut entries: Vec<_> = std::fs::read_dir(&dir)
+            .with_context(|| format!("cannot list {}", dir.display()))?
+            .collect::<Result<_, _>>()
+            .with_context(|| format!("cannot list {}", dir.display()))?;
+        entries.sort_by_key(|e| e.file_name());
+        let mut subdirs = Vec::new();
+        for e in entries {
+            let md = e
+                .metadata()
+                .with_context(|| format!("cannot stat {}", e.path().display()))?;
+            let r = rel.join(e.file_name());
+            if md.is_dir() {
+                p.add_dir(r.clone());
+                subdirs.push(r);
+            } else if md.is_file() {
+                p.files.push(FileEntry {
+                    rel: r,
+                    size: md.len(),
+                });
+            } else {
+                skipped += 1;
+            }
+        }
+        stack.extend(subdirs.into_iter().rev());
+    }
+    Ok((p, skipped))
+}
+
+/// Write every file of `plan` under `root` (which must exist): directories 0755, files
+/// 0644 with distinct mtimes. `progress(bytes_done)` is called now and then.
+pub fn generate(
+    plan: &Plan,
+    root: &Path,
+    seed: u64,
+    stop: &StopFlag,
+    progress: &mut dyn FnMut(u64),
+) -> anyhow::Result<()> {
+    use anyhow::Context;
+    for d in &plan.dirs {
+        std::fs::create_dir(root.join(d))
+            .with_context(|| format!("cannot create {}", root.join(d).display()))?;
+    }
+    let gen_ = DataGen::new(Pattern::Random, seed, GEN_CHUNK);
+    let mut buf = vec![0u8; GEN_CHUNK];
+    gen_.init(&mut buf);
+    let mut done = 0u64;
+    for (i, f) in plan.files.iter().enumerate() {
+        stop.check()?;
+        let path = root.join(&f.rel);
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o644)
+            .open(&path)
+            .with_context(|| format!("cannot create {}", path.display()))?;
+        let mut off = 0u64;
+        while off < f.size {
+            let n = (f.size - off).min(GEN_CHUNK as u64) as usize;
+            if n < GEN_CHUNK {
+                // A short tail must not carry the previous file's stamps.
+                gen_.init(&mut buf[..n]);
+            }
+            gen_.stamp(&mut buf[..n], i as u64, off);
+            file.write_all(&buf[..n])
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            if n < GEN_CHUNK {
+                gen_.init(&mut buf[..n]);
+            }
+            off += n as u64;
+            done += n as u64;
+            if done % (64 << 20) < n as u64 {
+                progress(done);
+            }
+        }
+        let t = nix::sys::time::TimeSpec::new(GEN_MTIME_BASE + i as i64, 0);
+        nix::sys::stat::futimens(&file, &t, &t)
+            .with_context(|| format!("cannot set the times of {}", path.display()))?;
+    }
+    progress(done);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn media_mix_matches_seed_002() {
+        let p = plan("media-mix", 1, 1.0).unwrap();
+        let count = |ext: &'static str| {
+            p.files
+                .iter()
+                .filter(move |f| f.rel.extension().unwrap() == ext)
+        };
+        assert_eq!(count("mp3").count(), 100);
+        assert_eq!(count("jpg").count(), 880);
+        assert_eq!(count("mp4").count(), 4);
+        assert_eq!(count("iso").count(), 1);
+        assert_eq!(count("mp3").map(|f| f.size).sum::<u64>(), 681_000_000);
+        assert_eq!(count("jpg").map(|f| f.size).sum::<u64>(), 269_000_000);
+        assert_eq!(p.data_bytes(), 2_026_000_000);
+    }
+
+    #[test]
+    fn scaled_counts_and_totals() {
+        let p = plan("media-mix", 1, 0.01).unwrap();
+        assert_eq!(p.files.len(), 1 + 9 + 1 + 1);
+        assert_eq!(p.data_bytes(), 20_260_000);
+        let p = plan("big-video", 1, 0.001).unwrap();
+        assert_eq!(p.files.len(), 1);
+        assert_eq!(p.data_bytes(), 4_294_967); // 4 GiB / 1000, rounded
+    }
+
+    #[test]
+    fn source_tree_shape() {
+        let p = plan("source-tree", 7, 1.0).unwrap();
+        let files = p.files.len();
+        assert!((80_000..100_000).contains(&files), "{files} files");
+        let bytes = p.data_bytes();
+        assert!((220_000_000..290_000_000).contains(&bytes), "{bytes} bytes");
+        let depth = p.files.iter().map(|f| f.rel.components().count()).max();
+        assert_eq!(depth, Some(5));
+        let mut seen = std::collections::HashSet::new();
+        assert!(
+            p.files.iter().all(|f| seen.insert(f.rel.clone())),
+            "unique paths"
+        );
+    }
+
+    #[test]
+    fn same_seed_same_plan_other_seed_other_sizes() {
+        for (name, _) in DATASETS {
+            let a = plan(name, 5, 0.01).unwrap();
+            let b = plan(name, 5, 0.01).unwrap();
+            assert_eq!(a.files, b.files, "{name}");
+            assert_eq!(a.dirs, b.dirs, "{name}");
+        }
+        let a = plan("photo-album", 5, 0.1).unwrap();
+        let b = plan("photo-album", 6, 0.1).unwrap();
+        assert_ne!(a.files, b.files);
+    }
+
+    #[test]
+    fn dirs_come_before_their_children() {
+        let p = plan("source-tree", 1, 0.01).unwrap();
+        for (i, d) in p.dirs.iter().enumerate() {
+            if let Some(parent) = d.parent().filter(|x| !x.as_os_str().is_empty()) {
+                let pi = p.dirs.iter().position(|x| x == parent).unwrap();
+                assert!(pi < i);
+            }
+        }
+    }
+}

@@ -1,0 +1,455 @@
+//! Running the phases of `iolab copy`: the data set is generated (or staged) once into a
+//! RAM directory, then every repeat writes it to the target, reads it back into RAM, copies
+//! it on the target and deletes it, each phase timed until the last close and separately
+//! for the `syncfs` that follows, with caches dropped before each phase, df around write and
+//! delete, device counters and, with `--verify`, every file hashed on both sides.
+//!
+//! Everything created lives in two temp directories (one in the RAM dir, one in the
+//! target) owned by guards: removed on success, error and Ctrl-C alike.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+
+use super::CopyConfig;
+use super::copier::{Copier, delete_tree, syncfs};
+use super::dataset::generate;
+use super::results::{new_test, summarize_copy_test};
+use super::verify::{TreeHashes, compare, failure, hash_tree};
+use crate::model::copy::{CopyRunDetail, SpaceAccounting};
+use crate::model::{ResultDoc, ResultSink, RunResult, Warning};
+use crate::runner::RunContext;
+use crate::runner::progress::Progress;
+use crate::runner::repeat::spread_warnings;
+use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
+use crate::units::{fmt_mb_per_s, fmt_size_iec};
+
+/// Environment variable honoured only by debug builds (the test binary): after the write
+/// phase, flip one byte of this relative path on the target, behind iolab's back, so the
+/// tests can show that `--verify` catches it. Release builds ignore it.
+pub const CORRUPT_ENV: &str = "IOLAB_TEST_CORRUPT_AFTER_WRITE";
+
+/// The measured phases; `Ceiling` is RAM -> RAM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Phase {
+    Ceiling,
+    Write,
+    Read,
+    Copy,
+    Delete,
+}
+
+impl Phase {
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Phase::Ceiling => "ceiling",
+            Phase::Write => "write",
+            Phase::Read => "read",
+            Phase::Copy => "copy",
+            Phase::Delete => "delete",
+        }
+    }
+}
+
+/// Used bytes of the file system holding `p` (what df shows as used).
+fn used_bytes(p: &Path) -> Option<u64> {
+    let s = nix::sys::statvfs::statvfs(p).ok()?;
+    Some((s.blocks() as u64).saturating_sub(s.blocks_free() as u64) * s.fragment_size() as u64)
+}
+
+/// Write back dirty pages and drop the page cache, dentries and inodes (root only).
+fn drop_caches() -> bool {
+    nix::unistd::sync();
+    std::fs::write("/proc/sys/vm/drop_caches", "3").is_ok()
+}
+
+/// One phase's timings.
+struct Timed {
+    close_ns: u64,
+    syncfs_ns: u64,
+    fallback_files: u64,
+}
+
+struct Workspace {
+    ram: tempfile::TempDir,
+    target: tempfile::TempDir,
+}
+
+impl Workspace {
+    fn src(&self) -> PathBuf {
+        self.ram.path().join("set")
+    }
+    fn back(&self) -> PathBuf {
+        self.ram.path().join("back")
+    }
+    fn written(&self) -> PathBuf {
+        self.target.path().join("write")
+    }
+    fn copied(&self) -> PathBuf {
+        self.target.path().join("copy")
+    }
+}
+
+/// Run every selected phase of `cfg` for every repeat into `doc`, saving after each phase.
+pub fn run_copy(
+    cfg: &CopyConfig,
+    ctx: &RunContext,
+    doc: &mut ResultDoc,
+    sink: &ResultSink,
+) -> Result<()> {
+    let s = &cfg.settings;
+    let plan = &cfg.plan;
+    let tmp = |dir: &Path| {
+        tempfile::Builder::new()
+            .prefix("iolab-copy-")
+            .tempdir_in(dir)
+            .with_context(|| format!("cannot create a work directory in {}", dir.display()))
+    };
+    let ws = Workspace {
+        ram: tmp(&s.ram_dir)?,
+        target: tmp(&cfg.target)?,
+    };
+    if cfg.skipped_entries > 0 {
+        doc.warn(Warning {
+            code: "source-skipped".into(),
+            message: format!(
+                "{} entries of --source are neither files nor directories (symlinks, devices, sockets) and were not copied",
+                cfg.skipped_entries
+            ),
+            test: None,
+        });
+    }
+    let can_drop = drop_caches();
+    if !can_drop {
+        doc.warn(Warning {
+            code: "cache-warm".into(),
+            message: "not root: the page cache could not be dropped between phases, so the read and copy phases may be served from RAM (their results are labelled warm); run as root for cold-cache numbers".into(),
+            test: None,
+        });
+    }
+    let ram_fs = crate::sysinfo::mounts::mount_of(&s.ram_dir).map(|m| m.fs_type);
+    if !matches!(ram_fs.as_deref(), Some("tmpfs" | "ramfs")) {
+        doc.warn(Warning {
+            code: "ram-dir-not-ram".into(),
+            message: format!(
+                "the RAM dir {} is on {}, not tmpfs: the source side of the write phase is not free and may limit the result; give a tmpfs with --ram-dir",
+                s.ram_dir.display(),
+                ram_fs.as_deref().unwrap_or("an unknown file system")
+            ),
+            test: None,
+        });
+    }
+
+    // The data set, once, in RAM.
+    let p = Progress::start(ctx.progress, &format!("{} into RAM", plan.name));
+    let total = plan.data_bytes().max(1);
+    let mut cb = |done: u64| p.set(done as f64 / total as f64, &fmt_size_iec(done));
+    match &s.source {
+        None => {
+            std::fs::create_dir(ws.src())?;
+            generate(plan, &ws.src(), s.seed, &ctx.stop, &mut cb)?;
+        }
+        Some(src) => {
+            let mut c = Copier::new(s.opts);
+            c.copy_tree(plan, src, &ws.src(), &ctx.stop, &mut cb)?;
+        }
+    }
+    p.finish(&format!(
+        "{} files, {}",
+        plan.files.len(),
+        fmt_size_iec(plan.data_bytes())
+    ));
+    let expected = match s.verify {
+        None => None,
+        Some(kind) => {
+            let h = hash_tree(&ws.src(), kind, &ctx.stop)?;
+            if let Some(src) = &s.source {
+                let v = compare(&hash_tree(src, kind, &ctx.stop)?, &h, kind);
+                if !v.ok {
+                    return Err(failure("staging", &ws.src(), &v));
+                }
+            }
+            Some(h)
+        }
+    };
+
+    let mut selected = Vec::new();
+    if s.ceiling {
+        selected.push(Phase::Ceiling);
+    }
+    for (on, ph) in [
+        (s.phases.write, Phase::Write),
+        (s.phases.read, Phase::Read),
+        (s.phases.copy, Phase::Copy),
+        (s.phases.delete, Phase::Delete),
+    ] {
+        if on {
+            selected.push(ph);
+        }
+    }
+    let first_test = doc.tests.len();
+    for ph in &selected {
+        doc.tests.push(new_test(cfg, *ph, can_drop));
+    }
+    let index = |ph: Phase| first_test + selected.iter().position(|x| *x == ph).unwrap_or(0);
+    let device = doc.environment.block_device.clone();
+    let mut runner = PhaseRunner {
+        cfg,
+        ctx,
+        ws: &ws,
+        expected: expected.as_ref(),
+        device,
+        can_drop,
+        used_before_write: None,
+    };
+
+    let mut values = Vec::new();
+    let mut run = 0u32;
+    while s.repeat.wants_more(&values) {
+        run += 1;
+        let mut headline = None;
+        for ph in [
+            Phase::Ceiling,
+            Phase::Write,
+            Phase::Read,
+            Phase::Copy,
+            Phase::Delete,
+        ] {
+            let measured = selected.contains(&ph);
+            if !measured && !matches!(ph, Phase::Write | Phase::Delete) {
+                continue;
+            }
+            let label = format!(
+                "{} {} [{run}/{}]",
+                plan.name,
+                ph.name(),
+                s.repeat.max_runs()
+            );
+            let outcome = runner.run_phase(ph, run, &label, measured);
+            match outcome {
+                Ok(None) => {}
+                Ok(Some((r, verdict))) => {
+                    headline.get_or_insert(r.bw_bytes_per_s.unwrap_or(0.0));
+                    let t = &mut doc.tests[index(ph)];
+                    t.runs.push(r);
+                    summarize_copy_test(t);
+                    sink.save(doc)?;
+                    if let Some(e) = verdict {
+                        doc.tests[index(ph)].error = Some(format!("{e:#}"));
+                        sink.save(doc)?;
+                        return Err(e);
+                    }
+                }
+                Err(e) => {
+                    if measured {
+                        doc.tests[index(ph)].error = Some(format!("{e:#}"));
+                        sink.save(doc)?;
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        values.push(headline.unwrap_or(0.0));
+    }
+    for i in first_test..doc.tests.len() {
+        for w in spread_warnings(&doc.tests[i], &s.repeat) {
+            doc.warn(w);
+        }
+    }
+    // Explicit removal so a failure to clean up is reported (the guards would be silent).
+    let Workspace { ram, target } = ws;
+    ram.close().context("cannot remove the RAM copy")?;
+    target
+        .close()
+        .context("cannot remove the work directory on the target")?;
+    Ok(())
+}
+
+struct PhaseRunner<'a> {
+    cfg: &'a CopyConfig,
+    ctx: &'a RunContext,
+    ws: &'a Workspace,
+    expected: Option<&'a TreeHashes>,
+    device: Option<String>,
+    can_drop: bool,
+    /// df used before this repeat's write: what the delete should come back to.
+    used_before_write: Option<u64>,
+}
+
+/// A measured run and, when verification failed, the error that must fail the run (after
+/// the run was recorded).
+type PhaseOutcome = Option<(RunResult, Option<anyhow::Error>)>;
+
+impl PhaseRunner<'_> {
+    /// Run one phase (measured or, for the write and delete the others need, as plain setup).
+    fn run_phase(
+        &mut self,
+        ph: Phase,
+        run: u32,
+        label: &str,
+        measured: bool,
+    ) -> Result<PhaseOutcome> {
+        let s = &self.cfg.settings;
+        let plan = &self.cfg.plan;
+        let ws = self.ws;
+        self.ctx.stop.check()?;
+        if self.can_drop {
+            drop_caches();
+        }
+        let on_target = !matches!(ph, Phase::Ceiling);
+        let counters = if on_target {
+            PhaseCounters::start(self.device.as_deref())
+        } else {
+            None
+        };
+        let used_before = used_bytes(ws.target.path());
+        let p = Progress::start(self.ctx.progress, label);
+        let total = plan.data_bytes().max(1) as f64;
+        let mut cb = |done: u64| p.set(done as f64 / total, &fmt_size_iec(done));
+        let (from, to) = match ph {
+            Phase::Ceiling => (ws.src(), ws.back()),
+            Phase::Write => (ws.src(), ws.written()),
+            Phase::Read => (ws.written(), ws.back()),
+            Phase::Copy => (ws.written(), ws.copied()),
+            Phase::Delete => (ws.written(), ws.written()),
+        };
+        let timed = if ph == Phase::Delete {
+            let t0 = Instant::now();
+            delete_tree(&from)?;
+            let close_ns = t0.elapsed().as_nanos() as u64;
+            let t1 = Instant::now();
+            syncfs(ws.target.path())?;
+            Timed {
+                close_ns,
+                syncfs_ns: t1.elapsed().as_nanos() as u64,
+                fallback_files: 0,
+            }
+        } else {
+            let mut copier = Copier::new(s.opts);
+            let t0 = Instant::now();
+            let st = copier.copy_tree(plan, &from, &to, &self.ctx.stop, &mut cb)?;
+            let close_ns = t0.elapsed().as_nanos() as u64;
+            let t1 = Instant::now();
+            syncfs(&to)?;
+            Timed {
+                close_ns,
+                syncfs_ns: t1.elapsed().as_nanos() as u64,
+                fallback_files: st.fallback_files,
+            }
+        };
+        let dc = counters.and_then(|c| c.finish());
+        let used_after = used_bytes(ws.target.path());
+        if ph == Phase::Write {
+            self.used_before_write = used_before;
+            corrupt_for_tests(&to);
+        }
+        let data = plan.data_bytes();
+        let files = plan.files.len() as u64;
+        let total_ns = (timed.close_ns + timed.syncfs_ns).max(1);
+        p.finish(&format!(
+            "{} MB/s, close {:.3} s + syncfs {:.3} s",
+            fmt_mb_per_s(data as f64 * 1e9 / total_ns as f64),
+            timed.close_ns as f64 / 1e9,
+            timed.syncfs_ns as f64 / 1e9
+        ));
+        // Integrity, outside the timing.
+        let verify = match (s.verify, self.expected) {
+            (Some(kind), Some(exp)) if ph != Phase::Delete => {
+                let actual = hash_tree(&to, kind, &self.ctx.stop)?;
+                Some(compare(exp, &actual, kind))
+            }
+            _ => None,
+        };
+        // Trees only this phase needed go now, untimed (the RAM read-back, the copy).
+        if matches!(ph, Phase::Ceiling | Phase::Read | Phase::Copy) {
+            delete_tree(&to)?;
+            if ph == Phase::Copy {
+                syncfs(ws.target.path())?;
+            }
+        }
+        if !measured {
+            return match verify {
+                Some(v) if !v.ok => Err(failure(ph.name(), &to, &v)),
+                _ => Ok(None),
+            };
+        }
+        let space = match (ph, used_before, used_after) {
+            (Phase::Write, Some(b), Some(a)) => Some(SpaceAccounting {
+                used_before_bytes: b,
+                used_after_bytes: a,
+                delta_bytes: a as i64 - b as i64,
+                overhead_ratio: (data > 0).then(|| (a as f64 - b as f64) / data as f64),
+                ..Default::default()
+            }),
+            (Phase::Delete, Some(b), Some(a)) => {
+                let base = self.used_before_write.unwrap_or(b);
+                let left = a as i64 - base as i64;
+                Some(SpaceAccounting {
+                    used_before_bytes: b,
+                    used_after_bytes: a,
+                    delta_bytes: a as i64 - b as i64,
+                    not_returned_bytes: Some(left),
+                    space_returned: Some(left <= (data / 100).max(1 << 20) as i64),
+                    ..Default::default()
+                })
+            }
+            _ => None,
+        };
+        let app_written = if matches!(ph, Phase::Write | Phase::Copy) {
+            data
+        } else {
+            0
+        };
+        let verdict = match &verify {
+            Some(v) if !v.ok => Some(failure(ph.name(), &to, v)),
+            _ => None,
+        };
+        let secs = total_ns as f64 / 1e9;
+        let r = RunResult {
+            run,
+            elapsed_ns: total_ns,
+            ops: files,
+            bytes: data,
+            bw_bytes_per_s: Some(data as f64 / secs),
+            files_per_s: Some(files as f64 / secs),
+            fsync_ns: Some(timed.syncfs_ns),
+            write_amplification: dc
+                .as_ref()
+                .and_then(|d| write_amplification(d, app_written)),
+            device: dc,
+            copy: Some(CopyRunDetail {
+                close_ns: timed.close_ns,
+                syncfs_ns: timed.syncfs_ns,
+                close_bw_bytes_per_s: data as f64 * 1e9 / timed.close_ns.max(1) as f64,
+                durable_bw_bytes_per_s: data as f64 / secs,
+                fallback_files: timed.fallback_files,
+                space,
+                verify,
+            }),
+            ..Default::default()
+        };
+        Ok(Some((r, verdict)))
+    }
+}
+
+/// The test hook behind `CORRUPT_ENV` (debug builds only).
+fn corrupt_for_tests(root: &Path) {
+    #[cfg(debug_assertions)]
+    if let Some(rel) = std::env::var_os(CORRUPT_ENV) {
+        use std::os::unix::fs::FileExt;
+        let path = root.join(rel);
+        if let Ok(f) = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+        {
+            let mut b = [0u8; 1];
+            if f.read_at(&mut b, 0).is_ok() {
+                let _ = f.write_at(&[b[0] ^ 0xFF], 0);
+            }
+        }
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = root;
+}

@@ -1,0 +1,407 @@
+//! `iolab matrix` end to end on real file systems over loop devices: allocation units read
+//! back at two sizes per type, tiny workloads, a fresh file system per run, an allowed
+//! device, files outside iolab's directory untouched, bad input refused before anything is
+//! made. Needs root and loop devices; skips loudly otherwise.
+
+mod matrix_support;
+
+use std::path::Path;
+use std::process::Command;
+
+use iolab::model::ResultDoc;
+use matrix_support::*;
+
+/// Every configuration formatted with the asked unit, read back equal, workload run.
+fn check_units(doc: &ResultDoc, expect_fs: &[&str]) {
+    assert_eq!(doc.command, "matrix");
+    for c in &doc.configurations {
+        if c.status == "skipped" {
+            panic!("{} skipped here: {:?}", c.label, c.reason);
+        }
+        assert!(expect_fs.contains(&c.fs_type.as_str()), "{}", c.fs_type);
+        let actual = c.cluster_bytes_actual.expect("unit read back");
+        if let Some(asked) = c.cluster_bytes {
+            assert_eq!(actual, asked, "{}: unit made differs", c.label);
+        }
+        assert_eq!(c.runs.len(), 1, "{}", c.label);
+        assert!(c.runs[0].mkfs_ns > 0 || c.fs_type == "tmpfs", "{}", c.label);
+        assert!(!c.runs[0].space.is_empty(), "{}: df recorded", c.label);
+        match c.status.as_str() {
+            "ok" => {
+                assert!(!c.tests.is_empty(), "{}: tests", c.label);
+                assert!(
+                    c.tests
+                        .iter()
+                        .all(|t| t.config.as_deref() == Some(c.label.as_str()))
+                );
+                assert!(c.tests.iter().all(|t| !t.runs.is_empty()));
+            }
+            // A workload that cannot run on this file system keeps its error in the row.
+            _ => {
+                let why = c.reason.clone().unwrap_or_default();
+                assert!(why.contains("run:"), "{}: {why}", c.label);
+                eprintln!("NOTE {}: workload failed there: {why}", c.label);
+            }
+        }
+    }
+}
+
+#[test]
+fn kernel_file_systems_at_two_units_each() {
+    if !can_run("kernel_file_systems_at_two_units_each") {
+        return;
+    }
+    let area = Area::new();
+    let doc = run_ok(
+        &area,
+        &[
+            "--fs",
+            "ext2,ext3,ext4,xfs",
+            "--cluster",
+            "1K,4K",
+            "--image-size",
+            "320M",
+            "--workload",
+            TINY,
+            "--repeat",
+            "1",
+        ],
+    );
+    assert_eq!(doc.configurations.len(), 8);
+    check_units(&doc, &["ext2", "ext3", "ext4", "xfs"]);
+    assert!(doc.configurations.iter().all(|c| c.status == "ok"));
+}
+
+#[test]
+fn fuse_file_systems_at_two_units_each() {
+    if !can_run("fuse_file_systems_at_two_units_each") {
+        return;
+    }
+    let area = Area::new();
+    let doc = run_ok(
+        &area,
+        &[
+            "--fs",
+            "ntfs,exfat,fat32",
+            "--cluster",
+            "1K,4K",
+            "--image-size",
+            "256M",
+            "--workload",
+            TINY,
+            "--repeat",
+            "1",
+        ],
+    );
+    let ran: Vec<&str> = doc
+        .configurations
+        .iter()
+        .filter(|c| c.status != "skipped")
+        .map(|c| c.fs_type.as_str())
+        .collect();
+    for c in doc.configurations.iter().filter(|c| c.status == "skipped") {
+        eprintln!(
+            "SKIPPED {} in fuse_file_systems_at_two_units_each: {:?}",
+            c.label, c.reason
+        );
+    }
+    if ran.is_empty() {
+        return;
+    }
+    let doc = ResultDoc {
+        configurations: doc
+            .configurations
+            .into_iter()
+            .filter(|c| c.status != "skipped")
+            .collect(),
+        ..doc
+    };
+    check_units(&doc, &["ntfs", "exfat", "vfat"]);
+}
+
+#[test]
+fn btrfs_bigalloc_and_tmpfs() {
+    if !can_run("btrfs_bigalloc_and_tmpfs") {
+        return;
+    }
+    let area = Area::new();
+    // btrfs and tmpfs take one unit here (the page size): the default and 4K must agree;
+    // ext4 bigalloc clusters are the second ext4 unit above the block size.
+    let doc = run_ok(
+        &area,
+        &[
+            "--fs",
+            "btrfs,tmpfs",
+            "--cluster",
+            "default,4K",
+            "--image-size",
+            "200M",
+            "--workload",
+            TINY,
+            "--repeat",
+            "2",
+            "--mount-opts",
+            "noatime",
+        ],
+    );
+    check_runs_of_two(&doc);
+    let doc = run_ok(
+        area_fresh_out(&area),
+        &[
+            "--fs",
+            "ext4",
+            "--cluster",
+            "16K",
+            "--image-size",
+            "256M",
+            "--workload",
+            TINY,
+            "--repeat",
+            "1",
+        ],
+    );
+    assert_eq!(doc.configurations[0].cluster_bytes_actual, Some(16384));
+    assert_eq!(doc.configurations[0].status, "ok");
+}
+
+fn area_fresh_out(a: &Area) -> &Area {
+    let _ = std::fs::remove_dir_all(&a.out);
+    a
+}
+
+fn check_runs_of_two(doc: &ResultDoc) {
+    assert_eq!(doc.configurations.len(), 4);
+    for c in &doc.configurations {
+        assert_eq!(c.status, "ok", "{}: {:?}", c.label, c.reason);
+        assert_eq!(c.cluster_bytes_actual, Some(4096));
+        assert_eq!(c.mount_options, "noatime");
+        // A fresh file system per run: two mkfs (tmpfs: two mounts) per configuration.
+        assert_eq!(c.runs.len(), 2, "{}", c.label);
+        let t = &c.tests[0];
+        assert_eq!(t.runs.iter().map(|r| r.run).collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(t.summary["iops"].n, 2);
+    }
+}
+
+#[test]
+fn an_allowed_device_is_formatted_for_every_run() {
+    if !can_run("an_allowed_device_is_formatted_for_every_run") {
+        return;
+    }
+    let _g = EXCLUSIVE.read().unwrap();
+    let area = Area::new();
+    // A loop device of the test's own (never a real disk), not mounted.
+    let img = area.base.parent().unwrap().join("device.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(128 << 20)
+        .unwrap();
+    let lo = iolab::fs::loopdev::LoopDevice::attach(&img, false).unwrap();
+    let dev = lo.device.display().to_string();
+    let out = Command::new(bin())
+        .args([
+            "matrix",
+            "--fs",
+            "ext4,exfat",
+            "--cluster",
+            "4K",
+            "--device",
+            &dev,
+        ])
+        .args([
+            "--allow-destroy",
+            &dev,
+            "--workload",
+            TINY,
+            "--repeat",
+            "2",
+            "--no-save",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let doc: ResultDoc = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc.configurations.len(), 2);
+    for c in &doc.configurations {
+        assert_eq!(c.status, "ok", "{}: {:?}", c.label, c.reason);
+        assert_eq!(c.cluster_bytes_actual, Some(4096));
+        assert_eq!(c.runs.len(), 2);
+        assert_eq!(c.size_bytes, Some(128 << 20));
+    }
+    // Torn down: the device is no longer mounted, and is still attached (ours to detach).
+    assert!(iolab::config::device_in_use(&lo.device).is_none());
+    assert!(Path::new(&format!("/sys/block/{}/loop/backing_file", lo.name())).exists());
+    drop(lo);
+    area.assert_clean();
+}
+
+#[test]
+fn bad_input_is_refused_before_anything_is_made() {
+    let area = Area::new();
+    let cases: &[(&[&str], &str)] = &[
+        (&["--fs", "ext4,zfs"], "unknown file system 'zfs'"),
+        (&["--fs", "xfs", "--cluster", "512"], "valid: 1KiB"),
+        (&["--fs", "btrfs", "--cluster", "64K"], "valid: 4KiB"),
+        (&["--fs", "ext4", "--cluster", "3000"], "power of two"),
+        (
+            &["--fs", "ext4", "--workload", "nosuch:x=1"],
+            "unknown workload family",
+        ),
+        (
+            &["--fs", "ext4", "--workload", "run:bogus=1"],
+            "workload run",
+        ),
+        (
+            &["--fs", "ext4", "--mount-opts", "no atime"],
+            "without spaces",
+        ),
+        (
+            &["--fs", "ext4", "--full"],
+            "--full is only for --study cluster",
+        ),
+        (&["--fs", "ext4", "--repeat", "0"], "--repeat 0"),
+        (&["--fs", "ext4", "--image-size", "1M"], "at least 16MiB"),
+    ];
+    for (extra, want) in cases {
+        let args = area.args(extra);
+        let out = Command::new(bin()).args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {stderr}");
+        assert!(stderr.contains(want), "{extra:?}: {stderr}");
+        assert!(area.work_dir().is_none(), "{extra:?} created a work dir");
+    }
+    let out = iolab(&[
+        "matrix",
+        "--fs",
+        "ext4",
+        "--image-dir",
+        "/nonexistent-iolab-dir",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let f = area.base.join("precious.txt");
+    let f = f.to_str().unwrap();
+    for (extra, want) in [
+        (
+            vec!["--device", f, "--allow-destroy", f],
+            "not a block device",
+        ),
+        (
+            vec!["--device", "/dev/null", "--allow-destroy", "/dev/null"],
+            "not a block device",
+        ),
+    ] {
+        let mut a = vec!["matrix", "--fs", "ext4"];
+        a.extend(extra);
+        let out = iolab(&a);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(want), "{stderr}");
+    }
+    assert_eq!(
+        std::fs::read(area.base.join("precious.txt")).unwrap(),
+        SENTINEL
+    );
+}
+
+#[test]
+fn a_device_in_use_or_misnamed_is_refused() {
+    if !can_run("a_device_in_use_or_misnamed_is_refused") {
+        return;
+    }
+    // The disk holding / is in use; and a loop device we own needs the same name twice.
+    let root = iolab::sysinfo::mounts::mount_of(Path::new("/")).unwrap();
+    if root.source.starts_with("/dev/") {
+        let out = iolab(&[
+            "matrix",
+            "--fs",
+            "ext4",
+            "--device",
+            &root.source,
+            "--allow-destroy",
+            &root.source,
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("in use"), "{stderr}");
+    }
+    let Some(fs) = iolab::fs::scratch::scratch_or_skip(
+        "a_device_in_use_or_misnamed_is_refused",
+        "ext4",
+        32 << 20,
+        &[],
+        "",
+    ) else {
+        return;
+    };
+    let dev = fs.loop_dev.as_ref().unwrap().device.display().to_string();
+    let out = iolab(&[
+        "matrix",
+        "--fs",
+        "ext4",
+        "--device",
+        &dev,
+        "--allow-destroy",
+        "/dev/loop-other",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not name"));
+    let out = iolab(&[
+        "matrix",
+        "--fs",
+        "ext4",
+        "--device",
+        &dev,
+        "--allow-destroy",
+        &dev,
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("in use") && stderr.contains("mounted"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn cluster_study_reproduces_table_1_layout() {
+    if !can_run("cluster_study_reproduces_table_1_layout") {
+        return;
+    }
+    let area = Area::new();
+    let doc = run_ok(
+        &area,
+        &[
+            "--study",
+            "cluster",
+            "--fs",
+            "ext4",
+            "--cluster",
+            "1K,4K",
+            "--image-size",
+            "256M",
+            "--repeat",
+            "1",
+        ],
+    );
+    assert_eq!(doc.configurations.len(), 2);
+    for c in &doc.configurations {
+        assert_eq!(c.status, "ok", "{}: {:?}", c.label, c.reason);
+        assert_eq!(c.cluster_bytes_actual, c.cluster_bytes);
+        let tokens: Vec<&str> = c
+            .tests
+            .iter()
+            .filter(|t| t.params.get("phase").map(String::as_str) == Some("create"))
+            .filter_map(|t| t.params.get("size_token").map(String::as_str))
+            .collect();
+        for want in ["1", "cluster+1", "512", "64K"] {
+            assert!(tokens.contains(&want), "{}: {tokens:?}", c.label);
+        }
+        assert!(
+            c.tests
+                .iter()
+                .any(|t| t.params.get("phase").map(String::as_str) == Some("big"))
+        );
+    }
+}
