@@ -111,7 +111,7 @@ pub fn aggregate_run(ranks: &[RankRun]) -> Result<RunResult, String> {
         lat_ns: Some(hist.stats()),
         lat_percentiles_ns: hist.percentile_curve(),
         lat_hist: Some(hist.to_base64()),
-        intervals: sum_intervals(ranks),
+        intervals: sum_intervals(ranks, t0),
         interval_ms: first.run.interval_ms,
         avg_queue_depth: qd,
         cpu,
@@ -121,25 +121,32 @@ pub fn aggregate_run(ranks: &[RankRun]) -> Result<RunResult, String> {
     })
 }
 
-/// Interval series added up by index: every rank's series starts at its own measured start,
-/// and the ranks start together (barrier), so index i is the same 100 ms on every rank up to
-/// the start skew reported in `dist.start_skew_ns`.
-fn sum_intervals(ranks: &[RankRun]) -> Vec<IntervalPoint> {
+/// Interval series added up on the common clock: each rank's series starts at its own
+/// measured start, so it is shifted by its start's distance from the earliest start, in
+/// whole intervals (the remainder, under one interval, is in `dist.start_skew_ns`).
+fn sum_intervals(ranks: &[RankRun], t0: i64) -> Vec<IntervalPoint> {
+    let interval_ns = ranks
+        .iter()
+        .find_map(|r| r.run.interval_ms)
+        .unwrap_or(100)
+        .max(1) as i64
+        * 1_000_000;
+    let shift = |r: &RankRun| ((r.start_ns - t0 + interval_ns / 2) / interval_ns).max(0) as usize;
     let n = ranks
         .iter()
-        .map(|r| r.run.intervals.len())
+        .map(|r| r.run.intervals.len() + shift(r))
         .max()
         .unwrap_or(0);
     (0..n)
         .map(|i| {
             let pts: Vec<&IntervalPoint> = ranks
                 .iter()
-                .filter_map(|r| r.run.intervals.get(i))
+                .filter_map(|r| i.checked_sub(shift(r)).and_then(|k| r.run.intervals.get(k)))
                 .collect();
             let ios: u64 = pts.iter().map(|p| p.ios).sum();
             let lat_weighted: f64 = pts.iter().map(|p| p.lat_mean_ns * p.ios as f64).sum();
             IntervalPoint {
-                t_ms: pts.iter().map(|p| p.t_ms).max().unwrap_or(0),
+                t_ms: (i as u64 + 1) * (interval_ns / 1_000_000) as u64,
                 ios,
                 bytes: pts.iter().map(|p| p.bytes).sum(),
                 iops: pts.iter().map(|p| p.iops).sum(),
@@ -396,5 +403,46 @@ mod tests {
         ];
         let t = total_with(0.0, 0, 1_000_000_000);
         assert!(dist_warnings(&t, &[(0, "a"), (1, "b")], &offsets).is_empty());
+    }
+
+    #[test]
+    fn interval_series_line_up_on_the_common_clock() {
+        let pt = |t_ms: u64, ios: u64| IntervalPoint {
+            t_ms,
+            ios,
+            bytes: ios * 4096,
+            iops: ios as f64 * 10.0,
+            bw_bytes_per_s: ios as f64 * 40960.0,
+            lat_mean_ns: 1000.0,
+        };
+        let mut a = rank_run(&[1000], 300_000_000, 1.0);
+        a.interval_ms = Some(100);
+        a.intervals = vec![pt(100, 1), pt(200, 2), pt(300, 3)];
+        let mut b = a.clone();
+        b.intervals = vec![pt(100, 10), pt(200, 20)];
+        // b started 120 ms after a: one interval later (rounded).
+        let ranks = [
+            RankRun {
+                rank: 0,
+                run: &a,
+                start_ns: 0,
+                end_ns: 300_000_000,
+                stonewalled: false,
+            },
+            RankRun {
+                rank: 1,
+                run: &b,
+                start_ns: 120_000_000,
+                end_ns: 320_000_000,
+                stonewalled: false,
+            },
+        ];
+        let s = sum_intervals(&ranks, 0);
+        let ios: Vec<u64> = s.iter().map(|p| p.ios).collect();
+        assert_eq!(ios, vec![1, 12, 23]);
+        assert_eq!(
+            s.iter().map(|p| p.t_ms).collect::<Vec<_>>(),
+            vec![100, 200, 300]
+        );
     }
 }
