@@ -113,6 +113,23 @@ mod tests {
     }
 
     #[test]
+    fn a_stonewall_stops_workers_without_an_interrupt() {
+        let f = crate::runner::StopFlag::new();
+        f.stonewall();
+        assert!(f.is_set());
+        assert_eq!(f.signal(), None);
+        assert!(f.check().is_ok());
+        // A real signal afterwards still counts as an interrupt.
+        f.raise(libc::SIGINT);
+        assert_eq!(f.signal(), Some(libc::SIGINT));
+        // A stonewall never hides a signal raised before it.
+        let g = crate::runner::StopFlag::new();
+        g.raise(libc::SIGTERM);
+        g.stonewall();
+        assert_eq!(g.signal(), Some(libc::SIGTERM));
+    }
+
+    #[test]
     fn clock_midpoint() {
         let a = ClockOffset {
             offset_ns: -1000,

@@ -51,10 +51,6 @@ impl StopFlag {
             .compare_exchange(0, STONEWALL, Ordering::Relaxed, Ordering::Relaxed);
     }
 
-    pub fn is_stonewalled(&self) -> bool {
-        self.signal.load(Ordering::Relaxed) == STONEWALL
-    }
-
     pub fn signal(&self) -> Option<i32> {
         match self.signal.load(Ordering::Relaxed) {
             0 | STONEWALL => None,
