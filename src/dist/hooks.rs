@@ -66,6 +66,8 @@ pub struct DistHooks<'a> {
     rank: u32,
     size: u32,
     hostname: String,
+    /// The command's stop flag (signals), so waiting for the other ranks can be interrupted.
+    stop: crate::runner::StopFlag,
     state: RefCell<State>,
     /// Rank 0 only.
     collector: Option<Collector<'a>>,
@@ -75,6 +77,7 @@ impl<'a> DistHooks<'a> {
     pub fn new(
         world: &'a SimpleCommunicator,
         hostname: String,
+        stop: crate::runner::StopFlag,
         collector: Option<Collector<'a>>,
     ) -> Self {
         DistHooks {
@@ -82,6 +85,7 @@ impl<'a> DistHooks<'a> {
             rank: world.rank() as u32,
             size: world.size() as u32,
             hostname,
+            stop,
             state: RefCell::default(),
             collector,
         }
@@ -183,6 +187,34 @@ impl<'a> DistHooks<'a> {
     }
 }
 
+/// A barrier that neither spins (it probes and sleeps: a rank waiting for a slower one's
+/// prefill leaves the CPU to it) nor outlives an interrupt (`stop`) or a `timeout`. True
+/// when every rank arrived; an interrupt is an error. An abandoned barrier is left pending:
+/// the caller leaves MPI without finalizing.
+pub fn wait_for_all(
+    world: &SimpleCommunicator,
+    stop: Option<&crate::runner::StopFlag>,
+    timeout: Option<std::time::Duration>,
+) -> Result<bool> {
+    let t0 = std::time::Instant::now();
+    let mut req = world.immediate_barrier();
+    loop {
+        match req.test() {
+            Ok(_) => return Ok(true),
+            Err(r) => req = r,
+        }
+        if let Some(Err(e)) = stop.map(|s| s.check()) {
+            std::mem::forget(req);
+            return Err(e.into());
+        }
+        if timeout.is_some_and(|t| t0.elapsed() > t) {
+            std::mem::forget(req);
+            return Ok(false);
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
 impl crate::runner::RunHooks for DistHooks<'_> {
     fn before_run(&self, size_based: bool) -> Result<()> {
         {
@@ -190,7 +222,7 @@ impl crate::runner::RunHooks for DistHooks<'_> {
             st.size_based = size_based;
             st.stonewalled = false;
         }
-        self.world.barrier();
+        wait_for_all(self.world, Some(&self.stop), None)?;
         Ok(())
     }
 

@@ -11,7 +11,7 @@ use mpi::traits::*;
 use crate::cli::run::RunArgs;
 use crate::commands::run::{finish_doc, run_with_hooks};
 use crate::config::RunConfig;
-use crate::dist::hooks::{Collector, DistHooks};
+use crate::dist::hooks::{Collector, DistHooks, wait_for_all};
 use crate::model::{ResultDoc, ResultSink};
 use crate::runner::target::{TargetKind, classify};
 use crate::runner::{ProgressMode, RunContext};
@@ -19,6 +19,9 @@ use crate::runner::{ProgressMode, RunContext};
 /// Open MPI's "yield when idle" (no busy polling), set before `MPI_Init` unless the user
 /// chose.
 pub const YIELD_VAR: &str = "OMPI_MCA_mpi_yield_when_idle";
+
+/// How long the ranks wait for each other at the end.
+const FINAL_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A rank's own subdirectory of the target; removed on drop if this run created it and it
 /// is empty (a `--keep` test file keeps it).
@@ -170,7 +173,7 @@ pub fn execute(args: &RunArgs, argv: Vec<String>) -> Result<i32> {
             offsets: offsets.into(),
         }
     });
-    let hooks = DistHooks::new(&world, hostname.clone(), collector);
+    let hooks = DistHooks::new(&world, hostname.clone(), ctx.stop.clone(), collector);
     let mut local = ResultDoc::new("run", argv, env);
     let no_sink = ResultSink { path: None };
     let outcome = run_with_hooks(&s.cfg, &ctx, &mut local, &no_sink, Some(&hooks));
@@ -189,18 +192,21 @@ pub fn execute(args: &RunArgs, argv: Vec<String>) -> Result<i32> {
         drop(s);
         world.abort(1);
     }
-    // Interrupts reach every rank (mpirun forwards SIGINT/SIGTERM); agree on how it ended.
-    let everyone_ok = all_ok(&world, outcome.is_ok());
     if let Some(mut d) = doc {
-        if everyone_ok || outcome.is_err() {
-            finish_doc(&mut d, &outcome);
-        } else {
-            finish_doc(&mut d, &Err(anyhow!("another rank was interrupted")));
-        }
+        finish_doc(&mut d, &outcome);
         s.sink.save(&d)?;
         print_result(&d, s.cfg.json, s.sink.path.as_deref())?;
     }
     drop(s);
+    // Everyone ends here, also after an interrupt (mpirun forwards SIGINT/SIGTERM to every
+    // rank). A rank that was interrupted elsewhere (waiting at another barrier) never comes:
+    // then leave without MPI_Finalize, which would wait for it, and let mpirun end the job.
+    if !wait_for_all(&world, None, Some(FINAL_WAIT))? {
+        eprintln!(
+            "iolab: rank {rank}: the other ranks did not end together; leaving MPI without finalizing"
+        );
+        std::mem::forget(universe);
+    }
     outcome.map(|_| 0)
 }
 
