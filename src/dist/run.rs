@@ -43,6 +43,8 @@ impl Drop for RankDir {
 struct Setup {
     cfg: RunConfig,
     _lock: crate::runner::lock::TargetLock,
+    /// Rank 0 also locks the target itself, against a plain `iolab run` there meanwhile.
+    _target_lock: Option<crate::runner::lock::TargetLock>,
     sink: ResultSink,
     dir: RankDir,
 }
@@ -80,6 +82,11 @@ fn setup(args: &RunArgs, rank: u32, ranks: u32) -> Result<Setup> {
             args.target.display()
         ));
     }
+    let target_lock = if rank == 0 {
+        Some(crate::runner::lock::TargetLock::acquire(&args.target)?)
+    } else {
+        None
+    };
     let path = args.target.join(format!("iolab-rank-{rank}"));
     let created = match std::fs::create_dir(&path) {
         Ok(()) => true,
@@ -104,6 +111,7 @@ fn setup(args: &RunArgs, rank: u32, ranks: u32) -> Result<Setup> {
     Ok(Setup {
         cfg,
         _lock: lock,
+        _target_lock: target_lock,
         sink,
         dir,
     })
