@@ -49,6 +49,10 @@ fn err(msg: impl Into<String>) -> UsageError {
 /// Free bytes for an unprivileged writer on the file system of `dir`.
 pub fn free_space(dir: &Path) -> Option<u64> {
     let s = nix::sys::statvfs::statvfs(dir).ok()?;
+    // Some FUSE file systems (fusefat) report no block counts at all: unknown, not full.
+    if s.blocks() == 0 {
+        return None;
+    }
     Some(s.blocks_available() as u64 * s.fragment_size() as u64)
 }
 
