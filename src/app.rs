@@ -9,6 +9,17 @@ use crate::commands;
 
 /// Run the parsed command line; returns the process exit code on success.
 pub fn run(cli: Cli, argv: Vec<String>) -> Result<i32> {
+    // Under mpirun/srun with several ranks, refuse what cannot run distributed (src/dist).
+    let (name, measures) = match &cli.command {
+        Command::Run(_) => ("run", true),
+        Command::Saturate(_) => ("saturate", true),
+        Command::Files(_) => ("files", true),
+        Command::Copy(_) => ("copy", true),
+        Command::Trace(_) => ("trace", true),
+        Command::Matrix(_) => ("matrix", true),
+        _ => ("", false),
+    };
+    crate::dist::check_launch(name, measures, crate::dist::launched())?;
     match &cli.command {
         Command::Run(a) => commands::run::execute(a, argv),
         Command::Saturate(a) => commands::saturate::execute(a, argv),

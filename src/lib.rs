@@ -9,6 +9,7 @@ pub mod app;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod dist;
 pub mod engine;
 pub mod error;
 pub mod fs;

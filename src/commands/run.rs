@@ -14,6 +14,11 @@ use crate::runner::{ProgressMode, RunContext};
 use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
 
 pub fn execute(args: &RunArgs, argv: Vec<String>) -> Result<i32> {
+    // Under mpirun/srun with several ranks: the distributed run (src/dist).
+    #[cfg(feature = "mpi")]
+    if crate::dist::launched().is_some_and(|l| l.size > 1) {
+        return crate::dist::run::execute(args, argv);
+    }
     let cfg = RunConfig::from_args(args)?;
     let _lock = crate::runner::lock::TargetLock::acquire(&cfg.target)?;
     let ctx = RunContext::new(ProgressMode::detect(false));
@@ -62,6 +67,17 @@ pub fn run_with(
     ctx: &RunContext,
     doc: &mut ResultDoc,
     sink: &ResultSink,
+) -> Result<()> {
+    run_with_hooks(cfg, ctx, doc, sink, None)
+}
+
+/// `run_with`, with a distributed run's hooks around every measured run (see `RunHooks`).
+pub fn run_with_hooks(
+    cfg: &RunConfig,
+    ctx: &RunContext,
+    doc: &mut ResultDoc,
+    sink: &ResultSink,
+    hooks: Option<&dyn crate::runner::RunHooks>,
 ) -> Result<()> {
     if let Some(note) = &cfg.size_note {
         eprintln!("iolab: {note}");
@@ -150,15 +166,29 @@ pub fn run_with(
         let mut values = Vec::new();
         let mut run_index = 0u32;
         let mut failure = None;
-        while cfg.repeat.wants_more(&values) {
+        loop {
+            let more = cfg.repeat.wants_more(&values);
+            let more = match hooks {
+                Some(k) => k.agree_more(more)?,
+                None => more,
+            };
+            if !more {
+                break;
+            }
             run_index += 1;
             let label = format!("{} [{}/{}]", spec.name, run_index, cfg.repeat.max_runs());
             let p = Progress::start(ctx.progress, &label);
             let live = LiveCounters::default();
+            // A distributed run stops its workers through its own flag (stonewall), which
+            // also carries the signals of `ctx.stop`.
+            let wall = crate::runner::StopFlag::new();
+            let stop = if hooks.is_some() { &wall } else { &ctx.stop };
+            if let Some(k) = hooks {
+                k.before_run(spec.groups[0].duration.is_none())?;
+            }
             let phase = PhaseCounters::start(device.as_deref());
             let out = std::thread::scope(|s| {
-                let h =
-                    s.spawn(|| run_block_test(spec, &targets, &ctx.stop, Some(&live), run_index));
+                let h = s.spawn(|| run_block_test(spec, &targets, stop, Some(&live), run_index));
                 let total = spec.groups[0]
                     .duration
                     .map(|d| (d + spec.groups[0].ramp).as_secs_f64());
@@ -166,7 +196,20 @@ pub fn run_with(
                 let mut last_bytes = 0u64;
                 let mut last_t = t0;
                 while !h.is_finished() {
-                    std::thread::sleep(std::time::Duration::from_millis(100));
+                    if let Some(k) = hooks {
+                        std::thread::sleep(k.poll_interval());
+                        if let Some(sig) = ctx.stop.signal() {
+                            wall.raise(sig);
+                        }
+                        if k.poll() {
+                            wall.stonewall();
+                        }
+                        if last_t.elapsed() < std::time::Duration::from_millis(100) {
+                            continue;
+                        }
+                    } else {
+                        std::thread::sleep(std::time::Duration::from_millis(100));
+                    }
                     let b = live.bytes.load(std::sync::atomic::Ordering::Relaxed);
                     let now = std::time::Instant::now();
                     let rate = (b - last_bytes) as f64 / (now - last_t).as_secs_f64().max(1e-3);
@@ -186,6 +229,9 @@ pub fn run_with(
                 h.join()
                     .unwrap_or_else(|_| Err(anyhow::anyhow!("the test thread panicked")))
             });
+            if let Some(k) = hooks {
+                k.after_run(out.as_ref().ok().map(|o| &o.total))?;
+            }
             match out {
                 Ok(mut o) => {
                     if let Some(ph) = &phase
@@ -252,6 +298,9 @@ pub fn run_with(
         }
         doc.tests.push(test);
         sink.save(doc)?;
+        if let (Some(k), Some(t)) = (hooks, doc.tests.last()) {
+            k.after_test(t, &doc.warnings)?;
+        }
         if let Some(e) = failure {
             return Err(e);
         }

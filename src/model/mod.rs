@@ -7,6 +7,7 @@
 
 pub mod copy;
 pub mod device;
+pub mod dist;
 pub mod files;
 pub mod matrix;
 pub mod saturate;
@@ -261,6 +262,9 @@ pub struct RunResult {
     pub copy: Option<copy::CopyRunDetail>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<trace::TraceRunDetail>,
+    /// Distributed runs (`hosts[]` set): how the ranks' windows lined up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dist: Option<dist::DistRun>,
 }
 
 /// Statistics of one metric over the runs of a test (see `stats::summarize`).

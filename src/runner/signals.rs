@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use crate::error::Interrupted;
 
 /// Shared stop flag: 0 = keep going, otherwise the signal number that stopped us.
+/// `STONEWALL` marks a distributed run's stonewall: stop, but not as an interrupt.
 #[derive(Clone, Debug, Default)]
 pub struct StopFlag {
     signal: Arc<AtomicUsize>,
@@ -41,9 +42,18 @@ impl StopFlag {
         self.signal.store(sig as usize, Ordering::Relaxed);
     }
 
+    /// Stop the workers without an interrupt (a distributed run's stonewall: another rank
+    /// reached its limit first). `signal()` stays `None`, so the run ends normally with what
+    /// it measured; a signal raised afterwards still wins.
+    pub fn stonewall(&self) {
+        let _ = self
+            .signal
+            .compare_exchange(0, STONEWALL, Ordering::Relaxed, Ordering::Relaxed);
+    }
+
     pub fn signal(&self) -> Option<i32> {
         match self.signal.load(Ordering::Relaxed) {
-            0 => None,
+            0 | STONEWALL => None,
             s => Some(s as i32),
         }
     }
@@ -59,6 +69,8 @@ impl StopFlag {
         }
     }
 }
+
+const STONEWALL: usize = usize::MAX;
 
 pub fn signal_name(sig: i32) -> &'static str {
     match sig {

@@ -1,0 +1,448 @@
+//! Rank 0's arithmetic: one run of every rank -> the run's totals. Counts add up; rates are
+//! over the common window (earliest start to latest end, clocks corrected); queue depths
+//! add up; latency histograms are merged exactly (HDR `+=`), never averaged percentiles.
+//! Pure functions: no MPI here, so the plain build tests them.
+
+use crate::dist::ClockOffset;
+use crate::model::dist::{DistRun, RankWindow};
+use crate::model::{CpuUsage, IntervalPoint, RunResult, Summary, TestResult, Warning};
+
+/// A straggler spread above this (median over runs) is a warning.
+const STRAGGLER_WARN_PCT: f64 = 25.0;
+
+/// Ranks starting further apart than this share of the window (median over runs) is a
+/// warning.
+const START_SKEW_WARN_PCT: f64 = 5.0;
+use crate::stats::hist::LatencyHistogram;
+
+/// One rank's result of one run, with its measured window on rank 0's clock (ns).
+#[derive(Debug, Clone)]
+pub struct RankRun<'a> {
+    pub rank: u32,
+    pub run: &'a RunResult,
+    pub start_ns: i64,
+    pub end_ns: i64,
+    /// Stopped early by another rank's finish.
+    pub stonewalled: bool,
+}
+
+/// The totals of one run over all ranks (`ranks` not empty, every run with a `lat_hist`).
+pub fn aggregate_run(ranks: &[RankRun]) -> Result<RunResult, String> {
+    let first = ranks.first().ok_or("no rank results to aggregate")?;
+    let t0 = ranks.iter().map(|r| r.start_ns).min().unwrap_or(0);
+    let t_end = ranks.iter().map(|r| r.end_ns).max().unwrap_or(0);
+    let window_ns = (t_end - t0).max(1) as u64;
+    let secs = window_ns as f64 / 1e9;
+
+    let mut hist = LatencyHistogram::new();
+    for r in ranks {
+        let b64 =
+            r.run.lat_hist.as_deref().ok_or_else(|| {
+                format!("rank {} sent a run without its latency histogram", r.rank)
+            })?;
+        let h = LatencyHistogram::from_base64(b64)
+            .ok_or_else(|| format!("rank {} sent an unreadable latency histogram", r.rank))?;
+        hist += &h;
+    }
+    let ops: u64 = ranks.iter().map(|r| r.run.ops).sum();
+    let bytes: u64 = ranks.iter().map(|r| r.run.bytes).sum();
+    let qd: Option<f64> = ranks.iter().map(|r| r.run.avg_queue_depth).sum();
+
+    let iops_of = |r: &RankRun| r.run.iops.unwrap_or(0.0);
+    let fastest = ranks
+        .iter()
+        .max_by(|a, b| iops_of(a).total_cmp(&iops_of(b)))
+        .unwrap_or(first);
+    let slowest = ranks
+        .iter()
+        .min_by(|a, b| iops_of(a).total_cmp(&iops_of(b)))
+        .unwrap_or(first);
+    let spread = if iops_of(fastest) > 0.0 {
+        100.0 * (iops_of(fastest) - iops_of(slowest)) / iops_of(fastest)
+    } else {
+        0.0
+    };
+    let lat_means: Vec<f64> = ranks
+        .iter()
+        .map(|r| r.run.lat_ns.as_ref().map(|l| l.mean).unwrap_or(0.0))
+        .collect();
+    let starts = ranks.iter().map(|r| r.start_ns);
+    let ends = ranks.iter().map(|r| r.end_ns);
+    let dist = DistRun {
+        ranks: ranks.len() as u32,
+        start_skew_ns: (starts.clone().max().unwrap_or(0) - t0) as u64,
+        end_skew_ns: (t_end - ends.clone().min().unwrap_or(t_end)) as u64,
+        fastest_rank: fastest.rank,
+        slowest_rank: slowest.rank,
+        straggler_spread_pct: spread,
+        lat_mean_ns_host_mean: lat_means.iter().sum::<f64>() / lat_means.len() as f64,
+        lat_mean_ns_host_max: lat_means.iter().cloned().fold(0.0, f64::max),
+        stonewalled_ranks: ranks
+            .iter()
+            .filter(|r| r.stonewalled)
+            .map(|r| r.rank)
+            .collect(),
+        windows: ranks
+            .iter()
+            .map(|r| RankWindow {
+                rank: r.rank,
+                start_ns: r.start_ns - t0,
+                end_ns: r.end_ns - t0,
+            })
+            .collect(),
+    };
+    let cpus: Vec<&CpuUsage> = ranks.iter().filter_map(|r| r.run.cpu.as_ref()).collect();
+    let cpu = (!cpus.is_empty()).then(|| CpuUsage {
+        user_s: cpus.iter().map(|c| c.user_s).sum(),
+        sys_s: cpus.iter().map(|c| c.sys_s).sum(),
+        process_pct: cpus.iter().map(|c| c.process_pct).sum(),
+        max_job_thread_pct: cpus
+            .iter()
+            .map(|c| c.max_job_thread_pct)
+            .fold(0.0, f64::max),
+    });
+    Ok(RunResult {
+        run: first.run.run,
+        elapsed_ns: window_ns,
+        ops,
+        bytes,
+        iops: Some(ops as f64 / secs),
+        bw_bytes_per_s: Some(bytes as f64 / secs),
+        lat_ns: Some(hist.stats()),
+        lat_percentiles_ns: hist.percentile_curve(),
+        lat_hist: Some(hist.to_base64()),
+        intervals: sum_intervals(ranks, t0),
+        interval_ms: first.run.interval_ms,
+        avg_queue_depth: qd,
+        cpu,
+        fsync_ns: ranks.iter().filter_map(|r| r.run.fsync_ns).max(),
+        dist: Some(dist),
+        ..Default::default()
+    })
+}
+
+/// Interval series added up on the common clock: each rank's series starts at its own
+/// measured start, so it is shifted by its start's distance from the earliest start, in
+/// whole intervals (the remainder, under one interval, is in `dist.start_skew_ns`).
+fn sum_intervals(ranks: &[RankRun], t0: i64) -> Vec<IntervalPoint> {
+    let interval_ns = ranks
+        .iter()
+        .find_map(|r| r.run.interval_ms)
+        .unwrap_or(100)
+        .max(1) as i64
+        * 1_000_000;
+    let shift = |r: &RankRun| ((r.start_ns - t0 + interval_ns / 2) / interval_ns).max(0) as usize;
+    let n = ranks
+        .iter()
+        .map(|r| r.run.intervals.len() + shift(r))
+        .max()
+        .unwrap_or(0);
+    (0..n)
+        .map(|i| {
+            let pts: Vec<&IntervalPoint> = ranks
+                .iter()
+                .filter_map(|r| i.checked_sub(shift(r)).and_then(|k| r.run.intervals.get(k)))
+                .collect();
+            let ios: u64 = pts.iter().map(|p| p.ios).sum();
+            let lat_weighted: f64 = pts.iter().map(|p| p.lat_mean_ns * p.ios as f64).sum();
+            IntervalPoint {
+                t_ms: (i as u64 + 1) * (interval_ns / 1_000_000) as u64,
+                ios,
+                bytes: pts.iter().map(|p| p.bytes).sum(),
+                iops: pts.iter().map(|p| p.iops).sum(),
+                bw_bytes_per_s: pts.iter().map(|p| p.bw_bytes_per_s).sum(),
+                lat_mean_ns: if ios > 0 {
+                    lat_weighted / ios as f64
+                } else {
+                    0.0
+                },
+            }
+        })
+        .collect()
+}
+
+/// Summaries a distributed test adds to the usual ones: the straggler spread and the worst
+/// host's mean latency over the runs.
+pub fn add_dist_summaries(test: &mut TestResult) {
+    let pick = |f: fn(&DistRun) -> f64| -> Vec<f64> {
+        test.runs
+            .iter()
+            .filter_map(|r| r.dist.as_ref().map(f))
+            .collect()
+    };
+    let spread = pick(|d| d.straggler_spread_pct);
+    let lat_max = pick(|d| d.lat_mean_ns_host_max);
+    let mut add = |k: &str, v: Vec<f64>| {
+        if !v.is_empty() {
+            let s: Summary = crate::stats::summarize(&v);
+            test.summary.insert(k.into(), s);
+        }
+    };
+    add("straggler_spread_pct", spread);
+    add("lat_mean_ns_host_max", lat_max);
+}
+
+/// The straggler, start-skew and clock warnings of one aggregated test (`hosts`: rank and
+/// host name; `offsets`: index = rank).
+pub fn dist_warnings(
+    total: &TestResult,
+    hosts: &[(u32, &str)],
+    offsets: &[ClockOffset],
+) -> Vec<Warning> {
+    let mut out = Vec::new();
+    let host = |r: u32| {
+        hosts
+            .iter()
+            .find(|(k, _)| *k == r)
+            .map(|(_, h)| *h)
+            .unwrap_or("?")
+    };
+    if let Some(s) = total.summary.get("straggler_spread_pct")
+        && s.median > STRAGGLER_WARN_PCT
+        && let Some(d) = total.runs.iter().rev().find_map(|r| r.dist.as_ref())
+    {
+        out.push(Warning {
+            code: "straggler".into(),
+            message: format!(
+                "rank {} ({}) ran {:.1} % below rank {} ({}) (median over runs): the totals are those of uneven clients; check that host's network, mount options and load",
+                d.slowest_rank,
+                host(d.slowest_rank),
+                s.median,
+                d.fastest_rank,
+                host(d.fastest_rank)
+            ),
+            test: Some(total.name.clone()),
+        });
+    }
+    let skews: Vec<f64> = total
+        .runs
+        .iter()
+        .filter_map(|r| {
+            let d = r.dist.as_ref()?;
+            Some(100.0 * d.start_skew_ns as f64 / r.elapsed_ns.max(1) as f64)
+        })
+        .collect();
+    if !skews.is_empty() && crate::stats::summary::median(&skews) > START_SKEW_WARN_PCT {
+        out.push(Warning {
+            code: "start-skew".into(),
+            message: format!(
+                "the ranks started their measured windows {:.1} % of the window apart (median over runs): the common window includes time when not every rank was running, so the totals are low; use a longer --duration",
+                crate::stats::summary::median(&skews)
+            ),
+            test: Some(total.name.clone()),
+        });
+    }
+    let shortest = total.runs.iter().map(|r| r.elapsed_ns).min().unwrap_or(0);
+    if let Some((rank, o)) = offsets
+        .iter()
+        .enumerate()
+        .max_by_key(|(_, o)| o.offset_ns.unsigned_abs())
+        && shortest > 0
+        && o.offset_ns.unsigned_abs() as f64 > 0.01 * shortest as f64
+    {
+        out.push(Warning {
+            code: "clock-offset".into(),
+            message: format!(
+                "rank {rank}'s clock is {} off rank 0's (ping-pong estimate, good to ±{}), more than 1 % of a {} run: the windows were corrected by the estimate; synchronize the clocks (chrony/NTP) so the figures do not depend on it",
+                crate::units::fmt_ns(o.offset_ns.unsigned_abs() as f64),
+                crate::units::fmt_ns(o.rtt_ns as f64 / 2.0),
+                crate::units::fmt_ns(shortest as f64)
+            ),
+            test: Some(total.name.clone()),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rank_run(lats: &[u64], elapsed_ns: u64, qd: f64) -> RunResult {
+        let mut h = LatencyHistogram::new();
+        for &l in lats {
+            h.record(l);
+        }
+        let secs = elapsed_ns as f64 / 1e9;
+        RunResult {
+            run: 1,
+            elapsed_ns,
+            ops: lats.len() as u64,
+            bytes: lats.len() as u64 * 4096,
+            iops: Some(lats.len() as f64 / secs),
+            bw_bytes_per_s: Some(lats.len() as f64 * 4096.0 / secs),
+            lat_ns: Some(h.stats()),
+            lat_hist: Some(h.to_base64()),
+            avg_queue_depth: Some(qd),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn totals_add_up_and_percentiles_come_from_the_merged_histogram() {
+        let a_lats: Vec<u64> = (1..=1000).map(|i| i * 1000).collect();
+        let b_lats: Vec<u64> = (1..=500).map(|i| i * 7919).collect();
+        let a = rank_run(&a_lats, 1_000_000_000, 2.0);
+        let b = rank_run(&b_lats, 900_000_000, 1.5);
+        let ranks = [
+            RankRun {
+                rank: 0,
+                run: &a,
+                start_ns: 1_000,
+                end_ns: 1_000_001_000,
+                stonewalled: false,
+            },
+            RankRun {
+                rank: 1,
+                run: &b,
+                start_ns: 50_000_000,
+                end_ns: 950_000_000,
+                stonewalled: true,
+            },
+        ];
+        let t = aggregate_run(&ranks).unwrap();
+        assert_eq!(t.ops, 1500);
+        assert_eq!(t.bytes, 1500 * 4096);
+        assert_eq!(t.elapsed_ns, 1_000_000_000);
+        assert_eq!(t.iops, Some(1500.0));
+        assert_eq!(t.avg_queue_depth, Some(3.5));
+        let mut one = LatencyHistogram::new();
+        for &l in a_lats.iter().chain(&b_lats) {
+            one.record(l);
+        }
+        assert_eq!(t.lat_ns, Some(one.stats()));
+        assert_eq!(t.lat_percentiles_ns, one.percentile_curve());
+        let d = t.dist.unwrap();
+        assert_eq!((d.fastest_rank, d.slowest_rank), (0, 1));
+        let b_iops = b.iops.unwrap();
+        assert!((d.straggler_spread_pct - 100.0 * (1000.0 - b_iops) / 1000.0).abs() < 1e-9);
+        assert_eq!(d.start_skew_ns, 49_999_000);
+        assert_eq!(d.end_skew_ns, 50_001_000);
+        assert_eq!(d.stonewalled_ranks, vec![1]);
+        assert_eq!(d.windows[1].start_ns, 49_999_000);
+        let means = [a.lat_ns.unwrap().mean, b.lat_ns.unwrap().mean];
+        assert_eq!(d.lat_mean_ns_host_max, means[0].max(means[1]));
+        assert_eq!(d.lat_mean_ns_host_mean, (means[0] + means[1]) / 2.0);
+    }
+
+    #[test]
+    fn a_run_without_histogram_is_an_error() {
+        let mut a = rank_run(&[1000], 1_000_000, 1.0);
+        a.lat_hist = None;
+        let r = [RankRun {
+            rank: 3,
+            run: &a,
+            start_ns: 0,
+            end_ns: 1,
+            stonewalled: false,
+        }];
+        assert!(aggregate_run(&r).unwrap_err().contains("rank 3"));
+    }
+
+    fn total_with(spread: f64, start_skew_ns: u64, elapsed_ns: u64) -> TestResult {
+        let mut t = TestResult {
+            name: "T".into(),
+            runs: vec![RunResult {
+                elapsed_ns,
+                dist: Some(DistRun {
+                    ranks: 2,
+                    start_skew_ns,
+                    fastest_rank: 0,
+                    slowest_rank: 1,
+                    straggler_spread_pct: spread,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        add_dist_summaries(&mut t);
+        t
+    }
+
+    fn codes(w: &[Warning]) -> Vec<&str> {
+        w.iter().map(|w| w.code.as_str()).collect()
+    }
+
+    #[test]
+    fn even_ranks_in_step_with_close_clocks_give_no_warning() {
+        let t = total_with(10.0, 1_000_000, 1_000_000_000);
+        let offsets = [ClockOffset::default(); 2];
+        assert!(dist_warnings(&t, &[(0, "a"), (1, "b")], &offsets).is_empty());
+    }
+
+    #[test]
+    fn stragglers_skew_and_clock_offsets_are_warned() {
+        let t = total_with(60.0, 100_000_000, 1_000_000_000);
+        let offsets = [
+            ClockOffset::default(),
+            ClockOffset {
+                offset_ns: -20_000_000,
+                rtt_ns: 100_000,
+            },
+        ];
+        let w = dist_warnings(&t, &[(0, "fast"), (1, "slow")], &offsets);
+        assert_eq!(codes(&w), vec!["straggler", "start-skew", "clock-offset"]);
+        assert!(
+            w[0].message
+                .contains("rank 1 (slow) ran 60.0 % below rank 0 (fast)")
+        );
+        assert!(w[1].message.contains("10.0 %"), "{}", w[1].message);
+        assert!(
+            w[2].message.contains("rank 1's clock is 20.0"),
+            "{}",
+            w[2].message
+        );
+        // 1 % of a 1 s run is 10 ms: 9 ms is fine.
+        let offsets = [
+            ClockOffset::default(),
+            ClockOffset {
+                offset_ns: 9_000_000,
+                rtt_ns: 100_000,
+            },
+        ];
+        let t = total_with(0.0, 0, 1_000_000_000);
+        assert!(dist_warnings(&t, &[(0, "a"), (1, "b")], &offsets).is_empty());
+    }
+
+    #[test]
+    fn interval_series_line_up_on_the_common_clock() {
+        let pt = |t_ms: u64, ios: u64| IntervalPoint {
+            t_ms,
+            ios,
+            bytes: ios * 4096,
+            iops: ios as f64 * 10.0,
+            bw_bytes_per_s: ios as f64 * 40960.0,
+            lat_mean_ns: 1000.0,
+        };
+        let mut a = rank_run(&[1000], 300_000_000, 1.0);
+        a.interval_ms = Some(100);
+        a.intervals = vec![pt(100, 1), pt(200, 2), pt(300, 3)];
+        let mut b = a.clone();
+        b.intervals = vec![pt(100, 10), pt(200, 20)];
+        // b started 120 ms after a: one interval later (rounded).
+        let ranks = [
+            RankRun {
+                rank: 0,
+                run: &a,
+                start_ns: 0,
+                end_ns: 300_000_000,
+                stonewalled: false,
+            },
+            RankRun {
+                rank: 1,
+                run: &b,
+                start_ns: 120_000_000,
+                end_ns: 320_000_000,
+                stonewalled: false,
+            },
+        ];
+        let s = sum_intervals(&ranks, 0);
+        let ios: Vec<u64> = s.iter().map(|p| p.ios).collect();
+        assert_eq!(ios, vec![1, 12, 23]);
+        assert_eq!(
+            s.iter().map(|p| p.t_ms).collect::<Vec<_>>(),
+            vec![100, 200, 300]
+        );
+    }
+}

@@ -1,0 +1,482 @@
+//! Distributed `iolab run` under a real `mpirun` (cargo feature `mpi`): two ranks on this
+//! machine add up, merge their latency histograms exactly, and stop together (stonewall).
+//! Tests skip loudly without mpirun (or, for the throttled rank, without root and blkio).
+#![cfg(feature = "mpi")]
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use iolab::model::{ResultDoc, RunResult};
+use iolab::stats::hist::LatencyHistogram;
+
+const IOLAB: &str = env!("CARGO_BIN_EXE_iolab");
+
+/// Guard against a hung launch (never a performance assertion).
+const HANG_LIMIT: Duration = Duration::from_secs(120);
+
+fn mpirun_or_skip(test: &str) -> bool {
+    if iolab::fs::command::have("mpirun") {
+        true
+    } else {
+        eprintln!("SKIPPED {test}: mpirun not installed (apt-get install openmpi-bin)");
+        false
+    }
+}
+
+/// `mpirun` as the README says: root allowed, 2 cores oversubscribed, no busy polling.
+fn mpirun(args: &[&str]) -> Output {
+    mpirun_in(Path::new("."), args)
+}
+
+fn mpirun_in(cwd: &Path, args: &[&str]) -> Output {
+    let mut all = vec!["mpirun", "--oversubscribe"];
+    all.extend(args);
+    run_in(cwd, &all)
+}
+
+/// A command that starts mpirun itself (e.g. inside a namespace).
+fn mpirun_like(argv: &[&str]) -> Output {
+    run_in(Path::new("."), argv)
+}
+
+fn run_in(cwd: &Path, argv: &[&str]) -> Output {
+    let args = argv;
+    let mut cmd = Command::new(argv[0]);
+    cmd.current_dir(cwd)
+        .args(&argv[1..])
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("OMPI_MCA_mpi_yield_when_idle", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("start mpirun");
+    let t0 = Instant::now();
+    while child.try_wait().expect("wait for mpirun").is_none() {
+        if t0.elapsed() > HANG_LIMIT {
+            let _ = child.kill();
+            panic!("{args:?} hung for {HANG_LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().expect("mpirun output");
+    eprintln!(
+        "--- {args:?}\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn the_result(dir: &Path) -> ResultDoc {
+    let files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    assert_eq!(files.len(), 1, "one result file (rank 0's): {files:?}");
+    ResultDoc::read(&files[0]).unwrap()
+}
+
+fn hist(r: &RunResult) -> LatencyHistogram {
+    LatencyHistogram::from_base64(r.lat_hist.as_deref().expect("lat_hist")).expect("valid")
+}
+
+#[test]
+fn two_ranks_add_up_and_merge_latency_exactly() {
+    if !mpirun_or_skip("two_ranks_add_up_and_merge_latency_exactly") {
+        return;
+    }
+    let target = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let t = target.path().to_str().unwrap();
+    let o = out.path().to_str().unwrap();
+    let res = mpirun(&[
+        "-np",
+        "2",
+        IOLAB,
+        "run",
+        "-t",
+        t,
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--iodepth",
+        "2",
+        "--duration",
+        "200ms",
+        "--ramp",
+        "0",
+        "--repeat",
+        "2",
+        "--size",
+        "8M",
+        "--output",
+        o,
+    ]);
+    assert!(res.status.success(), "mpirun failed");
+    let stdout = String::from_utf8_lossy(&res.stdout);
+    assert!(stdout.contains("Per host (2 ranks)"), "{stdout}");
+    let doc = the_result(out.path());
+    assert_eq!(doc.status, "complete");
+    assert_eq!(doc.hosts.len(), 2);
+    assert_eq!(
+        doc.hosts.iter().map(|h| h.rank).collect::<Vec<_>>(),
+        vec![0, 1]
+    );
+    assert_eq!(doc.hosts[0].clock_offset_ns, Some(0));
+    assert!(doc.hosts[1].clock_offset_ns.is_some());
+    // Each rank worked in its own subdirectory and removed it.
+    let left: Vec<_> = std::fs::read_dir(target.path())
+        .unwrap()
+        .flatten()
+        .collect();
+    assert!(left.is_empty(), "left in the target: {left:?}");
+
+    assert_eq!(doc.tests.len(), 1);
+    let total = &doc.tests[0];
+    assert_eq!(total.params.get("ranks").map(String::as_str), Some("2"));
+    assert_eq!(total.runs.len(), 2);
+    for (j, run) in total.runs.iter().enumerate() {
+        let per: Vec<&RunResult> = doc.hosts.iter().map(|h| &h.tests[0].runs[j]).collect();
+        assert!(per.iter().all(|r| r.ops > 0), "both ranks did I/O");
+        assert_eq!(run.ops, per.iter().map(|r| r.ops).sum::<u64>());
+        assert_eq!(run.bytes, per.iter().map(|r| r.bytes).sum::<u64>());
+        // Floats went through JSON (serde_json parses floats to within an ulp or so).
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs());
+        let qd: f64 = per.iter().map(|r| r.avg_queue_depth.unwrap()).sum();
+        assert!(close(run.avg_queue_depth.unwrap(), qd));
+        // Rates over the common window, from the earliest start to the latest end.
+        let d = run.dist.as_ref().expect("dist detail");
+        let start = d.windows.iter().map(|w| w.start_ns).min().unwrap();
+        let end = d.windows.iter().map(|w| w.end_ns).max().unwrap();
+        assert_eq!(start, 0);
+        assert_eq!(run.elapsed_ns as i64, end - start);
+        assert_eq!(
+            run.iops,
+            Some(run.ops as f64 / (run.elapsed_ns as f64 / 1e9))
+        );
+        let sum_iops: f64 = per.iter().map(|r| r.iops.unwrap()).sum();
+        assert!(run.iops.unwrap() <= sum_iops * (1.0 + 1e-9));
+        // One histogram fed with both ranks' samples gives the same percentiles.
+        let mut single = LatencyHistogram::new();
+        for r in &per {
+            for v in hist(r).h.iter_recorded() {
+                single
+                    .h
+                    .record_n(v.value_iterated_to(), v.count_at_value())
+                    .unwrap();
+            }
+        }
+        assert_eq!(single.len(), run.ops);
+        let (got, want) = (run.lat_ns.clone().unwrap(), single.stats());
+        assert_eq!(
+            (
+                got.min, got.p50, got.p90, got.p99, got.p999, got.p9999, got.max, got.count
+            ),
+            (
+                want.min, want.p50, want.p90, want.p99, want.p999, want.p9999, want.max, want.count
+            )
+        );
+        assert!(close(got.mean, want.mean) && close(got.stddev, want.stddev));
+        assert_eq!(run.lat_percentiles_ns, single.percentile_curve());
+        let means: Vec<f64> = per
+            .iter()
+            .map(|r| r.lat_ns.as_ref().unwrap().mean)
+            .collect();
+        assert!(close(d.lat_mean_ns_host_max, means[0].max(means[1])));
+        assert_eq!(d.ranks, 2);
+        let (f, s) = (d.fastest_rank as usize, d.slowest_rank as usize);
+        assert!(per[f].iops.unwrap() >= per[s].iops.unwrap());
+    }
+    assert!(total.summary.contains_key("straggler_spread_pct"));
+}
+
+#[test]
+fn a_subcommand_that_is_not_distributed_refuses_clearly() {
+    if !mpirun_or_skip("a_subcommand_that_is_not_distributed_refuses_clearly") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // Refused before anything is created (the working directory stays empty).
+    let res = mpirun_in(dir.path(), &["-np", "2", IOLAB, "files", "--no-save"]);
+    assert!(!res.status.success());
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert!(err.contains("only `iolab run`"), "{err}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn a_rank_that_cannot_start_stops_every_rank_before_anything_is_created() {
+    if !mpirun_or_skip("a_rank_that_cannot_start_stops_every_rank_before_anything_is_created") {
+        return;
+    }
+    let target = tempfile::tempdir().unwrap();
+    let blocker = tempfile::NamedTempFile::new().unwrap();
+    // Rank 0 cannot create its result directory (a file is in the way); rank 1 could start.
+    let bad_output = blocker.path().join("out");
+    let res = mpirun(&[
+        "-np",
+        "2",
+        IOLAB,
+        "run",
+        "-t",
+        target.path().to_str().unwrap(),
+        "--duration",
+        "200ms",
+        "--size",
+        "8M",
+        "--output",
+        bad_output.to_str().unwrap(),
+    ]);
+    assert!(!res.status.success());
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert!(err.contains("cannot create the output directory"), "{err}");
+    assert!(err.contains("another rank could not start"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(target.path())
+        .unwrap()
+        .flatten()
+        .collect();
+    assert!(left.is_empty(), "left in the target: {left:?}");
+}
+
+/// A blkio v1 cgroup that caps one device's read IOPS; removed on drop.
+struct ReadCap {
+    dir: PathBuf,
+}
+
+impl ReadCap {
+    fn new(dev: &Path, iops: u32) -> std::io::Result<ReadCap> {
+        let rdev = std::fs::metadata(dev)?.rdev();
+        let (maj, min) = (libc::major(rdev), libc::minor(rdev));
+        let dir = PathBuf::from(format!(
+            "/sys/fs/cgroup/blkio/iolab-mpi-test-{}",
+            std::process::id()
+        ));
+        std::fs::create_dir(&dir)?;
+        let cap = ReadCap { dir };
+        std::fs::write(
+            cap.dir.join("blkio.throttle.read_iops_device"),
+            format!("{maj}:{min} {iops}"),
+        )?;
+        Ok(cap)
+    }
+}
+
+impl Drop for ReadCap {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+#[test]
+fn a_throttled_rank_is_stonewalled_and_reported() {
+    let test = "a_throttled_rank_is_stonewalled_and_reported";
+    if !mpirun_or_skip(test) {
+        return;
+    }
+    if !Path::new("/sys/fs/cgroup/blkio").is_dir() {
+        eprintln!("SKIPPED {test}: no cgroup-v1 blkio controller at /sys/fs/cgroup/blkio");
+        return;
+    }
+    let Some(fs) = iolab::fs::scratch::scratch_or_skip(test, "ext4", 64 << 20, &[], "") else {
+        return;
+    };
+    let dev = fs.loop_dev.as_ref().expect("a loop device").device.clone();
+    let cap = match ReadCap::new(&dev, 50) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("SKIPPED {test}: cannot make a blkio cgroup: {e}");
+            return;
+        }
+    };
+    let out = tempfile::tempdir().unwrap();
+    let procs = cap.dir.join("cgroup.procs");
+    // 512 reads per rank: rank 0 does them in a moment; rank 1, capped at 50 IOPS, would
+    // need over 10 s alone, so it must be stopped by rank 0's finish.
+    let args = [
+        IOLAB,
+        "run",
+        "-t",
+        fs.path().to_str().unwrap(),
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--iodepth",
+        "1",
+        "--io-size",
+        "2M",
+        "--ramp",
+        "0",
+        "--repeat",
+        "1",
+        "--size",
+        "8M",
+        "--direct",
+        "true",
+        "--output",
+        out.path().to_str().unwrap(),
+    ];
+    let mut argv = vec!["-np", "1"];
+    argv.extend(args);
+    // MPMD: rank 1 puts itself into the capped cgroup, then becomes iolab (same pid).
+    argv.extend([
+        ":",
+        "-np",
+        "1",
+        "sh",
+        "-c",
+        "echo $$ > \"$0\" && exec \"$@\"",
+    ]);
+    argv.push(procs.to_str().unwrap());
+    argv.extend(args);
+    let res = mpirun(&argv);
+    assert!(res.status.success(), "mpirun failed");
+    let doc = the_result(out.path());
+    let total = &doc.tests[0].runs[0];
+    let r0 = &doc.hosts[0].tests[0].runs[0];
+    let r1 = &doc.hosts[1].tests[0].runs[0];
+    assert_eq!(r0.ops, 512, "rank 0 did its whole amount");
+    assert!(r1.ops < 512, "rank 1 stopped early: {} of 512", r1.ops);
+    let d = total.dist.as_ref().unwrap();
+    assert_eq!(d.stonewalled_ranks, vec![1]);
+    assert_eq!(d.slowest_rank, 1);
+    assert!(d.straggler_spread_pct > 50.0, "{}", d.straggler_spread_pct);
+    assert!(doc.warnings.iter().any(|w| w.code == "straggler"));
+    let stdout = String::from_utf8_lossy(&res.stdout);
+    assert!(
+        stdout.contains("1/1"),
+        "the table shows the stonewalled run: {stdout}"
+    );
+    drop(cap);
+}
+
+/// Two network namespaces joined by a veth pair: two "hosts" (10.250.77.1 and .2) that only
+/// reach each other over TCP. Removed on drop (the veth goes with them).
+struct TwoHosts {
+    ns: [String; 2],
+    dir: tempfile::TempDir,
+}
+
+const HOST_IPS: [&str; 2] = ["10.250.77.1", "10.250.77.2"];
+
+fn ip(args: &[&str]) -> Result<(), String> {
+    let out = Command::new("ip")
+        .args(args)
+        .output()
+        .map_err(|e| format!("ip: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "ip {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+impl TwoHosts {
+    fn new() -> Result<TwoHosts, String> {
+        let id = std::process::id();
+        let hosts = TwoHosts {
+            ns: [format!("iolab-mpi-a{id}"), format!("iolab-mpi-b{id}")],
+            dir: tempfile::tempdir().map_err(|e| e.to_string())?,
+        };
+        let veth = [format!("iva{id}"), format!("ivb{id}")];
+        for ns in &hosts.ns {
+            ip(&["netns", "add", ns])?;
+        }
+        ip(&[
+            "link", "add", &veth[0], "type", "veth", "peer", "name", &veth[1],
+        ])?;
+        for i in 0..2 {
+            let (ns, v) = (&hosts.ns[i], &veth[i]);
+            ip(&["link", "set", v, "netns", ns])?;
+            ip(&[
+                "-n",
+                ns,
+                "addr",
+                "add",
+                &format!("{}/24", HOST_IPS[i]),
+                "dev",
+                v,
+            ])?;
+            ip(&["-n", ns, "link", "set", v, "up"])?;
+            ip(&["-n", ns, "link", "set", "lo", "up"])?;
+        }
+        // mpirun's remote shell: `agent HOST COMMAND...` runs COMMAND in HOST's namespace,
+        // under its own host name.
+        let agent = format!(
+            "#!/bin/sh\nhost=$1; shift\ncase \"$host\" in\n  {}) ns={}; hn=hostA;;\n  {}) ns={}; hn=hostB;;\n  *) echo \"unknown host $host\" >&2; exit 1;;\nesac\nexec unshare --uts ip netns exec $ns sh -c \"hostname $hn; $*\"\n",
+            HOST_IPS[0], hosts.ns[0], HOST_IPS[1], hosts.ns[1]
+        );
+        let path = hosts.agent();
+        std::fs::write(&path, agent).map_err(|e| e.to_string())?;
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .map_err(|e| e.to_string())?;
+        Ok(hosts)
+    }
+
+    fn agent(&self) -> PathBuf {
+        self.dir.path().join("agent")
+    }
+}
+
+impl Drop for TwoHosts {
+    fn drop(&mut self) {
+        for ns in &self.ns {
+            let _ = ip(&["netns", "del", ns]);
+        }
+    }
+}
+
+#[test]
+fn two_hosts_in_network_namespaces_over_tcp() {
+    let test = "two_hosts_in_network_namespaces_over_tcp";
+    if !mpirun_or_skip(test) {
+        return;
+    }
+    if !iolab::fs::scratch::is_root() {
+        eprintln!("SKIPPED {test}: needs root (network namespaces)");
+        return;
+    }
+    if !iolab::fs::command::have("ip") || !iolab::fs::command::have("unshare") {
+        eprintln!("SKIPPED {test}: needs ip (iproute2) and unshare (util-linux)");
+        return;
+    }
+    let hosts = match TwoHosts::new() {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("SKIPPED {test}: cannot make network namespaces here: {e}");
+            return;
+        }
+    };
+    let target = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    // mpirun runs on "hostA" (inside the first namespace) and starts rank 1 on "hostB"
+    // through the agent; the ranks talk over TCP only (no shared-memory transport).
+    let script = format!(
+        "hostname hostA; exec ip netns exec {} mpirun --oversubscribe --mca plm_rsh_agent {} --host {},{} --mca btl tcp,self -np 2 {IOLAB} run -t {} --rw randread --bs 4k --iodepth 2 --duration 200ms --ramp 0 --repeat 1 --size 8M --output {}",
+        hosts.ns[0],
+        hosts.agent().display(),
+        HOST_IPS[0],
+        HOST_IPS[1],
+        target.path().display(),
+        out.path().display()
+    );
+    let res = mpirun_like(&["unshare", "--uts", "sh", "-c", &script]);
+    assert!(res.status.success(), "the two-host run failed");
+    let doc = the_result(out.path());
+    assert_eq!(doc.status, "complete");
+    let names: Vec<&str> = doc.hosts.iter().map(|h| h.hostname.as_str()).collect();
+    assert_eq!(names, vec!["hostA", "hostB"]);
+    let total = &doc.tests[0].runs[0];
+    let sum: u64 = doc.hosts.iter().map(|h| h.tests[0].runs[0].ops).sum();
+    assert!(sum > 0);
+    assert_eq!(total.ops, sum);
+    drop(hosts);
+}
