@@ -184,6 +184,16 @@ fn remove_entry(e: &Entry) -> Option<String> {
             p.display()
         ));
     }
+    // A lock file a live run has reopened (same inode) and holds is not stale.
+    if !e.dir
+        && let Ok(f) = std::fs::File::open(&p)
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: flock on an fd we own; released when `f` is closed.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            return Some(format!("left {} alone (in use)", p.display()));
+        }
+    }
     let r = if e.dir {
         std::fs::remove_dir_all(&p)
     } else {
@@ -246,6 +256,23 @@ pub fn report_stale_cleanup() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lock_held_by_a_live_run_is_left_alone() {
+        let d = tempfile::tempdir().unwrap();
+        let lock = crate::runner::lock::TargetLock::acquire(d.path()).unwrap();
+        let p = d.path().join(".iolab.lock");
+        let md = std::fs::symlink_metadata(&p).unwrap();
+        let e = Entry {
+            path: p.as_os_str().as_bytes().to_vec(),
+            dev: md.dev(),
+            ino: md.ino(),
+            dir: false,
+        };
+        let done = remove_entry(&e).unwrap();
+        assert!(done.contains("in use") && p.exists(), "{done}");
+        drop(lock);
+    }
 
     #[test]
     fn recovery_removes_only_the_inodes_it_created() {
