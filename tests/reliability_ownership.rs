@@ -1,0 +1,360 @@
+//! Ownership: iolab deletes and writes only what it created. Symlinks planted in its work dirs
+//! or in place of its files during a run are never followed; one run per target whatever the
+//! subcommand; odd path names (spaces, newlines, non-UTF-8 bytes).
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+mod reliability_support;
+use reliability_support::*;
+
+#[test]
+fn a_symlink_planted_in_the_files_work_dir_cannot_make_it_delete_outside() {
+    let (d, work) = work_dir();
+    let outside = d.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::write(outside.join("sentinel"), b"keep me").unwrap();
+    let args = long_files_run(&work);
+    let child = spawn(
+        &[
+            &args.iter().map(String::as_str).collect::<Vec<_>>()[..],
+            &["--no-save"],
+        ]
+        .concat(),
+        d.path(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let root = loop {
+        let r = entries(&work)
+            .into_iter()
+            .find(|p| p.is_dir() && p.file_name().unwrap().to_string_lossy().contains("iolab"));
+        if let Some(r) = r {
+            break r;
+        }
+        assert!(Instant::now() < deadline, "no work dir appeared");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    std::thread::sleep(Duration::from_millis(200));
+    // A link to the outside directory inside iolab's tree, and one inside each of its subdirs.
+    std::os::unix::fs::symlink(&outside, root.join("planted")).unwrap();
+    for sub in entries(&root)
+        .into_iter()
+        .filter(|p| p.is_dir() && !p.is_symlink())
+    {
+        let _ = std::os::unix::fs::symlink(&outside, sub.join("planted"));
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr_of(&o));
+    assert!(std::fs::read(outside.join("sentinel")).unwrap() == b"keep me");
+    assert!(iolab_leftovers(&work).is_empty(), "{:?}", entries(&work));
+}
+
+#[test]
+fn odd_path_names_work_for_files_and_trace() {
+    let d = tempdir();
+    let odd = odd_dir(d.path());
+    let out = odd.join("results");
+    let o = Command::new(BIN)
+        .arg("files")
+        .arg("--target")
+        .arg(&odd)
+        .args(["--sizes", "1,cluster+1", "--files-per-portion", "20"])
+        .args(["--portions", "2", "--passes", "1", "--repeat", "1"])
+        .arg("--output")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    assert_eq!(entries(&odd), vec![out.clone()], "only the results remain");
+    assert!(result_doc(&out).is_some_and(|d| d.status == "complete" && !d.tests.is_empty()));
+
+    let wl = d.path().join("w.toml");
+    std::fs::write(
+        &wl,
+        "[[stream]]\nname = \"s\"\nfiles = 3\nfile_size = \"4K\"\nmix = { read = 1 }\nexisting = true\nduration = \"200ms\"\n",
+    )
+    .unwrap();
+    let o = Command::new(BIN)
+        .args(["trace", "run"])
+        .arg(&wl)
+        .arg("--target")
+        .arg(&odd)
+        .args(["--repeat", "1", "--no-save"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    assert_eq!(entries(&odd), vec![out]);
+    // A workload file name that is not UTF-8 is refused by the command line parser, clearly.
+    let bad = odd.join("w.toml");
+    std::fs::copy(&wl, &bad).unwrap();
+    let o = Command::new(BIN)
+        .args(["trace", "run"])
+        .arg(&bad)
+        .arg("--target")
+        .arg(d.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr_of(&o));
+    assert!(stderr_of(&o).contains("invalid UTF-8"), "{}", stderr_of(&o));
+}
+
+#[test]
+fn a_second_copy_or_run_on_the_same_target_is_refused() {
+    let (d, work) = work_dir();
+    let ram = d.path().join("ram");
+    std::fs::create_dir(&ram).unwrap();
+    let args = long_copy_run(&work, &ram);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let child = spawn(&[&args[..], &["--no-save"]].concat(), d.path());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !work.join(".iolab.lock").exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let o = Command::new(BIN)
+        .args(&args)
+        .arg("--no-save")
+        .output()
+        .unwrap();
+    let err = stderr_of(&o);
+    // The lock is per target, whatever the subcommand.
+    let o2 = Command::new(BIN)
+        .args([
+            "run",
+            "--target",
+            s(&work),
+            "--duration",
+            "100ms",
+            "--no-save",
+        ])
+        .output()
+        .unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let _ = child.wait_with_output();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("another iolab run"), "{err}");
+    assert_eq!(o2.status.code(), Some(2), "{}", stderr_of(&o2));
+    assert!(stderr_of(&o2).contains("another iolab run"));
+    assert!(iolab_leftovers(&work).is_empty(), "{:?}", entries(&work));
+}
+
+#[test]
+fn a_symlink_planted_in_the_copy_work_dir_cannot_make_it_delete_outside() {
+    let (d, work) = work_dir();
+    let ram = d.path().join("ram");
+    std::fs::create_dir(&ram).unwrap();
+    let outside = d.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::write(outside.join("sentinel"), b"keep me").unwrap();
+    let args = long_copy_run(&work, &ram);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let child = spawn(&[&args[..], &["--no-save"]].concat(), d.path());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let root = loop {
+        let r = entries(&work)
+            .into_iter()
+            .find(|p| p.is_dir() && p.file_name().unwrap().to_string_lossy().contains("iolab"));
+        if let Some(r) = r {
+            break r;
+        }
+        assert!(Instant::now() < deadline, "no work dir appeared");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    std::os::unix::fs::symlink(&outside, root.join("planted")).unwrap();
+    for sub in entries(&root)
+        .into_iter()
+        .filter(|p| p.is_dir() && !p.is_symlink())
+    {
+        let _ = std::os::unix::fs::symlink(&outside, sub.join("planted"));
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr_of(&o));
+    assert!(std::fs::read(outside.join("sentinel")).unwrap() == b"keep me");
+    assert!(iolab_leftovers(&work).is_empty(), "{:?}", entries(&work));
+}
+
+#[test]
+fn odd_path_names_work_for_copy() {
+    let d = tempdir();
+    let odd = odd_dir(d.path());
+    let ram_parent = d.path().join("ram");
+    std::fs::create_dir(&ram_parent).unwrap();
+    let ram = odd_dir(&ram_parent);
+    let out = odd.join("results");
+    let o = Command::new(BIN)
+        .args([
+            "copy",
+            "--dataset",
+            "source-tree",
+            "--scale",
+            "0.05",
+            "--repeat",
+            "1",
+        ])
+        .arg("-t")
+        .arg(&odd)
+        .arg("--ram-dir")
+        .arg(&ram)
+        .arg("--output")
+        .arg(&out)
+        .arg("-q")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    assert_eq!(entries(&odd), vec![out.clone()], "only the results remain");
+    assert!(entries(&ram).is_empty());
+    assert!(result_doc(&out).is_some_and(|d| d.status == "complete"));
+}
+
+#[test]
+fn a_test_file_replaced_by_a_symlink_is_not_followed() {
+    let (d, work) = work_dir();
+    let sentinel = d.path().join("precious");
+    std::fs::write(&sentinel, b"keep me").unwrap();
+    let out = d.path().join("out");
+    let mut child = spawn(
+        &[
+            "run",
+            "--target",
+            s(&work),
+            "--preset",
+            "real",
+            "--size",
+            "8M",
+            "--duration",
+            "1s",
+            "--ramp",
+            "0",
+            "--repeat",
+            "1",
+            "--output",
+            s(&out),
+        ],
+        d.path(),
+    );
+    assert!(wait_for_tests(&mut child, &out, 1), "first test not saved");
+    let test_file = entries(&work)
+        .into_iter()
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("iolab-test-")
+        })
+        .expect("the test file");
+    std::fs::remove_file(&test_file).unwrap();
+    std::os::unix::fs::symlink(&sentinel, &test_file).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = stderr_of(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("replaced by a symlink"), "{err}");
+    assert_eq!(
+        std::fs::read(&sentinel).unwrap(),
+        b"keep me",
+        "never written through the link"
+    );
+    assert!(
+        test_file.symlink_metadata().is_err(),
+        "iolab's name is removed, not the link's target"
+    );
+}
+
+#[test]
+fn trace_files_replaced_by_symlinks_are_not_written_through() {
+    let (d, work) = work_dir();
+    let sentinel = d.path().join("precious");
+    std::fs::write(&sentinel, b"keep me").unwrap();
+    let wl = d.path().join("rw.toml");
+    std::fs::write(
+        &wl,
+        "[[stream]]\nname = \"rw\"\nfiles = 4\nfile_size = \"64KiB\"\nmix = { read = 1, write = 1 }\nexisting = true\nthink_time = \"5ms\"\nduration = \"60s\"\n",
+    )
+    .unwrap();
+    let child = spawn(
+        &[
+            "trace",
+            "run",
+            s(&wl),
+            "--target",
+            s(&work),
+            "--repeat",
+            "1",
+            "--no-save",
+        ],
+        d.path(),
+    );
+    // Once the workload's files exist, swap every one for a link to the sentinel.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut swapped = 0;
+    while swapped == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        let mut stack: Vec<PathBuf> = iolab_leftovers(&work)
+            .into_iter()
+            .filter(|p| p.is_dir())
+            .collect();
+        let mut files = Vec::new();
+        while let Some(dir) = stack.pop() {
+            for p in entries(&dir) {
+                let ft = p.symlink_metadata().unwrap().file_type();
+                if ft.is_dir() {
+                    stack.push(p);
+                } else if ft.is_file() {
+                    files.push(p);
+                }
+            }
+        }
+        if files.len() < 4 {
+            continue;
+        }
+        for f in files {
+            // iolab may recreate a name between the two calls: then that one stays a file.
+            if std::fs::remove_file(&f).is_ok() && std::os::unix::fs::symlink(&sentinel, &f).is_ok()
+            {
+                swapped += 1;
+            }
+        }
+    }
+    assert!(swapped > 0, "no workload file appeared");
+    // It fails on the next open of a swapped file; stop it in any case after a while.
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let (exited, wait) = std::sync::mpsc::channel::<()>();
+    let stopper = std::thread::spawn(move || {
+        if wait.recv_timeout(Duration::from_secs(20)).is_err() {
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
+        }
+    });
+    let o = child.wait_with_output().unwrap();
+    let _ = exited.send(());
+    let _ = stopper.join();
+    let err = stderr_of(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("replaced by a symlink"), "{err}");
+    assert!(
+        std::fs::read(&sentinel).unwrap() == b"keep me",
+        "never written through a link"
+    );
+    // If iolab was already cleaning up while links were being planted, what it could not
+    // remove is named.
+    for p in iolab_leftovers(&work) {
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        assert!(
+            err.contains("could not remove") && err.contains(&name),
+            "{err}"
+        );
+    }
+}

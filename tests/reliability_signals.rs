@@ -1,0 +1,226 @@
+//! Signals during every long-running subcommand (SIGINT, SIGTERM, SIGHUP: partial results
+//! saved, everything created removed, exit 130/143/129) and SIGKILL (the next start removes
+//! the leftovers and says what it removed).
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod reliability_support;
+use reliability_support::*;
+
+#[path = "matrix_support/mod.rs"]
+mod matrix_support;
+
+#[test]
+fn signals_during_saturate() {
+    for sig in SIGNALS {
+        let d = tempdir();
+        let work = d.path().join("work");
+        std::fs::create_dir(&work).unwrap();
+        signal_mid_run(
+            &[
+                "saturate",
+                "--target",
+                s(&work),
+                "--rw",
+                "randread",
+                "--size",
+                "8M",
+                "--max-depth",
+                "64",
+                "--latency-limit",
+                "1h",
+                "--step-duration",
+                "300ms",
+                "--ramp",
+                "0",
+            ],
+            &work,
+            &d.path().join("out"),
+            sig,
+            true,
+        );
+    }
+}
+
+#[test]
+fn signals_during_trace_run() {
+    for sig in SIGNALS {
+        let d = tempdir();
+        let work = d.path().join("work");
+        std::fs::create_dir(&work).unwrap();
+        let wl = d.path().join("slow.toml");
+        std::fs::write(&wl, SLOW_TRACE).unwrap();
+        signal_mid_run(
+            &[
+                "trace",
+                "run",
+                s(&wl),
+                "--target",
+                s(&work),
+                "--repeat",
+                "1",
+            ],
+            &work,
+            &d.path().join("out"),
+            sig,
+            false,
+        );
+    }
+}
+
+#[test]
+fn after_sigkill_the_next_start_removes_the_leftovers_and_says_so() {
+    let d = tempdir();
+    let work = d.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    // A registry of our own: no concurrent iolab start may clean up before ours does.
+    let registry = d.path().join("registry");
+    let mut child = Command::new(BIN)
+        .env("IOLAB_STATE_DIR", &registry)
+        .args([
+            "run",
+            "--target",
+            s(&work),
+            "--rw",
+            "randread",
+            "--size",
+            "8M",
+        ])
+        .args([
+            "--duration",
+            "60s",
+            "--ramp",
+            "0",
+            "--repeat",
+            "1",
+            "--no-save",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let manifest = registry.join(format!("owned-{}.json", child.id()));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    // The test file is recorded once it exists; wait for both it and the lock.
+    while Instant::now() < deadline
+        && !std::fs::read_to_string(&manifest).is_ok_and(|m| m.matches("\"path\"").count() >= 2)
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let left = entries(&work);
+    assert_eq!(
+        left.len(),
+        2,
+        "test file and lock survive a SIGKILL: {left:?}"
+    );
+    let o = Command::new(BIN)
+        .env("IOLAB_STATE_DIR", &registry)
+        .args(["run", "--target", s(&d.path().join("missing"))])
+        .output()
+        .unwrap();
+    let err = stderr_of(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("cleaned up after an iolab process that was killed"),
+        "{err}"
+    );
+    for p in &left {
+        assert!(err.contains(&format!("removed {}", p.display())), "{err}");
+    }
+    assert!(entries(&work).is_empty(), "{:?}", entries(&work));
+    assert!(entries(&registry).is_empty(), "{:?}", entries(&registry));
+}
+
+#[test]
+fn signals_during_files() {
+    for sig in SIGNALS {
+        let (d, work) = work_dir();
+        let args = long_files_run(&work);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        signal_mid_run(&args, &work, &d.path().join("out"), sig, false);
+    }
+}
+
+#[test]
+fn sigkill_during_files_saturate_and_trace_is_cleaned_by_the_next_start() {
+    let (_d, work) = work_dir();
+    let args = long_files_run(&work);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    sigkill_then_next_start_cleans(&[&args[..], &["--no-save"]].concat(), &work);
+
+    let (_d, work) = work_dir();
+    sigkill_then_next_start_cleans(
+        &[
+            "saturate",
+            "--target",
+            s(&work),
+            "--rw",
+            "randread",
+            "--size",
+            "8M",
+            "--latency-limit",
+            "1h",
+            "--step-duration",
+            "5s",
+            "--no-save",
+        ],
+        &work,
+    );
+
+    let (d, work) = work_dir();
+    let wl = d.path().join("slow.toml");
+    std::fs::write(&wl, SLOW_TRACE).unwrap();
+    sigkill_then_next_start_cleans(
+        &["trace", "run", s(&wl), "--target", s(&work), "--no-save"],
+        &work,
+    );
+}
+
+#[test]
+fn signals_during_copy() {
+    for sig in SIGNALS {
+        let (d, work) = work_dir();
+        let ram = d.path().join("ram");
+        std::fs::create_dir(&ram).unwrap();
+        let args = long_copy_run(&work, &ram);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        signal_mid_run(&args, &work, &d.path().join("out"), sig, false);
+        assert!(entries(&ram).is_empty(), "{sig}: {:?}", entries(&ram));
+    }
+}
+
+#[test]
+fn sigkill_during_copy_is_cleaned_by_the_next_start() {
+    let (d, work) = work_dir();
+    let ram = d.path().join("ram");
+    std::fs::create_dir(&ram).unwrap();
+    let args = long_copy_run(&work, &ram);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    sigkill_then_next_start_cleans(&[&args[..], &["--no-save"]].concat(), &work);
+    assert!(entries(&ram).is_empty(), "{:?}", entries(&ram));
+}
+
+#[test]
+fn sighup_tears_the_matrix_down() {
+    use matrix_support::{Area, can_run, start_long};
+    if !can_run("sighup_tears_the_matrix_down") {
+        return;
+    }
+    let area = Area::new();
+    let (child, _) = start_long(&area);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGHUP,
+    )
+    .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(129), "{}", stderr_of(&o));
+    area.assert_clean();
+    let doc = area.result();
+    assert_eq!(doc.status, "interrupted");
+    let why = doc.configurations[0].reason.clone().unwrap_or_default();
+    assert!(why.contains("SIGHUP"), "{why}");
+}

@@ -1,0 +1,281 @@
+//! Shared helpers of the reliability tests: running the binary, waiting for saved results,
+//! signalling mid-run, SIGKILL then "the next start", the long runs that get interrupted.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use iolab::fs::scratch::scratch_or_skip;
+use iolab::model::ResultDoc;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_iolab");
+
+pub fn tempdir() -> tempfile::TempDir {
+    // The build dir's file system, where O_DIRECT works (unlike a tmpfs /tmp).
+    tempfile::Builder::new()
+        .prefix("iolab-rel-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap()
+}
+
+pub fn entries(dir: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<PathBuf> = rd.map(|e| e.unwrap().path()).collect();
+    v.sort();
+    v
+}
+
+/// Entries of `dir` that iolab made (its test files, locks, trees), for "nothing left" checks.
+pub fn iolab_leftovers(dir: &Path) -> Vec<PathBuf> {
+    entries(dir)
+        .into_iter()
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_string_lossy().to_string();
+            n.contains("iolab")
+        })
+        .collect()
+}
+
+pub fn spawn(args: &[&str], cwd: &Path) -> Child {
+    Command::new(BIN)
+        .current_dir(cwd)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start iolab")
+}
+
+/// The one result document in `out`, if it is there and readable.
+pub fn result_doc(out: &Path) -> Option<ResultDoc> {
+    entries(out)
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .find_map(|p| ResultDoc::read(p).ok())
+}
+
+/// Wait until the result file in `out` holds at least `n` tests (or the child exited).
+pub fn wait_for_tests(child: &mut Child, out: &Path, n: usize) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while Instant::now() < deadline {
+        if result_doc(out).is_some_and(|d| d.tests.len() >= n) {
+            return true;
+        }
+        if child.try_wait().unwrap().is_some() {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+pub fn stderr_of(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Start `args` (with `--output out`), wait until a test was saved (`saves_each_test`) or
+/// iolab's work tree appeared in `work`, send `sig`; check the exit code, the saved partial
+/// result, and that `work` holds nothing of iolab's.
+pub fn signal_mid_run(
+    args: &[&str],
+    work: &Path,
+    out: &Path,
+    sig: nix::sys::signal::Signal,
+    saves_each_test: bool,
+) {
+    let mut full: Vec<&str> = args.to_vec();
+    full.extend(["--output", s(out)]);
+    let mut child = spawn(&full, work.parent().unwrap());
+    let saved = if saves_each_test {
+        wait_for_tests(&mut child, out, 1)
+    } else {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while iolab_leftovers(work).is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Into the measured part, past the setup.
+        std::thread::sleep(Duration::from_millis(500));
+        !iolab_leftovers(work).is_empty()
+    };
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), sig).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = stderr_of(&o);
+    assert!(saved, "{args:?}: nothing saved before {sig}: {err}");
+    let code = match sig {
+        nix::sys::signal::Signal::SIGTERM => 143,
+        nix::sys::signal::Signal::SIGHUP => 129,
+        _ => 130,
+    };
+    assert_eq!(o.status.code(), Some(code), "{args:?} {sig}: {err}");
+    assert!(err.contains(sig.as_str()), "{err}");
+    let doc = result_doc(out).expect("result file saved");
+    assert_eq!(doc.status, "interrupted", "{args:?} {sig}");
+    assert!(!saves_each_test || !doc.tests.is_empty());
+    assert!(
+        iolab_leftovers(work).is_empty(),
+        "{args:?} {sig}: left {:?}",
+        entries(work)
+    );
+}
+
+pub const SIGNALS: [nix::sys::signal::Signal; 3] = [
+    nix::sys::signal::Signal::SIGINT,
+    nix::sys::signal::Signal::SIGTERM,
+    nix::sys::signal::Signal::SIGHUP,
+];
+
+/// A trace workload that runs for a minute unless stopped.
+pub const SLOW_TRACE: &str = "[[stream]]\nname = \"slow\"\nfiles = 4\nfile_size = \"64KiB\"\nmix = { stat = 1 }\nthink_time = \"10ms\"\nduration = \"60s\"\n";
+
+/// SIGKILL `args` once iolab's work tree is in `work` (and in its manifest); the next start
+/// must remove everything iolab had created there and name it.
+pub fn sigkill_then_next_start_cleans(args: &[&str], work: &Path) {
+    let d = work.parent().unwrap();
+    let registry = d.join("registry");
+    let mut child = Command::new(BIN)
+        .current_dir(d)
+        .env("IOLAB_STATE_DIR", &registry)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let manifest = registry.join(format!("owned-{}.json", child.id()));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline
+        && !(iolab_leftovers(work).len() >= 2
+            && std::fs::read_to_string(&manifest).is_ok_and(|m| m.matches("\"path\"").count() >= 2))
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let left = iolab_leftovers(work);
+    assert!(!left.is_empty(), "{args:?}: nothing left after SIGKILL");
+    let o = Command::new(BIN)
+        .env("IOLAB_STATE_DIR", &registry)
+        .args(["run", "--target", s(&d.join("missing"))])
+        .output()
+        .unwrap();
+    let err = stderr_of(&o);
+    assert!(
+        err.contains("cleaned up after an iolab process that was killed"),
+        "{args:?}: {err}"
+    );
+    for p in &left {
+        assert!(err.contains(&format!("removed {}", p.display())), "{err}");
+    }
+    assert!(iolab_leftovers(work).is_empty(), "{:?}", entries(work));
+}
+
+/// `iolab files` creating empty files for a long time in `work`.
+pub fn long_files_run(work: &Path) -> Vec<String> {
+    [
+        "files",
+        "--target",
+        s(work),
+        "--sizes",
+        "0",
+        "--files-per-portion",
+        "2000000",
+        "--portions",
+        "1",
+        "--passes",
+        "1",
+        "--repeat",
+        "1",
+        "--no-room-check",
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .collect()
+}
+
+pub fn work_dir() -> (tempfile::TempDir, PathBuf) {
+    let d = tempdir();
+    let work = d.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    (d, work)
+}
+
+/// A directory whose name has a space, a newline and bytes that are not UTF-8.
+pub fn odd_dir(parent: &Path) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    let p = parent.join(std::ffi::OsStr::from_bytes(b"odd name\nline \xff\xfe"));
+    std::fs::create_dir(&p).unwrap();
+    p
+}
+
+/// `iolab copy` of a generated tree, repeated long enough to be interrupted.
+pub fn long_copy_run(work: &Path, ram: &Path) -> Vec<String> {
+    copy_run(work, ram, "0.2")
+}
+
+pub fn copy_run(work: &Path, ram: &Path, scale: &str) -> Vec<String> {
+    [
+        "copy",
+        "--dataset",
+        "source-tree",
+        "--scale",
+        scale,
+        "--repeat",
+        "20",
+        "-t",
+        s(work),
+        "--ram-dir",
+        s(ram),
+        "-q",
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .collect()
+}
+
+/// Start `args` on a scratch ext4 mounted `errors=remount-ro`, force a file-system error once
+/// iolab's work dir exists, and check it stops with exit 1 naming the read-only file system.
+pub fn read_only_mid_run(test: &str, args: impl Fn(&Path, &Path) -> Vec<String>) {
+    let Some(fs) = scratch_or_skip(test, "ext4", 128 << 20, &[], "errors=remount-ro") else {
+        return;
+    };
+    let dev = fs.loop_dev.as_ref().unwrap().name();
+    let trigger = PathBuf::from(format!("/sys/fs/ext4/{dev}/trigger_fs_error"));
+    if !trigger.exists() {
+        eprintln!("SKIPPED {test}: no {}", trigger.display());
+        return;
+    }
+    let d = tempdir();
+    let args = args(fs.path(), d.path());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let mut child = spawn(&args, d.path());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !entries(fs.path())
+        .iter()
+        .any(|p| p.is_dir() && p.file_name().unwrap().to_string_lossy().contains("iolab"))
+    {
+        assert!(Instant::now() < deadline, "no work dir appeared");
+        assert!(child.try_wait().unwrap().is_none(), "{test}: ended early");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    std::fs::write(&trigger, "iolab reliability test").unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = stderr_of(&o);
+    assert_eq!(o.status.code(), Some(1), "{test}: {err}");
+    assert!(err.contains("Read-only file system"), "{test}: {err}");
+    // What cannot be removed from a read-only file system is named, never left silently.
+    for p in iolab_leftovers(fs.path()) {
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        assert!(err.contains(&name), "{test}: {name} left silently: {err}");
+    }
+    let doc = result_doc(&d.path().join("out")).expect("result file saved");
+    assert_eq!(doc.status, "failed");
+}
