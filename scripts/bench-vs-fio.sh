@@ -7,6 +7,9 @@
 # randread/randwrite QD1 and QD32 (iolab uring vs fio io_uring) with O_DIRECT on a loop
 # device over a file in /dev/shm; 1 MiB sequential read and write QD8 on the same device.
 # Needs root (loop device), fio 3.x and python3. Creates and removes its own files/devices.
+# Both tools are pinned to the same CPU (BENCH_CPU, default 1; `taskset`): on a small VM the
+# placement of the submitting thread relative to the loop driver's worker moves QD1 results
+# by 2x from run to run, which would otherwise decide the ratio.
 set -euo pipefail
 SECS=${1:-4}
 ROUNDS=${2:-3}
@@ -15,6 +18,7 @@ command -v fio >/dev/null || { echo "fio is not installed (apt-get install fio)"
 [ "$(id -u)" = 0 ] || { echo "needs root for the loop device" >&2; exit 1; }
 cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml"
 IOLAB="$ROOT/target/release/iolab"
+CPU=${BENCH_CPU:-1}
 
 WORK=$(mktemp -d /dev/shm/iolab-bench.XXXXXX)
 LOOP=""
@@ -37,7 +41,7 @@ mkdir -p "$RES"
 run_iolab() { # name target direct engine rw bs qd
     local name=$1 target=$2 direct=$3 engine=$4 rw=$5 bs=$6 qd=$7 extra=()
     [ -b "$target" ] && extra=(--allow-destroy "$target")
-    "$IOLAB" run --target "$target" "${extra[@]}" --engine "$engine" --direct "$direct" \
+    taskset -c "$CPU" "$IOLAB" run --target "$target" "${extra[@]}" --engine "$engine" --direct "$direct" \
         --rw "$rw" --bs "$bs" --iodepth "$qd" --size $SIZE --duration "${SECS}s" --ramp 500ms \
         --repeat 1 --json --no-save 2>/dev/null > "$RES/$name.iolab.$ROUND.json"
 }
@@ -46,7 +50,7 @@ run_fio() { # name target direct engine rw bs qd
     local name=$1 target=$2 direct=$3 engine=$4 rw=$5 bs=$6 qd=$7 file=$2 extra=()
     [ -d "$target" ] && file="$target/fio.dat"
     [ "$engine" = io_uring ] && extra=(--fixedbufs=1 --registerfiles=1)
-    fio --name=bench --filename="$file" --size=$SIZE --direct="$direct" --ioengine="$engine" \
+    taskset -c "$CPU" fio --name=bench --filename="$file" --size=$SIZE --direct="$direct" --ioengine="$engine" \
         --rw="$rw" --bs="$bs" --iodepth="$qd" --time_based --runtime="$SECS" --ramp_time=500ms \
         --randrepeat=0 --lat_percentiles=1 --group_reporting "${extra[@]}" \
         --output-format=json > "$RES/$name.fio.$ROUND.json" 2>/dev/null
@@ -94,6 +98,6 @@ for line in lines:
     med = lambda xs, k: st.median(x[k] for x in xs)
     print(f"{name:22} {med(ii,0):12,.0f} {med(ff,0):12,.0f} {med(ii,0)/med(ff,0):6.2f}  "
           f"{med(ii,1)/med(ff,1):14.2f} {med(ii,2)/med(ff,2):9.2f} {med(ii,3)/med(ff,3):10.2f}")
-print(f"(median of {rounds} alternating rounds; ratio = iolab / fio; latency ratios compare "
-      "iolab's submit-to-completion latency with fio's total lat_ns)")
+print(f"(median of {rounds} alternating rounds, both tools pinned to one CPU; ratio = iolab / fio; "
+      "latency ratios compare iolab's submit-to-completion latency with fio's total lat_ns)")
 PY
