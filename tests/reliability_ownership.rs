@@ -358,3 +358,43 @@ fn trace_files_replaced_by_symlinks_are_not_written_through() {
         );
     }
 }
+
+#[test]
+fn kept_files_are_the_users_and_no_later_start_removes_them() {
+    let (d, work) = work_dir();
+    let registry = d.path().join("registry");
+    let o = Command::new(BIN)
+        .env("IOLAB_STATE_DIR", &registry)
+        .args([
+            "run",
+            "--target",
+            s(&work),
+            "--rw",
+            "randread",
+            "--size",
+            "4M",
+        ])
+        .args([
+            "--duration",
+            "100ms",
+            "--ramp",
+            "0",
+            "--repeat",
+            "1",
+            "--keep",
+        ])
+        .arg("--no-save")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr_of(&o));
+    let kept = entries(&work);
+    assert_eq!(kept.len(), 1, "the kept test file only: {kept:?}");
+    assert!(entries(&registry).is_empty(), "nothing left to clean up");
+    let o = Command::new(BIN)
+        .env("IOLAB_STATE_DIR", &registry)
+        .args(["run", "--target", s(&d.path().join("missing"))])
+        .output()
+        .unwrap();
+    assert!(!stderr_of(&o).contains("cleaned up"), "{}", stderr_of(&o));
+    assert_eq!(entries(&work), kept);
+}
