@@ -32,8 +32,8 @@ const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
 const TIB: u64 = 1 << 40;
 
-/// Parse a size in bytes. See the module doc for which suffixes are powers of two.
-pub fn parse_size(input: &str) -> Result<u64, UnitError> {
+/// Trim, refuse empty and negative input, and split `4.5KiB` into `("4.5", "KiB")`.
+fn split_number(input: &str) -> Result<(&str, &str, &str), UnitError> {
     let s = input.trim();
     if s.is_empty() {
         return Err(UnitError::Empty);
@@ -45,6 +45,12 @@ pub fn parse_size(input: &str) -> Result<u64, UnitError> {
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(s.len());
     let (num, suffix) = s.split_at(split);
+    Ok((s, num, suffix))
+}
+
+/// Parse a size in bytes. See the module doc for which suffixes are powers of two.
+pub fn parse_size(input: &str) -> Result<u64, UnitError> {
+    let (s, num, suffix) = split_number(input)?;
     if num.is_empty() {
         return Err(UnitError::BadSize(s.to_string()));
     }
@@ -83,17 +89,7 @@ pub fn parse_size(input: &str) -> Result<u64, UnitError> {
 
 /// Parse a duration. A bare number means seconds.
 pub fn parse_duration(input: &str) -> Result<Duration, UnitError> {
-    let s = input.trim();
-    if s.is_empty() {
-        return Err(UnitError::Empty);
-    }
-    if s.starts_with('-') {
-        return Err(UnitError::Negative(s.to_string()));
-    }
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, suffix) = s.split_at(split);
+    let (s, num, suffix) = split_number(input)?;
     if num.is_empty() || num == "." {
         return Err(UnitError::BadDuration(s.to_string()));
     }

@@ -348,13 +348,8 @@ impl crate::workload::DirWorkload for RunWorkload {
         args.out.no_save = true;
         args.keep = false;
         let cfg = RunConfig::from_args(&args)?;
-        let mut doc = ResultDoc::new("run", Vec::new(), crate::sysinfo::capture_environment(dir));
-        let sink = ResultSink { path: None };
-        let r = run_with(&cfg, ctx, &mut doc, &sink);
-        let out = crate::workload::WorkloadOutput {
-            tests: doc.tests,
-            warnings: doc.warnings,
-        };
-        r.map(|_| out)
+        crate::workload::WorkloadOutput::collect("run", dir, |doc, sink| {
+            run_with(&cfg, ctx, doc, sink)
+        })
     }
 }

@@ -357,18 +357,9 @@ impl DirWorkload for CopyWorkload {
 
     fn run_on(&self, dir: &Path, ctx: &RunContext) -> anyhow::Result<WorkloadOutput> {
         let cfg = CopyConfig::for_target(self.settings.clone(), dir)?;
-        let mut doc = crate::model::ResultDoc::new(
-            "copy",
-            Vec::new(),
-            crate::sysinfo::capture_environment(dir),
-        );
-        let sink = crate::model::ResultSink { path: None };
-        let r = phases::run_copy(&cfg, ctx, &mut doc, &sink);
-        let out = WorkloadOutput {
-            tests: doc.tests,
-            warnings: doc.warnings,
-        };
-        r.map(|_| out)
+        WorkloadOutput::collect("copy", dir, |doc, sink| {
+            phases::run_copy(&cfg, ctx, doc, sink)
+        })
     }
 }
 

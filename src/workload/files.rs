@@ -15,7 +15,6 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::error::UsageError;
-use crate::model::{ResultDoc, ResultSink};
 use crate::runner::RunContext;
 use crate::workload::{DirWorkload, WorkloadOutput};
 
@@ -67,18 +66,9 @@ impl DirWorkload for FilesWorkload {
         args.out.no_save = true;
         args.keep_files = false;
         let cfg = config::FilesConfig::from_args(&args)?;
-        let mut doc = ResultDoc::new(
-            "files",
-            Vec::new(),
-            crate::sysinfo::capture_environment(dir),
-        );
-        let sink = ResultSink { path: None };
-        let r = run::run_with(&cfg, ctx, &mut doc, &sink);
-        let out = WorkloadOutput {
-            tests: doc.tests,
-            warnings: doc.warnings,
-        };
-        r.map(|_| out)
+        WorkloadOutput::collect("files", dir, |doc, sink| {
+            run::run_with(&cfg, ctx, doc, sink).map(|_| ())
+        })
     }
 }
 

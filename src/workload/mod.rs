@@ -17,6 +17,28 @@ pub struct WorkloadOutput {
     pub warnings: Vec<Warning>,
 }
 
+impl WorkloadOutput {
+    /// Run a family's document-filling function (the same one its subcommand uses) into a
+    /// throw-away document on `dir`, keeping its tests and warnings for the matrix.
+    pub fn collect(
+        command: &str,
+        dir: &Path,
+        run: impl FnOnce(&mut crate::model::ResultDoc, &crate::model::ResultSink) -> anyhow::Result<()>,
+    ) -> anyhow::Result<WorkloadOutput> {
+        let mut doc = crate::model::ResultDoc::new(
+            command,
+            Vec::new(),
+            crate::sysinfo::capture_environment(dir),
+        );
+        let r = run(&mut doc, &crate::model::ResultSink { path: None });
+        let out = WorkloadOutput {
+            tests: doc.tests,
+            warnings: doc.warnings,
+        };
+        r.map(|_| out)
+    }
+}
+
 /// A workload that can run on any directory (used by `iolab matrix`). Each family
 /// implements it next to its own code; the matrix does not know the families.
 pub trait DirWorkload: Send + Sync {
