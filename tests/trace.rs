@@ -179,6 +179,14 @@ fn validation_errors_carry_line_and_column() {
             "[[stream]]\nname = \"a\"\nfile_size = \"1M\"\nmix = { read = 1 }\n",
             "bad.toml:1:1: stream 'a' needs duration",
         ),
+        (
+            "[[stream]]\nname = \"a\"\ndataset = \"mp3-pile\"\nmix = { read = 1 }\namount = \"1M\"\n",
+            "bad.toml:3:11: unknown data set 'mp3-pile'",
+        ),
+        (
+            "[[stream]]\nname = \"a\"\ndataset = \"office-docs\"\nfiles = 3\nmix = { read = 1 }\namount = \"1M\"\n",
+            "bad.toml:4:9: files cannot be combined with dataset",
+        ),
     ];
     for (text, want) in cases {
         let f = dir.path().join("bad.toml");
@@ -499,4 +507,56 @@ fn interrupt_stops_and_cleans_up() {
     let o = child.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
     assert!(is_empty_dir(target.path()), "files removed after Ctrl-C");
+}
+
+#[test]
+fn a_stream_can_use_an_iolab_copy_data_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("docs.toml");
+    std::fs::write(
+        &file,
+        r#"
+description = "open office documents of the office-docs data set"
+[[stream]]
+name = "docs"
+dataset = "office-docs"
+dataset_scale = 0.005
+existing = true
+mix = { read = 1 }
+request_size = "64KiB"
+sequential = 1.0
+amount = "256KiB"
+"#,
+    )
+    .unwrap();
+    let target = tempfile::tempdir().unwrap();
+    let o = iolab(
+        &[
+            "trace",
+            "run",
+            file.to_str().unwrap(),
+            "--target",
+            target.path().to_str().unwrap(),
+            "--repeat",
+            "1",
+            "--json",
+            "--no-save",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let expect = iolab::workload::copy::dataset::plan("office-docs", 0, 0.005)
+        .unwrap()
+        .files
+        .len();
+    assert!(expect > 1);
+    let text = serde_json::to_string(&doc["tests"][0]).unwrap();
+    assert!(
+        text.contains(&format!("\"files\":{expect}")),
+        "file count {expect} in {text}"
+    );
+    let run = &doc["tests"][0]["runs"][0];
+    assert!(run["bytes"].as_u64().unwrap() > 0, "{run}");
+    assert!(is_empty_dir(target.path()), "left files behind");
 }

@@ -81,6 +81,28 @@ pub fn layout(w: &Workload, root: &Path, seed: u64) -> Vec<FileSet> {
                     *last = (*last + total).saturating_sub(now).max(1);
                 }
             }
+            if let Some((name, scale)) = &s.dataset {
+                // An `iolab copy` data set: its own tree, names and sizes.
+                let plan = crate::workload::copy::dataset::plan(name, seed ^ copy as u64, *scale)
+                    .unwrap_or_default();
+                let slots = plan
+                    .files
+                    .iter()
+                    .map(|f| Slot {
+                        path: dir.join(&f.rel),
+                        size: f.size,
+                        len: 0,
+                        present: false,
+                    })
+                    .collect();
+                sets.push(FileSet {
+                    stream: si,
+                    copy,
+                    dir,
+                    slots,
+                });
+                continue;
+            }
             let fanout = (s.dirs as f64).powf(1.0 / s.depth as f64).ceil().max(1.0) as u64;
             let slots = sizes
                 .into_iter()

@@ -141,6 +141,8 @@ pub struct Stream {
     pub think_time: Duration,
     pub duration: Option<Duration>,
     pub amount: Option<u64>,
+    /// The file set is an `iolab copy` data set (name, scale) instead of `files`/`file_size`.
+    pub dataset: Option<(String, f64)>,
 }
 
 /// A validated workload.
@@ -151,6 +153,13 @@ pub struct Workload {
     pub streams: Vec<Stream>,
 }
 
+/// Files of an `iolab copy` data set at `scale` (the count does not depend on the seed).
+pub fn dataset_file_count(name: &str, scale: f64) -> u64 {
+    crate::workload::copy::dataset::plan(name, 0, scale)
+        .map(|p| p.files.len() as u64)
+        .unwrap_or(0)
+}
+
 impl Workload {
     /// The amount of data and time times `f`: a stream with many files gets `f` times as
     /// many (same size distribution, so small-file behaviour is kept), a single-file stream
@@ -159,7 +168,11 @@ impl Workload {
     pub fn scaled(&self, f: f64) -> Workload {
         let mut w = self.clone();
         for s in &mut w.streams {
-            if s.files > 1 {
+            if let Some((name, scale)) = &mut s.dataset {
+                *scale *= f;
+                s.files = dataset_file_count(name, *scale);
+                s.dirs = s.dirs.min(s.files);
+            } else if s.files > 1 {
                 s.files = ((s.files as f64 * f).round() as u64).max(1);
                 s.dirs = s.dirs.min(s.files);
             } else {

@@ -145,11 +145,15 @@ pub(super) fn normalize(p: &Path) -> PathBuf {
 }
 
 pub(super) fn parse_line(raw: &str, pending: &mut HashMap<u32, (u64, String)>) -> Option<Line> {
-    let mut parts = raw.splitn(3, ' ');
-    let first = parts.next()?;
+    // strace pads the pid column ("5940  1795334718.954020 ..."): fields are separated by
+    // one or more spaces, so a pid with fewer than 5 digits must not shift the columns.
+    let (first, after) = raw.trim_start().split_once(' ')?;
     let (pid, ts, rest) = match first.parse::<u32>() {
-        Ok(pid) => (pid, parts.next()?, parts.next()?.trim_start().to_string()),
-        Err(_) => (0, first, raw.split_once(' ')?.1.to_string()),
+        Ok(pid) => {
+            let (ts, rest) = after.trim_start().split_once(' ')?;
+            (pid, ts, rest.trim_start().to_string())
+        }
+        Err(_) => (0, first, after.trim_start().to_string()),
     };
     let mut ts_ns = ts_to_ns(ts)?;
     let mut body = rest;
@@ -209,5 +213,19 @@ mod tests {
         assert_eq!(v.len(), 4);
         assert_eq!(fd_arg(&v[0]), (3, Some("/r/a,b".into())));
         assert_eq!(unquote(&v[1]).unwrap(), "x, y");
+    }
+
+    /// Regression: short pids are padded with extra spaces; such lines were dropped, so a
+    /// recording made while pids were below 10000 had no calls at all.
+    #[test]
+    fn short_pids_with_padding_parse() {
+        let mut pending = HashMap::new();
+        for raw in [
+            "5940  1795334718.954020 close(3</tmp/x/a>) = 0 <0.000010>",
+            "123456 1795334718.954020 close(3</tmp/x/a>) = 0 <0.000010>",
+            "1795334718.954020 close(3</tmp/x/a>) = 0 <0.000010>",
+        ] {
+            assert!(parse_line(raw, &mut pending).is_some(), "{raw}");
+        }
     }
 }

@@ -27,7 +27,9 @@ struct RawStream {
     name: Spanned<String>,
     copies: Option<Spanned<i64>>,
     files: Option<Spanned<i64>>,
-    file_size: Spanned<toml::Value>,
+    file_size: Option<Spanned<toml::Value>>,
+    dataset: Option<Spanned<String>>,
+    dataset_scale: Option<Spanned<toml::Value>>,
     total_size: Option<Spanned<toml::Value>>,
     dirs: Option<Spanned<i64>>,
     depth: Option<Spanned<i64>>,
@@ -237,7 +239,69 @@ fn stream(text: &str, r: RawStream, span: Range<usize>) -> Res<Stream> {
         .map(|v| int_in(text, v, "depth", 1, 16))
         .transpose()?
         .unwrap_or(1) as u32;
-    let file_size = size_dist(text, r.file_size, "file_size")?;
+    let dataset = match &r.dataset {
+        Some(d) => {
+            let name = d.get_ref().trim().to_string();
+            if !crate::workload::copy::dataset::is_known(&name) {
+                return Err(FormatError::at(
+                    text,
+                    d.span(),
+                    format!(
+                        "unknown data set '{name}' (known: {})",
+                        crate::workload::copy::dataset::names()
+                    ),
+                ));
+            }
+            for (given, key) in [
+                (r.files.as_ref().map(|v| v.span()), "files"),
+                (r.file_size.as_ref().map(|v| v.span()), "file_size"),
+                (r.total_size.as_ref().map(|v| v.span()), "total_size"),
+            ] {
+                if let Some(sp) = given {
+                    return Err(FormatError::at(
+                        text,
+                        sp,
+                        format!(
+                            "{key} cannot be combined with dataset (the data set fixes the files)"
+                        ),
+                    ));
+                }
+            }
+            let scale = match &r.dataset_scale {
+                Some(v) => fraction(text, v, "dataset_scale", 1e-9, 1e6)?,
+                None => 1.0,
+            };
+            Some((name, scale))
+        }
+        None => {
+            if let Some(v) = &r.dataset_scale {
+                return Err(FormatError::at(
+                    text,
+                    v.span(),
+                    "dataset_scale needs dataset",
+                ));
+            }
+            None
+        }
+    };
+    let files = match &dataset {
+        Some((name, scale)) => {
+            crate::workload::trace::format::dataset_file_count(name, *scale).max(1)
+        }
+        None => files,
+    };
+    let file_size = match (r.file_size, &dataset) {
+        (Some(v), _) => size_dist(text, v, "file_size")?,
+        // Sizes come from the data set; this only bounds request sizes and reports.
+        (None, Some(_)) => SizeDist::Fixed(0),
+        (None, None) => {
+            return Err(FormatError::at(
+                text,
+                span.clone(),
+                format!("stream '{name}' needs file_size (or dataset = \"NAME\")"),
+            ));
+        }
+    };
     let total_size = match &r.total_size {
         Some(v) => {
             let t = size_value(text, v.get_ref(), v.span(), "total_size")?;
@@ -388,6 +452,7 @@ fn stream(text: &str, r: RawStream, span: Range<usize>) -> Res<Stream> {
         think_time,
         duration: dur,
         amount,
+        dataset,
     })
 }
 
