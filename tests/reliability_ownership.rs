@@ -24,35 +24,7 @@ fn a_symlink_planted_in_the_files_work_dir_cannot_make_it_delete_outside() {
         .concat(),
         d.path(),
     );
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let root = loop {
-        let r = entries(&work)
-            .into_iter()
-            .find(|p| p.is_dir() && p.file_name().unwrap().to_string_lossy().contains("iolab"));
-        if let Some(r) = r {
-            break r;
-        }
-        assert!(Instant::now() < deadline, "no work dir appeared");
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    std::thread::sleep(Duration::from_millis(200));
-    // A link to the outside directory inside iolab's tree, and one inside each of its subdirs.
-    std::os::unix::fs::symlink(&outside, root.join("planted")).unwrap();
-    for sub in entries(&root)
-        .into_iter()
-        .filter(|p| p.is_dir() && !p.is_symlink())
-    {
-        let _ = std::os::unix::fs::symlink(&outside, sub.join("planted"));
-    }
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(130), "{}", stderr_of(&o));
-    assert!(std::fs::read(outside.join("sentinel")).unwrap() == b"keep me");
-    assert!(iolab_leftovers(&work).is_empty(), "{:?}", entries(&work));
+    plant_links_then_interrupt(child, &work, &outside, Duration::from_millis(200));
 }
 
 #[test]
@@ -158,34 +130,7 @@ fn a_symlink_planted_in_the_copy_work_dir_cannot_make_it_delete_outside() {
     let args = long_copy_run(&work, &ram);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let child = spawn(&[&args[..], &["--no-save"]].concat(), d.path());
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let root = loop {
-        let r = entries(&work)
-            .into_iter()
-            .find(|p| p.is_dir() && p.file_name().unwrap().to_string_lossy().contains("iolab"));
-        if let Some(r) = r {
-            break r;
-        }
-        assert!(Instant::now() < deadline, "no work dir appeared");
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    std::thread::sleep(Duration::from_millis(300));
-    std::os::unix::fs::symlink(&outside, root.join("planted")).unwrap();
-    for sub in entries(&root)
-        .into_iter()
-        .filter(|p| p.is_dir() && !p.is_symlink())
-    {
-        let _ = std::os::unix::fs::symlink(&outside, sub.join("planted"));
-    }
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(130), "{}", stderr_of(&o));
-    assert!(std::fs::read(outside.join("sentinel")).unwrap() == b"keep me");
-    assert!(iolab_leftovers(&work).is_empty(), "{:?}", entries(&work));
+    plant_links_then_interrupt(child, &work, &outside, Duration::from_millis(300));
 }
 
 #[test]
@@ -397,4 +342,43 @@ fn kept_files_are_the_users_and_no_later_start_removes_them() {
         .unwrap();
     assert!(!stderr_of(&o).contains("cleaned up"), "{}", stderr_of(&o));
     assert_eq!(entries(&work), kept);
+}
+
+/// Wait for iolab's work dir under `work`, plant links to `outside` in it and in its
+/// subdirectories after `settle`, interrupt the run, and check that cleanup removed iolab's
+/// tree without following the links.
+fn plant_links_then_interrupt(
+    child: std::process::Child,
+    work: &std::path::Path,
+    outside: &std::path::Path,
+    settle: Duration,
+) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let root = loop {
+        let r = entries(work)
+            .into_iter()
+            .find(|p| p.is_dir() && p.file_name().unwrap().to_string_lossy().contains("iolab"));
+        if let Some(r) = r {
+            break r;
+        }
+        assert!(Instant::now() < deadline, "no work dir appeared");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    std::thread::sleep(settle);
+    std::os::unix::fs::symlink(outside, root.join("planted")).unwrap();
+    for sub in entries(&root)
+        .into_iter()
+        .filter(|p| p.is_dir() && !p.is_symlink())
+    {
+        let _ = std::os::unix::fs::symlink(outside, sub.join("planted"));
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr_of(&o));
+    assert!(std::fs::read(outside.join("sentinel")).unwrap() == b"keep me");
+    assert!(iolab_leftovers(work).is_empty(), "{:?}", entries(work));
 }
