@@ -89,27 +89,7 @@ fn file_system_turning_read_only_mid_run() {
     }
     let d = tempdir();
     let out = d.path().join("out");
-    let mut child = spawn(
-        &[
-            "run",
-            "--target",
-            s(fs.path()),
-            "--preset",
-            "real",
-            "--size",
-            "16M",
-            "--duration",
-            "1s",
-            "--ramp",
-            "0",
-            "--repeat",
-            "1",
-            "--output",
-            s(&out),
-        ],
-        d.path(),
-    );
-    assert!(wait_for_tests(&mut child, &out, 1), "first test not saved");
+    let child = real_run_after_first_test(s(fs.path()), &[], "16M", &out, d.path());
     // ext4 with errors=remount-ro turns read-only on an error, as on a failing disk.
     std::fs::write(&trigger, "iolab reliability test").unwrap();
     let o = child.wait_with_output().unwrap();
@@ -130,27 +110,7 @@ fn target_directory_removed_mid_run() {
     let work = d.path().join("work");
     std::fs::create_dir(&work).unwrap();
     let out = d.path().join("out");
-    let mut child = spawn(
-        &[
-            "run",
-            "--target",
-            s(&work),
-            "--preset",
-            "real",
-            "--size",
-            "8M",
-            "--duration",
-            "1s",
-            "--ramp",
-            "0",
-            "--repeat",
-            "1",
-            "--output",
-            s(&out),
-        ],
-        d.path(),
-    );
-    assert!(wait_for_tests(&mut child, &out, 1), "first test not saved");
+    let child = real_run_after_first_test(s(&work), &[], "8M", &out, d.path());
     std::fs::remove_dir_all(&work).unwrap();
     let o = child.wait_with_output().unwrap();
     let err = stderr_of(&o);
@@ -183,29 +143,7 @@ fn read_errors_from_a_device_whose_backing_file_shrank() {
     let lo = iolab::fs::loopdev::LoopDevice::attach(&image, false).unwrap();
     let dev = lo.device.display().to_string();
     let out = d.path().join("out");
-    let mut child = spawn(
-        &[
-            "run",
-            "--target",
-            &dev,
-            "--allow-destroy",
-            &dev,
-            "--preset",
-            "real",
-            "--size",
-            "32M",
-            "--duration",
-            "1s",
-            "--ramp",
-            "0",
-            "--repeat",
-            "1",
-            "--output",
-            s(&out),
-        ],
-        d.path(),
-    );
-    assert!(wait_for_tests(&mut child, &out, 1), "first test not saved");
+    let child = real_run_after_first_test(&dev, &["--allow-destroy", &dev], "32M", &out, d.path());
     // The loop driver fails reads past the end of its (now shorter) backing file.
     std::fs::OpenOptions::new()
         .write(true)

@@ -172,27 +172,7 @@ fn a_test_file_replaced_by_a_symlink_is_not_followed() {
     let sentinel = d.path().join("precious");
     std::fs::write(&sentinel, b"keep me").unwrap();
     let out = d.path().join("out");
-    let mut child = spawn(
-        &[
-            "run",
-            "--target",
-            s(&work),
-            "--preset",
-            "real",
-            "--size",
-            "8M",
-            "--duration",
-            "1s",
-            "--ramp",
-            "0",
-            "--repeat",
-            "1",
-            "--output",
-            s(&out),
-        ],
-        d.path(),
-    );
-    assert!(wait_for_tests(&mut child, &out, 1), "first test not saved");
+    let child = real_run_after_first_test(s(&work), &[], "8M", &out, d.path());
     let test_file = entries(&work)
         .into_iter()
         .find(|p| {

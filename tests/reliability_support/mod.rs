@@ -279,3 +279,33 @@ pub fn read_only_mid_run(test: &str, args: impl Fn(&Path, &Path) -> Vec<String>)
     let doc = result_doc(&d.path().join("out")).expect("result file saved");
     assert_eq!(doc.status, "failed");
 }
+
+/// Start `iolab run --preset real` (1 s per test) on `target` with `extra` flags and wait
+/// until its first test is saved under `out`: the moment the fault tests strike.
+pub fn real_run_after_first_test(
+    target: &str,
+    extra: &[&str],
+    size: &str,
+    out: &Path,
+    cwd: &Path,
+) -> Child {
+    let mut args = vec!["run", "--target", target];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&[
+        "--preset",
+        "real",
+        "--size",
+        size,
+        "--duration",
+        "1s",
+        "--ramp",
+        "0",
+        "--repeat",
+        "1",
+        "--output",
+    ]);
+    args.push(s(out));
+    let mut child = spawn(&args, cwd);
+    assert!(wait_for_tests(&mut child, out, 1), "first test not saved");
+    child
+}
