@@ -32,6 +32,16 @@ fn entries(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
+/// The `key` string of every element of a JSON array (test names, warning codes).
+fn strings<'a>(array: &'a Value, key: &str) -> Vec<&'a str> {
+    array
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v[key].as_str().unwrap())
+        .collect()
+}
+
 fn json_of(out: &Output) -> Value {
     assert!(
         out.status.success(),
@@ -193,12 +203,7 @@ fn default_preset_runs_every_test_in_order() {
     );
     let doc = json_of(&out);
     check_schema(&doc);
-    let names: Vec<&str> = doc["tests"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["name"].as_str().unwrap())
-        .collect();
+    let names: Vec<&str> = strings(&doc["tests"], "name");
     assert_eq!(
         names,
         [
@@ -212,12 +217,7 @@ fn default_preset_runs_every_test_in_order() {
             "RND4K Q1T1 write"
         ]
     );
-    let codes: Vec<&str> = doc["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap())
-        .collect();
+    let codes: Vec<&str> = strings(&doc["warnings"], "code");
     assert!(
         codes.contains(&"no-spread"),
         "one repeat must be warned about: {codes:?}"
@@ -561,12 +561,7 @@ fn block_devices_are_protected() {
         ],
     );
     let doc = json_of(&out);
-    let codes: Vec<&str> = doc["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap())
-        .collect();
+    let codes: Vec<&str> = strings(&doc["warnings"], "code");
     assert!(codes.contains(&"not-prefilled"), "{codes:?}");
     assert_eq!(doc["environment"]["block_device"], lo.name());
     // With --allow-destroy: a write test runs and the device counters see its bytes.
