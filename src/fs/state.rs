@@ -9,8 +9,6 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use crate::fs::command;
-
 const STATE_NAME: &str = "iolab-matrix.state";
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -222,14 +220,9 @@ pub fn clean(st: &MatrixState) -> Vec<String> {
         if !loop_backs(&l.device, &l.image) {
             continue;
         }
-        let mut ok = false;
-        for _ in 0..30 {
-            if command::run("losetup", ["-d".as_ref(), l.device.as_os_str()]).is_ok() {
-                ok = true;
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
+        let ok = crate::fs::loopdev::LoopDevice::adopt(&l.device, &l.image)
+            .detach()
+            .is_ok();
         done.push(if ok {
             format!("detached {}", l.device.display())
         } else {
