@@ -1,0 +1,111 @@
+//! What the distributed-run tests share: launching a real `mpirun`, reading rank 0's result,
+//! and a blkio v1 read cap for a throttled rank.
+#![allow(dead_code)]
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use iolab::model::{ResultDoc, RunResult};
+use iolab::stats::hist::LatencyHistogram;
+pub const IOLAB: &str = env!("CARGO_BIN_EXE_iolab");
+
+/// Guard against a hung launch (never a performance assertion).
+pub const HANG_LIMIT: Duration = Duration::from_secs(120);
+
+pub fn mpirun_or_skip(test: &str) -> bool {
+    if iolab::fs::command::have("mpirun") {
+        true
+    } else {
+        eprintln!("SKIPPED {test}: mpirun not installed (apt-get install openmpi-bin)");
+        false
+    }
+}
+
+/// `mpirun` as the README says: root allowed, 2 cores oversubscribed, no busy polling.
+pub fn mpirun(args: &[&str]) -> Output {
+    mpirun_in(Path::new("."), args)
+}
+
+pub fn mpirun_in(cwd: &Path, args: &[&str]) -> Output {
+    let mut all = vec!["mpirun", "--oversubscribe"];
+    all.extend(args);
+    run_in(cwd, &all)
+}
+
+/// A command that starts mpirun itself (e.g. inside a namespace).
+pub fn mpirun_like(argv: &[&str]) -> Output {
+    run_in(Path::new("."), argv)
+}
+
+pub fn run_in(cwd: &Path, argv: &[&str]) -> Output {
+    let args = argv;
+    let mut cmd = Command::new(argv[0]);
+    cmd.current_dir(cwd)
+        .args(&argv[1..])
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("OMPI_MCA_mpi_yield_when_idle", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("start mpirun");
+    let t0 = Instant::now();
+    while child.try_wait().expect("wait for mpirun").is_none() {
+        if t0.elapsed() > HANG_LIMIT {
+            let _ = child.kill();
+            panic!("{args:?} hung for {HANG_LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().expect("mpirun output");
+    eprintln!(
+        "--- {args:?}\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+pub fn the_result(dir: &Path) -> ResultDoc {
+    let files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    assert_eq!(files.len(), 1, "one result file (rank 0's): {files:?}");
+    ResultDoc::read(&files[0]).unwrap()
+}
+
+pub fn hist(r: &RunResult) -> LatencyHistogram {
+    LatencyHistogram::from_base64(r.lat_hist.as_deref().expect("lat_hist")).expect("valid")
+}
+
+pub struct ReadCap {
+    pub dir: PathBuf,
+}
+
+impl ReadCap {
+    pub fn new(dev: &Path, iops: u32) -> std::io::Result<ReadCap> {
+        let rdev = std::fs::metadata(dev)?.rdev();
+        let (maj, min) = (libc::major(rdev), libc::minor(rdev));
+        let dir = PathBuf::from(format!(
+            "/sys/fs/cgroup/blkio/iolab-mpi-test-{}",
+            std::process::id()
+        ));
+        std::fs::create_dir(&dir)?;
+        let cap = ReadCap { dir };
+        std::fs::write(
+            cap.dir.join("blkio.throttle.read_iops_device"),
+            format!("{maj}:{min} {iops}"),
+        )?;
+        Ok(cap)
+    }
+}
+
+impl Drop for ReadCap {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
