@@ -46,7 +46,7 @@ pub enum Layout {
 /// Counts preset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FilesPreset {
-    /// 1,000 files per portion x 5 portions x 2 passes x 3 runs: about a minute.
+    /// 500 files per portion x 5 portions x 2 passes x 3 runs: about a minute.
     Quick,
     /// Belov's counts: 10,000 files per portion x 20 portions x 16 passes x 3 runs.
     Full,

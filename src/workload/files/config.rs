@@ -84,7 +84,7 @@ impl FilesConfig {
     pub fn from_args(a: &FilesArgs) -> Result<FilesConfig, UsageError> {
         let target = check_target(&a.target)?;
         let (n, p, k) = match a.preset.unwrap_or(FilesPreset::Quick) {
-            FilesPreset::Quick => (1_000, 5, 2),
+            FilesPreset::Quick => (500, 5, 2),
             FilesPreset::Full => (10_000, 20, 16),
         };
         let count = |v: Option<u64>, d: u64, flag: &str| -> Result<u64, UsageError> {
