@@ -6,6 +6,9 @@
 # files/s of each is reported. fs_mark and iolab time their own create loop; the C loop
 # times its loop with CLOCK_MONOTONIC.
 #
+# All three are pinned to the same CPU (BENCH_CPU, default 1; `taskset`), so the scheduler's
+# placement of one tool is not what is compared.
+#
 # usage: sudo scripts/bench-vs-fsmark.sh [COUNT=10000] [REPS=9]
 # Targets (issue 4): iolab >= 1.5x fs_mark on tmpfs, >= 0.9x the C loop.
 set -euo pipefail
@@ -14,9 +17,10 @@ COUNT=${1:-10000}
 REPS=${2:-9}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 IOLAB=${IOLAB:-$ROOT/target/release/iolab}
+CPU=${BENCH_CPU:-1}
 
 [ "$(id -u)" = 0 ] || { echo "needs root (mounts tmpfs and a loop device)" >&2; exit 2; }
-for t in fs_mark cc jq losetup mkfs.ext4; do
+for t in fs_mark cc jq losetup mkfs.ext4 taskset; do
     command -v "$t" >/dev/null || { echo "missing: $t" >&2; exit 2; }
 done
 [ -x "$IOLAB" ] || (cd "$ROOT" && cargo build --release --quiet)
@@ -43,17 +47,17 @@ median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+
 
 run_fsmark() { # dir size -> files/s
     local d="$1/fsm"; rm -rf "$d"; mkdir "$d"
-    fs_mark -d "$d" -n "$COUNT" -s "$2" -S 0 -L 1 -t 1 -l "$WORK/fs_log.txt" 2>/dev/null |
+    taskset -c "$CPU" fs_mark -d "$d" -n "$COUNT" -s "$2" -S 0 -L 1 -t 1 -l "$WORK/fs_log.txt" 2>/dev/null |
         awk '/^ *[0-9]+ +[0-9]+ +[0-9]+ +[0-9.]+/ {print $4}' | tail -1
     rm -rf "$d"
 }
 run_c() {
     local d="$1/c"; rm -rf "$d"; mkdir "$d"
-    "$WORK/openwrite" "$d" "$COUNT" "$2"
+    taskset -c "$CPU" "$WORK/openwrite" "$d" "$COUNT" "$2"
     rm -rf "$d"
 }
 run_iolab() {
-    "$IOLAB" files --target "$1" --sizes "$2" --files-per-portion "$COUNT" --portions 1 \
+    taskset -c "$CPU" "$IOLAB" files --target "$1" --sizes "$2" --files-per-portion "$COUNT" --portions 1 \
         --passes 1 --repeat 1 --sync none --phases create,delete --no-save --json 2>/dev/null |
         jq -r '.tests[0].runs[0].files_per_s | floor'
 }
