@@ -327,9 +327,12 @@ fn run_job(
     let mut measuring = ramp_ns == 0;
     let sync_engine = engine.is_synchronous();
 
+    // Calibrated (once per process) before the jobs start together.
+    super::clock::shared();
     barrier.wait();
-    let origin = Instant::now();
-    let now_ns = || origin.elapsed().as_nanos() as u64;
+    let stopwatch = super::clock::Stopwatch::start();
+    let monotonic_start = Instant::now();
+    let now_ns = || stopwatch.now_ns();
     let mut measure_start_ns = 0u64;
     let mut cpu_start = cpu::thread_times();
     let mut t;
@@ -500,6 +503,10 @@ fn run_job(
         }
     }
     let end_ns = now_ns();
+    warnings.extend(super::clock::drift_warning(
+        end_ns,
+        monotonic_start.elapsed().as_nanos() as u64,
+    ));
     let measured = Duration::from_nanos(end_ns.saturating_sub(measure_start_ns));
     let cpu_used = cpu::thread_times().since(&cpu_start);
     rec.max_thread_cpu_pct =

@@ -2,6 +2,7 @@
 //! interrupts and progress.
 
 pub mod block;
+pub mod clock;
 pub mod cpu;
 pub mod lock;
 pub mod ownership;
