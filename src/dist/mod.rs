@@ -15,6 +15,8 @@ pub mod clock;
 pub mod hooks;
 #[cfg(feature = "mpi")]
 pub mod run;
+#[cfg(feature = "mpi")]
+pub mod session;
 
 /// One rank's clock against rank 0's.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
