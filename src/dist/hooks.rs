@@ -10,6 +10,7 @@ use std::cell::RefCell;
 use anyhow::{Result, anyhow};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::dist::ClockOffset;
@@ -20,8 +21,8 @@ use crate::runner::repeat::summarize_test;
 
 /// "My run is over": each rank sends one to every other rank per run.
 const TAG_FINISHED: i32 = 0x1c20;
-/// A rank's result of one test, JSON, to rank 0.
-const TAG_TEST: i32 = 0x1c21;
+/// A rank's result of one test (or step), JSON, to rank 0.
+const TAG_GATHER: i32 = 0x1c21;
 
 /// How often the command thread looks for another rank's "finished" during a size-based run
 /// (the stonewall reacts within this plus the message latency).
@@ -29,10 +30,10 @@ const POLL: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// One rank's measured window of one run, on its own clock.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-struct LocalWindow {
-    start_ns: i64,
-    end_ns: i64,
-    stonewalled: bool,
+pub struct LocalWindow {
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub stonewalled: bool,
 }
 
 /// What a rank sends rank 0 after each test.
@@ -93,6 +94,57 @@ impl<'a> DistHooks<'a> {
 
     pub fn into_doc(self) -> Option<ResultDoc> {
         self.collector.map(|c| c.doc.into_inner())
+    }
+
+    pub fn world(&self) -> &SimpleCommunicator {
+        self.world
+    }
+
+    pub fn rank(&self) -> u32 {
+        self.rank
+    }
+
+    pub fn hostname(&self) -> &str {
+        &self.hostname
+    }
+
+    /// The windows of the runs since the last call, in order.
+    pub fn take_windows(&self) -> Vec<LocalWindow> {
+        std::mem::take(&mut self.state.borrow_mut().windows)
+    }
+
+    /// Collective: every rank's `msg` on rank 0 (in rank order), `None` on the others.
+    pub fn gather<T: Serialize + DeserializeOwned>(&self, msg: T) -> Result<Option<Vec<T>>> {
+        if self.rank != 0 {
+            let bytes = serde_json::to_vec(&msg)?;
+            self.world
+                .process_at_rank(0)
+                .send_with_tag(&bytes[..], TAG_GATHER);
+            return Ok(None);
+        }
+        let mut all = vec![msg];
+        for k in 1..self.size {
+            let (bytes, _) = self
+                .world
+                .process_at_rank(k as i32)
+                .receive_vec_with_tag::<u8>(TAG_GATHER);
+            all.push(serde_json::from_slice(&bytes)?);
+        }
+        Ok(Some(all))
+    }
+
+    /// Collective: rank 0's `value` on every rank (the others pass `None`).
+    pub fn broadcast<T: Serialize + DeserializeOwned>(&self, value: Option<&T>) -> Result<T> {
+        let root = self.world.process_at_rank(0);
+        let mut bytes = match value {
+            Some(v) if self.rank == 0 => serde_json::to_vec(v)?,
+            _ => Vec::new(),
+        };
+        let mut len = bytes.len() as u64;
+        root.broadcast_into(&mut len);
+        bytes.resize(len as usize, 0);
+        root.broadcast_into(&mut bytes[..]);
+        Ok(serde_json::from_slice(&bytes)?)
     }
 
     /// Rank 0: one test of every rank -> the test's totals, host rows, warnings; saved.
@@ -156,10 +208,7 @@ impl<'a> DistHooks<'a> {
                 if m.rank == 0 {
                     doc.warn(w.clone());
                 } else if !all[0].warnings.contains(w) {
-                    doc.warn(Warning {
-                        message: format!("rank {} ({}): {}", m.rank, m.hostname, w.message),
-                        ..w.clone()
-                    });
+                    doc.warn(from_rank(m.rank, &m.hostname, w.clone()));
                 }
             }
         }
@@ -184,6 +233,15 @@ impl<'a> DistHooks<'a> {
         }
         doc.tests.push(total);
         c.sink.save(&doc)
+    }
+}
+
+/// Another rank's warning, as rank 0 reports it. (No ": " in the prefix: the terminal
+/// shortens a repeated warning code to the text before the first one.)
+pub fn from_rank(rank: u32, hostname: &str, w: Warning) -> Warning {
+    Warning {
+        message: format!("on rank {rank} ({hostname}), {}", w.message),
+        ..w
     }
 }
 
@@ -308,24 +366,13 @@ impl crate::runner::RunHooks for DistHooks<'_> {
             rank: self.rank,
             hostname: self.hostname.clone(),
             test: test.clone(),
-            windows: std::mem::take(&mut self.state.borrow_mut().windows),
+            windows: self.take_windows(),
             warnings: warnings.to_vec(),
         };
-        let Some(c) = &self.collector else {
-            let bytes = serde_json::to_vec(&msg)?;
-            self.world
-                .process_at_rank(0)
-                .send_with_tag(&bytes[..], TAG_TEST);
+        let all = self.gather(msg)?;
+        let (Some(c), Some(all)) = (&self.collector, all) else {
             return Ok(());
         };
-        let mut all = vec![msg];
-        for k in 1..self.size {
-            let (bytes, _) = self
-                .world
-                .process_at_rank(k as i32)
-                .receive_vec_with_tag::<u8>(TAG_TEST);
-            all.push(serde_json::from_slice(&bytes)?);
-        }
         let before = c.offsets.replace(latest.clone());
         let used: Vec<ClockOffset> = before
             .iter()
