@@ -309,8 +309,12 @@ fn method_params(
     if cfg.ranks > 1 {
         // Each rank's test file is in its own subdirectory of the shared target.
         p.insert("ranks".into(), cfg.ranks.to_string());
-        let shared = |t: &TestTarget| t.path.parent().unwrap_or(&t.path).display().to_string();
-        p.insert("targets".into(), join(&shared));
+        let shared: Vec<String> = cfg
+            .targets
+            .iter()
+            .map(|t| t.path.parent().unwrap_or(&t.path).display().to_string())
+            .collect();
+        p.insert("targets".into(), shared.join(","));
     } else {
         p.insert("targets".into(), join(&|t| t.path.display().to_string()));
     }
