@@ -265,3 +265,75 @@ fn a_throttled_rank_is_reported_and_the_aggregate_decides() {
     check_steps_add_up(&doc, 20e6);
     drop(cap);
 }
+
+#[test]
+fn ctrl_c_on_mpirun_saves_the_aggregated_curve_so_far_and_cleans_up() {
+    let test = "ctrl_c_on_mpirun_saves_the_aggregated_curve_so_far_and_cleans_up";
+    if !mpirun_or_skip(test) {
+        return;
+    }
+    let target = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    // Steps of 1 s up to depth 64 under a 1 s limit: seven steps, interrupted after two.
+    let mut child = spawn_mpirun(&[
+        "-np",
+        "2",
+        IOLAB,
+        "saturate",
+        "-t",
+        target.path().to_str().unwrap(),
+        "--rw",
+        "randread",
+        "--size",
+        "8M",
+        "--max-depth",
+        "64",
+        "--step-duration",
+        "1s",
+        "--ramp",
+        "0",
+        "--latency-limit",
+        "1s",
+        "--output",
+        out.path().to_str().unwrap(),
+    ]);
+    let two_steps = wait_for_result(out.path(), |d| {
+        d.tests
+            .first()
+            .and_then(|t| t.curve.as_ref())
+            .is_some_and(|c| c.len() >= 2)
+    });
+    // mpirun forwards the signal to every rank.
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    );
+    let t0 = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > HANG_LIMIT {
+            let _ = child.kill();
+            panic!("mpirun did not end after SIGINT");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let res = child.wait_with_output().unwrap();
+    eprintln!(
+        "{}\n{}",
+        String::from_utf8_lossy(&res.stdout),
+        String::from_utf8_lossy(&res.stderr)
+    );
+    assert!(two_steps, "two steps were saved before the interrupt");
+    assert!(!res.status.success());
+    let doc = the_result(out.path());
+    assert_eq!(doc.status, "interrupted");
+    let curve = doc.tests[0].curve.as_ref().unwrap();
+    assert!(curve.len() >= 2 && curve.len() < 7, "{}", curve.len());
+    for h in &doc.hosts {
+        assert_eq!(depths(h.tests[0].curve.as_ref().unwrap()), depths(curve));
+    }
+    let left: Vec<_> = std::fs::read_dir(target.path())
+        .unwrap()
+        .flatten()
+        .collect();
+    assert!(left.is_empty(), "left in the target: {left:?}");
+}

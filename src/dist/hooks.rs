@@ -8,6 +8,7 @@
 use std::cell::RefCell;
 
 use anyhow::{Result, anyhow};
+use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use serde::de::DeserializeOwned;
@@ -106,6 +107,23 @@ impl<'a> DistHooks<'a> {
 
     pub fn hostname(&self) -> &str {
         &self.hostname
+    }
+
+    /// Collective: an interrupt any rank has seen is every rank's (an error on all), so
+    /// the ranks never part ways (one going on, one leaving).
+    pub fn agree_on_interrupt(&self) -> Result<()> {
+        let mine = self.stop.signal().unwrap_or(0);
+        let mut any = 0i32;
+        self.world
+            .all_reduce_into(&mine, &mut any, SystemOperation::max());
+        if any == 0 {
+            return Ok(());
+        }
+        Err(crate::error::Interrupted {
+            signal: any,
+            signal_name: crate::runner::signals::signal_name(any),
+        }
+        .into())
     }
 
     /// The windows of the runs since the last call, in order.
@@ -245,23 +263,35 @@ pub fn from_rank(rank: u32, hostname: &str, w: Warning) -> Warning {
     }
 }
 
+/// How long a rank that was interrupted while waiting for the others still waits for them:
+/// mpirun sends the signal to every rank, so they all come and agree to stop (`before_run`);
+/// a rank that does not come within this is stuck elsewhere, and the barrier is abandoned.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// A barrier that neither spins (it probes and sleeps: a rank waiting for a slower one's
-/// prefill leaves the CPU to it) nor outlives an interrupt (`stop`) or a `timeout`. True
-/// when every rank arrived; an interrupt is an error. An abandoned barrier is left pending:
-/// the caller leaves MPI without finalizing.
+/// prefill leaves the CPU to it) nor outlives an interrupt (`stop`, after `STOP_GRACE`) or a
+/// `timeout`. True when every rank arrived (also after an interrupt: the caller decides);
+/// an interrupt nobody else came to is an error. An abandoned barrier is left pending: the
+/// caller leaves MPI without finalizing.
 pub fn wait_for_all(
     world: &SimpleCommunicator,
     stop: Option<&crate::runner::StopFlag>,
     timeout: Option<std::time::Duration>,
 ) -> Result<bool> {
     let t0 = std::time::Instant::now();
+    let mut stopped_at: Option<std::time::Instant> = None;
     let mut req = world.immediate_barrier();
     loop {
         match req.test() {
             Ok(_) => return Ok(true),
             Err(r) => req = r,
         }
-        if let Some(Err(e)) = stop.map(|s| s.check()) {
+        if let Some(Err(e)) = stop.map(|s| s.check())
+            && stopped_at
+                .get_or_insert_with(std::time::Instant::now)
+                .elapsed()
+                > STOP_GRACE
+        {
             std::mem::forget(req);
             return Err(e.into());
         }
@@ -281,10 +311,11 @@ impl crate::runner::RunHooks for DistHooks<'_> {
             st.stonewalled = false;
         }
         wait_for_all(self.world, Some(&self.stop), None)?;
-        // Everyone is here: a blocking barrier now releases the ranks within the network's
-        // latency, not the 2 ms of the sleeping wait above.
-        self.world.barrier();
-        Ok(())
+        // Everyone is here: a blocking collective now releases the ranks within the
+        // network's latency, not the 2 ms of the sleeping wait above. It also makes an
+        // interrupt everyone's: one rank may have seen the barrier complete while another
+        // already saw the signal, and they must not part ways (one measuring, one leaving).
+        self.agree_on_interrupt()
     }
 
     fn poll_interval(&self) -> std::time::Duration {

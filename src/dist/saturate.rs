@@ -185,7 +185,10 @@ impl SweepHooks for SweepDist<'_> {
     }
 
     fn after_step(&self, total: Option<&RunResult>) -> Result<()> {
-        self.base.after_run(total)
+        self.base.after_run(total)?;
+        // A signal at the very end of a step may stop one rank's step and miss another's:
+        // then no rank goes on to the gathering, which would wait for the stopped one.
+        self.base.agree_on_interrupt()
     }
 
     fn judge(

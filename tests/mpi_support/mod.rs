@@ -153,3 +153,33 @@ pub fn mpirun_with_rank1_in(capped: Option<&Path>, args: &[&str]) -> Output {
     argv.extend(args);
     mpirun(&argv)
 }
+
+/// `mpirun --oversubscribe ARGS` started in the background (the caller waits or kills it).
+pub fn spawn_mpirun(args: &[&str]) -> std::process::Child {
+    Command::new("mpirun")
+        .arg("--oversubscribe")
+        .args(args)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("OMPI_MCA_mpi_yield_when_idle", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start mpirun")
+}
+
+/// Wait (at most `HANG_LIMIT`) until `done` holds for the result file in `dir`.
+pub fn wait_for_result(dir: &Path, done: impl Fn(&ResultDoc) -> bool) -> bool {
+    let t0 = Instant::now();
+    while t0.elapsed() < HANG_LIMIT {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if let Ok(doc) = ResultDoc::read(&e.path())
+                && done(&doc)
+            {
+                return true;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
