@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use crate::cli::saturate::{SaturateArgs, SweepKind};
 use crate::commands::run::finish_doc;
 use crate::model::saturate::{Answer, AnswerDetail, CurvePoint};
-use crate::model::{ResultDoc, ResultSink, TestResult, Warning};
+use crate::model::{Environment, ResultDoc, ResultSink, RunResult, TestResult, Warning};
 use crate::runner::block::{CPU_BOUND_PCT, LiveCounters};
 use crate::runner::progress::Progress;
 use crate::runner::target::{TargetKind, TestTarget};
@@ -20,9 +20,14 @@ use crate::runner::{ProgressMode, RunContext};
 use crate::units::{fmt_size_iec, fmt_thousands};
 use crate::workload::saturate::config::{SaturateConfig, SweepSpec};
 use crate::workload::saturate::step::{self, StepResult, pick};
-use crate::workload::saturate::{Observation, Outcome, Search, step_bounds};
+use crate::workload::saturate::{Observation, Outcome, Phase, Search, step_bounds};
 
 pub fn execute(args: &SaturateArgs, argv: Vec<String>) -> Result<i32> {
+    // Under mpirun/srun with several ranks: the distributed saturate (src/dist).
+    #[cfg(feature = "mpi")]
+    if crate::dist::launched().is_some_and(|l| l.size > 1) {
+        return crate::dist::saturate::execute(args, argv);
+    }
     let cfg = SaturateConfig::from_args(args)?;
     // One iolab run per target at a time (another would mix its I/O into this curve).
     let _locks = cfg
@@ -35,11 +40,50 @@ pub fn execute(args: &SaturateArgs, argv: Vec<String>) -> Result<i32> {
         .install()
         .context("cannot install signal handlers")?;
     let sink = ResultSink::create(cfg.output.as_deref(), "saturate")?;
-    let mut doc = ResultDoc::new(
-        "saturate",
-        argv,
-        crate::sysinfo::capture_environment(&cfg.targets[0].path),
-    );
+    let env = crate::sysinfo::capture_environment(&cfg.targets[0].path);
+    let mut doc = new_doc(&cfg, argv, env);
+    let (outcome, timing) = saturate_with_hooks(&cfg, &ctx, &mut doc, &sink, None, true);
+    finish_doc(&mut doc, &outcome);
+    sink.save(&doc)?;
+    print_result(&doc, &cfg, &timing, sink.path.as_deref(), "")?;
+    outcome.map(|_| 0)
+}
+
+/// What a distributed `iolab saturate` does around each step of a sweep (`src/dist`, cargo
+/// feature `mpi`). Like `RunHooks`, every method is called from the command's own thread,
+/// between steps, never while one is measured. A plain saturate has no hooks.
+pub trait SweepHooks {
+    /// Before a step's I/O threads start: all ranks meet here, so they start together.
+    fn before_step(&self) -> Result<()>;
+    /// After a step (also a failed one): this rank's figures of it, if any.
+    fn after_step(&self, total: Option<&RunResult>) -> Result<()>;
+    /// The step the search judges, the same on every rank: rank 0 aggregates every rank's
+    /// `step` (recording each rank's own point under `doc.hosts`) and sends it to all.
+    /// `ti`: the sweep's test in `doc`.
+    fn judge(
+        &self,
+        doc: &mut ResultDoc,
+        ti: usize,
+        sweep: &SweepSpec,
+        step: &StepResult,
+    ) -> Result<CurvePoint>;
+    /// The next step as rank 0's search chose it (`local`: this rank's own choice); every
+    /// rank takes the same.
+    fn agree_next(&self, local: Option<(u32, Phase)>) -> Result<Option<(u32, Phase)>>;
+    /// After a sweep's last step (rank 0: the straggler summary and warnings).
+    fn end_sweep(&self, doc: &mut ResultDoc, ti: usize) -> Result<()>;
+}
+
+/// The time the sweeps took against the estimate.
+pub struct Timing {
+    est: [f64; 3],
+    sweep_secs: f64,
+    fill_secs: f64,
+}
+
+/// A new result document with the targets' warnings.
+pub fn new_doc(cfg: &SaturateConfig, argv: Vec<String>, env: Environment) -> ResultDoc {
+    let mut doc = ResultDoc::new("saturate", argv, env);
     for w in cfg.targets.iter().flat_map(|t| &t.warnings) {
         doc.warn(w.clone());
     }
@@ -48,15 +92,30 @@ pub fn execute(args: &SaturateArgs, argv: Vec<String>) -> Result<i32> {
             doc.warn(w);
         }
     }
-    let est = estimate_seconds(&cfg);
+    doc
+}
+
+/// The plan (stderr, when `loud`), the prefill and every sweep into `doc`, saving after
+/// every step; with `hooks` around every step (a distributed saturate).
+pub fn saturate_with_hooks(
+    cfg: &SaturateConfig,
+    ctx: &RunContext,
+    doc: &mut ResultDoc,
+    sink: &ResultSink,
+    hooks: Option<&dyn SweepHooks>,
+    loud: bool,
+) -> (Result<()>, Timing) {
+    let est = estimate_seconds(cfg);
     let hi = est[2];
-    for n in &cfg.notes {
-        eprintln!("iolab: {n}");
+    if loud {
+        for n in &cfg.notes {
+            eprintln!("iolab: {n}");
+        }
+        eprint!("{}", render::plan(cfg, est));
     }
-    eprint!("{}", render::plan(&cfg, est));
     let started = Instant::now();
     let mut fill_secs = 0.0;
-    let outcome = run_all(&cfg, &ctx, &mut doc, &sink, &mut fill_secs);
+    let outcome = run_all(cfg, ctx, doc, sink, &mut fill_secs, hooks);
     let sweep_secs = started.elapsed().as_secs_f64() - fill_secs;
     if outcome.is_ok() && sweep_secs > 1.2 * hi {
         doc.warn(Warning {
@@ -69,24 +128,40 @@ pub fn execute(args: &SaturateArgs, argv: Vec<String>) -> Result<i32> {
             test: None,
         });
     }
-    finish_doc(&mut doc, &outcome);
-    sink.save(&doc)?;
+    let timing = Timing {
+        est,
+        sweep_secs,
+        fill_secs,
+    };
+    (outcome, timing)
+}
+
+/// The result on stdout (JSON, or the answers and curves and then `extra`), the time taken
+/// and where the result file is on stderr.
+pub fn print_result(
+    doc: &ResultDoc,
+    cfg: &SaturateConfig,
+    timing: &Timing,
+    path: Option<&std::path::Path>,
+    extra: &str,
+) -> Result<()> {
     if cfg.json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        println!("{}", serde_json::to_string_pretty(doc)?);
     } else {
-        print!("{}", render::report(&doc, &cfg));
+        print!("{}{extra}", render::report(doc, cfg));
     }
+    let _ = std::io::Write::flush(&mut std::io::stdout());
     eprintln!(
         "iolab: sweeps took {} (estimated {}, at most {}), prefill and preconditioning {}",
-        render::fmt_secs(sweep_secs),
-        render::fmt_secs(est[1]),
-        render::fmt_secs(hi),
-        render::fmt_secs(fill_secs)
+        render::fmt_secs(timing.sweep_secs),
+        render::fmt_secs(timing.est[1]),
+        render::fmt_secs(timing.est[2]),
+        render::fmt_secs(timing.fill_secs)
     );
-    if let Some(p) = &sink.path {
+    if let Some(p) = path {
         eprintln!("results: {}", p.display());
     }
-    outcome.map(|_| 0)
+    Ok(())
 }
 
 /// Seconds the sweeps take: fewest, when the limit holds to --max-depth, and most (see
@@ -166,6 +241,7 @@ fn run_all(
     doc: &mut ResultDoc,
     sink: &ResultSink,
     fill_secs: &mut f64,
+    hooks: Option<&dyn SweepHooks>,
 ) -> Result<()> {
     let mut targets = open_targets(cfg)?;
     let unfilled: Vec<String> = cfg
@@ -208,7 +284,14 @@ fn run_all(
             )?;
             preconditioned = true;
         }
-        run_sweep(cfg, sweep, &targets, ctx, doc, sink, preconditioned)?;
+        let on = Sweep {
+            cfg,
+            sweep,
+            targets: &targets,
+            ctx,
+            hooks,
+        };
+        run_sweep(&on, doc, sink, preconditioned)?;
     }
     Ok(())
 }
@@ -223,7 +306,18 @@ fn method_params(
     let mut p = BTreeMap::new();
     let join =
         |f: &dyn Fn(&TestTarget) -> String| targets.iter().map(f).collect::<Vec<_>>().join(",");
-    p.insert("targets".into(), join(&|t| t.path.display().to_string()));
+    if cfg.ranks > 1 {
+        // Each rank's test file is in its own subdirectory of the shared target.
+        p.insert("ranks".into(), cfg.ranks.to_string());
+        let shared: Vec<String> = cfg
+            .targets
+            .iter()
+            .map(|t| t.path.parent().unwrap_or(&t.path).display().to_string())
+            .collect();
+        p.insert("targets".into(), shared.join(","));
+    } else {
+        p.insert("targets".into(), join(&|t| t.path.display().to_string()));
+    }
     p.insert("size_bytes".into(), join(&|t| t.size.to_string()));
     p.insert("prefilled".into(), join(&|t| t.prefilled.to_string()));
     p.insert("direct".into(), join(&|t| t.direct_ok.to_string()));
@@ -269,16 +363,28 @@ fn method_params(
     p
 }
 
-#[allow(clippy::too_many_arguments)]
+/// One sweep on this rank's targets.
+struct Sweep<'a> {
+    cfg: &'a SaturateConfig,
+    sweep: &'a SweepSpec,
+    targets: &'a [TestTarget],
+    ctx: &'a RunContext,
+    hooks: Option<&'a dyn SweepHooks>,
+}
+
 fn run_sweep(
-    cfg: &SaturateConfig,
-    sweep: &SweepSpec,
-    targets: &[TestTarget],
-    ctx: &RunContext,
+    on: &Sweep,
     doc: &mut ResultDoc,
     sink: &ResultSink,
     preconditioned: bool,
 ) -> Result<()> {
+    let Sweep {
+        cfg,
+        sweep,
+        targets,
+        ctx,
+        hooks,
+    } = *on;
     let name = sweep.name(cfg.mix);
     let groups = step::settings(cfg, sweep, &targets[0]);
     doc.tests.push(TestResult {
@@ -303,10 +409,21 @@ fn run_sweep(
     let start = sweep.start_depth();
     let mut search = Search::new(start, cfg.max_depth.max(start), cfg.limit_ns);
     let mut index = 0u32;
-    while let Some((depth, phase)) = search.next() {
+    let mut next = search.next();
+    loop {
+        if let Some(h) = hooks {
+            next = h.agree_next(next)?;
+        }
+        let Some((depth, phase)) = next else { break };
         index += 1;
         let label = format!("{name} depth {depth} (step {index}, {})", phase.name());
+        if let Some(h) = hooks {
+            h.before_step()?;
+        }
         let r = measure(cfg, sweep, depth, targets, ctx, index, &label);
+        if let Some(h) = hooks {
+            h.after_step(r.as_ref().ok().map(|s| &s.total))?;
+        }
         let mut res = match r {
             Ok(r) => r,
             Err(e) => {
@@ -320,22 +437,32 @@ fn run_sweep(
         };
         note_step_warnings(cfg, &name, depth, &res, doc);
         res.point.detail.phase = phase.name().into();
+        // A distributed step is judged on all ranks' I/Os together.
+        let mut point = match hooks {
+            Some(h) => h.judge(doc, ti, sweep, &res)?,
+            None => res.point,
+        };
+        point.detail.phase = phase.name().into();
+        if cfg.ranks > 1 {
+            point.detail.total_iodepth = Some(total_depth(cfg, depth, sweep.jobs));
+        }
         let chosen = crate::model::saturate::LatTriple {
-            mean_ns: res.point.lat_mean_ns,
-            p99_ns: res.point.lat_p99_ns,
-            p999_ns: res.point.lat_p999_ns,
+            mean_ns: point.lat_mean_ns,
+            p99_ns: point.lat_p99_ns,
+            p999_ns: point.lat_p999_ns,
         };
         let obs = Observation {
             depth,
-            iops: res.point.iops,
+            iops: point.iops,
             latency_ns: pick(&chosen, cfg.statistic),
         };
         search.record(obs);
-        res.point.within_limit = search.within(obs.latency_ns);
+        point.within_limit = search.within(obs.latency_ns);
         if let Some(c) = doc.tests[ti].curve.as_mut() {
-            c.push(res.point);
+            c.push(point);
         }
         sink.save(doc)?;
+        next = search.next();
     }
     let outcome = search.outcome();
     let test = &mut doc.tests[ti];
@@ -358,8 +485,16 @@ fn run_sweep(
             test: Some(name.clone()),
         });
     }
+    if let Some(h) = hooks {
+        h.end_sweep(doc, ti)?;
+    }
     sink.save(doc)?;
     Ok(())
+}
+
+/// I/Os in flight in total at `depth`: on every target of every rank.
+fn total_depth(cfg: &SaturateConfig, depth: u32, jobs: u32) -> u32 {
+    depth * jobs * cfg.targets.len() as u32 * cfg.ranks.max(1)
 }
 
 fn note_step_warnings(
@@ -447,7 +582,6 @@ fn measure(
 
 /// The answer of a finished search, from the measured curve.
 fn answer_of(cfg: &SaturateConfig, sweep: &SweepSpec, o: &Outcome, curve: &[CurvePoint]) -> Answer {
-    let targets = cfg.targets.len() as u32;
     let at = |d: u32| curve.iter().rev().find(|p| p.iodepth == d);
     let point = o.answer.and_then(|a| at(a.depth));
     let peak = o.peak.and_then(|p| at(p.depth));
@@ -461,7 +595,9 @@ fn answer_of(cfg: &SaturateConfig, sweep: &SweepSpec, o: &Outcome, curve: &[Curv
         thrashed: o.thrashed,
         detail: AnswerDetail {
             jobs: sweep.jobs,
-            total_iodepth: point.map(|p| p.iodepth * p.jobs * targets).unwrap_or(0),
+            total_iodepth: point
+                .map(|p| total_depth(cfg, p.iodepth, p.jobs))
+                .unwrap_or(0),
             bw_bytes_per_s: point.map(|p| p.bw_bytes_per_s).unwrap_or(0.0),
             aggregate: cfg.aggregate.name().into(),
             found: point.is_some(),
@@ -469,6 +605,7 @@ fn answer_of(cfg: &SaturateConfig, sweep: &SweepSpec, o: &Outcome, curve: &[Curv
             first_bad_iodepth: o.first_bad,
             peak_iops: peak.map(|p| p.iops).unwrap_or(0.0),
             peak_iodepth: peak.map(|p| p.iodepth).unwrap_or(0),
+            ranks: (cfg.ranks > 1).then_some(cfg.ranks),
         },
     }
 }

@@ -164,28 +164,43 @@ fn sum_intervals(ranks: &[RankRun], t0: i64) -> Vec<IntervalPoint> {
 /// Summaries a distributed test adds to the usual ones: the straggler spread and the worst
 /// host's mean latency over the runs.
 pub fn add_dist_summaries(test: &mut TestResult) {
+    let runs: Vec<&RunResult> = test.runs.iter().collect();
+    test.summary.extend(dist_summaries(&runs));
+}
+
+/// The straggler spread and the worst host's mean latency over aggregated runs (or a
+/// distributed saturate's steps).
+pub fn dist_summaries(runs: &[&RunResult]) -> Vec<(String, Summary)> {
     let pick = |f: fn(&DistRun) -> f64| -> Vec<f64> {
-        test.runs
-            .iter()
-            .filter_map(|r| r.dist.as_ref().map(f))
-            .collect()
+        runs.iter().filter_map(|r| r.dist.as_ref().map(f)).collect()
     };
-    let spread = pick(|d| d.straggler_spread_pct);
-    let lat_max = pick(|d| d.lat_mean_ns_host_max);
-    let mut add = |k: &str, v: Vec<f64>| {
-        if !v.is_empty() {
-            let s: Summary = crate::stats::summarize(&v);
-            test.summary.insert(k.into(), s);
-        }
-    };
-    add("straggler_spread_pct", spread);
-    add("lat_mean_ns_host_max", lat_max);
+    [
+        ("straggler_spread_pct", pick(|d| d.straggler_spread_pct)),
+        ("lat_mean_ns_host_max", pick(|d| d.lat_mean_ns_host_max)),
+    ]
+    .into_iter()
+    .filter(|(_, v)| !v.is_empty())
+    .map(|(k, v)| (k.to_string(), crate::stats::summarize(&v)))
+    .collect()
 }
 
 /// The straggler, start-skew and clock warnings of one aggregated test (`hosts`: rank and
 /// host name; `offsets`: index = rank).
 pub fn dist_warnings(
     total: &TestResult,
+    hosts: &[(u32, &str)],
+    offsets: &[ClockOffset],
+) -> Vec<Warning> {
+    let runs: Vec<&RunResult> = total.runs.iter().collect();
+    dist_warnings_of(&total.name, &runs, &total.summary, hosts, offsets)
+}
+
+/// `dist_warnings` of the aggregated `runs` of the test `name`, with its `summary`
+/// (`dist_summaries` in it).
+pub fn dist_warnings_of(
+    name: &str,
+    runs: &[&RunResult],
+    summary: &std::collections::BTreeMap<String, Summary>,
     hosts: &[(u32, &str)],
     offsets: &[ClockOffset],
 ) -> Vec<Warning> {
@@ -197,9 +212,9 @@ pub fn dist_warnings(
             .map(|(_, h)| *h)
             .unwrap_or("?")
     };
-    if let Some(s) = total.summary.get("straggler_spread_pct")
+    if let Some(s) = summary.get("straggler_spread_pct")
         && s.median > STRAGGLER_WARN_PCT
-        && let Some(d) = total.runs.iter().rev().find_map(|r| r.dist.as_ref())
+        && let Some(d) = runs.iter().rev().find_map(|r| r.dist.as_ref())
     {
         out.push(Warning {
             code: "straggler".into(),
@@ -211,11 +226,10 @@ pub fn dist_warnings(
                 d.fastest_rank,
                 host(d.fastest_rank)
             ),
-            test: Some(total.name.clone()),
+            test: Some(name.to_string()),
         });
     }
-    let skews: Vec<f64> = total
-        .runs
+    let skews: Vec<f64> = runs
         .iter()
         .filter_map(|r| {
             let d = r.dist.as_ref()?;
@@ -226,13 +240,13 @@ pub fn dist_warnings(
         out.push(Warning {
             code: "start-skew".into(),
             message: format!(
-                "the ranks started their measured windows {:.1} % of the window apart (median over runs): the common window includes time when not every rank was running, so the totals are low; use a longer --duration",
+                "the ranks started their measured windows {:.1} % of the window apart (median over runs): the common window includes time when not every rank was running, so the totals are low; use a longer --duration (--step-duration for saturate)",
                 crate::stats::summary::median(&skews)
             ),
-            test: Some(total.name.clone()),
+            test: Some(name.to_string()),
         });
     }
-    let shortest = total.runs.iter().map(|r| r.elapsed_ns).min().unwrap_or(0);
+    let shortest = runs.iter().map(|r| r.elapsed_ns).min().unwrap_or(0);
     if let Some((rank, o)) = offsets
         .iter()
         .enumerate()
@@ -248,7 +262,7 @@ pub fn dist_warnings(
                 crate::units::fmt_ns(o.rtt_ns as f64 / 2.0),
                 crate::units::fmt_ns(shortest as f64)
             ),
-            test: Some(total.name.clone()),
+            test: Some(name.to_string()),
         });
     }
     out

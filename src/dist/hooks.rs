@@ -8,8 +8,10 @@
 use std::cell::RefCell;
 
 use anyhow::{Result, anyhow};
+use mpi::collective::SystemOperation;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::dist::ClockOffset;
@@ -20,8 +22,8 @@ use crate::runner::repeat::summarize_test;
 
 /// "My run is over": each rank sends one to every other rank per run.
 const TAG_FINISHED: i32 = 0x1c20;
-/// A rank's result of one test, JSON, to rank 0.
-const TAG_TEST: i32 = 0x1c21;
+/// A rank's result of one test (or step), JSON, to rank 0.
+const TAG_GATHER: i32 = 0x1c21;
 
 /// How often the command thread looks for another rank's "finished" during a size-based run
 /// (the stonewall reacts within this plus the message latency).
@@ -29,10 +31,10 @@ const POLL: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// One rank's measured window of one run, on its own clock.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-struct LocalWindow {
-    start_ns: i64,
-    end_ns: i64,
-    stonewalled: bool,
+pub struct LocalWindow {
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub stonewalled: bool,
 }
 
 /// What a rank sends rank 0 after each test.
@@ -93,6 +95,74 @@ impl<'a> DistHooks<'a> {
 
     pub fn into_doc(self) -> Option<ResultDoc> {
         self.collector.map(|c| c.doc.into_inner())
+    }
+
+    pub fn world(&self) -> &SimpleCommunicator {
+        self.world
+    }
+
+    pub fn rank(&self) -> u32 {
+        self.rank
+    }
+
+    pub fn hostname(&self) -> &str {
+        &self.hostname
+    }
+
+    /// Collective: an interrupt any rank has seen is every rank's (an error on all), so
+    /// the ranks never part ways (one going on, one leaving).
+    pub fn agree_on_interrupt(&self) -> Result<()> {
+        let mine = self.stop.signal().unwrap_or(0);
+        let mut any = 0i32;
+        self.world
+            .all_reduce_into(&mine, &mut any, SystemOperation::max());
+        if any == 0 {
+            return Ok(());
+        }
+        Err(crate::error::Interrupted {
+            signal: any,
+            signal_name: crate::runner::signals::signal_name(any),
+        }
+        .into())
+    }
+
+    /// The windows of the runs since the last call, in order.
+    pub fn take_windows(&self) -> Vec<LocalWindow> {
+        std::mem::take(&mut self.state.borrow_mut().windows)
+    }
+
+    /// Collective: every rank's `msg` on rank 0 (in rank order), `None` on the others.
+    pub fn gather<T: Serialize + DeserializeOwned>(&self, msg: T) -> Result<Option<Vec<T>>> {
+        if self.rank != 0 {
+            let bytes = serde_json::to_vec(&msg)?;
+            self.world
+                .process_at_rank(0)
+                .send_with_tag(&bytes[..], TAG_GATHER);
+            return Ok(None);
+        }
+        let mut all = vec![msg];
+        for k in 1..self.size {
+            let (bytes, _) = self
+                .world
+                .process_at_rank(k as i32)
+                .receive_vec_with_tag::<u8>(TAG_GATHER);
+            all.push(serde_json::from_slice(&bytes)?);
+        }
+        Ok(Some(all))
+    }
+
+    /// Collective: rank 0's `value` on every rank (the others pass `None`).
+    pub fn broadcast<T: Serialize + DeserializeOwned>(&self, value: Option<&T>) -> Result<T> {
+        let root = self.world.process_at_rank(0);
+        let mut bytes = match value {
+            Some(v) if self.rank == 0 => serde_json::to_vec(v)?,
+            _ => Vec::new(),
+        };
+        let mut len = bytes.len() as u64;
+        root.broadcast_into(&mut len);
+        bytes.resize(len as usize, 0);
+        root.broadcast_into(&mut bytes[..]);
+        Ok(serde_json::from_slice(&bytes)?)
     }
 
     /// Rank 0: one test of every rank -> the test's totals, host rows, warnings; saved.
@@ -156,10 +226,7 @@ impl<'a> DistHooks<'a> {
                 if m.rank == 0 {
                     doc.warn(w.clone());
                 } else if !all[0].warnings.contains(w) {
-                    doc.warn(Warning {
-                        message: format!("rank {} ({}): {}", m.rank, m.hostname, w.message),
-                        ..w.clone()
-                    });
+                    doc.warn(from_rank(m.rank, &m.hostname, w.clone()));
                 }
             }
         }
@@ -187,23 +254,44 @@ impl<'a> DistHooks<'a> {
     }
 }
 
+/// Another rank's warning, as rank 0 reports it. (No ": " in the prefix: the terminal
+/// shortens a repeated warning code to the text before the first one.)
+pub fn from_rank(rank: u32, hostname: &str, w: Warning) -> Warning {
+    Warning {
+        message: format!("on rank {rank} ({hostname}), {}", w.message),
+        ..w
+    }
+}
+
+/// How long a rank that was interrupted while waiting for the others still waits for them:
+/// mpirun sends the signal to every rank, so they all come and agree to stop (`before_run`);
+/// a rank that does not come within this is stuck elsewhere, and the barrier is abandoned.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// A barrier that neither spins (it probes and sleeps: a rank waiting for a slower one's
-/// prefill leaves the CPU to it) nor outlives an interrupt (`stop`) or a `timeout`. True
-/// when every rank arrived; an interrupt is an error. An abandoned barrier is left pending:
-/// the caller leaves MPI without finalizing.
+/// prefill leaves the CPU to it) nor outlives an interrupt (`stop`, after `STOP_GRACE`) or a
+/// `timeout`. True when every rank arrived (also after an interrupt: the caller decides);
+/// an interrupt nobody else came to is an error. An abandoned barrier is left pending: the
+/// caller leaves MPI without finalizing.
 pub fn wait_for_all(
     world: &SimpleCommunicator,
     stop: Option<&crate::runner::StopFlag>,
     timeout: Option<std::time::Duration>,
 ) -> Result<bool> {
     let t0 = std::time::Instant::now();
+    let mut stopped_at: Option<std::time::Instant> = None;
     let mut req = world.immediate_barrier();
     loop {
         match req.test() {
             Ok(_) => return Ok(true),
             Err(r) => req = r,
         }
-        if let Some(Err(e)) = stop.map(|s| s.check()) {
+        if let Some(Err(e)) = stop.map(|s| s.check())
+            && stopped_at
+                .get_or_insert_with(std::time::Instant::now)
+                .elapsed()
+                > STOP_GRACE
+        {
             std::mem::forget(req);
             return Err(e.into());
         }
@@ -223,10 +311,11 @@ impl crate::runner::RunHooks for DistHooks<'_> {
             st.stonewalled = false;
         }
         wait_for_all(self.world, Some(&self.stop), None)?;
-        // Everyone is here: a blocking barrier now releases the ranks within the network's
-        // latency, not the 2 ms of the sleeping wait above.
-        self.world.barrier();
-        Ok(())
+        // Everyone is here: a blocking collective now releases the ranks within the
+        // network's latency, not the 2 ms of the sleeping wait above. It also makes an
+        // interrupt everyone's: one rank may have seen the barrier complete while another
+        // already saw the signal, and they must not part ways (one measuring, one leaving).
+        self.agree_on_interrupt()
     }
 
     fn poll_interval(&self) -> std::time::Duration {
@@ -308,24 +397,13 @@ impl crate::runner::RunHooks for DistHooks<'_> {
             rank: self.rank,
             hostname: self.hostname.clone(),
             test: test.clone(),
-            windows: std::mem::take(&mut self.state.borrow_mut().windows),
+            windows: self.take_windows(),
             warnings: warnings.to_vec(),
         };
-        let Some(c) = &self.collector else {
-            let bytes = serde_json::to_vec(&msg)?;
-            self.world
-                .process_at_rank(0)
-                .send_with_tag(&bytes[..], TAG_TEST);
+        let all = self.gather(msg)?;
+        let (Some(c), Some(all)) = (&self.collector, all) else {
             return Ok(());
         };
-        let mut all = vec![msg];
-        for k in 1..self.size {
-            let (bytes, _) = self
-                .world
-                .process_at_rank(k as i32)
-                .receive_vec_with_tag::<u8>(TAG_TEST);
-            all.push(serde_json::from_slice(&bytes)?);
-        }
         let before = c.offsets.replace(latest.clone());
         let used: Vec<ClockOffset> = before
             .iter()

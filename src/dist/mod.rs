@@ -7,6 +7,7 @@
 //! table), so it is tested in the plain build; the MPI plumbing is behind the feature.
 
 pub mod aggregate;
+pub mod sweep;
 pub mod table;
 
 #[cfg(feature = "mpi")]
@@ -15,6 +16,10 @@ pub mod clock;
 pub mod hooks;
 #[cfg(feature = "mpi")]
 pub mod run;
+#[cfg(feature = "mpi")]
+pub mod saturate;
+#[cfg(feature = "mpi")]
+pub mod session;
 
 /// One rank's clock against rank 0's.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -74,6 +79,9 @@ pub fn launched() -> Option<Launch> {
     launch_from(|k| std::env::var(k).ok())
 }
 
+/// The measuring subcommands that run distributed under a parallel launch.
+pub const DISTRIBUTED: &[&str] = &["run", "saturate"];
+
 /// Refuse, before anything is created, what cannot work under a parallel launch with several
 /// ranks: a build without MPI, or a subcommand that does not run distributed (N copies of it
 /// would measure each other). `measures`: the subcommand measures a target.
@@ -91,9 +99,9 @@ pub fn check_launch(
             l.launcher, l.size
         )));
     }
-    if measures && subcommand != "run" {
+    if measures && !DISTRIBUTED.contains(&subcommand) {
         return Err(crate::error::UsageError::new(format!(
-            "iolab {subcommand} does not run distributed yet (only `iolab run` does): start it without mpirun/srun ({} ranks would measure each other)",
+            "iolab {subcommand} does not run distributed yet (only `iolab run` and `iolab saturate` do): start it without mpirun/srun ({} ranks would measure each other)",
             l.size
         )));
     }
@@ -198,13 +206,16 @@ mod tests {
             launcher: "Open MPI",
         });
         let run = check_launch("run", true, two);
+        let saturate = check_launch("saturate", true, two);
         let files = check_launch("files", true, two).unwrap_err().to_string();
         assert!(check_launch("info", false, two).is_ok() || !cfg!(feature = "mpi"));
         if cfg!(feature = "mpi") {
-            assert!(run.is_ok());
+            assert!(run.is_ok() && saturate.is_ok());
             assert!(files.contains("only `iolab run`"), "{files}");
         } else {
             let e = run.unwrap_err().to_string();
+            assert!(e.contains("built without MPI"), "{e}");
+            let e = saturate.unwrap_err().to_string();
             assert!(e.contains("built without MPI"), "{e}");
             assert!(files.contains("built without MPI"), "{files}");
         }

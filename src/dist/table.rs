@@ -4,6 +4,7 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 
+use crate::model::saturate::CurvePoint;
 use crate::model::{ResultDoc, TestResult};
 use crate::stats::summary::median;
 use crate::units::{fmt_mb_per_s, fmt_ns, fmt_thousands};
@@ -40,20 +41,16 @@ pub fn render_hosts_table(doc: &ResultDoc) -> String {
     if doc.hosts.is_empty() {
         return String::new();
     }
-    let mut table = Table::new();
-    table
-        .load_style(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(vec![
-            "Test",
-            "rank",
-            "host",
-            "MB/s",
-            "IOPS",
-            "avg lat",
-            "p99",
-            "stonewalled",
-        ]);
+    let mut table = hosts_table(&[
+        "Test",
+        "rank",
+        "host",
+        "MB/s",
+        "IOPS",
+        "avg lat",
+        "p99",
+        "stonewalled",
+    ]);
     for (ti, total) in doc.tests.iter().enumerate() {
         for h in &doc.hosts {
             let Some(t) = h.tests.get(ti) else { continue };
@@ -77,15 +74,10 @@ pub fn render_hosts_table(doc: &ResultDoc) -> String {
                 Cell::new(format!("{stonewalled}/{}", t.runs.len())),
             ]);
         }
-        let spread = total
-            .summary
-            .get("straggler_spread_pct")
-            .map(|s| format!("spread {:.1}%", s.median))
-            .unwrap_or_default();
         table.add_row(vec![
             Cell::new(&total.name),
             Cell::new("all"),
-            Cell::new(spread),
+            Cell::new(spread(total)),
             Cell::new(med(total, "bw_bytes_per_s")),
             Cell::new(med(total, "iops")),
             Cell::new(lat(total, |l| l.mean)),
@@ -93,17 +85,45 @@ pub fn render_hosts_table(doc: &ResultDoc) -> String {
             Cell::new(""),
         ]);
     }
-    for i in [1, 3, 4, 5, 6, 7] {
-        if let Some(c) = table.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
+    align_right(&mut table, &[1, 3, 4, 5, 6, 7]);
     let mut out = format!("Per host ({} ranks):\n", doc.hosts.len());
     out.push_str(&table.to_string());
     out.push('\n');
     out.push_str(
         "Per rank: medians over its runs. all: totals (IOPS and MB/s over the common window from the earliest start to the latest end; latency from the merged histograms). spread: (fastest - slowest) / fastest rank IOPS, median over runs. stonewalled: runs this rank was stopped early because another rank reached its limit first.\n",
     );
+    out.push_str(&clock_offsets(doc));
+    out
+}
+
+fn hosts_table(header: &[&str]) -> Table {
+    let mut table = Table::new();
+    table
+        .load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(header.to_vec());
+    table
+}
+
+fn align_right(table: &mut Table, columns: &[usize]) {
+    for &i in columns {
+        if let Some(c) = table.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+}
+
+/// `spread 12.3%`: the straggler spread, median over the runs (or steps).
+fn spread(total: &TestResult) -> String {
+    total
+        .summary
+        .get("straggler_spread_pct")
+        .map(|s| format!("spread {:.1}%", s.median))
+        .unwrap_or_default()
+}
+
+/// The line with every rank's clock offset, if any was measured.
+fn clock_offsets(doc: &ResultDoc) -> String {
     let offsets: Vec<String> = doc
         .hosts
         .iter()
@@ -118,11 +138,103 @@ pub fn render_hosts_table(doc: &ResultDoc) -> String {
             })
         })
         .collect();
-    if !offsets.is_empty() {
-        out.push_str(&format!(
-            "clock offsets vs rank 0 (ping-pong estimate, corrected): {}\n",
-            offsets.join(", ")
-        ));
+    if offsets.is_empty() {
+        return String::new();
     }
+    format!(
+        "clock offsets vs rank 0 (ping-pong estimate, corrected): {}\n",
+        offsets.join(", ")
+    )
+}
+
+/// The point of `curve` at `depth` (the last one measured there).
+fn at(curve: Option<&Vec<CurvePoint>>, depth: u32) -> Option<&CurvePoint> {
+    curve?.iter().rev().find(|p| p.iodepth == depth)
+}
+
+/// A distributed saturate's per-host table: per sweep, each rank's own figures at the
+/// answer's depth (or the last depth measured), how many steps held the limit by that
+/// rank's own latency, then the totals; empty for a plain saturate.
+pub fn render_saturate_hosts(doc: &ResultDoc) -> String {
+    if doc.hosts.is_empty() {
+        return String::new();
+    }
+    let mut table = hosts_table(&[
+        "Sweep",
+        "rank",
+        "host",
+        "depth",
+        "IOPS",
+        "MB/s",
+        "mean",
+        "p99",
+        "own limit",
+        "stonewalled",
+    ]);
+    for (ti, total) in doc.tests.iter().enumerate() {
+        let Some(depth) = total
+            .answer
+            .as_ref()
+            .filter(|a| a.detail.found)
+            .map(|a| a.iodepth)
+            .or_else(|| total.curve.as_ref()?.last().map(|p| p.iodepth))
+        else {
+            continue;
+        };
+        let row = |rank: String, host: String, p: &CurvePoint, own: String, sw: String| {
+            vec![
+                Cell::new(&total.name),
+                Cell::new(rank),
+                Cell::new(host),
+                Cell::new(match p.detail.total_iodepth {
+                    Some(t) => format!("{} ({t})", p.iodepth),
+                    None => p.iodepth.to_string(),
+                }),
+                Cell::new(fmt_thousands(p.iops)),
+                Cell::new(fmt_mb_per_s(p.bw_bytes_per_s)),
+                Cell::new(fmt_ns(p.lat_mean_ns)),
+                Cell::new(fmt_ns(p.lat_p99_ns)),
+                Cell::new(own),
+                Cell::new(sw),
+            ]
+        };
+        let steps: Vec<&CurvePoint> = total.curve.iter().flatten().collect();
+        for h in &doc.hosts {
+            let curve = h.tests.get(ti).and_then(|t| t.curve.as_ref());
+            let Some(p) = at(curve, depth) else { continue };
+            let mine: Vec<&CurvePoint> = curve.into_iter().flatten().collect();
+            let held = mine.iter().filter(|p| p.within_limit).count();
+            let stonewalled = steps
+                .iter()
+                .filter_map(|s| s.detail.run.as_ref()?.dist.as_ref())
+                .filter(|d| d.stonewalled_ranks.contains(&h.rank))
+                .count();
+            table.add_row(row(
+                h.rank.to_string(),
+                h.hostname.clone(),
+                p,
+                format!("{held}/{} ok", mine.len()),
+                format!("{stonewalled}/{}", steps.len()),
+            ));
+        }
+        if let Some(p) = at(total.curve.as_ref(), depth) {
+            let held = steps.iter().filter(|p| p.within_limit).count();
+            table.add_row(row(
+                "all".into(),
+                spread(total),
+                p,
+                format!("{held}/{} ok", steps.len()),
+                String::new(),
+            ));
+        }
+    }
+    align_right(&mut table, &[1, 3, 4, 5, 6, 7, 9]);
+    let mut out = format!("Per host ({} ranks):\n", doc.hosts.len());
+    out.push_str(&table.to_string());
+    out.push('\n');
+    out.push_str(
+        "Per rank: its own figures at the answer's depth (the last depth measured when there is no answer); depth (total): per job and rank (in flight on all ranks). own limit: steps that held the limit by that rank's own latency; the sweep judged the totals (all), whose latency is from the merged histograms. spread: (fastest - slowest) / fastest rank IOPS, median over the steps. stonewalled: steps this rank was stopped early because another rank finished first.\n",
+    );
+    out.push_str(&clock_offsets(doc));
     out
 }

@@ -86,6 +86,15 @@ pub struct CurvePointDetail {
     /// What each target's block device saw during the step (`/proc/diskstats` deltas).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<super::device::DeviceCounters>,
+    /// Distributed saturate: I/Os in flight in total, `iodepth * jobs * targets * ranks`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_iodepth: Option<u32>,
+    /// Distributed saturate: the step as a run. On a host's point that rank's own figures
+    /// (its measured window, ops, latency histogram); on the totals the aggregate over the
+    /// ranks (rates over the common window, the merged histogram, the ranks' windows and the
+    /// straggler spread in `dist`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<super::RunResult>,
 }
 
 /// Additions to `Answer` (serialized flat into it).
@@ -116,4 +125,8 @@ pub struct AnswerDetail {
     pub peak_iops: f64,
     #[serde(default)]
     pub peak_iodepth: u32,
+    /// Distributed saturate: the ranks, each running `iodepth x jobs` per target on its own
+    /// test file; `total_iodepth` counts them all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<u32>,
 }

@@ -20,7 +20,7 @@ pub struct Observation {
 }
 
 /// Which part of the search a step belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Phase {
     Sweep,
     Bisect,

@@ -109,3 +109,77 @@ impl Drop for ReadCap {
         let _ = std::fs::remove_dir(&self.dir);
     }
 }
+
+/// One histogram fed with every recorded value of `runs`' histograms (value by value, not
+/// through the merge under test).
+pub fn fed_with(runs: &[&RunResult]) -> LatencyHistogram {
+    let mut single = LatencyHistogram::new();
+    for r in runs {
+        for v in hist(r).h.iter_recorded() {
+            single
+                .h
+                .record_n(v.value_iterated_to(), v.count_at_value())
+                .unwrap();
+        }
+    }
+    single
+}
+
+/// Relative float equality for figures that went through JSON (and sums in another order).
+pub fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs())
+}
+
+/// `mpirun` with `args` for rank 0 and, when `capped` is given, rank 1 started inside that
+/// cgroup (it writes its pid into `cgroup.procs`, then becomes the same command): MPMD.
+pub fn mpirun_with_rank1_in(capped: Option<&Path>, args: &[&str]) -> Output {
+    let Some(procs) = capped else {
+        let mut argv = vec!["-np", "2"];
+        argv.extend(args);
+        return mpirun(&argv);
+    };
+    let procs = procs.to_str().unwrap();
+    let mut argv = vec!["-np", "1"];
+    argv.extend(args);
+    argv.extend([
+        ":",
+        "-np",
+        "1",
+        "sh",
+        "-c",
+        "echo $$ > \"$0\" && exec \"$@\"",
+        procs,
+    ]);
+    argv.extend(args);
+    mpirun(&argv)
+}
+
+/// `mpirun --oversubscribe ARGS` started in the background (the caller waits or kills it).
+pub fn spawn_mpirun(args: &[&str]) -> std::process::Child {
+    Command::new("mpirun")
+        .arg("--oversubscribe")
+        .args(args)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("OMPI_MCA_mpi_yield_when_idle", "1")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start mpirun")
+}
+
+/// Wait (at most `HANG_LIMIT`) until `done` holds for the result file in `dir`.
+pub fn wait_for_result(dir: &Path, done: impl Fn(&ResultDoc) -> bool) -> bool {
+    let t0 = Instant::now();
+    while t0.elapsed() < HANG_LIMIT {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if let Ok(doc) = ResultDoc::read(&e.path())
+                && done(&doc)
+            {
+                return true;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}

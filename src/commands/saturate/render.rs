@@ -69,6 +69,12 @@ pub fn plan(cfg: &SaturateConfig, est: [f64; 3]) -> String {
             },
         ));
     }
+    if cfg.ranks > 1 {
+        out.push_str(&format!(
+            "  distributed: {} ranks, each on its own test file (subdirectory iolab-rank-N of the target); every step starts on all ranks together, IOPS add up over the common window and the limit applies to the merged latency of all ranks\n",
+            cfg.ranks
+        ));
+    }
     let names: Vec<String> = cfg.sweeps.iter().map(|s| s.name(cfg.mix)).collect();
     out.push_str(&format!("  sweeps: {}\n", names.join(", ")));
     out.push_str(&format!(
@@ -105,7 +111,12 @@ pub fn answer_line(name: &str, a: &Answer) -> String {
         format!("depth {}", a.iodepth)
     };
     let per_job = a.iodepth * a.detail.jobs.max(1);
-    if a.detail.total_iodepth > per_job {
+    if let Some(ranks) = a.detail.ranks.filter(|&r| r > 1) {
+        depth.push_str(&format!(
+            " on each of {ranks} ranks ({} in flight in total)",
+            a.detail.total_iodepth
+        ));
+    } else if a.detail.total_iodepth > per_job {
         depth.push_str(&format!(
             " per target ({} in flight in total)",
             a.detail.total_iodepth
@@ -188,8 +199,10 @@ fn curve_table(t: &TestResult) -> String {
             h.to_string()
         }
     };
+    // A distributed sweep: the depth of each rank, and all ranks' together.
+    let total = pts.iter().any(|p| p.detail.total_iodepth.is_some());
     table.set_header(vec![
-        "depth".to_string(),
+        if total { "depth (total)" } else { "depth" }.to_string(),
         "IOPS".into(),
         "MB/s".into(),
         lat("mean"),
@@ -206,8 +219,12 @@ fn curve_table(t: &TestResult) -> String {
             ""
         };
         let right = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
+        let depth = match p.detail.total_iodepth {
+            Some(t) => format!("{} ({t}){mark}", p.iodepth),
+            None => format!("{}{mark}", p.iodepth),
+        };
         table.add_row(vec![
-            right(format!("{}{mark}", p.iodepth)),
+            right(depth),
             right(fmt_thousands(p.iops)),
             right(fmt_mb_per_s(p.bw_bytes_per_s)),
             right(lat_cell(p, |l| l.mean_ns)),
@@ -328,6 +345,12 @@ mod tests {
         let mut a = answer(82_000.0, 12, 9.6);
         a.detail.total_iodepth = 24;
         assert!(answer_line("randread", &a).contains("depth 12 per target (24 in flight"));
+        a.detail.ranks = Some(2);
+        assert!(
+            answer_line("randread", &a).contains("depth 12 on each of 2 ranks (24 in flight"),
+            "{}",
+            answer_line("randread", &a)
+        );
         a.detail.found = false;
         assert!(answer_line("randread", &a).starts_with("randread: no depth holds"));
     }

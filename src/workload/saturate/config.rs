@@ -99,6 +99,9 @@ pub struct SaturateConfig {
     pub seed: u64,
     pub output: Option<PathBuf>,
     pub json: bool,
+    /// Ranks of a distributed saturate (1 otherwise): each runs every step on its own test
+    /// file at the same time, so the depths in flight add up.
+    pub ranks: u32,
 }
 
 /// `v` without repeats, in first-seen order.
@@ -244,6 +247,7 @@ impl SaturateConfig {
             seed: a.seed,
             output: (!a.out.no_save).then(|| a.out.output.clone()),
             json: a.out.json,
+            ranks: 1,
         })
     }
 

@@ -107,6 +107,8 @@ pub fn settings(
 pub struct StepResult {
     pub point: CurvePoint,
     pub total: RunResult,
+    /// One per job group of `step_spec`, in order.
+    pub per_group: Vec<RunResult>,
     pub warnings: Vec<Warning>,
     pub engines: Vec<String>,
 }
@@ -186,12 +188,12 @@ pub fn run_step(
     Ok(StepResult {
         point,
         total: out.total,
+        per_group: out.per_group,
         warnings: out.warnings,
         engines: out.engines,
     })
 }
 
-/// Combine the streams (groups) of a step into one curve point.
 /// How a step's latency is judged.
 #[derive(Debug, Clone, Copy)]
 pub struct Rule {
@@ -200,8 +202,9 @@ pub struct Rule {
     pub limit_ns: f64,
 }
 
-/// `names[i]` is the target of group `i`.
-fn aggregate(
+/// Combine the streams (groups) of a step into one curve point (`iodepth`, `jobs` and the
+/// run details are the caller's). `names[i]` is the target of group `i`.
+pub fn aggregate(
     rule: &Rule,
     spec: &BlockTestSpec,
     names: &[String],
@@ -271,6 +274,8 @@ fn aggregate(
             lat_over_streams_max: several.then_some(worst),
             streams: if several { streams } else { Vec::new() },
             devices: Vec::new(),
+            total_iodepth: None,
+            run: None,
         },
     }
 }

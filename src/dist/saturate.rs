@@ -1,0 +1,294 @@
+//! `iolab saturate` under mpirun/srun: every rank sweeps its own test file in its own
+//! subdirectory (`iolab-rank-N`) of each shared target. Every step starts on all ranks
+//! together (a barrier, from the command thread); after it, rank 0 gathers the ranks' steps,
+//! aggregates them (`dist::sweep`: counts over the common window, merged histograms, depths
+//! added), and sends the aggregate to all, so every rank's search judges the same point; the
+//! next depth is rank 0's choice, sent to all. Rank 0 writes the one result (the aggregated
+//! curves and answers, and each rank's own curves under `hosts[]`) and prints it.
+
+use std::cell::RefCell;
+
+use anyhow::{Result, anyhow};
+use serde::{Deserialize, Serialize};
+
+use crate::cli::saturate::SaturateArgs;
+use crate::commands::saturate::{SweepHooks, new_doc, print_result, saturate_with_hooks};
+use crate::dist::ClockOffset;
+use crate::dist::aggregate::{dist_summaries, dist_warnings_of};
+use crate::dist::clock::measure_offsets;
+use crate::dist::hooks::{DistHooks, LocalWindow, from_rank};
+use crate::dist::session::{Prepared, RankSpace, Session, per_rank_size};
+use crate::dist::sweep::{RankStep, aggregate_step};
+use crate::model::saturate::CurvePoint;
+use crate::model::{HostResult, ResultDoc, RunResult, TestResult, Warning};
+use crate::runner::RunHooks;
+use crate::workload::saturate::Phase;
+use crate::workload::saturate::config::{SaturateConfig, SweepSpec};
+use crate::workload::saturate::step::{Rule, StepResult, step_spec};
+
+fn setup(args: &SaturateArgs, rank: u32, ranks: u32) -> Result<Prepared<SaturateConfig>> {
+    // Every flag is checked on the targets as given before anything is created.
+    let shared = SaturateConfig::from_args(args)?;
+    let space = RankSpace::claim(&args.target, rank)?;
+    let mut rank_args = args.clone();
+    rank_args.target = space.paths();
+    // Only devices and existing files need it, and a distributed saturate takes neither.
+    rank_args.allow_destroy.clear();
+    if args.size.is_none() {
+        let mut size = u64::MAX;
+        for t in &shared.targets {
+            size = size.min(per_rank_size(&t.path, ranks, rank, t.size)?);
+        }
+        rank_args.size = Some(size);
+    }
+    let mut cfg = SaturateConfig::from_args(&rank_args)?;
+    cfg.ranks = ranks;
+    let output = cfg.output.clone();
+    Prepared::new(cfg, space, rank, output.as_deref(), "saturate")
+}
+
+/// What a rank sends rank 0 after each step.
+#[derive(Debug, Serialize, Deserialize)]
+struct RankStepMsg {
+    rank: u32,
+    hostname: String,
+    point: CurvePoint,
+    total: RunResult,
+    per_group: Vec<RunResult>,
+    window: LocalWindow,
+    /// Everything this rank has warned about so far.
+    warnings: Vec<Warning>,
+}
+
+/// The hooks of a distributed saturate: `DistHooks` keeps the ranks in step (barrier before
+/// each step, the stonewall exchange and the measured window after it); the rest is the
+/// saturate's own gathering and deciding.
+struct SweepDist<'a> {
+    base: DistHooks<'a>,
+    cfg: &'a SaturateConfig,
+    /// The shared targets, as the aggregated streams name them.
+    shared: Vec<String>,
+    /// Rank 0: every rank's clock minus rank 0's (index = rank), as last estimated.
+    offsets: RefCell<Vec<ClockOffset>>,
+}
+
+impl SweepDist<'_> {
+    /// Rank 0: every rank's step -> the aggregated point; each rank's own point (with its
+    /// step as a run) is recorded under `doc.hosts`, its new warnings in `doc.warnings`.
+    fn collect(
+        &self,
+        doc: &mut ResultDoc,
+        ti: usize,
+        sweep: &SweepSpec,
+        all: Vec<RankStepMsg>,
+    ) -> Result<CurvePoint> {
+        let offsets = self.offsets.borrow();
+        let depth = all[0].point.iodepth;
+        if let Some(m) = all.iter().find(|m| m.point.iodepth != depth) {
+            return Err(anyhow!(
+                "rank {} measured depth {} where rank 0 measured {depth}: the ranks are out of step",
+                m.rank,
+                m.point.iodepth
+            ));
+        }
+        let (spec, owner) = step_spec(self.cfg, sweep, depth);
+        let names: Vec<String> = owner.iter().map(|&i| self.shared[i].clone()).collect();
+        let rule = Rule {
+            aggregate: self.cfg.aggregate,
+            statistic: self.cfg.statistic,
+            limit_ns: self.cfg.limit_ns,
+        };
+        let ranks: Vec<RankStep> = all
+            .iter()
+            .map(|m| {
+                let off = offsets.get(m.rank as usize).map_or(0, |o| o.offset_ns);
+                RankStep {
+                    rank: m.rank,
+                    point: &m.point,
+                    total: &m.total,
+                    per_group: &m.per_group,
+                    start_ns: m.window.start_ns - off,
+                    end_ns: m.window.end_ns - off,
+                    stonewalled: m.window.stonewalled,
+                }
+            })
+            .collect();
+        let point = aggregate_step(&rule, &spec, &names, &ranks).map_err(|e| anyhow!(e))?;
+
+        if doc.hosts.is_empty() {
+            doc.hosts = all
+                .iter()
+                .map(|m| HostResult {
+                    rank: m.rank,
+                    hostname: m.hostname.clone(),
+                    tests: Vec::new(),
+                    clock_offset_ns: offsets.get(m.rank as usize).map(|o| o.offset_ns),
+                })
+                .collect();
+        }
+        let mut warnings = Vec::new();
+        for (h, m) in doc.hosts.iter_mut().zip(all) {
+            while h.tests.len() <= ti {
+                let header = host_test(&doc.tests[h.tests.len()], &self.shared, h.rank);
+                h.tests.push(header);
+            }
+            let mut own = m.point;
+            own.detail.run = Some(m.total);
+            if let Some(c) = h.tests[ti].curve.as_mut() {
+                c.push(own);
+            }
+            if m.rank != 0 {
+                // What every rank says alike (e.g. about the shared curve) is said once.
+                for w in m.warnings.into_iter().filter(|w| !doc.warnings.contains(w)) {
+                    warnings.push(from_rank(m.rank, &m.hostname, w));
+                }
+            }
+        }
+        for w in warnings {
+            doc.warn(w);
+        }
+        Ok(point)
+    }
+}
+
+/// A rank's own copy of a sweep's test: the same settings, its own test files, its own
+/// curve (no answer: the search judged the aggregate).
+fn host_test(total: &TestResult, shared: &[String], rank: u32) -> TestResult {
+    let mut params = total.params.clone();
+    let dirs: Vec<String> = shared
+        .iter()
+        .map(|t| {
+            std::path::Path::new(t)
+                .join(format!("iolab-rank-{rank}"))
+                .display()
+                .to_string()
+        })
+        .collect();
+    params.insert("targets".into(), dirs.join(","));
+    TestResult {
+        name: total.name.clone(),
+        family: total.family.clone(),
+        config: total.config.clone(),
+        direction: total.direction.clone(),
+        settings: total.settings.clone(),
+        groups: total.groups.clone(),
+        params,
+        curve: Some(Vec::new()),
+        ..Default::default()
+    }
+}
+
+impl SweepHooks for SweepDist<'_> {
+    fn before_step(&self) -> Result<()> {
+        // Steps are time-based: started together, they end together by themselves.
+        self.base.before_run(false)
+    }
+
+    fn after_step(&self, total: Option<&RunResult>) -> Result<()> {
+        self.base.after_run(total)?;
+        // A signal at the very end of a step may stop one rank's step and miss another's:
+        // then no rank goes on to the gathering, which would wait for the stopped one.
+        self.base.agree_on_interrupt()
+    }
+
+    fn judge(
+        &self,
+        doc: &mut ResultDoc,
+        ti: usize,
+        sweep: &SweepSpec,
+        step: &StepResult,
+    ) -> Result<CurvePoint> {
+        let window = self
+            .base
+            .take_windows()
+            .pop()
+            .ok_or_else(|| anyhow!("the step has no measured window"))?;
+        let msg = RankStepMsg {
+            rank: self.base.rank(),
+            hostname: self.base.hostname().to_string(),
+            point: step.point.clone(),
+            total: step.total.clone(),
+            per_group: step.per_group.clone(),
+            window,
+            warnings: doc.warnings.clone(),
+        };
+        let point = match self.base.gather(msg)? {
+            Some(all) => Some(self.collect(doc, ti, sweep, all)?),
+            None => None,
+        };
+        self.base.broadcast(point.as_ref())
+    }
+
+    fn agree_next(&self, local: Option<(u32, Phase)>) -> Result<Option<(u32, Phase)>> {
+        self.base.broadcast(Some(&local))
+    }
+
+    fn end_sweep(&self, doc: &mut ResultDoc, ti: usize) -> Result<()> {
+        // Clocks drift: estimate again after each sweep (collective).
+        let latest = measure_offsets(self.base.world());
+        if self.base.rank() != 0 {
+            return Ok(());
+        }
+        let used = self.offsets.replace(latest.clone());
+        let test = &mut doc.tests[ti];
+        let runs: Vec<&RunResult> = test
+            .curve
+            .iter()
+            .flatten()
+            .filter_map(|p| p.detail.run.as_ref())
+            .collect();
+        let summaries = dist_summaries(&runs);
+        let hosts: Vec<(u32, &str)> = doc
+            .hosts
+            .iter()
+            .map(|h| (h.rank, h.hostname.as_str()))
+            .collect();
+        let mut summary = test.summary.clone();
+        summary.extend(summaries);
+        let warnings = dist_warnings_of(&test.name, &runs, &summary, &hosts, &used);
+        doc.tests[ti].summary = summary;
+        for w in warnings {
+            doc.warn(w);
+        }
+        for h in &mut doc.hosts {
+            h.clock_offset_ns = latest.get(h.rank as usize).map(|o| o.offset_ns);
+        }
+        Ok(())
+    }
+}
+
+pub fn execute(args: &SaturateArgs, argv: Vec<String>) -> Result<i32> {
+    let session = Session::start()?;
+    let rank = session.rank;
+    let p = session.agree_to_start(setup(args, rank, session.size))?;
+    let ctx = session.context()?;
+    let mut env = crate::sysinfo::capture_environment(&p.space.dirs[0].path);
+    let hostname = env.hostname.clone();
+    let offsets = measure_offsets(&session.world);
+    if rank == 0 {
+        env.target_path = args.target[0].display().to_string();
+    }
+    let mut doc = new_doc(&p.cfg, argv, env);
+    let hooks = SweepDist {
+        base: DistHooks::new(&session.world, hostname.clone(), ctx.stop.clone(), None),
+        cfg: &p.cfg,
+        shared: args
+            .target
+            .iter()
+            .map(|t| t.display().to_string())
+            .collect(),
+        offsets: offsets.into(),
+    };
+    let (outcome, timing) =
+        saturate_with_hooks(&p.cfg, &ctx, &mut doc, &p.sink, Some(&hooks), rank == 0);
+    drop(hooks);
+    // The report names the shared targets, not rank 0's own subdirectories.
+    let mut shown = p.cfg.clone();
+    for (t, shared) in shown.targets.iter_mut().zip(&args.target) {
+        t.path = shared.clone();
+    }
+    session.end(outcome, (rank == 0).then_some(doc), p, &hostname, |d, p| {
+        let hosts = crate::dist::table::render_saturate_hosts(d);
+        print_result(d, &shown, &timing, p.sink.path.as_deref(), &hosts)
+    })
+}

@@ -1,0 +1,259 @@
+//! What every distributed subcommand (`run`, `saturate`) does around its measuring: MPI
+//! started without busy polling, each rank's own subdirectory `iolab-rank-N` of every shared
+//! target (locked), the result file on rank 0 only, every rank agreeing to start (or nothing
+//! is created), an abort of the whole job on a rank's error, and the final wait.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, anyhow};
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+
+use crate::commands::run::finish_doc;
+use crate::dist::hooks::wait_for_all;
+use crate::model::{ResultDoc, ResultSink};
+use crate::runner::lock::TargetLock;
+use crate::runner::target::{TargetKind, classify};
+use crate::runner::{ProgressMode, RunContext};
+
+/// Open MPI's "yield when idle" (no busy polling), set before `MPI_Init` unless the user
+/// chose.
+pub const YIELD_VAR: &str = "OMPI_MCA_mpi_yield_when_idle";
+
+/// How long the ranks wait for each other at the end.
+const FINAL_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A rank's own subdirectory of a target; removed on drop if this run created it and it is
+/// empty (a `--keep` test file keeps it).
+pub struct RankDir {
+    pub path: PathBuf,
+    created: bool,
+}
+
+impl Drop for RankDir {
+    fn drop(&mut self) {
+        if self.created {
+            let _ = std::fs::remove_dir(&self.path);
+        }
+    }
+}
+
+/// A rank's place in the shared targets: its subdirectory of each, locked. Fields drop in
+/// order: the locks (files in the directories) before the directories.
+pub struct RankSpace {
+    _locks: Vec<TargetLock>,
+    /// Rank 0 also locks the targets themselves, against a plain iolab run there meanwhile.
+    _target_locks: Vec<TargetLock>,
+    pub dirs: Vec<RankDir>,
+}
+
+impl RankSpace {
+    /// Lock (rank 0) every target, create and lock this rank's subdirectory of each.
+    pub fn claim(targets: &[PathBuf], rank: u32) -> Result<RankSpace> {
+        for t in targets {
+            if classify(t).ok() != Some(TargetKind::Directory) {
+                return Err(crate::usage!(
+                    "a distributed run needs a directory on the shared storage as --target (each rank works in its own subdirectory iolab-rank-N); {} is not one",
+                    t.display()
+                ));
+            }
+        }
+        let mut space = RankSpace {
+            _locks: Vec::new(),
+            _target_locks: Vec::new(),
+            dirs: Vec::new(),
+        };
+        for t in targets {
+            if rank == 0 {
+                space._target_locks.push(TargetLock::acquire(t)?);
+            }
+            let path = t.join(format!("iolab-rank-{rank}"));
+            let created = match std::fs::create_dir(&path) {
+                Ok(()) => true,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && path.is_dir() => false,
+                Err(e) => {
+                    return Err(crate::usage!("cannot create {}: {e}", path.display()));
+                }
+            };
+            space.dirs.push(RankDir { path, created });
+            let dir = &space.dirs[space.dirs.len() - 1].path;
+            space._locks.push(TargetLock::acquire(dir)?);
+        }
+        Ok(space)
+    }
+
+    pub fn paths(&self) -> Vec<PathBuf> {
+        self.dirs.iter().map(|d| d.path.clone()).collect()
+    }
+}
+
+/// The test file size of each rank: `wanted`, unless the ranks together would take more than
+/// 90 % of the free space (on a shared file system they all take from the same space).
+pub fn per_rank_size(target: &Path, ranks: u32, rank: u32, wanted: u64) -> Result<u64> {
+    let free = crate::config::free_space(target).unwrap_or(u64::MAX);
+    let cap = (free / 10 * 9 / ranks.max(1) as u64) & !((1u64 << 20) - 1);
+    if cap == 0 {
+        return Err(crate::usage!(
+            "not enough free space on {} for {ranks} ranks' test files",
+            target.display()
+        ));
+    }
+    if cap < wanted {
+        if rank == 0 {
+            eprintln!(
+                "iolab: test file size per rank clamped to {} ({ranks} ranks share 90 % of the free space on {})",
+                crate::units::fmt_size_iec(cap),
+                target.display()
+            );
+        }
+        return Ok(cap);
+    }
+    Ok(wanted)
+}
+
+/// What a rank prepared before any measuring: its config (on its own subdirectories), its
+/// place in the targets, and the result file (rank 0; nowhere on the others).
+pub struct Prepared<C> {
+    pub cfg: C,
+    pub sink: ResultSink,
+    pub space: RankSpace,
+}
+
+impl<C> Prepared<C> {
+    /// The result file on rank 0; no file on the others.
+    pub fn new(
+        cfg: C,
+        space: RankSpace,
+        rank: u32,
+        output: Option<&Path>,
+        command: &str,
+    ) -> Result<Self> {
+        let sink = if rank == 0 {
+            ResultSink::create(output, command)?
+        } else {
+            ResultSink { path: None }
+        };
+        Ok(Prepared { cfg, sink, space })
+    }
+}
+
+/// This process as one rank of the job.
+pub struct Session {
+    universe: mpi::environment::Universe,
+    pub world: SimpleCommunicator,
+    pub rank: u32,
+    pub size: u32,
+}
+
+fn is_interrupt(e: &anyhow::Error) -> bool {
+    e.chain()
+        .any(|c| c.downcast_ref::<crate::error::Interrupted>().is_some())
+}
+
+impl Session {
+    pub fn start() -> Result<Session> {
+        // Open MPI busy-polls while it waits unless told otherwise; iolab's ranks must leave
+        // the CPU to the I/O threads (theirs and those of ranks on the same host). A user's
+        // own setting wins.
+        if std::env::var_os(YIELD_VAR).is_none() {
+            // SAFETY: no other thread exists yet (MPI is not initialized, nothing was spawned).
+            unsafe { std::env::set_var(YIELD_VAR, "1") };
+        }
+        // FUNNELED: only this thread calls MPI; the I/O threads never do.
+        let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled)
+            .ok_or_else(|| anyhow!("MPI was already initialized"))?;
+        let world = universe.world();
+        Ok(Session {
+            rank: world.rank() as u32,
+            size: world.size() as u32,
+            world,
+            universe,
+        })
+    }
+
+    /// Collective: true on every rank when `ok` is true on every rank.
+    fn all_ok(&self, ok: bool) -> bool {
+        let mut all = vec![0u8; self.size as usize];
+        self.world.all_gather_into(&(ok as u8), &mut all[..]);
+        all.iter().all(|&b| b == 1)
+    }
+
+    /// Collective: go on only if every rank prepared; otherwise every rank stops here and
+    /// rank 0 gives back the result file name it claimed (nothing was measured).
+    pub fn agree_to_start<C>(&self, prepared: Result<Prepared<C>>) -> Result<Prepared<C>> {
+        if self.all_ok(prepared.is_ok()) {
+            return prepared;
+        }
+        if let Ok(Prepared {
+            sink: ResultSink { path: Some(p) },
+            ..
+        }) = &prepared
+        {
+            let _ = std::fs::remove_file(p);
+        }
+        match prepared {
+            Err(e) => Err(e.context(format!("rank {}", self.rank))),
+            Ok(_) => Err(crate::usage!(
+                "another rank could not start (its message is above); nothing was measured"
+            )),
+        }
+    }
+
+    /// The rank's run context: progress on rank 0 only, signals caught (mpirun forwards
+    /// Ctrl-C to every rank).
+    pub fn context(&self) -> Result<RunContext> {
+        let ctx = RunContext::new(if self.rank == 0 {
+            ProgressMode::detect(false)
+        } else {
+            ProgressMode::Quiet
+        });
+        ctx.stop
+            .install()
+            .context("cannot install signal handlers")?;
+        Ok(ctx)
+    }
+
+    /// After the measuring: on a rank's error (not an interrupt) the whole job stops; rank 0
+    /// saves and `print`s its document; then every rank lets go of its place in the targets
+    /// and the ranks end together.
+    pub fn end<C>(
+        self,
+        outcome: Result<()>,
+        doc: Option<ResultDoc>,
+        prepared: Prepared<C>,
+        hostname: &str,
+        print: impl FnOnce(&ResultDoc, &Prepared<C>) -> Result<()>,
+    ) -> Result<i32> {
+        let rank = self.rank;
+        if let Err(e) = &outcome
+            && !is_interrupt(e)
+        {
+            // The other ranks wait for this one at the next barrier: stop them all.
+            eprintln!("iolab: rank {rank} ({hostname}): error: {e:#}");
+            if let Some(mut d) = doc {
+                finish_doc(&mut d, &outcome);
+                let _ = prepared.sink.save(&d);
+            }
+            crate::fs::guard::cleanup_all();
+            drop(prepared);
+            self.world.abort(1);
+        }
+        if let Some(mut d) = doc {
+            finish_doc(&mut d, &outcome);
+            prepared.sink.save(&d)?;
+            print(&d, &prepared)?;
+        }
+        drop(prepared);
+        // Everyone ends here, also after an interrupt (mpirun forwards SIGINT/SIGTERM to
+        // every rank). A rank that was interrupted elsewhere (waiting at another barrier)
+        // never comes: then leave without MPI_Finalize, which would wait for it, and let
+        // mpirun end the job.
+        if !wait_for_all(&self.world, None, Some(FINAL_WAIT))? {
+            eprintln!(
+                "iolab: rank {rank}: the other ranks did not end together; leaving MPI without finalizing"
+            );
+            std::mem::forget(self.universe);
+        }
+        outcome.map(|_| 0)
+    }
+}

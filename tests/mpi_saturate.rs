@@ -1,0 +1,339 @@
+//! Distributed `iolab saturate` under a real `mpirun` (cargo feature `mpi`): two ranks on this
+//! machine sweep the same depths, every aggregated step adds up the ranks' steps over the
+//! common window and merges their latency histograms exactly, and the search judges the
+//! aggregate (a throttled rank is reported, not followed). Tests skip loudly without mpirun
+//! (or, for the throttled rank, without root and blkio).
+#![cfg(feature = "mpi")]
+
+use std::path::Path;
+
+use iolab::model::saturate::CurvePoint;
+use iolab::model::{ResultDoc, RunResult};
+
+mod mpi_support;
+use mpi_support::*;
+
+fn run_of(p: &CurvePoint) -> &RunResult {
+    p.detail
+        .run
+        .as_ref()
+        .expect("a distributed step carries its run")
+}
+
+fn depths(curve: &[CurvePoint]) -> Vec<u32> {
+    curve.iter().map(|p| p.iodepth).collect()
+}
+
+/// Every aggregated step of every sweep against the two ranks' own steps (`limit_ns`: the
+/// limit on the mean latency).
+fn check_steps_add_up(doc: &ResultDoc, limit_ns: f64) {
+    for (ti, total) in doc.tests.iter().enumerate() {
+        let curve = total.curve.as_ref().expect("curve");
+        assert!(!curve.is_empty(), "{}: no step", total.name);
+        let hosts: Vec<&Vec<CurvePoint>> = doc
+            .hosts
+            .iter()
+            .map(|h| h.tests[ti].curve.as_ref().expect("host curve"))
+            .collect();
+        // Both ranks took the steps the aggregate's search chose, in the same order.
+        for h in &hosts {
+            assert_eq!(depths(h), depths(curve), "{}", total.name);
+        }
+        for (j, agg) in curve.iter().enumerate() {
+            let per: Vec<&CurvePoint> = hosts.iter().map(|h| &h[j]).collect();
+            let runs: Vec<&RunResult> = per.iter().map(|p| run_of(p)).collect();
+            let run = run_of(agg);
+            assert!(runs.iter().all(|r| r.ops > 0), "both ranks did I/O");
+            // Counts add up; the rate is over the common window (earliest start to latest
+            // end), so it is the ranks' sum of I/Os in that window.
+            assert_eq!(run.ops, runs.iter().map(|r| r.ops).sum::<u64>());
+            assert_eq!(run.bytes, runs.iter().map(|r| r.bytes).sum::<u64>());
+            let d = run.dist.as_ref().expect("dist detail");
+            let start = d.windows.iter().map(|w| w.start_ns).min().unwrap();
+            let end = d.windows.iter().map(|w| w.end_ns).max().unwrap();
+            assert_eq!(start, 0);
+            assert_eq!(run.elapsed_ns as i64, end - start);
+            let window_s = run.elapsed_ns as f64 / 1e9;
+            assert!(close(agg.iops, run.ops as f64 / window_s), "{agg:?}");
+            assert!(close(agg.bw_bytes_per_s, run.bytes as f64 / window_s));
+            let sum_iops: f64 = per.iter().map(|p| p.iops).sum();
+            assert!(agg.iops <= sum_iops * (1.0 + 1e-9));
+            // Depths add up: set (per rank x 2 ranks) and achieved.
+            assert_eq!(agg.detail.total_iodepth, Some(agg.iodepth * 2));
+            let qd: f64 = per.iter().map(|p| p.avg_queue_depth).sum();
+            assert!(
+                close(agg.avg_queue_depth, qd),
+                "{} vs {qd}",
+                agg.avg_queue_depth
+            );
+            // One histogram fed with both ranks' samples gives the same percentiles.
+            let single = fed_with(&runs);
+            assert_eq!(single.len(), run.ops);
+            let (got, want) = (run.lat_ns.clone().unwrap(), single.stats());
+            assert_eq!(
+                (got.min, got.p50, got.p99, got.p999, got.max, got.count),
+                (
+                    want.min, want.p50, want.p99, want.p999, want.max, want.count
+                )
+            );
+            assert!(close(got.mean, want.mean));
+            assert_eq!(run.lat_percentiles_ns, single.percentile_curve());
+            // The point the search judged: all I/Os of all ranks together (one stream), or
+            // per stream with the merged figures beside it (reads + writes).
+            let merged = match &agg.detail.lat_over_streams_mean {
+                Some(m) => (m.mean_ns, m.p99_ns, m.p999_ns),
+                None => (agg.lat_mean_ns, agg.lat_p99_ns, agg.lat_p999_ns),
+            };
+            assert!(close(merged.0, want.mean));
+            assert_eq!((merged.1, merged.2), (want.p99 as f64, want.p999 as f64));
+            assert_eq!(agg.within_limit, agg.lat_mean_ns <= limit_ns);
+        }
+        // The answer comes from the aggregated curve.
+        let a = total.answer.as_ref().expect("answer");
+        let at = curve.iter().rev().find(|p| p.iodepth == a.iodepth).unwrap();
+        assert_eq!(a.iops, at.iops);
+        assert_eq!(a.detail.total_iodepth, a.iodepth * 2);
+        assert_eq!(a.detail.ranks, Some(2));
+        assert!(total.summary.contains_key("straggler_spread_pct"));
+        assert_eq!(total.params.get("ranks").map(String::as_str), Some("2"));
+    }
+}
+
+#[test]
+fn two_ranks_sweep_the_same_steps_and_add_up_exactly() {
+    let test = "two_ranks_sweep_the_same_steps_and_add_up_exactly";
+    if !mpirun_or_skip(test) {
+        return;
+    }
+    let target = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let res = mpirun_with_rank1_in(
+        None,
+        &[
+            IOLAB,
+            "saturate",
+            "-t",
+            target.path().to_str().unwrap(),
+            "--rw",
+            "randread,mixed",
+            "--size",
+            "8M",
+            "--max-depth",
+            "4",
+            "--step-duration",
+            "200ms",
+            "--ramp",
+            "0",
+            "--latency-limit",
+            "1s",
+            "--output",
+            out.path().to_str().unwrap(),
+        ],
+    );
+    assert!(res.status.success(), "mpirun failed");
+    let stdout = String::from_utf8_lossy(&res.stdout);
+    assert!(stdout.contains("Per host (2 ranks)"), "{stdout}");
+    assert!(stdout.contains("on each of 2 ranks"), "{stdout}");
+    assert!(stdout.contains("depth (total)"), "{stdout}");
+    let doc = the_result(out.path());
+    assert_eq!(doc.status, "complete");
+    assert_eq!(doc.command, "saturate");
+    assert_eq!(
+        doc.hosts.iter().map(|h| h.rank).collect::<Vec<_>>(),
+        vec![0, 1]
+    );
+    assert_eq!(doc.hosts[0].clock_offset_ns, Some(0));
+    assert!(doc.hosts[1].clock_offset_ns.is_some());
+    // Each rank worked in its own subdirectory and removed it.
+    for (h, dir) in doc.hosts.iter().zip(["iolab-rank-0", "iolab-rank-1"]) {
+        let want = target.path().join(dir);
+        let targets = &h.tests[0].params["targets"];
+        assert_eq!(Path::new(targets), want.as_path());
+    }
+    let left: Vec<_> = std::fs::read_dir(target.path())
+        .unwrap()
+        .flatten()
+        .collect();
+    assert!(left.is_empty(), "left in the target: {left:?}");
+    assert_eq!(doc.tests.len(), 2, "randread and mixed");
+    assert_eq!(
+        doc.tests[0].params["targets"],
+        target.path().display().to_string()
+    );
+    // The limit of 1 s holds at every depth: each sweep doubles up to --max-depth.
+    assert_eq!(depths(doc.tests[0].curve.as_ref().unwrap()), vec![1, 2, 4]);
+    assert_eq!(depths(doc.tests[1].curve.as_ref().unwrap()), vec![2, 4]);
+    check_steps_add_up(&doc, 1e9);
+}
+
+#[test]
+fn a_throttled_rank_is_reported_and_the_aggregate_decides() {
+    let test = "a_throttled_rank_is_reported_and_the_aggregate_decides";
+    if !mpirun_or_skip(test) {
+        return;
+    }
+    if !Path::new("/sys/fs/cgroup/blkio").is_dir() {
+        eprintln!("SKIPPED {test}: no cgroup-v1 blkio controller at /sys/fs/cgroup/blkio");
+        return;
+    }
+    let Some(fs) = iolab::fs::scratch::scratch_or_skip(test, "ext4", 64 << 20, &[], "") else {
+        return;
+    };
+    let dev = fs.loop_dev.as_ref().expect("a loop device").device.clone();
+    // Rank 1 reads at most 20 I/Os per second: 50 ms a read at depth 1, 200 ms at depth 4.
+    let cap = match ReadCap::new(&dev, 20) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("SKIPPED {test}: cannot make a blkio cgroup: {e}");
+            return;
+        }
+    };
+    let out = tempfile::tempdir().unwrap();
+    let res = mpirun_with_rank1_in(
+        Some(&cap.dir.join("cgroup.procs")),
+        &[
+            IOLAB,
+            "saturate",
+            "-t",
+            fs.path().to_str().unwrap(),
+            "--rw",
+            "randread",
+            "--size",
+            "8M",
+            "--max-depth",
+            "4",
+            "--step-duration",
+            "300ms",
+            "--ramp",
+            "0",
+            "--latency-limit",
+            "20ms",
+            "--on",
+            "mean",
+            "--output",
+            out.path().to_str().unwrap(),
+        ],
+    );
+    assert!(res.status.success(), "mpirun failed");
+    let doc = the_result(out.path());
+    assert_eq!(doc.status, "complete");
+    let total = &doc.tests[0];
+    let curve = total.curve.as_ref().unwrap();
+    let own: Vec<&Vec<CurvePoint>> = doc
+        .hosts
+        .iter()
+        .map(|h| h.tests[0].curve.as_ref().unwrap())
+        .collect();
+    // Rank 1 alone broke the limit (its own mean over 20 ms at depth 4), yet both ranks went
+    // on to the same next steps: the merged latency of all I/Os, dominated by rank 0's fast
+    // reads, decided.
+    assert_eq!(depths(curve), vec![1, 2, 4]);
+    assert_eq!(depths(own[1]), depths(curve));
+    let last = own[1].last().unwrap();
+    assert!(
+        !last.within_limit && last.lat_mean_ns > 20e6,
+        "rank 1 is throttled: {last:?}"
+    );
+    assert!(curve.iter().all(|p| p.within_limit), "{curve:?}");
+    let a = total.answer.as_ref().unwrap();
+    assert!(a.detail.found && !a.detail.limit_crossed);
+    assert_eq!((a.iodepth, a.detail.total_iodepth), (4, 8));
+    // The straggler is found and reported.
+    for (p, slow) in curve.iter().zip(own[1]) {
+        let d = run_of(p).dist.as_ref().unwrap();
+        assert_eq!((d.fastest_rank, d.slowest_rank), (0, 1));
+        assert!(d.straggler_spread_pct > 50.0, "{}", d.straggler_spread_pct);
+        let slow_mean = run_of(slow).lat_ns.as_ref().unwrap().mean;
+        assert!(close(d.lat_mean_ns_host_max, slow_mean));
+    }
+    assert!(
+        doc.warnings
+            .iter()
+            .any(|w| w.code == "straggler" && w.message.contains("rank 1")),
+        "{:?}",
+        doc.warnings
+    );
+    let stdout = String::from_utf8_lossy(&res.stdout);
+    let rank1_row = stdout
+        .lines()
+        .find(|l| l.contains("randread") && l.contains("┆    1 ┆"))
+        .unwrap_or_else(|| panic!("rank 1's row: {stdout}"));
+    assert!(
+        rank1_row.contains("ok") && !rank1_row.contains("3/3 ok"),
+        "{rank1_row}"
+    );
+    check_steps_add_up(&doc, 20e6);
+    drop(cap);
+}
+
+#[test]
+fn ctrl_c_on_mpirun_saves_the_aggregated_curve_so_far_and_cleans_up() {
+    let test = "ctrl_c_on_mpirun_saves_the_aggregated_curve_so_far_and_cleans_up";
+    if !mpirun_or_skip(test) {
+        return;
+    }
+    let target = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    // Steps of 1 s up to depth 64 under a 1 s limit: seven steps, interrupted after two.
+    let mut child = spawn_mpirun(&[
+        "-np",
+        "2",
+        IOLAB,
+        "saturate",
+        "-t",
+        target.path().to_str().unwrap(),
+        "--rw",
+        "randread",
+        "--size",
+        "8M",
+        "--max-depth",
+        "64",
+        "--step-duration",
+        "1s",
+        "--ramp",
+        "0",
+        "--latency-limit",
+        "1s",
+        "--output",
+        out.path().to_str().unwrap(),
+    ]);
+    let two_steps = wait_for_result(out.path(), |d| {
+        d.tests
+            .first()
+            .and_then(|t| t.curve.as_ref())
+            .is_some_and(|c| c.len() >= 2)
+    });
+    // mpirun forwards the signal to every rank.
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    );
+    let t0 = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > HANG_LIMIT {
+            let _ = child.kill();
+            panic!("mpirun did not end after SIGINT");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let res = child.wait_with_output().unwrap();
+    eprintln!(
+        "{}\n{}",
+        String::from_utf8_lossy(&res.stdout),
+        String::from_utf8_lossy(&res.stderr)
+    );
+    assert!(two_steps, "two steps were saved before the interrupt");
+    assert!(!res.status.success());
+    let doc = the_result(out.path());
+    assert_eq!(doc.status, "interrupted");
+    let curve = doc.tests[0].curve.as_ref().unwrap();
+    assert!(curve.len() >= 2 && curve.len() < 7, "{}", curve.len());
+    for h in &doc.hosts {
+        assert_eq!(depths(h.tests[0].curve.as_ref().unwrap()), depths(curve));
+    }
+    let left: Vec<_> = std::fs::read_dir(target.path())
+        .unwrap()
+        .flatten()
+        .collect();
+    assert!(left.is_empty(), "left in the target: {left:?}");
+}
