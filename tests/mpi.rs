@@ -130,7 +130,7 @@ fn a_subcommand_that_is_not_distributed_refuses_clearly() {
     }
     let dir = tempfile::tempdir().unwrap();
     // Refused before anything is created (the working directory stays empty).
-    let res = mpirun_in(dir.path(), &["-np", "2", IOLAB, "files", "--no-save"]);
+    let res = mpirun_in(dir.path(), &["-np", "2", IOLAB, "copy", "--no-save"]);
     assert!(!res.status.success());
     let err = String::from_utf8_lossy(&res.stderr);
     assert!(err.contains("only `iolab run`"), "{err}");

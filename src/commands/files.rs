@@ -15,6 +15,10 @@ use crate::workload::files::run::run_with;
 const PHASES: [&str; 5] = ["create", "stat", "read", "delete", "big"];
 
 pub fn execute(args: &FilesArgs, argv: Vec<String>) -> Result<i32> {
+    #[cfg(feature = "mpi")]
+    if crate::dist::launched().is_some_and(|l| l.size > 1) {
+        return crate::dist::files::execute(args, argv);
+    }
     let cfg = FilesConfig::from_args(args)?;
     let _lock = crate::runner::lock::TargetLock::acquire(&cfg.target)?;
     let ctx = RunContext::new(ProgressMode::detect(false));

@@ -5,6 +5,7 @@
 
 use crate::dist::ClockOffset;
 use crate::model::dist::{DistRun, RankWindow};
+use crate::model::files::FilesRunDetail;
 use crate::model::{CpuUsage, IntervalPoint, RunResult, Summary, TestResult, Warning};
 
 /// A straggler spread above this (median over runs) is a warning.
@@ -48,49 +49,11 @@ pub fn aggregate_run(ranks: &[RankRun]) -> Result<RunResult, String> {
     let bytes: u64 = ranks.iter().map(|r| r.run.bytes).sum();
     let qd: Option<f64> = ranks.iter().map(|r| r.run.avg_queue_depth).sum();
 
-    let iops_of = |r: &RankRun| r.run.iops.unwrap_or(0.0);
-    let fastest = ranks
-        .iter()
-        .max_by(|a, b| iops_of(a).total_cmp(&iops_of(b)))
-        .unwrap_or(first);
-    let slowest = ranks
-        .iter()
-        .min_by(|a, b| iops_of(a).total_cmp(&iops_of(b)))
-        .unwrap_or(first);
-    let spread = if iops_of(fastest) > 0.0 {
-        100.0 * (iops_of(fastest) - iops_of(slowest)) / iops_of(fastest)
-    } else {
-        0.0
-    };
     let lat_means: Vec<f64> = ranks
         .iter()
         .map(|r| r.run.lat_ns.as_ref().map(|l| l.mean).unwrap_or(0.0))
         .collect();
-    let starts = ranks.iter().map(|r| r.start_ns);
-    let ends = ranks.iter().map(|r| r.end_ns);
-    let dist = DistRun {
-        ranks: ranks.len() as u32,
-        start_skew_ns: (starts.clone().max().unwrap_or(0) - t0) as u64,
-        end_skew_ns: (t_end - ends.clone().min().unwrap_or(t_end)) as u64,
-        fastest_rank: fastest.rank,
-        slowest_rank: slowest.rank,
-        straggler_spread_pct: spread,
-        lat_mean_ns_host_mean: lat_means.iter().sum::<f64>() / lat_means.len() as f64,
-        lat_mean_ns_host_max: lat_means.iter().cloned().fold(0.0, f64::max),
-        stonewalled_ranks: ranks
-            .iter()
-            .filter(|r| r.stonewalled)
-            .map(|r| r.rank)
-            .collect(),
-        windows: ranks
-            .iter()
-            .map(|r| RankWindow {
-                rank: r.rank,
-                start_ns: r.start_ns - t0,
-                end_ns: r.end_ns - t0,
-            })
-            .collect(),
-    };
+    let dist = dist_of(ranks, |r| r.run.iops.unwrap_or(0.0), Some(&lat_means));
     let cpus: Vec<&CpuUsage> = ranks.iter().filter_map(|r| r.run.cpu.as_ref()).collect();
     let cpu = (!cpus.is_empty()).then(|| CpuUsage {
         user_s: cpus.iter().map(|c| c.user_s).sum(),
@@ -119,6 +82,135 @@ pub fn aggregate_run(ranks: &[RankRun]) -> Result<RunResult, String> {
         dist: Some(dist),
         ..Default::default()
     })
+}
+
+/// How the ranks' runs lined up: windows on the common clock, skews, the fastest and the
+/// slowest rank by `rate`, and the mean latency over hosts (`lat_means`, one per rank, when
+/// the runs time their I/Os).
+fn dist_of(
+    ranks: &[RankRun],
+    rate: impl Fn(&RankRun) -> f64,
+    lat_means: Option<&[f64]>,
+) -> DistRun {
+    let t0 = ranks.iter().map(|r| r.start_ns).min().unwrap_or(0);
+    let t_end = ranks.iter().map(|r| r.end_ns).max().unwrap_or(0);
+    let fastest = ranks
+        .iter()
+        .max_by(|a, b| rate(a).total_cmp(&rate(b)))
+        .map_or(0, |r| r.rank);
+    let slowest = ranks
+        .iter()
+        .min_by(|a, b| rate(a).total_cmp(&rate(b)))
+        .map_or(0, |r| r.rank);
+    let (hi, lo) = (
+        ranks.iter().map(&rate).fold(f64::MIN, f64::max),
+        ranks.iter().map(&rate).fold(f64::MAX, f64::min),
+    );
+    let spread = if hi > 0.0 {
+        100.0 * (hi - lo) / hi
+    } else {
+        0.0
+    };
+    let lat = lat_means.unwrap_or(&[]);
+    DistRun {
+        ranks: ranks.len() as u32,
+        start_skew_ns: (ranks.iter().map(|r| r.start_ns).max().unwrap_or(0) - t0) as u64,
+        end_skew_ns: (t_end - ranks.iter().map(|r| r.end_ns).min().unwrap_or(t_end)) as u64,
+        fastest_rank: fastest,
+        slowest_rank: slowest,
+        straggler_spread_pct: spread,
+        lat_mean_ns_host_mean: if lat.is_empty() {
+            0.0
+        } else {
+            lat.iter().sum::<f64>() / lat.len() as f64
+        },
+        lat_mean_ns_host_max: lat.iter().cloned().fold(0.0, f64::max),
+        stonewalled_ranks: ranks
+            .iter()
+            .filter(|r| r.stonewalled)
+            .map(|r| r.rank)
+            .collect(),
+        windows: ranks
+            .iter()
+            .map(|r| RankWindow {
+                rank: r.rank,
+                start_ns: r.start_ns - t0,
+                end_ns: r.end_ns - t0,
+            })
+            .collect(),
+    }
+}
+
+/// The totals of one phase run of `iolab files` over all ranks: files and bytes add up, the
+/// rates are over the common window (earliest start to latest end of the ranks' wall-clock
+/// spans of their portions, so syncs between portions are in it), Belov's seconds per
+/// portion is that of all ranks together (`files_per_portion` files in the window's share),
+/// and the straggler is the rank with the fewest files per second of its own span. Each
+/// rank's own portion series stays in its `hosts[]` row (the aggregate has none: portions of
+/// different ranks overlap).
+pub fn aggregate_files_run(ranks: &[RankRun], files_per_portion: u64) -> Result<RunResult, String> {
+    let first = ranks.first().ok_or("no rank results to aggregate")?;
+    let t0 = ranks.iter().map(|r| r.start_ns).min().unwrap_or(0);
+    let t_end = ranks.iter().map(|r| r.end_ns).max().unwrap_or(0);
+    let window_ns = (t_end - t0).max(1) as u64;
+    let secs = window_ns as f64 / 1e9;
+    let details: Vec<&FilesRunDetail> = ranks
+        .iter()
+        .map(|r| {
+            r.run
+                .files
+                .as_ref()
+                .ok_or_else(|| format!("rank {} sent a run without its files detail", r.rank))
+        })
+        .collect::<Result<_, _>>()?;
+    let files: u64 = details.iter().map(|d| d.files_done).sum();
+    let bytes: u64 = ranks.iter().map(|r| r.run.bytes).sum();
+    let sync_ns = details.iter().map(|d| d.sync_ns).max().unwrap_or(0);
+    // A final sync (--sync end) is after the window; per-portion syncs are inside it.
+    let final_sync_ns = details
+        .iter()
+        .filter(|d| d.portion_sync_ns.is_empty())
+        .map(|d| d.sync_ns)
+        .max()
+        .unwrap_or(0);
+    let files_per_s = files as f64 / secs;
+    let has_bytes = ranks.iter().any(|r| r.run.bw_bytes_per_s.is_some());
+    let is_create = ranks.iter().any(|r| r.run.fsync_ns.is_some())
+        || details.iter().any(|d| d.files_per_s_with_sync.is_some());
+    let detail = FilesRunDetail {
+        portion_ns: Vec::new(),
+        portion_sync_ns: Vec::new(),
+        sync_ns,
+        fsync_calls: details.iter().map(|d| d.fsync_calls).sum(),
+        syncfs_calls: details.iter().map(|d| d.syncfs_calls).sum(),
+        files_done: files,
+        seconds_per_portion: if files > 0 {
+            files_per_portion as f64 / files_per_s
+        } else {
+            0.0
+        },
+        portion_cv: details.iter().map(|d| d.portion_cv).fold(0.0, f64::max),
+        files_per_s_with_sync: is_create
+            .then(|| files as f64 / ((window_ns + final_sync_ns) as f64 / 1e9)),
+    };
+    Ok(RunResult {
+        run: first.run.run,
+        elapsed_ns: window_ns,
+        ops: files,
+        bytes,
+        files_per_s: Some(files_per_s),
+        bw_bytes_per_s: has_bytes.then(|| bytes as f64 / secs),
+        fsync_ns: ranks.iter().filter_map(|r| r.run.fsync_ns).max(),
+        dist: Some(dist_of(ranks, span_rate, None)),
+        files: Some(detail),
+        ..Default::default()
+    })
+}
+
+/// Files per second of a rank's own span.
+fn span_rate(r: &RankRun) -> f64 {
+    let ns = (r.end_ns - r.start_ns).max(1) as f64;
+    r.run.ops as f64 / (ns / 1e9)
 }
 
 /// Interval series added up on the common clock: each rank's series starts at its own
@@ -179,7 +271,8 @@ pub fn dist_summaries(runs: &[&RunResult]) -> Vec<(String, Summary)> {
         ("lat_mean_ns_host_max", pick(|d| d.lat_mean_ns_host_max)),
     ]
     .into_iter()
-    .filter(|(_, v)| !v.is_empty())
+    // Runs that time no single I/O (`iolab files`) have no latency to take the worst of.
+    .filter(|(k, v)| !v.is_empty() && (*k != "lat_mean_ns_host_max" || v.iter().any(|&x| x > 0.0)))
     .map(|(k, v)| (k.to_string(), crate::stats::summarize(&v)))
     .collect()
 }
@@ -240,7 +333,7 @@ pub fn dist_warnings_of(
         out.push(Warning {
             code: "start-skew".into(),
             message: format!(
-                "the ranks started their measured windows {:.1} % of the window apart (median over runs): the common window includes time when not every rank was running, so the totals are low; use a longer --duration (--step-duration for saturate)",
+                "the ranks started their measured windows {:.1} % of the window apart (median over runs): the common window includes time when not every rank was running, so the totals are low; use longer runs (--duration; --step-duration for saturate; more files per portion for files)",
                 crate::stats::summary::median(&skews)
             ),
             test: Some(name.to_string()),
@@ -457,6 +550,100 @@ mod tests {
         assert_eq!(
             s.iter().map(|p| p.t_ms).collect::<Vec<_>>(),
             vec![100, 200, 300]
+        );
+    }
+
+    fn files_run(files: u64, portions: usize, portion_ns: u64, sync: Option<u64>) -> RunResult {
+        let elapsed = portion_ns * portions as u64;
+        let d = FilesRunDetail {
+            portion_ns: vec![portion_ns; portions],
+            files_done: files,
+            sync_ns: sync.unwrap_or(0),
+            syncfs_calls: sync.is_some() as u64,
+            seconds_per_portion: portion_ns as f64 / 1e9,
+            portion_cv: 0.01 * portions as f64,
+            files_per_s_with_sync: sync.map(|s| files as f64 / ((elapsed + s) as f64 / 1e9)),
+            ..Default::default()
+        };
+        RunResult {
+            run: 1,
+            elapsed_ns: elapsed,
+            ops: files,
+            bytes: files * 4096,
+            files_per_s: Some(files as f64 / (elapsed as f64 / 1e9)),
+            bw_bytes_per_s: Some(files as f64 * 4096.0 / (elapsed as f64 / 1e9)),
+            fsync_ns: sync,
+            files: Some(d),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn files_totals_add_up_over_the_common_window() {
+        // Rank 0: 6 portions of 100 files, 0.1 s each; rank 1 stonewalled after 2 portions
+        // of 0.25 s. Rank 1 started 0.05 s later; the window is 0.05 s to 0.6 s.
+        let a = files_run(600, 6, 100_000_000, Some(20_000_000));
+        let b = files_run(200, 2, 250_000_000, Some(50_000_000));
+        let ranks = [
+            RankRun {
+                rank: 0,
+                run: &a,
+                start_ns: 50_000_000,
+                end_ns: 650_000_000,
+                stonewalled: false,
+            },
+            RankRun {
+                rank: 1,
+                run: &b,
+                start_ns: 100_000_000,
+                end_ns: 600_000_000,
+                stonewalled: true,
+            },
+        ];
+        let t = aggregate_files_run(&ranks, 100).unwrap();
+        assert_eq!(t.ops, 800);
+        assert_eq!(t.bytes, 800 * 4096);
+        assert_eq!(t.elapsed_ns, 600_000_000);
+        let fps = 800.0 / 0.6;
+        assert!((t.files_per_s.unwrap() - fps).abs() < 1e-9);
+        assert!((t.bw_bytes_per_s.unwrap() - fps * 4096.0).abs() < 1e-6);
+        let d = t.files.as_ref().unwrap();
+        assert_eq!(d.files_done, 800);
+        assert!(d.portion_ns.is_empty(), "no made-up series for the total");
+        // All ranks together: 100 files every 0.075 s.
+        assert!((d.seconds_per_portion - 100.0 / fps).abs() < 1e-12);
+        assert!(
+            (d.portion_cv - 0.06).abs() < 1e-12,
+            "the worst rank's spread"
+        );
+        // The final syncs come after the window: the slowest one counts.
+        let with_sync = 800.0 / 0.65;
+        assert!((d.files_per_s_with_sync.unwrap() - with_sync).abs() < 1e-9);
+        assert_eq!((d.sync_ns, d.syncfs_calls), (50_000_000, 2));
+        let dist = t.dist.clone().unwrap();
+        assert_eq!(dist.stonewalled_ranks, vec![1]);
+        // Rank 1: 200 files in its 0.5 s span against rank 0's 600 in 0.6 s.
+        assert_eq!((dist.fastest_rank, dist.slowest_rank), (0, 1));
+        assert!((dist.straggler_spread_pct - 60.0).abs() < 1e-9);
+        assert_eq!(dist.start_skew_ns, 50_000_000);
+        assert_eq!(dist.end_skew_ns, 50_000_000);
+        assert_eq!(dist.lat_mean_ns_host_max, 0.0);
+        // No latency to summarize for files.
+        let summaries = dist_summaries(&[&t]);
+        assert!(summaries.iter().all(|(k, _)| k != "lat_mean_ns_host_max"));
+        // A run without its files detail is an error, not a zero.
+        let plain = RunResult::default();
+        let bad = [RankRun {
+            rank: 3,
+            run: &plain,
+            start_ns: 0,
+            end_ns: 1,
+            stonewalled: false,
+        }];
+        assert!(
+            aggregate_files_run(&bad, 100)
+                .unwrap_err()
+                .contains("rank 3")
         );
     }
 }

@@ -126,6 +126,42 @@ impl<'a> DistHooks<'a> {
         .into())
     }
 
+    /// After a run: tell the other ranks this one is over, take their notices, and record
+    /// this rank's measured `window` (none for a failed run).
+    pub fn finish_window(&self, window: Option<LocalWindow>) -> Result<()> {
+        // Tell every rank this one is over (the stonewall of a size-based run), then take
+        // everyone's notice, so no message of this run is left for the next one.
+        for k in (0..self.size).filter(|&k| k != self.rank) {
+            self.world
+                .process_at_rank(k as i32)
+                .send_with_tag(&1u8, TAG_FINISHED);
+        }
+        // Waiting here overlaps other ranks' measured runs: probe and sleep rather than a
+        // blocking receive, which Open MPI would spin on (stealing a core from a rank that
+        // shares this host).
+        let mut got = 1;
+        while got < self.size {
+            match self
+                .world
+                .any_process()
+                .immediate_probe_with_tag(TAG_FINISHED)
+            {
+                Some(st) => {
+                    let (_, _) = self
+                        .world
+                        .process_at_rank(st.source_rank())
+                        .receive_with_tag::<u8>(TAG_FINISHED);
+                    got += 1;
+                }
+                None => std::thread::sleep(POLL),
+            }
+        }
+        if let Some(w) = window {
+            self.state.borrow_mut().windows.push(w);
+        }
+        Ok(())
+    }
+
     /// The windows of the runs since the last call, in order.
     pub fn take_windows(&self) -> Vec<LocalWindow> {
         std::mem::take(&mut self.state.borrow_mut().windows)
@@ -341,47 +377,17 @@ impl crate::runner::RunHooks for DistHooks<'_> {
 
     fn after_run(&self, run: Option<&RunResult>) -> Result<()> {
         let end = now_ns();
-        // Tell every rank this one is over (the stonewall of a size-based run), then take
-        // everyone's notice, so no message of this run is left for the next one.
-        for k in (0..self.size).filter(|&k| k != self.rank) {
-            self.world
-                .process_at_rank(k as i32)
-                .send_with_tag(&1u8, TAG_FINISHED);
-        }
-        // Waiting here overlaps other ranks' measured runs: probe and sleep rather than a
-        // blocking receive, which Open MPI would spin on (stealing a core from a rank that
-        // shares this host).
-        let mut got = 1;
-        while got < self.size {
-            match self
-                .world
-                .any_process()
-                .immediate_probe_with_tag(TAG_FINISHED)
-            {
-                Some(st) => {
-                    let (_, _) = self
-                        .world
-                        .process_at_rank(st.source_rank())
-                        .receive_with_tag::<u8>(TAG_FINISHED);
-                    got += 1;
-                }
-                None => std::thread::sleep(POLL),
-            }
-        }
-        let mut st = self.state.borrow_mut();
-        if let Some(r) = run {
+        let window = run.map(|r| {
             // The measured window ends before the final fsync of a write run.
             let end_ns = end - r.fsync_ns.unwrap_or(0) as i64;
-            let stonewalled = st.stonewalled;
-            st.windows.push(LocalWindow {
+            LocalWindow {
                 start_ns: end_ns - r.elapsed_ns as i64,
                 end_ns,
-                stonewalled,
-            });
-        }
-        Ok(())
+                stonewalled: self.state.borrow().stonewalled,
+            }
+        });
+        self.finish_window(window)
     }
-
     fn agree_more(&self, local: bool) -> Result<bool> {
         // One more run while any rank still wants one (e.g. --repeat auto).
         let mut all = vec![0u8; self.size as usize];

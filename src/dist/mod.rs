@@ -13,6 +13,8 @@ pub mod table;
 #[cfg(feature = "mpi")]
 pub mod clock;
 #[cfg(feature = "mpi")]
+pub mod files;
+#[cfg(feature = "mpi")]
 pub mod hooks;
 #[cfg(feature = "mpi")]
 pub mod run;
@@ -80,7 +82,7 @@ pub fn launched() -> Option<Launch> {
 }
 
 /// The measuring subcommands that run distributed under a parallel launch.
-pub const DISTRIBUTED: &[&str] = &["run", "saturate"];
+pub const DISTRIBUTED: &[&str] = &["run", "saturate", "files"];
 
 /// Refuse, before anything is created, what cannot work under a parallel launch with several
 /// ranks: a build without MPI, or a subcommand that does not run distributed (N copies of it
@@ -101,7 +103,7 @@ pub fn check_launch(
     }
     if measures && !DISTRIBUTED.contains(&subcommand) {
         return Err(crate::error::UsageError::new(format!(
-            "iolab {subcommand} does not run distributed yet (only `iolab run` and `iolab saturate` do): start it without mpirun/srun ({} ranks would measure each other)",
+            "iolab {subcommand} does not run distributed yet (only `iolab run`, `iolab saturate` and `iolab files` do): start it without mpirun/srun ({} ranks would measure each other)",
             l.size
         )));
     }
@@ -189,13 +191,13 @@ mod tests {
 
     #[test]
     fn single_rank_or_no_launcher_is_a_plain_run() {
-        assert!(check_launch("files", true, None).is_ok());
+        assert!(check_launch("copy", true, None).is_ok());
         let one = Launch {
             size: 1,
             rank: 0,
             launcher: "Open MPI",
         };
-        assert!(check_launch("files", true, Some(one)).is_ok());
+        assert!(check_launch("copy", true, Some(one)).is_ok());
     }
 
     #[test]
@@ -207,17 +209,20 @@ mod tests {
         });
         let run = check_launch("run", true, two);
         let saturate = check_launch("saturate", true, two);
-        let files = check_launch("files", true, two).unwrap_err().to_string();
+        let files = check_launch("files", true, two);
+        let copy = check_launch("copy", true, two).unwrap_err().to_string();
         assert!(check_launch("info", false, two).is_ok() || !cfg!(feature = "mpi"));
         if cfg!(feature = "mpi") {
-            assert!(run.is_ok() && saturate.is_ok());
-            assert!(files.contains("only `iolab run`"), "{files}");
+            assert!(run.is_ok() && saturate.is_ok() && files.is_ok());
+            assert!(copy.contains("only `iolab run`"), "{copy}");
         } else {
             let e = run.unwrap_err().to_string();
             assert!(e.contains("built without MPI"), "{e}");
             let e = saturate.unwrap_err().to_string();
             assert!(e.contains("built without MPI"), "{e}");
-            assert!(files.contains("built without MPI"), "{files}");
+            let e = files.unwrap_err().to_string();
+            assert!(e.contains("built without MPI"), "{e}");
+            assert!(copy.contains("built without MPI"), "{copy}");
         }
     }
 }

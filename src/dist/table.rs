@@ -96,6 +96,81 @@ pub fn render_hosts_table(doc: &ResultDoc) -> String {
     out
 }
 
+/// A distributed `iolab files`: one block per test (size x phase), a row per rank, then the
+/// totals; empty for a plain run.
+pub fn render_files_hosts(doc: &ResultDoc) -> String {
+    if doc.hosts.is_empty() {
+        return String::new();
+    }
+    let mut table = hosts_table(&[
+        "Test",
+        "rank",
+        "host",
+        "files/s",
+        "MB/s",
+        "s/portion",
+        "files",
+        "stonewalled",
+    ]);
+    let mean = |t: &TestResult, k: &str, f: fn(f64) -> String| {
+        t.summary
+            .get(k)
+            .map(|s| f(s.mean))
+            .unwrap_or_else(|| "-".into())
+    };
+    let files = |t: &TestResult| {
+        let n: Vec<String> = t
+            .runs
+            .iter()
+            .map(|r| r.files.as_ref().map_or(r.ops, |d| d.files_done).to_string())
+            .collect();
+        n.join(", ")
+    };
+    for (ti, total) in doc.tests.iter().enumerate() {
+        for h in &doc.hosts {
+            let Some(t) = h.tests.get(ti) else { continue };
+            let stonewalled = total
+                .runs
+                .iter()
+                .filter(|r| {
+                    r.dist
+                        .as_ref()
+                        .is_some_and(|d| d.stonewalled_ranks.contains(&h.rank))
+                })
+                .count();
+            table.add_row(vec![
+                Cell::new(&total.name),
+                Cell::new(h.rank),
+                Cell::new(&h.hostname),
+                Cell::new(mean(t, "files_per_s", fmt_thousands)),
+                Cell::new(mean(t, "bw_bytes_per_s", fmt_mb_per_s)),
+                Cell::new(mean(t, "seconds_per_portion", |v| format!("{v:.3}"))),
+                Cell::new(files(t)),
+                Cell::new(format!("{stonewalled}/{}", t.runs.len())),
+            ]);
+        }
+        table.add_row(vec![
+            Cell::new(&total.name),
+            Cell::new("all"),
+            Cell::new(spread(total)),
+            Cell::new(mean(total, "files_per_s", fmt_thousands)),
+            Cell::new(mean(total, "bw_bytes_per_s", fmt_mb_per_s)),
+            Cell::new(mean(total, "seconds_per_portion", |v| format!("{v:.3}"))),
+            Cell::new(files(total)),
+            Cell::new(""),
+        ]);
+    }
+    align_right(&mut table, &[1, 3, 4, 5, 6, 7]);
+    let mut out = format!("Per host ({} ranks):\n", doc.hosts.len());
+    out.push_str(&table.to_string());
+    out.push('\n');
+    out.push_str(
+        "Per rank: means over its runs; files: files done in each run. all: totals (files/s and MB/s over the common window of each phase, from the earliest start to the latest end; s/portion: the time all ranks together took per portion's worth of files). spread: (fastest - slowest) / fastest rank files/s, median over runs. stonewalled: runs in which this rank stopped early (after the portion it was in) because another rank had done its portions.\n",
+    );
+    out.push_str(&clock_offsets(doc));
+    out
+}
+
 fn hosts_table(header: &[&str]) -> Table {
     let mut table = Table::new();
     table

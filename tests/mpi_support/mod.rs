@@ -1,5 +1,5 @@
 //! What the distributed-run tests share: launching a real `mpirun`, reading rank 0's result,
-//! and a blkio v1 read cap for a throttled rank.
+//! and a blkio v1 read or write cap for a throttled rank.
 #![allow(dead_code)]
 
 use std::os::unix::fs::MetadataExt;
@@ -87,7 +87,17 @@ pub struct ReadCap {
 }
 
 impl ReadCap {
+    /// A cgroup whose members read at most `iops` I/Os per second from `dev`.
     pub fn new(dev: &Path, iops: u32) -> std::io::Result<ReadCap> {
+        ReadCap::knob(dev, "blkio.throttle.read_iops_device", iops)
+    }
+
+    /// A cgroup whose members write at most `iops` I/Os per second to `dev`.
+    pub fn writes(dev: &Path, iops: u32) -> std::io::Result<ReadCap> {
+        ReadCap::knob(dev, "blkio.throttle.write_iops_device", iops)
+    }
+
+    fn knob(dev: &Path, knob: &str, iops: u32) -> std::io::Result<ReadCap> {
         let rdev = std::fs::metadata(dev)?.rdev();
         let (maj, min) = (libc::major(rdev), libc::minor(rdev));
         let dir = PathBuf::from(format!(
@@ -96,10 +106,7 @@ impl ReadCap {
         ));
         std::fs::create_dir(&dir)?;
         let cap = ReadCap { dir };
-        std::fs::write(
-            cap.dir.join("blkio.throttle.read_iops_device"),
-            format!("{maj}:{min} {iops}"),
-        )?;
+        std::fs::write(cap.dir.join(knob), format!("{maj}:{min} {iops}"))?;
         Ok(cap)
     }
 }

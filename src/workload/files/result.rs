@@ -146,7 +146,8 @@ pub fn summarize_files_test(t: &mut TestResult) {
         .runs
         .iter()
         .filter_map(|r| r.files.as_ref())
-        .filter(|d| !d.portion_ns.is_empty())
+        // Portions were measured (a distributed total has the figure without the series).
+        .filter(|d| d.seconds_per_portion > 0.0)
         .map(|d| d.seconds_per_portion)
         .collect();
     if !spp.is_empty() {

@@ -6,12 +6,13 @@
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result};
 
 use crate::cli::files::{Layout, Method, SyncMode};
 use crate::model::files::FilesRunDetail;
-use crate::model::{ResultDoc, ResultSink, Warning};
+use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning};
 use crate::runner::RunContext;
 use crate::runner::progress::Progress;
 use crate::runner::repeat::spread_warnings;
@@ -100,6 +101,44 @@ struct PhaseRun {
     detail: FilesRunDetail,
     /// Why the phase stopped early, and at which directory or file.
     error: Option<(PortionError, String)>,
+    /// A distributed run's stonewall stopped it before its last portion.
+    stonewalled: bool,
+    /// Wall clock (ns since the epoch) before the first portion and after the last one
+    /// (before a final `--sync end`): a distributed run's window of this rank.
+    start_wall_ns: i64,
+    end_wall_ns: i64,
+}
+
+/// What a distributed `iolab files` puts around every phase: every rank runs the same plan in
+/// its own directory, each phase starts on all ranks together, and stops on all of them
+/// (stonewall) when the first rank has done its portions. Every call is made from the
+/// command's thread; the phase itself then runs on a thread of its own, which never calls
+/// into the hooks.
+pub trait FilesHooks {
+    /// Before each phase of each run: all ranks meet here, so they start together.
+    fn before_phase(&self) -> Result<()>;
+    /// How often `poll` wants to be called while a phase runs.
+    fn poll_interval(&self) -> std::time::Duration;
+    /// While a phase runs: true when this rank must stop after the portion it is in
+    /// (another rank finished the phase first).
+    fn poll(&self) -> bool;
+    /// After each phase (also an empty one): this rank's result of it, when its portions
+    /// started and ended (wall clock, ns since the epoch: syncs between portions included, a
+    /// final `--sync end` not), and whether the stonewall stopped it early.
+    fn after_phase(&self, run: &RunResult, window: (i64, i64), stonewalled: bool) -> Result<()>;
+    /// Whether to do one more repeat, given this rank's own figures; every rank must get the
+    /// same answer.
+    fn agree_more(&self, local: bool) -> Result<bool>;
+    /// After every run of one size: this rank's tests of that size (one per phase) and its
+    /// warnings so far.
+    fn after_size(&self, tests: &[TestResult], warnings: &[Warning]) -> Result<()>;
+}
+
+fn wall_clock_ns() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i64)
+        .unwrap_or(0)
 }
 
 impl PhaseRun {
@@ -119,18 +158,36 @@ struct SizeRun<'a> {
 }
 
 impl SizeRun<'_> {
-    /// Run `op` over every portion in `run_fd`; `Err` carries the partial measurements.
-    fn phase(&mut self, op: Op, run_fd: RawFd, progress: &dyn Fn(f64)) -> PhaseRun {
+    /// Run `op` over the first `limit` portions in `run_fd` (all of them for create; those
+    /// the create phase made for the others); `Err` carries the partial measurements.
+    /// `wall`: a distributed run's stonewall, looked at before each portion (a portion is
+    /// the unit every figure is made of, so a rank stops at the end of the one it is in).
+    fn phase(
+        &mut self,
+        op: Op,
+        run_fd: RawFd,
+        limit: u64,
+        wall: Option<&AtomicBool>,
+        progress: &dyn Fn(f64),
+    ) -> PhaseRun {
         let cfg = self.cfg;
         let n = cfg.files_per_portion;
         let mut out = PhaseRun::default();
         let d = &mut out.detail;
         let mut names = Names::new(cfg.files_per_run(), 0);
         let mut cur: Option<(String, OwnedFd)> = None;
-        let total_portions = cfg.passes * cfg.portions;
+        let total_portions = limit;
         let fsync_each = op == Op::Create && cfg.sync == SyncMode::File;
-        for p in 0..cfg.passes {
+        out.start_wall_ns = wall_clock_ns();
+        'portions: for p in 0..cfg.passes {
             for q in 0..cfg.portions {
+                if p * cfg.portions + q >= limit {
+                    break 'portions;
+                }
+                if wall.is_some_and(|w| w.load(Ordering::Relaxed)) {
+                    out.stonewalled = true;
+                    break 'portions;
+                }
                 let dname = dir_name(cfg.layout, p, q);
                 if cur.as_ref().map(|(nm, _)| nm != &dname).unwrap_or(true) {
                     let c = cstr(dname.as_bytes());
@@ -203,6 +260,7 @@ impl SizeRun<'_> {
                 progress(d.portion_ns.len() as f64 / total_portions as f64);
             }
         }
+        out.end_wall_ns = wall_clock_ns();
         if op == Op::Create && cfg.sync == SyncMode::End {
             let fd = cur.as_ref().map(|(_, f)| f.as_raw_fd()).unwrap_or(run_fd);
             match syncfs_timed(fd) {
@@ -300,6 +358,17 @@ pub fn run_with(
     doc: &mut ResultDoc,
     sink: &ResultSink,
 ) -> Result<Option<PathBuf>> {
+    run_with_hooks(cfg, ctx, doc, sink, None)
+}
+
+/// `run_with`, with a distributed run's hooks around every phase and after every size.
+pub fn run_with_hooks(
+    cfg: &FilesConfig,
+    ctx: &RunContext,
+    doc: &mut ResultDoc,
+    sink: &ResultSink,
+    hooks: Option<&dyn FilesHooks>,
+) -> Result<Option<PathBuf>> {
     noise_controls(cfg, doc)?;
     let root = RunRoot::create(&cfg.target, cfg.keep_files)?;
     let reference = prepare_reference(cfg, &root, doc)?;
@@ -332,7 +401,15 @@ pub fn run_with(
         };
         let mut values = Vec::new();
         let mut run = 0u32;
-        while cfg.repeat.wants_more(&values) {
+        loop {
+            let more = cfg.repeat.wants_more(&values);
+            let more = match hooks {
+                Some(k) => k.agree_more(more)?,
+                None => more,
+            };
+            if !more {
+                break;
+            }
             run += 1;
             let label = format!("{} [{}/{}]", size.label(), run, cfg.repeat.max_runs());
             let p = Progress::start(ctx.progress, &label);
@@ -342,17 +419,51 @@ pub fn run_with(
             })?;
             let run_fd = open_dir_at(root.fd.as_raw_fd(), &run_name)?;
             let nops = ops.len() as f64;
+            // The portions the create phase made; the other phases work on those.
+            let mut made = cfg.passes * cfg.portions;
             for (k, op) in ops.iter().enumerate() {
                 if k > 0 {
                     drop_caches(cfg);
+                }
+                if let Some(h) = hooks {
+                    h.before_phase()?;
                 }
                 let ph = PhaseCounters::start(device.as_deref());
                 let prog = |f: f64| p.set((k as f64 + f) / nops, op_name(*op));
                 let PhaseRun {
                     detail: d,
                     error: err,
-                } = sr.phase(*op, run_fd.as_raw_fd(), &prog);
+                    stonewalled,
+                    start_wall_ns,
+                    end_wall_ns,
+                } = match hooks {
+                    None => sr.phase(*op, run_fd.as_raw_fd(), made, None, &prog),
+                    Some(h) => {
+                        // The phase runs on its own thread; this one watches for the other
+                        // ranks (no MPI call from the thread doing the I/O).
+                        let wall = AtomicBool::new(false);
+                        let fd = run_fd.as_raw_fd();
+                        let sr = &mut sr;
+                        std::thread::scope(|s| {
+                            let t = s.spawn(|| sr.phase(*op, fd, made, Some(&wall), &prog));
+                            while !t.is_finished() {
+                                std::thread::sleep(h.poll_interval());
+                                if h.poll() {
+                                    wall.store(true, Ordering::Relaxed);
+                                }
+                            }
+                            t.join()
+                                .map_err(|_| anyhow::anyhow!("the files thread panicked"))
+                        })?
+                    }
+                };
+                if *op == Op::Create {
+                    made = d.portion_ns.len() as u64;
+                }
                 let rr = run_result(run, *op, size.bytes, d, ph.as_ref());
+                if let Some(h) = hooks {
+                    h.after_phase(&rr, (start_wall_ns, end_wall_ns), stonewalled)?;
+                }
                 if *op == Op::Create {
                     values.push(rr.files_per_s.unwrap_or(0.0));
                 }
@@ -400,8 +511,11 @@ pub fn run_with(
         }
         finish_size(cfg, doc, base);
         sink.save(doc)?;
+        if let Some(h) = hooks {
+            h.after_size(&doc.tests[base..], &doc.warnings)?;
+        }
     }
-    if let Some(big) = cfg.big {
+    if let Some(big) = cfg.big.filter(|_| hooks.is_none()) {
         super::big::run_big(cfg, ctx, doc, sink, &root, big)?;
     }
     Ok(cfg.keep_files.then(|| root.path.clone()))

@@ -1,0 +1,272 @@
+//! Distributed `iolab files` under a real `mpirun` (cargo feature `mpi`), mdtest-style: two
+//! ranks on this machine run the same plan in their own subdirectories, every phase's total
+//! adds up the ranks' files over the common window, and a rank whose writes are throttled is
+//! stonewalled (it stops after the portion it is in when the other rank is done) and
+//! reported. Tests skip loudly without mpirun (or, for the throttled rank, without root and
+//! blkio).
+#![cfg(feature = "mpi")]
+
+use std::path::Path;
+
+use iolab::model::{ResultDoc, RunResult, TestResult};
+
+mod mpi_support;
+use mpi_support::*;
+
+fn files_done(r: &RunResult) -> u64 {
+    r.files.as_ref().expect("files detail").files_done
+}
+
+fn phase(t: &TestResult) -> &str {
+    &t.params["phase"]
+}
+
+/// Every aggregated run of every test against the ranks' own runs.
+fn check_totals_add_up(doc: &ResultDoc, files_per_portion: u64) {
+    for (ti, total) in doc.tests.iter().enumerate() {
+        let own: Vec<&TestResult> = doc.hosts.iter().map(|h| &h.tests[ti]).collect();
+        for t in &own {
+            assert_eq!(t.name, total.name);
+            assert_eq!(t.runs.len(), total.runs.len(), "{}", total.name);
+        }
+        assert_eq!(total.params["ranks"], "2");
+        for (j, run) in total.runs.iter().enumerate() {
+            let per: Vec<&RunResult> = own.iter().map(|t| &t.runs[j]).collect();
+            // Files and bytes add up.
+            assert_eq!(run.ops, per.iter().map(|r| r.ops).sum::<u64>());
+            assert_eq!(
+                files_done(run),
+                per.iter().map(|r| files_done(r)).sum::<u64>()
+            );
+            assert_eq!(run.bytes, per.iter().map(|r| r.bytes).sum::<u64>());
+            // Rates are over the common window: earliest start to latest end.
+            let d = run.dist.as_ref().expect("dist detail");
+            assert_eq!(d.ranks, 2);
+            let start = d.windows.iter().map(|w| w.start_ns).min().unwrap();
+            let end = d.windows.iter().map(|w| w.end_ns).max().unwrap();
+            assert_eq!(start, 0);
+            assert_eq!(run.elapsed_ns as i64, end - start);
+            // Each rank's window is the wall-clock span of its portions: at least their
+            // measured time (the wall clock may be slewed by 500 ppm at most).
+            for w in &d.windows {
+                let mine = per[w.rank as usize];
+                assert!((w.end_ns - w.start_ns) as f64 >= mine.elapsed_ns as f64 * 0.999);
+            }
+            let span_rate = |k: usize| {
+                let w = d.windows.iter().find(|w| w.rank as usize == k).unwrap();
+                per[k].ops as f64 / (w.end_ns - w.start_ns).max(1) as f64
+            };
+            let window_s = run.elapsed_ns as f64 / 1e9;
+            let fps = run.files_per_s.unwrap();
+            assert!(close(fps, run.ops as f64 / window_s), "{run:?}");
+            // Belov's cell of the total: the time all ranks together took per portion.
+            let spp = run.files.as_ref().unwrap().seconds_per_portion;
+            if run.ops > 0 {
+                assert!(close(spp, files_per_portion as f64 / fps), "{spp}");
+            }
+            let sum_fps: f64 = per.iter().map(|r| r.files_per_s.unwrap_or(0.0)).sum();
+            assert!(fps <= sum_fps * (1.0 + 1e-9), "{fps} > {sum_fps}");
+            // The straggler is the rank with the fewest files per second of its own span.
+            let (f, s) = (d.fastest_rank as usize, d.slowest_rank as usize);
+            assert!(span_rate(f) >= span_rate(s));
+            // A stonewalled rank stopped at a portion boundary.
+            for &r in &d.stonewalled_ranks {
+                assert_eq!(files_done(per[r as usize]) % files_per_portion, 0);
+            }
+        }
+        assert!(total.summary.contains_key("straggler_spread_pct"));
+        assert!(total.summary.contains_key("files_per_s"));
+    }
+    // The later phases of a run work on the files that rank's create phase made.
+    for h in &doc.hosts {
+        let creates: Vec<&TestResult> = h.tests.iter().filter(|t| phase(t) == "create").collect();
+        for t in h.tests.iter().filter(|t| phase(t) != "create") {
+            let size = &t.params["size_token"];
+            let c = creates
+                .iter()
+                .find(|c| &c.params["size_token"] == size)
+                .unwrap();
+            for (r, cr) in t.runs.iter().zip(&c.runs) {
+                assert!(files_done(r) <= files_done(cr), "{}", t.name);
+            }
+        }
+    }
+}
+
+#[test]
+fn two_ranks_run_the_same_plan_and_add_up_exactly() {
+    let test = "two_ranks_run_the_same_plan_and_add_up_exactly";
+    if !mpirun_or_skip(test) {
+        return;
+    }
+    let target = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let res = mpirun(&[
+        "-np",
+        "2",
+        IOLAB,
+        "files",
+        "-t",
+        target.path().to_str().unwrap(),
+        "--sizes",
+        "0,4K",
+        "--files-per-portion",
+        "100",
+        "--portions",
+        "3",
+        "--passes",
+        "2",
+        "--repeat",
+        "2",
+        "--output",
+        out.path().to_str().unwrap(),
+    ]);
+    assert!(res.status.success(), "mpirun failed");
+    let stdout = String::from_utf8_lossy(&res.stdout);
+    assert!(stdout.contains("Per host (2 ranks)"), "{stdout}");
+    assert!(stdout.contains("Seconds per 100 files"), "{stdout}");
+    let doc = the_result(out.path());
+    assert_eq!(doc.status, "complete");
+    assert_eq!(doc.command, "files");
+    assert_eq!(
+        doc.hosts.iter().map(|h| h.rank).collect::<Vec<_>>(),
+        vec![0, 1]
+    );
+    assert_eq!(doc.hosts[0].clock_offset_ns, Some(0));
+    assert!(doc.hosts[1].clock_offset_ns.is_some());
+    assert_eq!(
+        doc.environment.target_path,
+        target.path().display().to_string()
+    );
+    let names: Vec<&str> = doc.tests.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "0 B create",
+            "0 B stat",
+            "0 B read",
+            "0 B delete",
+            "4KiB create",
+            "4KiB stat",
+            "4KiB read",
+            "4KiB delete"
+        ]
+    );
+    for t in &doc.tests {
+        assert_eq!(t.runs.len(), 2, "{}", t.name);
+        // 2 ranks x 600 files, less only what a stonewall cut.
+        for r in &t.runs {
+            let d = r.dist.as_ref().unwrap();
+            let cut = d.stonewalled_ranks.len() as u64;
+            assert!(files_done(r) <= 1200 && files_done(r) >= 1200 - cut * 600);
+            if cut == 0 && phase(t) == "create" {
+                assert_eq!(files_done(r), 1200);
+            }
+        }
+    }
+    check_totals_add_up(&doc, 100);
+    // 4 KiB files: bytes = files x 4096 on create and read.
+    let c = &doc.tests[4];
+    assert_eq!(c.runs[0].bytes, files_done(&c.runs[0]) * 4096);
+    // Each rank worked in its own subdirectory, and everything is gone.
+    let left: Vec<_> = std::fs::read_dir(target.path())
+        .unwrap()
+        .flatten()
+        .collect();
+    assert!(left.is_empty(), "left in the target: {left:?}");
+}
+
+#[test]
+fn a_throttled_rank_is_stonewalled_and_reported() {
+    let test = "a_throttled_rank_is_stonewalled_and_reported";
+    if !mpirun_or_skip(test) {
+        return;
+    }
+    if !Path::new("/sys/fs/cgroup/blkio").is_dir() {
+        eprintln!("SKIPPED {test}: no cgroup-v1 blkio controller at /sys/fs/cgroup/blkio");
+        return;
+    }
+    let Some(fs) = iolab::fs::scratch::scratch_or_skip(test, "ext4", 64 << 20, &[], "") else {
+        return;
+    };
+    let dev = fs.loop_dev.as_ref().expect("a loop device").device.clone();
+    // Rank 1 writes at most 10 I/Os per second: with an fsync per file, 10 files of 4 KiB
+    // take it a second or more; rank 0 does its 60 files in a fraction of that.
+    let cap = match ReadCap::writes(&dev, 10) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("SKIPPED {test}: cannot make a blkio cgroup: {e}");
+            return;
+        }
+    };
+    let out = tempfile::tempdir().unwrap();
+    let res = mpirun_with_rank1_in(
+        Some(&cap.dir.join("cgroup.procs")),
+        &[
+            IOLAB,
+            "files",
+            "-t",
+            fs.path().to_str().unwrap(),
+            "--sizes",
+            "4K",
+            "--files-per-portion",
+            "10",
+            "--portions",
+            "6",
+            "--passes",
+            "1",
+            "--repeat",
+            "1",
+            "--sync",
+            "file",
+            "--output",
+            out.path().to_str().unwrap(),
+        ],
+    );
+    assert!(res.status.success(), "mpirun failed");
+    let doc = the_result(out.path());
+    assert_eq!(doc.status, "complete");
+    let create = &doc.tests[0];
+    assert_eq!(create.name, "4KiB create");
+    let run = &create.runs[0];
+    let d = run.dist.as_ref().unwrap();
+    // Rank 0 did all its files; rank 1 was stopped early, after a whole portion.
+    let own: Vec<&RunResult> = doc.hosts.iter().map(|h| &h.tests[0].runs[0]).collect();
+    assert_eq!(files_done(own[0]), 60);
+    assert!(files_done(own[1]) < 60, "{:?}", own[1].files);
+    assert_eq!(files_done(own[1]) % 10, 0);
+    assert_eq!(d.stonewalled_ranks, vec![1]);
+    assert_eq!((d.fastest_rank, d.slowest_rank), (0, 1));
+    assert!(d.straggler_spread_pct > 50.0, "{}", d.straggler_spread_pct);
+    // The phase ended on time: rank 1 stopped within the portion it was in when rank 0
+    // finished (its slowest portion, plus generous slack for the notice), not after the
+    // five more portions (5 s or more at 10 writes per second) it had left.
+    let w = |r: u32| d.windows.iter().find(|w| w.rank == r).unwrap();
+    let detail1 = own[1].files.as_ref().unwrap();
+    let slowest_portion = detail1
+        .portion_ns
+        .iter()
+        .zip(&detail1.portion_sync_ns)
+        .map(|(p, s)| (p + s) as i64)
+        .max()
+        .unwrap();
+    assert!(w(1).end_ns - w(0).end_ns <= slowest_portion + 1_000_000_000);
+    // Its fsyncs are what held it up, and they are in the common window.
+    let span = (w(1).end_ns - w(1).start_ns) as f64;
+    assert!(span >= own[1].fsync_ns.unwrap() as f64 * 0.999);
+    assert!(
+        doc.warnings
+            .iter()
+            .any(|w| w.code == "straggler" && w.message.contains("rank 1")),
+        "{:?}",
+        doc.warnings
+    );
+    let stdout = String::from_utf8_lossy(&res.stdout);
+    let rank1_row = stdout
+        .lines()
+        .find(|l| l.contains("4KiB create") && l.contains("┆    1 ┆"))
+        .unwrap_or_else(|| panic!("rank 1's row: {stdout}"));
+    assert!(rank1_row.contains("1/1"), "{rank1_row}");
+    check_totals_add_up(&doc, 10);
+    drop(cap);
+}
