@@ -3,7 +3,7 @@
 //! Tests skip loudly without mpirun (or, for the throttled rank, without root and blkio).
 #![cfg(feature = "mpi")]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use iolab::model::RunResult;
@@ -49,14 +49,7 @@ fn two_ranks_add_up_and_merge_latency_exactly() {
     let stdout = String::from_utf8_lossy(&res.stdout);
     assert!(stdout.contains("Per host (2 ranks)"), "{stdout}");
     let doc = the_result(out.path());
-    assert_eq!(doc.status, "complete");
-    assert_eq!(doc.hosts.len(), 2);
-    assert_eq!(
-        doc.hosts.iter().map(|h| h.rank).collect::<Vec<_>>(),
-        vec![0, 1]
-    );
-    assert_eq!(doc.hosts[0].clock_offset_ns, Some(0));
-    assert!(doc.hosts[1].clock_offset_ns.is_some());
+    check_two_rank_doc(&doc, "run");
     // Each rank worked in its own subdirectory and removed it.
     let left: Vec<_> = std::fs::read_dir(target.path())
         .unwrap()
@@ -171,27 +164,11 @@ fn a_rank_that_cannot_start_stops_every_rank_before_anything_is_created() {
     assert!(left.is_empty(), "left in the target: {left:?}");
 }
 
-/// A blkio v1 cgroup that caps one device's read IOPS; removed on drop.
 #[test]
 fn a_throttled_rank_is_stonewalled_and_reported() {
     let test = "a_throttled_rank_is_stonewalled_and_reported";
-    if !mpirun_or_skip(test) {
+    let Some((fs, cap)) = throttled_scratch(test, "read_iops_device", 50) else {
         return;
-    }
-    if !Path::new("/sys/fs/cgroup/blkio").is_dir() {
-        eprintln!("SKIPPED {test}: no cgroup-v1 blkio controller at /sys/fs/cgroup/blkio");
-        return;
-    }
-    let Some(fs) = iolab::fs::scratch::scratch_or_skip(test, "ext4", 64 << 20, &[], "") else {
-        return;
-    };
-    let dev = fs.loop_dev.as_ref().expect("a loop device").device.clone();
-    let cap = match ReadCap::new(&dev, 50) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("SKIPPED {test}: cannot make a blkio cgroup: {e}");
-            return;
-        }
     };
     let out = tempfile::tempdir().unwrap();
     let procs = cap.dir.join("cgroup.procs");
@@ -221,20 +198,7 @@ fn a_throttled_rank_is_stonewalled_and_reported() {
         "--output",
         out.path().to_str().unwrap(),
     ];
-    let mut argv = vec!["-np", "1"];
-    argv.extend(args);
-    // MPMD: rank 1 puts itself into the capped cgroup, then becomes iolab (same pid).
-    argv.extend([
-        ":",
-        "-np",
-        "1",
-        "sh",
-        "-c",
-        "echo $$ > \"$0\" && exec \"$@\"",
-    ]);
-    argv.push(procs.to_str().unwrap());
-    argv.extend(args);
-    let res = mpirun(&argv);
+    let res = mpirun_with_rank1_in(Some(&procs), &args);
     assert!(res.status.success(), "mpirun failed");
     let doc = the_result(out.path());
     let total = &doc.tests[0].runs[0];

@@ -6,8 +6,6 @@
 //! blkio).
 #![cfg(feature = "mpi")]
 
-use std::path::Path;
-
 use iolab::model::{ResultDoc, RunResult, TestResult};
 
 mod mpi_support;
@@ -126,14 +124,7 @@ fn two_ranks_run_the_same_plan_and_add_up_exactly() {
     assert!(stdout.contains("Per host (2 ranks)"), "{stdout}");
     assert!(stdout.contains("Seconds per 100 files"), "{stdout}");
     let doc = the_result(out.path());
-    assert_eq!(doc.status, "complete");
-    assert_eq!(doc.command, "files");
-    assert_eq!(
-        doc.hosts.iter().map(|h| h.rank).collect::<Vec<_>>(),
-        vec![0, 1]
-    );
-    assert_eq!(doc.hosts[0].clock_offset_ns, Some(0));
-    assert!(doc.hosts[1].clock_offset_ns.is_some());
+    check_two_rank_doc(&doc, "files");
     assert_eq!(
         doc.environment.target_path,
         target.path().display().to_string()
@@ -179,25 +170,10 @@ fn two_ranks_run_the_same_plan_and_add_up_exactly() {
 #[test]
 fn a_throttled_rank_is_stonewalled_and_reported() {
     let test = "a_throttled_rank_is_stonewalled_and_reported";
-    if !mpirun_or_skip(test) {
-        return;
-    }
-    if !Path::new("/sys/fs/cgroup/blkio").is_dir() {
-        eprintln!("SKIPPED {test}: no cgroup-v1 blkio controller at /sys/fs/cgroup/blkio");
-        return;
-    }
-    let Some(fs) = iolab::fs::scratch::scratch_or_skip(test, "ext4", 64 << 20, &[], "") else {
-        return;
-    };
-    let dev = fs.loop_dev.as_ref().expect("a loop device").device.clone();
     // Rank 1 writes at most 10 I/Os per second: with an fsync per file, 10 files of 4 KiB
     // take it a second or more; rank 0 does its 60 files in a fraction of that.
-    let cap = match ReadCap::writes(&dev, 10) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("SKIPPED {test}: cannot make a blkio cgroup: {e}");
-            return;
-        }
+    let Some((fs, cap)) = throttled_scratch(test, "write_iops_device", 10) else {
+        return;
     };
     let out = tempfile::tempdir().unwrap();
     let res = mpirun_with_rank1_in(

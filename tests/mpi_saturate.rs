@@ -136,14 +136,7 @@ fn two_ranks_sweep_the_same_steps_and_add_up_exactly() {
     assert!(stdout.contains("on each of 2 ranks"), "{stdout}");
     assert!(stdout.contains("depth (total)"), "{stdout}");
     let doc = the_result(out.path());
-    assert_eq!(doc.status, "complete");
-    assert_eq!(doc.command, "saturate");
-    assert_eq!(
-        doc.hosts.iter().map(|h| h.rank).collect::<Vec<_>>(),
-        vec![0, 1]
-    );
-    assert_eq!(doc.hosts[0].clock_offset_ns, Some(0));
-    assert!(doc.hosts[1].clock_offset_ns.is_some());
+    check_two_rank_doc(&doc, "saturate");
     // Each rank worked in its own subdirectory and removed it.
     for (h, dir) in doc.hosts.iter().zip(["iolab-rank-0", "iolab-rank-1"]) {
         let want = target.path().join(dir);
@@ -169,24 +162,9 @@ fn two_ranks_sweep_the_same_steps_and_add_up_exactly() {
 #[test]
 fn a_throttled_rank_is_reported_and_the_aggregate_decides() {
     let test = "a_throttled_rank_is_reported_and_the_aggregate_decides";
-    if !mpirun_or_skip(test) {
-        return;
-    }
-    if !Path::new("/sys/fs/cgroup/blkio").is_dir() {
-        eprintln!("SKIPPED {test}: no cgroup-v1 blkio controller at /sys/fs/cgroup/blkio");
-        return;
-    }
-    let Some(fs) = iolab::fs::scratch::scratch_or_skip(test, "ext4", 64 << 20, &[], "") else {
-        return;
-    };
-    let dev = fs.loop_dev.as_ref().expect("a loop device").device.clone();
     // Rank 1 reads at most 20 I/Os per second: 50 ms a read at depth 1, 200 ms at depth 4.
-    let cap = match ReadCap::new(&dev, 20) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("SKIPPED {test}: cannot make a blkio cgroup: {e}");
-            return;
-        }
+    let Some((fs, cap)) = throttled_scratch(test, "read_iops_device", 20) else {
+        return;
     };
     let out = tempfile::tempdir().unwrap();
     let res = mpirun_with_rank1_in(

@@ -17,9 +17,9 @@ use crate::cli::files::FilesArgs;
 use crate::dist::ClockOffset;
 use crate::dist::aggregate::{RankRun, add_dist_summaries, aggregate_files_run, dist_warnings};
 use crate::dist::clock::measure_offsets;
-use crate::dist::hooks::{DistHooks, LocalWindow, from_rank};
+use crate::dist::hooks::{DistHooks, LocalWindow, from_rank, host_rows};
 use crate::dist::session::{Prepared, RankSpace, Session};
-use crate::model::{HostResult, ResultDoc, ResultSink, RunResult, TestResult, Warning};
+use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning};
 use crate::runner::RunHooks;
 use crate::runner::repeat::spread_warnings;
 use crate::workload::files::config::FilesConfig;
@@ -160,17 +160,7 @@ impl FilesDist<'_> {
         for w in warnings {
             doc.warn(w);
         }
-        if doc.hosts.is_empty() {
-            doc.hosts = all
-                .iter()
-                .map(|m| HostResult {
-                    rank: m.rank,
-                    hostname: m.hostname.clone(),
-                    tests: Vec::new(),
-                    clock_offset_ns: None,
-                })
-                .collect();
-        }
+        host_rows(doc, all.iter().map(|m| (m.rank, m.hostname.as_str())));
         for (h, m) in doc.hosts.iter_mut().zip(all) {
             h.tests.extend(m.tests);
         }

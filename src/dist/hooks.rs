@@ -270,23 +270,27 @@ impl<'a> DistHooks<'a> {
         for w in dist_warnings(&total, &names, offsets) {
             doc.warn(w);
         }
-        if doc.hosts.is_empty() {
-            doc.hosts = all
-                .iter()
-                .map(|m| HostResult {
-                    rank: m.rank,
-                    hostname: m.hostname.clone(),
-                    tests: Vec::new(),
-                    clock_offset_ns: None,
-                })
-                .collect();
-        }
+        host_rows(&mut doc, all.iter().map(|m| (m.rank, m.hostname.as_str())));
         for (h, m) in doc.hosts.iter_mut().zip(all) {
             h.tests.push(m.test);
             h.clock_offset_ns = latest.get(h.rank as usize).map(|o| o.offset_ns);
         }
         doc.tests.push(total);
         c.sink.save(&doc)
+    }
+}
+
+/// Rank 0: the `hosts[]` rows (rank, host name) of a distributed result, made once.
+pub fn host_rows<'a>(doc: &mut ResultDoc, ranks: impl Iterator<Item = (u32, &'a str)>) {
+    if doc.hosts.is_empty() {
+        doc.hosts = ranks
+            .map(|(rank, hostname)| HostResult {
+                rank,
+                hostname: hostname.to_string(),
+                tests: Vec::new(),
+                clock_offset_ns: None,
+            })
+            .collect();
     }
 }
 

@@ -16,11 +16,11 @@ use crate::commands::saturate::{SweepHooks, new_doc, print_result, saturate_with
 use crate::dist::ClockOffset;
 use crate::dist::aggregate::{dist_summaries, dist_warnings_of};
 use crate::dist::clock::measure_offsets;
-use crate::dist::hooks::{DistHooks, LocalWindow, from_rank};
+use crate::dist::hooks::{DistHooks, LocalWindow, from_rank, host_rows};
 use crate::dist::session::{Prepared, RankSpace, Session, per_rank_size};
 use crate::dist::sweep::{RankStep, aggregate_step};
 use crate::model::saturate::CurvePoint;
-use crate::model::{HostResult, ResultDoc, RunResult, TestResult, Warning};
+use crate::model::{ResultDoc, RunResult, TestResult, Warning};
 use crate::runner::RunHooks;
 use crate::workload::saturate::Phase;
 use crate::workload::saturate::config::{SaturateConfig, SweepSpec};
@@ -115,16 +115,9 @@ impl SweepDist<'_> {
             .collect();
         let point = aggregate_step(&rule, &spec, &names, &ranks).map_err(|e| anyhow!(e))?;
 
-        if doc.hosts.is_empty() {
-            doc.hosts = all
-                .iter()
-                .map(|m| HostResult {
-                    rank: m.rank,
-                    hostname: m.hostname.clone(),
-                    tests: Vec::new(),
-                    clock_offset_ns: offsets.get(m.rank as usize).map(|o| o.offset_ns),
-                })
-                .collect();
+        host_rows(doc, all.iter().map(|m| (m.rank, m.hostname.as_str())));
+        for h in doc.hosts.iter_mut().filter(|h| h.clock_offset_ns.is_none()) {
+            h.clock_offset_ns = offsets.get(h.rank as usize).map(|o| o.offset_ns);
         }
         let mut warnings = Vec::new();
         for (h, m) in doc.hosts.iter_mut().zip(all) {

@@ -54,15 +54,7 @@ pub fn render_hosts_table(doc: &ResultDoc) -> String {
     for (ti, total) in doc.tests.iter().enumerate() {
         for h in &doc.hosts {
             let Some(t) = h.tests.get(ti) else { continue };
-            let stonewalled = total
-                .runs
-                .iter()
-                .filter(|r| {
-                    r.dist
-                        .as_ref()
-                        .is_some_and(|d| d.stonewalled_ranks.contains(&h.rank))
-                })
-                .count();
+            let stonewalled = stonewalled_runs(total, h.rank);
             table.add_row(vec![
                 Cell::new(&total.name),
                 Cell::new(h.rank),
@@ -85,15 +77,12 @@ pub fn render_hosts_table(doc: &ResultDoc) -> String {
             Cell::new(""),
         ]);
     }
-    align_right(&mut table, &[1, 3, 4, 5, 6, 7]);
-    let mut out = format!("Per host ({} ranks):\n", doc.hosts.len());
-    out.push_str(&table.to_string());
-    out.push('\n');
-    out.push_str(
+    finish_hosts(
+        doc,
+        table,
+        &[1, 3, 4, 5, 6, 7],
         "Per rank: medians over its runs. all: totals (IOPS and MB/s over the common window from the earliest start to the latest end; latency from the merged histograms). spread: (fastest - slowest) / fastest rank IOPS, median over runs. stonewalled: runs this rank was stopped early because another rank reached its limit first.\n",
-    );
-    out.push_str(&clock_offsets(doc));
-    out
+    )
 }
 
 /// A distributed `iolab files`: one block per test (size x phase), a row per rank, then the
@@ -129,15 +118,7 @@ pub fn render_files_hosts(doc: &ResultDoc) -> String {
     for (ti, total) in doc.tests.iter().enumerate() {
         for h in &doc.hosts {
             let Some(t) = h.tests.get(ti) else { continue };
-            let stonewalled = total
-                .runs
-                .iter()
-                .filter(|r| {
-                    r.dist
-                        .as_ref()
-                        .is_some_and(|d| d.stonewalled_ranks.contains(&h.rank))
-                })
-                .count();
+            let stonewalled = stonewalled_runs(total, h.rank);
             table.add_row(vec![
                 Cell::new(&total.name),
                 Cell::new(h.rank),
@@ -160,15 +141,35 @@ pub fn render_files_hosts(doc: &ResultDoc) -> String {
             Cell::new(""),
         ]);
     }
-    align_right(&mut table, &[1, 3, 4, 5, 6, 7]);
-    let mut out = format!("Per host ({} ranks):\n", doc.hosts.len());
-    out.push_str(&table.to_string());
-    out.push('\n');
-    out.push_str(
+    finish_hosts(
+        doc,
+        table,
+        &[1, 3, 4, 5, 6, 7],
         "Per rank: means over its runs; files: files done in each run. all: totals (files/s and MB/s over the common window of each phase, from the earliest start to the latest end; s/portion: the time all ranks together took per portion's worth of files). spread: (fastest - slowest) / fastest rank files/s, median over runs. stonewalled: runs in which this rank stopped early (after the portion it was in) because another rank had done its portions.\n",
-    );
-    out.push_str(&clock_offsets(doc));
-    out
+    )
+}
+
+/// How many of the total's runs stopped `rank` early (stonewall).
+fn stonewalled_runs(total: &TestResult, rank: u32) -> usize {
+    total
+        .runs
+        .iter()
+        .filter(|r| {
+            r.dist
+                .as_ref()
+                .is_some_and(|d| d.stonewalled_ranks.contains(&rank))
+        })
+        .count()
+}
+
+/// The per-host table's text: right-aligned numeric `columns`, the `legend`, the clock offsets.
+fn finish_hosts(doc: &ResultDoc, mut table: Table, columns: &[usize], legend: &str) -> String {
+    align_right(&mut table, columns);
+    format!(
+        "Per host ({} ranks):\n{table}\n{legend}{}",
+        doc.hosts.len(),
+        clock_offsets(doc)
+    )
 }
 
 fn hosts_table(header: &[&str]) -> Table {
@@ -303,13 +304,10 @@ pub fn render_saturate_hosts(doc: &ResultDoc) -> String {
             ));
         }
     }
-    align_right(&mut table, &[1, 3, 4, 5, 6, 7, 9]);
-    let mut out = format!("Per host ({} ranks):\n", doc.hosts.len());
-    out.push_str(&table.to_string());
-    out.push('\n');
-    out.push_str(
+    finish_hosts(
+        doc,
+        table,
+        &[1, 3, 4, 5, 6, 7, 9],
         "Per rank: its own figures at the answer's depth (the last depth measured when there is no answer); depth (total): per job and rank (in flight on all ranks). own limit: steps that held the limit by that rank's own latency; the sweep judged the totals (all), whose latency is from the merged histograms. spread: (fastest - slowest) / fastest rank IOPS, median over the steps. stonewalled: steps this rank was stopped early because another rank finished first.\n",
-    );
-    out.push_str(&clock_offsets(doc));
-    out
+    )
 }

@@ -92,12 +92,8 @@ impl ReadCap {
         ReadCap::knob(dev, "blkio.throttle.read_iops_device", iops)
     }
 
-    /// A cgroup whose members write at most `iops` I/Os per second to `dev`.
-    pub fn writes(dev: &Path, iops: u32) -> std::io::Result<ReadCap> {
-        ReadCap::knob(dev, "blkio.throttle.write_iops_device", iops)
-    }
-
-    fn knob(dev: &Path, knob: &str, iops: u32) -> std::io::Result<ReadCap> {
+    /// A cgroup whose members are held to `iops` by the blkio `knob` on `dev`.
+    pub fn knob(dev: &Path, knob: &str, iops: u32) -> std::io::Result<ReadCap> {
         let rdev = std::fs::metadata(dev)?.rdev();
         let (maj, min) = (libc::major(rdev), libc::minor(rdev));
         let dir = PathBuf::from(format!(
@@ -114,6 +110,46 @@ impl ReadCap {
 impl Drop for ReadCap {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// A complete two-rank result of `command`: rank 0 and 1 in `hosts[]`, rank 0's clock the
+/// reference, rank 1's offset measured.
+pub fn check_two_rank_doc(doc: &ResultDoc, command: &str) {
+    assert_eq!(doc.status, "complete");
+    assert_eq!(doc.command, command);
+    assert_eq!(
+        doc.hosts.iter().map(|h| h.rank).collect::<Vec<_>>(),
+        vec![0, 1]
+    );
+    assert_eq!(doc.hosts[0].clock_offset_ns, Some(0));
+    assert!(doc.hosts[1].clock_offset_ns.is_some());
+}
+
+/// What a throttled-rank test needs: mpirun, a blkio v1 controller, an ext4 scratch file
+/// system of 64 MiB on a loop device of its own, and a cgroup capping that device with
+/// `knob` (`read_iops_device` or `write_iops_device`) at `iops`. `None` (after saying why)
+/// when the machine cannot.
+pub fn throttled_scratch(
+    test: &str,
+    knob: &str,
+    iops: u32,
+) -> Option<(iolab::fs::scratch::ScratchFs, ReadCap)> {
+    if !mpirun_or_skip(test) {
+        return None;
+    }
+    if !Path::new("/sys/fs/cgroup/blkio").is_dir() {
+        eprintln!("SKIPPED {test}: no cgroup-v1 blkio controller at /sys/fs/cgroup/blkio");
+        return None;
+    }
+    let fs = iolab::fs::scratch::scratch_or_skip(test, "ext4", 64 << 20, &[], "")?;
+    let dev = fs.loop_dev.as_ref().expect("a loop device").device.clone();
+    match ReadCap::knob(&dev, &format!("blkio.throttle.{knob}"), iops) {
+        Ok(cap) => Some((fs, cap)),
+        Err(e) => {
+            eprintln!("SKIPPED {test}: cannot make a blkio cgroup: {e}");
+            None
+        }
     }
 }
 
