@@ -84,6 +84,7 @@ done
 python3 - "$RES" "$ROUNDS" "${LINES[@]}" <<'PY'
 import json, sys, statistics as st
 res, rounds, lines = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+spreads = []
 print(f"{'test':22} {'iolab IOPS':>12} {'fio IOPS':>12} {'ratio':>6}  {'lat mean i/f':>14} {'p99 i/f':>9} {'p99.9 i/f':>10}")
 for line in lines:
     name = line.split('|')[0]
@@ -98,6 +99,15 @@ for line in lines:
     med = lambda xs, k: st.median(x[k] for x in xs)
     print(f"{name:22} {med(ii,0):12,.0f} {med(ff,0):12,.0f} {med(ii,0)/med(ff,0):6.2f}  "
           f"{med(ii,1)/med(ff,1):14.2f} {med(ii,2)/med(ff,2):9.2f} {med(ii,3)/med(ff,3):10.2f}")
+    # Each tool's own round-to-round range (max / min): a gap between the tools smaller
+    # than these is not a difference of the tools.
+    rng = lambda xs, k: max(x[k] for x in xs) / max(min(x[k] for x in xs), 1e-9)
+    spreads.append((name, rng(ii, 0), rng(ff, 0), rng(ii, 2), rng(ff, 2), rng(ii, 3), rng(ff, 3)))
 print(f"(median of {rounds} alternating rounds, both tools pinned to one CPU; ratio = iolab / fio; "
       "latency ratios compare iolab's submit-to-completion latency with fio's total lat_ns)")
+print()
+print("Each tool's own range over the rounds (max / min):")
+print(f"{'test':22} {'IOPS i':>7} {'IOPS f':>7} {'p99 i':>7} {'p99 f':>7} {'p99.9 i':>8} {'p99.9 f':>8}")
+for n, *r in spreads:
+    print(f"{n:22} " + " ".join(f"{v:7.2f}" if k < 4 else f"{v:8.2f}" for k, v in enumerate(r)))
 PY
