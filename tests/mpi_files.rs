@@ -2,8 +2,8 @@
 //! ranks on this machine run the same plan in their own subdirectories, every phase's total
 //! adds up the ranks' files over the common window, and a rank whose writes are throttled is
 //! stonewalled (it stops after the portion it is in when the other rank is done) and
-//! reported. Tests skip loudly without mpirun (or, for the throttled rank, without root and
-//! blkio).
+//! reported; Ctrl-C on mpirun keeps the sizes done and every rank cleans up. Tests skip
+//! loudly without mpirun (or, for the throttled rank, without root and blkio).
 #![cfg(feature = "mpi")]
 
 use iolab::model::{ResultDoc, RunResult, TestResult};
@@ -245,4 +245,55 @@ fn a_throttled_rank_is_stonewalled_and_reported() {
     assert!(rank1_row.contains("1/1"), "{rank1_row}");
     check_totals_add_up(&doc, 10);
     drop(cap);
+}
+
+#[test]
+fn ctrl_c_on_mpirun_saves_the_sizes_done_and_cleans_up() {
+    let test = "ctrl_c_on_mpirun_saves_the_sizes_done_and_cleans_up";
+    if !mpirun_or_skip(test) {
+        return;
+    }
+    let target = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    // Twelve sizes of 2,500 files per rank each: interrupted once the first size is saved.
+    // (Small trees: mpirun kills a rank one second after its SIGTERM, and a rank still
+    // removing many files then leaves them to the next start's cleanup.)
+    let child = spawn_mpirun(&[
+        "-np",
+        "2",
+        IOLAB,
+        "files",
+        "-t",
+        target.path().to_str().unwrap(),
+        "--sizes",
+        "0,1,2,3,4,5,6,7,8,9,10,11",
+        "--files-per-portion",
+        "500",
+        "--portions",
+        "5",
+        "--passes",
+        "1",
+        "--repeat",
+        "1",
+        "--output",
+        out.path().to_str().unwrap(),
+    ]);
+    let one_size = wait_for_result(out.path(), |d| d.tests.len() >= 4);
+    let res = interrupt_and_wait(child);
+    assert!(one_size, "the first size was saved before the interrupt");
+    assert!(!res.status.success());
+    let doc = the_result(out.path());
+    assert_eq!(doc.status, "interrupted");
+    // Whole sizes only (4 phases each), fewer than planned; every rank's tests alongside.
+    let n = doc.tests.len();
+    assert!((4..48).contains(&n) && n.is_multiple_of(4), "{n} tests");
+    for h in &doc.hosts {
+        assert_eq!(h.tests.len(), n);
+    }
+    check_totals_add_up(&doc, 500);
+    let left: Vec<_> = std::fs::read_dir(target.path())
+        .unwrap()
+        .flatten()
+        .collect();
+    assert!(left.is_empty(), "left in the target: {left:?}");
 }

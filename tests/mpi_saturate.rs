@@ -253,7 +253,7 @@ fn ctrl_c_on_mpirun_saves_the_aggregated_curve_so_far_and_cleans_up() {
     let target = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     // Steps of 1 s up to depth 64 under a 1 s limit: seven steps, interrupted after two.
-    let mut child = spawn_mpirun(&[
+    let child = spawn_mpirun(&[
         "-np",
         "2",
         IOLAB,
@@ -281,25 +281,7 @@ fn ctrl_c_on_mpirun_saves_the_aggregated_curve_so_far_and_cleans_up() {
             .and_then(|t| t.curve.as_ref())
             .is_some_and(|c| c.len() >= 2)
     });
-    // mpirun forwards the signal to every rank.
-    let _ = nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    );
-    let t0 = std::time::Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if t0.elapsed() > HANG_LIMIT {
-            let _ = child.kill();
-            panic!("mpirun did not end after SIGINT");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let res = child.wait_with_output().unwrap();
-    eprintln!(
-        "{}\n{}",
-        String::from_utf8_lossy(&res.stdout),
-        String::from_utf8_lossy(&res.stderr)
-    );
+    let res = interrupt_and_wait(child);
     assert!(two_steps, "two steps were saved before the interrupt");
     assert!(!res.status.success());
     let doc = the_result(out.path());

@@ -14,11 +14,13 @@ use anyhow::{Result, anyhow};
 use serde::{Deserialize, Serialize};
 
 use crate::cli::files::FilesArgs;
+use crate::commands::run::finish_doc;
 use crate::dist::ClockOffset;
 use crate::dist::aggregate::{RankRun, add_dist_summaries, aggregate_files_run, dist_warnings};
 use crate::dist::clock::measure_offsets;
 use crate::dist::hooks::{DistHooks, LocalWindow, from_rank, host_rows};
 use crate::dist::session::{Prepared, RankSpace, Session};
+use crate::error::Interrupted;
 use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning};
 use crate::runner::RunHooks;
 use crate::runner::repeat::spread_warnings;
@@ -169,10 +171,30 @@ impl FilesDist<'_> {
     }
 }
 
+impl FilesDist<'_> {
+    /// Rank 0 saves an interrupt at once, before the ranks remove their file trees: mpirun
+    /// follows the SIGTERM it forwards with SIGKILL a second later (Open MPI's
+    /// `odls_base_sigkill_timeout`), which removing many files can outlast.
+    fn saving_interrupt(&self, r: Result<()>) -> Result<()> {
+        if let (Err(e), Some(doc)) = (&r, &self.doc)
+            && let Some(i) = e.downcast_ref::<Interrupted>()
+        {
+            let mut d = doc.borrow().clone();
+            let again = Interrupted {
+                signal: i.signal,
+                signal_name: i.signal_name,
+            };
+            finish_doc(&mut d, &Err(again.into()));
+            let _ = self.sink.save(&d);
+        }
+        r
+    }
+}
+
 impl FilesHooks for FilesDist<'_> {
     fn before_phase(&self) -> Result<()> {
         // Phases end after an amount of files: the first rank done stops the others.
-        self.base.before_run(true)
+        self.saving_interrupt(self.base.before_run(true))
     }
 
     fn poll_interval(&self) -> Duration {
@@ -193,7 +215,7 @@ impl FilesHooks for FilesDist<'_> {
             stonewalled,
         }))?;
         // A signal at the very end of a phase may stop one rank's phase and miss another's.
-        self.base.agree_on_interrupt()
+        self.saving_interrupt(self.base.agree_on_interrupt())
     }
 
     fn agree_more(&self, local: bool) -> Result<bool> {

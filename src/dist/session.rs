@@ -34,6 +34,7 @@ impl Drop for RankDir {
     fn drop(&mut self) {
         if self.created {
             let _ = std::fs::remove_dir(&self.path);
+            crate::runner::ownership::forget(&self.path);
         }
     }
 }
@@ -69,7 +70,11 @@ impl RankSpace {
             }
             let path = t.join(format!("iolab-rank-{rank}"));
             let created = match std::fs::create_dir(&path) {
-                Ok(()) => true,
+                Ok(()) => {
+                    // Removed by the next start if this rank is killed (mpirun's SIGKILL).
+                    crate::runner::ownership::record(&path);
+                    true
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && path.is_dir() => false,
                 Err(e) => {
                     return Err(crate::usage!("cannot create {}: {e}", path.display()));

@@ -211,6 +211,30 @@ pub fn spawn_mpirun(args: &[&str]) -> std::process::Child {
         .expect("start mpirun")
 }
 
+/// Ctrl-C on a spawned mpirun (it forwards the signal to every rank); its output once it
+/// ended (at most `HANG_LIMIT` later).
+pub fn interrupt_and_wait(mut child: std::process::Child) -> Output {
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    );
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > HANG_LIMIT {
+            let _ = child.kill();
+            panic!("mpirun did not end after SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let res = child.wait_with_output().unwrap();
+    eprintln!(
+        "{}\n{}",
+        String::from_utf8_lossy(&res.stdout),
+        String::from_utf8_lossy(&res.stderr)
+    );
+    res
+}
+
 /// Wait (at most `HANG_LIMIT`) until `done` holds for the result file in `dir`.
 pub fn wait_for_result(dir: &Path, done: impl Fn(&ResultDoc) -> bool) -> bool {
     let t0 = Instant::now();
