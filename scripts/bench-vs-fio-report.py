@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Report for scripts/bench-vs-fio.sh: iolab / fio ratios from the JSON of every round.
+
+    bench-vs-fio-report.py RESULTS_DIR ROUNDS LINE...
+
+RESULTS_DIR holds NAME.iolab.R.json (`iolab run --json`) and NAME.fio.R.json (`fio
+--output-format=json+`) for R = 1..ROUNDS; each LINE starts with NAME followed by '|'.
+
+Two views of the latency percentiles:
+- the median over the rounds of each round's percentile (what one run shows), and
+- the percentile of the pooled samples of all rounds: iolab's exact HDR histograms (the
+  `lat_hist` field, V2 serialization) added up, fio's json+ latency bins added up. A 99.9th
+  percentile of one 5 s run rests on a few hundred samples and on whatever the VM did in those
+  seconds; the pooled one rests on every round's.
+"""
+import base64
+import json
+import math
+import statistics as st
+import struct
+import sys
+
+
+def hdr_decode(b64):
+    """iolab's `lat_hist`: HdrHistogram V2 serialization (uncompressed), base64.
+    Returns {highest equivalent value of a bucket in ns: count}."""
+    raw = base64.b64decode(b64)
+    cookie, plen, _norm, sig, low, _high, _ratio = struct.unpack(">IIIIqqd", raw[:40])
+    if cookie & ~0xF0 != 0x1C849303:
+        raise ValueError(f"not a V2 HdrHistogram (cookie {cookie:#x})")
+    payload = raw[40 : 40 + plen]
+    sub = 1 << math.ceil(math.log2(2 * 10**sig))
+    half = sub // 2
+    half_mag = half.bit_length() - 1
+    unit = low.bit_length() - 1
+
+    def value(index):
+        bucket = (index >> half_mag) - 1
+        sub_index = (index & (half - 1)) + half
+        if bucket < 0:
+            sub_index -= half
+            bucket = 0
+        shift = bucket + unit
+        return (sub_index << shift) + (1 << shift) - 1
+
+    counts, i, index = {}, 0, 0
+    while i < len(payload):
+        # ZigZag LEB128 with at most 9 bytes (the 9th carries 8 bits); negative = run of zeros.
+        v = shift = 0
+        for k in range(9):
+            byte = payload[i]
+            i += 1
+            if k == 8:
+                v |= byte << 56
+                break
+            v |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                break
+        v = (v >> 1) ^ -(v & 1)
+        if v < 0:
+            index += -v
+        else:
+            if v:
+                counts[value(index)] = v
+            index += 1
+    return counts
+
+
+def quantile(hist, q):
+    total = sum(hist.values())
+    want = max(1, math.ceil(q * total))
+    acc = 0
+    for v in sorted(hist):
+        acc += hist[v]
+        if acc >= want:
+            return v
+    return 0
+
+
+def add(into, hist):
+    for v, c in hist.items():
+        into[v] = into.get(v, 0) + c
+
+
+def main():
+    res, rounds, lines = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+    rows, spreads = [], []
+    for line in lines:
+        name = line.split("|")[0]
+        ii, ff, ih, fh = [], [], {}, {}
+        for r in range(1, rounds + 1):
+            i = json.load(open(f"{res}/{name}.iolab.{r}.json"))["tests"][0]["runs"][0]
+            f = json.load(open(f"{res}/{name}.fio.{r}.json"))["jobs"][0]
+            fj = f["read"] if f["read"]["io_bytes"] > 0 else f["write"]
+            ii.append((i["iops"], i["lat_ns"]["mean"], i["lat_ns"]["p99"], i["lat_ns"]["p999"]))
+            pct = fj["lat_ns"]["percentile"]
+            ff.append((fj["iops"], fj["lat_ns"]["mean"], pct["99.000000"], pct["99.900000"]))
+            add(ih, hdr_decode(i["lat_hist"]))
+            add(fh, {int(k): c for k, c in fj["lat_ns"]["bins"].items()})
+        med = lambda xs, k: st.median(x[k] for x in xs)
+        pooled = [quantile(ih, q) / quantile(fh, q) for q in (0.99, 0.999)]
+        rows.append((name, med(ii, 0), med(ff, 0), med(ii, 1) / med(ff, 1),
+                     med(ii, 2) / med(ff, 2), med(ii, 3) / med(ff, 3), *pooled))
+        # Each tool's own round-to-round range (max / min): a gap between the tools smaller
+        # than these is not a difference of the tools.
+        rng = lambda xs, k: max(x[k] for x in xs) / max(min(x[k] for x in xs), 1e-9)
+        spreads.append((name, rng(ii, 0), rng(ff, 0), rng(ii, 2), rng(ff, 2), rng(ii, 3), rng(ff, 3)))
+
+    print(f"{'test':22} {'iolab IOPS':>11} {'fio IOPS':>11} {'ratio':>6} {'mean':>6} "
+          f"{'p99':>6} {'p99.9':>6} {'pooled p99':>11} {'pooled p99.9':>13}")
+    for name, iops_i, iops_f, mean, p99, p999, pp99, pp999 in rows:
+        print(f"{name:22} {iops_i:11,.0f} {iops_f:11,.0f} {iops_i / iops_f:6.2f} {mean:6.2f} "
+              f"{p99:6.2f} {p999:6.2f} {pp99:11.2f} {pp999:13.2f}")
+    print(f"(ratio = iolab / fio; IOPS, mean, p99, p99.9 = median of {rounds} alternating rounds; "
+          "pooled = percentile of all rounds' samples together; latency = iolab's submit-to-"
+          "completion against fio's total lat_ns; both tools pinned to one CPU)")
+    print()
+    print("Each tool's own range over the rounds (max / min):")
+    print(f"{'test':22} {'IOPS i':>7} {'IOPS f':>7} {'p99 i':>7} {'p99 f':>7} {'p99.9 i':>8} {'p99.9 f':>8}")
+    for n, *r in spreads:
+        print(f"{n:22} " + " ".join(f"{v:7.2f}" if k < 4 else f"{v:8.2f}" for k, v in enumerate(r)))
+
+
+if __name__ == "__main__":
+    main()
