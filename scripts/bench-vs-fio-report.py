@@ -99,20 +99,26 @@ def main():
             add(ih, hdr_decode(i["lat_hist"]))
             add(fh, {int(k): c for k, c in fj["lat_ns"]["bins"].items()})
         med = lambda xs, k: st.median(x[k] for x in xs)
+        # Paired: the two tools of one round ran back to back, so their ratio is the least
+        # touched by the VM's drift over minutes.
+        paired = sorted(a[0] / b[0] for a, b in zip(ii, ff))
         pooled = [quantile(ih, q) / quantile(fh, q) for q in (0.99, 0.999)]
-        rows.append((name, med(ii, 0), med(ff, 0), med(ii, 1) / med(ff, 1),
+        rows.append((name, med(ii, 0), med(ff, 0), st.median(paired), paired[0], paired[-1],
+                     med(ii, 1) / med(ff, 1),
                      med(ii, 2) / med(ff, 2), med(ii, 3) / med(ff, 3), *pooled))
         # Each tool's own round-to-round range (max / min): a gap between the tools smaller
         # than these is not a difference of the tools.
         rng = lambda xs, k: max(x[k] for x in xs) / max(min(x[k] for x in xs), 1e-9)
         spreads.append((name, rng(ii, 0), rng(ff, 0), rng(ii, 2), rng(ff, 2), rng(ii, 3), rng(ff, 3)))
 
-    print(f"{'test':22} {'iolab IOPS':>11} {'fio IOPS':>11} {'ratio':>6} {'mean':>6} "
-          f"{'p99':>6} {'p99.9':>6} {'pooled p99':>11} {'pooled p99.9':>13}")
-    for name, iops_i, iops_f, mean, p99, p999, pp99, pp999 in rows:
-        print(f"{name:22} {iops_i:11,.0f} {iops_f:11,.0f} {iops_i / iops_f:6.2f} {mean:6.2f} "
-              f"{p99:6.2f} {p999:6.2f} {pp99:11.2f} {pp999:13.2f}")
+    print(f"{'test':22} {'iolab IOPS':>11} {'fio IOPS':>11} {'ratio':>6} {'paired':>16} "
+          f"{'mean':>6} {'p99':>6} {'p99.9':>6} {'pooled p99':>11} {'pooled p99.9':>13}")
+    for name, iops_i, iops_f, pm, plo, phi, mean, p99, p999, pp99, pp999 in rows:
+        paired = f"{pm:.2f} ({plo:.2f}-{phi:.2f})"
+        print(f"{name:22} {iops_i:11,.0f} {iops_f:11,.0f} {iops_i / iops_f:6.2f} {paired:>16} "
+              f"{mean:6.2f} {p99:6.2f} {p999:6.2f} {pp99:11.2f} {pp999:13.2f}")
     print(f"(ratio = iolab / fio; IOPS, mean, p99, p99.9 = median of {rounds} alternating rounds; "
+          "paired = median (min-max) of each round's IOPS ratio, the two tools back to back; "
           "pooled = percentile of all rounds' samples together; latency = iolab's submit-to-"
           "completion against fio's total lat_ns; both tools pinned to one CPU)")
     print()

@@ -8,7 +8,8 @@
 # device over a file in /dev/shm; 1 MiB sequential read and write QD8 on the same device.
 # Needs root (loop device), fio 3.x and python3; the report (median of the rounds and the
 # percentiles of all rounds' samples pooled) is scripts/bench-vs-fio-report.py.
-# Creates and removes its own files and devices.
+# Creates and removes its own files and devices; BENCH_KEEP=DIR keeps every run's JSON there
+# (re-report with `scripts/bench-vs-fio-report.py DIR ROUNDS NAME...`).
 # Both tools are pinned to the same CPU (BENCH_CPU, default 1; `taskset`): on a small VM the
 # placement of the submitting thread relative to the loop driver's worker moves QD1 results
 # by 2x from run to run, which would otherwise decide the ratio.
@@ -83,4 +84,7 @@ for ROUND in $(seq 1 "$ROUNDS"); do
     done
 done
 
+if [ -n "${BENCH_KEEP:-}" ]; then
+    mkdir -p "$BENCH_KEEP" && cp "$RES"/*.json "$BENCH_KEEP"/ && echo "JSON of every run kept in $BENCH_KEEP"
+fi
 python3 "$ROOT/scripts/bench-vs-fio-report.py" "$RES" "$ROUNDS" "${LINES[@]}"
