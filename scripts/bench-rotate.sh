@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# A/B of iolab builds against fio (or each other) on one 4 KiB loop-device line, variants
+# rotated every round; prints each variant's median IOPS and its *paired* ratio to the first
+# variant (median and range of the per-round ratios).
+#
+#   sudo [RW=randread] [QD=32] [S=2] [N=12] scripts/bench-rotate.sh VARIANT...
+#
+# VARIANT is `fio`, or the path of an iolab binary, optionally followed by `:VAR=VALUE+VAR=VALUE`
+# (environment for that run). Example, an old build against the current one and fio:
+#   sudo N=16 scripts/bench-rotate.sh fio target/release/iolab /tmp/iolab-old
+# Same device setup and pinning as scripts/bench-vs-fio.sh (BENCH_CPU, default 1).
+set -euo pipefail
+[ $# -ge 2 ] || { sed -n '2,12p' "$0" >&2; exit 2; }
+[ "$(id -u)" = 0 ] || { echo "needs root for the loop device" >&2; exit 1; }
+command -v fio >/dev/null || { echo "fio is not installed (apt-get install fio)" >&2; exit 1; }
+RW=${RW:-randread} QD=${QD:-32} S=${S:-2} N=${N:-12} CPU=${BENCH_CPU:-1}
+WORK=$(mktemp -d /dev/shm/iolab-rotate.XXXXXX)
+LOOP=""
+cleanup() {
+    [ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null || true
+    rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+truncate -s 1G "$WORK/backing.img"
+LOOP=$(losetup --find --show "$WORK/backing.img")
+dd if=/dev/urandom of="$LOOP" bs=1M count=512 oflag=direct status=none
+
+one() { # variant -> IOPS
+    if [ "$1" = fio ]; then
+        taskset -c "$CPU" fio --name=b --filename="$LOOP" --size=512M --direct=1 --ioengine=io_uring \
+            --rw="$RW" --bs=4k --iodepth="$QD" --time_based --runtime="$S" --ramp_time=250ms \
+            --randrepeat=0 --fixedbufs=1 --registerfiles=1 --output-format=json 2>/dev/null |
+            python3 -c 'import json,sys; j=json.load(sys.stdin)["jobs"][0]; d=j["read"] if j["read"]["io_bytes"] else j["write"]; print(int(d["iops"]))'
+    else
+        local bin=${1%%:*} envs=()
+        [[ "$1" == *:* ]] && IFS=+ read -r -a envs <<<"${1#*:}"
+        env "${envs[@]}" taskset -c "$CPU" "$bin" run --target "$LOOP" --allow-destroy "$LOOP" \
+            --engine uring --direct true --rw "$RW" --bs 4k --iodepth "$QD" --size 512M \
+            --duration "${S}s" --ramp 250ms --repeat 1 --json --no-save 2>/dev/null |
+            python3 -c 'import json,sys; print(int(json.load(sys.stdin)["tests"][0]["runs"][0]["iops"]))'
+    fi
+}
+
+V=("$@")
+n=${#V[@]}
+OUT="$WORK/rounds.txt"
+for r in $(seq 1 "$N"); do
+    res=()
+    for k in $(seq 0 $((n - 1))); do
+        idx=$(((k + r) % n)) # a different variant goes first every round
+        res[idx]=$(one "${V[idx]}")
+    done
+    echo "${res[*]}" >>"$OUT"
+done
+python3 - "$OUT" "${V[@]}" <<'PY'
+import statistics as st, sys
+out, names = sys.argv[1], sys.argv[2:]
+rows = [list(map(int, l.split())) for l in open(out)]
+print(f"{len(rows)} rounds; paired = each round's IOPS / {names[0]}'s in the same round")
+for i, name in enumerate(names):
+    col = [r[i] for r in rows]
+    rat = sorted(r[i] / r[0] for r in rows)
+    print(f"{name:44} median {st.median(col):10,.0f} IOPS  paired {st.median(rat):.3f} ({rat[0]:.2f}-{rat[-1]:.2f})")
+PY
