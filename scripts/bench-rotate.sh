@@ -14,16 +14,9 @@ set -euo pipefail
 [ "$(id -u)" = 0 ] || { echo "needs root for the loop device" >&2; exit 1; }
 command -v fio >/dev/null || { echo "fio is not installed (apt-get install fio)" >&2; exit 1; }
 RW=${RW:-randread} QD=${QD:-32} S=${S:-2} N=${N:-12} CPU=${BENCH_CPU:-1}
-WORK=$(mktemp -d /dev/shm/iolab-rotate.XXXXXX)
-LOOP=""
-cleanup() {
-    [ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null || true
-    rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
-truncate -s 1G "$WORK/backing.img"
-LOOP=$(losetup --find --show "$WORK/backing.img")
-dd if=/dev/urandom of="$LOOP" bs=1M count=512 oflag=direct status=none
+# shellcheck source=scripts/bench-loop.sh
+. "$(dirname "$0")/bench-loop.sh"
+bench_loop rotate
 
 one() { # variant -> IOPS
     if [ "$1" = fio ]; then

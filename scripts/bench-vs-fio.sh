@@ -23,20 +23,11 @@ cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml"
 IOLAB="$ROOT/target/release/iolab"
 CPU=${BENCH_CPU:-1}
 
-WORK=$(mktemp -d /dev/shm/iolab-bench.XXXXXX)
-LOOP=""
-cleanup() {
-    [ -n "$LOOP" ] && losetup -d "$LOOP" 2>/dev/null || true
-    rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
-
+# shellcheck source=scripts/bench-loop.sh
+. "$ROOT/scripts/bench-loop.sh"
+bench_loop bench
 mkdir -p "$WORK/tmpfs"
-truncate -s 1G "$WORK/backing.img"
-LOOP=$(losetup --find --show "$WORK/backing.img")
 SIZE=512M
-# Prefill once so reads never hit holes (both tools then read the same data).
-dd if=/dev/urandom of="$LOOP" bs=1M count=512 oflag=direct status=none
 
 RES="$WORK/results"
 mkdir -p "$RES"
