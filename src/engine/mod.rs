@@ -59,7 +59,7 @@ pub trait IoEngine: Send {
     /// Slots (buffers) this engine has: the most I/Os it can have in flight.
     fn depth(&self) -> usize;
     fn buffer_mut(&mut self, slot: usize) -> &mut [u8];
-    /// Add one request to the batch of the next `submit`.
+    /// Add one request for the next `submit` (the runner submits after every request).
     fn queue(&mut self, slot: usize, op: Op, offset: u64, len: usize);
     /// Hand the queued requests to the kernel; returns how many went.
     fn submit(&mut self) -> io::Result<usize>;
