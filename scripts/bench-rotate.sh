@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# A/B of iolab builds against fio (or each other) on one 4 KiB loop-device line, variants
+# A/B of iolab builds against fio (or each other) on one loop-device line, variants
 # rotated every round; prints each variant's median IOPS and its *paired* ratio to the first
 # variant (median and range of the per-round ratios).
 #
-#   sudo [RW=randread] [QD=32] [S=2] [N=12] scripts/bench-rotate.sh VARIANT...
+#   sudo [RW=randread] [BS=4k] [QD=32] [S=2] [N=12] scripts/bench-rotate.sh VARIANT...
 #
 # VARIANT is `fio`, or the path of an iolab binary, optionally followed by `:VAR=VALUE+VAR=VALUE`
 # (environment for that run). Example, an old build against the current one and fio:
@@ -13,7 +13,7 @@ set -euo pipefail
 [ $# -ge 2 ] || { sed -n '2,12p' "$0" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "needs root for the loop device" >&2; exit 1; }
 command -v fio >/dev/null || { echo "fio is not installed (apt-get install fio)" >&2; exit 1; }
-RW=${RW:-randread} QD=${QD:-32} S=${S:-2} N=${N:-12} CPU=${BENCH_CPU:-1}
+RW=${RW:-randread} BS=${BS:-4k} QD=${QD:-32} S=${S:-2} N=${N:-12} CPU=${BENCH_CPU:-1}
 # shellcheck source=scripts/bench-loop.sh
 . "$(dirname "$0")/bench-loop.sh"
 bench_loop rotate
@@ -21,14 +21,14 @@ bench_loop rotate
 one() { # variant -> IOPS
     if [ "$1" = fio ]; then
         taskset -c "$CPU" fio --name=b --filename="$LOOP" --size=512M --direct=1 --ioengine=io_uring \
-            --rw="$RW" --bs=4k --iodepth="$QD" --time_based --runtime="$S" --ramp_time=250ms \
+            --rw="$RW" --bs="$BS" --iodepth="$QD" --time_based --runtime="$S" --ramp_time=250ms \
             --randrepeat=0 --fixedbufs=1 --registerfiles=1 --output-format=json 2>/dev/null |
             python3 -c 'import json,sys; j=json.load(sys.stdin)["jobs"][0]; d=j["read"] if j["read"]["io_bytes"] else j["write"]; print(int(d["iops"]))'
     else
         local bin=${1%%:*} envs=()
         [[ "$1" == *:* ]] && IFS=+ read -r -a envs <<<"${1#*:}"
         env "${envs[@]}" taskset -c "$CPU" "$bin" run --target "$LOOP" --allow-destroy "$LOOP" \
-            --engine uring --direct true --rw "$RW" --bs 4k --iodepth "$QD" --size 512M \
+            --engine uring --direct true --rw "$RW" --bs "$BS" --iodepth "$QD" --size 512M \
             --duration "${S}s" --ramp 250ms --repeat 1 --json --no-save 2>/dev/null |
             python3 -c 'import json,sys; print(int(json.load(sys.stdin)["tests"][0]["runs"][0]["iops"]))'
     fi

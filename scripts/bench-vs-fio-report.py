@@ -5,6 +5,8 @@
 
 RESULTS_DIR holds NAME.iolab.R.json (`iolab run --json`) and NAME.fio.R.json (`fio
 --output-format=json+`) for R = 1..ROUNDS; each LINE starts with NAME followed by '|'.
+Where NAME.fio2.R.json exist too (BENCH_CONTROL=1), fio's second run of each round is also
+compared with its first: the A/A control, the resolution of the benchmark itself.
 
 Two views of the latency percentiles:
 - the median over the rounds of each round's percentile (what one run shows), and
@@ -16,6 +18,7 @@ Two views of the latency percentiles:
 import base64
 import json
 import math
+import os
 import statistics as st
 import struct
 import sys
@@ -83,44 +86,74 @@ def add(into, hist):
         into[v] = into.get(v, 0) + c
 
 
+def load_iolab(res, name, rounds):
+    """Per round (IOPS, mean, p99, p99.9) and the pooled histogram of iolab's runs."""
+    per, hist = [], {}
+    for r in range(1, rounds + 1):
+        i = json.load(open(f"{res}/{name}.iolab.{r}.json"))["tests"][0]["runs"][0]
+        per.append((i["iops"], i["lat_ns"]["mean"], i["lat_ns"]["p99"], i["lat_ns"]["p999"]))
+        add(hist, hdr_decode(i["lat_hist"]))
+    return per, hist
+
+
+def load_fio(res, name, rounds, tag="fio"):
+    """The same for fio's runs saved as NAME.TAG.R.json."""
+    per, hist = [], {}
+    for r in range(1, rounds + 1):
+        f = json.load(open(f"{res}/{name}.{tag}.{r}.json"))["jobs"][0]
+        fj = f["read"] if f["read"]["io_bytes"] > 0 else f["write"]
+        pct = fj["lat_ns"]["percentile"]
+        per.append((fj["iops"], fj["lat_ns"]["mean"], pct["99.000000"], pct["99.900000"]))
+        add(hist, {int(k): c for k, c in fj["lat_ns"]["bins"].items()})
+    return per, hist
+
+
+def compare(name, a, b):
+    """Row of ratios a / b, each (per-round tuples, pooled histogram)."""
+    (ii, ih), (ff, fh) = a, b
+    med = lambda xs, k: st.median(x[k] for x in xs)
+    # Paired: the two runs of one round ran back to back, so their ratio is the least
+    # touched by the VM's drift over minutes.
+    paired = sorted(x[0] / y[0] for x, y in zip(ii, ff))
+    pooled = [quantile(ih, q) / quantile(fh, q) for q in (0.99, 0.999)]
+    return (name, med(ii, 0), med(ff, 0), st.median(paired), paired[0], paired[-1],
+            med(ii, 1) / med(ff, 1), med(ii, 2) / med(ff, 2), med(ii, 3) / med(ff, 3), *pooled)
+
+
+def print_rows(rows, a, b):
+    print(f"{'test':22} {a + ' IOPS':>11} {b + ' IOPS':>11} {'ratio':>6} {'paired':>16} "
+          f"{'mean':>6} {'p99':>6} {'p99.9':>6} {'pooled p99':>11} {'pooled p99.9':>13}")
+    for name, iops_a, iops_b, pm, plo, phi, mean, p99, p999, pp99, pp999 in rows:
+        paired = f"{pm:.2f} ({plo:.2f}-{phi:.2f})"
+        print(f"{name:22} {iops_a:11,.0f} {iops_b:11,.0f} {iops_a / iops_b:6.2f} {paired:>16} "
+              f"{mean:6.2f} {p99:6.2f} {p999:6.2f} {pp99:11.2f} {pp999:13.2f}")
+
+
 def main():
     res, rounds, lines = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-    rows, spreads = [], []
+    rows, spreads, control = [], [], []
     for line in lines:
         name = line.split("|")[0]
-        ii, ff, ih, fh = [], [], {}, {}
-        for r in range(1, rounds + 1):
-            i = json.load(open(f"{res}/{name}.iolab.{r}.json"))["tests"][0]["runs"][0]
-            f = json.load(open(f"{res}/{name}.fio.{r}.json"))["jobs"][0]
-            fj = f["read"] if f["read"]["io_bytes"] > 0 else f["write"]
-            ii.append((i["iops"], i["lat_ns"]["mean"], i["lat_ns"]["p99"], i["lat_ns"]["p999"]))
-            pct = fj["lat_ns"]["percentile"]
-            ff.append((fj["iops"], fj["lat_ns"]["mean"], pct["99.000000"], pct["99.900000"]))
-            add(ih, hdr_decode(i["lat_hist"]))
-            add(fh, {int(k): c for k, c in fj["lat_ns"]["bins"].items()})
-        med = lambda xs, k: st.median(x[k] for x in xs)
-        # Paired: the two tools of one round ran back to back, so their ratio is the least
-        # touched by the VM's drift over minutes.
-        paired = sorted(a[0] / b[0] for a, b in zip(ii, ff))
-        pooled = [quantile(ih, q) / quantile(fh, q) for q in (0.99, 0.999)]
-        rows.append((name, med(ii, 0), med(ff, 0), st.median(paired), paired[0], paired[-1],
-                     med(ii, 1) / med(ff, 1),
-                     med(ii, 2) / med(ff, 2), med(ii, 3) / med(ff, 3), *pooled))
+        i, f = load_iolab(res, name, rounds), load_fio(res, name, rounds)
+        rows.append(compare(name, i, f))
+        if os.path.exists(f"{res}/{name}.fio2.1.json"):
+            control.append(compare(name, load_fio(res, name, rounds, "fio2"), f))
         # Each tool's own round-to-round range (max / min): a gap between the tools smaller
         # than these is not a difference of the tools.
+        ii, ff = i[0], f[0]
         rng = lambda xs, k: max(x[k] for x in xs) / max(min(x[k] for x in xs), 1e-9)
         spreads.append((name, rng(ii, 0), rng(ff, 0), rng(ii, 2), rng(ff, 2), rng(ii, 3), rng(ff, 3)))
 
-    print(f"{'test':22} {'iolab IOPS':>11} {'fio IOPS':>11} {'ratio':>6} {'paired':>16} "
-          f"{'mean':>6} {'p99':>6} {'p99.9':>6} {'pooled p99':>11} {'pooled p99.9':>13}")
-    for name, iops_i, iops_f, pm, plo, phi, mean, p99, p999, pp99, pp999 in rows:
-        paired = f"{pm:.2f} ({plo:.2f}-{phi:.2f})"
-        print(f"{name:22} {iops_i:11,.0f} {iops_f:11,.0f} {iops_i / iops_f:6.2f} {paired:>16} "
-              f"{mean:6.2f} {p99:6.2f} {p999:6.2f} {pp99:11.2f} {pp999:13.2f}")
+    print_rows(rows, "iolab", "fio")
     print(f"(ratio = iolab / fio; IOPS, mean, p99, p99.9 = median of {rounds} alternating rounds; "
           "paired = median (min-max) of each round's IOPS ratio, the two tools back to back; "
           "pooled = percentile of all rounds' samples together; latency = iolab's submit-to-"
           "completion against fio's total lat_ns; both tools pinned to one CPU)")
+    if control:
+        print()
+        print("A/A control: fio's second run of each round against its first (same columns). "
+              "A gap between iolab and fio within this one is not a difference of the tools:")
+        print_rows(control, "fio #2", "fio")
     print()
     print("Each tool's own range over the rounds (max / min):")
     print(f"{'test':22} {'IOPS i':>7} {'IOPS f':>7} {'p99 i':>7} {'p99 f':>7} {'p99.9 i':>8} {'p99.9 f':>8}")

@@ -10,6 +10,9 @@
 # percentiles of all rounds' samples pooled) is scripts/bench-vs-fio-report.py.
 # Creates and removes its own files and devices; BENCH_KEEP=DIR keeps every run's JSON there
 # (re-report with `scripts/bench-vs-fio-report.py DIR ROUNDS NAME...`).
+# BENCH_CONTROL=1 also runs fio a second time in every round (order rotated) and reports fio
+# against itself: the A/A control, i.e. how far two runs of the *same* tool differ on this
+# machine — a gap between iolab and fio smaller than that is not a difference of the tools.
 # Both tools are pinned to the same CPU (BENCH_CPU, default 1; `taskset`): on a small VM the
 # placement of the submitting thread relative to the loop driver's worker moves QD1 results
 # by 2x from run to run, which would otherwise decide the ratio.
@@ -22,6 +25,7 @@ command -v fio >/dev/null || { echo "fio is not installed (apt-get install fio)"
 cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml"
 IOLAB="$ROOT/target/release/iolab"
 CPU=${BENCH_CPU:-1}
+CONTROL=${BENCH_CONTROL:-0}
 
 # shellcheck source=scripts/bench-loop.sh
 . "$ROOT/scripts/bench-loop.sh"
@@ -40,14 +44,14 @@ run_iolab() { # name target direct engine rw bs qd
         --repeat 1 --json --no-save 2>/dev/null > "$RES/$name.iolab.$ROUND.json"
 }
 
-run_fio() { # name target direct engine rw bs qd
-    local name=$1 target=$2 direct=$3 engine=$4 rw=$5 bs=$6 qd=$7 file=$2 extra=()
+run_fio() { # name target direct engine rw bs qd [tag]
+    local name=$1 target=$2 direct=$3 engine=$4 rw=$5 bs=$6 qd=$7 tag=${8:-fio} file=$2 extra=()
     [ -d "$target" ] && file="$target/fio.dat"
     [ "$engine" = io_uring ] && extra=(--fixedbufs=1 --registerfiles=1)
     taskset -c "$CPU" fio --name=bench --filename="$file" --size=$SIZE --direct="$direct" --ioengine="$engine" \
         --rw="$rw" --bs="$bs" --iodepth="$qd" --time_based --runtime="$SECS" --ramp_time=500ms \
         --randrepeat=0 --lat_percentiles=1 --group_reporting "${extra[@]}" \
-        --output-format=json+ > "$RES/$name.fio.$ROUND.json" 2>/dev/null
+        --output-format=json+ > "$RES/$name.$tag.$ROUND.json" 2>/dev/null
 }
 
 LINES=(
@@ -63,8 +67,18 @@ LINES=(
 for ROUND in $(seq 1 "$ROUNDS"); do
     for line in "${LINES[@]}"; do
         IFS='|' read -r name target direct ieng feng rw bs qd <<<"$line"
+        if [ "$CONTROL" = 1 ]; then
+            # fio, iolab and fio again (the A/A control), in a rotated order.
+            for k in 0 1 2; do
+                case $(((ROUND + k) % 3)) in
+                    0) run_fio "$name" "$target" "$direct" "$feng" "$rw" "$bs" "$qd" ;;
+                    1) run_iolab "$name" "$target" "$direct" "$ieng" "$rw" "$bs" "$qd" ;;
+                    2) run_fio "$name" "$target" "$direct" "$feng" "$rw" "$bs" "$qd" fio2 ;;
+                esac
+                rm -f "$WORK/tmpfs/fio.dat"
+            done
         # Alternate which tool goes first, so drift does not favour one.
-        if [ $((ROUND % 2)) = 1 ]; then
+        elif [ $((ROUND % 2)) = 1 ]; then
             run_fio "$name" "$target" "$direct" "$feng" "$rw" "$bs" "$qd"
             run_iolab "$name" "$target" "$direct" "$ieng" "$rw" "$bs" "$qd"
         else
