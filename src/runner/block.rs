@@ -2,8 +2,8 @@
 //! measure, and their recorders are merged into one `RunResult`.
 //!
 //! The hot loop is allocation-free: buffers are allocated once per job, offsets come from a
-//! permutation, and the clock is read before and after each submit (start, submission latency) and
-//! once per completion as it is processed.
+//! permutation, and the clock is read before and after each submit (start, submission
+//! latency) and once per completion as it is processed.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
@@ -417,6 +417,13 @@ fn run_job(
             next_done = 0;
             if let Err(e) = engine.reap(1, &mut done) {
                 error = Some(anyhow!(e).context("waiting for completions failed"));
+                break;
+            }
+            if done.is_empty() {
+                error = Some(anyhow!(
+                    "the {} engine returned no completion with {inflight} requests in flight",
+                    engine.name()
+                ));
                 break;
             }
         }
