@@ -156,6 +156,16 @@ impl TestTarget {
             // A symlink planted in place of iolab's own file must not redirect its writes.
             flags |= libc::O_NOFOLLOW;
         }
+        if self.kind != TargetKind::BlockDevice {
+            // Reading the test file must not write its inode: under `relatime` the first read
+            // after the prefill updates the access time (a metadata write inside a read
+            // test), under `strictatime` every read does. O_NOATIME needs the file's owner
+            // (or CAP_FOWNER): without it the file opens as usual.
+            match o.custom_flags(flags | libc::O_NOATIME).open(&self.path) {
+                Err(e) if e.raw_os_error() == Some(libc::EPERM) => {}
+                r => return r,
+            }
+        }
         o.custom_flags(flags);
         o.open(&self.path)
     }
@@ -270,4 +280,35 @@ pub fn block_device_size(path: &Path) -> io::Result<u64> {
         return Err(io::Error::last_os_error());
     }
     Ok(size)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `flags:` line of /proc/self/fdinfo/FD (octal open flags).
+    fn open_flags(f: &File) -> i32 {
+        let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", f.as_raw_fd())).unwrap();
+        let line = info.lines().find(|l| l.starts_with("flags:")).unwrap();
+        i32::from_str_radix(line.trim_start_matches("flags:").trim(), 8).unwrap()
+    }
+
+    #[test]
+    fn test_files_are_read_without_touching_their_access_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = TestTarget::create_in_dir(dir.path(), 1 << 20, false).unwrap();
+        for write in [false, true] {
+            let f = t.open(false, write).unwrap();
+            let flags = open_flags(&f);
+            assert_ne!(
+                flags & libc::O_NOATIME,
+                0,
+                "opened without O_NOATIME (flags {flags:o}, write {write})"
+            );
+            assert_eq!(
+                flags & libc::O_ACCMODE,
+                if write { libc::O_RDWR } else { libc::O_RDONLY }
+            );
+        }
+    }
 }
