@@ -259,6 +259,7 @@ fn run_job(
     failed: &StopFlag,
     live: Option<&LiveCounters>,
 ) -> Result<JobOut> {
+    super::private_fd_table();
     let opened = target.open(job.direct, job.rw.writes()).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             anyhow!(
