@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A/B of iolab builds against fio (or each other) on one loop-device line, variants
 # rotated every round; prints each variant's median IOPS and its *paired* ratio to the first
-# variant (median and range of the per-round ratios).
+# variant (median and range of the per-round ratios, and their geometric mean with its 95 %
+# interval: 'faster'/'slower' when it excludes 1, '~' when these rounds cannot tell).
 #
 #   sudo [RW=randread] [BS=4k] [QD=32] [S=2] [N=12] scripts/bench-rotate.sh VARIANT...
 #
@@ -45,13 +46,17 @@ for r in $(seq 1 "$N"); do
     done
     echo "${res[*]}" >>"$OUT"
 done
-python3 - "$OUT" "${V[@]}" <<'PY'
+python3 - "$(dirname "$0")" "$OUT" "${V[@]}" <<'PY'
 import statistics as st, sys
-out, names = sys.argv[1], sys.argv[2:]
+sys.path.insert(0, sys.argv[1])
+from ratio_ci import paired_ci
+out, names = sys.argv[2], sys.argv[3:]
 rows = [list(map(int, l.split())) for l in open(out)]
 print(f"{len(rows)} rounds; paired = each round's IOPS / {names[0]}'s in the same round")
 for i, name in enumerate(names):
     col = [r[i] for r in rows]
     rat = sorted(r[i] / r[0] for r in rows)
-    print(f"{name:44} median {st.median(col):10,.0f} IOPS  paired {st.median(rat):.3f} ({rat[0]:.2f}-{rat[-1]:.2f})")
+    g, lo, hi, verdict = paired_ci(rat)
+    print(f"{name:44} median {st.median(col):10,.0f} IOPS  paired {st.median(rat):.3f} ({rat[0]:.2f}-{rat[-1]:.2f})"
+          f"  geo-mean {g:.3f} [95 % CI {lo:.3f}-{hi:.3f}] {verdict}")
 PY

@@ -23,6 +23,9 @@ import statistics as st
 import struct
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ratio_ci import paired_ci  # noqa: E402
+
 
 def hdr_decode(b64):
     """iolab's `lat_hist`: HdrHistogram V2 serialization (uncompressed), base64.
@@ -117,15 +120,20 @@ def compare(name, a, b):
     paired = sorted(x[0] / y[0] for x, y in zip(ii, ff))
     pooled = [quantile(ih, q) / quantile(fh, q) for q in (0.99, 0.999)]
     return (name, med(ii, 0), med(ff, 0), st.median(paired), paired[0], paired[-1],
-            med(ii, 1) / med(ff, 1), med(ii, 2) / med(ff, 2), med(ii, 3) / med(ff, 3), *pooled)
+            paired_ci(paired), med(ii, 1) / med(ff, 1), med(ii, 2) / med(ff, 2),
+            med(ii, 3) / med(ff, 3), *pooled)
 
 
 def print_rows(rows, a, b):
     print(f"{'test':22} {a + ' IOPS':>11} {b + ' IOPS':>11} {'ratio':>6} {'paired':>16} "
+          f"{'geo-mean [95 % CI]':>25} "
           f"{'mean':>6} {'p99':>6} {'p99.9':>6} {'pooled p99':>11} {'pooled p99.9':>13}")
-    for name, iops_a, iops_b, pm, plo, phi, mean, p99, p999, pp99, pp999 in rows:
+    for name, iops_a, iops_b, pm, plo, phi, ci, mean, p99, p999, pp99, pp999 in rows:
         paired = f"{pm:.2f} ({plo:.2f}-{phi:.2f})"
+        g, lo, hi, verdict = ci
+        ci = f"{g:.3f} [{lo:.3f}-{hi:.3f}] {verdict}"
         print(f"{name:22} {iops_a:11,.0f} {iops_b:11,.0f} {iops_a / iops_b:6.2f} {paired:>16} "
+              f"{ci:>25} "
               f"{mean:6.2f} {p99:6.2f} {p999:6.2f} {pp99:11.2f} {pp999:13.2f}")
 
 
@@ -147,6 +155,9 @@ def main():
     print_rows(rows, "iolab", "fio")
     print(f"(ratio = iolab / fio; IOPS, mean, p99, p99.9 = median of {rounds} alternating rounds; "
           "paired = median (min-max) of each round's IOPS ratio, the two tools back to back; "
+          "geo-mean = geometric mean of those ratios with its 95 % interval (t on the log "
+          "ratios): 'faster'/'slower' when the interval excludes 1, '~' when this many rounds "
+          "cannot tell the tools apart; "
           "pooled = percentile of all rounds' samples together; latency = iolab's submit-to-"
           "completion against fio's total lat_ns; both tools pinned to one CPU)")
     if control:
