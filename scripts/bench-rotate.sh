@@ -6,8 +6,9 @@
 #
 #   sudo [RW=randread] [BS=4k] [QD=32] [S=2] [N=12] scripts/bench-rotate.sh VARIANT...
 #
-# VARIANT is `fio`, or the path of an iolab binary, optionally followed by `:VAR=VALUE+VAR=VALUE`
-# (environment for that run). Example, an old build against the current one and fio:
+# VARIANT is `fio`, optionally followed by `:--OPTION=VALUE+--OPTION=VALUE` (extra fio options,
+# e.g. `fio:--gtod_reduce=1`), or the path of an iolab binary, optionally followed by
+# `:VAR=VALUE+VAR=VALUE` (environment for that run). Example, an old build against the current one and fio:
 #   sudo N=16 scripts/bench-rotate.sh fio target/release/iolab /tmp/iolab-old
 # Same device setup and pinning as scripts/bench-vs-fio.sh (BENCH_CPU, default 1).
 set -euo pipefail
@@ -20,10 +21,12 @@ RW=${RW:-randread} BS=${BS:-4k} QD=${QD:-32} S=${S:-2} N=${N:-12} CPU=${BENCH_CP
 bench_loop rotate
 
 one() { # variant -> IOPS
-    if [ "$1" = fio ]; then
+    if [ "${1%%:*}" = fio ]; then
+        local fopts=()
+        [[ "$1" == *:* ]] && IFS=+ read -r -a fopts <<<"${1#*:}"
         taskset -c "$CPU" fio --name=b --filename="$LOOP" --size=512M --direct=1 --ioengine=io_uring \
             --rw="$RW" --bs="$BS" --iodepth="$QD" --time_based --runtime="$S" --ramp_time=250ms \
-            --randrepeat=0 --fixedbufs=1 --registerfiles=1 --output-format=json 2>/dev/null |
+            --randrepeat=0 --fixedbufs=1 --registerfiles=1 "${fopts[@]}" --output-format=json 2>/dev/null |
             python3 -c 'import json,sys; j=json.load(sys.stdin)["jobs"][0]; d=j["read"] if j["read"]["io_bytes"] else j["write"]; print(int(d["iops"]))'
     else
         local bin=${1%%:*} envs=()
