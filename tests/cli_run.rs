@@ -182,45 +182,6 @@ fn every_engine_runs_and_matches_the_schema() {
     }
 }
 
-/// At QD1 every request fills the queue, so it goes to the kernel in the same call as the
-/// wait for its completion, except every 16th, submitted on its own and timed: the
-/// submission latency is a 1-in-16 sample, and every request still has a completion latency.
-#[test]
-fn qd1_submission_latency_is_sampled_one_in_sixteen() {
-    for engine in ["null", "uring"] {
-        let d = tempdir();
-        let mut args = vec![
-            "run",
-            "--engine",
-            engine,
-            "--rw",
-            "randread",
-            "--bs",
-            "4k",
-            "--iodepth",
-            "1",
-            "--repeat",
-            "1",
-        ];
-        args.extend_from_slice(QUICK);
-        let doc = json_of(&iolab(d.path(), &args));
-        let t = &doc["tests"][0];
-        if t["settings"]["engine"] != engine {
-            eprintln!("SKIP ({engine}): io_uring unavailable here, the run fell back to sync");
-            continue;
-        }
-        let run = &t["runs"][0];
-        let ios = run["lat_ns"]["count"].as_u64().unwrap();
-        let slat = run["slat_ns"]["count"].as_u64().unwrap();
-        assert!(ios >= 160, "{engine}: too few I/Os for the check ({ios})");
-        assert!(
-            slat * 16 <= ios + 16 && slat * 16 + 32 >= ios,
-            "{engine}: {slat} submission latencies for {ios} I/Os, want about 1 in 16"
-        );
-        assert!(run["slat_ns"]["p50"].as_u64().unwrap() > 0);
-    }
-}
-
 #[test]
 fn default_preset_runs_every_test_in_order() {
     let d = tempdir();

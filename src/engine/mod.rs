@@ -63,10 +63,8 @@ pub trait IoEngine: Send {
     fn queue(&mut self, slot: usize, op: Op, offset: u64, len: usize);
     /// Hand the queued requests to the kernel; returns how many went.
     fn submit(&mut self) -> io::Result<usize>;
-    /// Hand any requests still queued to the kernel (in the same system call as the wait,
-    /// where the engine can), then wait until at least `min` completions are available, and
-    /// append all available completions to `out`. The runner leaves the request that fills
-    /// the queue for `reap` when its next step would be to wait anyway.
+    /// Wait until at least `min` completions are available, and append all available
+    /// completions to `out`.
     fn reap(&mut self, min: usize, out: &mut Vec<Completion>) -> io::Result<()>;
     /// Make written data durable.
     fn fsync(&mut self) -> io::Result<()>;

