@@ -8,11 +8,13 @@
 #
 # VARIANT is `fio`, optionally followed by `:--OPTION=VALUE+--OPTION=VALUE` (extra fio options,
 # e.g. `fio:--gtod_reduce=1`), or the path of an iolab binary, optionally followed by
-# `:VAR=VALUE+VAR=VALUE` (environment for that run). Example, an old build against the current one and fio:
+# `:VAR=VALUE+VAR=VALUE` (environment for that run). Example, an old build against the
+# current one and fio:
 #   sudo N=16 scripts/bench-rotate.sh fio target/release/iolab /tmp/iolab-old
-# Same device setup and pinning as scripts/bench-vs-fio.sh (BENCH_CPU, default 1).
+# Same device setup and pinning as scripts/bench-vs-fio.sh (BENCH_CPU, default 1; BENCH_HALTPOLL,
+# see scripts/bench-loop.sh).
 set -euo pipefail
-[ $# -ge 2 ] || { sed -n '2,12p' "$0" >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,15p' "$0" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "needs root for the loop device" >&2; exit 1; }
 command -v fio >/dev/null || { echo "fio is not installed (apt-get install fio)" >&2; exit 1; }
 RW=${RW:-randread} BS=${BS:-4k} QD=${QD:-32} S=${S:-2} N=${N:-12} CPU=${BENCH_CPU:-1}

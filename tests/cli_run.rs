@@ -88,9 +88,26 @@ fn check_schema(doc: &Value) {
         "logical_block_size",
         "physical_block_size",
         "rotational",
+        "cpuidle_driver",
+        "cpuidle_governor",
+        "guest_halt_poll_ns",
     ] {
         assert!(env.get(k).is_some(), "environment.{k} missing");
     }
+    // The vCPU warning comes exactly when the machine halts idle vCPUs at once and a test
+    // runs at queue depth 1.
+    let halts = env["guest_halt_poll_ns"].as_u64() == Some(0);
+    let qd1 = doc["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["settings"]["iodepth"] == 1 && t["settings"]["engine"] != "null");
+    let warned = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["code"] == "vcpu-halt");
+    assert_eq!(warned, halts && qd1, "vcpu-halt warning");
     assert!(doc["warnings"].is_array());
     let tests = doc["tests"].as_array().unwrap();
     assert!(!tests.is_empty());

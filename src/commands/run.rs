@@ -138,6 +138,15 @@ pub fn run_with_hooks(
         });
     }
 
+    let qd1 = cfg.tests.iter().any(|t| {
+        t.groups
+            .iter()
+            .all(|g| g.iodepth == 1 && g.engine != crate::engine::EngineKind::Null)
+    });
+    if qd1 && let Some(w) = crate::sysinfo::vcpu_halt_warning(&doc.environment) {
+        doc.warn(w);
+    }
+
     for spec in &cfg.tests {
         ctx.stop.check()?;
         let targets: Vec<&TestTarget> = spec.groups.iter().map(|_| &target).collect();

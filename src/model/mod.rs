@@ -93,6 +93,13 @@ pub struct Environment {
     pub loop_backing_file: Option<String>,
     /// io_uring availability as probed at start.
     pub io_uring: Option<String>,
+    /// cpuidle driver and governor (`/sys/devices/system/cpu/cpuidle/`): how idle CPUs
+    /// sleep, which decides the wake-up cost inside every low-queue-depth latency.
+    pub cpuidle_driver: Option<String>,
+    pub cpuidle_governor: Option<String>,
+    /// KVM guests with the `haltpoll` driver: how long an idle vCPU polls before it halts
+    /// (0 = halts at once; every wake-up then goes through the host).
+    pub guest_halt_poll_ns: Option<u64>,
 }
 
 /// A warning: a stable machine code and a sentence that says what to do.
