@@ -1,15 +1,12 @@
 //! iolab: parse the command line, run, map errors to exit codes.
 
-use clap::Parser;
-
-use iolab::cli::Cli;
 use iolab::error::{ExitCode, exit_code_for};
 
 fn main() {
     let argv: Vec<String> = std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    let cli = Cli::parse();
+    let cli = iolab::cli::parse();
     // The matrix's mounts, loops and images of a killed run go first (an image may back a
     // loop), then a killed iolab's test files, locks and work trees; both say what they did.
     iolab::fs::state::report_stale_cleanup();

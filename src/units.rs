@@ -38,7 +38,9 @@ fn split_number(input: &str) -> Result<(&str, &str, &str), UnitError> {
     if s.is_empty() {
         return Err(UnitError::Empty);
     }
-    if s.starts_with('-') {
+    // `-1s` is a negative number; `--repeat` (an option where a value was expected, which
+    // clap hands over because sizes and durations accept a leading hyphen) is not a value.
+    if s.starts_with('-') && s[1..].starts_with(|c: char| c.is_ascii_digit() || c == '.') {
         return Err(UnitError::Negative(s.to_string()));
     }
     let split = s

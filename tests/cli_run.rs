@@ -392,6 +392,15 @@ fn expect_usage_error(cwd: &Path, args: &[&str], needle: &str) {
         stderr.to_lowercase().contains(&needle.to_lowercase()),
         "args {args:?}: stderr lacks '{needle}': {stderr}"
     );
+    assert_eq!(
+        stderr.trim_end().lines().count(),
+        1,
+        "args {args:?}: the error should be one line: {stderr}"
+    );
+    assert!(
+        stderr.starts_with("iolab: error: "),
+        "args {args:?}: {stderr}"
+    );
     assert_eq!(entries(cwd), before, "args {args:?} left something behind");
 }
 
@@ -409,6 +418,13 @@ fn bad_input_is_refused_with_exit_2() {
         (&["run", "--size", "1k"], "smaller than one block"),
         (&["run", "--size", "900T"], "free"),
         (&["run", "--duration=-1s"], "negative"),
+        (&["run", "--duration", "-1s"], "negative"),
+        (&["run", "--size", "-4k"], "negative"),
+        (&["run", "--iodepth", "-1"], "--iodepth"),
+        (
+            &["run", "--durration", "5"],
+            "similar argument exists: '--duration'",
+        ),
         (&["run", "--duration", "soon"], "not a duration"),
         (&["run", "--duration", "0"], "--duration 0"),
         (&["run", "--iodepth", "0"], "--iodepth 0"),

@@ -62,7 +62,12 @@ pub struct CopyArgs {
 
     /// Shrink or grow the data set: file counts and total size scale by F (at least one
     /// file of each kind).
-    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    #[arg(
+        long,
+        allow_negative_numbers = true,
+        value_name = "F",
+        default_value_t = 1.0
+    )]
     pub scale: f64,
 
     /// Copy your own files instead of a synthetic set (read-only: never modified; staged
@@ -85,7 +90,7 @@ pub struct CopyArgs {
 
     /// Buffer of each read/write (rw, and auto where it falls back). The default is GNU
     /// cp's 128 KiB.
-    #[arg(long, value_parser = size_arg, value_name = "SIZE", default_value = "128K")]
+    #[arg(long, allow_hyphen_values = true, value_parser = size_arg, value_name = "SIZE", default_value = "128K")]
     pub buffer: u64,
 
     /// Preserve mode and access/modification times, like `cp -p`.

@@ -71,15 +71,15 @@ pub struct FilesArgs {
     pub sizes: String,
 
     /// Files per portion (each portion is timed on its own).
-    #[arg(long, value_name = "N")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub files_per_portion: Option<u64>,
 
     /// Portions per pass.
-    #[arg(long, value_name = "P")]
+    #[arg(long, allow_negative_numbers = true, value_name = "P")]
     pub portions: Option<u64>,
 
     /// Passes per run.
-    #[arg(long, value_name = "K")]
+    #[arg(long, allow_negative_numbers = true, value_name = "K")]
     pub passes: Option<u64>,
 
     #[command(flatten)]
@@ -91,7 +91,7 @@ pub struct FilesArgs {
 
     /// Add Belov's "one big file" column: one file of SIZE per run, written in 1 MiB
     /// sequential writes.
-    #[arg(long, value_parser = size_arg, value_name = "SIZE")]
+    #[arg(long, allow_hyphen_values = true, value_parser = size_arg, value_name = "SIZE")]
     pub big: Option<u64>,
 
     /// Durability: none, file (fsync each), portion (syncfs each), end (one syncfs).
@@ -107,7 +107,7 @@ pub struct FilesArgs {
     pub phases: String,
 
     /// Pin the measuring thread to CPU N (sched_setaffinity).
-    #[arg(long, value_name = "N")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub cpu: Option<usize>,
 
     /// Raise iolab's priority (nice -10) when permitted; a warning otherwise.

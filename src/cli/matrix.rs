@@ -60,7 +60,7 @@ pub struct MatrixArgs {
     pub image_dir: Option<PathBuf>,
 
     /// Size of each image file [default: 4GiB, clamped to the free space].
-    #[arg(long, value_parser = size_arg, value_name = "SIZE", conflicts_with = "device")]
+    #[arg(long, allow_hyphen_values = true, value_parser = size_arg, value_name = "SIZE", conflicts_with = "device")]
     pub image_size: Option<u64>,
 
     /// Format this block device or partition for every configuration instead of images

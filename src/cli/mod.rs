@@ -56,6 +56,66 @@ pub enum Command {
     Man,
 }
 
+/// Parse the process's command line. Help and version print as clap prints them; every
+/// usage error becomes one line on stderr (`iolab: error: …`, see [`one_line_error`]) and
+/// exit code 2, like iolab's own checks of the values.
+pub fn parse() -> Cli {
+    use clap::CommandFactory;
+    use clap::error::ErrorKind;
+    match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => match e.kind() {
+            ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+            _ => {
+                // The help to point at: the subcommand's when one was named.
+                let names: Vec<String> = Cli::command()
+                    .get_subcommands()
+                    .map(|c| c.get_name().to_string())
+                    .collect();
+                let help = std::env::args()
+                    .skip(1)
+                    .find(|a| names.contains(a))
+                    .map_or_else(|| "iolab".to_string(), |c| format!("iolab {c}"));
+                eprintln!("iolab: {}", one_line_error(&e.render().to_string(), &help));
+                std::process::exit(crate::error::ExitCode::Usage as i32);
+            }
+        },
+    }
+}
+
+/// Fold clap's rendered error (a first line, indented details such as the possible values,
+/// a tip or the missing arguments, then a usage block) into one line that keeps every
+/// detail and points at `command`'s help (`iolab run`).
+pub fn one_line_error(rendered: &str, command: &str) -> String {
+    let mut lines = rendered.lines().map(str::trim);
+    let first = lines.next().unwrap_or("error").to_string();
+    let mut details = Vec::new();
+    for line in lines {
+        if line.starts_with("Usage:") {
+            break;
+        }
+        if line.is_empty() || line.starts_with("For more information") {
+            continue;
+        }
+        let line = line
+            .strip_prefix('[')
+            .and_then(|l| l.strip_suffix(']'))
+            .unwrap_or(line);
+        details.push(line.to_string());
+    }
+    let mut out = if details.is_empty() {
+        first
+    } else if first.ends_with(':') {
+        format!("{first} {}", details.join(", "))
+    } else {
+        format!("{first} ({})", details.join("; "))
+    };
+    out.push_str(&format!("; see '{command} --help'"));
+    out
+}
+
 /// Where and how results are written (shared by every measuring subcommand).
 #[derive(Debug, Clone, Args)]
 pub struct OutputArgs {
@@ -70,4 +130,83 @@ pub struct OutputArgs {
     /// Print the result model (JSON) to stdout instead of the table.
     #[arg(long)]
     pub json: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    /// The error clap renders for these arguments, folded.
+    fn folded(args: &[&str], command: &str) -> String {
+        let e = Cli::try_parse_from(args).expect_err("should be refused");
+        one_line_error(&e.render().to_string(), command)
+    }
+
+    #[test]
+    fn clap_errors_fold_into_one_line_with_every_detail() {
+        let cases: &[(&[&str], &[&str])] = &[
+            (
+                &["iolab", "run", "--preset", "turbo"],
+                &[
+                    "invalid value 'turbo' for '--preset <PRESET>'",
+                    "(possible values: default, nvme, real, peak)",
+                ],
+            ),
+            (
+                &["iolab", "run", "--durration", "5"],
+                &[
+                    "unexpected argument '--durration'",
+                    "tip: a similar argument exists: '--duration'",
+                ],
+            ),
+            (
+                &["iolab", "endurance"],
+                &["were not provided: --tbw <SIZE>, --daily <SIZE>"],
+            ),
+            (&["iolab", "run", "--bs", "4x"], &["'4x' is not a size"]),
+        ];
+        for (args, needles) in cases {
+            let line = folded(args, "iolab run");
+            assert!(!line.contains('\n'), "{args:?}: {line:?}");
+            assert!(line.starts_with("error: "), "{args:?}: {line:?}");
+            assert!(
+                line.ends_with("; see 'iolab run --help'"),
+                "{args:?}: {line:?}"
+            );
+            assert!(!line.contains("Usage:"), "{args:?}: {line:?}");
+            for n in *needles {
+                assert!(line.contains(n), "{args:?}: {line:?} lacks {n:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn negative_sizes_durations_and_counts_reach_the_value_checks() {
+        // With a space, not only with `=`: clap would otherwise take `-1s` for a flag.
+        let cases: &[(&[&str], &str)] = &[
+            (&["iolab", "run", "--duration", "-1s"], "'-1s' is negative"),
+            (&["iolab", "run", "--size", "-4k"], "'-4k' is negative"),
+            (
+                &["iolab", "run", "--iodepth", "-1"],
+                "invalid value '-1' for '--iodepth",
+            ),
+            (
+                &["iolab", "saturate", "--jobs", "-1"],
+                "invalid value '-1' for '--jobs",
+            ),
+            (
+                &["iolab", "saturate", "--latency-limit", "-5ms"],
+                "'-5ms' is negative",
+            ),
+        ];
+        for (args, needle) in cases {
+            let line = folded(args, "iolab");
+            assert!(line.contains(needle), "{args:?}: {line:?} lacks {needle:?}");
+        }
+        // An option where a value was expected is "not a duration", not "negative".
+        let line = folded(&["iolab", "run", "--duration", "--repeat"], "iolab");
+        assert!(!line.contains("negative"), "{line:?}");
+    }
 }

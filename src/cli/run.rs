@@ -36,11 +36,21 @@ pub struct RepeatArgs {
     pub repeat: String,
 
     /// Upper bound of runs with `--repeat auto`.
-    #[arg(long, value_name = "N", default_value_t = 10)]
+    #[arg(
+        long,
+        allow_negative_numbers = true,
+        value_name = "N",
+        default_value_t = 10
+    )]
     pub max_repeat: u32,
 
     /// Wanted CI half-width, % of the mean, with `--repeat auto`.
-    #[arg(long, value_name = "PERCENT", default_value_t = 2.5)]
+    #[arg(
+        long,
+        allow_negative_numbers = true,
+        value_name = "PERCENT",
+        default_value_t = 2.5
+    )]
     pub target_ci: f64,
 }
 
@@ -57,19 +67,19 @@ pub struct RunArgs {
 
     /// Size of the test file (4k/4KiB/1M/1MiB/1G are powers of two; 1MB/1GB are powers of
     /// ten). Default 1 GiB, clamped to free space. For a device: the part tested.
-    #[arg(long, value_parser = size_arg, value_name = "SIZE")]
+    #[arg(long, allow_hyphen_values = true, value_parser = size_arg, value_name = "SIZE")]
     pub size: Option<u64>,
 
     /// Measured time per test run (5s, 500ms, 1m).
-    #[arg(long, value_parser = duration_arg, default_value = "5s", value_name = "DURATION")]
+    #[arg(long, allow_hyphen_values = true, value_parser = duration_arg, default_value = "5s", value_name = "DURATION")]
     pub duration: Duration,
 
     /// Warm-up time before each run's measurement starts (not counted).
-    #[arg(long, value_parser = duration_arg, default_value = "500ms", value_name = "DURATION")]
+    #[arg(long, allow_hyphen_values = true, value_parser = duration_arg, default_value = "500ms", value_name = "DURATION")]
     pub ramp: Duration,
 
     /// Size-based instead of time-based: bytes to transfer per job and run.
-    #[arg(long, value_parser = size_arg, value_name = "SIZE", conflicts_with = "duration")]
+    #[arg(long, allow_hyphen_values = true, value_parser = size_arg, value_name = "SIZE", conflicts_with = "duration")]
     pub io_size: Option<u64>,
 
     #[command(flatten)]
@@ -90,19 +100,24 @@ pub struct RunArgs {
     pub rw: Option<Rw>,
 
     /// Block size of the custom test, or of every preset test when given.
-    #[arg(long, value_parser = size_arg, value_name = "SIZE")]
+    #[arg(long, allow_hyphen_values = true, value_parser = size_arg, value_name = "SIZE")]
     pub bs: Option<u64>,
 
     /// I/Os in flight per job (1..=1024).
-    #[arg(long, value_name = "N")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub iodepth: Option<u32>,
 
     /// Parallel jobs (threads).
-    #[arg(long, value_name = "N")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub jobs: Option<u32>,
 
     /// Percentage of reads for randrw.
-    #[arg(long, value_name = "PERCENT", default_value_t = 70)]
+    #[arg(
+        long,
+        allow_negative_numbers = true,
+        value_name = "PERCENT",
+        default_value_t = 70
+    )]
     pub rwmix_read: u32,
 
     /// How jobs share the region: each its own slice (split) or all the whole (shared).

@@ -87,7 +87,7 @@ pub struct SaturateArgs {
     pub rw: Vec<SweepKind>,
 
     /// The latency limit (10ms, 500us, 1s).
-    #[arg(long, value_parser = duration_arg, default_value = "10ms", value_name = "DURATION")]
+    #[arg(long, allow_hyphen_values = true, value_parser = duration_arg, default_value = "10ms", value_name = "DURATION")]
     pub latency_limit: Duration,
 
     /// The statistic the limit applies to (the table shows all three).
@@ -100,12 +100,18 @@ pub struct SaturateArgs {
     pub aggregate: Aggregate,
 
     /// Largest depth (I/Os in flight per job) the sweep tries, 1..=4096.
-    #[arg(long, value_name = "N", default_value_t = 256)]
+    #[arg(
+        long,
+        allow_negative_numbers = true,
+        value_name = "N",
+        default_value_t = 256
+    )]
     pub max_depth: u32,
 
     /// Jobs (threads) per target, comma-separated to sweep each: `--jobs 1,4`.
     #[arg(
         long,
+        allow_negative_numbers = true,
         value_name = "N[,N...]",
         value_delimiter = ',',
         default_value = "1"
@@ -113,24 +119,29 @@ pub struct SaturateArgs {
     pub jobs: Vec<u32>,
 
     /// Read share of the depth in the mixed sweep, percent (1..=99).
-    #[arg(long, value_name = "PERCENT", default_value_t = 50)]
+    #[arg(
+        long,
+        allow_negative_numbers = true,
+        value_name = "PERCENT",
+        default_value_t = 50
+    )]
     pub mix: u32,
 
     /// Block size.
-    #[arg(long, value_parser = size_arg, default_value = "4KiB", value_name = "SIZE")]
+    #[arg(long, allow_hyphen_values = true, value_parser = size_arg, default_value = "4KiB", value_name = "SIZE")]
     pub bs: u64,
 
     /// Measured time of each step.
-    #[arg(long, value_parser = duration_arg, default_value = "5s", value_name = "DURATION")]
+    #[arg(long, allow_hyphen_values = true, value_parser = duration_arg, default_value = "5s", value_name = "DURATION")]
     pub step_duration: Duration,
 
     /// Warm-up of each step before measuring (queues fill, caches settle).
-    #[arg(long, value_parser = duration_arg, default_value = "1s", value_name = "DURATION")]
+    #[arg(long, allow_hyphen_values = true, value_parser = duration_arg, default_value = "1s", value_name = "DURATION")]
     pub ramp: Duration,
 
     /// Tested size. Default: the whole device; for a file, 10x the caches iolab can detect
     /// (at least 1 GiB, at most 90 % of the free space). Less is allowed, with a warning.
-    #[arg(long, value_parser = size_arg, value_name = "SIZE")]
+    #[arg(long, allow_hyphen_values = true, value_parser = size_arg, value_name = "SIZE")]
     pub size: Option<u64>,
 
     /// Before write sweeps, write the whole target once more (SSD garbage collection in

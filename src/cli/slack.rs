@@ -26,15 +26,15 @@ pub struct SlackArgs {
     pub fs: String,
 
     /// Inode size for ext4-inline (default 256) and xfs (default 512), bytes.
-    #[arg(long, value_name = "BYTES", value_parser = crate::units::size_arg)]
+    #[arg(long, allow_hyphen_values = true, value_name = "BYTES", value_parser = crate::units::size_arg)]
     pub inode_size: Option<u64>,
 
     /// btrfs max_inline mount option (default 2048), bytes.
-    #[arg(long, value_name = "BYTES", value_parser = crate::units::size_arg)]
+    #[arg(long, allow_hyphen_values = true, value_name = "BYTES", value_parser = crate::units::size_arg)]
     pub max_inline: Option<u64>,
 
     /// NTFS MFT record size: 1024 (default) or 4096, bytes.
-    #[arg(long, value_name = "BYTES", value_parser = crate::units::size_arg)]
+    #[arg(long, allow_hyphen_values = true, value_name = "BYTES", value_parser = crate::units::size_arg)]
     pub mft_record: Option<u64>,
 
     /// Fit the cost model from an `iolab files` or `iolab matrix --study cluster` result

@@ -36,7 +36,12 @@ pub struct TraceRunArgs {
     pub target: PathBuf,
 
     /// Multiply file sizes, amounts and durations (0.01 for a quick try; 2 for a bigger set).
-    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    #[arg(
+        long,
+        allow_negative_numbers = true,
+        value_name = "F",
+        default_value_t = 1.0
+    )]
     pub scale: f64,
 
     #[command(flatten)]
