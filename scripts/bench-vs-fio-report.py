@@ -24,7 +24,7 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ratio_ci import paired_ci  # noqa: E402
+from ratio_ci import paired_ci, pooled_ratio_ci, within  # noqa: E402
 
 
 def hdr_decode(b64):
@@ -90,30 +90,33 @@ def add(into, hist):
 
 
 def load_iolab(res, name, rounds):
-    """Per round (IOPS, mean, p99, p99.9) and the pooled histogram of iolab's runs."""
-    per, hist = [], {}
+    """Per round (IOPS, mean, p99, p99.9), the pooled histogram of iolab's runs and each
+    round's histogram."""
+    per, hist, rounds_h = [], {}, []
     for r in range(1, rounds + 1):
         i = json.load(open(f"{res}/{name}.iolab.{r}.json"))["tests"][0]["runs"][0]
         per.append((i["iops"], i["lat_ns"]["mean"], i["lat_ns"]["p99"], i["lat_ns"]["p999"]))
-        add(hist, hdr_decode(i["lat_hist"]))
-    return per, hist
+        rounds_h.append(hdr_decode(i["lat_hist"]))
+        add(hist, rounds_h[-1])
+    return per, hist, rounds_h
 
 
 def load_fio(res, name, rounds, tag="fio"):
     """The same for fio's runs saved as NAME.TAG.R.json."""
-    per, hist = [], {}
+    per, hist, rounds_h = [], {}, []
     for r in range(1, rounds + 1):
         f = json.load(open(f"{res}/{name}.{tag}.{r}.json"))["jobs"][0]
         fj = f["read"] if f["read"]["io_bytes"] > 0 else f["write"]
         pct = fj["lat_ns"]["percentile"]
         per.append((fj["iops"], fj["lat_ns"]["mean"], pct["99.000000"], pct["99.900000"]))
-        add(hist, {int(k): c for k, c in fj["lat_ns"]["bins"].items()})
-    return per, hist
+        rounds_h.append({int(k): c for k, c in fj["lat_ns"]["bins"].items()})
+        add(hist, rounds_h[-1])
+    return per, hist, rounds_h
 
 
 def compare(name, a, b):
     """Row of ratios a / b, each (per-round tuples, pooled histogram)."""
-    (ii, ih), (ff, fh) = a, b
+    (ii, ih, _), (ff, fh, _) = a, b
     med = lambda xs, k: st.median(x[k] for x in xs)
     # Paired: the two runs of one round ran back to back, so their ratio is the least
     # touched by the VM's drift over minutes.
@@ -122,6 +125,21 @@ def compare(name, a, b):
     return (name, med(ii, 0), med(ff, 0), st.median(paired), paired[0], paired[-1],
             paired_ci(paired), med(ii, 1) / med(ff, 1), med(ii, 2) / med(ff, 2),
             med(ii, 3) / med(ff, 3), *pooled)
+
+
+TAIL_TOL = 0.10  # issue 2: latency percentiles within 10 % of fio's
+
+
+def tails(name, a, b):
+    """Pooled p99 and p99.9 ratios a / b with their 95 % bootstrap intervals over the rounds."""
+    return (name, *(pooled_ratio_ci(a[2], b[2], q) for q in (0.99, 0.999)))
+
+
+def print_tails(rows, a, b):
+    print(f"{'test':22} {'pooled p99 [95 % CI]':>30} {'pooled p99.9 [95 % CI]':>30}")
+    for name, *cis in rows:
+        cells = [f"{r:.2f} [{lo:.2f}-{hi:.2f}] {within(lo, hi, TAIL_TOL)}" for r, lo, hi in cis]
+        print(f"{name:22} " + " ".join(f"{c:>30}" for c in cells))
 
 
 def print_rows(rows, a, b):
@@ -139,13 +157,16 @@ def print_rows(rows, a, b):
 
 def main():
     res, rounds, lines = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-    rows, spreads, control = [], [], []
+    rows, spreads, control, tail_rows, tail_control = [], [], [], [], []
     for line in lines:
         name = line.split("|")[0]
         i, f = load_iolab(res, name, rounds), load_fio(res, name, rounds)
         rows.append(compare(name, i, f))
+        tail_rows.append(tails(name, i, f))
         if os.path.exists(f"{res}/{name}.fio2.1.json"):
-            control.append(compare(name, load_fio(res, name, rounds, "fio2"), f))
+            f2 = load_fio(res, name, rounds, "fio2")
+            control.append(compare(name, f2, f))
+            tail_control.append(tails(name, f2, f))
         # Each tool's own round-to-round range (max / min): a gap between the tools smaller
         # than these is not a difference of the tools.
         ii, ff = i[0], f[0]
@@ -165,6 +186,14 @@ def main():
         print("A/A control: fio's second run of each round against its first (same columns). "
               "A gap between iolab and fio within this one is not a difference of the tools:")
         print_rows(control, "fio #2", "fio")
+    print()
+    print(f"Pooled tails, iolab / fio, with 95 % bootstrap intervals over the {rounds} rounds "
+          f"(resampled in pairs): 'within' when the whole interval is inside ±{TAIL_TOL:.0%}, "
+          "'outside' when none of it is, '~' when these rounds cannot tell:")
+    print_tails(tail_rows, "iolab", "fio")
+    if tail_control:
+        print("The same for fio's second run against its first (A/A):")
+        print_tails(tail_control, "fio #2", "fio")
     print()
     print("Each tool's own range over the rounds (max / min):")
     print(f"{'test':22} {'IOPS i':>7} {'IOPS f':>7} {'p99 i':>7} {'p99 f':>7} {'p99.9 i':>8} {'p99.9 f':>8}")

@@ -36,3 +36,74 @@ def paired_ci(ratios):
     lo, hi = math.exp(m - h), math.exp(m + h)
     verdict = "faster" if lo > 1 else "slower" if hi < 1 else "~"
     return math.exp(m), lo, hi, verdict
+
+
+def _tail(hists, q_low):
+    """Per-round histograms ({value: count}) cut to the values at or above the lowest of the
+    rounds' own q_low quantiles: any pooled quantile at q >= q_low of any mix of these rounds
+    lies there (below every round's quantile, every round has more than its share above).
+    Returns (values, largest first; per-round counts on them; per-round totals)."""
+    totals = [sum(h.values()) for h in hists]
+    cut = min(_quantile(h, q_low) for h in hists)
+    values = sorted({v for h in hists for v in h if v >= cut}, reverse=True)
+    counts = [[h.get(v, 0) for v in values] for h in hists]
+    return values, counts, totals
+
+
+def _quantile(hist, q):
+    total = sum(hist.values())
+    want = max(1, math.ceil(q * total))
+    acc = 0
+    for v in sorted(hist):
+        acc += hist[v]
+        if acc >= want:
+            return v
+    return 0
+
+
+def _pooled(tail, weights, q):
+    """Quantile q of the rounds pooled with these multiplicities (same rule as _quantile)."""
+    values, counts, totals = tail
+    total = sum(w * n for w, n in zip(weights, totals))
+    allowed_above = total - max(1, math.ceil(q * total))
+    above, last = 0, values[0]
+    for k, v in enumerate(values):
+        if above > allowed_above:
+            break
+        last = v
+        above += sum(w * c[k] for w, c in zip(weights, counts) if w)
+    return last
+
+
+def pooled_ratio_ci(a_hists, b_hists, q, resamples=1000, seed=1):
+    """Ratio of the pooled q-quantiles of two tools' latency histograms (one per round, paired
+    by round) with a 95 % percentile-bootstrap interval: the rounds are resampled with
+    replacement, the same rounds for both tools (they ran back to back), and each resample's
+    histograms pooled again. Returns (ratio, low, high). With ten rounds the interval is
+    itself rough (a bootstrap of few rounds is too narrow, if anything): read it as the
+    resolution of the benchmark for that percentile, not as a test."""
+    import random
+
+    n = len(a_hists)
+    ta, tb = _tail(a_hists, q), _tail(b_hists, q)
+    ones = [1] * n
+    ratio = _pooled(ta, ones, q) / _pooled(tb, ones, q)
+    rng = random.Random(seed)
+    rs = []
+    for _ in range(resamples):
+        w = [0] * n
+        for i in rng.choices(range(n), k=n):
+            w[i] += 1
+        rs.append(_pooled(ta, w, q) / _pooled(tb, w, q))
+    rs.sort()
+    return ratio, rs[int(0.025 * (resamples - 1))], rs[int(0.975 * (resamples - 1))]
+
+
+def within(lo, hi, tol):
+    """Verdict for 'within ±tol of 1': 'within' when the whole interval is, 'outside' when
+    none of it is, '~' when these rounds cannot tell."""
+    if lo >= 1 - tol and hi <= 1 + tol:
+        return "within"
+    if hi < 1 - tol or lo > 1 + tol:
+        return "outside"
+    return "~"
