@@ -24,7 +24,7 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ratio_ci import paired_ci, pooled_ratio_ci, within  # noqa: E402
+from ratio_ci import paired_ci, pooled_ratio_ci, quantile, within  # noqa: E402
 
 
 def hdr_decode(b64):
@@ -71,17 +71,6 @@ def hdr_decode(b64):
                 counts[value(index)] = v
             index += 1
     return counts
-
-
-def quantile(hist, q):
-    total = sum(hist.values())
-    want = max(1, math.ceil(q * total))
-    acc = 0
-    for v in sorted(hist):
-        acc += hist[v]
-        if acc >= want:
-            return v
-    return 0
 
 
 def add(into, hist):
@@ -189,7 +178,7 @@ def main():
     print()
     print(f"Pooled tails, iolab / fio, with 95 % bootstrap intervals over the {rounds} rounds "
           f"(resampled in pairs): 'within' when the whole interval is inside ±{TAIL_TOL:.0%}, "
-          "'outside' when none of it is, '~' when these rounds cannot tell:")
+          "'lower'/'higher' when all of it is beyond, '~' when these rounds cannot tell:")
     print_tails(tail_rows, "iolab", "fio")
     if tail_control:
         print("The same for fio's second run against its first (A/A):")

@@ -44,13 +44,15 @@ def _tail(hists, q_low):
     lies there (below every round's quantile, every round has more than its share above).
     Returns (values, largest first; per-round counts on them; per-round totals)."""
     totals = [sum(h.values()) for h in hists]
-    cut = min(_quantile(h, q_low) for h in hists)
+    cut = min(quantile(h, q_low) for h in hists)
     values = sorted({v for h in hists for v in h if v >= cut}, reverse=True)
     counts = [[h.get(v, 0) for v in values] for h in hists]
     return values, counts, totals
 
 
-def _quantile(hist, q):
+def quantile(hist, q):
+    """Quantile q of a histogram {value: count}: the smallest value with at least
+    ceil(q * total) samples at or below it."""
     total = sum(hist.values())
     want = max(1, math.ceil(q * total))
     acc = 0
@@ -62,7 +64,7 @@ def _quantile(hist, q):
 
 
 def _pooled(tail, weights, q):
-    """Quantile q of the rounds pooled with these multiplicities (same rule as _quantile)."""
+    """Quantile q of the rounds pooled with these multiplicities (same rule as quantile)."""
     values, counts, totals = tail
     total = sum(w * n for w, n in zip(weights, totals))
     allowed_above = total - max(1, math.ceil(q * total))
@@ -100,10 +102,12 @@ def pooled_ratio_ci(a_hists, b_hists, q, resamples=1000, seed=1):
 
 
 def within(lo, hi, tol):
-    """Verdict for 'within ±tol of 1': 'within' when the whole interval is, 'outside' when
-    none of it is, '~' when these rounds cannot tell."""
+    """Verdict for 'within ±tol of 1': 'within' when the whole interval is, 'lower' or
+    'higher' when the whole interval is beyond that side, '~' when these rounds cannot tell."""
     if lo >= 1 - tol and hi <= 1 + tol:
         return "within"
-    if hi < 1 - tol or lo > 1 + tol:
-        return "outside"
+    if hi < 1 - tol:
+        return "lower"
+    if lo > 1 + tol:
+        return "higher"
     return "~"
