@@ -41,6 +41,15 @@ macro_rules! usage {
     ($($arg:tt)*) => { anyhow::Error::new($crate::error::UsageError(format!($($arg)*))) };
 }
 
+/// An error already printed where it happened (a rank of a distributed run says why it
+/// stops before the ranks part): `main` exits with `code` and prints nothing more.
+#[derive(Debug, Error)]
+#[error("{message}")]
+pub struct Reported {
+    pub message: String,
+    pub code: ExitCode,
+}
+
 /// The run was stopped by a signal; partial results were saved.
 #[derive(Debug, Error)]
 #[error("interrupted by {signal_name}; partial results saved")]
@@ -96,6 +105,9 @@ fn frame(text: &str) -> String {
 /// Map an error chain to an exit code.
 pub fn exit_code_for(err: &anyhow::Error) -> ExitCode {
     for cause in err.chain() {
+        if let Some(r) = cause.downcast_ref::<Reported>() {
+            return r.code;
+        }
         if cause.downcast_ref::<UsageError>().is_some() {
             return ExitCode::Usage;
         }

@@ -18,6 +18,7 @@ fn main() {
             iolab::fs::guard::cleanup_all();
             let code = exit_code_for(&e);
             match code {
+                _ if e.downcast_ref::<iolab::error::Reported>().is_some() => {}
                 ExitCode::Usage => eprintln!("iolab: error: {e:#}"),
                 ExitCode::Interrupted | ExitCode::Terminated | ExitCode::HangUp => {
                     eprintln!("iolab: {e:#}")

@@ -196,12 +196,21 @@ impl Session {
         {
             let _ = std::fs::remove_file(p);
         }
-        match prepared {
-            Err(e) => Err(e.context(format!("rank {}", self.rank))),
-            Ok(_) => Err(crate::usage!(
+        let err = match prepared {
+            Err(e) => e.context(format!("rank {}", self.rank)),
+            Ok(_) => crate::usage!(
                 "another rank could not start (its message is above); nothing was measured"
-            )),
-        }
+            ),
+        };
+        // Every rank says why it stops before any rank ends: mpirun kills the rest of the job
+        // as soon as one rank exits with an error, which would cut off a slower rank's line.
+        let code = crate::error::exit_code_for(&err);
+        eprintln!("iolab: error: {err:#}");
+        self.world.barrier();
+        Err(anyhow::Error::new(crate::error::Reported {
+            message: format!("{err:#}"),
+            code,
+        }))
     }
 
     /// The rank's run context: progress on rank 0 only, signals caught (mpirun forwards
