@@ -33,7 +33,7 @@ one() { # variant -> IOPS
     else
         local bin=${1%%:*} envs=()
         [[ "$1" == *:* ]] && IFS=+ read -r -a envs <<<"${1#*:}"
-        env "${envs[@]}" taskset -c "$CPU" "$bin" run --target "$LOOP" --allow-destroy "$LOOP" \
+        env "${envs[@]}" taskset -c "$CPU" "$bin" run --target "$LOOP" --allow-destroy "$LOOP" --prefill false \
             --engine uring --direct true --rw "$RW" --bs "$BS" --iodepth "$QD" --size 512M \
             --duration "${S}s" --ramp 250ms --repeat 1 --json --no-save 2>/dev/null |
             python3 -c 'import json,sys; print(int(json.load(sys.stdin)["tests"][0]["runs"][0]["iops"]))'

@@ -14,6 +14,14 @@ Two views of the latency percentiles:
   `lat_hist` field, V2 serialization) added up, fio's json+ latency bins added up. A 99.9th
   percentile of one 5 s run rests on a few hundred samples and on whatever the VM did in those
   seconds; the pooled one rests on every round's.
+
+Where NAME.TOOL.R.idle exist (two lines of `CPU:COUNT ...`, the CPUs' idle-state entries
+before and after the run), it also gives each tool's idle-state entries (halts, on a VM) per
+I/O, on the tools' CPU (BENCH_CPU) and on the others; the I/O count is IOPS x (BENCH_SECS +
+the 0.5 s ramp), about the run's whole life, as the counts are. Where fio's
+time per I/O goes with its halts per I/O (QD1 on a VM), a line fitted over fio's runs says
+what each halt costs and whether iolab is faster or slower than fio at the same number of
+halts.
 """
 import base64
 import json
@@ -24,7 +32,7 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ratio_ci import paired_ci, pooled_ratio_ci, quantile, within  # noqa: E402
+from ratio_ci import paired_ci, pooled_ratio_ci, quantile, t975, within  # noqa: E402
 
 
 def hdr_decode(b64):
@@ -103,6 +111,77 @@ def load_fio(res, name, rounds, tag="fio"):
     return per, hist, rounds_h
 
 
+RAMP_S = 0.5  # bench-vs-fio.sh's --ramp / --ramp_time
+
+
+def load_halts(res, name, tag, rounds, per):
+    """Per round (halts per I/O on the tools' CPU, on the other CPUs), or None when the idle
+    counts are missing or all zero (no cpuidle driver)."""
+    cpu, secs = os.environ.get("BENCH_CPU", "1"), float(os.environ.get("BENCH_SECS", "0"))
+    if not secs:
+        return None
+    out = []
+    for r in range(1, rounds + 1):
+        try:
+            before, after = open(f"{res}/{name}.{tag}.{r}.idle").read().split("\n")[:2]
+        except (OSError, ValueError):
+            return None
+        parse = lambda line: {c: int(n) for c, n in (x.split(":") for x in line.split())}
+        b, a = parse(before), parse(after)
+        d = {c: a[c] - b.get(c, 0) for c in a}
+        if not any(a.values()):
+            return None
+        ios = per[r - 1][0] * (secs + RAMP_S)
+        out.append((d.get(cpu, 0) / ios, sum(v for c, v in d.items() if c != cpu) / ios))
+    return out
+
+
+def print_halts(rows):
+    print(f"{'test':22} " + " ".join(f"{t + ' ' + w:>16}" for t in ("iolab", "fio") for w in ("own CPU", "others"))
+          + f" {'paired iolab/fio (all CPUs)':>30}")
+    for name, hi, hf in rows:
+        med = lambda xs, k: st.median(x[k] for x in xs)
+        # Below one halt per thousand I/Os (a buffered file in RAM never sleeps) the ratio
+        # is of a few stray wake-ups, not of the tools.
+        if all(y[0] + y[1] >= 1e-3 for y in hf):
+            paired = sorted((x[0] + x[1]) / (y[0] + y[1]) for x, y in zip(hi, hf))
+            cell = f"{st.median(paired):>13.2f} ({paired[0]:.2f}-{paired[-1]:.2f})"
+        else:
+            cell = f"{'-':>13}"
+        print(f"{name:22} " + " ".join(f"{med(h, k):16.3f}" for h in (hi, hf) for k in (0, 1))
+              + f" {cell}")
+
+
+def halt_adjusted(iolab, fios):
+    """At equal halts, is either tool faster? Fits time per I/O (1 / IOPS, one job) against
+    halts per I/O over fio's runs (fio and, with BENCH_CONTROL=1, fio #2): us = a + b x halts.
+    Returns (correlation over fio's runs, b, a, mean residual of iolab's runs against that line in us per I/O, its 95 %
+    interval, mean us per I/O of each tool), or None where the tools hardly halt, fio's
+    halts hardly vary or do not go with its time per I/O (correlation under 0.5: at 1 MiB
+    each I/O halts about once whatever happens, and its time is the copy's)."""
+    pts = [(h[0] + h[1], 1e6 / p[0]) for per, hs in fios for p, h in zip(per, hs)]
+    xs, ys = [x for x, _ in pts], [y for _, y in pts]
+    if len(pts) < 3 or st.median(xs) < 0.05 or st.pstdev(xs) < 0.01 or st.pstdev(ys) == 0:
+        return None
+    r = st.correlation(xs, ys)
+    if r < 0.5:
+        return None
+    b, a = st.linear_regression(xs, ys)
+    per, hs = iolab
+    res = [1e6 / p[0] - (a + b * (h[0] + h[1])) for p, h in zip(per, hs)]
+    m, half = st.mean(res), t975(len(res) - 1) * st.stdev(res) / math.sqrt(len(res))
+    return r, b, a, m, m - half, m + half, st.mean(1e6 / p[0] for p in per), st.mean(ys)
+
+
+def print_adjusted(rows):
+    print(f"{'test':22} {'r':>5} {'us per halt':>12} {'us at 0 halts':>14} {'iolab us/IO':>12} {'fio us/IO':>10} "
+          f"{'iolab - fio line at equal halts [95 % CI]':>44}")
+    for name, (r, b, a, m, lo, hi, ui, uf) in rows:
+        verdict = "iolab faster" if hi < 0 else "iolab slower" if lo > 0 else "~"
+        cell = f"{m:+.2f} us [{lo:+.2f} - {hi:+.2f}] {verdict}"
+        print(f"{name:22} {r:5.2f} {b:12.1f} {a:14.1f} {ui:12.2f} {uf:10.2f} {cell:>44}")
+
+
 def compare(name, a, b):
     """Row of ratios a / b, each (per-round tuples, pooled histogram)."""
     (ii, ih, _), (ff, fh, _) = a, b
@@ -146,16 +225,28 @@ def print_rows(rows, a, b):
 
 def main():
     res, rounds, lines = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-    rows, spreads, control, tail_rows, tail_control = [], [], [], [], []
+    rows, spreads, control, tail_rows, tail_control, halt_rows = [], [], [], [], [], []
+    adjusted = []
     for line in lines:
         name = line.split("|")[0]
         i, f = load_iolab(res, name, rounds), load_fio(res, name, rounds)
         rows.append(compare(name, i, f))
-        tail_rows.append(tails(name, i, f))
         if os.path.exists(f"{res}/{name}.fio2.1.json"):
             f2 = load_fio(res, name, rounds, "fio2")
             control.append(compare(name, f2, f))
             tail_control.append(tails(name, f2, f))
+        hi, hf = load_halts(res, name, "iolab", rounds, i[0]), load_halts(res, name, "fio", rounds, f[0])
+        if hi and hf:
+            halt_rows.append((name, hi, hf))
+            fios = [(f[0], hf)]
+            if os.path.exists(f"{res}/{name}.fio2.1.json"):
+                hf2 = load_halts(res, name, "fio2", rounds, f2[0])
+                if hf2:
+                    fios.append((f2[0], hf2))
+            adj = halt_adjusted((i[0], hi), fios)
+            if adj:
+                adjusted.append((name, adj))
+        tail_rows.append(tails(name, i, f))
         # Each tool's own round-to-round range (max / min): a gap between the tools smaller
         # than these is not a difference of the tools.
         ii, ff = i[0], f[0]
@@ -183,6 +274,18 @@ def main():
     if tail_control:
         print("The same for fio's second run against its first (A/A):")
         print_tails(tail_control, "fio #2", "fio")
+    if halt_rows:
+        print()
+        print("Idle-state entries (vCPU halts on a VM) per I/O, median of the rounds; on a VM each "
+              "one is a wake-up through the host, so at QD1 the tool that makes the CPUs halt "
+              "less often completes more I/Os:")
+        print_halts(halt_rows)
+    if adjusted:
+        print()
+        print("Time per I/O against halts per I/O, fitted over fio's runs (us = a + b x halts); "
+              "iolab's runs against that line: how much faster or slower iolab is than fio "
+              "would be at the same number of halts (negative = faster):")
+        print_adjusted(adjusted)
     print()
     print("Each tool's own range over the rounds (max / min):")
     print(f"{'test':22} {'IOPS i':>7} {'IOPS f':>7} {'p99 i':>7} {'p99 f':>7} {'p99.9 i':>8} {'p99.9 f':>8}")

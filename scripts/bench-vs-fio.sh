@@ -9,13 +9,17 @@
 # Needs root (loop device), fio 3.x and python3; the report (median of the rounds and the
 # percentiles of all rounds' samples pooled) is scripts/bench-vs-fio-report.py.
 # Creates and removes its own files and devices; BENCH_KEEP=DIR keeps every run's JSON there
-# (re-report with `scripts/bench-vs-fio-report.py DIR ROUNDS NAME...`).
+# (re-report with `BENCH_SECS=SECONDS scripts/bench-vs-fio-report.py DIR ROUNDS NAME...`).
 # BENCH_CONTROL=1 also runs fio a second time in every round (order rotated) and reports fio
 # against itself: the A/A control, i.e. how far two runs of the *same* tool differ on this
 # machine — a gap between iolab and fio smaller than that is not a difference of the tools.
 # Both tools are pinned to the same CPU (BENCH_CPU, default 1; `taskset`): on a small VM the
 # placement of the submitting thread relative to the loop driver's worker moves QD1 results
 # by 2x from run to run, which would otherwise decide the ratio.
+# Around every run it also reads the CPUs' idle-state entry counts (cpuidle `usage`, every
+# state but POLL: halts on a VM, C-states on bare metal) and the report gives the halts per
+# I/O of each tool, on the tools' CPU and on the others: at QD1 on a VM each halt costs a
+# wake-up through the host, which is what separates the tools there (docs/PERFORMANCE.md).
 set -euo pipefail
 SECS=${1:-4}
 ROUNDS=${2:-3}
@@ -36,10 +40,32 @@ SIZE=512M
 RES="$WORK/results"
 mkdir -p "$RES"
 
+halts() { # per CPU: entries into idle states other than POLL since boot, space-separated
+    local c s n out=()
+    for c in /sys/devices/system/cpu/cpu[0-9]*; do
+        n=0
+        for s in "$c"/cpuidle/state*; do
+            [ -r "$s/usage" ] && [ "$(cat "$s/name")" != POLL ] && n=$((n + $(cat "$s/usage")))
+        done
+        out+=("${c##*cpu}:$n")
+    done
+    echo "${out[*]}"
+}
+
+counted() { # file command... : runs the command, writes the idle counts before and after to file
+    local file=$1 before
+    shift
+    before=$(halts)
+    "$@"
+    printf '%s\n%s\n' "$before" "$(halts)" >"$file"
+}
+
 run_iolab() { # name target direct engine rw bs qd
     local name=$1 target=$2 direct=$3 engine=$4 rw=$5 bs=$6 qd=$7 extra=()
-    [ -b "$target" ] && extra=(--allow-destroy "$target")
-    taskset -c "$CPU" "$IOLAB" run --target "$target" "${extra[@]}" --engine "$engine" --direct "$direct" \
+    # The device was filled once by bench_loop (dd from /dev/urandom) and fio reads it as it
+    # is; iolab does the same (--prefill false) rather than writing 512 MiB before each run.
+    [ -b "$target" ] && extra=(--allow-destroy "$target" --prefill false)
+    counted "$RES/$name.iolab.$ROUND.idle" taskset -c "$CPU" "$IOLAB" run --target "$target" "${extra[@]}" --engine "$engine" --direct "$direct" \
         --rw "$rw" --bs "$bs" --iodepth "$qd" --size $SIZE --duration "${SECS}s" --ramp 500ms \
         --repeat 1 --json --no-save 2>/dev/null > "$RES/$name.iolab.$ROUND.json"
 }
@@ -48,7 +74,7 @@ run_fio() { # name target direct engine rw bs qd [tag]
     local name=$1 target=$2 direct=$3 engine=$4 rw=$5 bs=$6 qd=$7 tag=${8:-fio} file=$2 extra=()
     [ -d "$target" ] && file="$target/fio.dat"
     [ "$engine" = io_uring ] && extra=(--fixedbufs=1 --registerfiles=1)
-    taskset -c "$CPU" fio --name=bench --filename="$file" --size=$SIZE --direct="$direct" --ioengine="$engine" \
+    counted "$RES/$name.$tag.$ROUND.idle" taskset -c "$CPU" fio --name=bench --filename="$file" --size=$SIZE --direct="$direct" --ioengine="$engine" \
         --rw="$rw" --bs="$bs" --iodepth="$qd" --time_based --runtime="$SECS" --ramp_time=500ms \
         --randrepeat=0 --lat_percentiles=1 --group_reporting "${extra[@]}" \
         --output-format=json+ > "$RES/$name.$tag.$ROUND.json" 2>/dev/null
@@ -90,6 +116,6 @@ for ROUND in $(seq 1 "$ROUNDS"); do
 done
 
 if [ -n "${BENCH_KEEP:-}" ]; then
-    mkdir -p "$BENCH_KEEP" && cp "$RES"/*.json "$BENCH_KEEP"/ && echo "JSON of every run kept in $BENCH_KEEP"
+    mkdir -p "$BENCH_KEEP" && cp "$RES"/*.json "$RES"/*.idle "$BENCH_KEEP"/ && echo "JSON of every run kept in $BENCH_KEEP"
 fi
-python3 "$ROOT/scripts/bench-vs-fio-report.py" "$RES" "$ROUNDS" "${LINES[@]}"
+BENCH_CPU=$CPU BENCH_SECS=$SECS python3 "$ROOT/scripts/bench-vs-fio-report.py" "$RES" "$ROUNDS" "${LINES[@]}"
