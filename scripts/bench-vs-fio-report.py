@@ -17,8 +17,10 @@ Two views of the latency percentiles:
 
 Where NAME.TOOL.R.idle exist (two lines of `CPU:COUNT ...`, the CPUs' idle-state entries
 before and after the run), it also gives each tool's idle-state entries (halts, on a VM) per
-I/O, on the tools' CPU (BENCH_CPU) and on the others; the I/O count is IOPS x (BENCH_SECS +
-the 0.5 s ramp), about the run's whole life, as the counts are. Where fio's
+I/O, on the tools' CPU (BENCH_CPU) and on the others: the entries over a window in the
+steady middle of the run (its length is the file's third line) divided by IOPS x that
+window (without a third line: over the whole run, IOPS x (BENCH_SECS + the 0.5 s ramp)).
+Where fio's
 time per I/O goes with its halts per I/O (QD1 on a VM), a line fitted over fio's runs says
 what each halt costs and whether iolab is faster or slower than fio at the same number of
 halts.
@@ -123,15 +125,19 @@ def load_halts(res, name, tag, rounds, per):
     out = []
     for r in range(1, rounds + 1):
         try:
-            before, after = open(f"{res}/{name}.{tag}.{r}.idle").read().split("\n")[:2]
+            lines = open(f"{res}/{name}.{tag}.{r}.idle").read().split("\n")
+            before, after = lines[:2]
         except (OSError, ValueError):
             return None
+        # A third line is the length of the window the counts were read over (the steady
+        # middle of the run); without it, the counts span the run's whole life.
+        window = float(lines[2]) if len(lines) > 2 and lines[2].strip() else secs + RAMP_S
         parse = lambda line: {c: int(n) for c, n in (x.split(":") for x in line.split())}
         b, a = parse(before), parse(after)
         d = {c: a[c] - b.get(c, 0) for c in a}
         if not any(a.values()):
             return None
-        ios = per[r - 1][0] * (secs + RAMP_S)
+        ios = per[r - 1][0] * window
         out.append((d.get(cpu, 0) / ios, sum(v for c, v in d.items() if c != cpu) / ios))
     return out
 

@@ -16,10 +16,10 @@
 # Both tools are pinned to the same CPU (BENCH_CPU, default 1; `taskset`): on a small VM the
 # placement of the submitting thread relative to the loop driver's worker moves QD1 results
 # by 2x from run to run, which would otherwise decide the ratio.
-# Around every run it also reads the CPUs' idle-state entry counts (cpuidle `usage`, every
-# state but POLL: halts on a VM, C-states on bare metal) and the report gives the halts per
-# I/O of each tool, on the tools' CPU and on the others: at QD1 on a VM each halt costs a
-# wake-up through the host, which is what separates the tools there (docs/PERFORMANCE.md).
+# During every run it also reads the CPUs' idle-state entry counts (cpuidle `usage`, every
+# state but POLL: halts on a VM, C-states on bare metal) over the steady middle of the run,
+# and the report gives the halts per I/O of each tool, on the tools' CPU and on the others:
+# at QD1 on a VM each halt costs a wake-up through the host (docs/PERFORMANCE.md).
 set -euo pipefail
 SECS=${1:-4}
 ROUNDS=${2:-3}
@@ -37,35 +37,29 @@ bench_loop bench
 mkdir -p "$WORK/tmpfs"
 SIZE=512M
 
+# Idle counts are read over the steady middle of each run: from 1 s after its start (setup
+# and the 0.5 s ramp done) to 0.2 s before its measured time ends.
+WIN_FROM=1
+WIN_TO=$(awk "BEGIN { print 0.5 + $SECS - 0.2 }")
+COUNT=1
+if ! awk "BEGIN { exit !($WIN_TO > $WIN_FROM + 0.5) }"; then
+    COUNT=0
+    echo "runs of ${SECS}s are too short to count idle states in (2 s or more): no halts table" >&2
+fi
+count() { # file command... : the command, with its idle counts in file when COUNT=1
+    local file=$1
+    shift
+    if [ "$COUNT" = 1 ]; then counted "$file" "$WIN_FROM" "$WIN_TO" "$@"; else "$@"; fi
+}
 RES="$WORK/results"
 mkdir -p "$RES"
-
-halts() { # per CPU: entries into idle states other than POLL since boot, space-separated
-    local c s n out=()
-    for c in /sys/devices/system/cpu/cpu[0-9]*; do
-        n=0
-        for s in "$c"/cpuidle/state*; do
-            [ -r "$s/usage" ] && [ "$(cat "$s/name")" != POLL ] && n=$((n + $(cat "$s/usage")))
-        done
-        out+=("${c##*cpu}:$n")
-    done
-    echo "${out[*]}"
-}
-
-counted() { # file command... : runs the command, writes the idle counts before and after to file
-    local file=$1 before
-    shift
-    before=$(halts)
-    "$@"
-    printf '%s\n%s\n' "$before" "$(halts)" >"$file"
-}
 
 run_iolab() { # name target direct engine rw bs qd
     local name=$1 target=$2 direct=$3 engine=$4 rw=$5 bs=$6 qd=$7 extra=()
     # The device was filled once by bench_loop (dd from /dev/urandom) and fio reads it as it
     # is; iolab does the same (--prefill false) rather than writing 512 MiB before each run.
     [ -b "$target" ] && extra=(--allow-destroy "$target" --prefill false)
-    counted "$RES/$name.iolab.$ROUND.idle" taskset -c "$CPU" "$IOLAB" run --target "$target" "${extra[@]}" --engine "$engine" --direct "$direct" \
+    count "$RES/$name.iolab.$ROUND.idle" taskset -c "$CPU" "$IOLAB" run --target "$target" "${extra[@]}" --engine "$engine" --direct "$direct" \
         --rw "$rw" --bs "$bs" --iodepth "$qd" --size $SIZE --duration "${SECS}s" --ramp 500ms \
         --repeat 1 --json --no-save 2>/dev/null > "$RES/$name.iolab.$ROUND.json"
 }
@@ -74,7 +68,7 @@ run_fio() { # name target direct engine rw bs qd [tag]
     local name=$1 target=$2 direct=$3 engine=$4 rw=$5 bs=$6 qd=$7 tag=${8:-fio} file=$2 extra=()
     [ -d "$target" ] && file="$target/fio.dat"
     [ "$engine" = io_uring ] && extra=(--fixedbufs=1 --registerfiles=1)
-    counted "$RES/$name.$tag.$ROUND.idle" taskset -c "$CPU" fio --name=bench --filename="$file" --size=$SIZE --direct="$direct" --ioengine="$engine" \
+    count "$RES/$name.$tag.$ROUND.idle" taskset -c "$CPU" fio --name=bench --filename="$file" --size=$SIZE --direct="$direct" --ioengine="$engine" \
         --rw="$rw" --bs="$bs" --iodepth="$qd" --time_based --runtime="$SECS" --ramp_time=500ms \
         --randrepeat=0 --lat_percentiles=1 --group_reporting "${extra[@]}" \
         --output-format=json+ > "$RES/$name.$tag.$ROUND.json" 2>/dev/null
@@ -116,6 +110,6 @@ for ROUND in $(seq 1 "$ROUNDS"); do
 done
 
 if [ -n "${BENCH_KEEP:-}" ]; then
-    mkdir -p "$BENCH_KEEP" && cp "$RES"/*.json "$RES"/*.idle "$BENCH_KEEP"/ && echo "JSON of every run kept in $BENCH_KEEP"
+    mkdir -p "$BENCH_KEEP" && cp "$RES"/*.json "$BENCH_KEEP"/ && { cp "$RES"/*.idle "$BENCH_KEEP"/ 2>/dev/null || true; } && echo "JSON of every run kept in $BENCH_KEEP"
 fi
 BENCH_CPU=$CPU BENCH_SECS=$SECS python3 "$ROOT/scripts/bench-vs-fio-report.py" "$RES" "$ROUNDS" "${LINES[@]}"
