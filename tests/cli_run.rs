@@ -140,6 +140,14 @@ fn check_schema(doc: &Value) {
             assert!(r["intervals"].is_array());
             assert!(r["avg_queue_depth"].as_f64().unwrap() > 0.0);
             assert!(r["cpu"]["process_pct"].as_f64().is_some());
+            // Idle-state entries per I/O exactly where the kernel counts them.
+            let entries = r.get("idle_entries_per_io").and_then(|v| v.as_f64());
+            assert_eq!(
+                entries.is_some(),
+                iolab::sysinfo::cpuidle::idle_entries().is_some(),
+                "idle_entries_per_io present iff cpuidle counters exist"
+            );
+            assert!(entries.is_none_or(|e| e >= 0.0 && e.is_finite()));
         }
         for m in ["iops", "bw_bytes_per_s"] {
             for k in [

@@ -196,6 +196,8 @@ pub fn run_with_hooks(
                 k.before_run(spec.groups[0].duration.is_none())?;
             }
             let phase = PhaseCounters::start(device.as_deref());
+            let idle =
+                crate::sysinfo::cpuidle::idle_entries().map(|n| (n, std::time::Instant::now()));
             let out = std::thread::scope(|s| {
                 let h = s.spawn(|| run_block_test(spec, &targets, stop, Some(&live), run_index));
                 let total = spec.groups[0]
@@ -243,6 +245,15 @@ pub fn run_with_hooks(
             }
             match out {
                 Ok(mut o) => {
+                    if let (Some((before, t0)), Some(after), Some(iops)) =
+                        (idle, crate::sysinfo::cpuidle::idle_entries(), o.total.iops)
+                    {
+                        o.total.idle_entries_per_io = crate::sysinfo::cpuidle::per_io(
+                            after.saturating_sub(before),
+                            t0.elapsed().as_secs_f64(),
+                            iops,
+                        );
+                    }
                     if let Some(ph) = &phase
                         && let Some(dc) = ph.finish()
                     {

@@ -253,6 +253,10 @@ pub struct RunResult {
     pub avg_queue_depth: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<CpuUsage>,
+    /// Entries of all CPUs into non-polling idle states (vCPU halts, C-states) during the
+    /// run, per I/O at the run's rate: wake-ups that may sit inside the I/Os' latency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_entries_per_io: Option<f64>,
     /// Time of the fsync that ended a write run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fsync_ns: Option<u64>,

@@ -1,8 +1,9 @@
 //! Environment capture: CPU, kernel, memory, the mount and block device under a path, and
-//! device counters from `/proc/diskstats`. `resolve` follows a path down the device chain,
+//! device counters from `/proc/diskstats`, CPU idle-state entries (`cpuidle`). `resolve` follows a path down the device chain,
 //! `blockdev` reads one device's sysfs details, `smart` asks smartctl.
 
 pub mod blockdev;
+pub mod cpuidle;
 pub mod diskstats;
 pub mod mounts;
 pub mod resolve;
