@@ -240,19 +240,20 @@ pub fn run_with_hooks(
                 h.join()
                     .unwrap_or_else(|_| Err(anyhow::anyhow!("the test thread panicked")))
             });
+            // Idle-state entries and the wall time they were counted over, read as the run
+            // ends (before a distributed run's ranks wait for each other).
+            let idle = idle.and_then(|(before, t0)| {
+                let after = crate::sysinfo::cpuidle::idle_entries()?;
+                Some((after.saturating_sub(before), t0.elapsed().as_secs_f64()))
+            });
             if let Some(k) = hooks {
                 k.after_run(out.as_ref().ok().map(|o| &o.total))?;
             }
             match out {
                 Ok(mut o) => {
-                    if let (Some((before, t0)), Some(after), Some(iops)) =
-                        (idle, crate::sysinfo::cpuidle::idle_entries(), o.total.iops)
-                    {
-                        o.total.idle_entries_per_io = crate::sysinfo::cpuidle::per_io(
-                            after.saturating_sub(before),
-                            t0.elapsed().as_secs_f64(),
-                            iops,
-                        );
+                    if let (Some((entries, secs)), Some(iops)) = (idle, o.total.iops) {
+                        o.total.idle_entries_per_io =
+                            crate::sysinfo::cpuidle::per_io(entries, secs, iops);
                     }
                     if let Some(ph) = &phase
                         && let Some(dc) = ph.finish()
