@@ -85,10 +85,13 @@ LINES=(
 )
 
 for ROUND in $(seq 1 "$ROUNDS"); do
-    for line in "${LINES[@]}"; do
-        IFS='|' read -r name target direct ieng feng rw bs qd <<<"$line"
+    for i in "${!LINES[@]}"; do
+        IFS='|' read -r name target direct ieng feng rw bs qd <<<"${LINES[i]}"
         if [ "$CONTROL" = 1 ]; then
-            # fio, iolab and fio again (the A/A control), in a rotated order.
+            # fio, iolab and fio again (the A/A control), in a rotated order. The rotation
+            # keeps the cycle fio -> iolab -> fio #2 -> fio, so iolab and fio always follow
+            # a run of fio (their ratio is not moved by what a run leaves behind), and fio #2
+            # always follows iolab: the control also shows what an iolab run does to the next.
             for k in 0 1 2; do
                 case $(((ROUND + k) % 3)) in
                     0) run_fio "$name" "$target" "$direct" "$feng" "$rw" "$bs" "$qd" ;;
@@ -97,8 +100,12 @@ for ROUND in $(seq 1 "$ROUNDS"); do
                 esac
                 rm -f "$WORK/tmpfs/fio.dat"
             done
-        # Alternate which tool goes first, so drift does not favour one.
-        elif [ $((ROUND % 2)) = 1 ]; then
+        # Alternate which tool goes first, by round and by line: drift does not favour one,
+        # and each tool's first run follows its own run of the line before, its second run
+        # the other tool's run of this line, in as many rounds as the other tool's — a run
+        # that leaves the machine slower or faster for the next (seen: 3-4 %, see
+        # docs/PERFORMANCE.md) does not favour either tool.
+        elif [ $(((ROUND + i) % 2)) = 1 ]; then
             run_fio "$name" "$target" "$direct" "$feng" "$rw" "$bs" "$qd"
             run_iolab "$name" "$target" "$direct" "$ieng" "$rw" "$bs" "$qd"
         else
