@@ -21,88 +21,41 @@ resampled in pairs) and its verdict against the ±10 % target.
 """
 import importlib.util
 import glob
-import json
-import math
 import os
 import re
-import statistics as st
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ratio_ci import paired_ci, pooled_ratio_ci, t975, within  # noqa: E402
+from ratio_ci import paired_ci, pooled_ratio_ci, within  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location(
     "bench_report", os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                  "bench-vs-fio-report.py"))
 report = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(report)
-TAIL_TOL = 0.10
+TAIL_TOL = report.TAIL_TOL  # the ±10 % target, as in the report
 
 
-def iops(path):
-    with open(path) as f:
-        j = json.load(f)
-    if "jobs" in j:  # fio
-        job = j["jobs"][0]
-        d = job["read"] if job["read"]["io_bytes"] else job["write"]
-        return float(d["iops"])
-    return float(j["tests"][0]["runs"][0]["iops"])
+def round_count(d, name):
+    return len(glob.glob(os.path.join(d, f"{name}.fio.*.json")))
 
 
-def rounds(d, name, other):
-    """[(iolab-or-fio2 IOPS, fio IOPS)] for every round of `name` in run dir `d`."""
-    out = []
-    for p in sorted(glob.glob(os.path.join(d, f"{name}.fio.*.json"))):
-        r = re.search(r"\.fio\.(\d+)\.json$", p).group(1)
-        q = os.path.join(d, f"{name}.{other}.{r}.json")
-        if os.path.exists(q):
-            out.append((iops(q), iops(p)))
-    return out
-
-
-def over_runs(per_run):
-    """Geometric mean over the runs' own geometric means, with a t interval over runs."""
-    logs = [math.log(g) for g in per_run]
-    if len(logs) < 2:
-        return float("nan"), float("nan"), float("nan")
-    m, s = st.mean(logs), st.stdev(logs)
-    h = t975(len(logs) - 1) * s / math.sqrt(len(logs))
-    return math.exp(m), math.exp(m - h), math.exp(m + h)
-
-
-def round_numbers(d, name):
-    return sorted(int(re.search(r"\.fio\.(\d+)\.json$", p).group(1))
-                  for p in glob.glob(os.path.join(d, f"{name}.fio.*.json")))
-
-
-def hists(dirs, name, other):
-    """Per-round latency histograms of `other` (iolab or fio2) and of fio, over all runs,
-    paired by round."""
-    a, b = [], []
+def load(dirs, name, other):
+    """Per run, the rounds of `other` (iolab or fio2) and of fio on line `name`: (IOPS ratios,
+    latency histograms of `other`, latency histograms of fio), through the report's loaders."""
+    runs = []
     for d in dirs:
-        n = len(round_numbers(d, name))
+        n = round_count(d, name)
         if n == 0 or not os.path.exists(os.path.join(d, f"{name}.{other}.1.json")):
             continue
         if other == "iolab":
-            a += report.load_iolab(d, name, n)[2]
+            per_a, _, ha = report.load_iolab(d, name, n)
         else:
-            a += report.load_fio(d, name, n, other)[2]
-        b += report.load_fio(d, name, n)[2]
-    return a, b
-
-
-def line(name, dirs, other):
-    per_run, ratios = [], []
-    for d in dirs:
-        rs = [a / b for a, b in rounds(d, name, other) if a > 0 and b > 0]
-        if rs:
-            per_run.append(paired_ci(rs)[0])
-            ratios += rs
-    if not ratios:
-        return None
-    g, lo, hi, verdict = paired_ci(ratios)
-    _, rlo, rhi = over_runs(per_run)
-    return len(ratios), per_run, (g, lo, hi, verdict), (rlo, rhi)
+            per_a, _, ha = report.load_fio(d, name, n, other)
+        per_b, _, hb = report.load_fio(d, name, n)
+        ratios = [a[0] / b[0] for a, b in zip(per_a, per_b) if a[0] > 0 and b[0] > 0]
+        runs.append((ratios, ha, hb))
+    return runs
 
 
 def main():
@@ -114,26 +67,29 @@ def main():
         for d in dirs for p in glob.glob(os.path.join(d, "*.fio.*.json"))
     })
     for other, title in (("iolab", "iolab / fio"), ("fio2", "A/A control: fio #2 / fio")):
-        rows = [(n, line(n, dirs, other)) for n in names]
-        rows = [(n, r) for n, r in rows if r]
+        rows = [(n, load(dirs, n, other)) for n in names]
+        rows = [(n, runs) for n, runs in rows if runs]
         if not rows:
             continue
         print(f"{title}, {len(dirs)} runs pooled (rounds as pairs):")
         print(f"{'test':<22} {'rounds':>6}  {'pooled geo-mean [95 % CI]':<34} "
               f"{'over runs':<15} per run")
-        for n, (k, per_run, (g, lo, hi, v), (rlo, rhi)) in rows:
-            runs = "  ".join(f"{x:.3f}" for x in per_run)
+        for n, runs in rows:
+            ratios = [r for rs, _, _ in runs for r in rs]
+            per_run = [paired_ci(rs)[0] for rs, _, _ in runs]
+            g, lo, hi, v = paired_ci(ratios)
+            # The interval over the runs: the runs' own geometric means as the samples.
+            _, rlo, rhi, _ = paired_ci(per_run)
             wider = " (wider: read this)" if (rhi - rlo) > (hi - lo) else ""
-            print(f"{n:<22} {k:>6}  {g:.3f} [{lo:.3f}-{hi:.3f}] {v:<8}     "
-                  f"[{rlo:.3f}-{rhi:.3f}]{wider:<20} {runs}")
+            print(f"{n:<22} {len(ratios):>6}  {g:.3f} [{lo:.3f}-{hi:.3f}] {v:<8}     "
+                  f"[{rlo:.3f}-{rhi:.3f}]{wider:<20} " + "  ".join(f"{x:.3f}" for x in per_run))
         print()
         print(f"Pooled tails, {title}, all rounds of all runs (95 % bootstrap over rounds in "
               "pairs; 'within' = the whole interval inside ±10 %):")
         print(f"{'test':<22} {'pooled p99 [95 % CI]':<28} pooled p99.9 [95 % CI]")
-        for n, _ in rows:
-            a, b = hists(dirs, n, other)
-            if not a:
-                continue
+        for n, runs in rows:
+            a = [h for _, ha, _ in runs for h in ha]
+            b = [h for _, _, hb in runs for h in hb]
             cells = []
             for q in (0.99, 0.999):
                 r, lo, hi = pooled_ratio_ci(a, b, q)
