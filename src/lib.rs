@@ -4,6 +4,21 @@
 //! runtime config) -> `app` (dispatch) -> `commands::*` -> `runner` + `engine` + `workload`
 //! -> `model` (the result document) -> `report` (pure exporters).
 
+/// `eprintln!` in one `write(2)`: the whole line, newline included, is formatted first.
+/// Rust's stderr is unbuffered, so `eprintln!` writes every piece of its format on its own
+/// (6–9 system calls for a progress line); where several processes share a stderr (the ranks
+/// of a distributed run under mpirun, a pipe to a log) their lines could interleave mid-line.
+/// A stderr that cannot be written (closed pipe) is ignored instead of panicking.
+#[macro_export]
+macro_rules! eline {
+    ($($arg:tt)*) => {{
+        use ::std::io::Write as _;
+        let mut line = ::std::format!($($arg)*);
+        line.push('\n');
+        let _ = ::std::io::stderr().lock().write_all(line.as_bytes());
+    }};
+}
+
 pub mod analysis;
 pub mod app;
 pub mod cli;

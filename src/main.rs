@@ -19,11 +19,11 @@ fn main() {
             let code = exit_code_for(&e);
             match code {
                 _ if e.downcast_ref::<iolab::error::Reported>().is_some() => {}
-                ExitCode::Usage => eprintln!("iolab: error: {e:#}"),
+                ExitCode::Usage => iolab::eline!("iolab: error: {e:#}"),
                 ExitCode::Interrupted | ExitCode::Terminated | ExitCode::HangUp => {
-                    eprintln!("iolab: {e:#}")
+                    iolab::eline!("iolab: {e:#}")
                 }
-                _ => eprintln!("iolab: error: {e:#}"),
+                _ => iolab::eline!("iolab: error: {e:#}"),
             }
             code as i32
         }

@@ -78,7 +78,7 @@ pub fn parse() -> Cli {
                     .skip(1)
                     .find(|a| names.contains(a))
                     .map_or_else(|| "iolab".to_string(), |c| format!("iolab {c}"));
-                eprintln!("iolab: {}", one_line_error(&e.render().to_string(), &help));
+                crate::eline!("iolab: {}", one_line_error(&e.render().to_string(), &help));
                 std::process::exit(crate::error::ExitCode::Usage as i32);
             }
         },

@@ -41,7 +41,7 @@ pub fn execute(args: &CopyArgs, argv: Vec<String>) -> Result<i32> {
     } else {
         print!("{}", render_copy_table(&doc));
         if let Some(p) = &sink.path {
-            eprintln!("results: {}", p.display());
+            crate::eline!("results: {}", p.display());
         }
     }
     outcome.map(|_| 0)

@@ -41,11 +41,11 @@ pub fn execute(args: &FilesArgs, argv: Vec<String>) -> Result<i32> {
     } else {
         print!("{}", render_files_table(&doc));
         if let Some(p) = &sink.path {
-            eprintln!("results: {}", p.display());
+            crate::eline!("results: {}", p.display());
         }
     }
     if let Some(k) = kept {
-        eprintln!("files kept in {}", k.display());
+        crate::eline!("files kept in {}", k.display());
     }
     outcome.map(|_| 0)
 }

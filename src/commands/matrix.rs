@@ -103,7 +103,7 @@ pub fn execute(args: &MatrixArgs, argv: Vec<String>) -> Result<i32> {
         "matrix",
     )?;
     for n in &plan.notes {
-        eprintln!("iolab: {n}");
+        crate::eline!("iolab: {n}");
     }
     let mut doc = ResultDoc::new("matrix", argv, crate::sysinfo::capture_environment(&dir));
     if plan.repeat.max_runs() < 2 && !plan.workloads.is_empty() {
@@ -152,7 +152,7 @@ pub fn execute(args: &MatrixArgs, argv: Vec<String>) -> Result<i32> {
     super::run::finish_doc(&mut doc, &outcome);
     sink.save(&doc)?;
     if args.keep_image {
-        eprintln!("iolab: images kept in {}", dir.display());
+        crate::eline!("iolab: images kept in {}", dir.display());
     }
     drop(ex);
     state.finish();
@@ -162,7 +162,7 @@ pub fn execute(args: &MatrixArgs, argv: Vec<String>) -> Result<i32> {
         let labels: Vec<String> = plan.workloads.iter().map(|w| w.label.clone()).collect();
         print!("{}", table::render(&doc, &labels));
         if let Some(p) = &sink.path {
-            eprintln!("results: {}", p.display());
+            crate::eline!("results: {}", p.display());
         }
     }
     outcome?;

@@ -78,7 +78,7 @@ pub fn execute(args: &ReportArgs, _argv: Vec<String>) -> anyhow::Result<i32> {
         .with_context(|| format!("cannot write {}", args.output.display()))?;
     tmp.persist(&args.output)
         .map_err(|e| anyhow::anyhow!("cannot write {}: {}", args.output.display(), e.error))?;
-    eprintln!(
+    crate::eline!(
         "report: {} ({} result file{})",
         args.output.display(),
         inputs.len(),

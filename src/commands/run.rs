@@ -39,7 +39,7 @@ pub fn execute(args: &RunArgs, argv: Vec<String>) -> Result<i32> {
     } else {
         print!("{}", crate::report::table::render_block_table(&doc));
         if let Some(p) = &sink.path {
-            eprintln!("results: {}", p.display());
+            crate::eline!("results: {}", p.display());
         }
     }
     outcome.map(|_| 0)
@@ -80,7 +80,7 @@ pub fn run_with_hooks(
     hooks: Option<&dyn crate::runner::RunHooks>,
 ) -> Result<()> {
     if let Some(note) = &cfg.size_note {
-        eprintln!("iolab: {note}");
+        crate::eline!("iolab: {note}");
     }
     let mut target = match cfg.kind {
         TargetKind::Directory => TestTarget::create_in_dir(&cfg.target, cfg.size, cfg.keep)

@@ -109,7 +109,7 @@ pub fn saturate_with_hooks(
     let hi = est[2];
     if loud {
         for n in &cfg.notes {
-            eprintln!("iolab: {n}");
+            crate::eline!("iolab: {n}");
         }
         eprint!("{}", render::plan(cfg, est));
     }
@@ -151,7 +151,7 @@ pub fn print_result(
         print!("{}{extra}", render::report(doc, cfg));
     }
     let _ = std::io::Write::flush(&mut std::io::stdout());
-    eprintln!(
+    crate::eline!(
         "iolab: sweeps took {} (estimated {}, at most {}), prefill and preconditioning {}",
         render::fmt_secs(timing.sweep_secs),
         render::fmt_secs(timing.est[1]),
@@ -159,7 +159,7 @@ pub fn print_result(
         render::fmt_secs(timing.fill_secs)
     );
     if let Some(p) = path {
-        eprintln!("results: {}", p.display());
+        crate::eline!("results: {}", p.display());
     }
     Ok(())
 }

@@ -161,7 +161,7 @@ pub fn execute(args: &SlackArgs, argv: Vec<String>) -> Result<i32> {
         print!("{}", table::render(&doc));
         print!("{}", crate::report::table::render_warnings(&doc));
         if let Some(p) = &sink.path {
-            eprintln!("results: {}", p.display());
+            crate::eline!("results: {}", p.display());
         }
     }
     Ok(0)

@@ -53,7 +53,7 @@ pub fn finish(
         }
         print!("{}", crate::report::table::render_warnings(doc));
         if let Some(p) = &sink.path {
-            eprintln!("results: {}", p.display());
+            crate::eline!("results: {}", p.display());
         }
     }
     outcome.map(|_| 0)

@@ -276,7 +276,7 @@ pub fn execute(args: &FilesArgs, argv: Vec<String>) -> Result<i32> {
     let no_sink = ResultSink { path: None };
     let outcome = run_with_hooks(&p.cfg, &ctx, &mut local, &no_sink, Some(&hooks));
     if let Ok(Some(kept)) = &outcome {
-        eprintln!("rank {rank}: files kept in {}", kept.display());
+        crate::eline!("rank {rank}: files kept in {}", kept.display());
     }
     let doc = hooks.doc.map(RefCell::into_inner);
     let outcome = outcome.map(|_| ());
@@ -288,7 +288,7 @@ pub fn execute(args: &FilesArgs, argv: Vec<String>) -> Result<i32> {
             print!("{}", crate::dist::table::render_files_hosts(d));
             std::io::Write::flush(&mut std::io::stdout())?;
             if let Some(path) = &p.sink.path {
-                eprintln!("results: {}", path.display());
+                crate::eline!("results: {}", path.display());
             }
         }
         Ok(())

@@ -72,7 +72,7 @@ fn print_result(doc: &ResultDoc, json: bool, path: Option<&Path>) -> Result<()> 
         print!("{}", crate::dist::table::render_hosts_table(doc));
         std::io::Write::flush(&mut std::io::stdout())?;
         if let Some(p) = path {
-            eprintln!("results: {}", p.display());
+            crate::eline!("results: {}", p.display());
         }
     }
     Ok(())

@@ -105,7 +105,7 @@ pub fn per_rank_size(target: &Path, ranks: u32, rank: u32, wanted: u64) -> Resul
     }
     if cap < wanted {
         if rank == 0 {
-            eprintln!(
+            crate::eline!(
                 "iolab: test file size per rank clamped to {} ({ranks} ranks share 90 % of the free space on {})",
                 crate::units::fmt_size_iec(cap),
                 target.display()
@@ -205,7 +205,7 @@ impl Session {
         // Every rank says why it stops before any rank ends: mpirun kills the rest of the job
         // as soon as one rank exits with an error, which would cut off a slower rank's line.
         let code = crate::error::exit_code_for(&err);
-        eprintln!("iolab: error: {err:#}");
+        crate::eline!("iolab: error: {err:#}");
         self.world.barrier();
         Err(anyhow::Error::new(crate::error::Reported {
             message: format!("{err:#}"),
@@ -243,7 +243,7 @@ impl Session {
             && !is_interrupt(e)
         {
             // The other ranks wait for this one at the next barrier: stop them all.
-            eprintln!("iolab: rank {rank} ({hostname}): error: {e:#}");
+            crate::eline!("iolab: rank {rank} ({hostname}): error: {e:#}");
             if let Some(mut d) = doc {
                 finish_doc(&mut d, &outcome);
                 let _ = prepared.sink.save(&d);
@@ -263,7 +263,7 @@ impl Session {
         // never comes: then leave without MPI_Finalize, which would wait for it, and let
         // mpirun end the job.
         if !wait_for_all(&self.world, None, Some(FINAL_WAIT))? {
-            eprintln!(
+            crate::eline!(
                 "iolab: rank {rank}: the other ranks did not end together; leaving MPI without finalizing"
             );
             std::mem::forget(self.universe);

@@ -278,7 +278,7 @@ mod tests {
         match UringEngine::new(file, depth, 4096) {
             Ok(e) => Some(e),
             Err(e) => {
-                eprintln!("SKIP: io_uring unavailable here ({e})");
+                crate::eline!("SKIP: io_uring unavailable here ({e})");
                 None
             }
         }

@@ -48,7 +48,7 @@ pub fn remove_or_report(path: &Path) {
     if let Err(e) = std::fs::remove_file(path)
         && e.kind() != std::io::ErrorKind::NotFound
     {
-        eprintln!(
+        crate::eline!(
             "iolab: could not remove {}: {e}; remove it by hand",
             path.display()
         );

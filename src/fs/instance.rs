@@ -189,7 +189,7 @@ impl<'a> FsInstance<'a> {
             self.loop_dev = None;
             if let Some(img) = self.image.take() {
                 if self.keep_image {
-                    eprintln!("iolab: kept image {}", img.display());
+                    crate::eline!("iolab: kept image {}", img.display());
                 } else {
                     let _ = std::fs::remove_file(&img);
                 }
@@ -209,7 +209,7 @@ impl<'a> FsInstance<'a> {
 impl Drop for FsInstance<'_> {
     fn drop(&mut self) {
         if let Err(e) = self.teardown() {
-            eprintln!(
+            crate::eline!(
                 "iolab: teardown of {} at {} failed: {e} (the state file {} lists it for the next start)",
                 self.fs.name,
                 self.mount_point.display(),

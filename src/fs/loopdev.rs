@@ -101,7 +101,7 @@ impl LoopDevice {
                 return;
             }
             if std::time::Instant::now() >= deadline {
-                eprintln!(
+                crate::eline!(
                     "iolab: {} is still held open by another process after detaching; the kernel frees it at its last close",
                     self.device.display()
                 );

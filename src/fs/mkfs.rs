@@ -183,7 +183,7 @@ mod tests {
         assert!(check_unit(None, 4096).is_ok());
         assert!(check_unit(Some(4096), 4096).is_ok());
         if !crate::fs::scratch::is_root() || !command::have("mkfs.ext4") {
-            eprintln!("SKIPPED a_lying_formatter_is_refused: needs root and mkfs.ext4");
+            crate::eline!("SKIPPED a_lying_formatter_is_refused: needs root and mkfs.ext4");
             return;
         }
         const LIE: &[UnitRule] = &[UnitRule {

@@ -165,7 +165,7 @@ impl ScratchFs {
 impl Drop for ScratchFs {
     fn drop(&mut self) {
         if let Err(e) = self.teardown() {
-            eprintln!(
+            crate::eline!(
                 "iolab: teardown of scratch {} at {} failed: {e}",
                 self.fs_type,
                 self.mount_point.display()
@@ -190,7 +190,7 @@ pub fn scratch_or_skip(
             | ScratchError::MissingTool(_)
             | ScratchError::Unavailable(_)),
         ) => {
-            eprintln!("SKIPPED {test}: {fs_type} scratch file system unavailable: {e}");
+            crate::eline!("SKIPPED {test}: {fs_type} scratch file system unavailable: {e}");
             None
         }
         Err(e) => panic!("{test}: could not make a scratch {fs_type}: {e}"),

@@ -115,7 +115,7 @@ impl StateFile {
             f(&mut s);
         }
         if let Err(e) = self.save() {
-            eprintln!("iolab: cannot update {}: {e}", self.path.display());
+            crate::eline!("iolab: cannot update {}: {e}", self.path.display());
         }
     }
 
@@ -249,7 +249,7 @@ pub fn clean(st: &MatrixState) -> Vec<String> {
 /// At startup (main.rs): clean up after killed matrix runs and say what was cleaned.
 pub fn report_stale_cleanup() {
     for m in recover_stale() {
-        eprintln!("iolab: {m}");
+        crate::eline!("iolab: {m}");
     }
 }
 

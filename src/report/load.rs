@@ -64,7 +64,7 @@ fn json_files_in(dir: &Path) -> Result<Vec<PathBuf>, UsageError> {
         let path = entry.path();
         if path.extension().is_some_and(|e| e == "json") && path.is_file() {
             if std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0) == 0 {
-                eprintln!(
+                crate::eline!(
                     "iolab: skipping {}: empty (a run that has not saved a test yet)",
                     path.display()
                 );

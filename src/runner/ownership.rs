@@ -68,7 +68,7 @@ fn save(entries: &[Entry]) {
     };
     if let Err(e) = write() {
         // Not fatal: only recovery after a SIGKILL depends on it.
-        eprintln!(
+        crate::eline!(
             "iolab: cannot record what it created in {}: {e}",
             path.display()
         );
@@ -160,7 +160,7 @@ impl Drop for WorkDir {
         if let Err(e) = std::fs::remove_dir_all(dir.path())
             && e.kind() != std::io::ErrorKind::NotFound
         {
-            eprintln!(
+            crate::eline!(
                 "iolab: could not remove {}: {e}; remove it by hand",
                 dir.path().display()
             );
@@ -249,7 +249,7 @@ pub fn recover_stale() -> Vec<String> {
 /// At startup (main.rs): clean up after killed iolab processes and say what was cleaned.
 pub fn report_stale_cleanup() {
     for m in recover_stale() {
-        eprintln!("iolab: {m}");
+        crate::eline!("iolab: {m}");
     }
 }
 

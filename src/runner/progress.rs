@@ -55,7 +55,7 @@ impl Progress {
             b
         });
         if mode == ProgressMode::Lines {
-            eprintln!("iolab: {label} ...");
+            crate::eline!("iolab: {label} ...");
         }
         Progress {
             mode,
@@ -79,7 +79,7 @@ impl Progress {
                     b.finish_and_clear();
                 }
             }
-            ProgressMode::Lines => eprintln!(
+            ProgressMode::Lines => crate::eline!(
                 "iolab: {} done in {:.1} s: {msg}",
                 self.label,
                 self.started.elapsed().as_secs_f64()

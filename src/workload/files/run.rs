@@ -56,7 +56,7 @@ impl Drop for RunRoot {
             && let Err(e) = std::fs::remove_dir_all(&self.path)
             && e.kind() != std::io::ErrorKind::NotFound
         {
-            eprintln!("iolab: cleanup of {} failed: {e}", self.path.display());
+            crate::eline!("iolab: cleanup of {} failed: {e}", self.path.display());
         }
         // Kept or removed, it is no longer iolab's to clean up after a kill. Only now: a
         // process killed while removing a large tree (mpirun sends SIGKILL a second after

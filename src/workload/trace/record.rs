@@ -117,7 +117,7 @@ pub fn execute(a: &TraceRecordArgs) -> Result<i32> {
     };
     tracefile::write(&a.output, &header, &p.calls)
         .with_context(|| format!("cannot write {}", a.output.display()))?;
-    eprintln!(
+    crate::eline!(
         "recorded {} calls on {} threads under {} ({} read, {} written; {} calls outside the root and {} failed calls not kept) -> {}",
         header.calls,
         header.threads,
@@ -130,7 +130,9 @@ pub fn execute(a: &TraceRecordArgs) -> Result<i32> {
     );
     stop.check()?;
     if !status.success() {
-        eprintln!("iolab: warning: the command exited with {status}; the trace holds what it did");
+        crate::eline!(
+            "iolab: warning: the command exited with {status}; the trace holds what it did"
+        );
     }
     Ok(0)
 }

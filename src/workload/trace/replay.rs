@@ -291,7 +291,7 @@ fn one_replay(
     });
     if a.keep {
         let kept = root.keep();
-        eprintln!("replayed files kept in {}", kept.display());
+        crate::eline!("replayed files kept in {}", kept.display());
     } else {
         root.close().context("cannot remove the replayed files")?;
     }
