@@ -40,6 +40,8 @@ pub struct RunConfig {
     /// Write every block before measuring.
     pub prefill: bool,
     pub seed: u64,
+    /// `--pause`: idle time before every run but the first.
+    pub pause: std::time::Duration,
 }
 
 fn err(msg: impl Into<String>) -> UsageError {
@@ -336,6 +338,7 @@ impl RunConfig {
             verify: a.verify,
             prefill: a.prefill && may_write,
             seed: a.seed,
+            pause: a.pause,
         })
     }
 }

@@ -293,6 +293,58 @@ fn table_output_and_result_file() {
     assert_eq!(doc["tests"].as_array().unwrap().len(), 4);
 }
 
+/// `--pause`: idle time before every run but the first, over all tests; recorded in every
+/// test's settings and said in the table's footer; without it, no pause and no field.
+#[test]
+fn pause_idles_between_runs_and_is_recorded() {
+    let d = tempdir();
+    let args = |pause: &'static str| {
+        let mut a = vec!["run", "--engine", "null", "--preset", "real"];
+        a.extend_from_slice(&["--repeat", "2", "--duration", "100ms", "--ramp", "0"]);
+        a.extend_from_slice(&["--size", "8M", "--no-save", "--pause", pause]);
+        a
+    };
+    // The real preset: SEQ1M Q1T1 and RND4K Q1T1, read and write, 2 runs each, so 7 pauses
+    // of 0.2 s: the command cannot end sooner than 1.4 s (a lower bound only).
+    let t = std::time::Instant::now();
+    let out = iolab(d.path(), &args("200ms"));
+    let took = t.elapsed();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        took >= std::time::Duration::from_millis(1400),
+        "7 pauses of 0.2 s, yet the command took {took:?}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.matches("pause 0.2 s (--pause) done").count(),
+        7,
+        "a pause before every run but the first:\n{stderr}"
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("0.2 s idle before each run after the first"),
+        "{table}"
+    );
+
+    let mut json_args = args("200ms");
+    json_args.push("--json");
+    let doc = json_of(&iolab(d.path(), &json_args));
+    check_schema(&doc);
+    let tests = doc["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 4);
+    for t in tests {
+        assert_eq!(t["settings"]["pause_s"], 0.2);
+    }
+    let mut none = args("0");
+    none.push("--json");
+    let doc = json_of(&iolab(d.path(), &none));
+    assert!(doc["tests"][0]["settings"].get("pause_s").is_none());
+}
+
 /// Find iolab's kept test file in `dir`.
 fn test_file(dir: &Path) -> PathBuf {
     entries(dir)
@@ -434,6 +486,8 @@ fn bad_input_is_refused_with_exit_2() {
             "similar argument exists: '--duration'",
         ),
         (&["run", "--duration", "soon"], "not a duration"),
+        (&["run", "--pause", "-1s"], "negative"),
+        (&["run", "--pause", "a while"], "not a duration"),
         (&["run", "--duration", "0"], "--duration 0"),
         (&["run", "--iodepth", "0"], "--iodepth 0"),
         (&["run", "--iodepth", "1025"], "--iodepth 1025"),

@@ -78,6 +78,12 @@ pub struct RunArgs {
     #[arg(long, allow_hyphen_values = true, value_parser = duration_arg, default_value = "500ms", value_name = "DURATION")]
     pub ramp: Duration,
 
+    /// Idle time before every run but the first (CrystalDiskMark's "interval time", e.g. 5s):
+    /// an SSD gets to finish its background work (SLC cache flush, garbage collection) and to
+    /// cool down, so one test does not hand the next a slower device. Not counted anywhere.
+    #[arg(long, allow_hyphen_values = true, value_parser = duration_arg, default_value = "0s", value_name = "DURATION")]
+    pub pause: Duration,
+
     /// Size-based instead of time-based: bytes to transfer per job and run.
     #[arg(long, allow_hyphen_values = true, value_parser = size_arg, value_name = "SIZE", conflicts_with = "duration")]
     pub io_size: Option<u64>,

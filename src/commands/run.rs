@@ -147,6 +147,8 @@ pub fn run_with_hooks(
         doc.warn(w);
     }
 
+    // Runs so far, over all tests: `--pause` idles before every run but the first.
+    let mut runs_started = 0u32;
     for spec in &cfg.tests {
         ctx.stop.check()?;
         let targets: Vec<&TestTarget> = spec.groups.iter().map(|_| &target).collect();
@@ -162,6 +164,11 @@ pub fn run_with_hooks(
             headline: Some(cfg.headline.into()),
             ..Default::default()
         };
+        if let Some(s) = test.settings.as_mut()
+            && !cfg.pause.is_zero()
+        {
+            s.pause_s = Some(cfg.pause.as_secs_f64());
+        }
         if cfg.verify {
             test.params.insert("verify".into(), "true".into());
         }
@@ -184,6 +191,13 @@ pub fn run_with_hooks(
             if !more {
                 break;
             }
+            if runs_started > 0 && !cfg.pause.is_zero() {
+                let label = format!("pause {} s (--pause)", cfg.pause.as_secs_f64());
+                let p = Progress::start(ctx.progress, &label);
+                ctx.stop.sleep(cfg.pause)?;
+                p.finish("idle");
+            }
+            runs_started += 1;
             run_index += 1;
             let label = format!("{} [{}/{}]", spec.name, run_index, cfg.repeat.max_runs());
             let p = Progress::start(ctx.progress, &label);

@@ -138,6 +138,9 @@ pub struct BlockSettings {
     /// Bytes per job for size-based runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_size_bytes: Option<u64>,
+    /// `iolab run --pause`: idle seconds before every run but the command's first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pause_s: Option<f64>,
 }
 
 /// One test (e.g. `SEQ1M Q8T1 read`), its repeats and their summary.

@@ -159,11 +159,15 @@ pub fn render_block_table(doc: &ResultDoc) -> String {
     ));
     if let Some(first) = doc.tests.iter().find_map(|t| t.settings.as_ref()) {
         out.push_str(&format!(
-            "engine {}, {}, test size {}, {} s per run\n",
+            "engine {}, {}, test size {}, {} s per run{}\n",
             first.engine,
             if first.direct { "O_DIRECT" } else { "buffered" },
             crate::units::fmt_size_iec(first.size_bytes),
-            first.duration_s
+            first.duration_s,
+            match first.pause_s {
+                Some(p) => format!(", {p} s idle before each run after the first"),
+                None => String::new(),
+            }
         ));
     }
     out.push_str(&render_warnings(doc));

@@ -76,6 +76,7 @@ pub fn settings_of(job: &JobSpec, target: &TestTarget, engine: &str) -> BlockSet
         },
         pattern: job.pattern.name().into(),
         io_size_bytes: job.io_size,
+        pause_s: None,
     }
 }
 

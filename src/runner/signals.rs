@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use crate::error::Interrupted;
 
@@ -68,6 +69,20 @@ impl StopFlag {
             }),
         }
     }
+
+    /// Sleep for `d`, looking at the flag every 50 ms: the interruption as soon as a signal
+    /// is seen, Ok after the whole time (a stonewall does not cut a sleep short).
+    pub fn sleep(&self, d: Duration) -> Result<(), Interrupted> {
+        let end = Instant::now() + d;
+        loop {
+            self.check()?;
+            let now = Instant::now();
+            if now >= end {
+                return Ok(());
+            }
+            std::thread::sleep((end - now).min(Duration::from_millis(50)));
+        }
+    }
 }
 
 const STONEWALL: usize = usize::MAX;
@@ -78,5 +93,25 @@ pub fn signal_name(sig: i32) -> &'static str {
         libc::SIGTERM => "SIGTERM",
         libc::SIGHUP => "SIGHUP",
         _ => "a signal",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sleep_lasts_its_time_and_a_signal_cuts_it_short() {
+        let f = StopFlag::new();
+        let t = Instant::now();
+        f.sleep(Duration::from_millis(120)).unwrap();
+        assert!(t.elapsed() >= Duration::from_millis(120));
+        f.stonewall();
+        f.sleep(Duration::from_millis(10)).unwrap();
+        f.raise(libc::SIGINT);
+        let t = Instant::now();
+        let e = f.sleep(Duration::from_secs(60)).unwrap_err();
+        assert_eq!(e.signal, libc::SIGINT);
+        assert!(t.elapsed() < Duration::from_secs(5));
     }
 }
