@@ -70,18 +70,23 @@ impl StopFlag {
         }
     }
 
-    /// Sleep for `d`, looking at the flag every 50 ms: the interruption as soon as a signal
-    /// is seen, Ok after the whole time (a stonewall does not cut a sleep short).
-    pub fn sleep(&self, d: Duration) -> Result<(), Interrupted> {
-        let end = Instant::now() + d;
+    /// Sleep until `t` in slices of at most 50 ms, returning early once the flag is set (a
+    /// signal or a stonewall), so a stop request is honoured quickly.
+    pub fn sleep_until(&self, t: Instant) {
         loop {
-            self.check()?;
             let now = Instant::now();
-            if now >= end {
-                return Ok(());
+            if now >= t || self.is_set() {
+                return;
             }
-            std::thread::sleep((end - now).min(Duration::from_millis(50)));
+            std::thread::sleep((t - now).min(Duration::from_millis(50)));
         }
+    }
+
+    /// Sleep for `d`: the interruption as soon as a signal is seen, Ok after the whole time
+    /// (or when a stonewall cut it short).
+    pub fn sleep(&self, d: Duration) -> Result<(), Interrupted> {
+        self.sleep_until(Instant::now() + d);
+        self.check()
     }
 }
 

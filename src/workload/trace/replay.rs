@@ -15,7 +15,7 @@ use anyhow::{Context, Result};
 
 use super::fileset::{create_filled, settle};
 use super::measure::{check_target, ops_detail, run_result};
-use super::runner::{OpAcc, read_full_at, sleep_until};
+use super::runner::{OpAcc, read_full_at};
 use super::tracefile::{self, Call, CallOp, Header};
 use crate::cli::trace::{Timing, TraceReplayArgs};
 use crate::engine::buffer::{DataGen, Pattern};
@@ -319,7 +319,7 @@ fn replay_thread(
         }
         let c = &calls[i];
         if timing == Timing::Recorded {
-            sleep_until(start + Duration::from_nanos(c.t_ns), stop);
+            stop.sleep_until(start + Duration::from_nanos(c.t_ns));
         }
         order.wait(i, stop);
         let t = Instant::now();

@@ -186,7 +186,7 @@ impl<'a> Worker<'a> {
             let due = match (self.s.rate, op.moves_data()) {
                 (Some(rate), true) => {
                     let start = t0 + Duration::from_secs_f64(moved as f64 / rate);
-                    sleep_until(start, stop);
+                    stop.sleep_until(start);
                     Some(t0 + Duration::from_secs_f64((moved + req) as f64 / rate))
                 }
                 _ => None,
@@ -217,7 +217,7 @@ impl<'a> Worker<'a> {
                 break;
             }
             if !self.s.think_time.is_zero() {
-                sleep_until(Instant::now() + self.s.think_time, stop);
+                stop.sleep_until(Instant::now() + self.s.think_time);
             }
         }
         self.handle = None;
@@ -390,15 +390,4 @@ pub fn read_full_at(f: &File, buf: &mut [u8], off: u64) -> io::Result<usize> {
         }
     }
     Ok(got)
-}
-
-/// Sleep until `t` in short slices, so a stop request is honoured quickly.
-pub fn sleep_until(t: Instant, stop: &StopFlag) {
-    loop {
-        let now = Instant::now();
-        if now >= t || stop.is_set() {
-            return;
-        }
-        std::thread::sleep((t - now).min(Duration::from_millis(50)));
-    }
 }
