@@ -333,8 +333,8 @@ fn csv_has_one_row_per_test_and_run() {
     assert_eq!(header, iolab::report::csv::COLUMNS.to_vec());
     let rows: Vec<Vec<String>> = lines.map(csv_fields).collect();
     assert!(rows.iter().all(|r| r.len() == header.len()));
-    // run-a 4x3 + run-b (3x3 + 1 + 3) + files 4x3 + matrix 3x4x3 + saturate 8 depths.
-    assert_eq!(rows.len(), 12 + 13 + 12 + 36 + 8);
+    // run-a 5x3 + run-b (3x3 + 1 + 3 + 3) + files 4x3 + matrix 3x4x3 + saturate 8 depths.
+    assert_eq!(rows.len(), 15 + 16 + 12 + 36 + 8);
     let col = |name: &str| header.iter().position(|h| h == name).unwrap();
     let seq = rows
         .iter()
@@ -343,6 +343,17 @@ fn csv_has_one_row_per_test_and_run() {
     assert_eq!(seq[col("run")], "1");
     assert_eq!(seq[col("iops")], "1370");
     assert_eq!(seq[col("bs_bytes")], "1048576");
+    assert!(seq[col("read_iops")].is_empty() && seq[col("write_lat_mean_ns")].is_empty());
+    // A mixed run: each direction alone.
+    let mixed = rows
+        .iter()
+        .find(|r| r[col("source_file")] == "run-b.json" && r[col("direction")] == "mixed")
+        .unwrap();
+    assert_eq!(mixed[col("rw")], "randrw");
+    let f = |name: &str| mixed[col(name)].parse::<f64>().unwrap();
+    assert!((f("read_iops") + f("write_iops") - f("iops")).abs() < 1e-6);
+    assert_eq!(f("read_lat_mean_ns"), 200e3);
+    assert_eq!(f("write_lat_p99_ns"), 2.5 * 900e3);
     let files = rows
         .iter()
         .find(|r| r[col("config")] == "xfs 4KiB noatime" && r[col("test")] == "64K create")
@@ -384,7 +395,7 @@ fn html_is_self_contained_with_one_svg_per_chart() {
     );
     assert_eq!(has("files: files/s"), 1);
     assert_eq!(has("latency percentiles"), 2 + 1);
-    assert_eq!(has("IOPS over time"), 9);
+    assert_eq!(has("IOPS over time"), 11);
     assert_eq!(has("IOPS vs latency"), 1);
     // 4 rankings, 1 latency chart (the block test), 1 heat map.
     assert_eq!(has("by configuration"), 4 + 1 + 1);

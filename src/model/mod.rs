@@ -263,6 +263,12 @@ pub struct RunResult {
     /// Time of the fsync that ended a write run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fsync_ns: Option<u64>,
+    /// Mixed (`randrw`) runs: the reads alone (the fields above cover both directions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read: Option<DirectionStats>,
+    /// Mixed (`randrw`) runs: the writes alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write: Option<DirectionStats>,
     /// What the block device saw during this run (`/proc/diskstats` deltas).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<device::DeviceCounters>,
@@ -279,6 +285,17 @@ pub struct RunResult {
     /// Distributed runs (`hosts[]` set): how the ranks' windows lined up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dist: Option<dist::DistRun>,
+}
+
+/// One direction of a mixed run: its share of the I/Os and its own completion latency
+/// (reads and writes of one device rarely wait alike).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct DirectionStats {
+    pub ops: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub bw_bytes_per_s: f64,
+    pub lat_ns: LatencyStats,
 }
 
 /// Statistics of one metric over the runs of a test (see `stats::summarize`).

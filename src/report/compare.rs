@@ -176,7 +176,16 @@ pub fn compare_lenient(inputs: &[Loaded], all_metrics: bool) -> Comparison {
                 let is_primary = primary.as_deref() == Some(metric.as_str());
                 let shown = all_metrics
                     || is_primary
-                    || (metric == "lat_mean_ns" && ta.family == "block")
+                    || (ta.family == "block"
+                        && matches!(
+                            metric.as_str(),
+                            // Mixed tests: each direction too (absent elsewhere).
+                            "lat_mean_ns"
+                                | "read_iops"
+                                | "read_lat_mean_ns"
+                                | "write_iops"
+                                | "write_lat_mean_ns"
+                        ))
                     || (metric == "seconds_per_portion" && ta.family == "files");
                 if !shown {
                     continue;

@@ -7,7 +7,7 @@ use crate::report::load::Loaded;
 use crate::report::metrics::{all_tests, config_of, primary_metric, seconds_per_portion};
 
 /// Column names, in order.
-pub const COLUMNS: [&str; 32] = [
+pub const COLUMNS: [&str; 38] = [
     "source_file",
     "command",
     "hostname",
@@ -40,6 +40,12 @@ pub const COLUMNS: [&str; 32] = [
     "write_amplification",
     "outlier",
     "error",
+    "read_iops",
+    "read_lat_mean_ns",
+    "read_lat_p99_ns",
+    "write_iops",
+    "write_lat_mean_ns",
+    "write_lat_p99_ns",
 ];
 
 /// Quote a field when it holds a separator, a quote or a line break (RFC 4180).
@@ -112,6 +118,7 @@ pub fn render(inputs: &[Loaded]) -> String {
                 ]);
                 row.extend([num(Some(p.avg_queue_depth)), num(Some(p.cpu_pct))]);
                 row.extend([String::new(), String::new(), String::new()]);
+                row.extend(std::iter::repeat_n(String::new(), 6));
                 push_row(&mut out, &row);
             }
         }
@@ -125,7 +132,7 @@ fn run_cols(t: &TestResult, r: &RunResult) -> Vec<String> {
         .and_then(|m| t.summary.get(&m))
         .map(|s| s.outliers.contains(&(r.run.saturating_sub(1))))
         .unwrap_or(false);
-    vec![
+    let mut cols = vec![
         r.run.to_string(),
         num(Some(r.elapsed_ns as f64 / 1e9)),
         r.ops.to_string(),
@@ -144,7 +151,16 @@ fn run_cols(t: &TestResult, r: &RunResult) -> Vec<String> {
         num(r.write_amplification),
         if outlier { "yes".into() } else { String::new() },
         t.error.clone().unwrap_or_default(),
-    ]
+    ];
+    // Mixed runs: each direction alone (empty for single-direction tests).
+    for d in [r.read.as_ref(), r.write.as_ref()] {
+        cols.extend([
+            num(d.map(|d| d.iops)),
+            num(d.map(|d| d.lat_ns.mean)),
+            num(d.map(|d| d.lat_ns.p99 as f64)),
+        ]);
+    }
+    cols
 }
 
 fn push_row(out: &mut String, row: &[String]) {

@@ -41,6 +41,15 @@ pub fn label(metric: &str) -> String {
         "lat_mean_ns" => "mean latency".into(),
         "lat_p99_ns" => "p99 latency".into(),
         "answer_iops" => "IOPS within limit".into(),
+        "read_iops"
+        | "write_iops"
+        | "read_bw_bytes_per_s"
+        | "write_bw_bytes_per_s"
+        | "read_lat_mean_ns"
+        | "write_lat_mean_ns" => {
+            let (dir, rest) = metric.split_once('_').unwrap_or_default();
+            format!("{dir}s' {}", label(rest))
+        }
         other => other.replace('_', " "),
     }
 }
@@ -185,16 +194,27 @@ mod tests {
 
     #[test]
     fn directions_follow_the_contract() {
-        for m in ["iops", "bw_bytes_per_s", "files_per_s", "answer_iops"] {
+        for m in [
+            "iops",
+            "bw_bytes_per_s",
+            "files_per_s",
+            "answer_iops",
+            "read_iops",
+            "write_bw_bytes_per_s",
+        ] {
             assert_eq!(direction(m), Better::Higher, "{m}");
         }
         for m in [
             "lat_mean_ns",
+            "write_lat_mean_ns",
             "seconds_per_portion",
             "elapsed_s",
             "copy_seconds",
         ] {
             assert_eq!(direction(m), Better::Lower, "{m}");
         }
+        assert_eq!(label("read_iops"), "reads' IOPS");
+        assert_eq!(label("write_bw_bytes_per_s"), "writes' MB/s");
+        assert_eq!(label("read_lat_mean_ns"), "reads' mean latency");
     }
 }

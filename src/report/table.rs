@@ -3,7 +3,7 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 
-use crate::model::{ResultDoc, TestResult};
+use crate::model::{DirectionStats, LatencyStats, ResultDoc, TestResult};
 use crate::stats::summary::median;
 use crate::units::{fmt_mb_per_s, fmt_ns, fmt_thousands};
 
@@ -26,16 +26,28 @@ fn lat_median(t: &TestResult, f: fn(&crate::model::LatencyStats) -> f64) -> Opti
     (!v.is_empty()).then(|| median(&v))
 }
 
-/// The device's view of a test: what `/proc/diskstats` saw per second in the test's
-/// direction, and the write amplification of write tests (medians over runs).
-fn device_view(t: &TestResult) -> (String, String) {
-    let write = t.direction.as_deref() == Some("write");
+/// Which bytes of `/proc/diskstats` a row shows.
+#[derive(Clone, Copy, PartialEq)]
+enum DevBytes {
+    Read,
+    Write,
+    Both,
+}
+
+/// The device's view of a test: what `/proc/diskstats` saw per second in the row's
+/// direction (both for a mixed test), and the write amplification of tests that write
+/// (medians over runs).
+fn device_view(t: &TestResult, which: DevBytes) -> (String, String) {
     let rates: Vec<f64> = t
         .runs
         .iter()
         .filter_map(|r| {
             let d = r.device.as_ref()?;
-            let bytes = if write { d.write_bytes } else { d.read_bytes };
+            let bytes = match which {
+                DevBytes::Read => d.read_bytes,
+                DevBytes::Write => d.write_bytes,
+                DevBytes::Both => d.read_bytes + d.write_bytes,
+            };
             Some(bytes as f64 / (d.elapsed_ms as f64 / 1e3).max(1e-9))
         })
         .collect();
@@ -56,6 +68,56 @@ fn device_view(t: &TestResult) -> (String, String) {
             format!("{:.2}", median(&was))
         },
     )
+}
+
+/// The reads' and the writes' rows under a mixed test: each direction's own rate and
+/// latency (a device rarely serves both alike), its spread and what the device saw of it.
+fn direction_rows(t: &TestResult) -> Vec<Vec<Cell>> {
+    let mut rows = Vec::new();
+    for (dir, which) in [("read", DevBytes::Read), ("write", DevBytes::Write)] {
+        let parts: Vec<&DirectionStats> = t
+            .runs
+            .iter()
+            .filter_map(|r| {
+                if dir == "read" {
+                    r.read.as_ref()
+                } else {
+                    r.write.as_ref()
+                }
+            })
+            .filter(|d| d.ops > 0)
+            .collect();
+        if parts.is_empty() {
+            continue;
+        }
+        let lat = |f: fn(&LatencyStats) -> f64| {
+            fmt_ns(median(
+                &parts.iter().map(|d| f(&d.lat_ns)).collect::<Vec<_>>(),
+            ))
+        };
+        let or_dash = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+        let spread = match t.summary.get(&format!("{dir}_iops")) {
+            Some(s) if s.n >= 2 => format!("±{:.1}%", s.cv * 100.0),
+            _ => "-".into(),
+        };
+        rows.push(vec![
+            Cell::new(format!("  \u{21b3} {dir}s")),
+            Cell::new(or_dash(
+                headline(t, &format!("{dir}_bw_bytes_per_s")).map(fmt_mb_per_s),
+            )),
+            Cell::new(or_dash(
+                headline(t, &format!("{dir}_iops")).map(fmt_thousands),
+            )),
+            Cell::new(lat(|l| l.mean)),
+            Cell::new(lat(|l| l.p99 as f64)),
+            Cell::new(lat(|l| l.p999 as f64)),
+            Cell::new(spread),
+            Cell::new(""),
+            Cell::new(device_view(t, which).0),
+            Cell::new(""),
+        ]);
+    }
+    rows
 }
 
 /// Render block tests as a table per direction, with warnings underneath.
@@ -132,10 +194,18 @@ pub fn render_block_table(doc: &ResultDoc) -> String {
             if t.error.is_some() {
                 row[7] = Cell::new(format!("{} (failed)", t.runs.len()));
             }
-            let (dev_rate, wa) = device_view(t);
+            let which = match dir {
+                "read" => DevBytes::Read,
+                "write" => DevBytes::Write,
+                _ => DevBytes::Both,
+            };
+            let (dev_rate, wa) = device_view(t, which);
             row.push(Cell::new(dev_rate));
             row.push(Cell::new(wa));
             table.add_row(row);
+            for sub in direction_rows(t) {
+                table.add_row(sub);
+            }
         }
     }
     for i in 1..10 {
@@ -150,11 +220,20 @@ pub fn render_block_table(doc: &ResultDoc) -> String {
         .iter()
         .any(|t| t.headline.as_deref() == Some("max"));
     out.push_str(&format!(
-        "MB/s = 10^6 bytes/s. {} Latency: completion latency (submit to completion), median over runs. ± = run-to-run coefficient of variation of IOPS. dev MB/s: what the block device saw (/proc/diskstats, including the final fsync for writes); WA = device bytes written / bytes iolab wrote.\n",
+        "MB/s = 10^6 bytes/s. {} Latency: completion latency (submit to completion), median over runs. ± = run-to-run coefficient of variation of IOPS. dev MB/s: what the block device saw (/proc/diskstats, including the final fsync for writes); WA = device bytes written / bytes iolab wrote.{}\n",
         if peak {
             "Peak preset: MB/s and IOPS are the BEST run (as CrystalDiskMark reports), not the median."
         } else {
             "MB/s and IOPS: median of the runs."
+        },
+        if doc
+            .tests
+            .iter()
+            .any(|t| t.family == "block" && t.direction.as_deref() == Some("mixed"))
+        {
+            " A mixed test's \u{21b3} rows are its reads and its writes alone, each with its own latency; its own dev MB/s counts both directions."
+        } else {
+            ""
         }
     ));
     if let Some(first) = doc.tests.iter().find_map(|t| t.settings.as_ref()) {

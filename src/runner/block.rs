@@ -13,7 +13,7 @@ use anyhow::{Context, Result, anyhow};
 
 use crate::engine::buffer::{DataGen, splitmix};
 use crate::engine::{Completion, Op, open_engine};
-use crate::model::{BlockSettings, CpuUsage, RunResult, Warning};
+use crate::model::{BlockSettings, CpuUsage, DirectionStats, RunResult, Warning};
 use crate::runner::cpu;
 use crate::runner::recorder::JobRecorder;
 use crate::runner::signals::StopFlag;
@@ -234,6 +234,20 @@ fn to_run_result(
         avg_queue_depth: Some(rec.lat_sum_ns as f64 / measured.as_nanos().max(1) as f64),
         cpu,
         fsync_ns: rec.fsync_ns,
+        read: rec.split.as_ref().map(|s| DirectionStats {
+            ops: s.read_ios,
+            bytes: rec.read_bytes,
+            iops: s.read_ios as f64 / secs,
+            bw_bytes_per_s: rec.read_bytes as f64 / secs,
+            lat_ns: s.read_lat.stats(),
+        }),
+        write: rec.split.as_ref().map(|s| DirectionStats {
+            ops: s.write_ios,
+            bytes: rec.write_bytes,
+            iops: s.write_ios as f64 / secs,
+            bw_bytes_per_s: rec.write_bytes as f64 / secs,
+            lat_ns: s.write_lat.stats(),
+        }),
         ..Default::default()
     }
 }
@@ -316,6 +330,9 @@ fn run_job(
         .map(|d| (d.as_millis() as u64 / INTERVAL_MS + 2) as usize)
         .unwrap_or(64);
     let mut rec = JobRecorder::with_intervals(interval_cap);
+    if job.rw.reads() && job.rw.writes() {
+        rec = rec.split_directions();
+    }
     let io_size = job.io_size.unwrap_or(u64::MAX);
 
     let mut free: Vec<usize> = (0..depth).rev().collect();

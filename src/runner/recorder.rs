@@ -11,6 +11,24 @@ pub struct IntervalBucket {
     pub lat_sum_ns: u128,
 }
 
+/// Mixed jobs: each direction's own count and latency histogram.
+#[derive(Debug, Clone, Default)]
+pub struct DirectionSplit {
+    pub read_ios: u64,
+    pub write_ios: u64,
+    pub read_lat: LatencyHistogram,
+    pub write_lat: LatencyHistogram,
+}
+
+impl std::ops::AddAssign<&DirectionSplit> for DirectionSplit {
+    fn add_assign(&mut self, o: &DirectionSplit) {
+        self.read_ios += o.read_ios;
+        self.write_ios += o.write_ios;
+        self.read_lat += &o.read_lat;
+        self.write_lat += &o.write_lat;
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct JobRecorder {
     pub lat: LatencyHistogram,
@@ -27,6 +45,8 @@ pub struct JobRecorder {
     /// Bytes written including the ramp (kept across `reset`): the application's side of
     /// write amplification, whose device side covers the whole run.
     pub all_write_bytes: u64,
+    /// Per-direction counts and latencies, kept for mixed jobs only (`split_directions`).
+    pub split: Option<Box<DirectionSplit>>,
 }
 
 impl JobRecorder {
@@ -35,6 +55,12 @@ impl JobRecorder {
             intervals: Vec::with_capacity(n),
             ..Default::default()
         }
+    }
+
+    /// Also keep reads and writes apart (mixed workloads).
+    pub fn split_directions(mut self) -> JobRecorder {
+        self.split = Some(Box::default());
+        self
     }
 
     #[inline]
@@ -48,6 +74,15 @@ impl JobRecorder {
             self.read_bytes += bytes;
         }
         self.lat_sum_ns += lat_ns as u128;
+        if let Some(s) = &mut self.split {
+            if is_write {
+                s.write_ios += 1;
+                s.write_lat.record(lat_ns);
+            } else {
+                s.read_ios += 1;
+                s.read_lat.record(lat_ns);
+            }
+        }
         if interval >= self.intervals.len() {
             self.intervals
                 .resize(interval + 1, IntervalBucket::default());
@@ -58,12 +93,14 @@ impl JobRecorder {
         b.lat_sum_ns += lat_ns as u128;
     }
 
-    /// Forget the ramp's measurements (keeps `all_write_bytes`).
+    /// Forget the ramp's measurements (keeps `all_write_bytes` and the direction split).
     pub fn reset(&mut self) {
         let cap = self.intervals.capacity();
         let all = self.all_write_bytes;
+        let split = self.split.take().map(|_| Box::default());
         *self = JobRecorder::with_intervals(cap);
         self.all_write_bytes = all;
+        self.split = split;
     }
 
     pub fn interval_points(&self, interval_ms: u64) -> Vec<IntervalPoint> {
@@ -106,6 +143,9 @@ impl std::ops::AddAssign<&JobRecorder> for JobRecorder {
             a.lat_sum_ns += b.lat_sum_ns;
         }
         self.all_write_bytes += o.all_write_bytes;
+        if let Some(os) = &o.split {
+            **self.split.get_or_insert_with(Box::default) += os;
+        }
         self.max_thread_cpu_pct = self.max_thread_cpu_pct.max(o.max_thread_cpu_pct);
         self.fsync_ns = match (self.fsync_ns, o.fsync_ns) {
             (Some(a), Some(b)) => Some(a.max(b)),
@@ -135,5 +175,26 @@ mod tests {
         let pts = a.interval_points(100);
         assert_eq!(pts[0].iops, 20.0);
         assert_eq!(pts[0].lat_mean_ns, 2000.0);
+        assert!(a.split.is_none(), "only mixed jobs keep directions apart");
+    }
+
+    #[test]
+    fn split_keeps_directions_apart_through_reset_and_merge() {
+        let mut a = JobRecorder::with_intervals(4).split_directions();
+        a.record(9_000, 4096, true, 0);
+        a.reset();
+        assert!(a.split.as_ref().is_some_and(|s| s.write_ios == 0));
+        a.record(1_000, 4096, false, 0);
+        a.record(5_000, 4096, true, 0);
+        let mut b = JobRecorder::default().split_directions();
+        b.record(2_000, 4096, false, 1);
+        let mut total = JobRecorder::default();
+        total += &a;
+        total += &b;
+        let s = total.split.expect("merged split");
+        assert_eq!((s.read_ios, s.write_ios), (2, 1));
+        assert_eq!(s.read_lat.len() + s.write_lat.len(), total.lat.len());
+        assert_eq!(s.write_lat.stats().max, total.lat.stats().max);
+        assert!(s.read_lat.stats().max < 2_100);
     }
 }

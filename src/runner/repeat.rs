@@ -103,6 +103,20 @@ fn run_metrics(t: &TestResult) -> Vec<(&'static str, Vec<f64>)> {
         ("files_per_s", |r| r.files_per_s),
         ("lat_mean_ns", |r| r.lat_ns.as_ref().map(|l| l.mean)),
         ("lat_p99_ns", |r| r.lat_ns.as_ref().map(|l| l.p99 as f64)),
+        ("read_iops", |r| r.read.as_ref().map(|d| d.iops)),
+        ("read_bw_bytes_per_s", |r| {
+            r.read.as_ref().map(|d| d.bw_bytes_per_s)
+        }),
+        ("read_lat_mean_ns", |r| {
+            r.read.as_ref().map(|d| d.lat_ns.mean)
+        }),
+        ("write_iops", |r| r.write.as_ref().map(|d| d.iops)),
+        ("write_bw_bytes_per_s", |r| {
+            r.write.as_ref().map(|d| d.bw_bytes_per_s)
+        }),
+        ("write_lat_mean_ns", |r| {
+            r.write.as_ref().map(|d| d.lat_ns.mean)
+        }),
     ] {
         let v = get(f);
         if !v.is_empty() {
