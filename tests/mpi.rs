@@ -116,6 +116,74 @@ fn two_ranks_add_up_and_merge_latency_exactly() {
     assert!(total.summary.contains_key("straggler_spread_pct"));
 }
 
+/// A mixed run over two ranks: each direction's totals are the ranks' sums, its latency
+/// the merge of the ranks' per-direction histograms, and the table splits it.
+#[test]
+fn two_ranks_mixed_keep_reads_and_writes_apart() {
+    if !mpirun_or_skip("two_ranks_mixed_keep_reads_and_writes_apart") {
+        return;
+    }
+    let target = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let res = mpirun(&[
+        "-np",
+        "2",
+        IOLAB,
+        "run",
+        "-t",
+        target.path().to_str().unwrap(),
+        "--rw",
+        "randrw",
+        "--rwmix-read",
+        "60",
+        "--bs",
+        "4k",
+        "--iodepth",
+        "2",
+        "--duration",
+        "200ms",
+        "--ramp",
+        "0",
+        "--repeat",
+        "1",
+        "--size",
+        "8M",
+        "--output",
+        out.path().to_str().unwrap(),
+    ]);
+    assert!(res.status.success(), "mpirun failed");
+    let stdout = String::from_utf8_lossy(&res.stdout);
+    assert!(
+        stdout.contains("\u{21b3} reads") && stdout.contains("\u{21b3} writes"),
+        "{stdout}"
+    );
+    let doc = the_result(out.path());
+    let run = &doc.tests[0].runs[0];
+    let per: Vec<&RunResult> = doc.hosts.iter().map(|h| &h.tests[0].runs[0]).collect();
+    assert_eq!(per.len(), 2);
+    for (dir, part) in [
+        (
+            "read",
+            (|r: &RunResult| r.read.clone()) as fn(&RunResult) -> _,
+        ),
+        ("write", |r: &RunResult| r.write.clone()),
+    ] {
+        let total = part(run).unwrap_or_else(|| panic!("no {dir} total"));
+        let ranks: Vec<_> = per.iter().map(|r| part(r).unwrap()).collect();
+        assert!(ranks.iter().all(|d| d.ops > 0), "{dir}: both ranks did I/O");
+        assert_eq!(total.ops, ranks.iter().map(|d| d.ops).sum::<u64>(), "{dir}");
+        assert_eq!(total.lat_ns.count, total.ops, "{dir}");
+        let max = ranks.iter().map(|d| d.lat_ns.max).max().unwrap();
+        let min = ranks.iter().map(|d| d.lat_ns.min).min().unwrap();
+        assert_eq!((total.lat_ns.min, total.lat_ns.max), (min, max), "{dir}");
+    }
+    assert_eq!(
+        run.read.as_ref().unwrap().ops + run.write.as_ref().unwrap().ops,
+        run.ops
+    );
+    assert!(doc.tests[0].summary.contains_key("write_iops"));
+}
+
 #[test]
 fn a_subcommand_that_is_not_distributed_refuses_clearly() {
     if !mpirun_or_skip("a_subcommand_that_is_not_distributed_refuses_clearly") {
@@ -209,7 +277,16 @@ fn a_throttled_rank_is_stonewalled_and_reported() {
     let d = total.dist.as_ref().unwrap();
     assert_eq!(d.stonewalled_ranks, vec![1]);
     assert_eq!(d.slowest_rank, 1);
-    assert!(d.straggler_spread_pct > 50.0, "{}", d.straggler_spread_pct);
+    assert!(
+        d.straggler_spread_pct > 50.0,
+        "spread {} %: rank 0 {} ops in {} ns, rank 1 {} ops in {} ns, windows {:?}",
+        d.straggler_spread_pct,
+        r0.ops,
+        r0.elapsed_ns,
+        r1.ops,
+        r1.elapsed_ns,
+        d.windows
+    );
     assert!(doc.warnings.iter().any(|w| w.code == "straggler"));
     let stdout = String::from_utf8_lossy(&res.stdout);
     assert!(

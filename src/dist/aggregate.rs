@@ -6,7 +6,9 @@
 use crate::dist::ClockOffset;
 use crate::model::dist::{DistRun, RankWindow};
 use crate::model::files::FilesRunDetail;
-use crate::model::{CpuUsage, IntervalPoint, RunResult, Summary, TestResult, Warning};
+use crate::model::{
+    CpuUsage, DirectionStats, IntervalPoint, RunResult, Summary, TestResult, Warning,
+};
 
 /// A straggler spread above this (median over runs) is a warning.
 const STRAGGLER_WARN_PCT: f64 = 25.0;
@@ -64,6 +66,8 @@ pub fn aggregate_run(ranks: &[RankRun]) -> Result<RunResult, String> {
             .map(|c| c.max_job_thread_pct)
             .fold(0.0, f64::max),
     });
+    let read = merge_direction(ranks, secs, |r| r.read.as_ref())?;
+    let write = merge_direction(ranks, secs, |r| r.write.as_ref())?;
     Ok(RunResult {
         run: first.run.run,
         elapsed_ns: window_ns,
@@ -80,8 +84,47 @@ pub fn aggregate_run(ranks: &[RankRun]) -> Result<RunResult, String> {
         cpu,
         fsync_ns: ranks.iter().filter_map(|r| r.run.fsync_ns).max(),
         dist: Some(dist),
+        read,
+        write,
         ..Default::default()
     })
+}
+
+/// One direction of mixed runs over all ranks (`None` unless every rank has it), its
+/// latency from the merged histograms, its rate over the common window.
+fn merge_direction(
+    ranks: &[RankRun],
+    secs: f64,
+    part: impl Fn(&RunResult) -> Option<&DirectionStats>,
+) -> Result<Option<DirectionStats>, String> {
+    let parts: Vec<(u32, &DirectionStats)> = ranks
+        .iter()
+        .filter_map(|r| part(&r.run).map(|d| (r.rank, d)))
+        .collect();
+    if parts.is_empty() || parts.len() < ranks.len() {
+        return Ok(None);
+    }
+    let mut hist = LatencyHistogram::new();
+    for (rank, d) in &parts {
+        let h = d
+            .lat_hist
+            .as_deref()
+            .and_then(LatencyHistogram::from_base64)
+            .ok_or_else(|| {
+                format!("rank {rank} sent a mixed run without a readable per-direction histogram")
+            })?;
+        hist += &h;
+    }
+    let ops: u64 = parts.iter().map(|(_, d)| d.ops).sum();
+    let bytes: u64 = parts.iter().map(|(_, d)| d.bytes).sum();
+    Ok(Some(DirectionStats {
+        ops,
+        bytes,
+        iops: ops as f64 / secs,
+        bw_bytes_per_s: bytes as f64 / secs,
+        lat_ns: hist.stats(),
+        lat_hist: Some(hist.to_base64()),
+    }))
 }
 
 /// How the ranks' runs lined up: windows on the common clock, skews, the fastest and the
@@ -430,6 +473,69 @@ mod tests {
         let means = [a.lat_ns.unwrap().mean, b.lat_ns.unwrap().mean];
         assert_eq!(d.lat_mean_ns_host_max, means[0].max(means[1]));
         assert_eq!(d.lat_mean_ns_host_mean, (means[0] + means[1]) / 2.0);
+    }
+
+    fn direction(lats: &[u64], secs: f64) -> DirectionStats {
+        let mut h = LatencyHistogram::new();
+        for &l in lats {
+            h.record(l);
+        }
+        DirectionStats {
+            ops: lats.len() as u64,
+            bytes: lats.len() as u64 * 4096,
+            iops: lats.len() as f64 / secs,
+            bw_bytes_per_s: lats.len() as f64 * 4096.0 / secs,
+            lat_ns: h.stats(),
+            lat_hist: Some(h.to_base64()),
+        }
+    }
+
+    #[test]
+    fn mixed_runs_merge_each_direction_from_its_histograms() {
+        let (ar, aw): (Vec<u64>, Vec<u64>) = (
+            (1..=70).map(|i| i * 1000).collect(),
+            (1..=30).map(|i| i * 9000).collect(),
+        );
+        let (br, bw): (Vec<u64>, Vec<u64>) = (
+            (1..=7).map(|i| i * 500).collect(),
+            (1..=3).map(|i| i * 50_000).collect(),
+        );
+        let mut a = rank_run(&[ar.clone(), aw.clone()].concat(), 1_000_000_000, 4.0);
+        a.read = Some(direction(&ar, 1.0));
+        a.write = Some(direction(&aw, 1.0));
+        let mut b = rank_run(&[br.clone(), bw.clone()].concat(), 1_000_000_000, 4.0);
+        b.read = Some(direction(&br, 1.0));
+        b.write = Some(direction(&bw, 1.0));
+        fn rank(rank: u32, run: &RunResult) -> RankRun<'_> {
+            RankRun {
+                rank,
+                run,
+                start_ns: 0,
+                end_ns: 2_000_000_000,
+                stonewalled: false,
+            }
+        }
+        let t = aggregate_run(&[rank(0, &a), rank(1, &b)]).unwrap();
+        let (r, w) = (t.read.unwrap(), t.write.unwrap());
+        assert_eq!((r.ops, w.ops), (77, 33));
+        assert_eq!(r.ops + w.ops, t.ops);
+        assert_eq!(r.iops, 77.0 / 2.0, "over the common window");
+        assert_eq!(w.lat_ns, direction(&[aw, bw].concat(), 1.0).lat_ns);
+        assert_eq!(r.lat_ns.count, 77);
+
+        // A rank without the split (an older iolab): no direction totals rather than wrong ones.
+        let mut c = b.clone();
+        c.read = None;
+        c.write = None;
+        let t = aggregate_run(&[rank(0, &a), rank(1, &c)]).unwrap();
+        assert!(t.read.is_none() && t.write.is_none());
+        // A split without its histogram cannot be merged: an error, as for the whole run.
+        c.read = Some(DirectionStats {
+            lat_hist: None,
+            ..direction(&br, 1.0)
+        });
+        c.write = b.write.clone();
+        assert!(aggregate_run(&[rank(0, &a), rank(1, &c)]).is_err());
     }
 
     #[test]

@@ -296,6 +296,10 @@ pub struct DirectionStats {
     pub iops: f64,
     pub bw_bytes_per_s: f64,
     pub lat_ns: LatencyStats,
+    /// This direction's latency histogram (as `RunResult.lat_hist`), so that runs of
+    /// several processes merge exactly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat_hist: Option<String>,
 }
 
 /// Statistics of one metric over the runs of a test (see `stats::summarize`).

@@ -240,6 +240,7 @@ fn to_run_result(
             iops: s.read_ios as f64 / secs,
             bw_bytes_per_s: rec.read_bytes as f64 / secs,
             lat_ns: s.read_lat.stats(),
+            lat_hist: Some(s.read_lat.to_base64()),
         }),
         write: rec.split.as_ref().map(|s| DirectionStats {
             ops: s.write_ios,
@@ -247,6 +248,7 @@ fn to_run_result(
             iops: s.write_ios as f64 / secs,
             bw_bytes_per_s: rec.write_bytes as f64 / secs,
             lat_ns: s.write_lat.stats(),
+            lat_hist: Some(s.write_lat.to_base64()),
         }),
         ..Default::default()
     }
