@@ -99,7 +99,7 @@ fn merge_direction(
 ) -> Result<Option<DirectionStats>, String> {
     let parts: Vec<(u32, &DirectionStats)> = ranks
         .iter()
-        .filter_map(|r| part(&r.run).map(|d| (r.rank, d)))
+        .filter_map(|r| part(r.run).map(|d| (r.rank, d)))
         .collect();
     if parts.is_empty() || parts.len() < ranks.len() {
         return Ok(None);
