@@ -152,6 +152,31 @@ impl RunConfig {
         if a.io_size == Some(0) {
             return Err(err("--io-size 0: give a positive size"));
         }
+        let interval_ns = a.interval.as_nanos();
+        if interval_ns == 0 || !interval_ns.is_multiple_of(1_000_000) {
+            return Err(err(format!(
+                "--interval {}: give whole milliseconds, at least 1ms (e.g. 100ms, 1s)",
+                crate::units::fmt_ns(a.interval.as_nanos() as f64)
+            )));
+        }
+        if a.io_size.is_none() {
+            if a.interval > a.duration {
+                return Err(err(format!(
+                    "--interval {} is longer than --duration {}: no interval of the series would be complete",
+                    crate::units::fmt_ns(a.interval.as_nanos() as f64),
+                    crate::units::fmt_ns(a.duration.as_nanos() as f64)
+                )));
+            }
+            let n = a.duration.as_nanos() / interval_ns;
+            if n > crate::workload::block::MAX_INTERVALS as u128 {
+                return Err(err(format!(
+                    "--interval {} over --duration {} makes {n} points per run (at most {}): use a longer --interval",
+                    crate::units::fmt_ns(a.interval.as_nanos() as f64),
+                    crate::units::fmt_ns(a.duration.as_nanos() as f64),
+                    crate::workload::block::MAX_INTERVALS
+                )));
+            }
+        }
 
         if a.verify && a.engine == crate::engine::EngineKind::Null {
             return Err(err(
@@ -374,6 +399,7 @@ fn job(a: &RunArgs, rw: Rw, bs: u64, iodepth: u32, jobs: u32) -> JobSpec {
         io_size: a.io_size,
         seed: a.seed,
         fsync_at_end: true,
+        interval: a.interval,
     }
 }
 

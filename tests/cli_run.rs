@@ -421,6 +421,40 @@ fn mixed_tests_report_reads_and_writes_apart() {
     );
 }
 
+/// `--interval`: the time series' resolution; whole intervals only, each point `interval_ms`
+/// apart, their I/Os within the run's; the default is 100 ms.
+#[test]
+fn interval_sets_the_series_resolution() {
+    let d = tempdir();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "--rw", "randread", "--bs", "4k", "--repeat", "1"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(QUICK);
+        json_of(&iolab(d.path(), &args))
+    };
+    for (extra, ms, points) in [
+        (&["--interval", "20ms"][..], 20, 10),
+        (&[][..], 100, 2),
+        (&["--interval", "200ms"][..], 200, 1),
+    ] {
+        let doc = run(extra);
+        let r = &doc["tests"][0]["runs"][0];
+        assert_eq!(r["interval_ms"], ms, "{extra:?}");
+        let pts = r["intervals"].as_array().unwrap();
+        assert_eq!(pts.len(), points, "{extra:?}: whole intervals of 200 ms");
+        for (i, p) in pts.iter().enumerate() {
+            assert_eq!(p["t_ms"].as_u64(), Some((i as u64 + 1) * ms), "{extra:?}");
+            let rate = p["ios"].as_f64().unwrap() * 1000.0 / ms as f64;
+            assert!(
+                (p["iops"].as_f64().unwrap() - rate).abs() < 1e-6,
+                "{extra:?}"
+            );
+        }
+        let in_points: u64 = pts.iter().map(|p| p["ios"].as_u64().unwrap()).sum();
+        assert!(in_points > 0 && in_points <= r["ops"].as_u64().unwrap());
+    }
+}
+
 /// `--pause`: idle time before every run but the first, over all tests; recorded in every
 /// test's settings and said in the table's footer; without it, no pause and no field.
 #[test]
@@ -616,6 +650,17 @@ fn bad_input_is_refused_with_exit_2() {
         (&["run", "--duration", "soon"], "not a duration"),
         (&["run", "--pause", "-1s"], "negative"),
         (&["run", "--pause", "a while"], "not a duration"),
+        (&["run", "--interval", "0"], "whole milliseconds"),
+        (&["run", "--interval", "1500us"], "whole milliseconds"),
+        (&["run", "--interval=-1s"], "negative"),
+        (
+            &["run", "--interval", "1s", "--duration", "500ms"],
+            "longer than --duration",
+        ),
+        (
+            &["run", "--interval", "1ms", "--duration", "2m"],
+            "120000 points per run",
+        ),
         (&["run", "--duration", "0"], "--duration 0"),
         (&["run", "--iodepth", "0"], "--iodepth 0"),
         (&["run", "--iodepth", "1025"], "--iodepth 1025"),

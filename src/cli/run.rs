@@ -84,6 +84,12 @@ pub struct RunArgs {
     #[arg(long, allow_hyphen_values = true, value_parser = duration_arg, default_value = "0s", value_name = "DURATION")]
     pub pause: Duration,
 
+    /// Resolution of each run's time series (IOPS, MB/s and mean latency per interval, in the
+    /// result file and the report's "over time" charts): whole milliseconds, e.g. 10ms for
+    /// short stalls, 1s for long runs.
+    #[arg(long, allow_hyphen_values = true, value_parser = duration_arg, default_value = "100ms", value_name = "DURATION")]
+    pub interval: Duration,
+
     /// Size-based instead of time-based: bytes to transfer per job and run.
     #[arg(long, allow_hyphen_values = true, value_parser = size_arg, value_name = "SIZE", conflicts_with = "duration")]
     pub io_size: Option<u64>,

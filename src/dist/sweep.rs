@@ -149,6 +149,7 @@ mod tests {
                     io_size: None,
                     seed: 1,
                     fsync_at_end: false,
+                    interval: crate::workload::block::DEFAULT_INTERVAL,
                 })
                 .collect(),
         }

@@ -21,9 +21,6 @@ use crate::runner::target::TestTarget;
 use crate::workload::block::{BlockTestSpec, JobSpec, Region, Rw};
 use crate::workload::offsets::OffsetGen;
 
-/// Length of one interval of the time series.
-pub const INTERVAL_MS: u64 = 100;
-
 /// A job thread is called CPU-bound above this share of its wall time.
 pub const CPU_BOUND_PCT: f64 = 90.0;
 
@@ -96,6 +93,14 @@ pub fn run_block_test(
     run_index: u32,
 ) -> Result<BlockRunOutput> {
     assert_eq!(spec.groups.len(), targets.len());
+    // One series for the whole test: every group counts in the same intervals.
+    let interval_ms = spec.groups[0].interval.as_millis().max(1) as u64;
+    assert!(
+        spec.groups
+            .iter()
+            .all(|g| g.interval == spec.groups[0].interval),
+        "job groups of one test share the interval"
+    );
     let nthreads: usize = spec.groups.iter().map(|g| g.jobs as usize).sum();
     let barrier = Arc::new(Barrier::new(nthreads + 1));
     let failed = StopFlag::new();
@@ -180,7 +185,13 @@ pub fn run_block_test(
         }
         measured_max = measured_max.max(gmeasured);
         total += &grec;
-        per_group.push(to_run_result(&grec, gmeasured, run_index, None));
+        per_group.push(to_run_result(
+            &grec,
+            gmeasured,
+            interval_ms,
+            run_index,
+            None,
+        ));
         engines.push(engine);
         let _ = gi;
     }
@@ -196,7 +207,13 @@ pub fn run_block_test(
         process_pct: 100.0 * proc_cpu.total().as_secs_f64() / wall.as_secs_f64().max(1e-9),
         max_job_thread_pct: total.max_thread_cpu_pct,
     };
-    let total_rr = to_run_result(&total, measured_max, run_index, Some(cpu_usage));
+    let total_rr = to_run_result(
+        &total,
+        measured_max,
+        interval_ms,
+        run_index,
+        Some(cpu_usage),
+    );
     Ok(BlockRunOutput {
         total: total_rr,
         per_group,
@@ -209,6 +226,7 @@ pub fn run_block_test(
 fn to_run_result(
     rec: &JobRecorder,
     measured: Duration,
+    interval_ms: u64,
     run: u32,
     cpu: Option<CpuUsage>,
 ) -> RunResult {
@@ -226,11 +244,11 @@ fn to_run_result(
         lat_hist: Some(rec.lat.to_base64()),
         // Only whole intervals: the drain after the deadline would show as a false dip.
         intervals: rec
-            .interval_points(INTERVAL_MS)
+            .interval_points(interval_ms)
             .into_iter()
             .filter(|p| p.t_ms as u128 * 1_000_000 <= measured.as_nanos())
             .collect(),
-        interval_ms: Some(INTERVAL_MS),
+        interval_ms: Some(interval_ms),
         avg_queue_depth: Some(rec.lat_sum_ns as f64 / measured.as_nanos().max(1) as f64),
         cpu,
         fsync_ns: rec.fsync_ns,
@@ -327,9 +345,11 @@ fn run_job(
 
     let total_ns = job.duration.map(|d| (job.ramp + d).as_nanos() as u64);
     let ramp_ns = job.ramp.as_nanos() as u64;
+    let interval_ms = job.interval.as_millis().max(1) as u64;
+    let interval_ns = interval_ms * 1_000_000;
     let interval_cap = job
         .duration
-        .map(|d| (d.as_millis() as u64 / INTERVAL_MS + 2) as usize)
+        .map(|d| (d.as_millis() as u64 / interval_ms + 2) as usize)
         .unwrap_or(64);
     let mut rec = JobRecorder::with_intervals(interval_cap);
     if job.rw.reads() && job.rw.writes() {
@@ -500,7 +520,7 @@ fn run_job(
             }
             if measuring {
                 let lat = t.saturating_sub(slot_start[c.slot]).max(1);
-                let interval = ((t - measure_start_ns) / (INTERVAL_MS * 1_000_000)) as usize;
+                let interval = ((t - measure_start_ns) / interval_ns) as usize;
                 rec.record(lat, job.bs, slot_op[c.slot] == Op::Write, interval);
             }
         }

@@ -78,7 +78,16 @@ pub struct JobSpec {
     pub seed: u64,
     /// fsync at the end of a write run (timed and reported).
     pub fsync_at_end: bool,
+    /// Length of one point of the per-interval series (whole milliseconds, at least 1).
+    pub interval: Duration,
 }
+
+/// The per-interval series' default resolution.
+pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Most intervals one run may record (`--duration` / `--interval`): a bound on memory and
+/// on the result file (each point is about 100 bytes of JSON).
+pub const MAX_INTERVALS: u64 = 100_000;
 
 /// One named test (`SEQ1M Q8T1 read`): one or more job groups running at the same time.
 #[derive(Debug, Clone, PartialEq)]

@@ -61,6 +61,7 @@ fn groups(cfg: &SaturateConfig, sweep: &SweepSpec, depth: u32) -> Vec<JobSpec> {
                 seed: cfg.seed ^ ((depth as u64) << 20),
                 // Flushing is not part of any request's latency and would lengthen steps.
                 fsync_at_end: false,
+                interval: crate::workload::block::DEFAULT_INTERVAL,
             }
         })
         .collect()
@@ -321,6 +322,7 @@ mod tests {
             io_size: None,
             seed: 1,
             fsync_at_end: false,
+            interval: crate::workload::block::DEFAULT_INTERVAL,
         };
         let spec = BlockTestSpec {
             name: "t".into(),
