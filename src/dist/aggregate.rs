@@ -115,16 +115,12 @@ fn merge_direction(
             })?;
         hist += &h;
     }
-    let ops: u64 = parts.iter().map(|(_, d)| d.ops).sum();
-    let bytes: u64 = parts.iter().map(|(_, d)| d.bytes).sum();
-    Ok(Some(DirectionStats {
-        ops,
-        bytes,
-        iops: ops as f64 / secs,
-        bw_bytes_per_s: bytes as f64 / secs,
-        lat_ns: hist.stats(),
-        lat_hist: Some(hist.to_base64()),
-    }))
+    Ok(Some(crate::runner::recorder::direction_stats(
+        parts.iter().map(|(_, d)| d.ops).sum(),
+        parts.iter().map(|(_, d)| d.bytes).sum(),
+        secs,
+        &hist,
+    )))
 }
 
 /// How the ranks' runs lined up: windows on the common clock, skews, the fastest and the
@@ -480,14 +476,12 @@ mod tests {
         for &l in lats {
             h.record(l);
         }
-        DirectionStats {
-            ops: lats.len() as u64,
-            bytes: lats.len() as u64 * 4096,
-            iops: lats.len() as f64 / secs,
-            bw_bytes_per_s: lats.len() as f64 * 4096.0 / secs,
-            lat_ns: h.stats(),
-            lat_hist: Some(h.to_base64()),
-        }
+        crate::runner::recorder::direction_stats(
+            lats.len() as u64,
+            lats.len() as u64 * 4096,
+            secs,
+            &h,
+        )
     }
 
     #[test]

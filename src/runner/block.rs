@@ -13,9 +13,9 @@ use anyhow::{Context, Result, anyhow};
 
 use crate::engine::buffer::{DataGen, splitmix};
 use crate::engine::{Completion, Op, open_engine};
-use crate::model::{BlockSettings, CpuUsage, DirectionStats, RunResult, Warning};
+use crate::model::{BlockSettings, CpuUsage, RunResult, Warning};
 use crate::runner::cpu;
-use crate::runner::recorder::JobRecorder;
+use crate::runner::recorder::{JobRecorder, direction_stats};
 use crate::runner::signals::StopFlag;
 use crate::runner::target::TestTarget;
 use crate::workload::block::{BlockTestSpec, JobSpec, Region, Rw};
@@ -252,22 +252,14 @@ fn to_run_result(
         avg_queue_depth: Some(rec.lat_sum_ns as f64 / measured.as_nanos().max(1) as f64),
         cpu,
         fsync_ns: rec.fsync_ns,
-        read: rec.split.as_ref().map(|s| DirectionStats {
-            ops: s.read_ios,
-            bytes: rec.read_bytes,
-            iops: s.read_ios as f64 / secs,
-            bw_bytes_per_s: rec.read_bytes as f64 / secs,
-            lat_ns: s.read_lat.stats(),
-            lat_hist: Some(s.read_lat.to_base64()),
-        }),
-        write: rec.split.as_ref().map(|s| DirectionStats {
-            ops: s.write_ios,
-            bytes: rec.write_bytes,
-            iops: s.write_ios as f64 / secs,
-            bw_bytes_per_s: rec.write_bytes as f64 / secs,
-            lat_ns: s.write_lat.stats(),
-            lat_hist: Some(s.write_lat.to_base64()),
-        }),
+        read: rec
+            .split
+            .as_ref()
+            .map(|s| direction_stats(s.read_ios, rec.read_bytes, secs, &s.read_lat)),
+        write: rec
+            .split
+            .as_ref()
+            .map(|s| direction_stats(s.write_ios, rec.write_bytes, secs, &s.write_lat)),
         ..Default::default()
     }
 }

@@ -1,7 +1,7 @@
 //! Per-job recorders: HDR histograms, counters and the interval series. Each worker thread
 //! owns one; they merge with `+=` after the run.
 
-use crate::model::IntervalPoint;
+use crate::model::{DirectionStats, IntervalPoint};
 use crate::stats::hist::LatencyHistogram;
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -26,6 +26,18 @@ impl std::ops::AddAssign<&DirectionSplit> for DirectionSplit {
         self.write_ios += o.write_ios;
         self.read_lat += &o.read_lat;
         self.write_lat += &o.write_lat;
+    }
+}
+
+/// One direction's part of a mixed run: its rates over `secs` and its latency histogram.
+pub fn direction_stats(ops: u64, bytes: u64, secs: f64, lat: &LatencyHistogram) -> DirectionStats {
+    DirectionStats {
+        ops,
+        bytes,
+        iops: ops as f64 / secs,
+        bw_bytes_per_s: bytes as f64 / secs,
+        lat_ns: lat.stats(),
+        lat_hist: Some(lat.to_base64()),
     }
 }
 
