@@ -369,6 +369,9 @@ fn run_job(
     let monotonic_start = Instant::now();
     let now_ns = || stopwatch.now_ns();
     let mut measure_start_ns = 0u64;
+    // The series' current interval and where it ends (no division per I/O).
+    let mut interval = 0usize;
+    let mut interval_end_ns = interval_ns;
     let mut cpu_start = cpu::thread_times();
     let mut t;
     let mut finishing = false;
@@ -512,7 +515,10 @@ fn run_job(
             }
             if measuring {
                 let lat = t.saturating_sub(slot_start[c.slot]).max(1);
-                let interval = ((t - measure_start_ns) / interval_ns) as usize;
+                while t >= interval_end_ns {
+                    interval += 1;
+                    interval_end_ns += interval_ns;
+                }
                 rec.record(lat, job.bs, slot_op[c.slot] == Op::Write, interval);
             }
         }
@@ -531,6 +537,7 @@ fn run_job(
         if !measuring && t >= ramp_ns {
             measuring = true;
             measure_start_ns = t;
+            interval_end_ns = t + interval_ns;
             rec.reset();
             cpu_start = cpu::thread_times();
         }
