@@ -403,47 +403,59 @@ fn job(a: &RunArgs, rw: Rw, bs: u64, iodepth: u32, jobs: u32) -> JobSpec {
     }
 }
 
+/// `read`, `write`, or `mixed 70% read` after a test's CrystalDiskMark label.
+fn direction_label(rw: Rw, rwmix_read: u32) -> String {
+    if rw.is_mixed() {
+        format!("mixed {rwmix_read}% read")
+    } else {
+        rw.direction().to_string()
+    }
+}
+
 fn build_tests(a: &RunArgs) -> Result<Vec<BlockTestSpec>, UsageError> {
     // A single custom test: --rw without --preset.
     if let (Some(rw), None) = (a.rw, a.preset) {
         let bs = a.bs.unwrap_or(if rw.is_random() { 4096 } else { 1 << 20 });
         let qd = a.iodepth.unwrap_or(1);
         let jobs = a.jobs.unwrap_or(1);
-        let dir = if rw == Rw::Randrw {
-            format!("mixed {}% read", a.rwmix_read)
-        } else {
-            rw.direction().to_string()
-        };
-        let name = format!("{} {dir}", cdm_label(rw, bs, qd, jobs));
+        let name = format!(
+            "{} {}",
+            cdm_label(rw, bs, qd, jobs),
+            direction_label(rw, a.rwmix_read)
+        );
         return Ok(vec![BlockTestSpec::single(name, job(a, rw, bs, qd, jobs))]);
     }
     let preset = a.preset.unwrap_or(Preset::Default);
     let mut reads = Vec::new();
     let mut writes = Vec::new();
+    let mut mixes = Vec::new();
     for t in preset.tests() {
         let bs = a.bs.unwrap_or(t.bs);
         let qd = a.iodepth.unwrap_or(t.iodepth);
         let jobs = a.jobs.unwrap_or(t.jobs);
-        let (r, w) = if t.random {
-            (Rw::Randread, Rw::Randwrite)
+        let (r, w, m) = if t.random {
+            (Rw::Randread, Rw::Randwrite, Rw::Randrw)
         } else {
-            (Rw::Read, Rw::Write)
+            (Rw::Read, Rw::Write, Rw::Readwrite)
         };
         let label = cdm_label(r, bs, qd, jobs);
-        for (rw, list) in [(r, &mut reads), (w, &mut writes)] {
-            if let Some(only) = a.rw
-                && only != rw
-            {
-                continue;
+        for (rw, list) in [(r, &mut reads), (w, &mut writes), (m, &mut mixes)] {
+            let wanted = match a.rw {
+                Some(only) => only == rw,
+                None => rw != m || a.mix,
+            };
+            if wanted {
+                list.push(BlockTestSpec::single(
+                    format!("{label} {}", direction_label(rw, a.rwmix_read)),
+                    job(a, rw, bs, qd, jobs),
+                ));
             }
-            list.push(BlockTestSpec::single(
-                format!("{label} {}", rw.direction()),
-                job(a, rw, bs, qd, jobs),
-            ));
         }
     }
+    // CrystalDiskMark's order: all reads, then all writes, then the mixed tests.
     let mut tests = reads;
     tests.extend(writes);
+    tests.extend(mixes);
     if tests.is_empty() {
         return Err(err(format!(
             "--rw {} matches no test of the {} preset",
@@ -452,4 +464,71 @@ fn build_tests(a: &RunArgs) -> Result<Vec<BlockTestSpec>, UsageError> {
         )));
     }
     Ok(tests)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrap {
+        #[command(flatten)]
+        run: RunArgs,
+    }
+
+    fn tests_of(args: &[&str]) -> Vec<(String, Rw, u32)> {
+        let w = Wrap::try_parse_from(std::iter::once("iolab").chain(args.iter().copied()))
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        build_tests(&w.run)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+            .into_iter()
+            .map(|t| (t.name, t.groups[0].rw, t.groups[0].rwmix_read))
+            .collect()
+    }
+
+    fn names(t: &[(String, Rw, u32)]) -> Vec<&str> {
+        t.iter().map(|(n, _, _)| n.as_str()).collect()
+    }
+
+    #[test]
+    fn mix_adds_every_preset_test_mixed_after_reads_and_writes() {
+        let t = tests_of(&["--mix", "--preset", "real", "--rwmix-read", "65"]);
+        assert_eq!(
+            names(&t),
+            [
+                "SEQ1M Q1T1 read",
+                "RND4K Q1T1 read",
+                "SEQ1M Q1T1 write",
+                "RND4K Q1T1 write",
+                "SEQ1M Q1T1 mixed 65% read",
+                "RND4K Q1T1 mixed 65% read",
+            ]
+        );
+        assert_eq!((t[4].1, t[4].2), (Rw::Readwrite, 65));
+        assert_eq!(t[5].1, Rw::Randrw);
+        // The default preset: its eight tests, then four mixed ones.
+        let t = tests_of(&["--mix"]);
+        assert_eq!(t.len(), 12);
+        assert!(t[..8].iter().all(|(_, rw, _)| !rw.is_mixed()));
+        assert_eq!(t[8].0, "SEQ1M Q8T1 mixed 70% read");
+        // Without --mix, no mixed test.
+        assert!(tests_of(&[]).iter().all(|(_, rw, _)| !rw.is_mixed()));
+    }
+
+    #[test]
+    fn a_mixed_rw_restricts_a_preset_to_its_mixed_tests_of_that_kind() {
+        let seq = tests_of(&["--preset", "default", "--rw", "readwrite"]);
+        assert_eq!(
+            names(&seq),
+            ["SEQ1M Q8T1 mixed 70% read", "SEQ1M Q1T1 mixed 70% read"]
+        );
+        let rnd = tests_of(&["--preset", "real", "--rw", "randrw"]);
+        assert_eq!(names(&rnd), ["RND4K Q1T1 mixed 70% read"]);
+        // fio's short name is accepted too; a custom sequential mixed test.
+        let custom = tests_of(&["--rw", "rw", "--bs", "128k", "--iodepth", "4"]);
+        assert_eq!(names(&custom), ["SEQ128K Q4T1 mixed 70% read"]);
+        assert_eq!(custom[0].1, Rw::Readwrite);
+        assert!(Wrap::try_parse_from(["iolab", "--mix", "--rw", "read"]).is_err());
+    }
 }

@@ -298,7 +298,12 @@ fn table_output_and_result_file() {
 /// direction have no such parts.
 #[test]
 fn mixed_tests_report_reads_and_writes_apart() {
-    for engine in ["sync", "uring", "null"] {
+    for (engine, rw, label) in [
+        ("sync", "randrw", "RND4K Q4T1 mixed 70% read"),
+        ("uring", "randrw", "RND4K Q4T1 mixed 70% read"),
+        ("null", "randrw", "RND4K Q4T1 mixed 70% read"),
+        ("uring", "readwrite", "SEQ4K Q4T1 mixed 70% read"),
+    ] {
         let d = tempdir();
         let out = iolab(
             d.path(),
@@ -307,7 +312,7 @@ fn mixed_tests_report_reads_and_writes_apart() {
                 "--engine",
                 engine,
                 "--rw",
-                "randrw",
+                rw,
                 "--rwmix-read",
                 "70",
                 "--bs",
@@ -333,7 +338,7 @@ fn mixed_tests_report_reads_and_writes_apart() {
         let lines: Vec<&str> = table.lines().collect();
         let row = lines
             .iter()
-            .position(|l| l.contains("RND4K Q4T1 mixed 70% read"))
+            .position(|l| l.contains(label))
             .unwrap_or_else(|| panic!("{engine}: no mixed row:\n{table}"));
         assert!(
             lines[row + 1].contains("\u{21b3} reads"),
@@ -349,6 +354,9 @@ fn mixed_tests_report_reads_and_writes_apart() {
         let doc: Value =
             serde_json::from_str(&std::fs::read_to_string(&results[0]).unwrap()).unwrap();
         let t = &doc["tests"][0];
+        assert_eq!(t["settings"]["rw"], rw);
+        assert_eq!(t["settings"]["rwmix_read"], 70);
+        assert_eq!(t["direction"], "mixed");
         for r in t["runs"].as_array().unwrap() {
             let (rd, wr) = (&r["read"], &r["write"]);
             let ops = r["ops"].as_u64().unwrap();
@@ -1078,7 +1086,11 @@ fn odd_path_names_work() {
 
 #[test]
 fn verify_passes_on_honest_storage() {
-    for engine in ["sync", "uring"] {
+    for (engine, rw) in [
+        ("sync", "randrw"),
+        ("uring", "randrw"),
+        ("uring", "readwrite"),
+    ] {
         let d = tempdir();
         let out = iolab(
             d.path(),
@@ -1088,7 +1100,7 @@ fn verify_passes_on_honest_storage() {
                 "--engine",
                 engine,
                 "--rw",
-                "randrw",
+                rw,
                 "--bs",
                 "4k",
                 "--iodepth",

@@ -107,9 +107,16 @@ pub struct RunArgs {
     pub direct: bool,
 
     /// A single custom test instead of a preset (the other flags below refine it), or,
-    /// combined with --preset, restrict the preset to this direction.
+    /// combined with --preset, restrict the preset to this direction (randrw: its random
+    /// tests mixed; readwrite: its sequential tests mixed).
     #[arg(long, value_enum)]
     pub rw: Option<Rw>,
+
+    /// CrystalDiskMark's "Read&Write&Mix": every preset test also runs mixed (--rwmix-read %
+    /// reads; SEQ tests as one sequential stream, RND tests at random offsets), after the
+    /// reads and the writes.
+    #[arg(long, conflicts_with = "rw")]
+    pub mix: bool,
 
     /// Block size of the custom test, or of every preset test when given.
     #[arg(long, allow_hyphen_values = true, value_parser = size_arg, value_name = "SIZE")]
@@ -123,7 +130,7 @@ pub struct RunArgs {
     #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub jobs: Option<u32>,
 
-    /// Percentage of reads for randrw.
+    /// Percentage of reads of mixed tests (randrw, readwrite, --mix).
     #[arg(
         long,
         allow_negative_numbers = true,

@@ -115,7 +115,7 @@ pub struct Warning {
 /// Settings of a block test (one group when there are several: see `groups`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct BlockSettings {
-    /// read | write | randread | randwrite | randrw
+    /// read | write | randread | randwrite | randrw | readwrite
     pub rw: String,
     pub bs_bytes: u64,
     pub iodepth: u32,
@@ -128,7 +128,7 @@ pub struct BlockSettings {
     /// Measured seconds per run (0 when size-based).
     pub duration_s: f64,
     pub ramp_s: f64,
-    /// Percentage of reads for randrw.
+    /// Percentage of reads of a mixed test (randrw, readwrite).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rwmix_read: Option<u32>,
     /// `split` (each job has its own region) or `shared` (all jobs cover the whole region).
@@ -263,10 +263,10 @@ pub struct RunResult {
     /// Time of the fsync that ended a write run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fsync_ns: Option<u64>,
-    /// Mixed (`randrw`) runs: the reads alone (the fields above cover both directions).
+    /// Mixed (`randrw`, `readwrite`) runs: the reads alone (the fields above cover both directions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read: Option<DirectionStats>,
-    /// Mixed (`randrw`) runs: the writes alone.
+    /// Mixed runs: the writes alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write: Option<DirectionStats>,
     /// What the block device saw during this run (`/proc/diskstats` deltas).

@@ -66,7 +66,7 @@ pub fn settings_of(job: &JobSpec, target: &TestTarget, engine: &str) -> BlockSet
         size_bytes: target.size,
         duration_s: job.duration.map(|d| d.as_secs_f64()).unwrap_or(0.0),
         ramp_s: job.ramp.as_secs_f64(),
-        rwmix_read: (job.rw == Rw::Randrw).then_some(job.rwmix_read),
+        rwmix_read: job.rw.is_mixed().then_some(job.rwmix_read),
         region: match job.region {
             Region::Split => "split".into(),
             Region::Shared => "shared".into(),
@@ -344,7 +344,7 @@ fn run_job(
         .map(|d| (d.as_millis() as u64 / interval_ms + 2) as usize)
         .unwrap_or(64);
     let mut rec = JobRecorder::with_intervals(interval_cap);
-    if job.rw.reads() && job.rw.writes() {
+    if job.rw.is_mixed() {
         rec = rec.split_directions();
     }
     let io_size = job.io_size.unwrap_or(u64::MAX);
@@ -395,7 +395,7 @@ fn run_job(
                 let op = match job.rw {
                     Rw::Read | Rw::Randread => Op::Read,
                     Rw::Write | Rw::Randwrite => Op::Write,
-                    Rw::Randrw => {
+                    Rw::Randrw | Rw::Readwrite => {
                         mix_state = splitmix(mix_state);
                         if (mix_state % 100) < job.rwmix_read as u64 {
                             Op::Read

@@ -14,7 +14,12 @@ pub enum Rw {
     Write,
     Randread,
     Randwrite,
+    /// Random reads and writes, --rwmix-read % reads.
     Randrw,
+    /// Sequential reads and writes mixed (fio's `rw`/`readwrite`; CrystalDiskMark's SEQ Mix):
+    /// one sequential stream, each I/O a read with --rwmix-read % probability.
+    #[value(alias = "rw")]
+    Readwrite,
 }
 
 impl Rw {
@@ -25,23 +30,28 @@ impl Rw {
             Rw::Randread => "randread",
             Rw::Randwrite => "randwrite",
             Rw::Randrw => "randrw",
+            Rw::Readwrite => "readwrite",
         }
+    }
+    /// Both reads and writes (`randrw`, `readwrite`).
+    pub fn is_mixed(self) -> bool {
+        matches!(self, Rw::Randrw | Rw::Readwrite)
     }
     pub fn is_random(self) -> bool {
         matches!(self, Rw::Randread | Rw::Randwrite | Rw::Randrw)
     }
     pub fn writes(self) -> bool {
-        matches!(self, Rw::Write | Rw::Randwrite | Rw::Randrw)
+        matches!(self, Rw::Write | Rw::Randwrite | Rw::Randrw | Rw::Readwrite)
     }
     pub fn reads(self) -> bool {
-        matches!(self, Rw::Read | Rw::Randread | Rw::Randrw)
+        matches!(self, Rw::Read | Rw::Randread | Rw::Randrw | Rw::Readwrite)
     }
     /// `read`, `write` or `mixed`, for the table's direction column.
     pub fn direction(self) -> &'static str {
         match self {
             Rw::Read | Rw::Randread => "read",
             Rw::Write | Rw::Randwrite => "write",
-            Rw::Randrw => "mixed",
+            Rw::Randrw | Rw::Readwrite => "mixed",
         }
     }
 }
