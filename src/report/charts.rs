@@ -84,7 +84,11 @@ pub fn latency_points(t: &TestResult) -> Vec<(f64, f64)> {
                 .unwrap_or_default()
         }
     };
-    // 100 % is the maximum: infinitely many nines, so it stays in the tables, not the plot.
+    plot_points(curve)
+}
+
+/// 100 % is the maximum: infinitely many nines, so it stays in the tables, not the plot.
+fn plot_points(curve: Vec<(f64, u64)>) -> Vec<(f64, f64)> {
     curve
         .into_iter()
         .filter(|(p, _)| *p < 100.0)
@@ -92,13 +96,47 @@ pub fn latency_points(t: &TestResult) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// A mixed test's reads or writes alone: the percentiles of that direction's histograms of
+/// all runs merged (empty when a run lacks them, e.g. a file from before the split).
+pub fn direction_points(
+    t: &TestResult,
+    part: fn(&crate::model::RunResult) -> Option<&crate::model::DirectionStats>,
+) -> Vec<(f64, f64)> {
+    let merged = t
+        .runs
+        .iter()
+        .try_fold(LatencyHistogram::new(), |mut acc, r| {
+            let h = LatencyHistogram::from_base64(part(r)?.lat_hist.as_deref()?)?;
+            acc += &h;
+            Some(acc)
+        });
+    match merged {
+        Some(h) if !t.runs.is_empty() && !h.is_empty() => plot_points(h.percentile_curve()),
+        _ => Vec::new(),
+    }
+}
+
 /// Latency percentiles of several tests on one chart (log latency over a nines axis).
 pub fn latency_curves(title: &str, tests: &[(String, &TestResult)]) -> Option<String> {
     let series: Vec<Series> = tests
         .iter()
-        .map(|(name, t)| Series {
-            name: name.clone(),
-            points: latency_points(t),
+        .flat_map(|(name, t)| {
+            // A mixed test also gets its reads' and its writes' own curves.
+            [
+                (name.clone(), latency_points(t)),
+                (
+                    format!("{name}: reads"),
+                    direction_points(t, |r| r.read.as_ref()),
+                ),
+                (
+                    format!("{name}: writes"),
+                    direction_points(t, |r| r.write.as_ref()),
+                ),
+            ]
+        })
+        .map(|(name, points)| Series {
+            name,
+            points,
             labels: Vec::new(),
         })
         .filter(|s| !s.points.is_empty())
@@ -270,5 +308,62 @@ mod tests {
         let line = svg.split("points=\"").nth(1).unwrap();
         let line = &line[..line.find('"').unwrap()];
         assert_eq!(line.split(' ').count(), 2, "{line}");
+    }
+
+    #[test]
+    fn a_mixed_test_gets_its_reads_and_writes_curves() {
+        let part = |ns: u64, n: u64| {
+            let mut h = LatencyHistogram::new();
+            for _ in 0..n {
+                h.record(ns);
+            }
+            crate::runner::recorder::direction_stats(n, n * 4096, 1.0, &h)
+        };
+        let run = |i| {
+            let mut all = LatencyHistogram::new();
+            for _ in 0..70 {
+                all.record(100_000);
+            }
+            for _ in 0..30 {
+                all.record(900_000);
+            }
+            RunResult {
+                run: i,
+                lat_hist: Some(all.to_base64()),
+                read: Some(part(100_000, 70)),
+                write: Some(part(900_000, 30)),
+                ..Default::default()
+            }
+        };
+        let t = TestResult {
+            runs: vec![run(1), run(2)],
+            ..Default::default()
+        };
+        let reads = direction_points(&t, |r| r.read.as_ref());
+        let writes = direction_points(&t, |r| r.write.as_ref());
+        assert!(!reads.is_empty() && !writes.is_empty());
+        let near = |v: f64, want: f64| (v - want).abs() <= want * 0.001;
+        assert!(
+            reads.iter().all(|&(_, ns)| near(ns, 100_000.0)),
+            "{reads:?}"
+        );
+        assert!(
+            writes.iter().all(|&(_, ns)| near(ns, 900_000.0)),
+            "{writes:?}"
+        );
+        let svg = latency_curves("mixed", &[("RND4K mixed".into(), &t)]).unwrap();
+        assert!(svg.contains("RND4K mixed: reads") && svg.contains("RND4K mixed: writes"));
+        // Tests of one direction (or files without the split) get no extra curves.
+        let plain = TestResult {
+            runs: vec![RunResult {
+                read: None,
+                write: None,
+                ..run(1)
+            }],
+            ..Default::default()
+        };
+        assert!(direction_points(&plain, |r| r.read.as_ref()).is_empty());
+        let svg = latency_curves("plain", &[("RND4K read".into(), &plain)]).unwrap();
+        assert!(!svg.contains(": reads"));
     }
 }

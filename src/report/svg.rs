@@ -8,6 +8,9 @@ use std::fmt::Write;
 
 /// Width of every chart in viewBox units (the page scales it).
 pub(crate) const W: f64 = 720.0;
+/// Dash patterns of the lines after each round of the palette (solid first).
+const LINE_DASHES: [&str; 4] = ["", "7 3", "2 3", "8 3 2 3"];
+
 /// Colour-blind-safe palette (Okabe–Ito).
 pub const PALETTE: [&str; 8] = [
     "#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000", "#f0e442",
@@ -317,6 +320,11 @@ pub fn line_chart(title: &str, x: &Axis, y: &Axis, series: &[Series], marks: &[M
     );
     for (i, ser) in series.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
+        // Past the palette's eight colours, lines differ by dash pattern too.
+        let dash = match LINE_DASHES[(i / PALETTE.len()) % LINE_DASHES.len()] {
+            "" => String::new(),
+            d => format!(" stroke-dasharray=\"{d}\""),
+        };
         let valid = |p: &&(f64, f64)| {
             p.0.is_finite() && p.1.is_finite() && (y.scale != Scale::Log || p.1 > 0.0)
         };
@@ -331,7 +339,7 @@ pub fn line_chart(title: &str, x: &Axis, y: &Axis, series: &[Series], marks: &[M
         }
         let _ = write!(
             s,
-            "<polyline points=\"{}\" fill=\"none\" stroke=\"{color}\" class=\"line\"><title>{}</title></polyline>",
+            "<polyline points=\"{}\" fill=\"none\" stroke=\"{color}\"{dash} class=\"line\"><title>{}</title></polyline>",
             d.join(" "),
             esc(&ser.name)
         );
@@ -358,12 +366,13 @@ pub fn line_chart(title: &str, x: &Axis, y: &Axis, series: &[Series], marks: &[M
             left + (i % 3) as f64 * (plot_w / 3.0),
             bottom + 52.0 + 18.0 * (i / 3) as f64,
         );
+        let sy = ly - 4.0;
         let _ = write!(
             s,
-            "<rect x=\"{lx:.1}\" y=\"{:.1}\" width=\"12\" height=\"4\" fill=\"{color}\"/>\
+            "<line x1=\"{lx:.1}\" y1=\"{sy:.1}\" x2=\"{:.1}\" y2=\"{sy:.1}\" stroke=\"{color}\" stroke-width=\"3\"{dash}/>\
              <text x=\"{:.1}\" y=\"{ly:.1}\" class=\"lbl\">{}</text>",
-            ly - 6.0,
-            lx + 16.0,
+            lx + 14.0,
+            lx + 18.0,
             esc(&shorten(&ser.name, 34))
         );
     }
@@ -433,6 +442,34 @@ mod tests {
         let m = Mapped::new(Scale::Log, [120_000.0, 4_000_000.0].into_iter());
         assert_eq!(m.ticks, vec![1e5, 1e6, 1e7]);
         assert!((nines(99.0) - 2.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn lines_past_the_palette_are_dashed_in_the_plot_and_the_legend() {
+        let fmt = |v: f64| format!("{v}");
+        let axis = Axis {
+            label: "x",
+            scale: Scale::Linear,
+            fmt: &fmt,
+        };
+        let series: Vec<Series> = (0..10)
+            .map(|i| Series {
+                name: format!("s{i}"),
+                points: vec![(0.0, i as f64), (1.0, i as f64 + 1.0)],
+                labels: Vec::new(),
+            })
+            .collect();
+        let svg = line_chart("t", &axis, &axis, &series, &[]);
+        let lines: Vec<&str> = svg.split("<polyline").skip(1).collect();
+        assert_eq!(lines.len(), 10);
+        assert!(lines[..8].iter().all(|l| !l.contains("stroke-dasharray")));
+        assert!(
+            lines[8..]
+                .iter()
+                .all(|l| l.contains("stroke-dasharray=\"7 3\""))
+        );
+        // Series 0 and 8 share a colour; the legend tells them apart by the same dash.
+        assert_eq!(svg.matches("stroke-dasharray=\"7 3\"").count(), 4);
     }
 
     #[test]
