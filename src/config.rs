@@ -153,27 +153,26 @@ impl RunConfig {
             return Err(err("--io-size 0: give a positive size"));
         }
         let interval_ns = a.interval.as_nanos();
+        let (interval, duration) = (
+            crate::units::fmt_ns(interval_ns as f64),
+            crate::units::fmt_ns(a.duration.as_nanos() as f64),
+        );
         if interval_ns == 0 || !interval_ns.is_multiple_of(1_000_000) {
             return Err(err(format!(
-                "--interval {}: give whole milliseconds, at least 1ms (e.g. 100ms, 1s)",
-                crate::units::fmt_ns(a.interval.as_nanos() as f64)
+                "--interval {interval}: give whole milliseconds, at least 1ms (e.g. 100ms, 1s)"
             )));
         }
         if a.io_size.is_none() {
             if a.interval > a.duration {
                 return Err(err(format!(
-                    "--interval {} is longer than --duration {}: no interval of the series would be complete",
-                    crate::units::fmt_ns(a.interval.as_nanos() as f64),
-                    crate::units::fmt_ns(a.duration.as_nanos() as f64)
+                    "--interval {interval} is longer than --duration {duration}: no interval of the series would be complete"
                 )));
             }
             let n = a.duration.as_nanos() / interval_ns;
-            if n > crate::workload::block::MAX_INTERVALS as u128 {
+            let max = crate::workload::block::MAX_INTERVALS;
+            if n > max as u128 {
                 return Err(err(format!(
-                    "--interval {} over --duration {} makes {n} points per run (at most {}): use a longer --interval",
-                    crate::units::fmt_ns(a.interval.as_nanos() as f64),
-                    crate::units::fmt_ns(a.duration.as_nanos() as f64),
-                    crate::workload::block::MAX_INTERVALS
+                    "--interval {interval} over --duration {duration} makes {n} points per run (at most {max}): use a longer --interval"
                 )));
             }
         }
