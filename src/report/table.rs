@@ -3,7 +3,7 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 
-use crate::model::{DirectionStats, LatencyStats, ResultDoc, TestResult};
+use crate::model::{DirectionStats, LatencyStats, ResultDoc, RunResult, TestResult};
 use crate::stats::summary::median;
 use crate::units::{fmt_mb_per_s, fmt_ns, fmt_thousands};
 
@@ -74,17 +74,16 @@ fn device_view(t: &TestResult, which: DevBytes) -> (String, String) {
 /// latency (a device rarely serves both alike), its spread and what the device saw of it.
 fn direction_rows(t: &TestResult) -> Vec<Vec<Cell>> {
     let mut rows = Vec::new();
-    for (dir, which) in [("read", DevBytes::Read), ("write", DevBytes::Write)] {
+    type Part = fn(&RunResult) -> Option<&DirectionStats>;
+    let dirs: [(&str, DevBytes, Part); 2] = [
+        ("read", DevBytes::Read, |r| r.read.as_ref()),
+        ("write", DevBytes::Write, |r| r.write.as_ref()),
+    ];
+    for (dir, which, part) in dirs {
         let parts: Vec<&DirectionStats> = t
             .runs
             .iter()
-            .filter_map(|r| {
-                if dir == "read" {
-                    r.read.as_ref()
-                } else {
-                    r.write.as_ref()
-                }
-            })
+            .filter_map(part)
             .filter(|d| d.ops > 0)
             .collect();
         if parts.is_empty() {
