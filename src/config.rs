@@ -138,11 +138,10 @@ impl RunConfig {
         {
             return Err(err(format!("--jobs {j}: must be between 1 and {MAX_JOBS}")));
         }
-        if a.rwmix_read > 100 {
-            return Err(err(format!(
-                "--rwmix-read {}: a percentage, 0..=100",
-                a.rwmix_read
-            )));
+        if let Some(pct) = a.rwmix_read
+            && pct > 100
+        {
+            return Err(err(format!("--rwmix-read {pct}: a percentage, 0..=100")));
         }
         if a.io_size.is_none() && a.duration.is_zero() {
             return Err(err(
@@ -188,6 +187,15 @@ impl RunConfig {
             ));
         }
         let tests = build_tests(a)?;
+        if let Some(pct) = a.rwmix_read
+            && !tests
+                .iter()
+                .any(|t| t.groups.iter().any(|g| g.rw.is_mixed()))
+        {
+            return Err(err(format!(
+                "--rwmix-read {pct}: no test of this run mixes reads and writes; add --mix, or --rw randrw / readwrite"
+            )));
+        }
         let writes = tests.iter().any(|t| t.writes());
         let max_bs = tests
             .iter()
@@ -384,7 +392,7 @@ fn job(a: &RunArgs, rw: Rw, bs: u64, iodepth: u32, jobs: u32) -> JobSpec {
         bs,
         iodepth,
         jobs,
-        rwmix_read: a.rwmix_read,
+        rwmix_read: rwmix_read(a),
         region: a.region,
         pattern: a.pattern.into(),
         direct: a.direct,
@@ -400,6 +408,13 @@ fn job(a: &RunArgs, rw: Rw, bs: u64, iodepth: u32, jobs: u32) -> JobSpec {
         fsync_at_end: true,
         interval: a.interval,
     }
+}
+
+/// Percentage of reads of mixed tests when `--rwmix-read` is not given (CrystalDiskMark's Mix).
+pub const DEFAULT_RWMIX_READ: u32 = 70;
+
+fn rwmix_read(a: &RunArgs) -> u32 {
+    a.rwmix_read.unwrap_or(DEFAULT_RWMIX_READ)
 }
 
 /// `read`, `write`, or `mixed 70% read` after a test's CrystalDiskMark label.
@@ -420,7 +435,7 @@ fn build_tests(a: &RunArgs) -> Result<Vec<BlockTestSpec>, UsageError> {
         let name = format!(
             "{} {}",
             cdm_label(rw, bs, qd, jobs),
-            direction_label(rw, a.rwmix_read)
+            direction_label(rw, rwmix_read(a))
         );
         return Ok(vec![BlockTestSpec::single(name, job(a, rw, bs, qd, jobs))]);
     }
@@ -445,7 +460,7 @@ fn build_tests(a: &RunArgs) -> Result<Vec<BlockTestSpec>, UsageError> {
             };
             if wanted {
                 list.push(BlockTestSpec::single(
-                    format!("{label} {}", direction_label(rw, a.rwmix_read)),
+                    format!("{label} {}", direction_label(rw, rwmix_read(a))),
                     job(a, rw, bs, qd, jobs),
                 ));
             }

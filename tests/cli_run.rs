@@ -677,6 +677,11 @@ fn bad_input_is_refused_with_exit_2() {
         (&["run", "--repeat", "lots"], "--repeat 'lots'"),
         (&["run", "--rwmix-read", "101"], "--rwmix-read 101"),
         (
+            &["run", "--rw", "randread", "--rwmix-read", "50"],
+            "no test of this run mixes reads and writes",
+        ),
+        (&["run", "--rwmix-read", "50"], "add --mix"),
+        (
             &["run", "--target", "/nonexistent/iolab/dir"],
             "does not exist",
         ),

@@ -130,14 +130,10 @@ pub struct RunArgs {
     #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub jobs: Option<u32>,
 
-    /// Percentage of reads of mixed tests (randrw, readwrite, --mix).
-    #[arg(
-        long,
-        allow_negative_numbers = true,
-        value_name = "PERCENT",
-        default_value_t = 70
-    )]
-    pub rwmix_read: u32,
+    /// Percentage of reads of mixed tests (randrw, readwrite, --mix) [default: 70, as
+    /// CrystalDiskMark's Mix]. Refused when no test of the run is mixed.
+    #[arg(long, allow_negative_numbers = true, value_name = "PERCENT")]
+    pub rwmix_read: Option<u32>,
 
     /// How jobs share the region: each its own slice (split) or all the whole (shared).
     #[arg(long, value_enum, default_value = "split")]
