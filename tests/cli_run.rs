@@ -91,6 +91,7 @@ fn check_schema(doc: &Value) {
         "cpuidle_driver",
         "cpuidle_governor",
         "guest_halt_poll_ns",
+        "transparent_hugepage",
     ] {
         assert!(env.get(k).is_some(), "environment.{k} missing");
     }
@@ -148,6 +149,21 @@ fn check_schema(doc: &Value) {
                 "idle_entries_per_io present iff cpuidle counters exist"
             );
             assert!(entries.is_none_or(|e| e >= 0.0 && e.is_finite()));
+            // Huge-page buffers asked for exactly when a job's buffers make half a huge page.
+            let s = &t["settings"];
+            let pool = s["bs_bytes"].as_u64().unwrap()
+                * if s["engine"] == "sync" {
+                    1
+                } else {
+                    s["iodepth"].as_u64().unwrap()
+                };
+            let asked = iolab::sysinfo::hugepages::thp_size()
+                .is_some_and(|h| pool.next_multiple_of(4096) >= h as u64 / 2);
+            assert_eq!(
+                r.get("huge_page_buffers").is_some(),
+                asked,
+                "huge_page_buffers present iff asked for ({pool} bytes of buffers)"
+            );
         }
         for m in ["iops", "bw_bytes_per_s"] {
             for k in [
@@ -920,6 +936,104 @@ fn direct_io_needs_blocks_of_the_logical_block_size() {
         "logical block size",
     );
     drop(detach);
+}
+
+/// A 1 MiB direct I/O reaches a loop device as one request: the I/O buffers are on huge
+/// pages, so the 256 pages of a buffer are a few physically contiguous segments, not 256
+/// scattered ones that the device's `max_segments` (128 on a loop device) splits in two.
+#[test]
+fn large_direct_ios_reach_the_device_whole() {
+    if !is_root() {
+        eprintln!("SKIPPED large_direct_ios_reach_the_device_whole: needs root for loop devices");
+        return;
+    }
+    let Some(huge) =
+        iolab::sysinfo::hugepages::thp_size().filter(|_| iolab::sysinfo::hugepages::thp_usable())
+    else {
+        eprintln!(
+            "SKIPPED large_direct_ios_reach_the_device_whole: transparent huge pages are off \
+             ({:?}) or absent in this kernel",
+            iolab::sysinfo::hugepages::thp_mode()
+        );
+        return;
+    };
+    let work = tempdir();
+    let img = work.path().join("whole.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(48 << 20)
+        .unwrap();
+    let lo = iolab::fs::loopdev::LoopDevice::attach(&img, false).unwrap();
+    let dev = lo.device.display().to_string();
+    let queue = std::path::Path::new("/sys/block")
+        .join(lo.name())
+        .join("queue");
+    let limit_kb: u64 = std::fs::read_to_string(queue.join("max_sectors_kb"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // Requests per 1 MiB I/O the device's size limit alone forces (1 with the usual 1280 KiB).
+    let per_io = 1024u64.div_ceil(limit_kb);
+    let cwd = tempdir();
+    for (engine, rw, qd) in [
+        ("uring", "read", "8"),
+        ("uring", "write", "4"),
+        ("sync", "read", "1"),
+    ] {
+        let out = iolab(
+            cwd.path(),
+            &[
+                "run",
+                "--target",
+                &dev,
+                "--allow-destroy",
+                &dev,
+                "--engine",
+                engine,
+                "--rw",
+                rw,
+                "--bs",
+                "1M",
+                "--iodepth",
+                qd,
+                "--size",
+                "32M",
+                "--io-size",
+                "64M",
+                "--ramp",
+                "0",
+                "--repeat",
+                "1",
+                "--json",
+                "--no-save",
+            ],
+        );
+        let doc = json_of(&out);
+        let run = &doc["tests"][0]["runs"][0];
+        assert_eq!(doc["tests"][0]["settings"]["engine"], engine);
+        assert_eq!(
+            run["huge_page_buffers"], true,
+            "{engine} {rw}: {huge}-byte huge pages are usable here, the buffers should have them"
+        );
+        let ops = run["ops"].as_u64().unwrap();
+        assert_eq!(ops, 64, "{engine} {rw}");
+        // The fsync that ends a write run is one more write request (diskstats counts the
+        // flush among the writes too).
+        let flushes = if rw == "write" {
+            run["device"]["flush_ios"].as_u64().unwrap()
+        } else {
+            0
+        };
+        let ios = run["device"][format!("{rw}_ios")].as_u64().unwrap() - flushes;
+        assert!(
+            ios >= 1 && ios <= ops * per_io,
+            "{engine} {rw}: {ops} I/Os of 1 MiB reached the device as {ios} requests \
+             (max_sectors_kb {limit_kb}: at most {} expected)",
+            ops * per_io
+        );
+    }
+    drop(lo);
 }
 
 struct Detach(String);

@@ -288,6 +288,12 @@ pub fn run_with_hooks(
                         .as_ref()
                         .map(|c| c.max_job_thread_pct)
                         .unwrap_or(0.0);
+                    if o.total.huge_page_buffers == Some(false)
+                        && target.direct_ok
+                        && spec.groups.iter().any(|g| g.direct)
+                    {
+                        doc.warn(crate::sysinfo::hugepages::small_pages_warning(&spec.name));
+                    }
                     if cpu_pct > crate::runner::block::CPU_BOUND_PCT {
                         doc.warn(Warning {
                             code: "cpu-bound".into(),

@@ -83,6 +83,10 @@ pub fn aggregate_run(ranks: &[RankRun]) -> Result<RunResult, String> {
         avg_queue_depth: qd,
         cpu,
         fsync_ns: ranks.iter().filter_map(|r| r.run.fsync_ns).max(),
+        huge_page_buffers: ranks
+            .iter()
+            .map(|r| r.run.huge_page_buffers)
+            .fold(None, crate::engine::buffer::both_huge),
         dist: Some(dist),
         read,
         write,

@@ -13,7 +13,7 @@ pub mod verify;
 use std::fs::File;
 use std::io;
 
-pub use buffer::{AlignedBuf, DataGen, Pattern};
+pub use buffer::{AlignedBuf, BufferPool, DataGen, Pattern};
 
 /// Which engine to use.
 #[derive(
@@ -74,6 +74,8 @@ pub trait IoEngine: Send {
     fn notes(&self) -> Vec<String> {
         Vec::new()
     }
+    /// Whether the I/O buffers are on transparent huge pages (`BufferPool::huge_pages`).
+    fn huge_page_buffers(&self) -> Option<bool>;
 }
 
 /// Build an engine on an open file. `uring` falls back to `sync` when the kernel refuses

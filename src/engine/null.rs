@@ -4,10 +4,10 @@
 
 use std::io;
 
-use super::{AlignedBuf, Completion, IoEngine, Op};
+use super::{BufferPool, Completion, IoEngine, Op};
 
 pub struct NullEngine {
-    bufs: Vec<AlignedBuf>,
+    bufs: BufferPool,
     queued: Vec<Completion>,
     done: Vec<Completion>,
 }
@@ -15,9 +15,7 @@ pub struct NullEngine {
 impl NullEngine {
     pub fn new(depth: usize, buf_len: usize) -> NullEngine {
         NullEngine {
-            bufs: (0..depth.max(1))
-                .map(|_| AlignedBuf::new(buf_len))
-                .collect(),
+            bufs: BufferPool::new(depth.max(1), buf_len),
             queued: Vec::with_capacity(depth),
             done: Vec::with_capacity(depth),
         }
@@ -30,11 +28,15 @@ impl IoEngine for NullEngine {
     }
 
     fn depth(&self) -> usize {
-        self.bufs.len()
+        self.bufs.slots()
     }
 
     fn buffer_mut(&mut self, slot: usize) -> &mut [u8] {
-        self.bufs[slot].as_mut_slice()
+        self.bufs.slot_mut(slot)
+    }
+
+    fn huge_page_buffers(&self) -> Option<bool> {
+        self.bufs.huge_pages()
     }
 
     fn queue(&mut self, slot: usize, _op: Op, _offset: u64, len: usize) {

@@ -37,6 +37,10 @@ impl IoEngine for SyncEngine {
         self.buf.as_mut_slice()
     }
 
+    fn huge_page_buffers(&self) -> Option<bool> {
+        self.buf.huge_pages()
+    }
+
     fn queue(&mut self, slot: usize, op: Op, offset: u64, len: usize) {
         debug_assert!(self.pending.is_none(), "sync engine holds one request");
         self.pending = Some((slot, op, offset, len));

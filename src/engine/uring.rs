@@ -10,12 +10,12 @@ use std::os::fd::AsRawFd;
 
 use io_uring::{IoUring, Probe, opcode, squeue, types};
 
-use super::{AlignedBuf, Completion, IoEngine, Op};
+use super::{BufferPool, Completion, IoEngine, Op};
 
 pub struct UringEngine {
     ring: IoUring,
     file: File,
-    bufs: Vec<AlignedBuf>,
+    bufs: BufferPool,
     fixed_bufs: bool,
     fixed_file: bool,
     /// Entries pushed to the SQ since the last submit.
@@ -71,15 +71,9 @@ impl UringEngine {
                 .setup_cqsize(entries * 2)
                 .build(entries)?,
         };
-        let mut bufs: Vec<AlignedBuf> = (0..depth).map(|_| AlignedBuf::new(buf_len)).collect();
+        let mut bufs = BufferPool::new(depth, buf_len);
         let mut notes = Vec::new();
-        let iovecs: Vec<libc::iovec> = bufs
-            .iter_mut()
-            .map(|b| libc::iovec {
-                iov_base: b.as_mut_ptr() as *mut libc::c_void,
-                iov_len: b.len(),
-            })
-            .collect();
+        let iovecs = bufs.iovecs();
         // SAFETY: the buffers live as long as the ring (both owned by self; the ring is
         // dropped first because it is declared first... and unregistered on drop).
         let fixed_bufs = match unsafe { ring.submitter().register_buffers(&iovecs) } {
@@ -141,15 +135,19 @@ impl IoEngine for UringEngine {
     }
 
     fn depth(&self) -> usize {
-        self.bufs.len()
+        self.bufs.slots()
     }
 
     fn buffer_mut(&mut self, slot: usize) -> &mut [u8] {
-        self.bufs[slot].as_mut_slice()
+        self.bufs.slot_mut(slot)
+    }
+
+    fn huge_page_buffers(&self) -> Option<bool> {
+        self.bufs.huge_pages()
     }
 
     fn queue(&mut self, slot: usize, op: Op, offset: u64, len: usize) {
-        let ptr = self.bufs[slot].as_mut_ptr();
+        let ptr = self.bufs.slot_ptr(slot);
         let len = len as u32;
         let entry = match (op, self.fixed_file, self.fixed_bufs) {
             (Op::Read, true, true) => {

@@ -100,6 +100,9 @@ pub struct Environment {
     /// KVM guests with the `haltpoll` driver: how long an idle vCPU polls before it halts
     /// (0 = halts at once; every wake-up then goes through the host).
     pub guest_halt_poll_ns: Option<u64>,
+    /// The kernel's transparent huge page policy (`always`, `madvise`, `never`): whether
+    /// large I/O buffers can be on huge pages (each run's `huge_page_buffers` says if they were).
+    pub transparent_hugepage: Option<String>,
 }
 
 /// A warning: a stable machine code and a sentence that says what to do.
@@ -260,6 +263,12 @@ pub struct RunResult {
     /// run, per I/O at the run's rate: wake-ups that may sit inside the I/Os' latency.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_entries_per_io: Option<f64>,
+    /// Whether the jobs' I/O buffers were on transparent huge pages: `true` when every job
+    /// whose buffers asked for them (at least half a huge page of buffers: e.g. one 1 MiB
+    /// buffer) got them, `false` when some did not (THP off, memory fragmented: a large direct
+    /// I/O may then reach the device as several requests), absent when none asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub huge_page_buffers: Option<bool>,
     /// Time of the fsync that ended a write run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fsync_ns: Option<u64>,

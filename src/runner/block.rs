@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow};
 
+use crate::engine::buffer::both_huge;
 use crate::engine::buffer::{DataGen, splitmix};
 use crate::engine::{Completion, Op, open_engine};
 use crate::model::{BlockSettings, CpuUsage, RunResult, Warning};
@@ -82,6 +83,7 @@ struct JobOut {
     measured: Duration,
     engine: String,
     warnings: Vec<String>,
+    huge_pages: Option<bool>,
 }
 
 /// Run one repeat of `spec`. `targets[i]` is the target of group `i`.
@@ -150,6 +152,7 @@ pub fn run_block_test(
     let mut per_group = Vec::new();
     let mut engines = Vec::new();
     let mut total = JobRecorder::default();
+    let mut total_huge = None;
     let mut measured_max = Duration::ZERO;
     // Every job's writes count in "no space left ... after N MB" (the others stopped cleanly).
     let written: u64 = results
@@ -164,6 +167,7 @@ pub fn run_block_test(
         let mut grec = JobRecorder::default();
         let mut gmeasured = Duration::ZERO;
         let mut engine = String::new();
+        let mut ghuge = None;
         for r in group {
             let out = r.map_err(|e| match e.downcast::<NoSpace>() {
                 Ok(n) => anyhow::Error::new(NoSpace { written, ..n }),
@@ -172,6 +176,7 @@ pub fn run_block_test(
             grec += &out.rec;
             gmeasured = gmeasured.max(out.measured);
             engine = out.engine;
+            ghuge = both_huge(ghuge, out.huge_pages);
             for w in out.warnings {
                 let w = Warning {
                     code: "engine".into(),
@@ -185,13 +190,10 @@ pub fn run_block_test(
         }
         measured_max = measured_max.max(gmeasured);
         total += &grec;
-        per_group.push(to_run_result(
-            &grec,
-            gmeasured,
-            interval_ms,
-            run_index,
-            None,
-        ));
+        total_huge = both_huge(total_huge, ghuge);
+        let mut group_rr = to_run_result(&grec, gmeasured, interval_ms, run_index, None);
+        group_rr.huge_page_buffers = ghuge;
+        per_group.push(group_rr);
         engines.push(engine);
         let _ = gi;
     }
@@ -207,13 +209,14 @@ pub fn run_block_test(
         process_pct: 100.0 * proc_cpu.total().as_secs_f64() / wall.as_secs_f64().max(1e-9),
         max_job_thread_pct: total.max_thread_cpu_pct,
     };
-    let total_rr = to_run_result(
+    let mut total_rr = to_run_result(
         &total,
         measured_max,
         interval_ms,
         run_index,
         Some(cpu_usage),
     );
+    total_rr.huge_page_buffers = total_huge;
     Ok(BlockRunOutput {
         total: total_rr,
         per_group,
@@ -577,5 +580,6 @@ fn run_job(
         measured,
         engine: engine.name().to_string(),
         warnings,
+        huge_pages: engine.huge_page_buffers(),
     })
 }

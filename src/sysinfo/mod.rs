@@ -5,6 +5,7 @@
 pub mod blockdev;
 pub mod cpuidle;
 pub mod diskstats;
+pub mod hugepages;
 pub mod mounts;
 pub mod resolve;
 pub mod smart;
@@ -193,6 +194,7 @@ pub fn capture_environment(target: &Path) -> Environment {
         ))
         .and_then(|v| v.parse().ok());
     }
+    env.transparent_hugepage = hugepages::thp_mode();
     env
 }
 
