@@ -396,6 +396,7 @@ fn job(a: &RunArgs, rw: Rw, bs: u64, iodepth: u32, jobs: u32) -> JobSpec {
         region: a.region,
         pattern: a.pattern.into(),
         direct: a.direct,
+        huge_pages: a.huge_pages,
         engine: a.engine,
         duration: a.io_size.is_none().then_some(a.duration),
         ramp: if a.io_size.is_some() {

@@ -157,8 +157,9 @@ fn check_schema(doc: &Value) {
                 } else {
                     s["iodepth"].as_u64().unwrap()
                 };
-            let asked = iolab::sysinfo::hugepages::thp_size()
-                .is_some_and(|h| pool.next_multiple_of(4096) >= h as u64 / 2);
+            let asked = s["huge_pages"] != false
+                && iolab::sysinfo::hugepages::thp_size()
+                    .is_some_and(|h| pool.next_multiple_of(4096) >= h as u64 / 2);
             assert_eq!(
                 r.get("huge_page_buffers").is_some(),
                 asked,
@@ -938,6 +939,47 @@ fn direct_io_needs_blocks_of_the_logical_block_size() {
     drop(detach);
 }
 
+#[test]
+fn huge_pages_false_is_recorded_and_shown() {
+    let d = tempdir();
+    let args = [
+        "run",
+        "--rw",
+        "read",
+        "--bs",
+        "1M",
+        "--iodepth",
+        "4",
+        "--size",
+        "16M",
+        "--duration",
+        "100ms",
+        "--ramp",
+        "0",
+        "--repeat",
+        "1",
+        "--no-save",
+    ];
+    let out = iolab(d.path(), &[&args[..], &["--huge-pages", "false"]].concat());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("buffers on ordinary pages (--huge-pages false)"),
+        "{table}"
+    );
+    // The default says nothing in the footer, and records the setting in the JSON.
+    let out = iolab(d.path(), &[&args[..], &["--json"]].concat());
+    let doc = json_of(&out);
+    assert_eq!(doc["tests"][0]["settings"]["huge_pages"], true);
+    let out = iolab(d.path(), &args);
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("--huge-pages"));
+    expect_usage_error(d.path(), &["run", "--huge-pages", "maybe"], "--huge-pages");
+}
+
 /// A 1 MiB direct I/O reaches a loop device as one request: the I/O buffers are on huge
 /// pages, so the 256 pages of a buffer are a few physically contiguous segments, not 256
 /// scattered ones that the device's `max_segments` (128 on a loop device) splits in two.
@@ -1033,6 +1075,46 @@ fn large_direct_ios_reach_the_device_whole() {
             ops * per_io
         );
     }
+    // --huge-pages false: ordinary pages, nothing to warn about, and the device gets at
+    // least one request per I/O (two on this loop device unless the kernel happened to hand
+    // out physically contiguous pages).
+    let out = iolab(
+        cwd.path(),
+        &[
+            "run",
+            "--target",
+            &dev,
+            "--allow-destroy",
+            &dev,
+            "--rw",
+            "read",
+            "--bs",
+            "1M",
+            "--iodepth",
+            "8",
+            "--size",
+            "32M",
+            "--io-size",
+            "64M",
+            "--ramp",
+            "0",
+            "--repeat",
+            "1",
+            "--huge-pages",
+            "false",
+            "--json",
+            "--no-save",
+        ],
+    );
+    let doc = json_of(&out);
+    let test = &doc["tests"][0];
+    assert_eq!(test["settings"]["huge_pages"], false);
+    let run = &test["runs"][0];
+    assert!(run.get("huge_page_buffers").is_none(), "{run}");
+    assert!(!strings(&doc["warnings"], "code").contains(&"small-pages"));
+    let ios = run["device"]["read_ios"].as_u64().unwrap();
+    assert!(ios >= 64, "64 reads of 1 MiB, {ios} device requests");
+    eprintln!("--huge-pages false: 64 reads of 1 MiB reached the device as {ios} requests");
     drop(lo);
 }
 

@@ -106,6 +106,14 @@ pub struct RunArgs {
           value_parser = clap::builder::BoolishValueParser::new())]
     pub direct: bool,
 
+    /// Put I/O buffers of at least half a huge page (e.g. one 1 MiB buffer) on transparent
+    /// huge pages (default), so that a large direct I/O reaches the device as one request
+    /// instead of a list of scattered 4 KiB pages the device may split. `false` keeps them on
+    /// ordinary pages, as fio's default `--iomem=malloc` does.
+    #[arg(long, value_name = "BOOL", default_value = "true", action = clap::ArgAction::Set,
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub huge_pages: bool,
+
     /// A single custom test instead of a preset (the other flags below refine it), or,
     /// combined with --preset, restrict the preset to this direction (randrw: its random
     /// tests mixed; readwrite: its sequential tests mixed).

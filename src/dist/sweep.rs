@@ -143,6 +143,7 @@ mod tests {
                     region: Region::Split,
                     pattern: Pattern::Random,
                     direct: true,
+                    huge_pages: true,
                     engine: EngineKind::Uring,
                     duration: None,
                     ramp: std::time::Duration::ZERO,

@@ -46,13 +46,19 @@ pub struct BufferPool {
 unsafe impl Send for BufferPool {}
 
 impl BufferPool {
-    pub fn new(slots: usize, slot_len: usize) -> BufferPool {
-        BufferPool::with_thp(
-            slots,
-            slot_len,
-            hugepages::thp_size(),
-            hugepages::thp_usable(),
-        )
+    /// `huge_pages` false: ordinary pages, and `huge_pages()` says nothing (`--huge-pages
+    /// false` asked for that; it is not a shortfall to warn about).
+    pub fn new(slots: usize, slot_len: usize, huge_pages: bool) -> BufferPool {
+        if huge_pages {
+            BufferPool::with_thp(
+                slots,
+                slot_len,
+                hugepages::thp_size(),
+                hugepages::thp_usable(),
+            )
+        } else {
+            BufferPool::with_thp(slots, slot_len, None, false)
+        }
     }
 
     /// `new` with the kernel's THP facts given: the huge page size (`None`: no THP) and
@@ -203,7 +209,7 @@ pub struct AlignedBuf(BufferPool);
 
 impl AlignedBuf {
     pub fn new(len: usize) -> AlignedBuf {
-        AlignedBuf(BufferPool::new(1, len))
+        AlignedBuf(BufferPool::new(1, len, true))
     }
 
     pub fn as_slice(&self) -> &[u8] {
@@ -357,7 +363,7 @@ mod tests {
     #[test]
     fn pool_large_enough_asks_for_huge_pages() {
         // 8 x 1 MiB with the machine's own THP facts.
-        let mut p = BufferPool::new(8, 1 << 20);
+        let mut p = BufferPool::new(8, 1 << 20, true);
         check_slots(&mut p, 8, 1 << 20);
         match (hugepages::thp_size(), hugepages::thp_usable()) {
             (None, _) => assert_eq!(p.huge_pages(), None, "no THP in this kernel"),
@@ -388,6 +394,10 @@ mod tests {
         );
         let p = BufferPool::with_thp(4, 1 << 20, None, false);
         assert_eq!(p.huge_pages(), None, "no THP in the kernel: nothing to say");
+        let mut p = BufferPool::new(4, 1 << 20, false);
+        check_slots(&mut p, 4, 1 << 20);
+        assert_eq!(p.huge_pages(), None, "--huge-pages false: not a shortfall");
+        assert_eq!(p.map_len, 4 << 20);
     }
 
     #[test]

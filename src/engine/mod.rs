@@ -85,14 +85,16 @@ pub fn open_engine(
     file: File,
     depth: usize,
     buf_len: usize,
+    huge_pages: bool,
 ) -> io::Result<(Box<dyn IoEngine>, Option<String>)> {
+    let pool = |slots| BufferPool::new(slots, buf_len, huge_pages);
     match kind {
-        EngineKind::Sync => Ok((Box::new(sync::SyncEngine::new(file, buf_len)), None)),
-        EngineKind::Null => Ok((Box::new(null::NullEngine::new(depth, buf_len)), None)),
-        EngineKind::Uring => match uring::UringEngine::new(file.try_clone()?, depth, buf_len) {
+        EngineKind::Sync => Ok((Box::new(sync::SyncEngine::new(file, pool(1))), None)),
+        EngineKind::Null => Ok((Box::new(null::NullEngine::new(pool(depth.max(1)))), None)),
+        EngineKind::Uring => match uring::UringEngine::new(file.try_clone()?, pool(depth)) {
             Ok(e) => Ok((Box::new(e), None)),
             Err(e) => Ok((
-                Box::new(sync::SyncEngine::new(file, buf_len)),
+                Box::new(sync::SyncEngine::new(file, pool(1))),
                 Some(format!(
                     "io_uring unavailable ({e}); fell back to the sync engine"
                 )),

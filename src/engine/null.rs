@@ -13,9 +13,11 @@ pub struct NullEngine {
 }
 
 impl NullEngine {
-    pub fn new(depth: usize, buf_len: usize) -> NullEngine {
+    /// An engine with one slot per buffer of `bufs`.
+    pub fn new(bufs: BufferPool) -> NullEngine {
+        let depth = bufs.slots();
         NullEngine {
-            bufs: BufferPool::new(depth.max(1), buf_len),
+            bufs,
             queued: Vec::with_capacity(depth),
             done: Vec::with_capacity(depth),
         }

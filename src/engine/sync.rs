@@ -4,20 +4,22 @@ use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 
-use super::{AlignedBuf, Completion, IoEngine, Op};
+use super::{BufferPool, Completion, IoEngine, Op};
 
 pub struct SyncEngine {
     file: File,
-    buf: AlignedBuf,
+    /// One slot: one I/O in flight.
+    buf: BufferPool,
     pending: Option<(usize, Op, u64, usize)>,
     done: Option<Completion>,
 }
 
 impl SyncEngine {
-    pub fn new(file: File, buf_len: usize) -> SyncEngine {
+    /// An engine on slot 0 of `buf`.
+    pub fn new(file: File, buf: BufferPool) -> SyncEngine {
         SyncEngine {
             file,
-            buf: AlignedBuf::new(buf_len),
+            buf,
             pending: None,
             done: None,
         }
@@ -34,7 +36,7 @@ impl IoEngine for SyncEngine {
     }
 
     fn buffer_mut(&mut self, _slot: usize) -> &mut [u8] {
-        self.buf.as_mut_slice()
+        self.buf.slot_mut(0)
     }
 
     fn huge_page_buffers(&self) -> Option<bool> {
@@ -50,7 +52,7 @@ impl IoEngine for SyncEngine {
         let Some((slot, op, offset, len)) = self.pending.take() else {
             return Ok(0);
         };
-        let buf = &mut self.buf.as_mut_slice()[..len];
+        let buf = &mut self.buf.slot_mut(0)[..len];
         // One syscall; EINTR is retried (the measured latency then includes the retry,
         // which is what the application would have seen).
         let result = loop {

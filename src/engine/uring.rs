@@ -52,8 +52,9 @@ pub fn probe() -> Result<String, String> {
 }
 
 impl UringEngine {
-    pub fn new(file: File, depth: usize, buf_len: usize) -> io::Result<UringEngine> {
-        let depth = depth.clamp(1, 4096);
+    /// An engine with one slot per buffer of `bufs`.
+    pub fn new(file: File, mut bufs: BufferPool) -> io::Result<UringEngine> {
+        let depth = bufs.slots();
         probe().map_err(io::Error::other)?;
         let entries = (depth as u32).next_power_of_two().max(2);
         // One job thread creates, submits and reaps: tell the kernel (single issuer, task work
@@ -71,7 +72,6 @@ impl UringEngine {
                 .setup_cqsize(entries * 2)
                 .build(entries)?,
         };
-        let mut bufs = BufferPool::new(depth, buf_len);
         let mut notes = Vec::new();
         let iovecs = bufs.iovecs();
         // SAFETY: the buffers live as long as the ring (both owned by self; the ring is
@@ -273,7 +273,7 @@ mod tests {
     }
 
     fn engine(file: File, depth: usize) -> Option<UringEngine> {
-        match UringEngine::new(file, depth, 4096) {
+        match UringEngine::new(file, BufferPool::new(depth, 4096, true)) {
             Ok(e) => Some(e),
             Err(e) => {
                 crate::eline!("SKIP: io_uring unavailable here ({e})");

@@ -138,6 +138,10 @@ pub struct BlockSettings {
     pub region: String,
     /// `random` (incompressible) or `zero`.
     pub pattern: String,
+    /// `--huge-pages`: whether large I/O buffers asked for transparent huge pages (each run's
+    /// `huge_page_buffers` says whether they got them). Absent in results before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub huge_pages: Option<bool>,
     /// Bytes per job for size-based runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_size_bytes: Option<u64>,

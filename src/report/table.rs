@@ -237,7 +237,7 @@ pub fn render_block_table(doc: &ResultDoc) -> String {
     ));
     if let Some(first) = doc.tests.iter().find_map(|t| t.settings.as_ref()) {
         out.push_str(&format!(
-            "engine {}, {}, test size {}, {} s per run{}\n",
+            "engine {}, {}, test size {}, {} s per run{}{}\n",
             first.engine,
             if first.direct { "O_DIRECT" } else { "buffered" },
             crate::units::fmt_size_iec(first.size_bytes),
@@ -245,6 +245,11 @@ pub fn render_block_table(doc: &ResultDoc) -> String {
             match first.pause_s {
                 Some(p) => format!(", {p} s idle before each run after the first"),
                 None => String::new(),
+            },
+            if first.huge_pages == Some(false) {
+                ", buffers on ordinary pages (--huge-pages false)"
+            } else {
+                ""
             }
         ));
     }

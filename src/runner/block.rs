@@ -73,6 +73,7 @@ pub fn settings_of(job: &JobSpec, target: &TestTarget, engine: &str) -> BlockSet
             Region::Shared => "shared".into(),
         },
         pattern: job.pattern.name().into(),
+        huge_pages: Some(job.huge_pages),
         io_size_bytes: job.io_size,
         pause_s: None,
     }
@@ -306,7 +307,13 @@ fn run_job(
         }
     });
     let (mut engine, fallback) = match opened {
-        Ok(file) => match open_engine(job.engine, file, job.iodepth as usize, job.bs as usize) {
+        Ok(file) => match open_engine(
+            job.engine,
+            file,
+            job.iodepth as usize,
+            job.bs as usize,
+            job.huge_pages,
+        ) {
             Ok(e) => e,
             Err(e) => {
                 barrier.wait();

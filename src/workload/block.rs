@@ -78,6 +78,8 @@ pub struct JobSpec {
     pub region: Region,
     pub pattern: Pattern,
     pub direct: bool,
+    /// Ask for transparent huge pages for the I/O buffers (`BufferPool`).
+    pub huge_pages: bool,
     pub engine: EngineKind,
     /// Measured time per run (time-based); `None` for size-based runs.
     pub duration: Option<Duration>,
