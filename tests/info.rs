@@ -66,6 +66,22 @@ fn file_on_ext4_loop_resolves_to_the_loop_and_its_backing_file() {
     assert_eq!(devs[0]["size_bytes"], 32u64 << 20);
     assert!(devs[0]["logical_block_size"].as_u64().unwrap() >= 512);
     assert!(devs[0]["written_since_boot_bytes"].as_u64().is_some());
+    // The request limits, as sysfs has them (what splits a large I/O).
+    let queue = Path::new("/sys/block").join(lo.name()).join("queue");
+    let sys = |f: &str| -> u64 {
+        std::fs::read_to_string(queue.join(f))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(devs[0]["max_request_bytes"], sys("max_sectors_kb") * 1024);
+    assert_eq!(
+        devs[0]["max_hw_request_bytes"],
+        sys("max_hw_sectors_kb") * 1024
+    );
+    assert_eq!(devs[0]["max_segments"], sys("max_segments"));
+    assert_eq!(devs[0]["max_segment_bytes"], sys("max_segment_size"));
     // Below the loop: the device holding the image file (when it is on one).
     if let Some((under, _)) = iolab::sysinfo::block_device_of(&image) {
         let next = devs
@@ -91,6 +107,13 @@ fn file_on_ext4_loop_resolves_to_the_loop_and_its_backing_file() {
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(table.contains(&lo.name()), "{table}");
     assert!(table.contains("Backing file"), "{table}");
+    let limit = iolab::units::fmt_size_exact(sys("max_sectors_kb") * 1024);
+    assert!(
+        table
+            .lines()
+            .any(|l| l.contains("Largest request") && l.contains(&limit)),
+        "{table}"
+    );
     assert!(table.contains(image.to_str().unwrap()), "{table}");
     assert!(table.contains("ext4"), "{table}");
 }

@@ -107,6 +107,21 @@ pub struct BlockDeviceInfo {
     /// Request queue depth of the block layer (`queue/nr_requests`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nr_requests: Option<u32>,
+    /// Largest request the block layer sends (`queue/max_sectors_kb`, in bytes): larger I/Os
+    /// are split into requests of at most this size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_request_bytes: Option<u64>,
+    /// The hardware's own limit (`queue/max_hw_sectors_kb`): how far `max_sectors_kb` could
+    /// be raised.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_hw_request_bytes: Option<u64>,
+    /// Scatter-gather segments per request (`queue/max_segments`) and the largest segment
+    /// (`queue/max_segment_size`): an I/O whose buffer spans more physically separate pieces
+    /// is split too, whatever its size (a 1 MiB buffer on scattered 4 KiB pages is 256).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_segments: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_segment_bytes: Option<u64>,
     /// The active I/O scheduler (`none`, `mq-deadline`, `bfq`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheduler: Option<String>,

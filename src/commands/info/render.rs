@@ -91,6 +91,25 @@ const DEVICE_ROWS: &[Attr] = &[
     ("Queue depth (nr_requests)", |d| {
         d.nr_requests.map(|n| n.to_string())
     }),
+    ("Largest request", |d| {
+        // Drivers without a limit report UINT_MAX (segment size) and INT_MAX KiB (request).
+        let max = d.max_request_bytes?;
+        let mut s = fmt_size_exact(max);
+        match d.max_hw_request_bytes {
+            Some(hw) if hw >= (i32::MAX as u64) * 1024 => s.push_str(" (no hardware limit)"),
+            Some(hw) if hw != max => s.push_str(&format!(" (hardware {})", fmt_size_exact(hw))),
+            _ => {}
+        }
+        if let Some(n) = d.max_segments {
+            s.push_str(&format!("; {n} segments"));
+            match d.max_segment_bytes {
+                Some(seg) if seg >= u32::MAX as u64 => s.push_str(" of any size"),
+                Some(seg) => s.push_str(&format!(" of up to {} each", fmt_size_exact(seg))),
+                None => {}
+            }
+        }
+        Some(s)
+    }),
     ("Scheduler", |d| d.scheduler.clone()),
     ("Discard (TRIM)", |d| {
         d.discard_max_bytes.map(|m| {
