@@ -125,6 +125,12 @@ impl BufferPool {
         unsafe { std::slice::from_raw_parts_mut(ptr, len) }
     }
 
+    /// Bytes mapped for the pool (slots rounded up to pages, and to whole huge pages when
+    /// they were asked for): what registering them pins.
+    pub fn mapped_bytes(&self) -> usize {
+        self.map_len
+    }
+
     /// One iovec per slot (for registering the buffers with io_uring).
     pub fn iovecs(&mut self) -> Vec<libc::iovec> {
         (0..self.slots)

@@ -79,9 +79,11 @@ impl UringEngine {
         let fixed_bufs = match unsafe { ring.submitter().register_buffers(&iovecs) } {
             Ok(()) => true,
             Err(e) => {
-                notes.push(format!(
-                    "registered buffers unavailable ({e}); using plain READ/WRITE"
-                ));
+                let limit =
+                    nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_MEMLOCK)
+                        .ok()
+                        .map(|(soft, _)| soft);
+                notes.push(register_buffers_note(&e, bufs.mapped_bytes(), limit));
                 false
             }
         };
@@ -116,6 +118,23 @@ impl UringEngine {
             let _ = self.submit();
         }
     }
+}
+
+/// Why the buffers could not be registered. ENOMEM is almost always the locked-memory limit
+/// (registered buffers are pinned and counted against `RLIMIT_MEMLOCK` without
+/// CAP_IPC_LOCK): say the limit and what the buffers needed.
+fn register_buffers_note(e: &io::Error, bytes: usize, limit: Option<u64>) -> String {
+    let why = match (e.raw_os_error(), limit) {
+        (Some(libc::ENOMEM), Some(l)) if l != libc::RLIM_INFINITY => format!(
+            "{e}: the locked-memory limit (ulimit -l) is {}, and pinning the job's {} of \
+             buffers on top of what the process has locked already exceeds it; raise it or \
+             run as root for registered buffers",
+            crate::units::fmt_size_exact(l),
+            crate::units::fmt_size_exact(bytes as u64)
+        ),
+        _ => e.to_string(),
+    };
+    format!("registered buffers unavailable ({why}); using plain READ/WRITE")
 }
 
 /// `IORING_ENTER_GETEVENTS` of the kernel's uapi `<linux/io_uring.h>` (the crate keeps its
@@ -259,6 +278,21 @@ impl IoEngine for UringEngine {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn register_failure_names_the_locked_memory_limit() {
+        let enomem = std::io::Error::from_raw_os_error(libc::ENOMEM);
+        let n = super::register_buffers_note(&enomem, 8 << 20, Some(8 << 20));
+        assert!(n.contains("ulimit -l) is 8MiB"), "{n}");
+        assert!(n.contains("job's 8MiB of buffers"), "{n}");
+        assert!(n.ends_with("using plain READ/WRITE"), "{n}");
+        // No limit, or another error: just the error.
+        let n = super::register_buffers_note(&enomem, 8 << 20, Some(libc::RLIM_INFINITY));
+        assert!(!n.contains("ulimit"), "{n}");
+        let eperm = std::io::Error::from_raw_os_error(libc::EPERM);
+        let n = super::register_buffers_note(&eperm, 8 << 20, Some(8 << 20));
+        assert!(!n.contains("ulimit") && n.starts_with("registered buffers unavailable ("));
+    }
+
     use super::*;
     use std::io::Write;
 
