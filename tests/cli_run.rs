@@ -15,6 +15,13 @@ fn iolab(cwd: &Path, args: &[&str]) -> Output {
         .expect("run iolab")
 }
 
+/// A sparse image file of `len` bytes in `dir`, for a loop device.
+fn sparse_image(dir: &Path, name: &str, len: u64) -> std::path::PathBuf {
+    let img = dir.join(name);
+    std::fs::File::create(&img).unwrap().set_len(len).unwrap();
+    img
+}
+
 fn tempdir() -> tempfile::TempDir {
     // On the file system of the build dir, where O_DIRECT works (unlike tmpfs /tmp).
     tempfile::Builder::new()
@@ -820,11 +827,7 @@ fn block_devices_are_protected() {
     );
 
     // An unmounted device holding a file system: writes need --allow-destroy naming it.
-    let img = work.path().join("dev.img");
-    std::fs::File::create(&img)
-        .unwrap()
-        .set_len(16 << 20)
-        .unwrap();
+    let img = sparse_image(work.path(), "dev.img", 16 << 20);
     let lo = iolab::fs::loopdev::LoopDevice::attach(&img, false).unwrap();
     iolab::fs::command::run("mkfs.ext4", ["-q", "-F", lo.device.to_str().unwrap()]).unwrap();
     let ldev = lo.device.display().to_string();
@@ -902,11 +905,7 @@ fn direct_io_needs_blocks_of_the_logical_block_size() {
         return;
     }
     let work = tempdir();
-    let img = work.path().join("4k.img");
-    std::fs::File::create(&img)
-        .unwrap()
-        .set_len(16 << 20)
-        .unwrap();
+    let img = sparse_image(work.path(), "4k.img", 16 << 20);
     let out = iolab::fs::command::run(
         "losetup",
         [
@@ -1000,11 +999,7 @@ fn large_direct_ios_reach_the_device_whole() {
         return;
     };
     let work = tempdir();
-    let img = work.path().join("whole.img");
-    std::fs::File::create(&img)
-        .unwrap()
-        .set_len(48 << 20)
-        .unwrap();
+    let img = sparse_image(work.path(), "whole.img", 48 << 20);
     let lo = iolab::fs::loopdev::LoopDevice::attach(&img, false).unwrap();
     let dev = lo.device.display().to_string();
     let queue = std::path::Path::new("/sys/block")
@@ -1018,40 +1013,41 @@ fn large_direct_ios_reach_the_device_whole() {
     // Requests per 1 MiB I/O the device's size limit alone forces (1 with the usual 1280 KiB).
     let per_io = 1024u64.div_ceil(limit_kb);
     let cwd = tempdir();
+    // 64 I/Os of 1 MiB on the device.
+    let run_1m = |engine: &str, rw: &str, qd: &str, extra: &[&str]| {
+        let args = [
+            "run",
+            "--target",
+            &dev,
+            "--allow-destroy",
+            &dev,
+            "--engine",
+            engine,
+            "--rw",
+            rw,
+            "--bs",
+            "1M",
+            "--iodepth",
+            qd,
+            "--size",
+            "32M",
+            "--io-size",
+            "64M",
+            "--ramp",
+            "0",
+            "--repeat",
+            "1",
+            "--json",
+            "--no-save",
+        ];
+        json_of(&iolab(cwd.path(), &[&args[..], extra].concat()))
+    };
     for (engine, rw, qd) in [
         ("uring", "read", "8"),
         ("uring", "write", "4"),
         ("sync", "read", "1"),
     ] {
-        let out = iolab(
-            cwd.path(),
-            &[
-                "run",
-                "--target",
-                &dev,
-                "--allow-destroy",
-                &dev,
-                "--engine",
-                engine,
-                "--rw",
-                rw,
-                "--bs",
-                "1M",
-                "--iodepth",
-                qd,
-                "--size",
-                "32M",
-                "--io-size",
-                "64M",
-                "--ramp",
-                "0",
-                "--repeat",
-                "1",
-                "--json",
-                "--no-save",
-            ],
-        );
-        let doc = json_of(&out);
+        let doc = run_1m(engine, rw, qd, &[]);
         let run = &doc["tests"][0]["runs"][0];
         assert_eq!(doc["tests"][0]["settings"]["engine"], engine);
         assert_eq!(
@@ -1078,35 +1074,7 @@ fn large_direct_ios_reach_the_device_whole() {
     // --huge-pages false: ordinary pages, nothing to warn about, and the device gets at
     // least one request per I/O (two on this loop device unless the kernel happened to hand
     // out physically contiguous pages).
-    let out = iolab(
-        cwd.path(),
-        &[
-            "run",
-            "--target",
-            &dev,
-            "--allow-destroy",
-            &dev,
-            "--rw",
-            "read",
-            "--bs",
-            "1M",
-            "--iodepth",
-            "8",
-            "--size",
-            "32M",
-            "--io-size",
-            "64M",
-            "--ramp",
-            "0",
-            "--repeat",
-            "1",
-            "--huge-pages",
-            "false",
-            "--json",
-            "--no-save",
-        ],
-    );
-    let doc = json_of(&out);
+    let doc = run_1m("uring", "read", "8", &["--huge-pages", "false"]);
     let test = &doc["tests"][0];
     assert_eq!(test["settings"]["huge_pages"], false);
     let run = &test["runs"][0];
