@@ -250,3 +250,44 @@ pub fn wait_for_result(dir: &Path, done: impl Fn(&ResultDoc) -> bool) -> bool {
     }
     false
 }
+
+/// After an interrupted mpirun: every rank removed its files, or — when mpirun's SIGKILL, one
+/// second after the SIGTERM it forwards (`odls_base_sigkill_timeout`), caught a rank still
+/// removing them on a loaded machine — the next iolab start removes the rest and says so,
+/// as the README promises. Either way nothing stays. (A rank can also still be finishing its
+/// cleanup as mpirun returns: its leftovers are not a dead process's yet, so this waits for
+/// them to go, starting iolab again every half second, for up to 10 s.)
+pub fn assert_cleaned_up_or_recovered(target: &Path) {
+    let left = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(target)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .collect()
+    };
+    let before = left();
+    if before.is_empty() {
+        return;
+    }
+    eprintln!(
+        "a rank had not finished its cleanup when mpirun ended ({before:?}); the next start must remove it"
+    );
+    let mut said = String::new();
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(10) {
+        let out = Command::new(IOLAB)
+            .args(["info", target.to_str().unwrap(), "--no-smart"])
+            .output()
+            .expect("run iolab");
+        said.push_str(&String::from_utf8_lossy(&out.stderr));
+        if left().is_empty() {
+            eprintln!("removed; iolab said: {said}");
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    panic!(
+        "left in the target: {:?} (at first {before:?}); iolab starts meanwhile said: {said}",
+        left()
+    );
+}
