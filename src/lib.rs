@@ -29,9 +29,16 @@ pub mod engine;
 pub mod error;
 pub mod fs;
 pub mod model;
+pub mod os;
 pub mod report;
 pub mod runner;
 pub mod stats;
 pub mod sysinfo;
 pub mod units;
 pub mod workload;
+
+/// The test suite's one skip rule (loud, a failure under `IOLAB_TEST_STRICT=1`), shared with
+/// the integration tests.
+#[cfg(test)]
+#[path = "../tests/common/skip.rs"]
+pub(crate) mod test_skip;

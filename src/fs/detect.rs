@@ -3,8 +3,18 @@
 //! `/dev/fuse`. The answer is a mount method or the reason the type must be skipped.
 
 use crate::fs::command;
-use crate::fs::scratch::{is_root, kernel_has};
 use crate::fs::types::FsType;
+use crate::os::is_root;
+
+/// Does the running kernel know this file system (`/proc/filesystems`)?
+pub fn kernel_has(fs_type: &str) -> bool {
+    std::fs::read_to_string("/proc/filesystems")
+        .map(|s| {
+            s.lines()
+                .any(|l| l.split_whitespace().last() == Some(fs_type))
+        })
+        .unwrap_or(false)
+}
 
 /// How a type will be mounted here.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -182,8 +182,10 @@ mod tests {
         use crate::fs::types::{FsType, UnitRule, lookup};
         assert!(check_unit(None, 4096).is_ok());
         assert!(check_unit(Some(4096), 4096).is_ok());
-        if !crate::fs::scratch::is_root() || !command::have("mkfs.ext4") {
-            crate::eline!("SKIPPED a_lying_formatter_is_refused: needs root and mkfs.ext4");
+        let test = "a_lying_formatter_is_refused";
+        if !crate::test_skip::root_or_skip(test, "loop devices")
+            || !crate::test_skip::tool_or_skip(test, "mkfs.ext4", "e2fsprogs")
+        {
             return;
         }
         const LIE: &[UnitRule] = &[UnitRule {

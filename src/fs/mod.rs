@@ -8,6 +8,5 @@ pub mod instance;
 pub mod loopdev;
 pub mod mkfs;
 pub mod mount;
-pub mod scratch;
 pub mod state;
 pub mod types;

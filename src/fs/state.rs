@@ -47,7 +47,7 @@ pub fn registry_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("IOLAB_STATE_DIR") {
         return PathBuf::from(d);
     }
-    if crate::fs::scratch::is_root() {
+    if crate::os::is_root() {
         PathBuf::from("/run/iolab")
     } else {
         std::env::temp_dir().join(format!("iolab-{}", nix::unistd::geteuid().as_raw()))

@@ -53,7 +53,7 @@ pub fn smart_of(dev: &BlockDeviceInfo) -> SmartInfo {
             "smartctl is not installed (Debian: apt-get install smartmontools)",
         );
     }
-    if !crate::fs::scratch::is_root() {
+    if !crate::os::is_root() {
         return unavailable(&dev.name, "smartctl needs root to open the device");
     }
     // smartctl's exit status is a bit mask (bit 2 = a SMART command failed, bit 3 = the

@@ -308,7 +308,7 @@ fn noise_controls(cfg: &FilesConfig, doc: &mut ResultDoc) -> Result<()> {
             });
         }
     }
-    if cfg.drop_caches && !crate::fs::scratch::is_root() {
+    if cfg.drop_caches && !crate::os::is_root() {
         doc.warn(Warning {
             code: "drop-caches-denied".into(),
             message: "--drop-caches needs root: the page cache was not dropped between phases, so stat and read may be served from memory".into(),
@@ -319,7 +319,7 @@ fn noise_controls(cfg: &FilesConfig, doc: &mut ResultDoc) -> Result<()> {
 }
 
 fn drop_caches(cfg: &FilesConfig) {
-    if cfg.drop_caches && crate::fs::scratch::is_root() {
+    if cfg.drop_caches && crate::os::is_root() {
         // SAFETY: sync(2) has no preconditions.
         unsafe { libc::sync() };
         let _ = std::fs::write("/proc/sys/vm/drop_caches", "3");

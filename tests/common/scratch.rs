@@ -1,11 +1,12 @@
-//! A throw-away file system for tests and experiments: an image file in a temp dir, a loop
-//! device, mkfs, a mount in another temp dir. Everything is torn down on drop, in order.
+//! A throw-away file system for tests: an image file in a temp dir, a loop device, mkfs, a
+//! mount in another temp dir. Everything is torn down on drop, in order. Test scaffolding
+//! only: the product makes its file systems through `iolab::fs::instance` (the matrix).
 
 use std::path::{Path, PathBuf};
 
-use crate::error::CommandError;
-use crate::fs::command;
-use crate::fs::loopdev::LoopDevice;
+use iolab::error::CommandError;
+use iolab::fs::command;
+use iolab::fs::loopdev::LoopDevice;
 
 /// Why a scratch file system could not be made (the caller decides to skip or fail).
 #[derive(Debug, thiserror::Error)]
@@ -21,20 +22,6 @@ pub enum ScratchError {
     Command(#[from] CommandError),
     #[error("{0}")]
     Io(#[from] std::io::Error),
-}
-
-/// Does the running kernel know this file system (`/proc/filesystems`)?
-pub fn kernel_has(fs_type: &str) -> bool {
-    std::fs::read_to_string("/proc/filesystems")
-        .map(|s| {
-            s.lines()
-                .any(|l| l.split_whitespace().last() == Some(fs_type))
-        })
-        .unwrap_or(false)
-}
-
-pub fn is_root() -> bool {
-    nix::unistd::geteuid().is_root()
 }
 
 /// A mounted scratch file system.
@@ -58,7 +45,7 @@ impl ScratchFs {
         mount_opts: &str,
         base: Option<&Path>,
     ) -> Result<ScratchFs, ScratchError> {
-        if !is_root() {
+        if !iolab::os::is_root() {
             return Err(ScratchError::NotRoot(nix::unistd::geteuid().as_raw()));
         }
         let tmp = |prefix: &str| match base {
@@ -72,13 +59,8 @@ impl ScratchFs {
             } else {
                 format!("size={size},{mount_opts}")
             };
-            command::run(
-                "mount",
-                ["-t", "tmpfs", "-o", &opts, "iolab-tmpfs"]
-                    .iter()
-                    .map(|s| s.to_string())
-                    .chain(std::iter::once(mount_dir.path().display().to_string())),
-            )?;
+            let dir = mount_dir.path().display().to_string();
+            command::run("mount", ["-t", "tmpfs", "-o", &opts, "iolab-tmpfs", &dir])?;
             return Ok(ScratchFs {
                 fs_type: fs_type.into(),
                 mount_point: mount_dir.path().to_path_buf(),
@@ -88,29 +70,25 @@ impl ScratchFs {
                 _image_dir: None,
             });
         }
-        // Program, flags and mount method come from the type table (`fs::types`).
-        let t = crate::fs::types::lookup(fs_type).ok_or_else(|| {
+        // Program, flags and mount method come from the product's type table (`fs::types`).
+        let t = iolab::fs::types::lookup(fs_type).ok_or_else(|| {
             ScratchError::Unavailable(format!("unknown file-system type '{fs_type}'"))
         })?;
         let mkfs = t.mkfs.unwrap_or("mkfs");
         if !command::have(mkfs) {
             return Err(ScratchError::MissingTool(mkfs.into()));
         }
-        let method = match crate::fs::detect::availability(t) {
-            Ok(m) => m,
-            Err(why) => return Err(ScratchError::Unavailable(why)),
-        };
+        let method = iolab::fs::detect::availability(t).map_err(ScratchError::Unavailable)?;
         let image_dir = tmp("iolab-img-")?;
         let image = image_dir.path().join("scratch.img");
-        let f = std::fs::File::create(&image)?;
-        f.set_len(size)?;
-        drop(f);
+        std::fs::File::create(&image)?.set_len(size)?;
         let loop_dev = LoopDevice::attach(&image, false)?;
         let mut args: Vec<String> = t.mkfs_flags.iter().map(|s| s.to_string()).collect();
         args.extend(mkfs_args.iter().map(|s| s.to_string()));
         args.push(loop_dev.device.display().to_string());
+        // From here on, a failure drops `loop_dev`, which detaches it.
         command::run(mkfs, &args)?;
-        crate::fs::mount::mount(
+        iolab::fs::mount::mount(
             t,
             &method,
             Some(&loop_dev.device),
@@ -165,8 +143,8 @@ impl ScratchFs {
 impl Drop for ScratchFs {
     fn drop(&mut self) {
         if let Err(e) = self.teardown() {
-            crate::eline!(
-                "iolab: teardown of scratch {} at {} failed: {e}",
+            eprintln!(
+                "teardown of scratch {} at {} failed: {e}",
                 self.fs_type,
                 self.mount_point.display()
             );
@@ -174,8 +152,9 @@ impl Drop for ScratchFs {
     }
 }
 
-/// For tests: make a scratch file system or print why the test is skipped.
-/// `None` means "skip" (the reason was printed to stderr, loudly).
+/// Make a scratch file system, or skip `test` (loudly; a failure when strict) when this
+/// machine cannot: not root, the mkfs tool missing, no driver or FUSE helper. Any other
+/// failure (mkfs or mount went wrong) fails the test.
 pub fn scratch_or_skip(
     test: &str,
     fs_type: &str,
@@ -190,7 +169,10 @@ pub fn scratch_or_skip(
             | ScratchError::MissingTool(_)
             | ScratchError::Unavailable(_)),
         ) => {
-            crate::eline!("SKIPPED {test}: {fs_type} scratch file system unavailable: {e}");
+            super::skip(
+                test,
+                format_args!("{fs_type} scratch file system unavailable: {e}"),
+            );
             None
         }
         Err(e) => panic!("{test}: could not make a scratch {fs_type}: {e}"),

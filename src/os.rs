@@ -1,0 +1,7 @@
+//! Facts about the running process that every layer may ask: privilege. At the bottom of
+//! the import order (with `units` and `error`), so that asking does not tie layers together.
+
+/// Is the effective user root? (Loop devices, mounts, dropping caches, other users' files.)
+pub fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}

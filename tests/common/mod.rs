@@ -1,0 +1,134 @@
+//! What every integration test binary shares: the binary under test, temp dirs, reading its
+//! output, scratch file systems, and the one way to skip (`skip.rs`: loud, and a failure
+//! under `IOLAB_TEST_STRICT=1`). Each test file says `mod common;` and uses a subset.
+#![allow(dead_code)]
+
+pub mod scratch;
+#[path = "skip.rs"]
+mod skip_rule;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub use scratch::{ScratchFs, scratch_or_skip};
+pub use skip_rule::{root_or_skip, skip, strict, tool_or_skip};
+
+/// The binary under test, with colour off (tests read plain text).
+pub fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
+    c.env("NO_COLOR", "1");
+    c
+}
+
+/// Run `iolab ARGS` in the test's working directory.
+pub fn iolab(args: &[&str]) -> Output {
+    bin().args(args).output().expect("run iolab")
+}
+
+/// Run `iolab ARGS` in `cwd`.
+pub fn iolab_in(cwd: &Path, args: &[&str]) -> Output {
+    bin()
+        .current_dir(cwd)
+        .args(args)
+        .output()
+        .expect("run iolab")
+}
+
+/// A temp dir on the build dir's file system (a block device where O_DIRECT works, unlike a
+/// tmpfs /tmp).
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("iolab-test-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap()
+}
+
+/// The paths in `dir` (one level, sorted); none when it does not exist.
+pub fn entries(dir: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<PathBuf> = rd.map(|e| e.unwrap().path()).collect();
+    v.sort();
+    v
+}
+
+/// The names in `dir` (one level, sorted); none when it does not exist.
+pub fn names(dir: &Path) -> Vec<String> {
+    entries(dir)
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect()
+}
+
+pub fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// stdout as JSON; the panic shows both streams.
+pub fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}; exit {}): {}\nstderr: {}",
+            o.status,
+            stdout(o),
+            stderr(o)
+        )
+    })
+}
+
+/// A successful run's stdout as JSON.
+pub fn json_ok(o: &Output) -> serde_json::Value {
+    assert!(o.status.success(), "iolab failed: {}\n{}", o.status, stderr(o));
+    json(o)
+}
+
+/// A usage error: exit 2 and `needle` in stderr.
+pub fn assert_usage(o: &Output, needle: &str) {
+    assert_eq!(o.status.code(), Some(2), "stderr: {}", stderr(o));
+    assert!(stderr(o).contains(needle), "want {needle:?} in: {}", stderr(o));
+}
+
+/// Can this test attach loop devices? Root, `/dev/loop-control` and `losetup`; else skip.
+pub fn loop_or_skip(test: &str) -> bool {
+    if !root_or_skip(test, "loop devices") {
+        return false;
+    }
+    if !Path::new("/dev/loop-control").exists() {
+        skip(test, "no loop devices here (/dev/loop-control; modprobe loop)");
+        return false;
+    }
+    tool_or_skip(test, "losetup", "mount")
+}
+
+/// A copy of the binary that user `nobody` can execute, for tests that drop privileges: the
+/// checkout may sit under a directory only its owner may enter (a `mktemp -d` is 0700), where
+/// the built binary is out of `nobody`'s reach. Hard-linked when it can be, else copied.
+pub struct NobodysBinary {
+    _dir: tempfile::TempDir,
+    pub path: PathBuf,
+}
+
+pub fn binary_for_nobody() -> NobodysBinary {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::Builder::new()
+        .prefix("iolab-bin-")
+        .tempdir_in(std::env::temp_dir())
+        .unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = dir.path().join("iolab");
+    let src = env!("CARGO_BIN_EXE_iolab");
+    if std::fs::hard_link(src, &path).is_err() {
+        std::fs::copy(src, &path).unwrap();
+    }
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    NobodysBinary { _dir: dir, path }
+}
