@@ -3,17 +3,10 @@
 //! ENOSPC mid-run (exit 1, partial results saved), the sync syscalls, Ctrl-C.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-use iolab::fs::scratch::scratch_or_skip;
-
-fn iolab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_iolab"))
-}
-
-fn run(args: &[&str]) -> Output {
-    iolab().args(args).output().expect("run iolab")
-}
+mod common;
+use common::{bin as iolab, iolab as run, json, names as listing, scratch_or_skip, tool_or_skip};
 
 /// Small, fast counts shared by most tests.
 const SMALL: &[&str] = &[
@@ -30,25 +23,6 @@ fn files_args<'a>(target: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     v.extend_from_slice(SMALL);
     v.extend_from_slice(extra);
     v
-}
-
-/// Sorted names in `dir` (one level).
-fn listing(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
-
-fn json(out: &Output) -> serde_json::Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}); stderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
 }
 
 fn run_dir_of(target: &Path) -> PathBuf {
@@ -424,8 +398,7 @@ fn enospc_mid_run_stops_cleans_and_saves_partial_results() {
 
 /// Count syscalls with `strace -f -c`; `None` when strace is missing.
 fn strace_counts(args: &[&str]) -> Option<(u64, u64, serde_json::Value)> {
-    if !iolab::fs::command::have("strace") {
-        eprintln!("SKIPPED sync_modes_issue_their_syscalls: strace is not installed");
+    if !tool_or_skip("sync_modes_issue_their_syscalls", "strace", "strace") {
         return None;
     }
     let log = tempfile::NamedTempFile::new().unwrap();
@@ -529,8 +502,9 @@ fn ctrl_c_stops_and_cleans_up() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until the run directory exists (the run has started), then interrupt.
-    for _ in 0..200 {
+    // Wait until the run directory exists (the run has started), then interrupt. Two million
+    // files take far longer than the wait; the limit only bounds a run that never starts.
+    for _ in 0..4800 {
         if listing(t.path()).len() > 1 {
             break;
         }

@@ -5,48 +5,19 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output};
 
 use iolab::model::device::DeviceCounters;
 use iolab::model::{Environment, ResultDoc, RunResult, TestResult};
 use iolab::sysinfo::diskstats::{PhaseCounters, cache_absorbed_warning, write_amplification};
 use serde_json::Value;
 
-fn iolab(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_iolab"))
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run iolab")
-}
-
-fn json_of(out: &Output) -> Value {
-    assert!(
-        out.status.success(),
-        "iolab failed: {}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("stdout is JSON")
-}
-
-fn tempdir() -> tempfile::TempDir {
-    // On the build dir's file system (a block device), not a tmpfs /tmp.
-    tempfile::Builder::new()
-        .prefix("iolab-info-")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .unwrap()
-}
-
-fn is_root() -> bool {
-    iolab::fs::scratch::is_root()
-}
+mod common;
+use common::{iolab, json_ok as json_of, loop_or_skip, scratch_or_skip, tempdir};
 
 #[test]
 fn file_on_ext4_loop_resolves_to_the_loop_and_its_backing_file() {
     let test = "file_on_ext4_loop_resolves_to_the_loop_and_its_backing_file";
-    let Some(fs) = iolab::fs::scratch::scratch_or_skip(test, "ext4", 32 << 20, &[], "noatime")
-    else {
+    let Some(fs) = scratch_or_skip(test, "ext4", 32 << 20, &[], "noatime") else {
         return;
     };
     let file = fs.path().join("hello.txt");
@@ -125,8 +96,7 @@ struct Image {
 }
 
 fn loop_over_image(test: &str, size: u64) -> Option<Image> {
-    if !is_root() || !iolab::fs::command::have("losetup") {
-        eprintln!("SKIPPED {test}: needs root and losetup for a loop device");
+    if !loop_or_skip(test) {
         return None;
     }
     let dir = tempdir();
@@ -191,8 +161,7 @@ fn loop_counters_match_a_direct_write_test_within_one_percent() {
 #[test]
 fn buffered_small_files_on_ext4_amplify_writes() {
     let test = "buffered_small_files_on_ext4_amplify_writes";
-    let Some(fs) = iolab::fs::scratch::scratch_or_skip(test, "ext4", 64 << 20, &["-b", "4096"], "")
-    else {
+    let Some(fs) = scratch_or_skip(test, "ext4", 64 << 20, &["-b", "4096"], "") else {
         return;
     };
     let dir = fs.path().join("small");
@@ -476,7 +445,7 @@ fn pseudo_file_systems_say_what_they_are() {
     let r = v["no_device_reason"].as_str().unwrap();
     assert!(r.contains("pseudo file system"), "{r}");
     assert!(r.contains("no device counters"), "{r}");
-    if let Some(fs) = iolab::fs::scratch::scratch_or_skip(
+    if let Some(fs) = scratch_or_skip(
         "pseudo_file_systems_say_what_they_are (tmpfs)",
         "tmpfs",
         8 << 20,

@@ -5,6 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+use common::{iolab, s};
+
 use iolab::report::compare::{Verdict, compare};
 use iolab::report::load::load_inputs;
 use iolab::stats::compare::{Method, welch};
@@ -15,17 +18,6 @@ fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(name)
-}
-
-fn iolab(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_iolab"))
-        .args(args)
-        .output()
-        .expect("run iolab")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 const ALL: [&str; 5] = [

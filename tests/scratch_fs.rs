@@ -1,6 +1,7 @@
 //! The scratch file-system helper that other tests build on: make, use, tear down.
 
-use iolab::fs::scratch::scratch_or_skip;
+mod common;
+use common::scratch_or_skip;
 
 fn loop_devices_backed_by(dir_prefix: &str) -> usize {
     std::fs::read_dir("/sys/block")

@@ -3,15 +3,16 @@
 //! (1 KiB, 4 KiB), exFAT and FAT32, and the predicted allocation must match st_blocks and
 //! the df delta within 2 %. Root only; skips loudly otherwise.
 
+mod common;
 #[path = "slack_support/mod.rs"]
 mod support;
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use common::scratch_or_skip;
 use iolab::analysis::slack::rules::{FileAlloc, FsRules};
 use iolab::analysis::slack::utf16_len;
-use iolab::fs::scratch::scratch_or_skip;
 use iolab::model::slack::UnitRow;
 use support::slack_json;
 

@@ -4,32 +4,12 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
 use serde_json::Value;
 
-fn iolab(args: &[&str], cwd: Option<&Path>) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
-    c.args(args);
-    if let Some(d) = cwd {
-        c.current_dir(d);
-    }
-    c.output().expect("run iolab")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn json(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}\nstderr: {}",
-            String::from_utf8_lossy(&o.stdout),
-            stderr(o)
-        )
-    })
-}
+mod common;
+use common::{iolab, iolab_in, json, stderr, tool_or_skip};
 
 fn is_empty_dir(d: &Path) -> bool {
     std::fs::read_dir(d).unwrap().next().is_none()
@@ -39,29 +19,26 @@ fn is_empty_dir(d: &Path) -> bool {
 fn every_builtin_parses_and_runs_briefly() {
     let names = iolab::workload::trace::builtins::names();
     assert!(names.len() >= 12);
-    let list = iolab(&["trace", "list"], None);
+    let list = iolab(&["trace", "list"]);
     assert!(list.status.success());
     let listed = String::from_utf8_lossy(&list.stdout).into_owned();
     let target = tempfile::tempdir().unwrap();
     let t = target.path().to_str().unwrap();
     for name in names {
         assert!(listed.contains(name), "{name} not listed");
-        let o = iolab(
-            &[
-                "trace",
-                "run",
-                name,
-                "--target",
-                t,
-                "--scale",
-                "0.002",
-                "--repeat",
-                "1",
-                "--no-save",
-                "--json",
-            ],
-            None,
-        );
+        let o = iolab(&[
+            "trace",
+            "run",
+            name,
+            "--target",
+            t,
+            "--scale",
+            "0.002",
+            "--repeat",
+            "1",
+            "--no-save",
+            "--json",
+        ]);
         assert!(o.status.success(), "{name}: {}", stderr(&o));
         let doc = json(&o);
         assert_eq!(doc["status"], "complete", "{name}");
@@ -121,20 +98,17 @@ amount = "384KiB"
     )
     .unwrap();
     let target = tempfile::tempdir().unwrap();
-    let o = iolab(
-        &[
-            "trace",
-            "run",
-            file.to_str().unwrap(),
-            "--target",
-            target.path().to_str().unwrap(),
-            "--repeat",
-            "1",
-            "--no-save",
-            "--json",
-        ],
-        None,
-    );
+    let o = iolab(&[
+        "trace",
+        "run",
+        file.to_str().unwrap(),
+        "--target",
+        target.path().to_str().unwrap(),
+        "--repeat",
+        "1",
+        "--no-save",
+        "--json",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = json(&o);
     let run = &doc["tests"][0]["runs"][0];
@@ -191,17 +165,14 @@ fn validation_errors_carry_line_and_column() {
     for (text, want) in cases {
         let f = dir.path().join("bad.toml");
         std::fs::write(&f, text).unwrap();
-        let o = iolab(
-            &[
-                "trace",
-                "run",
-                f.to_str().unwrap(),
-                "--target",
-                target.path().to_str().unwrap(),
-                "--no-save",
-            ],
-            None,
-        );
+        let o = iolab(&[
+            "trace",
+            "run",
+            f.to_str().unwrap(),
+            "--target",
+            target.path().to_str().unwrap(),
+            "--no-save",
+        ]);
         assert_eq!(o.status.code(), Some(2), "{text}: {}", stderr(&o));
         assert!(
             stderr(&o).contains(want),
@@ -217,18 +188,15 @@ fn bad_input_exits_2_and_creates_nothing() {
     let target = tempfile::tempdir().unwrap();
     let t = target.path().to_str().unwrap();
     let out = target.path().join("results");
-    let o = iolab(
-        &[
-            "trace",
-            "run",
-            "no-such-workload",
-            "--target",
-            t,
-            "--output",
-            out.to_str().unwrap(),
-        ],
-        None,
-    );
+    let o = iolab(&[
+        "trace",
+        "run",
+        "no-such-workload",
+        "--target",
+        t,
+        "--output",
+        out.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("unknown built-in workload 'no-such-workload'"));
     assert!(
@@ -236,14 +204,11 @@ fn bad_input_exits_2_and_creates_nothing() {
         "lists the built-ins: {}",
         stderr(&o)
     );
-    let o = iolab(
-        &["trace", "run", "office", "--target", t, "--scale", "0"],
-        None,
-    );
+    let o = iolab(&["trace", "run", "office", "--target", t, "--scale", "0"]);
     assert_eq!(o.status.code(), Some(2));
-    let o = iolab(
+    let o = iolab_in(
+        target.path(),
         &["trace", "record", "-o", "x.trace", "--", "/no/such/program"],
-        Some(target.path()),
     );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("not found") || stderr(&o).contains("strace is not installed"));
@@ -254,18 +219,15 @@ fn bad_input_exits_2_and_creates_nothing() {
         "{\"format\":\"iolab-trace\",\"version\":1,\"command\":[\"x\"],\"root\":\"/r\",\"recorded_at\":\"\",\"recorded_ns\":1,\"wall_ns\":1,\"calls\":1,\"threads\":1,\"read_bytes\":1,\"write_bytes\":0,\"skipped_outside_root\":0,\"skipped_failed\":0,\"files\":[{\"path\":\"huge\",\"size\":1000000000000000}],\"dirs\":[]}\n{\"t_ns\":0,\"tid\":1,\"op\":\"read\",\"path\":\"huge\",\"off\":0,\"len\":1,\"dur_ns\":1}\n",
     )
     .unwrap();
-    let o = iolab(
-        &[
-            "trace",
-            "replay",
-            trace.path().to_str().unwrap(),
-            "--target",
-            t,
-            "--output",
-            out.to_str().unwrap(),
-        ],
-        None,
-    );
+    let o = iolab(&[
+        "trace",
+        "replay",
+        trace.path().to_str().unwrap(),
+        "--target",
+        t,
+        "--output",
+        out.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("free"), "{}", stderr(&o));
     // A trace whose path escapes the replay directory.
@@ -274,16 +236,13 @@ fn bad_input_exits_2_and_creates_nothing() {
         "{\"format\":\"iolab-trace\",\"version\":1,\"command\":[\"x\"],\"root\":\"/r\",\"recorded_at\":\"\",\"recorded_ns\":1,\"wall_ns\":1,\"calls\":1,\"threads\":1,\"read_bytes\":0,\"write_bytes\":0,\"skipped_outside_root\":0,\"skipped_failed\":0,\"files\":[],\"dirs\":[]}\n{\"t_ns\":0,\"tid\":1,\"op\":\"stat\",\"path\":\"../etc/passwd\",\"dur_ns\":1}\n",
     )
     .unwrap();
-    let o = iolab(
-        &[
-            "trace",
-            "replay",
-            trace.path().to_str().unwrap(),
-            "--target",
-            t,
-        ],
-        None,
-    );
+    let o = iolab(&[
+        "trace",
+        "replay",
+        trace.path().to_str().unwrap(),
+        "--target",
+        t,
+    ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains(":2:"), "names the line: {}", stderr(&o));
     assert!(is_empty_dir(target.path()), "nothing left behind");
@@ -309,13 +268,14 @@ fn trace_totals(path: &Path) -> (BTreeMap<String, u64>, u64, u64) {
 
 #[test]
 fn record_a_program_then_replay_it() {
-    if !iolab::fs::command::have("strace") {
-        eprintln!("SKIPPED record_a_program_then_replay_it: strace is not installed");
+    let test = "record_a_program_then_replay_it";
+    if !tool_or_skip(test, "strace", "strace") {
         return;
     }
     let work = tempfile::tempdir().unwrap();
     let script = "printf aaa > a; printf bbbb > b; printf cc > c; cat a > /dev/null; mkdir d; cat a b >> d/e; mv c d/c; rm b";
-    let o = iolab(
+    let o = iolab_in(
+        work.path(),
         &[
             "trace",
             "record",
@@ -326,10 +286,12 @@ fn record_a_program_then_replay_it() {
             "-c",
             script,
         ],
-        Some(work.path()),
     );
     if !o.status.success() && stderr(&o).to_lowercase().contains("ptrace") {
-        eprintln!("SKIPPED record_a_program_then_replay_it: ptrace not permitted here");
+        common::skip(
+            test,
+            format_args!("ptrace not permitted here: {}", stderr(&o)),
+        );
         return;
     }
     assert!(o.status.success(), "{}", stderr(&o));
@@ -407,23 +369,20 @@ fn record_a_program_then_replay_it() {
     let (ops, rbytes, wbytes) = trace_totals(&tf);
     for timing in ["asap", "recorded"] {
         let target = tempfile::tempdir().unwrap();
-        let o = iolab(
-            &[
-                "trace",
-                "replay",
-                tf.to_str().unwrap(),
-                "--target",
-                target.path().to_str().unwrap(),
-                "--timing",
-                timing,
-                "--keep",
-                "--repeat",
-                "1",
-                "--no-save",
-                "--json",
-            ],
-            None,
-        );
+        let o = iolab(&[
+            "trace",
+            "replay",
+            tf.to_str().unwrap(),
+            "--target",
+            target.path().to_str().unwrap(),
+            "--timing",
+            timing,
+            "--keep",
+            "--repeat",
+            "1",
+            "--no-save",
+            "--json",
+        ]);
         assert!(o.status.success(), "{}", stderr(&o));
         let doc = json(&o);
         let run = &doc["tests"][0]["runs"][0];
@@ -495,8 +454,9 @@ fn interrupt_stops_and_cleans_up() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until the run has created its directory, then interrupt it.
-    for _ in 0..200 {
+    // Wait until the run has created its directory, then interrupt it (the workload lasts
+    // 60 s; the limit only bounds a run that never starts).
+    for _ in 0..2400 {
         if !is_empty_dir(target.path()) {
             break;
         }
@@ -530,20 +490,17 @@ amount = "256KiB"
     )
     .unwrap();
     let target = tempfile::tempdir().unwrap();
-    let o = iolab(
-        &[
-            "trace",
-            "run",
-            file.to_str().unwrap(),
-            "--target",
-            target.path().to_str().unwrap(),
-            "--repeat",
-            "1",
-            "--json",
-            "--no-save",
-        ],
-        None,
-    );
+    let o = iolab(&[
+        "trace",
+        "run",
+        file.to_str().unwrap(),
+        "--target",
+        target.path().to_str().unwrap(),
+        "--repeat",
+        "1",
+        "--json",
+        "--no-save",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
     let expect = iolab::workload::copy::dataset::plan("office-docs", 0, 0.005)

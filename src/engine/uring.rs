@@ -310,7 +310,10 @@ mod tests {
         match UringEngine::new(file, BufferPool::new(depth, 4096, true)) {
             Ok(e) => Some(e),
             Err(e) => {
-                crate::eline!("SKIP: io_uring unavailable here ({e})");
+                crate::test_skip::skip(
+                    "uring engine tests",
+                    format_args!("io_uring unavailable here ({e})"),
+                );
                 None
             }
         }

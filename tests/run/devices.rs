@@ -1,0 +1,259 @@
+//! Block devices (loop devices over images the test made): protection of mounted and
+//! formatted devices, the logical block size, large direct I/Os reaching the device whole.
+
+use super::*;
+
+#[test]
+fn block_devices_are_protected() {
+    if !loop_or_skip("block_devices_are_protected") {
+        return;
+    }
+    let work = tempdir();
+    // A mounted device is refused for writes even with --allow-destroy.
+    let Some(mounted) = scratch_or_skip("block_devices_are_protected", "ext4", 32 << 20, &[], "")
+    else {
+        return;
+    };
+    let dev = mounted
+        .loop_dev
+        .as_ref()
+        .unwrap()
+        .device
+        .display()
+        .to_string();
+    expect_usage_error(
+        work.path(),
+        &[
+            "run",
+            "--target",
+            &dev,
+            "--rw",
+            "write",
+            "--allow-destroy",
+            &dev,
+        ],
+        "in use",
+    );
+    expect_usage_error(
+        work.path(),
+        &["run", "--target", &dev, "--rw", "write"],
+        "in use",
+    );
+
+    // An unmounted device holding a file system: writes need --allow-destroy naming it.
+    let img = sparse_image(work.path(), "dev.img", 16 << 20);
+    let lo = iolab::fs::loopdev::LoopDevice::attach(&img, false).unwrap();
+    iolab::fs::command::run("mkfs.ext4", ["-q", "-F", lo.device.to_str().unwrap()]).unwrap();
+    let ldev = lo.device.display().to_string();
+    let cwd = tempdir();
+    expect_usage_error(
+        cwd.path(),
+        &["run", "--target", &ldev, "--rw", "randwrite"],
+        "--allow-destroy",
+    );
+    expect_usage_error(cwd.path(), &["run", "--target", &ldev], "--allow-destroy");
+    // Reads without --allow-destroy run, unprefilled, and say so.
+    let out = iolab_in(
+        cwd.path(),
+        &[
+            "run",
+            "--target",
+            &ldev,
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--size",
+            "8M",
+            "--repeat",
+            "1",
+            "--duration",
+            "100ms",
+            "--ramp",
+            "0",
+            "--json",
+            "--no-save",
+        ],
+    );
+    let doc = json_ok(&out);
+    let codes: Vec<&str> = strings(&doc["warnings"], "code");
+    assert!(codes.contains(&"not-prefilled"), "{codes:?}");
+    assert_eq!(doc["environment"]["block_device"], lo.name());
+    // With --allow-destroy: a write test runs and the device counters see its bytes.
+    let out = iolab_in(
+        cwd.path(),
+        &[
+            "run",
+            "--target",
+            &ldev,
+            "--allow-destroy",
+            &ldev,
+            "--rw",
+            "write",
+            "--bs",
+            "1M",
+            "--size",
+            "8M",
+            "--io-size",
+            "8M",
+            "--repeat",
+            "1",
+            "--json",
+            "--no-save",
+        ],
+    );
+    let doc = json_ok(&out);
+    let run = &doc["tests"][0]["runs"][0];
+    assert_eq!(run["bytes"], 8 << 20);
+    let dev_written = run["device"]["write_bytes"].as_u64().unwrap();
+    assert!(dev_written >= 8 << 20, "device saw {dev_written} bytes");
+    drop(lo);
+}
+
+#[test]
+fn direct_io_needs_blocks_of_the_logical_block_size() {
+    if !loop_or_skip("direct_io_needs_blocks_of_the_logical_block_size") {
+        return;
+    }
+    let work = tempdir();
+    let img = sparse_image(work.path(), "4k.img", 16 << 20);
+    let out = iolab::fs::command::run(
+        "losetup",
+        [
+            "--find",
+            "--show",
+            "--sector-size",
+            "4096",
+            img.to_str().unwrap(),
+        ],
+    )
+    .unwrap();
+    let dev = out.trim().to_string();
+    let detach = scopeguard(dev.clone());
+    let cwd = tempdir();
+    expect_usage_error(
+        cwd.path(),
+        &[
+            "run",
+            "--target",
+            &dev,
+            "--allow-destroy",
+            &dev,
+            "--rw",
+            "randwrite",
+            "--bs",
+            "2k",
+        ],
+        "logical block size",
+    );
+    drop(detach);
+}
+
+/// A 1 MiB direct I/O reaches a loop device as one request: the I/O buffers are on huge
+/// pages, so the 256 pages of a buffer are a few physically contiguous segments, not 256
+/// scattered ones that the device's `max_segments` (128 on a loop device) splits in two.
+#[test]
+fn large_direct_ios_reach_the_device_whole() {
+    let test = "large_direct_ios_reach_the_device_whole";
+    if !loop_or_skip(test) {
+        return;
+    }
+    let Some(huge) =
+        iolab::sysinfo::hugepages::thp_size().filter(|_| iolab::sysinfo::hugepages::thp_usable())
+    else {
+        skip(
+            test,
+            format_args!(
+                "transparent huge pages are off ({:?}) or absent in this kernel",
+                iolab::sysinfo::hugepages::thp_mode()
+            ),
+        );
+        return;
+    };
+    let work = tempdir();
+    let img = sparse_image(work.path(), "whole.img", 48 << 20);
+    let lo = iolab::fs::loopdev::LoopDevice::attach(&img, false).unwrap();
+    let dev = lo.device.display().to_string();
+    let queue = std::path::Path::new("/sys/block")
+        .join(lo.name())
+        .join("queue");
+    let limit_kb: u64 = std::fs::read_to_string(queue.join("max_sectors_kb"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // Requests per 1 MiB I/O the device's size limit alone forces (1 with the usual 1280 KiB).
+    let per_io = 1024u64.div_ceil(limit_kb);
+    let cwd = tempdir();
+    // 64 I/Os of 1 MiB on the device.
+    let run_1m = |engine: &str, rw: &str, qd: &str, extra: &[&str]| {
+        let args = [
+            "run",
+            "--target",
+            &dev,
+            "--allow-destroy",
+            &dev,
+            "--engine",
+            engine,
+            "--rw",
+            rw,
+            "--bs",
+            "1M",
+            "--iodepth",
+            qd,
+            "--size",
+            "32M",
+            "--io-size",
+            "64M",
+            "--ramp",
+            "0",
+            "--repeat",
+            "1",
+            "--json",
+            "--no-save",
+        ];
+        json_ok(&iolab_in(cwd.path(), &[&args[..], extra].concat()))
+    };
+    for (engine, rw, qd) in [
+        ("uring", "read", "8"),
+        ("uring", "write", "4"),
+        ("sync", "read", "1"),
+    ] {
+        let doc = run_1m(engine, rw, qd, &[]);
+        let run = &doc["tests"][0]["runs"][0];
+        assert_eq!(doc["tests"][0]["settings"]["engine"], engine);
+        assert_eq!(
+            run["huge_page_buffers"], true,
+            "{engine} {rw}: {huge}-byte huge pages are usable here, the buffers should have them"
+        );
+        let ops = run["ops"].as_u64().unwrap();
+        assert_eq!(ops, 64, "{engine} {rw}");
+        // The fsync that ends a write run is one more write request (diskstats counts the
+        // flush among the writes too).
+        let flushes = if rw == "write" {
+            run["device"]["flush_ios"].as_u64().unwrap()
+        } else {
+            0
+        };
+        let ios = run["device"][format!("{rw}_ios")].as_u64().unwrap() - flushes;
+        assert!(
+            ios >= 1 && ios <= ops * per_io,
+            "{engine} {rw}: {ops} I/Os of 1 MiB reached the device as {ios} requests \
+             (max_sectors_kb {limit_kb}: at most {} expected)",
+            ops * per_io
+        );
+    }
+    // --huge-pages false: ordinary pages, nothing to warn about, and the device gets at
+    // least one request per I/O (two on this loop device unless the kernel happened to hand
+    // out physically contiguous pages).
+    let doc = run_1m("uring", "read", "8", &["--huge-pages", "false"]);
+    let test = &doc["tests"][0];
+    assert_eq!(test["settings"]["huge_pages"], false);
+    let run = &test["runs"][0];
+    assert!(run.get("huge_page_buffers").is_none(), "{run}");
+    assert!(!strings(&doc["warnings"], "code").contains(&"small-pages"));
+    let ios = run["device"]["read_ios"].as_u64().unwrap();
+    assert!(ios >= 64, "64 reads of 1 MiB, {ios} device requests");
+    eprintln!("--huge-pages false: 64 reads of 1 MiB reached the device as {ios} requests");
+    drop(lo);
+}

@@ -1,0 +1,124 @@
+//! Interruption and locking: SIGINT/SIGTERM/SIGHUP keep the finished tests and remove the
+//! rest; a second run on the same target is refused.
+
+use super::*;
+
+/// Interrupt a running `iolab run` with `sig` after its first test was saved.
+fn interrupt_after_first_test(sig: nix::sys::signal::Signal) -> (Output, tempfile::TempDir) {
+    let d = tempdir();
+    let child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .current_dir(d.path())
+        .args([
+            "run",
+            "--preset",
+            "real",
+            "--duration",
+            "1s",
+            "--ramp",
+            "0",
+            "--size",
+            "8M",
+            "--repeat",
+            "1",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let results = d.path().join("iolab-results");
+    // Generous: it costs nothing when the first test is saved after a second or two.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let done = entries(&results)
+            .first()
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .and_then(|s| serde_json::from_str::<Value>(&s).ok())
+            .is_some_and(|v| !v["tests"].as_array().unwrap().is_empty());
+        if done || std::time::Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), sig).unwrap();
+    (child.wait_with_output().unwrap(), d)
+}
+
+#[test]
+fn signals_save_partial_results_and_clean_up() {
+    use nix::sys::signal::Signal;
+    for (sig, code) in [
+        (Signal::SIGINT, 130),
+        (Signal::SIGTERM, 143),
+        (Signal::SIGHUP, 129),
+    ] {
+        let (out, d) = interrupt_after_first_test(sig);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{sig}: {stderr}");
+        assert!(stderr.contains(sig.as_str()), "{sig}: {stderr}");
+        let results = d.path().join("iolab-results");
+        let files = entries(&results);
+        let doc: Value =
+            serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+        assert_eq!(doc["status"], "interrupted");
+        assert!(
+            !doc["tests"].as_array().unwrap().is_empty(),
+            "the finished test was kept"
+        );
+        // Only the results dir remains: the test file and the lock were removed.
+        assert_eq!(entries(d.path()), vec![results], "{sig}");
+    }
+}
+
+#[test]
+fn a_second_run_on_the_same_target_is_refused() {
+    let d = tempdir();
+    let child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .current_dir(d.path())
+        .args([
+            "run",
+            "--preset",
+            "real",
+            // Long: it is interrupted once the second run was refused; the length only keeps
+            // it holding the lock on a machine many times slower than expected.
+            "--duration",
+            "60s",
+            "--ramp",
+            "0",
+            "--size",
+            "8M",
+            "--repeat",
+            "1",
+            "--no-save",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let lock = d.path().join(".iolab.lock");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !lock.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(lock.exists(), "the first run took its lock within 120 s");
+    let out = iolab_in(
+        d.path(),
+        &[
+            "run",
+            "--preset",
+            "real",
+            "--duration",
+            "100ms",
+            "--no-save",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("another iolab run"), "{stderr}");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let _ = child.wait_with_output();
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+}
