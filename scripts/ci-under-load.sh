@@ -3,13 +3,15 @@
 # same machine: two CPU hogs (stress-ng --cpu 1, twice) and a direct-I/O write loop on the
 # root disk. What docs/RELIABILITY.md's "The suite under load" records.
 #
-#   scripts/ci-under-load.sh [RUNS] [REPO]      (default 5 runs of this checkout's HEAD)
+#   scripts/ci-under-load.sh [RUNS] [REPO] [REF]   (default: 5 runs of this checkout's HEAD)
 #
 # Needs root (CI does), stress-ng (apt-get install stress-ng). Prints one line per run:
 # duration, exit code, tests passed/failed/ignored; logs stay in the printed directory.
 set -uo pipefail
 runs=${1:-5}
 repo=$(cd "${2:-$(dirname "$0")/..}" && pwd)
+# The commit under test, fixed at the start (the checkout may move on while this runs).
+ref=$(git -C "$repo" rev-parse "${3:-HEAD}")
 work=$(mktemp -d /var/tmp/iolab-ci-load.XXXXXX)
 load_file="$work/dd-load.bin"
 pids=()
@@ -32,12 +34,13 @@ pids+=($!)
 # One build directory for all the clones: the first run builds everything, the others only
 # iolab itself (each clone is a new path). What is under test is the suite, not the compiler.
 export CARGO_TARGET_DIR="$work/target"
+echo "commit $ref"
 echo "load: 2 x stress-ng --cpu 1, dd oflag=direct loop on $(df --output=source "$work" | tail -1); logs in $work"
 fails=0
 for i in $(seq 1 "$runs"); do
     clone="$work/clone-$i/iolab"
     mkdir -p "$work/clone-$i"
-    git clone -q "$repo" "$clone"
+    git clone -q "$repo" "$clone" && git -C "$clone" checkout -q "$ref"
     # CI runs with the steering repo's shared/ beside the clone.
     [ -d "$repo/../shared" ] && ln -s "$(cd "$repo/../shared" && pwd)" "$work/clone-$i/shared"
     start=$(date +%s)
