@@ -1,4 +1,4 @@
-//! The `source-tree` data set: a Gentoo portage-like tree (seed 004), tens of thousands of
+//! The `source-tree` data set: a Gentoo portage-like tree (Fedorchuk's btrfs vs nilfs2 copies), tens of thousands of
 //! small files with the real tree's depth and fan-out. The numbers are documented on
 //! `source_tree` and in the README.
 
@@ -16,7 +16,7 @@ const CAT_SUFFIX: [&str; 10] = [
     "misc", "libs", "util", "plugins", "apps", "themes", "tools", "base", "lang", "fonts",
 ];
 
-/// Portage-like tree (seed 004). At scale 1: 160 categories, 15,000 packages (categories
+/// Portage-like tree (Fedorchuk's btrfs vs nilfs2 copies). At scale 1: 160 categories, 15,000 packages (categories
 /// drawn with a skew, so some hold hundreds and others a handful); per package a
 /// metadata.xml (~900 B), a Manifest (~2.5 KB), a ChangeLog (~6 KB, wide spread), 1-4
 /// ebuilds (~2.2 KB), and in 30 % of packages a files/ directory with 1-5 patches
