@@ -179,8 +179,8 @@ pub fn estimate_seconds(cfg: &SaturateConfig) -> [f64; 3] {
     })
 }
 
-/// Write every block of every writable target once (the fio latency method: never read what was never
-/// written); `what` says which pass it is.
+/// Write every block of every writable target once (the fio latency method: never read what
+/// was never written); `what` says which pass it is.
 fn fill(
     cfg: &SaturateConfig,
     secs: &mut f64,

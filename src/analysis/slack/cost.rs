@@ -343,7 +343,7 @@ mod tests {
     }
 
     #[test]
-    fn defaults_reproduce_the_seed_diagonal() {
+    fn defaults_reproduce_belovs_diagonal() {
         let m = defaults(&[65536, 1 << 21]);
         let c = &m.per_unit[0];
         let t = (c.per_file_s + 65536.0 * c.per_byte_s) * PORTION as f64;

@@ -29,8 +29,9 @@ pub fn cluster_reference(full: bool, size: Option<u64>) -> String {
     )
 }
 
-/// The twelve-file-system copy test's media mix (about 2.03 GB) copied to the file system: the data set and its
-/// copy must fit the image, so it is scaled to 40 % of the image each (never above 1).
+/// The twelve-file-system copy test's media mix (about 2.03 GB) copied to the file system:
+/// the data set and its copy must fit the image, so it is scaled to 40 % of the image each
+/// (never above 1).
 pub fn linux_fs_copy_reference(size: Option<u64>) -> String {
     const MEDIA_MIX_BYTES: f64 = 2_026_000_000.0;
     let size = size.unwrap_or(super::plan::DEFAULT_IMAGE_SIZE) as f64;
