@@ -29,7 +29,7 @@ fn datasets_are_deterministic_with_documented_counts() {
     let mut hashes = Vec::new();
     for (i, seed) in [(0, 9u64), (1, 9), (2, 10)] {
         let p = plan("media-mix", seed, 0.002).unwrap();
-        // Seed 002 scaled: 100 MP3, 880 JPEG, 4 MP4, 1 ISO -> at least one of each.
+        // The media mix, scaled: 100 MP3, 880 JPEG, 4 MP4, 1 ISO -> at least one of each.
         assert_eq!(p.files.len(), 1 + 2 + 1 + 1);
         assert_eq!(p.data_bytes(), 1_362_000 + 538_000 + 986_000 + 1_166_000);
         let root = d.path().join(format!("g{i}"));

@@ -1,7 +1,7 @@
 //! `iolab info` and `iolab endurance` end to end, and the device counters every workload
 //! records: a file on an ext4 loop device resolved down to the disk under the image, loop
 //! counters against a direct-I/O write test, the write amplification of small buffered
-//! files on ext4, the seed's endurance table, and bad input (exit 2).
+//! files on ext4, the endurance table of the "how to check disk speed" article, and bad input (exit 2).
 
 use std::io::Write;
 use std::path::Path;
@@ -207,8 +207,8 @@ fn years(v: &Value) -> String {
 }
 
 #[test]
-fn endurance_matches_the_seed_table() {
-    // Seed 003: 240 GB drives rated 80,000 GB at 20 and 30 GB/day; a 120 GB drive rated
+fn endurance_matches_the_tbw_lifetime_table() {
+    // The "how to check disk speed" article: 240 GB drives rated 80,000 GB at 20 and 30 GB/day; a 120 GB drive rated
     // 40,000 GB at 9 GB/day; and the 80,000 GB drive at 9 GB/day.
     for (tbw, daily, days, yrs) in [
         ("80000GB", "20GB", 4000.0, "10.95"),

@@ -1,11 +1,11 @@
 //! SSD endurance: how long a drive rated for N terabytes written (TBW) lasts at a daily write
-//! volume, with the write amplification a workload was measured to cause (seed 003's table:
-//! 80,000 GB at 20 GB/day = 4,000 days = 10.95 years).
+//! volume, with the write amplification a workload was measured to cause (the table of the
+//! "how to check disk speed" article: 80,000 GB at 20 GB/day = 4,000 days = 10.95 years).
 
 use crate::model::ResultDoc;
 use crate::model::device::EnduranceReport;
 
-/// Days in a year for lifetimes (the seed's table uses 365.25: 4,000 days = 10.95 years).
+/// Days in a year for lifetimes (that table uses 365.25: 4,000 days = 10.95 years).
 pub const DAYS_PER_YEAR: f64 = 365.25;
 
 /// What goes into the lifetime.
@@ -187,10 +187,10 @@ mod tests {
         })
     }
 
-    /// Seed 003's table: 240 GB drives rated 80,000 GB at 20 and 30 GB/day, a 120 GB drive
-    /// rated 40,000 GB at 9 GB/day.
+    /// The "how to check disk speed" article's table: 240 GB drives rated 80,000 GB at 20
+    /// and 30 GB/day, a 120 GB drive rated 40,000 GB at 9 GB/day.
     #[test]
-    fn seed_003_table() {
+    fn tbw_lifetime_table() {
         let l = life(80_000, 20);
         assert!((l.days - 4000.0).abs() < 1e-9);
         assert_eq!(format!("{:.2}", l.years), "10.95");

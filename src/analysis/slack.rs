@@ -1,4 +1,4 @@
-//! Cluster slack (seed 000): for a set of files (a scanned tree or a list of sizes), how
+//! Cluster slack (Belov's question): for a set of files (a scanned tree or a list of sizes), how
 //! many bytes each allocation unit from 512 B to 2 MiB would allocate under one file
 //! system's rules, how much of it is slack, what writing it would cost, and which unit
 //! is best for space, for time, and for both.

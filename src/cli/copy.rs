@@ -106,7 +106,7 @@ pub struct CopyArgs {
     pub hash: HashKind,
 
     /// Also copy the data set RAM -> RAM with the same method: the best any copy could do
-    /// on this machine (seed 002's reference line).
+    /// on this machine (the reference line of the twelve-file-system copy test).
     #[arg(long)]
     pub ceiling: bool,
 

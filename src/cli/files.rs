@@ -1,4 +1,4 @@
-//! `iolab files` arguments: the small-file tester (seed 000, Belov's method).
+//! `iolab files` arguments: the small-file tester (Belov's method).
 
 use std::path::PathBuf;
 

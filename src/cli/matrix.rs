@@ -9,11 +9,12 @@ use crate::units::size_arg;
 /// Built-in experiments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Study {
-    /// Seed 000's Table 1: seconds per portion of files of 1 B, cluster+1 B, 512 B...64 KiB
-    /// and one big file, for every allocation unit of each file system that has several.
+    /// Belov's cluster-size table (after his NTFS small-file tester): seconds per portion of
+    /// files of 1 B, cluster+1 B, 512 B...64 KiB and one big file, for every allocation unit
+    /// of each file system that has several.
     Cluster,
-    /// Seed 002: every available file system with default options, the data-set copy
-    /// workload when it exists, else small files and `iolab run`.
+    /// The twelve-file-system copy test: every available file system with default options,
+    /// the data-set copy workload when it exists, else small files and `iolab run`.
     LinuxFs,
 }
 

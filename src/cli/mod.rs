@@ -32,7 +32,8 @@ pub enum Command {
     Run(run::RunArgs),
     /// How many parallel requests the storage serves before latency breaks a limit.
     Saturate(saturate::SaturateArgs),
-    /// Small-file tester: portions x passes of copies of a reference file (seed 000).
+    /// Small-file tester: portions x passes of copies of a reference file (after Belov's NTFS
+    /// cluster-size tester).
     Files(files::FilesArgs),
     /// Data-set copies (media mix, ISO, source tree) to and from the target, and deletion.
     Copy(copy::CopyArgs),

@@ -179,8 +179,8 @@ pub fn estimate_seconds(cfg: &SaturateConfig) -> [f64; 3] {
     })
 }
 
-/// Write every block of every writable target once (seed 003: never read what was never
-/// written); `what` says which pass it is.
+/// Write every block of every writable target once (the fio latency method: never read what
+/// was never written); `what` says which pass it is.
 fn fill(
     cfg: &SaturateConfig,
     secs: &mut f64,
@@ -296,7 +296,7 @@ fn run_all(
     Ok(())
 }
 
-/// Method facts of one sweep, kept with the result (seed 003's honesty list).
+/// Method facts of one sweep, kept with the result (the fio latency method's honesty list).
 fn method_params(
     cfg: &SaturateConfig,
     sweep: &SweepSpec,

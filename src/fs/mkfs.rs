@@ -1,5 +1,5 @@
 //! Formatting a device from the type table, and reading the allocation unit that mkfs really
-//! made (seed 000: a formatter silently made 1 KiB clusters when asked for 2 KiB).
+//! made (Belov's NTFS tests: a formatter silently made 1 KiB clusters when asked for 2 KiB).
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
@@ -176,7 +176,7 @@ mod tests {
         );
     }
 
-    /// A formatter that makes another unit than asked (seed 000) is caught by the read-back.
+    /// A formatter that makes another unit than asked (as Belov's did) is caught by the read-back.
     #[test]
     fn a_lying_formatter_is_refused() {
         use crate::fs::types::{FsType, UnitRule, lookup};

@@ -94,7 +94,7 @@ pub struct UnitRow {
     pub metadata_bytes: u64,
     /// Predicted time to write the tree (cost model), seconds.
     pub predicted_write_s: f64,
-    /// The cost model's per-byte cost at this unit (the seed's "speed of writing cluster
+    /// The cost model's per-byte cost at this unit (Belov's "speed of writing cluster
     /// emptiness"), seconds per byte.
     pub slack_cost_s_per_byte: f64,
     /// Predicted time spent on the slack bytes alone, seconds.
@@ -104,12 +104,12 @@ pub struct UnitRow {
 /// Predicted write time = files x per_file_s + allocated bytes x per_byte_s, per unit.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct CostModel {
-    /// `defaults` (built in, from seed 000) or `calibrated`.
+    /// `defaults` (built in, from Belov's NTFS cluster-size tests) or `calibrated`.
     pub source: String,
     pub note: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration_file: Option<String>,
-    /// Files per portion used for the seed-style figure (seed 000: 10 000).
+    /// Files per portion used for Belov's figure (his tester: 10 000).
     pub portion_files: u64,
     pub per_unit: Vec<UnitCost>,
 }
@@ -119,7 +119,7 @@ pub struct UnitCost {
     pub unit_bytes: u64,
     pub per_file_s: f64,
     pub per_byte_s: f64,
-    /// Seconds per byte per portion of `portion_files` files: seed 000's unit (7.8e-6 there).
+    /// Seconds per byte per portion of `portion_files` files: Belov's unit (7.8e-6 on his SSD).
     pub per_byte_s_per_portion: f64,
     /// Where the coefficients come from: `fit`, `default`, or `nearest fit (4096 B)`.
     pub origin: String,
@@ -129,7 +129,7 @@ pub struct UnitCost {
     /// Root mean square of the residuals, seconds per file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rmse_s: Option<f64>,
-    /// Seed-style direct estimate: (t(full unit) - t(1 B)) / (unit - 1) per portion, when the
+    /// Belov's direct estimate: (t(full unit) - t(1 B)) / (unit - 1) per portion, when the
     /// calibration measured both sizes at this unit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed_style_s_per_byte_per_portion: Option<f64>,

@@ -1,6 +1,6 @@
 //! CSV export: one row per test × run (a saturation sweep: one row per depth), raw values
 //! in base units (bytes, nanoseconds, seconds), for spreadsheets and scripts. The columns
-//! are documented in the README (`iolab report` section) and listed in `COLUMNS`.
+//! are documented in docs/GUIDE.md (`iolab report` section) and listed in `COLUMNS`.
 
 use crate::model::{RunResult, TestResult};
 use crate::report::load::Loaded;

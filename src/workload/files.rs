@@ -1,5 +1,5 @@
-//! The `files` workload family: Belov's small-file tester (seed 000). Copies of a reference
-//! file kept in RAM are written in portions x passes, each portion timed on its own, then
+//! The `files` workload family: Belov's small-file tester (NTFS cluster sizes). Copies of a
+//! reference file kept in RAM are written in portions x passes, each portion timed on its own, then
 //! stat'ed, read back and deleted; sizes may be given relative to the allocation unit.
 //! `dir_workload` lets the matrix run it on every file system it formats.
 

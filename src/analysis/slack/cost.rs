@@ -1,7 +1,7 @@
 //! The write-time cost model: seconds per file = per_file(unit) + allocated bytes x
 //! per_byte(unit). Coefficients are fitted by least squares from an `iolab files` or
 //! `iolab matrix --study cluster` result (create phase, one line per unit), or taken from
-//! seed 000's table (NTFS on a SATA SSD under Windows 7) and labelled as defaults.
+//! Belov's table (NTFS on a SATA SSD under Windows 7) and labelled as defaults.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -9,11 +9,11 @@ use std::path::Path;
 use crate::model::ResultDoc;
 use crate::model::slack::{CostModel, FitPoint, UnitCost};
 
-/// Seed 000 reports times per portion of 10 000 files; its per-byte figures use that unit.
+/// Belov reports times per portion of 10 000 files; its per-byte figures use that unit.
 pub const PORTION: u64 = 10_000;
-/// Seed 000's average "speed of writing cluster emptiness", seconds per byte per portion.
+/// Belov's average "speed of writing cluster emptiness", seconds per byte per portion.
 pub const SEED_PER_BYTE_PER_PORTION: f64 = 7.8205e-6;
-/// Seed 000, table 1, the diagonal: seconds per 10 000 files of exactly one unit.
+/// Belov's Table 1, the diagonal: seconds per 10 000 files of exactly one unit.
 const SEED_FULL_UNIT: [(u64, f64); 8] = [
     (512, 3.272),
     (1024, 3.211),
@@ -38,7 +38,7 @@ fn nearest(have: &[u64], unit: u64) -> u64 {
         .expect("at least one unit")
 }
 
-/// Built-in coefficients from seed 000, for every unit in `units`.
+/// Built-in coefficients from Belov's tables, for every unit in `units`.
 pub fn defaults(units: &[u64]) -> CostModel {
     let per_byte = SEED_PER_BYTE_PER_PORTION / PORTION as f64;
     let have: Vec<u64> = SEED_FULL_UNIT.iter().map(|p| p.0).collect();
@@ -55,7 +55,7 @@ pub fn defaults(units: &[u64]) -> CostModel {
                 origin: if from == u {
                     "default".into()
                 } else {
-                    format!("default, nearest seed unit ({from} B)")
+                    format!("default, nearest built-in unit ({from} B)")
                 },
                 ..Default::default()
             }
@@ -63,7 +63,7 @@ pub fn defaults(units: &[u64]) -> CostModel {
         .collect();
     CostModel {
         source: "defaults".into(),
-        note: "built-in defaults from seed 000 (Belov: NTFS on a SATA SSD, Windows 7, 10 000-file portions); calibrate with --calibrate on a result of `iolab files` from your own device".into(),
+        note: "built-in defaults from Belov's NTFS cluster-size tests (NTFS on a SATA SSD, Windows 7, 10 000-file portions); calibrate with --calibrate on a result of `iolab files` from your own device".into(),
         calibration_file: None,
         portion_files: PORTION,
         per_unit,
@@ -343,7 +343,7 @@ mod tests {
     }
 
     #[test]
-    fn defaults_reproduce_the_seed_diagonal() {
+    fn defaults_reproduce_belovs_diagonal() {
         let m = defaults(&[65536, 1 << 21]);
         let c = &m.per_unit[0];
         let t = (c.per_file_s + 65536.0 * c.per_byte_s) * PORTION as f64;

@@ -1,6 +1,6 @@
 //! Allocation rules per file system: how many bytes of clusters a file or a directory takes
 //! at a given allocation unit, beyond the naive ceil(size / unit). The thresholds and their
-//! sources are documented in README.md (section slack); the ntfs-3g and ext4 ones were
+//! sources are documented in docs/GUIDE.md (`iolab slack`); the ntfs-3g and ext4 ones were
 //! measured on this kernel's file systems (tests/slack.rs re-checks them).
 
 use std::fmt;

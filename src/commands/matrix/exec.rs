@@ -213,7 +213,7 @@ impl Exec<'_> {
             Ok(u) => {
                 rec.cluster_bytes_actual = Some(u);
                 cfg.cluster_bytes_actual = Some(u);
-                // Seed 000's trap: never report a unit that was not made.
+                // The trap Belov fell into: never report a unit that was not made.
                 if let Err(why) = crate::fs::mkfs::check_unit(cp.unit, u) {
                     return self.close(inst, rec, cfg, Some(why));
                 }

@@ -90,7 +90,7 @@ pub fn higher_is_better(metric: &str) -> bool {
 
 /// The metric a test is ranked by and its headline value (median, or max for peak tests).
 pub fn headline(t: &TestResult) -> Option<(String, f64)> {
-    // Small files are counted in files/s (seed 000); copies and block tests in their rate.
+    // Small files are counted in files/s (as Belov); copies and block tests in their rate.
     let preferred = if t.family == "files" {
         ["files_per_s", "iops", "bw_bytes_per_s"]
     } else {

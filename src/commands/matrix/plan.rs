@@ -12,7 +12,7 @@ use crate::runner::repeat::RepeatMode;
 use crate::units::{fmt_size_exact, fmt_size_iec, parse_size};
 use crate::workload::{DirWorkload, WorkloadRef, resolve};
 
-/// Default image size (seed 002 used 4 GiB partitions).
+/// Default image size (the twelve-file-system copy test used 4 GiB partitions).
 pub const DEFAULT_IMAGE_SIZE: u64 = 4 << 30;
 /// Free space left untouched next to the images.
 const FREE_MARGIN: u64 = 64 << 20;

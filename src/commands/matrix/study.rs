@@ -5,7 +5,7 @@ use super::plan::{WorkloadPlan, try_resolve};
 use crate::cli::matrix::Study;
 use crate::error::UsageError;
 
-/// Seed 000, Table 1: file sizes 1 B, cluster+1 B, 512 B...64 KiB.
+/// Belov's Table 1: file sizes 1 B, cluster+1 B, 512 B...64 KiB.
 const CLUSTER_SIZES: &str = "1,cluster+1,512,1K,2K,4K,8K,16K,32K,64K";
 
 /// Belov's counts: 10,000 files per portion, 20 portions, 16 passes.
@@ -29,8 +29,9 @@ pub fn cluster_reference(full: bool, size: Option<u64>) -> String {
     )
 }
 
-/// Seed 002's media mix (about 2.03 GB) copied to the file system: the data set and its
-/// copy must fit the image, so it is scaled to 40 % of the image each (never above 1).
+/// The twelve-file-system copy test's media mix (about 2.03 GB) copied to the file system:
+/// the data set and its copy must fit the image, so it is scaled to 40 % of the image each
+/// (never above 1).
 pub fn linux_fs_copy_reference(size: Option<u64>) -> String {
     const MEDIA_MIX_BYTES: f64 = 2_026_000_000.0;
     let size = size.unwrap_or(super::plan::DEFAULT_IMAGE_SIZE) as f64;

@@ -239,7 +239,7 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
     format!("Ranking for {workload}{basis}\n{t}\n")
 }
 
-/// Seed 000's Table 1 layout for small-file workloads (contract: `params.phase`,
+/// Belov's Table 1 layout for small-file workloads (contract: `params.phase`,
 /// `params.size_token`, summary `seconds_per_portion`): one row per configuration, one
 /// column per file size of the create phase (and the big file), seconds per portion.
 pub fn render_table1(doc: &ResultDoc, workload: &str) -> Option<String> {
@@ -297,7 +297,7 @@ pub fn render_table1(doc: &ResultDoc, workload: &str) -> Option<String> {
         t.add_row(row);
     }
     Some(format!(
-        "Seconds per portion of {} files (create; seed 000, Table 1) for {workload}\n{t}\n",
+        "Seconds per portion of {} files (create; one column per file size, as in Belov's NTFS Table 1) for {workload}\n{t}\n",
         per_portion.unwrap_or_else(|| "N".into())
     ))
 }

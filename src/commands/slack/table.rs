@@ -142,12 +142,12 @@ fn model_lines(m: &CostModel) -> String {
                 }
                 _ => String::new(),
             };
-            let seed = c
+            let belov = c
                 .seed_style_s_per_byte_per_portion
-                .map(|v| format!("; seed-style (full unit - 1 B) {v:.3e}"))
+                .map(|v| format!("; Belov's estimate (full unit - 1 B) {v:.3e}"))
                 .unwrap_or_default();
             out.push_str(&format!(
-                "  {}: {} per file + {:.3e} s/B ({:.3e} s/B per {} files{seed}); {} points{fit} [{}]\n",
+                "  {}: {} per file + {:.3e} s/B ({:.3e} s/B per {} files{belov}); {} points{fit} [{}]\n",
                 fmt_size_exact(c.unit_bytes),
                 secs(c.per_file_s),
                 c.per_byte_s,

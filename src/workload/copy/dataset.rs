@@ -3,8 +3,8 @@
 //! portage-like directory tree. A plan is drawn from a seed (same seed, same paths, sizes
 //! and bytes) and then generated into a RAM directory at memory speed.
 //!
-//! Sizes: each class's total is fixed (the seed's figure x scale) and split over its files
-//! with log-normal weights, so totals are exact and sizes look like real collections.
+//! Sizes: each class's total is fixed (the source article's figure x scale) and split over
+//! its files with log-normal weights, so totals are exact and sizes look like real collections.
 //! Content: `DataGen` (one random 1 MiB base block, a unique stamp every 512 bytes keyed by
 //! file index and offset): incompressible and never duplicated, generated at memcpy speed.
 
@@ -20,8 +20,8 @@ use crate::runner::StopFlag;
 
 /// Chunk of generation writes (and size of the random base block).
 const GEN_CHUNK: usize = 1 << 20;
-/// mtime of generated files: 2009-07-01 UTC (seed 004's era), plus one second per file,
-/// so `--preserve` has distinct times to carry over.
+/// mtime of generated files: 2009-07-01 UTC (the era of Fedorchuk's btrfs vs nilfs2
+/// copies), plus one second per file, so `--preserve` has distinct times to carry over.
 const GEN_MTIME_BASE: i64 = 1_246_406_400;
 
 /// One kind of file in a flat data set.
@@ -62,20 +62,20 @@ const fn class(
 pub const DATASETS: &[(&str, &str)] = &[
     (
         "media-mix",
-        "seed 002: 100 MP3 (681 MB), 880 JPEG (269 MB), 4 MP4 (493 MB), 1 ISO (583 MB)",
+        "twelve-file-system copy test: 100 MP3 (681 MB), 880 JPEG (269 MB), 4 MP4 (493 MB), 1 ISO (583 MB)",
     ),
     (
         "flac-album",
-        "seed 004: 14 FLAC tracks (420 MB) + cover, cue sheet and rip log",
+        "btrfs vs nilfs2 copies: 14 FLAC tracks (420 MB) + cover, cue sheet and rip log",
     ),
-    ("cd-iso", "seed 004: one CD image, 700 MiB"),
+    ("cd-iso", "btrfs vs nilfs2 copies: one CD image, 700 MiB"),
     (
         "big-video",
-        "seed 004: one large video file, 4 GiB (over FAT32's limit)",
+        "btrfs vs nilfs2 copies: one large video file, 4 GiB (over FAT32's limit)",
     ),
     (
         "source-tree",
-        "seed 004: portage-like tree, ~15,000 packages in 160 categories, ~90,000 small files",
+        "btrfs vs nilfs2 copies: portage-like tree, ~15,000 packages in 160 categories, ~90,000 small files",
     ),
     (
         "photo-album",
@@ -366,7 +366,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn media_mix_matches_seed_002() {
+    fn media_mix_matches_the_twelve_fs_copy_test() {
         let p = plan("media-mix", 1, 1.0).unwrap();
         let count = |ext: &'static str| {
             p.files

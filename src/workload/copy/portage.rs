@@ -1,6 +1,6 @@
-//! The `source-tree` data set: a Gentoo portage-like tree (seed 004), tens of thousands of
-//! small files with the real tree's depth and fan-out. The numbers are documented on
-//! `source_tree` and in the README.
+//! The `source-tree` data set: a Gentoo portage-like tree (Fedorchuk's btrfs vs nilfs2
+//! copies), tens of thousands of small files with the real tree's depth and fan-out. The
+//! numbers are documented on `source_tree` and in docs/GUIDE.md (`iolab copy`).
 
 use std::path::{Path, PathBuf};
 
@@ -16,8 +16,8 @@ const CAT_SUFFIX: [&str; 10] = [
     "misc", "libs", "util", "plugins", "apps", "themes", "tools", "base", "lang", "fonts",
 ];
 
-/// Portage-like tree (seed 004). At scale 1: 160 categories, 15,000 packages (categories
-/// drawn with a skew, so some hold hundreds and others a handful); per package a
+/// Portage-like tree (Fedorchuk's btrfs vs nilfs2 copies). At scale 1: 160 categories,
+/// 15,000 packages (categories drawn with a skew, so some hold hundreds and others a handful); per package a
 /// metadata.xml (~900 B), a Manifest (~2.5 KB), a ChangeLog (~6 KB, wide spread), 1-4
 /// ebuilds (~2.2 KB), and in 30 % of packages a files/ directory with 1-5 patches
 /// (~3 KB); plus eclass/ (300 x ~12 KB), licenses/ (400 x ~8 KB) and a 4-level profiles/

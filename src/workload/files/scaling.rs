@@ -1,5 +1,5 @@
 //! Directory scaling: time per portion against the files already there, and where the
-//! create rate drops (seed 000: NTFS slowed by 23.7 % past 200-300 thousand files in one
+//! create rate drops (Belov: NTFS slowed by 23.7 % past 200-300 thousand files in one
 //! folder).
 
 use crate::model::files::{DirScaling, ScalingPoint};

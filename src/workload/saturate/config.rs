@@ -1,6 +1,6 @@
 //! `iolab saturate` options -> a validated plan. Every check happens here, before anything
 //! is created: a bad value is a `UsageError` (exit 2). Also decides the worst-case size of
-//! each target from the caches iolab can detect (seed 003: at least 10x the cache).
+//! each target from the caches iolab can detect (the fio latency method: at least 10x the cache).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

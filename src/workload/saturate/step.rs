@@ -1,7 +1,7 @@
 //! One step of a saturation sweep: the same depth on every target at the same time (one
 //! job group per direction and target, through the block runner), aggregated the way
-//! seed 003 prescribes: IOPS and queue depths add up, latency is the mean over all I/Os
-//! or the worst stream.
+//! the fio latency method ("measure disk performance properly") prescribes: IOPS and queue
+//! depths add up, latency is the mean over all I/Os or the worst stream.
 
 use std::time::Duration;
 

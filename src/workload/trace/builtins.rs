@@ -78,7 +78,7 @@ mod tests {
     }
 
     #[test]
-    fn seed_numbers_hold() {
+    fn naspt_numbers_hold() {
         let w = super::super::format::parse("d", super::get("dir-copy-to").unwrap()).unwrap();
         assert_eq!(w.streams[0].files, 2833);
         assert_eq!(w.streams[0].total_size, Some(1_200_000_000));

@@ -153,7 +153,7 @@ pub struct Workload {
     pub streams: Vec<Stream>,
 }
 
-/// Files of an `iolab copy` data set at `scale` (the count does not depend on the seed).
+/// Files of an `iolab copy` data set at `scale` (the count does not depend on the random seed).
 pub fn dataset_file_count(name: &str, scale: f64) -> u64 {
     crate::workload::copy::dataset::plan(name, 0, scale)
         .map(|p| p.files.len() as u64)
