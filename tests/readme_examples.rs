@@ -5,8 +5,9 @@
 //! (no device, no mount point, no root) are run for real in a temporary directory, with their
 //! durations, sizes and counts made tiny. No skips: nothing here needs root or a tool.
 
+mod common;
+
 use std::path::Path;
-use std::process::Command;
 
 use clap::Parser;
 
@@ -258,17 +259,14 @@ fn quick(e: &Example) -> Option<Vec<String>> {
 
 #[test]
 fn readme_examples_run() {
-    let dir = tempfile::Builder::new()
-        .prefix("readme-examples")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .unwrap();
+    let dir = common::tempdir();
     // Something for `iolab slack` to scan.
     std::fs::write(dir.path().join("a.txt"), vec![b'x'; 5000]).unwrap();
     let mut ran = Vec::new();
     let mut failed = Vec::new();
     for e in examples("README.md") {
         let Some(args) = quick(&e) else { continue };
-        let out = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        let out = common::bin()
             .args(&args)
             .current_dir(dir.path())
             .output()
