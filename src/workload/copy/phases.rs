@@ -16,7 +16,9 @@ use super::CopyConfig;
 use super::copier::{Copier, delete_tree, syncfs};
 use super::dataset::generate;
 use super::results::{new_test, summarize_copy_test};
+use super::sharing::{Evidence, classify, tree_sharing};
 use super::verify::{TreeHashes, compare, failure, hash_tree};
+use crate::cli::copy::CopyMethod;
 use crate::model::copy::{CopyRunDetail, SpaceAccounting};
 use crate::model::{ResultDoc, ResultSink, RunResult, Warning};
 use crate::runner::RunContext;
@@ -382,6 +384,20 @@ impl PhaseRunner<'_> {
             }
             _ => None,
         };
+        // How the copy was made (data or shared extents), read before it is deleted.
+        let in_place = (ph == Phase::Copy && measured).then(|| {
+            let by_hand = matches!(s.opts.method, CopyMethod::Rw | CopyMethod::Sendfile)
+                || (timed.fallback_files > 0 && timed.fallback_files == files);
+            classify(&Evidence {
+                data_bytes: data,
+                fiemap: tree_sharing(&to, plan.files.iter().map(|f| f.rel.as_path())),
+                bytes_moved_by_hand: by_hand,
+                used_delta_bytes: used_before
+                    .zip(used_after)
+                    .map(|(b, a)| a as i64 - b as i64),
+                device_written_bytes: dc.as_ref().map(|d| d.write_bytes),
+            })
+        });
         // Trees only this phase needed go now, untimed (the RAM read-back, the copy).
         if matches!(ph, Phase::Ceiling | Phase::Read | Phase::Copy) {
             delete_tree(&to)?;
@@ -447,6 +463,7 @@ impl PhaseRunner<'_> {
                 fallback_files: timed.fallback_files,
                 space,
                 verify,
+                in_place,
             }),
             ..Default::default()
         };
