@@ -370,9 +370,17 @@ impl PhaseRunner<'_> {
         let data = plan.data_bytes();
         let files = plan.files.len() as u64;
         let total_ns = (timed.close_ns + timed.syncfs_ns).max(1);
+        // Deleting moves no data: files/s, not MB/s.
+        let rate = if ph == Phase::Delete {
+            format!(
+                "{} files/s",
+                crate::units::fmt_thousands(files as f64 * 1e9 / total_ns as f64)
+            )
+        } else {
+            format!("{} MB/s", fmt_mb_per_s(data as f64 * 1e9 / total_ns as f64))
+        };
         p.finish(&format!(
-            "{} MB/s, close {:.3} s + syncfs {:.3} s",
-            fmt_mb_per_s(data as f64 * 1e9 / total_ns as f64),
+            "{rate}, close {:.3} s + syncfs {:.3} s",
             timed.close_ns as f64 / 1e9,
             timed.syncfs_ns as f64 / 1e9
         ));
