@@ -400,7 +400,7 @@ pub fn render_space(doc: &ResultDoc, workload: &str) -> Option<String> {
         t.add_row(row);
     }
     Some(format!(
-        "Space with the {} files of one run in place, MiB: measured (df used growth) / predicted (iolab slack's rules at the unit made), for {workload}\n{t}\nThe measured side includes what the rules do not model: journal and tree blocks, MFT growth in whole chunks, directory index slack.\n",
+        "Space with the {} files of one run in place, MiB: measured (df used growth) / predicted (iolab slack's rules at the unit made), for {workload}\n{t}\nThe measured side includes what the rules do not model: journal and tree blocks (btrfs keeps small files inline in metadata, twice with DUP, and frees the previous size's space in the background), MFT growth in whole chunks (the MFT never shrinks: after the first size, NTFS reuses the freed records and grows by the clusters alone), directory index slack.\n",
         files.map(fmt_thousands_u).unwrap_or_else(|| "N".into())
     ))
 }

@@ -3,7 +3,7 @@
 //! after the create phase, before anything is deleted), next to what `iolab slack`'s
 //! allocation rules predict for the same files at the same unit.
 
-use std::os::fd::{AsRawFd, BorrowedFd};
+use std::os::fd::BorrowedFd;
 use std::path::Path;
 
 use crate::analysis::slack::DirRec;
@@ -11,12 +11,11 @@ use crate::analysis::slack::rules::{FileAlloc, FsRules};
 use crate::cli::files::Layout;
 use crate::model::files::SpacePrediction;
 
-/// Used bytes of the file system holding `fd` after a syncfs (delayed allocation resolved),
-/// as `df` counts them: (blocks - free blocks) x fragment size. None when it reports no
-/// block counts (fusefat).
+/// Used bytes of the file system holding `fd`, as `df` counts them: (blocks - free blocks)
+/// x fragment size. None when it reports no block counts (fusefat). No sync of its own:
+/// the files test issues exactly the syncs `--sync` asks for (the default, `end`, has
+/// synced the create phase already; ext4 and xfs count delayed allocations as used anyway).
 pub fn used_bytes(fd: BorrowedFd<'_>) -> Option<u64> {
-    // SAFETY: valid fd.
-    unsafe { libc::syncfs(fd.as_raw_fd()) };
     let s = nix::sys::statvfs::fstatvfs(fd).ok()?;
     if s.blocks() == 0 {
         return None;
