@@ -329,7 +329,8 @@ pub fn render_table1(doc: &ResultDoc, workload: &str) -> Option<String> {
 /// the create phase's files in place (median over the runs), and what `iolab slack`'s rules
 /// predict for the same files at the unit made.
 pub fn render_space(doc: &ResultDoc, workload: &str) -> Option<String> {
-    let space_of = |t: &TestResult| -> Option<(f64, Option<u64>)> {
+    // (measured, predicted clusters of files and directories, predicted metadata)
+    let space_of = |t: &TestResult| -> Option<(f64, Option<(u64, u64)>)> {
         let runs: Vec<&crate::model::files::FilesSpace> = t
             .runs
             .iter()
@@ -339,10 +340,12 @@ pub fn render_space(doc: &ResultDoc, workload: &str) -> Option<String> {
             return None;
         }
         let deltas: Vec<f64> = runs.iter().map(|s| s.used_delta_bytes as f64).collect();
-        let predicted = runs
-            .last()
-            .and_then(|s| s.predicted.as_ref())
-            .map(|p| p.total_bytes);
+        let predicted = runs.last().and_then(|s| s.predicted.as_ref()).map(|p| {
+            (
+                p.file_allocated_bytes + p.dir_allocated_bytes,
+                p.metadata_bytes,
+            )
+        });
         Some((median(&deltas), predicted))
     };
     let is_cell = |t: &TestResult| {
@@ -391,7 +394,10 @@ pub fn render_space(doc: &ResultDoc, workload: &str) -> Option<String> {
                 .find(|t| is_cell(t) && &head_of(t) == col)
                 .and_then(|t| space_of(t))
                 .map(|(m, p)| match p {
-                    Some(p) => format!("{} / {}", mib(m), mib(p as f64)),
+                    Some((c, 0)) => format!("{} / {}", mib(m), mib(c as f64)),
+                    Some((c, meta)) => {
+                        format!("{} / {}+{}", mib(m), mib(c as f64), mib(meta as f64))
+                    }
                     None => format!("{} / -", mib(m)),
                 })
                 .unwrap_or_else(|| "-".into());
@@ -400,7 +406,7 @@ pub fn render_space(doc: &ResultDoc, workload: &str) -> Option<String> {
         t.add_row(row);
     }
     Some(format!(
-        "Space with the {} files of one run in place, MiB: measured (df used growth) / predicted (iolab slack's rules at the unit made), for {workload}\n{t}\nThe measured side includes what the rules do not model: journal and tree blocks (btrfs keeps small files inline in metadata, twice with DUP, and frees the previous size's space in the background), MFT growth in whole chunks (the MFT never shrinks: after the first size, NTFS reuses the freed records and grows by the clusters alone), directory index slack.\n",
+        "Space with the {} files of one run in place, MiB: measured (df used growth) / predicted by iolab slack's rules at the unit made (clusters of files and directories + per-file metadata: MFT records, xfs inodes), for {workload}\n{t}\nThe measured side includes what the rules do not model: journal and tree blocks (btrfs keeps small files inline in metadata, twice with DUP, and frees the previous size's space in the background), MFT growth in whole chunks (the MFT never shrinks: after the first size, NTFS reuses the freed records and grows by the clusters alone), directory index slack.\n",
         files.map(fmt_thousands_u).unwrap_or_else(|| "N".into())
     ))
 }
