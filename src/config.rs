@@ -58,6 +58,67 @@ pub fn free_space(dir: &Path) -> Option<u64> {
     Some(s.blocks_available() as u64 * s.fragment_size() as u64)
 }
 
+/// How much of the free space a file that is later overwritten may take.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OverwriteRoom {
+    /// Percent of the free space.
+    pub percent: u64,
+    /// Why less than the usual 90 % (said in the clamp message).
+    pub why: Option<String>,
+}
+
+impl OverwriteRoom {
+    /// `percent` of `free`.
+    pub fn cap(&self, free: u64) -> u64 {
+        (free as u128 * self.percent as u128 / 100) as u64
+    }
+
+    /// `90 % of the free space on DIR` (+ the reason when it is less).
+    pub fn describe(&self, dir: &Path) -> String {
+        let mut s = format!("{} % of the free space on {}", self.percent, dir.display());
+        if let Some(w) = &self.why {
+            s.push_str(": ");
+            s.push_str(w);
+        }
+        s
+    }
+}
+
+/// The share of the free space for a test file that will be overwritten, by file-system
+/// type: 10 % is left to everyone else. A copy-on-write or log-structured file system
+/// writes every overwrite to new space and frees the old blocks only later (btrfs at the
+/// transaction commit, and an extent only when none of its blocks is referenced any more,
+/// so a 4 KiB random overwrite can pin a whole 128 MiB extent; nilfs2/f2fs at cleaning):
+/// a full rewrite of the file needs its size again, plus metadata (btrfs keeps it twice,
+/// DUP, in chunks taken from the same unallocated space). So at most 45 % there: the file
+/// and one full rewrite stay within the same 90 %.
+pub fn overwrite_room_of(fs_type: Option<&str>) -> OverwriteRoom {
+    let cow = fs_type.and_then(|t| match t {
+        "bcachefs" | "zfs" => Some("copy-on-write"),
+        t => crate::fs::types::lookup(t)
+            .map(|f| f.design)
+            .filter(|d| matches!(*d, "copy-on-write" | "log-structured")),
+    });
+    match (fs_type, cow) {
+        (Some(t), Some(design)) => OverwriteRoom {
+            percent: 45,
+            why: Some(format!(
+                "{t} is {design}, every overwrite needs new space before the old is freed, so the file and a full rewrite of it must fit"
+            )),
+        },
+        _ => OverwriteRoom {
+            percent: 90,
+            why: None,
+        },
+    }
+}
+
+/// `overwrite_room_of` the file system holding `dir`.
+pub fn overwrite_room(dir: &Path) -> OverwriteRoom {
+    let m = crate::sysinfo::mounts::mount_of(dir);
+    overwrite_room_of(m.as_ref().map(|m| m.fs_type.as_str()))
+}
+
 pub fn is_read_only_fs(dir: &Path) -> bool {
     nix::sys::statvfs::statvfs(dir)
         .map(|s| s.flags().contains(nix::sys::statvfs::FsFlags::ST_RDONLY))
@@ -282,13 +343,13 @@ impl RunConfig {
                         s
                     }
                     None => {
-                        // Leave 10 % of the free space to everyone else.
-                        let cap = free / 10 * 9;
+                        let room = overwrite_room(&a.target);
+                        let cap = room.cap(free);
                         if DEFAULT_SIZE > cap {
                             size_note = Some(format!(
-                                "test file size clamped to {} (90 % of the free space on {})",
+                                "test file size clamped to {} ({})",
                                 crate::units::fmt_size_iec(cap),
-                                a.target.display()
+                                room.describe(&a.target)
                             ));
                             cap
                         } else {
@@ -485,6 +546,40 @@ fn build_tests(a: &RunArgs) -> Result<Vec<BlockTestSpec>, UsageError> {
 mod tests {
     use super::*;
     use clap::Parser;
+
+    #[test]
+    fn copy_on_write_file_systems_get_room_for_a_full_rewrite() {
+        // Regression (issue #28): a 512 MiB btrfs ran out of space in the random writes of
+        // a test file sized to 90 % of its free space.
+        for t in ["btrfs", "nilfs2", "f2fs", "bcachefs"] {
+            let r = overwrite_room_of(Some(t));
+            assert_eq!(r.percent, 45, "{t}");
+            assert!(r.why.as_deref().unwrap().contains("full rewrite"), "{t}");
+            // The file plus one full rewrite stay within the usual 90 %.
+            assert!(2 * r.cap(1000) <= 900);
+        }
+        for t in [
+            Some("ext4"),
+            Some("xfs"),
+            Some("fuseblk"),
+            Some("tmpfs"),
+            None,
+        ] {
+            assert_eq!(overwrite_room_of(t).percent, 90, "{t:?}");
+            assert!(overwrite_room_of(t).why.is_none());
+        }
+        let d = overwrite_room_of(Some("btrfs")).describe(Path::new("/mnt"));
+        assert!(
+            d.starts_with("45 % of the free space on /mnt: btrfs is copy-on-write"),
+            "{d}"
+        );
+        assert_eq!(
+            overwrite_room_of(Some("ext4")).describe(Path::new("/mnt")),
+            "90 % of the free space on /mnt"
+        );
+        // Unknown free space (fusefat) stays "unlimited" without overflow.
+        assert!(overwrite_room_of(None).cap(u64::MAX) > u64::MAX / 10 * 8);
+    }
 
     #[derive(Parser)]
     struct Wrap {

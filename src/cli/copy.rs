@@ -10,7 +10,8 @@ use crate::units::size_arg;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CopyMethod {
     /// What GNU cp 9 does: copy_file_range(2), falling back to read/write with --buffer
-    /// where the kernel refuses it (across file systems: EXDEV). No reflinks.
+    /// where the kernel refuses it (across file systems: EXDEV). Within one xfs or btrfs
+    /// the kernel shares the extents (reflink) instead of copying: the copy phase says so.
     Auto,
     /// read(2) into a buffer, write(2) it out (what GNU cp does across file systems).
     Rw,

@@ -9,12 +9,14 @@ use crate::units::size_arg;
 /// Built-in experiments.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Study {
-    /// Belov's cluster-size table (after his NTFS small-file tester): seconds per portion of
-    /// files of 1 B, cluster+1 B, 512 B...64 KiB and one big file, for every allocation unit
-    /// of each file system that has several.
+    /// Belov's cluster-size tester, Table 1: seconds per portion of files of 1 B, cluster+1 B,
+    /// 512 B...64 KiB and one big file, for every allocation unit of each file system that
+    /// has several; next to it the space the files take (df) against iolab slack's rules.
     Cluster,
     /// The twelve-file-system copy test: every available file system with default options,
-    /// the data-set copy workload when it exists, else small files and `iolab run`.
+    /// the data-set copy workload when it exists (ranked by writing the set from RAM and
+    /// reading it back; the in-place copy and the delete shown apart), else small files and
+    /// `iolab run`.
     LinuxFs,
 }
 

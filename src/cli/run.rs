@@ -66,7 +66,8 @@ pub struct RunArgs {
     pub preset: Option<Preset>,
 
     /// Size of the test file (4k/4KiB/1M/1MiB/1G are powers of two; 1MB/1GB are powers of
-    /// ten). Default 1 GiB, clamped to free space. For a device: the part tested.
+    /// ten). Default 1 GiB, clamped to 90 % of the free space (45 % on a copy-on-write file
+    /// system such as btrfs, where overwrites need new space). For a device: the part tested.
     #[arg(long, allow_hyphen_values = true, value_parser = size_arg, value_name = "SIZE")]
     pub size: Option<u64>,
 

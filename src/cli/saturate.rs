@@ -140,7 +140,8 @@ pub struct SaturateArgs {
     pub ramp: Duration,
 
     /// Tested size. Default: the whole device; for a file, 10x the caches iolab can detect
-    /// (at least 1 GiB, at most 90 % of the free space). Less is allowed, with a warning.
+    /// (at least 1 GiB, at most 90 % of the free space, 45 % on a copy-on-write file system).
+    /// Less is allowed, with a warning.
     #[arg(long, allow_hyphen_values = true, value_parser = size_arg, value_name = "SIZE")]
     pub size: Option<u64>,
 

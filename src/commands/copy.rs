@@ -131,6 +131,7 @@ pub fn render_copy_table(doc: &ResultDoc) -> String {
         .iter()
         .find(|t| t.copy.as_ref().is_some_and(|c| c.phase == "ceiling"))
         .and_then(|t| median_of(t, "bw_bytes_per_s"));
+    let mut shared_note = false;
     for t in doc.tests.iter().filter(|t| t.family == "copy") {
         let Some(d) = &t.copy else { continue };
         let bw = median_of(t, "bw_bytes_per_s");
@@ -170,7 +171,18 @@ pub fn render_copy_table(doc: &ResultDoc) -> String {
                 format!("{} differ", v.mismatches.len())
             }
         });
-        let mut mbs = bw.map(fmt_mb_per_s).unwrap_or_else(|| "-".into());
+        // Deleting moves no data: its figures are seconds and files/s.
+        let mut mbs = match bw {
+            Some(b) if d.phase != "delete" => fmt_mb_per_s(b),
+            _ => "-".into(),
+        };
+        let made = last.and_then(|c| c.in_place.as_ref());
+        if let Some(m) = made.filter(|m| m.method != "data") {
+            mbs.push_str(&format!(" [{}]", crate::workload::copy::sharing::label(m)));
+            if m.method != "unknown" {
+                shared_note = true;
+            }
+        }
         if let (Some(c), Some(b)) = (ceiling, bw)
             && d.phase != "ceiling"
             && d.phase != "delete"
@@ -208,6 +220,11 @@ pub fn render_copy_table(doc: &ResultDoc) -> String {
     out.push_str(
         "MB/s and files/s are durable: data / (time to the last close + the syncfs after it); medians over the runs. (%) = share of the RAM-to-RAM ceiling.\n",
     );
+    if shared_note {
+        out.push_str(
+            "[reflink]: the file system shared the source's extents instead of copying the bytes (copy_file_range within one xfs or btrfs, as cp does): the copy's MB/s measures metadata; --method rw copies the bytes.\n",
+        );
+    }
     out.push_str(&crate::report::table::render_warnings(doc));
     out
 }

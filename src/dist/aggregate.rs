@@ -235,6 +235,8 @@ pub fn aggregate_files_run(ranks: &[RankRun], files_per_portion: u64) -> Result<
         portion_cv: details.iter().map(|d| d.portion_cv).fold(0.0, f64::max),
         files_per_s_with_sync: is_create
             .then(|| files as f64 / ((window_ns + final_sync_ns) as f64 / 1e9)),
+        // Ranks share the space they would measure: no per-rank df.
+        space: None,
     };
     Ok(RunResult {
         run: first.run.run,

@@ -93,10 +93,12 @@ impl RankSpace {
 }
 
 /// The test file size of each rank: `wanted`, unless the ranks together would take more than
-/// 90 % of the free space (on a shared file system they all take from the same space).
+/// 90 % of the free space, 45 % on a copy-on-write file system (on a shared file system they
+/// all take from the same space; see `config::overwrite_room_of`).
 pub fn per_rank_size(target: &Path, ranks: u32, rank: u32, wanted: u64) -> Result<u64> {
     let free = crate::config::free_space(target).unwrap_or(u64::MAX);
-    let cap = (free / 10 * 9 / ranks.max(1) as u64) & !((1u64 << 20) - 1);
+    let room = crate::config::overwrite_room(target);
+    let cap = (room.cap(free) / ranks.max(1) as u64) & !((1u64 << 20) - 1);
     if cap == 0 {
         return Err(crate::usage!(
             "not enough free space on {} for {ranks} ranks' test files",
@@ -106,9 +108,9 @@ pub fn per_rank_size(target: &Path, ranks: u32, rank: u32, wanted: u64) -> Resul
     if cap < wanted {
         if rank == 0 {
             crate::eline!(
-                "iolab: test file size per rank clamped to {} ({ranks} ranks share 90 % of the free space on {})",
+                "iolab: test file size per rank clamped to {} ({ranks} ranks share {})",
                 crate::units::fmt_size_iec(cap),
-                target.display()
+                room.describe(target)
             );
         }
         return Ok(cap);

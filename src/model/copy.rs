@@ -58,6 +58,36 @@ pub struct CopyRunDetail {
     /// Integrity of the destination (with `--verify`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifyResult>,
+    /// copy phase: whether the file system copied the bytes or shared the source's extents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_place: Option<InPlaceCopy>,
+}
+
+/// How the file system made an in-place copy (target -> same target). Within one xfs or
+/// btrfs, copy_file_range(2) clones extents (reflink) instead of writing data: such a copy
+/// measures metadata, not data, and is not comparable with a copy that wrote the bytes.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct InPlaceCopy {
+    /// `data` (the bytes were written again), `reflink` (the copies share the source's
+    /// extents: no data written), `partial` (between 10 % and 90 % shared) or `unknown`.
+    pub method: String,
+    /// What decided `method`: `fiemap` (FIEMAP_EXTENT_SHARED on the copies), `method`
+    /// (read/write or sendfile, which cannot share), `df` (used space grew by about the data
+    /// set, or not), `device` (bytes the device wrote), `none`.
+    pub basis: String,
+    /// FIEMAP over the copied files: bytes mapped to extents (absent without FIEMAP: FUSE,
+    /// tmpfs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fiemap_mapped_bytes: Option<u64>,
+    /// Of those, bytes in extents shared with another file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fiemap_shared_bytes: Option<u64>,
+    /// df used after the copy (and its syncfs) minus before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub used_delta_bytes: Option<i64>,
+    /// Bytes the device wrote during the copy and its syncfs (from /proc/diskstats).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_written_bytes: Option<u64>,
 }
 
 /// Used bytes of the target file system (statvfs: (blocks - bfree) x frsize), after syncfs.

@@ -52,6 +52,45 @@ pub struct FilesRunDetail {
     /// Files per second including the sync time ("on the device" rather than "in the cache").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub files_per_s_with_sync: Option<f64>,
+    /// create phase: the space the run's files take with all of them in place.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub space: Option<FilesSpace>,
+}
+
+/// df around the create phase (used bytes after a syncfs; nothing deleted yet), and what
+/// `iolab slack`'s rules predict for the same files at the file system's unit.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct FilesSpace {
+    /// Used bytes before the first file of the run was created.
+    pub used_before_bytes: u64,
+    /// Used bytes with every file of the run in place.
+    pub used_with_files_bytes: u64,
+    /// The difference: the files' clusters, their directories and the file system's own
+    /// metadata for them (inodes, MFT records, journal and tree blocks).
+    pub used_delta_bytes: i64,
+    /// The prediction (absent where no rule set applies: tmpfs, nilfs2...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicted: Option<SpacePrediction>,
+}
+
+/// `iolab slack`'s allocation rules applied to one run's file set.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct SpacePrediction {
+    /// Rule set: `ext4`, `xfs`, `btrfs`, `ntfs`, `ntfs-3g`, `fat32`, `exfat`.
+    pub rules: String,
+    /// Allocation unit the prediction is for.
+    pub unit_bytes: u64,
+    /// Clusters of the files (0 for files resident in an inode or MFT record).
+    pub file_allocated_bytes: u64,
+    /// Clusters of their directories.
+    pub dir_allocated_bytes: u64,
+    /// Per-file metadata the rules count (an NTFS MFT record, an xfs inode; 0 for ext4,
+    /// whose inode tables mkfs made, and for FAT/exFAT).
+    pub metadata_bytes: u64,
+    /// Files whose data lives in their inode/MFT record/metadata tree (no cluster).
+    pub resident_files: u64,
+    /// file + dir + metadata bytes: what df should grow by.
+    pub total_bytes: u64,
 }
 
 /// How the create rate changes as files accumulate.

@@ -8,6 +8,7 @@ pub mod dataset;
 pub mod phases;
 mod portage;
 mod results;
+pub mod sharing;
 pub mod verify;
 
 use std::collections::BTreeMap;

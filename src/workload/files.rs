@@ -10,6 +10,7 @@ pub mod result;
 pub mod run;
 pub mod scaling;
 pub mod sizes;
+pub mod space;
 
 use std::collections::BTreeMap;
 use std::path::Path;

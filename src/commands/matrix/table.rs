@@ -107,12 +107,28 @@ fn tests_of<'c>(c: &'c ConfigurationResult, workload: &str) -> Vec<&'c TestResul
         .collect()
 }
 
+/// The phase of a data-set copy test (`write`, `read`, `copy`, `delete`, `ceiling`).
+fn copy_phase(t: &TestResult) -> Option<&str> {
+    (t.family == "copy")
+        .then(|| t.params.get("phase").map(String::as_str))
+        .flatten()
+}
+
+/// Whether a test takes part in the ranking. Data-set copies are ranked as the
+/// twelve-file-system copy test ranked them: writing the set from RAM to the file system and
+/// reading it back. The in-place copy is not: within one xfs or btrfs copy_file_range shares
+/// extents (reflink) and writes no data, so it would rank metadata against data. Nor is the
+/// delete (no data moves) or the RAM-to-RAM ceiling. They are shown apart.
+fn is_ranked(t: &TestResult) -> bool {
+    !matches!(copy_phase(t), Some("copy" | "delete" | "ceiling"))
+}
+
 /// The ranking table of one workload.
 pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
     // Test names in order of first appearance.
     let mut names: Vec<String> = Vec::new();
     for c in &doc.configurations {
-        for t in tests_of(c, workload) {
+        for t in tests_of(c, workload).into_iter().filter(|t| is_ranked(t)) {
             if !names.contains(&t.name) {
                 names.push(t.name.clone());
             }
@@ -228,7 +244,14 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
         row.extend([Cell::new(""), Cell::new(why)]);
         t.add_row(row);
     }
-    let basis = if per_test || names.is_empty() {
+    let copies = doc.configurations.iter().any(|c| {
+        tests_of(c, workload)
+            .iter()
+            .any(|t| copy_phase(t).is_some())
+    });
+    let basis = if copies {
+        " (write = RAM to the file system, read = back to RAM, as in the twelve-file-system copy test)".to_string()
+    } else if per_test || names.is_empty() {
         String::new()
     } else {
         format!(
@@ -302,6 +325,174 @@ pub fn render_table1(doc: &ResultDoc, workload: &str) -> Option<String> {
     ))
 }
 
+/// Space next to time: per configuration and file size, how much df's used space grew with
+/// the create phase's files in place (median over the runs), and what `iolab slack`'s rules
+/// predict for the same files at the unit made.
+pub fn render_space(doc: &ResultDoc, workload: &str) -> Option<String> {
+    // (measured, predicted clusters of files and directories, predicted metadata)
+    let space_of = |t: &TestResult| -> Option<(f64, Option<(u64, u64)>)> {
+        let runs: Vec<&crate::model::files::FilesSpace> = t
+            .runs
+            .iter()
+            .filter_map(|r| r.files.as_ref().and_then(|f| f.space.as_ref()))
+            .collect();
+        if runs.is_empty() {
+            return None;
+        }
+        let deltas: Vec<f64> = runs.iter().map(|s| s.used_delta_bytes as f64).collect();
+        let predicted = runs.last().and_then(|s| s.predicted.as_ref()).map(|p| {
+            (
+                p.file_allocated_bytes + p.dir_allocated_bytes,
+                p.metadata_bytes,
+            )
+        });
+        Some((median(&deltas), predicted))
+    };
+    let is_cell = |t: &TestResult| {
+        t.family == "files"
+            && t.params.get("phase").map(String::as_str) == Some("create")
+            && space_of(t).is_some()
+    };
+    let head_of = |t: &TestResult| {
+        t.params
+            .get("size_token")
+            .cloned()
+            .unwrap_or_else(|| t.name.clone())
+    };
+    let mut cols: Vec<String> = Vec::new();
+    let mut files = None;
+    for c in &doc.configurations {
+        for t in tests_of(c, workload).into_iter().filter(|t| is_cell(t)) {
+            let head = head_of(t);
+            if !cols.contains(&head) {
+                cols.push(head);
+            }
+            files = files.or_else(|| {
+                t.runs
+                    .last()
+                    .and_then(|r| r.files.as_ref())
+                    .map(|f| f.files_done)
+            });
+        }
+    }
+    if cols.is_empty() {
+        return None;
+    }
+    let mut header = vec!["configuration"];
+    header.extend(cols.iter().map(String::as_str));
+    let mut t = table(header);
+    let mib = |b: f64| format!("{:.2}", b / (1 << 20) as f64);
+    for c in &doc.configurations {
+        let tests = tests_of(c, workload);
+        if !tests.iter().any(|t| is_cell(t)) {
+            continue;
+        }
+        let mut row = vec![Cell::new(&c.label)];
+        for col in &cols {
+            let v = tests
+                .iter()
+                .find(|t| is_cell(t) && &head_of(t) == col)
+                .and_then(|t| space_of(t))
+                .map(|(m, p)| match p {
+                    Some((c, 0)) => format!("{} / {}", mib(m), mib(c as f64)),
+                    Some((c, meta)) => {
+                        format!("{} / {}+{}", mib(m), mib(c as f64), mib(meta as f64))
+                    }
+                    None => format!("{} / -", mib(m)),
+                })
+                .unwrap_or_else(|| "-".into());
+            row.push(Cell::new(v).set_alignment(CellAlignment::Right));
+        }
+        t.add_row(row);
+    }
+    Some(format!(
+        "Space with the {} files of one run in place, MiB: measured (df used growth) / predicted by iolab slack's rules at the unit made (clusters of files and directories + per-file metadata: MFT records, xfs inodes), for {workload}\n{t}\nThe measured side includes what the rules do not model: journal and tree blocks (btrfs keeps small files inline in metadata, twice with DUP, and frees the previous size's space in the background), MFT growth in whole chunks (the MFT never shrinks: after the first size, NTFS reuses the freed records and grows by the clusters alone), directory index slack.\n",
+        files.map(fmt_thousands_u).unwrap_or_else(|| "N".into())
+    ))
+}
+
+fn fmt_thousands_u(v: u64) -> String {
+    fmt_thousands(v as f64)
+}
+
+/// The data-set copy's unranked phases, one row per configuration: the in-place copy with
+/// how the file system made it (data or reflink), and the delete in seconds and files/s.
+pub fn render_copy_apart(doc: &ResultDoc, workload: &str) -> Option<String> {
+    let phase_of = |c: &ConfigurationResult, ph: &str| -> Option<TestResult> {
+        tests_of(c, workload)
+            .into_iter()
+            .find(|t| copy_phase(t) == Some(ph))
+            .cloned()
+    };
+    let mut t = table(vec![
+        "configuration",
+        "copy MB/s",
+        "copy made by",
+        "delete s",
+        "delete files/s",
+    ]);
+    let mut rows = 0;
+    let mut shared = false;
+    for c in &doc.configurations {
+        let (copy, delete) = (phase_of(c, "copy"), phase_of(c, "delete"));
+        if copy.is_none() && delete.is_none() {
+            continue;
+        }
+        rows += 1;
+        let med = |t: &Option<TestResult>, k: &str| {
+            t.as_ref().and_then(|t| t.summary.get(k)).map(|s| s.median)
+        };
+        let made = copy
+            .as_ref()
+            .and_then(|t| t.runs.last())
+            .and_then(|r| r.copy.as_ref())
+            .and_then(|d| d.in_place.as_ref());
+        shared |= made.is_some_and(|m| m.method == "reflink" || m.method == "partial");
+        let cell = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
+        t.add_row(vec![
+            Cell::new(&c.label),
+            cell(
+                med(&copy, "bw_bytes_per_s")
+                    .map(|v| format!("{} MB/s", fmt_mb_per_s(v)))
+                    .unwrap_or_else(|| "-".into()),
+            ),
+            Cell::new(
+                made.map(crate::workload::copy::sharing::label)
+                    .unwrap_or_else(|| "-".into()),
+            ),
+            cell(
+                med(&delete, "elapsed_ns")
+                    .or_else(|| {
+                        let ns: Vec<f64> = delete
+                            .as_ref()?
+                            .runs
+                            .iter()
+                            .map(|r| r.elapsed_ns as f64)
+                            .collect();
+                        (!ns.is_empty()).then(|| median(&ns))
+                    })
+                    .map(|v| format!("{:.3}", v / 1e9))
+                    .unwrap_or_else(|| "-".into()),
+            ),
+            cell(
+                med(&delete, "files_per_s")
+                    .map(fmt_thousands)
+                    .unwrap_or_else(|| "-".into()),
+            ),
+        ]);
+    }
+    if rows == 0 {
+        return None;
+    }
+    let mut out = format!("In-place copy and delete for {workload} (not ranked)\n{t}\n");
+    if shared {
+        out.push_str(
+            "reflink: the copies share the source's extents (copy_file_range within one xfs or btrfs, as cp does): no data was written, the MB/s measures metadata. copy:method=rw copies the bytes on every file system.\n",
+        );
+    }
+    Some(out)
+}
+
 /// Everything printed at the end of `iolab matrix`.
 pub fn render(doc: &ResultDoc, workloads: &[String]) -> String {
     let mut out = render_configurations(doc);
@@ -311,6 +502,14 @@ pub fn render(doc: &ResultDoc, workloads: &[String]) -> String {
         if let Some(t1) = render_table1(doc, w) {
             out.push('\n');
             out.push_str(&t1);
+        }
+        if let Some(space) = render_space(doc, w) {
+            out.push('\n');
+            out.push_str(&space);
+        }
+        if let Some(apart) = render_copy_apart(doc, w) {
+            out.push('\n');
+            out.push_str(&apart);
         }
     }
     out.push_str(&crate::report::table::render_warnings(doc));
@@ -365,6 +564,74 @@ mod tests {
         assert!(out.contains("1.37× slower"), "{out}");
         assert!(out.contains("skipped: mkfs.f2fs is not installed"), "{out}");
         assert_eq!(relative_text(1.0), "1.00");
+    }
+
+    #[test]
+    fn copies_rank_by_write_and_read_and_a_reflink_is_shown_apart() {
+        let phase = |label: &str, ph: &str, mbs: f64, method: Option<&str>| {
+            let mut t = TestResult {
+                name: format!("media-mix {ph}"),
+                family: "copy".into(),
+                runs: vec![RunResult {
+                    bw_bytes_per_s: Some(mbs * 1e6),
+                    files_per_s: Some(100.0),
+                    elapsed_ns: 2_000_000_000,
+                    copy: method.map(|m| crate::model::copy::CopyRunDetail {
+                        in_place: Some(crate::model::copy::InPlaceCopy {
+                            method: m.into(),
+                            basis: "fiemap".into(),
+                            fiemap_mapped_bytes: Some(100),
+                            fiemap_shared_bytes: Some(if m == "reflink" { 100 } else { 0 }),
+                            ..Default::default()
+                        }),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            };
+            t.params.insert(WORKLOAD_PARAM.into(), "copy:x".into());
+            t.params.insert("phase".into(), ph.into());
+            t.config = Some(label.into());
+            crate::runner::repeat::summarize_test(&mut t);
+            t
+        };
+        let cfg = |label: &str, w: f64, copy: f64, method: &str| ConfigurationResult {
+            label: label.into(),
+            status: "ok".into(),
+            tests: vec![
+                phase(label, "write", w, None),
+                phase(label, "read", w, None),
+                phase(label, "copy", copy, Some(method)),
+                phase(label, "delete", 500.0, None),
+            ],
+            ..Default::default()
+        };
+        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
+        doc.configurations = vec![
+            cfg("xfs", 100.0, 21_000.0, "reflink"),
+            cfg("ext4", 200.0, 150.0, "data"),
+        ];
+        let out = render_ranking(&doc, "copy:x");
+        // The reflink's 21,000 MB/s does not lift xfs: ext4 wrote and read faster.
+        assert!(
+            out.find("ext4").unwrap() < out.find("xfs").unwrap(),
+            "{out}"
+        );
+        assert!(out.contains("2.00× slower"), "{out}");
+        assert!(
+            !out.contains("media-mix copy") && !out.contains("delete"),
+            "{out}"
+        );
+        assert!(out.contains("twelve-file-system copy test"), "{out}");
+        let apart = render_copy_apart(&doc, "copy:x").unwrap();
+        assert!(apart.contains("reflink (100 % shared)"), "{apart}");
+        assert!(
+            apart.contains("21000.00 MB/s") || apart.contains("21,000"),
+            "{apart}"
+        );
+        assert!(apart.contains("2.000"), "delete seconds: {apart}");
+        assert!(render_copy_apart(&doc, "run:y").is_none());
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! Copying and deleting a data-set tree the way GNU cp and rm do, without their extras: per
 //! file open, fstat, create, move the bytes (read/write with one buffer, copy_file_range or
 //! sendfile), optionally carry mode and times over (`cp -p`), close. No sparse detection
-//! (every byte is written), no reflinks, one thread. Errors name the file and, for the
-//! errors a user can act on (EFBIG, ENOSPC), say why.
+//! (every byte is written), no FICLONE, one thread. copy_file_range itself may clone extents
+//! within one xfs or btrfs (the kernel tries remap_file_range first); `sharing.rs` detects
+//! that. Errors name the file and, for the errors a user can act on (EFBIG, ENOSPC), say why.
 
 use std::fs::File;
 use std::io::{Read, Write};

@@ -16,7 +16,9 @@ use super::CopyConfig;
 use super::copier::{Copier, delete_tree, syncfs};
 use super::dataset::generate;
 use super::results::{new_test, summarize_copy_test};
+use super::sharing::{Evidence, classify, tree_sharing};
 use super::verify::{TreeHashes, compare, failure, hash_tree};
+use crate::cli::copy::CopyMethod;
 use crate::model::copy::{CopyRunDetail, SpaceAccounting};
 use crate::model::{ResultDoc, ResultSink, RunResult, Warning};
 use crate::runner::RunContext;
@@ -368,9 +370,17 @@ impl PhaseRunner<'_> {
         let data = plan.data_bytes();
         let files = plan.files.len() as u64;
         let total_ns = (timed.close_ns + timed.syncfs_ns).max(1);
+        // Deleting moves no data: files/s, not MB/s.
+        let rate = if ph == Phase::Delete {
+            format!(
+                "{} files/s",
+                crate::units::fmt_thousands(files as f64 * 1e9 / total_ns as f64)
+            )
+        } else {
+            format!("{} MB/s", fmt_mb_per_s(data as f64 * 1e9 / total_ns as f64))
+        };
         p.finish(&format!(
-            "{} MB/s, close {:.3} s + syncfs {:.3} s",
-            fmt_mb_per_s(data as f64 * 1e9 / total_ns as f64),
+            "{rate}, close {:.3} s + syncfs {:.3} s",
             timed.close_ns as f64 / 1e9,
             timed.syncfs_ns as f64 / 1e9
         ));
@@ -382,6 +392,20 @@ impl PhaseRunner<'_> {
             }
             _ => None,
         };
+        // How the copy was made (data or shared extents), read before it is deleted.
+        let in_place = (ph == Phase::Copy && measured).then(|| {
+            let by_hand = matches!(s.opts.method, CopyMethod::Rw | CopyMethod::Sendfile)
+                || (timed.fallback_files > 0 && timed.fallback_files == files);
+            classify(&Evidence {
+                data_bytes: data,
+                fiemap: tree_sharing(&to, plan.files.iter().map(|f| f.rel.as_path())),
+                bytes_moved_by_hand: by_hand,
+                used_delta_bytes: used_before
+                    .zip(used_after)
+                    .map(|(b, a)| a as i64 - b as i64),
+                device_written_bytes: dc.as_ref().map(|d| d.write_bytes),
+            })
+        });
         // Trees only this phase needed go now, untimed (the RAM read-back, the copy).
         if matches!(ph, Phase::Ceiling | Phase::Read | Phase::Copy) {
             delete_tree(&to)?;
@@ -447,6 +471,7 @@ impl PhaseRunner<'_> {
                 fallback_files: timed.fallback_files,
                 space,
                 verify,
+                in_place,
             }),
             ..Default::default()
         };

@@ -4,14 +4,14 @@
 //! run's directory tree (also on error and on a signal).
 
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result};
 
 use crate::cli::files::{Layout, Method, SyncMode};
-use crate::model::files::FilesRunDetail;
+use crate::model::files::{FilesRunDetail, FilesSpace};
 use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning};
 use crate::runner::RunContext;
 use crate::runner::progress::Progress;
@@ -377,6 +377,8 @@ pub fn run_with_hooks(
     let max = cfg.sizes.iter().map(|s| s.bytes).max().unwrap_or(0) as usize;
     let mut readbuf = vec![0u8; (max + 1).max(64 << 10)];
     let device = doc.environment.block_device.clone();
+    // The unit df counts in: the one the size tokens were resolved against.
+    let space_rules = super::space::rules_for(&cfg.target);
     let mut ops = vec![Op::Create];
     if cfg.phases.stat {
         ops.push(Op::Stat);
@@ -430,10 +432,15 @@ pub fn run_with_hooks(
                 if let Some(h) = hooks {
                     h.before_phase()?;
                 }
+                // df before the first file (outside the timing); not in a distributed run,
+                // whose ranks create files in the same space at the same time.
+                let used_before = (*op == Op::Create && hooks.is_none())
+                    .then(|| super::space::used_bytes(run_fd.as_fd()))
+                    .flatten();
                 let ph = PhaseCounters::start(device.as_deref());
                 let prog = |f: f64| p.set((k as f64 + f) / nops, op_name(*op));
                 let PhaseRun {
-                    detail: d,
+                    detail: mut d,
                     error: err,
                     stonewalled,
                     start_wall_ns,
@@ -461,6 +468,28 @@ pub fn run_with_hooks(
                 };
                 if *op == Op::Create {
                     made = d.portion_ns.len() as u64;
+                    // With every file in place (nothing deleted yet), outside the timing.
+                    if let (Some(before), Some(with)) =
+                        (used_before, super::space::used_bytes(run_fd.as_fd()))
+                    {
+                        let set = super::space::FileSet {
+                            files: d.files_done,
+                            size: size.bytes,
+                            name_len: Names::new(cfg.files_per_run(), 0).as_str().len() as u64,
+                            layout: cfg.layout,
+                            passes: cfg.passes,
+                            portions: cfg.portions,
+                        };
+                        d.space = Some(FilesSpace {
+                            used_before_bytes: before,
+                            used_with_files_bytes: with,
+                            used_delta_bytes: with as i64 - before as i64,
+                            predicted: space_rules
+                                .as_ref()
+                                .filter(|_| cfg.alloc_unit > 0)
+                                .map(|r| super::space::predict(r, cfg.alloc_unit, &set)),
+                        });
+                    }
                 }
                 let rr = run_result(run, *op, size.bytes, d, ph.as_ref());
                 if let Some(h) = hooks {

@@ -403,7 +403,9 @@ fn size_target(
                     )));
                 }
                 Some(s) => s,
-                None => recommended.max(MIN_DEFAULT_FILE).min(free / 10 * 9),
+                None => recommended
+                    .max(MIN_DEFAULT_FILE)
+                    .min(crate::config::overwrite_room(path).cap(free)),
             }
         }
         TargetKind::RegularFile => {

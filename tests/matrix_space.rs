@@ -1,0 +1,120 @@
+//! Space next to time for small files (issue #28, item 5): on NTFS (ntfs-3g) at 512 B, 4 KiB
+//! and 64 KiB clusters, df's growth with a run's files in place agrees with what `iolab
+//! slack`'s rules predict, and big clusters cost several times the space for small files.
+//! Sizes only, never speed.
+
+mod matrix_support;
+
+use std::process::Command;
+
+use iolab::model::files::FilesSpace;
+use matrix_support::*;
+
+const FILES: u64 = 300;
+
+#[test]
+fn ntfs_space_with_the_files_in_place_matches_the_slack_rules() {
+    if !can_run("ntfs_space_with_the_files_in_place_matches_the_slack_rules") {
+        return;
+    }
+    let ntfs = iolab::fs::types::lookup("ntfs").unwrap();
+    if let Err(why) = iolab::fs::detect::availability(ntfs) {
+        // Without ntfs-3g there is nothing to compare; strict runs must have it.
+        assert!(
+            std::env::var("IOLAB_TEST_STRICT").as_deref() != Ok("1"),
+            "ntfs: {why}"
+        );
+        return;
+    }
+    let area = Area::new();
+    let workload = format!(
+        "files:sizes=1,1K,2K,4K:files-per-portion={FILES}:portions=1:passes=1:repeat=1:phases=create,delete"
+    );
+    let args = area.args(&[
+        "--fs",
+        "ntfs",
+        "--cluster",
+        "512,4K,64K",
+        "--image-size",
+        "192M",
+        "--repeat",
+        "1",
+        "--workload",
+        &workload,
+    ]);
+    let out = {
+        let _g = EXCLUSIVE.read().unwrap();
+        Command::new(bin()).args(&args).output().unwrap()
+    };
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    area.assert_clean();
+    let doc = area.result();
+
+    // (cluster, size) -> the create run's space record.
+    let mut measured = Vec::new();
+    for c in &doc.configurations {
+        let unit = c.cluster_bytes_actual.unwrap();
+        for t in c
+            .tests
+            .iter()
+            .filter(|t| t.params.get("phase").map(String::as_str) == Some("create"))
+        {
+            let size: u64 = t.params["file_size_bytes"].parse().unwrap();
+            let r = t.runs.last().unwrap().files.as_ref().unwrap();
+            assert_eq!(r.files_done, FILES);
+            let s: FilesSpace = r
+                .space
+                .clone()
+                .unwrap_or_else(|| panic!("{}: {}: no space record", c.label, t.name));
+            let p = s.predicted.clone().expect("a prediction for ntfs-3g");
+            assert_eq!(p.rules, "ntfs-3g");
+            assert_eq!(p.unit_bytes, unit);
+            // One 1 KiB MFT record per file and directory.
+            assert_eq!(p.metadata_bytes, (FILES + 1) * 1024);
+            let clusters = p.file_allocated_bytes + p.dir_allocated_bytes;
+            // Tolerance: the MFT and the index grow in whole chunks, $Bitmap and $LogFile
+            // change; 2 clusters + 128 KiB + 2 %.
+            let tol = 2 * unit + (128 << 10) + clusters / 50;
+            let delta = s.used_delta_bytes;
+            // The MFT records count only where the MFT must grow: on the fresh file
+            // system's first size. Later sizes reuse the records the previous size's
+            // delete freed (the MFT never shrinks), so df grows by the clusters alone.
+            assert!(
+                delta >= clusters as i64 - tol as i64 && delta <= (p.total_bytes + tol) as i64,
+                "{}: {}: measured {delta}, predicted clusters {clusters} + metadata {} (tolerance {tol})",
+                c.label,
+                t.name,
+                p.metadata_bytes
+            );
+            if size <= 512 {
+                // Resident in the MFT record: no cluster at any unit.
+                assert_eq!(p.file_allocated_bytes, 0, "{}: {}", c.label, t.name);
+                assert_eq!(p.resident_files, FILES);
+            } else {
+                assert_eq!(p.file_allocated_bytes, FILES * size.div_ceil(unit) * unit);
+            }
+            measured.push((unit, size, delta));
+        }
+    }
+    let get = |unit: u64, size: u64| {
+        measured
+            .iter()
+            .find(|m| m.0 == unit && m.1 == size)
+            .map(|m| m.2)
+            .unwrap_or_else(|| panic!("no measurement for {unit} / {size}: {measured:?}"))
+    };
+    // Small files at 64 KiB clusters take several times the space of 512 B clusters.
+    for size in [1024, 2048, 4096] {
+        let (small, big) = (get(512, size), get(65536, size));
+        assert!(
+            big > 5 * small,
+            "{size} B files: 64 KiB {big}, 512 B {small}"
+        );
+    }
+    assert!(
+        stdout.contains("Space with the 300 files of one run in place"),
+        "{stdout}"
+    );
+}
