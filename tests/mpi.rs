@@ -239,7 +239,7 @@ fn a_rank_that_cannot_start_stops_every_rank_before_anything_is_created() {
 #[test]
 fn a_throttled_rank_is_stonewalled_and_reported() {
     let test = "a_throttled_rank_is_stonewalled_and_reported";
-    let Some((fs, cap)) = throttled_scratch(test, "read_iops_device", 50) else {
+    let Some((fs, cap)) = throttled_scratch(test, "read_iops_device", 50, true) else {
         return;
     };
     let out = tempfile::tempdir().unwrap();
@@ -394,7 +394,10 @@ fn two_hosts_in_network_namespaces_over_tcp() {
     let hosts = match TwoHosts::new() {
         Ok(h) => h,
         Err(e) => {
-            common::skip(test, format_args!("cannot make network namespaces here: {e}"));
+            common::skip(
+                test,
+                format_args!("cannot make network namespaces here: {e}"),
+            );
             return;
         }
     };

@@ -184,7 +184,7 @@ fn a_throttled_rank_is_stonewalled_and_reported() {
     // more. Rank 0 works on a tmpfs-backed loop device (an fsync there is a memory copy) and
     // does its 60 files in a fraction of a second, well under a second even on a loaded
     // machine three times slower: it always finishes first, by a wide margin.
-    let Some((fs, cap)) = throttled_scratch(test, "write_iops_device", 10) else {
+    let Some((fs, cap)) = throttled_scratch(test, "write_iops_device", 10, true) else {
         return;
     };
     let out = tempfile::tempdir().unwrap();

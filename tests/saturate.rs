@@ -169,7 +169,10 @@ fn throttled_loop_device_saturates_at_the_cap() {
         .join("blkio.throttle.read_iops_device")
         .exists()
     {
-        common::skip(test, format_args!("no cgroup-v1 blkio throttling at {BLKIO}"));
+        common::skip(
+            test,
+            format_args!("no cgroup-v1 blkio throttling at {BLKIO}"),
+        );
         return;
     }
     // The ground truth is queueing at a rate the kernel enforces: at depth d the mean latency

@@ -87,14 +87,23 @@ pub fn json(o: &Output) -> serde_json::Value {
 
 /// A successful run's stdout as JSON.
 pub fn json_ok(o: &Output) -> serde_json::Value {
-    assert!(o.status.success(), "iolab failed: {}\n{}", o.status, stderr(o));
+    assert!(
+        o.status.success(),
+        "iolab failed: {}\n{}",
+        o.status,
+        stderr(o)
+    );
     json(o)
 }
 
 /// A usage error: exit 2 and `needle` in stderr.
 pub fn assert_usage(o: &Output, needle: &str) {
     assert_eq!(o.status.code(), Some(2), "stderr: {}", stderr(o));
-    assert!(stderr(o).contains(needle), "want {needle:?} in: {}", stderr(o));
+    assert!(
+        stderr(o).contains(needle),
+        "want {needle:?} in: {}",
+        stderr(o)
+    );
 }
 
 /// Can this test attach loop devices? Root, `/dev/loop-control` and `losetup`; else skip.
@@ -103,7 +112,10 @@ pub fn loop_or_skip(test: &str) -> bool {
         return false;
     }
     if !Path::new("/dev/loop-control").exists() {
-        skip(test, "no loop devices here (/dev/loop-control; modprobe loop)");
+        skip(
+            test,
+            "no loop devices here (/dev/loop-control; modprobe loop)",
+        );
         return false;
     }
     tool_or_skip(test, "losetup", "mount")

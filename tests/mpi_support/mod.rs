@@ -136,13 +136,19 @@ pub fn check_two_rank_doc(doc: &ResultDoc, command: &str) {
 /// `knob` (`read_iops_device` or `write_iops_device`) at `iops`. `None` (after saying why)
 /// when the machine cannot.
 ///
-/// The image lives on a tmpfs: the unthrottled rank then works at memory speed (thousands of
-/// I/Os per second even on a loaded machine) and the cap, a rate the kernel enforces, is the
-/// only thing that makes the other rank slow. The tests' margins rest on that gap.
+/// With `image_in_ram` the image lives on a tmpfs, so even fsyncs are memory copies: the
+/// unthrottled rank works at memory speed (thousands of I/Os per second even on a loaded
+/// machine) and the cap, a rate the kernel enforces, is the only thing that makes the other
+/// rank slow. The tests' margins rest on that gap. Without it the image is in the system's
+/// temp dir, where reads are page-cache hits (the image is written just before) but writes
+/// reach the machine's disk. (A time-based capped read sweep, `mpi_saturate`, needs the
+/// latter: over a tmpfs image the uncapped rank's reads were held up behind the capped
+/// rank's, to a few hundred IOPS, for reasons not yet understood.)
 pub fn throttled_scratch(
     test: &str,
     knob: &str,
     iops: u32,
+    image_in_ram: bool,
 ) -> Option<(crate::common::ScratchFs, ReadCap)> {
     if !mpirun_or_skip(test) {
         return None;
@@ -157,7 +163,11 @@ pub fn throttled_scratch(
         );
         return None;
     }
-    let fs = crate::common::ram_scratch_or_skip(test, "ext4", 64 << 20, &[], "")?;
+    let fs = if image_in_ram {
+        crate::common::ram_scratch_or_skip(test, "ext4", 64 << 20, &[], "")?
+    } else {
+        crate::common::scratch_or_skip(test, "ext4", 64 << 20, &[], "")?
+    };
     let dev = fs.loop_dev.as_ref().expect("a loop device").device.clone();
     match ReadCap::knob(&dev, &format!("blkio.throttle.{knob}"), iops) {
         Ok(cap) => Some((fs, cap)),
