@@ -122,10 +122,14 @@ pub fn sigkill_then_next_start_cleans(args: &[&str], work: &Path) {
         .spawn()
         .unwrap();
     let manifest = registry.join(format!("owned-{}.json", child.id()));
-    // Killed once its work tree is there and recorded (no sleep: the state is what counts).
+    // Killed once its work tree is there and every top-level piece of it is in the manifest
+    // (no sleep: the state is what counts). Each is created, then recorded: killed in
+    // between, a piece would be left unnamed (a 300 ms sleep used to hide that window, seen
+    // once under load for the copy's work dir). Nothing new appears at the top level later.
     let ready = wait_until(PATIENCE, || {
-        iolab_leftovers(work).len() >= 2
-            && std::fs::read_to_string(&manifest).is_ok_and(|m| m.matches("\"path\"").count() >= 2)
+        let left = iolab_leftovers(work);
+        let recorded = manifest_paths(&manifest);
+        left.len() >= 2 && left.iter().all(|p| recorded.contains(p))
     });
     child.kill().unwrap();
     child.wait().unwrap();
@@ -146,6 +150,31 @@ pub fn sigkill_then_next_start_cleans(args: &[&str], work: &Path) {
         assert!(err.contains(&format!("removed {}", p.display())), "{err}");
     }
     assert!(iolab_leftovers(work).is_empty(), "{:?}", entries(work));
+}
+
+/// The paths an iolab manifest (`owned-PID.json`) records (bytes, as it stores them); none
+/// while it is missing or half written.
+pub fn manifest_paths(manifest: &Path) -> Vec<PathBuf> {
+    use std::os::unix::ffi::OsStringExt;
+    let Ok(v) = std::fs::read(manifest)
+        .map_err(|_| ())
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).map_err(|_| ()))
+    else {
+        return Vec::new();
+    };
+    v["entries"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| {
+            let bytes: Vec<u8> = e["path"]
+                .as_array()?
+                .iter()
+                .map(|b| b.as_u64().map(|b| b as u8))
+                .collect::<Option<_>>()?;
+            Some(PathBuf::from(std::ffi::OsString::from_vec(bytes)))
+        })
+        .collect()
 }
 
 /// `iolab files` creating empty files for a long time in `work`.
