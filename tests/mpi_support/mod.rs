@@ -223,12 +223,6 @@ pub fn mpirun_with_rank1_in(capped: Option<&Path>, args: &[&str]) -> Output {
 }
 
 /// `mpirun --oversubscribe ARGS` started in the background (the caller waits or kills it).
-///
-/// These runs get interrupted, and mpirun follows the SIGTERM it forwards with a SIGKILL one
-/// second later by default: on a loaded machine rank 0 sometimes had not saved the
-/// `interrupted` result by then (seen in CI: the file still said `running`). The README's
-/// advice, `--mca odls_base_sigkill_timeout 30`, gives the ranks 30 s instead, far more than
-/// saving and removing these small trees takes even on a loaded machine three times slower.
 pub fn spawn_mpirun(args: &[&str]) -> std::process::Child {
     Command::new("mpirun")
         .args([
