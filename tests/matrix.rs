@@ -3,10 +3,10 @@
 //! device, files outside iolab's directory untouched, bad input refused before anything is
 //! made. Needs root and loop devices; skips loudly otherwise.
 
+mod common;
 mod matrix_support;
 
 use std::path::Path;
-use std::process::Command;
 
 use iolab::model::ResultDoc;
 use matrix_support::*;
@@ -100,9 +100,9 @@ fn fuse_file_systems_at_two_units_each() {
         .map(|c| c.fs_type.as_str())
         .collect();
     for c in doc.configurations.iter().filter(|c| c.status == "skipped") {
-        eprintln!(
-            "SKIPPED {} in fuse_file_systems_at_two_units_each: {:?}",
-            c.label, c.reason
+        common::skip(
+            &format!("fuse_file_systems_at_two_units_each ({})", c.label),
+            c.reason.as_deref().unwrap_or("skipped by iolab"),
         );
     }
     if ran.is_empty() {
@@ -198,7 +198,7 @@ fn an_allowed_device_is_formatted_for_every_run() {
         .unwrap();
     let lo = iolab::fs::loopdev::LoopDevice::attach(&img, false).unwrap();
     let dev = lo.device.display().to_string();
-    let out = Command::new(bin())
+    let out = bin()
         .args([
             "matrix",
             "--fs",
@@ -266,7 +266,7 @@ fn bad_input_is_refused_before_anything_is_made() {
     ];
     for (extra, want) in cases {
         let args = area.args(extra);
-        let out = Command::new(bin()).args(&args).output().unwrap();
+        let out = bin().args(&args).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{extra:?}: {stderr}");
         assert!(stderr.contains(want), "{extra:?}: {stderr}");
@@ -326,7 +326,7 @@ fn a_device_in_use_or_misnamed_is_refused() {
         assert_eq!(out.status.code(), Some(2), "{stderr}");
         assert!(stderr.contains("in use"), "{stderr}");
     }
-    let Some(fs) = iolab::fs::scratch::scratch_or_skip(
+    let Some(fs) = common::scratch_or_skip(
         "a_device_in_use_or_misnamed_is_refused",
         "ext4",
         32 << 20,

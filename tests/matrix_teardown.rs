@@ -2,9 +2,8 @@
 //! iolab start cleans up and says so; mount options the kernel rejects leave nothing behind.
 //! Needs root and loop devices; skips loudly otherwise.
 
+mod common;
 mod matrix_support;
-
-use std::process::Command;
 
 use matrix_support::*;
 
@@ -96,7 +95,7 @@ fn mount_options_the_kernel_rejects_are_usage_errors() {
         "--mount-opts",
         "nosuchoption_iolab",
     ]);
-    let out = Command::new(bin()).args(&args).output().unwrap();
+    let out = bin().args(&args).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(

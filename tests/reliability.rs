@@ -5,13 +5,12 @@
 //! (and what cannot be removed named). Signals: `reliability_signals.rs`; ownership and
 //! symlinks: `reliability_ownership.rs`.
 
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+mod common;
 mod reliability_support;
+use common::scratch_or_skip;
 use reliability_support::*;
-
-use iolab::fs::scratch::{is_root, scratch_or_skip};
 
 #[test]
 fn enospc_mid_run_stops_with_the_amount_written_and_keeps_results() {
@@ -49,7 +48,7 @@ fn enospc_mid_run_stops_with_the_amount_written_and_keeps_results() {
         d.path(),
     );
     let o = child.wait_with_output().unwrap();
-    let err = stderr_of(&o);
+    let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("no space left on"), "{err}");
     assert!(err.contains("MB written"), "{err}");
@@ -78,22 +77,17 @@ fn file_system_turning_read_only_mid_run() {
     ) else {
         return;
     };
-    let dev = fs.loop_dev.as_ref().unwrap().name();
-    let trigger = PathBuf::from(format!("/sys/fs/ext4/{dev}/trigger_fs_error"));
-    if !trigger.exists() {
-        eprintln!(
-            "SKIPPED file_system_turning_read_only_mid_run: no {}",
-            trigger.display()
-        );
+    let Some(trigger) = fs_error_trigger_or_skip("file_system_turning_read_only_mid_run", &fs)
+    else {
         return;
-    }
+    };
     let d = tempdir();
     let out = d.path().join("out");
     let child = real_run_after_first_test(s(fs.path()), &[], "16M", &out, d.path());
     // ext4 with errors=remount-ro turns read-only on an error, as on a failing disk.
     std::fs::write(&trigger, "iolab reliability test").unwrap();
     let o = child.wait_with_output().unwrap();
-    let err = stderr_of(&o);
+    let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("Read-only file system"), "{err}");
     let doc = result_doc(&out).expect("result file saved");
@@ -113,7 +107,7 @@ fn target_directory_removed_mid_run() {
     let child = real_run_after_first_test(s(&work), &[], "8M", &out, d.path());
     std::fs::remove_dir_all(&work).unwrap();
     let o = child.wait_with_output().unwrap();
-    let err = stderr_of(&o);
+    let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
         err.contains("is gone") && err.contains("removed during the run"),
@@ -130,8 +124,7 @@ fn target_directory_removed_mid_run() {
 
 #[test]
 fn read_errors_from_a_device_whose_backing_file_shrank() {
-    if !is_root() {
-        eprintln!("SKIPPED read_errors_from_a_device_whose_backing_file_shrank: needs root");
+    if !common::loop_or_skip("read_errors_from_a_device_whose_backing_file_shrank") {
         return;
     }
     let d = tempdir();
@@ -152,7 +145,7 @@ fn read_errors_from_a_device_whose_backing_file_shrank() {
         .set_len(1 << 20)
         .unwrap();
     let o = child.wait_with_output().unwrap();
-    let err = stderr_of(&o);
+    let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
         err.contains("Input/output error") || err.contains("short read"),
@@ -184,18 +177,22 @@ fn enospc_mid_copy_stops_cleans_and_keeps_what_is_not_iolabs() {
     let args = copy_run(fs.path(), &ram, "0.05");
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut child = spawn(&[&args[..], &["--output", s(&out)]].concat(), d.path());
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !entries(fs.path()).iter().any(|p| {
-        p.is_dir()
-            && p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("iolab-copy-")
-    }) {
-        assert!(Instant::now() < deadline, "no work dir appeared");
-        assert!(child.try_wait().unwrap().is_none(), "copy ended early");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let mut ended = false;
+    let started = wait_until(PATIENCE, || {
+        ended = child.try_wait().unwrap().is_some();
+        ended
+            || entries(fs.path()).iter().any(|p| {
+                p.is_dir()
+                    && p.file_name()
+                        .unwrap()
+                        .to_string_lossy()
+                        .starts_with("iolab-copy-")
+            })
+    });
+    assert!(
+        started && !ended,
+        "no work dir appeared (copy ended early: {ended})"
+    );
     // Another program fills the disk while iolab copies, and takes any space freed later.
     let filler = fs.path().join("someone-elses-file");
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -216,7 +213,7 @@ fn enospc_mid_copy_stops_cleans_and_keeps_what_is_not_iolabs() {
     let o = child.wait_with_output().unwrap();
     done.store(true, std::sync::atomic::Ordering::Relaxed);
     filling.join().unwrap();
-    let err = stderr_of(&o);
+    let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
         err.contains("full (ENOSPC)") || err.contains("No space left"),

@@ -3,9 +3,10 @@
 //! subcommand; odd path names (spaces, newlines, non-UTF-8 bytes).
 
 use std::path::PathBuf;
-use std::process::Command;
+
 use std::time::{Duration, Instant};
 
+mod common;
 mod reliability_support;
 use reliability_support::*;
 
@@ -24,7 +25,7 @@ fn a_symlink_planted_in_the_files_work_dir_cannot_make_it_delete_outside() {
         .concat(),
         d.path(),
     );
-    plant_links_then_interrupt(child, &work, &outside, Duration::from_millis(200));
+    plant_links_then_interrupt(child, &work, &outside);
 }
 
 #[test]
@@ -32,7 +33,7 @@ fn odd_path_names_work_for_files_and_trace() {
     let d = tempdir();
     let odd = odd_dir(d.path());
     let out = odd.join("results");
-    let o = Command::new(BIN)
+    let o = bin()
         .arg("files")
         .arg("--target")
         .arg(&odd)
@@ -42,7 +43,7 @@ fn odd_path_names_work_for_files_and_trace() {
         .arg(&out)
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", stderr_of(&o));
+    assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(entries(&odd), vec![out.clone()], "only the results remain");
     assert!(result_doc(&out).is_some_and(|d| d.status == "complete" && !d.tests.is_empty()));
 
@@ -52,7 +53,7 @@ fn odd_path_names_work_for_files_and_trace() {
         "[[stream]]\nname = \"s\"\nfiles = 3\nfile_size = \"4K\"\nmix = { read = 1 }\nexisting = true\nduration = \"200ms\"\n",
     )
     .unwrap();
-    let o = Command::new(BIN)
+    let o = bin()
         .args(["trace", "run"])
         .arg(&wl)
         .arg("--target")
@@ -60,20 +61,20 @@ fn odd_path_names_work_for_files_and_trace() {
         .args(["--repeat", "1", "--no-save"])
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", stderr_of(&o));
+    assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(entries(&odd), vec![out]);
     // A workload file name that is not UTF-8 is refused by the command line parser, clearly.
     let bad = odd.join("w.toml");
     std::fs::copy(&wl, &bad).unwrap();
-    let o = Command::new(BIN)
+    let o = bin()
         .args(["trace", "run"])
         .arg(&bad)
         .arg("--target")
         .arg(d.path())
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(2), "{}", stderr_of(&o));
-    assert!(stderr_of(&o).contains("invalid UTF-8"), "{}", stderr_of(&o));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("invalid UTF-8"), "{}", stderr(&o));
 }
 
 #[test]
@@ -84,18 +85,16 @@ fn a_second_copy_or_run_on_the_same_target_is_refused() {
     let args = long_copy_run(&work, &ram);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let child = spawn(&[&args[..], &["--no-save"]].concat(), d.path());
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !work.join(".iolab.lock").exists() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let o = Command::new(BIN)
-        .args(&args)
-        .arg("--no-save")
-        .output()
-        .unwrap();
-    let err = stderr_of(&o);
+    // The first copy (20 rounds of a 0.2-scale tree: many seconds) holds the lock while the
+    // two others start; a slower machine only holds it longer.
+    assert!(
+        wait_until(PATIENCE, || work.join(".iolab.lock").exists()),
+        "the first copy took no lock"
+    );
+    let o = bin().args(&args).arg("--no-save").output().unwrap();
+    let err = stderr(&o);
     // The lock is per target, whatever the subcommand.
-    let o2 = Command::new(BIN)
+    let o2 = bin()
         .args([
             "run",
             "--target",
@@ -114,8 +113,8 @@ fn a_second_copy_or_run_on_the_same_target_is_refused() {
     let _ = child.wait_with_output();
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("another iolab run"), "{err}");
-    assert_eq!(o2.status.code(), Some(2), "{}", stderr_of(&o2));
-    assert!(stderr_of(&o2).contains("another iolab run"));
+    assert_eq!(o2.status.code(), Some(2), "{}", stderr(&o2));
+    assert!(stderr(&o2).contains("another iolab run"));
     assert!(iolab_leftovers(&work).is_empty(), "{:?}", entries(&work));
 }
 
@@ -130,7 +129,7 @@ fn a_symlink_planted_in_the_copy_work_dir_cannot_make_it_delete_outside() {
     let args = long_copy_run(&work, &ram);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let child = spawn(&[&args[..], &["--no-save"]].concat(), d.path());
-    plant_links_then_interrupt(child, &work, &outside, Duration::from_millis(300));
+    plant_links_then_interrupt(child, &work, &outside);
 }
 
 #[test]
@@ -141,7 +140,7 @@ fn odd_path_names_work_for_copy() {
     std::fs::create_dir(&ram_parent).unwrap();
     let ram = odd_dir(&ram_parent);
     let out = odd.join("results");
-    let o = Command::new(BIN)
+    let o = bin()
         .args([
             "copy",
             "--dataset",
@@ -160,7 +159,7 @@ fn odd_path_names_work_for_copy() {
         .arg("-q")
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", stderr_of(&o));
+    assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(entries(&odd), vec![out.clone()], "only the results remain");
     assert!(entries(&ram).is_empty());
     assert!(result_doc(&out).is_some_and(|d| d.status == "complete"));
@@ -185,7 +184,7 @@ fn a_test_file_replaced_by_a_symlink_is_not_followed() {
     std::fs::remove_file(&test_file).unwrap();
     std::os::unix::fs::symlink(&sentinel, &test_file).unwrap();
     let o = child.wait_with_output().unwrap();
-    let err = stderr_of(&o);
+    let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("replaced by a symlink"), "{err}");
     assert_eq!(
@@ -224,7 +223,7 @@ fn trace_files_replaced_by_symlinks_are_not_written_through() {
         d.path(),
     );
     // Once the workload's files exist, swap every one for a link to the sentinel.
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let deadline = Instant::now() + PATIENCE;
     let mut swapped = 0;
     while swapped == 0 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(50));
@@ -255,18 +254,19 @@ fn trace_files_replaced_by_symlinks_are_not_written_through() {
         }
     }
     assert!(swapped > 0, "no workload file appeared");
-    // It fails on the next open of a swapped file; stop it in any case after a while.
+    // It fails on the next open of a swapped file (one every 5 ms of think time); stop it in
+    // any case after a minute, thousands of times that, so only a hang gets there.
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     let (exited, wait) = std::sync::mpsc::channel::<()>();
     let stopper = std::thread::spawn(move || {
-        if wait.recv_timeout(Duration::from_secs(20)).is_err() {
+        if wait.recv_timeout(Duration::from_secs(60)).is_err() {
             let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
         }
     });
     let o = child.wait_with_output().unwrap();
     let _ = exited.send(());
     let _ = stopper.join();
-    let err = stderr_of(&o);
+    let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("replaced by a symlink"), "{err}");
     assert!(
@@ -288,7 +288,7 @@ fn trace_files_replaced_by_symlinks_are_not_written_through() {
 fn kept_files_are_the_users_and_no_later_start_removes_them() {
     let (d, work) = work_dir();
     let registry = d.path().join("registry");
-    let o = Command::new(BIN)
+    let o = bin()
         .env("IOLAB_STATE_DIR", &registry)
         .args([
             "run",
@@ -311,16 +311,16 @@ fn kept_files_are_the_users_and_no_later_start_removes_them() {
         .arg("--no-save")
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", stderr_of(&o));
+    assert!(o.status.success(), "{}", stderr(&o));
     let kept = entries(&work);
     assert_eq!(kept.len(), 1, "the kept test file only: {kept:?}");
     assert!(entries(&registry).is_empty(), "nothing left to clean up");
-    let o = Command::new(BIN)
+    let o = bin()
         .env("IOLAB_STATE_DIR", &registry)
         .args(["run", "--target", s(&d.path().join("missing"))])
         .output()
         .unwrap();
-    assert!(!stderr_of(&o).contains("cleaned up"), "{}", stderr_of(&o));
+    assert!(!stderr(&o).contains("cleaned up"), "{}", stderr(&o));
     assert_eq!(entries(&work), kept);
 }
 
@@ -331,20 +331,19 @@ fn plant_links_then_interrupt(
     child: std::process::Child,
     work: &std::path::Path,
     outside: &std::path::Path,
-    settle: Duration,
 ) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let root = loop {
-        let r = entries(work)
+    // Once iolab's work dir holds its first entries (the run is under way; no sleep: the
+    // state is what counts). Both runs go on far longer than any machine takes to get here.
+    let mut root = None;
+    let found = wait_until(PATIENCE, || {
+        root = entries(work)
             .into_iter()
-            .find(|p| p.is_dir() && p.file_name().unwrap().to_string_lossy().contains("iolab"));
-        if let Some(r) = r {
-            break r;
-        }
-        assert!(Instant::now() < deadline, "no work dir appeared");
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    std::thread::sleep(settle);
+            .find(|p| p.is_dir() && p.file_name().unwrap().to_string_lossy().contains("iolab"))
+            .filter(|r| !entries(r).is_empty());
+        root.is_some()
+    });
+    assert!(found, "no work dir with content appeared");
+    let root = root.unwrap();
     std::os::unix::fs::symlink(outside, root.join("planted")).unwrap();
     for sub in entries(&root)
         .into_iter()
@@ -358,7 +357,7 @@ fn plant_links_then_interrupt(
     )
     .unwrap();
     let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(130), "{}", stderr_of(&o));
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
     assert!(std::fs::read(outside.join("sentinel")).unwrap() == b"keep me");
     assert!(iolab_leftovers(work).is_empty(), "{:?}", entries(work));
 }

@@ -2,9 +2,9 @@
 //! saved, everything created removed, exit 130/143/129) and SIGKILL (the next start removes
 //! the leftovers and says what it removed).
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Stdio;
 
+mod common;
 mod reliability_support;
 use reliability_support::*;
 
@@ -30,8 +30,11 @@ fn signals_during_saturate() {
                 "64",
                 "--latency-limit",
                 "1h",
+                // Time-based steps: once the first is saved at least two more (a second;
+                // only three falling steps can end the sweep) are left, and the signal
+                // follows within the 20 ms poll, however slow the machine.
                 "--step-duration",
-                "300ms",
+                "500ms",
                 "--ramp",
                 "0",
             ],
@@ -76,7 +79,7 @@ fn after_sigkill_the_next_start_removes_the_leftovers_and_says_so() {
     std::fs::create_dir(&work).unwrap();
     // A registry of our own: no concurrent iolab start may clean up before ours does.
     let registry = d.path().join("registry");
-    let mut child = Command::new(BIN)
+    let mut child = bin()
         .env("IOLAB_STATE_DIR", &registry)
         .args([
             "run",
@@ -101,27 +104,28 @@ fn after_sigkill_the_next_start_removes_the_leftovers_and_says_so() {
         .spawn()
         .unwrap();
     let manifest = registry.join(format!("owned-{}.json", child.id()));
-    let deadline = Instant::now() + Duration::from_secs(60);
     // The test file is recorded once it exists; wait for both it and the lock.
-    while Instant::now() < deadline
-        && !std::fs::read_to_string(&manifest).is_ok_and(|m| m.matches("\"path\"").count() >= 2)
-    {
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let recorded = wait_until(PATIENCE, || {
+        std::fs::read_to_string(&manifest).is_ok_and(|m| m.matches("\"path\"").count() >= 2)
+    });
     child.kill().unwrap();
     child.wait().unwrap();
+    assert!(
+        recorded,
+        "no test file and lock recorded within {PATIENCE:?}"
+    );
     let left = entries(&work);
     assert_eq!(
         left.len(),
         2,
         "test file and lock survive a SIGKILL: {left:?}"
     );
-    let o = Command::new(BIN)
+    let o = bin()
         .env("IOLAB_STATE_DIR", &registry)
         .args(["run", "--target", s(&d.path().join("missing"))])
         .output()
         .unwrap();
-    let err = stderr_of(&o);
+    let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
         err.contains("cleaned up after an iolab process that was killed"),
@@ -217,7 +221,7 @@ fn sighup_tears_the_matrix_down() {
     )
     .unwrap();
     let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(129), "{}", stderr_of(&o));
+    assert_eq!(o.status.code(), Some(129), "{}", stderr(&o));
     area.assert_clean();
     let doc = area.result();
     assert_eq!(doc.status, "interrupted");

@@ -144,3 +144,75 @@ pub fn binary_for_nobody() -> NobodysBinary {
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
     NobodysBinary { _dir: dir, path }
 }
+
+// ---- Added on i26-tests-heavy (tmpfs targets, polling); kept at the end to ease merging. ----
+
+/// A tmpfs any test may use without root (`/dev/shm`), for targets and loop images whose
+/// speed must not be the shared disk's (CI runs beside a `dd oflag=direct` load). `None` when
+/// `/dev/shm` is missing or not a tmpfs.
+pub fn ram_base() -> Option<PathBuf> {
+    let p = PathBuf::from("/dev/shm");
+    let st = nix::sys::statfs::statfs(&p).ok()?;
+    (st.filesystem_type() == nix::sys::statfs::TMPFS_MAGIC).then_some(p)
+}
+
+/// A temp dir on a tmpfs (`ram_base`), or skip `test` (loudly; a failure when strict).
+pub fn ram_tempdir_or_skip(test: &str) -> Option<tempfile::TempDir> {
+    let Some(base) = ram_base() else {
+        skip(test, "no tmpfs at /dev/shm");
+        return None;
+    };
+    Some(
+        tempfile::Builder::new()
+            .prefix("iolab-test-")
+            .tempdir_in(base)
+            .unwrap(),
+    )
+}
+
+/// `scratch_or_skip` with its image (and mount point) on a tmpfs: the loop device then
+/// serves I/O at memory speed, so a blkio throttle on it, not the machine's disk, is what
+/// limits a capped process.
+pub fn ram_scratch_or_skip(
+    test: &str,
+    fs_type: &str,
+    size: u64,
+    mkfs_args: &[&str],
+    mount_opts: &str,
+) -> Option<ScratchFs> {
+    use scratch::ScratchError;
+    let Some(base) = ram_base() else {
+        skip(test, "no tmpfs at /dev/shm (for the scratch image)");
+        return None;
+    };
+    match ScratchFs::new(fs_type, size, mkfs_args, mount_opts, Some(&base)) {
+        Ok(s) => Some(s),
+        Err(
+            e @ (ScratchError::NotRoot(_)
+            | ScratchError::MissingTool(_)
+            | ScratchError::Unavailable(_)),
+        ) => {
+            skip(
+                test,
+                format_args!("{fs_type} scratch file system unavailable: {e}"),
+            );
+            None
+        }
+        Err(e) => panic!("{test}: could not make a scratch {fs_type}: {e}"),
+    }
+}
+
+/// Poll `cond` every 20 ms until it holds (true) or `limit` has passed (false). For waiting
+/// on a child: give a generous limit, it costs nothing when things are fast.
+pub fn wait_until(limit: std::time::Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let t0 = std::time::Instant::now();
+    loop {
+        if cond() {
+            return true;
+        }
+        if t0.elapsed() > limit {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

@@ -1,9 +1,9 @@
 //! Shared helpers of the matrix integration tests: running the binary, a test's own image
 //! dir with files of "the user's" that must survive, leftover checks, a long run to stop.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::PathBuf;
+use std::process::Stdio;
 use std::sync::RwLock;
 use std::time::{Duration, Instant};
 
@@ -16,28 +16,12 @@ pub static EXCLUSIVE: RwLock<()> = RwLock::new(());
 pub const TINY: &str = "run:preset=real:duration=200ms:ramp=0:size=8M:repeat=1";
 pub const SENTINEL: &[u8] = b"not iolab's";
 
-pub fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_iolab")
-}
+pub use crate::common::{bin, iolab};
 
-pub fn iolab(args: &[&str]) -> Output {
-    Command::new(bin())
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run iolab")
-}
-
+/// Can `test` format loop devices here (root, loop devices, losetup)? Else it skips (loudly;
+/// a failure under `IOLAB_TEST_STRICT=1`). Other test files use this too: keep the signature.
 pub fn can_run(test: &str) -> bool {
-    if !iolab::fs::scratch::is_root() {
-        eprintln!("SKIPPED {test}: needs root (formats loop devices)");
-        return false;
-    }
-    if !Path::new("/dev/loop-control").exists() || !iolab::fs::command::have("losetup") {
-        eprintln!("SKIPPED {test}: no loop devices here");
-        return false;
-    }
-    true
+    crate::common::loop_or_skip(test)
 }
 
 /// A test's image dir with a file of the user's in it (and a look-alike image name).
@@ -146,7 +130,7 @@ impl Area {
 pub fn run_ok(area: &Area, extra: &[&str]) -> ResultDoc {
     let _g = EXCLUSIVE.read().unwrap();
     let args = area.args(extra);
-    let out = Command::new(bin()).args(&args).output().unwrap();
+    let out = bin().args(&args).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -172,30 +156,37 @@ pub fn start_long(area: &Area) -> (std::process::Child, PathBuf) {
         "--repeat",
         "3",
     ]);
-    let mut child = Command::new(bin())
+    let mut child = bin()
         .args(&args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // Wait until a file system is mounted and the workload's test file is in it (the run is
+    // writing; no sleep: the state is what counts). 20 s a test, three runs: whoever stops it
+    // finds it mid-run however slow the machine. 120 s to get there is generous and costs
+    // nothing when it is quick.
     let t0 = Instant::now();
     loop {
         if let Some(w) = area.work_dir() {
             let canon = std::fs::canonicalize(&w).unwrap_or(w.clone());
-            if iolab::sysinfo::mounts::all_mounts()
+            let writing = iolab::sysinfo::mounts::all_mounts()
                 .iter()
-                .any(|m| m.mount_point.starts_with(&canon))
-            {
-                // Let the workload start writing.
-                std::thread::sleep(Duration::from_millis(800));
+                .filter(|m| m.mount_point.starts_with(&canon))
+                .any(|m| {
+                    crate::common::names(&m.mount_point)
+                        .iter()
+                        .any(|n| n.starts_with("iolab-"))
+                });
+            if writing {
                 return (child, canon);
             }
         }
-        if t0.elapsed() > Duration::from_secs(60) {
+        if t0.elapsed() > Duration::from_secs(120) {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("matrix never mounted a file system");
+            panic!("matrix never started a workload on a mounted file system");
         }
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(20));
     }
 }

@@ -3,30 +3,16 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Child, Stdio};
+use std::time::Duration;
 
-use iolab::fs::scratch::scratch_or_skip;
 use iolab::model::ResultDoc;
 
-pub const BIN: &str = env!("CARGO_BIN_EXE_iolab");
+pub use crate::common::{bin, entries, s, stderr, tempdir, wait_until};
 
-pub fn tempdir() -> tempfile::TempDir {
-    // The build dir's file system, where O_DIRECT works (unlike a tmpfs /tmp).
-    tempfile::Builder::new()
-        .prefix("iolab-rel-")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .unwrap()
-}
-
-pub fn entries(dir: &Path) -> Vec<PathBuf> {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut v: Vec<PathBuf> = rd.map(|e| e.unwrap().path()).collect();
-    v.sort();
-    v
-}
+/// How long to wait for a child to reach a state (a file saved, a work dir made): generous,
+/// it costs nothing when things are fast, and a loaded CI machine is never this slow.
+pub const PATIENCE: Duration = Duration::from_secs(120);
 
 /// Entries of `dir` that iolab made (its test files, locks, trees), for "nothing left" checks.
 pub fn iolab_leftovers(dir: &Path) -> Vec<PathBuf> {
@@ -40,10 +26,9 @@ pub fn iolab_leftovers(dir: &Path) -> Vec<PathBuf> {
 }
 
 pub fn spawn(args: &[&str], cwd: &Path) -> Child {
-    Command::new(BIN)
+    bin()
         .current_dir(cwd)
         .args(args)
-        .env("NO_COLOR", "1")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -58,27 +43,19 @@ pub fn result_doc(out: &Path) -> Option<ResultDoc> {
         .find_map(|p| ResultDoc::read(p).ok())
 }
 
-/// Wait until the result file in `out` holds at least `n` tests (or the child exited).
+/// Wait until the result file in `out` holds at least `n` tests (or the child exited, or
+/// `PATIENCE` passed); whether it does.
 pub fn wait_for_tests(child: &mut Child, out: &Path, n: usize) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(90);
-    while Instant::now() < deadline {
-        if result_doc(out).is_some_and(|d| d.tests.len() >= n) {
-            return true;
-        }
-        if child.try_wait().unwrap().is_some() {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    false
+    let saved = || result_doc(out).is_some_and(|d| d.tests.len() >= n);
+    wait_until(PATIENCE, || saved() || child.try_wait().unwrap().is_some());
+    saved()
 }
 
-pub fn stderr_of(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-pub fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
+/// Does iolab's work tree in `work` hold anything yet (its files, past the setup)?
+pub fn work_tree_has_content(work: &Path) -> bool {
+    iolab_leftovers(work)
+        .iter()
+        .any(|p| p.is_dir() && !entries(p).is_empty())
 }
 
 /// Start `args` (with `--output out`), wait until a test was saved (`saves_each_test`) or
@@ -97,17 +74,13 @@ pub fn signal_mid_run(
     let saved = if saves_each_test {
         wait_for_tests(&mut child, out, 1)
     } else {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while iolab_leftovers(work).is_empty() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        // Into the measured part, past the setup.
-        std::thread::sleep(Duration::from_millis(500));
-        !iolab_leftovers(work).is_empty()
+        // Into the run, past the setup: iolab's work tree holds its files (the signal would
+        // be handled as well earlier, but this is the case the test is about).
+        wait_until(PATIENCE, || work_tree_has_content(work))
     };
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), sig).unwrap();
     let o = child.wait_with_output().unwrap();
-    let err = stderr_of(&o);
+    let err = stderr(&o);
     assert!(saved, "{args:?}: nothing saved before {sig}: {err}");
     let code = match sig {
         nix::sys::signal::Signal::SIGTERM => 143,
@@ -140,7 +113,7 @@ pub const SLOW_TRACE: &str = "[[stream]]\nname = \"slow\"\nfiles = 4\nfile_size 
 pub fn sigkill_then_next_start_cleans(args: &[&str], work: &Path) {
     let d = work.parent().unwrap();
     let registry = d.join("registry");
-    let mut child = Command::new(BIN)
+    let mut child = bin()
         .current_dir(d)
         .env("IOLAB_STATE_DIR", &registry)
         .args(args)
@@ -149,24 +122,26 @@ pub fn sigkill_then_next_start_cleans(args: &[&str], work: &Path) {
         .spawn()
         .unwrap();
     let manifest = registry.join(format!("owned-{}.json", child.id()));
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while Instant::now() < deadline
-        && !(iolab_leftovers(work).len() >= 2
-            && std::fs::read_to_string(&manifest).is_ok_and(|m| m.matches("\"path\"").count() >= 2))
-    {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_millis(300));
+    // Killed once its work tree is there and every top-level piece of it is in the manifest
+    // (no sleep: the state is what counts). Each is created, then recorded: killed in
+    // between, a piece would be left unnamed (a 300 ms sleep used to hide that window, seen
+    // once under load for the copy's work dir). Nothing new appears at the top level later.
+    let ready = wait_until(PATIENCE, || {
+        let left = iolab_leftovers(work);
+        let recorded = manifest_paths(&manifest);
+        left.len() >= 2 && left.iter().all(|p| recorded.contains(p))
+    });
     child.kill().unwrap();
     child.wait().unwrap();
+    assert!(ready, "{args:?}: no work tree recorded within {PATIENCE:?}");
     let left = iolab_leftovers(work);
     assert!(!left.is_empty(), "{args:?}: nothing left after SIGKILL");
-    let o = Command::new(BIN)
+    let o = bin()
         .env("IOLAB_STATE_DIR", &registry)
         .args(["run", "--target", s(&d.join("missing"))])
         .output()
         .unwrap();
-    let err = stderr_of(&o);
+    let err = stderr(&o);
     assert!(
         err.contains("cleaned up after an iolab process that was killed"),
         "{args:?}: {err}"
@@ -175,6 +150,31 @@ pub fn sigkill_then_next_start_cleans(args: &[&str], work: &Path) {
         assert!(err.contains(&format!("removed {}", p.display())), "{err}");
     }
     assert!(iolab_leftovers(work).is_empty(), "{:?}", entries(work));
+}
+
+/// The paths an iolab manifest (`owned-PID.json`) records (bytes, as it stores them); none
+/// while it is missing or half written.
+pub fn manifest_paths(manifest: &Path) -> Vec<PathBuf> {
+    use std::os::unix::ffi::OsStringExt;
+    let Ok(v) = std::fs::read(manifest)
+        .map_err(|_| ())
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).map_err(|_| ()))
+    else {
+        return Vec::new();
+    };
+    v["entries"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| {
+            let bytes: Vec<u8> = e["path"]
+                .as_array()?
+                .iter()
+                .map(|b| b.as_u64().map(|b| b as u8))
+                .collect::<Option<_>>()?;
+            Some(PathBuf::from(std::ffi::OsString::from_vec(bytes)))
+        })
+        .collect()
 }
 
 /// `iolab files` creating empty files for a long time in `work`.
@@ -243,32 +243,32 @@ pub fn copy_run(work: &Path, ram: &Path, scale: &str) -> Vec<String> {
 /// Start `args` on a scratch ext4 mounted `errors=remount-ro`, force a file-system error once
 /// iolab's work dir exists, and check it stops with exit 1 naming the read-only file system.
 pub fn read_only_mid_run(test: &str, args: impl Fn(&Path, &Path) -> Vec<String>) {
-    let Some(fs) = scratch_or_skip(test, "ext4", 128 << 20, &[], "errors=remount-ro") else {
+    let Some(fs) =
+        crate::common::scratch_or_skip(test, "ext4", 128 << 20, &[], "errors=remount-ro")
+    else {
         return;
     };
-    let dev = fs.loop_dev.as_ref().unwrap().name();
-    let trigger = PathBuf::from(format!("/sys/fs/ext4/{dev}/trigger_fs_error"));
-    if !trigger.exists() {
-        eprintln!("SKIPPED {test}: no {}", trigger.display());
+    let Some(trigger) = fs_error_trigger_or_skip(test, &fs) else {
         return;
-    }
+    };
     let d = tempdir();
     let args = args(fs.path(), d.path());
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut child = spawn(&args, d.path());
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !entries(fs.path())
-        .iter()
-        .any(|p| p.is_dir() && p.file_name().unwrap().to_string_lossy().contains("iolab"))
-    {
-        assert!(Instant::now() < deadline, "no work dir appeared");
-        assert!(child.try_wait().unwrap().is_none(), "{test}: ended early");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    std::thread::sleep(Duration::from_millis(300));
+    // Strike once iolab's work tree holds files (the run is under way; both runs here go on
+    // far longer than any machine takes to notice). No sleep: the state is what counts.
+    let mut ended = false;
+    let under_way = wait_until(PATIENCE, || {
+        ended = child.try_wait().unwrap().is_some();
+        ended || work_tree_has_content(fs.path())
+    });
+    assert!(
+        under_way && !ended,
+        "{test}: no work tree (ended early: {ended})"
+    );
     std::fs::write(&trigger, "iolab reliability test").unwrap();
     let o = child.wait_with_output().unwrap();
-    let err = stderr_of(&o);
+    let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{test}: {err}");
     assert!(err.contains("Read-only file system"), "{test}: {err}");
     // What cannot be removed from a read-only file system is named, never left silently.
@@ -280,8 +280,23 @@ pub fn read_only_mid_run(test: &str, args: impl Fn(&Path, &Path) -> Vec<String>)
     assert_eq!(doc.status, "failed");
 }
 
+/// ext4's error trigger of a scratch file system (`/sys/fs/ext4/DEV/trigger_fs_error`), or
+/// skip `test` when the kernel has none.
+pub fn fs_error_trigger_or_skip(test: &str, fs: &crate::common::ScratchFs) -> Option<PathBuf> {
+    let dev = fs.loop_dev.as_ref().unwrap().name();
+    let trigger = PathBuf::from(format!("/sys/fs/ext4/{dev}/trigger_fs_error"));
+    if trigger.exists() {
+        Some(trigger)
+    } else {
+        crate::common::skip(test, format_args!("no {}", trigger.display()));
+        None
+    }
+}
+
 /// Start `iolab run --preset real` (1 s per test) on `target` with `extra` flags and wait
-/// until its first test is saved under `out`: the moment the fault tests strike.
+/// until its first test is saved under `out`: the moment the fault tests strike. Time-based,
+/// four tests of 1 s: three seconds of run are left then, and the fault follows within
+/// milliseconds, so it always lands mid-run however slow the machine.
 pub fn real_run_after_first_test(
     target: &str,
     extra: &[&str],
