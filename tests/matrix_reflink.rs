@@ -5,7 +5,6 @@
 mod common;
 mod matrix_support;
 
-
 use iolab::model::ResultDoc;
 use matrix_support::*;
 use serde_json::Value;

@@ -6,7 +6,6 @@
 mod common;
 mod matrix_support;
 
-
 use iolab::model::files::FilesSpace;
 use matrix_support::*;
 

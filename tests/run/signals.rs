@@ -94,12 +94,24 @@ fn a_second_run_on_the_same_target_is_refused() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
+    // The lock is taken before the signal handlers are in place; the test file is made
+    // after. Waiting for the test file means the SIGINT below meets a run that can clean up.
     let lock = d.path().join(".iolab.lock");
+    let running = || {
+        lock.exists()
+            && entries(d.path()).iter().any(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("iolab-test-"))
+            })
+    };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while !lock.exists() && std::time::Instant::now() < deadline {
+    while !running() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    assert!(lock.exists(), "the first run took its lock within 120 s");
+    assert!(
+        running(),
+        "the first run took its lock and made its file within 120 s"
+    );
     let out = iolab_in(
         d.path(),
         &[
