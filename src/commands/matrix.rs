@@ -17,7 +17,7 @@ use anyhow::{Context, Result};
 use crate::cli::matrix::MatrixArgs;
 use crate::fs::instance::{FsInstance, Place, SetupError, Spec};
 use crate::fs::state::StateFile;
-use crate::model::{ResultDoc, ResultSink, Warning};
+use crate::model::{ResultDoc, ResultSink, Warning, WarningCode};
 use crate::runner::{ProgressMode, RunContext};
 use plan::{PlaceReq, Plan};
 
@@ -108,14 +108,14 @@ pub fn execute(args: &MatrixArgs, argv: Vec<String>) -> Result<i32> {
     let mut doc = ResultDoc::new("matrix", argv, crate::sysinfo::capture_environment(&dir));
     if plan.repeat.max_runs() < 2 && !plan.workloads.is_empty() {
         doc.warn(Warning {
-            code: "no-spread".into(),
+            code: WarningCode::NoSpread,
             message: "one run (one fresh file system) per configuration: no spread can be given; use --repeat 3".into(),
             test: None,
         });
     }
     for n in &plan.notes {
         doc.warn(Warning {
-            code: "matrix-note".into(),
+            code: WarningCode::MatrixNote,
             message: n.clone(),
             test: None,
         });

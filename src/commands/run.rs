@@ -5,7 +5,7 @@ use anyhow::{Context, Result};
 
 use crate::cli::run::RunArgs;
 use crate::config::RunConfig;
-use crate::model::{ResultDoc, ResultSink, TestResult, Warning};
+use crate::model::{ResultDoc, ResultSink, TestResult, Warning, WarningCode};
 use crate::runner::block::{LiveCounters, run_block_test, settings_of};
 use crate::runner::progress::Progress;
 use crate::runner::repeat::{spread_warnings, summarize_test};
@@ -98,7 +98,7 @@ pub fn run_with_hooks(
     let buffered = !direct_requested || !target.direct_ok;
     if buffered && target.size < 2 * doc.environment.ram_bytes {
         doc.warn(Warning {
-            code: "page-cache".into(),
+            code: WarningCode::PageCache,
             message: format!(
                 "buffered I/O on {} with a test size under 2x RAM ({}): the page cache, not the device, may decide the result; use --direct true or --size above {}",
                 crate::units::fmt_size_iec(target.size),
@@ -132,7 +132,7 @@ pub fn run_with_hooks(
         p.finish(&crate::units::fmt_size_iec(target.size));
     } else if cfg.tests.iter().any(|t| t.reads()) {
         doc.warn(Warning {
-            code: "not-prefilled".into(),
+            code: WarningCode::NotPrefilled,
             message: "the target was not prefilled (a device without --allow-destroy, or --prefill false): never-written or trimmed areas may read back without touching the media".into(),
             test: None,
         });
@@ -296,7 +296,7 @@ pub fn run_with_hooks(
                     }
                     if cpu_pct > crate::runner::block::CPU_BOUND_PCT {
                         doc.warn(Warning {
-                            code: "cpu-bound".into(),
+                            code: WarningCode::CpuBound,
                             message: format!(
                                 "a job thread used {cpu_pct:.0} % of a CPU: iolab, not the device, may have been the limit; add --jobs or use --engine uring with a higher --iodepth"
                             ),

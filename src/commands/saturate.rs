@@ -12,7 +12,9 @@ use anyhow::{Context, Result};
 use crate::cli::saturate::{SaturateArgs, SweepKind};
 use crate::commands::run::finish_doc;
 use crate::model::saturate::{Answer, AnswerDetail, CurvePoint};
-use crate::model::{Environment, ResultDoc, ResultSink, RunResult, TestResult, Warning};
+use crate::model::{
+    Environment, ResultDoc, ResultSink, RunResult, TestResult, Warning, WarningCode,
+};
 use crate::runner::block::{CPU_BOUND_PCT, LiveCounters};
 use crate::runner::progress::Progress;
 use crate::runner::target::{TargetKind, TestTarget};
@@ -119,7 +121,7 @@ pub fn saturate_with_hooks(
     let sweep_secs = started.elapsed().as_secs_f64() - fill_secs;
     if outcome.is_ok() && sweep_secs > 1.2 * hi {
         doc.warn(Warning {
-            code: "over-estimate".into(),
+            code: WarningCode::OverEstimate,
             message: format!(
                 "the sweeps took {}, more than 20 % over the estimate ({}): setup or draining the queues was slow",
                 render::fmt_secs(sweep_secs),
@@ -252,7 +254,7 @@ fn run_all(
         .collect();
     if !unfilled.is_empty() {
         doc.warn(Warning {
-            code: "not-prefilled".into(),
+            code: WarningCode::NotPrefilled,
             message: format!(
                 "{} not prefilled (no --allow-destroy): never-written or trimmed areas may read back without touching the media",
                 unfilled.join(", ")
@@ -473,14 +475,14 @@ fn run_sweep(
     test.answer = Some(answer);
     if outcome.inconsistent {
         doc.warn(Warning {
-            code: "noisy-curve".into(),
+            code: WarningCode::NoisyCurve,
             message: "a depth held the limit although a smaller depth broke it: the device (or the machine) is noisy; consider a longer --step-duration".into(),
             test: Some(name.clone()),
         });
     }
     if outcome.thrashed {
         doc.warn(Warning {
-            code: "thrashing".into(),
+            code: WarningCode::Thrashing,
             message: "IOPS fell for two depth steps in a row: past the knee, more parallel requests only queue up".into(),
             test: Some(name.clone()),
         });
@@ -512,7 +514,7 @@ fn note_step_warnings(
     }
     if res.engines.iter().any(|e| e != cfg.engine.name()) {
         doc.warn(Warning {
-            code: "engine-fallback".into(),
+            code: WarningCode::EngineFallback,
             message: format!(
                 "the {} engine was not available for every job (ran: {}); depths above 1 were not really in flight",
                 cfg.engine.name(),
@@ -529,7 +531,7 @@ fn note_step_warnings(
         .unwrap_or(0.0);
     if busiest > CPU_BOUND_PCT {
         doc.warn(Warning {
-            code: "cpu-bound".into(),
+            code: WarningCode::CpuBound,
             message: format!(
                 "from depth {depth} a job thread used {busiest:.0} % of a CPU: iolab may be the limit there; sweep --jobs too"
             ),

@@ -11,7 +11,7 @@ use crate::analysis::slack::rules::FsRules;
 use crate::analysis::slack::{Inventory, apply_costs, cost, csv, recommend, scan, unit_row, units};
 use crate::cli::slack::SlackArgs;
 use crate::model::slack::{CostModel, SlackResult};
-use crate::model::{ResultDoc, ResultSink, Warning};
+use crate::model::{ResultDoc, ResultSink, Warning, WarningCode};
 use crate::runner::StopFlag;
 use crate::usage;
 
@@ -70,16 +70,16 @@ pub fn compute(
 }
 
 fn warnings(doc: &mut ResultDoc, r: &SlackResult) {
-    let mut warn = |code: &str, message: String| {
+    let mut warn = |code: WarningCode, message: String| {
         doc.warn(Warning {
-            code: code.into(),
+            code,
             message,
             test: None,
         })
     };
     if r.scan.unreadable > 0 {
         warn(
-            "unreadable-entries",
+            WarningCode::UnreadableEntries,
             format!(
                 "{} entries could not be read and were skipped, e.g. {}",
                 r.scan.unreadable,
@@ -89,7 +89,7 @@ fn warnings(doc: &mut ResultDoc, r: &SlackResult) {
     }
     if let Some(row) = r.units.iter().find(|u| u.too_large_files > 0) {
         warn(
-            "too-large-for-fs",
+            WarningCode::TooLargeForFs,
             format!(
                 "{} files are larger than {} can store ({} B at most); they are left out of the allocation{}",
                 row.too_large_files,
@@ -104,10 +104,10 @@ fn warnings(doc: &mut ResultDoc, r: &SlackResult) {
         );
     }
     if r.scan.files == 0 {
-        warn("no-files", "no regular files found".into());
+        warn(WarningCode::NoFiles, "no regular files found".into());
     }
     if r.cost_model.source == "defaults" {
-        warn("cost-defaults", r.cost_model.note.clone());
+        warn(WarningCode::CostDefaults, r.cost_model.note.clone());
     }
 }
 

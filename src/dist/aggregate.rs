@@ -7,7 +7,7 @@ use crate::dist::ClockOffset;
 use crate::model::dist::{DistRun, RankWindow};
 use crate::model::files::FilesRunDetail;
 use crate::model::{
-    CpuUsage, DirectionStats, IntervalPoint, RunResult, Summary, TestResult, Warning,
+    CpuUsage, DirectionStats, IntervalPoint, RunResult, Summary, TestResult, Warning, WarningCode,
 };
 
 /// A straggler spread above this (median over runs) is a warning.
@@ -355,7 +355,7 @@ pub fn dist_warnings_of(
         && let Some(d) = runs.iter().rev().find_map(|r| r.dist.as_ref())
     {
         out.push(Warning {
-            code: "straggler".into(),
+            code: WarningCode::Straggler,
             message: format!(
                 "rank {} ({}) ran {:.1} % below rank {} ({}) (median over runs): the totals are those of uneven clients; check that host's network, mount options and load",
                 d.slowest_rank,
@@ -376,7 +376,7 @@ pub fn dist_warnings_of(
         .collect();
     if !skews.is_empty() && crate::stats::summary::median(&skews) > START_SKEW_WARN_PCT {
         out.push(Warning {
-            code: "start-skew".into(),
+            code: WarningCode::StartSkew,
             message: format!(
                 "the ranks started their measured windows {:.1} % of the window apart (median over runs): the common window includes time when not every rank was running, so the totals are low; use longer runs (--duration; --step-duration for saturate; more files per portion for files)",
                 crate::stats::summary::median(&skews)
@@ -393,7 +393,7 @@ pub fn dist_warnings_of(
         && o.offset_ns.unsigned_abs() as f64 > 0.01 * shortest as f64
     {
         out.push(Warning {
-            code: "clock-offset".into(),
+            code: WarningCode::ClockOffset,
             message: format!(
                 "rank {rank}'s clock is {} off rank 0's (ping-pong estimate, good to ±{}), more than 1 % of a {} run: the windows were corrected by the estimate; synchronize the clocks (chrony/NTP) so the figures do not depend on it",
                 crate::units::fmt_ns(o.offset_ns.unsigned_abs() as f64),
@@ -573,8 +573,8 @@ mod tests {
         t
     }
 
-    fn codes(w: &[Warning]) -> Vec<&str> {
-        w.iter().map(|w| w.code.as_str()).collect()
+    fn codes(w: &[Warning]) -> Vec<&WarningCode> {
+        w.iter().map(|w| &w.code).collect()
     }
 
     #[test]
@@ -595,7 +595,14 @@ mod tests {
             },
         ];
         let w = dist_warnings(&t, &[(0, "fast"), (1, "slow")], &offsets);
-        assert_eq!(codes(&w), vec!["straggler", "start-skew", "clock-offset"]);
+        assert_eq!(
+            codes(&w),
+            [
+                &WarningCode::Straggler,
+                &WarningCode::StartSkew,
+                &WarningCode::ClockOffset
+            ]
+        );
         assert!(
             w[0].message
                 .contains("rank 1 (slow) ran 60.0 % below rank 0 (fast)")

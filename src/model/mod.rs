@@ -13,12 +13,15 @@ pub mod matrix;
 pub mod saturate;
 pub mod slack;
 pub mod trace;
+pub mod warning;
 
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+pub use warning::WarningCode;
 
 /// Bumped on any incompatible change. Readers refuse newer versions with a clear message.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -108,7 +111,7 @@ pub struct Environment {
 /// A warning: a stable machine code and a sentence that says what to do.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Warning {
-    pub code: String,
+    pub code: WarningCode,
     pub message: String,
     /// The test it applies to; `None` for the whole run.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -247,7 +247,7 @@ pub fn warnings(doc: &ResultDoc) -> Vec<(String, String)> {
                 Some(t) => format!("{t}: {}", w.message),
                 None => w.message.clone(),
             };
-            (w.code.clone(), text)
+            (w.code.to_string(), text)
         })
         .collect();
     for t in all_tests(doc) {

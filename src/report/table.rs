@@ -3,7 +3,7 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 
-use crate::model::{DirectionStats, LatencyStats, ResultDoc, RunResult, TestResult};
+use crate::model::{DirectionStats, LatencyStats, ResultDoc, RunResult, TestResult, WarningCode};
 use crate::stats::summary::median;
 use crate::units::{fmt_mb_per_s, fmt_ns, fmt_thousands};
 
@@ -260,10 +260,10 @@ pub fn render_block_table(doc: &ResultDoc) -> String {
 /// Warnings, one per line, for any table footer.
 pub fn render_warnings(doc: &ResultDoc) -> String {
     let mut out = String::new();
-    let mut seen_codes: Vec<&str> = Vec::new();
+    let mut seen_codes: Vec<&WarningCode> = Vec::new();
     for w in &doc.warnings {
         // The advice after the first ": " is printed once per code; repeats keep the finding.
-        let message = if seen_codes.contains(&w.code.as_str()) {
+        let message = if seen_codes.contains(&&w.code) {
             w.message.split(": ").next().unwrap_or(&w.message)
         } else {
             seen_codes.push(&w.code);

@@ -14,7 +14,7 @@ use anyhow::{Context, Result, anyhow};
 use crate::engine::buffer::both_huge;
 use crate::engine::buffer::{DataGen, splitmix};
 use crate::engine::{Completion, Op, open_engine};
-use crate::model::{BlockSettings, CpuUsage, RunResult, Warning};
+use crate::model::{BlockSettings, CpuUsage, RunResult, Warning, WarningCode};
 use crate::runner::cpu;
 use crate::runner::recorder::{JobRecorder, direction_stats};
 use crate::runner::signals::StopFlag;
@@ -180,7 +180,7 @@ pub fn run_block_test(
             ghuge = both_huge(ghuge, out.huge_pages);
             for w in out.warnings {
                 let w = Warning {
-                    code: "engine".into(),
+                    code: WarningCode::Engine,
                     message: w,
                     test: Some(spec.name.clone()),
                 };

@@ -1,7 +1,7 @@
 //! Repeats: how many runs, when `--repeat auto` may stop, and the summary and honesty
 //! warnings of a finished test.
 
-use crate::model::{Summary, TestResult, Warning};
+use crate::model::{Summary, TestResult, Warning, WarningCode};
 use crate::stats::summary::{ci_half_width_rel, summarize};
 
 /// How many runs per test.
@@ -147,13 +147,13 @@ pub fn spread_warnings(t: &TestResult, mode: &RepeatMode) -> Vec<Warning> {
     };
     if s.n < 2 {
         w.push(Warning {
-            code: "no-spread".into(),
+            code: WarningCode::NoSpread,
             message: "only one run: no spread or confidence interval can be given; use --repeat 3 or more".into(),
             test: Some(t.name.clone()),
         });
     } else if s.cv > 0.05 {
         w.push(Warning {
-            code: "noisy".into(),
+            code: WarningCode::Noisy,
             message: format!(
                 "runs differ by {:.1} % (coefficient of variation above 5 %): something else used the device or CPU, or the device changes state (cache, garbage collection); use more repeats (--repeat auto) or longer runs (--duration for block tests, more files per portion for small files)",
                 s.cv * 100.0
@@ -163,7 +163,7 @@ pub fn spread_warnings(t: &TestResult, mode: &RepeatMode) -> Vec<Warning> {
     }
     if !s.outliers.is_empty() {
         w.push(Warning {
-            code: "outlier-run".into(),
+            code: WarningCode::OutlierRun,
             message: format!(
                 "run(s) {} are outliers (modified Z-score > 3.5)",
                 s.outliers
@@ -184,7 +184,7 @@ pub fn spread_warnings(t: &TestResult, mode: &RepeatMode) -> Vec<Warning> {
         let rest = crate::stats::summary::mean(&values[1..]);
         if values[0] < rest * 0.85 {
             w.push(Warning {
-                code: "slow-first-run".into(),
+                code: WarningCode::SlowFirstRun,
                 message: format!(
                     "the first run was {:.0} % slower than the others: a cold cache or device warm-up; add a warm-up (--ramp for block tests) or more repeats",
                     (1.0 - values[0] / rest) * 100.0
@@ -197,7 +197,7 @@ pub fn spread_warnings(t: &TestResult, mode: &RepeatMode) -> Vec<Warning> {
         let rel = ci_half_width_rel(s);
         if s.n >= max && rel > target_ci {
             w.push(Warning {
-                code: "ci-not-reached".into(),
+                code: WarningCode::CiNotReached,
                 message: format!(
                     "gave up after {max} runs: the 95 % CI is still ±{:.1} % (target ±{:.1} %)",
                     rel * 100.0,

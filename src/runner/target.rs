@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::engine::buffer::{AlignedBuf, DataGen, Pattern};
-use crate::model::Warning;
+use crate::model::{Warning, WarningCode};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TargetKind {
@@ -217,7 +217,7 @@ impl TestTarget {
     /// Warning when O_DIRECT was asked for but the file system refused it.
     pub fn direct_warning(&self, direct_requested: bool) -> Option<Warning> {
         (direct_requested && !self.direct_ok).then(|| Warning {
-            code: "direct-fallback".into(),
+            code: WarningCode::DirectFallback,
             message: format!(
                 "O_DIRECT is not supported on {} (tmpfs and some FUSE file systems refuse it); fell back to buffered I/O, so the page cache is part of the result",
                 self.path.display()

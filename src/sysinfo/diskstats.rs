@@ -9,8 +9,8 @@
 use std::path::Path;
 use std::time::Instant;
 
-use crate::model::Warning;
 use crate::model::device::DeviceCounters;
+use crate::model::{Warning, WarningCode};
 
 /// One line of /proc/diskstats (fields as documented in Documentation/admin-guide/iostats.rst).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -146,7 +146,7 @@ pub fn cache_absorbed_warning(device: &DeviceCounters, app_written_bytes: u64) -
         return None;
     }
     Some(Warning {
-        code: "cache-absorbed".into(),
+        code: WarningCode::CacheAbsorbed,
         message: format!(
             "the application wrote {} but {} saw only {} written ({:.0} %): the page cache absorbed the writes (or compression/deduplication below shrank them) and the figure measures memory, not the device; use direct I/O, fsync, or a size above 2x RAM",
             crate::units::fmt_size_iec(app_written_bytes),
@@ -218,7 +218,7 @@ mod tests {
     fn cache_absorbed_only_when_device_saw_little() {
         let app = 64 << 20;
         let w = cache_absorbed_warning(&counters(1 << 20), app).unwrap();
-        assert_eq!(w.code, "cache-absorbed");
+        assert_eq!(w.code, WarningCode::CacheAbsorbed);
         assert!(w.message.contains("64.0 MiB"), "{}", w.message);
         assert!(w.message.contains("loop9"), "{}", w.message);
         assert!(cache_absorbed_warning(&counters(app), app).is_none());

@@ -98,7 +98,7 @@ pub fn mapping_is_huge(addr: usize) -> Option<bool> {
 pub fn small_pages_warning(test: &str) -> crate::model::Warning {
     let mode = thp_mode().unwrap_or_else(|| "unknown".into());
     crate::model::Warning {
-        code: "small-pages".into(),
+        code: crate::model::WarningCode::SmallPages,
         message: format!(
             "the I/O buffers are on 4 KiB pages, not huge pages (transparent_hugepage: {mode}; \
              or memory too fragmented): a large direct I/O is then a list of scattered pages, \
@@ -158,7 +158,7 @@ AnonHugePages:      2048 kB
     #[test]
     fn small_pages_warning_names_the_policy_and_the_remedy() {
         let w = small_pages_warning("SEQ1M Q8T1 read");
-        assert_eq!(w.code, "small-pages");
+        assert_eq!(w.code, crate::model::WarningCode::SmallPages);
         assert_eq!(w.test.as_deref(), Some("SEQ1M Q8T1 read"));
         assert!(
             w.message.contains("transparent_hugepage: "),

@@ -201,7 +201,7 @@ pub fn capture_environment(target: &Path) -> Environment {
 /// The warning for queue-depth-1 tests on a KVM guest whose idle vCPUs halt at once.
 pub fn vcpu_halt_warning(env: &Environment) -> Option<crate::model::Warning> {
     (env.guest_halt_poll_ns == Some(0)).then(|| crate::model::Warning {
-        code: "vcpu-halt".into(),
+        code: crate::model::WarningCode::VcpuHalt,
         message: "this KVM guest halts idle vCPUs at once (cpuidle-haltpoll, guest_halt_poll_ns = 0): at queue depth 1 much of each I/O's latency is the host waking a vCPU, not the device (4 KiB QD1 on a loop device: 2.7x the IOPS with the kernel's default 200000); compare QD1 results only with runs on the same setting; each run's idle_entries_per_io in the JSON counts the halts per I/O".into(),
         test: None,
     })
@@ -219,7 +219,7 @@ mod vcpu_tests {
             ..Default::default()
         };
         let w = vcpu_halt_warning(&env).expect("warns at 0");
-        assert_eq!(w.code, "vcpu-halt");
+        assert_eq!(w.code, crate::model::WarningCode::VcpuHalt);
         assert!(w.message.contains("guest_halt_poll_ns = 0"));
         env.guest_halt_poll_ns = Some(200_000);
         assert!(vcpu_halt_warning(&env).is_none());

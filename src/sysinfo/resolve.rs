@@ -123,7 +123,7 @@ pub fn no_device_reason(path: &Path) -> Option<String> {
 /// device counters and no write amplification. The caller may set `test`.
 pub fn no_device_warning(path: &Path) -> Option<crate::model::Warning> {
     no_device_reason(path).map(|r| crate::model::Warning {
-        code: "no-device-counters".into(),
+        code: crate::model::WarningCode::NoDeviceCounters,
         message: r,
         test: None,
     })
@@ -315,7 +315,7 @@ mod tests {
     #[test]
     fn proc_has_no_device() {
         let w = no_device_warning(Path::new("/proc/self")).unwrap();
-        assert_eq!(w.code, "no-device-counters");
+        assert_eq!(w.code, crate::model::WarningCode::NoDeviceCounters);
         let r = no_device_reason(Path::new("/proc/self")).unwrap();
         assert!(r.contains("proc"), "{r}");
         assert!(r.contains("pseudo"), "{r}");

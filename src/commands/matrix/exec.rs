@@ -15,7 +15,7 @@ use crate::fs::state::StateFile;
 use crate::model::matrix::{
     ConfigRun, ConfigurationResult, DfSample, SpaceRecord, WorkloadOutcome,
 };
-use crate::model::{ResultDoc, ResultSink, Warning};
+use crate::model::{ResultDoc, ResultSink, Warning, WarningCode};
 use crate::runner::RunContext;
 use crate::runner::progress::Progress;
 use crate::units::fmt_size_iec;
@@ -65,7 +65,12 @@ fn settled_df(dir: &Path, before: &DfSample) -> DfSample {
 
 /// Warnings about the spread of one workload's own runs: the matrix judges the spread over
 /// all fresh file systems of a configuration instead.
-const SPREAD_CODES: &[&str] = &["no-spread", "noisy", "outlier-run", "slow-first-run"];
+const SPREAD_CODES: &[WarningCode] = &[
+    WarningCode::NoSpread,
+    WarningCode::Noisy,
+    WarningCode::OutlierRun,
+    WarningCode::SlowFirstRun,
+];
 
 fn is_interrupt(e: &anyhow::Error) -> bool {
     e.chain()
@@ -169,7 +174,7 @@ impl Exec<'_> {
         let mut ws = Vec::new();
         for t in &cfg.tests {
             for mut w in crate::runner::repeat::spread_warnings(t, &self.plan.repeat) {
-                if w.code == "no-spread" {
+                if w.code == WarningCode::NoSpread {
                     continue;
                 }
                 w.test = Some(format!("{}: {}", cfg.label, t.name));
@@ -223,7 +228,7 @@ impl Exec<'_> {
                 return self.close(inst, rec, cfg, Some(why));
             }
             Err(e) => warnings.push(Warning {
-                code: "unit-unknown".into(),
+                code: WarningCode::UnitUnknown,
                 message: format!("the allocation unit could not be read back: {e}"),
                 test: Some(cp.label.clone()),
             }),
@@ -255,7 +260,7 @@ impl Exec<'_> {
             match out {
                 Ok(o) => {
                     for mut wn in o.warnings {
-                        if SPREAD_CODES.contains(&wn.code.as_str()) {
+                        if SPREAD_CODES.contains(&wn.code) {
                             continue;
                         }
                         wn.test = Some(match wn.test {
@@ -307,7 +312,7 @@ impl Exec<'_> {
         let kept = after.used_bytes.saturating_sub(before.used_bytes);
         if kept > SPACE_SLACK.max(before.total_bytes / 100) {
             warnings.push(Warning {
-                code: "space-not-returned".into(),
+                code: WarningCode::SpaceNotReturned,
                 message: format!(
                     "{} more used after {} than before it, although the workload removed its files: the file system did not give the space back (later runs on it would differ)",
                     fmt_size_iec(kept),

@@ -20,7 +20,7 @@ use super::sharing::{Evidence, classify, tree_sharing};
 use super::verify::{TreeHashes, compare, failure, hash_tree};
 use crate::cli::copy::CopyMethod;
 use crate::model::copy::{CopyRunDetail, SpaceAccounting};
-use crate::model::{ResultDoc, ResultSink, RunResult, Warning};
+use crate::model::{ResultDoc, ResultSink, RunResult, Warning, WarningCode};
 use crate::runner::RunContext;
 use crate::runner::ownership::WorkDir;
 use crate::runner::progress::Progress;
@@ -117,7 +117,7 @@ pub fn run_copy(
     };
     if cfg.skipped_entries > 0 {
         doc.warn(Warning {
-            code: "source-skipped".into(),
+            code: WarningCode::SourceSkipped,
             message: format!(
                 "{} entries of --source are neither files nor directories (symlinks, devices, sockets) and were not copied",
                 cfg.skipped_entries
@@ -128,7 +128,7 @@ pub fn run_copy(
     let can_drop = drop_caches();
     if !can_drop {
         doc.warn(Warning {
-            code: "cache-warm".into(),
+            code: WarningCode::CacheWarm,
             message: "not root: the page cache could not be dropped between phases, so the read and copy phases may be served from RAM (their results are labelled warm); run as root for cold-cache numbers".into(),
             test: None,
         });
@@ -136,7 +136,7 @@ pub fn run_copy(
     let ram_fs = crate::sysinfo::mounts::mount_of(&s.ram_dir).map(|m| m.fs_type);
     if !matches!(ram_fs.as_deref(), Some("tmpfs" | "ramfs")) {
         doc.warn(Warning {
-            code: "ram-dir-not-ram".into(),
+            code: WarningCode::RamDirNotRam,
             message: format!(
                 "the RAM dir {} is on {}, not tmpfs: the source side of the write phase is not free and may limit the result; give a tmpfs with --ram-dir",
                 s.ram_dir.display(),

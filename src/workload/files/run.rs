@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 
 use crate::cli::files::{Layout, Method, SyncMode};
 use crate::model::files::{FilesRunDetail, FilesSpace};
-use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning};
+use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning, WarningCode};
 use crate::runner::RunContext;
 use crate::runner::progress::Progress;
 use crate::runner::repeat::spread_warnings;
@@ -299,7 +299,7 @@ fn noise_controls(cfg: &FilesConfig, doc: &mut ResultDoc) -> Result<()> {
         let rc = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, -10) };
         if rc != 0 {
             doc.warn(Warning {
-                code: "nice-denied".into(),
+                code: WarningCode::NiceDenied,
                 message: format!(
                     "--nice: could not raise the priority ({}); run as root or with CAP_SYS_NICE",
                     std::io::Error::last_os_error()
@@ -310,7 +310,7 @@ fn noise_controls(cfg: &FilesConfig, doc: &mut ResultDoc) -> Result<()> {
     }
     if cfg.drop_caches && !crate::os::is_root() {
         doc.warn(Warning {
-            code: "drop-caches-denied".into(),
+            code: WarningCode::DropCachesDenied,
             message: "--drop-caches needs root: the page cache was not dropped between phases, so stat and read may be served from memory".into(),
             test: None,
         });
@@ -341,7 +341,7 @@ fn prepare_reference(cfg: &FilesConfig, root: &RunRoot, doc: &mut ResultDoc) -> 
             r.move_to_dir(root.fd.as_raw_fd(), c".reference")
                 .context("cannot write the reference file on the target")?;
             doc.warn(Warning {
-                code: "reference-on-target".into(),
+                code: WarningCode::ReferenceOnTarget,
                 message: format!(
                     "copy_file_range from memory to this file system failed ({e}); the reference file was put on the target (its page cache keeps it in RAM); on btrfs/xfs this may share extents (reflink) instead of writing data"
                 ),
@@ -582,7 +582,7 @@ fn finish_size(cfg: &FilesConfig, doc: &mut ResultDoc, base: usize) {
         && cv > PORTION_CV_LIMIT
     {
         warns.push(Warning {
-            code: "portion-spread".into(),
+            code: WarningCode::PortionSpread,
             message: format!(
                 "portions of one run differ by up to {:.1} % (coefficient of variation over {:.0} %){}: something else used the CPU or the device; pin with --cpu, stop other programs, or use more files per portion",
                 cv * 100.0,

@@ -12,7 +12,7 @@ use crate::config::{
 };
 use crate::engine::EngineKind;
 use crate::error::UsageError;
-use crate::model::Warning;
+use crate::model::{Warning, WarningCode};
 use crate::runner::target::{TargetKind, block_device_size, classify, direct_supported};
 use crate::units::fmt_size_iec;
 
@@ -452,7 +452,7 @@ fn size_target(
     }
     if !direct {
         warnings.push(Warning {
-            code: "buffered".into(),
+            code: WarningCode::Buffered,
             message: format!(
                 "{shown} refused O_DIRECT; running buffered (--allow-buffered): the page cache takes part in every latency"
             ),
@@ -473,7 +473,7 @@ fn size_target(
 
 fn small_warning(message: String) -> Warning {
     Warning {
-        code: "small-test-size".into(),
+        code: WarningCode::SmallTestSize,
         message,
         test: None,
     }

@@ -12,7 +12,7 @@ use super::format::Workload;
 use super::runner::{self, OpAcc, StreamOutcome};
 use crate::error::UsageError;
 use crate::model::trace::{OpResult, StreamResult, StreamSpec, TraceRunDetail, TraceTestDetail};
-use crate::model::{RunResult, TestResult, Warning};
+use crate::model::{RunResult, TestResult, Warning, WarningCode};
 use crate::runner::RunContext;
 use crate::runner::progress::Progress;
 use crate::runner::repeat::{RepeatMode, spread_warnings, summarize_test};
@@ -271,7 +271,7 @@ pub fn run_test(
                 for s in r.trace.iter().flat_map(|t| &t.streams) {
                     if s.rate_held == Some(false) {
                         warnings.push(Warning {
-                            code: "rate-missed".into(),
+                            code: WarningCode::RateMissed,
                             message: format!(
                                 "stream {} copy {} missed {} of {} deadlines at {} MB/s: the rate was not held",
                                 s.name,
