@@ -34,7 +34,7 @@ pub fn execute(args: &CopyArgs, argv: Vec<String>) -> Result<i32> {
         crate::sysinfo::capture_environment(&cfg.target),
     );
     let outcome = phases::run_copy(&cfg, &ctx, &mut doc, &sink);
-    crate::commands::run::finish_doc(&mut doc, &outcome);
+    doc.finish(&outcome);
     sink.save(&doc)?;
     if cfg.json {
         println!("{}", serde_json::to_string_pretty(&doc)?);

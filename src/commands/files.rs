@@ -34,7 +34,7 @@ pub fn execute(args: &FilesArgs, argv: Vec<String>) -> Result<i32> {
     let outcome = run_with(&cfg, &ctx, &mut doc, &sink);
     let kept = outcome.as_ref().ok().cloned().flatten();
     let outcome = outcome.map(|_| ());
-    super::run::finish_doc(&mut doc, &outcome);
+    doc.finish(&outcome);
     sink.save(&doc)?;
     if cfg.json {
         println!("{}", serde_json::to_string_pretty(&doc)?);

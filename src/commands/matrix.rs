@@ -149,7 +149,7 @@ pub fn execute(args: &MatrixArgs, argv: Vec<String>) -> Result<i32> {
             }
         }
     }
-    super::run::finish_doc(&mut doc, &outcome);
+    doc.finish(&outcome);
     sink.save(&doc)?;
     if args.keep_image {
         crate::eline!("iolab: images kept in {}", dir.display());

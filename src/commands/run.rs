@@ -32,7 +32,7 @@ pub fn execute(args: &RunArgs, argv: Vec<String>) -> Result<i32> {
         crate::sysinfo::capture_environment(&cfg.target),
     );
     let outcome = run_with(&cfg, &ctx, &mut doc, &sink);
-    finish_doc(&mut doc, &outcome);
+    doc.finish(&outcome);
     sink.save(&doc)?;
     if cfg.json {
         println!("{}", serde_json::to_string_pretty(&doc)?);
@@ -43,21 +43,6 @@ pub fn execute(args: &RunArgs, argv: Vec<String>) -> Result<i32> {
         }
     }
     outcome.map(|_| 0)
-}
-
-/// Record the final status of a run in its document.
-pub fn finish_doc(doc: &mut ResultDoc, outcome: &Result<()>) {
-    doc.finished_at = Some(crate::model::now_rfc3339());
-    match outcome {
-        Ok(()) => doc.status = "complete".into(),
-        Err(e) => {
-            let interrupted = e
-                .chain()
-                .any(|c| c.downcast_ref::<crate::error::Interrupted>().is_some());
-            doc.status = if interrupted { "interrupted" } else { "failed" }.into();
-            doc.error = Some(format!("{e:#}"));
-        }
-    }
 }
 
 /// Run every test of `cfg` into `doc`, saving after each test. Used by `iolab run` and by

@@ -10,7 +10,6 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use crate::cli::saturate::{SaturateArgs, SweepKind};
-use crate::commands::run::finish_doc;
 use crate::model::saturate::{Answer, AnswerDetail, CurvePoint};
 use crate::model::{Environment, ResultDoc, ResultSink, RunResult, TestResult, Warning};
 use crate::runner::block::{CPU_BOUND_PCT, LiveCounters};
@@ -43,7 +42,7 @@ pub fn execute(args: &SaturateArgs, argv: Vec<String>) -> Result<i32> {
     let env = crate::sysinfo::capture_environment(&cfg.targets[0].path);
     let mut doc = new_doc(&cfg, argv, env);
     let (outcome, timing) = saturate_with_hooks(&cfg, &ctx, &mut doc, &sink, None, true);
-    finish_doc(&mut doc, &outcome);
+    doc.finish(&outcome);
     sink.save(&doc)?;
     print_result(&doc, &cfg, &timing, sink.path.as_deref(), "")?;
     outcome.map(|_| 0)

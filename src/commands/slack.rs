@@ -152,7 +152,7 @@ pub fn execute(args: &SlackArgs, argv: Vec<String>) -> Result<i32> {
     doc.slack = Some(result);
     // An interrupted scan is saved as such (partial counts), then exits 130/143/129.
     let outcome = stop.check().map_err(anyhow::Error::new);
-    super::run::finish_doc(&mut doc, &outcome);
+    doc.finish(&outcome);
     sink.save(&doc)?;
     outcome?;
     if args.out.json {

@@ -6,7 +6,6 @@
 use anyhow::{Context, Result};
 
 use crate::cli::trace::{TraceArgs, TraceCmd, TraceListArgs, TraceRunArgs};
-use crate::commands::run::finish_doc;
 use crate::model::{ResultDoc, ResultSink, TestResult};
 use crate::runner::{ProgressMode, RunContext};
 use crate::units::{fmt_mb_per_s, fmt_ns, fmt_size_iec};
@@ -43,7 +42,7 @@ pub fn finish(
     outcome: Result<()>,
     json: bool,
 ) -> Result<i32> {
-    finish_doc(doc, &outcome);
+    doc.finish(&outcome);
     sink.save(doc)?;
     if json {
         println!("{}", serde_json::to_string_pretty(doc)?);
