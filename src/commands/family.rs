@@ -30,6 +30,18 @@ pub struct Output<'a> {
     pub seed: Option<u64>,
 }
 
+impl<'a> Output<'a> {
+    /// JSON or table into `dir`, with progress lines and the default seed.
+    pub fn to(json: bool, dir: Option<&'a Path>) -> Output<'a> {
+        Output {
+            json,
+            dir,
+            quiet: false,
+            seed: None,
+        }
+    }
+}
+
 /// A measuring subcommand, as `execute` runs it.
 pub trait Family {
     /// The subcommand: the document's `command` and the result file's name prefix.

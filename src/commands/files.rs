@@ -40,12 +40,7 @@ impl Family for FilesFamily {
     }
 
     fn output(&self) -> Output<'_> {
-        Output {
-            json: self.cfg.json,
-            dir: self.cfg.output.as_deref(),
-            quiet: false,
-            seed: None,
-        }
+        Output::to(self.cfg.json, self.cfg.output.as_deref())
     }
 
     fn environment_path(&self) -> PathBuf {

@@ -146,12 +146,10 @@ impl Family for SlackFamily<'_> {
     }
 
     fn output(&self) -> Output<'_> {
-        Output {
-            json: self.args.out.json,
-            dir: (!self.args.out.no_save).then_some(self.args.out.output.as_path()),
-            quiet: false,
-            seed: None,
-        }
+        Output::to(
+            self.args.out.json,
+            (!self.args.out.no_save).then_some(self.args.out.output.as_path()),
+        )
     }
 
     /// The scanned directory, or the directory holding the CSV file.

@@ -63,12 +63,10 @@ impl Family for TraceFamily {
     }
 
     fn output(&self) -> Output<'_> {
-        Output {
-            json: self.out.json,
-            dir: (!self.out.no_save).then_some(self.out.output.as_path()),
-            quiet: false,
-            seed: None,
-        }
+        Output::to(
+            self.out.json,
+            (!self.out.no_save).then_some(self.out.output.as_path()),
+        )
     }
 
     fn environment_path(&self) -> PathBuf {
@@ -137,12 +135,10 @@ impl Family for ReplayFamily<'_> {
     }
 
     fn output(&self) -> Output<'_> {
-        Output {
-            json: self.a.out.json,
-            dir: (!self.a.out.no_save).then_some(self.a.out.output.as_path()),
-            quiet: false,
-            seed: None,
-        }
+        Output::to(
+            self.a.out.json,
+            (!self.a.out.no_save).then_some(self.a.out.output.as_path()),
+        )
     }
 
     fn environment_path(&self) -> PathBuf {
