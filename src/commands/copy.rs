@@ -5,9 +5,10 @@ use anyhow::{Context, Result};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 
+use super::family::{DirFamily, Family, Output, execute as execute_family};
 use crate::cli::copy::CopyArgs;
 use crate::model::{ResultDoc, ResultSink, TestResult};
-use crate::runner::{ProgressMode, RunContext};
+use crate::runner::RunContext;
 use crate::units::{fmt_mb_per_s, fmt_size_iec, fmt_thousands};
 use crate::workload::copy::{CopyConfig, dataset, phases};
 
@@ -19,32 +20,65 @@ pub fn execute(args: &CopyArgs, argv: Vec<String>) -> Result<i32> {
     if let Some(dir) = &args.generate {
         return generate_only(args, dir);
     }
-    let cfg = CopyConfig::from_args(args)?;
+    execute_family(CopyFamily::from_args(args)?, argv)
+}
+
+/// `iolab copy` as a family: the command line and the matrix's `copy:` workloads.
+pub struct CopyFamily {
+    cfg: CopyConfig,
+}
+
+impl Family for CopyFamily {
+    const NAME: &'static str = "copy";
+
     // One run per target, as for every subcommand that writes there.
-    let _lock = crate::runner::lock::TargetLock::acquire(&cfg.target)?;
-    let mut ctx = RunContext::new(ProgressMode::detect(cfg.quiet));
-    ctx.seed = cfg.settings.seed;
-    ctx.stop
-        .install()
-        .context("cannot install signal handlers")?;
-    let sink = ResultSink::create(cfg.output.as_deref(), "copy")?;
-    let mut doc = ResultDoc::new(
-        "copy",
-        argv,
-        crate::sysinfo::capture_environment(&cfg.target),
-    );
-    let outcome = phases::run_copy(&cfg, &ctx, &mut doc, &sink);
-    crate::commands::run::finish_doc(&mut doc, &outcome);
-    sink.save(&doc)?;
-    if cfg.json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
-    } else {
-        print!("{}", render_copy_table(&doc));
-        if let Some(p) = &sink.path {
-            crate::eline!("results: {}", p.display());
+    fn locks(&self) -> Vec<&std::path::Path> {
+        vec![&self.cfg.target]
+    }
+
+    fn output(&self) -> Output<'_> {
+        Output {
+            json: self.cfg.json,
+            dir: self.cfg.output.as_deref(),
+            quiet: self.cfg.quiet,
+            seed: Some(self.cfg.settings.seed),
         }
     }
-    outcome.map(|_| 0)
+
+    fn environment_path(&self) -> std::path::PathBuf {
+        self.cfg.target.clone()
+    }
+
+    fn measure(&mut self, ctx: &RunContext, doc: &mut ResultDoc, sink: &ResultSink) -> Result<()> {
+        phases::run_copy(&self.cfg, ctx, doc, sink)
+    }
+
+    fn render(&self, doc: &ResultDoc) -> String {
+        render_copy_table(doc)
+    }
+}
+
+/// `copy:KEY=VALUE:...` for the matrix: any `iolab copy` flag, e.g.
+/// `copy:dataset=media-mix:scale=0.01:phases=write,delete`.
+impl DirFamily for CopyFamily {
+    type Args = CopyArgs;
+
+    fn reference(
+        params: &std::collections::BTreeMap<String, String>,
+    ) -> Result<(CopyArgs, String), crate::error::UsageError> {
+        crate::workload::copy::parse_reference(params)
+    }
+
+    fn retarget(args: &mut CopyArgs, dir: &std::path::Path) {
+        args.target = dir.to_path_buf();
+        args.out.no_save = true;
+    }
+
+    fn from_args(args: &CopyArgs) -> Result<CopyFamily> {
+        Ok(CopyFamily {
+            cfg: CopyConfig::from_args(args)?,
+        })
+    }
 }
 
 /// `--generate DIR`: the data set into a new directory, nothing else.

@@ -1,13 +1,16 @@
 //! `iolab files`: options -> result sink -> the small-file runs (saved after every run) ->
 //! Belov's Table 2 (seconds per N files, "mean (run1, run2, run3)") plus files/s and MB/s.
 
-use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 
+use super::family::{DirFamily, Family, Output, execute as execute_family};
 use crate::cli::files::FilesArgs;
 use crate::model::{ResultDoc, ResultSink, TestResult};
-use crate::runner::{ProgressMode, RunContext};
+use crate::runner::RunContext;
 use crate::units::{fmt_mb_per_s, fmt_thousands};
 use crate::workload::files::config::FilesConfig;
 use crate::workload::files::run::run_with;
@@ -19,35 +22,71 @@ pub fn execute(args: &FilesArgs, argv: Vec<String>) -> Result<i32> {
     if crate::dist::launched().is_some_and(|l| l.size > 1) {
         return crate::dist::files::execute(args, argv);
     }
-    let cfg = FilesConfig::from_args(args)?;
-    let _lock = crate::runner::lock::TargetLock::acquire(&cfg.target)?;
-    let ctx = RunContext::new(ProgressMode::detect(false));
-    ctx.stop
-        .install()
-        .context("cannot install signal handlers")?;
-    let sink = ResultSink::create(cfg.output.as_deref(), "files")?;
-    let mut doc = ResultDoc::new(
-        "files",
-        argv,
-        crate::sysinfo::capture_environment(&cfg.target),
-    );
-    let outcome = run_with(&cfg, &ctx, &mut doc, &sink);
-    let kept = outcome.as_ref().ok().cloned().flatten();
-    let outcome = outcome.map(|_| ());
-    super::run::finish_doc(&mut doc, &outcome);
-    sink.save(&doc)?;
-    if cfg.json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
-    } else {
-        print!("{}", render_files_table(&doc));
-        if let Some(p) = &sink.path {
-            crate::eline!("results: {}", p.display());
-        }
+    execute_family(FilesFamily::from_args(args)?, argv)
+}
+
+/// `iolab files` as a family: the command line and the matrix's `files:` workloads.
+pub struct FilesFamily {
+    cfg: FilesConfig,
+    /// Where `--keep-files` left the files.
+    kept: Option<PathBuf>,
+}
+
+impl Family for FilesFamily {
+    const NAME: &'static str = "files";
+
+    fn locks(&self) -> Vec<&Path> {
+        vec![&self.cfg.target]
     }
-    if let Some(k) = kept {
-        crate::eline!("files kept in {}", k.display());
+
+    fn output(&self) -> Output<'_> {
+        Output::to(self.cfg.json, self.cfg.output.as_deref())
     }
-    outcome.map(|_| 0)
+
+    fn environment_path(&self) -> PathBuf {
+        self.cfg.target.clone()
+    }
+
+    fn measure(&mut self, ctx: &RunContext, doc: &mut ResultDoc, sink: &ResultSink) -> Result<()> {
+        self.kept = run_with(&self.cfg, ctx, doc, sink)?;
+        Ok(())
+    }
+
+    fn render(&self, doc: &ResultDoc) -> String {
+        render_files_table(doc)
+    }
+
+    fn afterword(&self, _doc: &ResultDoc) -> Vec<String> {
+        self.kept
+            .iter()
+            .map(|k| format!("files kept in {}", k.display()))
+            .collect()
+    }
+}
+
+/// `files:KEY=VALUE:...` for the matrix: any `iolab files` flag, e.g.
+/// `files:sizes=1,4K:files-per-portion=1000`.
+impl DirFamily for FilesFamily {
+    type Args = FilesArgs;
+
+    fn reference(
+        params: &std::collections::BTreeMap<String, String>,
+    ) -> Result<(FilesArgs, String), crate::error::UsageError> {
+        crate::workload::files::parse_reference(params)
+    }
+
+    fn retarget(args: &mut FilesArgs, dir: &Path) {
+        args.target = dir.to_path_buf();
+        args.out.no_save = true;
+        args.keep_files = false;
+    }
+
+    fn from_args(args: &FilesArgs) -> Result<FilesFamily> {
+        Ok(FilesFamily {
+            cfg: FilesConfig::from_args(args)?,
+            kept: None,
+        })
+    }
 }
 
 fn param<'a>(t: &'a TestResult, k: &str) -> &'a str {

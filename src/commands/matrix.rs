@@ -14,11 +14,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
+use super::family::{Family, Output, execute as execute_family};
 use crate::cli::matrix::MatrixArgs;
 use crate::fs::instance::{FsInstance, Place, SetupError, Spec};
 use crate::fs::state::StateFile;
 use crate::model::{ResultDoc, ResultSink, Warning, WarningCode};
-use crate::runner::{ProgressMode, RunContext};
+use crate::runner::RunContext;
 use plan::{PlaceReq, Plan};
 
 pub use table::relative_text;
@@ -90,82 +91,145 @@ fn probe_mount_options(plan: &Plan, dir: &Path, state: &StateFile) -> Result<()>
 
 pub fn execute(args: &MatrixArgs, argv: Vec<String>) -> Result<i32> {
     let plan = plan::plan(args)?;
-    let ctx = RunContext::new(ProgressMode::detect(args.out.json));
-    ctx.stop
-        .install()
-        .context("cannot install signal handlers")?;
-    let (dir, place) = make_work_dir(&plan.place)?;
-    let state = StateFile::create(&dir, true)
-        .with_context(|| format!("cannot write the state file in {}", dir.display()))?;
-    probe_mount_options(&plan, &dir, &state)?;
-    let sink = ResultSink::create(
-        (!args.out.no_save).then_some(args.out.output.as_path()),
-        "matrix",
-    )?;
-    for n in &plan.notes {
-        crate::eline!("iolab: {n}");
+    execute_family(
+        MatrixFamily {
+            args,
+            plan,
+            work: None,
+        },
+        argv,
+    )
+}
+
+/// `iolab matrix` as a family: every configuration x workload on a fresh file system.
+struct MatrixFamily<'a> {
+    args: &'a MatrixArgs,
+    plan: Plan,
+    /// The work directory, where the file systems go, and its state file (`prepare`).
+    work: Option<(PathBuf, Place, StateFile)>,
+}
+
+impl MatrixFamily<'_> {
+    fn work(&self) -> Result<&(PathBuf, Place, StateFile)> {
+        self.work
+            .as_ref()
+            .ok_or_else(|| anyhow::anyhow!("the matrix has no work directory"))
     }
-    let mut doc = ResultDoc::new("matrix", argv, crate::sysinfo::capture_environment(&dir));
-    if plan.repeat.max_runs() < 2 && !plan.workloads.is_empty() {
-        doc.warn(Warning {
-            code: WarningCode::NoSpread,
-            message: "one run (one fresh file system) per configuration: no spread can be given; use --repeat 3".into(),
-            test: None,
-        });
+}
+
+impl Family for MatrixFamily<'_> {
+    const NAME: &'static str = "matrix";
+
+    fn locks(&self) -> Vec<&Path> {
+        Vec::new()
     }
-    for n in &plan.notes {
-        doc.warn(Warning {
-            code: WarningCode::MatrixNote,
-            message: n.clone(),
-            test: None,
-        });
-    }
-    doc.configurations = plan
-        .configs
-        .iter()
-        .map(|c| exec::initial_row(c, &place))
-        .collect();
-    sink.save(&doc)?;
-    let ex = exec::Exec {
-        plan: &plan,
-        place,
-        state: &state,
-        ctx: &ctx,
-        keep_image: args.keep_image,
-    };
-    let mut outcome = Ok(());
-    for i in 0..plan.configs.len() {
-        if let Err(e) = ex.run_config(i, &mut doc, &sink) {
-            outcome = Err(e);
-            break;
+
+    fn output(&self) -> Output<'_> {
+        let out = &self.args.out;
+        Output {
+            json: out.json,
+            dir: (!out.no_save).then_some(out.output.as_path()),
+            quiet: out.json,
+            seed: None,
         }
     }
-    // Configurations never reached (stopped) say so.
-    if outcome.is_err() {
-        for c in doc.configurations.iter_mut() {
-            if c.status == "ok" && c.runs.is_empty() {
-                c.status = "skipped".into();
-                c.reason = Some("not run: the matrix was stopped".into());
+
+    fn prepare(&mut self, _ctx: &RunContext) -> Result<()> {
+        let (dir, place) = make_work_dir(&self.plan.place)?;
+        let state = StateFile::create(&dir, true)
+            .with_context(|| format!("cannot write the state file in {}", dir.display()))?;
+        probe_mount_options(&self.plan, &dir, &state)?;
+        self.work = Some((dir, place, state));
+        Ok(())
+    }
+
+    fn environment_path(&self) -> PathBuf {
+        self.work
+            .as_ref()
+            .map(|(dir, _, _)| dir.clone())
+            .unwrap_or_else(std::env::temp_dir)
+    }
+
+    fn start(&mut self, doc: &mut ResultDoc) {
+        let plan = &self.plan;
+        for n in &plan.notes {
+            crate::eline!("iolab: {n}");
+        }
+        if plan.repeat.max_runs() < 2 && !plan.workloads.is_empty() {
+            doc.warn(Warning {
+                code: WarningCode::NoSpread,
+                message: "one run (one fresh file system) per configuration: no spread can be given; use --repeat 3".into(),
+                test: None,
+            });
+        }
+        for n in &plan.notes {
+            doc.warn(Warning {
+                code: WarningCode::MatrixNote,
+                message: n.clone(),
+                test: None,
+            });
+        }
+    }
+
+    fn measure(&mut self, ctx: &RunContext, doc: &mut ResultDoc, sink: &ResultSink) -> Result<()> {
+        let plan = &self.plan;
+        let (_, place, state) = self.work()?;
+        doc.configurations = plan
+            .configs
+            .iter()
+            .map(|c| exec::initial_row(c, place))
+            .collect();
+        sink.save(doc)?;
+        let ex = exec::Exec {
+            plan,
+            place: place.clone(),
+            state,
+            ctx,
+            keep_image: self.args.keep_image,
+        };
+        let mut outcome = Ok(());
+        for i in 0..plan.configs.len() {
+            if let Err(e) = ex.run_config(i, doc, sink) {
+                outcome = Err(e);
+                break;
             }
         }
+        // Configurations never reached (stopped) say so.
+        if outcome.is_err() {
+            for c in doc.configurations.iter_mut() {
+                if c.status == "ok" && c.runs.is_empty() {
+                    c.status = "skipped".into();
+                    c.reason = Some("not run: the matrix was stopped".into());
+                }
+            }
+        }
+        drop(ex);
+        state.finish();
+        outcome
     }
-    super::run::finish_doc(&mut doc, &outcome);
-    sink.save(&doc)?;
-    if args.keep_image {
-        crate::eline!("iolab: images kept in {}", dir.display());
+
+    fn render(&self, doc: &ResultDoc) -> String {
+        let labels: Vec<String> = self
+            .plan
+            .workloads
+            .iter()
+            .map(|w| w.label.clone())
+            .collect();
+        table::render(doc, &labels)
     }
-    drop(ex);
-    state.finish();
-    if args.out.json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
-    } else {
-        let labels: Vec<String> = plan.workloads.iter().map(|w| w.label.clone()).collect();
-        print!("{}", table::render(&doc, &labels));
-        if let Some(p) = &sink.path {
-            crate::eline!("results: {}", p.display());
+
+    fn notes(&self, _doc: &ResultDoc) -> Vec<String> {
+        match &self.work {
+            Some((dir, _, _)) if self.args.keep_image => {
+                vec![format!("iolab: images kept in {}", dir.display())]
+            }
+            _ => Vec::new(),
         }
     }
-    outcome?;
-    let failed = doc.configurations.iter().any(|c| c.status == "failed");
-    Ok(if failed { 1 } else { 0 })
+
+    /// 1 when a configuration failed.
+    fn exit_code(&self, doc: &ResultDoc) -> i32 {
+        let failed = doc.configurations.iter().any(|c| c.status == "failed");
+        if failed { 1 } else { 0 }
+    }
 }

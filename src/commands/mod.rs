@@ -3,6 +3,7 @@
 
 pub mod compare;
 pub mod copy;
+pub mod family;
 pub mod files;
 pub mod info;
 pub mod matrix;

@@ -1,16 +1,19 @@
 //! `iolab run`: the quick disk test. Options -> target -> prefill -> tests x repeats ->
 //! result file after every test -> table.
 
+use std::path::{Path, PathBuf};
+
 use anyhow::{Context, Result};
 
+use super::family::{DirFamily, Family, Output, execute as execute_family};
 use crate::cli::run::RunArgs;
 use crate::config::RunConfig;
 use crate::model::{ResultDoc, ResultSink, TestResult, Warning, WarningCode};
+use crate::runner::RunContext;
 use crate::runner::block::{LiveCounters, run_block_test, settings_of};
 use crate::runner::progress::Progress;
 use crate::runner::repeat::{spread_warnings, summarize_test};
 use crate::runner::target::{TargetKind, TestTarget};
-use crate::runner::{ProgressMode, RunContext};
 use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
 
 pub fn execute(args: &RunArgs, argv: Vec<String>) -> Result<i32> {
@@ -19,44 +22,35 @@ pub fn execute(args: &RunArgs, argv: Vec<String>) -> Result<i32> {
     if crate::dist::launched().is_some_and(|l| l.size > 1) {
         return crate::dist::run::execute(args, argv);
     }
-    let cfg = RunConfig::from_args(args)?;
-    let _lock = crate::runner::lock::TargetLock::acquire(&cfg.target)?;
-    let ctx = RunContext::new(ProgressMode::detect(false));
-    ctx.stop
-        .install()
-        .context("cannot install signal handlers")?;
-    let sink = ResultSink::create(cfg.output.as_deref(), "run")?;
-    let mut doc = ResultDoc::new(
-        "run",
-        argv,
-        crate::sysinfo::capture_environment(&cfg.target),
-    );
-    let outcome = run_with(&cfg, &ctx, &mut doc, &sink);
-    finish_doc(&mut doc, &outcome);
-    sink.save(&doc)?;
-    if cfg.json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
-    } else {
-        print!("{}", crate::report::table::render_block_table(&doc));
-        if let Some(p) = &sink.path {
-            crate::eline!("results: {}", p.display());
-        }
-    }
-    outcome.map(|_| 0)
+    execute_family(RunFamily::from_args(args)?, argv)
 }
 
-/// Record the final status of a run in its document.
-pub fn finish_doc(doc: &mut ResultDoc, outcome: &Result<()>) {
-    doc.finished_at = Some(crate::model::now_rfc3339());
-    match outcome {
-        Ok(()) => doc.status = "complete".into(),
-        Err(e) => {
-            let interrupted = e
-                .chain()
-                .any(|c| c.downcast_ref::<crate::error::Interrupted>().is_some());
-            doc.status = if interrupted { "interrupted" } else { "failed" }.into();
-            doc.error = Some(format!("{e:#}"));
-        }
+/// `iolab run` as a family: the command line and the matrix's `run:` workloads.
+pub struct RunFamily {
+    cfg: RunConfig,
+}
+
+impl Family for RunFamily {
+    const NAME: &'static str = "run";
+
+    fn locks(&self) -> Vec<&Path> {
+        vec![&self.cfg.target]
+    }
+
+    fn output(&self) -> Output<'_> {
+        Output::to(self.cfg.json, self.cfg.output.as_deref())
+    }
+
+    fn environment_path(&self) -> PathBuf {
+        self.cfg.target.clone()
+    }
+
+    fn measure(&mut self, ctx: &RunContext, doc: &mut ResultDoc, sink: &ResultSink) -> Result<()> {
+        run_with(&self.cfg, ctx, doc, sink)
+    }
+
+    fn render(&self, doc: &ResultDoc) -> String {
+        crate::report::table::render_block_table(doc)
     }
 }
 
@@ -350,47 +344,34 @@ pub fn run_with_hooks(
 }
 
 /// `run:KEY=VALUE:...` for the matrix: any `iolab run` flag, e.g. `run:preset=real:duration=2s`.
-struct RunWorkload {
-    args: RunArgs,
-    label: String,
-}
+impl DirFamily for RunFamily {
+    type Args = RunArgs;
 
-pub fn dir_workload(
-    params: &std::collections::BTreeMap<String, String>,
-) -> Result<Box<dyn crate::workload::DirWorkload>, crate::error::UsageError> {
-    if params.contains_key("target") || params.contains_key("output") {
-        return Err(crate::error::UsageError::new(
-            "workload run: target and output are set by the matrix",
-        ));
-    }
-    let cmd = crate::workload::parse_family_args(&["run"], params, &["keep", "no-save", "json"])?;
-    let crate::cli::Command::Run(args) = cmd else {
-        unreachable!("parsed as run")
-    };
-    let mut label = "run".to_string();
-    for (k, v) in params {
-        label.push_str(&format!(":{k}={v}"));
-    }
-    Ok(Box::new(RunWorkload { args, label }))
-}
-
-impl crate::workload::DirWorkload for RunWorkload {
-    fn label(&self) -> String {
-        self.label.clone()
+    fn reference(
+        params: &std::collections::BTreeMap<String, String>,
+    ) -> Result<(RunArgs, String), crate::error::UsageError> {
+        if params.contains_key("target") || params.contains_key("output") {
+            return Err(crate::error::UsageError::new(
+                "workload run: target and output are set by the matrix",
+            ));
+        }
+        let cmd =
+            crate::workload::parse_family_args(&["run"], params, &["keep", "no-save", "json"])?;
+        let crate::cli::Command::Run(args) = cmd else {
+            unreachable!("parsed as run")
+        };
+        Ok((args, super::family::reference_label("run", params)))
     }
 
-    fn run_on(
-        &self,
-        dir: &std::path::Path,
-        ctx: &RunContext,
-    ) -> Result<crate::workload::WorkloadOutput> {
-        let mut args = self.args.clone();
+    fn retarget(args: &mut RunArgs, dir: &Path) {
         args.target = dir.to_path_buf();
         args.out.no_save = true;
         args.keep = false;
-        let cfg = RunConfig::from_args(&args)?;
-        crate::workload::WorkloadOutput::collect("run", dir, |doc, sink| {
-            run_with(&cfg, ctx, doc, sink)
+    }
+
+    fn from_args(args: &RunArgs) -> Result<RunFamily> {
+        Ok(RunFamily {
+            cfg: RunConfig::from_args(args)?,
         })
     }
 }

@@ -5,20 +5,21 @@
 mod render;
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 
+use super::family::{Family, Output, execute as execute_family};
 use crate::cli::saturate::{SaturateArgs, SweepKind};
-use crate::commands::run::finish_doc;
 use crate::model::saturate::{Answer, AnswerDetail, CurvePoint};
 use crate::model::{
     Environment, ResultDoc, ResultSink, RunResult, TestResult, Warning, WarningCode,
 };
+use crate::runner::RunContext;
 use crate::runner::block::{CPU_BOUND_PCT, LiveCounters};
 use crate::runner::progress::Progress;
 use crate::runner::target::{TargetKind, TestTarget};
-use crate::runner::{ProgressMode, RunContext};
 use crate::units::{fmt_size_iec, fmt_thousands};
 use crate::workload::saturate::config::{SaturateConfig, SweepSpec};
 use crate::workload::saturate::step::{self, StepResult, pick};
@@ -31,24 +32,50 @@ pub fn execute(args: &SaturateArgs, argv: Vec<String>) -> Result<i32> {
         return crate::dist::saturate::execute(args, argv);
     }
     let cfg = SaturateConfig::from_args(args)?;
+    execute_family(SaturateFamily { cfg, timing: None }, argv)
+}
+
+/// `iolab saturate` as a family.
+struct SaturateFamily {
+    cfg: SaturateConfig,
+    /// The time the sweeps took, once measured.
+    timing: Option<Timing>,
+}
+
+impl Family for SaturateFamily {
+    const NAME: &'static str = "saturate";
+    const RESULTS_LINE_WITH_JSON: bool = true;
+
     // One iolab run per target at a time (another would mix its I/O into this curve).
-    let _locks = cfg
-        .targets
-        .iter()
-        .map(|t| crate::runner::lock::TargetLock::acquire(&t.path))
-        .collect::<Result<Vec<_>, _>>()?;
-    let ctx = RunContext::new(ProgressMode::detect(false));
-    ctx.stop
-        .install()
-        .context("cannot install signal handlers")?;
-    let sink = ResultSink::create(cfg.output.as_deref(), "saturate")?;
-    let env = crate::sysinfo::capture_environment(&cfg.targets[0].path);
-    let mut doc = new_doc(&cfg, argv, env);
-    let (outcome, timing) = saturate_with_hooks(&cfg, &ctx, &mut doc, &sink, None, true);
-    finish_doc(&mut doc, &outcome);
-    sink.save(&doc)?;
-    print_result(&doc, &cfg, &timing, sink.path.as_deref(), "")?;
-    outcome.map(|_| 0)
+    fn locks(&self) -> Vec<&Path> {
+        self.cfg.targets.iter().map(|t| t.path.as_path()).collect()
+    }
+
+    fn output(&self) -> Output<'_> {
+        Output::to(self.cfg.json, self.cfg.output.as_deref())
+    }
+
+    fn environment_path(&self) -> PathBuf {
+        self.cfg.targets[0].path.clone()
+    }
+
+    fn start(&mut self, doc: &mut ResultDoc) {
+        start_warnings(&self.cfg, doc);
+    }
+
+    fn measure(&mut self, ctx: &RunContext, doc: &mut ResultDoc, sink: &ResultSink) -> Result<()> {
+        let (outcome, timing) = saturate_with_hooks(&self.cfg, ctx, doc, sink, None, true);
+        self.timing = Some(timing);
+        outcome
+    }
+
+    fn render(&self, doc: &ResultDoc) -> String {
+        render::report(doc, &self.cfg)
+    }
+
+    fn notes(&self, _doc: &ResultDoc) -> Vec<String> {
+        self.timing.iter().map(timing_line).collect()
+    }
 }
 
 /// What a distributed `iolab saturate` does around each step of a sweep (`src/dist`, cargo
@@ -86,6 +113,12 @@ pub struct Timing {
 /// A new result document with the targets' warnings.
 pub fn new_doc(cfg: &SaturateConfig, argv: Vec<String>, env: Environment) -> ResultDoc {
     let mut doc = ResultDoc::new("saturate", argv, env);
+    start_warnings(cfg, &mut doc);
+    doc
+}
+
+/// The targets' warnings, at the start of a document.
+fn start_warnings(cfg: &SaturateConfig, doc: &mut ResultDoc) {
     for w in cfg.targets.iter().flat_map(|t| &t.warnings) {
         doc.warn(w.clone());
     }
@@ -94,7 +127,6 @@ pub fn new_doc(cfg: &SaturateConfig, argv: Vec<String>, env: Environment) -> Res
             doc.warn(w);
         }
     }
-    doc
 }
 
 /// The plan (stderr, when `loud`), the prefill and every sweep into `doc`, saving after
@@ -153,17 +185,22 @@ pub fn print_result(
         print!("{}{extra}", render::report(doc, cfg));
     }
     let _ = std::io::Write::flush(&mut std::io::stdout());
-    crate::eline!(
+    crate::eline!("{}", timing_line(timing));
+    if let Some(p) = path {
+        crate::eline!("results: {}", p.display());
+    }
+    Ok(())
+}
+
+/// The time taken against the estimate, one line for stderr.
+fn timing_line(timing: &Timing) -> String {
+    format!(
         "iolab: sweeps took {} (estimated {}, at most {}), prefill and preconditioning {}",
         render::fmt_secs(timing.sweep_secs),
         render::fmt_secs(timing.est[1]),
         render::fmt_secs(timing.est[2]),
         render::fmt_secs(timing.fill_secs)
-    );
-    if let Some(p) = path {
-        crate::eline!("results: {}", p.display());
-    }
-    Ok(())
+    )
 }
 
 /// Seconds the sweeps take: fewest, when the limit holds to --max-depth, and most (see

@@ -7,12 +7,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
+use super::family::{Family, Output, execute as execute_family};
 use crate::analysis::slack::rules::FsRules;
 use crate::analysis::slack::{Inventory, apply_costs, cost, csv, recommend, scan, unit_row, units};
 use crate::cli::slack::SlackArgs;
 use crate::model::slack::{CostModel, SlackResult};
 use crate::model::{ResultDoc, ResultSink, Warning, WarningCode};
-use crate::runner::StopFlag;
+use crate::runner::RunContext;
 use crate::usage;
 
 enum Source {
@@ -116,53 +117,81 @@ pub fn execute(args: &SlackArgs, argv: Vec<String>) -> Result<i32> {
         .map_err(|e| usage!("{e}"))?;
     let source = source_of(args)?;
     let model = cost_model(args)?;
-    let out_dir = (!args.out.no_save).then_some(args.out.output.as_path());
-    let sink = ResultSink::create(out_dir, "slack")?;
-    let stop = StopFlag::new();
-    stop.install()
-        .map_err(|e| anyhow::anyhow!("cannot install signal handlers: {e}"))?;
-    let (kind, path, inv) = match source {
-        Source::Dir(d) => {
-            let inv = scan::scan(&d, &stop, args.one_file_system);
-            ("dir", d, inv)
-        }
-        Source::Csv(f, inv) => ("csv", f, inv),
-    };
-    let env_path = if kind == "dir" {
-        path.clone()
-    } else {
-        path.parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."))
-            .to_path_buf()
-    };
-    let mut doc = ResultDoc::new(
-        "slack",
+    execute_family(
+        SlackFamily {
+            args,
+            rules,
+            input: Some((source, model)),
+        },
         argv,
-        crate::sysinfo::capture_environment(&env_path),
-    );
-    let mut result = compute(&inv, &rules, model, kind, &path);
-    if kind == "dir" {
-        result.current_fs = Some(doc.environment.fs_type.clone()).filter(|f| !f.is_empty());
-        result.current_unit_bytes = nix::sys::statvfs::statvfs(&path)
-            .ok()
-            .map(|st| st.block_size());
+    )
+}
+
+/// `iolab slack` as a family: it measures no device, it scans (or reads) an inventory.
+struct SlackFamily<'a> {
+    args: &'a SlackArgs,
+    rules: FsRules,
+    /// The checked input, taken by `measure`.
+    input: Option<(Source, CostModel)>,
+}
+
+impl Family for SlackFamily<'_> {
+    const NAME: &'static str = "slack";
+    // An interrupted scan is saved as such (partial counts), then exits 130/143/129 with
+    // nothing printed.
+    const OUTPUT_ON_ERROR: bool = false;
+
+    fn locks(&self) -> Vec<&Path> {
+        Vec::new()
     }
-    warnings(&mut doc, &result);
-    doc.slack = Some(result);
-    // An interrupted scan is saved as such (partial counts), then exits 130/143/129.
-    let outcome = stop.check().map_err(anyhow::Error::new);
-    super::run::finish_doc(&mut doc, &outcome);
-    sink.save(&doc)?;
-    outcome?;
-    if args.out.json {
-        println!("{}", serde_json::to_string_pretty(&doc)?);
-    } else {
-        print!("{}", table::render(&doc));
-        print!("{}", crate::report::table::render_warnings(&doc));
-        if let Some(p) = &sink.path {
-            crate::eline!("results: {}", p.display());
+
+    fn output(&self) -> Output<'_> {
+        Output::to(
+            self.args.out.json,
+            (!self.args.out.no_save).then_some(self.args.out.output.as_path()),
+        )
+    }
+
+    /// The scanned directory, or the directory holding the CSV file.
+    fn environment_path(&self) -> PathBuf {
+        match &self.input {
+            Some((Source::Dir(d), _)) => d.clone(),
+            Some((Source::Csv(f, _), _)) => f
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."))
+                .to_path_buf(),
+            None => PathBuf::from("."),
         }
     }
-    Ok(0)
+
+    fn measure(&mut self, ctx: &RunContext, doc: &mut ResultDoc, _sink: &ResultSink) -> Result<()> {
+        let Some((source, model)) = self.input.take() else {
+            return Ok(());
+        };
+        let stop = &ctx.stop;
+        let (kind, path, inv) = match source {
+            Source::Dir(d) => {
+                let inv = scan::scan(&d, stop, self.args.one_file_system);
+                ("dir", d, inv)
+            }
+            Source::Csv(f, inv) => ("csv", f, inv),
+        };
+        let mut result = compute(&inv, &self.rules, model, kind, &path);
+        if kind == "dir" {
+            result.current_fs = Some(doc.environment.fs_type.clone()).filter(|f| !f.is_empty());
+            result.current_unit_bytes = nix::sys::statvfs::statvfs(&path)
+                .ok()
+                .map(|st| st.block_size());
+        }
+        warnings(doc, &result);
+        doc.slack = Some(result);
+        stop.check().map_err(anyhow::Error::new)
+    }
+
+    fn render(&self, doc: &ResultDoc) -> String {
+        let mut out = table::render(doc);
+        out.push_str(&crate::report::table::render_warnings(doc));
+        out
+    }
 }

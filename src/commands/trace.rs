@@ -3,21 +3,24 @@
 //! a compact text report: MB/s per stream and in total, per-operation latency percentiles,
 //! whether paced streams held their rate, and replay time against recorded time.
 
-use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
 
-use crate::cli::trace::{TraceArgs, TraceCmd, TraceListArgs, TraceRunArgs};
-use crate::commands::run::finish_doc;
+use anyhow::Result;
+
+use super::family::{DirFamily, Family, Output, execute as execute_family};
+use crate::cli::OutputArgs;
+use crate::cli::trace::{TraceArgs, TraceCmd, TraceListArgs, TraceReplayArgs, TraceRunArgs};
 use crate::model::{ResultDoc, ResultSink, TestResult};
-use crate::runner::{ProgressMode, RunContext};
+use crate::runner::RunContext;
 use crate::units::{fmt_mb_per_s, fmt_ns, fmt_size_iec};
 use crate::workload::trace::{builtins, format, measure, record, replay};
 
 pub fn execute(args: &TraceArgs, argv: Vec<String>) -> Result<i32> {
     match &args.cmd {
-        TraceCmd::Run(a) => run(a, argv),
+        TraceCmd::Run(a) => execute_family(TraceFamily::from_args(a)?, argv),
         TraceCmd::List(a) => list(a),
         TraceCmd::Record(a) => record::execute(a),
-        TraceCmd::Replay(a) => replay::execute(a, argv),
+        TraceCmd::Replay(a) => execute_family(ReplayFamily::new(a)?, argv),
     }
 }
 
@@ -36,50 +39,119 @@ fn list(a: &TraceListArgs) -> Result<i32> {
     Ok(0)
 }
 
-/// The shared tail of `run` and `replay`: save, print table or JSON, map the outcome.
-pub fn finish(
-    doc: &mut ResultDoc,
-    sink: &ResultSink,
-    outcome: Result<()>,
-    json: bool,
-) -> Result<i32> {
-    finish_doc(doc, &outcome);
-    sink.save(doc)?;
-    if json {
-        println!("{}", serde_json::to_string_pretty(doc)?);
-    } else {
-        for t in &doc.tests {
-            print!("{}", render_test(t));
-        }
-        print!("{}", crate::report::table::render_warnings(doc));
-        if let Some(p) = &sink.path {
-            crate::eline!("results: {}", p.display());
-        }
+/// The text report of `run` and `replay`: every test, then the warnings.
+fn render_doc(doc: &ResultDoc) -> String {
+    let mut out = String::new();
+    for t in &doc.tests {
+        out.push_str(&render_test(t));
     }
-    outcome.map(|_| 0)
+    out.push_str(&crate::report::table::render_warnings(doc));
+    out
 }
 
-fn run(a: &TraceRunArgs, argv: Vec<String>) -> Result<i32> {
-    let plan = measure::Plan::from_args(a)?;
-    let _lock = crate::runner::lock::TargetLock::acquire(&a.target)?;
-    let ctx = RunContext::new(ProgressMode::detect(false));
-    ctx.stop
-        .install()
-        .context("cannot install signal handlers")?;
-    let sink = ResultSink::create((!a.out.no_save).then_some(a.out.output.as_path()), "trace")?;
-    let mut doc = ResultDoc::new(
-        "trace",
-        argv,
-        crate::sysinfo::capture_environment(&a.target),
-    );
-    let device = doc.environment.block_device.clone();
-    let mut warnings = Vec::new();
-    let (test, outcome) = measure::run_test(&plan, &ctx, device.as_deref(), &mut warnings);
-    for w in warnings {
-        doc.warn(w);
+/// `iolab trace run` as a family: the command line and the matrix's `trace:` workloads.
+pub struct TraceFamily {
+    plan: measure::Plan,
+    out: OutputArgs,
+}
+
+impl Family for TraceFamily {
+    const NAME: &'static str = "trace";
+
+    fn locks(&self) -> Vec<&Path> {
+        vec![&self.plan.target]
     }
-    doc.tests.push(test);
-    finish(&mut doc, &sink, outcome, a.out.json)
+
+    fn output(&self) -> Output<'_> {
+        Output::to(
+            self.out.json,
+            (!self.out.no_save).then_some(self.out.output.as_path()),
+        )
+    }
+
+    fn environment_path(&self) -> PathBuf {
+        self.plan.target.clone()
+    }
+
+    fn measure(&mut self, ctx: &RunContext, doc: &mut ResultDoc, _sink: &ResultSink) -> Result<()> {
+        let device = doc.environment.block_device.clone();
+        let mut warnings = Vec::new();
+        let (test, outcome) = measure::run_test(&self.plan, ctx, device.as_deref(), &mut warnings);
+        for w in warnings {
+            doc.warn(w);
+        }
+        doc.tests.push(test);
+        outcome
+    }
+
+    fn render(&self, doc: &ResultDoc) -> String {
+        render_doc(doc)
+    }
+}
+
+/// `trace:name=NAME|FILE[:scale=F][:repeat=N]` for the matrix.
+impl DirFamily for TraceFamily {
+    type Args = TraceRunArgs;
+
+    fn reference(
+        params: &std::collections::BTreeMap<String, String>,
+    ) -> Result<(TraceRunArgs, String), crate::error::UsageError> {
+        crate::workload::trace::parse_reference(params)
+    }
+
+    fn retarget(args: &mut TraceRunArgs, dir: &Path) {
+        args.target = dir.to_path_buf();
+        args.out.no_save = true;
+    }
+
+    fn from_args(a: &TraceRunArgs) -> Result<TraceFamily> {
+        Ok(TraceFamily {
+            plan: measure::Plan::from_args(a)?,
+            out: a.out.clone(),
+        })
+    }
+}
+
+/// `iolab trace replay` as a family.
+struct ReplayFamily<'a> {
+    a: &'a TraceReplayArgs,
+    replay: replay::Replay,
+}
+
+impl<'a> ReplayFamily<'a> {
+    fn new(a: &'a TraceReplayArgs) -> Result<ReplayFamily<'a>> {
+        Ok(ReplayFamily {
+            a,
+            replay: replay::Replay::load(a)?,
+        })
+    }
+}
+
+impl Family for ReplayFamily<'_> {
+    const NAME: &'static str = "trace";
+
+    fn locks(&self) -> Vec<&Path> {
+        vec![&self.a.target]
+    }
+
+    fn output(&self) -> Output<'_> {
+        Output::to(
+            self.a.out.json,
+            (!self.a.out.no_save).then_some(self.a.out.output.as_path()),
+        )
+    }
+
+    fn environment_path(&self) -> PathBuf {
+        self.a.target.clone()
+    }
+
+    fn measure(&mut self, ctx: &RunContext, doc: &mut ResultDoc, _sink: &ResultSink) -> Result<()> {
+        self.replay.measure(self.a, ctx, doc)
+    }
+
+    fn render(&self, doc: &ResultDoc) -> String {
+        render_doc(doc)
+    }
 }
 
 /// The run whose bandwidth is the median of the test's runs (the one shown in detail).

@@ -14,7 +14,6 @@ use anyhow::{Result, anyhow};
 use serde::{Deserialize, Serialize};
 
 use crate::cli::files::FilesArgs;
-use crate::commands::run::finish_doc;
 use crate::dist::ClockOffset;
 use crate::dist::aggregate::{RankRun, add_dist_summaries, aggregate_files_run, dist_warnings};
 use crate::dist::clock::measure_offsets;
@@ -184,7 +183,7 @@ impl FilesDist<'_> {
                 signal: i.signal,
                 signal_name: i.signal_name,
             };
-            finish_doc(&mut d, &Err(again.into()));
+            d.finish(&Err(again.into()));
             let _ = self.sink.save(&d);
         }
         r

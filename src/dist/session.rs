@@ -9,7 +9,6 @@ use anyhow::{Context, Result, anyhow};
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 
-use crate::commands::run::finish_doc;
 use crate::dist::hooks::wait_for_all;
 use crate::model::{ResultDoc, ResultSink};
 use crate::runner::lock::TargetLock;
@@ -247,7 +246,7 @@ impl Session {
             // The other ranks wait for this one at the next barrier: stop them all.
             crate::eline!("iolab: rank {rank} ({hostname}): error: {e:#}");
             if let Some(mut d) = doc {
-                finish_doc(&mut d, &outcome);
+                d.finish(&outcome);
                 let _ = prepared.sink.save(&d);
             }
             crate::fs::guard::cleanup_all();
@@ -255,7 +254,7 @@ impl Session {
             self.world.abort(1);
         }
         if let Some(mut d) = doc {
-            finish_doc(&mut d, &outcome);
+            d.finish(&outcome);
             prepared.sink.save(&d)?;
             print(&d, &prepared)?;
         }

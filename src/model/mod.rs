@@ -366,6 +366,22 @@ impl ResultDoc {
         }
     }
 
+    /// Record how the run ended: `finished_at`, the status (`complete`, `interrupted` when
+    /// the error chain holds `crate::error::Interrupted`, else `failed`) and the error text.
+    pub fn finish(&mut self, outcome: &anyhow::Result<()>) {
+        self.finished_at = Some(now_rfc3339());
+        match outcome {
+            Ok(()) => self.status = "complete".into(),
+            Err(e) => {
+                let interrupted = e
+                    .chain()
+                    .any(|c| c.downcast_ref::<crate::error::Interrupted>().is_some());
+                self.status = if interrupted { "interrupted" } else { "failed" }.into();
+                self.error = Some(format!("{e:#}"));
+            }
+        }
+    }
+
     /// Add a warning once (same code, message and test are not repeated).
     pub fn warn(&mut self, w: Warning) {
         if !self.warnings.contains(&w) {

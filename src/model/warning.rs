@@ -173,12 +173,6 @@ impl std::hash::Hash for WarningCode {
     }
 }
 
-impl From<&str> for WarningCode {
-    fn from(s: &str) -> Self {
-        WarningCode::from_wire(s)
-    }
-}
-
 impl Serialize for WarningCode {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.as_str())

@@ -17,10 +17,8 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::copy::{CopyArgs, HashKind};
 use crate::error::UsageError;
-use crate::runner::RunContext;
 use crate::runner::repeat::RepeatMode;
 use crate::units::fmt_size_iec;
-use crate::workload::{DirWorkload, WorkloadOutput};
 use copier::{CopyOpts, FAT32_MAX_FILE};
 use dataset::Plan;
 
@@ -324,15 +322,12 @@ impl CopyConfig {
     }
 }
 
-/// `copy:KEY=VALUE:...` for the matrix: any `iolab copy` flag, e.g.
-/// `copy:dataset=media-mix:scale=0.01:phases=write,delete`.
-struct CopyWorkload {
-    settings: CopySettings,
-    label: String,
-}
-
-/// Build a `copy:...` workload for the matrix from `KEY=VALUE` parameters.
-pub fn dir_workload(params: &BTreeMap<String, String>) -> Result<Box<dyn DirWorkload>, UsageError> {
+/// Parse a `copy:KEY=VALUE:...` matrix reference (any `iolab copy` flag, e.g.
+/// `copy:dataset=media-mix:scale=0.01:phases=write,delete`) into `iolab copy` arguments,
+/// checked as settings, and its label.
+pub fn parse_reference(
+    params: &BTreeMap<String, String>,
+) -> Result<(CopyArgs, String), UsageError> {
     if params.contains_key("target") || params.contains_key("output") {
         return Err(err(
             "workload copy: target and output are set by the matrix",
@@ -348,20 +343,7 @@ pub fn dir_workload(params: &BTreeMap<String, String>) -> Result<Box<dyn DirWork
     for (k, v) in params.iter().filter(|(k, _)| k.as_str() != "dataset") {
         label.push_str(&format!(":{k}={v}"));
     }
-    Ok(Box::new(CopyWorkload { settings, label }))
-}
-
-impl DirWorkload for CopyWorkload {
-    fn label(&self) -> String {
-        self.label.clone()
-    }
-
-    fn run_on(&self, dir: &Path, ctx: &RunContext) -> anyhow::Result<WorkloadOutput> {
-        let cfg = CopyConfig::for_target(self.settings.clone(), dir)?;
-        WorkloadOutput::collect("copy", dir, |doc, sink| {
-            phases::run_copy(&cfg, ctx, doc, sink)
-        })
-    }
+    Ok((args, label))
 }
 
 #[cfg(test)]
@@ -379,13 +361,13 @@ mod tests {
     #[test]
     fn matrix_reference_parses_and_rejects() {
         let r = crate::workload::WorkloadRef::parse("copy:dataset=media-mix:scale=0.01").unwrap();
-        let w = crate::workload::resolve(&r).unwrap();
-        assert_eq!(w.label(), "copy:media-mix:scale=0.01");
+        let (_, label) = parse_reference(&r.params).unwrap();
+        assert_eq!(label, "copy:media-mix:scale=0.01");
         let r = crate::workload::WorkloadRef::parse("copy:dataset=nope").unwrap();
-        let e = crate::workload::resolve(&r).err().unwrap();
+        let e = parse_reference(&r.params).err().unwrap();
         assert!(e.0.contains("unknown data set 'nope'") && e.0.contains("media-mix"));
         let r = crate::workload::WorkloadRef::parse("copy:scale=-1").unwrap();
-        assert!(crate::workload::resolve(&r).is_err());
+        assert!(parse_reference(&r.params).is_err());
     }
 
     #[test]

@@ -1,53 +1,11 @@
 //! What to do, as data: block workloads, presets, and the workload reference that lets the
-//! matrix run any family (block presets, small files, copies, traces) on a mounted target.
+//! matrix run any family (block presets, small files, copies, traces) on a mounted target
+//! (`commands::family::resolve` names the families).
 
 pub mod block;
 pub mod offsets;
 pub mod presets;
 pub mod saturate;
-
-use std::path::Path;
-
-use crate::model::{TestResult, Warning};
-
-/// What a workload family produced on one target directory.
-#[derive(Debug, Default)]
-pub struct WorkloadOutput {
-    pub tests: Vec<TestResult>,
-    pub warnings: Vec<Warning>,
-}
-
-impl WorkloadOutput {
-    /// Run a family's document-filling function (the same one its subcommand uses) into a
-    /// throw-away document on `dir`, keeping its tests and warnings for the matrix.
-    pub fn collect(
-        command: &str,
-        dir: &Path,
-        run: impl FnOnce(&mut crate::model::ResultDoc, &crate::model::ResultSink) -> anyhow::Result<()>,
-    ) -> anyhow::Result<WorkloadOutput> {
-        let mut doc = crate::model::ResultDoc::new(
-            command,
-            Vec::new(),
-            crate::sysinfo::capture_environment(dir),
-        );
-        let r = run(&mut doc, &crate::model::ResultSink { path: None });
-        let out = WorkloadOutput {
-            tests: doc.tests,
-            warnings: doc.warnings,
-        };
-        r.map(|_| out)
-    }
-}
-
-/// A workload that can run on any directory (used by `iolab matrix`). Each family
-/// implements it next to its own code; the matrix does not know the families.
-pub trait DirWorkload: Send + Sync {
-    /// Short label for tables: `run:default`, `files:4K`, `copy:media-mix`.
-    fn label(&self) -> String;
-    /// Run once on `dir` (a fresh, empty file system's mount point or a subdirectory).
-    fn run_on(&self, dir: &Path, ctx: &crate::runner::RunContext)
-    -> anyhow::Result<WorkloadOutput>;
-}
 
 pub mod copy;
 pub mod files;
@@ -84,19 +42,6 @@ impl WorkloadRef {
             params.insert(k.trim().to_string(), v.trim().to_string());
         }
         Ok(WorkloadRef { family, params })
-    }
-}
-
-/// Build the workload a reference names. New families add one line here.
-pub fn resolve(r: &WorkloadRef) -> Result<Box<dyn DirWorkload>, UsageError> {
-    match r.family.as_str() {
-        "run" => crate::commands::run::dir_workload(&r.params),
-        "files" => files::dir_workload(&r.params),
-        "copy" => copy::dir_workload(&r.params),
-        "trace" => trace::dir_workload(&r.params),
-        other => Err(UsageError::new(format!(
-            "unknown workload family '{other}' (known: run, files, copy, trace)"
-        ))),
     }
 }
 

@@ -1,7 +1,7 @@
 //! The `trace` workload family: application workloads as data. A workload (a built-in from
 //! `workloads/` or a user's TOML file) is parsed and validated by `format`, laid out and run
 //! by `runner`, measured into results by `measure`; `record` turns a program's strace
-//! output into a trace file and `replay` plays one back. `dir_workload` plugs workloads into
+//! output into a trace file and `replay` plays one back. `parse_reference` plugs workloads into
 //! `iolab matrix` (`trace:name=office:scale=0.05`).
 
 pub mod builtins;
@@ -20,7 +20,6 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::error::UsageError;
-use crate::workload::DirWorkload;
 
 use format::Workload;
 
@@ -77,14 +76,11 @@ pub fn load(name_or_file: &str) -> Result<Loaded, UsageError> {
     })
 }
 
-/// `trace:name=NAME|FILE[:scale=F][:repeat=N]` for the matrix.
-struct TraceWorkload {
-    args: crate::cli::trace::TraceRunArgs,
-    label: String,
-}
-
-/// Build a `trace:...` workload for the matrix from `KEY=VALUE` parameters.
-pub fn dir_workload(params: &BTreeMap<String, String>) -> Result<Box<dyn DirWorkload>, UsageError> {
+/// Parse a `trace:name=NAME|FILE[:scale=F][:repeat=N]` matrix reference into `iolab trace
+/// run` arguments, checked, and its label.
+pub fn parse_reference(
+    params: &BTreeMap<String, String>,
+) -> Result<(crate::cli::trace::TraceRunArgs, String), UsageError> {
     let Some(name) = params.get("name") else {
         return Err(UsageError::new(format!(
             "workload trace: give name=NAME|FILE (built-ins: {})",
@@ -113,27 +109,5 @@ pub fn dir_workload(params: &BTreeMap<String, String>) -> Result<Box<dyn DirWork
     for (k, v) in params {
         label.push_str(&format!(":{k}={v}"));
     }
-    Ok(Box::new(TraceWorkload { args, label }))
-}
-
-impl DirWorkload for TraceWorkload {
-    fn label(&self) -> String {
-        self.label.clone()
-    }
-
-    fn run_on(
-        &self,
-        dir: &Path,
-        ctx: &crate::runner::RunContext,
-    ) -> anyhow::Result<crate::workload::WorkloadOutput> {
-        let mut args = self.args.clone();
-        args.target = dir.to_path_buf();
-        let plan = measure::Plan::from_args(&args)?;
-        let env = crate::sysinfo::capture_environment(dir);
-        let mut out = crate::workload::WorkloadOutput::default();
-        let (test, r) =
-            measure::run_test(&plan, ctx, env.block_device.as_deref(), &mut out.warnings);
-        out.tests.push(test);
-        r.map(|_| out)
-    }
+    Ok((args, label))
 }

@@ -5,12 +5,13 @@
 use std::path::PathBuf;
 
 use crate::cli::matrix::{MatrixArgs, Study};
+use crate::commands::family::{DirWorkload, resolve};
 use crate::error::UsageError;
 use crate::fs::detect::{MountMethod, availability};
 use crate::fs::types::{FS_TYPES, FsType, known_names, lookup};
 use crate::runner::repeat::RepeatMode;
 use crate::units::{fmt_size_exact, fmt_size_iec, parse_size};
-use crate::workload::{DirWorkload, WorkloadRef, resolve};
+use crate::workload::WorkloadRef;
 
 /// Default image size (the twelve-file-system copy test used 4 GiB partitions).
 pub const DEFAULT_IMAGE_SIZE: u64 = 4 << 30;

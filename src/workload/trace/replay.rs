@@ -21,9 +21,9 @@ use crate::cli::trace::{Timing, TraceReplayArgs};
 use crate::engine::buffer::{DataGen, Pattern};
 use crate::error::UsageError;
 use crate::model::trace::{ReplayDetail, TraceRunDetail, TraceTestDetail};
-use crate::model::{ResultDoc, ResultSink, RunResult, TestResult};
+use crate::model::{ResultDoc, RunResult, TestResult};
 use crate::runner::repeat::{RepeatMode, spread_warnings, summarize_test};
-use crate::runner::{ProgressMode, RunContext, StopFlag};
+use crate::runner::{RunContext, StopFlag};
 use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
 
 /// Bytes a replay needs: the fixtures plus the furthest extent written to each path.
@@ -36,65 +36,74 @@ pub fn bytes_needed(h: &Header, calls: &[Call]) -> u64 {
     h.files.iter().map(|f| f.size).sum::<u64>() + ext.values().sum::<u64>()
 }
 
-pub fn execute(a: &TraceReplayArgs, argv: Vec<String>) -> Result<i32> {
-    let (h, calls) = tracefile::read(&a.trace)?;
-    let repeat = RepeatMode::parse(&a.repeat.repeat, a.repeat.max_repeat, a.repeat.target_ci)
-        .map_err(UsageError::new)?;
-    check_target(&a.target, bytes_needed(&h, &calls))?;
-    let _lock = crate::runner::lock::TargetLock::acquire(&a.target)?;
-    let ctx = RunContext::new(ProgressMode::detect(false));
-    ctx.stop
-        .install()
-        .context("cannot install signal handlers")?;
-    let sink = ResultSink::create((!a.out.no_save).then_some(a.out.output.as_path()), "trace")?;
-    let mut doc = ResultDoc::new(
-        "trace",
-        argv,
-        crate::sysinfo::capture_environment(&a.target),
-    );
-    let device = doc.environment.block_device.clone();
-    let label = format!("replay {}", a.trace.display());
-    let mut test = TestResult {
-        name: label.clone(),
-        family: "trace".into(),
-        direction: Some("mixed".into()),
-        params: BTreeMap::from([
-            ("trace".to_string(), a.trace.display().to_string()),
-            ("timing".to_string(), a.timing.name().to_string()),
-            ("command".to_string(), h.command.join(" ")),
-        ]),
-        trace: Some(TraceTestDetail {
-            workload: a.trace.display().to_string(),
-            source: "replay".into(),
-            description: format!("recorded from: {}", h.command.join(" ")),
-            scale: 1.0,
-            streams: Vec::new(),
-        }),
-        ..Default::default()
-    };
-    let mut values = Vec::new();
-    let mut outcome = Ok(());
-    let mut run = 0;
-    while repeat.wants_more(&values) {
-        run += 1;
-        match one_replay(&h, &calls, a, &ctx.stop, device.as_deref(), run) {
-            Ok(r) => {
-                values.push(r.elapsed_ns as f64);
-                test.runs.push(r);
-            }
-            Err(e) => {
-                test.error = Some(format!("{e:#}"));
-                outcome = Err(e);
-                break;
+/// A recording read and checked for `iolab trace replay` (everything before the lock).
+pub struct Replay {
+    h: Header,
+    calls: Vec<Call>,
+    repeat: RepeatMode,
+}
+
+impl Replay {
+    pub fn load(a: &TraceReplayArgs) -> Result<Replay> {
+        let (h, calls) = tracefile::read(&a.trace)?;
+        let repeat = RepeatMode::parse(&a.repeat.repeat, a.repeat.max_repeat, a.repeat.target_ci)
+            .map_err(UsageError::new)?;
+        check_target(&a.target, bytes_needed(&h, &calls))?;
+        Ok(Replay { h, calls, repeat })
+    }
+
+    /// Every replay run into one test of `doc` (the family path saves it).
+    pub fn measure(
+        &self,
+        a: &TraceReplayArgs,
+        ctx: &RunContext,
+        doc: &mut ResultDoc,
+    ) -> Result<()> {
+        let (h, calls, repeat) = (&self.h, &self.calls, &self.repeat);
+        let device = doc.environment.block_device.clone();
+        let label = format!("replay {}", a.trace.display());
+        let mut test = TestResult {
+            name: label.clone(),
+            family: "trace".into(),
+            direction: Some("mixed".into()),
+            params: BTreeMap::from([
+                ("trace".to_string(), a.trace.display().to_string()),
+                ("timing".to_string(), a.timing.name().to_string()),
+                ("command".to_string(), h.command.join(" ")),
+            ]),
+            trace: Some(TraceTestDetail {
+                workload: a.trace.display().to_string(),
+                source: "replay".into(),
+                description: format!("recorded from: {}", h.command.join(" ")),
+                scale: 1.0,
+                streams: Vec::new(),
+            }),
+            ..Default::default()
+        };
+        let mut values = Vec::new();
+        let mut outcome = Ok(());
+        let mut run = 0;
+        while repeat.wants_more(&values) {
+            run += 1;
+            match one_replay(h, calls, a, &ctx.stop, device.as_deref(), run) {
+                Ok(r) => {
+                    values.push(r.elapsed_ns as f64);
+                    test.runs.push(r);
+                }
+                Err(e) => {
+                    test.error = Some(format!("{e:#}"));
+                    outcome = Err(e);
+                    break;
+                }
             }
         }
+        summarize_test(&mut test);
+        for w in spread_warnings(&test, repeat) {
+            doc.warn(w);
+        }
+        doc.tests.push(test);
+        outcome
     }
-    summarize_test(&mut test);
-    for w in spread_warnings(&test, &repeat) {
-        doc.warn(w);
-    }
-    doc.tests.push(test);
-    crate::commands::trace::finish(&mut doc, &sink, outcome, a.out.json)
 }
 
 /// Per path, a counter of calls done on it. A call waits until every earlier call on its

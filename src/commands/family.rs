@@ -1,0 +1,221 @@
+//! One path for every measuring subcommand. A family (`run`, `files`, `copy`, `trace run`,
+//! `trace replay`, `saturate`, `matrix`, `slack`) says what it locks, where its result goes,
+//! how it measures into the result document and how that renders; `execute` owns the rest:
+//! the locks, the run context and its signal handlers, the result file, the document, its
+//! final status, saving, and the JSON or the table with the "results: PATH" line.
+//!
+//! A family that can run on any directory (`DirFamily`) also runs in `iolab matrix`: `resolve`
+//! turns a workload reference (`files:sizes=1,4K`) into the family's own arguments, parsed
+//! by its clap definitions, and the matrix measures it through the same `measure`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use crate::error::UsageError;
+use crate::model::{ResultDoc, ResultSink, TestResult, Warning};
+use crate::runner::{ProgressMode, RunContext};
+use crate::workload::WorkloadRef;
+
+/// Where a family's result goes and how it runs.
+pub struct Output<'a> {
+    /// `--json`: the document on stdout instead of the table.
+    pub json: bool,
+    /// The result directory; `None` with `--no-save`.
+    pub dir: Option<&'a Path>,
+    /// No progress lines on stderr.
+    pub quiet: bool,
+    /// The run context's seed, for a family with its own `--seed` (else the default).
+    pub seed: Option<u64>,
+}
+
+impl<'a> Output<'a> {
+    /// JSON or table into `dir`, with progress lines and the default seed.
+    pub fn to(json: bool, dir: Option<&'a Path>) -> Output<'a> {
+        Output {
+            json,
+            dir,
+            quiet: false,
+            seed: None,
+        }
+    }
+}
+
+/// A measuring subcommand, as `execute` runs it.
+pub trait Family {
+    /// The subcommand: the document's `command` and the result file's name prefix.
+    const NAME: &'static str;
+    /// The "results: PATH" line also follows JSON output (saturate's does).
+    const RESULTS_LINE_WITH_JSON: bool = false;
+    /// The output is printed also after a failure or an interrupt (slack prints nothing then).
+    const OUTPUT_ON_ERROR: bool = true;
+
+    /// Paths held with a `TargetLock` for the whole run (one iolab per target).
+    fn locks(&self) -> Vec<&Path>;
+    /// JSON or table, the result directory, quiet, seed.
+    fn output(&self) -> Output<'_>;
+    /// Work after the signal handlers are in and before the result file is claimed (the
+    /// matrix: its work directory, state file and mount-option probe).
+    fn prepare(&mut self, _ctx: &RunContext) -> Result<()> {
+        Ok(())
+    }
+    /// The path whose environment (file system, device, mount) the document records.
+    fn environment_path(&self) -> PathBuf;
+    /// Warnings (and stderr notes) at the start of the document.
+    fn start(&mut self, _doc: &mut ResultDoc) {}
+    /// Measure into `doc`, saving it through `sink` after every test.
+    fn measure(&mut self, ctx: &RunContext, doc: &mut ResultDoc, sink: &ResultSink) -> Result<()>;
+    /// The text output (the table).
+    fn render(&self, doc: &ResultDoc) -> String;
+    /// Lines on stderr after the output, before "results: PATH".
+    fn notes(&self, _doc: &ResultDoc) -> Vec<String> {
+        Vec::new()
+    }
+    /// Lines on stderr after "results: PATH" (e.g. "files kept in DIR").
+    fn afterword(&self, _doc: &ResultDoc) -> Vec<String> {
+        Vec::new()
+    }
+    /// The exit code of a run that ended without an error.
+    fn exit_code(&self, _doc: &ResultDoc) -> i32 {
+        0
+    }
+}
+
+/// Run a family: catch signals, lock, claim the result file, measure, record the final
+/// status (complete, interrupted, failed), save, print JSON or the table.
+pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
+    let out = family.output();
+    let (json, dir) = (out.json, out.dir.map(Path::to_path_buf));
+    let mut ctx = RunContext::new(ProgressMode::detect(out.quiet));
+    if let Some(seed) = out.seed {
+        ctx.seed = seed;
+    }
+    // Signals first: a Ctrl-C from here on is caught and everything below is cleaned up
+    // (before, one between taking the lock and installing the handlers left the lock file).
+    ctx.stop
+        .install()
+        .context("cannot install signal handlers")?;
+    let _locks = family
+        .locks()
+        .into_iter()
+        .map(crate::runner::lock::TargetLock::acquire)
+        .collect::<Result<Vec<_>, _>>()?;
+    family.prepare(&ctx)?;
+    let sink = ResultSink::create(dir.as_deref(), F::NAME)?;
+    let env = crate::sysinfo::capture_environment(&family.environment_path());
+    let mut doc = ResultDoc::new(F::NAME, argv, env);
+    family.start(&mut doc);
+    let outcome = family.measure(&ctx, &mut doc, &sink);
+    doc.finish(&outcome);
+    sink.save(&doc)?;
+    if outcome.is_ok() || F::OUTPUT_ON_ERROR {
+        if json {
+            println!("{}", serde_json::to_string_pretty(&doc)?);
+        } else {
+            print!("{}", family.render(&doc));
+        }
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+        for line in family.notes(&doc) {
+            crate::eline!("{line}");
+        }
+        if let Some(p) = &sink.path
+            && (!json || F::RESULTS_LINE_WITH_JSON)
+        {
+            crate::eline!("results: {}", p.display());
+        }
+        for line in family.afterword(&doc) {
+            crate::eline!("{line}");
+        }
+    }
+    outcome?;
+    Ok(family.exit_code(&doc))
+}
+
+/// A family that runs on any directory, so the matrix can run it on every file system it
+/// mounts (a workload reference `FAMILY:KEY=VALUE...`).
+pub trait DirFamily: Family + Sized {
+    /// The subcommand's parsed arguments.
+    type Args: Clone + Send + Sync + 'static;
+
+    /// Reference parameters (keys are flag names) -> the subcommand's arguments, parsed with
+    /// its own clap definitions (`workload::parse_family_args`) and checked as far as
+    /// possible before the matrix formats anything, and the label of the tables.
+    fn reference(params: &BTreeMap<String, String>) -> Result<(Self::Args, String), UsageError>;
+    /// Point the arguments at `dir`, with no result file of their own and nothing kept.
+    fn retarget(args: &mut Self::Args, dir: &Path);
+    /// The validated family (every check of the subcommand).
+    fn from_args(args: &Self::Args) -> Result<Self>;
+}
+
+/// The label of a reference: `FAMILY:KEY=VALUE...` in key order.
+pub fn reference_label(family: &str, params: &BTreeMap<String, String>) -> String {
+    let mut label = family.to_string();
+    for (k, v) in params {
+        label.push_str(&format!(":{k}={v}"));
+    }
+    label
+}
+
+/// What a workload produced on one target directory.
+#[derive(Debug, Default)]
+pub struct WorkloadOutput {
+    pub tests: Vec<TestResult>,
+    pub warnings: Vec<Warning>,
+}
+
+/// A workload the matrix runs on each file system (any `DirFamily`, see `resolve`).
+pub trait DirWorkload: Send + Sync {
+    /// Short label for tables: `run:preset=real`, `files:sizes=4K`, `copy:media-mix`.
+    fn label(&self) -> String;
+    /// Run once on `dir` (a fresh, empty file system's mount point or a subdirectory).
+    fn run_on(&self, dir: &Path, ctx: &RunContext) -> Result<WorkloadOutput>;
+}
+
+/// A family's arguments from a reference, run through the family's own `measure`.
+struct OnDir<F: DirFamily> {
+    args: F::Args,
+    label: String,
+}
+
+impl<F: DirFamily> DirWorkload for OnDir<F> {
+    fn label(&self) -> String {
+        self.label.clone()
+    }
+
+    /// The family retargeted to `dir`, measured into a throw-away document whose tests and
+    /// warnings the matrix keeps.
+    fn run_on(&self, dir: &Path, ctx: &RunContext) -> Result<WorkloadOutput> {
+        let mut args = self.args.clone();
+        F::retarget(&mut args, dir);
+        let mut family = F::from_args(&args)?;
+        let env = crate::sysinfo::capture_environment(dir);
+        let mut doc = ResultDoc::new(F::NAME, Vec::new(), env);
+        family.start(&mut doc);
+        let r = family.measure(ctx, &mut doc, &ResultSink { path: None });
+        r.map(|_| WorkloadOutput {
+            tests: doc.tests,
+            warnings: doc.warnings,
+        })
+    }
+}
+
+fn on_dir<F: DirFamily + 'static>(
+    params: &BTreeMap<String, String>,
+) -> Result<Box<dyn DirWorkload>, UsageError> {
+    let (args, label) = F::reference(params)?;
+    Ok(Box::new(OnDir::<F> { args, label }))
+}
+
+/// Build the workload a reference names. A new family adds one line here.
+pub fn resolve(r: &WorkloadRef) -> Result<Box<dyn DirWorkload>, UsageError> {
+    match r.family.as_str() {
+        "run" => on_dir::<super::run::RunFamily>(&r.params),
+        "files" => on_dir::<super::files::FilesFamily>(&r.params),
+        "copy" => on_dir::<super::copy::CopyFamily>(&r.params),
+        "trace" => on_dir::<super::trace::TraceFamily>(&r.params),
+        other => Err(UsageError::new(format!(
+            "unknown workload family '{other}' (known: run, files, copy, trace)"
+        ))),
+    }
+}
