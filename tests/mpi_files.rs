@@ -271,11 +271,13 @@ fn ctrl_c_on_mpirun_saves_the_sizes_done_and_cleans_up() {
         return;
     };
     let out = tempfile::tempdir().unwrap();
-    // Twelve sizes of 2,500 files per rank each: interrupted once the first size is saved,
-    // with eleven sizes (a second or more even on a tmpfs) still to go, so the interrupt
-    // always lands mid-run; a slower machine only widens that. (Small trees: mpirun kills a
+    // Twelve sizes of 2,500 files per rank each, every size repeated 40 times: interrupted
+    // once the first size is saved, with eleven sizes of 40 runs each still to go. A whole
+    // run of one size takes a few tens of milliseconds on a tmpfs, so the rest is hundreds of
+    // such runs (seconds even on a fast machine, more on a slow one): the interrupt always
+    // lands mid-run, however long mpirun takes to forward it. (Small trees: mpirun kills a
     // rank one second after its SIGTERM, and a rank still removing many files then leaves
-    // them to the next start's cleanup.)
+    // them to the next start's cleanup; the repeats add no files at once.)
     let child = spawn_mpirun(&[
         "-np",
         "2",
@@ -292,7 +294,7 @@ fn ctrl_c_on_mpirun_saves_the_sizes_done_and_cleans_up() {
         "--passes",
         "1",
         "--repeat",
-        "1",
+        "40",
         "--output",
         out.path().to_str().unwrap(),
     ]);

@@ -260,10 +260,11 @@ fn ctrl_c_on_mpirun_saves_the_aggregated_curve_so_far_and_cleans_up() {
         return;
     };
     let out = tempfile::tempdir().unwrap();
-    // Steps of 1 s up to depth 64 under a 1 s limit: seven steps, interrupted after two.
-    // Time-based steps: at least one more full second (even if the IOPS fell twice and ended
-    // the sweep after the third step) remains when the second is saved, and the interrupt
-    // follows within the 50 ms poll, on any machine.
+    // Steps of 3 s up to depth 64 under a 1 s limit: seven steps, interrupted after two.
+    // Time-based steps: at least one more full step (3 s, even if the IOPS fell twice and
+    // ended the sweep after the third step; under CPU load they may) remains when the second
+    // is saved. The interrupt follows within the 50 ms poll, and mpirun forwards it within
+    // the 3 s even on a loaded machine (1-s steps were sometimes over before it did).
     let child = spawn_mpirun(&[
         "-np",
         "2",
@@ -278,7 +279,7 @@ fn ctrl_c_on_mpirun_saves_the_aggregated_curve_so_far_and_cleans_up() {
         "--max-depth",
         "64",
         "--step-duration",
-        "1s",
+        "3s",
         "--ramp",
         "0",
         "--latency-limit",

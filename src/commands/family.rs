@@ -192,7 +192,7 @@ impl<F: DirFamily> DirWorkload for OnDir<F> {
         let env = crate::sysinfo::capture_environment(dir);
         let mut doc = ResultDoc::new(F::NAME, Vec::new(), env);
         family.start(&mut doc);
-        let r = family.measure(ctx, &mut doc, &ResultSink { path: None });
+        let r = family.measure(ctx, &mut doc, &ResultSink::none());
         r.map(|_| WorkloadOutput {
             tests: doc.tests,
             warnings: doc.warnings,

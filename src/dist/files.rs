@@ -254,7 +254,7 @@ pub fn execute(args: &FilesArgs, argv: Vec<String>) -> Result<i32> {
     let session = Session::start()?;
     let rank = session.rank;
     let p = session.agree_to_start(setup(args, rank))?;
-    let ctx = session.context()?;
+    let (ctx, _watch) = session.context(&p.sink)?;
     let env = crate::sysinfo::capture_environment(&p.space.dirs[0].path);
     let hostname = env.hostname.clone();
     let offsets = measure_offsets(&session.world);
@@ -272,7 +272,7 @@ pub fn execute(args: &FilesArgs, argv: Vec<String>) -> Result<i32> {
         offsets: offsets.into(),
     };
     let mut local = ResultDoc::new("files", argv, env);
-    let no_sink = ResultSink { path: None };
+    let no_sink = ResultSink::none();
     let outcome = run_with_hooks(&p.cfg, &ctx, &mut local, &no_sink, Some(&hooks));
     if let Ok(Some(kept)) = &outcome {
         crate::eline!("rank {rank}: files kept in {}", kept.display());

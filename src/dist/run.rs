@@ -36,7 +36,7 @@ pub fn execute(args: &RunArgs, argv: Vec<String>) -> Result<i32> {
     let session = Session::start()?;
     let rank = session.rank;
     let p = session.agree_to_start(setup(args, rank, session.size))?;
-    let ctx = session.context()?;
+    let (ctx, _watch) = session.context(&p.sink)?;
     let env = crate::sysinfo::capture_environment(&p.space.dirs[0].path);
     let hostname = env.hostname.clone();
     let offsets = crate::dist::clock::measure_offsets(&session.world);
@@ -56,7 +56,7 @@ pub fn execute(args: &RunArgs, argv: Vec<String>) -> Result<i32> {
         collector,
     );
     let mut local = ResultDoc::new("run", argv, env);
-    let no_sink = ResultSink { path: None };
+    let no_sink = ResultSink::none();
     let outcome = run_with_hooks(&p.cfg, &ctx, &mut local, &no_sink, Some(&hooks));
     let doc = hooks.into_doc();
     session.end(outcome, doc, p, &hostname, |d, p| {

@@ -137,7 +137,7 @@ impl<C> Prepared<C> {
         let sink = if rank == 0 {
             ResultSink::create(output, command)?
         } else {
-            ResultSink { path: None }
+            ResultSink::none()
         };
         Ok(Prepared { cfg, sink, space })
     }
@@ -190,10 +190,8 @@ impl Session {
         if self.all_ok(prepared.is_ok()) {
             return prepared;
         }
-        if let Ok(Prepared {
-            sink: ResultSink { path: Some(p) },
-            ..
-        }) = &prepared
+        if let Ok(Prepared { sink, .. }) = &prepared
+            && let Some(p) = &sink.path
         {
             let _ = std::fs::remove_file(p);
         }
@@ -215,8 +213,9 @@ impl Session {
     }
 
     /// The rank's run context: progress on rank 0 only, signals caught (mpirun forwards
-    /// Ctrl-C to every rank).
-    pub fn context(&self) -> Result<RunContext> {
+    /// Ctrl-C to every rank); on rank 0, a watcher that marks the result file `interrupted`
+    /// the moment a signal arrives (keep it until the end).
+    pub fn context(&self, sink: &ResultSink) -> Result<(RunContext, InterruptWatch)> {
         let ctx = RunContext::new(if self.rank == 0 {
             ProgressMode::detect(false)
         } else {
@@ -225,7 +224,8 @@ impl Session {
         ctx.stop
             .install()
             .context("cannot install signal handlers")?;
-        Ok(ctx)
+        let watch = InterruptWatch::start(&ctx.stop, sink);
+        Ok((ctx, watch))
     }
 
     /// After the measuring: on a rank's error (not an interrupt) the whole job stops; rank 0
@@ -270,5 +270,46 @@ impl Session {
             std::mem::forget(self.universe);
         }
         outcome.map(|_| 0)
+    }
+}
+
+/// Watches the stop flag and marks the result file `interrupted` as soon as a signal is
+/// seen, before the ranks meet to agree to stop: mpirun kills every rank one second after it
+/// forwards Ctrl-C, and meeting may take longer on a loaded machine (the file said `running`
+/// then). Stops with its owner.
+pub struct InterruptWatch {
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl InterruptWatch {
+    fn start(stop: &crate::runner::StopFlag, sink: &ResultSink) -> InterruptWatch {
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        if sink.path.is_none() {
+            return InterruptWatch { done, thread: None };
+        }
+        let (stop, marker, flag) = (stop.clone(), sink.interrupt_marker(), done.clone());
+        let thread = std::thread::spawn(move || {
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                if let Some(sig) = stop.signal() {
+                    marker.mark(sig, crate::runner::signals::signal_name(sig));
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        });
+        InterruptWatch {
+            done,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for InterruptWatch {
+    fn drop(&mut self) {
+        self.done.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
     }
 }

@@ -446,13 +446,30 @@ impl ResultDoc {
 /// path) and rewritten after every test (a crash loses nothing).
 pub struct ResultSink {
     pub path: Option<PathBuf>,
+    /// Set by `InterruptMarker::mark` when a signal stopped the run: every later save of a
+    /// document still `running` says `interrupted` instead.
+    interrupted: std::sync::Arc<std::sync::Mutex<Option<crate::error::Interrupted>>>,
 }
 
 impl ResultSink {
+    /// No result file (`--no-save`, the other ranks of a distributed run, the matrix's
+    /// throw-away documents).
+    pub fn none() -> ResultSink {
+        ResultSink::at(None)
+    }
+
+    /// Write to `path` (already claimed).
+    pub fn at(path: Option<PathBuf>) -> ResultSink {
+        ResultSink {
+            path,
+            interrupted: Default::default(),
+        }
+    }
+
     /// `dir = None` disables writing (`--output -`).
     pub fn create(dir: Option<&Path>, command: &str) -> anyhow::Result<ResultSink> {
         let Some(dir) = dir else {
-            return Ok(ResultSink { path: None });
+            return Ok(ResultSink::none());
         };
         std::fs::create_dir_all(dir).map_err(|e| {
             crate::usage!("cannot create the output directory {}: {e}", dir.display())
@@ -467,18 +484,116 @@ impl ResultSink {
         // Claim the name now so a bad directory fails before any measuring.
         std::fs::File::create(&path)
             .map_err(|e| crate::usage!("cannot write results to {}: {e}", path.display()))?;
-        Ok(ResultSink { path: Some(path) })
+        Ok(ResultSink::at(Some(path)))
     }
 
     pub fn save(&self, doc: &ResultDoc) -> anyhow::Result<()> {
-        if let Some(p) = &self.path {
-            doc.write_atomic(p)
-                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))?;
+        let Some(p) = &self.path else {
+            return Ok(());
+        };
+        // One writer at a time (the marker's thread also writes).
+        let interrupted = self.interrupted.lock().unwrap_or_else(|e| e.into_inner());
+        let write = |d: &ResultDoc| {
+            d.write_atomic(p)
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))
+        };
+        match interrupted.as_ref() {
+            Some(i) if doc.status == "running" => write(&interrupted_copy(doc, i)),
+            _ => write(doc),
         }
-        Ok(())
+    }
+
+    /// A handle another thread can use to say, the moment a signal arrives, that the run was
+    /// interrupted (see `InterruptMarker`).
+    pub fn interrupt_marker(&self) -> InterruptMarker {
+        InterruptMarker {
+            path: self.path.clone(),
+            interrupted: self.interrupted.clone(),
+        }
+    }
+}
+
+/// `doc` as `ResultDoc::finish` records an interrupt.
+fn interrupted_copy(doc: &ResultDoc, i: &crate::error::Interrupted) -> ResultDoc {
+    let mut d = doc.clone();
+    d.finish(&Err(anyhow::Error::new(crate::error::Interrupted {
+        signal: i.signal,
+        signal_name: i.signal_name,
+    })));
+    d
+}
+
+/// Marks a run's result file `interrupted` from outside the measuring thread. A distributed
+/// run needs it: mpirun forwards Ctrl-C to every rank and kills them one second later,
+/// while rank 0 may still be waiting for the others to agree to stop; the file said
+/// `running` then. Marking rewrites the last saved document at once; the full document saved
+/// later (if there is time) replaces it.
+pub struct InterruptMarker {
+    path: Option<PathBuf>,
+    interrupted: std::sync::Arc<std::sync::Mutex<Option<crate::error::Interrupted>>>,
+}
+
+impl InterruptMarker {
+    pub fn mark(&self, signal: i32, signal_name: &'static str) {
+        let mut interrupted = self.interrupted.lock().unwrap_or_else(|e| e.into_inner());
+        if interrupted.is_some() {
+            return;
+        }
+        let i = crate::error::Interrupted {
+            signal,
+            signal_name,
+        };
+        if let Some(p) = &self.path
+            && let Ok(doc) = ResultDoc::read(p)
+            && doc.status == "running"
+        {
+            let _ = interrupted_copy(&doc, &i).write_atomic(p);
+        }
+        *interrupted = Some(i);
     }
 }
 
 pub fn now_rfc3339() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A signal marks the saved file at once; later saves of the still-running document keep
+    /// saying so; the finished document replaces it.
+    #[test]
+    fn an_interrupt_marks_the_saved_file_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let sink = ResultSink::create(Some(dir.path()), "run").unwrap();
+        let path = sink.path.clone().unwrap();
+        let mut doc = ResultDoc::new("run", vec!["iolab".into()], Environment::default());
+        sink.save(&doc).unwrap();
+        assert_eq!(ResultDoc::read(&path).unwrap().status, "running");
+
+        sink.interrupt_marker().mark(libc::SIGINT, "SIGINT");
+        let on_disk = ResultDoc::read(&path).unwrap();
+        assert_eq!(on_disk.status, "interrupted");
+        assert_eq!(
+            on_disk.error.as_deref(),
+            Some("interrupted by SIGINT; partial results saved")
+        );
+        assert!(on_disk.finished_at.is_some());
+
+        doc.tests.push(TestResult::default());
+        sink.save(&doc).unwrap();
+        let on_disk = ResultDoc::read(&path).unwrap();
+        assert_eq!(
+            (on_disk.status.as_str(), on_disk.tests.len()),
+            ("interrupted", 1)
+        );
+
+        doc.finish(&Ok(()));
+        sink.save(&doc).unwrap();
+        assert_eq!(ResultDoc::read(&path).unwrap().status, "complete");
+        // A finished file is never marked afterwards.
+        sink.interrupt_marker().mark(libc::SIGTERM, "SIGTERM");
+        assert_eq!(ResultDoc::read(&path).unwrap().status, "complete");
+    }
 }

@@ -225,12 +225,7 @@ pub fn mpirun_with_rank1_in(capped: Option<&Path>, args: &[&str]) -> Output {
 /// `mpirun --oversubscribe ARGS` started in the background (the caller waits or kills it).
 pub fn spawn_mpirun(args: &[&str]) -> std::process::Child {
     Command::new("mpirun")
-        .args([
-            "--oversubscribe",
-            "--mca",
-            "odls_base_sigkill_timeout",
-            "30",
-        ])
+        .arg("--oversubscribe")
         .args(args)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
