@@ -145,7 +145,7 @@ pub fn segments(series: &[f64], opts: &ChangepointOptions) -> Vec<Segment> {
     };
     let mean = work.iter().sum::<f64>() / n as f64;
     let mut sigma = noise_sigma(&work);
-    if !(sigma > 0.0) {
+    if sigma <= 0.0 {
         // A noiseless (or quantised) series: any level change is real. A scale a million
         // times below the range makes every step decisive while the squared sums stay
         // far from cancellation.
@@ -154,7 +154,7 @@ pub fn segments(series: &[f64], opts: &ChangepointOptions) -> Vec<Segment> {
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
                 (a.min(*x), b.max(*x))
             });
-        if !(hi > lo) {
+        if hi <= lo {
             return vec![Segment::of(&series, 0, n)];
         }
         sigma = 1e-6 * (hi - lo);

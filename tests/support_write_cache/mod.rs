@@ -270,14 +270,14 @@ fn controller(
             filled_from = now_bytes;
             switch_to = Some(fast);
         }
-        if let Some(bps) = switch_to {
-            if set_limit(cgroup, majmin, bps).is_ok() {
-                switches.lock().unwrap().push(Switch {
-                    at: t0.elapsed(),
-                    device_bytes: now_bytes,
-                    bytes_per_s: bps,
-                });
-            }
+        if let Some(bps) = switch_to
+            && set_limit(cgroup, majmin, bps).is_ok()
+        {
+            switches.lock().unwrap().push(Switch {
+                at: t0.elapsed(),
+                device_bytes: now_bytes,
+                bytes_per_s: bps,
+            });
         }
     }
 }
@@ -303,10 +303,10 @@ impl Drop for WriteCacheDevice {
                 eprintln!("could not remove cgroup {}", self.cgroup.display());
             }
         }
-        if let Some(mut lo) = self.lo.take() {
-            if let Err(e) = lo.detach() {
-                eprintln!("could not detach {}: {e}", lo.device.display());
-            }
+        if let Some(mut lo) = self.lo.take()
+            && let Err(e) = lo.detach()
+        {
+            eprintln!("could not detach {}: {e}", lo.device.display());
         }
         let _ = std::fs::remove_file(&self.image);
     }
