@@ -294,6 +294,9 @@ pub struct Cliff {
     /// Bytes written in the fast phase that ended with the drop: the cache size when the
     /// series starts with an empty cache, or the cache refilled after a recovery.
     pub fast_phase_bytes: f64,
+    /// Speeds of the two phases away from the boundary (the interval where the drop
+    /// happened is a mix of both and would pull each mean toward the other); spreads are
+    /// over the whole phases.
     pub before_bytes_per_s: f64,
     pub before_stddev_bytes_per_s: f64,
     pub after_bytes_per_s: f64,
@@ -368,9 +371,9 @@ pub fn cliffs_with(
             at: Duration::from_secs_f64((b - 1) as f64 * dt + tau),
             bytes_before,
             fast_phase_bytes: bytes_before - fast_start,
-            before_bytes_per_s: fast.mean,
+            before_bytes_per_s: h,
             before_stddev_bytes_per_s: fast.stddev,
-            after_bytes_per_s: slow.mean,
+            after_bytes_per_s: l,
             after_stddev_bytes_per_s: slow.stddev,
             after_points: slow.len(),
         });
