@@ -12,6 +12,7 @@ pub mod files;
 pub mod matrix;
 pub mod saturate;
 pub mod slack;
+pub mod thermal;
 pub mod trace;
 pub mod warning;
 

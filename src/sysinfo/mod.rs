@@ -1,6 +1,7 @@
 //! Environment capture: CPU, kernel, memory, the mount and block device under a path, and
 //! device counters from `/proc/diskstats`, CPU idle-state entries (`cpuidle`). `resolve` follows a path down the device chain,
-//! `blockdev` reads one device's sysfs details, `smart` asks smartctl.
+//! `blockdev` reads one device's sysfs details, `smart` asks smartctl, `thermal` reads a drive's
+//! temperature, limits and throttle counters (smartctl or hwmon) and samples it during a run.
 
 pub mod blockdev;
 pub mod cpuidle;
@@ -9,6 +10,7 @@ pub mod hugepages;
 pub mod mounts;
 pub mod resolve;
 pub mod smart;
+pub mod thermal;
 
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};

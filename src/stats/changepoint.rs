@@ -1,0 +1,551 @@
+//! Change points in a per-interval throughput series: where a drive's speed changes level
+//! (the write cache filling up, a recovery after idle time, thermal throttling).
+//!
+//! Method: PELT (Pruned Exact Linear Time), Killick, Fearnhead & Eckley, "Optimal detection
+//! of changepoints with a linear computational cost", JASA 107(500):1590-1598, 2012. It
+//! finds the segmentation that minimises `sum(cost(segment)) + β · (number of changes)`
+//! exactly, pruning candidates that can never be optimal again, so it stays near O(n).
+//!
+//! Cost: a change in the mean of normal data with a common variance σ², i.e. the
+//! within-segment sum of squares divided by σ² (−2 log-likelihood up to a constant),
+//! applied by default to the logarithm of the throughput: a drive's spread scales with its
+//! speed (3 % of 500 MB/s is not 3 % of 80 MB/s), so on a linear scale one common σ would
+//! split the fast phase into noise-sized pieces; in logs the noise is one size and a
+//! level change is a ratio, which is what a cliff is.
+//! σ is estimated robustly from the median absolute deviation of the first differences
+//! (a step changes one difference only, so the steps themselves do not inflate σ; the
+//! difference of two independent errors has variance 2σ²). Penalty β = k · ln n: k = 2 is
+//! the BIC/SIC for independent normal errors; throughput samples are neither normal nor
+//! independent (throttle slices, queue effects), so the default is k = 4, which keeps a
+//! flat noisy series free of change points (tested over many seeds) while a real step of a
+//! few σ over a handful of points still pays for itself many times over.
+//!
+//! On top, [`phases`] drops what a reader would not call a phase (shorter than
+//! `min_phase_points`, or not materially different from its neighbour) and [`cliffs`]
+//! reports each material drop: bytes written before it (the cache size), speed before
+//! and after.
+
+use std::time::Duration;
+
+/// Settings of the change-point search.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ChangepointOptions {
+    /// k in the penalty β = k · ln n (in units of σ²).
+    pub penalty_factor: f64,
+    /// Shortest segment PELT may return (points).
+    pub min_segment_len: usize,
+    /// Search on ln(throughput) (multiplicative noise, see the module doc); the segments'
+    /// means and spreads are always of the values themselves.
+    pub log_scale: bool,
+}
+
+impl Default for ChangepointOptions {
+    fn default() -> Self {
+        ChangepointOptions {
+            penalty_factor: 4.0,
+            min_segment_len: 2,
+            log_scale: true,
+        }
+    }
+}
+
+/// A run of points with one level: `start..end` (end exclusive) into the series.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Segment {
+    pub start: usize,
+    pub end: usize,
+    pub mean: f64,
+    /// Sample standard deviation of the points in the segment (0 for one point): the
+    /// spread within the phase.
+    pub stddev: f64,
+}
+
+impl Segment {
+    fn of(series: &[f64], start: usize, end: usize) -> Segment {
+        let xs = &series[start..end];
+        let n = xs.len() as f64;
+        let mean = xs.iter().sum::<f64>() / n;
+        let stddev = if xs.len() > 1 {
+            (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+        } else {
+            0.0
+        };
+        Segment {
+            start,
+            end,
+            mean,
+            stddev,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.end - self.start
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.end == self.start
+    }
+}
+
+/// Robust noise level: MAD of the first differences, scaled to a normal σ (1.4826 · MAD
+/// estimates σ of a normal sample; a difference of two errors has σ·√2).
+pub fn noise_sigma(series: &[f64]) -> f64 {
+    if series.len() < 3 {
+        return 0.0;
+    }
+    let diffs: Vec<f64> = series.windows(2).map(|w| w[1] - w[0]).collect();
+    let med = median(&diffs);
+    let dev: Vec<f64> = diffs.iter().map(|d| (d - med).abs()).collect();
+    1.4826 * median(&dev) / std::f64::consts::SQRT_2
+}
+
+fn median(xs: &[f64]) -> f64 {
+    let mut v: Vec<f64> = xs.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    }
+}
+
+/// The optimal segmentation of `series` under a normal mean-change cost (PELT). One
+/// segment for a series without change (or shorter than two minimum segments); none for
+/// an empty one. Non-finite values are not allowed in a throughput series and are read
+/// as 0.
+pub fn segments(series: &[f64], opts: &ChangepointOptions) -> Vec<Segment> {
+    let n = series.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    let series: Vec<f64> = series
+        .iter()
+        .map(|x| if x.is_finite() { *x } else { 0.0 })
+        .collect();
+    let m = opts.min_segment_len.max(1);
+    if n < 2 * m {
+        return vec![Segment::of(&series, 0, n)];
+    }
+    let work: Vec<f64> = if opts.log_scale {
+        // A floor keeps stalls (0 B/s) finite: a thousandth of the typical level.
+        let mut pos: Vec<f64> = series.iter().copied().filter(|x| *x > 0.0).collect();
+        let floor = if pos.is_empty() {
+            1.0
+        } else {
+            pos.sort_by(f64::total_cmp);
+            1e-3 * pos[pos.len() / 2]
+        };
+        series.iter().map(|x| x.max(floor).ln()).collect()
+    } else {
+        series.clone()
+    };
+    let mean = work.iter().sum::<f64>() / n as f64;
+    let mut sigma = noise_sigma(&work);
+    if sigma <= 0.0 {
+        // A noiseless (or quantised) series: any level change is real. A scale a million
+        // times below the range makes every step decisive while the squared sums stay
+        // far from cancellation.
+        let (lo, hi) = work
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+                (a.min(*x), b.max(*x))
+            });
+        if hi <= lo {
+            return vec![Segment::of(&series, 0, n)];
+        }
+        sigma = 1e-6 * (hi - lo);
+    }
+    // Standardised prefix sums (centred, so the squares stay small: no cancellation).
+    let mut s1 = vec![0.0; n + 1];
+    let mut s2 = vec![0.0; n + 1];
+    for (i, x) in work.iter().enumerate() {
+        let z = (x - mean) / sigma;
+        s1[i + 1] = s1[i] + z;
+        s2[i + 1] = s2[i] + z * z;
+    }
+    let cost = |s: usize, t: usize| -> f64 {
+        let len = (t - s) as f64;
+        let a = s1[t] - s1[s];
+        (s2[t] - s2[s] - a * a / len).max(0.0)
+    };
+    let beta = opts.penalty_factor * (n as f64).ln();
+    let mut f = vec![f64::INFINITY; n + 1];
+    let mut last = vec![0usize; n + 1];
+    f[0] = -beta;
+    let mut candidates: Vec<usize> = vec![0];
+    for t in m..=n {
+        // A segment may end at t - m once F there is known (and it is reachable).
+        if t >= 2 * m && f[t - m].is_finite() {
+            candidates.push(t - m);
+        }
+        let mut best = f64::INFINITY;
+        let mut arg = 0;
+        for &tau in &candidates {
+            let v = f[tau] + cost(tau, t) + beta;
+            if v < best {
+                best = v;
+                arg = tau;
+            }
+        }
+        f[t] = best;
+        last[t] = arg;
+        // PELT pruning (K = 0 holds for this cost: splitting never raises the SSE).
+        candidates.retain(|&tau| f[tau] + cost(tau, t) <= best);
+    }
+    let mut bounds = vec![n];
+    let mut t = n;
+    while t > 0 {
+        t = last[t];
+        bounds.push(t);
+    }
+    bounds.reverse();
+    bounds
+        .windows(2)
+        .map(|w| Segment::of(&series, w[0], w[1]))
+        .collect()
+}
+
+/// Settings of [`phases`] and [`cliffs`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CliffOptions {
+    /// A level change is material when the lower mean is below this fraction of the
+    /// higher one (0.8: a drop of more than 20 %). Neighbours closer than that are one phase.
+    pub material_ratio: f64,
+    /// A phase shorter than this (points) is a blip, not a phase: it is folded into the
+    /// neighbour with the nearer mean (a short spike or dip is never a cliff).
+    pub min_phase_points: usize,
+    pub changepoint: ChangepointOptions,
+}
+
+impl Default for CliffOptions {
+    fn default() -> Self {
+        CliffOptions {
+            material_ratio: 0.8,
+            min_phase_points: 5,
+            changepoint: ChangepointOptions::default(),
+        }
+    }
+}
+
+/// The phases a reader would name: PELT's segments with blips folded away and
+/// immaterial changes merged. Means and spreads are recomputed over the merged points.
+pub fn phases(series: &[f64], opts: &CliffOptions) -> Vec<Segment> {
+    let mut segs = segments(series, &opts.changepoint);
+    let data: Vec<f64> = series
+        .iter()
+        .map(|x| if x.is_finite() { *x } else { 0.0 })
+        .collect();
+    // Fold short segments, shortest first, into the neighbour with the nearer mean.
+    while segs.len() > 1 {
+        let Some((i, _)) = segs
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.len() < opts.min_phase_points)
+            .min_by_key(|(_, s)| s.len())
+        else {
+            break;
+        };
+        let into_left = if i == 0 {
+            false
+        } else if i == segs.len() - 1 {
+            true
+        } else {
+            (segs[i - 1].mean - segs[i].mean).abs() <= (segs[i + 1].mean - segs[i].mean).abs()
+        };
+        let (a, b) = if into_left { (i - 1, i) } else { (i, i + 1) };
+        segs[a] = Segment::of(&data, segs[a].start, segs[b].end);
+        segs.remove(b);
+    }
+    // Merge immaterial neighbours, the closest pair first, until every change is material.
+    loop {
+        let closest = segs
+            .windows(2)
+            .enumerate()
+            .map(|(i, w)| (i, level_ratio(w[0].mean, w[1].mean)))
+            .filter(|(_, r)| *r >= opts.material_ratio)
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        let Some((i, _)) = closest else { break };
+        segs[i] = Segment::of(&data, segs[i].start, segs[i + 1].end);
+        segs.remove(i + 1);
+    }
+    segs
+}
+
+/// min/max of two levels (1 = equal); 1 when both are zero.
+fn level_ratio(a: f64, b: f64) -> f64 {
+    let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
+    if hi <= 0.0 { 1.0 } else { (lo / hi).max(0.0) }
+}
+
+/// One material drop in throughput.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cliff {
+    /// First point of the slower phase.
+    pub index: usize,
+    /// When the drop happened, from the start of the series, interpolated inside the two
+    /// intervals around the boundary from the two phases' speeds.
+    pub at: Duration,
+    /// Bytes written from the start of the series to the drop.
+    pub bytes_before: f64,
+    /// Bytes written in the fast phase that ended with the drop: the cache size when the
+    /// series starts with an empty cache, or the cache refilled after a recovery.
+    pub fast_phase_bytes: f64,
+    /// Speeds of the two phases away from the boundary (the interval where the drop
+    /// happened is a mix of both and would pull each mean toward the other); spreads are
+    /// over the whole phases.
+    pub before_bytes_per_s: f64,
+    pub before_stddev_bytes_per_s: f64,
+    pub after_bytes_per_s: f64,
+    pub after_stddev_bytes_per_s: f64,
+    /// How long the slower phase lasted (points).
+    pub after_points: usize,
+}
+
+/// Every material drop in `series_bytes_per_s` (one throughput value per `interval`).
+/// `bytes_per_point`, when given, is what was really written in each interval (exact
+/// counters beat `rate × interval` when intervals jitter); it must be as long as the series.
+pub fn cliffs(
+    series_bytes_per_s: &[f64],
+    interval: Duration,
+    bytes_per_point: Option<&[u64]>,
+) -> Vec<Cliff> {
+    cliffs_with(
+        series_bytes_per_s,
+        interval,
+        bytes_per_point,
+        &CliffOptions::default(),
+    )
+}
+
+/// [`cliffs`] with explicit options.
+pub fn cliffs_with(
+    series_bytes_per_s: &[f64],
+    interval: Duration,
+    bytes_per_point: Option<&[u64]>,
+    opts: &CliffOptions,
+) -> Vec<Cliff> {
+    let dt = interval.as_secs_f64();
+    let bytes: Vec<f64> = match bytes_per_point {
+        Some(b) if b.len() == series_bytes_per_s.len() => b.iter().map(|&x| x as f64).collect(),
+        _ => series_bytes_per_s.iter().map(|r| r.max(0.0) * dt).collect(),
+    };
+    let ph = phases(series_bytes_per_s, opts);
+    let mut out = Vec::new();
+    for w in ph.windows(2) {
+        let (fast, slow) = (w[0], w[1]);
+        if slow.mean >= opts.material_ratio * fast.mean || fast.mean <= 0.0 {
+            continue;
+        }
+        let b = slow.start;
+        // Speeds away from the boundary (the boundary points may be mixed).
+        let inner = |s: &Segment, skip_first: bool| -> f64 {
+            let (lo, hi) = if s.len() >= 3 {
+                if skip_first {
+                    (s.start + 1, s.end)
+                } else {
+                    (s.start, s.end - 1)
+                }
+            } else {
+                (s.start, s.end)
+            };
+            bytes[lo..hi].iter().sum::<f64>() / ((hi - lo) as f64 * dt)
+        };
+        let h = inner(&fast, false);
+        let l = inner(&slow, true);
+        // The two intervals around the boundary: H for τ seconds, then L.
+        let w_bytes = bytes[b - 1] + bytes[b];
+        let tau = if h > l {
+            ((w_bytes - 2.0 * l * dt) / (h - l)).clamp(0.0, 2.0 * dt)
+        } else {
+            dt
+        };
+        let before_window: f64 = bytes[..b - 1].iter().sum();
+        let bytes_before = before_window + h * tau;
+        let fast_start: f64 = bytes[..fast.start].iter().sum();
+        out.push(Cliff {
+            index: b,
+            at: Duration::from_secs_f64((b - 1) as f64 * dt + tau),
+            bytes_before,
+            fast_phase_bytes: bytes_before - fast_start,
+            before_bytes_per_s: h,
+            before_stddev_bytes_per_s: fast.stddev,
+            after_bytes_per_s: l,
+            after_stddev_bytes_per_s: slow.stddev,
+            after_points: slow.len(),
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand_xoshiro::Xoshiro256PlusPlus;
+
+    /// Normal noise by Box-Muller (no extra crate).
+    fn noisy(levels: &[(usize, f64)], rel_sigma: f64, seed: u64) -> Vec<f64> {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let mut out = Vec::new();
+        for &(n, level) in levels {
+            for _ in 0..n {
+                let u1: f64 = rand::RngExt::random::<f64>(&mut rng).max(1e-12);
+                let u2: f64 = rand::RngExt::random::<f64>(&mut rng);
+                let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
+                out.push(level * (1.0 + rel_sigma * z));
+            }
+        }
+        out
+    }
+
+    const MB: f64 = 1e6;
+
+    #[test]
+    fn one_step_is_found_where_it_is() {
+        for seed in 0..20 {
+            let s = noisy(&[(60, 400.0 * MB), (140, 100.0 * MB)], 0.03, seed);
+            let segs = segments(&s, &ChangepointOptions::default());
+            assert_eq!(segs.len(), 2, "seed {seed}: {segs:?}");
+            assert_eq!(segs[0].start, 0);
+            assert!((59..=61).contains(&segs[1].start), "seed {seed}: {segs:?}");
+            assert_eq!(segs[1].end, 200);
+            assert!((segs[0].mean / (400.0 * MB) - 1.0).abs() < 0.02);
+            assert!((segs[1].mean / (100.0 * MB) - 1.0).abs() < 0.02);
+            assert!((segs[1].stddev / (3.0 * MB) - 1.0).abs() < 0.3, "{segs:?}");
+        }
+    }
+
+    #[test]
+    fn flat_noisy_series_has_no_change_point() {
+        for seed in 0..200 {
+            let s = noisy(&[(300, 250.0 * MB)], 0.05, seed);
+            let segs = segments(&s, &ChangepointOptions::default());
+            assert_eq!(segs.len(), 1, "seed {seed}: {segs:?}");
+            assert!(cliffs(&s, Duration::from_millis(100), None).is_empty());
+        }
+    }
+
+    #[test]
+    fn two_steps_are_two_changes() {
+        let s = noisy(
+            &[(50, 500.0 * MB), (50, 200.0 * MB), (80, 80.0 * MB)],
+            0.03,
+            7,
+        );
+        let segs = segments(&s, &ChangepointOptions::default());
+        let starts: Vec<usize> = segs.iter().map(|x| x.start).collect();
+        assert_eq!(starts, vec![0, 50, 100], "{segs:?}");
+        let c = cliffs(&s, Duration::from_secs(1), None);
+        assert_eq!(c.len(), 2, "{c:?}");
+        assert_eq!(c[0].index, 50);
+        assert_eq!(c[1].index, 100);
+        // 50 s at 500 MB/s, then 50 s at 200 MB/s.
+        assert!(
+            (c[0].bytes_before / (25_000.0 * MB) - 1.0).abs() < 0.02,
+            "{c:?}"
+        );
+        assert!(
+            (c[1].bytes_before / (35_000.0 * MB) - 1.0).abs() < 0.02,
+            "{c:?}"
+        );
+        assert!(
+            (c[1].fast_phase_bytes / (10_000.0 * MB) - 1.0).abs() < 0.03,
+            "{c:?}"
+        );
+    }
+
+    #[test]
+    fn short_spike_is_not_a_cliff() {
+        // A 2-point dip to a quarter of the speed in a long flat run: PELT may see it,
+        // the phase rule must not call it a cliff.
+        let s = noisy(
+            &[(80, 400.0 * MB), (2, 100.0 * MB), (80, 400.0 * MB)],
+            0.03,
+            3,
+        );
+        assert!(cliffs(&s, Duration::from_millis(100), None).is_empty());
+        let p = phases(&s, &CliffOptions::default());
+        assert_eq!(p.len(), 1, "{p:?}");
+    }
+
+    #[test]
+    fn small_drop_is_not_material() {
+        // 10 % lower: a real change for PELT, not a cliff.
+        let s = noisy(&[(100, 400.0 * MB), (100, 360.0 * MB)], 0.01, 5);
+        assert_eq!(segments(&s, &ChangepointOptions::default()).len(), 2);
+        assert!(cliffs(&s, Duration::from_millis(100), None).is_empty());
+    }
+
+    #[test]
+    fn cliff_reports_cache_size_from_the_mixed_interval() {
+        // 256 MiB at 400 MB/s (0.671 s), then 100 MB/s; 100 ms intervals, no noise: the
+        // boundary interval is mixed and the interpolation must recover the exact size.
+        let dt = 0.1;
+        let cache = 256.0 * 1024.0 * 1024.0;
+        let t_switch = cache / (400.0 * MB);
+        let series: Vec<f64> = (0..40)
+            .map(|i| {
+                let (a, b) = (i as f64 * dt, (i + 1) as f64 * dt);
+                let fast = (t_switch.min(b) - a).clamp(0.0, dt);
+                (fast * 400.0 * MB + (dt - fast) * 100.0 * MB) / dt
+            })
+            .collect();
+        let c = cliffs(&series, Duration::from_millis(100), None);
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert!((c[0].bytes_before / cache - 1.0).abs() < 0.01, "{c:?}");
+        assert!((c[0].at.as_secs_f64() - t_switch).abs() < 0.01, "{c:?}");
+        assert!((c[0].after_bytes_per_s / (100.0 * MB) - 1.0).abs() < 0.01);
+    }
+
+    #[test]
+    fn exact_bytes_per_point_are_used() {
+        let s = vec![
+            100.0, 100.0, 100.0, 100.0, 100.0, 10.0, 10.0, 10.0, 10.0, 10.0,
+        ];
+        // The counters say twice what rate × interval says (e.g. a 2-s interval).
+        let bytes: Vec<u64> = s.iter().map(|x| (*x * 2.0) as u64).collect();
+        let c = cliffs(&s, Duration::from_secs(1), Some(&bytes));
+        assert_eq!(c.len(), 1);
+        assert!((c[0].bytes_before - 1000.0).abs() < 1e-6, "{c:?}");
+        let c = cliffs(&s, Duration::from_secs(1), None);
+        assert!((c[0].bytes_before - 500.0).abs() < 1e-6, "{c:?}");
+    }
+
+    #[test]
+    fn recovery_then_second_cliff_reports_the_refilled_cache() {
+        let s = noisy(
+            &[
+                (30, 400.0 * MB),
+                (30, 100.0 * MB),
+                (20, 400.0 * MB),
+                (30, 100.0 * MB),
+            ],
+            0.02,
+            11,
+        );
+        let c = cliffs(&s, Duration::from_secs(1), None);
+        assert_eq!(c.len(), 2, "{c:?}");
+        assert!(
+            (c[1].fast_phase_bytes / (8_000.0 * MB) - 1.0).abs() < 0.05,
+            "{c:?}"
+        );
+    }
+
+    #[test]
+    fn edge_cases() {
+        let o = ChangepointOptions::default();
+        assert!(segments(&[], &o).is_empty());
+        assert_eq!(segments(&[5.0], &o).len(), 1);
+        assert_eq!(segments(&[5.0; 50], &o).len(), 1);
+        let step: Vec<f64> = [vec![5.0; 10], vec![1.0; 10]].concat();
+        assert_eq!(segments(&step, &o).len(), 2);
+        assert_eq!(noise_sigma(&[1.0, 2.0]), 0.0);
+        assert!(cliffs(&[], Duration::from_secs(1), None).is_empty());
+        let z = segments(&[f64::NAN, 1.0, 1.0, 1.0], &o);
+        assert!(z.iter().all(|s| s.mean.is_finite()));
+    }
+}

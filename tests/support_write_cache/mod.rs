@@ -1,0 +1,313 @@
+//! Ground truth for the write-cache tests: a block device that behaves like a consumer SSD
+//! with an SLC write cache, with numbers the test chooses.
+//!
+//! A loop device over an image in /dev/shm (RAM: the device itself is never the limit),
+//! throttled by a cgroup-v1 blkio cgroup of our own (`blkio.throttle.write_bps_device`).
+//! A controller thread watches the device's written sectors in /proc/diskstats and moves
+//! the limit: `fast` bytes/s until `cache` bytes were written, then `slow`; after the
+//! device was idle for `recovery` the cache is "flushed" and the limit is `fast` again.
+//!
+//! The throttle applies to the process that submits the I/O, and in cgroup v1 buffered
+//! writes are submitted at writeback by the flusher, outside the cgroup: the writer must
+//! run inside the cgroup (`Command` through [`WriteCacheDevice::command_in_cgroup`]) and
+//! write with O_DIRECT.
+//!
+//! Everything is torn down on drop, panics included: the controller stops, the cgroup is
+//! removed (after its processes are gone), the loop device detached and the image deleted.
+//! Names carry the pid so parallel test runs on the machine never touch each other.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use iolab::fs::loopdev::LoopDevice;
+
+pub const BLKIO: &str = "/sys/fs/cgroup/blkio";
+
+/// How the emulated drive's write speed depends on what was written.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SpeedModel {
+    /// One limit, always (a drive without a cache cliff).
+    Plain { bytes_per_s: u64 },
+    /// A write cache: `fast` until `cache_bytes` were written, then `slow`; back to
+    /// `fast` (cache empty) after `recovery` without writes.
+    Cache {
+        fast_bytes_per_s: u64,
+        slow_bytes_per_s: u64,
+        cache_bytes: u64,
+        recovery: Duration,
+    },
+}
+
+/// A change of limit the controller made, for the test to compare with what it measured.
+/// A switch to the slow speed is made [`LIMIT_CHANGE_LAG`] early (see there).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Switch {
+    pub at: Duration,
+    /// Bytes the device had written (since the emulator started) when it switched.
+    pub device_bytes: u64,
+    pub bytes_per_s: u64,
+}
+
+/// Why the emulator cannot run here (the test skips with this).
+pub fn unavailable() -> Option<String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Some("needs root (loop device, blkio cgroup)".into());
+    }
+    if !Path::new(BLKIO)
+        .join("blkio.throttle.write_bps_device")
+        .exists()
+    {
+        return Some(format!("no cgroup-v1 blkio throttling at {BLKIO}"));
+    }
+    if !Path::new("/dev/loop-control").exists() {
+        return Some("no loop devices (/dev/loop-control; modprobe loop)".into());
+    }
+    if !Path::new("/dev/shm").is_dir() {
+        return Some("no /dev/shm for the image".into());
+    }
+    None
+}
+
+/// Written sectors of `name` in /proc/diskstats (field 10), in bytes.
+pub fn written_bytes(name: &str) -> Option<u64> {
+    iolab::sysinfo::diskstats::read(name).map(|d| d.write_sectors * 512)
+}
+
+pub struct WriteCacheDevice {
+    /// `/dev/loopN`
+    pub device: PathBuf,
+    /// Kernel name (`loopN`), for /proc/diskstats.
+    pub name: String,
+    pub majmin: String,
+    pub cgroup: PathBuf,
+    pub model: SpeedModel,
+    image: PathBuf,
+    lo: Option<LoopDevice>,
+    stop: Arc<AtomicBool>,
+    switches: Arc<Mutex<Vec<Switch>>>,
+    controller: Option<JoinHandle<()>>,
+    start_bytes: u64,
+}
+
+impl WriteCacheDevice {
+    /// An emulated drive of `size_bytes` with the given speed model.
+    pub fn start(size_bytes: u64, model: SpeedModel) -> Result<WriteCacheDevice, String> {
+        let tag = format!(
+            "iolab-test-wcache-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let image = PathBuf::from("/dev/shm").join(format!("{tag}.img"));
+        let f = std::fs::File::create(&image).map_err(|e| format!("create {image:?}: {e}"))?;
+        f.set_len(size_bytes)
+            .map_err(|e| format!("size {image:?}: {e}"))?;
+        // Allocate every page now: a first write into a hole of tmpfs allocates and
+        // zeroes pages, which would slow the "fast" phase below its limit.
+        // SAFETY: fallocate on an open fd with a valid length.
+        let rc = unsafe {
+            libc::fallocate(
+                std::os::fd::AsRawFd::as_raw_fd(&f),
+                0,
+                0,
+                size_bytes as libc::off_t,
+            )
+        };
+        drop(f);
+        if rc != 0 {
+            let e = std::io::Error::last_os_error();
+            let _ = std::fs::remove_file(&image);
+            return Err(format!("fallocate {image:?}: {e}"));
+        }
+        // From here on, Drop cleans up whatever exists.
+        let mut dev = WriteCacheDevice {
+            device: PathBuf::new(),
+            name: String::new(),
+            majmin: String::new(),
+            cgroup: Path::new(BLKIO).join(&tag),
+            model,
+            image: image.clone(),
+            lo: None,
+            stop: Arc::new(AtomicBool::new(false)),
+            switches: Arc::new(Mutex::new(Vec::new())),
+            controller: None,
+            start_bytes: 0,
+        };
+        // The image lives in RAM already: no direct I/O from the loop driver to it.
+        let lo = LoopDevice::attach(&image, false).map_err(|e| format!("losetup: {e}"))?;
+        dev.device = lo.device.clone();
+        dev.name = lo.name();
+        dev.lo = Some(lo);
+        let rdev = std::os::unix::fs::MetadataExt::rdev(
+            &std::fs::metadata(&dev.device).map_err(|e| format!("{:?}: {e}", dev.device))?,
+        );
+        dev.majmin = format!("{}:{}", libc::major(rdev), libc::minor(rdev));
+        // Flash, like the drive it emulates (some kernels give a non-rotational queue a
+        // shorter throttle slice, so a limit change bites sooner).
+        let _ = std::fs::write(format!("/sys/block/{}/queue/rotational", dev.name), "0");
+        std::fs::create_dir(&dev.cgroup).map_err(|e| format!("mkdir {:?}: {e}", dev.cgroup))?;
+        let first = match model {
+            SpeedModel::Plain { bytes_per_s } => bytes_per_s,
+            SpeedModel::Cache {
+                fast_bytes_per_s, ..
+            } => fast_bytes_per_s,
+        };
+        set_limit(&dev.cgroup, &dev.majmin, first)?;
+        dev.start_bytes = written_bytes(&dev.name).ok_or("device not in /proc/diskstats")?;
+        if let SpeedModel::Cache {
+            fast_bytes_per_s,
+            slow_bytes_per_s,
+            cache_bytes,
+            recovery,
+        } = model
+        {
+            let (stop, switches) = (dev.stop.clone(), dev.switches.clone());
+            let (cg, mm, name, base) = (
+                dev.cgroup.clone(),
+                dev.majmin.clone(),
+                dev.name.clone(),
+                dev.start_bytes,
+            );
+            dev.controller = Some(std::thread::spawn(move || {
+                controller(
+                    &stop,
+                    &switches,
+                    &cg,
+                    &mm,
+                    &name,
+                    base,
+                    (fast_bytes_per_s, slow_bytes_per_s, cache_bytes, recovery),
+                )
+            }));
+        }
+        Ok(dev)
+    }
+
+    /// The cgroup's `cgroup.procs`: a pid written there is throttled from then on.
+    pub fn procs_file(&self) -> PathBuf {
+        self.cgroup.join("cgroup.procs")
+    }
+
+    /// `program args…` run by a shell that first moves itself into the cgroup and then
+    /// execs the program, so every I/O the program submits is throttled.
+    pub fn command_in_cgroup(&self, program: &str) -> Command {
+        let mut c = Command::new("sh");
+        c.arg("-c")
+            .arg(format!(
+                "echo $$ > '{}' && exec \"$0\" \"$@\"",
+                self.procs_file().display()
+            ))
+            .arg(program);
+        c
+    }
+
+    /// Bytes the device has written since the emulator started.
+    pub fn written(&self) -> u64 {
+        written_bytes(&self.name).unwrap_or(self.start_bytes) - self.start_bytes
+    }
+
+    /// The limit changes made so far.
+    pub fn switches(&self) -> Vec<Switch> {
+        self.switches.lock().unwrap().clone()
+    }
+}
+
+static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn set_limit(cgroup: &Path, majmin: &str, bytes_per_s: u64) -> Result<(), String> {
+    let f = cgroup.join("blkio.throttle.write_bps_device");
+    std::fs::write(&f, format!("{majmin} {bytes_per_s}"))
+        .map_err(|e| format!("write {bytes_per_s} to {f:?}: {e}"))
+}
+
+/// How long the kernel keeps writing at the old rate after a lower limit is written:
+/// measured on 6.18 with this emulator (400 -> 100 MB/s, dd 1 MiB O_DIRECT), 11-13 MB
+/// passed at the fast rate after the switch (the throttle's credit carried into the new
+/// slice, plus this thread's polling lag). The controller switches that much early so the
+/// device's real speed drops at the set cache size.
+const LIMIT_CHANGE_LAG: Duration = Duration::from_millis(28);
+
+fn lead(fast_bytes_per_s: u64) -> u64 {
+    (fast_bytes_per_s as f64 * LIMIT_CHANGE_LAG.as_secs_f64()) as u64
+}
+
+/// The cache state machine. Polls every 2 ms: at 400 MB/s that is 0.8 MB between looks,
+/// 0.3 % of a 256-MiB cache.
+fn controller(
+    stop: &AtomicBool,
+    switches: &Mutex<Vec<Switch>>,
+    cgroup: &Path,
+    majmin: &str,
+    name: &str,
+    base: u64,
+    (fast, slow, cache, recovery): (u64, u64, u64, Duration),
+) {
+    let t0 = Instant::now();
+    let mut filled_from = 0u64; // device bytes when the cache was last empty
+    let mut cached = true; // writing at the fast speed
+    let mut last_bytes = 0u64;
+    let mut last_change = Instant::now();
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(2));
+        let Some(now_bytes) = written_bytes(name).map(|b| b - base) else {
+            continue;
+        };
+        if now_bytes != last_bytes {
+            last_bytes = now_bytes;
+            last_change = Instant::now();
+        }
+        let mut switch_to = None;
+        if cached && now_bytes - filled_from + lead(fast) >= cache {
+            cached = false;
+            switch_to = Some(slow);
+        } else if !cached && last_change.elapsed() >= recovery {
+            cached = true;
+            filled_from = now_bytes;
+            switch_to = Some(fast);
+        }
+        if let Some(bps) = switch_to
+            && set_limit(cgroup, majmin, bps).is_ok()
+        {
+            switches.lock().unwrap().push(Switch {
+                at: t0.elapsed(),
+                device_bytes: now_bytes,
+                bytes_per_s: bps,
+            });
+        }
+    }
+}
+
+impl Drop for WriteCacheDevice {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.controller.take() {
+            let _ = h.join();
+        }
+        // The cgroup goes once its processes have exited (a writer killed by a panicking
+        // test may take a moment).
+        if self.cgroup.exists() {
+            let mut removed = false;
+            for _ in 0..50 {
+                if std::fs::remove_dir(&self.cgroup).is_ok() {
+                    removed = true;
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            if !removed {
+                eprintln!("could not remove cgroup {}", self.cgroup.display());
+            }
+        }
+        if let Some(mut lo) = self.lo.take()
+            && let Err(e) = lo.detach()
+        {
+            eprintln!("could not detach {}: {e}", lo.device.display());
+        }
+        let _ = std::fs::remove_file(&self.image);
+    }
+}
