@@ -127,6 +127,9 @@ warning_codes! {
     StartSkew = "start-skew",
     /// A rank's clock is off rank 0's by more than 1 % of a run; synchronize the clocks (chrony/NTP).
     ClockOffset = "clock-offset",
+    // The state of the drive (sysinfo::thermal).
+    /// The drive's throttle counters grew during the run, or a material throughput drop came while it was at or above its warning temperature.
+    ThermalThrottling = "thermal-throttling",
 }
 
 impl fmt::Display for WarningCode {
