@@ -34,6 +34,8 @@ pids+=($!)
 # One build directory for all the clones: the first run builds everything, the others only
 # iolab itself (each clone is a new path). What is under test is the suite, not the compiler.
 export CARGO_TARGET_DIR="$work/target"
+# WARM_TARGET=DIR starts it from a copy of an existing build directory (dependencies built).
+[ -n "${WARM_TARGET:-}" ] && cp -a "$WARM_TARGET" "$CARGO_TARGET_DIR"
 echo "commit $ref"
 echo "load: 2 x stress-ng --cpu 1, dd oflag=direct loop on $(df --output=source "$work" | tail -1); logs in $work"
 fails=0
