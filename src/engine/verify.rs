@@ -3,7 +3,7 @@
 //! them. A mismatch names the offset, what was expected and what was read.
 //!
 //! Sector layout: `[0..8)` xxh3-64 of bytes `[8..512)`; `[8..12)` magic "IOLB"; `[12..16)` run
-//! id (from the seed, so a later `iolab run --seed S --prefill false --verify` can check
+//! id (derived from `--seed`, so a later `iolab run --seed S --prefill false --verify` can check
 //! data written earlier with the same seed); `[16..24)` the sector's byte offset; `[24..32)`
 //! the write's sequence number; `[32..512)` random payload.
 
