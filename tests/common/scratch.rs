@@ -13,7 +13,7 @@ use iolab::fs::loopdev::LoopDevice;
 pub enum ScratchError {
     #[error("needs root (running as uid {0})")]
     NotRoot(u32),
-    #[error("{0} is not installed")]
+    #[error("{0} is not installed{hint}", hint = package_hint(.0))]
     MissingTool(String),
     /// The type cannot be made or mounted here (no driver and no FUSE helper, unknown type).
     #[error("{0}")]
@@ -22,6 +22,20 @@ pub enum ScratchError {
     Command(#[from] CommandError),
     #[error("{0}")]
     Io(#[from] std::io::Error),
+}
+
+/// ` (apt-get install PACKAGE)` for the mkfs programs of the Debian packages CI installs.
+fn package_hint(program: &str) -> String {
+    let package = match program {
+        "mkfs.ext2" | "mkfs.ext3" | "mkfs.ext4" => "e2fsprogs",
+        "mkfs.xfs" => "xfsprogs",
+        "mkfs.btrfs" => "btrfs-progs",
+        "mkfs.fat" | "mkfs.vfat" => "dosfstools",
+        "mkfs.exfat" => "exfatprogs",
+        "mkfs.ntfs" | "mkntfs" => "ntfs-3g",
+        _ => return String::new(),
+    };
+    format!(" (apt-get install {package})")
 }
 
 /// A mounted scratch file system.
