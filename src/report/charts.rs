@@ -29,6 +29,9 @@ pub fn metric_bars(title: &str, metric: &str, tests: &[(String, &TestResult)]) -
     let bars: Vec<Bar> = tests
         .iter()
         .filter_map(|(name, t)| {
+            if !crate::report::metrics::shown(t, metric) {
+                return None;
+            }
             let s = t.summary.get(metric).filter(|s| s.n > 0)?;
             Some(Bar {
                 label: name.clone(),

@@ -140,12 +140,20 @@ pub fn display_name(config: Option<&str>, name: &str) -> String {
 
 /// The metrics of a test: its summaries, plus the saturation answer as `answer_iops` (a
 /// single value: the sweep is one measurement per depth).
+/// Does `metric` mean something for `t`? A deletion moves no data: its MB/s (bytes of the
+/// deleted files per second, kept in the JSON) is not shown; its seconds and files/s are.
+pub fn shown(t: &TestResult, metric: &str) -> bool {
+    let deletion = t.copy.as_ref().is_some_and(|c| c.phase == "delete");
+    !(deletion && metric == "bw_bytes_per_s")
+}
+
 pub fn metrics_of(t: &TestResult) -> Vec<(String, Summary)> {
     // A saturation test's `iops` summary is the answer itself: shown once, as the answer.
     let mut out: Vec<(String, Summary)> = t
         .summary
         .iter()
         .filter(|(k, s)| s.n > 0 && !(t.answer.is_some() && k.as_str() == "iops"))
+        .filter(|(k, _)| shown(t, k))
         .map(|(k, s)| (k.clone(), s.clone()))
         .collect();
     if let Some(a) = &t.answer {
@@ -177,6 +185,7 @@ pub fn primary_metric(t: &TestResult) -> Option<String> {
     };
     order
         .iter()
+        .filter(|m| shown(t, m))
         .find(|m| t.summary.get(**m).is_some_and(|s| s.n > 0))
         .map(|m| m.to_string())
         .or_else(|| metrics_of(t).first().map(|(k, _)| k.clone()))
@@ -191,6 +200,31 @@ pub fn seconds_per_portion(t: &TestResult, files_per_s: f64) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A deletion shows seconds and files/s, not MB/s; a copy's write phase shows MB/s.
+    #[test]
+    fn a_deletion_has_no_bandwidth_in_reports() {
+        let test = |phase: &str| {
+            let mut t = TestResult {
+                family: "copy".into(),
+                copy: Some(crate::model::copy::CopyTestDetail {
+                    phase: phase.into(),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            };
+            for (k, v) in [("bw_bytes_per_s", 5e6), ("files_per_s", 900.0)] {
+                t.summary.insert(k.into(), crate::stats::summarize(&[v, v]));
+            }
+            t
+        };
+        let keys =
+            |t: &TestResult| -> Vec<String> { metrics_of(t).into_iter().map(|(k, _)| k).collect() };
+        let delete = test("delete");
+        assert_eq!(keys(&delete), ["files_per_s"]);
+        assert_eq!(primary_metric(&delete).as_deref(), Some("files_per_s"));
+        assert!(keys(&test("write")).contains(&"bw_bytes_per_s".to_string()));
+    }
 
     #[test]
     fn directions_follow_the_contract() {
