@@ -215,6 +215,28 @@ impl WriteCacheDevice {
     pub fn switches(&self) -> Vec<Switch> {
         self.switches.lock().unwrap().clone()
     }
+
+    /// The ground truth of the last cache fill: bytes written from the moment the cache was
+    /// last empty (the start, or the switch back to the fast speed) to the moment the device
+    /// really slowed down (the switch to the slow speed, made `lead` early). `None` before
+    /// the first fill ended. On a busy machine the controller may switch a little after the
+    /// set cache size; this is where it did.
+    pub fn last_fill_bytes(&self) -> Option<u64> {
+        let SpeedModel::Cache {
+            fast_bytes_per_s, ..
+        } = self.model
+        else {
+            return None;
+        };
+        let sw = self.switches();
+        let end = sw.iter().rposition(|s| s.bytes_per_s != fast_bytes_per_s)?;
+        let from = sw[..end]
+            .iter()
+            .rev()
+            .find(|s| s.bytes_per_s == fast_bytes_per_s)
+            .map_or(0, |s| s.device_bytes);
+        Some(sw[end].device_bytes - from + lead(fast_bytes_per_s))
+    }
 }
 
 static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
