@@ -7,10 +7,9 @@ fn main() {
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     let cli = iolab::cli::parse();
-    // The matrix's mounts, loops and images of a killed run go first (an image may back a
-    // loop), then a killed iolab's test files, locks and work trees; both say what they did.
-    iolab::fs::state::report_stale_cleanup();
-    iolab::runner::ownership::report_stale_cleanup();
+    // What a killed iolab left (mounts, loops, images, then test files, locks and work
+    // trees) goes first, with a line saying what was done.
+    iolab::fs::registry::report_stale_cleanup();
     let code = match iolab::app::run(cli, argv) {
         Ok(code) => code,
         Err(e) => {
@@ -28,6 +27,6 @@ fn main() {
             code as i32
         }
     };
-    iolab::runner::ownership::prune_at_exit();
+    iolab::fs::registry::prune_at_exit();
     std::process::exit(code);
 }

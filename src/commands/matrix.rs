@@ -17,7 +17,7 @@ use anyhow::{Context, Result};
 use super::family::{Family, Output, execute as execute_family};
 use crate::cli::matrix::MatrixArgs;
 use crate::fs::instance::{FsInstance, Place, SetupError, Spec};
-use crate::fs::state::StateFile;
+use crate::fs::registry::StateFile;
 use crate::model::{ResultDoc, ResultSink, Warning, WarningCode};
 use crate::runner::RunContext;
 use plan::{PlaceReq, Plan};

@@ -33,7 +33,7 @@ impl Drop for RankDir {
     fn drop(&mut self) {
         if self.created {
             let _ = std::fs::remove_dir(&self.path);
-            crate::runner::ownership::forget(&self.path);
+            crate::fs::registry::forget(&self.path);
         }
     }
 }
@@ -71,7 +71,7 @@ impl RankSpace {
             let created = match std::fs::create_dir(&path) {
                 Ok(()) => {
                     // Removed by the next start if this rank is killed (mpirun's SIGKILL).
-                    crate::runner::ownership::record(&path);
+                    crate::fs::registry::record(&path);
                     true
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && path.is_dir() => false,

@@ -12,14 +12,14 @@ pub fn register_created_file(path: &Path) {
         v.push(path.to_path_buf());
     }
     // On disk too, for the next start after a SIGKILL.
-    crate::runner::ownership::record(path);
+    crate::fs::registry::record(path);
 }
 
 pub fn unregister_created_file(path: &Path) {
     if let Ok(mut v) = CREATED.lock() {
         v.retain(|p| p != path);
     }
-    crate::runner::ownership::forget(path);
+    crate::fs::registry::forget(path);
 }
 
 /// Remove every registered file still present (used on the error and signal paths).
@@ -35,7 +35,7 @@ pub fn cleanup_all() -> Vec<PathBuf> {
             && md.file_type().is_file()
             && std::fs::remove_file(&p).is_ok()
         {
-            crate::runner::ownership::forget(&p);
+            crate::fs::registry::forget(&p);
             removed.push(p);
         }
     }

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use crate::fs::detect::MountMethod;
 use crate::fs::loopdev::LoopDevice;
-use crate::fs::state::StateFile;
+use crate::fs::registry::StateFile;
 use crate::fs::types::FsType;
 use crate::fs::{mkfs, mount};
 

@@ -8,5 +8,5 @@ pub mod instance;
 pub mod loopdev;
 pub mod mkfs;
 pub mod mount;
-pub mod state;
+pub mod registry;
 pub mod types;

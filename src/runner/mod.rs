@@ -5,7 +5,6 @@ pub mod block;
 pub mod clock;
 pub mod cpu;
 pub mod lock;
-pub mod ownership;
 pub mod progress;
 pub mod recorder;
 pub mod repeat;

@@ -11,7 +11,7 @@ use anyhow::Result;
 use super::merge::Gathered;
 use super::plan::{ConfigPlan, Plan, WorkloadPlan};
 use crate::fs::instance::{FsInstance, Place, SetupError, Spec};
-use crate::fs::state::StateFile;
+use crate::fs::registry::StateFile;
 use crate::model::matrix::{
     ConfigRun, ConfigurationResult, DfSample, SpaceRecord, WorkloadOutcome,
 };

@@ -1,15 +1,20 @@
-//! The matrix's state file: every image, loop device, mount and directory iolab creates is
-//! written to `<image dir>/iolab-matrix.state` before it exists and removed after it is gone,
-//! and a pointer to that file sits in a registry (`/run/iolab`). If iolab is killed (SIGKILL,
-//! power loss of the process), the next iolab start finds the pointer of a dead process and
-//! tears down exactly what the state lists, checking each item is still iolab's.
+//! The matrix's devices in the registry: every image, loop device, mount and directory the
+//! matrix creates is written to `<image dir>/iolab-matrix.state` before it exists and removed
+//! after it is gone, and a pointer to that file (`matrix-<pid>.ptr`) sits in the registry
+//! directory. If iolab is killed (SIGKILL, power loss of the process), the next iolab start
+//! finds the pointer of a dead process and tears down exactly what the state lists, checking
+//! each item is still iolab's.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
+use super::{Claimed, alive, registry_dir, start_ticks, write_json};
+
 const STATE_NAME: &str = "iolab-matrix.state";
+/// The start of a pointer's name in the registry: `matrix-<pid>.ptr`.
+pub(super) const POINTER_PREFIX: &str = "matrix-";
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct LoopRecord {
@@ -41,32 +46,6 @@ pub struct MatrixState {
     pub dirs: Vec<PathBuf>,
 }
 
-/// Where pointers to live state files are kept.
-pub fn registry_dir() -> PathBuf {
-    // Tests point it at a directory of their own, so no concurrent iolab start cleans for them.
-    if let Some(d) = std::env::var_os("IOLAB_STATE_DIR") {
-        return PathBuf::from(d);
-    }
-    if crate::os::is_root() {
-        PathBuf::from("/run/iolab")
-    } else {
-        std::env::temp_dir().join(format!("iolab-{}", nix::unistd::geteuid().as_raw()))
-    }
-}
-
-/// Start time of process `pid` (clock ticks since boot, field 22 of /proc/PID/stat).
-pub fn start_ticks(pid: u32) -> Option<u64> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Field 22; the command name (field 2) may hold spaces, so count after the last ')'.
-    let rest = &s[s.rfind(')')? + 1..];
-    rest.split_whitespace().nth(19)?.parse().ok()
-}
-
-/// Is the process that wrote a record still running (a reused pid has another start time)?
-pub fn alive(pid: u32, ticks: u64) -> bool {
-    start_ticks(pid) == Some(ticks)
-}
-
 /// The live state file of this process.
 pub struct StateFile {
     path: PathBuf,
@@ -89,7 +68,7 @@ impl StateFile {
         std::fs::create_dir_all(&reg)?;
         let sf = StateFile {
             path: image_dir.join(STATE_NAME),
-            pointer: reg.join(format!("matrix-{pid}.ptr")),
+            pointer: reg.join(format!("{POINTER_PREFIX}{pid}.ptr")),
             state: Mutex::new(state),
         };
         sf.save()?;
@@ -103,11 +82,7 @@ impl StateFile {
 
     fn save(&self) -> std::io::Result<()> {
         let st = self.state.lock().map(|s| s.clone()).unwrap_or_default();
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-        serde_json::to_writer_pretty(&mut tmp, &st)?;
-        tmp.persist(&self.path).map_err(|e| e.error)?;
-        Ok(())
+        write_json(&self.path, &st, true)
     }
 
     fn update(&self, f: impl FnOnce(&mut MatrixState)) {
@@ -246,76 +221,40 @@ pub fn clean(st: &MatrixState) -> Vec<String> {
     done
 }
 
-/// At startup (main.rs): clean up after killed matrix runs and say what was cleaned.
-pub fn report_stale_cleanup() {
-    for m in recover_stale() {
-        crate::eline!("iolab: {m}");
+/// Clean up after the matrix run whose pointer is at `pointer`, if its process is gone: the
+/// message saying what was done, or `None` (alive, or another start claimed it).
+pub(super) fn recover(pointer: &Path) -> Option<String> {
+    let state_path = PathBuf::from(std::fs::read_to_string(pointer).ok()?.trim());
+    let state: Option<MatrixState> = std::fs::read_to_string(&state_path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
+    if let Some(st) = &state
+        && alive(st.pid, st.start_ticks)
+    {
+        return None;
     }
-}
-
-/// At startup: clean up after matrix runs whose process is gone. Returns one message per
-/// cleaned run (empty when there was nothing to do).
-pub fn recover_stale() -> Vec<String> {
-    let reg = registry_dir();
-    let Ok(rd) = std::fs::read_dir(&reg) else {
-        return Vec::new();
+    let _claim = Claimed::take(pointer)?;
+    let st = state?;
+    let done = clean(&st);
+    let _ = std::fs::remove_file(&state_path);
+    if st.remove_image_dir {
+        let _ = std::fs::remove_dir(&st.image_dir);
+    }
+    let what = if done.is_empty() {
+        "nothing was left".to_string()
+    } else {
+        done.join(", ")
     };
-    let mut messages = Vec::new();
-    for e in rd.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if !name.starts_with("matrix-") || !name.ends_with(".ptr") {
-            continue;
-        }
-        let Ok(target) = std::fs::read_to_string(e.path()) else {
-            continue;
-        };
-        let state_path = PathBuf::from(target.trim());
-        let state: Option<MatrixState> = std::fs::read_to_string(&state_path)
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok());
-        if let Some(st) = &state
-            && alive(st.pid, st.start_ticks)
-        {
-            continue;
-        }
-        // Claim it: only one concurrent iolab start cleans a given run.
-        let claimed = reg.join(format!("{name}.claimed-{}", std::process::id()));
-        if std::fs::rename(e.path(), &claimed).is_err() {
-            continue;
-        }
-        if let Some(st) = state {
-            let done = clean(&st);
-            let _ = std::fs::remove_file(&state_path);
-            if st.remove_image_dir {
-                let _ = std::fs::remove_dir(&st.image_dir);
-            }
-            let what = if done.is_empty() {
-                "nothing was left".to_string()
-            } else {
-                done.join(", ")
-            };
-            messages.push(format!(
-                "cleaned up after an interrupted matrix run (pid {}, {}): {what}",
-                st.pid,
-                state_path.display()
-            ));
-        }
-        let _ = std::fs::remove_file(&claimed);
-    }
-    messages
+    Some(format!(
+        "cleaned up after an interrupted matrix run (pid {}, {}): {what}",
+        st.pid,
+        state_path.display()
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn own_process_is_alive_and_start_ticks_parse() {
-        let pid = std::process::id();
-        let t = start_ticks(pid).expect("own stat");
-        assert!(alive(pid, t));
-        assert!(!alive(pid, t + 1));
-    }
 
     #[test]
     fn clean_removes_only_listed_files_inside_the_image_dir() {

@@ -1,12 +1,11 @@
-//! The manifest of what this process created (test files, lock files, work trees), kept on
+//! The registry's files: the manifest of what this process created (test files, lock files, work trees), kept on
 //! disk so that a SIGKILLed iolab is cleaned up by the next start.
 //!
 //! Each entry records the path (as bytes: paths need not be UTF-8) with the device and inode
 //! the object had when iolab created it. Recovery removes an entry only if the object at that
 //! path is still that very inode and of the recorded kind (never a symlink planted in its
 //! place); directories are removed with `remove_dir_all`, which never follows symlinks.
-//! The manifest lives in the matrix's registry dir (`/run/iolab` as root; `$IOLAB_STATE_DIR`
-//! overrides it, which tests use to keep to themselves) as `owned-<pid>.json`.
+//! The manifest lives in the registry directory (`super::registry_dir`) as `owned-<pid>.json`.
 
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::MetadataExt;
@@ -15,7 +14,10 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use crate::fs::state::{alive, registry_dir, start_ticks};
+use super::{Claimed, alive, registry_dir, start_ticks, write_json};
+
+/// The start of a manifest's name in the registry: `owned-<pid>.json`.
+pub(super) const MANIFEST_PREFIX: &str = "owned-";
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 struct Entry {
@@ -43,7 +45,7 @@ struct Manifest {
 static MANIFEST: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
 
 fn manifest_path(pid: u32) -> PathBuf {
-    registry_dir().join(format!("owned-{pid}.json"))
+    registry_dir().join(format!("{MANIFEST_PREFIX}{pid}.json"))
 }
 
 fn save(entries: &[Entry]) {
@@ -58,15 +60,7 @@ fn save(entries: &[Entry]) {
         start_ticks: start_ticks(pid).unwrap_or(0),
         entries: entries.to_vec(),
     };
-    let write = || -> std::io::Result<()> {
-        let dir = registry_dir();
-        std::fs::create_dir_all(&dir)?;
-        let mut tmp = tempfile::NamedTempFile::new_in(&dir)?;
-        serde_json::to_writer(&mut tmp, &m)?;
-        tmp.persist(&path).map_err(|e| e.error)?;
-        Ok(())
-    };
-    if let Err(e) = write() {
+    if let Err(e) = write_json(&path, &m, false) {
         // Not fatal: only recovery after a SIGKILL depends on it.
         crate::eline!(
             "iolab: cannot record what it created in {}: {e}",
@@ -205,52 +199,23 @@ fn remove_entry(e: &Entry) -> Option<String> {
     })
 }
 
-/// At startup: clean up after iolab processes that died without cleaning up (SIGKILL, OOM,
-/// power loss of the process). Returns one message per cleaned process.
-pub fn recover_stale() -> Vec<String> {
-    let reg = registry_dir();
-    let Ok(rd) = std::fs::read_dir(&reg) else {
-        return Vec::new();
-    };
-    let mut messages = Vec::new();
-    for de in rd.flatten() {
-        let name = de.file_name().to_string_lossy().into_owned();
-        if !name.starts_with("owned-") || !name.ends_with(".json") {
-            continue;
-        }
-        let Some(m) = std::fs::read(de.path())
-            .ok()
-            .and_then(|b| serde_json::from_slice::<Manifest>(&b).ok())
-        else {
-            continue;
-        };
-        if m.pid == std::process::id() || alive(m.pid, m.start_ticks) {
-            continue;
-        }
-        // Claim it: of two iolab starts at once, only one cleans a given process's leftovers.
-        let claimed = reg.join(format!("{name}.claimed-{}", std::process::id()));
-        if std::fs::rename(de.path(), &claimed).is_err() {
-            continue;
-        }
-        // Newest first: a test file inside a work tree goes before the tree.
-        let done: Vec<String> = m.entries.iter().rev().filter_map(remove_entry).collect();
-        let _ = std::fs::remove_file(&claimed);
-        if !done.is_empty() {
-            messages.push(format!(
-                "cleaned up after an iolab process that was killed (pid {}): {}",
-                m.pid,
-                done.join(", ")
-            ));
-        }
+/// Clean up after the process whose manifest is at `path`, if it is gone: the message
+/// saying what was removed, or `None` (alive, claimed by another start, nothing left).
+pub(super) fn recover(path: &Path) -> Option<String> {
+    let m = serde_json::from_slice::<Manifest>(&std::fs::read(path).ok()?).ok()?;
+    if m.pid == std::process::id() || alive(m.pid, m.start_ticks) {
+        return None;
     }
-    messages
-}
-
-/// At startup (main.rs): clean up after killed iolab processes and say what was cleaned.
-pub fn report_stale_cleanup() {
-    for m in recover_stale() {
-        crate::eline!("iolab: {m}");
-    }
+    let _claim = Claimed::take(path)?;
+    // Newest first: a test file inside a work tree goes before the tree.
+    let done: Vec<String> = m.entries.iter().rev().filter_map(remove_entry).collect();
+    (!done.is_empty()).then(|| {
+        format!(
+            "cleaned up after an iolab process that was killed (pid {}): {}",
+            m.pid,
+            done.join(", ")
+        )
+    })
 }
 
 #[cfg(test)]

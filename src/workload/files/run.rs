@@ -43,7 +43,7 @@ impl RunRoot {
         let path = target.join(format!(".iolab-files-{}-{stamp:x}", std::process::id()));
         std::fs::create_dir(&path).with_context(|| format!("cannot create {}", path.display()))?;
         // Recorded so that the next start removes it if this process is killed.
-        crate::runner::ownership::record(&path);
+        crate::fs::registry::record(&path);
         let fd = open_dir_at(libc::AT_FDCWD, &cstr(path.as_os_str().as_encoded_bytes()))
             .with_context(|| format!("cannot open {}", path.display()))?;
         Ok(RunRoot { path, fd, keep })
@@ -61,7 +61,7 @@ impl Drop for RunRoot {
         // Kept or removed, it is no longer iolab's to clean up after a kill. Only now: a
         // process killed while removing a large tree (mpirun sends SIGKILL a second after
         // SIGTERM) leaves the rest to the next start's cleanup.
-        crate::runner::ownership::forget(&self.path);
+        crate::fs::registry::forget(&self.path);
     }
 }
 

@@ -181,7 +181,7 @@ fn stream_result(w: &Workload, o: &StreamOutcome) -> StreamResult {
 
 fn one_run(plan: &Plan, ctx: &RunContext, device: Option<&str>, run: u32) -> Result<RunResult> {
     // Recorded so that the next start removes it if this process is killed.
-    let root = crate::runner::ownership::WorkDir::new(
+    let root = crate::fs::registry::WorkDir::new(
         tempfile::Builder::new()
             .prefix("iolab-trace-")
             .tempdir_in(&plan.target)

@@ -194,7 +194,7 @@ fn one_replay(
     run: u32,
 ) -> Result<RunResult> {
     // Recorded so that the next start removes it if this process is killed.
-    let root = crate::runner::ownership::WorkDir::new(
+    let root = crate::fs::registry::WorkDir::new(
         tempfile::Builder::new()
             .prefix("iolab-replay-")
             .tempdir_in(&a.target)
