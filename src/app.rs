@@ -28,6 +28,7 @@ pub fn run(cli: Cli, argv: Vec<String>) -> Result<i32> {
         Command::Trace(a) => commands::trace::execute(a, argv),
         Command::Matrix(a) => commands::matrix::execute(a, argv),
         Command::Slack(a) => commands::slack::execute(a, argv),
+        Command::Age(a) => commands::age::execute(a, argv),
         Command::Info(a) => commands::info::execute(a, argv),
         Command::Endurance(a) => commands::info::execute_endurance(a, argv),
         Command::Report(a) => commands::report::execute(a, argv),

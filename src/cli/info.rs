@@ -19,6 +19,15 @@ pub struct InfoArgs {
     /// Do not run smartctl (SMART is reported as not asked for).
     #[arg(long)]
     pub no_smart: bool,
+
+    /// How aged the layout is (read-only): the layout score and pieces per file of the
+    /// files under PATH (FIEMAP), and the free space's fragmentation (e2freefrag, xfs_db).
+    #[arg(long)]
+    pub layout: bool,
+
+    /// With --layout: read at most this many files (the first in name order).
+    #[arg(long, default_value_t = 200_000, value_name = "N")]
+    pub layout_limit: u64,
 }
 
 /// `iolab endurance`: SSD lifetime from its rated TBW and a daily write volume.

@@ -1,6 +1,7 @@
 //! Command-line definitions (clap derive) only: one subcommand per workload family. Values
 //! are checked and turned into runtime configs in `config.rs` and the command modules.
 
+pub mod age;
 pub mod compare;
 pub mod copy;
 pub mod files;
@@ -43,6 +44,9 @@ pub enum Command {
     Matrix(matrix::MatrixArgs),
     /// Cluster slack and the optimal allocation unit for a tree of files.
     Slack(slack::SlackArgs),
+    /// Age a file system: create, grow and delete files to a described state of use
+    /// (Geriatrix-style profiles), and score its layout before and after.
+    Age(age::AgeArgs),
     /// What is under a path: mount, file system, block device, health.
     Info(info::InfoArgs),
     /// SSD lifetime from its rated TBW and a daily write volume.

@@ -12,6 +12,7 @@ use crate::analysis::endurance::{EnduranceInput, measured_wa, report};
 use crate::cli::info::{EnduranceArgs, InfoArgs};
 use crate::error::UsageError;
 use crate::model::ResultDoc;
+use crate::model::layout::LayoutSummary;
 use crate::sysinfo::{resolve, smart};
 
 pub fn execute(args: &InfoArgs, _argv: Vec<String>) -> Result<i32> {
@@ -21,12 +22,52 @@ pub fn execute(args: &InfoArgs, _argv: Vec<String>) -> Result<i32> {
     } else {
         smart::smart_for_chain(&info.devices)
     };
+    if args.layout {
+        info.layout = Some(layout_of(&info, args.layout_limit)?);
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&info)?);
     } else {
         print!("{}", render::info_table(&info));
+        if let Some(l) = &info.layout {
+            println!(
+                "Layout of the files under {}:",
+                layout_root(&info).display()
+            );
+            for (k, v) in crate::report::age::layout_rows(l) {
+                println!("  {k}: {v}");
+            }
+        }
     }
     Ok(0)
+}
+
+/// Where `--layout` reads files: the path, or the mount point of a device asked by name.
+fn layout_root(info: &crate::model::device::StorageInfo) -> &Path {
+    match &info.mount {
+        Some(m) if info.kind == "device" => Path::new(&m.mount_point),
+        _ => Path::new(&info.path),
+    }
+}
+
+/// The layout of the files under the path and, where the file system's tool can tell, the
+/// fragmentation of its free space.
+fn layout_of(info: &crate::model::device::StorageInfo, limit: u64) -> Result<LayoutSummary> {
+    let path = layout_root(info);
+    let Some(m) = &info.mount else {
+        return Err(UsageError(format!(
+            "--layout: {} is not on a mounted file system",
+            info.path
+        ))
+        .into());
+    };
+    let mut l = crate::fs::layout::scan(path, limit)
+        .map_err(|e| UsageError(format!("--layout: cannot read {}: {e}", info.path)))?;
+    match crate::fs::layout::free_space(&m.fs_type, Path::new(&m.source), l.block_size_bytes) {
+        Ok(f) => l.free_space = Some(f),
+        Err(why) => l.free_space_note = Some(why),
+    }
+    Ok(l)
 }
 
 /// A size flag in SI units, strictly positive.

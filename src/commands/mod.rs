@@ -1,6 +1,7 @@
 //! One module per subcommand: the glue between a validated config, the runners and the
 //! reports. `app.rs` dispatches here.
 
+pub mod age;
 pub mod compare;
 pub mod copy;
 pub mod family;

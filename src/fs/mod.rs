@@ -5,6 +5,7 @@ pub mod command;
 pub mod detect;
 pub mod guard;
 pub mod instance;
+pub mod layout;
 pub mod loopdev;
 pub mod mkfs;
 pub mod mount;

@@ -48,6 +48,9 @@ pub struct StorageInfo {
     pub devices: Vec<BlockDeviceInfo>,
     /// SMART of the physical devices at the bottom of the chain (or why there is none).
     pub smart: Vec<SmartInfo>,
+    /// How aged the layout is (`--layout`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<super::layout::LayoutSummary>,
 }
 
 /// A mount as `/proc/self/mountinfo` shows it.

@@ -5,10 +5,12 @@
 //! Family-specific parts live in submodules (one per workload family) and hang off the
 //! common structs as optional fields, so a reader that knows only the core still works.
 
+pub mod age;
 pub mod copy;
 pub mod device;
 pub mod dist;
 pub mod files;
+pub mod layout;
 pub mod matrix;
 pub mod saturate;
 pub mod slack;
@@ -190,6 +192,8 @@ pub struct TestResult {
     pub copy: Option<copy::CopyTestDetail>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<trace::TraceTestDetail>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub age: Option<age::AgeTestDetail>,
     /// Set when the test failed; the runs measured before the failure are kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,

@@ -4,6 +4,7 @@
 //! that `html` and `markdown` render; `csv` writes one row per test × run; `compare`
 //! matches two result files; `svg` and `charts` draw the inline charts.
 
+pub mod age;
 pub mod charts;
 pub mod compare;
 pub mod csv;

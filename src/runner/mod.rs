@@ -1,6 +1,7 @@
 //! Executing workloads: targets, worker threads, phases (prefill, ramp, measure), repeats,
 //! interrupts and progress.
 
+pub mod age;
 pub mod block;
 pub mod clock;
 pub mod cpu;

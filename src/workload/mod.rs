@@ -2,6 +2,7 @@
 //! matrix run any family (block presets, small files, copies, traces) on a mounted target
 //! (`commands::family::resolve` names the families).
 
+pub mod age;
 pub mod block;
 pub mod offsets;
 pub mod presets;

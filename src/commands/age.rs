@@ -1,0 +1,166 @@
+//! `iolab age`: check the target and the profile (dedicated file system, fit) before anything
+//! is created, age it (`runner::age`), record the layout before and after, print the way.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use super::family::{Family, Output, execute as execute_family};
+use crate::cli::age::AgeArgs;
+use crate::model::{ResultDoc, ResultSink, TestResult};
+use crate::runner::RunContext;
+use crate::usage;
+use crate::workload::age::{AgeConfig, Profile, check_fit, fs_usage, parse_share};
+
+pub fn execute(args: &AgeArgs, argv: Vec<String>) -> Result<i32> {
+    if args.list_profiles {
+        print!("{}", crate::workload::age::list_builtins());
+        return Ok(0);
+    }
+    execute_family(AgeFamily::from_args(args)?, argv)
+}
+
+/// Is `path` the root of a file system of its own (a mount point other than `/`)?
+fn dedicated(path: &Path) -> std::io::Result<bool> {
+    let canon = std::fs::canonicalize(path)?;
+    let Some(parent) = canon.parent() else {
+        return Ok(false); // `/` holds the system
+    };
+    Ok(std::fs::metadata(&canon)?.dev() != std::fs::metadata(parent)?.dev())
+}
+
+/// The checked configuration: every refusal is a usage error, before anything is created.
+pub fn config_from_args(args: &AgeArgs) -> Result<AgeConfig> {
+    let target = args
+        .target
+        .clone()
+        .ok_or_else(|| usage!("give the TARGET to age"))?;
+    let md = std::fs::metadata(&target).map_err(|e| usage!("{}: {e}", target.display()))?;
+    if !md.is_dir() {
+        return Err(usage!("{} is not a directory", target.display()));
+    }
+    let profile = Profile::load(&args.profile)?;
+    let fill = match &args.fill {
+        Some(s) => parse_share(s).map_err(|e| usage!("--fill {e}"))?,
+        None => profile.fill,
+    };
+    let churn = match args.churn {
+        Some(c) if c.is_finite() && c > 0.0 => c,
+        Some(c) => return Err(usage!("--churn {c}: must be above 0")),
+        None => profile.churn,
+    };
+    if !args.allow_shared && !dedicated(&target).map_err(|e| usage!("{}: {e}", target.display()))? {
+        let on = crate::sysinfo::mounts::mount_of(&target)
+            .map(|m| format!(" (it is on {}, {})", m.mount_point.display(), m.fs_type))
+            .unwrap_or_default();
+        return Err(usage!(
+            "{} is not the mount point of a file system of its own{on}: aging fills the file system to {:.0} %; give a dedicated one, or --allow-shared",
+            target.display(),
+            fill * 100.0
+        ));
+    }
+    let (total, used) = fs_usage(&target).map_err(|e| usage!("{}: {e}", target.display()))?;
+    check_fit(&profile, fill, total, used)?;
+    let dir = target.join(format!("iolab-aged-{}", args.seed));
+    if dir.exists() {
+        return Err(usage!(
+            "{} exists already (an earlier aging with seed {}); remove it or pick another --seed",
+            dir.display(),
+            args.seed
+        ));
+    }
+    if nix::unistd::access(&target, nix::unistd::AccessFlags::W_OK).is_err() {
+        return Err(usage!("{} is not writable", target.display()));
+    }
+    Ok(AgeConfig {
+        target,
+        dir,
+        profile,
+        fill,
+        churn,
+        seed: args.seed,
+        fs_size: total,
+        output: (!args.out.no_save).then(|| args.out.output.clone()),
+        json: args.out.json,
+        quiet: args.quiet,
+    })
+}
+
+/// `iolab age` as a family.
+pub struct AgeFamily {
+    cfg: AgeConfig,
+    kept: Option<PathBuf>,
+}
+
+impl AgeFamily {
+    pub fn from_args(args: &AgeArgs) -> Result<AgeFamily> {
+        Ok(AgeFamily {
+            cfg: config_from_args(args)?,
+            kept: None,
+        })
+    }
+}
+
+impl Family for AgeFamily {
+    const NAME: &'static str = "age";
+
+    fn locks(&self) -> Vec<&Path> {
+        vec![&self.cfg.target]
+    }
+
+    fn output(&self) -> Output<'_> {
+        Output {
+            quiet: self.cfg.quiet,
+            ..Output::to(self.cfg.json, self.cfg.output.as_deref())
+        }
+    }
+
+    fn environment_path(&self) -> PathBuf {
+        self.cfg.target.clone()
+    }
+
+    fn measure(&mut self, ctx: &RunContext, doc: &mut ResultDoc, sink: &ResultSink) -> Result<()> {
+        let (mut detail, dir) = crate::runner::age::age(&self.cfg, ctx)?;
+        if let Some(dev) = crate::sysinfo::mounts::mount_of(&self.cfg.target) {
+            let block = detail.layout_after.block_size_bytes;
+            match crate::fs::layout::free_space(&dev.fs_type, Path::new(&dev.source), block) {
+                Ok(f) => detail.layout_after.free_space = Some(f),
+                Err(why) => detail.layout_after.free_space_note = Some(why),
+            }
+        }
+        let mut t = TestResult {
+            name: format!("age {}", self.cfg.profile.name),
+            family: "age".into(),
+            ..Default::default()
+        };
+        t.params
+            .insert("profile".into(), self.cfg.profile.name.clone());
+        t.params.insert("seed".into(), self.cfg.seed.to_string());
+        t.params.insert("fill".into(), format!("{}", self.cfg.fill));
+        t.params
+            .insert("churn".into(), format!("{}", self.cfg.churn));
+        t.age = Some(detail);
+        doc.tests.push(t);
+        sink.save(doc)?;
+        self.kept = Some(dir);
+        Ok(())
+    }
+
+    fn render(&self, doc: &ResultDoc) -> String {
+        crate::report::age::render_age(doc)
+    }
+
+    fn afterword(&self, _doc: &ResultDoc) -> Vec<String> {
+        self.kept
+            .iter()
+            .map(|k| {
+                format!(
+                    "the aged tree stays in {} (remove it with: rm -rf {})",
+                    k.display(),
+                    k.display()
+                )
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,47 @@
+//! What `iolab age` did to a file system: the profile, how much it wrote and deleted, how
+//! fast, and the layout before, during and after.
+
+use serde::{Deserialize, Serialize};
+
+use super::layout::LayoutSummary;
+
+/// The detail of an `age` test.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct AgeTestDetail {
+    /// Built-in profile name or the profile file's path.
+    pub profile: String,
+    pub seed: u64,
+    /// Target fullness (0..1) and churn (bytes written / file-system size).
+    pub fill_target: f64,
+    pub churn_target: f64,
+    pub fs_size_bytes: u64,
+    /// Where the aged files are.
+    pub dir: String,
+    pub bytes_written: u64,
+    pub files_created: u64,
+    pub files_deleted: u64,
+    pub files_grown: u64,
+    /// Files and fullness at the end.
+    pub files_left: u64,
+    pub fullness: f64,
+    pub elapsed_s: f64,
+    /// Files created plus files deleted per second (the aging speed).
+    pub file_ops_per_s: f64,
+    /// The layout of the file system before aging (its existing files) and of the aged
+    /// tree after it.
+    pub layout_before: LayoutSummary,
+    pub layout_after: LayoutSummary,
+    /// The way there: one point every tenth of the churn.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub progress: Vec<AgePoint>,
+}
+
+/// One point on the way.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct AgePoint {
+    pub bytes_written: u64,
+    pub fullness: f64,
+    pub files: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout_score: Option<f64>,
+}

@@ -1,0 +1,108 @@
+//! The terminal report of `iolab age` and the layout figures `iolab info` shows.
+
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+
+use crate::model::ResultDoc;
+use crate::model::layout::{LayoutSummary, fmt_score};
+use crate::units::{fmt_size_iec, fmt_thousands};
+
+/// Rows (label, value) describing a layout: score, pieces, fragmented files, free space.
+pub fn layout_rows(l: &LayoutSummary) -> Vec<(String, String)> {
+    let mut rows = vec![
+        (
+            "layout score".to_string(),
+            format!(
+                "{} (1.000 = every file contiguous; {} files{}, {} blocks of {} B)",
+                fmt_score(l.layout_score),
+                fmt_thousands(l.files as f64),
+                if l.truncated { ", the first ones" } else { "" },
+                fmt_thousands(l.blocks as f64),
+                l.block_size_bytes
+            ),
+        ),
+        (
+            "pieces per file".to_string(),
+            format!(
+                "{:.2} mean, {} at most; {} files in more than one piece",
+                l.pieces_per_file_mean,
+                l.pieces_per_file_max,
+                fmt_thousands(l.fragmented_files as f64)
+            ),
+        ),
+    ];
+    if l.files_unreadable > 0 {
+        rows.push((
+            "not readable".to_string(),
+            format!(
+                "{} files (no FIEMAP, gone, or no permission)",
+                l.files_unreadable
+            ),
+        ));
+    }
+    match (&l.free_space, &l.free_space_note) {
+        (Some(f), _) => rows.push((
+            "free space".to_string(),
+            format!(
+                "{} in {} extents (mean {}), {:.1} % in extents of 1 MiB or more ({})",
+                fmt_size_iec(f.free_bytes),
+                fmt_thousands(f.free_extents as f64),
+                fmt_size_iec(f.avg_free_extent_bytes as u64),
+                f.share_in_1mib_extents * 100.0,
+                f.source
+            ),
+        )),
+        (None, Some(why)) => rows.push(("free space".to_string(), format!("not reported: {why}"))),
+        (None, None) => {}
+    }
+    rows
+}
+
+/// The terminal report of an aging run.
+pub fn render_age(doc: &ResultDoc) -> String {
+    let Some(d) = doc.tests.iter().find_map(|t| t.age.as_ref()) else {
+        return "no aging result\n".into();
+    };
+    let mut out = format!(
+        "Aged {} with profile {} (seed {}): {} written ({:.1}x the file system), {:.1} % full\n",
+        d.dir,
+        d.profile,
+        d.seed,
+        fmt_size_iec(d.bytes_written),
+        d.bytes_written as f64 / d.fs_size_bytes.max(1) as f64,
+        d.fullness * 100.0
+    );
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(vec!["written", "full", "files", "layout score"]);
+    for p in &d.progress {
+        t.add_row(vec![
+            Cell::new(fmt_size_iec(p.bytes_written)).set_alignment(CellAlignment::Right),
+            Cell::new(format!("{:.1} %", p.fullness * 100.0)).set_alignment(CellAlignment::Right),
+            Cell::new(fmt_thousands(p.files as f64)).set_alignment(CellAlignment::Right),
+            Cell::new(fmt_score(p.layout_score)).set_alignment(CellAlignment::Right),
+        ]);
+    }
+    out.push_str(&t.to_string());
+    out.push('\n');
+    out.push_str(&format!(
+        "files: {} created, {} deleted, {} grown, {} left; {:.0} files created+deleted per second ({:.1} s)\n",
+        fmt_thousands(d.files_created as f64),
+        fmt_thousands(d.files_deleted as f64),
+        fmt_thousands(d.files_grown as f64),
+        fmt_thousands(d.files_left as f64),
+        d.file_ops_per_s,
+        d.elapsed_s
+    ));
+    out.push_str(&format!(
+        "layout before: {} ({} files already there); after: {}\n",
+        fmt_score(d.layout_before.layout_score),
+        fmt_thousands(d.layout_before.files as f64),
+        fmt_score(d.layout_after.layout_score)
+    ));
+    for (k, v) in layout_rows(&d.layout_after) {
+        out.push_str(&format!("  {k}: {v}\n"));
+    }
+    out
+}

@@ -1,0 +1,298 @@
+//! Executes an aging profile (`workload::age`): below the target fullness it creates files
+//! (sizes drawn from the profile, spread over a fixed directory tree); at it, it deletes a
+//! random file and lets the next creates fill the hole, or grows a file (appends). It writes
+//! the profile's churn in total, syncs the file system every 1/1000 of it (at least 1 MiB) so that allocation
+//! happens as it would in use, and scores the layout every tenth (FIEMAP). Deterministic for
+//! a seed: the same files, sizes and order of operations.
+//!
+//! The aged tree is `TARGET/iolab-aged-SEED`; it is recorded in the registry while aging
+//! (a killed run's tree is removed by the next start), removed when aging is interrupted or
+//! fails, and handed to the user when it completes.
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use rand::{RngExt, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use crate::model::age::{AgePoint, AgeTestDetail};
+use crate::model::layout::LayoutSummary;
+use crate::runner::RunContext;
+use crate::runner::progress::Progress;
+use crate::workload::age::{AgeConfig, fs_usage};
+
+/// Files whose layout is scored on the way (the final score reads them all).
+const PROGRESS_SCAN_LIMIT: u64 = 20_000;
+/// Files the final score reads at most.
+const FINAL_SCAN_LIMIT: u64 = 2_000_000;
+/// Write size.
+const CHUNK: usize = 1 << 20;
+
+/// The aged tree while aging: removed on drop unless handed over.
+struct AgedDir {
+    path: PathBuf,
+    keep: bool,
+}
+
+impl AgedDir {
+    fn create(path: &Path) -> Result<AgedDir> {
+        std::fs::create_dir(path).with_context(|| format!("cannot create {}", path.display()))?;
+        crate::fs::registry::record(path);
+        Ok(AgedDir {
+            path: path.to_path_buf(),
+            keep: false,
+        })
+    }
+}
+
+impl Drop for AgedDir {
+    fn drop(&mut self) {
+        if !self.keep
+            && let Err(e) = std::fs::remove_dir_all(&self.path)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            crate::eline!("iolab: cleanup of {} failed: {e}", self.path.display());
+        }
+        crate::fs::registry::forget(&self.path);
+    }
+}
+
+/// A live file of the aged tree.
+struct AgedFile {
+    id: u64,
+    dir: u32,
+    size: u64,
+}
+
+/// The directories of the tree, breadth first: `dirs[i]` is a path relative to the root.
+fn tree_dirs(count: u64, depth: u32, fanout: u32) -> Vec<PathBuf> {
+    let mut dirs = vec![PathBuf::new()];
+    let mut level_start = 0;
+    let mut level = 0;
+    while (dirs.len() as u64) < count && level < depth {
+        let level_end = dirs.len();
+        for parent in level_start..level_end {
+            for k in 0..fanout {
+                if dirs.len() as u64 >= count {
+                    break;
+                }
+                let p = dirs[parent].join(format!("d{k:02}"));
+                dirs.push(p);
+            }
+        }
+        level_start = level_end;
+        level += 1;
+    }
+    dirs
+}
+
+fn file_path(root: &Path, dirs: &[PathBuf], f: &AgedFile) -> PathBuf {
+    root.join(&dirs[f.dir as usize])
+        .join(format!("f{:09}", f.id))
+}
+
+/// Write `len` bytes of `data` (repeated) to `file`, from its current end.
+fn write_bytes(file: &mut std::fs::File, data: &[u8], mut len: u64) -> std::io::Result<()> {
+    while len > 0 {
+        let n = len.min(data.len() as u64) as usize;
+        file.write_all(&data[..n])?;
+        len -= n as u64;
+    }
+    Ok(())
+}
+
+/// Age the file system: the detail of the test and the aged tree (kept).
+pub fn age(cfg: &AgeConfig, ctx: &RunContext) -> Result<(AgeTestDetail, PathBuf)> {
+    let layout_before = crate::fs::layout::scan(&cfg.target, PROGRESS_SCAN_LIMIT)
+        .with_context(|| format!("cannot read the layout of {}", cfg.target.display()))?;
+    let mut root = AgedDir::create(&cfg.dir)?;
+    let dirs = tree_dirs(
+        cfg.dir_count(),
+        cfg.profile.tree.depth,
+        cfg.profile.tree.dirs_per_dir,
+    );
+    for d in dirs.iter().skip(1) {
+        let p = cfg.dir.join(d);
+        std::fs::create_dir(&p).with_context(|| format!("cannot create {}", p.display()))?;
+    }
+
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
+    // The data: incompressible, the same for a seed.
+    let mut data = vec![0u8; CHUNK];
+    rng.fill(&mut data[..]);
+
+    let churn = cfg.churn_bytes().max(1);
+    let budget = (cfg.fill * cfg.fs_size as f64) as u64;
+    // Often enough that files written at different times get their blocks at different
+    // times (delayed allocation would otherwise place a whole batch together).
+    let sync_every = (churn / 1000).clamp(1 << 20, 64 << 20);
+    let mut since_sync = 0u64;
+    let mut files: Vec<AgedFile> = Vec::new();
+    let mut next_id = 0u64;
+    let mut d = AgeTestDetail {
+        profile: cfg.profile.name.clone(),
+        seed: cfg.seed,
+        fill_target: cfg.fill,
+        churn_target: cfg.churn,
+        fs_size_bytes: cfg.fs_size,
+        dir: cfg.dir.display().to_string(),
+        layout_before,
+        ..Default::default()
+    };
+    let progress = Progress::start(ctx.progress, &format!("age ({})", cfg.profile.name));
+    let t0 = Instant::now();
+    // Fullness by our own count (what was there, plus our files in whole blocks), not the
+    // file system's: its count moves with delayed allocation and metadata, and decisions
+    // taken on it would differ from run to run. The same seed makes the same files.
+    let block = crate::fs::layout::block_size(&cfg.target)?.max(1);
+    let on_disk = |len: u64| len.div_ceil(block) * block;
+    // What deleted files held is free only once committed (btrfs frees at its commit).
+    syncfs(&cfg.target)?;
+    let (_, mut used) = fs_usage(&cfg.target)?;
+    let mut next_point = churn / 10;
+    let mut pending: Option<u64> = None;
+    while d.bytes_written < churn {
+        ctx.stop.check()?;
+        // The next write: a new file that is waiting for room, an append to a live file (a
+        // log, a mailbox: a size drawn from the profile, at most the file's own size) or a
+        // new file.
+        let grow = pending.is_none()
+            && !files.is_empty()
+            && rng.random::<f64>() < cfg.profile.append_share;
+        let (pick, len) = if let Some(len) = pending.take() {
+            (None, len)
+        } else if grow {
+            let i = rng.random_range(0..files.len());
+            let len = cfg.profile.draw_size(&mut rng).min(files[i].size.max(4096));
+            (Some(i), len)
+        } else {
+            (None, cfg.profile.draw_size(&mut rng))
+        };
+        let need = match pick {
+            Some(i) => on_disk(files[i].size + len) - on_disk(files[i].size),
+            None => on_disk(len),
+        };
+        if used + need > budget && !files.is_empty() {
+            // At the fullness: random files go until a new file fits (it waits, so the sizes
+            // created keep the profile's distribution); an append that does not fit is
+            // dropped.
+            if pick.is_none() {
+                pending = Some(len);
+            }
+            let i = rng.random_range(0..files.len());
+            let f = files.swap_remove(i);
+            let p = file_path(&cfg.dir, &dirs, &f);
+            std::fs::remove_file(&p).with_context(|| format!("cannot delete {}", p.display()))?;
+            used = used.saturating_sub(on_disk(f.size));
+            d.files_deleted += 1;
+            continue;
+        }
+        let (path, len) = match pick {
+            Some(i) => {
+                files[i].size += len;
+                d.files_grown += 1;
+                (file_path(&cfg.dir, &dirs, &files[i]), len)
+            }
+            None => {
+                let f = AgedFile {
+                    id: next_id,
+                    dir: rng.random_range(0..dirs.len()) as u32,
+                    size: len,
+                };
+                next_id += 1;
+                d.files_created += 1;
+                let out = (file_path(&cfg.dir, &dirs, &f), f.size);
+                files.push(f);
+                out
+            }
+        };
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        write_bytes(&mut file, &data, len)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        drop(file);
+        d.bytes_written += len;
+        used += need;
+        since_sync += len;
+        if since_sync >= sync_every {
+            syncfs(&cfg.dir)?;
+            since_sync = 0;
+        }
+        if d.bytes_written >= next_point {
+            next_point += churn / 10;
+            let point = point_now(cfg, &files, &d)?;
+            progress.set(
+                d.bytes_written as f64 / churn as f64,
+                &format!(
+                    "{:.1} % full, {} files, layout {}",
+                    point.fullness * 100.0,
+                    point.files,
+                    crate::model::layout::fmt_score(point.layout_score)
+                ),
+            );
+            d.progress.push(point);
+        }
+    }
+    syncfs(&cfg.dir)?;
+    d.elapsed_s = t0.elapsed().as_secs_f64();
+    d.file_ops_per_s = (d.files_created + d.files_deleted) as f64 / d.elapsed_s.max(1e-9);
+    d.files_left = files.len() as u64;
+    let (total, used) = fs_usage(&cfg.target)?;
+    d.fullness = used as f64 / total.max(1) as f64;
+    d.layout_after = crate::fs::layout::scan(&cfg.dir, FINAL_SCAN_LIMIT)
+        .with_context(|| format!("cannot read the layout of {}", cfg.dir.display()))?;
+    progress.finish(&format!(
+        "aged: {:.1} % full, layout {}",
+        d.fullness * 100.0,
+        crate::model::layout::fmt_score(d.layout_after.layout_score)
+    ));
+    root.keep = true;
+    Ok((d, cfg.dir.clone()))
+}
+
+fn point_now(cfg: &AgeConfig, files: &[AgedFile], d: &AgeTestDetail) -> Result<AgePoint> {
+    syncfs(&cfg.dir)?;
+    let (total, used) = fs_usage(&cfg.target)?;
+    let layout: LayoutSummary = crate::fs::layout::scan(&cfg.dir, PROGRESS_SCAN_LIMIT)?;
+    Ok(AgePoint {
+        bytes_written: d.bytes_written,
+        fullness: used as f64 / total.max(1) as f64,
+        files: files.len() as u64,
+        layout_score: layout.layout_score,
+    })
+}
+
+/// syncfs(2) on the file system holding `dir`: allocation happens now, and statvfs counts it.
+pub fn syncfs(dir: &Path) -> Result<()> {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::File::open(dir).with_context(|| format!("cannot open {}", dir.display()))?;
+    // SAFETY: a valid descriptor, open for the call.
+    if unsafe { libc::syncfs(f.as_raw_fd()) } != 0 {
+        return Err(std::io::Error::last_os_error())
+            .with_context(|| format!("syncfs {}", dir.display()));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tree_is_breadth_first_and_bounded() {
+        let t = tree_dirs(7, 3, 2);
+        assert_eq!(t.len(), 7);
+        assert_eq!(t[0], PathBuf::new());
+        assert_eq!(t[1], PathBuf::from("d00"));
+        assert_eq!(t[3], PathBuf::from("d00/d00"));
+        // Depth bounds the count.
+        assert_eq!(tree_dirs(1000, 2, 2).len(), 1 + 2 + 4);
+        assert_eq!(tree_dirs(1, 5, 5).len(), 1);
+    }
+}

@@ -1,0 +1,350 @@
+//! Aging profiles as data (Geriatrix-style, Kadekodi et al., USENIX ATC 2018): the file-size
+//! distribution, the directory tree's depth and width, the target fullness and how much churn
+//! (bytes written in total, as a multiple of the file system's size) bring a fresh file
+//! system to a described state of use. Built-ins in `workloads/age/*.toml`, user profiles in
+//! the same format. `runner::age` executes one.
+
+use std::path::{Path, PathBuf};
+
+use rand::{Rng, RngExt};
+use serde::Deserialize;
+
+use crate::error::UsageError;
+use crate::units::parse_size;
+
+/// The built-in profiles: name and TOML.
+pub const BUILTINS: [(&str, &str); 3] = [
+    ("desktop", include_str!("../../workloads/age/desktop.toml")),
+    ("media", include_str!("../../workloads/age/media.toml")),
+    (
+        "source-tree",
+        include_str!("../../workloads/age/source-tree.toml"),
+    ),
+];
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProfile {
+    description: String,
+    fill: String,
+    churn: f64,
+    #[serde(default)]
+    append_share: f64,
+    tree: Tree,
+    sizes: Vec<RawBucket>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBucket {
+    from: String,
+    to: String,
+    weight: f64,
+}
+
+/// The directory tree files are spread over.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Tree {
+    /// Deepest level below the aged directory (1 = one level of directories).
+    pub depth: u32,
+    /// Subdirectories per directory.
+    pub dirs_per_dir: u32,
+    /// Files per directory, on average (sets how many directories the tree has).
+    pub files_per_dir: u32,
+}
+
+/// A size bucket: sizes drawn log-uniformly in `[from, to]`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bucket {
+    pub from: u64,
+    pub to: u64,
+    pub weight: f64,
+}
+
+/// A checked profile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Profile {
+    /// Built-in name or the file's path.
+    pub name: String,
+    pub description: String,
+    /// Target fullness, 0..1.
+    pub fill: f64,
+    pub churn: f64,
+    /// Of the operations at the target fullness, the share that grows an existing file.
+    pub append_share: f64,
+    pub tree: Tree,
+    pub sizes: Vec<Bucket>,
+}
+
+/// `80%` or `0.8` as a share in (0, 1].
+pub fn parse_share(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
+        None => t.parse::<f64>(),
+    }
+    .map_err(|_| format!("'{s}' is not a share (e.g. 80%)"))?;
+    if !(v > 0.0 && v <= 1.0) {
+        return Err(format!(
+            "'{s}' is outside 0-100 % (a file system cannot be filled beyond full)"
+        ));
+    }
+    Ok(v)
+}
+
+impl Profile {
+    /// Parse and check a profile's TOML.
+    pub fn parse(name: &str, text: &str) -> Result<Profile, String> {
+        let raw: RawProfile = toml::from_str(text).map_err(|e| e.message().to_string())?;
+        let fill = parse_share(&raw.fill).map_err(|e| format!("fill: {e}"))?;
+        if !(raw.churn.is_finite() && raw.churn > 0.0) {
+            return Err(format!("churn: {} must be above 0", raw.churn));
+        }
+        if !(0.0..1.0).contains(&raw.append_share) {
+            return Err(format!(
+                "append_share: {} must be in 0..1",
+                raw.append_share
+            ));
+        }
+        let t = raw.tree;
+        if t.depth == 0 || t.dirs_per_dir == 0 || t.files_per_dir == 0 {
+            return Err("tree: depth, dirs_per_dir and files_per_dir must be at least 1".into());
+        }
+        if raw.sizes.is_empty() {
+            return Err("sizes: at least one bucket".into());
+        }
+        let mut sizes = Vec::new();
+        for (i, b) in raw.sizes.iter().enumerate() {
+            let from = parse_size(&b.from).map_err(|e| format!("sizes[{i}].from: {e}"))?;
+            let to = parse_size(&b.to).map_err(|e| format!("sizes[{i}].to: {e}"))?;
+            if from == 0 || to < from {
+                return Err(format!(
+                    "sizes[{i}]: from {} to {} is not a range of sizes above 0",
+                    b.from, b.to
+                ));
+            }
+            if !(b.weight.is_finite() && b.weight > 0.0) {
+                return Err(format!("sizes[{i}].weight must be above 0"));
+            }
+            sizes.push(Bucket {
+                from,
+                to,
+                weight: b.weight,
+            });
+        }
+        Ok(Profile {
+            name: name.to_string(),
+            description: raw.description,
+            fill,
+            churn: raw.churn,
+            append_share: raw.append_share,
+            tree: t,
+            sizes,
+        })
+    }
+
+    /// A built-in by name, or a profile file (a name with a `/` or ending in `.toml`).
+    pub fn load(spec: &str) -> Result<Profile, UsageError> {
+        if let Some((name, text)) = BUILTINS.iter().find(|(n, _)| *n == spec) {
+            return Profile::parse(name, text)
+                .map_err(|e| UsageError::new(format!("built-in profile {name}: {e}")));
+        }
+        if spec.contains('/') || spec.ends_with(".toml") {
+            let text = std::fs::read_to_string(spec)
+                .map_err(|e| UsageError::new(format!("--profile {spec}: cannot read: {e}")))?;
+            return Profile::parse(spec, &text)
+                .map_err(|e| UsageError::new(format!("--profile {spec}: {e}")));
+        }
+        Err(UsageError::new(format!(
+            "--profile: unknown profile '{spec}' (built-in: {}; or a .toml file)",
+            builtin_names().join(", ")
+        )))
+    }
+
+    /// The largest file the profile can ask for.
+    pub fn largest(&self) -> u64 {
+        self.sizes.iter().map(|b| b.to).max().unwrap_or(0)
+    }
+
+    /// The mean file size (log-uniform inside each bucket).
+    pub fn mean_size(&self) -> f64 {
+        let total: f64 = self.sizes.iter().map(|b| b.weight).sum();
+        self.sizes
+            .iter()
+            .map(|b| {
+                let (a, c) = (b.from as f64, b.to as f64);
+                let mean = if c > a { (c - a) / (c / a).ln() } else { a };
+                mean * b.weight / total
+            })
+            .sum()
+    }
+
+    /// Draw a file size.
+    pub fn draw_size(&self, rng: &mut impl Rng) -> u64 {
+        let total: f64 = self.sizes.iter().map(|b| b.weight).sum();
+        let mut x = rng.random::<f64>() * total;
+        let b = self
+            .sizes
+            .iter()
+            .find(|b| {
+                x -= b.weight;
+                x < 0.0
+            })
+            .unwrap_or(&self.sizes[self.sizes.len() - 1]);
+        let (lo, hi) = ((b.from as f64).ln(), (b.to as f64).ln());
+        let v = (lo + rng.random::<f64>() * (hi - lo)).exp().round() as u64;
+        v.clamp(b.from, b.to)
+    }
+}
+
+/// The built-in profiles' names.
+pub fn builtin_names() -> Vec<&'static str> {
+    BUILTINS.iter().map(|(n, _)| *n).collect()
+}
+
+/// One line per built-in profile (`--list-profiles`).
+pub fn list_builtins() -> String {
+    BUILTINS
+        .iter()
+        .filter_map(|(n, t)| Profile::parse(n, t).ok())
+        .map(|p| {
+            format!(
+                "{:<12} {} (fill {:.0} %, churn {}x, files {} to {})\n",
+                p.name,
+                p.description,
+                p.fill * 100.0,
+                p.churn,
+                crate::units::fmt_size_iec(p.sizes[0].from),
+                crate::units::fmt_size_iec(p.largest()),
+            )
+        })
+        .collect()
+}
+
+/// An aging run, checked against its target before anything is written.
+#[derive(Debug, Clone)]
+pub struct AgeConfig {
+    pub target: PathBuf,
+    /// `TARGET/iolab-aged-SEED`.
+    pub dir: PathBuf,
+    pub profile: Profile,
+    pub fill: f64,
+    pub churn: f64,
+    pub seed: u64,
+    /// Size of the file system (statvfs blocks x fragment size).
+    pub fs_size: u64,
+    pub output: Option<PathBuf>,
+    pub json: bool,
+    pub quiet: bool,
+}
+
+impl AgeConfig {
+    /// Bytes to write in total.
+    pub fn churn_bytes(&self) -> u64 {
+        (self.churn * self.fs_size as f64) as u64
+    }
+
+    /// How many directories the tree gets: enough for the files at the target fullness.
+    pub fn dir_count(&self) -> u64 {
+        let files = (self.fill * self.fs_size as f64 / self.profile.mean_size().max(1.0)).ceil();
+        ((files / f64::from(self.profile.tree.files_per_dir)).ceil() as u64).clamp(1, 1 << 20)
+    }
+}
+
+/// Sizes of a file system from statvfs: (total, used) bytes.
+pub fn fs_usage(path: &Path) -> std::io::Result<(u64, u64)> {
+    let st = nix::sys::statvfs::statvfs(path).map_err(std::io::Error::from)?;
+    let frag = st.fragment_size() as u64;
+    let total = st.blocks() as u64 * frag;
+    // Used as `df` counts it: what is not free (root's reserve included).
+    let used = total.saturating_sub(st.blocks_free() as u64 * frag);
+    Ok((total, used))
+}
+
+/// Check the fit: the profile's files against the space aging may use. `used` is what the
+/// file system holds already.
+pub fn check_fit(profile: &Profile, fill: f64, total: u64, used: u64) -> Result<(), UsageError> {
+    let budget = (fill * total as f64) as u64;
+    if used >= budget {
+        return Err(UsageError::new(format!(
+            "the file system is already {:.1} % full, at or above the fullness asked for ({:.0} %)",
+            used as f64 * 100.0 / total.max(1) as f64,
+            fill * 100.0
+        )));
+    }
+    let room = budget - used;
+    if profile.largest() > room / 4 {
+        return Err(UsageError::new(format!(
+            "the profile's largest files ({}) do not fit: aging to {:.0} % leaves {} for its files, and a file may take at most a quarter of that; use a larger file system or a profile with smaller files",
+            crate::units::fmt_size_iec(profile.largest()),
+            fill * 100.0,
+            crate::units::fmt_size_iec(room)
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::SeedableRng;
+    use rand_xoshiro::Xoshiro256PlusPlus;
+
+    use super::*;
+
+    #[test]
+    fn builtins_parse_and_draw_sizes_inside_their_buckets() {
+        for (name, text) in BUILTINS {
+            let p = Profile::parse(name, text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
+            for _ in 0..1000 {
+                let s = p.draw_size(&mut rng);
+                assert!(p.sizes.iter().any(|b| (b.from..=b.to).contains(&s)), "{s}");
+            }
+            assert!(p.mean_size() > 1.0);
+        }
+        assert!(list_builtins().lines().count() == 3);
+    }
+
+    #[test]
+    fn the_same_seed_draws_the_same_sizes() {
+        let p = Profile::load("desktop").unwrap();
+        let draw = |seed| {
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+            (0..100).map(|_| p.draw_size(&mut rng)).collect::<Vec<_>>()
+        };
+        assert_eq!(draw(7), draw(7));
+        assert_ne!(draw(7), draw(8));
+    }
+
+    #[test]
+    fn bad_profiles_and_shares_are_refused() {
+        assert!(parse_share("80%").unwrap() == 0.8);
+        assert!(parse_share("120%").is_err());
+        assert!(parse_share("0").is_err());
+        assert!(parse_share("lots").is_err());
+        let e = Profile::load("nosuch").unwrap_err().to_string();
+        assert!(e.contains("desktop, media, source-tree"), "{e}");
+        let bad = BUILTINS[0].1.replace("fill = \"80%\"", "fill = \"150%\"");
+        assert!(Profile::parse("x", &bad).unwrap_err().contains("fill"));
+        let bad = BUILTINS[0]
+            .1
+            .replace("weight = 45", "weight = 45\ncolour = 1");
+        assert!(Profile::parse("x", &bad).is_err());
+    }
+
+    #[test]
+    fn a_profile_that_cannot_fit_is_refused() {
+        let p = Profile::load("media").unwrap();
+        // 256 MiB files on a 512 MiB file system.
+        let e = check_fit(&p, 0.8, 512 << 20, 10 << 20)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("do not fit"), "{e}");
+        let e = check_fit(&p, 0.5, 100 << 30, 60 << 30)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("already 60.0 % full"), "{e}");
+        assert!(check_fit(&p, 0.8, 100 << 30, 1 << 30).is_ok());
+    }
+}

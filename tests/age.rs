@@ -1,0 +1,184 @@
+//! `iolab age` and `iolab info --layout`: a fresh file system with one large file scores
+//! (almost) 1.0, aging lowers the score, the same seed gives the same files and score, and
+//! bad input is refused before anything is created. Scratch file systems on loop devices
+//! over images in RAM (`/dev/shm`): counts and layouts, never speeds, are asserted.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use common::{assert_usage, iolab, json_ok, ram_scratch_or_skip, s};
+
+const GIB: u64 = 1 << 30;
+
+/// The layout `iolab info --layout --json` reports for `path`.
+fn layout(path: &Path) -> serde_json::Value {
+    let v = json_ok(&iolab(&[
+        "info",
+        s(path),
+        "--layout",
+        "--no-smart",
+        "--json",
+    ]));
+    v["layout"].clone()
+}
+
+/// Every file of the aged tree with its size, relative to the tree.
+fn file_set(root: &Path) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let md = e.metadata().unwrap();
+            if md.is_dir() {
+                stack.push(e.path());
+            } else {
+                let rel = e.path().strip_prefix(root).unwrap().display().to_string();
+                out.insert(rel, md.len());
+            }
+        }
+    }
+    out
+}
+
+/// Age a fresh `fs_type` scratch file system with `profile`, churn 1.5x, seed 1: the age
+/// detail, the set of files, and the fresh file system's one-big-file score.
+fn fresh_then_aged(
+    test: &str,
+    fs_type: &str,
+) -> Option<(serde_json::Value, BTreeMap<String, u64>, f64)> {
+    let fs = ram_scratch_or_skip(test, fs_type, GIB, &[], "")?;
+    // One large file written sequentially on the fresh file system.
+    let big = fs.path().join("big");
+    std::fs::write(&big, vec![0x5au8; 256 << 20]).unwrap();
+    let fresh = layout(fs.path());
+    let fresh_score = fresh["layout_score"].as_f64().unwrap();
+    std::fs::remove_file(&big).unwrap();
+
+    let out = iolab(&[
+        "age",
+        s(fs.path()),
+        "--profile",
+        "source-tree",
+        "--churn",
+        "1.5",
+        "--seed",
+        "1",
+        "--no-save",
+        "--json",
+    ]);
+    let doc = json_ok(&out);
+    let detail = doc["tests"][0]["age"].clone();
+    let aged_dir = fs.path().join("iolab-aged-1");
+    assert!(aged_dir.is_dir(), "the aged tree stays");
+    let files = file_set(&aged_dir);
+    eprintln!(
+        "{test}: fresh one-file score {fresh_score:.5}; aged score {}, pieces/file {}, fullness {}, {} files, {:.0} file ops/s",
+        detail["layout_after"]["layout_score"],
+        detail["layout_after"]["pieces_per_file_mean"],
+        detail["fullness"],
+        files.len(),
+        detail["file_ops_per_s"].as_f64().unwrap()
+    );
+    Some((detail, files, fresh_score))
+}
+
+fn ages_and_is_reproducible(test: &str, fs_type: &str) {
+    let Some((a, files_a, fresh)) = fresh_then_aged(test, fs_type) else {
+        return;
+    };
+    assert!(fresh >= 0.99, "a fresh file system's one big file: {fresh}");
+    let score_a = a["layout_after"]["layout_score"].as_f64().unwrap();
+    assert!(
+        score_a < fresh,
+        "aging lowers the layout score: {score_a} vs fresh {fresh}"
+    );
+    assert!(a["layout_after"]["fragmented_files"].as_u64().unwrap() > 0);
+    let fullness = a["fullness"].as_f64().unwrap();
+    assert!(
+        (0.70..=0.85).contains(&fullness),
+        "aged to about 80 %: {fullness}"
+    );
+    assert!(a["files_created"].as_u64().unwrap() > 1000);
+    assert!(a["files_deleted"].as_u64().unwrap() > 0);
+    assert!(a["progress"].as_array().unwrap().len() >= 9);
+
+    // The same seed on another fresh file system: the same files, a score within 0.02.
+    let Some((b, files_b, _)) = fresh_then_aged(test, fs_type) else {
+        return;
+    };
+    let differ: Vec<_> = files_a
+        .iter()
+        .filter(|(k, v)| files_b.get(*k) != Some(v))
+        .take(5)
+        .collect();
+    assert!(
+        files_a.len() == files_b.len() && differ.is_empty(),
+        "the same seed gives the same file set: {} vs {} files, first differences {differ:?}",
+        files_a.len(),
+        files_b.len()
+    );
+    let score_b = b["layout_after"]["layout_score"].as_f64().unwrap();
+    assert!(
+        (score_a - score_b).abs() <= 0.02,
+        "reproducible score: {score_a} vs {score_b}"
+    );
+}
+
+#[test]
+fn ext4_ages_and_the_seed_reproduces_it() {
+    ages_and_is_reproducible("ext4_ages_and_the_seed_reproduces_it", "ext4");
+}
+
+#[test]
+fn btrfs_ages_and_the_seed_reproduces_it() {
+    ages_and_is_reproducible("btrfs_ages_and_the_seed_reproduces_it", "btrfs");
+}
+
+#[test]
+fn bad_input_is_refused_before_anything_is_created() {
+    let test = "bad_input_is_refused_before_anything_is_created";
+    let Some(fs) = ram_scratch_or_skip(test, "ext4", 256 << 20, &[], "") else {
+        return;
+    };
+    let t = s(fs.path());
+    let before = common::names(fs.path());
+    assert_usage(
+        &iolab(&["age", t, "--fill", "120%", "--no-save"]),
+        "outside 0-100 %",
+    );
+    assert_usage(
+        &iolab(&["age", t, "--profile", "nosuch", "--no-save"]),
+        "desktop, media, source-tree",
+    );
+    // 256 MiB media files on a 256 MiB file system.
+    assert_usage(
+        &iolab(&["age", t, "--profile", "media", "--no-save"]),
+        "do not fit",
+    );
+    assert_usage(&iolab(&["age", t, "--churn", "0", "--no-save"]), "--churn");
+    let bad = common::tempdir();
+    let profile = bad.path().join("p.toml");
+    std::fs::write(&profile, "description = 'x'\nfill = '80%'\n").unwrap();
+    assert_usage(
+        &iolab(&["age", t, "--profile", s(&profile), "--no-save"]),
+        "p.toml",
+    );
+    // A directory inside the file system is not the file system.
+    let sub = fs.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    assert_usage(&iolab(&["age", s(&sub), "--no-save"]), "--allow-shared");
+    std::fs::remove_dir(&sub).unwrap();
+    assert_eq!(common::names(fs.path()), before, "nothing created");
+}
+
+#[test]
+fn the_profiles_are_listed() {
+    let out = iolab(&["age", "--list-profiles"]);
+    assert!(out.status.success());
+    let text = common::stdout(&out);
+    for p in ["desktop", "media", "source-tree"] {
+        assert!(text.contains(p), "{text}");
+    }
+}
