@@ -182,3 +182,66 @@ fn the_profiles_are_listed() {
         assert!(text.contains(p), "{text}");
     }
 }
+
+#[test]
+fn matrix_measures_fresh_and_aged_and_leaves_nothing() {
+    let test = "matrix_measures_fresh_and_aged_and_leaves_nothing";
+    if !common::loop_or_skip(test) {
+        return;
+    }
+    let Some(base) = common::ram_tempdir_or_skip(test) else {
+        return;
+    };
+    if !common::tool_or_skip(test, "mkfs.ext4", "e2fsprogs")
+        || !common::tool_or_skip(test, "mkfs.btrfs", "btrfs-progs")
+    {
+        return;
+    }
+    let out = iolab(&[
+        "matrix",
+        "--fs",
+        "ext4,btrfs",
+        "--image-dir",
+        s(base.path()),
+        "--image-size",
+        "512M",
+        "--workload",
+        "copy:dataset=office-docs:scale=0.1:phases=write,read,delete",
+        "--age",
+        "source-tree",
+        "--age-churn",
+        "0.5",
+        "--age-fill",
+        "60%",
+        "--output",
+        s(&base.path().join("results")),
+    ]);
+    let text = common::stdout(&out);
+    assert!(out.status.success(), "{}\n{}", text, common::stderr(&out));
+    assert!(text.contains("Fresh vs aged"), "{text}");
+    let results = common::entries(&base.path().join("results"));
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&results[0]).unwrap()).unwrap();
+    for c in doc["configurations"].as_array().unwrap() {
+        let label = c["label"].as_str().unwrap();
+        assert_eq!(c["status"], "ok", "{label}: {}", c["reason"]);
+        let age = &c["runs"][0]["age"];
+        assert!(
+            age["layout_after"]["layout_score"].as_f64().is_some(),
+            "{label}: {age}"
+        );
+        let workloads: Vec<&str> = c["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["params"]["matrix_workload"].as_str())
+            .collect();
+        assert!(
+            workloads.iter().any(|w| w.ends_with("(aged)"))
+                && workloads.iter().any(|w| !w.ends_with("(aged)")),
+            "{label}: fresh and aged tests: {workloads:?}"
+        );
+    }
+    // Only the result file is left.
+    assert_eq!(common::names(base.path()), vec!["results".to_string()]);
+}

@@ -75,6 +75,21 @@ pub struct MatrixArgs {
     #[arg(long, value_name = "DEVICE")]
     pub allow_destroy: Option<PathBuf>,
 
+    /// Measure every configuration fresh and again after aging the same file system with
+    /// this profile (`iolab age`: desktop, media, source-tree or a .toml file); the table
+    /// shows both and the slowdown.
+    #[arg(long, value_name = "PROFILE")]
+    pub age: Option<String>,
+
+    /// With --age: bytes written while aging, as a multiple of the file system's size
+    /// [default: the profile's].
+    #[arg(long, value_name = "TIMES", requires = "age")]
+    pub age_churn: Option<f64>,
+
+    /// With --age: the fullness to age to, e.g. 80% [default: the profile's].
+    #[arg(long, value_name = "PERCENT", requires = "age")]
+    pub age_fill: Option<String>,
+
     /// Keep the image files (debugging); their paths are printed.
     #[arg(long)]
     pub keep_image: bool,

@@ -209,13 +209,28 @@ impl Family for MatrixFamily<'_> {
     }
 
     fn render(&self, doc: &ResultDoc) -> String {
-        let labels: Vec<String> = self
+        let mut labels: Vec<String> = self
             .plan
             .workloads
             .iter()
             .map(|w| w.label.clone())
             .collect();
-        table::render(doc, &labels)
+        if self.plan.age.is_none() {
+            return table::render(doc, &labels);
+        }
+        let pairs: Vec<(String, String)> = labels
+            .iter()
+            .map(|l| (l.clone(), plan::aged_label(l)))
+            .collect();
+        labels.extend(pairs.iter().map(|(_, a)| a.clone()));
+        let mut out = table::render(doc, &labels);
+        out.push('\n');
+        out.push_str(&crate::report::age::render_aging(
+            doc,
+            &pairs,
+            merge::headline,
+        ));
+        out
     }
 
     fn notes(&self, _doc: &ResultDoc) -> Vec<String> {

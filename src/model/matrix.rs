@@ -64,6 +64,10 @@ pub struct ConfigRun {
     /// `df` of the file system before and after each workload.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub space: Vec<SpaceRecord>,
+    /// `--age`: what aging did to this run's file system between the fresh and the aged
+    /// workloads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub age: Option<super::age::AgeTestDetail>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }

@@ -106,3 +106,104 @@ pub fn render_age(doc: &ResultDoc) -> String {
     }
     out
 }
+
+/// `matrix --age`: per configuration and test, the fresh and the aged headline value and
+/// their ratio, with what aging did to the file system (layout score, pieces per file).
+/// `headline` is the matrix's ranking metric of a test (name, value).
+pub fn render_aging(
+    doc: &ResultDoc,
+    workloads: &[(String, String)],
+    headline: impl Fn(&crate::model::TestResult) -> Option<(String, f64)>,
+) -> String {
+    use crate::model::TestResult;
+    const PARAM: &str = "matrix_workload";
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(vec![
+            "configuration",
+            "test",
+            "unit",
+            "fresh",
+            "aged",
+            "aged / fresh",
+            "layout after aging",
+        ]);
+    let mut rows = 0;
+    for c in &doc.configurations {
+        let ages: Vec<_> = c.runs.iter().filter_map(|r| r.age.as_ref()).collect();
+        let layout = if ages.is_empty() {
+            "-".to_string()
+        } else {
+            let n = ages.len() as f64;
+            let score: Vec<f64> = ages
+                .iter()
+                .filter_map(|a| a.layout_after.layout_score)
+                .collect();
+            format!(
+                "{} ({:.2} pieces/file)",
+                if score.is_empty() {
+                    "-".into()
+                } else {
+                    format!("{:.3}", score.iter().sum::<f64>() / score.len() as f64)
+                },
+                ages.iter()
+                    .map(|a| a.layout_after.pieces_per_file_mean)
+                    .sum::<f64>()
+                    / n
+            )
+        };
+        let of = |label: &str| -> Vec<&TestResult> {
+            c.tests
+                .iter()
+                .filter(|t| t.params.get(PARAM).map(String::as_str) == Some(label))
+                .collect()
+        };
+        for (fresh_label, aged_label) in workloads {
+            let aged = of(aged_label);
+            for f in of(fresh_label) {
+                let Some((metric, fv)) = headline(f) else {
+                    continue;
+                };
+                let av = aged
+                    .iter()
+                    .find(|a| a.name == f.name)
+                    .and_then(|a| headline(a))
+                    .filter(|(m, _)| *m == metric)
+                    .map(|(_, v)| v);
+                let fmt = |v: f64| {
+                    if metric.ends_with("bytes_per_s") {
+                        crate::units::fmt_mb_per_s(v)
+                    } else {
+                        format!("{v:.1}")
+                    }
+                };
+                let unit = match metric.as_str() {
+                    "bw_bytes_per_s" => "MB/s",
+                    "files_per_s" => "files/s",
+                    "iops" => "IOPS",
+                    m => m,
+                };
+                t.add_row(vec![
+                    Cell::new(&c.label),
+                    Cell::new(&f.name),
+                    Cell::new(unit),
+                    Cell::new(fmt(fv)).set_alignment(CellAlignment::Right),
+                    Cell::new(av.map(fmt).unwrap_or_else(|| "-".into()))
+                        .set_alignment(CellAlignment::Right),
+                    Cell::new(
+                        av.map(|a| format!("{:.2}", a / fv))
+                            .unwrap_or_else(|| "-".into()),
+                    )
+                    .set_alignment(CellAlignment::Right),
+                    Cell::new(&layout),
+                ]);
+                rows += 1;
+            }
+        }
+    }
+    if rows == 0 {
+        return String::new();
+    }
+    format!("Fresh vs aged (the same file system before and after `iolab age`):\n{t}\n")
+}

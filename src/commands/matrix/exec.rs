@@ -9,7 +9,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use super::merge::Gathered;
-use super::plan::{ConfigPlan, Plan, WorkloadPlan};
+use super::plan::{ConfigPlan, Plan};
 use crate::fs::instance::{FsInstance, Place, SetupError, Spec};
 use crate::fs::registry::StateFile;
 use crate::model::matrix::{
@@ -235,25 +235,67 @@ impl Exec<'_> {
         }
         let mut first: Option<f64> = None;
         let mut errors: Vec<String> = Vec::new();
-        for w in &self.plan.workloads {
-            if let Err(e) = self.ctx.stop.check() {
-                let _ = self.close(inst, rec, cfg, None);
-                return RunEnd::Interrupted(e.into());
+        let mut pass = Pass {
+            cp,
+            cfg,
+            gathered,
+            warnings: &warnings,
+            rec: &mut rec,
+            first: &mut first,
+            errors: &mut errors,
+        };
+        if let Err(e) = self.workloads(&inst.mount_point, &mut pass, false) {
+            let _ = self.close(inst, rec, cfg, None);
+            return RunEnd::Interrupted(e);
+        }
+        if let Some(age) = &self.plan.age {
+            match self.age(&inst.mount_point, age) {
+                Ok(d) => {
+                    pass.rec.age = Some(d);
+                    if let Err(e) = self.workloads(&inst.mount_point, &mut pass, true) {
+                        let _ = self.close(inst, rec, cfg, None);
+                        return RunEnd::Interrupted(e);
+                    }
+                }
+                Err(e) if is_interrupt(&e) || self.ctx.stop.is_set() => {
+                    let _ = self.close(inst, rec, cfg, None);
+                    return RunEnd::Interrupted(e);
+                }
+                Err(e) => errors.push(format!("aging: {e:#}")),
             }
-            let before = df(&inst.mount_point);
-            let out = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                w.workload.run_on(&inst.mount_point, self.ctx)
-            }))
-            .unwrap_or_else(|p| {
-                Err(anyhow::anyhow!(
-                    "the workload panicked: {}",
-                    panic_text(&*p)
-                ))
-            });
-            let after = settled_df(&inst.mount_point, &before);
-            self.space_check(cp, w, &before, &after, &warnings);
-            rec.space.push(SpaceRecord {
-                workload: w.label.clone(),
+        }
+        let why = (!errors.is_empty()).then(|| errors.join("; "));
+        let failed = why.is_some();
+        match self.close(inst, rec, cfg, why) {
+            RunEnd::Next(_) if !failed => RunEnd::Next(first.unwrap_or(0.0)),
+            _ => RunEnd::Stop,
+        }
+    }
+
+    /// Every workload once on the mounted file system (`aged`: after aging, under the
+    /// workloads' aged labels). Err only when stopped.
+    fn workloads(&self, mount: &Path, p: &mut Pass<'_, '_>, aged: bool) -> Result<()> {
+        let cp = p.cp;
+        for w in &self.plan.workloads {
+            self.ctx.stop.check()?;
+            let label = if aged {
+                super::plan::aged_label(&w.label)
+            } else {
+                w.label.clone()
+            };
+            let before = df(mount);
+            let out =
+                std::panic::catch_unwind(AssertUnwindSafe(|| w.workload.run_on(mount, self.ctx)))
+                    .unwrap_or_else(|p| {
+                        Err(anyhow::anyhow!(
+                            "the workload panicked: {}",
+                            panic_text(&*p)
+                        ))
+                    });
+            let after = settled_df(mount, &before);
+            self.space_check(cp, &label, &before, &after, p.warnings);
+            p.rec.space.push(SpaceRecord {
+                workload: label.clone(),
                 before,
                 after,
             });
@@ -267,44 +309,60 @@ impl Exec<'_> {
                             Some(t) => format!("{}: {t}", cp.label),
                             None => cp.label.clone(),
                         });
-                        warnings.push(wn);
+                        p.warnings.push(wn);
                     }
-                    let names = gathered.add(cfg, &w.label, o.tests);
-                    if first.is_none() {
-                        first = names
+                    let names = p.gathered.add(p.cfg, &label, o.tests);
+                    if p.first.is_none() && !aged {
+                        *p.first = names
                             .first()
-                            .and_then(|n| cfg.tests.iter().find(|t| &t.name == n))
+                            .and_then(|n| p.cfg.tests.iter().find(|t| &t.name == n))
                             .and_then(|t| t.runs.last())
                             .and_then(|r| r.iops.or(r.files_per_s).or(r.bw_bytes_per_s));
                     }
-                    outcome_of(cfg, &w.label).tests = names;
+                    outcome_of(p.cfg, &label).tests = names;
                 }
                 Err(e) if is_interrupt(&e) || self.ctx.stop.is_set() => {
-                    outcome_of(cfg, &w.label).error = Some(format!("{e:#}"));
-                    let _ = self.close(inst, rec, cfg, None);
-                    return RunEnd::Interrupted(e);
+                    outcome_of(p.cfg, &label).error = Some(format!("{e:#}"));
+                    return Err(e);
                 }
                 Err(e) => {
                     let text = format!("{e:#}");
-                    let o = outcome_of(cfg, &w.label);
+                    let o = outcome_of(p.cfg, &label);
                     o.status = "failed".into();
                     o.error = Some(text.clone());
-                    errors.push(format!("{}: {text}", w.label));
+                    p.errors.push(format!("{label}: {text}"));
                 }
             }
         }
-        let why = (!errors.is_empty()).then(|| errors.join("; "));
-        let failed = why.is_some();
-        match self.close(inst, rec, cfg, why) {
-            RunEnd::Next(_) if !failed => RunEnd::Next(first.unwrap_or(0.0)),
-            _ => RunEnd::Stop,
-        }
+        Ok(())
+    }
+
+    /// Age the mounted file system as `iolab age` does (`--age`).
+    fn age(
+        &self,
+        mount: &Path,
+        age: &super::plan::AgePlan,
+    ) -> Result<crate::model::age::AgeTestDetail> {
+        let (total, _) = crate::workload::age::fs_usage(mount)?;
+        let cfg = crate::workload::age::AgeConfig {
+            target: mount.to_path_buf(),
+            dir: mount.join(format!("iolab-aged-{}", age.seed)),
+            profile: age.profile.clone(),
+            fill: age.fill,
+            churn: age.churn,
+            seed: age.seed,
+            fs_size: total,
+            output: None,
+            json: false,
+            quiet: true,
+        };
+        Ok(crate::runner::age::age(&cfg, self.ctx)?.0)
     }
 
     fn space_check(
         &self,
         cp: &ConfigPlan,
-        w: &WorkloadPlan,
+        label: &str,
         before: &DfSample,
         after: &DfSample,
         warnings: &WarningSink<'_>,
@@ -316,7 +374,7 @@ impl Exec<'_> {
                 message: format!(
                     "{} more used after {} than before it, although the workload removed its files: the file system did not give the space back (later runs on it would differ)",
                     fmt_size_iec(kept),
-                    w.label
+                    label
                 ),
                 test: Some(cp.label.clone()),
             });
@@ -355,6 +413,17 @@ impl Exec<'_> {
             None => RunEnd::Next(0.0),
         }
     }
+}
+
+/// What one pass of the workloads over a mounted file system writes into.
+struct Pass<'p, 'w> {
+    cp: &'p ConfigPlan,
+    cfg: &'p mut ConfigurationResult,
+    gathered: &'p mut Gathered,
+    warnings: &'p WarningSink<'w>,
+    rec: &'p mut ConfigRun,
+    first: &'p mut Option<f64>,
+    errors: &'p mut Vec<String>,
 }
 
 enum RunEnd {

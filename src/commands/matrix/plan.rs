@@ -51,6 +51,57 @@ pub struct Plan {
     pub repeat: RepeatMode,
     /// Notes for the user about choices made (study workloads, clamped sizes).
     pub notes: Vec<String>,
+    /// `--age`: after the fresh runs, age the same file system and run the workloads again.
+    pub age: Option<AgePlan>,
+}
+
+/// How `--age` ages each configuration's file system.
+#[derive(Debug, Clone)]
+pub struct AgePlan {
+    pub profile: crate::workload::age::Profile,
+    pub fill: f64,
+    pub churn: f64,
+    pub seed: u64,
+}
+
+/// The label of a workload's runs on the aged file system.
+pub fn aged_label(label: &str) -> String {
+    format!("{label} (aged)")
+}
+
+/// `--age`, `--age-fill`, `--age-churn` checked against the file-system size.
+fn age_plan(a: &MatrixArgs, size: Option<u64>) -> Result<Option<AgePlan>, UsageError> {
+    let Some(spec) = &a.age else {
+        return Ok(None);
+    };
+    if a.setup_only {
+        return Err(err(
+            "--age needs workloads to measure (not with --setup-only)",
+        ));
+    }
+    let profile = crate::workload::age::Profile::load(spec)?;
+    let fill = match &a.age_fill {
+        Some(s) => {
+            crate::workload::age::parse_share(s).map_err(|e| err(format!("--age-fill {e}")))?
+        }
+        None => profile.fill,
+    };
+    let churn = match a.age_churn {
+        Some(c) if c.is_finite() && c > 0.0 => c,
+        Some(c) => return Err(err(format!("--age-churn {c}: must be above 0"))),
+        None => profile.churn,
+    };
+    if let Some(size) = size {
+        // A fresh file system holds a few percent of metadata; the fit is judged on its size.
+        crate::workload::age::check_fit(&profile, fill, size, size / 20)
+            .map_err(|e| err(format!("--age {spec}: {e}")))?;
+    }
+    Ok(Some(AgePlan {
+        profile,
+        fill,
+        churn,
+        seed: 1,
+    }))
 }
 
 fn err(msg: impl Into<String>) -> UsageError {
@@ -304,12 +355,14 @@ pub fn plan(a: &MatrixArgs) -> Result<Plan, UsageError> {
             .map(|s| resolve_ref(s))
             .collect::<Result<Vec<_>, _>>()?
     };
+    let age = age_plan(a, size)?;
     Ok(Plan {
         configs,
         workloads,
         place,
         repeat,
         notes,
+        age,
     })
 }
 
