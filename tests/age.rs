@@ -29,8 +29,13 @@ fn file_set(root: &Path) -> BTreeMap<String, u64> {
     let mut out = BTreeMap::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let md = e.metadata().unwrap();
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let Ok(md) = e.metadata() else {
+                continue;
+            };
             if md.is_dir() {
                 stack.push(e.path());
             } else {
@@ -244,4 +249,44 @@ fn matrix_measures_fresh_and_aged_and_leaves_nothing() {
     }
     // Only the result file is left.
     assert_eq!(common::names(base.path()), vec!["results".to_string()]);
+}
+
+#[test]
+fn an_interrupted_aging_removes_what_it_wrote() {
+    let test = "an_interrupted_aging_removes_what_it_wrote";
+    let Some(fs) = ram_scratch_or_skip(test, "ext4", 512 << 20, &[], "") else {
+        return;
+    };
+    let before = common::names(fs.path());
+    let child = common::bin()
+        .args([
+            "age",
+            s(fs.path()),
+            "--profile",
+            "source-tree",
+            "--churn",
+            "1000",
+            "--no-save",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let aged = fs.path().join("iolab-aged-1");
+    // Files are being written (the tree exists and holds more than its directories).
+    assert!(
+        common::wait_until(std::time::Duration::from_secs(120), || {
+            file_set(&aged).len() > 100
+        }),
+        "aging did not start writing within 120 s"
+    );
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", common::stderr(&out));
+    assert!(!aged.exists(), "the partly aged tree is removed");
+    assert_eq!(common::names(fs.path()), before);
 }
