@@ -606,3 +606,98 @@ fn read_only_target_is_refused() {
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("read-only"));
 }
+
+#[test]
+fn jobs_run_writers_together_and_add_them_up() {
+    let test = "jobs_run_writers_together_and_add_them_up";
+    let Some(d) = common::ram_tempdir_or_skip(test) else {
+        return;
+    };
+    let out = common::iolab(&[
+        "files",
+        "-t",
+        common::s(d.path()),
+        "--jobs",
+        "2",
+        "--sizes",
+        "1",
+        "--files-per-portion",
+        "500",
+        "--portions",
+        "4",
+        "--passes",
+        "1",
+        "--repeat",
+        "2",
+        "--json",
+        "--no-save",
+    ]);
+    let doc = common::json_ok(&out);
+    let tests = doc["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 4, "create, stat, read, delete");
+    let created: Vec<u64> = tests[0]["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["ops"].as_u64().unwrap())
+        .collect();
+    for t in tests {
+        assert_eq!(t["params"]["jobs"], "2");
+        let runs = t["runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 2, "{}", t["name"]);
+        for (i, r) in runs.iter().enumerate() {
+            let dist = &r["dist"];
+            assert_eq!(dist["ranks"], 2);
+            assert_eq!(dist["windows"].as_array().unwrap().len(), 2);
+            // Whole portions. Create: at least the first writer's 2,000 files (it finished),
+            // at most both writers' 4,000 (the stonewall stops the other after its
+            // portion). The later phases work on the files each writer made, and stop when
+            // the first writer is through its own.
+            let ops = r["ops"].as_u64().unwrap();
+            let range = if t["name"] == "1 B create" {
+                2000..=4000
+            } else {
+                500..=created[i]
+            };
+            assert!(range.contains(&ops), "{}: {ops} files", t["name"]);
+            assert_eq!(ops % 500, 0, "whole portions");
+            assert!(r["files_per_s"].as_f64().unwrap() > 0.0);
+        }
+    }
+    assert!(common::entries(d.path()).is_empty(), "nothing left");
+    let text = common::stdout(&common::iolab(&[
+        "files",
+        "-t",
+        common::s(d.path()),
+        "--jobs",
+        "2",
+        "--sizes",
+        "1",
+        "--files-per-portion",
+        "100",
+        "--portions",
+        "2",
+        "--passes",
+        "1",
+        "--repeat",
+        "1",
+        "--no-save",
+    ]));
+    assert!(text.contains("2 writers, spread between them"), "{text}");
+    common::assert_usage(
+        &common::iolab(&["files", "-t", common::s(d.path()), "--jobs", "0"]),
+        "--jobs 0",
+    );
+    common::assert_usage(
+        &common::iolab(&[
+            "files",
+            "-t",
+            common::s(d.path()),
+            "--jobs",
+            "2",
+            "--big",
+            "1M",
+        ]),
+        "--big",
+    );
+}

@@ -70,6 +70,13 @@ pub struct FilesArgs {
     #[arg(long, value_name = "LIST", default_value = "1,cluster,cluster+1,64K")]
     pub sizes: String,
 
+    /// Writers at once (threads), each in its own directory, as mdtest's unique-directory
+    /// mode on one host: every phase starts on all of them together (a barrier) and stops
+    /// when the first has done its portions (stonewall); totals over the common window and
+    /// the spread between the writers are reported. The counts are per writer.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub jobs: u32,
+
     /// Files per portion (each portion is timed on its own).
     #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub files_per_portion: Option<u64>,

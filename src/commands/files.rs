@@ -48,12 +48,15 @@ impl Family for FilesFamily {
     }
 
     fn measure(&mut self, ctx: &RunContext, doc: &mut ResultDoc, sink: &ResultSink) -> Result<()> {
+        if self.cfg.jobs > 1 {
+            return super::files_jobs::measure(&self.cfg, ctx, doc, sink);
+        }
         self.kept = run_with(&self.cfg, ctx, doc, sink)?;
         Ok(())
     }
 
     fn render(&self, doc: &ResultDoc) -> String {
-        render_files_table(doc)
+        render_files_table(doc) + &super::files_jobs::render_jobs(doc)
     }
 
     fn afterword(&self, _doc: &ResultDoc) -> Vec<String> {

@@ -6,6 +6,7 @@ pub mod compare;
 pub mod copy;
 pub mod family;
 pub mod files;
+pub mod files_jobs;
 pub mod info;
 pub mod matrix;
 pub mod report;

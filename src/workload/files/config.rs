@@ -62,6 +62,8 @@ pub struct FilesConfig {
     pub nice: bool,
     pub drop_caches: bool,
     pub keep_files: bool,
+    /// Writers at once (`--jobs`), each in its own directory.
+    pub jobs: u32,
     pub output: Option<PathBuf>,
     pub json: bool,
 }
@@ -132,6 +134,17 @@ impl FilesConfig {
                 )));
             }
         }
+        if a.jobs == 0 || a.jobs > 1024 {
+            return Err(UsageError::new(format!(
+                "--jobs {}: give 1 to 1024 writers",
+                a.jobs
+            )));
+        }
+        if a.jobs > 1 && (a.big.is_some() || a.keep_files) {
+            return Err(UsageError::new(
+                "--jobs runs the small-file phases only: leave out --big and --keep-files",
+            ));
+        }
         let cfg = FilesConfig {
             target,
             sizes,
@@ -149,6 +162,7 @@ impl FilesConfig {
             nice: a.nice,
             drop_caches: a.drop_caches,
             keep_files: a.keep_files,
+            jobs: a.jobs,
             output: (!a.out.no_save).then(|| a.out.output.clone()),
             json: a.out.json,
         };
@@ -174,7 +188,7 @@ impl FilesConfig {
                 .max()
                 .unwrap_or(0)
         };
-        files.max(self.big.unwrap_or(0))
+        (files * u64::from(self.jobs.max(1))).max(self.big.unwrap_or(0))
     }
 
     fn check_room(&self) -> Result<(), UsageError> {
@@ -200,7 +214,8 @@ impl FilesConfig {
         } else {
             1
         };
-        let inodes = (self.files_per_run() + self.dirs_per_run() + 2) * runs;
+        let inodes =
+            (self.files_per_run() + self.dirs_per_run() + 2) * runs * u64::from(self.jobs.max(1));
         if st.files() > 0 && inodes > st.files_available() as u64 {
             return Err(UsageError::new(format!(
                 "{}: more files than free inodes: a run creates {} files and directories, {} inodes are free",

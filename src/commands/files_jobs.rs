@@ -1,0 +1,323 @@
+//! `iolab files --jobs N`: N writers (threads) on one host, each with its own directory, as
+//! mdtest's unique-directory mode — the single-host counterpart of the MPI mode (src/dist):
+//! every writer runs the same plan through the same code (`run_with_hooks`), every phase
+//! starts on all of them together (a barrier), the first to finish its portions raises the
+//! stonewall and the others stop after the portion they are in; the totals of each phase
+//! are added up over the common window (`dist::aggregate`, as for ranks), and the spread
+//! between the writers (fastest, slowest, straggler spread) is kept in each run's `dist`.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow};
+
+use crate::dist::aggregate::{RankRun, add_dist_summaries, aggregate_files_run};
+use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning};
+use crate::runner::RunContext;
+use crate::workload::files::config::FilesConfig;
+use crate::workload::files::result::summarize_files_test;
+use crate::workload::files::run::{FilesHooks, run_with_hooks};
+
+/// A barrier that a failing writer can break, so that the others do not wait for it
+/// forever: `wait` then fails.
+struct Barrier {
+    n: usize,
+    /// (arrived in this generation, generation, broken)
+    state: Mutex<(usize, u64, bool)>,
+    cv: Condvar,
+}
+
+impl Barrier {
+    fn new(n: usize) -> Barrier {
+        Barrier {
+            n,
+            state: Mutex::new((0, 0, false)),
+            cv: Condvar::new(),
+        }
+    }
+
+    fn wait(&self) -> Result<()> {
+        let broken = || anyhow!("another writer failed");
+        let mut st = self.state.lock().map_err(|_| broken())?;
+        if st.2 {
+            return Err(broken());
+        }
+        st.0 += 1;
+        if st.0 == self.n {
+            st.0 = 0;
+            st.1 += 1;
+            self.cv.notify_all();
+            return Ok(());
+        }
+        let generation = st.1;
+        while st.1 == generation && !st.2 {
+            st = self.cv.wait(st).map_err(|_| broken())?;
+        }
+        if st.1 == generation {
+            Err(broken())
+        } else {
+            Ok(())
+        }
+    }
+
+    fn break_it(&self) {
+        if let Ok(mut st) = self.state.lock() {
+            st.2 = true;
+        }
+        self.cv.notify_all();
+    }
+}
+
+/// One writer's view of the others.
+struct JobHooks<'a> {
+    barrier: &'a Barrier,
+    /// The phase (1-based count of phases begun) whose stonewall is up.
+    wall: &'a AtomicU64,
+    /// Phases this writer has begun.
+    phase: AtomicU64,
+    /// `agree_more`: writer 0's answer, read by all.
+    vote: &'a Mutex<bool>,
+    first: bool,
+    /// This writer's phases: result, window, stonewalled.
+    phases: Mutex<Vec<(RunResult, (i64, i64), bool)>>,
+}
+
+impl FilesHooks for JobHooks<'_> {
+    fn before_phase(&self) -> Result<()> {
+        self.barrier.wait()?;
+        self.phase.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn poll_interval(&self) -> Duration {
+        Duration::from_millis(2)
+    }
+
+    fn poll(&self) -> bool {
+        self.wall.load(Ordering::SeqCst) == self.phase.load(Ordering::SeqCst)
+    }
+
+    fn after_phase(&self, run: &RunResult, window: (i64, i64), stonewalled: bool) -> Result<()> {
+        if !stonewalled {
+            // Done with its portions: the others stop after the one they are in.
+            self.wall
+                .fetch_max(self.phase.load(Ordering::SeqCst), Ordering::SeqCst);
+        }
+        self.phases
+            .lock()
+            .map_err(|_| anyhow!("a writer panicked"))?
+            .push((run.clone(), window, stonewalled));
+        Ok(())
+    }
+
+    fn agree_more(&self, local: bool) -> Result<bool> {
+        // Writer 0 decides (its own figures), everyone follows: the same plan on all.
+        if self.first {
+            *self.vote.lock().map_err(|_| anyhow!("a writer panicked"))? = local;
+        }
+        self.barrier.wait()?;
+        let v = *self.vote.lock().map_err(|_| anyhow!("a writer panicked"))?;
+        self.barrier.wait()?;
+        Ok(v)
+    }
+
+    fn after_size(&self, _tests: &[TestResult], _warnings: &[Warning]) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// Run the plan on `cfg.jobs` writers and put the totals into `doc`.
+pub fn measure(
+    cfg: &FilesConfig,
+    ctx: &RunContext,
+    doc: &mut ResultDoc,
+    sink: &ResultSink,
+) -> Result<()> {
+    let n = cfg.jobs as usize;
+    // One directory per writer, inside a work directory of this run.
+    let work = crate::fs::registry::WorkDir::new(
+        tempfile::Builder::new()
+            .prefix(".iolab-files-jobs-")
+            .tempdir_in(&cfg.target)
+            .with_context(|| {
+                format!("cannot create a work directory in {}", cfg.target.display())
+            })?,
+    );
+    let mut cfgs = Vec::new();
+    for j in 0..n {
+        let dir: PathBuf = work.path().join(format!("job-{j:03}"));
+        std::fs::create_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        cfgs.push(FilesConfig {
+            target: dir,
+            jobs: 1,
+            output: None,
+            json: false,
+            ..cfg.clone()
+        });
+    }
+    let barrier = Barrier::new(n);
+    let wall = AtomicU64::new(0);
+    let vote = Mutex::new(false);
+    let hooks: Vec<JobHooks> = (0..n)
+        .map(|j| JobHooks {
+            barrier: &barrier,
+            wall: &wall,
+            phase: AtomicU64::new(0),
+            vote: &vote,
+            first: j == 0,
+            phases: Mutex::new(Vec::new()),
+        })
+        .collect();
+    let mut docs: Vec<ResultDoc> = (0..n)
+        .map(|_| ResultDoc {
+            tests: Vec::new(),
+            warnings: Vec::new(),
+            ..doc.clone()
+        })
+        .collect();
+    let outcomes: Vec<Result<()>> = std::thread::scope(|s| {
+        let handles: Vec<_> = docs
+            .iter_mut()
+            .zip(&cfgs)
+            .zip(&hooks)
+            .map(|((d, c), h)| {
+                let barrier = &barrier;
+                s.spawn(move || {
+                    let r =
+                        run_with_hooks(c, ctx, d, &ResultSink::none(), Some(h as &dyn FilesHooks))
+                            .map(|_| ());
+                    if r.is_err() {
+                        barrier.break_it();
+                    }
+                    r
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow!("a writer panicked")))
+            })
+            .collect()
+    });
+    // A writer that failed broke the barrier, so all have ended here; its own error is the
+    // one to report (the others only say that another writer failed), an interrupt first.
+    let errors: Vec<anyhow::Error> = outcomes.into_iter().filter_map(Result::err).collect();
+    let pick = errors
+        .iter()
+        .position(|e| {
+            e.chain()
+                .any(|c| c.downcast_ref::<crate::error::Interrupted>().is_some())
+        })
+        .or_else(|| {
+            errors
+                .iter()
+                .position(|e| !e.to_string().contains("another writer failed"))
+        });
+    if let Some(e) = errors.into_iter().nth(pick.unwrap_or(0)) {
+        return Err(e);
+    }
+    let phases: Vec<Vec<(RunResult, (i64, i64), bool)>> = hooks
+        .into_iter()
+        .map(|h| h.phases.into_inner().unwrap_or_default())
+        .collect();
+    doc.tests = totals(cfg, &docs, &phases).map_err(|e| anyhow!("adding up the writers: {e}"))?;
+    for w in &docs[0].warnings {
+        doc.warn(w.clone());
+    }
+    sink.save(doc)?;
+    work.close().with_context(|| {
+        format!(
+            "cannot remove the writers' directories in {}",
+            cfg.target.display()
+        )
+    })?;
+    Ok(())
+}
+
+/// The writers' tests added up: every writer ran the same tests, runs and phases; each
+/// writer's phases are in the order they ran (per size: run by run, phase by phase).
+fn totals(
+    cfg: &FilesConfig,
+    docs: &[ResultDoc],
+    phases: &[Vec<(RunResult, (i64, i64), bool)>],
+) -> Result<Vec<TestResult>, String> {
+    let tests0 = &docs[0].tests;
+    let nops = 1
+        + usize::from(cfg.phases.stat)
+        + usize::from(cfg.phases.read)
+        + usize::from(cfg.phases.delete);
+    let mut out = Vec::new();
+    let mut seq = 0usize;
+    for base in (0..tests0.len()).step_by(nops) {
+        let runs = tests0[base].runs.len();
+        let mut group: Vec<TestResult> = tests0[base..base + nops]
+            .iter()
+            .map(|t| TestResult {
+                runs: Vec::new(),
+                ..t.clone()
+            })
+            .collect();
+        for _ in 0..runs {
+            for g in group.iter_mut() {
+                let ranks: Vec<RankRun> = phases
+                    .iter()
+                    .enumerate()
+                    .map(|(j, p)| {
+                        let (run, (start_ns, end_ns), stonewalled) = p
+                            .get(seq)
+                            .ok_or_else(|| format!("writer {j} has no phase {}", seq + 1))?;
+                        Ok(RankRun {
+                            rank: j as u32,
+                            run,
+                            start_ns: *start_ns,
+                            end_ns: *end_ns,
+                            stonewalled: *stonewalled,
+                        })
+                    })
+                    .collect::<Result<_, String>>()?;
+                let mut total = aggregate_files_run(&ranks, cfg.files_per_portion)?;
+                total.run = g.runs.len() as u32 + 1;
+                g.runs.push(total);
+                seq += 1;
+            }
+        }
+        for mut g in group {
+            g.params.insert("jobs".into(), cfg.jobs.to_string());
+            summarize_files_test(&mut g);
+            add_dist_summaries(&mut g);
+            out.push(g);
+        }
+    }
+    Ok(out)
+}
+
+/// Under the table of a `--jobs` run: per test, the writers' spread (the median run's).
+pub fn render_jobs(doc: &ResultDoc) -> String {
+    let mut out = String::new();
+    for t in &doc.tests {
+        let Some(jobs) = t.params.get("jobs") else {
+            continue;
+        };
+        let dists: Vec<_> = t.runs.iter().filter_map(|r| r.dist.as_ref()).collect();
+        if dists.is_empty() {
+            continue;
+        }
+        let mut spreads: Vec<f64> = dists.iter().map(|d| d.straggler_spread_pct).collect();
+        spreads.sort_by(f64::total_cmp);
+        let stonewalled: usize = dists.iter().map(|d| d.stonewalled_ranks.len()).sum();
+        out.push_str(&format!(
+            "{}: {jobs} writers, spread between them {:.1} % (median of {} runs; fastest writer {}, slowest {} in the last), {} writer-phases stopped by the stonewall\n",
+            t.name,
+            spreads[spreads.len() / 2],
+            spreads.len(),
+            dists[dists.len() - 1].fastest_rank,
+            dists[dists.len() - 1].slowest_rank,
+            stonewalled
+        ));
+    }
+    out
+}
