@@ -70,6 +70,10 @@ impl Barrier {
     }
 }
 
+/// One phase of one writer: its result, its window (wall clock ns), stopped by the
+/// stonewall.
+type PhaseRecord = (RunResult, (i64, i64), bool);
+
 /// One writer's view of the others.
 struct JobHooks<'a> {
     barrier: &'a Barrier,
@@ -81,7 +85,7 @@ struct JobHooks<'a> {
     vote: &'a Mutex<bool>,
     first: bool,
     /// This writer's phases: result, window, stonewalled.
-    phases: Mutex<Vec<(RunResult, (i64, i64), bool)>>,
+    phases: Mutex<Vec<PhaseRecord>>,
 }
 
 impl FilesHooks for JobHooks<'_> {
@@ -220,7 +224,7 @@ pub fn measure(
     if let Some(e) = errors.into_iter().nth(pick.unwrap_or(0)) {
         return Err(e);
     }
-    let phases: Vec<Vec<(RunResult, (i64, i64), bool)>> = hooks
+    let phases: Vec<Vec<PhaseRecord>> = hooks
         .into_iter()
         .map(|h| h.phases.into_inner().unwrap_or_default())
         .collect();
@@ -243,7 +247,7 @@ pub fn measure(
 fn totals(
     cfg: &FilesConfig,
     docs: &[ResultDoc],
-    phases: &[Vec<(RunResult, (i64, i64), bool)>],
+    phases: &[Vec<PhaseRecord>],
 ) -> Result<Vec<TestResult>, String> {
     let tests0 = &docs[0].tests;
     let nops = 1
