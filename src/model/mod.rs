@@ -453,7 +453,16 @@ pub struct ResultSink {
     pub path: Option<PathBuf>,
     /// Set by `InterruptMarker::mark` when a signal stopped the run: every later save of a
     /// document still `running` says `interrupted` instead.
-    interrupted: std::sync::Arc<std::sync::Mutex<Option<crate::error::Interrupted>>>,
+    interrupted: std::sync::Arc<std::sync::Mutex<SinkState>>,
+}
+
+/// What the sink and its interrupt marker share: the interrupt, once one came, and the last
+/// document saved (the marker rewrites it without reading and parsing the file: under a
+/// heavy load that took longer than mpirun waits before its SIGKILL).
+#[derive(Default)]
+struct SinkState {
+    interrupted: Option<crate::error::Interrupted>,
+    last: Option<ResultDoc>,
 }
 
 impl ResultSink {
@@ -497,15 +506,17 @@ impl ResultSink {
             return Ok(());
         };
         // One writer at a time (the marker's thread also writes).
-        let interrupted = self.interrupted.lock().unwrap_or_else(|e| e.into_inner());
+        let mut st = self.interrupted.lock().unwrap_or_else(|e| e.into_inner());
         let write = |d: &ResultDoc| {
             d.write_atomic(p)
                 .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))
         };
-        match interrupted.as_ref() {
+        let r = match st.interrupted.as_ref() {
             Some(i) if doc.status == "running" => write(&interrupted_copy(doc, i)),
             _ => write(doc),
-        }
+        };
+        st.last = Some(doc.clone());
+        r
     }
 
     /// A handle another thread can use to say, the moment a signal arrives, that the run was
@@ -535,13 +546,13 @@ fn interrupted_copy(doc: &ResultDoc, i: &crate::error::Interrupted) -> ResultDoc
 /// later (if there is time) replaces it.
 pub struct InterruptMarker {
     path: Option<PathBuf>,
-    interrupted: std::sync::Arc<std::sync::Mutex<Option<crate::error::Interrupted>>>,
+    interrupted: std::sync::Arc<std::sync::Mutex<SinkState>>,
 }
 
 impl InterruptMarker {
     pub fn mark(&self, signal: i32, signal_name: &'static str) {
-        let mut interrupted = self.interrupted.lock().unwrap_or_else(|e| e.into_inner());
-        if interrupted.is_some() {
+        let mut st = self.interrupted.lock().unwrap_or_else(|e| e.into_inner());
+        if st.interrupted.is_some() {
             return;
         }
         let i = crate::error::Interrupted {
@@ -549,12 +560,12 @@ impl InterruptMarker {
             signal_name,
         };
         if let Some(p) = &self.path
-            && let Ok(doc) = ResultDoc::read(p)
+            && let Some(doc) = &st.last
             && doc.status == "running"
         {
-            let _ = interrupted_copy(&doc, &i).write_atomic(p);
+            let _ = interrupted_copy(doc, &i).write_atomic(p);
         }
-        *interrupted = Some(i);
+        st.interrupted = Some(i);
     }
 }
 
