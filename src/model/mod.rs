@@ -12,6 +12,7 @@ pub mod files;
 pub mod matrix;
 pub mod saturate;
 pub mod slack;
+pub mod sustain;
 pub mod thermal;
 pub mod trace;
 pub mod warning;
@@ -158,7 +159,7 @@ pub struct BlockSettings {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct TestResult {
     pub name: String,
-    /// Workload family: block | files | copy | trace | saturate.
+    /// Workload family: block | files | copy | trace | saturate | sustain.
     pub family: String,
     /// Matrix configuration label (`ext4 4KiB noatime`), or the target for multi-target runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -190,6 +191,9 @@ pub struct TestResult {
     pub copy: Option<copy::CopyTestDetail>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<trace::TraceTestDetail>,
+    /// `iolab sustain`: one pass's phases, cliffs and recovered cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sustain: Option<sustain::SustainDetail>,
     /// Set when the test failed; the runs measured before the failure are kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
