@@ -205,6 +205,54 @@ fn a_small_directory_pass_reports_one_phase_and_no_cliff() {
     assert!(html.contains("MB/s over time"), "no bandwidth chart");
 }
 
+#[test]
+fn ctrl_c_saves_the_pass_as_interrupted_and_removes_the_file() {
+    // Slow on purpose (4 KiB random writes one at a time over 1 GiB): the signal comes
+    // while the first pass runs.
+    let dir = common::tempdir();
+    let res = dir.path().join("res");
+    let target = dir.path().join("t");
+    std::fs::create_dir(&target).unwrap();
+    let child = common::bin()
+        .args([
+            "sustain",
+            common::s(&target),
+            "--size",
+            "1GiB",
+            "--rw",
+            "randwrite",
+            "--bs",
+            "4KiB",
+            "--iodepth",
+            "1",
+            "--interval",
+            "100ms",
+            "--output",
+            common::s(&res),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The test file exists once the pass has started.
+    assert!(
+        common::wait_until(Duration::from_secs(60), || !common::entries(&target)
+            .is_empty()),
+        "the pass never started"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: kill on the child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", common::stderr(&o));
+    assert!(common::entries(&target).is_empty(), "test file left behind");
+    let files = common::entries(&res);
+    assert_eq!(files.len(), 1);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    assert_eq!(doc["status"], "interrupted", "{doc}");
+    assert_eq!(doc["tests"][0]["name"], "first pass");
+}
+
 // ---------------------------------------------------------------- the emulator
 
 /// `iolab sustain DEV --json …` inside the emulator's cgroup.

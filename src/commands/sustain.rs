@@ -278,7 +278,11 @@ fn run_pass(
     let mut o = match out {
         Ok(o) => o,
         Err(e) => {
-            p.finish("failed");
+            p.finish(if ctx.stop.signal().is_some() {
+                "interrupted"
+            } else {
+                "failed"
+            });
             test.error = Some(format!("{e:#}"));
             doc.tests.push(test);
             return Err(e);
