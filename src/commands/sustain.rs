@@ -135,7 +135,7 @@ fn sustain(
             .and_then(|r| r.bw_bytes_per_s)
             .unwrap_or(0.0);
         let mut message = format!(
-            "no cliff in {} written at {} MB/s: a write cache, if any, is larger than that; write more (--size, --span, or a whole device with --allow-destroy)",
+            "no cliff in {} written at {} MB/s: a write cache, if any, is larger than that; write more (--size, --span, or a whole device with --allow-destroy), or, for a cache that fills in fewer than 5 intervals (not told from a start-up burst), use a shorter --interval",
             fmt_size_iec(written),
             fmt_mb_per_s(speed)
         );
