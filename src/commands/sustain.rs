@@ -85,6 +85,14 @@ fn sustain(
     doc: &mut ResultDoc,
     sink: &ResultSink,
 ) -> Result<()> {
+    crate::eline!(
+        "iolab: span {} ({}){}",
+        fmt_size_iec(cfg.size),
+        cfg.size_note,
+        cfg.time
+            .map(|t| format!(", at most {} for the first pass", fmt_idle(t)))
+            .unwrap_or_default()
+    );
     let target = match cfg.kind {
         TargetKind::Directory => TestTarget::create_in_dir(&cfg.target, cfg.size, false)
             .with_context(|| format!("cannot create the test file in {}", cfg.target.display()))?,

@@ -17,7 +17,8 @@ use crate::workload::block::{MAX_INTERVALS, Rw};
 /// At most this many recovery passes.
 pub const MAX_RECOVERY_PASSES: usize = 10;
 
-/// Default span of a directory: this share of its free space.
+/// Default span of a directory: this share of its free space (less on a copy-on-write file
+/// system, where the recovery passes' overwrites need new space: half of its overwrite room).
 pub const DEFAULT_DIR_SPAN_PCT: u64 = 50;
 
 /// Validated `iolab sustain`.
@@ -141,7 +142,14 @@ impl SustainConfig {
                     }
                     (Some(s), _, _) => (s, "--size".to_string()),
                     (None, pct, Some(f)) => {
-                        let pct = pct.unwrap_or(DEFAULT_DIR_SPAN_PCT);
+                        // On a copy-on-write file system a recovery pass rewrites part of
+                        // the span into new space: the default leaves room for it.
+                        let room = crate::config::overwrite_room(&a.target);
+                        let pct = pct.unwrap_or(if room.why.is_some() {
+                            (room.percent / 2).max(1)
+                        } else {
+                            DEFAULT_DIR_SPAN_PCT
+                        });
                         (
                             pct_of(f, pct),
                             format!("{pct} % of the {} free", fmt_size_iec(f)),
