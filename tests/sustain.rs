@@ -250,7 +250,22 @@ fn ctrl_c_saves_the_pass_as_interrupted_and_removes_the_file() {
     assert_eq!(files.len(), 1);
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
     assert_eq!(doc["status"], "interrupted", "{doc}");
-    assert_eq!(doc["tests"][0]["name"], "first pass");
+    let t = &doc["tests"][0];
+    assert_eq!(t["name"], "first pass");
+    // The series written before the signal is kept.
+    assert!(
+        t["sustain"]["bytes_written"].as_u64().unwrap() > 0,
+        "{}",
+        t["sustain"]
+    );
+    assert!(
+        t["error"]
+            .as_str()
+            .unwrap()
+            .contains("interrupted by SIGINT"),
+        "{}",
+        t["error"]
+    );
 }
 
 // ---------------------------------------------------------------- the emulator

@@ -130,6 +130,11 @@ fn sustain(
             return Err(e);
         }
     };
+    if let Err(interrupted) = ctx.stop.check() {
+        doc.tests.push(first);
+        sink.save(doc)?;
+        return Err(interrupted.into());
+    }
     let reference = first
         .sustain
         .as_ref()
@@ -186,6 +191,7 @@ fn sustain(
                 pass_warnings(doc, &t, cfg);
                 doc.tests.push(t);
                 sink.save(doc)?;
+                ctx.stop.check()?;
             }
             Err(e) => {
                 sink.save(doc)?;
@@ -261,12 +267,21 @@ fn run_pass(
     let p = Progress::start(ctx.progress, &label);
     let live = LiveCounters::default();
     let phase = PhaseCounters::start(device);
+    // The pass stops through its own flag: a signal stonewalls it, so the series written up
+    // to then comes back (run_block_test returns no figures for an interrupted run) and is
+    // saved before the interrupt is reported.
+    let wall = crate::runner::StopFlag::new();
     let out = std::thread::scope(|s| {
-        let h = s.spawn(|| run_block_test(&spec, &[target], &ctx.stop, Some(&live), 1));
+        let h = s.spawn(|| run_block_test(&spec, &[target], &wall, Some(&live), 1));
         let t0 = std::time::Instant::now();
         let (mut last_bytes, mut last_t) = (0u64, t0);
         while !h.is_finished() {
-            std::thread::sleep(Duration::from_millis(200));
+            for _ in 0..4 {
+                std::thread::sleep(Duration::from_millis(50));
+                if ctx.stop.is_set() {
+                    wall.stonewall();
+                }
+            }
             let b = live.bytes.load(std::sync::atomic::Ordering::Relaxed);
             let now = std::time::Instant::now();
             let rate = (b - last_bytes) as f64 / (now - last_t).as_secs_f64().max(1e-3);
@@ -308,6 +323,12 @@ fn run_pass(
     if let (Some(engine), Some(s)) = (o.engines.first(), test.settings.as_mut()) {
         s.engine = engine.clone();
     }
+    if let Some(sig) = ctx.stop.signal() {
+        test.error = Some(format!(
+            "interrupted by {}: the pass's series up to then is kept",
+            crate::runner::signals::signal_name(sig)
+        ));
+    }
     let detail = analyze(
         if idle_before.is_some() {
             "recovery"
@@ -320,7 +341,11 @@ fn run_pass(
         idle_before,
         reference,
     );
-    p.finish(&finish_line(&o.total, &detail));
+    if test.error.is_some() {
+        p.finish("interrupted");
+    } else {
+        p.finish(&finish_line(&o.total, &detail));
+    }
     test.runs.push(o.total);
     summarize_test(&mut test);
     test.sustain = Some(detail);
