@@ -17,12 +17,14 @@ pub fn run(cli: Cli, argv: Vec<String>) -> Result<i32> {
         Command::Copy(_) => ("copy", true),
         Command::Trace(_) => ("trace", true),
         Command::Matrix(_) => ("matrix", true),
+        Command::Sustain(_) => ("sustain", true),
         _ => ("", false),
     };
     crate::dist::check_launch(name, measures, crate::dist::launched())?;
     match &cli.command {
         Command::Run(a) => commands::run::execute(a, argv),
         Command::Saturate(a) => commands::saturate::execute(a, argv),
+        Command::Sustain(a) => commands::sustain::execute(a, argv),
         Command::Files(a) => commands::files::execute(a, argv),
         Command::Copy(a) => commands::copy::execute(a, argv),
         Command::Trace(a) => commands::trace::execute(a, argv),

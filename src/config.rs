@@ -1,6 +1,8 @@
 //! CLI values -> validated runtime configs. All input checking of `iolab run` lives here:
 //! a bad value is a `UsageError` (exit 2) raised before anything is created.
 
+pub mod sustain;
+
 use std::path::{Path, PathBuf};
 
 use crate::cli::run::RunArgs;

@@ -11,6 +11,7 @@ pub mod report;
 pub mod run;
 pub mod saturate;
 pub mod slack;
+pub mod sustain;
 pub mod trace;
 
 use std::path::PathBuf;
@@ -33,6 +34,9 @@ pub enum Command {
     Run(run::RunArgs),
     /// How many parallel requests the storage serves before latency breaks a limit.
     Saturate(saturate::SaturateArgs),
+    /// Sustained write: the write cache's size (the cliff where the speed drops), the speed
+    /// and spread of each phase, and how much of the cache comes back after idle time.
+    Sustain(sustain::SustainArgs),
     /// Small-file tester: portions x passes of copies of a reference file (after Belov's NTFS
     /// cluster-size tester).
     Files(files::FilesArgs),

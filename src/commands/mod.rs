@@ -13,6 +13,7 @@ pub mod report;
 pub mod run;
 pub mod saturate;
 pub mod slack;
+pub mod sustain;
 pub mod trace;
 
 /// Placeholder for a subcommand that is not built yet: a clear error, exit 1.

@@ -14,6 +14,7 @@ pub mod layout;
 pub mod matrix;
 pub mod saturate;
 pub mod slack;
+pub mod sustain;
 pub mod thermal;
 pub mod trace;
 pub mod warning;
@@ -160,7 +161,7 @@ pub struct BlockSettings {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct TestResult {
     pub name: String,
-    /// Workload family: block | files | copy | trace | saturate.
+    /// Workload family: block | files | copy | trace | saturate | sustain.
     pub family: String,
     /// Matrix configuration label (`ext4 4KiB noatime`), or the target for multi-target runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -194,6 +195,9 @@ pub struct TestResult {
     pub trace: Option<trace::TraceTestDetail>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub age: Option<age::AgeTestDetail>,
+    /// `iolab sustain`: one pass's phases, cliffs and recovered cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sustain: Option<sustain::SustainDetail>,
     /// Set when the test failed; the runs measured before the failure are kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,

@@ -130,6 +130,11 @@ warning_codes! {
     // The state of the drive (sysinfo::thermal).
     /// The drive's throttle counters grew during the run, or a material throughput drop came while it was at or above its warning temperature.
     ThermalThrottling = "thermal-throttling",
+    // `iolab sustain`.
+    /// A sustained write found no cliff: a write cache, if any, is larger than what was written (write more with `--size`/`--span`); recovery passes were skipped.
+    NoCliff = "no-cliff",
+    /// The slow phase after a cliff lasted only a few intervals: its speed is uncertain; write more.
+    ShortSlowPhase = "short-slow-phase",
 }
 
 impl fmt::Display for WarningCode {

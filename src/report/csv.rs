@@ -7,7 +7,7 @@ use crate::report::load::Loaded;
 use crate::report::metrics::{all_tests, config_of, primary_metric, seconds_per_portion};
 
 /// Column names, in order.
-pub const COLUMNS: [&str; 38] = [
+pub const COLUMNS: [&str; 42] = [
     "source_file",
     "command",
     "hostname",
@@ -46,6 +46,10 @@ pub const COLUMNS: [&str; 38] = [
     "write_iops",
     "write_lat_mean_ns",
     "write_lat_p99_ns",
+    "cache_bytes",
+    "cache_bw_bytes_per_s",
+    "after_cliff_bw_bytes_per_s",
+    "recovered_share",
 ];
 
 /// Quote a field when it holds a separator, a quote or a line break (RFC 4180).
@@ -119,6 +123,7 @@ pub fn render(inputs: &[Loaded]) -> String {
                 row.extend([num(Some(p.avg_queue_depth)), num(Some(p.cpu_pct))]);
                 row.extend([String::new(), String::new(), String::new()]);
                 row.extend(std::iter::repeat_n(String::new(), 6));
+                row.extend(sustain_cols(t));
                 push_row(&mut out, &row);
             }
         }
@@ -160,7 +165,21 @@ fn run_cols(t: &TestResult, r: &RunResult) -> Vec<String> {
             num(d.map(|d| d.lat_ns.p99 as f64)),
         ]);
     }
+    cols.extend(sustain_cols(t));
     cols
+}
+
+/// `iolab sustain` passes: the first cliff's fast phase (the cache), the speeds on both
+/// sides, and for a recovery pass the share of the first cache that came back.
+fn sustain_cols(t: &TestResult) -> [String; 4] {
+    let d = t.sustain.as_ref();
+    let c = d.and_then(|d| d.cliffs.first());
+    [
+        num(c.map(|c| c.fast_phase_bytes)),
+        num(c.map(|c| c.before_bw_bytes_per_s)),
+        num(c.map(|c| c.after_bw_bytes_per_s)),
+        num(d.and_then(|d| d.recovered_share)),
+    ]
 }
 
 fn push_row(out: &mut String, row: &[String]) {

@@ -9,7 +9,7 @@ use crate::report::load::Loaded;
 use crate::report::metrics::{
     all_tests, config_of, display_name, fmt_mean_ci, fmt_value, label, metrics_of, primary_metric,
 };
-use crate::report::{charts, compare, matrix};
+use crate::report::{charts, compare, matrix, sustain};
 use crate::units::{fmt_ns, fmt_size_iec, fmt_thousands};
 
 /// A table: header, rows; columns from `first_numeric` on (up to `numeric_end`, if set)
@@ -317,6 +317,10 @@ pub fn tests_blocks(tests: &[&TestResult], out: &mut Vec<Block>) {
             });
         }
         for (name, t) in &named {
+            if t.sustain.is_some() {
+                sustain_blocks(name, t, out);
+                continue;
+            }
             if let Some(svg) = charts::interval_series(&format!("{name}: IOPS over time"), t) {
                 out.push(Block::Chart {
                     svg,
@@ -327,6 +331,31 @@ pub fn tests_blocks(tests: &[&TestResult], out: &mut Vec<Block>) {
             }
             saturation_blocks(name, t, out);
         }
+    }
+}
+
+/// One `iolab sustain` pass: what it found, its phases, the bandwidth chart with the cliffs.
+fn sustain_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
+    let Some(d) = &t.sustain else { return };
+    out.push(Block::Heading(4, format!("{name}: sustained write")));
+    for line in sustain::findings(name, d) {
+        out.push(Block::Para(line));
+    }
+    let (header, rows) = sustain::phase_table(d);
+    out.push(Block::Table(TableBlock {
+        header,
+        rows,
+        first_numeric: 0,
+        numeric_end: None,
+    }));
+    if let Some(svg) = sustain::bandwidth_chart(&format!("{name}: MB/s over time"), t) {
+        out.push(Block::Chart {
+            svg,
+            caption: format!(
+                "{name}: write MB/s per {} ms interval; flat lines: the phases' means; dashed verticals: the cliffs (bytes written before each)",
+                d.interval_ms
+            ),
+        });
     }
 }
 

@@ -15,5 +15,6 @@ pub mod load;
 pub mod markdown;
 pub mod matrix;
 pub mod metrics;
+pub mod sustain;
 pub mod svg;
 pub mod table;

@@ -161,6 +161,8 @@ pub enum Mark {
     HLine { y: f64, label: String },
     /// A labelled point (e.g. the answer or the knee).
     Point { x: f64, y: f64, label: String },
+    /// A vertical dashed line (e.g. a cliff in a throughput series).
+    VLine { x: f64, label: String },
 }
 
 struct LinearScale {
@@ -278,13 +280,14 @@ pub fn line_chart(title: &str, x: &Axis, y: &Axis, series: &[Series], marks: &[M
     let h = top + plot_h + 44.0 + 18.0 * legend_rows as f64;
     let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
     let mark_x = marks.iter().filter_map(|m| match m {
-        Mark::Point { x, .. } => Some(*x),
+        Mark::Point { x, .. } | Mark::VLine { x, .. } => Some(*x),
         Mark::HLine { .. } => None,
     });
     let mx = Mapped::new(x.scale, xs.chain(mark_x));
     let ys = series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
-    let mark_y = marks.iter().map(|m| match m {
-        Mark::Point { y, .. } | Mark::HLine { y, .. } => *y,
+    let mark_y = marks.iter().filter_map(|m| match m {
+        Mark::Point { y, .. } | Mark::HLine { y, .. } => Some(*y),
+        Mark::VLine { .. } => None,
     });
     let my = Mapped::new(y.scale, ys.chain(mark_y));
     let plot_w = W - left - right;
@@ -402,6 +405,17 @@ pub fn line_chart(title: &str, x: &Axis, y: &Axis, series: &[Series], marks: &[M
                      <text x=\"{:.1}\" y=\"{:.1}\" class=\"lbl\" text-anchor=\"end\">{}</text>",
                     xx - 8.0,
                     yy - 8.0,
+                    esc(label)
+                );
+            }
+            Mark::VLine { x: xv, label } => {
+                let xx = px(*xv);
+                let _ = write!(
+                    s,
+                    "<line x1=\"{xx:.1}\" y1=\"{top:.1}\" x2=\"{xx:.1}\" y2=\"{bottom:.1}\" class=\"limit\"/>\
+                     <text x=\"{:.1}\" y=\"{:.1}\" class=\"lbl limit-t\">{}</text>",
+                    xx + 4.0,
+                    top + 14.0,
                     esc(label)
                 );
             }

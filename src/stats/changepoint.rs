@@ -218,6 +218,10 @@ pub struct CliffOptions {
     /// A phase shorter than this (points) is a blip, not a phase: it is folded into the
     /// neighbour with the nearer mean (a short spike or dip is never a cliff).
     pub min_phase_points: usize,
+    /// Points at the start of the series left out of the speeds before and after a cliff
+    /// (their bytes still count): a start-up transient such as the queue filling or a
+    /// throttle's first slice granted at once would otherwise pull the first phase's speed.
+    pub lead_in_points: usize,
     pub changepoint: ChangepointOptions,
 }
 
@@ -226,6 +230,7 @@ impl Default for CliffOptions {
         CliffOptions {
             material_ratio: 0.8,
             min_phase_points: 5,
+            lead_in_points: 0,
             changepoint: ChangepointOptions::default(),
         }
     }
@@ -341,9 +346,10 @@ pub fn cliffs_with(
             continue;
         }
         let b = slow.start;
-        // Speeds away from the boundary (the boundary points may be mixed).
+        // Speeds away from the boundary (the boundary points may be mixed) and past the
+        // lead-in, as long as some points are left.
         let inner = |s: &Segment, skip_first: bool| -> f64 {
-            let (lo, hi) = if s.len() >= 3 {
+            let (mut lo, hi) = if s.len() >= 3 {
                 if skip_first {
                     (s.start + 1, s.end)
                 } else {
@@ -352,6 +358,9 @@ pub fn cliffs_with(
             } else {
                 (s.start, s.end)
             };
+            if opts.lead_in_points > lo && hi > opts.lead_in_points {
+                lo = opts.lead_in_points;
+            }
             bytes[lo..hi].iter().sum::<f64>() / ((hi - lo) as f64 * dt)
         };
         let h = inner(&fast, false);
@@ -499,6 +508,28 @@ mod tests {
         assert!((c[0].bytes_before / cache - 1.0).abs() < 0.01, "{c:?}");
         assert!((c[0].at.as_secs_f64() - t_switch).abs() < 0.01, "{c:?}");
         assert!((c[0].after_bytes_per_s / (100.0 * MB) - 1.0).abs() < 0.01);
+    }
+
+    #[test]
+    fn a_lead_in_burst_is_left_out_of_the_speed() {
+        // A first interval at twice the speed (a throttle's first slice at once).
+        let mut s = vec![400.0 * MB; 10];
+        s[0] = 800.0 * MB;
+        s.extend(vec![100.0 * MB; 20]);
+        let dt = Duration::from_millis(100);
+        let c = cliffs(&s, dt, None);
+        assert!(c[0].before_bytes_per_s > 430.0 * MB, "{c:?}");
+        let opts = CliffOptions {
+            lead_in_points: 1,
+            ..CliffOptions::default()
+        };
+        let c = cliffs_with(&s, dt, None, &opts);
+        assert!(
+            (c[0].before_bytes_per_s / (400.0 * MB) - 1.0).abs() < 1e-9,
+            "{c:?}"
+        );
+        // The bytes of the lead-in still count before the cliff.
+        assert!((c[0].bytes_before - 4400.0 * MB * 0.1).abs() < 1.0, "{c:?}");
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod block;
 pub mod offsets;
 pub mod presets;
 pub mod saturate;
+pub mod sustain;
 
 pub mod copy;
 pub mod files;

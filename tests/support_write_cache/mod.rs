@@ -254,7 +254,9 @@ fn set_limit(cgroup: &Path, majmin: &str, bytes_per_s: u64) -> Result<(), String
 /// device's real speed drops at the set cache size.
 const LIMIT_CHANGE_LAG: Duration = Duration::from_millis(28);
 
-fn lead(fast_bytes_per_s: u64) -> u64 {
+/// Bytes the controller switches to the slow speed early (see [`LIMIT_CHANGE_LAG`]): the
+/// device's real drop comes at a switch's `device_bytes` plus this.
+pub fn lead(fast_bytes_per_s: u64) -> u64 {
     (fast_bytes_per_s as f64 * LIMIT_CHANGE_LAG.as_secs_f64()) as u64
 }
 

@@ -1,0 +1,67 @@
+//! Result detail of a sustained write (`iolab sustain`): the phases of one pass's
+//! throughput series, the cliffs between them (the write cache filling up) and, for a pass
+//! after idle time, how much of the cache came back. Computed by `stats::changepoint`.
+
+use serde::{Deserialize, Serialize};
+
+/// One pass of `iolab sustain` (the first, or one after `--recovery` idle time).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct SustainDetail {
+    /// `first`, or `recovery` for a pass after idle time.
+    pub pass: String,
+    /// Seconds the target was left idle before this pass (recovery passes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_before_s: Option<f64>,
+    /// Length of one point of the series the phases were found in.
+    pub interval_ms: u64,
+    /// Bytes written in this pass (whole intervals of the series and the last, partial one).
+    pub bytes_written: u64,
+    /// Levels of throughput, in order (one phase when the speed never changed materially).
+    pub phases: Vec<SustainPhase>,
+    /// Every material drop between two phases; the first one's `fast_phase_bytes` is the
+    /// write cache when the pass started with an empty cache.
+    pub cliffs: Vec<SustainCliff>,
+    /// Recovery passes: bytes written at the fast speed before the first cliff (0 when the
+    /// pass ran at the slow speed from the start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovered_bytes: Option<f64>,
+    /// `recovered_bytes` as a share of the first pass's cache (1 = all of it came back).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovered_share: Option<f64>,
+    /// The pass ended before any cliff while still at the fast speed: `recovered_bytes` is
+    /// a lower bound.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub recovered_at_least: bool,
+}
+
+/// One level of throughput: points `[start_ms, end_ms)` of the series.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct SustainPhase {
+    pub start_ms: u64,
+    pub end_ms: u64,
+    /// Bytes written in the phase's intervals.
+    pub bytes: u64,
+    /// Mean of the phase's per-interval throughput, over its settled intervals: the pass's
+    /// first interval (start-up) and the intervals shared with a neighbouring phase (a mix
+    /// of both speeds) are left out when at least two others remain.
+    pub mean_bw_bytes_per_s: f64,
+    /// Sample standard deviation of the same intervals' throughput (the spread within the phase).
+    pub stddev_bw_bytes_per_s: f64,
+}
+
+/// One material drop of throughput.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct SustainCliff {
+    /// When the drop happened, ms after the pass started (interpolated inside the interval).
+    pub at_ms: f64,
+    /// Bytes the pass had written when the drop happened.
+    pub bytes_before: f64,
+    /// Bytes written in the fast phase that ended with the drop: the cache size when the
+    /// pass started with an empty cache.
+    pub fast_phase_bytes: f64,
+    /// Speeds on both sides, away from the interval of the drop (a mix of both).
+    pub before_bw_bytes_per_s: f64,
+    pub after_bw_bytes_per_s: f64,
+    pub before_stddev_bw_bytes_per_s: f64,
+    pub after_stddev_bw_bytes_per_s: f64,
+}

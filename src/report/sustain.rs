@@ -1,0 +1,327 @@
+//! `iolab sustain` in every format: the terminal table (phases of each pass, the cache,
+//! the recovery lines), the report's blocks and the bandwidth chart with the cliffs marked.
+
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+
+use crate::model::sustain::{SustainDetail, SustainPhase};
+use crate::model::{ResultDoc, TestResult};
+use crate::report::svg::{Axis, Mark, Scale, Series, line_chart};
+use crate::units::{fmt_mb_per_s, fmt_size_iec};
+
+/// `1.0 GiB (1.07 GB)`.
+fn size(bytes: f64) -> String {
+    format!(
+        "{} ({:.2} GB)",
+        fmt_size_iec(bytes.max(0.0) as u64),
+        bytes / 1e9
+    )
+}
+
+fn secs(ms: f64) -> String {
+    format!("{:.1} s", ms / 1e3)
+}
+
+/// The cells of one phase: from, to, written, MB/s, spread (± stddev and CV).
+fn phase_cells(p: &SustainPhase) -> [String; 5] {
+    let cv = if p.mean_bw_bytes_per_s > 0.0 {
+        100.0 * p.stddev_bw_bytes_per_s / p.mean_bw_bytes_per_s
+    } else {
+        0.0
+    };
+    [
+        secs(p.start_ms as f64),
+        secs(p.end_ms as f64),
+        fmt_size_iec(p.bytes),
+        fmt_mb_per_s(p.mean_bw_bytes_per_s),
+        format!("±{} ({cv:.1} %)", fmt_mb_per_s(p.stddev_bw_bytes_per_s)),
+    ]
+}
+
+const PHASE_HEADER: [&str; 7] = [
+    "Pass",
+    "Phase",
+    "From",
+    "To",
+    "Written",
+    "MB/s",
+    "Spread (± MB/s)",
+];
+
+/// What a pass found, in sentences: its cliffs (the cache) or their absence, and for a
+/// recovery pass how much of the cache came back.
+pub fn findings(name: &str, d: &SustainDetail) -> Vec<String> {
+    let mut out = Vec::new();
+    if d.pass == "recovery" {
+        let share = d
+            .recovered_share
+            .map(|s| format!("{:.0} %", 100.0 * s))
+            .unwrap_or_else(|| "-".into());
+        let bytes = d.recovered_bytes.unwrap_or(0.0);
+        out.push(if d.recovered_at_least {
+            format!(
+                "{name}: still at the fast speed when the pass ended: at least {} ({share} of the first cache) came back",
+                size(bytes)
+            )
+        } else if bytes <= 0.0 {
+            format!("{name}: slow from the start: the cache had not come back (0 % of the first cache)")
+        } else {
+            format!(
+                "{name}: {} at the fast speed before the cliff: {share} of the first cache came back",
+                size(bytes)
+            )
+        });
+        return out;
+    }
+    match d.cliffs.first() {
+        None => {
+            let p = d.phases.first();
+            out.push(format!(
+                "{name}: no cliff in {} ({} MB/s throughout)",
+                fmt_size_iec(d.bytes_written),
+                p.map(|p| fmt_mb_per_s(p.mean_bw_bytes_per_s))
+                    .unwrap_or_else(|| "-".into())
+            ));
+        }
+        Some(c) => {
+            out.push(format!(
+                "{name}: write cache {}: {} MB/s until the cliff at {}, then {} MB/s ({:.0} % of the cache speed)",
+                size(c.fast_phase_bytes),
+                fmt_mb_per_s(c.before_bw_bytes_per_s),
+                secs(c.at_ms),
+                fmt_mb_per_s(c.after_bw_bytes_per_s),
+                100.0 * c.after_bw_bytes_per_s / c.before_bw_bytes_per_s.max(1e-9)
+            ));
+            for (i, c) in d.cliffs.iter().enumerate().skip(1) {
+                out.push(format!(
+                    "{name}: cliff {} after {} written, at {}: {} MB/s -> {} MB/s",
+                    i + 1,
+                    size(c.bytes_before),
+                    secs(c.at_ms),
+                    fmt_mb_per_s(c.before_bw_bytes_per_s),
+                    fmt_mb_per_s(c.after_bw_bytes_per_s)
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn sustain_tests(doc: &ResultDoc) -> Vec<(&TestResult, &SustainDetail)> {
+    doc.tests
+        .iter()
+        .filter_map(|t| t.sustain.as_ref().map(|d| (t, d)))
+        .collect()
+}
+
+/// The terminal output of `iolab sustain`.
+pub fn render_table(doc: &ResultDoc) -> String {
+    let mut out = String::new();
+    let tests = sustain_tests(doc);
+    if let Some((t, d)) = tests.first() {
+        let s = t.settings.as_ref();
+        out.push_str(&format!(
+            "iolab {} sustain on {}: {} {}, O_DIRECT {}, span {}, {} ms intervals\n",
+            doc.tool.version,
+            doc.environment.target_path,
+            s.map(|s| s.rw.as_str()).unwrap_or("write"),
+            s.map(|s| format!(
+                "{} Q{}",
+                crate::units::fmt_size_exact(s.bs_bytes),
+                s.iodepth
+            ))
+            .unwrap_or_default(),
+            if s.is_some_and(|s| s.direct) {
+                "on"
+            } else {
+                "off"
+            },
+            s.map(|s| fmt_size_iec(s.size_bytes)).unwrap_or_default(),
+            d.interval_ms
+        ));
+        let mut table = Table::new();
+        table
+            .load_style(UTF8_FULL_CONDENSED)
+            .set_content_arrangement(ContentArrangement::Disabled)
+            .set_header(PHASE_HEADER);
+        for (t, d) in &tests {
+            for (i, p) in d.phases.iter().enumerate() {
+                let mut row = vec![
+                    Cell::new(if i == 0 { t.name.as_str() } else { "" }),
+                    Cell::new(i + 1).set_alignment(CellAlignment::Right),
+                ];
+                row.extend(
+                    phase_cells(p)
+                        .into_iter()
+                        .map(|c| Cell::new(c).set_alignment(CellAlignment::Right)),
+                );
+                table.add_row(row);
+            }
+        }
+        out.push_str(&table.to_string());
+        out.push('\n');
+        for (t, d) in &tests {
+            for line in findings(&t.name, d) {
+                out.push_str(&line);
+                out.push('\n');
+            }
+        }
+        out.push_str("MB/s = 10^6 bytes/s; spread = standard deviation of the per-interval speed within the phase (and its share of the mean).\n");
+    }
+    out.push_str(&crate::report::table::render_warnings(doc));
+    out
+}
+
+/// The report's phase table of one pass: header and rows (phase, from, to, written, MB/s,
+/// spread).
+pub fn phase_table(d: &SustainDetail) -> (Vec<String>, Vec<Vec<String>>) {
+    let header = PHASE_HEADER[1..].iter().map(|s| s.to_string()).collect();
+    let rows = d
+        .phases
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let mut row = vec![(i + 1).to_string()];
+            row.extend(phase_cells(p));
+            row
+        })
+        .collect();
+    (header, rows)
+}
+
+/// MB/s per interval over time, each phase's mean as a level, the cliffs marked.
+pub fn bandwidth_chart(title: &str, t: &TestResult) -> Option<String> {
+    let d = t.sustain.as_ref()?;
+    let run = t.runs.first()?;
+    if run.intervals.is_empty() {
+        return None;
+    }
+    let mut series = vec![Series {
+        name: "MB/s per interval".into(),
+        points: run
+            .intervals
+            .iter()
+            .map(|p| (p.t_ms as f64 / 1e3, p.bw_bytes_per_s / 1e6))
+            .collect(),
+        labels: Vec::new(),
+    }];
+    for (i, p) in d.phases.iter().enumerate() {
+        series.push(Series {
+            name: format!(
+                "phase {}: {} MB/s",
+                i + 1,
+                fmt_mb_per_s(p.mean_bw_bytes_per_s)
+            ),
+            points: vec![
+                (p.start_ms as f64 / 1e3, p.mean_bw_bytes_per_s / 1e6),
+                (p.end_ms as f64 / 1e3, p.mean_bw_bytes_per_s / 1e6),
+            ],
+            labels: Vec::new(),
+        });
+    }
+    let marks: Vec<Mark> = d
+        .cliffs
+        .iter()
+        .map(|c| Mark::VLine {
+            x: c.at_ms / 1e3,
+            label: format!(
+                "cliff after {}",
+                fmt_size_iec(c.bytes_before.max(0.0) as u64)
+            ),
+        })
+        .collect();
+    let fmt_s = |v: f64| format!("{v}");
+    let fmt_mb = |v: f64| format!("{v}");
+    Some(line_chart(
+        title,
+        &Axis {
+            label: "time since the pass started (s)",
+            scale: Scale::Linear,
+            fmt: &fmt_s,
+        },
+        &Axis {
+            label: "MB/s",
+            scale: Scale::Linear,
+            fmt: &fmt_mb,
+        },
+        &series,
+        &marks,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::IntervalPoint;
+    use crate::model::sustain::SustainCliff;
+
+    fn pass() -> TestResult {
+        let intervals = (1..=10)
+            .map(|k| IntervalPoint {
+                t_ms: k * 100,
+                bytes: if k <= 5 { 40_000_000 } else { 10_000_000 },
+                bw_bytes_per_s: if k <= 5 { 4e8 } else { 1e8 },
+                ..Default::default()
+            })
+            .collect();
+        TestResult {
+            name: "first pass".into(),
+            family: "sustain".into(),
+            runs: vec![crate::model::RunResult {
+                intervals,
+                ..Default::default()
+            }],
+            sustain: Some(SustainDetail {
+                pass: "first".into(),
+                interval_ms: 100,
+                bytes_written: 250_000_000,
+                phases: vec![
+                    SustainPhase {
+                        start_ms: 0,
+                        end_ms: 500,
+                        bytes: 200_000_000,
+                        mean_bw_bytes_per_s: 4e8,
+                        stddev_bw_bytes_per_s: 4e6,
+                    },
+                    SustainPhase {
+                        start_ms: 500,
+                        end_ms: 1000,
+                        bytes: 50_000_000,
+                        mean_bw_bytes_per_s: 1e8,
+                        stddev_bw_bytes_per_s: 1e6,
+                    },
+                ],
+                cliffs: vec![SustainCliff {
+                    at_ms: 500.0,
+                    bytes_before: 2e8,
+                    fast_phase_bytes: 2e8,
+                    before_bw_bytes_per_s: 4e8,
+                    after_bw_bytes_per_s: 1e8,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_table_names_the_cache_and_the_speeds() {
+        let mut doc = ResultDoc::new("sustain", vec![], Default::default());
+        doc.tests.push(pass());
+        let s = render_table(&doc);
+        assert!(s.contains("write cache 190.7 MiB (0.20 GB)"), "{s}");
+        assert!(
+            s.contains("400.00 MB/s until the cliff at 0.5 s, then 100.00 MB/s (25 %"),
+            "{s}"
+        );
+        assert!(s.contains("±4.00 (1.0 %)"), "{s}");
+    }
+
+    #[test]
+    fn the_chart_marks_the_cliff() {
+        let svg = bandwidth_chart("t", &pass()).unwrap();
+        assert!(svg.contains("cliff after 190.7 MiB"), "{svg}");
+        assert!(svg.contains("phase 2: 100.00 MB/s"));
+    }
+}

@@ -1,0 +1,332 @@
+//! `iolab sustain` as data: the job of one pass (O_DIRECT writes of incompressible data
+//! over the span, the per-interval series kept), and a pass's series turned into phases,
+//! cliffs and the share of the cache that came back (`stats::changepoint`: PELT, then the
+//! phases a reader would name).
+
+use std::time::Duration;
+
+use crate::engine::{EngineKind, Pattern};
+use crate::model::IntervalPoint;
+use crate::model::sustain::{SustainCliff, SustainDetail, SustainPhase};
+use crate::stats::changepoint::{CliffOptions, cliffs_with, phases};
+use crate::workload::block::{JobSpec, Region, Rw};
+
+/// What one pass writes and how.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PassPlan {
+    pub rw: Rw,
+    pub bs: u64,
+    pub iodepth: u32,
+    pub engine: EngineKind,
+    pub interval: Duration,
+    /// Bytes to write (a whole number of blocks).
+    pub bytes: u64,
+    /// Stop earlier at this time.
+    pub time: Option<Duration>,
+    pub seed: u64,
+}
+
+/// The job of one pass: one thread, one region (the span), size-based with an optional
+/// time limit, no ramp (the cache starts filling with the first write, so the first
+/// interval belongs to the series), O_DIRECT, unique random data.
+pub fn pass_job(p: &PassPlan) -> JobSpec {
+    JobSpec {
+        rw: p.rw,
+        bs: p.bs,
+        iodepth: p.iodepth,
+        jobs: 1,
+        rwmix_read: 0,
+        region: Region::Split,
+        pattern: Pattern::Random,
+        direct: true,
+        huge_pages: true,
+        engine: p.engine,
+        duration: p.time,
+        ramp: Duration::ZERO,
+        io_size: Some(p.bytes),
+        seed: p.seed,
+        fsync_at_end: false,
+        interval: p.interval,
+    }
+}
+
+/// Intervals a phase after a cliff should last for its speed to be worth quoting.
+pub const SLOW_PHASE_POINTS: u64 = 20;
+
+/// Bytes a recovery pass writes: the first pass's cache, half of it again (a cache that
+/// grew back larger still shows its cliff), and at least `SLOW_PHASE_POINTS` intervals at
+/// the slow speed after it; never more than the span.
+pub fn recovery_bytes(first: &SustainCliff, interval: Duration, span: u64, bs: u64) -> u64 {
+    let slow = first.after_bw_bytes_per_s * interval.as_secs_f64() * SLOW_PHASE_POINTS as f64;
+    let want = first.fast_phase_bytes + (first.fast_phase_bytes / 2.0).max(slow);
+    let want = (want.max(0.0) as u64).div_ceil(bs) * bs;
+    want.clamp(bs, span.max(bs))
+}
+
+/// The first pass's cliff, as a recovery pass is judged against it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Reference {
+    pub cache_bytes: f64,
+    pub fast_bytes_per_s: f64,
+    pub slow_bytes_per_s: f64,
+}
+
+impl Reference {
+    pub fn of(c: &SustainCliff) -> Reference {
+        Reference {
+            cache_bytes: c.fast_phase_bytes,
+            fast_bytes_per_s: c.before_bw_bytes_per_s,
+            slow_bytes_per_s: c.after_bw_bytes_per_s,
+        }
+    }
+
+    /// Is `bytes_per_s` nearer the fast speed than the slow one (as a ratio)?
+    fn is_fast(&self, bytes_per_s: f64) -> bool {
+        let l = |x: f64| x.max(1.0).ln();
+        (l(bytes_per_s) - l(self.fast_bytes_per_s)).abs()
+            < (l(bytes_per_s) - l(self.slow_bytes_per_s)).abs()
+    }
+}
+
+/// Intervals at the start of a pass left out of the speeds (their bytes count): the queue
+/// filling, and a drive's (or a throttle's) first burst. On the write-cache emulator the
+/// cgroup throttle lets its first 100-ms slice through at once, so the first 100-ms interval
+/// ran at twice the limit; a real drive's first second holds the ramp-up of the queue.
+pub const LEAD_IN_POINTS: usize = 1;
+
+/// Mean and sample standard deviation of the phase `rates[start..end]` over its settled
+/// points: without the pass's lead-in and without the intervals shared with a
+/// neighbouring phase (a mix of both speeds), as long as two points are left.
+fn settled_level(
+    rates: &[f64],
+    start: usize,
+    end: usize,
+    after_change: bool,
+    before_change: bool,
+) -> (f64, f64) {
+    let mut lo = start.max(LEAD_IN_POINTS.min(end));
+    if after_change {
+        lo = lo.max(start + 1);
+    }
+    let hi = if before_change {
+        end.saturating_sub(1)
+    } else {
+        end
+    };
+    let xs = if hi >= lo + 2 {
+        &rates[lo..hi]
+    } else {
+        &rates[start..end]
+    };
+    let n = xs.len() as f64;
+    if xs.is_empty() {
+        return (0.0, 0.0);
+    }
+    let mean = xs.iter().sum::<f64>() / n;
+    let sd = if xs.len() > 1 {
+        (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+    } else {
+        0.0
+    };
+    (mean, sd)
+}
+
+/// Phases and cliffs of one pass's series; for a recovery pass (`reference` = the first
+/// pass's cliff) also the bytes written at the fast speed before the first cliff.
+pub fn analyze(
+    pass: &str,
+    intervals: &[IntervalPoint],
+    interval: Duration,
+    bytes_written: u64,
+    idle_before: Option<Duration>,
+    reference: Option<Reference>,
+) -> SustainDetail {
+    let interval_ms = interval.as_millis() as u64;
+    let rates: Vec<f64> = intervals.iter().map(|p| p.bw_bytes_per_s).collect();
+    let bytes: Vec<u64> = intervals.iter().map(|p| p.bytes).collect();
+    let opts = CliffOptions {
+        lead_in_points: LEAD_IN_POINTS,
+        ..CliffOptions::default()
+    };
+    let segs = phases(&rates, &opts);
+    let found = cliffs_with(&rates, interval, Some(&bytes), &opts);
+    let last = segs.len().saturating_sub(1);
+    let phases: Vec<SustainPhase> = segs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let (mean, stddev) = settled_level(&rates, s.start, s.end, i > 0, i < last);
+            SustainPhase {
+                start_ms: s.start as u64 * interval_ms,
+                end_ms: s.end as u64 * interval_ms,
+                bytes: bytes[s.start..s.end].iter().sum(),
+                mean_bw_bytes_per_s: mean,
+                stddev_bw_bytes_per_s: stddev,
+            }
+        })
+        .collect();
+    // The spreads on both sides of a cliff: those of its two phases (settled points).
+    let spread_around = |index: usize| -> Option<(f64, f64)> {
+        let k = segs.iter().position(|s| s.start == index)?;
+        Some((
+            phases.get(k.checked_sub(1)?)?.stddev_bw_bytes_per_s,
+            phases.get(k)?.stddev_bw_bytes_per_s,
+        ))
+    };
+    let cliffs: Vec<SustainCliff> = found
+        .iter()
+        .map(|c| {
+            let (sd_before, sd_after) = spread_around(c.index)
+                .unwrap_or((c.before_stddev_bytes_per_s, c.after_stddev_bytes_per_s));
+            SustainCliff {
+                at_ms: c.at.as_secs_f64() * 1e3,
+                bytes_before: c.bytes_before,
+                fast_phase_bytes: c.fast_phase_bytes,
+                before_bw_bytes_per_s: c.before_bytes_per_s,
+                after_bw_bytes_per_s: c.after_bytes_per_s,
+                before_stddev_bw_bytes_per_s: sd_before,
+                after_stddev_bw_bytes_per_s: sd_after,
+            }
+        })
+        .collect();
+    let mut d = SustainDetail {
+        pass: pass.to_string(),
+        idle_before_s: idle_before.map(|t| t.as_secs_f64()),
+        interval_ms,
+        bytes_written,
+        phases,
+        cliffs,
+        ..Default::default()
+    };
+    if let Some(r) = reference {
+        let starts_fast = d
+            .phases
+            .first()
+            .is_some_and(|p| r.is_fast(p.mean_bw_bytes_per_s));
+        let recovered = match (starts_fast, d.cliffs.first()) {
+            (false, _) => 0.0,
+            (true, Some(c)) => c.bytes_before,
+            (true, None) => {
+                d.recovered_at_least = true;
+                bytes_written as f64
+            }
+        };
+        d.recovered_bytes = Some(recovered);
+        d.recovered_share = (r.cache_bytes > 0.0).then(|| recovered / r.cache_bytes);
+    }
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MB: f64 = 1e6;
+
+    fn series(levels: &[(usize, f64)], dt: f64) -> Vec<IntervalPoint> {
+        let mut out = Vec::new();
+        let mut k = 0u64;
+        for &(n, bw) in levels {
+            for i in 0..n {
+                k += 1;
+                // A little deterministic jitter (±1 %) so the noise estimate is not zero.
+                let j = 1.0 + 0.01 * if i % 2 == 0 { 1.0 } else { -1.0 };
+                let b = (bw * j * dt) as u64;
+                out.push(IntervalPoint {
+                    t_ms: k * (dt * 1e3) as u64,
+                    ios: 1,
+                    bytes: b,
+                    iops: 1.0 / dt,
+                    bw_bytes_per_s: b as f64 / dt,
+                    lat_mean_ns: 0.0,
+                });
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_first_pass_reports_phases_and_the_cache() {
+        let dt = Duration::from_millis(100);
+        let s = series(&[(30, 400.0 * MB), (40, 100.0 * MB)], 0.1);
+        let total = s.iter().map(|p| p.bytes).sum();
+        let d = analyze("first", &s, dt, total, None, None);
+        assert_eq!(d.phases.len(), 2, "{d:?}");
+        assert_eq!(d.cliffs.len(), 1, "{d:?}");
+        assert_eq!(d.phases[0].start_ms, 0);
+        assert_eq!(d.phases[0].end_ms, 3000);
+        assert_eq!(d.phases[1].end_ms, 7000);
+        assert!((d.cliffs[0].fast_phase_bytes / (1200.0 * MB) - 1.0).abs() < 0.02);
+        assert!((d.phases[1].mean_bw_bytes_per_s / (100.0 * MB) - 1.0).abs() < 0.02);
+        assert!(d.phases[1].stddev_bw_bytes_per_s > 0.0);
+        assert!(d.recovered_bytes.is_none());
+    }
+
+    #[test]
+    fn recovery_passes_say_how_much_came_back() {
+        let dt = Duration::from_millis(100);
+        let first = analyze(
+            "first",
+            &series(&[(30, 400.0 * MB), (40, 100.0 * MB)], 0.1),
+            dt,
+            0,
+            None,
+            None,
+        );
+        let r = Reference::of(&first.cliffs[0]);
+        // Half the cache came back.
+        let half = analyze(
+            "recovery",
+            &series(&[(15, 400.0 * MB), (40, 100.0 * MB)], 0.1),
+            dt,
+            0,
+            Some(Duration::from_secs(30)),
+            Some(r),
+        );
+        let share = half.recovered_share.unwrap();
+        assert!((share - 0.5).abs() < 0.03, "{half:?}");
+        // Nothing came back: slow from the start.
+        let none = analyze(
+            "recovery",
+            &series(&[(40, 100.0 * MB)], 0.1),
+            dt,
+            400_000_000,
+            Some(Duration::from_secs(5)),
+            Some(r),
+        );
+        assert_eq!(none.recovered_bytes, Some(0.0));
+        assert!(!none.recovered_at_least);
+        // Still fast when the pass ended: a lower bound.
+        let all = analyze(
+            "recovery",
+            &series(&[(40, 400.0 * MB)], 0.1),
+            dt,
+            1_600_000_000,
+            Some(Duration::from_secs(600)),
+            Some(r),
+        );
+        assert!(all.recovered_at_least);
+        assert!(all.recovered_share.unwrap() > 1.0);
+    }
+
+    #[test]
+    fn a_recovery_pass_writes_the_cache_and_a_slow_stretch() {
+        let c = SustainCliff {
+            fast_phase_bytes: 1e9,
+            after_bw_bytes_per_s: 100.0 * MB,
+            ..Default::default()
+        };
+        // 1 GB + max(0.5 GB, 20 × 1 s × 100 MB/s = 2 GB).
+        let b = recovery_bytes(&c, Duration::from_secs(1), 10_000_000_000, 1 << 20);
+        assert!(
+            (3_000_000_000..3_000_000_000 + (1 << 20)).contains(&b),
+            "{b}"
+        );
+        assert_eq!(b % (1 << 20), 0);
+        // Never past the span.
+        assert_eq!(
+            recovery_bytes(&c, Duration::from_secs(1), 1 << 30, 1 << 20),
+            1 << 30
+        );
+    }
+}
