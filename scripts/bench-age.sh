@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Aging speed against the small-file create rate on the same kind of file system, and
+# `iolab files --jobs 2` against `--jobs 1` on tmpfs (docs/PERFORMANCE.md, "Aging and many
+# writers"). Needs root (loop devices), a release build (cargo build --release).
+#
+#   scripts/bench-age.sh [IOLAB]        (default: target/release/iolab)
+set -euo pipefail
+iolab=${1:-target/release/iolab}
+work=$(mktemp -d /dev/shm/iolab-bench-age.XXXXXX)
+lo=""
+cleanup() {
+    mountpoint -q "$work/mnt" && umount "$work/mnt"
+    [ -n "$lo" ] && losetup -d "$lo"
+    rm -rf "$work"
+}
+trap cleanup EXIT
+mkdir "$work/mnt"
+fresh() { # a fresh 1 GiB ext4 in RAM at $work/mnt
+    mountpoint -q "$work/mnt" && umount "$work/mnt"
+    [ -n "$lo" ] && losetup -d "$lo"
+    truncate -s 0 "$work/img" && truncate -s 1G "$work/img"
+    lo=$(losetup -f --show "$work/img")
+    mkfs.ext4 -q -F "$lo"
+    mount "$lo" "$work/mnt"
+}
+json_field() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+
+fresh
+age=$("$iolab" age "$work/mnt" --profile source-tree --churn 1 --no-save --json 2>/dev/null |
+    json_field "round(d['tests'][0]['age']['file_ops_per_s'])")
+fresh
+# The same kind of work: small files (source-tree's middle bucket), one directory per
+# portion, no per-file sync.
+create=$("$iolab" files -t "$work/mnt" --sizes 4K --files-per-portion 2000 --portions 10 \
+    --passes 1 --repeat 3 --phases create,delete --no-save --json 2>/dev/null |
+    json_field "round(d['tests'][0]['summary']['files_per_s']['median'])")
+echo "ext4 1 GiB in RAM: age source-tree ${age} files created+deleted/s; files 4K create ${create} files/s; ratio $(python3 -c "print(round($age/$create,2))")"
+
+mkdir "$work/tmp"
+for j in 1 2; do
+    r=$("$iolab" files -t "$work/tmp" --jobs $j --sizes 1 --files-per-portion 5000 --portions 10 \
+        --passes 1 --repeat 5 --phases create,delete --no-save --json 2>/dev/null |
+        json_field "round(d['tests'][0]['summary']['files_per_s']['median'])")
+    echo "tmpfs: files --jobs $j: ${r} files/s created (median of 5)"
+done
