@@ -25,6 +25,8 @@ pub struct Extent {
 const EXTENT_LAST: u32 = 0x1;
 /// Data inline in the metadata (no block of its own).
 const EXTENT_DATA_INLINE: u32 = 0x200;
+/// Shared with another file (a reflink copy, a snapshot).
+pub const EXTENT_SHARED: u32 = 0x2000;
 /// Sync the file before mapping it (delayed allocations get their blocks).
 const FLAG_SYNC: u32 = 0x1;
 /// `_IOWR('f', 11, struct fiemap)`.
@@ -309,21 +311,26 @@ pub fn parse_e2freefrag(out: &str) -> Option<FreeSpace> {
             large_blocks += blocks;
         }
     }
-    Some(FreeSpace {
-        source: "e2freefrag".into(),
-        free_bytes: free_blocks * block,
+    Some(free_space_of(
+        "e2freefrag",
+        block,
+        free_blocks,
+        extents,
+        large_blocks,
+    ))
+}
+
+/// The figures of a free-space histogram: `blocks` free blocks of `block` bytes in
+/// `extents` free extents, `large` of those blocks in extents of 1 MiB or more.
+fn free_space_of(source: &str, block: u64, blocks: u64, extents: u64, large: u64) -> FreeSpace {
+    let share = |a: u64, b: u64| if b > 0 { a as f64 / b as f64 } else { 0.0 };
+    FreeSpace {
+        source: source.into(),
+        free_bytes: blocks * block,
         free_extents: extents,
-        avg_free_extent_bytes: if extents > 0 {
-            (free_blocks * block) as f64 / extents as f64
-        } else {
-            0.0
-        },
-        share_in_1mib_extents: if free_blocks > 0 {
-            large_blocks as f64 / free_blocks as f64
-        } else {
-            0.0
-        },
-    })
+        avg_free_extent_bytes: share(blocks * block, extents),
+        share_in_1mib_extents: share(large, blocks),
+    }
 }
 
 /// `xfs_db -r -c "freesp -s" DEVICE` output (`from to extents blocks pct` rows in file-system
@@ -349,21 +356,7 @@ pub fn parse_xfs_freesp(out: &str, block: u64) -> Option<FreeSpace> {
             large += b;
         }
     }
-    (rows > 0).then(|| FreeSpace {
-        source: "xfs_db freesp".into(),
-        free_bytes: blocks * block,
-        free_extents: extents,
-        avg_free_extent_bytes: if extents > 0 {
-            (blocks * block) as f64 / extents as f64
-        } else {
-            0.0
-        },
-        share_in_1mib_extents: if blocks > 0 {
-            large as f64 / blocks as f64
-        } else {
-            0.0
-        },
-    })
+    (rows > 0).then(|| free_space_of("xfs_db freesp", block, blocks, extents, large))
 }
 
 #[cfg(test)]

@@ -50,13 +50,7 @@ impl AgedDir {
 
 impl Drop for AgedDir {
     fn drop(&mut self) {
-        if !self.keep
-            && let Err(e) = std::fs::remove_dir_all(&self.path)
-            && e.kind() != std::io::ErrorKind::NotFound
-        {
-            crate::eline!("iolab: cleanup of {} failed: {e}", self.path.display());
-        }
-        crate::fs::registry::forget(&self.path);
+        crate::fs::registry::release_tree(&self.path, self.keep);
     }
 }
 
@@ -149,9 +143,7 @@ pub fn age(cfg: &AgeConfig, ctx: &RunContext) -> Result<(AgeTestDetail, PathBuf)
     // taken on it would differ from run to run. The same seed makes the same files.
     let block = crate::fs::layout::block_size(&cfg.target)?.max(1);
     let on_disk = |len: u64| len.div_ceil(block) * block;
-    // What deleted files held is free only once committed (btrfs frees at its commit).
-    syncfs(&cfg.target)?;
-    let (_, mut used) = fs_usage(&cfg.target)?;
+    let mut used = settled_usage(&cfg.target)?;
     let mut next_point = churn / 10;
     let mut pending: Option<u64> = None;
     while d.bytes_written < churn {
@@ -266,6 +258,25 @@ fn point_now(cfg: &AgeConfig, files: &[AgedFile], d: &AgeTestDetail) -> Result<A
         files: files.len() as u64,
         layout_score: layout.layout_score,
     })
+}
+
+/// The used bytes once the file system has stopped freeing: what deleted files held is free
+/// only once committed, and btrfs's cleaner gives it back in the background for a while
+/// after (two equal readings 100 ms apart, 3 s at most). The budget of a seed's run, and so
+/// its files, start from this number.
+fn settled_usage(target: &Path) -> Result<u64> {
+    syncfs(target)?;
+    let mut used = fs_usage(target)?.1;
+    for _ in 0..30 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        syncfs(target)?;
+        let now = fs_usage(target)?.1;
+        if now == used {
+            break;
+        }
+        used = now;
+    }
+    Ok(used)
 }
 
 /// syncfs(2) on the file system holding `dir`: allocation happens now, and statvfs counts it.

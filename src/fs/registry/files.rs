@@ -115,6 +115,19 @@ pub fn prune_at_exit() {
     }
 }
 
+/// The end of a tree iolab created and recorded: removed (a failure said on stderr) unless
+/// `keep`, and forgotten either way. Forgotten only after the removal: a process killed while
+/// removing a large tree leaves the rest to the next start's cleanup.
+pub fn release_tree(path: &Path, keep: bool) {
+    if !keep
+        && let Err(e) = std::fs::remove_dir_all(path)
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        crate::eline!("iolab: cleanup of {} failed: {e}", path.display());
+    }
+    forget(path);
+}
+
 /// A work directory iolab created (a `TempDir`): recorded for cleanup after a kill, removed on
 /// drop, and a failure to remove it (a read-only file system, entries someone added during the
 /// cleanup) is said on stderr instead of being silent.

@@ -4,75 +4,20 @@
 //! carry FIEMAP_EXTENT_SHARED); where FIEMAP is missing (FUSE, tmpfs) the df growth and the
 //! device's written bytes say it less directly.
 
-use std::os::fd::AsRawFd;
 use std::path::Path;
 
 use crate::model::copy::InPlaceCopy;
 
-/// `_IOWR('f', 11, struct fiemap)`.
-const FS_IOC_FIEMAP: libc::c_ulong = 0xC020_660B;
-const FIEMAP_FLAG_SYNC: u32 = 0x1;
-const FIEMAP_EXTENT_LAST: u32 = 0x1;
-const FIEMAP_EXTENT_SHARED: u32 = 0x2000;
-/// Extents asked for per ioctl.
-const BATCH: usize = 64;
-
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-struct FiemapExtent {
-    logical: u64,
-    physical: u64,
-    length: u64,
-    reserved64: [u64; 2],
-    flags: u32,
-    reserved: [u32; 3],
-}
-
-#[repr(C)]
-struct Fiemap {
-    start: u64,
-    length: u64,
-    flags: u32,
-    mapped_extents: u32,
-    extent_count: u32,
-    reserved: u32,
-    extents: [FiemapExtent; BATCH],
-}
-
 /// Bytes of `f` mapped to extents, and of those the ones shared with another file.
 pub fn file_sharing(f: &std::fs::File) -> std::io::Result<(u64, u64)> {
-    let (mut mapped, mut shared) = (0u64, 0u64);
-    let mut start = 0u64;
-    loop {
-        let mut m = Fiemap {
-            start,
-            length: u64::MAX - start,
-            flags: FIEMAP_FLAG_SYNC,
-            mapped_extents: 0,
-            extent_count: BATCH as u32,
-            reserved: 0,
-            extents: [FiemapExtent::default(); BATCH],
-        };
-        // SAFETY: valid fd; `m` is a struct fiemap followed by room for BATCH extents.
-        if unsafe { libc::ioctl(f.as_raw_fd(), FS_IOC_FIEMAP as _, &mut m as *mut Fiemap) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        let n = (m.mapped_extents as usize).min(BATCH);
-        if n == 0 {
-            return Ok((mapped, shared));
-        }
-        for e in &m.extents[..n] {
-            mapped += e.length;
-            if e.flags & FIEMAP_EXTENT_SHARED != 0 {
-                shared += e.length;
-            }
-        }
-        let last = m.extents[n - 1];
-        if last.flags & FIEMAP_EXTENT_LAST != 0 {
-            return Ok((mapped, shared));
-        }
-        start = last.logical + last.length;
-    }
+    let extents = crate::fs::layout::file_extents(f)?;
+    let mapped = extents.iter().map(|e| e.length).sum();
+    let shared = extents
+        .iter()
+        .filter(|e| e.flags & crate::fs::layout::EXTENT_SHARED != 0)
+        .map(|e| e.length)
+        .sum();
+    Ok((mapped, shared))
 }
 
 /// Mapped and shared bytes over `files` (paths under `root`); None when the file system has

@@ -52,16 +52,8 @@ impl RunRoot {
 
 impl Drop for RunRoot {
     fn drop(&mut self) {
-        if !self.keep
-            && let Err(e) = std::fs::remove_dir_all(&self.path)
-            && e.kind() != std::io::ErrorKind::NotFound
-        {
-            crate::eline!("iolab: cleanup of {} failed: {e}", self.path.display());
-        }
-        // Kept or removed, it is no longer iolab's to clean up after a kill. Only now: a
-        // process killed while removing a large tree (mpirun sends SIGKILL a second after
-        // SIGTERM) leaves the rest to the next start's cleanup.
-        crate::fs::registry::forget(&self.path);
+        // Kept or removed, it is no longer iolab's to clean up after a kill.
+        crate::fs::registry::release_tree(&self.path, self.keep);
     }
 }
 
