@@ -9,6 +9,7 @@ use crate::cli::run::RunArgs;
 use crate::error::UsageError;
 use crate::runner::repeat::RepeatMode;
 use crate::runner::target::{TargetKind, classify};
+use crate::stats::steady_rounds::SteadySpec;
 use crate::workload::block::{BlockTestSpec, JobSpec, Rw, cdm_label};
 use crate::workload::presets::Preset;
 
@@ -44,6 +45,10 @@ pub struct RunConfig {
     pub seed: u64,
     /// `--pause`: idle time before every run but the first.
     pub pause: std::time::Duration,
+    /// `--steadystate`: runs (rounds) of each test until steady, in place of `repeat`.
+    pub steady: Option<SteadySpec>,
+    /// `--precondition`: a second sequential pass over the span after the prefill.
+    pub precondition: bool,
 }
 
 fn err(msg: impl Into<String>) -> UsageError {
@@ -239,6 +244,8 @@ impl RunConfig {
             }
         }
 
+        let steady = steady_spec(a)?;
+
         if a.verify && a.engine == crate::engine::EngineKind::Null {
             return Err(err(
                 "--verify with --engine null: the null engine moves no data to verify",
@@ -260,6 +267,11 @@ impl RunConfig {
             )));
         }
         let writes = tests.iter().any(|t| t.writes());
+        if a.precondition && !a.prefill {
+            return Err(err(
+                "--precondition with --prefill false: preconditioning writes the whole span twice, the prefill being the first pass",
+            ));
+        }
         let max_bs = tests
             .iter()
             .flat_map(|t| t.groups.iter().map(|g| g.bs * g.jobs as u64))
@@ -316,7 +328,14 @@ impl RunConfig {
                         a.target.display()
                     )));
                 }
-                if writes && !allowed {
+                if (writes || a.precondition) && !allowed {
+                    if !writes {
+                        return Err(err(format!(
+                            "--precondition writes the whole span of {} twice, destroying its data; pass --allow-destroy {} (exactly that name) to allow it",
+                            a.target.display(),
+                            a.target.display()
+                        )));
+                    }
                     return Err(err(format!(
                         "write tests on the block device {} destroy its data; pass --allow-destroy {} (exactly that name) to allow it, or --rw read/randread for a read-only test",
                         a.target.display(),
@@ -434,8 +453,40 @@ impl RunConfig {
             prefill: a.prefill && may_write,
             seed: a.seed,
             pause: a.pause,
+            steady,
+            precondition: a.precondition,
         })
     }
+}
+
+/// `--steadystate` and its companions, checked against the rest of `iolab run`: a round is
+/// one run of a test (`--duration` measured, after `--ramp`, with `--pause` before it).
+fn steady_spec(a: &RunArgs) -> Result<Option<SteadySpec>, UsageError> {
+    let Some(rule) = &a.steady.steadystate else {
+        return Ok(None);
+    };
+    if a.io_size.is_some() {
+        return Err(err(
+            "--steadystate with --io-size: steady-state rounds are runs of --duration; drop --io-size",
+        ));
+    }
+    if a.repeat.repeat.trim() != "3" {
+        return Err(err(format!(
+            "--steadystate with --repeat {}: steady state decides how many runs each test gets (a round per run, until steady or --steadystate-max); drop --repeat",
+            a.repeat.repeat.trim()
+        )));
+    }
+    let round_wall = a.duration + a.ramp + a.pause;
+    SteadySpec::parse(
+        rule,
+        a.steady.steadystate_duration,
+        a.steady.steadystate_ramp,
+        a.steady.steadystate_max,
+        a.duration,
+        round_wall,
+    )
+    .map(Some)
+    .map_err(err)
 }
 
 /// A file-system signature on a device (blkid), for the refusal message.

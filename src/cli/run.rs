@@ -54,6 +54,32 @@ pub struct RepeatArgs {
     pub target_ci: f64,
 }
 
+/// Running to steady state (shared by `run` and `saturate`).
+#[derive(Debug, Clone, Default, Args)]
+pub struct SteadyArgs {
+    /// Keep measuring rounds until the last window of rounds is steady (run: a round is one
+    /// run of each test, replacing --repeat; saturate: steps at one depth before each
+    /// sweep), or until --steadystate-max. `snia`: the SNIA PTS rule (5 rounds, max − min
+    /// within 20 % and the least-squares fit's excursion within 10 % of the window's mean);
+    /// or a fio criterion: iops:10%, iops_slope:0.5%, bw:2%, bw_slope:1MB/s (a % limit is
+    /// relative to the window's mean).
+    #[arg(long, value_name = "snia|CRITERION")]
+    pub steadystate: Option<String>,
+
+    /// fio's ss_dur: the window of a fio criterion, turned into whole rounds [default: 5 rounds].
+    #[arg(long, allow_hyphen_values = true, value_parser = duration_arg, value_name = "DURATION", requires = "steadystate")]
+    pub steadystate_duration: Option<Duration>,
+
+    /// fio's ss_ramp: time at the start whose rounds are not judged (fio criteria).
+    #[arg(long, allow_hyphen_values = true, value_parser = duration_arg, value_name = "DURATION", requires = "steadystate")]
+    pub steadystate_ramp: Option<Duration>,
+
+    /// No new round starts after this time; the test then reports "not reached" [default:
+    /// 25 rounds, the SNIA PTS's limit].
+    #[arg(long, allow_hyphen_values = true, value_parser = duration_arg, value_name = "DURATION", requires = "steadystate")]
+    pub steadystate_max: Option<Duration>,
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// What to measure: a directory (iolab creates and removes its own test file there), a
@@ -97,6 +123,15 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub repeat: RepeatArgs,
+
+    #[command(flatten)]
+    pub steady: SteadyArgs,
+
+    /// Before measuring, write the whole tested span twice sequentially (the SNIA PTS's
+    /// preconditioning: the prefill plus one more pass), so an SSD is measured in its used
+    /// state, not fresh out of the box. Needs a writable target.
+    #[arg(long)]
+    pub precondition: bool,
 
     /// I/O engine (uring falls back to sync when io_uring is unavailable, with a warning).
     #[arg(long, value_enum, default_value = "uring")]

@@ -146,9 +146,14 @@ pub struct SaturateArgs {
     pub size: Option<u64>,
 
     /// Before write sweeps, write the whole target once more (SSD garbage collection in
-    /// steady state).
+    /// steady state); with the prefill, the span is written twice, as the SNIA PTS asks.
     #[arg(long)]
     pub precondition: bool,
+
+    // Steady state before each sweep: rounds of --step-duration at depth
+    // min(32, --max-depth) until steady.
+    #[command(flatten)]
+    pub steady: super::run::SteadyArgs,
 
     /// Run even where O_DIRECT is refused (the page cache then takes part; warned).
     #[arg(long)]

@@ -2,7 +2,8 @@
 //! `trace replay`, `saturate`, `matrix`, `slack`) says what it locks, where its result goes,
 //! how it measures into the result document and how that renders; `execute` owns the rest:
 //! the locks, the run context and its signal handlers, the result file, the document, its
-//! final status, saving, and the JSON or the table with the "results: PATH" line.
+//! final status, saving, and the JSON or the table with the "results: PATH" line, and the
+//! drive's temperature during the measurement (`sysinfo::heat`), for every family.
 //!
 //! A family that can run on any directory (`DirFamily`) also runs in `iolab matrix`: `resolve`
 //! turns a workload reference (`files:sizes=1,4K`) into the family's own arguments, parsed
@@ -106,7 +107,17 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
     let env = crate::sysinfo::capture_environment(&family.environment_path());
     let mut doc = ResultDoc::new(F::NAME, argv, env);
     family.start(&mut doc);
+    // The drive's heat, watched on a thread for the whole measurement (nothing where no
+    // sensor can be read).
+    let heat = crate::sysinfo::heat::HeatWatch::start(&doc.environment, Path::new("/"));
     let outcome = family.measure(&ctx, &mut doc, &sink);
+    if let Some(h) = heat {
+        let (record, warning) = h.finish();
+        doc.thermal = record;
+        if let Some(w) = warning {
+            doc.warn(w);
+        }
+    }
     doc.finish(&outcome);
     sink.save(&doc)?;
     if outcome.is_ok() || F::OUTPUT_ON_ERROR {
@@ -118,6 +129,13 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
         let _ = std::io::Write::flush(&mut std::io::stdout());
         for line in family.notes(&doc) {
             crate::eline!("{line}");
+        }
+        if let Some(line) = doc
+            .thermal
+            .as_ref()
+            .and_then(crate::sysinfo::heat::describe)
+        {
+            crate::eline!("iolab: {line}");
         }
         if let Some(p) = &sink.path
             && (!json || F::RESULTS_LINE_WITH_JSON)

@@ -14,12 +14,19 @@ use crate::runner::block::{LiveCounters, run_block_test, settings_of};
 use crate::runner::progress::Progress;
 use crate::runner::repeat::{spread_warnings, summarize_test};
 use crate::runner::target::{TargetKind, TestTarget};
+use crate::stats::steady_rounds::{SteadyRounds, not_reached_warning};
 use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
 
 pub fn execute(args: &RunArgs, argv: Vec<String>) -> Result<i32> {
     // Under mpirun/srun with several ranks: the distributed run (src/dist).
     #[cfg(feature = "mpi")]
     if crate::dist::launched().is_some_and(|l| l.size > 1) {
+        if args.steady.steadystate.is_some() {
+            return Err(crate::error::UsageError::new(
+                "--steadystate is not available in a distributed run (each rank's drive reaches it on its own); run it on each host alone",
+            )
+            .into());
+        }
         return crate::dist::run::execute(args, argv);
     }
     execute_family(RunFamily::from_args(args)?, argv)
@@ -109,21 +116,40 @@ pub fn run_with_hooks(
         doc.warn(w);
     }
 
-    // Prefill: every block written once, so reads never measure holes.
+    // Prefill: every block written once, so reads never measure holes. `--precondition`
+    // writes it all once more (the SNIA PTS's two sequential passes).
     if cfg.prefill {
-        let p = Progress::start(ctx.progress, "prefill");
-        let mut cb = |f: f64| p.set(f, "writing every block once");
-        target.prefill(ctx.seed, &mut cb, &ctx.stop).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::Interrupted {
-                anyhow::Error::new(ctx.stop.check().err().unwrap_or(crate::error::Interrupted {
-                    signal: libc::SIGINT,
-                    signal_name: "SIGINT",
-                }))
-            } else {
-                anyhow::Error::new(e).context("prefill failed")
-            }
-        })?;
-        p.finish(&crate::units::fmt_size_iec(target.size));
+        let passes: &[(&str, &str, u64)] = if cfg.precondition {
+            &[
+                ("prefill", "writing every block once", 0),
+                (
+                    "precondition",
+                    "writing every block a second time",
+                    0x00C0_FFEE,
+                ),
+            ]
+        } else {
+            &[("prefill", "writing every block once", 0)]
+        };
+        for &(label, what, salt) in passes {
+            let p = Progress::start(ctx.progress, label);
+            let mut cb = |f: f64| p.set(f, what);
+            target
+                .prefill(ctx.seed ^ salt, &mut cb, &ctx.stop)
+                .map_err(|e| {
+                    if e.kind() == std::io::ErrorKind::Interrupted {
+                        anyhow::Error::new(ctx.stop.check().err().unwrap_or(
+                            crate::error::Interrupted {
+                                signal: libc::SIGINT,
+                                signal_name: "SIGINT",
+                            },
+                        ))
+                    } else {
+                        anyhow::Error::new(e).context(format!("{label} failed"))
+                    }
+                })?;
+            p.finish(&crate::units::fmt_size_iec(target.size));
+        }
     } else if cfg.tests.iter().any(|t| t.reads()) {
         doc.warn(Warning {
             code: WarningCode::NotPrefilled,
@@ -140,6 +166,12 @@ pub fn run_with_hooks(
     if qd1 && let Some(w) = crate::sysinfo::vcpu_halt_warning(&doc.environment) {
         doc.warn(w);
     }
+
+    // A write cache a saved `iolab sustain` result found on this drive.
+    let known_cache = cfg
+        .output
+        .as_deref()
+        .and_then(|d| crate::runner::write_cache::known_cache(d, &doc.environment));
 
     // Runs so far, over all tests: `--pause` idles before every run but the first.
     let mut runs_started = 0u32;
@@ -166,6 +198,12 @@ pub fn run_with_hooks(
         if cfg.verify {
             test.params.insert("verify".into(), "true".into());
         }
+        if cfg.precondition {
+            test.params.insert("preconditioned".into(), "true".into());
+        }
+        // `--steadystate`: rounds until steady, instead of the repeats.
+        let mut steady = cfg.steady.as_ref().map(SteadyRounds::new);
+        let rounds_started = std::time::Instant::now();
         if spec.groups.len() > 1 {
             test.groups = spec
                 .groups
@@ -177,7 +215,10 @@ pub fn run_with_hooks(
         let mut run_index = 0u32;
         let mut failure = None;
         loop {
-            let more = cfg.repeat.wants_more(&values);
+            let more = match &steady {
+                Some(r) => r.wants_more(rounds_started.elapsed()),
+                None => cfg.repeat.wants_more(&values),
+            };
             let more = match hooks {
                 Some(k) => k.agree_more(more)?,
                 None => more,
@@ -193,7 +234,10 @@ pub fn run_with_hooks(
             }
             runs_started += 1;
             run_index += 1;
-            let label = format!("{} [{}/{}]", spec.name, run_index, cfg.repeat.max_runs());
+            let label = match &steady {
+                Some(_) => format!("{} [round {}, until steady]", spec.name, run_index - 1),
+                None => format!("{} [{}/{}]", spec.name, run_index, cfg.repeat.max_runs()),
+            };
             let p = Progress::start(ctx.progress, &label);
             let live = LiveCounters::default();
             // A distributed run stops its workers through its own flag (stonewall), which
@@ -315,6 +359,9 @@ pub fn run_with_hooks(
                         crate::units::fmt_thousands(headline)
                     ));
                     values.push(headline);
+                    if let Some(r) = steady.as_mut() {
+                        r.push_run(&o.total);
+                    }
                     test.runs.push(o.total);
                 }
                 Err(e) => {
@@ -324,12 +371,57 @@ pub fn run_with_hooks(
                 }
             }
         }
-        summarize_test(&mut test);
-        for w in spread_warnings(&test, &cfg.repeat) {
-            doc.warn(w);
+        match &steady {
+            Some(r) => {
+                let rec = r.record(rounds_started.elapsed());
+                // The summary (and its spread warnings) covers the steady window, or the
+                // last window's worth of rounds when it was not reached: the rounds before
+                // describe a drive that was still changing. Every round stays in `runs`.
+                let mut judged = TestResult {
+                    runs: test
+                        .runs
+                        .get(rec.summary_rounds())
+                        .unwrap_or_default()
+                        .to_vec(),
+                    ..TestResult::default()
+                };
+                summarize_test(&mut judged);
+                test.summary = judged.summary;
+                judged.name = test.name.clone();
+                judged.summary = test.summary.clone();
+                if failure.is_none() {
+                    for w in spread_warnings(&judged, &cfg.repeat)
+                        .into_iter()
+                        .filter(|w| w.code != WarningCode::NoSpread)
+                    {
+                        doc.warn(w);
+                    }
+                    if !ctx.stop.is_set()
+                        && let Some(w) = not_reached_warning(&rec, &spec.name)
+                    {
+                        doc.warn(w);
+                    }
+                }
+                test.steady_state = Some(rec);
+            }
+            None => {
+                summarize_test(&mut test);
+                for w in spread_warnings(&test, &cfg.repeat) {
+                    doc.warn(w);
+                }
+            }
         }
         if let Some(e) = &failure {
             test.error = Some(format!("{e:#}"));
+        }
+        // Writes that may have gone into the drive's write cache.
+        if let Some(w) = crate::runner::write_cache::cliff_warning(&test, &cfg.target) {
+            doc.warn(w);
+        } else if let Some(w) = known_cache
+            .as_ref()
+            .and_then(|k| crate::runner::write_cache::known_cache_warning(k, &test))
+        {
+            doc.warn(w);
         }
         doc.tests.push(test);
         sink.save(doc)?;

@@ -29,6 +29,12 @@ pub fn execute(args: &SaturateArgs, argv: Vec<String>) -> Result<i32> {
     // Under mpirun/srun with several ranks: the distributed saturate (src/dist).
     #[cfg(feature = "mpi")]
     if crate::dist::launched().is_some_and(|l| l.size > 1) {
+        if args.steady.steadystate.is_some() {
+            return Err(crate::error::UsageError::new(
+                "--steadystate is not available in a distributed saturate (each rank's drive reaches it on its own); run it on each host alone",
+            )
+            .into());
+        }
         return crate::dist::saturate::execute(args, argv);
     }
     let cfg = SaturateConfig::from_args(args)?;
@@ -330,7 +336,7 @@ fn run_all(
             ctx,
             hooks,
         };
-        run_sweep(&on, doc, sink, preconditioned)?;
+        *fill_secs += run_sweep(&on, doc, sink, preconditioned)?;
     }
     Ok(())
 }
@@ -411,12 +417,14 @@ struct Sweep<'a> {
     hooks: Option<&'a dyn SweepHooks>,
 }
 
+/// One sweep: its steady-state rounds (`--steadystate`), then the search. Returns the
+/// seconds the steady-state rounds took (counted with the prefill, not the sweep's estimate).
 fn run_sweep(
     on: &Sweep,
     doc: &mut ResultDoc,
     sink: &ResultSink,
     preconditioned: bool,
-) -> Result<()> {
+) -> Result<f64> {
     let Sweep {
         cfg,
         sweep,
@@ -445,6 +453,10 @@ fn run_sweep(
         ..Default::default()
     });
     let ti = doc.tests.len() - 1;
+    let steady_secs = match &cfg.steady {
+        Some(spec) if hooks.is_none() => steady_rounds(on, spec, doc, ti, sink)?,
+        _ => 0.0,
+    };
     let start = sweep.start_depth();
     let mut search = Search::new(start, cfg.max_depth.max(start), cfg.limit_ns);
     let mut index = 0u32;
@@ -528,7 +540,59 @@ fn run_sweep(
         h.end_sweep(doc, ti)?;
     }
     sink.save(doc)?;
-    Ok(())
+    Ok(steady_secs)
+}
+
+/// Steady state before a sweep: steps at `cfg.steady_depth` (rounds) until the last window
+/// meets the rule or the maximum time has passed, recorded in the sweep's test. Returns the
+/// seconds they took.
+fn steady_rounds(
+    on: &Sweep,
+    spec: &crate::stats::steady_rounds::SteadySpec,
+    doc: &mut ResultDoc,
+    ti: usize,
+    sink: &ResultSink,
+) -> Result<f64> {
+    let Sweep {
+        cfg,
+        sweep,
+        targets,
+        ctx,
+        ..
+    } = *on;
+    let name = sweep.name(cfg.mix);
+    let depth = cfg.steady_depth;
+    let mut rounds = crate::stats::steady_rounds::SteadyRounds::new(spec);
+    let t0 = Instant::now();
+    while rounds.wants_more(t0.elapsed()) {
+        ctx.stop.check()?;
+        let n = rounds.rounds();
+        let label = format!("{name} depth {depth} (steady-state round {n})");
+        // Step indexes of the rounds stay clear of the sweep's own (1, 2, ...).
+        let r = measure(cfg, sweep, depth, targets, ctx, 10_000 + n as u32, &label);
+        let res = match r {
+            Ok(r) => r,
+            Err(e) => {
+                let mut rec = rounds.record(t0.elapsed());
+                rec.iodepth = Some(depth);
+                doc.tests[ti].steady_state = Some(rec);
+                sink.save(doc)?;
+                return Err(e);
+            }
+        };
+        note_step_warnings(cfg, &name, depth, &res, doc);
+        rounds.push_run(&res.total);
+        let mut rec = rounds.record(t0.elapsed());
+        rec.iodepth = Some(depth);
+        doc.tests[ti].steady_state = Some(rec);
+        sink.save(doc)?;
+    }
+    if let Some(rec) = &doc.tests[ti].steady_state
+        && let Some(w) = crate::stats::steady_rounds::not_reached_warning(rec, &name)
+    {
+        doc.warn(w);
+    }
+    Ok(t0.elapsed().as_secs_f64())
 }
 
 /// I/Os in flight in total at `depth`: on every target of every rank.

@@ -14,6 +14,7 @@ pub mod layout;
 pub mod matrix;
 pub mod saturate;
 pub mod slack;
+pub mod steady;
 pub mod sustain;
 pub mod thermal;
 pub mod trace;
@@ -58,6 +59,9 @@ pub struct ResultDoc {
     /// Per-host rows of a distributed run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<HostResult>,
+    /// The drive's temperature during the run, where a sensor could be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thermal: Option<thermal::ThermalRecord>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -198,6 +202,9 @@ pub struct TestResult {
     /// `iolab sustain`: one pass's phases, cliffs and recovered cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sustain: Option<sustain::SustainDetail>,
+    /// `--steadystate`: the rule, every round's value and the window that met it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<steady::SteadyStateRecord>,
     /// Set when the test failed; the runs measured before the failure are kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -372,6 +379,7 @@ impl ResultDoc {
             configurations: Vec::new(),
             slack: None,
             hosts: Vec::new(),
+            thermal: None,
         }
     }
 

@@ -1,5 +1,5 @@
 //! A drive's heat during a run: its temperature over time, the limits it declares and its
-//! own throttle counters before and after. Documented in docs/results-schema-device-state.md.
+//! own throttle counters before and after. Documented in docs/results-schema.md ("The state of a device").
 
 use serde::{Deserialize, Serialize};
 

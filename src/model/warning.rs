@@ -135,6 +135,10 @@ warning_codes! {
     NoCliff = "no-cliff",
     /// The slow phase after a cliff lasted only a few intervals: its speed is uncertain; write more.
     ShortSlowPhase = "short-slow-phase",
+    /// `--steadystate`: no window of rounds met the rule before `--steadystate-max`.
+    SteadyStateNotReached = "steady-state-not-reached",
+    /// `iolab run`: its writes may have gone into the drive's write cache (a cliff in its own write series, or a saved `iolab sustain` result whose cache holds them); run `iolab sustain`.
+    WriteCacheSuspected = "write-cache-suspected",
 }
 
 impl fmt::Display for WarningCode {

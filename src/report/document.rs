@@ -9,7 +9,7 @@ use crate::report::load::Loaded;
 use crate::report::metrics::{
     all_tests, config_of, display_name, fmt_mean_ci, fmt_value, label, metrics_of, primary_metric,
 };
-use crate::report::{charts, compare, matrix, sustain};
+use crate::report::{charts, compare, matrix, state, sustain};
 use crate::units::{fmt_ns, fmt_size_iec, fmt_thousands};
 
 /// A table: header, rows; columns from `first_numeric` on (up to `numeric_end`, if set)
@@ -175,6 +175,31 @@ fn doc_blocks(l: &Loaded, out: &mut Vec<Block>) {
         matrix::blocks(doc, out);
     } else {
         tests_blocks(&all_tests(doc), out);
+    }
+    state_blocks(doc, out);
+}
+
+/// The drive's state (`report::state`): the steady-state rounds and the temperature.
+pub fn state_blocks(doc: &ResultDoc, out: &mut Vec<Block>) {
+    if let Some((header, rows, charts)) = state::steady_table(doc) {
+        out.push(Block::Heading(3, "Steady state".into()));
+        out.push(Block::Para(state::STEADY_NOTE.into()));
+        out.push(Block::Table(TableBlock {
+            header,
+            rows,
+            first_numeric: 4,
+            numeric_end: None,
+        }));
+        for (svg, caption) in charts {
+            out.push(Block::Chart { svg, caption });
+        }
+    }
+    if let Some((line, chart)) = state::heat(doc) {
+        out.push(Block::Heading(3, "Drive temperature".into()));
+        out.push(Block::Para(format!("{line}.")));
+        if let Some(svg) = chart {
+            out.push(Block::Chart { svg, caption: line });
+        }
     }
 }
 

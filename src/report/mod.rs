@@ -2,7 +2,8 @@
 //!
 //! `load` reads and checks the inputs; `document` turns them into format-neutral blocks
 //! that `html` and `markdown` render; `csv` writes one row per test × run; `compare`
-//! matches two result files; `svg` and `charts` draw the inline charts.
+//! matches two result files; `svg` and `charts` draw the inline charts; `state` adds the
+//! drive's state (steady-state rounds, temperature).
 
 pub mod age;
 pub mod charts;
@@ -15,6 +16,7 @@ pub mod load;
 pub mod markdown;
 pub mod matrix;
 pub mod metrics;
+pub mod state;
 pub mod sustain;
 pub mod svg;
 pub mod table;

@@ -253,7 +253,34 @@ pub fn render_block_table(doc: &ResultDoc) -> String {
             }
         ));
     }
+    out.push_str(&render_steady_lines(doc));
     out.push_str(&render_warnings(doc));
+    out
+}
+
+/// One line per test that ran to steady state (`--steadystate`): which round reached it
+/// and over which window, or that it was not reached.
+pub fn render_steady_lines(doc: &ResultDoc) -> String {
+    let mut out = String::new();
+    for t in &doc.tests {
+        if let Some(s) = &t.steady_state {
+            out.push_str(&format!("{}: {}", t.name, s.describe()));
+            if let (Some(m), true) = (s.window_mean, s.reached) {
+                let v = if s.metric == "iops" {
+                    format!("{} IOPS", fmt_thousands(m))
+                } else {
+                    format!("{} MB/s", fmt_mb_per_s(m))
+                };
+                out.push_str(&format!(", window mean {v}"));
+            }
+            if s.reached {
+                out.push_str("; figures are over the window");
+            } else {
+                out.push_str("; figures are over the last rounds");
+            }
+            out.push('\n');
+        }
+    }
     out
 }
 

@@ -11,6 +11,7 @@ pub mod recorder;
 pub mod repeat;
 pub mod signals;
 pub mod target;
+pub mod write_cache;
 
 pub use progress::ProgressMode;
 pub use signals::StopFlag;

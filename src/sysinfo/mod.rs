@@ -6,6 +6,7 @@
 pub mod blockdev;
 pub mod cpuidle;
 pub mod diskstats;
+pub mod heat;
 pub mod hugepages;
 pub mod mounts;
 pub mod resolve;

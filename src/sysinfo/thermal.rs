@@ -244,6 +244,11 @@ impl ThermalSampler {
         }
     }
 
+    /// Count `t_ms` from `started` (a caller with its own clock) instead of the creation.
+    pub fn restart_at(&mut self, started: Instant) {
+        self.started = started;
+    }
+
     /// Take a reading if one is due at `now`; returns it when one was taken.
     pub fn poll(&mut self, now: Instant) -> Option<f64> {
         if let Some(last) = self.last

@@ -239,6 +239,66 @@ impl WriteCacheDevice {
     }
 }
 
+/// A write limit that changes with time, not with what was written: `limits[i]` from
+/// `i * every` after the start; after the last one, it stays (`cycle: false`, a drive that
+/// settles) or starts over (`cycle: true`, a drive that never settles).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Schedule {
+    pub limits: Vec<u64>,
+    pub every: Duration,
+    pub cycle: bool,
+}
+
+impl Schedule {
+    /// The limit at `t` after the start.
+    pub fn limit_at(&self, t: Duration) -> u64 {
+        let i = (t.as_secs_f64() / self.every.as_secs_f64()) as usize;
+        let n = self.limits.len();
+        if self.cycle {
+            self.limits[i % n]
+        } else {
+            self.limits[i.min(n - 1)]
+        }
+    }
+}
+
+impl WriteCacheDevice {
+    /// An emulated drive whose write limit follows `schedule` in time (steady-state tests).
+    /// `model` reads `Plain` at the first limit; `switches()` lists every change made.
+    pub fn start_scheduled(
+        size_bytes: u64,
+        schedule: Schedule,
+    ) -> Result<WriteCacheDevice, String> {
+        assert!(!schedule.limits.is_empty() && !schedule.every.is_zero());
+        let mut dev = WriteCacheDevice::start(
+            size_bytes,
+            SpeedModel::Plain {
+                bytes_per_s: schedule.limits[0],
+            },
+        )?;
+        let (stop, switches) = (dev.stop.clone(), dev.switches.clone());
+        let (cg, mm) = (dev.cgroup.clone(), dev.majmin.clone());
+        let (name, base) = (dev.name.clone(), dev.start_bytes);
+        dev.controller = Some(std::thread::spawn(move || {
+            let t0 = Instant::now();
+            let mut current = schedule.limits[0];
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(5));
+                let want = schedule.limit_at(t0.elapsed());
+                if want != current && set_limit(&cg, &mm, want).is_ok() {
+                    current = want;
+                    switches.lock().unwrap().push(Switch {
+                        at: t0.elapsed(),
+                        device_bytes: written_bytes(&name).map_or(0, |b| b - base),
+                        bytes_per_s: want,
+                    });
+                }
+            }
+        }));
+        Ok(dev)
+    }
+}
+
 static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 fn set_limit(cgroup: &Path, majmin: &str, bytes_per_s: u64) -> Result<(), String> {

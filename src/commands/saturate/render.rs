@@ -89,6 +89,15 @@ pub fn plan(cfg: &SaturateConfig, est: [f64; 3]) -> String {
             ""
         }
     ));
+    if let Some(s) = &cfg.steady {
+        out.push_str(&format!(
+            "  steady state ({}): before each sweep, steps at depth {} until a window of {} is steady, at most {} per sweep\n",
+            s.label,
+            cfg.steady_depth,
+            s.window,
+            fmt_secs(s.max.as_secs_f64())
+        ));
+    }
     out
 }
 
@@ -307,6 +316,7 @@ pub fn report(doc: &ResultDoc, cfg: &SaturateConfig) -> String {
         cfg.statistic.name(),
         cfg.aggregate.name()
     ));
+    out.push_str(&crate::report::table::render_steady_lines(doc));
     out.push_str(&crate::report::table::render_warnings(doc));
     out
 }

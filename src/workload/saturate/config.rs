@@ -14,6 +14,7 @@ use crate::engine::EngineKind;
 use crate::error::UsageError;
 use crate::model::{Warning, WarningCode};
 use crate::runner::target::{TargetKind, block_device_size, classify, direct_supported};
+use crate::stats::steady_rounds::SteadySpec;
 use crate::units::fmt_size_iec;
 
 pub const MAX_DEPTH: u32 = 4096;
@@ -102,7 +103,15 @@ pub struct SaturateConfig {
     /// Ranks of a distributed saturate (1 otherwise): each runs every step on its own test
     /// file at the same time, so the depths in flight add up.
     pub ranks: u32,
+    /// `--steadystate`: before each sweep, rounds of one step at `steady_depth` until steady.
+    pub steady: Option<SteadySpec>,
+    /// The depth of the steady-state rounds: min(32, --max-depth) (the SNIA PTS
+    /// preconditions at 32 outstanding I/Os).
+    pub steady_depth: u32,
 }
+
+/// Depth (per job) of the steady-state rounds before a sweep, at most `--max-depth`.
+pub const STEADY_DEPTH: u32 = 32;
 
 /// `v` without repeats, in first-seen order.
 fn unique<T: PartialEq + Copy>(v: &[T]) -> Vec<T> {
@@ -148,6 +157,21 @@ impl SaturateConfig {
         if a.step_duration.is_zero() {
             return Err(err("--step-duration 0: give a positive duration"));
         }
+        // A round is one step: --step-duration measured after --ramp.
+        let steady = match &a.steady.steadystate {
+            Some(rule) => Some(
+                SteadySpec::parse(
+                    rule,
+                    a.steady.steadystate_duration,
+                    a.steady.steadystate_ramp,
+                    a.steady.steadystate_max,
+                    a.step_duration,
+                    a.step_duration + a.ramp,
+                )
+                .map_err(err)?,
+            ),
+            None => None,
+        };
         for (i, t) in a.target.iter().enumerate() {
             if a.target[..i]
                 .iter()
@@ -248,6 +272,8 @@ impl SaturateConfig {
             output: (!a.out.no_save).then(|| a.out.output.clone()),
             json: a.out.json,
             ranks: 1,
+            steady,
+            steady_depth: STEADY_DEPTH.min(a.max_depth),
         })
     }
 

@@ -1,0 +1,308 @@
+//! Could a write test's figure be the drive's write cache? Two signs, each a
+//! `write-cache-suspected` warning that says what to run instead (`iolab sustain`):
+//!
+//! - the test's own write series shows a cliff (`stats::changepoint::cliffs`, held for at
+//!   least 5 intervals) to below 60 % of the speed before, which does not come back before
+//!   the end of the run (every later phase stays below that): the
+//!   cache filled while the test wrote, so its figure mixes the cache and the drive;
+//! - a saved `iolab sustain` result in the result directory, for the same device, found a
+//!   cache larger than everything the test wrote: the whole test may have gone into it.
+//!
+//! The saved result is read as plain JSON (`tests[].sustain.cliffs[0].bytes_before` of a
+//! pass that started with an empty cache, i.e. not a `recovery` pass), so the lookup keeps
+//! working as that result grows; anything unreadable is skipped without a word.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::model::{Environment, TestResult, Warning, WarningCode};
+use crate::stats::changepoint::{CliffOptions, cliffs, phases};
+use crate::units::{fmt_mb_per_s, fmt_size_iec};
+
+/// A cache cliff is deep (SLC caches fall to a half or a tenth of their speed); a drop
+/// to less than this share of the speed before counts. Shallower sustained drops are left
+/// to the noise warnings: a busy machine can slow a writer by a fifth for seconds.
+pub const DEEP_DROP: f64 = 0.6;
+
+/// The first cliff of a run's write series that lasts to the end of the run, as a warning.
+pub fn cliff_warning(test: &TestResult, target: &Path) -> Option<Warning> {
+    if test.direction.as_deref() != Some("write") {
+        return None;
+    }
+    for r in &test.runs {
+        let interval = Duration::from_millis(r.interval_ms.unwrap_or(0));
+        if interval.is_zero() || r.intervals.len() < 10 {
+            continue;
+        }
+        let series: Vec<f64> = r.intervals.iter().map(|p| p.bw_bytes_per_s).collect();
+        // The speed never came back: every phase from the drop to the end of the run stays
+        // under DEEP_DROP of the speed before it (a stall as the cache fills can make a
+        // short phase of its own before the slow level).
+        let later = phases(&series, &CliffOptions::default());
+        let Some(c) = cliffs(&series, interval, None).into_iter().find(|c| {
+            let limit = DEEP_DROP * c.before_bytes_per_s;
+            c.after_bytes_per_s < limit
+                && later
+                    .iter()
+                    .filter(|p| p.end > c.index)
+                    .all(|p| p.start < c.index || p.mean < limit)
+        }) else {
+            continue;
+        };
+        return Some(Warning {
+            code: WarningCode::WriteCacheSuspected,
+            message: format!(
+                "run {}: the write speed fell from {} to {} MB/s after {} ({:.1} s) and stayed there: the drive's write cache probably filled, so this figure mixes the cache and the drive; run `iolab sustain {}` to measure the cache size and the speed past it",
+                r.run,
+                fmt_mb_per_s(c.before_bytes_per_s),
+                fmt_mb_per_s(c.after_bytes_per_s),
+                fmt_size_iec(c.bytes_before as u64),
+                c.at.as_secs_f64(),
+                target.display()
+            ),
+            test: Some(test.name.clone()),
+        });
+    }
+    None
+}
+
+/// A write cache a saved `iolab sustain` result found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KnownCache {
+    pub bytes: u64,
+    pub file: PathBuf,
+}
+
+/// The same drive? The kernel name must match, and the model too when both record one.
+fn same_device(a: &Environment, b: &Value) -> bool {
+    let Some(dev) = a.block_device.as_deref() else {
+        return false;
+    };
+    let env = &b["environment"];
+    if env["block_device"].as_str() != Some(dev) {
+        return false;
+    }
+    match (a.device_model.as_deref(), env["device_model"].as_str()) {
+        (Some(x), Some(y)) => x == y,
+        _ => true,
+    }
+}
+
+/// The cache size a sustain result records: in a test's `sustain` detail of a pass that
+/// started with an empty cache (not `recovery`), its first cliff's `bytes_before`; the
+/// smallest over such tests. A top-level or per-test `cache_bytes` is read too.
+fn cache_bytes(v: &Value) -> Option<u64> {
+    let positive = |x: &Value| x.as_f64().filter(|n| *n >= 1.0).map(|n| n as u64);
+    let mut best: Option<u64> = positive(&v["cache_bytes"]);
+    for t in v["tests"].as_array().into_iter().flatten() {
+        let d = &t["sustain"];
+        let from_cliff = (d["pass"].as_str() != Some("recovery"))
+            .then(|| positive(&d["cliffs"][0]["bytes_before"]))
+            .flatten();
+        for n in [from_cliff, positive(&t["cache_bytes"])]
+            .into_iter()
+            .flatten()
+        {
+            best = Some(best.map_or(n, |b| b.min(n)));
+        }
+    }
+    best
+}
+
+/// The newest `sustain-*.json` in `dir` for the drive of `env` that found a cache.
+pub fn known_cache(dir: &Path, env: &Environment) -> Option<KnownCache> {
+    env.block_device.as_ref()?;
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .filter(|e| {
+            let n = e.file_name();
+            let n = n.to_string_lossy();
+            n.starts_with("sustain-") && n.ends_with(".json")
+        })
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    files.sort();
+    for (_, file) in files.into_iter().rev() {
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        let Ok(v) = serde_json::from_str::<Value>(&text) else {
+            continue;
+        };
+        if v["command"].as_str() != Some("sustain") || !same_device(env, &v) {
+            continue;
+        }
+        if let Some(bytes) = cache_bytes(&v) {
+            return Some(KnownCache { bytes, file });
+        }
+    }
+    None
+}
+
+/// The warning when everything a write test wrote fits in a known cache.
+pub fn known_cache_warning(known: &KnownCache, test: &TestResult) -> Option<Warning> {
+    if !matches!(test.direction.as_deref(), Some("write" | "mixed")) {
+        return None;
+    }
+    let written: u64 = test
+        .runs
+        .iter()
+        .map(|r| r.write.as_ref().map_or(r.bytes, |w| w.bytes))
+        .sum();
+    if written == 0 || written >= known.bytes {
+        return None;
+    }
+    Some(Warning {
+        code: WarningCode::WriteCacheSuspected,
+        message: format!(
+            "the test wrote {} in all, less than the {} write cache `iolab sustain` found on this drive ({}): its figure is probably the cache's; the sustained speed past it is in that result",
+            fmt_size_iec(written),
+            fmt_size_iec(known.bytes),
+            known.file.display()
+        ),
+        test: Some(test.name.clone()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{IntervalPoint, RunResult};
+
+    fn run_with(series: &[f64], bytes: u64) -> RunResult {
+        RunResult {
+            run: 1,
+            bytes,
+            interval_ms: Some(100),
+            intervals: series
+                .iter()
+                .enumerate()
+                .map(|(i, &bw)| IntervalPoint {
+                    t_ms: 100 * (i as u64 + 1),
+                    bw_bytes_per_s: bw,
+                    bytes: (bw / 10.0) as u64,
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    fn test_of(direction: &str, runs: Vec<RunResult>) -> TestResult {
+        TestResult {
+            name: "SEQ1M Q8T1 write".into(),
+            direction: Some(direction.into()),
+            runs,
+            ..Default::default()
+        }
+    }
+
+    /// 400 MB/s for 2 s, then 100 MB/s to the end (±1 %).
+    fn cliff_series() -> Vec<f64> {
+        (0..50)
+            .map(|i| {
+                let base = if i < 20 { 400e6 } else { 100e6 };
+                base * (1.0 + 0.01 * ((i * 7 % 5) as f64 - 2.0))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_cliff_to_the_end_warns_and_names_sustain() {
+        let t = test_of("write", vec![run_with(&cliff_series(), 1 << 30)]);
+        let w = cliff_warning(&t, Path::new("/mnt/ssd")).expect("warning");
+        assert_eq!(w.code, WarningCode::WriteCacheSuspected);
+        assert!(
+            w.message.contains("iolab sustain /mnt/ssd"),
+            "{}",
+            w.message
+        );
+        assert!(
+            w.message.contains("to 100.07 MB/s after 762.8 MiB"),
+            "{}",
+            w.message
+        );
+        // Not for reads; not for a flat series; not for a dip that recovers.
+        assert!(cliff_warning(&test_of("read", t.runs.clone()), Path::new("/")).is_none());
+        let flat: Vec<f64> = (0..50).map(|i| 300e6 + (i % 3) as f64 * 1e6).collect();
+        assert!(
+            cliff_warning(&test_of("write", vec![run_with(&flat, 1)]), Path::new("/")).is_none()
+        );
+        let mut dip = cliff_series();
+        for x in dip.iter_mut().skip(35) {
+            *x = 400e6;
+        }
+        assert!(
+            cliff_warning(&test_of("write", vec![run_with(&dip, 1)]), Path::new("/")).is_none()
+        );
+    }
+
+    #[test]
+    fn a_stall_at_the_drop_then_slow_to_the_end_warns() {
+        // Seen on the emulated cache (tests/device_state.rs), MB/s per 100 ms: 40, a stall of
+        // two intervals as the throttle switched, then 10 with a dip every 5th interval. The
+        // stall is a short phase of its own; the speed never comes back.
+        let seen: [u64; 60] = [
+            39, 39, 39, 41, 39, 39, 39, 41, 39, 39, 39, 41, 39, 0, 0, 5, 10, 7, 10, 10, 10, 10, 7,
+            10, 10, 10, 10, 7, 10, 10, 10, 10, 10, 7, 10, 10, 10, 10, 7, 10, 10, 10, 10, 10, 7, 10,
+            10, 10, 10, 7, 10, 10, 10, 10, 7, 10, 10, 10, 10, 10,
+        ];
+        let s: Vec<f64> = seen.iter().map(|&x| x as f64 * 1e6).collect();
+        let t = test_of("write", vec![run_with(&s, 1 << 28)]);
+        assert!(cliff_warning(&t, Path::new("/dev/loop0")).is_some());
+    }
+
+    #[test]
+    fn a_saved_sustain_result_of_the_same_drive() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = Environment {
+            block_device: Some("nvme0n1".into()),
+            device_model: Some("Samsung 980".into()),
+            ..Default::default()
+        };
+        let write = |name: &str, v: Value| {
+            std::fs::write(dir.path().join(name), serde_json::to_string(&v).unwrap()).unwrap()
+        };
+        write(
+            "sustain-1.json",
+            serde_json::json!({
+                "command": "sustain",
+                "environment": {"block_device": "sda", "device_model": "x"},
+                "tests": [{"sustain": {"pass": "first", "cliffs": [{"bytes_before": 5.0e9}]}}]
+            }),
+        );
+        assert_eq!(known_cache(dir.path(), &env), None, "another drive");
+        write(
+            "sustain-2.json",
+            serde_json::json!({
+                "command": "sustain",
+                "environment": {"block_device": "nvme0n1", "device_model": "Samsung 980"},
+                "tests": [
+                    {"sustain": {"pass": "first", "cliffs": [
+                        {"bytes_before": 20.0e9, "fast_phase_bytes": 20.0e9},
+                        {"bytes_before": 26.0e9, "fast_phase_bytes": 6.0e9}
+                    ]}},
+                    {"sustain": {"pass": "recovery", "cliffs": [{"bytes_before": 2.0e9}]}}
+                ]
+            }),
+        );
+        write("sustain-3.json", Value::String("not a result".into()));
+        write("run-1.json", serde_json::json!({"command": "run"}));
+        let k = known_cache(dir.path(), &env).expect("found");
+        assert_eq!(k.bytes, 20_000_000_000);
+        assert!(k.file.ends_with("sustain-2.json"));
+        // 3 runs of 1 GiB fit in 20 GB: warned; 30 GiB do not.
+        let t = test_of("write", vec![run_with(&[1.0], 1 << 30); 3]);
+        let w = known_cache_warning(&k, &t).expect("warning");
+        assert!(w.message.contains("wrote 3.0 GiB"), "{}", w.message);
+        let big = test_of("write", vec![run_with(&[1.0], 10 << 30); 3]);
+        assert!(known_cache_warning(&k, &big).is_none());
+        assert!(known_cache_warning(&k, &test_of("read", t.runs.clone())).is_none());
+        // No device, or no directory: nothing.
+        assert_eq!(known_cache(dir.path(), &Environment::default()), None);
+        assert_eq!(known_cache(Path::new("/nonexistent-iolab"), &env), None);
+    }
+}

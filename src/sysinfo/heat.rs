@@ -1,0 +1,352 @@
+//! Watching a drive's heat during a whole command: a background thread reads the
+//! temperature (hwmon, or smartctl every few seconds) and the device's bytes moved
+//! (/proc/diskstats) at one cadence, so the temperature series and the device's throughput
+//! line up; at the end it gives the `ThermalRecord` and, when a throughput drop came while
+//! the drive was hot or its throttle counters moved, the `thermal-throttling` warning
+//! (`thermal::thermal_warning`). Where no sensor can be read (loop devices, RAM disks,
+//! virtual disks, no smartctl) nothing is recorded and nothing is said.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::thermal::{TemperatureSource, ThermalSampler, smartctl_thermal, thermal_warning};
+use crate::model::thermal::{ThermalRecord, ThrottleCounters};
+use crate::model::{Environment, Warning};
+
+/// Readings from hwmon (a small file: cheap).
+pub const HWMON_INTERVAL: Duration = Duration::from_secs(1);
+/// Readings through smartctl (a command that talks to the drive: tens of milliseconds).
+pub const SMARTCTL_INTERVAL: Duration = Duration::from_secs(5);
+
+/// The drive whose heat matters for a target: the whole disk under it. None for devices
+/// that have no sensor of their own (loop, RAM disks, device-mapper and md stacks: their
+/// disks are below, and a run on them is not worth a guess).
+pub fn drive_of(env: &Environment) -> Option<String> {
+    let name = env
+        .parent_device
+        .clone()
+        .or_else(|| env.block_device.clone())?;
+    const NO_SENSOR: &[&str] = &["loop", "ram", "zram", "dm-", "md", "nbd", "sr", "fd"];
+    (!NO_SENSOR.iter().any(|p| name.starts_with(p))).then_some(name)
+}
+
+/// The sampling core, driven by ticks (the thread below, or a test with its own clock).
+#[derive(Debug)]
+pub struct HeatMonitor {
+    sampler: ThermalSampler,
+    interval: Duration,
+    started: Instant,
+    /// Device bytes (read + written) at each tick; `None` where unreadable.
+    bytes: Vec<Option<u64>>,
+    counters_before: Option<ThrottleCounters>,
+}
+
+impl HeatMonitor {
+    /// A monitor of `device` through `source`, ticking every `interval` from `started`.
+    pub fn new(
+        device: &str,
+        source: TemperatureSource,
+        interval: Duration,
+        started: Instant,
+        counters_before: Option<ThrottleCounters>,
+    ) -> HeatMonitor {
+        let mut sampler = ThermalSampler::new(device, source, interval);
+        // The sampler counts its `t_ms` from its creation; the ticks' clock is `started`.
+        sampler.restart_at(started);
+        HeatMonitor {
+            sampler,
+            interval,
+            started,
+            bytes: Vec::new(),
+            counters_before,
+        }
+    }
+
+    /// One tick at `now`: a temperature reading (when one is due) and the device's
+    /// cumulative bytes.
+    pub fn tick(&mut self, now: Instant, device_bytes: Option<u64>) {
+        self.sampler.poll(now);
+        self.bytes.push(device_bytes);
+    }
+
+    /// The device's throughput per tick interval (bytes/s), from the cumulative counts.
+    fn throughput(&self) -> Vec<f64> {
+        let secs = self.interval.as_secs_f64();
+        self.bytes
+            .windows(2)
+            .map(|w| match (w[0], w[1]) {
+                (Some(a), Some(b)) => b.saturating_sub(a) as f64 / secs,
+                _ => 0.0,
+            })
+            .collect()
+    }
+
+    /// The record (None when not one reading succeeded) and the warning, if any.
+    pub fn finish(
+        self,
+        counters_after: Option<ThrottleCounters>,
+    ) -> (Option<ThermalRecord>, Option<Warning>) {
+        let bw = self.throughput();
+        let interval = self.interval;
+        let _ = self.started;
+        let before = self.counters_before;
+        let rec = self.sampler.finish(before, counters_after);
+        if rec.series.is_empty() {
+            return (None, None);
+        }
+        let w = thermal_warning(
+            &bw,
+            interval,
+            &rec.series,
+            &rec.limits,
+            rec.counters_before.as_ref(),
+            rec.counters_after.as_ref(),
+        );
+        (Some(rec), w)
+    }
+}
+
+/// The throttle counters, when smartctl can read them (NVMe and SATA); None otherwise.
+fn counters(device: &str) -> Option<ThrottleCounters> {
+    if !crate::fs::command::have("smartctl") {
+        return None;
+    }
+    let s = smartctl_thermal(device, &format!("/dev/{device}")).ok()?;
+    // A drive that answered: a temperature or some counter.
+    (s.celsius.is_some() || s.counters != ThrottleCounters::default()).then_some(s.counters)
+}
+
+/// A running watch; `finish` stops it.
+pub struct HeatWatch {
+    stop: mpsc::Sender<()>,
+    handle: JoinHandle<(Option<ThermalRecord>, Option<Warning>)>,
+}
+
+impl HeatWatch {
+    /// Watch the drive under `env` (see `drive_of`) on a background thread; `root` is `/`
+    /// (a fake sysfs in tests). None when the target has no drive worth asking.
+    pub fn start(env: &Environment, root: &Path) -> Option<HeatWatch> {
+        let device = drive_of(env)?;
+        HeatWatch::start_on(device, root.to_path_buf(), None)
+    }
+
+    /// Watch `device`; `interval` overrides the source's default cadence.
+    pub fn start_on(
+        device: String,
+        root: PathBuf,
+        interval: Option<Duration>,
+    ) -> Option<HeatWatch> {
+        let (tx, rx) = mpsc::channel::<()>();
+        let handle = std::thread::Builder::new()
+            .name("iolab-heat".into())
+            .spawn(move || watch(&device, &root, interval, &rx))
+            .ok()?;
+        Some(HeatWatch { stop: tx, handle })
+    }
+
+    /// Stop the thread (it takes the last counters) and return what it found.
+    pub fn finish(self) -> (Option<ThermalRecord>, Option<Warning>) {
+        let _ = self.stop.send(());
+        self.handle.join().unwrap_or((None, None))
+    }
+}
+
+fn watch(
+    device: &str,
+    root: &Path,
+    interval: Option<Duration>,
+    stop: &mpsc::Receiver<()>,
+) -> (Option<ThermalRecord>, Option<Warning>) {
+    let Some(source) = TemperatureSource::find(root, device) else {
+        return (None, None);
+    };
+    // One look first: a drive that does not answer (a virtual disk, a USB bridge smartctl
+    // cannot pass through) is left alone for the rest of the run.
+    match source.snapshot(device) {
+        Ok(s) if s.celsius.is_some() => {}
+        _ => return (None, None),
+    }
+    let interval = interval.unwrap_or(match source {
+        TemperatureSource::Hwmon(_) => HWMON_INTERVAL,
+        TemperatureSource::Smartctl(_) => SMARTCTL_INTERVAL,
+    });
+    let on_root = root == Path::new("/");
+    let before = if on_root { counters(device) } else { None };
+    let read_bytes =
+        || super::diskstats::read(device).map(|d| (d.read_sectors + d.write_sectors) * 512);
+    let t0 = Instant::now();
+    let mut m = HeatMonitor::new(device, source, interval, t0, before);
+    let mut k = 0u32;
+    loop {
+        m.tick(Instant::now(), read_bytes());
+        k += 1;
+        let next = t0 + interval * k;
+        let wait = next.saturating_duration_since(Instant::now());
+        match stop.recv_timeout(wait) {
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+            _ => break,
+        }
+    }
+    let after = if on_root && before.is_some() {
+        counters(device)
+    } else {
+        None
+    };
+    m.finish(after)
+}
+
+/// One line for the end of a command: `drive nvme0n1: 41-63 °C during the run (12
+/// readings, hwmon; warning limit 84 °C)`.
+pub fn describe(rec: &ThermalRecord) -> Option<String> {
+    let lo = rec.series.iter().map(|s| s.celsius).reduce(f64::min)?;
+    let hi = rec.max_celsius?;
+    let mut s = format!(
+        "drive {}: {lo:.0}-{hi:.0} °C during the run ({} readings, {}",
+        rec.device,
+        rec.series.len(),
+        rec.source
+    );
+    if let Some(w) = rec.limits.warning_celsius {
+        s.push_str(&format!("; warning limit {w:.0} °C"));
+    }
+    s.push(')');
+    Some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::WarningCode;
+
+    /// A fake sysfs with an NVMe drive's hwmon (warning limit 70 °C).
+    fn fake(root: &Path, milli: u32) -> PathBuf {
+        let d = root.join("sys/block/nvme0n1/device/hwmon1");
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("temp1_input"), milli.to_string()).unwrap();
+        std::fs::write(d.join("temp1_max"), "70000\n").unwrap();
+        d
+    }
+
+    /// Ticks a monitor once a second over a fake run: 1 GB/s while the drive warms up
+    /// from 50 °C by 1 °C a second; from 30 s, hot, at `hot` °C, the device moves `slow`.
+    fn episode(hot: u32, slow: f64) -> (Option<ThermalRecord>, Option<Warning>) {
+        let t = tempfile::tempdir().unwrap();
+        let d = fake(t.path(), 50_000);
+        let src = TemperatureSource::find(t.path(), "nvme0n1").unwrap();
+        assert_eq!(src, TemperatureSource::Hwmon(d.clone()));
+        let t0 = Instant::now();
+        let mut m = HeatMonitor::new("nvme0n1", src, Duration::from_secs(1), t0, None);
+        let mut bytes = 0u64;
+        for i in 0..60u32 {
+            let c = if i < 30 { 50_000 + 1000 * i } else { hot };
+            std::fs::write(d.join("temp1_input"), c.to_string()).unwrap();
+            let rate = if i < 30 { 1e9 } else { slow };
+            m.tick(t0 + Duration::from_secs(i as u64), Some(bytes));
+            bytes += (rate * (1.0 + 0.01 * ((i * 7 % 5) as f64 - 2.0))) as u64;
+        }
+        m.finish(None)
+    }
+
+    #[test]
+    fn hot_drive_with_a_drop_warns() {
+        let (rec, w) = episode(75_000, 0.4e9);
+        let rec = rec.unwrap();
+        assert_eq!(rec.series.len(), 60);
+        assert_eq!(rec.max_celsius, Some(79.0));
+        assert_eq!(rec.limits.warning_celsius, Some(70.0));
+        assert_eq!(rec.series[10].t_ms, 10_000);
+        let w = w.expect("a warning");
+        assert_eq!(w.code, WarningCode::ThermalThrottling);
+        assert!(w.message.contains("warning limit 70"), "{}", w.message);
+        assert!(
+            describe(&rec)
+                .unwrap()
+                .starts_with("drive nvme0n1: 50-79 °C")
+        );
+    }
+
+    #[test]
+    fn cool_drive_or_no_drop_says_nothing() {
+        // The same drop at 60 °C (under the limit): not heat.
+        let t = tempfile::tempdir().unwrap();
+        fake(t.path(), 50_000);
+        let src = TemperatureSource::find(t.path(), "nvme0n1").unwrap();
+        let t0 = Instant::now();
+        let mut m = HeatMonitor::new("nvme0n1", src, Duration::from_secs(1), t0, None);
+        for i in 0..60u64 {
+            let rate = if i < 30 { 1e9 as u64 } else { 4e8 as u64 };
+            m.tick(t0 + Duration::from_secs(i), Some(i * rate));
+        }
+        let (rec, w) = m.finish(None);
+        assert!(rec.is_some() && w.is_none());
+        // Hot but steady: no drop, no warning.
+        let (rec, w) = episode(75_000, 1e9);
+        assert!(rec.is_some());
+        assert!(w.is_none(), "{w:?}");
+    }
+
+    #[test]
+    fn moved_counters_warn() {
+        let t = tempfile::tempdir().unwrap();
+        fake(t.path(), 40_000);
+        let src = TemperatureSource::find(t.path(), "nvme0n1").unwrap();
+        let t0 = Instant::now();
+        let before = ThrottleCounters {
+            thermal_mgmt_1_transitions: Some(3),
+            ..Default::default()
+        };
+        let mut m = HeatMonitor::new("nvme0n1", src, Duration::from_secs(1), t0, Some(before));
+        m.tick(t0, Some(0));
+        let after = ThrottleCounters {
+            thermal_mgmt_1_transitions: Some(5),
+            ..Default::default()
+        };
+        let (_, w) = m.finish(Some(after));
+        assert!(w.unwrap().message.contains("thermal_mgmt_1_transitions +2"));
+    }
+
+    #[test]
+    fn no_sensor_no_record() {
+        let env = |dev: &str| Environment {
+            block_device: Some(dev.into()),
+            ..Default::default()
+        };
+        assert_eq!(drive_of(&env("loop3")), None);
+        assert_eq!(drive_of(&env("dm-0")), None);
+        assert_eq!(drive_of(&env("nvme0n1")), Some("nvme0n1".into()));
+        let part = Environment {
+            block_device: Some("sda1".into()),
+            parent_device: Some("sda".into()),
+            ..Default::default()
+        };
+        assert_eq!(drive_of(&part), Some("sda".into()));
+        assert_eq!(drive_of(&Environment::default()), None);
+        // A drive without hwmon on a fake root: the thread finds nothing to read (or
+        // smartctl, if installed, cannot open a device that does not exist) and returns
+        // nothing, quickly.
+        let t = tempfile::tempdir().unwrap();
+        let w = HeatWatch::start_on(
+            "nvme9n9".into(),
+            t.path().to_path_buf(),
+            Some(Duration::from_millis(10)),
+        )
+        .unwrap();
+        assert_eq!(w.finish(), (None, None));
+        // The real thread on a fake hwmon: a few readings, then stopped.
+        fake(t.path(), 45_000);
+        let w = HeatWatch::start_on(
+            "nvme0n1".into(),
+            t.path().to_path_buf(),
+            Some(Duration::from_millis(10)),
+        )
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        let (rec, w) = w.finish();
+        let rec = rec.unwrap();
+        assert!(!rec.series.is_empty());
+        assert_eq!(rec.max_celsius, Some(45.0));
+        assert!(w.is_none());
+    }
+}
