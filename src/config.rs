@@ -1,13 +1,17 @@
 //! CLI values -> validated runtime configs. All input checking of `iolab run` lives here:
 //! a bad value is a `UsageError` (exit 2) raised before anything is created.
 
+pub mod copy;
+pub mod files;
+pub mod reference;
+pub mod saturate;
 pub mod sustain;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::cli::run::RunArgs;
 use crate::error::UsageError;
-use crate::runner::repeat::RepeatMode;
+use crate::stats::repeat::RepeatMode;
 use crate::runner::target::{TargetKind, classify};
 use crate::stats::steady_rounds::SteadySpec;
 use crate::workload::block::{BlockTestSpec, JobSpec, Rw, cdm_label};
@@ -51,128 +55,15 @@ pub struct RunConfig {
     pub precondition: bool,
 }
 
+// File-system facts the checks use (free space, read-only, in use, signatures) live in
+// fs::facts; re-exported here for the callers that validate arguments.
+pub use crate::fs::facts::{
+    OverwriteRoom, allow_destroy_matches, device_in_use, free_space, fs_signature, is_read_only_fs,
+    overwrite_room, overwrite_room_of,
+};
+
 fn err(msg: impl Into<String>) -> UsageError {
     UsageError::new(msg)
-}
-
-/// Free bytes for an unprivileged writer on the file system of `dir`.
-pub fn free_space(dir: &Path) -> Option<u64> {
-    let s = nix::sys::statvfs::statvfs(dir).ok()?;
-    // Some FUSE file systems (fusefat) report no block counts at all: unknown, not full.
-    if s.blocks() == 0 {
-        return None;
-    }
-    Some(s.blocks_available() as u64 * s.fragment_size() as u64)
-}
-
-/// How much of the free space a file that is later overwritten may take.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OverwriteRoom {
-    /// Percent of the free space.
-    pub percent: u64,
-    /// Why less than the usual 90 % (said in the clamp message).
-    pub why: Option<String>,
-}
-
-impl OverwriteRoom {
-    /// `percent` of `free`.
-    pub fn cap(&self, free: u64) -> u64 {
-        (free as u128 * self.percent as u128 / 100) as u64
-    }
-
-    /// `90 % of the free space on DIR` (+ the reason when it is less).
-    pub fn describe(&self, dir: &Path) -> String {
-        let mut s = format!("{} % of the free space on {}", self.percent, dir.display());
-        if let Some(w) = &self.why {
-            s.push_str(": ");
-            s.push_str(w);
-        }
-        s
-    }
-}
-
-/// The share of the free space for a test file that will be overwritten, by file-system
-/// type: 10 % is left to everyone else. A copy-on-write or log-structured file system
-/// writes every overwrite to new space and frees the old blocks only later (btrfs at the
-/// transaction commit, and an extent only when none of its blocks is referenced any more,
-/// so a 4 KiB random overwrite can pin a whole 128 MiB extent; nilfs2/f2fs at cleaning):
-/// a full rewrite of the file needs its size again, plus metadata (btrfs keeps it twice,
-/// DUP, in chunks taken from the same unallocated space). So at most 45 % there: the file
-/// and one full rewrite stay within the same 90 %.
-pub fn overwrite_room_of(fs_type: Option<&str>) -> OverwriteRoom {
-    let cow = fs_type.and_then(|t| match t {
-        "bcachefs" | "zfs" => Some("copy-on-write"),
-        t => crate::fs::types::lookup(t)
-            .map(|f| f.design)
-            .filter(|d| matches!(*d, "copy-on-write" | "log-structured")),
-    });
-    match (fs_type, cow) {
-        (Some(t), Some(design)) => OverwriteRoom {
-            percent: 45,
-            why: Some(format!(
-                "{t} is {design}, every overwrite needs new space before the old is freed, so the file and a full rewrite of it must fit"
-            )),
-        },
-        _ => OverwriteRoom {
-            percent: 90,
-            why: None,
-        },
-    }
-}
-
-/// `overwrite_room_of` the file system holding `dir`.
-pub fn overwrite_room(dir: &Path) -> OverwriteRoom {
-    let m = crate::sysinfo::mounts::mount_of(dir);
-    overwrite_room_of(m.as_ref().map(|m| m.fs_type.as_str()))
-}
-
-pub fn is_read_only_fs(dir: &Path) -> bool {
-    nix::sys::statvfs::statvfs(dir)
-        .map(|s| s.flags().contains(nix::sys::statvfs::FsFlags::ST_RDONLY))
-        .unwrap_or(false)
-}
-
-/// Is `dev` (a block device) mounted, or holding a mounted partition or a device-mapper
-/// user? Returns a description of the user when it is.
-pub fn device_in_use(dev: &Path) -> Option<String> {
-    use std::os::unix::fs::MetadataExt;
-    let md = std::fs::metadata(dev).ok()?;
-    let rdev = md.rdev();
-    let majmin = format!("{}:{}", libc::major(rdev), libc::minor(rdev));
-    if let Some(m) = crate::sysinfo::mounts::mounts_of_device(&majmin).first() {
-        return Some(format!("mounted on {}", m.mount_point.display()));
-    }
-    let sys = std::fs::canonicalize(format!("/sys/dev/block/{majmin}")).ok()?;
-    // Partitions of this disk that are mounted.
-    if let Ok(rd) = std::fs::read_dir(&sys) {
-        for e in rd.flatten() {
-            if e.path().join("partition").exists()
-                && let Some(dev) = crate::sysinfo::read_trim(&e.path().join("dev"))
-                && let Some(m) = crate::sysinfo::mounts::mounts_of_device(&dev).first()
-            {
-                return Some(format!(
-                    "its partition {} is mounted on {}",
-                    e.file_name().to_string_lossy(),
-                    m.mount_point.display()
-                ));
-            }
-        }
-    }
-    if let Ok(rd) = std::fs::read_dir(sys.join("holders"))
-        && let Some(h) = rd.flatten().next()
-    {
-        return Some(format!("held by {}", h.file_name().to_string_lossy()));
-    }
-    None
-}
-
-/// Does `--allow-destroy` name exactly this target?
-pub fn allow_destroy_matches(allow: Option<&Path>, target: &Path) -> bool {
-    let Some(allow) = allow else { return false };
-    match (std::fs::canonicalize(allow), std::fs::canonicalize(target)) {
-        (Ok(a), Ok(t)) => a == t,
-        _ => false,
-    }
 }
 
 impl RunConfig {
@@ -489,17 +380,6 @@ fn steady_spec(a: &RunArgs) -> Result<Option<SteadySpec>, UsageError> {
     .map_err(err)
 }
 
-/// A file-system signature on a device (blkid), for the refusal message.
-pub fn fs_signature(dev: &Path) -> Option<String> {
-    let out = std::process::Command::new("blkid")
-        .args(["-p", "-o", "value", "-s", "TYPE"])
-        .arg(dev)
-        .output()
-        .ok()?;
-    let s = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    (out.status.success() && !s.is_empty()).then_some(s)
-}
-
 fn job(a: &RunArgs, rw: Rw, bs: u64, iodepth: u32, jobs: u32) -> JobSpec {
     JobSpec {
         rw,
@@ -599,40 +479,6 @@ fn build_tests(a: &RunArgs) -> Result<Vec<BlockTestSpec>, UsageError> {
 mod tests {
     use super::*;
     use clap::Parser;
-
-    #[test]
-    fn copy_on_write_file_systems_get_room_for_a_full_rewrite() {
-        // Regression (issue #28): a 512 MiB btrfs ran out of space in the random writes of
-        // a test file sized to 90 % of its free space.
-        for t in ["btrfs", "nilfs2", "f2fs", "bcachefs"] {
-            let r = overwrite_room_of(Some(t));
-            assert_eq!(r.percent, 45, "{t}");
-            assert!(r.why.as_deref().unwrap().contains("full rewrite"), "{t}");
-            // The file plus one full rewrite stay within the usual 90 %.
-            assert!(2 * r.cap(1000) <= 900);
-        }
-        for t in [
-            Some("ext4"),
-            Some("xfs"),
-            Some("fuseblk"),
-            Some("tmpfs"),
-            None,
-        ] {
-            assert_eq!(overwrite_room_of(t).percent, 90, "{t:?}");
-            assert!(overwrite_room_of(t).why.is_none());
-        }
-        let d = overwrite_room_of(Some("btrfs")).describe(Path::new("/mnt"));
-        assert!(
-            d.starts_with("45 % of the free space on /mnt: btrfs is copy-on-write"),
-            "{d}"
-        );
-        assert_eq!(
-            overwrite_room_of(Some("ext4")).describe(Path::new("/mnt")),
-            "90 % of the free space on /mnt"
-        );
-        // Unknown free space (fusefat) stays "unlimited" without overflow.
-        assert!(overwrite_room_of(None).cap(u64::MAX) > u64::MAX / 10 * 8);
-    }
 
     #[derive(Parser)]
     struct Wrap {

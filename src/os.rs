@@ -1,5 +1,8 @@
 //! Facts about the running process that every layer may ask: privilege. At the bottom of
 //! the import order (with `units` and `error`), so that asking does not tie layers together.
+//! `signals`: the stop flag every worker checks, set by SIGINT/SIGTERM/SIGHUP.
+
+pub mod signals;
 
 /// Is the effective user root? (Loop devices, mounts, dropping caches, other users' files.)
 pub fn is_root() -> bool {

@@ -2,46 +2,11 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use crate::units::size_arg;
 
-/// How file contents are moved.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CopyMethod {
-    /// What GNU cp 9 does: copy_file_range(2), falling back to read/write with --buffer
-    /// where the kernel refuses it (across file systems: EXDEV). Within one xfs or btrfs
-    /// the kernel shares the extents (reflink) instead of copying: the copy phase says so.
-    Auto,
-    /// read(2) into a buffer, write(2) it out (what GNU cp does across file systems).
-    Rw,
-    /// copy_file_range(2): the kernel copies (falls back to rw where refused, e.g. EXDEV).
-    #[value(name = "copy_file_range", alias = "cfr")]
-    CopyFileRange,
-    /// sendfile(2) from the source file to the destination file.
-    Sendfile,
-}
-
-impl CopyMethod {
-    pub fn name(self) -> &'static str {
-        match self {
-            CopyMethod::Auto => "auto",
-            CopyMethod::Rw => "rw",
-            CopyMethod::CopyFileRange => "copy_file_range",
-            CopyMethod::Sendfile => "sendfile",
-        }
-    }
-}
-
-/// Hash used by `--verify`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum HashKind {
-    /// XXH3 128-bit: fast, non-cryptographic.
-    #[value(name = "xxh3")]
-    Xxh3,
-    /// BLAKE3: cryptographic, still fast.
-    Blake3,
-}
+pub use crate::workload::copy::{CopyMethod, HashKind};
 
 #[derive(Debug, Clone, Args)]
 pub struct CopyArgs {

@@ -2,55 +2,11 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use crate::units::size_arg;
 
-/// How each file is written from the reference kept in RAM.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-#[value(rename_all = "snake_case")]
-pub enum Method {
-    /// open(O_CREAT|O_EXCL), write, close: the Linux equivalent of CopyFile.
-    Write,
-    /// copy_file_range(2) from the reference (a memfd; a file on the target when the kernel
-    /// refuses cross-file-system copies).
-    CopyFileRange,
-    /// sendfile(2) from the reference in a memfd.
-    Sendfile,
-}
-
-/// When data is forced to the device; sync time is always reported separately.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SyncMode {
-    /// Never: the page cache decides.
-    None,
-    /// fsync(2) every file before closing it.
-    File,
-    /// syncfs(2) after every portion.
-    Portion,
-    /// One syncfs(2) at the end of the create phase.
-    End,
-}
-
-/// Where the files go.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Layout {
-    /// All files of a run in one directory (directory scaling is measured).
-    Flat,
-    /// One directory per portion.
-    PerPortion,
-    /// One directory per pass.
-    PerPass,
-}
-
-/// Counts preset.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum FilesPreset {
-    /// 500 files per portion x 5 portions x 2 passes x 3 runs: about a minute.
-    Quick,
-    /// Belov's counts: 10,000 files per portion x 20 portions x 16 passes x 3 runs.
-    Full,
-}
+pub use crate::workload::files::{FilesPreset, Layout, Method, SyncMode};
 
 #[derive(Debug, Clone, Args)]
 pub struct FilesArgs {

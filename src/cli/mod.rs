@@ -13,6 +13,7 @@ pub mod saturate;
 pub mod slack;
 pub mod sustain;
 pub mod trace;
+pub mod values;
 
 use std::path::PathBuf;
 

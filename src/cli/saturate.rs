@@ -7,71 +7,7 @@ use clap::Args;
 
 use crate::units::{duration_arg, size_arg};
 
-/// One sweep kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum SweepKind {
-    /// Random reads (of --bs, default 4 KiB).
-    Randread,
-    /// Random writes.
-    Randwrite,
-    /// Independent reads and writes at the same time: two job groups, not randrw (whose
-    /// reads and writes depend on each other). --mix sets the read share of the depth.
-    #[value(alias = "readwrite", alias = "rw")]
-    Mixed,
-}
-
-impl SweepKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            SweepKind::Randread => "randread",
-            SweepKind::Randwrite => "randwrite",
-            SweepKind::Mixed => "mixed",
-        }
-    }
-    pub fn writes(self) -> bool {
-        self != SweepKind::Randread
-    }
-    pub fn reads(self) -> bool {
-        self != SweepKind::Randwrite
-    }
-}
-
-/// Which latency statistic the limit applies to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Statistic {
-    Mean,
-    P99,
-    #[value(name = "p99.9", alias = "p999")]
-    P999,
-}
-
-impl Statistic {
-    pub fn name(self) -> &'static str {
-        match self {
-            Statistic::Mean => "mean",
-            Statistic::P99 => "p99",
-            Statistic::P999 => "p99.9",
-        }
-    }
-}
-
-/// How latency is combined over streams (targets, and reads vs writes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Aggregate {
-    /// Over all I/Os of all streams together.
-    Mean,
-    /// The worst stream.
-    Max,
-}
-
-impl Aggregate {
-    pub fn name(self) -> &'static str {
-        match self {
-            Aggregate::Mean => "mean",
-            Aggregate::Max => "max",
-        }
-    }
-}
+pub use crate::workload::saturate::{Aggregate, Statistic, SweepKind};
 
 #[derive(Debug, Clone, Args)]
 pub struct SaturateArgs {

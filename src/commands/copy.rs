@@ -66,7 +66,7 @@ impl DirFamily for CopyFamily {
     fn reference(
         params: &std::collections::BTreeMap<String, String>,
     ) -> Result<(CopyArgs, String), crate::error::UsageError> {
-        crate::workload::copy::parse_reference(params)
+        crate::config::reference::copy(params)
     }
 
     fn retarget(args: &mut CopyArgs, dir: &std::path::Path) {
@@ -94,7 +94,7 @@ fn generate_only(args: &CopyArgs, dir: &std::path::Path) -> Result<i32> {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => std::path::Path::new("."),
     };
-    let free = crate::config::free_space(parent).unwrap_or(u64::MAX) as f64;
+    let free = crate::fs::facts::free_space(parent).unwrap_or(u64::MAX) as f64;
     let need = dataset::nominal_bytes(&s.dataset, s.scale).unwrap_or(0.0);
     if need > free {
         return Err(crate::usage!(
@@ -107,7 +107,7 @@ fn generate_only(args: &CopyArgs, dir: &std::path::Path) -> Result<i32> {
     let plan = dataset::plan(&s.dataset, s.seed, s.scale)
         .ok_or_else(|| crate::usage!("unknown data set '{}'", s.dataset))?;
     std::fs::create_dir(dir).map_err(|e| crate::usage!("--generate {}: {e}", dir.display()))?;
-    let stop = crate::runner::StopFlag::new();
+    let stop = crate::os::signals::StopFlag::new();
     stop.install().context("cannot install signal handlers")?;
     if let Err(e) = dataset::generate(&plan, dir, s.seed, &stop, &mut |_| {}) {
         // Leave nothing half-made behind.

@@ -75,7 +75,7 @@ impl DirFamily for FilesFamily {
     fn reference(
         params: &std::collections::BTreeMap<String, String>,
     ) -> Result<(FilesArgs, String), crate::error::UsageError> {
-        crate::workload::files::parse_reference(params)
+        crate::config::reference::files(params)
     }
 
     fn retarget(args: &mut FilesArgs, dir: &Path) {

@@ -12,7 +12,7 @@ use crate::model::{ResultDoc, ResultSink, TestResult, Warning, WarningCode};
 use crate::runner::RunContext;
 use crate::runner::block::{LiveCounters, run_block_test, settings_of};
 use crate::runner::progress::Progress;
-use crate::runner::repeat::{spread_warnings, summarize_test};
+use crate::stats::repeat::{spread_warnings, summarize_test};
 use crate::runner::target::{TargetKind, TestTarget};
 use crate::stats::steady_rounds::{SteadyRounds, not_reached_warning};
 use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
@@ -242,7 +242,7 @@ pub fn run_with_hooks(
             let live = LiveCounters::default();
             // A distributed run stops its workers through its own flag (stonewall), which
             // also carries the signals of `ctx.stop`.
-            let wall = crate::runner::StopFlag::new();
+            let wall = crate::os::signals::StopFlag::new();
             let stop = if hooks.is_some() { &wall } else { &ctx.stop };
             if let Some(k) = hooks {
                 k.before_run(spec.groups[0].duration.is_none())?;
@@ -447,8 +447,11 @@ impl DirFamily for RunFamily {
                 "workload run: target and output are set by the matrix",
             ));
         }
-        let cmd =
-            crate::workload::parse_family_args(&["run"], params, &["keep", "no-save", "json"])?;
+        let cmd = crate::config::reference::parse_family_args(
+            &["run"],
+            params,
+            &["keep", "no-save", "json"],
+        )?;
         let crate::cli::Command::Run(args) = cmd else {
             unreachable!("parsed as run")
         };

@@ -14,7 +14,7 @@ use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning, Warnin
 use crate::runner::RunContext;
 use crate::runner::block::{LiveCounters, run_block_test, settings_of};
 use crate::runner::progress::Progress;
-use crate::runner::repeat::summarize_test;
+use crate::stats::repeat::summarize_test;
 use crate::runner::target::{TargetKind, TestTarget};
 use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
 use crate::units::{fmt_mb_per_s, fmt_size_iec};
@@ -270,7 +270,7 @@ fn run_pass(
     // The pass stops through its own flag: a signal stonewalls it, so the series written up
     // to then comes back (run_block_test returns no figures for an interrupted run) and is
     // saved before the interrupt is reported.
-    let wall = crate::runner::StopFlag::new();
+    let wall = crate::os::signals::StopFlag::new();
     let out = std::thread::scope(|s| {
         let h = s.spawn(|| run_block_test(&spec, &[target], &wall, Some(&live), 1));
         let t0 = std::time::Instant::now();
@@ -326,7 +326,7 @@ fn run_pass(
     if let Some(sig) = ctx.stop.signal() {
         test.error = Some(format!(
             "interrupted by {}: the pass's series up to then is kept",
-            crate::runner::signals::signal_name(sig)
+            crate::os::signals::signal_name(sig)
         ));
     }
     let detail = analyze(

@@ -144,7 +144,7 @@ impl SustainConfig {
                     (None, pct, Some(f)) => {
                         // On a copy-on-write file system a recovery pass rewrites part of
                         // the span into new space: the default leaves room for it.
-                        let room = crate::config::overwrite_room(&a.target);
+                        let room = crate::fs::facts::overwrite_room(&a.target);
                         let pct = pct.unwrap_or(if room.why.is_some() {
                             (room.percent / 2).max(1)
                         } else {

@@ -22,7 +22,7 @@ use crate::dist::session::{Prepared, RankSpace, Session};
 use crate::error::Interrupted;
 use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning};
 use crate::runner::RunHooks;
-use crate::runner::repeat::spread_warnings;
+use crate::stats::repeat::spread_warnings;
 use crate::workload::files::config::FilesConfig;
 use crate::workload::files::result::summarize_files_test;
 use crate::workload::files::run::{FilesHooks, run_with_hooks};
@@ -59,7 +59,7 @@ struct RankSize {
 struct FilesDist<'a> {
     base: DistHooks<'a>,
     files_per_portion: u64,
-    repeat: crate::runner::repeat::RepeatMode,
+    repeat: crate::stats::repeat::RepeatMode,
     /// Rank 0: the one result document and where it goes.
     doc: Option<RefCell<ResultDoc>>,
     sink: &'a ResultSink,

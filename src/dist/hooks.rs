@@ -18,7 +18,7 @@ use crate::dist::ClockOffset;
 use crate::dist::aggregate::{RankRun, add_dist_summaries, aggregate_run, dist_warnings};
 use crate::dist::clock::{measure_offsets, now_ns};
 use crate::model::{HostResult, ResultDoc, ResultSink, RunResult, TestResult, Warning};
-use crate::runner::repeat::summarize_test;
+use crate::stats::repeat::summarize_test;
 
 /// "My run is over": each rank sends one to every other rank per run.
 const TAG_FINISHED: i32 = 0x1c20;
@@ -69,7 +69,7 @@ pub struct DistHooks<'a> {
     size: u32,
     hostname: String,
     /// The command's stop flag (signals), so waiting for the other ranks can be interrupted.
-    stop: crate::runner::StopFlag,
+    stop: crate::os::signals::StopFlag,
     state: RefCell<State>,
     /// Rank 0 only.
     collector: Option<Collector<'a>>,
@@ -79,7 +79,7 @@ impl<'a> DistHooks<'a> {
     pub fn new(
         world: &'a SimpleCommunicator,
         hostname: String,
-        stop: crate::runner::StopFlag,
+        stop: crate::os::signals::StopFlag,
         collector: Option<Collector<'a>>,
     ) -> Self {
         DistHooks {
@@ -121,7 +121,7 @@ impl<'a> DistHooks<'a> {
         }
         Err(crate::error::Interrupted {
             signal: any,
-            signal_name: crate::runner::signals::signal_name(any),
+            signal_name: crate::os::signals::signal_name(any),
         }
         .into())
     }
@@ -315,7 +315,7 @@ const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 /// caller leaves MPI without finalizing.
 pub fn wait_for_all(
     world: &SimpleCommunicator,
-    stop: Option<&crate::runner::StopFlag>,
+    stop: Option<&crate::os::signals::StopFlag>,
     timeout: Option<std::time::Duration>,
 ) -> Result<bool> {
     let t0 = std::time::Instant::now();

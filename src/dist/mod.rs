@@ -124,7 +124,7 @@ mod tests {
 
     #[test]
     fn a_stonewall_stops_workers_without_an_interrupt() {
-        let f = crate::runner::StopFlag::new();
+        let f = crate::os::signals::StopFlag::new();
         f.stonewall();
         assert!(f.is_set());
         assert_eq!(f.signal(), None);
@@ -133,7 +133,7 @@ mod tests {
         f.raise(libc::SIGINT);
         assert_eq!(f.signal(), Some(libc::SIGINT));
         // A stonewall never hides a signal raised before it.
-        let g = crate::runner::StopFlag::new();
+        let g = crate::os::signals::StopFlag::new();
         g.raise(libc::SIGTERM);
         g.stonewall();
         assert_eq!(g.signal(), Some(libc::SIGTERM));

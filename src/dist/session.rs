@@ -95,8 +95,8 @@ impl RankSpace {
 /// 90 % of the free space, 45 % on a copy-on-write file system (on a shared file system they
 /// all take from the same space; see `config::overwrite_room_of`).
 pub fn per_rank_size(target: &Path, ranks: u32, rank: u32, wanted: u64) -> Result<u64> {
-    let free = crate::config::free_space(target).unwrap_or(u64::MAX);
-    let room = crate::config::overwrite_room(target);
+    let free = crate::fs::facts::free_space(target).unwrap_or(u64::MAX);
+    let room = crate::fs::facts::overwrite_room(target);
     let cap = (room.cap(free) / ranks.max(1) as u64) & !((1u64 << 20) - 1);
     if cap == 0 {
         return Err(crate::usage!(
@@ -283,7 +283,7 @@ pub struct InterruptWatch {
 }
 
 impl InterruptWatch {
-    fn start(stop: &crate::runner::StopFlag, sink: &ResultSink) -> InterruptWatch {
+    fn start(stop: &crate::os::signals::StopFlag, sink: &ResultSink) -> InterruptWatch {
         let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         if sink.path.is_none() {
             return InterruptWatch { done, thread: None };
@@ -292,7 +292,7 @@ impl InterruptWatch {
         let thread = std::thread::spawn(move || {
             while !flag.load(std::sync::atomic::Ordering::Relaxed) {
                 if let Some(sig) = stop.signal() {
-                    marker.mark(sig, crate::runner::signals::signal_name(sig));
+                    marker.mark(sig, crate::os::signals::signal_name(sig));
                     return;
                 }
                 std::thread::sleep(std::time::Duration::from_millis(10));

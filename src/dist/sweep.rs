@@ -84,10 +84,10 @@ pub fn aggregate_step(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::saturate::{Aggregate, Statistic};
     use crate::engine::{EngineKind, Pattern};
     use crate::stats::hist::LatencyHistogram;
     use crate::workload::block::{JobSpec, Region, Rw};
+    use crate::workload::saturate::{Aggregate, Statistic};
 
     const MS: u64 = 1_000_000;
 

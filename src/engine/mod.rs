@@ -16,9 +16,7 @@ use std::io;
 pub use buffer::{AlignedBuf, BufferPool, DataGen, Pattern};
 
 /// Which engine to use.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EngineKind {
     /// pread/pwrite, one I/O in flight per job.

@@ -3,6 +3,7 @@
 
 pub mod command;
 pub mod detect;
+pub mod facts;
 pub mod guard;
 pub mod instance;
 pub mod layout;

@@ -17,7 +17,7 @@ use crate::engine::{Completion, Op, open_engine};
 use crate::model::{BlockSettings, CpuUsage, RunResult, Warning, WarningCode};
 use crate::runner::cpu;
 use crate::runner::recorder::{JobRecorder, direction_stats};
-use crate::runner::signals::StopFlag;
+use crate::os::signals::StopFlag;
 use crate::runner::target::TestTarget;
 use crate::workload::block::{BlockTestSpec, JobSpec, Region, Rw};
 use crate::workload::offsets::OffsetGen;
@@ -201,7 +201,7 @@ pub fn run_block_test(
     if let Some(sig) = stop.signal() {
         return Err(anyhow::Error::new(crate::error::Interrupted {
             signal: sig,
-            signal_name: crate::runner::signals::signal_name(sig),
+            signal_name: crate::os::signals::signal_name(sig),
         }));
     }
     let cpu_usage = CpuUsage {

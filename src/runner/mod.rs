@@ -8,13 +8,15 @@ pub mod cpu;
 pub mod lock;
 pub mod progress;
 pub mod recorder;
-pub mod repeat;
-pub mod signals;
 pub mod target;
 pub mod write_cache;
 
 pub use progress::ProgressMode;
-pub use signals::StopFlag;
+// Repeats are statistics, the stop flag a fact of the process: they live in stats/ and os/;
+// the old paths stay for the code that names them.
+pub use crate::os::signals;
+pub use crate::os::signals::StopFlag;
+pub use crate::stats::repeat;
 
 /// Give the calling thread its own file-descriptor table (`unshare(CLONE_FILES)`), a copy
 /// of the process's. While several threads share one table, every syscall on a descriptor

@@ -176,7 +176,7 @@ impl TestTarget {
         &mut self,
         seed: u64,
         progress: &mut dyn FnMut(f64),
-        stop: &crate::runner::signals::StopFlag,
+        stop: &crate::os::signals::StopFlag,
     ) -> io::Result<()> {
         const CHUNK: usize = 1 << 20;
         let file = self.open(true, true)?;

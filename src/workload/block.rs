@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::{EngineKind, Pattern};
 
 /// The access pattern (fio's `rw`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Rw {
     Read,
@@ -18,7 +18,6 @@ pub enum Rw {
     Randrw,
     /// Sequential reads and writes mixed (fio's `rw`/`readwrite`; CrystalDiskMark's SEQ Mix):
     /// one sequential stream, each I/O a read with --rwmix-read % probability.
-    #[value(alias = "rw")]
     Readwrite,
 }
 
@@ -57,7 +56,7 @@ impl Rw {
 }
 
 /// How jobs share the test region.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Region {
     /// Each job gets its own equal slice of the region (default).

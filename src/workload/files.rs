@@ -12,54 +12,50 @@ pub mod scaling;
 pub mod sizes;
 pub mod space;
 
-use std::collections::BTreeMap;
+/// How each file is written from the reference kept in RAM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// open(O_CREAT|O_EXCL), write, close: the Linux equivalent of CopyFile.
+    Write,
+    /// copy_file_range(2) from the reference (a memfd; a file on the target when the kernel
+    /// refuses cross-file-system copies).
+    CopyFileRange,
+    /// sendfile(2) from the reference in a memfd.
+    Sendfile,
+}
 
-use crate::error::UsageError;
+/// When data is forced to the device; sync time is always reported separately.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncMode {
+    /// Never: the page cache decides.
+    None,
+    /// fsync(2) every file before closing it.
+    File,
+    /// syncfs(2) after every portion.
+    Portion,
+    /// One syncfs(2) at the end of the create phase.
+    End,
+}
 
-/// Flags of `iolab files` that take no value (a reference gives them as `KEY=true`).
-const BARE_FLAGS: &[&str] = &[
-    "nice",
-    "drop-caches",
-    "keep-files",
-    "no-room-check",
-    "no-save",
-    "json",
-];
+/// Where the files go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// All files of a run in one directory (directory scaling is measured).
+    Flat,
+    /// One directory per portion.
+    PerPortion,
+    /// One directory per pass.
+    PerPass,
+}
 
-/// Parse a `files:KEY=VALUE:...` matrix reference (any `iolab files` flag, e.g.
-/// `files:sizes=1,4K:files-per-portion=1000`) into `iolab files` arguments and its label.
-pub fn parse_reference(
-    params: &BTreeMap<String, String>,
-) -> Result<(crate::cli::files::FilesArgs, String), UsageError> {
-    for k in ["target", "output", "keep-files"] {
-        if params.contains_key(k) {
-            return Err(UsageError::new(format!(
-                "workload files: {k} is set by the matrix"
-            )));
-        }
-    }
-    let cmd = crate::workload::parse_family_args(&["files"], params, BARE_FLAGS)?;
-    let crate::cli::Command::Files(args) = cmd else {
-        unreachable!("parsed as files")
-    };
-    let mut label = "files".to_string();
-    for (k, v) in params {
-        label.push_str(&format!(":{k}={v}"));
-    }
-    Ok((args, label))
+/// Counts preset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FilesPreset {
+    /// 500 files per portion x 5 portions x 2 passes x 3 runs: about a minute.
+    Quick,
+    /// Belov's counts: 10,000 files per portion x 20 portions x 16 passes x 3 runs.
+    Full,
 }
 
 #[cfg(test)]
-mod tests {
-    #[test]
-    fn matrix_reference_parses() {
-        let r =
-            crate::workload::WorkloadRef::parse("files:sizes=1,4K:files-per-portion=1000").unwrap();
-        let (_, label) = super::parse_reference(&r.params).unwrap();
-        assert!(label.starts_with("files:"));
-        let bad = crate::workload::WorkloadRef::parse("files:target=/tmp").unwrap();
-        assert!(super::parse_reference(&bad.params).is_err());
-        let bad = crate::workload::WorkloadRef::parse("files:portions=x").unwrap();
-        assert!(super::parse_reference(&bad.params).is_err());
-    }
-}
+mod tests {}

@@ -258,6 +258,70 @@ pub fn run_search(
     (s.outcome(), s.points().to_vec())
 }
 
+/// One sweep kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SweepKind {
+    /// Random reads (of --bs, default 4 KiB).
+    Randread,
+    /// Random writes.
+    Randwrite,
+    /// Independent reads and writes at the same time: two job groups, not randrw (whose
+    /// reads and writes depend on each other). --mix sets the read share of the depth.
+    Mixed,
+}
+
+impl SweepKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            SweepKind::Randread => "randread",
+            SweepKind::Randwrite => "randwrite",
+            SweepKind::Mixed => "mixed",
+        }
+    }
+    pub fn writes(self) -> bool {
+        self != SweepKind::Randread
+    }
+    pub fn reads(self) -> bool {
+        self != SweepKind::Randwrite
+    }
+}
+
+/// Which latency statistic the limit applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Statistic {
+    Mean,
+    P99,
+    P999,
+}
+
+impl Statistic {
+    pub fn name(self) -> &'static str {
+        match self {
+            Statistic::Mean => "mean",
+            Statistic::P99 => "p99",
+            Statistic::P999 => "p99.9",
+        }
+    }
+}
+
+/// How latency is combined over streams (targets, and reads vs writes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Aggregate {
+    /// Over all I/Os of all streams together.
+    Mean,
+    /// The worst stream.
+    Max,
+}
+
+impl Aggregate {
+    pub fn name(self) -> &'static str {
+        match self {
+            Aggregate::Mean => "mean",
+            Aggregate::Max => "max",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -94,8 +94,11 @@ pub fn parse_reference(
     }
     let mut rest = params.clone();
     rest.remove("name");
-    let cmd =
-        crate::workload::parse_family_args(&["trace", "run", name], &rest, &["no-save", "json"])?;
+    let cmd = crate::config::reference::parse_family_args(
+        &["trace", "run", name],
+        &rest,
+        &["no-save", "json"],
+    )?;
     let crate::cli::Command::Trace(t) = cmd else {
         unreachable!("parsed as trace")
     };

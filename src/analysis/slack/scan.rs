@@ -16,7 +16,7 @@ use nix::sys::stat::{Mode, fstatat};
 
 use super::rules::FAT32_MAX_FILE;
 use super::{DirRec, FileRec, Inventory, utf16_len};
-use crate::runner::StopFlag;
+use crate::os::signals::StopFlag;
 
 /// How many unreadable paths are kept as examples.
 const EXAMPLES: usize = 5;

@@ -40,7 +40,7 @@ pub fn check_device(dev: &Path, allow: Option<&Path>) -> Result<PathBuf, UsageEr
             d = dev.display()
         )));
     };
-    if !crate::config::allow_destroy_matches(Some(allow), dev) {
+    if !crate::fs::facts::allow_destroy_matches(Some(allow), dev) {
         return Err(err(format!(
             "--allow-destroy {} does not name --device {}; both must be the same device",
             allow.display(),
@@ -48,7 +48,7 @@ pub fn check_device(dev: &Path, allow: Option<&Path>) -> Result<PathBuf, UsageEr
         )));
     }
     let canon = std::fs::canonicalize(dev).map_err(|e| err(format!("{}: {e}", dev.display())))?;
-    if let Some(user) = crate::config::device_in_use(&canon) {
+    if let Some(user) = crate::fs::facts::device_in_use(&canon) {
         return Err(err(format!(
             "--device {} is in use ({user}); refusing to format it",
             dev.display()

@@ -173,7 +173,7 @@ impl Exec<'_> {
         let cfg = &doc.configurations[idx];
         let mut ws = Vec::new();
         for t in &cfg.tests {
-            for mut w in crate::runner::repeat::spread_warnings(t, &self.plan.repeat) {
+            for mut w in crate::stats::repeat::spread_warnings(t, &self.plan.repeat) {
                 if w.code == WarningCode::NoSpread {
                     continue;
                 }

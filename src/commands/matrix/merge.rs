@@ -66,7 +66,7 @@ impl Gathered {
             if parts.len() < 2 {
                 continue;
             }
-            crate::runner::repeat::summarize_test(t);
+            crate::stats::repeat::summarize_test(t);
             let keys: Vec<String> = parts.iter().flat_map(|m| m.keys().cloned()).collect();
             for k in keys {
                 if t.summary.contains_key(&k) {
@@ -131,7 +131,7 @@ mod tests {
                 .collect(),
             ..Default::default()
         };
-        crate::runner::repeat::summarize_test(&mut t);
+        crate::stats::repeat::summarize_test(&mut t);
         t.summary
             .insert("seconds_per_portion".into(), summarize(&[iops[0] / 100.0]));
         t

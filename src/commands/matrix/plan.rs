@@ -9,7 +9,7 @@ use crate::commands::family::{DirWorkload, resolve};
 use crate::error::UsageError;
 use crate::fs::detect::{MountMethod, availability};
 use crate::fs::types::{FS_TYPES, FsType, known_names, lookup};
-use crate::runner::repeat::RepeatMode;
+use crate::stats::repeat::RepeatMode;
 use crate::units::{fmt_size_exact, fmt_size_iec, parse_size};
 use crate::workload::WorkloadRef;
 
@@ -229,7 +229,7 @@ fn place_of(
             base.display()
         )));
     }
-    if crate::config::is_read_only_fs(&base) {
+    if crate::fs::facts::is_read_only_fs(&base) {
         return Err(err(format!(
             "--image-dir {}: the file system is read-only",
             base.display()
@@ -242,7 +242,7 @@ fn place_of(
             fmt_size_iec(want)
         )));
     }
-    let free = crate::config::free_space(&base).unwrap_or(0);
+    let free = crate::fs::facts::free_space(&base).unwrap_or(0);
     let room = free.saturating_sub(FREE_MARGIN);
     let size = if want > room {
         // Whole MiB, so every mkfs sees a round size.

@@ -535,7 +535,7 @@ mod tests {
             ..Default::default()
         };
         t.params.insert(WORKLOAD_PARAM.into(), "run:x".into());
-        crate::runner::repeat::summarize_test(&mut t);
+        crate::stats::repeat::summarize_test(&mut t);
         ConfigurationResult {
             label: label.into(),
             status: "ok".into(),
@@ -593,7 +593,7 @@ mod tests {
             t.params.insert(WORKLOAD_PARAM.into(), "copy:x".into());
             t.params.insert("phase".into(), ph.into());
             t.config = Some(label.into());
-            crate::runner::repeat::summarize_test(&mut t);
+            crate::stats::repeat::summarize_test(&mut t);
             t
         };
         let cfg = |label: &str, w: f64, copy: f64, method: &str| ConfigurationResult {

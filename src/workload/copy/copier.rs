@@ -14,9 +14,9 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use super::dataset::Plan;
-use crate::cli::copy::CopyMethod;
 use crate::engine::buffer::AlignedBuf;
-use crate::runner::StopFlag;
+use crate::os::signals::StopFlag;
+use crate::workload::copy::CopyMethod;
 
 /// Largest request of one copy_file_range/sendfile call (the kernel loops inside it).
 const KERNEL_CHUNK: usize = 1 << 30;

@@ -16,7 +16,7 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::engine::buffer::{DataGen, Pattern, splitmix};
-use crate::runner::StopFlag;
+use crate::os::signals::StopFlag;
 
 /// Chunk of generation writes (and size of the random base block).
 const GEN_CHUNK: usize = 1 << 20;

@@ -18,15 +18,15 @@ use super::dataset::generate;
 use super::results::{new_test, summarize_copy_test};
 use super::sharing::{Evidence, classify, tree_sharing};
 use super::verify::{TreeHashes, compare, failure, hash_tree};
-use crate::cli::copy::CopyMethod;
 use crate::fs::registry::WorkDir;
 use crate::model::copy::{CopyRunDetail, SpaceAccounting};
 use crate::model::{ResultDoc, ResultSink, RunResult, Warning, WarningCode};
 use crate::runner::RunContext;
 use crate::runner::progress::Progress;
-use crate::runner::repeat::spread_warnings;
+use crate::stats::repeat::spread_warnings;
 use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
 use crate::units::{fmt_mb_per_s, fmt_size_iec};
+use crate::workload::copy::CopyMethod;
 
 /// Environment variable honoured only by debug builds (the test binary): after the write
 /// phase, flip one byte of this relative path on the target, behind iolab's back, so the

@@ -5,7 +5,7 @@ use super::CopyConfig;
 use super::phases::Phase;
 use crate::model::copy::CopyTestDetail;
 use crate::model::{RunResult, TestResult};
-use crate::runner::repeat::summarize_test;
+use crate::stats::repeat::summarize_test;
 
 pub(super) fn new_test(cfg: &CopyConfig, ph: Phase, cold: bool) -> TestResult {
     let s = &cfg.settings;

@@ -9,9 +9,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::cli::copy::HashKind;
 use crate::model::copy::VerifyResult;
-use crate::runner::StopFlag;
+use crate::os::signals::StopFlag;
+use crate::workload::copy::HashKind;
 
 /// Digest of one file (XXH3-128 uses the first 16 bytes).
 pub type Digest = [u8; 32];

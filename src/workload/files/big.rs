@@ -5,12 +5,12 @@ use std::os::fd::AsRawFd;
 
 use anyhow::Result;
 
-use crate::cli::files::SyncMode;
 use crate::model::files::FilesRunDetail;
 use crate::model::{ResultDoc, ResultSink, RunResult};
 use crate::runner::RunContext;
 use crate::runner::progress::Progress;
 use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
+use crate::workload::files::SyncMode;
 
 use super::config::FilesConfig;
 use super::engine::{PortionError, big_file, syncfs_timed};

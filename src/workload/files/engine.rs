@@ -6,8 +6,8 @@ use std::ffi::CStr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::Instant;
 
-use crate::cli::files::Method;
-use crate::runner::StopFlag;
+use crate::os::signals::StopFlag;
+use crate::workload::files::Method;
 
 /// Why a portion stopped.
 #[derive(Debug)]

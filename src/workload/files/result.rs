@@ -1,12 +1,12 @@
 //! Turning measured portions into the result model: run results, the contract's test
 //! params, and the files-specific summaries (Belov's seconds per portion, sync time).
 
-use crate::cli::files::{Layout, Method, SyncMode};
 use crate::model::files::{FilesRunDetail, FilesTestDetail};
 use crate::model::{RunResult, TestResult};
-use crate::runner::repeat::summarize_test;
+use crate::stats::repeat::summarize_test;
 use crate::stats::summary::summarize;
 use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
+use crate::workload::files::{Layout, Method, SyncMode};
 
 use super::config::FilesConfig;
 use super::engine::Op;

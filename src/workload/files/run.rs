@@ -10,13 +10,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result};
 
-use crate::cli::files::{Layout, Method, SyncMode};
 use crate::model::files::{FilesRunDetail, FilesSpace};
 use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning, WarningCode};
 use crate::runner::RunContext;
 use crate::runner::progress::Progress;
-use crate::runner::repeat::spread_warnings;
+use crate::stats::repeat::spread_warnings;
 use crate::sysinfo::diskstats::PhaseCounters;
+use crate::workload::files::{Layout, Method, SyncMode};
 
 use super::config::FilesConfig;
 use super::engine::{Names, Op, PortionError, Reference, portion, syncfs_timed};

@@ -8,8 +8,8 @@ use std::path::Path;
 
 use crate::analysis::slack::DirRec;
 use crate::analysis::slack::rules::{FileAlloc, FsRules};
-use crate::cli::files::Layout;
 use crate::model::files::SpacePrediction;
+use crate::workload::files::Layout;
 
 /// Used bytes of the file system holding `fd`, as `df` counts them: (blocks - free blocks)
 /// x fragment size. None when it reports no block counts (fusefat). No sync of its own:
@@ -43,7 +43,7 @@ pub fn rules_of(fs_type: &str, signature: Option<&str>) -> Option<FsRules> {
 pub fn rules_for(dir: &Path) -> Option<FsRules> {
     let m = crate::sysinfo::mounts::mount_of(dir)?;
     let sig = if m.fs_type == "fuseblk" {
-        crate::config::fs_signature(Path::new(&m.source))
+        crate::fs::facts::fs_signature(Path::new(&m.source))
     } else {
         None
     };

@@ -7,16 +7,16 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::cli::saturate::{Aggregate, Statistic, SweepKind};
 use crate::engine::{EngineKind, Pattern};
 use crate::model::saturate::{CurvePoint, CurvePointDetail, LatTriple, StreamPoint};
 use crate::model::{BlockSettings, RunResult, Warning};
 use crate::runner::block::{LiveCounters, run_block_test, settings_of};
-use crate::runner::signals::StopFlag;
+use crate::os::signals::StopFlag;
 use crate::runner::target::TestTarget;
 use crate::stats::hist::LatencyHistogram;
 use crate::sysinfo::diskstats::PhaseCounters;
 use crate::workload::block::{BlockTestSpec, JobSpec, Region, Rw};
+use crate::workload::saturate::{Aggregate, Statistic, SweepKind};
 
 use super::config::{SaturateConfig, SweepSpec};
 

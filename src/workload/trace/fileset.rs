@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::format::{Op, Workload};
 use crate::engine::buffer::{DataGen, Pattern, splitmix};
-use crate::runner::StopFlag;
+use crate::os::signals::StopFlag;
 
 /// A small, fast, seedable generator (the workload needs reproducible choices, not crypto).
 #[derive(Debug, Clone)]

@@ -15,7 +15,7 @@ use crate::model::trace::{OpResult, StreamResult, StreamSpec, TraceRunDetail, Tr
 use crate::model::{RunResult, TestResult, Warning, WarningCode};
 use crate::runner::RunContext;
 use crate::runner::progress::Progress;
-use crate::runner::repeat::{RepeatMode, spread_warnings, summarize_test};
+use crate::stats::repeat::{RepeatMode, spread_warnings, summarize_test};
 use crate::stats::hist::LatencyHistogram;
 use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
 

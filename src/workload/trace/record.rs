@@ -77,7 +77,7 @@ pub fn execute(a: &TraceRecordArgs) -> Result<i32> {
     let log = log_dir.path().join("strace.log");
     // Ctrl-C reaches the traced program (same process group); iolab itself keeps going
     // so the trace of what ran until then is still written.
-    let stop = crate::runner::StopFlag::new();
+    let stop = crate::os::signals::StopFlag::new();
     stop.install().context("cannot install signal handlers")?;
     let t0 = Instant::now();
     // Not fs::command::run: the traced program keeps the user's terminal (stdin, stdout,

@@ -22,7 +22,7 @@ use crate::engine::buffer::{DataGen, Pattern};
 use crate::error::UsageError;
 use crate::model::trace::{ReplayDetail, TraceRunDetail, TraceTestDetail};
 use crate::model::{ResultDoc, RunResult, TestResult};
-use crate::runner::repeat::{RepeatMode, spread_warnings, summarize_test};
+use crate::stats::repeat::{RepeatMode, spread_warnings, summarize_test};
 use crate::runner::{RunContext, StopFlag};
 use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
 

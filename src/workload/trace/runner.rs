@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use super::fileset::{FileSet, Rng, syncfs};
 use super::format::{Op, OpChoice, Stream, Workload};
 use crate::engine::buffer::{DataGen, Pattern};
-use crate::runner::StopFlag;
+use crate::os::signals::StopFlag;
 use crate::stats::hist::LatencyHistogram;
 
 /// Count, bytes and latency of one operation kind.

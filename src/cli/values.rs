@@ -1,0 +1,171 @@
+//! The command line's names for the domain's choices. The enums live where they mean
+//! something (engine/, workload/) and know nothing of clap; the names the command line
+//! accepts, their aliases and the help shown for each are said here, once.
+
+use clap::ValueEnum;
+use clap::builder::PossibleValue;
+
+use crate::engine::EngineKind;
+use crate::workload::block::{Region, Rw};
+use crate::workload::copy::{CopyMethod, HashKind};
+use crate::workload::files::{FilesPreset, Layout, Method, SyncMode};
+use crate::workload::presets::Preset;
+use crate::workload::saturate::{Aggregate, Statistic, SweepKind};
+
+/// `impl ValueEnum for T` from a list of `Variant => "name" [aliases] "help"`.
+macro_rules! values {
+    ($ty:ident { $($variant:ident => $name:literal $([$($alias:literal),+])? $help:literal,)+ }) => {
+        impl ValueEnum for $ty {
+            fn value_variants<'a>() -> &'a [Self] {
+                &[$($ty::$variant),+]
+            }
+            fn to_possible_value(&self) -> Option<PossibleValue> {
+                let (v, help) = match self {
+                    $($ty::$variant => (PossibleValue::new($name)$($(.alias($alias))+)?, $help),)+
+                };
+                Some(if help.is_empty() { v } else { v.help(help) })
+            }
+        }
+    };
+}
+
+values!(EngineKind {
+    Sync => "sync" "pread/pwrite, one I/O in flight per job",
+    Uring => "uring" "io_uring: many I/Os in flight per job, registered buffers and files",
+    Null => "null" "No I/O at all: measures iolab's own overhead",
+});
+
+values!(Rw {
+    Read => "read" "",
+    Write => "write" "",
+    Randread => "randread" "",
+    Randwrite => "randwrite" "",
+    Randrw => "randrw" "Random reads and writes, --rwmix-read % reads",
+    Readwrite => "readwrite" ["rw"] "Sequential reads and writes mixed (fio's `rw`/`readwrite`; CrystalDiskMark's SEQ Mix): one sequential stream, each I/O a read with --rwmix-read % probability",
+});
+
+values!(Region {
+    Split => "split" "Each job gets its own equal slice of the region (default)",
+    Shared => "shared" "Every job covers the whole region (with its own random sequence)",
+});
+
+values!(Preset {
+    Default => "default" "CrystalDiskMark's default: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1",
+    Nvme => "nvme" "CrystalDiskMark's NVMe SSD profile: SEQ1M Q8T1, SEQ128K Q32T1, RND4K Q32T16, RND4K Q1T1",
+    Real => "real" "What applications mostly see: SEQ1M Q1T1 and RND4K Q1T1",
+    Peak => "peak" "The default tests, reporting the best repeat as CrystalDiskMark does (not the median)",
+});
+
+values!(Method {
+    Write => "write" "open(O_CREAT|O_EXCL), write, close: the Linux equivalent of CopyFile",
+    CopyFileRange => "copy_file_range" "copy_file_range(2) from the reference (a memfd; a file on the target when the kernel refuses cross-file-system copies)",
+    Sendfile => "sendfile" "sendfile(2) from the reference in a memfd",
+});
+
+values!(SyncMode {
+    None => "none" "Never: the page cache decides",
+    File => "file" "fsync(2) every file before closing it",
+    Portion => "portion" "syncfs(2) after every portion",
+    End => "end" "One syncfs(2) at the end of the create phase",
+});
+
+values!(Layout {
+    Flat => "flat" "All files of a run in one directory (directory scaling is measured)",
+    PerPortion => "per-portion" "One directory per portion",
+    PerPass => "per-pass" "One directory per pass",
+});
+
+values!(FilesPreset {
+    Quick => "quick" "500 files per portion x 5 portions x 2 passes x 3 runs: about a minute",
+    Full => "full" "Belov's counts: 10,000 files per portion x 20 portions x 16 passes x 3 runs",
+});
+
+values!(CopyMethod {
+    Auto => "auto" "What GNU cp 9 does: copy_file_range(2), falling back to read/write with --buffer where the kernel refuses it (across file systems: EXDEV). Within one xfs or btrfs the kernel shares the extents (reflink) instead of copying: the copy phase says so",
+    Rw => "rw" "read(2) into a buffer, write(2) it out (what GNU cp does across file systems)",
+    CopyFileRange => "copy_file_range" ["cfr"] "copy_file_range(2): the kernel copies (falls back to rw where refused, e.g. EXDEV)",
+    Sendfile => "sendfile" "sendfile(2) from the source file to the destination file",
+});
+
+values!(HashKind {
+    Xxh3 => "xxh3" "XXH3 128-bit: fast, non-cryptographic",
+    Blake3 => "blake3" "BLAKE3: cryptographic, still fast",
+});
+
+values!(SweepKind {
+    Randread => "randread" "Random reads (of --bs, default 4 KiB)",
+    Randwrite => "randwrite" "Random writes",
+    Mixed => "mixed" ["readwrite", "rw"] "Independent reads and writes at the same time: two job groups, not randrw (whose reads and writes depend on each other). --mix sets the read share of the depth",
+});
+
+values!(Statistic {
+    Mean => "mean" "",
+    P99 => "p99" "",
+    P999 => "p99.9" ["p999"] "",
+});
+
+values!(Aggregate {
+    Mean => "mean" "Over all I/Os of all streams together",
+    Max => "max" "The worst stream",
+});
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every variant has a name, and the name parses back to it (ignoring case as clap's
+    /// derive did not: the names are lower case).
+    fn round_trip<T: ValueEnum + PartialEq + std::fmt::Debug>() {
+        for v in T::value_variants() {
+            let name = v.to_possible_value().unwrap().get_name().to_string();
+            assert_eq!(&T::from_str(&name, false).unwrap(), v, "{name}");
+        }
+    }
+
+    #[test]
+    fn names_parse_back() {
+        round_trip::<EngineKind>();
+        round_trip::<Rw>();
+        round_trip::<Region>();
+        round_trip::<Preset>();
+        round_trip::<Method>();
+        round_trip::<SyncMode>();
+        round_trip::<Layout>();
+        round_trip::<FilesPreset>();
+        round_trip::<CopyMethod>();
+        round_trip::<HashKind>();
+        round_trip::<SweepKind>();
+        round_trip::<Statistic>();
+        round_trip::<Aggregate>();
+        assert_eq!(SweepKind::from_str("rw", false).unwrap(), SweepKind::Mixed);
+        assert_eq!(
+            CopyMethod::from_str("cfr", false).unwrap(),
+            CopyMethod::CopyFileRange
+        );
+        assert_eq!(Statistic::from_str("p999", false).unwrap(), Statistic::P999);
+        assert_eq!(Rw::from_str("rw", false).unwrap(), Rw::Readwrite);
+    }
+
+    /// The names the domain prints (`name()`) are the ones the command line accepts.
+    #[test]
+    fn printed_names_are_accepted_names() {
+        for v in EngineKind::value_variants() {
+            assert_eq!(v.to_possible_value().unwrap().get_name(), v.name());
+        }
+        for v in Rw::value_variants() {
+            assert_eq!(v.to_possible_value().unwrap().get_name(), v.name());
+        }
+        for v in CopyMethod::value_variants() {
+            assert_eq!(v.to_possible_value().unwrap().get_name(), v.name());
+        }
+        for v in SweepKind::value_variants() {
+            assert_eq!(v.to_possible_value().unwrap().get_name(), v.name());
+        }
+        for v in Statistic::value_variants() {
+            assert_eq!(v.to_possible_value().unwrap().get_name(), v.name());
+        }
+        for v in Preset::value_variants() {
+            assert_eq!(v.to_possible_value().unwrap().get_name(), v.name());
+        }
+    }
+}

@@ -1,0 +1,411 @@
+//! `iolab saturate` options -> a validated plan (`workload::saturate::config`). Every check
+//! happens here, before anything is created: a bad value is a `UsageError` (exit 2). Also
+//! decides the worst-case size of each target from the caches iolab can detect (the fio
+//! latency method: at least 10x the cache).
+
+use std::path::Path;
+
+use crate::cli::saturate::SaturateArgs;
+use crate::config::{MAX_BS, MAX_JOBS};
+use crate::engine::EngineKind;
+use crate::error::UsageError;
+use crate::fs::facts::{
+    allow_destroy_matches, device_in_use, free_space, fs_signature, is_read_only_fs,
+};
+use crate::model::{Warning, WarningCode};
+use crate::runner::target::{TargetKind, block_device_size, classify, direct_supported};
+use crate::stats::steady_rounds::SteadySpec;
+use crate::units::fmt_size_iec;
+use crate::workload::saturate::SweepKind;
+use crate::workload::saturate::config::*;
+
+/// Depth (per job) of the steady-state rounds before a sweep, at most `--max-depth`.
+pub const STEADY_DEPTH: u32 = 32;
+
+/// `v` without repeats, in first-seen order.
+fn unique<T: PartialEq + Copy>(v: &[T]) -> Vec<T> {
+    let mut out: Vec<T> = Vec::new();
+    for &x in v {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    out
+}
+
+fn err(msg: impl Into<String>) -> UsageError {
+    UsageError::new(msg)
+}
+
+impl SaturateConfig {
+    pub fn from_args(a: &SaturateArgs) -> Result<SaturateConfig, UsageError> {
+        if a.latency_limit.is_zero() {
+            return Err(err("--latency-limit 0: give a positive latency, e.g. 10ms"));
+        }
+        if a.max_depth == 0 || a.max_depth > MAX_DEPTH {
+            return Err(err(format!(
+                "--max-depth {}: must be between 1 and {MAX_DEPTH}",
+                a.max_depth
+            )));
+        }
+        if let Some(j) = a.jobs.iter().find(|&&j| j == 0 || j > MAX_JOBS) {
+            return Err(err(format!("--jobs {j}: must be between 1 and {MAX_JOBS}")));
+        }
+        if !(1..=99).contains(&a.mix) {
+            return Err(err(format!(
+                "--mix {}: the read share of the mixed sweep, 1..=99 percent",
+                a.mix
+            )));
+        }
+        if a.bs < 512 || !a.bs.is_multiple_of(512) || a.bs > MAX_BS {
+            return Err(err(format!(
+                "--bs {}: must be a multiple of 512 bytes, at most 64MiB",
+                a.bs
+            )));
+        }
+        if a.step_duration.is_zero() {
+            return Err(err("--step-duration 0: give a positive duration"));
+        }
+        // A round is one step: --step-duration measured after --ramp.
+        let steady = match &a.steady.steadystate {
+            Some(rule) => Some(
+                SteadySpec::parse(
+                    rule,
+                    a.steady.steadystate_duration,
+                    a.steady.steadystate_ramp,
+                    a.steady.steadystate_max,
+                    a.step_duration,
+                    a.step_duration + a.ramp,
+                )
+                .map_err(err)?,
+            ),
+            None => None,
+        };
+        for (i, t) in a.target.iter().enumerate() {
+            if a.target[..i]
+                .iter()
+                .any(|u| allow_destroy_matches(Some(u), t) || u == t)
+            {
+                return Err(err(format!("--target {} is given twice", t.display())));
+            }
+        }
+        for ad in &a.allow_destroy {
+            if !a.target.iter().any(|t| allow_destroy_matches(Some(ad), t)) {
+                return Err(err(format!(
+                    "--allow-destroy {} does not name any --target exactly",
+                    ad.display()
+                )));
+            }
+        }
+        let kinds: Vec<TargetKind> = a
+            .target
+            .iter()
+            .map(|t| classify(t).map_err(err))
+            .collect::<Result<_, _>>()?;
+        let allowed = |t: &Path| {
+            a.allow_destroy
+                .iter()
+                .any(|ad| allow_destroy_matches(Some(ad), t))
+        };
+
+        // Which sweeps: all three, unless a device may not be written and none was named.
+        let mut notes = Vec::new();
+        let read_only_device = a
+            .target
+            .iter()
+            .zip(&kinds)
+            .find(|(t, k)| **k == TargetKind::BlockDevice && !allowed(t));
+        let mut kinds_wanted = a.rw.clone();
+        if kinds_wanted.is_empty() {
+            kinds_wanted = vec![SweepKind::Randread, SweepKind::Randwrite, SweepKind::Mixed];
+            if let Some((t, _)) = read_only_device {
+                kinds_wanted = vec![SweepKind::Randread];
+                notes.push(format!(
+                    "randread only: write sweeps on {} need --allow-destroy {}",
+                    t.display(),
+                    t.display()
+                ));
+            }
+        }
+        let kinds_wanted = unique(&kinds_wanted);
+        let writes = kinds_wanted.iter().any(|k| k.writes());
+        let jobs = unique(&a.jobs);
+        let max_jobs = jobs.iter().copied().max().unwrap_or(1);
+
+        let engine = match crate::engine::probe_uring() {
+            Ok(_) => EngineKind::Uring,
+            Err(e) => {
+                notes.push(format!(
+                    "io_uring unavailable ({e}): each I/O in flight becomes a thread of the sync engine"
+                ));
+                EngineKind::Sync
+            }
+        };
+
+        let mut targets = Vec::new();
+        for (path, &kind) in a.target.iter().zip(&kinds) {
+            let may_write = check_writable(path, kind, writes, allowed(path))?;
+            let direct = probe_direct(path, kind);
+            if !direct && !a.allow_buffered {
+                return Err(err(format!(
+                    "{} refuses O_DIRECT, so the page cache would answer instead of the device; pass --allow-buffered to measure it anyway",
+                    path.display()
+                )));
+            }
+            let plan = size_target(path, kind, may_write, direct, a, max_jobs)?;
+            targets.push(plan);
+        }
+
+        let mut sweeps = Vec::new();
+        for &j in &jobs {
+            for &k in &kinds_wanted {
+                sweeps.push(SweepSpec { kind: k, jobs: j });
+            }
+        }
+        Ok(SaturateConfig {
+            targets,
+            sweeps,
+            notes,
+            bs: a.bs,
+            max_depth: a.max_depth,
+            limit_ns: a.latency_limit.as_nanos() as f64,
+            statistic: a.on,
+            aggregate: a.aggregate,
+            mix: a.mix,
+            step: a.step_duration,
+            ramp: a.ramp,
+            precondition: a.precondition,
+            engine,
+            keep: a.keep,
+            seed: a.seed,
+            output: (!a.out.no_save).then(|| a.out.output.clone()),
+            json: a.out.json,
+            ranks: 1,
+            steady,
+            steady_depth: STEADY_DEPTH.min(a.max_depth),
+        })
+    }
+}
+
+/// May iolab write `path`? Errors for anything it must not touch.
+fn check_writable(
+    path: &Path,
+    kind: TargetKind,
+    writes: bool,
+    allowed: bool,
+) -> Result<bool, UsageError> {
+    let shown = path.display();
+    match kind {
+        TargetKind::Directory => {
+            if is_read_only_fs(path)
+                || nix::unistd::access(path, nix::unistd::AccessFlags::W_OK).is_err()
+            {
+                return Err(err(format!(
+                    "{shown} is not writable; iolab needs to create (and prefill) its test file there"
+                )));
+            }
+            Ok(true)
+        }
+        TargetKind::RegularFile if !allowed => Err(err(format!(
+            "{shown} is an existing file that the prefill would overwrite; pass --allow-destroy {shown}, or give a directory"
+        ))),
+        TargetKind::RegularFile => Ok(true),
+        TargetKind::BlockDevice => {
+            if (writes || allowed)
+                && let Some(user) = device_in_use(path)
+            {
+                return Err(err(format!(
+                    "{shown} is in use ({user}); refusing to write to it"
+                )));
+            }
+            if writes && !allowed {
+                let sig = fs_signature(path)
+                    .map(|s| format!(" (it holds a {s} file system)"))
+                    .unwrap_or_default();
+                return Err(err(format!(
+                    "write sweeps destroy the data on {shown}{sig}; pass --allow-destroy {shown}, or --rw randread"
+                )));
+            }
+            Ok(allowed)
+        }
+    }
+}
+
+/// O_DIRECT on the target; for a directory, on a probe file removed at once.
+fn probe_direct(path: &Path, kind: TargetKind) -> bool {
+    match kind {
+        TargetKind::Directory => tempfile::Builder::new()
+            .prefix(".iolab-direct-probe-")
+            .tempfile_in(path)
+            .map(|f| direct_supported(f.path()))
+            .unwrap_or(false),
+        _ => direct_supported(path),
+    }
+}
+
+/// The caches iolab can see in front of `path`.
+pub fn detect_caches(path: &Path, direct: bool) -> Vec<Cache> {
+    let ram = crate::sysinfo::ram_bytes();
+    let mut caches = Vec::new();
+    if !direct {
+        caches.push(Cache {
+            what: "page cache (RAM; buffered I/O)".into(),
+            bytes: ram,
+            assumed: false,
+        });
+    }
+    let Some((name, sys)) = crate::sysinfo::block_device_of(path) else {
+        return caches;
+    };
+    let q = crate::sysinfo::queue_dir(&sys);
+    let read = |p: &str| crate::sysinfo::read_trim(&q.join(p));
+    if let Some(dio) = read("loop/dio") {
+        // A loop device without direct I/O goes through the host's page cache.
+        if dio != "1" && direct {
+            caches.push(Cache {
+                what: format!("host page cache behind {name} (loop without direct I/O)"),
+                bytes: ram,
+                assumed: false,
+            });
+        }
+        return caches;
+    }
+    if read("queue/write_cache").as_deref() == Some("write back") {
+        let capacity = read("size")
+            .and_then(|s| s.parse::<u64>().ok())
+            .unwrap_or(0)
+            * 512;
+        caches.push(Cache {
+            what: format!("{name} write-back cache (size not reported)"),
+            bytes: ASSUMED_WRITE_CACHE.max(capacity / 1024),
+            assumed: true,
+        });
+    }
+    caches
+}
+
+fn size_target(
+    path: &Path,
+    kind: TargetKind,
+    may_write: bool,
+    direct: bool,
+    a: &SaturateArgs,
+    max_jobs: u32,
+) -> Result<TargetPlan, UsageError> {
+    let shown = path.display();
+    let caches = detect_caches(path, direct);
+    let recommended = CACHE_FACTOR * caches.iter().map(|c| c.bytes).sum::<u64>();
+    let mut warnings = Vec::new();
+    let size = match kind {
+        TargetKind::BlockDevice => {
+            let dev = block_device_size(path)
+                .map_err(|e| err(format!("cannot read the size of {shown}: {e}")))?;
+            match a.size {
+                Some(s) if s > dev => {
+                    return Err(err(format!(
+                        "--size {}: {shown} has only {}",
+                        fmt_size_iec(s),
+                        fmt_size_iec(dev)
+                    )));
+                }
+                Some(s) => {
+                    if s < dev {
+                        warnings.push(small_warning(
+                            format!(
+                                "--size {} tests part of {shown} ({}): the worst case is the whole device",
+                                fmt_size_iec(s),
+                                fmt_size_iec(dev)
+                            ),
+                        ));
+                    }
+                    s
+                }
+                None => dev,
+            }
+        }
+        TargetKind::Directory => {
+            let free = free_space(path).unwrap_or(u64::MAX);
+            match a.size {
+                Some(s) if s > free => {
+                    return Err(err(format!(
+                        "--size {}: only {} free on {shown}",
+                        fmt_size_iec(s),
+                        fmt_size_iec(free)
+                    )));
+                }
+                Some(s) => s,
+                None => recommended
+                    .max(MIN_DEFAULT_FILE)
+                    .min(crate::config::overwrite_room(path).cap(free)),
+            }
+        }
+        TargetKind::RegularFile => {
+            let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+            match a.size {
+                Some(s) => s,
+                None if len > 0 => len,
+                None => recommended.max(MIN_DEFAULT_FILE),
+            }
+        }
+    };
+    let size = size / a.bs * a.bs;
+    let need = a.max_depth as u64 * a.bs * max_jobs as u64;
+    if size < need {
+        return Err(err(format!(
+            "{shown}: {} is too small for one {} block per I/O in flight ({} x {} job(s) = {} needed); lower --max-depth or give more --size",
+            fmt_size_iec(size),
+            fmt_size_iec(a.bs),
+            a.max_depth,
+            max_jobs,
+            fmt_size_iec(need)
+        )));
+    }
+    if size < recommended {
+        let list: Vec<String> = caches
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} {}{}",
+                    c.what,
+                    if c.assumed { "assumed " } else { "" },
+                    fmt_size_iec(c.bytes)
+                )
+            })
+            .collect();
+        warnings.push(small_warning(
+            format!(
+                "{} tested on {shown} is less than 10x its caches ({}; {} wanted): cache hits may flatter the result",
+                fmt_size_iec(size),
+                list.join(", "),
+                fmt_size_iec(recommended)
+            ),
+        ));
+    }
+    if !direct {
+        warnings.push(Warning {
+            code: WarningCode::Buffered,
+            message: format!(
+                "{shown} refused O_DIRECT; running buffered (--allow-buffered): the page cache takes part in every latency"
+            ),
+            test: None,
+        });
+    }
+    Ok(TargetPlan {
+        path: path.to_path_buf(),
+        kind,
+        size,
+        may_write,
+        direct,
+        caches,
+        recommended,
+        warnings,
+    })
+}
+
+fn small_warning(message: String) -> Warning {
+    Warning {
+        code: WarningCode::SmallTestSize,
+        message,
+        test: None,
+    }
+}
