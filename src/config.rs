@@ -11,8 +11,8 @@ use std::path::PathBuf;
 
 use crate::cli::run::RunArgs;
 use crate::error::UsageError;
-use crate::stats::repeat::RepeatMode;
 use crate::runner::target::{TargetKind, classify};
+use crate::stats::repeat::RepeatMode;
 use crate::stats::steady_rounds::SteadySpec;
 use crate::workload::block::{BlockTestSpec, JobSpec, Rw, cdm_label};
 use crate::workload::presets::Preset;

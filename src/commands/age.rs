@@ -105,8 +105,8 @@ impl AgeFamily {
 impl Family for AgeFamily {
     const NAME: &'static str = "age";
 
-    fn locks(&self) -> Vec<&Path> {
-        vec![&self.cfg.target]
+    fn target(&self) -> Option<&Path> {
+        Some(&self.cfg.target)
     }
 
     fn output(&self) -> Output<'_> {
@@ -114,10 +114,6 @@ impl Family for AgeFamily {
             quiet: self.cfg.quiet,
             ..Output::to(self.cfg.json, self.cfg.output.as_deref())
         }
-    }
-
-    fn environment_path(&self) -> PathBuf {
-        self.cfg.target.clone()
     }
 
     fn measure(&mut self, ctx: &RunContext, doc: &mut ResultDoc, sink: &ResultSink) -> Result<()> {

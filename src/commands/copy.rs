@@ -32,8 +32,8 @@ impl Family for CopyFamily {
     const NAME: &'static str = "copy";
 
     // One run per target, as for every subcommand that writes there.
-    fn locks(&self) -> Vec<&std::path::Path> {
-        vec![&self.cfg.target]
+    fn target(&self) -> Option<&std::path::Path> {
+        Some(&self.cfg.target)
     }
 
     fn output(&self) -> Output<'_> {
@@ -43,10 +43,6 @@ impl Family for CopyFamily {
             quiet: self.cfg.quiet,
             seed: Some(self.cfg.settings.seed),
         }
-    }
-
-    fn environment_path(&self) -> std::path::PathBuf {
-        self.cfg.target.clone()
     }
 
     fn measure(&mut self, ctx: &RunContext, doc: &mut ResultDoc, sink: &ResultSink) -> Result<()> {

@@ -52,8 +52,16 @@ pub trait Family {
     /// The output is printed also after a failure or an interrupt (slack prints nothing then).
     const OUTPUT_ON_ERROR: bool = true;
 
-    /// Paths held with a `TargetLock` for the whole run (one iolab per target).
-    fn locks(&self) -> Vec<&Path>;
+    /// The one directory, file or device the run measures, when there is one: it is locked
+    /// and its environment recorded unless `locks` / `environment_path` say otherwise.
+    fn target(&self) -> Option<&Path> {
+        None
+    }
+    /// Paths held with a `TargetLock` for the whole run (one iolab per target). A family
+    /// without a single `target` must say which (or that none need it).
+    fn locks(&self) -> Vec<&Path> {
+        self.target().into_iter().collect()
+    }
     /// JSON or table, the result directory, quiet, seed.
     fn output(&self) -> Output<'_>;
     /// Work after the signal handlers are in and before the result file is claimed (the
@@ -62,7 +70,10 @@ pub trait Family {
         Ok(())
     }
     /// The path whose environment (file system, device, mount) the document records.
-    fn environment_path(&self) -> PathBuf;
+    fn environment_path(&self) -> PathBuf {
+        self.target()
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+    }
     /// Warnings (and stderr notes) at the start of the document.
     fn start(&mut self, _doc: &mut ResultDoc) {}
     /// Measure into `doc`, saving it through `sink` after every test.

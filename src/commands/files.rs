@@ -35,16 +35,12 @@ pub struct FilesFamily {
 impl Family for FilesFamily {
     const NAME: &'static str = "files";
 
-    fn locks(&self) -> Vec<&Path> {
-        vec![&self.cfg.target]
+    fn target(&self) -> Option<&Path> {
+        Some(&self.cfg.target)
     }
 
     fn output(&self) -> Output<'_> {
         Output::to(self.cfg.json, self.cfg.output.as_deref())
-    }
-
-    fn environment_path(&self) -> PathBuf {
-        self.cfg.target.clone()
     }
 
     fn measure(&mut self, ctx: &RunContext, doc: &mut ResultDoc, sink: &ResultSink) -> Result<()> {

@@ -1,7 +1,7 @@
 //! `iolab run`: the quick disk test. Options -> target -> prefill -> tests x repeats ->
 //! result file after every test -> table.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result};
 
@@ -12,8 +12,8 @@ use crate::model::{ResultDoc, ResultSink, TestResult, Warning, WarningCode};
 use crate::runner::RunContext;
 use crate::runner::block::{LiveCounters, run_block_test, settings_of};
 use crate::runner::progress::Progress;
-use crate::stats::repeat::{spread_warnings, summarize_test};
 use crate::runner::target::{TargetKind, TestTarget};
+use crate::stats::repeat::{spread_warnings, summarize_test};
 use crate::stats::steady_rounds::{SteadyRounds, not_reached_warning};
 use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
 
@@ -40,16 +40,12 @@ pub struct RunFamily {
 impl Family for RunFamily {
     const NAME: &'static str = "run";
 
-    fn locks(&self) -> Vec<&Path> {
-        vec![&self.cfg.target]
+    fn target(&self) -> Option<&Path> {
+        Some(&self.cfg.target)
     }
 
     fn output(&self) -> Output<'_> {
         Output::to(self.cfg.json, self.cfg.output.as_deref())
-    }
-
-    fn environment_path(&self) -> PathBuf {
-        self.cfg.target.clone()
     }
 
     fn measure(&mut self, ctx: &RunContext, doc: &mut ResultDoc, sink: &ResultSink) -> Result<()> {

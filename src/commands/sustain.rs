@@ -2,7 +2,7 @@
 //! the per-interval series kept) -> phases and cliffs -> for each `--recovery` time: idle,
 //! then write again -> result file after every pass -> table.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -14,8 +14,8 @@ use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning, Warnin
 use crate::runner::RunContext;
 use crate::runner::block::{LiveCounters, run_block_test, settings_of};
 use crate::runner::progress::Progress;
-use crate::stats::repeat::summarize_test;
 use crate::runner::target::{TargetKind, TestTarget};
+use crate::stats::repeat::summarize_test;
 use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
 use crate::units::{fmt_mb_per_s, fmt_size_iec};
 use crate::workload::block::{BlockTestSpec, cdm_label};
@@ -36,16 +36,12 @@ struct SustainFamily {
 impl Family for SustainFamily {
     const NAME: &'static str = "sustain";
 
-    fn locks(&self) -> Vec<&Path> {
-        vec![&self.cfg.target]
+    fn target(&self) -> Option<&Path> {
+        Some(&self.cfg.target)
     }
 
     fn output(&self) -> Output<'_> {
         Output::to(self.cfg.json, self.cfg.output.as_deref())
-    }
-
-    fn environment_path(&self) -> PathBuf {
-        self.cfg.target.clone()
     }
 
     fn start(&mut self, doc: &mut ResultDoc) {

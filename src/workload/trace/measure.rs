@@ -15,8 +15,8 @@ use crate::model::trace::{OpResult, StreamResult, StreamSpec, TraceRunDetail, Tr
 use crate::model::{RunResult, TestResult, Warning, WarningCode};
 use crate::runner::RunContext;
 use crate::runner::progress::Progress;
-use crate::stats::repeat::{RepeatMode, spread_warnings, summarize_test};
 use crate::stats::hist::LatencyHistogram;
+use crate::stats::repeat::{RepeatMode, spread_warnings, summarize_test};
 use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
 
 /// A paced stream "held its rate" when at most this fraction of requests missed a deadline.

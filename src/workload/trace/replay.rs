@@ -22,8 +22,8 @@ use crate::engine::buffer::{DataGen, Pattern};
 use crate::error::UsageError;
 use crate::model::trace::{ReplayDetail, TraceRunDetail, TraceTestDetail};
 use crate::model::{ResultDoc, RunResult, TestResult};
-use crate::stats::repeat::{RepeatMode, spread_warnings, summarize_test};
 use crate::runner::{RunContext, StopFlag};
+use crate::stats::repeat::{RepeatMode, spread_warnings, summarize_test};
 use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
 
 /// Bytes a replay needs: the fixtures plus the furthest extent written to each path.
