@@ -476,8 +476,9 @@ fn a_plain_throttle_has_no_cliff() {
     plain_scenario(200_000_000, 512);
 }
 
-/// SLOW (about a minute, once): with T = 20 s, a pass after 5 s idle finds the cache
-/// still full (slow from the start), one after 30 s more finds it again.
+/// SLOW (about a minute, once; at most three times when the machine starves the writer):
+/// with T = 20 s, a pass after 5 s idle finds the cache still full (slow from the start),
+/// one after 30 s more finds it again.
 #[test]
 fn the_cache_comes_back_after_idle_time_but_not_before() {
     let test = "the_cache_comes_back_after_idle_time_but_not_before";
@@ -486,6 +487,47 @@ fn the_cache_comes_back_after_idle_time_but_not_before() {
     }
     let _serial = serial();
     let (fast, slow) = (400_000_000u64, 100_000_000u64);
+    for attempt in 1..=3 {
+        let (doc, switches) = recovery_attempt(fast, slow);
+        let tests = doc["tests"].as_array().unwrap();
+        for t in tests {
+            eprintln!("{}: {:?}\n  {}", t["name"], series(t), t["sustain"]);
+        }
+        eprintln!("switches {switches}");
+        assert_eq!(tests.len(), 3, "first pass and two recovery passes");
+        // A loaded machine (CI under load saw 31 and 0 MB/s ticks in a 100 MB/s phase, and a
+        // second "cliff" made of them) stalls dd: the emulator's speeds are then no ground
+        // truth for the passes that must find exactly one cliff. Measure again.
+        let starved = [&tests[0], &tests[2]]
+            .iter()
+            .any(|t| stalled_before_cliff(t, fast) || starved_slow_phase(t, slow));
+        if starved && attempt < 3 {
+            eprintln!("RETRY: the machine starved the writer (attempt {attempt})");
+            continue;
+        }
+        check_recovery(tests);
+        return;
+    }
+}
+
+/// A tick after the first cliff below half the slow speed: the writer, not the device, was
+/// slow.
+fn starved_slow_phase(t: &Value, slow: u64) -> bool {
+    let Some(at_ms) = t["sustain"]["cliffs"][0]["at_ms"].as_f64() else {
+        return false;
+    };
+    let interval_ms = f(&t["sustain"]["interval_ms"]);
+    let points = t["runs"][0]["intervals"].as_array().unwrap();
+    // The last tick may be a partial interval at the end of the span.
+    points[..points.len().saturating_sub(1)]
+        .iter()
+        .filter(|p| f(&p["t_ms"]) > at_ms + interval_ms)
+        .any(|p| f(&p["bw_bytes_per_s"]) < 0.5 * slow as f64)
+}
+
+/// One first pass and two recovery passes on a fresh emulator with T = 20 s; the document
+/// and the emulator's switches.
+fn recovery_attempt(fast: u64, slow: u64) -> (Value, String) {
     // 256 MiB: the fast phase lasts 6-7 intervals of 100 ms (a phase needs 5).
     let cache = 256 * MIB;
     let dev = WriteCacheDevice::start(
@@ -499,12 +541,10 @@ fn the_cache_comes_back_after_idle_time_but_not_before() {
     )
     .expect("emulator");
     let doc = sustain_on(&dev, "512MiB", &["--recovery", "5s,30s"]);
-    let tests = doc["tests"].as_array().unwrap();
-    for t in tests {
-        eprintln!("{}: {:?}\n  {}", t["name"], series(t), t["sustain"]);
-    }
-    eprintln!("switches {:?}", dev.switches());
-    assert_eq!(tests.len(), 3, "first pass and two recovery passes");
+    (doc, format!("{:?}", dev.switches()))
+}
+
+fn check_recovery(tests: &[Value]) {
     let first = &tests[0]["sustain"];
     assert_eq!(first["cliffs"].as_array().unwrap().len(), 1, "{first}");
     let after5 = &tests[1]["sustain"];
