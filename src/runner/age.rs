@@ -143,7 +143,11 @@ pub fn age(cfg: &AgeConfig, ctx: &RunContext) -> Result<(AgeTestDetail, PathBuf)
     // taken on it would differ from run to run. The same seed makes the same files.
     let block = crate::fs::layout::block_size(&cfg.target)?.max(1);
     let on_disk = |len: u64| len.div_ceil(block) * block;
-    let mut used = settled_usage(&cfg.target)?;
+    // What was there, to the nearest 1 % of the file system: a fresh btrfs counts a few
+    // hundred KiB more or less from one mkfs to the next (background metadata work), and
+    // a budget that moved with them gave the same seed another file set.
+    let grain = (cfg.fs_size / 100).max(1);
+    let mut used = (settled_usage(&cfg.target)? + grain / 2) / grain * grain;
     let mut next_point = churn / 10;
     let mut pending: Option<u64> = None;
     while d.bytes_written < churn {
