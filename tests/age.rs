@@ -184,6 +184,48 @@ fn bad_input_is_refused_before_anything_is_created() {
     assert_eq!(common::names(fs.path()), before, "nothing created");
 }
 
+/// A file system of small files runs out of inodes before space (here 1,024 inodes for
+/// 64 MiB): aging keeps its file count within them, ends without ENOSPC, and says that it
+/// stopped short of the fullness.
+#[test]
+fn aging_stays_within_the_inodes_and_says_so() {
+    let test = "aging_stays_within_the_inodes_and_says_so";
+    let Some(fs) = ram_scratch_or_skip(test, "ext4", 64 << 20, &["-N", "1024"], "") else {
+        return;
+    };
+    let dir = common::tempdir();
+    let profile = dir.path().join("small.toml");
+    std::fs::write(
+        &profile,
+        "description = '4 KiB files'\nfill = '80%'\nchurn = 1.0\nappend_share = 0.0\n\
+         [tree]\ndepth = 1\ndirs_per_dir = 4\nfiles_per_dir = 200\n\
+         [[sizes]]\nfrom = '4K'\nto = '4K'\nweight = 1\n",
+    )
+    .unwrap();
+    let out = iolab(&[
+        "age",
+        s(fs.path()),
+        "--profile",
+        s(&profile),
+        "--no-save",
+        "--json",
+        "-q",
+    ]);
+    let doc = json_ok(&out);
+    let a = &doc["tests"][0]["age"];
+    assert!(a["files_deleted"].as_u64().unwrap() > 0, "{a}");
+    assert!(a["fullness"].as_f64().unwrap() < 0.5, "{a}");
+    assert!(
+        doc["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["code"] == "inodes-short"),
+        "{}",
+        doc["warnings"]
+    );
+}
+
 #[test]
 fn the_profiles_are_listed() {
     let out = iolab(&["age", "--list-profiles"]);

@@ -130,6 +130,9 @@ warning_codes! {
     // The state of the drive (sysinfo::thermal).
     /// The drive's throttle counters grew during the run, or a material throughput drop came while it was at or above its warning temperature.
     ThermalThrottling = "thermal-throttling",
+    // `iolab age`.
+    /// Aging ran out of inodes before the target fullness: the file system holds fewer, larger-looking files than the profile asked; it stopped short of the fullness.
+    InodesShort = "inodes-short",
     // `iolab sustain`.
     /// A sustained write found no cliff: a write cache, if any, is larger than what was written (write more with `--size`/`--span`); recovery passes were skipped.
     NoCliff = "no-cliff",

@@ -148,6 +148,10 @@ pub fn age(cfg: &AgeConfig, ctx: &RunContext) -> Result<(AgeTestDetail, PathBuf)
     // a budget that moved with them gave the same seed another file set.
     let grain = (cfg.fs_size / 100).max(1);
     let mut used = (settled_usage(&cfg.target)? + grain / 2) / grain * grain;
+    // Files by the same count: the inodes free now (the tree is made), less a margin for
+    // the file system's own; a file system of small files runs out of inodes before space
+    // (ext4 gives one per 16 KiB). `None` where there is no fixed number (btrfs, xfs grow).
+    let inode_room = free_inodes(&cfg.target)?.map(|n| n - n / 50);
     let mut next_point = churn / 10;
     let mut pending: Option<u64> = None;
     while d.bytes_written < churn {
@@ -171,7 +175,8 @@ pub fn age(cfg: &AgeConfig, ctx: &RunContext) -> Result<(AgeTestDetail, PathBuf)
             Some(i) => on_disk(files[i].size + len) - on_disk(files[i].size),
             None => on_disk(len),
         };
-        if used + need > budget && !files.is_empty() {
+        let no_inode = pick.is_none() && inode_room.is_some_and(|r| files.len() as u64 >= r);
+        if (used + need > budget || no_inode) && !files.is_empty() {
             // At the fullness: random files go until a new file fits (it waits, so the sizes
             // created keep the profile's distribution); an append that does not fit is
             // dropped.
@@ -281,6 +286,13 @@ fn settled_usage(target: &Path) -> Result<u64> {
         used = now;
     }
     Ok(used)
+}
+
+/// Inodes free for a new file, where the file system has a fixed number of them.
+fn free_inodes(target: &Path) -> Result<Option<u64>> {
+    let st = nix::sys::statvfs::statvfs(target)
+        .with_context(|| format!("statvfs {}", target.display()))?;
+    Ok((st.files() > 0).then_some(st.files_available() as u64))
 }
 
 /// syncfs(2) on the file system holding `dir`: allocation happens now, and statvfs counts it.
