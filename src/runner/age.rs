@@ -9,7 +9,6 @@
 //! (a killed run's tree is removed by the next start), removed when aging is interrupted or
 //! fails, and handed to the user when it completes.
 
-use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -84,8 +83,32 @@ fn tree_dirs(count: u64, depth: u32, fanout: u32) -> Vec<PathBuf> {
 }
 
 fn file_path(root: &Path, dirs: &[PathBuf], f: &AgedFile) -> PathBuf {
-    root.join(&dirs[f.dir as usize])
-        .join(format!("f{:09}", f.id))
+    root.join(&dirs[f.dir as usize]).join(file_name(f))
+}
+
+fn file_name(f: &AgedFile) -> String {
+    format!("f{:09}", f.id)
+}
+
+/// Open (create) `f` for appending, relative to its directory's descriptor: no walk down the
+/// tree's path for every file (the small-file tester works the same way).
+fn open_append(dirs: &[std::fs::File], f: &AgedFile) -> nix::Result<std::fs::File> {
+    use nix::fcntl::OFlag;
+    let fd = nix::fcntl::openat(
+        &dirs[f.dir as usize],
+        file_name(f).as_str(),
+        OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_APPEND | OFlag::O_CLOEXEC,
+        nix::sys::stat::Mode::from_bits_truncate(0o644),
+    )?;
+    Ok(std::fs::File::from(fd))
+}
+
+fn unlink(dirs: &[std::fs::File], f: &AgedFile) -> nix::Result<()> {
+    nix::unistd::unlinkat(
+        &dirs[f.dir as usize],
+        file_name(f).as_str(),
+        nix::unistd::UnlinkatFlags::NoRemoveDir,
+    )
 }
 
 /// Write `len` bytes of `data` (repeated) to `file`, from its current end.
@@ -112,6 +135,13 @@ pub fn age(cfg: &AgeConfig, ctx: &RunContext) -> Result<(AgeTestDetail, PathBuf)
         let p = cfg.dir.join(d);
         std::fs::create_dir(&p).with_context(|| format!("cannot create {}", p.display()))?;
     }
+    let dir_fds = dirs
+        .iter()
+        .map(|d| {
+            let p = cfg.dir.join(d);
+            std::fs::File::open(&p).with_context(|| format!("cannot open {}", p.display()))
+        })
+        .collect::<Result<Vec<_>>>()?;
 
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
     // The data: incompressible, the same for a seed.
@@ -185,39 +215,36 @@ pub fn age(cfg: &AgeConfig, ctx: &RunContext) -> Result<(AgeTestDetail, PathBuf)
             }
             let i = rng.random_range(0..files.len());
             let f = files.swap_remove(i);
-            let p = file_path(&cfg.dir, &dirs, &f);
-            std::fs::remove_file(&p).with_context(|| format!("cannot delete {}", p.display()))?;
+            unlink(&dir_fds, &f).with_context(|| {
+                format!("cannot delete {}", file_path(&cfg.dir, &dirs, &f).display())
+            })?;
             used = used.saturating_sub(on_disk(f.size));
             d.files_deleted += 1;
             continue;
         }
-        let (path, len) = match pick {
+        let at = match pick {
             Some(i) => {
                 files[i].size += len;
                 d.files_grown += 1;
-                (file_path(&cfg.dir, &dirs, &files[i]), len)
+                i
             }
             None => {
-                let f = AgedFile {
+                files.push(AgedFile {
                     id: next_id,
                     dir: rng.random_range(0..dirs.len()) as u32,
                     size: len,
-                };
+                });
                 next_id += 1;
                 d.files_created += 1;
-                let out = (file_path(&cfg.dir, &dirs, &f), f.size);
-                files.push(f);
-                out
+                files.len() - 1
             }
         };
-        let mut file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        write_bytes(&mut file, &data, len)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        drop(file);
+        let f = &files[at];
+        let written = open_append(&dir_fds, f)
+            .map_err(std::io::Error::from)
+            .and_then(|mut file| write_bytes(&mut file, &data, len));
+        written
+            .with_context(|| format!("cannot write {}", file_path(&cfg.dir, &dirs, f).display()))?;
         d.bytes_written += len;
         used += need;
         since_sync += len;
