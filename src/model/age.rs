@@ -25,7 +25,8 @@ pub struct AgeTestDetail {
     pub files_left: u64,
     pub fullness: f64,
     pub elapsed_s: f64,
-    /// Files created plus files deleted per second (the aging speed).
+    /// Files created plus files deleted per second of aging (the aging speed; the layout
+    /// scoring every tenth of the way is not counted, `elapsed_s` is).
     pub file_ops_per_s: f64,
     /// The layout of the file system before aging (its existing files) and of the aged
     /// tree after it.
