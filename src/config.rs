@@ -72,68 +72,7 @@ impl RunConfig {
         let repeat = RepeatMode::parse(&a.repeat.repeat, a.repeat.max_repeat, a.repeat.target_ci)
             .map_err(err)?;
 
-        if let Some(bs) = a.bs {
-            if bs == 0 {
-                return Err(err("--bs 0: the block size must be at least 512 bytes"));
-            }
-            if bs % 512 != 0 {
-                return Err(err(format!(
-                    "--bs {bs}: must be a multiple of 512 bytes (a sector)"
-                )));
-            }
-            if bs > MAX_BS {
-                return Err(err(format!("--bs {bs}: at most 64MiB")));
-            }
-        }
-        if let Some(d) = a.iodepth
-            && (d == 0 || d > MAX_IODEPTH)
-        {
-            return Err(err(format!(
-                "--iodepth {d}: must be between 1 and {MAX_IODEPTH}"
-            )));
-        }
-        if let Some(j) = a.jobs
-            && (j == 0 || j > MAX_JOBS)
-        {
-            return Err(err(format!("--jobs {j}: must be between 1 and {MAX_JOBS}")));
-        }
-        if let Some(pct) = a.rwmix_read
-            && pct > 100
-        {
-            return Err(err(format!("--rwmix-read {pct}: a percentage, 0..=100")));
-        }
-        if a.io_size.is_none() && a.duration.is_zero() {
-            return Err(err(
-                "--duration 0: give a positive duration, or --io-size for a size-based run",
-            ));
-        }
-        if a.io_size == Some(0) {
-            return Err(err("--io-size 0: give a positive size"));
-        }
-        let interval_ns = a.interval.as_nanos();
-        let (interval, duration) = (
-            crate::units::fmt_ns(interval_ns as f64),
-            crate::units::fmt_ns(a.duration.as_nanos() as f64),
-        );
-        if interval_ns == 0 || !interval_ns.is_multiple_of(1_000_000) {
-            return Err(err(format!(
-                "--interval {interval}: give whole milliseconds, at least 1ms (e.g. 100ms, 1s)"
-            )));
-        }
-        if a.io_size.is_none() {
-            if a.interval > a.duration {
-                return Err(err(format!(
-                    "--interval {interval} is longer than --duration {duration}: no interval of the series would be complete"
-                )));
-            }
-            let n = a.duration.as_nanos() / interval_ns;
-            let max = crate::workload::block::MAX_INTERVALS;
-            if n > max as u128 {
-                return Err(err(format!(
-                    "--interval {interval} over --duration {duration} makes {n} points per run (at most {max}): use a longer --interval"
-                )));
-            }
-        }
+        check_numbers(a)?;
 
         let steady = steady_spec(a)?;
 
@@ -186,119 +125,10 @@ impl RunConfig {
                 a.target.display()
             )));
         }
-        let may_write = match kind {
-            TargetKind::Directory => {
-                // Even read tests need iolab's own (prefilled) test file there.
-                if is_read_only_fs(&a.target) {
-                    return Err(err(format!(
-                        "{} is on a read-only file system; iolab needs to create its test file there",
-                        a.target.display()
-                    )));
-                }
-                if nix::unistd::access(&a.target, nix::unistd::AccessFlags::W_OK).is_err() {
-                    return Err(err(format!("{} is not writable", a.target.display())));
-                }
-                true
-            }
-            TargetKind::RegularFile => {
-                if !allowed {
-                    return Err(err(format!(
-                        "{} is an existing file: iolab would overwrite it (prefill and writes); pass --allow-destroy {} to allow that, or give a directory",
-                        a.target.display(),
-                        a.target.display()
-                    )));
-                }
-                true
-            }
-            TargetKind::BlockDevice => {
-                if let Some(user) = device_in_use(&a.target)
-                    && (writes || allowed)
-                {
-                    return Err(err(format!(
-                        "{} is in use ({user}); refusing to write to it",
-                        a.target.display()
-                    )));
-                }
-                if (writes || a.precondition) && !allowed {
-                    if !writes {
-                        return Err(err(format!(
-                            "--precondition writes the whole span of {} twice, destroying its data; pass --allow-destroy {} (exactly that name) to allow it",
-                            a.target.display(),
-                            a.target.display()
-                        )));
-                    }
-                    return Err(err(format!(
-                        "write tests on the block device {} destroy its data; pass --allow-destroy {} (exactly that name) to allow it, or --rw read/randread for a read-only test",
-                        a.target.display(),
-                        a.target.display()
-                    )));
-                }
-                allowed
-            }
-        };
+        let may_write = may_write(a, kind, writes, allowed)?;
 
         // Size.
-        let mut size_note = None;
-        let size = match kind {
-            TargetKind::Directory => {
-                let free = free_space(&a.target).unwrap_or(u64::MAX);
-                match a.size {
-                    Some(s) => {
-                        if s > free {
-                            return Err(err(format!(
-                                "--size {}: only {} free on {}",
-                                crate::units::fmt_size_iec(s),
-                                crate::units::fmt_size_iec(free),
-                                a.target.display()
-                            )));
-                        }
-                        s
-                    }
-                    None => {
-                        let room = overwrite_room(&a.target);
-                        let cap = room.cap(free);
-                        if DEFAULT_SIZE > cap {
-                            size_note = Some(format!(
-                                "test file size clamped to {} ({})",
-                                crate::units::fmt_size_iec(cap),
-                                room.describe(&a.target)
-                            ));
-                            cap
-                        } else {
-                            DEFAULT_SIZE
-                        }
-                    }
-                }
-            }
-            TargetKind::BlockDevice => {
-                let dev = crate::runner::target::block_device_size(&a.target).map_err(|e| {
-                    err(format!(
-                        "cannot read the size of {}: {e}",
-                        a.target.display()
-                    ))
-                })?;
-                match a.size {
-                    Some(s) if s > dev => {
-                        return Err(err(format!(
-                            "--size {}: the device {} has only {}",
-                            crate::units::fmt_size_iec(s),
-                            a.target.display(),
-                            crate::units::fmt_size_iec(dev)
-                        )));
-                    }
-                    Some(s) => s,
-                    None => DEFAULT_SIZE.min(dev),
-                }
-            }
-            TargetKind::RegularFile => {
-                let len = std::fs::metadata(&a.target).map(|m| m.len()).unwrap_or(0);
-                match a.size {
-                    Some(s) => s,
-                    None if len > 0 => len,
-                    None => DEFAULT_SIZE,
-                }
-            }
-        };
+        let (size, size_note) = test_size(a, kind)?;
         if size < max_bs {
             return Err(err(format!(
                 "--size {}: smaller than one block per job ({})",
@@ -308,20 +138,7 @@ impl RunConfig {
         }
         let size = size / max_bs * max_bs;
 
-        // O_DIRECT alignment against the device's logical block size.
-        if tests.iter().any(|t| t.groups.iter().any(|g| g.direct)) {
-            let lbs = crate::sysinfo::logical_block_size_of(&a.target).unwrap_or(512) as u64;
-            for t in &tests {
-                for g in &t.groups {
-                    if g.bs % lbs != 0 {
-                        return Err(err(format!(
-                            "--bs {}: not a multiple of the device's logical block size ({lbs} bytes), which O_DIRECT requires",
-                            g.bs
-                        )));
-                    }
-                }
-            }
-        }
+        check_direct_alignment(&a.target, &tests)?;
 
         Ok(RunConfig {
             target: a.target.clone(),
@@ -348,6 +165,224 @@ impl RunConfig {
             precondition: a.precondition,
         })
     }
+}
+
+/// The numbers of `iolab run` on their own: block size, depth, jobs, mix, duration or size,
+/// the series' interval.
+fn check_numbers(a: &RunArgs) -> Result<(), UsageError> {
+    if let Some(bs) = a.bs {
+        if bs == 0 {
+            return Err(err("--bs 0: the block size must be at least 512 bytes"));
+        }
+        if bs % 512 != 0 {
+            return Err(err(format!(
+                "--bs {bs}: must be a multiple of 512 bytes (a sector)"
+            )));
+        }
+        if bs > MAX_BS {
+            return Err(err(format!("--bs {bs}: at most 64MiB")));
+        }
+    }
+    if let Some(d) = a.iodepth
+        && (d == 0 || d > MAX_IODEPTH)
+    {
+        return Err(err(format!(
+            "--iodepth {d}: must be between 1 and {MAX_IODEPTH}"
+        )));
+    }
+    if let Some(j) = a.jobs
+        && (j == 0 || j > MAX_JOBS)
+    {
+        return Err(err(format!("--jobs {j}: must be between 1 and {MAX_JOBS}")));
+    }
+    if let Some(pct) = a.rwmix_read
+        && pct > 100
+    {
+        return Err(err(format!("--rwmix-read {pct}: a percentage, 0..=100")));
+    }
+    if a.io_size.is_none() && a.duration.is_zero() {
+        return Err(err(
+            "--duration 0: give a positive duration, or --io-size for a size-based run",
+        ));
+    }
+    if a.io_size == Some(0) {
+        return Err(err("--io-size 0: give a positive size"));
+    }
+    let interval_ns = a.interval.as_nanos();
+    let (interval, duration) = (
+        crate::units::fmt_ns(interval_ns as f64),
+        crate::units::fmt_ns(a.duration.as_nanos() as f64),
+    );
+    if interval_ns == 0 || !interval_ns.is_multiple_of(1_000_000) {
+        return Err(err(format!(
+            "--interval {interval}: give whole milliseconds, at least 1ms (e.g. 100ms, 1s)"
+        )));
+    }
+    if a.io_size.is_none() {
+        if a.interval > a.duration {
+            return Err(err(format!(
+                "--interval {interval} is longer than --duration {duration}: no interval of the series would be complete"
+            )));
+        }
+        let n = a.duration.as_nanos() / interval_ns;
+        let max = crate::workload::block::MAX_INTERVALS;
+        if n > max as u128 {
+            return Err(err(format!(
+                "--interval {interval} over --duration {duration} makes {n} points per run (at most {max}): use a longer --interval"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// May the run write the target? A directory needs its own test file (writable, not
+/// read-only); an existing file or a device only with `--allow-destroy` naming it, a
+/// device in use never.
+fn may_write(
+    a: &RunArgs,
+    kind: TargetKind,
+    writes: bool,
+    allowed: bool,
+) -> Result<bool, UsageError> {
+    Ok(match kind {
+        TargetKind::Directory => {
+            // Even read tests need iolab's own (prefilled) test file there.
+            if is_read_only_fs(&a.target) {
+                return Err(err(format!(
+                    "{} is on a read-only file system; iolab needs to create its test file there",
+                    a.target.display()
+                )));
+            }
+            if nix::unistd::access(&a.target, nix::unistd::AccessFlags::W_OK).is_err() {
+                return Err(err(format!("{} is not writable", a.target.display())));
+            }
+            true
+        }
+        TargetKind::RegularFile => {
+            if !allowed {
+                return Err(err(format!(
+                    "{} is an existing file: iolab would overwrite it (prefill and writes); pass --allow-destroy {} to allow that, or give a directory",
+                    a.target.display(),
+                    a.target.display()
+                )));
+            }
+            true
+        }
+        TargetKind::BlockDevice => {
+            if let Some(user) = device_in_use(&a.target)
+                && (writes || allowed)
+            {
+                return Err(err(format!(
+                    "{} is in use ({user}); refusing to write to it",
+                    a.target.display()
+                )));
+            }
+            if (writes || a.precondition) && !allowed {
+                if !writes {
+                    return Err(err(format!(
+                        "--precondition writes the whole span of {} twice, destroying its data; pass --allow-destroy {} (exactly that name) to allow it",
+                        a.target.display(),
+                        a.target.display()
+                    )));
+                }
+                return Err(err(format!(
+                    "write tests on the block device {} destroy its data; pass --allow-destroy {} (exactly that name) to allow it, or --rw read/randread for a read-only test",
+                    a.target.display(),
+                    a.target.display()
+                )));
+            }
+            allowed
+        }
+    })
+}
+
+/// The tested size: `--size`, or the default clamped to the room there is (a directory),
+/// the device or the existing file; with the note said when it was clamped.
+fn test_size(a: &RunArgs, kind: TargetKind) -> Result<(u64, Option<String>), UsageError> {
+    let mut size_note = None;
+    let size = match kind {
+        TargetKind::Directory => {
+            let free = free_space(&a.target).unwrap_or(u64::MAX);
+            match a.size {
+                Some(s) => {
+                    if s > free {
+                        return Err(err(format!(
+                            "--size {}: only {} free on {}",
+                            crate::units::fmt_size_iec(s),
+                            crate::units::fmt_size_iec(free),
+                            a.target.display()
+                        )));
+                    }
+                    s
+                }
+                None => {
+                    let room = overwrite_room(&a.target);
+                    let cap = room.cap(free);
+                    if DEFAULT_SIZE > cap {
+                        size_note = Some(format!(
+                            "test file size clamped to {} ({})",
+                            crate::units::fmt_size_iec(cap),
+                            room.describe(&a.target)
+                        ));
+                        cap
+                    } else {
+                        DEFAULT_SIZE
+                    }
+                }
+            }
+        }
+        TargetKind::BlockDevice => {
+            let dev = crate::runner::target::block_device_size(&a.target).map_err(|e| {
+                err(format!(
+                    "cannot read the size of {}: {e}",
+                    a.target.display()
+                ))
+            })?;
+            match a.size {
+                Some(s) if s > dev => {
+                    return Err(err(format!(
+                        "--size {}: the device {} has only {}",
+                        crate::units::fmt_size_iec(s),
+                        a.target.display(),
+                        crate::units::fmt_size_iec(dev)
+                    )));
+                }
+                Some(s) => s,
+                None => DEFAULT_SIZE.min(dev),
+            }
+        }
+        TargetKind::RegularFile => {
+            let len = std::fs::metadata(&a.target).map(|m| m.len()).unwrap_or(0);
+            match a.size {
+                Some(s) => s,
+                None if len > 0 => len,
+                None => DEFAULT_SIZE,
+            }
+        }
+    };
+    Ok((size, size_note))
+}
+
+/// O_DIRECT needs every block size to be a multiple of the device's logical block size.
+fn check_direct_alignment(
+    target: &std::path::Path,
+    tests: &[BlockTestSpec],
+) -> Result<(), UsageError> {
+    // O_DIRECT alignment against the device's logical block size.
+    if tests.iter().any(|t| t.groups.iter().any(|g| g.direct)) {
+        let lbs = crate::sysinfo::logical_block_size_of(target).unwrap_or(512) as u64;
+        for t in tests {
+            for g in &t.groups {
+                if g.bs % lbs != 0 {
+                    return Err(err(format!(
+                        "--bs {}: not a multiple of the device's logical block size ({lbs} bytes), which O_DIRECT requires",
+                        g.bs
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `--steadystate` and its companions, checked against the rest of `iolab run`: a round is
