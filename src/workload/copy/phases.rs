@@ -115,84 +115,12 @@ pub fn run_copy(
         ram: tmp(&s.ram_dir)?,
         target: tmp(&cfg.target)?,
     };
-    if cfg.skipped_entries > 0 {
-        doc.warn(Warning {
-            code: WarningCode::SourceSkipped,
-            message: format!(
-                "{} entries of --source are neither files nor directories (symlinks, devices, sockets) and were not copied",
-                cfg.skipped_entries
-            ),
-            test: None,
-        });
-    }
-    let can_drop = drop_caches();
-    if !can_drop {
-        doc.warn(Warning {
-            code: WarningCode::CacheWarm,
-            message: "not root: the page cache could not be dropped between phases, so the read and copy phases may be served from RAM (their results are labelled warm); run as root for cold-cache numbers".into(),
-            test: None,
-        });
-    }
-    let ram_fs = crate::sysinfo::mounts::mount_of(&s.ram_dir).map(|m| m.fs_type);
-    if !matches!(ram_fs.as_deref(), Some("tmpfs" | "ramfs")) {
-        doc.warn(Warning {
-            code: WarningCode::RamDirNotRam,
-            message: format!(
-                "the RAM dir {} is on {}, not tmpfs: the source side of the write phase is not free and may limit the result; give a tmpfs with --ram-dir",
-                s.ram_dir.display(),
-                ram_fs.as_deref().unwrap_or("an unknown file system")
-            ),
-            test: None,
-        });
-    }
+    let can_drop = setup_warnings(cfg, doc);
 
     // The data set, once, in RAM.
-    let p = Progress::start(ctx.progress, &format!("{} into RAM", plan.name));
-    let total = plan.data_bytes().max(1);
-    let mut cb = |done: u64| p.set(done as f64 / total as f64, &fmt_size_iec(done));
-    match &s.source {
-        None => {
-            std::fs::create_dir(ws.src())?;
-            generate(plan, &ws.src(), s.seed, &ctx.stop, &mut cb)?;
-        }
-        Some(src) => {
-            let mut c = Copier::new(s.opts);
-            c.copy_tree(plan, src, &ws.src(), &ctx.stop, &mut cb)?;
-        }
-    }
-    p.finish(&format!(
-        "{} files, {}",
-        plan.files.len(),
-        fmt_size_iec(plan.data_bytes())
-    ));
-    let expected = match s.verify {
-        None => None,
-        Some(kind) => {
-            let h = hash_tree(&ws.src(), kind, &ctx.stop)?;
-            if let Some(src) = &s.source {
-                let v = compare(&hash_tree(src, kind, &ctx.stop)?, &h, kind);
-                if !v.ok {
-                    return Err(failure("staging", &ws.src(), &v));
-                }
-            }
-            Some(h)
-        }
-    };
+    let expected = stage(cfg, ctx, &ws)?;
 
-    let mut selected = Vec::new();
-    if s.ceiling {
-        selected.push(Phase::Ceiling);
-    }
-    for (on, ph) in [
-        (s.phases.write, Phase::Write),
-        (s.phases.read, Phase::Read),
-        (s.phases.copy, Phase::Copy),
-        (s.phases.delete, Phase::Delete),
-    ] {
-        if on {
-            selected.push(ph);
-        }
-    }
+    let selected = selected_phases(s);
     let first_test = doc.tests.len();
     for ph in &selected {
         doc.tests.push(new_test(cfg, *ph, can_drop));
@@ -267,6 +195,100 @@ pub fn run_copy(
     std::fs::remove_dir_all(ws.target.path())
         .context("cannot remove the work directory on the target")?;
     Ok(())
+}
+
+/// The warnings known before anything is copied: entries of `--source` left out, a page
+/// cache that cannot be dropped (not root), a RAM dir that is not RAM. Whether caches can be
+/// dropped.
+fn setup_warnings(cfg: &CopyConfig, doc: &mut ResultDoc) -> bool {
+    let s = &cfg.settings;
+    if cfg.skipped_entries > 0 {
+        doc.warn(Warning {
+        code: WarningCode::SourceSkipped,
+        message: format!(
+            "{} entries of --source are neither files nor directories (symlinks, devices, sockets) and were not copied",
+            cfg.skipped_entries
+        ),
+        test: None,
+    });
+    }
+    let can_drop = drop_caches();
+    if !can_drop {
+        doc.warn(Warning {
+        code: WarningCode::CacheWarm,
+        message: "not root: the page cache could not be dropped between phases, so the read and copy phases may be served from RAM (their results are labelled warm); run as root for cold-cache numbers".into(),
+        test: None,
+    });
+    }
+    let ram_fs = crate::sysinfo::mounts::mount_of(&s.ram_dir).map(|m| m.fs_type);
+    if !matches!(ram_fs.as_deref(), Some("tmpfs" | "ramfs")) {
+        doc.warn(Warning {
+        code: WarningCode::RamDirNotRam,
+        message: format!(
+            "the RAM dir {} is on {}, not tmpfs: the source side of the write phase is not free and may limit the result; give a tmpfs with --ram-dir",
+            s.ram_dir.display(),
+            ram_fs.as_deref().unwrap_or("an unknown file system")
+        ),
+        test: None,
+    });
+    }
+    can_drop
+}
+
+/// The data set into the RAM dir (generated, or copied from `--source`), and its hashes with
+/// `--verify` (checked against the source's).
+fn stage(cfg: &CopyConfig, ctx: &RunContext, ws: &Workspace) -> Result<Option<TreeHashes>> {
+    let (s, plan) = (&cfg.settings, &cfg.plan);
+    let p = Progress::start(ctx.progress, &format!("{} into RAM", plan.name));
+    let total = plan.data_bytes().max(1);
+    let mut cb = |done: u64| p.set(done as f64 / total as f64, &fmt_size_iec(done));
+    match &s.source {
+        None => {
+            std::fs::create_dir(ws.src())?;
+            generate(plan, &ws.src(), s.seed, &ctx.stop, &mut cb)?;
+        }
+        Some(src) => {
+            let mut c = Copier::new(s.opts);
+            c.copy_tree(plan, src, &ws.src(), &ctx.stop, &mut cb)?;
+        }
+    }
+    p.finish(&format!(
+        "{} files, {}",
+        plan.files.len(),
+        fmt_size_iec(plan.data_bytes())
+    ));
+    Ok(match s.verify {
+        None => None,
+        Some(kind) => {
+            let h = hash_tree(&ws.src(), kind, &ctx.stop)?;
+            if let Some(src) = &s.source {
+                let v = compare(&hash_tree(src, kind, &ctx.stop)?, &h, kind);
+                if !v.ok {
+                    return Err(failure("staging", &ws.src(), &v));
+                }
+            }
+            Some(h)
+        }
+    })
+}
+
+/// The measured phases, in the order they run.
+fn selected_phases(s: &super::CopySettings) -> Vec<Phase> {
+    let mut selected = Vec::new();
+    if s.ceiling {
+        selected.push(Phase::Ceiling);
+    }
+    for (on, ph) in [
+        (s.phases.write, Phase::Write),
+        (s.phases.read, Phase::Read),
+        (s.phases.copy, Phase::Copy),
+        (s.phases.delete, Phase::Delete),
+    ] {
+        if on {
+            selected.push(ph);
+        }
+    }
+    selected
 }
 
 struct PhaseRunner<'a> {
