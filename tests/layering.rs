@@ -29,7 +29,6 @@ const LAYERS: &[&[&str]] = &[
 
 /// Imports that go up today (importer, imported), to be removed one by one.
 const KNOWN_UPWARD: &[(&str, &str)] = &[
-    ("dist/files.rs", "commands/files.rs"),
     ("dist/run.rs", "commands/run.rs"),
     ("dist/saturate.rs", "commands/saturate.rs"),
     ("sysinfo/mod.rs", "engine/mod.rs"),
@@ -64,7 +63,6 @@ const KNOWN_LOOPS: &[&[&str]] = &[
         "commands/files.rs",
         "commands/run.rs",
         "commands/trace.rs",
-        "dist/files.rs",
         "dist/run.rs",
     ],
     &["commands/matrix/plan.rs", "commands/matrix/study.rs"],

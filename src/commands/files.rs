@@ -4,18 +4,13 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 
 use super::family::{DirFamily, Family, Output, execute as execute_family};
 use crate::cli::files::FilesArgs;
-use crate::model::{ResultDoc, ResultSink, TestResult};
+use crate::model::{ResultDoc, ResultSink};
 use crate::runner::RunContext;
-use crate::units::{fmt_mb_per_s, fmt_thousands};
 use crate::workload::files::config::FilesConfig;
 use crate::workload::files::run::run_with;
-
-const PHASES: [&str; 5] = ["create", "stat", "read", "delete", "big"];
 
 pub fn execute(args: &FilesArgs, argv: Vec<String>) -> Result<i32> {
     #[cfg(feature = "mpi")]
@@ -52,7 +47,7 @@ impl Family for FilesFamily {
     }
 
     fn render(&self, doc: &ResultDoc) -> String {
-        render_files_table(doc) + &super::files_jobs::render_jobs(doc)
+        crate::report::files::render_files_table(doc) + &super::files_jobs::render_jobs(doc)
     }
 
     fn afterword(&self, _doc: &ResultDoc) -> Vec<String> {
@@ -86,156 +81,4 @@ impl DirFamily for FilesFamily {
             kept: None,
         })
     }
-}
-
-fn param<'a>(t: &'a TestResult, k: &str) -> &'a str {
-    t.params.get(k).map(String::as_str).unwrap_or("")
-}
-
-/// Belov's cell: "mean (run1, run2, run3)" of seconds per portion.
-pub fn belov_cell(t: &TestResult) -> String {
-    let runs: Vec<String> = t
-        .runs
-        .iter()
-        .filter_map(|r| r.files.as_ref())
-        .map(|d| format!("{:.3}", d.seconds_per_portion))
-        .collect();
-    match t.summary.get("seconds_per_portion") {
-        Some(s) if runs.len() > 1 => format!("{:.3} ({})", s.mean, runs.join(", ")),
-        Some(s) => format!("{:.3}", s.mean),
-        None => "-".into(),
-    }
-}
-
-/// The size part of a test name (everything before the phase).
-fn size_label(t: &TestResult) -> String {
-    let phase = param(t, "phase");
-    t.name
-        .strip_suffix(phase)
-        .map(|s| s.trim_end().to_string())
-        .unwrap_or_else(|| t.name.clone())
-}
-
-/// The terminal report of a files run.
-pub fn render_files_table(doc: &ResultDoc) -> String {
-    let tests: Vec<&TestResult> = doc.tests.iter().filter(|t| t.family == "files").collect();
-    let mut out = String::new();
-    if let Some(t) = tests.first() {
-        out.push_str(&format!(
-            "Seconds per {} files (mean (run1, run2, ...)); {} portions x {} passes, method {}, sync {}, layout {}, allocation unit {} B\n",
-            fmt_thousands(param(t, "files_per_portion").parse::<f64>().unwrap_or(0.0)),
-            param(t, "portions"),
-            param(t, "passes"),
-            param(t, "method"),
-            param(t, "sync"),
-            param(t, "layout"),
-            param(t, "alloc_unit_bytes"),
-        ));
-    }
-    let present: Vec<&str> = PHASES
-        .iter()
-        .copied()
-        .filter(|ph| tests.iter().any(|t| param(t, "phase") == *ph))
-        .collect();
-    let mut rows: Vec<String> = Vec::new();
-    for t in &tests {
-        let l = size_label(t);
-        if !rows.contains(&l) {
-            rows.push(l);
-        }
-    }
-    let mut cells = Table::new();
-    cells
-        .load_style(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Disabled);
-    let mut header = vec![Cell::new("size")];
-    for ph in &present {
-        header.push(Cell::new(*ph));
-        if *ph == "create" {
-            header.push(Cell::new("sync s"));
-        }
-    }
-    cells.set_header(header);
-    let mut rates = Table::new();
-    rates
-        .load_style(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(vec![
-            "test",
-            "files/s",
-            "MB/s",
-            "files/s with sync",
-            "portion CV %",
-        ]);
-    for row in &rows {
-        let mut r = vec![Cell::new(row)];
-        for ph in &present {
-            let t = tests
-                .iter()
-                .find(|t| &size_label(t) == row && param(t, "phase") == *ph);
-            r.push(
-                Cell::new(t.map(|t| belov_cell(t)).unwrap_or_else(|| "-".into()))
-                    .set_alignment(CellAlignment::Right),
-            );
-            if *ph == "create" {
-                let s = t
-                    .and_then(|t| t.summary.get("sync_seconds"))
-                    .map(|s| format!("{:.3}", s.mean))
-                    .unwrap_or_else(|| "-".into());
-                r.push(Cell::new(s).set_alignment(CellAlignment::Right));
-            }
-        }
-        cells.add_row(r);
-    }
-    for t in &tests {
-        let mean = |k: &str| t.summary.get(k).map(|s| s.mean);
-        let with_sync: Vec<f64> = t
-            .runs
-            .iter()
-            .filter_map(|r| r.files.as_ref()?.files_per_s_with_sync)
-            .collect();
-        let cv: Vec<f64> = t
-            .runs
-            .iter()
-            .filter_map(|r| r.files.as_ref().map(|d| d.portion_cv * 100.0))
-            .collect();
-        rates.add_row(vec![
-            Cell::new(&t.name),
-            Cell::new(
-                mean("files_per_s")
-                    .map(fmt_thousands)
-                    .unwrap_or_else(|| "-".into()),
-            )
-            .set_alignment(CellAlignment::Right),
-            Cell::new(
-                mean("bw_bytes_per_s")
-                    .map(fmt_mb_per_s)
-                    .unwrap_or_else(|| "-".into()),
-            )
-            .set_alignment(CellAlignment::Right),
-            Cell::new(if with_sync.is_empty() {
-                "-".into()
-            } else {
-                fmt_thousands(with_sync.iter().sum::<f64>() / with_sync.len() as f64)
-            })
-            .set_alignment(CellAlignment::Right),
-            Cell::new(if cv.is_empty() {
-                "-".into()
-            } else {
-                format!("{:.1}", cv.iter().cloned().fold(0.0, f64::max))
-            })
-            .set_alignment(CellAlignment::Right),
-        ]);
-    }
-    out.push_str(&format!("{cells}\n{rates}\n"));
-    for t in &tests {
-        if let Some(s) = t.files.as_ref().and_then(|d| d.scaling.as_ref()) {
-            out.push_str(&format!("{}: {}\n", t.name, s.message));
-        }
-        if let Some(e) = &t.error {
-            out.push_str(&format!("{}: stopped: {e}\n", t.name));
-        }
-    }
-    out.push_str(&crate::report::table::render_warnings(doc));
-    out
 }

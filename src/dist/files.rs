@@ -283,7 +283,7 @@ pub fn execute(args: &FilesArgs, argv: Vec<String>) -> Result<i32> {
         if p.cfg.json {
             println!("{}", serde_json::to_string_pretty(d)?);
         } else {
-            print!("{}", crate::commands::files::render_files_table(d));
+            print!("{}", crate::report::files::render_files_table(d));
             print!("{}", crate::dist::table::render_files_hosts(d));
             std::io::Write::flush(&mut std::io::stdout())?;
             if let Some(path) = &p.sink.path {

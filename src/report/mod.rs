@@ -10,6 +10,7 @@ pub mod charts;
 pub mod compare;
 pub mod csv;
 pub mod document;
+pub mod files;
 pub mod heatmap;
 pub mod html;
 pub mod load;
