@@ -1,0 +1,125 @@
+//! A private ftrace instance (`/sys/kernel/tracing/instances/iolab-PID`): its own ring
+//! buffer, clock (`mono`, the clock BPF's `ktime` reads), event list and pid filter
+//! (`set_event_pid` with `event-fork`, so the traced program's children and threads are
+//! followed from their first instruction). Other tracing users are not disturbed; the
+//! instance is removed on drop.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+pub const TRACEFS: &str = "/sys/kernel/tracing";
+
+pub struct Instance {
+    dir: PathBuf,
+    pipe: Option<File>,
+}
+
+fn write(path: &Path, value: &str) -> io::Result<()> {
+    std::fs::write(path, value)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
+}
+
+impl Instance {
+    /// Create the instance with `buffer_kb` KiB of ring buffer per CPU; nothing is traced
+    /// until events are enabled.
+    pub fn create(buffer_kb: u64) -> io::Result<Instance> {
+        let dir = Path::new(TRACEFS)
+            .join("instances")
+            .join(format!("iolab-{}", std::process::id()));
+        if dir.exists() {
+            // Left by a killed iolab with the same pid: reuse would mix old events in.
+            let _ = std::fs::remove_dir(&dir);
+        }
+        std::fs::create_dir(&dir)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
+        let mut inst = Instance { dir, pipe: None };
+        write(&inst.dir.join("tracing_on"), "0")?;
+        write(&inst.dir.join("trace_clock"), "mono")?;
+        write(&inst.dir.join("buffer_size_kb"), &buffer_kb.to_string())?;
+        write(&inst.dir.join("options/event-fork"), "1")?;
+        write(&inst.dir.join("options/record-tgid"), "1")?;
+        // Real pointers, so io_uring requests are the same value in every event.
+        let _ = write(&inst.dir.join("options/hash-ptr"), "0");
+        // Only iolab's own main thread (and what it forks) until the child names itself.
+        write(
+            &inst.dir.join("set_event_pid"),
+            &std::process::id().to_string(),
+        )?;
+        inst.pipe = Some(
+            OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(inst.dir.join("trace_pipe"))?,
+        );
+        write(&inst.dir.join("tracing_on"), "1")?;
+        Ok(inst)
+    }
+
+    /// Enable `group/event`.
+    pub fn enable(&self, event: &str) -> io::Result<()> {
+        write(&self.dir.join("events").join(event).join("enable"), "1")
+    }
+
+    /// The pid filter file (the traced child writes its own pid there before exec).
+    pub fn pid_file(&self) -> PathBuf {
+        self.dir.join("set_event_pid")
+    }
+
+    /// Append what the trace pipe holds now; returns bytes read (0: nothing waiting).
+    pub fn read_available(&mut self, out: &mut Vec<u8>) -> io::Result<usize> {
+        let Some(pipe) = self.pipe.as_mut() else {
+            return Ok(0);
+        };
+        let mut buf = vec![0u8; 1 << 20];
+        let mut total = 0;
+        loop {
+            match pipe.read(&mut buf) {
+                Ok(0) => return Ok(total),
+                Ok(n) => {
+                    out.extend_from_slice(&buf[..n]);
+                    total += n;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(total),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Stop recording (the buffer stays readable).
+    pub fn stop(&self) {
+        let _ = write(&self.dir.join("tracing_on"), "0");
+    }
+
+    /// Events the ring buffer overwrote or dropped, over all CPUs.
+    pub fn lost_events(&self) -> u64 {
+        let Ok(cpus) = std::fs::read_dir(self.dir.join("per_cpu")) else {
+            return 0;
+        };
+        cpus.flatten()
+            .filter_map(|c| std::fs::read_to_string(c.path().join("stats")).ok())
+            .flat_map(|s| {
+                s.lines()
+                    .filter_map(|l| {
+                        let (k, v) = l.split_once(':')?;
+                        matches!(k.trim(), "overrun" | "dropped events")
+                            .then(|| v.trim().parse::<u64>().ok())
+                            .flatten()
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .sum()
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        self.stop();
+        let _ = write(&self.dir.join("events/enable"), "0");
+        // An instance with an open file is busy: close the pipe first.
+        self.pipe = None;
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
