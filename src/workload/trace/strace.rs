@@ -396,8 +396,13 @@ impl Parser<'_> {
                 .iter()
                 .any(|m| p == m || p.starts_with(&format!("{m}/")))
         };
+        // A path with recorded paths below it is a directory, even when the recorder did not
+        // see it as one (the tracepoints recorder sees no stat results).
+        let ancestors = dirs.clone();
         dirs.retain(|d| !made(d));
-        self.out.files.retain(|f| !made(&f.path));
+        self.out
+            .files
+            .retain(|f| !made(&f.path) && !ancestors.contains(&f.path));
         self.out.dirs = dirs.into_iter().collect();
         self.out.threads = self.tids.len() as u32;
         self.out

@@ -42,29 +42,25 @@ impl Instance {
         write(&inst.dir.join("options/record-tgid"), "1")?;
         // Real pointers, so io_uring requests are the same value in every event.
         let _ = write(&inst.dir.join("options/hash-ptr"), "0");
-        // Only iolab's own main thread (and what it forks) until the child names itself.
-        write(
-            &inst.dir.join("set_event_pid"),
-            &std::process::id().to_string(),
-        )?;
         inst.pipe = Some(
             OpenOptions::new()
                 .read(true)
                 .custom_flags(libc::O_NONBLOCK)
                 .open(inst.dir.join("trace_pipe"))?,
         );
-        write(&inst.dir.join("tracing_on"), "1")?;
         Ok(inst)
+    }
+
+    /// Start recording the thread `tid` and whatever it forks from now on (`event-fork`).
+    /// Threads created before this call (the reader) are not followed.
+    pub fn start(&self, tid: i32) -> io::Result<()> {
+        write(&self.dir.join("set_event_pid"), &tid.to_string())?;
+        write(&self.dir.join("tracing_on"), "1")
     }
 
     /// Enable `group/event`.
     pub fn enable(&self, event: &str) -> io::Result<()> {
         write(&self.dir.join("events").join(event).join("enable"), "1")
-    }
-
-    /// The pid filter file (the traced child writes its own pid there before exec).
-    pub fn pid_file(&self) -> PathBuf {
-        self.dir.join("set_event_pid")
     }
 
     /// Append what the trace pipe holds now; returns bytes read (0: nothing waiting).
@@ -91,6 +87,22 @@ impl Instance {
     /// Stop recording (the buffer stays readable).
     pub fn stop(&self) {
         let _ = write(&self.dir.join("tracing_on"), "0");
+    }
+
+    /// The fullest CPU buffer's share of `buffer_kb` holding unread events.
+    pub fn fill(&self, buffer_kb: u64) -> f64 {
+        let Ok(cpus) = std::fs::read_dir(self.dir.join("per_cpu")) else {
+            return 1.0;
+        };
+        cpus.flatten()
+            .filter_map(|c| std::fs::read_to_string(c.path().join("stats")).ok())
+            .filter_map(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("bytes:"))
+                    .and_then(|v| v.trim().parse::<u64>().ok())
+            })
+            .map(|b| b as f64 / (buffer_kb * 1024) as f64)
+            .fold(0.0, f64::max)
     }
 
     /// Events the ring buffer overwrote or dropped, over all CPUs.

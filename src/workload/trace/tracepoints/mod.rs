@@ -8,8 +8,6 @@ pub mod bpf;
 pub mod events;
 pub mod ftrace;
 
-use std::ffi::CString;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, ExitStatus};
 use std::sync::Arc;
@@ -20,9 +18,15 @@ use anyhow::{Context, Result};
 
 use super::strace::{Parsed, parse_lines};
 
-/// Per-CPU buffer of the instance and of the BPF rings.
-const BUFFER_KB: u64 = 16 << 10;
-const BPF_RING_PAGES: usize = 256;
+/// Per-CPU buffer of the instance: 16 MiB (about 100,000 events; the reader empties it
+/// every 20 ms), less on machines with many CPUs so that the total stays near 512 MiB.
+fn buffer_kb() -> u64 {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    ((512 << 10) / cpus).clamp(1 << 10, 16 << 10)
+}
+
+/// Pages of each CPU's BPF output ring (4 MiB: it also receives other processes' records).
+const BPF_RING_PAGES: usize = 1024;
 
 /// What the recording gave besides the calls.
 pub struct Recorded {
@@ -87,7 +91,8 @@ fn tracepoint_id(event: &str) -> Option<u64> {
 
 /// Run `command` in `cwd` under the tracepoints and return its calls under `root`.
 pub fn record(command: &[String], root: &Path) -> Result<Recorded> {
-    let inst = ftrace::Instance::create(BUFFER_KB).context("cannot create an ftrace instance")?;
+    let kb = buffer_kb();
+    let inst = ftrace::Instance::create(kb).context("cannot create an ftrace instance")?;
     let mut fetch = bpf::Fetcher::new(BPF_RING_PAGES).context("cannot set up BPF output")?;
     for (i, (name, strings)) in events::SYSCALLS.iter().enumerate() {
         let (enter, exit) = (
@@ -131,15 +136,18 @@ pub fn record(command: &[String], root: &Path) -> Result<Recorded> {
         inst.enable(e)?;
     }
     let cwd = std::env::current_dir().context("no current directory")?;
-    let pid_file = CString::new(inst.pid_file().into_os_string().into_encoded_bytes())
-        .context("tracefs path")?;
 
-    // The reader drains the trace text and the BPF rings while the program runs.
+    // The reader drains the BPF rings (a copy) every 20 ms while the program runs, but the
+    // trace text only when a CPU's buffer is half full: the kernel formats each event as it
+    // is read, CPU time the program would compete for. The rest is read after it exits.
     let done = Arc::new(AtomicBool::new(false));
+    let (hand_over, take) = std::sync::mpsc::channel::<(ftrace::Instance, bpf::Fetcher)>();
     let reader = {
         let done = done.clone();
         std::thread::spawn(move || {
-            let (mut inst, mut fetch) = (inst, fetch);
+            let Ok((mut inst, mut fetch)) = take.recv() else {
+                return (Vec::new(), Vec::new(), 0);
+            };
             let (mut text, mut recs) = (Vec::new(), Vec::new());
             loop {
                 let finished = done.load(Ordering::Acquire);
@@ -147,13 +155,17 @@ pub fn record(command: &[String], root: &Path) -> Result<Recorded> {
                     inst.stop();
                     fetch.detach();
                 }
-                let n = inst.read_available(&mut text).unwrap_or(0);
+                let n = if finished || inst.fill(kb) > 0.5 {
+                    inst.read_available(&mut text).unwrap_or(0)
+                } else {
+                    0
+                };
                 let before = recs.len();
                 fetch.drain(&mut recs);
                 if finished && n == 0 && recs.len() == before {
                     break;
                 }
-                if n == 0 && recs.len() == before {
+                if !finished {
                     std::thread::sleep(Duration::from_millis(20));
                 }
             }
@@ -162,39 +174,18 @@ pub fn record(command: &[String], root: &Path) -> Result<Recorded> {
         })
     };
     let t0 = Instant::now();
+    // The pid filter holds this thread, started after the reader exists (so the reader's
+    // own reads of the trace are not traced): the child it forks joins through
+    // `event-fork` from its first instruction; iolab's own events are dropped below by
+    // process id. (Writing the child's pid from the child would unregister and register
+    // the filter's probes, an RCU grace period the program would pay.)
+    inst.start(nix::unistd::gettid().as_raw())
+        .context("cannot start the ftrace instance")?;
+    hand_over
+        .send((inst, fetch))
+        .map_err(|_| anyhow::anyhow!("the trace reader ended early"))?;
     let mut cmd = Command::new(&command[0]);
     cmd.args(&command[1..]);
-    // SAFETY: between fork and exec the child only calls async-signal-safe functions
-    // (getpid, open, write, close) on memory prepared before the fork.
-    unsafe {
-        cmd.pre_exec(move || {
-            let mut digits = [0u8; 12];
-            let mut n = libc::getpid() as u32;
-            let mut i = digits.len();
-            loop {
-                i -= 1;
-                digits[i] = b'0' + (n % 10) as u8;
-                n /= 10;
-                if n == 0 {
-                    break;
-                }
-            }
-            let fd = libc::open(pid_file.as_ptr(), libc::O_WRONLY | libc::O_TRUNC);
-            if fd < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            let w = libc::write(
-                fd,
-                digits[i..].as_ptr() as *const libc::c_void,
-                digits.len() - i,
-            );
-            libc::close(fd);
-            if w < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
     let spawned = cmd.spawn();
     let status = spawned.and_then(|mut c| c.wait());
     let wall_ns = t0.elapsed().as_nanos() as u64;
@@ -205,8 +196,11 @@ pub fn record(command: &[String], root: &Path) -> Result<Recorded> {
     let status = status.with_context(|| format!("cannot run {}", command[0]))?;
     let text = String::from_utf8_lossy(&text);
     let mut conv = events::Converter::new(&cwd.to_string_lossy(), recs);
+    let me = std::process::id();
     for e in text.lines().filter_map(events::parse) {
-        conv.feed(e);
+        if e.tgid != me {
+            conv.feed(e);
+        }
     }
     let conv = conv.finish();
     let mut notes = Vec::new();
