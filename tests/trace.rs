@@ -309,6 +309,7 @@ fn record_then_replay(test: &str, recorder: &str) {
         return;
     }
     assert!(o.status.success(), "{}", stderr(&o));
+    let record_stderr = stderr(&o);
     let tf = work.path().join("app.trace");
     let text = std::fs::read_to_string(&tf).unwrap();
     let calls: Vec<Value> = text
@@ -336,7 +337,7 @@ fn record_then_replay(test: &str, recorder: &str) {
             ("d/e".into(), 0, 3),
             ("d/e".into(), 3, 4),
         ],
-        "{text}"
+        "{text}\n{record_stderr}"
     );
     let reads: Vec<(String, u64)> = calls
         .iter()

@@ -48,7 +48,7 @@ pub enum Fetch {
 }
 
 /// One record from a program: who, when (CLOCK_MONOTONIC), which attachment (`tag`), and
-/// the fetched value or strings.
+/// the fetched value (strings: the first string's user pointer) or strings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Record {
     pub tgid: u32,
@@ -115,8 +115,13 @@ fn program(fetch: Fetch, tag: u32, map_fd: i32) -> Vec<Insn> {
                     add_imm(1, at as i32),
                     mov_imm(2, STR_LEN as i32),
                     ldx_dw(3, 6, off as i16),
-                    call(HELPER_PROBE_READ_USER_STR),
                 ]);
+                if n == 0 {
+                    // The first string's user pointer goes in `value`: the event carries
+                    // it too, so records are matched to their call, not just by order.
+                    p.push(stx_dw(-FRAME + 24, 3));
+                }
+                p.push(call(HELPER_PROBE_READ_USER_STR));
                 n += 1;
             }
             HEADER + n * STR_LEN

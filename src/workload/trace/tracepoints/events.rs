@@ -161,6 +161,16 @@ pub const SYSCALLS: &[(&str, &[&str])] = &[
     ("fchdir", &[]),
 ];
 
+/// Position of a syscall's first string argument (the path) among its arguments, in the
+/// order of its tracepoint's fields, which the event text prints.
+fn path_arg(syscall: &str) -> usize {
+    match syscall {
+        "openat" | "openat2" | "newfstatat" | "statx" | "unlinkat" | "mkdirat" | "renameat"
+        | "renameat2" => 1,
+        _ => 0,
+    }
+}
+
 /// BPF tag of the io_uring submission record (syscalls use their index in [`SYSCALLS`]).
 pub const TAG_URING_SUBMIT: u32 = 1000;
 
@@ -246,18 +256,23 @@ impl Converter {
         c
     }
 
-    /// The BPF record of this thread's hit of `tag` at `ts` (µs text time vs ns BPF time).
-    fn record(&mut self, tid: u32, tag: u32, ts: u64) -> Option<Record> {
+    /// The BPF record of this thread's hit of `tag` at `ts` (µs text time vs ns BPF time;
+    /// the two probes of one tracepoint hit can be apart by a preemption, hence the slack).
+    /// With `ptr`, the record must carry that user pointer: a lost record then costs its
+    /// own call's path, not every later one's.
+    fn record(&mut self, tid: u32, tag: u32, ts: u64, ptr: Option<u64>) -> Option<Record> {
         let q = self.records.get_mut(&(tid, tag))?;
-        const SLACK: u64 = 2_000_000;
+        // Wide: a loaded machine can preempt the thread between the two probes of one
+        // hit (syscall tracepoints may fault and sleep); the pointer keeps matches exact.
+        const SLACK: u64 = 100_000_000;
         while q.front().is_some_and(|r| r.ts_ns + SLACK < ts) {
             q.pop_front();
         }
-        if q.front().is_some_and(|r| r.ts_ns <= ts + SLACK) {
-            q.pop_front()
-        } else {
-            None
-        }
+        let i = q
+            .iter()
+            .take_while(|r| r.ts_ns <= ts + SLACK)
+            .position(|r| ptr.is_none_or(|p| r.value == p))?;
+        q.remove(i)
     }
 
     fn table(&mut self, tgid: u32) -> &mut HashMap<i32, String> {
@@ -330,9 +345,15 @@ impl Converter {
                 if let Some(i) = idx
                     && !SYSCALLS[i].1.is_empty()
                 {
-                    match self.record(e.tid, i as u32, e.ts_ns) {
+                    let ptr = args.get(path_arg(&name)).copied();
+                    match self.record(e.tid, i as u32, e.ts_ns, ptr) {
                         Some(r) => strings = r.strings,
-                        None => self.out.missing_strings += 1,
+                        None => {
+                            self.out.missing_strings += 1;
+                            // Without its path the call cannot be placed: not kept.
+                            self.pending.remove(&e.tid);
+                            return;
+                        }
                     }
                 }
                 self.pending.insert(
@@ -360,7 +381,7 @@ impl Converter {
                 let ring = *self.ring_ids.entry(ring).or_insert(n);
                 self.out.rings = self.ring_ids.len() as u32;
                 let off = self
-                    .record(e.tid, TAG_URING_SUBMIT, e.ts_ns)
+                    .record(e.tid, TAG_URING_SUBMIT, e.ts_ns, None)
                     .map(|r| r.value);
                 self.urings.insert(
                     req,
@@ -638,7 +659,7 @@ mod tests {
         let mut c = Converter::new(
             "/r",
             vec![
-                rec(openat, 796_256_508_300, 0, "data/f"),
+                rec(openat, 796_256_508_300, 0x7ffe, "data/f"),
                 rec(TAG_URING_SUBMIT, 796_256_629_100, 8192, ""),
             ],
         );
