@@ -382,6 +382,12 @@ impl ThreadOut {
 }
 
 fn replay_thread(x: &ThreadCtx, idx: &[usize]) -> ThreadOut {
+    if x.timing == Timing::Recorded {
+        // Sleeps to a call's time otherwise overshoot by the default 50 µs timer slack,
+        // more than the gap between calls of a fast program.
+        // SAFETY: PR_SET_TIMERSLACK takes an integer and affects only this thread.
+        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+    }
     let mut out = ThreadOut::default();
     let mut handles: HashMap<String, Vec<File>> = HashMap::new();
     let mut buf = vec![0u8; (wdata_len(x.calls, idx)).max(1)];
