@@ -691,4 +691,32 @@ mod tests {
             (2, "7</r/data/f>", "8192")
         );
     }
+
+    /// Regression: a lost BPF record used to shift every later path by one call.
+    #[test]
+    fn a_lost_path_record_costs_only_its_own_call() {
+        let openat = SYSCALLS.iter().position(|(n, _)| *n == "openat").unwrap() as u32;
+        let text = "\
+              sh-5   (      5) [000] .....   10.000100: sys_openat(dfd: ffffff9c, filename: 1000, flags: 241, mode: 1b6)
+              sh-5   (      5) [000] .....   10.000110: sys_openat -> 0x3
+              sh-5   (      5) [000] .....   10.000200: sys_openat(dfd: ffffff9c, filename: 2000, flags: 241, mode: 1b6)
+              sh-5   (      5) [000] .....   10.000210: sys_openat -> 0x4
+";
+        let rec = Record {
+            tgid: 5,
+            tid: 5,
+            ts_ns: 10_000_200_500,
+            tag: openat,
+            value: 0x2000,
+            strings: ["second".into(), String::new()],
+        };
+        let mut c = Converter::new("/r", vec![rec]);
+        for e in text.lines().filter_map(parse) {
+            c.feed(e);
+        }
+        let out = c.finish();
+        assert_eq!(out.missing_strings, 1);
+        assert_eq!(out.lines.len(), 1);
+        assert_eq!(out.lines[0].ret_path.as_deref(), Some("/r/second"));
+    }
 }
