@@ -25,9 +25,9 @@ impl Instance {
     /// Create the instance with `buffer_kb` KiB of ring buffer per CPU; nothing is traced
     /// until events are enabled.
     pub fn create(buffer_kb: u64) -> io::Result<Instance> {
-        let dir = Path::new(TRACEFS)
-            .join("instances")
-            .join(format!("iolab-{}", std::process::id()));
+        let instances = Path::new(TRACEFS).join("instances");
+        remove_stale(&instances);
+        let dir = instances.join(format!("iolab-{}", std::process::id()));
         if dir.exists() {
             // Left by a killed iolab with the same pid: reuse would mix old events in.
             let _ = std::fs::remove_dir(&dir);
@@ -123,6 +123,29 @@ impl Instance {
                     .collect::<Vec<_>>()
             })
             .sum()
+    }
+}
+
+/// Instances of iolab processes that no longer exist (killed before their drop ran): each
+/// holds a ring buffer per CPU until removed.
+fn remove_stale(instances: &Path) {
+    let Ok(entries) = std::fs::read_dir(instances) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("iolab-"))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new("/proc").join(pid.to_string()).exists() {
+            let _ = write(&e.path().join("tracing_on"), "0");
+            let _ = write(&e.path().join("events/enable"), "0");
+            let _ = std::fs::remove_dir(e.path());
+        }
     }
 }
 
