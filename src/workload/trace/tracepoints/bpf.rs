@@ -163,16 +163,25 @@ fn put64(b: &mut [u8], at: usize, v: u64) {
     b[at..at + 8].copy_from_slice(&v.to_ne_bytes());
 }
 
-/// perf_event_open with a PERF_ATTR_SIZE_VER5 attribute.
-fn perf_open(kind: u32, config: u64, sample_type: u64, cpu: i32) -> io::Result<OwnedFd> {
+/// perf_event_open with a PERF_ATTR_SIZE_VER5 attribute. Readers are woken only when
+/// `wakeup_bytes` are waiting (the `watermark` flag): iolab polls, and a wakeup per record
+/// is an inter-processor interrupt (a VM exit under a hypervisor) that the traced program
+/// would pay on every path call.
+fn perf_open(
+    kind: u32,
+    config: u64,
+    sample_type: u64,
+    cpu: i32,
+    wakeup_bytes: u32,
+) -> io::Result<OwnedFd> {
     let mut attr = [0u8; 128];
     put32(&mut attr, 0, kind);
     put32(&mut attr, 4, 112);
     put64(&mut attr, 8, config);
     put64(&mut attr, 16, 1); // sample_period
     put64(&mut attr, 24, sample_type);
-    put64(&mut attr, 40, 1); // flags: disabled
-    put32(&mut attr, 48, 1); // wakeup_events
+    put64(&mut attr, 40, 1 | (1 << 14)); // flags: disabled, watermark
+    put32(&mut attr, 48, wakeup_bytes); // wakeup_watermark
     // SAFETY: attr is a valid perf_event_attr (size 112) that outlives the call.
     let fd = unsafe {
         libc::syscall(
@@ -213,13 +222,14 @@ unsafe impl Send for Ring {}
 
 impl Ring {
     fn new(cpu: i32, pages: usize) -> io::Result<Ring> {
+        let page = 4096;
         let fd = perf_open(
             PERF_TYPE_SOFTWARE,
             PERF_COUNT_SW_BPF_OUTPUT,
             PERF_SAMPLE_RAW,
             cpu,
+            (pages * page / 2) as u32,
         )?;
-        let page = 4096;
         let len = (pages + 1) * page;
         // SAFETY: mapping a perf event's ring buffer (1 + 2^n pages) as perf_event_open(2) says.
         let base = unsafe {
@@ -412,7 +422,13 @@ impl Fetcher {
                 ));
             }
         };
-        let ev = perf_open(PERF_TYPE_TRACEPOINT, tracepoint_id, PERF_SAMPLE_RAW, 0)?;
+        let ev = perf_open(
+            PERF_TYPE_TRACEPOINT,
+            tracepoint_id,
+            PERF_SAMPLE_RAW,
+            0,
+            1 << 20,
+        )?;
         ioctl(
             &ev,
             PERF_EVENT_IOC_SET_BPF,
