@@ -1,7 +1,8 @@
 #!/bin/sh
 # Replay overhead of `iolab trace`: record a real program (tar of a 500-file tree, then
-# extracting it again) under strace, replay it as fast as possible and at the recorded
-# times, and print replay time vs recorded time and calls per second.
+# extracting it again; with the tracepoints recorder as root, else strace), replay it as
+# fast as possible and at the recorded times, and print replay time vs recorded time and
+# calls per second. The recording's own overhead: scripts/bench-trace-overhead.sh.
 # Usage: scripts/bench-trace-replay.sh [IOLAB_BINARY] [DIR]
 set -eu
 BIN=${1:-target/release/iolab}

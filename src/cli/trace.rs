@@ -19,10 +19,34 @@ pub enum TraceCmd {
     Run(TraceRunArgs),
     /// List the built-in workloads.
     List(TraceListArgs),
-    /// Run a program under strace and write its file I/O as a trace file.
+    /// Record a program's file I/O (kernel tracepoints, or strace) as a trace file.
     Record(TraceRecordArgs),
     /// Replay a recorded trace on a directory.
     Replay(TraceReplayArgs),
+    /// What a trace file says: shares, sizes, sequentiality, queue depth, working set.
+    Summary(TraceSummaryArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Recorder {
+    /// Tracepoints when available (root, tracefs, BTF), else strace with a note.
+    Auto,
+    /// Kernel tracepoints (syscalls, io_uring) and tiny BPF programs: low overhead,
+    /// kernel time stamps, io_uring I/O included. Needs root.
+    Tracepoints,
+    /// strace (ptrace): works without root, slows the program, sees no io_uring I/O.
+    Strace,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TraceSummaryArgs {
+    /// Trace file written by `iolab trace record`.
+    #[arg(value_name = "TRACE")]
+    pub trace: PathBuf,
+
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -68,6 +92,10 @@ pub struct TraceRecordArgs {
     /// [default: the current directory].
     #[arg(long, value_name = "DIR")]
     pub root: Option<PathBuf>,
+
+    /// Which recorder to use.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub recorder: Recorder,
 
     /// The program and its arguments (after `--`).
     #[arg(

@@ -9,7 +9,9 @@ use anyhow::Result;
 
 use super::family::{DirFamily, Family, Output, execute as execute_family};
 use crate::cli::OutputArgs;
-use crate::cli::trace::{TraceArgs, TraceCmd, TraceListArgs, TraceReplayArgs, TraceRunArgs};
+use crate::cli::trace::{
+    TraceArgs, TraceCmd, TraceListArgs, TraceReplayArgs, TraceRunArgs, TraceSummaryArgs,
+};
 use crate::model::{ResultDoc, ResultSink, TestResult};
 use crate::runner::RunContext;
 use crate::units::{fmt_mb_per_s, fmt_ns, fmt_size_iec};
@@ -19,9 +21,34 @@ pub fn execute(args: &TraceArgs, argv: Vec<String>) -> Result<i32> {
     match &args.cmd {
         TraceCmd::Run(a) => execute_family(TraceFamily::from_args(a)?, argv),
         TraceCmd::List(a) => list(a),
-        TraceCmd::Record(a) => record::execute(a),
+        TraceCmd::Record(a) => record::execute(a, &crate::report::trace::render_summary),
         TraceCmd::Replay(a) => execute_family(ReplayFamily::new(a)?, argv),
+        TraceCmd::Summary(a) => summary(a),
     }
+}
+
+/// `iolab trace summary FILE`: what a recording says.
+fn summary(a: &TraceSummaryArgs) -> Result<i32> {
+    let (h, calls) = crate::workload::trace::tracefile::read(&a.trace)?;
+    let s = crate::workload::trace::summary::summarize(&calls);
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&s)?);
+        return Ok(0);
+    }
+    println!(
+        "{}: {} calls of `{}`, recorded with {}{}",
+        a.trace.display(),
+        h.calls,
+        h.command.join(" "),
+        h.recorder,
+        if h.lost_events > 0 {
+            format!(" ({} events lost)", h.lost_events)
+        } else {
+            String::new()
+        }
+    );
+    print!("{}", crate::report::trace::render_summary(&s));
+    Ok(0)
 }
 
 fn list(a: &TraceListArgs) -> Result<i32> {
@@ -258,6 +285,23 @@ pub fn render_test(t: &TestResult) -> String {
             "  final write-back (syncfs, in the total): {}\n",
             fmt_ns(ns as f64)
         ));
+    }
+    if let Some(rec) = t.trace.as_ref().and_then(|d| d.recording.as_ref()) {
+        let by = t
+            .trace
+            .as_ref()
+            .and_then(|d| d.recorder.as_deref())
+            .unwrap_or("strace");
+        s.push_str(&format!("  the recording (recorder: {by}):\n"));
+        for line in crate::report::trace::render_summary(rec).lines().skip(1) {
+            s.push_str(&format!("  {line}\n"));
+        }
+    }
+    if let Some(sum) = &d.summary {
+        s.push_str("  what this replay issued:\n");
+        for line in crate::report::trace::render_summary(sum).lines().skip(1) {
+            s.push_str(&format!("  {line}\n"));
+        }
     }
     if let Some(dc) = &r.device {
         s.push_str(&format!(

@@ -21,6 +21,11 @@ pub struct TraceTestDetail {
     pub scale: f64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub streams: Vec<StreamSpec>,
+    /// Replays: what the recording says, and which recorder made it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recording: Option<TraceSummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorder: Option<String>,
 }
 
 /// One stream of a workload as it was run (after `--scale`).
@@ -47,6 +52,9 @@ pub struct TraceRunDetail {
     pub prefill_bytes: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<ReplayDetail>,
+    /// Replays: what the replay itself issued (the same summary as the recording's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<TraceSummary>,
 }
 
 /// What one stream copy did.
@@ -99,4 +107,89 @@ pub struct ReplayDetail {
     pub errors: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_error: Option<String>,
+}
+
+/// What a trace (a recording, or the I/O a replay issued) says about its I/O: shares,
+/// request sizes, sequentiality, queue depth, inter-arrival times, working set, hot files
+/// and fsyncs. Computed by `workload::trace::summary`; the definitions are in
+/// docs/METHODOLOGY.md.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct TraceSummary {
+    /// First I/O start to last end (data calls and fsyncs).
+    pub duration_ns: u64,
+    pub read_calls: u64,
+    pub write_calls: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    /// Reads and writes submitted asynchronously (io_uring).
+    pub async_calls: u64,
+    /// Request sizes: one bucket per power of two (`size_bytes` is its lower bound).
+    pub sizes: Vec<SizeBucket>,
+    /// I/Os starting where the previous I/O on the same file ended (a file's first I/O:
+    /// when it starts at offset 0).
+    pub sequential_reads: u64,
+    pub sequential_writes: u64,
+    /// In-flight reads and writes (all threads and rings): per depth, the I/Os that saw it
+    /// when they started (themselves included) and the time it lasted.
+    pub depths: Vec<DepthBucket>,
+    /// Mean in-flight count over the time at least one I/O was in flight.
+    pub depth_mean: f64,
+    pub depth_max: u32,
+    /// The same mean over the asynchronous (io_uring) I/Os alone: the queue depth the
+    /// program kept on its rings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub async_depth_mean: Option<f64>,
+    /// Gaps between consecutive I/O starts (all threads).
+    pub interarrival_ns: GapStats,
+    /// Distinct bytes touched (union of the ranges read or written, per file).
+    pub working_set_bytes: u64,
+    /// Files with at least one read or write.
+    pub files: u64,
+    /// The files that moved the most bytes (at most 10).
+    pub hottest: Vec<HotFile>,
+    /// fsync and fdatasync calls.
+    pub fsyncs: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fsyncs_per_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_bytes_per_fsync: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct SizeBucket {
+    pub size_bytes: u64,
+    pub reads: u64,
+    pub writes: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct DepthBucket {
+    pub depth: u32,
+    pub ios: u64,
+    pub time_ns: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct GapStats {
+    pub count: u64,
+    pub mean: f64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub max: u64,
+    /// Log2 buckets: `lower_ns` 0 (same time stamp), 1, 2, 4, ... and the gaps in each.
+    pub buckets: Vec<GapBucket>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct GapBucket {
+    pub lower_ns: u64,
+    pub count: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct HotFile {
+    pub path: String,
+    pub calls: u64,
+    pub bytes: u64,
 }

@@ -9,7 +9,7 @@ use crate::report::load::Loaded;
 use crate::report::metrics::{
     all_tests, config_of, display_name, fmt_mean_ci, fmt_value, label, metrics_of, primary_metric,
 };
-use crate::report::{charts, compare, matrix, state, sustain};
+use crate::report::{charts, compare, matrix, state, sustain, trace};
 use crate::units::{fmt_ns, fmt_size_iec, fmt_thousands};
 
 /// A table: header, rows; columns from `first_numeric` on (up to `numeric_end`, if set)
@@ -345,6 +345,13 @@ pub fn tests_blocks(tests: &[&TestResult], out: &mut Vec<Block>) {
             if t.sustain.is_some() {
                 sustain_blocks(name, t, out);
                 continue;
+            }
+            for (title, s) in trace::test_summaries(t) {
+                out.push(Block::Heading(4, format!("{name}: {title}")));
+                out.push(Block::KeyValues(trace::key_figures(s)));
+                for (svg, caption) in trace::charts(name, s) {
+                    out.push(Block::Chart { svg, caption });
+                }
             }
             if let Some(svg) = charts::interval_series(&format!("{name}: IOPS over time"), t) {
                 out.push(Block::Chart {

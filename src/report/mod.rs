@@ -21,3 +21,4 @@ pub mod state;
 pub mod sustain;
 pub mod svg;
 pub mod table;
+pub mod trace;

@@ -10,10 +10,13 @@ pub mod format;
 pub mod measure;
 pub mod record;
 pub mod replay;
+pub mod replay_async;
 pub mod runner;
 pub mod strace;
 pub mod strace_line;
+pub mod summary;
 pub mod tracefile;
+pub mod tracepoints;
 pub mod validate;
 
 use std::collections::BTreeMap;

@@ -113,6 +113,8 @@ impl Plan {
                     rate_bytes_per_s: s.rate,
                 })
                 .collect(),
+            recording: None,
+            recorder: None,
         }
     }
 }
@@ -225,6 +227,7 @@ fn one_run(plan: &Plan, ctx: &RunContext, device: Option<&str>, run: u32) -> Res
         ops: op_results,
         prefill_bytes: prefill,
         replay: None,
+        summary: None,
     });
     root.close().with_context(|| {
         format!(

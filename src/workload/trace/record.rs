@@ -1,6 +1,8 @@
-//! `iolab trace record -o app.trace -- COMMAND ARGS...`: run the command under strace
-//! (following forks and threads, with timestamps, durations and fd paths), parse the log
-//! and write a trace file whose paths are relative to `--root`.
+//! `iolab trace record -o app.trace -- COMMAND ARGS...`: run the command under the
+//! tracepoints recorder (`tracepoints/`: kernel events, no ptrace stops, io_uring seen) or,
+//! where that cannot run (not root, no tracefs/BTF), under strace (following forks and
+//! threads, with timestamps, durations and fd paths); write a trace file whose paths are
+//! relative to `--root` and that names its recorder.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -9,7 +11,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use super::tracefile::{self, Header};
-use crate::cli::trace::TraceRecordArgs;
+use crate::cli::trace::{Recorder, TraceRecordArgs};
 use crate::error::UsageError;
 
 /// The system calls recorded: files, descriptors and process creation (to follow fds).
@@ -20,8 +22,8 @@ truncate,ftruncate,copy_file_range,sendfile,clone,clone3,fork,vfork";
 
 /// Everything checked before the command runs: strace present, command found, root and
 /// output directory usable.
-fn validate(a: &TraceRecordArgs) -> Result<PathBuf, UsageError> {
-    if !crate::fs::command::have("strace") {
+fn validate(a: &TraceRecordArgs, strace: bool) -> Result<PathBuf, UsageError> {
+    if strace && !crate::fs::command::have("strace") {
         return Err(UsageError::new(
             "strace is not installed; install it with: apt-get install strace",
         ));
@@ -70,15 +72,54 @@ fn validate(a: &TraceRecordArgs) -> Result<PathBuf, UsageError> {
     Ok(root)
 }
 
-pub fn execute(a: &TraceRecordArgs) -> Result<i32> {
-    let root = validate(a)?;
-    let log_dir =
-        tempfile::tempdir().context("cannot create a temporary directory for the strace log")?;
-    let log = log_dir.path().join("strace.log");
+/// Which recorder runs: `--recorder auto` takes the tracepoints where they can run.
+fn choose(a: &TraceRecordArgs) -> Result<bool, UsageError> {
+    match (a.recorder, super::tracepoints::unavailable()) {
+        (Recorder::Strace, _) => Ok(false),
+        (_, None) => Ok(true),
+        (Recorder::Tracepoints, Some(why)) => Err(UsageError::new(format!(
+            "--recorder tracepoints cannot run here: {why}"
+        ))),
+        (Recorder::Auto, Some(why)) => {
+            crate::eline!(
+                "iolab: note: recording with strace ({why}; the low-overhead tracepoints recorder needs root, tracefs and BTF)"
+            );
+            Ok(false)
+        }
+    }
+}
+
+/// Renders the trace summary printed after recording (the report layer's, passed down).
+pub type RenderSummary<'a> = &'a dyn Fn(&crate::model::trace::TraceSummary) -> String;
+
+pub fn execute(a: &TraceRecordArgs, render: RenderSummary) -> Result<i32> {
+    let root = validate(a, false)?;
+    let tracepoints = choose(a)?;
+    if !tracepoints {
+        validate(a, true)?;
+    }
     // Ctrl-C reaches the traced program (same process group); iolab itself keeps going
     // so the trace of what ran until then is still written.
     let stop = crate::os::signals::StopFlag::new();
     stop.install().context("cannot install signal handlers")?;
+    if tracepoints {
+        match super::tracepoints::record(&a.command, &root) {
+            Ok(r) => {
+                let code = finish(a, &root, r, super::tracefile::RECORDER_TRACEPOINTS, render)?;
+                stop.check()?;
+                return Ok(code);
+            }
+            Err(e) if a.recorder == Recorder::Auto && crate::fs::command::have("strace") => {
+                crate::eline!(
+                    "iolab: note: the tracepoints recorder failed ({e:#}); recording with strace"
+                );
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    let log_dir =
+        tempfile::tempdir().context("cannot create a temporary directory for the strace log")?;
+    let log = log_dir.path().join("strace.log");
     let t0 = Instant::now();
     // Not fs::command::run: the traced program keeps the user's terminal (stdin, stdout,
     // stderr), like running it without iolab.
@@ -96,10 +137,34 @@ pub fn execute(a: &TraceRecordArgs) -> Result<i32> {
     if text.trim().is_empty() && !status.success() {
         anyhow::bail!("strace failed ({status}) before the command ran");
     }
-    let p = super::strace::parse(&text, &root);
+    let parsed = super::strace::parse(&text, &root);
+    let r = super::tracepoints::Recorded {
+        parsed,
+        status,
+        wall_ns,
+        lost_events: 0,
+        notes: Vec::new(),
+    };
+    let code = finish(a, &root, r, tracefile::RECORDER_STRACE, render)?;
+    stop.check()?;
+    Ok(code)
+}
+
+/// Write the trace, print what was recorded and its summary.
+fn finish(
+    a: &TraceRecordArgs,
+    root: &Path,
+    r: super::tracepoints::Recorded,
+    recorder: &str,
+    render: RenderSummary,
+) -> Result<i32> {
+    let (p, status, wall_ns) = (r.parsed, r.status, r.wall_ns);
     let header = Header {
         format: tracefile::FORMAT.into(),
         version: tracefile::VERSION,
+        recorder: recorder.into(),
+        clock_resolution_ns: Some(1000),
+        lost_events: r.lost_events,
         command: a.command.clone(),
         root: root.display().to_string(),
         recorded_at: crate::model::now_rfc3339(),
@@ -117,8 +182,19 @@ pub fn execute(a: &TraceRecordArgs) -> Result<i32> {
     };
     tracefile::write(&a.output, &header, &p.calls)
         .with_context(|| format!("cannot write {}", a.output.display()))?;
+    for n in &r.notes {
+        crate::eline!("iolab: note: {n}");
+    }
+    if header.lost_events > 0 {
+        crate::eline!(
+            "iolab: warning: the kernel lost {} trace events (buffer overrun); the trace misses calls",
+            header.lost_events
+        );
+    }
+    let summary = super::summary::summarize(&p.calls);
+    crate::eline!("{}", render(&summary));
     crate::eline!(
-        "recorded {} calls on {} threads under {} ({} read, {} written; {} calls outside the root and {} failed calls not kept) -> {}",
+        "recorded with {recorder}: {} calls on {} threads under {} ({} read, {} written; {} calls outside the root and {} failed calls not kept) -> {}",
         header.calls,
         header.threads,
         header.root,
@@ -128,7 +204,6 @@ pub fn execute(a: &TraceRecordArgs) -> Result<i32> {
         header.skipped_failed,
         a.output.display()
     );
-    stop.check()?;
     if !status.success() {
         crate::eline!(
             "iolab: warning: the command exited with {status}; the trace holds what it did"

@@ -77,6 +77,8 @@ impl Replay {
                 description: format!("recorded from: {}", h.command.join(" ")),
                 scale: 1.0,
                 streams: Vec::new(),
+                recording: Some(super::summary::summarize(calls)),
+                recorder: Some(h.recorder.clone()),
             }),
             ..Default::default()
         };
@@ -178,6 +180,8 @@ impl Order {
 
 #[derive(Default)]
 struct ThreadOut {
+    /// What this thread issued (data calls and fsyncs), for the replay's own summary.
+    log: Vec<Call>,
     ops: BTreeMap<String, OpAcc>,
     read_bytes: u64,
     write_bytes: u64,
@@ -238,15 +242,26 @@ fn one_replay(
         0x0077_7269_7465,
         (max_write as usize).clamp(1, 16 << 20),
     );
+    let depths = super::replay_async::ring_depths(calls);
     let phase = PhaseCounters::start(device);
     let start = Instant::now();
     let outs: Vec<ThreadOut> = std::thread::scope(|sc| {
         let hs: Vec<_> = by_tid
             .values()
             .map(|idx| {
-                let (order, wdata) = (&order, &wdata);
+                let (order, wdata, depths) = (&order, &wdata, &depths);
                 sc.spawn(move || {
-                    replay_thread(dir, calls, idx, order, wdata, a.timing, start, stop)
+                    let ctx = ThreadCtx {
+                        dir,
+                        calls,
+                        order,
+                        wdata,
+                        depths,
+                        timing: a.timing,
+                        start,
+                        stop,
+                    };
+                    replay_thread(&ctx, idx)
                 })
             })
             .collect();
@@ -257,6 +272,7 @@ fn one_replay(
     let elapsed = start.elapsed();
     stop.check()?;
     let mut ops: BTreeMap<String, OpAcc> = BTreeMap::new();
+    let mut log = Vec::new();
     let mut detail = ReplayDetail {
         timing: a.timing.name().into(),
         recorded_ns: h.recorded_ns,
@@ -265,6 +281,7 @@ fn one_replay(
         ..Default::default()
     };
     for o in outs {
+        log.extend(o.log);
         for (k, v) in o.ops {
             let e = ops.entry(k).or_default();
             e.count += v.count;
@@ -297,6 +314,7 @@ fn one_replay(
         ops: op_results,
         prefill_bytes: h.files.iter().map(|f| f.size).sum(),
         replay: Some(detail),
+        summary: Some(super::summary::summarize(&log)),
     });
     if a.keep {
         let kept = root.keep();
@@ -307,55 +325,144 @@ fn one_replay(
     Ok(r)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn replay_thread(
-    dir: &Path,
-    calls: &[Call],
-    idx: &[usize],
-    order: &Order,
-    wdata: &DataGen,
+/// What every replay thread shares.
+struct ThreadCtx<'a> {
+    dir: &'a Path,
+    calls: &'a [Call],
+    order: &'a Order,
+    wdata: &'a DataGen,
+    /// Per recorded ring: the queue depth its calls are replayed at.
+    depths: &'a HashMap<u32, usize>,
     timing: Timing,
     start: Instant,
-    stop: &StopFlag,
-) -> ThreadOut {
-    let mut out = ThreadOut::default();
-    let mut handles: HashMap<String, Vec<File>> = HashMap::new();
-    let mut buf = vec![0u8; (wdata_len(calls, idx)).max(1)];
-    wdata.init(&mut buf);
-    for &i in idx {
-        if stop.is_set() {
-            break;
-        }
-        let c = &calls[i];
-        if timing == Timing::Recorded {
-            stop.sleep_until(start + Duration::from_nanos(c.t_ns));
-        }
-        order.wait(i, stop);
-        let t = Instant::now();
-        let r = exec(dir, c, &mut handles, &mut buf, wdata, i as u64);
-        let lat = t.elapsed().as_nanos() as u64;
-        order.release(i);
-        let acc = out.ops.entry(c.op.name().to_string()).or_default();
+    stop: &'a StopFlag,
+}
+
+impl ThreadOut {
+    fn account(&mut self, c: &Call, lat: u64, r: io::Result<u64>) {
+        let acc = self.ops.entry(c.op.name().to_string()).or_default();
         acc.count += 1;
         acc.hist.record(lat);
         match r {
             Ok(n) => {
                 acc.bytes += n;
                 match c.op {
-                    CallOp::Read => out.read_bytes += n,
-                    CallOp::Write => out.write_bytes += n,
+                    CallOp::Read => self.read_bytes += n,
+                    CallOp::Write => self.write_bytes += n,
                     _ => {}
                 }
             }
             Err(e) => {
-                out.errors += 1;
-                if out.first_error.is_none() {
-                    out.first_error = Some(format!("{} {}: {e}", c.op.name(), c.path));
+                self.errors += 1;
+                if self.first_error.is_none() {
+                    self.first_error = Some(format!("{} {}: {e}", c.op.name(), c.path));
                 }
             }
         }
     }
+
+    /// Keep a data call or fsync in the log (start since the replay began, latency, bytes).
+    fn log(&mut self, c: &Call, t_ns: u64, lat: u64, bytes: Option<u64>) {
+        if matches!(
+            c.op,
+            CallOp::Read | CallOp::Write | CallOp::Fsync | CallOp::Fdatasync
+        ) {
+            self.log.push(Call {
+                t_ns,
+                dur_ns: lat,
+                len: if c.op == CallOp::Read || c.op == CallOp::Write {
+                    bytes
+                } else {
+                    None
+                },
+                ..c.clone()
+            });
+        }
+    }
+}
+
+fn replay_thread(x: &ThreadCtx, idx: &[usize]) -> ThreadOut {
+    if x.timing == Timing::Recorded {
+        // Sleeps to a call's time otherwise overshoot by the default 50 µs timer slack,
+        // more than the gap between calls of a fast program.
+        // SAFETY: PR_SET_TIMERSLACK takes an integer and affects only this thread.
+        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+    }
+    let mut out = ThreadOut::default();
+    let mut handles: HashMap<String, Vec<File>> = HashMap::new();
+    let mut buf = vec![0u8; (wdata_len(x.calls, idx)).max(1)];
+    x.wdata.init(&mut buf);
+    let mut k = 0;
+    while k < idx.len() {
+        if x.stop.is_set() {
+            break;
+        }
+        let i = idx[k];
+        let c = &x.calls[i];
+        if let Some(ring) = c
+            .ring
+            .filter(|_| matches!(c.op, CallOp::Read | CallOp::Write))
+        {
+            let end = super::replay_async::batch_end(x.calls, idx, k);
+            async_batch(x, &idx[k..end], ring, &mut out);
+            k = end;
+            continue;
+        }
+        k += 1;
+        if x.timing == Timing::Recorded {
+            x.stop.sleep_until(x.start + Duration::from_nanos(c.t_ns));
+        }
+        x.order.wait(i, x.stop);
+        let t = Instant::now();
+        let r = exec(x.dir, c, &mut handles, &mut buf, x.wdata, i as u64);
+        let lat = t.elapsed().as_nanos() as u64;
+        x.order.release(i);
+        let t_ns = t.duration_since(x.start).as_nanos() as u64;
+        out.log(c, t_ns, lat, r.as_ref().ok().copied());
+        out.account(c, lat, r);
+    }
     out
+}
+
+/// Consecutive asynchronous calls of one ring and file, through the io_uring engine at
+/// the ring's recorded depth. They wait for what came before the first of them on their
+/// path, and count as done together at the end.
+fn async_batch(x: &ThreadCtx, batch_idx: &[usize], ring: u32, out: &mut ThreadOut) {
+    let batch: Vec<&Call> = batch_idx.iter().map(|&i| &x.calls[i]).collect();
+    let depth = x.depths.get(&ring).copied().unwrap_or(1);
+    x.order.wait(batch_idx[0], x.stop);
+    let mut done = Vec::with_capacity(batch.len());
+    let pace = super::replay_async::Pace {
+        recorded: x.timing == Timing::Recorded,
+        start: x.start,
+        sleep_until: &|t| x.stop.sleep_until(t),
+        stopped: &|| x.stop.is_set(),
+    };
+    let r = super::replay_async::run_batch(
+        x.dir,
+        &batch,
+        depth,
+        x.wdata,
+        &pace,
+        batch_idx[0] as u64,
+        &mut |d| done.push(d),
+    );
+    for &i in batch_idx {
+        x.order.release(i);
+    }
+    for d in done {
+        let c = batch[d.pos];
+        let lat = d.lat.as_nanos() as u64;
+        let t_ns = d.submitted.duration_since(x.start).as_nanos() as u64;
+        out.log(c, t_ns, lat, d.result.as_ref().ok().copied());
+        out.account(c, lat, d.result);
+    }
+    if let Err(e) = r {
+        out.errors += 1;
+        if out.first_error.is_none() {
+            out.first_error = Some(format!("io_uring replay of {}: {e}", batch[0].path));
+        }
+    }
 }
 
 fn wdata_len(calls: &[Call], idx: &[usize]) -> usize {

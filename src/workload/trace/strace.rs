@@ -100,6 +100,7 @@ impl Parser<'_> {
             len: None,
             flags: None,
             dur_ns: l.dur_ns,
+            ring: l.ring,
         });
         self.out.calls.last_mut().expect("just pushed")
     }
@@ -269,7 +270,7 @@ impl Parser<'_> {
                 }
             }
             "read" | "readv" | "pread64" | "preadv" | "preadv2" | "write" | "writev"
-            | "pwrite64" | "pwritev" | "pwritev2" => {
+            | "pwrite64" | "pwritev" | "pwritev2" | "pread_async" | "pwrite_async" => {
                 let explicit: Option<u64> =
                     name.starts_with('p').then(|| a(3).parse().ok()).flatten();
                 let write = name.contains("write");
@@ -395,8 +396,13 @@ impl Parser<'_> {
                 .iter()
                 .any(|m| p == m || p.starts_with(&format!("{m}/")))
         };
+        // A path with recorded paths below it is a directory, even when the recorder did not
+        // see it as one (the tracepoints recorder sees no stat results).
+        let ancestors = dirs.clone();
         dirs.retain(|d| !made(d));
-        self.out.files.retain(|f| !made(&f.path));
+        self.out
+            .files
+            .retain(|f| !made(&f.path) && !ancestors.contains(&f.path));
         self.out.dirs = dirs.into_iter().collect();
         self.out.threads = self.tids.len() as u32;
         self.out
@@ -405,6 +411,18 @@ impl Parser<'_> {
 
 /// Parse a whole strace log; `root` must be absolute and canonical.
 pub fn parse(text: &str, root: &Path) -> Parsed {
+    let mut pending = HashMap::new();
+    parse_lines(
+        text.lines().filter_map(|raw| parse_line(raw, &mut pending)),
+        root,
+    )
+}
+
+/// Calls from lines in strace's shape (the tracepoints recorder builds them from kernel
+/// events, with the same `fd</path>` annotations), so both recorders share one model of
+/// descriptors, offsets and fixtures. `pread_async`/`pwrite_async` are io_uring reads and
+/// writes (`ring` set, explicit offset in `args[3]`).
+pub(super) fn parse_lines(lines: impl Iterator<Item = Line>, root: &Path) -> Parsed {
     let root = normalize(root);
     let mut p = Parser {
         root: &root,
@@ -417,11 +435,8 @@ pub fn parse(text: &str, root: &Path) -> Parsed {
         first_ts: None,
         tids: BTreeSet::new(),
     };
-    let mut pending = HashMap::new();
-    for raw in text.lines() {
-        if let Some(l) = parse_line(raw, &mut pending) {
-            p.line(l);
-        }
+    for l in lines {
+        p.line(l);
     }
     p.finish()
 }

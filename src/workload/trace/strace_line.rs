@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
 /// One syscall line, joined from `<unfinished ...>` and `<... resumed>` halves.
+#[derive(Debug)]
 pub(super) struct Line {
     pub(super) pid: u32,
     pub(super) ts_ns: u64,
@@ -14,6 +15,8 @@ pub(super) struct Line {
     pub(super) ret: i64,
     pub(super) ret_path: Option<String>,
     pub(super) dur_ns: u64,
+    /// Asynchronous I/O (the tracepoints recorder's io_uring reads and writes): the ring.
+    pub(super) ring: Option<u32>,
 }
 
 pub(super) fn ts_to_ns(s: &str) -> Option<u64> {
@@ -200,6 +203,7 @@ pub(super) fn parse_line(raw: &str, pending: &mut HashMap<u32, (u64, String)>) -
         ret,
         ret_path,
         dur_ns,
+        ring: None,
     })
 }
 

@@ -11,7 +11,17 @@ use serde::{Deserialize, Serialize};
 use crate::error::UsageError;
 
 pub const FORMAT: &str = "iolab-trace";
-pub const VERSION: u32 = 1;
+/// 2: `recorder`, `clock_resolution_ns` and `lost_events` in the header, `ring` on calls
+/// (asynchronous I/O through io_uring). Version 1 files read as `recorder: "strace"`.
+pub const VERSION: u32 = 2;
+
+/// Which recorder made a trace.
+pub const RECORDER_STRACE: &str = "strace";
+pub const RECORDER_TRACEPOINTS: &str = "tracepoints";
+
+fn strace_recorder() -> String {
+    RECORDER_STRACE.into()
+}
 
 /// A file that existed before the recording started and that the program used.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -24,6 +34,18 @@ pub struct Fixture {
 pub struct Header {
     pub format: String,
     pub version: u32,
+    /// `tracepoints` (kernel tracepoints, kernel time stamps) or `strace` (ptrace, the
+    /// fallback; its time stamps include strace's own stops).
+    #[serde(default = "strace_recorder")]
+    pub recorder: String,
+    /// Resolution of `t_ns`/`dur_ns` (tracepoints: 1000, the trace text's microseconds;
+    /// strace: 1000 for `-ttt -T`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_resolution_ns: Option<u64>,
+    /// Kernel events the recorder lost (its buffer overran); non-zero means the trace
+    /// misses calls.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub lost_events: u64,
     pub command: Vec<String>,
     /// The recording root (absolute, as recorded); paths below are relative to it.
     pub root: String,
@@ -102,6 +124,15 @@ pub struct Call {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flags: Option<String>,
     pub dur_ns: u64,
+    /// Asynchronous I/O: the io_uring it went through (numbered in order of first use per
+    /// recording). `t_ns` is its submission, `dur_ns` the time to its completion; replay
+    /// issues such calls through iolab's io_uring engine at the ring's recorded depth.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ring: Option<u32>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// Write header + calls (to a temporary name, then renamed: never a half-written trace).

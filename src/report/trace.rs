@@ -1,0 +1,234 @@
+//! The trace summary section (`iolab trace summary`, `trace record`, `trace replay`): a
+//! terminal block and, for HTML/Markdown reports, key figures plus bar charts of request
+//! sizes, queue depth and inter-arrival times. Reads only the model.
+
+use crate::model::TestResult;
+use crate::model::trace::TraceSummary;
+use crate::report::svg::{Bar, bar_chart};
+use crate::units::{fmt_ns, fmt_size_iec};
+
+fn pct(part: u64, whole: u64) -> String {
+    if whole == 0 {
+        "-".into()
+    } else {
+        format!("{:.1} %", part as f64 * 100.0 / whole as f64)
+    }
+}
+
+/// Depth buckets 1, 2, 3-4, 5-8, ...: (label, ios, time_ns).
+fn depth_groups(s: &TraceSummary) -> Vec<(String, u64, u64)> {
+    let mut out: Vec<(String, u64, u64)> = Vec::new();
+    let mut hi = 1u32;
+    let mut lo = 1u32;
+    while lo <= s.depth_max.max(1) {
+        let (ios, t) = s
+            .depths
+            .iter()
+            .filter(|d| d.depth >= lo && d.depth <= hi)
+            .fold((0, 0), |a, d| (a.0 + d.ios, a.1 + d.time_ns));
+        let label = if lo == hi {
+            lo.to_string()
+        } else {
+            format!("{lo}-{hi}")
+        };
+        out.push((label, ios, t));
+        lo = hi + 1;
+        hi *= 2;
+    }
+    out
+}
+
+/// Key figures as (name, value) pairs (terminal and report).
+pub fn key_figures(s: &TraceSummary) -> Vec<(String, String)> {
+    let calls = s.read_calls + s.write_calls;
+    let bytes = s.read_bytes + s.write_bytes;
+    let mut v = vec![
+        (
+            "reads".into(),
+            format!(
+                "{} calls ({} of calls), {} ({} of bytes)",
+                s.read_calls,
+                pct(s.read_calls, calls),
+                fmt_size_iec(s.read_bytes),
+                pct(s.read_bytes, bytes)
+            ),
+        ),
+        (
+            "writes".into(),
+            format!(
+                "{} calls ({} of calls), {} ({} of bytes)",
+                s.write_calls,
+                pct(s.write_calls, calls),
+                fmt_size_iec(s.write_bytes),
+                pct(s.write_bytes, bytes)
+            ),
+        ),
+        (
+            "sequential".into(),
+            format!(
+                "reads {}, writes {} (starting where the previous I/O on the file ended)",
+                pct(s.sequential_reads, s.read_calls),
+                pct(s.sequential_writes, s.write_calls)
+            ),
+        ),
+        (
+            "queue depth".into(),
+            format!(
+                "mean {:.1} while busy, max {} ({} of the I/Os asynchronous{})",
+                s.depth_mean,
+                s.depth_max,
+                pct(s.async_calls, calls),
+                s.async_depth_mean
+                    .map(|m| format!(", their mean depth {m:.1}"))
+                    .unwrap_or_default()
+            ),
+        ),
+        (
+            "inter-arrival".into(),
+            format!(
+                "p50 {}, p90 {}, p99 {}, max {}",
+                fmt_ns(s.interarrival_ns.p50 as f64),
+                fmt_ns(s.interarrival_ns.p90 as f64),
+                fmt_ns(s.interarrival_ns.p99 as f64),
+                fmt_ns(s.interarrival_ns.max as f64)
+            ),
+        ),
+        (
+            "working set".into(),
+            format!(
+                "{} in {} files ({} bytes)",
+                fmt_size_iec(s.working_set_bytes),
+                s.files,
+                s.working_set_bytes
+            ),
+        ),
+    ];
+    let fsync = match (s.fsyncs_per_s, s.write_bytes_per_fsync) {
+        (Some(r), Some(b)) => format!(
+            "{} ({r:.1}/s, {} written per fsync)",
+            s.fsyncs,
+            fmt_size_iec(b as u64)
+        ),
+        _ => s.fsyncs.to_string(),
+    };
+    v.push(("fsyncs".into(), fsync));
+    v
+}
+
+/// The terminal block.
+pub fn render_summary(s: &TraceSummary) -> String {
+    let mut out = String::from("trace summary\n");
+    for (k, v) in key_figures(s) {
+        out.push_str(&format!("  {k:<14} {v}\n"));
+    }
+    out.push_str("  request sizes:");
+    for b in &s.sizes {
+        out.push_str(&format!(
+            "  {}: {} r / {} w",
+            fmt_size_iec(b.size_bytes),
+            b.reads,
+            b.writes
+        ));
+    }
+    out.push_str("\n  depth at issue (I/Os):");
+    for (label, ios, _) in depth_groups(s) {
+        if ios > 0 {
+            out.push_str(&format!("  {label}: {ios}"));
+        }
+    }
+    out.push('\n');
+    if !s.hottest.is_empty() {
+        out.push_str("  hottest files:");
+        for h in s.hottest.iter().take(5) {
+            out.push_str(&format!(
+                "  {} ({}, {} calls)",
+                h.path,
+                fmt_size_iec(h.bytes),
+                h.calls
+            ));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The three histograms as inline SVG with their captions (HTML reports).
+pub fn charts(name: &str, s: &TraceSummary) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let count = |v: f64| format!("{v:.0}");
+    let sizes: Vec<Bar> = s
+        .sizes
+        .iter()
+        .map(|b| Bar {
+            label: fmt_size_iec(b.size_bytes),
+            value: (b.reads + b.writes) as f64,
+            ci: None,
+            text: format!("{} r / {} w", b.reads, b.writes),
+        })
+        .collect();
+    if !sizes.is_empty() {
+        out.push((
+            bar_chart(&format!("{name}: request sizes"), "I/Os", &sizes, &count),
+            "Reads and writes per request size (power-of-two buckets, lower bound)".into(),
+        ));
+    }
+    let depth: Vec<Bar> = depth_groups(s)
+        .into_iter()
+        .filter(|g| g.1 > 0)
+        .map(|(label, ios, t)| Bar {
+            label: format!("depth {label}"),
+            value: ios as f64,
+            ci: None,
+            text: format!("{ios} I/Os, {}", fmt_ns(t as f64)),
+        })
+        .collect();
+    if !depth.is_empty() {
+        out.push((
+            bar_chart(&format!("{name}: queue depth"), "I/Os", &depth, &count),
+            "In-flight reads and writes seen by each I/O when it started (itself included), and the time spent at that depth".into(),
+        ));
+    }
+    let gaps: Vec<Bar> = s
+        .interarrival_ns
+        .buckets
+        .iter()
+        .map(|b| Bar {
+            label: if b.lower_ns == 0 {
+                "same tick".into()
+            } else {
+                format!(">= {}", fmt_ns(b.lower_ns as f64))
+            },
+            value: b.count as f64,
+            ci: None,
+            text: b.count.to_string(),
+        })
+        .collect();
+    if !gaps.is_empty() {
+        out.push((
+            bar_chart(
+                &format!("{name}: inter-arrival times"),
+                "gaps",
+                &gaps,
+                &count,
+            ),
+            "Time between consecutive I/O starts (all threads), power-of-two buckets".into(),
+        ));
+    }
+    out
+}
+
+/// A trace test's summaries: the recording's and the replay's (the first run that has one).
+pub fn test_summaries(t: &TestResult) -> Vec<(&'static str, &TraceSummary)> {
+    let mut v = Vec::new();
+    if let Some(s) = t.trace.as_ref().and_then(|d| d.recording.as_ref()) {
+        v.push(("what the recording says", s));
+    }
+    if let Some(s) = t
+        .runs
+        .iter()
+        .find_map(|r| r.trace.as_ref().and_then(|d| d.summary.as_ref()))
+    {
+        v.push(("what the replay issued", s));
+    }
+    v
+}
