@@ -105,8 +105,11 @@ fn export(h: &History, a: &ExportArgs) -> Result<i32> {
     match &a.output {
         None => {
             let mut so = std::io::stdout().lock();
-            so.write_all(text.as_bytes())?;
-            so.flush()?;
+            match so.write_all(text.as_bytes()).and_then(|_| so.flush()) {
+                // `| head`: the reader has what it wanted.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+                r => r?,
+            }
         }
         Some(p) => write_file(p, &text)?,
     }

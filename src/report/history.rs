@@ -213,7 +213,7 @@ pub fn render_trend(tr: &Trend) -> String {
         };
         let mark = match p.level_change_pct {
             Some(c) if p.significant_change => {
-                format!("◆ level {} {:+.1} %", word(tr.higher_is_better, c), c)
+                format!("◆ {:+.1} % ({})", c, word(tr.higher_is_better, c))
             }
             _ => String::new(),
         };
