@@ -46,6 +46,9 @@ pub enum HistoryCmd {
     /// One test's figure on one device over time, each point with its 95 % interval, and
     /// the points where it changed significantly (Welch's t-test, as `iolab compare`).
     Trend(TrendArgs),
+    /// One device's health over time: the SMART snapshots taken after its runs
+    /// (temperature, endurance used, data written, media errors), and what got worse.
+    Health(HealthArgs),
     /// The devices in the history with their number of results.
     Devices(DevicesArgs),
 }
@@ -142,6 +145,18 @@ pub struct TrendArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct DevicesArgs {
+    /// As JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct HealthArgs {
+    /// The device: part of its identity (model, serial, WWN) or its kernel name; must name
+    /// one device.
+    #[arg(long)]
+    pub device: String,
+
     /// As JSON.
     #[arg(long)]
     pub json: bool,

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use crate::cli::history::{
-    DevicesArgs, ExportArgs, ExportFormat, FilterArgs, HistoryArgs, HistoryCmd, ImportArgs,
-    ListArgs, ShowArgs, TrendArgs,
+    DevicesArgs, ExportArgs, ExportFormat, FilterArgs, HealthArgs, HistoryArgs, HistoryCmd,
+    ImportArgs, ListArgs, ShowArgs, TrendArgs,
 };
 use crate::error::UsageError;
 use crate::history::{Filter, History, Recorded, TrendQuery};
@@ -24,6 +24,7 @@ pub fn execute(args: &HistoryArgs, _argv: Vec<String>) -> Result<i32> {
         Some(HistoryCmd::Export(a)) => export(&history, a),
         Some(HistoryCmd::Import(a)) => import(&history, a),
         Some(HistoryCmd::Trend(a)) => trend(&history, a),
+        Some(HistoryCmd::Health(a)) => health(&history, a),
         Some(HistoryCmd::Devices(a)) => devices(&history, a),
     }
 }
@@ -218,6 +219,26 @@ fn trend(h: &History, a: &TrendArgs) -> Result<i32> {
             }
         }
         print!("{}", render::render_trend(&t));
+    }
+    Ok(0)
+}
+
+fn health(h: &History, a: &HealthArgs) -> Result<i32> {
+    let device = h.resolve_device(&a.device)?;
+    let points = h.health_history(&device)?;
+    if a.json {
+        #[derive(serde::Serialize)]
+        struct Health<'a> {
+            device: &'a str,
+            points: &'a [crate::history::HealthPoint],
+        }
+        let out = Health {
+            device: &device,
+            points: &points,
+        };
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        print!("{}", render::render_health(&device, &points));
     }
     Ok(0)
 }

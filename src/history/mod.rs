@@ -27,6 +27,9 @@
 //!     pub fn figures_matching(&self, filter: &Filter) -> anyhow::Result<Vec<(Entry, Figure)>>;
 //!     pub fn devices(&self) -> anyhow::Result<Vec<(String, usize)>>;     // device, results
 //!     pub fn tests(&self, device: &str) -> anyhow::Result<Vec<(String, usize)>>;
+//!     pub fn resolve_device(&self, part: &str) -> anyhow::Result<String>; // one device or UsageError
+//!     pub fn health_history(&self, device: &str) -> anyhow::Result<Vec<HealthPoint>>;
+//!         // device exactly as stored; HealthPoint { id, started_at, smart: SmartInfo }
 //!     pub fn trend(&self, q: &TrendQuery) -> anyhow::Result<Trend>;
 //!     pub fn integrity_check(&self) -> anyhow::Result<String>;           // "ok"
 //! }
@@ -185,6 +188,14 @@ pub struct TrendPoint {
     pub level_change_pct: Option<f64>,
     /// On a marked point: Welch's p-value between the two levels.
     pub p_value: Option<f64>,
+}
+
+/// A SMART snapshot kept with one result (`health_history`).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct HealthPoint {
+    pub id: i64,
+    pub started_at: String,
+    pub smart: SmartInfo,
 }
 
 /// What `record_with` did.

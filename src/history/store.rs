@@ -7,7 +7,7 @@ use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 
 use super::extract::{device_identity, figures_of, headline, normalize_time, run_key};
 use super::schema::{self, db_error};
-use super::{Entry, Figure, Filter, History, Recorded};
+use super::{Entry, Figure, Filter, HealthPoint, History, Recorded};
 use crate::error::UsageError;
 use crate::model::ResultDoc;
 use crate::model::device::SmartInfo;
@@ -272,6 +272,39 @@ impl History {
             .optional()
             .map_err(|e| self.err(e))?;
         Ok(json.flatten().and_then(|j| serde_json::from_str(&j).ok()))
+    }
+
+    /// The SMART snapshots kept with the results on `device` (the identity exactly as
+    /// stored, see `resolve_device`), oldest first.
+    pub fn health_history(&self, device: &str) -> anyhow::Result<Vec<HealthPoint>> {
+        let conn = self.conn();
+        let mut st = conn
+            .prepare(
+                "SELECT id, started_at, health FROM results
+                 WHERE device = ?1 AND health IS NOT NULL ORDER BY started_at, id",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map([device], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            })
+            .map_err(|e| self.err(e))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, started_at, json) = row.map_err(|e| self.err(e))?;
+            if let Ok(smart) = serde_json::from_str(&json) {
+                out.push(HealthPoint {
+                    id,
+                    started_at,
+                    smart,
+                });
+            }
+        }
+        Ok(out)
     }
 
     /// The figures of one result, in test order.

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::*;
+use crate::model::device::SmartInfo;
 use crate::model::{BlockSettings, Environment, TestResult};
 use crate::stats::summarize;
 
@@ -199,4 +200,43 @@ fn the_default_path_follows_xdg() {
     // parallel tests, so nothing is changed here).
     let p = History::default_path();
     assert!(p.ends_with("history.sqlite") || std::env::var_os("IOLAB_HISTORY").is_some());
+}
+
+#[test]
+fn history_is_send_and_sync_for_the_console() {
+    fn shared<T: Send + Sync>() {}
+    shared::<History>();
+}
+
+#[test]
+fn health_snapshots_come_back_in_time_order_and_what_got_worse_is_said() {
+    let (_dir, h) = open_temp();
+    let smart = |used: u64, errors: u64| SmartInfo {
+        device: "sdb".into(),
+        available: true,
+        health_passed: Some(true),
+        temperature_c: Some(40),
+        percentage_used: Some(used),
+        media_errors: Some(errors),
+        ..Default::default()
+    };
+    h.record_with(&doc("S1", 60 * 24 * 20, 1.0), None, Some(&smart(7, 2)))
+        .unwrap();
+    h.record_with(&doc("S1", 0, 1.0), None, Some(&smart(5, 0)))
+        .unwrap();
+    h.record(&doc("S1", 60, 1.0), None).unwrap(); // no snapshot
+    let device = h.resolve_device("S1").unwrap();
+    let points = h.health_history(&device).unwrap();
+    assert_eq!(points.len(), 2);
+    assert_eq!(points[0].smart.percentage_used, Some(5));
+    let id = points[1].id;
+    assert_eq!(h.health(id).unwrap().unwrap(), smart(7, 2));
+    let worse = crate::report::history::health_changes(&points);
+    assert_eq!(worse.len(), 2, "{worse:?}");
+    assert!(
+        worse[0].starts_with("media errors rose from 0 to 2"),
+        "{worse:?}"
+    );
+    assert!(worse[1].contains("from 5 % to 7 %"), "{worse:?}");
+    assert!(worse[1].contains("3.0 % per 30 days"), "{worse:?}");
 }
