@@ -120,8 +120,9 @@ pub struct Entry {
     /// `complete`, `interrupted`, `failed` (or `running` for a file imported mid-run).
     pub status: String,
     pub host: String,
-    /// The device's identity: `MODEL (serial S)`, `MODEL (WWN W)`, else `MODEL (sda)` /
-    /// the kernel name, else `FSTYPE at MOUNT` for a file system without a block device.
+    /// The device's identity: `MODEL (serial S)`, `MODEL (WWN W)`, else `MODEL (sda on
+    /// HOST)` / `sda on HOST`, else `FSTYPE at MOUNT on HOST` for a file system without a
+    /// block device (`extract::device_identity`).
     pub device: String,
     pub filesystem: Option<String>,
     /// The first tests' headline figures, one line.
