@@ -64,12 +64,15 @@
 //!     // the commands' hook: the process's options plus the SMART snapshot (health.rs)
 //! ```
 //!
-//! A change in `trend` is the significance test of `iolab compare` (Welch's t-test) between
-//! groups of points, found by binary segmentation (`stats::shift`).
+//! A change in `trend` is a change point of the series (`stats::changepoint`, PELT) that
+//! passes the significance test of `iolab compare` (Welch's t-test at 95 %) between the
+//! results before and after it and is material (at least 5 % and three times the noise
+//! between results): `stats::shift`.
 //!
 //! The database: `schema.rs` (tables, migrations by `PRAGMA user_version`, the refusals),
-//! `extract.rs` (what is indexed from a document: device identity, figures, headline),
-//! `store.rs` (the queries), `since.rs` (`--since`), `trend.rs`.
+//! `extract.rs` (what is indexed from a document: device identity, figures, headline, run
+//! key), `store.rs` (the queries), `since.rs` (`--since`), `trend.rs`, `health.rs` (the
+//! SMART snapshot of `record_run`).
 
 mod extract;
 pub mod health;
@@ -218,7 +221,8 @@ impl Recorded {
 
 impl History {
     /// `$IOLAB_HISTORY`, else `$XDG_DATA_HOME/iolab/history.sqlite`, else
-    /// `~/.local/share/iolab/history.sqlite` (`./.iolab-history.sqlite` with no home).
+    /// `~/.local/share/iolab/history.sqlite` (the home from `$HOME`, else from the password
+    /// database; `./.iolab-history.sqlite` when there is none).
     pub fn default_path() -> PathBuf {
         if let Some(p) = std::env::var_os("IOLAB_HISTORY").filter(|p| !p.is_empty()) {
             return PathBuf::from(p);
@@ -230,7 +234,16 @@ impl History {
             .or_else(|| {
                 std::env::var_os("HOME")
                     .filter(|h| !h.is_empty())
-                    .map(|h| PathBuf::from(h).join(".local/share"))
+                    .map(PathBuf::from)
+                    // No HOME (a service, `env -i`): the account's home from the password
+                    // database.
+                    .or_else(|| {
+                        nix::unistd::User::from_uid(nix::unistd::getuid())
+                            .ok()
+                            .flatten()
+                            .map(|u| u.dir)
+                    })
+                    .map(|h| h.join(".local/share"))
             });
         match data {
             Some(d) => d.join("iolab").join("history.sqlite"),
