@@ -14,7 +14,8 @@ pub struct HistoryFlags {
     #[arg(long, global = true, value_name = "PATH", display_order = 1000)]
     pub history: Option<PathBuf>,
 
-    /// Do not record this run's result in the history (also: IOLAB_NO_HISTORY=1).
+    /// Do not record this run's result in the history (also: IOLAB_NO_HISTORY=1, unless
+    /// --history names one).
     #[arg(long, global = true, display_order = 1001)]
     pub no_history: bool,
 }

@@ -53,7 +53,8 @@
 //!
 //! pub struct HistoryOptions { pub path: Option<PathBuf> }  // None = --no-history
 //! impl HistoryOptions { fn from_flags(Option<PathBuf>, bool); fn current() }
-//!     // IOLAB_NO_HISTORY=1 (not empty, not 0) acts as --no-history (the test suite sets it)
+//!     // IOLAB_NO_HISTORY=1 (not empty, not 0) acts as --no-history unless --history PATH
+//!     // is given (the test suite sets it)
 //! pub fn configure(history: Option<PathBuf>, no_history: bool); // the global flags (app.rs)
 //! pub fn named_path() -> PathBuf;          // --history PATH, else default_path()
 //! pub fn record_best_effort(doc: &ResultDoc, source: Option<&Path>, opts: &HistoryOptions)
@@ -274,15 +275,17 @@ impl Default for HistoryOptions {
 }
 
 impl HistoryOptions {
-    /// From the global flags: `--no-history` or `IOLAB_NO_HISTORY` (set, not `0`) records
-    /// nothing; else `--history PATH`, else `default_path()`.
+    /// From the global flags: `--no-history` records nothing; else `--history PATH` (a flag
+    /// wins over the environment); else `IOLAB_NO_HISTORY` (set, not `0`) records nothing;
+    /// else `default_path()`.
     pub fn from_flags(history: Option<PathBuf>, no_history: bool) -> Self {
-        if no_history || no_history_env() {
-            return HistoryOptions { path: None };
-        }
-        HistoryOptions {
-            path: Some(history.unwrap_or_else(History::default_path)),
-        }
+        let path = match history {
+            _ if no_history => None,
+            Some(p) => Some(p),
+            None if no_history_env() => None,
+            None => Some(History::default_path()),
+        };
+        HistoryOptions { path }
     }
 
     /// The options `configure` set for this process, else those of no flags.

@@ -240,3 +240,17 @@ fn health_snapshots_come_back_in_time_order_and_what_got_worse_is_said() {
     assert!(worse[1].contains("from 5 % to 7 %"), "{worse:?}");
     assert!(worse[1].contains("3.0 % per 30 days"), "{worse:?}");
 }
+
+#[test]
+fn flags_win_over_the_environment() {
+    let p = PathBuf::from("/x/h.sqlite");
+    assert_eq!(HistoryOptions::from_flags(Some(p.clone()), true).path, None);
+    // The suite runs with IOLAB_NO_HISTORY=1 (.cargo/config.toml): --history still records.
+    assert_eq!(
+        HistoryOptions::from_flags(Some(p.clone()), false).path,
+        Some(p)
+    );
+    if std::env::var_os("IOLAB_NO_HISTORY").is_some_and(|v| v == "1") {
+        assert_eq!(HistoryOptions::from_flags(None, false).path, None);
+    }
+}
