@@ -156,7 +156,7 @@ fn import_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
 
 fn import(h: &History, a: &ImportArgs) -> Result<i32> {
     let files = import_files(&a.results)?;
-    let (mut added, mut present, mut skipped) = (0usize, 0usize, 0usize);
+    let (mut added, mut present, mut finished, mut skipped) = (0usize, 0usize, 0usize, 0usize);
     for f in &files {
         let doc = match std::fs::metadata(f) {
             Ok(m) if m.len() == 0 => Err(UsageError(format!(
@@ -179,12 +179,18 @@ fn import(h: &History, a: &ImportArgs) -> Result<i32> {
         {
             Recorded::New(_) => added += 1,
             Recorded::Existing(_) => present += 1,
+            Recorded::Updated(_) => finished += 1,
         }
     }
     crate::eline!(
-        "imported {added} result{} into {}; {present} already there{}",
+        "imported {added} result{} into {}; {present} already there{}{}",
         if added == 1 { "" } else { "s" },
         h.path().display(),
+        if finished > 0 {
+            format!("; {finished} recorded mid-run replaced by the finished result")
+        } else {
+            String::new()
+        },
         if skipped > 0 {
             format!("; {skipped} skipped (named above)")
         } else {

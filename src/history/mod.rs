@@ -17,7 +17,8 @@
 //!     pub fn record_with(&self, doc: &ResultDoc, source: Option<&Path>,
 //!                        health: Option<&SmartInfo>) -> anyhow::Result<Recorded>;
 //!         // the row id; the same run (start, host, command, argv, target, device) recorded
-//!         // again is not duplicated: its first row's id comes back (Recorded::Existing)
+//!         // again is not duplicated: its first row's id comes back (Recorded::Existing), and
+//!         // a row still `running` (imported mid-run) takes the finished document (Updated)
 //!     pub fn list(&self, filter: &Filter) -> anyhow::Result<Vec<Entry>>;   // newest first
 //!     pub fn count(&self, filter: &Filter) -> anyhow::Result<usize>;       // without limit
 //!     pub fn get(&self, id: i64) -> anyhow::Result<Option<ResultDoc>>;
@@ -210,12 +211,15 @@ pub enum Recorded {
     New(i64),
     /// The same run was already there (recorded by the command, or imported before).
     Existing(i64),
+    /// The same run was there as `running` (a file imported mid-run): the finished
+    /// document replaced it.
+    Updated(i64),
 }
 
 impl Recorded {
     pub fn id(self) -> i64 {
         match self {
-            Recorded::New(id) | Recorded::Existing(id) => id,
+            Recorded::New(id) | Recorded::Existing(id) | Recorded::Updated(id) => id,
         }
     }
 }

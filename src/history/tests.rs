@@ -254,3 +254,30 @@ fn flags_win_over_the_environment() {
         assert_eq!(HistoryOptions::from_flags(None, false).path, None);
     }
 }
+
+#[test]
+fn a_run_imported_mid_run_takes_its_finished_document() {
+    let (_dir, h) = open_temp();
+    let done = doc("S1", 0, 2000.0);
+    let mut running = done.clone();
+    running.status = "running".into();
+    running.finished_at = None;
+    running.tests.clear();
+    let id = h.record(&running, None).unwrap();
+    assert!(h.figures(id).unwrap().is_empty());
+    assert_eq!(
+        h.record_with(&done, None, None).unwrap(),
+        Recorded::Updated(id)
+    );
+    assert_eq!(h.get(id).unwrap().unwrap(), done);
+    assert_eq!(h.entry(id).unwrap().unwrap().status, "complete");
+    assert_eq!(h.figures(id).unwrap().len(), 1);
+    // A finished row is never replaced.
+    let mut again = done.clone();
+    again.status = "failed".into();
+    assert_eq!(
+        h.record_with(&again, None, None).unwrap(),
+        Recorded::Existing(id)
+    );
+    assert_eq!(h.count(&Filter::default()).unwrap(), 1);
+}
