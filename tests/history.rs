@@ -333,6 +333,15 @@ fn import_names_and_skips_bad_files_and_never_duplicates() {
     assert_eq!(since.as_array().unwrap().len(), 2);
     let o = hist(&db, &["history", "--since", "last tuesday"]);
     assert_usage(&o, "--since \"last tuesday\": not a date");
+    let o = hist(&db, &["history", "show", "999"]);
+    assert_usage(&o, "no result #999");
+    // The global flag goes before the subcommand too, and wins over IOLAB_HISTORY.
+    let o = bin()
+        .env("IOLAB_HISTORY", dir.path().join("other.sqlite"))
+        .args(["--history", s(&db), "history", "devices", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(json_ok(&o).as_array().unwrap().len(), 2);
     // Exports.
     let csv = hist(&db, &["history", "export", "--format", "csv"]);
     assert!(csv.status.success());
