@@ -501,4 +501,36 @@ mod tests {
         assert!(lines[1].contains("\"ACME, Inc. SSD (serial 1)\""), "{csv}");
         assert_eq!(short_time("2026-01-31T12:34:56.789Z"), "2026-01-31 12:34");
     }
+
+    /// A latency that rose is slower; the mark and the sentence say so.
+    #[test]
+    fn a_rising_latency_is_a_slowdown() {
+        use crate::history::TrendPoint;
+        let point = |id: i64, value: f64, mark: bool| TrendPoint {
+            id,
+            started_at: format!("2026-01-0{id}T00:00:00.000Z"),
+            value,
+            n: 1,
+            ci_low: None,
+            ci_high: None,
+            significant_change: mark,
+            change_pct: None,
+            level_change_pct: mark.then_some(30.0),
+            p_value: mark.then_some(0.001),
+        };
+        let t = Trend {
+            device: "d".into(),
+            test: "RND4K Q1T1 read".into(),
+            metric: "lat_mean_ns".into(),
+            higher_is_better: false,
+            points: vec![point(1, 100.0, false), point(2, 130.0, true)],
+        };
+        let text = render_trend(&t);
+        assert!(text.contains("◆ +30.0 % (slower)"), "{text}");
+        assert!(
+            text.contains("changed at #2 (2026-01-02 00:00): slower by 30.0 %"),
+            "{text}"
+        );
+        assert!(text.contains("(lower better)"), "{text}");
+    }
 }
