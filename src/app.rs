@@ -21,6 +21,8 @@ pub fn run(cli: Cli, argv: Vec<String>) -> Result<i32> {
         _ => ("", false),
     };
     crate::dist::check_launch(name, measures, crate::dist::launched())?;
+    // Where every measuring command records its result (`--history`, `--no-history`).
+    crate::history::configure(cli.history.history.clone(), cli.history.no_history);
     match &cli.command {
         Command::Run(a) => commands::run::execute(a, argv),
         Command::Saturate(a) => commands::saturate::execute(a, argv),
@@ -35,6 +37,7 @@ pub fn run(cli: Cli, argv: Vec<String>) -> Result<i32> {
         Command::Endurance(a) => commands::info::execute_endurance(a, argv),
         Command::Report(a) => commands::report::execute(a, argv),
         Command::Compare(a) => commands::compare::execute(a, argv),
+        Command::History(a) => commands::history::execute(a, argv),
         Command::Completions(a) => {
             let mut cmd = Cli::command();
             clap_complete::generate(a.shell, &mut cmd, "iolab", &mut std::io::stdout());

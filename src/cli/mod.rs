@@ -5,6 +5,7 @@ pub mod age;
 pub mod compare;
 pub mod copy;
 pub mod files;
+pub mod history;
 pub mod info;
 pub mod matrix;
 pub mod report;
@@ -26,6 +27,9 @@ use clap::{Args, Parser, Subcommand};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+
+    #[command(flatten)]
+    pub history: history::HistoryFlags,
 }
 
 #[derive(Debug, Subcommand)]
@@ -60,6 +64,8 @@ pub enum Command {
     Report(report::ReportArgs),
     /// Compare result files test by test, with significance.
     Compare(compare::CompareArgs),
+    /// Every result measured here, kept: list, show, export, import, trend over time.
+    History(history::HistoryArgs),
     /// Print shell completions.
     Completions(report::CompletionsArgs),
     /// Print the man page (roff).

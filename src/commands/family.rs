@@ -2,8 +2,9 @@
 //! `trace replay`, `saturate`, `matrix`, `slack`) says what it locks, where its result goes,
 //! how it measures into the result document and how that renders; `execute` owns the rest:
 //! the locks, the run context and its signal handlers, the result file, the document, its
-//! final status, saving, and the JSON or the table with the "results: PATH" line, and the
-//! drive's temperature during the measurement (`sysinfo::heat`), for every family.
+//! final status, saving, recording in the history (`crate::history::record_run`), and the
+//! JSON or the table with the "results: PATH" line, and the drive's temperature during the
+//! measurement (`sysinfo::heat`), for every family.
 //!
 //! A family that can run on any directory (`DirFamily`) also runs in `iolab matrix`: `resolve`
 //! turns a workload reference (`files:sizes=1,4K`) into the family's own arguments, parsed
@@ -130,7 +131,12 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
         }
     }
     doc.finish(&outcome);
-    sink.save(&doc)?;
+    let saved = sink.save(&doc);
+    if saved.is_err() {
+        // The result file could not be written: the history may keep the only copy.
+        crate::history::record_run(&doc, None);
+    }
+    saved?;
     if outcome.is_ok() || F::OUTPUT_ON_ERROR {
         if json {
             println!("{}", serde_json::to_string_pretty(&doc)?);
@@ -157,6 +163,9 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
             crate::eline!("{line}");
         }
     }
+    // The history, once the output is out (its SMART snapshot or a busy database never
+    // delays the table); never fails: a problem is one warning line.
+    crate::history::record_run(&doc, sink.path.as_deref());
     outcome?;
     Ok(family.exit_code(&doc))
 }

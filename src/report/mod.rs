@@ -12,6 +12,7 @@ pub mod csv;
 pub mod document;
 pub mod files;
 pub mod heatmap;
+pub mod history;
 pub mod html;
 pub mod load;
 pub mod markdown;
