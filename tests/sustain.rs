@@ -164,8 +164,10 @@ fn a_small_directory_pass_reports_one_phase_and_no_cliff() {
         common::s(&target),
         "--size",
         "32MiB",
+        // 1 ms: the machine's disk wrote these 32 MiB in 16 ms one day and 250 ms another;
+        // at 20 ms intervals the fast day had no whole interval and no series.
         "--interval",
-        "20ms",
+        "1ms",
         "--recovery",
         "1s",
         "--output",
