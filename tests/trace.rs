@@ -777,7 +777,12 @@ fn without_root_strace_records_with_a_note() {
     if !tool_or_skip(test, "strace", "strace") {
         return;
     }
-    let work = common::tempdir();
+    // In the system's temp directory, not under target/: nobody must reach it, and a clone
+    // may sit under a 0700 directory (CI under load clones into a `mktemp -d`).
+    let work = tempfile::Builder::new()
+        .prefix("iolab-test-")
+        .tempdir_in(std::env::temp_dir())
+        .unwrap();
     std::fs::set_permissions(
         work.path(),
         std::os::unix::fs::PermissionsExt::from_mode(0o777),
