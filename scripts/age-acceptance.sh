@@ -14,27 +14,10 @@ profile=${2:-source-tree}
 shift $(( $# > 2 ? 2 : $# ))
 filesystems=("${@:-ext4 btrfs}")
 [ "${#filesystems[@]}" -eq 1 ] && read -r -a filesystems <<<"${filesystems[0]}"
-work=$(mktemp -d /dev/shm/iolab-age-acceptance.XXXXXX)
-lo=""
-cleanup() {
-    mountpoint -q "$work/mnt" && umount "$work/mnt"
-    [ -n "$lo" ] && losetup -d "$lo"
-    rm -rf "$work"
-}
-trap cleanup EXIT
-mkdir "$work/mnt"
-fresh() { # a fresh 2 GiB file system of type $1 in RAM at $work/mnt
-    mountpoint -q "$work/mnt" && umount "$work/mnt"
-    [ -n "$lo" ] && losetup -d "$lo" && lo=""
-    rm -f "$work/img" && truncate -s 2G "$work/img"
-    lo=$(losetup -f --show "$work/img")
-    case $1 in
-    btrfs) mkfs.btrfs -q -f "$lo" >/dev/null ;;
-    xfs) mkfs.xfs -q -f "$lo" ;;
-    *) "mkfs.$1" -q -F "$lo" ;;
-    esac
-    mount "$lo" "$work/mnt"
-}
+# shellcheck source=scripts/ramfs.sh
+. "$(dirname "$0")/ramfs.sh"
+ramfs_init age-acceptance
+fresh() { ramfs_fresh "$1" 2G; } # a fresh 2 GiB file system of type $1 in RAM at $work/mnt
 py() { python3 -c "import json,sys; d=json.load(sys.stdin); $1"; }
 
 echo "profile $profile, 2 GiB images in RAM, $(date -u +%F), load $(cut -d' ' -f1-3 /proc/loadavg)"

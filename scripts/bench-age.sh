@@ -6,23 +6,10 @@
 #   scripts/bench-age.sh [IOLAB]        (default: target/release/iolab)
 set -euo pipefail
 iolab=${1:-target/release/iolab}
-work=$(mktemp -d /dev/shm/iolab-bench-age.XXXXXX)
-lo=""
-cleanup() {
-    mountpoint -q "$work/mnt" && umount "$work/mnt"
-    [ -n "$lo" ] && losetup -d "$lo"
-    rm -rf "$work"
-}
-trap cleanup EXIT
-mkdir "$work/mnt"
-fresh() { # a fresh 1 GiB ext4 in RAM at $work/mnt
-    mountpoint -q "$work/mnt" && umount "$work/mnt"
-    [ -n "$lo" ] && losetup -d "$lo"
-    truncate -s 0 "$work/img" && truncate -s 1G "$work/img"
-    lo=$(losetup -f --show "$work/img")
-    mkfs.ext4 -q -F -i 4096 "$lo"
-    mount "$lo" "$work/mnt"
-}
+# shellcheck source=scripts/ramfs.sh
+. "$(dirname "$0")/ramfs.sh"
+ramfs_init bench-age
+fresh() { ramfs_fresh ext4 1G -i 4096; } # a fresh 1 GiB ext4 in RAM at $work/mnt
 json_field() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 
 # The same work on both sides: 4 KiB files on a 1 GiB ext4 with an inode per 4 KiB (so
