@@ -32,6 +32,7 @@ pub mod model;
 pub mod os;
 pub mod report;
 pub mod runner;
+pub mod serve;
 pub mod stats;
 pub mod sysinfo;
 pub mod units;

@@ -10,6 +10,7 @@ pub mod matrix;
 pub mod report;
 pub mod run;
 pub mod saturate;
+pub mod serve;
 pub mod slack;
 pub mod sustain;
 pub mod trace;
@@ -25,6 +26,12 @@ use clap::{Args, Parser, Subcommand};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+
+    /// Machine-readable progress: one JSON object per line (task start/progress/end, live
+    /// points, the saved result) appended to PATH. Used by `iolab serve` for the runs it
+    /// starts; hidden because its line format is for programs (docs/GUIDE.md, `serve`).
+    #[arg(long, global = true, hide = true, value_name = "PATH")]
+    pub progress_json: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -59,6 +66,9 @@ pub enum Command {
     Report(report::ReportArgs),
     /// Compare result files test by test, with significance.
     Compare(compare::CompareArgs),
+    /// A local web console: devices, start tests from a form, watch them live, stop them,
+    /// the history, compare, download reports (127.0.0.1 and a token by default).
+    Serve(serve::ServeArgs),
     /// Print shell completions.
     Completions(report::CompletionsArgs),
     /// Print the man page (roff).

@@ -106,6 +106,10 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
     let sink = ResultSink::create(dir.as_deref(), F::NAME)?;
     let env = crate::sysinfo::capture_environment(&family.environment_path());
     let mut doc = ResultDoc::new(F::NAME, argv, env);
+    crate::runner::progress::emit(
+        "start",
+        serde_json::json!({ "command": F::NAME, "pid": std::process::id(), "result_path": sink.path }),
+    );
     family.start(&mut doc);
     // The drive's heat, watched on a thread for the whole measurement (nothing where no
     // sensor can be read).
@@ -120,6 +124,15 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
     }
     doc.finish(&outcome);
     sink.save(&doc)?;
+    crate::runner::progress::emit(
+        "result",
+        serde_json::json!({
+            "command": F::NAME,
+            "status": doc.status,
+            "path": sink.path,
+            "error": doc.error,
+        }),
+    );
     if outcome.is_ok() || F::OUTPUT_ON_ERROR {
         if json {
             println!("{}", serde_json::to_string_pretty(&doc)?);
