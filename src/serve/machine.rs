@@ -65,9 +65,7 @@ fn filesystems() -> Vec<FsRow> {
                 source: m.source,
                 options: m.options,
                 class: class.into(),
-                size_bytes: st
-                    .as_ref()
-                    .map(|s| s.blocks() * s.fragment_size()),
+                size_bytes: st.as_ref().map(|s| s.blocks() * s.fragment_size()),
                 free_bytes: st
                     .as_ref()
                     .map(|s| s.blocks_available() * s.fragment_size()),

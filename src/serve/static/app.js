@@ -58,7 +58,7 @@ function post(path, obj) {
   });
 }
 function fmtNum(v, digits) {
-  if (v === null || v === undefined || !isFinite(v)) return "";
+  if (!Number.isFinite(v)) return "";
   const a = Math.abs(v);
   if (a >= 1e9) return (v / 1e9).toFixed(2) + " G";
   if (a >= 1e6) return (v / 1e6).toFixed(2) + " M";
@@ -99,7 +99,7 @@ function lineChart(id, title, points, key, fmt) {
     return e;
   };
   add("text", { x: 6, y: 15, "font-weight": "bold" }, title);
-  const pts = points.filter((p) => isFinite(p[key]));
+  const pts = points.filter((p) => Number.isFinite(p[key]));
   if (pts.length === 0) {
     add("text", { x: L, y: H / 2 }, "waiting for data…");
     return svg;
@@ -119,7 +119,7 @@ function lineChart(id, title, points, key, fmt) {
   add("path", { d: d, fill: "none", stroke: "#1f6fb2", "stroke-width": 1.5 });
   for (const p of pts) add("circle", { cx: px(p.x), cy: py(p[key]), r: 2, fill: "#1f6fb2" });
   const last = pts[pts.length - 1][key];
-  add("text", { x: W - R - 110, y: 15 }, "now " + fmt(last));
+  add("text", { x: L, y: T + 10 }, "now " + fmt(last));
   return svg;
 }
 
@@ -227,11 +227,12 @@ async function pageNew() {
 
 let pollTimer = null;
 async function pageRun(id) {
-  const state = { since: 0, points: [], events: [], status: "" };
+  const state = { since: 0, points: [], done: 0, status: "" };
   const status = h("span", { id: "run-status" });
   const label = h("span", { id: "run-label" });
   const barFill = h("div", { style: "width:0%" });
   const count = h("span", { id: "point-count" }, "0");
+  const done = h("span", { id: "tests-done" }, "0");
   const charts = h("div", { className: "charts", id: "charts" });
   const stop = h("button", { className: "stop", id: "stop" }, "Stop");
   const out = h("div", { id: "run-output" });
@@ -243,13 +244,17 @@ async function pageRun(id) {
   show(h("h2", {}, "Test ", id), h("p", {}, argv),
     h("p", {}, "status: ", status, " ", stop),
     h("p", {}, label, " ", h("span", { className: "bar" }, barFill)),
-    h("p", {}, "live points: ", count),
+    h("p", {}, "live points: ", count, " · tests done: ", done),
     charts, err, out);
+  // The charts follow the test running now (each test of a suite has its own scale).
   const draw = () => {
+    const last = state.points.length ? state.points[state.points.length - 1].label : "";
+    const pts = state.points.filter((p) => p.label === last);
+    const t = last ? " — " + last : "";
     charts.replaceChildren(
-      lineChart("chart-iops", "IOPS", state.points, "iops", (v) => fmtNum(v)),
-      lineChart("chart-bw", "MB/s", state.points, "mbs", (v) => fmtNum(v, 1)),
-      lineChart("chart-lat", "mean latency", state.points, "lat", fmtLat));
+      lineChart("chart-iops", "IOPS" + t, pts, "iops", (v) => fmtNum(v)),
+      lineChart("chart-bw", "MB/s" + t, pts, "mbs", (v) => fmtNum(v, 1)),
+      lineChart("chart-lat", "mean latency" + t, pts, "lat", fmtLat));
   };
   draw();
   const tick = async () => {
@@ -273,8 +278,10 @@ async function pageRun(id) {
         barFill.style.width = (100 * (e.fraction || 0)).toFixed(0) + "%";
       }
       if (e.event === "task_start") label.textContent = e.label;
+      if (e.event === "task_end" && e.label !== "prefill") state.done++;
     }
     count.textContent = String(state.points.length);
+    done.textContent = String(state.done);
     if (v.events.some((e) => e.event === "point")) draw();
     status.textContent = v.status;
     status.className = "status-" + v.status;
@@ -356,8 +363,8 @@ async function pageCompare() {
       rows.push(h("tr", {}, h("td", {}, r.config ? r.config + " " + r.test : r.test), h("td", {}, r.metric),
         h("td", { className: "num" }, fmtNum(r.baseline.mean, 1)),
         h("td", { className: "num" }, fmtNum(r.other.mean, 1)),
-        h("td", { className: "num" }, isFinite(r.change_pct) ? r.change_pct.toFixed(1) + " % ± " + r.change_pct_pm.toFixed(1) : ""),
-        h("td", {}, r.verdict || "")));
+        h("td", { className: "num" }, Number.isFinite(r.change_pct) ? r.change_pct.toFixed(1) + " %" + (Number.isFinite(r.change_pct_pm) ? " ± " + r.change_pct_pm.toFixed(1) : "") : ""),
+        h("td", {}, String(r.verdict || "").replace(/-/g, " "))));
     }
     show(h("h2", {}, "Compare ", a, " (baseline) with ", b),
       table(["test", "metric", a, b, "change", "verdict"], rows),
