@@ -1,0 +1,250 @@
+//! `iolab serve` over plain HTTP: every route refuses a request without the token (401) or
+//! with a wrong one (403), a foreign Host or Origin is refused, a destructive test without
+//! the typed name is refused with the command line's words, a busy port is one line and
+//! exit 2; and the runner's JSON progress stream the console reads.
+//! The browser test is tests/serve_browser.rs.
+
+mod common;
+mod serve_support;
+
+use serve_support::Console;
+
+/// Every route of src/serve/routes.rs, with its methods, read from the source (so a route
+/// added later is tried too), plus an unknown path (the fallback).
+fn routes() -> Vec<(String, Vec<&'static str>)> {
+    let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/serve/routes.rs"))
+        .unwrap();
+    let mut v = Vec::new();
+    for line in src.lines() {
+        let Some(rest) = line.trim().strip_prefix(".route(\"") else {
+            continue;
+        };
+        let path = rest.split('"').next().unwrap();
+        let mut methods = Vec::new();
+        if rest.contains("get(") {
+            methods.push("GET");
+        }
+        if rest.contains("post(") {
+            methods.push("POST");
+        }
+        assert!(!methods.is_empty(), "no method read from {line:?}");
+        let path = path.replace("{id}", "run-1").replace("{format}", "json");
+        v.push((path, methods));
+    }
+    assert!(v.len() >= 12, "too few routes read: {v:?}");
+    v.push(("/no-such-page".into(), vec!["GET", "POST"]));
+    v
+}
+
+#[test]
+fn every_route_needs_the_token_and_the_console_s_own_host_and_origin() {
+    let console = Console::start(&[]);
+    let routes = routes();
+    for (path, methods) in &routes {
+        for m in methods.iter().chain(["HEAD"].iter()) {
+            let (code, _, body) = console.request(m, path, &[], "{}");
+            assert_eq!(code, 401, "{m} {path} without a token: {body}");
+            let (code, _, _) = console.request(m, &format!("{path}?token=wrong"), &[], "{}");
+            assert_eq!(code, 403, "{m} {path} with a wrong token in the query");
+            for h in [
+                (
+                    "Cookie",
+                    format!(
+                        "iolab_token_{}=nope",
+                        console.host.rsplit(':').next().unwrap()
+                    ),
+                ),
+                ("Authorization", "Bearer nope".to_string()),
+            ] {
+                let (code, _, _) = console.request(m, path, &[(h.0, &h.1)], "{}");
+                assert_eq!(code, 403, "{m} {path} with a wrong token in {}", h.0);
+            }
+        }
+    }
+    let auth = format!("Bearer {}", console.token);
+    // With the token: a read works, a foreign Host (DNS rebinding) does not.
+    let (code, _, _) = console.request("GET", "/api/runs", &[("Authorization", &auth)], "");
+    assert_eq!(code, 200);
+    let (code, _, _) = console.request(
+        "GET",
+        "/api/runs",
+        &[("Authorization", &auth), ("Host", "attacker.example:80")],
+        "",
+    );
+    assert_eq!(code, 403, "a foreign Host name");
+    // A change needs the console's own Origin (or Referer).
+    let stop = "/api/runs/run-1/stop";
+    let (code, _, _) = console.request("POST", stop, &[("Authorization", &auth)], "");
+    assert_eq!(code, 403, "a change without Origin");
+    let (code, _, _) = console.request(
+        "POST",
+        stop,
+        &[
+            ("Authorization", &auth),
+            ("Origin", "http://attacker.example"),
+        ],
+        "",
+    );
+    assert_eq!(code, 403, "a change from another origin");
+    let (code, _, _) = console.request(
+        "POST",
+        stop,
+        &[("Authorization", &auth), ("Origin", &console.base)],
+        "",
+    );
+    assert_eq!(
+        code, 404,
+        "a change from the console's page reaches the route"
+    );
+    // The token in the query sets the cookie and leaves the address bar.
+    let (code, head, _) = console.request("GET", &format!("/?token={}", console.token), &[], "");
+    assert_eq!(code, 303, "{head}");
+    let cookie = head
+        .lines()
+        .find_map(|l| l.strip_prefix("set-cookie: "))
+        .unwrap_or_else(|| panic!("no cookie: {head}"));
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    let pair = cookie.split(';').next().unwrap();
+    let (code, _, body) = console.request("GET", "/", &[("Cookie", pair)], "");
+    assert_eq!(code, 200);
+    assert!(body.contains("/static/app.js"), "{body}");
+}
+
+#[test]
+fn a_destructive_test_needs_the_target_s_name_typed_exactly() {
+    let console = Console::start(&[]);
+    // An existing file: the command line would overwrite it only with --allow-destroy.
+    let file = console.dir.path().join("precious.bin");
+    std::fs::write(&file, vec![7u8; 1 << 20]).unwrap();
+    let f = file.display().to_string();
+    let form = |confirm: &str| {
+        serde_json::json!({
+            "command": "run",
+            "target": f,
+            "options": {"duration": "1s", "repeat": "1", "rw": "read", "bs": "4K", "size": "1M"},
+            "confirm": confirm,
+        })
+        .to_string()
+    };
+    let (code, body) = console.authed("POST", "/api/runs", &form(""));
+    assert_eq!(code, 400, "{body}");
+    assert!(
+        body.contains("is an existing file: iolab would overwrite it")
+            && body.contains("--allow-destroy"),
+        "{body}"
+    );
+    let (code, body) = console.authed("POST", "/api/runs", &form(&format!("{f}x")));
+    assert_eq!(code, 400, "{body}");
+    assert!(body.contains("is not the target"), "{body}");
+    // Another spelling of the same file is not the name typed exactly either.
+    let other = format!("{}/./precious.bin", console.dir.path().display());
+    let (code, body) = console.authed("POST", "/api/runs", &form(&other));
+    assert_eq!(code, 400, "{body}");
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        vec![7u8; 1 << 20],
+        "the file was touched"
+    );
+    // Options beyond the form's, relative targets: refused before anything runs.
+    let bad = serde_json::json!({"command": "run", "target": f, "options": {"output": "/etc"}});
+    let (code, body) = console.authed("POST", "/api/runs", &bad.to_string());
+    assert_eq!(code, 400, "{body}");
+    let rel = serde_json::json!({"command": "run", "target": "precious.bin"});
+    let (code, body) = console.authed("POST", "/api/runs", &rel.to_string());
+    assert_eq!(code, 400, "{body}");
+    let (code, body) = console.authed("GET", "/api/runs", "");
+    assert_eq!((code, body.as_str()), (200, "[]"), "nothing started");
+}
+
+#[test]
+fn a_busy_port_is_one_line_and_exit_2() {
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().port().to_string();
+    let dir = common::tempdir();
+    let out = common::bin()
+        .current_dir(dir.path())
+        .env("IOLAB_HISTORY", dir.path().join("history.db"))
+        .args(["serve", "--port", &port])
+        .output()
+        .unwrap();
+    let err = common::stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "cannot listen on 127.0.0.1:{port}: the port is in use"
+        )),
+        "{err}"
+    );
+    // Beyond loopback without --token: refused before listening.
+    let out = common::bin()
+        .current_dir(dir.path())
+        .env("IOLAB_HISTORY", dir.path().join("history.db"))
+        .args(["serve", "--bind", "0.0.0.0", "--port", "0"])
+        .output()
+        .unwrap();
+    common::assert_usage(&out, "needs --token");
+    assert_eq!(common::stderr(&out).lines().count(), 1);
+}
+
+#[test]
+fn the_progress_stream_has_tasks_live_points_and_the_result() {
+    let dir = common::tempdir();
+    let stream = dir.path().join("progress.jsonl");
+    let out = common::bin()
+        .current_dir(dir.path())
+        .env("IOLAB_HISTORY", dir.path().join("history.db"))
+        .arg("--progress-json")
+        .arg(&stream)
+        .args([
+            "run",
+            "--rw",
+            "randread",
+            "--bs",
+            "4K",
+            "--size",
+            "4M",
+            "--repeat",
+            "1",
+            // Long enough for two 500 ms points on any machine.
+            "--duration",
+            "2s",
+            "--ramp",
+            "0s",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let events: Vec<serde_json::Value> = std::fs::read_to_string(&stream)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds.first(), Some(&"start"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"result"), "{kinds:?}");
+    assert!(
+        kinds.contains(&"task_start") && kinds.contains(&"task_end"),
+        "{kinds:?}"
+    );
+    let points: Vec<_> = events.iter().filter(|e| e["event"] == "point").collect();
+    assert!(points.len() >= 2, "{kinds:?}");
+    for p in &points {
+        assert!(p["iops"].as_f64().unwrap() > 0.0, "{p}");
+        assert!(p["bw_bytes_per_s"].as_f64().unwrap() > 0.0, "{p}");
+        assert!(p["lat_mean_ns"].as_f64().unwrap() > 0.0, "{p}");
+    }
+    let last = events.last().unwrap();
+    assert_eq!(last["status"], "complete");
+    // Relative to the command's working directory, as its "results:" line.
+    assert!(
+        dir.path().join(last["path"].as_str().unwrap()).is_file(),
+        "{last}"
+    );
+}
