@@ -28,6 +28,7 @@ pub mod dist;
 pub mod engine;
 pub mod error;
 pub mod fs;
+pub mod history;
 pub mod model;
 pub mod os;
 pub mod report;

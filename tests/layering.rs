@@ -18,7 +18,7 @@ const LAYERS: &[&[&str]] = &[
     &["dist"],
     &["config"],
     &["cli"],
-    &["report", "analysis"],
+    &["report", "analysis", "history"],
     &["runner"],
     &["workload"],
     &["engine"],

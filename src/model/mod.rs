@@ -97,6 +97,12 @@ pub struct Environment {
     /// The whole disk when `block_device` is a partition.
     pub parent_device: Option<String>,
     pub device_model: Option<String>,
+    /// The disk's serial number and World Wide Name where sysfs gives them (the device's
+    /// identity in `iolab history`). Absent in results before they existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_serial: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_wwn: Option<String>,
     pub logical_block_size: Option<u32>,
     pub physical_block_size: Option<u32>,
     pub rotational: Option<bool>,

@@ -6,6 +6,7 @@
 pub mod changepoint;
 pub mod compare;
 pub mod hist;
+pub mod shift;
 pub mod steady;
 pub mod steady_rounds;
 pub mod summary;

@@ -132,8 +132,13 @@ fn pcie_link(dir: &Path) -> Option<String> {
     })
 }
 
+/// World Wide Name: `wwid` (NVMe: `eui.…`, `nvme.…`) or `device/wwid` (SCSI/ATA: `naa.…`).
+pub fn wwn_of(sys: &Path) -> Option<String> {
+    text(&sys.join("wwid")).or_else(|| text(&sys.join("device/wwid")))
+}
+
 /// Serial number: `serial` (virtio, NVMe), `device/serial`, or SCSI VPD page 0x80.
-fn serial_of(sys: &Path) -> Option<String> {
+pub fn serial_of(sys: &Path) -> Option<String> {
     text(&sys.join("serial"))
         .or_else(|| text(&sys.join("device/serial")))
         .or_else(|| {

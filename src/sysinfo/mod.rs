@@ -177,6 +177,8 @@ pub fn capture_environment(target: &Path) -> Environment {
             read_trim(&q.join("queue/physical_block_size")).and_then(|v| v.parse().ok());
         env.rotational = read_trim(&q.join("queue/rotational")).map(|v| v == "1");
         env.device_model = read_trim(&q.join("device/model"));
+        env.device_serial = blockdev::serial_of(&q);
+        env.device_wwn = blockdev::wwn_of(&q);
         if q != sys {
             env.parent_device = q.file_name().map(|n| n.to_string_lossy().into_owned());
         }

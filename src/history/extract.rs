@@ -1,0 +1,185 @@
+//! What the history indexes from a result document: the device's identity, every test's
+//! figures (the same tests and metrics `iolab compare` matches), a one-line headline and
+//! the key that makes recording the same run twice a no-op.
+
+use crate::model::{Environment, ResultDoc};
+use crate::report::metrics::{
+    all_tests, config_of, display_name, fmt_value, label, metrics_of, primary_metric,
+};
+
+use super::Figure;
+
+/// The device a result was measured on, as one string: `MODEL (serial S)`, `MODEL (WWN W)`,
+/// else `MODEL (sda)` or the kernel name alone (the whole disk, not the partition), else
+/// `FSTYPE at MOUNT` (a tmpfs, an overlay) or the target path.
+pub fn device_identity(env: &Environment) -> String {
+    let model = env
+        .device_model
+        .as_deref()
+        .map(str::trim)
+        .filter(|m| !m.is_empty());
+    let disk = env.parent_device.as_deref().or(env.block_device.as_deref());
+    let with_model = |tail: String| match model {
+        Some(m) => format!("{m} ({tail})"),
+        None => tail,
+    };
+    if let Some(s) = env.device_serial.as_deref().filter(|s| !s.is_empty()) {
+        return with_model(format!("serial {s}"));
+    }
+    if let Some(w) = env.device_wwn.as_deref().filter(|s| !s.is_empty()) {
+        return with_model(format!("WWN {w}"));
+    }
+    if let Some(d) = disk {
+        return match model {
+            Some(m) => format!("{m} ({d})"),
+            None => d.to_string(),
+        };
+    }
+    if !env.fs_type.is_empty() && !env.mount_point.is_empty() {
+        return format!("{} at {}", env.fs_type, env.mount_point);
+    }
+    if env.target_path.is_empty() {
+        "unknown".into()
+    } else {
+        env.target_path.clone()
+    }
+}
+
+/// Every metric of every test (top level and inside matrix configurations).
+pub fn figures_of(doc: &ResultDoc) -> Vec<Figure> {
+    let mut out: Vec<Figure> = Vec::new();
+    for t in all_tests(doc) {
+        let name = display_name(config_of(doc, t).as_deref(), &t.name);
+        let primary = primary_metric(t);
+        for (metric, s) in metrics_of(t) {
+            if !s.mean.is_finite() || out.iter().any(|f| f.test == name && f.metric == metric) {
+                continue;
+            }
+            out.push(Figure {
+                test: name.clone(),
+                primary: primary.as_deref() == Some(metric.as_str()),
+                metric,
+                n: s.n,
+                mean: s.mean,
+                median: s.median,
+                stddev: s.stddev,
+                ci95_low: s.ci95_low,
+                ci95_high: s.ci95_high,
+            });
+        }
+    }
+    out
+}
+
+/// The first tests' headline figures: `SEQ1M Q8T1 read 1234.56 MB/s · RND4K Q1T1 read
+/// 12,345 IOPS · (+6 tests)`; for a document without figures, what it holds.
+pub fn headline(doc: &ResultDoc, figures: &[Figure]) -> String {
+    const SHOWN: usize = 3;
+    let primaries: Vec<&Figure> = figures.iter().filter(|f| f.primary).collect();
+    let mut parts: Vec<String> = primaries
+        .iter()
+        .take(SHOWN)
+        .map(|f| {
+            format!(
+                "{} {} {}",
+                f.test,
+                fmt_value(&f.metric, f.mean),
+                label(&f.metric)
+            )
+        })
+        .collect();
+    if primaries.len() > SHOWN {
+        parts.push(format!("(+{} tests)", primaries.len() - SHOWN));
+    }
+    if parts.is_empty() {
+        if doc.slack.is_some() {
+            return "cluster slack analysis".into();
+        }
+        return match doc.error.as_deref() {
+            Some(e) => format!("no figures ({})", first_line(e, 80)),
+            None => "no figures".into(),
+        };
+    }
+    parts.join(" · ")
+}
+
+fn first_line(s: &str, max: usize) -> String {
+    let l = s.lines().next().unwrap_or("");
+    if l.chars().count() > max {
+        let cut: String = l.chars().take(max).collect();
+        format!("{cut}…")
+    } else {
+        l.to_string()
+    }
+}
+
+/// What makes a run the same run: its start (ms), host, command, argv and target. A
+/// document recorded by the command and later imported from its result file has the same
+/// key; a document with a changed figure but the same start is the same run too.
+pub fn run_key(doc: &ResultDoc) -> String {
+    let mut h = blake3::Hasher::new();
+    for part in [
+        doc.started_at.as_str(),
+        doc.environment.hostname.as_str(),
+        doc.command.as_str(),
+        doc.environment.target_path.as_str(),
+    ] {
+        h.update(part.as_bytes());
+        h.update(&[0]);
+    }
+    for a in &doc.argv {
+        h.update(a.as_bytes());
+        h.update(&[1]);
+    }
+    h.finalize().to_hex().to_string()
+}
+
+/// `started_at` as stored: RFC 3339 UTC with milliseconds (so text order is time order);
+/// left as it is when it does not parse.
+pub fn normalize_time(t: &str) -> String {
+    match chrono::DateTime::parse_from_rfc3339(t) {
+        Ok(d) => d
+            .with_timezone(&chrono::Utc)
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        Err(_) => t.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identity_prefers_serial_then_wwn_then_the_disk() {
+        let mut e = Environment {
+            device_model: Some("Samsung SSD 970".into()),
+            block_device: Some("nvme0n1p2".into()),
+            parent_device: Some("nvme0n1".into()),
+            device_serial: Some("S4EW".into()),
+            device_wwn: Some("eui.0025".into()),
+            ..Default::default()
+        };
+        assert_eq!(device_identity(&e), "Samsung SSD 970 (serial S4EW)");
+        e.device_serial = None;
+        assert_eq!(device_identity(&e), "Samsung SSD 970 (WWN eui.0025)");
+        e.device_wwn = None;
+        assert_eq!(device_identity(&e), "Samsung SSD 970 (nvme0n1)");
+        e.device_model = None;
+        assert_eq!(device_identity(&e), "nvme0n1");
+        let t = Environment {
+            fs_type: "tmpfs".into(),
+            mount_point: "/dev/shm".into(),
+            ..Default::default()
+        };
+        assert_eq!(device_identity(&t), "tmpfs at /dev/shm");
+    }
+
+    #[test]
+    fn times_are_stored_in_utc_with_milliseconds() {
+        assert_eq!(
+            normalize_time("2026-01-31T13:00:00+01:00"),
+            "2026-01-31T12:00:00.000Z"
+        );
+        assert_eq!(normalize_time("garbage"), "garbage");
+    }
+}

@@ -1,0 +1,306 @@
+//! The result history: every measuring command's result document kept in one SQLite
+//! database (WAL, so several iolab processes and the console server write at once), with
+//! indexed fields to list, filter and follow a device's figures over time.
+//!
+//! # The API (as built; the console `iolab serve` and `iolab history` use it)
+//!
+//! ```text
+//! pub struct History { .. }   // Send + Sync (one connection behind a mutex); cheap to open
+//! impl History {
+//!     pub fn default_path() -> PathBuf;    // $IOLAB_HISTORY, else $XDG_DATA_HOME/iolab/history.sqlite,
+//!                                          // else ~/.local/share/iolab/history.sqlite
+//!     pub fn open(path: &Path) -> anyhow::Result<History>;
+//!         // creates and migrates; a newer schema, a damaged file or another program's
+//!         // database is refused with a UsageError (exit 2) and left untouched
+//!     pub fn path(&self) -> &Path;
+//!     pub fn record(&self, doc: &ResultDoc, source: Option<&Path>) -> anyhow::Result<i64>;
+//!     pub fn record_with(&self, doc: &ResultDoc, source: Option<&Path>,
+//!                        health: Option<&SmartInfo>) -> anyhow::Result<Recorded>;
+//!         // the row id; the same run (start time, host, command, argv, target) recorded
+//!         // again is not duplicated: its first row's id comes back (Recorded::Existing)
+//!     pub fn list(&self, filter: &Filter) -> anyhow::Result<Vec<Entry>>;   // newest first
+//!     pub fn count(&self, filter: &Filter) -> anyhow::Result<usize>;       // without limit
+//!     pub fn get(&self, id: i64) -> anyhow::Result<Option<ResultDoc>>;
+//!     pub fn entry(&self, id: i64) -> anyhow::Result<Option<Entry>>;
+//!     pub fn health(&self, id: i64) -> anyhow::Result<Option<SmartInfo>>;
+//!     pub fn figures(&self, id: i64) -> anyhow::Result<Vec<Figure>>;
+//!     pub fn figures_matching(&self, filter: &Filter) -> anyhow::Result<Vec<(Entry, Figure)>>;
+//!     pub fn devices(&self) -> anyhow::Result<Vec<(String, usize)>>;     // device, results
+//!     pub fn tests(&self, device: &str) -> anyhow::Result<Vec<(String, usize)>>;
+//!     pub fn trend(&self, q: &TrendQuery) -> anyhow::Result<Trend>;
+//!     pub fn integrity_check(&self) -> anyhow::Result<String>;           // "ok"
+//! }
+//! #[derive(Default, Clone, Debug, Deserialize)]
+//! pub struct Filter { device, command, since: Option<String>, limit: Option<usize> }
+//!     // device: part of the device identity (model, serial, WWN) or its kernel name
+//!     // (case-insensitive); since: 2026-01-31, an RFC 3339 time, or an age (7d, 12h, 2w)
+//! #[derive(Clone, Debug, Serialize)]
+//! pub struct Entry { id, started_at, command, status, host, device, filesystem: Option,
+//!                    headline, source: Option }
+//! #[derive(Clone, Debug, Default, Deserialize)]
+//! pub struct TrendQuery { device: String, test: Option<String>, metric: Option<String> }
+//!     // test: None = the device's test with the most results; metric: None = its headline
+//! #[derive(Clone, Debug, Serialize)]
+//! pub struct Trend { device, test, metric, higher_is_better: bool, points: Vec<TrendPoint> }
+//! #[derive(Clone, Debug, Serialize)]
+//! pub struct TrendPoint { id, started_at, value (the mean over the run's repeats), n,
+//!                         ci_low, ci_high: Option<f64>, significant_change: bool,
+//!                         change_pct: Option<f64> (against the previous point),
+//!                         level_change_pct, p_value: Option<f64> (on a marked point) }
+//!
+//! pub struct HistoryOptions { pub path: Option<PathBuf> }  // None = --no-history
+//! impl HistoryOptions { fn from_flags(Option<PathBuf>, bool); fn current() }
+//! pub fn configure(opts: HistoryOptions);   // the process's --history / --no-history (app.rs)
+//! pub fn record_best_effort(doc: &ResultDoc, source: Option<&Path>, opts: &HistoryOptions)
+//!     -> Option<i64>;
+//!     // never fails: a problem is one "iolab: warning: …" line on stderr
+//! ```
+//!
+//! A change in `trend` is the significance test of `iolab compare` (Welch's t-test) between
+//! groups of points, found by binary segmentation (`stats::shift`).
+//!
+//! The database: `schema.rs` (tables, migrations by `PRAGMA user_version`, the refusals),
+//! `extract.rs` (what is indexed from a document: device identity, figures, headline),
+//! `store.rs` (the queries), `since.rs` (`--since`), `trend.rs`.
+
+mod extract;
+mod schema;
+mod since;
+mod store;
+mod trend;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::ResultDoc;
+use crate::model::device::SmartInfo;
+
+pub use extract::{device_identity, figures_of};
+pub use schema::SCHEMA_VERSION;
+pub use since::parse_since;
+
+/// The history database: one SQLite connection (behind a mutex, so `History` is `Send` and
+/// `Sync`), in WAL mode with a busy timeout.
+pub struct History {
+    conn: Mutex<rusqlite::Connection>,
+    path: PathBuf,
+}
+
+/// Which results `list` returns (every field narrows; `None` takes all).
+#[derive(Default, Clone, Debug, Deserialize)]
+pub struct Filter {
+    /// Part of the device identity (model, serial, WWN) or the kernel name, any case.
+    pub device: Option<String>,
+    /// The subcommand (`run`, `files`, ...), exactly.
+    pub command: Option<String>,
+    /// `2026-01-31`, an RFC 3339 time, or an age (`7d`, `12h`, `2w`, `30m`).
+    pub since: Option<String>,
+    /// At most this many (the newest).
+    pub limit: Option<usize>,
+}
+
+/// One recorded result, as listed.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Entry {
+    pub id: i64,
+    /// RFC 3339 UTC (milliseconds).
+    pub started_at: String,
+    pub command: String,
+    /// `complete`, `interrupted`, `failed` (or `running` for a file imported mid-run).
+    pub status: String,
+    pub host: String,
+    /// The device's identity: `MODEL (serial S)`, `MODEL (WWN W)`, else `MODEL (sda)` /
+    /// the kernel name, else `FSTYPE at MOUNT` for a file system without a block device.
+    pub device: String,
+    pub filesystem: Option<String>,
+    /// The first tests' headline figures, one line.
+    pub headline: String,
+    /// The result file it was recorded from or written to.
+    pub source: Option<String>,
+}
+
+/// One test's figure of one result (every metric of every test is kept).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Figure {
+    /// `name` or `name [configuration]` (as `iolab compare` matches tests).
+    pub test: String,
+    pub metric: String,
+    /// The test's headline metric.
+    pub primary: bool,
+    pub n: u32,
+    pub mean: f64,
+    pub median: f64,
+    pub stddev: f64,
+    pub ci95_low: f64,
+    pub ci95_high: f64,
+}
+
+/// What `trend` follows.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct TrendQuery {
+    /// One device: part of its identity or its kernel name (must match one device).
+    pub device: String,
+    /// The test (exact, or a part naming one test); `None`: the device's most run test.
+    pub test: Option<String>,
+    /// The metric (`iops`, `bw_bytes_per_s`, ...); `None`: the test's headline metric.
+    pub metric: Option<String>,
+}
+
+/// A test's figure over time on one device.
+#[derive(Clone, Debug, Serialize)]
+pub struct Trend {
+    pub device: String,
+    pub test: String,
+    pub metric: String,
+    pub higher_is_better: bool,
+    pub points: Vec<TrendPoint>,
+}
+
+/// One result in a trend.
+#[derive(Clone, Debug, Serialize)]
+pub struct TrendPoint {
+    pub id: i64,
+    pub started_at: String,
+    /// The mean over the run's repeats (what `iolab compare` tests).
+    pub value: f64,
+    /// Repeats behind the value.
+    pub n: u32,
+    /// The 95 % confidence interval of the value (two repeats or more).
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    /// The figure changed here for good: the points from here on differ significantly from
+    /// those before (Welch's t-test between the groups, see `stats::shift`).
+    pub significant_change: bool,
+    /// (value / previous point's value - 1) in percent; `None` for the first point.
+    pub change_pct: Option<f64>,
+    /// On a marked point: (mean of the new level / mean of the level before - 1) in percent.
+    pub level_change_pct: Option<f64>,
+    /// On a marked point: Welch's p-value between the two levels.
+    pub p_value: Option<f64>,
+}
+
+/// What `record_with` did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Recorded {
+    /// A new row.
+    New(i64),
+    /// The same run was already there (recorded by the command, or imported before).
+    Existing(i64),
+}
+
+impl Recorded {
+    pub fn id(self) -> i64 {
+        match self {
+            Recorded::New(id) | Recorded::Existing(id) => id,
+        }
+    }
+}
+
+impl History {
+    /// `$IOLAB_HISTORY`, else `$XDG_DATA_HOME/iolab/history.sqlite`, else
+    /// `~/.local/share/iolab/history.sqlite` (`./.iolab-history.sqlite` with no home).
+    pub fn default_path() -> PathBuf {
+        if let Some(p) = std::env::var_os("IOLAB_HISTORY").filter(|p| !p.is_empty()) {
+            return PathBuf::from(p);
+        }
+        let data = std::env::var_os("XDG_DATA_HOME")
+            .map(PathBuf::from)
+            // The XDG spec: a relative value is invalid and ignored.
+            .filter(|p| p.is_absolute())
+            .or_else(|| {
+                std::env::var_os("HOME")
+                    .filter(|h| !h.is_empty())
+                    .map(|h| PathBuf::from(h).join(".local/share"))
+            });
+        match data {
+            Some(d) => d.join("iolab").join("history.sqlite"),
+            None => PathBuf::from(".iolab-history.sqlite"),
+        }
+    }
+
+    /// Where this history is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Where the process records its results: `--history PATH` / `IOLAB_HISTORY`, or nowhere
+/// (`--no-history`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HistoryOptions {
+    /// `None`: do not record.
+    pub path: Option<PathBuf>,
+}
+
+impl Default for HistoryOptions {
+    fn default() -> Self {
+        HistoryOptions {
+            path: Some(History::default_path()),
+        }
+    }
+}
+
+impl HistoryOptions {
+    /// From the global flags (`--history PATH`, which clap also fills from `IOLAB_HISTORY`,
+    /// and `--no-history`, which wins).
+    pub fn from_flags(history: Option<PathBuf>, no_history: bool) -> Self {
+        if no_history {
+            return HistoryOptions { path: None };
+        }
+        HistoryOptions {
+            path: Some(history.unwrap_or_else(History::default_path)),
+        }
+    }
+
+    /// The options `configure` set for this process, else the default (`default_path`).
+    pub fn current() -> Self {
+        PROCESS_OPTIONS.get().cloned().unwrap_or_default()
+    }
+}
+
+static PROCESS_OPTIONS: OnceLock<HistoryOptions> = OnceLock::new();
+
+/// Set this process's history options once (app.rs, from the global flags); later calls
+/// are ignored.
+pub fn configure(opts: HistoryOptions) {
+    let _ = PROCESS_OPTIONS.set(opts);
+}
+
+/// Record a final result document, never failing: any problem (an unwritable directory, a
+/// newer or damaged database, a lock held too long) is one warning line on stderr, and the
+/// measurement and its result file are untouched. Returns the row id when recorded.
+pub fn record_best_effort(
+    doc: &ResultDoc,
+    source: Option<&Path>,
+    opts: &HistoryOptions,
+) -> Option<i64> {
+    record_best_effort_with(doc, source, None, opts)
+}
+
+/// `record_best_effort` with the device's SMART snapshot taken after the run.
+pub fn record_best_effort_with(
+    doc: &ResultDoc,
+    source: Option<&Path>,
+    health: Option<&SmartInfo>,
+    opts: &HistoryOptions,
+) -> Option<i64> {
+    let path = opts.path.as_deref()?;
+    let r = History::open(path).and_then(|h| h.record_with(doc, source, health));
+    match r {
+        Ok(r) => Some(r.id()),
+        Err(e) => {
+            crate::eline!(
+                "iolab: warning: the result was not recorded in the history ({e:#}); the measurement is kept{}",
+                source
+                    .map(|p| format!(" in {}", p.display()))
+                    .unwrap_or_default()
+            );
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,66 @@
+//! `--since`: a date, a time or an age, as the RFC 3339 UTC text the database compares.
+
+use chrono::{DateTime, NaiveDate, SecondsFormat, Utc};
+
+use crate::error::UsageError;
+
+/// `2026-01-31` (midnight UTC), an RFC 3339 time (`2026-01-31T12:00:00+01:00`) or an age
+/// before `now` (`30m`, `12h`, `7d`, `2w`).
+pub fn parse_since(s: &str, now: DateTime<Utc>) -> Result<String, UsageError> {
+    let t = s.trim();
+    let fmt = |d: DateTime<Utc>| d.to_rfc3339_opts(SecondsFormat::Millis, true);
+    if let Ok(d) = DateTime::parse_from_rfc3339(t) {
+        return Ok(fmt(d.with_timezone(&Utc)));
+    }
+    if let Ok(d) = NaiveDate::parse_from_str(t, "%Y-%m-%d")
+        && let Some(dt) = d.and_hms_opt(0, 0, 0)
+    {
+        return Ok(fmt(dt.and_utc()));
+    }
+    let unit_at = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(unit_at);
+    let secs: Option<i64> = match unit {
+        "m" | "min" => Some(60),
+        "h" => Some(3600),
+        "d" => Some(86_400),
+        "w" => Some(7 * 86_400),
+        _ => None,
+    };
+    if let (Ok(n), Some(unit_s)) = (num.parse::<i64>(), secs)
+        && let Some(d) = n
+            .checked_mul(unit_s)
+            .and_then(chrono::Duration::try_seconds)
+            .and_then(|d| now.checked_sub_signed(d))
+    {
+        return Ok(fmt(d));
+    }
+    Err(UsageError(format!(
+        "--since {s:?}: not a date (2026-01-31), an RFC 3339 time (2026-01-31T12:00:00Z) or an age (30m, 12h, 7d, 2w)"
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_times_and_ages() {
+        let now = DateTime::parse_from_rfc3339("2026-11-25T12:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        assert_eq!(
+            parse_since("2026-01-31", now).unwrap(),
+            "2026-01-31T00:00:00.000Z"
+        );
+        assert_eq!(
+            parse_since("2026-01-31T12:00:00+02:00", now).unwrap(),
+            "2026-01-31T10:00:00.000Z"
+        );
+        assert_eq!(parse_since("7d", now).unwrap(), "2026-11-18T12:00:00.000Z");
+        assert_eq!(parse_since("12h", now).unwrap(), "2026-11-25T00:00:00.000Z");
+        assert_eq!(parse_since("2w", now).unwrap(), "2026-11-11T12:00:00.000Z");
+        for bad in ["yesterday", "7x", "", "d"] {
+            assert!(parse_since(bad, now).is_err(), "{bad}");
+        }
+    }
+}

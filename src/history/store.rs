@@ -1,0 +1,412 @@
+//! The queries: open, record (one immediate transaction per result), list, get.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
+
+use super::extract::{device_identity, figures_of, headline, normalize_time, run_key};
+use super::schema::{self, db_error};
+use super::{Entry, Figure, Filter, History, Recorded};
+use crate::error::UsageError;
+use crate::model::ResultDoc;
+use crate::model::device::SmartInfo;
+
+const ENTRY_COLUMNS: &str =
+    "id, started_at, command, status, host, device, filesystem, headline, source";
+
+fn entry_of(r: &Row<'_>) -> rusqlite::Result<Entry> {
+    Ok(Entry {
+        id: r.get(0)?,
+        started_at: r.get(1)?,
+        command: r.get(2)?,
+        status: r.get(3)?,
+        host: r.get(4)?,
+        device: r.get(5)?,
+        filesystem: r.get(6)?,
+        headline: r.get(7)?,
+        source: r.get(8)?,
+    })
+}
+
+/// `%`, `_` and `\` taken literally in a LIKE pattern (ESCAPE '\').
+fn like_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    for c in s.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A filter as SQL (`WHERE …` or nothing) and its parameters.
+fn where_clause(f: &Filter) -> Result<(String, Vec<String>), UsageError> {
+    let mut conds = Vec::new();
+    let mut args = Vec::new();
+    if let Some(d) = f.device.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
+        args.push(format!("%{}%", like_escape(d)));
+        let i = args.len();
+        args.push(d.to_string());
+        let j = args.len();
+        conds.push(format!(
+            "(device LIKE ?{i} ESCAPE '\\' OR block_device = ?{j} OR device_serial = ?{j} OR device_wwn = ?{j})"
+        ));
+    }
+    if let Some(c) = f.command.as_deref().filter(|c| !c.is_empty()) {
+        args.push(c.to_string());
+        conds.push(format!("command = ?{}", args.len()));
+    }
+    if let Some(s) = f.since.as_deref().filter(|s| !s.is_empty()) {
+        args.push(super::parse_since(s, chrono::Utc::now())?);
+        conds.push(format!("started_at >= ?{}", args.len()));
+    }
+    let sql = if conds.is_empty() {
+        String::new()
+    } else {
+        format!("WHERE {}", conds.join(" AND "))
+    };
+    Ok((sql, args))
+}
+
+impl History {
+    /// Open (create, migrate) the history at `path`. A file that is not an iolab history,
+    /// is damaged or was written by a newer iolab is refused (`UsageError`) and not touched.
+    pub fn open(path: &Path) -> anyhow::Result<History> {
+        let conn = schema::open(path)?;
+        Ok(History {
+            conn: Mutex::new(conn),
+            path: path.to_path_buf(),
+        })
+    }
+
+    fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn err(&self, e: rusqlite::Error) -> anyhow::Error {
+        db_error(&self.path, e)
+    }
+
+    /// Record a final result document; `source` is the result file it came from or was
+    /// written to. The row id (the existing one when this run is already recorded).
+    pub fn record(&self, doc: &ResultDoc, source: Option<&Path>) -> anyhow::Result<i64> {
+        Ok(self.record_with(doc, source, None)?.id())
+    }
+
+    /// `record` with the device's SMART snapshot, saying whether the row is new.
+    pub fn record_with(
+        &self,
+        doc: &ResultDoc,
+        source: Option<&Path>,
+        health: Option<&SmartInfo>,
+    ) -> anyhow::Result<Recorded> {
+        let key = run_key(doc);
+        let figures = figures_of(doc);
+        let line = headline(doc, &figures);
+        let json = serde_json::to_string(doc)?;
+        let health = health.map(serde_json::to_string).transpose()?;
+        let source = source.map(|p| {
+            std::fs::canonicalize(p)
+                .unwrap_or_else(|_| p.to_path_buf())
+                .display()
+                .to_string()
+        });
+        let env = &doc.environment;
+        let mut conn = self.conn();
+        // IMMEDIATE: take the write lock at the start, so two writers queue on the busy
+        // timeout instead of one failing when it upgrades a read lock.
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| self.err(e))?;
+        let existing: Option<(i64, Option<String>)> = tx
+            .query_row(
+                "SELECT id, source FROM results WHERE run_key = ?1",
+                [&key],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        if let Some((id, old_source)) = existing {
+            if old_source.is_none() && source.is_some() {
+                tx.execute(
+                    "UPDATE results SET source = ?1 WHERE id = ?2",
+                    params![source, id],
+                )
+                .map_err(|e| self.err(e))?;
+            }
+            tx.commit().map_err(|e| self.err(e))?;
+            return Ok(Recorded::Existing(id));
+        }
+        let filesystem = (!env.fs_type.is_empty()).then(|| env.fs_type.clone());
+        tx.execute(
+            "INSERT INTO results (run_key, started_at, finished_at, command, status, host,
+                device, device_model, device_serial, device_wwn, block_device, target_path,
+                filesystem, tool_version, doc_schema_version, headline, health, source,
+                recorded_at, doc)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                ?17, ?18, ?19, ?20)",
+            params![
+                key,
+                normalize_time(&doc.started_at),
+                doc.finished_at.as_deref().map(normalize_time),
+                doc.command,
+                doc.status,
+                env.hostname,
+                device_identity(env),
+                env.device_model,
+                env.device_serial,
+                env.device_wwn,
+                env.parent_device.as_ref().or(env.block_device.as_ref()),
+                env.target_path,
+                filesystem,
+                doc.tool.version,
+                doc.schema_version,
+                line,
+                health,
+                source,
+                crate::model::now_rfc3339(),
+                json,
+            ],
+        )
+        .map_err(|e| self.err(e))?;
+        let id = tx.last_insert_rowid();
+        {
+            let mut ins = tx
+                .prepare_cached(
+                    "INSERT INTO figures (result_id, test, metric, is_primary, n, mean, median,
+                        stddev, ci95_low, ci95_high)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                )
+                .map_err(|e| self.err(e))?;
+            for f in &figures {
+                ins.execute(params![
+                    id,
+                    f.test,
+                    f.metric,
+                    f.primary,
+                    f.n,
+                    f.mean,
+                    f.median,
+                    f.stddev,
+                    f.ci95_low,
+                    f.ci95_high
+                ])
+                .map_err(|e| self.err(e))?;
+            }
+        }
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(Recorded::New(id))
+    }
+
+    /// The recorded results that pass `filter`, newest first.
+    pub fn list(&self, filter: &Filter) -> anyhow::Result<Vec<Entry>> {
+        let (cond, args) = where_clause(filter)?;
+        let limit = filter
+            .limit
+            .map(|l| format!(" LIMIT {l}"))
+            .unwrap_or_default();
+        let sql = format!(
+            "SELECT {ENTRY_COLUMNS} FROM results {cond} ORDER BY started_at DESC, id DESC{limit}"
+        );
+        let conn = self.conn();
+        let mut st = conn.prepare(&sql).map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map(rusqlite::params_from_iter(args.iter()), entry_of)
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// How many results pass `filter` (its limit ignored).
+    pub fn count(&self, filter: &Filter) -> anyhow::Result<usize> {
+        let (cond, args) = where_clause(filter)?;
+        let conn = self.conn();
+        conn.query_row(
+            &format!("SELECT count(*) FROM results {cond}"),
+            rusqlite::params_from_iter(args.iter()),
+            |r| r.get::<_, i64>(0),
+        )
+        .map(|n| n as usize)
+        .map_err(|e| self.err(e))
+    }
+
+    /// One recorded result's whole document.
+    pub fn get(&self, id: i64) -> anyhow::Result<Option<ResultDoc>> {
+        let json: Option<String> = self
+            .conn()
+            .query_row("SELECT doc FROM results WHERE id = ?1", [id], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.err(e))?;
+        json.map(|j| {
+            serde_json::from_str(&j).map_err(|e| {
+                anyhow::anyhow!(
+                    "{}: result #{id} cannot be read back ({e})",
+                    self.path.display()
+                )
+            })
+        })
+        .transpose()
+    }
+
+    /// One recorded result's row, as listed.
+    pub fn entry(&self, id: i64) -> anyhow::Result<Option<Entry>> {
+        self.conn()
+            .query_row(
+                &format!("SELECT {ENTRY_COLUMNS} FROM results WHERE id = ?1"),
+                [id],
+                entry_of,
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The SMART snapshot recorded with a result, if one was taken.
+    pub fn health(&self, id: i64) -> anyhow::Result<Option<SmartInfo>> {
+        let json: Option<Option<String>> = self
+            .conn()
+            .query_row("SELECT health FROM results WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(|e| self.err(e))?;
+        Ok(json.flatten().and_then(|j| serde_json::from_str(&j).ok()))
+    }
+
+    /// The figures of one result, in test order.
+    pub fn figures(&self, id: i64) -> anyhow::Result<Vec<Figure>> {
+        let conn = self.conn();
+        let mut st = conn
+            .prepare(
+                "SELECT test, metric, is_primary, n, mean, median, stddev, ci95_low, ci95_high
+                 FROM figures WHERE result_id = ?1 ORDER BY rowid",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = st.query_map([id], figure_of).map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Every figure of the results that pass `filter` (newest result first), for exports.
+    pub fn figures_matching(&self, filter: &Filter) -> anyhow::Result<Vec<(Entry, Figure)>> {
+        let entries = self.list(filter)?;
+        let mut out = Vec::new();
+        for e in entries {
+            for f in self.figures(e.id)? {
+                out.push((e.clone(), f));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every device with its number of results, most results first.
+    pub fn devices(&self) -> anyhow::Result<Vec<(String, usize)>> {
+        let conn = self.conn();
+        let mut st = conn
+            .prepare(
+                "SELECT device, count(*) AS n FROM results GROUP BY device ORDER BY n DESC, device",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as usize)))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The tests measured on `device` (exactly as stored) with their number of results,
+    /// most results first.
+    pub fn tests(&self, device: &str) -> anyhow::Result<Vec<(String, usize)>> {
+        let conn = self.conn();
+        let mut st = conn
+            .prepare(
+                "SELECT f.test, count(DISTINCT f.result_id) AS n FROM figures f
+                 JOIN results r ON r.id = f.result_id
+                 WHERE r.device = ?1 GROUP BY f.test ORDER BY n DESC, f.test",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map([device], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as usize)))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// `PRAGMA integrity_check`: `ok`, or what is wrong.
+    pub fn integrity_check(&self) -> anyhow::Result<String> {
+        let conn = self.conn();
+        let mut st = conn
+            .prepare("PRAGMA integrity_check")
+            .map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map([], |r| r.get::<_, String>(0))
+            .map_err(|e| self.err(e))?;
+        let lines = rows
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.err(e))?;
+        Ok(lines.join("; "))
+    }
+
+    /// The (time, id, figure) series of one test's metric on one device, oldest first.
+    pub(super) fn series(
+        &self,
+        device: &str,
+        test: &str,
+        metric: &str,
+    ) -> anyhow::Result<Vec<(i64, String, Figure)>> {
+        let conn = self.conn();
+        let mut st = conn
+            .prepare(
+                "SELECT r.id, r.started_at, f.test, f.metric, f.is_primary, f.n, f.mean,
+                    f.median, f.stddev, f.ci95_low, f.ci95_high
+                 FROM figures f JOIN results r ON r.id = f.result_id
+                 WHERE r.device = ?1 AND f.test = ?2 AND f.metric = ?3
+                 ORDER BY r.started_at, r.id",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map(params![device, test, metric], |r| {
+                Ok((r.get(0)?, r.get(1)?, figure_at(r, 2)?))
+            })
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The metrics of `test` on `device`, the headline one first.
+    pub(super) fn metrics(&self, device: &str, test: &str) -> anyhow::Result<Vec<String>> {
+        let conn = self.conn();
+        let mut st = conn
+            .prepare(
+                "SELECT f.metric, max(f.is_primary) AS p, count(*) AS n FROM figures f
+                 JOIN results r ON r.id = f.result_id
+                 WHERE r.device = ?1 AND f.test = ?2
+                 GROUP BY f.metric ORDER BY p DESC, n DESC, f.metric",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map(params![device, test], |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.err(e))
+    }
+}
+
+fn figure_of(r: &Row<'_>) -> rusqlite::Result<Figure> {
+    figure_at(r, 0)
+}
+
+fn figure_at(r: &Row<'_>, i: usize) -> rusqlite::Result<Figure> {
+    Ok(Figure {
+        test: r.get(i)?,
+        metric: r.get(i + 1)?,
+        primary: r.get(i + 2)?,
+        n: r.get(i + 3)?,
+        mean: r.get(i + 4)?,
+        median: r.get(i + 5)?,
+        stddev: r.get(i + 6)?,
+        ci95_low: r.get(i + 7)?,
+        ci95_high: r.get(i + 8)?,
+    })
+}

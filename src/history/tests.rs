@@ -1,0 +1,202 @@
+//! The history's API on generated documents (no measuring).
+
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::model::{BlockSettings, Environment, TestResult};
+use crate::stats::summarize;
+
+/// A finished `run` document on `serial` at `minute` past 2026-01-01T00:00Z, one test
+/// `RND4K Q1T1 read` whose three repeats are `iops` ± 1 %.
+pub(crate) fn doc(serial: &str, minute: u32, iops: f64) -> ResultDoc {
+    let env = Environment {
+        hostname: "lab1".into(),
+        target_path: "/mnt/t".into(),
+        fs_type: "ext4".into(),
+        mount_point: "/mnt".into(),
+        block_device: Some("sdb1".into()),
+        parent_device: Some("sdb".into()),
+        device_model: Some("ACME SSD".into()),
+        device_serial: Some(serial.into()),
+        ..Default::default()
+    };
+    let mut d = ResultDoc::new("run", vec!["iolab".into(), "run".into()], env);
+    d.started_at = format!(
+        "2026-01-{:02}T{:02}:{:02}:00.000Z",
+        1 + minute / 1440,
+        minute / 60 % 24,
+        minute % 60
+    );
+    let mut summary = BTreeMap::new();
+    summary.insert(
+        "iops".to_string(),
+        summarize(&[iops * 0.99, iops, iops * 1.01]),
+    );
+    d.tests.push(TestResult {
+        name: "RND4K Q1T1 read".into(),
+        family: "block".into(),
+        settings: Some(BlockSettings {
+            rw: "randread".into(),
+            ..Default::default()
+        }),
+        summary,
+        ..Default::default()
+    });
+    d.finish(&Ok(()));
+    d
+}
+
+fn open_temp() -> (tempfile::TempDir, History) {
+    let dir = tempfile::tempdir().unwrap();
+    let h = History::open(&dir.path().join("sub/history.sqlite")).unwrap();
+    (dir, h)
+}
+
+#[test]
+fn record_list_get_and_the_same_run_twice() {
+    let (_dir, h) = open_temp();
+    let d = doc("S1", 0, 10_000.0);
+    let id = h.record(&d, None).unwrap();
+    assert_eq!(
+        h.record_with(&d, Some(Path::new("/x/run-1.json")), None)
+            .unwrap(),
+        Recorded::Existing(id)
+    );
+    h.record(&doc("S1", 5, 11_000.0), None).unwrap();
+    h.record(&doc("S2", 7, 9_000.0), None).unwrap();
+    let all = h.list(&Filter::default()).unwrap();
+    assert_eq!(all.len(), 3);
+    // Newest first.
+    assert_eq!(all[0].device, "ACME SSD (serial S2)");
+    assert!(
+        all[2].headline.contains("RND4K Q1T1 read 10,000 IOPS"),
+        "{all:?}"
+    );
+    assert_eq!(all[2].source.as_deref(), Some("/x/run-1.json"));
+    assert_eq!(all[2].filesystem.as_deref(), Some("ext4"));
+    let by_serial = Filter {
+        device: Some("s1".into()),
+        ..Default::default()
+    };
+    assert_eq!(h.list(&by_serial).unwrap().len(), 2);
+    let by_kernel = Filter {
+        device: Some("sdb".into()),
+        limit: Some(1),
+        ..Default::default()
+    };
+    assert_eq!(h.list(&by_kernel).unwrap().len(), 1);
+    assert_eq!(h.count(&by_kernel).unwrap(), 3);
+    let since = Filter {
+        since: Some("2026-01-01T00:05:00Z".into()),
+        ..Default::default()
+    };
+    assert_eq!(h.list(&since).unwrap().len(), 2);
+    let other = Filter {
+        command: Some("files".into()),
+        ..Default::default()
+    };
+    assert!(h.list(&other).unwrap().is_empty());
+    assert_eq!(h.get(id).unwrap().unwrap(), d);
+    assert!(h.get(999).unwrap().is_none());
+    assert_eq!(h.integrity_check().unwrap(), "ok");
+}
+
+#[test]
+fn trend_marks_a_planted_slowdown_and_not_the_noise() {
+    let (_dir, h) = open_temp();
+    // ±3 % around 10,000 IOPS, then 30 % slower from the 13th run on.
+    let noise = [
+        1.02, 0.98, 1.01, 0.97, 1.03, 0.99, 1.0, 1.02, 0.98, 1.01, 0.97, 1.03, 0.99, 1.0, 1.02,
+        0.98, 1.01, 0.97, 1.03, 0.99,
+    ];
+    for (i, n) in noise.iter().enumerate() {
+        let slow = if i >= 12 { 0.7 } else { 1.0 };
+        h.record(&doc("S1", i as u32 * 60, 10_000.0 * n * slow), None)
+            .unwrap();
+    }
+    let t = h
+        .trend(&TrendQuery {
+            device: "S1".into(),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(
+        (t.test.as_str(), t.metric.as_str()),
+        ("RND4K Q1T1 read", "iops")
+    );
+    assert!(t.higher_is_better);
+    assert_eq!(t.points.len(), 20);
+    let marked: Vec<usize> = t
+        .points
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.significant_change)
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(marked, [12]);
+    let p = &t.points[12];
+    assert!((p.level_change_pct.unwrap() + 30.0).abs() < 2.0, "{p:?}");
+    assert!(p.ci_low.unwrap() < p.value && p.value < p.ci_high.unwrap());
+    // Unknown names are usage errors that list what there is.
+    let e = h
+        .trend(&TrendQuery {
+            device: "nope".into(),
+            ..Default::default()
+        })
+        .unwrap_err();
+    assert!(e.to_string().contains("ACME SSD (serial S1)"), "{e}");
+    let e = h
+        .trend(&TrendQuery {
+            device: "S1".into(),
+            test: Some("SEQ".into()),
+            ..Default::default()
+        })
+        .unwrap_err();
+    assert!(e.downcast_ref::<crate::error::UsageError>().is_some());
+}
+
+#[test]
+fn a_newer_schema_and_a_damaged_file_are_refused_and_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let newer = dir.path().join("newer.sqlite");
+    {
+        let c = rusqlite::Connection::open(&newer).unwrap();
+        c.execute_batch(&format!(
+            "PRAGMA application_id = {}; PRAGMA user_version = {};",
+            schema::APPLICATION_ID,
+            SCHEMA_VERSION + 1
+        ))
+        .unwrap();
+        c.execute_batch("CREATE TABLE future (x)").unwrap();
+    }
+    let before = std::fs::read(&newer).unwrap();
+    let e = History::open(&newer).err().unwrap();
+    assert!(e.downcast_ref::<crate::error::UsageError>().is_some());
+    assert!(e.to_string().contains("newer than this iolab"), "{e}");
+    assert_eq!(std::fs::read(&newer).unwrap(), before);
+
+    let junk = dir.path().join("junk.sqlite");
+    std::fs::write(&junk, vec![0x5a; 8192]).unwrap();
+    let e = History::open(&junk).err().unwrap();
+    assert!(e.downcast_ref::<crate::error::UsageError>().is_some());
+    assert!(e.to_string().contains("not an iolab history"), "{e}");
+    assert_eq!(std::fs::read(&junk).unwrap(), vec![0x5a; 8192]);
+
+    // The best-effort hook only warns.
+    let opts = HistoryOptions {
+        path: Some(junk.clone()),
+    };
+    assert_eq!(record_best_effort(&doc("S", 0, 1.0), None, &opts), None);
+    assert_eq!(
+        record_best_effort(&doc("S", 0, 1.0), None, &HistoryOptions { path: None }),
+        None
+    );
+}
+
+#[test]
+fn the_default_path_follows_xdg() {
+    // Only the pure part: the variable wins when set (the test process's env is shared by
+    // parallel tests, so nothing is changed here).
+    let p = History::default_path();
+    assert!(p.ends_with("history.sqlite") || std::env::var_os("IOLAB_HISTORY").is_some());
+}
