@@ -248,3 +248,49 @@ fn the_progress_stream_has_tasks_live_points_and_the_result() {
         "{last}"
     );
 }
+
+/// `iolab serve` with `IOLAB_HISTORY` at `db`: exit 2 and one line naming the file.
+fn refused_history(db: &std::path::Path, needle: &str) {
+    let dir = common::tempdir();
+    let out = common::bin()
+        .current_dir(dir.path())
+        .env("IOLAB_HISTORY", db)
+        .args(["serve", "--port", "0"])
+        .output()
+        .unwrap();
+    let err = common::stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&db.display().to_string()) && err.contains(needle),
+        "{err}"
+    );
+    assert!(
+        common::stdout(&out).is_empty(),
+        "no URL: {}",
+        common::stdout(&out)
+    );
+}
+
+#[test]
+fn a_corrupt_or_newer_history_is_one_line_and_exit_2() {
+    let dir = common::tempdir();
+    // Not a database at all.
+    let junk = dir.path().join("junk.sqlite");
+    std::fs::write(&junk, vec![0x5au8; 64 << 10]).unwrap();
+    refused_history(&junk, "history");
+    assert_eq!(
+        std::fs::read(&junk).unwrap(),
+        vec![0x5au8; 64 << 10],
+        "left as it was"
+    );
+    // A history written by a newer iolab.
+    let newer = dir.path().join("newer.sqlite");
+    drop(iolab::history::History::open(&newer).unwrap());
+    {
+        let c = rusqlite::Connection::open(&newer).unwrap();
+        c.pragma_update(None, "user_version", iolab::history::SCHEMA_VERSION + 1)
+            .unwrap();
+    }
+    refused_history(&newer, "newer than this iolab understands");
+}

@@ -3,7 +3,8 @@
 //! console, is refused a destructive run without the typed name, starts a `run` on a loop
 //! device over /dev/shm with the name typed, sees live points come in, presses Stop, sees
 //! the partial result, finds it in the history, runs a second test and compares the two.
-//! A screenshot of every step is kept (and its folder printed) when the test fails.
+//! A screenshot of every step is kept (and its folder printed) when the test fails, or
+//! always with IOLAB_KEEP_SHOTS=1.
 //!
 //! Timing: the first run (a suite of eight 3 s tests) is stopped after three live points
 //! (one every 500 ms) and the end of its first test, which a later test of the suite is
@@ -23,7 +24,8 @@ struct Shots(std::path::PathBuf);
 
 impl Drop for Shots {
     fn drop(&mut self) {
-        if std::thread::panicking() {
+        // IOLAB_KEEP_SHOTS=1 keeps them after a pass too (to look at the pages).
+        if std::thread::panicking() || std::env::var_os("IOLAB_KEEP_SHOTS").is_some() {
             eprintln!("screenshots of each step: {}", self.0.display());
         } else {
             let _ = std::fs::remove_dir_all(&self.0);
@@ -147,16 +149,28 @@ fn console_end_to_end_in_chromium() {
         table.as_str().unwrap_or("").contains("SEQ1M Q8T1 read"),
         "the partial result's table: {table}"
     );
-    b.shot("stopped");
-
-    // 5. The history lists it.
-    b.eval("location.hash = '#/history'");
-    let found = b.wait_for(
-        "the interrupted run in the history",
-        "[...document.querySelectorAll('#history-table tr[data-id]')].filter(r => r.innerText.includes('interrupted')).length",
+    let entry = b.wait_for(
+        "its history entry",
+        "document.getElementById('history-id') && document.getElementById('history-id').textContent",
         MINUTE,
     );
-    assert_eq!(found, serde_json::json!(1));
+    let entry = entry.as_str().unwrap().to_string();
+    assert!(entry.starts_with("h-"), "{entry}");
+    b.shot("stopped");
+
+    // 5. The history lists it, interrupted.
+    b.eval("location.hash = '#/history'");
+    let row = b.wait_for(
+        "the interrupted run in the history",
+        &format!(
+            "(document.querySelector('#history-table tr[data-id={entry:?}]') || {{}}).innerText"
+        ),
+        MINUTE,
+    );
+    assert!(
+        row.as_str().unwrap().contains("interrupted"),
+        "history row {entry}: {row}"
+    );
     b.shot("history");
 
     // 6. A second, complete run on the same device (one second per test).
@@ -204,6 +218,18 @@ fn console_end_to_end_in_chromium() {
         "comparison: {text}"
     );
     b.shot("compare");
+
+    // 8. The device's trend over the two results.
+    let name = lo.name();
+    b.eval(&format!(
+        "location.hash = '#/trend?device={name}&test=SEQ1M%20Q8T1%20read'"
+    ));
+    b.wait_for(
+        "the trend's two points",
+        "document.querySelectorAll('#chart-trend circle').length === 2",
+        MINUTE,
+    );
+    b.shot("trend");
 
     drop(b);
     let mut console = console;

@@ -44,6 +44,7 @@ pub fn execute(args: &ServeArgs, _argv: Vec<String>) -> anyhow::Result<i32> {
         port: args.port,
         token,
         output: args.output.clone(),
+        history: crate::history::HistoryOptions::current().path,
     };
     crate::serve::run(cfg)?;
     Ok(0)

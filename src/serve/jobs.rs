@@ -41,6 +41,8 @@ pub struct JobState {
     pub exit_code: Option<i32>,
     pub stdout: String,
     pub stderr: String,
+    /// Its entry in the history, once recorded (`h-N`).
+    pub history_id: Option<i64>,
 }
 
 /// A job as JSON: its identity, its state and the events from `since` on.
@@ -55,6 +57,8 @@ pub struct JobView {
     pub exit_code: Option<i32>,
     /// The id of its result (`run-N`) once a result file exists.
     pub result: Option<String>,
+    /// Its history entry (`h-N`) once the console recorded it.
+    pub history: Option<String>,
     pub events: Vec<Value>,
     /// The index to ask from next time.
     pub next: usize,
@@ -67,6 +71,8 @@ pub struct Jobs {
     next_id: AtomicU32,
     exe: PathBuf,
     output: PathBuf,
+    /// Where each finished test's result is recorded.
+    history: Option<Arc<crate::history::History>>,
     /// The progress files; removed with the server.
     work: tempfile::TempDir,
 }
@@ -98,6 +104,7 @@ impl Job {
                 .as_ref()
                 .filter(|p| p.metadata().is_ok_and(|m| m.len() > 0))
                 .map(|_| format!("run-{}", self.id)),
+            history: st.history_id.map(|n| format!("h-{n}")),
             events: st.events[since..].to_vec(),
             next: st.events.len(),
             stdout: st.stdout.clone(),
@@ -151,8 +158,9 @@ impl Job {
         }
     }
 
-    fn finish(&self, code: Option<i32>, stdout: String, stderr: String) {
+    fn finish(&self, code: Option<i32>, stdout: String, stderr: String, history: Option<i64>) {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.history_id = history;
         let reported = st
             .events
             .iter()
@@ -176,12 +184,17 @@ impl Job {
 }
 
 impl Jobs {
-    pub fn new(exe: PathBuf, output: PathBuf) -> std::io::Result<Jobs> {
+    pub fn new(
+        exe: PathBuf,
+        output: PathBuf,
+        history: Option<Arc<crate::history::History>>,
+    ) -> std::io::Result<Jobs> {
         Ok(Jobs {
             list: Mutex::new(Vec::new()),
             next_id: AtomicU32::new(1),
             exe,
             output,
+            history,
             work: tempfile::Builder::new().prefix("iolab-serve-").tempdir()?,
         })
     }
@@ -256,6 +269,7 @@ impl Jobs {
             .unwrap_or_else(|e| e.into_inner())
             .push(Arc::clone(&job));
         let follower = Arc::clone(&job);
+        let history = self.history.clone();
         tokio::spawn(async move {
             let out = read_all(child.stdout.take());
             let err = read_all(child.stderr.take());
@@ -283,7 +297,14 @@ impl Jobs {
             follower.push_events(&partial);
             let out = out.await.unwrap_or_default();
             let err = err.await.unwrap_or_default();
-            follower.finish(code, out, err);
+            // Recorded before the status changes, so a finished job's view has its entry.
+            let recorded = match (history, follower.result_path()) {
+                (Some(h), Some(path)) => tokio::task::spawn_blocking(move || record(&h, &path))
+                    .await
+                    .unwrap_or(None),
+                _ => None,
+            };
+            follower.finish(code, out, err, recorded);
         });
         Ok(job)
     }
@@ -305,6 +326,23 @@ impl Jobs {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+/// Record a finished test's result file in the history (the row id); a result file that
+/// is empty (a test refused before its first save) or unreadable is not recorded, and a
+/// failure to record is said on the server's stderr.
+fn record(h: &crate::history::History, path: &Path) -> Option<i64> {
+    let doc = crate::model::ResultDoc::read(path).ok()?;
+    match h.record(&doc, Some(path)) {
+        Ok(id) => Some(id),
+        Err(e) => {
+            crate::eline!(
+                "iolab serve: warning: {} was not recorded in the history: {e:#}",
+                path.display()
+            );
+            None
         }
     }
 }

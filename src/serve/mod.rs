@@ -34,6 +34,8 @@ pub struct ServeConfig {
     pub token: String,
     /// Where the console's runs write their result files.
     pub output: PathBuf,
+    /// The history database (`None`: `--no-history`).
+    pub history: Option<PathBuf>,
 }
 
 /// What every request handler shares.
@@ -43,6 +45,8 @@ pub struct AppState {
     /// The `Host` values a request may carry (`None`: any, when listening on every address).
     pub hosts: Option<Vec<String>>,
     pub jobs: jobs::Jobs,
+    /// The results history (`None`: `--no-history`).
+    pub history: Option<Arc<crate::history::History>>,
 }
 
 /// A random token: 32 hex digits (128 bits) from the kernel's generator.
@@ -109,12 +113,19 @@ pub fn run(cfg: ServeConfig) -> Result<()> {
         ))
     })?;
     let output = std::fs::canonicalize(&cfg.output)?;
+    // A history that cannot be used (damaged, newer schema, another program's file) is a
+    // usage error: one line, exit 2, before anything is served.
+    let history = match &cfg.history {
+        Some(p) => Some(Arc::new(crate::history::History::open(p)?)),
+        None => None,
+    };
     let exe = std::env::current_exe().context("cannot find iolab's own binary")?;
     let state = Arc::new(AppState {
         token: cfg.token.clone(),
         port,
         hosts: allowed_hosts(cfg.bind, port),
-        jobs: jobs::Jobs::new(exe, output)?,
+        jobs: jobs::Jobs::new(exe, output, history.clone())?,
+        history,
     });
     let host = match cfg.bind {
         b if b.is_unspecified() => "127.0.0.1".to_string(),

@@ -86,7 +86,8 @@ function table(headers, rows) {
 function errorBox(id) { return h("p", { id: id, className: "error" }); }
 
 // ---- a line chart in SVG ----
-function lineChart(id, title, points, key, fmt) {
+function lineChart(id, title, points, key, fmt, xfmt) {
+  xfmt = xfmt || ((x) => (x / 1000).toFixed(1) + " s");
   const W = 360, H = 170, L = 58, R = 10, T = 22, B = 26;
   const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
   svg.setAttribute("width", W); svg.setAttribute("height", H);
@@ -113,13 +114,13 @@ function lineChart(id, title, points, key, fmt) {
   add("line", { x1: L, y1: T, x2: L, y2: H - B, stroke: "#999" });
   add("text", { x: 2, y: T + 8 }, fmt(y1));
   add("text", { x: 2, y: H - B }, "0");
-  add("text", { x: L, y: H - 6 }, ((x0) / 1000).toFixed(1) + " s");
-  add("text", { x: W - R - 40, y: H - 6 }, (x1 / 1000).toFixed(1) + " s");
+  add("text", { x: L, y: H - 6 }, xfmt(x0));
+  add("text", { x: W - R, y: H - 6, "text-anchor": "end" }, xfmt(x1));
   const d = pts.map((p, i) => (i ? "L" : "M") + px(p.x).toFixed(1) + "," + py(p[key]).toFixed(1)).join(" ");
   add("path", { d: d, fill: "none", stroke: "#1f6fb2", "stroke-width": 1.5 });
   for (const p of pts) add("circle", { cx: px(p.x), cy: py(p[key]), r: 2, fill: "#1f6fb2" });
   const last = pts[pts.length - 1][key];
-  add("text", { x: L, y: T + 10 }, "now " + fmt(last));
+  add("text", { x: W - R, y: 15, "text-anchor": "end" }, "now " + fmt(last));
   return svg;
 }
 
@@ -250,7 +251,7 @@ async function pageRun(id) {
   const draw = () => {
     const last = state.points.length ? state.points[state.points.length - 1].label : "";
     const pts = state.points.filter((p) => p.label === last);
-    const t = last ? " — " + last : "";
+    const t = last ? " — " + last.replace(/ \[.*\]$/, "") : "";
     charts.replaceChildren(
       lineChart("chart-iops", "IOPS" + t, pts, "iops", (v) => fmtNum(v)),
       lineChart("chart-bw", "MB/s" + t, pts, "mbs", (v) => fmtNum(v, 1)),
@@ -295,7 +296,7 @@ async function pageRun(id) {
     if (v.result) {
       parts.push(h("p", {}, "result ", h("strong", { id: "result-id" }, v.result), " — download: ",
         ["html", "md", "csv", "json"].map((f) => h("a", { href: "/api/results/" + v.result + "/report/" + f, className: "dl", download: "" }, f + " ")),
-        " · ", h("a", { href: "#/history" }, "history")));
+        v.history ? [" · in the history as ", h("a", { href: "#/history", id: "history-id" }, v.history)] : ""));
     }
     if (v.stdout) parts.push(h("pre", { id: "result-table" }, v.stdout));
     if (v.stderr) parts.push(h("pre", { id: "run-stderr" }, v.stderr));
@@ -385,17 +386,21 @@ async function pageTrend() {
     for (const [k, el] of Object.entries(f)) if (el.value.trim()) p.set(k, el.value.trim());
     location.hash = "#/trend?" + p.toString();
   };
+  f.device.setAttribute("list", "trend-devices");
+  const devices = h("datalist", { id: "trend-devices" });
+  api("/api/trend/devices").then((ds) => devices.replaceChildren(...ds.map((d) => h("option", { value: d.device }, d.results + " results")))).catch(() => {});
   show(h("h2", {}, "Trend per device"),
-    h("form", { className: "filters", onsubmit: apply }, Object.values(f), h("button", { type: "submit" }, "Show")), out);
-  if (!q.get("device")) { out.replaceChildren(h("p", { className: "note" }, "Give a device (e.g. nvme0n1), a test name and a metric (e.g. bw_bytes_per_s, iops).")); return; }
+    h("form", { className: "filters", onsubmit: apply }, Object.values(f), devices, h("button", { type: "submit" }, "Show")), out);
+  if (!q.get("device")) { out.replaceChildren(h("p", { className: "note" }, "Give a device (its model, serial or kernel name); the test (default: the one with most results) and the metric (default: its headline, e.g. iops) are optional.")); return; }
   try {
     const t = await api("/api/trend?" + q.toString());
     const pts = t.points.map((p, i) => ({ x: i * 1000, v: p.value }));
     const rows = t.points.map((p) => h("tr", {}, h("td", {}, "h-" + p.id), h("td", {}, p.started_at),
       h("td", { className: "num" }, fmtNum(p.value, 1)),
-      h("td", { className: "num" }, fmtNum(p.ci_low, 1) + " … " + fmtNum(p.ci_high, 1)),
+      h("td", { className: "num" }, Number.isFinite(p.ci_low) ? fmtNum(p.ci_low, 1) + " … " + fmtNum(p.ci_high, 1) : ""),
       h("td", {}, p.significant_change ? "changed " + (p.change_pct || 0).toFixed(1) + " %" : "")));
-    out.replaceChildren(lineChart("chart-trend", q.get("metric") || "value", pts, "v", (v) => fmtNum(v, 1)),
+    out.replaceChildren(h("p", {}, t.device, " — ", t.test, " — ", t.metric, t.higher_is_better ? " (higher is better)" : " (lower is better)"),
+      lineChart("chart-trend", t.metric, pts, "v", (v) => fmtNum(v, 1), (x) => "result " + (x / 1000 + 1)),
       table(["id", "started", "value", "95 % CI", "change"], rows));
   } catch (e) {
     out.replaceChildren(h("p", { className: "error" }, e.message));
