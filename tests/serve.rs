@@ -7,6 +7,8 @@
 mod common;
 mod serve_support;
 
+use std::time::Duration;
+
 use serve_support::Console;
 
 /// Every route of src/serve/routes.rs, with its methods, read from the source (so a route
@@ -293,4 +295,60 @@ fn a_corrupt_or_newer_history_is_one_line_and_exit_2() {
             .unwrap();
     }
     refused_history(&newer, "newer than this iolab understands");
+}
+
+#[test]
+fn one_test_per_target_and_the_server_s_ctrl_c_stops_its_tests_cleanly() {
+    let mut console = Console::start(&[]);
+    let target = console.dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let form = serde_json::json!({
+        "command": "run",
+        "target": target.display().to_string(),
+        // Far longer than the test waits: it ends by the server's Ctrl-C.
+        "options": {"rw": "randread", "bs": "4K", "size": "4M", "duration": "10m",
+                    "ramp": "0s", "repeat": "1"},
+    })
+    .to_string();
+    let (code, body) = console.authed("POST", "/api/runs", &form);
+    assert_eq!(code, 200, "{body}");
+    let (code, body) = console.authed("POST", "/api/runs", &form);
+    assert_eq!(code, 409, "{body}");
+    assert!(
+        body.contains("another test (run-1, run) is running on"),
+        "{body}"
+    );
+    // Wait for the first live point (the run is measuring), then read its pid.
+    let mut pid = 0;
+    let live = common::wait_until(Duration::from_secs(120), || {
+        let (_, body) = console.authed("GET", "/api/runs/run-1?since=0", "");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let events = v["events"].as_array().unwrap();
+        if let Some(p) = events.iter().find_map(|e| e["pid"].as_i64()) {
+            pid = p;
+        }
+        events.iter().any(|e| e["event"] == "point")
+    });
+    assert!(live, "no live point in 120 s; stderr: {}", console.stderr());
+    assert_eq!(console.stop(), Some(0), "{}", console.stderr());
+    let err = console.stderr();
+    assert!(err.contains("stopping run-1 (run on"), "{err}");
+    // The child is gone, its partial result saved as interrupted and recorded, its lock and
+    // test file removed.
+    let gone = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), None).is_err();
+    assert!(gone, "the test's process {pid} outlived the server");
+    let results = common::entries(&console.dir.path().join("results"));
+    assert_eq!(results.len(), 1, "{results:?}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&results[0]).unwrap()).unwrap();
+    assert_eq!(doc["status"], "interrupted");
+    let h = iolab::history::History::open(&console.dir.path().join("history.db")).unwrap();
+    let list = h.list(&Default::default()).unwrap();
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0].status, "interrupted");
+    assert_eq!(
+        common::names(&target),
+        Vec::<String>::new(),
+        "left in the target"
+    );
 }
