@@ -352,3 +352,48 @@ fn one_test_per_target_and_the_server_s_ctrl_c_stops_its_tests_cleanly() {
         "left in the target"
     );
 }
+
+#[test]
+fn a_killed_server_s_tests_stop_through_the_ctrl_c_path() {
+    let mut console = Console::start(&[]);
+    let target = console.dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let form = serde_json::json!({
+        "command": "run",
+        "target": target.display().to_string(),
+        "options": {"rw": "randread", "bs": "4K", "size": "4M", "duration": "10m",
+                    "ramp": "0s", "repeat": "1"},
+    })
+    .to_string();
+    let (code, body) = console.authed("POST", "/api/runs", &form);
+    assert_eq!(code, 200, "{body}");
+    let mut pid = 0;
+    let live = common::wait_until(Duration::from_secs(120), || {
+        let (_, body) = console.authed("GET", "/api/runs/run-1?since=0", "");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let events = v["events"].as_array().unwrap();
+        if let Some(p) = events.iter().find_map(|e| e["pid"].as_i64()) {
+            pid = p;
+        }
+        events.iter().any(|e| e["event"] == "point")
+    });
+    assert!(live, "no live point in 120 s; stderr: {}", console.stderr());
+    // SIGKILL: the server cannot stop its test; the kernel's parent-death signal (SIGINT) does.
+    console.child.kill().unwrap();
+    console.child.wait().unwrap();
+    let results = console.dir.path().join("results");
+    let ended = common::wait_until(Duration::from_secs(120), || {
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), None).is_err()
+    });
+    assert!(ended, "the test {pid} outlived its killed server");
+    let files = common::entries(&results);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    assert_eq!(doc["status"], "interrupted");
+    assert_eq!(
+        common::names(&target),
+        Vec::<String>::new(),
+        "left in the target"
+    );
+}

@@ -221,5 +221,11 @@ mod tests {
         assert!(e.contains("invalid value 'turbo'"), "{e}");
         let p = plan(&form("run", &t, &[("duration", "1s"), ("size", "1M")], "")).unwrap();
         validate(&p, d.path()).unwrap();
+        // sustain's target is positional: after `--`, with --output before it.
+        let p = plan(&form("sustain", &t, &[("size", "8M")], "")).unwrap();
+        validate(&p, d.path()).unwrap();
+        let p = plan(&form("sustain", &t, &[("size", "-8M")], "")).unwrap();
+        let e = validate(&p, d.path()).unwrap_err();
+        assert!(e.contains("negative"), "{e}");
     }
 }

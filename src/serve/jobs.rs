@@ -247,6 +247,17 @@ impl Jobs {
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .kill_on_drop(false);
+        // Should the server die without stopping its tests (SIGKILL, a crash), the kernel
+        // sends each test SIGINT: the Ctrl-C path, so it saves, cleans up and ends.
+        // SAFETY: prctl is async-signal-safe and touches only the child being created.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGINT) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
         let mut child = cmd
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", self.exe.display()))?;

@@ -132,10 +132,23 @@ async function pageMachine() {
   const infoBox = h("div", { id: "info" });
   const infoBtn = (path) => h("button", { onclick: () => showInfo(path, infoBox) }, "info & health");
   const useBtn = (path) => h("button", { onclick: () => { location.hash = "#/new?target=" + encodeURIComponent(path); } }, "test…");
+  // Health (SMART) of each whole disk, filled in as smartctl answers.
+  const healthCell = (d) => {
+    const td = h("td", { className: "health", "data-device": d.dev_path });
+    if (d.kind !== "disk") return td;
+    td.textContent = "…";
+    api("/api/info?path=" + encodeURIComponent(d.dev_path)).then((i) => {
+      const s = i.smart.find((x) => x.device === d.dev_path || x.device === d.name) || i.smart[0];
+      td.textContent = !s ? "" : s.health_passed === true ? "PASSED" : s.health_passed === false ? "FAILED" : (s.available ? "?" : "no SMART");
+      if (s && s.reason) td.title = s.reason;
+    }).catch((e) => { td.textContent = ""; td.title = e.message; });
+    return td;
+  };
   const devs = m.devices.map((d) => h("tr", {},
     h("td", {}, d.dev_path), h("td", {}, d.kind), h("td", { className: "num" }, fmtBytes(d.size_bytes)),
     h("td", {}, d.model || d.loop_backing_file || ""), h("td", {}, d.transport || ""),
     h("td", {}, d.rotational === true ? "HDD" : d.rotational === false ? "non-rotational" : ""),
+    healthCell(d),
     h("td", {}, infoBtn(d.dev_path), useBtn(d.dev_path))));
   const fss = m.filesystems.map((f) => h("tr", {},
     h("td", {}, f.mount_point), h("td", {}, f.fs_type), h("td", {}, f.source),
@@ -143,7 +156,7 @@ async function pageMachine() {
     h("td", {}, f.class), h("td", {}, infoBtn(f.mount_point), useBtn(f.mount_point))));
   show(
     h("h2", {}, "Block devices"),
-    table(["device", "kind", "size", "model / backing file", "transport", "medium", ""], devs),
+    table(["device", "kind", "size", "model / backing file", "transport", "medium", "health", ""], devs),
     h("h2", {}, "File systems"),
     table(["mount point", "type", "source", "size", "free", "kind", ""], fss),
     infoBox);
