@@ -21,6 +21,9 @@ pub fn run(cli: Cli, argv: Vec<String>) -> Result<i32> {
         _ => ("", false),
     };
     crate::dist::check_launch(name, measures, crate::dist::launched())?;
+    // Where every measuring command records its result (`--history`, `--no-history`).
+    crate::history::configure(cli.history.history.clone(), cli.history.no_history);
+    crate::runner::signals::stop_when_parent_exits();
     if let Some(path) = &cli.progress_json {
         crate::runner::progress::open_json_stream(path).map_err(|e| {
             crate::error::UsageError::new(format!(
@@ -43,6 +46,7 @@ pub fn run(cli: Cli, argv: Vec<String>) -> Result<i32> {
         Command::Endurance(a) => commands::info::execute_endurance(a, argv),
         Command::Report(a) => commands::report::execute(a, argv),
         Command::Compare(a) => commands::compare::execute(a, argv),
+        Command::History(a) => commands::history::execute(a, argv),
         Command::Serve(a) => commands::serve::execute(a, argv),
         Command::Completions(a) => {
             let mut cmd = Cli::command();

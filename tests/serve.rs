@@ -168,7 +168,6 @@ fn a_busy_port_is_one_line_and_exit_2() {
     let dir = common::tempdir();
     let out = common::bin()
         .current_dir(dir.path())
-        .env("IOLAB_HISTORY", dir.path().join("history.db"))
         .args(["serve", "--port", &port])
         .output()
         .unwrap();
@@ -184,7 +183,6 @@ fn a_busy_port_is_one_line_and_exit_2() {
     // Beyond loopback without --token: refused before listening.
     let out = common::bin()
         .current_dir(dir.path())
-        .env("IOLAB_HISTORY", dir.path().join("history.db"))
         .args(["serve", "--bind", "0.0.0.0", "--port", "0"])
         .output()
         .unwrap();
@@ -198,7 +196,6 @@ fn the_progress_stream_has_tasks_live_points_and_the_result() {
     let stream = dir.path().join("progress.jsonl");
     let out = common::bin()
         .current_dir(dir.path())
-        .env("IOLAB_HISTORY", dir.path().join("history.db"))
         .arg("--progress-json")
         .arg(&stream)
         .args([
@@ -254,9 +251,8 @@ fn the_progress_stream_has_tasks_live_points_and_the_result() {
 /// `iolab serve` with `IOLAB_HISTORY` at `db`: exit 2 and one line naming the file.
 fn refused_history(db: &std::path::Path, needle: &str) {
     let dir = common::tempdir();
-    let out = common::bin()
+    let out = common::with_history(&mut common::bin(), db)
         .current_dir(dir.path())
-        .env("IOLAB_HISTORY", db)
         .args(["serve", "--port", "0"])
         .output()
         .unwrap();
@@ -378,7 +374,8 @@ fn a_killed_server_s_tests_stop_through_the_ctrl_c_path() {
         events.iter().any(|e| e["event"] == "point")
     });
     assert!(live, "no live point in 120 s; stderr: {}", console.stderr());
-    // SIGKILL: the server cannot stop its test; the kernel's parent-death signal (SIGINT) does.
+    // SIGKILL: the server cannot stop its test; the test sees its parent gone and stops itself
+    // with one SIGINT.
     console.child.kill().unwrap();
     console.child.wait().unwrap();
     let results = console.dir.path().join("results");
@@ -388,8 +385,9 @@ fn a_killed_server_s_tests_stop_through_the_ctrl_c_path() {
     assert!(ended, "the test {pid} outlived its killed server");
     let files = common::entries(&results);
     assert_eq!(files.len(), 1, "{files:?}");
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{}: {e}: {text:?}", files[0].display()));
     assert_eq!(doc["status"], "interrupted");
     assert_eq!(
         common::names(&target),

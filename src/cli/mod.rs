@@ -5,6 +5,7 @@ pub mod age;
 pub mod compare;
 pub mod copy;
 pub mod files;
+pub mod history;
 pub mod info;
 pub mod matrix;
 pub mod report;
@@ -26,6 +27,9 @@ use clap::{Args, Parser, Subcommand};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+
+    #[command(flatten)]
+    pub history: history::HistoryFlags,
 
     /// Machine-readable progress: one JSON object per line (task start/progress/end, live
     /// points, the saved result) appended to PATH. Used by `iolab serve` for the runs it
@@ -69,6 +73,8 @@ pub enum Command {
     /// A local web console: devices, start tests from a form, watch them live, stop them,
     /// the history, compare, download reports (127.0.0.1 and a token by default).
     Serve(serve::ServeArgs),
+    /// Every result measured here, kept: list, show, export, import, trend over time.
+    History(history::HistoryArgs),
     /// Print shell completions.
     Completions(report::CompletionsArgs),
     /// Print the man page (roff).

@@ -2,8 +2,9 @@
 //! `trace replay`, `saturate`, `matrix`, `slack`) says what it locks, where its result goes,
 //! how it measures into the result document and how that renders; `execute` owns the rest:
 //! the locks, the run context and its signal handlers, the result file, the document, its
-//! final status, saving, and the JSON or the table with the "results: PATH" line, and the
-//! drive's temperature during the measurement (`sysinfo::heat`), for every family.
+//! final status, saving, recording in the history (`crate::history::record_run`), and the
+//! JSON or the table with the "results: PATH" line, and the drive's temperature during the
+//! measurement (`sysinfo::heat`), for every family.
 //!
 //! A family that can run on any directory (`DirFamily`) also runs in `iolab matrix`: `resolve`
 //! turns a workload reference (`files:sizes=1,4K`) into the family's own arguments, parsed
@@ -123,7 +124,9 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
         }
     }
     doc.finish(&outcome);
-    sink.save(&doc)?;
+    let saved = sink.save(&doc);
+    // The history (never fails: a problem is a warning; the result file is written first).
+    crate::history::record_run(&doc, sink.path.as_deref().filter(|_| saved.is_ok()));
     crate::runner::progress::emit(
         "result",
         serde_json::json!({
@@ -133,6 +136,7 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
             "error": doc.error,
         }),
     );
+    saved?;
     if outcome.is_ok() || F::OUTPUT_ON_ERROR {
         if json {
             println!("{}", serde_json::to_string_pretty(&doc)?);

@@ -7,6 +7,7 @@ pub mod copy;
 pub mod family;
 pub mod files;
 pub mod files_jobs;
+pub mod history;
 pub mod info;
 pub mod matrix;
 pub mod report;

@@ -255,7 +255,10 @@ impl Session {
         }
         if let Some(mut d) = doc {
             d.finish(&outcome);
-            prepared.sink.save(&d)?;
+            let saved = prepared.sink.save(&d);
+            // Rank 0 records the job's document in the history (a warning at worst).
+            crate::history::record_run(&d, prepared.sink.path.as_deref().filter(|_| saved.is_ok()));
+            saved?;
             print(&d, &prepared)?;
         }
         drop(prepared);

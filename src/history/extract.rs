@@ -113,16 +113,18 @@ fn first_line(s: &str, max: usize) -> String {
     }
 }
 
-/// What makes a run the same run: its start (ms), host, command, argv and target. A
+/// What makes a run the same run: its start (ms), host, command, argv, target and device. A
 /// document recorded by the command and later imported from its result file has the same
 /// key; a document with a changed figure but the same start is the same run too.
 pub fn run_key(doc: &ResultDoc) -> String {
     let mut h = blake3::Hasher::new();
+    let device = device_identity(&doc.environment);
     for part in [
         doc.started_at.as_str(),
         doc.environment.hostname.as_str(),
         doc.command.as_str(),
         doc.environment.target_path.as_str(),
+        device.as_str(),
     ] {
         h.update(part.as_bytes());
         h.update(&[0]);

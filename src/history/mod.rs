@@ -16,7 +16,7 @@
 //!     pub fn record(&self, doc: &ResultDoc, source: Option<&Path>) -> anyhow::Result<i64>;
 //!     pub fn record_with(&self, doc: &ResultDoc, source: Option<&Path>,
 //!                        health: Option<&SmartInfo>) -> anyhow::Result<Recorded>;
-//!         // the row id; the same run (start time, host, command, argv, target) recorded
+//!         // the row id; the same run (start, host, command, argv, target, device) recorded
 //!         // again is not duplicated: its first row's id comes back (Recorded::Existing)
 //!     pub fn list(&self, filter: &Filter) -> anyhow::Result<Vec<Entry>>;   // newest first
 //!     pub fn count(&self, filter: &Filter) -> anyhow::Result<usize>;       // without limit
@@ -50,10 +50,15 @@
 //!
 //! pub struct HistoryOptions { pub path: Option<PathBuf> }  // None = --no-history
 //! impl HistoryOptions { fn from_flags(Option<PathBuf>, bool); fn current() }
-//! pub fn configure(opts: HistoryOptions);   // the process's --history / --no-history (app.rs)
+//!     // IOLAB_NO_HISTORY=1 (not empty, not 0) acts as --no-history (the test suite sets it)
+//! pub fn configure(history: Option<PathBuf>, no_history: bool); // the global flags (app.rs)
+//! pub fn named_path() -> PathBuf;          // --history PATH, else default_path()
 //! pub fn record_best_effort(doc: &ResultDoc, source: Option<&Path>, opts: &HistoryOptions)
 //!     -> Option<i64>;
 //!     // never fails: a problem is one "iolab: warning: …" line on stderr
+//! pub fn record_best_effort_with(doc, source, health: Option<&SmartInfo>, opts) -> Option<i64>;
+//! pub fn record_run(doc: &ResultDoc, source: Option<&Path>) -> Option<i64>;
+//!     // the commands' hook: the process's options plus the SMART snapshot (health.rs)
 //! ```
 //!
 //! A change in `trend` is the significance test of `iolab compare` (Welch's t-test) between
@@ -64,6 +69,7 @@
 //! `store.rs` (the queries), `since.rs` (`--since`), `trend.rs`.
 
 mod extract;
+pub mod health;
 mod schema;
 mod since;
 mod store;
@@ -243,10 +249,10 @@ impl Default for HistoryOptions {
 }
 
 impl HistoryOptions {
-    /// From the global flags (`--history PATH`, which clap also fills from `IOLAB_HISTORY`,
-    /// and `--no-history`, which wins).
+    /// From the global flags: `--no-history` or `IOLAB_NO_HISTORY` (set, not `0`) records
+    /// nothing; else `--history PATH`, else `default_path()`.
     pub fn from_flags(history: Option<PathBuf>, no_history: bool) -> Self {
-        if no_history {
+        if no_history || no_history_env() {
             return HistoryOptions { path: None };
         }
         HistoryOptions {
@@ -254,18 +260,37 @@ impl HistoryOptions {
         }
     }
 
-    /// The options `configure` set for this process, else the default (`default_path`).
+    /// The options `configure` set for this process, else those of no flags.
     pub fn current() -> Self {
-        PROCESS_OPTIONS.get().cloned().unwrap_or_default()
+        PROCESS_OPTIONS
+            .get()
+            .map(|(o, _)| o.clone())
+            .unwrap_or_else(|| HistoryOptions::from_flags(None, false))
     }
 }
 
-static PROCESS_OPTIONS: OnceLock<HistoryOptions> = OnceLock::new();
+/// `IOLAB_NO_HISTORY` set to anything but empty or `0` (the test suite sets it, see
+/// `.cargo/config.toml`).
+fn no_history_env() -> bool {
+    std::env::var_os("IOLAB_NO_HISTORY").is_some_and(|v| !v.is_empty() && v != "0")
+}
 
-/// Set this process's history options once (app.rs, from the global flags); later calls
-/// are ignored.
-pub fn configure(opts: HistoryOptions) {
-    let _ = PROCESS_OPTIONS.set(opts);
+/// The process's recording options and the history it names (for `iolab history`, which
+/// reads it whatever `--no-history` says about recording).
+static PROCESS_OPTIONS: OnceLock<(HistoryOptions, PathBuf)> = OnceLock::new();
+
+/// Set this process's history from the global flags once (app.rs); later calls are ignored.
+pub fn configure(history: Option<PathBuf>, no_history: bool) {
+    let named = history.clone().unwrap_or_else(History::default_path);
+    let _ = PROCESS_OPTIONS.set((HistoryOptions::from_flags(history, no_history), named));
+}
+
+/// The history `--history` names, else `default_path()` (what `iolab history` reads).
+pub fn named_path() -> PathBuf {
+    PROCESS_OPTIONS
+        .get()
+        .map(|(_, p)| p.clone())
+        .unwrap_or_else(History::default_path)
 }
 
 /// Record a final result document, never failing: any problem (an unwritable directory, a
@@ -277,6 +302,16 @@ pub fn record_best_effort(
     opts: &HistoryOptions,
 ) -> Option<i64> {
     record_best_effort_with(doc, source, None, opts)
+}
+
+/// What every measuring command calls once its document is final and saved (`family::execute`,
+/// a distributed run's rank 0): with the process's options (`configure`), the device's SMART
+/// snapshot (`health::snapshot`, when readable) and the result file as the source. Never fails.
+pub fn record_run(doc: &ResultDoc, source: Option<&Path>) -> Option<i64> {
+    let opts = HistoryOptions::current();
+    opts.path.as_ref()?;
+    let health = health::snapshot(&doc.environment);
+    record_best_effort_with(doc, source, health.as_ref(), &opts)
 }
 
 /// `record_best_effort` with the device's SMART snapshot taken after the run.

@@ -11,6 +11,7 @@ pub mod compare;
 pub mod csv;
 pub mod document;
 pub mod heatmap;
+pub mod history;
 pub mod html;
 pub mod load;
 pub mod markdown;

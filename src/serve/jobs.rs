@@ -236,6 +236,11 @@ impl Jobs {
         std::fs::File::create(&progress)
             .map_err(|e| format!("cannot create {}: {e}", progress.display()))?;
         let mut args: Vec<String> = vec!["--progress-json".into(), progress.display().to_string()];
+        // The test records into the console's history itself (or nowhere, as the console).
+        match &self.history {
+            Some(h) => args.push(format!("--history={}", h.path().display())),
+            None => args.push("--no-history".into()),
+        }
         let mut rest = p.args.clone();
         let at = rest.iter().position(|a| a == "--").unwrap_or(rest.len());
         rest.insert(at, format!("--output={}", self.output.display()));
@@ -247,17 +252,15 @@ impl Jobs {
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .kill_on_drop(false);
-        // Should the server die without stopping its tests (SIGKILL, a crash), the kernel
-        // sends each test SIGINT: the Ctrl-C path, so it saves, cleans up and ends.
-        // SAFETY: prctl is async-signal-safe and touches only the child being created.
-        unsafe {
-            cmd.pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGINT) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        // Should the server die without stopping its tests (SIGKILL, a crash), each test
+        // sends itself one SIGINT when it sees its parent gone: the Ctrl-C path, so it saves,
+        // cleans up and ends (runner::signals::stop_when_parent_exits). Not PR_SET_PDEATHSIG:
+        // with a threaded parent the kernel may send it once per exiting thread, and a second
+        // SIGINT means "exit at once, no cleanup".
+        cmd.env(
+            crate::runner::signals::PARENT_ENV,
+            std::process::id().to_string(),
+        );
         let mut child = cmd
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", self.exe.display()))?;

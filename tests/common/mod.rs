@@ -13,11 +13,19 @@ use std::process::{Command, Output};
 pub use scratch::{ScratchFs, scratch_or_skip};
 pub use skip_rule::{root_or_skip, skip, strict, tool_or_skip};
 
-/// The binary under test, with colour off (tests read plain text).
+/// The binary under test, with colour off (tests read plain text) and no result history:
+/// a test never records into the user's ~/.local/share/iolab (`.cargo/config.toml` sets
+/// the same for every process of the suite; this also holds when a test binary is run by
+/// hand). `with_history` gives a test its own history instead.
 pub fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
-    c.env("NO_COLOR", "1");
+    c.env("NO_COLOR", "1").env("IOLAB_NO_HISTORY", "1");
     c
+}
+
+/// `cmd` recording into (and `iolab history` reading) the history at `db`.
+pub fn with_history<'a>(cmd: &'a mut Command, db: &Path) -> &'a mut Command {
+    cmd.env_remove("IOLAB_NO_HISTORY").env("IOLAB_HISTORY", db)
 }
 
 /// Run `iolab ARGS` in the test's working directory.

@@ -41,6 +41,8 @@ impl Console {
         let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
             .current_dir(dir.path())
             .env("NO_COLOR", "1")
+            // Its own history (the suite's IOLAB_NO_HISTORY would turn it off).
+            .env_remove("IOLAB_NO_HISTORY")
             .env("IOLAB_HISTORY", &history)
             .args(["serve", "--port", "0", "--output"])
             .arg(dir.path().join("results"))

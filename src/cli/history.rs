@@ -1,0 +1,148 @@
+//! `iolab history` arguments, and the global `--history` / `--no-history` flags every
+//! subcommand takes.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand, ValueEnum};
+
+/// Where results are recorded (global: before or after the subcommand).
+#[derive(Debug, Clone, Default, Args)]
+pub struct HistoryFlags {
+    /// The history database [default: $IOLAB_HISTORY, else
+    /// $XDG_DATA_HOME/iolab/history.sqlite, else ~/.local/share/iolab/history.sqlite].
+    /// Every measuring command records its result there; `iolab history` reads it.
+    #[arg(long, global = true, value_name = "PATH", display_order = 1000)]
+    pub history: Option<PathBuf>,
+
+    /// Do not record this run's result in the history (also: IOLAB_NO_HISTORY=1).
+    #[arg(long, global = true, display_order = 1001)]
+    pub no_history: bool,
+}
+
+/// Every result you measured, kept: list, show, export, import, and a test's figure on one
+/// device over time. With no subcommand: the newest results (`list`).
+#[derive(Debug, Clone, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct HistoryArgs {
+    #[command(subcommand)]
+    pub command: Option<HistoryCmd>,
+
+    #[command(flatten)]
+    pub list: ListArgs,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum HistoryCmd {
+    /// The recorded results, newest first (the default).
+    List(ListArgs),
+    /// One result: its figures, device, health snapshot (or its whole document with --json).
+    Show(ShowArgs),
+    /// The results that pass the filters, as JSON (whole documents) or CSV (one row per
+    /// test and metric).
+    Export(ExportArgs),
+    /// Add result files (or directories of them) to the history; a run already there is
+    /// not added twice, an unreadable file is named and skipped.
+    Import(ImportArgs),
+    /// One test's figure on one device over time, each point with its 95 % interval, and
+    /// the points where it changed significantly (Welch's t-test, as `iolab compare`).
+    Trend(TrendArgs),
+    /// The devices in the history with their number of results.
+    Devices(DevicesArgs),
+}
+
+/// Which results (every filter narrows).
+#[derive(Debug, Clone, Default, Args)]
+pub struct FilterArgs {
+    /// Part of the device's identity (model, serial, WWN) or its kernel name (`sda`).
+    #[arg(long)]
+    pub device: Option<String>,
+
+    /// Only this subcommand's results (`run`, `files`, `matrix`, ...).
+    #[arg(long)]
+    pub command: Option<String>,
+
+    /// Only results started since: a date (2026-01-31), an RFC 3339 time or an age
+    /// (30m, 12h, 7d, 2w).
+    #[arg(long, value_name = "WHEN")]
+    pub since: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub filter: FilterArgs,
+
+    /// At most this many results, the newest (0: all).
+    #[arg(long, default_value_t = 50)]
+    pub limit: usize,
+
+    /// The entries as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ShowArgs {
+    /// The result's number (the first column of `iolab history`).
+    pub id: i64,
+
+    /// The whole result document (as the run's result file).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// A JSON array: every result's entry and whole document.
+    Json,
+    /// One row per result, test and metric (mean, 95 % interval).
+    Csv,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    pub filter: FilterArgs,
+
+    #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
+    pub format: ExportFormat,
+
+    /// Write here instead of stdout.
+    #[arg(short = 'o', long)]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ImportArgs {
+    /// Result files, or directories of them (their `*.json`, e.g. iolab-results/).
+    #[arg(required = true)]
+    pub results: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TrendArgs {
+    /// The device: part of its identity (model, serial, WWN) or its kernel name; must name
+    /// one device (`iolab history devices` lists them).
+    #[arg(long)]
+    pub device: String,
+
+    /// The test (its name or a part naming one test) [default: the device's most run test].
+    #[arg(long)]
+    pub test: Option<String>,
+
+    /// The metric (`iops`, `bw_bytes_per_s`, `lat_mean_ns`, ...) [default: the test's
+    /// headline metric].
+    #[arg(long)]
+    pub metric: Option<String>,
+
+    /// The trend as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DevicesArgs {
+    /// As JSON.
+    #[arg(long)]
+    pub json: bool,
+}

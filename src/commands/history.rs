@@ -1,0 +1,242 @@
+//! `iolab history`: list, show, export, import, trend and devices over the result history
+//! (`crate::history`), rendered by `report::history`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use crate::cli::history::{
+    DevicesArgs, ExportArgs, ExportFormat, FilterArgs, HistoryArgs, HistoryCmd, ImportArgs,
+    ListArgs, ShowArgs, TrendArgs,
+};
+use crate::error::UsageError;
+use crate::history::{Filter, History, Recorded, TrendQuery};
+use crate::model::ResultDoc;
+use crate::report::history as render;
+
+pub fn execute(args: &HistoryArgs, _argv: Vec<String>) -> Result<i32> {
+    let history = open()?;
+    match &args.command {
+        None => list(&history, &args.list),
+        Some(HistoryCmd::List(a)) => list(&history, a),
+        Some(HistoryCmd::Show(a)) => show(&history, a),
+        Some(HistoryCmd::Export(a)) => export(&history, a),
+        Some(HistoryCmd::Import(a)) => import(&history, a),
+        Some(HistoryCmd::Trend(a)) => trend(&history, a),
+        Some(HistoryCmd::Devices(a)) => devices(&history, a),
+    }
+}
+
+/// The history `--history` names, else the default (`--no-history` is about recording).
+fn open() -> Result<History> {
+    History::open(&crate::history::named_path())
+}
+
+fn filter_of(f: &FilterArgs, limit: Option<usize>) -> Result<Filter> {
+    if let Some(s) = &f.since {
+        // Checked here so a bad value is the one clear line before any query.
+        crate::history::parse_since(s, chrono::Utc::now())?;
+    }
+    Ok(Filter {
+        device: f.device.clone(),
+        command: f.command.clone(),
+        since: f.since.clone(),
+        limit,
+    })
+}
+
+fn list(h: &History, a: &ListArgs) -> Result<i32> {
+    let filter = filter_of(&a.filter, (a.limit > 0).then_some(a.limit))?;
+    let entries = h.list(&filter)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&entries)?);
+    } else {
+        let total = if filter.limit.is_some_and(|l| entries.len() >= l) {
+            h.count(&filter)?
+        } else {
+            entries.len()
+        };
+        print!("{}", render::render_list(&entries, total));
+    }
+    Ok(0)
+}
+
+fn show(h: &History, a: &ShowArgs) -> Result<i32> {
+    let no_such = || {
+        UsageError(format!(
+            "no result #{} in {} (`iolab history` lists them)",
+            a.id,
+            h.path().display()
+        ))
+    };
+    if a.json {
+        let doc = h.get(a.id)?.ok_or_else(no_such)?;
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(0);
+    }
+    let entry = h.entry(a.id)?.ok_or_else(no_such)?;
+    let figures = h.figures(a.id)?;
+    let health = h.health(a.id)?;
+    print!("{}", render::render_show(&entry, &figures, health.as_ref()));
+    Ok(0)
+}
+
+fn export(h: &History, a: &ExportArgs) -> Result<i32> {
+    let filter = filter_of(&a.filter, None)?;
+    let text = match a.format {
+        ExportFormat::Json => {
+            #[derive(serde::Serialize)]
+            struct Exported {
+                #[serde(flatten)]
+                entry: crate::history::Entry,
+                result: ResultDoc,
+            }
+            let mut out = Vec::new();
+            for entry in h.list(&filter)? {
+                if let Some(result) = h.get(entry.id)? {
+                    out.push(Exported { entry, result });
+                }
+            }
+            serde_json::to_string_pretty(&out)? + "\n"
+        }
+        ExportFormat::Csv => render::render_csv(&h.figures_matching(&filter)?),
+    };
+    match &a.output {
+        None => {
+            let mut so = std::io::stdout().lock();
+            match so.write_all(text.as_bytes()).and_then(|_| so.flush()) {
+                // `| head`: the reader has what it wanted.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+                r => r?,
+            }
+        }
+        Some(p) => write_file(p, &text)?,
+    }
+    Ok(0)
+}
+
+/// Write atomically (temp file + rename), a bad path being a usage error.
+fn write_file(p: &Path, text: &str) -> Result<()> {
+    let dir = p
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        .map_err(|e| crate::usage!("cannot write {}: {e}", p.display()))?;
+    tmp.write_all(text.as_bytes())?;
+    tmp.persist(p)
+        .map_err(|e| crate::usage!("cannot write {}: {}", p.display(), e.error))?;
+    Ok(())
+}
+
+/// Files named, and the `*.json` directly inside directories named, sorted.
+fn import_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let rd = std::fs::read_dir(p)
+                .map_err(|e| crate::usage!("{}: cannot read directory: {e}", p.display()))?;
+            let mut found: Vec<PathBuf> = rd
+                .flatten()
+                .map(|e| e.path())
+                .filter(|f| f.extension().is_some_and(|x| x == "json") && f.is_file())
+                .collect();
+            found.sort();
+            out.extend(found);
+        } else if p.exists() {
+            out.push(p.clone());
+        } else {
+            return Err(crate::usage!("{}: no such file or directory", p.display()));
+        }
+    }
+    Ok(out)
+}
+
+fn import(h: &History, a: &ImportArgs) -> Result<i32> {
+    let files = import_files(&a.results)?;
+    let (mut added, mut present, mut skipped) = (0usize, 0usize, 0usize);
+    for f in &files {
+        let doc = match std::fs::metadata(f) {
+            Ok(m) if m.len() == 0 => Err(UsageError(format!(
+                "{}: empty (a run that had not saved a test)",
+                f.display()
+            ))),
+            _ => ResultDoc::read(f),
+        };
+        let doc = match doc {
+            Ok(d) => d,
+            Err(e) => {
+                crate::eline!("iolab: skipped {e}");
+                skipped += 1;
+                continue;
+            }
+        };
+        match h
+            .record_with(&doc, Some(f), None)
+            .with_context(|| format!("importing {}", f.display()))?
+        {
+            Recorded::New(_) => added += 1,
+            Recorded::Existing(_) => present += 1,
+        }
+    }
+    crate::eline!(
+        "imported {added} result{} into {}; {present} already there{}",
+        if added == 1 { "" } else { "s" },
+        h.path().display(),
+        if skipped > 0 {
+            format!("; {skipped} skipped (named above)")
+        } else {
+            String::new()
+        }
+    );
+    if skipped > 0 {
+        return Err(anyhow::Error::new(crate::error::Reported {
+            message: format!("{skipped} files skipped"),
+            code: crate::error::ExitCode::Usage,
+        }));
+    }
+    Ok(0)
+}
+
+fn trend(h: &History, a: &TrendArgs) -> Result<i32> {
+    let t = h.trend(&TrendQuery {
+        device: a.device.clone(),
+        test: a.test.clone(),
+        metric: a.metric.clone(),
+    })?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&t)?);
+    } else {
+        if a.test.is_none() {
+            let others = h.tests(&t.device)?.len().saturating_sub(1);
+            if others > 0 {
+                crate::eline!(
+                    "iolab: showing '{}', the most run test on this device ({others} more: --test NAME)",
+                    t.test
+                );
+            }
+        }
+        print!("{}", render::render_trend(&t));
+    }
+    Ok(0)
+}
+
+fn devices(h: &History, a: &DevicesArgs) -> Result<i32> {
+    let d = h.devices()?;
+    if a.json {
+        #[derive(serde::Serialize)]
+        struct Device {
+            device: String,
+            results: usize,
+        }
+        let v: Vec<Device> = d
+            .into_iter()
+            .map(|(device, results)| Device { device, results })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        print!("{}", render::render_devices(&d));
+    }
+    Ok(0)
+}

@@ -1,0 +1,379 @@
+//! `iolab history` as text: the list of results, one result's figures, the devices, a
+//! trend with its marked changes, and the CSV export (one row per result, test, metric).
+
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{CellAlignment, ContentArrangement, Table};
+
+use crate::history::{Entry, Figure, Trend};
+use crate::model::Summary;
+use crate::model::device::SmartInfo;
+use crate::report::metrics::{fmt_mean_ci, fmt_value, label};
+
+fn table(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(header.iter().map(|h| h.to_string()).collect::<Vec<_>>());
+    t
+}
+
+/// `2026-01-31T12:34:56.789Z` -> `2026-01-31 12:34` (UTC).
+pub fn short_time(t: &str) -> String {
+    if t.len() >= 16 && t.as_bytes()[10] == b'T' {
+        format!("{} {}", &t[..10], &t[11..16])
+    } else {
+        t.to_string()
+    }
+}
+
+/// The list: number, time (UTC), command, status, host, device, file system, headline.
+pub fn render_list(entries: &[Entry], total: usize) -> String {
+    if entries.is_empty() {
+        return "no results in the history (every measuring command records one; `iolab history import iolab-results/` adds older ones)\n".into();
+    }
+    let mut t = table(&[
+        "#",
+        "Started (UTC)",
+        "Command",
+        "Status",
+        "Host",
+        "Device",
+        "FS",
+        "Headline",
+    ]);
+    for e in entries {
+        t.add_row(vec![
+            e.id.to_string(),
+            short_time(&e.started_at),
+            e.command.clone(),
+            e.status.clone(),
+            e.host.clone(),
+            e.device.clone(),
+            e.filesystem.clone().unwrap_or_else(|| "-".into()),
+            e.headline.clone(),
+        ]);
+    }
+    if let Some(c) = t.column_mut(0) {
+        c.set_cell_alignment(CellAlignment::Right);
+    }
+    let mut out = t.to_string();
+    out.push('\n');
+    if total > entries.len() {
+        out.push_str(&format!(
+            "{} of {total} results shown (newest first; --limit 0 shows all)\n",
+            entries.len()
+        ));
+    }
+    out
+}
+
+fn summary_of(f: &Figure) -> Summary {
+    Summary {
+        n: f.n,
+        mean: f.mean,
+        median: f.median,
+        stddev: f.stddev,
+        ci95_low: f.ci95_low,
+        ci95_high: f.ci95_high,
+        ..Default::default()
+    }
+}
+
+/// One result: what, where, when, its figures (mean ± 95 % half-width) and the health
+/// snapshot taken with it.
+pub fn render_show(e: &Entry, figures: &[Figure], health: Option<&SmartInfo>) -> String {
+    let mut out = format!(
+        "#{} {} ({}) started {} on {}\ndevice: {}\nfile system: {}\n",
+        e.id,
+        e.command,
+        e.status,
+        e.started_at,
+        e.host,
+        e.device,
+        e.filesystem.as_deref().unwrap_or("-"),
+    );
+    if let Some(s) = &e.source {
+        out.push_str(&format!("result file: {s}\n"));
+    }
+    if let Some(h) = health {
+        out.push_str(&format!("health: {}\n", describe_health(h)));
+    }
+    if figures.is_empty() {
+        out.push_str("no figures\n");
+        return out;
+    }
+    let mut t = table(&["Test", "Metric", "Mean ± 95 %", "Runs"]);
+    // Each test's rows together, its headline metric first (marked), the name once.
+    let mut tests: Vec<&str> = Vec::new();
+    for f in figures {
+        if !tests.contains(&f.test.as_str()) {
+            tests.push(&f.test);
+        }
+    }
+    for test in tests {
+        let mut rows: Vec<&Figure> = figures.iter().filter(|f| f.test == test).collect();
+        rows.sort_by_key(|f| !f.primary);
+        for (i, f) in rows.into_iter().enumerate() {
+            t.add_row(vec![
+                if i == 0 {
+                    test.to_string()
+                } else {
+                    String::new()
+                },
+                format!("{}{}", label(&f.metric), if f.primary { " *" } else { "" }),
+                fmt_mean_ci(&f.metric, &summary_of(f)),
+                f.n.to_string(),
+            ]);
+        }
+    }
+    for i in 2..4 {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    out.push_str(&t.to_string());
+    out.push_str("\n* = the test's headline metric\n");
+    out
+}
+
+/// `SMART passed, 41 °C, 12 % of rated endurance used, 1,234 h powered on`, or why there
+/// was none.
+pub fn describe_health(h: &SmartInfo) -> String {
+    if !h.available {
+        return format!(
+            "no SMART ({})",
+            h.reason.as_deref().unwrap_or("not available")
+        );
+    }
+    let mut parts = Vec::new();
+    if let Some(p) = h.health_passed {
+        parts.push(if p { "SMART passed" } else { "SMART FAILED" }.to_string());
+    }
+    if let Some(t) = h.temperature_c {
+        parts.push(format!("{t} °C"));
+    }
+    if let Some(u) = h.percentage_used {
+        parts.push(format!("{u} % of rated endurance used"));
+    }
+    if let Some(m) = h.media_errors.filter(|m| *m > 0) {
+        parts.push(format!("{m} media errors"));
+    }
+    if let Some(r) = h.reallocated_sectors.filter(|r| *r > 0) {
+        parts.push(format!("{r} reallocated sectors"));
+    }
+    if let Some(p) = h.power_on_hours {
+        parts.push(format!("{p} h powered on"));
+    }
+    if parts.is_empty() {
+        "SMART read, no health fields".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// The devices and how many results each has.
+pub fn render_devices(devices: &[(String, usize)]) -> String {
+    if devices.is_empty() {
+        return "no results in the history\n".into();
+    }
+    let mut t = table(&["Device", "Results"]);
+    for (d, n) in devices {
+        t.add_row(vec![d.clone(), n.to_string()]);
+    }
+    if let Some(c) = t.column_mut(1) {
+        c.set_cell_alignment(CellAlignment::Right);
+    }
+    format!("{t}\n")
+}
+
+/// The trend: one row per result with its value and interval, the change from the previous
+/// point, and a mark where the level changed significantly; then one sentence per change.
+pub fn render_trend(tr: &Trend) -> String {
+    let mut out = format!(
+        "{} on {}: {} ({} better), {} results\n",
+        tr.test,
+        tr.device,
+        label(&tr.metric),
+        if tr.higher_is_better {
+            "higher"
+        } else {
+            "lower"
+        },
+        tr.points.len()
+    );
+    let mut t = table(&["#", "Started (UTC)", "Value", "95 % interval", "Change", ""]);
+    for p in &tr.points {
+        let interval = match (p.ci_low, p.ci_high) {
+            (Some(l), Some(h)) => format!(
+                "{} … {}",
+                fmt_value(&tr.metric, l),
+                fmt_value(&tr.metric, h)
+            ),
+            _ => format!("(n={})", p.n),
+        };
+        let mark = match p.level_change_pct {
+            Some(c) if p.significant_change => {
+                format!("◆ {:+.1} % ({})", c, word(tr.higher_is_better, c))
+            }
+            _ => String::new(),
+        };
+        t.add_row(vec![
+            p.id.to_string(),
+            short_time(&p.started_at),
+            fmt_value(&tr.metric, p.value),
+            interval,
+            p.change_pct
+                .map(|c| format!("{c:+.1} %"))
+                .unwrap_or_default(),
+            mark,
+        ]);
+    }
+    for i in [0, 2, 3, 4] {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    out.push_str(&t.to_string());
+    out.push('\n');
+    let marked: Vec<_> = tr.points.iter().filter(|p| p.significant_change).collect();
+    if marked.is_empty() {
+        if tr.points.len() < 4 {
+            out.push_str(
+                "too few results to test for a change (at least two before and two after it)\n",
+            );
+        } else {
+            out.push_str("no significant change\n");
+        }
+    }
+    for p in marked {
+        let c = p.level_change_pct.unwrap_or(f64::NAN);
+        out.push_str(&format!(
+            "{} changed at #{} ({}): {} by {:.1} % (Welch p = {})\n",
+            tr.test,
+            p.id,
+            short_time(&p.started_at),
+            word(tr.higher_is_better, c),
+            c.abs(),
+            fmt_p(p.p_value.unwrap_or(f64::NAN)),
+        ));
+    }
+    out.push_str(TREND_EXPLANATION);
+    out.push('\n');
+    out
+}
+
+fn fmt_p(p: f64) -> String {
+    if p < 1e-4 {
+        format!("{p:.1e}")
+    } else {
+        format!("{p:.4}")
+    }
+}
+
+/// `slower` / `faster` for a change of `pct` percent.
+fn word(higher_is_better: bool, pct: f64) -> &'static str {
+    if (pct >= 0.0) == higher_is_better {
+        "faster"
+    } else {
+        "slower"
+    }
+}
+
+/// What the columns and the mark mean (printed under every trend).
+pub const TREND_EXPLANATION: &str = "Value = mean over the run's repeats, with its 95 % interval; Change = against the previous result. ◆ = the level changed here for good: the results from here on differ from those before by Welch's t-test at 95 % (as iolab compare), by at least 5 % and three times the noise between runs; a change is marked once two results show it.";
+
+/// CSV columns of `iolab history export --format csv`.
+pub const CSV_COLUMNS: [&str; 17] = [
+    "id",
+    "started_at",
+    "command",
+    "status",
+    "host",
+    "device",
+    "filesystem",
+    "source",
+    "test",
+    "metric",
+    "primary",
+    "n",
+    "mean",
+    "median",
+    "stddev",
+    "ci95_low",
+    "ci95_high",
+];
+
+/// Quote a field when it holds a separator, a quote or a line break (RFC 4180).
+fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// One row per result, test and metric, raw values in base units.
+pub fn render_csv(rows: &[(Entry, Figure)]) -> String {
+    let mut out = CSV_COLUMNS.join(",");
+    out.push('\n');
+    for (e, f) in rows {
+        let cells = [
+            e.id.to_string(),
+            e.started_at.clone(),
+            e.command.clone(),
+            e.status.clone(),
+            e.host.clone(),
+            e.device.clone(),
+            e.filesystem.clone().unwrap_or_default(),
+            e.source.clone().unwrap_or_default(),
+            f.test.clone(),
+            f.metric.clone(),
+            (f.primary as u8).to_string(),
+            f.n.to_string(),
+            f.mean.to_string(),
+            f.median.to_string(),
+            f.stddev.to_string(),
+            f.ci95_low.to_string(),
+            f.ci95_high.to_string(),
+        ];
+        out.push_str(&cells.iter().map(|c| field(c)).collect::<Vec<_>>().join(","));
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_quotes_what_needs_it() {
+        let e = Entry {
+            id: 1,
+            started_at: "2026-01-01T00:00:00.000Z".into(),
+            command: "run".into(),
+            status: "complete".into(),
+            host: "h".into(),
+            device: "ACME, Inc. SSD (serial 1)".into(),
+            filesystem: None,
+            headline: String::new(),
+            source: None,
+        };
+        let f = Figure {
+            test: "SEQ1M Q8T1 read".into(),
+            metric: "bw_bytes_per_s".into(),
+            primary: true,
+            n: 3,
+            mean: 1.5e9,
+            median: 1.5e9,
+            stddev: 1e7,
+            ci95_low: 1.4e9,
+            ci95_high: 1.6e9,
+        };
+        let csv = render_csv(&[(e, f)]);
+        let lines: Vec<&str> = csv.lines().collect();
+        assert_eq!(lines[0].split(',').count(), CSV_COLUMNS.len());
+        assert!(lines[1].contains("\"ACME, Inc. SSD (serial 1)\""), "{csv}");
+        assert_eq!(short_time("2026-01-31T12:34:56.789Z"), "2026-01-31 12:34");
+    }
+}
