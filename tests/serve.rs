@@ -395,3 +395,52 @@ fn a_killed_server_s_tests_stop_through_the_ctrl_c_path() {
         "left in the target"
     );
 }
+
+#[test]
+fn files_saturate_and_sustain_start_from_the_form_and_complete() {
+    let console = Console::start(&[]);
+    let forms = [
+        (
+            "files",
+            serde_json::json!({"sizes": "1,4K", "files-per-portion": "20", "portions": "2",
+                               "passes": "1", "repeat": "1"}),
+        ),
+        (
+            "saturate",
+            serde_json::json!({"rw": "randread", "step-duration": "200ms", "ramp": "0s",
+                               "size": "8M", "max-depth": "2"}),
+        ),
+        ("sustain", serde_json::json!({"size": "16M", "bs": "1M"})),
+    ];
+    for (command, options) in forms {
+        let target = console.dir.path().join(command);
+        std::fs::create_dir(&target).unwrap();
+        let form = serde_json::json!({
+            "command": command,
+            "target": target.display().to_string(),
+            "options": options,
+        });
+        let (code, body) = console.authed("POST", "/api/runs", &form.to_string());
+        assert_eq!(code, 200, "{command}: {body}");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let id = v["id"].as_str().unwrap().to_string();
+        let mut last = serde_json::Value::Null;
+        let done = common::wait_until(Duration::from_secs(300), || {
+            let (_, body) = console.authed("GET", &format!("/api/runs/{id}"), "");
+            last = serde_json::from_str(&body).unwrap();
+            last["status"] != "running"
+        });
+        assert!(done, "{command} did not end in 300 s: {last}");
+        assert_eq!(last["status"], "complete", "{command}: {last}");
+        assert!(
+            last["history"].as_str().unwrap_or("").starts_with("h-"),
+            "{last}"
+        );
+        // Its result downloads by id in every format.
+        for f in ["html", "md", "csv", "json"] {
+            let (code, body) = console.authed("GET", &format!("/api/results/{id}/report/{f}"), "");
+            assert_eq!(code, 200, "{command} {f}: {body}");
+            assert!(!body.is_empty());
+        }
+    }
+}
