@@ -163,6 +163,9 @@ impl Progress {
 
     /// A live point of this task (rates over the last period) for the JSON stream.
     pub fn point(&self, fraction: f64, p: &LivePoint) {
+        if !json_stream_on() {
+            return;
+        }
         emit(
             "point",
             serde_json::json!({
