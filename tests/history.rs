@@ -252,20 +252,15 @@ fn bad_databases_are_refused_in_one_line_and_left_alone() {
     let h = History::open(&newer).unwrap();
     h.record(&generated("S1", 0, 1000.0), None).unwrap();
     drop(h);
-    let out = Command::new("sqlite3")
-        .arg(&newer)
-        .arg(format!(
+    // As a newer iolab would leave it: a higher user_version (rusqlite is iolab's own
+    // dependency, so no sqlite3 program is needed).
+    rusqlite::Connection::open(&newer)
+        .unwrap()
+        .execute_batch(&format!(
             "PRAGMA user_version = {}",
             iolab::history::SCHEMA_VERSION + 1
         ))
-        .output();
-    if !matches!(&out, Ok(o) if o.status.success()) {
-        common::skip(
-            "bad_databases_are_refused_in_one_line_and_left_alone",
-            "sqlite3 is not installed (apt-get install sqlite3)",
-        );
-        return;
-    }
+        .unwrap();
     let before = std::fs::read(&newer).unwrap();
     let o = hist(&newer, &["history", "trend", "--device", "S1"]);
     assert_usage(&o, "newer than this iolab understands");
@@ -338,6 +333,15 @@ fn import_names_and_skips_bad_files_and_never_duplicates() {
     assert_eq!(since.as_array().unwrap().len(), 2);
     let o = hist(&db, &["history", "--since", "last tuesday"]);
     assert_usage(&o, "--since \"last tuesday\": not a date");
+    let o = hist(&db, &["history", "show", "999"]);
+    assert_usage(&o, "no result #999");
+    // The global flag goes before the subcommand too, and wins over IOLAB_HISTORY.
+    let o = bin()
+        .env("IOLAB_HISTORY", dir.path().join("other.sqlite"))
+        .args(["--history", s(&db), "history", "devices", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(json_ok(&o).as_array().unwrap().len(), 2);
     // Exports.
     let csv = hist(&db, &["history", "export", "--format", "csv"]);
     assert!(csv.status.success());
@@ -437,7 +441,7 @@ fn two_writers_at_once_lose_nothing() {
     let dir = tempdir();
     let db = dir.path().join("h.sqlite");
     // Two processes, each importing 200 results of its own (one transaction per result),
-    // started together.
+    // started together, on a database that does not exist yet.
     let mut children = Vec::new();
     for w in 0..2u32 {
         let docs: Vec<ResultDoc> = (0..200u32)
@@ -451,6 +455,12 @@ fn two_writers_at_once_lose_nothing() {
             .stderr(std::process::Stdio::piped());
         children.push(c.spawn().unwrap());
     }
+    // And a measuring command recording its own result meanwhile.
+    let mut run = quick_run(dir.path());
+    with_history(&mut run, &db)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let run = run.spawn().unwrap();
     for c in children {
         let o = c.wait_with_output().unwrap();
         assert!(o.status.success(), "{}", stderr(&o));
@@ -460,8 +470,11 @@ fn two_writers_at_once_lose_nothing() {
             stderr(&o)
         );
     }
+    let o = run.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("not recorded"), "{}", stderr(&o));
     let h = History::open(&db).unwrap();
-    assert_eq!(h.count(&Filter::default()).unwrap(), 400);
+    assert_eq!(h.count(&Filter::default()).unwrap(), 401);
     assert_eq!(h.integrity_check().unwrap(), "ok");
     for w in ["W0", "W1"] {
         let f = Filter {
@@ -505,4 +518,60 @@ fn completions_and_the_man_page_know_the_history() {
     for sub in ["list", "show", "export", "import", "trend", "devices"] {
         assert!(stdout(&o).contains(sub), "{sub}: {}", stdout(&o));
     }
+}
+
+#[test]
+fn health_over_time_says_what_got_worse() {
+    use iolab::model::device::SmartInfo;
+    let dir = tempdir();
+    let db = dir.path().join("h.sqlite");
+    let h = History::open(&db).unwrap();
+    for (i, (used, realloc, passed)) in [(3, 0, true), (4, 0, true), (6, 8, false)]
+        .into_iter()
+        .enumerate()
+    {
+        let smart = SmartInfo {
+            device: "sdb".into(),
+            available: true,
+            health_passed: Some(passed),
+            temperature_c: Some(38 + i as i64),
+            percentage_used: Some(used),
+            reallocated_sectors: Some(realloc),
+            power_on_hours: Some(1000 + 240 * i as u64),
+            ..Default::default()
+        };
+        h.record_with(
+            &generated("S5", i as u32 * 1440 * 10, 1000.0),
+            None,
+            Some(&smart),
+        )
+        .unwrap();
+    }
+    drop(h);
+    let o = hist(&db, &["history", "health", "--device", "S5"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("3 SMART snapshots"), "{out}");
+    assert!(
+        out.contains("SMART self-assessment FAILED from #3"),
+        "{out}"
+    );
+    assert!(
+        out.contains("reallocated sectors rose from 0 to 8 at #3"),
+        "{out}"
+    );
+    assert!(out.contains("endurance used rose from 3 % to 6 %"), "{out}");
+    let j = json_ok(&hist(
+        &db,
+        &["history", "health", "--device", "S5", "--json"],
+    ));
+    assert_eq!(j["points"].as_array().unwrap().len(), 3);
+    assert_eq!(j["points"][2]["smart"]["health_passed"], false);
+    // `show` prints the snapshot of its result.
+    let o = hist(&db, &["history", "show", "3"]);
+    assert!(
+        stdout(&o).contains("health: SMART FAILED"),
+        "{}",
+        stdout(&o)
+    );
 }

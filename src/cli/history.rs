@@ -14,7 +14,8 @@ pub struct HistoryFlags {
     #[arg(long, global = true, value_name = "PATH", display_order = 1000)]
     pub history: Option<PathBuf>,
 
-    /// Do not record this run's result in the history (also: IOLAB_NO_HISTORY=1).
+    /// Do not record this run's result in the history (also: IOLAB_NO_HISTORY=1, unless
+    /// --history names one).
     #[arg(long, global = true, display_order = 1001)]
     pub no_history: bool,
 }
@@ -46,6 +47,9 @@ pub enum HistoryCmd {
     /// One test's figure on one device over time, each point with its 95 % interval, and
     /// the points where it changed significantly (Welch's t-test, as `iolab compare`).
     Trend(TrendArgs),
+    /// One device's health over time: the SMART snapshots taken after its runs
+    /// (temperature, endurance used, data written, media errors), and what got worse.
+    Health(HealthArgs),
     /// The devices in the history with their number of results.
     Devices(DevicesArgs),
 }
@@ -142,6 +146,18 @@ pub struct TrendArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct DevicesArgs {
+    /// As JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct HealthArgs {
+    /// The device: part of its identity (model, serial, WWN) or its kernel name; must name
+    /// one device.
+    #[arg(long)]
+    pub device: String,
+
     /// As JSON.
     #[arg(long)]
     pub json: bool,

@@ -129,8 +129,10 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
     }
     doc.finish(&outcome);
     let saved = sink.save(&doc);
-    // The history (never fails: a problem is a warning; the result file is written first).
-    crate::history::record_run(&doc, sink.path.as_deref().filter(|_| saved.is_ok()));
+    if saved.is_err() {
+        // The result file could not be written: the history may keep the only copy.
+        crate::history::record_run(&doc, None);
+    }
     if crate::runner::progress::json_stream_on() {
         crate::runner::progress::emit(
             "result",
@@ -169,6 +171,9 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
             crate::eline!("{line}");
         }
     }
+    // The history, once the output is out (its SMART snapshot or a busy database never
+    // delays the table); never fails: a problem is one warning line.
+    crate::history::record_run(&doc, sink.path.as_deref());
     outcome?;
     Ok(family.exit_code(&doc))
 }

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use crate::cli::history::{
-    DevicesArgs, ExportArgs, ExportFormat, FilterArgs, HistoryArgs, HistoryCmd, ImportArgs,
-    ListArgs, ShowArgs, TrendArgs,
+    DevicesArgs, ExportArgs, ExportFormat, FilterArgs, HealthArgs, HistoryArgs, HistoryCmd,
+    ImportArgs, ListArgs, ShowArgs, TrendArgs,
 };
 use crate::error::UsageError;
 use crate::history::{Filter, History, Recorded, TrendQuery};
@@ -24,6 +24,7 @@ pub fn execute(args: &HistoryArgs, _argv: Vec<String>) -> Result<i32> {
         Some(HistoryCmd::Export(a)) => export(&history, a),
         Some(HistoryCmd::Import(a)) => import(&history, a),
         Some(HistoryCmd::Trend(a)) => trend(&history, a),
+        Some(HistoryCmd::Health(a)) => health(&history, a),
         Some(HistoryCmd::Devices(a)) => devices(&history, a),
     }
 }
@@ -155,7 +156,7 @@ fn import_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
 
 fn import(h: &History, a: &ImportArgs) -> Result<i32> {
     let files = import_files(&a.results)?;
-    let (mut added, mut present, mut skipped) = (0usize, 0usize, 0usize);
+    let (mut added, mut present, mut finished, mut skipped) = (0usize, 0usize, 0usize, 0usize);
     for f in &files {
         let doc = match std::fs::metadata(f) {
             Ok(m) if m.len() == 0 => Err(UsageError(format!(
@@ -178,12 +179,18 @@ fn import(h: &History, a: &ImportArgs) -> Result<i32> {
         {
             Recorded::New(_) => added += 1,
             Recorded::Existing(_) => present += 1,
+            Recorded::Updated(_) => finished += 1,
         }
     }
     crate::eline!(
-        "imported {added} result{} into {}; {present} already there{}",
+        "imported {added} result{} into {}; {present} already there{}{}",
         if added == 1 { "" } else { "s" },
         h.path().display(),
+        if finished > 0 {
+            format!("; {finished} recorded mid-run replaced by the finished result")
+        } else {
+            String::new()
+        },
         if skipped > 0 {
             format!("; {skipped} skipped (named above)")
         } else {
@@ -218,6 +225,26 @@ fn trend(h: &History, a: &TrendArgs) -> Result<i32> {
             }
         }
         print!("{}", render::render_trend(&t));
+    }
+    Ok(0)
+}
+
+fn health(h: &History, a: &HealthArgs) -> Result<i32> {
+    let device = h.resolve_device(&a.device)?;
+    let points = h.health_history(&device)?;
+    if a.json {
+        #[derive(serde::Serialize)]
+        struct Health<'a> {
+            device: &'a str,
+            points: &'a [crate::history::HealthPoint],
+        }
+        let out = Health {
+            device: &device,
+            points: &points,
+        };
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        print!("{}", render::render_health(&device, &points));
     }
     Ok(0)
 }

@@ -256,10 +256,12 @@ impl Session {
         if let Some(mut d) = doc {
             d.finish(&outcome);
             let saved = prepared.sink.save(&d);
-            // Rank 0 records the job's document in the history (a warning at worst).
-            crate::history::record_run(&d, prepared.sink.path.as_deref().filter(|_| saved.is_ok()));
-            saved?;
-            print(&d, &prepared)?;
+            let source = prepared.sink.path.as_deref().filter(|_| saved.is_ok());
+            let printed = saved.and_then(|_| print(&d, &prepared));
+            // Rank 0 records the job's document in the history, after its output (a
+            // warning at worst; the only copy when the result file could not be written).
+            crate::history::record_run(&d, source);
+            printed?;
         }
         drop(prepared);
         // Everyone ends here, also after an interrupt (mpirun forwards SIGINT/SIGTERM to

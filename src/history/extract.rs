@@ -9,16 +9,19 @@ use crate::report::metrics::{
 
 use super::Figure;
 
-/// The device a result was measured on, as one string: `MODEL (serial S)`, `MODEL (WWN W)`,
-/// else `MODEL (sda)` or the kernel name alone (the whole disk, not the partition), else
-/// `FSTYPE at MOUNT` (a tmpfs, an overlay) or the target path.
+/// The device a result was measured on, as one string (stored in `results.device`: a new
+/// form needs a migration that recomputes the column from the documents, or one drive's
+/// history splits in two): `MODEL (serial S)`, `MODEL (WWN W)`
+/// (the same disk on any host, under any kernel name), else `MODEL (sda on HOST)` or
+/// `sda on HOST` (the whole disk, not the partition; the host, because `vda` on two
+/// machines is two disks), else `FSTYPE at MOUNT on HOST` (a tmpfs, an overlay) or the target
+/// path on the host.
 pub fn device_identity(env: &Environment) -> String {
     let model = env
         .device_model
         .as_deref()
         .map(str::trim)
         .filter(|m| !m.is_empty());
-    let disk = env.parent_device.as_deref().or(env.block_device.as_deref());
     let with_model = |tail: String| match model {
         Some(m) => format!("{m} ({tail})"),
         None => tail,
@@ -29,19 +32,21 @@ pub fn device_identity(env: &Environment) -> String {
     if let Some(w) = env.device_wwn.as_deref().filter(|s| !s.is_empty()) {
         return with_model(format!("WWN {w}"));
     }
-    if let Some(d) = disk {
-        return match model {
-            Some(m) => format!("{m} ({d})"),
-            None => d.to_string(),
-        };
+    let on = if env.hostname.is_empty() {
+        String::new()
+    } else {
+        format!(" on {}", env.hostname)
+    };
+    if let Some(d) = env.parent_device.as_deref().or(env.block_device.as_deref()) {
+        return with_model(format!("{d}{on}"));
     }
     if !env.fs_type.is_empty() && !env.mount_point.is_empty() {
-        return format!("{} at {}", env.fs_type, env.mount_point);
+        return format!("{} at {}{on}", env.fs_type, env.mount_point);
     }
     if env.target_path.is_empty() {
-        "unknown".into()
+        format!("unknown{on}")
     } else {
-        env.target_path.clone()
+        format!("{}{on}", env.target_path)
     }
 }
 
@@ -113,18 +118,23 @@ fn first_line(s: &str, max: usize) -> String {
     }
 }
 
-/// What makes a run the same run: its start (ms), host, command, argv, target and device. A
+/// What makes a run the same run: its start (ms), host, command, argv, target and device
+/// (serial, WWN, kernel name). A
 /// document recorded by the command and later imported from its result file has the same
 /// key; a document with a changed figure but the same start is the same run too.
 pub fn run_key(doc: &ResultDoc) -> String {
     let mut h = blake3::Hasher::new();
-    let device = device_identity(&doc.environment);
+    let env = &doc.environment;
+    // The raw fields, not the display form of `device_identity`: the key must not change
+    // when the way a device is shown does.
     for part in [
         doc.started_at.as_str(),
-        doc.environment.hostname.as_str(),
+        env.hostname.as_str(),
         doc.command.as_str(),
-        doc.environment.target_path.as_str(),
-        device.as_str(),
+        env.target_path.as_str(),
+        env.device_serial.as_deref().unwrap_or(""),
+        env.device_wwn.as_deref().unwrap_or(""),
+        env.block_device.as_deref().unwrap_or(""),
     ] {
         h.update(part.as_bytes());
         h.update(&[0]);
@@ -166,14 +176,17 @@ mod tests {
         assert_eq!(device_identity(&e), "Samsung SSD 970 (WWN eui.0025)");
         e.device_wwn = None;
         assert_eq!(device_identity(&e), "Samsung SSD 970 (nvme0n1)");
+        e.hostname = "lab1".into();
+        assert_eq!(device_identity(&e), "Samsung SSD 970 (nvme0n1 on lab1)");
         e.device_model = None;
-        assert_eq!(device_identity(&e), "nvme0n1");
+        assert_eq!(device_identity(&e), "nvme0n1 on lab1");
         let t = Environment {
+            hostname: "lab1".into(),
             fs_type: "tmpfs".into(),
             mount_point: "/dev/shm".into(),
             ..Default::default()
         };
-        assert_eq!(device_identity(&t), "tmpfs at /dev/shm");
+        assert_eq!(device_identity(&t), "tmpfs at /dev/shm on lab1");
     }
 
     #[test]

@@ -17,7 +17,8 @@
 //!     pub fn record_with(&self, doc: &ResultDoc, source: Option<&Path>,
 //!                        health: Option<&SmartInfo>) -> anyhow::Result<Recorded>;
 //!         // the row id; the same run (start, host, command, argv, target, device) recorded
-//!         // again is not duplicated: its first row's id comes back (Recorded::Existing)
+//!         // again is not duplicated: its first row's id comes back (Recorded::Existing), and
+//!         // a row still `running` (imported mid-run) takes the finished document (Updated)
 //!     pub fn list(&self, filter: &Filter) -> anyhow::Result<Vec<Entry>>;   // newest first
 //!     pub fn count(&self, filter: &Filter) -> anyhow::Result<usize>;       // without limit
 //!     pub fn get(&self, id: i64) -> anyhow::Result<Option<ResultDoc>>;
@@ -27,6 +28,9 @@
 //!     pub fn figures_matching(&self, filter: &Filter) -> anyhow::Result<Vec<(Entry, Figure)>>;
 //!     pub fn devices(&self) -> anyhow::Result<Vec<(String, usize)>>;     // device, results
 //!     pub fn tests(&self, device: &str) -> anyhow::Result<Vec<(String, usize)>>;
+//!     pub fn resolve_device(&self, part: &str) -> anyhow::Result<String>; // one device or UsageError
+//!     pub fn health_history(&self, device: &str) -> anyhow::Result<Vec<HealthPoint>>;
+//!         // device exactly as stored; HealthPoint { id, started_at, smart: SmartInfo }
 //!     pub fn trend(&self, q: &TrendQuery) -> anyhow::Result<Trend>;
 //!     pub fn integrity_check(&self) -> anyhow::Result<String>;           // "ok"
 //! }
@@ -50,7 +54,8 @@
 //!
 //! pub struct HistoryOptions { pub path: Option<PathBuf> }  // None = --no-history
 //! impl HistoryOptions { fn from_flags(Option<PathBuf>, bool); fn current() }
-//!     // IOLAB_NO_HISTORY=1 (not empty, not 0) acts as --no-history (the test suite sets it)
+//!     // IOLAB_NO_HISTORY=1 (not empty, not 0) acts as --no-history unless --history PATH
+//!     // is given (the test suite sets it)
 //! pub fn configure(history: Option<PathBuf>, no_history: bool); // the global flags (app.rs)
 //! pub fn named_path() -> PathBuf;          // --history PATH, else default_path()
 //! pub fn record_best_effort(doc: &ResultDoc, source: Option<&Path>, opts: &HistoryOptions)
@@ -61,12 +66,15 @@
 //!     // the commands' hook: the process's options plus the SMART snapshot (health.rs)
 //! ```
 //!
-//! A change in `trend` is the significance test of `iolab compare` (Welch's t-test) between
-//! groups of points, found by binary segmentation (`stats::shift`).
+//! A change in `trend` is a change point of the series (`stats::changepoint`, PELT) that
+//! passes the significance test of `iolab compare` (Welch's t-test at 95 %) between the
+//! results before and after it and is material (at least 5 % and three times the noise
+//! between results): `stats::shift`.
 //!
 //! The database: `schema.rs` (tables, migrations by `PRAGMA user_version`, the refusals),
-//! `extract.rs` (what is indexed from a document: device identity, figures, headline),
-//! `store.rs` (the queries), `since.rs` (`--since`), `trend.rs`.
+//! `extract.rs` (what is indexed from a document: device identity, figures, headline, run
+//! key), `store.rs` (the queries), `since.rs` (`--since`), `trend.rs`, `health.rs` (the
+//! SMART snapshot of `record_run`).
 
 mod extract;
 pub mod health;
@@ -117,8 +125,9 @@ pub struct Entry {
     /// `complete`, `interrupted`, `failed` (or `running` for a file imported mid-run).
     pub status: String,
     pub host: String,
-    /// The device's identity: `MODEL (serial S)`, `MODEL (WWN W)`, else `MODEL (sda)` /
-    /// the kernel name, else `FSTYPE at MOUNT` for a file system without a block device.
+    /// The device's identity: `MODEL (serial S)`, `MODEL (WWN W)`, else `MODEL (sda on
+    /// HOST)` / `sda on HOST`, else `FSTYPE at MOUNT on HOST` for a file system without a
+    /// block device (`extract::device_identity`).
     pub device: String,
     pub filesystem: Option<String>,
     /// The first tests' headline figures, one line.
@@ -187,6 +196,14 @@ pub struct TrendPoint {
     pub p_value: Option<f64>,
 }
 
+/// A SMART snapshot kept with one result (`health_history`).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct HealthPoint {
+    pub id: i64,
+    pub started_at: String,
+    pub smart: SmartInfo,
+}
+
 /// What `record_with` did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Recorded {
@@ -194,19 +211,23 @@ pub enum Recorded {
     New(i64),
     /// The same run was already there (recorded by the command, or imported before).
     Existing(i64),
+    /// The same run was there as `running` (a file imported mid-run): the finished
+    /// document replaced it.
+    Updated(i64),
 }
 
 impl Recorded {
     pub fn id(self) -> i64 {
         match self {
-            Recorded::New(id) | Recorded::Existing(id) => id,
+            Recorded::New(id) | Recorded::Existing(id) | Recorded::Updated(id) => id,
         }
     }
 }
 
 impl History {
     /// `$IOLAB_HISTORY`, else `$XDG_DATA_HOME/iolab/history.sqlite`, else
-    /// `~/.local/share/iolab/history.sqlite` (`./.iolab-history.sqlite` with no home).
+    /// `~/.local/share/iolab/history.sqlite` (the home from `$HOME`, else from the password
+    /// database; `./.iolab-history.sqlite` when there is none).
     pub fn default_path() -> PathBuf {
         if let Some(p) = std::env::var_os("IOLAB_HISTORY").filter(|p| !p.is_empty()) {
             return PathBuf::from(p);
@@ -218,7 +239,16 @@ impl History {
             .or_else(|| {
                 std::env::var_os("HOME")
                     .filter(|h| !h.is_empty())
-                    .map(|h| PathBuf::from(h).join(".local/share"))
+                    .map(PathBuf::from)
+                    // No HOME (a service, `env -i`): the account's home from the password
+                    // database.
+                    .or_else(|| {
+                        nix::unistd::User::from_uid(nix::unistd::getuid())
+                            .ok()
+                            .flatten()
+                            .map(|u| u.dir)
+                    })
+                    .map(|h| h.join(".local/share"))
             });
         match data {
             Some(d) => d.join("iolab").join("history.sqlite"),
@@ -249,15 +279,17 @@ impl Default for HistoryOptions {
 }
 
 impl HistoryOptions {
-    /// From the global flags: `--no-history` or `IOLAB_NO_HISTORY` (set, not `0`) records
-    /// nothing; else `--history PATH`, else `default_path()`.
+    /// From the global flags: `--no-history` records nothing; else `--history PATH` (a flag
+    /// wins over the environment); else `IOLAB_NO_HISTORY` (set, not `0`) records nothing;
+    /// else `default_path()`.
     pub fn from_flags(history: Option<PathBuf>, no_history: bool) -> Self {
-        if no_history || no_history_env() {
-            return HistoryOptions { path: None };
-        }
-        HistoryOptions {
-            path: Some(history.unwrap_or_else(History::default_path)),
-        }
+        let path = match history {
+            _ if no_history => None,
+            Some(p) => Some(p),
+            None if no_history_env() => None,
+            None => Some(History::default_path()),
+        };
+        HistoryOptions { path }
     }
 
     /// The options `configure` set for this process, else those of no flags.

@@ -7,7 +7,7 @@ use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 
 use super::extract::{device_identity, figures_of, headline, normalize_time, run_key};
 use super::schema::{self, db_error};
-use super::{Entry, Figure, Filter, History, Recorded};
+use super::{Entry, Figure, Filter, HealthPoint, History, Recorded};
 use crate::error::UsageError;
 use crate::model::ResultDoc;
 use crate::model::device::SmartInfo;
@@ -120,15 +120,15 @@ impl History {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(|e| self.err(e))?;
-        let existing: Option<(i64, Option<String>)> = tx
+        let existing: Option<(i64, Option<String>, String)> = tx
             .query_row(
-                "SELECT id, source FROM results WHERE run_key = ?1",
+                "SELECT id, source, status FROM results WHERE run_key = ?1",
                 [&key],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
             .optional()
             .map_err(|e| self.err(e))?;
-        if let Some((id, old_source)) = existing {
+        if let Some((id, old_source, old_status)) = existing {
             if old_source.is_none() && source.is_some() {
                 tx.execute(
                     "UPDATE results SET source = ?1 WHERE id = ?2",
@@ -136,8 +136,35 @@ impl History {
                 )
                 .map_err(|e| self.err(e))?;
             }
+            // A file imported while its run was still going (`running`, part of its tests):
+            // the finished document replaces it, or the history would keep the half.
+            let finishes = old_status == "running" && doc.status != "running";
+            if finishes {
+                tx.execute(
+                    "UPDATE results SET finished_at = ?1, status = ?2, headline = ?3,
+                        health = coalesce(?4, health), doc = ?5, recorded_at = ?6
+                     WHERE id = ?7",
+                    params![
+                        doc.finished_at.as_deref().map(normalize_time),
+                        doc.status,
+                        line,
+                        health,
+                        json,
+                        crate::model::now_rfc3339(),
+                        id
+                    ],
+                )
+                .map_err(|e| self.err(e))?;
+                tx.execute("DELETE FROM figures WHERE result_id = ?1", [id])
+                    .map_err(|e| self.err(e))?;
+                insert_figures(&tx, id, &figures).map_err(|e| self.err(e))?;
+            }
             tx.commit().map_err(|e| self.err(e))?;
-            return Ok(Recorded::Existing(id));
+            return Ok(if finishes {
+                Recorded::Updated(id)
+            } else {
+                Recorded::Existing(id)
+            });
         }
         let filesystem = (!env.fs_type.is_empty()).then(|| env.fs_type.clone());
         tx.execute(
@@ -172,30 +199,7 @@ impl History {
         )
         .map_err(|e| self.err(e))?;
         let id = tx.last_insert_rowid();
-        {
-            let mut ins = tx
-                .prepare_cached(
-                    "INSERT INTO figures (result_id, test, metric, is_primary, n, mean, median,
-                        stddev, ci95_low, ci95_high)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                )
-                .map_err(|e| self.err(e))?;
-            for f in &figures {
-                ins.execute(params![
-                    id,
-                    f.test,
-                    f.metric,
-                    f.primary,
-                    f.n,
-                    f.mean,
-                    f.median,
-                    f.stddev,
-                    f.ci95_low,
-                    f.ci95_high
-                ])
-                .map_err(|e| self.err(e))?;
-            }
-        }
+        insert_figures(&tx, id, &figures).map_err(|e| self.err(e))?;
         tx.commit().map_err(|e| self.err(e))?;
         Ok(Recorded::New(id))
     }
@@ -272,6 +276,39 @@ impl History {
             .optional()
             .map_err(|e| self.err(e))?;
         Ok(json.flatten().and_then(|j| serde_json::from_str(&j).ok()))
+    }
+
+    /// The SMART snapshots kept with the results on `device` (the identity exactly as
+    /// stored, see `resolve_device`), oldest first.
+    pub fn health_history(&self, device: &str) -> anyhow::Result<Vec<HealthPoint>> {
+        let conn = self.conn();
+        let mut st = conn
+            .prepare(
+                "SELECT id, started_at, health FROM results
+                 WHERE device = ?1 AND health IS NOT NULL ORDER BY started_at, id",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = st
+            .query_map([device], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            })
+            .map_err(|e| self.err(e))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, started_at, json) = row.map_err(|e| self.err(e))?;
+            if let Ok(smart) = serde_json::from_str(&json) {
+                out.push(HealthPoint {
+                    id,
+                    started_at,
+                    smart,
+                });
+            }
+        }
+        Ok(out)
     }
 
     /// The figures of one result, in test order.
@@ -391,6 +428,29 @@ impl History {
         rows.collect::<rusqlite::Result<Vec<_>>>()
             .map_err(|e| self.err(e))
     }
+}
+
+fn insert_figures(tx: &Connection, id: i64, figures: &[Figure]) -> rusqlite::Result<()> {
+    let mut ins = tx.prepare_cached(
+        "INSERT INTO figures (result_id, test, metric, is_primary, n, mean, median, stddev,
+            ci95_low, ci95_high)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+    )?;
+    for f in figures {
+        ins.execute(params![
+            id,
+            f.test,
+            f.metric,
+            f.primary,
+            f.n,
+            f.mean,
+            f.median,
+            f.stddev,
+            f.ci95_low,
+            f.ci95_high
+        ])?;
+    }
+    Ok(())
 }
 
 fn figure_of(r: &Row<'_>) -> rusqlite::Result<Figure> {

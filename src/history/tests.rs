@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::*;
+use crate::model::device::SmartInfo;
 use crate::model::{BlockSettings, Environment, TestResult};
 use crate::stats::summarize;
 
@@ -199,4 +200,84 @@ fn the_default_path_follows_xdg() {
     // parallel tests, so nothing is changed here).
     let p = History::default_path();
     assert!(p.ends_with("history.sqlite") || std::env::var_os("IOLAB_HISTORY").is_some());
+}
+
+#[test]
+fn history_is_send_and_sync_for_the_console() {
+    fn shared<T: Send + Sync>() {}
+    shared::<History>();
+}
+
+#[test]
+fn health_snapshots_come_back_in_time_order_and_what_got_worse_is_said() {
+    let (_dir, h) = open_temp();
+    let smart = |used: u64, errors: u64| SmartInfo {
+        device: "sdb".into(),
+        available: true,
+        health_passed: Some(true),
+        temperature_c: Some(40),
+        percentage_used: Some(used),
+        media_errors: Some(errors),
+        ..Default::default()
+    };
+    h.record_with(&doc("S1", 60 * 24 * 20, 1.0), None, Some(&smart(7, 2)))
+        .unwrap();
+    h.record_with(&doc("S1", 0, 1.0), None, Some(&smart(5, 0)))
+        .unwrap();
+    h.record(&doc("S1", 60, 1.0), None).unwrap(); // no snapshot
+    let device = h.resolve_device("S1").unwrap();
+    let points = h.health_history(&device).unwrap();
+    assert_eq!(points.len(), 2);
+    assert_eq!(points[0].smart.percentage_used, Some(5));
+    let id = points[1].id;
+    assert_eq!(h.health(id).unwrap().unwrap(), smart(7, 2));
+    let worse = crate::report::history::health_changes(&points);
+    assert_eq!(worse.len(), 2, "{worse:?}");
+    assert!(
+        worse[0].starts_with("media errors rose from 0 to 2"),
+        "{worse:?}"
+    );
+    assert!(worse[1].contains("from 5 % to 7 %"), "{worse:?}");
+    assert!(worse[1].contains("3.0 % per 30 days"), "{worse:?}");
+}
+
+#[test]
+fn flags_win_over_the_environment() {
+    let p = PathBuf::from("/x/h.sqlite");
+    assert_eq!(HistoryOptions::from_flags(Some(p.clone()), true).path, None);
+    // The suite runs with IOLAB_NO_HISTORY=1 (.cargo/config.toml): --history still records.
+    assert_eq!(
+        HistoryOptions::from_flags(Some(p.clone()), false).path,
+        Some(p)
+    );
+    if std::env::var_os("IOLAB_NO_HISTORY").is_some_and(|v| v == "1") {
+        assert_eq!(HistoryOptions::from_flags(None, false).path, None);
+    }
+}
+
+#[test]
+fn a_run_imported_mid_run_takes_its_finished_document() {
+    let (_dir, h) = open_temp();
+    let done = doc("S1", 0, 2000.0);
+    let mut running = done.clone();
+    running.status = "running".into();
+    running.finished_at = None;
+    running.tests.clear();
+    let id = h.record(&running, None).unwrap();
+    assert!(h.figures(id).unwrap().is_empty());
+    assert_eq!(
+        h.record_with(&done, None, None).unwrap(),
+        Recorded::Updated(id)
+    );
+    assert_eq!(h.get(id).unwrap().unwrap(), done);
+    assert_eq!(h.entry(id).unwrap().unwrap().status, "complete");
+    assert_eq!(h.figures(id).unwrap().len(), 1);
+    // A finished row is never replaced.
+    let mut again = done.clone();
+    again.status = "failed".into();
+    assert_eq!(
+        h.record_with(&again, None, None).unwrap(),
+        Recorded::Existing(id)
+    );
+    assert_eq!(h.count(&Filter::default()).unwrap(), 1);
 }

@@ -4,10 +4,11 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 
-use crate::history::{Entry, Figure, Trend};
+use crate::history::{Entry, Figure, HealthPoint, Trend};
 use crate::model::Summary;
 use crate::model::device::SmartInfo;
 use crate::report::metrics::{fmt_mean_ci, fmt_value, label};
+use crate::units::{fmt_size_iec, fmt_thousands};
 
 fn table(header: &[&str]) -> Table {
     let mut t = Table::new();
@@ -169,6 +170,130 @@ pub fn describe_health(h: &SmartInfo) -> String {
     } else {
         parts.join(", ")
     }
+}
+
+/// One device's SMART snapshots over time, then a line per thing that got worse between
+/// the first and the last snapshot (or at the first snapshot that shows it).
+pub fn render_health(device: &str, points: &[HealthPoint]) -> String {
+    let mut out = format!("health of {device}: {} SMART snapshots\n", points.len());
+    if points.is_empty() {
+        out.push_str("no SMART snapshot was taken with its results (needs root, smartctl and a physical disk; imported results have none)\n");
+        return out;
+    }
+    let opt = |v: Option<u64>| {
+        v.map(|v| fmt_thousands(v as f64))
+            .unwrap_or_else(|| "-".into())
+    };
+    let mut t = table(&[
+        "#",
+        "Started (UTC)",
+        "SMART",
+        "°C",
+        "Used",
+        "Written",
+        "Media errors",
+        "Reallocated",
+        "Power-on h",
+    ]);
+    for p in points {
+        let s = &p.smart;
+        t.add_row(vec![
+            p.id.to_string(),
+            short_time(&p.started_at),
+            match s.health_passed {
+                Some(true) => "passed".into(),
+                Some(false) => "FAILED".into(),
+                None => "-".into(),
+            },
+            s.temperature_c
+                .map(|c| c.to_string())
+                .unwrap_or_else(|| "-".into()),
+            s.percentage_used
+                .map(|u| format!("{u} %"))
+                .unwrap_or_else(|| "-".into()),
+            s.data_written_bytes
+                .map(fmt_size_iec)
+                .unwrap_or_else(|| "-".into()),
+            opt(s.media_errors),
+            opt(s.reallocated_sectors),
+            opt(s.power_on_hours),
+        ]);
+    }
+    for i in [0, 3, 4, 5, 6, 7, 8] {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    out.push_str(&t.to_string());
+    out.push('\n');
+    let worse = health_changes(points);
+    if worse.is_empty() {
+        out.push_str("nothing got worse between the snapshots\n");
+    }
+    for w in worse {
+        out.push_str(&w);
+        out.push('\n');
+    }
+    out
+}
+
+/// What got worse: the self-assessment failing, media errors or reallocated sectors rising,
+/// endurance used rising (with the rate per 30 days).
+pub fn health_changes(points: &[HealthPoint]) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(p) = points.iter().find(|p| p.smart.health_passed == Some(false)) {
+        out.push(format!(
+            "SMART self-assessment FAILED from #{} ({}) on: back up this drive",
+            p.id,
+            short_time(&p.started_at)
+        ));
+    }
+    type Field = fn(&HealthPoint) -> Option<u64>;
+    let counters: [(&str, Field); 2] = [
+        ("media errors", |p| p.smart.media_errors),
+        ("reallocated sectors", |p| p.smart.reallocated_sectors),
+    ];
+    for (name, f) in counters {
+        let mut last: Option<(u64, &HealthPoint)> = None;
+        for p in points {
+            let Some(v) = f(p) else { continue };
+            if let Some((before, _)) = last
+                && v > before
+            {
+                out.push(format!(
+                    "{name} rose from {before} to {v} at #{} ({})",
+                    p.id,
+                    short_time(&p.started_at)
+                ));
+            }
+            last = Some((v, p));
+        }
+    }
+    let used: Vec<(&HealthPoint, u64)> = points
+        .iter()
+        .filter_map(|p| p.smart.percentage_used.map(|u| (p, u)))
+        .collect();
+    if let (Some((a, ua)), Some((b, ub))) = (used.first(), used.last())
+        && ub > ua
+    {
+        let days = match (
+            chrono::DateTime::parse_from_rfc3339(&a.started_at),
+            chrono::DateTime::parse_from_rfc3339(&b.started_at),
+        ) {
+            (Ok(x), Ok(y)) => (y - x).num_seconds() as f64 / 86_400.0,
+            _ => f64::NAN,
+        };
+        let rate = if days > 0.0 {
+            format!(", {:.1} % per 30 days", (ub - ua) as f64 / days * 30.0)
+        } else {
+            String::new()
+        };
+        out.push(format!(
+            "endurance used rose from {ua} % to {ub} % between #{} and #{}{rate}",
+            a.id, b.id
+        ));
+    }
+    out
 }
 
 /// The devices and how many results each has.
@@ -375,5 +500,37 @@ mod tests {
         assert_eq!(lines[0].split(',').count(), CSV_COLUMNS.len());
         assert!(lines[1].contains("\"ACME, Inc. SSD (serial 1)\""), "{csv}");
         assert_eq!(short_time("2026-01-31T12:34:56.789Z"), "2026-01-31 12:34");
+    }
+
+    /// A latency that rose is slower; the mark and the sentence say so.
+    #[test]
+    fn a_rising_latency_is_a_slowdown() {
+        use crate::history::TrendPoint;
+        let point = |id: i64, value: f64, mark: bool| TrendPoint {
+            id,
+            started_at: format!("2026-01-0{id}T00:00:00.000Z"),
+            value,
+            n: 1,
+            ci_low: None,
+            ci_high: None,
+            significant_change: mark,
+            change_pct: None,
+            level_change_pct: mark.then_some(30.0),
+            p_value: mark.then_some(0.001),
+        };
+        let t = Trend {
+            device: "d".into(),
+            test: "RND4K Q1T1 read".into(),
+            metric: "lat_mean_ns".into(),
+            higher_is_better: false,
+            points: vec![point(1, 100.0, false), point(2, 130.0, true)],
+        };
+        let text = render_trend(&t);
+        assert!(text.contains("◆ +30.0 % (slower)"), "{text}");
+        assert!(
+            text.contains("changed at #2 (2026-01-02 00:00): slower by 30.0 %"),
+            "{text}"
+        );
+        assert!(text.contains("(lower better)"), "{text}");
     }
 }
