@@ -229,6 +229,12 @@ fn console_end_to_end_in_chromium() {
         "document.querySelectorAll('#chart-trend circle').length === 2",
         MINUTE,
     );
+    // Its health over time (a loop device has no SMART: the page says so).
+    b.wait_for(
+        "the health history",
+        "document.getElementById('health-history').textContent",
+        MINUTE,
+    );
     b.shot("trend");
 
     drop(b);

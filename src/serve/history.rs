@@ -116,6 +116,21 @@ pub fn trend(s: &AppState, q: &HashMap<String, String>) -> Result<serde_json::Va
     serde_json::to_value(t).map_err(|e| e.to_string())
 }
 
+/// A device's SMART snapshots over time (`device`: part of its identity, as for the trend).
+pub fn health(s: &AppState, q: &HashMap<String, String>) -> Result<serde_json::Value, String> {
+    let Some(h) = &s.history else {
+        return Err(
+            "the health history needs the history, and this console runs without one".into(),
+        );
+    };
+    let Some(part) = param(q, "device") else {
+        return Err("give a device".into());
+    };
+    let device = h.resolve_device(&part).map_err(|e| format!("{e:#}"))?;
+    let points = h.health_history(&device).map_err(|e| format!("{e:#}"))?;
+    Ok(serde_json::json!({ "device": device, "points": points }))
+}
+
 /// The devices of the history and their number of results (for the trend's choices).
 pub fn devices(s: &AppState) -> Result<serde_json::Value, String> {
     let Some(h) = &s.history else {

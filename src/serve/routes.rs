@@ -41,6 +41,7 @@ pub fn router(s: Arc<AppState>) -> Router {
         .route("/api/compare", get(api_compare))
         .route("/api/trend", get(api_trend))
         .route("/api/trend/devices", get(api_trend_devices))
+        .route("/api/health", get(api_health))
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(Arc::clone(&s), auth::check))
         .with_state(s)
@@ -250,6 +251,14 @@ async fn api_trend_devices(State(s): S) -> Response {
     match blocking(move || history::devices(&s)).await {
         Ok(Ok(v)) => ok(v),
         Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, e),
+        Err(r) => r,
+    }
+}
+
+async fn api_health(State(s): S, Query(q): Q) -> Response {
+    match blocking(move || history::health(&s, &q)).await {
+        Ok(Ok(v)) => ok(v),
+        Ok(Err(e)) => error(StatusCode::BAD_REQUEST, e),
         Err(r) => r,
     }
 }

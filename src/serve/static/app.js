@@ -412,9 +412,23 @@ async function pageTrend() {
       h("td", { className: "num" }, fmtNum(p.value, 1)),
       h("td", { className: "num" }, Number.isFinite(p.ci_low) ? fmtNum(p.ci_low, 1) + " … " + fmtNum(p.ci_high, 1) : ""),
       h("td", {}, p.significant_change ? "changed " + (p.change_pct || 0).toFixed(1) + " %" : "")));
+    const healthBox = h("div", { id: "health-history" });
     out.replaceChildren(h("p", {}, t.device, " — ", t.test, " — ", t.metric, t.higher_is_better ? " (higher is better)" : " (lower is better)"),
       lineChart("chart-trend", t.metric, pts, "v", (v) => fmtNum(v, 1), (x) => "result " + (x / 1000 + 1)),
-      table(["id", "started", "value", "95 % CI", "change"], rows));
+      table(["id", "started", "value", "95 % CI", "change"], rows), healthBox);
+    // The drive's SMART snapshots taken with those results, where it had SMART.
+    api("/api/health?device=" + encodeURIComponent(q.get("device"))).then((hh) => {
+      const snaps = hh.points.filter((p) => p.smart && p.smart.available);
+      if (!snaps.length) { healthBox.replaceChildren(h("p", { className: "note" }, "No SMART snapshots of this device in the history.")); return; }
+      const opt = (v, unit) => (v === null || v === undefined ? "" : v + (unit || ""));
+      healthBox.replaceChildren(h("h3", {}, "Health over time"), table(
+        ["id", "taken", "self-assessment", "temperature", "% used", "media errors", "reallocated", "written"],
+        snaps.map((p) => h("tr", {}, h("td", {}, "h-" + p.id), h("td", {}, p.started_at),
+          h("td", {}, p.smart.health_passed === true ? "PASSED" : p.smart.health_passed === false ? "FAILED" : ""),
+          h("td", {}, opt(p.smart.temperature_c, " °C")), h("td", {}, opt(p.smart.percentage_used, " %")),
+          h("td", {}, opt(p.smart.media_errors)), h("td", {}, opt(p.smart.reallocated_sectors)),
+          h("td", {}, fmtBytes(p.smart.data_written_bytes))))));
+    }).catch((e) => healthBox.replaceChildren(h("p", { className: "note" }, e.message)));
   } catch (e) {
     out.replaceChildren(h("p", { className: "error" }, e.message));
   }
