@@ -47,7 +47,13 @@ fn devices() -> Vec<BlockDeviceInfo> {
 }
 
 fn filesystems() -> Vec<FsRow> {
-    crate::sysinfo::mounts::all_mounts()
+    // A mount point mounted over is listed once: the last mount there is the one visible.
+    let mut mounts = crate::sysinfo::mounts::all_mounts();
+    let mut seen = std::collections::HashSet::new();
+    mounts.reverse();
+    mounts.retain(|m| seen.insert(m.mount_point.clone()));
+    mounts.reverse();
+    mounts
         .into_iter()
         .filter_map(|m| {
             let class = match classify_fs(&m.fs_type) {

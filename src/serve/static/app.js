@@ -301,10 +301,13 @@ async function pageRun(id) {
     status.className = "status-" + v.status;
     const running = v.status === "running" || v.status === "stopping";
     stop.disabled = !running;
+    stop.style.display = running ? "" : "none";
     if (running) {
       pollTimer = setTimeout(tick, 500);
       return;
     }
+    label.textContent = "ended (" + v.status + (v.exit_code === null ? "" : ", exit " + v.exit_code) + ")";
+    barFill.style.width = "100%";
     const parts = [];
     if (v.result) {
       parts.push(h("p", {}, "result ", h("strong", { id: "result-id" }, v.result), " — download: ",
