@@ -444,3 +444,46 @@ fn files_saturate_and_sustain_start_from_the_form_and_complete() {
         }
     }
 }
+
+/// Regression: the stream's `start` and `result` events were built with `json!` from the
+/// result path, which panicked on a path that is not UTF-8 (with or without the stream).
+#[test]
+fn the_progress_stream_takes_a_result_directory_that_is_not_utf8() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = common::tempdir();
+    let odd = dir
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"res-\xff-dir"));
+    let stream = dir.path().join("progress.jsonl");
+    let out = common::bin()
+        .current_dir(dir.path())
+        .arg("--progress-json")
+        .arg(&stream)
+        .args([
+            "run",
+            "--rw",
+            "randread",
+            "--bs",
+            "4K",
+            "--size",
+            "1M",
+            "--repeat",
+            "1",
+            "--duration",
+            "100ms",
+            "--ramp",
+            "0s",
+            "--output",
+        ])
+        .arg(&odd)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let text = std::fs::read_to_string(&stream).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(last["event"], "result");
+    assert!(
+        last["path"].as_str().unwrap().contains("res-\u{fffd}-dir"),
+        "{last}"
+    );
+}
