@@ -163,7 +163,8 @@ fn no_history_and_the_test_suite_default_record_nothing() {
     let dir = tempdir();
     let home = dir.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
-    // The suite's own setting (.cargo/config.toml): no test records into the user's history.
+    // The suite's own setting (tests/common, before main): no test records into the user's
+    // history.
     assert_eq!(std::env::var("IOLAB_NO_HISTORY").as_deref(), Ok("1"));
     if let (Some(h), Some(home_dir)) = (std::env::var_os("IOLAB_HISTORY"), std::env::var_os("HOME"))
     {

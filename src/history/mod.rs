@@ -301,8 +301,8 @@ impl HistoryOptions {
     }
 }
 
-/// `IOLAB_NO_HISTORY` set to anything but empty or `0` (the test suite sets it, see
-/// `.cargo/config.toml`).
+/// `IOLAB_NO_HISTORY` set to anything but empty or `0` (every integration test process sets
+/// it, see `tests/common`).
 fn no_history_env() -> bool {
     std::env::var_os("IOLAB_NO_HISTORY").is_some_and(|v| !v.is_empty() && v != "0")
 }

@@ -245,7 +245,7 @@ fn health_snapshots_come_back_in_time_order_and_what_got_worse_is_said() {
 fn flags_win_over_the_environment() {
     let p = PathBuf::from("/x/h.sqlite");
     assert_eq!(HistoryOptions::from_flags(Some(p.clone()), true).path, None);
-    // The suite runs with IOLAB_NO_HISTORY=1 (.cargo/config.toml): --history still records.
+    // IOLAB_NO_HISTORY=1 (as the integration tests set it): --history still records.
     assert_eq!(
         HistoryOptions::from_flags(Some(p.clone()), false).path,
         Some(p)

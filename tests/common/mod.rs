@@ -13,10 +13,31 @@ use std::process::{Command, Output};
 pub use scratch::{ScratchFs, scratch_or_skip};
 pub use skip_rule::{root_or_skip, skip, strict, tool_or_skip};
 
-/// The binary under test, with colour off (tests read plain text) and no result history:
-/// a test never records into the user's ~/.local/share/iolab (`.cargo/config.toml` sets
-/// the same for every process of the suite; this also holds when a test binary is run by
-/// hand). `with_history` gives a test its own history instead.
+/// No test records into the user's result history (~/.local/share/iolab/history.sqlite):
+/// every test binary that includes this module sets `IOLAB_NO_HISTORY=1` (and, should a test
+/// turn that off without naming a database, an `IOLAB_HISTORY` inside the target directory)
+/// before `main`, through an ELF constructor as the `ctor` crate makes one. So every process
+/// a test starts inherits it: `bin()`, a `Command::new(env!("CARGO_BIN_EXE_iolab"))`, mpirun
+/// and its ranks, setpriv, strace. (A `.cargo/config.toml` `[env]` would do the same for the
+/// tests, but also for `cargo run`, and the README's first command would record nothing.)
+/// `with_history` gives a test its own database.
+#[used]
+#[unsafe(link_section = ".init_array")]
+static NO_HISTORY_FOR_TESTS: extern "C" fn() = no_history_for_tests;
+
+extern "C" fn no_history_for_tests() {
+    // SAFETY: runs before main, when the process has no other thread.
+    unsafe {
+        std::env::set_var("IOLAB_NO_HISTORY", "1");
+        std::env::set_var(
+            "IOLAB_HISTORY",
+            concat!(env!("CARGO_TARGET_TMPDIR"), "/test-history/history.sqlite"),
+        );
+    }
+}
+
+/// The binary under test, with colour off (tests read plain text) and no result history
+/// (see `NO_HISTORY_FOR_TESTS`). `with_history` gives a test its own history instead.
 pub fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_iolab"));
     c.env("NO_COLOR", "1").env("IOLAB_NO_HISTORY", "1");
