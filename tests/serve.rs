@@ -314,6 +314,15 @@ fn one_test_per_target_and_the_server_s_ctrl_c_stops_its_tests_cleanly() {
         body.contains("another test (run-1, run) is running on"),
         "{body}"
     );
+    // A run from elsewhere (here: this test holding the target's lock) is refused too.
+    let other = console.dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    let held = iolab::runner::lock::TargetLock::acquire(&other).unwrap();
+    let other_form = form.replace(&target.display().to_string(), &other.display().to_string());
+    let (code, body) = console.authed("POST", "/api/runs", &other_form);
+    assert_eq!(code, 409, "{body}");
+    assert!(body.contains("another iolab run is using"), "{body}");
+    drop(held);
     // Wait for the first live point (the run is measuring), then read its pid.
     let mut pid = 0;
     let live = common::wait_until(Duration::from_secs(120), || {

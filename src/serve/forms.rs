@@ -229,3 +229,11 @@ mod tests {
         assert!(e.contains("negative"), "{e}");
     }
 }
+
+/// Is the target free of another iolab run (its `TargetLock`, as the test will take it)?
+/// The lock is taken and released at once; the test takes it again for its whole run.
+pub fn target_free(p: &Planned) -> Result<(), String> {
+    crate::runner::lock::TargetLock::acquire(std::path::Path::new(&p.target))
+        .map(drop)
+        .map_err(|e| e.to_string())
+}

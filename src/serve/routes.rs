@@ -143,11 +143,16 @@ async fn api_start(State(s): S, body: Bytes) -> Response {
     let output = s.jobs.output().to_path_buf();
     let checked = {
         let plan = plan.clone();
-        blocking(move || forms::validate(&plan, &output)).await
+        blocking(move || {
+            forms::validate(&plan, &output).map_err(|e| (StatusCode::BAD_REQUEST, e))?;
+            // Another iolab run on the target (from a terminal, another console): say so now.
+            forms::target_free(&plan).map_err(|e| (StatusCode::CONFLICT, e))
+        })
+        .await
     };
     match checked {
         Ok(Ok(())) => {}
-        Ok(Err(e)) => return error(StatusCode::BAD_REQUEST, e),
+        Ok(Err((code, e))) => return error(code, e),
         Err(r) => return r,
     }
     match s.jobs.start(&plan) {
