@@ -156,6 +156,14 @@ pub fn validate(p: &Planned, output: &std::path::Path) -> Result<(), String> {
     r.map_err(|e| e.to_string())
 }
 
+/// Is the target free of another iolab run (its `TargetLock`, as the test will take it)?
+/// The lock is taken and released at once; the test takes it again for its whole run.
+pub fn target_free(p: &Planned) -> Result<(), String> {
+    crate::runner::lock::TargetLock::acquire(std::path::Path::new(&p.target))
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,12 +236,4 @@ mod tests {
         let e = validate(&p, d.path()).unwrap_err();
         assert!(e.contains("negative"), "{e}");
     }
-}
-
-/// Is the target free of another iolab run (its `TargetLock`, as the test will take it)?
-/// The lock is taken and released at once; the test takes it again for its whole run.
-pub fn target_free(p: &Planned) -> Result<(), String> {
-    crate::runner::lock::TargetLock::acquire(std::path::Path::new(&p.target))
-        .map(drop)
-        .map_err(|e| e.to_string())
 }
