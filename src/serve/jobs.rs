@@ -213,7 +213,8 @@ impl Jobs {
 
     /// Start a checked test. Refused while one of the console's own tests runs on the same
     /// target (the child's lock refuses other iolab runs too, with its own message).
-    pub fn start(&self, p: &Planned) -> Result<Arc<Job>, String> {
+    /// Why `p` cannot start now: one of the console's own tests runs on its target.
+    pub fn conflict(&self, p: &Planned) -> Result<(), String> {
         let same = |a: &str, b: &str| {
             a == b
                 || matches!(
@@ -231,6 +232,11 @@ impl Jobs {
                 j.id, j.command, p.target
             ));
         }
+        Ok(())
+    }
+
+    pub fn start(&self, p: &Planned) -> Result<Arc<Job>, String> {
+        self.conflict(p)?;
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let progress = self.work.path().join(format!("run-{id}.jsonl"));
         std::fs::File::create(&progress)

@@ -140,6 +140,10 @@ async fn api_start(State(s): S, body: Bytes) -> Response {
         Ok(p) => p,
         Err(e) => return error(StatusCode::BAD_REQUEST, e),
     };
+    // The console's own test on the target first (its message names the run to stop).
+    if let Err(e) = s.jobs.conflict(&plan) {
+        return error(StatusCode::CONFLICT, e);
+    }
     let output = s.jobs.output().to_path_buf();
     let checked = {
         let plan = plan.clone();
