@@ -383,6 +383,19 @@ fn a_killed_server_s_tests_stop_through_the_ctrl_c_path() {
         events.iter().any(|e| e["event"] == "point")
     });
     assert!(live, "no live point in 120 s; stderr: {}", console.stderr());
+    // The server's work directory (the test's progress file): a killed server cannot remove
+    // it, so this test does, afterwards.
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+    let args: Vec<String> = cmdline
+        .split(|b| *b == 0)
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    let progress = args
+        .iter()
+        .position(|a| a == "--progress-json")
+        .map(|i| std::path::PathBuf::from(&args[i + 1]))
+        .unwrap_or_else(|| panic!("no --progress-json in {args:?}"));
+    let work = progress.parent().unwrap().to_path_buf();
     // SIGKILL: the server cannot stop its test; the test sees its parent gone and stops itself
     // with one SIGINT.
     console.child.kill().unwrap();
@@ -391,6 +404,7 @@ fn a_killed_server_s_tests_stop_through_the_ctrl_c_path() {
     let ended = common::wait_until(Duration::from_secs(120), || {
         nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), None).is_err()
     });
+    let _ = std::fs::remove_dir_all(&work);
     assert!(ended, "the test {pid} outlived its killed server");
     let files = common::entries(&results);
     assert_eq!(files.len(), 1, "{files:?}");
