@@ -23,6 +23,15 @@ pub fn run(cli: Cli, argv: Vec<String>) -> Result<i32> {
     crate::dist::check_launch(name, measures, crate::dist::launched())?;
     // Where every measuring command records its result (`--history`, `--no-history`).
     crate::history::configure(cli.history.history.clone(), cli.history.no_history);
+    crate::runner::signals::stop_when_parent_exits();
+    if let Some(path) = &cli.progress_json {
+        crate::runner::progress::open_json_stream(path).map_err(|e| {
+            crate::error::UsageError::new(format!(
+                "--progress-json {}: cannot open: {e}",
+                path.display()
+            ))
+        })?;
+    }
     match &cli.command {
         Command::Run(a) => commands::run::execute(a, argv),
         Command::Saturate(a) => commands::saturate::execute(a, argv),
@@ -38,6 +47,7 @@ pub fn run(cli: Cli, argv: Vec<String>) -> Result<i32> {
         Command::Report(a) => commands::report::execute(a, argv),
         Command::Compare(a) => commands::compare::execute(a, argv),
         Command::History(a) => commands::history::execute(a, argv),
+        Command::Serve(a) => commands::serve::execute(a, argv),
         Command::Completions(a) => {
             let mut cmd = Cli::command();
             clap_complete::generate(a.shell, &mut cmd, "iolab", &mut std::io::stdout());

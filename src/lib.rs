@@ -33,6 +33,7 @@ pub mod model;
 pub mod os;
 pub mod report;
 pub mod runner;
+pub mod serve;
 pub mod stats;
 pub mod sysinfo;
 pub mod units;

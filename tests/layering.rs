@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 /// below it, never one above.
 const LAYERS: &[&[&str]] = &[
     &["main", "lib", "app"],
-    &["commands"],
+    &["commands", "serve"],
     &["dist"],
     &["config"],
     &["cli"],

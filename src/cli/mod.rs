@@ -11,6 +11,7 @@ pub mod matrix;
 pub mod report;
 pub mod run;
 pub mod saturate;
+pub mod serve;
 pub mod slack;
 pub mod sustain;
 pub mod trace;
@@ -30,6 +31,12 @@ pub struct Cli {
 
     #[command(flatten)]
     pub history: history::HistoryFlags,
+
+    /// Machine-readable progress: one JSON object per line (task start/progress/end, live
+    /// points, the saved result) appended to PATH. Used by `iolab serve` for the runs it
+    /// starts; hidden because its line format is for programs (docs/GUIDE.md, `serve`).
+    #[arg(long, global = true, hide = true, value_name = "PATH")]
+    pub progress_json: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -64,6 +71,9 @@ pub enum Command {
     Report(report::ReportArgs),
     /// Compare result files test by test, with significance.
     Compare(compare::CompareArgs),
+    /// A local web console: devices, start tests from a form, watch them live, stop them,
+    /// the history, compare, download reports (127.0.0.1 and a token by default).
+    Serve(serve::ServeArgs),
     /// Every result measured here, kept: list, show, export, import, trend over time.
     History(history::HistoryArgs),
     /// Print shell completions.

@@ -118,6 +118,14 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
     let sink = ResultSink::create(dir.as_deref(), F::NAME)?;
     let env = crate::sysinfo::capture_environment(&family.environment_path());
     let mut doc = ResultDoc::new(F::NAME, argv, env);
+    // Paths as text (lossy): `json!` panics on a path that is not UTF-8.
+    let result_path = sink.path.as_ref().map(|p| p.display().to_string());
+    if crate::runner::progress::json_stream_on() {
+        crate::runner::progress::emit(
+            "start",
+            serde_json::json!({ "command": F::NAME, "pid": std::process::id(), "result_path": result_path }),
+        );
+    }
     family.start(&mut doc);
     // The drive's heat, watched on a thread for the whole measurement (nothing where no
     // sensor can be read).
@@ -135,6 +143,17 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
     if saved.is_err() {
         // The result file could not be written: the history may keep the only copy.
         crate::history::record_run(&doc, None);
+    }
+    if crate::runner::progress::json_stream_on() {
+        crate::runner::progress::emit(
+            "result",
+            serde_json::json!({
+                "command": F::NAME,
+                "status": doc.status,
+                "path": result_path,
+                "error": doc.error,
+            }),
+        );
     }
     saved?;
     if outcome.is_ok() || F::OUTPUT_ON_ERROR {

@@ -13,6 +13,7 @@ pub mod matrix;
 pub mod report;
 pub mod run;
 pub mod saturate;
+pub mod serve;
 pub mod slack;
 pub mod sustain;
 pub mod trace;

@@ -10,7 +10,7 @@ use crate::cli::run::RunArgs;
 use crate::config::RunConfig;
 use crate::model::{ResultDoc, ResultSink, TestResult, Warning, WarningCode};
 use crate::runner::RunContext;
-use crate::runner::block::{LiveCounters, run_block_test, settings_of};
+use crate::runner::block::{LiveCounters, LiveSampler, run_block_test, settings_of};
 use crate::runner::progress::Progress;
 use crate::runner::target::{TargetKind, TestTarget};
 use crate::stats::repeat::{spread_warnings, summarize_test};
@@ -254,6 +254,7 @@ pub fn run_with_hooks(
                 let t0 = std::time::Instant::now();
                 let mut last_bytes = 0u64;
                 let mut last_t = t0;
+                let mut sampler = LiveSampler::new(std::time::Duration::from_millis(500));
                 while !h.is_finished() {
                     if let Some(k) = hooks {
                         std::thread::sleep(k.poll_interval());
@@ -284,6 +285,9 @@ pub fn run_with_hooks(
                         (None, None) => 0.0,
                     };
                     p.set(frac, &format!("{} MB/s", crate::units::fmt_mb_per_s(rate)));
+                    if let Some(pt) = sampler.sample(&live) {
+                        p.point(frac, &pt);
+                    }
                 }
                 h.join()
                     .unwrap_or_else(|_| Err(anyhow::anyhow!("the test thread panicked")))

@@ -17,7 +17,7 @@ use crate::model::{
     Environment, ResultDoc, ResultSink, RunResult, TestResult, Warning, WarningCode,
 };
 use crate::runner::RunContext;
-use crate::runner::block::{CPU_BOUND_PCT, LiveCounters};
+use crate::runner::block::{CPU_BOUND_PCT, LiveCounters, LiveSampler};
 use crate::runner::progress::Progress;
 use crate::runner::target::{TargetKind, TestTarget};
 use crate::units::{fmt_size_iec, fmt_thousands};
@@ -658,6 +658,7 @@ fn measure(
         let h = s.spawn(|| step::run_step(cfg, sweep, depth, targets, &ctx.stop, &live, index));
         let t0 = Instant::now();
         let mut last = (t0, 0u64);
+        let mut sampler = LiveSampler::new(std::time::Duration::from_millis(500));
         while !h.is_finished() {
             std::thread::sleep(std::time::Duration::from_millis(50));
             let ios = live.ios.load(std::sync::atomic::Ordering::Relaxed);
@@ -668,6 +669,9 @@ fn measure(
                 t0.elapsed().as_secs_f64() / wanted,
                 &format!("{} IOPS", fmt_thousands(rate)),
             );
+            if let Some(pt) = sampler.sample(&live) {
+                p.point(t0.elapsed().as_secs_f64() / wanted, &pt);
+            }
         }
         h.join()
             .unwrap_or_else(|_| Err(anyhow::anyhow!("the step thread panicked")))

@@ -12,7 +12,7 @@ use crate::cli::sustain::SustainArgs;
 use crate::config::sustain::SustainConfig;
 use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning, WarningCode};
 use crate::runner::RunContext;
-use crate::runner::block::{LiveCounters, run_block_test, settings_of};
+use crate::runner::block::{LiveCounters, LiveSampler, run_block_test, settings_of};
 use crate::runner::progress::Progress;
 use crate::runner::target::{TargetKind, TestTarget};
 use crate::stats::repeat::summarize_test;
@@ -271,6 +271,7 @@ fn run_pass(
         let h = s.spawn(|| run_block_test(&spec, &[target], &wall, Some(&live), 1));
         let t0 = std::time::Instant::now();
         let (mut last_bytes, mut last_t) = (0u64, t0);
+        let mut sampler = LiveSampler::new(Duration::from_millis(500));
         while !h.is_finished() {
             for _ in 0..4 {
                 std::thread::sleep(Duration::from_millis(50));
@@ -290,6 +291,9 @@ fn run_pass(
                 by_bytes.max(by_time).min(1.0),
                 &format!("{} written, {} MB/s", fmt_size_iec(b), fmt_mb_per_s(rate)),
             );
+            if let Some(pt) = sampler.sample(&live) {
+                p.point(by_bytes.max(by_time).min(1.0), &pt);
+            }
         }
         h.join()
             .unwrap_or_else(|_| Err(anyhow::anyhow!("the pass's thread panicked")))

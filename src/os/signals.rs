@@ -92,6 +92,36 @@ impl StopFlag {
 
 const STONEWALL: usize = usize::MAX;
 
+/// The variable that asks a process to stop itself when its parent goes away: the parent's
+/// pid (`iolab serve` sets it for the tests it starts).
+pub const PARENT_ENV: &str = "IOLAB_STOP_WITH_PARENT";
+
+/// When `PARENT_ENV` names our parent, watch it on a thread: once the parent is gone (we
+/// were re-parented), send ourselves one SIGINT, the Ctrl-C path (the partial result is
+/// saved, everything created is removed).
+pub fn stop_when_parent_exits() {
+    let Some(parent) = std::env::var(PARENT_ENV)
+        .ok()
+        .and_then(|v| v.parse::<i32>().ok())
+    else {
+        return;
+    };
+    let _ = std::thread::Builder::new()
+        .name("parent-watch".into())
+        .spawn(move || {
+            loop {
+                if nix::unistd::getppid().as_raw() != parent {
+                    let _ = nix::sys::signal::kill(
+                        nix::unistd::Pid::this(),
+                        nix::sys::signal::Signal::SIGINT,
+                    );
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        });
+}
+
 pub fn signal_name(sig: i32) -> &'static str {
     match sig {
         libc::SIGINT => "SIGINT",

@@ -53,6 +53,54 @@ pub struct NoSpace {
 pub struct LiveCounters {
     pub bytes: AtomicU64,
     pub ios: AtomicU64,
+    /// Sum of the completion latencies of the I/Os counted in `ios` (ramp included).
+    pub lat_ns: AtomicU64,
+}
+
+/// Rates of `LiveCounters` over fixed periods, for the live points of the JSON progress
+/// stream (`runner::progress`): read on the display thread, never in the I/O loop.
+#[derive(Debug)]
+pub struct LiveSampler {
+    period: Duration,
+    last_t: Instant,
+    last: (u64, u64, u64),
+}
+
+impl LiveSampler {
+    pub fn new(period: Duration) -> LiveSampler {
+        LiveSampler {
+            period,
+            last_t: Instant::now(),
+            last: (0, 0, 0),
+        }
+    }
+
+    /// The rates since the last point, once a period has passed (else `None`).
+    pub fn sample(&mut self, live: &LiveCounters) -> Option<crate::runner::progress::LivePoint> {
+        let now = Instant::now();
+        let secs = (now - self.last_t).as_secs_f64();
+        if now - self.last_t < self.period || secs <= 0.0 {
+            return None;
+        }
+        let cur = (
+            live.ios.load(Ordering::Relaxed),
+            live.bytes.load(Ordering::Relaxed),
+            live.lat_ns.load(Ordering::Relaxed),
+        );
+        let ios = cur.0.saturating_sub(self.last.0);
+        let p = crate::runner::progress::LivePoint {
+            iops: ios as f64 / secs,
+            bw_bytes_per_s: cur.1.saturating_sub(self.last.1) as f64 / secs,
+            lat_mean_ns: if ios == 0 {
+                0.0
+            } else {
+                cur.2.saturating_sub(self.last.2) as f64 / ios as f64
+            },
+        };
+        self.last = cur;
+        self.last_t = now;
+        Some(p)
+    }
 }
 
 /// BlockSettings (result model) of one group.
@@ -387,6 +435,7 @@ fn run_job(
     let mut finishing = false;
     let mut error: Option<anyhow::Error> = None;
     let mut live_pending = 0u64;
+    let mut live_lat_pending = 0u64;
 
     loop {
         // Issue until the queue is full. Each request goes to the kernel on its own, as soon
@@ -523,6 +572,7 @@ fn run_job(
                 error.get_or_insert_with(|| anyhow!("{e} on {}", target.path.display()));
                 break 'one;
             }
+            live_lat_pending += t.saturating_sub(slot_start[c.slot]);
             if measuring {
                 let lat = t.saturating_sub(slot_start[c.slot]).max(1);
                 while t >= interval_end_ns {
@@ -538,8 +588,10 @@ fn run_job(
             if let Some(l) = live {
                 l.ios.fetch_add(live_pending, Ordering::Relaxed);
                 l.bytes.fetch_add(live_pending * job.bs, Ordering::Relaxed);
+                l.lat_ns.fetch_add(live_lat_pending, Ordering::Relaxed);
             }
             live_pending = 0;
+            live_lat_pending = 0;
         }
         if error.is_some() {
             finishing = true;

@@ -1,8 +1,77 @@
 //! Progress display: a bar per test on a terminal (indicatif), plain lines otherwise.
 //! Respects NO_COLOR. Always on stderr, so `--json` output on stdout stays clean.
+//!
+//! Beside the display, a machine-readable stream (the hidden `--progress-json PATH`, which
+//! `iolab serve` gives the runs it starts): one JSON object per line for every task's start,
+//! progress and end, every live point (IOPS, bytes/s, mean latency) and the saved result.
+//! The line format is documented in docs/GUIDE.md (`serve`); readers skip unknown events.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
+
+use serde::Serialize;
+
+/// Where the JSON progress lines go, when `--progress-json` asked for them.
+static JSON_STREAM: OnceLock<JsonStream> = OnceLock::new();
+
+struct JsonStream {
+    file: Mutex<std::fs::File>,
+    started: Instant,
+}
+
+/// Open the JSON progress stream (`--progress-json PATH`): appended to, created if missing
+/// (a regular file, a FIFO or `/dev/fd/N` alike). Call once, before the command runs.
+pub fn open_json_stream(path: &Path) -> std::io::Result<()> {
+    let file = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)?;
+    let _ = JSON_STREAM.set(JsonStream {
+        file: Mutex::new(file),
+        started: Instant::now(),
+    });
+    Ok(())
+}
+
+/// Is a JSON progress stream open?
+pub fn json_stream_on() -> bool {
+    JSON_STREAM.get().is_some()
+}
+
+/// Write one event to the JSON progress stream (nothing when none is open). `event` names
+/// it; the fields of `body` (an object) follow, with `t_ms` since the stream was opened.
+/// A line is written whole in one call, so lines of several threads do not interleave.
+pub fn emit(event: &str, body: impl Serialize) {
+    let Some(s) = JSON_STREAM.get() else { return };
+    let mut v = serde_json::to_value(body).unwrap_or(serde_json::Value::Null);
+    let mut obj = serde_json::Map::new();
+    obj.insert("event".into(), event.into());
+    obj.insert(
+        "t_ms".into(),
+        (s.started.elapsed().as_millis() as u64).into(),
+    );
+    if let Some(m) = v.as_object_mut() {
+        obj.append(m);
+    }
+    let mut line = serde_json::Value::Object(obj).to_string();
+    line.push('\n');
+    if let Ok(mut f) = s.file.lock() {
+        // A reader that went away must not stop the run.
+        let _ = f.write_all(line.as_bytes());
+    }
+}
+
+/// One live point of a running block test: the rates over the last sampling period.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct LivePoint {
+    pub iops: f64,
+    pub bw_bytes_per_s: f64,
+    /// Mean completion latency over the period (0 when nothing completed).
+    pub lat_mean_ns: f64,
+}
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -35,6 +104,8 @@ pub struct Progress {
     bar: Option<ProgressBar>,
     label: String,
     started: Instant,
+    /// When the last `progress` event went to the JSON stream (ms since `started`).
+    last_json_ms: AtomicU64,
 }
 
 impl Progress {
@@ -57,11 +128,13 @@ impl Progress {
         if mode == ProgressMode::Lines {
             crate::eline!("iolab: {label} ...");
         }
+        emit("task_start", serde_json::json!({ "label": label }));
         Progress {
             mode,
             bar,
             label: label.to_string(),
             started: Instant::now(),
+            last_json_ms: AtomicU64::new(0),
         }
     }
 
@@ -70,9 +143,51 @@ impl Progress {
             b.set_position((fraction.clamp(0.0, 1.0) * 1000.0) as u64);
             b.set_message(msg.to_string());
         }
+        if json_stream_on() {
+            // At most four lines a second: the display may be set far more often.
+            let now = self.started.elapsed().as_millis() as u64;
+            let last = self.last_json_ms.load(Ordering::Relaxed);
+            if now == 0 || now >= last + 250 {
+                self.last_json_ms.store(now, Ordering::Relaxed);
+                emit(
+                    "progress",
+                    serde_json::json!({
+                        "label": self.label,
+                        "fraction": fraction.clamp(0.0, 1.0),
+                        "message": msg,
+                    }),
+                );
+            }
+        }
+    }
+
+    /// A live point of this task (rates over the last period) for the JSON stream.
+    pub fn point(&self, fraction: f64, p: &LivePoint) {
+        if !json_stream_on() {
+            return;
+        }
+        emit(
+            "point",
+            serde_json::json!({
+                "label": self.label,
+                "fraction": fraction.clamp(0.0, 1.0),
+                "elapsed_ms": self.started.elapsed().as_millis() as u64,
+                "iops": p.iops,
+                "bw_bytes_per_s": p.bw_bytes_per_s,
+                "lat_mean_ns": p.lat_mean_ns,
+            }),
+        );
     }
 
     pub fn finish(self, msg: &str) {
+        emit(
+            "task_end",
+            serde_json::json!({
+                "label": self.label,
+                "message": msg,
+                "elapsed_ms": self.started.elapsed().as_millis() as u64,
+            }),
+        );
         match self.mode {
             ProgressMode::Bar => {
                 if let Some(b) = self.bar {

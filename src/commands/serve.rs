@@ -1,0 +1,51 @@
+//! `iolab serve`: check the arguments (address, token, result directory), then hand over to
+//! the web console in `src/serve`.
+
+use crate::cli::serve::ServeArgs;
+use crate::error::UsageError;
+use crate::serve::{ServeConfig, random_token};
+
+pub fn execute(args: &ServeArgs, _argv: Vec<String>) -> anyhow::Result<i32> {
+    let loopback = args.bind.is_loopback();
+    let token = match &args.token {
+        Some(t) => {
+            if t.chars().count() < 16 || !t.chars().all(|c| c.is_ascii_graphic()) {
+                return Err(UsageError::new(
+                    "--token: give at least 16 printable characters without spaces",
+                )
+                .into());
+            }
+            t.clone()
+        }
+        None if loopback => random_token(),
+        None => {
+            return Err(UsageError::new(format!(
+                "--bind {}: listening beyond this machine needs --token TOKEN (anyone who reaches the port with it can run tests as this user)",
+                args.bind
+            ))
+            .into());
+        }
+    };
+    if !loopback {
+        crate::eline!(
+            "iolab serve: warning: listening on {} — every machine that reaches this port and knows the token can start tests here; the traffic is not encrypted",
+            args.bind
+        );
+    }
+    if args.output.exists() && !args.output.is_dir() {
+        return Err(UsageError::new(format!(
+            "--output {}: is not a directory",
+            args.output.display()
+        ))
+        .into());
+    }
+    let cfg = ServeConfig {
+        bind: args.bind,
+        port: args.port,
+        token,
+        output: args.output.clone(),
+        history: crate::history::HistoryOptions::current().path,
+    };
+    crate::serve::run(cfg)?;
+    Ok(0)
+}

@@ -1,0 +1,239 @@
+//! The test form -> the argv the command line would take, checked by the command's own
+//! parser and validation before anything starts. Only the listed options of each command
+//! pass (as `--NAME=VALUE`, so a value can never become a flag); the target must be an
+//! absolute path; a destructive target needs its name typed in `confirm`, which becomes
+//! `--allow-destroy` (the command then checks it names the target, as on the command line).
+
+use std::collections::BTreeMap;
+
+use clap::Parser;
+use serde::Deserialize;
+
+use crate::cli::{Cli, Command};
+
+/// What the browser sends to start a test.
+#[derive(Debug, Clone, Deserialize)]
+pub struct StartForm {
+    pub command: String,
+    pub target: String,
+    #[serde(default)]
+    pub options: BTreeMap<String, String>,
+    /// The target's name typed again to allow destroying it (`--allow-destroy`).
+    #[serde(default)]
+    pub confirm: String,
+}
+
+/// A checked test: the subcommand's argv (without the program and `--output`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Planned {
+    pub command: String,
+    pub target: String,
+    pub args: Vec<String>,
+}
+
+/// The commands the form starts, and the options each takes (its own flag names).
+pub const COMMANDS: &[(&str, &[&str])] = &[
+    (
+        "run",
+        &[
+            "preset", "duration", "ramp", "repeat", "size", "rw", "bs", "iodepth", "jobs",
+        ],
+    ),
+    (
+        "files",
+        &[
+            "preset",
+            "sizes",
+            "portions",
+            "passes",
+            "files-per-portion",
+            "repeat",
+            "method",
+        ],
+    ),
+    (
+        "saturate",
+        &[
+            "rw",
+            "latency-limit",
+            "max-depth",
+            "step-duration",
+            "ramp",
+            "size",
+            "bs",
+            "jobs",
+        ],
+    ),
+    ("sustain", &["size", "span", "time", "recovery", "rw", "bs"]),
+];
+
+fn clean(what: &str, v: &str, max: usize) -> Result<String, String> {
+    let v = v.trim();
+    if v.len() > max {
+        return Err(format!("{what}: longer than {max} characters"));
+    }
+    if v.chars().any(char::is_control) {
+        return Err(format!("{what}: control characters are not allowed"));
+    }
+    Ok(v.to_string())
+}
+
+/// The argv of the form (not yet validated by the command).
+pub fn plan(form: &StartForm) -> Result<Planned, String> {
+    let Some((command, allowed)) = COMMANDS.iter().find(|(c, _)| *c == form.command) else {
+        let known: Vec<&str> = COMMANDS.iter().map(|c| c.0).collect();
+        return Err(format!(
+            "unknown test '{}' (the console starts: {})",
+            form.command,
+            known.join(", ")
+        ));
+    };
+    let target = clean("target", &form.target, 4096)?;
+    if !target.starts_with('/') {
+        return Err(format!(
+            "target '{target}': give an absolute path (a directory or a /dev/ device)"
+        ));
+    }
+    let mut args = vec![command.to_string()];
+    if *command != "sustain" {
+        args.push(format!("--target={target}"));
+    }
+    for (k, v) in &form.options {
+        if !allowed.contains(&k.as_str()) {
+            return Err(format!(
+                "option '{k}' is not one the console passes to {command} (it takes: {})",
+                allowed.join(", ")
+            ));
+        }
+        let v = clean(k, v, 200)?;
+        if !v.is_empty() {
+            args.push(format!("--{k}={v}"));
+        }
+    }
+    let confirm = clean("confirmation", &form.confirm, 4096)?;
+    if !confirm.is_empty() {
+        if confirm != target {
+            return Err(format!(
+                "the name typed to allow destroying the target ('{confirm}') is not the target '{target}' exactly"
+            ));
+        }
+        args.push(format!("--allow-destroy={target}"));
+    }
+    if *command == "sustain" {
+        args.push("--".into());
+        args.push(target.clone());
+    }
+    Ok(Planned {
+        command: command.to_string(),
+        target,
+        args,
+    })
+}
+
+/// Parse the argv with the command line's own definitions and run the command's own checks
+/// (target kind, `--allow-destroy`, sizes, free space): the message the command line would
+/// print, or nothing when the test may start.
+pub fn validate(p: &Planned, output: &std::path::Path) -> Result<(), String> {
+    let mut argv = vec!["iolab".to_string()];
+    argv.extend(p.args.iter().cloned());
+    // Before any `--`: the console's result directory.
+    let at = argv.iter().position(|a| a == "--").unwrap_or(argv.len());
+    argv.insert(at, format!("--output={}", output.display()));
+    let cli = Cli::try_parse_from(&argv).map_err(|e| {
+        crate::cli::one_line_error(&e.render().to_string(), &format!("iolab {}", p.command))
+            .trim_start_matches("error: ")
+            .to_string()
+    })?;
+    let r = match &cli.command {
+        Command::Run(a) => crate::config::RunConfig::from_args(a).map(drop),
+        Command::Files(a) => crate::workload::files::config::FilesConfig::from_args(a).map(drop),
+        Command::Saturate(a) => {
+            crate::workload::saturate::config::SaturateConfig::from_args(a).map(drop)
+        }
+        Command::Sustain(a) => crate::config::sustain::SustainConfig::from_args(a).map(drop),
+        _ => Ok(()),
+    };
+    r.map_err(|e| e.to_string())
+}
+
+/// Is the target free of another iolab run (its `TargetLock`, as the test will take it)?
+/// The lock is taken and released at once; the test takes it again for its whole run.
+pub fn target_free(p: &Planned) -> Result<(), String> {
+    crate::runner::lock::TargetLock::acquire(std::path::Path::new(&p.target))
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn form(command: &str, target: &str, opts: &[(&str, &str)], confirm: &str) -> StartForm {
+        StartForm {
+            command: command.into(),
+            target: target.into(),
+            options: opts
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            confirm: confirm.into(),
+        }
+    }
+
+    #[test]
+    fn a_form_becomes_the_command_lines_argv() {
+        let p = plan(&form(
+            "run",
+            "/dev/loop9",
+            &[("preset", "default"), ("duration", "2s"), ("size", "")],
+            "/dev/loop9",
+        ))
+        .unwrap();
+        assert_eq!(
+            p.args,
+            [
+                "run",
+                "--target=/dev/loop9",
+                "--duration=2s",
+                "--preset=default",
+                "--allow-destroy=/dev/loop9"
+            ]
+        );
+        let p = plan(&form("sustain", "/mnt/x", &[("size", "64M")], "")).unwrap();
+        assert_eq!(p.args, ["sustain", "--size=64M", "--", "/mnt/x"]);
+    }
+
+    #[test]
+    fn unknown_commands_options_relative_targets_and_wrong_names_are_refused() {
+        let e = plan(&form("matrix", "/x", &[], "")).unwrap_err();
+        assert!(e.contains("unknown test 'matrix'"), "{e}");
+        let e = plan(&form("run", "/x", &[("output", "/etc")], "")).unwrap_err();
+        assert!(e.contains("option 'output' is not one"), "{e}");
+        let e = plan(&form("run", "x", &[], "")).unwrap_err();
+        assert!(e.contains("absolute path"), "{e}");
+        let e = plan(&form("run", "/dev/loop9", &[], "/dev/loop8")).unwrap_err();
+        assert!(e.contains("is not the target '/dev/loop9' exactly"), "{e}");
+        let e = plan(&form("run", "/x", &[("duration", "1s\n--no-save")], "")).unwrap_err();
+        assert!(e.contains("control characters"), "{e}");
+    }
+
+    #[test]
+    fn the_commands_own_checks_refuse_bad_values() {
+        let d = tempfile::tempdir().unwrap();
+        let t = d.path().display().to_string();
+        let p = plan(&form("run", &t, &[("iodepth", "0")], "")).unwrap();
+        let e = validate(&p, d.path()).unwrap_err();
+        assert!(e.contains("--iodepth"), "{e}");
+        let p = plan(&form("run", &t, &[("preset", "turbo")], "")).unwrap();
+        let e = validate(&p, d.path()).unwrap_err();
+        assert!(e.contains("invalid value 'turbo'"), "{e}");
+        let p = plan(&form("run", &t, &[("duration", "1s"), ("size", "1M")], "")).unwrap();
+        validate(&p, d.path()).unwrap();
+        // sustain's target is positional: after `--`, with --output before it.
+        let p = plan(&form("sustain", &t, &[("size", "8M")], "")).unwrap();
+        validate(&p, d.path()).unwrap();
+        let p = plan(&form("sustain", &t, &[("size", "-8M")], "")).unwrap();
+        let e = validate(&p, d.path()).unwrap_err();
+        assert!(e.contains("negative"), "{e}");
+    }
+}

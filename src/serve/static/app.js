@@ -1,0 +1,459 @@
+// iolab console: one page, hash routes, plain DOM (no framework, no build step, no CDN).
+// Every value from the server goes into the page as text (textContent), never as HTML.
+"use strict";
+
+// The options the console passes to each test (the same list as src/serve/forms.rs).
+const COMMANDS = {
+  run: ["preset", "duration", "ramp", "repeat", "size", "rw", "bs", "iodepth", "jobs"],
+  files: ["preset", "sizes", "portions", "passes", "files-per-portion", "repeat", "method"],
+  saturate: ["rw", "latency-limit", "max-depth", "step-duration", "ramp", "size", "bs", "jobs"],
+  sustain: ["size", "span", "time", "recovery", "rw", "bs"],
+};
+const CHOICES = {
+  "run/preset": ["", "default", "nvme", "real", "peak"],
+  "files/preset": ["", "belov", "quick"],
+};
+const HINTS = {
+  duration: "5s", ramp: "500ms", repeat: "3 or auto", size: "e.g. 256M", bs: "4K",
+  iodepth: "1..1024", jobs: "1", rw: "e.g. randread", sizes: "1,cluster,cluster+1,64K",
+  "latency-limit": "10ms", "max-depth": "", "step-duration": "5s", span: "percent",
+  time: "e.g. 2m", recovery: "e.g. 30s,2m",
+};
+
+// ---- small helpers ----
+function h(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else if (k === "className") e.className = v;
+    else e.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null) continue;
+    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}
+const $ = (sel) => document.querySelector(sel);
+function show(...nodes) {
+  const m = $("#main");
+  m.replaceChildren(...nodes);
+}
+async function api(path, opts) {
+  const r = await fetch(path, Object.assign({ credentials: "same-origin" }, opts || {}));
+  const ctype = r.headers.get("content-type") || "";
+  const body = ctype.includes("json") ? await r.json() : await r.text();
+  if (!r.ok) {
+    const msg = body && body.error ? body.error : String(body);
+    throw new Error(msg);
+  }
+  return body;
+}
+function post(path, obj) {
+  return api(path, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(obj || {}),
+  });
+}
+function fmtNum(v, digits) {
+  if (!Number.isFinite(v)) return "";
+  const a = Math.abs(v);
+  if (a >= 1e9) return (v / 1e9).toFixed(2) + " G";
+  if (a >= 1e6) return (v / 1e6).toFixed(2) + " M";
+  if (a >= 1e4) return (v / 1e3).toFixed(1) + " k";
+  return v.toFixed(digits === undefined ? 0 : digits);
+}
+function fmtBytes(b) {
+  if (b === null || b === undefined) return "";
+  const u = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+  let i = 0;
+  while (b >= 1024 && i < u.length - 1) { b /= 1024; i++; }
+  return b.toFixed(i ? 1 : 0) + " " + u[i];
+}
+function fmtLat(ns) {
+  if (!ns) return "";
+  if (ns >= 1e6) return (ns / 1e6).toFixed(2) + " ms";
+  if (ns >= 1e3) return (ns / 1e3).toFixed(1) + " µs";
+  return ns.toFixed(0) + " ns";
+}
+function table(headers, rows) {
+  return h("table", {},
+    h("thead", {}, h("tr", {}, headers.map((x) => h("th", {}, x)))),
+    h("tbody", {}, rows));
+}
+function errorBox(id) { return h("p", { id: id, className: "error" }); }
+
+// ---- a line chart in SVG ----
+function lineChart(id, title, points, key, fmt, xfmt) {
+  xfmt = xfmt || ((x) => (x / 1000).toFixed(1) + " s");
+  const W = 360, H = 170, L = 58, R = 10, T = 22, B = 26;
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  svg.setAttribute("width", W); svg.setAttribute("height", H);
+  svg.setAttribute("class", "chart"); svg.setAttribute("id", id);
+  const add = (tag, attrs, text) => {
+    const e = document.createElementNS("http://www.w3.org/2000/svg", tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    if (text !== undefined) e.textContent = text;
+    svg.append(e);
+    return e;
+  };
+  add("text", { x: 6, y: 15, "font-weight": "bold" }, title);
+  const pts = points.filter((p) => Number.isFinite(p[key]));
+  if (pts.length === 0) {
+    add("text", { x: L, y: H / 2 }, "waiting for data…");
+    return svg;
+  }
+  const xs = pts.map((p) => p.x), ys = pts.map((p) => p[key]);
+  const x0 = Math.min(...xs), x1 = Math.max(...xs, x0 + 1);
+  const y1 = Math.max(...ys) * 1.1 || 1;
+  const px = (x) => L + ((x - x0) / (x1 - x0)) * (W - L - R);
+  const py = (y) => H - B - (y / y1) * (H - T - B);
+  add("line", { x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: "#999" });
+  add("line", { x1: L, y1: T, x2: L, y2: H - B, stroke: "#999" });
+  add("text", { x: 2, y: T + 8 }, fmt(y1));
+  add("text", { x: 2, y: H - B }, "0");
+  add("text", { x: L, y: H - 6 }, xfmt(x0));
+  add("text", { x: W - R, y: H - 6, "text-anchor": "end" }, xfmt(x1));
+  const d = pts.map((p, i) => (i ? "L" : "M") + px(p.x).toFixed(1) + "," + py(p[key]).toFixed(1)).join(" ");
+  add("path", { d: d, fill: "none", stroke: "#1f6fb2", "stroke-width": 1.5 });
+  for (const p of pts) add("circle", { cx: px(p.x), cy: py(p[key]), r: 2, fill: "#1f6fb2" });
+  const last = pts[pts.length - 1][key];
+  add("text", { x: W - R, y: 15, "text-anchor": "end" }, "now " + fmt(last));
+  return svg;
+}
+
+// ---- pages ----
+async function pageMachine() {
+  show(h("h2", {}, "This machine"), h("p", { className: "note" }, "Loading…"));
+  const m = await api("/api/machine");
+  $("#host").textContent = m.hostname;
+  const infoBox = h("div", { id: "info" });
+  const infoBtn = (path) => h("button", { onclick: () => showInfo(path, infoBox) }, "info & health");
+  const useBtn = (path) => h("button", { onclick: () => { location.hash = "#/new?target=" + encodeURIComponent(path); } }, "test…");
+  // Health (SMART) of each whole disk, filled in as smartctl answers.
+  const healthCell = (d) => {
+    const td = h("td", { className: "health", "data-device": d.dev_path });
+    if (d.kind !== "disk") return td;
+    td.textContent = "…";
+    api("/api/info?path=" + encodeURIComponent(d.dev_path)).then((i) => {
+      const s = i.smart.find((x) => x.device === d.dev_path || x.device === d.name) || i.smart[0];
+      td.textContent = !s ? "" : s.health_passed === true ? "PASSED" : s.health_passed === false ? "FAILED" : (s.available ? "?" : "no SMART");
+      if (s && s.reason) td.title = s.reason;
+    }).catch((e) => { td.textContent = ""; td.title = e.message; });
+    return td;
+  };
+  const devs = m.devices.map((d) => h("tr", {},
+    h("td", {}, d.dev_path), h("td", {}, d.kind), h("td", { className: "num" }, fmtBytes(d.size_bytes)),
+    h("td", {}, d.model || d.loop_backing_file || ""), h("td", {}, d.transport || ""),
+    h("td", {}, d.rotational === true ? "HDD" : d.rotational === false ? "non-rotational" : ""),
+    healthCell(d),
+    h("td", {}, infoBtn(d.dev_path), useBtn(d.dev_path))));
+  const fss = m.filesystems.map((f) => h("tr", {},
+    h("td", {}, f.mount_point), h("td", {}, f.fs_type), h("td", {}, f.source),
+    h("td", { className: "num" }, fmtBytes(f.size_bytes)), h("td", { className: "num" }, fmtBytes(f.free_bytes)),
+    h("td", {}, f.class), h("td", {}, infoBtn(f.mount_point), useBtn(f.mount_point))));
+  show(
+    h("h2", {}, "Block devices"),
+    table(["device", "kind", "size", "model / backing file", "transport", "medium", "health", ""], devs),
+    h("h2", {}, "File systems"),
+    table(["mount point", "type", "source", "size", "free", "kind", ""], fss),
+    infoBox);
+}
+
+async function showInfo(path, box) {
+  box.replaceChildren(h("p", { className: "note" }, "Reading " + path + " (SMART may take a moment)…"));
+  try {
+    const i = await api("/api/info?path=" + encodeURIComponent(path));
+    const rows = [];
+    if (i.mount) rows.push(["mount", i.mount.mount_point + " (" + i.mount.fs_type + ", " + i.mount.options + ")"]);
+    rows.push(["kind", i.kind]);
+    if (i.no_device_reason) rows.push(["device", i.no_device_reason]);
+    for (const d of i.devices) rows.push([d.relation, d.dev_path + " " + fmtBytes(d.size_bytes) + " " + (d.model || d.loop_backing_file || "")]);
+    for (const s of i.smart) {
+      const health = s.health_passed === true ? "PASSED" : s.health_passed === false ? "FAILED" : (s.reason || "no SMART");
+      const extra = [];
+      if (s.temperature_c !== undefined && s.temperature_c !== null) extra.push(s.temperature_c + " °C");
+      if (s.percentage_used !== undefined && s.percentage_used !== null) extra.push(s.percentage_used + " % used");
+      if (s.power_on_hours !== undefined && s.power_on_hours !== null) extra.push(s.power_on_hours + " h on");
+      rows.push(["health " + s.device, health + (extra.length ? " — " + extra.join(", ") : "")]);
+    }
+    box.replaceChildren(h("h3", {}, "iolab info " + path),
+      table(["", ""], rows.map(([k, v]) => h("tr", {}, h("td", {}, k), h("td", {}, v)))));
+  } catch (e) {
+    box.replaceChildren(h("p", { className: "error" }, e.message));
+  }
+}
+
+function hashQuery() {
+  const q = location.hash.split("?")[1] || "";
+  return new URLSearchParams(q);
+}
+
+async function pageNew() {
+  const q = hashQuery();
+  let machine = { devices: [], filesystems: [] };
+  try { machine = await api("/api/machine"); } catch (e) { /* the form works without the list */ }
+  const list = h("datalist", { id: "targets" },
+    machine.filesystems.map((f) => h("option", { value: f.mount_point })),
+    machine.devices.map((d) => h("option", { value: d.dev_path })));
+  const cmd = h("select", { id: "cmd" }, Object.keys(COMMANDS).map((c) => h("option", { value: c }, c)));
+  const target = h("input", { type: "text", id: "target", list: "targets", value: q.get("target") || "", placeholder: "/mnt/disk or /dev/sdX" });
+  const confirm = h("input", { type: "text", id: "confirm", placeholder: "type the target's name again to allow destroying it" });
+  const opts = h("div", { id: "options" });
+  const err = errorBox("form-error");
+  const fillOptions = () => {
+    const c = cmd.value;
+    opts.replaceChildren(...COMMANDS[c].map((o) => {
+      const choices = CHOICES[c + "/" + o];
+      const input = choices
+        ? h("select", { id: "opt-" + o, name: o }, choices.map((v) => h("option", { value: v }, v || "(default)")))
+        : h("input", { type: "text", id: "opt-" + o, name: o, placeholder: HINTS[o] || "" });
+      return h("div", {}, h("label", { for: "opt-" + o }, "--" + o), input);
+    }));
+  };
+  cmd.addEventListener("change", fillOptions);
+  fillOptions();
+  const start = async (ev) => {
+    ev.preventDefault();
+    err.textContent = "";
+    const options = {};
+    for (const el of opts.querySelectorAll("input, select")) if (el.value.trim()) options[el.name] = el.value.trim();
+    try {
+      const job = await post("/api/runs", { command: cmd.value, target: target.value.trim(), options: options, confirm: confirm.value.trim() });
+      location.hash = "#/run/" + job.id;
+    } catch (e) {
+      err.textContent = e.message;
+    }
+  };
+  show(
+    h("h2", {}, "Start a test"),
+    h("form", { className: "test", id: "test-form", onsubmit: start },
+      h("div", {}, h("label", { for: "cmd" }, "test"), cmd),
+      h("div", {}, h("label", { for: "target" }, "target"), target, list),
+      opts,
+      h("div", {}, h("label", { for: "confirm" }, "--allow-destroy"), confirm),
+      h("p", { className: "note" }, "Write tests on a block device or an existing file destroy its data: type its name exactly, as with --allow-destroy on the command line. A directory needs nothing."),
+      h("button", { type: "submit", id: "start" }, "Start"),
+      err));
+}
+
+let pollTimer = null;
+async function pageRun(id) {
+  const state = { since: 0, points: [], done: 0, status: "" };
+  const status = h("span", { id: "run-status" });
+  const label = h("span", { id: "run-label" });
+  const barFill = h("div", { style: "width:0%" });
+  const count = h("span", { id: "point-count" }, "0");
+  const done = h("span", { id: "tests-done" }, "0");
+  const charts = h("div", { className: "charts", id: "charts" });
+  const stop = h("button", { className: "stop", id: "stop" }, "Stop");
+  const out = h("div", { id: "run-output" });
+  const err = errorBox("run-error");
+  const argv = h("code", { id: "run-argv" });
+  stop.addEventListener("click", async () => {
+    try { await post("/api/runs/" + id + "/stop"); } catch (e) { err.textContent = e.message; }
+  });
+  show(h("h2", {}, "Test ", id), h("p", {}, argv),
+    h("p", {}, "status: ", status, " ", stop),
+    h("p", {}, label, " ", h("span", { className: "bar" }, barFill)),
+    h("p", {}, "live points: ", count, " · tests done: ", done),
+    charts, err, out);
+  // The charts follow the test running now (each test of a suite has its own scale).
+  const draw = () => {
+    const last = state.points.length ? state.points[state.points.length - 1].label : "";
+    const pts = state.points.filter((p) => p.label === last);
+    const t = last ? " — " + last.replace(/ \[.*\]$/, "") : "";
+    charts.replaceChildren(
+      lineChart("chart-iops", "IOPS" + t, pts, "iops", (v) => fmtNum(v)),
+      lineChart("chart-bw", "MB/s" + t, pts, "mbs", (v) => fmtNum(v, 1)),
+      lineChart("chart-lat", "mean latency" + t, pts, "lat", fmtLat));
+  };
+  draw();
+  const tick = async () => {
+    if (!location.hash.startsWith("#/run/" + id)) return;
+    let v;
+    try {
+      v = await api("/api/runs/" + id + "?since=" + state.since);
+    } catch (e) {
+      err.textContent = e.message;
+      pollTimer = setTimeout(tick, 2000);
+      return;
+    }
+    argv.textContent = v.argv.join(" ");
+    state.since = v.next;
+    for (const e of v.events) {
+      if (e.event === "point") {
+        state.points.push({ x: e.t_ms, iops: e.iops, mbs: e.bw_bytes_per_s / 1e6, lat: e.lat_mean_ns, label: e.label });
+      }
+      if (e.event === "progress" || e.event === "point") {
+        label.textContent = e.label + (e.message ? " — " + e.message : "");
+        barFill.style.width = (100 * (e.fraction || 0)).toFixed(0) + "%";
+      }
+      if (e.event === "task_start") label.textContent = e.label;
+      if (e.event === "task_end" && e.label !== "prefill") state.done++;
+    }
+    count.textContent = String(state.points.length);
+    done.textContent = String(state.done);
+    if (v.events.some((e) => e.event === "point")) draw();
+    status.textContent = v.status;
+    status.className = "status-" + v.status;
+    const running = v.status === "running" || v.status === "stopping";
+    stop.disabled = !running;
+    stop.style.display = running ? "" : "none";
+    if (running) {
+      pollTimer = setTimeout(tick, 500);
+      return;
+    }
+    label.textContent = "ended (" + v.status + (v.exit_code === null ? "" : ", exit " + v.exit_code) + ")";
+    barFill.style.width = "100%";
+    const parts = [];
+    if (v.result) {
+      parts.push(h("p", {}, "result ", h("strong", { id: "result-id" }, v.result), " — download: ",
+        ["html", "md", "csv", "json"].map((f) => h("a", { href: "/api/results/" + v.result + "/report/" + f, className: "dl", download: "" }, f + " ")),
+        v.history ? [" · in the history as ", h("a", { href: "#/history", id: "history-id" }, v.history)] : ""));
+    }
+    if (v.stdout) parts.push(h("pre", { id: "result-table" }, v.stdout));
+    if (v.stderr) parts.push(h("pre", { id: "run-stderr" }, v.stderr));
+    out.replaceChildren(...parts);
+  };
+  tick();
+}
+
+async function pageRuns() {
+  const runs = await api("/api/runs");
+  const rows = runs.map((r) => h("tr", {},
+    h("td", {}, h("a", { href: "#/run/" + r.id }, r.id)), h("td", {}, r.command), h("td", {}, r.target),
+    h("td", { className: "status-" + r.status }, r.status), h("td", {}, r.started_at)));
+  show(h("h2", {}, "Tests started from this console"),
+    rows.length ? table(["id", "test", "target", "status", "started"], rows) : h("p", { className: "note" }, "None yet: start one under New test."));
+}
+
+async function pageHistory() {
+  const q = hashQuery();
+  const f = {};
+  for (const k of ["device", "command", "since", "limit"]) f[k] = h("input", { type: "text", id: "filter-" + k, placeholder: k, value: q.get(k) || "" });
+  const err = errorBox("history-error");
+  const body = h("div", { id: "history-table" });
+  const apply = (ev) => {
+    if (ev) ev.preventDefault();
+    const p = new URLSearchParams();
+    for (const [k, el] of Object.entries(f)) if (el.value.trim()) p.set(k, el.value.trim());
+    location.hash = "#/history?" + p.toString();
+  };
+  const cmp = h("button", { id: "compare-btn" }, "Compare the two checked");
+  cmp.addEventListener("click", () => {
+    const picked = [...document.querySelectorAll("input.pick:checked")].map((c) => c.value);
+    if (picked.length !== 2) { err.textContent = "check exactly two results (the first checked is the baseline)"; return; }
+    location.hash = "#/compare?a=" + encodeURIComponent(picked[1]) + "&b=" + encodeURIComponent(picked[0]);
+  });
+  show(h("h2", {}, "History"),
+    h("form", { className: "filters", onsubmit: apply }, Object.values(f), h("button", { type: "submit" }, "Filter")),
+    cmp, err, body);
+  const p = new URLSearchParams();
+  for (const [k, el] of Object.entries(f)) if (el.value.trim()) p.set(k, el.value.trim());
+  try {
+    const list = await api("/api/history?" + p.toString());
+    const rows = list.map((e) => h("tr", { "data-id": e.id },
+      h("td", {}, h("input", { type: "checkbox", className: "pick", value: e.id })),
+      h("td", {}, e.id), h("td", {}, e.started_at), h("td", {}, e.command),
+      h("td", { className: "status-" + e.status }, e.status), h("td", {}, e.device || ""), h("td", {}, e.filesystem),
+      h("td", {}, e.headline), h("td", {}, e.source),
+      h("td", {}, ["html", "md", "csv", "json"].map((fm) => h("a", { href: "/api/results/" + e.id + "/report/" + fm, download: "" }, fm + " ")))));
+    body.replaceChildren(rows.length
+      ? table(["", "id", "started", "test", "status", "device", "fs", "headline", "source", "download"], rows)
+      : h("p", { className: "note" }, "No results match."));
+  } catch (e) {
+    err.textContent = e.message;
+  }
+}
+
+async function pageCompare() {
+  const q = hashQuery();
+  const a = q.get("a"), b = q.get("b");
+  show(h("h2", {}, "Compare ", a || "?", " (baseline) with ", b || "?"), h("p", { className: "note" }, "Loading…"));
+  try {
+    const v = await api("/api/compare?a=" + encodeURIComponent(a) + "&b=" + encodeURIComponent(b));
+    const rows = [];
+    for (const p of v.comparison.pairings) for (const r of p.rows) {
+      rows.push(h("tr", {}, h("td", {}, r.config ? r.config + " " + r.test : r.test), h("td", {}, r.metric),
+        h("td", { className: "num" }, fmtNum(r.baseline.mean, 1)),
+        h("td", { className: "num" }, fmtNum(r.other.mean, 1)),
+        h("td", { className: "num" }, Number.isFinite(r.change_pct) ? r.change_pct.toFixed(1) + " %" + (Number.isFinite(r.change_pct_pm) ? " ± " + r.change_pct_pm.toFixed(1) : "") : ""),
+        h("td", {}, String(r.verdict || "").replace(/-/g, " "))));
+    }
+    show(h("h2", {}, "Compare ", a, " (baseline) with ", b),
+      table(["test", "metric", a, b, "change", "verdict"], rows),
+      h("pre", { id: "compare-text" }, v.text));
+  } catch (e) {
+    show(h("h2", {}, "Compare"), h("p", { className: "error", id: "compare-error" }, e.message));
+  }
+}
+
+async function pageTrend() {
+  const q = hashQuery();
+  const f = {};
+  for (const k of ["device", "test", "metric"]) f[k] = h("input", { type: "text", id: "trend-" + k, placeholder: k, value: q.get(k) || "" });
+  const out = h("div", { id: "trend-out" });
+  const apply = (ev) => {
+    ev.preventDefault();
+    const p = new URLSearchParams();
+    for (const [k, el] of Object.entries(f)) if (el.value.trim()) p.set(k, el.value.trim());
+    location.hash = "#/trend?" + p.toString();
+  };
+  f.device.setAttribute("list", "trend-devices");
+  const devices = h("datalist", { id: "trend-devices" });
+  api("/api/trend/devices").then((ds) => devices.replaceChildren(...ds.map((d) => h("option", { value: d.device }, d.results + " results")))).catch(() => {});
+  show(h("h2", {}, "Trend per device"),
+    h("form", { className: "filters", onsubmit: apply }, Object.values(f), devices, h("button", { type: "submit" }, "Show")), out);
+  if (!q.get("device")) { out.replaceChildren(h("p", { className: "note" }, "Give a device (its model, serial or kernel name); the test (default: the one with most results) and the metric (default: its headline, e.g. iops) are optional.")); return; }
+  try {
+    const t = await api("/api/trend?" + q.toString());
+    const pts = t.points.map((p, i) => ({ x: i * 1000, v: p.value }));
+    const rows = t.points.map((p) => h("tr", {}, h("td", {}, "h-" + p.id), h("td", {}, p.started_at),
+      h("td", { className: "num" }, fmtNum(p.value, 1)),
+      h("td", { className: "num" }, Number.isFinite(p.ci_low) ? fmtNum(p.ci_low, 1) + " … " + fmtNum(p.ci_high, 1) : ""),
+      h("td", {}, p.significant_change ? "changed " + (p.change_pct || 0).toFixed(1) + " %" : "")));
+    const healthBox = h("div", { id: "health-history" });
+    out.replaceChildren(h("p", {}, t.device, " — ", t.test, " — ", t.metric, t.higher_is_better ? " (higher is better)" : " (lower is better)"),
+      lineChart("chart-trend", t.metric, pts, "v", (v) => fmtNum(v, 1), (x) => "result " + (x / 1000 + 1)),
+      table(["id", "started", "value", "95 % CI", "change"], rows), healthBox);
+    // The drive's SMART snapshots taken with those results, where it had SMART.
+    api("/api/health?device=" + encodeURIComponent(q.get("device"))).then((hh) => {
+      const snaps = hh.points.filter((p) => p.smart && p.smart.available);
+      if (!snaps.length) { healthBox.replaceChildren(h("p", { className: "note" }, "No SMART snapshots of this device in the history.")); return; }
+      const opt = (v, unit) => (v === null || v === undefined ? "" : v + (unit || ""));
+      healthBox.replaceChildren(h("h3", {}, "Health over time"), table(
+        ["id", "taken", "self-assessment", "temperature", "% used", "media errors", "reallocated", "written"],
+        snaps.map((p) => h("tr", {}, h("td", {}, "h-" + p.id), h("td", {}, p.started_at),
+          h("td", {}, p.smart.health_passed === true ? "PASSED" : p.smart.health_passed === false ? "FAILED" : ""),
+          h("td", {}, opt(p.smart.temperature_c, " °C")), h("td", {}, opt(p.smart.percentage_used, " %")),
+          h("td", {}, opt(p.smart.media_errors)), h("td", {}, opt(p.smart.reallocated_sectors)),
+          h("td", {}, fmtBytes(p.smart.data_written_bytes))))));
+    }).catch((e) => healthBox.replaceChildren(h("p", { className: "note" }, e.message)));
+  } catch (e) {
+    out.replaceChildren(h("p", { className: "error" }, e.message));
+  }
+}
+
+// ---- router ----
+async function route() {
+  if (pollTimer) { clearTimeout(pollTimer); pollTimer = null; }
+  const hash = location.hash || "#/machine";
+  const path = hash.slice(1).split("?")[0];
+  for (const a of document.querySelectorAll("nav a")) a.classList.toggle("active", hash.startsWith(a.getAttribute("href")));
+  try {
+    if (path.startsWith("/run/")) await pageRun(path.slice(5));
+    else if (path === "/new") await pageNew();
+    else if (path === "/runs") await pageRuns();
+    else if (path === "/history") await pageHistory();
+    else if (path === "/compare") await pageCompare();
+    else if (path === "/trend") await pageTrend();
+    else await pageMachine();
+  } catch (e) {
+    show(h("p", { className: "error", id: "page-error" }, e.message));
+  }
+}
+window.addEventListener("hashchange", route);
+window.addEventListener("DOMContentLoaded", route);

@@ -1,0 +1,512 @@
+//! `iolab serve` over plain HTTP: every route refuses a request without the token (401) or
+//! with a wrong one (403), a foreign Host or Origin is refused, a destructive test without
+//! the typed name is refused with the command line's words, a busy port is one line and
+//! exit 2; and the runner's JSON progress stream the console reads.
+//! The browser test is tests/serve_browser.rs.
+
+mod common;
+mod serve_support;
+
+use std::time::Duration;
+
+use serve_support::Console;
+
+/// Every route of src/serve/routes.rs, with its methods, read from the source (so a route
+/// added later is tried too), plus an unknown path (the fallback).
+fn routes() -> Vec<(String, Vec<&'static str>)> {
+    let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/serve/routes.rs"))
+        .unwrap();
+    let mut v = Vec::new();
+    for line in src.lines() {
+        let Some(rest) = line.trim().strip_prefix(".route(\"") else {
+            continue;
+        };
+        let path = rest.split('"').next().unwrap();
+        let mut methods = Vec::new();
+        if rest.contains("get(") {
+            methods.push("GET");
+        }
+        if rest.contains("post(") {
+            methods.push("POST");
+        }
+        assert!(!methods.is_empty(), "no method read from {line:?}");
+        let path = path.replace("{id}", "run-1").replace("{format}", "json");
+        v.push((path, methods));
+    }
+    assert!(v.len() >= 12, "too few routes read: {v:?}");
+    v.push(("/no-such-page".into(), vec!["GET", "POST"]));
+    v
+}
+
+#[test]
+fn every_route_needs_the_token_and_the_console_s_own_host_and_origin() {
+    let console = Console::start(&[]);
+    let routes = routes();
+    for (path, methods) in &routes {
+        for m in methods.iter().chain(["HEAD"].iter()) {
+            let (code, _, body) = console.request(m, path, &[], "{}");
+            assert_eq!(code, 401, "{m} {path} without a token: {body}");
+            let (code, _, _) = console.request(m, &format!("{path}?token=wrong"), &[], "{}");
+            assert_eq!(code, 403, "{m} {path} with a wrong token in the query");
+            for h in [
+                (
+                    "Cookie",
+                    format!(
+                        "iolab_token_{}=nope",
+                        console.host.rsplit(':').next().unwrap()
+                    ),
+                ),
+                ("Authorization", "Bearer nope".to_string()),
+            ] {
+                let (code, _, _) = console.request(m, path, &[(h.0, &h.1)], "{}");
+                assert_eq!(code, 403, "{m} {path} with a wrong token in {}", h.0);
+            }
+        }
+    }
+    let auth = format!("Bearer {}", console.token);
+    // With the token: a read works, a foreign Host (DNS rebinding) does not.
+    let (code, _, _) = console.request("GET", "/api/runs", &[("Authorization", &auth)], "");
+    assert_eq!(code, 200);
+    let (code, _, _) = console.request(
+        "GET",
+        "/api/runs",
+        &[("Authorization", &auth), ("Host", "attacker.example:80")],
+        "",
+    );
+    assert_eq!(code, 403, "a foreign Host name");
+    // A change needs the console's own Origin (or Referer).
+    let stop = "/api/runs/run-1/stop";
+    let (code, _, _) = console.request("POST", stop, &[("Authorization", &auth)], "");
+    assert_eq!(code, 403, "a change without Origin");
+    let (code, _, _) = console.request(
+        "POST",
+        stop,
+        &[
+            ("Authorization", &auth),
+            ("Origin", "http://attacker.example"),
+        ],
+        "",
+    );
+    assert_eq!(code, 403, "a change from another origin");
+    let (code, _, _) = console.request(
+        "POST",
+        stop,
+        &[("Authorization", &auth), ("Origin", &console.base)],
+        "",
+    );
+    assert_eq!(
+        code, 404,
+        "a change from the console's page reaches the route"
+    );
+    // The token in the query sets the cookie and leaves the address bar.
+    let (code, head, _) = console.request("GET", &format!("/?token={}", console.token), &[], "");
+    assert_eq!(code, 303, "{head}");
+    let cookie = head
+        .lines()
+        .find_map(|l| l.strip_prefix("set-cookie: "))
+        .unwrap_or_else(|| panic!("no cookie: {head}"));
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    let pair = cookie.split(';').next().unwrap();
+    let (code, _, body) = console.request("GET", "/", &[("Cookie", pair)], "");
+    assert_eq!(code, 200);
+    assert!(body.contains("/static/app.js"), "{body}");
+}
+
+#[test]
+fn a_destructive_test_needs_the_target_s_name_typed_exactly() {
+    let console = Console::start(&[]);
+    // An existing file: the command line would overwrite it only with --allow-destroy.
+    let file = console.dir.path().join("precious.bin");
+    std::fs::write(&file, vec![7u8; 1 << 20]).unwrap();
+    let f = file.display().to_string();
+    let form = |confirm: &str| {
+        serde_json::json!({
+            "command": "run",
+            "target": f,
+            "options": {"duration": "1s", "repeat": "1", "rw": "read", "bs": "4K", "size": "1M"},
+            "confirm": confirm,
+        })
+        .to_string()
+    };
+    let (code, body) = console.authed("POST", "/api/runs", &form(""));
+    assert_eq!(code, 400, "{body}");
+    assert!(
+        body.contains("is an existing file: iolab would overwrite it")
+            && body.contains("--allow-destroy"),
+        "{body}"
+    );
+    let (code, body) = console.authed("POST", "/api/runs", &form(&format!("{f}x")));
+    assert_eq!(code, 400, "{body}");
+    assert!(body.contains("is not the target"), "{body}");
+    // Another spelling of the same file is not the name typed exactly either.
+    let other = format!("{}/./precious.bin", console.dir.path().display());
+    let (code, body) = console.authed("POST", "/api/runs", &form(&other));
+    assert_eq!(code, 400, "{body}");
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        vec![7u8; 1 << 20],
+        "the file was touched"
+    );
+    // Options beyond the form's, relative targets: refused before anything runs.
+    let bad = serde_json::json!({"command": "run", "target": f, "options": {"output": "/etc"}});
+    let (code, body) = console.authed("POST", "/api/runs", &bad.to_string());
+    assert_eq!(code, 400, "{body}");
+    let rel = serde_json::json!({"command": "run", "target": "precious.bin"});
+    let (code, body) = console.authed("POST", "/api/runs", &rel.to_string());
+    assert_eq!(code, 400, "{body}");
+    let (code, body) = console.authed("GET", "/api/runs", "");
+    assert_eq!((code, body.as_str()), (200, "[]"), "nothing started");
+}
+
+#[test]
+fn a_busy_port_is_one_line_and_exit_2() {
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().port().to_string();
+    let dir = common::tempdir();
+    let out = common::bin()
+        .current_dir(dir.path())
+        .args(["serve", "--port", &port])
+        .output()
+        .unwrap();
+    let err = common::stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "cannot listen on 127.0.0.1:{port}: the port is in use"
+        )),
+        "{err}"
+    );
+    // Beyond loopback without --token: refused before listening.
+    let out = common::bin()
+        .current_dir(dir.path())
+        .args(["serve", "--bind", "0.0.0.0", "--port", "0"])
+        .output()
+        .unwrap();
+    common::assert_usage(&out, "needs --token");
+    assert_eq!(common::stderr(&out).lines().count(), 1);
+}
+
+#[test]
+fn the_progress_stream_has_tasks_live_points_and_the_result() {
+    let dir = common::tempdir();
+    let stream = dir.path().join("progress.jsonl");
+    let out = common::bin()
+        .current_dir(dir.path())
+        .arg("--progress-json")
+        .arg(&stream)
+        .args([
+            "run",
+            "--rw",
+            "randread",
+            "--bs",
+            "4K",
+            "--size",
+            "4M",
+            "--repeat",
+            "1",
+            // Long enough for two 500 ms points on any machine.
+            "--duration",
+            "2s",
+            "--ramp",
+            "0s",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let events: Vec<serde_json::Value> = std::fs::read_to_string(&stream)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds.first(), Some(&"start"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"result"), "{kinds:?}");
+    assert!(
+        kinds.contains(&"task_start") && kinds.contains(&"task_end"),
+        "{kinds:?}"
+    );
+    let points: Vec<_> = events.iter().filter(|e| e["event"] == "point").collect();
+    assert!(points.len() >= 2, "{kinds:?}");
+    for p in &points {
+        assert!(p["iops"].as_f64().unwrap() > 0.0, "{p}");
+        assert!(p["bw_bytes_per_s"].as_f64().unwrap() > 0.0, "{p}");
+        assert!(p["lat_mean_ns"].as_f64().unwrap() > 0.0, "{p}");
+    }
+    let last = events.last().unwrap();
+    assert_eq!(last["status"], "complete");
+    // Relative to the command's working directory, as its "results:" line.
+    assert!(
+        dir.path().join(last["path"].as_str().unwrap()).is_file(),
+        "{last}"
+    );
+}
+
+/// `iolab serve` with `IOLAB_HISTORY` at `db`: exit 2 and one line naming the file.
+fn refused_history(db: &std::path::Path, needle: &str) {
+    let dir = common::tempdir();
+    let out = common::with_history(&mut common::bin(), db)
+        .current_dir(dir.path())
+        .args(["serve", "--port", "0"])
+        .output()
+        .unwrap();
+    let err = common::stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&db.display().to_string()) && err.contains(needle),
+        "{err}"
+    );
+    assert!(
+        common::stdout(&out).is_empty(),
+        "no URL: {}",
+        common::stdout(&out)
+    );
+}
+
+#[test]
+fn a_corrupt_or_newer_history_is_one_line_and_exit_2() {
+    let dir = common::tempdir();
+    // Not a database at all.
+    let junk = dir.path().join("junk.sqlite");
+    std::fs::write(&junk, vec![0x5au8; 64 << 10]).unwrap();
+    refused_history(&junk, "history");
+    assert_eq!(
+        std::fs::read(&junk).unwrap(),
+        vec![0x5au8; 64 << 10],
+        "left as it was"
+    );
+    // A history written by a newer iolab.
+    let newer = dir.path().join("newer.sqlite");
+    drop(iolab::history::History::open(&newer).unwrap());
+    {
+        let c = rusqlite::Connection::open(&newer).unwrap();
+        c.pragma_update(None, "user_version", iolab::history::SCHEMA_VERSION + 1)
+            .unwrap();
+    }
+    refused_history(&newer, "newer than this iolab understands");
+}
+
+#[test]
+fn one_test_per_target_and_the_server_s_ctrl_c_stops_its_tests_cleanly() {
+    let mut console = Console::start(&[]);
+    let target = console.dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let form = serde_json::json!({
+        "command": "run",
+        "target": target.display().to_string(),
+        // Far longer than the test waits: it ends by the server's Ctrl-C.
+        "options": {"rw": "randread", "bs": "4K", "size": "4M", "duration": "10m",
+                    "ramp": "0s", "repeat": "1"},
+    })
+    .to_string();
+    let (code, body) = console.authed("POST", "/api/runs", &form);
+    assert_eq!(code, 200, "{body}");
+    let (code, body) = console.authed("POST", "/api/runs", &form);
+    assert_eq!(code, 409, "{body}");
+    assert!(
+        body.contains("another test (run-1, run) is running on"),
+        "{body}"
+    );
+    // A run from elsewhere (here: this test holding the target's lock) is refused too.
+    let other = console.dir.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    let held = iolab::runner::lock::TargetLock::acquire(&other).unwrap();
+    let other_form = form.replace(&target.display().to_string(), &other.display().to_string());
+    let (code, body) = console.authed("POST", "/api/runs", &other_form);
+    assert_eq!(code, 409, "{body}");
+    assert!(body.contains("another iolab run is using"), "{body}");
+    drop(held);
+    // Wait for the first live point (the run is measuring), then read its pid.
+    let mut pid = 0;
+    let live = common::wait_until(Duration::from_secs(120), || {
+        let (_, body) = console.authed("GET", "/api/runs/run-1?since=0", "");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let events = v["events"].as_array().unwrap();
+        if let Some(p) = events.iter().find_map(|e| e["pid"].as_i64()) {
+            pid = p;
+        }
+        events.iter().any(|e| e["event"] == "point")
+    });
+    assert!(live, "no live point in 120 s; stderr: {}", console.stderr());
+    assert_eq!(console.stop(), Some(0), "{}", console.stderr());
+    let err = console.stderr();
+    assert!(err.contains("stopping run-1 (run on"), "{err}");
+    // The child is gone, its partial result saved as interrupted and recorded, its lock and
+    // test file removed.
+    let gone = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), None).is_err();
+    assert!(gone, "the test's process {pid} outlived the server");
+    let results = common::entries(&console.dir.path().join("results"));
+    assert_eq!(results.len(), 1, "{results:?}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&results[0]).unwrap()).unwrap();
+    assert_eq!(doc["status"], "interrupted");
+    let h = iolab::history::History::open(&console.dir.path().join("history.db")).unwrap();
+    let list = h.list(&Default::default()).unwrap();
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0].status, "interrupted");
+    assert_eq!(
+        common::names(&target),
+        Vec::<String>::new(),
+        "left in the target"
+    );
+}
+
+#[test]
+fn a_killed_server_s_tests_stop_through_the_ctrl_c_path() {
+    let mut console = Console::start(&[]);
+    let target = console.dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let form = serde_json::json!({
+        "command": "run",
+        "target": target.display().to_string(),
+        "options": {"rw": "randread", "bs": "4K", "size": "4M", "duration": "10m",
+                    "ramp": "0s", "repeat": "1"},
+    })
+    .to_string();
+    let (code, body) = console.authed("POST", "/api/runs", &form);
+    assert_eq!(code, 200, "{body}");
+    let mut pid = 0;
+    let live = common::wait_until(Duration::from_secs(120), || {
+        let (_, body) = console.authed("GET", "/api/runs/run-1?since=0", "");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let events = v["events"].as_array().unwrap();
+        if let Some(p) = events.iter().find_map(|e| e["pid"].as_i64()) {
+            pid = p;
+        }
+        events.iter().any(|e| e["event"] == "point")
+    });
+    assert!(live, "no live point in 120 s; stderr: {}", console.stderr());
+    // The server's work directory (the test's progress file): a killed server cannot remove
+    // it, so this test does, afterwards.
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+    let args: Vec<String> = cmdline
+        .split(|b| *b == 0)
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    let progress = args
+        .iter()
+        .position(|a| a == "--progress-json")
+        .map(|i| std::path::PathBuf::from(&args[i + 1]))
+        .unwrap_or_else(|| panic!("no --progress-json in {args:?}"));
+    let work = progress.parent().unwrap().to_path_buf();
+    // SIGKILL: the server cannot stop its test; the test sees its parent gone and stops itself
+    // with one SIGINT.
+    console.child.kill().unwrap();
+    console.child.wait().unwrap();
+    let results = console.dir.path().join("results");
+    let ended = common::wait_until(Duration::from_secs(120), || {
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), None).is_err()
+    });
+    let _ = std::fs::remove_dir_all(&work);
+    assert!(ended, "the test {pid} outlived its killed server");
+    let files = common::entries(&results);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{}: {e}: {text:?}", files[0].display()));
+    assert_eq!(doc["status"], "interrupted");
+    assert_eq!(
+        common::names(&target),
+        Vec::<String>::new(),
+        "left in the target"
+    );
+}
+
+#[test]
+fn files_saturate_and_sustain_start_from_the_form_and_complete() {
+    let console = Console::start(&[]);
+    let forms = [
+        (
+            "files",
+            serde_json::json!({"sizes": "1,4K", "files-per-portion": "20", "portions": "2",
+                               "passes": "1", "repeat": "1"}),
+        ),
+        (
+            "saturate",
+            serde_json::json!({"rw": "randread", "step-duration": "200ms", "ramp": "0s",
+                               "size": "8M", "max-depth": "2"}),
+        ),
+        ("sustain", serde_json::json!({"size": "16M", "bs": "1M"})),
+    ];
+    for (command, options) in forms {
+        let target = console.dir.path().join(command);
+        std::fs::create_dir(&target).unwrap();
+        let form = serde_json::json!({
+            "command": command,
+            "target": target.display().to_string(),
+            "options": options,
+        });
+        let (code, body) = console.authed("POST", "/api/runs", &form.to_string());
+        assert_eq!(code, 200, "{command}: {body}");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let id = v["id"].as_str().unwrap().to_string();
+        let mut last = serde_json::Value::Null;
+        let done = common::wait_until(Duration::from_secs(300), || {
+            let (_, body) = console.authed("GET", &format!("/api/runs/{id}"), "");
+            last = serde_json::from_str(&body).unwrap();
+            last["status"] != "running"
+        });
+        assert!(done, "{command} did not end in 300 s: {last}");
+        assert_eq!(last["status"], "complete", "{command}: {last}");
+        assert!(
+            last["history"].as_str().unwrap_or("").starts_with("h-"),
+            "{last}"
+        );
+        // Its result downloads by id in every format.
+        for f in ["html", "md", "csv", "json"] {
+            let (code, body) = console.authed("GET", &format!("/api/results/{id}/report/{f}"), "");
+            assert_eq!(code, 200, "{command} {f}: {body}");
+            assert!(!body.is_empty());
+        }
+    }
+}
+
+/// Regression: the stream's `start` and `result` events were built with `json!` from the
+/// result path, which panicked on a path that is not UTF-8 (with or without the stream).
+#[test]
+fn the_progress_stream_takes_a_result_directory_that_is_not_utf8() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = common::tempdir();
+    let odd = dir
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"res-\xff-dir"));
+    let stream = dir.path().join("progress.jsonl");
+    let out = common::bin()
+        .current_dir(dir.path())
+        .arg("--progress-json")
+        .arg(&stream)
+        .args([
+            "run",
+            "--rw",
+            "randread",
+            "--bs",
+            "4K",
+            "--size",
+            "1M",
+            "--repeat",
+            "1",
+            "--duration",
+            "100ms",
+            "--ramp",
+            "0s",
+            "--output",
+        ])
+        .arg(&odd)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let text = std::fs::read_to_string(&stream).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(last["event"], "result");
+    assert!(
+        last["path"].as_str().unwrap().contains("res-\u{fffd}-dir"),
+        "{last}"
+    );
+}
