@@ -42,27 +42,17 @@ fn depth_groups(s: &TraceSummary) -> Vec<(String, u64, u64)> {
 pub fn key_figures(s: &TraceSummary) -> Vec<(String, String)> {
     let calls = s.read_calls + s.write_calls;
     let bytes = s.read_bytes + s.write_bytes;
+    let share = |n: u64, b: u64| {
+        format!(
+            "{n} calls ({} of calls), {} ({} of bytes)",
+            pct(n, calls),
+            fmt_size_iec(b),
+            pct(b, bytes)
+        )
+    };
     let mut v = vec![
-        (
-            "reads".into(),
-            format!(
-                "{} calls ({} of calls), {} ({} of bytes)",
-                s.read_calls,
-                pct(s.read_calls, calls),
-                fmt_size_iec(s.read_bytes),
-                pct(s.read_bytes, bytes)
-            ),
-        ),
-        (
-            "writes".into(),
-            format!(
-                "{} calls ({} of calls), {} ({} of bytes)",
-                s.write_calls,
-                pct(s.write_calls, calls),
-                fmt_size_iec(s.write_bytes),
-                pct(s.write_bytes, bytes)
-            ),
-        ),
+        ("reads".into(), share(s.read_calls, s.read_bytes)),
+        ("writes".into(), share(s.write_calls, s.write_bytes)),
         (
             "sequential".into(),
             format!(
