@@ -683,7 +683,10 @@ fn jobs_run_writers_together_and_add_them_up() {
         "1",
         "--no-save",
     ]));
-    assert!(text.contains("2 writers, spread between them"), "{text}");
+    assert!(
+        text.contains("2 writers each in its own directory, spread between them"),
+        "{text}"
+    );
     common::assert_usage(
         &common::iolab(&["files", "-t", common::s(d.path()), "--jobs", "0"]),
         "--jobs 0",
@@ -700,4 +703,86 @@ fn jobs_run_writers_together_and_add_them_up() {
         ]),
         "--big",
     );
+}
+
+#[test]
+fn shared_dir_writers_share_the_directories() {
+    let test = "shared_dir_writers_share_the_directories";
+    let Some(d) = common::ram_tempdir_or_skip(test) else {
+        return;
+    };
+    // Every layout: flat (one directory for both writers) and per-portion (directories
+    // made and removed by whichever writer comes first and last).
+    for layout in ["flat", "per-portion"] {
+        let out = common::iolab(&[
+            "files",
+            "-t",
+            common::s(d.path()),
+            "--jobs",
+            "2",
+            "--shared-dir",
+            "--layout",
+            layout,
+            "--sizes",
+            "1",
+            "--files-per-portion",
+            "300",
+            "--portions",
+            "3",
+            "--passes",
+            "1",
+            "--repeat",
+            "2",
+            "--json",
+            "--no-save",
+        ]);
+        let doc = common::json_ok(&out);
+        let tests = doc["tests"].as_array().unwrap();
+        assert_eq!(tests.len(), 4, "create, stat, read, delete");
+        for t in tests {
+            assert_eq!(t["params"]["jobs"], "2");
+            assert_eq!(t["params"]["job_dirs"], "shared");
+            for r in t["runs"].as_array().unwrap() {
+                assert_eq!(r["dist"]["ranks"], 2);
+                let ops = r["ops"].as_u64().unwrap();
+                // Whole portions, at least the first writer's 900, at most both writers'.
+                assert!((300..=1800).contains(&ops), "{layout} {}: {ops}", t["name"]);
+                assert_eq!(ops % 300, 0);
+            }
+        }
+        let created = tests[0]["runs"][0]["ops"].as_u64().unwrap();
+        assert!(created >= 900, "{layout}: {created} created");
+        assert!(
+            common::entries(d.path()).is_empty(),
+            "{layout}: nothing left"
+        );
+    }
+    let text = common::stdout(&common::iolab(&[
+        "files",
+        "-t",
+        common::s(d.path()),
+        "--jobs",
+        "2",
+        "--shared-dir",
+        "--sizes",
+        "1",
+        "--files-per-portion",
+        "100",
+        "--portions",
+        "2",
+        "--passes",
+        "1",
+        "--repeat",
+        "1",
+        "--no-save",
+    ]));
+    assert!(
+        text.contains("2 writers in shared directories, spread"),
+        "{text}"
+    );
+    common::assert_usage(
+        &common::iolab(&["files", "-t", common::s(d.path()), "--shared-dir"]),
+        "--shared-dir",
+    );
+    assert!(common::entries(d.path()).is_empty(), "nothing created");
 }

@@ -33,6 +33,12 @@ pub struct FilesArgs {
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub jobs: u32,
 
+    /// With --jobs: all writers create their files in the same directories (mdtest's
+    /// shared-directory mode; with --layout flat, one directory for everyone) instead of a
+    /// directory tree each; every writer has its own file names.
+    #[arg(long)]
+    pub shared_dir: bool,
+
     /// Files per portion (each portion is timed on its own).
     #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub files_per_portion: Option<u64>,

@@ -1,5 +1,6 @@
 //! `iolab files --jobs N`: N writers (threads) on one host, each with its own directory, as
-//! mdtest's unique-directory mode — the single-host counterpart of the MPI mode (src/dist):
+//! mdtest's unique-directory mode (or, with `--shared-dir`, all in the same directories, each
+//! under its own file names, as mdtest's shared mode) — the single-host counterpart of the MPI mode (src/dist):
 //! every writer runs the same plan through the same code (`run_with_hooks`), every phase
 //! starts on all of them together (a barrier), the first to finish its portions raises the
 //! stonewall and the others stop after the portion they are in; the totals of each phase
@@ -16,7 +17,7 @@ use anyhow::{Context, Result, anyhow};
 use crate::dist::aggregate::{RankRun, add_dist_summaries, aggregate_files_run};
 use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning};
 use crate::runner::RunContext;
-use crate::workload::files::config::FilesConfig;
+use crate::workload::files::config::{FilesConfig, Writer};
 use crate::workload::files::result::summarize_files_test;
 use crate::workload::files::run::{FilesHooks, run_with_hooks};
 
@@ -84,6 +85,8 @@ struct JobHooks<'a> {
     /// `agree_more`: writer 0's answer, read by all.
     vote: &'a Mutex<bool>,
     first: bool,
+    /// `--shared-dir`: the writers meet after each run.
+    shared: bool,
     /// This writer's phases: result, window, stonewalled.
     phases: Mutex<Vec<PhaseRecord>>,
 }
@@ -130,6 +133,14 @@ impl FilesHooks for JobHooks<'_> {
     fn after_size(&self, _tests: &[TestResult], _warnings: &[Warning]) -> Result<()> {
         Ok(())
     }
+
+    fn after_run(&self) -> Result<()> {
+        // --shared-dir: writer 0 removes the shared run directory once all are past it.
+        if self.shared {
+            self.barrier.wait()?;
+        }
+        Ok(())
+    }
 }
 
 /// Run the plan on `cfg.jobs` writers and put the totals into `doc`.
@@ -149,13 +160,30 @@ pub fn measure(
                 format!("cannot create a work directory in {}", cfg.target.display())
             })?,
     );
+    // With --shared-dir one directory for all, each writer on its own file names.
+    let shared: PathBuf = work.path().join("shared");
+    if cfg.shared_dir {
+        std::fs::create_dir(&shared)
+            .with_context(|| format!("cannot create {}", shared.display()))?;
+    }
     let mut cfgs = Vec::new();
     for j in 0..n {
-        let dir: PathBuf = work.path().join(format!("job-{j:03}"));
-        std::fs::create_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let (dir, writer) = if cfg.shared_dir {
+            let w = Writer {
+                index: j as u64,
+                of: n as u64,
+            };
+            (shared.clone(), Some(w))
+        } else {
+            let dir: PathBuf = work.path().join(format!("job-{j:03}"));
+            std::fs::create_dir(&dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            (dir, None)
+        };
         cfgs.push(FilesConfig {
             target: dir,
             jobs: 1,
+            writer,
             output: None,
             json: false,
             ..cfg.clone()
@@ -171,6 +199,7 @@ pub fn measure(
             phase: AtomicU64::new(0),
             vote: &vote,
             first: j == 0,
+            shared: cfg.shared_dir,
             phases: Mutex::new(Vec::new()),
         })
         .collect();
@@ -291,6 +320,8 @@ fn totals(
         }
         for mut g in group {
             g.params.insert("jobs".into(), cfg.jobs.to_string());
+            let dirs = if cfg.shared_dir { "shared" } else { "own" };
+            g.params.insert("job_dirs".into(), dirs.into());
             summarize_files_test(&mut g);
             add_dist_summaries(&mut g);
             out.push(g);
@@ -313,8 +344,12 @@ pub fn render_jobs(doc: &ResultDoc) -> String {
         let mut spreads: Vec<f64> = dists.iter().map(|d| d.straggler_spread_pct).collect();
         spreads.sort_by(f64::total_cmp);
         let stonewalled: usize = dists.iter().map(|d| d.stonewalled_ranks.len()).sum();
+        let dirs = match t.params.get("job_dirs").map(String::as_str) {
+            Some("shared") => "in shared directories",
+            _ => "each in its own directory",
+        };
         out.push_str(&format!(
-            "{}: {jobs} writers, spread between them {:.1} % (median of {} runs; fastest writer {}, slowest {} in the last), {} writer-phases stopped by the stonewall\n",
+            "{}: {jobs} writers {dirs}, spread between them {:.1} % (median of {} runs; fastest writer {}, slowest {} in the last), {} writer-phases stopped by the stonewall\n",
             t.name,
             spreads[spreads.len() / 2],
             spreads.len(),

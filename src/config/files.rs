@@ -73,6 +73,11 @@ impl FilesConfig {
                 "--jobs runs the small-file phases only: leave out --big and --keep-files",
             ));
         }
+        if a.shared_dir && a.jobs < 2 {
+            return Err(UsageError::new(
+                "--shared-dir puts several writers in the same directories: give --jobs 2 or more",
+            ));
+        }
         let cfg = FilesConfig {
             target,
             sizes,
@@ -91,6 +96,8 @@ impl FilesConfig {
             drop_caches: a.drop_caches,
             keep_files: a.keep_files,
             jobs: a.jobs,
+            shared_dir: a.shared_dir,
+            writer: None,
             output: (!a.out.no_save).then(|| a.out.output.clone()),
             json: a.out.json,
         };

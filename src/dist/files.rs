@@ -35,6 +35,11 @@ fn setup(args: &FilesArgs, rank: u32) -> Result<Prepared<FilesConfig>> {
             "--big does not run distributed yet: leave it out under mpirun/srun (the small-file phases do run on every rank)"
         ));
     }
+    if shared.shared_dir {
+        return Err(crate::usage!(
+            "--shared-dir is for --jobs on one host: under mpirun/srun every rank works in its own directory"
+        ));
+    }
     let space = RankSpace::claim(std::slice::from_ref(&args.target), rank)?;
     let mut rank_args = args.clone();
     rank_args.target = space.dirs[0].path.clone();

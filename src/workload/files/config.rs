@@ -62,10 +62,23 @@ pub struct FilesConfig {
     pub nice: bool,
     pub drop_caches: bool,
     pub keep_files: bool,
-    /// Writers at once (`--jobs`), each in its own directory.
+    /// Writers at once (`--jobs`), each in its own directory tree unless `shared_dir`.
     pub jobs: u32,
+    /// `--shared-dir`: the writers create their files in the same directories (mdtest's
+    /// shared-directory mode), each under its own file names.
+    pub shared_dir: bool,
+    /// Set by `--jobs` on each writer's own copy of a `--shared-dir` config: which writer
+    /// this is, of how many. `target` is then the shared directory (opened, not created).
+    pub writer: Option<Writer>,
     pub output: Option<PathBuf>,
     pub json: bool,
+}
+
+/// One of the writers of a `--jobs N --shared-dir` run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Writer {
+    pub index: u64,
+    pub of: u64,
 }
 
 impl FilesConfig {

@@ -32,9 +32,24 @@ pub struct RunRoot {
     pub path: PathBuf,
     pub fd: OwnedFd,
     pub keep: bool,
+    /// Created by this run (false: a `--shared-dir` writer's directory, whose owner
+    /// removes it).
+    owned: bool,
 }
 
 impl RunRoot {
+    /// The directory all `--shared-dir` writers work in, made by their command.
+    fn open_shared(target: &Path) -> Result<RunRoot> {
+        let fd = open_dir_at(libc::AT_FDCWD, &cstr(target.as_os_str().as_encoded_bytes()))
+            .with_context(|| format!("cannot open {}", target.display()))?;
+        Ok(RunRoot {
+            path: target.to_path_buf(),
+            fd,
+            keep: true,
+            owned: false,
+        })
+    }
+
     fn create(target: &Path, keep: bool) -> Result<RunRoot> {
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -46,14 +61,29 @@ impl RunRoot {
         crate::fs::registry::record(&path);
         let fd = open_dir_at(libc::AT_FDCWD, &cstr(path.as_os_str().as_encoded_bytes()))
             .with_context(|| format!("cannot open {}", path.display()))?;
-        Ok(RunRoot { path, fd, keep })
+        Ok(RunRoot {
+            path,
+            fd,
+            keep,
+            owned: true,
+        })
     }
 }
 
 impl Drop for RunRoot {
     fn drop(&mut self) {
         // Kept or removed, it is no longer iolab's to clean up after a kill.
-        crate::fs::registry::release_tree(&self.path, self.keep);
+        if self.owned {
+            crate::fs::registry::release_tree(&self.path, self.keep);
+        }
+    }
+}
+
+/// mkdir that, for a `--shared-dir` writer, accepts a directory another writer made first.
+fn mkdir_shared(dirfd: RawFd, name: &CString, shared: bool) -> std::io::Result<()> {
+    match mkdir_at(dirfd, name) {
+        Err(e) if shared && e.raw_os_error() == Some(libc::EEXIST) => Ok(()),
+        r => r,
     }
 }
 
@@ -126,6 +156,12 @@ pub trait FilesHooks {
     /// After every run of one size: this rank's tests of that size (one per phase) and its
     /// warnings so far.
     fn after_size(&self, tests: &[TestResult], warnings: &[Warning]) -> Result<()>;
+    /// After the last phase of each run, before its directory is removed: `--shared-dir`
+    /// writers meet here, so that the one that removes the shared run directory does not
+    /// pull it from under another still in its last portion.
+    fn after_run(&self) -> Result<()> {
+        Ok(())
+    }
 }
 
 fn wall_clock_ns() -> i64 {
@@ -168,7 +204,12 @@ impl SizeRun<'_> {
         let n = cfg.files_per_portion;
         let mut out = PhaseRun::default();
         let d = &mut out.detail;
-        let mut names = Names::new(cfg.files_per_run(), 0);
+        // A --shared-dir writer names its files from its own range: writer i of n has
+        // files_per_run * i .. files_per_run * (i + 1), in the same directories as the others.
+        let (writer, writers) = cfg.writer.map(|w| (w.index, w.of)).unwrap_or((0, 1));
+        let shared = cfg.writer.is_some();
+        let own_first = writer * cfg.files_per_run();
+        let mut names = Names::new(cfg.files_per_run() * writers, own_first);
         let mut cur: Option<(String, OwnedFd)> = None;
         let total_portions = limit;
         let fsync_each = op == Op::Create && cfg.sync == SyncMode::File;
@@ -186,7 +227,7 @@ impl SizeRun<'_> {
                 if cur.as_ref().map(|(nm, _)| nm != &dname).unwrap_or(true) {
                     let c = cstr(dname.as_bytes());
                     if op == Op::Create
-                        && let Err(e) = mkdir_at(run_fd, &c)
+                        && let Err(e) = mkdir_shared(run_fd, &c, shared)
                     {
                         let pe = errno_to_portion("mkdir", &e);
                         return out.stopped(pe, dname);
@@ -197,7 +238,7 @@ impl SizeRun<'_> {
                     }
                 }
                 let dirfd = cur.as_ref().map(|(_, f)| f.as_raw_fd()).unwrap_or(-1);
-                let first = (p * cfg.portions + q) * n;
+                let first = own_first + (p * cfg.portions + q) * n;
                 names.seek(first);
                 let r = portion(
                     op,
@@ -245,7 +286,14 @@ impl SizeRun<'_> {
                     // SAFETY: valid dirfd and C string.
                     if unsafe { libc::unlinkat(run_fd, c.as_ptr(), libc::AT_REMOVEDIR) } != 0 {
                         let e = std::io::Error::last_os_error();
-                        return out.stopped(errno_to_portion("rmdir", &e), dname);
+                        // A shared directory is removed by the last writer to empty it.
+                        let others = matches!(
+                            e.raw_os_error(),
+                            Some(libc::ENOTEMPTY | libc::EEXIST | libc::ENOENT)
+                        );
+                        if !(shared && others) {
+                            return out.stopped(errno_to_portion("rmdir", &e), dname);
+                        }
                     }
                     t.ns += s.elapsed().as_nanos() as u64;
                 }
@@ -327,10 +375,18 @@ fn prepare_reference(cfg: &FilesConfig, root: &RunRoot, doc: &mut ResultDoc) -> 
     if cfg.method == Method::CopyFileRange
         && let Some(src) = r.fd.as_ref()
     {
-        let probe = c".probe";
-        let fd = super::engine::probe_copy_file_range(src.as_raw_fd(), root.fd.as_raw_fd(), probe);
+        // Each --shared-dir writer has its own probe and reference in the shared directory.
+        let own = |name: &str| match cfg.writer {
+            Some(w) => cstr(format!("{name}-{}", w.index).as_bytes()),
+            None => cstr(name.as_bytes()),
+        };
+        let fd = super::engine::probe_copy_file_range(
+            src.as_raw_fd(),
+            root.fd.as_raw_fd(),
+            &own(".probe"),
+        );
         if let Err(e) = fd {
-            r.move_to_dir(root.fd.as_raw_fd(), c".reference")
+            r.move_to_dir(root.fd.as_raw_fd(), &own(".reference"))
                 .context("cannot write the reference file on the target")?;
             doc.warn(Warning {
                 code: WarningCode::ReferenceOnTarget,
@@ -364,7 +420,10 @@ pub fn run_with_hooks(
     hooks: Option<&dyn FilesHooks>,
 ) -> Result<Option<PathBuf>> {
     noise_controls(cfg, doc)?;
-    let root = RunRoot::create(&cfg.target, cfg.keep_files)?;
+    let root = match cfg.writer {
+        Some(_) => RunRoot::open_shared(&cfg.target)?,
+        None => RunRoot::create(&cfg.target, cfg.keep_files)?,
+    };
     let reference = prepare_reference(cfg, &root, doc)?;
     let max = cfg.sizes.iter().map(|s| s.bytes).max().unwrap_or(0) as usize;
     let mut readbuf = vec![0u8; (max + 1).max(64 << 10)];
@@ -410,9 +469,9 @@ pub fn run_with_hooks(
             let label = format!("{} [{}/{}]", size.label(), run, cfg.repeat.max_runs());
             let p = Progress::start(ctx.progress, &label);
             let run_name = cstr(format!("s{si:02}-r{run:03}").as_bytes());
-            mkdir_at(root.fd.as_raw_fd(), &run_name).with_context(|| {
-                format!("cannot create a run directory in {}", root.path.display())
-            })?;
+            mkdir_shared(root.fd.as_raw_fd(), &run_name, cfg.writer.is_some()).with_context(
+                || format!("cannot create a run directory in {}", root.path.display()),
+            )?;
             let run_fd = open_dir_at(root.fd.as_raw_fd(), &run_name)?;
             let nops = ops.len() as f64;
             // The portions the create phase made; the other phases work on those.
@@ -518,7 +577,11 @@ pub fn run_with_hooks(
                 }
             }
             drop(run_fd);
-            if !cfg.keep_files {
+            if let Some(h) = hooks {
+                h.after_run()?;
+            }
+            // A shared run directory is removed by the first writer, once all are done.
+            if !cfg.keep_files && cfg.writer.is_none_or(|w| w.index == 0) {
                 let dir = root.path.join(run_name.to_string_lossy().as_ref());
                 std::fs::remove_dir_all(&dir)
                     .with_context(|| format!("cannot remove {}", dir.display()))?;
