@@ -30,14 +30,24 @@ from = "4K"
 to = "4K"
 weight = 1
 TOML
+# Aging with one writer, and with its default (one per CPU, at most 8).
 fresh
-age=$("$iolab" age "$work/mnt" --profile "$work/small.toml" --no-save --json -q 2>/dev/null |
+age1=$("$iolab" age "$work/mnt" --profile "$work/small.toml" --jobs 1 --no-save --json -q 2>/dev/null |
     json_field "round(d['tests'][0]['age']['file_ops_per_s'])")
 fresh
-create=$("$iolab" files -t "$work/mnt" --sizes 4K --files-per-portion 2000 --portions 10 \
+ageall=$("$iolab" age "$work/mnt" --profile "$work/small.toml" --no-save --json -q 2>/dev/null |
+    json_field "'%d %d' % (round(d['tests'][0]['age']['file_ops_per_s']), d['tests'][0]['age']['jobs'])")
+agen=${ageall% *}
+jobs=${ageall#* }
+fresh
+# files/s (portions only: the final syncfs left out) and files/s with that sync.
+read -r create synced < <("$iolab" files -t "$work/mnt" --sizes 4K --files-per-portion 2000 --portions 10 \
     --passes 1 --repeat 3 --phases create,delete --no-save --json 2>/dev/null |
-    json_field "round(d['tests'][0]['summary']['files_per_s']['median'])")
-echo "ext4 1 GiB in RAM, 4 KiB files: age ${age} files created+deleted/s; files create ${create} files/s; ratio $(python3 -c "print(round($age/$create,2))")"
+    json_field "'%d %d' % (round(d['tests'][0]['summary']['files_per_s']['median']), round(sorted(r['files']['files_per_s_with_sync'] for r in d['tests'][0]['runs'])[1]))")
+ratio() { python3 -c "print(round($1/$2,2))"; }
+echo "ext4 1 GiB in RAM, 4 KiB files: files create ${create} files/s (${synced} with its sync)"
+echo "  age --jobs 1: ${age1} files created+deleted/s; ratio $(ratio "$age1" "$create") (with sync $(ratio "$age1" "$synced"))"
+echo "  age, ${jobs} writers: ${agen} files created+deleted/s; ratio $(ratio "$agen" "$create") (with sync $(ratio "$agen" "$synced"))"
 fresh
 real=$("$iolab" age "$work/mnt" --profile source-tree --churn 1 --no-save --json -q 2>/dev/null |
     json_field "round(d['tests'][0]['age']['file_ops_per_s'])")

@@ -36,6 +36,13 @@ pub struct AgeArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
 
+    /// Writer threads carrying out the plan (1..=64; default: one per CPU, at most 8).
+    /// Each owns a share of the directories; the plan — which files, sizes, and their
+    /// order within a directory — is the seed's whatever the number, so the same seed
+    /// gives the same file set, while the layout may differ a little with the timing.
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<u32>,
+
     /// Age a directory on a file system that is not dedicated to it (e.g. not a mount
     /// point of its own). Fullness still counts the whole file system.
     #[arg(long)]

@@ -45,6 +45,11 @@ pub fn config_from_args(args: &AgeArgs) -> Result<AgeConfig> {
         Some(s) => parse_share(s).map_err(|e| usage!("--fill {e}"))?,
         None => profile.fill,
     };
+    if let Some(j) = args.jobs
+        && !(1..=64).contains(&j)
+    {
+        return Err(usage!("--jobs {j}: give 1 to 64 writers"));
+    }
     let churn = match args.churn {
         Some(c) if c.is_finite() && c > 0.0 => c,
         Some(c) => return Err(usage!("--churn {c}: must be above 0")),
@@ -80,6 +85,7 @@ pub fn config_from_args(args: &AgeArgs) -> Result<AgeConfig> {
         fill,
         churn,
         seed: args.seed,
+        jobs: args.jobs.unwrap_or_else(crate::workload::age::default_jobs),
         fs_size: total,
         output: (!args.out.no_save).then(|| args.out.output.clone()),
         json: args.out.json,

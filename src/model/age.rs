@@ -25,6 +25,10 @@ pub struct AgeTestDetail {
     pub files_left: u64,
     pub fullness: f64,
     pub elapsed_s: f64,
+    /// Writer threads that carried out the plan (`--jobs`; the plan itself, and so the file
+    /// set, is the seed's whatever the number).
+    #[serde(default)]
+    pub jobs: u32,
     /// Files created plus files deleted per second of aging (the aging speed; the layout
     /// scoring every tenth of the way is not counted, `elapsed_s` is).
     pub file_ops_per_s: f64,

@@ -87,13 +87,15 @@ pub fn render_age(doc: &ResultDoc) -> String {
     out.push_str(&t.to_string());
     out.push('\n');
     out.push_str(&format!(
-        "files: {} created, {} deleted, {} grown, {} left; {:.0} files created+deleted per second ({:.1} s)\n",
+        "files: {} created, {} deleted, {} grown, {} left; {:.0} files created+deleted per second ({:.1} s, {} writer{})\n",
         fmt_thousands(d.files_created as f64),
         fmt_thousands(d.files_deleted as f64),
         fmt_thousands(d.files_grown as f64),
         fmt_thousands(d.files_left as f64),
         d.file_ops_per_s,
-        d.elapsed_s
+        d.elapsed_s,
+        d.jobs.max(1),
+        if d.jobs > 1 { "s" } else { "" }
     ));
     out.push_str(&format!(
         "layout before: {} ({} files already there); after: {}\n",

@@ -82,33 +82,131 @@ fn tree_dirs(count: u64, depth: u32, fanout: u32) -> Vec<PathBuf> {
     dirs
 }
 
-fn file_path(root: &Path, dirs: &[PathBuf], f: &AgedFile) -> PathBuf {
-    root.join(&dirs[f.dir as usize]).join(file_name(f))
+fn file_name(id: u64) -> String {
+    format!("f{id:09}")
 }
 
-fn file_name(f: &AgedFile) -> String {
-    format!("f{:09}", f.id)
+/// One file operation of the plan: write `len` bytes at the end of file `id` (created if it
+/// is new: a new file and an append are the same call), or delete it.
+#[derive(Clone, Copy, Debug)]
+enum FileOp {
+    Write { dir: u32, id: u64, len: u64 },
+    Delete { dir: u32, id: u64 },
 }
 
-/// Open (create) `f` for appending, relative to its directory's descriptor: no walk down the
-/// tree's path for every file (the small-file tester works the same way).
-fn open_append(dirs: &[std::fs::File], f: &AgedFile) -> nix::Result<std::fs::File> {
-    use nix::fcntl::OFlag;
-    let fd = nix::fcntl::openat(
-        &dirs[f.dir as usize],
-        file_name(f).as_str(),
-        OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_APPEND | OFlag::O_CLOEXEC,
-        nix::sys::stat::Mode::from_bits_truncate(0o644),
-    )?;
-    Ok(std::fs::File::from(fd))
+impl FileOp {
+    fn dir(&self) -> u32 {
+        match *self {
+            FileOp::Write { dir, .. } | FileOp::Delete { dir, .. } => dir,
+        }
+    }
 }
 
-fn unlink(dirs: &[std::fs::File], f: &AgedFile) -> nix::Result<()> {
-    nix::unistd::unlinkat(
-        &dirs[f.dir as usize],
-        file_name(f).as_str(),
-        nix::unistd::UnlinkatFlags::NoRemoveDir,
-    )
+/// What the writers need to carry out operations: the tree's directories (open, so that
+/// a file is opened relative to its directory's descriptor, with no walk down the tree's
+/// path for every file, as the small-file tester does) and the data.
+struct Tree<'a> {
+    root: &'a Path,
+    dirs: &'a [PathBuf],
+    fds: &'a [std::fs::File],
+    data: &'a [u8],
+}
+
+impl Tree<'_> {
+    fn path(&self, dir: u32, id: u64) -> PathBuf {
+        self.root.join(&self.dirs[dir as usize]).join(file_name(id))
+    }
+
+    fn apply(&self, op: FileOp) -> Result<()> {
+        use nix::fcntl::OFlag;
+        match op {
+            FileOp::Write { dir, id, len } => nix::fcntl::openat(
+                &self.fds[dir as usize],
+                file_name(id).as_str(),
+                OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_APPEND | OFlag::O_CLOEXEC,
+                nix::sys::stat::Mode::from_bits_truncate(0o644),
+            )
+            .map_err(std::io::Error::from)
+            .and_then(|fd| write_bytes(&mut std::fs::File::from(fd), self.data, len))
+            .with_context(|| format!("cannot write {}", self.path(dir, id).display())),
+            FileOp::Delete { dir, id } => nix::unistd::unlinkat(
+                &self.fds[dir as usize],
+                file_name(id).as_str(),
+                nix::unistd::UnlinkatFlags::NoRemoveDir,
+            )
+            .with_context(|| format!("cannot delete {}", self.path(dir, id).display())),
+        }
+    }
+}
+
+/// Operations waiting for a writer thread, at most.
+const QUEUE: usize = 256;
+
+enum Msg {
+    Op(FileOp),
+    /// Answer once every operation sent before has been carried out.
+    Flush(std::sync::mpsc::SyncSender<()>),
+}
+
+/// Where the plan's operations go: done at once (one writer), or handed to the writer
+/// thread that owns the file's directory (`--jobs N`: directory `d` belongs to writer
+/// `d mod N`, so every file's operations stay in order on one thread, while the plan —
+/// which files, which sizes, in which order per directory — stays the seed's).
+enum Writers<'t, 'a> {
+    Inline(&'t Tree<'a>),
+    Threads(Vec<std::sync::mpsc::SyncSender<Msg>>),
+}
+
+/// A writer thread stopped (its error is reported once the threads are joined).
+#[derive(Debug)]
+struct WriterGone;
+
+impl std::fmt::Display for WriterGone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an aging writer stopped")
+    }
+}
+
+impl std::error::Error for WriterGone {}
+
+impl Writers<'_, '_> {
+    fn send(&self, op: FileOp) -> Result<()> {
+        match self {
+            Writers::Inline(tree) => tree.apply(op),
+            Writers::Threads(txs) => txs[op.dir() as usize % txs.len()]
+                .send(Msg::Op(op))
+                .map_err(|_| WriterGone.into()),
+        }
+    }
+
+    /// Wait until every operation sent so far is done (before the layout is read).
+    fn flush(&self) -> Result<()> {
+        let Writers::Threads(txs) = self else {
+            return Ok(());
+        };
+        let (done_tx, done_rx) = std::sync::mpsc::sync_channel(txs.len());
+        for tx in txs {
+            tx.send(Msg::Flush(done_tx.clone()))
+                .map_err(|_| WriterGone)?;
+        }
+        for _ in txs {
+            done_rx.recv().map_err(|_| WriterGone)?;
+        }
+        Ok(())
+    }
+}
+
+/// A writer thread: carries out its directories' operations in the order they come.
+fn writer(tree: &Tree, rx: std::sync::mpsc::Receiver<Msg>) -> Result<()> {
+    for m in rx {
+        match m {
+            Msg::Op(op) => tree.apply(op)?,
+            Msg::Flush(done) => {
+                let _ = done.send(());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Write `len` bytes of `data` (repeated) to `file`, from its current end.
@@ -147,7 +245,68 @@ pub fn age(cfg: &AgeConfig, ctx: &RunContext) -> Result<(AgeTestDetail, PathBuf)
     // The data: incompressible, the same for a seed.
     let mut data = vec![0u8; CHUNK];
     rng.fill(&mut data[..]);
+    let tree = Tree {
+        root: &cfg.dir,
+        dirs: &dirs,
+        fds: &dir_fds,
+        data: &data,
+    };
+    let jobs = (cfg.jobs.max(1) as usize).min(dirs.len());
+    let mut d = if jobs == 1 {
+        plan(
+            cfg,
+            ctx,
+            rng,
+            &Writers::Inline(&tree),
+            dirs.len(),
+            layout_before,
+        )?
+    } else {
+        std::thread::scope(|s| {
+            let mut txs = Vec::new();
+            let mut handles = Vec::new();
+            for _ in 0..jobs {
+                let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
+                let tree = &tree;
+                handles.push(s.spawn(move || writer(tree, rx)));
+                txs.push(tx);
+            }
+            let writers = Writers::Threads(txs);
+            let planned = plan(cfg, ctx, rng, &writers, dirs.len(), layout_before);
+            drop(writers);
+            // A writer's own error says what failed; the plan's then only that one stopped.
+            let mut failed = None;
+            for h in handles {
+                let r = h
+                    .join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("an aging writer panicked")));
+                if let Err(e) = r {
+                    failed.get_or_insert(e);
+                }
+            }
+            match (planned, failed) {
+                (Ok(d), None) => Ok(d),
+                (Err(e), Some(w)) if e.downcast_ref::<WriterGone>().is_some() => Err(w),
+                (Err(e), _) => Err(e),
+                (Ok(_), Some(w)) => Err(w),
+            }
+        })?
+    };
+    d.jobs = jobs as u32;
+    root.keep = true;
+    Ok((d, cfg.dir.clone()))
+}
 
+/// The aging plan: decides every operation (from the seed and its own count of what is
+/// there) and hands it to the writers; syncs, scores and reports on the way.
+fn plan(
+    cfg: &AgeConfig,
+    ctx: &RunContext,
+    mut rng: Xoshiro256PlusPlus,
+    writers: &Writers,
+    dirs: usize,
+    layout_before: LayoutSummary,
+) -> Result<AgeTestDetail> {
     let churn = cfg.churn_bytes().max(1);
     let budget = (cfg.fill * cfg.fs_size as f64) as u64;
     // Often enough that files written at different times get their blocks at different
@@ -217,8 +376,9 @@ pub fn age(cfg: &AgeConfig, ctx: &RunContext) -> Result<(AgeTestDetail, PathBuf)
             }
             let i = rng.random_range(0..files.len());
             let f = files.swap_remove(i);
-            unlink(&dir_fds, &f).with_context(|| {
-                format!("cannot delete {}", file_path(&cfg.dir, &dirs, &f).display())
+            writers.send(FileOp::Delete {
+                dir: f.dir,
+                id: f.id,
             })?;
             used = used.saturating_sub(on_disk(f.size));
             d.files_deleted += 1;
@@ -233,7 +393,7 @@ pub fn age(cfg: &AgeConfig, ctx: &RunContext) -> Result<(AgeTestDetail, PathBuf)
             None => {
                 files.push(AgedFile {
                     id: next_id,
-                    dir: rng.random_range(0..dirs.len()) as u32,
+                    dir: rng.random_range(0..dirs) as u32,
                     size: len,
                 });
                 next_id += 1;
@@ -242,21 +402,23 @@ pub fn age(cfg: &AgeConfig, ctx: &RunContext) -> Result<(AgeTestDetail, PathBuf)
             }
         };
         let f = &files[at];
-        let written = open_append(&dir_fds, f)
-            .map_err(std::io::Error::from)
-            .and_then(|mut file| write_bytes(&mut file, &data, len));
-        written
-            .with_context(|| format!("cannot write {}", file_path(&cfg.dir, &dirs, f).display()))?;
+        writers.send(FileOp::Write {
+            dir: f.dir,
+            id: f.id,
+            len,
+        })?;
         d.bytes_written += len;
         used += need;
         since_sync += len;
         if since_sync >= sync_every {
+            // Not waiting for the writers: what is written by now goes to the device now.
             syncfs(&cfg.dir)?;
             since_sync = 0;
         }
         if d.bytes_written >= next_point {
             next_point += churn / 10;
             let t_score = Instant::now();
+            writers.flush()?;
             let point = point_now(cfg, &files, &d)?;
             scoring += t_score.elapsed();
             progress.set(
@@ -271,6 +433,7 @@ pub fn age(cfg: &AgeConfig, ctx: &RunContext) -> Result<(AgeTestDetail, PathBuf)
             d.progress.push(point);
         }
     }
+    writers.flush()?;
     syncfs(&cfg.dir)?;
     d.elapsed_s = t0.elapsed().as_secs_f64();
     let aging_s = (d.elapsed_s - scoring.as_secs_f64()).max(1e-9);
@@ -285,8 +448,7 @@ pub fn age(cfg: &AgeConfig, ctx: &RunContext) -> Result<(AgeTestDetail, PathBuf)
         d.fullness * 100.0,
         crate::model::layout::fmt_score(d.layout_after.layout_score)
     ));
-    root.keep = true;
-    Ok((d, cfg.dir.clone()))
+    Ok(d)
 }
 
 fn point_now(cfg: &AgeConfig, files: &[AgedFile], d: &AgeTestDetail) -> Result<AgePoint> {

@@ -234,9 +234,20 @@ pub struct AgeConfig {
     pub seed: u64,
     /// Size of the file system (statvfs blocks x fragment size).
     pub fs_size: u64,
+    /// Writer threads (`--jobs`): directory d is written by writer d mod jobs.
+    pub jobs: u32,
     pub output: Option<PathBuf>,
     pub json: bool,
     pub quiet: bool,
+}
+
+/// Writer threads when `--jobs` is not given: one per CPU this process may use, at most 8
+/// (a file system's create path scales with a few writers, not with many).
+pub fn default_jobs() -> u32 {
+    std::thread::available_parallelism()
+        .map(|n| n.get() as u32)
+        .unwrap_or(1)
+        .clamp(1, 8)
 }
 
 impl AgeConfig {

@@ -351,6 +351,7 @@ impl Exec<'_> {
             fill: age.fill,
             churn: age.churn,
             seed: age.seed,
+            jobs: crate::workload::age::default_jobs(),
             fs_size: total,
             output: None,
             json: false,
