@@ -7,8 +7,6 @@ pub mod reference;
 pub mod saturate;
 pub mod sustain;
 
-use std::path::PathBuf;
-
 use crate::cli::run::RunArgs;
 use crate::error::UsageError;
 use crate::runner::target::{TargetKind, classify};
@@ -23,37 +21,8 @@ pub const MAX_IODEPTH: u32 = 1024;
 pub const MAX_JOBS: u32 = 256;
 pub const MAX_BS: u64 = 64 << 20;
 
-/// Validated `iolab run`.
-#[derive(Debug, Clone)]
-pub struct RunConfig {
-    pub target: PathBuf,
-    pub kind: TargetKind,
-    /// Test file size / tested part of the device, a whole number of the largest block.
-    pub size: u64,
-    /// Said to the user when the size was clamped.
-    pub size_note: Option<String>,
-    pub tests: Vec<BlockTestSpec>,
-    pub repeat: RepeatMode,
-    /// `median` or `max` (peak).
-    pub headline: &'static str,
-    pub preset: Option<Preset>,
-    pub keep: bool,
-    /// Writes (and the prefill) are allowed on this target.
-    pub may_write: bool,
-    pub output: Option<PathBuf>,
-    pub json: bool,
-    /// `--verify`: seal writes, check reads.
-    pub verify: bool,
-    /// Write every block before measuring.
-    pub prefill: bool,
-    pub seed: u64,
-    /// `--pause`: idle time before every run but the first.
-    pub pause: std::time::Duration,
-    /// `--steadystate`: runs (rounds) of each test until steady, in place of `repeat`.
-    pub steady: Option<SteadySpec>,
-    /// `--precondition`: a second sequential pass over the span after the prefill.
-    pub precondition: bool,
-}
+/// Validated `iolab run`: the struct lives with its executor (runner/run.rs).
+pub use crate::runner::run::RunConfig;
 
 // File-system facts the checks use (free space, read-only, in use, signatures) live in
 // fs::facts; re-exported here for the callers that validate arguments.

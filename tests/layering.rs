@@ -29,7 +29,6 @@ const LAYERS: &[&[&str]] = &[
 
 /// Imports that go up today (importer, imported), to be removed one by one.
 const KNOWN_UPWARD: &[(&str, &str)] = &[
-    ("dist/run.rs", "commands/run.rs"),
     ("dist/saturate.rs", "commands/saturate.rs"),
     ("sysinfo/mod.rs", "engine/mod.rs"),
     ("workload/copy/phases.rs", "runner/mod.rs"),
@@ -63,7 +62,6 @@ const KNOWN_LOOPS: &[&[&str]] = &[
         "commands/files.rs",
         "commands/run.rs",
         "commands/trace.rs",
-        "dist/run.rs",
     ],
     &["commands/matrix/plan.rs", "commands/matrix/study.rs"],
     &["commands/saturate.rs", "dist/saturate.rs"],

@@ -7,11 +7,11 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::cli::run::RunArgs;
-use crate::commands::run::run_with_hooks;
 use crate::config::RunConfig;
 use crate::dist::hooks::{Collector, DistHooks};
 use crate::dist::session::{Prepared, RankSpace, Session, per_rank_size};
 use crate::model::{ResultDoc, ResultSink};
+use crate::runner::run::run_with_hooks;
 
 fn setup(args: &RunArgs, rank: u32, ranks: u32) -> Result<Prepared<RunConfig>> {
     // Every flag is checked on the target as given before anything is created.

@@ -8,6 +8,7 @@ pub mod cpu;
 pub mod lock;
 pub mod progress;
 pub mod recorder;
+pub mod run;
 pub mod target;
 pub mod write_cache;
 

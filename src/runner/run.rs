@@ -1,0 +1,536 @@
+//! Executes `iolab run` (and the matrix's `run:` workloads, and every MPI rank of a
+//! distributed run): the target, the prefill, then for every test its runs (repeats or
+//! steady-state rounds) through `block::run_block_test`, each run watched for progress and,
+//! in a distributed run, for the other ranks; the result document is saved after each test.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+use super::RunContext;
+use super::block::{BlockRunOutput, LiveCounters, LiveSampler, run_block_test, settings_of};
+use super::progress::Progress;
+use super::target::{TargetKind, TestTarget};
+use crate::model::device::DeviceCounters;
+use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning, WarningCode};
+use crate::stats::repeat::{RepeatMode, spread_warnings, summarize_test};
+use crate::stats::steady_rounds::{SteadyRounds, SteadySpec, not_reached_warning};
+use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
+use crate::workload::block::BlockTestSpec;
+use crate::workload::presets::Preset;
+
+/// Validated `iolab run` (checked by `config::RunConfig::from_args`).
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub target: PathBuf,
+    pub kind: TargetKind,
+    /// Test file size / tested part of the device, a whole number of the largest block.
+    pub size: u64,
+    /// Said to the user when the size was clamped.
+    pub size_note: Option<String>,
+    pub tests: Vec<BlockTestSpec>,
+    pub repeat: RepeatMode,
+    /// `median` or `max` (peak).
+    pub headline: &'static str,
+    pub preset: Option<Preset>,
+    pub keep: bool,
+    /// Writes (and the prefill) are allowed on this target.
+    pub may_write: bool,
+    pub output: Option<PathBuf>,
+    pub json: bool,
+    /// `--verify`: seal writes, check reads.
+    pub verify: bool,
+    /// Write every block before measuring.
+    pub prefill: bool,
+    pub seed: u64,
+    /// `--pause`: idle time before every run but the first.
+    pub pause: std::time::Duration,
+    /// `--steadystate`: runs (rounds) of each test until steady, in place of `repeat`.
+    pub steady: Option<SteadySpec>,
+    /// `--precondition`: a second sequential pass over the span after the prefill.
+    pub precondition: bool,
+}
+
+/// Run every test of `cfg` into `doc`, saving after each test. Used by `iolab run` and by
+/// the matrix's `run:` workloads.
+pub fn run_with(
+    cfg: &RunConfig,
+    ctx: &RunContext,
+    doc: &mut ResultDoc,
+    sink: &ResultSink,
+) -> Result<()> {
+    run_with_hooks(cfg, ctx, doc, sink, None)
+}
+
+/// `run_with`, with a distributed run's hooks around every measured run (see `RunHooks`).
+pub fn run_with_hooks(
+    cfg: &RunConfig,
+    ctx: &RunContext,
+    doc: &mut ResultDoc,
+    sink: &ResultSink,
+    hooks: Option<&dyn super::RunHooks>,
+) -> Result<()> {
+    if let Some(note) = &cfg.size_note {
+        crate::eline!("iolab: {note}");
+    }
+    let mut target = open_target(cfg, doc)?;
+    if cfg.prefill {
+        prefill(cfg, ctx, &mut target)?;
+    } else if cfg.tests.iter().any(|t| t.reads()) {
+        doc.warn(Warning {
+            code: WarningCode::NotPrefilled,
+            message: "the target was not prefilled (a device without --allow-destroy, or --prefill false): never-written or trimmed areas may read back without touching the media".into(),
+            test: None,
+        });
+    }
+    let qd1 = cfg.tests.iter().any(|t| {
+        t.groups
+            .iter()
+            .all(|g| g.iodepth == 1 && g.engine != crate::engine::EngineKind::Null)
+    });
+    if qd1 && let Some(w) = crate::sysinfo::vcpu_halt_warning(&doc.environment) {
+        doc.warn(w);
+    }
+    let mut t = TestRunner {
+        cfg,
+        ctx,
+        hooks,
+        target: &target,
+        device: doc.environment.block_device.clone(),
+        // A write cache a saved `iolab sustain` result found on this drive.
+        known_cache: cfg
+            .output
+            .as_deref()
+            .and_then(|d| super::write_cache::known_cache(d, &doc.environment)),
+        runs_started: 0,
+    };
+    for spec in &cfg.tests {
+        ctx.stop.check()?;
+        let (test, failure) = t.test(spec, doc)?;
+        doc.tests.push(test);
+        sink.save(doc)?;
+        if let (Some(k), Some(t)) = (hooks, doc.tests.last()) {
+            k.after_test(t, &doc.warnings)?;
+        }
+        if let Some(e) = failure {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// The test file (made in a directory) or the device or file named, and what the document
+/// should say about it before anything runs.
+fn open_target(cfg: &RunConfig, doc: &mut ResultDoc) -> Result<TestTarget> {
+    let mut target = match cfg.kind {
+        TargetKind::Directory => TestTarget::create_in_dir(&cfg.target, cfg.size, cfg.keep)
+            .with_context(|| format!("cannot create the test file in {}", cfg.target.display()))?,
+        kind => TestTarget::open_existing(&cfg.target, kind, Some(cfg.size))
+            .with_context(|| format!("cannot open {}", cfg.target.display()))?,
+    };
+    if cfg.verify {
+        target.verify = Some(crate::engine::verify::Verifier::from_seed(cfg.seed));
+    }
+    let direct_requested = cfg.tests.iter().any(|t| t.groups.iter().any(|g| g.direct));
+    if let Some(w) = target.direct_warning(direct_requested) {
+        doc.warn(w);
+    }
+    let buffered = !direct_requested || !target.direct_ok;
+    if buffered && target.size < 2 * doc.environment.ram_bytes {
+        doc.warn(Warning {
+            code: WarningCode::PageCache,
+            message: format!(
+                "buffered I/O on {} with a test size under 2x RAM ({}): the page cache, not the device, may decide the result; use --direct true or --size above {}",
+                crate::units::fmt_size_iec(target.size),
+                crate::units::fmt_size_iec(doc.environment.ram_bytes),
+                crate::units::fmt_size_iec(2 * doc.environment.ram_bytes)
+            ),
+            test: None,
+        });
+    }
+    if doc.environment.block_device.is_none()
+        && let Some(w) = crate::sysinfo::resolve::no_device_warning(&cfg.target)
+    {
+        doc.warn(w);
+    }
+    Ok(target)
+}
+
+/// Every block written once, so reads never measure holes; `--precondition` writes it all
+/// once more (the SNIA PTS's two sequential passes).
+fn prefill(cfg: &RunConfig, ctx: &RunContext, target: &mut TestTarget) -> Result<()> {
+    let once = ("prefill", "writing every block once", 0);
+    let again = (
+        "precondition",
+        "writing every block a second time",
+        0x00C0_FFEE,
+    );
+    let passes: &[(&str, &str, u64)] = if cfg.precondition {
+        &[once, again]
+    } else {
+        &[once]
+    };
+    for &(label, what, salt) in passes {
+        let p = Progress::start(ctx.progress, label);
+        let mut cb = |f: f64| p.set(f, what);
+        target
+            .prefill(ctx.seed ^ salt, &mut cb, &ctx.stop)
+            .map_err(|e| {
+                if e.kind() == std::io::ErrorKind::Interrupted {
+                    anyhow::Error::new(ctx.stop.check().err().unwrap_or(
+                        crate::error::Interrupted {
+                            signal: libc::SIGINT,
+                            signal_name: "SIGINT",
+                        },
+                    ))
+                } else {
+                    anyhow::Error::new(e).context(format!("{label} failed"))
+                }
+            })?;
+        p.finish(&crate::units::fmt_size_iec(target.size));
+    }
+    Ok(())
+}
+
+/// A run's output and the device's counters over it.
+type Measured = (BlockRunOutput, Option<DeviceCounters>);
+
+/// What stays the same over the tests of one `run_with_hooks`.
+struct TestRunner<'a> {
+    cfg: &'a RunConfig,
+    ctx: &'a RunContext,
+    hooks: Option<&'a dyn super::RunHooks>,
+    target: &'a TestTarget,
+    device: Option<String>,
+    known_cache: Option<super::write_cache::KnownCache>,
+    /// Runs so far, over all tests: `--pause` idles before every run but the first.
+    runs_started: u32,
+}
+
+impl TestRunner<'_> {
+    /// One test: its runs until the repeats (or the steady-state rounds) are done, then its
+    /// summary and warnings. A failed run ends the test; its error comes back beside the
+    /// test, which is saved with what it measured.
+    fn test(
+        &mut self,
+        spec: &BlockTestSpec,
+        doc: &mut ResultDoc,
+    ) -> Result<(TestResult, Option<anyhow::Error>)> {
+        let cfg = self.cfg;
+        let mut test = self.new_test(spec);
+        // `--steadystate`: rounds until steady, instead of the repeats.
+        let mut steady = cfg.steady.as_ref().map(SteadyRounds::new);
+        let rounds_started = std::time::Instant::now();
+        let mut values = Vec::new();
+        let mut run_index = 0u32;
+        let mut failure = None;
+        loop {
+            let more = match &steady {
+                Some(r) => r.wants_more(rounds_started.elapsed()),
+                None => cfg.repeat.wants_more(&values),
+            };
+            let more = match self.hooks {
+                Some(k) => k.agree_more(more)?,
+                None => more,
+            };
+            if !more {
+                break;
+            }
+            if self.runs_started > 0 && !cfg.pause.is_zero() {
+                let label = format!("pause {} s (--pause)", cfg.pause.as_secs_f64());
+                let p = Progress::start(self.ctx.progress, &label);
+                self.ctx.stop.sleep(cfg.pause)?;
+                p.finish("idle");
+            }
+            self.runs_started += 1;
+            run_index += 1;
+            let label = match &steady {
+                Some(_) => format!("{} [round {}, until steady]", spec.name, run_index - 1),
+                None => format!("{} [{}/{}]", spec.name, run_index, cfg.repeat.max_runs()),
+            };
+            let p = Progress::start(self.ctx.progress, &label);
+            match self.one_run(spec, run_index, &p)? {
+                Ok(o) => {
+                    let total = self.absorb(spec, o, &mut test, doc);
+                    p.finish(&format!(
+                        "{} MB/s, {} IOPS",
+                        crate::units::fmt_mb_per_s(total.bw_bytes_per_s.unwrap_or(0.0)),
+                        crate::units::fmt_thousands(total.iops.unwrap_or(0.0))
+                    ));
+                    values.push(total.iops.unwrap_or(0.0));
+                    if let Some(r) = steady.as_mut() {
+                        r.push_run(&total);
+                    }
+                    test.runs.push(total);
+                }
+                Err(e) => {
+                    p.finish("failed");
+                    failure = Some(e);
+                    break;
+                }
+            }
+        }
+        match &steady {
+            Some(r) => {
+                let warn = failure.is_none();
+                self.summarize_steady(r, rounds_started, &mut test, doc, warn)
+            }
+            None => {
+                summarize_test(&mut test);
+                for w in spread_warnings(&test, &cfg.repeat) {
+                    doc.warn(w);
+                }
+            }
+        }
+        if let Some(e) = &failure {
+            test.error = Some(format!("{e:#}"));
+        }
+        // Writes that may have gone into the drive's write cache.
+        if let Some(w) = super::write_cache::cliff_warning(&test, &cfg.target) {
+            doc.warn(w);
+        } else if let Some(w) = self
+            .known_cache
+            .as_ref()
+            .and_then(|k| super::write_cache::known_cache_warning(k, &test))
+        {
+            doc.warn(w);
+        }
+        Ok((test, failure))
+    }
+
+    /// The test's result before its first run: name, settings, the flags that mark it.
+    fn new_test(&self, spec: &BlockTestSpec) -> TestResult {
+        let cfg = self.cfg;
+        let g0 = &spec.groups[0];
+        let mut test = TestResult {
+            name: spec.name.clone(),
+            family: "block".into(),
+            direction: Some(g0.rw.direction().into()),
+            settings: Some(settings_of(g0, self.target, g0.engine.name())),
+            headline: Some(cfg.headline.into()),
+            ..Default::default()
+        };
+        if let Some(s) = test.settings.as_mut()
+            && !cfg.pause.is_zero()
+        {
+            s.pause_s = Some(cfg.pause.as_secs_f64());
+        }
+        if cfg.verify {
+            test.params.insert("verify".into(), "true".into());
+        }
+        if cfg.precondition {
+            test.params.insert("preconditioned".into(), "true".into());
+        }
+        if spec.groups.len() > 1 {
+            test.groups = spec
+                .groups
+                .iter()
+                .map(|g| settings_of(g, self.target, g.engine.name()))
+                .collect();
+        }
+        test
+    }
+
+    /// One measured run on its own thread, while this one shows progress and, in a
+    /// distributed run, watches the other ranks. The outer `Result` is the ranks'
+    /// messaging, the inner one the run's.
+    fn one_run(
+        &self,
+        spec: &BlockTestSpec,
+        run_index: u32,
+        p: &Progress,
+    ) -> Result<Result<Measured>> {
+        let (ctx, hooks) = (self.ctx, self.hooks);
+        let targets: Vec<&TestTarget> = spec.groups.iter().map(|_| self.target).collect();
+        let live = LiveCounters::default();
+        // A distributed run stops its workers through its own flag (stonewall), which
+        // also carries the signals of `ctx.stop`.
+        let wall = crate::os::signals::StopFlag::new();
+        let stop = if hooks.is_some() { &wall } else { &ctx.stop };
+        if let Some(k) = hooks {
+            k.before_run(spec.groups[0].duration.is_none())?;
+        }
+        let phase = PhaseCounters::start(self.device.as_deref());
+        let idle = crate::sysinfo::cpuidle::idle_entries().map(|n| (n, std::time::Instant::now()));
+        let out = std::thread::scope(|s| {
+            let h = s.spawn(|| run_block_test(spec, &targets, stop, Some(&live), run_index));
+            let mut watch = Watch::new(spec);
+            while !h.is_finished() {
+                if let Some(k) = hooks {
+                    std::thread::sleep(k.poll_interval());
+                    if let Some(sig) = ctx.stop.signal() {
+                        wall.raise(sig);
+                    }
+                    if k.poll() {
+                        wall.stonewall();
+                    }
+                    if watch.last_t.elapsed() < std::time::Duration::from_millis(100) {
+                        continue;
+                    }
+                } else {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                watch.show(spec, &live, p);
+            }
+            h.join()
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("the test thread panicked")))
+        });
+        // Idle-state entries and the wall time they were counted over, read as the run
+        // ends (before a distributed run's ranks wait for each other).
+        let idle = idle.and_then(|(before, t0)| {
+            let after = crate::sysinfo::cpuidle::idle_entries()?;
+            Some((after.saturating_sub(before), t0.elapsed().as_secs_f64()))
+        });
+        if let Some(k) = hooks {
+            k.after_run(out.as_ref().ok().map(|o| &o.total))?;
+        }
+        Ok(out.map(|mut o| {
+            if let (Some((entries, secs)), Some(iops)) = (idle, o.total.iops) {
+                o.total.idle_entries_per_io = crate::sysinfo::cpuidle::per_io(entries, secs, iops);
+            }
+            let device = phase.as_ref().and_then(|ph| ph.finish());
+            if let Some(dc) = &device {
+                o.total.write_amplification = write_amplification(dc, o.all_write_bytes);
+            }
+            (o, device)
+        }))
+    }
+
+    /// A run's output into the test and the document: device counters, the warnings the
+    /// run raised or that its figures call for, the engines as they ran. The run's total.
+    fn absorb(
+        &self,
+        spec: &BlockTestSpec,
+        (o, device): Measured,
+        test: &mut TestResult,
+        doc: &mut ResultDoc,
+    ) -> RunResult {
+        let mut total = o.total;
+        if let Some(dc) = device {
+            if let Some(mut w) =
+                crate::sysinfo::diskstats::cache_absorbed_warning(&dc, o.all_write_bytes)
+            {
+                w.test = Some(spec.name.clone());
+                doc.warn(w);
+            }
+            total.device = Some(dc);
+        }
+        if total.huge_page_buffers == Some(false)
+            && self.target.direct_ok
+            && spec.groups.iter().any(|g| g.direct)
+        {
+            doc.warn(crate::sysinfo::hugepages::small_pages_warning(&spec.name));
+        }
+        let cpu_pct = total
+            .cpu
+            .as_ref()
+            .map(|c| c.max_job_thread_pct)
+            .unwrap_or(0.0);
+        if cpu_pct > super::block::CPU_BOUND_PCT {
+            doc.warn(Warning {
+                code: WarningCode::CpuBound,
+                message: format!(
+                    "a job thread used {cpu_pct:.0} % of a CPU: iolab, not the device, may have been the limit; add --jobs or use --engine uring with a higher --iodepth"
+                ),
+                test: Some(spec.name.clone()),
+            });
+        }
+        for w in o.warnings {
+            doc.warn(w);
+        }
+        if let Some(engine) = o.engines.first()
+            && let Some(s) = test.settings.as_mut()
+        {
+            s.engine = engine.clone();
+        }
+        for (g, e) in test.groups.iter_mut().zip(&o.engines) {
+            g.engine = e.clone();
+        }
+        total
+    }
+
+    /// `--steadystate`: the summary (and its spread warnings) covers the steady window, or
+    /// the last window's worth of rounds when it was not reached: the rounds before
+    /// describe a drive that was still changing. Every round stays in `runs`.
+    fn summarize_steady(
+        &self,
+        r: &SteadyRounds,
+        rounds_started: std::time::Instant,
+        test: &mut TestResult,
+        doc: &mut ResultDoc,
+        warn: bool,
+    ) {
+        let rec = r.record(rounds_started.elapsed());
+        let mut judged = TestResult {
+            runs: test
+                .runs
+                .get(rec.summary_rounds())
+                .unwrap_or_default()
+                .to_vec(),
+            ..TestResult::default()
+        };
+        summarize_test(&mut judged);
+        test.summary = judged.summary;
+        judged.name = test.name.clone();
+        judged.summary = test.summary.clone();
+        if warn {
+            for w in spread_warnings(&judged, &self.cfg.repeat)
+                .into_iter()
+                .filter(|w| w.code != WarningCode::NoSpread)
+            {
+                doc.warn(w);
+            }
+            if !self.ctx.stop.is_set()
+                && let Some(w) = not_reached_warning(&rec, &test.name)
+            {
+                doc.warn(w);
+            }
+        }
+        test.steady_state = Some(rec);
+    }
+}
+
+/// The progress of one run: the share done (by time, or by amount with `--io-size`), the
+/// current rate, and the live points for the web console.
+struct Watch {
+    total: Option<f64>,
+    t0: std::time::Instant,
+    last_bytes: u64,
+    last_t: std::time::Instant,
+    sampler: LiveSampler,
+}
+
+impl Watch {
+    fn new(spec: &BlockTestSpec) -> Watch {
+        let now = std::time::Instant::now();
+        Watch {
+            total: spec.groups[0]
+                .duration
+                .map(|d| (d + spec.groups[0].ramp).as_secs_f64()),
+            t0: now,
+            last_bytes: 0,
+            last_t: now,
+            sampler: LiveSampler::new(std::time::Duration::from_millis(500)),
+        }
+    }
+
+    fn show(&mut self, spec: &BlockTestSpec, live: &LiveCounters, p: &Progress) {
+        let b = live.bytes.load(std::sync::atomic::Ordering::Relaxed);
+        let now = std::time::Instant::now();
+        let rate = (b - self.last_bytes) as f64 / (now - self.last_t).as_secs_f64().max(1e-3);
+        self.last_bytes = b;
+        self.last_t = now;
+        let frac = match (self.total, spec.groups[0].io_size) {
+            (Some(t), _) => self.t0.elapsed().as_secs_f64() / t,
+            (None, Some(per_job)) => {
+                let all: u64 = spec.groups.iter().map(|g| per_job * g.jobs as u64).sum();
+                b as f64 / all.max(1) as f64
+            }
+            (None, None) => 0.0,
+        };
+        p.set(frac, &format!("{} MB/s", crate::units::fmt_mb_per_s(rate)));
+        if let Some(pt) = self.sampler.sample(live) {
+            p.point(frac, &pt);
+        }
+    }
+}
