@@ -2,7 +2,7 @@
 //! or in place of its files during a run are never followed; one run per target whatever the
 //! subcommand; odd path names (spaces, newlines, non-UTF-8 bytes).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use std::time::{Duration, Instant};
 
@@ -165,6 +165,18 @@ fn odd_path_names_work_for_copy() {
     assert!(result_doc(&out).is_some_and(|d| d.status == "complete"));
 }
 
+/// Replace `file` by a symlink to `to` atomically: the link is made under another name in
+/// the same directory and renamed over the file, so the name never goes missing.
+fn swap_for_link(to: &Path, file: &Path) -> std::io::Result<()> {
+    let mut tmp = file.as_os_str().to_owned();
+    tmp.push(".swap");
+    let tmp = PathBuf::from(tmp);
+    std::os::unix::fs::symlink(to, &tmp)?;
+    std::fs::rename(&tmp, file).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
 #[test]
 fn a_test_file_replaced_by_a_symlink_is_not_followed() {
     let (d, work) = work_dir();
@@ -181,8 +193,10 @@ fn a_test_file_replaced_by_a_symlink_is_not_followed() {
                 .starts_with("iolab-test-")
         })
         .expect("the test file");
-    std::fs::remove_file(&test_file).unwrap();
-    std::os::unix::fs::symlink(&sentinel, &test_file).unwrap();
+    // Swapped in one step (a link made beside it, renamed over it): a remove then a symlink
+    // left a moment without the name, and a loaded machine let iolab's next test fall into
+    // it ("the test file is gone", seen in a loaded CI run).
+    swap_for_link(&sentinel, &test_file).unwrap();
     let o = child.wait_with_output().unwrap();
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
@@ -246,9 +260,7 @@ fn trace_files_replaced_by_symlinks_are_not_written_through() {
             continue;
         }
         for f in files {
-            // iolab may recreate a name between the two calls: then that one stays a file.
-            if std::fs::remove_file(&f).is_ok() && std::os::unix::fs::symlink(&sentinel, &f).is_ok()
-            {
+            if swap_for_link(&sentinel, &f).is_ok() {
                 swapped += 1;
             }
         }
