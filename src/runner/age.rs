@@ -143,7 +143,9 @@ impl Tree<'_> {
 const QUEUE: usize = 256;
 
 enum Msg {
-    Op(FileOp),
+    /// An operation, and the fence it waits for first: writer `w` must have carried out
+    /// `fence[w]` operations (the deletes this write's room comes from).
+    Op(FileOp, Option<Box<[u64]>>),
     /// Answer once every operation sent before has been carried out.
     Flush(std::sync::mpsc::SyncSender<()>),
 }
@@ -154,7 +156,60 @@ enum Msg {
 /// which files, which sizes, in which order per directory — stays the seed's).
 enum Writers<'t, 'a> {
     Inline(&'t Tree<'a>),
-    Threads(Vec<std::sync::mpsc::SyncSender<Msg>>),
+    Threads(Dispatch),
+}
+
+/// The plan's side of the writer threads. The plan counts the room a file system has as if
+/// its operations ran one after the other; a write that another writer carried out before
+/// the deletes that made room for it would briefly hold more files and bytes than the
+/// count (ENOSPC on a full file system, seen with a file system of few inodes). So a write
+/// waits for every delete sent before it to any other writer: a fence, sent only when a
+/// writer has not yet passed the latest deletes.
+struct Dispatch {
+    txs: Vec<std::sync::mpsc::SyncSender<Msg>>,
+    /// Operations sent to each writer.
+    sent: Vec<u64>,
+    /// Per writer: its operation count just after the last delete sent to it.
+    last_delete: Vec<u64>,
+    /// Per writer: the fence last sent with a write to it.
+    fenced: Vec<Vec<u64>>,
+}
+
+impl Dispatch {
+    fn new(txs: Vec<std::sync::mpsc::SyncSender<Msg>>) -> Dispatch {
+        let n = txs.len();
+        Dispatch {
+            txs,
+            sent: vec![0; n],
+            last_delete: vec![0; n],
+            fenced: vec![vec![0; n]; n],
+        }
+    }
+
+    fn send(&mut self, op: FileOp) -> Result<()> {
+        let w = op.dir() as usize % self.txs.len();
+        let fence = match op {
+            FileOp::Delete { .. } => None,
+            FileOp::Write { .. } => {
+                let behind =
+                    (0..self.txs.len()).any(|u| u != w && self.last_delete[u] > self.fenced[w][u]);
+                behind.then(|| {
+                    let mut f = self.last_delete.clone();
+                    f[w] = 0; // its own deletes come before it in its queue
+                    self.fenced[w].clone_from(&f);
+                    f.into_boxed_slice()
+                })
+            }
+        };
+        self.txs[w]
+            .send(Msg::Op(op, fence))
+            .map_err(|_| WriterGone)?;
+        self.sent[w] += 1;
+        if matches!(op, FileOp::Delete { .. }) {
+            self.last_delete[w] = self.sent[w];
+        }
+        Ok(())
+    }
 }
 
 /// A writer thread stopped (its error is reported once the threads are joined).
@@ -170,39 +225,109 @@ impl std::fmt::Display for WriterGone {
 impl std::error::Error for WriterGone {}
 
 impl Writers<'_, '_> {
-    fn send(&self, op: FileOp) -> Result<()> {
+    fn send(&mut self, op: FileOp) -> Result<()> {
         match self {
             Writers::Inline(tree) => tree.apply(op),
-            Writers::Threads(txs) => txs[op.dir() as usize % txs.len()]
-                .send(Msg::Op(op))
-                .map_err(|_| WriterGone.into()),
+            Writers::Threads(d) => d.send(op),
         }
     }
 
     /// Wait until every operation sent so far is done (before the layout is read).
     fn flush(&self) -> Result<()> {
-        let Writers::Threads(txs) = self else {
+        let Writers::Threads(d) = self else {
             return Ok(());
         };
-        let (done_tx, done_rx) = std::sync::mpsc::sync_channel(txs.len());
-        for tx in txs {
+        let (done_tx, done_rx) = std::sync::mpsc::sync_channel(d.txs.len());
+        for tx in &d.txs {
             tx.send(Msg::Flush(done_tx.clone()))
                 .map_err(|_| WriterGone)?;
         }
-        for _ in txs {
+        for _ in &d.txs {
             done_rx.recv().map_err(|_| WriterGone)?;
         }
         Ok(())
     }
 }
 
-/// A writer thread: carries out its directories' operations in the order they come.
-fn writer(tree: &Tree, rx: std::sync::mpsc::Receiver<Msg>) -> Result<()> {
+/// How far each writer thread has got, for the fences.
+struct Done {
+    count: Vec<std::sync::atomic::AtomicU64>,
+    failed: std::sync::atomic::AtomicBool,
+    lock: std::sync::Mutex<()>,
+    cv: std::sync::Condvar,
+}
+
+impl Done {
+    fn new(n: usize) -> Done {
+        Done {
+            count: (0..n).map(|_| 0.into()).collect(),
+            failed: false.into(),
+            lock: std::sync::Mutex::new(()),
+            cv: std::sync::Condvar::new(),
+        }
+    }
+
+    fn notify(&self) {
+        // Taken so that a waiter between its check and its wait does not miss this.
+        drop(self.lock.lock());
+        self.cv.notify_all();
+    }
+
+    fn advance(&self, w: usize) {
+        self.count[w].fetch_add(1, std::sync::atomic::Ordering::Release);
+        self.notify();
+    }
+
+    fn fail(&self) {
+        self.failed
+            .store(true, std::sync::atomic::Ordering::Release);
+        self.notify();
+    }
+
+    /// Wait until writer `w` has done `fence[w]` operations, for every `w`.
+    fn wait(&self, fence: &[u64]) -> Result<()> {
+        use std::sync::atomic::Ordering;
+        let ready = || {
+            fence
+                .iter()
+                .zip(&self.count)
+                .all(|(&f, c)| c.load(Ordering::Acquire) >= f)
+        };
+        let mut g = self.lock.lock().map_err(|_| WriterGone)?;
+        loop {
+            if ready() {
+                return Ok(());
+            }
+            if self.failed.load(Ordering::Acquire) {
+                return Err(WriterGone.into());
+            }
+            g = self
+                .cv
+                .wait_timeout(g, std::time::Duration::from_millis(50))
+                .map_err(|_| WriterGone)?
+                .0;
+        }
+    }
+}
+
+/// Writer thread `me`: carries out its directories' operations in the order they come,
+/// each after its fence.
+fn writer(tree: &Tree, done: &Done, me: usize, rx: std::sync::mpsc::Receiver<Msg>) -> Result<()> {
     for m in rx {
         match m {
-            Msg::Op(op) => tree.apply(op)?,
-            Msg::Flush(done) => {
-                let _ = done.send(());
+            Msg::Op(op, fence) => {
+                let r = match &fence {
+                    Some(f) => done.wait(f).and_then(|()| tree.apply(op)),
+                    None => tree.apply(op),
+                };
+                if let Err(e) = r {
+                    done.fail();
+                    return Err(e);
+                }
+                done.advance(me);
+            }
+            Msg::Flush(reply) => {
+                let _ = reply.send(());
             }
         }
     }
@@ -257,31 +382,37 @@ pub fn age(cfg: &AgeConfig, ctx: &RunContext) -> Result<(AgeTestDetail, PathBuf)
             cfg,
             ctx,
             rng,
-            &Writers::Inline(&tree),
+            &mut Writers::Inline(&tree),
             dirs.len(),
             layout_before,
         )?
     } else {
+        let done = Done::new(jobs);
         std::thread::scope(|s| {
             let mut txs = Vec::new();
             let mut handles = Vec::new();
-            for _ in 0..jobs {
+            for me in 0..jobs {
                 let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
-                let tree = &tree;
-                handles.push(s.spawn(move || writer(tree, rx)));
+                let (tree, done) = (&tree, &done);
+                handles.push(s.spawn(move || writer(tree, done, me, rx)));
                 txs.push(tx);
             }
-            let writers = Writers::Threads(txs);
-            let planned = plan(cfg, ctx, rng, &writers, dirs.len(), layout_before);
+            let mut writers = Writers::Threads(Dispatch::new(txs));
+            let planned = plan(cfg, ctx, rng, &mut writers, dirs.len(), layout_before);
             drop(writers);
-            // A writer's own error says what failed; the plan's then only that one stopped.
-            let mut failed = None;
+            // A writer's own error says what failed (the others and the plan then only
+            // say that one stopped).
+            let mut failed: Option<anyhow::Error> = None;
             for h in handles {
                 let r = h
                     .join()
                     .unwrap_or_else(|_| Err(anyhow::anyhow!("an aging writer panicked")));
                 if let Err(e) = r {
-                    failed.get_or_insert(e);
+                    let gone = e.downcast_ref::<WriterGone>().is_some();
+                    match &failed {
+                        Some(f) if gone || f.downcast_ref::<WriterGone>().is_none() => {}
+                        _ => failed = Some(e),
+                    }
                 }
             }
             match (planned, failed) {
@@ -303,7 +434,7 @@ fn plan(
     cfg: &AgeConfig,
     ctx: &RunContext,
     mut rng: Xoshiro256PlusPlus,
-    writers: &Writers,
+    writers: &mut Writers,
     dirs: usize,
     layout_before: LayoutSummary,
 ) -> Result<AgeTestDetail> {
