@@ -31,27 +31,15 @@ const LAYERS: &[&[&str]] = &[
 const KNOWN_UPWARD: &[(&str, &str)] = &[
     ("dist/saturate.rs", "commands/saturate.rs"),
     ("sysinfo/mod.rs", "engine/mod.rs"),
-    ("workload/copy/phases.rs", "runner/mod.rs"),
-    ("workload/copy/phases.rs", "runner/progress.rs"),
-    ("workload/files/big.rs", "runner/mod.rs"),
-    ("workload/files/big.rs", "runner/progress.rs"),
-    ("workload/files/run.rs", "runner/mod.rs"),
-    ("workload/files/run.rs", "runner/progress.rs"),
     ("workload/files/space.rs", "analysis/slack.rs"),
     ("workload/files/space.rs", "analysis/slack/rules.rs"),
-    ("workload/saturate/config.rs", "runner/target.rs"),
-    ("workload/saturate/step.rs", "runner/block.rs"),
-    ("workload/saturate/step.rs", "runner/target.rs"),
     ("workload/trace.rs", "cli/mod.rs"),
     ("workload/trace.rs", "cli/trace.rs"),
     ("workload/trace.rs", "config/reference.rs"),
     ("workload/trace/measure.rs", "cli/trace.rs"),
     ("workload/trace/measure.rs", "config.rs"),
-    ("workload/trace/measure.rs", "runner/mod.rs"),
-    ("workload/trace/measure.rs", "runner/progress.rs"),
     ("workload/trace/record.rs", "cli/trace.rs"),
     ("workload/trace/replay.rs", "cli/trace.rs"),
-    ("workload/trace/replay.rs", "runner/mod.rs"),
 ];
 
 /// Files that import each other today (each loop as its sorted files), likewise.

@@ -19,10 +19,10 @@ use crate::model::{
 use crate::runner::RunContext;
 use crate::runner::block::{CPU_BOUND_PCT, LiveCounters, LiveSampler};
 use crate::runner::progress::Progress;
+use crate::runner::saturate::{self as step, StepResult, pick};
 use crate::runner::target::{TargetKind, TestTarget};
 use crate::units::{fmt_size_iec, fmt_thousands};
 use crate::workload::saturate::config::{SaturateConfig, SweepSpec};
-use crate::workload::saturate::step::{self, StepResult, pick};
 use crate::workload::saturate::{Observation, Outcome, Phase, Search, step_bounds};
 
 pub fn execute(args: &SaturateArgs, argv: Vec<String>) -> Result<i32> {

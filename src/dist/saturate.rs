@@ -22,9 +22,9 @@ use crate::dist::sweep::{RankStep, aggregate_step};
 use crate::model::saturate::CurvePoint;
 use crate::model::{ResultDoc, RunResult, TestResult, Warning};
 use crate::runner::RunHooks;
+use crate::runner::saturate::{Rule, StepResult, step_spec};
 use crate::workload::saturate::Phase;
 use crate::workload::saturate::config::{SaturateConfig, SweepSpec};
-use crate::workload::saturate::step::{Rule, StepResult, step_spec};
 
 fn setup(args: &SaturateArgs, rank: u32, ranks: u32) -> Result<Prepared<SaturateConfig>> {
     // Every flag is checked on the targets as given before anything is created.

@@ -9,8 +9,8 @@
 use crate::dist::aggregate::{RankRun, aggregate_run};
 use crate::model::RunResult;
 use crate::model::saturate::CurvePoint;
+use crate::runner::saturate::{Rule, aggregate};
 use crate::workload::block::BlockTestSpec;
-use crate::workload::saturate::step::{Rule, aggregate};
 
 /// One rank's step, with its measured window on rank 0's clock (ns).
 #[derive(Debug, Clone)]

@@ -174,3 +174,34 @@ mod tests {
         assert!(overwrite_room_of(None).cap(u64::MAX) > u64::MAX / 10 * 8);
     }
 }
+
+/// What a target path is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TargetKind {
+    /// A directory: iolab creates (and removes) its own test file there.
+    Directory,
+    BlockDevice,
+    /// An existing regular file (`--allow-destroy FILE`): overwritten, never deleted.
+    RegularFile,
+}
+
+/// Classify a target path. Errors are user errors (the caller maps them to exit 2).
+pub fn classify(path: &Path) -> Result<TargetKind, String> {
+    let md = std::fs::metadata(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => format!("target {} does not exist", path.display()),
+        _ => format!("cannot access target {}: {e}", path.display()),
+    })?;
+    let ft = md.file_type();
+    if ft.is_dir() {
+        Ok(TargetKind::Directory)
+    } else if std::os::unix::fs::FileTypeExt::is_block_device(&ft) {
+        Ok(TargetKind::BlockDevice)
+    } else if ft.is_file() {
+        Ok(TargetKind::RegularFile)
+    } else {
+        Err(format!(
+            "target {} is neither a directory, a block device nor a regular file",
+            path.display()
+        ))
+    }
+}

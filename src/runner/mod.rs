@@ -6,15 +6,17 @@ pub mod block;
 pub mod clock;
 pub mod cpu;
 pub mod lock;
-pub mod progress;
 pub mod recorder;
 pub mod run;
+pub mod saturate;
 pub mod target;
 pub mod write_cache;
 
-pub use progress::ProgressMode;
-// Repeats are statistics, the stop flag a fact of the process: they live in stats/ and os/;
+// Repeats are statistics; the stop flag, the progress display and the run context are facts
+// of the process: they live in stats/ and os/;
 // the old paths stay for the code that names them.
+pub use crate::os::context::RunContext;
+pub use crate::os::progress::{self, ProgressMode};
 pub use crate::os::signals;
 pub use crate::os::signals::StopFlag;
 pub use crate::stats::repeat;
@@ -29,24 +31,6 @@ pub use crate::stats::repeat;
 /// refusal (seccomp) leaves the shared table, which works the same, a little slower.
 pub fn private_fd_table() {
     let _ = nix::sched::unshare(nix::sched::CloneFlags::CLONE_FILES);
-}
-
-/// What every workload run needs from its caller.
-#[derive(Debug, Clone)]
-pub struct RunContext {
-    pub stop: StopFlag,
-    pub progress: ProgressMode,
-    pub seed: u64,
-}
-
-impl RunContext {
-    pub fn new(progress: ProgressMode) -> RunContext {
-        RunContext {
-            stop: StopFlag::new(),
-            progress,
-            seed: 0x10_1AB,
-        }
-    }
 }
 
 /// What a distributed run (`src/dist`, cargo feature `mpi`) does around the measured runs of

@@ -5,42 +5,15 @@
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::engine::buffer::{AlignedBuf, DataGen, Pattern};
 use crate::model::{Warning, WarningCode};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TargetKind {
-    /// A directory: iolab creates (and removes) its own test file there.
-    Directory,
-    BlockDevice,
-    /// An existing regular file (`--allow-destroy FILE`): overwritten, never deleted.
-    RegularFile,
-}
-
-/// Classify a target path. Errors are user errors (the caller maps them to exit 2).
-pub fn classify(path: &Path) -> Result<TargetKind, String> {
-    let md = std::fs::metadata(path).map_err(|e| match e.kind() {
-        io::ErrorKind::NotFound => format!("target {} does not exist", path.display()),
-        _ => format!("cannot access target {}: {e}", path.display()),
-    })?;
-    let ft = md.file_type();
-    if ft.is_dir() {
-        Ok(TargetKind::Directory)
-    } else if ft.is_block_device() {
-        Ok(TargetKind::BlockDevice)
-    } else if ft.is_file() {
-        Ok(TargetKind::RegularFile)
-    } else {
-        Err(format!(
-            "target {} is neither a directory, a block device nor a regular file",
-            path.display()
-        ))
-    }
-}
+// What kind of path a target is: a fact of the file system (fs/facts.rs), named here too.
+pub use crate::fs::facts::{TargetKind, classify};
 
 /// A prepared test file or device.
 #[derive(Debug)]

@@ -8,7 +8,6 @@
 //! the limit and the first that broke it, so the answer is the largest depth that holds it.
 
 pub mod config;
-pub mod step;
 
 /// What one measured step gave the search.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -7,8 +7,8 @@ use anyhow::Result;
 
 use crate::model::files::FilesRunDetail;
 use crate::model::{ResultDoc, ResultSink, RunResult};
-use crate::runner::RunContext;
-use crate::runner::progress::Progress;
+use crate::os::context::RunContext;
+use crate::os::progress::Progress;
 use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
 use crate::workload::files::SyncMode;
 

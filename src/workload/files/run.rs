@@ -12,8 +12,8 @@ use anyhow::{Context, Result};
 
 use crate::model::files::{FilesRunDetail, FilesSpace};
 use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning, WarningCode};
-use crate::runner::RunContext;
-use crate::runner::progress::Progress;
+use crate::os::context::RunContext;
+use crate::os::progress::Progress;
 use crate::stats::repeat::spread_warnings;
 use crate::sysinfo::diskstats::PhaseCounters;
 use crate::workload::files::{Layout, Method, SyncMode};

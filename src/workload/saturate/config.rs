@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::engine::EngineKind;
+use crate::fs::facts::TargetKind;
 use crate::model::Warning;
-use crate::runner::target::TargetKind;
 use crate::stats::steady_rounds::SteadySpec;
 use crate::workload::saturate::{Aggregate, Statistic, SweepKind};
 

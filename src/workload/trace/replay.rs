@@ -22,7 +22,8 @@ use crate::engine::buffer::{DataGen, Pattern};
 use crate::error::UsageError;
 use crate::model::trace::{ReplayDetail, TraceRunDetail, TraceTestDetail};
 use crate::model::{ResultDoc, RunResult, TestResult};
-use crate::runner::{RunContext, StopFlag};
+use crate::os::context::RunContext;
+use crate::os::signals::StopFlag;
 use crate::stats::repeat::{RepeatMode, spread_warnings, summarize_test};
 use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
 

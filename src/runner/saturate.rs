@@ -7,18 +7,18 @@ use std::time::Duration;
 
 use anyhow::Result;
 
+use super::block::{LiveCounters, run_block_test, settings_of};
+use super::target::TestTarget;
 use crate::engine::{EngineKind, Pattern};
 use crate::model::saturate::{CurvePoint, CurvePointDetail, LatTriple, StreamPoint};
 use crate::model::{BlockSettings, RunResult, Warning};
 use crate::os::signals::StopFlag;
-use crate::runner::block::{LiveCounters, run_block_test, settings_of};
-use crate::runner::target::TestTarget;
 use crate::stats::hist::LatencyHistogram;
 use crate::sysinfo::diskstats::PhaseCounters;
 use crate::workload::block::{BlockTestSpec, JobSpec, Region, Rw};
 use crate::workload::saturate::{Aggregate, Statistic, SweepKind};
 
-use super::config::{SaturateConfig, SweepSpec};
+use crate::workload::saturate::config::{SaturateConfig, SweepSpec};
 
 /// Read and write depths of the mixed sweep at total depth `depth` (each at least 1).
 pub fn split_depth(depth: u32, mix: u32) -> (u32, u32) {
