@@ -607,31 +607,40 @@ fn read_only_target_is_refused() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("read-only"));
 }
 
+/// `iolab files` with two writers on `dir`: `per_portion` files x `portions`, one pass, one
+/// size of 1 byte, `repeat` runs, not saved; `extra` flags before them.
+fn two_writers(
+    dir: &std::path::Path,
+    extra: &[&str],
+    per_portion: &str,
+    portions: &str,
+    repeat: &str,
+) -> std::process::Output {
+    let mut args = vec!["files", "-t", common::s(dir), "--jobs", "2"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&[
+        "--sizes",
+        "1",
+        "--files-per-portion",
+        per_portion,
+        "--portions",
+        portions,
+        "--passes",
+        "1",
+        "--repeat",
+        repeat,
+        "--no-save",
+    ]);
+    common::iolab(&args)
+}
+
 #[test]
 fn jobs_run_writers_together_and_add_them_up() {
     let test = "jobs_run_writers_together_and_add_them_up";
     let Some(d) = common::ram_tempdir_or_skip(test) else {
         return;
     };
-    let out = common::iolab(&[
-        "files",
-        "-t",
-        common::s(d.path()),
-        "--jobs",
-        "2",
-        "--sizes",
-        "1",
-        "--files-per-portion",
-        "500",
-        "--portions",
-        "4",
-        "--passes",
-        "1",
-        "--repeat",
-        "2",
-        "--json",
-        "--no-save",
-    ]);
+    let out = two_writers(d.path(), &["--json"], "500", "4", "2");
     let doc = common::json_ok(&out);
     let tests = doc["tests"].as_array().unwrap();
     assert_eq!(tests.len(), 4, "create, stat, read, delete");
@@ -665,24 +674,7 @@ fn jobs_run_writers_together_and_add_them_up() {
         }
     }
     assert!(common::entries(d.path()).is_empty(), "nothing left");
-    let text = common::stdout(&common::iolab(&[
-        "files",
-        "-t",
-        common::s(d.path()),
-        "--jobs",
-        "2",
-        "--sizes",
-        "1",
-        "--files-per-portion",
-        "100",
-        "--portions",
-        "2",
-        "--passes",
-        "1",
-        "--repeat",
-        "1",
-        "--no-save",
-    ]));
+    let text = common::stdout(&two_writers(d.path(), &[], "100", "2", "1"));
     assert!(
         text.contains("2 writers each in its own directory, spread between them"),
         "{text}"
@@ -714,28 +706,8 @@ fn shared_dir_writers_share_the_directories() {
     // Every layout: flat (one directory for both writers) and per-portion (directories
     // made and removed by whichever writer comes first and last).
     for layout in ["flat", "per-portion"] {
-        let out = common::iolab(&[
-            "files",
-            "-t",
-            common::s(d.path()),
-            "--jobs",
-            "2",
-            "--shared-dir",
-            "--layout",
-            layout,
-            "--sizes",
-            "1",
-            "--files-per-portion",
-            "300",
-            "--portions",
-            "3",
-            "--passes",
-            "1",
-            "--repeat",
-            "2",
-            "--json",
-            "--no-save",
-        ]);
+        let flags = ["--shared-dir", "--layout", layout, "--json"];
+        let out = two_writers(d.path(), &flags, "300", "3", "2");
         let doc = common::json_ok(&out);
         let tests = doc["tests"].as_array().unwrap();
         assert_eq!(tests.len(), 4, "create, stat, read, delete");
@@ -757,25 +729,7 @@ fn shared_dir_writers_share_the_directories() {
             "{layout}: nothing left"
         );
     }
-    let text = common::stdout(&common::iolab(&[
-        "files",
-        "-t",
-        common::s(d.path()),
-        "--jobs",
-        "2",
-        "--shared-dir",
-        "--sizes",
-        "1",
-        "--files-per-portion",
-        "100",
-        "--portions",
-        "2",
-        "--passes",
-        "1",
-        "--repeat",
-        "1",
-        "--no-save",
-    ]));
+    let text = common::stdout(&two_writers(d.path(), &["--shared-dir"], "100", "2", "1"));
     assert!(
         text.contains("2 writers in shared directories, spread"),
         "{text}"
