@@ -6,6 +6,7 @@ pub mod files;
 pub mod reference;
 pub mod saturate;
 pub mod sustain;
+pub mod trace;
 
 use crate::cli::run::RunArgs;
 use crate::error::UsageError;

@@ -33,11 +33,6 @@ const KNOWN_UPWARD: &[(&str, &str)] = &[
     ("sysinfo/mod.rs", "engine/mod.rs"),
     ("workload/files/space.rs", "analysis/slack.rs"),
     ("workload/files/space.rs", "analysis/slack/rules.rs"),
-    ("workload/trace.rs", "cli/mod.rs"),
-    ("workload/trace.rs", "cli/trace.rs"),
-    ("workload/trace.rs", "config/reference.rs"),
-    ("workload/trace/measure.rs", "cli/trace.rs"),
-    ("workload/trace/measure.rs", "config.rs"),
     ("workload/trace/record.rs", "cli/trace.rs"),
     ("workload/trace/replay.rs", "cli/trace.rs"),
 ];

@@ -123,7 +123,7 @@ impl DirFamily for TraceFamily {
     fn reference(
         params: &std::collections::BTreeMap<String, String>,
     ) -> Result<(TraceRunArgs, String), crate::error::UsageError> {
-        crate::workload::trace::parse_reference(params)
+        crate::config::reference::trace(params)
     }
 
     fn retarget(args: &mut TraceRunArgs, dir: &Path) {

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::cli::copy::CopyArgs;
 use crate::cli::files::FilesArgs;
+use crate::cli::trace::TraceRunArgs;
 use crate::error::UsageError;
 use crate::workload::copy::CopySettings;
 
@@ -97,6 +98,39 @@ pub fn copy(params: &BTreeMap<String, String>) -> Result<(CopyArgs, String), Usa
     let settings = CopySettings::from_args(&args)?;
     let mut label = format!("copy:{}", settings.dataset);
     for (k, v) in params.iter().filter(|(k, _)| k.as_str() != "dataset") {
+        label.push_str(&format!(":{k}={v}"));
+    }
+    Ok((args, label))
+}
+
+/// Parse a `trace:name=NAME|FILE[:scale=F][:repeat=N]` matrix reference into `iolab trace
+/// run` arguments, checked, and its label.
+pub fn trace(params: &BTreeMap<String, String>) -> Result<(TraceRunArgs, String), UsageError> {
+    let Some(name) = params.get("name") else {
+        return Err(UsageError::new(format!(
+            "workload trace: give name=NAME|FILE (built-ins: {})",
+            crate::workload::trace::builtins::names().join(", ")
+        )));
+    };
+    if params.contains_key("target") || params.contains_key("output") {
+        return Err(UsageError::new(
+            "workload trace: target and output are set by the matrix",
+        ));
+    }
+    let mut rest = params.clone();
+    rest.remove("name");
+    let cmd = parse_family_args(&["trace", "run", name], &rest, &["no-save", "json"])?;
+    let crate::cli::Command::Trace(t) = cmd else {
+        unreachable!("parsed as trace")
+    };
+    let crate::cli::trace::TraceCmd::Run(args) = t.cmd else {
+        unreachable!("parsed as trace run")
+    };
+    // Validate now, before the matrix formats anything.
+    crate::workload::trace::load(&args.workload)?;
+    crate::workload::trace::measure::check_scale(args.scale)?;
+    let mut label = "trace".to_string();
+    for (k, v) in params {
         label.push_str(&format!(":{k}={v}"));
     }
     Ok((args, label))

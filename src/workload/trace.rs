@@ -19,7 +19,6 @@ pub mod tracefile;
 pub mod tracepoints;
 pub mod validate;
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::error::UsageError;
@@ -77,43 +76,4 @@ pub fn load(name_or_file: &str) -> Result<Loaded, UsageError> {
         workload,
         source: "file",
     })
-}
-
-/// Parse a `trace:name=NAME|FILE[:scale=F][:repeat=N]` matrix reference into `iolab trace
-/// run` arguments, checked, and its label.
-pub fn parse_reference(
-    params: &BTreeMap<String, String>,
-) -> Result<(crate::cli::trace::TraceRunArgs, String), UsageError> {
-    let Some(name) = params.get("name") else {
-        return Err(UsageError::new(format!(
-            "workload trace: give name=NAME|FILE (built-ins: {})",
-            builtins::names().join(", ")
-        )));
-    };
-    if params.contains_key("target") || params.contains_key("output") {
-        return Err(UsageError::new(
-            "workload trace: target and output are set by the matrix",
-        ));
-    }
-    let mut rest = params.clone();
-    rest.remove("name");
-    let cmd = crate::config::reference::parse_family_args(
-        &["trace", "run", name],
-        &rest,
-        &["no-save", "json"],
-    )?;
-    let crate::cli::Command::Trace(t) = cmd else {
-        unreachable!("parsed as trace")
-    };
-    let crate::cli::trace::TraceCmd::Run(args) = t.cmd else {
-        unreachable!("parsed as trace run")
-    };
-    // Validate now, before the matrix formats anything.
-    load(&args.workload)?;
-    measure::check_scale(args.scale)?;
-    let mut label = "trace".to_string();
-    for (k, v) in params {
-        label.push_str(&format!(":{k}={v}"));
-    }
-    Ok((args, label))
 }

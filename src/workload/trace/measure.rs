@@ -50,13 +50,13 @@ pub fn check_target(dir: &Path, need: u64) -> Result<(), UsageError> {
             dir.display()
         )));
     }
-    if crate::config::is_read_only_fs(dir) {
+    if crate::fs::facts::is_read_only_fs(dir) {
         return Err(UsageError::new(format!(
             "--target {}: read-only file system",
             dir.display()
         )));
     }
-    if let Some(free) = crate::config::free_space(dir) {
+    if let Some(free) = crate::fs::facts::free_space(dir) {
         let want = need.saturating_add(need / 20);
         if free < want {
             return Err(UsageError::new(format!(
@@ -71,24 +71,6 @@ pub fn check_target(dir: &Path, need: u64) -> Result<(), UsageError> {
 }
 
 impl Plan {
-    pub fn from_args(a: &crate::cli::trace::TraceRunArgs) -> Result<Plan, UsageError> {
-        check_scale(a.scale)?;
-        let loaded = super::load(&a.workload)?;
-        let repeat = RepeatMode::parse(&a.repeat.repeat, a.repeat.max_repeat, a.repeat.target_ci)
-            .map_err(UsageError::new)?;
-        let workload = loaded.workload.scaled(a.scale);
-        let sets = fileset::layout(&workload, &a.target, 0);
-        check_target(&a.target, fileset::bytes_needed(&workload, &sets))?;
-        Ok(Plan {
-            label: loaded.workload.name.clone(),
-            workload,
-            source: loaded.source,
-            scale: a.scale,
-            target: a.target.clone(),
-            repeat,
-        })
-    }
-
     fn detail(&self) -> TraceTestDetail {
         let sets = fileset::layout(&self.workload, Path::new("/"), 0);
         TraceTestDetail {

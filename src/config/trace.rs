@@ -1,0 +1,31 @@
+//! `iolab trace run` (and the matrix's `trace:` workloads): the command line to a checked
+//! plan — the workload loaded and scaled, the repeats, the target's room — before anything
+//! is created. The plan itself lives with the code that runs it (workload/trace/measure.rs).
+
+use crate::cli::trace::TraceRunArgs;
+use crate::error::UsageError;
+use crate::stats::repeat::RepeatMode;
+use crate::workload::trace::measure::{self, Plan};
+
+impl Plan {
+    pub fn from_args(a: &TraceRunArgs) -> Result<Plan, UsageError> {
+        measure::check_scale(a.scale)?;
+        let loaded = crate::workload::trace::load(&a.workload)?;
+        let repeat = RepeatMode::parse(&a.repeat.repeat, a.repeat.max_repeat, a.repeat.target_ci)
+            .map_err(UsageError::new)?;
+        let workload = loaded.workload.scaled(a.scale);
+        let sets = crate::workload::trace::fileset::layout(&workload, &a.target, 0);
+        measure::check_target(
+            &a.target,
+            crate::workload::trace::fileset::bytes_needed(&workload, &sets),
+        )?;
+        Ok(Plan {
+            label: loaded.workload.name.clone(),
+            workload,
+            source: loaded.source,
+            scale: a.scale,
+            target: a.target.clone(),
+            repeat,
+        })
+    }
+}
