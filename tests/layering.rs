@@ -33,8 +33,6 @@ const KNOWN_UPWARD: &[(&str, &str)] = &[
     ("sysinfo/mod.rs", "engine/mod.rs"),
     ("workload/files/space.rs", "analysis/slack.rs"),
     ("workload/files/space.rs", "analysis/slack/rules.rs"),
-    ("workload/trace/record.rs", "cli/trace.rs"),
-    ("workload/trace/replay.rs", "cli/trace.rs"),
 ];
 
 /// Files that import each other today (each loop as its sorted files), likewise.

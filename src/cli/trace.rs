@@ -3,9 +3,11 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 
 use super::run::RepeatArgs;
+pub use crate::workload::trace::record::Recorder;
+pub use crate::workload::trace::replay::Timing;
 
 #[derive(Debug, Clone, Args)]
 pub struct TraceArgs {
@@ -25,17 +27,6 @@ pub enum TraceCmd {
     Replay(TraceReplayArgs),
     /// What a trace file says: shares, sizes, sequentiality, queue depth, working set.
     Summary(TraceSummaryArgs),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Recorder {
-    /// Tracepoints when available (root, tracefs, BTF), else strace with a note.
-    Auto,
-    /// Kernel tracepoints (syscalls, io_uring) and tiny BPF programs: low overhead,
-    /// kernel time stamps, io_uring I/O included. Needs root.
-    Tracepoints,
-    /// strace (ptrace): works without root, slows the program, sees no io_uring I/O.
-    Strace,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -105,23 +96,6 @@ pub struct TraceRecordArgs {
         value_name = "COMMAND"
     )]
     pub command: Vec<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Timing {
-    /// Every thread issues its calls as fast as possible (order kept per file).
-    Asap,
-    /// Every call is issued at its recorded time since the start.
-    Recorded,
-}
-
-impl Timing {
-    pub fn name(self) -> &'static str {
-        match self {
-            Timing::Asap => "asap",
-            Timing::Recorded => "recorded",
-        }
-    }
 }
 
 #[derive(Debug, Clone, Args)]

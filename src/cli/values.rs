@@ -11,6 +11,8 @@ use crate::workload::copy::{CopyMethod, HashKind};
 use crate::workload::files::{FilesPreset, Layout, Method, SyncMode};
 use crate::workload::presets::Preset;
 use crate::workload::saturate::{Aggregate, Statistic, SweepKind};
+use crate::workload::trace::record::Recorder;
+use crate::workload::trace::replay::Timing;
 
 /// `impl ValueEnum for T` from a list of `Variant => "name" [aliases] "help"`.
 macro_rules! values {
@@ -28,6 +30,17 @@ macro_rules! values {
         }
     };
 }
+
+values!(Recorder {
+    Auto => "auto" "Tracepoints when available (root, tracefs, BTF), else strace with a note",
+    Tracepoints => "tracepoints" "Kernel tracepoints (syscalls, io_uring) and tiny BPF programs: low overhead, kernel time stamps, io_uring I/O included. Needs root",
+    Strace => "strace" "strace (ptrace): works without root, slows the program, sees no io_uring I/O",
+});
+
+values!(Timing {
+    Asap => "asap" "Every thread issues its calls as fast as possible (order kept per file)",
+    Recorded => "recorded" "Every call is issued at its recorded time since the start",
+});
 
 values!(EngineKind {
     Sync => "sync" "pread/pwrite, one I/O in flight per job",
@@ -137,6 +150,8 @@ mod tests {
         round_trip::<SweepKind>();
         round_trip::<Statistic>();
         round_trip::<Aggregate>();
+        round_trip::<Recorder>();
+        round_trip::<Timing>();
         assert_eq!(SweepKind::from_str("rw", false).unwrap(), SweepKind::Mixed);
         assert_eq!(
             CopyMethod::from_str("cfr", false).unwrap(),
@@ -165,6 +180,9 @@ mod tests {
             assert_eq!(v.to_possible_value().unwrap().get_name(), v.name());
         }
         for v in Preset::value_variants() {
+            assert_eq!(v.to_possible_value().unwrap().get_name(), v.name());
+        }
+        for v in Timing::value_variants() {
             assert_eq!(v.to_possible_value().unwrap().get_name(), v.name());
         }
     }

@@ -21,7 +21,10 @@ pub fn execute(args: &TraceArgs, argv: Vec<String>) -> Result<i32> {
     match &args.cmd {
         TraceCmd::Run(a) => execute_family(TraceFamily::from_args(a)?, argv),
         TraceCmd::List(a) => list(a),
-        TraceCmd::Record(a) => record::execute(a, &crate::report::trace::render_summary),
+        TraceCmd::Record(a) => record::execute(
+            &record::RecordSettings::from(a),
+            &crate::report::trace::render_summary,
+        ),
         TraceCmd::Replay(a) => execute_family(ReplayFamily::new(a)?, argv),
         TraceCmd::Summary(a) => summary(a),
     }
@@ -142,14 +145,17 @@ impl DirFamily for TraceFamily {
 /// `iolab trace replay` as a family.
 struct ReplayFamily<'a> {
     a: &'a TraceReplayArgs,
+    settings: replay::ReplaySettings,
     replay: replay::Replay,
 }
 
 impl<'a> ReplayFamily<'a> {
     fn new(a: &'a TraceReplayArgs) -> Result<ReplayFamily<'a>> {
+        let settings = replay::ReplaySettings::from_args(a)?;
         Ok(ReplayFamily {
             a,
-            replay: replay::Replay::load(a)?,
+            replay: replay::Replay::load(&settings)?,
+            settings,
         })
     }
 }
@@ -173,7 +179,7 @@ impl Family for ReplayFamily<'_> {
     }
 
     fn measure(&mut self, ctx: &RunContext, doc: &mut ResultDoc, _sink: &ResultSink) -> Result<()> {
-        self.replay.measure(self.a, ctx, doc)
+        self.replay.measure(&self.settings, ctx, doc)
     }
 
     fn render(&self, doc: &ResultDoc) -> String {

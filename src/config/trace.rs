@@ -1,11 +1,13 @@
-//! `iolab trace run` (and the matrix's `trace:` workloads): the command line to a checked
-//! plan — the workload loaded and scaled, the repeats, the target's room — before anything
+//! `iolab trace run` (and the matrix's `trace:` workloads), `record` and `replay`: the
+//! command line to checked settings; for run, the plan — the workload loaded and scaled, the repeats, the target's room — before anything
 //! is created. The plan itself lives with the code that runs it (workload/trace/measure.rs).
 
-use crate::cli::trace::TraceRunArgs;
+use crate::cli::trace::{TraceRecordArgs, TraceReplayArgs, TraceRunArgs};
 use crate::error::UsageError;
 use crate::stats::repeat::RepeatMode;
 use crate::workload::trace::measure::{self, Plan};
+use crate::workload::trace::record::RecordSettings;
+use crate::workload::trace::replay::ReplaySettings;
 
 impl Plan {
     pub fn from_args(a: &TraceRunArgs) -> Result<Plan, UsageError> {
@@ -25,6 +27,33 @@ impl Plan {
             source: loaded.source,
             scale: a.scale,
             target: a.target.clone(),
+            repeat,
+        })
+    }
+}
+
+impl From<&TraceRecordArgs> for RecordSettings {
+    fn from(a: &TraceRecordArgs) -> RecordSettings {
+        // The command, root and output are checked by `record::execute` (a missing program
+        // is exit 2 there, once the recorder is chosen).
+        RecordSettings {
+            command: a.command.clone(),
+            root: a.root.clone(),
+            output: a.output.clone(),
+            recorder: a.recorder,
+        }
+    }
+}
+
+impl ReplaySettings {
+    pub fn from_args(a: &TraceReplayArgs) -> Result<ReplaySettings, UsageError> {
+        let repeat = RepeatMode::parse(&a.repeat.repeat, a.repeat.max_repeat, a.repeat.target_ci)
+            .map_err(UsageError::new)?;
+        Ok(ReplaySettings {
+            trace: a.trace.clone(),
+            target: a.target.clone(),
+            timing: a.timing,
+            keep: a.keep,
             repeat,
         })
     }

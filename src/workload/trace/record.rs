@@ -11,8 +11,30 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use super::tracefile::{self, Header};
-use crate::cli::trace::{Recorder, TraceRecordArgs};
 use crate::error::UsageError;
+
+/// Which recorder `iolab trace record` uses (`--recorder`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recorder {
+    /// Tracepoints when available (root, tracefs, BTF), else strace with a note.
+    Auto,
+    /// Kernel tracepoints (syscalls, io_uring) and tiny BPF programs.
+    Tracepoints,
+    /// strace (ptrace): works without root, sees no io_uring I/O.
+    Strace,
+}
+
+/// What to record and where to (`config::trace` makes it from the command line).
+#[derive(Debug, Clone)]
+pub struct RecordSettings {
+    /// The program and its arguments.
+    pub command: Vec<String>,
+    /// Calls under this directory are kept (default: the current one).
+    pub root: Option<PathBuf>,
+    /// The trace file to write.
+    pub output: PathBuf,
+    pub recorder: Recorder,
+}
 
 /// The system calls recorded: files, descriptors and process creation (to follow fds).
 pub const SYSCALLS: &str = "open,openat,openat2,creat,close,read,readv,pread64,preadv,preadv2,\
@@ -22,7 +44,7 @@ truncate,ftruncate,copy_file_range,sendfile,clone,clone3,fork,vfork";
 
 /// Everything checked before the command runs: strace present, command found, root and
 /// output directory usable.
-fn validate(a: &TraceRecordArgs, strace: bool) -> Result<PathBuf, UsageError> {
+fn validate(a: &RecordSettings, strace: bool) -> Result<PathBuf, UsageError> {
     if strace && !crate::fs::command::have("strace") {
         return Err(UsageError::new(
             "strace is not installed; install it with: apt-get install strace",
@@ -73,7 +95,7 @@ fn validate(a: &TraceRecordArgs, strace: bool) -> Result<PathBuf, UsageError> {
 }
 
 /// Which recorder runs: `--recorder auto` takes the tracepoints where they can run.
-fn choose(a: &TraceRecordArgs) -> Result<bool, UsageError> {
+fn choose(a: &RecordSettings) -> Result<bool, UsageError> {
     match (a.recorder, super::tracepoints::unavailable()) {
         (Recorder::Strace, _) => Ok(false),
         (_, None) => Ok(true),
@@ -92,7 +114,7 @@ fn choose(a: &TraceRecordArgs) -> Result<bool, UsageError> {
 /// Renders the trace summary printed after recording (the report layer's, passed down).
 pub type RenderSummary<'a> = &'a dyn Fn(&crate::model::trace::TraceSummary) -> String;
 
-pub fn execute(a: &TraceRecordArgs, render: RenderSummary) -> Result<i32> {
+pub fn execute(a: &RecordSettings, render: RenderSummary) -> Result<i32> {
     let root = validate(a, false)?;
     let tracepoints = choose(a)?;
     if !tracepoints {
@@ -152,7 +174,7 @@ pub fn execute(a: &TraceRecordArgs, render: RenderSummary) -> Result<i32> {
 
 /// Write the trace, print what was recorded and its summary.
 fn finish(
-    a: &TraceRecordArgs,
+    a: &RecordSettings,
     root: &Path,
     r: super::tracepoints::Recorded,
     recorder: &str,

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -17,15 +17,44 @@ use super::fileset::{create_filled, settle};
 use super::measure::{check_target, ops_detail, run_result};
 use super::runner::{OpAcc, read_full_at};
 use super::tracefile::{self, Call, CallOp, Header};
-use crate::cli::trace::{Timing, TraceReplayArgs};
 use crate::engine::buffer::{DataGen, Pattern};
-use crate::error::UsageError;
 use crate::model::trace::{ReplayDetail, TraceRunDetail, TraceTestDetail};
 use crate::model::{ResultDoc, RunResult, TestResult};
 use crate::os::context::RunContext;
 use crate::os::signals::StopFlag;
 use crate::stats::repeat::{RepeatMode, spread_warnings, summarize_test};
 use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
+
+/// How a replay paces its calls (`--timing`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timing {
+    /// Every thread issues its calls as fast as possible (order kept per file).
+    Asap,
+    /// Every call is issued at its recorded time since the start.
+    Recorded,
+}
+
+impl Timing {
+    pub fn name(self) -> &'static str {
+        match self {
+            Timing::Asap => "asap",
+            Timing::Recorded => "recorded",
+        }
+    }
+}
+
+/// What to replay, where and how (`config::trace` makes it from the command line).
+#[derive(Debug, Clone)]
+pub struct ReplaySettings {
+    /// The trace file.
+    pub trace: PathBuf,
+    /// The directory the recorded files are made in.
+    pub target: PathBuf,
+    pub timing: Timing,
+    /// Keep the replayed files.
+    pub keep: bool,
+    pub repeat: RepeatMode,
+}
 
 /// Bytes a replay needs: the fixtures plus the furthest extent written to each path.
 pub fn bytes_needed(h: &Header, calls: &[Call]) -> u64 {
@@ -45,21 +74,18 @@ pub struct Replay {
 }
 
 impl Replay {
-    pub fn load(a: &TraceReplayArgs) -> Result<Replay> {
+    pub fn load(a: &ReplaySettings) -> Result<Replay> {
         let (h, calls) = tracefile::read(&a.trace)?;
-        let repeat = RepeatMode::parse(&a.repeat.repeat, a.repeat.max_repeat, a.repeat.target_ci)
-            .map_err(UsageError::new)?;
         check_target(&a.target, bytes_needed(&h, &calls))?;
-        Ok(Replay { h, calls, repeat })
+        Ok(Replay {
+            h,
+            calls,
+            repeat: a.repeat,
+        })
     }
 
     /// Every replay run into one test of `doc` (the family path saves it).
-    pub fn measure(
-        &self,
-        a: &TraceReplayArgs,
-        ctx: &RunContext,
-        doc: &mut ResultDoc,
-    ) -> Result<()> {
+    pub fn measure(&self, a: &ReplaySettings, ctx: &RunContext, doc: &mut ResultDoc) -> Result<()> {
         let (h, calls, repeat) = (&self.h, &self.calls, &self.repeat);
         let device = doc.environment.block_device.clone();
         let label = format!("replay {}", a.trace.display());
@@ -193,7 +219,7 @@ struct ThreadOut {
 fn one_replay(
     h: &Header,
     calls: &[Call],
-    a: &TraceReplayArgs,
+    a: &ReplaySettings,
     stop: &StopFlag,
     device: Option<&str>,
     run: u32,
