@@ -190,6 +190,19 @@ pub fn fmt_thousands(v: f64) -> String {
     if n < 0 { format!("-{out}") } else { out }
 }
 
+/// `42 s`, `3 min 12 s`.
+pub fn fmt_secs(s: f64) -> String {
+    if s < 1.0 {
+        format!("{:.0} ms", s * 1000.0)
+    } else if s < 10.0 {
+        format!("{s:.1} s")
+    } else if s < 60.0 {
+        format!("{s:.0} s")
+    } else {
+        format!("{} min {:02.0} s", (s / 60.0).floor(), s % 60.0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

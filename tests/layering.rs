@@ -29,7 +29,6 @@ const LAYERS: &[&[&str]] = &[
 
 /// Imports that go up today (importer, imported), to be removed one by one.
 const KNOWN_UPWARD: &[(&str, &str)] = &[
-    ("dist/saturate.rs", "commands/saturate.rs"),
     ("sysinfo/mod.rs", "engine/mod.rs"),
     ("workload/files/space.rs", "analysis/slack.rs"),
     ("workload/files/space.rs", "analysis/slack/rules.rs"),
@@ -45,7 +44,6 @@ const KNOWN_LOOPS: &[&[&str]] = &[
         "commands/trace.rs",
     ],
     &["commands/matrix/plan.rs", "commands/matrix/study.rs"],
-    &["commands/saturate.rs", "dist/saturate.rs"],
     &["report/document.rs", "report/matrix.rs"],
     &[
         "sysinfo/blockdev.rs",

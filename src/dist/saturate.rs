@@ -12,7 +12,6 @@ use anyhow::{Result, anyhow};
 use serde::{Deserialize, Serialize};
 
 use crate::cli::saturate::SaturateArgs;
-use crate::commands::saturate::{SweepHooks, new_doc, print_result, saturate_with_hooks};
 use crate::dist::ClockOffset;
 use crate::dist::aggregate::{dist_summaries, dist_warnings_of};
 use crate::dist::clock::measure_offsets;
@@ -21,8 +20,10 @@ use crate::dist::session::{Prepared, RankSpace, Session, per_rank_size};
 use crate::dist::sweep::{RankStep, aggregate_step};
 use crate::model::saturate::CurvePoint;
 use crate::model::{ResultDoc, RunResult, TestResult, Warning};
+use crate::report::saturate::print_result;
 use crate::runner::RunHooks;
 use crate::runner::saturate::{Rule, StepResult, step_spec};
+use crate::runner::sweep::{SweepHooks, new_doc, saturate_with_hooks};
 use crate::workload::saturate::Phase;
 use crate::workload::saturate::config::{SaturateConfig, SweepSpec};
 
@@ -272,8 +273,10 @@ pub fn execute(args: &SaturateArgs, argv: Vec<String>) -> Result<i32> {
             .collect(),
         offsets: offsets.into(),
     };
-    let (outcome, timing) =
-        saturate_with_hooks(&p.cfg, &ctx, &mut doc, &p.sink, Some(&hooks), rank == 0);
+    if rank == 0 {
+        crate::report::saturate::show_plan(&p.cfg);
+    }
+    let (outcome, timing) = saturate_with_hooks(&p.cfg, &ctx, &mut doc, &p.sink, Some(&hooks));
     drop(hooks);
     // The report names the shared targets, not rank 0's own subdirectories.
     let mut shown = p.cfg.clone();

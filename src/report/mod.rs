@@ -18,6 +18,7 @@ pub mod load;
 pub mod markdown;
 pub mod matrix;
 pub mod metrics;
+pub mod saturate;
 pub mod state;
 pub mod sustain;
 pub mod svg;

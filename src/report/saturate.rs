@@ -1,4 +1,4 @@
-//! What `iolab saturate` prints: the plan with its time estimate (stderr, up front), then
+//! What `iolab saturate` prints (and a distributed one's rank 0): the plan with its time estimate (stderr, up front), then
 //! per sweep the answer line, the knee, thrashing, and the curve table.
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
@@ -6,21 +6,17 @@ use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 
 use crate::model::saturate::{Answer, CurvePoint, LatTriple};
 use crate::model::{ResultDoc, TestResult};
+use crate::runner::sweep::Timing;
 use crate::runner::target::TargetKind;
-use crate::units::{fmt_mb_per_s, fmt_ns, fmt_size_iec, fmt_thousands};
+use crate::units::{fmt_mb_per_s, fmt_ns, fmt_secs, fmt_size_iec, fmt_thousands};
 use crate::workload::saturate::config::SaturateConfig;
 
-/// `42 s`, `3 min 12 s`.
-pub fn fmt_secs(s: f64) -> String {
-    if s < 1.0 {
-        format!("{:.0} ms", s * 1000.0)
-    } else if s < 10.0 {
-        format!("{s:.1} s")
-    } else if s < 60.0 {
-        format!("{s:.0} s")
-    } else {
-        format!("{} min {:02.0} s", (s / 60.0).floor(), s % 60.0)
+/// The notes and the plan with its estimated time, on stderr before anything runs.
+pub fn show_plan(cfg: &SaturateConfig) {
+    for n in &cfg.notes {
+        crate::eline!("iolab: {n}");
     }
+    eprint!("{}", plan(cfg, crate::runner::sweep::estimate_seconds(cfg)));
 }
 
 /// The plan and the estimated time, before anything runs.
@@ -319,6 +315,39 @@ pub fn report(doc: &ResultDoc, cfg: &SaturateConfig) -> String {
     out.push_str(&crate::report::table::render_steady_lines(doc));
     out.push_str(&crate::report::table::render_warnings(doc));
     out
+}
+
+/// The result on stdout (JSON, or the answers and curves and then `extra`), the time taken
+/// and where the result file is on stderr.
+pub fn print_result(
+    doc: &ResultDoc,
+    cfg: &SaturateConfig,
+    timing: &Timing,
+    path: Option<&std::path::Path>,
+    extra: &str,
+) -> anyhow::Result<()> {
+    if cfg.json {
+        println!("{}", serde_json::to_string_pretty(doc)?);
+    } else {
+        print!("{}{extra}", report(doc, cfg));
+    }
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    crate::eline!("{}", timing_line(timing));
+    if let Some(p) = path {
+        crate::eline!("results: {}", p.display());
+    }
+    Ok(())
+}
+
+/// The time taken against the estimate, one line for stderr.
+pub fn timing_line(timing: &Timing) -> String {
+    format!(
+        "iolab: sweeps took {} (estimated {}, at most {}), prefill and preconditioning {}",
+        fmt_secs(timing.sweep_secs),
+        fmt_secs(timing.est[1]),
+        fmt_secs(timing.est[2]),
+        fmt_secs(timing.fill_secs)
+    )
 }
 
 #[cfg(test)]

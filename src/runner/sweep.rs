@@ -1,0 +1,617 @@
+//! Executes `iolab saturate` (and every rank of a distributed one): the targets, the
+//! prefill and optional preconditioning, then one search per sweep (randread, randwrite,
+//! read+write; x jobs), each step through `runner::saturate`, the result document saved
+//! after every step.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+
+use super::RunContext;
+use super::block::{CPU_BOUND_PCT, LiveCounters, LiveSampler};
+use super::progress::Progress;
+use super::saturate::{self as step, StepResult, pick};
+use super::target::{TargetKind, TestTarget};
+use crate::model::saturate::{Answer, AnswerDetail, CurvePoint};
+use crate::model::{
+    Environment, ResultDoc, ResultSink, RunResult, TestResult, Warning, WarningCode,
+};
+use crate::units::{fmt_secs, fmt_size_iec, fmt_thousands};
+use crate::workload::saturate::SweepKind;
+use crate::workload::saturate::config::{SaturateConfig, SweepSpec};
+use crate::workload::saturate::{Observation, Outcome, Phase, Search, step_bounds};
+
+/// What a distributed `iolab saturate` does around each step of a sweep (`src/dist`, cargo
+/// feature `mpi`). Like `RunHooks`, every method is called from the command's own thread,
+/// between steps, never while one is measured. A plain saturate has no hooks.
+pub trait SweepHooks {
+    /// Before a step's I/O threads start: all ranks meet here, so they start together.
+    fn before_step(&self) -> Result<()>;
+    /// After a step (also a failed one): this rank's figures of it, if any.
+    fn after_step(&self, total: Option<&RunResult>) -> Result<()>;
+    /// The step the search judges, the same on every rank: rank 0 aggregates every rank's
+    /// `step` (recording each rank's own point under `doc.hosts`) and sends it to all.
+    /// `ti`: the sweep's test in `doc`.
+    fn judge(
+        &self,
+        doc: &mut ResultDoc,
+        ti: usize,
+        sweep: &SweepSpec,
+        step: &StepResult,
+    ) -> Result<CurvePoint>;
+    /// The next step as rank 0's search chose it (`local`: this rank's own choice); every
+    /// rank takes the same.
+    fn agree_next(&self, local: Option<(u32, Phase)>) -> Result<Option<(u32, Phase)>>;
+    /// After a sweep's last step (rank 0: the straggler summary and warnings).
+    fn end_sweep(&self, doc: &mut ResultDoc, ti: usize) -> Result<()>;
+}
+
+/// The time the sweeps took against the estimate.
+pub struct Timing {
+    pub est: [f64; 3],
+    pub sweep_secs: f64,
+    pub fill_secs: f64,
+}
+
+/// A new result document with the targets' warnings.
+pub fn new_doc(cfg: &SaturateConfig, argv: Vec<String>, env: Environment) -> ResultDoc {
+    let mut doc = ResultDoc::new("saturate", argv, env);
+    start_warnings(cfg, &mut doc);
+    doc
+}
+
+/// The targets' warnings, at the start of a document.
+pub fn start_warnings(cfg: &SaturateConfig, doc: &mut ResultDoc) {
+    for w in cfg.targets.iter().flat_map(|t| &t.warnings) {
+        doc.warn(w.clone());
+    }
+    for t in &cfg.targets {
+        if let Some(w) = crate::sysinfo::resolve::no_device_warning(&t.path) {
+            doc.warn(w);
+        }
+    }
+}
+
+/// The prefill and every sweep into `doc`, saving after every step; with `hooks` around
+/// every step (a distributed saturate). The caller shows the plan first
+/// (`report::saturate::plan`).
+pub fn saturate_with_hooks(
+    cfg: &SaturateConfig,
+    ctx: &RunContext,
+    doc: &mut ResultDoc,
+    sink: &ResultSink,
+    hooks: Option<&dyn SweepHooks>,
+) -> (Result<()>, Timing) {
+    let est = estimate_seconds(cfg);
+    let hi = est[2];
+    let started = Instant::now();
+    let mut fill_secs = 0.0;
+    let outcome = run_all(cfg, ctx, doc, sink, &mut fill_secs, hooks);
+    let sweep_secs = started.elapsed().as_secs_f64() - fill_secs;
+    if outcome.is_ok() && sweep_secs > 1.2 * hi {
+        doc.warn(Warning {
+            code: WarningCode::OverEstimate,
+            message: format!(
+                "the sweeps took {}, more than 20 % over the estimate ({}): setup or draining the queues was slow",
+                fmt_secs(sweep_secs),
+                fmt_secs(hi)
+            ),
+            test: None,
+        });
+    }
+    let timing = Timing {
+        est,
+        sweep_secs,
+        fill_secs,
+    };
+    (outcome, timing)
+}
+
+/// Seconds the sweeps take: fewest, when the limit holds to --max-depth, and most (see
+/// `step_bounds`). The prefill depends on the device and is timed separately.
+pub fn estimate_seconds(cfg: &SaturateConfig) -> [f64; 3] {
+    let per = step::step_seconds(cfg);
+    cfg.sweeps.iter().fold([0.0; 3], |acc, s| {
+        let start = s.start_depth();
+        let (a, b, c) = step_bounds(start, cfg.max_depth.max(start));
+        [
+            acc[0] + a as f64 * per,
+            acc[1] + b as f64 * per,
+            acc[2] + c as f64 * per,
+        ]
+    })
+}
+
+/// Write every block of every writable target once (the fio latency method: never read what
+/// was never written); `what` says which pass it is.
+fn fill(
+    cfg: &SaturateConfig,
+    secs: &mut f64,
+    targets: &mut [TestTarget],
+    seed: u64,
+    ctx: &RunContext,
+    what: &str,
+) -> Result<()> {
+    for (t, _) in targets
+        .iter_mut()
+        .zip(&cfg.targets)
+        .filter(|(_, plan)| plan.may_write)
+    {
+        let label = format!("{what} {}", t.path.display());
+        let p = Progress::start(ctx.progress, &label);
+        let t0 = Instant::now();
+        let size = t.size;
+        let mut cb = |f: f64| {
+            p.set(
+                f,
+                &format!("{} written", fmt_size_iec((f * size as f64) as u64)),
+            )
+        };
+        if let Err(e) = t.prefill(seed, &mut cb, &ctx.stop) {
+            *secs += t0.elapsed().as_secs_f64();
+            p.finish("stopped");
+            ctx.stop.check()?;
+            return Err(anyhow::Error::new(e).context(format!("{label} failed")));
+        }
+        let took = t0.elapsed().as_secs_f64();
+        *secs += took;
+        p.finish(&format!(
+            "{} in {:.1} s ({} MB/s)",
+            fmt_size_iec(size),
+            took,
+            crate::units::fmt_mb_per_s(size as f64 / took.max(1e-9))
+        ));
+    }
+    Ok(())
+}
+
+fn open_targets(cfg: &SaturateConfig) -> Result<Vec<TestTarget>> {
+    cfg.targets
+        .iter()
+        .map(|t| {
+            match t.kind {
+                TargetKind::Directory => TestTarget::create_in_dir(&t.path, t.size, cfg.keep),
+                kind => TestTarget::open_existing(&t.path, kind, Some(t.size)),
+            }
+            .with_context(|| format!("cannot prepare {}", t.path.display()))
+        })
+        .collect()
+}
+
+fn run_all(
+    cfg: &SaturateConfig,
+    ctx: &RunContext,
+    doc: &mut ResultDoc,
+    sink: &ResultSink,
+    fill_secs: &mut f64,
+    hooks: Option<&dyn SweepHooks>,
+) -> Result<()> {
+    let mut targets = open_targets(cfg)?;
+    let unfilled: Vec<String> = cfg
+        .targets
+        .iter()
+        .filter(|p| !p.may_write)
+        .map(|p| p.path.display().to_string())
+        .collect();
+    if !unfilled.is_empty() {
+        doc.warn(Warning {
+            code: WarningCode::NotPrefilled,
+            message: format!(
+                "{} not prefilled (no --allow-destroy): never-written or trimmed areas may read back without touching the media",
+                unfilled.join(", ")
+            ),
+            test: None,
+        });
+    }
+    fill(
+        cfg,
+        fill_secs,
+        &mut targets,
+        ctx.seed ^ cfg.seed,
+        ctx,
+        "prefill",
+    )?;
+    sink.save(doc)?;
+
+    let mut preconditioned = false;
+    for sweep in &cfg.sweeps {
+        ctx.stop.check()?;
+        if cfg.precondition && sweep.kind.writes() && !preconditioned {
+            fill(
+                cfg,
+                fill_secs,
+                &mut targets,
+                cfg.seed ^ 0x00C0_FFEE,
+                ctx,
+                "precondition",
+            )?;
+            preconditioned = true;
+        }
+        let on = Sweep {
+            cfg,
+            sweep,
+            targets: &targets,
+            ctx,
+            hooks,
+        };
+        *fill_secs += run_sweep(&on, doc, sink, preconditioned)?;
+    }
+    Ok(())
+}
+
+/// Method facts of one sweep, kept with the result (the fio latency method's honesty list).
+fn method_params(
+    cfg: &SaturateConfig,
+    sweep: &SweepSpec,
+    targets: &[TestTarget],
+    preconditioned: bool,
+) -> BTreeMap<String, String> {
+    let mut p = BTreeMap::new();
+    let join =
+        |f: &dyn Fn(&TestTarget) -> String| targets.iter().map(f).collect::<Vec<_>>().join(",");
+    if cfg.ranks > 1 {
+        // Each rank's test file is in its own subdirectory of the shared target.
+        p.insert("ranks".into(), cfg.ranks.to_string());
+        let shared: Vec<String> = cfg
+            .targets
+            .iter()
+            .map(|t| t.path.parent().unwrap_or(&t.path).display().to_string())
+            .collect();
+        p.insert("targets".into(), shared.join(","));
+    } else {
+        p.insert("targets".into(), join(&|t| t.path.display().to_string()));
+    }
+    p.insert("size_bytes".into(), join(&|t| t.size.to_string()));
+    p.insert("prefilled".into(), join(&|t| t.prefilled.to_string()));
+    p.insert("direct".into(), join(&|t| t.direct_ok.to_string()));
+    p.insert(
+        "preconditioned".into(),
+        (preconditioned && sweep.kind.writes()).to_string(),
+    );
+    let caches: Vec<String> = cfg
+        .targets
+        .iter()
+        .flat_map(|t| &t.caches)
+        .map(|c| {
+            format!(
+                "{}={}{}",
+                c.what,
+                c.bytes,
+                if c.assumed { " (assumed)" } else { "" }
+            )
+        })
+        .collect();
+    p.insert("caches".into(), caches.join("; "));
+    p.insert(
+        "recommended_size_bytes".into(),
+        cfg.targets
+            .iter()
+            .map(|t| t.recommended.to_string())
+            .collect::<Vec<_>>()
+            .join(","),
+    );
+    p.insert("sweep".into(), sweep.kind.name().into());
+    p.insert("jobs".into(), sweep.jobs.to_string());
+    p.insert("bs_bytes".into(), cfg.bs.to_string());
+    p.insert("max_depth".into(), cfg.max_depth.to_string());
+    p.insert("limit_ns".into(), format!("{}", cfg.limit_ns));
+    p.insert("statistic".into(), cfg.statistic.name().into());
+    p.insert("aggregate".into(), cfg.aggregate.name().into());
+    p.insert("step_duration_s".into(), cfg.step.as_secs_f64().to_string());
+    p.insert("ramp_s".into(), cfg.ramp.as_secs_f64().to_string());
+    p.insert("engine".into(), cfg.engine.name().into());
+    if sweep.kind == SweepKind::Mixed {
+        p.insert("mix_read_pct".into(), cfg.mix.to_string());
+    }
+    p
+}
+
+/// One sweep on this rank's targets.
+struct Sweep<'a> {
+    cfg: &'a SaturateConfig,
+    sweep: &'a SweepSpec,
+    targets: &'a [TestTarget],
+    ctx: &'a RunContext,
+    hooks: Option<&'a dyn SweepHooks>,
+}
+
+/// One sweep: its steady-state rounds (`--steadystate`), then the search. Returns the
+/// seconds the steady-state rounds took (counted with the prefill, not the sweep's estimate).
+fn run_sweep(
+    on: &Sweep,
+    doc: &mut ResultDoc,
+    sink: &ResultSink,
+    preconditioned: bool,
+) -> Result<f64> {
+    let Sweep {
+        cfg,
+        sweep,
+        targets,
+        ctx,
+        hooks,
+    } = *on;
+    let name = sweep.name(cfg.mix);
+    let groups = step::settings(cfg, sweep, &targets[0]);
+    doc.tests.push(TestResult {
+        name: name.clone(),
+        family: "saturate".into(),
+        config: (targets.len() > 1).then(|| format!("{} targets", targets.len())),
+        direction: Some(
+            match sweep.kind {
+                SweepKind::Randread => "read",
+                SweepKind::Randwrite => "write",
+                SweepKind::Mixed => "mixed",
+            }
+            .into(),
+        ),
+        settings: groups.first().cloned(),
+        groups: if groups.len() > 1 { groups } else { Vec::new() },
+        params: method_params(cfg, sweep, targets, preconditioned),
+        curve: Some(Vec::new()),
+        ..Default::default()
+    });
+    let ti = doc.tests.len() - 1;
+    let steady_secs = match &cfg.steady {
+        Some(spec) if hooks.is_none() => steady_rounds(on, spec, doc, ti, sink)?,
+        _ => 0.0,
+    };
+    let start = sweep.start_depth();
+    let mut search = Search::new(start, cfg.max_depth.max(start), cfg.limit_ns);
+    let mut index = 0u32;
+    let mut next = search.next();
+    loop {
+        if let Some(h) = hooks {
+            next = h.agree_next(next)?;
+        }
+        let Some((depth, phase)) = next else { break };
+        index += 1;
+        let label = format!("{name} depth {depth} (step {index}, {})", phase.name());
+        if let Some(h) = hooks {
+            h.before_step()?;
+        }
+        let r = measure(cfg, sweep, depth, targets, ctx, index, &label);
+        if let Some(h) = hooks {
+            h.after_step(r.as_ref().ok().map(|s| &s.total))?;
+        }
+        let mut res = match r {
+            Ok(r) => r,
+            Err(e) => {
+                let interrupted = ctx.stop.is_set();
+                if !interrupted {
+                    doc.tests[ti].error = Some(format!("depth {depth}: {e:#}"));
+                }
+                sink.save(doc)?;
+                return Err(e);
+            }
+        };
+        note_step_warnings(cfg, &name, depth, &res, doc);
+        res.point.detail.phase = phase.name().into();
+        // A distributed step is judged on all ranks' I/Os together.
+        let mut point = match hooks {
+            Some(h) => h.judge(doc, ti, sweep, &res)?,
+            None => res.point,
+        };
+        point.detail.phase = phase.name().into();
+        if cfg.ranks > 1 {
+            point.detail.total_iodepth = Some(total_depth(cfg, depth, sweep.jobs));
+        }
+        let chosen = crate::model::saturate::LatTriple {
+            mean_ns: point.lat_mean_ns,
+            p99_ns: point.lat_p99_ns,
+            p999_ns: point.lat_p999_ns,
+        };
+        let obs = Observation {
+            depth,
+            iops: point.iops,
+            latency_ns: pick(&chosen, cfg.statistic),
+        };
+        search.record(obs);
+        point.within_limit = search.within(obs.latency_ns);
+        if let Some(c) = doc.tests[ti].curve.as_mut() {
+            c.push(point);
+        }
+        sink.save(doc)?;
+        next = search.next();
+    }
+    let outcome = search.outcome();
+    let test = &mut doc.tests[ti];
+    let curve = test.curve.clone().unwrap_or_default();
+    let answer = answer_of(cfg, sweep, &outcome, &curve);
+    test.summary
+        .insert("iops".into(), crate::stats::summarize(&[answer.iops]));
+    test.answer = Some(answer);
+    if outcome.inconsistent {
+        doc.warn(Warning {
+            code: WarningCode::NoisyCurve,
+            message: "a depth held the limit although a smaller depth broke it: the device (or the machine) is noisy; consider a longer --step-duration".into(),
+            test: Some(name.clone()),
+        });
+    }
+    if outcome.thrashed {
+        doc.warn(Warning {
+            code: WarningCode::Thrashing,
+            message: "IOPS fell for two depth steps in a row: past the knee, more parallel requests only queue up".into(),
+            test: Some(name.clone()),
+        });
+    }
+    if let Some(h) = hooks {
+        h.end_sweep(doc, ti)?;
+    }
+    sink.save(doc)?;
+    Ok(steady_secs)
+}
+
+/// Steady state before a sweep: steps at `cfg.steady_depth` (rounds) until the last window
+/// meets the rule or the maximum time has passed, recorded in the sweep's test. Returns the
+/// seconds they took.
+fn steady_rounds(
+    on: &Sweep,
+    spec: &crate::stats::steady_rounds::SteadySpec,
+    doc: &mut ResultDoc,
+    ti: usize,
+    sink: &ResultSink,
+) -> Result<f64> {
+    let Sweep {
+        cfg,
+        sweep,
+        targets,
+        ctx,
+        ..
+    } = *on;
+    let name = sweep.name(cfg.mix);
+    let depth = cfg.steady_depth;
+    let mut rounds = crate::stats::steady_rounds::SteadyRounds::new(spec);
+    let t0 = Instant::now();
+    while rounds.wants_more(t0.elapsed()) {
+        ctx.stop.check()?;
+        let n = rounds.rounds();
+        let label = format!("{name} depth {depth} (steady-state round {n})");
+        // Step indexes of the rounds stay clear of the sweep's own (1, 2, ...).
+        let r = measure(cfg, sweep, depth, targets, ctx, 10_000 + n as u32, &label);
+        let res = match r {
+            Ok(r) => r,
+            Err(e) => {
+                let mut rec = rounds.record(t0.elapsed());
+                rec.iodepth = Some(depth);
+                doc.tests[ti].steady_state = Some(rec);
+                sink.save(doc)?;
+                return Err(e);
+            }
+        };
+        note_step_warnings(cfg, &name, depth, &res, doc);
+        rounds.push_run(&res.total);
+        let mut rec = rounds.record(t0.elapsed());
+        rec.iodepth = Some(depth);
+        doc.tests[ti].steady_state = Some(rec);
+        sink.save(doc)?;
+    }
+    if let Some(rec) = &doc.tests[ti].steady_state
+        && let Some(w) = crate::stats::steady_rounds::not_reached_warning(rec, &name)
+    {
+        doc.warn(w);
+    }
+    Ok(t0.elapsed().as_secs_f64())
+}
+
+/// I/Os in flight in total at `depth`: on every target of every rank.
+fn total_depth(cfg: &SaturateConfig, depth: u32, jobs: u32) -> u32 {
+    depth * jobs * cfg.targets.len() as u32 * cfg.ranks.max(1)
+}
+
+fn note_step_warnings(
+    cfg: &SaturateConfig,
+    name: &str,
+    depth: u32,
+    res: &StepResult,
+    doc: &mut ResultDoc,
+) {
+    for w in &res.warnings {
+        doc.warn(Warning {
+            test: Some(name.to_string()),
+            ..w.clone()
+        });
+    }
+    if res.engines.iter().any(|e| e != cfg.engine.name()) {
+        doc.warn(Warning {
+            code: WarningCode::EngineFallback,
+            message: format!(
+                "the {} engine was not available for every job (ran: {}); depths above 1 were not really in flight",
+                cfg.engine.name(),
+                res.engines.join(", ")
+            ),
+            test: Some(name.to_string()),
+        });
+    }
+    let busiest = res
+        .total
+        .cpu
+        .as_ref()
+        .map(|c| c.max_job_thread_pct)
+        .unwrap_or(0.0);
+    if busiest > CPU_BOUND_PCT {
+        doc.warn(Warning {
+            code: WarningCode::CpuBound,
+            message: format!(
+                "from depth {depth} a job thread used {busiest:.0} % of a CPU: iolab may be the limit there; sweep --jobs too"
+            ),
+            test: Some(name.to_string()),
+        });
+    }
+}
+
+/// One step with a progress bar that shows live IOPS.
+fn measure(
+    cfg: &SaturateConfig,
+    sweep: &SweepSpec,
+    depth: u32,
+    targets: &[TestTarget],
+    ctx: &RunContext,
+    index: u32,
+    label: &str,
+) -> Result<StepResult> {
+    let p = Progress::start(ctx.progress, label);
+    let live = LiveCounters::default();
+    let wanted = step::step_seconds(cfg);
+    let r = std::thread::scope(|s| {
+        let h = s.spawn(|| step::run_step(cfg, sweep, depth, targets, &ctx.stop, &live, index));
+        let t0 = Instant::now();
+        let mut last = (t0, 0u64);
+        let mut sampler = LiveSampler::new(std::time::Duration::from_millis(500));
+        while !h.is_finished() {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            let ios = live.ios.load(std::sync::atomic::Ordering::Relaxed);
+            let now = Instant::now();
+            let rate = (ios - last.1) as f64 / (now - last.0).as_secs_f64().max(1e-3);
+            last = (now, ios);
+            p.set(
+                t0.elapsed().as_secs_f64() / wanted,
+                &format!("{} IOPS", fmt_thousands(rate)),
+            );
+            if let Some(pt) = sampler.sample(&live) {
+                p.point(t0.elapsed().as_secs_f64() / wanted, &pt);
+            }
+        }
+        h.join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("the step thread panicked")))
+    });
+    match &r {
+        Ok(s) => p.finish(&format!(
+            "{} IOPS, mean {}",
+            fmt_thousands(s.point.iops),
+            crate::units::fmt_ns(s.point.lat_mean_ns)
+        )),
+        Err(_) => p.finish("stopped"),
+    }
+    r
+}
+
+/// The answer of a finished search, from the measured curve.
+fn answer_of(cfg: &SaturateConfig, sweep: &SweepSpec, o: &Outcome, curve: &[CurvePoint]) -> Answer {
+    let at = |d: u32| curve.iter().rev().find(|p| p.iodepth == d);
+    let point = o.answer.and_then(|a| at(a.depth));
+    let peak = o.peak.and_then(|p| at(p.depth));
+    Answer {
+        iops: point.map(|p| p.iops).unwrap_or(0.0),
+        iodepth: point.map(|p| p.iodepth).unwrap_or(0),
+        statistic: cfg.statistic.name().into(),
+        latency_ns: o.answer.map(|a| a.latency_ns).unwrap_or(0.0),
+        limit_ns: cfg.limit_ns,
+        knee_iodepth: o.knee,
+        thrashed: o.thrashed,
+        detail: AnswerDetail {
+            jobs: sweep.jobs,
+            total_iodepth: point
+                .map(|p| total_depth(cfg, p.iodepth, p.jobs))
+                .unwrap_or(0),
+            bw_bytes_per_s: point.map(|p| p.bw_bytes_per_s).unwrap_or(0.0),
+            aggregate: cfg.aggregate.name().into(),
+            found: point.is_some(),
+            limit_crossed: o.first_bad.is_some(),
+            first_bad_iodepth: o.first_bad,
+            peak_iops: peak.map(|p| p.iops).unwrap_or(0.0),
+            peak_iodepth: peak.map(|p| p.iodepth).unwrap_or(0),
+            ranks: (cfg.ranks > 1).then_some(cfg.ranks),
+        },
+    }
+}
