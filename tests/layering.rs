@@ -27,12 +27,9 @@ const LAYERS: &[&[&str]] = &[
     &["os", "units", "error"],
 ];
 
-/// Imports that go up today (importer, imported), to be removed one by one.
-const KNOWN_UPWARD: &[(&str, &str)] = &[
-    ("sysinfo/mod.rs", "engine/mod.rs"),
-    ("workload/files/space.rs", "analysis/slack.rs"),
-    ("workload/files/space.rs", "analysis/slack/rules.rs"),
-];
+/// Imports that go up today (importer, imported), to be removed one by one: none left
+/// (65 when the check was written). A new one fails the test.
+const KNOWN_UPWARD: &[(&str, &str)] = &[];
 
 /// Files that import each other today (each loop as its sorted files), likewise.
 const KNOWN_LOOPS: &[&[&str]] = &[

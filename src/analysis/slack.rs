@@ -5,7 +5,9 @@
 
 pub mod cost;
 pub mod csv;
-pub mod rules;
+// The allocation rules are facts of the file systems (fs/alloc.rs); named here too.
+pub use crate::fs::alloc as rules;
+pub use crate::fs::alloc::DirRec;
 pub mod scan;
 
 use crate::model::slack::{CostModel, Recommendation, ScanStats, UnitRow};
@@ -17,15 +19,6 @@ use rules::{FileAlloc, FsRules};
 pub struct FileRec {
     pub size: u64,
     pub name_len: u16,
-}
-
-/// One listed directory: how many names it holds and their total length, in bytes (ext4,
-/// xfs) and in UTF-16 code units (NTFS, FAT, exFAT).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct DirRec {
-    pub entries: u64,
-    pub name_bytes: u64,
-    pub name_units: u64,
 }
 
 /// Length of a name in UTF-16 code units (bytes for names that are not UTF-8).

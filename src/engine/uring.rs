@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
 
-use io_uring::{IoUring, Probe, opcode, squeue, types};
+use io_uring::{IoUring, opcode, squeue, types};
 
 use super::{BufferPool, Completion, IoEngine, Op};
 
@@ -23,33 +23,9 @@ pub struct UringEngine {
     notes: Vec<String>,
 }
 
-/// Check that io_uring works and supports the opcodes we use.
-pub fn probe() -> Result<String, String> {
-    let ring = IoUring::new(2).map_err(|e| format!("io_uring_setup failed: {e}"))?;
-    let mut p = Probe::new();
-    ring.submitter()
-        .register_probe(&mut p)
-        .map_err(|e| format!("io_uring probe failed: {e}"))?;
-    let mut missing = Vec::new();
-    for (name, code) in [
-        ("READ_FIXED", opcode::ReadFixed::CODE),
-        ("WRITE_FIXED", opcode::WriteFixed::CODE),
-        ("READ", opcode::Read::CODE),
-        ("WRITE", opcode::Write::CODE),
-    ] {
-        if !p.is_supported(code) {
-            missing.push(name);
-        }
-    }
-    if missing.contains(&"READ") || missing.contains(&"WRITE") {
-        return Err(format!("io_uring lacks {}", missing.join(", ")));
-    }
-    if missing.is_empty() {
-        Ok("available (READ/WRITE, READ_FIXED/WRITE_FIXED)".into())
-    } else {
-        Ok(format!("available without {}", missing.join(", ")))
-    }
-}
+// Whether io_uring works here is a fact of the kernel (sysinfo::uring), asked again by
+// every new engine.
+pub use crate::sysinfo::uring::probe;
 
 impl UringEngine {
     /// An engine with one slot per buffer of `bufs`.

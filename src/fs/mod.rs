@@ -1,6 +1,7 @@
 //! Real file systems and the resources iolab creates: loop devices over image files, mkfs,
 //! mount/umount, FUSE helpers, and guards that always tear down what iolab created.
 
+pub mod alloc;
 pub mod command;
 pub mod detect;
 pub mod facts;

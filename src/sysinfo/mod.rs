@@ -12,6 +12,7 @@ pub mod mounts;
 pub mod resolve;
 pub mod smart;
 pub mod thermal;
+pub mod uring;
 
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -185,7 +186,7 @@ pub fn capture_environment(target: &Path) -> Environment {
         env.loop_backing_file = read_trim(&q.join("loop/backing_file"));
         env.block_device = Some(name);
     }
-    env.io_uring = Some(match crate::engine::probe_uring() {
+    env.io_uring = Some(match uring::probe() {
         Ok(s) => s,
         Err(e) => format!("unavailable: {e}"),
     });

@@ -6,8 +6,7 @@
 use std::os::fd::BorrowedFd;
 use std::path::Path;
 
-use crate::analysis::slack::DirRec;
-use crate::analysis::slack::rules::{FileAlloc, FsRules};
+use crate::fs::alloc::{DirRec, FileAlloc, FsRules};
 use crate::model::files::SpacePrediction;
 use crate::workload::files::Layout;
 

@@ -1,11 +1,19 @@
-//! Allocation rules per file system: how many bytes of clusters a file or a directory takes
+//! Allocation rules per file system (what `iolab slack` and the small-file tester's space
+//! prediction use): how many bytes of clusters a file or a directory takes
 //! at a given allocation unit, beyond the naive ceil(size / unit). The thresholds and their
 //! sources are documented in docs/GUIDE.md (`iolab slack`); the ntfs-3g and ext4 ones were
 //! measured on this kernel's file systems (tests/slack.rs re-checks them).
 
 use std::fmt;
 
-use super::DirRec;
+/// One listed directory: how many names it holds and their total length, in bytes (ext4,
+/// xfs) and in UTF-16 code units (NTFS, FAT, exFAT).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DirRec {
+    pub entries: u64,
+    pub name_bytes: u64,
+    pub name_units: u64,
+}
 
 /// Which file system's rules apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
