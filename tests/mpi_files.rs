@@ -278,7 +278,7 @@ fn ctrl_c_on_mpirun_saves_the_sizes_done_and_cleans_up() {
     // lands mid-run, however long mpirun takes to forward it. (Small trees: mpirun kills a
     // rank one second after its SIGTERM, and a rank still removing many files then leaves
     // them to the next start's cleanup; the repeats add no files at once.)
-    let child = spawn_mpirun(&[
+    let (child, _session) = spawn_mpirun(&[
         "-np",
         "2",
         IOLAB,

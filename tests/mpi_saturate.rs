@@ -265,7 +265,7 @@ fn ctrl_c_on_mpirun_saves_the_aggregated_curve_so_far_and_cleans_up() {
     // ended the sweep after the third step; under CPU load they may) remains when the second
     // is saved. The interrupt follows within the 50 ms poll, and mpirun forwards it within
     // the 3 s even on a loaded machine (1-s steps were sometimes over before it did).
-    let child = spawn_mpirun(&[
+    let (child, _session) = spawn_mpirun(&[
         "-np",
         "2",
         IOLAB,

@@ -43,11 +43,25 @@ pub fn mpirun_like(argv: &[&str]) -> Output {
     run_in(Path::new("."), argv)
 }
 
+/// A session directory of mpirun's own (Open MPI's `orte_tmpdir_base`), removed when
+/// dropped. Without it every mpirun on the machine makes `/tmp/ompi.HOST.UID` when it is
+/// missing, and two starting at the same moment (the parallel tests of one file, or another
+/// checkout's tests) race: the loser fails with "mkdir ... File exists" (seen in a run
+/// beside a loaded CI run).
+pub fn ompi_tmpdir() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("iolab-ompi-")
+        .tempdir()
+        .expect("a temporary directory for mpirun")
+}
+
 pub fn run_in(cwd: &Path, argv: &[&str]) -> Output {
     let args = argv;
+    let session = ompi_tmpdir();
     let mut cmd = Command::new(argv[0]);
     cmd.current_dir(cwd)
         .args(&argv[1..])
+        .env("OMPI_MCA_orte_tmpdir_base", session.path())
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .env("OMPI_MCA_mpi_yield_when_idle", "1")
@@ -222,11 +236,14 @@ pub fn mpirun_with_rank1_in(capped: Option<&Path>, args: &[&str]) -> Output {
     mpirun(&argv)
 }
 
-/// `mpirun --oversubscribe ARGS` started in the background (the caller waits or kills it).
-pub fn spawn_mpirun(args: &[&str]) -> std::process::Child {
-    Command::new("mpirun")
+/// `mpirun --oversubscribe ARGS` started in the background (the caller waits or kills it),
+/// with its session directory (keep it until mpirun has ended).
+pub fn spawn_mpirun(args: &[&str]) -> (std::process::Child, tempfile::TempDir) {
+    let session = ompi_tmpdir();
+    let child = Command::new("mpirun")
         .arg("--oversubscribe")
         .args(args)
+        .env("OMPI_MCA_orte_tmpdir_base", session.path())
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .env("OMPI_MCA_mpi_yield_when_idle", "1")
@@ -234,7 +251,8 @@ pub fn spawn_mpirun(args: &[&str]) -> std::process::Child {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("start mpirun")
+        .expect("start mpirun");
+    (child, session)
 }
 
 /// Ctrl-C on a spawned mpirun (it forwards the signal to every rank); its output once it
