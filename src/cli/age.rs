@@ -38,8 +38,8 @@ pub struct AgeArgs {
 
     /// Writer threads carrying out the plan (1..=64; default: one per CPU, at most 8).
     /// Each owns a share of the directories; the plan — which files, sizes, and their
-    /// order within a directory — is the seed's whatever the number, so the same seed
-    /// gives the same file set, while the layout may differ a little with the timing.
+    /// order within a directory — depends only on --seed, whatever the number: the same
+    /// --seed gives the same file set, while the layout may differ a little with the timing.
     #[arg(long, value_name = "N")]
     pub jobs: Option<u32>,
 

@@ -26,7 +26,7 @@ pub struct AgeTestDetail {
     pub fullness: f64,
     pub elapsed_s: f64,
     /// Writer threads that carried out the plan (`--jobs`; the plan itself, and so the file
-    /// set, is the seed's whatever the number).
+    /// set, depends only on `--seed`, whatever the number).
     #[serde(default)]
     pub jobs: u32,
     /// Files created plus files deleted per second of aging (the aging speed; the layout

@@ -153,7 +153,7 @@ enum Msg {
 /// Where the plan's operations go: done at once (one writer), or handed to the writer
 /// thread that owns the file's directory (`--jobs N`: directory `d` belongs to writer
 /// `d mod N`, so every file's operations stay in order on one thread, while the plan —
-/// which files, which sizes, in which order per directory — stays the seed's).
+/// which files, which sizes, in which order per directory — depends only on `--seed`).
 enum Writers<'t, 'a> {
     Inline(&'t Tree<'a>),
     Threads(Dispatch),
@@ -428,8 +428,8 @@ pub fn age(cfg: &AgeConfig, ctx: &RunContext) -> Result<(AgeTestDetail, PathBuf)
     Ok((d, cfg.dir.clone()))
 }
 
-/// The aging plan: decides every operation (from the seed and its own count of what is
-/// there) and hands it to the writers; syncs, scores and reports on the way.
+/// The aging plan: decides every operation (from the random generator of `--seed` and its
+/// own count of what is there) and hands it to the writers; syncs, scores and reports on the way.
 fn plan(
     cfg: &AgeConfig,
     ctx: &RunContext,
