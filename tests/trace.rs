@@ -283,6 +283,41 @@ fn record_a_program_with_tracepoints_then_replay_it() {
     }
 }
 
+#[test]
+fn raw_times_keep_the_recorders_cost_in_the_time_stamps() {
+    let test = "raw_times_keep_the_recorders_cost_in_the_time_stamps";
+    if !tracepoints_or_skip(test) {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let o = iolab_in(
+        work.path(),
+        &[
+            "trace",
+            "record",
+            "--recorder",
+            "tracepoints",
+            "--raw-times",
+            "-o",
+            "app.trace",
+            "--",
+            "sh",
+            "-c",
+            "printf aaa > a; cat a > /dev/null",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the time stamps keep it"),
+        "{}",
+        stderr(&o)
+    );
+    let text = std::fs::read_to_string(work.path().join("app.trace")).unwrap();
+    let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(header["recorder_cost"]["removed_ns"], 0, "{header}");
+    assert!(header["recorder_cost"]["call_ns"].is_u64(), "{header}");
+}
+
 fn record_then_replay(test: &str, recorder: &str) {
     let work = tempfile::tempdir().unwrap();
     let script = "printf aaa > a; printf bbbb > b; printf cc > c; cat a > /dev/null; mkdir d; cat a b >> d/e; mv c d/c; rm b";
@@ -381,6 +416,23 @@ fn record_then_replay(test: &str, recorder: &str) {
         header["threads"].as_u64().unwrap() >= 2,
         "the shell and its children"
     );
+    if recorder == "tracepoints" {
+        // Its cost per call, measured before the program ran, and what was taken out of
+        // the time stamps for it (the values depend on the machine; their presence and
+        // the order of the calls do not).
+        let c = &header["recorder_cost"];
+        for k in ["call_ns", "path_call_ns", "removed_ns"] {
+            assert!(c[k].is_u64(), "{k} in {header}");
+        }
+        assert!(
+            record_stderr.contains("the recorder's cost, measured here"),
+            "{record_stderr}"
+        );
+        let t: Vec<u64> = calls.iter().map(|c| c["t_ns"].as_u64().unwrap()).collect();
+        assert!(t.windows(2).all(|w| w[0] <= w[1]), "{t:?}");
+    } else {
+        assert!(header.get("recorder_cost").is_none(), "{header}");
+    }
 
     let (ops, rbytes, wbytes) = trace_totals(&tf);
     for timing in ["asap", "recorded"] {

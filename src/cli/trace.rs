@@ -88,6 +88,12 @@ pub struct TraceRecordArgs {
     #[arg(long, value_enum, default_value = "auto")]
     pub recorder: Recorder,
 
+    /// Keep the time stamps as recorded. By default the tracepoints recorder measures its
+    /// own cost per call (about a microsecond) and takes it out, so that a replay with
+    /// `--timing recorded` keeps the program's pace, not the recorder's.
+    #[arg(long)]
+    pub raw_times: bool,
+
     /// The program and its arguments (after `--`).
     #[arg(
         required = true,

@@ -41,6 +41,7 @@ impl From<&TraceRecordArgs> for RecordSettings {
             root: a.root.clone(),
             output: a.output.clone(),
             recorder: a.recorder,
+            raw_times: a.raw_times,
         }
     }
 }

@@ -34,6 +34,8 @@ pub struct RecordSettings {
     /// The trace file to write.
     pub output: PathBuf,
     pub recorder: Recorder,
+    /// `--raw-times`: leave the recorder's cost in the time stamps.
+    pub raw_times: bool,
 }
 
 /// The system calls recorded: files, descriptors and process creation (to follow fds).
@@ -125,7 +127,7 @@ pub fn execute(a: &RecordSettings, render: RenderSummary) -> Result<i32> {
     let stop = crate::os::signals::StopFlag::new();
     stop.install().context("cannot install signal handlers")?;
     if tracepoints {
-        match super::tracepoints::record(&a.command, &root) {
+        match super::tracepoints::record(&a.command, &root, a.raw_times) {
             Ok(r) => {
                 let code = finish(a, &root, r, super::tracefile::RECORDER_TRACEPOINTS, render)?;
                 stop.check()?;
@@ -166,6 +168,7 @@ pub fn execute(a: &RecordSettings, render: RenderSummary) -> Result<i32> {
         wall_ns,
         lost_events: 0,
         notes: Vec::new(),
+        cost: None,
     };
     let code = finish(a, &root, r, tracefile::RECORDER_STRACE, render)?;
     stop.check()?;
@@ -187,6 +190,7 @@ fn finish(
         recorder: recorder.into(),
         clock_resolution_ns: Some(1000),
         lost_events: r.lost_events,
+        recorder_cost: r.cost,
         command: a.command.clone(),
         root: root.display().to_string(),
         recorded_at: crate::model::now_rfc3339(),
@@ -226,12 +230,32 @@ fn finish(
         header.skipped_failed,
         a.output.display()
     );
+    if let Some(c) = header.recorder_cost {
+        crate::eline!("{}", cost_line(&c));
+    }
     if !status.success() {
         crate::eline!(
             "iolab: warning: the command exited with {status}; the trace holds what it did"
         );
     }
     Ok(0)
+}
+
+/// What the recorder cost per call and what was taken out of the time stamps for it.
+fn cost_line(c: &tracefile::RecorderCost) -> String {
+    let per = format!(
+        "the recorder's cost, measured here: {:.2} µs per call, {:.2} µs with a path",
+        c.call_ns as f64 / 1e3,
+        c.path_call_ns as f64 / 1e3
+    );
+    if c.removed_ns > 0 {
+        format!(
+            "{per}; taken out of the time stamps ({:.1} ms in all; --raw-times keeps them)",
+            c.removed_ns as f64 / 1e6
+        )
+    } else {
+        format!("{per}; the time stamps keep it")
+    }
 }
 
 pub fn sum(calls: &[tracefile::Call], op: tracefile::CallOp) -> u64 {

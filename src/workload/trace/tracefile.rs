@@ -12,7 +12,8 @@ use crate::error::UsageError;
 
 pub const FORMAT: &str = "iolab-trace";
 /// 2: `recorder`, `clock_resolution_ns` and `lost_events` in the header, `ring` on calls
-/// (asynchronous I/O through io_uring). Version 1 files read as `recorder: "strace"`.
+/// (asynchronous I/O through io_uring), later the optional `recorder_cost`. Version 1
+/// files read as `recorder: "strace"`.
 pub const VERSION: u32 = 2;
 
 /// Which recorder made a trace.
@@ -21,6 +22,22 @@ pub const RECORDER_TRACEPOINTS: &str = "tracepoints";
 
 fn strace_recorder() -> String {
     RECORDER_STRACE.into()
+}
+
+/// The tracepoints recorder's own cost, measured on this machine just before the program
+/// ran (the same calls timed with the thread followed and not followed), and what was taken
+/// out of the time stamps for it: without `--raw-times`, every call starts earlier by the
+/// cost of the traced calls before it in its process tree, so that `--timing recorded`
+/// replays the program's pace rather than the recorder's.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct RecorderCost {
+    /// Added to a call without a path (its two ftrace events), ns.
+    pub call_ns: u64,
+    /// Added to a call with a path (the events and the BPF copy of the path), ns.
+    pub path_call_ns: u64,
+    /// Taken out of the time stamps: how much earlier the last call starts than recorded
+    /// (0 with `--raw-times`).
+    pub removed_ns: u64,
 }
 
 /// A file that existed before the recording started and that the program used.
@@ -46,6 +63,10 @@ pub struct Header {
     /// misses calls.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub lost_events: u64,
+    /// The tracepoints recorder's measured cost per call and what was taken out of the
+    /// time stamps for it (absent: strace, or an older trace; the times are as recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorder_cost: Option<RecorderCost>,
     pub command: Vec<String>,
     /// The recording root (absolute, as recorded); paths below are relative to it.
     pub root: String,

@@ -5,6 +5,7 @@
 //! turns into calls, so both recorders share descriptors, offsets and fixtures.
 
 pub mod bpf;
+pub mod cost;
 pub mod events;
 pub mod ftrace;
 
@@ -17,6 +18,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use super::strace::{Parsed, parse_lines};
+use super::tracefile::RecorderCost;
 
 /// Per-CPU buffer of the instance: 16 MiB (about 100,000 events; the reader empties it
 /// every 20 ms), less on machines with many CPUs so that the total stays near 512 MiB.
@@ -35,6 +37,8 @@ pub struct Recorded {
     pub wall_ns: u64,
     pub lost_events: u64,
     pub notes: Vec<String>,
+    /// The recorder's measured cost (tracepoints only) and what was taken out for it.
+    pub cost: Option<RecorderCost>,
 }
 
 fn event_dir(event: &str) -> std::path::PathBuf {
@@ -89,8 +93,11 @@ fn tracepoint_id(event: &str) -> Option<u64> {
         .ok()
 }
 
-/// Run `command` in `cwd` under the tracepoints and return its calls under `root`.
-pub fn record(command: &[String], root: &Path) -> Result<Recorded> {
+/// Run `command` in `cwd` under the tracepoints and return its calls under `root`; with
+/// `raw_times` the time stamps keep the recorder's own cost (see [`cost`]).
+pub fn record(command: &[String], root: &Path, raw_times: bool) -> Result<Recorded> {
+    // The calls' speed with nothing traced (before any event or BPF program is on).
+    let untraced = cost::time_calls();
     let kb = buffer_kb();
     let inst = ftrace::Instance::create(kb).context("cannot create an ftrace instance")?;
     let mut fetch = bpf::Fetcher::new(BPF_RING_PAGES).context("cannot set up BPF output")?;
@@ -173,7 +180,6 @@ pub fn record(command: &[String], root: &Path) -> Result<Recorded> {
             (text, recs, lost)
         })
     };
-    let t0 = Instant::now();
     // The pid filter holds this thread, started after the reader exists (so the reader's
     // own reads of the trace are not traced): the child it forks joins through
     // `event-fork` from its first instruction; iolab's own events are dropped below by
@@ -181,6 +187,9 @@ pub fn record(command: &[String], root: &Path) -> Result<Recorded> {
     // the filter's probes, an RCU grace period the program would pay.)
     inst.start(nix::unistd::gettid().as_raw())
         .context("cannot start the ftrace instance")?;
+    // The same calls now that this thread is traced (its events are dropped below).
+    let measured = cost::measure(untraced, cost::time_calls());
+    let t0 = Instant::now();
     hand_over
         .send((inst, fetch))
         .map_err(|_| anyhow::anyhow!("the trace reader ended early"))?;
@@ -220,6 +229,12 @@ pub fn record(command: &[String], root: &Path) -> Result<Recorded> {
     // their order either way: a thread has one system call at a time).
     let mut lines = conv.lines;
     lines.sort_by_key(|l| l.ts_ns);
+    let cost = measured.map(|mut c| {
+        if !raw_times {
+            c.removed_ns = cost::take_out(&mut lines, &c);
+        }
+        c
+    });
     let parsed = parse_lines(lines.into_iter(), root);
     Ok(Recorded {
         parsed,
@@ -227,5 +242,6 @@ pub fn record(command: &[String], root: &Path) -> Result<Recorded> {
         wall_ns,
         lost_events: lost,
         notes,
+        cost,
     })
 }
