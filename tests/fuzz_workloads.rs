@@ -5,8 +5,8 @@
 use proptest::prelude::*;
 
 use iolab::workload::trace::builtins;
-use iolab::workload::trace::format::parse;
 use iolab::workload::trace::tracefile;
+use iolab::workload::trace::validate::parse;
 
 /// Every TOML error must name a position that exists in the text.
 fn check_toml(text: &str) -> Result<(), TestCaseError> {

@@ -41,16 +41,8 @@ const KNOWN_LOOPS: &[&[&str]] = &[
         "commands/trace.rs",
     ],
     &["commands/matrix/plan.rs", "commands/matrix/study.rs"],
-    &["report/document.rs", "report/matrix.rs"],
-    &[
-        "sysinfo/blockdev.rs",
-        "sysinfo/diskstats.rs",
-        "sysinfo/resolve.rs",
-    ],
     &["workload/copy/dataset.rs", "workload/copy/portage.rs"],
     &["workload/copy/phases.rs", "workload/copy/results.rs"],
-    &["workload/files/big.rs", "workload/files/run.rs"],
-    &["workload/trace/format.rs", "workload/trace/validate.rs"],
 ];
 
 #[test]

@@ -15,7 +15,7 @@ use crate::cli::trace::{
 use crate::model::{ResultDoc, ResultSink, TestResult};
 use crate::runner::RunContext;
 use crate::units::{fmt_mb_per_s, fmt_ns, fmt_size_iec};
-use crate::workload::trace::{builtins, format, measure, record, replay};
+use crate::workload::trace::{builtins, measure, record, replay, validate};
 
 pub fn execute(args: &TraceArgs, argv: Vec<String>) -> Result<i32> {
     match &args.cmd {
@@ -56,7 +56,7 @@ fn summary(a: &TraceSummaryArgs) -> Result<i32> {
 
 fn list(a: &TraceListArgs) -> Result<i32> {
     for (name, text) in builtins::BUILTINS {
-        let w = format::parse(name, text)
+        let w = validate::parse(name, text)
             .map_err(|e| anyhow::anyhow!("built-in {name}: {}", e.reason))?;
         println!("{name:<20} {}", w.description);
         if a.verbose {

@@ -4,57 +4,12 @@
 
 use std::collections::BTreeMap;
 
-use crate::model::{ResultDoc, Summary, TestResult};
+use crate::model::{ResultDoc, TestResult};
+use crate::report::blocks::{Block, TableBlock, summary_table};
 use crate::report::load::Loaded;
-use crate::report::metrics::{
-    all_tests, config_of, display_name, fmt_mean_ci, fmt_value, label, metrics_of, primary_metric,
-};
+use crate::report::metrics::{all_tests, config_of, display_name, fmt_value, label};
 use crate::report::{charts, compare, matrix, state, sustain, trace};
 use crate::units::{fmt_ns, fmt_size_iec, fmt_thousands};
-
-/// A table: header, rows; columns from `first_numeric` on (up to `numeric_end`, if set)
-/// are right-aligned.
-#[derive(Debug, Clone, Default)]
-pub struct TableBlock {
-    pub header: Vec<String>,
-    pub rows: Vec<Vec<String>>,
-    pub first_numeric: usize,
-    pub numeric_end: Option<usize>,
-}
-
-impl TableBlock {
-    pub fn is_numeric(&self, col: usize) -> bool {
-        col >= self.first_numeric && self.numeric_end.is_none_or(|end| col < end)
-    }
-}
-
-#[derive(Debug, Clone)]
-pub enum Block {
-    Heading(u8, String),
-    Para(String),
-    /// Something the reader must not miss (an interrupted or failed run).
-    Alert(String),
-    KeyValues(Vec<(String, String)>),
-    Table(TableBlock),
-    /// Warnings as (code, text).
-    Warnings(Vec<(String, String)>),
-    /// One inline `<svg>` chart (HTML only) with its caption.
-    Chart {
-        svg: String,
-        caption: String,
-    },
-}
-
-/// Preferred column order of metrics in summary tables.
-const METRIC_ORDER: [&str; 7] = [
-    "bw_bytes_per_s",
-    "iops",
-    "files_per_s",
-    "seconds_per_portion",
-    "lat_mean_ns",
-    "lat_p99_ns",
-    "answer_iops",
-];
 
 /// Build the whole report.
 pub fn build(inputs: &[Loaded]) -> Vec<Block> {
@@ -457,75 +412,4 @@ fn saturation_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
         first_numeric: 1,
         numeric_end: None,
     }));
-}
-
-/// One row per test: each metric's mean ± CI, the median of the headline metric, its
-/// coefficient of variation, the number of runs and the outlier runs.
-pub fn summary_table(tests: &[(String, &TestResult)]) -> TableBlock {
-    let per_test: Vec<BTreeMap<String, Summary>> = tests
-        .iter()
-        .map(|(_, t)| metrics_of(t).into_iter().collect())
-        .collect();
-    let mut metrics: Vec<String> = METRIC_ORDER
-        .iter()
-        .filter(|m| per_test.iter().any(|ms| ms.contains_key(**m)))
-        .map(|m| m.to_string())
-        .collect();
-    for ms in &per_test {
-        for k in ms.keys() {
-            if !metrics.contains(k) {
-                metrics.push(k.clone());
-            }
-        }
-    }
-    let mut header = vec!["Test".to_string()];
-    header.extend(metrics.iter().map(|m| label(m)));
-    header.extend(["median", "CV", "runs", "outlier runs"].map(String::from));
-    let rows = tests
-        .iter()
-        .zip(&per_test)
-        .map(|((name, t), ms)| {
-            let mut row = vec![name.clone()];
-            for m in &metrics {
-                row.push(
-                    ms.get(m)
-                        .map(|s| fmt_mean_ci(m, s))
-                        .unwrap_or_else(|| "-".into()),
-                );
-            }
-            let primary = primary_metric(t);
-            let ps = primary.as_deref().and_then(|p| ms.get(p));
-            row.push(match (primary.as_deref(), ps) {
-                (Some(p), Some(s)) => format!("{} {}", fmt_value(p, s.median), label(p)),
-                _ => "-".into(),
-            });
-            row.push(match ps {
-                Some(s) if s.n >= 2 => format!("{:.1} %", s.cv * 100.0),
-                _ => "-".into(),
-            });
-            row.push(if t.error.is_some() {
-                format!("{} (failed)", t.runs.len())
-            } else if let Some(c) = t.curve.as_ref().filter(|_| t.runs.is_empty()) {
-                format!("{} depths", c.len())
-            } else {
-                t.runs.len().to_string()
-            });
-            row.push(match ps {
-                Some(s) if !s.outliers.is_empty() => s
-                    .outliers
-                    .iter()
-                    .map(|i| (i + 1).to_string())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                _ => "-".into(),
-            });
-            row
-        })
-        .collect();
-    TableBlock {
-        header,
-        rows,
-        first_numeric: 1,
-        numeric_end: None,
-    }
 }

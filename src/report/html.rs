@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use crate::report::document::{Block, TableBlock};
+use crate::report::blocks::{Block, TableBlock};
 use crate::report::svg::esc;
 
 const CSS: &str = r#"

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::report::document::{Block, TableBlock};
+use crate::report::blocks::{Block, TableBlock};
 
 /// Escape what would break a table cell or start markup.
 fn cell(s: &str) -> String {

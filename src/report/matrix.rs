@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use crate::model::{ResultDoc, Summary, TestResult};
+use crate::report::blocks::{Block, TableBlock, summary_table};
 use crate::report::charts::{latency_curves, tick_fmt};
-use crate::report::document::{Block, TableBlock, summary_table};
 use crate::report::heatmap::heat_map;
 use crate::report::metrics::{Better, direction, fmt_mean_ci, fmt_value, label, primary_metric};
 use crate::report::svg::{Bar, bar_chart};

@@ -6,6 +6,7 @@
 //! drive's state (steady-state rounds, temperature).
 
 pub mod age;
+pub mod blocks;
 pub mod charts;
 pub mod compare;
 pub mod csv;

@@ -187,7 +187,7 @@ mod tests {
     use super::*;
     use crate::model::thermal::{TemperatureSample, ThermalLimits, ThermalRecord};
     use crate::model::{Environment, TestResult};
-    use crate::report::document::Block;
+    use crate::report::blocks::Block;
 
     #[test]
     fn steady_table_and_heat_line() {

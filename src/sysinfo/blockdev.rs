@@ -196,7 +196,7 @@ pub fn details(name: &str) -> Option<BlockDeviceInfo> {
         md_level: text(&sys.join("md/level")),
         ..Default::default()
     };
-    if let Some(d) = super::diskstats::read(name) {
+    if let Some(d) = super::procdiskstats::read(name) {
         info.read_since_boot_bytes = Some(d.read_sectors * 512);
         info.written_since_boot_bytes = Some(d.write_sectors * 512);
     }

@@ -175,7 +175,7 @@ fn watch(
     let on_root = root == Path::new("/");
     let before = if on_root { counters(device) } else { None };
     let read_bytes =
-        || super::diskstats::read(device).map(|d| (d.read_sectors + d.write_sectors) * 512);
+        || super::procdiskstats::read(device).map(|d| (d.read_sectors + d.write_sectors) * 512);
     let t0 = Instant::now();
     let mut m = HeatMonitor::new(device, source, interval, t0, before);
     let mut k = 0u32;

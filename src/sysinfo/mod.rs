@@ -9,6 +9,7 @@ pub mod diskstats;
 pub mod heat;
 pub mod hugepages;
 pub mod mounts;
+pub mod procdiskstats;
 pub mod resolve;
 pub mod smart;
 pub mod thermal;

@@ -1,5 +1,5 @@
 //! The `trace` workload family: application workloads as data. A workload (a built-in from
-//! `workloads/` or a user's TOML file) is parsed and validated by `format`, laid out and run
+//! `workloads/` or a user's TOML file) is parsed and validated by `validate` into `format`'s types, laid out and run
 //! by `runner`, measured into results by `measure`; `record` turns a program's strace
 //! output into a trace file and `replay` plays one back. `parse_reference` plugs workloads into
 //! `iolab matrix` (`trace:name=office:scale=0.05`).
@@ -36,7 +36,7 @@ pub struct Loaded {
 /// `office.toml:12:14: sequential = 1.5 is out of range (0 to 1)`.
 pub fn load(name_or_file: &str) -> Result<Loaded, UsageError> {
     if let Some(text) = builtins::get(name_or_file) {
-        let workload = format::parse(name_or_file, text).map_err(|e| {
+        let workload = validate::parse(name_or_file, text).map_err(|e| {
             UsageError::new(format!(
                 "built-in {name_or_file}:{}:{}: {}",
                 e.line, e.column, e.reason
@@ -66,7 +66,7 @@ pub fn load(name_or_file: &str) -> Result<Loaded, UsageError> {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| name_or_file.to_string());
-    let workload = format::parse(&stem, &text).map_err(|e| {
+    let workload = validate::parse(&stem, &text).map_err(|e| {
         UsageError::new(format!(
             "{name_or_file}:{}:{}: {}",
             e.line, e.column, e.reason

@@ -15,19 +15,21 @@ use crate::workload::files::SyncMode;
 use super::config::FilesConfig;
 use super::engine::{PortionError, big_file, syncfs_timed};
 use super::result::{new_test, summarize_files_test};
-use super::run::RunRoot;
 use super::sizes::FileSize;
 
 const CHUNK: usize = 1 << 20;
 
+/// The `--big` test: one large file written in the run's directory (`root`: its descriptor
+/// and path), then read and deleted, as one more `TestResult`.
 pub fn run_big(
     cfg: &FilesConfig,
     ctx: &RunContext,
     doc: &mut ResultDoc,
     sink: &ResultSink,
-    root: &RunRoot,
+    root: (std::os::fd::BorrowedFd<'_>, &std::path::Path),
     big: u64,
 ) -> Result<()> {
+    let (root_fd, root_path) = root;
     let size = FileSize {
         token: crate::units::fmt_size_exact(big),
         bytes: big,
@@ -53,22 +55,22 @@ pub fn run_big(
         let name = std::ffi::CString::new(format!("big-{run:03}")).unwrap_or_default();
         let ph = PhaseCounters::start(device.as_deref());
         let fsync = cfg.sync == SyncMode::File || cfg.sync == SyncMode::Portion;
-        let r = big_file(root.fd.as_raw_fd(), &name, big, &chunk, fsync, &ctx.stop).and_then(
+        let r = big_file(root_fd.as_raw_fd(), &name, big, &chunk, fsync, &ctx.stop).and_then(
             |(w, s)| match cfg.sync {
-                SyncMode::End => Ok((w, s + syncfs_timed(root.fd.as_raw_fd())?, 0, 1)),
+                SyncMode::End => Ok((w, s + syncfs_timed(root_fd.as_raw_fd())?, 0, 1)),
                 _ => Ok((w, s, u64::from(fsync), 0)),
             },
         );
         if !cfg.keep_files {
             // SAFETY: valid dirfd and C string.
-            unsafe { libc::unlinkat(root.fd.as_raw_fd(), name.as_ptr(), 0) };
+            unsafe { libc::unlinkat(root_fd.as_raw_fd(), name.as_ptr(), 0) };
         }
         let (write_ns, sync_ns, fsyncs, syncfs) = match r {
             Ok(v) => v,
             Err(e) => {
                 p.finish("stopped");
                 doc.tests[idx].error =
-                    Some(e.describe(&root.path.join("big").display().to_string()));
+                    Some(e.describe(&root_path.join("big").display().to_string()));
                 sink.save(doc)?;
                 if matches!(e, PortionError::Stopped) {
                     ctx.stop.check()?;

@@ -602,7 +602,7 @@ pub fn run_with_hooks(
         }
     }
     if let Some(big) = cfg.big.filter(|_| hooks.is_none()) {
-        super::big::run_big(cfg, ctx, doc, sink, &root, big)?;
+        super::big::run_big(cfg, ctx, doc, sink, (root.fd.as_fd(), &root.path), big)?;
     }
     Ok(cfg.keep_files.then(|| root.path.clone()))
 }

@@ -67,7 +67,7 @@ mod tests {
     #[test]
     fn every_builtin_parses() {
         for (name, text) in super::BUILTINS {
-            let w = super::super::format::parse(name, text)
+            let w = super::super::validate::parse(name, text)
                 .unwrap_or_else(|e| panic!("{name}: {}:{}: {}", e.line, e.column, e.reason));
             assert!(!w.description.is_empty(), "{name} has no description");
             assert!(
@@ -79,10 +79,10 @@ mod tests {
 
     #[test]
     fn naspt_numbers_hold() {
-        let w = super::super::format::parse("d", super::get("dir-copy-to").unwrap()).unwrap();
+        let w = super::super::validate::parse("d", super::get("dir-copy-to").unwrap()).unwrap();
         assert_eq!(w.streams[0].files, 2833);
         assert_eq!(w.streams[0].total_size, Some(1_200_000_000));
-        let w = super::super::format::parse("h", super::get("hd-playback-4x").unwrap()).unwrap();
+        let w = super::super::validate::parse("h", super::get("hd-playback-4x").unwrap()).unwrap();
         assert_eq!(w.streams[0].copies, 4);
     }
 }

@@ -1,12 +1,11 @@
 //! The workload file format (TOML, documented in docs/workloads.md): what a validated
 //! workload is (streams, operations, size distributions, `--scale`) and its errors, which
 //! name the line and column of the offending key or value, because a workload file is
-//! written by hand and the user must find the mistake at once. Parsing is in `validate`.
+//! written by hand and the user must find the mistake at once. Parsing is in `validate`
+//! (`validate::parse`), which builds these types.
 
 use std::ops::Range;
 use std::time::Duration;
-
-pub use super::validate::{parse, parse_rate};
 
 /// One file-level operation of a stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -212,55 +211,4 @@ pub fn line_col(text: &str, pos: usize) -> (usize, usize) {
     let line = before.matches('\n').count() + 1;
     let col = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
     (line, col)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const OK: &str = r#"
-description = "x"
-[[stream]]
-name = "a"
-files = 3
-file_size = { min = "4K", max = "1M", distribution = "log-uniform" }
-mix = { read = 70, write = 30 }
-request_size = "64K"
-sequential = 0.5
-rate = "40Mbit/s"
-duration = "2s"
-"#;
-
-    #[test]
-    fn parses_a_full_stream() {
-        let w = parse("t", OK).unwrap();
-        let s = &w.streams[0];
-        assert_eq!(s.files, 3);
-        assert_eq!(s.file_size, SizeDist::LogUniform(4096, 1 << 20));
-        assert_eq!(s.rate, Some(5e6));
-        assert!(s.existing);
-        assert_eq!(s.duration, Some(Duration::from_secs(2)));
-    }
-
-    #[test]
-    fn errors_carry_line_and_column() {
-        let bad = OK.replace("sequential = 0.5", "sequential = 1.5");
-        let e = parse("t", &bad).unwrap_err();
-        assert_eq!((e.line, e.column), (9, 14), "{e:?}");
-        assert!(e.reason.contains("sequential"), "{e:?}");
-        let bad = OK.replace("read = 70", "raed = 70");
-        let e = parse("t", &bad).unwrap_err();
-        assert_eq!(e.line, 7);
-        assert!(e.reason.contains("raed"));
-        let e = parse("t", "[[stream]\nname=1").unwrap_err();
-        assert_eq!(e.line, 1);
-    }
-
-    #[test]
-    fn rates() {
-        assert_eq!(parse_rate("5MB/s").unwrap(), 5e6);
-        assert_eq!(parse_rate("1MiB/s").unwrap(), 1048576.0);
-        assert_eq!(parse_rate("8Mbit/s").unwrap(), 1e6);
-        assert!(parse_rate("5MB").is_err());
-    }
 }

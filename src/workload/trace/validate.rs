@@ -466,3 +466,55 @@ fn known_ops() -> String {
             .join(", ")
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::trace::format::SizeDist;
+
+    const OK: &str = r#"
+description = "x"
+[[stream]]
+name = "a"
+files = 3
+file_size = { min = "4K", max = "1M", distribution = "log-uniform" }
+mix = { read = 70, write = 30 }
+request_size = "64K"
+sequential = 0.5
+rate = "40Mbit/s"
+duration = "2s"
+"#;
+
+    #[test]
+    fn parses_a_full_stream() {
+        let w = parse("t", OK).unwrap();
+        let s = &w.streams[0];
+        assert_eq!(s.files, 3);
+        assert_eq!(s.file_size, SizeDist::LogUniform(4096, 1 << 20));
+        assert_eq!(s.rate, Some(5e6));
+        assert!(s.existing);
+        assert_eq!(s.duration, Some(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn errors_carry_line_and_column() {
+        let bad = OK.replace("sequential = 0.5", "sequential = 1.5");
+        let e = parse("t", &bad).unwrap_err();
+        assert_eq!((e.line, e.column), (9, 14), "{e:?}");
+        assert!(e.reason.contains("sequential"), "{e:?}");
+        let bad = OK.replace("read = 70", "raed = 70");
+        let e = parse("t", &bad).unwrap_err();
+        assert_eq!(e.line, 7);
+        assert!(e.reason.contains("raed"));
+        let e = parse("t", "[[stream]\nname=1").unwrap_err();
+        assert_eq!(e.line, 1);
+    }
+
+    #[test]
+    fn rates() {
+        assert_eq!(parse_rate("5MB/s").unwrap(), 5e6);
+        assert_eq!(parse_rate("1MiB/s").unwrap(), 1048576.0);
+        assert_eq!(parse_rate("8Mbit/s").unwrap(), 1e6);
+        assert!(parse_rate("5MB").is_err());
+    }
+}
