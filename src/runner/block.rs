@@ -839,7 +839,7 @@ impl LiveBatch<'_> {
 
 /// The direction of the next I/O: the job's, or drawn from its mix (`rwmix_read` percent
 /// reads).
-#[inline]
+#[inline(always)]
 fn next_op(job: &JobSpec, mix_state: &mut u64) -> Op {
     match job.rw {
         Rw::Read | Rw::Randread => Op::Read,
@@ -856,7 +856,7 @@ fn next_op(job: &JobSpec, mix_state: &mut u64) -> Op {
 }
 
 /// The data of write number `seq` at `off`, sealed for `--verify`.
-#[inline]
+#[inline(always)]
 fn stamp_write(buf: &mut [u8], datagen: &DataGen, target: &TestTarget, seq: u64, off: u64) {
     datagen.stamp(buf, seq, off);
     if let Some(v) = &target.verify {
@@ -866,7 +866,7 @@ fn stamp_write(buf: &mut [u8], datagen: &DataGen, target: &TestTarget, seq: u64,
 
 /// Wait for at least one completion into `done`; an engine that returns none with
 /// requests in flight is an error.
-#[inline]
+#[inline(always)]
 fn reap(engine: &mut dyn IoEngine, done: &mut Vec<Completion>, inflight: usize) -> Result<()> {
     if let Err(e) = engine.reap(1, done) {
         return Err(anyhow!(e).context("waiting for completions failed"));
