@@ -8,11 +8,15 @@ pub mod saturate;
 pub mod sustain;
 pub mod trace;
 
+use std::path::Path;
+use std::time::Duration;
+
 use crate::cli::run::RunArgs;
 use crate::error::UsageError;
 use crate::runner::target::{TargetKind, classify};
 use crate::stats::repeat::RepeatMode;
 use crate::stats::steady_rounds::SteadySpec;
+use crate::units::fmt_ns;
 use crate::workload::block::{BlockTestSpec, JobSpec, Rw, cdm_label};
 use crate::workload::presets::Preset;
 
@@ -79,16 +83,7 @@ impl RunConfig {
             .unwrap_or(4096);
 
         // What may be written.
-        let allowed = allow_destroy_matches(a.allow_destroy.as_deref(), &a.target);
-        if let Some(ad) = &a.allow_destroy
-            && !allowed
-        {
-            return Err(err(format!(
-                "--allow-destroy {} does not name the target {} exactly",
-                ad.display(),
-                a.target.display()
-            )));
-        }
+        let allowed = allow_destroy_of(a.allow_destroy.as_deref(), &a.target)?;
         if a.verify && a.prefill && kind == TargetKind::BlockDevice && !allowed {
             return Err(err(format!(
                 "--verify needs data iolab wrote: pass --allow-destroy {} (prefill), or --prefill false to check data an earlier --verify run wrote",
@@ -178,29 +173,81 @@ fn check_numbers(a: &RunArgs) -> Result<(), UsageError> {
     if a.io_size == Some(0) {
         return Err(err("--io-size 0: give a positive size"));
     }
-    let interval_ns = a.interval.as_nanos();
-    let (interval, duration) = (
-        crate::units::fmt_ns(interval_ns as f64),
-        crate::units::fmt_ns(a.duration.as_nanos() as f64),
-    );
-    if interval_ns == 0 || !interval_ns.is_multiple_of(1_000_000) {
+    check_interval(a.interval)?;
+    if a.io_size.is_none() {
+        check_series(a.interval, "--duration", a.duration, "points per run")?;
+    }
+    Ok(())
+}
+
+/// `--interval` in whole milliseconds, at least 1ms.
+pub(crate) fn check_interval(interval: Duration) -> Result<(), UsageError> {
+    let ns = interval.as_nanos();
+    if ns == 0 || !ns.is_multiple_of(1_000_000) {
         return Err(err(format!(
-            "--interval {interval}: give whole milliseconds, at least 1ms (e.g. 100ms, 1s)"
+            "--interval {}: give whole milliseconds, at least 1ms (e.g. 100ms, 1s)",
+            fmt_ns(ns as f64)
         )));
     }
-    if a.io_size.is_none() {
-        if a.interval > a.duration {
-            return Err(err(format!(
-                "--interval {interval} is longer than --duration {duration}: no interval of the series would be complete"
-            )));
-        }
-        let n = a.duration.as_nanos() / interval_ns;
-        let max = crate::workload::block::MAX_INTERVALS;
-        if n > max as u128 {
-            return Err(err(format!(
-                "--interval {interval} over --duration {duration} makes {n} points per run (at most {max}): use a longer --interval"
-            )));
-        }
+    Ok(())
+}
+
+/// The series of a checked `--interval` over `span` (the option `flag`): one whole interval
+/// at least, `MAX_INTERVALS` points at most (`points` says what they are counted in).
+pub(crate) fn check_series(
+    interval: Duration,
+    flag: &str,
+    span: Duration,
+    points: &str,
+) -> Result<(), UsageError> {
+    let (shown, span_shown) = (
+        fmt_ns(interval.as_nanos() as f64),
+        fmt_ns(span.as_nanos() as f64),
+    );
+    if interval > span {
+        return Err(err(format!(
+            "--interval {shown} is longer than {flag} {span_shown}: no interval of the series would be complete"
+        )));
+    }
+    let n = span.as_nanos() / interval.as_nanos();
+    let max = crate::workload::block::MAX_INTERVALS;
+    if n > max as u128 {
+        return Err(err(format!(
+            "--interval {shown} over {flag} {span_shown} makes {n} {points} (at most {max}): use a longer --interval"
+        )));
+    }
+    Ok(())
+}
+
+/// Whether `--allow-destroy` (if given) names `target`: naming anything else is an error.
+pub(crate) fn allow_destroy_of(
+    allow_destroy: Option<&Path>,
+    target: &Path,
+) -> Result<bool, UsageError> {
+    let allowed = allow_destroy_matches(allow_destroy, target);
+    if let Some(ad) = allow_destroy
+        && !allowed
+    {
+        return Err(err(format!(
+            "--allow-destroy {} does not name the target {} exactly",
+            ad.display(),
+            target.display()
+        )));
+    }
+    Ok(allowed)
+}
+
+/// A directory iolab writes its file into: not on a read-only file system (`needs` says
+/// why that matters), writable.
+pub(crate) fn check_dir_writable(dir: &Path, needs: &str) -> Result<(), UsageError> {
+    if is_read_only_fs(dir) {
+        return Err(err(format!(
+            "{} is on a read-only file system; {needs}",
+            dir.display()
+        )));
+    }
+    if nix::unistd::access(dir, nix::unistd::AccessFlags::W_OK).is_err() {
+        return Err(err(format!("{} is not writable", dir.display())));
     }
     Ok(())
 }
@@ -217,15 +264,7 @@ fn may_write(
     Ok(match kind {
         TargetKind::Directory => {
             // Even read tests need iolab's own (prefilled) test file there.
-            if is_read_only_fs(&a.target) {
-                return Err(err(format!(
-                    "{} is on a read-only file system; iolab needs to create its test file there",
-                    a.target.display()
-                )));
-            }
-            if nix::unistd::access(&a.target, nix::unistd::AccessFlags::W_OK).is_err() {
-                return Err(err(format!("{} is not writable", a.target.display())));
-            }
+            check_dir_writable(&a.target, "iolab needs to create its test file there")?;
             true
         }
         TargetKind::RegularFile => {

@@ -39,123 +39,21 @@ fn err(msg: impl Into<String>) -> UsageError {
 
 impl SaturateConfig {
     pub fn from_args(a: &SaturateArgs) -> Result<SaturateConfig, UsageError> {
-        if a.latency_limit.is_zero() {
-            return Err(err("--latency-limit 0: give a positive latency, e.g. 10ms"));
-        }
-        if a.max_depth == 0 || a.max_depth > MAX_DEPTH {
-            return Err(err(format!(
-                "--max-depth {}: must be between 1 and {MAX_DEPTH}",
-                a.max_depth
-            )));
-        }
-        if let Some(j) = a.jobs.iter().find(|&&j| j == 0 || j > MAX_JOBS) {
-            return Err(err(format!("--jobs {j}: must be between 1 and {MAX_JOBS}")));
-        }
-        if !(1..=99).contains(&a.mix) {
-            return Err(err(format!(
-                "--mix {}: the read share of the mixed sweep, 1..=99 percent",
-                a.mix
-            )));
-        }
-        if a.bs < 512 || !a.bs.is_multiple_of(512) || a.bs > MAX_BS {
-            return Err(err(format!(
-                "--bs {}: must be a multiple of 512 bytes, at most 64MiB",
-                a.bs
-            )));
-        }
-        if a.step_duration.is_zero() {
-            return Err(err("--step-duration 0: give a positive duration"));
-        }
-        // A round is one step: --step-duration measured after --ramp.
-        let steady = match &a.steady.steadystate {
-            Some(rule) => Some(
-                SteadySpec::parse(
-                    rule,
-                    a.steady.steadystate_duration,
-                    a.steady.steadystate_ramp,
-                    a.steady.steadystate_max,
-                    a.step_duration,
-                    a.step_duration + a.ramp,
-                )
-                .map_err(err)?,
-            ),
-            None => None,
-        };
-        for (i, t) in a.target.iter().enumerate() {
-            if a.target[..i]
-                .iter()
-                .any(|u| allow_destroy_matches(Some(u), t) || u == t)
-            {
-                return Err(err(format!("--target {} is given twice", t.display())));
-            }
-        }
-        for ad in &a.allow_destroy {
-            if !a.target.iter().any(|t| allow_destroy_matches(Some(ad), t)) {
-                return Err(err(format!(
-                    "--allow-destroy {} does not name any --target exactly",
-                    ad.display()
-                )));
-            }
-        }
+        check_values(a)?;
+        let steady = steady_spec(a)?;
+        check_target_names(a)?;
         let kinds: Vec<TargetKind> = a
             .target
             .iter()
             .map(|t| classify(t).map_err(err))
             .collect::<Result<_, _>>()?;
-        let allowed = |t: &Path| {
-            a.allow_destroy
-                .iter()
-                .any(|ad| allow_destroy_matches(Some(ad), t))
-        };
-
-        // Which sweeps: all three, unless a device may not be written and none was named.
         let mut notes = Vec::new();
-        let read_only_device = a
-            .target
-            .iter()
-            .zip(&kinds)
-            .find(|(t, k)| **k == TargetKind::BlockDevice && !allowed(t));
-        let mut kinds_wanted = a.rw.clone();
-        if kinds_wanted.is_empty() {
-            kinds_wanted = vec![SweepKind::Randread, SweepKind::Randwrite, SweepKind::Mixed];
-            if let Some((t, _)) = read_only_device {
-                kinds_wanted = vec![SweepKind::Randread];
-                notes.push(format!(
-                    "randread only: write sweeps on {} need --allow-destroy {}",
-                    t.display(),
-                    t.display()
-                ));
-            }
-        }
-        let kinds_wanted = unique(&kinds_wanted);
+        let kinds_wanted = sweep_kinds(a, &kinds, &mut notes);
         let writes = kinds_wanted.iter().any(|k| k.writes());
         let jobs = unique(&a.jobs);
         let max_jobs = jobs.iter().copied().max().unwrap_or(1);
-
-        let engine = match crate::engine::probe_uring() {
-            Ok(_) => EngineKind::Uring,
-            Err(e) => {
-                notes.push(format!(
-                    "io_uring unavailable ({e}): each I/O in flight becomes a thread of the sync engine"
-                ));
-                EngineKind::Sync
-            }
-        };
-
-        let mut targets = Vec::new();
-        for (path, &kind) in a.target.iter().zip(&kinds) {
-            let may_write = check_writable(path, kind, writes, allowed(path))?;
-            let direct = probe_direct(path, kind);
-            if !direct && !a.allow_buffered {
-                return Err(err(format!(
-                    "{} refuses O_DIRECT, so the page cache would answer instead of the device; pass --allow-buffered to measure it anyway",
-                    path.display()
-                )));
-            }
-            let plan = size_target(path, kind, may_write, direct, a, max_jobs)?;
-            targets.push(plan);
-        }
-
+        let engine = pick_engine(&mut notes);
+        let targets = plan_targets(a, &kinds, writes, max_jobs)?;
         let mut sweeps = Vec::new();
         for &j in &jobs {
             for &k in &kinds_wanted {
@@ -185,6 +83,143 @@ impl SaturateConfig {
             steady_depth: STEADY_DEPTH.min(a.max_depth),
         })
     }
+}
+
+/// The numbers: latency limit, depth, jobs, mix, block size, step duration.
+fn check_values(a: &SaturateArgs) -> Result<(), UsageError> {
+    if a.latency_limit.is_zero() {
+        return Err(err("--latency-limit 0: give a positive latency, e.g. 10ms"));
+    }
+    if a.max_depth == 0 || a.max_depth > MAX_DEPTH {
+        return Err(err(format!(
+            "--max-depth {}: must be between 1 and {MAX_DEPTH}",
+            a.max_depth
+        )));
+    }
+    if let Some(j) = a.jobs.iter().find(|&&j| j == 0 || j > MAX_JOBS) {
+        return Err(err(format!("--jobs {j}: must be between 1 and {MAX_JOBS}")));
+    }
+    if !(1..=99).contains(&a.mix) {
+        return Err(err(format!(
+            "--mix {}: the read share of the mixed sweep, 1..=99 percent",
+            a.mix
+        )));
+    }
+    if a.bs < 512 || !a.bs.is_multiple_of(512) || a.bs > MAX_BS {
+        return Err(err(format!(
+            "--bs {}: must be a multiple of 512 bytes, at most 64MiB",
+            a.bs
+        )));
+    }
+    if a.step_duration.is_zero() {
+        return Err(err("--step-duration 0: give a positive duration"));
+    }
+    Ok(())
+}
+
+/// The steady-state rounds before a sweep (`--steadystate`): a round is one step,
+/// `--step-duration` measured after `--ramp`.
+fn steady_spec(a: &SaturateArgs) -> Result<Option<SteadySpec>, UsageError> {
+    let Some(rule) = &a.steady.steadystate else {
+        return Ok(None);
+    };
+    SteadySpec::parse(
+        rule,
+        a.steady.steadystate_duration,
+        a.steady.steadystate_ramp,
+        a.steady.steadystate_max,
+        a.step_duration,
+        a.step_duration + a.ramp,
+    )
+    .map(Some)
+    .map_err(err)
+}
+
+/// Each `--target` once, and each `--allow-destroy` naming one of them.
+fn check_target_names(a: &SaturateArgs) -> Result<(), UsageError> {
+    for (i, t) in a.target.iter().enumerate() {
+        if a.target[..i]
+            .iter()
+            .any(|u| allow_destroy_matches(Some(u), t) || u == t)
+        {
+            return Err(err(format!("--target {} is given twice", t.display())));
+        }
+    }
+    for ad in &a.allow_destroy {
+        if !a.target.iter().any(|t| allow_destroy_matches(Some(ad), t)) {
+            return Err(err(format!(
+                "--allow-destroy {} does not name any --target exactly",
+                ad.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `--allow-destroy` names `t`.
+fn allowed(a: &SaturateArgs, t: &Path) -> bool {
+    a.allow_destroy
+        .iter()
+        .any(|ad| allow_destroy_matches(Some(ad), t))
+}
+
+/// Which sweeps (once each): `--rw`, else all three, unless a device may not be written
+/// (then randread only, and a note says why).
+fn sweep_kinds(a: &SaturateArgs, kinds: &[TargetKind], notes: &mut Vec<String>) -> Vec<SweepKind> {
+    let read_only_device = a
+        .target
+        .iter()
+        .zip(kinds)
+        .find(|(t, k)| **k == TargetKind::BlockDevice && !allowed(a, t));
+    let mut kinds_wanted = a.rw.clone();
+    if kinds_wanted.is_empty() {
+        kinds_wanted = vec![SweepKind::Randread, SweepKind::Randwrite, SweepKind::Mixed];
+        if let Some((t, _)) = read_only_device {
+            kinds_wanted = vec![SweepKind::Randread];
+            notes.push(format!(
+                "randread only: write sweeps on {} need --allow-destroy {}",
+                t.display(),
+                t.display()
+            ));
+        }
+    }
+    unique(&kinds_wanted)
+}
+
+/// io_uring where the kernel offers it, else the sync engine (with a note).
+fn pick_engine(notes: &mut Vec<String>) -> EngineKind {
+    match crate::engine::probe_uring() {
+        Ok(_) => EngineKind::Uring,
+        Err(e) => {
+            notes.push(format!(
+                "io_uring unavailable ({e}): each I/O in flight becomes a thread of the sync engine"
+            ));
+            EngineKind::Sync
+        }
+    }
+}
+
+/// Each target checked (may it be written, does it take O_DIRECT) and sized.
+fn plan_targets(
+    a: &SaturateArgs,
+    kinds: &[TargetKind],
+    writes: bool,
+    max_jobs: u32,
+) -> Result<Vec<TargetPlan>, UsageError> {
+    let mut targets = Vec::new();
+    for (path, &kind) in a.target.iter().zip(kinds) {
+        let may_write = check_writable(path, kind, writes, allowed(a, path))?;
+        let direct = probe_direct(path, kind);
+        if !direct && !a.allow_buffered {
+            return Err(err(format!(
+                "{} refuses O_DIRECT, so the page cache would answer instead of the device; pass --allow-buffered to measure it anyway",
+                path.display()
+            )));
+        }
+        let plan = size_target(path, kind, may_write, direct, a, max_jobs)?;
+        targets.push(plan);
+    }
+    Ok(targets)
 }
 
 /// May iolab write `path`? Errors for anything it must not touch.
@@ -300,14 +335,9 @@ fn size_target(
         TargetKind::BlockDevice => {
             let dev = block_device_size(path)
                 .map_err(|e| err(format!("cannot read the size of {shown}: {e}")))?;
-            match a.size {
-                Some(s) if s > dev => {
-                    return Err(err(format!(
-                        "--size {}: {shown} has only {}",
-                        fmt_size_iec(s),
-                        fmt_size_iec(dev)
-                    )));
-                }
+            match size_within(a.size, dev, |s, d| {
+                format!("--size {s}: {shown} has only {d}")
+            })? {
                 Some(s) => {
                     if s < dev {
                         warnings.push(small_warning(
@@ -325,14 +355,9 @@ fn size_target(
         }
         TargetKind::Directory => {
             let free = free_space(path).unwrap_or(u64::MAX);
-            match a.size {
-                Some(s) if s > free => {
-                    return Err(err(format!(
-                        "--size {}: only {} free on {shown}",
-                        fmt_size_iec(s),
-                        fmt_size_iec(free)
-                    )));
-                }
+            match size_within(a.size, free, |s, f| {
+                format!("--size {s}: only {f} free on {shown}")
+            })? {
                 Some(s) => s,
                 None => recommended
                     .max(MIN_DEFAULT_FILE)
@@ -400,6 +425,19 @@ fn size_target(
         recommended,
         warnings,
     })
+}
+
+/// `--size` if it fits in `limit` bytes; else the usage error `says` (given both sizes,
+/// formatted).
+fn size_within(
+    size: Option<u64>,
+    limit: u64,
+    says: impl FnOnce(String, String) -> String,
+) -> Result<Option<u64>, UsageError> {
+    match size {
+        Some(s) if s > limit => Err(err(says(fmt_size_iec(s), fmt_size_iec(limit)))),
+        s => Ok(s),
+    }
 }
 
 fn small_warning(message: String) -> Warning {

@@ -13,7 +13,7 @@ use anyhow::{Context, Result, anyhow};
 
 use crate::engine::buffer::both_huge;
 use crate::engine::buffer::{DataGen, splitmix};
-use crate::engine::{Completion, Op, open_engine};
+use crate::engine::{Completion, IoEngine, Op, open_engine};
 use crate::model::{BlockSettings, CpuUsage, RunResult, Warning, WarningCode};
 use crate::os::signals::StopFlag;
 use crate::runner::cpu;
@@ -127,6 +127,7 @@ pub fn settings_of(job: &JobSpec, target: &TestTarget, engine: &str) -> BlockSet
     }
 }
 
+/// What one job thread produced; also the sum of one group's jobs.
 struct JobOut {
     rec: JobRecorder,
     measured: Duration,
@@ -144,7 +145,41 @@ pub fn run_block_test(
     run_index: u32,
 ) -> Result<BlockRunOutput> {
     assert_eq!(spec.groups.len(), targets.len());
-    // One series for the whole test: every group counts in the same intervals.
+    let interval_ms = shared_interval_ms(spec);
+    let ran = run_jobs(spec, targets, stop, live, run_index);
+    let merged = merge_jobs(spec, ran.results, interval_ms, run_index)?;
+    if let Some(sig) = stop.signal() {
+        return Err(anyhow::Error::new(crate::error::Interrupted {
+            signal: sig,
+            signal_name: crate::os::signals::signal_name(sig),
+        }));
+    }
+    let total = merged.total;
+    let cpu_usage = CpuUsage {
+        user_s: ran.proc_cpu.user.as_secs_f64(),
+        sys_s: ran.proc_cpu.sys.as_secs_f64(),
+        process_pct: 100.0 * ran.proc_cpu.total().as_secs_f64() / ran.wall.as_secs_f64().max(1e-9),
+        max_job_thread_pct: total.rec.max_thread_cpu_pct,
+    };
+    let mut total_rr = to_run_result(
+        &total.rec,
+        total.measured,
+        interval_ms,
+        run_index,
+        Some(cpu_usage),
+    );
+    total_rr.huge_page_buffers = total.huge_pages;
+    Ok(BlockRunOutput {
+        total: total_rr,
+        per_group: merged.per_group,
+        warnings: merged.warnings,
+        engines: merged.engines,
+        all_write_bytes: total.rec.all_write_bytes,
+    })
+}
+
+/// The interval of the test's one series: every group counts in the same intervals.
+fn shared_interval_ms(spec: &BlockTestSpec) -> u64 {
     let interval_ms = spec.groups[0].interval.as_millis().max(1) as u64;
     assert!(
         spec.groups
@@ -152,6 +187,26 @@ pub fn run_block_test(
             .all(|g| g.interval == spec.groups[0].interval),
         "job groups of one test share the interval"
     );
+    interval_ms
+}
+
+/// The job threads' outputs (per group, per job), with the wall and process CPU time they
+/// took.
+struct JobsRan {
+    results: Vec<Vec<Result<JobOut>>>,
+    wall: Duration,
+    proc_cpu: cpu::CpuTimes,
+}
+
+/// One thread per job of every group, released together once all have set up; a job that
+/// fails stops the others.
+fn run_jobs(
+    spec: &BlockTestSpec,
+    targets: &[&TestTarget],
+    stop: &StopFlag,
+    live: Option<&LiveCounters>,
+    run_index: u32,
+) -> JobsRan {
     let nthreads: usize = spec.groups.iter().map(|g| g.jobs as usize).sum();
     let barrier = Arc::new(Barrier::new(nthreads + 1));
     let failed = StopFlag::new();
@@ -170,7 +225,13 @@ pub fn run_block_test(
                     job.seed ^ ((gi as u64) << 32) ^ j as u64 ^ ((run_index as u64) << 48),
                 );
                 group_handles.push(s.spawn(move || {
-                    let r = run_job(job, target, j, seed, &barrier, stop, &failed, live);
+                    let sync = JobSync {
+                        barrier: &barrier,
+                        stop,
+                        failed: &failed,
+                        live,
+                    };
+                    let r = run_job(job, target, j, seed, sync);
                     if r.is_err() {
                         failed.raise(libc::SIGTERM);
                     }
@@ -194,15 +255,30 @@ pub fn run_block_test(
             .collect()
     });
 
-    let wall = wall_start.elapsed();
-    let proc_cpu = cpu::process_times().since(&proc_before);
+    JobsRan {
+        results,
+        wall: wall_start.elapsed(),
+        proc_cpu: cpu::process_times().since(&proc_before),
+    }
+}
 
-    let mut warnings = Vec::new();
-    let mut per_group = Vec::new();
-    let mut engines = Vec::new();
-    let mut total = JobRecorder::default();
-    let mut total_huge = None;
-    let mut measured_max = Duration::ZERO;
+/// The jobs' outputs merged: one result per group, and all groups together.
+struct Merged {
+    /// All groups (its `measured` the longest group's, its `engine` unused).
+    total: JobOut,
+    per_group: Vec<RunResult>,
+    engines: Vec<String>,
+    warnings: Vec<Warning>,
+}
+
+/// Merge every job's recorder into its group's and the groups into the total; the first
+/// failed job (in order) fails the test.
+fn merge_jobs(
+    spec: &BlockTestSpec,
+    results: Vec<Vec<Result<JobOut>>>,
+    interval_ms: u64,
+    run_index: u32,
+) -> Result<Merged> {
     // Every job's writes count in "no space left ... after N MB" (the others stopped cleanly).
     let written: u64 = results
         .iter()
@@ -212,69 +288,68 @@ pub fn run_block_test(
             Err(e) => e.downcast_ref::<NoSpace>().map_or(0, |n| n.written),
         })
         .sum();
-    for (gi, group) in results.into_iter().enumerate() {
-        let mut grec = JobRecorder::default();
-        let mut gmeasured = Duration::ZERO;
-        let mut engine = String::new();
-        let mut ghuge = None;
-        for r in group {
-            let out = r.map_err(|e| match e.downcast::<NoSpace>() {
-                Ok(n) => anyhow::Error::new(NoSpace { written, ..n }),
-                Err(e) => e,
-            })?;
-            grec += &out.rec;
-            gmeasured = gmeasured.max(out.measured);
-            engine = out.engine;
-            ghuge = both_huge(ghuge, out.huge_pages);
-            for w in out.warnings {
-                let w = Warning {
-                    code: WarningCode::Engine,
-                    message: w,
-                    test: Some(spec.name.clone()),
-                };
-                if !warnings.contains(&w) {
-                    warnings.push(w);
-                }
-            }
-        }
-        measured_max = measured_max.max(gmeasured);
-        total += &grec;
-        total_huge = both_huge(total_huge, ghuge);
-        let mut group_rr = to_run_result(&grec, gmeasured, interval_ms, run_index, None);
-        group_rr.huge_page_buffers = ghuge;
-        per_group.push(group_rr);
-        engines.push(engine);
-        let _ = gi;
-    }
-    if let Some(sig) = stop.signal() {
-        return Err(anyhow::Error::new(crate::error::Interrupted {
-            signal: sig,
-            signal_name: crate::os::signals::signal_name(sig),
-        }));
-    }
-    let cpu_usage = CpuUsage {
-        user_s: proc_cpu.user.as_secs_f64(),
-        sys_s: proc_cpu.sys.as_secs_f64(),
-        process_pct: 100.0 * proc_cpu.total().as_secs_f64() / wall.as_secs_f64().max(1e-9),
-        max_job_thread_pct: total.max_thread_cpu_pct,
+    let mut m = Merged {
+        total: JobOut::empty(),
+        per_group: Vec::new(),
+        engines: Vec::new(),
+        warnings: Vec::new(),
     };
-    let mut total_rr = to_run_result(
-        &total,
-        measured_max,
-        interval_ms,
-        run_index,
-        Some(cpu_usage),
-    );
-    total_rr.huge_page_buffers = total_huge;
-    Ok(BlockRunOutput {
-        total: total_rr,
-        per_group,
-        warnings,
-        engines,
-        all_write_bytes: total.all_write_bytes,
-    })
+    for group in results {
+        let g = merge_group(spec, group, written, &mut m.warnings)?;
+        m.total.measured = m.total.measured.max(g.measured);
+        m.total.rec += &g.rec;
+        m.total.huge_pages = both_huge(m.total.huge_pages, g.huge_pages);
+        let mut group_rr = to_run_result(&g.rec, g.measured, interval_ms, run_index, None);
+        group_rr.huge_page_buffers = g.huge_pages;
+        m.per_group.push(group_rr);
+        m.engines.push(g.engine);
+    }
+    Ok(m)
 }
 
+/// One group's jobs summed (the longest measured window, the engine that ran); their
+/// engine notes go into `warnings` once each.
+fn merge_group(
+    spec: &BlockTestSpec,
+    group: Vec<Result<JobOut>>,
+    written: u64,
+    warnings: &mut Vec<Warning>,
+) -> Result<JobOut> {
+    let mut g = JobOut::empty();
+    for r in group {
+        let out = r.map_err(|e| match e.downcast::<NoSpace>() {
+            Ok(n) => anyhow::Error::new(NoSpace { written, ..n }),
+            Err(e) => e,
+        })?;
+        g.rec += &out.rec;
+        g.measured = g.measured.max(out.measured);
+        g.engine = out.engine;
+        g.huge_pages = both_huge(g.huge_pages, out.huge_pages);
+        for w in out.warnings {
+            let w = Warning {
+                code: WarningCode::Engine,
+                message: w,
+                test: Some(spec.name.clone()),
+            };
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
+    }
+    Ok(g)
+}
+
+impl JobOut {
+    fn empty() -> JobOut {
+        JobOut {
+            rec: JobRecorder::default(),
+            measured: Duration::ZERO,
+            engine: String::new(),
+            warnings: Vec::new(),
+            huge_pages: None,
+        }
+    }
+}
 fn to_run_result(
     rec: &JobRecorder,
     measured: Duration,
@@ -327,47 +402,112 @@ fn job_region(job: &JobSpec, target: &TestTarget, j: u32) -> (u64, u64) {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run_job(
+/// What a job thread shares with the others: the start line, the stop flags and the
+/// progress counters.
+#[derive(Clone, Copy)]
+struct JobSync<'a> {
+    barrier: &'a Barrier,
+    stop: &'a StopFlag,
+    /// Raised when another job failed.
+    failed: &'a StopFlag,
+    live: Option<&'a LiveCounters>,
+}
+
+/// One job thread: set up, start together with the others, run the I/O loop, account.
+fn run_job(job: &JobSpec, target: &TestTarget, j: u32, seed: u64, sync: JobSync) -> Result<JobOut> {
+    super::private_fd_table();
+    let (ready, warnings) = prepare_job(job, target, j, seed, sync.barrier)?;
+    // Calibrated (once per process) before the jobs start together.
+    super::clock::shared();
+    sync.barrier.wait();
+    let end = io_loop(job, target, ready, sync);
+    finish_job(job, sync.stop, warnings, end)
+}
+
+/// Everything a job sets up before the start, so that its loop allocates nothing: the
+/// engine (its buffers filled), where and what to write, the recorder and the slots.
+struct ReadyJob {
+    engine: Box<dyn IoEngine>,
+    datagen: DataGen,
+    offsets: OffsetGen,
+    mix_state: u64,
+    times: JobTimes,
+    rec: JobRecorder,
+    slots: Slots,
+    sync_engine: bool,
+}
+
+/// The job's time line in stopwatch nanoseconds.
+#[derive(Clone, Copy)]
+struct JobTimes {
+    /// Ramp and duration together (none: until `--io-size` is done).
+    total_ns: Option<u64>,
+    ramp_ns: u64,
+    interval_ns: u64,
+}
+
+/// Per-slot records of the requests in flight, and room for the reaped completions.
+struct Slots {
+    free: Vec<usize>,
+    start: Vec<u64>,
+    op: Vec<Op>,
+    off: Vec<u64>,
+    done: Vec<Completion>,
+}
+
+/// Open the target, set up the engine and everything the loop needs (the engine notes are
+/// the result's warnings).
+fn prepare_job(
     job: &JobSpec,
     target: &TestTarget,
     j: u32,
     seed: u64,
     barrier: &Barrier,
-    stop: &StopFlag,
-    failed: &StopFlag,
-    live: Option<&LiveCounters>,
-) -> Result<JobOut> {
-    super::private_fd_table();
-    let opened = target.open(job.direct, job.rw.writes()).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            anyhow!(
-                "the test file {} is gone: it or the target directory was removed during the run",
-                target.path.display()
+) -> Result<(ReadyJob, Vec<String>)> {
+    let (mut engine, warnings) = open_job_engine(job, target, barrier)?;
+    let depth = engine.depth();
+    let datagen = DataGen::new(job.pattern, seed ^ 0xDA7A, job.bs as usize);
+    for slot in 0..depth {
+        datagen.init(engine.buffer_mut(slot));
+    }
+    let (rstart, rlen) = job_region(job, target, j);
+    // Data for (seq, offset) depends only on the job's sequence, not on the slot or engine.
+    let offsets = OffsetGen::new(job.rw.is_random(), rstart, rlen, job.bs, seed);
+    let ready = ReadyJob {
+        sync_engine: engine.is_synchronous(),
+        engine,
+        datagen,
+        offsets,
+        mix_state: splitmix(seed ^ 0x004D_4958),
+        times: JobTimes::of(job),
+        rec: job_recorder(job),
+        slots: Slots::new(depth),
+    };
+    Ok((ready, warnings))
+}
+
+/// The target opened and its engine set up, with the notes for the result. On failure the
+/// job still meets the others at the start line, so that none waits for it.
+fn open_job_engine(
+    job: &JobSpec,
+    target: &TestTarget,
+    barrier: &Barrier,
+) -> Result<(Box<dyn IoEngine>, Vec<String>)> {
+    let set_up = target
+        .open(job.direct, job.rw.writes())
+        .map_err(|e| open_error(target, e))
+        .and_then(|file| {
+            open_engine(
+                job.engine,
+                file,
+                job.iodepth as usize,
+                job.bs as usize,
+                job.huge_pages,
             )
-        } else if e.raw_os_error() == Some(libc::ELOOP) && target.is_created_by_us() {
-            anyhow!(
-                "the test file {} was replaced by a symlink during the run; iolab does not follow it",
-                target.path.display()
-            )
-        } else {
-            anyhow!(e).context(format!("cannot open {}", target.path.display()))
-        }
-    });
-    let (mut engine, fallback) = match opened {
-        Ok(file) => match open_engine(
-            job.engine,
-            file,
-            job.iodepth as usize,
-            job.bs as usize,
-            job.huge_pages,
-        ) {
-            Ok(e) => e,
-            Err(e) => {
-                barrier.wait();
-                return Err(e).context("cannot set up the I/O engine");
-            }
-        },
+            .context("cannot set up the I/O engine")
+        });
+    let (engine, fallback) = match set_up {
+        Ok(e) => e,
         Err(e) => {
             barrier.wait();
             return Err(e);
@@ -375,67 +515,124 @@ fn run_job(
     };
     let mut warnings: Vec<String> = fallback.into_iter().collect();
     warnings.extend(engine.notes());
-    let depth = engine.depth();
-    if depth < job.iodepth as usize {
+    if engine.depth() < job.iodepth as usize {
         warnings.push(format!(
             "the {} engine keeps one I/O in flight per job; iodepth {} ran as 1",
             engine.name(),
             job.iodepth
         ));
     }
-    let bs = job.bs as usize;
-    let datagen = DataGen::new(job.pattern, seed ^ 0xDA7A, bs);
-    for slot in 0..depth {
-        datagen.init(engine.buffer_mut(slot));
-    }
-    let (rstart, rlen) = job_region(job, target, j);
-    // Data for (seq, offset) depends only on the job's sequence, not on the slot or engine.
-    let mut offsets = OffsetGen::new(job.rw.is_random(), rstart, rlen, job.bs, seed);
-    let mut mix_state = splitmix(seed ^ 0x004D_4958);
+    Ok((engine, warnings))
+}
 
-    let total_ns = job.duration.map(|d| (job.ramp + d).as_nanos() as u64);
-    let ramp_ns = job.ramp.as_nanos() as u64;
+/// Why the test file did not open (gone, or replaced by a symlink, during the run).
+fn open_error(target: &TestTarget, e: std::io::Error) -> anyhow::Error {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        anyhow!(
+            "the test file {} is gone: it or the target directory was removed during the run",
+            target.path.display()
+        )
+    } else if e.raw_os_error() == Some(libc::ELOOP) && target.is_created_by_us() {
+        anyhow!(
+            "the test file {} was replaced by a symlink during the run; iolab does not follow it",
+            target.path.display()
+        )
+    } else {
+        anyhow!(e).context(format!("cannot open {}", target.path.display()))
+    }
+}
+
+impl JobTimes {
+    fn of(job: &JobSpec) -> JobTimes {
+        JobTimes {
+            total_ns: job.duration.map(|d| (job.ramp + d).as_nanos() as u64),
+            ramp_ns: job.ramp.as_nanos() as u64,
+            interval_ns: job.interval.as_millis().max(1) as u64 * 1_000_000,
+        }
+    }
+}
+
+/// A recorder with room for every interval of the job's series (per direction when it
+/// mixes reads and writes).
+fn job_recorder(job: &JobSpec) -> JobRecorder {
     let interval_ms = job.interval.as_millis().max(1) as u64;
-    let interval_ns = interval_ms * 1_000_000;
     let interval_cap = job
         .duration
         .map(|d| (d.as_millis() as u64 / interval_ms + 2) as usize)
         .unwrap_or(64);
-    let mut rec = JobRecorder::with_intervals(interval_cap);
+    let rec = JobRecorder::with_intervals(interval_cap);
     if job.rw.is_mixed() {
-        rec = rec.split_directions();
+        rec.split_directions()
+    } else {
+        rec
     }
-    let io_size = job.io_size.unwrap_or(u64::MAX);
+}
 
-    let mut free: Vec<usize> = (0..depth).rev().collect();
-    let mut slot_start = vec![0u64; depth];
-    let mut slot_op = vec![Op::Read; depth];
-    let mut slot_off = vec![0u64; depth];
-    let mut done: Vec<Completion> = Vec::with_capacity(depth);
+impl Slots {
+    fn new(depth: usize) -> Slots {
+        Slots {
+            free: (0..depth).rev().collect(),
+            start: vec![0u64; depth],
+            op: vec![Op::Read; depth],
+            off: vec![0u64; depth],
+            done: Vec::with_capacity(depth),
+        }
+    }
+}
+
+/// How the I/O loop ended: the engine and recorder back, the measured window on the
+/// stopwatch, the same span on `CLOCK_MONOTONIC`, the thread's CPU time when measuring
+/// began, and the first error.
+struct LoopEnd {
+    engine: Box<dyn IoEngine>,
+    rec: JobRecorder,
+    measure_start_ns: u64,
+    end_ns: u64,
+    monotonic_ns: u64,
+    cpu_start: cpu::CpuTimes,
+    error: Option<anyhow::Error>,
+}
+
+/// The hot loop: keep every free slot busy, process one completion per pass, time and
+/// record it, until the time, the `--io-size`, a stop or an error ends it (the requests in
+/// flight are drained first). Per I/O it allocates nothing and takes no lock.
+fn io_loop(job: &JobSpec, target: &TestTarget, ready: ReadyJob, sync: JobSync) -> LoopEnd {
+    let JobSync {
+        stop, failed, live, ..
+    } = sync;
+    let ReadyJob {
+        mut engine,
+        datagen,
+        mut offsets,
+        mut mix_state,
+        times,
+        mut rec,
+        slots,
+        sync_engine,
+    } = ready;
+    let Slots {
+        mut free,
+        start: mut slot_start,
+        op: mut slot_op,
+        off: mut slot_off,
+        mut done,
+    } = slots;
+    let bs = job.bs as usize;
+    let io_size = job.io_size.unwrap_or(u64::MAX);
     // done[next_done..] are reaped completions not yet processed.
     let mut next_done = 0usize;
     let mut inflight = 0usize;
     let mut issued_bytes = 0u64;
     let mut seq = 0u64;
-    let mut measuring = ramp_ns == 0;
-    let sync_engine = engine.is_synchronous();
+    let mut series = Series::new(times);
+    let mut live = LiveBatch::new(live, job.bs);
 
-    // Calibrated (once per process) before the jobs start together.
-    super::clock::shared();
-    barrier.wait();
     let stopwatch = super::clock::Stopwatch::start();
     let monotonic_start = Instant::now();
     let now_ns = || stopwatch.now_ns();
-    let mut measure_start_ns = 0u64;
-    // The series' current interval and where it ends (no division per I/O).
-    let mut interval = 0usize;
-    let mut interval_end_ns = interval_ns;
     let mut cpu_start = cpu::thread_times();
-    let mut t;
     let mut finishing = false;
     let mut error: Option<anyhow::Error> = None;
-    let mut live_pending = 0u64;
-    let mut live_lat_pending = 0u64;
 
     loop {
         // Issue until the queue is full. Each request goes to the kernel on its own, as soon
@@ -451,24 +648,15 @@ fn run_job(
                     break;
                 }
                 let off = offsets.next_offset();
-                let op = match job.rw {
-                    Rw::Read | Rw::Randread => Op::Read,
-                    Rw::Write | Rw::Randwrite => Op::Write,
-                    Rw::Randrw | Rw::Readwrite => {
-                        mix_state = splitmix(mix_state);
-                        if (mix_state % 100) < job.rwmix_read as u64 {
-                            Op::Read
-                        } else {
-                            Op::Write
-                        }
-                    }
-                };
+                let op = next_op(job, &mut mix_state);
                 if op == Op::Write {
-                    let buf = &mut engine.buffer_mut(slot)[..bs];
-                    datagen.stamp(buf, seq, off);
-                    if let Some(v) = &target.verify {
-                        v.seal(buf, off, seq);
-                    }
+                    stamp_write(
+                        &mut engine.buffer_mut(slot)[..bs],
+                        &datagen,
+                        target,
+                        seq,
+                        off,
+                    );
                 }
                 seq += 1;
                 slot_op[slot] = op;
@@ -484,7 +672,7 @@ fn run_job(
                     // next wait; reap before issuing more.
                     Ok(0) => break,
                     Ok(_) => {
-                        if measuring && !sync_engine {
+                        if series.measuring && !sync_engine {
                             rec.slat.record((now_ns() - t_sub).max(1));
                         }
                     }
@@ -510,58 +698,20 @@ fn run_job(
         if next_done == done.len() {
             done.clear();
             next_done = 0;
-            if let Err(e) = engine.reap(1, &mut done) {
-                error = Some(anyhow!(e).context("waiting for completions failed"));
-                break;
-            }
-            if done.is_empty() {
-                error = Some(anyhow!(
-                    "the {} engine returned no completion with {inflight} requests in flight",
-                    engine.name()
-                ));
+            if let Err(e) = reap(&mut *engine, &mut done, inflight) {
+                error = Some(e);
                 break;
             }
         }
-        t = now_ns();
+        let t = now_ns();
         let c = done[next_done];
         next_done += 1;
         'one: {
             inflight -= 1;
             free.push(c.slot);
-            let want = bs as i64;
-            if c.result != want {
-                let op = if slot_op[c.slot] == Op::Read {
-                    "read"
-                } else {
-                    "write"
-                };
-                let off = slot_off[c.slot];
-                let msg = if c.result < 0 {
-                    let err = std::io::Error::from_raw_os_error((-c.result) as i32);
-                    if err.raw_os_error() == Some(libc::ENOSPC) {
-                        // run_block_test puts the bytes written by all jobs into the message.
-                        error.get_or_insert_with(|| {
-                            anyhow::Error::new(NoSpace {
-                                path: target.path.clone(),
-                                offset: off,
-                                written: rec.all_write_bytes,
-                            })
-                        });
-                        break 'one;
-                    } else {
-                        format!(
-                            "{op} of {bs} bytes at offset {off} on {} failed: {err}",
-                            target.path.display()
-                        )
-                    }
-                } else {
-                    format!(
-                        "short {op} at offset {off} on {}: {} of {bs} bytes",
-                        target.path.display(),
-                        c.result
-                    )
-                };
-                error.get_or_insert_with(|| anyhow!(msg));
+            if c.result != bs as i64 {
+                let (op, off, written) = (slot_op[c.slot], slot_off[c.slot], rec.all_write_bytes);
+                error.get_or_insert_with(|| failed_io(target, op, off, bs, c.result, written));
                 break 'one;
             }
             if slot_op[c.slot] == Op::Write {
@@ -572,38 +722,23 @@ fn run_job(
                 error.get_or_insert_with(|| anyhow!("{e} on {}", target.path.display()));
                 break 'one;
             }
-            live_lat_pending += t.saturating_sub(slot_start[c.slot]);
-            if measuring {
+            live.lat_ns += t.saturating_sub(slot_start[c.slot]);
+            if series.measuring {
                 let lat = t.saturating_sub(slot_start[c.slot]).max(1);
-                while t >= interval_end_ns {
-                    interval += 1;
-                    interval_end_ns += interval_ns;
-                }
+                let interval = series.interval_at(t);
                 rec.record(lat, job.bs, slot_op[c.slot] == Op::Write, interval);
             }
         }
-        // Live progress counters are shared with the display thread: touch them rarely.
-        live_pending += 1;
-        if live_pending >= 256 || inflight == 0 {
-            if let Some(l) = live {
-                l.ios.fetch_add(live_pending, Ordering::Relaxed);
-                l.bytes.fetch_add(live_pending * job.bs, Ordering::Relaxed);
-                l.lat_ns.fetch_add(live_lat_pending, Ordering::Relaxed);
-            }
-            live_pending = 0;
-            live_lat_pending = 0;
-        }
+        live.count(inflight);
         if error.is_some() {
             finishing = true;
         }
-        if !measuring && t >= ramp_ns {
-            measuring = true;
-            measure_start_ns = t;
-            interval_end_ns = t + interval_ns;
+        if !series.measuring && t >= times.ramp_ns {
+            series.start(t);
             rec.reset();
             cpu_start = cpu::thread_times();
         }
-        if let Some(total) = total_ns
+        if let Some(total) = times.total_ns
             && t >= total
         {
             finishing = true;
@@ -616,10 +751,185 @@ fn run_job(
         }
     }
     let end_ns = now_ns();
-    warnings.extend(super::clock::drift_warning(
+    LoopEnd {
+        engine,
+        rec,
+        measure_start_ns: series.start_ns,
         end_ns,
-        monotonic_start.elapsed().as_nanos() as u64,
-    ));
+        monotonic_ns: monotonic_start.elapsed().as_nanos() as u64,
+        cpu_start,
+        error,
+    }
+}
+
+/// The measured series: whether the ramp is over, since when, and the current interval
+/// with the time it ends (moved on by addition: no division per I/O).
+struct Series {
+    measuring: bool,
+    start_ns: u64,
+    interval: usize,
+    interval_end_ns: u64,
+    interval_ns: u64,
+}
+
+impl Series {
+    fn new(times: JobTimes) -> Series {
+        Series {
+            measuring: times.ramp_ns == 0,
+            start_ns: 0,
+            interval: 0,
+            interval_end_ns: times.interval_ns,
+            interval_ns: times.interval_ns,
+        }
+    }
+
+    /// The interval that holds `t` (a completion's time, never earlier than the last one).
+    #[inline(always)]
+    fn interval_at(&mut self, t: u64) -> usize {
+        while t >= self.interval_end_ns {
+            self.interval += 1;
+            self.interval_end_ns += self.interval_ns;
+        }
+        self.interval
+    }
+
+    /// The ramp is over at `t`: measuring starts, the first interval ends one interval later.
+    #[inline(always)]
+    fn start(&mut self, t: u64) {
+        self.measuring = true;
+        self.start_ns = t;
+        self.interval_end_ns = t + self.interval_ns;
+    }
+}
+
+/// Completions not yet added to the live progress counters, which are shared with the
+/// display thread: they are touched every 256 completions, and when none is in flight.
+struct LiveBatch<'a> {
+    live: Option<&'a LiveCounters>,
+    bs: u64,
+    ios: u64,
+    lat_ns: u64,
+}
+
+impl LiveBatch<'_> {
+    fn new(live: Option<&LiveCounters>, bs: u64) -> LiveBatch<'_> {
+        LiveBatch {
+            live,
+            bs,
+            ios: 0,
+            lat_ns: 0,
+        }
+    }
+
+    /// One more completion (its latency already in `lat_ns` if it succeeded).
+    #[inline(always)]
+    fn count(&mut self, inflight: usize) {
+        self.ios += 1;
+        if self.ios >= 256 || inflight == 0 {
+            if let Some(l) = self.live {
+                l.ios.fetch_add(self.ios, Ordering::Relaxed);
+                l.bytes.fetch_add(self.ios * self.bs, Ordering::Relaxed);
+                l.lat_ns.fetch_add(self.lat_ns, Ordering::Relaxed);
+            }
+            self.ios = 0;
+            self.lat_ns = 0;
+        }
+    }
+}
+
+/// The direction of the next I/O: the job's, or drawn from its mix (`rwmix_read` percent
+/// reads).
+#[inline(always)]
+fn next_op(job: &JobSpec, mix_state: &mut u64) -> Op {
+    match job.rw {
+        Rw::Read | Rw::Randread => Op::Read,
+        Rw::Write | Rw::Randwrite => Op::Write,
+        Rw::Randrw | Rw::Readwrite => {
+            *mix_state = splitmix(*mix_state);
+            if (*mix_state % 100) < job.rwmix_read as u64 {
+                Op::Read
+            } else {
+                Op::Write
+            }
+        }
+    }
+}
+
+/// The data of write number `seq` at `off`, sealed for `--verify`.
+#[inline(always)]
+fn stamp_write(buf: &mut [u8], datagen: &DataGen, target: &TestTarget, seq: u64, off: u64) {
+    datagen.stamp(buf, seq, off);
+    if let Some(v) = &target.verify {
+        v.seal(buf, off, seq);
+    }
+}
+
+/// Wait for at least one completion into `done`; an engine that returns none with
+/// requests in flight is an error.
+#[inline(always)]
+fn reap(engine: &mut dyn IoEngine, done: &mut Vec<Completion>, inflight: usize) -> Result<()> {
+    if let Err(e) = engine.reap(1, done) {
+        return Err(anyhow!(e).context("waiting for completions failed"));
+    }
+    if done.is_empty() {
+        return Err(anyhow!(
+            "the {} engine returned no completion with {inflight} requests in flight",
+            engine.name()
+        ));
+    }
+    Ok(())
+}
+
+/// The error of a request that did not move its `bs` bytes: for ENOSPC a `NoSpace` with
+/// what this job had written (run_block_test puts the bytes written by all jobs into the
+/// message), else what failed where.
+fn failed_io(
+    target: &TestTarget,
+    op: Op,
+    off: u64,
+    bs: usize,
+    result: i64,
+    written: u64,
+) -> anyhow::Error {
+    let op = if op == Op::Read { "read" } else { "write" };
+    if result >= 0 {
+        return anyhow!(
+            "short {op} at offset {off} on {}: {result} of {bs} bytes",
+            target.path.display()
+        );
+    }
+    let err = std::io::Error::from_raw_os_error((-result) as i32);
+    if err.raw_os_error() == Some(libc::ENOSPC) {
+        return anyhow::Error::new(NoSpace {
+            path: target.path.clone(),
+            offset: off,
+            written,
+        });
+    }
+    anyhow!(
+        "{op} of {bs} bytes at offset {off} on {} failed: {err}",
+        target.path.display()
+    )
+}
+
+/// After the loop: the clock check, the measured window and the thread's CPU share, the
+/// first error, and the fsync that ends a write run.
+fn finish_job(
+    job: &JobSpec,
+    stop: &StopFlag,
+    mut warnings: Vec<String>,
+    end: LoopEnd,
+) -> Result<JobOut> {
+    let LoopEnd {
+        mut engine,
+        mut rec,
+        measure_start_ns,
+        end_ns,
+        monotonic_ns,
+        cpu_start,
+        error,
+    } = end;
+    warnings.extend(super::clock::drift_warning(end_ns, monotonic_ns));
     let measured = Duration::from_nanos(end_ns.saturating_sub(measure_start_ns));
     let cpu_used = cpu::thread_times().since(&cpu_start);
     rec.max_thread_cpu_pct =

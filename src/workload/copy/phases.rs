@@ -19,7 +19,8 @@ use super::results::{new_test, summarize_copy_test};
 use super::sharing::{Evidence, classify, tree_sharing};
 use super::verify::{TreeHashes, compare, failure, hash_tree};
 use crate::fs::registry::WorkDir;
-use crate::model::copy::{CopyRunDetail, SpaceAccounting};
+use crate::model::copy::{CopyRunDetail, InPlaceCopy, SpaceAccounting, VerifyResult};
+use crate::model::device::DeviceCounters;
 use crate::model::{ResultDoc, ResultSink, RunResult, Warning, WarningCode};
 use crate::os::context::RunContext;
 use crate::os::progress::Progress;
@@ -306,6 +307,27 @@ struct PhaseRunner<'a> {
 /// the run was recorded).
 type PhaseOutcome = Option<(RunResult, Option<anyhow::Error>)>;
 
+/// What timing one phase saw around it: the device counters and df before and after.
+struct PhaseMeasure {
+    timed: Timed,
+    device: Option<DeviceCounters>,
+    used_before: Option<u64>,
+    used_after: Option<u64>,
+}
+
+impl Phase {
+    /// Where the phase reads and writes (the delete removes `from`).
+    fn paths(self, ws: &Workspace) -> (PathBuf, PathBuf) {
+        match self {
+            Phase::Ceiling => (ws.src(), ws.back()),
+            Phase::Write => (ws.src(), ws.written()),
+            Phase::Read => (ws.written(), ws.back()),
+            Phase::Copy => (ws.written(), ws.copied()),
+            Phase::Delete => (ws.written(), ws.written()),
+        }
+    }
+}
+
 impl PhaseRunner<'_> {
     /// Run one phase (measured or, for the write and delete the others need, as plain setup).
     fn run_phase(
@@ -315,133 +337,162 @@ impl PhaseRunner<'_> {
         label: &str,
         measured: bool,
     ) -> Result<PhaseOutcome> {
-        let s = &self.cfg.settings;
-        let plan = &self.cfg.plan;
-        let ws = self.ws;
         self.ctx.stop.check()?;
         if self.can_drop {
             drop_caches();
         }
-        let on_target = !matches!(ph, Phase::Ceiling);
-        let counters = if on_target {
-            PhaseCounters::start(self.device.as_deref())
-        } else {
+        let (from, to) = ph.paths(self.ws);
+        let m = self.measure(ph, label, &from, &to)?;
+        // Integrity, outside the timing.
+        let verify = self.verify_tree(ph, &to)?;
+        // How the copy was made (data or shared extents), read before it is deleted.
+        let in_place = (ph == Phase::Copy && measured).then(|| self.how_copied(&to, &m));
+        // Trees only this phase needed go now, untimed (the RAM read-back, the copy).
+        if matches!(ph, Phase::Ceiling | Phase::Read | Phase::Copy) {
+            delete_tree(&to)?;
+            if ph == Phase::Copy {
+                syncfs(self.ws.target.path())?;
+            }
+        }
+        let verdict = match &verify {
+            Some(v) if !v.ok => Some(failure(ph.name(), &to, v)),
+            _ => None,
+        };
+        if !measured {
+            return verdict.map_or(Ok(None), Err);
+        }
+        let space = self.space(ph, &m);
+        let r = self.run_result(ph, run, m, space, verify, in_place);
+        Ok(Some((r, verdict)))
+    }
+
+    /// The timed part with what is read around it (device counters, df), the progress line
+    /// and, after the write, what the delete should come back to.
+    fn measure(&mut self, ph: Phase, label: &str, from: &Path, to: &Path) -> Result<PhaseMeasure> {
+        let ws = self.ws;
+        let counters = if ph == Phase::Ceiling {
             None
+        } else {
+            PhaseCounters::start(self.device.as_deref())
         };
         let used_before = used_bytes(ws.target.path());
         let p = Progress::start(self.ctx.progress, label);
+        let timed = if ph == Phase::Delete {
+            delete_timed(from, ws.target.path())?
+        } else {
+            self.copy_timed(from, to, label, &p)?
+        };
+        let device = counters.and_then(|c| c.finish());
+        let used_after = used_bytes(ws.target.path());
+        if ph == Phase::Write {
+            self.used_before_write = used_before;
+            corrupt_for_tests(to);
+        }
+        p.finish(&self.summary(ph, &timed));
+        Ok(PhaseMeasure {
+            timed,
+            device,
+            used_before,
+            used_after,
+        })
+    }
+
+    /// Copy the data set `from` -> `to`, timed until the last close, then its `syncfs`; a
+    /// failure says how far it got (ENOSPC: "after N MB").
+    fn copy_timed(&self, from: &Path, to: &Path, label: &str, p: &Progress) -> Result<Timed> {
+        let plan = &self.cfg.plan;
         let total = plan.data_bytes().max(1) as f64;
-        // How far the phase got, for the message if it fails (ENOSPC: "after N MB").
+        // How far the phase got, for the message if it fails.
         let copied = std::cell::Cell::new(0u64);
         let mut cb = |done: u64| {
             copied.set(done);
             p.set(done as f64 / total, &fmt_size_iec(done))
         };
-        let (from, to) = match ph {
-            Phase::Ceiling => (ws.src(), ws.back()),
-            Phase::Write => (ws.src(), ws.written()),
-            Phase::Read => (ws.written(), ws.back()),
-            Phase::Copy => (ws.written(), ws.copied()),
-            Phase::Delete => (ws.written(), ws.written()),
-        };
-        let timed = if ph == Phase::Delete {
-            let t0 = Instant::now();
-            delete_tree(&from)?;
-            let close_ns = t0.elapsed().as_nanos() as u64;
-            let t1 = Instant::now();
-            syncfs(ws.target.path())?;
-            Timed {
-                close_ns,
-                syncfs_ns: t1.elapsed().as_nanos() as u64,
-                fallback_files: 0,
-            }
-        } else {
-            let mut copier = Copier::new(s.opts);
-            let t0 = Instant::now();
-            let st = copier
-                .copy_tree(plan, &from, &to, &self.ctx.stop, &mut cb)
-                .map_err(|e| {
-                    if e.chain()
-                        .any(|c| c.downcast_ref::<crate::error::Interrupted>().is_some())
-                    {
-                        return e;
-                    }
-                    let done = copied.get();
-                    e.context(format!(
-                        "{label}: stopped after {} ({:.1} MB) of {}",
-                        fmt_size_iec(done),
-                        done as f64 / 1e6,
-                        fmt_size_iec(plan.data_bytes())
-                    ))
-                })?;
-            let close_ns = t0.elapsed().as_nanos() as u64;
-            let t1 = Instant::now();
-            syncfs(&to)?;
-            Timed {
-                close_ns,
-                syncfs_ns: t1.elapsed().as_nanos() as u64,
-                fallback_files: st.fallback_files,
-            }
-        };
-        let dc = counters.and_then(|c| c.finish());
-        let used_after = used_bytes(ws.target.path());
-        if ph == Phase::Write {
-            self.used_before_write = used_before;
-            corrupt_for_tests(&to);
-        }
-        let data = plan.data_bytes();
-        let files = plan.files.len() as u64;
+        let mut copier = Copier::new(self.cfg.settings.opts);
+        let t0 = Instant::now();
+        let st = copier
+            .copy_tree(plan, from, to, &self.ctx.stop, &mut cb)
+            .map_err(|e| {
+                if e.chain()
+                    .any(|c| c.downcast_ref::<crate::error::Interrupted>().is_some())
+                {
+                    return e;
+                }
+                let done = copied.get();
+                e.context(format!(
+                    "{label}: stopped after {} ({:.1} MB) of {}",
+                    fmt_size_iec(done),
+                    done as f64 / 1e6,
+                    fmt_size_iec(plan.data_bytes())
+                ))
+            })?;
+        let close_ns = t0.elapsed().as_nanos() as u64;
+        let t1 = Instant::now();
+        syncfs(to)?;
+        Ok(Timed {
+            close_ns,
+            syncfs_ns: t1.elapsed().as_nanos() as u64,
+            fallback_files: st.fallback_files,
+        })
+    }
+
+    /// The progress line's last words: the rate (files/s for the delete, which moves no
+    /// data) and the two timings.
+    fn summary(&self, ph: Phase, timed: &Timed) -> String {
+        let plan = &self.cfg.plan;
         let total_ns = (timed.close_ns + timed.syncfs_ns).max(1);
-        // Deleting moves no data: files/s, not MB/s.
         let rate = if ph == Phase::Delete {
             format!(
                 "{} files/s",
-                crate::units::fmt_thousands(files as f64 * 1e9 / total_ns as f64)
+                crate::units::fmt_thousands(plan.files.len() as f64 * 1e9 / total_ns as f64)
             )
         } else {
-            format!("{} MB/s", fmt_mb_per_s(data as f64 * 1e9 / total_ns as f64))
+            format!(
+                "{} MB/s",
+                fmt_mb_per_s(plan.data_bytes() as f64 * 1e9 / total_ns as f64)
+            )
         };
-        p.finish(&format!(
+        format!(
             "{rate}, close {:.3} s + syncfs {:.3} s",
             timed.close_ns as f64 / 1e9,
             timed.syncfs_ns as f64 / 1e9
-        ));
-        // Integrity, outside the timing.
-        let verify = match (s.verify, self.expected) {
+        )
+    }
+
+    /// With `--verify`, the tree the phase wrote hashed and compared with the data set's.
+    fn verify_tree(&self, ph: Phase, to: &Path) -> Result<Option<VerifyResult>> {
+        Ok(match (self.cfg.settings.verify, self.expected) {
             (Some(kind), Some(exp)) if ph != Phase::Delete => {
-                let actual = hash_tree(&to, kind, &self.ctx.stop)?;
+                let actual = hash_tree(to, kind, &self.ctx.stop)?;
                 Some(compare(exp, &actual, kind))
             }
             _ => None,
-        };
-        // How the copy was made (data or shared extents), read before it is deleted.
-        let in_place = (ph == Phase::Copy && measured).then(|| {
-            let by_hand = matches!(s.opts.method, CopyMethod::Rw | CopyMethod::Sendfile)
-                || (timed.fallback_files > 0 && timed.fallback_files == files);
-            classify(&Evidence {
-                data_bytes: data,
-                fiemap: tree_sharing(&to, plan.files.iter().map(|f| f.rel.as_path())),
-                bytes_moved_by_hand: by_hand,
-                used_delta_bytes: used_before
-                    .zip(used_after)
-                    .map(|(b, a)| a as i64 - b as i64),
-                device_written_bytes: dc.as_ref().map(|d| d.write_bytes),
-            })
-        });
-        // Trees only this phase needed go now, untimed (the RAM read-back, the copy).
-        if matches!(ph, Phase::Ceiling | Phase::Read | Phase::Copy) {
-            delete_tree(&to)?;
-            if ph == Phase::Copy {
-                syncfs(ws.target.path())?;
-            }
-        }
-        if !measured {
-            return match verify {
-                Some(v) if !v.ok => Err(failure(ph.name(), &to, &v)),
-                _ => Ok(None),
-            };
-        }
-        let space = match (ph, used_before, used_after) {
+        })
+    }
+
+    /// How the copy at `to` was made: data moved, or extents shared (reflink, in-place).
+    fn how_copied(&self, to: &Path, m: &PhaseMeasure) -> InPlaceCopy {
+        let (s, plan) = (&self.cfg.settings, &self.cfg.plan);
+        let files = plan.files.len() as u64;
+        let by_hand = matches!(s.opts.method, CopyMethod::Rw | CopyMethod::Sendfile)
+            || (m.timed.fallback_files > 0 && m.timed.fallback_files == files);
+        classify(&Evidence {
+            data_bytes: plan.data_bytes(),
+            fiemap: tree_sharing(to, plan.files.iter().map(|f| f.rel.as_path())),
+            bytes_moved_by_hand: by_hand,
+            used_delta_bytes: m
+                .used_before
+                .zip(m.used_after)
+                .map(|(b, a)| a as i64 - b as i64),
+            device_written_bytes: m.device.as_ref().map(|d| d.write_bytes),
+        })
+    }
+
+    /// df around the write (its overhead), and around the delete (whether the space came
+    /// back to what it was before this repeat's write).
+    fn space(&self, ph: Phase, m: &PhaseMeasure) -> Option<SpaceAccounting> {
+        let data = self.cfg.plan.data_bytes();
+        match (ph, m.used_before, m.used_after) {
             (Phase::Write, Some(b), Some(a)) => Some(SpaceAccounting {
                 used_before_bytes: b,
                 used_after_bytes: a,
@@ -462,18 +513,32 @@ impl PhaseRunner<'_> {
                 })
             }
             _ => None,
-        };
+        }
+    }
+
+    /// The measured run: rates over close + syncfs, device counters and write
+    /// amplification, and the copy details.
+    fn run_result(
+        &self,
+        ph: Phase,
+        run: u32,
+        m: PhaseMeasure,
+        space: Option<SpaceAccounting>,
+        verify: Option<VerifyResult>,
+        in_place: Option<InPlaceCopy>,
+    ) -> RunResult {
+        let plan = &self.cfg.plan;
+        let data = plan.data_bytes();
+        let files = plan.files.len() as u64;
+        let timed = m.timed;
+        let total_ns = (timed.close_ns + timed.syncfs_ns).max(1);
         let app_written = if matches!(ph, Phase::Write | Phase::Copy) {
             data
         } else {
             0
         };
-        let verdict = match &verify {
-            Some(v) if !v.ok => Some(failure(ph.name(), &to, v)),
-            _ => None,
-        };
         let secs = total_ns as f64 / 1e9;
-        let r = RunResult {
+        RunResult {
             run,
             elapsed_ns: total_ns,
             ops: files,
@@ -481,10 +546,11 @@ impl PhaseRunner<'_> {
             bw_bytes_per_s: Some(data as f64 / secs),
             files_per_s: Some(files as f64 / secs),
             fsync_ns: Some(timed.syncfs_ns),
-            write_amplification: dc
+            write_amplification: m
+                .device
                 .as_ref()
                 .and_then(|d| write_amplification(d, app_written)),
-            device: dc,
+            device: m.device,
             copy: Some(CopyRunDetail {
                 close_ns: timed.close_ns,
                 syncfs_ns: timed.syncfs_ns,
@@ -496,9 +562,22 @@ impl PhaseRunner<'_> {
                 in_place,
             }),
             ..Default::default()
-        };
-        Ok(Some((r, verdict)))
+        }
     }
+}
+
+/// Delete the tree at `from`, timed until the last unlink, then `syncfs` of `target`.
+fn delete_timed(from: &Path, target: &Path) -> Result<Timed> {
+    let t0 = Instant::now();
+    delete_tree(from)?;
+    let close_ns = t0.elapsed().as_nanos() as u64;
+    let t1 = Instant::now();
+    syncfs(target)?;
+    Ok(Timed {
+        close_ns,
+        syncfs_ns: t1.elapsed().as_nanos() as u64,
+        fallback_files: 0,
+    })
 }
 
 /// The test hook behind `CORRUPT_ENV` (debug builds only).
