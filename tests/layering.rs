@@ -41,8 +41,6 @@ const KNOWN_LOOPS: &[&[&str]] = &[
         "commands/trace.rs",
     ],
     &["commands/matrix/plan.rs", "commands/matrix/study.rs"],
-    &["workload/copy/dataset.rs", "workload/copy/portage.rs"],
-    &["workload/copy/phases.rs", "workload/copy/results.rs"],
 ];
 
 #[test]

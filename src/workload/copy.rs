@@ -9,6 +9,7 @@ pub mod phases;
 mod portage;
 mod results;
 pub mod sharing;
+pub mod tree;
 pub mod verify;
 
 use std::path::PathBuf;

@@ -15,7 +15,7 @@ use anyhow::{Context, Result};
 use super::CopyConfig;
 use super::copier::{Copier, delete_tree, syncfs};
 use super::dataset::generate;
-use super::results::{new_test, summarize_copy_test};
+use super::results::{Phase, new_test, summarize_copy_test};
 use super::sharing::{Evidence, classify, tree_sharing};
 use super::verify::{TreeHashes, compare, failure, hash_tree};
 use crate::fs::registry::WorkDir;
@@ -33,28 +33,6 @@ use crate::workload::copy::CopyMethod;
 /// phase, flip one byte of this relative path on the target, behind iolab's back, so the
 /// tests can show that `--verify` catches it. Release builds ignore it.
 pub const CORRUPT_ENV: &str = "IOLAB_TEST_CORRUPT_AFTER_WRITE";
-
-/// The measured phases; `Ceiling` is RAM -> RAM.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Phase {
-    Ceiling,
-    Write,
-    Read,
-    Copy,
-    Delete,
-}
-
-impl Phase {
-    pub(super) fn name(self) -> &'static str {
-        match self {
-            Phase::Ceiling => "ceiling",
-            Phase::Write => "write",
-            Phase::Read => "read",
-            Phase::Copy => "copy",
-            Phase::Delete => "delete",
-        }
-    }
-}
 
 /// Used bytes of the file system holding `p` (what df shows as used).
 fn used_bytes(p: &Path) -> Option<u64> {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use rand::Rng;
 
-use super::dataset::{FileEntry, Plan, lognormal, rng_for, unit};
+use super::tree::{FileEntry, Plan, lognormal, rng_for, unit};
 
 const CAT_PREFIX: [&str; 16] = [
     "app", "dev", "media", "net", "sys", "x11", "games", "sci", "www", "kde", "gnome", "mail",

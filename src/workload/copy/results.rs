@@ -2,10 +2,31 @@
 //! `CopyTestDetail`, and the summaries over its runs (the common ones plus the two times).
 
 use super::CopyConfig;
-use super::phases::Phase;
 use crate::model::copy::CopyTestDetail;
 use crate::model::{RunResult, TestResult};
 use crate::stats::repeat::summarize_test;
+
+/// The measured phases; `Ceiling` is RAM -> RAM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Phase {
+    Ceiling,
+    Write,
+    Read,
+    Copy,
+    Delete,
+}
+
+impl Phase {
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Phase::Ceiling => "ceiling",
+            Phase::Write => "write",
+            Phase::Read => "read",
+            Phase::Copy => "copy",
+            Phase::Delete => "delete",
+        }
+    }
+}
 
 pub(super) fn new_test(cfg: &CopyConfig, ph: Phase, cold: bool) -> TestResult {
     let s = &cfg.settings;
