@@ -84,9 +84,9 @@ pub fn aggregate_step(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{EngineKind, Pattern};
+    use crate::engine::EngineKind;
     use crate::stats::hist::LatencyHistogram;
-    use crate::workload::block::{JobSpec, Region, Rw};
+    use crate::workload::block::{JobSpec, Rw};
     use crate::workload::saturate::{Aggregate, Statistic};
 
     const MS: u64 = 1_000_000;
@@ -134,25 +134,28 @@ mod tests {
             name: "t".into(),
             groups: rws
                 .iter()
-                .map(|&rw| JobSpec {
-                    rw,
-                    bs: 4096,
-                    iodepth: 4,
-                    jobs: 1,
-                    rwmix_read: 0,
-                    region: Region::Split,
-                    pattern: Pattern::Random,
-                    direct: true,
-                    huge_pages: true,
-                    engine: EngineKind::Uring,
-                    duration: None,
-                    ramp: std::time::Duration::ZERO,
-                    io_size: None,
-                    seed: 1,
-                    fsync_at_end: false,
-                    interval: crate::workload::block::DEFAULT_INTERVAL,
-                })
+                .map(|&rw| JobSpec::random_direct(rw, 4096, 4, EngineKind::Uring, 1))
                 .collect(),
+        }
+    }
+
+    /// A rank's step over `start_ns..end_ns`, not stonewalled.
+    fn rank_step<'a>(
+        rank: u32,
+        point: &'a CurvePoint,
+        total: &'a RunResult,
+        per_group: &'a [RunResult],
+        start_ns: i64,
+        end_ns: i64,
+    ) -> RankStep<'a> {
+        RankStep {
+            rank,
+            point,
+            total,
+            per_group,
+            start_ns,
+            end_ns,
+            stonewalled: false,
         }
     }
 
@@ -184,24 +187,8 @@ mod tests {
         let (p0, mut p1) = (point(4), point(4));
         p1.detail.step_s = 1.3;
         let ranks = [
-            RankStep {
-                rank: 0,
-                point: &p0,
-                total: &t0,
-                per_group: &g0,
-                start_ns: 0,
-                end_ns: 1_000_000_000,
-                stonewalled: false,
-            },
-            RankStep {
-                rank: 1,
-                point: &p1,
-                total: &t1,
-                per_group: &g1,
-                start_ns: 100_000_000,
-                end_ns: 1_050_000_000,
-                stonewalled: false,
-            },
+            rank_step(0, &p0, &t0, &g0, 0, 1_000_000_000),
+            rank_step(1, &p1, &t1, &g1, 100_000_000, 1_050_000_000),
         ];
         let names = ["/shared".to_string()];
         let p = aggregate_step(
@@ -251,23 +238,10 @@ mod tests {
         let (t0, t1) = (total_of(&g0, 1.0), total_of(&g1, 1.0));
         let (p0, p1) = (point(2), point(2));
         let ranks = [
+            rank_step(0, &p0, &t0, &g0, 0, 1_000_000_000),
             RankStep {
-                rank: 0,
-                point: &p0,
-                total: &t0,
-                per_group: &g0,
-                start_ns: 0,
-                end_ns: 1_000_000_000,
-                stonewalled: false,
-            },
-            RankStep {
-                rank: 1,
-                point: &p1,
-                total: &t1,
-                per_group: &g1,
-                start_ns: 0,
-                end_ns: 1_000_000_000,
                 stonewalled: true,
+                ..rank_step(1, &p1, &t1, &g1, 0, 1_000_000_000)
             },
         ];
         let names = ["/shared".to_string(), "/shared".to_string()];
@@ -295,15 +269,7 @@ mod tests {
         let g0 = [run(10, 1, 1.0)];
         let t0 = total_of(&g0, 1.0);
         let p0 = point(2);
-        let r = [RankStep {
-            rank: 3,
-            point: &p0,
-            total: &t0,
-            per_group: &g0,
-            start_ns: 0,
-            end_ns: 1,
-            stonewalled: false,
-        }];
+        let r = [rank_step(3, &p0, &t0, &g0, 0, 1)];
         let sp = spec(&[Rw::Randread, Rw::Randwrite]);
         let e = aggregate_step(
             &rule(Aggregate::Max, 5.0),

@@ -9,13 +9,13 @@ use anyhow::Result;
 
 use super::block::{LiveCounters, run_block_test, settings_of};
 use super::target::TestTarget;
-use crate::engine::{EngineKind, Pattern};
+use crate::engine::EngineKind;
 use crate::model::saturate::{CurvePoint, CurvePointDetail, LatTriple, StreamPoint};
 use crate::model::{BlockSettings, RunResult, Warning};
 use crate::os::signals::StopFlag;
 use crate::stats::hist::LatencyHistogram;
 use crate::sysinfo::diskstats::PhaseCounters;
-use crate::workload::block::{BlockTestSpec, JobSpec, Region, Rw};
+use crate::workload::block::{BlockTestSpec, JobSpec, Rw};
 use crate::workload::saturate::{Aggregate, Statistic, SweepKind};
 
 use crate::workload::saturate::config::{SaturateConfig, SweepSpec};
@@ -46,23 +46,18 @@ fn groups(cfg: &SaturateConfig, sweep: &SweepSpec, depth: u32) -> Vec<JobSpec> {
                 (d, sweep.jobs)
             };
             JobSpec {
-                rw,
-                bs: cfg.bs,
-                iodepth,
                 jobs,
-                rwmix_read: 0,
-                region: Region::Split,
-                pattern: Pattern::Random,
-                direct: true,
-                huge_pages: true,
-                engine: cfg.engine,
                 duration: Some(cfg.step),
                 ramp: cfg.ramp,
-                io_size: None,
-                seed: cfg.seed ^ ((depth as u64) << 20),
-                // Flushing is not part of any request's latency and would lengthen steps.
-                fsync_at_end: false,
-                interval: crate::workload::block::DEFAULT_INTERVAL,
+                // No fsync at the end: flushing is not part of any request's latency and would
+                // lengthen steps.
+                ..JobSpec::random_direct(
+                    rw,
+                    cfg.bs,
+                    iodepth,
+                    cfg.engine,
+                    cfg.seed ^ ((depth as u64) << 20),
+                )
             }
         })
         .collect()
@@ -308,24 +303,7 @@ mod tests {
     }
 
     fn two_streams(agg: Aggregate, limit_ms: f64) -> CurvePoint {
-        let job = |rw| JobSpec {
-            rw,
-            bs: 4096,
-            iodepth: 4,
-            jobs: 1,
-            rwmix_read: 0,
-            region: Region::Split,
-            pattern: Pattern::Random,
-            direct: true,
-            huge_pages: true,
-            engine: EngineKind::Uring,
-            duration: None,
-            ramp: Duration::ZERO,
-            io_size: None,
-            seed: 1,
-            fsync_at_end: false,
-            interval: crate::workload::block::DEFAULT_INTERVAL,
-        };
+        let job = |rw| JobSpec::random_direct(rw, 4096, 4, EngineKind::Uring, 1);
         let spec = BlockTestSpec {
             name: "t".into(),
             groups: vec![job(Rw::Randread), job(Rw::Randwrite)],
