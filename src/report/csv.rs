@@ -53,7 +53,7 @@ pub const COLUMNS: [&str; 42] = [
 ];
 
 /// Quote a field when it holds a separator, a quote or a line break (RFC 4180).
-fn field(s: &str) -> String {
+pub(crate) fn field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
