@@ -210,7 +210,7 @@ fn clock_offsets(doc: &ResultDoc) -> String {
 
 /// The point of `curve` at `depth` (the last one measured there).
 fn at(curve: Option<&Vec<CurvePoint>>, depth: u32) -> Option<&CurvePoint> {
-    curve?.iter().rev().find(|p| p.iodepth == depth)
+    curve?.iter().rev().find(|p| p.at.iodepth == depth)
 }
 
 /// A distributed saturate's per-host table: per sweep, each rank's own figures at the
@@ -238,7 +238,7 @@ pub fn render_saturate_hosts(doc: &ResultDoc) -> String {
             .as_ref()
             .filter(|a| a.detail.found)
             .map(|a| a.iodepth)
-            .or_else(|| total.curve.as_ref()?.last().map(|p| p.iodepth))
+            .or_else(|| total.curve.as_ref()?.last().map(|p| p.at.iodepth))
         else {
             continue;
         };
@@ -248,13 +248,13 @@ pub fn render_saturate_hosts(doc: &ResultDoc) -> String {
                 Cell::new(rank),
                 Cell::new(host),
                 Cell::new(match p.detail.total_iodepth {
-                    Some(t) => format!("{} ({t})", p.iodepth),
-                    None => p.iodepth.to_string(),
+                    Some(t) => format!("{} ({t})", p.at.iodepth),
+                    None => p.at.iodepth.to_string(),
                 }),
-                Cell::new(fmt_thousands(p.iops)),
-                Cell::new(fmt_mb_per_s(p.bw_bytes_per_s)),
-                Cell::new(fmt_ns(p.lat_mean_ns)),
-                Cell::new(fmt_ns(p.lat_p99_ns)),
+                Cell::new(fmt_thousands(p.at.iops)),
+                Cell::new(fmt_mb_per_s(p.at.bw_bytes_per_s)),
+                Cell::new(fmt_ns(p.at.lat_mean_ns)),
+                Cell::new(fmt_ns(p.at.lat_p99_ns)),
                 Cell::new(own),
                 Cell::new(sw),
             ]
