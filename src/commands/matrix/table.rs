@@ -265,38 +265,52 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
 /// A configuration x column grid of one workload's tests: the tests `is_cell` picks, in
 /// the column `head_of` names (columns in the order first seen).
 struct Grid<'a> {
+    doc: &'a ResultDoc,
+    workload: &'a str,
     is_cell: &'a dyn Fn(&TestResult) -> bool,
     head_of: &'a dyn Fn(&TestResult) -> String,
+    cols: Vec<String>,
 }
 
-impl Grid<'_> {
-    /// Every cell's test, configuration by configuration.
-    fn cells<'d>(
-        &'d self,
-        doc: &'d ResultDoc,
-        workload: &'d str,
-    ) -> impl Iterator<Item = &'d TestResult> + 'd {
-        doc.configurations
-            .iter()
-            .flat_map(move |c| tests_of(c, workload))
-            .filter(|t| (self.is_cell)(t))
-    }
-
-    fn columns(&self, doc: &ResultDoc, workload: &str) -> Vec<String> {
+impl<'a> Grid<'a> {
+    /// The grid, or `None` when no test is a cell.
+    fn new(
+        doc: &'a ResultDoc,
+        workload: &'a str,
+        is_cell: &'a dyn Fn(&TestResult) -> bool,
+        head_of: &'a dyn Fn(&TestResult) -> String,
+    ) -> Option<Grid<'a>> {
+        let mut grid = Grid {
+            doc,
+            workload,
+            is_cell,
+            head_of,
+            cols: Vec::new(),
+        };
         let mut cols: Vec<String> = Vec::new();
-        for t in self.cells(doc, workload) {
-            let head = (self.head_of)(t);
+        for t in grid.cells() {
+            let head = head_of(t);
             if !cols.contains(&head) {
                 cols.push(head);
             }
         }
-        cols
+        grid.cols = cols;
+        (!grid.cols.is_empty()).then_some(grid)
+    }
+
+    /// Every cell's test, configuration by configuration.
+    fn cells(&self) -> impl Iterator<Item = &'a TestResult> + '_ {
+        self.doc
+            .configurations
+            .iter()
+            .flat_map(|c| tests_of(c, self.workload))
+            .filter(|t| (self.is_cell)(t))
     }
 
     /// The table headed `configuration` and the columns.
-    fn table(&self, cols: &[String]) -> Table {
+    fn table(&self) -> Table {
         let mut header = vec!["configuration"];
-        header.extend(cols.iter().map(String::as_str));
+        header.extend(self.cols.iter().map(String::as_str));
         table(header)
     }
 
@@ -306,11 +320,10 @@ impl Grid<'_> {
         &self,
         label: &str,
         tests: &[&TestResult],
-        cols: &[String],
         value: impl Fn(&TestResult) -> Option<String>,
     ) -> Vec<Cell> {
         let mut row = vec![Cell::new(label)];
-        for col in cols {
+        for col in &self.cols {
             let v = tests
                 .iter()
                 .find(|t| (self.is_cell)(t) && &(self.head_of)(t) == col)
@@ -345,24 +358,17 @@ pub fn render_table1(doc: &ResultDoc, workload: &str) -> Option<String> {
             tok
         }
     };
-    let grid = Grid {
-        is_cell: &is_cell,
-        head_of: &head_of,
-    };
-    let cols = grid.columns(doc, workload);
-    if cols.is_empty() {
-        return None;
-    }
+    let grid = Grid::new(doc, workload, &is_cell, &head_of)?;
     let per_portion = grid
-        .cells(doc, workload)
+        .cells()
         .find_map(|t| t.params.get("files_per_portion").cloned());
-    let mut t = grid.table(&cols);
+    let mut t = grid.table();
     for c in &doc.configurations {
         let tests = tests_of(c, workload);
         if tests.is_empty() {
             continue;
         }
-        t.add_row(grid.row(&c.label, &tests, &cols, |t| {
+        t.add_row(grid.row(&c.label, &tests, |t| {
             t.summary
                 .get("seconds_per_portion")
                 .map(|s| format!("{:.3}", s.median))
@@ -408,28 +414,21 @@ pub fn render_space(doc: &ResultDoc, workload: &str) -> Option<String> {
             .cloned()
             .unwrap_or_else(|| t.name.clone())
     };
-    let grid = Grid {
-        is_cell: &is_cell,
-        head_of: &head_of,
-    };
-    let cols = grid.columns(doc, workload);
-    if cols.is_empty() {
-        return None;
-    }
-    let files = grid.cells(doc, workload).find_map(|t| {
+    let grid = Grid::new(doc, workload, &is_cell, &head_of)?;
+    let files = grid.cells().find_map(|t| {
         t.runs
             .last()
             .and_then(|r| r.files.as_ref())
             .map(|f| f.files_done)
     });
-    let mut t = grid.table(&cols);
+    let mut t = grid.table();
     let mib = |b: f64| format!("{:.2}", b / (1 << 20) as f64);
     for c in &doc.configurations {
         let tests = tests_of(c, workload);
         if !tests.iter().any(|t| is_cell(t)) {
             continue;
         }
-        t.add_row(grid.row(&c.label, &tests, &cols, |t| {
+        t.add_row(grid.row(&c.label, &tests, |t| {
             space_of(t).map(|(m, p)| match p {
                 Some((c, 0)) => format!("{} / {}", mib(m), mib(c as f64)),
                 Some((c, meta)) => {
