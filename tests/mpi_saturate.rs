@@ -22,7 +22,7 @@ fn run_of(p: &CurvePoint) -> &RunResult {
 }
 
 fn depths(curve: &[CurvePoint]) -> Vec<u32> {
-    curve.iter().map(|p| p.iodepth).collect()
+    curve.iter().map(|p| p.at.iodepth).collect()
 }
 
 /// Every aggregated step of every sweep against the two ranks' own steps (`limit_ns`: the
@@ -55,17 +55,17 @@ fn check_steps_add_up(doc: &ResultDoc, limit_ns: f64) {
             assert_eq!(start, 0);
             assert_eq!(run.elapsed_ns as i64, end - start);
             let window_s = run.elapsed_ns as f64 / 1e9;
-            assert!(close(agg.iops, run.ops as f64 / window_s), "{agg:?}");
-            assert!(close(agg.bw_bytes_per_s, run.bytes as f64 / window_s));
-            let sum_iops: f64 = per.iter().map(|p| p.iops).sum();
-            assert!(agg.iops <= sum_iops * (1.0 + 1e-9));
+            assert!(close(agg.at.iops, run.ops as f64 / window_s), "{agg:?}");
+            assert!(close(agg.at.bw_bytes_per_s, run.bytes as f64 / window_s));
+            let sum_iops: f64 = per.iter().map(|p| p.at.iops).sum();
+            assert!(agg.at.iops <= sum_iops * (1.0 + 1e-9));
             // Depths add up: set (per rank x 2 ranks) and achieved.
-            assert_eq!(agg.detail.total_iodepth, Some(agg.iodepth * 2));
-            let qd: f64 = per.iter().map(|p| p.avg_queue_depth).sum();
+            assert_eq!(agg.detail.total_iodepth, Some(agg.at.iodepth * 2));
+            let qd: f64 = per.iter().map(|p| p.at.avg_queue_depth).sum();
             assert!(
-                close(agg.avg_queue_depth, qd),
+                close(agg.at.avg_queue_depth, qd),
                 "{} vs {qd}",
-                agg.avg_queue_depth
+                agg.at.avg_queue_depth
             );
             // One histogram fed with both ranks' samples gives the same percentiles.
             let single = fed_with(&runs);
@@ -83,16 +83,20 @@ fn check_steps_add_up(doc: &ResultDoc, limit_ns: f64) {
             // per stream with the merged figures beside it (reads + writes).
             let merged = match &agg.detail.lat_over_streams_mean {
                 Some(m) => (m.mean_ns, m.p99_ns, m.p999_ns),
-                None => (agg.lat_mean_ns, agg.lat_p99_ns, agg.lat_p999_ns),
+                None => (agg.at.lat_mean_ns, agg.at.lat_p99_ns, agg.at.lat_p999_ns),
             };
             assert!(close(merged.0, want.mean));
             assert_eq!((merged.1, merged.2), (want.p99 as f64, want.p999 as f64));
-            assert_eq!(agg.within_limit, agg.lat_mean_ns <= limit_ns);
+            assert_eq!(agg.within_limit, agg.at.lat_mean_ns <= limit_ns);
         }
         // The answer comes from the aggregated curve.
         let a = total.answer.as_ref().expect("answer");
-        let at = curve.iter().rev().find(|p| p.iodepth == a.iodepth).unwrap();
-        assert_eq!(a.iops, at.iops);
+        let at = curve
+            .iter()
+            .rev()
+            .find(|p| p.at.iodepth == a.iodepth)
+            .unwrap();
+        assert_eq!(a.iops, at.at.iops);
         assert_eq!(a.detail.total_iodepth, a.iodepth * 2);
         assert_eq!(a.detail.ranks, Some(2));
         assert!(total.summary.contains_key("straggler_spread_pct"));
@@ -218,7 +222,7 @@ fn a_throttled_rank_is_reported_and_the_aggregate_decides() {
     assert_eq!(depths(own[1]), depths(curve));
     let last = own[1].last().unwrap();
     assert!(
-        !last.within_limit && last.lat_mean_ns > 20e6,
+        !last.within_limit && last.at.lat_mean_ns > 20e6,
         "rank 1 is throttled: {last:?}"
     );
     assert!(curve.iter().all(|p| p.within_limit), "{curve:?}");

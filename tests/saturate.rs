@@ -149,9 +149,9 @@ fn points(t: &iolab::model::TestResult) -> String {
         .map(|p| {
             format!(
                 "d{} {:.0} IOPS {:.2} ms {}",
-                p.iodepth,
-                p.iops,
-                p.lat_mean_ns / 1e6,
+                p.at.iodepth,
+                p.at.iops,
+                p.at.lat_mean_ns / 1e6,
                 p.detail.phase
             )
         })
@@ -335,14 +335,14 @@ fn throttled_loop_device_saturates_at_the_cap() {
         .as_ref()
         .unwrap()
         .iter()
-        .find(|p| p.iodepth == a.iodepth)
+        .find(|p| p.at.iodepth == a.iodepth)
         .unwrap();
     assert_eq!(p.detail.streams.len(), 4);
     let worst = p.detail.lat_over_streams_max.as_ref().unwrap();
     let all = p.detail.lat_over_streams_mean.as_ref().unwrap();
     // Exactly equal: the judged latency is the worst stream's figure itself, the same f64
     // written twice into the JSON and read back the same way.
-    assert_eq!(worst.mean_ns, p.lat_mean_ns);
+    assert_eq!(worst.mean_ns, p.at.lat_mean_ns);
     assert!(all.mean_ns < worst.mean_ns);
     drop(cg);
     drop(lo);

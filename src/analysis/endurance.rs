@@ -191,19 +191,21 @@ mod tests {
     /// and 30 GB/day, a 120 GB drive rated 40,000 GB at 9 GB/day.
     #[test]
     fn tbw_lifetime_table() {
-        let l = life(80_000, 20);
-        assert!((l.days - 4000.0).abs() < 1e-9);
-        assert_eq!(format!("{:.2}", l.years), "10.95");
-        let l = life(80_000, 30);
-        assert!((l.days - 2_666.666_666).abs() < 1e-3);
-        assert_eq!(format!("{:.2}", l.years), "7.30");
-        let l = life(40_000, 9);
-        assert!((l.days - 4444.444).abs() < 1e-3);
-        assert_eq!(format!("{:.2}", l.years), "12.17");
-        // The same 80,000 GB drive at 9 GB/day.
-        let l = life(80_000, 9);
-        assert!((l.days - 8888.889).abs() < 1e-3);
-        assert_eq!(format!("{:.2}", l.years), "24.34");
+        // The last: the same 80,000 GB drive at 9 GB/day.
+        for (tbw, per_day, days, years) in [
+            (80_000, 20, 4000.0, "10.95"),
+            (80_000, 30, 2_666.666_666, "7.30"),
+            (40_000, 9, 4444.444, "12.17"),
+            (80_000, 9, 8888.889, "24.34"),
+        ] {
+            let l = life(tbw, per_day);
+            assert!(
+                (l.days - days).abs() < 1e-3,
+                "{tbw} at {per_day}: {}",
+                l.days
+            );
+            assert_eq!(format!("{:.2}", l.years), years);
+        }
     }
 
     #[test]

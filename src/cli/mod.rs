@@ -158,6 +158,13 @@ pub struct OutputArgs {
     pub json: bool,
 }
 
+impl OutputArgs {
+    /// The result directory, `None` with `--no-save`.
+    pub fn dir(&self) -> Option<&std::path::Path> {
+        (!self.no_save).then_some(self.output.as_path())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use clap::Parser;

@@ -164,26 +164,17 @@ mod tests {
     /// The names the domain prints (`name()`) are the ones the command line accepts.
     #[test]
     fn printed_names_are_accepted_names() {
-        for v in EngineKind::value_variants() {
-            assert_eq!(v.to_possible_value().unwrap().get_name(), v.name());
+        fn agree<T: ValueEnum>(name: impl Fn(&T) -> &'static str) {
+            for v in T::value_variants() {
+                assert_eq!(v.to_possible_value().unwrap().get_name(), name(v));
+            }
         }
-        for v in Rw::value_variants() {
-            assert_eq!(v.to_possible_value().unwrap().get_name(), v.name());
-        }
-        for v in CopyMethod::value_variants() {
-            assert_eq!(v.to_possible_value().unwrap().get_name(), v.name());
-        }
-        for v in SweepKind::value_variants() {
-            assert_eq!(v.to_possible_value().unwrap().get_name(), v.name());
-        }
-        for v in Statistic::value_variants() {
-            assert_eq!(v.to_possible_value().unwrap().get_name(), v.name());
-        }
-        for v in Preset::value_variants() {
-            assert_eq!(v.to_possible_value().unwrap().get_name(), v.name());
-        }
-        for v in Timing::value_variants() {
-            assert_eq!(v.to_possible_value().unwrap().get_name(), v.name());
-        }
+        agree::<EngineKind>(|v| v.name());
+        agree::<Rw>(|v| v.name());
+        agree::<CopyMethod>(|v| v.name());
+        agree::<SweepKind>(|v| v.name());
+        agree::<Statistic>(|v| v.name());
+        agree::<Preset>(|v| v.name());
+        agree::<Timing>(|v| v.name());
     }
 }

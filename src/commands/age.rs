@@ -87,7 +87,7 @@ pub fn config_from_args(args: &AgeArgs) -> Result<AgeConfig> {
         seed: args.seed,
         jobs: args.jobs.unwrap_or_else(crate::workload::age::default_jobs),
         fs_size: total,
-        output: (!args.out.no_save).then(|| args.out.output.clone()),
+        output: args.out.dir().map(Path::to_path_buf),
         json: args.out.json,
         quiet: args.quiet,
     })
@@ -111,14 +111,10 @@ impl AgeFamily {
 impl Family for AgeFamily {
     const NAME: &'static str = "age";
 
-    fn target(&self) -> Option<&Path> {
-        Some(&self.cfg.target)
-    }
-
     fn output(&self) -> Output<'_> {
         Output {
             quiet: self.cfg.quiet,
-            ..Output::to(self.cfg.json, self.cfg.output.as_deref())
+            ..Output::on(&self.cfg.target, self.cfg.json, self.cfg.output.as_deref())
         }
     }
 

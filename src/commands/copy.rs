@@ -32,16 +32,11 @@ impl Family for CopyFamily {
     const NAME: &'static str = "copy";
 
     // One run per target, as for every subcommand that writes there.
-    fn target(&self) -> Option<&std::path::Path> {
-        Some(&self.cfg.target)
-    }
-
     fn output(&self) -> Output<'_> {
         Output {
-            json: self.cfg.json,
-            dir: self.cfg.output.as_deref(),
             quiet: self.cfg.quiet,
             seed: Some(self.cfg.settings.seed),
+            ..Output::on(&self.cfg.target, self.cfg.json, self.cfg.output.as_deref())
         }
     }
 

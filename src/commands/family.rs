@@ -15,13 +15,17 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
+use crate::cli::OutputArgs;
 use crate::error::UsageError;
 use crate::model::{ResultDoc, ResultSink, TestResult, Warning};
 use crate::runner::{ProgressMode, RunContext};
 use crate::workload::WorkloadRef;
 
-/// Where a family's result goes and how it runs.
+/// What a family measures, where its result goes and how it runs.
 pub struct Output<'a> {
+    /// The one directory, file or device the run measures, when there is one: it is locked
+    /// and its environment recorded unless `locks` / `environment_path` say otherwise.
+    pub target: Option<&'a Path>,
     /// `--json`: the document on stdout instead of the table.
     pub json: bool,
     /// The result directory; `None` with `--no-save`.
@@ -36,11 +40,25 @@ impl<'a> Output<'a> {
     /// JSON or table into `dir`, with progress lines and the default seed.
     pub fn to(json: bool, dir: Option<&'a Path>) -> Output<'a> {
         Output {
+            target: None,
             json,
             dir,
             quiet: false,
             seed: None,
         }
+    }
+
+    /// The same on `target`.
+    pub fn on(target: &'a Path, json: bool, dir: Option<&'a Path>) -> Output<'a> {
+        Output {
+            target: Some(target),
+            ..Output::to(json, dir)
+        }
+    }
+
+    /// As `--json`, `--output` and `--no-save` say.
+    pub fn of(out: &'a OutputArgs) -> Output<'a> {
+        Output::to(out.json, out.dir())
     }
 }
 
@@ -53,18 +71,13 @@ pub trait Family {
     /// The output is printed also after a failure or an interrupt (slack prints nothing then).
     const OUTPUT_ON_ERROR: bool = true;
 
-    /// The one directory, file or device the run measures, when there is one: it is locked
-    /// and its environment recorded unless `locks` / `environment_path` say otherwise.
-    fn target(&self) -> Option<&Path> {
-        None
-    }
-    /// Paths held with a `TargetLock` for the whole run (one iolab per target). A family
-    /// without a single `target` must say which (or that none need it).
-    fn locks(&self) -> Vec<&Path> {
-        self.target().into_iter().collect()
-    }
-    /// JSON or table, the result directory, quiet, seed.
+    /// The target, JSON or table, the result directory, quiet, seed.
     fn output(&self) -> Output<'_>;
+    /// Paths held with a `TargetLock` for the whole run (one iolab per target). A family
+    /// without a single target must say which (or that none need it).
+    fn locks(&self) -> Vec<&Path> {
+        self.output().target.into_iter().collect()
+    }
     /// Work after the signal handlers are in and before the result file is claimed (the
     /// matrix: its work directory, state file and mount-option probe).
     fn prepare(&mut self, _ctx: &RunContext) -> Result<()> {
@@ -72,7 +85,8 @@ pub trait Family {
     }
     /// The path whose environment (file system, device, mount) the document records.
     fn environment_path(&self) -> PathBuf {
-        self.target()
+        self.output()
+            .target
             .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
     }
     /// Warnings (and stderr notes) at the start of the document.
@@ -93,6 +107,23 @@ pub trait Family {
     fn exit_code(&self, _doc: &ResultDoc) -> i32 {
         0
     }
+}
+
+/// Whether this process is one rank of several under mpirun/srun, so `command` runs
+/// distributed (src/dist); refuses `--steadystate` there (each rank's drive would reach it
+/// on its own).
+#[cfg(feature = "mpi")]
+pub fn distributed(command: &str, steady: &crate::cli::run::SteadyArgs) -> Result<bool> {
+    if crate::dist::launched().is_none_or(|l| l.size <= 1) {
+        return Ok(false);
+    }
+    if steady.steadystate.is_some() {
+        return Err(UsageError::new(format!(
+            "--steadystate is not available in a distributed {command} (each rank's drive reaches it on its own); run it on each host alone"
+        ))
+        .into());
+    }
+    Ok(true)
 }
 
 /// Run a family: catch signals, lock, claim the result file, measure, record the final
@@ -203,15 +234,6 @@ pub trait DirFamily: Family + Sized {
     fn retarget(args: &mut Self::Args, dir: &Path);
     /// The validated family (every check of the subcommand).
     fn from_args(args: &Self::Args) -> Result<Self>;
-}
-
-/// The label of a reference: `FAMILY:KEY=VALUE...` in key order.
-pub fn reference_label(family: &str, params: &BTreeMap<String, String>) -> String {
-    let mut label = family.to_string();
-    for (k, v) in params {
-        label.push_str(&format!(":{k}={v}"));
-    }
-    label
 }
 
 /// What a workload produced on one target directory.

@@ -30,12 +30,8 @@ pub struct FilesFamily {
 impl Family for FilesFamily {
     const NAME: &'static str = "files";
 
-    fn target(&self) -> Option<&Path> {
-        Some(&self.cfg.target)
-    }
-
     fn output(&self) -> Output<'_> {
-        Output::to(self.cfg.json, self.cfg.output.as_deref())
+        Output::on(&self.cfg.target, self.cfg.json, self.cfg.output.as_deref())
     }
 
     fn measure(&mut self, ctx: &RunContext, doc: &mut ResultDoc, sink: &ResultSink) -> Result<()> {

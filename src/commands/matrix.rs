@@ -125,12 +125,9 @@ impl Family for MatrixFamily<'_> {
     }
 
     fn output(&self) -> Output<'_> {
-        let out = &self.args.out;
         Output {
-            json: out.json,
-            dir: (!out.no_save).then_some(out.output.as_path()),
-            quiet: out.json,
-            seed: None,
+            quiet: self.args.out.json,
+            ..Output::of(&self.args.out)
         }
     }
 

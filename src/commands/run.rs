@@ -15,13 +15,7 @@ use crate::runner::run::run_with;
 pub fn execute(args: &RunArgs, argv: Vec<String>) -> Result<i32> {
     // Under mpirun/srun with several ranks: the distributed run (src/dist).
     #[cfg(feature = "mpi")]
-    if crate::dist::launched().is_some_and(|l| l.size > 1) {
-        if args.steady.steadystate.is_some() {
-            return Err(crate::error::UsageError::new(
-                "--steadystate is not available in a distributed run (each rank's drive reaches it on its own); run it on each host alone",
-            )
-            .into());
-        }
+    if super::family::distributed("run", &args.steady)? {
         return crate::dist::run::execute(args, argv);
     }
     execute_family(RunFamily::from_args(args)?, argv)
@@ -35,12 +29,8 @@ pub struct RunFamily {
 impl Family for RunFamily {
     const NAME: &'static str = "run";
 
-    fn target(&self) -> Option<&Path> {
-        Some(&self.cfg.target)
-    }
-
     fn output(&self) -> Output<'_> {
-        Output::to(self.cfg.json, self.cfg.output.as_deref())
+        Output::on(&self.cfg.target, self.cfg.json, self.cfg.output.as_deref())
     }
 
     fn measure(&mut self, ctx: &RunContext, doc: &mut ResultDoc, sink: &ResultSink) -> Result<()> {
@@ -59,20 +49,7 @@ impl DirFamily for RunFamily {
     fn reference(
         params: &std::collections::BTreeMap<String, String>,
     ) -> Result<(RunArgs, String), crate::error::UsageError> {
-        if params.contains_key("target") || params.contains_key("output") {
-            return Err(crate::error::UsageError::new(
-                "workload run: target and output are set by the matrix",
-            ));
-        }
-        let cmd = crate::config::reference::parse_family_args(
-            &["run"],
-            params,
-            &["keep", "no-save", "json"],
-        )?;
-        let crate::cli::Command::Run(args) = cmd else {
-            unreachable!("parsed as run")
-        };
-        Ok((args, super::family::reference_label("run", params)))
+        crate::config::reference::run(params)
     }
 
     fn retarget(args: &mut RunArgs, dir: &Path) {

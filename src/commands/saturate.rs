@@ -17,13 +17,7 @@ use crate::workload::saturate::config::SaturateConfig;
 pub fn execute(args: &SaturateArgs, argv: Vec<String>) -> Result<i32> {
     // Under mpirun/srun with several ranks: the distributed saturate (src/dist).
     #[cfg(feature = "mpi")]
-    if crate::dist::launched().is_some_and(|l| l.size > 1) {
-        if args.steady.steadystate.is_some() {
-            return Err(crate::error::UsageError::new(
-                "--steadystate is not available in a distributed saturate (each rank's drive reaches it on its own); run it on each host alone",
-            )
-            .into());
-        }
+    if super::family::distributed("saturate", &args.steady)? {
         return crate::dist::saturate::execute(args, argv);
     }
     let cfg = SaturateConfig::from_args(args)?;

@@ -146,10 +146,7 @@ impl Family for SlackFamily<'_> {
     }
 
     fn output(&self) -> Output<'_> {
-        Output::to(
-            self.args.out.json,
-            (!self.args.out.no_save).then_some(self.args.out.output.as_path()),
-        )
+        Output::of(&self.args.out)
     }
 
     /// The scanned directory, or the directory holding the CSV file.

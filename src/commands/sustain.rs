@@ -2,7 +2,6 @@
 //! the per-interval series kept) -> phases and cliffs -> for each `--recovery` time: idle,
 //! then write again -> result file after every pass -> table.
 
-use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -36,12 +35,8 @@ struct SustainFamily {
 impl Family for SustainFamily {
     const NAME: &'static str = "sustain";
 
-    fn target(&self) -> Option<&Path> {
-        Some(&self.cfg.target)
-    }
-
     fn output(&self) -> Output<'_> {
-        Output::to(self.cfg.json, self.cfg.output.as_deref())
+        Output::on(&self.cfg.target, self.cfg.json, self.cfg.output.as_deref())
     }
 
     fn start(&mut self, doc: &mut ResultDoc) {

@@ -3,7 +3,7 @@
 //! a compact text report: MB/s per stream and in total, per-operation latency percentiles,
 //! whether paced streams held their rate, and replay time against recorded time.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Result;
 
@@ -88,19 +88,11 @@ pub struct TraceFamily {
 impl Family for TraceFamily {
     const NAME: &'static str = "trace";
 
-    fn locks(&self) -> Vec<&Path> {
-        vec![&self.plan.target]
-    }
-
     fn output(&self) -> Output<'_> {
-        Output::to(
-            self.out.json,
-            (!self.out.no_save).then_some(self.out.output.as_path()),
-        )
-    }
-
-    fn environment_path(&self) -> PathBuf {
-        self.plan.target.clone()
+        Output {
+            target: Some(&self.plan.target),
+            ..Output::of(&self.out)
+        }
     }
 
     fn measure(&mut self, ctx: &RunContext, doc: &mut ResultDoc, _sink: &ResultSink) -> Result<()> {
@@ -163,19 +155,11 @@ impl<'a> ReplayFamily<'a> {
 impl Family for ReplayFamily<'_> {
     const NAME: &'static str = "trace";
 
-    fn locks(&self) -> Vec<&Path> {
-        vec![&self.a.target]
-    }
-
     fn output(&self) -> Output<'_> {
-        Output::to(
-            self.a.out.json,
-            (!self.a.out.no_save).then_some(self.a.out.output.as_path()),
-        )
-    }
-
-    fn environment_path(&self) -> PathBuf {
-        self.a.target.clone()
+        Output {
+            target: Some(&self.a.target),
+            ..Output::of(&self.a.out)
+        }
     }
 
     fn measure(&mut self, ctx: &RunContext, doc: &mut ResultDoc, _sink: &ResultSink) -> Result<()> {

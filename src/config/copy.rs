@@ -113,7 +113,7 @@ impl CopyConfig {
     pub fn from_args(a: &CopyArgs) -> Result<CopyConfig, UsageError> {
         let s = CopySettings::from_args(a)?;
         let mut c = CopyConfig::for_target(s, &a.target)?;
-        c.output = (!a.out.no_save).then(|| a.out.output.clone());
+        c.output = a.out.dir().map(Path::to_path_buf);
         c.json = a.out.json;
         c.quiet = a.quiet;
         Ok(c)

@@ -98,7 +98,7 @@ impl FilesConfig {
             jobs: a.jobs,
             shared_dir: a.shared_dir,
             writer: None,
-            output: (!a.out.no_save).then(|| a.out.output.clone()),
+            output: a.out.dir().map(Path::to_path_buf),
             json: a.out.json,
         };
         if !a.no_room_check {

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::cli::copy::CopyArgs;
 use crate::cli::files::FilesArgs;
+use crate::cli::run::RunArgs;
 use crate::cli::trace::TraceRunArgs;
 use crate::error::UsageError;
 use crate::workload::copy::CopySettings;
@@ -50,6 +51,36 @@ pub fn parse_family_args(
         })
 }
 
+/// The label of a reference: `FAMILY:KEY=VALUE...` in key order.
+fn label(family: &str, params: &BTreeMap<String, String>) -> String {
+    let mut label = family.to_string();
+    for (k, v) in params {
+        label.push_str(&format!(":{k}={v}"));
+    }
+    label
+}
+
+/// A reference may not name the target or the result directory: the matrix sets both.
+fn matrix_sets_target(family: &str, params: &BTreeMap<String, String>) -> Result<(), UsageError> {
+    if params.contains_key("target") || params.contains_key("output") {
+        return Err(UsageError::new(format!(
+            "workload {family}: target and output are set by the matrix"
+        )));
+    }
+    Ok(())
+}
+
+/// Parse a `run:KEY=VALUE:...` matrix reference (any `iolab run` flag, e.g.
+/// `run:preset=real:duration=2s`) into `iolab run` arguments and its label.
+pub fn run(params: &BTreeMap<String, String>) -> Result<(RunArgs, String), UsageError> {
+    matrix_sets_target("run", params)?;
+    let cmd = parse_family_args(&["run"], params, &["keep", "no-save", "json"])?;
+    let crate::cli::Command::Run(args) = cmd else {
+        unreachable!("parsed as run")
+    };
+    Ok((args, label("run", params)))
+}
+
 /// Flags of `iolab files` that take no value (a reference gives them as `KEY=true`).
 const BARE_FLAGS: &[&str] = &[
     "nice",
@@ -74,22 +105,14 @@ pub fn files(params: &BTreeMap<String, String>) -> Result<(FilesArgs, String), U
     let crate::cli::Command::Files(args) = cmd else {
         unreachable!("parsed as files")
     };
-    let mut label = "files".to_string();
-    for (k, v) in params {
-        label.push_str(&format!(":{k}={v}"));
-    }
-    Ok((args, label))
+    Ok((args, label("files", params)))
 }
 
 /// Parse a `copy:KEY=VALUE:...` matrix reference (any `iolab copy` flag, e.g.
 /// `copy:dataset=media-mix:scale=0.01:phases=write,delete`) into `iolab copy` arguments,
 /// checked as settings, and its label.
 pub fn copy(params: &BTreeMap<String, String>) -> Result<(CopyArgs, String), UsageError> {
-    if params.contains_key("target") || params.contains_key("output") {
-        return Err(UsageError::new(
-            "workload copy: target and output are set by the matrix",
-        ));
-    }
+    matrix_sets_target("copy", params)?;
     let bare = ["preserve", "verify", "ceiling", "no-save", "json", "quiet"];
     let cmd = parse_family_args(&["copy"], params, &bare)?;
     let crate::cli::Command::Copy(args) = cmd else {
@@ -112,11 +135,7 @@ pub fn trace(params: &BTreeMap<String, String>) -> Result<(TraceRunArgs, String)
             crate::workload::trace::builtins::names().join(", ")
         )));
     };
-    if params.contains_key("target") || params.contains_key("output") {
-        return Err(UsageError::new(
-            "workload trace: target and output are set by the matrix",
-        ));
-    }
+    matrix_sets_target("trace", params)?;
     let mut rest = params.clone();
     rest.remove("name");
     let cmd = parse_family_args(&["trace", "run", name], &rest, &["no-save", "json"])?;
@@ -129,11 +148,7 @@ pub fn trace(params: &BTreeMap<String, String>) -> Result<(TraceRunArgs, String)
     // Validate now, before the matrix formats anything.
     crate::workload::trace::load(&args.workload)?;
     crate::workload::trace::measure::check_scale(args.scale)?;
-    let mut label = "trace".to_string();
-    for (k, v) in params {
-        label.push_str(&format!(":{k}={v}"));
-    }
-    Ok((args, label))
+    Ok((args, label("trace", params)))
 }
 
 #[cfg(test)]

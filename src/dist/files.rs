@@ -240,12 +240,7 @@ impl FilesHooks for FilesDist<'_> {
         let (Some(all), Some(doc)) = (self.base.gather(msg)?, &self.doc) else {
             return Ok(());
         };
-        let before = self.offsets.replace(latest.clone());
-        let used: Vec<ClockOffset> = before
-            .iter()
-            .zip(&latest)
-            .map(|(b, a)| ClockOffset::midpoint(b, a))
-            .collect();
+        let used = ClockOffset::across_window(&self.offsets, &latest);
         let mut doc = doc.borrow_mut();
         self.collect(&mut doc, all, &used)?;
         for h in &mut doc.hosts {

@@ -414,12 +414,7 @@ impl crate::runner::RunHooks for DistHooks<'_> {
         let (Some(c), Some(all)) = (&self.collector, all) else {
             return Ok(());
         };
-        let before = c.offsets.replace(latest.clone());
-        let used: Vec<ClockOffset> = before
-            .iter()
-            .zip(&latest)
-            .map(|(b, a)| ClockOffset::midpoint(b, a))
-            .collect();
+        let used = ClockOffset::across_window(&c.offsets, &latest);
         self.collect(c, all, &used, &latest)
     }
 }

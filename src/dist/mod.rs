@@ -41,6 +41,20 @@ impl ClockOffset {
             rtt_ns: a.rtt_ns.max(b.rtt_ns),
         }
     }
+
+    /// The offsets for a window measured between the estimate `kept` holds and `latest`:
+    /// halfway between the two, rank by rank; `kept` holds `latest` from then on.
+    pub fn across_window(
+        kept: &std::cell::RefCell<Vec<ClockOffset>>,
+        latest: &[ClockOffset],
+    ) -> Vec<ClockOffset> {
+        let before = kept.replace(latest.to_vec());
+        before
+            .iter()
+            .zip(latest)
+            .map(|(b, a)| ClockOffset::midpoint(b, a))
+            .collect()
+    }
 }
 
 /// This process's place in a parallel launch, as the launcher's environment tells it.

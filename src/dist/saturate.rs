@@ -84,12 +84,12 @@ impl SweepDist<'_> {
         all: Vec<RankStepMsg>,
     ) -> Result<CurvePoint> {
         let offsets = self.offsets.borrow();
-        let depth = all[0].point.iodepth;
-        if let Some(m) = all.iter().find(|m| m.point.iodepth != depth) {
+        let depth = all[0].point.at.iodepth;
+        if let Some(m) = all.iter().find(|m| m.point.at.iodepth != depth) {
             return Err(anyhow!(
                 "rank {} measured depth {} where rank 0 measured {depth}: the ranks are out of step",
                 m.rank,
-                m.point.iodepth
+                m.point.at.iodepth
             ));
         }
         let (spec, owner) = step_spec(self.cfg, sweep, depth);

@@ -70,8 +70,8 @@ pub fn aggregate_step(
     let totals: Vec<RankRun> = ranks.iter().map(|r| r.as_run(r.total)).collect();
     let total = aggregate_run(&totals)?;
     let mut point = aggregate(rule, spec, names, &groups, &total);
-    point.iodepth = first.point.iodepth;
-    point.jobs = first.point.jobs;
+    point.at.iodepth = first.point.at.iodepth;
+    point.at.jobs = first.point.at.jobs;
     point.cpu_pct = total.cpu.as_ref().map(|c| c.process_pct).unwrap_or(0.0);
     point.detail.step_s = ranks
         .iter()
@@ -84,9 +84,10 @@ pub fn aggregate_step(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{EngineKind, Pattern};
+    use crate::engine::EngineKind;
+    use crate::model::saturate::StepFigures;
     use crate::stats::hist::LatencyHistogram;
-    use crate::workload::block::{JobSpec, Region, Rw};
+    use crate::workload::block::{JobSpec, Rw};
     use crate::workload::saturate::{Aggregate, Statistic};
 
     const MS: u64 = 1_000_000;
@@ -134,25 +135,28 @@ mod tests {
             name: "t".into(),
             groups: rws
                 .iter()
-                .map(|&rw| JobSpec {
-                    rw,
-                    bs: 4096,
-                    iodepth: 4,
-                    jobs: 1,
-                    rwmix_read: 0,
-                    region: Region::Split,
-                    pattern: Pattern::Random,
-                    direct: true,
-                    huge_pages: true,
-                    engine: EngineKind::Uring,
-                    duration: None,
-                    ramp: std::time::Duration::ZERO,
-                    io_size: None,
-                    seed: 1,
-                    fsync_at_end: false,
-                    interval: crate::workload::block::DEFAULT_INTERVAL,
-                })
+                .map(|&rw| JobSpec::random_direct(rw, 4096, 4, EngineKind::Uring, 1))
                 .collect(),
+        }
+    }
+
+    /// A rank's step over `start_ns..end_ns`, not stonewalled.
+    fn rank_step<'a>(
+        rank: u32,
+        point: &'a CurvePoint,
+        total: &'a RunResult,
+        per_group: &'a [RunResult],
+        start_ns: i64,
+        end_ns: i64,
+    ) -> RankStep<'a> {
+        RankStep {
+            rank,
+            point,
+            total,
+            per_group,
+            start_ns,
+            end_ns,
+            stonewalled: false,
         }
     }
 
@@ -166,8 +170,11 @@ mod tests {
 
     fn point(depth: u32) -> CurvePoint {
         let mut p = CurvePoint {
-            iodepth: depth,
-            jobs: 1,
+            at: StepFigures {
+                iodepth: depth,
+                jobs: 1,
+                ..Default::default()
+            },
             ..Default::default()
         };
         p.detail.step_s = 1.2;
@@ -184,24 +191,8 @@ mod tests {
         let (p0, mut p1) = (point(4), point(4));
         p1.detail.step_s = 1.3;
         let ranks = [
-            RankStep {
-                rank: 0,
-                point: &p0,
-                total: &t0,
-                per_group: &g0,
-                start_ns: 0,
-                end_ns: 1_000_000_000,
-                stonewalled: false,
-            },
-            RankStep {
-                rank: 1,
-                point: &p1,
-                total: &t1,
-                per_group: &g1,
-                start_ns: 100_000_000,
-                end_ns: 1_050_000_000,
-                stonewalled: false,
-            },
+            rank_step(0, &p0, &t0, &g0, 0, 1_000_000_000),
+            rank_step(1, &p1, &t1, &g1, 100_000_000, 1_050_000_000),
         ];
         let names = ["/shared".to_string()];
         let p = aggregate_step(
@@ -215,12 +206,12 @@ mod tests {
         let run = p.detail.run.as_ref().unwrap();
         assert_eq!(run.ops, 1100);
         assert_eq!(run.elapsed_ns, 1_050_000_000);
-        assert!((p.iops - 1100.0 / 1.05).abs() < 1e-9, "{}", p.iops);
-        assert_eq!(Some(p.iops), run.iops);
+        assert!((p.at.iops - 1100.0 / 1.05).abs() < 1e-9, "{}", p.at.iops);
+        assert_eq!(Some(p.at.iops), run.iops);
         // Depths add up.
         let qd = g0[0].avg_queue_depth.unwrap() + g1[0].avg_queue_depth.unwrap();
-        assert!((p.avg_queue_depth - qd).abs() < 1e-9);
-        assert_eq!((p.iodepth, p.jobs), (4, 1));
+        assert!((p.at.avg_queue_depth - qd).abs() < 1e-9);
+        assert_eq!((p.at.iodepth, p.at.jobs), (4, 1));
         assert_eq!(p.detail.step_s, 1.3);
         // Percentiles from one histogram fed with both ranks' I/Os.
         let mut one = LatencyHistogram::new();
@@ -228,9 +219,9 @@ mod tests {
             one += &LatencyHistogram::from_base64(r.lat_hist.as_deref().unwrap()).unwrap();
         }
         let s = one.stats();
-        assert_eq!(p.lat_p99_ns, s.p99 as f64);
-        assert_eq!(p.lat_p999_ns, s.p999 as f64);
-        assert_eq!(p.lat_mean_ns, s.mean);
+        assert_eq!(p.at.lat_p99_ns, s.p99 as f64);
+        assert_eq!(p.at.lat_p999_ns, s.p999 as f64);
+        assert_eq!(p.at.lat_mean_ns, s.mean);
         assert_eq!(run.lat_ns, Some(s.clone()));
         // The merged mean (~2.7 ms) holds the 5 ms limit, although rank 1 alone (~20 ms)
         // breaks it: the limit is on the aggregate.
@@ -251,37 +242,24 @@ mod tests {
         let (t0, t1) = (total_of(&g0, 1.0), total_of(&g1, 1.0));
         let (p0, p1) = (point(2), point(2));
         let ranks = [
+            rank_step(0, &p0, &t0, &g0, 0, 1_000_000_000),
             RankStep {
-                rank: 0,
-                point: &p0,
-                total: &t0,
-                per_group: &g0,
-                start_ns: 0,
-                end_ns: 1_000_000_000,
-                stonewalled: false,
-            },
-            RankStep {
-                rank: 1,
-                point: &p1,
-                total: &t1,
-                per_group: &g1,
-                start_ns: 0,
-                end_ns: 1_000_000_000,
                 stonewalled: true,
+                ..rank_step(1, &p1, &t1, &g1, 0, 1_000_000_000)
             },
         ];
         let names = ["/shared".to_string(), "/shared".to_string()];
         let sp = spec(&[Rw::Randread, Rw::Randwrite]);
         let worst = aggregate_step(&rule(Aggregate::Max, 5.0), &sp, &names, &ranks).unwrap();
         assert_eq!(worst.detail.streams.len(), 2, "two streams, not four");
-        assert_eq!(worst.detail.streams[0].iops, 700.0);
-        assert_eq!(worst.detail.streams[1].iops, 150.0);
-        assert_eq!(worst.iops, 850.0);
+        assert_eq!(worst.detail.streams[0].at.iops, 700.0);
+        assert_eq!(worst.detail.streams[1].at.iops, 150.0);
+        assert_eq!(worst.at.iops, 850.0);
         let mut writes = LatencyHistogram::new();
         for g in [&g0[1], &g1[1]] {
             writes += &LatencyHistogram::from_base64(g.lat_hist.as_deref().unwrap()).unwrap();
         }
-        assert_eq!(worst.lat_mean_ns, writes.stats().mean);
+        assert_eq!(worst.at.lat_mean_ns, writes.stats().mean);
         assert!(!worst.within_limit, "the ~8 ms writes break 5 ms");
         let all = aggregate_step(&rule(Aggregate::Mean, 5.0), &sp, &names, &ranks).unwrap();
         assert!(all.within_limit, "all 850 I/Os together: ~2.1 ms");
@@ -295,15 +273,7 @@ mod tests {
         let g0 = [run(10, 1, 1.0)];
         let t0 = total_of(&g0, 1.0);
         let p0 = point(2);
-        let r = [RankStep {
-            rank: 3,
-            point: &p0,
-            total: &t0,
-            per_group: &g0,
-            start_ns: 0,
-            end_ns: 1,
-            stonewalled: false,
-        }];
+        let r = [rank_step(3, &p0, &t0, &g0, 0, 1)];
         let sp = spec(&[Rw::Randread, Rw::Randwrite]);
         let e = aggregate_step(
             &rule(Aggregate::Max, 5.0),

@@ -38,49 +38,17 @@ fn lat(t: &TestResult, f: fn(&crate::model::LatencyStats) -> f64) -> String {
 
 /// One block per test: a row per rank, then the totals; empty for a plain run.
 pub fn render_hosts_table(doc: &ResultDoc) -> String {
-    if doc.hosts.is_empty() {
-        return String::new();
-    }
-    let mut table = hosts_table(&[
-        "Test",
-        "rank",
-        "host",
-        "MB/s",
-        "IOPS",
-        "avg lat",
-        "p99",
-        "stonewalled",
-    ]);
-    for (ti, total) in doc.tests.iter().enumerate() {
-        for h in &doc.hosts {
-            let Some(t) = h.tests.get(ti) else { continue };
-            let stonewalled = stonewalled_runs(total, h.rank);
-            table.add_row(vec![
-                Cell::new(&total.name),
-                Cell::new(h.rank),
-                Cell::new(&h.hostname),
-                Cell::new(med(t, "bw_bytes_per_s")),
-                Cell::new(med(t, "iops")),
-                Cell::new(lat(t, |l| l.mean)),
-                Cell::new(lat(t, |l| l.p99 as f64)),
-                Cell::new(format!("{stonewalled}/{}", t.runs.len())),
-            ]);
-        }
-        table.add_row(vec![
-            Cell::new(&total.name),
-            Cell::new("all"),
-            Cell::new(spread(total)),
-            Cell::new(med(total, "bw_bytes_per_s")),
-            Cell::new(med(total, "iops")),
-            Cell::new(lat(total, |l| l.mean)),
-            Cell::new(lat(total, |l| l.p99 as f64)),
-            Cell::new(""),
-        ]);
-    }
-    finish_hosts(
+    per_rank_table(
         doc,
-        table,
-        &[1, 3, 4, 5, 6, 7],
+        ["MB/s", "IOPS", "avg lat", "p99"],
+        |t| {
+            [
+                med(t, "bw_bytes_per_s"),
+                med(t, "iops"),
+                lat(t, |l| l.mean),
+                lat(t, |l| l.p99 as f64),
+            ]
+        },
         "Per rank: medians over its runs. all: totals (IOPS and MB/s over the common window from the earliest start to the latest end; latency from the merged histograms). spread: (fastest - slowest) / fastest rank IOPS, median over runs. stonewalled: runs this rank was stopped early because another rank reached its limit first.\n",
     )
 }
@@ -88,19 +56,6 @@ pub fn render_hosts_table(doc: &ResultDoc) -> String {
 /// A distributed `iolab files`: one block per test (size x phase), a row per rank, then the
 /// totals; empty for a plain run.
 pub fn render_files_hosts(doc: &ResultDoc) -> String {
-    if doc.hosts.is_empty() {
-        return String::new();
-    }
-    let mut table = hosts_table(&[
-        "Test",
-        "rank",
-        "host",
-        "files/s",
-        "MB/s",
-        "s/portion",
-        "files",
-        "stonewalled",
-    ]);
     let mean = |t: &TestResult, k: &str, f: fn(f64) -> String| {
         t.summary
             .get(k)
@@ -115,38 +70,68 @@ pub fn render_files_hosts(doc: &ResultDoc) -> String {
             .collect();
         n.join(", ")
     };
+    per_rank_table(
+        doc,
+        ["files/s", "MB/s", "s/portion", "files"],
+        |t| {
+            [
+                mean(t, "files_per_s", fmt_thousands),
+                mean(t, "bw_bytes_per_s", fmt_mb_per_s),
+                mean(t, "seconds_per_portion", |v| format!("{v:.3}")),
+                files(t),
+            ]
+        },
+        "Per rank: means over its runs; files: files done in each run. all: totals (files/s and MB/s over the common window of each phase, from the earliest start to the latest end; s/portion: the time all ranks together took per portion's worth of files). spread: (fastest - slowest) / fastest rank files/s, median over runs. stonewalled: runs in which this rank stopped early (after the portion it was in) because another rank had done its portions.\n",
+    )
+}
+
+/// The per-host table of a run or files: one block per test, a row per rank with its four
+/// `figures` (over its own runs) and how many of its runs were stonewalled, then the totals'
+/// row with the straggler spread; empty for a plain run.
+fn per_rank_table(
+    doc: &ResultDoc,
+    headers: [&str; 4],
+    figures: impl Fn(&TestResult) -> [String; 4],
+    legend: &str,
+) -> String {
+    if doc.hosts.is_empty() {
+        return String::new();
+    }
+    let mut header = vec!["Test", "rank", "host"];
+    header.extend(headers);
+    header.push("stonewalled");
+    let mut table = hosts_table(&header);
+    let row = |first: [Cell; 3], t: &TestResult, last: String| {
+        let mut row = Vec::from(first);
+        row.extend(figures(t).map(Cell::new));
+        row.push(Cell::new(last));
+        row
+    };
     for (ti, total) in doc.tests.iter().enumerate() {
         for h in &doc.hosts {
             let Some(t) = h.tests.get(ti) else { continue };
             let stonewalled = stonewalled_runs(total, h.rank);
-            table.add_row(vec![
-                Cell::new(&total.name),
-                Cell::new(h.rank),
-                Cell::new(&h.hostname),
-                Cell::new(mean(t, "files_per_s", fmt_thousands)),
-                Cell::new(mean(t, "bw_bytes_per_s", fmt_mb_per_s)),
-                Cell::new(mean(t, "seconds_per_portion", |v| format!("{v:.3}"))),
-                Cell::new(files(t)),
-                Cell::new(format!("{stonewalled}/{}", t.runs.len())),
-            ]);
+            table.add_row(row(
+                [
+                    Cell::new(&total.name),
+                    Cell::new(h.rank),
+                    Cell::new(&h.hostname),
+                ],
+                t,
+                format!("{stonewalled}/{}", t.runs.len()),
+            ));
         }
-        table.add_row(vec![
-            Cell::new(&total.name),
-            Cell::new("all"),
-            Cell::new(spread(total)),
-            Cell::new(mean(total, "files_per_s", fmt_thousands)),
-            Cell::new(mean(total, "bw_bytes_per_s", fmt_mb_per_s)),
-            Cell::new(mean(total, "seconds_per_portion", |v| format!("{v:.3}"))),
-            Cell::new(files(total)),
-            Cell::new(""),
-        ]);
+        table.add_row(row(
+            [
+                Cell::new(&total.name),
+                Cell::new("all"),
+                Cell::new(spread(total)),
+            ],
+            total,
+            String::new(),
+        ));
     }
-    finish_hosts(
-        doc,
-        table,
-        &[1, 3, 4, 5, 6, 7],
-        "Per rank: means over its runs; files: files done in each run. all: totals (files/s and MB/s over the common window of each phase, from the earliest start to the latest end; s/portion: the time all ranks together took per portion's worth of files). spread: (fastest - slowest) / fastest rank files/s, median over runs. stonewalled: runs in which this rank stopped early (after the portion it was in) because another rank had done its portions.\n",
-    )
+    finish_hosts(doc, table, &[1, 3, 4, 5, 6, 7], legend)
 }
 
 /// How many of the total's runs stopped `rank` early (stonewall).
@@ -225,7 +210,7 @@ fn clock_offsets(doc: &ResultDoc) -> String {
 
 /// The point of `curve` at `depth` (the last one measured there).
 fn at(curve: Option<&Vec<CurvePoint>>, depth: u32) -> Option<&CurvePoint> {
-    curve?.iter().rev().find(|p| p.iodepth == depth)
+    curve?.iter().rev().find(|p| p.at.iodepth == depth)
 }
 
 /// A distributed saturate's per-host table: per sweep, each rank's own figures at the
@@ -253,7 +238,7 @@ pub fn render_saturate_hosts(doc: &ResultDoc) -> String {
             .as_ref()
             .filter(|a| a.detail.found)
             .map(|a| a.iodepth)
-            .or_else(|| total.curve.as_ref()?.last().map(|p| p.iodepth))
+            .or_else(|| total.curve.as_ref()?.last().map(|p| p.at.iodepth))
         else {
             continue;
         };
@@ -263,13 +248,13 @@ pub fn render_saturate_hosts(doc: &ResultDoc) -> String {
                 Cell::new(rank),
                 Cell::new(host),
                 Cell::new(match p.detail.total_iodepth {
-                    Some(t) => format!("{} ({t})", p.iodepth),
-                    None => p.iodepth.to_string(),
+                    Some(t) => format!("{} ({t})", p.at.iodepth),
+                    None => p.at.iodepth.to_string(),
                 }),
-                Cell::new(fmt_thousands(p.iops)),
-                Cell::new(fmt_mb_per_s(p.bw_bytes_per_s)),
-                Cell::new(fmt_ns(p.lat_mean_ns)),
-                Cell::new(fmt_ns(p.lat_p99_ns)),
+                Cell::new(fmt_thousands(p.at.iops)),
+                Cell::new(fmt_mb_per_s(p.at.bw_bytes_per_s)),
+                Cell::new(fmt_ns(p.at.lat_mean_ns)),
+                Cell::new(fmt_ns(p.at.lat_p99_ns)),
                 Cell::new(own),
                 Cell::new(sw),
             ]

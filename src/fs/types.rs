@@ -52,8 +52,6 @@ pub struct FsType {
     pub fuse_helper: Option<&'static str>,
     /// Options the FUSE helper always needs (fusefat mounts read-only without `rw+`).
     pub fuse_opts: &'static str,
-    /// Whether metadata changes are journaled (copy-on-write and log-structured say no).
-    pub journaling: bool,
     /// One word on the design: journal, copy-on-write, log-structured, none, RAM.
     pub design: &'static str,
     /// Smallest image mkfs accepts (bytes).
@@ -62,271 +60,181 @@ pub struct FsType {
 
 const MIB: u64 = 1 << 20;
 
+/// `UnitRule { min, max, args }`, short for the table.
+const fn rule(min: u64, max: u64, args: &'static [&'static str]) -> UnitRule {
+    UnitRule { min, max, args }
+}
+
+/// What an entry of `FS_TYPES` does not say: no aliases, no flags, a fixed 4 KiB unit read
+/// back with statvfs, mounted by the kernel alone, no design of note, 8 MiB at the least.
+const DEFAULTS: FsType = FsType {
+    name: "",
+    aliases: &[],
+    mkfs: None,
+    mkfs_flags: &[],
+    unit_rules: &[],
+    default_unit: Some(4096),
+    read_back: ReadBack::Statvfs,
+    kernel: None,
+    fuse_helper: None,
+    fuse_opts: "",
+    design: "none",
+    min_size: 8 * MIB,
+};
+
 /// Every known type. Order = the order of `--study linux-fs` and of error messages.
 pub const FS_TYPES: &[FsType] = &[
     FsType {
         name: "ext2",
-        aliases: &[],
         mkfs: Some("mkfs.ext2"),
         mkfs_flags: &["-F", "-q"],
-        unit_rules: &[UnitRule {
-            min: 1024,
-            max: 4096,
-            args: &["-b", "{bytes}"],
-        }],
-        default_unit: Some(4096),
+        unit_rules: &[rule(1024, 4096, &["-b", "{bytes}"])],
         read_back: ReadBack::Dumpe2fs,
         kernel: Some("ext2"),
-        fuse_helper: None,
-        fuse_opts: "",
-        journaling: false,
-        design: "none",
-        min_size: 8 * MIB,
+        ..DEFAULTS
     },
     FsType {
         name: "ext3",
-        aliases: &[],
         mkfs: Some("mkfs.ext3"),
         mkfs_flags: &["-F", "-q"],
-        unit_rules: &[UnitRule {
-            min: 1024,
-            max: 4096,
-            args: &["-b", "{bytes}"],
-        }],
-        default_unit: Some(4096),
+        unit_rules: &[rule(1024, 4096, &["-b", "{bytes}"])],
         read_back: ReadBack::Dumpe2fs,
         kernel: Some("ext3"),
-        fuse_helper: None,
-        fuse_opts: "",
-        journaling: true,
         design: "journal",
-        min_size: 8 * MIB,
+        ..DEFAULTS
     },
     FsType {
         name: "ext4",
-        aliases: &[],
         mkfs: Some("mkfs.ext4"),
         mkfs_flags: &["-F", "-q"],
         unit_rules: &[
-            UnitRule {
-                min: 1024,
-                max: 4096,
-                args: &["-b", "{bytes}"],
-            },
+            rule(1024, 4096, &["-b", "{bytes}"]),
             // Above the page-sized block: bigalloc clusters of 4 KiB blocks.
-            UnitRule {
-                min: 8192,
-                max: 65536,
-                args: &["-b", "4096", "-O", "bigalloc", "-C", "{bytes}"],
-            },
+            rule(
+                8192,
+                65536,
+                &["-b", "4096", "-O", "bigalloc", "-C", "{bytes}"],
+            ),
         ],
-        default_unit: Some(4096),
         read_back: ReadBack::Dumpe2fs,
         kernel: Some("ext4"),
-        fuse_helper: None,
-        fuse_opts: "",
-        journaling: true,
         design: "journal",
-        min_size: 8 * MIB,
+        ..DEFAULTS
     },
     FsType {
         name: "xfs",
-        aliases: &[],
         mkfs: Some("mkfs.xfs"),
         mkfs_flags: &["-f", "-q"],
-        unit_rules: &[UnitRule {
-            min: 1024,
-            max: 65536,
-            args: &["-b", "size={bytes}"],
-        }],
-        default_unit: Some(4096),
+        unit_rules: &[rule(1024, 65536, &["-b", "size={bytes}"])],
         read_back: ReadBack::XfsInfo,
         kernel: Some("xfs"),
-        fuse_helper: None,
-        fuse_opts: "",
-        journaling: true,
         design: "journal",
         min_size: 300 * MIB,
+        ..DEFAULTS
     },
     FsType {
         name: "btrfs",
-        aliases: &[],
         mkfs: Some("mkfs.btrfs"),
         mkfs_flags: &["-f", "-q"],
-        unit_rules: &[UnitRule {
-            min: 4096,
-            max: 4096,
-            args: &["-s", "{bytes}"],
-        }],
-        default_unit: Some(4096),
-        read_back: ReadBack::Statvfs,
+        unit_rules: &[rule(4096, 4096, &["-s", "{bytes}"])],
         kernel: Some("btrfs"),
-        fuse_helper: None,
-        fuse_opts: "",
-        journaling: false,
         design: "copy-on-write",
         // mkfs.btrfs: "minimum size for each btrfs device is 114294784".
         min_size: 114_294_784,
+        ..DEFAULTS
     },
     FsType {
         name: "f2fs",
-        aliases: &[],
         mkfs: Some("mkfs.f2fs"),
         mkfs_flags: &["-f", "-q"],
-        unit_rules: &[],
-        default_unit: Some(4096),
-        read_back: ReadBack::Statvfs,
         kernel: Some("f2fs"),
-        fuse_helper: None,
-        fuse_opts: "",
-        journaling: false,
         design: "log-structured",
         min_size: 64 * MIB,
+        ..DEFAULTS
     },
     FsType {
         name: "jfs",
-        aliases: &[],
         mkfs: Some("mkfs.jfs"),
         mkfs_flags: &["-q"],
-        unit_rules: &[],
-        default_unit: Some(4096),
-        read_back: ReadBack::Statvfs,
         kernel: Some("jfs"),
-        fuse_helper: None,
-        fuse_opts: "",
-        journaling: true,
         design: "journal",
         min_size: 16 * MIB,
+        ..DEFAULTS
     },
     FsType {
         name: "nilfs2",
         aliases: &["nilfs"],
         mkfs: Some("mkfs.nilfs2"),
         mkfs_flags: &["-f", "-q"],
-        unit_rules: &[UnitRule {
-            min: 1024,
-            max: 4096,
-            args: &["-b", "{bytes}"],
-        }],
-        default_unit: Some(4096),
-        read_back: ReadBack::Statvfs,
+        unit_rules: &[rule(1024, 4096, &["-b", "{bytes}"])],
         kernel: Some("nilfs2"),
-        fuse_helper: None,
-        fuse_opts: "",
-        journaling: false,
         design: "log-structured",
         min_size: 128 * MIB,
+        ..DEFAULTS
     },
     FsType {
         name: "reiserfs",
-        aliases: &[],
         mkfs: Some("mkfs.reiserfs"),
         mkfs_flags: &["-f", "-f", "-q"],
-        unit_rules: &[UnitRule {
-            min: 4096,
-            max: 4096,
-            args: &["-b", "{bytes}"],
-        }],
-        default_unit: Some(4096),
-        read_back: ReadBack::Statvfs,
+        unit_rules: &[rule(4096, 4096, &["-b", "{bytes}"])],
         kernel: Some("reiserfs"),
-        fuse_helper: None,
-        fuse_opts: "",
-        journaling: true,
         design: "journal",
         min_size: 64 * MIB,
+        ..DEFAULTS
     },
     FsType {
         name: "vfat",
         aliases: &["fat32", "fat"],
         mkfs: Some("mkfs.vfat"),
         mkfs_flags: &["-F", "32"],
-        unit_rules: &[UnitRule {
-            min: 512,
-            max: 65536,
-            args: &["-S", "512", "-s", "{sectors}"],
-        }],
+        unit_rules: &[rule(512, 65536, &["-S", "512", "-s", "{sectors}"])],
         // mkfs.vfat picks the cluster from the volume size.
         default_unit: None,
         read_back: ReadBack::FatBootSector,
         kernel: Some("vfat"),
         fuse_helper: Some("fusefat"),
         fuse_opts: "rw+",
-        journaling: false,
-        design: "none",
         min_size: 40 * MIB,
+        ..DEFAULTS
     },
     FsType {
         name: "exfat",
-        aliases: &[],
         mkfs: Some("mkfs.exfat"),
-        mkfs_flags: &[],
-        unit_rules: &[UnitRule {
-            min: 512,
-            max: 32 * MIB,
-            args: &["-c", "{bytes}"],
-        }],
+        unit_rules: &[rule(512, 32 * MIB, &["-c", "{bytes}"])],
         default_unit: None,
         read_back: ReadBack::ExfatBootSector,
         kernel: Some("exfat"),
         fuse_helper: Some("mount.exfat-fuse"),
-        fuse_opts: "",
-        journaling: false,
-        design: "none",
-        min_size: 8 * MIB,
+        ..DEFAULTS
     },
     FsType {
         name: "ntfs",
         aliases: &["ntfs-3g", "ntfs3"],
         mkfs: Some("mkfs.ntfs"),
         mkfs_flags: &["-F", "-Q"],
-        unit_rules: &[UnitRule {
-            min: 512,
-            max: 65536,
-            args: &["-c", "{bytes}"],
-        }],
-        default_unit: Some(4096),
+        unit_rules: &[rule(512, 65536, &["-c", "{bytes}"])],
         read_back: ReadBack::NtfsBootSector,
         kernel: Some("ntfs3"),
         fuse_helper: Some("ntfs-3g"),
-        fuse_opts: "",
-        journaling: true,
         design: "journal",
-        min_size: 8 * MIB,
+        ..DEFAULTS
     },
     FsType {
         name: "hfsplus",
         aliases: &["hfs+"],
         mkfs: Some("mkfs.hfsplus"),
-        mkfs_flags: &[],
-        unit_rules: &[UnitRule {
-            min: 512,
-            max: 65536,
-            args: &["-b", "{bytes}"],
-        }],
-        default_unit: Some(4096),
-        read_back: ReadBack::Statvfs,
+        unit_rules: &[rule(512, 65536, &["-b", "{bytes}"])],
         kernel: Some("hfsplus"),
-        fuse_helper: None,
-        fuse_opts: "",
-        journaling: false,
-        design: "none",
-        min_size: 8 * MIB,
+        ..DEFAULTS
     },
     FsType {
         name: "tmpfs",
         aliases: &["ram"],
         mkfs: None,
-        mkfs_flags: &[],
-        unit_rules: &[],
-        default_unit: Some(4096),
-        read_back: ReadBack::Statvfs,
         kernel: Some("tmpfs"),
-        fuse_helper: None,
-        fuse_opts: "",
-        journaling: false,
         design: "RAM",
         min_size: MIB,
+        ..DEFAULTS
     },
 ];
 
@@ -348,6 +256,11 @@ pub fn known_names() -> String {
 }
 
 impl FsType {
+    /// Whether metadata changes are journaled (copy-on-write and log-structured say no).
+    pub fn journaling(&self) -> bool {
+        self.design == "journal"
+    }
+
     /// The units this type can be asked for (powers of two), smallest first. A fixed-unit
     /// type lists just its default.
     pub fn valid_units(&self) -> Vec<u64> {

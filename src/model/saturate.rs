@@ -5,15 +5,8 @@ use serde::{Deserialize, Serialize};
 /// One measured depth of the sweep (aggregated over targets when there are several).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct CurvePoint {
-    pub iodepth: u32,
-    pub jobs: u32,
-    pub iops: f64,
-    pub bw_bytes_per_s: f64,
-    pub lat_mean_ns: f64,
-    pub lat_p99_ns: f64,
-    pub lat_p999_ns: f64,
-    /// Achieved average queue depth (Little's law).
-    pub avg_queue_depth: f64,
+    #[serde(flatten)]
+    pub at: StepFigures,
     /// iolab's CPU use, percent of one core.
     pub cpu_pct: f64,
     /// True when the chosen latency statistic was within the limit.
@@ -54,6 +47,13 @@ pub struct StreamPoint {
     pub target: String,
     /// `randread` or `randwrite`.
     pub rw: String,
+    #[serde(flatten)]
+    pub at: StepFigures,
+}
+
+/// What a step (or one stream of it) ran at and achieved (serialized flat into its point).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct StepFigures {
     pub iodepth: u32,
     pub jobs: u32,
     pub iops: f64,
@@ -61,6 +61,7 @@ pub struct StreamPoint {
     pub lat_mean_ns: f64,
     pub lat_p99_ns: f64,
     pub lat_p999_ns: f64,
+    /// Achieved average queue depth (Little's law).
     pub avg_queue_depth: f64,
 }
 

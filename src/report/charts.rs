@@ -209,7 +209,7 @@ pub fn interval_series(title: &str, t: &TestResult) -> Option<String> {
 /// the doubling ones but belong between them).
 pub fn by_depth(curve: &[CurvePoint]) -> Vec<&CurvePoint> {
     let mut v: Vec<&CurvePoint> = curve.iter().collect();
-    v.sort_by_key(|p| (p.iodepth * p.jobs.max(1), p.iodepth));
+    v.sort_by_key(|p| (p.at.iodepth * p.at.jobs.max(1), p.at.iodepth));
     v
 }
 
@@ -223,20 +223,20 @@ pub fn saturation(title: &str, t: &TestResult) -> Option<String> {
         .map(|a| a.statistic.as_str())
         .unwrap_or("p99");
     let pick = |p: &CurvePoint| match stat {
-        "mean" => p.lat_mean_ns,
-        "p99.9" => p.lat_p999_ns,
-        _ => p.lat_p99_ns,
+        "mean" => p.at.lat_mean_ns,
+        "p99.9" => p.at.lat_p999_ns,
+        _ => p.at.lat_p99_ns,
     };
     let mut series = vec![Series {
         name: format!("{stat} latency (labels: queue depth)"),
-        points: curve.iter().map(|p| (p.iops, pick(p))).collect(),
+        points: curve.iter().map(|p| (p.at.iops, pick(p))).collect(),
         labels: curve
             .iter()
             .map(|p| {
-                if p.jobs > 1 {
-                    format!("{}×{}", p.iodepth, p.jobs)
+                if p.at.jobs > 1 {
+                    format!("{}×{}", p.at.iodepth, p.at.jobs)
                 } else {
-                    p.iodepth.to_string()
+                    p.at.iodepth.to_string()
                 }
             })
             .collect(),
@@ -244,7 +244,10 @@ pub fn saturation(title: &str, t: &TestResult) -> Option<String> {
     if stat != "mean" {
         series.push(Series {
             name: "mean latency".into(),
-            points: curve.iter().map(|p| (p.iops, p.lat_mean_ns)).collect(),
+            points: curve
+                .iter()
+                .map(|p| (p.at.iops, p.at.lat_mean_ns))
+                .collect(),
             labels: Vec::new(),
         });
     }
@@ -260,10 +263,10 @@ pub fn saturation(title: &str, t: &TestResult) -> Option<String> {
             label: format!("answer: QD{} {} IOPS", a.iodepth, fmt_thousands(a.iops)),
         });
         if let Some(k) = a.knee_iodepth
-            && let Some(p) = curve.iter().find(|p| p.iodepth == k)
+            && let Some(p) = curve.iter().find(|p| p.at.iodepth == k)
         {
             marks.push(Mark::Point {
-                x: p.iops,
+                x: p.at.iops,
                 y: pick(p),
                 label: format!("knee: QD{k}"),
             });

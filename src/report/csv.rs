@@ -53,7 +53,7 @@ pub const COLUMNS: [&str; 42] = [
 ];
 
 /// Quote a field when it holds a separator, a quote or a line break (RFC 4180).
-fn field(s: &str) -> String {
+pub(crate) fn field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
@@ -106,21 +106,21 @@ pub fn render(inputs: &[Loaded]) -> String {
             for p in t.curve.iter().flatten() {
                 let mut row = test_cols.clone();
                 row.extend([
-                    p.iodepth.to_string(),
-                    p.jobs.to_string(),
+                    p.at.iodepth.to_string(),
+                    p.at.jobs.to_string(),
                     file_size.clone(),
                     phase.clone(),
                 ]);
                 row.extend([String::new(), String::new(), String::new(), String::new()]);
-                row.extend([num(Some(p.iops)), num(Some(p.bw_bytes_per_s))]);
+                row.extend([num(Some(p.at.iops)), num(Some(p.at.bw_bytes_per_s))]);
                 row.extend([String::new(), String::new()]);
-                row.extend([num(Some(p.lat_mean_ns)), String::new()]);
+                row.extend([num(Some(p.at.lat_mean_ns)), String::new()]);
                 row.extend([
-                    num(Some(p.lat_p99_ns)),
-                    num(Some(p.lat_p999_ns)),
+                    num(Some(p.at.lat_p99_ns)),
+                    num(Some(p.at.lat_p999_ns)),
                     String::new(),
                 ]);
-                row.extend([num(Some(p.avg_queue_depth)), num(Some(p.cpu_pct))]);
+                row.extend([num(Some(p.at.avg_queue_depth)), num(Some(p.cpu_pct))]);
                 row.extend([String::new(), String::new(), String::new()]);
                 row.extend(std::iter::repeat_n(String::new(), 6));
                 row.extend(sustain_cols(t));

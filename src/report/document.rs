@@ -390,13 +390,13 @@ fn saturation_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
         .into_iter()
         .map(|p| {
             vec![
-                format!("{}×{}", p.iodepth, p.jobs),
-                fmt_thousands(p.iops),
-                fmt_value("bw_bytes_per_s", p.bw_bytes_per_s),
-                fmt_ns(p.lat_mean_ns),
-                fmt_ns(p.lat_p99_ns),
-                fmt_ns(p.lat_p999_ns),
-                format!("{:.1}", p.avg_queue_depth),
+                format!("{}×{}", p.at.iodepth, p.at.jobs),
+                fmt_thousands(p.at.iops),
+                fmt_value("bw_bytes_per_s", p.at.bw_bytes_per_s),
+                fmt_ns(p.at.lat_mean_ns),
+                fmt_ns(p.at.lat_p99_ns),
+                fmt_ns(p.at.lat_p999_ns),
+                format!("{:.1}", p.at.avg_queue_depth),
                 format!("{:.0} %", p.cpu_pct),
                 if p.within_limit { "yes" } else { "no" }.into(),
             ]

@@ -7,6 +7,7 @@ use comfy_table::{CellAlignment, ContentArrangement, Table};
 use crate::history::{Entry, Figure, HealthPoint, Trend};
 use crate::model::Summary;
 use crate::model::device::SmartInfo;
+use crate::report::csv::field;
 use crate::report::metrics::{fmt_mean_ci, fmt_value, label};
 use crate::units::{fmt_size_iec, fmt_thousands};
 
@@ -427,15 +428,6 @@ pub const CSV_COLUMNS: [&str; 17] = [
     "ci95_low",
     "ci95_high",
 ];
-
-/// Quote a field when it holds a separator, a quote or a line break (RFC 4180).
-fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
 
 /// One row per result, test and metric, raw values in base units.
 pub fn render_csv(rows: &[(Entry, Figure)]) -> String {

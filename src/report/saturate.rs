@@ -177,16 +177,16 @@ fn lat_cell(p: &CurvePoint, f: fn(&LatTriple) -> f64) -> String {
     ) {
         (Some(m), Some(x)) => format!("{} / {}", fmt_ns(f(m)), fmt_ns(f(x))),
         _ => fmt_ns(f(&LatTriple {
-            mean_ns: p.lat_mean_ns,
-            p99_ns: p.lat_p99_ns,
-            p999_ns: p.lat_p999_ns,
+            mean_ns: p.at.lat_mean_ns,
+            p99_ns: p.at.lat_p99_ns,
+            p999_ns: p.at.lat_p999_ns,
         })),
     }
 }
 
 fn curve_table(t: &TestResult) -> String {
     let mut pts: Vec<&CurvePoint> = t.curve.iter().flatten().collect();
-    pts.sort_by_key(|p| p.iodepth);
+    pts.sort_by_key(|p| p.at.iodepth);
     let several = pts.iter().any(|p| p.detail.lat_over_streams_max.is_some());
     let answer_depth = t
         .answer
@@ -218,24 +218,24 @@ fn curve_table(t: &TestResult) -> String {
         "limit".into(),
     ]);
     for p in pts {
-        let mark = if Some(p.iodepth) == answer_depth {
+        let mark = if Some(p.at.iodepth) == answer_depth {
             " *"
         } else {
             ""
         };
         let right = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
         let depth = match p.detail.total_iodepth {
-            Some(t) => format!("{} ({t}){mark}", p.iodepth),
-            None => format!("{}{mark}", p.iodepth),
+            Some(t) => format!("{} ({t}){mark}", p.at.iodepth),
+            None => format!("{}{mark}", p.at.iodepth),
         };
         table.add_row(vec![
             right(depth),
-            right(fmt_thousands(p.iops)),
-            right(fmt_mb_per_s(p.bw_bytes_per_s)),
+            right(fmt_thousands(p.at.iops)),
+            right(fmt_mb_per_s(p.at.bw_bytes_per_s)),
             right(lat_cell(p, |l| l.mean_ns)),
             right(lat_cell(p, |l| l.p99_ns)),
             right(lat_cell(p, |l| l.p999_ns)),
-            right(format!("{:.1}", p.avg_queue_depth)),
+            right(format!("{:.1}", p.at.avg_queue_depth)),
             right(format!("{:.0} %", p.cpu_pct)),
             Cell::new(if p.within_limit { "ok" } else { "over" }),
         ]);

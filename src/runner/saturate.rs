@@ -9,13 +9,13 @@ use anyhow::Result;
 
 use super::block::{LiveCounters, run_block_test, settings_of};
 use super::target::TestTarget;
-use crate::engine::{EngineKind, Pattern};
-use crate::model::saturate::{CurvePoint, CurvePointDetail, LatTriple, StreamPoint};
+use crate::engine::EngineKind;
+use crate::model::saturate::{CurvePoint, CurvePointDetail, LatTriple, StepFigures, StreamPoint};
 use crate::model::{BlockSettings, RunResult, Warning};
 use crate::os::signals::StopFlag;
 use crate::stats::hist::LatencyHistogram;
 use crate::sysinfo::diskstats::PhaseCounters;
-use crate::workload::block::{BlockTestSpec, JobSpec, Region, Rw};
+use crate::workload::block::{BlockTestSpec, JobSpec, Rw};
 use crate::workload::saturate::{Aggregate, Statistic, SweepKind};
 
 use crate::workload::saturate::config::{SaturateConfig, SweepSpec};
@@ -46,23 +46,18 @@ fn groups(cfg: &SaturateConfig, sweep: &SweepSpec, depth: u32) -> Vec<JobSpec> {
                 (d, sweep.jobs)
             };
             JobSpec {
-                rw,
-                bs: cfg.bs,
-                iodepth,
                 jobs,
-                rwmix_read: 0,
-                region: Region::Split,
-                pattern: Pattern::Random,
-                direct: true,
-                huge_pages: true,
-                engine: cfg.engine,
                 duration: Some(cfg.step),
                 ramp: cfg.ramp,
-                io_size: None,
-                seed: cfg.seed ^ ((depth as u64) << 20),
-                // Flushing is not part of any request's latency and would lengthen steps.
-                fsync_at_end: false,
-                interval: crate::workload::block::DEFAULT_INTERVAL,
+                // No fsync at the end: flushing is not part of any request's latency and would
+                // lengthen steps.
+                ..JobSpec::random_direct(
+                    rw,
+                    cfg.bs,
+                    iodepth,
+                    cfg.engine,
+                    cfg.seed ^ ((depth as u64) << 20),
+                )
             }
         })
         .collect()
@@ -182,8 +177,8 @@ pub fn run_step(
         limit_ns: cfg.limit_ns,
     };
     let mut point = aggregate(&rule, &spec, &names, &out.per_group, &out.total);
-    point.iodepth = depth;
-    point.jobs = sweep.jobs;
+    point.at.iodepth = depth;
+    point.at.jobs = sweep.jobs;
     point.cpu_pct = out.total.cpu.as_ref().map(|c| c.process_pct).unwrap_or(0.0);
     point.detail.step_s = step_s;
     point.detail.devices = devices;
@@ -227,14 +222,16 @@ pub fn aggregate(
         streams.push(StreamPoint {
             target: name.clone(),
             rw: g.rw.name().into(),
-            iodepth: g.iodepth,
-            jobs: g.jobs,
-            iops: r.iops.unwrap_or(0.0),
-            bw_bytes_per_s: r.bw_bytes_per_s.unwrap_or(0.0),
-            lat_mean_ns: t.mean_ns,
-            lat_p99_ns: t.p99_ns,
-            lat_p999_ns: t.p999_ns,
-            avg_queue_depth: r.avg_queue_depth.unwrap_or(0.0),
+            at: StepFigures {
+                iodepth: g.iodepth,
+                jobs: g.jobs,
+                iops: r.iops.unwrap_or(0.0),
+                bw_bytes_per_s: r.bw_bytes_per_s.unwrap_or(0.0),
+                lat_mean_ns: t.mean_ns,
+                lat_p99_ns: t.p99_ns,
+                lat_p999_ns: t.p999_ns,
+                avg_queue_depth: r.avg_queue_depth.unwrap_or(0.0),
+            },
         });
     }
     let merged = if all.is_empty() {
@@ -248,9 +245,9 @@ pub fn aggregate(
         }
     };
     let worst = LatTriple {
-        mean_ns: streams.iter().map(|s| s.lat_mean_ns).fold(0.0, f64::max),
-        p99_ns: streams.iter().map(|s| s.lat_p99_ns).fold(0.0, f64::max),
-        p999_ns: streams.iter().map(|s| s.lat_p999_ns).fold(0.0, f64::max),
+        mean_ns: streams.iter().map(|s| s.at.lat_mean_ns).fold(0.0, f64::max),
+        p99_ns: streams.iter().map(|s| s.at.lat_p99_ns).fold(0.0, f64::max),
+        p999_ns: streams.iter().map(|s| s.at.lat_p999_ns).fold(0.0, f64::max),
     };
     let chosen = match rule.aggregate {
         Aggregate::Mean => merged.clone(),
@@ -259,14 +256,16 @@ pub fn aggregate(
     let within = pick(&chosen, rule.statistic) <= rule.limit_ns && !all.is_empty();
     let several = streams.len() > 1;
     CurvePoint {
-        iodepth: 0,
-        jobs: 0,
-        iops: streams.iter().map(|s| s.iops).sum(),
-        bw_bytes_per_s: streams.iter().map(|s| s.bw_bytes_per_s).sum(),
-        lat_mean_ns: chosen.mean_ns,
-        lat_p99_ns: chosen.p99_ns,
-        lat_p999_ns: chosen.p999_ns,
-        avg_queue_depth: streams.iter().map(|s| s.avg_queue_depth).sum(),
+        at: StepFigures {
+            iodepth: 0,
+            jobs: 0,
+            iops: streams.iter().map(|s| s.at.iops).sum(),
+            bw_bytes_per_s: streams.iter().map(|s| s.at.bw_bytes_per_s).sum(),
+            lat_mean_ns: chosen.mean_ns,
+            lat_p99_ns: chosen.p99_ns,
+            lat_p999_ns: chosen.p999_ns,
+            avg_queue_depth: streams.iter().map(|s| s.at.avg_queue_depth).sum(),
+        },
         cpu_pct: 0.0,
         within_limit: within,
         detail: CurvePointDetail {
@@ -308,24 +307,7 @@ mod tests {
     }
 
     fn two_streams(agg: Aggregate, limit_ms: f64) -> CurvePoint {
-        let job = |rw| JobSpec {
-            rw,
-            bs: 4096,
-            iodepth: 4,
-            jobs: 1,
-            rwmix_read: 0,
-            region: Region::Split,
-            pattern: Pattern::Random,
-            direct: true,
-            huge_pages: true,
-            engine: EngineKind::Uring,
-            duration: None,
-            ramp: Duration::ZERO,
-            io_size: None,
-            seed: 1,
-            fsync_at_end: false,
-            interval: crate::workload::block::DEFAULT_INTERVAL,
-        };
+        let job = |rw| JobSpec::random_direct(rw, 4096, 4, EngineKind::Uring, 1);
         let spec = BlockTestSpec {
             name: "t".into(),
             groups: vec![job(Rw::Randread), job(Rw::Randwrite)],
@@ -349,18 +331,18 @@ mod tests {
     #[test]
     fn iops_and_depths_add_up_latency_is_mean_or_worst() {
         let p = two_streams(Aggregate::Max, 4.0);
-        assert_eq!(p.iops, 400.0);
-        assert!((p.avg_queue_depth - 0.8).abs() < 1e-9);
+        assert_eq!(p.at.iops, 400.0);
+        assert!((p.at.avg_queue_depth - 0.8).abs() < 1e-9);
         assert_eq!(p.detail.streams.len(), 2);
         let all = p.detail.lat_over_streams_mean.clone().unwrap();
         let worst = p.detail.lat_over_streams_max.clone().unwrap();
         // Over all I/Os: (300 x 1 + 100 x 5) / 400 = 2 ms; worst stream: 5 ms.
         assert!((all.mean_ns / 1e6 - 2.0).abs() < 0.01, "{}", all.mean_ns);
         assert!((worst.mean_ns / 1e6 - 5.0).abs() < 0.01);
-        assert_eq!(p.lat_mean_ns, worst.mean_ns);
+        assert_eq!(p.at.lat_mean_ns, worst.mean_ns);
         assert!(!p.within_limit, "the 5 ms writes break a 4 ms limit");
         let p = two_streams(Aggregate::Mean, 4.0);
-        assert_eq!(p.lat_mean_ns, all.mean_ns);
+        assert_eq!(p.at.lat_mean_ns, all.mean_ns);
         assert!(p.within_limit, "2 ms over all I/Os holds 4 ms");
     }
 

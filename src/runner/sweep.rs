@@ -397,13 +397,13 @@ fn run_sweep(
             point.detail.total_iodepth = Some(total_depth(cfg, depth, sweep.jobs));
         }
         let chosen = crate::model::saturate::LatTriple {
-            mean_ns: point.lat_mean_ns,
-            p99_ns: point.lat_p99_ns,
-            p999_ns: point.lat_p999_ns,
+            mean_ns: point.at.lat_mean_ns,
+            p99_ns: point.at.lat_p99_ns,
+            p999_ns: point.at.lat_p999_ns,
         };
         let obs = Observation {
             depth,
-            iops: point.iops,
+            iops: point.at.iops,
             latency_ns: pick(&chosen, cfg.statistic),
         };
         search.record(obs);
@@ -578,8 +578,8 @@ fn measure(
     match &r {
         Ok(s) => p.finish(&format!(
             "{} IOPS, mean {}",
-            fmt_thousands(s.point.iops),
-            crate::units::fmt_ns(s.point.lat_mean_ns)
+            fmt_thousands(s.point.at.iops),
+            crate::units::fmt_ns(s.point.at.lat_mean_ns)
         )),
         Err(_) => p.finish("stopped"),
     }
@@ -588,12 +588,12 @@ fn measure(
 
 /// The answer of a finished search, from the measured curve.
 fn answer_of(cfg: &SaturateConfig, sweep: &SweepSpec, o: &Outcome, curve: &[CurvePoint]) -> Answer {
-    let at = |d: u32| curve.iter().rev().find(|p| p.iodepth == d);
+    let at = |d: u32| curve.iter().rev().find(|p| p.at.iodepth == d);
     let point = o.answer.and_then(|a| at(a.depth));
     let peak = o.peak.and_then(|p| at(p.depth));
     Answer {
-        iops: point.map(|p| p.iops).unwrap_or(0.0),
-        iodepth: point.map(|p| p.iodepth).unwrap_or(0),
+        iops: point.map(|p| p.at.iops).unwrap_or(0.0),
+        iodepth: point.map(|p| p.at.iodepth).unwrap_or(0),
         statistic: cfg.statistic.name().into(),
         latency_ns: o.answer.map(|a| a.latency_ns).unwrap_or(0.0),
         limit_ns: cfg.limit_ns,
@@ -602,15 +602,15 @@ fn answer_of(cfg: &SaturateConfig, sweep: &SweepSpec, o: &Outcome, curve: &[Curv
         detail: AnswerDetail {
             jobs: sweep.jobs,
             total_iodepth: point
-                .map(|p| total_depth(cfg, p.iodepth, p.jobs))
+                .map(|p| total_depth(cfg, p.at.iodepth, p.at.jobs))
                 .unwrap_or(0),
-            bw_bytes_per_s: point.map(|p| p.bw_bytes_per_s).unwrap_or(0.0),
+            bw_bytes_per_s: point.map(|p| p.at.bw_bytes_per_s).unwrap_or(0.0),
             aggregate: cfg.aggregate.name().into(),
             found: point.is_some(),
             limit_crossed: o.first_bad.is_some(),
             first_bad_iodepth: o.first_bad,
-            peak_iops: peak.map(|p| p.iops).unwrap_or(0.0),
-            peak_iodepth: peak.map(|p| p.iodepth).unwrap_or(0),
+            peak_iops: peak.map(|p| p.at.iops).unwrap_or(0.0),
+            peak_iodepth: peak.map(|p| p.at.iodepth).unwrap_or(0),
             ranks: (cfg.ranks > 1).then_some(cfg.ranks),
         },
     }

@@ -62,6 +62,18 @@ fn ok<T: serde::Serialize>(v: T) -> Response {
     axum::Json(v).into_response()
 }
 
+/// The JSON of blocking work that can fail, or its error with status `failed`.
+async fn answer<T: serde::Serialize + Send + 'static, E: Into<String> + Send + 'static>(
+    failed: StatusCode,
+    f: impl FnOnce() -> Result<T, E> + Send + 'static,
+) -> Response {
+    match blocking(f).await {
+        Ok(Ok(v)) => ok(v),
+        Ok(Err(e)) => error(failed, e),
+        Err(r) => r,
+    }
+}
+
 /// Run blocking work (sysfs, smartctl, SQLite, file reads) off the server's thread.
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,
@@ -188,11 +200,10 @@ async fn api_stop(State(s): S, Path(id): Path<String>) -> Response {
 }
 
 async fn api_history(State(s): S, Query(q): Q) -> Response {
-    match blocking(move || history::list_filtered(&s, &q)).await {
-        Ok(Ok(v)) => ok(v),
-        Ok(Err(e)) => error(StatusCode::BAD_REQUEST, e),
-        Err(r) => r,
-    }
+    answer(StatusCode::BAD_REQUEST, move || {
+        history::list_filtered(&s, &q)
+    })
+    .await
 }
 
 async fn api_result(State(s): S, Path(id): Path<String>) -> Response {
@@ -249,25 +260,16 @@ async fn api_compare(State(s): S, Query(q): Q) -> Response {
 }
 
 async fn api_trend(State(s): S, Query(q): Q) -> Response {
-    match blocking(move || history::trend(&s, &q)).await {
-        Ok(Ok(v)) => ok(v),
-        Ok(Err(e)) => error(StatusCode::BAD_REQUEST, e),
-        Err(r) => r,
-    }
+    answer(StatusCode::BAD_REQUEST, move || history::trend(&s, &q)).await
 }
 
 async fn api_trend_devices(State(s): S) -> Response {
-    match blocking(move || history::devices(&s)).await {
-        Ok(Ok(v)) => ok(v),
-        Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, e),
-        Err(r) => r,
-    }
+    answer(StatusCode::INTERNAL_SERVER_ERROR, move || {
+        history::devices(&s)
+    })
+    .await
 }
 
 async fn api_health(State(s): S, Query(q): Q) -> Response {
-    match blocking(move || history::health(&s, &q)).await {
-        Ok(Ok(v)) => ok(v),
-        Ok(Err(e)) => error(StatusCode::BAD_REQUEST, e),
-        Err(r) => r,
-    }
+    answer(StatusCode::BAD_REQUEST, move || history::health(&s, &q)).await
 }

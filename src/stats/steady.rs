@@ -224,15 +224,20 @@ pub struct WindowCheck {
     pub steady: bool,
 }
 
-/// The SNIA PTS check of one Measurement Window (its values oldest first).
-pub fn snia_check(window: &[f64], rule: &SniaRule) -> WindowCheck {
-    let (mean, slope) = mean_and_slope(window);
+/// Largest minus smallest value of the window (0 for an empty one).
+fn range_of(window: &[f64]) -> f64 {
     let (lo, hi) = window
         .iter()
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), y| {
             (a.min(*y), b.max(*y))
         });
-    let range = if window.is_empty() { 0.0 } else { hi - lo };
+    if window.is_empty() { 0.0 } else { hi - lo }
+}
+
+/// The SNIA PTS check of one Measurement Window (its values oldest first).
+pub fn snia_check(window: &[f64], rule: &SniaRule) -> WindowCheck {
+    let (mean, slope) = mean_and_slope(window);
+    let range = range_of(window);
     let excursion = slope.abs() * (window.len().saturating_sub(1)) as f64;
     let steady = mean > 0.0
         && range <= rule.max_range_fraction * mean
@@ -255,12 +260,7 @@ pub fn snia_check(window: &[f64], rule: &SniaRule) -> WindowCheck {
 /// fio's check of one window (values oldest first), as fio's steadystate.c computes it.
 pub fn fio_check(window: &[f64], c: &FioCriterion) -> WindowCheck {
     let (mean, slope) = mean_and_slope(window);
-    let (lo, hi) = window
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), y| {
-            (a.min(*y), b.max(*y))
-        });
-    let range = if window.is_empty() { 0.0 } else { hi - lo };
+    let range = range_of(window);
     let raw = match c.check {
         Check::Deviation => window.iter().map(|y| (y - mean).abs()).fold(0.0, f64::max),
         Check::Slope => slope.abs(),

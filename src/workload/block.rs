@@ -93,6 +93,32 @@ pub struct JobSpec {
     pub interval: Duration,
 }
 
+impl JobSpec {
+    /// One job of random `rw` I/O over its own slice, O_DIRECT into huge-page buffers, no
+    /// ramp, no fsync at the end, time- and size-unbounded: the saturate steps and the
+    /// sustain passes, which set what else differs.
+    pub fn random_direct(rw: Rw, bs: u64, iodepth: u32, engine: EngineKind, seed: u64) -> JobSpec {
+        JobSpec {
+            rw,
+            bs,
+            iodepth,
+            jobs: 1,
+            rwmix_read: 0,
+            region: Region::Split,
+            pattern: Pattern::Random,
+            direct: true,
+            huge_pages: true,
+            engine,
+            duration: None,
+            ramp: Duration::ZERO,
+            io_size: None,
+            seed,
+            fsync_at_end: false,
+            interval: DEFAULT_INTERVAL,
+        }
+    }
+}
+
 /// The per-interval series' default resolution.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(100);
 

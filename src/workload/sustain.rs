@@ -5,11 +5,11 @@
 
 use std::time::Duration;
 
-use crate::engine::{EngineKind, Pattern};
+use crate::engine::EngineKind;
 use crate::model::IntervalPoint;
 use crate::model::sustain::{SustainCliff, SustainDetail, SustainPhase};
 use crate::stats::changepoint::{CliffOptions, cliffs_with, phases};
-use crate::workload::block::{JobSpec, Region, Rw};
+use crate::workload::block::{JobSpec, Rw};
 
 /// What one pass writes and how.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -31,22 +31,10 @@ pub struct PassPlan {
 /// interval belongs to the series), O_DIRECT, unique random data.
 pub fn pass_job(p: &PassPlan) -> JobSpec {
     JobSpec {
-        rw: p.rw,
-        bs: p.bs,
-        iodepth: p.iodepth,
-        jobs: 1,
-        rwmix_read: 0,
-        region: Region::Split,
-        pattern: Pattern::Random,
-        direct: true,
-        huge_pages: true,
-        engine: p.engine,
         duration: p.time,
-        ramp: Duration::ZERO,
         io_size: Some(p.bytes),
-        seed: p.seed,
-        fsync_at_end: false,
         interval: p.interval,
+        ..JobSpec::random_direct(p.rw, p.bs, p.iodepth, p.engine, p.seed)
     }
 }
 

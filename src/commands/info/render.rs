@@ -32,10 +32,11 @@ fn role(d: &BlockDeviceInfo) -> String {
     }
 }
 
-/// One row per attribute, one column per device of the chain.
-type Attr = (&'static str, fn(&BlockDeviceInfo) -> Option<String>);
+/// One row of an `attribute_table`: its label and the item's value, if it has one.
+type Attr<T> = (&'static str, fn(&T) -> Option<String>);
 
-const DEVICE_ROWS: &[Attr] = &[
+/// One row per attribute, one column per device of the chain.
+const DEVICE_ROWS: &[Attr<BlockDeviceInfo>] = &[
     ("Role", |d| Some(role(d))),
     ("Kind", |d| Some(d.kind.clone())),
     ("Device", |d| {
@@ -141,9 +142,7 @@ const DEVICE_ROWS: &[Attr] = &[
     ("Removable", |d| d.removable.map(yes_no)),
 ];
 
-type SmartAttr = (&'static str, fn(&SmartInfo) -> Option<String>);
-
-const SMART_ROWS: &[SmartAttr] = &[
+const SMART_ROWS: &[Attr<SmartInfo>] = &[
     ("Model", |s| s.model.clone()),
     ("Serial", |s| s.serial.clone()),
     ("Firmware", |s| s.firmware.clone()),
@@ -188,19 +187,8 @@ pub fn info_table(info: &StorageInfo) -> String {
         out.push_str(&format!("No block device: {r}.\n"));
         return out;
     }
-    let mut t = table();
-    let mut header = vec![Cell::new("")];
-    header.extend(info.devices.iter().map(|d| Cell::new(&d.name)));
-    t.set_header(header);
-    for (label, get) in DEVICE_ROWS {
-        let vals: Vec<Option<String>> = info.devices.iter().map(get).collect();
-        if vals.iter().all(Option::is_none) {
-            continue;
-        }
-        let mut row = vec![label.to_string()];
-        row.extend(vals.into_iter().map(|v| v.unwrap_or_else(|| "-".into())));
-        t.add_row(row);
-    }
+    let devices: Vec<&BlockDeviceInfo> = info.devices.iter().collect();
+    let t = attribute_table("", &devices, |d| &d.name, DEVICE_ROWS);
     out.push_str(&format!("{t}\n"));
     if !info.smart.is_empty() {
         out.push_str(&smart_table(&info.smart));
@@ -208,23 +196,35 @@ pub fn info_table(info: &StorageInfo) -> String {
     out
 }
 
+/// One column per item (headed by its `name`, `corner` above the labels), one row per
+/// attribute that at least one item has (`-` where another lacks it).
+fn attribute_table<T>(
+    corner: &str,
+    items: &[&T],
+    name: impl Fn(&T) -> &str,
+    rows: &[Attr<T>],
+) -> Table {
+    let mut t = table();
+    let mut header = vec![Cell::new(corner)];
+    header.extend(items.iter().map(|i| Cell::new(name(i))));
+    t.set_header(header);
+    for (label, get) in rows {
+        let vals: Vec<Option<String>> = items.iter().map(|i| get(i)).collect();
+        if vals.iter().all(Option::is_none) {
+            continue;
+        }
+        let mut row = vec![label.to_string()];
+        row.extend(vals.into_iter().map(|v| v.unwrap_or_else(|| "-".into())));
+        t.add_row(row);
+    }
+    t
+}
+
 fn smart_table(smart: &[SmartInfo]) -> String {
     let mut out = String::new();
     let available: Vec<&SmartInfo> = smart.iter().filter(|s| s.available).collect();
     if !available.is_empty() {
-        let mut t = table();
-        let mut header = vec![Cell::new("SMART")];
-        header.extend(available.iter().map(|s| Cell::new(&s.device)));
-        t.set_header(header);
-        for (label, get) in SMART_ROWS {
-            let vals: Vec<Option<String>> = available.iter().map(|s| get(s)).collect();
-            if vals.iter().all(Option::is_none) {
-                continue;
-            }
-            let mut row = vec![label.to_string()];
-            row.extend(vals.into_iter().map(|v| v.unwrap_or_else(|| "-".into())));
-            t.add_row(row);
-        }
+        let t = attribute_table("SMART", &available, |s| &s.device, SMART_ROWS);
         out.push_str(&format!("{t}\n"));
     }
     for s in smart.iter().filter(|s| !s.available) {

@@ -102,7 +102,7 @@ pub fn initial_row(cp: &ConfigPlan, place: &Place) -> ConfigurationResult {
         reason: cp.method.as_ref().err().cloned(),
         mount_method: cp.method.as_ref().ok().map(|m| m.describe()),
         mkfs_command: mkfs,
-        journaling: cp.fs.journaling,
+        journaling: cp.fs.journaling(),
         design: cp.fs.design.to_string(),
         size_bytes: match place {
             Place::Image { size, .. } => Some(*size),

@@ -262,6 +262,79 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
     format!("Ranking for {workload}{basis}\n{t}\n")
 }
 
+/// A configuration x column grid of one workload's tests: the tests `is_cell` picks, in
+/// the column `head_of` names (columns in the order first seen).
+struct Grid<'a> {
+    doc: &'a ResultDoc,
+    workload: &'a str,
+    is_cell: &'a dyn Fn(&TestResult) -> bool,
+    head_of: &'a dyn Fn(&TestResult) -> String,
+    cols: Vec<String>,
+}
+
+impl<'a> Grid<'a> {
+    /// The grid, or `None` when no test is a cell.
+    fn new(
+        doc: &'a ResultDoc,
+        workload: &'a str,
+        is_cell: &'a dyn Fn(&TestResult) -> bool,
+        head_of: &'a dyn Fn(&TestResult) -> String,
+    ) -> Option<Grid<'a>> {
+        let mut grid = Grid {
+            doc,
+            workload,
+            is_cell,
+            head_of,
+            cols: Vec::new(),
+        };
+        let mut cols: Vec<String> = Vec::new();
+        for t in grid.cells() {
+            let head = head_of(t);
+            if !cols.contains(&head) {
+                cols.push(head);
+            }
+        }
+        grid.cols = cols;
+        (!grid.cols.is_empty()).then_some(grid)
+    }
+
+    /// Every cell's test, configuration by configuration.
+    fn cells(&self) -> impl Iterator<Item = &'a TestResult> + '_ {
+        self.doc
+            .configurations
+            .iter()
+            .flat_map(|c| tests_of(c, self.workload))
+            .filter(|t| (self.is_cell)(t))
+    }
+
+    /// The table headed `configuration` and the columns.
+    fn table(&self) -> Table {
+        let mut header = vec!["configuration"];
+        header.extend(self.cols.iter().map(String::as_str));
+        table(header)
+    }
+
+    /// A configuration's row: its label, then per column the `value` of its test there
+    /// (`-` without one), right-aligned.
+    fn row(
+        &self,
+        label: &str,
+        tests: &[&TestResult],
+        value: impl Fn(&TestResult) -> Option<String>,
+    ) -> Vec<Cell> {
+        let mut row = vec![Cell::new(label)];
+        for col in &self.cols {
+            let v = tests
+                .iter()
+                .find(|t| (self.is_cell)(t) && &(self.head_of)(t) == col)
+                .and_then(|t| value(t))
+                .unwrap_or_else(|| "-".into());
+            row.push(Cell::new(v).set_alignment(CellAlignment::Right));
+        }
+        row
+    }
+}
+
 /// Belov's Table 1 layout for small-file workloads (contract: `params.phase`,
 /// `params.size_token`, summary `seconds_per_portion`): one row per configuration, one
 /// column per file size of the create phase (and the big file), seconds per portion.
@@ -285,39 +358,21 @@ pub fn render_table1(doc: &ResultDoc, workload: &str) -> Option<String> {
             tok
         }
     };
-    let mut cols: Vec<String> = Vec::new();
-    let mut per_portion = None;
-    for c in &doc.configurations {
-        for t in tests_of(c, workload).into_iter().filter(|t| is_cell(t)) {
-            let head = head_of(t);
-            if !cols.contains(&head) {
-                cols.push(head);
-            }
-            per_portion = per_portion.or_else(|| t.params.get("files_per_portion").cloned());
-        }
-    }
-    if cols.is_empty() {
-        return None;
-    }
-    let mut header = vec!["configuration"];
-    header.extend(cols.iter().map(String::as_str));
-    let mut t = table(header);
+    let grid = Grid::new(doc, workload, &is_cell, &head_of)?;
+    let per_portion = grid
+        .cells()
+        .find_map(|t| t.params.get("files_per_portion").cloned());
+    let mut t = grid.table();
     for c in &doc.configurations {
         let tests = tests_of(c, workload);
         if tests.is_empty() {
             continue;
         }
-        let mut row = vec![Cell::new(&c.label)];
-        for col in &cols {
-            let v = tests
-                .iter()
-                .find(|t| is_cell(t) && &head_of(t) == col)
-                .and_then(|t| t.summary.get("seconds_per_portion"))
+        t.add_row(grid.row(&c.label, &tests, |t| {
+            t.summary
+                .get("seconds_per_portion")
                 .map(|s| format!("{:.3}", s.median))
-                .unwrap_or_else(|| "-".into());
-            row.push(Cell::new(v).set_alignment(CellAlignment::Right));
-        }
-        t.add_row(row);
+        }));
     }
     Some(format!(
         "Seconds per portion of {} files (create; one column per file size, as in Belov's NTFS Table 1) for {workload}\n{t}\n",
@@ -359,51 +414,29 @@ pub fn render_space(doc: &ResultDoc, workload: &str) -> Option<String> {
             .cloned()
             .unwrap_or_else(|| t.name.clone())
     };
-    let mut cols: Vec<String> = Vec::new();
-    let mut files = None;
-    for c in &doc.configurations {
-        for t in tests_of(c, workload).into_iter().filter(|t| is_cell(t)) {
-            let head = head_of(t);
-            if !cols.contains(&head) {
-                cols.push(head);
-            }
-            files = files.or_else(|| {
-                t.runs
-                    .last()
-                    .and_then(|r| r.files.as_ref())
-                    .map(|f| f.files_done)
-            });
-        }
-    }
-    if cols.is_empty() {
-        return None;
-    }
-    let mut header = vec!["configuration"];
-    header.extend(cols.iter().map(String::as_str));
-    let mut t = table(header);
+    let grid = Grid::new(doc, workload, &is_cell, &head_of)?;
+    let files = grid.cells().find_map(|t| {
+        t.runs
+            .last()
+            .and_then(|r| r.files.as_ref())
+            .map(|f| f.files_done)
+    });
+    let mut t = grid.table();
     let mib = |b: f64| format!("{:.2}", b / (1 << 20) as f64);
     for c in &doc.configurations {
         let tests = tests_of(c, workload);
         if !tests.iter().any(|t| is_cell(t)) {
             continue;
         }
-        let mut row = vec![Cell::new(&c.label)];
-        for col in &cols {
-            let v = tests
-                .iter()
-                .find(|t| is_cell(t) && &head_of(t) == col)
-                .and_then(|t| space_of(t))
-                .map(|(m, p)| match p {
-                    Some((c, 0)) => format!("{} / {}", mib(m), mib(c as f64)),
-                    Some((c, meta)) => {
-                        format!("{} / {}+{}", mib(m), mib(c as f64), mib(meta as f64))
-                    }
-                    None => format!("{} / -", mib(m)),
-                })
-                .unwrap_or_else(|| "-".into());
-            row.push(Cell::new(v).set_alignment(CellAlignment::Right));
-        }
-        t.add_row(row);
+        t.add_row(grid.row(&c.label, &tests, |t| {
+            space_of(t).map(|(m, p)| match p {
+                Some((c, 0)) => format!("{} / {}", mib(m), mib(c as f64)),
+                Some((c, meta)) => {
+                    format!("{} / {}+{}", mib(m), mib(c as f64), mib(meta as f64))
+                }
+                None => format!("{} / -", mib(m)),
+            })
+        }));
     }
     Some(format!(
         "Space with the {} files of one run in place, MiB: measured (df used growth) / predicted by iolab slack's rules at the unit made (clusters of files and directories + per-file metadata: MFT records, xfs inodes), for {workload}\n{t}\nThe measured side includes what the rules do not model: journal and tree blocks (btrfs keeps small files inline in metadata, twice with DUP, and frees the previous size's space in the background), MFT growth in whole chunks (the MFT never shrinks: after the first size, NTFS reuses the freed records and grows by the clusters alone), directory index slack.\n",

@@ -29,6 +29,24 @@ pub fn hash_name(kind: HashKind) -> &'static str {
     }
 }
 
+/// Read `f` to its end through `buf`, handing each piece to `feed`.
+fn read_through(
+    f: &mut std::fs::File,
+    buf: &mut [u8],
+    path: &Path,
+    mut feed: impl FnMut(&[u8]),
+) -> Result<()> {
+    loop {
+        let n = f
+            .read(buf)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        if n == 0 {
+            return Ok(());
+        }
+        feed(&buf[..n]);
+    }
+}
+
 /// Hash one file.
 pub fn hash_file(path: &Path, kind: HashKind, buf: &mut [u8]) -> Result<Digest> {
     // O_NOATIME keeps a user's source untouched even in metadata where allowed.
@@ -42,28 +60,14 @@ pub fn hash_file(path: &Path, kind: HashKind, buf: &mut [u8]) -> Result<Digest> 
     match kind {
         HashKind::Xxh3 => {
             let mut h = xxhash_rust::xxh3::Xxh3::new();
-            loop {
-                let n = f
-                    .read(buf)
-                    .with_context(|| format!("cannot read {}", path.display()))?;
-                if n == 0 {
-                    break;
-                }
-                h.update(&buf[..n]);
-            }
+            read_through(&mut f, buf, path, |b| h.update(b))?;
             out[..16].copy_from_slice(&h.digest128().to_le_bytes());
         }
         HashKind::Blake3 => {
             let mut h = blake3::Hasher::new();
-            loop {
-                let n = f
-                    .read(buf)
-                    .with_context(|| format!("cannot read {}", path.display()))?;
-                if n == 0 {
-                    break;
-                }
-                h.update(&buf[..n]);
-            }
+            read_through(&mut f, buf, path, |b| {
+                h.update(b);
+            })?;
             out.copy_from_slice(h.finalize().as_bytes());
         }
     }

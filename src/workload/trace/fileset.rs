@@ -81,50 +81,43 @@ pub fn layout(w: &Workload, root: &Path, seed: u64) -> Vec<FileSet> {
                     *last = (*last + total).saturating_sub(now).max(1);
                 }
             }
-            if let Some((name, scale)) = &s.dataset {
+            // Each file's path and intended size.
+            let files: Vec<(PathBuf, u64)> = if let Some((name, scale)) = &s.dataset {
                 // An `iolab copy` data set: its own tree, names and sizes.
                 let plan = crate::workload::copy::dataset::plan(name, seed ^ copy as u64, *scale)
                     .unwrap_or_default();
-                let slots = plan
-                    .files
+                plan.files
                     .iter()
-                    .map(|f| Slot {
-                        path: dir.join(&f.rel),
-                        size: f.size,
-                        len: 0,
-                        present: false,
+                    .map(|f| (dir.join(&f.rel), f.size))
+                    .collect()
+            } else {
+                let fanout = (s.dirs as f64).powf(1.0 / s.depth as f64).ceil().max(1.0) as u64;
+                sizes
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, size)| {
+                        let mut leaf = i as u64 % s.dirs;
+                        let mut p = dir.clone();
+                        let mut parts = Vec::new();
+                        for _ in 0..s.depth {
+                            parts.push(format!("d{}", leaf % fanout));
+                            leaf /= fanout;
+                        }
+                        for part in parts.iter().rev() {
+                            p.push(part);
+                        }
+                        p.push(format!("f{i}"));
+                        (p, size)
                     })
-                    .collect();
-                sets.push(FileSet {
-                    stream: si,
-                    copy,
-                    dir,
-                    slots,
-                });
-                continue;
-            }
-            let fanout = (s.dirs as f64).powf(1.0 / s.depth as f64).ceil().max(1.0) as u64;
-            let slots = sizes
+                    .collect()
+            };
+            let slots = files
                 .into_iter()
-                .enumerate()
-                .map(|(i, size)| {
-                    let mut leaf = i as u64 % s.dirs;
-                    let mut p = dir.clone();
-                    let mut parts = Vec::new();
-                    for _ in 0..s.depth {
-                        parts.push(format!("d{}", leaf % fanout));
-                        leaf /= fanout;
-                    }
-                    for part in parts.iter().rev() {
-                        p.push(part);
-                    }
-                    p.push(format!("f{i}"));
-                    Slot {
-                        path: p,
-                        size,
-                        len: 0,
-                        present: false,
-                    }
+                .map(|(path, size)| Slot {
+                    path,
+                    size,
+                    len: 0,
+                    present: false,
                 })
                 .collect();
             sets.push(FileSet {
