@@ -9,6 +9,7 @@ mod merge;
 mod plan;
 mod study;
 mod table;
+mod workload;
 
 use std::path::{Path, PathBuf};
 

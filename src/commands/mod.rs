@@ -17,6 +17,7 @@ pub mod serve;
 pub mod slack;
 pub mod sustain;
 pub mod trace;
+pub mod workloads;
 
 /// Placeholder for a subcommand that is not built yet: a clear error, exit 1.
 pub fn not_yet(name: &str) -> anyhow::Result<i32> {

@@ -4,14 +4,13 @@
 
 use std::path::PathBuf;
 
+use super::workload::{WorkloadPlan, resolve_ref};
 use crate::cli::matrix::{MatrixArgs, Study};
-use crate::commands::family::{DirWorkload, resolve};
 use crate::error::UsageError;
 use crate::fs::detect::{MountMethod, availability};
 use crate::fs::types::{FS_TYPES, FsType, known_names, lookup};
 use crate::stats::repeat::RepeatMode;
 use crate::units::{fmt_size_exact, fmt_size_iec, parse_size};
-use crate::workload::WorkloadRef;
 
 /// Default image size (the twelve-file-system copy test used 4 GiB partitions).
 pub const DEFAULT_IMAGE_SIZE: u64 = 4 << 30;
@@ -26,11 +25,6 @@ pub struct ConfigPlan {
     pub mount_opts: String,
     /// How to mount it, or why it is skipped.
     pub method: Result<MountMethod, String>,
-}
-
-pub struct WorkloadPlan {
-    pub label: String,
-    pub workload: Box<dyn DirWorkload>,
 }
 
 /// Where file systems are made, before anything exists.
@@ -198,15 +192,6 @@ pub fn label_of(fs: &FsType, unit: Option<u64>, opts: &str) -> String {
     l
 }
 
-fn resolve_ref(s: &str) -> Result<WorkloadPlan, UsageError> {
-    let r = WorkloadRef::parse(s)?;
-    let w = resolve(&r).map_err(|e| err(format!("--workload {s}: {e}")))?;
-    Ok(WorkloadPlan {
-        label: w.label(),
-        workload: w,
-    })
-}
-
 /// The image directory's base and size, checked for room.
 fn place_of(
     a: &MatrixArgs,
@@ -346,7 +331,12 @@ pub fn plan(a: &MatrixArgs) -> Result<Plan, UsageError> {
     let workloads = if a.setup_only {
         Vec::new()
     } else if let Some(study) = a.study {
-        super::study::workloads(study, a.full, size, &mut notes)?
+        super::study::workloads(
+            study,
+            a.full,
+            size.unwrap_or(DEFAULT_IMAGE_SIZE),
+            &mut notes,
+        )?
     } else if a.workload.is_empty() {
         vec![resolve_ref("run:preset=real:duration=5s:repeat=1")?]
     } else {
@@ -364,11 +354,6 @@ pub fn plan(a: &MatrixArgs) -> Result<Plan, UsageError> {
         notes,
         age,
     })
-}
-
-/// Resolve a reference, for the studies (which try families that may not exist yet).
-pub fn try_resolve(s: &str) -> Result<WorkloadPlan, UsageError> {
-    resolve_ref(s)
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The built-in studies as workload references, decided at run time by trying to resolve
 //! them: a family that is not built yet is replaced by what exists (never by a stub).
 
-use super::plan::{WorkloadPlan, try_resolve};
+use super::workload::{WorkloadPlan, resolve_ref as try_resolve};
 use crate::cli::matrix::Study;
 use crate::error::UsageError;
 
@@ -14,9 +14,8 @@ const FULL_COUNTS: (u64, u64, u64) = (10_000, 20, 16);
 const QUICK_COUNTS: (u64, u64, u64) = (1_000, 2, 1);
 
 /// The `files:` reference of `--study cluster` for images of `size` bytes.
-pub fn cluster_reference(full: bool, size: Option<u64>) -> String {
+pub fn cluster_reference(full: bool, size: u64) -> String {
     let (n, portions, passes) = if full { FULL_COUNTS } else { QUICK_COUNTS };
-    let size = size.unwrap_or(super::plan::DEFAULT_IMAGE_SIZE);
     // Belov's big file was 20 GB; it must fit the image with the small files' room.
     let big = if full {
         (20u64 << 30).min(size / 2)
@@ -32,9 +31,9 @@ pub fn cluster_reference(full: bool, size: Option<u64>) -> String {
 /// The twelve-file-system copy test's media mix (about 2.03 GB) copied to the file system:
 /// the data set and its copy must fit the image, so it is scaled to 40 % of the image each
 /// (never above 1).
-pub fn linux_fs_copy_reference(size: Option<u64>) -> String {
+pub fn linux_fs_copy_reference(size: u64) -> String {
     const MEDIA_MIX_BYTES: f64 = 2_026_000_000.0;
-    let size = size.unwrap_or(super::plan::DEFAULT_IMAGE_SIZE) as f64;
+    let size = size as f64;
     let scale = (0.4 * size / MEDIA_MIX_BYTES).min(1.0);
     format!("copy:dataset=media-mix:scale={scale:.3}:repeat=1")
 }
@@ -43,7 +42,7 @@ pub fn linux_fs_copy_reference(size: Option<u64>) -> String {
 pub fn workloads(
     study: Study,
     full: bool,
-    size: Option<u64>,
+    size: u64,
     notes: &mut Vec<String>,
 ) -> Result<Vec<WorkloadPlan>, UsageError> {
     match study {
@@ -85,13 +84,13 @@ mod tests {
 
     #[test]
     fn cluster_reference_scales_the_big_file_to_the_image() {
-        let quick = cluster_reference(false, Some(1 << 30));
+        let quick = cluster_reference(false, 1 << 30);
         assert!(
             quick.contains("files-per-portion=1000:portions=2:passes=1"),
             "{quick}"
         );
         assert!(quick.contains("big=128M"), "{quick}");
-        let full = cluster_reference(true, Some(4 << 30));
+        let full = cluster_reference(true, 4 << 30);
         assert!(
             full.contains("files-per-portion=10000:portions=20:passes=16"),
             "{full}"
@@ -102,7 +101,7 @@ mod tests {
     #[test]
     fn linux_fs_uses_what_exists_and_says_so() {
         let mut notes = Vec::new();
-        let w = workloads(Study::LinuxFs, false, None, &mut notes).unwrap();
+        let w = workloads(Study::LinuxFs, false, 4 << 30, &mut notes).unwrap();
         assert!(!w.is_empty());
         let labels: Vec<&str> = w.iter().map(|w| w.label.as_str()).collect();
         // Either the data-set copy (once built) or the fallback ending with `iolab run`.
@@ -119,9 +118,9 @@ mod tests {
     #[test]
     fn linux_fs_copy_fits_the_image() {
         assert_eq!(
-            linux_fs_copy_reference(Some(1 << 30)),
+            linux_fs_copy_reference(1 << 30),
             "copy:dataset=media-mix:scale=0.212:repeat=1"
         );
-        assert!(linux_fs_copy_reference(Some(64 << 30)).contains("scale=1.000"));
+        assert!(linux_fs_copy_reference(64 << 30).contains("scale=1.000"));
     }
 }
