@@ -44,22 +44,23 @@ fresh
 read -r create synced < <("$iolab" files -t "$work/mnt" --sizes 4K --files-per-portion 2000 --portions 10 \
     --passes 1 --repeat 3 --phases create,delete --no-save --json 2>/dev/null |
     json_field "'%d %d' % (round(d['tests'][0]['summary']['files_per_s']['median']), round(sorted(r['files']['files_per_s_with_sync'] for r in d['tests'][0]['runs'])[1]))")
-# The same volume: aging creates ~237,000 files into a file system it fills to 80 %; the
-# files run above creates 20,000 and deletes them again, so its files, inodes and page
-# cache stay small and hot. Here `iolab files` creates as many files as the aging run did
-# (in portions of 2,000, the same tree width), in one run, before deleting them.
+# The same fill: aging creates ~237,000 files into a file system it fills to 80 % (and
+# deletes ~47,000 on the way); the files run above creates 20,000 and deletes them again,
+# so its directories, inodes and page cache stay small and hot. Here `iolab files` creates
+# as many files as aging leaves (~190,000: the file system as full as aging makes it), in
+# portions of 2,000, in one run, before deleting them.
 fresh
-created=$("$iolab" age "$work/mnt" --profile "$work/small.toml" --jobs 1 --no-save --json -q 2>/dev/null |
-    json_field "d['tests'][0]['age']['files_created']")
+read -r left created < <("$iolab" age "$work/mnt" --profile "$work/small.toml" --jobs 1 --no-save --json -q 2>/dev/null |
+    json_field "'%d %d' % (d['tests'][0]['age']['files_left'], d['tests'][0]['age']['files_created'])")
 fresh
 read -r vcreate vsynced < <("$iolab" files -t "$work/mnt" --sizes 4K --files-per-portion 2000 \
-    --portions $(((created + 1999) / 2000)) --passes 1 --repeat 1 --phases create,delete --no-save --json 2>/dev/null |
+    --portions $((left / 2000)) --passes 1 --repeat 1 --phases create,delete --no-save --json 2>/dev/null |
     json_field "'%d %d' % (round(d['tests'][0]['summary']['files_per_s']['median']), round(d['tests'][0]['runs'][0]['files']['files_per_s_with_sync']))")
 ratio() { python3 -c "print(round($1/$2,2))"; }
 echo "ext4 1 GiB in RAM, 4 KiB files: files create ${create} files/s (${synced} with its sync)"
 echo "  age --jobs 1: ${age1} files created+deleted/s; ratio $(ratio "$age1" "$create") (with sync $(ratio "$age1" "$synced"))"
 echo "  age, ${jobs} writers: ${agen} files created+deleted/s; ratio $(ratio "$agen" "$create") (with sync $(ratio "$agen" "$synced"))"
-echo "same volume: files creating ${created} files (as many as aging creates): ${vcreate} files/s (${vsynced} with its sync)"
+echo "same fill: files creating $(((left / 2000) * 2000)) files (aging leaves ${left} of the ${created} it creates): ${vcreate} files/s (${vsynced} with its sync)"
 echo "  age --jobs 1: ratio $(ratio "$age1" "$vcreate"); age, ${jobs} writers: ratio $(ratio "$agen" "$vcreate")"
 fresh
 real=$("$iolab" age "$work/mnt" --profile source-tree --churn 1 --no-save --json -q 2>/dev/null |
