@@ -290,13 +290,9 @@ fn raw_times_keep_the_recorders_cost_in_the_time_stamps() {
         return;
     }
     let work = tempfile::tempdir().unwrap();
-    let o = iolab_in(
+    let o = record_tracepoints(
         work.path(),
         &[
-            "trace",
-            "record",
-            "--recorder",
-            "tracepoints",
             "--raw-times",
             "-o",
             "app.trace",
@@ -306,16 +302,29 @@ fn raw_times_keep_the_recorders_cost_in_the_time_stamps() {
             "printf aaa > a; cat a > /dev/null",
         ],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("the time stamps keep it"),
-        "{}",
-        stderr(&o)
-    );
-    let text = std::fs::read_to_string(work.path().join("app.trace")).unwrap();
-    let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    recorded_saying(&o, "the time stamps keep it");
+    let header = header_of(&work.path().join("app.trace"));
     assert_eq!(header["recorder_cost"]["removed_ns"], 0, "{header}");
     assert!(header["recorder_cost"]["call_ns"].is_u64(), "{header}");
+}
+
+/// `iolab trace record --recorder tracepoints ARGS...` in `dir`.
+fn record_tracepoints(dir: &Path, args: &[&str]) -> std::process::Output {
+    let mut argv = vec!["trace", "record", "--recorder", "tracepoints"];
+    argv.extend_from_slice(args);
+    iolab_in(dir, &argv)
+}
+
+/// `trace record` succeeded and said `what` on stderr.
+fn recorded_saying(o: &std::process::Output, what: &str) {
+    assert!(o.status.success(), "{}", stderr(o));
+    assert!(stderr(o).contains(what), "{}", stderr(o));
+}
+
+/// A trace file's header line.
+fn header_of(trace: &Path) -> Value {
+    let text = std::fs::read_to_string(trace).unwrap();
+    serde_json::from_str(text.lines().next().unwrap()).unwrap()
 }
 
 fn record_then_replay(test: &str, recorder: &str) {
@@ -627,13 +636,9 @@ fn fio_io_uring_recorded_and_replayed_at_depth_16() {
         return;
     };
     let dir = format!("--directory={}", work.path().display());
-    let o = iolab_in(
+    let o = record_tracepoints(
         work.path(),
         &[
-            "trace",
-            "record",
-            "--recorder",
-            "tracepoints",
             "-o",
             "fio.trace",
             "--",
@@ -649,21 +654,9 @@ fn fio_io_uring_recorded_and_replayed_at_depth_16() {
             "--output=/dev/null",
         ],
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("recorded with tracepoints"),
-        "{}",
-        stderr(&o)
-    );
+    recorded_saying(&o, "recorded with tracepoints");
     let tf = work.path().join("fio.trace");
-    let head: Value = serde_json::from_str(
-        std::fs::read_to_string(&tf)
-            .unwrap()
-            .lines()
-            .next()
-            .unwrap(),
-    )
-    .unwrap();
+    let head = header_of(&tf);
     assert_eq!(head["recorder"], "tracepoints");
     assert_eq!(head["version"], 2);
     let s = summary_json(&tf);

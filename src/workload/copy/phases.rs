@@ -53,6 +53,20 @@ struct Timed {
     fallback_files: u64,
 }
 
+impl Timed {
+    /// End the timed part begun at `t0`, then time the `syncfs` of the file system of `fs`.
+    fn then_sync(t0: Instant, fs: &Path, fallback_files: u64) -> Result<Timed> {
+        let close_ns = t0.elapsed().as_nanos() as u64;
+        let t1 = Instant::now();
+        syncfs(fs)?;
+        Ok(Timed {
+            close_ns,
+            syncfs_ns: t1.elapsed().as_nanos() as u64,
+            fallback_files,
+        })
+    }
+}
+
 /// Both work dirs: recorded for cleanup after a kill, removed on drop (a failure is said).
 struct Workspace {
     ram: WorkDir,
@@ -404,14 +418,7 @@ impl PhaseRunner<'_> {
                     fmt_size_iec(plan.data_bytes())
                 ))
             })?;
-        let close_ns = t0.elapsed().as_nanos() as u64;
-        let t1 = Instant::now();
-        syncfs(to)?;
-        Ok(Timed {
-            close_ns,
-            syncfs_ns: t1.elapsed().as_nanos() as u64,
-            fallback_files: st.fallback_files,
-        })
+        Timed::then_sync(t0, to, st.fallback_files)
     }
 
     /// The progress line's last words: the rate (files/s for the delete, which moves no
@@ -548,14 +555,7 @@ impl PhaseRunner<'_> {
 fn delete_timed(from: &Path, target: &Path) -> Result<Timed> {
     let t0 = Instant::now();
     delete_tree(from)?;
-    let close_ns = t0.elapsed().as_nanos() as u64;
-    let t1 = Instant::now();
-    syncfs(target)?;
-    Ok(Timed {
-        close_ns,
-        syncfs_ns: t1.elapsed().as_nanos() as u64,
-        fallback_files: 0,
-    })
+    Timed::then_sync(t0, target, 0)
 }
 
 /// The test hook behind `CORRUPT_ENV` (debug builds only).
