@@ -434,7 +434,7 @@ fn record_then_replay(test: &str, recorder: &str) {
             assert!(c[k].is_u64(), "{k} in {header}");
         }
         assert!(
-            record_stderr.contains("the recorder's cost, measured here"),
+            record_stderr.contains("the recorder's own cost, measured just before recording"),
             "{record_stderr}"
         );
         let t: Vec<u64> = calls.iter().map(|c| c["t_ns"].as_u64().unwrap()).collect();

@@ -50,6 +50,9 @@ fn summary(a: &TraceSummaryArgs) -> Result<i32> {
             String::new()
         }
     );
+    if let Some(c) = &h.recorder_cost {
+        println!("{}", record::cost_line(c));
+    }
     print!("{}", crate::report::trace::render_summary(&s));
     Ok(0)
 }

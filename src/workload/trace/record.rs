@@ -242,9 +242,9 @@ fn finish(
 }
 
 /// What the recorder cost per call and what was taken out of the time stamps for it.
-fn cost_line(c: &tracefile::RecorderCost) -> String {
+pub fn cost_line(c: &tracefile::RecorderCost) -> String {
     let per = format!(
-        "the recorder's cost, measured here: {:.2} µs per call, {:.2} µs with a path",
+        "the recorder's own cost, measured just before recording: {:.2} µs per call, {:.2} µs with a path",
         c.call_ns as f64 / 1e3,
         c.path_call_ns as f64 / 1e3
     );
