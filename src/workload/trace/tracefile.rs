@@ -71,7 +71,8 @@ pub struct Header {
     /// The recording root (absolute, as recorded); paths below are relative to it.
     pub root: String,
     pub recorded_at: String,
-    /// From the first kept call's start to the last one's end.
+    /// From the first kept call's start to the last one's end (with the recorder's cost taken
+    /// out when `recorder_cost.removed_ns` > 0).
     pub recorded_ns: u64,
     /// The traced command's whole run time (strace overhead included).
     pub wall_ns: u64,
