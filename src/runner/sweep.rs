@@ -452,13 +452,7 @@ fn steady_rounds(
     ti: usize,
     sink: &ResultSink,
 ) -> Result<f64> {
-    let Sweep {
-        cfg,
-        sweep,
-        targets,
-        ctx,
-        ..
-    } = *on;
+    let (cfg, sweep, targets, ctx) = (on.cfg, on.sweep, on.targets, on.ctx);
     let name = sweep.name(cfg.mix);
     let depth = cfg.steady_depth;
     let mut rounds = crate::stats::steady_rounds::SteadyRounds::new(spec);
