@@ -54,9 +54,18 @@ pub struct Completion {
 /// The engine interface.
 pub trait IoEngine: Send {
     fn name(&self) -> &'static str;
+    /// The engine's buffers, one slot per I/O it can have in flight.
+    fn buffers(&self) -> &BufferPool;
+    fn buffers_mut(&mut self) -> &mut BufferPool;
     /// Slots (buffers) this engine has: the most I/Os it can have in flight.
-    fn depth(&self) -> usize;
-    fn buffer_mut(&mut self, slot: usize) -> &mut [u8];
+    #[inline(always)]
+    fn depth(&self) -> usize {
+        self.buffers().slots()
+    }
+    #[inline(always)]
+    fn buffer_mut(&mut self, slot: usize) -> &mut [u8] {
+        self.buffers_mut().slot_mut(slot)
+    }
     /// Add one request for the next `submit` (the runner submits after every request).
     fn queue(&mut self, slot: usize, op: Op, offset: u64, len: usize);
     /// Hand the queued requests to the kernel; returns how many went.
@@ -73,7 +82,9 @@ pub trait IoEngine: Send {
         Vec::new()
     }
     /// Whether the I/O buffers are on transparent huge pages (`BufferPool::huge_pages`).
-    fn huge_page_buffers(&self) -> Option<bool>;
+    fn huge_page_buffers(&self) -> Option<bool> {
+        self.buffers().huge_pages()
+    }
 }
 
 /// Build an engine on an open file. `uring` falls back to `sync` when the kernel refuses

@@ -29,16 +29,12 @@ impl IoEngine for NullEngine {
         "null"
     }
 
-    fn depth(&self) -> usize {
-        self.bufs.slots()
+    fn buffers(&self) -> &BufferPool {
+        &self.bufs
     }
 
-    fn buffer_mut(&mut self, slot: usize) -> &mut [u8] {
-        self.bufs.slot_mut(slot)
-    }
-
-    fn huge_page_buffers(&self) -> Option<bool> {
-        self.bufs.huge_pages()
+    fn buffers_mut(&mut self) -> &mut BufferPool {
+        &mut self.bufs
     }
 
     fn queue(&mut self, slot: usize, _op: Op, _offset: u64, len: usize) {

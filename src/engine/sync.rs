@@ -31,16 +31,12 @@ impl IoEngine for SyncEngine {
         "sync"
     }
 
-    fn depth(&self) -> usize {
-        1
+    fn buffers(&self) -> &BufferPool {
+        &self.buf
     }
 
-    fn buffer_mut(&mut self, _slot: usize) -> &mut [u8] {
-        self.buf.slot_mut(0)
-    }
-
-    fn huge_page_buffers(&self) -> Option<bool> {
-        self.buf.huge_pages()
+    fn buffers_mut(&mut self) -> &mut BufferPool {
+        &mut self.buf
     }
 
     fn queue(&mut self, slot: usize, op: Op, offset: u64, len: usize) {
