@@ -11,44 +11,51 @@ use crate::cli::trace::TraceRunArgs;
 use crate::error::UsageError;
 use crate::workload::copy::CopySettings;
 
-/// Turn reference parameters into a command line for `subcommand` (keys are flag names), so
-/// each family validates them with its own clap definitions: `duration=2s` -> `--duration 2s`.
-/// A value `true` for a flag that takes none is passed as the bare flag.
-pub fn params_to_argv(
-    subcommand: &[&str],
+/// Parse reference parameters as the arguments `A` of one subcommand, with that
+/// subcommand's own clap definitions, so a reference accepts exactly what the command does:
+/// `duration=2s` -> `--duration 2s`; a flag that takes no value (found in `A`'s definitions,
+/// never listed by hand) is `KEY=true`, and `KEY=false` is the same as leaving it out.
+/// `positional` words come first (`trace run`'s workload). `what` names the reference in
+/// errors (`workload files: unexpected argument '--nope' found`).
+pub fn parse_args<A: clap::Args + clap::FromArgMatches>(
+    what: &str,
+    positional: &[&str],
     params: &BTreeMap<String, String>,
-    bare_flags: &[&str],
-) -> Vec<String> {
+) -> Result<A, UsageError> {
+    let cmd = A::augment_args(clap::Command::new("iolab"));
+    let error = |e: clap::Error| {
+        let msg = e.to_string();
+        let first = msg
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim_start_matches("error: ");
+        UsageError::new(format!("workload {what}: {first}"))
+    };
+    let takes_no_value = |key: &str| {
+        cmd.get_arguments()
+            .any(|a| a.get_long() == Some(key) && !a.get_action().takes_values())
+    };
     let mut argv = vec!["iolab".to_string()];
-    argv.extend(subcommand.iter().map(|s| s.to_string()));
+    argv.extend(positional.iter().map(|s| s.to_string()));
     for (k, v) in params {
-        argv.push(format!("--{k}"));
-        if !(bare_flags.contains(&k.as_str()) && v == "true") {
+        if takes_no_value(k) {
+            match v.as_str() {
+                "true" => argv.push(format!("--{k}")),
+                "false" => {}
+                _ => {
+                    return Err(UsageError::new(format!(
+                        "workload {what}: {k} is a flag: give {k}=true or {k}=false, not {k}={v}"
+                    )));
+                }
+            }
+        } else {
+            argv.push(format!("--{k}"));
             argv.push(v.clone());
         }
     }
-    argv
-}
-
-/// Parse a family's arguments from reference parameters with the real CLI definitions.
-pub fn parse_family_args(
-    subcommand: &[&str],
-    params: &BTreeMap<String, String>,
-    bare_flags: &[&str],
-) -> Result<crate::cli::Command, UsageError> {
-    use clap::Parser;
-    let argv = params_to_argv(subcommand, params, bare_flags);
-    crate::cli::Cli::try_parse_from(&argv)
-        .map(|c| c.command)
-        .map_err(|e| {
-            let msg = e.to_string();
-            let first = msg
-                .lines()
-                .next()
-                .unwrap_or("")
-                .trim_start_matches("error: ");
-            UsageError::new(format!("workload {}: {first}", subcommand.join(" ")))
-        })
+    let matches = cmd.try_get_matches_from(&argv).map_err(error)?;
+    A::from_arg_matches(&matches).map_err(error)
 }
 
 /// The label of a reference: `FAMILY:KEY=VALUE...` in key order.
@@ -74,22 +81,9 @@ fn matrix_sets_target(family: &str, params: &BTreeMap<String, String>) -> Result
 /// `run:preset=real:duration=2s`) into `iolab run` arguments and its label.
 pub fn run(params: &BTreeMap<String, String>) -> Result<(RunArgs, String), UsageError> {
     matrix_sets_target("run", params)?;
-    let cmd = parse_family_args(&["run"], params, &["keep", "no-save", "json"])?;
-    let crate::cli::Command::Run(args) = cmd else {
-        unreachable!("parsed as run")
-    };
+    let args = parse_args("run", &[], params)?;
     Ok((args, label("run", params)))
 }
-
-/// Flags of `iolab files` that take no value (a reference gives them as `KEY=true`).
-const BARE_FLAGS: &[&str] = &[
-    "nice",
-    "drop-caches",
-    "keep-files",
-    "no-room-check",
-    "no-save",
-    "json",
-];
 
 /// Parse a `files:KEY=VALUE:...` matrix reference (any `iolab files` flag, e.g.
 /// `files:sizes=1,4K:files-per-portion=1000`) into `iolab files` arguments and its label.
@@ -101,10 +95,7 @@ pub fn files(params: &BTreeMap<String, String>) -> Result<(FilesArgs, String), U
             )));
         }
     }
-    let cmd = parse_family_args(&["files"], params, BARE_FLAGS)?;
-    let crate::cli::Command::Files(args) = cmd else {
-        unreachable!("parsed as files")
-    };
+    let args = parse_args("files", &[], params)?;
     Ok((args, label("files", params)))
 }
 
@@ -113,11 +104,7 @@ pub fn files(params: &BTreeMap<String, String>) -> Result<(FilesArgs, String), U
 /// checked as settings, and its label.
 pub fn copy(params: &BTreeMap<String, String>) -> Result<(CopyArgs, String), UsageError> {
     matrix_sets_target("copy", params)?;
-    let bare = ["preserve", "verify", "ceiling", "no-save", "json", "quiet"];
-    let cmd = parse_family_args(&["copy"], params, &bare)?;
-    let crate::cli::Command::Copy(args) = cmd else {
-        unreachable!("parsed as copy")
-    };
+    let args: CopyArgs = parse_args("copy", &[], params)?;
     let settings = CopySettings::from_args(&args)?;
     let mut label = format!("copy:{}", settings.dataset);
     for (k, v) in params.iter().filter(|(k, _)| k.as_str() != "dataset") {
@@ -138,13 +125,7 @@ pub fn trace(params: &BTreeMap<String, String>) -> Result<(TraceRunArgs, String)
     matrix_sets_target("trace", params)?;
     let mut rest = params.clone();
     rest.remove("name");
-    let cmd = parse_family_args(&["trace", "run", name], &rest, &["no-save", "json"])?;
-    let crate::cli::Command::Trace(t) = cmd else {
-        unreachable!("parsed as trace")
-    };
-    let crate::cli::trace::TraceCmd::Run(args) = t.cmd else {
-        unreachable!("parsed as trace run")
-    };
+    let args: TraceRunArgs = parse_args("trace run", &[name], &rest)?;
     // Validate now, before the matrix formats anything.
     crate::workload::trace::load(&args.workload)?;
     crate::workload::trace::measure::check_scale(args.scale)?;
@@ -165,6 +146,45 @@ mod tests {
         assert!(files(&bad.params).is_err());
         let bad = crate::workload::WorkloadRef::parse("files:portions=x").unwrap();
         assert!(files(&bad.params).is_err());
+    }
+
+    /// Flags that take no value come from each command's own definitions: every boolean
+    /// flag of `run`, `files`, `copy` and `trace run` works as `KEY=true`, `KEY=false` leaves
+    /// it off, and anything else is an error that says how to give it.
+    #[test]
+    fn flags_without_a_value_are_found_in_the_commands_definitions() {
+        let params = |r: &str| crate::workload::WorkloadRef::parse(r).unwrap().params;
+        let (a, _) = run(&params(
+            "run:mix=true:precondition=true:verify=true:keep=false",
+        ))
+        .unwrap();
+        assert!(a.mix && a.precondition && a.verify && !a.keep);
+        let (a, _) = run(&params("run:direct=false")).unwrap();
+        assert!(!a.direct, "a flag that takes a value keeps it");
+        let (a, _) = files(&params("files:shared-dir=true:nice=true:drop-caches=false")).unwrap();
+        assert!(a.shared_dir && a.nice && !a.drop_caches);
+        let (a, _) = copy(&params("copy:preserve=true:verify=true:quiet=true")).unwrap();
+        assert!(a.preserve && a.verify && a.quiet);
+        let (a, label) = trace(&params("trace:name=office:json=true:scale=0.5")).unwrap();
+        assert!(a.out.json && a.workload == "office" && a.scale == 0.5);
+        assert_eq!(label, "trace:json=true:name=office:scale=0.5");
+        let e = files(&params("files:nice=yes")).unwrap_err();
+        assert_eq!(
+            e.0,
+            "workload files: nice is a flag: give nice=true or nice=false, not nice=yes"
+        );
+        let e = run(&params("run:nope=1")).unwrap_err();
+        assert!(
+            e.0.starts_with("workload run: unexpected argument '--nope'"),
+            "{}",
+            e.0
+        );
+        let e = trace(&params("trace:name=office:nope=1")).unwrap_err();
+        assert!(
+            e.0.starts_with("workload trace run: unexpected argument"),
+            "{}",
+            e.0
+        );
     }
 
     #[test]
