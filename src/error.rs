@@ -50,9 +50,10 @@ pub struct Reported {
     pub code: ExitCode,
 }
 
-/// The run was stopped by a signal; partial results were saved.
+/// The run was stopped by a signal (what it measured is saved where a result file was asked
+/// for: `family::execute` says which).
 #[derive(Debug, Error)]
-#[error("interrupted by {signal_name}; partial results saved")]
+#[error("interrupted by {signal_name}")]
 pub struct Interrupted {
     pub signal: i32,
     pub signal_name: &'static str,
@@ -99,6 +100,20 @@ fn frame(text: &str) -> String {
         "  | (no output)".to_string()
     } else {
         body.join("\n")
+    }
+}
+
+/// The signal that stopped a run, when the error chain holds one.
+pub fn interrupted(err: &anyhow::Error) -> Option<&Interrupted> {
+    err.chain().find_map(|c| c.downcast_ref::<Interrupted>())
+}
+
+/// How a test ended on `err`: "interrupted" (a signal stopped it) or "failed".
+pub fn stopped_or_failed(err: &anyhow::Error) -> &'static str {
+    if interrupted(err).is_some() {
+        "interrupted"
+    } else {
+        "failed"
     }
 }
 

@@ -7,6 +7,7 @@ fn main() {
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     let cli = iolab::cli::parse();
+    let argv_for_help = argv.clone();
     // What a killed iolab left (mounts, loops, images, then test files, locks and work
     // trees) goes first, with a line saying what was done.
     iolab::fs::registry::report_stale_cleanup();
@@ -18,7 +19,10 @@ fn main() {
             let code = exit_code_for(&e);
             match code {
                 _ if e.downcast_ref::<iolab::error::Reported>().is_some() => {}
-                ExitCode::Usage => iolab::eline!("iolab: error: {e:#}"),
+                ExitCode::Usage => iolab::eline!(
+                    "iolab: error: {e:#}; see '{} --help'",
+                    iolab::cli::help_command(&argv_for_help)
+                ),
                 ExitCode::Interrupted | ExitCode::Terminated | ExitCode::HangUp => {
                     iolab::eline!("iolab: {e:#}")
                 }

@@ -72,6 +72,44 @@ fn signals_during_trace_run() {
     }
 }
 
+/// `timeout -s INT` signals the program and then its process group: two signals at once are
+/// one stop (saved, cleaned up, 130), not the "second Ctrl-C" that exits at once.
+#[test]
+fn a_stop_delivered_twice_at_once_is_one_stop() {
+    for sig in [
+        nix::sys::signal::Signal::SIGINT,
+        nix::sys::signal::Signal::SIGTERM,
+    ] {
+        let d = tempdir();
+        let work = d.path().join("work");
+        std::fs::create_dir(&work).unwrap();
+        signal_mid_run_times(
+            &[
+                "saturate",
+                "--target",
+                s(&work),
+                "--rw",
+                "randread",
+                "--size",
+                "8M",
+                "--max-depth",
+                "64",
+                "--latency-limit",
+                "1h",
+                "--step-duration",
+                "500ms",
+                "--ramp",
+                "0",
+            ],
+            &work,
+            &d.path().join("out"),
+            sig,
+            true,
+            2,
+        );
+    }
+}
+
 #[test]
 fn after_sigkill_the_next_start_removes_the_leftovers_and_says_so() {
     let d = tempdir();

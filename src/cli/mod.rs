@@ -86,7 +86,6 @@ pub enum Command {
 /// usage error becomes one line on stderr (`iolab: error: …`, see [`one_line_error`]) and
 /// exit code 2, like iolab's own checks of the values.
 pub fn parse() -> Cli {
-    use clap::CommandFactory;
     use clap::error::ErrorKind;
     match Cli::try_parse() {
         Ok(cli) => cli,
@@ -95,20 +94,29 @@ pub fn parse() -> Cli {
             | ErrorKind::DisplayVersion
             | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
             _ => {
-                // The help to point at: the subcommand's when one was named.
-                let names: Vec<String> = Cli::command()
-                    .get_subcommands()
-                    .map(|c| c.get_name().to_string())
-                    .collect();
-                let help = std::env::args()
-                    .skip(1)
-                    .find(|a| names.contains(a))
-                    .map_or_else(|| "iolab".to_string(), |c| format!("iolab {c}"));
+                let argv: Vec<String> = std::env::args().collect();
+                let help = help_command(&argv);
                 crate::eline!("iolab: {}", one_line_error(&e.render().to_string(), &help));
                 std::process::exit(crate::error::ExitCode::Usage as i32);
             }
         },
     }
+}
+
+/// The help to point a usage error at: the deepest subcommand `argv` names
+/// (`iolab history show` for `iolab history show abc`), `iolab` when it names none.
+pub fn help_command(argv: &[String]) -> String {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    let mut path = vec!["iolab".to_string()];
+    for arg in argv.iter().skip(1) {
+        let Some(sub) = cmd.find_subcommand(arg).cloned() else {
+            continue;
+        };
+        path.push(sub.get_name().to_string());
+        cmd = sub;
+    }
+    path.join(" ")
 }
 
 /// Fold clap's rendered error (a first line, indented details such as the possible values,

@@ -215,6 +215,21 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
     // The history, once the output is out (its SMART snapshot or a busy database never
     // delays the table); never fails: a problem is one warning line.
     crate::history::record_run(&doc, sink.path.as_deref());
+    if let Err(e) = &outcome
+        && let Some(i) = crate::error::interrupted(e)
+    {
+        // Say what was kept: the result file, or nothing with --no-save.
+        let kept = match &sink.path {
+            Some(_) => "partial results saved",
+            None => "nothing saved (--no-save)",
+        };
+        crate::eline!("iolab: interrupted by {}; {kept}", i.signal_name);
+        return Err(crate::error::Reported {
+            message: format!("interrupted by {}", i.signal_name),
+            code: crate::error::exit_code_for(e),
+        }
+        .into());
+    }
     outcome?;
     Ok(family.exit_code(&doc))
 }

@@ -241,10 +241,7 @@ pub fn measure(
     let errors: Vec<anyhow::Error> = outcomes.into_iter().filter_map(Result::err).collect();
     let pick = errors
         .iter()
-        .position(|e| {
-            e.chain()
-                .any(|c| c.downcast_ref::<crate::error::Interrupted>().is_some())
-        })
+        .position(|e| crate::error::interrupted(e).is_some())
         .or_else(|| {
             errors
                 .iter()

@@ -152,8 +152,7 @@ pub struct Session {
 }
 
 fn is_interrupt(e: &anyhow::Error) -> bool {
-    e.chain()
-        .any(|c| c.downcast_ref::<crate::error::Interrupted>().is_some())
+    crate::error::interrupted(e).is_some()
 }
 
 impl Session {

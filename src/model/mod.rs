@@ -216,6 +216,19 @@ pub struct TestResult {
     pub error: Option<String>,
 }
 
+impl TestResult {
+    /// How the test ended when it did not complete: "interrupted" when a signal stopped it
+    /// (its error is `interrupted by SIG…`), else "failed"; None for a complete test.
+    pub fn ended_early(&self) -> Option<&'static str> {
+        let e = self.error.as_deref()?;
+        Some(if e == "interrupted" || e.contains("interrupted by SIG") {
+            "interrupted"
+        } else {
+            "failed"
+        })
+    }
+}
+
 /// Latency statistics in nanoseconds (from an HDR histogram, 3 significant digits).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct LatencyStats {
@@ -396,10 +409,7 @@ impl ResultDoc {
         match outcome {
             Ok(()) => self.status = "complete".into(),
             Err(e) => {
-                let interrupted = e
-                    .chain()
-                    .any(|c| c.downcast_ref::<crate::error::Interrupted>().is_some());
-                self.status = if interrupted { "interrupted" } else { "failed" }.into();
+                self.status = crate::error::stopped_or_failed(e).into();
                 self.error = Some(format!("{e:#}"));
             }
         }
@@ -595,6 +605,24 @@ pub fn now_rfc3339() -> String {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_test_stopped_by_a_signal_ended_interrupted_not_failed() {
+        let mut t = TestResult::default();
+        assert_eq!(t.ended_early(), None);
+        for (error, ended) in [
+            ("interrupted by SIGINT", "interrupted"),
+            ("RND4K Q1T1 read: interrupted by SIGTERM", "interrupted"),
+            ("interrupted", "interrupted"),
+            (
+                "pwrite at offset 0 failed: No space left on device",
+                "failed",
+            ),
+        ] {
+            t.error = Some(error.into());
+            assert_eq!(t.ended_early(), Some(ended), "{error}");
+        }
+    }
+
     /// A signal marks the saved file at once; later saves of the still-running document keep
     /// saying so; the finished document replaces it.
     #[test]
@@ -609,10 +637,7 @@ mod tests {
         sink.interrupt_marker().mark(libc::SIGINT, "SIGINT");
         let on_disk = ResultDoc::read(&path).unwrap();
         assert_eq!(on_disk.status, "interrupted");
-        assert_eq!(
-            on_disk.error.as_deref(),
-            Some("interrupted by SIGINT; partial results saved")
-        );
+        assert_eq!(on_disk.error.as_deref(), Some("interrupted by SIGINT"));
         assert!(on_disk.finished_at.is_some());
 
         doc.tests.push(TestResult::default());

@@ -1,9 +1,11 @@
 //! Interrupt handling: SIGINT, SIGTERM and SIGHUP set a flag that every worker checks; the
-//! run stops, saves what it measured, cleans up, and exits 130/143/129. A second SIGINT or
-//! SIGTERM exits at once (the state file lets the next start clean up).
+//! run stops, saves what it measured, cleans up, and exits 130/143/129. A second signal a
+//! second or more after a SIGINT or SIGTERM exits at once (the state file lets the next start
+//! clean up); one that comes sooner is the same stop delivered twice (`timeout -s INT`
+//! signals both the program and its process group) and only the first counts.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::error::Interrupted;
@@ -20,16 +22,21 @@ impl StopFlag {
         StopFlag::default()
     }
 
-    /// Install handlers for SIGINT, SIGTERM and SIGHUP that set this flag.
+    /// Install handlers for SIGINT, SIGTERM and SIGHUP that set this flag (the first signal
+    /// decides the exit code); a second signal at least `SAME_STOP` after a SIGINT or SIGTERM
+    /// exits at once with 128 + signal.
     pub fn install(&self) -> std::io::Result<()> {
-        let again = Arc::new(AtomicBool::new(false));
+        // When the first SIGINT/SIGTERM came (CLOCK_MONOTONIC ns), 0 = none yet.
+        let armed_at = Arc::new(AtomicU64::new(0));
         for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-            // Second signal: exit immediately with 128 + signal.
-            signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, Arc::clone(&again))?;
-            signal_hook::flag::register_usize(sig, Arc::clone(&self.signal), sig as usize)?;
+            let flag = Arc::clone(&self.signal);
+            let armed_at = Arc::clone(&armed_at);
+            // SAFETY: the action only loads and stores atomics, reads the monotonic clock
+            // and may `_exit`: all async-signal-safe.
+            unsafe {
+                signal_hook::low_level::register(sig, move || on_signal(sig, &flag, &armed_at))?;
+            }
         }
-        signal_hook::flag::register(libc::SIGINT, Arc::clone(&again))?;
-        signal_hook::flag::register(libc::SIGTERM, Arc::clone(&again))?;
         Ok(())
     }
 
@@ -98,6 +105,43 @@ pub const PARENT_ENV: &str = "IOLAB_STOP_WITH_PARENT";
 
 /// When `PARENT_ENV` names our parent, watch it on a thread: once the parent is gone (we
 /// were re-parented), send ourselves one SIGINT, the Ctrl-C path (the partial result is
+/// A signal this soon after the first stop is the same stop delivered twice, not "stop now".
+pub const SAME_STOP: Duration = Duration::from_secs(1);
+
+/// The signal action: the first signal sets the flag (over a stonewall); a later one exits at
+/// once when a SIGINT or SIGTERM came at least `SAME_STOP` before it.
+fn on_signal(sig: i32, flag: &AtomicUsize, armed_at: &AtomicU64) {
+    let now = monotonic_ns();
+    let first = armed_at.load(Ordering::SeqCst);
+    if exits_now(first, now) {
+        signal_hook::low_level::exit(128 + sig);
+    }
+    let current = flag.load(Ordering::SeqCst);
+    if current == 0 || current == STONEWALL {
+        let _ = flag.compare_exchange(current, sig as usize, Ordering::SeqCst, Ordering::SeqCst);
+    }
+    if first == 0 && sig != libc::SIGHUP {
+        let _ = armed_at.compare_exchange(0, now.max(1), Ordering::SeqCst, Ordering::SeqCst);
+    }
+}
+
+/// Whether a signal at `now_ns` is a second stop: a SIGINT or SIGTERM came at `armed_at_ns`
+/// (0 = none), at least `SAME_STOP` before.
+fn exits_now(armed_at_ns: u64, now_ns: u64) -> bool {
+    armed_at_ns != 0 && now_ns.saturating_sub(armed_at_ns) >= SAME_STOP.as_nanos() as u64
+}
+
+/// CLOCK_MONOTONIC in nanoseconds (async-signal-safe, unlike `Instant::now` in principle).
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid pointer to a timespec; clock_gettime is async-signal-safe.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// saved, everything created is removed).
 pub fn stop_when_parent_exits() {
     let Some(parent) = std::env::var(PARENT_ENV)
@@ -134,6 +178,41 @@ pub fn signal_name(sig: i32) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_first_signal_decides_and_a_second_one_soon_after_is_the_same_stop() {
+        let flag = AtomicUsize::new(0);
+        let armed_at = AtomicU64::new(0);
+        // SIGHUP stops but does not arm the "stop now" exit.
+        on_signal(libc::SIGHUP, &flag, &armed_at);
+        assert_eq!(flag.load(Ordering::SeqCst), libc::SIGHUP as usize);
+        assert_eq!(armed_at.load(Ordering::SeqCst), 0);
+        // A SIGINT arms it; the exit code stays the first signal's.
+        on_signal(libc::SIGINT, &flag, &armed_at);
+        assert_eq!(flag.load(Ordering::SeqCst), libc::SIGHUP as usize);
+        let armed = armed_at.load(Ordering::SeqCst);
+        assert!(armed != 0);
+        // Delivered again at once (the process group's copy): no exit, nothing changes.
+        on_signal(libc::SIGINT, &flag, &armed_at);
+        assert_eq!(armed_at.load(Ordering::SeqCst), armed);
+        // A stonewall is overridden by a signal.
+        let flag = AtomicUsize::new(STONEWALL);
+        on_signal(libc::SIGTERM, &flag, &AtomicU64::new(0));
+        assert_eq!(flag.load(Ordering::SeqCst), libc::SIGTERM as usize);
+    }
+
+    #[test]
+    fn only_a_signal_a_second_or_more_after_the_first_exits_at_once() {
+        let s = SAME_STOP.as_nanos() as u64;
+        assert!(!exits_now(0, 5 * s), "nothing armed");
+        assert!(!exits_now(s, s), "the same instant");
+        assert!(!exits_now(s, 2 * s - 1), "within the second");
+        assert!(exits_now(s, 2 * s));
+        assert!(
+            !exits_now(5 * s, s),
+            "a clock that went back is not a second stop"
+        );
+    }
 
     #[test]
     fn sleep_lasts_its_time_and_a_signal_cuts_it_short() {

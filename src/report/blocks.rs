@@ -95,8 +95,8 @@ pub fn summary_table(tests: &[(String, &TestResult)]) -> TableBlock {
                 Some(s) if s.n >= 2 => format!("{:.1} %", s.cv * 100.0),
                 _ => "-".into(),
             });
-            row.push(if t.error.is_some() {
-                format!("{} (failed)", t.runs.len())
+            row.push(if let Some(ended) = t.ended_early() {
+                format!("{} ({ended})", t.runs.len())
             } else if let Some(c) = t.curve.as_ref().filter(|_| t.runs.is_empty()) {
                 format!("{} depths", c.len())
             } else {

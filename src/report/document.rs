@@ -231,9 +231,9 @@ pub fn warnings(doc: &ResultDoc) -> Vec<(String, String)> {
         })
         .collect();
     for t in all_tests(doc) {
-        if let Some(e) = &t.error {
+        if let (Some(e), Some(ended)) = (&t.error, t.ended_early()) {
             w.push((
-                "test-failed".into(),
+                format!("test-{ended}"),
                 format!(
                     "{}: {e}",
                     display_name(config_of(doc, t).as_deref(), &t.name)

@@ -190,8 +190,8 @@ pub fn render_block_table(doc: &ResultDoc) -> String {
                 Cell::new(spread),
                 Cell::new(t.runs.len().to_string()),
             ];
-            if t.error.is_some() {
-                row[7] = Cell::new(format!("{} (failed)", t.runs.len()));
+            if let Some(ended) = t.ended_early() {
+                row[7] = Cell::new(format!("{} ({ended})", t.runs.len()));
             }
             let which = match dir {
                 "read" => DevBytes::Read,

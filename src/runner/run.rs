@@ -264,7 +264,7 @@ impl TestRunner<'_> {
                     test.runs.push(total);
                 }
                 Err(e) => {
-                    p.finish("failed");
+                    p.finish(crate::error::stopped_or_failed(&e));
                     failure = Some(e);
                     break;
                 }

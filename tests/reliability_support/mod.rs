@@ -68,6 +68,19 @@ pub fn signal_mid_run(
     sig: nix::sys::signal::Signal,
     saves_each_test: bool,
 ) {
+    signal_mid_run_times(args, work, out, sig, saves_each_test, 1)
+}
+
+/// `signal_mid_run` with the signal sent `times` times in a row, as `timeout -s INT` does
+/// (to the program, then to its process group): still one stop.
+pub fn signal_mid_run_times(
+    args: &[&str],
+    work: &Path,
+    out: &Path,
+    sig: nix::sys::signal::Signal,
+    saves_each_test: bool,
+    times: usize,
+) {
     let mut full: Vec<&str> = args.to_vec();
     full.extend(["--output", s(out)]);
     let mut child = spawn(&full, work.parent().unwrap());
@@ -78,7 +91,9 @@ pub fn signal_mid_run(
         // be handled as well earlier, but this is the case the test is about).
         wait_until(PATIENCE, || work_tree_has_content(work))
     };
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), sig).unwrap();
+    for _ in 0..times {
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), sig).unwrap();
+    }
     let o = child.wait_with_output().unwrap();
     let err = stderr(&o);
     assert!(saved, "{args:?}: nothing saved before {sig}: {err}");

@@ -54,7 +54,12 @@ fn signals_save_partial_results_and_clean_up() {
         let (out, d) = interrupt_after_first_test(sig);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(code), "{sig}: {stderr}");
-        assert!(stderr.contains(sig.as_str()), "{sig}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "iolab: interrupted by {sig}; partial results saved"
+            )),
+            "{sig}: {stderr}"
+        );
         let results = d.path().join("iolab-results");
         let files = entries(&results);
         let doc: Value =
@@ -90,8 +95,8 @@ fn a_second_run_on_the_same_target_is_refused() {
             "1",
             "--no-save",
         ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     // The lock is taken before the signal handlers are in place; the test file is made
@@ -131,6 +136,18 @@ fn a_second_run_on_the_same_target_is_refused() {
         nix::sys::signal::Signal::SIGINT,
     )
     .unwrap();
-    let _ = child.wait_with_output();
+    let first = child.wait_with_output().unwrap();
     assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+    // With --no-save nothing is kept, and it says so; a stopped test is not "failed".
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&first.stdout),
+        String::from_utf8_lossy(&first.stderr),
+    );
+    assert_eq!(first.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("iolab: interrupted by SIGINT; nothing saved (--no-save)"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("partial results saved"), "{stderr}");
+    assert!(!stdout.contains("(failed)"), "{stdout}");
 }

@@ -73,8 +73,7 @@ const SPREAD_CODES: &[WarningCode] = &[
 ];
 
 fn is_interrupt(e: &anyhow::Error) -> bool {
-    e.chain()
-        .any(|c| c.downcast_ref::<crate::error::Interrupted>().is_some())
+    crate::error::interrupted(e).is_some()
 }
 
 fn panic_text(p: &(dyn std::any::Any + Send)) -> String {

@@ -405,9 +405,7 @@ impl PhaseRunner<'_> {
         let st = copier
             .copy_tree(plan, from, to, &self.ctx.stop, &mut cb)
             .map_err(|e| {
-                if e.chain()
-                    .any(|c| c.downcast_ref::<crate::error::Interrupted>().is_some())
-                {
+                if crate::error::interrupted(&e).is_some() {
                     return e;
                 }
                 let done = copied.get();

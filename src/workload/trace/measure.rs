@@ -273,7 +273,7 @@ pub fn run_test(
                 test.runs.push(r);
             }
             Err(e) => {
-                p.finish("failed");
+                p.finish(crate::error::stopped_or_failed(&e));
                 failure = Some(e);
                 break;
             }
