@@ -49,14 +49,66 @@ pub fn run(cli: Cli, argv: Vec<String>) -> Result<i32> {
         Command::History(a) => commands::history::execute(a, argv),
         Command::Serve(a) => commands::serve::execute(a, argv),
         Command::Completions(a) => {
-            let mut cmd = Cli::command();
-            clap_complete::generate(a.shell, &mut cmd, "iolab", &mut std::io::stdout());
+            // Into memory first: clap_complete panics on a stdout that went away.
+            let mut text = Vec::new();
+            clap_complete::generate(a.shell, &mut Cli::command(), "iolab", &mut text);
+            crate::out!("{}", String::from_utf8_lossy(&text));
             Ok(0)
         }
-        Command::Man => {
-            let cmd = Cli::command();
-            clap_mangen::Man::new(cmd).render(&mut std::io::stdout())?;
-            Ok(0)
-        }
+        Command::Man(a) => man(a),
     }
+}
+
+/// `iolab man [SUBCOMMAND...] [--dir DIR]`: one page on stdout, or every page into DIR.
+fn man(a: &crate::cli::report::ManArgs) -> Result<i32> {
+    let mut cmd = Cli::command().disable_help_subcommand(true);
+    // Built, every subcommand has its page name (`iolab-trace-record`).
+    cmd.build();
+    let page_of = |c: clap::Command| {
+        clap_mangen::Man::new(c).source(format!("iolab {}", env!("CARGO_PKG_VERSION")))
+    };
+    if let Some(dir) = &a.dir {
+        if !dir.is_dir() {
+            return Err(crate::error::UsageError::new(format!(
+                "--dir {}: not an existing directory",
+                dir.display()
+            ))
+            .into());
+        }
+        let mut todo = vec![cmd];
+        let mut written = 0;
+        while let Some(c) = todo.pop() {
+            todo.extend(c.get_subcommands().filter(|s| !s.is_hide_set()).cloned());
+            page_of(c).generate_to(dir).map_err(|e| {
+                anyhow::anyhow!("cannot write the man pages into {}: {e}", dir.display())
+            })?;
+            written += 1;
+        }
+        crate::eline!("{written} man pages written into {}", dir.display());
+        return Ok(0);
+    }
+    let mut page = cmd;
+    for name in &a.command {
+        let Some(sub) = page.find_subcommand(name).cloned() else {
+            let known: Vec<&str> = page.get_subcommands().map(|c| c.get_name()).collect();
+            let name = page.get_display_name().unwrap_or("iolab").to_string();
+            return Err(crate::error::UsageError::new(match known.is_empty() {
+                true => format!(
+                    "no man page for '{}': {name} has no subcommands",
+                    a.command.join(" ")
+                ),
+                false => format!(
+                    "no man page for '{}': {name} has the subcommands {}",
+                    a.command.join(" "),
+                    known.join(", ")
+                ),
+            })
+            .into());
+        };
+        page = sub;
+    }
+    let mut text = Vec::new();
+    page_of(page).render(&mut text)?;
+    crate::out!("{}", String::from_utf8_lossy(&text));
+    Ok(0)
 }

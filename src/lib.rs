@@ -19,6 +19,31 @@ macro_rules! eline {
     }};
 }
 
+/// `print!` that ignores a stdout that cannot be written: when the reader went away
+/// (`iolab trace list --verbose | head -1`) it has what it wanted, and `print!` would panic.
+#[macro_export]
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use ::std::io::Write as _;
+        let text = ::std::format!($($arg)*);
+        let _ = ::std::io::stdout().lock().write_all(text.as_bytes());
+    }};
+}
+
+/// `println!` that ignores a stdout that cannot be written (see [`out!`]).
+#[macro_export]
+macro_rules! outln {
+    () => {
+        $crate::out!("\n")
+    };
+    ($($arg:tt)*) => {{
+        use ::std::io::Write as _;
+        let mut line = ::std::format!($($arg)*);
+        line.push('\n');
+        let _ = ::std::io::stdout().lock().write_all(line.as_bytes());
+    }};
+}
+
 pub mod analysis;
 pub mod app;
 pub mod cli;

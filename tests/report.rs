@@ -441,3 +441,60 @@ fn html_report_via_cli() {
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert_eq!(html, render(iolab::commands::report::Format::Html));
 }
+
+/// `iolab man SUBCOMMAND` prints that page, `--dir` writes every page the top page's
+/// SUBCOMMANDS section names, an unknown name is a usage error.
+#[test]
+fn man_pages_exist_for_every_subcommand_the_top_page_names() {
+    let o = iolab(&["man", "trace", "record"]);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).contains(".TH iolab-trace-record 1"));
+    let dir = tempfile::tempdir().unwrap();
+    let o = iolab(&["man", "--dir", s(dir.path())]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let top = std::fs::read_to_string(dir.path().join("iolab.1")).unwrap();
+    let named: Vec<&str> = top
+        .split("iolab\\-")
+        .skip(1)
+        .filter_map(|rest| rest.split_once("(1)").map(|(name, _)| name))
+        .collect();
+    assert!(named.len() >= 15, "{named:?}");
+    for name in named {
+        let page = dir
+            .path()
+            .join(format!("iolab-{}.1", name.replace("\\-", "-")));
+        assert!(
+            page.exists(),
+            "iolab.1 names {} but it was not written",
+            page.display()
+        );
+    }
+    let o = iolab(&["man", "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no man page for 'nope'"));
+}
+
+/// A reader that goes away (`iolab completions bash | head -1`) ends the output quietly,
+/// with no panic: 80 KB of completions do not fit in a pipe's buffer.
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(["completions", "bash"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 16];
+    child
+        .stdout
+        .as_mut()
+        .unwrap()
+        .read_exact(&mut first)
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(o.status.code(), Some(0), "{err}");
+}

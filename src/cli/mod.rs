@@ -78,8 +78,9 @@ pub enum Command {
     History(history::HistoryArgs),
     /// Print shell completions.
     Completions(report::CompletionsArgs),
-    /// Print the man page (roff).
-    Man,
+    /// Print the man page (roff) of iolab or of one subcommand, or write every page to a
+    /// directory.
+    Man(report::ManArgs),
 }
 
 /// Parse the process's command line. Help and version print as clap prints them; every

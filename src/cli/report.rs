@@ -19,6 +19,19 @@ pub struct ReportArgs {
 }
 
 #[derive(Debug, Clone, Args)]
+pub struct ManArgs {
+    /// The subcommand whose page to print (`run`, `trace record`); none: iolab's own page,
+    /// whose SUBCOMMANDS section names the others (iolab-run(1), ...).
+    #[arg(value_name = "SUBCOMMAND")]
+    pub command: Vec<String>,
+
+    /// Write every page (iolab.1, iolab-run.1, iolab-trace-record.1, ...) into DIR instead,
+    /// e.g. `iolab man --dir /usr/local/share/man/man1`.
+    #[arg(long, value_name = "DIR", conflicts_with = "command")]
+    pub dir: Option<std::path::PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
 pub struct CompletionsArgs {
     /// Shell.
     pub shell: clap_complete::Shell,

@@ -15,7 +15,7 @@ use crate::workload::age::{AgeConfig, Profile, check_fit, fs_usage, parse_share}
 
 pub fn execute(args: &AgeArgs, argv: Vec<String>) -> Result<i32> {
     if args.list_profiles {
-        print!("{}", crate::workload::age::list_builtins());
+        crate::out!("{}", crate::workload::age::list_builtins());
         return Ok(0);
     }
     execute_family(AgeFamily::from_args(args)?, argv)

@@ -14,9 +14,9 @@ pub fn execute(args: &CompareArgs, _argv: Vec<String>) -> anyhow::Result<i32> {
     }
     let c = compare(&inputs, args.all_metrics)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&c)?);
+        crate::outln!("{}", serde_json::to_string_pretty(&c)?);
     } else {
-        print!("{}", render_text(&c));
+        crate::out!("{}", render_text(&c));
     }
     Ok(0)
 }

@@ -14,7 +14,7 @@ use crate::workload::copy::{CopyConfig, dataset, phases};
 
 pub fn execute(args: &CopyArgs, argv: Vec<String>) -> Result<i32> {
     if args.dataset == "list" {
-        print!("{}", list_datasets(args.seed));
+        crate::out!("{}", list_datasets(args.seed));
         return Ok(0);
     }
     if let Some(dir) = &args.generate {
@@ -105,7 +105,7 @@ fn generate_only(args: &CopyArgs, dir: &std::path::Path) -> Result<i32> {
         let _ = std::fs::remove_dir_all(dir);
         return Err(e);
     }
-    println!(
+    crate::outln!(
         "{}: {} files, {} directories, {} bytes in {}",
         plan.name,
         plan.files.len(),

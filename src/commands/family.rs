@@ -188,9 +188,9 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
     saved?;
     if outcome.is_ok() || F::OUTPUT_ON_ERROR {
         if json {
-            println!("{}", serde_json::to_string_pretty(&doc)?);
+            crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
         } else {
-            print!("{}", family.render(&doc));
+            crate::out!("{}", family.render(&doc));
         }
         let _ = std::io::Write::flush(&mut std::io::stdout());
         for line in family.notes(&doc) {

@@ -51,14 +51,14 @@ fn list(h: &History, a: &ListArgs) -> Result<i32> {
     let filter = filter_of(&a.filter, (a.limit > 0).then_some(a.limit))?;
     let entries = h.list(&filter)?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&entries)?);
+        crate::outln!("{}", serde_json::to_string_pretty(&entries)?);
     } else {
         let total = if filter.limit.is_some_and(|l| entries.len() >= l) {
             h.count(&filter)?
         } else {
             entries.len()
         };
-        print!("{}", render::render_list(&entries, total));
+        crate::out!("{}", render::render_list(&entries, total));
     }
     Ok(0)
 }
@@ -73,13 +73,13 @@ fn show(h: &History, a: &ShowArgs) -> Result<i32> {
     };
     if a.json {
         let doc = h.get(a.id)?.ok_or_else(no_such)?;
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(0);
     }
     let entry = h.entry(a.id)?.ok_or_else(no_such)?;
     let figures = h.figures(a.id)?;
     let health = h.health(a.id)?;
-    print!("{}", render::render_show(&entry, &figures, health.as_ref()));
+    crate::out!("{}", render::render_show(&entry, &figures, health.as_ref()));
     Ok(0)
 }
 
@@ -213,7 +213,7 @@ fn trend(h: &History, a: &TrendArgs) -> Result<i32> {
         metric: a.metric.clone(),
     })?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&t)?);
+        crate::outln!("{}", serde_json::to_string_pretty(&t)?);
     } else {
         if a.test.is_none() {
             let others = h.tests(&t.device)?.len().saturating_sub(1);
@@ -224,7 +224,7 @@ fn trend(h: &History, a: &TrendArgs) -> Result<i32> {
                 );
             }
         }
-        print!("{}", render::render_trend(&t));
+        crate::out!("{}", render::render_trend(&t));
     }
     Ok(0)
 }
@@ -242,9 +242,9 @@ fn health(h: &History, a: &HealthArgs) -> Result<i32> {
             device: &device,
             points: &points,
         };
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        crate::outln!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        print!("{}", render::render_health(&device, &points));
+        crate::out!("{}", render::render_health(&device, &points));
     }
     Ok(0)
 }
@@ -261,9 +261,9 @@ fn devices(h: &History, a: &DevicesArgs) -> Result<i32> {
             .into_iter()
             .map(|(device, results)| Device { device, results })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        crate::outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        print!("{}", render::render_devices(&d));
+        crate::out!("{}", render::render_devices(&d));
     }
     Ok(0)
 }

@@ -26,16 +26,16 @@ pub fn execute(args: &InfoArgs, _argv: Vec<String>) -> Result<i32> {
         info.layout = Some(layout_of(&info, args.layout_limit)?);
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&info)?);
+        crate::outln!("{}", serde_json::to_string_pretty(&info)?);
     } else {
-        print!("{}", render::info_table(&info));
+        crate::out!("{}", render::info_table(&info));
         if let Some(l) = &info.layout {
-            println!(
+            crate::outln!(
                 "Layout of the files under {}:",
                 layout_root(&info).display()
             );
             for (k, v) in crate::report::age::layout_rows(l) {
-                println!("  {k}: {v}");
+                crate::outln!("  {k}: {v}");
             }
         }
     }
@@ -181,9 +181,9 @@ pub fn execute_endurance(args: &EnduranceArgs, _argv: Vec<String>) -> Result<i32
     rep.per_test = per_test;
     rep.notes = notes;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&rep)?);
+        crate::outln!("{}", serde_json::to_string_pretty(&rep)?);
     } else {
-        print!("{}", render::endurance_table(&rep));
+        crate::out!("{}", render::endurance_table(&rep));
     }
     Ok(0)
 }

@@ -35,10 +35,10 @@ fn summary(a: &TraceSummaryArgs) -> Result<i32> {
     let (h, calls) = crate::workload::trace::tracefile::read(&a.trace)?;
     let s = crate::workload::trace::summary::summarize(&calls);
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&s)?);
+        crate::outln!("{}", serde_json::to_string_pretty(&s)?);
         return Ok(0);
     }
-    println!(
+    crate::outln!(
         "{}: {} calls of `{}`, recorded with {}{}",
         a.trace.display(),
         h.calls,
@@ -51,9 +51,9 @@ fn summary(a: &TraceSummaryArgs) -> Result<i32> {
         }
     );
     if let Some(c) = &h.recorder_cost {
-        println!("{}", record::cost_line(c));
+        crate::outln!("{}", record::cost_line(c));
     }
-    print!("{}", crate::report::trace::render_summary(&s));
+    crate::out!("{}", crate::report::trace::render_summary(&s));
     Ok(0)
 }
 
@@ -61,12 +61,12 @@ fn list(a: &TraceListArgs) -> Result<i32> {
     for (name, text) in builtins::BUILTINS {
         let w = validate::parse(name, text)
             .map_err(|e| anyhow::anyhow!("built-in {name}: {}", e.reason))?;
-        println!("{name:<20} {}", w.description);
+        crate::outln!("{name:<20} {}", w.description);
         if a.verbose {
-            println!("{text}");
+            crate::outln!("{text}");
         }
     }
-    println!(
+    crate::outln!(
         "\nrun one: iolab trace run NAME --target DIR [--scale 0.01]; the format: docs/workloads.md"
     );
     Ok(0)

@@ -281,10 +281,10 @@ pub fn execute(args: &FilesArgs, argv: Vec<String>) -> Result<i32> {
     let outcome = outcome.map(|_| ());
     session.end(outcome, doc, p, &hostname, |d, p| {
         if p.cfg.json {
-            println!("{}", serde_json::to_string_pretty(d)?);
+            crate::outln!("{}", serde_json::to_string_pretty(d)?);
         } else {
-            print!("{}", crate::report::files::render_files_table(d));
-            print!("{}", crate::dist::table::render_files_hosts(d));
+            crate::out!("{}", crate::report::files::render_files_table(d));
+            crate::out!("{}", crate::dist::table::render_files_hosts(d));
             std::io::Write::flush(&mut std::io::stdout())?;
             if let Some(path) = &p.sink.path {
                 crate::eline!("results: {}", path.display());

@@ -66,10 +66,10 @@ pub fn execute(args: &RunArgs, argv: Vec<String>) -> Result<i32> {
 
 fn print_result(doc: &ResultDoc, json: bool, path: Option<&Path>) -> Result<()> {
     if json {
-        println!("{}", serde_json::to_string_pretty(doc)?);
+        crate::outln!("{}", serde_json::to_string_pretty(doc)?);
     } else {
-        print!("{}", crate::report::table::render_block_table(doc));
-        print!("{}", crate::dist::table::render_hosts_table(doc));
+        crate::out!("{}", crate::report::table::render_block_table(doc));
+        crate::out!("{}", crate::dist::table::render_hosts_table(doc));
         std::io::Write::flush(&mut std::io::stdout())?;
         if let Some(p) = path {
             crate::eline!("results: {}", p.display());

@@ -327,9 +327,9 @@ pub fn print_result(
     extra: &str,
 ) -> anyhow::Result<()> {
     if cfg.json {
-        println!("{}", serde_json::to_string_pretty(doc)?);
+        crate::outln!("{}", serde_json::to_string_pretty(doc)?);
     } else {
-        print!("{}{extra}", report(doc, cfg));
+        crate::out!("{}{extra}", report(doc, cfg));
     }
     let _ = std::io::Write::flush(&mut std::io::stdout());
     crate::eline!("{}", timing_line(timing));

@@ -138,7 +138,7 @@ pub fn run(cfg: ServeConfig) -> Result<()> {
         .context("cannot start the server's runtime")?;
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::from_std(listener)?;
-        println!("iolab serve: http://{host}:{port}/?token={}", cfg.token);
+        crate::outln!("iolab serve: http://{host}:{port}/?token={}", cfg.token);
         let _ = std::io::Write::flush(&mut std::io::stdout());
         crate::eline!(
             "iolab serve: open the URL above; Ctrl-C stops the server (and its running tests)"
