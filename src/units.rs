@@ -124,6 +124,16 @@ pub fn duration_arg(s: &str) -> Result<Duration, String> {
     parse_duration(s).map_err(|e| e.to_string())
 }
 
+/// clap value parser for a latency: a duration whose unit must be given (`10ms`, `500us`),
+/// since a bare `10` would be ten seconds where fio's latency targets count microseconds.
+pub fn latency_arg(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.') {
+        return Err(format!("'{s}' has no unit: give one (10ms, 500us, 1s)"));
+    }
+    duration_arg(s)
+}
+
 /// `4096` -> `4KiB`, `1048576` -> `1MiB`, `1500` -> `1500B` (exact when possible).
 pub fn fmt_size_exact(bytes: u64) -> String {
     for (unit, name) in [(TIB, "TiB"), (GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")] {

@@ -357,13 +357,32 @@ fn expect_usage_error(args: &[&str], needle: &str) {
     assert!(err.contains(needle), "{args:?}: {err:?} lacks {needle:?}");
 }
 
+/// Endurance amounts are SI as on data sheets: `600T` is `600TB`, binary only as `TiB`.
+#[test]
+fn endurance_sizes_are_si_whatever_the_spelling() {
+    let table = |tbw: &str, daily: &str| {
+        let o = iolab(&["endurance", "--tbw", tbw, "--daily", daily, "--json"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        (v["tbw_bytes"].as_u64(), v["daily_app_bytes"].as_u64())
+    };
+    let si = table("600TB", "20GB");
+    assert_eq!(si.0, Some(600_000_000_000_000), "{si:?}");
+    assert_eq!(table("600T", "20G"), si);
+    assert_eq!(table("0.6PB", "20000MB"), si);
+    assert_eq!(table("600TiB", "20GB").0, Some(600 << 40));
+}
+
 #[test]
 fn bad_input_is_refused_with_exit_2() {
     let e = |tbw: &str, daily: &str, needle: &str| {
         expect_usage_error(&["endurance", "--tbw", tbw, "--daily", daily], needle)
     };
-    e("0", "20GB", "more than zero");
+    e("0TB", "20GB", "more than zero");
     e("80TB", "0GB", "more than zero");
+    // 80 bytes of TBW is never meant: a unit is required.
+    e("80", "20GB", "--tbw 80: give a unit");
+    e("80TB", "20", "--daily 20: give a unit");
     e("-80TB", "20GB", "negative");
     e("80TB", "-5GB", "negative");
     expect_usage_error(

@@ -23,6 +23,8 @@ fn bad_input_is_exit_2_and_leaves_nothing() {
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["--latency-limit", "0"], "latency-limit"),
         (vec!["--latency-limit", "fast"], "latency"),
+        // A bare number would be seconds: a unit is required.
+        (vec!["--latency-limit", "10"], "'10' has no unit"),
         (vec!["--max-depth", "0"], "max-depth"),
         (vec!["--max-depth", "4097"], "max-depth"),
         (vec!["--mix", "100"], "mix"),

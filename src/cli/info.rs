@@ -34,11 +34,13 @@ pub struct InfoArgs {
 #[derive(Debug, Clone, Args)]
 pub struct EnduranceArgs {
     /// Rated endurance, terabytes written, from the vendor's data sheet (SI units:
-    /// 80TB = 80,000,000,000,000 bytes; 600TB; 150000GB).
+    /// 80TB = 80T = 80,000,000,000,000 bytes; 600TB; 3.5PB; 150000GB; binary only as
+    /// TiB/GiB; a unit is required).
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub tbw: String,
 
-    /// What the applications write per day (SI units: 20GB, 500MB).
+    /// What the applications write per day (SI units: 20GB = 20G, 500MB; a unit is
+    /// required).
     #[arg(long, value_name = "SIZE", allow_hyphen_values = true)]
     pub daily: String,
 

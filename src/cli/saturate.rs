@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::units::{duration_arg, size_arg};
+use crate::units::{duration_arg, latency_arg, size_arg};
 
 pub use crate::workload::saturate::{Aggregate, Statistic, SweepKind};
 
@@ -22,8 +22,8 @@ pub struct SaturateArgs {
     #[arg(long, value_enum, value_delimiter = ',')]
     pub rw: Vec<SweepKind>,
 
-    /// The latency limit (10ms, 500us, 1s).
-    #[arg(long, allow_hyphen_values = true, value_parser = duration_arg, default_value = "10ms", value_name = "DURATION")]
+    /// The latency limit, with its unit (10ms, 500us, 1s).
+    #[arg(long, allow_hyphen_values = true, value_parser = latency_arg, default_value = "10ms", value_name = "DURATION")]
     pub latency_limit: Duration,
 
     /// The statistic the limit applies to (the table shows all three).

@@ -71,12 +71,45 @@ fn layout_of(info: &crate::model::device::StorageInfo, limit: u64) -> Result<Lay
 }
 
 /// A size flag in SI units, strictly positive.
+/// An endurance amount: SI like the data sheets (`80TB`, `80T` and `80 TB` are 80 * 10^12
+/// bytes; `3.5PB`), binary only when spelled so (`80TiB`); a bare number has no unit to
+/// trust (80 bytes of TBW is never meant) and is refused.
 fn positive_size(flag: &str, v: &str) -> Result<u64, UsageError> {
-    let b = crate::units::parse_size(v).map_err(|e| UsageError(format!("{flag} {v}: {e}")))?;
+    let example = if flag == "--tbw" { "80TB" } else { "20GB" };
+    let t = v.trim();
+    let digits = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits);
+    let si = match unit.trim() {
+        "" => {
+            return Err(UsageError(format!(
+                "{flag} {v}: give a unit (e.g. {flag} {example}; SI: kB, MB, GB, TB, PB)"
+            )));
+        }
+        "k" | "K" => Some(1e3),
+        "m" | "M" => Some(1e6),
+        "g" | "G" => Some(1e9),
+        "t" | "T" => Some(1e12),
+        "p" | "P" | "PB" | "pb" => Some(1e15),
+        _ => None,
+    };
+    let b = match si {
+        Some(mult) => {
+            let n: f64 = num
+                .parse()
+                .map_err(|_| UsageError(format!("{flag} {v}: not a size (e.g. {example})")))?;
+            let b = n * mult;
+            if !b.is_finite() || b >= u64::MAX as f64 {
+                return Err(UsageError(format!("{flag} {v}: too large")));
+            }
+            b.round() as u64
+        }
+        None => crate::units::parse_size(t).map_err(|e| UsageError(format!("{flag} {v}: {e}")))?,
+    };
     if b == 0 {
         return Err(UsageError(format!(
-            "{flag} {v}: must be more than zero (e.g. {flag} {})",
-            if flag == "--tbw" { "80TB" } else { "20GB" }
+            "{flag} {v}: must be more than zero (e.g. {flag} {example})"
         )));
     }
     Ok(b)
