@@ -474,6 +474,12 @@ fn sync_modes_issue_their_syscalls() {
                 "{mode}: sync time reported"
             );
         }
+        // A rate "with sync" only where a sync ran.
+        assert!(
+            runs.iter()
+                .all(|r| r["files"]["files_per_s_with_sync"].is_null() == (mode == "none")),
+            "--sync {mode}: files_per_s_with_sync"
+        );
     }
     assert!(listing(t.path()).is_empty());
 }

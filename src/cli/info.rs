@@ -16,7 +16,7 @@ pub struct InfoArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// Do not run smartctl (SMART is reported as not asked for).
+    /// Do not run smartctl (the table says SMART was not read; the JSON's `smart` is empty).
     #[arg(long)]
     pub no_smart: bool,
 

@@ -243,8 +243,13 @@ pub fn render_copy_table(doc: &ResultDoc) -> String {
     out.push_str(&table.to_string());
     out.push('\n');
     out.push_str(
-        "MB/s and files/s are durable: data / (time to the last close + the syncfs after it); medians over the runs. (%) = share of the RAM-to-RAM ceiling.\n",
+        "MB/s and files/s are durable: data / (time to the last close + the syncfs after it); medians over the runs.",
     );
+    out.push_str(if ceiling.is_some() {
+        " (%) = share of the RAM-to-RAM ceiling.\n"
+    } else {
+        "\n"
+    });
     if shared_note {
         out.push_str(
             "[reflink]: the file system shared the source's extents instead of copying the bytes (copy_file_range within one xfs or btrfs, as cp does): the copy's MB/s measures metadata; --method rw copies the bytes.\n",

@@ -29,6 +29,9 @@ pub fn execute(args: &InfoArgs, _argv: Vec<String>) -> Result<i32> {
         crate::outln!("{}", serde_json::to_string_pretty(&info)?);
     } else {
         crate::out!("{}", render::info_table(&info));
+        if args.no_smart && info.no_device_reason.is_none() {
+            crate::outln!("SMART: not read (--no-smart).");
+        }
         if let Some(l) = &info.layout {
             crate::outln!(
                 "Layout of the files under {}:",

@@ -49,7 +49,8 @@ pub struct FilesRunDetail {
     pub seconds_per_portion: f64,
     /// Portion-to-portion coefficient of variation (0.05 = 5 %).
     pub portion_cv: f64,
-    /// Files per second including the sync time ("on the device" rather than "in the cache").
+    /// Files per second including the sync time ("on the device" rather than "in the cache");
+    /// absent when no sync ran (`--sync none`, or a run stopped before its sync).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub files_per_s_with_sync: Option<f64>,
     /// create phase: the space the run's files take with all of them in place.

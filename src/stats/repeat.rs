@@ -152,10 +152,25 @@ pub fn spread_warnings(t: &TestResult, mode: &RepeatMode) -> Vec<Warning> {
             test: Some(t.name.clone()),
         });
     } else if s.cv > 0.05 {
+        // Advice that fits the command and the repeat mode already in use.
+        let longer = if t.trace.is_some() {
+            "a larger --scale"
+        } else if key == "iops" {
+            "a longer --duration"
+        } else {
+            "more files per portion"
+        };
+        let advice = match mode {
+            RepeatMode::Fixed(_) => format!("use more repeats (--repeat auto) or {longer}"),
+            RepeatMode::Auto { max, .. } => format!(
+                "--repeat auto stopped at {} of at most {max} runs; stop other programs, or use {longer}",
+                s.n
+            ),
+        };
         w.push(Warning {
             code: WarningCode::Noisy,
             message: format!(
-                "runs differ by {:.1} % (coefficient of variation above 5 %): something else used the device or CPU, or the device changes state (cache, garbage collection); use more repeats (--repeat auto) or longer runs (--duration for block tests, more files per portion for small files)",
+                "runs differ by {:.1} % (coefficient of variation above 5 %): something else used the device or CPU, or the device changes state (cache, garbage collection); {advice}",
                 s.cv * 100.0
             ),
             test: Some(t.name.clone()),
@@ -213,6 +228,54 @@ pub fn spread_warnings(t: &TestResult, mode: &RepeatMode) -> Vec<Warning> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The noisy warning's advice fits the repeat mode in use and the kind of test.
+    #[test]
+    fn noisy_advice_fits_the_mode_and_the_test() {
+        let test = |iops: bool, values: &[f64]| {
+            let mut t = TestResult {
+                name: "RND4K Q1T1 read".into(),
+                ..Default::default()
+            };
+            for (i, &v) in values.iter().enumerate() {
+                t.runs.push(crate::model::RunResult {
+                    run: i as u32 + 1,
+                    iops: iops.then_some(v),
+                    files_per_s: (!iops).then_some(v),
+                    ..Default::default()
+                });
+            }
+            summarize_test(&mut t);
+            t
+        };
+        let t = test(true, &[120.0, 130.0, 80.0, 100.0]);
+        let message = |t: &TestResult, mode: &RepeatMode| {
+            spread_warnings(t, mode)
+                .into_iter()
+                .find(|w| w.code == WarningCode::Noisy)
+                .expect("noisy")
+                .message
+        };
+        let fixed = message(&t, &RepeatMode::Fixed(4));
+        assert!(
+            fixed.ends_with("use more repeats (--repeat auto) or a longer --duration"),
+            "{fixed}"
+        );
+        let auto = message(
+            &t,
+            &RepeatMode::Auto {
+                max: 4,
+                target_ci: 0.05,
+            },
+        );
+        assert!(
+            auto.contains("--repeat auto stopped at 4 of at most 4 runs"),
+            "{auto}"
+        );
+        assert!(!auto.contains("use more repeats"), "{auto}");
+        let files = test(false, &[120.0, 130.0, 80.0]);
+        assert!(message(&files, &RepeatMode::Fixed(3)).ends_with("or more files per portion"));
+    }
 
     #[test]
     fn parse_repeat() {

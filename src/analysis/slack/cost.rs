@@ -151,7 +151,7 @@ fn least_squares(points: &[(f64, f64)]) -> Option<(f64, f64, Option<f64>, f64, b
 
 /// Fit the model from a result file. `Err` says what is missing (a usage error).
 pub fn calibrate(doc: &ResultDoc, path: &Path, units: &[u64]) -> Result<CostModel, String> {
-    let need = "a create phase of `iolab files` (or `iolab matrix --study cluster`) with at least two file sizes of different allocation at one unit, e.g. `iolab files DIR --sizes 1,cluster,cluster+1,64K`";
+    let need = "a create phase of `iolab files` (or `iolab matrix --study cluster`) with at least two file sizes of different allocation at one unit, e.g. `iolab files -t DIR --sizes 1,cluster,cluster+1,64K`";
     if doc.command != "files" && doc.command != "matrix" {
         return Err(format!(
             "{}: a `{}` result; --calibrate needs {need}",

@@ -76,9 +76,14 @@ pub fn run_big(
                     ctx.stop.check()?;
                 }
                 anyhow::bail!(
-                    "big file of {}: {}; the runs measured so far are saved",
+                    "big file of {}: {}{}",
                     size.label(),
-                    e.describe("the big file")
+                    e.describe("the big file"),
+                    if sink.path.is_some() {
+                        "; the runs measured so far are saved"
+                    } else {
+                        ""
+                    }
                 );
             }
         };
@@ -98,7 +103,8 @@ pub fn run_big(
                 syncfs_calls: syncfs,
                 files_done: 1,
                 seconds_per_portion: secs,
-                files_per_s_with_sync: Some(1.0 / ((write_ns + sync_ns) as f64 / 1e9).max(1e-9)),
+                files_per_s_with_sync: (fsyncs + syncfs > 0)
+                    .then(|| 1.0 / ((write_ns + sync_ns) as f64 / 1e9).max(1e-9)),
                 ..Default::default()
             }),
             ..Default::default()

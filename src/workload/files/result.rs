@@ -33,8 +33,9 @@ pub fn run_result(
         d.seconds_per_portion = s.mean;
         d.portion_cv = if s.cv.is_finite() { s.cv } else { 0.0 };
     }
+    // Only where a sync ran (not with --sync none, nor a run stopped before its sync).
     let with_sync = elapsed + d.sync_ns;
-    if op == Op::Create && with_sync > 0 {
+    if op == Op::Create && with_sync > 0 && d.fsync_calls + d.syncfs_calls > 0 {
         d.files_per_s_with_sync = Some(d.files_done as f64 / (with_sync as f64 / 1e9));
     }
     let mut r = RunResult {

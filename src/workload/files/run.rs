@@ -570,9 +570,14 @@ pub fn run_with_hooks(
                         "I/O error"
                     };
                     anyhow::bail!(
-                        "{what} in {} phase of {}, run {run}: {msg}; the portions measured so far are saved",
+                        "{what} in {} phase of {}, run {run}: {msg}{}",
                         op_name(*op),
-                        size.label()
+                        size.label(),
+                        if sink.path.is_some() {
+                            "; the portions measured so far are saved"
+                        } else {
+                            ""
+                        }
                     );
                 }
             }
