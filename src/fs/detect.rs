@@ -61,11 +61,17 @@ pub fn availability(t: &FsType) -> Result<MountMethod, String> {
     if !is_root() {
         return Err("formatting and mounting need root".into());
     }
-    if let Some(mkfs) = t.mkfs
-        && !command::have(mkfs)
-    {
-        return Err(format!("{mkfs} is not installed"));
+    // Both reasons when both are missing: installing the tool alone would only lead to the
+    // next skip.
+    match (t.mkfs.filter(|m| !command::have(m)), mount_method(t)) {
+        (None, mount) => mount,
+        (Some(mkfs), Ok(_)) => Err(format!("{mkfs} is not installed")),
+        (Some(mkfs), Err(why)) => Err(format!("{mkfs} is not installed, and {why}")),
     }
+}
+
+/// How `t` would be mounted here (kernel driver first, then FUSE), or why it cannot be.
+fn mount_method(t: &FsType) -> Result<MountMethod, String> {
     if let Some(driver) = t.kernel
         && kernel_driver(driver)
     {
