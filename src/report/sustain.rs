@@ -74,15 +74,19 @@ pub fn findings(name: &str, d: &SustainDetail) -> Vec<String> {
         return out;
     }
     match d.cliffs.first() {
-        None => {
-            let p = d.phases.first();
-            out.push(format!(
+        None => match d.phases.first() {
+            Some(p) => out.push(format!(
                 "{name}: no cliff in {} ({} MB/s throughout)",
                 fmt_size_iec(d.bytes_written),
-                p.map(|p| fmt_mb_per_s(p.mean_bw_bytes_per_s))
-                    .unwrap_or_else(|| "-".into())
-            ));
-        }
+                fmt_mb_per_s(p.mean_bw_bytes_per_s)
+            )),
+            // Too short for one point of the series: nothing to find a cliff in.
+            None => out.push(format!(
+                "{name}: {} written in less than one interval ({} ms): no speed series; write more (--size) or use a shorter --interval",
+                fmt_size_iec(d.bytes_written),
+                d.interval_ms
+            )),
+        },
         Some(c) => {
             out.push(format!(
                 "{name}: write cache {}: {} MB/s until the cliff at {}, then {} MB/s ({:.0} % of the cache speed)",

@@ -48,6 +48,8 @@ pub fn parse(text: &str) -> Result<Inventory, String> {
     let mut name_col: Option<usize> = None;
     let mut columns: Option<usize> = None;
     let mut inv = Inventory::default();
+    // A UTF-8 byte-order mark, as spreadsheets write one, is not part of the first field.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for (i, raw) in text.lines().enumerate() {
         let n = i + 1;
         let line = raw.trim();
@@ -125,6 +127,9 @@ mod tests {
         assert_eq!(inv.files[0].size, 10);
         assert_eq!(inv.files[0].name_len, 12);
         assert_eq!(inv.stats.data_bytes, 30);
+        // Excel's "CSV UTF-8" starts with a byte-order mark.
+        let inv = parse("\u{feff}size,path\n10,a\n").unwrap();
+        assert_eq!(inv.files[0].size, 10);
     }
 
     #[test]
