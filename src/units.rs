@@ -134,6 +134,16 @@ pub fn latency_arg(s: &str) -> Result<Duration, String> {
     duration_arg(s)
 }
 
+/// `count(1, "pass", "passes")` -> `1 pass`, `count(2, ...)` -> `2 passes` (thousands
+/// separated).
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    format!(
+        "{} {}",
+        fmt_thousands(n as f64),
+        if n == 1 { one } else { many }
+    )
+}
+
 /// `4096` -> `4KiB`, `1048576` -> `1MiB`, `1500` -> `1500B` (exact when possible).
 pub fn fmt_size_exact(bytes: u64) -> String {
     for (unit, name) in [(TIB, "TiB"), (GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")] {

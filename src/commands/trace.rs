@@ -189,7 +189,11 @@ fn median_run(t: &TestResult) -> Option<&crate::model::RunResult> {
 pub fn render_test(t: &TestResult) -> String {
     let mut s = String::new();
     let scale = t.trace.as_ref().map(|d| d.scale).unwrap_or(1.0);
-    s.push_str(&format!("{}  ({} runs", t.name, t.runs.len()));
+    s.push_str(&format!(
+        "{}  ({}",
+        t.name,
+        crate::units::count(t.runs.len() as u64, "run", "runs")
+    ));
     if scale != 1.0 {
         s.push_str(&format!(", scale {scale}"));
     }

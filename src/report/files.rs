@@ -5,7 +5,7 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 
 use crate::model::{ResultDoc, TestResult};
-use crate::units::{fmt_mb_per_s, fmt_thousands};
+use crate::units::{count, fmt_mb_per_s, fmt_thousands};
 
 const PHASES: [&str; 5] = ["create", "stat", "read", "delete", "big"];
 
@@ -43,10 +43,10 @@ pub fn render_files_table(doc: &ResultDoc) -> String {
     let mut out = String::new();
     if let Some(t) = tests.first() {
         out.push_str(&format!(
-            "Seconds per {} files (mean (run1, run2, ...)); {} portions x {} passes, method {}, sync {}, layout {}, allocation unit {} B\n",
-            fmt_thousands(param(t, "files_per_portion").parse::<f64>().unwrap_or(0.0)),
-            param(t, "portions"),
-            param(t, "passes"),
+            "Seconds per {} (mean (run1, run2, ...)); {} x {}, method {}, sync {}, layout {}, allocation unit {} B\n",
+            count(param(t, "files_per_portion").parse().unwrap_or(0), "file", "files"),
+            count(param(t, "portions").parse().unwrap_or(0), "portion", "portions"),
+            count(param(t, "passes").parse().unwrap_or(0), "pass", "passes"),
             param(t, "method"),
             param(t, "sync"),
             param(t, "layout"),

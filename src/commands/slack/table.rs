@@ -6,7 +6,7 @@ use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 
 use crate::model::ResultDoc;
 use crate::model::slack::{CostModel, SlackResult};
-use crate::units::{fmt_size_exact, fmt_size_iec, fmt_thousands};
+use crate::units::{count, fmt_size_exact, fmt_size_iec, fmt_thousands};
 
 fn secs(s: f64) -> String {
     if s >= 100.0 {
@@ -22,11 +22,16 @@ fn header(r: &SlackResult) -> String {
     let s = &r.scan;
     let mut out = if r.source == "dir" {
         format!(
-            "{}: {} files, {} dirs, {} symlinks, {} of data (largest {}); scanned in {:.2} s ({} entries/s)\n",
+            "{}: {}, {}, {}{}, {} of data (largest {}); scanned in {:.2} s ({} entries/s)\n",
             r.path,
-            fmt_thousands(s.files as f64),
-            fmt_thousands(s.dirs as f64),
-            fmt_thousands(s.symlinks as f64),
+            count(s.files, "file", "files"),
+            count(s.dirs, "dir", "dirs"),
+            count(s.symlinks, "symlink", "symlinks"),
+            if s.other > 0 {
+                format!(", {}", count(s.other, "other entry", "other entries"))
+            } else {
+                String::new()
+            },
             fmt_size_iec(s.data_bytes),
             fmt_size_iec(s.largest_file_bytes),
             s.elapsed_s,
