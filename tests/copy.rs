@@ -326,6 +326,20 @@ fn bad_input_is_refused_before_anything_is_written() {
             ],
             "but the data set needs",
         ),
+        // Options that would be ignored are refused instead.
+        (
+            &["--hash", "blake3"],
+            "required arguments were not provided: --verify",
+        ),
+        (
+            &["--source", "/tmp", "--scale", "0.5"],
+            "'--source <DIR>' cannot be used with '--scale <F>'",
+        ),
+        (&["--source", "/tmp", "--seed", "7"], "cannot be used with"),
+        (
+            &["--generate", "/tmp/iolab-never", "--verify"],
+            "cannot be used with",
+        ),
     ];
     for (args, want) in cases {
         let mut a = args.to_vec();

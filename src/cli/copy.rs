@@ -27,9 +27,10 @@ pub struct CopyArgs {
     pub target: PathBuf,
 
     /// Shrink or grow the data set: file counts and total size scale by F (at least one
-    /// file of each kind).
+    /// file of each kind). Not with --source (your files are copied as they are).
     #[arg(
         long,
+        conflicts_with = "source",
         allow_negative_numbers = true,
         value_name = "F",
         default_value_t = 1.0
@@ -68,7 +69,7 @@ pub struct CopyArgs {
     pub verify: bool,
 
     /// Hash for --verify.
-    #[arg(long, value_enum, default_value = "xxh3")]
+    #[arg(long, value_enum, default_value = "xxh3", requires = "verify")]
     pub hash: HashKind,
 
     /// Also copy the data set RAM -> RAM with the same method: the best any copy could do
@@ -79,13 +80,17 @@ pub struct CopyArgs {
     #[command(flatten)]
     pub repeat: super::run::RepeatArgs,
 
-    /// Seed of the synthetic data set (same seed, same files, same bytes).
-    #[arg(long, default_value_t = 0x10_1AB)]
+    /// Seed of the synthetic data set (same seed, same files, same bytes). Not with --source.
+    #[arg(long, default_value_t = 0x10_1AB, conflicts_with = "source")]
     pub seed: u64,
 
     /// Only generate the data set into this new directory and exit (to feed other tools
     /// the very same files: cp, rsync, fio).
-    #[arg(long, value_name = "DIR", conflicts_with = "source")]
+    #[arg(
+        long,
+        value_name = "DIR",
+        conflicts_with_all = ["source", "target", "phases", "verify", "ceiling", "preserve", "method"]
+    )]
     pub generate: Option<PathBuf>,
 
     /// No progress output.

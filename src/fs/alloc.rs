@@ -107,6 +107,21 @@ impl FsRules {
                 ));
             }
         };
+        // A tuning flag the rules do not use would be ignored: refuse it instead.
+        let unused = |flag: &str, used_by: &str| {
+            Err(format!(
+                "{flag} applies to --fs {used_by}, not to --fs {name} (whose rules do not use it)"
+            ))
+        };
+        if inode_size.is_some() && !matches!(kind, FsKind::Ext4Inline | FsKind::Xfs) {
+            return unused("--inode-size", "ext4-inline or xfs");
+        }
+        if max_inline.is_some() && kind != FsKind::Btrfs {
+            return unused("--max-inline", "btrfs");
+        }
+        if mft_record.is_some() && !matches!(kind, FsKind::Ntfs | FsKind::Ntfs3g) {
+            return unused("--mft-record", "ntfs or ntfs-3g");
+        }
         let default_inode = if kind == FsKind::Xfs { 512 } else { 256 };
         let inode_size = inode_size.unwrap_or(default_inode);
         if !(128..=4096).contains(&inode_size) || !inode_size.is_power_of_two() {
@@ -396,5 +411,15 @@ mod tests {
     fn unknown_fs_is_refused() {
         assert!(FsRules::parse("zfs", None, None, None).is_err());
         assert!(FsRules::parse("ntfs", None, None, Some(2048)).is_err());
+        // A tuning flag the chosen rules do not use is refused, not ignored.
+        let e = FsRules::parse("ext4", Some(256), None, None).unwrap_err();
+        assert_eq!(
+            e,
+            "--inode-size applies to --fs ext4-inline or xfs, not to --fs ext4 (whose rules do not use it)"
+        );
+        assert!(FsRules::parse("plain", None, Some(100), None).is_err());
+        assert!(FsRules::parse("xfs", None, None, Some(4096)).is_err());
+        assert!(FsRules::parse("btrfs", None, Some(100), None).is_ok());
+        assert!(FsRules::parse("ntfs-3g", None, None, Some(4096)).is_ok());
     }
 }
