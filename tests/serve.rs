@@ -115,6 +115,35 @@ fn every_route_needs_the_token_and_the_console_s_own_host_and_origin() {
     assert!(body.contains("/static/app.js"), "{body}");
 }
 
+/// The form's commands and choices come from the binary: `files --preset` offers what
+/// `iolab files` takes (the page once hard-coded `belov`, which it refuses), and the page's
+/// script holds no list of its own.
+#[test]
+fn the_form_offers_the_command_line_s_own_choices() {
+    let console = Console::start(&[]);
+    let (code, body) = console.authed("GET", "/api/form", "");
+    assert_eq!(code, 200, "{body}");
+    let spec: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let choices = |c: &str, o: &str| {
+        spec.as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["command"] == c)
+            .and_then(|x| x["options"].as_array().unwrap().iter().find(|y| y["name"] == o))
+            .map(|y| y["choices"].clone())
+            .unwrap_or_else(|| panic!("{c} --{o} not in the form: {body}"))
+    };
+    assert_eq!(choices("files", "preset"), serde_json::json!(["quick", "full"]));
+    assert_eq!(
+        choices("run", "preset"),
+        serde_json::json!(["default", "nvme", "real", "peak"])
+    );
+    let (code, js) = console.authed("GET", "/static/app.js", "");
+    assert_eq!(code, 200);
+    assert!(js.contains("/api/form"), "the page reads the form from the server");
+    assert!(!js.contains("belov") && !js.contains("\"quick\""), "a list of the page's own");
+}
+
 #[test]
 fn a_destructive_test_needs_the_target_s_name_typed_exactly() {
     let console = Console::start(&[]);
