@@ -219,6 +219,35 @@ fn a_busy_port_is_one_line_and_exit_2() {
     assert_eq!(common::stderr(&out).lines().count(), 1);
 }
 
+/// An address no interface has (TEST-NET-1, RFC 5737): the refusal alone, not first the
+/// warning that the console is listening there.
+#[test]
+fn an_address_of_no_interface_is_refused_without_claiming_to_listen() {
+    let dir = common::tempdir();
+    let out = common::bin()
+        .current_dir(dir.path())
+        .args(["serve", "--bind", "192.0.2.1", "--port", "0"])
+        .args(["--token", "0123456789abcdefghij"])
+        .output()
+        .unwrap();
+    common::assert_usage(
+        &out,
+        "cannot listen on 192.0.2.1:0: no interface of this machine has that address",
+    );
+    let err = common::stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!err.contains("listening on"), "{err}");
+    // Beyond loopback on an address it has: the warning comes once it listens.
+    let console = Console::start(&["--bind", "0.0.0.0", "--token", "0123456789abcdefghij"]);
+    let (code, _) = console.authed("GET", "/api/runs", "");
+    assert_eq!(code, 200);
+    assert!(
+        console.stderr().contains("warning: listening on 0.0.0.0"),
+        "{}",
+        console.stderr()
+    );
+}
+
 #[test]
 fn the_progress_stream_has_tasks_live_points_and_the_result() {
     let dir = common::tempdir();
