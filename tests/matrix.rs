@@ -153,7 +153,11 @@ fn a_matrix_where_every_configuration_is_skipped_says_nothing_was_measured() {
     let doc = area.result();
     assert_eq!(doc.status, "failed");
     assert_eq!(doc.error.as_deref(), Some(said.as_str()));
-    assert!(doc.warnings.iter().all(|w| w.code != "no-spread"), "{:?}", doc.warnings);
+    assert!(
+        doc.warnings.iter().all(|w| w.code != "no-spread"),
+        "{:?}",
+        doc.warnings
+    );
     assert_eq!(doc.configurations[0].status, "skipped");
     area.assert_clean();
 }

@@ -129,19 +129,34 @@ fn the_form_offers_the_command_line_s_own_choices() {
             .unwrap()
             .iter()
             .find(|x| x["command"] == c)
-            .and_then(|x| x["options"].as_array().unwrap().iter().find(|y| y["name"] == o))
+            .and_then(|x| {
+                x["options"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|y| y["name"] == o)
+            })
             .map(|y| y["choices"].clone())
             .unwrap_or_else(|| panic!("{c} --{o} not in the form: {body}"))
     };
-    assert_eq!(choices("files", "preset"), serde_json::json!(["quick", "full"]));
+    assert_eq!(
+        choices("files", "preset"),
+        serde_json::json!(["quick", "full"])
+    );
     assert_eq!(
         choices("run", "preset"),
         serde_json::json!(["default", "nvme", "real", "peak"])
     );
     let (code, js) = console.authed("GET", "/static/app.js", "");
     assert_eq!(code, 200);
-    assert!(js.contains("/api/form"), "the page reads the form from the server");
-    assert!(!js.contains("belov") && !js.contains("\"quick\""), "a list of the page's own");
+    assert!(
+        js.contains("/api/form"),
+        "the page reads the form from the server"
+    );
+    assert!(
+        !js.contains("belov") && !js.contains("\"quick\""),
+        "a list of the page's own"
+    );
 }
 
 #[test]

@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
+use super::family::MEASURING_COMMANDS;
 use crate::cli::history::{
     DevicesArgs, ExportArgs, ExportFormat, FilterArgs, HealthArgs, HistoryArgs, HistoryCmd,
     ImportArgs, ListArgs, ShowArgs, TrendArgs,
 };
-use super::family::MEASURING_COMMANDS;
 use crate::error::UsageError;
 use crate::history::{Filter, History, Recorded, TrendQuery};
 use crate::model::ResultDoc;
@@ -84,7 +84,10 @@ fn list(h: &History, a: &ListArgs) -> Result<i32> {
         println!("{}", serde_json::to_string_pretty(&entries)?);
     } else if entries.is_empty() && !filters_given(&a.filter).is_empty() {
         let held = h.count(&Filter::default())?;
-        print!("{}", render::render_no_match(&filters_given(&a.filter), held));
+        print!(
+            "{}",
+            render::render_no_match(&filters_given(&a.filter), held)
+        );
     } else {
         let total = if filter.limit.is_some_and(|l| entries.len() >= l) {
             h.count(&filter)?

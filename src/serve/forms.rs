@@ -288,7 +288,10 @@ mod tests {
                 .clone()
         };
         assert_eq!(choices("files", "preset"), ["quick", "full"]);
-        assert_eq!(choices("run", "preset"), ["default", "nvme", "real", "peak"]);
+        assert_eq!(
+            choices("run", "preset"),
+            ["default", "nvme", "real", "peak"]
+        );
         assert_eq!(
             choices("files", "method"),
             ["write", "copy_file_range", "sendfile"]

@@ -103,7 +103,11 @@ pub fn render_configurations(doc: &ResultDoc) -> String {
 /// figure): the sentence that says so, with each configuration's reason.
 pub fn nothing_measured(doc: &ResultDoc) -> Option<String> {
     let cs = &doc.configurations;
-    if cs.is_empty() || cs.iter().any(|c| c.tests.iter().any(|t| !t.runs.is_empty())) {
+    if cs.is_empty()
+        || cs
+            .iter()
+            .any(|c| c.tests.iter().any(|t| !t.runs.is_empty()))
+    {
         return None;
     }
     let reasons: Vec<String> = cs
@@ -647,8 +651,11 @@ mod tests {
             nothing_measured(&doc).unwrap(),
             "nothing was measured: its only configuration was skipped (f2fs: mkfs.f2fs is not installed)"
         );
-        doc.configurations
-            .push(row("jfs", "failed", "mkfs failed: `mkfs.jfs` failed\n  | oops"));
+        doc.configurations.push(row(
+            "jfs",
+            "failed",
+            "mkfs failed: `mkfs.jfs` failed\n  | oops",
+        ));
         assert_eq!(
             nothing_measured(&doc).unwrap(),
             "nothing was measured: no configuration ran a workload (f2fs: mkfs.f2fs is not installed; jfs failed: mkfs failed: `mkfs.jfs` failed)"
