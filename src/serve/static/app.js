@@ -373,7 +373,8 @@ async function pageCompare() {
     const v = await api("/api/compare?a=" + encodeURIComponent(a) + "&b=" + encodeURIComponent(b));
     const rows = [];
     for (const p of v.comparison.pairings) for (const r of p.rows) {
-      rows.push(h("tr", {}, h("td", {}, r.config ? r.config + " " + r.test : r.test), h("td", {}, r.metric),
+      const name = (r.config ? r.config + " " + r.test : r.test) + (r.settings_differ ? " (settings differ)" : "");
+      rows.push(h("tr", {}, h("td", {}, name), h("td", {}, r.metric),
         h("td", { className: "num" }, fmtNum(r.baseline.mean, 1)),
         h("td", { className: "num" }, fmtNum(r.other.mean, 1)),
         h("td", { className: "num" }, Number.isFinite(r.change_pct) ? r.change_pct.toFixed(1) + " %" + (Number.isFinite(r.change_pct_pm) ? " ± " + r.change_pct_pm.toFixed(1) : "") : ""),
