@@ -478,7 +478,7 @@ pub fn render_text(c: &Comparison) -> String {
 }
 
 /// What the columns mean (printed under every comparison).
-pub const EXPLANATION: &str = "Change = other / baseline - 1 (of the mean), ± = 95 % interval propagated from both means' standard errors. Verdict at 95 %: Welch's t-test when both sides have 2+ runs, CI overlap when one side has a single run.";
+pub const EXPLANATION: &str = "Change = other / baseline - 1 (of the mean), ± = 95 % interval propagated from both means' standard errors. Verdict at 95 %: Welch's t-test when both sides have 2+ runs, CI overlap when one side has a single run. \"± too wide\": the mean's 95 % interval reaches below zero (few runs, far apart), so it says nothing; more runs narrow it.";
 
 /// Column names of a comparison table.
 pub fn table_header(p: &Pairing) -> Vec<String> {
