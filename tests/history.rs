@@ -334,6 +334,39 @@ fn import_names_and_skips_bad_files_and_never_duplicates() {
     assert_eq!(since.as_array().unwrap().len(), 2);
     let o = hist(&db, &["history", "--since", "last tuesday"]);
     assert_usage(&o, "--since \"last tuesday\": not a date");
+    // Filters that match nothing say so, naming them (not that the history is empty).
+    let o = hist(&db, &["history", "--since", "2030-01-01"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "no result matches the filter (--since 2030-01-01); the history holds 3 results (`iolab history` without filters lists them)\n"
+    );
+    let o = hist(&db, &["history", "--command", "files", "--device", "S1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with("no result matches the filters (--device S1, --command files);"),
+        "{}",
+        stdout(&o)
+    );
+    // An unknown command is refused with the list of those there are.
+    for args in [
+        &["history", "--command", "nosuch"][..],
+        &["history", "export", "--command", "nosuch"],
+    ] {
+        let o = hist(&db, args);
+        assert_usage(
+            &o,
+            "--command nosuch: no such command; the history keeps the results of: run, saturate, sustain, files, copy, trace, matrix, slack, age",
+        );
+    }
+    // A history without results says that, filters or not.
+    let empty = dir.path().join("empty.sqlite");
+    let o = hist(&empty, &["history", "--command", "run"]);
+    assert!(
+        stdout(&o).starts_with("no results in the history"),
+        "{}",
+        stdout(&o)
+    );
     let o = hist(&db, &["history", "show", "999"]);
     assert_usage(&o, "no result #999");
     // The global flag goes before the subcommand too, and wins over IOLAB_HISTORY.

@@ -119,6 +119,49 @@ fn fuse_file_systems_at_two_units_each() {
     check_units(&doc, &["ntfs", "exfat", "vfat"]);
 }
 
+/// A matrix of one file system this machine cannot make (any, without root) measures
+/// nothing: it says so with the reason, ranks nothing, gives no `no-spread` advice, and
+/// exits 1 with status `failed`.
+#[test]
+fn a_matrix_where_every_configuration_is_skipped_says_nothing_was_measured() {
+    let test = "a_matrix_where_every_configuration_is_skipped_says_nothing_was_measured";
+    let Some(fs) = iolab::fs::types::FS_TYPES
+        .iter()
+        .find(|t| iolab::fs::detect::availability(t).is_err())
+    else {
+        common::skip(test, "this machine can make every file system iolab knows");
+        return;
+    };
+    let why = iolab::fs::detect::availability(fs).unwrap_err();
+    let area = Area::new();
+    let _g = EXCLUSIVE.read().unwrap();
+    let args = area.args(&["--fs", fs.name, "--repeat", "1", "--image-size", "256M"]);
+    let out = bin().args(&args).output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    let said = format!(
+        "nothing was measured: its only configuration was skipped ({}: {why})",
+        fs.name
+    );
+    assert!(stdout.contains(&said), "{stdout}");
+    assert!(stderr.contains(&said), "{stderr}");
+    assert!(!stdout.contains("Ranking"), "{stdout}");
+    assert!(!stdout.contains("no-spread"), "{stdout}");
+    let doc = area.result();
+    assert_eq!(doc.status, "failed");
+    assert_eq!(doc.error.as_deref(), Some(said.as_str()));
+    assert!(
+        doc.warnings.iter().all(|w| w.code != "no-spread"),
+        "{:?}",
+        doc.warnings
+    );
+    assert_eq!(doc.configurations[0].status, "skipped");
+    area.assert_clean();
+}
+
 #[test]
 fn btrfs_bigalloc_and_tmpfs() {
     if !can_run("btrfs_bigalloc_and_tmpfs") {

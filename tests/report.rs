@@ -171,6 +171,137 @@ fn compare_json_and_matrix_and_saturate() {
     }
 }
 
+/// `fixture` with `edit` applied, written to `dir/name`.
+fn edited(
+    dir: &Path,
+    fixture_name: &str,
+    name: &str,
+    edit: impl Fn(&mut serde_json::Value),
+) -> PathBuf {
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture(fixture_name)).unwrap()).unwrap();
+    edit(&mut v);
+    let p = dir.join(name);
+    std::fs::write(&p, serde_json::to_string(&v).unwrap()).unwrap();
+    p
+}
+
+/// Tests matched by name but measured with other settings (`--files-per-portion`, a
+/// matrix's file system made with other blocks on another image size) are flagged per
+/// test, in the table and in the JSON; the same result twice is flagged once.
+#[test]
+fn compare_warns_when_settings_differ_and_when_a_result_is_given_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let fewer = edited(dir.path(), "files.json", "files-10.json", |v| {
+        for t in v["tests"].as_array_mut().unwrap() {
+            t["params"]["files_per_portion"] = "10".into();
+        }
+    });
+    let out = iolab(&["compare", s(&fixture("files.json")), s(&fewer)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("warning [settings-differ] 1 create: files_per_portion 1000 vs 10 (A vs B): measured with different settings"),
+        "{text}"
+    );
+    assert!(text.contains("│ 4K read (settings differ)"), "{text}");
+    assert_eq!(
+        text.matches("warning [settings-differ]").count(),
+        4,
+        "{text}"
+    );
+    assert!(!text.contains("same-result"), "{text}");
+    let out = iolab(&["compare", "--json", s(&fixture("files.json")), s(&fewer)]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let p = &v["pairings"][0];
+    assert_eq!(p["settings_differ"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        p["settings_differ"][0]["settings"],
+        serde_json::json!([{"setting": "files_per_portion", "baseline": "1000", "other": "10"}])
+    );
+    assert_eq!(p["warnings"][0]["code"], "settings-differ");
+    assert_eq!(p["warnings"][0]["test"], "1 create");
+    assert!(
+        p["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["settings_differ"] == true)
+    );
+    assert_eq!(v["warnings"], serde_json::json!([]));
+    // The report's comparison says it too.
+    let md = dir.path().join("r.md");
+    let out = iolab(&["report", s(&fixture("files.json")), s(&fewer), "-o", s(&md)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = std::fs::read_to_string(md).unwrap();
+    assert!(
+        md.contains("- `settings-differ` 1 create: files_per_portion 1000 vs 10 (A vs B)"),
+        "{md}"
+    );
+
+    // A matrix whose file systems were made on 256 MiB images, not 1 GiB, one of them with
+    // 1 KiB blocks read back: the same configuration labels by name.
+    let small = edited(dir.path(), "matrix.json", "matrix-small.json", |v| {
+        for c in v["configurations"].as_array_mut().unwrap() {
+            c["size_bytes"] = (256u64 << 20).into();
+            if c["label"] == "ext4 4KiB noatime" {
+                c["cluster_bytes_actual"] = 1024.into();
+            }
+        }
+    });
+    let base = edited(dir.path(), "matrix.json", "matrix-big.json", |v| {
+        for c in v["configurations"].as_array_mut().unwrap() {
+            c["size_bytes"] = (1u64 << 30).into();
+        }
+    });
+    let out = iolab(&["compare", s(&base), s(&small)]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("[ext4 4KiB noatime]: configuration.cluster_bytes_actual 4KiB vs 1KiB, configuration.size_bytes 1GiB vs 256MiB (A vs B)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("[xfs 4KiB noatime]: configuration.size_bytes 1GiB vs 256MiB (A vs B)"),
+        "{text}"
+    );
+
+    // The same file twice, and a copy of it: one result, said once per repeat.
+    let copy = dir.path().join("copy.json");
+    std::fs::copy(fixture("run-a.json"), &copy).unwrap();
+    let a = fixture("run-a.json");
+    let out = iolab(&["compare", s(&a), s(&a), s(&copy)]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!(
+            "warning [same-result]: B is the same result as A ({} given twice)",
+            a.display()
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "warning [same-result]: C is the same result as A ({}, a copy)",
+            copy.display()
+        )),
+        "{text}"
+    );
+    assert!(!text.contains("settings differ"), "{text}");
+    let out = iolab(&["compare", "--json", s(&a), s(&a)]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["warnings"][0]["code"], "same-result");
+    // Two different results with the same settings: no warning.
+    let out = iolab(&["compare", s(&a), s(&fixture("run-b.json"))]);
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("warning ["));
+}
+
 #[test]
 fn compare_takes_a_directory_and_needs_two_results() {
     let dir = tempfile::tempdir().unwrap();

@@ -115,6 +115,50 @@ fn every_route_needs_the_token_and_the_console_s_own_host_and_origin() {
     assert!(body.contains("/static/app.js"), "{body}");
 }
 
+/// The form's commands and choices come from the binary: `files --preset` offers what
+/// `iolab files` takes (the page once hard-coded `belov`, which it refuses), and the page's
+/// script holds no list of its own.
+#[test]
+fn the_form_offers_the_command_line_s_own_choices() {
+    let console = Console::start(&[]);
+    let (code, body) = console.authed("GET", "/api/form", "");
+    assert_eq!(code, 200, "{body}");
+    let spec: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let choices = |c: &str, o: &str| {
+        spec.as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["command"] == c)
+            .and_then(|x| {
+                x["options"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|y| y["name"] == o)
+            })
+            .map(|y| y["choices"].clone())
+            .unwrap_or_else(|| panic!("{c} --{o} not in the form: {body}"))
+    };
+    assert_eq!(
+        choices("files", "preset"),
+        serde_json::json!(["quick", "full"])
+    );
+    assert_eq!(
+        choices("run", "preset"),
+        serde_json::json!(["default", "nvme", "real", "peak"])
+    );
+    let (code, js) = console.authed("GET", "/static/app.js", "");
+    assert_eq!(code, 200);
+    assert!(
+        js.contains("/api/form"),
+        "the page reads the form from the server"
+    );
+    assert!(
+        !js.contains("belov") && !js.contains("\"quick\""),
+        "a list of the page's own"
+    );
+}
+
 #[test]
 fn a_destructive_test_needs_the_target_s_name_typed_exactly() {
     let console = Console::start(&[]);
@@ -188,6 +232,35 @@ fn a_busy_port_is_one_line_and_exit_2() {
         .unwrap();
     common::assert_usage(&out, "needs --token");
     assert_eq!(common::stderr(&out).lines().count(), 1);
+}
+
+/// An address no interface has (TEST-NET-1, RFC 5737): the refusal alone, not first the
+/// warning that the console is listening there.
+#[test]
+fn an_address_of_no_interface_is_refused_without_claiming_to_listen() {
+    let dir = common::tempdir();
+    let out = common::bin()
+        .current_dir(dir.path())
+        .args(["serve", "--bind", "192.0.2.1", "--port", "0"])
+        .args(["--token", "0123456789abcdefghij"])
+        .output()
+        .unwrap();
+    common::assert_usage(
+        &out,
+        "cannot listen on 192.0.2.1:0: no interface of this machine has that address",
+    );
+    let err = common::stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!err.contains("listening on"), "{err}");
+    // Beyond loopback on an address it has: the warning comes once it listens.
+    let console = Console::start(&["--bind", "0.0.0.0", "--token", "0123456789abcdefghij"]);
+    let (code, _) = console.authed("GET", "/api/runs", "");
+    assert_eq!(code, 200);
+    assert!(
+        console.stderr().contains("warning: listening on 0.0.0.0"),
+        "{}",
+        console.stderr()
+    );
 }
 
 #[test]

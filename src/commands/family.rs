@@ -61,6 +61,13 @@ impl<'a> Output<'a> {
     }
 }
 
+/// Every family's `NAME`: the commands whose results a result file and the history hold
+/// (`iolab history --command` takes these). `execute` checks in debug builds that a family
+/// is listed, so a new one that is not fails its first test.
+pub const MEASURING_COMMANDS: &[&str] = &[
+    "run", "saturate", "sustain", "files", "copy", "trace", "matrix", "slack", "age",
+];
+
 /// A measuring subcommand, as `execute` runs it.
 pub trait Family {
     /// The subcommand: the document's `command` and the result file's name prefix.
@@ -128,6 +135,11 @@ pub fn distributed(command: &str, steady: &crate::cli::run::SteadyArgs) -> Resul
 /// Run a family: catch signals, lock, claim the result file, measure, record the final
 /// status (complete, interrupted, failed), save, print JSON or the table.
 pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
+    debug_assert!(
+        MEASURING_COMMANDS.contains(&F::NAME),
+        "add {} to MEASURING_COMMANDS",
+        F::NAME
+    );
     let out = family.output();
     let (json, dir) = (out.json, out.dir.map(Path::to_path_buf));
     let mut ctx = RunContext::new(ProgressMode::detect(out.quiet));

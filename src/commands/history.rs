@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
+use super::family::MEASURING_COMMANDS;
 use crate::cli::history::{
     DevicesArgs, ExportArgs, ExportFormat, FilterArgs, HealthArgs, HistoryArgs, HistoryCmd,
     ImportArgs, ListArgs, ShowArgs, TrendArgs,
@@ -34,10 +35,27 @@ fn open() -> Result<History> {
     History::open(&crate::history::named_path())
 }
 
-fn filter_of(f: &FilterArgs, limit: Option<usize>) -> Result<Filter> {
+fn filter_of(h: &History, f: &FilterArgs, limit: Option<usize>) -> Result<Filter> {
     if let Some(s) = &f.since {
         // Checked here so a bad value is the one clear line before any query.
         crate::history::parse_since(s, chrono::Utc::now())?;
+    }
+    if let Some(c) = &f.command {
+        // A misspelt command would only match nothing: say which ones there are. Those of
+        // the history count too (a result imported from another iolab version).
+        let held = h.commands()?;
+        if !MEASURING_COMMANDS.contains(&c.as_str()) && !held.contains(c) {
+            let mut known: Vec<&str> = MEASURING_COMMANDS.to_vec();
+            known.extend(
+                held.iter()
+                    .map(String::as_str)
+                    .filter(|c| !MEASURING_COMMANDS.contains(c)),
+            );
+            return Err(crate::usage!(
+                "--command {c}: no such command; the history keeps the results of: {}",
+                known.join(", ")
+            ));
+        }
     }
     Ok(Filter {
         device: f.device.clone(),
@@ -47,11 +65,29 @@ fn filter_of(f: &FilterArgs, limit: Option<usize>) -> Result<Filter> {
     })
 }
 
+/// The filters given, as typed (`--since 2030-01-01`).
+fn filters_given(f: &FilterArgs) -> Vec<String> {
+    [
+        ("--device", &f.device),
+        ("--command", &f.command),
+        ("--since", &f.since),
+    ]
+    .into_iter()
+    .filter_map(|(flag, v)| v.as_ref().map(|v| format!("{flag} {v}")))
+    .collect()
+}
+
 fn list(h: &History, a: &ListArgs) -> Result<i32> {
-    let filter = filter_of(&a.filter, (a.limit > 0).then_some(a.limit))?;
+    let filter = filter_of(h, &a.filter, (a.limit > 0).then_some(a.limit))?;
     let entries = h.list(&filter)?;
     if a.json {
         crate::outln!("{}", serde_json::to_string_pretty(&entries)?);
+    } else if entries.is_empty() && !filters_given(&a.filter).is_empty() {
+        let held = h.count(&Filter::default())?;
+        crate::out!(
+            "{}",
+            render::render_no_match(&filters_given(&a.filter), held)
+        );
     } else {
         let total = if filter.limit.is_some_and(|l| entries.len() >= l) {
             h.count(&filter)?
@@ -84,7 +120,7 @@ fn show(h: &History, a: &ShowArgs) -> Result<i32> {
 }
 
 fn export(h: &History, a: &ExportArgs) -> Result<i32> {
-    let filter = filter_of(&a.filter, None)?;
+    let filter = filter_of(h, &a.filter, None)?;
     let text = match a.format {
         ExportFormat::Json => {
             #[derive(serde::Serialize)]

@@ -203,10 +203,25 @@ impl Family for MatrixFamily<'_> {
         }
         drop(ex);
         state.finish();
-        outcome
+        outcome?;
+        if !plan.workloads.is_empty()
+            && let Some(why) = table::nothing_measured(doc)
+        {
+            // No spread to miss where nothing ran; the error says what happened instead.
+            doc.warnings.retain(|w| w.code != WarningCode::NoSpread);
+            return Err(anyhow::anyhow!(why));
+        }
+        Ok(())
     }
 
     fn render(&self, doc: &ResultDoc) -> String {
+        if table::nothing_measured(doc).is_some() {
+            // No ranking of rows that hold no figure: the configurations with their reasons,
+            // and the error that says nothing was measured.
+            let mut out = table::render_configurations(doc);
+            out.push_str(&crate::report::table::render_warnings(doc));
+            return out;
+        }
         let mut labels: Vec<String> = self
             .plan
             .workloads
@@ -240,7 +255,7 @@ impl Family for MatrixFamily<'_> {
         }
     }
 
-    /// 1 when a configuration failed.
+    /// 1 when a configuration failed (nothing measured at all is an error, also 1).
     fn exit_code(&self, doc: &ResultDoc) -> i32 {
         let failed = doc.configurations.iter().any(|c| c.status == "failed");
         if failed { 1 } else { 0 }

@@ -26,12 +26,6 @@ pub fn execute(args: &ServeArgs, _argv: Vec<String>) -> anyhow::Result<i32> {
             .into());
         }
     };
-    if !loopback {
-        crate::eline!(
-            "iolab serve: warning: listening on {} — every machine that reaches this port and knows the token can start tests here; the traffic is not encrypted",
-            args.bind
-        );
-    }
     if args.output.exists() && !args.output.is_dir() {
         return Err(UsageError::new(format!(
             "--output {}: is not a directory",

@@ -27,6 +27,7 @@
 //!     pub fn figures(&self, id: i64) -> anyhow::Result<Vec<Figure>>;
 //!     pub fn figures_matching(&self, filter: &Filter) -> anyhow::Result<Vec<(Entry, Figure)>>;
 //!     pub fn devices(&self) -> anyhow::Result<Vec<(String, usize)>>;     // device, results
+//!     pub fn commands(&self) -> anyhow::Result<Vec<String>>;              // the commands held
 //!     pub fn tests(&self, device: &str) -> anyhow::Result<Vec<(String, usize)>>;
 //!     pub fn resolve_device(&self, part: &str) -> anyhow::Result<String>; // one device or UsageError
 //!     pub fn health_history(&self, device: &str) -> anyhow::Result<Vec<HealthPoint>>;

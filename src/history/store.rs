@@ -352,6 +352,17 @@ impl History {
             .map_err(|e| self.err(e))
     }
 
+    /// The commands of the results held, in name order.
+    pub fn commands(&self) -> anyhow::Result<Vec<String>> {
+        let conn = self.conn();
+        let mut st = conn
+            .prepare("SELECT DISTINCT command FROM results ORDER BY command")
+            .map_err(|e| self.err(e))?;
+        let rows = st.query_map([], |r| r.get(0)).map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<Vec<String>>>()
+            .map_err(|e| self.err(e))
+    }
+
     /// The tests measured on `device` (exactly as stored) with their number of results,
     /// most results first.
     pub fn tests(&self, device: &str) -> anyhow::Result<Vec<(String, usize)>> {

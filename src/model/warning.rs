@@ -142,6 +142,11 @@ warning_codes! {
     SteadyStateNotReached = "steady-state-not-reached",
     /// `iolab run`: its writes may have gone into the drive's write cache (a cliff in its own write series, or a saved `iolab sustain` result whose cache holds them); run `iolab sustain`.
     WriteCacheSuspected = "write-cache-suspected",
+    // `iolab compare` (the comparison's own warnings, not a result file's).
+    /// A matched test was recorded with different settings in the two files (`files_per_portion 50 vs 10`): the change may come from them.
+    SettingsDiffer = "settings-differ",
+    /// Two inputs are the same result (the same file given twice): every change is zero by construction.
+    SameResult = "same-result",
 }
 
 impl fmt::Display for WarningCode {

@@ -1,18 +1,22 @@
 //! `iolab compare`: match the tests of several result files by (configuration, name), and
 //! for each metric give the change with its uncertainty, a verdict at 95 % and the relative
-//! speed. The first file is the baseline; every other file is compared with it.
+//! speed. The first file is the baseline; every other file is compared with it. A matched
+//! test recorded with different settings, and the same result given twice, are warned
+//! about.
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 use serde::Serialize;
 
 use crate::error::UsageError;
-use crate::model::Summary;
+use crate::model::{Summary, Warning, WarningCode};
 use crate::report::load::Loaded;
 use crate::report::metrics::{
     Better, all_tests, config_of, direction, display_name, fmt_mean_ci, label, metrics_of,
     primary_metric,
 };
+use crate::report::settings::{self, SettingDiff};
+use crate::report::table::render_warning_list;
 use crate::stats::compare::{Method, Ratio, invert, ratio, significant};
 
 /// The summary of one side, as compared.
@@ -70,6 +74,9 @@ pub struct Row {
     pub p_value: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub df: Option<f64>,
+    /// The test was recorded with different settings in the two files (the pairing's
+    /// `settings_differ` says which).
+    pub settings_differ: bool,
 }
 
 /// One input file.
@@ -83,6 +90,14 @@ pub struct FileInfo {
     pub started_at: String,
 }
 
+/// A matched test whose recorded settings differ between the two files.
+#[derive(Debug, Clone, Serialize)]
+pub struct SettingsDiffer {
+    pub config: Option<String>,
+    pub test: String,
+    pub settings: Vec<SettingDiff>,
+}
+
 /// The baseline against one other file.
 #[derive(Debug, Clone, Serialize)]
 pub struct Pairing {
@@ -91,12 +106,18 @@ pub struct Pairing {
     pub rows: Vec<Row>,
     pub only_in_baseline: Vec<String>,
     pub only_in_other: Vec<String>,
+    /// Matched tests measured with different settings, each with the settings that differ.
+    pub settings_differ: Vec<SettingsDiffer>,
+    /// One `settings-differ` warning per such test (`test` = its name as shown).
+    pub warnings: Vec<Warning>,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Comparison {
     pub files: Vec<FileInfo>,
     pub pairings: Vec<Pairing>,
+    /// About the inputs themselves: `same-result` when two of them are one result.
+    pub warnings: Vec<Warning>,
 }
 
 /// `A`, `B`, ..., `Z`, `F27`, ...
@@ -163,10 +184,23 @@ pub fn compare_lenient(inputs: &[Loaded], all_metrics: bool) -> Comparison {
     for (i, other) in inputs.iter().enumerate().skip(1) {
         let theirs = keyed(other);
         let mut rows = Vec::new();
+        let mut settings_differ = Vec::new();
         for (key, ta) in &base {
             let Some((_, tb)) = theirs.iter().find(|(k, _)| k == key) else {
                 continue;
             };
+            let differ = settings::differences(
+                &settings::recorded(&inputs[0].doc, &key.0, ta),
+                &settings::recorded(&other.doc, &key.0, tb),
+            );
+            let differs = !differ.is_empty();
+            if differs {
+                settings_differ.push(SettingsDiffer {
+                    config: (!key.0.is_empty()).then(|| key.0.clone()),
+                    test: ta.name.clone(),
+                    settings: differ,
+                });
+            }
             let primary = primary_metric(ta);
             let mb = metrics_of(tb);
             for (metric, sa) in metrics_of(ta) {
@@ -191,7 +225,10 @@ pub fn compare_lenient(inputs: &[Loaded], all_metrics: bool) -> Comparison {
                     continue;
                 }
                 let config = (!key.0.is_empty()).then(|| key.0.clone());
-                rows.push(row(config, ta, &metric, &sa, sb, is_primary));
+                rows.push(Row {
+                    settings_differ: differs,
+                    ..row(config, ta, &metric, &sa, sb, is_primary)
+                });
             }
         }
         let name_of = |k: &(String, String)| display_name(Some(&k.0), &k.1);
@@ -205,15 +242,64 @@ pub fn compare_lenient(inputs: &[Loaded], all_metrics: bool) -> Comparison {
             .filter(|(k, _)| !base.iter().any(|(o, _)| o == k))
             .map(|(k, _)| name_of(k))
             .collect::<Vec<_>>();
+        let warnings = settings_differ
+            .iter()
+            .map(|d| settings_warning(d, &letter(0), &letter(i)))
+            .collect();
         pairings.push(Pairing {
             baseline: letter(0),
             other: letter(i),
             rows,
             only_in_baseline,
             only_in_other,
+            settings_differ,
+            warnings,
         });
     }
-    Comparison { files, pairings }
+    Comparison {
+        files,
+        pairings,
+        warnings: same_results(inputs),
+    }
+}
+
+/// `files_per_portion 50 vs 10 (A vs B): measured with different settings, ...` for one
+/// test (the finding before the first ": ", as the table footer prints repeats).
+fn settings_warning(d: &SettingsDiffer, baseline: &str, other: &str) -> Warning {
+    let list: Vec<String> = d.settings.iter().map(SettingDiff::describe).collect();
+    Warning {
+        code: WarningCode::SettingsDiffer,
+        message: format!(
+            "{} ({baseline} vs {other}): measured with different settings, so the change may come from them rather than from what is compared",
+            list.join(", ")
+        ),
+        test: Some(display_name(d.config.as_deref(), &d.test)),
+    }
+}
+
+/// Inputs that are one result (the same file named twice, or a copy of it).
+fn same_results(inputs: &[Loaded]) -> Vec<Warning> {
+    let mut out = Vec::new();
+    for (j, b) in inputs.iter().enumerate() {
+        if let Some(i) = inputs[..j].iter().position(|a| a.doc == b.doc) {
+            out.push(Warning {
+                code: WarningCode::SameResult,
+                message: format!(
+                    "{} is the same result as {} ({}{}): every change between them is zero by construction",
+                    letter(j),
+                    letter(i),
+                    b.path.display(),
+                    if inputs[i].path == b.path {
+                        " given twice"
+                    } else {
+                        ", a copy"
+                    }
+                ),
+                test: None,
+            });
+        }
+    }
+    out
 }
 
 fn list_or_none(v: &[String]) -> String {
@@ -267,6 +353,7 @@ fn row(
         method,
         p_value: welch.map(|w| w.p),
         df: welch.map(|w| w.df),
+        settings_differ: false,
     }
 }
 
@@ -343,6 +430,7 @@ pub fn render_text(c: &Comparison) -> String {
             f.started_at
         ));
     }
+    out.push_str(&render_warning_list(&c.warnings));
     for p in &c.pairings {
         out.push_str(&format!(
             "\n{} against {} (baseline)\n",
@@ -363,6 +451,7 @@ pub fn render_text(c: &Comparison) -> String {
         }
         out.push_str(&table.to_string());
         out.push('\n');
+        out.push_str(&render_warning_list(&p.warnings));
         for r in p.rows.iter().filter(|r| r.primary) {
             out.push_str(&sentence(p, r));
             out.push('\n');
@@ -389,7 +478,7 @@ pub fn render_text(c: &Comparison) -> String {
 }
 
 /// What the columns mean (printed under every comparison).
-pub const EXPLANATION: &str = "Change = other / baseline - 1 (of the mean), ± = 95 % interval propagated from both means' standard errors. Verdict at 95 %: Welch's t-test when both sides have 2+ runs, CI overlap when one side has a single run.";
+pub const EXPLANATION: &str = "Change = other / baseline - 1 (of the mean), ± = 95 % interval propagated from both means' standard errors. Verdict at 95 %: Welch's t-test when both sides have 2+ runs, CI overlap when one side has a single run. \"± too wide\": the mean's 95 % interval reaches below zero (few runs, far apart), so it says nothing; more runs narrow it.";
 
 /// Column names of a comparison table.
 pub fn table_header(p: &Pairing) -> Vec<String> {
@@ -406,8 +495,12 @@ pub fn table_header(p: &Pairing) -> Vec<String> {
 /// One line of a comparison table.
 pub fn table_row(r: &Row) -> Vec<String> {
     let (sa, sb) = (side_summary(&r.baseline), side_summary(&r.other));
+    let mut test = display_name(r.config.as_deref(), &r.test);
+    if r.settings_differ {
+        test.push_str(" (settings differ)");
+    }
     vec![
-        display_name(r.config.as_deref(), &r.test),
+        test,
         label(&r.metric),
         format!("{} (n={})", fmt_mean_ci(&r.metric, &sa), sa.n),
         format!("{} (n={})", fmt_mean_ci(&r.metric, &sb), sb.n),

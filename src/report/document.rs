@@ -15,7 +15,7 @@ use crate::units::{fmt_ns, fmt_size_iec, fmt_thousands};
 pub fn build(inputs: &[Loaded]) -> Vec<Block> {
     let mut out = vec![Block::Heading(1, "iolab report".into())];
     out.push(Block::Para(format!(
-        "{} result file{}: {}. Values are the mean of the runs ± the half-width of its 95 % confidence interval (Student's t); MB/s = 10^6 bytes/s.",
+        "{} result file{}: {}. Values are the mean of the runs ± the half-width of its 95 % confidence interval (Student's t; \"± too wide\" when the interval reaches below zero, which a rate or a time cannot); MB/s = 10^6 bytes/s.",
         inputs.len(),
         if inputs.len() == 1 { "" } else { "s" },
         inputs
@@ -79,6 +79,20 @@ fn comparison_group(command: &str, inputs: &[Loaded], out: &mut Vec<Block>) {
             })
             .collect(),
     ));
+    let as_pairs = |ws: &[crate::model::Warning]| -> Vec<(String, String)> {
+        ws.iter()
+            .map(|w| {
+                let text = match &w.test {
+                    Some(t) => format!("{t}: {}", w.message),
+                    None => w.message.clone(),
+                };
+                (w.code.to_string(), text)
+            })
+            .collect()
+    };
+    if !c.warnings.is_empty() {
+        out.push(Block::Warnings(as_pairs(&c.warnings)));
+    }
     for p in c.pairings.iter().filter(|p| p.rows.is_empty()) {
         out.push(Block::Para(format!(
             "{} has no test in common with {} (tests are matched by configuration and name).",
@@ -96,6 +110,9 @@ fn comparison_group(command: &str, inputs: &[Loaded], out: &mut Vec<Block>) {
             first_numeric: 2,
             numeric_end: Some(5),
         }));
+        if !p.warnings.is_empty() {
+            out.push(Block::Warnings(as_pairs(&p.warnings)));
+        }
         for r in p.rows.iter().filter(|r| r.primary) {
             out.push(Block::Para(compare::sentence(p, r)));
         }

@@ -28,6 +28,24 @@ pub fn short_time(t: &str) -> String {
     }
 }
 
+/// An empty list under filters: none of the `held` results matches them (a history with
+/// none says so as `render_list` does).
+pub fn render_no_match(filters: &[String], held: usize) -> String {
+    if held == 0 {
+        return render_list(&[], 0);
+    }
+    format!(
+        "no result matches {} ({}); the history holds {held} result{} (`iolab history` without filters lists them)\n",
+        if filters.len() == 1 {
+            "the filter"
+        } else {
+            "the filters"
+        },
+        filters.join(", "),
+        if held == 1 { "" } else { "s" }
+    )
+}
+
 /// The list: number, time (UTC), command, status, host, device, file system, headline.
 pub fn render_list(entries: &[Entry], total: usize) -> String {
     if entries.is_empty() {

@@ -78,9 +78,17 @@ pub fn fmt_value(metric: &str, v: f64) -> String {
     }
 }
 
-/// `mean ± 95 % half-width` (or just the value for one run).
+/// What the text shows instead of a half-width when the 95 % interval of a positive figure
+/// reaches below zero (two runs far apart: t = 12.7 at n = 2): a rate or a time cannot be
+/// negative, so the interval says nothing. The JSON keeps the interval as computed.
+pub const CI_TOO_WIDE: &str = "± too wide";
+
+/// `mean ± 95 % half-width` (or just the value for one run; `mean ± too wide` when the
+/// interval reaches below zero).
 pub fn fmt_mean_ci(metric: &str, s: &Summary) -> String {
-    if s.n >= 2 {
+    if s.n >= 2 && s.mean > 0.0 && s.ci95_low < 0.0 {
+        format!("{} {CI_TOO_WIDE}", fmt_value(metric, s.mean))
+    } else if s.n >= 2 {
         let half = (s.ci95_high - s.ci95_low) / 2.0;
         if metric.ends_with("_ns") {
             format!("{} ± {}", fmt_ns(s.mean), fmt_ns(half))
@@ -224,6 +232,22 @@ mod tests {
         assert_eq!(keys(&delete), ["files_per_s"]);
         assert_eq!(primary_metric(&delete).as_deref(), Some("files_per_s"));
         assert!(keys(&test("write")).contains(&"bw_bytes_per_s".to_string()));
+    }
+
+    /// Two runs far apart: the t-interval of IOPS reaches below zero (QA saw `24,264 ±
+    /// 47,787`); the text says it is too wide instead of implying negative IOPS.
+    #[test]
+    fn an_interval_below_zero_is_too_wide_to_print() {
+        let s = summarize(&[3_000.0, 45_528.0]);
+        assert!(s.ci95_low < 0.0, "{s:?}");
+        assert_eq!(fmt_mean_ci("iops", &s), "24,264 ± too wide");
+        assert_eq!(
+            fmt_mean_ci("lat_mean_ns", &summarize(&[1e3, 9e4])),
+            "45.5 µs ± too wide"
+        );
+        let narrow = summarize(&[24_000.0, 24_500.0]);
+        assert!(fmt_mean_ci("iops", &narrow).starts_with("24,250 ± "));
+        assert_eq!(fmt_mean_ci("iops", &summarize(&[24_000.0])), "24,000");
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //!
 //! `load` reads and checks the inputs; `document` turns them into format-neutral blocks
 //! that `html` and `markdown` render; `csv` writes one row per test × run; `compare`
-//! matches two result files; `svg` and `charts` draw the inline charts; `state` adds the
-//! drive's state (steady-state rounds, temperature).
+//! matches two result files (`settings`: what each recorded about how a test was measured);
+//! `svg` and `charts` draw the inline charts; `state` adds the drive's state (steady-state
+//! rounds, temperature).
 
 pub mod age;
 pub mod blocks;
@@ -20,6 +21,7 @@ pub mod markdown;
 pub mod matrix;
 pub mod metrics;
 pub mod saturate;
+pub mod settings;
 pub mod state;
 pub mod sustain;
 pub mod svg;

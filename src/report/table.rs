@@ -3,7 +3,9 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 
-use crate::model::{DirectionStats, LatencyStats, ResultDoc, RunResult, TestResult, WarningCode};
+use crate::model::{
+    DirectionStats, LatencyStats, ResultDoc, RunResult, TestResult, Warning, WarningCode,
+};
 use crate::stats::summary::median;
 use crate::units::{fmt_mb_per_s, fmt_ns, fmt_thousands};
 
@@ -286,9 +288,19 @@ pub fn render_steady_lines(doc: &ResultDoc) -> String {
 
 /// Warnings, one per line, for any table footer.
 pub fn render_warnings(doc: &ResultDoc) -> String {
+    let mut out = render_warning_list(&doc.warnings);
+    if let Some(e) = &doc.error {
+        out.push_str(&format!("error: {e}\n"));
+    }
+    out
+}
+
+/// `warning [code] test: message`, one per line; the advice after a message's first ": "
+/// is printed once per code.
+pub fn render_warning_list(warnings: &[Warning]) -> String {
     let mut out = String::new();
     let mut seen_codes: Vec<&WarningCode> = Vec::new();
-    for w in &doc.warnings {
+    for w in warnings {
         // The advice after the first ": " is printed once per code; repeats keep the finding.
         let message = if seen_codes.contains(&&w.code) {
             w.message.split(": ").next().unwrap_or(&w.message)
@@ -300,9 +312,6 @@ pub fn render_warnings(doc: &ResultDoc) -> String {
             Some(t) => out.push_str(&format!("warning [{}] {t}: {message}\n", w.code)),
             None => out.push_str(&format!("warning [{}]: {message}\n", w.code)),
         }
-    }
-    if let Some(e) = &doc.error {
-        out.push_str(&format!("error: {e}\n"));
     }
     out
 }

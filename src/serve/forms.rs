@@ -3,11 +3,14 @@
 //! pass (as `--NAME=VALUE`, so a value can never become a flag); the target must be an
 //! absolute path; a destructive target needs its name typed in `confirm`, which becomes
 //! `--allow-destroy` (the command then checks it names the target, as on the command line).
+//! The form itself (`spec`: the commands, their options and each option's choices) is built
+//! from the same list and the command line's own definitions, so the page offers nothing the
+//! command line would refuse.
 
 use std::collections::BTreeMap;
 
-use clap::Parser;
-use serde::Deserialize;
+use clap::{CommandFactory, Parser};
+use serde::{Deserialize, Serialize};
 
 use crate::cli::{Cli, Command};
 
@@ -66,6 +69,72 @@ pub const COMMANDS: &[(&str, &[&str])] = &[
     ),
     ("sustain", &["size", "span", "time", "recovery", "rw", "bs"]),
 ];
+
+/// One option of the form.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct FormOption {
+    /// The flag's name without `--`.
+    pub name: &'static str,
+    /// The values the command line accepts (its clap possible values, hidden ones left out):
+    /// a choice list; empty for a free-text option.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub choices: Vec<String>,
+    /// The command line's default, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default: Option<String>,
+}
+
+/// One command of the form with its options, in the form's order.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct FormCommand {
+    pub command: &'static str,
+    pub options: Vec<FormOption>,
+}
+
+/// The form the console shows (`GET /api/form`): `COMMANDS`, each option's choices and
+/// default read from the command line's definitions. An option that takes one value from a
+/// fixed list is a choice list; a list of several (`saturate --rw a,b`) stays free text.
+pub fn spec() -> Vec<FormCommand> {
+    let cli = Cli::command();
+    COMMANDS
+        .iter()
+        .map(|(command, options)| {
+            let sub = cli
+                .find_subcommand(command)
+                .unwrap_or_else(|| panic!("the form's command {command} is not a subcommand"));
+            let options = options
+                .iter()
+                .map(|name| {
+                    let arg = sub
+                        .get_arguments()
+                        .find(|a| a.get_long() == Some(name))
+                        .unwrap_or_else(|| panic!("iolab {command} has no --{name}"));
+                    let single = arg.get_value_delimiter().is_none()
+                        && matches!(arg.get_action(), clap::ArgAction::Set);
+                    let choices = if single {
+                        arg.get_possible_values()
+                            .iter()
+                            .filter(|v| !v.is_hide_set())
+                            .map(|v| v.get_name().to_string())
+                            .collect()
+                    } else {
+                        Vec::new()
+                    };
+                    let default = arg
+                        .get_default_values()
+                        .first()
+                        .map(|v| v.to_string_lossy().into_owned());
+                    FormOption {
+                        name,
+                        choices,
+                        default,
+                    }
+                })
+                .collect();
+            FormCommand { command, options }
+        })
+        .collect()
+}
 
 fn clean(what: &str, v: &str, max: usize) -> Result<String, String> {
     let v = v.trim();
@@ -201,6 +270,52 @@ mod tests {
         );
         let p = plan(&form("sustain", "/mnt/x", &[("size", "64M")], "")).unwrap();
         assert_eq!(p.args, ["sustain", "--size=64M", "--", "/mnt/x"]);
+    }
+
+    /// The form's lists are the command line's: `files --preset` offers quick and full (the
+    /// page once offered `belov`, which the command line refuses), and every option named
+    /// in `COMMANDS` is a flag of its command (`spec` panics otherwise).
+    #[test]
+    fn the_forms_choices_are_the_command_lines_possible_values() {
+        let spec = spec();
+        let choices = |c: &str, o: &str| -> Vec<String> {
+            let cmd = spec.iter().find(|x| x.command == c).unwrap();
+            cmd.options
+                .iter()
+                .find(|x| x.name == o)
+                .unwrap()
+                .choices
+                .clone()
+        };
+        assert_eq!(choices("files", "preset"), ["quick", "full"]);
+        assert_eq!(
+            choices("run", "preset"),
+            ["default", "nvme", "real", "peak"]
+        );
+        assert_eq!(
+            choices("files", "method"),
+            ["write", "copy_file_range", "sendfile"]
+        );
+        // A comma-separated list is typed, not chosen.
+        assert!(choices("saturate", "rw").is_empty());
+        assert!(choices("run", "duration").is_empty());
+        let files = spec.iter().find(|x| x.command == "files").unwrap();
+        let method = files.options.iter().find(|o| o.name == "method").unwrap();
+        assert_eq!(method.default.as_deref(), Some("write"));
+        // Every choice is accepted by the command's own parser.
+        let d = tempfile::tempdir().unwrap();
+        let t = d.path().display().to_string();
+        for c in &spec {
+            for o in c.options.iter().filter(|o| !o.choices.is_empty()) {
+                for v in &o.choices {
+                    let p = plan(&form(c.command, &t, &[(o.name, v)], "")).unwrap();
+                    let mut argv = vec!["iolab".to_string()];
+                    argv.extend(p.args.iter().cloned());
+                    Cli::try_parse_from(&argv)
+                        .unwrap_or_else(|e| panic!("{} --{}={v}: {e}", c.command, o.name));
+                }
+            }
+        }
     }
 
     #[test]

@@ -127,6 +127,14 @@ pub fn run(cfg: ServeConfig) -> Result<()> {
         jobs: jobs::Jobs::new(exe, output, history.clone())?,
         history,
     });
+    // Only now that the address is ours (and every other check passed): a refused --bind
+    // must not first claim to be listening.
+    if !cfg.bind.is_loopback() {
+        crate::eline!(
+            "iolab serve: warning: listening on {} — every machine that reaches this port and knows the token can start tests here; the traffic is not encrypted",
+            cfg.bind
+        );
+    }
     let host = match cfg.bind {
         b if b.is_unspecified() => "127.0.0.1".to_string(),
         IpAddr::V6(v6) => format!("[{v6}]"),

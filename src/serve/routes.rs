@@ -30,6 +30,7 @@ pub fn router(s: Arc<AppState>) -> Router {
         .route("/", get(index))
         .route("/static/app.js", get(app_js))
         .route("/static/app.css", get(app_css))
+        .route("/api/form", get(api_form))
         .route("/api/machine", get(api_machine))
         .route("/api/info", get(api_info))
         .route("/api/runs", get(api_runs).post(api_start))
@@ -111,6 +112,11 @@ async fn app_js() -> Response {
 
 async fn app_css() -> Response {
     ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], APP_CSS).into_response()
+}
+
+/// The test form: commands, options, each option's choices (the command line's own).
+async fn api_form() -> Response {
+    ok(forms::spec())
 }
 
 async fn api_machine() -> Response {

@@ -99,6 +99,42 @@ pub fn render_configurations(doc: &ResultDoc) -> String {
     out
 }
 
+/// When no configuration measured anything (every one skipped, or failed before its first
+/// figure): the sentence that says so, with each configuration's reason.
+pub fn nothing_measured(doc: &ResultDoc) -> Option<String> {
+    let cs = &doc.configurations;
+    if cs.is_empty()
+        || cs
+            .iter()
+            .any(|c| c.tests.iter().any(|t| !t.runs.is_empty()))
+    {
+        return None;
+    }
+    let reasons: Vec<String> = cs
+        .iter()
+        .map(|c| {
+            let why = c.reason.as_deref().map(first_line).unwrap_or_default();
+            match c.status.as_str() {
+                "skipped" => format!("{}: {why}", c.label),
+                s => format!("{} {s}: {why}", c.label),
+            }
+        })
+        .collect();
+    let what = if cs.iter().all(|c| c.status == "skipped") {
+        if cs.len() == 1 {
+            "its only configuration was skipped"
+        } else {
+            "every configuration was skipped"
+        }
+    } else {
+        "no configuration ran a workload"
+    };
+    Some(format!(
+        "nothing was measured: {what} ({})",
+        reasons.join("; ")
+    ))
+}
+
 /// Tests of `workload` on configuration `c`.
 fn tests_of<'c>(c: &'c ConfigurationResult, workload: &str) -> Vec<&'c TestResult> {
     c.tests
@@ -597,6 +633,35 @@ mod tests {
         assert!(out.contains("1.37× slower"), "{out}");
         assert!(out.contains("skipped: mkfs.f2fs is not installed"), "{out}");
         assert_eq!(relative_text(1.0), "1.00");
+    }
+
+    /// Skipped and failed rows measure nothing: said once, with every reason; one measured
+    /// configuration is enough for a ranking.
+    #[test]
+    fn nothing_measured_names_every_configuration_s_reason() {
+        let row = |label: &str, status: &str, why: &str| ConfigurationResult {
+            label: label.into(),
+            status: status.into(),
+            reason: Some(why.into()),
+            ..Default::default()
+        };
+        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
+        doc.configurations = vec![row("f2fs", "skipped", "mkfs.f2fs is not installed")];
+        assert_eq!(
+            nothing_measured(&doc).unwrap(),
+            "nothing was measured: its only configuration was skipped (f2fs: mkfs.f2fs is not installed)"
+        );
+        doc.configurations.push(row(
+            "jfs",
+            "failed",
+            "mkfs failed: `mkfs.jfs` failed\n  | oops",
+        ));
+        assert_eq!(
+            nothing_measured(&doc).unwrap(),
+            "nothing was measured: no configuration ran a workload (f2fs: mkfs.f2fs is not installed; jfs failed: mkfs failed: `mkfs.jfs` failed)"
+        );
+        doc.configurations.push(cfg("ext4", &[1000.0]));
+        assert_eq!(nothing_measured(&doc), None);
     }
 
     #[test]

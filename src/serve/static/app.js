@@ -2,20 +2,12 @@
 // Every value from the server goes into the page as text (textContent), never as HTML.
 "use strict";
 
-// The options the console passes to each test (the same list as src/serve/forms.rs).
-const COMMANDS = {
-  run: ["preset", "duration", "ramp", "repeat", "size", "rw", "bs", "iodepth", "jobs"],
-  files: ["preset", "sizes", "portions", "passes", "files-per-portion", "repeat", "method"],
-  saturate: ["rw", "latency-limit", "max-depth", "step-duration", "ramp", "size", "bs", "jobs"],
-  sustain: ["size", "span", "time", "recovery", "rw", "bs"],
-};
-const CHOICES = {
-  "run/preset": ["", "default", "nvme", "real", "peak"],
-  "files/preset": ["", "belov", "quick"],
-};
+// The commands, their options and each option's choices come from the server
+// (GET /api/form: src/serve/forms.rs, read from the command line's own definitions).
+// Placeholders of the free-text options:
 const HINTS = {
   duration: "5s", ramp: "500ms", repeat: "3 or auto", size: "e.g. 256M", bs: "4K",
-  iodepth: "1..1024", jobs: "1", rw: "e.g. randread", sizes: "1,cluster,cluster+1,64K",
+  iodepth: "1..1024", jobs: "1", rw: "e.g. randread,randwrite", sizes: "1,cluster,cluster+1,64K",
   "latency-limit": "10ms", "max-depth": "", "step-duration": "5s", span: "percent",
   time: "e.g. 2m", recovery: "e.g. 30s,2m",
 };
@@ -195,20 +187,24 @@ async function pageNew() {
   const q = hashQuery();
   let machine = { devices: [], filesystems: [] };
   try { machine = await api("/api/machine"); } catch (e) { /* the form works without the list */ }
+  let spec;
+  try { spec = await api("/api/form"); } catch (e) { show(h("p", { className: "error" }, e.message)); return; }
+  const commands = Object.fromEntries(spec.map((c) => [c.command, c.options]));
   const list = h("datalist", { id: "targets" },
     machine.filesystems.map((f) => h("option", { value: f.mount_point })),
     machine.devices.map((d) => h("option", { value: d.dev_path })));
-  const cmd = h("select", { id: "cmd" }, Object.keys(COMMANDS).map((c) => h("option", { value: c }, c)));
+  const cmd = h("select", { id: "cmd" }, spec.map((c) => h("option", { value: c.command }, c.command)));
   const target = h("input", { type: "text", id: "target", list: "targets", value: q.get("target") || "", placeholder: "/mnt/disk or /dev/sdX" });
   const confirm = h("input", { type: "text", id: "confirm", placeholder: "type the target's name again to allow destroying it" });
   const opts = h("div", { id: "options" });
   const err = errorBox("form-error");
   const fillOptions = () => {
     const c = cmd.value;
-    opts.replaceChildren(...COMMANDS[c].map((o) => {
-      const choices = CHOICES[c + "/" + o];
-      const input = choices
-        ? h("select", { id: "opt-" + o, name: o }, choices.map((v) => h("option", { value: v }, v || "(default)")))
+    opts.replaceChildren(...commands[c].map((opt) => {
+      const o = opt.name;
+      const unset = opt.default ? "(default: " + opt.default + ")" : "(default)";
+      const input = opt.choices
+        ? h("select", { id: "opt-" + o, name: o }, ["", ...opt.choices].map((v) => h("option", { value: v }, v || unset)))
         : h("input", { type: "text", id: "opt-" + o, name: o, placeholder: HINTS[o] || "" });
       return h("div", {}, h("label", { for: "opt-" + o }, "--" + o), input);
     }));
@@ -377,7 +373,8 @@ async function pageCompare() {
     const v = await api("/api/compare?a=" + encodeURIComponent(a) + "&b=" + encodeURIComponent(b));
     const rows = [];
     for (const p of v.comparison.pairings) for (const r of p.rows) {
-      rows.push(h("tr", {}, h("td", {}, r.config ? r.config + " " + r.test : r.test), h("td", {}, r.metric),
+      const name = (r.config ? r.config + " " + r.test : r.test) + (r.settings_differ ? " (settings differ)" : "");
+      rows.push(h("tr", {}, h("td", {}, name), h("td", {}, r.metric),
         h("td", { className: "num" }, fmtNum(r.baseline.mean, 1)),
         h("td", { className: "num" }, fmtNum(r.other.mean, 1)),
         h("td", { className: "num" }, Number.isFinite(r.change_pct) ? r.change_pct.toFixed(1) + " %" + (Number.isFinite(r.change_pct_pm) ? " ± " + r.change_pct_pm.toFixed(1) : "") : ""),
