@@ -324,6 +324,30 @@ fn import_names_and_skips_bad_files_and_never_duplicates() {
     let o = hist(&db, &["history", "import", s(&res.join("run-0000.json"))]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("imported 0 results"), "{}", stderr(&o));
+    // A `history export` moves the history to another machine: its file imports whole,
+    // each result keeping the file it came from, and the figures are the same.
+    let export = dir.path().join("export.json");
+    let o = hist(&db, &["history", "export", "-o", s(&export)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let other = dir.path().join("other.sqlite");
+    let o = hist(&other, &["history", "import", s(&export)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("imported 3 results"), "{}", stderr(&o));
+    let listed = |db: &Path| json_ok(&hist(db, &["history", "--json"]));
+    let strip = |v: serde_json::Value| -> Vec<(serde_json::Value, serde_json::Value)> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|e| (e["headline"].clone(), e["source"].clone()))
+            .collect()
+    };
+    assert_eq!(strip(listed(&other)), strip(listed(&db)));
+    let o = hist(&other, &["history", "import", s(&export)]);
+    let err = stderr(&o);
+    assert!(
+        err.contains("imported 0 results") && err.contains("; 3 already there"),
+        "{err}"
+    );
     // Filters.
     let by_device = json_ok(&hist(&db, &["history", "--device", "s2", "--json"]));
     assert_eq!(by_device.as_array().unwrap().len(), 1);

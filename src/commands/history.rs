@@ -190,18 +190,46 @@ fn import_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// A document to import, its name for messages, and the result file it came from.
+type ImportedDoc = (ResultDoc, String, Option<String>);
+
+/// The documents of a `history export` (a JSON array of entries, each with its `result`),
+/// each with a name for messages and the result file it was first recorded from; `None` when
+/// `f` is not such an export (then it is read as one result file).
+fn exported_documents(f: &Path) -> Option<Result<Vec<ImportedDoc>, UsageError>> {
+    let text = std::fs::read_to_string(f).ok()?;
+    let serde_json::Value::Array(items) = serde_json::from_str(&text).ok()? else {
+        return None;
+    };
+    if items.is_empty() || !items.iter().all(|i| i.get("result").is_some()) {
+        return None;
+    }
+    let mut out = Vec::new();
+    for (i, mut item) in items.into_iter().enumerate() {
+        let what = format!("{} (entry {})", f.display(), i + 1);
+        let source = item["source"].as_str().map(str::to_string);
+        match ResultDoc::from_value(item["result"].take(), &what) {
+            Ok(doc) => out.push((doc, what, source)),
+            Err(e) => return Some(Err(e)),
+        }
+    }
+    Some(Ok(out))
+}
+
 fn import(h: &History, a: &ImportArgs) -> Result<i32> {
     let files = import_files(&a.results)?;
     let (mut added, mut present, mut finished, mut skipped) = (0usize, 0usize, 0usize, 0usize);
     for f in &files {
-        let doc = match std::fs::metadata(f) {
+        let docs = match std::fs::metadata(f) {
             Ok(m) if m.len() == 0 => Err(UsageError(format!(
                 "{}: empty (a run that had not saved a test)",
                 f.display()
             ))),
-            _ => ResultDoc::read(f),
+            _ => exported_documents(f).unwrap_or_else(|| {
+                ResultDoc::read(f).map(|d| vec![(d, f.display().to_string(), None)])
+            }),
         };
-        let doc = match doc {
+        let docs = match docs {
             Ok(d) => d,
             Err(e) => {
                 crate::eline!("iolab: skipped {e}");
@@ -209,13 +237,16 @@ fn import(h: &History, a: &ImportArgs) -> Result<i32> {
                 continue;
             }
         };
-        match h
-            .record_with(&doc, Some(f), None)
-            .with_context(|| format!("importing {}", f.display()))?
-        {
-            Recorded::New(_) => added += 1,
-            Recorded::Existing(_) => present += 1,
-            Recorded::Updated(_) => finished += 1,
+        for (doc, what, source) in docs {
+            let source = source.map(PathBuf::from);
+            match h
+                .record_with(&doc, Some(source.as_deref().unwrap_or(f)), None)
+                .with_context(|| format!("importing {what}"))?
+            {
+                Recorded::New(_) => added += 1,
+                Recorded::Existing(_) => present += 1,
+                Recorded::Updated(_) => finished += 1,
+            }
         }
     }
     crate::eline!(

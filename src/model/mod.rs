@@ -434,11 +434,18 @@ impl ResultDoc {
                 UsageError(format!("{}: not valid JSON ({e})", path.display()))
             }
         })?;
+        ResultDoc::from_value(value, &path.display().to_string())
+    }
+
+    /// A result document from parsed JSON (`what` names it in errors: a path, or a path
+    /// and an index for the documents of a `history export`).
+    pub fn from_value(
+        value: serde_json::Value,
+        what: &str,
+    ) -> Result<ResultDoc, crate::error::UsageError> {
+        use crate::error::UsageError;
         let obj = value.as_object().ok_or_else(|| {
-            UsageError(format!(
-                "{}: not an iolab result (not a JSON object)",
-                path.display()
-            ))
+            UsageError(format!("{}: not an iolab result (not a JSON object)", what))
         })?;
         let is_iolab = obj
             .get("tool")
@@ -449,18 +456,18 @@ impl ResultDoc {
         if !is_iolab || version.is_none() {
             return Err(UsageError(format!(
                 "{}: not an iolab result (no tool.name = \"iolab\" and schema_version)",
-                path.display()
+                what
             )));
         }
         let version = version.unwrap_or(0);
         if version > SCHEMA_VERSION as u64 {
             return Err(UsageError(format!(
                 "{}: schema version {version} is newer than this iolab understands ({SCHEMA_VERSION}); upgrade iolab",
-                path.display()
+                what
             )));
         }
         serde_json::from_value(value)
-            .map_err(|e| UsageError(format!("{}: not a valid iolab result: {e}", path.display())))
+            .map_err(|e| UsageError(format!("{}: not a valid iolab result: {e}", what)))
     }
 
     /// Write atomically (temp file + rename) so a crash never leaves half a file.
