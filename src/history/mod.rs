@@ -360,10 +360,12 @@ pub fn record_best_effort_with(
         Ok(r) => Some(r.id()),
         Err(e) => {
             crate::eline!(
-                "iolab: warning: the result was not recorded in the history ({e:#}); the measurement is kept{}",
-                source
-                    .map(|p| format!(" in {}", p.display()))
-                    .unwrap_or_default()
+                "iolab: warning: the result was not recorded in the history ({e:#}); {}",
+                match source {
+                    Some(p) => format!("the measurement is kept in {}", p.display()),
+                    // --no-save, or a result file that could not be written.
+                    None => "no result file keeps this measurement either".to_string(),
+                }
             );
             None
         }

@@ -166,7 +166,7 @@ impl History {
                 Recorded::Existing(id)
             });
         }
-        let filesystem = (!env.fs_type.is_empty()).then(|| env.fs_type.clone());
+        let filesystem = filesystem_of(doc);
         tx.execute(
             "INSERT INTO results (run_key, started_at, finished_at, command, status, host,
                 device, device_model, device_serial, device_wwn, block_device, target_path,
@@ -480,4 +480,20 @@ fn figure_at(r: &Row<'_>, i: usize) -> rusqlite::Result<Figure> {
         ci95_low: r.get(i + 7)?,
         ci95_high: r.get(i + 8)?,
     })
+}
+
+/// The file system(s) a result measured: a matrix's own (the distinct types of its
+/// configurations, `xfs,btrfs`), not the one holding its image files; else the target's.
+fn filesystem_of(doc: &ResultDoc) -> Option<String> {
+    if !doc.configurations.is_empty() {
+        let mut types: Vec<&str> = Vec::new();
+        for c in &doc.configurations {
+            if !types.contains(&c.fs_type.as_str()) {
+                types.push(&c.fs_type);
+            }
+        }
+        return Some(types.join(","));
+    }
+    let fs = &doc.environment.fs_type;
+    (!fs.is_empty()).then(|| fs.clone())
 }

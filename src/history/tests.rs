@@ -102,6 +102,25 @@ fn record_list_get_and_the_same_run_twice() {
     assert_eq!(h.integrity_check().unwrap(), "ok");
 }
 
+/// A matrix is listed under the file systems it made, not the one holding its images.
+#[test]
+fn a_matrix_is_listed_under_the_file_systems_it_measured() {
+    let (_d, h) = open_temp();
+    let mut m = doc("S1", 0, 1000.0);
+    m.command = "matrix".into();
+    for fs in ["xfs", "btrfs", "xfs"] {
+        m.configurations
+            .push(crate::model::matrix::ConfigurationResult {
+                label: fs.into(),
+                fs_type: fs.into(),
+                ..Default::default()
+            });
+    }
+    h.record(&m, None).unwrap();
+    let all = h.list(&Filter::default()).unwrap();
+    assert_eq!(all[0].filesystem.as_deref(), Some("xfs,btrfs"));
+}
+
 #[test]
 fn trend_marks_a_planted_slowdown_and_not_the_noise() {
     let (_dir, h) = open_temp();
