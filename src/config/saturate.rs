@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use crate::cli::saturate::SaturateArgs;
-use crate::config::{MAX_BS, MAX_JOBS};
+use crate::config::{FileRoom, MAX_BS, MAX_JOBS};
 use crate::engine::EngineKind;
 use crate::error::UsageError;
 use crate::fs::facts::{
@@ -53,7 +53,7 @@ impl SaturateConfig {
         let jobs = unique(&a.jobs);
         let max_jobs = jobs.iter().copied().max().unwrap_or(1);
         let engine = pick_engine(&mut notes);
-        let targets = plan_targets(a, &kinds, writes, max_jobs)?;
+        let targets = plan_targets(a, &kinds, writes, max_jobs, &mut notes)?;
         let mut sweeps = Vec::new();
         for &j in &jobs {
             for &k in &kinds_wanted {
@@ -199,12 +199,14 @@ fn pick_engine(notes: &mut Vec<String>) -> EngineKind {
     }
 }
 
-/// Each target checked (may it be written, does it take O_DIRECT) and sized.
+/// Each target checked (may it be written, does it take O_DIRECT) and sized; an existing
+/// file that grows for its size gets a note.
 fn plan_targets(
     a: &SaturateArgs,
     kinds: &[TargetKind],
     writes: bool,
     max_jobs: u32,
+    notes: &mut Vec<String>,
 ) -> Result<Vec<TargetPlan>, UsageError> {
     let mut targets = Vec::new();
     for (path, &kind) in a.target.iter().zip(kinds) {
@@ -216,7 +218,7 @@ fn plan_targets(
                 path.display()
             )));
         }
-        let plan = size_target(path, kind, may_write, direct, a, max_jobs)?;
+        let plan = size_target(path, kind, may_write, direct, a, max_jobs, notes)?;
         targets.push(plan);
     }
     Ok(targets)
@@ -326,11 +328,13 @@ fn size_target(
     direct: bool,
     a: &SaturateArgs,
     max_jobs: u32,
+    notes: &mut Vec<String>,
 ) -> Result<TargetPlan, UsageError> {
     let shown = path.display();
     let caches = detect_caches(path, direct);
     let recommended = CACHE_FACTOR * caches.iter().map(|c| c.bytes).sum::<u64>();
     let mut warnings = Vec::new();
+    let file = (kind == TargetKind::RegularFile).then(|| FileRoom::of(path));
     let size = match kind {
         TargetKind::BlockDevice => {
             let dev = block_device_size(path)
@@ -364,16 +368,22 @@ fn size_target(
                     .min(crate::config::overwrite_room(path).cap(free)),
             }
         }
-        TargetKind::RegularFile => {
-            let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-            match a.size {
-                Some(s) => s,
-                None if len > 0 => len,
-                None => recommended.max(MIN_DEFAULT_FILE),
-            }
-        }
+        TargetKind::RegularFile => match (a.size, file.map_or(0, |f| f.len)) {
+            (Some(s), _) => s,
+            (None, len) if len > 0 => len,
+            (None, _) => recommended.max(MIN_DEFAULT_FILE),
+        },
     };
     let size = size / a.bs * a.bs;
+    // Refused before anything is written when the prefill would fill the file system.
+    if let Some(file) = file {
+        let what = match a.size {
+            Some(_) => "--size",
+            None if file.len > 0 => "the file's length",
+            None => "the default size (10x the caches, at least 1 GiB)",
+        };
+        notes.extend(file.fit(path, size, what)?);
+    }
     let need = a.max_depth as u64 * a.bs * max_jobs as u64;
     if size < need {
         return Err(err(format!(
