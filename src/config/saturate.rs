@@ -14,6 +14,7 @@ use crate::fs::facts::{
 };
 use crate::model::{Warning, WarningCode};
 use crate::runner::target::{TargetKind, block_device_size, classify, direct_supported};
+use crate::sysinfo::caches::{detect_caches, recommended_size, small_test_warning};
 use crate::stats::steady_rounds::SteadySpec;
 use crate::units::fmt_size_iec;
 use crate::workload::saturate::SweepKind;
@@ -280,47 +281,6 @@ fn probe_direct(path: &Path, kind: TargetKind) -> bool {
     }
 }
 
-/// The caches iolab can see in front of `path`.
-pub fn detect_caches(path: &Path, direct: bool) -> Vec<Cache> {
-    let ram = crate::sysinfo::ram_bytes();
-    let mut caches = Vec::new();
-    if !direct {
-        caches.push(Cache {
-            what: "page cache (RAM; buffered I/O)".into(),
-            bytes: ram,
-            assumed: false,
-        });
-    }
-    let Some((name, sys)) = crate::sysinfo::block_device_of(path) else {
-        return caches;
-    };
-    let q = crate::sysinfo::queue_dir(&sys);
-    let read = |p: &str| crate::sysinfo::read_trim(&q.join(p));
-    if let Some(dio) = read("loop/dio") {
-        // A loop device without direct I/O goes through the host's page cache.
-        if dio != "1" && direct {
-            caches.push(Cache {
-                what: format!("host page cache behind {name} (loop without direct I/O)"),
-                bytes: ram,
-                assumed: false,
-            });
-        }
-        return caches;
-    }
-    if read("queue/write_cache").as_deref() == Some("write back") {
-        let capacity = read("size")
-            .and_then(|s| s.parse::<u64>().ok())
-            .unwrap_or(0)
-            * 512;
-        caches.push(Cache {
-            what: format!("{name} write-back cache (size not reported)"),
-            bytes: ASSUMED_WRITE_CACHE.max(capacity / 1024),
-            assumed: true,
-        });
-    }
-    caches
-}
-
 fn size_target(
     path: &Path,
     kind: TargetKind,
@@ -332,7 +292,7 @@ fn size_target(
 ) -> Result<TargetPlan, UsageError> {
     let shown = path.display();
     let caches = detect_caches(path, direct);
-    let recommended = CACHE_FACTOR * caches.iter().map(|c| c.bytes).sum::<u64>();
+    let recommended = recommended_size(&caches);
     let mut warnings = Vec::new();
     let file = (kind == TargetKind::RegularFile).then(|| FileRoom::of(path));
     let size = match kind {
@@ -395,27 +355,7 @@ fn size_target(
             fmt_size_iec(need)
         )));
     }
-    if size < recommended {
-        let list: Vec<String> = caches
-            .iter()
-            .map(|c| {
-                format!(
-                    "{} {}{}",
-                    c.what,
-                    if c.assumed { "assumed " } else { "" },
-                    fmt_size_iec(c.bytes)
-                )
-            })
-            .collect();
-        warnings.push(small_warning(
-            format!(
-                "{} tested on {shown} is less than 10x its caches ({}; {} wanted): cache hits may flatter the result",
-                fmt_size_iec(size),
-                list.join(", "),
-                fmt_size_iec(recommended)
-            ),
-        ));
-    }
+    warnings.extend(small_test_warning(size, path, &caches));
     if !direct {
         warnings.push(Warning {
             code: WarningCode::Buffered,

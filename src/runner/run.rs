@@ -136,7 +136,8 @@ fn open_target(cfg: &RunConfig, doc: &mut ResultDoc) -> Result<TestTarget> {
         doc.warn(w);
     }
     let buffered = !direct_requested || !target.direct_ok;
-    if buffered && target.size < 2 * doc.environment.ram_bytes {
+    let page_cache_warned = buffered && target.size < 2 * doc.environment.ram_bytes;
+    if page_cache_warned {
         doc.warn(Warning {
             code: WarningCode::PageCache,
             message: format!(
@@ -147,6 +148,16 @@ fn open_target(cfg: &RunConfig, doc: &mut ResultDoc) -> Result<TestTarget> {
             ),
             test: None,
         });
+    }
+    // saturate's rule (10x the caches in front of the target); the page cache is left to
+    // the `page-cache` warning above when that one was given.
+    let mut caches = crate::sysinfo::caches::detect_caches(&cfg.target, !buffered);
+    if page_cache_warned {
+        caches.retain(|c| !c.is_page_cache());
+    }
+    if let Some(w) = crate::sysinfo::caches::small_test_warning(target.size, &cfg.target, &caches)
+    {
+        doc.warn(w);
     }
     if doc.environment.block_device.is_none()
         && let Some(w) = crate::sysinfo::resolve::no_device_warning(&cfg.target)

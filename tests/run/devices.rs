@@ -257,3 +257,40 @@ fn large_direct_ios_reach_the_device_whole() {
     eprintln!("--huge-pages false: 64 reads of 1 MiB reached the device as {ios} requests");
     drop(lo);
 }
+
+/// Regression (QA): `run` never warned about a test file smaller than the caches, which
+/// README promises; `saturate` did (`small-test-size`). Now the same rule (10x the caches
+/// iolab sees) and the same code warn for `run`. A loop device without direct I/O has the
+/// host's page cache behind it (RAM), so 8 MiB is always under 10x it, whatever the machine.
+#[test]
+fn a_test_size_under_ten_times_the_caches_is_warned_about() {
+    let test = "a_test_size_under_ten_times_the_caches_is_warned_about";
+    if !loop_or_skip(test) {
+        return;
+    }
+    let work = tempdir();
+    let img = sparse_image(work.path(), "dev.img", 16 << 20);
+    let lo = iolab::fs::loopdev::LoopDevice::attach(&img, false).unwrap();
+    let ldev = lo.device.display().to_string();
+    let out = iolab_in(
+        work.path(),
+        &[
+            "run", "--target", &ldev, "--rw", "randread", "--engine", "null", "--size", "8M",
+            "--repeat", "1", "--duration", "100ms", "--ramp", "0", "--json", "--no-save",
+        ],
+    );
+    let doc = json_ok(&out);
+    let small: Vec<&Value> = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["code"] == "small-test-size")
+        .collect();
+    assert_eq!(small.len(), 1, "{}", doc["warnings"]);
+    let msg = small[0]["message"].as_str().unwrap();
+    assert!(
+        msg.starts_with(&format!("8.0 MiB tested on {ldev} is less than 10x its caches"))
+            && msg.contains(&format!("host page cache behind {}", lo.name())),
+        "{msg}"
+    );
+}
