@@ -57,6 +57,19 @@ impl PhaseCounters {
         })
     }
 
+    /// Start the phase over, now: the counters (and the backing device's) and the clock are
+    /// read again, the device chain having been resolved by `start`. For a phase that must
+    /// open at a given moment (the end of a run's ramp) without waiting for sysfs.
+    pub fn restart(&mut self) {
+        if let Some(before) = read(&self.before.name) {
+            self.before = before;
+        }
+        self.started = Instant::now();
+        if let Some(b) = self.backing.as_mut() {
+            b.restart();
+        }
+    }
+
     /// Kernel name of the device being watched.
     pub fn device(&self) -> &str {
         &self.before.name

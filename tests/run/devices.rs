@@ -294,3 +294,35 @@ fn a_test_size_under_ten_times_the_caches_is_warned_about() {
         "{msg}"
     );
 }
+
+/// Regression (QA): the device's counters were read around the whole run — setup, ramp and
+/// the progress loop's polling (up to 100 ms) — so `device.elapsed_ms` was ~500 against a
+/// 400 ms run and dev MB/s came out low. They now cover the measured window. The null
+/// engine makes this independent of the disk's speed; a 1 s ramp before a 100 ms run puts
+/// the old window at least 1 s past the run's, and the bound allowed here (the run's
+/// elapsed time + 500 ms, for a thread woken late on a loaded machine) is half that.
+#[test]
+fn device_counters_cover_the_measured_window() {
+    let test = "device_counters_cover_the_measured_window";
+    let d = tempdir();
+    let out = iolab_in(
+        d.path(),
+        &[
+            "run", "--rw", "randread", "--engine", "null", "--size", "8M", "--duration",
+            "100ms", "--ramp", "1s", "--repeat", "2", "--json", "--no-save",
+        ],
+    );
+    let doc = json_ok(&out);
+    if doc["environment"]["block_device"].is_null() {
+        skip(test, "the build directory has no block device (no device counters)");
+        return;
+    }
+    for r in doc["tests"][0]["runs"].as_array().unwrap() {
+        let run_ms = r["elapsed_ns"].as_u64().unwrap() / 1_000_000;
+        let dev_ms = r["device"]["elapsed_ms"].as_u64().unwrap();
+        assert!(
+            dev_ms + 100 >= run_ms && dev_ms <= run_ms + 500,
+            "device window {dev_ms} ms against a measured window of {run_ms} ms"
+        );
+    }
+}
