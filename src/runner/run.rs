@@ -425,6 +425,18 @@ impl TestRunner<'_> {
                 w.test = Some(spec.name.clone());
                 doc.warn(w);
             }
+            // Once per test: the first run whose device did clearly more than the test.
+            let said = doc
+                .warnings
+                .iter()
+                .any(|w| w.code == WarningCode::DeviceExtraIo && w.test.as_ref() == Some(&spec.name));
+            if !said
+                && let Some(mut w) =
+                    crate::sysinfo::diskstats::extra_io_warning(&dc, o.read_bytes, o.write_bytes)
+            {
+                w.test = Some(spec.name.clone());
+                doc.warn(w);
+            }
             total.device = Some(dc);
         }
         if total.huge_page_buffers == Some(false)
