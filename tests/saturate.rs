@@ -364,13 +364,24 @@ fn a_file_target_that_cannot_grow_to_its_size_is_refused_before_writing() {
     let work = tempdir();
     let out = work.path().join("out");
     let r = iolab(&[
-        "saturate", "--target", fp, "--allow-destroy", fp, "--size", "64M", "--rw",
-        "randread", "--allow-buffered", "--output", out.to_str().unwrap(),
+        "saturate",
+        "--target",
+        fp,
+        "--allow-destroy",
+        fp,
+        "--size",
+        "64M",
+        "--rw",
+        "randread",
+        "--allow-buffered",
+        "--output",
+        out.to_str().unwrap(),
     ]);
     let err = stderr(&r);
     assert_eq!(r.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("--size 64.0 MiB: larger than the file") && err.contains("free space beside it"),
+        err.contains("--size 64.0 MiB: larger than the file")
+            && err.contains("free space beside it"),
         "{err}"
     );
     assert_eq!(std::fs::metadata(&f).unwrap().len(), 15 << 20, "f grew");

@@ -14,8 +14,8 @@ use crate::fs::facts::{
 };
 use crate::model::{Warning, WarningCode};
 use crate::runner::target::{TargetKind, block_device_size, classify, direct_supported};
-use crate::sysinfo::caches::{detect_caches, recommended_size, small_test_warning};
 use crate::stats::steady_rounds::SteadySpec;
+use crate::sysinfo::caches::{detect_caches, recommended_size, small_test_warning};
 use crate::units::fmt_size_iec;
 use crate::workload::saturate::SweepKind;
 use crate::workload::saturate::config::*;

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use crate::cli::sustain::{SustainArgs, SustainRw};
 use crate::config::{
-    FileRoom, MAX_BS, MAX_IODEPTH, allow_destroy_of, check_dir_writable, check_interval, check_series,
-    device_in_use, free_space,
+    FileRoom, MAX_BS, MAX_IODEPTH, allow_destroy_of, check_dir_writable, check_interval,
+    check_series, device_in_use, free_space,
 };
 use crate::engine::EngineKind;
 use crate::error::UsageError;

@@ -155,8 +155,7 @@ fn open_target(cfg: &RunConfig, doc: &mut ResultDoc) -> Result<TestTarget> {
     if page_cache_warned {
         caches.retain(|c| !c.is_page_cache());
     }
-    if let Some(w) = crate::sysinfo::caches::small_test_warning(target.size, &cfg.target, &caches)
-    {
+    if let Some(w) = crate::sysinfo::caches::small_test_warning(target.size, &cfg.target, &caches) {
         doc.warn(w);
     }
     if doc.environment.block_device.is_none()
@@ -364,7 +363,8 @@ impl TestRunner<'_> {
         let devices = [self.device.as_deref()];
         let idle = crate::sysinfo::cpuidle::idle_entries().map(|n| (n, std::time::Instant::now()));
         let out = std::thread::scope(|s| {
-            let h = s.spawn(|| run_block_test(spec, &targets, &devices, stop, Some(&live), run_index));
+            let h =
+                s.spawn(|| run_block_test(spec, &targets, &devices, stop, Some(&live), run_index));
             let mut watch = Watch::new(spec);
             while !h.is_finished() {
                 if let Some(k) = hooks {
@@ -426,10 +426,9 @@ impl TestRunner<'_> {
                 doc.warn(w);
             }
             // Once per test: the first run whose device did clearly more than the test.
-            let said = doc
-                .warnings
-                .iter()
-                .any(|w| w.code == WarningCode::DeviceExtraIo && w.test.as_ref() == Some(&spec.name));
+            let said = doc.warnings.iter().any(|w| {
+                w.code == WarningCode::DeviceExtraIo && w.test.as_ref() == Some(&spec.name)
+            });
             if !said
                 && let Some(mut w) =
                     crate::sysinfo::diskstats::extra_io_warning(&dc, o.read_bytes, o.write_bytes)

@@ -275,8 +275,23 @@ fn a_test_size_under_ten_times_the_caches_is_warned_about() {
     let out = iolab_in(
         work.path(),
         &[
-            "run", "--target", &ldev, "--rw", "randread", "--engine", "null", "--size", "8M",
-            "--repeat", "1", "--duration", "100ms", "--ramp", "0", "--json", "--no-save",
+            "run",
+            "--target",
+            &ldev,
+            "--rw",
+            "randread",
+            "--engine",
+            "null",
+            "--size",
+            "8M",
+            "--repeat",
+            "1",
+            "--duration",
+            "100ms",
+            "--ramp",
+            "0",
+            "--json",
+            "--no-save",
         ],
     );
     let doc = json_ok(&out);
@@ -289,8 +304,9 @@ fn a_test_size_under_ten_times_the_caches_is_warned_about() {
     assert_eq!(small.len(), 1, "{}", doc["warnings"]);
     let msg = small[0]["message"].as_str().unwrap();
     assert!(
-        msg.starts_with(&format!("8.0 MiB tested on {ldev} is less than 10x its caches"))
-            && msg.contains(&format!("host page cache behind {}", lo.name())),
+        msg.starts_with(&format!(
+            "8.0 MiB tested on {ldev} is less than 10x its caches"
+        )) && msg.contains(&format!("host page cache behind {}", lo.name())),
         "{msg}"
     );
 }
@@ -308,13 +324,29 @@ fn device_counters_cover_the_measured_window() {
     let out = iolab_in(
         d.path(),
         &[
-            "run", "--rw", "randread", "--engine", "null", "--size", "8M", "--duration",
-            "100ms", "--ramp", "1s", "--repeat", "2", "--json", "--no-save",
+            "run",
+            "--rw",
+            "randread",
+            "--engine",
+            "null",
+            "--size",
+            "8M",
+            "--duration",
+            "100ms",
+            "--ramp",
+            "1s",
+            "--repeat",
+            "2",
+            "--json",
+            "--no-save",
         ],
     );
     let doc = json_ok(&out);
     if doc["environment"]["block_device"].is_null() {
-        skip(test, "the build directory has no block device (no device counters)");
+        skip(
+            test,
+            "the build directory has no block device (no device counters)",
+        );
         return;
     }
     for r in doc["tests"][0]["runs"].as_array().unwrap() {

@@ -185,7 +185,15 @@ fn a_file_target_that_cannot_grow_to_its_size_is_refused_before_writing() {
     expect_usage_error(
         cwd.path(),
         &[
-            "run", "-t", &fp, "--allow-destroy", &fp, "--size", "64M", "--rw", "randread",
+            "run",
+            "-t",
+            &fp,
+            "--allow-destroy",
+            &fp,
+            "--size",
+            "64M",
+            "--rw",
+            "randread",
         ],
         "--size 64.0 MiB: larger than the file",
     );
@@ -215,8 +223,23 @@ fn a_file_target_that_grows_says_so() {
     let out = iolab_in(
         d.path(),
         &[
-            "run", "-t", &fp, "--allow-destroy", &fp, "--size", "8M", "--rw", "randread",
-            "--engine", "null", "--duration", "100ms", "--ramp", "0", "--json", "--no-save",
+            "run",
+            "-t",
+            &fp,
+            "--allow-destroy",
+            &fp,
+            "--size",
+            "8M",
+            "--rw",
+            "randread",
+            "--engine",
+            "null",
+            "--duration",
+            "100ms",
+            "--ramp",
+            "0",
+            "--json",
+            "--no-save",
         ],
     );
     let doc = json_ok(&out);
@@ -241,7 +264,11 @@ fn a_nearly_full_file_system_is_blamed_and_the_clamp_note_says_the_size_tested()
     };
     // Leave 1 MiB + 12 KiB free: 90 % of it is 937.8 KiB, not whole 4 KiB blocks.
     let free = iolab::fs::facts::free_space(fs.path()).unwrap();
-    std::fs::write(fs.path().join("fill"), vec![0u8; (free - (1036 << 10)) as usize]).unwrap();
+    std::fs::write(
+        fs.path().join("fill"),
+        vec![0u8; (free - (1036 << 10)) as usize],
+    )
+    .unwrap();
     assert_eq!(iolab::fs::facts::free_space(fs.path()), Some(1036 << 10));
     let t = fs.path().display().to_string();
     let cwd = tempdir();
@@ -253,8 +280,18 @@ fn a_nearly_full_file_system_is_blamed_and_the_clamp_note_says_the_size_tested()
     let out = iolab_in(
         cwd.path(),
         &[
-            "run", "-t", &t, "--rw", "randwrite", "--engine", "null", "--duration", "100ms",
-            "--ramp", "0", "--no-save",
+            "run",
+            "-t",
+            &t,
+            "--rw",
+            "randwrite",
+            "--engine",
+            "null",
+            "--duration",
+            "100ms",
+            "--ramp",
+            "0",
+            "--no-save",
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));

@@ -180,8 +180,20 @@ fn a_size_based_footer_says_the_size_per_run() {
     let out = iolab_in(
         d.path(),
         &[
-            "run", "--io-size", "4M", "--rw", "read", "--bs", "1M", "--engine", "null",
-            "--size", "8M", "--repeat", "1", "--no-save",
+            "run",
+            "--io-size",
+            "4M",
+            "--rw",
+            "read",
+            "--bs",
+            "1M",
+            "--engine",
+            "null",
+            "--size",
+            "8M",
+            "--repeat",
+            "1",
+            "--no-save",
         ],
     );
     assert!(out.status.success(), "{}", stderr(&out));
