@@ -219,7 +219,8 @@ struct JobsRan {
 ///
 /// The devices' counters cover the measured window, as the figures do: they are read when
 /// the first job's ramp is over (the jobs say so through a channel; this thread reads, so no
-/// job waits for /proc) and again once every job is done, its final fsync included. Read
+/// job waits for /proc; without a ramp, just before the release) and again once every job
+/// is done, its final fsync included. Read
 /// around the whole call instead, they took in the setup, the ramp and the caller's polling
 /// (up to 100 ms): a 400 ms run with no ramp showed ~500 ms of device time, and dev MB/s
 /// came out a fifth low.
@@ -272,14 +273,20 @@ fn run_jobs(
         }
         // Only the jobs hold senders now: when all have ended, `recv` fails.
         drop(measuring_tx);
+        // A job without a ramp measures from its first I/O: the window opens before the
+        // release, not when this thread gets to run again (on a loaded machine, after the
+        // first megabytes went by).
+        let from_start = spec.groups.iter().any(|g| g.ramp.is_zero());
+        if from_start {
+            phases.iter_mut().flatten().for_each(PhaseCounters::restart);
+        }
         // Release all jobs at once, after every one has opened its file and engine.
         barrier.wait();
-        if measuring_rx.recv().is_ok() {
-            for p in phases.iter_mut().flatten() {
-                p.restart();
-            }
-        } else {
+        if measuring_rx.recv().is_err() {
+            // No job got past its ramp (stopped, failed): no window.
             phases.clear();
+        } else if !from_start {
+            phases.iter_mut().flatten().for_each(PhaseCounters::restart);
         }
         handles
             .into_iter()
