@@ -93,15 +93,7 @@ impl RunConfig {
         let may_write = may_write(a, kind, writes, allowed)?;
 
         // Size.
-        let (size, size_note) = test_size(a, kind)?;
-        if size < max_bs {
-            return Err(err(format!(
-                "--size {}: smaller than one block per job ({})",
-                crate::units::fmt_size_iec(size),
-                crate::units::fmt_size_iec(max_bs)
-            )));
-        }
-        let size = size / max_bs * max_bs;
+        let (size, size_note) = test_size(a, kind, max_bs)?;
 
         check_direct_alignment(&a.target, &tests)?;
 
@@ -306,36 +298,67 @@ fn may_write(
 }
 
 /// The tested size: `--size`, or the default clamped to the room there is (a directory),
-/// the device or the existing file; with the note said when it was clamped.
-fn test_size(a: &RunArgs, kind: TargetKind) -> Result<(u64, Option<String>), UsageError> {
-    let mut size_note = None;
-    let size = match kind {
+/// the device or the existing file; rounded down to whole `block`s (the largest block of
+/// one job times the jobs); with the note said when it was clamped or a file grows. An
+/// error names where a size too small for one block came from: `--size`, or the free
+/// space when the user gave none.
+fn test_size(
+    a: &RunArgs,
+    kind: TargetKind,
+    block: u64,
+) -> Result<(u64, Option<String>), UsageError> {
+    use crate::units::fmt_size_iec;
+    let too_small = |what: String| {
+        err(format!(
+            "{what}: smaller than one block per job ({})",
+            fmt_size_iec(block)
+        ))
+    };
+    let given = |s: u64| -> Result<u64, UsageError> {
+        if s < block {
+            return Err(too_small(format!("--size {}", fmt_size_iec(s))));
+        }
+        Ok(s / block * block)
+    };
+    Ok(match kind {
         TargetKind::Directory => {
             let free = free_space(&a.target).unwrap_or(u64::MAX);
             match a.size {
-                Some(s) => {
-                    if s > free {
-                        return Err(err(format!(
-                            "--size {}: only {} free on {}",
-                            crate::units::fmt_size_iec(s),
-                            crate::units::fmt_size_iec(free),
-                            a.target.display()
-                        )));
-                    }
-                    s
+                Some(s) if s > free => {
+                    return Err(err(format!(
+                        "--size {}: only {} free on {}",
+                        fmt_size_iec(s),
+                        fmt_size_iec(free),
+                        a.target.display()
+                    )));
                 }
+                Some(s) => (given(s)?, None),
                 None => {
                     let room = overwrite_room(&a.target);
                     let cap = room.cap(free);
-                    if DEFAULT_SIZE > cap {
-                        size_note = Some(format!(
-                            "test file size clamped to {} ({})",
-                            crate::units::fmt_size_iec(cap),
-                            room.describe(&a.target)
-                        ));
-                        cap
+                    if DEFAULT_SIZE <= cap {
+                        (DEFAULT_SIZE / block * block, None)
+                    } else if cap < block {
+                        return Err(err(format!(
+                            "{} is nearly full: the test file may take {} ({}), less than one block per job ({}); free some space there, or use a smaller --bs or fewer --jobs",
+                            a.target.display(),
+                            fmt_size_iec(cap),
+                            room.describe(&a.target),
+                            fmt_size_iec(block)
+                        )));
                     } else {
-                        DEFAULT_SIZE
+                        let size = cap / block * block;
+                        let rounded = if size < cap {
+                            format!(", rounded down to whole {} blocks", fmt_size_iec(block))
+                        } else {
+                            String::new()
+                        };
+                        let note = format!(
+                            "test file size clamped to {} ({}{rounded})",
+                            fmt_size_iec(size),
+                            room.describe(&a.target)
+                        );
+                        (size, Some(note))
                     }
                 }
             }
@@ -351,25 +374,107 @@ fn test_size(a: &RunArgs, kind: TargetKind) -> Result<(u64, Option<String>), Usa
                 Some(s) if s > dev => {
                     return Err(err(format!(
                         "--size {}: the device {} has only {}",
-                        crate::units::fmt_size_iec(s),
+                        fmt_size_iec(s),
                         a.target.display(),
-                        crate::units::fmt_size_iec(dev)
+                        fmt_size_iec(dev)
                     )));
                 }
-                Some(s) => s,
-                None => DEFAULT_SIZE.min(dev),
+                Some(s) => (given(s)?, None),
+                None if dev < block => {
+                    return Err(too_small(format!(
+                        "the device {} holds {}",
+                        a.target.display(),
+                        fmt_size_iec(dev)
+                    )));
+                }
+                None => (DEFAULT_SIZE.min(dev) / block * block, None),
             }
         }
         TargetKind::RegularFile => {
-            let len = std::fs::metadata(&a.target).map(|m| m.len()).unwrap_or(0);
-            match a.size {
-                Some(s) => s,
-                None if len > 0 => len,
-                None => DEFAULT_SIZE,
-            }
+            let file = FileRoom::of(&a.target);
+            let (size, what) = match a.size {
+                Some(s) => (given(s)?, "--size"),
+                None if file.len > 0 && file.len < block => {
+                    return Err(too_small(format!(
+                        "no --size given, and the file {} is {}",
+                        a.target.display(),
+                        fmt_size_iec(file.len)
+                    )));
+                }
+                None if file.len > 0 => (file.len / block * block, "the file's length"),
+                None => (DEFAULT_SIZE / block * block, "the default test size"),
+            };
+            (size, file.fit(&a.target, size, what)?)
         }
-    };
-    Ok((size, size_note))
+    })
+}
+
+/// An existing file as a target (`--allow-destroy FILE`): how long it is, and how much it
+/// can hold before the file system is full: the blocks it has plus the free space beside
+/// it. `run`, `saturate` and `sustain` check their size against it before anything is
+/// written: the prefill writes every block of the tested size, and a file that may not grow
+/// that far would fill the file system and end in ENOSPC, the file left grown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileRoom {
+    /// The file's length in bytes.
+    pub len: u64,
+    /// Bytes the file can hold: its allocated blocks (a sparse file's holes need new
+    /// space) plus the free space on its file system.
+    pub room: u64,
+}
+
+impl FileRoom {
+    /// The room of the existing file `file`.
+    pub fn of(file: &Path) -> FileRoom {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(file).ok();
+        let len = meta.as_ref().map_or(0, |m| m.len());
+        let allocated = meta.as_ref().map_or(0, |m| m.blocks().saturating_mul(512));
+        let dir = file
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        FileRoom {
+            len,
+            room: allocated.saturating_add(free_space(dir).unwrap_or(u64::MAX)),
+        }
+    }
+
+    /// `the file FILE and the free space beside it (ROOM)`.
+    pub fn describe(&self, file: &Path) -> String {
+        format!(
+            "the file {} and the free space beside it ({})",
+            file.display(),
+            crate::units::fmt_size_iec(self.room)
+        )
+    }
+
+    /// May the file be tested over `size` bytes (`what`: where that size came from,
+    /// `--size` or a default)? An error when it does not fit; else, when the file has to
+    /// grow for it, the note that says so (the file keeps its new length).
+    pub fn fit(&self, file: &Path, size: u64, what: &str) -> Result<Option<String>, UsageError> {
+        use crate::units::fmt_size_iec;
+        if size > self.room {
+            let hint = if what == "--size" {
+                "give a smaller --size"
+            } else {
+                "give a --size that fits"
+            };
+            return Err(err(format!(
+                "{what} {}: larger than {}; writing that much would fill the file system; {hint}, or free some space",
+                fmt_size_iec(size),
+                self.describe(file)
+            )));
+        }
+        Ok((size > self.len).then(|| {
+            format!(
+                "{} grows from {} to {} ({what}) and keeps that length after the test",
+                file.display(),
+                fmt_size_iec(self.len),
+                fmt_size_iec(size)
+            )
+        }))
+    }
 }
 
 /// O_DIRECT needs every block size to be a multiple of the device's logical block size.

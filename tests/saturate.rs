@@ -350,3 +350,43 @@ fn throttled_loop_device_saturates_at_the_cap() {
     drop(lo);
     drop(lo2);
 }
+
+/// Regression (QA): an existing file with `--allow-destroy` and a `--size` beyond the file
+/// plus the free space beside it was grown until ENOSPC. Refused before anything is
+/// written, with run's and sustain's message (one check shared by the three).
+#[test]
+fn a_file_target_that_cannot_grow_to_its_size_is_refused_before_writing() {
+    let test = "saturate::a_file_target_that_cannot_grow_to_its_size_is_refused_before_writing";
+    let Some(fs) = common::scratch_or_skip(test, "tmpfs", 20 << 20, &[], "") else {
+        return;
+    };
+    let f = fs.path().join("f");
+    std::fs::write(&f, vec![7u8; 15 << 20]).unwrap();
+    let fp = f.to_str().unwrap();
+    let work = tempdir();
+    let out = work.path().join("out");
+    let r = iolab(&[
+        "saturate",
+        "--target",
+        fp,
+        "--allow-destroy",
+        fp,
+        "--size",
+        "64M",
+        "--rw",
+        "randread",
+        "--allow-buffered",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    let err = stderr(&r);
+    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--size 64.0 MiB: larger than the file")
+            && err.contains("free space beside it"),
+        "{err}"
+    );
+    assert_eq!(std::fs::metadata(&f).unwrap().len(), 15 << 20, "f grew");
+    assert!(!out.exists(), "a result directory was created");
+    assert_eq!(names(fs.path()), ["f"]);
+}

@@ -599,3 +599,21 @@ fn acceptance_plain_throttle() {
     let _serial = serial();
     plain_scenario(400_000_000, 1536);
 }
+
+/// The file check `run` and `saturate` share: a span beyond the file plus the free space
+/// beside it is refused before anything is written.
+#[test]
+fn a_file_span_beyond_the_file_and_its_free_space_is_refused() {
+    let test = "a_file_span_beyond_the_file_and_its_free_space_is_refused";
+    let Some(fs) = common::scratch_or_skip(test, "tmpfs", 20 << 20, &[], "") else {
+        return;
+    };
+    let f = fs.path().join("f");
+    std::fs::write(&f, vec![7u8; 15 << 20]).unwrap();
+    let fp = common::s(&f);
+    refused(
+        &[fp, "--allow-destroy", fp, "--size", "64MiB"],
+        "--size 64.0 MiB: larger than the file",
+    );
+    assert_eq!(std::fs::metadata(&f).unwrap().len(), 15 << 20, "f grew");
+}

@@ -15,7 +15,7 @@ use crate::runner::block::{LiveCounters, LiveSampler, run_block_test, settings_o
 use crate::runner::progress::Progress;
 use crate::runner::target::{TargetKind, TestTarget};
 use crate::stats::repeat::summarize_test;
-use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
+use crate::sysinfo::diskstats::write_amplification;
 use crate::units::{fmt_mb_per_s, fmt_size_iec};
 use crate::workload::block::{BlockTestSpec, cdm_label};
 use crate::workload::sustain::{
@@ -257,13 +257,12 @@ fn run_pass(
     let label = format!("{name}: {} {}", spec.name, fmt_size_iec(plan.bytes));
     let p = Progress::start(ctx.progress, &label);
     let live = LiveCounters::default();
-    let phase = PhaseCounters::start(device);
     // The pass stops through its own flag: a signal stonewalls it, so the series written up
     // to then comes back (run_block_test returns no figures for an interrupted run) and is
     // saved before the interrupt is reported.
     let wall = crate::os::signals::StopFlag::new();
     let out = std::thread::scope(|s| {
-        let h = s.spawn(|| run_block_test(&spec, &[target], &wall, Some(&live), 1));
+        let h = s.spawn(|| run_block_test(&spec, &[target], &[device], &wall, Some(&live), 1));
         let t0 = std::time::Instant::now();
         let (mut last_bytes, mut last_t) = (0u64, t0);
         let mut sampler = LiveSampler::new(Duration::from_millis(500));
@@ -306,10 +305,8 @@ fn run_pass(
             return Err(e);
         }
     };
-    if let Some(ph) = &phase
-        && let Some(dc) = ph.finish()
-    {
-        o.total.write_amplification = write_amplification(&dc, o.all_write_bytes);
+    if let Some(dc) = o.devices.first().cloned().flatten() {
+        o.total.write_amplification = write_amplification(&dc, o.write_bytes);
         o.total.device = Some(dc);
     }
     for w in o.warnings {

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use crate::cli::saturate::SaturateArgs;
-use crate::config::{MAX_BS, MAX_JOBS};
+use crate::config::{FileRoom, MAX_BS, MAX_JOBS};
 use crate::engine::EngineKind;
 use crate::error::UsageError;
 use crate::fs::facts::{
@@ -15,6 +15,7 @@ use crate::fs::facts::{
 use crate::model::{Warning, WarningCode};
 use crate::runner::target::{TargetKind, block_device_size, classify, direct_supported};
 use crate::stats::steady_rounds::SteadySpec;
+use crate::sysinfo::caches::{detect_caches, recommended_size, small_test_warning};
 use crate::units::fmt_size_iec;
 use crate::workload::saturate::SweepKind;
 use crate::workload::saturate::config::*;
@@ -53,7 +54,7 @@ impl SaturateConfig {
         let jobs = unique(&a.jobs);
         let max_jobs = jobs.iter().copied().max().unwrap_or(1);
         let engine = pick_engine(&mut notes);
-        let targets = plan_targets(a, &kinds, writes, max_jobs)?;
+        let targets = plan_targets(a, &kinds, writes, max_jobs, &mut notes)?;
         let mut sweeps = Vec::new();
         for &j in &jobs {
             for &k in &kinds_wanted {
@@ -199,12 +200,14 @@ fn pick_engine(notes: &mut Vec<String>) -> EngineKind {
     }
 }
 
-/// Each target checked (may it be written, does it take O_DIRECT) and sized.
+/// Each target checked (may it be written, does it take O_DIRECT) and sized; an existing
+/// file that grows for its size gets a note.
 fn plan_targets(
     a: &SaturateArgs,
     kinds: &[TargetKind],
     writes: bool,
     max_jobs: u32,
+    notes: &mut Vec<String>,
 ) -> Result<Vec<TargetPlan>, UsageError> {
     let mut targets = Vec::new();
     for (path, &kind) in a.target.iter().zip(kinds) {
@@ -216,7 +219,7 @@ fn plan_targets(
                 path.display()
             )));
         }
-        let plan = size_target(path, kind, may_write, direct, a, max_jobs)?;
+        let plan = size_target(path, kind, may_write, direct, a, max_jobs, notes)?;
         targets.push(plan);
     }
     Ok(targets)
@@ -278,47 +281,6 @@ fn probe_direct(path: &Path, kind: TargetKind) -> bool {
     }
 }
 
-/// The caches iolab can see in front of `path`.
-pub fn detect_caches(path: &Path, direct: bool) -> Vec<Cache> {
-    let ram = crate::sysinfo::ram_bytes();
-    let mut caches = Vec::new();
-    if !direct {
-        caches.push(Cache {
-            what: "page cache (RAM; buffered I/O)".into(),
-            bytes: ram,
-            assumed: false,
-        });
-    }
-    let Some((name, sys)) = crate::sysinfo::block_device_of(path) else {
-        return caches;
-    };
-    let q = crate::sysinfo::queue_dir(&sys);
-    let read = |p: &str| crate::sysinfo::read_trim(&q.join(p));
-    if let Some(dio) = read("loop/dio") {
-        // A loop device without direct I/O goes through the host's page cache.
-        if dio != "1" && direct {
-            caches.push(Cache {
-                what: format!("host page cache behind {name} (loop without direct I/O)"),
-                bytes: ram,
-                assumed: false,
-            });
-        }
-        return caches;
-    }
-    if read("queue/write_cache").as_deref() == Some("write back") {
-        let capacity = read("size")
-            .and_then(|s| s.parse::<u64>().ok())
-            .unwrap_or(0)
-            * 512;
-        caches.push(Cache {
-            what: format!("{name} write-back cache (size not reported)"),
-            bytes: ASSUMED_WRITE_CACHE.max(capacity / 1024),
-            assumed: true,
-        });
-    }
-    caches
-}
-
 fn size_target(
     path: &Path,
     kind: TargetKind,
@@ -326,11 +288,13 @@ fn size_target(
     direct: bool,
     a: &SaturateArgs,
     max_jobs: u32,
+    notes: &mut Vec<String>,
 ) -> Result<TargetPlan, UsageError> {
     let shown = path.display();
     let caches = detect_caches(path, direct);
-    let recommended = CACHE_FACTOR * caches.iter().map(|c| c.bytes).sum::<u64>();
+    let recommended = recommended_size(&caches);
     let mut warnings = Vec::new();
+    let file = (kind == TargetKind::RegularFile).then(|| FileRoom::of(path));
     let size = match kind {
         TargetKind::BlockDevice => {
             let dev = block_device_size(path)
@@ -364,16 +328,22 @@ fn size_target(
                     .min(crate::config::overwrite_room(path).cap(free)),
             }
         }
-        TargetKind::RegularFile => {
-            let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-            match a.size {
-                Some(s) => s,
-                None if len > 0 => len,
-                None => recommended.max(MIN_DEFAULT_FILE),
-            }
-        }
+        TargetKind::RegularFile => match (a.size, file.map_or(0, |f| f.len)) {
+            (Some(s), _) => s,
+            (None, len) if len > 0 => len,
+            (None, _) => recommended.max(MIN_DEFAULT_FILE),
+        },
     };
     let size = size / a.bs * a.bs;
+    // Refused before anything is written when the prefill would fill the file system.
+    if let Some(file) = file {
+        let what = match a.size {
+            Some(_) => "--size",
+            None if file.len > 0 => "the file's length",
+            None => "the default size (10x the caches, at least 1 GiB)",
+        };
+        notes.extend(file.fit(path, size, what)?);
+    }
     let need = a.max_depth as u64 * a.bs * max_jobs as u64;
     if size < need {
         return Err(err(format!(
@@ -385,27 +355,7 @@ fn size_target(
             fmt_size_iec(need)
         )));
     }
-    if size < recommended {
-        let list: Vec<String> = caches
-            .iter()
-            .map(|c| {
-                format!(
-                    "{} {}{}",
-                    c.what,
-                    if c.assumed { "assumed " } else { "" },
-                    fmt_size_iec(c.bytes)
-                )
-            })
-            .collect();
-        warnings.push(small_warning(
-            format!(
-                "{} tested on {shown} is less than 10x its caches ({}; {} wanted): cache hits may flatter the result",
-                fmt_size_iec(size),
-                list.join(", "),
-                fmt_size_iec(recommended)
-            ),
-        ));
-    }
+    warnings.extend(small_test_warning(size, path, &caches));
     if !direct {
         warnings.push(Warning {
             code: WarningCode::Buffered,

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use crate::cli::sustain::{SustainArgs, SustainRw};
 use crate::config::{
-    MAX_BS, MAX_IODEPTH, allow_destroy_of, check_dir_writable, check_interval, check_series,
-    device_in_use, free_space,
+    FileRoom, MAX_BS, MAX_IODEPTH, allow_destroy_of, check_dir_writable, check_interval,
+    check_series, device_in_use, free_space,
 };
 use crate::engine::EngineKind;
 use crate::error::UsageError;
@@ -217,19 +217,14 @@ fn file_span(a: &SustainArgs, allowed: bool) -> Result<(u64, String), UsageError
             a.target.display()
         )));
     }
-    let len = std::fs::metadata(&a.target).map(|m| m.len()).unwrap_or(0);
-    let dir = a
-        .target
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    let room = len.saturating_add(free_space(dir).unwrap_or(u64::MAX));
-    let larger = format!(
-        "the file {} and the free space beside it ({})",
-        a.target.display(),
-        fmt_size_iec(room)
-    );
-    span_within(a, len, room, "file", larger)
+    let file = FileRoom::of(&a.target);
+    // `fit` refuses a span beyond the file's room (and says when the file grows): the one
+    // check of run, saturate and sustain.
+    let (size, note) = span_within(a, file.len, u64::MAX, "file", String::new())?;
+    Ok(match file.fit(&a.target, size, &note)? {
+        Some(grows) => (size, format!("{note}; {grows}")),
+        None => (size, note),
+    })
 }
 
 /// The span in a `whole` of bytes (the `noun`): `--size` up to `room` (else "larger than"

@@ -121,6 +121,18 @@ fn direction_rows(t: &TestResult) -> Vec<Vec<Cell>> {
     rows
 }
 
+/// How long a run lasts: `5 s per run`, or for a size-based run (`--io-size`) what it
+/// transfers.
+fn run_length(s: &crate::model::BlockSettings) -> String {
+    match s.io_size_bytes {
+        Some(b) => format!(
+            "{} per job and run (size-based, --io-size)",
+            crate::units::fmt_size_iec(b)
+        ),
+        None => format!("{} s per run", s.duration_s),
+    }
+}
+
 /// Render block tests as a table per direction, with warnings underneath.
 pub fn render_block_table(doc: &ResultDoc) -> String {
     let mut out = String::new();
@@ -221,7 +233,7 @@ pub fn render_block_table(doc: &ResultDoc) -> String {
         .iter()
         .any(|t| t.headline.as_deref() == Some("max"));
     out.push_str(&format!(
-        "MB/s = 10^6 bytes/s. {} Latency: completion latency (submit to completion), median over runs. ± = run-to-run coefficient of variation of IOPS. dev MB/s: what the block device saw (/proc/diskstats, including the final fsync for writes); WA = device bytes written / bytes iolab wrote.{}\n",
+        "MB/s = 10^6 bytes/s. {} Latency: completion latency (submit to completion), median over runs. ± = run-to-run coefficient of variation of IOPS. dev MB/s: what the block device saw in the measured window (/proc/diskstats, including the final fsync for writes); WA = device bytes written / bytes iolab wrote.{}\n",
         if peak {
             "Peak preset: MB/s and IOPS are the BEST run (as CrystalDiskMark reports), not the median."
         } else {
@@ -239,11 +251,11 @@ pub fn render_block_table(doc: &ResultDoc) -> String {
     ));
     if let Some(first) = doc.tests.iter().find_map(|t| t.settings.as_ref()) {
         out.push_str(&format!(
-            "engine {}, {}, test size {}, {} s per run{}{}\n",
+            "engine {}, {}, test size {}, {}{}{}\n",
             first.engine,
             if first.direct { "O_DIRECT" } else { "buffered" },
             crate::units::fmt_size_iec(first.size_bytes),
-            first.duration_s,
+            run_length(first),
             match first.pause_s {
                 Some(p) => format!(", {p} s idle before each run after the first"),
                 None => String::new(),

@@ -6,7 +6,7 @@
 //! latency) and once per completion as it is processed.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::{Arc, Barrier, mpsc};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow};
@@ -14,11 +14,13 @@ use anyhow::{Context, Result, anyhow};
 use crate::engine::buffer::both_huge;
 use crate::engine::buffer::{DataGen, splitmix};
 use crate::engine::{Completion, IoEngine, Op, open_engine};
+use crate::model::device::DeviceCounters;
 use crate::model::{BlockSettings, CpuUsage, RunResult, Warning, WarningCode};
 use crate::os::signals::StopFlag;
 use crate::runner::cpu;
 use crate::runner::recorder::{JobRecorder, direction_stats};
 use crate::runner::target::TestTarget;
+use crate::sysinfo::diskstats::PhaseCounters;
 use crate::workload::block::{BlockTestSpec, JobSpec, Region, Rw};
 use crate::workload::offsets::OffsetGen;
 
@@ -35,8 +37,15 @@ pub struct BlockRunOutput {
     pub warnings: Vec<Warning>,
     /// The engine that really ran each group (after fallback).
     pub engines: Vec<String>,
-    /// Bytes written over the whole run, ramp included (for write amplification).
+    /// Bytes written over the whole run, ramp included.
     pub all_write_bytes: u64,
+    /// Bytes written in the measured window (the window `devices` cover).
+    pub write_bytes: u64,
+    /// Bytes read in the measured window.
+    pub read_bytes: u64,
+    /// The counters of each of the `devices` asked, over the measured window (`None` for a
+    /// device without counters, or when no job got past its ramp).
+    pub devices: Vec<Option<DeviceCounters>>,
 }
 
 /// A write failed with ENOSPC: `written` is what this run had written by then (ramp included).
@@ -136,17 +145,20 @@ struct JobOut {
     huge_pages: Option<bool>,
 }
 
-/// Run one repeat of `spec`. `targets[i]` is the target of group `i`.
+/// Run one repeat of `spec`. `targets[i]` is the target of group `i`; `devices` are the
+/// block devices (kernel names) whose `/proc/diskstats` counters the output gives over the
+/// measured window (`BlockRunOutput::devices`, in the same order).
 pub fn run_block_test(
     spec: &BlockTestSpec,
     targets: &[&TestTarget],
+    devices: &[Option<&str>],
     stop: &StopFlag,
     live: Option<&LiveCounters>,
     run_index: u32,
 ) -> Result<BlockRunOutput> {
     assert_eq!(spec.groups.len(), targets.len());
     let interval_ms = shared_interval_ms(spec);
-    let ran = run_jobs(spec, targets, stop, live, run_index);
+    let ran = run_jobs(spec, targets, devices, stop, live, run_index);
     let merged = merge_jobs(spec, ran.results, interval_ms, run_index)?;
     if let Some(sig) = stop.signal() {
         return Err(anyhow::Error::new(crate::error::Interrupted {
@@ -175,6 +187,9 @@ pub fn run_block_test(
         warnings: merged.warnings,
         engines: merged.engines,
         all_write_bytes: total.rec.all_write_bytes,
+        write_bytes: total.rec.write_bytes,
+        read_bytes: total.rec.read_bytes,
+        devices: ran.devices,
     })
 }
 
@@ -191,18 +206,28 @@ fn shared_interval_ms(spec: &BlockTestSpec) -> u64 {
 }
 
 /// The job threads' outputs (per group, per job), with the wall and process CPU time they
-/// took.
+/// took and the devices' counters over the measured window.
 struct JobsRan {
     results: Vec<Vec<Result<JobOut>>>,
     wall: Duration,
     proc_cpu: cpu::CpuTimes,
+    devices: Vec<Option<DeviceCounters>>,
 }
 
 /// One thread per job of every group, released together once all have set up; a job that
 /// fails stops the others.
+///
+/// The devices' counters cover the measured window, as the figures do: they are read when
+/// the first job's ramp is over (the jobs say so through a channel; this thread reads, so no
+/// job waits for /proc; without a ramp, just before the release) and again once every job
+/// is done, its final fsync included. Read
+/// around the whole call instead, they took in the setup, the ramp and the caller's polling
+/// (up to 100 ms): a 400 ms run with no ramp showed ~500 ms of device time, and dev MB/s
+/// came out a fifth low.
 fn run_jobs(
     spec: &BlockTestSpec,
     targets: &[&TestTarget],
+    devices: &[Option<&str>],
     stop: &StopFlag,
     live: Option<&LiveCounters>,
     run_index: u32,
@@ -212,6 +237,10 @@ fn run_jobs(
     let failed = StopFlag::new();
     let proc_before = cpu::process_times();
     let wall_start = Instant::now();
+    // Resolved now (loop backing devices: sysfs), read again when the window opens.
+    let mut phases: Vec<Option<PhaseCounters>> =
+        devices.iter().map(|d| PhaseCounters::start(*d)).collect();
+    let (measuring_tx, measuring_rx) = mpsc::channel::<()>();
 
     let results: Vec<Vec<Result<JobOut>>> = std::thread::scope(|s| {
         let mut handles = Vec::new();
@@ -224,12 +253,14 @@ fn run_jobs(
                 let seed = splitmix(
                     job.seed ^ ((gi as u64) << 32) ^ j as u64 ^ ((run_index as u64) << 48),
                 );
+                let measuring = measuring_tx.clone();
                 group_handles.push(s.spawn(move || {
                     let sync = JobSync {
                         barrier: &barrier,
                         stop,
                         failed: &failed,
                         live,
+                        measuring: &measuring,
                     };
                     let r = run_job(job, target, j, seed, sync);
                     if r.is_err() {
@@ -240,8 +271,23 @@ fn run_jobs(
             }
             handles.push(group_handles);
         }
+        // Only the jobs hold senders now: when all have ended, `recv` fails.
+        drop(measuring_tx);
+        // A job without a ramp measures from its first I/O: the window opens before the
+        // release, not when this thread gets to run again (on a loaded machine, after the
+        // first megabytes went by).
+        let from_start = spec.groups.iter().any(|g| g.ramp.is_zero());
+        if from_start {
+            phases.iter_mut().flatten().for_each(PhaseCounters::restart);
+        }
         // Release all jobs at once, after every one has opened its file and engine.
         barrier.wait();
+        if measuring_rx.recv().is_err() {
+            // No job got past its ramp (stopped, failed): no window.
+            phases.clear();
+        } else if !from_start {
+            phases.iter_mut().flatten().for_each(PhaseCounters::restart);
+        }
         handles
             .into_iter()
             .map(|g| {
@@ -255,10 +301,14 @@ fn run_jobs(
             .collect()
     });
 
+    let devices = (0..devices.len())
+        .map(|i| phases.get(i)?.as_ref()?.finish())
+        .collect();
     JobsRan {
         results,
         wall: wall_start.elapsed(),
         proc_cpu: cpu::process_times().since(&proc_before),
+        devices,
     }
 }
 
@@ -411,6 +461,8 @@ struct JobSync<'a> {
     /// Raised when another job failed.
     failed: &'a StopFlag,
     live: Option<&'a LiveCounters>,
+    /// Told once, when this job's measured window opens (its ramp is over).
+    measuring: &'a mpsc::Sender<()>,
 }
 
 /// One job thread: set up, start together with the others, run the I/O loop, account.
@@ -598,7 +650,11 @@ struct LoopEnd {
 /// flight are drained first). Per I/O it allocates nothing and takes no lock.
 fn io_loop(job: &JobSpec, target: &TestTarget, ready: ReadyJob, sync: JobSync) -> LoopEnd {
     let JobSync {
-        stop, failed, live, ..
+        stop,
+        failed,
+        live,
+        measuring,
+        ..
     } = sync;
     let ReadyJob {
         mut engine,
@@ -633,6 +689,10 @@ fn io_loop(job: &JobSpec, target: &TestTarget, ready: ReadyJob, sync: JobSync) -
     let mut cpu_start = cpu::thread_times();
     let mut finishing = false;
     let mut error: Option<anyhow::Error> = None;
+    if series.measuring {
+        // No ramp: the window opens now. (A closed channel only means no one listens.)
+        let _ = measuring.send(());
+    }
 
     loop {
         // Issue until the queue is full. Each request goes to the kernel on its own, as soon
@@ -737,6 +797,7 @@ fn io_loop(job: &JobSpec, target: &TestTarget, ready: ReadyJob, sync: JobSync) -
             series.start(t);
             rec.reset();
             cpu_start = cpu::thread_times();
+            let _ = measuring.send(());
         }
         if let Some(total) = times.total_ns
             && t >= total

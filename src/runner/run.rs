@@ -15,7 +15,7 @@ use crate::model::device::DeviceCounters;
 use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning, WarningCode};
 use crate::stats::repeat::{RepeatMode, spread_warnings, summarize_test};
 use crate::stats::steady_rounds::{SteadyRounds, SteadySpec, not_reached_warning};
-use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
+use crate::sysinfo::diskstats::write_amplification;
 use crate::workload::block::BlockTestSpec;
 use crate::workload::presets::Preset;
 
@@ -136,7 +136,8 @@ fn open_target(cfg: &RunConfig, doc: &mut ResultDoc) -> Result<TestTarget> {
         doc.warn(w);
     }
     let buffered = !direct_requested || !target.direct_ok;
-    if buffered && target.size < 2 * doc.environment.ram_bytes {
+    let page_cache_warned = buffered && target.size < 2 * doc.environment.ram_bytes;
+    if page_cache_warned {
         doc.warn(Warning {
             code: WarningCode::PageCache,
             message: format!(
@@ -147,6 +148,15 @@ fn open_target(cfg: &RunConfig, doc: &mut ResultDoc) -> Result<TestTarget> {
             ),
             test: None,
         });
+    }
+    // saturate's rule (10x the caches in front of the target); the page cache is left to
+    // the `page-cache` warning above when that one was given.
+    let mut caches = crate::sysinfo::caches::detect_caches(&cfg.target, !buffered);
+    if page_cache_warned {
+        caches.retain(|c| !c.is_page_cache());
+    }
+    if let Some(w) = crate::sysinfo::caches::small_test_warning(target.size, &cfg.target, &caches) {
+        doc.warn(w);
     }
     if doc.environment.block_device.is_none()
         && let Some(w) = crate::sysinfo::resolve::no_device_warning(&cfg.target)
@@ -350,10 +360,11 @@ impl TestRunner<'_> {
         if let Some(k) = hooks {
             k.before_run(spec.groups[0].duration.is_none())?;
         }
-        let phase = PhaseCounters::start(self.device.as_deref());
+        let devices = [self.device.as_deref()];
         let idle = crate::sysinfo::cpuidle::idle_entries().map(|n| (n, std::time::Instant::now()));
         let out = std::thread::scope(|s| {
-            let h = s.spawn(|| run_block_test(spec, &targets, stop, Some(&live), run_index));
+            let h =
+                s.spawn(|| run_block_test(spec, &targets, &devices, stop, Some(&live), run_index));
             let mut watch = Watch::new(spec);
             while !h.is_finished() {
                 if let Some(k) = hooks {
@@ -388,9 +399,10 @@ impl TestRunner<'_> {
             if let (Some((entries, secs)), Some(iops)) = (idle, o.total.iops) {
                 o.total.idle_entries_per_io = crate::sysinfo::cpuidle::per_io(entries, secs, iops);
             }
-            let device = phase.as_ref().and_then(|ph| ph.finish());
+            // Over the measured window, as the figures: its writes against the device's.
+            let device = o.devices.first().cloned().flatten();
             if let Some(dc) = &device {
-                o.total.write_amplification = write_amplification(dc, o.all_write_bytes);
+                o.total.write_amplification = write_amplification(dc, o.write_bytes);
             }
             (o, device)
         }))
@@ -408,7 +420,18 @@ impl TestRunner<'_> {
         let mut total = o.total;
         if let Some(dc) = device {
             if let Some(mut w) =
-                crate::sysinfo::diskstats::cache_absorbed_warning(&dc, o.all_write_bytes)
+                crate::sysinfo::diskstats::cache_absorbed_warning(&dc, o.write_bytes)
+            {
+                w.test = Some(spec.name.clone());
+                doc.warn(w);
+            }
+            // Once per test: the first run whose device did clearly more than the test.
+            let said = doc.warnings.iter().any(|w| {
+                w.code == WarningCode::DeviceExtraIo && w.test.as_ref() == Some(&spec.name)
+            });
+            if !said
+                && let Some(mut w) =
+                    crate::sysinfo::diskstats::extra_io_warning(&dc, o.read_bytes, o.write_bytes)
             {
                 w.test = Some(spec.name.clone());
                 doc.warn(w);

@@ -14,7 +14,6 @@ use crate::model::saturate::{CurvePoint, CurvePointDetail, LatTriple, StepFigure
 use crate::model::{BlockSettings, RunResult, Warning};
 use crate::os::signals::StopFlag;
 use crate::stats::hist::LatencyHistogram;
-use crate::sysinfo::diskstats::PhaseCounters;
 use crate::workload::block::{BlockTestSpec, JobSpec, Rw};
 use crate::workload::saturate::{Aggregate, Statistic, SweepKind};
 
@@ -141,24 +140,25 @@ pub fn run_step(
 ) -> Result<StepResult> {
     let (spec, owner) = step_spec(cfg, sweep, depth);
     let refs: Vec<&TestTarget> = owner.iter().map(|&i| &targets[i]).collect();
-    let phases: Vec<(usize, PhaseCounters)> = targets
+    // Each target's device, its counters over the step's measured window.
+    let names: Vec<Option<String>> = targets
         .iter()
-        .enumerate()
-        .filter_map(|(i, t)| Some((i, PhaseCounters::for_path(&t.path)?)))
+        .map(|t| Some(crate::sysinfo::resolve::device_of_path(&t.path)?.0))
         .collect();
+    let names: Vec<Option<&str>> = names.iter().map(|n| n.as_deref()).collect();
     let t0 = std::time::Instant::now();
-    let mut out = run_block_test(&spec, &refs, stop, Some(live), index)?;
+    let mut out = run_block_test(&spec, &refs, &names, stop, Some(live), index)?;
     let step_s = t0.elapsed().as_secs_f64();
     let mut devices = Vec::new();
-    for (ti, ph) in &phases {
-        let Some(dc) = ph.finish() else { continue };
+    for (ti, dc) in std::mem::take(&mut out.devices).into_iter().enumerate() {
+        let Some(dc) = dc else { continue };
         // What this target's write groups wrote, against what reached its device.
         let written: u64 = spec
             .groups
             .iter()
             .zip(&out.per_group)
             .zip(&owner)
-            .filter(|((g, _), o)| **o == *ti && g.rw.writes())
+            .filter(|((g, _), o)| **o == ti && g.rw.writes())
             .map(|((_, r), _)| r.bytes)
             .sum();
         if let Some(mut w) = crate::sysinfo::diskstats::cache_absorbed_warning(&dc, written) {

@@ -57,6 +57,19 @@ impl PhaseCounters {
         })
     }
 
+    /// Start the phase over, now: the counters (and the backing device's) and the clock are
+    /// read again, the device chain having been resolved by `start`. For a phase that must
+    /// open at a given moment (the end of a run's ramp) without waiting for sysfs.
+    pub fn restart(&mut self) {
+        if let Some(before) = read(&self.before.name) {
+            self.before = before;
+        }
+        self.started = Instant::now();
+        if let Some(b) = self.backing.as_mut() {
+            b.restart();
+        }
+    }
+
     /// Kernel name of the device being watched.
     pub fn device(&self) -> &str {
         &self.before.name
@@ -119,6 +132,64 @@ pub fn cache_absorbed_warning(device: &DeviceCounters, app_written_bytes: u64) -
     })
 }
 
+/// The device did more than this many times the test's reads or writes...
+const EXTRA_IO_RATIO: u64 = 2;
+/// ... and this many bytes more: below it, a journal commit or a metadata write is enough.
+const EXTRA_IO_MIN_BYTES: u64 = 8 << 20;
+
+/// A warning when the device wrote (or read) clearly more than the test did over the same
+/// window: more than `EXTRA_IO_RATIO` times and `EXTRA_IO_MIN_BYTES` more. Then dev MB/s
+/// and write amplification are not the test's alone: another program used the device, or
+/// the file system did work of its own (journal and metadata, copy-on-write, read-ahead).
+/// A journaled file system under a block test stays well below it (direct I/O on ext4:
+/// WA about 1.0-1.1). The caller sets `test`.
+pub fn extra_io_warning(
+    device: &DeviceCounters,
+    app_read_bytes: u64,
+    app_written_bytes: u64,
+) -> Option<Warning> {
+    use crate::units::fmt_size_iec;
+    let extra = |dev: u64, app: u64| {
+        dev > EXTRA_IO_RATIO.saturating_mul(app) && dev - app > EXTRA_IO_MIN_BYTES
+    };
+    let ratio = |dev: u64, app: u64| {
+        if app == 0 {
+            String::new()
+        } else {
+            format!(" ({:.1}x)", dev as f64 / app as f64)
+        }
+    };
+    let mut found = Vec::new();
+    if extra(device.write_bytes, app_written_bytes) {
+        found.push(format!(
+            "wrote {} while the test wrote {}{}",
+            fmt_size_iec(device.write_bytes),
+            fmt_size_iec(app_written_bytes),
+            ratio(device.write_bytes, app_written_bytes)
+        ));
+    }
+    if extra(device.read_bytes, app_read_bytes) {
+        found.push(format!(
+            "read {} while the test read {}{}",
+            fmt_size_iec(device.read_bytes),
+            fmt_size_iec(app_read_bytes),
+            ratio(device.read_bytes, app_read_bytes)
+        ));
+    }
+    if found.is_empty() {
+        return None;
+    }
+    Some(Warning {
+        code: WarningCode::DeviceExtraIo,
+        message: format!(
+            "{} {}: dev MB/s and WA include other programs' I/O or the file system's own (journal, metadata, copy-on-write, read-ahead), not only the test's; measure on an otherwise idle device to read them as the test's",
+            device.device,
+            found.join(" and ")
+        ),
+        test: None,
+    })
+}
+
 /// The device's view of a phase in one line, for tables: `loop3: wrote 32.0 MiB in 32
 /// I/Os, read 0 B, busy 95 %, WA 1.00`.
 pub fn device_view(device: &DeviceCounters, wa: Option<f64>) -> String {
@@ -173,6 +244,44 @@ mod tests {
         assert!(cache_absorbed_warning(&counters(app / 2), app).is_none());
         // Too small to judge.
         assert!(cache_absorbed_warning(&counters(0), 4096).is_none());
+    }
+
+    #[test]
+    fn extra_io_only_when_the_device_did_clearly_more() {
+        const MIB: u64 = 1 << 20;
+        let dev = |read_bytes: u64, write_bytes: u64| DeviceCounters {
+            read_bytes,
+            ..counters(write_bytes)
+        };
+        // QA's busy shared disk: WA 18.53 on a peak run.
+        let w = extra_io_warning(&dev(0, 1186 * MIB), 0, 64 * MIB).unwrap();
+        assert_eq!(w.code, WarningCode::DeviceExtraIo);
+        assert_eq!(
+            w.message,
+            "loop9 wrote 1.2 GiB while the test wrote 64.0 MiB (18.5x): dev MB/s and WA \
+             include other programs' I/O or the file system's own (journal, metadata, \
+             copy-on-write, read-ahead), not only the test's; measure on an otherwise idle \
+             device to read them as the test's"
+        );
+        // A journaled file system's extra: WA 1.1, or 2x of a small test.
+        assert!(extra_io_warning(&dev(0, 70 * MIB), 0, 64 * MIB).is_none());
+        assert!(extra_io_warning(&dev(0, 8 * MIB), 0, 2 * MIB).is_none());
+        // Both limits: twice as much, and 8 MiB more.
+        assert!(extra_io_warning(&dev(0, 128 * MIB), 0, 64 * MIB).is_none());
+        assert!(extra_io_warning(&dev(0, 128 * MIB + 4096), 0, 64 * MIB).is_some());
+        assert!(extra_io_warning(&dev(0, 10 * MIB), 0, 0).is_some());
+        assert!(extra_io_warning(&dev(0, 8 * MIB), 0, 0).is_none());
+        // Reads: a read test on a device someone else reads too; both directions named.
+        let w = extra_io_warning(&dev(300 * MIB, 20 * MIB), 100 * MIB, 0).unwrap();
+        assert!(
+            w.message.starts_with(
+                "loop9 wrote 20.0 MiB while the test wrote 0 B and read 300.0 MiB while \
+                 the test read 100.0 MiB (3.0x): "
+            ),
+            "{}",
+            w.message
+        );
+        assert!(extra_io_warning(&dev(100 * MIB, 0), 100 * MIB, 0).is_none());
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! temperature, limits and throttle counters (smartctl or hwmon) and samples it during a run.
 
 pub mod blockdev;
+pub mod caches;
 pub mod cpuidle;
 pub mod diskstats;
 pub mod heat;

@@ -164,3 +164,142 @@ fn odd_path_names_work() {
     );
     assert!(entries(&odd).is_empty());
 }
+
+/// Regression (QA): an existing file with `--allow-destroy` and a `--size` larger than the
+/// file plus the free space beside it used to grow until ENOSPC ("prefill failed"), leaving
+/// the file grown and the file system full. Now refused up front, nothing written; an
+/// empty file's default size (1 GiB) is refused the same way, naming the default.
+#[test]
+fn a_file_target_that_cannot_grow_to_its_size_is_refused_before_writing() {
+    let test = "a_file_target_that_cannot_grow_to_its_size_is_refused_before_writing";
+    let Some(fs) = scratch_or_skip(test, "tmpfs", 20 << 20, &[], "") else {
+        return;
+    };
+    let f = fs.path().join("f");
+    std::fs::write(&f, vec![7u8; 15 << 20]).unwrap();
+    let empty = fs.path().join("empty");
+    std::fs::write(&empty, b"").unwrap();
+    let free_before = iolab::fs::facts::free_space(fs.path()).unwrap();
+    let cwd = tempdir();
+    let fp = f.display().to_string();
+    expect_usage_error(
+        cwd.path(),
+        &[
+            "run",
+            "-t",
+            &fp,
+            "--allow-destroy",
+            &fp,
+            "--size",
+            "64M",
+            "--rw",
+            "randread",
+        ],
+        "--size 64.0 MiB: larger than the file",
+    );
+    let ep = empty.display().to_string();
+    expect_usage_error(
+        cwd.path(),
+        &["run", "-t", &ep, "--allow-destroy", &ep, "--rw", "randread"],
+        "the default test size 1.0 GiB: larger than the file",
+    );
+    assert_eq!(std::fs::metadata(&f).unwrap().len(), 15 << 20, "f grew");
+    assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0, "empty grew");
+    assert_eq!(iolab::fs::facts::free_space(fs.path()), Some(free_before));
+    assert!(
+        std::fs::read(&f).unwrap().iter().all(|&b| b == 7),
+        "f was written"
+    );
+}
+
+/// A file target that has to grow for `--size` grows with a note that says so (it keeps
+/// its new length: iolab never truncates a user's file).
+#[test]
+fn a_file_target_that_grows_says_so() {
+    let d = tempdir();
+    let f = d.path().join("grow.dat");
+    std::fs::write(&f, vec![1u8; 4 << 20]).unwrap();
+    let fp = f.display().to_string();
+    let out = iolab_in(
+        d.path(),
+        &[
+            "run",
+            "-t",
+            &fp,
+            "--allow-destroy",
+            &fp,
+            "--size",
+            "8M",
+            "--rw",
+            "randread",
+            "--engine",
+            "null",
+            "--duration",
+            "100ms",
+            "--ramp",
+            "0",
+            "--json",
+            "--no-save",
+        ],
+    );
+    let doc = json_ok(&out);
+    assert_eq!(doc["tests"][0]["settings"]["size_bytes"], 8 << 20);
+    assert!(
+        stderr(&out).contains("grows from 4.0 MiB to 8.0 MiB (--size)"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(std::fs::metadata(&f).unwrap().len(), 8 << 20);
+}
+
+/// Regression (QA): on a nearly full file system without `--size`, the error blamed
+/// `--size 921.6 KiB`, a flag the user did not give; and the clamp note said 921.6 KiB while
+/// the footer said 920.0 KiB (the size rounded down to whole blocks). The error now names
+/// the free space, and the note the size tested, rounding said.
+#[test]
+fn a_nearly_full_file_system_is_blamed_and_the_clamp_note_says_the_size_tested() {
+    let test = "a_nearly_full_file_system_is_blamed_and_the_clamp_note_says_the_size_tested";
+    let Some(fs) = scratch_or_skip(test, "tmpfs", 8 << 20, &[], "") else {
+        return;
+    };
+    // Leave 1 MiB + 12 KiB free: 90 % of it is 937.8 KiB, not whole 4 KiB blocks.
+    let free = iolab::fs::facts::free_space(fs.path()).unwrap();
+    std::fs::write(
+        fs.path().join("fill"),
+        vec![0u8; (free - (1036 << 10)) as usize],
+    )
+    .unwrap();
+    assert_eq!(iolab::fs::facts::free_space(fs.path()), Some(1036 << 10));
+    let t = fs.path().display().to_string();
+    let cwd = tempdir();
+    let out = iolab_in(cwd.path(), &["run", "-t", &t, "--no-save"]);
+    assert_usage(&out, "is nearly full: the test file may take 932.4 KiB");
+    assert!(!stderr(&out).contains("--size 9"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("one block per job (1.0 MiB)"));
+
+    let out = iolab_in(
+        cwd.path(),
+        &[
+            "run",
+            "-t",
+            &t,
+            "--rw",
+            "randwrite",
+            "--engine",
+            "null",
+            "--duration",
+            "100ms",
+            "--ramp",
+            "0",
+            "--no-save",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (err, table) = (stderr(&out), stdout(&out));
+    assert!(
+        err.contains("test file size clamped to 932.0 KiB (90 % of the free space on")
+            && err.contains("rounded down to whole 4.0 KiB blocks)"),
+        "{err}"
+    );
+    assert!(table.contains("test size 932.0 KiB"), "{table}");
+}

@@ -171,3 +171,36 @@ fn huge_pages_false_is_recorded_and_shown() {
     assert!(!String::from_utf8_lossy(&out.stdout).contains("--huge-pages"));
     expect_usage_error(d.path(), &["run", "--huge-pages", "maybe"], "--huge-pages");
 }
+
+/// Regression (QA): a size-based run's footer said `0 s per run`; it says what each job
+/// transfers instead.
+#[test]
+fn a_size_based_footer_says_the_size_per_run() {
+    let d = tempdir();
+    let out = iolab_in(
+        d.path(),
+        &[
+            "run",
+            "--io-size",
+            "4M",
+            "--rw",
+            "read",
+            "--bs",
+            "1M",
+            "--engine",
+            "null",
+            "--size",
+            "8M",
+            "--repeat",
+            "1",
+            "--no-save",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table = stdout(&out);
+    assert!(
+        table.contains("test size 8.0 MiB, 4.0 MiB per job and run (size-based, --io-size)"),
+        "{table}"
+    );
+    assert!(!table.contains("s per run"), "{table}");
+}

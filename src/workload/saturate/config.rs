@@ -13,20 +13,9 @@ use crate::workload::saturate::{Aggregate, Statistic, SweepKind};
 pub const MAX_DEPTH: u32 = 4096;
 /// Smallest default test file for a directory target.
 pub const MIN_DEFAULT_FILE: u64 = 1 << 30;
-/// Worst-case sizing: the test region is at least this many times the caches.
-pub const CACHE_FACTOR: u64 = 10;
-/// A device reporting a write-back cache without its size is assumed to have
-/// max(256 MiB, capacity / 1024): HDDs carry 64-256 MiB, SSDs about 1 GiB of DRAM per TiB.
-pub const ASSUMED_WRITE_CACHE: u64 = 256 << 20;
-
-/// A cache iolab found in front of a target.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Cache {
-    pub what: String,
-    pub bytes: u64,
-    /// The size is an assumption (the device reports the cache, not its size).
-    pub assumed: bool,
-}
+/// The caches in front of a target and the worst-case sizing rule (10x them) live with the
+/// other facts of the machine; `iolab run` warns by the same rule.
+pub use crate::sysinfo::caches::{ASSUMED_WRITE_CACHE, CACHE_FACTOR, Cache};
 
 /// One validated target.
 #[derive(Debug, Clone)]
