@@ -150,11 +150,15 @@ fn open_target(cfg: &RunConfig, doc: &mut ResultDoc) -> Result<TestTarget> {
         });
     }
     // saturate's rule (10x the caches in front of the target); the page cache is left to
-    // the `page-cache` warning above when that one was given.
+    // the `page-cache` warning above when that one was given. A device cache whose size is
+    // only assumed counts when the whole test fits in it: at 10x it would flag the default
+    // 1 GiB test (CrystalDiskMark's size) on nearly every SSD, and a warning on every run is
+    // one nobody reads.
     let mut caches = crate::sysinfo::caches::detect_caches(&cfg.target, !buffered);
     if page_cache_warned {
         caches.retain(|c| !c.is_page_cache());
     }
+    crate::sysinfo::caches::keep_assumed_only_when_holding(&mut caches, target.size);
     if let Some(w) = crate::sysinfo::caches::small_test_warning(target.size, &cfg.target, &caches) {
         doc.warn(w);
     }
