@@ -152,30 +152,25 @@ pub fn extra_io_warning(
     let extra = |dev: u64, app: u64| {
         dev > EXTRA_IO_RATIO.saturating_mul(app) && dev - app > EXTRA_IO_MIN_BYTES
     };
-    let ratio = |dev: u64, app: u64| {
-        if app == 0 {
+    let found: Vec<String> = [
+        ("wrote", device.write_bytes, app_written_bytes),
+        ("read", device.read_bytes, app_read_bytes),
+    ]
+    .into_iter()
+    .filter(|&(_, dev, app)| extra(dev, app))
+    .map(|(did, dev, app)| {
+        let ratio = if app == 0 {
             String::new()
         } else {
             format!(" ({:.1}x)", dev as f64 / app as f64)
-        }
-    };
-    let mut found = Vec::new();
-    if extra(device.write_bytes, app_written_bytes) {
-        found.push(format!(
-            "wrote {} while the test wrote {}{}",
-            fmt_size_iec(device.write_bytes),
-            fmt_size_iec(app_written_bytes),
-            ratio(device.write_bytes, app_written_bytes)
-        ));
-    }
-    if extra(device.read_bytes, app_read_bytes) {
-        found.push(format!(
-            "read {} while the test read {}{}",
-            fmt_size_iec(device.read_bytes),
-            fmt_size_iec(app_read_bytes),
-            ratio(device.read_bytes, app_read_bytes)
-        ));
-    }
+        };
+        format!(
+            "{did} {} while the test {did} {}{ratio}",
+            fmt_size_iec(dev),
+            fmt_size_iec(app)
+        )
+    })
+    .collect();
     if found.is_empty() {
         return None;
     }
