@@ -167,7 +167,15 @@ fn bad_input_is_refused_before_anything_is_created() {
     let before = common::names(fs.path());
     assert_usage(
         &iolab(&["age", t, "--fill", "120%", "--no-save"]),
-        "outside 0-100 %",
+        "--fill '120%' is out of range: give a percentage above 0 % and at most 100 % (e.g. 80%) or a fraction above 0 and at most 1 (e.g. 0.8)",
+    );
+    assert_usage(
+        &iolab(&["age", t, "--fill", "80", "--no-save"]),
+        "for a percentage write 80%",
+    );
+    assert_usage(
+        &iolab(&["age", t, "--fill", "0", "--no-save"]),
+        "'0' is out of range",
     );
     assert_usage(
         &iolab(&["age", t, "--profile", "nosuch", "--no-save"]),
