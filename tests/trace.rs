@@ -898,3 +898,34 @@ fn without_root_strace_records_with_a_note() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("not root"), "{}", stderr(&o));
 }
+
+/// Regression: the shell saves stdout (`fcntl(1, F_DUPFD, 10)`), points it at `f` for
+/// `echo hi > f`, and restores it (`dup2(10, 1)`); the tracepoints recorder kept fd 1's
+/// name `f` after the restore and stored the second echo (10 bytes to stdout) as a write to
+/// `f` ("13 B written"). Exactly the 3 bytes of `hi\n` go to `f`.
+#[test]
+fn a_restored_stdout_is_not_the_redirected_file() {
+    let test = "a_restored_stdout_is_not_the_redirected_file";
+    if !tracepoints_or_skip(test) {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let o = record_tracepoints(
+        work.path(),
+        &[
+            "-o",
+            "p.trace",
+            "--",
+            "sh",
+            "-c",
+            "echo hi > f; echo to-stdout",
+        ],
+    );
+    recorded_saying(&o, "(0 B read, 3 B written;");
+    let tf = work.path().join("p.trace");
+    let (ops, read, written) = trace_totals(&tf);
+    assert_eq!((read, written), (0, 3), "{ops:?}");
+    assert_eq!(ops.get("write"), Some(&1), "{ops:?}");
+    assert_eq!(header_of(&tf)["write_bytes"], 3);
+    assert_eq!(std::fs::read(work.path().join("f")).unwrap(), b"hi\n");
+}
