@@ -929,3 +929,85 @@ fn a_restored_stdout_is_not_the_redirected_file() {
     assert_eq!(header_of(&tf)["write_bytes"], 3);
     assert_eq!(std::fs::read(work.path().join("f")).unwrap(), b"hi\n");
 }
+
+/// Regression: `-o` on a read-only place ran the program first and then failed to write the
+/// trace (exit 1, the recording lost). The output is claimed before the program runs: exit
+/// 2 and nothing run. An output that is a device is refused too (the trace is renamed over
+/// the output).
+#[test]
+fn an_output_that_cannot_be_written_is_refused_before_the_program_runs() {
+    let test = "an_output_that_cannot_be_written_is_refused_before_the_program_runs";
+    let work = tempfile::tempdir().unwrap();
+    let o = iolab_in(
+        work.path(),
+        &[
+            "trace",
+            "record",
+            "-o",
+            "/dev/null",
+            "--",
+            "sh",
+            "-c",
+            "echo ran > ran",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("-o /dev/null: exists and is not a regular file"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!work.path().join("ran").exists(), "nothing ran");
+    // A read-only file system of its own (a tmpfs mounted `ro` in a temp dir; root).
+    let Some(ro) = common::scratch_or_skip(test, "tmpfs", 1 << 20, &[], "ro") else {
+        return;
+    };
+    let out = ro.path().join("x.trace");
+    let o = iolab_in(
+        work.path(),
+        &[
+            "trace",
+            "record",
+            "-o",
+            out.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "echo ran > ran",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "-o {}: cannot create a file in {}: Read-only file system (os error 30); nothing was run",
+            out.display(),
+            ro.path().display()
+        )),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!work.path().join("ran").exists(), "nothing ran");
+    assert!(is_empty_dir(ro.path()));
+}
+
+/// `-o` onto an existing trace replaces it and says so; no temporary file is left beside it.
+#[test]
+fn an_existing_trace_is_replaced_with_a_note() {
+    let test = "an_existing_trace_is_replaced_with_a_note";
+    if !tracepoints_or_skip(test) {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let args = ["-o", "p.trace", "--", "sh", "-c", "echo x > f"];
+    let o = record_tracepoints(work.path(), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("replaced"), "{}", stderr(&o));
+    let o = record_tracepoints(work.path(), &args);
+    recorded_saying(&o, "iolab: note: p.trace existed and was replaced");
+    let mut names: Vec<_> = std::fs::read_dir(work.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["f", "p.trace"]);
+}
