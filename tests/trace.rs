@@ -1011,3 +1011,87 @@ fn an_existing_trace_is_replaced_with_a_note() {
     names.sort();
     assert_eq!(names, ["f", "p.trace"]);
 }
+
+/// A trace file whose header records `recorded` calls, holding the first `held` of them (a
+/// write and a read of `f`, alternating, 1 ms apart).
+fn trace_file(dir: &Path, recorded: u64, held: u64) -> std::path::PathBuf {
+    let mut text = format!(
+        "{{\"format\":\"iolab-trace\",\"version\":2,\"recorder\":\"strace\",\"command\":[\"app\"],\"root\":\"/r\",\"recorded_at\":\"\",\"recorded_ns\":{},\"wall_ns\":1,\"calls\":{recorded},\"threads\":1,\"read_bytes\":0,\"write_bytes\":0,\"skipped_outside_root\":0,\"skipped_failed\":0,\"files\":[],\"dirs\":[]}}\n",
+        recorded * 1_000_000
+    );
+    for i in 0..held {
+        let op = if i % 2 == 0 { "write" } else { "read" };
+        text.push_str(&format!(
+            "{{\"t_ns\":{},\"tid\":1,\"op\":\"{op}\",\"path\":\"f\",\"off\":0,\"len\":4096,\"dur_ns\":1000}}\n",
+            i * 1_000_000
+        ));
+    }
+    let path = dir.join(format!("t{recorded}-{held}.trace"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Regression: a trace cut to its header and 2 calls still said "8 calls" in `summary`,
+/// and `replay` compared its time with the whole recording's, without a word. Both warn
+/// (the replay in its JSON warnings too); a whole trace gets no warning.
+#[test]
+fn a_truncated_trace_is_detected() {
+    let work = tempfile::tempdir().unwrap();
+    let cut = trace_file(work.path(), 8, 2);
+    let whole = trace_file(work.path(), 2, 2);
+    let o = iolab(&["trace", "summary", cut.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let warning = format!(
+        "iolab: warning: {} holds 2 of the 8 calls its header records: the file was cut short; the summary covers only the calls it holds",
+        cut.display()
+    );
+    assert!(stderr(&o).contains(&warning), "{}", stderr(&o));
+    assert!(
+        common::stdout(&o).starts_with(&format!(
+            "{}: 2 (of 8 recorded) calls of `app`",
+            cut.display()
+        )),
+        "{}",
+        common::stdout(&o)
+    );
+    let o = iolab(&["trace", "summary", cut.to_str().unwrap(), "--json"]);
+    assert!(stderr(&o).contains(&warning), "--json warns on stderr too");
+    let o = iolab(&["trace", "summary", whole.to_str().unwrap()]);
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+    assert!(common::stdout(&o).contains(": 2 calls of `app`"));
+
+    let replay = |trace: &Path| {
+        let target = tempfile::tempdir().unwrap();
+        let o = iolab(&[
+            "trace",
+            "replay",
+            trace.to_str().unwrap(),
+            "--target",
+            target.path().to_str().unwrap(),
+            "--repeat",
+            "1",
+            "--no-save",
+            "--json",
+        ]);
+        let doc = json(&o);
+        assert!(o.status.success(), "{}", stderr(&o));
+        doc["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|w| w["code"] == "trace-truncated")
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let w = replay(&cut);
+    assert_eq!(w.len(), 1, "{w:?}");
+    let m = w[0]["message"].as_str().unwrap();
+    assert!(
+        m.starts_with(&format!(
+            "{} holds 2 of the 8 calls its header records",
+            cut.display()
+        )) && m.contains("comparison with the recorded time"),
+        "{m}"
+    );
+    assert!(replay(&whole).is_empty());
+}

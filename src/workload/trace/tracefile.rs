@@ -229,6 +229,20 @@ impl Drop for Claim {
     }
 }
 
+/// When a trace file holds fewer calls than its header records (`calls`, written with the
+/// trace): the file was cut short (a copy interrupted, lines deleted), and whatever is
+/// computed from it covers only part of the recording. The message says how much.
+pub fn truncation(shown: &Path, h: &Header, held: usize) -> Option<String> {
+    let held = held as u64;
+    (held < h.calls).then(|| {
+        format!(
+            "{} holds {held} of the {} calls its header records: the file was cut short",
+            shown.display(),
+            h.calls
+        )
+    })
+}
+
 /// A relative path that stays inside the root (no `..`, not absolute, not empty).
 pub fn safe_relative(p: &str) -> bool {
     let path = Path::new(p);
@@ -291,4 +305,28 @@ pub fn read(path: &Path) -> Result<(Header, Vec<Call>), UsageError> {
         calls.push(c);
     }
     Ok((h, calls))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fewer_calls_than_the_header_records_is_a_truncation() {
+        let h = Header {
+            calls: 8,
+            ..Default::default()
+        };
+        let p = Path::new("p.trace");
+        assert_eq!(
+            truncation(p, &h, 2).as_deref(),
+            Some("p.trace holds 2 of the 8 calls its header records: the file was cut short")
+        );
+        assert_eq!(truncation(p, &h, 8), None);
+        assert_eq!(
+            truncation(p, &h, 9),
+            None,
+            "only fewer calls is a truncation"
+        );
+    }
 }
