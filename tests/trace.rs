@@ -1095,3 +1095,48 @@ fn a_truncated_trace_is_detected() {
     );
     assert!(replay(&whole).is_empty());
 }
+
+/// Regression: a workload that filled its file system failed with the bare "No space left
+/// on device (os error 28)". The error names the stream, the operation and the file. An
+/// 8 MiB tmpfs (mounted in a temp dir; root) and a stream that appends until its duration
+/// (not counted in the room check: it has no amount), which fills it long before that.
+#[test]
+fn out_of_space_names_the_stream_op_and_file() {
+    let test = "out_of_space_names_the_stream_op_and_file";
+    let Some(fs) = common::scratch_or_skip(test, "tmpfs", 8 << 20, &[], "") else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path().join("grow.toml");
+    std::fs::write(
+        &w,
+        "description = \"appends until full\"\n[[stream]]\nname = \"logger\"\nfiles = 1\n\
+         file_size = { min = \"64KiB\", max = \"64KiB\" }\nmix = { append = 1 }\n\
+         request_size = { min = \"64KiB\", max = \"64KiB\" }\nduration = \"1h\"\n",
+    )
+    .unwrap();
+    let o = iolab(&[
+        "trace",
+        "run",
+        w.to_str().unwrap(),
+        "--target",
+        fs.path().to_str().unwrap(),
+        "--repeat",
+        "1",
+        "--no-save",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("iolab: error:"))
+        .unwrap_or_else(|| panic!("{err}"));
+    let prefix = "iolab: error: stream 'logger' (copy 0): append of 64.0 KiB at offset ";
+    assert!(line.starts_with(prefix), "{line}");
+    assert!(
+        line.contains(&format!(" to {}/iolab-trace-", fs.path().display()))
+            && line.ends_with("/logger-0/d0/f0: No space left on device (os error 28)"),
+        "{line}"
+    );
+    assert!(is_empty_dir(fs.path()), "the work directory is removed");
+}
