@@ -4,6 +4,10 @@
 //! runtime config) -> `app` (dispatch) -> `commands::*` -> `runner` + `engine` + `workload`
 //! -> `model` (the result document) -> `report` (pure exporters).
 
+// Standard output goes through `out!`/`outln!` (a closed pipe ends it quietly; `println!`
+// panics there).
+#![warn(clippy::print_stdout)]
+
 /// `eprintln!` in one `write(2)`: the whole line, newline included, is formatted first.
 /// Rust's stderr is unbuffered, so `eprintln!` writes every piece of its format on its own
 /// (6–9 system calls for a progress line); where several processes share a stderr (the ranks

@@ -898,3 +898,245 @@ fn without_root_strace_records_with_a_note() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("not root"), "{}", stderr(&o));
 }
+
+/// Regression: the shell saves stdout (`fcntl(1, F_DUPFD, 10)`), points it at `f` for
+/// `echo hi > f`, and restores it (`dup2(10, 1)`); the tracepoints recorder kept fd 1's
+/// name `f` after the restore and stored the second echo (10 bytes to stdout) as a write to
+/// `f` ("13 B written"). Exactly the 3 bytes of `hi\n` go to `f`.
+#[test]
+fn a_restored_stdout_is_not_the_redirected_file() {
+    let test = "a_restored_stdout_is_not_the_redirected_file";
+    if !tracepoints_or_skip(test) {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let o = record_tracepoints(
+        work.path(),
+        &[
+            "-o",
+            "p.trace",
+            "--",
+            "sh",
+            "-c",
+            "echo hi > f; echo to-stdout",
+        ],
+    );
+    recorded_saying(&o, "(0 B read, 3 B written;");
+    let tf = work.path().join("p.trace");
+    let (ops, read, written) = trace_totals(&tf);
+    assert_eq!((read, written), (0, 3), "{ops:?}");
+    assert_eq!(ops.get("write"), Some(&1), "{ops:?}");
+    assert_eq!(header_of(&tf)["write_bytes"], 3);
+    assert_eq!(std::fs::read(work.path().join("f")).unwrap(), b"hi\n");
+}
+
+/// Regression: `-o` on a read-only place ran the program first and then failed to write the
+/// trace (exit 1, the recording lost). The output is claimed before the program runs: exit
+/// 2 and nothing run. An output that is a device is refused too (the trace is renamed over
+/// the output).
+#[test]
+fn an_output_that_cannot_be_written_is_refused_before_the_program_runs() {
+    let test = "an_output_that_cannot_be_written_is_refused_before_the_program_runs";
+    let work = tempfile::tempdir().unwrap();
+    let o = iolab_in(
+        work.path(),
+        &[
+            "trace",
+            "record",
+            "-o",
+            "/dev/null",
+            "--",
+            "sh",
+            "-c",
+            "echo ran > ran",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("-o /dev/null: exists and is not a regular file"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!work.path().join("ran").exists(), "nothing ran");
+    // A read-only file system of its own (a tmpfs mounted `ro` in a temp dir; root).
+    let Some(ro) = common::scratch_or_skip(test, "tmpfs", 1 << 20, &[], "ro") else {
+        return;
+    };
+    let out = ro.path().join("x.trace");
+    let o = iolab_in(
+        work.path(),
+        &[
+            "trace",
+            "record",
+            "-o",
+            out.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "echo ran > ran",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(&format!(
+            "-o {}: cannot create a file in {}: Read-only file system (os error 30); nothing was run",
+            out.display(),
+            ro.path().display()
+        )),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!work.path().join("ran").exists(), "nothing ran");
+    assert!(is_empty_dir(ro.path()));
+}
+
+/// `-o` onto an existing trace replaces it and says so; no temporary file is left beside it.
+#[test]
+fn an_existing_trace_is_replaced_with_a_note() {
+    let test = "an_existing_trace_is_replaced_with_a_note";
+    if !tracepoints_or_skip(test) {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let args = ["-o", "p.trace", "--", "sh", "-c", "echo x > f"];
+    let o = record_tracepoints(work.path(), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("replaced"), "{}", stderr(&o));
+    let o = record_tracepoints(work.path(), &args);
+    recorded_saying(&o, "iolab: note: p.trace existed and was replaced");
+    let mut names: Vec<_> = std::fs::read_dir(work.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["f", "p.trace"]);
+}
+
+/// A trace file whose header records `recorded` calls, holding the first `held` of them (a
+/// write and a read of `f`, alternating, 1 ms apart).
+fn trace_file(dir: &Path, recorded: u64, held: u64) -> std::path::PathBuf {
+    let mut text = format!(
+        "{{\"format\":\"iolab-trace\",\"version\":2,\"recorder\":\"strace\",\"command\":[\"app\"],\"root\":\"/r\",\"recorded_at\":\"\",\"recorded_ns\":{},\"wall_ns\":1,\"calls\":{recorded},\"threads\":1,\"read_bytes\":0,\"write_bytes\":0,\"skipped_outside_root\":0,\"skipped_failed\":0,\"files\":[],\"dirs\":[]}}\n",
+        recorded * 1_000_000
+    );
+    for i in 0..held {
+        let op = if i % 2 == 0 { "write" } else { "read" };
+        text.push_str(&format!(
+            "{{\"t_ns\":{},\"tid\":1,\"op\":\"{op}\",\"path\":\"f\",\"off\":0,\"len\":4096,\"dur_ns\":1000}}\n",
+            i * 1_000_000
+        ));
+    }
+    let path = dir.join(format!("t{recorded}-{held}.trace"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Regression: a trace cut to its header and 2 calls still said "8 calls" in `summary`,
+/// and `replay` compared its time with the whole recording's, without a word. Both warn
+/// (the replay in its JSON warnings too); a whole trace gets no warning.
+#[test]
+fn a_truncated_trace_is_detected() {
+    let work = tempfile::tempdir().unwrap();
+    let cut = trace_file(work.path(), 8, 2);
+    let whole = trace_file(work.path(), 2, 2);
+    let o = iolab(&["trace", "summary", cut.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let warning = format!(
+        "iolab: warning: {} holds 2 of the 8 calls its header records: the file was cut short; the summary covers only the calls it holds",
+        cut.display()
+    );
+    assert!(stderr(&o).contains(&warning), "{}", stderr(&o));
+    assert!(
+        common::stdout(&o).starts_with(&format!(
+            "{}: 2 (of 8 recorded) calls of `app`",
+            cut.display()
+        )),
+        "{}",
+        common::stdout(&o)
+    );
+    let o = iolab(&["trace", "summary", cut.to_str().unwrap(), "--json"]);
+    assert!(stderr(&o).contains(&warning), "--json warns on stderr too");
+    let o = iolab(&["trace", "summary", whole.to_str().unwrap()]);
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+    assert!(common::stdout(&o).contains(": 2 calls of `app`"));
+
+    let replay = |trace: &Path| {
+        let target = tempfile::tempdir().unwrap();
+        let o = iolab(&[
+            "trace",
+            "replay",
+            trace.to_str().unwrap(),
+            "--target",
+            target.path().to_str().unwrap(),
+            "--repeat",
+            "1",
+            "--no-save",
+            "--json",
+        ]);
+        let doc = json(&o);
+        assert!(o.status.success(), "{}", stderr(&o));
+        doc["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|w| w["code"] == "trace-truncated")
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let w = replay(&cut);
+    assert_eq!(w.len(), 1, "{w:?}");
+    let m = w[0]["message"].as_str().unwrap();
+    assert!(
+        m.starts_with(&format!(
+            "{} holds 2 of the 8 calls its header records",
+            cut.display()
+        )) && m.contains("comparison with the recorded time"),
+        "{m}"
+    );
+    assert!(replay(&whole).is_empty());
+}
+
+/// Regression: a workload that filled its file system failed with the bare "No space left
+/// on device (os error 28)". The error names the stream, the operation and the file. An
+/// 8 MiB tmpfs (mounted in a temp dir; root) and a stream that appends until its duration
+/// (not counted in the room check: it has no amount), which fills it long before that.
+#[test]
+fn out_of_space_names_the_stream_op_and_file() {
+    let test = "out_of_space_names_the_stream_op_and_file";
+    let Some(fs) = common::scratch_or_skip(test, "tmpfs", 8 << 20, &[], "") else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path().join("grow.toml");
+    std::fs::write(
+        &w,
+        "description = \"appends until full\"\n[[stream]]\nname = \"logger\"\nfiles = 1\n\
+         file_size = { min = \"64KiB\", max = \"64KiB\" }\nmix = { append = 1 }\n\
+         request_size = { min = \"64KiB\", max = \"64KiB\" }\nduration = \"1h\"\n",
+    )
+    .unwrap();
+    let o = iolab(&[
+        "trace",
+        "run",
+        w.to_str().unwrap(),
+        "--target",
+        fs.path().to_str().unwrap(),
+        "--repeat",
+        "1",
+        "--no-save",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("iolab: error:"))
+        .unwrap_or_else(|| panic!("{err}"));
+    let prefix = "iolab: error: stream 'logger' (copy 0): append of 64.0 KiB at offset ";
+    assert!(line.starts_with(prefix), "{line}");
+    assert!(
+        line.contains(&format!(" to {}/iolab-trace-", fs.path().display()))
+            && line.ends_with("/logger-0/d0/f0: No space left on device (os error 28)"),
+        "{line}"
+    );
+    assert!(is_empty_dir(fs.path()), "the work directory is removed");
+}

@@ -23,8 +23,10 @@ pub struct AgeArgs {
     #[arg(long, default_value = "desktop", value_name = "NAME|FILE")]
     pub profile: String,
 
-    /// Target fullness of the file system, e.g. 80% (default: the profile's).
-    #[arg(long, value_name = "PERCENT")]
+    /// Target fullness of the file system: a percentage above 0 % and at most 100 % (80%)
+    /// or a fraction above 0 and at most 1 (0.8); a number without % is a fraction
+    /// (default: the profile's).
+    #[arg(long, value_name = "FULLNESS")]
     pub fill: Option<String>,
 
     /// Bytes written in total, as a multiple of the file system's size (default: the

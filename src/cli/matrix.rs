@@ -86,8 +86,10 @@ pub struct MatrixArgs {
     #[arg(long, value_name = "TIMES", requires = "age")]
     pub age_churn: Option<f64>,
 
-    /// With --age: the fullness to age to, e.g. 80% [default: the profile's].
-    #[arg(long, value_name = "PERCENT", requires = "age")]
+    /// With --age: the fullness to age to, as `iolab age --fill` takes it: a percentage
+    /// above 0 % and at most 100 % (80%) or a fraction above 0 and at most 1 (0.8)
+    /// [default: the profile's].
+    #[arg(long, value_name = "FULLNESS", requires = "age")]
     pub age_fill: Option<String>,
 
     /// Keep the image files (debugging); their paths are printed.

@@ -34,14 +34,23 @@ pub fn execute(args: &TraceArgs, argv: Vec<String>) -> Result<i32> {
 fn summary(a: &TraceSummaryArgs) -> Result<i32> {
     let (h, calls) = crate::workload::trace::tracefile::read(&a.trace)?;
     let s = crate::workload::trace::summary::summarize(&calls);
+    let truncated = crate::workload::trace::tracefile::truncation(&a.trace, &h, calls.len());
+    if let Some(t) = &truncated {
+        crate::eline!("iolab: warning: {t}; the summary covers only the calls it holds");
+    }
     if a.json {
         crate::outln!("{}", serde_json::to_string_pretty(&s)?);
         return Ok(0);
     }
+    let count = if truncated.is_some() {
+        format!("{} (of {} recorded)", calls.len(), h.calls)
+    } else {
+        h.calls.to_string()
+    };
     crate::outln!(
         "{}: {} calls of `{}`, recorded with {}{}",
         a.trace.display(),
-        h.calls,
+        count,
         h.command.join(" "),
         h.recorder,
         if h.lost_events > 0 {

@@ -122,6 +122,8 @@ warning_codes! {
     // `iolab trace`.
     /// A paced stream missed more than 1 % of its deadlines: the rate was not held.
     RateMissed = "rate-missed",
+    /// A replayed trace file holds fewer calls than its header records (cut short): the replay issues only those, and the comparison with the recorded time does not hold.
+    TraceTruncated = "trace-truncated",
     // Distributed runs (`mpirun … iolab`).
     /// One rank ran more than 25 % below another: the totals are those of uneven clients; check that host.
     Straggler = "straggler",

@@ -38,13 +38,38 @@ fn depth_groups(s: &TraceSummary) -> Vec<(String, u64, u64)> {
     out
 }
 
+/// `n unit` for a power of two (exact: 512 B, 4 KiB, 1 MiB).
+fn pow2_size(n: u64) -> String {
+    let mut v = n;
+    for unit in ["B", "KiB", "MiB", "GiB", "TiB", "PiB"] {
+        if v < 1024 {
+            return format!("{v} {unit}");
+        }
+        v /= 1024;
+    }
+    format!("{v} EiB")
+}
+
+/// The label of the request-size bucket whose lower bound is `lo` (a power of two): the
+/// sizes from `lo` up to, not including, `2 lo`, as `2-4 B`, `4-8 KiB` or `512 B-1 KiB`.
+/// (The bucket was once labelled with its lower bound alone: 3-byte requests showed as "2 B".)
+pub fn size_bucket_label(lo: u64) -> String {
+    let (a, b) = (pow2_size(lo), pow2_size(lo.saturating_mul(2)));
+    match (a.split_once(' '), b.split_once(' ')) {
+        (Some((na, ua)), Some((nb, ub))) if ua == ub => format!("{na}-{nb} {ua}"),
+        _ => format!("{a}-{b}"),
+    }
+}
+
 /// Key figures as (name, value) pairs (terminal and report).
 pub fn key_figures(s: &TraceSummary) -> Vec<(String, String)> {
     let calls = s.read_calls + s.write_calls;
     let bytes = s.read_bytes + s.write_bytes;
+    // Shares of the reads and writes only: the trace's other calls (open, stat, close, ...)
+    // are not counted here (a share "of calls" said 33.3 % for 1 read among 12 calls).
     let share = |n: u64, b: u64| {
         format!(
-            "{n} calls ({} of calls), {} ({} of bytes)",
+            "{n} calls ({} of reads and writes), {} ({} of bytes)",
             pct(n, calls),
             fmt_size_iec(b),
             pct(b, bytes)
@@ -63,25 +88,34 @@ pub fn key_figures(s: &TraceSummary) -> Vec<(String, String)> {
         ),
         (
             "queue depth".into(),
-            format!(
-                "mean {:.1} while busy, max {} ({} of the I/Os asynchronous{})",
-                s.depth_mean,
-                s.depth_max,
-                pct(s.async_calls, calls),
-                s.async_depth_mean
-                    .map(|m| format!(", their mean depth {m:.1}"))
-                    .unwrap_or_default()
-            ),
+            if calls == 0 {
+                "- (no reads or writes)".into()
+            } else {
+                format!(
+                    "mean {:.1} while busy, max {} ({} of the I/Os asynchronous{})",
+                    s.depth_mean,
+                    s.depth_max,
+                    pct(s.async_calls, calls),
+                    s.async_depth_mean
+                        .map(|m| format!(", their mean depth {m:.1}"))
+                        .unwrap_or_default()
+                )
+            },
         ),
         (
             "inter-arrival".into(),
-            format!(
-                "p50 {}, p90 {}, p99 {}, max {}",
-                fmt_ns(s.interarrival_ns.p50 as f64),
-                fmt_ns(s.interarrival_ns.p90 as f64),
-                fmt_ns(s.interarrival_ns.p99 as f64),
-                fmt_ns(s.interarrival_ns.max as f64)
-            ),
+            if s.interarrival_ns.count == 0 {
+                // No gap to measure (fewer than two reads and writes): not "0 ns".
+                "- (fewer than two reads and writes)".into()
+            } else {
+                format!(
+                    "p50 {}, p90 {}, p99 {}, max {}",
+                    fmt_ns(s.interarrival_ns.p50 as f64),
+                    fmt_ns(s.interarrival_ns.p90 as f64),
+                    fmt_ns(s.interarrival_ns.p99 as f64),
+                    fmt_ns(s.interarrival_ns.max as f64)
+                )
+            },
         ),
         (
             "working set".into(),
@@ -111,16 +145,22 @@ pub fn render_summary(s: &TraceSummary) -> String {
     for (k, v) in key_figures(s) {
         out.push_str(&format!("  {k:<14} {v}\n"));
     }
-    out.push_str("  request sizes:");
+    out.push_str("  request sizes (a-b: from a up to, not including, b):");
+    if s.sizes.is_empty() {
+        out.push_str("  -");
+    }
     for b in &s.sizes {
         out.push_str(&format!(
             "  {}: {} r / {} w",
-            fmt_size_iec(b.size_bytes),
+            size_bucket_label(b.size_bytes),
             b.reads,
             b.writes
         ));
     }
     out.push_str("\n  depth at issue (I/Os):");
+    if s.depths.iter().all(|d| d.ios == 0) {
+        out.push_str("  -");
+    }
     for (label, ios, _) in depth_groups(s) {
         if ios > 0 {
             out.push_str(&format!("  {label}: {ios}"));
@@ -150,7 +190,7 @@ pub fn charts(name: &str, s: &TraceSummary) -> Vec<(String, String)> {
         .sizes
         .iter()
         .map(|b| Bar {
-            label: fmt_size_iec(b.size_bytes),
+            label: size_bucket_label(b.size_bytes),
             value: (b.reads + b.writes) as f64,
             ci: None,
             text: format!("{} r / {} w", b.reads, b.writes),
@@ -159,7 +199,7 @@ pub fn charts(name: &str, s: &TraceSummary) -> Vec<(String, String)> {
     if !sizes.is_empty() {
         out.push((
             bar_chart(&format!("{name}: request sizes"), "I/Os", &sizes, &count),
-            "Reads and writes per request size (power-of-two buckets, lower bound)".into(),
+            "Reads and writes per request size (power-of-two buckets: a-b holds the sizes from a up to, not including, b)".into(),
         ));
     }
     let depth: Vec<Bar> = depth_groups(s)
@@ -221,4 +261,80 @@ pub fn test_summaries(t: &TestResult) -> Vec<(&'static str, &TraceSummary)> {
         v.push(("what the replay issued", s));
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::trace::summary::summarize;
+    use crate::workload::trace::tracefile::{Call, CallOp};
+
+    fn call(t_ns: u64, op: CallOp, len: Option<u64>) -> Call {
+        Call {
+            t_ns,
+            tid: 1,
+            op,
+            path: "f".into(),
+            to: None,
+            off: len.map(|_| 0),
+            len,
+            flags: None,
+            dur_ns: 1000,
+            ring: None,
+        }
+    }
+
+    #[test]
+    fn size_buckets_are_labelled_as_ranges() {
+        assert_eq!(size_bucket_label(1), "1-2 B");
+        assert_eq!(size_bucket_label(2), "2-4 B");
+        assert_eq!(size_bucket_label(512), "512 B-1 KiB");
+        assert_eq!(size_bucket_label(4096), "4-8 KiB");
+        assert_eq!(size_bucket_label(1 << 20), "1-2 MiB");
+    }
+
+    /// Regression: 1 read and 2 writes among 12 calls said "33.3 % of calls" (the share is
+    /// of the reads and writes), and 3-byte requests were labelled "2 B".
+    #[test]
+    fn shares_and_sizes_say_what_they_count() {
+        let mut calls: Vec<Call> = (0..9).map(|i| call(i * 10, CallOp::Stat, None)).collect();
+        calls.push(call(100, CallOp::Read, Some(3)));
+        calls.push(call(200, CallOp::Write, Some(3)));
+        calls.push(call(300, CallOp::Write, Some(10)));
+        let s = summarize(&calls);
+        assert_eq!(s.sizes[0].size_bytes, 2, "the JSON keeps the lower bound");
+        let text = render_summary(&s);
+        assert!(
+            text.contains(
+                "reads          1 calls (33.3 % of reads and writes), 3 B (18.8 % of bytes)"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "request sizes (a-b: from a up to, not including, b):  2-4 B: 1 r / 1 w  8-16 B: 0 r / 1 w\n"
+            ),
+            "{text}"
+        );
+    }
+
+    /// Regression: a trace without reads and writes printed "inter-arrival p50 0 ns".
+    #[test]
+    fn an_empty_trace_shows_dashes() {
+        let text = render_summary(&summarize(&[]));
+        assert!(
+            text.contains("inter-arrival  - (fewer than two reads and writes)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("queue depth    - (no reads or writes)\n"),
+            "{text}"
+        );
+        assert!(text.contains("b):  -\n"), "{text}");
+        assert!(text.contains("depth at issue (I/Os):  -\n"), "{text}");
+        assert!(!text.contains("0 ns"), "{text}");
+        // One I/O: no gap either.
+        let one = summarize(&[call(0, CallOp::Read, Some(4096))]);
+        assert!(render_summary(&one).contains("inter-arrival  - ("));
+    }
 }

@@ -156,7 +156,7 @@ enum Msg {
 /// which files, which sizes, in which order per directory — depends only on `--seed`).
 enum Writers<'t, 'a> {
     Inline(&'t Tree<'a>),
-    Threads(Dispatch),
+    Threads(Dispatch<'t>),
 }
 
 /// The plan's side of the writer threads. The plan counts the room a file system has as if
@@ -165,8 +165,15 @@ enum Writers<'t, 'a> {
 /// count (ENOSPC on a full file system, seen with a file system of few inodes). So a write
 /// waits for every delete sent before it to any other writer: a fence, sent only when a
 /// writer has not yet passed the latest deletes.
-struct Dispatch {
+///
+/// Every wait of the plan's (a full queue, a flush) also watches the writers' failure flag
+/// and the stop flag: a writer that stopped with an error, or a Ctrl-C, ends the wait (a
+/// writer that died with a flush still queued once left the plan waiting for its answer
+/// forever, deaf to Ctrl-C).
+struct Dispatch<'d> {
     txs: Vec<std::sync::mpsc::SyncSender<Msg>>,
+    done: &'d Done,
+    stop: crate::os::signals::StopFlag,
     /// Operations sent to each writer.
     sent: Vec<u64>,
     /// Per writer: its operation count just after the last delete sent to it.
@@ -175,18 +182,38 @@ struct Dispatch {
     fenced: Vec<Vec<u64>>,
 }
 
-impl Dispatch {
-    fn new(txs: Vec<std::sync::mpsc::SyncSender<Msg>>) -> Dispatch {
+/// How long the plan waits for a writer before it looks at the failure and stop flags again.
+const POLL: std::time::Duration = std::time::Duration::from_millis(50);
+
+impl<'d> Dispatch<'d> {
+    fn new(
+        txs: Vec<std::sync::mpsc::SyncSender<Msg>>,
+        done: &'d Done,
+        stop: crate::os::signals::StopFlag,
+    ) -> Dispatch<'d> {
         let n = txs.len();
         Dispatch {
             txs,
+            done,
+            stop,
             sent: vec![0; n],
             last_delete: vec![0; n],
             fenced: vec![vec![0; n]; n],
         }
     }
 
+    /// An error when a writer has failed (its own error is reported once the threads are
+    /// joined) or the run is being stopped.
+    fn check(&self) -> Result<()> {
+        if self.done.failed() {
+            return Err(WriterGone.into());
+        }
+        self.stop.check()?;
+        Ok(())
+    }
+
     fn send(&mut self, op: FileOp) -> Result<()> {
+        self.check()?;
         let w = op.dir() as usize % self.txs.len();
         let fence = match op {
             FileOp::Delete { .. } => None,
@@ -201,12 +228,47 @@ impl Dispatch {
                 })
             }
         };
-        self.txs[w]
-            .send(Msg::Op(op, fence))
-            .map_err(|_| WriterGone)?;
+        let mut msg = Msg::Op(op, fence);
+        loop {
+            match self.txs[w].try_send(msg) {
+                Ok(()) => break,
+                Err(std::sync::mpsc::TrySendError::Disconnected(_)) => {
+                    return Err(WriterGone.into());
+                }
+                Err(std::sync::mpsc::TrySendError::Full(m)) => {
+                    // The queue is full: wait for a writer to carry something out.
+                    msg = m;
+                    self.done.wait_for_progress(POLL);
+                    self.check()?;
+                }
+            }
+        }
         self.sent[w] += 1;
         if matches!(op, FileOp::Delete { .. }) {
             self.last_delete[w] = self.sent[w];
+        }
+        Ok(())
+    }
+
+    /// Wait until every operation sent so far is done (before the layout is read).
+    fn flush(&self) -> Result<()> {
+        let (done_tx, done_rx) = std::sync::mpsc::sync_channel(self.txs.len());
+        for tx in &self.txs {
+            tx.send(Msg::Flush(done_tx.clone()))
+                .map_err(|_| WriterGone)?;
+        }
+        // Only the writers hold a way to answer: one that stops without answering (its queue
+        // is dropped with the flush in it) disconnects the channel once the others answered.
+        drop(done_tx);
+        let mut answered = 0;
+        while answered < self.txs.len() {
+            match done_rx.recv_timeout(POLL) {
+                Ok(()) => answered += 1,
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(WriterGone.into());
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => self.check()?,
+            }
         }
         Ok(())
     }
@@ -234,25 +296,20 @@ impl Writers<'_, '_> {
 
     /// Wait until every operation sent so far is done (before the layout is read).
     fn flush(&self) -> Result<()> {
-        let Writers::Threads(d) = self else {
-            return Ok(());
-        };
-        let (done_tx, done_rx) = std::sync::mpsc::sync_channel(d.txs.len());
-        for tx in &d.txs {
-            tx.send(Msg::Flush(done_tx.clone()))
-                .map_err(|_| WriterGone)?;
+        match self {
+            Writers::Inline(_) => Ok(()),
+            Writers::Threads(d) => d.flush(),
         }
-        for _ in &d.txs {
-            done_rx.recv().map_err(|_| WriterGone)?;
-        }
-        Ok(())
     }
 }
 
-/// How far each writer thread has got, for the fences.
+/// How far each writer thread has got, for the fences; and whether the writers are to quit.
 struct Done {
     count: Vec<std::sync::atomic::AtomicU64>,
+    /// A writer failed: the others quit, the plan stops.
     failed: std::sync::atomic::AtomicBool,
+    /// The plan stopped (an error or an interrupt): the writers leave what is queued.
+    abandoned: std::sync::atomic::AtomicBool,
     lock: std::sync::Mutex<()>,
     cv: std::sync::Condvar,
 }
@@ -262,6 +319,7 @@ impl Done {
         Done {
             count: (0..n).map(|_| 0.into()).collect(),
             failed: false.into(),
+            abandoned: false.into(),
             lock: std::sync::Mutex::new(()),
             cv: std::sync::Condvar::new(),
         }
@@ -284,6 +342,28 @@ impl Done {
         self.notify();
     }
 
+    fn failed(&self) -> bool {
+        self.failed.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    fn abandon(&self) {
+        self.abandoned
+            .store(true, std::sync::atomic::Ordering::Release);
+        self.notify();
+    }
+
+    /// Should a writer leave the rest of its queue (another failed, or the plan stopped)?
+    fn quitting(&self) -> bool {
+        self.failed() || self.abandoned.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Wait until some writer carries out an operation (or fails), `limit` at most.
+    fn wait_for_progress(&self, limit: std::time::Duration) {
+        if let Ok(g) = self.lock.lock() {
+            let _ = self.cv.wait_timeout(g, limit);
+        }
+    }
+
     /// Wait until writer `w` has done `fence[w]` operations, for every `w`.
     fn wait(&self, fence: &[u64]) -> Result<()> {
         use std::sync::atomic::Ordering;
@@ -298,22 +378,22 @@ impl Done {
             if ready() {
                 return Ok(());
             }
-            if self.failed.load(Ordering::Acquire) {
+            if self.quitting() {
                 return Err(WriterGone.into());
             }
-            g = self
-                .cv
-                .wait_timeout(g, std::time::Duration::from_millis(50))
-                .map_err(|_| WriterGone)?
-                .0;
+            g = self.cv.wait_timeout(g, POLL).map_err(|_| WriterGone)?.0;
         }
     }
 }
 
 /// Writer thread `me`: carries out its directories' operations in the order they come,
-/// each after its fence.
+/// each after its fence. It leaves the rest of its queue when another writer failed or the
+/// plan stopped (the tree is removed anyway).
 fn writer(tree: &Tree, done: &Done, me: usize, rx: std::sync::mpsc::Receiver<Msg>) -> Result<()> {
     for m in rx {
+        if done.quitting() {
+            return Err(WriterGone.into());
+        }
         match m {
             Msg::Op(op, fence) => {
                 let r = match &fence {
@@ -321,7 +401,9 @@ fn writer(tree: &Tree, done: &Done, me: usize, rx: std::sync::mpsc::Receiver<Msg
                     None => tree.apply(op),
                 };
                 if let Err(e) = r {
-                    done.fail();
+                    if e.downcast_ref::<WriterGone>().is_none() {
+                        done.fail();
+                    }
                     return Err(e);
                 }
                 done.advance(me);
@@ -397,8 +479,11 @@ pub fn age(cfg: &AgeConfig, ctx: &RunContext) -> Result<(AgeTestDetail, PathBuf)
                 handles.push(s.spawn(move || writer(tree, done, me, rx)));
                 txs.push(tx);
             }
-            let mut writers = Writers::Threads(Dispatch::new(txs));
+            let mut writers = Writers::Threads(Dispatch::new(txs, &done, ctx.stop.clone()));
             let planned = plan(cfg, ctx, rng, &mut writers, dirs.len(), layout_before);
+            if planned.is_err() {
+                done.abandon();
+            }
             drop(writers);
             // A writer's own error says what failed (the others and the plan then only
             // say that one stopped).
@@ -646,5 +731,123 @@ mod tests {
         // Depth bounds the count.
         assert_eq!(tree_dirs(1000, 2, 2).len(), 1 + 2 + 4);
         assert_eq!(tree_dirs(1, 5, 5).len(), 1);
+    }
+
+    /// Runs `f` on a thread and gives its result, or panics after `limit`: a hang detector
+    /// for the waits below (they answer within a few POLLs when right; `limit` is generous
+    /// so that a loaded machine does not fail them).
+    fn within<T: Send + 'static>(limit: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(f());
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(limit))
+            .expect("the wait hung")
+    }
+
+    /// Two writers' queues, the receivers handed to `w0` and `w1`; then `f` on the plan's side.
+    fn with_writers<T>(
+        queue: usize,
+        stop: crate::os::signals::StopFlag,
+        w0: impl FnOnce(std::sync::mpsc::Receiver<Msg>) + Send,
+        w1: impl FnOnce(std::sync::mpsc::Receiver<Msg>) + Send,
+        f: impl FnOnce(&mut Dispatch, &Done) -> T,
+    ) -> T {
+        let done = Done::new(2);
+        let (tx0, rx0) = std::sync::mpsc::sync_channel(queue);
+        let (tx1, rx1) = std::sync::mpsc::sync_channel(queue);
+        std::thread::scope(|s| {
+            s.spawn(move || w0(rx0));
+            s.spawn(move || w1(rx1));
+            let mut d = Dispatch::new(vec![tx0, tx1], &done, stop);
+            let r = f(&mut d, &done);
+            done.abandon();
+            drop(d);
+            r
+        })
+    }
+
+    fn answer_flushes(rx: std::sync::mpsc::Receiver<Msg>) {
+        for m in rx {
+            if let Msg::Flush(reply) = m {
+                let _ = reply.send(());
+            }
+        }
+    }
+
+    /// Regression: a writer that stopped (ENOSPC) with a flush still in its queue left the
+    /// plan waiting for the answer forever (`iolab age --fill 100%` on a small tmpfs hung).
+    #[test]
+    fn a_flush_ends_when_a_writer_dies_with_it_queued() {
+        let r = within(120, || {
+            with_writers(
+                4,
+                crate::os::signals::StopFlag::new(),
+                answer_flushes,
+                |rx| drop(rx.recv()), // dies: the flush is dropped unanswered
+                |d, _| d.flush().map_err(|e| e.to_string()),
+            )
+        });
+        assert_eq!(r.unwrap_err(), "an aging writer stopped");
+    }
+
+    /// A flush that a live writer does not answer yet gives way to a Ctrl-C.
+    #[test]
+    fn a_flush_honours_the_stop_flag() {
+        let stop = crate::os::signals::StopFlag::new();
+        let raiser = stop.clone();
+        let (quit_tx, quit_rx) = std::sync::mpsc::channel::<()>();
+        let r = within(120, move || {
+            with_writers(
+                4,
+                stop,
+                answer_flushes,
+                move |rx| {
+                    let _held = rx.recv(); // busy: holds the flush until the test ends
+                    let _ = quit_rx.recv();
+                },
+                |d, _| {
+                    raiser.raise(libc::SIGINT);
+                    let r = d.flush();
+                    drop(quit_tx);
+                    r
+                },
+            )
+        });
+        let e = r.unwrap_err();
+        assert!(
+            e.downcast_ref::<crate::error::Interrupted>().is_some(),
+            "{e:#}"
+        );
+    }
+
+    /// A plan blocked on a full queue stops when another writer fails.
+    #[test]
+    fn a_full_queue_gives_way_to_a_failed_writer() {
+        let (quit_tx, quit_rx) = std::sync::mpsc::channel::<()>();
+        let r = within(120, move || {
+            with_writers(
+                1,
+                crate::os::signals::StopFlag::new(),
+                move |_rx| {
+                    let _ = quit_rx.recv(); // stuck: reads nothing
+                },
+                |_rx| {},
+                |d, done| {
+                    let op = FileOp::Delete { dir: 0, id: 0 };
+                    d.send(op).unwrap(); // fills writer 0's queue
+                    std::thread::scope(|s| {
+                        s.spawn(|| {
+                            std::thread::sleep(POLL * 2);
+                            done.fail();
+                        });
+                        let r = d.send(op).map_err(|e| e.to_string());
+                        drop(quit_tx);
+                        r
+                    })
+                },
+            )
+        });
+        assert_eq!(r.unwrap_err(), "an aging writer stopped");
     }
 }

@@ -77,20 +77,31 @@ pub struct Profile {
     pub sizes: Vec<Bucket>,
 }
 
-/// `80%` or `0.8` as a share in (0, 1].
+/// The forms a fullness takes, for help and messages.
+pub const SHARE_FORMS: &str = "a percentage above 0 % and at most 100 % (e.g. 80%) or a fraction above 0 and at most 1 (e.g. 0.8)";
+
+/// A fullness as a share in (0, 1]: a percentage written with `%` (`80%`, `100%`) or a
+/// fraction without it (`0.8`, `1`). A number without `%` is always a fraction, so `80` is
+/// refused (with the hint to write `80%`) rather than guessed: `1` would be ambiguous.
 pub fn parse_share(s: &str) -> Result<f64, String> {
     let t = s.trim();
-    let v = match t.strip_suffix('%') {
-        Some(p) => p.trim().parse::<f64>().map(|v| v / 100.0),
-        None => t.parse::<f64>(),
+    let (number, percent) = match t.strip_suffix('%') {
+        Some(p) => (p.trim(), true),
+        None => (t, false),
+    };
+    let Ok(v) = number.parse::<f64>() else {
+        return Err(format!("'{s}' is not a fullness: give {SHARE_FORMS}"));
+    };
+    let share = if percent { v / 100.0 } else { v };
+    if share > 0.0 && share <= 1.0 {
+        return Ok(share);
     }
-    .map_err(|_| format!("'{s}' is not a share (e.g. 80%)"))?;
-    if !(v > 0.0 && v <= 1.0) {
-        return Err(format!(
-            "'{s}' is outside 0-100 % (a file system cannot be filled beyond full)"
-        ));
-    }
-    Ok(v)
+    let hint = if !percent && v > 1.0 && v <= 100.0 {
+        format!(" ('{t}' without % is a fraction; for a percentage write {t}%)")
+    } else {
+        String::new()
+    };
+    Err(format!("'{s}' is out of range: give {SHARE_FORMS}{hint}"))
 }
 
 impl Profile {
@@ -328,12 +339,41 @@ mod tests {
         assert_ne!(draw(7), draw(8));
     }
 
+    /// Regression: `--fill 80` and `--fill 0` were refused as "outside 0-100 %" while `0.8`
+    /// was taken as 80 %: the accepted forms and the message now say the same.
+    #[test]
+    fn a_fullness_is_a_percentage_with_a_sign_or_a_fraction() {
+        for (s, v) in [
+            ("80%", 0.8),
+            (" 80 % ", 0.8),
+            ("100%", 1.0),
+            ("0.5%", 0.005),
+            ("0.8", 0.8),
+            ("1", 1.0),
+            ("1.0", 1.0),
+        ] {
+            assert_eq!(parse_share(s), Ok(v), "{s}");
+        }
+        let range = "give a percentage above 0 % and at most 100 % (e.g. 80%) or a fraction above 0 and at most 1 (e.g. 0.8)";
+        for s in ["0", "0%", "120%", "100.5%", "-0.5", "101", "inf", "NaN"] {
+            let e = parse_share(s).unwrap_err();
+            assert_eq!(e, format!("'{s}' is out of range: {range}"), "{s}");
+        }
+        assert_eq!(
+            parse_share("80").unwrap_err(),
+            format!(
+                "'80' is out of range: {range} ('80' without % is a fraction; for a percentage write 80%)"
+            )
+        );
+        assert_eq!(
+            parse_share("lots").unwrap_err(),
+            format!("'lots' is not a fullness: {range}")
+        );
+        assert!(parse_share("%").is_err());
+    }
+
     #[test]
     fn bad_profiles_and_shares_are_refused() {
-        assert!(parse_share("80%").unwrap() == 0.8);
-        assert!(parse_share("120%").is_err());
-        assert!(parse_share("0").is_err());
-        assert!(parse_share("lots").is_err());
         let e = Profile::load("nosuch").unwrap_err().to_string();
         assert!(e.contains("desktop, media, source-tree"), "{e}");
         let bad = BUILTINS[0].1.replace("fill = \"80%\"", "fill = \"150%\"");

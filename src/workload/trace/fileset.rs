@@ -165,16 +165,24 @@ pub fn prepare(w: &Workload, sets: &mut [FileSet], seed: u64, stop: &StopFlag) -
     let mut written = 0u64;
     let mut seq = 0u64;
     for set in sets.iter_mut() {
-        std::fs::create_dir_all(&set.dir)?;
+        let in_dir =
+            |d: &Path, e: io::Error| io::Error::new(e.kind(), format!("{}: {e}", d.display()));
+        std::fs::create_dir_all(&set.dir).map_err(|e| in_dir(&set.dir, e))?;
         let existing = w.streams[set.stream].existing;
         for slot in &mut set.slots {
             if let Some(parent) = slot.path.parent() {
-                std::fs::create_dir_all(parent)?;
+                std::fs::create_dir_all(parent).map_err(|e| in_dir(parent, e))?;
             }
             if !existing {
                 continue;
             }
-            create_filled(&slot.path, slot.size, &data, &mut buf, &mut seq, stop)?;
+            create_filled(&slot.path, slot.size, &data, &mut buf, &mut seq, stop).map_err(|e| {
+                if e.kind() == io::ErrorKind::Interrupted {
+                    e
+                } else {
+                    io::Error::new(e.kind(), format!("{}: {e}", slot.path.display()))
+                }
+            })?;
             written += slot.size;
             slot.len = slot.size;
             slot.present = true;

@@ -93,7 +93,33 @@ fn validate(a: &RecordSettings, strace: bool) -> Result<PathBuf, UsageError> {
             a.output.display()
         )));
     }
+    // The trace is renamed over the output: never over a device, a pipe or a socket.
+    if let Ok(md) = std::fs::symlink_metadata(&a.output)
+        && !(md.is_file() || md.is_symlink())
+    {
+        return Err(UsageError::new(format!(
+            "-o {}: exists and is not a regular file",
+            a.output.display()
+        )));
+    }
     Ok(root)
+}
+
+/// Claim the output before the program runs: a place that cannot take the trace is a usage
+/// error with nothing run (the recording used to be lost after the program had run).
+fn claim(a: &RecordSettings) -> Result<tracefile::Claim, UsageError> {
+    tracefile::Claim::new(&a.output).map_err(|e| {
+        let dir = a
+            .output
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        UsageError::new(format!(
+            "-o {}: cannot create a file in {}: {e}; nothing was run",
+            a.output.display(),
+            dir.display()
+        ))
+    })
 }
 
 /// Which recorder runs: `--recorder auto` takes the tracepoints where they can run.
@@ -122,6 +148,7 @@ pub fn execute(a: &RecordSettings, render: RenderSummary) -> Result<i32> {
     if !tracepoints {
         validate(a, true)?;
     }
+    let mut out = Some(claim(a)?);
     // Ctrl-C reaches the traced program (same process group); iolab itself keeps going
     // so the trace of what ran until then is still written.
     let stop = crate::os::signals::StopFlag::new();
@@ -129,7 +156,8 @@ pub fn execute(a: &RecordSettings, render: RenderSummary) -> Result<i32> {
     if tracepoints {
         match super::tracepoints::record(&a.command, &root, a.raw_times) {
             Ok(r) => {
-                let code = finish(a, &root, r, super::tracefile::RECORDER_TRACEPOINTS, render)?;
+                let out = out.take().expect("claimed above");
+                let code = finish(a, out, &root, r, tracefile::RECORDER_TRACEPOINTS, render)?;
                 stop.check()?;
                 return Ok(code);
             }
@@ -170,7 +198,8 @@ pub fn execute(a: &RecordSettings, render: RenderSummary) -> Result<i32> {
         notes: Vec::new(),
         cost: None,
     };
-    let code = finish(a, &root, r, tracefile::RECORDER_STRACE, render)?;
+    let out = out.take().expect("claimed above");
+    let code = finish(a, out, &root, r, tracefile::RECORDER_STRACE, render)?;
     stop.check()?;
     Ok(code)
 }
@@ -178,6 +207,7 @@ pub fn execute(a: &RecordSettings, render: RenderSummary) -> Result<i32> {
 /// Write the trace, print what was recorded and its summary.
 fn finish(
     a: &RecordSettings,
+    out: tracefile::Claim,
     root: &Path,
     r: super::tracepoints::Recorded,
     recorder: &str,
@@ -206,7 +236,8 @@ fn finish(
         files: p.files,
         dirs: p.dirs,
     };
-    tracefile::write(&a.output, &header, &p.calls)
+    let replaced = out
+        .write(&header, &p.calls)
         .with_context(|| format!("cannot write {}", a.output.display()))?;
     for n in &r.notes {
         crate::eline!("iolab: note: {n}");
@@ -230,6 +261,12 @@ fn finish(
         header.skipped_failed,
         a.output.display()
     );
+    if replaced {
+        crate::eline!(
+            "iolab: note: {} existed and was replaced",
+            a.output.display()
+        );
+    }
     if let Some(c) = header.recorder_cost {
         crate::eline!("{}", cost_line(&c));
     }

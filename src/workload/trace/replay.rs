@@ -19,7 +19,7 @@ use super::runner::{OpAcc, read_full_at};
 use super::tracefile::{self, Call, CallOp, Header};
 use crate::engine::buffer::{DataGen, Pattern};
 use crate::model::trace::{ReplayDetail, TraceRunDetail, TraceTestDetail};
-use crate::model::{ResultDoc, RunResult, TestResult};
+use crate::model::{ResultDoc, RunResult, TestResult, Warning, WarningCode};
 use crate::os::context::RunContext;
 use crate::os::signals::StopFlag;
 use crate::stats::repeat::{RepeatMode, spread_warnings, summarize_test};
@@ -129,6 +129,15 @@ impl Replay {
         summarize_test(&mut test);
         for w in spread_warnings(&test, repeat) {
             doc.warn(w);
+        }
+        if let Some(t) = tracefile::truncation(&a.trace, h, calls.len()) {
+            doc.warn(Warning {
+                code: WarningCode::TraceTruncated,
+                message: format!(
+                    "{t}; the replay issued only those, and its comparison with the recorded time (the whole recording's) does not hold; record the program again"
+                ),
+                test: Some(label),
+            });
         }
         doc.tests.push(test);
         outcome

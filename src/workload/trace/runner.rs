@@ -17,6 +17,7 @@ use super::format::{Op, OpChoice, Stream, Workload};
 use crate::engine::buffer::{DataGen, Pattern};
 use crate::os::signals::StopFlag;
 use crate::stats::hist::LatencyHistogram;
+use crate::units::fmt_size_iec;
 
 /// Count, bytes and latency of one operation kind.
 #[derive(Debug, Clone, Default)]
@@ -39,7 +40,8 @@ pub struct StreamOutcome {
     pub missed: u64,
 }
 
-/// Run every stream copy at once; `Err` on the first I/O error (the others stop too).
+/// Run every stream copy at once; `Err` on the first I/O error (the others stop too), naming
+/// the stream, the operation and the file.
 pub fn run(
     w: &Workload,
     sets: Vec<FileSet>,
@@ -79,7 +81,7 @@ pub fn run(
             .into_iter()
             .map(|h| {
                 h.join()
-                    .unwrap_or_else(|_| Err(io::Error::other("a stream thread panicked")))
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("a stream thread panicked")))
             })
             .collect();
         (results, t0.elapsed())
@@ -94,7 +96,12 @@ pub fn run(
     let mut sync = None;
     if out.iter().any(|o| o.write_bytes > 0) {
         let t = Instant::now();
-        syncfs(root)?;
+        syncfs(root).map_err(|e| {
+            anyhow::Error::new(e).context(format!(
+                "syncfs of the written files under {}",
+                root.display()
+            ))
+        })?;
         sync = Some(t.elapsed());
     }
     Ok((out, elapsed + sync.unwrap_or_default(), sync))
@@ -161,7 +168,7 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn run(&mut self, stop: &StopFlag, abort: &AtomicBool) -> io::Result<()> {
+    fn run(&mut self, stop: &StopFlag, abort: &AtomicBool) -> anyhow::Result<()> {
         let t0 = Instant::now();
         let mut moved = 0u64;
         let mut idle = 0u32;
@@ -225,6 +232,31 @@ impl<'a> Worker<'a> {
         Ok(())
     }
 
+    /// The error of `op` on `path` (bytes `range` = offset and length), naming the stream:
+    /// "stream 'log' (copy 0): append of 64.0 KiB at offset 1048576 to DIR/f3: No space
+    /// left on device" (it was the bare OS error). Built only on an error: nothing is
+    /// formatted on the measured path.
+    fn fail(&self, op: Op, path: &Path, range: Option<(u64, u64)>, e: io::Error) -> anyhow::Error {
+        let what = match (op, range) {
+            (Op::Read, Some((off, len))) => format!(
+                "read of {} at offset {off} from {}",
+                fmt_size_iec(len),
+                path.display()
+            ),
+            (Op::Write | Op::Append, Some((off, len))) => format!(
+                "{} of {} at offset {off} to {}",
+                op.name(),
+                fmt_size_iec(len),
+                path.display()
+            ),
+            _ => format!("{} of {}", op.name(), path.display()),
+        };
+        anyhow::Error::new(e).context(format!(
+            "stream '{}' (copy {}): {what}",
+            self.s.name, self.set.copy
+        ))
+    }
+
     fn file(&mut self, i: usize) -> io::Result<&File> {
         if self.handle.as_ref().map(|(j, _)| *j) != Some(i) {
             self.handle = None;
@@ -238,12 +270,15 @@ impl<'a> Worker<'a> {
                 .custom_flags(libc::O_NOFOLLOW)
                 .open(&slot.path)
                 .map_err(|e| {
-                    let why = if e.raw_os_error() == Some(libc::ELOOP) {
-                        "replaced by a symlink during the run; iolab does not follow it".to_string()
+                    // The caller names the file.
+                    if e.raw_os_error() == Some(libc::ELOOP) {
+                        io::Error::new(
+                            e.kind(),
+                            "replaced by a symlink during the run; iolab does not follow it",
+                        )
                     } else {
-                        e.to_string()
-                    };
-                    io::Error::new(e.kind(), format!("{}: {why}", slot.path.display()))
+                        e
+                    }
                 })?;
             slot.present = true;
             self.handle = Some((i, f));
@@ -265,7 +300,7 @@ impl<'a> Worker<'a> {
     }
 
     /// Execute one operation; returns the bytes it moved.
-    fn exec(&mut self, op: Op, req: u64) -> io::Result<u64> {
+    fn exec(&mut self, op: Op, req: u64) -> anyhow::Result<u64> {
         let n = self.set.slots.len();
         match op {
             Op::Read => {
@@ -291,9 +326,13 @@ impl<'a> Worker<'a> {
                 }
                 let want = req.min(self.set.slots[i].len - off) as usize;
                 let mut buf = std::mem::take(&mut self.buf);
-                let r = read_full_at(self.file(i)?, &mut buf[..want], off);
+                let r = self
+                    .file(i)
+                    .and_then(|f| read_full_at(f, &mut buf[..want], off));
                 self.buf = buf;
-                let got = r? as u64;
+                let got = r.map_err(|e| {
+                    self.fail(op, &self.set.slots[i].path, Some((off, want as u64)), e)
+                })? as u64;
                 self.cur = i;
                 self.pos = off + got;
                 self.out.read_bytes += got;
@@ -321,7 +360,7 @@ impl<'a> Worker<'a> {
                 self.data.stamp(&mut buf[..len], self.counter, off);
                 let r = self.file(i).and_then(|f| f.write_all_at(&buf[..len], off));
                 self.buf = buf;
-                r?;
+                r.map_err(|e| self.fail(op, &self.set.slots[i].path, Some((off, len as u64)), e))?;
                 let slot = &mut self.set.slots[i];
                 slot.len = slot.len.max(off + len as u64);
                 self.cur = i;
@@ -331,19 +370,23 @@ impl<'a> Worker<'a> {
             }
             Op::Fsync => {
                 let i = self.cur;
-                self.file(i)?.sync_all()?;
+                self.file(i)
+                    .and_then(|f| f.sync_all())
+                    .map_err(|e| self.fail(op, &self.set.slots[i].path, None, e))?;
                 Ok(0)
             }
             Op::Stat => {
-                match self.random_present() {
-                    Some(i) => std::fs::metadata(&self.set.slots[i].path)?,
-                    None => std::fs::metadata(&self.set.dir)?,
+                let path = match self.random_present() {
+                    Some(i) => &self.set.slots[i].path,
+                    None => &self.set.dir,
                 };
+                std::fs::metadata(path).map_err(|e| self.fail(op, path, None, e))?;
                 Ok(0)
             }
             Op::Open => {
                 if let Some(i) = self.random_present() {
-                    drop(File::open(&self.set.slots[i].path)?);
+                    let path = &self.set.slots[i].path;
+                    drop(File::open(path).map_err(|e| self.fail(op, path, None, e))?);
                 }
                 Ok(0)
             }
@@ -352,7 +395,8 @@ impl<'a> Worker<'a> {
                     if self.handle.as_ref().is_some_and(|(j, _)| *j == i) {
                         self.handle = None;
                     }
-                    std::fs::remove_file(&self.set.slots[i].path)?;
+                    let path = &self.set.slots[i].path;
+                    std::fs::remove_file(path).map_err(|e| self.fail(op, path, None, e))?;
                     let slot = &mut self.set.slots[i];
                     slot.present = false;
                     slot.len = 0;
@@ -364,14 +408,15 @@ impl<'a> Worker<'a> {
                     self.counter += 1;
                     let from = self.set.slots[i].path.clone();
                     let to = from.with_file_name(format!("f{i}.r{}", self.counter));
-                    std::fs::rename(&from, &to)?;
+                    std::fs::rename(&from, &to).map_err(|e| self.fail(op, &from, None, e))?;
                     self.set.slots[i].path = to;
                 }
                 Ok(0)
             }
             Op::Mkdir => {
                 self.counter += 1;
-                std::fs::create_dir(self.set.dir.join(format!("m{}", self.counter)))?;
+                let dir = self.set.dir.join(format!("m{}", self.counter));
+                std::fs::create_dir(&dir).map_err(|e| self.fail(op, &dir, None, e))?;
                 Ok(0)
             }
         }

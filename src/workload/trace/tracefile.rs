@@ -4,7 +4,7 @@
 //! Documented in docs/workloads.md. Reading validates every line and reports `FILE:LINE`.
 
 use std::io::Write;
-use std::path::{Component, Path};
+use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -157,17 +157,90 @@ fn is_zero(v: &u64) -> bool {
     *v == 0
 }
 
-/// Write header + calls (to a temporary name, then renamed: never a half-written trace).
-pub fn write(path: &Path, h: &Header, calls: &[Call]) -> anyhow::Result<()> {
-    let tmp = path.with_extension("trace.tmp");
-    let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-    writeln!(f, "{}", serde_json::to_string(h)?)?;
-    for c in calls {
-        writeln!(f, "{}", serde_json::to_string(c)?)?;
+/// Where a trace will be written, claimed before the program runs: a temporary file beside
+/// the output (so a place that cannot take the trace — read-only, no permission, full of
+/// inodes — is refused before anything runs, not after the recording), renamed over the
+/// output once the trace is complete (never a half-written trace). Removed on drop when the
+/// trace is not written.
+pub struct Claim {
+    file: Option<std::fs::File>,
+    tmp: PathBuf,
+    path: PathBuf,
+}
+
+impl Claim {
+    /// Create the temporary file beside `path` (`.NAME.PID-N.tmp`), 0666 less the umask
+    /// as `File::create` makes it.
+    pub fn new(path: &Path) -> std::io::Result<Claim> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut n = 0;
+        loop {
+            let tmp = dir.join(format!(".{name}.{}-{n}.tmp", std::process::id()));
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o666)
+                .open(&tmp)
+            {
+                Ok(f) => {
+                    return Ok(Claim {
+                        file: Some(f),
+                        tmp,
+                        path: path.to_path_buf(),
+                    });
+                }
+                // A left-over of a killed recording with the same process id.
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 100 => n += 1,
+                Err(e) => return Err(e),
+            }
+        }
     }
-    f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-    std::fs::rename(&tmp, path)?;
-    Ok(())
+
+    /// Write header + calls and rename the file to the output. True when it replaced a file
+    /// that was there.
+    pub fn write(mut self, h: &Header, calls: &[Call]) -> anyhow::Result<bool> {
+        let file = self.file.take().expect("written once");
+        let mut f = std::io::BufWriter::new(file);
+        writeln!(f, "{}", serde_json::to_string(h)?)?;
+        for c in calls {
+            writeln!(f, "{}", serde_json::to_string(c)?)?;
+        }
+        f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        let replaced = std::fs::symlink_metadata(&self.path).is_ok();
+        std::fs::rename(&self.tmp, &self.path)?;
+        self.tmp = PathBuf::new();
+        Ok(replaced)
+    }
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        if !self.tmp.as_os_str().is_empty() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// When a trace file holds fewer calls than its header records (`calls`, written with the
+/// trace): the file was cut short (a copy interrupted, lines deleted), and whatever is
+/// computed from it covers only part of the recording. The message says how much.
+pub fn truncation(shown: &Path, h: &Header, held: usize) -> Option<String> {
+    let held = held as u64;
+    (held < h.calls).then(|| {
+        format!(
+            "{} holds {held} of the {} calls its header records: the file was cut short",
+            shown.display(),
+            h.calls
+        )
+    })
 }
 
 /// A relative path that stays inside the root (no `..`, not absolute, not empty).
@@ -232,4 +305,28 @@ pub fn read(path: &Path) -> Result<(Header, Vec<Call>), UsageError> {
         calls.push(c);
     }
     Ok((h, calls))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fewer_calls_than_the_header_records_is_a_truncation() {
+        let h = Header {
+            calls: 8,
+            ..Default::default()
+        };
+        let p = Path::new("p.trace");
+        assert_eq!(
+            truncation(p, &h, 2).as_deref(),
+            Some("p.trace holds 2 of the 8 calls its header records: the file was cut short")
+        );
+        assert_eq!(truncation(p, &h, 8), None);
+        assert_eq!(
+            truncation(p, &h, 9),
+            None,
+            "only fewer calls is a truncation"
+        );
+    }
 }

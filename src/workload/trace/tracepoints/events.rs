@@ -175,6 +175,9 @@ fn path_arg(syscall: &str) -> usize {
 pub const TAG_URING_SUBMIT: u32 = 1000;
 
 const AT_FDCWD: i32 = -100;
+/// fcntl commands that duplicate a descriptor.
+const F_DUPFD: u64 = 0;
+const F_DUPFD_CLOEXEC: u64 = 1030;
 
 /// What the conversion made and what it could not place.
 #[derive(Debug, Default)]
@@ -311,6 +314,25 @@ impl Converter {
 
     fn fd_path(&mut self, tgid: u32, fd: u64) -> Option<String> {
         self.table(tgid).get(&(fd as u32 as i32)).cloned()
+    }
+
+    /// `new` is now a copy of `old` (dup, dup2, dup3, fcntl F_DUPFD[_CLOEXEC] returned it):
+    /// it names what `old` names, or nothing when `old` is not a file we know (a terminal, a
+    /// pipe). Whatever `new` named before is gone either way: dup2 closes it first. (A shell
+    /// saves stdout with `fcntl(1, F_DUPFD, 10)`, points 1 at a file for `echo hi > f`, and
+    /// restores it with `dup2(10, 1)`: keeping 1's old name there put the next `echo` to
+    /// the terminal into `f`.)
+    fn dup_fd(&mut self, tgid: u32, old: u64, new: i64) {
+        let (old, new) = (old as u32 as i32, new as i32);
+        if old == new {
+            return;
+        }
+        let path = self.table(tgid).get(&old).cloned();
+        let table = self.table(tgid);
+        match path {
+            Some(p) => table.insert(new, p),
+            None => table.remove(&new),
+        };
     }
 
     fn annotated(&mut self, tgid: u32, fd: u64) -> String {
@@ -484,13 +506,11 @@ impl Converter {
                 p.name.as_str()
             }
             "dup" | "dup2" | "dup3" | "fcntl" => {
-                if p.name == "fcntl" && !matches!(a(1), 0 | 1030) {
+                if p.name == "fcntl" && !matches!(a(1), F_DUPFD | F_DUPFD_CLOEXEC) {
                     return;
                 }
-                if ret >= 0
-                    && let Some(path) = self.fd_path(tgid, a(0))
-                {
-                    self.table(tgid).insert(ret as i32, path);
+                if ret >= 0 {
+                    self.dup_fd(tgid, a(0), ret);
                 }
                 args = vec![self.annotated(tgid, a(0)), "F_DUPFD".into()];
                 p.name.as_str()
@@ -690,6 +710,116 @@ mod tests {
             (p.pid, p.args[0].as_str(), p.args[3].as_str()),
             (2, "7</r/data/f>", "8192")
         );
+    }
+
+    /// Feeds process 5's syscalls `(name, args, ret)` one after the other (an `openat`'s path
+    /// is its BPF record's string) and gives the lines made.
+    fn convert(calls: &[(&str, &[u64], i64)], paths: &[&str]) -> Vec<Line> {
+        let openat = SYSCALLS.iter().position(|(n, _)| *n == "openat").unwrap() as u32;
+        let ts = |i: usize| 10_000_000_000 + i as u64 * 1_000_000;
+        let mut records = Vec::new();
+        let mut next_path = paths.iter();
+        for (i, (name, args, _)) in calls.iter().enumerate() {
+            if *name == "openat" {
+                records.push(Record {
+                    tgid: 5,
+                    tid: 5,
+                    ts_ns: ts(i),
+                    tag: openat,
+                    value: args[1],
+                    strings: [next_path.next().unwrap().to_string(), String::new()],
+                });
+            }
+        }
+        let mut c = Converter::new("/r", records);
+        for (i, (name, args, ret)) in calls.iter().enumerate() {
+            let ev = |kind| Event {
+                tid: 5,
+                tgid: 5,
+                ts_ns: ts(i),
+                kind,
+            };
+            c.feed(ev(Kind::Enter(name.to_string(), args.to_vec())));
+            c.feed(ev(Kind::Exit(name.to_string(), *ret)));
+        }
+        c.finish().lines
+    }
+
+    /// The descriptor each `write` line names (`1</r/f>`, or `1` for an unknown file).
+    fn writes(lines: &[Line]) -> Vec<&str> {
+        lines
+            .iter()
+            .filter(|l| l.name == "write")
+            .map(|l| l.args[0].as_str())
+            .collect()
+    }
+
+    const CREATE: u64 = 0o1101; // O_WRONLY|O_CREAT|O_TRUNC
+    const CWD: u64 = AT_FDCWD as u32 as u64;
+
+    /// Regression: `sh -c 'echo hi > f; echo to-stdout'` saves stdout with
+    /// `fcntl(1, F_DUPFD, 10)`, points 1 at `f`, and restores it with `dup2(10, 1)`; the
+    /// restore kept 1's name `f`, so the second echo (to the terminal) was recorded as a
+    /// 10-byte write to `f`.
+    #[test]
+    fn dup2_from_an_unknown_descriptor_forgets_the_old_name() {
+        let lines = convert(
+            &[
+                ("openat", &[CWD, 0x1000, CREATE, 0o666], 3),
+                ("fcntl", &[1, F_DUPFD, 10], 10),
+                ("dup2", &[3, 1], 1),
+                ("close", &[3], 0),
+                ("write", &[1, 0, 3], 3),
+                ("dup2", &[10, 1], 1),
+                ("close", &[10], 0),
+                ("write", &[1, 0, 10], 10),
+            ],
+            &["f"],
+        );
+        assert_eq!(writes(&lines), ["1</r/f>", "1"]);
+    }
+
+    /// dup3 too, and a dup2 onto a descriptor that names another file replaces the name.
+    #[test]
+    fn dup2_and_dup3_replace_the_target_s_name() {
+        let lines = convert(
+            &[
+                ("openat", &[CWD, 0x1000, CREATE, 0o666], 3),
+                ("openat", &[CWD, 0x2000, CREATE, 0o666], 4),
+                ("dup2", &[4, 3], 3),
+                ("write", &[3, 0, 1], 1),
+                ("dup3", &[7, 3, 0x80000], 3), // 7 is not a file we know
+                ("write", &[3, 0, 1], 1),
+                ("dup2", &[4, 4], 4), // onto itself: nothing changes
+                ("write", &[4, 0, 1], 1),
+                ("dup2", &[9, 4], -9), // EBADF: 4 stays open
+                ("write", &[4, 0, 1], 1),
+            ],
+            &["a", "b"],
+        );
+        assert_eq!(writes(&lines), ["3</r/b>", "3", "4</r/b>", "4</r/b>"]);
+    }
+
+    /// fcntl F_DUPFD and F_DUPFD_CLOEXEC copy the name; other fcntl commands change nothing.
+    #[test]
+    fn fcntl_dupfd_copies_the_name() {
+        let lines = convert(
+            &[
+                ("openat", &[CWD, 0x1000, CREATE, 0o666], 3),
+                ("fcntl", &[3, F_DUPFD, 10], 10),
+                ("fcntl", &[3, F_DUPFD_CLOEXEC, 10], 11),
+                ("fcntl", &[3, 2, 1], 0), // F_SETFD
+                ("close", &[3], 0),
+                ("write", &[10, 0, 1], 1),
+                ("write", &[11, 0, 1], 1),
+                ("fcntl", &[0, F_DUPFD_CLOEXEC, 10], 11), // after a close(11) not seen
+                ("write", &[11, 0, 1], 1),
+                ("dup", &[10], 12),
+                ("write", &[12, 0, 1], 1),
+            ],
+            &["f"],
+        );
+        assert_eq!(writes(&lines), ["10</r/f>", "11</r/f>", "11", "12</r/f>"]);
     }
 
     /// Regression: a lost BPF record used to shift every later path by one call.
