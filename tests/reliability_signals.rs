@@ -11,6 +11,30 @@ use reliability_support::*;
 #[path = "matrix_support/mod.rs"]
 mod matrix_support;
 
+/// A saturate run on `work` that is still stepping when the signal comes.
+fn slow_saturate(work: &std::path::Path) -> Vec<&str> {
+    vec![
+        "saturate",
+        "--target",
+        s(work),
+        "--rw",
+        "randread",
+        "--size",
+        "8M",
+        "--max-depth",
+        "64",
+        "--latency-limit",
+        "1h",
+        // Time-based steps: once the first is saved at least two more (a second; only three
+        // falling steps can end the sweep) are left, and the signal follows within the 20 ms
+        // poll, however slow the machine.
+        "--step-duration",
+        "500ms",
+        "--ramp",
+        "0",
+    ]
+}
+
 #[test]
 fn signals_during_saturate() {
     for sig in SIGNALS {
@@ -18,26 +42,7 @@ fn signals_during_saturate() {
         let work = d.path().join("work");
         std::fs::create_dir(&work).unwrap();
         signal_mid_run(
-            &[
-                "saturate",
-                "--target",
-                s(&work),
-                "--rw",
-                "randread",
-                "--size",
-                "8M",
-                "--max-depth",
-                "64",
-                "--latency-limit",
-                "1h",
-                // Time-based steps: once the first is saved at least two more (a second;
-                // only three falling steps can end the sweep) are left, and the signal
-                // follows within the 20 ms poll, however slow the machine.
-                "--step-duration",
-                "500ms",
-                "--ramp",
-                "0",
-            ],
+            &slow_saturate(&work),
             &work,
             &d.path().join("out"),
             sig,
@@ -84,23 +89,7 @@ fn a_stop_delivered_twice_at_once_is_one_stop() {
         let work = d.path().join("work");
         std::fs::create_dir(&work).unwrap();
         signal_mid_run_times(
-            &[
-                "saturate",
-                "--target",
-                s(&work),
-                "--rw",
-                "randread",
-                "--size",
-                "8M",
-                "--max-depth",
-                "64",
-                "--latency-limit",
-                "1h",
-                "--step-duration",
-                "500ms",
-                "--ramp",
-                "0",
-            ],
+            &slow_saturate(&work),
             &work,
             &d.path().join("out"),
             sig,
