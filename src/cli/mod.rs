@@ -95,7 +95,9 @@ pub fn parse() -> Cli {
             | ErrorKind::DisplayVersion
             | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
             _ => {
-                let argv: Vec<String> = std::env::args().collect();
+                let argv: Vec<String> = std::env::args_os()
+                    .map(|a| a.to_string_lossy().into_owned())
+                    .collect();
                 let help = help_command(&argv);
                 crate::eline!("iolab: {}", one_line_error(&e.render().to_string(), &help));
                 std::process::exit(crate::error::ExitCode::Usage as i32);
