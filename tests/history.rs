@@ -365,6 +365,15 @@ fn import_names_and_skips_bad_files_and_never_duplicates() {
         stdout(&o),
         "no result matches the filter (--since 2030-01-01); the history holds 3 results (`iolab history` without filters lists them)\n"
     );
+    // An export that matches nothing is still written, but says so.
+    let o = hist(&db, &["history", "export", "--since", "2030-01-01"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "[]");
+    assert!(
+        stderr(&o).contains("nothing to export: no result matches the filter (--since 2030-01-01)"),
+        "{}",
+        stderr(&o)
+    );
     let o = hist(&db, &["history", "--command", "files", "--device", "S1"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(

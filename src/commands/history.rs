@@ -121,6 +121,22 @@ fn show(h: &History, a: &ShowArgs) -> Result<i32> {
 
 fn export(h: &History, a: &ExportArgs) -> Result<i32> {
     let filter = filter_of(h, &a.filter, None)?;
+    // An empty export is still written (a script may expect the file), but not silently.
+    if h.count(&filter)? == 0 {
+        let given = filters_given(&a.filter);
+        crate::eline!(
+            "iolab: nothing to export: {}",
+            if given.is_empty() {
+                "the history holds no result".to_string()
+            } else {
+                format!(
+                    "no result matches the filter{} ({})",
+                    if given.len() == 1 { "" } else { "s" },
+                    given.join(", ")
+                )
+            }
+        );
+    }
     let text = match a.format {
         ExportFormat::Json => {
             #[derive(serde::Serialize)]
