@@ -43,8 +43,7 @@ fn err(msg: impl Into<String>) -> UsageError {
 impl RunConfig {
     pub fn from_args(a: &RunArgs) -> Result<RunConfig, UsageError> {
         let kind = classify(&a.target).map_err(err)?;
-        let repeat = RepeatMode::parse(&a.repeat.repeat, a.repeat.max_repeat, a.repeat.target_ci)
-            .map_err(err)?;
+        let repeat = crate::config::repeat_mode(&a.repeat).map_err(err)?;
 
         check_numbers(a)?;
 
@@ -624,6 +623,29 @@ fn build_tests(a: &RunArgs) -> Result<Vec<BlockTestSpec>, UsageError> {
     Ok(tests)
 }
 
+/// `--repeat` with `--max-repeat` and `--target-ci`, which apply to `--repeat auto` only: given
+/// with a fixed count they would be ignored, so they are refused.
+pub fn repeat_mode(a: &crate::cli::run::RepeatArgs) -> Result<RepeatMode, String> {
+    use crate::stats::repeat::{DEFAULT_MAX_REPEAT, DEFAULT_TARGET_CI_PCT};
+    if !a.repeat.trim().eq_ignore_ascii_case("auto") {
+        let given = [
+            ("--max-repeat", a.max_repeat.is_some()),
+            ("--target-ci", a.target_ci.is_some()),
+        ];
+        if let Some((flag, _)) = given.iter().find(|(_, g)| *g) {
+            return Err(format!(
+                "{flag} applies to --repeat auto (runs until the interval is tight), not to --repeat {}",
+                a.repeat.trim()
+            ));
+        }
+    }
+    RepeatMode::parse(
+        &a.repeat,
+        a.max_repeat.unwrap_or(DEFAULT_MAX_REPEAT),
+        a.target_ci.unwrap_or(DEFAULT_TARGET_CI_PCT),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -633,6 +655,41 @@ mod tests {
     struct Wrap {
         #[command(flatten)]
         run: RunArgs,
+    }
+
+    /// `--max-repeat` and `--target-ci` go with `--repeat auto` only; without them the
+    /// defaults hold.
+    #[test]
+    fn repeat_options_for_auto_are_refused_with_a_fixed_count() {
+        let mode = |args: &[&str]| {
+            let w =
+                Wrap::try_parse_from(std::iter::once("iolab").chain(args.iter().copied())).unwrap();
+            repeat_mode(&w.run.repeat)
+        };
+        assert_eq!(mode(&[]), Ok(RepeatMode::Fixed(3)));
+        assert_eq!(
+            mode(&["--repeat", "auto"]),
+            Ok(RepeatMode::Auto {
+                max: 10,
+                target_ci: 0.025
+            })
+        );
+        assert_eq!(
+            mode(&["--repeat", "auto", "--max-repeat", "20", "--target-ci", "1"]),
+            Ok(RepeatMode::Auto {
+                max: 20,
+                target_ci: 0.01
+            })
+        );
+        assert_eq!(
+            mode(&["--target-ci", "1"]),
+            Err("--target-ci applies to --repeat auto (runs until the interval is tight), not to --repeat 3".into())
+        );
+        assert!(mode(&["--repeat", "5", "--max-repeat", "20"]).is_err());
+        assert_eq!(
+            mode(&["--repeat", "auto", "--target-ci", "0"]),
+            Err("--target-ci 0: must be above 0 and below 100 (percent)".into())
+        );
     }
 
     fn tests_of(args: &[&str]) -> Vec<(String, Rw, u32)> {

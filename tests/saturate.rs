@@ -28,6 +28,11 @@ fn bad_input_is_exit_2_and_leaves_nothing() {
         (vec!["--max-depth", "0"], "max-depth"),
         (vec!["--max-depth", "4097"], "max-depth"),
         (vec!["--mix", "100"], "mix"),
+        // An option that would be ignored is refused.
+        (
+            vec!["--mix", "30", "--rw", "randread"],
+            "--mix sets the read share of the mixed sweep, which does not run here (sweeps: randread)",
+        ),
         (vec!["--size", "64K"], "too small"),
         (vec!["--allow-destroy", "/nonexistent"], "allow-destroy"),
     ];

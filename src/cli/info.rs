@@ -26,7 +26,7 @@ pub struct InfoArgs {
     pub layout: bool,
 
     /// With --layout: read at most this many files (the first in name order).
-    #[arg(long, default_value_t = 200_000, value_name = "N")]
+    #[arg(long, default_value_t = 200_000, value_name = "N", requires = "layout", value_parser = clap::value_parser!(u64).range(1..))]
     pub layout_limit: u64,
 }
 

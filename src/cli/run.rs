@@ -35,23 +35,14 @@ pub struct RepeatArgs {
     #[arg(long, value_name = "N|auto", default_value = "3")]
     pub repeat: String,
 
-    /// Upper bound of runs with `--repeat auto`.
-    #[arg(
-        long,
-        allow_negative_numbers = true,
-        value_name = "N",
-        default_value_t = 10
-    )]
-    pub max_repeat: u32,
+    /// Upper bound of runs with `--repeat auto` (only with it) [default: 10].
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
+    pub max_repeat: Option<u32>,
 
-    /// Wanted CI half-width, % of the mean, with `--repeat auto`.
-    #[arg(
-        long,
-        allow_negative_numbers = true,
-        value_name = "PERCENT",
-        default_value_t = 2.5
-    )]
-    pub target_ci: f64,
+    /// Wanted CI half-width, % of the mean, with `--repeat auto` (only with it)
+    /// [default: 2.5].
+    #[arg(long, allow_negative_numbers = true, value_name = "PERCENT")]
+    pub target_ci: Option<f64>,
 }
 
 /// Running to steady state (shared by `run` and `saturate`).

@@ -54,14 +54,10 @@ pub struct SaturateArgs {
     )]
     pub jobs: Vec<u32>,
 
-    /// Read share of the depth in the mixed sweep, percent (1..=99).
-    #[arg(
-        long,
-        allow_negative_numbers = true,
-        value_name = "PERCENT",
-        default_value_t = 50
-    )]
-    pub mix: u32,
+    /// Read share of the depth in the mixed sweep, percent (1..=99; only where the mixed
+    /// sweep runs) [default: 50].
+    #[arg(long, allow_negative_numbers = true, value_name = "PERCENT")]
+    pub mix: Option<u32>,
 
     /// Block size.
     #[arg(long, allow_hyphen_values = true, value_parser = size_arg, default_value = "4KiB", value_name = "SIZE")]

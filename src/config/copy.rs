@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::copy::CopyArgs;
 use crate::error::UsageError;
-use crate::stats::repeat::RepeatMode;
 use crate::units::fmt_size_iec;
 use crate::workload::copy::copier::{CopyOpts, FAT32_MAX_FILE};
 use crate::workload::copy::{CopyConfig, CopySettings, Phases, dataset, is_fat};
@@ -36,8 +35,7 @@ impl CopySettings {
                 a.buffer
             )));
         }
-        let repeat = RepeatMode::parse(&a.repeat.repeat, a.repeat.max_repeat, a.repeat.target_ci)
-            .map_err(err)?;
+        let repeat = crate::config::repeat_mode(&a.repeat).map_err(err)?;
         let source = match &a.source {
             None => None,
             Some(s) => {

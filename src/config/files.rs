@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::files::FilesArgs;
 use crate::error::UsageError;
-use crate::stats::repeat::RepeatMode;
 use crate::workload::files::FilesPreset;
 use crate::workload::files::config::{FilesConfig, Phases};
 use crate::workload::files::sizes::{alloc_unit, parse_sizes};
@@ -31,8 +30,7 @@ impl FilesConfig {
             .and_then(|x| x.checked_mul(passes))
             .filter(|&x| x < 10_000_000_000)
             .ok_or_else(|| UsageError::new("too many files per run (at most 10^10)"))?;
-        let repeat = RepeatMode::parse(&a.repeat.repeat, a.repeat.max_repeat, a.repeat.target_ci)
-            .map_err(UsageError::new)?;
+        let repeat = crate::config::repeat_mode(&a.repeat).map_err(UsageError::new)?;
         let unit = alloc_unit(&target).ok_or_else(|| {
             UsageError::new(format!(
                 "cannot read the allocation unit of {} (statvfs failed)",

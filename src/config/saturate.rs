@@ -50,6 +50,13 @@ impl SaturateConfig {
             .collect::<Result<_, _>>()?;
         let mut notes = Vec::new();
         let kinds_wanted = sweep_kinds(a, &kinds, &mut notes);
+        if a.mix.is_some() && !kinds_wanted.contains(&SweepKind::Mixed) {
+            let names: Vec<&str> = kinds_wanted.iter().map(|k| k.name()).collect();
+            return Err(err(format!(
+                "--mix sets the read share of the mixed sweep, which does not run here (sweeps: {}); add --rw mixed",
+                names.join(", ")
+            )));
+        }
         let writes = kinds_wanted.iter().any(|k| k.writes());
         let jobs = unique(&a.jobs);
         let max_jobs = jobs.iter().copied().max().unwrap_or(1);
@@ -70,7 +77,7 @@ impl SaturateConfig {
             limit_ns: a.latency_limit.as_nanos() as f64,
             statistic: a.on,
             aggregate: a.aggregate,
-            mix: a.mix,
+            mix: a.mix.unwrap_or(50),
             step: a.step_duration,
             ramp: a.ramp,
             precondition: a.precondition,
@@ -100,10 +107,11 @@ fn check_values(a: &SaturateArgs) -> Result<(), UsageError> {
     if let Some(j) = a.jobs.iter().find(|&&j| j == 0 || j > MAX_JOBS) {
         return Err(err(format!("--jobs {j}: must be between 1 and {MAX_JOBS}")));
     }
-    if !(1..=99).contains(&a.mix) {
+    if let Some(mix) = a.mix
+        && !(1..=99).contains(&mix)
+    {
         return Err(err(format!(
-            "--mix {}: the read share of the mixed sweep, 1..=99 percent",
-            a.mix
+            "--mix {mix}: the read share of the mixed sweep, 1..=99 percent"
         )));
     }
     if a.bs < 512 || !a.bs.is_multiple_of(512) || a.bs > MAX_BS {

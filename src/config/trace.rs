@@ -4,7 +4,6 @@
 
 use crate::cli::trace::{TraceRecordArgs, TraceReplayArgs, TraceRunArgs};
 use crate::error::UsageError;
-use crate::stats::repeat::RepeatMode;
 use crate::workload::trace::measure::{self, Plan};
 use crate::workload::trace::record::RecordSettings;
 use crate::workload::trace::replay::ReplaySettings;
@@ -13,8 +12,7 @@ impl Plan {
     pub fn from_args(a: &TraceRunArgs) -> Result<Plan, UsageError> {
         measure::check_scale(a.scale)?;
         let loaded = crate::workload::trace::load(&a.workload)?;
-        let repeat = RepeatMode::parse(&a.repeat.repeat, a.repeat.max_repeat, a.repeat.target_ci)
-            .map_err(UsageError::new)?;
+        let repeat = crate::config::repeat_mode(&a.repeat).map_err(UsageError::new)?;
         let workload = loaded.workload.scaled(a.scale);
         let sets = crate::workload::trace::fileset::layout(&workload, &a.target, 0);
         measure::check_target(
@@ -48,8 +46,7 @@ impl From<&TraceRecordArgs> for RecordSettings {
 
 impl ReplaySettings {
     pub fn from_args(a: &TraceReplayArgs) -> Result<ReplaySettings, UsageError> {
-        let repeat = RepeatMode::parse(&a.repeat.repeat, a.repeat.max_repeat, a.repeat.target_ci)
-            .map_err(UsageError::new)?;
+        let repeat = crate::config::repeat_mode(&a.repeat).map_err(UsageError::new)?;
         Ok(ReplaySettings {
             trace: a.trace.clone(),
             target: a.target.clone(),

@@ -16,6 +16,11 @@ pub enum RepeatMode {
     },
 }
 
+/// `--max-repeat` when not given.
+pub const DEFAULT_MAX_REPEAT: u32 = 10;
+/// `--target-ci` (percent) when not given.
+pub const DEFAULT_TARGET_CI_PCT: f64 = 2.5;
+
 impl RepeatMode {
     /// Parse `--repeat` with `--max-repeat` and `--target-ci` (percent).
     pub fn parse(repeat: &str, max: u32, target_ci_pct: f64) -> Result<RepeatMode, String> {
@@ -27,7 +32,7 @@ impl RepeatMode {
             }
             if !(target_ci_pct > 0.0 && target_ci_pct < 100.0) {
                 return Err(format!(
-                    "--target-ci {target_ci_pct}: must be between 0 and 100 (percent)"
+                    "--target-ci {target_ci_pct}: must be above 0 and below 100 (percent)"
                 ));
             }
             return Ok(RepeatMode::Auto {

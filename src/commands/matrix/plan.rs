@@ -255,8 +255,7 @@ fn place_of(
 
 /// Check everything and decide what runs.
 pub fn plan(a: &MatrixArgs) -> Result<Plan, UsageError> {
-    let repeat = RepeatMode::parse(&a.repeat.repeat, a.repeat.max_repeat, a.repeat.target_ci)
-        .map_err(err)?;
+    let repeat = crate::config::repeat_mode(&a.repeat).map_err(err)?;
     if a.full && a.study != Some(Study::Cluster) {
         return Err(err("--full is only for --study cluster"));
     }
