@@ -285,13 +285,8 @@ fn record_a_program_with_tracepoints_then_replay_it() {
 
 #[test]
 fn raw_times_keep_the_recorders_cost_in_the_time_stamps() {
-    let test = "raw_times_keep_the_recorders_cost_in_the_time_stamps";
-    if !tracepoints_or_skip(test) {
-        return;
-    }
-    let work = tempfile::tempdir().unwrap();
-    let o = record_tracepoints(
-        work.path(),
+    let Some((work, o)) = record_tracepoints_fresh(
+        "raw_times_keep_the_recorders_cost_in_the_time_stamps",
         &[
             "--raw-times",
             "-o",
@@ -301,7 +296,9 @@ fn raw_times_keep_the_recorders_cost_in_the_time_stamps() {
             "-c",
             "printf aaa > a; cat a > /dev/null",
         ],
-    );
+    ) else {
+        return;
+    };
     recorded_saying(&o, "the time stamps keep it");
     let header = header_of(&work.path().join("app.trace"));
     assert_eq!(header["recorder_cost"]["removed_ns"], 0, "{header}");
@@ -313,6 +310,20 @@ fn record_tracepoints(dir: &Path, args: &[&str]) -> std::process::Output {
     let mut argv = vec!["trace", "record", "--recorder", "tracepoints"];
     argv.extend_from_slice(args);
     iolab_in(dir, &argv)
+}
+
+/// `record_tracepoints` in a new temporary directory, or `None` (skipped loudly) where the
+/// tracepoints recorder cannot run.
+fn record_tracepoints_fresh(
+    test: &str,
+    args: &[&str],
+) -> Option<(tempfile::TempDir, std::process::Output)> {
+    if !tracepoints_or_skip(test) {
+        return None;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let o = record_tracepoints(work.path(), args);
+    Some((work, o))
 }
 
 /// `trace record` succeeded and said `what` on stderr.
@@ -905,13 +916,8 @@ fn without_root_strace_records_with_a_note() {
 /// `f` ("13 B written"). Exactly the 3 bytes of `hi\n` go to `f`.
 #[test]
 fn a_restored_stdout_is_not_the_redirected_file() {
-    let test = "a_restored_stdout_is_not_the_redirected_file";
-    if !tracepoints_or_skip(test) {
-        return;
-    }
-    let work = tempfile::tempdir().unwrap();
-    let o = record_tracepoints(
-        work.path(),
+    let Some((work, o)) = record_tracepoints_fresh(
+        "a_restored_stdout_is_not_the_redirected_file",
         &[
             "-o",
             "p.trace",
@@ -920,7 +926,9 @@ fn a_restored_stdout_is_not_the_redirected_file() {
             "-c",
             "echo hi > f; echo to-stdout",
         ],
-    );
+    ) else {
+        return;
+    };
     recorded_saying(&o, "(0 B read, 3 B written;");
     let tf = work.path().join("p.trace");
     let (ops, read, written) = trace_totals(&tf);
@@ -993,13 +1001,12 @@ fn an_output_that_cannot_be_written_is_refused_before_the_program_runs() {
 /// `-o` onto an existing trace replaces it and says so; no temporary file is left beside it.
 #[test]
 fn an_existing_trace_is_replaced_with_a_note() {
-    let test = "an_existing_trace_is_replaced_with_a_note";
-    if !tracepoints_or_skip(test) {
-        return;
-    }
-    let work = tempfile::tempdir().unwrap();
     let args = ["-o", "p.trace", "--", "sh", "-c", "echo x > f"];
-    let o = record_tracepoints(work.path(), &args);
+    let Some((work, o)) =
+        record_tracepoints_fresh("an_existing_trace_is_replaced_with_a_note", &args)
+    else {
+        return;
+    };
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stderr(&o).contains("replaced"), "{}", stderr(&o));
     let o = record_tracepoints(work.path(), &args);
