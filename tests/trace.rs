@@ -946,19 +946,23 @@ fn a_restored_stdout_is_not_the_redirected_file() {
 fn an_output_that_cannot_be_written_is_refused_before_the_program_runs() {
     let test = "an_output_that_cannot_be_written_is_refused_before_the_program_runs";
     let work = tempfile::tempdir().unwrap();
-    let o = iolab_in(
-        work.path(),
-        &[
-            "trace",
-            "record",
-            "-o",
-            "/dev/null",
-            "--",
-            "sh",
-            "-c",
-            "echo ran > ran",
-        ],
-    );
+    // Recording a program that leaves `ran` behind if it runs.
+    let record_to = |out: &str| {
+        iolab_in(
+            work.path(),
+            &[
+                "trace",
+                "record",
+                "-o",
+                out,
+                "--",
+                "sh",
+                "-c",
+                "echo ran > ran",
+            ],
+        )
+    };
+    let o = record_to("/dev/null");
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("-o /dev/null: exists and is not a regular file"),
@@ -971,19 +975,7 @@ fn an_output_that_cannot_be_written_is_refused_before_the_program_runs() {
         return;
     };
     let out = ro.path().join("x.trace");
-    let o = iolab_in(
-        work.path(),
-        &[
-            "trace",
-            "record",
-            "-o",
-            out.to_str().unwrap(),
-            "--",
-            "sh",
-            "-c",
-            "echo ran > ran",
-        ],
-    );
+    let o = record_to(out.to_str().unwrap());
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
         stderr(&o).contains(&format!(
