@@ -52,7 +52,7 @@ pub mod analysis;
 pub mod app;
 pub mod cli;
 pub mod commands;
-pub mod config;
+
 pub mod dist;
 pub mod engine;
 pub mod error;

@@ -16,7 +16,6 @@ const LAYERS: &[&[&str]] = &[
     &["main", "lib", "app"],
     &["commands", "serve"],
     &["dist"],
-    &["config"],
     &["cli"],
     &["report", "analysis", "history"],
     &["runner"],

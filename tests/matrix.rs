@@ -274,7 +274,7 @@ fn an_allowed_device_is_formatted_for_every_run() {
         assert_eq!(c.size_bytes, Some(128 << 20));
     }
     // Torn down: the device is no longer mounted, and is still attached (ours to detach).
-    assert!(iolab::config::device_in_use(&lo.device).is_none());
+    assert!(iolab::cli::checks::device_in_use(&lo.device).is_none());
     assert!(Path::new(&format!("/sys/block/{}/loop/backing_file", lo.name())).exists());
     drop(lo);
     area.assert_clean();

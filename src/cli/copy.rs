@@ -1,12 +1,17 @@
 //! `iolab copy` arguments: which data set, where, which phases, how to copy.
+//!
+//! `iolab copy` options checked into a `CopySettings`/`CopyConfig` (workload/copy.rs):
+//! every bad input is a `UsageError` before anything is created.
 
-use std::path::PathBuf;
-
-use clap::Args;
-
+use crate::error::UsageError;
+use crate::units::fmt_size_iec;
 use crate::units::size_arg;
-
+use crate::workload::copy::copier::{CopyOpts, FAT32_MAX_FILE};
+use crate::workload::copy::{CopyConfig, CopySettings, Phases, dataset, is_fat};
 pub use crate::workload::copy::{CopyMethod, HashKind};
+use clap::Args;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Args)]
 pub struct CopyArgs {
@@ -99,4 +104,223 @@ pub struct CopyArgs {
 
     #[command(flatten)]
     pub out: super::OutputArgs,
+}
+
+fn err(msg: impl Into<String>) -> UsageError {
+    UsageError::new(msg)
+}
+
+impl CopySettings {
+    pub fn from_args(a: &CopyArgs) -> Result<CopySettings, UsageError> {
+        if a.source.is_none() && !dataset::is_known(&a.dataset) {
+            return Err(err(format!(
+                "unknown data set '{}' (known: {})",
+                a.dataset,
+                dataset::names()
+            )));
+        }
+        if !(a.scale.is_finite() && a.scale > 0.0) {
+            return Err(err(format!(
+                "--scale {}: must be a number greater than 0",
+                a.scale
+            )));
+        }
+        if !(512..=1 << 30).contains(&a.buffer) {
+            return Err(err(format!(
+                "--buffer {}: must be between 512 bytes and 1 GiB",
+                a.buffer
+            )));
+        }
+        let repeat = crate::cli::run::repeat_mode(&a.repeat).map_err(err)?;
+        let source = match &a.source {
+            None => None,
+            Some(s) => {
+                let md = std::fs::metadata(s)
+                    .map_err(|e| err(format!("--source {}: {e}", s.display())))?;
+                if !md.is_dir() {
+                    return Err(err(format!("--source {}: not a directory", s.display())));
+                }
+                Some(
+                    std::fs::canonicalize(s)
+                        .map_err(|e| err(format!("--source {}: {e}", s.display())))?,
+                )
+            }
+        };
+        let ram_dir = a
+            .ram_dir
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("/dev/shm"));
+        Ok(CopySettings {
+            dataset: if source.is_some() {
+                "source".into()
+            } else {
+                a.dataset.clone()
+            },
+            source,
+            seed: a.seed,
+            scale: a.scale,
+            phases: Phases::parse(&a.phases)?,
+            opts: CopyOpts {
+                method: a.method,
+                buffer: a.buffer as usize,
+                preserve: a.preserve,
+            },
+            verify: a.verify.then_some(a.hash),
+            ceiling: a.ceiling,
+            repeat,
+            ram_dir,
+        })
+    }
+}
+
+/// The RAM dir cannot hold the data set (and its read-back copy): say how much is needed.
+fn ram_refusal(s: &CopySettings, free: u64, set: u64) -> UsageError {
+    let back = s.needs_ram_back();
+    err(format!(
+        "the RAM dir {} has {} free, but the data set needs {} ({}{}); use --scale, fewer phases or another --ram-dir",
+        s.ram_dir.display(),
+        fmt_size_iec(free),
+        fmt_size_iec(if back { 2 * set } else { set }),
+        fmt_size_iec(set),
+        if back { " plus its read-back copy" } else { "" }
+    ))
+}
+
+fn writable_dir(d: &Path, what: &str) -> Result<PathBuf, UsageError> {
+    let md = std::fs::metadata(d).map_err(|e| err(format!("{what} {}: {e}", d.display())))?;
+    if !md.is_dir() {
+        return Err(err(format!("{what} {}: not a directory", d.display())));
+    }
+    if crate::fs::facts::is_read_only_fs(d) {
+        return Err(err(format!(
+            "{what} {}: read-only file system",
+            d.display()
+        )));
+    }
+    if nix::unistd::access(d, nix::unistd::AccessFlags::W_OK).is_err() {
+        return Err(err(format!("{what} {}: not writable", d.display())));
+    }
+    std::fs::canonicalize(d).map_err(|e| err(format!("{what} {}: {e}", d.display())))
+}
+
+impl CopyConfig {
+    pub fn from_args(a: &CopyArgs) -> Result<CopyConfig, UsageError> {
+        let s = CopySettings::from_args(a)?;
+        let mut c = CopyConfig::for_target(s, &a.target)?;
+        c.output = a.out.dir().map(Path::to_path_buf);
+        c.json = a.out.json;
+        c.quiet = a.quiet;
+        Ok(c)
+    }
+
+    /// Check the target, the source and the RAM dir, and draw the plan.
+    pub fn for_target(s: CopySettings, target: &Path) -> Result<CopyConfig, UsageError> {
+        let target = writable_dir(target, "--target")?;
+        let mut skipped = 0;
+        let plan = match &s.source {
+            Some(src) => {
+                if target.starts_with(src) {
+                    return Err(err(format!(
+                        "--source {} contains the target {}: iolab would write into your source; pick a target outside it",
+                        src.display(),
+                        target.display()
+                    )));
+                }
+                if src.starts_with(&target) {
+                    return Err(err(format!(
+                        "--source {} is inside the target {}: pick a target on another directory tree",
+                        src.display(),
+                        target.display()
+                    )));
+                }
+                let (p, sk) = dataset::scan(src).map_err(|e| err(format!("--source: {e:#}")))?;
+                if p.files.is_empty() {
+                    return Err(err(format!("--source {}: no files to copy", src.display())));
+                }
+                skipped = sk;
+                p
+            }
+            None => {
+                let ram_free = crate::fs::facts::free_space(&s.ram_dir).unwrap_or(u64::MAX) as f64;
+                let set = dataset::nominal_bytes(&s.dataset, s.scale).unwrap_or(0.0);
+                let copies = if s.needs_ram_back() { 2.0 } else { 1.0 };
+                if set * copies > ram_free {
+                    return Err(ram_refusal(&s, ram_free as u64, set as u64));
+                }
+                dataset::plan(&s.dataset, s.seed, s.scale)
+            }
+            .ok_or_else(|| err(format!("unknown data set '{}'", s.dataset)))?,
+        };
+        let fs_type = crate::sysinfo::mounts::mount_of(&target)
+            .map(|m| m.fs_type)
+            .unwrap_or_default();
+        if is_fat(&fs_type)
+            && let Some(big) = plan.files.iter().find(|f| f.size > FAT32_MAX_FILE)
+        {
+            return Err(err(format!(
+                "{}: {} is {} ({} bytes), but the target {} is FAT32 ({fs_type}), which holds at most 4 GiB - 1 byte ({FAT32_MAX_FILE} bytes) per file: writing it would fail with EFBIG (file too large); {}",
+                plan.name,
+                big.rel.display(),
+                fmt_size_iec(big.size),
+                big.size,
+                target.display(),
+                if s.source.is_some() {
+                    "leave that file out of --source or use another file system".to_string()
+                } else {
+                    format!(
+                        "use --scale below {:.3} or another file system",
+                        // Rounded down, so the suggestion really fits.
+                        (s.scale * FAT32_MAX_FILE as f64 / big.size as f64 * 1000.0).floor()
+                            / 1000.0
+                    )
+                }
+            )));
+        }
+        let ram = writable_dir(&s.ram_dir, "--ram-dir")?;
+        let set = plan.ram_bytes();
+        let copies_on_target = if s.phases.copy { 2 } else { 1 };
+        let need_target = set * copies_on_target;
+        let need_ram = set * if s.needs_ram_back() { 2 } else { 1 };
+        let same_fs = |a: &Path, b: &Path| match (std::fs::metadata(a), std::fs::metadata(b)) {
+            (Ok(x), Ok(y)) => x.dev() == y.dev(),
+            _ => false,
+        };
+        let free_target = crate::fs::facts::free_space(&target).unwrap_or(u64::MAX);
+        let free_ram = crate::fs::facts::free_space(&ram).unwrap_or(u64::MAX);
+        if same_fs(&target, &ram) && need_target + need_ram > free_ram {
+            return Err(err(format!(
+                "{} holds both the RAM copy and the target: needs {} ({} data set x {}), only {} free; use --scale or another --ram-dir",
+                ram.display(),
+                fmt_size_iec(need_target + need_ram),
+                fmt_size_iec(set),
+                (need_target + need_ram) / set.max(1),
+                fmt_size_iec(free_ram)
+            )));
+        }
+        if need_ram > free_ram {
+            return Err(ram_refusal(&s, free_ram, set));
+        }
+        if need_target > free_target {
+            return Err(err(format!(
+                "the target {} has {} free, but the data set needs about {}{}; use --scale or a bigger file system",
+                target.display(),
+                fmt_size_iec(free_target),
+                fmt_size_iec(need_target),
+                if s.phases.copy {
+                    " (the written tree and its copy)"
+                } else {
+                    ""
+                }
+            )));
+        }
+        Ok(CopyConfig {
+            settings: CopySettings { ram_dir: ram, ..s },
+            target,
+            plan,
+            skipped_entries: skipped,
+            output: None,
+            json: false,
+            quiet: false,
+        })
+    }
 }

@@ -2,12 +2,14 @@
 //! are checked and turned into runtime configs in `config.rs` and the command modules.
 
 pub mod age;
+pub mod checks;
 pub mod compare;
 pub mod copy;
 pub mod files;
 pub mod history;
 pub mod info;
 pub mod matrix;
+pub mod reference;
 pub mod report;
 pub mod run;
 pub mod saturate;

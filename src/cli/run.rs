@@ -1,12 +1,26 @@
 //! `iolab run` arguments.
+//!
+//! `RunConfig::from_args` checks them: a bad value is a `UsageError` (exit 2) raised
+//! before anything is created.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
 
+use super::checks::{
+    DEFAULT_SIZE, FileRoom, MAX_BS, MAX_IODEPTH, MAX_JOBS, allow_destroy_of, check_dir_writable,
+    check_interval, check_series, device_in_use, free_space, overwrite_room,
+};
+
 use crate::engine::{EngineKind, Pattern};
+use crate::error::UsageError;
+use crate::runner::run::RunConfig;
+use crate::runner::target::{TargetKind, classify};
+use crate::stats::repeat::RepeatMode;
+use crate::stats::steady_rounds::SteadySpec;
 use crate::units::{duration_arg, size_arg};
+use crate::workload::block::{BlockTestSpec, JobSpec, cdm_label};
 use crate::workload::block::{Region, Rw};
 use crate::workload::presets::Preset;
 
@@ -204,4 +218,576 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub out: super::OutputArgs,
+}
+
+fn err(msg: impl Into<String>) -> UsageError {
+    UsageError::new(msg)
+}
+
+impl RunConfig {
+    pub fn from_args(a: &RunArgs) -> Result<RunConfig, UsageError> {
+        let kind = classify(&a.target).map_err(err)?;
+        let repeat = repeat_mode(&a.repeat).map_err(err)?;
+
+        check_numbers(a)?;
+
+        let steady = steady_spec(a)?;
+
+        if a.verify && a.engine == crate::engine::EngineKind::Null {
+            return Err(err(
+                "--verify with --engine null: the null engine moves no data to verify",
+            ));
+        }
+        if !a.prefill && kind == TargetKind::Directory {
+            return Err(err(
+                "--prefill false: iolab's new test file in a directory must be prefilled; give an existing file or device to reuse its data",
+            ));
+        }
+        let tests = build_tests(a)?;
+        if let Some(pct) = a.rwmix_read
+            && !tests
+                .iter()
+                .any(|t| t.groups.iter().any(|g| g.rw.is_mixed()))
+        {
+            return Err(err(format!(
+                "--rwmix-read {pct}: no test of this run mixes reads and writes; add --mix, or --rw randrw / readwrite"
+            )));
+        }
+        let writes = tests.iter().any(|t| t.writes());
+        if a.precondition && !a.prefill {
+            return Err(err(
+                "--precondition with --prefill false: preconditioning writes the whole span twice, the prefill being the first pass",
+            ));
+        }
+        let max_bs = tests
+            .iter()
+            .flat_map(|t| t.groups.iter().map(|g| g.bs * g.jobs as u64))
+            .max()
+            .unwrap_or(4096);
+
+        // What may be written.
+        let allowed = allow_destroy_of(a.allow_destroy.as_deref(), &a.target)?;
+        if a.verify && a.prefill && kind == TargetKind::BlockDevice && !allowed {
+            return Err(err(format!(
+                "--verify needs data iolab wrote: pass --allow-destroy {} (prefill), or --prefill false to check data an earlier --verify run wrote",
+                a.target.display()
+            )));
+        }
+        let may_write = may_write(a, kind, writes, allowed)?;
+
+        // Size.
+        let (size, size_note) = test_size(a, kind, max_bs)?;
+
+        check_direct_alignment(&a.target, &tests)?;
+
+        Ok(RunConfig {
+            target: a.target.clone(),
+            kind,
+            size,
+            size_note,
+            tests,
+            repeat,
+            headline: a.preset.unwrap_or(Preset::Default).headline(),
+            preset: if a.rw.is_some() && a.preset.is_none() {
+                None
+            } else {
+                Some(a.preset.unwrap_or(Preset::Default))
+            },
+            keep: a.keep,
+            may_write,
+            output: (!a.out.no_save).then(|| a.out.output.clone()),
+            json: a.out.json,
+            verify: a.verify,
+            prefill: a.prefill && may_write,
+            seed: a.seed,
+            pause: a.pause,
+            steady,
+            precondition: a.precondition,
+        })
+    }
+}
+
+/// The numbers of `iolab run` on their own: block size, depth, jobs, mix, duration or size,
+/// the series' interval.
+fn check_numbers(a: &RunArgs) -> Result<(), UsageError> {
+    if let Some(bs) = a.bs {
+        if bs == 0 {
+            return Err(err("--bs 0: the block size must be at least 512 bytes"));
+        }
+        if bs % 512 != 0 {
+            return Err(err(format!(
+                "--bs {bs}: must be a multiple of 512 bytes (a sector)"
+            )));
+        }
+        if bs > MAX_BS {
+            return Err(err(format!("--bs {bs}: at most 64MiB")));
+        }
+    }
+    if let Some(d) = a.iodepth
+        && (d == 0 || d > MAX_IODEPTH)
+    {
+        return Err(err(format!(
+            "--iodepth {d}: must be between 1 and {MAX_IODEPTH}"
+        )));
+    }
+    if let Some(j) = a.jobs
+        && (j == 0 || j > MAX_JOBS)
+    {
+        return Err(err(format!("--jobs {j}: must be between 1 and {MAX_JOBS}")));
+    }
+    if let Some(pct) = a.rwmix_read
+        && pct > 100
+    {
+        return Err(err(format!("--rwmix-read {pct}: a percentage, 0..=100")));
+    }
+    if a.io_size.is_none() && a.duration.is_zero() {
+        return Err(err(
+            "--duration 0: give a positive duration, or --io-size for a size-based run",
+        ));
+    }
+    if a.io_size == Some(0) {
+        return Err(err("--io-size 0: give a positive size"));
+    }
+    check_interval(a.interval)?;
+    if a.io_size.is_none() {
+        check_series(a.interval, "--duration", a.duration, "points per run")?;
+    }
+    Ok(())
+}
+
+/// May the run write the target? A directory needs its own test file (writable, not
+/// read-only); an existing file or a device only with `--allow-destroy` naming it, a
+/// device in use never.
+fn may_write(
+    a: &RunArgs,
+    kind: TargetKind,
+    writes: bool,
+    allowed: bool,
+) -> Result<bool, UsageError> {
+    Ok(match kind {
+        TargetKind::Directory => {
+            // Even read tests need iolab's own (prefilled) test file there.
+            check_dir_writable(&a.target, "iolab needs to create its test file there")?;
+            true
+        }
+        TargetKind::RegularFile => {
+            if !allowed {
+                return Err(err(format!(
+                    "{} is an existing file: iolab would overwrite it (prefill and writes); pass --allow-destroy {} to allow that, or give a directory",
+                    a.target.display(),
+                    a.target.display()
+                )));
+            }
+            true
+        }
+        TargetKind::BlockDevice => {
+            if let Some(user) = device_in_use(&a.target)
+                && (writes || allowed)
+            {
+                return Err(err(format!(
+                    "{} is in use ({user}); refusing to write to it",
+                    a.target.display()
+                )));
+            }
+            if (writes || a.precondition) && !allowed {
+                if !writes {
+                    return Err(err(format!(
+                        "--precondition writes the whole span of {} twice, destroying its data; pass --allow-destroy {} (exactly that name) to allow it",
+                        a.target.display(),
+                        a.target.display()
+                    )));
+                }
+                return Err(err(format!(
+                    "write tests on the block device {} destroy its data; pass --allow-destroy {} (exactly that name) to allow it, or --rw read/randread for a read-only test",
+                    a.target.display(),
+                    a.target.display()
+                )));
+            }
+            allowed
+        }
+    })
+}
+
+/// The tested size: `--size`, or the default clamped to the room there is (a directory),
+/// the device or the existing file; rounded down to whole `block`s (the largest block of
+/// one job times the jobs); with the note said when it was clamped or a file grows. An
+/// error names where a size too small for one block came from: `--size`, or the free
+/// space when the user gave none.
+fn test_size(
+    a: &RunArgs,
+    kind: TargetKind,
+    block: u64,
+) -> Result<(u64, Option<String>), UsageError> {
+    use crate::units::fmt_size_iec;
+    let too_small = |what: String| {
+        err(format!(
+            "{what}: smaller than one block per job ({})",
+            fmt_size_iec(block)
+        ))
+    };
+    let given = |s: u64| -> Result<u64, UsageError> {
+        if s < block {
+            return Err(too_small(format!("--size {}", fmt_size_iec(s))));
+        }
+        Ok(s / block * block)
+    };
+    Ok(match kind {
+        TargetKind::Directory => {
+            let free = free_space(&a.target).unwrap_or(u64::MAX);
+            match a.size {
+                Some(s) if s > free => {
+                    return Err(err(format!(
+                        "--size {}: only {} free on {}",
+                        fmt_size_iec(s),
+                        fmt_size_iec(free),
+                        a.target.display()
+                    )));
+                }
+                Some(s) => (given(s)?, None),
+                None => {
+                    let room = overwrite_room(&a.target);
+                    let cap = room.cap(free);
+                    if DEFAULT_SIZE <= cap {
+                        (DEFAULT_SIZE / block * block, None)
+                    } else if cap < block {
+                        return Err(err(format!(
+                            "{} is nearly full: the test file may take {} ({}), less than one block per job ({}); free some space there, or use a smaller --bs or fewer --jobs",
+                            a.target.display(),
+                            fmt_size_iec(cap),
+                            room.describe(&a.target),
+                            fmt_size_iec(block)
+                        )));
+                    } else {
+                        let size = cap / block * block;
+                        let rounded = if size < cap {
+                            format!(", rounded down to whole {} blocks", fmt_size_iec(block))
+                        } else {
+                            String::new()
+                        };
+                        let note = format!(
+                            "test file size clamped to {} ({}{rounded})",
+                            fmt_size_iec(size),
+                            room.describe(&a.target)
+                        );
+                        (size, Some(note))
+                    }
+                }
+            }
+        }
+        TargetKind::BlockDevice => {
+            let dev = crate::runner::target::block_device_size(&a.target).map_err(|e| {
+                err(format!(
+                    "cannot read the size of {}: {e}",
+                    a.target.display()
+                ))
+            })?;
+            match a.size {
+                Some(s) if s > dev => {
+                    return Err(err(format!(
+                        "--size {}: the device {} has only {}",
+                        fmt_size_iec(s),
+                        a.target.display(),
+                        fmt_size_iec(dev)
+                    )));
+                }
+                Some(s) => (given(s)?, None),
+                None if dev < block => {
+                    return Err(too_small(format!(
+                        "the device {} holds {}",
+                        a.target.display(),
+                        fmt_size_iec(dev)
+                    )));
+                }
+                None => (DEFAULT_SIZE.min(dev) / block * block, None),
+            }
+        }
+        TargetKind::RegularFile => {
+            let file = FileRoom::of(&a.target);
+            let (size, what) = match a.size {
+                Some(s) => (given(s)?, "--size"),
+                None if file.len > 0 && file.len < block => {
+                    return Err(too_small(format!(
+                        "no --size given, and the file {} is {}",
+                        a.target.display(),
+                        fmt_size_iec(file.len)
+                    )));
+                }
+                None if file.len > 0 => (file.len / block * block, "the file's length"),
+                None => (DEFAULT_SIZE / block * block, "the default test size"),
+            };
+            (size, file.fit(&a.target, size, what)?)
+        }
+    })
+}
+
+/// O_DIRECT needs every block size to be a multiple of the device's logical block size.
+fn check_direct_alignment(
+    target: &std::path::Path,
+    tests: &[BlockTestSpec],
+) -> Result<(), UsageError> {
+    // O_DIRECT alignment against the device's logical block size.
+    if tests.iter().any(|t| t.groups.iter().any(|g| g.direct)) {
+        let lbs = crate::sysinfo::logical_block_size_of(target).unwrap_or(512) as u64;
+        for t in tests {
+            for g in &t.groups {
+                if g.bs % lbs != 0 {
+                    return Err(err(format!(
+                        "--bs {}: not a multiple of the device's logical block size ({lbs} bytes), which O_DIRECT requires",
+                        g.bs
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `--steadystate` and its companions, checked against the rest of `iolab run`: a round is
+/// one run of a test (`--duration` measured, after `--ramp`, with `--pause` before it).
+fn steady_spec(a: &RunArgs) -> Result<Option<SteadySpec>, UsageError> {
+    let Some(rule) = &a.steady.steadystate else {
+        return Ok(None);
+    };
+    if a.io_size.is_some() {
+        return Err(err(
+            "--steadystate with --io-size: steady-state rounds are runs of --duration; drop --io-size",
+        ));
+    }
+    if a.repeat.repeat.trim() != "3" {
+        return Err(err(format!(
+            "--steadystate with --repeat {}: steady state decides how many runs each test gets (a round per run, until steady or --steadystate-max); drop --repeat",
+            a.repeat.repeat.trim()
+        )));
+    }
+    let round_wall = a.duration + a.ramp + a.pause;
+    SteadySpec::parse(
+        rule,
+        a.steady.steadystate_duration,
+        a.steady.steadystate_ramp,
+        a.steady.steadystate_max,
+        a.duration,
+        round_wall,
+    )
+    .map(Some)
+    .map_err(err)
+}
+
+fn job(a: &RunArgs, rw: Rw, bs: u64, iodepth: u32, jobs: u32) -> JobSpec {
+    JobSpec {
+        rw,
+        bs,
+        iodepth,
+        jobs,
+        rwmix_read: rwmix_read(a),
+        region: a.region,
+        pattern: a.pattern.into(),
+        direct: a.direct,
+        huge_pages: a.huge_pages,
+        engine: a.engine,
+        duration: a.io_size.is_none().then_some(a.duration),
+        ramp: if a.io_size.is_some() {
+            std::time::Duration::ZERO
+        } else {
+            a.ramp
+        },
+        io_size: a.io_size,
+        seed: a.seed,
+        fsync_at_end: true,
+        interval: a.interval,
+    }
+}
+
+/// Percentage of reads of mixed tests when `--rwmix-read` is not given (CrystalDiskMark's Mix).
+pub const DEFAULT_RWMIX_READ: u32 = 70;
+
+fn rwmix_read(a: &RunArgs) -> u32 {
+    a.rwmix_read.unwrap_or(DEFAULT_RWMIX_READ)
+}
+
+/// `read`, `write`, or `mixed 70% read` after a test's CrystalDiskMark label.
+fn direction_label(rw: Rw, rwmix_read: u32) -> String {
+    if rw.is_mixed() {
+        format!("mixed {rwmix_read}% read")
+    } else {
+        rw.direction().to_string()
+    }
+}
+
+fn build_tests(a: &RunArgs) -> Result<Vec<BlockTestSpec>, UsageError> {
+    // A single custom test: --rw without --preset.
+    if let (Some(rw), None) = (a.rw, a.preset) {
+        let bs = a.bs.unwrap_or(if rw.is_random() { 4096 } else { 1 << 20 });
+        let qd = a.iodepth.unwrap_or(1);
+        let jobs = a.jobs.unwrap_or(1);
+        let name = format!(
+            "{} {}",
+            cdm_label(rw, bs, qd, jobs),
+            direction_label(rw, rwmix_read(a))
+        );
+        return Ok(vec![BlockTestSpec::single(name, job(a, rw, bs, qd, jobs))]);
+    }
+    let preset = a.preset.unwrap_or(Preset::Default);
+    let mut reads = Vec::new();
+    let mut writes = Vec::new();
+    let mut mixes = Vec::new();
+    for t in preset.tests() {
+        let bs = a.bs.unwrap_or(t.bs);
+        let qd = a.iodepth.unwrap_or(t.iodepth);
+        let jobs = a.jobs.unwrap_or(t.jobs);
+        let (r, w, m) = if t.random {
+            (Rw::Randread, Rw::Randwrite, Rw::Randrw)
+        } else {
+            (Rw::Read, Rw::Write, Rw::Readwrite)
+        };
+        let label = cdm_label(r, bs, qd, jobs);
+        for (rw, list) in [(r, &mut reads), (w, &mut writes), (m, &mut mixes)] {
+            let wanted = match a.rw {
+                Some(only) => only == rw,
+                None => rw != m || a.mix,
+            };
+            if wanted {
+                list.push(BlockTestSpec::single(
+                    format!("{label} {}", direction_label(rw, rwmix_read(a))),
+                    job(a, rw, bs, qd, jobs),
+                ));
+            }
+        }
+    }
+    // CrystalDiskMark's order: all reads, then all writes, then the mixed tests.
+    let mut tests = reads;
+    tests.extend(writes);
+    tests.extend(mixes);
+    if tests.is_empty() {
+        return Err(err(format!(
+            "--rw {} matches no test of the {} preset",
+            a.rw.map(|r| r.name()).unwrap_or("?"),
+            preset.name()
+        )));
+    }
+    Ok(tests)
+}
+
+/// `--repeat` with `--max-repeat` and `--target-ci`, which apply to `--repeat auto` only: given
+/// with a fixed count they would be ignored, so they are refused.
+pub fn repeat_mode(a: &RepeatArgs) -> Result<RepeatMode, String> {
+    use crate::stats::repeat::{DEFAULT_MAX_REPEAT, DEFAULT_TARGET_CI_PCT};
+    if !a.repeat.trim().eq_ignore_ascii_case("auto") {
+        let given = [
+            ("--max-repeat", a.max_repeat.is_some()),
+            ("--target-ci", a.target_ci.is_some()),
+        ];
+        if let Some((flag, _)) = given.iter().find(|(_, g)| *g) {
+            return Err(format!(
+                "{flag} applies to --repeat auto (runs until the interval is tight), not to --repeat {}",
+                a.repeat.trim()
+            ));
+        }
+    }
+    RepeatMode::parse(
+        &a.repeat,
+        a.max_repeat.unwrap_or(DEFAULT_MAX_REPEAT),
+        a.target_ci.unwrap_or(DEFAULT_TARGET_CI_PCT),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrap {
+        #[command(flatten)]
+        run: RunArgs,
+    }
+
+    /// `--max-repeat` and `--target-ci` go with `--repeat auto` only; without them the
+    /// defaults hold.
+    #[test]
+    fn repeat_options_for_auto_are_refused_with_a_fixed_count() {
+        let mode = |args: &[&str]| {
+            let w =
+                Wrap::try_parse_from(std::iter::once("iolab").chain(args.iter().copied())).unwrap();
+            repeat_mode(&w.run.repeat)
+        };
+        assert_eq!(mode(&[]), Ok(RepeatMode::Fixed(3)));
+        assert_eq!(
+            mode(&["--repeat", "auto"]),
+            Ok(RepeatMode::Auto {
+                max: 10,
+                target_ci: 0.025
+            })
+        );
+        assert_eq!(
+            mode(&["--repeat", "auto", "--max-repeat", "20", "--target-ci", "1"]),
+            Ok(RepeatMode::Auto {
+                max: 20,
+                target_ci: 0.01
+            })
+        );
+        assert_eq!(
+            mode(&["--target-ci", "1"]),
+            Err("--target-ci applies to --repeat auto (runs until the interval is tight), not to --repeat 3".into())
+        );
+        assert!(mode(&["--repeat", "5", "--max-repeat", "20"]).is_err());
+        assert_eq!(
+            mode(&["--repeat", "auto", "--target-ci", "0"]),
+            Err("--target-ci 0: must be above 0 and below 100 (percent)".into())
+        );
+    }
+
+    fn tests_of(args: &[&str]) -> Vec<(String, Rw, u32)> {
+        let w = Wrap::try_parse_from(std::iter::once("iolab").chain(args.iter().copied()))
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        build_tests(&w.run)
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+            .into_iter()
+            .map(|t| (t.name, t.groups[0].rw, t.groups[0].rwmix_read))
+            .collect()
+    }
+
+    fn names(t: &[(String, Rw, u32)]) -> Vec<&str> {
+        t.iter().map(|(n, _, _)| n.as_str()).collect()
+    }
+
+    #[test]
+    fn mix_adds_every_preset_test_mixed_after_reads_and_writes() {
+        let t = tests_of(&["--mix", "--preset", "real", "--rwmix-read", "65"]);
+        assert_eq!(
+            names(&t),
+            [
+                "SEQ1M Q1T1 read",
+                "RND4K Q1T1 read",
+                "SEQ1M Q1T1 write",
+                "RND4K Q1T1 write",
+                "SEQ1M Q1T1 mixed 65% read",
+                "RND4K Q1T1 mixed 65% read",
+            ]
+        );
+        assert_eq!((t[4].1, t[4].2), (Rw::Readwrite, 65));
+        assert_eq!(t[5].1, Rw::Randrw);
+        // The default preset: its eight tests, then four mixed ones.
+        let t = tests_of(&["--mix"]);
+        assert_eq!(t.len(), 12);
+        assert!(t[..8].iter().all(|(_, rw, _)| !rw.is_mixed()));
+        assert_eq!(t[8].0, "SEQ1M Q8T1 mixed 70% read");
+        // Without --mix, no mixed test.
+        assert!(tests_of(&[]).iter().all(|(_, rw, _)| !rw.is_mixed()));
+    }
+
+    #[test]
+    fn a_mixed_rw_restricts_a_preset_to_its_mixed_tests_of_that_kind() {
+        let seq = tests_of(&["--preset", "default", "--rw", "readwrite"]);
+        assert_eq!(
+            names(&seq),
+            ["SEQ1M Q8T1 mixed 70% read", "SEQ1M Q1T1 mixed 70% read"]
+        );
+        let rnd = tests_of(&["--preset", "real", "--rw", "randrw"]);
+        assert_eq!(names(&rnd), ["RND4K Q1T1 mixed 70% read"]);
+        // fio's short name is accepted too; a custom sequential mixed test.
+        let custom = tests_of(&["--rw", "rw", "--bs", "128k", "--iodepth", "4"]);
+        assert_eq!(names(&custom), ["SEQ128K Q4T1 mixed 70% read"]);
+        assert_eq!(custom[0].1, Rw::Readwrite);
+        assert!(Wrap::try_parse_from(["iolab", "--mix", "--rw", "read"]).is_err());
+    }
 }

@@ -1,13 +1,28 @@
 //! `iolab saturate` arguments.
+//!
+//! `iolab saturate` options -> a validated plan (`workload::saturate::config`). Every check
+//! happens here, before anything is created: a bad value is a `UsageError` (exit 2). Also
+//! decides the worst-case size of each target from the caches iolab can detect (the fio
+//! latency method: at least 10x the cache).
 
+use crate::cli::checks::{FileRoom, MAX_BS, MAX_JOBS};
+use crate::engine::EngineKind;
+use crate::error::UsageError;
+use crate::fs::facts::{
+    allow_destroy_matches, device_in_use, free_space, fs_signature, is_read_only_fs,
+};
+use crate::model::{Warning, WarningCode};
+use crate::runner::target::{TargetKind, block_device_size, classify, direct_supported};
+use crate::stats::steady_rounds::SteadySpec;
+use crate::sysinfo::caches::{detect_caches, recommended_size, small_test_warning};
+use crate::units::fmt_size_iec;
+use crate::units::{duration_arg, latency_arg, size_arg};
+use crate::workload::saturate::config::*;
+pub use crate::workload::saturate::{Aggregate, Statistic, SweepKind};
+use clap::Args;
+use std::path::Path;
 use std::path::PathBuf;
 use std::time::Duration;
-
-use clap::Args;
-
-use crate::units::{duration_arg, latency_arg, size_arg};
-
-pub use crate::workload::saturate::{Aggregate, Statistic, SweepKind};
 
 #[derive(Debug, Clone, Args)]
 pub struct SaturateArgs {
@@ -106,4 +121,390 @@ pub struct SaturateArgs {
 
     #[command(flatten)]
     pub out: super::OutputArgs,
+}
+
+/// Depth (per job) of the steady-state rounds before a sweep, at most `--max-depth`.
+pub const STEADY_DEPTH: u32 = 32;
+
+/// `v` without repeats, in first-seen order.
+fn unique<T: PartialEq + Copy>(v: &[T]) -> Vec<T> {
+    let mut out: Vec<T> = Vec::new();
+    for &x in v {
+        if !out.contains(&x) {
+            out.push(x);
+        }
+    }
+    out
+}
+
+fn err(msg: impl Into<String>) -> UsageError {
+    UsageError::new(msg)
+}
+
+impl SaturateConfig {
+    pub fn from_args(a: &SaturateArgs) -> Result<SaturateConfig, UsageError> {
+        check_values(a)?;
+        let steady = steady_spec(a)?;
+        check_target_names(a)?;
+        let kinds: Vec<TargetKind> = a
+            .target
+            .iter()
+            .map(|t| classify(t).map_err(err))
+            .collect::<Result<_, _>>()?;
+        let mut notes = Vec::new();
+        let kinds_wanted = sweep_kinds(a, &kinds, &mut notes);
+        if a.mix.is_some() && !kinds_wanted.contains(&SweepKind::Mixed) {
+            let names: Vec<&str> = kinds_wanted.iter().map(|k| k.name()).collect();
+            return Err(err(format!(
+                "--mix sets the read share of the mixed sweep, which does not run here (sweeps: {}); add --rw mixed",
+                names.join(", ")
+            )));
+        }
+        let writes = kinds_wanted.iter().any(|k| k.writes());
+        let jobs = unique(&a.jobs);
+        let max_jobs = jobs.iter().copied().max().unwrap_or(1);
+        let engine = pick_engine(&mut notes);
+        let targets = plan_targets(a, &kinds, writes, max_jobs, &mut notes)?;
+        let mut sweeps = Vec::new();
+        for &j in &jobs {
+            for &k in &kinds_wanted {
+                sweeps.push(SweepSpec { kind: k, jobs: j });
+            }
+        }
+        Ok(SaturateConfig {
+            targets,
+            sweeps,
+            notes,
+            bs: a.bs,
+            max_depth: a.max_depth,
+            limit_ns: a.latency_limit.as_nanos() as f64,
+            statistic: a.on,
+            aggregate: a.aggregate,
+            mix: a.mix.unwrap_or(50),
+            step: a.step_duration,
+            ramp: a.ramp,
+            precondition: a.precondition,
+            engine,
+            keep: a.keep,
+            seed: a.seed,
+            output: (!a.out.no_save).then(|| a.out.output.clone()),
+            json: a.out.json,
+            ranks: 1,
+            steady,
+            steady_depth: STEADY_DEPTH.min(a.max_depth),
+        })
+    }
+}
+
+/// The numbers: latency limit, depth, jobs, mix, block size, step duration.
+fn check_values(a: &SaturateArgs) -> Result<(), UsageError> {
+    if a.latency_limit.is_zero() {
+        return Err(err("--latency-limit 0: give a positive latency, e.g. 10ms"));
+    }
+    if a.max_depth == 0 || a.max_depth > MAX_DEPTH {
+        return Err(err(format!(
+            "--max-depth {}: must be between 1 and {MAX_DEPTH}",
+            a.max_depth
+        )));
+    }
+    if let Some(j) = a.jobs.iter().find(|&&j| j == 0 || j > MAX_JOBS) {
+        return Err(err(format!("--jobs {j}: must be between 1 and {MAX_JOBS}")));
+    }
+    if let Some(mix) = a.mix
+        && !(1..=99).contains(&mix)
+    {
+        return Err(err(format!(
+            "--mix {mix}: the read share of the mixed sweep, 1..=99 percent"
+        )));
+    }
+    if a.bs < 512 || !a.bs.is_multiple_of(512) || a.bs > MAX_BS {
+        return Err(err(format!(
+            "--bs {}: must be a multiple of 512 bytes, at most 64MiB",
+            a.bs
+        )));
+    }
+    if a.step_duration.is_zero() {
+        return Err(err("--step-duration 0: give a positive duration"));
+    }
+    Ok(())
+}
+
+/// The steady-state rounds before a sweep (`--steadystate`): a round is one step,
+/// `--step-duration` measured after `--ramp`.
+fn steady_spec(a: &SaturateArgs) -> Result<Option<SteadySpec>, UsageError> {
+    let Some(rule) = &a.steady.steadystate else {
+        return Ok(None);
+    };
+    SteadySpec::parse(
+        rule,
+        a.steady.steadystate_duration,
+        a.steady.steadystate_ramp,
+        a.steady.steadystate_max,
+        a.step_duration,
+        a.step_duration + a.ramp,
+    )
+    .map(Some)
+    .map_err(err)
+}
+
+/// Each `--target` once, and each `--allow-destroy` naming one of them.
+fn check_target_names(a: &SaturateArgs) -> Result<(), UsageError> {
+    for (i, t) in a.target.iter().enumerate() {
+        if a.target[..i]
+            .iter()
+            .any(|u| allow_destroy_matches(Some(u), t) || u == t)
+        {
+            return Err(err(format!("--target {} is given twice", t.display())));
+        }
+    }
+    for ad in &a.allow_destroy {
+        if !a.target.iter().any(|t| allow_destroy_matches(Some(ad), t)) {
+            return Err(err(format!(
+                "--allow-destroy {} does not name any --target exactly",
+                ad.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `--allow-destroy` names `t`.
+fn allowed(a: &SaturateArgs, t: &Path) -> bool {
+    a.allow_destroy
+        .iter()
+        .any(|ad| allow_destroy_matches(Some(ad), t))
+}
+
+/// Which sweeps (once each): `--rw`, else all three, unless a device may not be written
+/// (then randread only, and a note says why).
+fn sweep_kinds(a: &SaturateArgs, kinds: &[TargetKind], notes: &mut Vec<String>) -> Vec<SweepKind> {
+    let read_only_device = a
+        .target
+        .iter()
+        .zip(kinds)
+        .find(|(t, k)| **k == TargetKind::BlockDevice && !allowed(a, t));
+    let mut kinds_wanted = a.rw.clone();
+    if kinds_wanted.is_empty() {
+        kinds_wanted = vec![SweepKind::Randread, SweepKind::Randwrite, SweepKind::Mixed];
+        if let Some((t, _)) = read_only_device {
+            kinds_wanted = vec![SweepKind::Randread];
+            notes.push(format!(
+                "randread only: write sweeps on {} need --allow-destroy {}",
+                t.display(),
+                t.display()
+            ));
+        }
+    }
+    unique(&kinds_wanted)
+}
+
+/// io_uring where the kernel offers it, else the sync engine (with a note).
+fn pick_engine(notes: &mut Vec<String>) -> EngineKind {
+    match crate::engine::probe_uring() {
+        Ok(_) => EngineKind::Uring,
+        Err(e) => {
+            notes.push(format!(
+                "io_uring unavailable ({e}): each I/O in flight becomes a thread of the sync engine"
+            ));
+            EngineKind::Sync
+        }
+    }
+}
+
+/// Each target checked (may it be written, does it take O_DIRECT) and sized; an existing
+/// file that grows for its size gets a note.
+fn plan_targets(
+    a: &SaturateArgs,
+    kinds: &[TargetKind],
+    writes: bool,
+    max_jobs: u32,
+    notes: &mut Vec<String>,
+) -> Result<Vec<TargetPlan>, UsageError> {
+    let mut targets = Vec::new();
+    for (path, &kind) in a.target.iter().zip(kinds) {
+        let may_write = check_writable(path, kind, writes, allowed(a, path))?;
+        let direct = probe_direct(path, kind);
+        if !direct && !a.allow_buffered {
+            return Err(err(format!(
+                "{} refuses O_DIRECT, so the page cache would answer instead of the device; pass --allow-buffered to measure it anyway",
+                path.display()
+            )));
+        }
+        let plan = size_target(path, kind, may_write, direct, a, max_jobs, notes)?;
+        targets.push(plan);
+    }
+    Ok(targets)
+}
+
+/// May iolab write `path`? Errors for anything it must not touch.
+fn check_writable(
+    path: &Path,
+    kind: TargetKind,
+    writes: bool,
+    allowed: bool,
+) -> Result<bool, UsageError> {
+    let shown = path.display();
+    match kind {
+        TargetKind::Directory => {
+            if is_read_only_fs(path)
+                || nix::unistd::access(path, nix::unistd::AccessFlags::W_OK).is_err()
+            {
+                return Err(err(format!(
+                    "{shown} is not writable; iolab needs to create (and prefill) its test file there"
+                )));
+            }
+            Ok(true)
+        }
+        TargetKind::RegularFile if !allowed => Err(err(format!(
+            "{shown} is an existing file that the prefill would overwrite; pass --allow-destroy {shown}, or give a directory"
+        ))),
+        TargetKind::RegularFile => Ok(true),
+        TargetKind::BlockDevice => {
+            if (writes || allowed)
+                && let Some(user) = device_in_use(path)
+            {
+                return Err(err(format!(
+                    "{shown} is in use ({user}); refusing to write to it"
+                )));
+            }
+            if writes && !allowed {
+                let sig = fs_signature(path)
+                    .map(|s| format!(" (it holds a {s} file system)"))
+                    .unwrap_or_default();
+                return Err(err(format!(
+                    "write sweeps destroy the data on {shown}{sig}; pass --allow-destroy {shown}, or --rw randread"
+                )));
+            }
+            Ok(allowed)
+        }
+    }
+}
+
+/// O_DIRECT on the target; for a directory, on a probe file removed at once.
+fn probe_direct(path: &Path, kind: TargetKind) -> bool {
+    match kind {
+        TargetKind::Directory => tempfile::Builder::new()
+            .prefix(".iolab-direct-probe-")
+            .tempfile_in(path)
+            .map(|f| direct_supported(f.path()))
+            .unwrap_or(false),
+        _ => direct_supported(path),
+    }
+}
+
+fn size_target(
+    path: &Path,
+    kind: TargetKind,
+    may_write: bool,
+    direct: bool,
+    a: &SaturateArgs,
+    max_jobs: u32,
+    notes: &mut Vec<String>,
+) -> Result<TargetPlan, UsageError> {
+    let shown = path.display();
+    let caches = detect_caches(path, direct);
+    let recommended = recommended_size(&caches);
+    let mut warnings = Vec::new();
+    let file = (kind == TargetKind::RegularFile).then(|| FileRoom::of(path));
+    let size = match kind {
+        TargetKind::BlockDevice => {
+            let dev = block_device_size(path)
+                .map_err(|e| err(format!("cannot read the size of {shown}: {e}")))?;
+            match size_within(a.size, dev, |s, d| {
+                format!("--size {s}: {shown} has only {d}")
+            })? {
+                Some(s) => {
+                    if s < dev {
+                        warnings.push(small_warning(
+                            format!(
+                                "--size {} tests part of {shown} ({}): the worst case is the whole device",
+                                fmt_size_iec(s),
+                                fmt_size_iec(dev)
+                            ),
+                        ));
+                    }
+                    s
+                }
+                None => dev,
+            }
+        }
+        TargetKind::Directory => {
+            let free = free_space(path).unwrap_or(u64::MAX);
+            match size_within(a.size, free, |s, f| {
+                format!("--size {s}: only {f} free on {shown}")
+            })? {
+                Some(s) => s,
+                None => recommended
+                    .max(MIN_DEFAULT_FILE)
+                    .min(crate::cli::checks::overwrite_room(path).cap(free)),
+            }
+        }
+        TargetKind::RegularFile => match (a.size, file.map_or(0, |f| f.len)) {
+            (Some(s), _) => s,
+            (None, len) if len > 0 => len,
+            (None, _) => recommended.max(MIN_DEFAULT_FILE),
+        },
+    };
+    let size = size / a.bs * a.bs;
+    // Refused before anything is written when the prefill would fill the file system.
+    if let Some(file) = file {
+        let what = match a.size {
+            Some(_) => "--size",
+            None if file.len > 0 => "the file's length",
+            None => "the default size (10x the caches, at least 1 GiB)",
+        };
+        notes.extend(file.fit(path, size, what)?);
+    }
+    let need = a.max_depth as u64 * a.bs * max_jobs as u64;
+    if size < need {
+        return Err(err(format!(
+            "{shown}: {} is too small for one {} block per I/O in flight ({} x {} job(s) = {} needed); lower --max-depth or give more --size",
+            fmt_size_iec(size),
+            fmt_size_iec(a.bs),
+            a.max_depth,
+            max_jobs,
+            fmt_size_iec(need)
+        )));
+    }
+    warnings.extend(small_test_warning(size, path, &caches));
+    if !direct {
+        warnings.push(Warning {
+            code: WarningCode::Buffered,
+            message: format!(
+                "{shown} refused O_DIRECT; running buffered (--allow-buffered): the page cache takes part in every latency"
+            ),
+            test: None,
+        });
+    }
+    Ok(TargetPlan {
+        path: path.to_path_buf(),
+        kind,
+        size,
+        may_write,
+        direct,
+        caches,
+        recommended,
+        warnings,
+    })
+}
+
+/// `--size` if it fits in `limit` bytes; else the usage error `says` (given both sizes,
+/// formatted).
+fn size_within(
+    size: Option<u64>,
+    limit: u64,
+    says: impl FnOnce(String, String) -> String,
+) -> Result<Option<u64>, UsageError> {
+    match size {
+        Some(s) if s > limit => Err(err(says(fmt_size_iec(s), fmt_size_iec(limit)))),
+        s => Ok(s),
+    }
+}
+
+fn small_warning(message: String) -> Warning {
+    Warning {
+        code: WarningCode::SmallTestSize,
+        message,
+        test: None,
+    }
 }

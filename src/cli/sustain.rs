@@ -1,12 +1,21 @@
 //! `iolab sustain` arguments.
+//!
+//! Validated `iolab sustain`: every value and the target checked before anything is
+//! created (a bad one is a `UsageError`, exit 2, and nothing is written).
 
+use crate::cli::checks::{
+    FileRoom, MAX_BS, MAX_IODEPTH, allow_destroy_of, check_dir_writable, check_interval,
+    check_series, device_in_use, free_space,
+};
+use crate::engine::EngineKind;
+use crate::error::UsageError;
+use crate::runner::target::{TargetKind, block_device_size, classify};
+use crate::units::fmt_size_iec;
+use crate::units::{duration_arg, size_arg};
+use crate::workload::block::Rw;
+use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
-
-use clap::Args;
-
-use crate::engine::EngineKind;
-use crate::units::{duration_arg, size_arg};
 
 /// The order of a sustained write's blocks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -92,4 +101,259 @@ pub fn percent_arg(s: &str) -> Result<u64, String> {
         return Err(format!("'{s}': a share from 1% to 100%"));
     }
     Ok(v)
+}
+
+/// At most this many recovery passes.
+pub const MAX_RECOVERY_PASSES: usize = 10;
+
+/// Default span of a directory: this share of its free space (less on a copy-on-write file
+/// system, where the recovery passes' overwrites need new space: half of its overwrite room).
+pub const DEFAULT_DIR_SPAN_PCT: u64 = 50;
+
+/// Validated `iolab sustain`.
+#[derive(Debug, Clone)]
+pub struct SustainConfig {
+    pub target: PathBuf,
+    pub kind: TargetKind,
+    /// Bytes of the span (a whole number of blocks).
+    pub size: u64,
+    /// How the span was chosen, for the table (`50 % of 20.0 GiB free`).
+    pub size_note: String,
+    /// `--time`: the first pass stops here at the latest.
+    pub time: Option<Duration>,
+    pub rw: Rw,
+    pub bs: u64,
+    pub iodepth: u32,
+    pub engine: EngineKind,
+    pub interval: Duration,
+    /// Idle times before the recovery passes, in order.
+    pub recovery: Vec<Duration>,
+    pub seed: u64,
+    pub output: Option<PathBuf>,
+    pub json: bool,
+}
+
+fn err(msg: impl Into<String>) -> UsageError {
+    UsageError::new(msg)
+}
+
+impl SustainConfig {
+    pub fn from_args(a: &SustainArgs) -> Result<SustainConfig, UsageError> {
+        let kind = classify(&a.target).map_err(err)?;
+        check_io(a)?;
+        check_timing(a)?;
+        check_recovery(a)?;
+        // What may be written.
+        let allowed = allow_destroy_of(a.allow_destroy.as_deref(), &a.target)?;
+        let (size, size_note) = match kind {
+            TargetKind::Directory => dir_span(a)?,
+            TargetKind::BlockDevice => device_span(a, allowed)?,
+            TargetKind::RegularFile => file_span(a, allowed)?,
+        };
+        let size = whole_blocks(a, size, &size_note)?;
+        Ok(SustainConfig {
+            target: a.target.clone(),
+            kind,
+            size,
+            size_note,
+            time: a.time,
+            rw: match a.rw {
+                SustainRw::Write => Rw::Write,
+                SustainRw::Randwrite => Rw::Randwrite,
+            },
+            bs: a.bs,
+            iodepth: a.iodepth,
+            engine: a.engine,
+            interval: a.interval,
+            recovery: a.recovery.clone(),
+            seed: a.seed,
+            output: (!a.out.no_save).then(|| a.out.output.clone()),
+            json: a.out.json,
+        })
+    }
+}
+
+/// `--bs`, `--iodepth` and `--engine`: a block of whole sectors up to 64MiB, a depth in
+/// range, an engine that writes.
+fn check_io(a: &SustainArgs) -> Result<(), UsageError> {
+    if a.bs == 0 || !a.bs.is_multiple_of(512) {
+        return Err(err(format!(
+            "--bs {}: must be a positive multiple of 512 bytes (a sector)",
+            a.bs
+        )));
+    }
+    if a.bs > MAX_BS {
+        return Err(err(format!("--bs {}: at most 64MiB", a.bs)));
+    }
+    if a.iodepth == 0 || a.iodepth > MAX_IODEPTH {
+        return Err(err(format!(
+            "--iodepth {}: must be between 1 and {MAX_IODEPTH}",
+            a.iodepth
+        )));
+    }
+    if a.engine == EngineKind::Null {
+        return Err(err(
+            "--engine null: the null engine writes nothing, so there is no cache to fill; use uring or sync",
+        ));
+    }
+    Ok(())
+}
+
+/// `--interval` and `--time`: whole milliseconds, a positive limit, a series that fits in it.
+fn check_timing(a: &SustainArgs) -> Result<(), UsageError> {
+    check_interval(a.interval)?;
+    if let Some(t) = a.time {
+        if t.is_zero() {
+            return Err(err("--time 0: give a positive time limit (e.g. 10m)"));
+        }
+        check_series(a.interval, "--time", t, "points")?;
+    }
+    Ok(())
+}
+
+/// `--recovery`: at most `MAX_RECOVERY_PASSES` idle times, each above zero.
+fn check_recovery(a: &SustainArgs) -> Result<(), UsageError> {
+    if a.recovery.len() > MAX_RECOVERY_PASSES {
+        return Err(err(format!(
+            "--recovery: {} idle times, at most {MAX_RECOVERY_PASSES}",
+            a.recovery.len()
+        )));
+    }
+    if a.recovery.iter().any(|d| d.is_zero()) {
+        return Err(err(
+            "--recovery 0s: a recovery pass right after the first finds nothing to recover; give idle times above zero (e.g. 30s,2m,10m)",
+        ));
+    }
+    Ok(())
+}
+
+fn pct_of(total: u64, pct: u64) -> u64 {
+    (total as u128 * pct as u128 / 100) as u64
+}
+
+/// The span in a directory (writable, on a writable file system): `--size` within its free
+/// space, or `--span` percent of that (by default `DEFAULT_DIR_SPAN_PCT`, less on a
+/// copy-on-write file system).
+fn dir_span(a: &SustainArgs) -> Result<(u64, String), UsageError> {
+    check_dir_writable(&a.target, "iolab needs to write its file there")?;
+    let free = free_space(&a.target);
+    Ok(match (a.size, a.span, free) {
+        (Some(s), _, Some(f)) if s > f => {
+            return Err(err(format!(
+                "--size {}: larger than the free space on {} ({})",
+                fmt_size_iec(s),
+                a.target.display(),
+                fmt_size_iec(f)
+            )));
+        }
+        (Some(s), _, _) => (s, "--size".to_string()),
+        (None, pct, Some(f)) => {
+            // On a copy-on-write file system a recovery pass rewrites part of
+            // the span into new space: the default leaves room for it.
+            let room = crate::fs::facts::overwrite_room(&a.target);
+            let pct = pct.unwrap_or(if room.why.is_some() {
+                (room.percent / 2).max(1)
+            } else {
+                DEFAULT_DIR_SPAN_PCT
+            });
+            (
+                pct_of(f, pct),
+                format!("{pct} % of the {} free", fmt_size_iec(f)),
+            )
+        }
+        (None, _, None) => {
+            return Err(err(format!(
+                "the free space on {} is unknown: give the span with --size",
+                a.target.display()
+            )));
+        }
+    })
+}
+
+/// The span on a block device (not in use, named by `--allow-destroy`).
+fn device_span(a: &SustainArgs, allowed: bool) -> Result<(u64, String), UsageError> {
+    if let Some(user) = device_in_use(&a.target) {
+        return Err(err(format!(
+            "{} is in use ({user}); refusing a sustained write to it (unmount it, or give a directory on it)",
+            a.target.display()
+        )));
+    }
+    if !allowed {
+        return Err(err(format!(
+            "a sustained write to the block device {} destroys its data; pass --allow-destroy {} (exactly that name) to allow it",
+            a.target.display(),
+            a.target.display()
+        )));
+    }
+    let dev = block_device_size(&a.target).map_err(|e| {
+        err(format!(
+            "cannot read the size of {}: {e}",
+            a.target.display()
+        ))
+    })?;
+    let larger = format!("the device {} ({})", a.target.display(), fmt_size_iec(dev));
+    span_within(a, dev, dev, "device", larger)
+}
+
+/// The span in an existing file (named by `--allow-destroy`), which may grow into the free
+/// space beside it.
+fn file_span(a: &SustainArgs, allowed: bool) -> Result<(u64, String), UsageError> {
+    if !allowed {
+        return Err(err(format!(
+            "{} is an existing file: iolab would overwrite it; pass --allow-destroy {} to allow that, or give a directory",
+            a.target.display(),
+            a.target.display()
+        )));
+    }
+    let file = FileRoom::of(&a.target);
+    // `fit` refuses a span beyond the file's room (and says when the file grows): the one
+    // check of run, saturate and sustain.
+    let (size, note) = span_within(a, file.len, u64::MAX, "file", String::new())?;
+    Ok(match file.fit(&a.target, size, &note)? {
+        Some(grows) => (size, format!("{note}; {grows}")),
+        None => (size, note),
+    })
+}
+
+/// The span in a `whole` of bytes (the `noun`): `--size` up to `room` (else "larger than"
+/// `larger`), `--span` percent of the whole, or all of it; with the note that says which.
+fn span_within(
+    a: &SustainArgs,
+    whole: u64,
+    room: u64,
+    noun: &str,
+    larger: String,
+) -> Result<(u64, String), UsageError> {
+    Ok(match (a.size, a.span) {
+        (Some(s), _) if s > room => {
+            return Err(err(format!(
+                "--size {}: larger than {larger}",
+                fmt_size_iec(s)
+            )));
+        }
+        (Some(s), _) => (s, "--size".to_string()),
+        (None, Some(p)) => (pct_of(whole, p), format!("{p} % of the {noun}")),
+        (None, None) => (whole, format!("the whole {noun}")),
+    })
+}
+
+/// The span in whole blocks: at least one, and `--bs` a multiple of the logical block size
+/// (O_DIRECT).
+fn whole_blocks(a: &SustainArgs, size: u64, size_note: &str) -> Result<u64, UsageError> {
+    if size < a.bs {
+        return Err(err(format!(
+            "the span ({}, {size_note}) is smaller than one block (--bs {})",
+            fmt_size_iec(size),
+            fmt_size_iec(a.bs)
+        )));
+    }
+    let size = size / a.bs * a.bs;
+    let lbs = crate::sysinfo::logical_block_size_of(&a.target).unwrap_or(512) as u64;
+    if !a.bs.is_multiple_of(lbs) {
+        return Err(err(format!(
+            "--bs {}: not a multiple of the device's logical block size ({lbs} bytes), which O_DIRECT requires",
+            a.bs
+        )));
+    }
+    Ok(size)
 }

@@ -57,7 +57,7 @@ impl DirFamily for CopyFamily {
     fn reference(
         params: &std::collections::BTreeMap<String, String>,
     ) -> Result<(CopyArgs, String), crate::error::UsageError> {
-        crate::config::reference::copy(params)
+        crate::cli::reference::copy(params)
     }
 
     fn retarget(args: &mut CopyArgs, dir: &std::path::Path) {

@@ -253,7 +253,7 @@ pub trait DirFamily: Family + Sized {
     type Args: Clone + Send + Sync + 'static;
 
     /// Reference parameters (keys are flag names) -> the subcommand's arguments, parsed with
-    /// its own clap definitions (`config::reference::parse_args`) and checked as far as
+    /// its own clap definitions (`cli::reference::parse_args`) and checked as far as
     /// possible before the matrix formats anything, and the label of the tables.
     fn reference(params: &BTreeMap<String, String>) -> Result<(Self::Args, String), UsageError>;
     /// Point the arguments at `dir`, with no result file of their own and nothing kept.

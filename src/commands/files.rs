@@ -62,7 +62,7 @@ impl DirFamily for FilesFamily {
     fn reference(
         params: &std::collections::BTreeMap<String, String>,
     ) -> Result<(FilesArgs, String), crate::error::UsageError> {
-        crate::config::reference::files(params)
+        crate::cli::reference::files(params)
     }
 
     fn retarget(args: &mut FilesArgs, dir: &Path) {

@@ -7,9 +7,9 @@ use anyhow::Result;
 
 use super::family::{DirFamily, Family, Output, execute as execute_family};
 use crate::cli::run::RunArgs;
-use crate::config::RunConfig;
 use crate::model::{ResultDoc, ResultSink};
 use crate::runner::RunContext;
+use crate::runner::run::RunConfig;
 use crate::runner::run::run_with;
 
 pub fn execute(args: &RunArgs, argv: Vec<String>) -> Result<i32> {
@@ -49,7 +49,7 @@ impl DirFamily for RunFamily {
     fn reference(
         params: &std::collections::BTreeMap<String, String>,
     ) -> Result<(RunArgs, String), crate::error::UsageError> {
-        crate::config::reference::run(params)
+        crate::cli::reference::run(params)
     }
 
     fn retarget(args: &mut RunArgs, dir: &Path) {

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 
 use super::family::{Family, Output, execute as execute_family};
 use crate::cli::sustain::SustainArgs;
-use crate::config::sustain::SustainConfig;
+use crate::cli::sustain::SustainConfig;
 use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning, WarningCode};
 use crate::runner::RunContext;
 use crate::runner::block::{LiveCounters, LiveSampler, run_block_test, settings_of};

@@ -130,7 +130,7 @@ impl DirFamily for TraceFamily {
     fn reference(
         params: &std::collections::BTreeMap<String, String>,
     ) -> Result<(TraceRunArgs, String), crate::error::UsageError> {
-        crate::config::reference::trace(params)
+        crate::cli::reference::trace(params)
     }
 
     fn retarget(args: &mut TraceRunArgs, dir: &Path) {

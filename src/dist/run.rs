@@ -7,10 +7,10 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::cli::run::RunArgs;
-use crate::config::RunConfig;
 use crate::dist::hooks::{Collector, DistHooks};
 use crate::dist::session::{Prepared, RankSpace, Session, per_rank_size};
 use crate::model::{ResultDoc, ResultSink};
+use crate::runner::run::RunConfig;
 use crate::runner::run::run_with_hooks;
 
 fn setup(args: &RunArgs, rank: u32, ranks: u32) -> Result<Prepared<RunConfig>> {
@@ -24,7 +24,7 @@ fn setup(args: &RunArgs, rank: u32, ranks: u32) -> Result<Prepared<RunConfig>> {
             &args.target,
             ranks,
             rank,
-            crate::config::DEFAULT_SIZE,
+            crate::cli::checks::DEFAULT_SIZE,
         )?);
     }
     let cfg = RunConfig::from_args(&rank_args)?;

@@ -93,7 +93,7 @@ impl RankSpace {
 
 /// The test file size of each rank: `wanted`, unless the ranks together would take more than
 /// 90 % of the free space, 45 % on a copy-on-write file system (on a shared file system they
-/// all take from the same space; see `config::overwrite_room_of`).
+/// all take from the same space; see `cli::checks::overwrite_room_of`).
 pub fn per_rank_size(target: &Path, ranks: u32, rank: u32, wanted: u64) -> Result<u64> {
     let free = crate::fs::facts::free_space(target).unwrap_or(u64::MAX);
     let room = crate::fs::facts::overwrite_room(target);

@@ -19,7 +19,7 @@ use crate::sysinfo::diskstats::write_amplification;
 use crate::workload::block::BlockTestSpec;
 use crate::workload::presets::Preset;
 
-/// Validated `iolab run` (checked by `config::RunConfig::from_args`).
+/// Validated `iolab run` (checked by `cli::run`, `RunConfig::from_args`).
 #[derive(Debug, Clone)]
 pub struct RunConfig {
     pub target: PathBuf,

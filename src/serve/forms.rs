@@ -214,12 +214,12 @@ pub fn validate(p: &Planned, output: &std::path::Path) -> Result<(), String> {
             .to_string()
     })?;
     let r = match &cli.command {
-        Command::Run(a) => crate::config::RunConfig::from_args(a).map(drop),
+        Command::Run(a) => crate::runner::run::RunConfig::from_args(a).map(drop),
         Command::Files(a) => crate::workload::files::config::FilesConfig::from_args(a).map(drop),
         Command::Saturate(a) => {
             crate::workload::saturate::config::SaturateConfig::from_args(a).map(drop)
         }
-        Command::Sustain(a) => crate::config::sustain::SustainConfig::from_args(a).map(drop),
+        Command::Sustain(a) => crate::cli::sustain::SustainConfig::from_args(a).map(drop),
         _ => Ok(()),
     };
     r.map_err(|e| e.to_string())

@@ -255,7 +255,7 @@ fn place_of(
 
 /// Check everything and decide what runs.
 pub fn plan(a: &MatrixArgs) -> Result<Plan, UsageError> {
-    let repeat = crate::config::repeat_mode(&a.repeat).map_err(err)?;
+    let repeat = crate::cli::run::repeat_mode(&a.repeat).map_err(err)?;
     if a.full && a.study != Some(Study::Cluster) {
         return Err(err("--full is only for --study cluster"));
     }

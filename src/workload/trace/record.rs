@@ -24,7 +24,7 @@ pub enum Recorder {
     Strace,
 }
 
-/// What to record and where to (`config::trace` makes it from the command line).
+/// What to record and where to (`cli::trace` checks it from the command line).
 #[derive(Debug, Clone)]
 pub struct RecordSettings {
     /// The program and its arguments.

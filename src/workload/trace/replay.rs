@@ -43,7 +43,7 @@ impl Timing {
     }
 }
 
-/// What to replay, where and how (`config::trace` makes it from the command line).
+/// What to replay, where and how (`cli::trace` checks it from the command line).
 #[derive(Debug, Clone)]
 pub struct ReplaySettings {
     /// The trace file.

@@ -1,0 +1,166 @@
+//! Checks the families' `from_args` share: limits, `--interval` series, `--allow-destroy`,
+//! writable directories, an existing file's room, `--repeat`. A bad value is a
+//! `UsageError` (exit 2) raised before anything is created.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::error::UsageError;
+use crate::units::fmt_ns;
+
+/// Default size of the test file.
+pub const DEFAULT_SIZE: u64 = 1 << 30;
+pub const MAX_IODEPTH: u32 = 1024;
+pub const MAX_JOBS: u32 = 256;
+pub const MAX_BS: u64 = 64 << 20;
+
+// File-system facts the checks use (free space, read-only, in use, signatures) live in
+// fs::facts; re-exported here for the callers that validate arguments.
+pub use crate::fs::facts::{
+    OverwriteRoom, allow_destroy_matches, device_in_use, free_space, fs_signature, is_read_only_fs,
+    overwrite_room, overwrite_room_of,
+};
+
+fn err(msg: impl Into<String>) -> UsageError {
+    UsageError::new(msg)
+}
+
+/// `--interval` in whole milliseconds, at least 1ms.
+pub(crate) fn check_interval(interval: Duration) -> Result<(), UsageError> {
+    let ns = interval.as_nanos();
+    if ns == 0 || !ns.is_multiple_of(1_000_000) {
+        return Err(err(format!(
+            "--interval {}: give whole milliseconds, at least 1ms (e.g. 100ms, 1s)",
+            fmt_ns(ns as f64)
+        )));
+    }
+    Ok(())
+}
+
+/// The series of a checked `--interval` over `span` (the option `flag`): one whole interval
+/// at least, `MAX_INTERVALS` points at most (`points` says what they are counted in).
+pub(crate) fn check_series(
+    interval: Duration,
+    flag: &str,
+    span: Duration,
+    points: &str,
+) -> Result<(), UsageError> {
+    let (shown, span_shown) = (
+        fmt_ns(interval.as_nanos() as f64),
+        fmt_ns(span.as_nanos() as f64),
+    );
+    if interval > span {
+        return Err(err(format!(
+            "--interval {shown} is longer than {flag} {span_shown}: no interval of the series would be complete"
+        )));
+    }
+    let n = span.as_nanos() / interval.as_nanos();
+    let max = crate::workload::block::MAX_INTERVALS;
+    if n > max as u128 {
+        return Err(err(format!(
+            "--interval {shown} over {flag} {span_shown} makes {n} {points} (at most {max}): use a longer --interval"
+        )));
+    }
+    Ok(())
+}
+
+/// Whether `--allow-destroy` (if given) names `target`: naming anything else is an error.
+pub(crate) fn allow_destroy_of(
+    allow_destroy: Option<&Path>,
+    target: &Path,
+) -> Result<bool, UsageError> {
+    let allowed = allow_destroy_matches(allow_destroy, target);
+    if let Some(ad) = allow_destroy
+        && !allowed
+    {
+        return Err(err(format!(
+            "--allow-destroy {} does not name the target {} exactly",
+            ad.display(),
+            target.display()
+        )));
+    }
+    Ok(allowed)
+}
+
+/// A directory iolab writes its file into: not on a read-only file system (`needs` says
+/// why that matters), writable.
+pub(crate) fn check_dir_writable(dir: &Path, needs: &str) -> Result<(), UsageError> {
+    if is_read_only_fs(dir) {
+        return Err(err(format!(
+            "{} is on a read-only file system; {needs}",
+            dir.display()
+        )));
+    }
+    if nix::unistd::access(dir, nix::unistd::AccessFlags::W_OK).is_err() {
+        return Err(err(format!("{} is not writable", dir.display())));
+    }
+    Ok(())
+}
+
+/// An existing file as a target (`--allow-destroy FILE`): how long it is, and how much it
+/// can hold before the file system is full: the blocks it has plus the free space beside
+/// it. `run`, `saturate` and `sustain` check their size against it before anything is
+/// written: the prefill writes every block of the tested size, and a file that may not grow
+/// that far would fill the file system and end in ENOSPC, the file left grown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileRoom {
+    /// The file's length in bytes.
+    pub len: u64,
+    /// Bytes the file can hold: its allocated blocks (a sparse file's holes need new
+    /// space) plus the free space on its file system.
+    pub room: u64,
+}
+
+impl FileRoom {
+    /// The room of the existing file `file`.
+    pub fn of(file: &Path) -> FileRoom {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(file).ok();
+        let len = meta.as_ref().map_or(0, |m| m.len());
+        let allocated = meta.as_ref().map_or(0, |m| m.blocks().saturating_mul(512));
+        let dir = file
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        FileRoom {
+            len,
+            room: allocated.saturating_add(free_space(dir).unwrap_or(u64::MAX)),
+        }
+    }
+
+    /// `the file FILE and the free space beside it (ROOM)`.
+    pub fn describe(&self, file: &Path) -> String {
+        format!(
+            "the file {} and the free space beside it ({})",
+            file.display(),
+            crate::units::fmt_size_iec(self.room)
+        )
+    }
+
+    /// May the file be tested over `size` bytes (`what`: where that size came from,
+    /// `--size` or a default)? An error when it does not fit; else, when the file has to
+    /// grow for it, the note that says so (the file keeps its new length).
+    pub fn fit(&self, file: &Path, size: u64, what: &str) -> Result<Option<String>, UsageError> {
+        use crate::units::fmt_size_iec;
+        if size > self.room {
+            let hint = if what == "--size" {
+                "give a smaller --size"
+            } else {
+                "give a --size that fits"
+            };
+            return Err(err(format!(
+                "{what} {}: larger than {}; writing that much would fill the file system; {hint}, or free some space",
+                fmt_size_iec(size),
+                self.describe(file)
+            )));
+        }
+        Ok((size > self.len).then(|| {
+            format!(
+                "{} grows from {} to {} ({what}) and keeps that length after the test",
+                file.display(),
+                fmt_size_iec(self.len),
+                fmt_size_iec(size)
+            )
+        }))
+    }
+}
