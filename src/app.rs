@@ -1,25 +1,18 @@
-//! Dispatch of subcommands to their command modules. The only place that sees every
-//! subcommand; `anyhow` is used from here up.
+//! Runs the parsed command line: the settings of the whole process (launcher check, history,
+//! progress stream), then the subcommand through its `cli::Execute` (in commands/NAME.rs;
+//! `completions` and `man` here). `anyhow` is used from here up.
 
 use anyhow::Result;
 use clap::CommandFactory;
 
-use crate::cli::{Cli, Command};
-use crate::commands;
+use crate::cli::report::{CompletionsArgs, ManArgs};
+use crate::cli::{Cli, Execute};
 
 /// Run the parsed command line; returns the process exit code on success.
 pub fn run(cli: Cli, argv: Vec<String>) -> Result<i32> {
+    let (name, args) = cli.command.subcommand();
     // Under mpirun/srun with several ranks, refuse what cannot run distributed (src/dist).
-    let (name, measures) = match &cli.command {
-        Command::Run(_) => ("run", true),
-        Command::Saturate(_) => ("saturate", true),
-        Command::Files(_) => ("files", true),
-        Command::Copy(_) => ("copy", true),
-        Command::Trace(_) => ("trace", true),
-        Command::Matrix(_) => ("matrix", true),
-        Command::Sustain(_) => ("sustain", true),
-        _ => ("", false),
-    };
+    let measures = crate::cli::MEASURING_COMMANDS.contains(&name);
     crate::dist::check_launch(name, measures, crate::dist::launched())?;
     // Where every measuring command records its result (`--history`, `--no-history`).
     crate::history::configure(cli.history.history.clone(), cli.history.no_history);
@@ -32,30 +25,23 @@ pub fn run(cli: Cli, argv: Vec<String>) -> Result<i32> {
             ))
         })?;
     }
-    match &cli.command {
-        Command::Run(a) => commands::run::execute(a, argv),
-        Command::Saturate(a) => commands::saturate::execute(a, argv),
-        Command::Sustain(a) => commands::sustain::execute(a, argv),
-        Command::Files(a) => commands::files::execute(a, argv),
-        Command::Copy(a) => commands::copy::execute(a, argv),
-        Command::Trace(a) => commands::trace::execute(a, argv),
-        Command::Matrix(a) => commands::matrix::execute(a, argv),
-        Command::Slack(a) => commands::slack::execute(a, argv),
-        Command::Age(a) => commands::age::execute(a, argv),
-        Command::Info(a) => commands::info::execute(a, argv),
-        Command::Endurance(a) => commands::info::execute_endurance(a, argv),
-        Command::Report(a) => commands::report::execute(a, argv),
-        Command::Compare(a) => commands::compare::execute(a, argv),
-        Command::History(a) => commands::history::execute(a, argv),
-        Command::Serve(a) => commands::serve::execute(a, argv),
-        Command::Completions(a) => {
-            // Into memory first: clap_complete panics on a stdout that went away.
-            let mut text = Vec::new();
-            clap_complete::generate(a.shell, &mut Cli::command(), "iolab", &mut text);
-            crate::out!("{}", String::from_utf8_lossy(&text));
-            Ok(0)
-        }
-        Command::Man(a) => man(a),
+    args.execute(argv)
+}
+
+/// `iolab completions SHELL`.
+impl Execute for CompletionsArgs {
+    fn execute(&self, _argv: Vec<String>) -> Result<i32> {
+        // Into memory first: clap_complete panics on a stdout that went away.
+        let mut text = Vec::new();
+        clap_complete::generate(self.shell, &mut Cli::command(), "iolab", &mut text);
+        crate::out!("{}", String::from_utf8_lossy(&text));
+        Ok(0)
+    }
+}
+
+impl Execute for ManArgs {
+    fn execute(&self, _argv: Vec<String>) -> Result<i32> {
+        man(self)
     }
 }
 

@@ -477,7 +477,7 @@ fn matrix_workload_reference_runs_on_a_directory() {
         "copy:dataset=media-mix:scale=0.002:repeat=1:verify=true:quiet=true",
     )
     .unwrap();
-    let w = iolab::commands::workloads::resolve(&r).unwrap();
+    let w = iolab::commands::resolve(&r).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let ctx = iolab::runner::RunContext::new(iolab::runner::ProgressMode::Quiet);
     let out = w.run_on(dir.path(), &ctx).unwrap();

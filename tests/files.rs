@@ -535,7 +535,7 @@ fn matrix_reference_runs_on_a_directory() {
         "files:sizes=1,4K:files-per-portion=5:portions=2:passes=1:repeat=1",
     )
     .unwrap();
-    let w = iolab::commands::workloads::resolve(&r).unwrap();
+    let w = iolab::commands::resolve(&r).unwrap();
     let t = tempfile::tempdir().unwrap();
     let ctx = iolab::runner::RunContext::new(iolab::runner::ProgressMode::Quiet);
     let out = w.run_on(t.path(), &ctx).unwrap();

@@ -510,7 +510,7 @@ fn record_then_replay(test: &str, recorder: &str) {
 fn matrix_reference_runs_a_trace_workload() {
     let r =
         iolab::workload::WorkloadRef::parse("trace:name=photo-album:scale=0.002:repeat=1").unwrap();
-    let w = iolab::commands::workloads::resolve(&r).unwrap_or_else(|e| panic!("{e}"));
+    let w = iolab::commands::resolve(&r).unwrap_or_else(|e| panic!("{e}"));
     assert!(w.label().contains("photo-album"));
     let dir = tempfile::tempdir().unwrap();
     let ctx = iolab::runner::RunContext::new(iolab::runner::ProgressMode::detect(true));
@@ -520,7 +520,7 @@ fn matrix_reference_runs_a_trace_workload() {
     assert_eq!(out.tests[0].runs.len(), 1);
     assert!(is_empty_dir(dir.path()));
     let bad = iolab::workload::WorkloadRef::parse("trace:name=nope").unwrap();
-    assert!(iolab::commands::workloads::resolve(&bad).is_err());
+    assert!(iolab::commands::resolve(&bad).is_err());
 }
 
 #[test]

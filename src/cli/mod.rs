@@ -85,6 +85,55 @@ pub enum Command {
     Man(report::ManArgs),
 }
 
+/// A subcommand's arguments, run by the commands layer: each `impl Execute` sits in
+/// `commands/NAME.rs` (`completions` and `man` in app.rs), and app.rs runs
+/// `cli.command.subcommand().1.execute(argv)`. A new subcommand is listed in this file only: its
+/// variant above, its line in [`Command::subcommand`] and, when it measures, its name in
+/// [`MEASURING_COMMANDS`].
+pub trait Execute {
+    /// Run the subcommand; the process exit code on success.
+    fn execute(&self, argv: Vec<String>) -> anyhow::Result<i32>;
+    /// The subcommand's own checks (target, `--allow-destroy`, sizes, free space) with
+    /// nothing created: the message the command line would print. The web console checks
+    /// a form with it before it starts the test.
+    fn check(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+impl Command {
+    /// The subcommand given: its name and its arguments, as app.rs runs them.
+    pub fn subcommand(&self) -> (&'static str, &dyn Execute) {
+        match self {
+            Command::Run(a) => ("run", a),
+            Command::Saturate(a) => ("saturate", a),
+            Command::Sustain(a) => ("sustain", a),
+            Command::Files(a) => ("files", a),
+            Command::Copy(a) => ("copy", a),
+            Command::Trace(a) => ("trace", a),
+            Command::Matrix(a) => ("matrix", a),
+            Command::Slack(a) => ("slack", a),
+            Command::Age(a) => ("age", a),
+            Command::Info(a) => ("info", a),
+            Command::Endurance(a) => ("endurance", a),
+            Command::Report(a) => ("report", a),
+            Command::Compare(a) => ("compare", a),
+            Command::Serve(a) => ("serve", a),
+            Command::History(a) => ("history", a),
+            Command::Completions(a) => ("completions", a),
+            Command::Man(a) => ("man", a),
+        }
+    }
+}
+
+/// The measuring subcommands (every `commands::family::Family`'s `NAME`): the commands whose
+/// results a result file and the history hold (`iolab history --command` takes these).
+/// `family::execute` checks in debug builds that a family is listed, so a new one that is
+/// not fails its first test.
+pub const MEASURING_COMMANDS: &[&str] = &[
+    "run", "saturate", "sustain", "files", "copy", "trace", "matrix", "slack", "age",
+];
+
 /// Parse the process's command line. Help and version print as clap prints them; every
 /// usage error becomes one line on stderr (`iolab: error: …`, see [`one_line_error`]) and
 /// exit code 2, like iolab's own checks of the values.

@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 
 use crate::cli::copy::CopyArgs;
 use crate::cli::files::FilesArgs;
-use crate::cli::run::RunArgs;
 use crate::cli::trace::TraceRunArgs;
 use crate::error::UsageError;
 use crate::workload::copy::CopySettings;
@@ -59,7 +58,7 @@ pub fn parse_args<A: clap::Args + clap::FromArgMatches>(
 }
 
 /// The label of a reference: `FAMILY:KEY=VALUE...` in key order.
-fn label(family: &str, params: &BTreeMap<String, String>) -> String {
+pub fn label(family: &str, params: &BTreeMap<String, String>) -> String {
     let mut label = family.to_string();
     for (k, v) in params {
         label.push_str(&format!(":{k}={v}"));
@@ -68,21 +67,16 @@ fn label(family: &str, params: &BTreeMap<String, String>) -> String {
 }
 
 /// A reference may not name the target or the result directory: the matrix sets both.
-fn matrix_sets_target(family: &str, params: &BTreeMap<String, String>) -> Result<(), UsageError> {
+pub fn matrix_sets_target(
+    family: &str,
+    params: &BTreeMap<String, String>,
+) -> Result<(), UsageError> {
     if params.contains_key("target") || params.contains_key("output") {
         return Err(UsageError::new(format!(
             "workload {family}: target and output are set by the matrix"
         )));
     }
     Ok(())
-}
-
-/// Parse a `run:KEY=VALUE:...` matrix reference (any `iolab run` flag, e.g.
-/// `run:preset=real:duration=2s`) into `iolab run` arguments and its label.
-pub fn run(params: &BTreeMap<String, String>) -> Result<(RunArgs, String), UsageError> {
-    matrix_sets_target("run", params)?;
-    let args = parse_args("run", &[], params)?;
-    Ok((args, label("run", params)))
 }
 
 /// Parse a `files:KEY=VALUE:...` matrix reference (any `iolab files` flag, e.g.
@@ -135,6 +129,13 @@ pub fn trace(params: &BTreeMap<String, String>) -> Result<(TraceRunArgs, String)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::run::RunArgs;
+    use crate::commands::family::DirFamily;
+
+    /// A `run:` reference as the matrix parses it (the trait's default).
+    fn run(params: &BTreeMap<String, String>) -> Result<(RunArgs, String), UsageError> {
+        crate::commands::run::RunFamily::reference(params)
+    }
 
     #[test]
     fn matrix_reference_parses() {

@@ -13,12 +13,15 @@ use crate::runner::RunContext;
 use crate::usage;
 use crate::workload::age::{AgeConfig, Profile, check_fit, fs_usage, parse_share};
 
-pub fn execute(args: &AgeArgs, argv: Vec<String>) -> Result<i32> {
-    if args.list_profiles {
-        crate::out!("{}", crate::workload::age::list_builtins());
-        return Ok(0);
+impl crate::cli::Execute for AgeArgs {
+    fn execute(&self, argv: Vec<String>) -> anyhow::Result<i32> {
+        let args = self;
+        if args.list_profiles {
+            crate::out!("{}", crate::workload::age::list_builtins());
+            return Ok(0);
+        }
+        execute_family(AgeFamily::from_args(args)?, argv)
     }
-    execute_family(AgeFamily::from_args(args)?, argv)
 }
 
 /// Is `path` the root of a file system of its own (a mount point other than `/`)?

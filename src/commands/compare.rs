@@ -4,19 +4,22 @@ use crate::cli::compare::CompareArgs;
 use crate::report::compare::{compare, render_text};
 use crate::report::load::load_inputs;
 
-pub fn execute(args: &CompareArgs, _argv: Vec<String>) -> anyhow::Result<i32> {
-    let inputs = load_inputs(&args.results)?;
-    if inputs.len() < 2 {
-        return Err(crate::usage!(
-            "compare needs at least two result files; found {}",
-            inputs.len()
-        ));
+impl crate::cli::Execute for CompareArgs {
+    fn execute(&self, _argv: Vec<String>) -> anyhow::Result<i32> {
+        let args = self;
+        let inputs = load_inputs(&args.results)?;
+        if inputs.len() < 2 {
+            return Err(crate::usage!(
+                "compare needs at least two result files; found {}",
+                inputs.len()
+            ));
+        }
+        let c = compare(&inputs, args.all_metrics)?;
+        if args.json {
+            crate::outln!("{}", serde_json::to_string_pretty(&c)?);
+        } else {
+            crate::out!("{}", render_text(&c));
+        }
+        Ok(0)
     }
-    let c = compare(&inputs, args.all_metrics)?;
-    if args.json {
-        crate::outln!("{}", serde_json::to_string_pretty(&c)?);
-    } else {
-        crate::out!("{}", render_text(&c));
-    }
-    Ok(0)
 }

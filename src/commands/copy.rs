@@ -12,15 +12,18 @@ use crate::runner::RunContext;
 use crate::units::{fmt_mb_per_s, fmt_size_iec, fmt_thousands};
 use crate::workload::copy::{CopyConfig, dataset, phases};
 
-pub fn execute(args: &CopyArgs, argv: Vec<String>) -> Result<i32> {
-    if args.dataset == "list" {
-        crate::out!("{}", list_datasets(args.seed));
-        return Ok(0);
+impl crate::cli::Execute for CopyArgs {
+    fn execute(&self, argv: Vec<String>) -> anyhow::Result<i32> {
+        let args = self;
+        if args.dataset == "list" {
+            crate::out!("{}", list_datasets(args.seed));
+            return Ok(0);
+        }
+        if let Some(dir) = &args.generate {
+            return generate_only(args, dir);
+        }
+        execute_family(CopyFamily::from_args(args)?, argv)
     }
-    if let Some(dir) = &args.generate {
-        return generate_only(args, dir);
-    }
-    execute_family(CopyFamily::from_args(args)?, argv)
 }
 
 /// `iolab copy` as a family: the command line and the matrix's `copy:` workloads.

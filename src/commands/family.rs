@@ -61,13 +61,6 @@ impl<'a> Output<'a> {
     }
 }
 
-/// Every family's `NAME`: the commands whose results a result file and the history hold
-/// (`iolab history --command` takes these). `execute` checks in debug builds that a family
-/// is listed, so a new one that is not fails its first test.
-pub const MEASURING_COMMANDS: &[&str] = &[
-    "run", "saturate", "sustain", "files", "copy", "trace", "matrix", "slack", "age",
-];
-
 /// A measuring subcommand, as `execute` runs it.
 pub trait Family {
     /// The subcommand: the document's `command` and the result file's name prefix.
@@ -136,7 +129,7 @@ pub fn distributed(command: &str, steady: &crate::cli::run::SteadyArgs) -> Resul
 /// status (complete, interrupted, failed), save, print JSON or the table.
 pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
     debug_assert!(
-        MEASURING_COMMANDS.contains(&F::NAME),
+        crate::cli::MEASURING_COMMANDS.contains(&F::NAME),
         "add {} to MEASURING_COMMANDS",
         F::NAME
     );
@@ -250,12 +243,19 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
 /// mounts (a workload reference `FAMILY:KEY=VALUE...`).
 pub trait DirFamily: Family + Sized {
     /// The subcommand's parsed arguments.
-    type Args: Clone + Send + Sync + 'static;
+    type Args: Clone + Send + Sync + clap::Args + clap::FromArgMatches + 'static;
 
     /// Reference parameters (keys are flag names) -> the subcommand's arguments, parsed with
     /// its own clap definitions (`cli::reference::parse_args`) and checked as far as
-    /// possible before the matrix formats anything, and the label of the tables.
-    fn reference(params: &BTreeMap<String, String>) -> Result<(Self::Args, String), UsageError>;
+    /// possible before the matrix formats anything, and the label of the tables. By
+    /// default: any flag of `iolab NAME` but the target and the result directory, labelled
+    /// `NAME:KEY=VALUE...`.
+    fn reference(params: &BTreeMap<String, String>) -> Result<(Self::Args, String), UsageError> {
+        use crate::cli::reference::{label, matrix_sets_target, parse_args};
+        matrix_sets_target(Self::NAME, params)?;
+        let args = parse_args(Self::NAME, &[], params)?;
+        Ok((args, label(Self::NAME, params)))
+    }
     /// Point the arguments at `dir`, with no result file of their own and nothing kept.
     fn retarget(args: &mut Self::Args, dir: &Path);
     /// The validated family (every check of the subcommand).

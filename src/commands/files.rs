@@ -12,12 +12,21 @@ use crate::runner::RunContext;
 use crate::workload::files::config::FilesConfig;
 use crate::workload::files::run::run_with;
 
-pub fn execute(args: &FilesArgs, argv: Vec<String>) -> Result<i32> {
-    #[cfg(feature = "mpi")]
-    if crate::dist::launched().is_some_and(|l| l.size > 1) {
-        return crate::dist::files::execute(args, argv);
+impl crate::cli::Execute for FilesArgs {
+    fn execute(&self, argv: Vec<String>) -> anyhow::Result<i32> {
+        let args = self;
+        #[cfg(feature = "mpi")]
+        if crate::dist::launched().is_some_and(|l| l.size > 1) {
+            return crate::dist::files::execute(args, argv);
+        }
+        execute_family(FilesFamily::from_args(args)?, argv)
     }
-    execute_family(FilesFamily::from_args(args)?, argv)
+
+    fn check(&self) -> Result<(), String> {
+        crate::workload::files::config::FilesConfig::from_args(self)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
 }
 
 /// `iolab files` as a family: the command line and the matrix's `files:` workloads.

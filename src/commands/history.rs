@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use super::family::MEASURING_COMMANDS;
+use crate::cli::MEASURING_COMMANDS;
 use crate::cli::history::{
     DevicesArgs, ExportArgs, ExportFormat, FilterArgs, HealthArgs, HistoryArgs, HistoryCmd,
     ImportArgs, ListArgs, ShowArgs, TrendArgs,
@@ -16,17 +16,20 @@ use crate::history::{Filter, History, Recorded, TrendQuery};
 use crate::model::ResultDoc;
 use crate::report::history as render;
 
-pub fn execute(args: &HistoryArgs, _argv: Vec<String>) -> Result<i32> {
-    let history = open()?;
-    match &args.command {
-        None => list(&history, &args.list),
-        Some(HistoryCmd::List(a)) => list(&history, a),
-        Some(HistoryCmd::Show(a)) => show(&history, a),
-        Some(HistoryCmd::Export(a)) => export(&history, a),
-        Some(HistoryCmd::Import(a)) => import(&history, a),
-        Some(HistoryCmd::Trend(a)) => trend(&history, a),
-        Some(HistoryCmd::Health(a)) => health(&history, a),
-        Some(HistoryCmd::Devices(a)) => devices(&history, a),
+impl crate::cli::Execute for HistoryArgs {
+    fn execute(&self, _argv: Vec<String>) -> anyhow::Result<i32> {
+        let args = self;
+        let history = open()?;
+        match &args.command {
+            None => list(&history, &args.list),
+            Some(HistoryCmd::List(a)) => list(&history, a),
+            Some(HistoryCmd::Show(a)) => show(&history, a),
+            Some(HistoryCmd::Export(a)) => export(&history, a),
+            Some(HistoryCmd::Import(a)) => import(&history, a),
+            Some(HistoryCmd::Trend(a)) => trend(&history, a),
+            Some(HistoryCmd::Health(a)) => health(&history, a),
+            Some(HistoryCmd::Devices(a)) => devices(&history, a),
+        }
     }
 }
 

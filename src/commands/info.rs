@@ -15,34 +15,37 @@ use crate::model::ResultDoc;
 use crate::model::layout::LayoutSummary;
 use crate::sysinfo::{resolve, smart};
 
-pub fn execute(args: &InfoArgs, _argv: Vec<String>) -> Result<i32> {
-    let mut info = resolve::storage_info(&args.path)?;
-    info.smart = if args.no_smart {
-        Vec::new()
-    } else {
-        smart::smart_for_chain(&info.devices)
-    };
-    if args.layout {
-        info.layout = Some(layout_of(&info, args.layout_limit)?);
-    }
-    if args.json {
-        crate::outln!("{}", serde_json::to_string_pretty(&info)?);
-    } else {
-        crate::out!("{}", render::info_table(&info));
-        if args.no_smart && info.no_device_reason.is_none() {
-            crate::outln!("SMART: not read (--no-smart).");
+impl crate::cli::Execute for InfoArgs {
+    fn execute(&self, _argv: Vec<String>) -> anyhow::Result<i32> {
+        let args = self;
+        let mut info = resolve::storage_info(&args.path)?;
+        info.smart = if args.no_smart {
+            Vec::new()
+        } else {
+            smart::smart_for_chain(&info.devices)
+        };
+        if args.layout {
+            info.layout = Some(layout_of(&info, args.layout_limit)?);
         }
-        if let Some(l) = &info.layout {
-            crate::outln!(
-                "Layout of the files under {}:",
-                layout_root(&info).display()
-            );
-            for (k, v) in crate::report::age::layout_rows(l) {
-                crate::outln!("  {k}: {v}");
+        if args.json {
+            crate::outln!("{}", serde_json::to_string_pretty(&info)?);
+        } else {
+            crate::out!("{}", render::info_table(&info));
+            if args.no_smart && info.no_device_reason.is_none() {
+                crate::outln!("SMART: not read (--no-smart).");
+            }
+            if let Some(l) = &info.layout {
+                crate::outln!(
+                    "Layout of the files under {}:",
+                    layout_root(&info).display()
+                );
+                for (k, v) in crate::report::age::layout_rows(l) {
+                    crate::outln!("  {k}: {v}");
+                }
             }
         }
+        Ok(0)
     }
-    Ok(0)
 }
 
 /// Where `--layout` reads files: the path, or the mount point of a device asked by name.
@@ -146,82 +149,85 @@ fn smart_used(device: &str) -> Result<std::result::Result<(f64, String), String>
     )))
 }
 
-pub fn execute_endurance(args: &EnduranceArgs, _argv: Vec<String>) -> Result<i32> {
-    // Everything is checked before anything is read from a device.
-    let tbw = positive_size("--tbw", &args.tbw)?;
-    let daily = positive_size("--daily", &args.daily)?;
-    if let Some(wa) = args.wa
-        && !(wa.is_finite() && wa > 0.0)
-    {
-        return Err(crate::usage!(
-            "--wa {wa}: write amplification must be a number above 0 (1.0 = none)"
-        ));
-    }
-    if let Some(u) = args.used
-        && !(0.0..=100.0).contains(&u)
-    {
-        return Err(crate::usage!(
-            "--used {u}: must be a percentage from 0 to 100"
-        ));
-    }
-    let mut notes = Vec::new();
-    // The device a --from result ran on, when it ran on this machine: its SMART may tell
-    // how much of the endurance is used.
-    let mut from_device = None;
-    let (wa, wa_source, per_test) = match (&args.from, args.wa) {
-        (Some(path), _) => {
-            let doc = ResultDoc::read(path)?;
-            let here = crate::sysinfo::capture_hostname();
-            if !doc.environment.hostname.is_empty() && doc.environment.hostname == here {
-                from_device = doc.environment.block_device.clone();
-            }
-            let (wa, per_test) = measured_wa(&doc, args.test.as_deref())
-                .ok_or_else(|| no_wa_error(path, args.test.as_deref()))?;
-            (wa, path.display().to_string(), per_test)
+impl crate::cli::Execute for EnduranceArgs {
+    fn execute(&self, _argv: Vec<String>) -> anyhow::Result<i32> {
+        let args = self;
+        // Everything is checked before anything is read from a device.
+        let tbw = positive_size("--tbw", &args.tbw)?;
+        let daily = positive_size("--daily", &args.daily)?;
+        if let Some(wa) = args.wa
+            && !(wa.is_finite() && wa > 0.0)
+        {
+            return Err(crate::usage!(
+                "--wa {wa}: write amplification must be a number above 0 (1.0 = none)"
+            ));
         }
-        (None, Some(wa)) => (wa, "--wa".to_string(), Vec::new()),
-        (None, None) => (1.0, "assumed".to_string(), Vec::new()),
-    };
-    let (used_pct, used_source) = match (&args.used, &args.device) {
-        (Some(u), _) => (*u, "--used".to_string()),
-        (None, Some(dev)) => match smart_used(dev)? {
-            Ok((p, src)) => (p, src),
-            Err(note) => {
-                notes.push(note);
-                (0.0, "none".to_string())
+        if let Some(u) = args.used
+            && !(0.0..=100.0).contains(&u)
+        {
+            return Err(crate::usage!(
+                "--used {u}: must be a percentage from 0 to 100"
+            ));
+        }
+        let mut notes = Vec::new();
+        // The device a --from result ran on, when it ran on this machine: its SMART may tell
+        // how much of the endurance is used.
+        let mut from_device = None;
+        let (wa, wa_source, per_test) = match (&args.from, args.wa) {
+            (Some(path), _) => {
+                let doc = ResultDoc::read(path)?;
+                let here = crate::sysinfo::capture_hostname();
+                if !doc.environment.hostname.is_empty() && doc.environment.hostname == here {
+                    from_device = doc.environment.block_device.clone();
+                }
+                let (wa, per_test) = measured_wa(&doc, args.test.as_deref())
+                    .ok_or_else(|| no_wa_error(path, args.test.as_deref()))?;
+                (wa, path.display().to_string(), per_test)
             }
-        },
-        (None, None) => match from_device.as_deref().map(smart_used) {
-            Some(Ok(Ok((p, src)))) => (p, src),
-            Some(Ok(Err(note))) => {
-                notes.push(note);
-                (0.0, "none".to_string())
-            }
-            _ => (0.0, "none".to_string()),
-        },
-    };
-    if wa_source == "assumed" {
-        notes.push(
-            "write amplification assumed 1.0: measure a workload with iolab and pass --from RESULT.json (journals, small files and copy-on-write raise it)"
-                .into(),
-        );
+            (None, Some(wa)) => (wa, "--wa".to_string(), Vec::new()),
+            (None, None) => (1.0, "assumed".to_string(), Vec::new()),
+        };
+        let (used_pct, used_source) = match (&args.used, &args.device) {
+            (Some(u), _) => (*u, "--used".to_string()),
+            (None, Some(dev)) => match smart_used(dev)? {
+                Ok((p, src)) => (p, src),
+                Err(note) => {
+                    notes.push(note);
+                    (0.0, "none".to_string())
+                }
+            },
+            (None, None) => match from_device.as_deref().map(smart_used) {
+                Some(Ok(Ok((p, src)))) => (p, src),
+                Some(Ok(Err(note))) => {
+                    notes.push(note);
+                    (0.0, "none".to_string())
+                }
+                _ => (0.0, "none".to_string()),
+            },
+        };
+        if wa_source == "assumed" {
+            notes.push(
+                "write amplification assumed 1.0: measure a workload with iolab and pass --from RESULT.json (journals, small files and copy-on-write raise it)"
+                    .into(),
+            );
+        }
+        let input = EnduranceInput {
+            tbw_bytes: tbw,
+            daily_app_bytes: daily,
+            write_amplification: wa,
+            used_pct,
+        };
+        let today = chrono::Local::now().date_naive();
+        let mut rep = report(&input, &wa_source, &used_source, Some(today));
+        rep.per_test = per_test;
+        rep.notes = notes;
+        if args.json {
+            crate::outln!("{}", serde_json::to_string_pretty(&rep)?);
+        } else {
+            crate::out!("{}", render::endurance_table(&rep));
+        }
+        Ok(0)
     }
-    let input = EnduranceInput {
-        tbw_bytes: tbw,
-        daily_app_bytes: daily,
-        write_amplification: wa,
-        used_pct,
-    };
-    let today = chrono::Local::now().date_naive();
-    let mut rep = report(&input, &wa_source, &used_source, Some(today));
-    rep.per_test = per_test;
-    rep.notes = notes;
-    if args.json {
-        crate::outln!("{}", serde_json::to_string_pretty(&rep)?);
-    } else {
-        crate::out!("{}", render::endurance_table(&rep));
-    }
-    Ok(0)
 }
 
 fn no_wa_error(path: &Path, test: Option<&str>) -> anyhow::Error {

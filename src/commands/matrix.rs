@@ -90,16 +90,19 @@ fn probe_mount_options(plan: &Plan, dir: &Path, state: &StateFile) -> Result<()>
     Ok(())
 }
 
-pub fn execute(args: &MatrixArgs, argv: Vec<String>) -> Result<i32> {
-    let plan = plan::plan(args)?;
-    execute_family(
-        MatrixFamily {
-            args,
-            plan,
-            work: None,
-        },
-        argv,
-    )
+impl crate::cli::Execute for MatrixArgs {
+    fn execute(&self, argv: Vec<String>) -> anyhow::Result<i32> {
+        let args = self;
+        let plan = plan::plan(args)?;
+        execute_family(
+            MatrixFamily {
+                args,
+                plan,
+                work: None,
+            },
+            argv,
+        )
+    }
 }
 
 /// `iolab matrix` as a family: every configuration x workload on a fresh file system.

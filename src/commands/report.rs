@@ -45,44 +45,47 @@ pub fn render(inputs: &[Loaded], format: Format) -> String {
     }
 }
 
-pub fn execute(args: &ReportArgs, _argv: Vec<String>) -> anyhow::Result<i32> {
-    let format = Format::from_path(&args.output)?;
-    let dir = match args.output.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => Path::new(".").to_path_buf(),
-    };
-    if !dir.is_dir() {
-        return Err(crate::usage!(
-            "-o {}: the directory {} does not exist",
+impl crate::cli::Execute for ReportArgs {
+    fn execute(&self, _argv: Vec<String>) -> anyhow::Result<i32> {
+        let args = self;
+        let format = Format::from_path(&args.output)?;
+        let dir = match args.output.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => Path::new(".").to_path_buf(),
+        };
+        if !dir.is_dir() {
+            return Err(crate::usage!(
+                "-o {}: the directory {} does not exist",
+                args.output.display(),
+                dir.display()
+            ));
+        }
+        if args.output.is_dir() {
+            return Err(crate::usage!(
+                "-o {}: is a directory; give a file name ending in .html, .md or .csv",
+                args.output.display()
+            ));
+        }
+        let inputs = load_inputs(&args.results)?;
+        let text = render(&inputs, format);
+        let mut tmp = tempfile::NamedTempFile::new_in(&dir)
+            .map_err(|e| crate::usage!("cannot write to {}: {e}", dir.display()))?;
+        // Temp files are created 0600; a report is meant to be shared.
+        use std::os::unix::fs::PermissionsExt;
+        let _ = tmp
+            .as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644));
+        tmp.write_all(text.as_bytes())
+            .and_then(|_| tmp.as_file().sync_all())
+            .with_context(|| format!("cannot write {}", args.output.display()))?;
+        tmp.persist(&args.output)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {}", args.output.display(), e.error))?;
+        crate::eline!(
+            "report: {} ({} result file{})",
             args.output.display(),
-            dir.display()
-        ));
+            inputs.len(),
+            if inputs.len() == 1 { "" } else { "s" }
+        );
+        Ok(0)
     }
-    if args.output.is_dir() {
-        return Err(crate::usage!(
-            "-o {}: is a directory; give a file name ending in .html, .md or .csv",
-            args.output.display()
-        ));
-    }
-    let inputs = load_inputs(&args.results)?;
-    let text = render(&inputs, format);
-    let mut tmp = tempfile::NamedTempFile::new_in(&dir)
-        .map_err(|e| crate::usage!("cannot write to {}: {e}", dir.display()))?;
-    // Temp files are created 0600; a report is meant to be shared.
-    use std::os::unix::fs::PermissionsExt;
-    let _ = tmp
-        .as_file()
-        .set_permissions(std::fs::Permissions::from_mode(0o644));
-    tmp.write_all(text.as_bytes())
-        .and_then(|_| tmp.as_file().sync_all())
-        .with_context(|| format!("cannot write {}", args.output.display()))?;
-    tmp.persist(&args.output)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {}", args.output.display(), e.error))?;
-    crate::eline!(
-        "report: {} ({} result file{})",
-        args.output.display(),
-        inputs.len(),
-        if inputs.len() == 1 { "" } else { "s" }
-    );
-    Ok(0)
 }

@@ -12,13 +12,22 @@ use crate::runner::RunContext;
 use crate::runner::run::RunConfig;
 use crate::runner::run::run_with;
 
-pub fn execute(args: &RunArgs, argv: Vec<String>) -> Result<i32> {
-    // Under mpirun/srun with several ranks: the distributed run (src/dist).
-    #[cfg(feature = "mpi")]
-    if super::family::distributed("run", &args.steady)? {
-        return crate::dist::run::execute(args, argv);
+impl crate::cli::Execute for RunArgs {
+    fn execute(&self, argv: Vec<String>) -> anyhow::Result<i32> {
+        let args = self;
+        // Under mpirun/srun with several ranks: the distributed run (src/dist).
+        #[cfg(feature = "mpi")]
+        if super::family::distributed("run", &args.steady)? {
+            return crate::dist::run::execute(args, argv);
+        }
+        execute_family(RunFamily::from_args(args)?, argv)
     }
-    execute_family(RunFamily::from_args(args)?, argv)
+
+    fn check(&self) -> Result<(), String> {
+        crate::runner::run::RunConfig::from_args(self)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
 }
 
 /// `iolab run` as a family: the command line and the matrix's `run:` workloads.
@@ -45,12 +54,6 @@ impl Family for RunFamily {
 /// `run:KEY=VALUE:...` for the matrix: any `iolab run` flag, e.g. `run:preset=real:duration=2s`.
 impl DirFamily for RunFamily {
     type Args = RunArgs;
-
-    fn reference(
-        params: &std::collections::BTreeMap<String, String>,
-    ) -> Result<(RunArgs, String), crate::error::UsageError> {
-        crate::cli::reference::run(params)
-    }
 
     fn retarget(args: &mut RunArgs, dir: &Path) {
         args.target = dir.to_path_buf();

@@ -14,14 +14,23 @@ use crate::runner::RunContext;
 use crate::runner::sweep::{Timing, saturate_with_hooks, start_warnings};
 use crate::workload::saturate::config::SaturateConfig;
 
-pub fn execute(args: &SaturateArgs, argv: Vec<String>) -> Result<i32> {
-    // Under mpirun/srun with several ranks: the distributed saturate (src/dist).
-    #[cfg(feature = "mpi")]
-    if super::family::distributed("saturate", &args.steady)? {
-        return crate::dist::saturate::execute(args, argv);
+impl crate::cli::Execute for SaturateArgs {
+    fn execute(&self, argv: Vec<String>) -> anyhow::Result<i32> {
+        let args = self;
+        // Under mpirun/srun with several ranks: the distributed saturate (src/dist).
+        #[cfg(feature = "mpi")]
+        if super::family::distributed("saturate", &args.steady)? {
+            return crate::dist::saturate::execute(args, argv);
+        }
+        let cfg = SaturateConfig::from_args(args)?;
+        execute_family(SaturateFamily { cfg, timing: None }, argv)
     }
-    let cfg = SaturateConfig::from_args(args)?;
-    execute_family(SaturateFamily { cfg, timing: None }, argv)
+
+    fn check(&self) -> Result<(), String> {
+        SaturateConfig::from_args(self)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
 }
 
 /// `iolab saturate` as a family.

@@ -5,41 +5,44 @@ use crate::cli::serve::ServeArgs;
 use crate::error::UsageError;
 use crate::serve::{ServeConfig, random_token};
 
-pub fn execute(args: &ServeArgs, _argv: Vec<String>) -> anyhow::Result<i32> {
-    let loopback = args.bind.is_loopback();
-    let token = match &args.token {
-        Some(t) => {
-            if t.chars().count() < 16 || !t.chars().all(|c| c.is_ascii_graphic()) {
-                return Err(UsageError::new(
-                    "--token: give at least 16 printable characters without spaces",
-                )
+impl crate::cli::Execute for ServeArgs {
+    fn execute(&self, _argv: Vec<String>) -> anyhow::Result<i32> {
+        let args = self;
+        let loopback = args.bind.is_loopback();
+        let token = match &args.token {
+            Some(t) => {
+                if t.chars().count() < 16 || !t.chars().all(|c| c.is_ascii_graphic()) {
+                    return Err(UsageError::new(
+                        "--token: give at least 16 printable characters without spaces",
+                    )
+                    .into());
+                }
+                t.clone()
+            }
+            None if loopback => random_token(),
+            None => {
+                return Err(UsageError::new(format!(
+                    "--bind {}: listening beyond this machine needs --token TOKEN (anyone who reaches the port with it can run tests as this user)",
+                    args.bind
+                ))
                 .into());
             }
-            t.clone()
-        }
-        None if loopback => random_token(),
-        None => {
+        };
+        if args.output.exists() && !args.output.is_dir() {
             return Err(UsageError::new(format!(
-                "--bind {}: listening beyond this machine needs --token TOKEN (anyone who reaches the port with it can run tests as this user)",
-                args.bind
+                "--output {}: is not a directory",
+                args.output.display()
             ))
             .into());
         }
-    };
-    if args.output.exists() && !args.output.is_dir() {
-        return Err(UsageError::new(format!(
-            "--output {}: is not a directory",
-            args.output.display()
-        ))
-        .into());
+        let cfg = ServeConfig {
+            bind: args.bind,
+            port: args.port,
+            token,
+            output: args.output.clone(),
+            history: crate::history::HistoryOptions::current().path,
+        };
+        crate::serve::run(cfg)?;
+        Ok(0)
     }
-    let cfg = ServeConfig {
-        bind: args.bind,
-        port: args.port,
-        token,
-        output: args.output.clone(),
-        history: crate::history::HistoryOptions::current().path,
-    };
-    crate::serve::run(cfg)?;
-    Ok(0)
 }

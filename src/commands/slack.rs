@@ -112,19 +112,22 @@ fn warnings(doc: &mut ResultDoc, r: &SlackResult) {
     }
 }
 
-pub fn execute(args: &SlackArgs, argv: Vec<String>) -> Result<i32> {
-    let rules = FsRules::parse(&args.fs, args.inode_size, args.max_inline, args.mft_record)
-        .map_err(|e| usage!("{e}"))?;
-    let source = source_of(args)?;
-    let model = cost_model(args)?;
-    execute_family(
-        SlackFamily {
-            args,
-            rules,
-            input: Some((source, model)),
-        },
-        argv,
-    )
+impl crate::cli::Execute for SlackArgs {
+    fn execute(&self, argv: Vec<String>) -> anyhow::Result<i32> {
+        let args = self;
+        let rules = FsRules::parse(&args.fs, args.inode_size, args.max_inline, args.mft_record)
+            .map_err(|e| usage!("{e}"))?;
+        let source = source_of(args)?;
+        let model = cost_model(args)?;
+        execute_family(
+            SlackFamily {
+                args,
+                rules,
+                input: Some((source, model)),
+            },
+            argv,
+        )
+    }
 }
 
 /// `iolab slack` as a family: it measures no device, it scans (or reads) an inventory.

@@ -22,9 +22,18 @@ use crate::workload::sustain::{
     PassPlan, Reference, SLOW_PHASE_POINTS, analyze, pass_job, recovery_bytes,
 };
 
-pub fn execute(args: &SustainArgs, argv: Vec<String>) -> Result<i32> {
-    let cfg = SustainConfig::from_args(args)?;
-    execute_family(SustainFamily { cfg }, argv)
+impl crate::cli::Execute for SustainArgs {
+    fn execute(&self, argv: Vec<String>) -> anyhow::Result<i32> {
+        let args = self;
+        let cfg = SustainConfig::from_args(args)?;
+        execute_family(SustainFamily { cfg }, argv)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        SustainConfig::from_args(self)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
 }
 
 /// `iolab sustain` as a family.

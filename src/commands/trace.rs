@@ -17,16 +17,19 @@ use crate::runner::RunContext;
 use crate::units::{fmt_mb_per_s, fmt_ns, fmt_size_iec};
 use crate::workload::trace::{builtins, measure, record, replay, validate};
 
-pub fn execute(args: &TraceArgs, argv: Vec<String>) -> Result<i32> {
-    match &args.cmd {
-        TraceCmd::Run(a) => execute_family(TraceFamily::from_args(a)?, argv),
-        TraceCmd::List(a) => list(a),
-        TraceCmd::Record(a) => record::execute(
-            &record::RecordSettings::from(a),
-            &crate::report::trace::render_summary,
-        ),
-        TraceCmd::Replay(a) => execute_family(ReplayFamily::new(a)?, argv),
-        TraceCmd::Summary(a) => summary(a),
+impl crate::cli::Execute for TraceArgs {
+    fn execute(&self, argv: Vec<String>) -> anyhow::Result<i32> {
+        let args = self;
+        match &args.cmd {
+            TraceCmd::Run(a) => execute_family(TraceFamily::from_args(a)?, argv),
+            TraceCmd::List(a) => list(a),
+            TraceCmd::Record(a) => record::execute(
+                &record::RecordSettings::from(a),
+                &crate::report::trace::render_summary,
+            ),
+            TraceCmd::Replay(a) => execute_family(ReplayFamily::new(a)?, argv),
+            TraceCmd::Summary(a) => summary(a),
+        }
     }
 }
 

@@ -1,7 +1,6 @@
-//! The matrix's workload references by family name: `run:`, `files:`, `copy:`, `trace:`
-//! resolved to the family that measures them (`family::DirFamily`), run on a directory
-//! through the family's own `measure`. A new family that runs in the matrix adds one line
-//! to [`resolve`].
+//! The matrix's workloads: a family that runs on any directory (`family::DirFamily`) from
+//! its reference (`files:sizes=1,4K`), measured on each file system through the family's
+//! own `measure`. `commands::resolve` names the families.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -12,7 +11,6 @@ use super::family::{DirFamily, DirWorkload, WorkloadOutput};
 use crate::error::UsageError;
 use crate::model::{ResultDoc, ResultSink};
 use crate::runner::RunContext;
-use crate::workload::WorkloadRef;
 
 /// A family's arguments from a reference, run through the family's own `measure`.
 struct OnDir<F: DirFamily> {
@@ -42,22 +40,9 @@ impl<F: DirFamily> DirWorkload for OnDir<F> {
     }
 }
 
-fn on_dir<F: DirFamily + 'static>(
+pub fn on_dir<F: DirFamily + 'static>(
     params: &BTreeMap<String, String>,
 ) -> Result<Box<dyn DirWorkload>, UsageError> {
     let (args, label) = F::reference(params)?;
     Ok(Box::new(OnDir::<F> { args, label }))
-}
-
-/// Build the workload a reference names. A new family adds one line here.
-pub fn resolve(r: &WorkloadRef) -> Result<Box<dyn DirWorkload>, UsageError> {
-    match r.family.as_str() {
-        "run" => on_dir::<super::run::RunFamily>(&r.params),
-        "files" => on_dir::<super::files::FilesFamily>(&r.params),
-        "copy" => on_dir::<super::copy::CopyFamily>(&r.params),
-        "trace" => on_dir::<super::trace::TraceFamily>(&r.params),
-        other => Err(UsageError::new(format!(
-            "unknown workload family '{other}' (known: run, files, copy, trace)"
-        ))),
-    }
 }

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use clap::{CommandFactory, Parser};
 use serde::{Deserialize, Serialize};
 
-use crate::cli::{Cli, Command};
+use crate::cli::Cli;
 
 /// What the browser sends to start a test.
 #[derive(Debug, Clone, Deserialize)]
@@ -213,16 +213,7 @@ pub fn validate(p: &Planned, output: &std::path::Path) -> Result<(), String> {
             .trim_start_matches("error: ")
             .to_string()
     })?;
-    let r = match &cli.command {
-        Command::Run(a) => crate::runner::run::RunConfig::from_args(a).map(drop),
-        Command::Files(a) => crate::workload::files::config::FilesConfig::from_args(a).map(drop),
-        Command::Saturate(a) => {
-            crate::workload::saturate::config::SaturateConfig::from_args(a).map(drop)
-        }
-        Command::Sustain(a) => crate::cli::sustain::SustainConfig::from_args(a).map(drop),
-        _ => Ok(()),
-    };
-    r.map_err(|e| e.to_string())
+    cli.command.subcommand().1.check()
 }
 
 /// Is the target free of another iolab run (its `TargetLock`, as the test will take it)?

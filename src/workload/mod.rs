@@ -1,6 +1,6 @@
 //! What to do, as data: block workloads, presets, and the workload reference that lets the
 //! matrix run any family (block presets, small files, copies, traces) on a mounted target
-//! (`commands::workloads::resolve` names the families).
+//! (`commands::resolve` names the families).
 
 pub mod age;
 pub mod block;

@@ -2,7 +2,7 @@
 //! made, to the family that will run it on every configuration.
 
 use crate::commands::family::DirWorkload;
-use crate::commands::workloads::resolve;
+use crate::commands::resolve;
 use crate::error::UsageError;
 use crate::workload::WorkloadRef;
 
