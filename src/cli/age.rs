@@ -1,10 +1,13 @@
-//! `iolab age`: bring a file system to a described state of use (Geriatrix-style aging).
+//! `iolab age`: bring a file system to a described state of use (Geriatrix-style aging):
+//! its arguments and their checks (`AgeConfig::from_args`).
 
-use std::path::PathBuf;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
 use super::OutputArgs;
+use crate::workload::age::{AgeConfig, Profile, check_fit, fs_usage, parse_share};
 
 #[derive(Debug, Clone, Args)]
 #[command(after_help = "Examples:\n  \
@@ -60,4 +63,82 @@ pub struct AgeArgs {
 
     #[command(flatten)]
     pub out: OutputArgs,
+}
+
+/// Is `path` the root of a file system of its own (a mount point other than `/`)?
+fn dedicated(path: &Path) -> std::io::Result<bool> {
+    let canon = std::fs::canonicalize(path)?;
+    let Some(parent) = canon.parent() else {
+        return Ok(false); // `/` holds the system
+    };
+    Ok(std::fs::metadata(&canon)?.dev() != std::fs::metadata(parent)?.dev())
+}
+
+impl AgeConfig {
+    /// The checked configuration: every refusal is a usage error, before anything is created.
+    pub fn from_args(args: &AgeArgs) -> anyhow::Result<AgeConfig> {
+        let target = args
+            .target
+            .clone()
+            .ok_or_else(|| crate::usage!("give the TARGET to age"))?;
+        let md =
+            std::fs::metadata(&target).map_err(|e| crate::usage!("{}: {e}", target.display()))?;
+        if !md.is_dir() {
+            return Err(crate::usage!("{} is not a directory", target.display()));
+        }
+        let profile = Profile::load(&args.profile)?;
+        let fill = match &args.fill {
+            Some(s) => parse_share(s).map_err(|e| crate::usage!("--fill {e}"))?,
+            None => profile.fill,
+        };
+        if let Some(j) = args.jobs
+            && !(1..=64).contains(&j)
+        {
+            return Err(crate::usage!("--jobs {j}: give 1 to 64 writers"));
+        }
+        let churn = match args.churn {
+            Some(c) if c.is_finite() && c > 0.0 => c,
+            Some(c) => return Err(crate::usage!("--churn {c}: must be above 0")),
+            None => profile.churn,
+        };
+        if !args.allow_shared
+            && !dedicated(&target).map_err(|e| crate::usage!("{}: {e}", target.display()))?
+        {
+            let on = crate::sysinfo::mounts::mount_of(&target)
+                .map(|m| format!(" (it is on {}, {})", m.mount_point.display(), m.fs_type))
+                .unwrap_or_default();
+            return Err(crate::usage!(
+                "{} is not the mount point of a file system of its own{on}: aging fills the file system to {:.0} %; give a dedicated one, or --allow-shared",
+                target.display(),
+                fill * 100.0
+            ));
+        }
+        let (total, used) =
+            fs_usage(&target).map_err(|e| crate::usage!("{}: {e}", target.display()))?;
+        check_fit(&profile, fill, total, used)?;
+        let dir = target.join(format!("iolab-aged-{}", args.seed));
+        if dir.exists() {
+            return Err(crate::usage!(
+                "{} exists already (an earlier aging with seed {}); remove it or pick another --seed",
+                dir.display(),
+                args.seed
+            ));
+        }
+        if nix::unistd::access(&target, nix::unistd::AccessFlags::W_OK).is_err() {
+            return Err(crate::usage!("{} is not writable", target.display()));
+        }
+        Ok(AgeConfig {
+            target,
+            dir,
+            profile,
+            fill,
+            churn,
+            seed: args.seed,
+            jobs: args.jobs.unwrap_or_else(crate::workload::age::default_jobs),
+            fs_size: total,
+            output: args.out.dir().map(Path::to_path_buf),
+            json: args.out.json,
+            quiet: args.quiet,
+        })
+    }
 }

@@ -14,6 +14,8 @@ use crate::units::fmt_size_iec;
 use crate::units::{duration_arg, size_arg};
 use crate::workload::block::Rw;
 use clap::Args;
+
+use crate::runner::sustain::SustainConfig;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -109,29 +111,6 @@ pub const MAX_RECOVERY_PASSES: usize = 10;
 /// Default span of a directory: this share of its free space (less on a copy-on-write file
 /// system, where the recovery passes' overwrites need new space: half of its overwrite room).
 pub const DEFAULT_DIR_SPAN_PCT: u64 = 50;
-
-/// Validated `iolab sustain`.
-#[derive(Debug, Clone)]
-pub struct SustainConfig {
-    pub target: PathBuf,
-    pub kind: TargetKind,
-    /// Bytes of the span (a whole number of blocks).
-    pub size: u64,
-    /// How the span was chosen, for the table (`50 % of 20.0 GiB free`).
-    pub size_note: String,
-    /// `--time`: the first pass stops here at the latest.
-    pub time: Option<Duration>,
-    pub rw: Rw,
-    pub bs: u64,
-    pub iodepth: u32,
-    pub engine: EngineKind,
-    pub interval: Duration,
-    /// Idle times before the recovery passes, in order.
-    pub recovery: Vec<Duration>,
-    pub seed: u64,
-    pub output: Option<PathBuf>,
-    pub json: bool,
-}
 
 fn err(msg: impl Into<String>) -> UsageError {
     UsageError::new(msg)

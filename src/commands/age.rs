@@ -1,7 +1,6 @@
 //! `iolab age`: check the target and the profile (dedicated file system, fit) before anything
 //! is created, age it (`runner::age`), record the layout before and after, print the way.
 
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
@@ -10,8 +9,7 @@ use super::family::{Family, Output, execute as execute_family};
 use crate::cli::age::AgeArgs;
 use crate::model::{ResultDoc, ResultSink, TestResult, Warning, WarningCode};
 use crate::runner::RunContext;
-use crate::usage;
-use crate::workload::age::{AgeConfig, Profile, check_fit, fs_usage, parse_share};
+use crate::workload::age::AgeConfig;
 
 impl crate::cli::Execute for AgeArgs {
     fn execute(&self, argv: Vec<String>) -> anyhow::Result<i32> {
@@ -24,78 +22,6 @@ impl crate::cli::Execute for AgeArgs {
     }
 }
 
-/// Is `path` the root of a file system of its own (a mount point other than `/`)?
-fn dedicated(path: &Path) -> std::io::Result<bool> {
-    let canon = std::fs::canonicalize(path)?;
-    let Some(parent) = canon.parent() else {
-        return Ok(false); // `/` holds the system
-    };
-    Ok(std::fs::metadata(&canon)?.dev() != std::fs::metadata(parent)?.dev())
-}
-
-/// The checked configuration: every refusal is a usage error, before anything is created.
-pub fn config_from_args(args: &AgeArgs) -> Result<AgeConfig> {
-    let target = args
-        .target
-        .clone()
-        .ok_or_else(|| usage!("give the TARGET to age"))?;
-    let md = std::fs::metadata(&target).map_err(|e| usage!("{}: {e}", target.display()))?;
-    if !md.is_dir() {
-        return Err(usage!("{} is not a directory", target.display()));
-    }
-    let profile = Profile::load(&args.profile)?;
-    let fill = match &args.fill {
-        Some(s) => parse_share(s).map_err(|e| usage!("--fill {e}"))?,
-        None => profile.fill,
-    };
-    if let Some(j) = args.jobs
-        && !(1..=64).contains(&j)
-    {
-        return Err(usage!("--jobs {j}: give 1 to 64 writers"));
-    }
-    let churn = match args.churn {
-        Some(c) if c.is_finite() && c > 0.0 => c,
-        Some(c) => return Err(usage!("--churn {c}: must be above 0")),
-        None => profile.churn,
-    };
-    if !args.allow_shared && !dedicated(&target).map_err(|e| usage!("{}: {e}", target.display()))? {
-        let on = crate::sysinfo::mounts::mount_of(&target)
-            .map(|m| format!(" (it is on {}, {})", m.mount_point.display(), m.fs_type))
-            .unwrap_or_default();
-        return Err(usage!(
-            "{} is not the mount point of a file system of its own{on}: aging fills the file system to {:.0} %; give a dedicated one, or --allow-shared",
-            target.display(),
-            fill * 100.0
-        ));
-    }
-    let (total, used) = fs_usage(&target).map_err(|e| usage!("{}: {e}", target.display()))?;
-    check_fit(&profile, fill, total, used)?;
-    let dir = target.join(format!("iolab-aged-{}", args.seed));
-    if dir.exists() {
-        return Err(usage!(
-            "{} exists already (an earlier aging with seed {}); remove it or pick another --seed",
-            dir.display(),
-            args.seed
-        ));
-    }
-    if nix::unistd::access(&target, nix::unistd::AccessFlags::W_OK).is_err() {
-        return Err(usage!("{} is not writable", target.display()));
-    }
-    Ok(AgeConfig {
-        target,
-        dir,
-        profile,
-        fill,
-        churn,
-        seed: args.seed,
-        jobs: args.jobs.unwrap_or_else(crate::workload::age::default_jobs),
-        fs_size: total,
-        output: args.out.dir().map(Path::to_path_buf),
-        json: args.out.json,
-        quiet: args.quiet,
-    })
-}
-
 /// `iolab age` as a family.
 pub struct AgeFamily {
     cfg: AgeConfig,
@@ -105,7 +31,7 @@ pub struct AgeFamily {
 impl AgeFamily {
     pub fn from_args(args: &AgeArgs) -> Result<AgeFamily> {
         Ok(AgeFamily {
-            cfg: config_from_args(args)?,
+            cfg: AgeConfig::from_args(args)?,
             kept: None,
         })
     }

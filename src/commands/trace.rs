@@ -12,9 +12,8 @@ use crate::cli::OutputArgs;
 use crate::cli::trace::{
     TraceArgs, TraceCmd, TraceListArgs, TraceReplayArgs, TraceRunArgs, TraceSummaryArgs,
 };
-use crate::model::{ResultDoc, ResultSink, TestResult};
+use crate::model::{ResultDoc, ResultSink};
 use crate::runner::RunContext;
-use crate::units::{fmt_mb_per_s, fmt_ns, fmt_size_iec};
 use crate::workload::trace::{builtins, measure, record, replay, validate};
 
 impl crate::cli::Execute for TraceArgs {
@@ -84,16 +83,6 @@ fn list(a: &TraceListArgs) -> Result<i32> {
     Ok(0)
 }
 
-/// The text report of `run` and `replay`: every test, then the warnings.
-fn render_doc(doc: &ResultDoc) -> String {
-    let mut out = String::new();
-    for t in &doc.tests {
-        out.push_str(&render_test(t));
-    }
-    out.push_str(&crate::report::table::render_warnings(doc));
-    out
-}
-
 /// `iolab trace run` as a family: the command line and the matrix's `trace:` workloads.
 pub struct TraceFamily {
     plan: measure::Plan,
@@ -122,7 +111,7 @@ impl Family for TraceFamily {
     }
 
     fn render(&self, doc: &ResultDoc) -> String {
-        render_doc(doc)
+        crate::report::trace::render_doc(doc)
     }
 }
 
@@ -182,143 +171,6 @@ impl Family for ReplayFamily<'_> {
     }
 
     fn render(&self, doc: &ResultDoc) -> String {
-        render_doc(doc)
+        crate::report::trace::render_doc(doc)
     }
-}
-
-/// The run whose bandwidth is the median of the test's runs (the one shown in detail).
-fn median_run(t: &TestResult) -> Option<&crate::model::RunResult> {
-    let mut runs: Vec<_> = t.runs.iter().collect();
-    runs.sort_by(|a, b| {
-        a.bw_bytes_per_s
-            .partial_cmp(&b.bw_bytes_per_s)
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
-    runs.get(runs.len() / 2).copied()
-}
-
-/// Text report of one trace test.
-pub fn render_test(t: &TestResult) -> String {
-    let mut s = String::new();
-    let scale = t.trace.as_ref().map(|d| d.scale).unwrap_or(1.0);
-    s.push_str(&format!(
-        "{}  ({}",
-        t.name,
-        crate::units::count(t.runs.len() as u64, "run", "runs")
-    ));
-    if scale != 1.0 {
-        s.push_str(&format!(", scale {scale}"));
-    }
-    s.push_str(")\n");
-    if let (Some(bw), Some(ops)) = (t.summary.get("bw_bytes_per_s"), t.summary.get("iops")) {
-        s.push_str(&format!(
-            "  total: {} MB/s, {} ops/s (medians; MB/s min {}, max {}, CV {:.1} %)\n",
-            fmt_mb_per_s(bw.median),
-            crate::units::fmt_thousands(ops.median),
-            fmt_mb_per_s(bw.min),
-            fmt_mb_per_s(bw.max),
-            bw.cv * 100.0
-        ));
-    }
-    let Some(r) = median_run(t) else {
-        return s;
-    };
-    let Some(d) = &r.trace else {
-        return s;
-    };
-    if let Some(rp) = &d.replay {
-        s.push_str(&format!(
-            "  replay ({}): {} vs recorded {} (x{:.2}), {} calls on {} threads, {} read, {} written, {} errors\n",
-            rp.timing,
-            fmt_ns(rp.replay_ns as f64),
-            fmt_ns(rp.recorded_ns as f64),
-            rp.speedup,
-            rp.calls,
-            rp.threads,
-            fmt_size_iec(rp.read_bytes),
-            fmt_size_iec(rp.write_bytes),
-            rp.errors
-        ));
-        if let Some(e) = &rp.first_error {
-            s.push_str(&format!("  first replay error: {e}\n"));
-        }
-    }
-    if !d.streams.is_empty() {
-        s.push_str(&format!(
-            "  {:<16} {:>4} {:>10} {:>10} {:>10} {:>10}  {}\n",
-            "stream", "copy", "MB/s", "ops", "read", "written", "pacing"
-        ));
-        for st in &d.streams {
-            let pacing = match (
-                st.rate_bytes_per_s,
-                st.deadlines,
-                st.missed_deadlines,
-                st.rate_held,
-            ) {
-                (Some(rate), Some(dl), Some(m), Some(h)) => format!(
-                    "{} MB/s: {m} of {dl} late ({})",
-                    fmt_mb_per_s(rate),
-                    if h { "held" } else { "NOT held" }
-                ),
-                _ => "as fast as possible".into(),
-            };
-            s.push_str(&format!(
-                "  {:<16} {:>4} {:>10} {:>10} {:>10} {:>10}  {pacing}\n",
-                st.name,
-                st.copy,
-                fmt_mb_per_s(st.bw_bytes_per_s),
-                st.ops,
-                fmt_size_iec(st.read_bytes),
-                fmt_size_iec(st.write_bytes)
-            ));
-        }
-    }
-    s.push_str(&format!(
-        "  {:<10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}\n",
-        "op", "count", "bytes", "p50", "p99", "p99.9", "max"
-    ));
-    for (name, o) in &d.ops {
-        s.push_str(&format!(
-            "  {:<10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}\n",
-            name,
-            o.count,
-            fmt_size_iec(o.bytes),
-            fmt_ns(o.lat_ns.p50 as f64),
-            fmt_ns(o.lat_ns.p99 as f64),
-            fmt_ns(o.lat_ns.p999 as f64),
-            fmt_ns(o.lat_ns.max as f64)
-        ));
-    }
-    if let Some(ns) = r.fsync_ns {
-        s.push_str(&format!(
-            "  final write-back (syncfs, in the total): {}\n",
-            fmt_ns(ns as f64)
-        ));
-    }
-    if let Some(rec) = t.trace.as_ref().and_then(|d| d.recording.as_ref()) {
-        let by = t
-            .trace
-            .as_ref()
-            .and_then(|d| d.recorder.as_deref())
-            .unwrap_or("strace");
-        s.push_str(&format!("  the recording (recorder: {by}):\n"));
-        for line in crate::report::trace::render_summary(rec).lines().skip(1) {
-            s.push_str(&format!("  {line}\n"));
-        }
-    }
-    if let Some(sum) = &d.summary {
-        s.push_str("  what this replay issued:\n");
-        for line in crate::report::trace::render_summary(sum).lines().skip(1) {
-            s.push_str(&format!("  {line}\n"));
-        }
-    }
-    if let Some(dc) = &r.device {
-        s.push_str(&format!(
-            "  device {}: {} read, {} written\n",
-            dc.device,
-            fmt_size_iec(dc.read_bytes),
-            fmt_size_iec(dc.write_bytes)
-        ));
-    }
-    s
 }

@@ -10,6 +10,7 @@ pub mod age;
 pub mod blocks;
 pub mod charts;
 pub mod compare;
+pub mod copy;
 pub mod csv;
 pub mod document;
 pub mod files;

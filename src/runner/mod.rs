@@ -9,6 +9,7 @@ pub mod lock;
 pub mod recorder;
 pub mod run;
 pub mod saturate;
+pub mod sustain;
 pub mod sweep;
 pub mod target;
 pub mod write_cache;

@@ -1,0 +1,350 @@
+//! `iolab sustain`'s measurement: the first pass until the span is written (or `--time`),
+//! each recovery pass after its idle time, the phases and cliffs of each
+//! (`workload::sustain::analyze`), saved after every pass.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+
+use crate::engine::EngineKind;
+use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning, WarningCode};
+use crate::runner::RunContext;
+use crate::runner::block::{LiveCounters, LiveSampler, run_block_test, settings_of};
+use crate::runner::progress::Progress;
+use crate::runner::target::{TargetKind, TestTarget};
+use crate::stats::repeat::summarize_test;
+use crate::sysinfo::diskstats::write_amplification;
+use crate::units::{fmt_mb_per_s, fmt_size_iec};
+use crate::workload::block::{BlockTestSpec, Rw, cdm_label};
+use crate::workload::sustain::{
+    PassPlan, Reference, SLOW_PHASE_POINTS, analyze, pass_job, recovery_bytes,
+};
+
+/// Validated `iolab sustain`.
+#[derive(Debug, Clone)]
+pub struct SustainConfig {
+    pub target: PathBuf,
+    pub kind: TargetKind,
+    /// Bytes of the span (a whole number of blocks).
+    pub size: u64,
+    /// How the span was chosen, for the table (`50 % of 20.0 GiB free`).
+    pub size_note: String,
+    /// `--time`: the first pass stops here at the latest.
+    pub time: Option<Duration>,
+    pub rw: Rw,
+    pub bs: u64,
+    pub iodepth: u32,
+    pub engine: EngineKind,
+    pub interval: Duration,
+    /// Idle times before the recovery passes, in order.
+    pub recovery: Vec<Duration>,
+    pub seed: u64,
+    pub output: Option<PathBuf>,
+    pub json: bool,
+}
+
+/// `30s`, `2m`, `1h`, `1.5s`: an idle time as the user wrote it.
+pub fn fmt_idle(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if d.subsec_nanos() != 0 {
+        format!("{s}s")
+    } else if d.as_secs().is_multiple_of(3600) {
+        format!("{}h", d.as_secs() / 3600)
+    } else if d.as_secs().is_multiple_of(60) {
+        format!("{}m", d.as_secs() / 60)
+    } else {
+        format!("{}s", d.as_secs())
+    }
+}
+
+pub fn sustain(
+    cfg: &SustainConfig,
+    ctx: &RunContext,
+    doc: &mut ResultDoc,
+    sink: &ResultSink,
+) -> Result<()> {
+    crate::eline!(
+        "iolab: span {} ({}){}",
+        fmt_size_iec(cfg.size),
+        cfg.size_note,
+        cfg.time
+            .map(|t| format!(", at most {} for the first pass", fmt_idle(t)))
+            .unwrap_or_default()
+    );
+    let target = match cfg.kind {
+        TargetKind::Directory => TestTarget::create_in_dir(&cfg.target, cfg.size, false)
+            .with_context(|| format!("cannot create the test file in {}", cfg.target.display()))?,
+        kind => TestTarget::open_existing(&cfg.target, kind, Some(cfg.size))
+            .with_context(|| format!("cannot open {}", cfg.target.display()))?,
+    };
+    if let Some(w) = target.direct_warning(true) {
+        doc.warn(w);
+    }
+    let device = doc.environment.block_device.clone();
+    let plan = PassPlan {
+        rw: cfg.rw,
+        bs: cfg.bs,
+        iodepth: cfg.iodepth,
+        engine: cfg.engine,
+        interval: cfg.interval,
+        bytes: target.size,
+        time: cfg.time,
+        seed: cfg.seed,
+    };
+    let first = run_pass(
+        ctx,
+        doc,
+        &target,
+        &plan,
+        "first pass",
+        device.as_deref(),
+        None,
+        None,
+    );
+    let first = match first {
+        Ok(t) => t,
+        Err(e) => {
+            sink.save(doc)?;
+            return Err(e);
+        }
+    };
+    if let Err(interrupted) = ctx.stop.check() {
+        doc.tests.push(first);
+        sink.save(doc)?;
+        return Err(interrupted.into());
+    }
+    let reference = first
+        .sustain
+        .as_ref()
+        .and_then(|d| d.cliffs.first().cloned());
+    pass_warnings(doc, &first, cfg);
+    if reference.is_none() {
+        let written = first.sustain.as_ref().map_or(0, |d| d.bytes_written);
+        let speed = first
+            .runs
+            .first()
+            .and_then(|r| r.bw_bytes_per_s)
+            .unwrap_or(0.0);
+        let mut message = format!(
+            "no cliff in {} written at {} MB/s: a write cache, if any, is larger than that; write more (--size, --span, or a whole device with --allow-destroy), or, for a cache that fills in fewer than 5 intervals (not told from a start-up burst), use a shorter --interval",
+            fmt_size_iec(written),
+            fmt_mb_per_s(speed)
+        );
+        if !cfg.recovery.is_empty() {
+            message.push_str("; the recovery passes were skipped (no cache was filled to recover)");
+        }
+        doc.warn(Warning {
+            code: WarningCode::NoCliff,
+            message,
+            test: None,
+        });
+    }
+    doc.tests.push(first);
+    sink.save(doc)?;
+    let Some(cliff) = reference else {
+        return Ok(());
+    };
+    for idle in &cfg.recovery {
+        let label = format!("idle {} (--recovery)", fmt_idle(*idle));
+        let p = Progress::start(ctx.progress, &label);
+        ctx.stop.sleep(*idle)?;
+        p.finish("idle");
+        let again = PassPlan {
+            bytes: recovery_bytes(&cliff, cfg.interval, target.size, cfg.bs),
+            ..plan
+        };
+        let name = format!("after {} idle", fmt_idle(*idle));
+        let r = run_pass(
+            ctx,
+            doc,
+            &target,
+            &again,
+            &name,
+            device.as_deref(),
+            Some(*idle),
+            Some(Reference::of(&cliff)),
+        );
+        match r {
+            Ok(t) => {
+                pass_warnings(doc, &t, cfg);
+                doc.tests.push(t);
+                sink.save(doc)?;
+                ctx.stop.check()?;
+            }
+            Err(e) => {
+                sink.save(doc)?;
+                return Err(e);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A cliff whose slow phase lasted only a few intervals: its speed is uncertain.
+fn pass_warnings(doc: &mut ResultDoc, t: &TestResult, cfg: &SustainConfig) {
+    let Some(d) = &t.sustain else { return };
+    if let (Some(c), Some(last)) = (d.cliffs.first(), d.phases.last()) {
+        let points = (last.end_ms - last.start_ms) / d.interval_ms.max(1);
+        if d.phases.len() >= 2 && points < SLOW_PHASE_POINTS / 2 {
+            doc.warn(Warning {
+                code: WarningCode::ShortSlowPhase,
+                message: format!(
+                    "the speed after the cliff at {} ({} MB/s) was measured over {points} intervals only: write more (--size, --span) or use a shorter --interval (now {} ms)",
+                    fmt_size_iec(c.bytes_before as u64),
+                    fmt_mb_per_s(c.after_bw_bytes_per_s),
+                    cfg.interval.as_millis()
+                ),
+                test: Some(t.name.clone()),
+            });
+        }
+    }
+}
+
+/// One pass: the writes, the device's counters, the test with its phases and cliffs. A
+/// failed pass is recorded in `doc` with its error (the caller saves it).
+#[allow(clippy::too_many_arguments)]
+fn run_pass(
+    ctx: &RunContext,
+    doc: &mut ResultDoc,
+    target: &TestTarget,
+    plan: &PassPlan,
+    name: &str,
+    device: Option<&str>,
+    idle_before: Option<Duration>,
+    reference: Option<Reference>,
+) -> Result<TestResult> {
+    let job = pass_job(plan);
+    let spec = BlockTestSpec::single(
+        format!(
+            "{} {}",
+            cdm_label(plan.rw, plan.bs, plan.iodepth, 1),
+            plan.rw.name()
+        ),
+        job.clone(),
+    );
+    let mut test = TestResult {
+        name: name.to_string(),
+        family: "sustain".into(),
+        direction: Some("write".into()),
+        settings: Some(settings_of(&job, target, job.engine.name())),
+        ..Default::default()
+    };
+    test.params.insert(
+        "phase".into(),
+        if idle_before.is_some() {
+            "recovery"
+        } else {
+            "first"
+        }
+        .into(),
+    );
+    if let Some(s) = test.settings.as_mut() {
+        s.size_bytes = target.size;
+    }
+    let label = format!("{name}: {} {}", spec.name, fmt_size_iec(plan.bytes));
+    let p = Progress::start(ctx.progress, &label);
+    let live = LiveCounters::default();
+    // The pass stops through its own flag: a signal stonewalls it, so the series written up
+    // to then comes back (run_block_test returns no figures for an interrupted run) and is
+    // saved before the interrupt is reported.
+    let wall = crate::os::signals::StopFlag::new();
+    let out = std::thread::scope(|s| {
+        let h = s.spawn(|| run_block_test(&spec, &[target], &[device], &wall, Some(&live), 1));
+        let t0 = std::time::Instant::now();
+        let (mut last_bytes, mut last_t) = (0u64, t0);
+        let mut sampler = LiveSampler::new(Duration::from_millis(500));
+        while !h.is_finished() {
+            for _ in 0..4 {
+                std::thread::sleep(Duration::from_millis(50));
+                if ctx.stop.is_set() {
+                    wall.stonewall();
+                }
+            }
+            let b = live.bytes.load(std::sync::atomic::Ordering::Relaxed);
+            let now = std::time::Instant::now();
+            let rate = (b - last_bytes) as f64 / (now - last_t).as_secs_f64().max(1e-3);
+            (last_bytes, last_t) = (b, now);
+            let by_bytes = b as f64 / plan.bytes.max(1) as f64;
+            let by_time = plan
+                .time
+                .map_or(0.0, |t| t0.elapsed().as_secs_f64() / t.as_secs_f64());
+            p.set(
+                by_bytes.max(by_time).min(1.0),
+                &format!("{} written, {} MB/s", fmt_size_iec(b), fmt_mb_per_s(rate)),
+            );
+            if let Some(pt) = sampler.sample(&live) {
+                p.point(by_bytes.max(by_time).min(1.0), &pt);
+            }
+        }
+        h.join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("the pass's thread panicked")))
+    });
+    let mut o = match out {
+        Ok(o) => o,
+        Err(e) => {
+            p.finish(if ctx.stop.signal().is_some() {
+                "interrupted"
+            } else {
+                "failed"
+            });
+            test.error = Some(format!("{e:#}"));
+            doc.tests.push(test);
+            return Err(e);
+        }
+    };
+    if let Some(dc) = o.devices.first().cloned().flatten() {
+        o.total.write_amplification = write_amplification(&dc, o.write_bytes);
+        o.total.device = Some(dc);
+    }
+    for w in o.warnings {
+        doc.warn(w);
+    }
+    if let (Some(engine), Some(s)) = (o.engines.first(), test.settings.as_mut()) {
+        s.engine = engine.clone();
+    }
+    if let Some(sig) = ctx.stop.signal() {
+        test.error = Some(format!(
+            "interrupted by {}: the pass's series up to then is kept",
+            crate::os::signals::signal_name(sig)
+        ));
+    }
+    let detail = analyze(
+        if idle_before.is_some() {
+            "recovery"
+        } else {
+            "first"
+        },
+        &o.total.intervals,
+        plan.interval,
+        o.all_write_bytes,
+        idle_before,
+        reference,
+    );
+    if test.error.is_some() {
+        p.finish("interrupted");
+    } else {
+        p.finish(&finish_line(&o.total, &detail));
+    }
+    test.runs.push(o.total);
+    summarize_test(&mut test);
+    test.sustain = Some(detail);
+    Ok(test)
+}
+
+fn finish_line(r: &RunResult, d: &crate::model::sustain::SustainDetail) -> String {
+    let mut s = format!(
+        "{} in {:.1} s, {} MB/s",
+        fmt_size_iec(d.bytes_written),
+        r.elapsed_ns as f64 / 1e9,
+        fmt_mb_per_s(r.bw_bytes_per_s.unwrap_or(0.0))
+    );
+    match d.cliffs.first() {
+        Some(c) => s.push_str(&format!(
+            ", cliff after {}",
+            fmt_size_iec(c.fast_phase_bytes.max(0.0) as u64)
+        )),
+        None => s.push_str(", no cliff"),
+    }
+    s
+}
