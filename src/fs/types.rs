@@ -82,33 +82,38 @@ const DEFAULTS: FsType = FsType {
     min_size: 8 * MIB,
 };
 
+/// mke2fs's block sizes (ext2, ext3, ext4).
+const E2FS_BLOCKS: UnitRule = rule(1024, 4096, &["-b", "{bytes}"]);
+
+/// What the ext family's entries share, being made by one tool (e2fsprogs' mke2fs, forced
+/// and quiet, its block sizes) and read back with dumpe2fs.
+const E2FS: FsType = FsType {
+    mkfs_flags: &["-F", "-q"],
+    unit_rules: &[E2FS_BLOCKS],
+    read_back: ReadBack::Dumpe2fs,
+    ..DEFAULTS
+};
+
 /// Every known type. Order = the order of `--study linux-fs` and of error messages.
 pub const FS_TYPES: &[FsType] = &[
     FsType {
         name: "ext2",
         mkfs: Some("mkfs.ext2"),
-        mkfs_flags: &["-F", "-q"],
-        unit_rules: &[rule(1024, 4096, &["-b", "{bytes}"])],
-        read_back: ReadBack::Dumpe2fs,
         kernel: Some("ext2"),
-        ..DEFAULTS
+        ..E2FS
     },
     FsType {
         name: "ext3",
         mkfs: Some("mkfs.ext3"),
-        mkfs_flags: &["-F", "-q"],
-        unit_rules: &[rule(1024, 4096, &["-b", "{bytes}"])],
-        read_back: ReadBack::Dumpe2fs,
         kernel: Some("ext3"),
         design: "journal",
-        ..DEFAULTS
+        ..E2FS
     },
     FsType {
         name: "ext4",
         mkfs: Some("mkfs.ext4"),
-        mkfs_flags: &["-F", "-q"],
         unit_rules: &[
-            rule(1024, 4096, &["-b", "{bytes}"]),
+            E2FS_BLOCKS,
             // Above the page-sized block: bigalloc clusters of 4 KiB blocks.
             rule(
                 8192,
@@ -116,10 +121,9 @@ pub const FS_TYPES: &[FsType] = &[
                 &["-b", "4096", "-O", "bigalloc", "-C", "{bytes}"],
             ),
         ],
-        read_back: ReadBack::Dumpe2fs,
         kernel: Some("ext4"),
         design: "journal",
-        ..DEFAULTS
+        ..E2FS
     },
     FsType {
         name: "xfs",

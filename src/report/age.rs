@@ -1,10 +1,10 @@
 //! The terminal report of `iolab age` and the layout figures `iolab info` shows.
 
-use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{Cell, CellAlignment, ContentArrangement};
 
 use crate::model::ResultDoc;
 use crate::model::layout::{LayoutSummary, fmt_score};
+use crate::report::table::new_table;
 use crate::units::{fmt_size_iec, fmt_thousands};
 
 /// Rows (label, value) describing a layout: score, pieces, fragmented files, free space.
@@ -72,10 +72,8 @@ pub fn render_age(doc: &ResultDoc) -> String {
         d.bytes_written as f64 / d.fs_size_bytes.max(1) as f64,
         d.fullness * 100.0
     );
-    let mut t = Table::new();
-    t.load_style(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(vec!["written", "full", "files", "layout score"]);
+    let mut t = new_table(ContentArrangement::Dynamic);
+    t.set_header(vec!["written", "full", "files", "layout score"]);
     for p in &d.progress {
         t.add_row(vec![
             Cell::new(fmt_size_iec(p.bytes_written)).set_alignment(CellAlignment::Right),
@@ -119,18 +117,16 @@ pub fn render_aging(
 ) -> String {
     use crate::model::TestResult;
     const PARAM: &str = "matrix_workload";
-    let mut t = Table::new();
-    t.load_style(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(vec![
-            "configuration",
-            "test",
-            "unit",
-            "fresh",
-            "aged",
-            "aged / fresh",
-            "layout after aging",
-        ]);
+    let mut t = new_table(ContentArrangement::Dynamic);
+    t.set_header(vec![
+        "configuration",
+        "test",
+        "unit",
+        "fresh",
+        "aged",
+        "aged / fresh",
+        "layout after aging",
+    ]);
     let mut rows = 0;
     for c in &doc.configurations {
         let ages: Vec<_> = c.runs.iter().filter_map(|r| r.age.as_ref()).collect();

@@ -4,8 +4,7 @@
 //! test recorded with different settings, and the same result given twice, are warned
 //! about.
 
-use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{CellAlignment, ContentArrangement, Table};
+use comfy_table::{CellAlignment, ContentArrangement};
 use serde::Serialize;
 
 use crate::error::UsageError;
@@ -16,7 +15,7 @@ use crate::report::metrics::{
     primary_metric,
 };
 use crate::report::settings::{self, SettingDiff};
-use crate::report::table::render_warning_list;
+use crate::report::table::{new_table, render_warning_list};
 use crate::stats::compare::{Method, Ratio, invert, ratio, significant};
 
 /// The summary of one side, as compared.
@@ -436,11 +435,8 @@ pub fn render_text(c: &Comparison) -> String {
             "\n{} against {} (baseline)\n",
             p.other, p.baseline
         ));
-        let mut table = Table::new();
-        table
-            .load_style(UTF8_FULL_CONDENSED)
-            .set_content_arrangement(ContentArrangement::Dynamic)
-            .set_header(table_header(p));
+        let mut table = new_table(ContentArrangement::Dynamic);
+        table.set_header(table_header(p));
         for r in &p.rows {
             table.add_row(table_row(r));
         }

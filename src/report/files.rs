@@ -1,10 +1,10 @@
 //! The terminal table of `iolab files`: Belov's Table 2 (seconds per N files, "mean (run1,
 //! run2, run3)") plus files/s and MB/s per size and phase.
 
-use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{Cell, CellAlignment, ContentArrangement};
 
 use crate::model::{ResultDoc, TestResult};
+use crate::report::table::new_table;
 use crate::units::{count, fmt_mb_per_s, fmt_thousands};
 
 const PHASES: [&str; 5] = ["create", "stat", "read", "delete", "big"];
@@ -65,10 +65,7 @@ pub fn render_files_table(doc: &ResultDoc) -> String {
             rows.push(l);
         }
     }
-    let mut cells = Table::new();
-    cells
-        .load_style(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Disabled);
+    let mut cells = new_table(ContentArrangement::Disabled);
     let mut header = vec![Cell::new("size")];
     for ph in &present {
         header.push(Cell::new(*ph));
@@ -77,17 +74,14 @@ pub fn render_files_table(doc: &ResultDoc) -> String {
         }
     }
     cells.set_header(header);
-    let mut rates = Table::new();
-    rates
-        .load_style(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(vec![
-            "test",
-            "files/s",
-            "MB/s",
-            "files/s with sync",
-            "portion CV %",
-        ]);
+    let mut rates = new_table(ContentArrangement::Disabled);
+    rates.set_header(vec![
+        "test",
+        "files/s",
+        "MB/s",
+        "files/s with sync",
+        "portion CV %",
+    ]);
     for row in &rows {
         let mut r = vec![Cell::new(row)];
         for ph in &present {

@@ -1,7 +1,6 @@
 //! `iolab history` as text: the list of results, one result's figures, the devices, a
 //! trend with its marked changes, and the CSV export (one row per result, test, metric).
 
-use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 
 use crate::history::{Entry, Figure, HealthPoint, Trend};
@@ -9,13 +8,12 @@ use crate::model::Summary;
 use crate::model::device::SmartInfo;
 use crate::report::csv::field;
 use crate::report::metrics::{fmt_mean_ci, fmt_value, label};
+use crate::report::table::new_table;
 use crate::units::{fmt_size_iec, fmt_thousands};
 
 fn table(header: &[&str]) -> Table {
-    let mut t = Table::new();
-    t.load_style(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(header.iter().map(|h| h.to_string()).collect::<Vec<_>>());
+    let mut t = new_table(ContentArrangement::Dynamic);
+    t.set_header(header.iter().map(|h| h.to_string()).collect::<Vec<_>>());
     t
 }
 

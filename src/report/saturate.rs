@@ -1,11 +1,11 @@
 //! What `iolab saturate` prints (and a distributed one's rank 0): the plan with its time estimate (stderr, up front), then
 //! per sweep the answer line, the knee, thrashing, and the curve table.
 
-use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{Cell, CellAlignment, ContentArrangement};
 
 use crate::model::saturate::{Answer, CurvePoint, LatTriple};
 use crate::model::{ResultDoc, TestResult};
+use crate::report::table::new_table;
 use crate::runner::sweep::Timing;
 use crate::runner::target::TargetKind;
 use crate::units::{fmt_mb_per_s, fmt_ns, fmt_secs, fmt_size_iec, fmt_thousands};
@@ -193,10 +193,7 @@ fn curve_table(t: &TestResult) -> String {
         .as_ref()
         .filter(|a| a.detail.found)
         .map(|a| a.iodepth);
-    let mut table = Table::new();
-    table
-        .load_style(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Disabled);
+    let mut table = new_table(ContentArrangement::Disabled);
     let lat = |h: &str| {
         if several {
             format!("{h} (all / worst)")

@@ -1,12 +1,12 @@
 //! `iolab sustain` in every format: the terminal table (phases of each pass, the cache,
 //! the recovery lines), the report's blocks and the bandwidth chart with the cliffs marked.
 
-use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{Cell, CellAlignment, ContentArrangement};
 
 use crate::model::sustain::{SustainDetail, SustainPhase};
 use crate::model::{ResultDoc, TestResult};
 use crate::report::svg::{Axis, Mark, Scale, Series, line_chart};
+use crate::report::table::new_table;
 use crate::units::{fmt_mb_per_s, fmt_size_iec};
 
 /// `1.0 GiB (1.07 GB)`.
@@ -143,11 +143,8 @@ pub fn render_table(doc: &ResultDoc) -> String {
             s.map(|s| fmt_size_iec(s.size_bytes)).unwrap_or_default(),
             d.interval_ms
         ));
-        let mut table = Table::new();
-        table
-            .load_style(UTF8_FULL_CONDENSED)
-            .set_content_arrangement(ContentArrangement::Disabled)
-            .set_header(PHASE_HEADER);
+        let mut table = new_table(ContentArrangement::Disabled);
+        table.set_header(PHASE_HEADER);
         for (t, d) in &tests {
             for (i, p) in d.phases.iter().enumerate() {
                 let mut row = vec![

@@ -1,4 +1,5 @@
-//! The terminal table of block tests (CrystalDiskMark's layout plus latency and spread).
+//! The terminal table of block tests (CrystalDiskMark's layout plus latency and spread), the
+//! warning lines under every command's tables, and the style all of those tables share.
 
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
@@ -8,6 +9,15 @@ use crate::model::{
 };
 use crate::stats::summary::median;
 use crate::units::{fmt_mb_per_s, fmt_ns, fmt_thousands};
+
+/// An empty terminal table in the style every command's tables share (`UTF8_FULL_CONDENSED`),
+/// laid out as `arrangement`.
+pub fn new_table(arrangement: ContentArrangement) -> Table {
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(arrangement);
+    t
+}
 
 /// The value a table shows for a metric: the median of the runs, or the best run (peak).
 fn headline(t: &TestResult, metric: &str) -> Option<f64> {
@@ -156,13 +166,10 @@ pub fn render_block_table(doc: &ResultDoc) -> String {
             .map(|o| format!(", {o}"))
             .unwrap_or_default(),
     ));
-    let mut table = Table::new();
-    table
-        .load_style(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(vec![
-            "Test", "MB/s", "IOPS", "avg lat", "p99", "p99.9", "± IOPS", "runs", "dev MB/s", "WA",
-        ]);
+    let mut table = new_table(ContentArrangement::Disabled);
+    table.set_header(vec![
+        "Test", "MB/s", "IOPS", "avg lat", "p99", "p99.9", "± IOPS", "runs", "dev MB/s", "WA",
+    ]);
     for dir in ["read", "write", "mixed"] {
         for t in doc
             .tests

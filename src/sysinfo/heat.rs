@@ -229,15 +229,26 @@ mod tests {
         d
     }
 
-    /// Ticks a monitor once a second over a fake run: 1 GB/s while the drive warms up
-    /// from 50 °C by 1 °C a second; from 30 s, hot, at `hot` °C, the device moves `slow`.
-    fn episode(hot: u32, slow: f64) -> (Option<ThermalRecord>, Option<Warning>) {
+    /// A monitor of the fake drive at `milli` m°C (`counters_before` as given) ticking once
+    /// a second: the temporary root (keep it while the monitor reads), the hwmon directory,
+    /// the start and the monitor.
+    fn monitor(
+        milli: u32,
+        counters_before: Option<ThrottleCounters>,
+    ) -> (tempfile::TempDir, PathBuf, Instant, HeatMonitor) {
         let t = tempfile::tempdir().unwrap();
-        let d = fake(t.path(), 50_000);
+        let d = fake(t.path(), milli);
         let src = TemperatureSource::find(t.path(), "nvme0n1").unwrap();
         assert_eq!(src, TemperatureSource::Hwmon(d.clone()));
         let t0 = Instant::now();
-        let mut m = HeatMonitor::new("nvme0n1", src, Duration::from_secs(1), t0, None);
+        let m = HeatMonitor::new("nvme0n1", src, Duration::from_secs(1), t0, counters_before);
+        (t, d, t0, m)
+    }
+
+    /// Ticks a monitor once a second over a fake run: 1 GB/s while the drive warms up
+    /// from 50 °C by 1 °C a second; from 30 s, hot, at `hot` °C, the device moves `slow`.
+    fn episode(hot: u32, slow: f64) -> (Option<ThermalRecord>, Option<Warning>) {
+        let (_t, d, t0, mut m) = monitor(50_000, None);
         let mut bytes = 0u64;
         for i in 0..60u32 {
             let c = if i < 30 { 50_000 + 1000 * i } else { hot };
@@ -270,11 +281,7 @@ mod tests {
     #[test]
     fn cool_drive_or_no_drop_says_nothing() {
         // The same drop at 60 °C (under the limit): not heat.
-        let t = tempfile::tempdir().unwrap();
-        fake(t.path(), 50_000);
-        let src = TemperatureSource::find(t.path(), "nvme0n1").unwrap();
-        let t0 = Instant::now();
-        let mut m = HeatMonitor::new("nvme0n1", src, Duration::from_secs(1), t0, None);
+        let (_t, _, t0, mut m) = monitor(50_000, None);
         for i in 0..60u64 {
             let rate = if i < 30 { 1e9 as u64 } else { 4e8 as u64 };
             m.tick(t0 + Duration::from_secs(i), Some(i * rate));
@@ -289,15 +296,11 @@ mod tests {
 
     #[test]
     fn moved_counters_warn() {
-        let t = tempfile::tempdir().unwrap();
-        fake(t.path(), 40_000);
-        let src = TemperatureSource::find(t.path(), "nvme0n1").unwrap();
-        let t0 = Instant::now();
         let before = ThrottleCounters {
             thermal_mgmt_1_transitions: Some(3),
             ..Default::default()
         };
-        let mut m = HeatMonitor::new("nvme0n1", src, Duration::from_secs(1), t0, Some(before));
+        let (_t, _, t0, mut m) = monitor(40_000, Some(before));
         m.tick(t0, Some(0));
         let after = ThrottleCounters {
             thermal_mgmt_1_transitions: Some(5),

@@ -262,37 +262,27 @@ mod tests {
             None,
         );
         let r = Reference::of(&first.cliffs[0]);
+        // A recovery pass of `phases` after `idle_s` of rest, `written` bytes before it.
+        let recovery = |phases: &[(usize, f64)], written: u64, idle_s: u64| {
+            analyze(
+                "recovery",
+                &series(phases, 0.1),
+                dt,
+                written,
+                Some(Duration::from_secs(idle_s)),
+                Some(r),
+            )
+        };
         // Half the cache came back.
-        let half = analyze(
-            "recovery",
-            &series(&[(15, 400.0 * MB), (40, 100.0 * MB)], 0.1),
-            dt,
-            0,
-            Some(Duration::from_secs(30)),
-            Some(r),
-        );
+        let half = recovery(&[(15, 400.0 * MB), (40, 100.0 * MB)], 0, 30);
         let share = half.recovered_share.unwrap();
         assert!((share - 0.5).abs() < 0.03, "{half:?}");
         // Nothing came back: slow from the start.
-        let none = analyze(
-            "recovery",
-            &series(&[(40, 100.0 * MB)], 0.1),
-            dt,
-            400_000_000,
-            Some(Duration::from_secs(5)),
-            Some(r),
-        );
+        let none = recovery(&[(40, 100.0 * MB)], 400_000_000, 5);
         assert_eq!(none.recovered_bytes, Some(0.0));
         assert!(!none.recovered_at_least);
         // Still fast when the pass ended: a lower bound.
-        let all = analyze(
-            "recovery",
-            &series(&[(40, 400.0 * MB)], 0.1),
-            dt,
-            1_600_000_000,
-            Some(Duration::from_secs(600)),
-            Some(r),
-        );
+        let all = recovery(&[(40, 400.0 * MB)], 1_600_000_000, 600);
         assert!(all.recovered_at_least);
         assert!(all.recovered_share.unwrap() > 1.0);
     }

@@ -1,11 +1,11 @@
 //! The terminal view of an `iolab slack` result: what was scanned, one row per unit, the
 //! cost model (with its fit quality) and the three recommendations.
 
-use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{Cell, CellAlignment, ContentArrangement};
 
 use crate::model::ResultDoc;
 use crate::model::slack::{CostModel, SlackResult};
+use crate::report::table::new_table;
 use crate::units::{count, fmt_size_exact, fmt_size_iec, fmt_thousands};
 
 fn secs(s: f64) -> String {
@@ -91,21 +91,19 @@ fn header(r: &SlackResult) -> String {
 }
 
 fn units_table(r: &SlackResult) -> String {
-    let mut t = Table::new();
-    t.load_style(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(vec![
-            "Unit",
-            "Allocated",
-            "Slack",
-            "Slack %",
-            "Clusters",
-            "Files < unit",
-            "Resident",
-            "Write time",
-            "s/B (slack)",
-            "Note",
-        ]);
+    let mut t = new_table(ContentArrangement::Disabled);
+    t.set_header(vec![
+        "Unit",
+        "Allocated",
+        "Slack",
+        "Slack %",
+        "Clusters",
+        "Files < unit",
+        "Resident",
+        "Write time",
+        "s/B (slack)",
+        "Note",
+    ]);
     for u in &r.units {
         let mut row = vec![
             Cell::new(fmt_size_exact(u.unit_bytes)),

@@ -72,13 +72,17 @@ pub fn parse(name: &str, text: &str) -> Res<Workload> {
     })
 }
 
-fn int_in(text: &str, v: &Spanned<i64>, key: &str, lo: i64, hi: i64) -> Res<u64> {
+/// A count (`copies`, `files`, `dirs`, `depth`): 1 to `hi`, and 1 when not given.
+fn count(text: &str, v: Option<&Spanned<i64>>, key: &str, hi: i64) -> Res<u64> {
+    let Some(v) = v else {
+        return Ok(1);
+    };
     let x = *v.get_ref();
-    if x < lo || x > hi {
+    if !(1..=hi).contains(&x) {
         return Err(FormatError::at(
             text,
             v.span(),
-            format!("{key} = {x} is out of range ({lo} to {hi})"),
+            format!("{key} = {x} is out of range (1 to {hi})"),
         ));
     }
     Ok(x as u64)
@@ -215,30 +219,10 @@ fn stream(text: &str, r: RawStream, span: Range<usize>) -> Res<Stream> {
             "stream name must be non-empty and without '/'",
         ));
     }
-    let copies = r
-        .copies
-        .as_ref()
-        .map(|v| int_in(text, v, "copies", 1, 256))
-        .transpose()?
-        .unwrap_or(1) as u32;
-    let files = r
-        .files
-        .as_ref()
-        .map(|v| int_in(text, v, "files", 1, 10_000_000))
-        .transpose()?
-        .unwrap_or(1);
-    let dirs = r
-        .dirs
-        .as_ref()
-        .map(|v| int_in(text, v, "dirs", 1, files as i64))
-        .transpose()?
-        .unwrap_or(1);
-    let depth = r
-        .depth
-        .as_ref()
-        .map(|v| int_in(text, v, "depth", 1, 16))
-        .transpose()?
-        .unwrap_or(1) as u32;
+    let copies = count(text, r.copies.as_ref(), "copies", 256)? as u32;
+    let files = count(text, r.files.as_ref(), "files", 10_000_000)?;
+    let dirs = count(text, r.dirs.as_ref(), "dirs", files as i64)?;
+    let depth = count(text, r.depth.as_ref(), "depth", 16)? as u32;
     let dataset = match &r.dataset {
         Some(d) => {
             let name = d.get_ref().trim().to_string();

@@ -89,13 +89,22 @@ impl Instance {
         let _ = write(&self.dir.join("tracing_on"), "0");
     }
 
+    /// The text of every CPU's `per_cpu/cpuN/stats` of the instance (None without
+    /// `per_cpu`; a CPU whose file does not read is left out).
+    fn cpu_stats(&self) -> Option<impl Iterator<Item = String>> {
+        let cpus = std::fs::read_dir(self.dir.join("per_cpu")).ok()?;
+        Some(
+            cpus.flatten()
+                .filter_map(|c| std::fs::read_to_string(c.path().join("stats")).ok()),
+        )
+    }
+
     /// The fullest CPU buffer's share of `buffer_kb` holding unread events.
     pub fn fill(&self, buffer_kb: u64) -> f64 {
-        let Ok(cpus) = std::fs::read_dir(self.dir.join("per_cpu")) else {
+        let Some(stats) = self.cpu_stats() else {
             return 1.0;
         };
-        cpus.flatten()
-            .filter_map(|c| std::fs::read_to_string(c.path().join("stats")).ok())
+        stats
             .filter_map(|s| {
                 s.lines()
                     .find_map(|l| l.strip_prefix("bytes:"))
@@ -107,11 +116,10 @@ impl Instance {
 
     /// Events the ring buffer overwrote or dropped, over all CPUs.
     pub fn lost_events(&self) -> u64 {
-        let Ok(cpus) = std::fs::read_dir(self.dir.join("per_cpu")) else {
+        let Some(stats) = self.cpu_stats() else {
             return 0;
         };
-        cpus.flatten()
-            .filter_map(|c| std::fs::read_to_string(c.path().join("stats")).ok())
+        stats
             .flat_map(|s| {
                 s.lines()
                     .filter_map(|l| {
