@@ -10,7 +10,10 @@ pub use crate::fs::alloc as rules;
 pub use crate::fs::alloc::DirRec;
 pub mod scan;
 
-use crate::model::slack::{CostModel, Recommendation, ScanStats, UnitRow};
+use std::path::Path;
+
+use crate::model::slack::{CostModel, Recommendation, ScanStats, SlackResult, UnitRow};
+use crate::model::{ResultDoc, Warning, WarningCode};
 use rules::{FileAlloc, FsRules};
 
 /// One regular file: its size and the length of its name in UTF-16 code units, as NTFS
@@ -151,6 +154,74 @@ pub fn recommend(rows: &[UnitRow]) -> Vec<Recommendation> {
             "smallest sum of space / best space + time / best time",
         ),
     ]
+}
+
+/// The whole calculation for one inventory: rows per unit, costs, recommendations.
+pub fn compute(
+    inv: &Inventory,
+    rules: &FsRules,
+    model: CostModel,
+    source: &str,
+    path: &Path,
+) -> SlackResult {
+    let mut rows: Vec<_> = units().iter().map(|&u| unit_row(inv, rules, u)).collect();
+    apply_costs(&mut rows, &model);
+    SlackResult {
+        source: source.into(),
+        path: path.display().to_string(),
+        fs: rules.kind.to_string(),
+        rule_notes: rules.notes(),
+        scan: inv.stats.clone(),
+        current_fs: None,
+        current_unit_bytes: None,
+        recommendations: recommend(&rows),
+        units: rows,
+        cost_model: model,
+    }
+}
+
+/// What the result says the user should know: unreadable entries, files too large for the
+/// file system, no files, a cost model of defaults.
+pub fn warnings(doc: &mut ResultDoc, r: &SlackResult) {
+    let mut warn = |code: WarningCode, message: String| {
+        doc.warn(Warning {
+            code,
+            message,
+            test: None,
+        })
+    };
+    if r.scan.unreadable > 0 {
+        warn(
+            WarningCode::UnreadableEntries,
+            format!(
+                "{} entries could not be read and were skipped, e.g. {}",
+                r.scan.unreadable,
+                r.scan.unreadable_examples.join("; ")
+            ),
+        );
+    }
+    if let Some(row) = r.units.iter().find(|u| u.too_large_files > 0) {
+        warn(
+            WarningCode::TooLargeForFs,
+            format!(
+                "{} files are larger than {} can store ({} B at most); they are left out of the allocation{}",
+                row.too_large_files,
+                r.fs,
+                crate::analysis::slack::rules::FAT32_MAX_FILE,
+                if r.scan.over_4gib_examples.is_empty() {
+                    String::new()
+                } else {
+                    format!(", e.g. {}", r.scan.over_4gib_examples.join("; "))
+                }
+            ),
+        );
+    }
+    if r.scan.files == 0 {
+        warn(WarningCode::NoFiles, "no regular files found".into());
+    }
+    if r.cost_model.source == "defaults" {
+        warn(WarningCode::CostDefaults, r.cost_model.note.clone());
+    }
 }
 
 #[cfg(test)]

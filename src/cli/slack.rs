@@ -1,8 +1,13 @@
-//! `iolab slack` arguments.
+//! `iolab slack` arguments, and their checks (`SlackInput::from_args`).
 
 use std::path::PathBuf;
 
 use clap::Args;
+
+use crate::analysis::slack::rules::FsRules;
+use crate::analysis::slack::{Inventory, cost, csv, units};
+use crate::model::ResultDoc;
+use crate::model::slack::CostModel;
 
 /// Cluster slack: how much space each allocation unit (512 B ... 2 MiB) wastes on a tree
 /// of files or a list of sizes, what writing them would cost, and the best unit.
@@ -44,4 +49,58 @@ pub struct SlackArgs {
 
     #[command(flatten)]
     pub out: super::OutputArgs,
+}
+
+/// `iolab slack`'s checked input: the allocation rules, the sizes' source, the cost model.
+pub struct SlackInput {
+    pub rules: FsRules,
+    pub source: Source,
+    pub model: CostModel,
+}
+
+impl SlackInput {
+    /// Every check before anything is scanned: `--fs` and its parameters, the directory or
+    /// the CSV (read here), `--calibrate`.
+    pub fn from_args(args: &SlackArgs) -> anyhow::Result<SlackInput> {
+        let rules = FsRules::parse(&args.fs, args.inode_size, args.max_inline, args.mft_record)
+            .map_err(|e| crate::usage!("{e}"))?;
+        Ok(SlackInput {
+            rules,
+            source: source_of(args)?,
+            model: cost_model(args)?,
+        })
+    }
+}
+
+/// Where the file sizes come from: a directory to scan, or a CSV of sizes already read.
+pub enum Source {
+    Dir(PathBuf),
+    Csv(PathBuf, Inventory),
+}
+
+fn source_of(args: &SlackArgs) -> anyhow::Result<Source> {
+    match (&args.dir, &args.sizes_from) {
+        (Some(d), None) => match std::fs::metadata(d) {
+            Ok(m) if m.is_dir() => Ok(Source::Dir(d.clone())),
+            Ok(_) => Err(crate::usage!(
+                "{} is not a directory (give a directory to scan, or --sizes-from FILE.csv)",
+                d.display()
+            )),
+            Err(e) => Err(crate::usage!("cannot scan {}: {e}", d.display())),
+        },
+        (None, Some(f)) => csv::read(f)
+            .map(|inv| Source::Csv(f.clone(), inv))
+            .map_err(|e| crate::usage!("--sizes-from {e}")),
+        _ => Err(crate::usage!(
+            "give either a DIR to scan or --sizes-from FILE.csv"
+        )),
+    }
+}
+
+fn cost_model(args: &SlackArgs) -> anyhow::Result<CostModel> {
+    let Some(path) = &args.calibrate else {
+        return Ok(cost::defaults(&units()));
+    };
+    let doc = ResultDoc::read(path).map_err(anyhow::Error::new)?;
+    cost::calibrate(&doc, path, &units()).map_err(|e| crate::usage!("--calibrate {e}"))
 }

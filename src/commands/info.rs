@@ -2,8 +2,6 @@
 //! `iolab endurance` (SSD lifetime from TBW, daily writes and measured write amplification).
 //! Validation and gathering here; the tables are in `info/render.rs`.
 
-mod render;
-
 use std::path::Path;
 
 use anyhow::Result;
@@ -30,7 +28,7 @@ impl crate::cli::Execute for InfoArgs {
         if args.json {
             crate::outln!("{}", serde_json::to_string_pretty(&info)?);
         } else {
-            crate::out!("{}", render::info_table(&info));
+            crate::out!("{}", crate::report::info::info_table(&info));
             if args.no_smart && info.no_device_reason.is_none() {
                 crate::outln!("SMART: not read (--no-smart).");
             }
@@ -224,7 +222,7 @@ impl crate::cli::Execute for EnduranceArgs {
         if args.json {
             crate::outln!("{}", serde_json::to_string_pretty(&rep)?);
         } else {
-            crate::out!("{}", render::endurance_table(&rep));
+            crate::out!("{}", crate::report::info::endurance_table(&rep));
         }
         Ok(0)
     }

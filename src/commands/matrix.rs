@@ -5,10 +5,8 @@
 
 mod device;
 mod exec;
-mod merge;
 mod plan;
 mod study;
-mod table;
 mod workload;
 
 use std::path::{Path, PathBuf};
@@ -23,7 +21,7 @@ use crate::model::{ResultDoc, ResultSink, Warning, WarningCode};
 use crate::runner::RunContext;
 use plan::{PlaceReq, Plan};
 
-pub use table::relative_text;
+pub use crate::report::matrix_table::relative_text;
 
 /// The directory holding the state file and mount points (and the images, in image mode).
 fn make_work_dir(place: &PlaceReq) -> Result<(PathBuf, Place)> {
@@ -208,7 +206,7 @@ impl Family for MatrixFamily<'_> {
         state.finish();
         outcome?;
         if !plan.workloads.is_empty()
-            && let Some(why) = table::nothing_measured(doc)
+            && let Some(why) = crate::report::matrix_table::nothing_measured(doc)
         {
             // No spread to miss where nothing ran; the error says what happened instead.
             doc.warnings.retain(|w| w.code != WarningCode::NoSpread);
@@ -218,10 +216,10 @@ impl Family for MatrixFamily<'_> {
     }
 
     fn render(&self, doc: &ResultDoc) -> String {
-        if table::nothing_measured(doc).is_some() {
+        if crate::report::matrix_table::nothing_measured(doc).is_some() {
             // No ranking of rows that hold no figure: the configurations with their reasons,
             // and the error that says nothing was measured.
-            let mut out = table::render_configurations(doc);
+            let mut out = crate::report::matrix_table::render_configurations(doc);
             out.push_str(&crate::report::table::render_warnings(doc));
             return out;
         }
@@ -232,19 +230,19 @@ impl Family for MatrixFamily<'_> {
             .map(|w| w.label.clone())
             .collect();
         if self.plan.age.is_none() {
-            return table::render(doc, &labels);
+            return crate::report::matrix_table::render(doc, &labels);
         }
         let pairs: Vec<(String, String)> = labels
             .iter()
             .map(|l| (l.clone(), plan::aged_label(l)))
             .collect();
         labels.extend(pairs.iter().map(|(_, a)| a.clone()));
-        let mut out = table::render(doc, &labels);
+        let mut out = crate::report::matrix_table::render(doc, &labels);
         out.push('\n');
         out.push_str(&crate::report::age::render_aging(
             doc,
             &pairs,
-            merge::headline,
+            crate::analysis::matrix::headline,
         ));
         out
     }

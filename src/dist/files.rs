@@ -284,7 +284,7 @@ pub fn execute(args: &FilesArgs, argv: Vec<String>) -> Result<i32> {
             crate::outln!("{}", serde_json::to_string_pretty(d)?);
         } else {
             crate::out!("{}", crate::report::files::render_files_table(d));
-            crate::out!("{}", crate::dist::table::render_files_hosts(d));
+            crate::out!("{}", crate::report::dist::render_files_hosts(d));
             std::io::Write::flush(&mut std::io::stdout())?;
             if let Some(path) = &p.sink.path {
                 crate::eline!("results: {}", path.display());

@@ -8,7 +8,6 @@
 
 pub mod aggregate;
 pub mod sweep;
-pub mod table;
 
 #[cfg(feature = "mpi")]
 pub mod clock;

@@ -69,7 +69,7 @@ fn print_result(doc: &ResultDoc, json: bool, path: Option<&Path>) -> Result<()> 
         crate::outln!("{}", serde_json::to_string_pretty(doc)?);
     } else {
         crate::out!("{}", crate::report::table::render_block_table(doc));
-        crate::out!("{}", crate::dist::table::render_hosts_table(doc));
+        crate::out!("{}", crate::report::dist::render_hosts_table(doc));
         std::io::Write::flush(&mut std::io::stdout())?;
         if let Some(p) = path {
             crate::eline!("results: {}", p.display());

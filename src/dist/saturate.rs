@@ -284,7 +284,7 @@ pub fn execute(args: &SaturateArgs, argv: Vec<String>) -> Result<i32> {
         t.path = shared.clone();
     }
     session.end(outcome, (rank == 0).then_some(doc), p, &hostname, |d, p| {
-        let hosts = crate::dist::table::render_saturate_hosts(d);
+        let hosts = crate::report::dist::render_saturate_hosts(d);
         print_result(d, &shown, &timing, p.sink.path.as_deref(), &hosts)
     })
 }

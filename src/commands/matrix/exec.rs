@@ -8,8 +8,8 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use super::merge::Gathered;
 use super::plan::{ConfigPlan, Plan};
+use crate::analysis::matrix::Gathered;
 use crate::fs::instance::{FsInstance, Place, SetupError, Spec};
 use crate::fs::registry::StateFile;
 use crate::model::matrix::{

@@ -5,7 +5,7 @@
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 
-use super::merge::{WORKLOAD_PARAM, headline, higher_is_better};
+use crate::analysis::matrix::{WORKLOAD_PARAM, headline, higher_is_better};
 use crate::model::matrix::ConfigurationResult;
 use crate::model::{ResultDoc, TestResult};
 use crate::stats::summary::median;
