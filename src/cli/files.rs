@@ -240,30 +240,6 @@ impl FilesConfig {
 /// The target must exist, be a directory, and be writable (checked with access(2), so
 /// nothing is created to find out).
 fn check_target(t: &Path) -> Result<PathBuf, UsageError> {
-    let md = std::fs::metadata(t)
-        .map_err(|e| UsageError::new(format!("--target {}: {e}", t.display())))?;
-    if !md.is_dir() {
-        return Err(UsageError::new(format!(
-            "--target {}: not a directory",
-            t.display()
-        )));
-    }
-    if crate::fs::facts::is_read_only_fs(t) {
-        return Err(UsageError::new(format!(
-            "--target {}: the file system is mounted read-only",
-            t.display()
-        )));
-    }
-    if nix::unistd::access(
-        t,
-        nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK,
-    )
-    .is_err()
-    {
-        return Err(UsageError::new(format!(
-            "--target {}: not writable by this user",
-            t.display()
-        )));
-    }
+    crate::fs::facts::check_work_dir(t)?;
     std::fs::canonicalize(t).map_err(|e| UsageError::new(format!("--target {}: {e}", t.display())))
 }

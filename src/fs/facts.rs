@@ -136,9 +136,49 @@ pub fn fs_signature(dev: &Path) -> Option<String> {
     (out.status.success() && !s.is_empty()).then_some(s)
 }
 
+/// A `--target` directory iolab creates its work in: it exists, is a directory, is not on a
+/// read-only file system and this user may create files in it. The usage error names the
+/// target and what is wrong.
+pub fn check_work_dir(t: &Path) -> Result<(), crate::error::UsageError> {
+    let fail = |why: String| {
+        Err(crate::error::UsageError::new(format!(
+            "--target {}: {why}",
+            t.display()
+        )))
+    };
+    match std::fs::metadata(t) {
+        Err(e) => return fail(e.to_string()),
+        Ok(md) if !md.is_dir() => return fail("not a directory".into()),
+        Ok(_) => {}
+    }
+    if is_read_only_fs(t) {
+        return fail("the file system is mounted read-only".into());
+    }
+    let wx = nix::unistd::AccessFlags::W_OK | nix::unistd::AccessFlags::X_OK;
+    if nix::unistd::access(t, wx).is_err() {
+        return fail("not writable by this user".into());
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What `files` and `trace run` refuse as a work directory, each named.
+    #[test]
+    fn a_work_dir_must_be_an_existing_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(check_work_dir(dir.path()).is_ok());
+        let file = dir.path().join("f");
+        std::fs::write(&file, b"x").unwrap();
+        let e = check_work_dir(&file).unwrap_err().to_string();
+        assert_eq!(e, format!("--target {}: not a directory", file.display()));
+        let gone = dir.path().join("gone");
+        let e = check_work_dir(&gone).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("--target {}: ", gone.display())), "{e}");
+        assert!(e.contains("No such file"), "{e}");
+    }
 
     #[test]
     fn copy_on_write_file_systems_get_room_for_a_full_rewrite() {

@@ -42,20 +42,10 @@ pub fn check_scale(scale: f64) -> Result<(), UsageError> {
     Ok(())
 }
 
-/// Check that `dir` is a writable directory with `need` bytes free (plus 5 %).
+/// Check that `dir` is a directory iolab may work in (`fs::facts::check_work_dir`) with `need`
+/// bytes free (plus 5 %).
 pub fn check_target(dir: &Path, need: u64) -> Result<(), UsageError> {
-    if !dir.is_dir() {
-        return Err(UsageError::new(format!(
-            "--target {}: not an existing directory",
-            dir.display()
-        )));
-    }
-    if crate::fs::facts::is_read_only_fs(dir) {
-        return Err(UsageError::new(format!(
-            "--target {}: read-only file system",
-            dir.display()
-        )));
-    }
+    crate::fs::facts::check_work_dir(dir)?;
     if let Some(free) = crate::fs::facts::free_space(dir) {
         let want = need.saturating_add(need / 20);
         if free < want {
