@@ -520,6 +520,36 @@ fn generate_writes_the_same_bytes_as_the_library() {
     let o = copy(&["--dataset", "office-docs", "--generate", s(&out)]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("already exists"), "{}", stderr(&o));
+    // --json: what was made, as data.
+    let json = d.path().join("json");
+    let o = copy(&[
+        "--dataset",
+        "office-docs",
+        "--scale",
+        "0.005",
+        "--seed",
+        "42",
+        "--generate",
+        s(&json),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["dataset"], "office-docs");
+    assert_eq!(v["files"], p.files.len());
+    assert_eq!(v["bytes"], p.data_bytes());
+    assert_eq!(v["path"], s(&json));
+    // And the list of data sets.
+    let o = copy(&["--dataset", "list", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let names: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"office-docs"), "{names:?}");
 }
 
 #[test]

@@ -157,6 +157,12 @@ fn the_form_offers_the_command_line_s_own_choices() {
         !js.contains("belov") && !js.contains("\"quick\""),
         "a list of the page's own"
     );
+    // The history's command filter takes the measuring commands, as `history --command` does.
+    let (code, body) = console.authed("GET", "/api/history?command=bogus", "");
+    assert_eq!(code, 400, "{body}");
+    assert!(body.contains("not a measuring command (run, "), "{body}");
+    let (code, body) = console.authed("GET", "/api/history?command=sustain", "");
+    assert_eq!(code, 200, "{body}");
 }
 
 #[test]

@@ -14,7 +14,13 @@ impl crate::cli::Execute for CopyArgs {
     fn execute(&self, argv: Vec<String>) -> anyhow::Result<i32> {
         let args = self;
         if args.dataset == "list" {
-            crate::out!("{}", crate::report::copy::list_datasets(args.seed));
+            match args.out.json {
+                true => crate::outln!(
+                    "{}",
+                    serde_json::to_string_pretty(&crate::report::copy::datasets_json(args.seed))?
+                ),
+                false => crate::out!("{}", crate::report::copy::list_datasets(args.seed)),
+            }
             return Ok(0);
         }
         if let Some(dir) = &args.generate {
@@ -105,6 +111,20 @@ fn generate_only(args: &CopyArgs, dir: &std::path::Path) -> Result<i32> {
         // Leave nothing half-made behind.
         let _ = std::fs::remove_dir_all(dir);
         return Err(e);
+    }
+    if args.out.json {
+        // Paths as text (lossy): `json!` takes strings.
+        let made = serde_json::json!({
+            "dataset": plan.name,
+            "path": dir.display().to_string(),
+            "seed": s.seed,
+            "scale": s.scale,
+            "files": plan.files.len(),
+            "dirs": plan.dirs.len(),
+            "bytes": plan.data_bytes(),
+        });
+        crate::outln!("{}", serde_json::to_string_pretty(&made)?);
+        return Ok(0);
     }
     crate::outln!(
         "{}: {} files, {} directories, {} bytes in {}",

@@ -176,7 +176,10 @@ mod tests {
         assert_eq!(e, format!("--target {}: not a directory", file.display()));
         let gone = dir.path().join("gone");
         let e = check_work_dir(&gone).unwrap_err().to_string();
-        assert!(e.starts_with(&format!("--target {}: ", gone.display())), "{e}");
+        assert!(
+            e.starts_with(&format!("--target {}: ", gone.display())),
+            "{e}"
+        );
         assert!(e.contains("No such file"), "{e}");
     }
 

@@ -24,6 +24,25 @@ pub fn list_datasets(seed: u64) -> String {
     out
 }
 
+/// `--dataset list --json`: the same list as data (name, description, files, dirs, bytes
+/// at scale 1).
+pub fn datasets_json(seed: u64) -> serde_json::Value {
+    let sets: Vec<_> = dataset::DATASETS
+        .iter()
+        .filter_map(|(name, what)| {
+            let p = dataset::plan(name, seed, 1.0)?;
+            Some(serde_json::json!({
+                "name": name,
+                "description": what,
+                "files": p.files.len(),
+                "dirs": p.dirs.len(),
+                "bytes": p.data_bytes(),
+            }))
+        })
+        .collect();
+    serde_json::Value::Array(sets)
+}
+
 fn median_of(t: &TestResult, key: &str) -> Option<f64> {
     t.summary.get(key).map(|s| s.median)
 }

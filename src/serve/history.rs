@@ -64,6 +64,14 @@ pub fn list_filtered(s: &AppState, q: &HashMap<String, String>) -> Result<Vec<Su
         ),
         None => Some(200),
     };
+    if let Some(c) = param(q, "command")
+        && !crate::cli::MEASURING_COMMANDS.contains(&c.as_str())
+    {
+        return Err(format!(
+            "command '{c}': not a measuring command ({})",
+            crate::cli::MEASURING_COMMANDS.join(", ")
+        ));
+    }
     let Some(h) = &s.history else {
         let mut v = own_runs(s);
         if let Some(c) = param(q, "command") {
