@@ -496,16 +496,20 @@ fn matrix_workload_reference_runs_on_a_directory() {
 fn generate_writes_the_same_bytes_as_the_library() {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("set");
-    let o = copy(&[
-        "--dataset",
-        "office-docs",
-        "--scale",
-        "0.005",
-        "--seed",
-        "42",
-        "--generate",
-        s(&out),
-    ]);
+    let generate_into = |dir: &std::path::Path, extra: &[&str]| {
+        let mut a = vec![
+            "--dataset",
+            "office-docs",
+            "--scale",
+            "0.005",
+            "--seed",
+            "42",
+        ];
+        a.extend(["--generate", s(dir)]);
+        a.extend(extra);
+        copy(&a)
+    };
+    let o = generate_into(&out, &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let lib = d.path().join("lib");
     std::fs::create_dir(&lib).unwrap();
@@ -522,17 +526,7 @@ fn generate_writes_the_same_bytes_as_the_library() {
     assert!(stderr(&o).contains("already exists"), "{}", stderr(&o));
     // --json: what was made, as data.
     let json = d.path().join("json");
-    let o = copy(&[
-        "--dataset",
-        "office-docs",
-        "--scale",
-        "0.005",
-        "--seed",
-        "42",
-        "--generate",
-        s(&json),
-        "--json",
-    ]);
+    let o = generate_into(&json, &["--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["dataset"], "office-docs");
