@@ -280,7 +280,7 @@ mod tests {
 
     #[test]
     fn cool_drive_or_no_drop_says_nothing() {
-        // The same drop at 60 °C (under the limit): not heat.
+        // The same drop at 50 °C (under the limit): not heat.
         let (_t, _, t0, mut m) = monitor(50_000, None);
         for i in 0..60u64 {
             let rate = if i < 30 { 1e9 as u64 } else { 4e8 as u64 };

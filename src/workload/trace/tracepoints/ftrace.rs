@@ -120,7 +120,7 @@ impl Instance {
             return 0;
         };
         stats
-            .flat_map(|s| {
+            .map(|s| {
                 s.lines()
                     .filter_map(|l| {
                         let (k, v) = l.split_once(':')?;
@@ -128,7 +128,7 @@ impl Instance {
                             .then(|| v.trim().parse::<u64>().ok())
                             .flatten()
                     })
-                    .collect::<Vec<_>>()
+                    .sum::<u64>()
             })
             .sum()
     }
