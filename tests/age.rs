@@ -173,6 +173,11 @@ fn bad_input_is_refused_before_anything_is_created() {
         &iolab(&["age", t, "--fill", "80", "--no-save"]),
         "for a percentage write 80%",
     );
+    // The target as -t/--target, as the other commands take it.
+    assert_usage(
+        &iolab(&["age", "-t", t, "--fill", "120%", "--no-save"]),
+        "--fill '120%' is out of range",
+    );
     assert_usage(
         &iolab(&["age", t, "--fill", "0", "--no-save"]),
         "'0' is out of range",

@@ -68,6 +68,22 @@ fn a_span_larger_than_the_free_space_is_refused() {
 }
 
 #[test]
+fn the_target_is_taken_as_t_too() {
+    // `-t/--target` as every other command takes it; the positional and the option at once
+    // is a usage error.
+    let dir = common::tempdir();
+    refused(
+        &["-t", common::s(dir.path()), "--size", "1000TiB"],
+        "larger than the free space",
+    );
+    refused(
+        &[common::s(dir.path()), "--target", common::s(dir.path())],
+        "cannot be used with",
+    );
+    assert!(common::entries(dir.path()).is_empty(), "a file was created");
+}
+
+#[test]
 fn a_span_larger_than_the_device_is_refused() {
     let test = "a_span_larger_than_the_device_is_refused";
     if !common::loop_or_skip(test) {

@@ -18,9 +18,18 @@ use crate::workload::age::{AgeConfig, Profile, check_fit, fs_usage, parse_share}
     The aged tree stays in TARGET/iolab-aged-SEED (the point of aging); a run that is\n\
     interrupted removes what it wrote. `iolab info TARGET` shows the layout score later.")]
 pub struct AgeArgs {
-    /// The mount point of a file system to age (a dedicated one: aging fills it).
-    #[arg(required_unless_present = "list_profiles")]
-    pub target: Option<PathBuf>,
+    /// The mount point of a file system to age (a dedicated one: aging fills it). Also taken
+    /// as -t/--target, as the other commands take it.
+    #[arg(
+        value_name = "TARGET",
+        required_unless_present_any = ["list_profiles", "target_flag"],
+        conflicts_with = "target_flag"
+    )]
+    pub target_pos: Option<PathBuf>,
+
+    /// The target, as an option (the same as TARGET).
+    #[arg(short = 't', long = "target", value_name = "TARGET")]
+    pub target_flag: Option<PathBuf>,
 
     /// A built-in profile (desktop, media, source-tree) or a profile file (TOML).
     #[arg(long, default_value = "desktop", value_name = "NAME|FILE")]
@@ -78,8 +87,9 @@ impl AgeConfig {
     /// The checked configuration: every refusal is a usage error, before anything is created.
     pub fn from_args(args: &AgeArgs) -> anyhow::Result<AgeConfig> {
         let target = args
-            .target
+            .target_pos
             .clone()
+            .or_else(|| args.target_flag.clone())
             .ok_or_else(|| crate::usage!("give the TARGET to age"))?;
         let md =
             std::fs::metadata(&target).map_err(|e| crate::usage!("{}: {e}", target.display()))?;

@@ -16,7 +16,7 @@ use crate::workload::block::Rw;
 use clap::Args;
 
 use crate::runner::sustain::SustainConfig;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The order of a sustained write's blocks.
@@ -32,9 +32,17 @@ pub enum SustainRw {
 pub struct SustainArgs {
     /// What to write: a directory (iolab creates and removes its own file there), a block
     /// device (with --allow-destroy DEVICE; never a mounted one) or an existing file (with
-    /// --allow-destroy FILE).
-    #[arg(value_name = "PATH|DEVICE")]
-    pub target: PathBuf,
+    /// --allow-destroy FILE). Also taken as -t/--target, as the other commands take it.
+    #[arg(
+        value_name = "PATH|DEVICE",
+        required_unless_present = "target_flag",
+        conflicts_with = "target_flag"
+    )]
+    pub target_pos: Option<PathBuf>,
+
+    /// The target, as an option (the same as PATH|DEVICE).
+    #[arg(short = 't', long = "target", value_name = "PATH|DEVICE")]
+    pub target_flag: Option<PathBuf>,
 
     /// Bytes to write (the span): 64G, 100GB. Default: 50 % of the free space of a
     /// directory, the whole device, or the existing file.
@@ -112,18 +120,28 @@ pub const MAX_RECOVERY_PASSES: usize = 10;
 /// system, where the recovery passes' overwrites need new space: half of its overwrite room).
 pub const DEFAULT_DIR_SPAN_PCT: u64 = 50;
 
+impl SustainArgs {
+    /// The target, given as PATH|DEVICE or as -t/--target (clap asks for one of them).
+    pub fn target(&self) -> &Path {
+        self.target_pos
+            .as_deref()
+            .or(self.target_flag.as_deref())
+            .unwrap_or(Path::new("."))
+    }
+}
+
 fn err(msg: impl Into<String>) -> UsageError {
     UsageError::new(msg)
 }
 
 impl SustainConfig {
     pub fn from_args(a: &SustainArgs) -> Result<SustainConfig, UsageError> {
-        let kind = classify(&a.target).map_err(err)?;
+        let kind = classify(a.target()).map_err(err)?;
         check_io(a)?;
         check_timing(a)?;
         check_recovery(a)?;
         // What may be written.
-        let allowed = allow_destroy_of(a.allow_destroy.as_deref(), &a.target)?;
+        let allowed = allow_destroy_of(a.allow_destroy.as_deref(), a.target())?;
         let (size, size_note) = match kind {
             TargetKind::Directory => dir_span(a)?,
             TargetKind::BlockDevice => device_span(a, allowed)?,
@@ -131,7 +149,7 @@ impl SustainConfig {
         };
         let size = whole_blocks(a, size, &size_note)?;
         Ok(SustainConfig {
-            target: a.target.clone(),
+            target: a.target().to_path_buf(),
             kind,
             size,
             size_note,
@@ -214,14 +232,14 @@ fn pct_of(total: u64, pct: u64) -> u64 {
 /// space, or `--span` percent of that (by default `DEFAULT_DIR_SPAN_PCT`, less on a
 /// copy-on-write file system).
 fn dir_span(a: &SustainArgs) -> Result<(u64, String), UsageError> {
-    check_dir_writable(&a.target, "iolab needs to write its file there")?;
-    let free = free_space(&a.target);
+    check_dir_writable(a.target(), "iolab needs to write its file there")?;
+    let free = free_space(a.target());
     Ok(match (a.size, a.span, free) {
         (Some(s), _, Some(f)) if s > f => {
             return Err(err(format!(
                 "--size {}: larger than the free space on {} ({})",
                 fmt_size_iec(s),
-                a.target.display(),
+                a.target().display(),
                 fmt_size_iec(f)
             )));
         }
@@ -229,7 +247,7 @@ fn dir_span(a: &SustainArgs) -> Result<(u64, String), UsageError> {
         (None, pct, Some(f)) => {
             // On a copy-on-write file system a recovery pass rewrites part of
             // the span into new space: the default leaves room for it.
-            let room = crate::fs::facts::overwrite_room(&a.target);
+            let room = crate::fs::facts::overwrite_room(a.target());
             let pct = pct.unwrap_or(if room.why.is_some() {
                 (room.percent / 2).max(1)
             } else {
@@ -243,7 +261,7 @@ fn dir_span(a: &SustainArgs) -> Result<(u64, String), UsageError> {
         (None, _, None) => {
             return Err(err(format!(
                 "the free space on {} is unknown: give the span with --size",
-                a.target.display()
+                a.target().display()
             )));
         }
     })
@@ -251,26 +269,30 @@ fn dir_span(a: &SustainArgs) -> Result<(u64, String), UsageError> {
 
 /// The span on a block device (not in use, named by `--allow-destroy`).
 fn device_span(a: &SustainArgs, allowed: bool) -> Result<(u64, String), UsageError> {
-    if let Some(user) = device_in_use(&a.target) {
+    if let Some(user) = device_in_use(a.target()) {
         return Err(err(format!(
             "{} is in use ({user}); refusing a sustained write to it (unmount it, or give a directory on it)",
-            a.target.display()
+            a.target().display()
         )));
     }
     if !allowed {
         return Err(err(format!(
             "a sustained write to the block device {} destroys its data; pass --allow-destroy {} (exactly that name) to allow it",
-            a.target.display(),
-            a.target.display()
+            a.target().display(),
+            a.target().display()
         )));
     }
-    let dev = block_device_size(&a.target).map_err(|e| {
+    let dev = block_device_size(a.target()).map_err(|e| {
         err(format!(
             "cannot read the size of {}: {e}",
-            a.target.display()
+            a.target().display()
         ))
     })?;
-    let larger = format!("the device {} ({})", a.target.display(), fmt_size_iec(dev));
+    let larger = format!(
+        "the device {} ({})",
+        a.target().display(),
+        fmt_size_iec(dev)
+    );
     span_within(a, dev, dev, "device", larger)
 }
 
@@ -280,15 +302,15 @@ fn file_span(a: &SustainArgs, allowed: bool) -> Result<(u64, String), UsageError
     if !allowed {
         return Err(err(format!(
             "{} is an existing file: iolab would overwrite it; pass --allow-destroy {} to allow that, or give a directory",
-            a.target.display(),
-            a.target.display()
+            a.target().display(),
+            a.target().display()
         )));
     }
-    let file = FileRoom::of(&a.target);
+    let file = FileRoom::of(a.target());
     // `fit` refuses a span beyond the file's room (and says when the file grows): the one
     // check of run, saturate and sustain.
     let (size, note) = span_within(a, file.len, u64::MAX, "file", String::new())?;
-    Ok(match file.fit(&a.target, size, &note)? {
+    Ok(match file.fit(a.target(), size, &note)? {
         Some(grows) => (size, format!("{note}; {grows}")),
         None => (size, note),
     })
@@ -327,7 +349,7 @@ fn whole_blocks(a: &SustainArgs, size: u64, size_note: &str) -> Result<u64, Usag
         )));
     }
     let size = size / a.bs * a.bs;
-    let lbs = crate::sysinfo::logical_block_size_of(&a.target).unwrap_or(512) as u64;
+    let lbs = crate::sysinfo::logical_block_size_of(a.target()).unwrap_or(512) as u64;
     if !a.bs.is_multiple_of(lbs) {
         return Err(err(format!(
             "--bs {}: not a multiple of the device's logical block size ({lbs} bytes), which O_DIRECT requires",

@@ -163,10 +163,7 @@ pub fn plan(form: &StartForm) -> Result<Planned, String> {
             "target '{target}': give an absolute path (a directory or a /dev/ device)"
         ));
     }
-    let mut args = vec![command.to_string()];
-    if *command != "sustain" {
-        args.push(format!("--target={target}"));
-    }
+    let mut args = vec![command.to_string(), format!("--target={target}")];
     for (k, v) in &form.options {
         if !allowed.contains(&k.as_str()) {
             return Err(format!(
@@ -187,10 +184,6 @@ pub fn plan(form: &StartForm) -> Result<Planned, String> {
             ));
         }
         args.push(format!("--allow-destroy={target}"));
-    }
-    if *command == "sustain" {
-        args.push("--".into());
-        args.push(target.clone());
     }
     Ok(Planned {
         command: command.to_string(),
@@ -260,7 +253,7 @@ mod tests {
             ]
         );
         let p = plan(&form("sustain", "/mnt/x", &[("size", "64M")], "")).unwrap();
-        assert_eq!(p.args, ["sustain", "--size=64M", "--", "/mnt/x"]);
+        assert_eq!(p.args, ["sustain", "--target=/mnt/x", "--size=64M"]);
     }
 
     /// The form's lists are the command line's: `files --preset` offers quick and full (the
@@ -335,7 +328,7 @@ mod tests {
         assert!(e.contains("invalid value 'turbo'"), "{e}");
         let p = plan(&form("run", &t, &[("duration", "1s"), ("size", "1M")], "")).unwrap();
         validate(&p, d.path()).unwrap();
-        // sustain's target is positional: after `--`, with --output before it.
+        // sustain takes --target like the other commands.
         let p = plan(&form("sustain", &t, &[("size", "8M")], "")).unwrap();
         validate(&p, d.path()).unwrap();
         let p = plan(&form("sustain", &t, &[("size", "-8M")], "")).unwrap();
