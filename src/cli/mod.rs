@@ -1,5 +1,7 @@
-//! Command-line definitions (clap derive) only: one subcommand per workload family. Values
-//! are checked and turned into runtime configs in `config.rs` and the command modules.
+//! The command line and its checks: one file per subcommand with its clap arguments and,
+//! for a family, the `from_args` that checks them into its runtime config (`checks.rs`:
+//! what the families share). This file lists the subcommands once: `Command`,
+//! `Command::subcommand` and `MEASURING_COMMANDS`. Clap types appear nowhere else.
 
 pub mod age;
 pub mod checks;

@@ -1,6 +1,6 @@
 //! `iolab info` (what is under a path: mount, device chain, sysfs details, SMART) and
 //! `iolab endurance` (SSD lifetime from TBW, daily writes and measured write amplification).
-//! Validation and gathering here; the tables are in `info/render.rs`.
+//! Validation and gathering here; the tables are in `report/info.rs`.
 
 use std::path::Path;
 
