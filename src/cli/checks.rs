@@ -1,5 +1,5 @@
 //! Checks the families' `from_args` share: limits, `--interval` series, `--allow-destroy`,
-//! writable directories, an existing file's room, `--repeat`. A bad value is a
+//! writable directories, an existing file's room. A bad value is a
 //! `UsageError` (exit 2) raised before anything is created.
 
 use std::path::Path;

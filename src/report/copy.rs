@@ -1,8 +1,7 @@
 //! `iolab copy`'s text output: the table of phases (MB/s, files/s, time) per test, and the
 //! list of data sets.
 
-use comfy_table::presets::UTF8_FULL_CONDENSED;
-use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{Cell, CellAlignment, ContentArrangement};
 
 use crate::model::{ResultDoc, TestResult};
 use crate::units::{fmt_mb_per_s, fmt_size_iec, fmt_thousands};
@@ -54,14 +53,11 @@ pub fn render_copy_table(doc: &ResultDoc) -> String {
         "iolab {} copy on {} ({}, {})\n",
         doc.tool.version, env.target_path, env.fs_type, env.mount_options
     );
-    let mut table = Table::new();
-    table
-        .load_style(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(vec![
-            "Test", "Files", "Data", "Runs", "Close s", "syncfs s", "MB/s", "±CI %", "files/s",
-            "On disk", "WA", "Verify",
-        ]);
+    let mut table = super::table::new_table(ContentArrangement::Dynamic);
+    table.set_header(vec![
+        "Test", "Files", "Data", "Runs", "Close s", "syncfs s", "MB/s", "±CI %", "files/s",
+        "On disk", "WA", "Verify",
+    ]);
     let ceiling = doc
         .tests
         .iter()

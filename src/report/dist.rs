@@ -1,7 +1,6 @@
 //! The terminal's per-host table of a distributed run: each rank's own figures next to the
 //! totals, the straggler spread and the clock offsets. Pure: result document in, text out.
 
-use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 
 use crate::model::saturate::CurvePoint;
@@ -158,11 +157,8 @@ fn finish_hosts(doc: &ResultDoc, mut table: Table, columns: &[usize], legend: &s
 }
 
 fn hosts_table(header: &[&str]) -> Table {
-    let mut table = Table::new();
-    table
-        .load_style(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(header.to_vec());
+    let mut table = super::table::new_table(ContentArrangement::Disabled);
+    table.set_header(header.to_vec());
     table
 }
 

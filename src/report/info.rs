@@ -1,7 +1,6 @@
 //! Terminal tables of `iolab info` (path, device chain side by side, SMART) and
 //! `iolab endurance`. Pure: model in, text out.
 
-use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, ContentArrangement, Table};
 
 use crate::analysis::endurance::fmt_si;
@@ -9,10 +8,7 @@ use crate::model::device::{BlockDeviceInfo, EnduranceReport, SmartInfo, StorageI
 use crate::units::{fmt_size_exact, fmt_size_iec};
 
 fn table() -> Table {
-    let mut t = Table::new();
-    t.load_style(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic);
-    t
+    super::table::new_table(ContentArrangement::Dynamic)
 }
 
 fn yes_no(b: bool) -> String {

@@ -2,7 +2,6 @@
 //! with the reason) and, per workload, a ranking across configurations: fastest first, the
 //! spread between runs and the relative speed ("1.00 / 1.37× slower").
 
-use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 
 use crate::analysis::matrix::{WORKLOAD_PARAM, headline, higher_is_better};
@@ -15,10 +14,8 @@ use crate::units::{fmt_mb_per_s, fmt_size_exact, fmt_thousands};
 const MAX_TEST_COLUMNS: usize = 4;
 
 fn table(header: Vec<&str>) -> Table {
-    let mut t = Table::new();
-    t.load_style(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(header);
+    let mut t = super::table::new_table(ContentArrangement::Disabled);
+    t.set_header(header);
     t
 }
 
