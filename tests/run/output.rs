@@ -245,3 +245,43 @@ fn one_io_run_reports_at_most_one_cpu_per_thread() {
         );
     }
 }
+
+/// `--keep` says which file it kept: its name has a pid and a random part.
+#[test]
+fn keep_names_the_kept_file() {
+    let d = tempdir();
+    let out = iolab_in(
+        d.path(),
+        &[
+            "run",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--size",
+            "1M",
+            "--io-size",
+            "64k",
+            "--ramp",
+            "0",
+            "--repeat",
+            "1",
+            "--keep",
+            "--no-save",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let kept = entries(d.path());
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    let name = kept[0].file_name().unwrap().to_string_lossy().into_owned();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("iolab: test file kept: ") && l.ends_with(&name)),
+        "{err}"
+    );
+}
