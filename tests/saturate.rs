@@ -423,6 +423,12 @@ fn the_end_line_names_the_steady_state_rounds() {
     let err = stderr(&r);
     assert!(r.status.success(), "{err}");
     assert!(err.contains("), prefill and preconditioning "), "{err}");
+    // The prefill's line gives its time once ("done in 0.0 s: 1.0 MiB in 0.0 s" before).
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("iolab: prefill ") && l.contains(" s: 1.0 MiB (")),
+        "{err}"
+    );
     let mut steady = base.to_vec();
     steady.extend([
         "--steadystate",
