@@ -740,6 +740,25 @@ fn shared_dir_writers_share_the_directories() {
         text.contains("2 writers in shared directories, spread"),
         "{text}"
     );
+    // The directory-scaling line counts both writers' files in the one directory they
+    // share (400), not the first writer's 200; with its own directory each, its own 200.
+    let shared = ["--shared-dir", "--layout", "flat"];
+    let text = common::stdout(&two_writers(d.path(), &shared, "100", "2", "1"));
+    assert!(
+        text.contains("up to 400 files in one directory (all 2 writers' files)"),
+        "{text}"
+    );
+    let text = common::stdout(&two_writers(
+        d.path(),
+        &["--layout", "flat"],
+        "100",
+        "2",
+        "1",
+    ));
+    assert!(
+        text.contains("up to 200 files in one directory\n"),
+        "{text}"
+    );
     common::assert_usage(
         &common::iolab(&["files", "-t", common::s(d.path()), "--shared-dir"]),
         "--shared-dir",

@@ -395,3 +395,53 @@ fn a_file_target_that_cannot_grow_to_its_size_is_refused_before_writing() {
     assert!(!out.exists(), "a result directory was created");
     assert_eq!(names(fs.path()), ["f"]);
 }
+
+/// With --steadystate the rounds before each sweep count with the prefill (the sweep's
+/// estimate leaves them out): the end line names them, not only "prefill and
+/// preconditioning".
+#[test]
+fn the_end_line_names_the_steady_state_rounds() {
+    let dir = tempdir();
+    let d = dir.path().to_str().unwrap();
+    let base = [
+        "saturate",
+        "-t",
+        d,
+        "--size",
+        "1M",
+        "--rw",
+        "randread",
+        "--max-depth",
+        "1",
+        "--ramp",
+        "0",
+        "--step-duration",
+        "50ms",
+        "--no-save",
+    ];
+    let r = iolab(&base);
+    let err = stderr(&r);
+    assert!(r.status.success(), "{err}");
+    assert!(err.contains("), prefill and preconditioning "), "{err}");
+    // The prefill's line gives its time once ("done in 0.0 s: 1.0 MiB in 0.0 s" before).
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("iolab: prefill ") && l.contains(" s: 1.0 MiB (")),
+        "{err}"
+    );
+    let mut steady = base.to_vec();
+    steady.extend([
+        "--steadystate",
+        "iops:90%",
+        "--steadystate-duration",
+        "100ms",
+    ]);
+    let r = iolab(&steady);
+    let err = stderr(&r);
+    assert!(r.status.success(), "{err}");
+    assert!(
+        err.contains("), prefill, preconditioning and steady-state rounds "),
+        "{err}"
+    );
+    assert!(names(dir.path()).is_empty(), "nothing left");
+}

@@ -17,9 +17,11 @@ use anyhow::{Context, Result, anyhow};
 use crate::dist::aggregate::{RankRun, add_dist_summaries, aggregate_files_run};
 use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning};
 use crate::runner::RunContext;
+use crate::workload::files::Layout;
 use crate::workload::files::config::{FilesConfig, Writer};
 use crate::workload::files::result::summarize_files_test;
 use crate::workload::files::run::{FilesHooks, run_with_hooks};
+use crate::workload::files::scaling::analyse;
 
 /// A barrier that a failing writer can break, so that the others do not wait for it
 /// forever: `wait` then fails.
@@ -313,6 +315,31 @@ fn totals(
                 total.run = g.runs.len() as u32 + 1;
                 g.runs.push(total);
                 seq += 1;
+            }
+        }
+        // The create test's directory-scaling curve is writer 0's portions; where the
+        // other writers' files are in the same scope (shared directories, or the file
+        // system of a per-portion or per-pass layout), count theirs too: the writers start
+        // together and go at about the same pace, so at writer 0's portion i about
+        // jobs x i portions' files are there (not i, as a single writer's curve said).
+        if cfg.jobs > 1 && (cfg.shared_dir || cfg.layout != Layout::Flat) {
+            let series: Vec<&[u64]> = tests0[base]
+                .runs
+                .iter()
+                .filter_map(|r| r.files.as_ref().map(|d| d.portion_ns.as_slice()))
+                .collect();
+            let scaling = analyse(
+                &series,
+                cfg.files_per_portion * u64::from(cfg.jobs),
+                cfg.layout == Layout::Flat,
+            )
+            .map(|mut s| {
+                s.message
+                    .push_str(&format!(" (all {} writers' files)", cfg.jobs));
+                s
+            });
+            if let Some(d) = group[0].files.as_mut() {
+                d.scaling = scaling;
             }
         }
         for mut g in group {

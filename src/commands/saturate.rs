@@ -75,7 +75,7 @@ impl Family for SaturateFamily {
     fn notes(&self, _doc: &ResultDoc) -> Vec<String> {
         self.timing
             .iter()
-            .map(report::saturate::timing_line)
+            .map(|t| report::saturate::timing_line(t, &self.cfg))
             .collect()
     }
 }

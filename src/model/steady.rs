@@ -67,12 +67,23 @@ impl SteadyStateRecord {
                 self.values.len()
             ),
             _ => format!(
-                "steady state ({}) not reached in {} rounds ({:.0} s limit)",
+                "steady state ({}) not reached in {} rounds ({} limit){}",
                 self.rule,
                 self.values.len(),
-                self.max_s
+                crate::units::fmt_secs(self.max_s),
+                self.too_few_rounds()
             ),
         }
+    }
+
+    /// When fewer rounds fit in the time limit than a verdict needs (the window and the
+    /// ramp), a clause that says so; else nothing.
+    pub fn too_few_rounds(&self) -> String {
+        let needed = self.window_rounds + self.ramp_rounds;
+        if self.reached || self.values.len() >= needed {
+            return String::new();
+        }
+        format!(": no verdict was possible, a window needs {needed} rounds")
     }
 }
 
@@ -92,7 +103,18 @@ mod tests {
         assert_eq!(r.summary_rounds(), 7..12);
         assert!(
             r.describe()
-                .contains("not reached in 12 rounds (60 s limit)")
+                .contains("not reached in 12 rounds (1 min 00 s limit)")
+        );
+        // A limit under a second is not rounded to "1 s"; fewer rounds than the window
+        // are said to allow no verdict.
+        let short = SteadyStateRecord {
+            values: vec![1.0; 4],
+            max_s: 0.7,
+            ..r.clone()
+        };
+        assert_eq!(
+            short.describe(),
+            "steady state (snia) not reached in 4 rounds (700 ms limit): no verdict was possible, a window needs 5 rounds"
         );
         r.values.truncate(3);
         assert_eq!(r.summary_rounds(), 0..3);

@@ -329,20 +329,26 @@ pub fn print_result(
         crate::out!("{}{extra}", report(doc, cfg));
     }
     let _ = std::io::Write::flush(&mut std::io::stdout());
-    crate::eline!("{}", timing_line(timing));
+    crate::eline!("{}", timing_line(timing, cfg));
     if let Some(p) = path {
         crate::eline!("results: {}", p.display());
     }
     Ok(())
 }
 
-/// The time taken against the estimate, one line for stderr.
-pub fn timing_line(timing: &Timing) -> String {
+/// The time taken against the estimate, one line for stderr. The steady-state rounds
+/// (`--steadystate`) count with the prefill, not the sweeps: the line names them then.
+pub fn timing_line(timing: &Timing, cfg: &SaturateConfig) -> String {
     format!(
-        "iolab: sweeps took {} (estimated {}, at most {}), prefill and preconditioning {}",
+        "iolab: sweeps took {} (estimated {}, at most {}), {} {}",
         fmt_secs(timing.sweep_secs),
         fmt_secs(timing.est[1]),
         fmt_secs(timing.est[2]),
+        if cfg.steady.is_some() {
+            "prefill, preconditioning and steady-state rounds"
+        } else {
+            "prefill and preconditioning"
+        },
         fmt_secs(timing.fill_secs)
     )
 }

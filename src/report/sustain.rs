@@ -18,20 +18,27 @@ fn size(bytes: f64) -> String {
     )
 }
 
-fn secs(ms: f64) -> String {
-    format!("{:.1} s", ms / 1e3)
+/// Seconds to the resolution of the series: `0.3 s` at 100-ms intervals, `0.25 s` at 10 ms
+/// (at 0.1 s a phase of 80 ms showed as `0.3 s` to `0.3 s`).
+fn secs(ms: f64, interval_ms: u64) -> String {
+    let decimals = match interval_ms {
+        100.. => 1,
+        10..=99 => 2,
+        _ => 3,
+    };
+    format!("{:.*} s", decimals, ms / 1e3)
 }
 
 /// The cells of one phase: from, to, written, MB/s, spread (± stddev and CV).
-fn phase_cells(p: &SustainPhase) -> [String; 5] {
+fn phase_cells(p: &SustainPhase, interval_ms: u64) -> [String; 5] {
     let cv = if p.mean_bw_bytes_per_s > 0.0 {
         100.0 * p.stddev_bw_bytes_per_s / p.mean_bw_bytes_per_s
     } else {
         0.0
     };
     [
-        secs(p.start_ms as f64),
-        secs(p.end_ms as f64),
+        secs(p.start_ms as f64, interval_ms),
+        secs(p.end_ms as f64, interval_ms),
         fmt_size_iec(p.bytes),
         fmt_mb_per_s(p.mean_bw_bytes_per_s),
         format!("±{} ({cv:.1} %)", fmt_mb_per_s(p.stddev_bw_bytes_per_s)),
@@ -92,7 +99,7 @@ pub fn findings(name: &str, d: &SustainDetail) -> Vec<String> {
                 "{name}: write cache {}: {} MB/s until the cliff at {}, then {} MB/s ({:.0} % of the cache speed)",
                 size(c.fast_phase_bytes),
                 fmt_mb_per_s(c.before_bw_bytes_per_s),
-                secs(c.at_ms),
+                secs(c.at_ms, d.interval_ms),
                 fmt_mb_per_s(c.after_bw_bytes_per_s),
                 100.0 * c.after_bw_bytes_per_s / c.before_bw_bytes_per_s.max(1e-9)
             ));
@@ -101,7 +108,7 @@ pub fn findings(name: &str, d: &SustainDetail) -> Vec<String> {
                     "{name}: cliff {} after {} written, at {}: {} MB/s -> {} MB/s",
                     i + 1,
                     size(c.bytes_before),
-                    secs(c.at_ms),
+                    secs(c.at_ms, d.interval_ms),
                     fmt_mb_per_s(c.before_bw_bytes_per_s),
                     fmt_mb_per_s(c.after_bw_bytes_per_s)
                 ));
@@ -152,7 +159,7 @@ pub fn render_table(doc: &ResultDoc) -> String {
                     Cell::new(i + 1).set_alignment(CellAlignment::Right),
                 ];
                 row.extend(
-                    phase_cells(p)
+                    phase_cells(p, d.interval_ms)
                         .into_iter()
                         .map(|c| Cell::new(c).set_alignment(CellAlignment::Right)),
                 );
@@ -183,7 +190,7 @@ pub fn phase_table(d: &SustainDetail) -> (Vec<String>, Vec<Vec<String>>) {
         .enumerate()
         .map(|(i, p)| {
             let mut row = vec![(i + 1).to_string()];
-            row.extend(phase_cells(p));
+            row.extend(phase_cells(p, d.interval_ms));
             row
         })
         .collect();
@@ -317,6 +324,23 @@ mod tests {
             "{s}"
         );
         assert!(s.contains("±4.00 (1.0 %)"), "{s}");
+    }
+
+    #[test]
+    fn times_follow_the_interval() {
+        // At 10-ms intervals a phase of 80 ms from 0.25 s is not `0.3 s` to `0.3 s`.
+        let mut t = pass();
+        let d = t.sustain.as_mut().unwrap();
+        d.interval_ms = 10;
+        d.phases[0].end_ms = 250;
+        d.phases[1].start_ms = 250;
+        d.phases[1].end_ms = 330;
+        d.cliffs[0].at_ms = 250.0;
+        let mut doc = ResultDoc::new("sustain", vec![], Default::default());
+        doc.tests.push(t);
+        let s = render_table(&doc);
+        assert!(s.contains("0.25 s ┆ 0.33 s"), "{s}");
+        assert!(s.contains("until the cliff at 0.25 s"), "{s}");
     }
 
     #[test]

@@ -156,10 +156,10 @@ fn fill(
         }
         let took = t0.elapsed().as_secs_f64();
         *secs += took;
+        // The progress line already says "done in N s": the size and the speed only.
         p.finish(&format!(
-            "{} in {:.1} s ({} MB/s)",
+            "{} ({} MB/s)",
             fmt_size_iec(size),
-            took,
             crate::units::fmt_mb_per_s(size as f64 / took.max(1e-9))
         ));
     }

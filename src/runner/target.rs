@@ -209,6 +209,9 @@ impl Drop for TestTarget {
         if self.created {
             if !self.keep {
                 crate::fs::guard::remove_or_report(&self.path);
+            } else {
+                // Its name has a pid and a random part: say which file it is.
+                crate::eline!("iolab: test file kept: {}", self.path.display());
             }
             // Kept files are the user's now: no cleanup may take them later.
             crate::fs::guard::unregister_created_file(&self.path);

@@ -210,11 +210,20 @@ pub fn not_reached_warning(rec: &SteadyStateRecord, test: &str) -> Option<Warnin
     Some(Warning {
         code: WarningCode::SteadyStateNotReached,
         message: format!(
-            "steady state ({}) was not reached in {} rounds ({:.0} s, limit {:.0} s): the drive was still changing, so its figures describe a moment, not the drive; precondition it (--precondition), or allow more time (--steadystate-max)",
+            "steady state ({}) was not reached in {} rounds ({}, limit {}){}",
             rec.rule,
             rec.values.len(),
-            rec.elapsed_s,
-            rec.max_s
+            crate::units::fmt_secs(rec.elapsed_s),
+            crate::units::fmt_secs(rec.max_s),
+            if rec.too_few_rounds().is_empty() {
+                ": the drive was still changing, so its figures describe a moment, not the drive; precondition it (--precondition), or allow more time (--steadystate-max)".to_string()
+            } else {
+                format!(
+                    "{} and only {} fit in the limit (a round takes longer than the time it measures: warm-up, setup); allow more time (--steadystate-max)",
+                    rec.too_few_rounds(),
+                    rec.values.len()
+                )
+            }
         ),
         test: Some(test.to_string()),
     })
@@ -289,6 +298,22 @@ mod tests {
         assert_eq!(w.code, WarningCode::SteadyStateNotReached);
         assert!(
             w.message.contains("not reached in 12 rounds"),
+            "{}",
+            w.message
+        );
+        // Fewer rounds than the window fitted in the limit: the warning says no verdict was
+        // possible, and gives a limit under a second as such, not rounded to "1 s".
+        let short = SteadyStateRecord {
+            values: vec![100.0; 4],
+            elapsed_s: 0.82,
+            max_s: 0.7,
+            ..rec.clone()
+        };
+        let w = not_reached_warning(&short, "SEQ1M").unwrap();
+        assert!(
+            w.message.contains(
+                "not reached in 4 rounds (820 ms, limit 700 ms): no verdict was possible, a window needs 5 rounds and only 4 fit in the limit"
+            ),
             "{}",
             w.message
         );

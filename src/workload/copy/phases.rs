@@ -40,6 +40,25 @@ fn used_bytes(p: &Path) -> Option<u64> {
     Some((s.blocks() as u64).saturating_sub(s.blocks_free() as u64) * s.fragment_size() as u64)
 }
 
+/// How long the delete's df waits for space the file system frees in the background.
+const FREE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// df after the delete (and its syncfs), untimed. xfs frees a deleted file's blocks in the
+/// background (inode inactivation), after syncfs: df right then still counted the whole
+/// data set, so the table said "19.4 MiB not freed" for space that came back a moment
+/// later. Poll until used space is back within `slack` (and 1 MiB) of `base`, at most
+/// `FREE_WAIT`; space still held then (nilfs2's checkpoints) is reported as not freed.
+fn used_after_delete(target: &Path, base: u64, slack: u64) -> Option<u64> {
+    let t0 = Instant::now();
+    loop {
+        let used = used_bytes(target)?;
+        if used <= base + slack.max(1 << 20) || t0.elapsed() >= FREE_WAIT {
+            return Some(used);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// Write back dirty pages and drop the page cache, dentries and inodes (root only).
 fn drop_caches() -> bool {
     nix::unistd::sync();
@@ -375,7 +394,13 @@ impl PhaseRunner<'_> {
             self.copy_timed(from, to, label, &p)?
         };
         let device = counters.and_then(|c| c.finish());
-        let used_after = used_bytes(ws.target.path());
+        let used_after = match (ph, self.used_before_write) {
+            (Phase::Delete, Some(base)) => {
+                let slack = self.cfg.plan.data_bytes() / 100;
+                used_after_delete(ws.target.path(), base, slack)
+            }
+            _ => used_bytes(ws.target.path()),
+        };
         if ph == Phase::Write {
             self.used_before_write = used_before;
             corrupt_for_tests(to);
