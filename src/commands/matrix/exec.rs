@@ -283,14 +283,17 @@ impl Exec<'_> {
                 w.label.clone()
             };
             let before = df(mount);
-            let out =
-                std::panic::catch_unwind(AssertUnwindSafe(|| w.workload.run_on(mount, self.ctx)))
-                    .unwrap_or_else(|p| {
-                        Err(anyhow::anyhow!(
-                            "the workload panicked: {}",
-                            panic_text(&*p)
-                        ))
-                    });
+            // The unit read back after mkfs, not statvfs's block size (fusefat says 1 KiB).
+            let unit = p.rec.cluster_bytes_actual;
+            let out = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                w.workload.run_on_unit(mount, unit, self.ctx)
+            }))
+            .unwrap_or_else(|p| {
+                Err(anyhow::anyhow!(
+                    "the workload panicked: {}",
+                    panic_text(&*p)
+                ))
+            });
             let after = settled_df(mount, &before);
             self.space_check(cp, &label, &before, &after, p.warnings);
             p.rec.space.push(SpaceRecord {
