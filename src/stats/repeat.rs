@@ -158,8 +158,13 @@ pub fn spread_warnings(t: &TestResult, mode: &RepeatMode) -> Vec<Warning> {
         });
     } else if s.cv > 0.05 {
         // Advice that fits the command and the repeat mode already in use.
-        let longer = if t.trace.is_some() {
-            "a larger --scale"
+        let longer = if let Some(tr) = &t.trace {
+            // `trace replay` has no --scale: a recording is replayed as it is.
+            if tr.source == "replay" {
+                "a longer recording"
+            } else {
+                "a larger --scale"
+            }
         } else if key == "iops" {
             "a longer --duration"
         } else {
@@ -289,6 +294,10 @@ mod tests {
         let m = message(&trace, &RepeatMode::Fixed(3));
         assert!(m.contains(" % in ops/s (coefficient"), "{m}");
         assert!(m.ends_with("or a larger --scale"), "{m}");
+        // `trace replay` has no --scale to advise.
+        trace.trace.as_mut().unwrap().source = "replay".into();
+        let m = message(&trace, &RepeatMode::Fixed(3));
+        assert!(m.ends_with("or a longer recording"), "{m}");
     }
 
     #[test]
