@@ -157,6 +157,9 @@ fn the_form_offers_the_command_line_s_own_choices() {
         !js.contains("belov") && !js.contains("\"quick\""),
         "a list of the page's own"
     );
+    // Compare takes the lower (older) of the two checked rows as the baseline, as the
+    // guide says; the hint said "the first checked".
+    assert!(js.contains("(the older one is the baseline)"));
     // The history's command filter takes the measuring commands, as `history --command` does.
     let (code, body) = console.authed("GET", "/api/history?command=bogus", "");
     assert_eq!(code, 400, "{body}");
