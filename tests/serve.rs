@@ -350,6 +350,11 @@ fn refused_history(db: &std::path::Path, needle: &str) {
         "no URL: {}",
         common::stdout(&out)
     );
+    // Nothing created: the default result directory stayed behind, empty.
+    assert!(
+        !dir.path().join("iolab-results").exists(),
+        "a refused serve made iolab-results"
+    );
 }
 
 #[test]
