@@ -267,6 +267,15 @@ fn the_profiles_are_listed() {
     }
 }
 
+/// The help's pointer to the layout score later names the flag that shows it: plain
+/// `iolab info TARGET` prints no layout.
+#[test]
+fn help_points_to_info_layout() {
+    let out = iolab(&["age", "--help"]);
+    let text = common::stdout(&out);
+    assert!(text.contains("`iolab info TARGET --layout`"), "{text}");
+}
+
 #[test]
 fn matrix_measures_fresh_and_aged_and_leaves_nothing() {
     let test = "matrix_measures_fresh_and_aged_and_leaves_nothing";

@@ -548,6 +548,33 @@ fn matrix_reference_runs_on_a_directory() {
     assert!(listing(t.path()).is_empty());
 }
 
+/// The matrix hands the files workload the unit it read back after mkfs: fusefat reports
+/// 1 KiB statvfs blocks whatever the cluster, so on a 4 KiB-cluster FAT32 `cluster+1` was
+/// 1025 B and the space prediction used 1 KiB clusters.
+#[test]
+fn matrix_unit_read_back_overrides_statvfs() {
+    let r = iolab::workload::WorkloadRef::parse(
+        "files:sizes=cluster+1:files-per-portion=3:portions=1:passes=1:repeat=1",
+    )
+    .unwrap();
+    let w = iolab::commands::resolve(&r).unwrap();
+    let t = tempfile::tempdir().unwrap();
+    let ctx = iolab::runner::RunContext::new(iolab::runner::ProgressMode::Quiet);
+    let out = w.run_on_unit(t.path(), Some(32768), &ctx).unwrap();
+    let create = out
+        .tests
+        .iter()
+        .find(|t| t.params.get("phase").map(String::as_str) == Some("create"))
+        .unwrap();
+    assert_eq!(
+        create.params["file_size_bytes"], "32769",
+        "{:?}",
+        create.name
+    );
+    assert_eq!(create.params["alloc_unit_bytes"], "32768");
+    assert!(listing(t.path()).is_empty());
+}
+
 #[test]
 fn bigalloc_cluster_is_the_allocation_unit() {
     let Some(fs) = scratch_or_skip(

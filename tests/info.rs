@@ -399,6 +399,15 @@ fn bad_input_is_refused_with_exit_2() {
     );
     e("lots", "20GB", "not a size");
     e("80TB", "20 gigs", "not a size");
+    // The refusal gives this command's units, not the generic examples (`4096` and `4k`
+    // are refused or mean 10^3 here).
+    let out = iolab(&["endurance", "--tbw", "80TB", "--daily", "20Gb"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--daily 20Gb: not a size (e.g. --daily 20GB; SI:"),
+        "{err}"
+    );
+    assert!(!err.contains("4096"), "{err}");
     expect_usage_error(
         &[
             "endurance",

@@ -73,6 +73,12 @@ fn a_reflinked_copy_is_labelled_and_not_ranked() {
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     area.assert_clean();
     let doc = area.result();
+    // One fresh file system each: the warning does not claim that no spread can be given
+    // at all (a workload's own repeat= fills the spread column).
+    assert!(
+        stdout.contains("no spread between fresh file systems can be given"),
+        "{stdout}"
+    );
 
     for f in &fs {
         let ip = in_place(&doc, f);

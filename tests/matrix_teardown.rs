@@ -28,6 +28,14 @@ fn stop_tears_everything_down(test: &str, sig: nix::sys::signal::Signal, code: i
     assert_eq!(doc.configurations[0].status, "failed");
     let why = doc.configurations[0].reason.clone().unwrap_or_default();
     assert!(why.contains(sig.as_str()), "{why}");
+    // The stopped workload and the configuration's progress line say so, not "ok".
+    let w = &doc.configurations[0].workloads[0];
+    assert_eq!(w.status, "failed", "{w:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("ext4 [1/3] done in") && !err.contains("s: ok"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -157,6 +157,9 @@ fn the_form_offers_the_command_line_s_own_choices() {
         !js.contains("belov") && !js.contains("\"quick\""),
         "a list of the page's own"
     );
+    // Compare takes the lower (older) of the two checked rows as the baseline, as the
+    // guide says; the hint said "the first checked".
+    assert!(js.contains("(the older one is the baseline)"));
     // The history's command filter takes the measuring commands, as `history --command` does.
     let (code, body) = console.authed("GET", "/api/history?command=bogus", "");
     assert_eq!(code, 400, "{body}");
@@ -346,6 +349,11 @@ fn refused_history(db: &std::path::Path, needle: &str) {
         common::stdout(&out).is_empty(),
         "no URL: {}",
         common::stdout(&out)
+    );
+    // Nothing created: the default result directory stayed behind, empty.
+    assert!(
+        !dir.path().join("iolab-results").exists(),
+        "a refused serve made iolab-results"
     );
 }
 
@@ -588,4 +596,34 @@ fn the_progress_stream_takes_a_result_directory_that_is_not_utf8() {
         last["path"].as_str().unwrap().contains("res-\u{fffd}-dir"),
         "{last}"
     );
+}
+
+/// Without a history the History page lists the console's own runs, with the headline
+/// figures and the device as the history gives them (it showed the first test's bare name
+/// and the kernel name).
+#[test]
+fn without_a_history_the_own_runs_have_their_headline_figures() {
+    let console = Console::start(&["--no-history"]);
+    let target = console.dir.path().join("files");
+    std::fs::create_dir(&target).unwrap();
+    let form = serde_json::json!({
+        "command": "files",
+        "target": target.display().to_string(),
+        "options": {"sizes": "1", "files-per-portion": "10", "portions": "1",
+                    "passes": "1", "repeat": "1"},
+    });
+    let (code, body) = console.authed("POST", "/api/runs", &form.to_string());
+    assert_eq!(code, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let id = v["id"].as_str().unwrap().to_string();
+    let done = common::wait_until(Duration::from_secs(120), || {
+        let (_, body) = console.authed("GET", &format!("/api/runs/{id}"), "");
+        !body.contains("\"status\":\"running\"")
+    });
+    assert!(done, "{id} did not end");
+    let (code, body) = console.authed("GET", "/api/history", "");
+    assert_eq!(code, 200, "{body}");
+    let list: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let headline = list[0]["headline"].as_str().unwrap();
+    assert!(headline.contains("files/s"), "{body}");
 }

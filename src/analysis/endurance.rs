@@ -49,9 +49,11 @@ pub fn lifetime(i: &EnduranceInput) -> Lifetime {
 pub fn measured_wa(doc: &ResultDoc, test: Option<&str>) -> Option<(f64, Vec<(String, f64)>)> {
     let (mut dev_total, mut app_total) = (0.0, 0.0);
     let mut per_test = Vec::new();
+    // A matrix keeps its tests under its configurations.
     for t in doc
         .tests
         .iter()
+        .chain(doc.configurations.iter().flat_map(|c| c.tests.iter()))
         .filter(|t| test.is_none_or(|n| t.name == n))
     {
         let (mut dev, mut app) = (0.0, 0.0);
@@ -260,6 +262,38 @@ mod tests {
             "at 20 GB/day the device reaches its rated 80 TB in 11.0 years (4000 days)"
         );
         assert_eq!(r.end_date.as_deref(), Some("2036-12-14"));
+    }
+
+    /// A matrix result keeps its tests under its configurations: their runs count too
+    /// (`--from` a matrix said "no run in it measured write amplification").
+    #[test]
+    fn a_matrix_result_s_write_amplification() {
+        use crate::model::device::DeviceCounters;
+        use crate::model::{RunResult, TestResult, matrix::ConfigurationResult};
+        let mut doc = ResultDoc::new("matrix", Vec::new(), Default::default());
+        let run = RunResult {
+            run: 1,
+            device: Some(DeviceCounters {
+                write_bytes: 300,
+                ..Default::default()
+            }),
+            write_amplification: Some(1.5),
+            ..Default::default()
+        };
+        doc.configurations.push(ConfigurationResult {
+            label: "ext4 4KiB".into(),
+            tests: vec![TestResult {
+                name: "4KiB create".into(),
+                config: Some("ext4 4KiB".into()),
+                runs: vec![run],
+                ..Default::default()
+            }],
+            ..Default::default()
+        });
+        let (wa, per_test) = measured_wa(&doc, None).expect("measured");
+        assert!((wa - 1.5).abs() < 1e-9, "{wa}");
+        assert_eq!(per_test[0].0, "4KiB create [ext4 4KiB]");
+        assert!(measured_wa(&doc, Some("4KiB create")).is_some());
     }
 
     #[test]

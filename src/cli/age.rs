@@ -16,7 +16,7 @@ use crate::workload::age::{AgeConfig, Profile, check_fit, fs_usage, parse_share}
     iolab age /mnt/test --profile my-profile.toml --seed 7\n  \
     iolab age --list-profiles\n\n\
     The aged tree stays in TARGET/iolab-aged-SEED (the point of aging); a run that is\n\
-    interrupted removes what it wrote. `iolab info TARGET` shows the layout score later.")]
+    interrupted removes what it wrote. `iolab info TARGET --layout` shows the layout score later.")]
 pub struct AgeArgs {
     /// The mount point of a file system to age (a dedicated one: aging fills it). Also taken
     /// as -t/--target, as the other commands take it.

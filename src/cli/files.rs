@@ -18,6 +18,11 @@ pub struct FilesArgs {
     #[arg(long, short = 't', value_name = "DIR", default_value = ".")]
     pub target: PathBuf,
 
+    /// The allocation unit when the caller knows it better than statvfs (the matrix reads it
+    /// back from the file system it made: fusefat reports 1 KiB blocks whatever the cluster).
+    #[arg(skip)]
+    pub alloc_unit: Option<u64>,
+
     /// Counts preset [default: quick]; --files-per-portion, --portions and --passes
     /// override it. Both presets run 3 times (--repeat).
     #[arg(long, value_enum)]
@@ -126,12 +131,15 @@ impl FilesConfig {
             .filter(|&x| x < 10_000_000_000)
             .ok_or_else(|| UsageError::new("too many files per run (at most 10^10)"))?;
         let repeat = crate::cli::run::repeat_mode(&a.repeat).map_err(UsageError::new)?;
-        let unit = alloc_unit(&target).ok_or_else(|| {
-            UsageError::new(format!(
-                "cannot read the allocation unit of {} (statvfs failed)",
-                target.display()
-            ))
-        })?;
+        let unit = a
+            .alloc_unit
+            .or_else(|| alloc_unit(&target))
+            .ok_or_else(|| {
+                UsageError::new(format!(
+                    "cannot read the allocation unit of {} (statvfs failed)",
+                    target.display()
+                ))
+            })?;
         let sizes = parse_sizes(&a.sizes, unit)?;
         if a.big == Some(0) {
             return Err(UsageError::new("--big 0: the big file needs a size"));

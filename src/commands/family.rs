@@ -258,6 +258,10 @@ pub trait DirFamily: Family + Sized {
     }
     /// Point the arguments at `dir`, with no result file of their own and nothing kept.
     fn retarget(args: &mut Self::Args, dir: &Path);
+    /// The allocation unit the matrix read back from the file system it made, for a family
+    /// whose sizes depend on it (`files`: `cluster+1` and the space predicted). By default
+    /// ignored.
+    fn set_unit(_args: &mut Self::Args, _unit: u64) {}
     /// The validated family (every check of the subcommand).
     fn from_args(args: &Self::Args) -> Result<Self>;
 }
@@ -275,4 +279,13 @@ pub trait DirWorkload: Send + Sync {
     fn label(&self) -> String;
     /// Run once on `dir` (a fresh, empty file system's mount point or a subdirectory).
     fn run_on(&self, dir: &Path, ctx: &RunContext) -> Result<WorkloadOutput>;
+    /// `run_on` on a file system whose allocation unit is known (read back after mkfs).
+    fn run_on_unit(
+        &self,
+        dir: &Path,
+        _unit: Option<u64>,
+        ctx: &RunContext,
+    ) -> Result<WorkloadOutput> {
+        self.run_on(dir, ctx)
+    }
 }

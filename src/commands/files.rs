@@ -80,6 +80,10 @@ impl DirFamily for FilesFamily {
         args.keep_files = false;
     }
 
+    fn set_unit(args: &mut FilesArgs, unit: u64) {
+        args.alloc_unit = Some(unit);
+    }
+
     fn from_args(args: &FilesArgs) -> Result<FilesFamily> {
         Ok(FilesFamily {
             cfg: FilesConfig::from_args(args)?,

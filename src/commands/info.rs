@@ -109,7 +109,14 @@ fn positive_size(flag: &str, v: &str) -> Result<u64, UsageError> {
             }
             b.round() as u64
         }
-        None => crate::units::parse_size(t).map_err(|e| UsageError(format!("{flag} {v}: {e}")))?,
+        // The shared parser's own message gives examples (4096, 4k, 1M) that are refused or
+        // binary here, so the refusal names this flag's units instead.
+        None => crate::units::parse_size(t).map_err(|e| match e {
+            crate::units::UnitError::BadSize(_) => UsageError(format!(
+                "{flag} {v}: not a size (e.g. {flag} {example}; SI: kB, MB, GB, TB, PB; binary: GiB, TiB)"
+            )),
+            e => UsageError(format!("{flag} {v}: {e}")),
+        })?,
     };
     if b == 0 {
         return Err(UsageError(format!(

@@ -157,7 +157,9 @@ impl Family for MatrixFamily<'_> {
         if plan.repeat.max_runs() < 2 && !plan.workloads.is_empty() {
             doc.warn(Warning {
                 code: WarningCode::NoSpread,
-                message: "one run (one fresh file system) per configuration: no spread can be given; use --repeat 3".into(),
+                // A workload's own repeat= still fills the spread column (over its runs on the
+                // one file system), so the warning does not say there is no spread at all.
+                message: "one run (one fresh file system) per configuration: no spread between fresh file systems can be given (a spread shown is over a workload's own repeats on one file system); use --repeat 3".into(),
                 test: None,
             });
         }

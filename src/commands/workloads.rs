@@ -26,8 +26,20 @@ impl<F: DirFamily> DirWorkload for OnDir<F> {
     /// The family retargeted to `dir`, measured into a throw-away document whose tests and
     /// warnings the matrix keeps.
     fn run_on(&self, dir: &Path, ctx: &RunContext) -> Result<WorkloadOutput> {
+        self.run_on_unit(dir, None, ctx)
+    }
+
+    fn run_on_unit(
+        &self,
+        dir: &Path,
+        unit: Option<u64>,
+        ctx: &RunContext,
+    ) -> Result<WorkloadOutput> {
         let mut args = self.args.clone();
         F::retarget(&mut args, dir);
+        if let Some(u) = unit {
+            F::set_unit(&mut args, u);
+        }
         let mut family = F::from_args(&args)?;
         let env = crate::sysinfo::capture_environment(dir);
         let mut doc = ResultDoc::new(F::NAME, Vec::new(), env);

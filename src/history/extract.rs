@@ -94,7 +94,11 @@ pub fn headline(doc: &ResultDoc, figures: &[Figure]) -> String {
         })
         .collect();
     if primaries.len() > SHOWN {
-        parts.push(format!("(+{} tests)", primaries.len() - SHOWN));
+        let more = primaries.len() - SHOWN;
+        parts.push(format!(
+            "(+{more} test{})",
+            if more == 1 { "" } else { "s" }
+        ));
     }
     if parts.is_empty() {
         if doc.slack.is_some() {

@@ -92,7 +92,7 @@ use serde::{Deserialize, Serialize};
 use crate::model::ResultDoc;
 use crate::model::device::SmartInfo;
 
-pub use extract::{device_identity, figures_of};
+pub use extract::{device_identity, figures_of, headline};
 pub use schema::SCHEMA_VERSION;
 pub use since::parse_since;
 

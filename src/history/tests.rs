@@ -300,3 +300,19 @@ fn a_run_imported_mid_run_takes_its_finished_document() {
     );
     assert_eq!(h.count(&Filter::default()).unwrap(), 1);
 }
+
+/// The headline names the tests it leaves out in the right number: `(+1 test)`.
+#[test]
+fn headline_counts_the_tests_left_out() {
+    let mut d = doc("S1", 0, 10_000.0);
+    let more = |d: &ResultDoc| extract::headline(d, &extract::figures_of(d));
+    for (n, want) in [(4, "(+1 test)"), (5, "(+2 tests)")] {
+        while d.tests.len() < n {
+            let mut t = d.tests[0].clone();
+            t.name = format!("RND4K Q1T1 read {}", d.tests.len());
+            d.tests.push(t);
+        }
+        let h = more(&d);
+        assert!(h.ends_with(want), "{h}");
+    }
+}

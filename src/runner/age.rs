@@ -632,7 +632,7 @@ fn plan(
             since_sync = 0;
         }
         if d.bytes_written >= next_point {
-            next_point += churn / 10;
+            next_point = next_tenth(next_point, d.bytes_written, churn / 10);
             let t_score = Instant::now();
             writers.flush()?;
             let point = point_now(cfg, &files, &d)?;
@@ -665,6 +665,17 @@ fn plan(
         crate::model::layout::fmt_score(d.layout_after.layout_score)
     ));
     Ok(d)
+}
+
+/// The next tenth of the churn to score the layout at, past `written`: one large file
+/// that crosses several tenths gives one point, not one for each of the writes after it
+/// (rows with the same bytes written, one file apart).
+fn next_tenth(next: u64, written: u64, step: u64) -> u64 {
+    let step = step.max(1);
+    if written < next {
+        return next;
+    }
+    next + ((written - next) / step + 1) * step
 }
 
 fn point_now(cfg: &AgeConfig, files: &[AgedFile], d: &AgeTestDetail) -> Result<AgePoint> {
@@ -720,6 +731,18 @@ pub fn syncfs(dir: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A write that crosses several tenths of the churn gives one layout point: the
+    /// table had rows with the same bytes written, one file apart.
+    #[test]
+    fn one_point_however_many_tenths_a_write_crosses() {
+        // Tenths of 100: a write to 37 from the point at 10 skips 20 and 30.
+        assert_eq!(next_tenth(10, 37, 10), 40);
+        assert_eq!(next_tenth(10, 10, 10), 20);
+        assert_eq!(next_tenth(10, 19, 10), 20);
+        assert_eq!(next_tenth(40, 12, 10), 40);
+        assert_eq!(next_tenth(0, 5, 0), 6);
+    }
 
     #[test]
     fn the_tree_is_breadth_first_and_bounded() {

@@ -19,7 +19,7 @@ pub enum Missing {
     Broken(String),
 }
 
-/// A short line per result for lists: id, command, status, when, target, first test.
+/// A short line per result for lists: id, command, status, when, device, headline figures.
 #[derive(Debug, Serialize)]
 pub struct Summary {
     pub id: String,
@@ -172,13 +172,11 @@ fn summary_of(id: &str, doc: &ResultDoc, source: &str) -> Summary {
         status: doc.status.clone(),
         started_at: doc.started_at.clone(),
         host: doc.environment.hostname.clone(),
-        device: doc.environment.block_device.clone(),
+        // As the history would list it: the device's identity and the headline figures,
+        // not the bare kernel name and the first test's name.
+        device: Some(crate::history::device_identity(&doc.environment)),
         filesystem: doc.environment.fs_type.clone(),
-        headline: doc
-            .tests
-            .first()
-            .map(|t| t.name.clone())
-            .unwrap_or_default(),
+        headline: crate::history::headline(doc, &crate::history::figures_of(doc)),
         source: source.to_string(),
     }
 }

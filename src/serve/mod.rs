@@ -106,6 +106,13 @@ pub fn run(cfg: ServeConfig) -> Result<()> {
     })?;
     listener.set_nonblocking(true)?;
     let port = listener.local_addr()?.port();
+    // A history that cannot be used (damaged, newer schema, another program's file) is a
+    // usage error: one line, exit 2, before anything is served or created (the result
+    // directory was made first and stayed behind, empty).
+    let history = match &cfg.history {
+        Some(p) => Some(Arc::new(crate::history::History::open(p)?)),
+        None => None,
+    };
     std::fs::create_dir_all(&cfg.output).map_err(|e| {
         UsageError::new(format!(
             "--output {}: cannot create: {e}",
@@ -113,12 +120,6 @@ pub fn run(cfg: ServeConfig) -> Result<()> {
         ))
     })?;
     let output = std::fs::canonicalize(&cfg.output)?;
-    // A history that cannot be used (damaged, newer schema, another program's file) is a
-    // usage error: one line, exit 2, before anything is served.
-    let history = match &cfg.history {
-        Some(p) => Some(Arc::new(crate::history::History::open(p)?)),
-        None => None,
-    };
     let exe = std::env::current_exe().context("cannot find iolab's own binary")?;
     let state = Arc::new(AppState {
         token: cfg.token.clone(),

@@ -158,8 +158,13 @@ pub fn spread_warnings(t: &TestResult, mode: &RepeatMode) -> Vec<Warning> {
         });
     } else if s.cv > 0.05 {
         // Advice that fits the command and the repeat mode already in use.
-        let longer = if t.trace.is_some() {
-            "a larger --scale"
+        let longer = if let Some(tr) = &t.trace {
+            // `trace replay` has no --scale: a recording is replayed as it is.
+            if tr.source == "replay" {
+                "a longer recording"
+            } else {
+                "a larger --scale"
+            }
         } else if key == "iops" {
             "a longer --duration"
         } else {
@@ -172,10 +177,12 @@ pub fn spread_warnings(t: &TestResult, mode: &RepeatMode) -> Vec<Warning> {
                 s.n
             ),
         };
+        // A trace's report gives the CV of MB/s; this one is of ops/s, so it says so.
+        let of = if t.trace.is_some() { " in ops/s" } else { "" };
         w.push(Warning {
             code: WarningCode::Noisy,
             message: format!(
-                "runs differ by {:.1} % (coefficient of variation above 5 %): something else used the device or CPU, or the device changes state (cache, garbage collection); {advice}",
+                "runs differ by {:.1} %{of} (coefficient of variation above 5 %): something else used the device or CPU, or the device changes state (cache, garbage collection); {advice}",
                 s.cv * 100.0
             ),
             test: Some(t.name.clone()),
@@ -280,6 +287,17 @@ mod tests {
         assert!(!auto.contains("use more repeats"), "{auto}");
         let files = test(false, &[120.0, 130.0, 80.0]);
         assert!(message(&files, &RepeatMode::Fixed(3)).ends_with("or more files per portion"));
+        assert!(!fixed.contains("ops/s"), "{fixed}");
+        // A trace's table gives the CV of MB/s; the warning's is of ops/s and says so.
+        let mut trace = test(true, &[120.0, 130.0, 80.0]);
+        trace.trace = Some(Default::default());
+        let m = message(&trace, &RepeatMode::Fixed(3));
+        assert!(m.contains(" % in ops/s (coefficient"), "{m}");
+        assert!(m.ends_with("or a larger --scale"), "{m}");
+        // `trace replay` has no --scale to advise.
+        trace.trace.as_mut().unwrap().source = "replay".into();
+        let m = message(&trace, &RepeatMode::Fixed(3));
+        assert!(m.ends_with("or a longer recording"), "{m}");
     }
 
     #[test]

@@ -146,6 +146,11 @@ impl Exec<'_> {
                 doc_warnings(&mut doc.warnings),
             );
             let cfg = &mut doc.configurations[idx];
+            if let RunEnd::Interrupted(e) = &outcome {
+                // Before the progress line, which otherwise said "ok" for a stopped run.
+                cfg.status = "failed".into();
+                cfg.reason = Some(format!("{e:#}"));
+            }
             gathered.finish(cfg);
             p.finish(&cfg.status);
             if !matches!(outcome, RunEnd::Next(_)) || !self.plan.repeat.wants_more(&values) {
@@ -155,13 +160,7 @@ impl Exec<'_> {
             match outcome {
                 RunEnd::Next(v) => values.push(v),
                 RunEnd::Stop => break,
-                RunEnd::Interrupted(e) => {
-                    let cfg = &mut doc.configurations[idx];
-                    cfg.status = "failed".into();
-                    cfg.reason = Some(format!("{e:#}"));
-                    sink.save(doc)?;
-                    return Err(e);
-                }
+                RunEnd::Interrupted(e) => return Err(e),
             }
         }
         Ok(())
@@ -283,14 +282,17 @@ impl Exec<'_> {
                 w.label.clone()
             };
             let before = df(mount);
-            let out =
-                std::panic::catch_unwind(AssertUnwindSafe(|| w.workload.run_on(mount, self.ctx)))
-                    .unwrap_or_else(|p| {
-                        Err(anyhow::anyhow!(
-                            "the workload panicked: {}",
-                            panic_text(&*p)
-                        ))
-                    });
+            // The unit read back after mkfs, not statvfs's block size (fusefat says 1 KiB).
+            let unit = p.rec.cluster_bytes_actual;
+            let out = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                w.workload.run_on_unit(mount, unit, self.ctx)
+            }))
+            .unwrap_or_else(|p| {
+                Err(anyhow::anyhow!(
+                    "the workload panicked: {}",
+                    panic_text(&*p)
+                ))
+            });
             let after = settled_df(mount, &before);
             self.space_check(cp, &label, &before, &after, p.warnings);
             p.rec.space.push(SpaceRecord {
@@ -321,7 +323,9 @@ impl Exec<'_> {
                     outcome_of(p.cfg, &label).tests = names;
                 }
                 Err(e) if is_interrupt(&e) || self.ctx.stop.is_set() => {
-                    outcome_of(p.cfg, &label).error = Some(format!("{e:#}"));
+                    let o = outcome_of(p.cfg, &label);
+                    o.status = "failed".into();
+                    o.error = Some(format!("{e:#}"));
                     return Err(e);
                 }
                 Err(e) => {

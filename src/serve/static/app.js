@@ -341,7 +341,7 @@ async function pageHistory() {
   const cmp = h("button", { id: "compare-btn" }, "Compare the two checked");
   cmp.addEventListener("click", () => {
     const picked = [...document.querySelectorAll("input.pick:checked")].map((c) => c.value);
-    if (picked.length !== 2) { err.textContent = "check exactly two results (the first checked is the baseline)"; return; }
+    if (picked.length !== 2) { err.textContent = "check exactly two results (the older one is the baseline)"; return; }
     location.hash = "#/compare?a=" + encodeURIComponent(picked[1]) + "&b=" + encodeURIComponent(picked[0]);
   });
   show(h("h2", {}, "History"),
