@@ -104,12 +104,14 @@ pub fn small_test_warning(size: u64, path: &Path, caches: &[Cache]) -> Option<Wa
             )
         })
         .collect();
+    // The path as the user can find it again: `.` (the default target) as the directory.
+    let shown = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     Some(Warning {
         code: WarningCode::SmallTestSize,
         message: format!(
             "{} tested on {} is less than 10x its caches ({}; {} wanted): cache hits may flatter the result",
             fmt_size_iec(size),
-            path.display(),
+            shown.display(),
             list.join(", "),
             fmt_size_iec(recommended)
         ),
@@ -143,6 +145,15 @@ mod tests {
         assert!(small_test_warning(2560 << 20, Path::new("/mnt"), &caches).is_none());
         // No cache seen: nothing to warn about.
         assert!(small_test_warning(4096, Path::new("/mnt"), &[]).is_none());
+        // The default target `.` is named as the directory it is.
+        let w = small_test_warning(1 << 30, Path::new("."), &caches).unwrap();
+        let cwd = std::env::current_dir().unwrap();
+        assert!(
+            w.message
+                .contains(&format!("tested on {} is", cwd.display())),
+            "{}",
+            w.message
+        );
         // run: an assumed cache only when the test fits in it; a known one at 10x.
         let known = Cache {
             what: "host page cache behind loop0 (loop without direct I/O)".into(),
