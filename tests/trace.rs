@@ -9,7 +9,7 @@ use std::process::Command;
 use serde_json::Value;
 
 mod common;
-use common::{iolab, iolab_in, json, stderr, tool_or_skip};
+use common::{assert_usage, iolab, iolab_in, json, stderr, tool_or_skip};
 
 fn is_empty_dir(d: &Path) -> bool {
     std::fs::read_dir(d).unwrap().next().is_none()
@@ -206,6 +206,9 @@ fn bad_input_exits_2_and_creates_nothing() {
     );
     let o = iolab(&["trace", "run", "office", "--target", t, "--scale", "0"]);
     assert_eq!(o.status.code(), Some(2));
+    // A directory given as the workload is named as one, not "does not exist".
+    let o = iolab(&["trace", "run", t, "--target", t]);
+    assert_usage(&o, "is a directory, not a workload file");
     let o = iolab_in(
         target.path(),
         &["trace", "record", "-o", "x.trace", "--", "/no/such/program"],

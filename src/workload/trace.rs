@@ -50,7 +50,9 @@ pub fn load(name_or_file: &str) -> Result<Loaded, UsageError> {
     let path = Path::new(name_or_file);
     if !path.is_file() {
         let looks_like_file = name_or_file.contains('/') || name_or_file.ends_with(".toml");
-        let what = if looks_like_file {
+        let what = if path.is_dir() {
+            format!("{name_or_file} is a directory, not a workload file")
+        } else if looks_like_file {
             format!("workload file {name_or_file} does not exist")
         } else {
             format!("unknown built-in workload '{name_or_file}'")
