@@ -72,9 +72,11 @@ pub fn unit_row(inv: &Inventory, rules: &FsRules, unit: u64) -> UnitRow {
             below += 1;
         }
         match rules.file(f.size, f.name_len as u64, unit) {
+            // Saturating: sparse files of up to 8 EiB each (a scan of tmpfs) can add up to
+            // more than u64 holds.
             FileAlloc::Clusters(b) => {
-                row.file_allocated_bytes += b;
-                stored_data += f.size;
+                row.file_allocated_bytes = row.file_allocated_bytes.saturating_add(b);
+                stored_data = stored_data.saturating_add(f.size);
             }
             FileAlloc::Resident => row.resident_files += 1,
             FileAlloc::TooLarge => row.too_large_files += 1,
@@ -84,8 +86,10 @@ pub fn unit_row(inv: &Inventory, rules: &FsRules, unit: u64) -> UnitRow {
     let unlisted = inv.stats.dirs.saturating_sub(inv.dirs.len() as u64);
     row.dir_allocated_bytes = inv.dirs.iter().map(|d| rules.dir(d, unit)).sum::<u64>()
         + unlisted * rules.dir(&DirRec::default(), unit);
-    row.allocated_bytes = row.file_allocated_bytes + row.dir_allocated_bytes;
-    row.slack_bytes = row.file_allocated_bytes - stored_data;
+    row.allocated_bytes = row
+        .file_allocated_bytes
+        .saturating_add(row.dir_allocated_bytes);
+    row.slack_bytes = row.file_allocated_bytes.saturating_sub(stored_data);
     row.slack_pct = pct(row.slack_bytes, row.file_allocated_bytes);
     row.clusters = row.allocated_bytes / unit;
     row.files_below_unit_pct = pct(below, row.files);
@@ -252,6 +256,24 @@ mod tests {
         assert_eq!(r.files_below_unit_pct, 50.0);
         let r = unit_row(&i, &rules, 512);
         assert_eq!(r.file_allocated_bytes, 512 + 4096 + 5120);
+    }
+
+    #[test]
+    fn sparse_files_past_u64_saturate_instead_of_panicking() {
+        // Two 8 EiB sparse files (tmpfs allows them): the sums would overflow u64.
+        let rules = FsRules::parse("plain", None, None, None).unwrap();
+        let big = i64::MAX as u64;
+        let mut i = inv(&[1]);
+        i.files = vec![
+            FileRec {
+                size: big,
+                name_len: 8
+            };
+            2
+        ];
+        let r = unit_row(&i, &rules, 512);
+        assert_eq!(r.file_allocated_bytes, u64::MAX);
+        assert_eq!(r.allocated_bytes, u64::MAX);
     }
 
     #[test]

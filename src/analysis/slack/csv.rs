@@ -38,9 +38,19 @@ fn parse_size(field: &str) -> Result<u64, String> {
     if field.starts_with('-') {
         return Err(format!("{field:?} is negative"));
     }
-    crate::units::parse_size(field)
-        .map_err(|_| format!("{field:?} is not a size in bytes (e.g. 4096 or 4K)"))
+    let size = crate::units::parse_size(field)
+        .map_err(|_| format!("{field:?} is not a size in bytes (e.g. 4096 or 4K)"))?;
+    if size > MAX_FILE {
+        return Err(format!(
+            "{field:?} is larger than any file Linux can hold (8 EiB)"
+        ));
+    }
+    Ok(size)
 }
+
+/// Linux's largest file size (`MAX_LFS_FILESIZE`, i64::MAX bytes), and the most the sizes
+/// may add up to: the allocation sums of `slack` stay within u64.
+const MAX_FILE: u64 = i64::MAX as u64;
 
 /// Parse CSV text; `Err` is "line N: reason".
 pub fn parse(text: &str) -> Result<Inventory, String> {
@@ -98,7 +108,13 @@ pub fn parse(text: &str) -> Result<Inventory, String> {
         return Err("no sizes in it".into());
     }
     inv.stats.files = inv.files.len() as u64;
-    inv.stats.data_bytes = inv.files.iter().map(|f| f.size).sum();
+    inv.stats.data_bytes = inv
+        .files
+        .iter()
+        .try_fold(0u64, |sum, f| {
+            sum.checked_add(f.size).filter(|&t| t <= MAX_FILE)
+        })
+        .ok_or("the sizes add up to more than 8 EiB")?;
     inv.stats.largest_file_bytes = inv.files.iter().map(|f| f.size).max().unwrap_or(0);
     Ok(inv)
 }
@@ -130,6 +146,20 @@ mod tests {
         // Excel's "CSV UTF-8" starts with a byte-order mark.
         let inv = parse("\u{feff}size,path\n10,a\n").unwrap();
         assert_eq!(inv.files[0].size, 10);
+    }
+
+    #[test]
+    fn sizes_beyond_8_eib_are_refused_not_overflowed() {
+        assert_eq!(
+            parse("size\n18446744073709551615\n").unwrap_err(),
+            "line 2: \"18446744073709551615\" is larger than any file Linux can hold (8 EiB)"
+        );
+        assert_eq!(
+            parse("size\n9223372036854775807\n9223372036854775807\n").unwrap_err(),
+            "the sizes add up to more than 8 EiB"
+        );
+        let inv = parse("size\n9223372036854775807\n").unwrap();
+        assert_eq!(inv.stats.data_bytes, i64::MAX as u64);
     }
 
     #[test]

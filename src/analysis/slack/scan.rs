@@ -233,7 +233,7 @@ pub fn scan(root: &Path, stop: &StopFlag, one_fs: bool) -> Inventory {
     s.unreadable = shared.unreadable.load(Ordering::Relaxed);
     s.unreadable_examples = std::mem::take(&mut *shared.examples.lock().unwrap());
     s.over_4gib_examples = std::mem::take(&mut *shared.huge.lock().unwrap());
-    s.data_bytes = inv.files.iter().map(|f| f.size).sum();
+    s.data_bytes = inv.files.iter().fold(0u64, |t, f| t.saturating_add(f.size));
     s.largest_file_bytes = inv.files.iter().map(|f| f.size).max().unwrap_or(0);
     s.elapsed_s = started.elapsed().as_secs_f64();
     let entries = s.files + s.dirs + s.symlinks + s.other + s.hard_links_skipped;
