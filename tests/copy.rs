@@ -326,6 +326,9 @@ fn bad_input_is_refused_before_anything_is_written() {
             ],
             "but the data set needs",
         ),
+        // A scale past u64 bytes (twice the set, with its read-back copy) is refused,
+        // not a panic on `2 * set`.
+        (&["--scale", "1e300"], "but the data set needs"),
         // Options that would be ignored are refused instead.
         (
             &["--hash", "blake3"],

@@ -180,7 +180,7 @@ fn ram_refusal(s: &CopySettings, free: u64, set: u64) -> UsageError {
         "the RAM dir {} has {} free, but the data set needs {} ({}{}); use --scale, fewer phases or another --ram-dir",
         s.ram_dir.display(),
         fmt_size_iec(free),
-        fmt_size_iec(if back { 2 * set } else { set }),
+        fmt_size_iec(if back { set.saturating_mul(2) } else { set }),
         fmt_size_iec(set),
         if back { " plus its read-back copy" } else { "" }
     ))
