@@ -272,6 +272,11 @@ fn bad_input_is_exit_2_and_creates_nothing() {
             ],
             "room",
         ),
+        // A size near 16 EiB times the file count: "not enough room", not an overflow panic.
+        (
+            vec!["--target", target, "--sizes", "18446744073709551615"],
+            "not enough room",
+        ),
     ];
     for (args, msg) in cases {
         let mut v = vec!["files"];

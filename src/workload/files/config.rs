@@ -98,13 +98,21 @@ impl FilesConfig {
 
     /// Bytes one run of `size` occupies at least: whole allocation units per file, plus a
     /// directory block per 64 files. With --keep-files every run stays, so all add up.
+    /// Saturating: a huge `--sizes` (up to 16 EiB) times the file count needs "more than
+    /// there is", not an overflow.
     pub fn bytes_needed(&self) -> u64 {
         let unit = self.alloc_unit.max(1);
-        let dir_bytes = (self.files_per_run() / 64 + self.dirs_per_run()) * unit;
-        let per_size = |bytes: u64| self.files_per_run() * bytes.div_ceil(unit) * unit + dir_bytes;
+        let dir_bytes = (self.files_per_run() / 64 + self.dirs_per_run()).saturating_mul(unit);
+        let per_size = |bytes: u64| {
+            self.files_per_run()
+                .saturating_mul(bytes.div_ceil(unit).saturating_mul(unit))
+                .saturating_add(dir_bytes)
+        };
         let runs = self.repeat.max_runs() as u64;
         let files = if self.keep_files {
-            self.sizes.iter().map(|s| per_size(s.bytes) * runs).sum()
+            self.sizes.iter().fold(0u64, |t, s| {
+                t.saturating_add(per_size(s.bytes).saturating_mul(runs))
+            })
         } else {
             self.sizes
                 .iter()
@@ -112,7 +120,9 @@ impl FilesConfig {
                 .max()
                 .unwrap_or(0)
         };
-        (files * u64::from(self.jobs.max(1))).max(self.big.unwrap_or(0))
+        files
+            .saturating_mul(u64::from(self.jobs.max(1)))
+            .max(self.big.unwrap_or(0))
     }
 }
 
