@@ -296,6 +296,12 @@ fn bad_input_is_refused_before_anything_is_made() {
             &["--fs", "ext4", "--workload", "run:bogus=1"],
             "workload run",
         ),
+        // Checked like `iolab run` before any mkfs (it was a runtime failure afterwards).
+        (
+            &["--fs", "ext4", "--workload", "run:duration=0s"],
+            "--duration 0",
+        ),
+        (&["--fs", "ext4", "--workload", "run:bs=1000"], "--bs 1000"),
         (
             &["--fs", "ext4", "--mount-opts", "no atime"],
             "without spaces",

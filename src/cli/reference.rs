@@ -198,5 +198,11 @@ mod tests {
         assert!(e.0.contains("unknown data set 'nope'") && e.0.contains("media-mix"));
         let r = crate::workload::WorkloadRef::parse("copy:scale=-1").unwrap();
         assert!(copy(&r.params).is_err());
+        // `run:` gets the checks of `iolab run` that need no target.
+        let r = crate::workload::WorkloadRef::parse("run:duration=0s").unwrap();
+        let e = run(&r.params).err().unwrap();
+        assert!(e.0.contains("--duration 0"), "{}", e.0);
+        let r = crate::workload::WorkloadRef::parse("run:iodepth=0").unwrap();
+        assert!(run(&r.params).is_err());
     }
 }

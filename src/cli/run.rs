@@ -307,6 +307,16 @@ impl RunConfig {
     }
 }
 
+/// The checks of `iolab run` that need no target: a matrix `run:` reference gets them
+/// before anything is formatted (a bad one was a runtime failure after every mkfs).
+pub fn check_without_target(a: &RunArgs) -> Result<(), UsageError> {
+    repeat_mode(&a.repeat).map_err(err)?;
+    check_numbers(a)?;
+    steady_spec(a)?;
+    build_tests(a)?;
+    Ok(())
+}
+
 /// The numbers of `iolab run` on their own: block size, depth, jobs, mix, duration or size,
 /// the series' interval.
 fn check_numbers(a: &RunArgs) -> Result<(), UsageError> {

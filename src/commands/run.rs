@@ -55,6 +55,16 @@ impl Family for RunFamily {
 impl DirFamily for RunFamily {
     type Args = RunArgs;
 
+    fn reference(
+        params: &std::collections::BTreeMap<String, String>,
+    ) -> Result<(RunArgs, String), crate::error::UsageError> {
+        use crate::cli::reference::{label, matrix_sets_target, parse_args};
+        matrix_sets_target(Self::NAME, params)?;
+        let args = parse_args(Self::NAME, &[], params)?;
+        crate::cli::run::check_without_target(&args)?;
+        Ok((args, label(Self::NAME, params)))
+    }
+
     fn retarget(args: &mut RunArgs, dir: &Path) {
         args.target = dir.to_path_buf();
         args.out.no_save = true;
