@@ -303,6 +303,10 @@ fn bad_input_is_refused_before_anything_is_made() {
         ),
         (&["--fs", "ext4", "--workload", "run:bs=1000"], "--bs 1000"),
         (
+            &["--fs", "ext4", "--workload", "files:portions=0"],
+            "--portions 0",
+        ),
+        (
             &["--fs", "ext4", "--mount-opts", "no atime"],
             "without spaces",
         ),

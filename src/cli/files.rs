@@ -109,27 +109,72 @@ pub struct FilesArgs {
     pub out: super::OutputArgs,
 }
 
+/// The checks of `iolab files` that need no target: a matrix `files:` reference gets them
+/// before anything is formatted (a bad one was a runtime failure after every mkfs).
+pub fn check_without_target(a: &FilesArgs) -> Result<(), UsageError> {
+    counts(a)?;
+    crate::cli::run::repeat_mode(&a.repeat).map_err(UsageError::new)?;
+    check_options(a)?;
+    Ok(())
+}
+
+/// Files per portion, portions and passes: each at least 1, at most 10^10 files a run.
+fn counts(a: &FilesArgs) -> Result<(u64, u64, u64), UsageError> {
+    let (n, p, k) = match a.preset.unwrap_or(FilesPreset::Quick) {
+        FilesPreset::Quick => (500, 5, 2),
+        FilesPreset::Full => (10_000, 20, 16),
+    };
+    let count = |v: Option<u64>, d: u64, flag: &str| -> Result<u64, UsageError> {
+        match v.unwrap_or(d) {
+            0 => Err(UsageError::new(format!("{flag} 0: at least 1 is needed"))),
+            x => Ok(x),
+        }
+    };
+    let files_per_portion = count(a.files_per_portion, n, "--files-per-portion")?;
+    let portions = count(a.portions, p, "--portions")?;
+    let passes = count(a.passes, k, "--passes")?;
+    files_per_portion
+        .checked_mul(portions)
+        .and_then(|x| x.checked_mul(passes))
+        .filter(|&x| x < 10_000_000_000)
+        .ok_or_else(|| UsageError::new("too many files per run (at most 10^10)"))?;
+    Ok((files_per_portion, portions, passes))
+}
+
+/// --big, --phases, --keep-files, --jobs and --shared-dir, checked together.
+fn check_options(a: &FilesArgs) -> Result<Phases, UsageError> {
+    if a.big == Some(0) {
+        return Err(UsageError::new("--big 0: the big file needs a size"));
+    }
+    let phases = Phases::parse(&a.phases)?;
+    if a.keep_files && phases.delete {
+        return Err(UsageError::new(
+            "--keep-files keeps the files, so --phases cannot hold delete",
+        ));
+    }
+    if a.jobs == 0 || a.jobs > 1024 {
+        return Err(UsageError::new(format!(
+            "--jobs {}: give 1 to 1024 writers",
+            a.jobs
+        )));
+    }
+    if a.jobs > 1 && (a.big.is_some() || a.keep_files) {
+        return Err(UsageError::new(
+            "--jobs runs the small-file phases only: leave out --big and --keep-files",
+        ));
+    }
+    if a.shared_dir && a.jobs < 2 {
+        return Err(UsageError::new(
+            "--shared-dir puts several writers in the same directories: give --jobs 2 or more",
+        ));
+    }
+    Ok(phases)
+}
+
 impl FilesConfig {
     pub fn from_args(a: &FilesArgs) -> Result<FilesConfig, UsageError> {
         let target = check_target(&a.target)?;
-        let (n, p, k) = match a.preset.unwrap_or(FilesPreset::Quick) {
-            FilesPreset::Quick => (500, 5, 2),
-            FilesPreset::Full => (10_000, 20, 16),
-        };
-        let count = |v: Option<u64>, d: u64, flag: &str| -> Result<u64, UsageError> {
-            match v.unwrap_or(d) {
-                0 => Err(UsageError::new(format!("{flag} 0: at least 1 is needed"))),
-                x => Ok(x),
-            }
-        };
-        let files_per_portion = count(a.files_per_portion, n, "--files-per-portion")?;
-        let portions = count(a.portions, p, "--portions")?;
-        let passes = count(a.passes, k, "--passes")?;
-        files_per_portion
-            .checked_mul(portions)
-            .and_then(|x| x.checked_mul(passes))
-            .filter(|&x| x < 10_000_000_000)
-            .ok_or_else(|| UsageError::new("too many files per run (at most 10^10)"))?;
+        let (files_per_portion, portions, passes) = counts(a)?;
         let repeat = crate::cli::run::repeat_mode(&a.repeat).map_err(UsageError::new)?;
         let unit = a
             .alloc_unit
@@ -141,15 +186,7 @@ impl FilesConfig {
                 ))
             })?;
         let sizes = parse_sizes(&a.sizes, unit)?;
-        if a.big == Some(0) {
-            return Err(UsageError::new("--big 0: the big file needs a size"));
-        }
-        let phases = Phases::parse(&a.phases)?;
-        if a.keep_files && phases.delete {
-            return Err(UsageError::new(
-                "--keep-files keeps the files, so --phases cannot hold delete",
-            ));
-        }
+        let phases = check_options(a)?;
         if let Some(c) = a.cpu {
             let n = std::thread::available_parallelism()
                 .map(|n| n.get())
@@ -162,22 +199,6 @@ impl FilesConfig {
                     "--cpu {c}: not a CPU this process may run on"
                 )));
             }
-        }
-        if a.jobs == 0 || a.jobs > 1024 {
-            return Err(UsageError::new(format!(
-                "--jobs {}: give 1 to 1024 writers",
-                a.jobs
-            )));
-        }
-        if a.jobs > 1 && (a.big.is_some() || a.keep_files) {
-            return Err(UsageError::new(
-                "--jobs runs the small-file phases only: leave out --big and --keep-files",
-            ));
-        }
-        if a.shared_dir && a.jobs < 2 {
-            return Err(UsageError::new(
-                "--shared-dir puts several writers in the same directories: give --jobs 2 or more",
-            ));
         }
         let cfg = FilesConfig {
             target,

@@ -90,6 +90,7 @@ pub fn files(params: &BTreeMap<String, String>) -> Result<(FilesArgs, String), U
         }
     }
     let args = parse_args("files", &[], params)?;
+    crate::cli::files::check_without_target(&args)?;
     Ok((args, label("files", params)))
 }
 
@@ -162,7 +163,10 @@ mod tests {
         assert!(a.mix && a.precondition && a.verify && !a.keep);
         let (a, _) = run(&params("run:direct=false")).unwrap();
         assert!(!a.direct, "a flag that takes a value keeps it");
-        let (a, _) = files(&params("files:shared-dir=true:nice=true:drop-caches=false")).unwrap();
+        let (a, _) = files(&params(
+            "files:shared-dir=true:jobs=2:nice=true:drop-caches=false",
+        ))
+        .unwrap();
         assert!(a.shared_dir && a.nice && !a.drop_caches);
         let (a, _) = copy(&params("copy:preserve=true:verify=true:quiet=true")).unwrap();
         assert!(a.preserve && a.verify && a.quiet);
@@ -204,5 +208,8 @@ mod tests {
         assert!(e.0.contains("--duration 0"), "{}", e.0);
         let r = crate::workload::WorkloadRef::parse("run:iodepth=0").unwrap();
         assert!(run(&r.params).is_err());
+        let r = crate::workload::WorkloadRef::parse("files:portions=0").unwrap();
+        let e = files(&r.params).err().unwrap();
+        assert!(e.0.contains("--portions 0"), "{}", e.0);
     }
 }
