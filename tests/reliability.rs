@@ -67,6 +67,71 @@ fn enospc_mid_run_stops_with_the_amount_written_and_keeps_results() {
 }
 
 #[test]
+fn short_write_on_a_full_btrfs_is_reported_as_no_space() {
+    // Without --mixed, an O_DIRECT 1 MiB overwrite on a btrfs whose data space runs out is
+    // placed in part (a short write, no errno): it said "short write ... 987136 of 1048576
+    // bytes", which hid that the file system was full.
+    let Some(fs) = scratch_or_skip(
+        "short_write_on_a_full_btrfs_is_reported_as_no_space",
+        "btrfs",
+        300 << 20,
+        &[],
+        "",
+    ) else {
+        return;
+    };
+    // Aged first (many small files): on a fresh btrfs the same run gets ENOSPC instead.
+    let aged = common::bin()
+        .args([
+            "age",
+            s(fs.path()),
+            "--profile",
+            "source-tree",
+            "--fill",
+            "50%",
+            "--churn",
+            "0.3",
+            "--jobs",
+            "1",
+            "--no-save",
+            "--no-history",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(aged.status.code(), Some(0), "{}", stderr(&aged));
+    nix::unistd::sync();
+    let d = tempdir();
+    let out = d.path().join("out");
+    let child = spawn(
+        &[
+            "run",
+            "--target",
+            s(fs.path()),
+            "--preset",
+            "real",
+            "--size",
+            "120M",
+            "--duration",
+            "300ms",
+            "--ramp",
+            "0",
+            "--repeat",
+            "2",
+            "--output",
+            s(&out),
+        ],
+        d.path(),
+    );
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("no space left on"), "{err}");
+    assert!(!err.contains("short write"), "{err}");
+    let doc = result_doc(&out).expect("result file saved");
+    assert_eq!(doc.status, "failed");
+}
+
+#[test]
 fn file_system_turning_read_only_mid_run() {
     let Some(fs) = scratch_or_skip(
         "file_system_turning_read_only_mid_run",

@@ -952,6 +952,18 @@ fn failed_io(
     result: i64,
     written: u64,
 ) -> anyhow::Error {
+    // A write only partly placed on a file system with less than a block free: out of
+    // space (the rest would fail with ENOSPC), as a btrfs overwrite that needs new room.
+    if op == Op::Write
+        && result >= 0
+        && crate::fs::facts::free_space(&target.path).is_some_and(|free| free < bs as u64)
+    {
+        return anyhow::Error::new(NoSpace {
+            path: target.path.clone(),
+            offset: off,
+            written,
+        });
+    }
     let op = if op == Op::Read { "read" } else { "write" };
     if result >= 0 {
         return anyhow!(
