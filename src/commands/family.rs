@@ -254,7 +254,14 @@ pub trait DirFamily: Family + Sized {
         use crate::cli::reference::{label, matrix_sets_target, parse_args};
         matrix_sets_target(Self::NAME, params)?;
         let args = parse_args(Self::NAME, &[], params)?;
+        Self::check_reference(&args)?;
         Ok((args, label(Self::NAME, params)))
+    }
+    /// The subcommand's checks that need no target, run on a parsed reference (by the
+    /// default `reference`) so that a bad value is refused before the matrix formats
+    /// anything: `run:duration=0s` is exit 2 up front, not a failure on every file system.
+    fn check_reference(_args: &Self::Args) -> Result<(), UsageError> {
+        Ok(())
     }
     /// Point the arguments at `dir`, with no result file of their own and nothing kept.
     fn retarget(args: &mut Self::Args, dir: &Path);

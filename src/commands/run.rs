@@ -55,14 +55,8 @@ impl Family for RunFamily {
 impl DirFamily for RunFamily {
     type Args = RunArgs;
 
-    fn reference(
-        params: &std::collections::BTreeMap<String, String>,
-    ) -> Result<(RunArgs, String), crate::error::UsageError> {
-        use crate::cli::reference::{label, matrix_sets_target, parse_args};
-        matrix_sets_target(Self::NAME, params)?;
-        let args = parse_args(Self::NAME, &[], params)?;
-        crate::cli::run::check_without_target(&args)?;
-        Ok((args, label(Self::NAME, params)))
+    fn check_reference(args: &RunArgs) -> Result<(), crate::error::UsageError> {
+        crate::cli::run::check_without_target(args)
     }
 
     fn retarget(args: &mut RunArgs, dir: &Path) {
