@@ -303,6 +303,46 @@ fn compare_warns_when_settings_differ_and_when_a_result_is_given_twice() {
 }
 
 #[test]
+fn compare_warns_about_an_interrupted_result() {
+    // B was stopped by a signal in its first test, after 2 of its runs: the comparison
+    // must say so, not present its figures as a whole result.
+    let dir = tempfile::tempdir().unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture("run-b.json")).unwrap()).unwrap();
+    v["status"] = "interrupted".into();
+    v["error"] = "interrupted by SIGINT".into();
+    v["tests"][0]["error"] = "interrupted by SIGINT".into();
+    let name = v["tests"][0]["name"].as_str().unwrap().to_string();
+    let runs = v["tests"][0]["runs"].as_array().unwrap().len();
+    let partial = dir.path().join("partial.json");
+    std::fs::write(&partial, serde_json::to_vec(&v).unwrap()).unwrap();
+    let a = fixture("run-a.json");
+    let out = iolab(&["compare", s(&a), s(&partial)]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!(
+            "warning [partial-result]: B ({}) is interrupted (interrupted by SIGINT); {name} interrupted after {runs} runs",
+            partial.display()
+        )),
+        "{text}"
+    );
+    let out = iolab(&["compare", "--json", s(&partial), s(&a)]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["warnings"][0]["code"], "partial-result");
+    assert!(
+        v["warnings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("A ("),
+        "{v}"
+    );
+    // Two complete results: no such warning.
+    let out = iolab(&["compare", s(&a), s(&fixture("run-b.json"))]);
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("partial-result"));
+}
+
+#[test]
 fn compare_takes_a_directory_and_needs_two_results() {
     let dir = tempfile::tempdir().unwrap();
     for f in ["run-a.json", "run-b.json"] {
