@@ -342,6 +342,76 @@ fn compare_warns_about_an_interrupted_result() {
     assert!(!String::from_utf8_lossy(&out.stdout).contains("partial-result"));
 }
 
+/// `iolab age` and `iolab slack` results have no runs or rates: the report showed only
+/// their environment (age: a row `age desktop | - | - | 0 | -`), none of what they found.
+#[test]
+fn report_shows_what_age_and_slack_found() {
+    use iolab::model::age::{AgePoint, AgeTestDetail};
+    use iolab::model::{ResultDoc, TestResult};
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    let tree = dir.path().join("tree");
+    std::fs::create_dir_all(tree.join("sub")).unwrap();
+    std::fs::write(tree.join("a"), vec![1u8; 5000]).unwrap();
+    std::fs::write(tree.join("sub/b"), vec![2u8; 100]).unwrap();
+    let out = iolab(&["--no-history", "slack", s(&tree), "--output", s(&out_dir)]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+
+    let mut doc: ResultDoc =
+        serde_json::from_slice(&std::fs::read(fixture("run-a.json")).unwrap()).unwrap();
+    doc.command = "age".into();
+    doc.warnings.clear();
+    doc.tests = vec![TestResult {
+        name: "age desktop".into(),
+        family: "age".into(),
+        age: Some(AgeTestDetail {
+            profile: "desktop".into(),
+            seed: 1,
+            dir: "/mnt/t/iolab-aged-1".into(),
+            fs_size_bytes: 100 << 20,
+            bytes_written: 50 << 20,
+            files_created: 1234,
+            files_left: 1000,
+            fullness: 0.5,
+            progress: vec![AgePoint {
+                bytes_written: 50 << 20,
+                fullness: 0.5,
+                files: 1000,
+                layout_score: Some(0.875),
+            }],
+            ..Default::default()
+        }),
+        ..Default::default()
+    }];
+    std::fs::write(out_dir.join("age.json"), serde_json::to_vec(&doc).unwrap()).unwrap();
+
+    let md = dir.path().join("r.md");
+    let out = iolab(&["report", s(&out_dir), "-o", s(&md)]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = std::fs::read_to_string(&md).unwrap();
+    for want in [
+        "### Aging",
+        "Aged /mnt/t/iolab-aged-1 with profile desktop (seed 1): 50.0 MiB written (0.5x the file system), 50.0 % full.",
+        "| written | full | files | layout score |",
+        "| 50.0 MiB | 50.0 % | 1,000 | 0.875 |",
+        "files: 1,234 created",
+        "### Cluster slack",
+        "| Unit | Allocated | Slack | Slack % |",
+        "best for space ",
+    ] {
+        assert!(text.contains(want), "{want:?} missing:\n{text}");
+    }
+    assert!(!text.contains("| age desktop |"), "{text}");
+    let html = dir.path().join("r.html");
+    let out = iolab(&["report", s(&out_dir), "-o", s(&html)]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        text.contains("Cluster slack") && text.contains("Aging"),
+        "{text}"
+    );
+}
+
 #[test]
 fn compare_takes_a_directory_and_needs_two_results() {
     let dir = tempfile::tempdir().unwrap();
