@@ -412,6 +412,39 @@ fn report_shows_what_age_and_slack_found() {
     );
 }
 
+/// saturate's mixed sweep records its read group as `settings` and both in `groups`: the
+/// CSV's `rw` said `randread` on the rows of a 50/50 read+write sweep.
+#[test]
+fn csv_rw_of_a_mixed_sweep_names_both_groups() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture("saturate.json")).unwrap()).unwrap();
+    let group = |rw: &str| {
+        serde_json::json!({"rw": rw, "bs_bytes": 4096, "iodepth": 0, "jobs": 1, "direct": true,
+            "engine": "uring", "size_bytes": 4194304, "duration_s": 0.1, "ramp_s": 0.0,
+            "region": "split", "pattern": "random"})
+    };
+    let t = &mut v["tests"][0];
+    t["direction"] = "mixed".into();
+    t["settings"] = group("randread");
+    t["groups"] = serde_json::json!([group("randread"), group("randwrite")]);
+    let name = t["name"].as_str().unwrap().to_string();
+    let path = dir.path().join("mixed.json");
+    std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+    let csv = dir.path().join("r.csv");
+    let out = iolab(&["report", s(&path), "-o", s(&csv)]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(&format!(",{name},")))
+        .collect();
+    assert!(!rows.is_empty(), "{text}");
+    for r in rows {
+        assert!(r.contains(",mixed,randread+randwrite,4096,"), "{r}");
+    }
+}
+
 #[test]
 fn compare_takes_a_directory_and_needs_two_results() {
     let dir = tempfile::tempdir().unwrap();
