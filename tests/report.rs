@@ -445,6 +445,39 @@ fn csv_rw_of_a_mixed_sweep_names_both_groups() {
     }
 }
 
+/// `iolab trace run` prints a table of every operation with its latency percentiles; the
+/// report showed only the test's totals.
+#[test]
+fn report_shows_a_trace_tests_operations() {
+    let dir = common::tempdir();
+    let out_dir = dir.path().join("out");
+    let out = iolab(&[
+        "--no-history",
+        "trace",
+        "run",
+        "office",
+        "--target",
+        s(dir.path()),
+        "--scale",
+        "0.001",
+        "--repeat",
+        "1",
+        "--output",
+        s(&out_dir),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let md = dir.path().join("r.md");
+    let out = iolab(&["report", s(&out_dir), "-o", s(&md)]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        text.contains("#### office: operations (the median run by MB/s)")
+            && text.contains("| op | count | bytes | p50 | p99 | p99.9 | max |")
+            && text.contains("| open | "),
+        "{text}"
+    );
+}
+
 #[test]
 fn compare_takes_a_directory_and_needs_two_results() {
     let dir = tempfile::tempdir().unwrap();

@@ -364,6 +364,18 @@ pub fn tests_blocks(tests: &[&TestResult], out: &mut Vec<Block>) {
                 sustain_blocks(name, t, out);
                 continue;
             }
+            if let Some((header, rows)) = trace::op_table(t) {
+                out.push(Block::Heading(
+                    4,
+                    format!("{name}: operations (the median run by MB/s)"),
+                ));
+                out.push(Block::Table(TableBlock {
+                    header,
+                    rows,
+                    first_numeric: 1,
+                    numeric_end: None,
+                }));
+            }
             for (title, s) in trace::test_summaries(t) {
                 out.push(Block::Heading(4, format!("{name}: {title}")));
                 out.push(Block::KeyValues(trace::key_figures(s)));
