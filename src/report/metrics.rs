@@ -191,6 +191,10 @@ pub fn primary_metric(t: &TestResult) -> Option<String> {
         .unwrap_or(false);
     let order: &[&str] = if sequential {
         &["bw_bytes_per_s", "iops"]
+    } else if t.family == "copy" {
+        // A data-set copy is judged by its rate, as the matrix ranks it
+        // (`analysis::matrix::headline`); a deletion, which moves no data, by files/s.
+        &["bw_bytes_per_s", "files_per_s"]
     } else {
         &[
             "iops",
@@ -240,6 +244,14 @@ mod tests {
         assert_eq!(keys(&delete), ["files_per_s"]);
         assert_eq!(primary_metric(&delete).as_deref(), Some("files_per_s"));
         assert!(keys(&test("write")).contains(&"bw_bytes_per_s".to_string()));
+        // The copy phases' headline is MB/s (a one-file ISO copy in files/s said nothing).
+        for phase in ["write", "read", "copy"] {
+            assert_eq!(
+                primary_metric(&test(phase)).as_deref(),
+                Some("bw_bytes_per_s"),
+                "{phase}"
+            );
+        }
     }
 
     /// A time metric's cells carry their unit (`1.71 ms`), so its header must not say `ns`
