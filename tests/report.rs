@@ -478,6 +478,37 @@ fn report_shows_a_trace_tests_operations() {
     );
 }
 
+/// A sweep over several streams (saturate's mixed sweep: reads and writes) records each
+/// point's latency over all streams and of the worst; the report's curve table showed one
+/// of them, unnamed, where the terminal shows `all / worst`.
+#[test]
+fn saturation_table_names_all_and_worst_stream_latency() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture("saturate.json")).unwrap()).unwrap();
+    for p in v["tests"][0]["curve"].as_array_mut().unwrap() {
+        let m = p["lat_mean_ns"].as_f64().unwrap();
+        p["lat_over_streams_mean"] =
+            serde_json::json!({"mean_ns": m * 0.5, "p99_ns": 1000.0, "p999_ns": 2000.0});
+        p["lat_over_streams_max"] =
+            serde_json::json!({"mean_ns": m, "p99_ns": 3000.0, "p999_ns": 4000.0});
+    }
+    let path = dir.path().join("mixed.json");
+    std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+    let md = dir.path().join("r.md");
+    let out = iolab(&["report", s(&path), "-o", s(&md)]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        text.contains("| QD×jobs | IOPS | MB/s | mean lat (all / worst) | p99 (all / worst) | p99.9 (all / worst) |"),
+        "{text}"
+    );
+    assert!(
+        text.contains("| 55.0 µs / 110.0 µs | 1.0 µs / 3.0 µs | 2.0 µs / 4.0 µs |"),
+        "{text}"
+    );
+}
+
 #[test]
 fn compare_takes_a_directory_and_needs_two_results() {
     let dir = tempfile::tempdir().unwrap();

@@ -8,7 +8,7 @@ use crate::model::{ResultDoc, TestResult};
 use crate::report::blocks::{Block, TableBlock, summary_table};
 use crate::report::load::Loaded;
 use crate::report::metrics::{all_tests, config_of, display_name, fmt_value, label};
-use crate::report::{age, charts, compare, matrix, slack, state, sustain, trace};
+use crate::report::{age, charts, compare, matrix, saturate, slack, state, sustain, trace};
 use crate::units::{fmt_ns, fmt_size_iec, fmt_thousands};
 
 /// Build the whole report.
@@ -468,21 +468,39 @@ fn saturation_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
                 format!("{}×{}", p.at.iodepth, p.at.jobs),
                 fmt_thousands(p.at.iops),
                 fmt_value("bw_bytes_per_s", p.at.bw_bytes_per_s),
-                fmt_ns(p.at.lat_mean_ns),
-                fmt_ns(p.at.lat_p99_ns),
-                fmt_ns(p.at.lat_p999_ns),
+                saturate::lat_cell(p, |l| l.mean_ns),
+                saturate::lat_cell(p, |l| l.p99_ns),
+                saturate::lat_cell(p, |l| l.p999_ns),
                 format!("{:.1}", p.at.avg_queue_depth),
                 format!("{:.0} %", p.cpu_pct),
                 if p.within_limit { "yes" } else { "no" }.into(),
             ]
         })
         .collect();
+    // Several streams (the mixed sweep's reads and writes, several targets): every stream's
+    // I/Os together and the worst stream, as the terminal shows them; one alone was unnamed.
+    let several = curve
+        .iter()
+        .any(|p| p.detail.lat_over_streams_max.is_some());
+    let lat = |h: &str| {
+        if several {
+            format!("{h} (all / worst)")
+        } else {
+            h.to_string()
+        }
+    };
     out.push(Block::Table(TableBlock {
-        header: [
-            "QD×jobs", "IOPS", "MB/s", "mean lat", "p99", "p99.9", "avg QD", "CPU", "in limit",
-        ]
-        .map(String::from)
-        .to_vec(),
+        header: vec![
+            "QD×jobs".into(),
+            "IOPS".into(),
+            "MB/s".into(),
+            lat("mean lat"),
+            lat("p99"),
+            lat("p99.9"),
+            "avg QD".into(),
+            "CPU".into(),
+            "in limit".into(),
+        ],
         rows,
         first_numeric: 1,
         numeric_end: None,
