@@ -303,6 +303,213 @@ fn compare_warns_when_settings_differ_and_when_a_result_is_given_twice() {
 }
 
 #[test]
+fn compare_warns_about_an_interrupted_result() {
+    // B was stopped by a signal in its first test, after 2 of its runs: the comparison
+    // must say so, not present its figures as a whole result.
+    let dir = tempfile::tempdir().unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture("run-b.json")).unwrap()).unwrap();
+    v["status"] = "interrupted".into();
+    v["error"] = "interrupted by SIGINT".into();
+    v["tests"][0]["error"] = "interrupted by SIGINT".into();
+    let name = v["tests"][0]["name"].as_str().unwrap().to_string();
+    let runs = v["tests"][0]["runs"].as_array().unwrap().len();
+    let partial = dir.path().join("partial.json");
+    std::fs::write(&partial, serde_json::to_vec(&v).unwrap()).unwrap();
+    let a = fixture("run-a.json");
+    let out = iolab(&["compare", s(&a), s(&partial)]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!(
+            "warning [partial-result]: B ({}) is interrupted (interrupted by SIGINT); {name} interrupted after {runs} runs",
+            partial.display()
+        )),
+        "{text}"
+    );
+    let out = iolab(&["compare", "--json", s(&partial), s(&a)]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["warnings"][0]["code"], "partial-result");
+    assert!(
+        v["warnings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("A ("),
+        "{v}"
+    );
+    // Two complete results: no such warning.
+    let out = iolab(&["compare", s(&a), s(&fixture("run-b.json"))]);
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("partial-result"));
+}
+
+/// `iolab age` and `iolab slack` results have no runs or rates: the report showed only
+/// their environment (age: a row `age desktop | - | - | 0 | -`), none of what they found.
+#[test]
+fn report_shows_what_age_and_slack_found() {
+    use iolab::model::age::{AgePoint, AgeTestDetail};
+    use iolab::model::{ResultDoc, TestResult};
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("out");
+    let tree = dir.path().join("tree");
+    std::fs::create_dir_all(tree.join("sub")).unwrap();
+    std::fs::write(tree.join("a"), vec![1u8; 5000]).unwrap();
+    std::fs::write(tree.join("sub/b"), vec![2u8; 100]).unwrap();
+    let out = iolab(&["--no-history", "slack", s(&tree), "--output", s(&out_dir)]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+
+    let mut doc: ResultDoc =
+        serde_json::from_slice(&std::fs::read(fixture("run-a.json")).unwrap()).unwrap();
+    doc.command = "age".into();
+    doc.warnings.clear();
+    doc.tests = vec![TestResult {
+        name: "age desktop".into(),
+        family: "age".into(),
+        age: Some(AgeTestDetail {
+            profile: "desktop".into(),
+            seed: 1,
+            dir: "/mnt/t/iolab-aged-1".into(),
+            fs_size_bytes: 100 << 20,
+            bytes_written: 50 << 20,
+            files_created: 1234,
+            files_left: 1000,
+            fullness: 0.5,
+            progress: vec![AgePoint {
+                bytes_written: 50 << 20,
+                fullness: 0.5,
+                files: 1000,
+                layout_score: Some(0.875),
+            }],
+            ..Default::default()
+        }),
+        ..Default::default()
+    }];
+    std::fs::write(out_dir.join("age.json"), serde_json::to_vec(&doc).unwrap()).unwrap();
+
+    let md = dir.path().join("r.md");
+    let out = iolab(&["report", s(&out_dir), "-o", s(&md)]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = std::fs::read_to_string(&md).unwrap();
+    for want in [
+        "### Aging",
+        "Aged /mnt/t/iolab-aged-1 with profile desktop (seed 1): 50.0 MiB written (0.5x the file system), 50.0 % full.",
+        "| written | full | files | layout score |",
+        "| 50.0 MiB | 50.0 % | 1,000 | 0.875 |",
+        "files: 1,234 created",
+        "### Cluster slack",
+        "| Unit | Allocated | Slack | Slack % |",
+        "best for space ",
+    ] {
+        assert!(text.contains(want), "{want:?} missing:\n{text}");
+    }
+    assert!(!text.contains("| age desktop |"), "{text}");
+    let html = dir.path().join("r.html");
+    let out = iolab(&["report", s(&out_dir), "-o", s(&html)]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        text.contains("Cluster slack") && text.contains("Aging"),
+        "{text}"
+    );
+}
+
+/// saturate's mixed sweep records its read group as `settings` and both in `groups`: the
+/// CSV's `rw` said `randread` on the rows of a 50/50 read+write sweep.
+#[test]
+fn csv_rw_of_a_mixed_sweep_names_both_groups() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture("saturate.json")).unwrap()).unwrap();
+    let group = |rw: &str| {
+        serde_json::json!({"rw": rw, "bs_bytes": 4096, "iodepth": 0, "jobs": 1, "direct": true,
+            "engine": "uring", "size_bytes": 4194304, "duration_s": 0.1, "ramp_s": 0.0,
+            "region": "split", "pattern": "random"})
+    };
+    let t = &mut v["tests"][0];
+    t["direction"] = "mixed".into();
+    t["settings"] = group("randread");
+    t["groups"] = serde_json::json!([group("randread"), group("randwrite")]);
+    let name = t["name"].as_str().unwrap().to_string();
+    let path = dir.path().join("mixed.json");
+    std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+    let csv = dir.path().join("r.csv");
+    let out = iolab(&["report", s(&path), "-o", s(&csv)]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(&format!(",{name},")))
+        .collect();
+    assert!(!rows.is_empty(), "{text}");
+    for r in rows {
+        assert!(r.contains(",mixed,randread+randwrite,4096,"), "{r}");
+    }
+}
+
+/// `iolab trace run` prints a table of every operation with its latency percentiles; the
+/// report showed only the test's totals.
+#[test]
+fn report_shows_a_trace_tests_operations() {
+    let dir = common::tempdir();
+    let out_dir = dir.path().join("out");
+    let out = iolab(&[
+        "--no-history",
+        "trace",
+        "run",
+        "office",
+        "--target",
+        s(dir.path()),
+        "--scale",
+        "0.001",
+        "--repeat",
+        "1",
+        "--output",
+        s(&out_dir),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let md = dir.path().join("r.md");
+    let out = iolab(&["report", s(&out_dir), "-o", s(&md)]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        text.contains("#### office: operations (the median run by MB/s)")
+            && text.contains("| op | count | bytes | p50 | p99 | p99.9 | max |")
+            && text.contains("| open | "),
+        "{text}"
+    );
+}
+
+/// A sweep over several streams (saturate's mixed sweep: reads and writes) records each
+/// point's latency over all streams and of the worst; the report's curve table showed one
+/// of them, unnamed, where the terminal shows `all / worst`.
+#[test]
+fn saturation_table_names_all_and_worst_stream_latency() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture("saturate.json")).unwrap()).unwrap();
+    for p in v["tests"][0]["curve"].as_array_mut().unwrap() {
+        let m = p["lat_mean_ns"].as_f64().unwrap();
+        p["lat_over_streams_mean"] =
+            serde_json::json!({"mean_ns": m * 0.5, "p99_ns": 1000.0, "p999_ns": 2000.0});
+        p["lat_over_streams_max"] =
+            serde_json::json!({"mean_ns": m, "p99_ns": 3000.0, "p999_ns": 4000.0});
+    }
+    let path = dir.path().join("mixed.json");
+    std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+    let md = dir.path().join("r.md");
+    let out = iolab(&["report", s(&path), "-o", s(&md)]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        text.contains("| QD×jobs | IOPS | MB/s | mean lat (all / worst) | p99 (all / worst) | p99.9 (all / worst) |"),
+        "{text}"
+    );
+    assert!(
+        text.contains("| 55.0 µs / 110.0 µs | 1.0 µs / 3.0 µs | 2.0 µs / 4.0 µs |"),
+        "{text}"
+    );
+}
+
+#[test]
 fn compare_takes_a_directory_and_needs_two_results() {
     let dir = tempfile::tempdir().unwrap();
     for f in ["run-a.json", "run-b.json"] {

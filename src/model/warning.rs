@@ -151,6 +151,8 @@ warning_codes! {
     SettingsDiffer = "settings-differ",
     /// Two inputs are the same result (the same file given twice): every change is zero by construction.
     SameResult = "same-result",
+    /// An input did not complete (interrupted, failed, still running) or has a test that ended early: fewer runs than asked, or tests missing.
+    PartialResult = "partial-result",
 }
 
 impl fmt::Display for WarningCode {

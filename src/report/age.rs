@@ -58,13 +58,20 @@ pub fn layout_rows(l: &LayoutSummary) -> Vec<(String, String)> {
     rows
 }
 
-/// The terminal report of an aging run.
-pub fn render_age(doc: &ResultDoc) -> String {
-    let Some(d) = doc.tests.iter().find_map(|t| t.age.as_ref()) else {
-        return "no aging result\n".into();
-    };
-    let mut out = format!(
-        "Aged {} with profile {} (seed {}): {} written ({:.1}x the file system), {:.1} % full\n",
+/// The parts of an aging run's report: the line above the table, the progress table
+/// (header, rows), the lines under it and the layout after aging as (key, value) rows.
+type AgeParts = (
+    String,
+    (Vec<String>, Vec<Vec<String>>),
+    Vec<String>,
+    Vec<(String, String)>,
+);
+
+/// The terminal report's content, for `iolab report` too.
+pub fn age_parts(doc: &ResultDoc) -> Option<AgeParts> {
+    let d = doc.tests.iter().find_map(|t| t.age.as_ref())?;
+    let head = format!(
+        "Aged {} with profile {} (seed {}): {} written ({:.1}x the file system), {:.1} % full",
         d.dir,
         d.profile,
         d.seed,
@@ -72,36 +79,65 @@ pub fn render_age(doc: &ResultDoc) -> String {
         d.bytes_written as f64 / d.fs_size_bytes.max(1) as f64,
         d.fullness * 100.0
     );
+    let header = ["written", "full", "files", "layout score"]
+        .map(String::from)
+        .to_vec();
+    let rows = d
+        .progress
+        .iter()
+        .map(|p| {
+            vec![
+                fmt_size_iec(p.bytes_written),
+                format!("{:.1} %", p.fullness * 100.0),
+                fmt_thousands(p.files as f64),
+                fmt_score(p.layout_score),
+            ]
+        })
+        .collect();
+    let after = vec![
+        format!(
+            "files: {} created, {} deleted, {} grown, {} left; {:.0} files created+deleted per second ({:.1} s, {} writer{})",
+            fmt_thousands(d.files_created as f64),
+            fmt_thousands(d.files_deleted as f64),
+            fmt_thousands(d.files_grown as f64),
+            fmt_thousands(d.files_left as f64),
+            d.file_ops_per_s,
+            d.elapsed_s,
+            d.jobs.max(1),
+            if d.jobs > 1 { "s" } else { "" }
+        ),
+        format!(
+            "layout before: {} ({} files already there); after: {}",
+            fmt_score(d.layout_before.layout_score),
+            fmt_thousands(d.layout_before.files as f64),
+            fmt_score(d.layout_after.layout_score)
+        ),
+    ];
+    Some((head, (header, rows), after, layout_rows(&d.layout_after)))
+}
+
+/// The terminal report of an aging run.
+pub fn render_age(doc: &ResultDoc) -> String {
+    let Some((head, (header, rows), after, layout)) = age_parts(doc) else {
+        return "no aging result\n".into();
+    };
+    let mut out = format!("{head}\n");
     let mut t = new_table(ContentArrangement::Dynamic);
-    t.set_header(vec!["written", "full", "files", "layout score"]);
-    for p in &d.progress {
-        t.add_row(vec![
-            Cell::new(fmt_size_iec(p.bytes_written)).set_alignment(CellAlignment::Right),
-            Cell::new(format!("{:.1} %", p.fullness * 100.0)).set_alignment(CellAlignment::Right),
-            Cell::new(fmt_thousands(p.files as f64)).set_alignment(CellAlignment::Right),
-            Cell::new(fmt_score(p.layout_score)).set_alignment(CellAlignment::Right),
-        ]);
+    t.set_header(header);
+    for cells in rows {
+        t.add_row(
+            cells
+                .into_iter()
+                .map(|c| Cell::new(c).set_alignment(CellAlignment::Right))
+                .collect::<Vec<_>>(),
+        );
     }
     out.push_str(&t.to_string());
     out.push('\n');
-    out.push_str(&format!(
-        "files: {} created, {} deleted, {} grown, {} left; {:.0} files created+deleted per second ({:.1} s, {} writer{})\n",
-        fmt_thousands(d.files_created as f64),
-        fmt_thousands(d.files_deleted as f64),
-        fmt_thousands(d.files_grown as f64),
-        fmt_thousands(d.files_left as f64),
-        d.file_ops_per_s,
-        d.elapsed_s,
-        d.jobs.max(1),
-        if d.jobs > 1 { "s" } else { "" }
-    ));
-    out.push_str(&format!(
-        "layout before: {} ({} files already there); after: {}\n",
-        fmt_score(d.layout_before.layout_score),
-        fmt_thousands(d.layout_before.files as f64),
-        fmt_score(d.layout_after.layout_score)
-    ));
-    for (k, v) in layout_rows(&d.layout_after) {
+    for line in after {
+        out.push_str(&format!("{line}\n"));
+    }
+    for (k, v) in layout {
         out.push_str(&format!("  {k}: {v}\n"));
     }
     out

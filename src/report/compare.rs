@@ -255,11 +255,62 @@ pub fn compare_lenient(inputs: &[Loaded], all_metrics: bool) -> Comparison {
             warnings,
         });
     }
+    let mut warnings = same_results(inputs);
+    warnings.extend(partial_results(inputs));
     Comparison {
         files,
         pairings,
-        warnings: same_results(inputs),
+        warnings,
     }
+}
+
+/// Inputs that did not complete (interrupted, failed, still running) or hold a test that
+/// ended early: their tests may have fewer runs than asked, or be missing.
+fn partial_results(inputs: &[Loaded]) -> Vec<Warning> {
+    let mut out = Vec::new();
+    for (i, l) in inputs.iter().enumerate() {
+        let ended: Vec<String> = all_tests(&l.doc)
+            .into_iter()
+            .filter_map(|t| {
+                let how = t.ended_early()?;
+                let runs = t.runs.len();
+                Some(format!(
+                    "{} {how} after {runs} run{}",
+                    display_name(config_of(&l.doc, t).as_deref(), &t.name),
+                    if runs == 1 { "" } else { "s" }
+                ))
+            })
+            .collect();
+        if l.doc.status == "complete" && ended.is_empty() {
+            continue;
+        }
+        let status = if l.doc.status == "running" {
+            "still running (or stopped without finishing) when it was saved".to_string()
+        } else {
+            l.doc.status.clone()
+        };
+        let why = l
+            .doc
+            .error
+            .as_deref()
+            .map(|e| format!(" ({e})"))
+            .unwrap_or_default();
+        let tests = if ended.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", ended.join(", "))
+        };
+        out.push(Warning {
+            code: WarningCode::PartialResult,
+            message: format!(
+                "{} ({}) is {status}{why}{tests}: its tests may have fewer runs than asked, or be missing, so compare it with care",
+                letter(i),
+                l.path.display()
+            ),
+            test: None,
+        });
+    }
+    out
 }
 
 /// `files_per_portion 50 vs 10 (A vs B): measured with different settings, ...` for one

@@ -84,7 +84,18 @@ pub fn render(inputs: &[Loaded]) -> String {
                 t.direction.clone().unwrap_or_default(),
             ];
             let s = t.settings.as_ref();
-            test_cols.push(s.map(|s| s.rw.clone()).unwrap_or_default());
+            // Independent job groups at once (saturate's mixed sweep): every group's pattern,
+            // not only the first's (`settings` is the first group).
+            let rw = if t.groups.len() > 1 {
+                t.groups
+                    .iter()
+                    .map(|g| g.rw.as_str())
+                    .collect::<Vec<_>>()
+                    .join("+")
+            } else {
+                s.map(|s| s.rw.clone()).unwrap_or_default()
+            };
+            test_cols.push(rw);
             test_cols.push(s.map(|s| s.bs_bytes.to_string()).unwrap_or_default());
             let (iodepth, jobs) = (
                 s.map(|s| s.iodepth.to_string()).unwrap_or_default(),

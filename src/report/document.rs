@@ -8,7 +8,7 @@ use crate::model::{ResultDoc, TestResult};
 use crate::report::blocks::{Block, TableBlock, summary_table};
 use crate::report::load::Loaded;
 use crate::report::metrics::{all_tests, config_of, display_name, fmt_value, label};
-use crate::report::{charts, compare, matrix, state, sustain, trace};
+use crate::report::{age, charts, compare, matrix, saturate, slack, state, sustain, trace};
 use crate::units::{fmt_ns, fmt_size_iec, fmt_thousands};
 
 /// Build the whole report.
@@ -148,7 +148,49 @@ fn doc_blocks(l: &Loaded, out: &mut Vec<Block>) {
     } else {
         tests_blocks(&all_tests(doc), out);
     }
+    age_blocks(doc, out);
+    slack_blocks(doc, out);
     state_blocks(doc, out);
+}
+
+/// `iolab age`: what was written, the layout score as it went, the layout after.
+fn age_blocks(doc: &ResultDoc, out: &mut Vec<Block>) {
+    let Some((head, (header, rows), after, layout)) = age::age_parts(doc) else {
+        return;
+    };
+    out.push(Block::Heading(3, "Aging".into()));
+    out.push(Block::Para(format!("{head}.")));
+    out.push(Block::Table(TableBlock {
+        header,
+        rows,
+        first_numeric: 0,
+        numeric_end: None,
+    }));
+    for line in after {
+        out.push(Block::Para(line));
+    }
+    out.push(Block::KeyValues(layout));
+}
+
+/// `iolab slack`: the scan, one row per allocation unit, the cost model, the
+/// recommendations.
+fn slack_blocks(doc: &ResultDoc, out: &mut Vec<Block>) {
+    let Some((before, (header, rows), after)) = slack::report_parts(doc) else {
+        return;
+    };
+    out.push(Block::Heading(3, "Cluster slack".into()));
+    for line in before {
+        out.push(Block::Para(line));
+    }
+    out.push(Block::Table(TableBlock {
+        header,
+        rows,
+        first_numeric: 1,
+        numeric_end: Some(9),
+    }));
+    for line in after {
+        out.push(Block::Para(line));
+    }
 }
 
 /// The drive's state (`report::state`): the steady-state rounds and the temperature.
@@ -288,6 +330,10 @@ pub fn tests_blocks(tests: &[&TestResult], out: &mut Vec<Block>) {
         families.entry(t.family.as_str()).or_default().push(t);
     }
     for (family, ts) in families {
+        if family == "age" {
+            // No runs or rates: `age_blocks` shows what aging did.
+            continue;
+        }
         let named: Vec<(String, &TestResult)> = ts
             .iter()
             .map(|t| (display_name(t.config.as_deref(), &t.name), *t))
@@ -317,6 +363,18 @@ pub fn tests_blocks(tests: &[&TestResult], out: &mut Vec<Block>) {
             if t.sustain.is_some() {
                 sustain_blocks(name, t, out);
                 continue;
+            }
+            if let Some((header, rows)) = trace::op_table(t) {
+                out.push(Block::Heading(
+                    4,
+                    format!("{name}: operations (the median run by MB/s)"),
+                ));
+                out.push(Block::Table(TableBlock {
+                    header,
+                    rows,
+                    first_numeric: 1,
+                    numeric_end: None,
+                }));
             }
             for (title, s) in trace::test_summaries(t) {
                 out.push(Block::Heading(4, format!("{name}: {title}")));
@@ -410,21 +468,39 @@ fn saturation_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
                 format!("{}×{}", p.at.iodepth, p.at.jobs),
                 fmt_thousands(p.at.iops),
                 fmt_value("bw_bytes_per_s", p.at.bw_bytes_per_s),
-                fmt_ns(p.at.lat_mean_ns),
-                fmt_ns(p.at.lat_p99_ns),
-                fmt_ns(p.at.lat_p999_ns),
+                saturate::lat_cell(p, |l| l.mean_ns),
+                saturate::lat_cell(p, |l| l.p99_ns),
+                saturate::lat_cell(p, |l| l.p999_ns),
                 format!("{:.1}", p.at.avg_queue_depth),
                 format!("{:.0} %", p.cpu_pct),
                 if p.within_limit { "yes" } else { "no" }.into(),
             ]
         })
         .collect();
+    // Several streams (the mixed sweep's reads and writes, several targets): every stream's
+    // I/Os together and the worst stream, as the terminal shows them; one alone was unnamed.
+    let several = curve
+        .iter()
+        .any(|p| p.detail.lat_over_streams_max.is_some());
+    let lat = |h: &str| {
+        if several {
+            format!("{h} (all / worst)")
+        } else {
+            h.to_string()
+        }
+    };
     out.push(Block::Table(TableBlock {
-        header: [
-            "QD×jobs", "IOPS", "MB/s", "mean lat", "p99", "p99.9", "avg QD", "CPU", "in limit",
-        ]
-        .map(String::from)
-        .to_vec(),
+        header: vec![
+            "QD×jobs".into(),
+            "IOPS".into(),
+            "MB/s".into(),
+            lat("mean lat"),
+            lat("p99"),
+            lat("p99.9"),
+            "avg QD".into(),
+            "CPU".into(),
+            "in limit".into(),
+        ],
         rows,
         first_numeric: 1,
         numeric_end: None,

@@ -170,7 +170,8 @@ fn facts(a: &Answer) -> String {
     format!("  {}\n", v.join("; "))
 }
 
-fn lat_cell(p: &CurvePoint, f: fn(&LatTriple) -> f64) -> String {
+/// A latency cell: `all / worst` where several streams ran (reads and writes, targets).
+pub fn lat_cell(p: &CurvePoint, f: fn(&LatTriple) -> f64) -> String {
     match (
         &p.detail.lat_over_streams_mean,
         &p.detail.lat_over_streams_max,

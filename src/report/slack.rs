@@ -90,9 +90,9 @@ fn header(r: &SlackResult) -> String {
     out
 }
 
-fn units_table(r: &SlackResult) -> String {
-    let mut t = new_table(ContentArrangement::Disabled);
-    t.set_header(vec![
+/// The units table's header and cells (the terminal table and the report's both).
+pub fn units_rows(r: &SlackResult) -> (Vec<String>, Vec<Vec<String>>) {
+    let header = [
         "Unit",
         "Allocated",
         "Slack",
@@ -103,19 +103,23 @@ fn units_table(r: &SlackResult) -> String {
         "Write time",
         "s/B (slack)",
         "Note",
-    ]);
-    for u in &r.units {
-        let mut row = vec![
-            Cell::new(fmt_size_exact(u.unit_bytes)),
-            Cell::new(fmt_size_iec(u.allocated_bytes)),
-            Cell::new(fmt_size_iec(u.slack_bytes)),
-            Cell::new(format!("{:.1}", u.slack_pct)),
-            Cell::new(fmt_thousands(u.clusters as f64)),
-            Cell::new(format!("{:.1} %", u.files_below_unit_pct)),
-            Cell::new(u.resident_files.to_string()),
-            Cell::new(secs(u.predicted_write_s)),
-            Cell::new(format!("{:.3e}", u.slack_cost_s_per_byte)),
-            Cell::new(
+    ]
+    .map(String::from)
+    .to_vec();
+    let rows = r
+        .units
+        .iter()
+        .map(|u| {
+            vec![
+                fmt_size_exact(u.unit_bytes),
+                fmt_size_iec(u.allocated_bytes),
+                fmt_size_iec(u.slack_bytes),
+                format!("{:.1}", u.slack_pct),
+                fmt_thousands(u.clusters as f64),
+                format!("{:.1} %", u.files_below_unit_pct),
+                u.resident_files.to_string(),
+                secs(u.predicted_write_s),
+                format!("{:.3e}", u.slack_cost_s_per_byte),
                 [
                     (r.current_unit_bytes == Some(u.unit_bytes)).then(|| "current".to_string()),
                     u.note.clone(),
@@ -124,14 +128,58 @@ fn units_table(r: &SlackResult) -> String {
                 .flatten()
                 .collect::<Vec<_>>()
                 .join("; "),
-            ),
-        ];
+            ]
+        })
+        .collect();
+    (header, rows)
+}
+
+fn units_table(r: &SlackResult) -> String {
+    let mut t = new_table(ContentArrangement::Disabled);
+    let (header, rows) = units_rows(r);
+    t.set_header(header);
+    for cells in rows {
+        let mut row: Vec<Cell> = cells.into_iter().map(Cell::new).collect();
         for c in row.iter_mut().skip(1).take(8) {
             *c = c.clone().set_alignment(CellAlignment::Right);
         }
         t.add_row(row);
     }
     format!("{t}\n")
+}
+
+/// The lines above the table, the table (header, rows), the lines under it.
+pub type SlackParts = (Vec<String>, (Vec<String>, Vec<Vec<String>>), Vec<String>);
+
+/// The report's view (`iolab report`): the lines above the table, the table, and the lines
+/// under it (the cost model and the recommendations), as the terminal prints them.
+pub fn report_parts(doc: &ResultDoc) -> Option<SlackParts> {
+    let r = doc.slack.as_ref()?;
+    let lines = |s: String| -> Vec<String> {
+        s.lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+            .filter(|l| !l.is_empty())
+            .collect()
+    };
+    let mut after = lines(model_lines(&r.cost_model));
+    after.extend(lines(recommendations(r)));
+    Some((lines(header(r)), units_rows(r), after))
+}
+
+fn recommendations(r: &SlackResult) -> String {
+    let mut out = String::new();
+    for rec in &r.recommendations {
+        out.push_str(&format!(
+            "best for {:<8} {:>7}: {} allocated, {} slack, predicted write {} ({})\n",
+            rec.goal,
+            fmt_size_exact(rec.unit_bytes),
+            fmt_size_iec(rec.allocated_bytes),
+            fmt_size_iec(rec.slack_bytes),
+            secs(rec.predicted_write_s),
+            rec.rule
+        ));
+    }
+    out
 }
 
 fn model_lines(m: &CostModel) -> String {
@@ -203,16 +251,6 @@ pub fn render(doc: &ResultDoc) -> String {
     let mut out = header(r);
     out.push_str(&units_table(r));
     out.push_str(&model_lines(&r.cost_model));
-    for rec in &r.recommendations {
-        out.push_str(&format!(
-            "best for {:<8} {:>7}: {} allocated, {} slack, predicted write {} ({})\n",
-            rec.goal,
-            fmt_size_exact(rec.unit_bytes),
-            fmt_size_iec(rec.allocated_bytes),
-            fmt_size_iec(rec.slack_bytes),
-            secs(rec.predicted_write_s),
-            rec.rule
-        ));
-    }
+    out.push_str(&recommendations(r));
     out
 }

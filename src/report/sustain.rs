@@ -41,7 +41,12 @@ fn phase_cells(p: &SustainPhase, interval_ms: u64) -> [String; 5] {
         secs(p.end_ms as f64, interval_ms),
         fmt_size_iec(p.bytes),
         fmt_mb_per_s(p.mean_bw_bytes_per_s),
-        format!("±{} ({cv:.1} %)", fmt_mb_per_s(p.stddev_bw_bytes_per_s)),
+        // One interval has no spread: its 0 would read as a perfectly steady phase.
+        if p.end_ms.saturating_sub(p.start_ms) <= interval_ms {
+            "- (one interval)".to_string()
+        } else {
+            format!("±{} ({cv:.1} %)", fmt_mb_per_s(p.stddev_bw_bytes_per_s))
+        },
     ]
 }
 
@@ -262,6 +267,26 @@ mod tests {
     use super::*;
     use crate::model::IntervalPoint;
     use crate::model::sustain::SustainCliff;
+
+    /// A phase of one 10-ms interval (a 32 MiB pass at 2 GB/s) showed `±0.00 (0.0 %)`: a
+    /// spread it cannot have, read as a perfectly steady phase.
+    #[test]
+    fn a_phase_of_one_interval_has_no_spread() {
+        let p = SustainPhase {
+            start_ms: 0,
+            end_ms: 10,
+            bytes: 16 << 20,
+            mean_bw_bytes_per_s: 1.6777216e9,
+            stddev_bw_bytes_per_s: 0.0,
+        };
+        assert_eq!(phase_cells(&p, 10)[4], "- (one interval)");
+        let two = SustainPhase {
+            end_ms: 20,
+            stddev_bw_bytes_per_s: 1e7,
+            ..p
+        };
+        assert_eq!(phase_cells(&two, 10)[4], "±10.00 (0.6 %)");
+    }
 
     fn pass() -> TestResult {
         let intervals = (1..=10)

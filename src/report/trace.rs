@@ -285,6 +285,34 @@ fn median_run(t: &TestResult) -> Option<&crate::model::RunResult> {
     runs.get(runs.len() / 2).copied()
 }
 
+/// The report's per-operation table of a trace test (its median run by MB/s, the one the
+/// terminal shows): count, bytes and latency percentiles per operation.
+pub fn op_table(t: &TestResult) -> Option<(Vec<String>, Vec<Vec<String>>)> {
+    let d = median_run(t)?.trace.as_ref()?;
+    if d.ops.is_empty() {
+        return None;
+    }
+    let header = ["op", "count", "bytes", "p50", "p99", "p99.9", "max"]
+        .map(String::from)
+        .to_vec();
+    let rows = d
+        .ops
+        .iter()
+        .map(|(name, o)| {
+            vec![
+                name.clone(),
+                crate::units::fmt_thousands(o.count as f64),
+                fmt_size_iec(o.bytes),
+                fmt_ns(o.lat_ns.p50 as f64),
+                fmt_ns(o.lat_ns.p99 as f64),
+                fmt_ns(o.lat_ns.p999 as f64),
+                fmt_ns(o.lat_ns.max as f64),
+            ]
+        })
+        .collect();
+    Some((header, rows))
+}
+
 /// Text report of one trace test.
 pub fn render_test(t: &TestResult) -> String {
     let mut s = String::new();
