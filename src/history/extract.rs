@@ -77,7 +77,8 @@ pub fn figures_of(doc: &ResultDoc) -> Vec<Figure> {
 }
 
 /// The first tests' headline figures: `SEQ1M Q8T1 read 1234.56 MB/s · RND4K Q1T1 read
-/// 12,345 IOPS · (+6 tests)`; for a document without figures, what it holds.
+/// 12,345 IOPS · (+6 tests)`, each the median of the runs as the command's own table shows
+/// it; for a document without figures, what it holds.
 pub fn headline(doc: &ResultDoc, figures: &[Figure]) -> String {
     const SHOWN: usize = 3;
     let primaries: Vec<&Figure> = figures.iter().filter(|f| f.primary).collect();
@@ -88,7 +89,7 @@ pub fn headline(doc: &ResultDoc, figures: &[Figure]) -> String {
             format!(
                 "{} {} {}",
                 f.test,
-                fmt_value(&f.metric, f.mean),
+                fmt_value(&f.metric, f.median),
                 label(&f.metric)
             )
         })
