@@ -136,6 +136,18 @@ fn compare_cli_prints_verdicts_and_relative_speed() {
     assert!(text.contains("no significant difference (Welch, p = "));
     assert!(text.contains("faster (CI overlap)"));
     assert!(text.contains("only in B: RND4K Q1T1 read"));
+    // A ratio that rounds to 1.00 is "as fast as", not "1.00× faster".
+    let same = iolab(&[
+        "compare",
+        s(&fixture("run-a.json")),
+        s(&fixture("run-a.json")),
+    ]);
+    let text = String::from_utf8_lossy(&same.stdout);
+    assert!(
+        text.contains("B is as fast as A (1.00 ± 0.02×) on SEQ1M Q8T1 read"),
+        "{text}"
+    );
+    assert!(!text.contains("1.00 ± 0.02× faster"), "{text}");
 }
 
 #[test]

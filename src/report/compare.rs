@@ -450,11 +450,17 @@ pub fn sentence(p: &Pairing, r: &Row) -> String {
         Verdict::Untested => " (one run each: significance unknown)",
         _ => "",
     };
+    let ratio = fmt_pm(shown.value, shown.pm, 2, "");
+    // A ratio that rounds to 1.00 is neither: "B is 1.00 ± 0.21× faster" read as a finding.
+    if format!("{:.2}", shown.value) == "1.00" {
+        return format!(
+            "{} is as fast as {} ({ratio}×) on {what}{tail}",
+            p.other, p.baseline
+        );
+    }
     format!(
-        "{} is {}× {word} than {} on {what}{tail}",
-        p.other,
-        fmt_pm(shown.value, shown.pm, 2, ""),
-        p.baseline
+        "{} is {ratio}× {word} than {} on {what}{tail}",
+        p.other, p.baseline
     )
 }
 
