@@ -630,25 +630,13 @@ fn space_accounting_on_a_dedicated_ext4() {
         return;
     };
     let ram = tempfile::tempdir().unwrap();
-    let o = copy(&[
-        "--dataset",
+    let doc = write_then_delete(
         "source-tree",
-        "--scale",
         "0.003",
-        "--phases",
-        "write,delete",
-        "--repeat",
-        "1",
-        "-t",
-        s(fs.path()),
-        "--ram-dir",
-        s(ram.path()),
-        "--no-save",
-        "--json",
-        "-q",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let doc = json(&o);
+        &["--repeat", "1"],
+        fs.path(),
+        ram.path(),
+    );
     let write = &doc["tests"][0]["runs"][0];
     // Small files on 4 KiB blocks: more on disk than the data's size.
     let ratio = write["copy"]["space"]["overhead_ratio"].as_f64().unwrap();
@@ -679,30 +667,43 @@ fn space_freed_in_the_background_counts_as_freed_on_xfs() {
         return;
     };
     let ram = tempfile::tempdir().unwrap();
-    let o = copy(&[
-        "--dataset",
-        "media-mix",
-        "--scale",
-        "0.01",
-        "--phases",
-        "write,delete",
-        "--method",
-        "rw",
-        "--repeat",
-        "2",
-        "-t",
-        s(fs.path()),
-        "--ram-dir",
-        s(ram.path()),
-        "--no-save",
-        "--json",
-        "-q",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let doc = json(&o);
+    let extra = ["--method", "rw", "--repeat", "2"];
+    let doc = write_then_delete("media-mix", "0.01", &extra, fs.path(), ram.path());
     for r in doc["tests"][1]["runs"].as_array().unwrap() {
         let space = &r["copy"]["space"];
         assert_eq!(space["space_returned"], true, "{space}");
     }
     assert!(entries(fs.path()).is_empty(), "{:?}", entries(fs.path()));
+}
+
+/// `iolab copy` of `dataset` at `scale`, its write and delete phases only, onto `target` from
+/// `ram`, quiet, as JSON (asserting that it succeeded).
+fn write_then_delete(
+    dataset: &str,
+    scale: &str,
+    extra: &[&str],
+    target: &std::path::Path,
+    ram: &std::path::Path,
+) -> serde_json::Value {
+    let mut a = vec![
+        "--dataset",
+        dataset,
+        "--scale",
+        scale,
+        "--phases",
+        "write,delete",
+    ];
+    a.extend(extra);
+    a.extend([
+        "-t",
+        s(target),
+        "--ram-dir",
+        s(ram),
+        "--no-save",
+        "--json",
+        "-q",
+    ]);
+    let o = copy(&a);
+    assert!(o.status.success(), "{}", stderr(&o));
+    json(&o)
 }
