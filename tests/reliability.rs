@@ -25,35 +25,11 @@ fn enospc_mid_run_stops_with_the_amount_written_and_keeps_results() {
     ) else {
         return;
     };
-    let d = tempdir();
-    let out = d.path().join("out");
-    let child = spawn(
-        &[
-            "run",
-            "--target",
-            s(fs.path()),
-            "--preset",
-            "real",
-            "--size",
-            "100M",
-            "--io-size",
-            "64M",
-            "--ramp",
-            "0",
-            "--repeat",
-            "1",
-            "--output",
-            s(&out),
-        ],
-        d.path(),
+    let (err, doc) = run_until_full(
+        fs.path(),
+        &["--size", "100M", "--io-size", "64M", "--repeat", "1"],
     );
-    let o = child.wait_with_output().unwrap();
-    let err = stderr(&o);
-    assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("no space left on"), "{err}");
     assert!(err.contains("MB written"), "{err}");
-    let doc = result_doc(&out).expect("result file saved");
-    assert_eq!(doc.status, "failed");
     assert!(doc.error.as_deref().unwrap().contains("no space left"));
     // The two read tests before the write test were measured and kept.
     let measured: Vec<_> = doc.tests.iter().filter(|t| !t.runs.is_empty()).collect();
@@ -100,35 +76,37 @@ fn short_write_on_a_full_btrfs_is_reported_as_no_space() {
         .unwrap();
     assert_eq!(aged.status.code(), Some(0), "{}", stderr(&aged));
     nix::unistd::sync();
+    let (err, _) = run_until_full(
+        fs.path(),
+        &["--size", "120M", "--duration", "300ms", "--repeat", "2"],
+    );
+    assert!(!err.contains("short write"), "{err}");
+}
+
+/// `iolab run --preset real` on `target` (with `extra`, no ramp) that must stop because the
+/// file system filled: exit 1, "no space left on", the result saved as failed. Its stderr and
+/// result.
+fn run_until_full(target: &std::path::Path, extra: &[&str]) -> (String, iolab::model::ResultDoc) {
     let d = tempdir();
     let out = d.path().join("out");
-    let child = spawn(
-        &[
-            "run",
-            "--target",
-            s(fs.path()),
-            "--preset",
-            "real",
-            "--size",
-            "120M",
-            "--duration",
-            "300ms",
-            "--ramp",
-            "0",
-            "--repeat",
-            "2",
-            "--output",
-            s(&out),
-        ],
-        d.path(),
-    );
-    let o = child.wait_with_output().unwrap();
+    let mut args = vec![
+        "run",
+        "--target",
+        s(target),
+        "--preset",
+        "real",
+        "--ramp",
+        "0",
+    ];
+    args.extend(extra);
+    args.extend(["--output", s(&out)]);
+    let o = spawn(&args, d.path()).wait_with_output().unwrap();
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("no space left on"), "{err}");
-    assert!(!err.contains("short write"), "{err}");
     let doc = result_doc(&out).expect("result file saved");
     assert_eq!(doc.status, "failed");
+    (err, doc)
 }
 
 #[test]
