@@ -282,7 +282,7 @@ pub fn phases(series: &[f64], opts: &CliffOptions) -> Vec<Segment> {
             .enumerate()
             .filter(|(_, w)| {
                 level_ratio(w[0].mean, w[1].mean) >= opts.material_ratio
-                    || welch_t(&w[0], &w[1]) < opts.min_t
+                    || welch_t(&data, &w[0], &w[1], opts.lead_in_points) < opts.min_t
             })
             .map(|(i, w)| (i, level_ratio(w[0].mean, w[1].mean)))
             .max_by(|a, b| a.1.total_cmp(&b.1));
@@ -293,12 +293,30 @@ pub fn phases(series: &[f64], opts: &CliffOptions) -> Vec<Segment> {
     segs
 }
 
-/// Welch's t of two segments' means (∞ when neither has any spread).
-fn welch_t(a: &Segment, b: &Segment) -> f64 {
-    let se2 = a.stddev.powi(2) / a.len() as f64 + b.stddev.powi(2) / b.len() as f64;
-    let d = (a.mean - b.mean).abs();
-    if se2 > 0.0 {
-        d / se2.sqrt()
+/// Welch's t of two segments' means, |m₁ − m₂| / √(s₁²/n₁ + s₂²/n₂) (∞ when neither has
+/// any spread), over their points past the series' first `lead_in` (a start-up burst
+/// would inflate the first phase's spread; a segment made only of lead-in keeps them).
+fn welch_t(data: &[f64], a: &Segment, b: &Segment, lead_in: usize) -> f64 {
+    let stats = |s: &Segment| {
+        let lo = if lead_in > s.start && lead_in < s.end {
+            lead_in
+        } else {
+            s.start
+        };
+        let x = &data[lo..s.end];
+        let n = x.len() as f64;
+        let m = x.iter().sum::<f64>() / n;
+        let var = if x.len() > 1 {
+            x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0)
+        } else {
+            0.0
+        };
+        (m, var / n)
+    };
+    let ((ma, va), (mb, vb)) = (stats(a), stats(b));
+    let d = (ma - mb).abs();
+    if va + vb > 0.0 {
+        d / (va + vb).sqrt()
     } else if d > 0.0 {
         f64::INFINITY
     } else {
@@ -625,5 +643,25 @@ mod tests {
         assert!((6..=7).contains(&c[0].index), "{c:?}");
         let after = c[0].after_bytes_per_s / MB;
         assert!((90.0..110.0).contains(&after), "{c:?}");
+    }
+
+    /// A clean 512 MiB cache at 400 then 200 MB/s, with the throttle's first slice let
+    /// through at once (797): the first phase is the whole cache, not the points after the
+    /// burst (a trial of comparing phases without their boundary points split it there).
+    #[test]
+    fn a_start_up_burst_does_not_split_the_fast_phase() {
+        let mut s = vec![797.0, 398.0, 398.0, 398.0, 398.0, 409.0];
+        s.extend([398.0; 6]);
+        s.push(304.0);
+        s.extend([199.0; 40]);
+        let s: Vec<f64> = s.iter().map(|x| x * MB).collect();
+        let opts = CliffOptions {
+            lead_in_points: 1,
+            ..CliffOptions::default()
+        };
+        let c = cliffs_with(&s, Duration::from_millis(100), None, &opts);
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert_eq!(c[0].index, 13, "{c:?}");
+        assert!(c[0].fast_phase_bytes > 500.0 * MB, "{c:?}");
     }
 }
