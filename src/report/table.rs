@@ -260,7 +260,13 @@ pub fn render_block_table(doc: &ResultDoc) -> String {
         out.push_str(&format!(
             "engine {}, {}, test size {}, {}{}{}\n",
             first.engine,
-            if first.direct { "O_DIRECT" } else { "buffered" },
+            if first.engine == "null" {
+                "no I/O (iolab's own overhead)"
+            } else if first.direct {
+                "O_DIRECT"
+            } else {
+                "buffered"
+            },
             crate::units::fmt_size_iec(first.size_bytes),
             run_length(first),
             match first.pause_s {
