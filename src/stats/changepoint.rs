@@ -248,11 +248,14 @@ impl Default for CliffOptions {
 /// The phases a reader would name: PELT's segments with blips folded away and
 /// immaterial changes merged. Means and spreads are recomputed over the merged points.
 pub fn phases(series: &[f64], opts: &CliffOptions) -> Vec<Segment> {
-    let mut segs = segments(series, &opts.changepoint);
     let data: Vec<f64> = series
         .iter()
         .map(|x| if x.is_finite() { *x } else { 0.0 })
         .collect();
+    let mut segs = match stall_factor(&data, opts.changepoint.min_segment_len) {
+        1 => segments(&data, &opts.changepoint),
+        k => coarse_segments(&data, k, &opts.changepoint),
+    };
     // Fold short segments, shortest first, into the neighbour with the nearer mean.
     while segs.len() > 1 {
         let Some((i, _)) = segs
@@ -291,6 +294,85 @@ pub fn phases(series: &[f64], opts: &CliffOptions) -> Vec<Segment> {
         segs.remove(i + 1);
     }
     segs
+}
+
+/// A point is a stall when it is below this fraction of the series' median speed.
+const STALL_FRACTION: f64 = 0.1;
+/// Stalls in more than this share of the points make the search work on sums of points.
+const STALL_SHARE: f64 = 0.05;
+/// The most points added up into one.
+const MAX_FACTOR: usize = 8;
+
+/// How many neighbouring points to add up before searching for change points: 1 unless
+/// stalls (whole intervals with next to nothing written) are frequent. A writer that is not
+/// scheduled, a throttle that grants its budget in slices, or a drive's garbage collection
+/// writes 0, then catches up; on the logarithm of the speed each stall is the largest
+/// change in the series, the noise estimate is made of them and a cache cliff between two
+/// such stretches is not found at all. Summed over k intervals the stalls and their
+/// catch-ups cancel: k is the smallest that leaves stalls in at most 5 % of the points
+/// (at most 8, and never so large that fewer than two segments' worth of points remain).
+fn stall_factor(data: &[f64], min_segment_len: usize) -> usize {
+    let stall_share = |k: usize| -> f64 {
+        let sums = coarse(data, k);
+        let mut pos: Vec<f64> = sums.iter().copied().filter(|x| *x > 0.0).collect();
+        if pos.is_empty() {
+            return 0.0;
+        }
+        pos.sort_by(f64::total_cmp);
+        let floor = STALL_FRACTION * pos[pos.len() / 2];
+        sums.iter().filter(|x| **x < floor).count() as f64 / sums.len() as f64
+    };
+    let room = |k: usize| data.len() / k >= 4 * min_segment_len.max(1);
+    if stall_share(1) <= STALL_SHARE {
+        return 1;
+    }
+    (2..=MAX_FACTOR)
+        .take_while(|k| room(*k))
+        .find(|k| stall_share(*k) <= STALL_SHARE)
+        .unwrap_or(1)
+}
+
+/// Means of consecutive runs of `k` points (the last run may be shorter).
+fn coarse(data: &[f64], k: usize) -> Vec<f64> {
+    data.chunks(k)
+        .map(|c| c.iter().sum::<f64>() / c.len() as f64)
+        .collect()
+}
+
+/// [`segments`] of the series summed over `k` points, mapped back to the points: each
+/// boundary is then moved, within `k` points either way, to where it splits its two
+/// neighbouring segments with the least squared error, so a drop is placed to the point.
+fn coarse_segments(data: &[f64], k: usize, opts: &ChangepointOptions) -> Vec<Segment> {
+    let n = data.len();
+    let coarse_segs = segments(&coarse(data, k), opts);
+    let mut bounds: Vec<usize> = coarse_segs.iter().map(|s| (s.start * k).min(n)).collect();
+    bounds.push(n);
+    let mut s1 = vec![0.0; n + 1];
+    let mut s2 = vec![0.0; n + 1];
+    for (i, x) in data.iter().enumerate() {
+        s1[i + 1] = s1[i] + x;
+        s2[i + 1] = s2[i] + x * x;
+    }
+    let sse = |a: usize, b: usize| -> f64 {
+        let len = (b - a) as f64;
+        let sum = s1[b] - s1[a];
+        s2[b] - s2[a] - sum * sum / len
+    };
+    for i in 1..bounds.len() - 1 {
+        let (lo, hi) = (bounds[i - 1], bounds[i + 1]);
+        let from = bounds[i].saturating_sub(k).max(lo + 1);
+        let to = (bounds[i] + k).min(hi - 1);
+        if let Some(best) = (from..=to)
+            .min_by(|a, b| (sse(lo, *a) + sse(*a, hi)).total_cmp(&(sse(lo, *b) + sse(*b, hi))))
+        {
+            bounds[i] = best;
+        }
+    }
+    bounds
+        .windows(2)
+        .filter(|w| w[1] > w[0])
+        .map(|w| Segment::of(data, w[0], w[1]))
+        .collect()
 }
 
 /// Welch's t of two segments' means, |m₁ − m₂| / √(s₁²/n₁ + s₂²/n₂) (∞ when neither has
@@ -663,5 +745,61 @@ mod tests {
         assert_eq!(c.len(), 1, "{c:?}");
         assert_eq!(c[0].index, 13, "{c:?}");
         assert!(c[0].fast_phase_bytes > 500.0 * MB, "{c:?}");
+    }
+
+    /// A cache cliff on a loaded machine: the writer missed whole intervals in the fast
+    /// phase (0, then twice the speed) and the slow phase comes in slices. The search on
+    /// single points sees only the stalls; on sums of two the cliff is found, at the drop.
+    #[test]
+    fn stalls_in_both_phases_do_not_hide_the_cliff() {
+        let s: Vec<f64> = [
+            797.0, 398.0, 0.0, 796.0, 398.0, 398.0, 398.0, 105.0, 0.0, 199.0, 0.0, 199.0, 94.0,
+            105.0, 94.0, 105.0, 0.0, 199.0, 0.0, 199.0, 0.0, 199.0, 105.0, 94.0, 105.0,
+        ]
+        .iter()
+        .map(|x| x * MB)
+        .collect();
+        let c = cliffs(&s, Duration::from_millis(100), None);
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert!((7..=8).contains(&c[0].index), "{c:?}");
+        let written: f64 = s[..7].iter().sum::<f64>() * 0.1;
+        assert!(
+            (c[0].bytes_before / written - 1.0).abs() < 0.05,
+            "{c:?} against {written}"
+        );
+    }
+
+    /// Stalls in a share of the points over many seeds: a flat series stays one phase and
+    /// a 4:1 step stays one cliff at the step, whatever the stalls' places.
+    #[test]
+    fn scattered_stalls_keep_flat_flat_and_a_step_one_cliff() {
+        use rand::SeedableRng;
+        for seed in 0..200u64 {
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+            let mut stall = |xs: &mut Vec<f64>| {
+                // A stall moves one interval's bytes into the next one, which catches up
+                // (a stall of several intervals is a real dip: 5 or more make a phase).
+                let mut i = 0;
+                while i + 1 < xs.len() {
+                    if rand::RngExt::random::<f64>(&mut rng) < 0.15 {
+                        xs[i + 1] += xs[i];
+                        xs[i] = 0.0;
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            };
+            let mut flat = noisy(&[(60, 300.0 * MB)], 0.03, seed);
+            stall(&mut flat);
+            assert!(
+                cliffs(&flat, Duration::from_millis(100), None).is_empty(),
+                "seed {seed}: {flat:?}"
+            );
+            let mut step = noisy(&[(30, 400.0 * MB), (40, 100.0 * MB)], 0.03, seed);
+            stall(&mut step);
+            let c = cliffs(&step, Duration::from_millis(100), None);
+            assert_eq!(c.len(), 1, "seed {seed}: {c:?} {step:?}");
+            assert!((28..=32).contains(&c[0].index), "seed {seed}: {c:?}");
+        }
     }
 }
