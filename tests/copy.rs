@@ -310,9 +310,13 @@ fn bad_input_is_refused_before_anything_is_written() {
         ),
         (
             &["--scale", "0"],
-            "--scale 0: must be a number greater than 0",
+            "--scale 0: must be a finite number above 0",
         ),
         (&["--scale=-2"], "--scale -2"),
+        (
+            &["--scale", "inf"],
+            "--scale inf: must be a finite number above 0",
+        ),
         (&["--phases", "write,move"], "unknown phase 'move'"),
         (&["--buffer", "1"], "--buffer 1"),
         (

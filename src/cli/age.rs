@@ -108,7 +108,11 @@ impl AgeConfig {
         }
         let churn = match args.churn {
             Some(c) if c.is_finite() && c > 0.0 => c,
-            Some(c) => return Err(crate::usage!("--churn {c}: must be above 0")),
+            Some(c) => {
+                return Err(crate::usage!(
+                    "--churn {c}: must be a finite number above 0"
+                ));
+            }
             None => profile.churn,
         };
         if !args.allow_shared

@@ -121,7 +121,7 @@ impl CopySettings {
         }
         if !(a.scale.is_finite() && a.scale > 0.0) {
             return Err(err(format!(
-                "--scale {}: must be a number greater than 0",
+                "--scale {}: must be a finite number above 0",
                 a.scale
             )));
         }

@@ -82,7 +82,11 @@ fn age_plan(a: &MatrixArgs, size: Option<u64>) -> Result<Option<AgePlan>, UsageE
     };
     let churn = match a.age_churn {
         Some(c) if c.is_finite() && c > 0.0 => c,
-        Some(c) => return Err(err(format!("--age-churn {c}: must be above 0"))),
+        Some(c) => {
+            return Err(err(format!(
+                "--age-churn {c}: must be a finite number above 0"
+            )));
+        }
         None => profile.churn,
     };
     if let Some(size) = size {
