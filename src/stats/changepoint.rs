@@ -539,6 +539,11 @@ mod tests {
 
     const MB: f64 = 1e6;
 
+    /// A series written in MB/s, in bytes/s.
+    fn mb_per_s(xs: &[f64]) -> Vec<f64> {
+        xs.iter().map(|x| x * MB).collect()
+    }
+
     #[test]
     fn one_step_is_found_where_it_is() {
         for seed in 0..20 {
@@ -712,14 +717,11 @@ mod tests {
     /// noise: one cliff, not three.
     #[test]
     fn a_sliced_throttle_after_the_cliff_is_one_phase() {
-        let s: Vec<f64> = [
+        let s = mb_per_s(&[
             797.0, 398.0, 398.0, 398.0, 398.0, 472.0, 105.0, 0.0, 199.0, 0.0, 199.0, 0.0, 199.0,
             94.0, 105.0, 94.0, 105.0, 94.0, 105.0, 105.0, 0.0, 199.0, 0.0, 199.0, 0.0, 199.0, 94.0,
             105.0, 94.0, 105.0, 94.0, 105.0, 105.0, 0.0,
-        ]
-        .iter()
-        .map(|x| x * MB)
-        .collect();
+        ]);
         let c = cliffs(&s, Duration::from_millis(100), None);
         assert_eq!(c.len(), 1, "{c:?}");
         assert!((6..=7).contains(&c[0].index), "{c:?}");
@@ -736,7 +738,7 @@ mod tests {
         s.extend([398.0; 6]);
         s.push(304.0);
         s.extend([199.0; 40]);
-        let s: Vec<f64> = s.iter().map(|x| x * MB).collect();
+        let s = mb_per_s(&s);
         let opts = CliffOptions {
             lead_in_points: 1,
             ..CliffOptions::default()
@@ -752,13 +754,10 @@ mod tests {
     /// single points sees only the stalls; on sums of two the cliff is found, at the drop.
     #[test]
     fn stalls_in_both_phases_do_not_hide_the_cliff() {
-        let s: Vec<f64> = [
+        let s = mb_per_s(&[
             797.0, 398.0, 0.0, 796.0, 398.0, 398.0, 398.0, 105.0, 0.0, 199.0, 0.0, 199.0, 94.0,
             105.0, 94.0, 105.0, 0.0, 199.0, 0.0, 199.0, 0.0, 199.0, 105.0, 94.0, 105.0,
-        ]
-        .iter()
-        .map(|x| x * MB)
-        .collect();
+        ]);
         let c = cliffs(&s, Duration::from_millis(100), None);
         assert_eq!(c.len(), 1, "{c:?}");
         assert!((7..=8).contains(&c[0].index), "{c:?}");
