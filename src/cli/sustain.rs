@@ -104,9 +104,13 @@ pub struct SustainArgs {
 pub fn percent_arg(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let n = t.strip_suffix('%').unwrap_or(t).trim();
-    let v: u64 = n
-        .parse()
-        .map_err(|_| format!("'{s}' is not a percentage (e.g. 50%)"))?;
+    let v: u64 = n.parse().map_err(|_| {
+        if crate::units::parse_size(t).is_ok() {
+            format!("'{s}' is a size, not a percentage (e.g. 50%): give a size with --size {t}")
+        } else {
+            format!("'{s}' is not a percentage (e.g. 50%)")
+        }
+    })?;
     if !(1..=100).contains(&v) {
         return Err(format!("'{s}': a share from 1% to 100%"));
     }
@@ -357,4 +361,21 @@ fn whole_blocks(a: &SustainArgs, size: u64, size_note: &str) -> Result<u64, Usag
         )));
     }
     Ok(size)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::percent_arg;
+
+    #[test]
+    fn a_span_is_a_share_and_a_size_is_pointed_to_size() {
+        assert_eq!(percent_arg("50%"), Ok(50));
+        assert_eq!(percent_arg(" 100 "), Ok(100));
+        assert!(percent_arg("0%").unwrap_err().contains("from 1% to 100%"));
+        assert!(percent_arg("101").unwrap_err().contains("from 1% to 100%"));
+        let e = percent_arg("2GiB").unwrap_err();
+        assert!(e.contains("is a size") && e.contains("--size 2GiB"), "{e}");
+        let e = percent_arg("half").unwrap_err();
+        assert_eq!(e, "'half' is not a percentage (e.g. 50%)");
+    }
 }
