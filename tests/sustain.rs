@@ -203,6 +203,10 @@ fn a_small_directory_pass_reports_one_phase_and_no_cliff() {
     assert_eq!(t["sustain"]["pass"], "first");
     assert_eq!(t["sustain"]["bytes_written"], 32 * MIB);
     assert!(!t["runs"][0]["intervals"].as_array().unwrap().is_empty());
+    // The phases add up to what was written: the last holds the pass's partial interval.
+    let phases = t["sustain"]["phases"].as_array().unwrap();
+    let in_phases: u64 = phases.iter().map(|p| p["bytes"].as_u64().unwrap()).sum();
+    assert_eq!(in_phases, 32 * MIB, "{phases:?}");
     // Without a cliff the recovery pass is skipped, and a warning says so.
     let tests = doc["tests"].as_array().unwrap();
     if t["sustain"]["cliffs"].as_array().unwrap().is_empty() {

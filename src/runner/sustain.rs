@@ -121,10 +121,14 @@ pub fn sustain(
     pass_warnings(doc, &first, cfg);
     if reference.is_none() {
         let written = first.sustain.as_ref().map_or(0, |d| d.bytes_written);
+        // The phase's speed, as the table's line says it (the pass's average also counts
+        // its start-up interval).
         let speed = first
-            .runs
-            .first()
-            .and_then(|r| r.bw_bytes_per_s)
+            .sustain
+            .as_ref()
+            .and_then(|d| d.phases.first())
+            .map(|p| p.mean_bw_bytes_per_s)
+            .or_else(|| first.runs.first().and_then(|r| r.bw_bytes_per_s))
             .unwrap_or(0.0);
         let mut message = format!(
             "no cliff in {} written at {} MB/s: a write cache, if any, is larger than that; write more (--size, --span, or a whole device with --allow-destroy), or, for a cache that fills in fewer than 5 intervals (not told from a start-up burst), use a shorter --interval",
@@ -309,7 +313,7 @@ fn run_pass(
             crate::os::signals::signal_name(sig)
         ));
     }
-    let detail = analyze(
+    let mut detail = analyze(
         if idle_before.is_some() {
             "recovery"
         } else {
@@ -321,6 +325,14 @@ fn run_pass(
         idle_before,
         reference,
     );
+    // The pass's last, partial interval is no point of the series (in a timed run it would
+    // be the drain, a false dip), but here it is the end of the span: the last phase runs to
+    // the end of the pass and holds its bytes, so the phases add up to what was written.
+    if let Some(last) = detail.phases.last_mut() {
+        let in_series: u64 = o.total.intervals.iter().map(|p| p.bytes).sum();
+        last.bytes += detail.bytes_written.saturating_sub(in_series);
+        last.end_ms = last.end_ms.max(o.total.elapsed_ns / 1_000_000);
+    }
     if test.error.is_some() {
         p.finish("interrupted");
     } else {
