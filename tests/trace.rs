@@ -1142,3 +1142,74 @@ fn out_of_space_names_the_stream_op_and_file() {
     );
     assert!(is_empty_dir(fs.path()), "the work directory is removed");
 }
+
+/// Names as they are on disk, whichever recorder: UTF-8 as text (strace escapes it as
+/// octal), bytes that are not UTF-8 each as U+FFFD and two hex digits, so two such names
+/// stay two files; under a root whose own name is not ASCII.
+fn record_odd_names(test: &str, recorder: &str) {
+    let base = tempfile::tempdir().unwrap();
+    let work = base.path().join("rü");
+    std::fs::create_dir(&work).unwrap();
+    let script =
+        r#"printf x > "$(printf 'a\377')"; printf yy > "$(printf 'a\376')"; printf zzz > ü"#;
+    let o = iolab_in(
+        &work,
+        &[
+            "trace",
+            "record",
+            "--recorder",
+            recorder,
+            "-o",
+            "app.trace",
+            "--",
+            "sh",
+            "-c",
+            script,
+        ],
+    );
+    if !o.status.success() && stderr(&o).to_lowercase().contains("ptrace") {
+        common::skip(
+            test,
+            format_args!("ptrace not permitted here: {}", stderr(&o)),
+        );
+        return;
+    }
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(work.join("app.trace")).unwrap();
+    let writes: std::collections::BTreeSet<(String, u64)> = text
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|c| c["op"] == "write")
+        .map(|c| {
+            (
+                c["path"].as_str().unwrap().to_string(),
+                c["len"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let want: std::collections::BTreeSet<(String, u64)> = [
+        ("a\u{FFFD}FF".to_string(), 1),
+        ("a\u{FFFD}FE".to_string(), 2),
+        ("ü".to_string(), 3),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(writes, want, "{recorder}: {text}");
+}
+
+#[test]
+fn strace_records_names_as_they_are_on_disk() {
+    let test = "strace_records_names_as_they_are_on_disk";
+    if tool_or_skip(test, "strace", "strace") {
+        record_odd_names(test, "strace");
+    }
+}
+
+#[test]
+fn tracepoints_record_names_as_they_are_on_disk() {
+    let test = "tracepoints_record_names_as_they_are_on_disk";
+    if tracepoints_or_skip(test) {
+        record_odd_names(test, "tracepoints");
+    }
+}

@@ -5,6 +5,8 @@
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
+use super::tracefile::path_text;
+
 /// One syscall line, joined from `<unfinished ...>` and `<... resumed>` halves.
 #[derive(Debug)]
 pub(super) struct Line {
@@ -74,7 +76,11 @@ pub(super) fn split_args(s: &str) -> Vec<String> {
 /// `3</tmp/a>` -> (3, "/tmp/a"); `AT_FDCWD</x>` -> (-100, "/x"); `1` -> (1, None).
 pub(super) fn fd_arg(a: &str) -> (i64, Option<String>) {
     let (num, path) = match a.find('<') {
-        Some(i) if a.ends_with('>') => (&a[..i], Some(a[i + 1..a.len() - 1].to_string())),
+        Some(i) if a.ends_with('>') => {
+            let raw = &a[i + 1..a.len() - 1];
+            let text = unescape(raw).map_or_else(|| raw.to_string(), |b| path_text(&b));
+            (&a[..i], Some(text))
+        }
         _ => (a, None),
     };
     let fd = if num == "AT_FDCWD" {
@@ -85,12 +91,20 @@ pub(super) fn fd_arg(a: &str) -> (i64, Option<String>) {
     (fd, path)
 }
 
+/// A quoted string argument, its escapes undone; a path's bytes as [`path_text`] gives them.
 pub(super) fn unquote(a: &str) -> Option<String> {
     let inner = a.strip_prefix('"')?;
     let inner = inner
         .strip_suffix("...")
         .unwrap_or(inner)
         .strip_suffix('"')?;
+    Some(path_text(&unescape(inner)?))
+}
+
+/// strace's escapes (`\n`, `\t`, `\xHH`, octal `\377`, and a backslash before any other
+/// character) back to the bytes. strace writes every byte outside printable ASCII as an
+/// escape, also in `-y` paths (`3</r/\303\274>` for `/r/ü`) and `>` there as `\76`.
+fn unescape(inner: &str) -> Option<Vec<u8>> {
     let mut out = Vec::new();
     let b = inner.as_bytes();
     let mut i = 0;
@@ -129,7 +143,7 @@ pub(super) fn unquote(a: &str) -> Option<String> {
             i += 1;
         }
     }
-    String::from_utf8(out).ok()
+    Some(out)
 }
 
 /// Lexically normalised absolute path.
@@ -217,6 +231,20 @@ mod tests {
         assert_eq!(v.len(), 4);
         assert_eq!(fd_arg(&v[0]), (3, Some("/r/a,b".into())));
         assert_eq!(unquote(&v[1]).unwrap(), "x, y");
+    }
+
+    /// strace escapes every byte outside printable ASCII: names come back as they are on
+    /// disk (UTF-8 as text), with `path_text`'s mark for bytes that are not UTF-8.
+    #[test]
+    fn escaped_names_come_back_as_the_names() {
+        assert_eq!(unquote(r#""\303\274""#).unwrap(), "ü");
+        assert_eq!(fd_arg(r"3</r/\303\274>"), (3, Some("/r/ü".into())));
+        assert_eq!(fd_arg(r"3</r/e\76f>"), (3, Some("/r/e>f".into())));
+        assert_eq!(fd_arg(r"3</r/c\\d>"), (3, Some(r"/r/c\d".into())));
+        assert_eq!(unquote(r#""g\"h""#).unwrap(), "g\"h");
+        let (a, b) = (fd_arg(r"3</r/a\377>").1, fd_arg(r"3</r/a\376>").1);
+        assert_eq!(a.as_deref(), Some("/r/a\u{FFFD}FF"));
+        assert_ne!(a, b, "two names that are not UTF-8 stay two");
     }
 
     /// Regression: short pids are padded with extra spaces; such lines were dropped, so a

@@ -331,7 +331,7 @@ fn parse_record(b: &[u8]) -> Option<Record> {
     let text = |at: usize| -> String {
         let s = b.get(at..(at + STR_LEN).min(b.len())).unwrap_or(&[]);
         let end = s.iter().position(|&c| c == 0).unwrap_or(s.len());
-        String::from_utf8_lossy(&s[..end]).into_owned()
+        crate::workload::trace::tracefile::path_text(&s[..end])
     };
     Some(Record {
         tgid: (pid_tgid >> 32) as u32,

@@ -204,7 +204,8 @@ pub fn record(command: &[String], root: &Path, raw_times: bool) -> Result<Record
         .map_err(|_| anyhow::anyhow!("the trace reader panicked"))?;
     let status = status.with_context(|| format!("cannot run {}", command[0]))?;
     let text = String::from_utf8_lossy(&text);
-    let mut conv = events::Converter::new(&cwd.to_string_lossy(), recs);
+    let cwd = crate::workload::trace::tracefile::path_text(cwd.as_os_str().as_encoded_bytes());
+    let mut conv = events::Converter::new(&cwd, recs);
     let me = std::process::id();
     for e in text.lines().filter_map(events::parse) {
         if e.tgid != me {
