@@ -121,10 +121,14 @@ pub fn sustain(
     pass_warnings(doc, &first, cfg);
     if reference.is_none() {
         let written = first.sustain.as_ref().map_or(0, |d| d.bytes_written);
+        // The speed the finding line under the table gives ("no cliff in … (X MB/s
+        // throughout)": the phase's, without the start-up interval), not a second figure.
         let speed = first
-            .runs
-            .first()
-            .and_then(|r| r.bw_bytes_per_s)
+            .sustain
+            .as_ref()
+            .and_then(|d| d.phases.first())
+            .map(|p| p.mean_bw_bytes_per_s)
+            .or_else(|| first.runs.first().and_then(|r| r.bw_bytes_per_s))
             .unwrap_or(0.0);
         let mut message = format!(
             "no cliff in {} written at {} MB/s: a write cache, if any, is larger than that; write more (--size, --span, or a whole device with --allow-destroy), or, for a cache that fills in fewer than 5 intervals (not told from a start-up burst), use a shorter --interval",
