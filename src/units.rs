@@ -131,7 +131,13 @@ pub fn latency_arg(s: &str) -> Result<Duration, String> {
     if !t.is_empty() && t.chars().all(|c| c.is_ascii_digit() || c == '.') {
         return Err(format!("'{s}' has no unit: give one (10ms, 500us, 1s)"));
     }
-    duration_arg(s)
+    parse_duration(s).map_err(|e| match e {
+        // The durations' examples start with a bare `5`, which a latency refuses.
+        UnitError::BadDuration(v) => {
+            format!("'{v}' is not a latency (examples: 10ms, 500us, 1s, 1.5ms)")
+        }
+        e => e.to_string(),
+    })
 }
 
 /// `count(1, "pass", "passes")` -> `1 pass`, `count(2, ...)` -> `2 passes` (thousands
@@ -226,6 +232,19 @@ pub fn fmt_secs(s: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A latency's errors only suggest what it accepts: never a bare number.
+    #[test]
+    fn latency_errors_suggest_only_latencies() {
+        assert_eq!(latency_arg("10ms"), Ok(Duration::from_millis(10)));
+        let e = latency_arg("abc").unwrap_err();
+        assert_eq!(
+            e,
+            "'abc' is not a latency (examples: 10ms, 500us, 1s, 1.5ms)"
+        );
+        assert!(latency_arg("5").unwrap_err().contains("has no unit"));
+        assert!(latency_arg("-5ms").unwrap_err().contains("negative"));
+    }
 
     #[test]
     fn sizes_iec_and_si() {

@@ -207,6 +207,40 @@ fn btrfs_bigalloc_and_tmpfs() {
     assert_eq!(doc.configurations[0].status, "ok");
 }
 
+/// The spread over a configuration's fresh file systems is judged once its last run is in:
+/// `--repeat auto` that stops at its maximum says the interval was not reached. (The check
+/// once ran before the last run was counted, so the matrix never gave a spread warning.)
+#[test]
+fn the_spread_over_a_configurations_runs_is_judged() {
+    if !can_run("the_spread_over_a_configurations_runs_is_judged") {
+        return;
+    }
+    let area = Area::new();
+    let doc = run_ok(
+        &area,
+        &[
+            "--fs",
+            "tmpfs",
+            "--workload",
+            TINY,
+            "--repeat",
+            "auto",
+            "--max-repeat",
+            "2",
+            "--target-ci",
+            "0.0001",
+        ],
+    );
+    assert_eq!(doc.configurations[0].runs.len(), 2);
+    assert!(
+        doc.warnings
+            .iter()
+            .any(|w| w.code == iolab::model::WarningCode::CiNotReached),
+        "{:#?}",
+        doc.warnings
+    );
+}
+
 fn area_fresh_out(a: &Area) -> &Area {
     let _ = std::fs::remove_dir_all(&a.out);
     a

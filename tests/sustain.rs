@@ -218,6 +218,23 @@ fn a_small_directory_pass_reports_one_phase_and_no_cliff() {
                     && w["message"].as_str().unwrap().contains("skipped")),
             "{w:?}"
         );
+        // The warning and the finding line give the same speed, not two different ones.
+        if let Some(line) = out
+            .lines()
+            .find(|l| l.starts_with("first pass: no cliff in"))
+        {
+            let speed = line
+                .split_once('(')
+                .and_then(|(_, r)| r.split_once(" MB/s"))
+                .map(|(v, _)| v.to_string())
+                .unwrap_or_else(|| panic!("{line}"));
+            let warning = w.iter().find(|w| w["code"] == "no-cliff").unwrap();
+            let message = warning["message"].as_str().unwrap();
+            assert!(
+                message.contains(&format!("written at {speed} MB/s")),
+                "{line}\n{message}"
+            );
+        }
     }
     let html = dir.path().join("r.html");
     let r = common::iolab(&["report", common::s(&files[0]), "-o", common::s(&html)]);

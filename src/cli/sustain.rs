@@ -45,7 +45,8 @@ pub struct SustainArgs {
     pub target_flag: Option<PathBuf>,
 
     /// Bytes to write (the span): 64G, 100GB. Default: 50 % of the free space of a
-    /// directory, the whole device, or the existing file.
+    /// directory (22 % on a copy-on-write file system such as btrfs), the whole device, or
+    /// the existing file.
     #[arg(long, allow_hyphen_values = true, value_parser = size_arg, value_name = "SIZE", conflicts_with = "span")]
     pub size: Option<u64>,
 

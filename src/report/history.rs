@@ -346,6 +346,9 @@ pub fn render_trend(tr: &Trend) -> String {
     let mut t = table(&["#", "Started (UTC)", "Value", "95 % interval", "Change", ""]);
     for p in &tr.points {
         let interval = match (p.ci_low, p.ci_high) {
+            // As `iolab compare`: a rate or a time cannot be negative, so an interval that
+            // reaches below zero (two runs far apart) says nothing.
+            (Some(l), Some(_)) if p.value > 0.0 && l < 0.0 => "too wide".to_string(),
             (Some(l), Some(h)) => format!(
                 "{} … {}",
                 fmt_value(&tr.metric, l),
@@ -422,7 +425,7 @@ fn word(higher_is_better: bool, pct: f64) -> &'static str {
 }
 
 /// What the columns and the mark mean (printed under every trend).
-pub const TREND_EXPLANATION: &str = "Value = mean over the run's repeats, with its 95 % interval; Change = against the previous result. ◆ = the level changed here for good: the results from here on differ from those before by Welch's t-test at 95 % (as iolab compare), by at least 5 % and three times the noise between runs; a change is marked once two results show it.";
+pub const TREND_EXPLANATION: &str = "Value = mean over the run's repeats, with its 95 % interval (\"too wide\" when it reaches below zero: few runs, far apart); Change = against the previous result. ◆ = the level changed here for good: the results from here on differ from those before by Welch's t-test at 95 % (as iolab compare), by at least 5 % and three times the noise between runs; a change is marked once two results show it.";
 
 /// CSV columns of `iolab history export --format csv`.
 pub const CSV_COLUMNS: [&str; 17] = [
@@ -540,5 +543,38 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("(lower better)"), "{text}");
+    }
+
+    /// Two repeats far apart: the 95 % interval (t = 12.7) reaches below zero, which IOPS
+    /// cannot; the table says "too wide" as `iolab compare` does, not "-121,835 … 189,743".
+    #[test]
+    fn an_interval_below_zero_is_too_wide() {
+        use crate::history::TrendPoint;
+        let point = |id: i64, value: f64, low: f64, high: f64| TrendPoint {
+            id,
+            started_at: format!("2026-01-0{id}T00:00:00.000Z"),
+            value,
+            n: 2,
+            ci_low: Some(low),
+            ci_high: Some(high),
+            significant_change: false,
+            change_pct: None,
+            level_change_pct: None,
+            p_value: None,
+        };
+        let t = Trend {
+            device: "d".into(),
+            test: "RND4K Q1T1 read".into(),
+            metric: "iops".into(),
+            higher_is_better: true,
+            points: vec![
+                point(1, 33_954.0, -121_835.0, 189_743.0),
+                point(2, 32_000.0, 31_000.0, 33_000.0),
+            ],
+        };
+        let text = render_trend(&t);
+        assert!(text.contains("too wide"), "{text}");
+        assert!(!text.contains("-121,835"), "{text}");
+        assert!(text.contains("31,000 … 33,000"), "{text}");
     }
 }

@@ -147,17 +147,26 @@ fn run_length(s: &crate::model::BlockSettings) -> String {
 pub fn render_block_table(doc: &ResultDoc) -> String {
     let mut out = String::new();
     let env = &doc.environment;
+    let raw_device = env.fs_type.is_empty()
+        && env
+            .block_device
+            .as_deref()
+            .is_some_and(|d| env.target_path == format!("/dev/{d}"));
     out.push_str(&format!(
         "iolab {} on {} ({}{}{})\n",
         doc.tool.version,
         env.target_path,
-        if env.fs_type.is_empty() {
-            "?"
-        } else {
+        if !env.fs_type.is_empty() {
             &env.fs_type
+        } else if raw_device {
+            // A device measured itself has no file system: say what it is, not "?".
+            "block device"
+        } else {
+            "?"
         },
         env.block_device
             .as_deref()
+            .filter(|_| !raw_device)
             .map(|d| format!(", /dev/{d}"))
             .unwrap_or_default(),
         env.mount_options
@@ -339,4 +348,31 @@ pub fn render_warning_list(warnings: &[Warning]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A block device measured itself: the header says so instead of an unknown file
+    /// system (`on /dev/loop0 (?, /dev/loop0)`).
+    #[test]
+    fn a_device_target_is_named_a_block_device() {
+        let mut doc = ResultDoc::new(
+            "run",
+            vec!["iolab".into()],
+            crate::model::Environment::default(),
+        );
+        doc.environment.target_path = "/dev/loop0".into();
+        doc.environment.block_device = Some("loop0".into());
+        let text = render_block_table(&doc);
+        let first = text.lines().next().unwrap();
+        assert!(first.ends_with("on /dev/loop0 (block device)"), "{first}");
+        // A directory keeps its file system and device.
+        doc.environment.target_path = "/mnt/x".into();
+        doc.environment.fs_type = "ext4".into();
+        let text = render_block_table(&doc);
+        let first = text.lines().next().unwrap();
+        assert!(first.ends_with("on /mnt/x (ext4, /dev/loop0)"), "{first}");
+    }
 }

@@ -121,8 +121,8 @@ pub fn sustain(
     pass_warnings(doc, &first, cfg);
     if reference.is_none() {
         let written = first.sustain.as_ref().map_or(0, |d| d.bytes_written);
-        // The phase's speed, as the table's line says it (the pass's average also counts
-        // its start-up interval).
+        // The speed the finding line under the table gives ("no cliff in … (X MB/s
+        // throughout)": the phase's, without the start-up interval), not a second figure.
         let speed = first
             .sustain
             .as_ref()

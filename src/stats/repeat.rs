@@ -167,6 +167,13 @@ pub fn spread_warnings(t: &TestResult, mode: &RepeatMode) -> Vec<Warning> {
             }
         } else if key == "iops" {
             "a longer --duration"
+        } else if let Some(c) = &t.copy {
+            // `iolab copy` has no portions: its data set is what can grow.
+            if c.source == "synthetic" {
+                "a larger --scale"
+            } else {
+                "a larger --source tree"
+            }
         } else {
             "more files per portion"
         };
@@ -287,6 +294,17 @@ mod tests {
         assert!(!auto.contains("use more repeats"), "{auto}");
         let files = test(false, &[120.0, 130.0, 80.0]);
         assert!(message(&files, &RepeatMode::Fixed(3)).ends_with("or more files per portion"));
+        // `iolab copy` has no --files-per-portion: a generated data set grows with --scale.
+        let mut copy = test(false, &[120.0, 130.0, 80.0]);
+        copy.copy = Some(crate::model::copy::CopyTestDetail {
+            source: "synthetic".into(),
+            ..Default::default()
+        });
+        let m = message(&copy, &RepeatMode::Fixed(3));
+        assert!(m.ends_with("or a larger --scale"), "{m}");
+        copy.copy.as_mut().unwrap().source = "/home/me/photos".into();
+        let m = message(&copy, &RepeatMode::Fixed(3));
+        assert!(m.ends_with("or a larger --source tree"), "{m}");
         assert!(!fixed.contains("ops/s"), "{fixed}");
         // A trace's table gives the CV of MB/s; the warning's is of ops/s and says so.
         let mut trace = test(true, &[120.0, 130.0, 80.0]);

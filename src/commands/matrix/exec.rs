@@ -153,12 +153,17 @@ impl Exec<'_> {
             }
             gathered.finish(cfg);
             p.finish(&cfg.status);
+            // The run just made counts: judged before it, the last run always wanted one
+            // more, and the spread warnings (noisy, outliers) were never given.
+            if let RunEnd::Next(v) = &outcome {
+                values.push(*v);
+            }
             if !matches!(outcome, RunEnd::Next(_)) || !self.plan.repeat.wants_more(&values) {
                 self.spread_warnings(idx, doc);
             }
             sink.save(doc)?;
             match outcome {
-                RunEnd::Next(v) => values.push(v),
+                RunEnd::Next(_) => {}
                 RunEnd::Stop => break,
                 RunEnd::Interrupted(e) => return Err(e),
             }
