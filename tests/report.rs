@@ -580,6 +580,14 @@ fn bad_inputs_exit_2_and_write_nothing() {
         let out = iolab(&["compare", s(&fixture("run-a.json")), s(&fixture(file))]);
         assert_eq!(out.status.code(), Some(2));
     }
+    // An empty file is named as one (it said "truncated JSON (EOF …)").
+    let empty = dir.path().join("empty.json");
+    std::fs::write(&empty, "\n").unwrap();
+    let out = iolab(&["report", s(&empty), "-o", s(&dir.path().join("e.html"))]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("empty.json: empty file"), "{err}");
+    std::fs::remove_file(&empty).unwrap();
     // An existing report is left alone when the new one cannot be made.
     let keep = dir.path().join("keep.html");
     std::fs::write(&keep, "old").unwrap();

@@ -427,6 +427,12 @@ impl ResultDoc {
         use crate::error::UsageError;
         let text = std::fs::read_to_string(path)
             .map_err(|e| UsageError(format!("{}: cannot read: {e}", path.display())))?;
+        if text.trim().is_empty() {
+            return Err(UsageError(format!(
+                "{}: empty file, not an iolab result",
+                path.display()
+            )));
+        }
         let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
             if e.is_eof() {
                 UsageError(format!("{}: truncated JSON ({e})", path.display()))

@@ -70,7 +70,8 @@ pub fn key_figures(s: &TraceSummary) -> Vec<(String, String)> {
     // are not counted here (a share "of calls" said 33.3 % for 1 read among 12 calls).
     let share = |n: u64, b: u64| {
         format!(
-            "{n} calls ({} of reads and writes), {} ({} of bytes)",
+            "{n} {} ({} of reads and writes), {} ({} of bytes)",
+            if n == 1 { "call" } else { "calls" },
             pct(n, calls),
             fmt_size_iec(b),
             pct(b, bytes)
@@ -482,7 +483,7 @@ mod tests {
         let text = render_summary(&s);
         assert!(
             text.contains(
-                "reads          1 calls (33.3 % of reads and writes), 3 B (18.8 % of bytes)"
+                "reads          1 call (33.3 % of reads and writes), 3 B (18.8 % of bytes)"
             ),
             "{text}"
         );
