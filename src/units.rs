@@ -154,11 +154,13 @@ pub fn fmt_size_exact(bytes: u64) -> String {
     format!("{bytes}B")
 }
 
-/// Human size with one decimal, IEC: `1.5 GiB`.
+/// Human size with one decimal, IEC: `1.5 GiB`. A value the next smaller unit would print as
+/// `1024.0` is shown in this one (1 GiB less 1536 bytes is `1.0 GiB`, not `1024.0 MiB`).
 pub fn fmt_size_iec(bytes: u64) -> String {
     let b = bytes as f64;
     for (unit, name) in [(TIB, "TiB"), (GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")] {
-        if bytes >= unit {
+        // 1023.95 of the smaller unit and more round to 1024.0 there.
+        if b >= unit as f64 * (1023.95 / 1024.0) {
             return format!("{:.1} {}", b / unit as f64, name);
         }
     }
@@ -185,11 +187,13 @@ pub fn fmt_ns(ns: f64) -> String {
     if !ns.is_finite() {
         return "-".into();
     }
-    if ns < 1_000.0 {
+    // The thresholds are where the rounded figure would reach 1000 of the smaller unit
+    // (999.7 ns is `1.0 µs`, not `1000 ns`).
+    if ns < 999.5 {
         format!("{ns:.0} ns")
-    } else if ns < 1_000_000.0 {
+    } else if ns < 999_950.0 {
         format!("{:.1} µs", ns / 1e3)
-    } else if ns < 1_000_000_000.0 {
+    } else if ns < 999_995_000.0 {
         format!("{:.2} ms", ns / 1e6)
     } else {
         format!("{:.2} s", ns / 1e9)
@@ -212,14 +216,17 @@ pub fn fmt_thousands(v: f64) -> String {
 
 /// `42 s`, `3 min 12 s`.
 pub fn fmt_secs(s: f64) -> String {
-    if s < 1.0 {
+    // Each branch ends where its rounding would print the next unit's first figure
+    // (0.9996 s is `1.0 s`, not `1000 ms`; 119.6 s is `2 min 00 s`, not `1 min 60 s`).
+    if s < 0.9995 {
         format!("{:.0} ms", s * 1000.0)
-    } else if s < 10.0 {
+    } else if s < 9.95 {
         format!("{s:.1} s")
-    } else if s < 60.0 {
+    } else if s < 59.5 {
         format!("{s:.0} s")
     } else {
-        format!("{} min {:02.0} s", (s / 60.0).floor(), s % 60.0)
+        let whole = s.round() as u64;
+        format!("{} min {:02} s", whole / 60, whole % 60)
     }
 }
 
@@ -294,5 +301,28 @@ mod tests {
         assert_eq!(fmt_ns(950.0), "950 ns");
         assert_eq!(fmt_ns(9_600_000.0), "9.60 ms");
         assert_eq!(fmt_mb_per_s(1.5e9), "1500.00");
+    }
+
+    /// A figure that rounds up to the next unit is shown in it: a 1 GiB test file cut to
+    /// whole 1536-byte blocks read `1024.0 MiB`, a 119.6-s phase `1 min 60 s`.
+    #[test]
+    fn rounding_carries_into_the_next_unit() {
+        assert_eq!(fmt_size_iec((1 << 30) - 1536), "1.0 GiB");
+        assert_eq!(fmt_size_iec((1 << 20) - 10), "1.0 MiB");
+        assert_eq!(fmt_size_iec(1023), "1023 B");
+        assert_eq!(fmt_size_iec(1000), "1000 B");
+        assert_eq!(fmt_size_iec(1 << 30), "1.0 GiB");
+        assert_eq!(fmt_size_iec(1000 << 20), "1000.0 MiB");
+        assert_eq!(fmt_size_iec(1536 << 20), "1.5 GiB");
+        assert_eq!(fmt_secs(119.6), "2 min 00 s");
+        assert_eq!(fmt_secs(59.7), "1 min 00 s");
+        assert_eq!(fmt_secs(125.0), "2 min 05 s");
+        assert_eq!(fmt_secs(0.9996), "1.0 s");
+        assert_eq!(fmt_secs(9.97), "10 s");
+        assert_eq!(fmt_secs(0.25), "250 ms");
+        assert_eq!(fmt_ns(999.7), "1.0 µs");
+        assert_eq!(fmt_ns(999.4), "999 ns");
+        assert_eq!(fmt_ns(999_960.0), "1.00 ms");
+        assert_eq!(fmt_ns(999_999_000.0), "1.00 s");
     }
 }
