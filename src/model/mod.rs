@@ -122,6 +122,20 @@ pub struct Environment {
     pub transparent_hugepage: Option<String>,
 }
 
+impl Environment {
+    /// The file system for a reader: `ext4`; `block device` for a device measured raw (no
+    /// file system on the way); `?` when nothing was recorded.
+    pub fn fs_label(&self) -> &str {
+        if !self.fs_type.is_empty() {
+            &self.fs_type
+        } else if self.block_device.is_some() {
+            "block device"
+        } else {
+            "?"
+        }
+    }
+}
+
 /// A warning: a stable machine code and a sentence that says what to do.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Warning {

@@ -174,7 +174,7 @@ pub fn compare_lenient(inputs: &[Loaded], all_metrics: bool) -> Comparison {
             path: l.path.display().to_string(),
             command: l.doc.command.clone(),
             hostname: l.doc.environment.hostname.clone(),
-            fs_type: l.doc.environment.fs_type.clone(),
+            fs_type: l.doc.environment.fs_label().to_string(),
             started_at: l.doc.started_at.clone(),
         })
         .collect::<Vec<_>>();

@@ -245,7 +245,12 @@ fn environment(doc: &ResultDoc) -> Vec<(String, String)> {
         ("target".into(), e.target_path.clone()),
         (
             "file system".into(),
-            format!("{} on {}", e.fs_type, e.mount_point),
+            if e.mount_point.is_empty() {
+                // A device measured raw: no file system, no mount (this read " on ").
+                e.fs_label().to_string()
+            } else {
+                format!("{} on {}", e.fs_label(), e.mount_point)
+            },
         ),
         ("mount options".into(), e.mount_options.clone()),
     ];
@@ -505,4 +510,23 @@ fn saturation_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
         first_numeric: 1,
         numeric_end: None,
     }));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Environment;
+
+    /// A result of a raw block device: the environment read `file system |  on  |`.
+    #[test]
+    fn a_raw_device_s_file_system_row() {
+        let env = Environment {
+            target_path: "/dev/loop3".into(),
+            block_device: Some("loop3".into()),
+            ..Default::default()
+        };
+        let rows = environment(&ResultDoc::new("run", Vec::new(), env));
+        let fs = rows.iter().find(|(k, _)| k == "file system").unwrap();
+        assert_eq!(fs.1, "block device");
+    }
 }
