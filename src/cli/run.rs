@@ -45,9 +45,11 @@ impl From<PatternArg> for Pattern {
 #[derive(Debug, Clone, Args)]
 pub struct RepeatArgs {
     /// Runs per test: a number, or `auto` to add runs until the 95 % confidence interval
-    /// of the mean is within --target-ci.
-    #[arg(long, value_name = "N|auto", default_value = "3")]
-    pub repeat: String,
+    /// of the mean is within --target-ci [default: 3].
+    // An Option, not `default_value`: `--steadystate` refuses a `--repeat` given, and
+    // `--repeat 3` given looked like the default.
+    #[arg(long, value_name = "N|auto")]
+    pub repeat: Option<String>,
 
     /// Upper bound of runs with `--repeat auto` (only with it) [default: 10].
     #[arg(long, allow_negative_numbers = true, value_name = "N")]
@@ -57,6 +59,13 @@ pub struct RepeatArgs {
     /// [default: 2.5].
     #[arg(long, allow_negative_numbers = true, value_name = "PERCENT")]
     pub target_ci: Option<f64>,
+}
+
+impl RepeatArgs {
+    /// `--repeat` as given, or its default.
+    pub fn count(&self) -> &str {
+        self.repeat.as_deref().unwrap_or("3")
+    }
 }
 
 /// Running to steady state (shared by `run` and `saturate`).
@@ -563,10 +572,10 @@ fn steady_spec(a: &RunArgs) -> Result<Option<SteadySpec>, UsageError> {
             "--steadystate with --io-size: steady-state rounds are runs of --duration; drop --io-size",
         ));
     }
-    if a.repeat.repeat.trim() != "3" {
+    if let Some(given) = &a.repeat.repeat {
         return Err(err(format!(
             "--steadystate with --repeat {}: steady state decides how many runs each test gets (a round per run, until steady or --steadystate-max); drop --repeat",
-            a.repeat.repeat.trim()
+            given.trim()
         )));
     }
     let round_wall = a.duration + a.ramp + a.pause;
@@ -681,7 +690,7 @@ fn build_tests(a: &RunArgs) -> Result<Vec<BlockTestSpec>, UsageError> {
 /// with a fixed count they would be ignored, so they are refused.
 pub fn repeat_mode(a: &RepeatArgs) -> Result<RepeatMode, String> {
     use crate::stats::repeat::{DEFAULT_MAX_REPEAT, DEFAULT_TARGET_CI_PCT};
-    if !a.repeat.trim().eq_ignore_ascii_case("auto") {
+    if !a.count().trim().eq_ignore_ascii_case("auto") {
         let given = [
             ("--max-repeat", a.max_repeat.is_some()),
             ("--target-ci", a.target_ci.is_some()),
@@ -689,12 +698,12 @@ pub fn repeat_mode(a: &RepeatArgs) -> Result<RepeatMode, String> {
         if let Some((flag, _)) = given.iter().find(|(_, g)| *g) {
             return Err(format!(
                 "{flag} applies to --repeat auto (runs until the interval is tight), not to --repeat {}",
-                a.repeat.trim()
+                a.count().trim()
             ));
         }
     }
     RepeatMode::parse(
-        &a.repeat,
+        a.count(),
         a.max_repeat.unwrap_or(DEFAULT_MAX_REPEAT),
         a.target_ci.unwrap_or(DEFAULT_TARGET_CI_PCT),
     )
