@@ -103,10 +103,10 @@ pub fn summary_table(tests: &[(String, &TestResult)]) -> TableBlock {
                 t.runs.len().to_string()
             });
             row.push(match ps {
-                Some(s) if !s.outliers.is_empty() => s
-                    .outliers
+                Some(s) if !s.outliers.is_empty() => t
+                    .outlier_runs(s)
                     .iter()
-                    .map(|i| (i + 1).to_string())
+                    .map(|r| r.to_string())
                     .collect::<Vec<_>>()
                     .join(", "),
                 _ => "-".into(),

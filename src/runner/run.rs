@@ -519,6 +519,9 @@ impl TestRunner<'_> {
         test.summary = judged.summary;
         judged.name = test.name.clone();
         judged.summary = test.summary.clone();
+        // Judged as a steady-state test: its advice, and its outliers named by run number.
+        judged.runs = test.runs.clone();
+        judged.steady_state = Some(rec.clone());
         if warn {
             for w in spread_warnings(&judged, &self.cfg.repeat)
                 .into_iter()
