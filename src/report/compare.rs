@@ -153,6 +153,25 @@ pub fn compare(inputs: &[Loaded], all_metrics: bool) -> Result<Comparison, Usage
         .find(|(_, p)| p.rows.is_empty())
     {
         let (a, b) = (&c.files[0].path, &c.files[i + 1].path);
+        if p.only_in_baseline.is_empty() && p.only_in_other.is_empty() {
+            // The same tests on both sides, but without figures on one: this read "A has: no
+            // tests; B has: no tests" for two results interrupted before their first run.
+            let runs = |l: &Loaded| {
+                let v: Vec<String> = keyed(l)
+                    .iter()
+                    .map(|((config, name), t)| {
+                        let config = (!config.is_empty()).then_some(config.as_str());
+                        format!("{} ({} runs)", display_name(config, name), t.runs.len())
+                    })
+                    .collect();
+                list_or_none(&v)
+            };
+            return Err(UsageError(format!(
+                "{a} and {b} have no test measured in both (a test stopped or failed before its first run has no figures); {a} has: {}; {b} has: {}",
+                runs(&inputs[0]),
+                runs(&inputs[i + 1]),
+            )));
+        }
         return Err(UsageError(format!(
             "{a} and {b} have no test in common (tests are matched by configuration and name); {a} has: {}; {b} has: {}",
             list_or_none(&p.only_in_baseline),
