@@ -134,6 +134,25 @@ pub fn latency_arg(s: &str) -> Result<Duration, String> {
     duration_arg(s)
 }
 
+/// clap value parser for a percentage given as `70` or `70%` (`--target-ci 2%` was "invalid
+/// float literal"; `sustain --span 50%` took the sign). The range is checked by the caller.
+pub fn percent_f64_arg(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let n = t.strip_suffix('%').unwrap_or(t).trim();
+    n.parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+        .ok_or_else(|| format!("'{s}' is not a percentage (e.g. 2.5 or 2.5%)"))
+}
+
+/// [`percent_f64_arg`] for whole percentages: `70` or `70%`.
+pub fn percent_u32_arg(s: &str) -> Result<u32, String> {
+    let t = s.trim();
+    let n = t.strip_suffix('%').unwrap_or(t).trim();
+    n.parse::<u32>()
+        .map_err(|_| format!("'{s}' is not a whole percentage (e.g. 70 or 70%)"))
+}
+
 /// `count(1, "pass", "passes")` -> `1 pass`, `count(2, ...)` -> `2 passes` (thousands
 /// separated).
 pub fn count(n: u64, one: &str, many: &str) -> String {
@@ -301,6 +320,23 @@ mod tests {
         assert_eq!(fmt_ns(950.0), "950 ns");
         assert_eq!(fmt_ns(9_600_000.0), "9.60 ms");
         assert_eq!(fmt_mb_per_s(1.5e9), "1500.00");
+    }
+
+    #[test]
+    fn percentages_take_an_optional_sign() {
+        assert_eq!(percent_f64_arg("2.5"), Ok(2.5));
+        assert_eq!(percent_f64_arg("2%"), Ok(2.0));
+        assert_eq!(percent_f64_arg("-3"), Ok(-3.0));
+        assert!(
+            percent_f64_arg("x%")
+                .unwrap_err()
+                .contains("not a percentage")
+        );
+        assert!(percent_f64_arg("nan").is_err());
+        assert_eq!(percent_u32_arg("70%"), Ok(70));
+        assert_eq!(percent_u32_arg(" 30 "), Ok(30));
+        assert!(percent_u32_arg("-1").is_err());
+        assert!(percent_u32_arg("1.5").is_err());
     }
 
     /// A figure that rounds up to the next unit is shown in it: a 1 GiB test file cut to

@@ -57,7 +57,7 @@ pub struct RepeatArgs {
 
     /// Wanted CI half-width, % of the mean, with `--repeat auto` (only with it)
     /// [default: 2.5].
-    #[arg(long, allow_negative_numbers = true, value_name = "PERCENT")]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::units::percent_f64_arg, value_name = "PERCENT")]
     pub target_ci: Option<f64>,
 }
 
@@ -190,7 +190,7 @@ pub struct RunArgs {
 
     /// Percentage of reads of mixed tests (randrw, readwrite, --mix) [default: 70, as
     /// CrystalDiskMark's Mix]. Refused when no test of the run is mixed.
-    #[arg(long, allow_negative_numbers = true, value_name = "PERCENT")]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::units::percent_u32_arg, value_name = "PERCENT")]
     pub rwmix_read: Option<u32>,
 
     /// How jobs share the region: each its own slice (split) or all the whole (shared).

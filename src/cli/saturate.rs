@@ -71,7 +71,7 @@ pub struct SaturateArgs {
 
     /// Read share of the depth in the mixed sweep, percent (1..=99; only where the mixed
     /// sweep runs) [default: 50].
-    #[arg(long, allow_negative_numbers = true, value_name = "PERCENT")]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::units::percent_u32_arg, value_name = "PERCENT")]
     pub mix: Option<u32>,
 
     /// Block size.
