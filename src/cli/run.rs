@@ -253,6 +253,7 @@ impl RunConfig {
             ));
         }
         let tests = build_tests(a)?;
+        check_buffers(&tests, crate::sysinfo::ram_bytes())?;
         if let Some(pct) = a.rwmix_read
             && !tests
                 .iter()
@@ -322,7 +323,35 @@ pub fn check_without_target(a: &RunArgs) -> Result<(), UsageError> {
     repeat_mode(&a.repeat).map_err(err)?;
     check_numbers(a)?;
     steady_spec(a)?;
-    build_tests(a)?;
+    check_buffers(&build_tests(a)?, crate::sysinfo::ram_bytes())?;
+    Ok(())
+}
+
+/// Every test's I/O buffers (jobs x depth x block size; one per job on the sync engine)
+/// against the machine's memory.
+fn check_buffers(tests: &[BlockTestSpec], ram: u64) -> Result<(), UsageError> {
+    for t in tests {
+        let bytes: u128 = t
+            .groups
+            .iter()
+            .map(|g| {
+                let depth = match g.engine {
+                    crate::engine::EngineKind::Sync => 1,
+                    _ => g.iodepth,
+                };
+                u128::from(g.jobs) * u128::from(depth) * u128::from(g.bs)
+            })
+            .sum();
+        let g = &t.groups[0];
+        let what = format!(
+            "{}: --bs {} x --iodepth {} x --jobs {}",
+            t.name,
+            crate::units::fmt_size_exact(g.bs),
+            g.iodepth,
+            g.jobs
+        );
+        super::checks::check_buffer_memory(&what, bytes, ram)?;
+    }
     Ok(())
 }
 

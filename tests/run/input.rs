@@ -54,6 +54,23 @@ fn bad_input_is_refused_with_exit_2() {
             &["run", "--target", "/nonexistent/iolab/dir"],
             "does not exist",
         ),
+        // 16 TiB of I/O buffers: was an allocation abort (exit 134) after the prefill, the
+        // test file and the lock left behind.
+        (
+            &[
+                "run",
+                "--rw",
+                "read",
+                "--bs",
+                "64M",
+                "--iodepth",
+                "1024",
+                "--jobs",
+                "256",
+            ],
+            "of I/O buffers, more than half of this machine's memory",
+        ),
+        (&["run", "--rwmix-read", "x%"], "not a whole percentage"),
     ];
     for (args, needle) in cases {
         expect_usage_error(p, args, needle);
