@@ -368,7 +368,10 @@ fn check_numbers(a: &RunArgs) -> Result<(), UsageError> {
             )));
         }
         if bs > MAX_BS {
-            return Err(err(format!("--bs {bs}: at most 64MiB")));
+            return Err(err(format!(
+                "--bs {}: at most 64MiB",
+                crate::units::fmt_size_exact(bs)
+            )));
         }
     }
     if let Some(d) = a.iodepth

@@ -220,7 +220,7 @@ fn check_values(a: &SaturateArgs) -> Result<(), UsageError> {
     if a.bs < 512 || !a.bs.is_multiple_of(512) || a.bs > MAX_BS {
         return Err(err(format!(
             "--bs {}: must be a multiple of 512 bytes from 512 bytes to 64MiB",
-            a.bs
+            crate::units::fmt_size_exact(a.bs)
         )));
     }
     if a.step_duration.is_zero() {

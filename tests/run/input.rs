@@ -13,6 +13,8 @@ fn bad_input_is_refused_with_exit_2() {
         (&["run", "--bs", "0"], "--bs 0"),
         (&["run", "--bs", "1000"], "multiple of 512"),
         (&["run", "--bs", "4x"], "not a size"),
+        // The value as a size, not 1073741824.
+        (&["run", "--bs", "1G"], "--bs 1GiB: at most 64MiB"),
         (&["run", "--size=-4k"], "negative"),
         (&["run", "--size", "1k"], "smaller than one block"),
         (&["run", "--size", "900T"], "free"),
