@@ -465,12 +465,37 @@ fn ratio_too_wide(r: Ratio) -> bool {
 /// "B is 1.37 ± 0.04× faster on RND4K Q32T1 read".
 pub fn sentence(p: &Pairing, r: &Row) -> String {
     let s = r.speedup;
+    let what = display_name(r.config.as_deref(), &r.test);
+    // A side of 0 (a saturate sweep where no depth held the limit) has no ratio: this read
+    // "B is inf× faster than A".
+    if !s.value.is_finite() || s.value == 0.0 {
+        let zero = if r.baseline.mean == 0.0 {
+            &p.baseline
+        } else {
+            &p.other
+        };
+        return if r.baseline.mean == 0.0 && r.other.mean == 0.0 {
+            format!(
+                "{} and {} are both 0 on {what} (no ratio)",
+                p.other, p.baseline
+            )
+        } else {
+            let word = if s.value.is_infinite() {
+                "faster"
+            } else {
+                "slower"
+            };
+            format!(
+                "{} is {word} than {} on {what} ({zero} is 0: no ratio)",
+                p.other, p.baseline
+            )
+        };
+    }
     let (word, shown) = if s.value >= 1.0 {
         ("faster", s)
     } else {
         ("slower", invert(s))
     };
-    let what = display_name(r.config.as_deref(), &r.test);
     let tail = match r.verdict {
         Verdict::NoSignificantDifference => " (not significant at 95 %)",
         Verdict::Untested => " (one run each: significance unknown)",
@@ -592,7 +617,10 @@ pub fn table_row(r: &Row) -> Vec<String> {
         label(&r.metric),
         format!("{} (n={})", fmt_mean_ci(&r.metric, &sa), sa.n),
         format!("{} (n={})", fmt_mean_ci(&r.metric, &sb), sb.n),
-        if r.change_pct_pm.is_finite() && r.change_pct - r.change_pct_pm <= -100.0 {
+        if !r.change_pct.is_finite() {
+            // The baseline is 0: other / baseline has no value ("inf %").
+            "- (baseline 0)".to_string()
+        } else if r.change_pct_pm.is_finite() && r.change_pct - r.change_pct_pm <= -100.0 {
             // other / baseline could be zero or below: "-97.5 ± 6.5 %" looked precise.
             format!("{:.1} % {CI_TOO_WIDE}", r.change_pct)
         } else {
@@ -650,6 +678,26 @@ mod tests {
             text.starts_with("B is ")
                 && text.contains("× slower than A on RND4K Q1T2 read (± too wide)"),
             "{text}"
+        );
+        // A side of 0 (no depth held a saturate limit) has no ratio: "inf×", "inf %".
+        let zero = summarize(&[0.0]);
+        let one = summarize(&[165_423.0]);
+        let r = row(None, &t, "iops", &zero, &one, true);
+        assert_eq!(table_row(&r)[4], "- (baseline 0)");
+        assert_eq!(
+            sentence(&pairing(), &r),
+            "B is faster than A on RND4K Q1T2 read (A is 0: no ratio)"
+        );
+        assert!(table_row(&r)[5].starts_with("not tested (1 run each)"));
+        let r = row(None, &t, "iops", &one, &zero, true);
+        assert_eq!(
+            sentence(&pairing(), &r),
+            "B is slower than A on RND4K Q1T2 read (B is 0: no ratio)"
+        );
+        let r = row(None, &t, "iops", &zero, &zero, true);
+        assert_eq!(
+            sentence(&pairing(), &r),
+            "B and A are both 0 on RND4K Q1T2 read (no ratio)"
         );
         // A tight one keeps its half-width.
         let c = summarize(&[1_300_000.0, 1_310_000.0]);
