@@ -140,6 +140,25 @@ pub fn latency_arg(s: &str) -> Result<Duration, String> {
     })
 }
 
+/// clap value parser for a percentage given as `70` or `70%` (`--target-ci 2%` was "invalid
+/// float literal"; `sustain --span 50%` took the sign). The range is checked by the caller.
+pub fn percent_f64_arg(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let n = t.strip_suffix('%').unwrap_or(t).trim();
+    n.parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+        .ok_or_else(|| format!("'{s}' is not a percentage (e.g. 2.5 or 2.5%)"))
+}
+
+/// [`percent_f64_arg`] for whole percentages: `70` or `70%`.
+pub fn percent_u32_arg(s: &str) -> Result<u32, String> {
+    let t = s.trim();
+    let n = t.strip_suffix('%').unwrap_or(t).trim();
+    n.parse::<u32>()
+        .map_err(|_| format!("'{s}' is not a whole percentage (e.g. 70 or 70%)"))
+}
+
 /// `count(1, "pass", "passes")` -> `1 pass`, `count(2, ...)` -> `2 passes` (thousands
 /// separated).
 pub fn count(n: u64, one: &str, many: &str) -> String {
@@ -160,11 +179,13 @@ pub fn fmt_size_exact(bytes: u64) -> String {
     format!("{bytes}B")
 }
 
-/// Human size with one decimal, IEC: `1.5 GiB`.
+/// Human size with one decimal, IEC: `1.5 GiB`. A value the next smaller unit would print as
+/// `1024.0` is shown in this one (1 GiB less 1536 bytes is `1.0 GiB`, not `1024.0 MiB`).
 pub fn fmt_size_iec(bytes: u64) -> String {
     let b = bytes as f64;
     for (unit, name) in [(TIB, "TiB"), (GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")] {
-        if bytes >= unit {
+        // 1023.95 of the smaller unit and more round to 1024.0 there.
+        if b >= unit as f64 * (1023.95 / 1024.0) {
             return format!("{:.1} {}", b / unit as f64, name);
         }
     }
@@ -191,11 +212,13 @@ pub fn fmt_ns(ns: f64) -> String {
     if !ns.is_finite() {
         return "-".into();
     }
-    if ns < 1_000.0 {
+    // The thresholds are where the rounded figure would reach 1000 of the smaller unit
+    // (999.7 ns is `1.0 µs`, not `1000 ns`).
+    if ns < 999.5 {
         format!("{ns:.0} ns")
-    } else if ns < 1_000_000.0 {
+    } else if ns < 999_950.0 {
         format!("{:.1} µs", ns / 1e3)
-    } else if ns < 1_000_000_000.0 {
+    } else if ns < 999_995_000.0 {
         format!("{:.2} ms", ns / 1e6)
     } else {
         format!("{:.2} s", ns / 1e9)
@@ -218,14 +241,17 @@ pub fn fmt_thousands(v: f64) -> String {
 
 /// `42 s`, `3 min 12 s`.
 pub fn fmt_secs(s: f64) -> String {
-    if s < 1.0 {
+    // Each branch ends where its rounding would print the next unit's first figure
+    // (0.9996 s is `1.0 s`, not `1000 ms`; 119.6 s is `2 min 00 s`, not `1 min 60 s`).
+    if s < 0.9995 {
         format!("{:.0} ms", s * 1000.0)
-    } else if s < 10.0 {
+    } else if s < 9.95 {
         format!("{s:.1} s")
-    } else if s < 60.0 {
+    } else if s < 59.5 {
         format!("{s:.0} s")
     } else {
-        format!("{} min {:02.0} s", (s / 60.0).floor(), s % 60.0)
+        let whole = s.round() as u64;
+        format!("{} min {:02} s", whole / 60, whole % 60)
     }
 }
 
@@ -313,5 +339,45 @@ mod tests {
         assert_eq!(fmt_ns(950.0), "950 ns");
         assert_eq!(fmt_ns(9_600_000.0), "9.60 ms");
         assert_eq!(fmt_mb_per_s(1.5e9), "1500.00");
+    }
+
+    #[test]
+    fn percentages_take_an_optional_sign() {
+        assert_eq!(percent_f64_arg("2.5"), Ok(2.5));
+        assert_eq!(percent_f64_arg("2%"), Ok(2.0));
+        assert_eq!(percent_f64_arg("-3"), Ok(-3.0));
+        assert!(
+            percent_f64_arg("x%")
+                .unwrap_err()
+                .contains("not a percentage")
+        );
+        assert!(percent_f64_arg("nan").is_err());
+        assert_eq!(percent_u32_arg("70%"), Ok(70));
+        assert_eq!(percent_u32_arg(" 30 "), Ok(30));
+        assert!(percent_u32_arg("-1").is_err());
+        assert!(percent_u32_arg("1.5").is_err());
+    }
+
+    /// A figure that rounds up to the next unit is shown in it: a 1 GiB test file cut to
+    /// whole 1536-byte blocks read `1024.0 MiB`, a 119.6-s phase `1 min 60 s`.
+    #[test]
+    fn rounding_carries_into_the_next_unit() {
+        assert_eq!(fmt_size_iec((1 << 30) - 1536), "1.0 GiB");
+        assert_eq!(fmt_size_iec((1 << 20) - 10), "1.0 MiB");
+        assert_eq!(fmt_size_iec(1023), "1023 B");
+        assert_eq!(fmt_size_iec(1000), "1000 B");
+        assert_eq!(fmt_size_iec(1 << 30), "1.0 GiB");
+        assert_eq!(fmt_size_iec(1000 << 20), "1000.0 MiB");
+        assert_eq!(fmt_size_iec(1536 << 20), "1.5 GiB");
+        assert_eq!(fmt_secs(119.6), "2 min 00 s");
+        assert_eq!(fmt_secs(59.7), "1 min 00 s");
+        assert_eq!(fmt_secs(125.0), "2 min 05 s");
+        assert_eq!(fmt_secs(0.9996), "1.0 s");
+        assert_eq!(fmt_secs(9.97), "10 s");
+        assert_eq!(fmt_secs(0.25), "250 ms");
+        assert_eq!(fmt_ns(999.7), "1.0 µs");
+        assert_eq!(fmt_ns(999.4), "999 ns");
+        assert_eq!(fmt_ns(999_960.0), "1.00 ms");
+        assert_eq!(fmt_ns(999_999_000.0), "1.00 s");
     }
 }

@@ -306,6 +306,11 @@ fn bad_steady_state_input_is_exit_2_and_creates_nothing() {
             vec!["--steadystate", "snia", "--repeat", "5"],
             "drop --repeat",
         ),
+        // The default count given by hand was taken for the default and ignored.
+        (
+            vec!["--steadystate", "snia", "--repeat", "3"],
+            "--steadystate with --repeat 3",
+        ),
         (vec!["--steadystate-max", "10s"], "--steadystate"),
     ] {
         let mut a = vec!["run", "--target", t, "--output", o];

@@ -326,6 +326,24 @@ fn endurance_from_a_result_uses_its_write_amplification() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("SEQ1M Q8T1 write"), "{text}");
     assert!(text.contains("writes 31 GB/day"), "{text}");
+    // A misspelt --test is told which tests could be named.
+    let out = iolab(&[
+        "endurance",
+        "--tbw",
+        "80TB",
+        "--daily",
+        "20GB",
+        "--from",
+        ps,
+        "--test",
+        "small files creat",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("tests with one: small files create, SEQ1M Q8T1 write"),
+        "{err}"
+    );
 }
 
 #[test]

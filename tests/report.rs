@@ -552,6 +552,28 @@ fn compare_without_common_tests_says_so() {
     assert!(out.stdout.is_empty());
 }
 
+/// Two results stopped before their first run: they share the test, without figures. The
+/// error said "A has: no tests; B has: no tests".
+#[test]
+fn compare_of_results_without_runs_says_the_tests_have_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let none = |v: &mut serde_json::Value| {
+        v["status"] = "interrupted".into();
+        v["tests"] = serde_json::json!([v["tests"][0].clone()]);
+        v["tests"][0]["runs"] = serde_json::json!([]);
+        v["tests"][0]["summary"] = serde_json::json!({});
+        v["tests"][0]["error"] = "interrupted by SIGINT".into();
+    };
+    let a = edited(dir.path(), "run-a.json", "a.json", none);
+    let b = edited(dir.path(), "run-b.json", "b.json", none);
+    let out = iolab(&["compare", s(&a), s(&b)]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no test measured in both"), "{err}");
+    assert!(err.contains("SEQ1M Q8T1 read (0 runs)"), "{err}");
+    assert!(!err.contains("no tests"), "{err}");
+}
+
 // ---- report: bad input ------------------------------------------------------------
 
 #[test]

@@ -8,6 +8,21 @@ use crate::model::device::EnduranceReport;
 /// Days in a year for lifetimes (that table uses 365.25: 4,000 days = 10.95 years).
 pub const DAYS_PER_YEAR: f64 = 365.25;
 
+/// Lifetimes beyond this many years are shown as "more than" it: a tiny write amplification
+/// (a measured one where the device saw almost nothing, or `--wa 1e-20`) or 1 B/day printed
+/// a figure of hundreds of digits. The JSON keeps the computed days and years.
+pub const LONGEST_SHOWN_YEARS: f64 = 1000.0;
+
+/// A write amplification for text: two decimals, or two significant digits below 0.01
+/// (`--wa 1e-20` read `0.00`).
+pub fn fmt_wa(wa: f64) -> String {
+    if wa >= 0.01 || wa == 0.0 || !wa.is_finite() {
+        format!("{wa:.2}")
+    } else {
+        format!("{wa:.1e}")
+    }
+}
+
 /// What goes into the lifetime.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EnduranceInput {
@@ -123,7 +138,12 @@ pub fn report(
     let l = lifetime(i);
     let daily = fmt_si(i.daily_app_bytes as f64);
     let rated = fmt_si(i.tbw_bytes as f64);
-    let span = if l.days.is_finite() {
+    let span = if l.days.is_finite() && l.years > LONGEST_SHOWN_YEARS {
+        format!(
+            "more than {} years",
+            crate::units::fmt_thousands(LONGEST_SHOWN_YEARS)
+        )
+    } else if l.days.is_finite() {
         format!("{:.1} years ({:.0} days)", l.years, l.days)
     } else {
         "never (nothing is written)".into()
@@ -141,14 +161,14 @@ pub fn report(
         format!("at {daily}/day the device {reach}")
     } else if wa_source == "--wa" {
         format!(
-            "at {daily}/day with write amplification {:.2} the device writes {}/day and {reach}",
-            i.write_amplification,
+            "at {daily}/day with write amplification {} the device writes {}/day and {reach}",
+            fmt_wa(i.write_amplification),
             fmt_si(l.daily_device_bytes)
         )
     } else {
         format!(
-            "at {daily}/day of this workload (write amplification {:.2}) the device writes {}/day and {reach}",
-            i.write_amplification,
+            "at {daily}/day of this workload (write amplification {}) the device writes {}/day and {reach}",
+            fmt_wa(i.write_amplification),
             fmt_si(l.daily_device_bytes)
         )
     };
@@ -294,6 +314,38 @@ mod tests {
         assert!((wa - 1.5).abs() < 1e-9, "{wa}");
         assert_eq!(per_test[0].0, "4KiB create [ext4 4KiB]");
         assert!(measured_wa(&doc, Some("4KiB create")).is_some());
+    }
+
+    /// `--wa 1e-20` or 1 B/day on an 18,000 PB drive printed lifetimes of hundreds of
+    /// digits and "write amplification 0.00".
+    #[test]
+    fn absurd_lifetimes_are_capped_in_text() {
+        let i = EnduranceInput {
+            tbw_bytes: 600_000 * GB,
+            daily_app_bytes: 20 * GB,
+            write_amplification: 1e-20,
+            used_pct: 0.0,
+        };
+        let r = report(&i, "--wa", "none", None);
+        assert_eq!(
+            r.sentence,
+            "at 20 GB/day with write amplification 1.0e-20 the device writes 0 B/day and reaches its rated 600 TB in more than 1,000 years"
+        );
+        assert!(r.years > 1e20, "the JSON keeps the figure: {}", r.years);
+        assert_eq!(fmt_wa(1.55), "1.55");
+        assert_eq!(fmt_wa(0.5), "0.50");
+        // Just under the cap keeps its figures.
+        let i = EnduranceInput {
+            tbw_bytes: 7_000_000 * GB,
+            daily_app_bytes: 20 * GB,
+            write_amplification: 1.0,
+            used_pct: 0.0,
+        };
+        assert!(
+            report(&i, "assumed", "none", None)
+                .sentence
+                .ends_with("in 958.2 years (350000 days)")
+        );
     }
 
     #[test]

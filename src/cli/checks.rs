@@ -164,3 +164,38 @@ impl FileRoom {
         }))
     }
 }
+
+/// The I/O buffers of a test are mapped and touched before it runs: per job, one buffer of
+/// the block size per I/O in flight. More than half of the machine's memory was an abort
+/// (`--bs 64M --iodepth 1024`: "memory allocation of 68721573888 bytes failed", exit 134,
+/// the test file and lock left behind) or, below the kernel's refusal, the OOM killer.
+/// `what` names the flags that made `bytes`; `ram` is MemTotal (0: unknown, no check).
+pub(crate) fn check_buffer_memory(what: &str, bytes: u128, ram: u64) -> Result<(), UsageError> {
+    if ram == 0 || bytes <= u128::from(ram / 2) {
+        return Ok(());
+    }
+    let shown = u64::try_from(bytes).unwrap_or(u64::MAX);
+    Err(err(format!(
+        "{what} = {} of I/O buffers, more than half of this machine's memory ({}); lower them",
+        crate::units::fmt_size_iec(shown),
+        crate::units::fmt_size_iec(ram)
+    )))
+}
+
+#[cfg(test)]
+mod buffer_memory_tests {
+    use super::*;
+
+    #[test]
+    fn buffers_beyond_half_the_memory_are_refused() {
+        let gib = 1u64 << 30;
+        let what = "--bs 64MiB x --iodepth 1024 x --jobs 1";
+        let e = check_buffer_memory(what, 1024 * (64u128 << 20), 24 * gib).unwrap_err();
+        assert_eq!(
+            e.0,
+            "--bs 64MiB x --iodepth 1024 x --jobs 1 = 64.0 GiB of I/O buffers, more than half of this machine's memory (24.0 GiB); lower them"
+        );
+        assert!(check_buffer_memory(what, u128::from(12 * gib), 24 * gib).is_ok());
+        assert!(check_buffer_memory(what, u128::MAX, 0).is_ok());
+    }
+}

@@ -61,6 +61,7 @@ pub struct EnduranceArgs {
     #[arg(
         long,
         value_name = "PERCENT",
+        value_parser = crate::units::percent_f64_arg,
         conflicts_with = "device",
         allow_hyphen_values = true
     )]

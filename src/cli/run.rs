@@ -45,9 +45,11 @@ impl From<PatternArg> for Pattern {
 #[derive(Debug, Clone, Args)]
 pub struct RepeatArgs {
     /// Runs per test: a number, or `auto` to add runs until the 95 % confidence interval
-    /// of the mean is within --target-ci.
-    #[arg(long, value_name = "N|auto", default_value = "3")]
-    pub repeat: String,
+    /// of the mean is within --target-ci [default: 3].
+    // An Option, not `default_value`: `--steadystate` refuses a `--repeat` given, and
+    // `--repeat 3` given looked like the default.
+    #[arg(long, value_name = "N|auto")]
+    pub repeat: Option<String>,
 
     /// Upper bound of runs with `--repeat auto` (only with it) [default: 10].
     #[arg(long, allow_negative_numbers = true, value_name = "N")]
@@ -55,8 +57,15 @@ pub struct RepeatArgs {
 
     /// Wanted CI half-width, % of the mean, with `--repeat auto` (only with it)
     /// [default: 2.5].
-    #[arg(long, allow_negative_numbers = true, value_name = "PERCENT")]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::units::percent_f64_arg, value_name = "PERCENT")]
     pub target_ci: Option<f64>,
+}
+
+impl RepeatArgs {
+    /// `--repeat` as given, or its default.
+    pub fn count(&self) -> &str {
+        self.repeat.as_deref().unwrap_or("3")
+    }
 }
 
 /// Running to steady state (shared by `run` and `saturate`).
@@ -181,7 +190,7 @@ pub struct RunArgs {
 
     /// Percentage of reads of mixed tests (randrw, readwrite, --mix) [default: 70, as
     /// CrystalDiskMark's Mix]. Refused when no test of the run is mixed.
-    #[arg(long, allow_negative_numbers = true, value_name = "PERCENT")]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::units::percent_u32_arg, value_name = "PERCENT")]
     pub rwmix_read: Option<u32>,
 
     /// How jobs share the region: each its own slice (split) or all the whole (shared).
@@ -244,6 +253,7 @@ impl RunConfig {
             ));
         }
         let tests = build_tests(a)?;
+        check_buffers(&tests, crate::sysinfo::ram_bytes())?;
         if let Some(pct) = a.rwmix_read
             && !tests
                 .iter()
@@ -313,7 +323,35 @@ pub fn check_without_target(a: &RunArgs) -> Result<(), UsageError> {
     repeat_mode(&a.repeat).map_err(err)?;
     check_numbers(a)?;
     steady_spec(a)?;
-    build_tests(a)?;
+    check_buffers(&build_tests(a)?, crate::sysinfo::ram_bytes())?;
+    Ok(())
+}
+
+/// Every test's I/O buffers (jobs x depth x block size; one per job on the sync engine)
+/// against the machine's memory.
+fn check_buffers(tests: &[BlockTestSpec], ram: u64) -> Result<(), UsageError> {
+    for t in tests {
+        let bytes: u128 = t
+            .groups
+            .iter()
+            .map(|g| {
+                let depth = match g.engine {
+                    crate::engine::EngineKind::Sync => 1,
+                    _ => g.iodepth,
+                };
+                u128::from(g.jobs) * u128::from(depth) * u128::from(g.bs)
+            })
+            .sum();
+        let g = &t.groups[0];
+        let what = format!(
+            "{}: --bs {} x --iodepth {} x --jobs {}",
+            t.name,
+            crate::units::fmt_size_exact(g.bs),
+            g.iodepth,
+            g.jobs
+        );
+        super::checks::check_buffer_memory(&what, bytes, ram)?;
+    }
     Ok(())
 }
 
@@ -330,7 +368,10 @@ fn check_numbers(a: &RunArgs) -> Result<(), UsageError> {
             )));
         }
         if bs > MAX_BS {
-            return Err(err(format!("--bs {bs}: at most 64MiB")));
+            return Err(err(format!(
+                "--bs {}: at most 64MiB",
+                crate::units::fmt_size_exact(bs)
+            )));
         }
     }
     if let Some(d) = a.iodepth
@@ -563,10 +604,10 @@ fn steady_spec(a: &RunArgs) -> Result<Option<SteadySpec>, UsageError> {
             "--steadystate with --io-size: steady-state rounds are runs of --duration; drop --io-size",
         ));
     }
-    if a.repeat.repeat.trim() != "3" {
+    if let Some(given) = &a.repeat.repeat {
         return Err(err(format!(
             "--steadystate with --repeat {}: steady state decides how many runs each test gets (a round per run, until steady or --steadystate-max); drop --repeat",
-            a.repeat.repeat.trim()
+            given.trim()
         )));
     }
     let round_wall = a.duration + a.ramp + a.pause;
@@ -681,7 +722,7 @@ fn build_tests(a: &RunArgs) -> Result<Vec<BlockTestSpec>, UsageError> {
 /// with a fixed count they would be ignored, so they are refused.
 pub fn repeat_mode(a: &RepeatArgs) -> Result<RepeatMode, String> {
     use crate::stats::repeat::{DEFAULT_MAX_REPEAT, DEFAULT_TARGET_CI_PCT};
-    if !a.repeat.trim().eq_ignore_ascii_case("auto") {
+    if !a.count().trim().eq_ignore_ascii_case("auto") {
         let given = [
             ("--max-repeat", a.max_repeat.is_some()),
             ("--target-ci", a.target_ci.is_some()),
@@ -689,12 +730,12 @@ pub fn repeat_mode(a: &RepeatArgs) -> Result<RepeatMode, String> {
         if let Some((flag, _)) = given.iter().find(|(_, g)| *g) {
             return Err(format!(
                 "{flag} applies to --repeat auto (runs until the interval is tight), not to --repeat {}",
-                a.repeat.trim()
+                a.count().trim()
             ));
         }
     }
     RepeatMode::parse(
-        &a.repeat,
+        a.count(),
         a.max_repeat.unwrap_or(DEFAULT_MAX_REPEAT),
         a.target_ci.unwrap_or(DEFAULT_TARGET_CI_PCT),
     )

@@ -71,7 +71,7 @@ pub struct SaturateArgs {
 
     /// Read share of the depth in the mixed sweep, percent (1..=99; only where the mixed
     /// sweep runs) [default: 50].
-    #[arg(long, allow_negative_numbers = true, value_name = "PERCENT")]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::units::percent_u32_arg, value_name = "PERCENT")]
     pub mix: Option<u32>,
 
     /// Block size.
@@ -219,13 +219,30 @@ fn check_values(a: &SaturateArgs) -> Result<(), UsageError> {
     }
     if a.bs < 512 || !a.bs.is_multiple_of(512) || a.bs > MAX_BS {
         return Err(err(format!(
-            "--bs {}: must be a multiple of 512 bytes, at most 64MiB",
-            a.bs
+            "--bs {}: must be a multiple of 512 bytes from 512 bytes to 64MiB",
+            crate::units::fmt_size_exact(a.bs)
         )));
     }
     if a.step_duration.is_zero() {
         return Err(err("--step-duration 0: give a positive duration"));
     }
+    // The deepest step's buffers, on every target at once.
+    let jobs = a.jobs.iter().copied().max().unwrap_or(1);
+    let targets = a.target.len().max(1) as u128;
+    super::checks::check_buffer_memory(
+        &format!(
+            "--bs {} x --max-depth {} x --jobs {jobs}{}",
+            crate::units::fmt_size_exact(a.bs),
+            a.max_depth,
+            if targets > 1 {
+                format!(" x {targets} targets")
+            } else {
+                String::new()
+            }
+        ),
+        targets * u128::from(jobs) * u128::from(a.max_depth) * u128::from(a.bs),
+        crate::sysinfo::ram_bytes(),
+    )?;
     Ok(())
 }
 

@@ -185,7 +185,10 @@ fn check_io(a: &SustainArgs) -> Result<(), UsageError> {
         )));
     }
     if a.bs > MAX_BS {
-        return Err(err(format!("--bs {}: at most 64MiB", a.bs)));
+        return Err(err(format!(
+            "--bs {}: at most 64MiB",
+            crate::units::fmt_size_exact(a.bs)
+        )));
     }
     if a.iodepth == 0 || a.iodepth > MAX_IODEPTH {
         return Err(err(format!(

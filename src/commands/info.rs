@@ -186,7 +186,7 @@ impl crate::cli::Execute for EnduranceArgs {
                     from_device = doc.environment.block_device.clone();
                 }
                 let (wa, per_test) = measured_wa(&doc, args.test.as_deref())
-                    .ok_or_else(|| no_wa_error(path, args.test.as_deref()))?;
+                    .ok_or_else(|| no_wa_error(path, args.test.as_deref(), &doc))?;
                 (wa, path.display().to_string(), per_test)
             }
             (None, Some(wa)) => (wa, "--wa".to_string(), Vec::new()),
@@ -235,11 +235,23 @@ impl crate::cli::Execute for EnduranceArgs {
     }
 }
 
-fn no_wa_error(path: &Path, test: Option<&str>) -> anyhow::Error {
+fn no_wa_error(path: &Path, test: Option<&str>, doc: &ResultDoc) -> anyhow::Error {
     match test {
+        // Which tests --test could name: a misspelt name was told "no such test, or ...".
         Some(t) => crate::usage!(
-            "{}: test \"{t}\" has no measured write amplification (no such test, or it wrote nothing to a block device)",
-            path.display()
+            "{}: test \"{t}\" has no measured write amplification (no such test, or it wrote nothing to a block device); {}",
+            path.display(),
+            match measured_wa(doc, None) {
+                Some((_, per_test)) => format!(
+                    "tests with one: {}",
+                    per_test
+                        .iter()
+                        .map(|(name, _)| name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                None => "no test in it has one".to_string(),
+            }
         ),
         None => crate::usage!(
             "{}: no run in it measured write amplification (it needs a write test with device counters; tmpfs and network targets have none)",

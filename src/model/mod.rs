@@ -122,6 +122,20 @@ pub struct Environment {
     pub transparent_hugepage: Option<String>,
 }
 
+impl Environment {
+    /// The file system for a reader: `ext4`; `block device` for a device measured raw (no
+    /// file system on the way); `?` when nothing was recorded.
+    pub fn fs_label(&self) -> &str {
+        if !self.fs_type.is_empty() {
+            &self.fs_type
+        } else if self.block_device.is_some() {
+            "block device"
+        } else {
+            "?"
+        }
+    }
+}
+
 /// A warning: a stable machine code and a sentence that says what to do.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Warning {
@@ -217,6 +231,28 @@ pub struct TestResult {
 }
 
 impl TestResult {
+    /// The runs the summary covers: all of them, or under `--steadystate` the window's.
+    pub fn summarized_runs(&self) -> &[RunResult] {
+        match &self.steady_state {
+            Some(rec) => self.runs.get(rec.summary_rounds()).unwrap_or_default(),
+            None => &self.runs,
+        }
+    }
+
+    /// The run numbers (`RunResult::run`, from 1) of a summary's outliers: its indices count
+    /// the runs it summarizes, which under `--steadystate` are the window's, not all of them
+    /// (the window's 2nd run was called "run 2" when it was run 3).
+    pub fn outlier_runs(&self, s: &Summary) -> Vec<u32> {
+        let judged = self.summarized_runs();
+        s.outliers
+            .iter()
+            .map(|&i| match judged.get(i as usize) {
+                Some(r) if judged.len() == s.n as usize && r.run > 0 => r.run,
+                _ => i + 1,
+            })
+            .collect()
+    }
+
     /// How the test ended when it did not complete: "interrupted" when a signal stopped it
     /// (its error is `interrupted by SIG…`), else "failed"; None for a complete test.
     pub fn ended_early(&self) -> Option<&'static str> {

@@ -72,7 +72,18 @@ pub fn summary_table(tests: &[(String, &TestResult)]) -> TableBlock {
     }
     let mut header = vec!["Test".to_string()];
     header.extend(metrics.iter().map(|m| label(m)));
-    header.extend(["median", "CV", "runs", "outlier runs"].map(String::from));
+    // The peak preset's headline is the best run (its console table shows that): a column
+    // "median" left the report without the figure the table gave.
+    let best = |t: &TestResult| t.headline.as_deref() == Some("max");
+    let headline = if !tests.is_empty() && tests.iter().all(|(_, t)| best(t)) {
+        "best run"
+    } else if tests.iter().any(|(_, t)| best(t)) {
+        "median (best run: peak)"
+    } else {
+        "median"
+    };
+    header.push(headline.to_string());
+    header.extend(["CV", "runs", "outlier runs"].map(String::from));
     let rows = tests
         .iter()
         .zip(&per_test)
@@ -88,6 +99,8 @@ pub fn summary_table(tests: &[(String, &TestResult)]) -> TableBlock {
             let primary = primary_metric(t);
             let ps = primary.as_deref().and_then(|p| ms.get(p));
             row.push(match (primary.as_deref(), ps) {
+                // The best of a rate (higher is better), as the peak preset's table shows.
+                (Some(p), Some(s)) if best(t) => format!("{} {}", fmt_value(p, s.max), label(p)),
                 (Some(p), Some(s)) => format!("{} {}", fmt_value(p, s.median), label(p)),
                 _ => "-".into(),
             });
@@ -103,10 +116,10 @@ pub fn summary_table(tests: &[(String, &TestResult)]) -> TableBlock {
                 t.runs.len().to_string()
             });
             row.push(match ps {
-                Some(s) if !s.outliers.is_empty() => s
-                    .outliers
+                Some(s) if !s.outliers.is_empty() => t
+                    .outlier_runs(s)
                     .iter()
-                    .map(|i| (i + 1).to_string())
+                    .map(|r| r.to_string())
                     .collect::<Vec<_>>()
                     .join(", "),
                 _ => "-".into(),
@@ -119,5 +132,40 @@ pub fn summary_table(tests: &[(String, &TestResult)]) -> TableBlock {
         rows,
         first_numeric: 1,
         numeric_end: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::summarize;
+
+    /// A peak-preset result: the console table shows the best run, the report showed only
+    /// the median.
+    #[test]
+    fn a_peak_result_shows_its_best_run() {
+        let mut t = TestResult {
+            name: "SEQ1M Q8T1 read".into(),
+            family: "block".into(),
+            headline: Some("max".into()),
+            ..Default::default()
+        };
+        t.summary
+            .insert("iops".into(), summarize(&[900.0, 1000.0, 1200.0]));
+        let table = summary_table(&[(t.name.clone(), &t)]);
+        let col = table.header.iter().position(|h| h == "best run").unwrap();
+        assert!(
+            table.rows[0][col].starts_with("1,200"),
+            "{:?}",
+            table.rows[0]
+        );
+        t.headline = None;
+        let table = summary_table(&[(t.name.clone(), &t)]);
+        let col = table.header.iter().position(|h| h == "median").unwrap();
+        assert!(
+            table.rows[0][col].starts_with("1,000"),
+            "{:?}",
+            table.rows[0]
+        );
     }
 }

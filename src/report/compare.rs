@@ -11,8 +11,8 @@ use crate::error::UsageError;
 use crate::model::{Summary, Warning, WarningCode};
 use crate::report::load::Loaded;
 use crate::report::metrics::{
-    Better, all_tests, config_of, direction, display_name, fmt_mean_ci, label, metrics_of,
-    primary_metric,
+    Better, CI_TOO_WIDE, all_tests, config_of, direction, display_name, fmt_mean_ci, label,
+    metrics_of, primary_metric,
 };
 use crate::report::settings::{self, SettingDiff};
 use crate::report::table::{new_table, render_warning_list};
@@ -153,6 +153,25 @@ pub fn compare(inputs: &[Loaded], all_metrics: bool) -> Result<Comparison, Usage
         .find(|(_, p)| p.rows.is_empty())
     {
         let (a, b) = (&c.files[0].path, &c.files[i + 1].path);
+        if p.only_in_baseline.is_empty() && p.only_in_other.is_empty() {
+            // The same tests on both sides, but without figures on one: this read "A has: no
+            // tests; B has: no tests" for two results interrupted before their first run.
+            let runs = |l: &Loaded| {
+                let v: Vec<String> = keyed(l)
+                    .iter()
+                    .map(|((config, name), t)| {
+                        let config = (!config.is_empty()).then_some(config.as_str());
+                        format!("{} ({} runs)", display_name(config, name), t.runs.len())
+                    })
+                    .collect();
+                list_or_none(&v)
+            };
+            return Err(UsageError(format!(
+                "{a} and {b} have no test measured in both (a test stopped or failed before its first run has no figures); {a} has: {}; {b} has: {}",
+                runs(&inputs[0]),
+                runs(&inputs[i + 1]),
+            )));
+        }
         return Err(UsageError(format!(
             "{a} and {b} have no test in common (tests are matched by configuration and name); {a} has: {}; {b} has: {}",
             list_or_none(&p.only_in_baseline),
@@ -174,7 +193,7 @@ pub fn compare_lenient(inputs: &[Loaded], all_metrics: bool) -> Comparison {
             path: l.path.display().to_string(),
             command: l.doc.command.clone(),
             hostname: l.doc.environment.hostname.clone(),
-            fs_type: l.doc.environment.fs_type.clone(),
+            fs_type: l.doc.environment.fs_label().to_string(),
             started_at: l.doc.started_at.clone(),
         })
         .collect::<Vec<_>>();
@@ -436,21 +455,62 @@ fn fmt_p(p: f64) -> String {
     }
 }
 
+/// The 95 % interval of a ratio reaches zero or below (relative error 100 % or more): the
+/// ratio could be anything, so no half-width is shown. Inverting keeps the relative error,
+/// so this holds for the change and the speed-up alike.
+fn ratio_too_wide(r: Ratio) -> bool {
+    r.pm.is_finite() && r.value > 0.0 && r.pm >= r.value
+}
+
 /// "B is 1.37 ± 0.04× faster on RND4K Q32T1 read".
 pub fn sentence(p: &Pairing, r: &Row) -> String {
     let s = r.speedup;
+    let what = display_name(r.config.as_deref(), &r.test);
+    // A side of 0 (a saturate sweep where no depth held the limit) has no ratio: this read
+    // "B is inf× faster than A".
+    if !s.value.is_finite() || s.value == 0.0 {
+        let zero = if r.baseline.mean == 0.0 {
+            &p.baseline
+        } else {
+            &p.other
+        };
+        return if r.baseline.mean == 0.0 && r.other.mean == 0.0 {
+            format!(
+                "{} and {} are both 0 on {what} (no ratio)",
+                p.other, p.baseline
+            )
+        } else {
+            let word = if s.value.is_infinite() {
+                "faster"
+            } else {
+                "slower"
+            };
+            format!(
+                "{} is {word} than {} on {what} ({zero} is 0: no ratio)",
+                p.other, p.baseline
+            )
+        };
+    }
     let (word, shown) = if s.value >= 1.0 {
         ("faster", s)
     } else {
         ("slower", invert(s))
     };
-    let what = display_name(r.config.as_deref(), &r.test);
     let tail = match r.verdict {
         Verdict::NoSignificantDifference => " (not significant at 95 %)",
         Verdict::Untested => " (one run each: significance unknown)",
         _ => "",
     };
-    let ratio = fmt_pm(shown.value, shown.pm, 2, "");
+    // The propagated interval of a ratio reaching zero says nothing (a 40× drop from two
+    // scattered runs read "40.73 ± 108.47×"), as a mean's interval below zero does not.
+    let (ratio, tail) = if ratio_too_wide(shown) {
+        (
+            format!("{:.2}", shown.value),
+            format!(" ({CI_TOO_WIDE}){tail}"),
+        )
+    } else {
+        (fmt_pm(shown.value, shown.pm, 2, ""), tail.to_string())
+    };
     // A ratio that rounds to 1.00 is neither: "B is 1.00 ± 0.21× faster" read as a finding.
     if format!("{:.2}", shown.value) == "1.00" {
         return format!(
@@ -531,7 +591,7 @@ pub fn render_text(c: &Comparison) -> String {
 }
 
 /// What the columns mean (printed under every comparison).
-pub const EXPLANATION: &str = "Change = other / baseline - 1 (of the mean), ± = 95 % interval propagated from both means' standard errors. Verdict at 95 %: Welch's t-test when both sides have 2+ runs, CI overlap when one side has a single run. \"± too wide\": the mean's 95 % interval reaches below zero (few runs, far apart), so it says nothing; more runs narrow it.";
+pub const EXPLANATION: &str = "Change = other / baseline - 1 (of the mean), ± = 95 % interval propagated from both means' standard errors. Verdict at 95 %: Welch's t-test when both sides have 2+ runs, CI overlap when one side has a single run. \"± too wide\": the 95 % interval of a mean, or of other / baseline, reaches zero or below (few runs, far apart), so it says nothing; more runs narrow it.";
 
 /// Column names of a comparison table.
 pub fn table_header(p: &Pairing) -> Vec<String> {
@@ -557,7 +617,15 @@ pub fn table_row(r: &Row) -> Vec<String> {
         label(&r.metric),
         format!("{} (n={})", fmt_mean_ci(&r.metric, &sa), sa.n),
         format!("{} (n={})", fmt_mean_ci(&r.metric, &sb), sb.n),
-        fmt_pm(r.change_pct, r.change_pct_pm, 1, " %"),
+        if !r.change_pct.is_finite() {
+            // The baseline is 0: other / baseline has no value ("inf %").
+            "- (baseline 0)".to_string()
+        } else if r.change_pct_pm.is_finite() && r.change_pct - r.change_pct_pm <= -100.0 {
+            // other / baseline could be zero or below: "-97.5 ± 6.5 %" looked precise.
+            format!("{:.1} % {CI_TOO_WIDE}", r.change_pct)
+        } else {
+            fmt_pm(r.change_pct, r.change_pct_pm, 1, " %")
+        },
         verdict_text(r),
     ]
 }
@@ -570,5 +638,75 @@ fn side_summary(s: &Side) -> Summary {
         ci95_low: s.ci95_low,
         ci95_high: s.ci95_high,
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::TestResult;
+    use crate::stats::summarize;
+
+    fn pairing() -> Pairing {
+        Pairing {
+            baseline: "A".into(),
+            other: "B".into(),
+            rows: Vec::new(),
+            only_in_baseline: Vec::new(),
+            only_in_other: Vec::new(),
+            settings_differ: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Two scattered runs 40× below the baseline: the ratio's interval reaches zero, so
+    /// neither the change nor the speed-up has a half-width to show (QA saw
+    /// "-97.5 ± 6.5 %" and "B is 40.73 ± 108.47× slower").
+    #[test]
+    fn a_ratio_whose_interval_reaches_zero_is_too_wide() {
+        let t = TestResult {
+            name: "RND4K Q1T2 read".into(),
+            ..Default::default()
+        };
+        let a = summarize(&[2_557_302.0, 2_734_084.0]);
+        let b = summarize(&[45_000.0, 84_910.0]);
+        let r = row(None, &t, "iops", &a, &b, true);
+        let cells = table_row(&r);
+        assert_eq!(cells[4], format!("{:.1} % ± too wide", r.change_pct));
+        let text = sentence(&pairing(), &r);
+        assert!(
+            text.starts_with("B is ")
+                && text.contains("× slower than A on RND4K Q1T2 read (± too wide)"),
+            "{text}"
+        );
+        // A side of 0 (no depth held a saturate limit) has no ratio: "inf×", "inf %".
+        let zero = summarize(&[0.0]);
+        let one = summarize(&[165_423.0]);
+        let r = row(None, &t, "iops", &zero, &one, true);
+        assert_eq!(table_row(&r)[4], "- (baseline 0)");
+        assert_eq!(
+            sentence(&pairing(), &r),
+            "B is faster than A on RND4K Q1T2 read (A is 0: no ratio)"
+        );
+        assert!(table_row(&r)[5].starts_with("not tested (1 run each)"));
+        let r = row(None, &t, "iops", &one, &zero, true);
+        assert_eq!(
+            sentence(&pairing(), &r),
+            "B is slower than A on RND4K Q1T2 read (B is 0: no ratio)"
+        );
+        let r = row(None, &t, "iops", &zero, &zero, true);
+        assert_eq!(
+            sentence(&pairing(), &r),
+            "B and A are both 0 on RND4K Q1T2 read (no ratio)"
+        );
+        // A tight one keeps its half-width.
+        let c = summarize(&[1_300_000.0, 1_310_000.0]);
+        let r = row(None, &t, "iops", &a, &c, true);
+        assert!(
+            !table_row(&r)[4].contains("too wide"),
+            "{:?}",
+            table_row(&r)
+        );
+        assert!(!sentence(&pairing(), &r).contains("too wide"));
     }
 }

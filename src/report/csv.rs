@@ -146,7 +146,7 @@ fn run_cols(t: &TestResult, r: &RunResult) -> Vec<String> {
     let lat = r.lat_ns.as_ref();
     let outlier = primary_metric(t)
         .and_then(|m| t.summary.get(&m))
-        .map(|s| s.outliers.contains(&(r.run.saturating_sub(1))))
+        .map(|s| t.outlier_runs(s).contains(&r.run))
         .unwrap_or(false);
     let mut cols = vec![
         r.run.to_string(),

@@ -127,9 +127,19 @@ fn doc_blocks(l: &Loaded, out: &mut Vec<Block>) {
         format!("{} — {}", doc.command, l.file_name()),
     ));
     if doc.status != "complete" {
+        // "This run is failed" read oddly; a file whose status is still "running" was
+        // written by an iolab that was killed (or still runs).
+        let how = match doc.status.as_str() {
+            "failed" => "This run failed".to_string(),
+            "interrupted" => "This run was interrupted".to_string(),
+            "running" => {
+                "This run had not finished when its result was last written (iolab was killed, or still runs)"
+                    .to_string()
+            }
+            other => format!("This run ended {other}"),
+        };
         out.push(Block::Alert(format!(
-            "This run is {}{}: the results below are partial.",
-            doc.status,
+            "{how}{}: the results below are partial.",
             doc.error
                 .as_deref()
                 .map(|e| format!(" ({e})"))
@@ -245,7 +255,12 @@ fn environment(doc: &ResultDoc) -> Vec<(String, String)> {
         ("target".into(), e.target_path.clone()),
         (
             "file system".into(),
-            format!("{} on {}", e.fs_type, e.mount_point),
+            if e.mount_point.is_empty() {
+                // A device measured raw: no file system, no mount (this read " on ").
+                e.fs_label().to_string()
+            } else {
+                format!("{} on {}", e.fs_label(), e.mount_point)
+            },
         ),
         ("mount options".into(), e.mount_options.clone()),
     ];
@@ -317,7 +332,13 @@ pub fn warnings(doc: &ResultDoc) -> Vec<(String, String)> {
             }
         }
     }
-    if let Some(e) = &doc.error {
+    // The run's error, unless a test's entry above already says it (a failed verification
+    // was listed twice, as `test-failed` and as `error`).
+    if let Some(e) = &doc.error
+        && !w
+            .iter()
+            .any(|(code, text)| code.starts_with("test-") && text.ends_with(e.as_str()))
+    {
         w.push(("error".into(), e.clone()));
     }
     w
@@ -505,4 +526,56 @@ fn saturation_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
         first_numeric: 1,
         numeric_end: None,
     }));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Environment;
+
+    /// A failed run's error was listed twice (`test-failed` and `error`), and its alert
+    /// read "This run is failed".
+    #[test]
+    fn a_failed_run_says_its_error_once() {
+        let mut doc = ResultDoc::new("run", Vec::new(), Environment::default());
+        let e = "data verification failed at offset 0";
+        doc.status = "failed".into();
+        doc.error = Some(e.into());
+        doc.tests.push(crate::model::TestResult {
+            name: "SEQ1M Q1T1 read".into(),
+            family: "block".into(),
+            error: Some(e.into()),
+            ..Default::default()
+        });
+        let w = warnings(&doc);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(w[0].0, "test-failed");
+        let loaded = crate::report::load::Loaded {
+            path: "r.json".into(),
+            doc,
+        };
+        let mut out = Vec::new();
+        doc_blocks(&loaded, &mut out);
+        let alert = out
+            .iter()
+            .find_map(|b| match b {
+                Block::Alert(a) => Some(a.clone()),
+                _ => None,
+            })
+            .unwrap();
+        assert!(alert.starts_with("This run failed ("), "{alert}");
+    }
+
+    /// A result of a raw block device: the environment read `file system |  on  |`.
+    #[test]
+    fn a_raw_device_s_file_system_row() {
+        let env = Environment {
+            target_path: "/dev/loop3".into(),
+            block_device: Some("loop3".into()),
+            ..Default::default()
+        };
+        let rows = environment(&ResultDoc::new("run", Vec::new(), env));
+        let fs = rows.iter().find(|(k, _)| k == "file system").unwrap();
+        assert_eq!(fs.1, "block device");
+    }
 }

@@ -247,8 +247,9 @@ pub fn endurance_table(r: &EnduranceReport) -> String {
     t.add_row(vec![
         "Write amplification".into(),
         format!(
-            "{:.2} ({})",
-            r.write_amplification, r.write_amplification_source
+            "{} ({})",
+            crate::analysis::endurance::fmt_wa(r.write_amplification),
+            r.write_amplification_source
         ),
     ]);
     t.add_row(vec![
@@ -260,7 +261,16 @@ pub fn endurance_table(r: &EnduranceReport) -> String {
         format!("{:.0} % ({})", r.used_pct, r.used_source),
     ]);
     t.add_row(vec!["Endurance left".into(), fmt_si(r.remaining_bytes)]);
-    let (days, years) = if r.days.is_finite() {
+    let longest = crate::analysis::endurance::LONGEST_SHOWN_YEARS;
+    let (days, years) = if r.days.is_finite() && r.years > longest {
+        (
+            format!(
+                "more than {}",
+                crate::units::fmt_thousands(longest * crate::analysis::endurance::DAYS_PER_YEAR)
+            ),
+            format!("more than {}", crate::units::fmt_thousands(longest)),
+        )
+    } else if r.days.is_finite() {
         (format!("{:.1}", r.days), format!("{:.2}", r.years))
     } else {
         ("never".into(), "never".into())
@@ -275,7 +285,7 @@ pub fn endurance_table(r: &EnduranceReport) -> String {
         let mut pt = table();
         pt.set_header(vec!["Test", "Write amplification"]);
         for (name, wa) in &r.per_test {
-            pt.add_row(vec![name.clone(), format!("{wa:.2}")]);
+            pt.add_row(vec![name.clone(), crate::analysis::endurance::fmt_wa(*wa)]);
         }
         out.push_str(&format!("{pt}\n"));
     }

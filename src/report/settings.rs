@@ -37,8 +37,14 @@ impl SettingDiff {
     /// `files_per_portion 50 vs 10`, sizes in binary units (`size_bytes 256MiB vs 1GiB`,
     /// `configuration.cluster_bytes_actual 4KiB vs 1KiB`).
     pub fn describe(&self) -> String {
+        // Sizes in binary units, times in their unit (`limit_ns 1 ns vs 10.00 ms`, not
+        // `1 vs 10000000`).
         let shown = |v: &str| match v.parse::<u64>() {
             Ok(n) if self.setting.contains("_bytes") => fmt_size_exact(n),
+            _ if self.setting.ends_with("_ns") => v
+                .parse::<f64>()
+                .map(crate::units::fmt_ns)
+                .unwrap_or_else(|_| v.to_string()),
             _ => v.to_string(),
         };
         format!(
@@ -86,10 +92,12 @@ pub fn recorded(doc: &ResultDoc, config: &str, t: &TestResult) -> BTreeMap<Strin
         .iter()
         .filter(|(k, _)| !NOT_SETTINGS.contains(&k.as_str()))
     {
-        let key = if out.contains_key(k) {
-            format!("params.{k}")
-        } else {
-            k.clone()
+        let key = match out.get(k) {
+            // The same value under both names (saturate records size_bytes in its settings
+            // and its params) was listed twice in a difference.
+            Some(same) if same == v => continue,
+            Some(_) => format!("params.{k}"),
+            None => k.clone(),
         };
         out.insert(key, v.clone());
     }
@@ -162,6 +170,34 @@ mod tests {
         assert_eq!(d.len(), 1, "{d:?}");
         assert_eq!(d[0].describe(), "files_per_portion 50 vs 10");
         assert!(differences(&a, &a).is_empty());
+    }
+
+    /// saturate records size_bytes in its settings and its params: a difference was listed
+    /// twice, and its latency limit in bare nanoseconds (`limit_ns 1 vs 10000000`).
+    #[test]
+    fn a_setting_is_listed_once_and_times_have_units() {
+        let sat = |size: u64, limit: &str| {
+            let mut t = TestResult {
+                name: "randread".into(),
+                family: "saturate".into(),
+                settings: Some(BlockSettings {
+                    size_bytes: size,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            };
+            t.params.insert("size_bytes".into(), size.to_string());
+            t.params.insert("limit_ns".into(), limit.into());
+            t
+        };
+        let doc = ResultDoc::new("saturate", vec![], Default::default());
+        let a = recorded(&doc, "", &sat(16 << 20, "1"));
+        let b = recorded(&doc, "", &sat(128 << 20, "10000000"));
+        let d: Vec<String> = differences(&a, &b).iter().map(|d| d.describe()).collect();
+        assert_eq!(
+            d,
+            ["limit_ns 1 ns vs 10.00 ms", "size_bytes 16MiB vs 128MiB"]
+        );
     }
 
     #[test]

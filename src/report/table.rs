@@ -143,37 +143,30 @@ fn run_length(s: &crate::model::BlockSettings) -> String {
     }
 }
 
+/// What the header says of the target: `/mnt (ext4, /dev/sda1, relatime)`; a block device
+/// measured raw has no file system: `/dev/loop3 (block device)`, not `(?, /dev/loop3)`.
+fn target_line(env: &crate::model::Environment) -> String {
+    let device = env.block_device.as_deref().map(|d| format!("/dev/{d}"));
+    let mut parts = vec![env.fs_label().to_string()];
+    if let Some(d) = device
+        && d != env.target_path
+    {
+        parts.push(d);
+    }
+    if let Some(o) = env.mount_options.split(',').find(|o| o.contains("atime")) {
+        parts.push(o.to_string());
+    }
+    format!("{} ({})", env.target_path, parts.join(", "))
+}
+
 /// Render block tests as a table per direction, with warnings underneath.
 pub fn render_block_table(doc: &ResultDoc) -> String {
     let mut out = String::new();
     let env = &doc.environment;
-    let raw_device = env.fs_type.is_empty()
-        && env
-            .block_device
-            .as_deref()
-            .is_some_and(|d| env.target_path == format!("/dev/{d}"));
     out.push_str(&format!(
-        "iolab {} on {} ({}{}{})\n",
+        "iolab {} on {}\n",
         doc.tool.version,
-        env.target_path,
-        if !env.fs_type.is_empty() {
-            &env.fs_type
-        } else if raw_device {
-            // A device measured itself has no file system: say what it is, not "?".
-            "block device"
-        } else {
-            "?"
-        },
-        env.block_device
-            .as_deref()
-            .filter(|_| !raw_device)
-            .map(|d| format!(", /dev/{d}"))
-            .unwrap_or_default(),
-        env.mount_options
-            .split(',')
-            .find(|o| o.contains("atime"))
-            .map(|o| format!(", {o}"))
-            .unwrap_or_default(),
+        target_line(env)
     ));
     let mut table = new_table(ContentArrangement::Disabled);
     table.set_header(vec![
@@ -353,26 +346,30 @@ pub fn render_warning_list(warnings: &[Warning]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{Environment, ResultDoc};
 
-    /// A block device measured itself: the header says so instead of an unknown file
-    /// system (`on /dev/loop0 (?, /dev/loop0)`).
+    fn header(env: Environment) -> String {
+        let doc = ResultDoc::new("run", Vec::new(), env);
+        render_block_table(&doc).lines().next().unwrap().to_string()
+    }
+
+    /// A raw block device has no file system: the header read `(?, /dev/loop3)`.
     #[test]
-    fn a_device_target_is_named_a_block_device() {
-        let mut doc = ResultDoc::new(
-            "run",
-            vec!["iolab".into()],
-            crate::model::Environment::default(),
-        );
-        doc.environment.target_path = "/dev/loop0".into();
-        doc.environment.block_device = Some("loop0".into());
-        let text = render_block_table(&doc);
-        let first = text.lines().next().unwrap();
-        assert!(first.ends_with("on /dev/loop0 (block device)"), "{first}");
-        // A directory keeps its file system and device.
-        doc.environment.target_path = "/mnt/x".into();
-        doc.environment.fs_type = "ext4".into();
-        let text = render_block_table(&doc);
-        let first = text.lines().next().unwrap();
-        assert!(first.ends_with("on /mnt/x (ext4, /dev/loop0)"), "{first}");
+    fn a_block_device_s_header_names_it() {
+        let raw = Environment {
+            target_path: "/dev/loop3".into(),
+            block_device: Some("loop3".into()),
+            ..Default::default()
+        };
+        let line = header(raw);
+        assert!(line.ends_with(" on /dev/loop3 (block device)"), "{line}");
+        let dir = Environment {
+            target_path: "/mnt".into(),
+            fs_type: "ext4".into(),
+            block_device: Some("sda1".into()),
+            mount_options: "rw,relatime".into(),
+            ..Default::default()
+        };
+        assert!(header(dir).ends_with(" on /mnt (ext4, /dev/sda1, relatime)"));
     }
 }

@@ -468,10 +468,15 @@ impl TestRunner<'_> {
             doc.warnings.retain(|w| {
                 !(w.code == WarningCode::CpuBound && w.test.as_ref() == Some(&spec.name))
             });
+            let sync = spec
+                .groups
+                .iter()
+                .any(|g| g.engine == crate::engine::EngineKind::Sync);
             doc.warn(Warning {
                 code: WarningCode::CpuBound,
                 message: format!(
-                    "a job thread used {cpu_pct:.0} % of a CPU: iolab, not the device, may have been the limit; add --jobs or use --engine uring with a higher --iodepth"
+                    "a job thread used {cpu_pct:.0} % of a CPU: iolab, not the device, may have been the limit; {}",
+                    cpu_bound_advice(sync, self.cfg.verify)
                 ),
                 test: Some(spec.name.clone()),
             });
@@ -514,6 +519,9 @@ impl TestRunner<'_> {
         test.summary = judged.summary;
         judged.name = test.name.clone();
         judged.summary = test.summary.clone();
+        // Judged as a steady-state test: its advice, and its outliers named by run number.
+        judged.runs = test.runs.clone();
+        judged.steady_state = Some(rec.clone());
         if warn {
             for w in spread_warnings(&judged, &self.cfg.repeat)
                 .into_iter()
@@ -573,5 +581,32 @@ impl Watch {
         if let Some(pt) = self.sampler.sample(live) {
             p.point(frac, &pt);
         }
+    }
+}
+
+/// What to do about a CPU-bound job thread, for the engine it ran on: "use --engine uring"
+/// was advised to runs already on io_uring; `--verify`'s checksums are CPU work of their own.
+fn cpu_bound_advice(sync: bool, verify: bool) -> String {
+    let mut advice = if sync {
+        "add --jobs or use --engine uring with a higher --iodepth".to_string()
+    } else {
+        "add --jobs (each job is one thread)".to_string()
+    };
+    if verify {
+        advice.push_str("; --verify checksums every sector, which costs CPU");
+    }
+    advice
+}
+
+#[cfg(test)]
+mod tests {
+    /// The advice to a CPU-bound run on io_uring told it to use io_uring.
+    #[test]
+    fn cpu_bound_advice_fits_the_engine() {
+        assert!(super::cpu_bound_advice(true, false).contains("--engine uring"));
+        let uring = super::cpu_bound_advice(false, false);
+        assert!(!uring.contains("--engine uring"), "{uring}");
+        assert!(uring.contains("--jobs"));
+        assert!(super::cpu_bound_advice(false, true).contains("--verify"));
     }
 }

@@ -92,7 +92,7 @@ impl Method {
         match self {
             Method::Welch => "Welch t-test",
             Method::CiOverlap => "CI overlap",
-            Method::None => "1 run each, untested",
+            Method::None => "1 run each",
         }
     }
 }

@@ -178,6 +178,12 @@ pub fn spread_warnings(t: &TestResult, mode: &RepeatMode) -> Vec<Warning> {
             "more files per portion"
         };
         let advice = match mode {
+            // `--steadystate` decides the runs (and refuses --repeat): its window is this noisy.
+            _ if t.steady_state.is_some() => {
+                format!(
+                    "the steady-state window itself is this noisy; stop other programs, or use {longer}"
+                )
+            }
             RepeatMode::Fixed(_) => format!("use more repeats (--repeat auto) or {longer}"),
             RepeatMode::Auto { max, .. } => format!(
                 "--repeat auto stopped at {} of at most {max} runs; stop other programs, or use {longer}",
@@ -200,9 +206,9 @@ pub fn spread_warnings(t: &TestResult, mode: &RepeatMode) -> Vec<Warning> {
             code: WarningCode::OutlierRun,
             message: format!(
                 "run(s) {} are outliers (modified Z-score > 3.5)",
-                s.outliers
+                t.outlier_runs(s)
                     .iter()
-                    .map(|i| (i + 1).to_string())
+                    .map(|r| r.to_string())
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
@@ -210,8 +216,10 @@ pub fn spread_warnings(t: &TestResult, mode: &RepeatMode) -> Vec<Warning> {
         });
     }
     if s.n >= 3 {
+        // The window's first run under --steadystate (its rounds before are the ramp-up it
+        // waits out, not a cold cache).
         let values: Vec<f64> = t
-            .runs
+            .summarized_runs()
             .iter()
             .filter_map(|r| r.iops.or(r.files_per_s))
             .collect();
@@ -316,6 +324,63 @@ mod tests {
         trace.trace.as_mut().unwrap().source = "replay".into();
         let m = message(&trace, &RepeatMode::Fixed(3));
         assert!(m.ends_with("or a longer recording"), "{m}");
+    }
+
+    /// Under --steadystate the summary covers the window, past run 1: its outlier was named
+    /// by its place in the window ("run 2" for run 5), and a noisy window was told to use
+    /// --repeat auto, which --steadystate refuses.
+    #[test]
+    fn a_steady_window_s_outliers_and_advice() {
+        let values = [
+            50.0, 70.0, 90.0, 100.0, 102.0, 98.0, 101.0, 160.0, 99.0, 100.0,
+        ];
+        let mut t = TestResult {
+            name: "RND4K Q1T1 write".into(),
+            ..Default::default()
+        };
+        for (i, &v) in values.iter().enumerate() {
+            t.runs.push(crate::model::RunResult {
+                run: i as u32 + 1,
+                iops: Some(v),
+                ..Default::default()
+            });
+        }
+        // The window: rounds 3..=9 (counted from 0), runs 4..=10.
+        let rec = crate::model::steady::SteadyStateRecord {
+            steady_first_round: Some(3),
+            steady_last_round: Some(9),
+            window_rounds: 7,
+            reached: true,
+            values: values.to_vec(),
+            ..Default::default()
+        };
+        let mut judged = TestResult {
+            runs: t.runs[3..].to_vec(),
+            ..Default::default()
+        };
+        summarize_test(&mut judged);
+        t.summary = judged.summary;
+        t.steady_state = Some(rec);
+        let w = spread_warnings(&t, &RepeatMode::Fixed(3));
+        let outlier = w
+            .iter()
+            .find(|w| w.code == WarningCode::OutlierRun)
+            .expect("outlier");
+        assert!(
+            outlier.message.starts_with("run(s) 8 are"),
+            "{}",
+            outlier.message
+        );
+        let noisy = w
+            .iter()
+            .find(|w| w.code == WarningCode::Noisy)
+            .expect("noisy");
+        assert!(!noisy.message.contains("--repeat"), "{}", noisy.message);
+        assert!(
+            noisy.message.contains("steady-state window"),
+            "{}",
+            noisy.message
+        );
     }
 
     #[test]

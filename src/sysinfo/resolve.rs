@@ -177,7 +177,12 @@ fn parse_query(input: &str) -> Result<Query, UsageError> {
     if blockdev::exists(bare) {
         return Ok(Query::Device(bare.to_string()));
     }
-    if input.starts_with("/dev/") || !input.contains('/') && looks_like_device(input) {
+    // `/dev/sdz`, `/dev/mapper/x`, `/dev/disk/by-id/x` name devices; `/dev/shm/x` is a path
+    // on a tmpfs (it was called "no such block device").
+    let dev_name = input.strip_prefix("/dev/").is_some_and(|rest| {
+        !rest.contains('/') || rest.starts_with("mapper/") || rest.starts_with("disk/")
+    });
+    if dev_name || !input.contains('/') && looks_like_device(input) {
         return Err(UsageError(format!(
             "no such block device: {input} (lsblk lists the devices of this machine)"
         )));
@@ -333,5 +338,9 @@ mod tests {
         assert!(e.0.contains("no such block device"), "{}", e.0);
         let e = storage_info("./no/such/file/iolab").unwrap_err();
         assert!(e.0.contains("no such file"), "{}", e.0);
+        let e = storage_info("/dev/shm/no-such-file-iolab").unwrap_err();
+        assert!(e.0.contains("no such file, directory"), "{}", e.0);
+        let e = storage_info("/dev/mapper/no-such-iolab").unwrap_err();
+        assert!(e.0.contains("no such block device"), "{}", e.0);
     }
 }

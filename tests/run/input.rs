@@ -13,6 +13,8 @@ fn bad_input_is_refused_with_exit_2() {
         (&["run", "--bs", "0"], "--bs 0"),
         (&["run", "--bs", "1000"], "multiple of 512"),
         (&["run", "--bs", "4x"], "not a size"),
+        // The value as a size, not 1073741824.
+        (&["run", "--bs", "1G"], "--bs 1GiB: at most 64MiB"),
         (&["run", "--size=-4k"], "negative"),
         (&["run", "--size", "1k"], "smaller than one block"),
         (&["run", "--size", "900T"], "free"),
@@ -54,6 +56,23 @@ fn bad_input_is_refused_with_exit_2() {
             &["run", "--target", "/nonexistent/iolab/dir"],
             "does not exist",
         ),
+        // 16 TiB of I/O buffers: was an allocation abort (exit 134) after the prefill, the
+        // test file and the lock left behind.
+        (
+            &[
+                "run",
+                "--rw",
+                "read",
+                "--bs",
+                "64M",
+                "--iodepth",
+                "1024",
+                "--jobs",
+                "256",
+            ],
+            "of I/O buffers, more than half of this machine's memory",
+        ),
+        (&["run", "--rwmix-read", "x%"], "not a whole percentage"),
     ];
     for (args, needle) in cases {
         expect_usage_error(p, args, needle);
