@@ -181,6 +181,7 @@ impl Exec<'_> {
                     continue;
                 }
                 w.test = Some(format!("{}: {}", cfg.label, t.name));
+                w.message = in_workload_keys(&w.message);
                 ws.push(w);
             }
         }
@@ -457,6 +458,21 @@ impl WarningSink<'_> {
     }
 }
 
+/// A spread warning's advice in the matrix's terms: a workload's settings are keys of its
+/// reference (`run:duration=10s`), not the command's flags.
+fn in_workload_keys(message: &str) -> String {
+    message
+        .replace("a longer --duration", "a longer duration (run:duration=…)")
+        .replace(
+            "a larger --scale",
+            "a larger scale (copy:scale=… or trace:scale=…)",
+        )
+        .replace(
+            "more files per portion",
+            "more files per portion (files:files-per-portion=…)",
+        )
+}
+
 fn doc_warnings(v: &mut Vec<Warning>) -> WarningSink<'_> {
     WarningSink {
         inner: std::cell::RefCell::new(v),
@@ -476,4 +492,18 @@ fn outcome_of<'c>(cfg: &'c mut ConfigurationResult, label: &str) -> &'c mut Work
         }
     };
     &mut cfg.workloads[pos]
+}
+
+#[cfg(test)]
+mod advice_tests {
+    #[test]
+    fn spread_advice_names_workload_keys() {
+        let m = super::in_workload_keys(
+            "runs differ by 9.0 % (…); use more repeats (--repeat auto) or a longer --duration",
+        );
+        assert!(
+            m.ends_with("use more repeats (--repeat auto) or a longer duration (run:duration=…)"),
+            "{m}"
+        );
+    }
 }
