@@ -562,6 +562,12 @@ impl ResultSink {
         let Some(dir) = dir else {
             return Ok(ResultSink::none());
         };
+        if dir.exists() && !dir.is_dir() {
+            return Err(crate::usage!(
+                "--output {}: is a file, not a directory (results are written into a directory, one file per run)",
+                dir.display()
+            ));
+        }
         std::fs::create_dir_all(dir).map_err(|e| {
             crate::usage!("cannot create the output directory {}: {e}", dir.display())
         })?;
@@ -653,6 +659,17 @@ pub fn now_rfc3339() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--output FILE`: named as a file (it said "cannot create the output directory
+    /// FILE: File exists").
+    #[test]
+    fn an_output_that_is_a_file_is_named_as_one() {
+        let f = tempfile::NamedTempFile::new().unwrap();
+        let e = ResultSink::create(Some(f.path()), "run").err().unwrap();
+        let text = e.to_string();
+        assert!(text.contains("is a file, not a directory"), "{text}");
+        assert!(e.downcast_ref::<crate::error::UsageError>().is_some());
+    }
 
     #[test]
     fn a_test_stopped_by_a_signal_ended_interrupted_not_failed() {
