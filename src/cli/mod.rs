@@ -181,6 +181,16 @@ pub fn help_command(argv: &[String]) -> String {
 pub fn one_line_error(rendered: &str, command: &str) -> String {
     let mut lines = rendered.lines().map(str::trim);
     let first = lines.next().unwrap_or("error").to_string();
+    // clap's range of an unsigned flag is the type's: "-1 is not in 0..=4294967295".
+    let first = first
+        .replace(
+            " is not in 0..=4294967295",
+            " is not a whole number of 0 or more",
+        )
+        .replace(
+            " is not in 0..=18446744073709551615",
+            " is not a whole number of 0 or more",
+        );
     let mut details = Vec::new();
     for line in lines {
         if line.starts_with("Usage:") {
@@ -263,6 +273,13 @@ mod tests {
                 &["were not provided: --tbw <SIZE>, --daily <SIZE>"],
             ),
             (&["iolab", "run", "--bs", "4x"], &["'4x' is not a size"]),
+            (
+                &["iolab", "saturate", "--jobs=-1"],
+                &[
+                    "invalid value '-1' for '--jobs",
+                    "is not a whole number of 0 or more",
+                ],
+            ),
         ];
         for (args, needles) in cases {
             let line = folded(args, "iolab run");
