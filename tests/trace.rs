@@ -341,11 +341,16 @@ fn header_of(trace: &Path) -> Value {
     serde_json::from_str(text.lines().next().unwrap()).unwrap()
 }
 
-fn record_then_replay(test: &str, recorder: &str) {
-    let work = tempfile::tempdir().unwrap();
-    let script = "printf aaa > a; printf bbbb > b; printf cc > c; cat a > /dev/null; mkdir d; cat a b >> d/e; mv c d/c; rm b";
+/// `trace record --recorder RECORDER -o app.trace -- sh -c SCRIPT` in `dir`; `None` (a
+/// loud skip) where ptrace is not permitted.
+fn record_script(
+    test: &str,
+    dir: &Path,
+    recorder: &str,
+    script: &str,
+) -> Option<std::process::Output> {
     let o = iolab_in(
-        work.path(),
+        dir,
         &[
             "trace",
             "record",
@@ -364,8 +369,17 @@ fn record_then_replay(test: &str, recorder: &str) {
             test,
             format_args!("ptrace not permitted here: {}", stderr(&o)),
         );
-        return;
+        return None;
     }
+    Some(o)
+}
+
+fn record_then_replay(test: &str, recorder: &str) {
+    let work = tempfile::tempdir().unwrap();
+    let script = "printf aaa > a; printf bbbb > b; printf cc > c; cat a > /dev/null; mkdir d; cat a b >> d/e; mv c d/c; rm b";
+    let Some(o) = record_script(test, work.path(), recorder, script) else {
+        return;
+    };
     assert!(o.status.success(), "{}", stderr(&o));
     let record_stderr = stderr(&o);
     let tf = work.path().join("app.trace");
@@ -1152,28 +1166,9 @@ fn record_odd_names(test: &str, recorder: &str) {
     std::fs::create_dir(&work).unwrap();
     let script =
         r#"printf x > "$(printf 'a\377')"; printf yy > "$(printf 'a\376')"; printf zzz > ü"#;
-    let o = iolab_in(
-        &work,
-        &[
-            "trace",
-            "record",
-            "--recorder",
-            recorder,
-            "-o",
-            "app.trace",
-            "--",
-            "sh",
-            "-c",
-            script,
-        ],
-    );
-    if !o.status.success() && stderr(&o).to_lowercase().contains("ptrace") {
-        common::skip(
-            test,
-            format_args!("ptrace not permitted here: {}", stderr(&o)),
-        );
+    let Some(o) = record_script(test, &work, recorder, script) else {
         return;
-    }
+    };
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(work.join("app.trace")).unwrap();
     let writes: std::collections::BTreeSet<(String, u64)> = text
