@@ -350,6 +350,16 @@ fn bad_input_is_refused_before_anything_is_made() {
         ),
         (&["--fs", "ext4", "--repeat", "0"], "--repeat 0"),
         (&["--fs", "ext4", "--image-size", "1M"], "at least 16MiB"),
+        // A size list that no allocation unit can make sense of: refused before any mkfs
+        // (it failed every configuration's row after formatting it).
+        (
+            &["--fs", "ext4", "--workload", "files:sizes=1,abc"],
+            "--sizes: 'abc' does not parse",
+        ),
+        (
+            &["--fs", "ext4", "--workload", "files:sizes=cluster*2"],
+            "has text after 'cluster'",
+        ),
     ];
     for (extra, want) in cases {
         let args = area.args(extra);

@@ -113,6 +113,7 @@ pub struct FilesArgs {
 /// before anything is formatted (a bad one was a runtime failure after every mkfs).
 pub fn check_without_target(a: &FilesArgs) -> Result<(), UsageError> {
     counts(a)?;
+    crate::workload::files::sizes::check_sizes_syntax(&a.sizes)?;
     crate::cli::run::repeat_mode(&a.repeat).map_err(UsageError::new)?;
     check_options(a)?;
     Ok(())
