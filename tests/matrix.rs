@@ -360,6 +360,20 @@ fn bad_input_is_refused_before_anything_is_made() {
             &["--fs", "ext4", "--workload", "files:sizes=cluster*2"],
             "has text after 'cluster'",
         ),
+        // Negative values reach the flag's own check (clap said "unexpected argument").
+        (&["--fs", "ext4", "--cluster", "-4K"], "--cluster -4K"),
+        (
+            &["--fs", "ext4", "--age", "desktop", "--age-churn", "-1"],
+            "--age-churn -1",
+        ),
+        (
+            &["--fs", "ext4", "--age", "desktop", "--age-fill", "-5%"],
+            "--age-fill '-5%'",
+        ),
+        (
+            &["--fs", "ext4", "--workload", "files:jobs=-1"],
+            "invalid value '-1' for '--jobs",
+        ),
     ];
     for (extra, want) in cases {
         let args = area.args(extra);

@@ -86,7 +86,12 @@ pub struct CopyArgs {
     pub repeat: super::run::RepeatArgs,
 
     /// Seed of the synthetic data set (same seed, same files, same bytes). Not with --source.
-    #[arg(long, default_value_t = 0x10_1AB, conflicts_with = "source")]
+    #[arg(
+        long,
+        allow_negative_numbers = true,
+        default_value_t = 0x10_1AB,
+        conflicts_with = "source"
+    )]
     pub seed: u64,
 
     /// Only generate the data set into this new directory and exit (to feed other tools
