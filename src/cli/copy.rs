@@ -133,7 +133,7 @@ impl CopySettings {
         if !(512..=1 << 30).contains(&a.buffer) {
             return Err(err(format!(
                 "--buffer {}: must be between 512 bytes and 1 GiB",
-                a.buffer
+                crate::units::fmt_size_exact(a.buffer)
             )));
         }
         let repeat = crate::cli::run::repeat_mode(&a.repeat).map_err(err)?;
