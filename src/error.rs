@@ -103,6 +103,19 @@ fn frame(text: &str) -> String {
     }
 }
 
+/// `text` on one line: a failed program's framed output (`  | ...` lines) joined with
+/// spaces, for a usage error, which is one line.
+pub fn one_line(text: &str) -> String {
+    text.lines()
+        .map(|l| {
+            let l = l.trim();
+            l.strip_prefix('|').unwrap_or(l).trim()
+        })
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The signal that stopped a run, when the error chain holds one.
 pub fn interrupted(err: &anyhow::Error) -> Option<&Interrupted> {
     err.chain().find_map(|c| c.downcast_ref::<Interrupted>())

@@ -192,6 +192,19 @@ fn bad_input_is_refused_before_anything_is_created() {
         "do not fit",
     );
     assert_usage(&iolab(&["age", t, "--churn", "0", "--no-save"]), "--churn");
+    // Negative values reach the flags' own checks, not "unexpected argument '-1'".
+    assert_usage(
+        &iolab(&["age", t, "--churn", "-1", "--no-save"]),
+        "--churn -1",
+    );
+    assert_usage(
+        &iolab(&["age", t, "--fill", "-5%", "--no-save"]),
+        "--fill '-5%'",
+    );
+    assert_usage(
+        &iolab(&["age", t, "--jobs", "-1", "--no-save"]),
+        "invalid value '-1' for '--jobs",
+    );
     assert_usage(&iolab(&["age", t, "--jobs", "0", "--no-save"]), "--jobs 0");
     let bad = common::tempdir();
     let profile = bad.path().join("p.toml");

@@ -318,7 +318,13 @@ fn bad_input_is_refused_before_anything_is_written() {
             "--scale inf: must be a finite number above 0",
         ),
         (&["--phases", "write,move"], "unknown phase 'move'"),
-        (&["--buffer", "1"], "--buffer 1"),
+        (&["--buffer", "1"], "--buffer 1B"),
+        // The size as a size, not 10737418240.
+        (&["--buffer", "10G"], "--buffer 10GiB: must be between"),
+        (
+            &["--seed", "-1"],
+            "'-1' for '--seed <SEED>': not a whole number of 0 or more",
+        ),
         (
             &[
                 "--dataset",

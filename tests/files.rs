@@ -258,6 +258,13 @@ fn bad_input_is_exit_2_and_creates_nothing() {
         (vec!["--target", target, "--portions", "0"], "--portions 0"),
         (vec!["--target", target, "--passes", "0"], "--passes 0"),
         (vec!["--target", target, "--repeat", "0"], "--repeat 0"),
+        // Negative values reach the flags' own checks, not "unexpected argument '-1'".
+        (vec!["--target", target, "--repeat", "-1"], "--repeat '-1'"),
+        (vec!["--target", target, "--sizes", "-1"], "--sizes: '-1'"),
+        (
+            vec!["--target", target, "--jobs", "-3"],
+            "invalid value '-3' for '--jobs",
+        ),
         (vec!["--target", target, "--phases", "stat"], "create"),
         (vec!["--target", target, "--keep-files"], "--keep-files"),
         (vec!["--target", target, "--cpu", "100000"], "--cpu"),

@@ -46,6 +46,27 @@ fn check_units(doc: &ResultDoc, expect_fs: &[&str]) {
     }
 }
 
+/// A mount option the kernel refuses is a usage error on one line (mount's stderr came
+/// framed on three more lines), and the probe's image and loop device are gone.
+#[test]
+fn a_rejected_mount_option_is_one_line() {
+    if !can_run("a_rejected_mount_option_is_one_line") {
+        return;
+    }
+    let area = Area::new();
+    let args = area.args(&["--fs", "ext4", "--mount-opts", "iolab_no_such_option"]);
+    let out = bin().args(&args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--mount-opts 'iolab_no_such_option' is rejected by ext4"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("exit code 32"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+    area.assert_clean();
+}
+
 #[test]
 fn kernel_file_systems_at_two_units_each() {
     if !can_run("kernel_file_systems_at_two_units_each") {
@@ -350,6 +371,30 @@ fn bad_input_is_refused_before_anything_is_made() {
         ),
         (&["--fs", "ext4", "--repeat", "0"], "--repeat 0"),
         (&["--fs", "ext4", "--image-size", "1M"], "at least 16MiB"),
+        // A size list that no allocation unit can make sense of: refused before any mkfs
+        // (it failed every configuration's row after formatting it).
+        (
+            &["--fs", "ext4", "--workload", "files:sizes=1,abc"],
+            "--sizes: 'abc' does not parse",
+        ),
+        (
+            &["--fs", "ext4", "--workload", "files:sizes=cluster*2"],
+            "has text after 'cluster'",
+        ),
+        // Negative values reach the flag's own check (clap said "unexpected argument").
+        (&["--fs", "ext4", "--cluster", "-4K"], "--cluster -4K"),
+        (
+            &["--fs", "ext4", "--age", "desktop", "--age-churn", "-1"],
+            "--age-churn -1",
+        ),
+        (
+            &["--fs", "ext4", "--age", "desktop", "--age-fill", "-5%"],
+            "--age-fill '-5%'",
+        ),
+        (
+            &["--fs", "ext4", "--workload", "files:jobs=-1"],
+            "invalid value '-1' for '--jobs",
+        ),
     ];
     for (extra, want) in cases {
         let args = area.args(extra);

@@ -38,23 +38,23 @@ pub struct AgeArgs {
     /// Target fullness of the file system: a percentage above 0 % and at most 100 % (80%)
     /// or a fraction above 0 and at most 1 (0.8); a number without % is a fraction
     /// (default: the profile's).
-    #[arg(long, value_name = "FULLNESS")]
+    #[arg(long, allow_hyphen_values = true, value_name = "FULLNESS")]
     pub fill: Option<String>,
 
     /// Bytes written in total, as a multiple of the file system's size (default: the
     /// profile's), e.g. 5 or 0.5.
-    #[arg(long, value_name = "TIMES")]
+    #[arg(long, allow_negative_numbers = true, value_name = "TIMES")]
     pub churn: Option<f64>,
 
     /// The random-number seed: the same seed gives the same files, sizes and order.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     pub seed: u64,
 
     /// Writer threads carrying out the plan (1..=64; default: one per CPU, at most 8).
     /// Each owns a share of the directories; the plan — which files, sizes, and their
     /// order within a directory — depends only on --seed, whatever the number: the same
     /// --seed gives the same file set, while the layout may differ a little with the timing.
-    #[arg(long, value_name = "N")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub jobs: Option<u32>,
 
     /// Age a directory on a file system that is not dedicated to it (e.g. not a mount

@@ -86,7 +86,12 @@ pub struct CopyArgs {
     pub repeat: super::run::RepeatArgs,
 
     /// Seed of the synthetic data set (same seed, same files, same bytes). Not with --source.
-    #[arg(long, default_value_t = 0x10_1AB, conflicts_with = "source")]
+    #[arg(
+        long,
+        allow_negative_numbers = true,
+        default_value_t = 0x10_1AB,
+        conflicts_with = "source"
+    )]
     pub seed: u64,
 
     /// Only generate the data set into this new directory and exit (to feed other tools
@@ -128,7 +133,7 @@ impl CopySettings {
         if !(512..=1 << 30).contains(&a.buffer) {
             return Err(err(format!(
                 "--buffer {}: must be between 512 bytes and 1 GiB",
-                a.buffer
+                crate::units::fmt_size_exact(a.buffer)
             )));
         }
         let repeat = crate::cli::run::repeat_mode(&a.repeat).map_err(err)?;

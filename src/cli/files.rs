@@ -31,14 +31,24 @@ pub struct FilesArgs {
     /// Comma-separated file sizes: bytes (`0` = empty files, `1`), sizes (`512,1K,...,64K`)
     /// and tokens of the target's allocation unit (`cluster`, `cluster+1`, `2cluster`,
     /// `cluster-1`).
-    #[arg(long, value_name = "LIST", default_value = "1,cluster,cluster+1,64K")]
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        value_name = "LIST",
+        default_value = "1,cluster,cluster+1,64K"
+    )]
     pub sizes: String,
 
     /// Writers at once (threads), each in its own directory, as mdtest's unique-directory
     /// mode on one host: every phase starts on all of them together (a barrier) and stops
     /// when the first has done its portions (stonewall); totals over the common window and
     /// the spread between the writers are reported. The counts are per writer.
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    #[arg(
+        long,
+        allow_negative_numbers = true,
+        default_value_t = 1,
+        value_name = "N"
+    )]
     pub jobs: u32,
 
     /// With --jobs: all writers create their files in the same directories (mdtest's
@@ -113,6 +123,7 @@ pub struct FilesArgs {
 /// before anything is formatted (a bad one was a runtime failure after every mkfs).
 pub fn check_without_target(a: &FilesArgs) -> Result<(), UsageError> {
     counts(a)?;
+    crate::workload::files::sizes::check_sizes_syntax(&a.sizes)?;
     crate::cli::run::repeat_mode(&a.repeat).map_err(UsageError::new)?;
     check_options(a)?;
     Ok(())

@@ -30,7 +30,7 @@ pub struct MatrixArgs {
 
     /// Allocation units (cluster/block sizes), comma-separated: 512,1K,...,64K, or `default`
     /// for the tool's choice. A file system that cannot take a value is an error.
-    #[arg(long, value_name = "LIST")]
+    #[arg(long, allow_hyphen_values = true, value_name = "LIST")]
     pub cluster: Option<String>,
 
     /// Mount-option sets, separated by `;` or given several times; each set is comma-joined
@@ -83,13 +83,23 @@ pub struct MatrixArgs {
 
     /// With --age: bytes written while aging, as a multiple of the file system's size
     /// [default: the profile's].
-    #[arg(long, value_name = "TIMES", requires = "age")]
+    #[arg(
+        long,
+        allow_negative_numbers = true,
+        value_name = "TIMES",
+        requires = "age"
+    )]
     pub age_churn: Option<f64>,
 
     /// With --age: the fullness to age to, as `iolab age --fill` takes it: a percentage
     /// above 0 % and at most 100 % (80%) or a fraction above 0 and at most 1 (0.8)
     /// [default: the profile's].
-    #[arg(long, value_name = "FULLNESS", requires = "age")]
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        value_name = "FULLNESS",
+        requires = "age"
+    )]
     pub age_fill: Option<String>,
 
     /// Keep the image files (debugging); their paths are printed.

@@ -48,7 +48,7 @@ pub struct RepeatArgs {
     /// of the mean is within --target-ci [default: 3].
     // An Option, not `default_value`: `--steadystate` refuses a `--repeat` given, and
     // `--repeat 3` given looked like the default.
-    #[arg(long, value_name = "N|auto")]
+    #[arg(long, allow_hyphen_values = true, value_name = "N|auto")]
     pub repeat: Option<String>,
 
     /// Upper bound of runs with `--repeat auto` (only with it) [default: 10].

@@ -74,11 +74,13 @@ fn probe_mount_options(plan: &Plan, dir: &Path, state: &StateFile) -> Result<()>
                 step: "mount",
                 error,
             }) => {
+                // One line, as every usage error: the mount's framed stderr is folded in.
                 return Err(crate::usage!(
-                    "--mount-opts '{}' is rejected by {} ({}): {error:#}",
+                    "--mount-opts '{}' is rejected by {} ({}): {}",
                     cp.mount_opts,
                     cp.fs.name,
-                    method.describe()
+                    method.describe(),
+                    crate::error::one_line(&format!("{error:#}"))
                 ));
             }
             // mkfs trouble is the configuration's own failure, reported in its row.

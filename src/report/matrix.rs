@@ -163,6 +163,14 @@ fn file_size(t: &TestResult) -> Option<u64> {
         .or_else(|| parse_size(t.params.get("size_token")?).ok())
 }
 
+/// The heat-map column of a files test: its size token, else its size in bytes.
+fn size_column(t: &TestResult) -> String {
+    t.params
+        .get("size_token")
+        .cloned()
+        .unwrap_or_else(|| fmt_size_exact(file_size(t).unwrap_or(0)))
+}
+
 /// One heat map per files phase: configurations (file system and cluster size) down,
 /// file sizes across, files per second in the cells.
 fn heat_maps(doc: &ResultDoc, out: &mut Vec<Block>) {
@@ -182,6 +190,10 @@ fn heat_maps(doc: &ResultDoc, out: &mut Vec<Block>) {
                 && t.params.get("phase").map(|p| p.as_str()).unwrap_or("") == phase
                 && file_size(t).is_some()
         };
+        // One column per size as asked (the token), as the terminal's Table 1 has it:
+        // `cluster` is one column whatever each file system's cluster (keyed by bytes it was
+        // one "cluster" column per distinct unit, and a `4K` next to a 4 KiB `cluster` hid
+        // the one or the other). Ordered by the smallest size each token took.
         let mut sizes: Vec<(u64, String)> = Vec::new();
         for t in doc
             .configurations
@@ -189,9 +201,10 @@ fn heat_maps(doc: &ResultDoc, out: &mut Vec<Block>) {
             .flat_map(|c| c.tests.iter().filter(in_phase))
         {
             let b = file_size(t).unwrap_or(0);
-            if !sizes.iter().any(|(s, _)| *s == b) {
-                let tok = t.params.get("size_token").cloned();
-                sizes.push((b, tok.unwrap_or_else(|| fmt_size_exact(b))));
+            let tok = size_column(t);
+            match sizes.iter_mut().find(|(_, s)| *s == tok) {
+                Some(col) => col.0 = col.0.min(b),
+                None => sizes.push((b, tok)),
             }
         }
         sizes.sort();
@@ -217,11 +230,11 @@ fn heat_maps(doc: &ResultDoc, out: &mut Vec<Block>) {
             .map(|c| {
                 sizes
                     .iter()
-                    .map(|(b, _)| {
+                    .map(|(_, tok)| {
                         c.tests
                             .iter()
                             .filter(in_phase)
-                            .find(|t| file_size(t) == Some(*b))
+                            .find(|t| size_column(t) == *tok)
                             .and_then(|t| t.summary.get(metric))
                             .filter(|s| s.n > 0)
                             .map(|s| s.mean)
@@ -255,5 +268,74 @@ fn heat_maps(doc: &ResultDoc, out: &mut Vec<Block>) {
             first_numeric: 1,
             numeric_end: None,
         }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::matrix::ConfigurationResult;
+
+    /// `--sizes 1,cluster,4K` on NTFS at 1 KiB and 4 KiB clusters: one `cluster` column
+    /// (each file system at its own cluster), and the 4 KiB cluster files are not shown
+    /// under `4K` (columns were keyed by bytes: "1 | cluster | 4K" held the 4 KiB
+    /// configuration's cluster files under 4K, and each distinct unit gave another
+    /// "cluster" column).
+    #[test]
+    fn heat_map_has_one_column_per_size_token() {
+        let test = |tok: &str, bytes: u64, files_per_s: f64| {
+            let mut t = TestResult {
+                name: format!("{tok} create"),
+                family: "files".into(),
+                ..Default::default()
+            };
+            t.params.insert("phase".into(), "create".into());
+            t.params.insert("size_token".into(), tok.into());
+            t.params.insert("file_size_bytes".into(), bytes.to_string());
+            t.summary.insert(
+                "files_per_s".into(),
+                crate::stats::summary::summarize(&[files_per_s]),
+            );
+            t
+        };
+        let config = |label: &str, unit: u64, tests: Vec<TestResult>| ConfigurationResult {
+            label: label.into(),
+            fs_type: "ntfs".into(),
+            status: "ok".into(),
+            cluster_bytes_actual: Some(unit),
+            tests,
+            ..Default::default()
+        };
+        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
+        doc.configurations = vec![
+            config(
+                "ntfs 1KiB",
+                1024,
+                vec![
+                    test("1", 1, 100.0),
+                    test("cluster", 1024, 200.0),
+                    test("4K", 4096, 300.0),
+                ],
+            ),
+            config(
+                "ntfs 4KiB",
+                4096,
+                vec![test("1", 1, 110.0), test("cluster", 4096, 220.0)],
+            ),
+        ];
+        let mut out = Vec::new();
+        heat_maps(&doc, &mut out);
+        let tables: Vec<&TableBlock> = out
+            .iter()
+            .filter_map(|b| match b {
+                Block::Table(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(tables.len(), 1);
+        let t = tables[0];
+        assert_eq!(t.header, ["Configuration", "1", "cluster", "4K"]);
+        assert_eq!(t.rows[0], ["ntfs 1KiB", "100.0", "200.0", "300.0"]);
+        assert_eq!(t.rows[1], ["ntfs 4KiB", "110.0", "220.0", "-"]);
     }
 }

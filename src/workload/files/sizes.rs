@@ -31,6 +31,21 @@ impl FileSize {
 
 /// Parse one token against allocation unit `unit` (bytes).
 pub fn parse_token(token: &str, unit: u64) -> Result<u64, UsageError> {
+    parse_token_with(token, Some(unit))
+}
+
+/// Check the tokens of a `--sizes` list for what needs no allocation unit (syntax, zero
+/// clusters): a matrix `files:sizes=…` reference is refused before any mkfs, not after it
+/// in every configuration's row. `cluster-N` below zero depends on the unit: not checked.
+pub fn check_sizes_syntax(list: &str) -> Result<(), UsageError> {
+    for tok in list.split(',') {
+        parse_token_with(tok, None)?;
+    }
+    Ok(())
+}
+
+/// `parse_token`; without a unit only the syntax is checked (and 0 is returned).
+fn parse_token_with(token: &str, unit: Option<u64>) -> Result<u64, UsageError> {
     let t = token.trim();
     let bad = |why: &str| {
         UsageError::new(format!(
@@ -55,21 +70,29 @@ pub fn parse_token(token: &str, unit: u64) -> Result<u64, UsageError> {
     if mult == 0 {
         return Err(bad("is zero clusters"));
     }
-    let base = mult.checked_mul(unit).ok_or_else(|| bad("is too large"))?;
     if rest.is_empty() {
-        return Ok(base);
+        return match unit {
+            Some(unit) => mult.checked_mul(unit).ok_or_else(|| bad("is too large")),
+            None => Ok(0),
+        };
     }
     // Not `split_at(1)`: the text after "cluster" may start with a multi-byte character.
     let sign_len = rest.chars().next().map_or(1, char::len_utf8);
     let (sign, amount) = rest.split_at(sign_len);
+    if sign != "+" && sign != "-" {
+        return Err(bad("has text after 'cluster'"));
+    }
     let amount =
         crate::units::parse_size(amount).map_err(|e| bad(&format!("has a bad offset: {e}")))?;
-    match sign {
-        "+" => base.checked_add(amount).ok_or_else(|| bad("is too large")),
-        "-" => base
-            .checked_sub(amount)
-            .ok_or_else(|| bad("is below zero bytes")),
-        _ => Err(bad("has text after 'cluster'")),
+    let Some(unit) = unit else {
+        return Ok(0);
+    };
+    let base = mult.checked_mul(unit).ok_or_else(|| bad("is too large"))?;
+    if sign == "+" {
+        base.checked_add(amount).ok_or_else(|| bad("is too large"))
+    } else {
+        base.checked_sub(amount)
+            .ok_or_else(|| bad("is below zero bytes"))
     }
 }
 
@@ -162,6 +185,29 @@ mod tests {
             assert!(e.0.contains("--sizes"), "{t}: {e}");
         }
         assert!(parse_token("cluster-5K", 4096).is_err());
+    }
+
+    /// Without a unit the syntax alone is judged: what no unit can save is refused, what
+    /// depends on the unit (`cluster-5K`) is left to the run.
+    #[test]
+    fn syntax_check_without_a_unit() {
+        check_sizes_syntax("0,1,512,4K,1.5M,cluster,Cluster-1,2cluster,2*cluster+1K,cluster-5K")
+            .unwrap();
+        for t in [
+            "",
+            "abc",
+            "clusterx",
+            "cluster+",
+            "0cluster",
+            "xcluster",
+            "-1",
+            "4Q",
+            "1,,2",
+            "cluster*2",
+        ] {
+            let e = check_sizes_syntax(t).unwrap_err();
+            assert!(e.0.contains("--sizes"), "{t}: {e}");
+        }
     }
 
     #[test]
