@@ -209,7 +209,8 @@ pub fn render_aging(
                     if metric.ends_with("bytes_per_s") {
                         crate::units::fmt_mb_per_s(v)
                     } else {
-                        format!("{v:.1}")
+                        // IOPS and files/s as every other table gives them: 54,575.
+                        crate::units::fmt_thousands(v)
                     }
                 };
                 let unit = match metric.as_str() {
@@ -240,4 +241,40 @@ pub fn render_aging(
         return String::new();
     }
     format!("Fresh vs aged (the same file system before and after `iolab age`):\n{t}\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::matrix::ConfigurationResult;
+    use crate::model::{Environment, TestResult};
+
+    /// files/s and IOPS with thousands separators, as every other table gives them (it
+    /// printed 54575.4).
+    #[test]
+    fn fresh_vs_aged_counts_have_thousands_separators() {
+        let mut doc = ResultDoc::new("matrix", Vec::new(), Environment::default());
+        let test = |label: &str| TestResult {
+            name: "1 B create".into(),
+            params: [("matrix_workload".to_string(), label.to_string())]
+                .into_iter()
+                .collect(),
+            ..Default::default()
+        };
+        doc.configurations.push(ConfigurationResult {
+            label: "ext4".into(),
+            tests: vec![test("files"), test("files aged")],
+            ..Default::default()
+        });
+        let pairs = vec![("files".to_string(), "files aged".to_string())];
+        let text = render_aging(&doc, &pairs, |t| {
+            let v = if t.params["matrix_workload"] == "files" {
+                54575.4
+            } else {
+                12345.6
+            };
+            Some(("files_per_s".into(), v))
+        });
+        assert!(text.contains("54,575") && text.contains("12,346"), "{text}");
+    }
 }
