@@ -266,6 +266,10 @@ fn bad_input_is_exit_2_and_creates_nothing() {
             "invalid value '-3' for '--jobs",
         ),
         (vec!["--target", target, "--phases", "stat"], "create"),
+        (
+            vec!["--target", target, "--phases", "create,create"],
+            "'create' is listed twice",
+        ),
         (vec!["--target", target, "--keep-files"], "--keep-files"),
         (vec!["--target", target, "--cpu", "100000"], "--cpu"),
         (

@@ -89,7 +89,8 @@ pub struct FilesArgs {
     #[arg(long, value_enum, default_value = "flat")]
     pub layout: Layout,
 
-    /// Timed phases, comma-separated, in this order: create (always), stat, read, delete.
+    /// Timed phases, comma-separated, of: create (always), stat, read, delete. They run in
+    /// that order, whatever the order given.
     #[arg(long, value_name = "LIST", default_value = "create,stat,read,delete")]
     pub phases: String,
 

@@ -21,7 +21,13 @@ impl Phases {
     pub fn parse(list: &str) -> Result<Phases, UsageError> {
         let mut p = Phases::default();
         let mut create = false;
+        let mut seen = std::collections::BTreeSet::new();
         for tok in list.split(',').map(str::trim) {
+            if !seen.insert(tok) {
+                return Err(UsageError::new(format!(
+                    "--phases: '{tok}' is listed twice (each phase runs once per portion)"
+                )));
+            }
             match tok {
                 "create" => create = true,
                 "stat" => p.stat = true,
