@@ -267,6 +267,11 @@ pub fn safe_relative(p: &str) -> bool {
             .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
 }
 
+/// The largest file offset (and size) Linux takes: `loff_t` is signed. Calls beyond it
+/// cannot be replayed, and their `off + len` overflowed the replay's and the summary's
+/// arithmetic (a panic).
+pub const MAX_OFFSET: u64 = i64::MAX as u64;
+
 /// Read and validate a trace file.
 pub fn read(path: &Path) -> Result<(Header, Vec<Call>), UsageError> {
     let shown = path.display();
@@ -293,6 +298,12 @@ pub fn read(path: &Path) -> Result<(Header, Vec<Call>), UsageError> {
             h.version
         )));
     }
+    if let Some(f) = h.files.iter().find(|f| f.size > MAX_OFFSET) {
+        return Err(UsageError::new(format!(
+            "{shown}:1: file '{}' of {} bytes is beyond the largest file Linux has ({MAX_OFFSET} bytes)",
+            f.path, f.size
+        )));
+    }
     for p in h.files.iter().map(|f| &f.path).chain(&h.dirs) {
         if !safe_relative(p) {
             return Err(UsageError::new(format!(
@@ -313,7 +324,22 @@ pub fn read(path: &Path) -> Result<(Header, Vec<Call>), UsageError> {
             CallOp::Read | CallOp::Write if c.off.is_none() || c.len.is_none() => {
                 return Err(bad("needs off and len"));
             }
+            CallOp::Read | CallOp::Write
+                if c.off.unwrap_or(0).saturating_add(c.len.unwrap_or(0)) > MAX_OFFSET =>
+            {
+                return Err(bad(&format!(
+                    "off {} + len {} ends beyond the largest file Linux has ({MAX_OFFSET} bytes)",
+                    c.off.unwrap_or(0),
+                    c.len.unwrap_or(0)
+                )));
+            }
             CallOp::Truncate if c.len.is_none() => return Err(bad("needs len")),
+            CallOp::Truncate if c.len.unwrap_or(0) > MAX_OFFSET => {
+                return Err(bad(&format!(
+                    "len {} is beyond the largest file Linux has ({MAX_OFFSET} bytes)",
+                    c.len.unwrap_or(0)
+                )));
+            }
             CallOp::Rename if c.to.is_none() => return Err(bad("needs to")),
             _ => {}
         }
