@@ -1256,6 +1256,20 @@ fn offsets_beyond_any_file_are_refused_not_a_panic() {
             assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
         }
     }
+    // Time stamps whose sum passes 2^64 panicked the same way.
+    std::fs::write(
+        &bad,
+        format!(
+            "{header}{{\"t_ns\":5000,\"tid\":1,\"op\":\"write\",\"path\":\"f\",\"off\":0,\"len\":1,\"dur_ns\":{}}}\n",
+            u64::MAX
+        ),
+    )
+    .unwrap();
+    let o = iolab(&["trace", "summary", bad.to_str().unwrap()]);
+    assert_usage(
+        &o,
+        "bad.trace:2: write call: t_ns 5000 or dur_ns 18446744073709551615 is beyond 100 years",
+    );
     // Possible, but far more than the target holds.
     std::fs::write(&bad, call(1 << 60, 4096)).unwrap();
     let o = iolab(&[

@@ -272,6 +272,10 @@ pub fn safe_relative(p: &str) -> bool {
 /// arithmetic (a panic).
 pub const MAX_OFFSET: u64 = i64::MAX as u64;
 
+/// The latest a call may start or last, in ns (100 years): the sums of time stamps and
+/// durations stay far from overflowing (`t_ns + dur_ns` panicked the summary and replay).
+pub const MAX_TIME_NS: u64 = 100 * 365 * 86_400 * 1_000_000_000;
+
 /// Read and validate a trace file.
 pub fn read(path: &Path) -> Result<(Header, Vec<Call>), UsageError> {
     let shown = path.display();
@@ -319,6 +323,12 @@ pub fn read(path: &Path) -> Result<(Header, Vec<Call>), UsageError> {
         let bad = |why: &str| UsageError::new(format!("{shown}:{n}: {} call: {why}", c.op.name()));
         if !safe_relative(&c.path) || c.to.as_deref().is_some_and(|t| !safe_relative(t)) {
             return Err(bad("path leaves the replay directory"));
+        }
+        if c.t_ns > MAX_TIME_NS || c.dur_ns > MAX_TIME_NS {
+            return Err(bad(&format!(
+                "t_ns {} or dur_ns {} is beyond 100 years",
+                c.t_ns, c.dur_ns
+            )));
         }
         match c.op {
             CallOp::Read | CallOp::Write if c.off.is_none() || c.len.is_none() => {
