@@ -624,6 +624,25 @@ fn the_history_flag_goes_before_a_subcommand_too() {
     assert_usage(&o, "--json is a flag");
 }
 
+/// Regression: an export into a missing directory named tempfile's random file
+/// ("... (os error 2) at path \"/nonexistent/.tmpZkHnL2\""); it names the missing directory.
+#[test]
+fn export_into_a_missing_directory_names_the_directory() {
+    let dir = tempdir();
+    let db = dir.path().join("h.sqlite");
+    let out = dir.path().join("no such dir").join("x.json");
+    let o = hist(&db, &["history", "export", "-o", out.to_str().unwrap()]);
+    assert_usage(
+        &o,
+        &format!(
+            "cannot write {}: directory {} does not exist;",
+            out.display(),
+            out.parent().unwrap().display()
+        ),
+    );
+    assert!(!stderr(&o).contains(".tmp"), "{}", stderr(&o));
+}
+
 #[test]
 fn health_over_time_says_what_got_worse() {
     use iolab::model::device::SmartInfo;
