@@ -587,6 +587,62 @@ fn completions_and_the_man_page_know_the_history() {
     }
 }
 
+/// Regression: `iolab history --history DB list` (the global flag before the subcommand, as
+/// `iolab history --help` shows it) was refused with "the subcommand 'list' cannot be used
+/// with '--history <PATH>'". The list's own flags before a subcommand are still refused.
+#[test]
+fn the_history_flag_goes_before_a_subcommand_too() {
+    let dir = tempdir();
+    let db = dir.path().join("h.sqlite");
+    History::open(&db)
+        .unwrap()
+        .record(&generated("S1", 0, 1000.0), None)
+        .unwrap();
+    let db_s = db.to_str().unwrap();
+    // The environment names another (absent) database: the flag must be what is read.
+    let other = dir.path().join("other.sqlite");
+    for args in [
+        vec!["history", "--history", db_s, "list", "--json"],
+        vec!["history", "--history", db_s, "show", "1"],
+        vec!["history", "--history", db_s, "devices"],
+    ] {
+        let o = hist(&other, &args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        assert!(
+            stdout(&o).contains("S1") || stdout(&o).contains("lab1"),
+            "{args:?}: {}",
+            stdout(&o)
+        );
+    }
+    let o = hist(&db, &["history", "--limit", "3", "show", "1"]);
+    assert_usage(
+        &o,
+        "--limit is a flag of `iolab history` (the list) and cannot be used with its subcommand 'show'",
+    );
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    let o = hist(&db, &["history", "--json", "devices"]);
+    assert_usage(&o, "--json is a flag");
+}
+
+/// Regression: an export into a missing directory named tempfile's random file
+/// ("... (os error 2) at path \"/nonexistent/.tmpZkHnL2\""); it names the missing directory.
+#[test]
+fn export_into_a_missing_directory_names_the_directory() {
+    let dir = tempdir();
+    let db = dir.path().join("h.sqlite");
+    let out = dir.path().join("no such dir").join("x.json");
+    let o = hist(&db, &["history", "export", "-o", out.to_str().unwrap()]);
+    assert_usage(
+        &o,
+        &format!(
+            "cannot write {}: directory {} does not exist;",
+            out.display(),
+            out.parent().unwrap().display()
+        ),
+    );
+    assert!(!stderr(&o).contains(".tmp"), "{}", stderr(&o));
+}
+
 #[test]
 fn health_over_time_says_what_got_worse() {
     use iolab::model::device::SmartInfo;

@@ -241,6 +241,16 @@ fn a_busy_port_is_one_line_and_exit_2() {
         .unwrap();
     common::assert_usage(&out, "needs --token");
     assert_eq!(common::stderr(&out).lines().count(), 1);
+    // A token the printed URL cannot carry as it is (it answered 403): refused.
+    for bad in ["abcdef+ghi&jkl%mnop#q;x", "0123456789abcdef\u{e9}", "short"] {
+        let out = common::bin()
+            .current_dir(dir.path())
+            .args(["serve", "--port", "0", "--token", bad])
+            .output()
+            .unwrap();
+        common::assert_usage(&out, "--token: give at least 16 letters, digits or - . _ ~");
+        assert_eq!(common::stderr(&out).lines().count(), 1);
+    }
 }
 
 /// An address no interface has (TEST-NET-1, RFC 5737): the refusal alone, not first the

@@ -1208,3 +1208,78 @@ fn tracepoints_record_names_as_they_are_on_disk() {
         record_odd_names(test, "tracepoints");
     }
 }
+
+/// Regression: a trace call whose `off + len` passes 2^64 (a corrupt or hand-made file)
+/// panicked `replay` and `summary` ("attempt to add with overflow"); one far beyond the
+/// largest file asked for "95.5 TiB ... (use --scale to shrink)", a flag replay does not
+/// have. Both are refused in one line naming the call; a large but possible trace's room
+/// error does not mention --scale.
+#[test]
+fn offsets_beyond_any_file_are_refused_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("t");
+    std::fs::create_dir(&target).unwrap();
+    let header = std::fs::read_to_string(trace_file(dir.path(), 1, 0)).unwrap();
+    let call = |off: u64, len: u64| {
+        format!(
+            "{header}{{\"t_ns\":0,\"tid\":1,\"op\":\"write\",\"path\":\"f\",\"off\":{off},\"len\":{len},\"dur_ns\":1}}\n"
+        )
+    };
+    let bad = dir.path().join("bad.trace");
+    for (off, len) in [(u64::MAX, 10), (i64::MAX as u64, 1)] {
+        std::fs::write(&bad, call(off, len)).unwrap();
+        let b = bad.to_str().unwrap();
+        for args in [
+            vec!["trace", "summary", b],
+            vec![
+                "trace",
+                "replay",
+                b,
+                "-t",
+                target.to_str().unwrap(),
+                "--no-save",
+                "--no-history",
+            ],
+        ] {
+            let o = iolab(&args);
+            assert_usage(&o, "bad.trace:2: write call: off ");
+            assert!(
+                stderr(&o).contains("beyond the largest file"),
+                "{}",
+                stderr(&o)
+            );
+            assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+        }
+    }
+    // Time stamps whose sum passes 2^64 panicked the same way.
+    std::fs::write(
+        &bad,
+        format!(
+            "{header}{{\"t_ns\":5000,\"tid\":1,\"op\":\"write\",\"path\":\"f\",\"off\":0,\"len\":1,\"dur_ns\":{}}}\n",
+            u64::MAX
+        ),
+    )
+    .unwrap();
+    let o = iolab(&["trace", "summary", bad.to_str().unwrap()]);
+    assert_usage(
+        &o,
+        "bad.trace:2: write call: t_ns 5000 or dur_ns 18446744073709551615 is beyond 100 years",
+    );
+    // Possible, but far more than the target holds.
+    std::fs::write(&bad, call(1 << 60, 4096)).unwrap();
+    let o = iolab(&[
+        "trace",
+        "replay",
+        bad.to_str().unwrap(),
+        "-t",
+        target.to_str().unwrap(),
+        "--no-save",
+        "--no-history",
+    ]);
+    assert_usage(
+        &o,
+        "is free (the recording's files and the furthest end of its writes)",
+    );
+    assert!(!stderr(&o).contains("--scale"), "{}", stderr(&o));
+    assert!(is_empty_dir(&target));
+}

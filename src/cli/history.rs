@@ -21,9 +21,10 @@ pub struct HistoryFlags {
 }
 
 /// Every result you measured, kept: list, show, export, import, and a test's figure on one
-/// device over time. With no subcommand: the newest results (`list`).
+/// device over time. With no subcommand: the newest results (`list`). The list's flags
+/// before a subcommand are refused by `cli::try_parse_from` (not by clap's
+/// `args_conflicts_with_subcommands`, which refused the global `--history` there too).
 #[derive(Debug, Clone, Args)]
-#[command(args_conflicts_with_subcommands = true)]
 pub struct HistoryArgs {
     #[command(subcommand)]
     pub command: Option<HistoryCmd>,

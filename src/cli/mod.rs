@@ -141,7 +141,7 @@ pub const MEASURING_COMMANDS: &[&str] = &[
 /// exit code 2, like iolab's own checks of the values.
 pub fn parse() -> Cli {
     use clap::error::ErrorKind;
-    match Cli::try_parse() {
+    match try_parse_from(std::env::args_os()) {
         Ok(cli) => cli,
         Err(e) => match e.kind() {
             ErrorKind::DisplayHelp
@@ -157,6 +157,41 @@ pub fn parse() -> Cli {
             }
         },
     }
+}
+
+/// `Cli::try_parse_from` with the check clap cannot make: the list flags of `iolab history`
+/// (`--limit`, `--device`, ...) given before one of its subcommands. Clap's
+/// `args_conflicts_with_subcommands` made that check but also counted the global flags, so
+/// `iolab history --history DB list` was refused ("the subcommand 'list' cannot be used
+/// with '--history <PATH>'").
+pub fn try_parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    use clap::{CommandFactory, FromArgMatches};
+    let mut cmd = Cli::command();
+    let m = cmd.try_get_matches_from_mut(args)?;
+    if let Some(("history", hm)) = m.subcommand()
+        && let Some((sub, _)) = hm.subcommand()
+    {
+        let list = history::ListArgs::augment_args(clap::Command::new("list"));
+        for a in list.get_arguments() {
+            if hm.value_source(a.get_id().as_str()) == Some(clap::parser::ValueSource::CommandLine)
+            {
+                let flag = a.get_long().unwrap_or(a.get_id().as_str());
+                let e = clap::Error::raw(
+                    clap::error::ErrorKind::ArgumentConflict,
+                    format!(
+                        "--{flag} is a flag of `iolab history` (the list) and cannot be used with its subcommand '{sub}'\n"
+                    ),
+                );
+                let mut history = cmd.find_subcommand("history").cloned().unwrap_or_default();
+                return Err(e.format(&mut history));
+            }
+        }
+    }
+    Cli::from_arg_matches(&m).map_err(|e| e.format(&mut cmd))
 }
 
 /// The help to point a usage error at: the deepest subcommand `argv` names

@@ -145,6 +145,7 @@ impl Plan {
         measure::check_target(
             &a.target,
             crate::workload::trace::fileset::bytes_needed(&workload, &sets),
+            "use --scale to shrink",
         )?;
         Ok(Plan {
             label: loaded.workload.name.clone(),

@@ -178,8 +178,22 @@ fn write_file(p: &Path, text: &str) -> Result<()> {
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .map_err(|e| crate::usage!("cannot write {}: {e}", p.display()))?;
+    // tempfile's own error names its random temporary name ("... at path
+    // \"/x/.tmpZkHnL2\""): only the kind of error is shown.
+    if !dir.is_dir() {
+        return Err(crate::usage!(
+            "cannot write {}: directory {} does not exist",
+            p.display(),
+            dir.display()
+        ));
+    }
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| {
+        crate::usage!(
+            "cannot write {}: {}",
+            p.display(),
+            std::io::Error::from(e.kind())
+        )
+    })?;
     tmp.write_all(text.as_bytes())?;
     tmp.persist(p)
         .map_err(|e| crate::usage!("cannot write {}: {}", p.display(), e.error))?;

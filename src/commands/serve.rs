@@ -11,9 +11,11 @@ impl crate::cli::Execute for ServeArgs {
         let loopback = args.bind.is_loopback();
         let token = match &args.token {
             Some(t) => {
-                if t.chars().count() < 16 || !t.chars().all(|c| c.is_ascii_graphic()) {
+                // The token goes into the printed URL and the cookie as it is: a '&', '#',
+                // '%', '+' or ';' in it made the printed URL answer 403.
+                if t.chars().count() < 16 || !t.chars().all(token_char) {
                     return Err(UsageError::new(
-                        "--token: give at least 16 printable characters without spaces",
+                        "--token: give at least 16 letters, digits or - . _ ~ (it goes into the URL as it is)",
                     )
                     .into());
                 }
@@ -45,4 +47,9 @@ impl crate::cli::Execute for ServeArgs {
         crate::serve::run(cfg)?;
         Ok(0)
     }
+}
+
+/// A character a token may have: one that a URL query and a cookie carry unchanged.
+fn token_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '-' | '.' | '_' | '~')
 }

@@ -122,9 +122,9 @@ pub fn key_figures(s: &TraceSummary) -> Vec<(String, String)> {
         (
             "working set".into(),
             format!(
-                "{} in {} files ({} bytes)",
+                "{} in {} ({} bytes)",
                 fmt_size_iec(s.working_set_bytes),
-                s.files,
+                count_of(s.files, "file"),
                 s.working_set_bytes
             ),
         ),
@@ -139,6 +139,11 @@ pub fn key_figures(s: &TraceSummary) -> Vec<(String, String)> {
     };
     v.push(("fsyncs".into(), fsync));
     v
+}
+
+/// "1 call", "2 calls".
+fn count_of(n: u64, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
 /// The terminal block.
@@ -173,10 +178,10 @@ pub fn render_summary(s: &TraceSummary) -> String {
         out.push_str("  hottest files:");
         for h in s.hottest.iter().take(5) {
             out.push_str(&format!(
-                "  {} ({}, {} calls)",
+                "  {} ({}, {})",
                 h.path,
                 fmt_size_iec(h.bytes),
-                h.calls
+                count_of(h.calls, "call")
             ));
         }
         out.push('\n');
@@ -493,6 +498,14 @@ mod tests {
             ),
             "{text}"
         );
+    }
+
+    /// Regression: one file with one call read "in 1 files" and "(4.0 KiB, 1 calls)".
+    #[test]
+    fn one_file_one_call_is_singular() {
+        let text = render_summary(&summarize(&[call(0, CallOp::Read, Some(4096))]));
+        assert!(text.contains("4.0 KiB in 1 file (4096 bytes)"), "{text}");
+        assert!(text.contains("f (4.0 KiB, 1 call)\n"), "{text}");
     }
 
     /// Regression: a trace without reads and writes printed "inter-arrival p50 0 ns".

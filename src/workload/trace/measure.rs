@@ -43,14 +43,15 @@ pub fn check_scale(scale: f64) -> Result<(), UsageError> {
 }
 
 /// Check that `dir` is a directory iolab may work in (`fs::facts::check_work_dir`) with `need`
-/// bytes free (plus 5 %).
-pub fn check_target(dir: &Path, need: u64) -> Result<(), UsageError> {
+/// bytes free (plus 5 %); `advice` ends the message (`use --scale to shrink` for a
+/// workload; a replay has no --scale).
+pub fn check_target(dir: &Path, need: u64, advice: &str) -> Result<(), UsageError> {
     crate::fs::facts::check_work_dir(dir)?;
     if let Some(free) = crate::fs::facts::free_space(dir) {
         let want = need.saturating_add(need / 20);
         if free < want {
             return Err(UsageError::new(format!(
-                "--target {}: needs {} but only {} is free (use --scale to shrink)",
+                "--target {}: needs {} but only {} is free ({advice})",
                 dir.display(),
                 crate::units::fmt_size_iec(want),
                 crate::units::fmt_size_iec(free)

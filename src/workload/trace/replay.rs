@@ -63,7 +63,11 @@ pub fn bytes_needed(h: &Header, calls: &[Call]) -> u64 {
         let e = ext.entry(&c.path).or_default();
         *e = (*e).max(c.off.unwrap_or(0) + c.len.unwrap_or(0));
     }
-    h.files.iter().map(|f| f.size).sum::<u64>() + ext.values().sum::<u64>()
+    h.files
+        .iter()
+        .map(|f| f.size)
+        .chain(ext.values().copied())
+        .fold(0u64, u64::saturating_add)
 }
 
 /// A recording read and checked for `iolab trace replay` (everything before the lock).
@@ -76,7 +80,11 @@ pub struct Replay {
 impl Replay {
     pub fn load(a: &ReplaySettings) -> Result<Replay> {
         let (h, calls) = tracefile::read(&a.trace)?;
-        check_target(&a.target, bytes_needed(&h, &calls))?;
+        check_target(
+            &a.target,
+            bytes_needed(&h, &calls),
+            "the recording's files and the furthest end of its writes",
+        )?;
         Ok(Replay {
             h,
             calls,
