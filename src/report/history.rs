@@ -332,7 +332,7 @@ pub fn render_devices(devices: &[(String, usize)]) -> String {
 /// point, and a mark where the level changed significantly; then one sentence per change.
 pub fn render_trend(tr: &Trend) -> String {
     let mut out = format!(
-        "{} on {}: {} ({} better), {} results\n",
+        "{} on {}: {} ({} better), {}\n",
         tr.test,
         tr.device,
         label(&tr.metric),
@@ -341,7 +341,7 @@ pub fn render_trend(tr: &Trend) -> String {
         } else {
             "lower"
         },
-        tr.points.len()
+        crate::units::count(tr.points.len() as u64, "result", "results")
     );
     let mut t = table(&["#", "Started (UTC)", "Value", "95 % interval", "Change", ""]);
     for p in &tr.points {

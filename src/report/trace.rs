@@ -350,16 +350,16 @@ pub fn render_test(t: &TestResult) -> String {
     };
     if let Some(rp) = &d.replay {
         s.push_str(&format!(
-            "  replay ({}): {} vs recorded {} (x{:.2}), {} calls on {} threads, {} read, {} written, {} errors\n",
+            "  replay ({}): {} vs recorded {} (x{:.2}), {} on {}, {} read, {} written, {}\n",
             rp.timing,
             fmt_ns(rp.replay_ns as f64),
             fmt_ns(rp.recorded_ns as f64),
             rp.speedup,
-            rp.calls,
-            rp.threads,
+            crate::units::count(rp.calls as u64, "call", "calls"),
+            crate::units::count(rp.threads as u64, "thread", "threads"),
             fmt_size_iec(rp.read_bytes),
             fmt_size_iec(rp.write_bytes),
-            rp.errors
+            crate::units::count(rp.errors as u64, "error", "errors")
         ));
         if let Some(e) = &rp.first_error {
             s.push_str(&format!("  first replay error: {e}\n"));

@@ -251,9 +251,9 @@ fn finish(
     let summary = super::summary::summarize(&p.calls);
     crate::eline!("{}", render(&summary));
     crate::eline!(
-        "recorded with {recorder}: {} calls on {} threads under {} ({} read, {} written; {} calls outside the root and {} failed calls not kept) -> {}",
-        header.calls,
-        header.threads,
+        "recorded with {recorder}: {} on {} under {} ({} read, {} written; {} calls outside the root and {} failed calls not kept) -> {}",
+        crate::units::count(header.calls, "call", "calls"),
+        crate::units::count(header.threads as u64, "thread", "threads"),
         header.root,
         crate::units::fmt_size_iec(header.read_bytes),
         crate::units::fmt_size_iec(header.write_bytes),
