@@ -355,11 +355,11 @@ pub fn render_test(t: &TestResult) -> String {
             fmt_ns(rp.replay_ns as f64),
             fmt_ns(rp.recorded_ns as f64),
             rp.speedup,
-            crate::units::count(rp.calls as u64, "call", "calls"),
+            crate::units::count(rp.calls, "call", "calls"),
             crate::units::count(rp.threads as u64, "thread", "threads"),
             fmt_size_iec(rp.read_bytes),
             fmt_size_iec(rp.write_bytes),
-            crate::units::count(rp.errors as u64, "error", "errors")
+            crate::units::count(rp.errors, "error", "errors")
         ));
         if let Some(e) = &rp.first_error {
             s.push_str(&format!("  first replay error: {e}\n"));
