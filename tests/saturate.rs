@@ -445,3 +445,44 @@ fn the_end_line_names_the_steady_state_rounds() {
     );
     assert!(names(dir.path()).is_empty(), "nothing left");
 }
+
+/// A block device read without --allow-destroy is not prefilled: the plan's time estimate
+/// does not add a prefill the line above it says is not done.
+#[test]
+fn a_read_only_device_s_estimate_has_no_prefill() {
+    let test = "a_read_only_device_s_estimate_has_no_prefill";
+    if !common::loop_or_skip(test) {
+        return;
+    }
+    let Some(dir) = common::ram_tempdir_or_skip(test) else {
+        return;
+    };
+    let image = dir.path().join("r.img");
+    std::fs::File::create(&image)
+        .unwrap()
+        .set_len(8 << 20)
+        .unwrap();
+    let lo = LoopDevice::attach(&image, false).expect("attach loop device");
+    let r = iolab(&[
+        "saturate",
+        "--target",
+        lo.device.to_str().unwrap(),
+        "--rw",
+        "randread",
+        "--max-depth",
+        "1",
+        "--step-duration",
+        "20ms",
+        "--ramp",
+        "0s",
+        "--no-save",
+    ]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{err}");
+    assert!(err.contains("read-only, not prefilled"), "{err}");
+    let estimate = err
+        .lines()
+        .find(|l| l.contains("estimated time"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(!estimate.contains("prefill"), "{estimate}");
+}

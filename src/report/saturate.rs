@@ -74,15 +74,19 @@ pub fn plan(cfg: &SaturateConfig, est: [f64; 3]) -> String {
     let names: Vec<String> = cfg.sweeps.iter().map(|s| s.name(cfg.mix)).collect();
     out.push_str(&format!("  sweeps: {}\n", names.join(", ")));
     out.push_str(&format!(
-        "  estimated time: {} if the limit holds up to depth {} (at least {}, at most {} when it is crossed and bisected), plus the prefill{}\n",
+        "  estimated time: {} if the limit holds up to depth {} (at least {}, at most {} when it is crossed and bisected){}\n",
         fmt_secs(est[1]),
         cfg.max_depth,
         fmt_secs(est[0]),
         fmt_secs(est[2]),
-        if cfg.precondition && cfg.writes() {
-            " and one preconditioning pass"
-        } else {
-            ""
+        match (
+            cfg.targets.iter().any(|t| t.may_write),
+            cfg.precondition && cfg.writes(),
+        ) {
+            (true, true) => ", plus the prefill and one preconditioning pass",
+            (true, false) => ", plus the prefill",
+            // A read-only target is not prefilled (the header's line above says so).
+            (false, _) => "",
         }
     ));
     if let Some(s) = &cfg.steady {

@@ -112,11 +112,14 @@ pub fn saturate_with_hooks(
 /// `step_bounds`). The prefill depends on the device and is timed separately.
 pub fn estimate_seconds(cfg: &SaturateConfig) -> [f64; 3] {
     let per = step::step_seconds(cfg);
+    // The fewest: the steps' ramp and measurement alone (setup and drain can be quick: an
+    // allowance for them made "at least" longer than some sweeps took).
+    let least = (cfg.ramp + cfg.step).as_secs_f64();
     cfg.sweeps.iter().fold([0.0; 3], |acc, s| {
         let start = s.start_depth();
         let (a, b, c) = step_bounds(start, cfg.max_depth.max(start));
         [
-            acc[0] + a as f64 * per,
+            acc[0] + a as f64 * least,
             acc[1] + b as f64 * per,
             acc[2] + c as f64 * per,
         ]
