@@ -41,8 +41,10 @@ fn phase_cells(p: &SustainPhase, interval_ms: u64) -> [String; 5] {
         secs(p.end_ms as f64, interval_ms),
         fmt_size_iec(p.bytes),
         fmt_mb_per_s(p.mean_bw_bytes_per_s),
-        // One interval has no spread: its 0 would read as a perfectly steady phase.
-        if p.end_ms.saturating_sub(p.start_ms) <= interval_ms {
+        // One interval has no spread: its 0 would read as a perfectly steady phase. The last
+        // phase runs on to the end of the pass (its partial interval is no point of the
+        // series): whole intervals only.
+        if p.end_ms.saturating_sub(p.start_ms) / interval_ms.max(1) < 2 {
             "- (one interval)".to_string()
         } else {
             format!("±{} ({cv:.1} %)", fmt_mb_per_s(p.stddev_bw_bytes_per_s))
@@ -280,6 +282,10 @@ mod tests {
             stddev_bw_bytes_per_s: 0.0,
         };
         assert_eq!(phase_cells(&p, 10)[4], "- (one interval)");
+        // One point and the pass's partial last interval (64 MiB at 20-ms intervals ended
+        // at 30 ms): still one interval, not "±0.00 (0.0 %)".
+        let partial = SustainPhase { end_ms: 30, ..p };
+        assert_eq!(phase_cells(&partial, 20)[4], "- (one interval)");
         let two = SustainPhase {
             end_ms: 20,
             stddev_bw_bytes_per_s: 1e7,
