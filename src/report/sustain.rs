@@ -173,15 +173,22 @@ pub fn render_table(doc: &ResultDoc) -> String {
                 table.add_row(row);
             }
         }
-        out.push_str(&table.to_string());
-        out.push('\n');
+        // A pass too short for one interval has no phase: no table of headers only (the
+        // finding line says why), nor its legend.
+        let any_phase = tests.iter().any(|(_, d)| !d.phases.is_empty());
+        if any_phase {
+            out.push_str(&table.to_string());
+            out.push('\n');
+        }
         for (t, d) in &tests {
             for line in findings(&t.name, d) {
                 out.push_str(&line);
                 out.push('\n');
             }
         }
-        out.push_str("MB/s = 10^6 bytes/s; spread = standard deviation of the per-interval speed within the phase (and its share of the mean).\n");
+        if any_phase {
+            out.push_str("MB/s = 10^6 bytes/s; spread = standard deviation of the per-interval speed within the phase (and its share of the mean).\n");
+        }
     }
     out.push_str(&crate::report::table::render_warnings(doc));
     out
@@ -269,6 +276,24 @@ mod tests {
     use super::*;
     use crate::model::IntervalPoint;
     use crate::model::sustain::SustainCliff;
+
+    /// A pass shorter than one interval showed a table of headers only.
+    #[test]
+    fn a_pass_without_phases_has_no_empty_table() {
+        let mut doc = ResultDoc::new("sustain", Vec::new(), Default::default());
+        doc.tests.push(TestResult {
+            name: "first pass".into(),
+            sustain: Some(SustainDetail {
+                bytes_written: 512 << 10,
+                interval_ms: 10,
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        let text = render_table(&doc);
+        assert!(!text.contains("Spread"), "{text}");
+        assert!(text.contains("written in less than one interval"), "{text}");
+    }
 
     /// A phase of one 10-ms interval (a 32 MiB pass at 2 GB/s) showed `±0.00 (0.0 %)`: a
     /// spread it cannot have, read as a perfectly steady phase.
