@@ -39,7 +39,7 @@ pub struct LayoutSummary {
     pub free_space_note: Option<String>,
 }
 
-/// Free-space fragmentation from `e2freefrag` (ext2/3/4) or `xfs_db -c "freesp -s"` (xfs).
+/// Free-space fragmentation from `e2freefrag` (ext2/3/4) or `xfs_spaceman`/`xfs_db` `freesp -s` (xfs).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct FreeSpace {
     /// The tool that measured it.
