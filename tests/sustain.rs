@@ -109,6 +109,37 @@ fn a_span_larger_than_the_device_is_refused() {
 }
 
 #[test]
+fn a_read_only_device_is_refused() {
+    // A loop device set up with `losetup -r`: refused before anything is written (it was
+    // taken, its first write failed with EPERM and the error came twice, exit 1).
+    let test = "a_read_only_device_is_refused";
+    if !common::loop_or_skip(test) {
+        return;
+    }
+    let work = common::tempdir();
+    let img = work.path().join("dev.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(16 * MIB)
+        .unwrap();
+    let out = std::process::Command::new("losetup")
+        .args(["--find", "--show", "--read-only", common::s(&img)])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    struct Detach(String);
+    impl Drop for Detach {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("losetup")
+                .args(["-d", &self.0])
+                .status();
+        }
+    }
+    let lo = Detach(String::from_utf8_lossy(&out.stdout).trim().to_string());
+    refused(&[&lo.0, "--allow-destroy", &lo.0], "read-only device");
+}
+
+#[test]
 fn a_mounted_device_is_refused() {
     let test = "a_mounted_device_is_refused";
     if !common::loop_or_skip(test) {

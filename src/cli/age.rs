@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::OutputArgs;
-use crate::workload::age::{AgeConfig, Profile, check_fit, fs_usage, parse_share};
+use crate::workload::age::{
+    AgeConfig, Profile, check_fit, check_room, fs_available, fs_usage, parse_share,
+};
 
 #[derive(Debug, Clone, Args)]
 #[command(after_help = "Examples:\n  \
@@ -130,6 +132,9 @@ impl AgeConfig {
         let (total, used) =
             fs_usage(&target).map_err(|e| crate::usage!("{}: {e}", target.display()))?;
         check_fit(&profile, fill, total, used)?;
+        let avail =
+            fs_available(&target).map_err(|e| crate::usage!("{}: {e}", target.display()))?;
+        check_room(fill, total, used, avail)?;
         let dir = target.join(format!("iolab-aged-{}", args.seed));
         if dir.exists() {
             return Err(crate::usage!(

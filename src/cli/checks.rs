@@ -17,8 +17,8 @@ pub const MAX_BS: u64 = 64 << 20;
 // File-system facts the checks use (free space, read-only, in use, signatures) live in
 // fs::facts; re-exported here for the callers that validate arguments.
 pub use crate::fs::facts::{
-    OverwriteRoom, allow_destroy_matches, device_in_use, free_space, fs_signature, is_read_only_fs,
-    overwrite_room, overwrite_room_of,
+    OverwriteRoom, allow_destroy_matches, device_in_use, device_is_read_only, free_space,
+    fs_signature, is_read_only_fs, overwrite_room, overwrite_room_of,
 };
 
 fn err(msg: impl Into<String>) -> UsageError {

@@ -21,7 +21,7 @@ pub struct InfoArgs {
     pub no_smart: bool,
 
     /// How aged the layout is (read-only): the layout score and pieces per file of the
-    /// files under PATH (FIEMAP), and the free space's fragmentation (e2freefrag, xfs_db).
+    /// files under PATH (FIEMAP), and the free space's fragmentation (e2freefrag, xfs_spaceman).
     #[arg(long)]
     pub layout: bool,
 

@@ -5,7 +5,7 @@
 
 use crate::cli::checks::{
     FileRoom, MAX_BS, MAX_IODEPTH, allow_destroy_of, check_dir_writable, check_interval,
-    check_series, device_in_use, free_space,
+    check_series, device_in_use, device_is_read_only, free_space,
 };
 use crate::engine::EngineKind;
 use crate::error::UsageError;
@@ -280,6 +280,13 @@ fn device_span(a: &SustainArgs, allowed: bool) -> Result<(u64, String), UsageErr
     if let Some(user) = device_in_use(a.target()) {
         return Err(err(format!(
             "{} is in use ({user}); refusing a sustained write to it (unmount it, or give a directory on it)",
+            a.target().display()
+        )));
+    }
+    if device_is_read_only(a.target()) {
+        return Err(err(format!(
+            "{} is a read-only device; a sustained write needs a writable one (blockdev --setrw {}, or a loop device set up without -r)",
+            a.target().display(),
             a.target().display()
         )));
     }

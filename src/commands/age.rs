@@ -51,7 +51,12 @@ impl Family for AgeFamily {
         let (mut detail, dir) = crate::runner::age::age(&self.cfg, ctx)?;
         if let Some(dev) = crate::sysinfo::mounts::mount_of(&self.cfg.target) {
             let block = detail.layout_after.block_size_bytes;
-            match crate::fs::layout::free_space(&dev.fs_type, Path::new(&dev.source), block) {
+            match crate::fs::layout::free_space(
+                &dev.fs_type,
+                Path::new(&dev.source),
+                &dev.mount_point,
+                block,
+            ) {
                 Ok(f) => detail.layout_after.free_space = Some(f),
                 Err(why) => detail.layout_after.free_space_note = Some(why),
             }

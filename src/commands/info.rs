@@ -67,7 +67,12 @@ fn layout_of(info: &crate::model::device::StorageInfo, limit: u64) -> Result<Lay
     };
     let mut l = crate::fs::layout::scan(path, limit)
         .map_err(|e| UsageError(format!("--layout: cannot read {}: {e}", info.path)))?;
-    match crate::fs::layout::free_space(&m.fs_type, Path::new(&m.source), l.block_size_bytes) {
+    match crate::fs::layout::free_space(
+        &m.fs_type,
+        Path::new(&m.source),
+        Path::new(&m.mount_point),
+        l.block_size_bytes,
+    ) {
         Ok(f) => l.free_space = Some(f),
         Err(why) => l.free_space_note = Some(why),
     }

@@ -82,6 +82,22 @@ pub fn is_read_only_fs(dir: &Path) -> bool {
         .unwrap_or(false)
 }
 
+/// Is `dev` (a block device) read-only (`blockdev --setro`, a loop device set up with
+/// `losetup -r`, a write-protected card)? From sysfs `ro` of its major:minor.
+pub fn device_is_read_only(dev: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(md) = std::fs::metadata(dev) else {
+        return false;
+    };
+    let rdev = md.rdev();
+    let ro = format!(
+        "/sys/dev/block/{}:{}/ro",
+        libc::major(rdev),
+        libc::minor(rdev)
+    );
+    crate::sysinfo::read_trim(Path::new(&ro)).is_some_and(|v| v == "1")
+}
+
 /// Is `dev` (a block device) mounted, or holding a mounted partition or a device-mapper
 /// user? Returns a description of the user when it is.
 pub fn device_in_use(dev: &Path) -> Option<String> {

@@ -234,9 +234,31 @@ pub fn scan(root: &Path, limit: u64) -> std::io::Result<LayoutSummary> {
     Ok(tally.summary(block, truncated))
 }
 
-/// Free-space fragmentation of the file system of type `fs_type` on `device` (read-only),
-/// or why it cannot be told.
-pub fn free_space(fs_type: &str, device: &Path, block: u64) -> Result<FreeSpace, String> {
+/// Free-space fragmentation of the file system of type `fs_type` on `device`, mounted on
+/// `mount_point` (read-only), or why it cannot be told. On xfs from the mounted file system
+/// (`xfs_spaceman`, GETFSMAP) where it can: `xfs_db` reads the device's allocation groups as
+/// last written, which lag the log (right after aging a 300 MiB xfs to 98 % it reported
+/// 235.8 MiB free).
+pub fn free_space(
+    fs_type: &str,
+    device: &Path,
+    mount_point: &Path,
+    block: u64,
+) -> Result<FreeSpace, String> {
+    if fs_type == "xfs"
+        && let Ok(out) = crate::fs::command::run(
+            "xfs_spaceman",
+            [
+                std::ffi::OsStr::new("-c"),
+                std::ffi::OsStr::new("freesp -s"),
+                mount_point.as_os_str(),
+            ],
+        )
+        && let Some(mut f) = parse_xfs_freesp(&out, block)
+    {
+        f.source = "xfs_spaceman freesp".into();
+        return Ok(f);
+    }
     match fs_type {
         "ext2" | "ext3" | "ext4" => {
             let out = crate::fs::command::run("e2freefrag", [device])

@@ -105,6 +105,15 @@ pub fn headline(doc: &ResultDoc, figures: &[Figure]) -> String {
         if doc.slack.is_some() {
             return "cluster slack analysis".into();
         }
+        // An aging run has no metric: what it made, as its own table's first line says it.
+        if let Some(a) = doc.tests.iter().find_map(|t| t.age.as_ref()) {
+            return format!(
+                "aged ({}): {:.1} % full, layout score {}",
+                a.profile,
+                a.fullness * 100.0,
+                crate::model::layout::fmt_score(a.layout_after.layout_score)
+            );
+        }
         return match doc.error.as_deref() {
             Some(e) => format!("no figures ({})", first_line(e, 80)),
             None => "no figures".into(),

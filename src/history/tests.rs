@@ -328,3 +328,26 @@ fn headline_shows_the_median_of_the_runs() {
     let h = extract::headline(&d, &extract::figures_of(&d));
     assert!(h.contains("10,000 IOPS"), "{h}");
 }
+
+/// An aging run's headline says what it made (it said "no figures").
+#[test]
+fn an_aging_run_is_headlined_by_its_fullness_and_layout() {
+    let mut d = doc("S1", 0, 10_000.0);
+    d.command = "age".into();
+    d.tests = vec![crate::model::TestResult {
+        name: "age source-tree".into(),
+        family: "age".into(),
+        age: Some(crate::model::age::AgeTestDetail {
+            profile: "source-tree".into(),
+            fullness: 0.511,
+            layout_after: crate::model::layout::LayoutSummary {
+                layout_score: Some(0.9997),
+                ..Default::default()
+            },
+            ..Default::default()
+        }),
+        ..Default::default()
+    }];
+    let h = extract::headline(&d, &extract::figures_of(&d));
+    assert_eq!(h, "aged (source-tree): 51.1 % full, layout score 0.9997");
+}

@@ -39,7 +39,7 @@ pub struct LayoutSummary {
     pub free_space_note: Option<String>,
 }
 
-/// Free-space fragmentation from `e2freefrag` (ext2/3/4) or `xfs_db -c "freesp -s"` (xfs).
+/// Free-space fragmentation from `e2freefrag` (ext2/3/4) or `xfs_spaceman`/`xfs_db` `freesp -s` (xfs).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct FreeSpace {
     /// The tool that measured it.
@@ -52,7 +52,38 @@ pub struct FreeSpace {
     pub share_in_1mib_extents: f64,
 }
 
-/// A layout score for people: `0.931` or `-` (no file with two blocks).
+/// A layout score for people: `0.931` or `-` (no file with two blocks). A score below 1 is
+/// never shown as `1.000` (which reads "every file contiguous"): it gets the digits that tell
+/// it from 1 (`0.9997`), up to six.
 pub fn fmt_score(s: Option<f64>) -> String {
-    s.map(|v| format!("{v:.3}")).unwrap_or_else(|| "-".into())
+    let Some(v) = s else { return "-".into() };
+    let mut out = format!("{v:.3}");
+    if v < 1.0 {
+        for digits in 4..=6 {
+            if out.parse::<f64>().is_ok_and(|r| r < 1.0) {
+                break;
+            }
+            out = format!("{v:.digits$}");
+        }
+        if out.parse::<f64>().is_ok_and(|r| r >= 1.0) {
+            out = "0.999999".into();
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fmt_score;
+
+    #[test]
+    fn a_score_below_one_is_never_shown_as_one() {
+        // 42 fragmented files among 141,724 blocks: 0.9997, which `{:.3}` showed as 1.000
+        // beside "1.000 = every file contiguous" and "42 files in more than one piece".
+        assert_eq!(fmt_score(Some(0.99970)), "0.9997");
+        assert_eq!(fmt_score(Some(0.9999996)), "0.999999");
+        assert_eq!(fmt_score(Some(1.0)), "1.000");
+        assert_eq!(fmt_score(Some(0.9314)), "0.931");
+        assert_eq!(fmt_score(None), "-");
+    }
 }

@@ -96,12 +96,12 @@ pub fn age_parts(doc: &ResultDoc) -> Option<AgeParts> {
         .collect();
     let after = vec![
         format!(
-            "files: {} created, {} deleted, {} grown, {} left; {:.0} files created+deleted per second ({:.1} s, {} writer{})",
+            "files: {} created, {} deleted, {} grown, {} left; {} files created+deleted per second ({:.1} s, {} writer{})",
             fmt_thousands(d.files_created as f64),
             fmt_thousands(d.files_deleted as f64),
             fmt_thousands(d.files_grown as f64),
             fmt_thousands(d.files_left as f64),
-            d.file_ops_per_s,
+            fmt_thousands(d.file_ops_per_s),
             d.elapsed_s,
             d.jobs.max(1),
             if d.jobs > 1 { "s" } else { "" }
@@ -248,6 +248,28 @@ mod tests {
     use super::*;
     use crate::model::matrix::ConfigurationResult;
     use crate::model::{Environment, TestResult};
+
+    /// The files line of an aging run: its rate with thousands separators, as its counts
+    /// (it printed "1,622 created, ...; 4156 files created+deleted per second").
+    #[test]
+    fn the_aging_rate_has_thousands_separators() {
+        let mut doc = ResultDoc::new("age", Vec::new(), Environment::default());
+        doc.tests.push(TestResult {
+            age: Some(crate::model::age::AgeTestDetail {
+                files_created: 1622,
+                file_ops_per_s: 4156.4,
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        let (_, _, after, _) = age_parts(&doc).unwrap();
+        assert!(
+            after[0].contains("1,622 created")
+                && after[0].contains("; 4,156 files created+deleted"),
+            "{}",
+            after[0]
+        );
+    }
 
     /// files/s and IOPS with thousands separators, as every other table gives them (it
     /// printed 54575.4).

@@ -41,8 +41,10 @@ fn phase_cells(p: &SustainPhase, interval_ms: u64) -> [String; 5] {
         secs(p.end_ms as f64, interval_ms),
         fmt_size_iec(p.bytes),
         fmt_mb_per_s(p.mean_bw_bytes_per_s),
-        // One interval has no spread: its 0 would read as a perfectly steady phase.
-        if p.end_ms.saturating_sub(p.start_ms) <= interval_ms {
+        // One interval has no spread: its 0 would read as a perfectly steady phase. The last
+        // phase runs on to the end of the pass (its partial interval is no point of the
+        // series): whole intervals only.
+        if p.end_ms.saturating_sub(p.start_ms) / interval_ms.max(1) < 2 {
             "- (one interval)".to_string()
         } else {
             format!("±{} ({cv:.1} %)", fmt_mb_per_s(p.stddev_bw_bytes_per_s))
@@ -171,15 +173,22 @@ pub fn render_table(doc: &ResultDoc) -> String {
                 table.add_row(row);
             }
         }
-        out.push_str(&table.to_string());
-        out.push('\n');
+        // A pass too short for one interval has no phase: no table of headers only (the
+        // finding line says why), nor its legend.
+        let any_phase = tests.iter().any(|(_, d)| !d.phases.is_empty());
+        if any_phase {
+            out.push_str(&table.to_string());
+            out.push('\n');
+        }
         for (t, d) in &tests {
             for line in findings(&t.name, d) {
                 out.push_str(&line);
                 out.push('\n');
             }
         }
-        out.push_str("MB/s = 10^6 bytes/s; spread = standard deviation of the per-interval speed within the phase (and its share of the mean).\n");
+        if any_phase {
+            out.push_str("MB/s = 10^6 bytes/s; spread = standard deviation of the per-interval speed within the phase (and its share of the mean).\n");
+        }
     }
     out.push_str(&crate::report::table::render_warnings(doc));
     out
@@ -268,6 +277,24 @@ mod tests {
     use crate::model::IntervalPoint;
     use crate::model::sustain::SustainCliff;
 
+    /// A pass shorter than one interval showed a table of headers only.
+    #[test]
+    fn a_pass_without_phases_has_no_empty_table() {
+        let mut doc = ResultDoc::new("sustain", Vec::new(), Default::default());
+        doc.tests.push(TestResult {
+            name: "first pass".into(),
+            sustain: Some(SustainDetail {
+                bytes_written: 512 << 10,
+                interval_ms: 10,
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        let text = render_table(&doc);
+        assert!(!text.contains("Spread"), "{text}");
+        assert!(text.contains("written in less than one interval"), "{text}");
+    }
+
     /// A phase of one 10-ms interval (a 32 MiB pass at 2 GB/s) showed `±0.00 (0.0 %)`: a
     /// spread it cannot have, read as a perfectly steady phase.
     #[test]
@@ -280,6 +307,10 @@ mod tests {
             stddev_bw_bytes_per_s: 0.0,
         };
         assert_eq!(phase_cells(&p, 10)[4], "- (one interval)");
+        // One point and the pass's partial last interval (64 MiB at 20-ms intervals ended
+        // at 30 ms): still one interval, not "±0.00 (0.0 %)".
+        let partial = SustainPhase { end_ms: 30, ..p };
+        assert_eq!(phase_cells(&partial, 20)[4], "- (one interval)");
         let two = SustainPhase {
             end_ms: 20,
             stddev_bw_bytes_per_s: 1e7,
