@@ -3,7 +3,8 @@
 //! `iolab compare` does (MB/s, not bytes per second as "1.05 G"; latency in µs/ms, not
 //! nanoseconds as "8079.6 k"); the trend table gives the change against the previous result
 //! as `iolab history trend` does (it was empty unless the level changed); a suite of 4 tests
-//! x 2 runs started from the form ends with "tests done: 4" (it counted runs: 8).
+//! x 2 runs started from the form ends with "tests done: 4" (it counted runs: 8); a trend of
+//! one result names "result 1" under its axis, not also "result 1.001".
 //! No timing: every wait is a poll with a limit of minutes.
 
 mod common;
@@ -49,7 +50,11 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
     let b_path = dir.path().join("run-b-same-device.json");
     std::fs::write(&b_path, serde_json::to_string(&bdoc).unwrap()).unwrap();
     let history = dir.path().join("history.db");
-    for f in [fixtures.join("run-a.json"), b_path] {
+    for f in [
+        fixtures.join("run-a.json"),
+        b_path,
+        fixtures.join("files.json"),
+    ] {
         let mut cmd = common::bin();
         let out = common::with_history(&mut cmd, &history)
             .args(["history", "import", common::s(&f)])
@@ -98,6 +103,19 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
     assert_eq!(rows[1][2], "1436.55", "{rows:?}");
     assert_eq!(rows[1][4], "+37.0 %", "{rows:?}");
     assert_eq!(rows[0][4], "", "{rows:?}");
+
+    // A trend of one result (files.json's 4K create): its axis names result 1 only (its
+    // right-hand end read "result 1.001").
+    b.eval("location.hash = '#/trend?device=Synthetic&test=4K%20create'");
+    b.wait_for(
+        "the one-point trend",
+        "document.querySelectorAll('#chart-trend circle').length === 1",
+        MINUTE,
+    );
+    let labels = b.eval(
+        "[...document.querySelectorAll('#chart-trend text')].map((t) => t.textContent).filter((t) => t.startsWith('result'))",
+    );
+    assert_eq!(labels, serde_json::json!(["result 1"]));
 
     // A suite from the form: 4 tests x 2 runs is 4 tests done.
     let target = ram.path().display().to_string();

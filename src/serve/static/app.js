@@ -134,7 +134,9 @@ function lineChart(id, title, points, key, fmt, xfmt) {
   add("text", { x: 2, y: T + 8 }, fmt(y1));
   add("text", { x: 2, y: H - B }, "0");
   add("text", { x: L, y: H - 6 }, xfmt(x0));
-  add("text", { x: W - R, y: H - 6, "text-anchor": "end" }, xfmt(x1));
+  // One x only (one point, or one result in a trend): no right-hand end to name (it read
+  // "result 1.001", the axis' made-up width).
+  if (Math.max(...xs) > x0) add("text", { x: W - R, y: H - 6, "text-anchor": "end" }, xfmt(x1));
   const d = pts.map((p, i) => (i ? "L" : "M") + px(p.x).toFixed(1) + "," + py(p[key]).toFixed(1)).join(" ");
   add("path", { d: d, fill: "none", stroke: "#1f6fb2", "stroke-width": 1.5 });
   for (const p of pts) add("circle", { cx: px(p.x), cy: py(p[key]), r: 2, fill: "#1f6fb2" });
