@@ -49,28 +49,6 @@ fn recorded_argv(argv: Vec<String>) -> Vec<String> {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_recorded_argv_leaves_out_the_consoles_progress_stream() {
-        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(
-            super::recorded_argv(v(&[
-                "iolab",
-                "--progress-json",
-                "/tmp/iolab-serve-x/run-1.jsonl",
-                "run",
-                "--target=/d",
-                "--progress-json=/tmp/p",
-                "--size=1M",
-            ])),
-            v(&["iolab", "run", "--target=/d", "--size=1M"])
-        );
-        let keep = v(&["iolab", "run", "--", "--progress-json", "x"]);
-        assert_eq!(super::recorded_argv(keep.clone()), keep);
-    }
-}
-
 /// `iolab completions SHELL`.
 impl Execute for CompletionsArgs {
     fn execute(&self, _argv: Vec<String>) -> Result<i32> {
@@ -140,4 +118,26 @@ fn man(a: &crate::cli::report::ManArgs) -> Result<i32> {
     page_of(page).render(&mut text)?;
     crate::out!("{}", String::from_utf8_lossy(&text));
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_recorded_argv_leaves_out_the_consoles_progress_stream() {
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            super::recorded_argv(v(&[
+                "iolab",
+                "--progress-json",
+                "/tmp/iolab-serve-x/run-1.jsonl",
+                "run",
+                "--target=/d",
+                "--progress-json=/tmp/p",
+                "--size=1M",
+            ])),
+            v(&["iolab", "run", "--target=/d", "--size=1M"])
+        );
+        let keep = v(&["iolab", "run", "--", "--progress-json", "x"]);
+        assert_eq!(super::recorded_argv(keep.clone()), keep);
+    }
 }
