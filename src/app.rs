@@ -25,7 +25,28 @@ pub fn run(cli: Cli, argv: Vec<String>) -> Result<i32> {
             ))
         })?;
     }
-    args.execute(argv)
+    args.execute(recorded_argv(argv))
+}
+
+/// The argv a result records: the command line without the console's hidden
+/// `--progress-json FILE` (a temp file of `iolab serve`'s, gone once the test ends: the
+/// recorded command line, run again, failed on it).
+fn recorded_argv(argv: Vec<String>) -> Vec<String> {
+    let mut out = Vec::with_capacity(argv.len());
+    let mut it = argv.into_iter();
+    while let Some(a) = it.next() {
+        if a == "--" {
+            out.push(a);
+            out.extend(it.by_ref());
+            break;
+        }
+        if a == "--progress-json" {
+            it.next();
+        } else if !a.starts_with("--progress-json=") {
+            out.push(a);
+        }
+    }
+    out
 }
 
 /// `iolab completions SHELL`.
@@ -97,4 +118,26 @@ fn man(a: &crate::cli::report::ManArgs) -> Result<i32> {
     page_of(page).render(&mut text)?;
     crate::out!("{}", String::from_utf8_lossy(&text));
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_recorded_argv_leaves_out_the_consoles_progress_stream() {
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            super::recorded_argv(v(&[
+                "iolab",
+                "--progress-json",
+                "/tmp/iolab-serve-x/run-1.jsonl",
+                "run",
+                "--target=/d",
+                "--progress-json=/tmp/p",
+                "--size=1M",
+            ])),
+            v(&["iolab", "run", "--target=/d", "--size=1M"])
+        );
+        let keep = v(&["iolab", "run", "--", "--progress-json", "x"]);
+        assert_eq!(super::recorded_argv(keep.clone()), keep);
+    }
 }

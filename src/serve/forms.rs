@@ -39,7 +39,7 @@ pub const COMMANDS: &[(&str, &[&str])] = &[
     (
         "run",
         &[
-            "preset", "duration", "ramp", "repeat", "size", "rw", "bs", "iodepth", "jobs",
+            "preset", "duration", "ramp", "repeat", "size", "engine", "rw", "bs", "iodepth", "jobs",
         ],
     ),
     (
@@ -276,6 +276,9 @@ mod tests {
             choices("run", "preset"),
             ["default", "nvme", "real", "peak"]
         );
+        // The engine, as `iolab run --engine` takes it (the form once had no engine: a
+        // null-engine or sync run could not be started from the console).
+        assert_eq!(choices("run", "engine"), ["sync", "uring", "null"]);
         assert_eq!(
             choices("files", "method"),
             ["write", "copy_file_range", "sendfile"]

@@ -70,6 +70,33 @@ function fmtLat(ns) {
   if (ns >= 1e3) return (ns / 1e3).toFixed(1) + " µs";
   return ns.toFixed(0) + " ns";
 }
+// A metric's label and value as the command line prints them (src/report/metrics.rs:
+// label, fmt_value): MB/s for bytes per second, latency in its own unit, rates with
+// thousands separators.
+function fmtThousands(v) {
+  return Math.round(v).toLocaleString("en-US");
+}
+function metricLabel(m) {
+  const fixed = { iops: "IOPS", bw_bytes_per_s: "MB/s", files_per_s: "files/s", seconds_per_portion: "s/portion",
+    lat_mean_ns: "mean latency", lat_p99_ns: "p99 latency", answer_iops: "IOPS within limit" };
+  if (fixed[m]) return fixed[m];
+  const dir = /^(read|write)_(iops|bw_bytes_per_s|lat_mean_ns)$/.exec(m);
+  if (dir) return dir[1] + "s' " + metricLabel(dir[2]);
+  if (m.endsWith("_ns")) {
+    const base = m.slice(0, -3);
+    return base.startsWith("lat_") ? base.slice(4).replace(/_/g, " ") + " latency" : base.replace(/_/g, " ") + " time";
+  }
+  return m.replace(/_/g, " ");
+}
+function fmtMetric(m, v) {
+  if (!Number.isFinite(v)) return "-";
+  if (m.includes("bytes_per_s")) return (v / 1e6).toFixed(2);
+  if (m.endsWith("iops")) return fmtThousands(v);
+  if (m.endsWith("_ns")) return fmtLat(v) || "0 ns";
+  if (m.endsWith("_per_s")) return Math.abs(v) >= 1000 ? fmtThousands(v) : v.toFixed(1);
+  if (m.endsWith("_s") || m.endsWith("_seconds") || m.startsWith("seconds_per_")) return v.toFixed(4) + " s";
+  return v.toFixed(4);
+}
 function table(headers, rows) {
   return h("table", {},
     h("thead", {}, h("tr", {}, headers.map((x) => h("th", {}, x)))),
@@ -107,7 +134,9 @@ function lineChart(id, title, points, key, fmt, xfmt) {
   add("text", { x: 2, y: T + 8 }, fmt(y1));
   add("text", { x: 2, y: H - B }, "0");
   add("text", { x: L, y: H - 6 }, xfmt(x0));
-  add("text", { x: W - R, y: H - 6, "text-anchor": "end" }, xfmt(x1));
+  // One x only (one point, or one result in a trend): no right-hand end to name (it read
+  // "result 1.001", the axis' made-up width).
+  if (Math.max(...xs) > x0) add("text", { x: W - R, y: H - 6, "text-anchor": "end" }, xfmt(x1));
   const d = pts.map((p, i) => (i ? "L" : "M") + px(p.x).toFixed(1) + "," + py(p[key]).toFixed(1)).join(" ");
   add("path", { d: d, fill: "none", stroke: "#1f6fb2", "stroke-width": 1.5 });
   for (const p of pts) add("circle", { cx: px(p.x), cy: py(p[key]), r: 2, fill: "#1f6fb2" });
@@ -237,7 +266,11 @@ async function pageNew() {
 
 let pollTimer = null;
 async function pageRun(id) {
-  const state = { since: 0, points: [], done: 0, status: "" };
+  // Tests done: a test (its label without " [run/runs]") is done after its last run, or
+  // when the next test starts (--repeat auto may stop early), or when the suite completes;
+  // not once per run (a suite of 4 tests x 3 runs once showed "tests done: 12").
+  const state = { since: 0, points: [], done: new Set(), current: "", status: "" };
+  const testOf = (label) => String(label || "").replace(/ \[\d+\/\d+\]$/, "");
   const status = h("span", { id: "run-status" });
   const label = h("span", { id: "run-label" });
   const barFill = h("div", { style: "width:0%" });
@@ -287,11 +320,19 @@ async function pageRun(id) {
         label.textContent = e.label + (e.message ? " — " + e.message : "");
         barFill.style.width = (100 * (e.fraction || 0)).toFixed(0) + "%";
       }
-      if (e.event === "task_start") label.textContent = e.label;
-      if (e.event === "task_end" && e.label !== "prefill") state.done++;
+      if (e.event === "task_start") {
+        label.textContent = e.label;
+        if (e.label !== "prefill" && state.current && state.current !== testOf(e.label)) state.done.add(state.current);
+      }
+      if (e.event === "task_end" && e.label !== "prefill") {
+        state.current = testOf(e.label);
+        const m = / \[(\d+)\/(\d+)\]$/.exec(e.label);
+        if (!m || m[1] === m[2]) state.done.add(state.current);
+      }
     }
     count.textContent = String(state.points.length);
-    done.textContent = String(state.done);
+    if (v.status === "complete" && state.current) state.done.add(state.current);
+    done.textContent = String(state.done.size);
     if (v.events.some((e) => e.event === "point")) draw();
     status.textContent = v.status;
     status.className = "status-" + v.status;
@@ -374,9 +415,9 @@ async function pageCompare() {
     const rows = [];
     for (const p of v.comparison.pairings) for (const r of p.rows) {
       const name = (r.config ? r.config + " " + r.test : r.test) + (r.settings_differ ? " (settings differ)" : "");
-      rows.push(h("tr", {}, h("td", {}, name), h("td", {}, r.metric),
-        h("td", { className: "num" }, fmtNum(r.baseline.mean, 1)),
-        h("td", { className: "num" }, fmtNum(r.other.mean, 1)),
+      rows.push(h("tr", {}, h("td", {}, name), h("td", { title: r.metric }, metricLabel(r.metric)),
+        h("td", { className: "num" }, fmtMetric(r.metric, r.baseline.mean)),
+        h("td", { className: "num" }, fmtMetric(r.metric, r.other.mean)),
         h("td", { className: "num" }, Number.isFinite(r.change_pct) ? r.change_pct.toFixed(1) + " %" + (Number.isFinite(r.change_pct_pm) ? " ± " + r.change_pct_pm.toFixed(1) : "") : ""),
         h("td", {}, String(r.verdict || "").replace(/-/g, " "))));
     }
@@ -408,14 +449,20 @@ async function pageTrend() {
   try {
     const t = await api("/api/trend?" + q.toString());
     const pts = t.points.map((p, i) => ({ x: i * 1000, v: p.value }));
+    // As `iolab history trend`: Change against the previous result; ◆ where the level
+    // changed for good (its change against the results before).
+    const signed = (c) => (c >= 0 ? "+" : "") + c.toFixed(1) + " %";
+    const word = (c) => ((c >= 0) === t.higher_is_better ? "faster" : "slower");
     const rows = t.points.map((p) => h("tr", {}, h("td", {}, "h-" + p.id), h("td", {}, p.started_at),
-      h("td", { className: "num" }, fmtNum(p.value, 1)),
-      h("td", { className: "num" }, Number.isFinite(p.ci_low) ? fmtNum(p.ci_low, 1) + " … " + fmtNum(p.ci_high, 1) : ""),
-      h("td", {}, p.significant_change ? "changed " + (p.change_pct || 0).toFixed(1) + " %" : "")));
+      h("td", { className: "num" }, fmtMetric(t.metric, p.value)),
+      h("td", { className: "num" }, !Number.isFinite(p.ci_low) ? "(n=" + p.n + ")"
+        : p.value > 0 && p.ci_low < 0 ? "too wide" : fmtMetric(t.metric, p.ci_low) + " … " + fmtMetric(t.metric, p.ci_high)),
+      h("td", { className: "num" }, Number.isFinite(p.change_pct) ? signed(p.change_pct) : ""),
+      h("td", {}, p.significant_change && Number.isFinite(p.level_change_pct) ? "◆ " + signed(p.level_change_pct) + " (" + word(p.level_change_pct) + ")" : "")));
     const healthBox = h("div", { id: "health-history" });
     out.replaceChildren(h("p", {}, t.device, " — ", t.test, " — ", t.metric, t.higher_is_better ? " (higher is better)" : " (lower is better)"),
-      lineChart("chart-trend", t.metric, pts, "v", (v) => fmtNum(v, 1), (x) => "result " + (x / 1000 + 1)),
-      table(["id", "started", "value", "95 % CI", "change"], rows), healthBox);
+      lineChart("chart-trend", metricLabel(t.metric), pts, "v", (v) => t.metric.endsWith("_ns") ? fmtLat(v) : t.metric.includes("bytes_per_s") ? fmtNum(v / 1e6, 1) : fmtNum(v, 1), (x) => "result " + (x / 1000 + 1)),
+      table(["id", "started", metricLabel(t.metric), "95 % interval", "change", "level"], rows), healthBox);
     // The drive's SMART snapshots taken with those results, where it had SMART.
     api("/api/health?device=" + encodeURIComponent(q.get("device"))).then((hh) => {
       const snaps = hh.points.filter((p) => p.smart && p.smart.available);

@@ -1,0 +1,152 @@
+//! The console's figures in a real browser (headless Chromium, tests/serve_support/cdp.rs)
+//! against the command line's: the compare table gives each metric its label and unit as
+//! `iolab compare` does (MB/s, not bytes per second as "1.05 G"; latency in µs/ms, not
+//! nanoseconds as "8079.6 k"); the trend table gives the change against the previous result
+//! as `iolab history trend` does (it was empty unless the level changed); a suite of 4 tests
+//! x 2 runs started from the form ends with "tests done: 4" (it counted runs: 8); a trend of
+//! one result names "result 1" under its axis, not also "result 1.001".
+//! No timing: every wait is a poll with a limit of minutes.
+
+mod common;
+mod serve_support;
+
+use std::time::Duration;
+
+use serve_support::Console;
+use serve_support::cdp::Browser;
+
+const MINUTE: Duration = Duration::from_secs(60);
+
+/// Text of every cell of the table in `#sel`, row by row.
+fn cells(b: &mut Browser, sel: &str) -> Vec<Vec<String>> {
+    let v = b.eval(&format!(
+        "[...document.querySelectorAll('{sel} tbody tr')].map((r) => [...r.children].map((c) => c.textContent))"
+    ));
+    serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{sel} cells: {e}: {v}"))
+}
+
+#[test]
+fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
+    let test = "compare_trend_and_the_run_page_show_the_command_lines_figures";
+    if !common::tool_or_skip(test, "chromium", "chromium") {
+        return;
+    }
+    let Some(ram) = common::ram_tempdir_or_skip(test) else {
+        return;
+    };
+    // Two results of one device (run-b with run-a's machine, a day later) in a new history.
+    let dir = tempfile::Builder::new()
+        .prefix("iolab-serve-views-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let a: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixtures.join("run-a.json")).unwrap())
+            .unwrap();
+    let mut bdoc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixtures.join("run-b.json")).unwrap())
+            .unwrap();
+    bdoc["environment"] = a["environment"].clone();
+    let b_path = dir.path().join("run-b-same-device.json");
+    std::fs::write(&b_path, serde_json::to_string(&bdoc).unwrap()).unwrap();
+    let history = dir.path().join("history.db");
+    for f in [
+        fixtures.join("run-a.json"),
+        b_path,
+        fixtures.join("files.json"),
+    ] {
+        let mut cmd = common::bin();
+        let out = common::with_history(&mut cmd, &history)
+            .args(["history", "import", common::s(&f)])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", common::stderr(&out));
+    }
+
+    let console = Console::start_in(dir, &[], Some(&history));
+    let shots = console_shots();
+    let mut b = Browser::start(&shots);
+    b.navigate(&console.url());
+    b.wait_for("the page", "document.querySelector('nav') !== null", MINUTE);
+
+    // Compare: `iolab compare run-a.json run-b.json` prints SEQ1M Q8T1 read, MB/s,
+    // 1048.58 and 1436.55; mean latency 8.08 ms and 5.86 ms.
+    b.eval("location.hash = '#/compare?a=h-1&b=h-2'");
+    b.wait_for(
+        "the comparison",
+        "document.getElementById('compare-text') !== null",
+        MINUTE,
+    );
+    let rows = cells(&mut b, "#main");
+    let row = |test: &str, metric: &str| -> Vec<String> {
+        rows.iter()
+            .find(|r| r[0] == test && r[1] == metric)
+            .unwrap_or_else(|| panic!("no row {test} / {metric} in {rows:?}"))
+            .clone()
+    };
+    let bw = row("SEQ1M Q8T1 read", "MB/s");
+    assert_eq!((bw[2].as_str(), bw[3].as_str()), ("1048.58", "1436.55"));
+    let lat = row("SEQ1M Q8T1 read", "mean latency");
+    assert_eq!((lat[2].as_str(), lat[3].as_str()), ("8.08 ms", "5.86 ms"));
+    let iops = row("RND4K Q32T1 read", "IOPS");
+    assert_eq!((iops[2].as_str(), iops[3].as_str()), ("50,000", "40,000"));
+
+    // Trend: the second result's change against the first (+37.0 %), its value in MB/s.
+    b.eval("location.hash = '#/trend?device=Synthetic&test=SEQ1M%20Q8T1%20read'");
+    b.wait_for(
+        "the trend's two points",
+        "document.querySelectorAll('#chart-trend circle').length === 2",
+        MINUTE,
+    );
+    let rows = cells(&mut b, "#trend-out");
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows[1][2], "1436.55", "{rows:?}");
+    assert_eq!(rows[1][4], "+37.0 %", "{rows:?}");
+    assert_eq!(rows[0][4], "", "{rows:?}");
+
+    // A trend of one result (files.json's 4K create): its axis names result 1 only (its
+    // right-hand end read "result 1.001").
+    b.eval("location.hash = '#/trend?device=Synthetic&test=4K%20create'");
+    b.wait_for(
+        "the one-point trend",
+        "document.querySelectorAll('#chart-trend circle').length === 1",
+        MINUTE,
+    );
+    let labels = b.eval(
+        "[...document.querySelectorAll('#chart-trend text')].map((t) => t.textContent).filter((t) => t.startsWith('result'))",
+    );
+    assert_eq!(labels, serde_json::json!(["result 1"]));
+
+    // A suite from the form: 4 tests x 2 runs is 4 tests done.
+    let target = ram.path().display().to_string();
+    b.eval("location.hash = '#/new'");
+    b.wait_for(
+        "the form",
+        "document.getElementById('opt-duration')",
+        MINUTE,
+    );
+    let js = format!(
+        "(() => {{ const set = (id, v) => {{ const e = document.getElementById(id); e.value = v; e.dispatchEvent(new Event('change')); }};
+          set('target', {target:?}); set('opt-preset', 'real'); set('opt-duration', '200ms');
+          set('opt-repeat', '2'); set('opt-size', '8M');
+          document.getElementById('start').click(); return true; }})()"
+    );
+    assert_eq!(b.eval(&js), serde_json::json!(true));
+    b.wait_for(
+        "the run to complete",
+        "location.hash.startsWith('#/run/') && document.getElementById('run-status').textContent === 'complete' && document.getElementById('result-id')",
+        Duration::from_secs(300),
+    );
+    let done = b.eval("document.getElementById('tests-done').textContent");
+    assert_eq!(done, serde_json::json!("4"));
+
+    drop(b);
+    let mut console = console;
+    assert_eq!(console.stop(), Some(0), "stderr: {}", console.stderr());
+    let _ = std::fs::remove_dir_all(&shots);
+}
+
+fn console_shots() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("serve-views-shots-{}", std::process::id()))
+}
