@@ -83,18 +83,21 @@ fn the_target_is_taken_as_t_too() {
     assert!(common::entries(dir.path()).is_empty(), "a file was created");
 }
 
+/// A sparse image file of `bytes` in a fresh temp dir (the dir keeps it alive).
+fn blank_image(bytes: u64) -> (tempfile::TempDir, std::path::PathBuf) {
+    let work = common::tempdir();
+    let img = work.path().join("dev.img");
+    std::fs::File::create(&img).unwrap().set_len(bytes).unwrap();
+    (work, img)
+}
+
 #[test]
 fn a_span_larger_than_the_device_is_refused() {
     let test = "a_span_larger_than_the_device_is_refused";
     if !common::loop_or_skip(test) {
         return;
     }
-    let work = common::tempdir();
-    let img = work.path().join("dev.img");
-    std::fs::File::create(&img)
-        .unwrap()
-        .set_len(16 * MIB)
-        .unwrap();
+    let (work, img) = blank_image(16 * MIB);
     let mut lo = iolab::fs::loopdev::LoopDevice::attach(&img, false).unwrap();
     let dev = lo.device.display().to_string();
     refused(
@@ -116,12 +119,7 @@ fn a_read_only_device_is_refused() {
     if !common::loop_or_skip(test) {
         return;
     }
-    let work = common::tempdir();
-    let img = work.path().join("dev.img");
-    std::fs::File::create(&img)
-        .unwrap()
-        .set_len(16 * MIB)
-        .unwrap();
+    let (work, img) = blank_image(16 * MIB);
     let out = std::process::Command::new("losetup")
         .args(["--find", "--show", "--read-only", common::s(&img)])
         .output()
