@@ -97,7 +97,7 @@ fn a_span_larger_than_the_device_is_refused() {
     if !common::loop_or_skip(test) {
         return;
     }
-    let (work, img) = blank_image(16 * MIB);
+    let (_work, img) = blank_image(16 * MIB);
     let mut lo = iolab::fs::loopdev::LoopDevice::attach(&img, false).unwrap();
     let dev = lo.device.display().to_string();
     refused(
@@ -119,7 +119,7 @@ fn a_read_only_device_is_refused() {
     if !common::loop_or_skip(test) {
         return;
     }
-    let (work, img) = blank_image(16 * MIB);
+    let (_work, img) = blank_image(16 * MIB);
     let out = std::process::Command::new("losetup")
         .args(["--find", "--show", "--read-only", common::s(&img)])
         .output()
