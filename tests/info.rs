@@ -280,31 +280,29 @@ fn endurance_from_a_result_uses_its_write_amplification() {
     let dir = tempdir();
     let p = write_result_with_wa(dir.path());
     let ps = p.to_str().unwrap();
+    // `iolab endurance --tbw 80TB --daily 20GB --from RESULT` and `extra`.
+    let endurance = |extra: &[&str]| {
+        let mut args = vec![
+            "endurance",
+            "--tbw",
+            "80TB",
+            "--daily",
+            "20GB",
+            "--from",
+            ps,
+        ];
+        args.extend_from_slice(extra);
+        iolab(&args)
+    };
     // (200 + 110) MB device / 200 MB app = 1.55: 31 GB/day, 80 TB in 7.1 years.
-    let v = json_of(&iolab(&[
-        "endurance",
-        "--tbw",
-        "80TB",
-        "--daily",
-        "20GB",
-        "--from",
-        ps,
-        "--json",
-    ]));
+    let v = json_of(&endurance(&["--json"]));
     assert!((v["write_amplification"].as_f64().unwrap() - 1.55).abs() < 1e-9);
     let s = v["sentence"].as_str().unwrap();
     assert!(s.contains("the device writes 31 GB/day"), "{s}");
     assert!(s.contains("reaches its rated 80 TB in 7.1 years"), "{s}");
     assert_eq!(v["per_test"].as_array().unwrap().len(), 2);
     // One test only.
-    let v = json_of(&iolab(&[
-        "endurance",
-        "--tbw",
-        "80TB",
-        "--daily",
-        "20GB",
-        "--from",
-        ps,
+    let v = json_of(&endurance(&[
         "--test",
         "small files create",
         "--used",
@@ -314,30 +312,12 @@ fn endurance_from_a_result_uses_its_write_amplification() {
     assert!((v["write_amplification"].as_f64().unwrap() - 2.0).abs() < 1e-9);
     assert!((v["days"].as_f64().unwrap() - 1000.0).abs() < 1e-6, "{v}");
     // The table says it in words.
-    let out = iolab(&[
-        "endurance",
-        "--tbw",
-        "80TB",
-        "--daily",
-        "20GB",
-        "--from",
-        ps,
-    ]);
+    let out = endurance(&[]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("SEQ1M Q8T1 write"), "{text}");
     assert!(text.contains("writes 31 GB/day"), "{text}");
     // A misspelt --test is told which tests could be named.
-    let out = iolab(&[
-        "endurance",
-        "--tbw",
-        "80TB",
-        "--daily",
-        "20GB",
-        "--from",
-        ps,
-        "--test",
-        "small files creat",
-    ]);
+    let out = endurance(&["--test", "small files creat"]);
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
