@@ -187,6 +187,8 @@ pub struct Converted {
     pub uring_unplaced: u64,
     /// Path syscalls whose BPF string record was missing (the path is unknown).
     pub missing_strings: u64,
+    /// io_uring reads/writes whose BPF offset record was missing (kept at offset 0).
+    pub missing_offsets: u64,
     /// Rings seen, in order of first use.
     pub rings: u32,
 }
@@ -439,6 +441,9 @@ impl Converter {
                     return;
                 };
                 let fd_a = self.annotated(u.tgid, fd as u64);
+                if u.off.is_none() && name != "fsync" {
+                    self.out.missing_offsets += 1;
+                }
                 self.out.lines.push(Line {
                     pid: u.tid,
                     ts_ns: u.ts,
@@ -710,6 +715,32 @@ mod tests {
             (p.pid, p.args[0].as_str(), p.args[3].as_str()),
             (2, "7</r/data/f>", "8192")
         );
+    }
+
+    /// An io_uring read whose offset record the BPF ring lost was kept at offset 0 and
+    /// said nothing: it is counted now, so that the recording says so.
+    #[test]
+    fn an_io_uring_read_without_its_offset_record_is_counted() {
+        let openat = SYSCALLS.iter().position(|(n, _)| *n == "openat").unwrap() as u32;
+        let mut c = Converter::new(
+            "/r",
+            vec![Record {
+                tgid: 21945,
+                tid: 21945,
+                ts_ns: 796_256_508_300,
+                tag: openat,
+                value: 0x7ffe,
+                strings: ["data/f".into(), String::new()],
+            }],
+        );
+        for e in TEXT.lines().filter_map(parse) {
+            c.feed(e);
+        }
+        let out = c.finish();
+        assert_eq!(out.missing_offsets, 1);
+        assert_eq!(out.missing_strings, 0);
+        assert_eq!(out.lines[1].name, "pread_async");
+        assert_eq!(out.lines[1].args[3], "0");
     }
 
     /// Feeds process 5's syscalls `(name, args, ret)` one after the other (an `openat`'s path

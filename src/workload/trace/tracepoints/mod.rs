@@ -35,6 +35,7 @@ pub struct Recorded {
     pub parsed: Parsed,
     pub status: ExitStatus,
     pub wall_ns: u64,
+    /// The traced processes' events the ftrace buffer lost: calls missing from the trace.
     pub lost_events: u64,
     pub notes: Vec<String>,
     /// The recorder's measured cost (tracepoints only) and what was taken out for it.
@@ -66,6 +67,46 @@ pub fn unavailable() -> Option<String> {
         return Some("the kernel has no BTF (/sys/kernel/btf/vmlinux)".into());
     }
     None
+}
+
+/// Records the kernel could not write. The ftrace instance only takes the traced
+/// processes' events (its pid filter), so its losses are calls missing from the trace. The
+/// BPF rings take every process's path and offset records (the programs run machine-wide),
+/// so their losses are told by what the trace lacks (`bpf_loss_notes`), not as lost calls.
+#[derive(Debug, Default)]
+struct Lost {
+    ftrace: u64,
+    bpf: u64,
+}
+
+/// Notes on the BPF records lost: what this trace lacks because of them (path calls not
+/// kept, io_uring I/O without its offset); a loss that touched none of its calls is other
+/// processes' and says nothing of this trace.
+fn bpf_loss_notes(bpf_lost: u64, missing_strings: u64, missing_offsets: u64) -> Vec<String> {
+    let mut notes = Vec::new();
+    if missing_strings > 0 {
+        notes.push(format!(
+            "{} without a path, not kept (the BPF record was lost)",
+            crate::units::count(missing_strings, "path call", "path calls")
+        ));
+    }
+    if missing_offsets > 0 {
+        notes.push(format!(
+            "{} without an offset, kept at offset 0 (the BPF record was lost)",
+            crate::units::count(
+                missing_offsets,
+                "io_uring read/write",
+                "io_uring reads/writes"
+            )
+        ));
+    }
+    if (missing_strings > 0 || missing_offsets > 0) && bpf_lost > 0 {
+        notes.push(format!(
+            "the kernel lost {} machine-wide (the rings also take other processes' calls)",
+            crate::units::count(bpf_lost, "BPF record", "BPF records")
+        ));
+    }
+    notes
 }
 
 /// Offset of `field` in a tracepoint's record (from its `format` file).
@@ -153,7 +194,7 @@ pub fn record(command: &[String], root: &Path, raw_times: bool) -> Result<Record
         let done = done.clone();
         std::thread::spawn(move || {
             let Ok((mut inst, mut fetch)) = take.recv() else {
-                return (Vec::new(), Vec::new(), 0);
+                return (Vec::new(), Vec::new(), Lost::default());
             };
             let (mut text, mut recs) = (Vec::new(), Vec::new());
             loop {
@@ -176,8 +217,14 @@ pub fn record(command: &[String], root: &Path, raw_times: bool) -> Result<Record
                     std::thread::sleep(Duration::from_millis(20));
                 }
             }
-            let lost = inst.lost_events() + fetch.lost;
-            (text, recs, lost)
+            (
+                text,
+                recs,
+                Lost {
+                    ftrace: inst.lost_events(),
+                    bpf: fetch.lost,
+                },
+            )
         })
     };
     // The pid filter holds this thread, started after the reader exists (so the reader's
@@ -220,12 +267,11 @@ pub fn record(command: &[String], root: &Path, raw_times: bool) -> Result<Record
             conv.uring_unplaced
         ));
     }
-    if conv.missing_strings > 0 {
-        notes.push(format!(
-            "{} path calls without their path (the BPF record was lost)",
-            conv.missing_strings
-        ));
-    }
+    notes.extend(bpf_loss_notes(
+        lost.bpf,
+        conv.missing_strings,
+        conv.missing_offsets,
+    ));
     // Lines came in completion order; a trace is in start order (one thread's calls keep
     // their order either way: a thread has one system call at a time).
     let mut lines = conv.lines;
@@ -241,8 +287,32 @@ pub fn record(command: &[String], root: &Path, raw_times: bool) -> Result<Record
         parsed,
         status,
         wall_ns,
-        lost_events: lost,
+        lost_events: lost.ftrace,
         notes,
         cost,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The BPF rings take every process's records, so a loss there was counted as this
+    /// trace's lost calls ("the trace misses calls") when none of its calls lacked anything.
+    #[test]
+    fn bpf_losses_are_told_by_what_the_trace_lacks() {
+        assert!(
+            bpf_loss_notes(120, 0, 0).is_empty(),
+            "other processes' loss"
+        );
+        let n = bpf_loss_notes(120, 1, 3);
+        assert_eq!(
+            n,
+            [
+                "1 path call without a path, not kept (the BPF record was lost)",
+                "3 io_uring reads/writes without an offset, kept at offset 0 (the BPF record was lost)",
+                "the kernel lost 120 BPF records machine-wide (the rings also take other processes' calls)",
+            ]
+        );
+    }
 }
