@@ -166,6 +166,14 @@ fn the_form_offers_the_command_line_s_own_choices() {
     assert!(body.contains("not a measuring command (run, "), "{body}");
     let (code, body) = console.authed("GET", "/api/history?command=sustain", "");
     assert_eq!(code, 200, "{body}");
+    // A bad `since` names the filter, not the command line's flag (it said "--since").
+    let (code, body) = console.authed("GET", "/api/history?since=yesterday", "");
+    assert_eq!(code, 400, "{body}");
+    let err: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let err = err["error"].as_str().unwrap();
+    assert!(err.starts_with("since \"yesterday\": not a date"), "{err}");
+    let (code, body) = console.authed("GET", "/api/history?since=7d", "");
+    assert_eq!(code, 200, "{body}");
 }
 
 #[test]

@@ -1,4 +1,6 @@
-//! `--since`: a date, a time or an age, as the RFC 3339 UTC text the database compares.
+//! `--since` (and the console's `since=`): a date, a time or an age, as the RFC 3339 UTC
+//! text the database compares. The error names the value as `since`; the command line
+//! names its flag (`commands::history`).
 
 use chrono::{DateTime, NaiveDate, SecondsFormat, Utc};
 
@@ -35,7 +37,7 @@ pub fn parse_since(s: &str, now: DateTime<Utc>) -> Result<String, UsageError> {
         return Ok(fmt(d));
     }
     Err(UsageError(format!(
-        "--since {s:?}: not a date (2026-01-31), an RFC 3339 time (2026-01-31T12:00:00Z) or an age (30m, 12h, 7d, 2w)"
+        "since {s:?}: not a date (2026-01-31), an RFC 3339 time (2026-01-31T12:00:00Z) or an age (30m, 12h, 7d, 2w)"
     )))
 }
 

@@ -72,10 +72,20 @@ pub fn list_filtered(s: &AppState, q: &HashMap<String, String>) -> Result<Vec<Su
             crate::cli::MEASURING_COMMANDS.join(", ")
         ));
     }
+    // Checked here, named as the filter's field (the command line's message names its
+    // `--since`); the console's own runs are filtered by it too.
+    let since = param(q, "since")
+        .map(|v| crate::history::parse_since(&v, chrono::Utc::now()))
+        .transpose()
+        .map_err(|e| e.to_string())?;
     let Some(h) = &s.history else {
         let mut v = own_runs(s);
         if let Some(c) = param(q, "command") {
             v.retain(|e| e.command == c);
+        }
+        if let Some(t) = &since {
+            // Both are RFC 3339 UTC texts of the same form, as the database compares them.
+            v.retain(|e| e.started_at >= *t);
         }
         if let Some(d) = param(q, "device") {
             v.retain(|e| e.device.as_ref() == Some(&d));
