@@ -221,6 +221,24 @@ fn bad_input_is_refused_before_anything_is_created() {
     assert_eq!(common::names(fs.path()), before, "nothing created");
 }
 
+/// A read-only file system is refused as such, before any question of room: a 16 MiB one
+/// was told that the desktop profile's 64 MiB files "do not fit" and to use a larger file
+/// system.
+#[test]
+fn a_read_only_target_is_refused_as_read_only() {
+    let test = "a_read_only_target_is_refused_as_read_only";
+    let Some(fs) = ram_scratch_or_skip(test, "tmpfs", 16 << 20, &[], "ro") else {
+        return;
+    };
+    let o = iolab(&["age", s(fs.path()), "--no-save"]);
+    assert_usage(&o, "is on a read-only file system; aging creates");
+    assert!(
+        !common::stderr(&o).contains("fit"),
+        "{}",
+        common::stderr(&o)
+    );
+}
+
 /// A file system of small files runs out of inodes before space (here 1,024 inodes for
 /// 64 MiB): aging keeps its file count within them, ends without ENOSPC, and says that it
 /// stopped short of the fullness.

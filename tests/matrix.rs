@@ -140,12 +140,12 @@ fn fuse_file_systems_at_two_units_each() {
     check_units(&doc, &["ntfs", "exfat", "vfat"]);
 }
 
-/// A matrix of one file system this machine cannot make (any, without root) measures
-/// nothing: it says so with the reason, ranks nothing, gives no `no-spread` advice, and
-/// exits 1 with status `failed`.
+/// A matrix of one file system this machine cannot make (any, without root) is refused
+/// before anything is created: exit 2 with the reason, no work directory, no result file.
+/// (It printed a table of skipped rows, saved a result with status `failed` and exited 1.)
 #[test]
-fn a_matrix_where_every_configuration_is_skipped_says_nothing_was_measured() {
-    let test = "a_matrix_where_every_configuration_is_skipped_says_nothing_was_measured";
+fn a_matrix_where_every_configuration_would_be_skipped_is_refused() {
+    let test = "a_matrix_where_every_configuration_would_be_skipped_is_refused";
     let Some(fs) = iolab::fs::types::FS_TYPES
         .iter()
         .find(|t| iolab::fs::detect::availability(t).is_err())
@@ -158,29 +158,70 @@ fn a_matrix_where_every_configuration_is_skipped_says_nothing_was_measured() {
     let _g = EXCLUSIVE.read().unwrap();
     let args = area.args(&["--fs", fs.name, "--repeat", "1", "--image-size", "256M"]);
     let out = bin().args(&args).output().unwrap();
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
-    let said = format!(
-        "nothing was measured: its only configuration was skipped ({}: {why})",
-        fs.name
-    );
-    assert!(stdout.contains(&said), "{stdout}");
-    assert!(stderr.contains(&said), "{stderr}");
-    assert!(!stdout.contains("Ranking"), "{stdout}");
-    assert!(!stdout.contains("no-spread"), "{stdout}");
-    let doc = area.result();
-    assert_eq!(doc.status, "failed");
-    assert_eq!(doc.error.as_deref(), Some(said.as_str()));
+    let said = if iolab::os::is_root() {
+        format!(
+            "nothing can be measured here: every configuration would be skipped ({}: {why})",
+            fs.name
+        )
+    } else {
+        "that needs root".to_string()
+    };
+    common::assert_usage(&out, &said);
     assert!(
-        doc.warnings.iter().all(|w| w.code != "no-spread"),
-        "{:?}",
-        doc.warnings
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
     );
-    assert_eq!(doc.configurations[0].status, "skipped");
+    assert!(!area.out.exists(), "no result directory");
+    assert!(area.work_dir().is_none(), "no work directory");
     area.assert_clean();
+}
+
+/// Without root every configuration needs what this user may not do: said up front, exit 2.
+#[test]
+fn without_root_the_matrix_says_it_needs_root() {
+    let test = "without_root_the_matrix_says_it_needs_root";
+    let dir = common::tempdir();
+    let place = dir.path().join("work");
+    std::fs::create_dir(&place).unwrap();
+    let results = place.join("results");
+    let args = [
+        "matrix",
+        "--fs",
+        "ext4,tmpfs",
+        "--image-dir",
+        common::s(&place),
+        "--output",
+        common::s(&results),
+    ];
+    let out = if iolab::os::is_root() {
+        use std::os::unix::fs::PermissionsExt;
+        if !common::tool_or_skip(test, "setpriv", "util-linux") {
+            return;
+        }
+        for d in [dir.path(), place.as_path()] {
+            std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o777)).unwrap();
+        }
+        let bin = common::binary_for_nobody();
+        std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(&bin.path)
+            .args(args)
+            .env("IOLAB_NO_HISTORY", "1")
+            .output()
+            .unwrap()
+    } else {
+        iolab(&args)
+    };
+    common::assert_usage(
+        &out,
+        "iolab matrix formats and mounts file systems (loop devices, mkfs, mount): that needs root (running as uid ",
+    );
+    assert_eq!(
+        common::names(&place),
+        Vec::<String>::new(),
+        "nothing created"
+    );
 }
 
 #[test]

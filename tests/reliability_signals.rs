@@ -255,3 +255,71 @@ fn sighup_tears_the_matrix_down() {
     let why = doc.configurations[0].reason.clone().unwrap_or_default();
     assert!(why.contains("SIGHUP"), "{why}");
 }
+
+/// A second Ctrl-C a second or more after the first exits at once: it says so (the prompt
+/// came back without a word), and what the run had claimed (here `trace record`'s hidden
+/// temporary trace beside `-o`, which no registry knew) is removed by the next start. The
+/// recorded program gets no signal from a `kill` of iolab alone, so the first stop waits for
+/// it: the moment a second signal is the only way out.
+#[test]
+fn a_second_signal_later_exits_at_once_says_so_and_the_next_start_cleans_up() {
+    let test = "a_second_signal_later_exits_at_once_says_so_and_the_next_start_cleans_up";
+    if !common::tool_or_skip(test, "strace", "strace") {
+        return;
+    }
+    let d = tempdir();
+    let registry = d.path().join("registry");
+    let out_dir = d.path().join("traces");
+    std::fs::create_dir(&out_dir).unwrap();
+    let trace = out_dir.join("t.trace");
+    let err_file = d.path().join("stderr");
+    let mut child = bin()
+        .env("IOLAB_STATE_DIR", &registry)
+        .args(["trace", "record", "--recorder", "strace", "-o", s(&trace)])
+        .args(["--", "sleep", "20"])
+        .stdout(Stdio::null())
+        // A file, not a pipe: the orphaned program keeps a pipe open until it ends.
+        .stderr(std::fs::File::create(&err_file).unwrap())
+        .spawn()
+        .unwrap();
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let manifest = registry.join(format!("owned-{}.json", child.id()));
+    let claimed = wait_until(PATIENCE, || {
+        manifest_paths(&manifest)
+            .iter()
+            .any(|p| p.extension().is_some_and(|e| e == "tmp"))
+    });
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let t0 = std::time::Instant::now();
+    let status = child.wait().unwrap();
+    let said = std::fs::read_to_string(&err_file).unwrap();
+    assert!(
+        claimed,
+        "the temporary trace was not recorded in the registry"
+    );
+    assert_eq!(status.code(), Some(130), "{said}");
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(10),
+        "waited for the program after a second signal"
+    );
+    assert!(
+        said.contains("iolab: stopped at once (a second signal)"),
+        "{said}"
+    );
+    let left = entries(&out_dir);
+    assert_eq!(left.len(), 1, "the claimed temporary trace: {left:?}");
+    let next = bin()
+        .env("IOLAB_STATE_DIR", &registry)
+        .args(["run", "--target", s(&d.path().join("missing"))])
+        .output()
+        .unwrap();
+    let err = stderr(&next);
+    assert!(
+        err.contains(&format!("removed {}", left[0].display())),
+        "{err}"
+    );
+    assert!(entries(&out_dir).is_empty(), "{:?}", entries(&out_dir));
+    // The orphaned `sleep 20` (strace's child) is the user's program: left to end by itself.
+}

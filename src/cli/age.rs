@@ -98,6 +98,9 @@ impl AgeConfig {
         if !md.is_dir() {
             return Err(crate::usage!("{} is not a directory", target.display()));
         }
+        // Before any question of room: a read-only or unwritable target was told to use a
+        // larger file system (the profile's fit was checked first).
+        super::checks::check_dir_writable(&target, "aging creates, grows and deletes files there")?;
         let profile = Profile::load(&args.profile)?;
         let fill = match &args.fill {
             Some(s) => parse_share(s).map_err(|e| crate::usage!("--fill {e}"))?,
@@ -142,9 +145,6 @@ impl AgeConfig {
                 dir.display(),
                 args.seed
             ));
-        }
-        if nix::unistd::access(&target, nix::unistd::AccessFlags::W_OK).is_err() {
-            return Err(crate::usage!("{} is not writable", target.display()));
         }
         Ok(AgeConfig {
             target,

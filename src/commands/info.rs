@@ -6,7 +6,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use crate::analysis::endurance::{EnduranceInput, measured_wa, report};
+use crate::analysis::endurance::{EnduranceInput, foreign_writes, measured_wa, report};
 use crate::cli::info::{EnduranceArgs, InfoArgs};
 use crate::error::UsageError;
 use crate::model::ResultDoc;
@@ -192,6 +192,26 @@ impl crate::cli::Execute for EnduranceArgs {
                 }
                 let (wa, per_test) = measured_wa(&doc, args.test.as_deref())
                     .ok_or_else(|| no_wa_error(path, args.test.as_deref(), &doc))?;
+                let foreign = foreign_writes(&doc, args.test.as_deref());
+                if !foreign.is_empty() {
+                    let clean: Vec<&str> = per_test
+                        .iter()
+                        .map(|(name, _)| name.as_str())
+                        .filter(|n| !foreign.iter().any(|f| f == n))
+                        .collect();
+                    let advice = if clean.is_empty() {
+                        "measure again on an otherwise idle device".to_string()
+                    } else {
+                        format!(
+                            "measure again on an otherwise idle device, or take a test without them with --test ({})",
+                            clean.join(", ")
+                        )
+                    };
+                    notes.push(format!(
+                        "the device wrote far more than the test during {} (the result's device-extra-io warning): other programs' writes, or the file system's own, are in this write amplification, so the lifetime may be too short; {advice}",
+                        foreign.join(", ")
+                    ));
+                }
                 (wa, path.display().to_string(), per_test)
             }
             (None, Some(wa)) => (wa, "--wa".to_string(), Vec::new()),

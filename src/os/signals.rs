@@ -108,12 +108,24 @@ pub const PARENT_ENV: &str = "IOLAB_STOP_WITH_PARENT";
 /// A signal this soon after the first stop is the same stop delivered twice, not "stop now".
 pub const SAME_STOP: Duration = Duration::from_secs(1);
 
+/// What a second stop prints before it exits (the shell prompt came back with no word, the
+/// work directory and lock still there and the result file saying `running`).
+pub const STOPPED_AT_ONCE: &str = "\niolab: stopped at once (a second signal): no cleanup and no final result (a result file keeps its last save, status running); the next iolab start removes what this run created\n";
+
 /// The signal action: the first signal sets the flag (over a stonewall); a later one exits at
 /// once when a SIGINT or SIGTERM came at least `SAME_STOP` before it.
 fn on_signal(sig: i32, flag: &AtomicUsize, armed_at: &AtomicU64) {
     let now = monotonic_ns();
     let first = armed_at.load(Ordering::SeqCst);
     if exits_now(first, now) {
+        // SAFETY: write(2) of a static buffer is async-signal-safe; a failed write is moot.
+        unsafe {
+            libc::write(
+                libc::STDERR_FILENO,
+                STOPPED_AT_ONCE.as_ptr().cast(),
+                STOPPED_AT_ONCE.len(),
+            )
+        };
         signal_hook::low_level::exit(128 + sig);
     }
     let current = flag.load(Ordering::SeqCst);

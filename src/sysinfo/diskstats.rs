@@ -137,6 +137,12 @@ const EXTRA_IO_RATIO: u64 = 2;
 /// ... and this many bytes more: below it, a journal commit or a metadata write is enough.
 const EXTRA_IO_MIN_BYTES: u64 = 8 << 20;
 
+/// Did the device move clearly more bytes (`dev`) than the test did (`app`) in one
+/// direction: more than `EXTRA_IO_RATIO` times and `EXTRA_IO_MIN_BYTES` more?
+pub fn clearly_more(dev: u64, app: u64) -> bool {
+    dev > EXTRA_IO_RATIO.saturating_mul(app) && dev - app > EXTRA_IO_MIN_BYTES
+}
+
 /// A warning when the device wrote (or read) clearly more than the test did over the same
 /// window: more than `EXTRA_IO_RATIO` times and `EXTRA_IO_MIN_BYTES` more. Then dev MB/s
 /// and write amplification are not the test's alone: another program used the device, or
@@ -149,15 +155,12 @@ pub fn extra_io_warning(
     app_written_bytes: u64,
 ) -> Option<Warning> {
     use crate::units::fmt_size_iec;
-    let extra = |dev: u64, app: u64| {
-        dev > EXTRA_IO_RATIO.saturating_mul(app) && dev - app > EXTRA_IO_MIN_BYTES
-    };
     let found: Vec<String> = [
         ("wrote", device.write_bytes, app_written_bytes),
         ("read", device.read_bytes, app_read_bytes),
     ]
     .into_iter()
-    .filter(|&(_, dev, app)| extra(dev, app))
+    .filter(|&(_, dev, app)| clearly_more(dev, app))
     .map(|(did, dev, app)| {
         let ratio = if app == 0 {
             String::new()

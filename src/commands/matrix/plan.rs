@@ -257,6 +257,30 @@ fn place_of(
     Ok(PlaceReq::Images { base, size })
 }
 
+/// Why a matrix whose every configuration would be skipped is refused: root first (every
+/// configuration needs it), else each configuration's reason.
+fn nothing_can_run(configs: &[ConfigPlan]) -> String {
+    if !crate::os::is_root() {
+        return format!(
+            "iolab matrix formats and mounts file systems (loop devices, mkfs, mount): that needs root (running as uid {}); to measure a directory this user can write, use iolab run, files, copy or trace run with -t DIR",
+            nix::unistd::geteuid()
+        );
+    }
+    let mut reasons: Vec<String> = Vec::new();
+    for c in configs {
+        if let Err(why) = &c.method {
+            let r = format!("{}: {why}", c.label);
+            if !reasons.contains(&r) {
+                reasons.push(r);
+            }
+        }
+    }
+    format!(
+        "nothing can be measured here: every configuration would be skipped ({})",
+        reasons.join("; ")
+    )
+}
+
 /// Check everything and decide what runs.
 pub fn plan(a: &MatrixArgs) -> Result<Plan, UsageError> {
     let repeat = crate::cli::run::repeat_mode(&a.repeat).map_err(err)?;
@@ -349,6 +373,12 @@ pub fn plan(a: &MatrixArgs) -> Result<Plan, UsageError> {
             .collect::<Result<Vec<_>, _>>()?
     };
     let age = age_plan(a, size)?;
+    // Nothing this machine can make (any file system without root): refused before anything
+    // is created. It made a work directory, printed a table of skipped rows, saved a result
+    // with status `failed` and exited 1.
+    if configs.iter().all(|c| c.method.is_err()) {
+        return Err(err(nothing_can_run(&configs)));
+    }
     Ok(Plan {
         configs,
         workloads,

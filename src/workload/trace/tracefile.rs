@@ -206,6 +206,9 @@ impl Claim {
                 .open(&tmp)
             {
                 Ok(f) => {
+                    // Known to the registry: after a second Ctrl-C (exit at once) or a
+                    // SIGKILL the next iolab start removes it.
+                    crate::fs::guard::register_created_file(&tmp);
                     return Ok(Claim {
                         file: Some(f),
                         tmp,
@@ -231,6 +234,7 @@ impl Claim {
         f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
         let replaced = std::fs::symlink_metadata(&self.path).is_ok();
         std::fs::rename(&self.tmp, &self.path)?;
+        crate::fs::guard::unregister_created_file(&self.tmp);
         self.tmp = PathBuf::new();
         Ok(replaced)
     }
@@ -240,6 +244,7 @@ impl Drop for Claim {
     fn drop(&mut self) {
         if !self.tmp.as_os_str().is_empty() {
             let _ = std::fs::remove_file(&self.tmp);
+            crate::fs::guard::unregister_created_file(&self.tmp);
         }
     }
 }
