@@ -429,6 +429,7 @@ fn to_run_result(
         avg_queue_depth: Some(rec.lat_sum_ns as f64 / measured.as_nanos().max(1) as f64),
         cpu,
         fsync_ns: rec.fsync_ns,
+        tail_ns: rec.tail_ns,
         read: rec
             .split
             .as_ref()
@@ -639,6 +640,7 @@ struct LoopEnd {
     engine: Box<dyn IoEngine>,
     rec: JobRecorder,
     measure_start_ns: u64,
+    measure_end_ns: u64,
     end_ns: u64,
     monotonic_ns: u64,
     cpu_start: cpu::CpuTimes,
@@ -647,7 +649,7 @@ struct LoopEnd {
 
 /// The hot loop: keep every free slot busy, process one completion per pass, time and
 /// record it, until the time, the `--io-size`, a stop or an error ends it (the requests in
-/// flight are drained first). Per I/O it allocates nothing and takes no lock.
+/// flight are drained first; a timed run counts only the completions before its deadline). Per I/O it allocates nothing and takes no lock.
 fn io_loop(job: &JobSpec, target: &TestTarget, ready: ReadyJob, sync: JobSync) -> LoopEnd {
     let JobSync {
         stop,
@@ -783,7 +785,15 @@ fn io_loop(job: &JobSpec, target: &TestTarget, ready: ReadyJob, sync: JobSync) -
                 break 'one;
             }
             live.lat_ns += t.saturating_sub(slot_start[c.slot]);
-            if series.measuring {
+            // The window opens at the end of the ramp itself, not at the first completion
+            // after it, and this completion is the window's first.
+            if !series.measuring && t >= times.ramp_ns {
+                series.start(times.ramp_ns);
+                rec.reset();
+                cpu_start = cpu::thread_times();
+                let _ = measuring.send(());
+            }
+            if series.measuring && times.total_ns.is_none_or(|total| t < total) {
                 let lat = t.saturating_sub(slot_start[c.slot]).max(1);
                 let interval = series.interval_at(t);
                 rec.record(lat, job.bs, slot_op[c.slot] == Op::Write, interval);
@@ -792,12 +802,6 @@ fn io_loop(job: &JobSpec, target: &TestTarget, ready: ReadyJob, sync: JobSync) -
         live.count(inflight);
         if error.is_some() {
             finishing = true;
-        }
-        if !series.measuring && t >= times.ramp_ns {
-            series.start(t);
-            rec.reset();
-            cpu_start = cpu::thread_times();
-            let _ = measuring.send(());
         }
         if let Some(total) = times.total_ns
             && t >= total
@@ -816,6 +820,9 @@ fn io_loop(job: &JobSpec, target: &TestTarget, ready: ReadyJob, sync: JobSync) -
         engine,
         rec,
         measure_start_ns: series.start_ns,
+        // A timed run's window closes at its deadline: the requests still in flight then
+        // are drained, but neither counted nor timed.
+        measure_end_ns: times.total_ns.map_or(end_ns, |total| end_ns.min(total)),
         end_ns,
         monotonic_ns: monotonic_start.elapsed().as_nanos() as u64,
         cpu_start,
@@ -997,13 +1004,15 @@ fn finish_job(
         mut engine,
         mut rec,
         measure_start_ns,
+        measure_end_ns,
         end_ns,
         monotonic_ns,
         cpu_start,
         error,
     } = end;
     warnings.extend(super::clock::drift_warning(end_ns, monotonic_ns));
-    let measured = Duration::from_nanos(end_ns.saturating_sub(measure_start_ns));
+    let measured = Duration::from_nanos(measure_end_ns.saturating_sub(measure_start_ns));
+    rec.tail_ns = Some(end_ns.saturating_sub(measure_end_ns));
     let cpu_used = cpu::thread_times().since(&cpu_start);
     rec.max_thread_cpu_pct =
         100.0 * cpu_used.total().as_secs_f64() / measured.as_secs_f64().max(1e-9);
