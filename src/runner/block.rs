@@ -39,9 +39,10 @@ pub struct BlockRunOutput {
     pub engines: Vec<String>,
     /// Bytes written over the whole run, ramp included.
     pub all_write_bytes: u64,
-    /// Bytes written in the measured window (the window `devices` cover).
+    /// Bytes written over the span `devices` cover: the measured window and the drain of
+    /// the requests in flight at a timed run's deadline.
     pub write_bytes: u64,
-    /// Bytes read in the measured window.
+    /// Bytes read over the same span.
     pub read_bytes: u64,
     /// The counters of each of the `devices` asked, over the measured window (`None` for a
     /// device without counters, or when no job got past its ramp).
@@ -187,8 +188,8 @@ pub fn run_block_test(
         warnings: merged.warnings,
         engines: merged.engines,
         all_write_bytes: total.rec.all_write_bytes,
-        write_bytes: total.rec.write_bytes,
-        read_bytes: total.rec.read_bytes,
+        write_bytes: total.rec.write_bytes + total.rec.tail_write_bytes,
+        read_bytes: total.rec.read_bytes + total.rec.tail_read_bytes,
         devices: ran.devices,
     })
 }
@@ -218,9 +219,9 @@ struct JobsRan {
 /// fails stops the others.
 ///
 /// The devices' counters cover the measured window, as the figures do: they are read when
-/// the first job's ramp is over (the jobs say so through a channel; this thread reads, so no
-/// job waits for /proc; without a ramp, just before the release) and again once every job
-/// is done, its final fsync included. Read
+/// the ramp is over (this thread reads, so no job waits for /proc; without a ramp, just
+/// before the release; the jobs say through a channel when their window opened, or that
+/// none will) and again once every job is done, its drain and final fsync included. Read
 /// around the whole call instead, they took in the setup, the ramp and the caller's polling
 /// (up to 100 ms): a 400 ms run with no ramp showed ~500 ms of device time, and dev MB/s
 /// came out a fifth low.
@@ -282,8 +283,14 @@ fn run_jobs(
         }
         // Release all jobs at once, after every one has opened its file and engine.
         barrier.wait();
-        if measuring_rx.recv().is_err() {
-            // No job got past its ramp (stopped, failed): no window.
+        // The window opens when the ramp ends (the jobs' stopwatches start now), not when a
+        // job sees its first completion after it: on a device completing a request every
+        // 100 ms, that completion would be in iolab's count and already in the device's.
+        let ramp_end =
+            Instant::now() + spec.groups.iter().map(|g| g.ramp).min().unwrap_or_default();
+        let wait = ramp_end.saturating_duration_since(Instant::now());
+        // Disconnected: every job ended before its ramp did (stopped, failed): no window.
+        if let Err(mpsc::RecvTimeoutError::Disconnected) = measuring_rx.recv_timeout(wait) {
             phases.clear();
         } else if !from_start {
             phases.iter_mut().flatten().for_each(PhaseCounters::restart);
@@ -797,6 +804,13 @@ fn io_loop(job: &JobSpec, target: &TestTarget, ready: ReadyJob, sync: JobSync) -
                 let lat = t.saturating_sub(slot_start[c.slot]).max(1);
                 let interval = series.interval_at(t);
                 rec.record(lat, job.bs, slot_op[c.slot] == Op::Write, interval);
+            } else if series.measuring {
+                // Drained after the deadline: the device counters still see it.
+                if slot_op[c.slot] == Op::Write {
+                    rec.tail_write_bytes += job.bs;
+                } else {
+                    rec.tail_read_bytes += job.bs;
+                }
             }
         }
         live.count(inflight);
