@@ -182,15 +182,44 @@ pub fn run_block_test(
         Some(cpu_usage),
     );
     total_rr.huge_page_buffers = total.huge_pages;
+    let mut warnings = merged.warnings;
+    warnings.extend(few_ios_warning(spec, total.rec.ios, total.measured));
     Ok(BlockRunOutput {
         total: total_rr,
         per_group: merged.per_group,
-        warnings: merged.warnings,
+        warnings,
         engines: merged.engines,
         all_write_bytes: total.rec.all_write_bytes,
         write_bytes: total.rec.write_bytes + total.rec.tail_write_bytes,
         read_bytes: total.rec.read_bytes + total.rec.tail_read_bytes,
         devices: ran.devices,
+    })
+}
+
+/// Below this many completions in a timed run's window, one more or less moves its rates by
+/// over 5 % (the `noisy` threshold).
+pub const FEW_IOS: u64 = 20;
+
+/// A timed run whose window held fewer than `FEW_IOS` completions (none: the device took
+/// longer than the run). Size-based runs count every I/O asked: never.
+fn few_ios_warning(spec: &BlockTestSpec, ios: u64, measured: Duration) -> Option<Warning> {
+    if ios >= FEW_IOS || spec.groups.iter().any(|g| g.duration.is_none()) {
+        return None;
+    }
+    let window = format!("{measured:?}");
+    let message = if ios == 0 {
+        format!(
+            "no I/O completed within a run's {window} window (the device took longer than that for one): its IOPS, MB/s and latency are 0, not measured; use a longer --duration"
+        )
+    } else {
+        format!(
+            "fewer than {FEW_IOS} I/Os completed within a run's {window} window: one more or less moves its IOPS and MB/s by over 5 %; use a longer --duration"
+        )
+    };
+    Some(Warning {
+        code: WarningCode::FewIos,
+        message,
+        test: Some(spec.name.clone()),
     })
 }
 

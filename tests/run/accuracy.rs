@@ -222,3 +222,67 @@ fn a_bandwidth_cap_is_reported_with_its_write_amplification() {
     // The device wrote the window, the drain and nothing else (a raw device: no metadata).
     assert!((0.97..=1.03).contains(&wa), "write amplification {wa}");
 }
+
+/// A window too short for the device: at 1 IOPS no read completes within 300 ms, and the run
+/// says so instead of printing 0 IOPS and a latency of 0 ns as if measured; at 40 IOPS a
+/// dozen completions are coarse figures, and it says that too.
+#[test]
+fn a_window_with_few_or_no_completions_is_warned_about() {
+    let test = "a_window_with_few_or_no_completions_is_warned_about";
+    let Some((cg, lo, _dir)) = capped_loop(test, "read_iops_device", 1) else {
+        return;
+    };
+    let dev = lo.device.to_str().unwrap();
+    let run = |cg: &Cgroup| -> Value {
+        let r = cg.iolab(&[
+            "run",
+            "--target",
+            dev,
+            "--prefill",
+            "false",
+            "--size",
+            "16M",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--iodepth",
+            "1",
+            "--duration",
+            "300ms",
+            "--ramp",
+            "0s",
+            "--repeat",
+            "1",
+            "--json",
+            "--no-save",
+        ]);
+        assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+        json(&r)
+    };
+    let few = |doc: &Value| -> Vec<String> {
+        doc["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|w| w["code"] == "few-ios")
+            .map(|w| w["message"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let doc = run(&cg);
+    assert_eq!(doc["tests"][0]["runs"][0]["ops"], 0, "{doc}");
+    let w = few(&doc);
+    assert!(
+        w.len() == 1 && w[0].contains("no I/O completed within a run's 300ms window"),
+        "{w:?}"
+    );
+
+    let rdev = std::os::unix::fs::MetadataExt::rdev(&std::fs::metadata(&lo.device).unwrap());
+    let majmin = format!("{}:{}", libc::major(rdev), libc::minor(rdev));
+    cg.set("blkio.throttle.read_iops_device", &format!("{majmin} 40"));
+    let doc = run(&cg);
+    let ops = doc["tests"][0]["runs"][0]["ops"].as_u64().unwrap();
+    let w = few(&doc);
+    assert!((1..20).contains(&ops), "{ops} ops at 40 IOPS in 300 ms");
+    assert!(w.len() == 1 && w[0].contains("fewer than 20 I/Os"), "{w:?}");
+}
