@@ -382,8 +382,9 @@ impl crate::runner::RunHooks for DistHooks<'_> {
     fn after_run(&self, run: Option<&RunResult>) -> Result<()> {
         let end = now_ns();
         let window = run.map(|r| {
-            // The measured window ends before the final fsync of a write run.
-            let end_ns = end - r.fsync_ns.unwrap_or(0) as i64;
+            // The measured window ends before the drain of the requests in flight at a timed
+            // run's deadline and the final fsync of a write run.
+            let end_ns = end - (r.fsync_ns.unwrap_or(0) + r.tail_ns.unwrap_or(0)) as i64;
             LocalWindow {
                 start_ns: end_ns - r.elapsed_ns as i64,
                 end_ns,

@@ -350,6 +350,11 @@ pub struct RunResult {
     /// Time of the fsync that ended a write run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fsync_ns: Option<u64>,
+    /// Time from the end of the measured window to the end of the I/O (a timed run's drain
+    /// of the requests in flight at its deadline, neither counted nor timed); before any
+    /// `fsync_ns`. For lining up ranks' windows (`dist`); not in the result file.
+    #[serde(skip)]
+    pub tail_ns: Option<u64>,
     /// Mixed (`randrw`, `readwrite`) runs: the reads alone (the fields above cover both directions).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read: Option<DirectionStats>,

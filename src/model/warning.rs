@@ -93,6 +93,8 @@ warning_codes! {
     // `iolab saturate`.
     /// The test size is small for the device: the sweep may measure a cache; use a larger size.
     SmallTestSize = "small-test-size",
+    /// A timed run's window held fewer than 20 completed I/Os (none: the device took longer than the run): its rates are coarse; run longer.
+    FewIos = "few-ios",
     /// A target refused O_DIRECT and ran buffered (`--allow-buffered`): the page cache takes part in every latency.
     Buffered = "buffered",
     /// IOPS fell for two depth steps in a row: past the knee, more requests only queue up.

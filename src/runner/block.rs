@@ -39,9 +39,10 @@ pub struct BlockRunOutput {
     pub engines: Vec<String>,
     /// Bytes written over the whole run, ramp included.
     pub all_write_bytes: u64,
-    /// Bytes written in the measured window (the window `devices` cover).
+    /// Bytes written over the span `devices` cover: the measured window and the drain of
+    /// the requests in flight at a timed run's deadline.
     pub write_bytes: u64,
-    /// Bytes read in the measured window.
+    /// Bytes read over the same span.
     pub read_bytes: u64,
     /// The counters of each of the `devices` asked, over the measured window (`None` for a
     /// device without counters, or when no job got past its ramp).
@@ -181,15 +182,44 @@ pub fn run_block_test(
         Some(cpu_usage),
     );
     total_rr.huge_page_buffers = total.huge_pages;
+    let mut warnings = merged.warnings;
+    warnings.extend(few_ios_warning(spec, total.rec.ios, total.measured));
     Ok(BlockRunOutput {
         total: total_rr,
         per_group: merged.per_group,
-        warnings: merged.warnings,
+        warnings,
         engines: merged.engines,
         all_write_bytes: total.rec.all_write_bytes,
-        write_bytes: total.rec.write_bytes,
-        read_bytes: total.rec.read_bytes,
+        write_bytes: total.rec.write_bytes + total.rec.tail_write_bytes,
+        read_bytes: total.rec.read_bytes + total.rec.tail_read_bytes,
         devices: ran.devices,
+    })
+}
+
+/// Below this many completions in a timed run's window, one more or less moves its rates by
+/// over 5 % (the `noisy` threshold).
+pub const FEW_IOS: u64 = 20;
+
+/// A timed run whose window held fewer than `FEW_IOS` completions (none: the device took
+/// longer than the run). Size-based runs count every I/O asked: never.
+fn few_ios_warning(spec: &BlockTestSpec, ios: u64, measured: Duration) -> Option<Warning> {
+    if ios >= FEW_IOS || spec.groups.iter().any(|g| g.duration.is_none()) {
+        return None;
+    }
+    let window = format!("{measured:?}");
+    let message = if ios == 0 {
+        format!(
+            "no I/O completed within a run's {window} window (the device took longer than that for one): its IOPS, MB/s and latency are 0, not measured; use a longer --duration"
+        )
+    } else {
+        format!(
+            "fewer than {FEW_IOS} I/Os completed within a run's {window} window: one more or less moves its IOPS and MB/s by over 5 %; use a longer --duration"
+        )
+    };
+    Some(Warning {
+        code: WarningCode::FewIos,
+        message,
+        test: Some(spec.name.clone()),
     })
 }
 
@@ -218,9 +248,9 @@ struct JobsRan {
 /// fails stops the others.
 ///
 /// The devices' counters cover the measured window, as the figures do: they are read when
-/// the first job's ramp is over (the jobs say so through a channel; this thread reads, so no
-/// job waits for /proc; without a ramp, just before the release) and again once every job
-/// is done, its final fsync included. Read
+/// the ramp is over (this thread reads, so no job waits for /proc; without a ramp, just
+/// before the release; the jobs say through a channel when their window opened, or that
+/// none will) and again once every job is done, its drain and final fsync included. Read
 /// around the whole call instead, they took in the setup, the ramp and the caller's polling
 /// (up to 100 ms): a 400 ms run with no ramp showed ~500 ms of device time, and dev MB/s
 /// came out a fifth low.
@@ -282,8 +312,14 @@ fn run_jobs(
         }
         // Release all jobs at once, after every one has opened its file and engine.
         barrier.wait();
-        if measuring_rx.recv().is_err() {
-            // No job got past its ramp (stopped, failed): no window.
+        // The window opens when the ramp ends (the jobs' stopwatches start now), not when a
+        // job sees its first completion after it: on a device completing a request every
+        // 100 ms, that completion would be in iolab's count and already in the device's.
+        let ramp_end =
+            Instant::now() + spec.groups.iter().map(|g| g.ramp).min().unwrap_or_default();
+        let wait = ramp_end.saturating_duration_since(Instant::now());
+        // Disconnected: every job ended before its ramp did (stopped, failed): no window.
+        if let Err(mpsc::RecvTimeoutError::Disconnected) = measuring_rx.recv_timeout(wait) {
             phases.clear();
         } else if !from_start {
             phases.iter_mut().flatten().for_each(PhaseCounters::restart);
@@ -429,6 +465,7 @@ fn to_run_result(
         avg_queue_depth: Some(rec.lat_sum_ns as f64 / measured.as_nanos().max(1) as f64),
         cpu,
         fsync_ns: rec.fsync_ns,
+        tail_ns: rec.tail_ns,
         read: rec
             .split
             .as_ref()
@@ -639,6 +676,7 @@ struct LoopEnd {
     engine: Box<dyn IoEngine>,
     rec: JobRecorder,
     measure_start_ns: u64,
+    measure_end_ns: u64,
     end_ns: u64,
     monotonic_ns: u64,
     cpu_start: cpu::CpuTimes,
@@ -647,7 +685,7 @@ struct LoopEnd {
 
 /// The hot loop: keep every free slot busy, process one completion per pass, time and
 /// record it, until the time, the `--io-size`, a stop or an error ends it (the requests in
-/// flight are drained first). Per I/O it allocates nothing and takes no lock.
+/// flight are drained first; a timed run counts only the completions before its deadline). Per I/O it allocates nothing and takes no lock.
 fn io_loop(job: &JobSpec, target: &TestTarget, ready: ReadyJob, sync: JobSync) -> LoopEnd {
     let JobSync {
         stop,
@@ -783,21 +821,30 @@ fn io_loop(job: &JobSpec, target: &TestTarget, ready: ReadyJob, sync: JobSync) -
                 break 'one;
             }
             live.lat_ns += t.saturating_sub(slot_start[c.slot]);
-            if series.measuring {
+            // The window opens at the end of the ramp itself, not at the first completion
+            // after it, and this completion is the window's first.
+            if !series.measuring && t >= times.ramp_ns {
+                series.start(times.ramp_ns);
+                rec.reset();
+                cpu_start = cpu::thread_times();
+                let _ = measuring.send(());
+            }
+            if series.measuring && times.total_ns.is_none_or(|total| t < total) {
                 let lat = t.saturating_sub(slot_start[c.slot]).max(1);
                 let interval = series.interval_at(t);
                 rec.record(lat, job.bs, slot_op[c.slot] == Op::Write, interval);
+            } else if series.measuring {
+                // Drained after the deadline: the device counters still see it.
+                if slot_op[c.slot] == Op::Write {
+                    rec.tail_write_bytes += job.bs;
+                } else {
+                    rec.tail_read_bytes += job.bs;
+                }
             }
         }
         live.count(inflight);
         if error.is_some() {
             finishing = true;
-        }
-        if !series.measuring && t >= times.ramp_ns {
-            series.start(t);
-            rec.reset();
-            cpu_start = cpu::thread_times();
-            let _ = measuring.send(());
         }
         if let Some(total) = times.total_ns
             && t >= total
@@ -816,6 +863,9 @@ fn io_loop(job: &JobSpec, target: &TestTarget, ready: ReadyJob, sync: JobSync) -
         engine,
         rec,
         measure_start_ns: series.start_ns,
+        // A timed run's window closes at its deadline: the requests still in flight then
+        // are drained, but neither counted nor timed.
+        measure_end_ns: times.total_ns.map_or(end_ns, |total| end_ns.min(total)),
         end_ns,
         monotonic_ns: monotonic_start.elapsed().as_nanos() as u64,
         cpu_start,
@@ -997,13 +1047,15 @@ fn finish_job(
         mut engine,
         mut rec,
         measure_start_ns,
+        measure_end_ns,
         end_ns,
         monotonic_ns,
         cpu_start,
         error,
     } = end;
     warnings.extend(super::clock::drift_warning(end_ns, monotonic_ns));
-    let measured = Duration::from_nanos(end_ns.saturating_sub(measure_start_ns));
+    let measured = Duration::from_nanos(measure_end_ns.saturating_sub(measure_start_ns));
+    rec.tail_ns = Some(end_ns.saturating_sub(measure_end_ns));
     let cpu_used = cpu::thread_times().since(&cpu_start);
     rec.max_thread_cpu_pct =
         100.0 * cpu_used.total().as_secs_f64() / measured.as_secs_f64().max(1e-9);

@@ -54,6 +54,12 @@ pub struct JobRecorder {
     /// Job threads' CPU use in percent of their wall time (max over merged jobs).
     pub max_thread_cpu_pct: f64,
     pub fsync_ns: Option<u64>,
+    /// Time from the end of the measured window to the end of the I/O loop (the drain).
+    pub tail_ns: Option<u64>,
+    /// Bytes read and written by the requests drained after a timed run's deadline: not in
+    /// the figures, but in what the device saw over the window `devices` cover.
+    pub tail_read_bytes: u64,
+    pub tail_write_bytes: u64,
     /// Bytes written including the ramp (kept across `reset`): the application's side of
     /// write amplification, whose device side covers the whole run.
     pub all_write_bytes: u64,
@@ -144,6 +150,8 @@ impl std::ops::AddAssign<&JobRecorder> for JobRecorder {
         self.bytes += o.bytes;
         self.read_bytes += o.read_bytes;
         self.write_bytes += o.write_bytes;
+        self.tail_read_bytes += o.tail_read_bytes;
+        self.tail_write_bytes += o.tail_write_bytes;
         self.lat_sum_ns += o.lat_sum_ns;
         if o.intervals.len() > self.intervals.len() {
             self.intervals
@@ -160,6 +168,10 @@ impl std::ops::AddAssign<&JobRecorder> for JobRecorder {
         }
         self.max_thread_cpu_pct = self.max_thread_cpu_pct.max(o.max_thread_cpu_pct);
         self.fsync_ns = match (self.fsync_ns, o.fsync_ns) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        self.tail_ns = match (self.tail_ns, o.tail_ns) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         };

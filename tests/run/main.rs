@@ -5,6 +5,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod accuracy;
 mod data;
 mod devices;
 mod input;

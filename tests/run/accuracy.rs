@@ -1,0 +1,288 @@
+//! Figures against ground truth: a loop device over an image in /dev/shm (it serves I/O at
+//! memory speed) capped by a cgroup-v1 blkio throttle of our own, which the kernel enforces
+//! whatever the machine. iolab runs inside the cgroup; what it reports must be the cap.
+
+use super::*;
+
+use iolab::fs::loopdev::LoopDevice;
+
+const BLKIO: &str = "/sys/fs/cgroup/blkio";
+
+/// A blkio cgroup of ours, removed on drop (after its processes are gone).
+struct Cgroup(PathBuf);
+
+impl Cgroup {
+    fn create(name: &str) -> Cgroup {
+        let p = Path::new(BLKIO).join(name);
+        std::fs::create_dir(&p).expect("create blkio cgroup");
+        Cgroup(p)
+    }
+
+    fn set(&self, file: &str, value: &str) {
+        std::fs::write(self.0.join(file), value)
+            .unwrap_or_else(|e| panic!("write {value} to {file}: {e}"));
+    }
+
+    /// `iolab args` started inside this cgroup.
+    fn iolab(&self, args: &[&str]) -> Output {
+        Command::new("sh")
+            .env("NO_COLOR", "1")
+            .env("IOLAB_NO_HISTORY", "1")
+            .arg("-c")
+            .arg(format!(
+                "echo $$ > {} && exec \"$0\" \"$@\"",
+                self.0.join("cgroup.procs").display()
+            ))
+            .arg(env!("CARGO_BIN_EXE_iolab"))
+            .args(args)
+            .output()
+            .unwrap()
+    }
+}
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.0).is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        eprintln!("could not remove cgroup {}", self.0.display());
+    }
+}
+
+/// A loop device over a 64 MiB image in RAM and a cgroup setting `knob` (e.g.
+/// `read_iops_device`) to `value` on it; `None` (skipped loudly) without root, loop devices,
+/// /dev/shm or blkio throttling. Drop order: the cgroup, then the device, then the image.
+fn capped_loop(
+    test: &str,
+    knob: &str,
+    value: u64,
+) -> Option<(Cgroup, LoopDevice, tempfile::TempDir)> {
+    if !loop_or_skip(test) {
+        return None;
+    }
+    if !Path::new(BLKIO)
+        .join(format!("blkio.throttle.{knob}"))
+        .exists()
+    {
+        skip(
+            test,
+            format_args!("no cgroup-v1 blkio throttling at {BLKIO}"),
+        );
+        return None;
+    }
+    let dir = ram_tempdir_or_skip(test)?;
+    let image = sparse_image(dir.path(), "capped.img", 64 << 20);
+    let lo = LoopDevice::attach(&image, false).expect("attach loop device");
+    let rdev = std::os::unix::fs::MetadataExt::rdev(&std::fs::metadata(&lo.device).unwrap());
+    let majmin = format!("{}:{}", libc::major(rdev), libc::minor(rdev));
+    let cg = Cgroup::create(&format!(
+        "iolab-test-accuracy-{}-{}",
+        std::process::id(),
+        lo.name()
+    ));
+    cg.set(
+        &format!("blkio.throttle.{knob}"),
+        &format!("{majmin} {value}"),
+    );
+    Some((cg, lo, dir))
+}
+
+/// A timed run's window is its duration, not the drain after it: at depth 32 under a cap of
+/// C IOPS, the run reports C (and depth 32, latency 32 / C by Little's law). Counting the 31
+/// requests drained after the deadline, which the throttle's burst credit let through at
+/// once, reported C + 31 / duration (511 IOPS for a cap of 500 over 3 s) and a mean queue
+/// depth above the 32 in flight.
+#[test]
+fn a_capped_device_reports_its_cap_at_depth() {
+    let test = "a_capped_device_reports_its_cap_at_depth";
+    const C: f64 = 200.0;
+    const DEPTH: f64 = 32.0;
+    let Some((cg, lo, _dir)) = capped_loop(test, "read_iops_device", C as u64) else {
+        return;
+    };
+    let dev = lo.device.to_str().unwrap();
+    let r = cg.iolab(&[
+        "run",
+        "--target",
+        dev,
+        "--allow-destroy",
+        dev,
+        "--prefill",
+        "false",
+        "--size",
+        "16M",
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--iodepth",
+        "32",
+        "--duration",
+        "2s",
+        "--ramp",
+        "500ms",
+        "--repeat",
+        "1",
+        "--json",
+        "--no-save",
+    ]);
+    assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+    let doc = json(&r);
+    let run = &doc["tests"][0]["runs"][0];
+    let iops = run["iops"].as_f64().unwrap();
+    let bw = run["bw_bytes_per_s"].as_f64().unwrap();
+    let qd = run["avg_queue_depth"].as_f64().unwrap();
+    let lat_ms = run["lat_ns"]["mean"].as_f64().unwrap() / 1e6;
+    eprintln!(
+        "{test}: {iops:.1} IOPS, QD {qd:.2}, mean {lat_ms:.2} ms, {} ops",
+        run["ops"]
+    );
+    // The kernel holds the rate to the cap (the old count was 7.7 % over here); 2 % leaves
+    // a loaded machine 8 requests of slack at the window's edges.
+    assert!((iops - C).abs() <= 0.02 * C, "{iops} IOPS, cap {C}");
+    assert!(
+        (bw - iops * 4096.0).abs() < 1e-6 * bw,
+        "{bw} B/s for {iops} IOPS of 4 KiB"
+    );
+    // No more than 32 requests are ever in flight.
+    assert!(
+        (DEPTH * 0.9..=DEPTH * 1.01).contains(&qd),
+        "mean queue depth {qd}"
+    );
+    // Little's law: latency = depth / rate (160 ms).
+    let want_ms = 1000.0 * DEPTH / C;
+    assert!(
+        (lat_ms - want_ms).abs() <= 0.05 * want_ms,
+        "mean latency {lat_ms} ms, depth / cap = {want_ms} ms"
+    );
+}
+
+/// The same for bandwidth, and write amplification beside it: 1 MiB writes at depth 8 under
+/// a cap of 10 MB/s report 10 MB/s, and the device wrote what iolab wrote (WA 1.00 on a raw
+/// device). The device counters cover the window and the drain after it: leaving the
+/// drained writes out of iolab's side gave WA 1.16 (SEQ1M Q8T1 at 20 MB/s), and opening the
+/// device's window at the first completion after the ramp, which iolab's window counts but
+/// the device had already counted, WA 0.96.
+#[test]
+fn a_bandwidth_cap_is_reported_with_its_write_amplification() {
+    let test = "a_bandwidth_cap_is_reported_with_its_write_amplification";
+    const CAP: f64 = 10e6;
+    let Some((cg, lo, _dir)) = capped_loop(test, "write_bps_device", CAP as u64) else {
+        return;
+    };
+    let dev = lo.device.to_str().unwrap();
+    let r = cg.iolab(&[
+        "run",
+        "--target",
+        dev,
+        "--allow-destroy",
+        dev,
+        "--prefill",
+        "false",
+        "--size",
+        "32M",
+        "--rw",
+        "write",
+        "--bs",
+        "1M",
+        "--iodepth",
+        "8",
+        "--duration",
+        "2s",
+        "--ramp",
+        "500ms",
+        "--repeat",
+        "1",
+        "--json",
+        "--no-save",
+    ]);
+    assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+    let doc = json(&r);
+    let run = &doc["tests"][0]["runs"][0];
+    let bw = run["bw_bytes_per_s"].as_f64().unwrap();
+    let iops = run["iops"].as_f64().unwrap();
+    let wa = run["write_amplification"].as_f64().unwrap();
+    eprintln!(
+        "{test}: {:.2} MB/s, WA {wa:.3}, {} ops",
+        bw / 1e6,
+        run["ops"]
+    );
+    // 20 MB in the window are 19 whole 1 MiB writes: 19 or 20 of them is 9.96 or 10.5 MB/s.
+    assert!(
+        (0.95 * CAP..=1.06 * CAP).contains(&bw),
+        "{bw} B/s, cap {CAP}"
+    );
+    assert!(
+        (bw - iops * 1048576.0).abs() < 1e-6 * bw,
+        "{bw} B/s for {iops} IOPS of 1 MiB"
+    );
+    // The device wrote the window, the drain and nothing else (a raw device: no metadata).
+    assert!((0.97..=1.03).contains(&wa), "write amplification {wa}");
+}
+
+/// A window too short for the device: at 1 IOPS no read completes within 300 ms, and the run
+/// says so instead of printing 0 IOPS and a latency of 0 ns as if measured; at 40 IOPS a
+/// dozen completions are coarse figures, and it says that too.
+#[test]
+fn a_window_with_few_or_no_completions_is_warned_about() {
+    let test = "a_window_with_few_or_no_completions_is_warned_about";
+    let Some((cg, lo, _dir)) = capped_loop(test, "read_iops_device", 1) else {
+        return;
+    };
+    let dev = lo.device.to_str().unwrap();
+    let run = |cg: &Cgroup| -> Value {
+        let r = cg.iolab(&[
+            "run",
+            "--target",
+            dev,
+            "--prefill",
+            "false",
+            "--size",
+            "16M",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--iodepth",
+            "1",
+            "--duration",
+            "300ms",
+            "--ramp",
+            "0s",
+            "--repeat",
+            "1",
+            "--json",
+            "--no-save",
+        ]);
+        assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+        json(&r)
+    };
+    let few = |doc: &Value| -> Vec<String> {
+        doc["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|w| w["code"] == "few-ios")
+            .map(|w| w["message"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let doc = run(&cg);
+    assert_eq!(doc["tests"][0]["runs"][0]["ops"], 0, "{doc}");
+    let w = few(&doc);
+    assert!(
+        w.len() == 1 && w[0].contains("no I/O completed within a run's 300ms window"),
+        "{w:?}"
+    );
+
+    let rdev = std::os::unix::fs::MetadataExt::rdev(&std::fs::metadata(&lo.device).unwrap());
+    let majmin = format!("{}:{}", libc::major(rdev), libc::minor(rdev));
+    cg.set("blkio.throttle.read_iops_device", &format!("{majmin} 40"));
+    let doc = run(&cg);
+    let ops = doc["tests"][0]["runs"][0]["ops"].as_u64().unwrap();
+    let w = few(&doc);
+    assert!((1..20).contains(&ops), "{ops} ops at 40 IOPS in 300 ms");
+    assert!(w.len() == 1 && w[0].contains("fewer than 20 I/Os"), "{w:?}");
+}
