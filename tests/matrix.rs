@@ -67,6 +67,39 @@ fn a_rejected_mount_option_is_one_line() {
     area.assert_clean();
 }
 
+/// fusefat given an option FUSE does not know prints `fuse: unknown option` and exits 0
+/// with nothing mounted: that is a rejected option too, not a "vfat" row whose files went
+/// to the mount-point directory on the image dir's own file system.
+#[test]
+fn a_fuse_helper_that_mounts_nothing_is_a_rejected_option() {
+    let test = "a_fuse_helper_that_mounts_nothing_is_a_rejected_option";
+    if !can_run(test) || !common::tool_or_skip(test, "fusefat", "fusefat") {
+        return;
+    }
+    let area = Area::new();
+    let args = area.args(&[
+        "--fs",
+        "vfat",
+        "--mount-opts",
+        "iolab_no_such_option",
+        "--image-size",
+        "256M",
+        "--workload",
+        TINY,
+        "--repeat",
+        "1",
+    ]);
+    let out = bin().args(&args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--mount-opts 'iolab_no_such_option' is rejected by vfat"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("nothing is mounted on"), "{stderr}");
+    area.assert_clean();
+}
+
 #[test]
 fn kernel_file_systems_at_two_units_each() {
     if !can_run("kernel_file_systems_at_two_units_each") {

@@ -55,8 +55,33 @@ pub fn mount(
         }
     };
     args.extend([dev_s, dir_s]);
-    command::run(program, &args)?;
+    let done = command::run_full(program, &args)?;
+    // A FUSE helper can exit 0 and mount nothing (fusefat with an option FUSE does not know
+    // says so on stderr and exits 0): the workload would then measure the directory's own
+    // file system under this file system's name.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    while mount_at(dir).is_none() {
+        if std::time::Instant::now() >= deadline {
+            return Err(nothing_mounted(done, dir));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     Ok(())
+}
+
+/// The error for a mount program that exited 0 while nothing got mounted on `dir`.
+fn nothing_mounted(done: command::Done, dir: &Path) -> CommandError {
+    let said = [done.stderr.trim(), done.stdout.trim()]
+        .iter()
+        .filter(|s| !s.is_empty())
+        .copied()
+        .collect::<Vec<_>>()
+        .join("\n");
+    CommandError {
+        command: done.command,
+        status: format!("exit code 0, but nothing is mounted on {}", dir.display()),
+        stderr: said,
+    }
 }
 
 /// The mount on exactly `dir`, if any (mountinfo shows canonical paths).
@@ -112,6 +137,26 @@ mod tests {
         assert_eq!(join_opts(&["rw+", ""]), "rw+");
         assert_eq!(join_opts(&["size=1", "noatime"]), "size=1,noatime");
         assert_eq!(join_opts(&["", ""]), "");
+    }
+
+    #[test]
+    fn a_mount_program_that_mounts_nothing_is_an_error() {
+        // `true` exits 0 and mounts nothing, like fusefat given an option FUSE rejects.
+        let d = tempfile::tempdir().unwrap();
+        let t = crate::fs::types::lookup("vfat").unwrap();
+        let e = mount(
+            t,
+            &MountMethod::Fuse("true"),
+            None,
+            "x",
+            0,
+            d.path(),
+            "bogus=1",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("exit code 0, but nothing is mounted on"), "{e}");
+        assert!(e.contains("true -o"), "{e}");
     }
 
     #[test]
