@@ -138,6 +138,49 @@ fn a_fat32_with_too_few_clusters_is_skipped() {
     assert!(big.runs.is_empty());
 }
 
+/// mount.exfat-fuse mounts `-o noatime,iolab_no_such_option` without an error and shows
+/// neither (it mounts relatime): the row says so (`mount-options-unchecked`), once for its
+/// two runs; a kernel mount's options are judged by the kernel and get no such warning.
+#[test]
+fn options_a_fuse_helper_dropped_are_named() {
+    let test = "options_a_fuse_helper_dropped_are_named";
+    if !can_run(test) || !common::tool_or_skip(test, "mount.exfat-fuse", "exfat-fuse") {
+        return;
+    }
+    let area = Area::new();
+    let args = area.args(&[
+        "--fs",
+        "exfat,ext4",
+        "--mount-opts",
+        "noatime",
+        "--image-size",
+        "128M",
+        "--setup-only",
+        "--repeat",
+        "2",
+    ]);
+    let out = bin().args(&args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    area.assert_clean();
+    let doc = area.result();
+    if doc.configurations[0].status == "skipped" {
+        return common::skip(test, doc.configurations[0].reason.as_deref().unwrap_or(""));
+    }
+    let w: Vec<_> = doc
+        .warnings
+        .iter()
+        .filter(|w| w.code.as_str() == "mount-options-unchecked")
+        .collect();
+    assert_eq!(w.len(), 1, "{:?}", doc.warnings);
+    assert_eq!(w[0].test.as_deref(), Some("exfat noatime"));
+    assert!(
+        w[0].message.contains("do not show noatime"),
+        "{}",
+        w[0].message
+    );
+}
+
 #[test]
 fn kernel_file_systems_at_two_units_each() {
     if !can_run("kernel_file_systems_at_two_units_each") {

@@ -84,6 +84,20 @@ fn nothing_mounted(done: command::Done, dir: &Path) -> CommandError {
     }
 }
 
+/// The options of `asked` (comma-separated) that the mount's options `shown` (as
+/// /proc/self/mountinfo lists them) do not name: neither the same option nor its key
+/// (`compress=zstd` is shown as `compress=zstd:3`).
+pub fn unshown_options(asked: &str, shown: &str) -> Vec<String> {
+    let key = |o: &str| o.split(['=', ':']).next().unwrap_or(o).to_string();
+    let shown: Vec<&str> = shown.split(',').collect();
+    asked
+        .split(',')
+        .filter(|o| !o.is_empty())
+        .filter(|o| !shown.iter().any(|s| s == o || key(s) == key(o)))
+        .map(str::to_string)
+        .collect()
+}
+
 /// The mount on exactly `dir`, if any (mountinfo shows canonical paths).
 pub fn mount_at(dir: &Path) -> Option<crate::sysinfo::mounts::MountInfo> {
     let canon = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
@@ -157,6 +171,17 @@ mod tests {
         .to_string();
         assert!(e.contains("exit code 0, but nothing is mounted on"), "{e}");
         assert!(e.contains("true -o"), "{e}");
+    }
+
+    #[test]
+    fn options_the_mount_does_not_show_are_named() {
+        let shown = "rw,noatime,user_id=0,group_id=0,allow_other,blksize=4096";
+        assert_eq!(
+            unshown_options("noatime,big_writes,bogus=1", shown),
+            ["big_writes", "bogus=1"]
+        );
+        assert!(unshown_options("compress=zstd", "rw,relatime,compress=zstd:3").is_empty());
+        assert!(unshown_options("", shown).is_empty());
     }
 
     #[test]
