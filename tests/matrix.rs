@@ -67,6 +67,120 @@ fn a_rejected_mount_option_is_one_line() {
     area.assert_clean();
 }
 
+/// fusefat given an option FUSE does not know prints `fuse: unknown option` and exits 0
+/// with nothing mounted: that is a rejected option too, not a "vfat" row whose files went
+/// to the mount-point directory on the image dir's own file system.
+#[test]
+fn a_fuse_helper_that_mounts_nothing_is_a_rejected_option() {
+    let test = "a_fuse_helper_that_mounts_nothing_is_a_rejected_option";
+    if !can_run(test) || !common::tool_or_skip(test, "fusefat", "fusefat") {
+        return;
+    }
+    let area = Area::new();
+    let args = area.args(&[
+        "--fs",
+        "vfat",
+        "--mount-opts",
+        "iolab_no_such_option",
+        "--image-size",
+        "256M",
+        "--workload",
+        TINY,
+        "--repeat",
+        "1",
+    ]);
+    let out = bin().args(&args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--mount-opts 'iolab_no_such_option' is rejected by vfat"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("nothing is mounted on"), "{stderr}");
+    area.assert_clean();
+}
+
+/// A FAT32 needs 65,525 clusters: 64 KiB clusters on a 260 MiB image (4,157 clusters) are a
+/// skipped row with the size they need, not an out-of-spec volume mkfs.vfat makes with a
+/// warning and the matrix measured as "vfat 64KiB"; 4 KiB clusters (66,170) run.
+#[test]
+fn a_fat32_with_too_few_clusters_is_skipped() {
+    let test = "a_fat32_with_too_few_clusters_is_skipped";
+    if !can_run(test) || !common::tool_or_skip(test, "fusefat", "fusefat") {
+        return;
+    }
+    let area = Area::new();
+    let doc = run_ok(
+        &area,
+        &[
+            "--fs",
+            "fat32",
+            "--cluster",
+            "4K,64K",
+            "--image-size",
+            "260M",
+            "--workload",
+            TINY,
+            "--repeat",
+            "1",
+        ],
+    );
+    let [small, big] = &doc.configurations[..] else {
+        panic!("two rows: {:?}", doc.configurations);
+    };
+    assert_eq!(small.status, "ok", "{:?}", small.reason);
+    assert_eq!(big.status, "skipped");
+    let why = big.reason.as_deref().unwrap_or_default();
+    assert!(
+        why.contains("vfat clusters of 64KiB need at least 4.0 GiB (65,525 clusters)"),
+        "{why}"
+    );
+    assert!(big.runs.is_empty());
+}
+
+/// mount.exfat-fuse mounts `-o noatime,iolab_no_such_option` without an error and shows
+/// neither (it mounts relatime): the row says so (`mount-options-unchecked`), once for its
+/// two runs; a kernel mount's options are judged by the kernel and get no such warning.
+#[test]
+fn options_a_fuse_helper_dropped_are_named() {
+    let test = "options_a_fuse_helper_dropped_are_named";
+    if !can_run(test) || !common::tool_or_skip(test, "mount.exfat-fuse", "exfat-fuse") {
+        return;
+    }
+    let area = Area::new();
+    let args = area.args(&[
+        "--fs",
+        "exfat,ext4",
+        "--mount-opts",
+        "noatime",
+        "--image-size",
+        "128M",
+        "--setup-only",
+        "--repeat",
+        "2",
+    ]);
+    let out = bin().args(&args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    area.assert_clean();
+    let doc = area.result();
+    if doc.configurations[0].status == "skipped" {
+        return common::skip(test, doc.configurations[0].reason.as_deref().unwrap_or(""));
+    }
+    let w: Vec<_> = doc
+        .warnings
+        .iter()
+        .filter(|w| w.code.as_str() == "mount-options-unchecked")
+        .collect();
+    assert_eq!(w.len(), 1, "{:?}", doc.warnings);
+    assert_eq!(w[0].test.as_deref(), Some("exfat noatime"));
+    assert!(
+        w[0].message.contains("do not show noatime"),
+        "{}",
+        w[0].message
+    );
+}
+
 #[test]
 fn kernel_file_systems_at_two_units_each() {
     if !can_run("kernel_file_systems_at_two_units_each") {
@@ -106,8 +220,9 @@ fn fuse_file_systems_at_two_units_each() {
             "ntfs,exfat,fat32",
             "--cluster",
             "1K,4K",
+            // FAT32 of 4 KiB clusters needs 257 MiB (65,525 clusters).
             "--image-size",
-            "256M",
+            "260M",
             "--workload",
             TINY,
             "--repeat",

@@ -90,9 +90,17 @@ pub fn higher_is_better(metric: &str) -> bool {
 
 /// The metric a test is ranked by and its headline value (median, or max for peak tests).
 pub fn headline(t: &TestResult) -> Option<(String, f64)> {
-    // Small files are counted in files/s (as Belov); copies and block tests in their rate.
+    // Small files are counted in files/s (as Belov); copies and block tests in their rate:
+    // sequential block tests in MB/s, as `iolab run` and the report show them (the ratio
+    // between two configurations is the same in IOPS at one block size).
+    let sequential = t
+        .settings
+        .as_ref()
+        .is_some_and(|s| s.rw == "read" || s.rw == "write");
     let preferred = if t.family == "files" {
         ["files_per_s", "iops", "bw_bytes_per_s"]
+    } else if sequential {
+        ["bw_bytes_per_s", "iops", "files_per_s"]
     } else {
         ["iops", "bw_bytes_per_s", "files_per_s"]
     };
@@ -156,5 +164,21 @@ mod tests {
         assert_eq!(t.summary["seconds_per_portion"].mean, 2.0);
         assert_eq!(headline(t).unwrap(), ("iops".to_string(), 200.0));
         assert!(higher_is_better("files_per_s") && !higher_is_better("seconds_per_portion"));
+    }
+
+    /// A sequential block test is headlined in MB/s as `iolab run` shows it (the matrix
+    /// ranking showed "SEQ1M Q1T1 read  977 IOPS"); a random one in IOPS.
+    #[test]
+    fn sequential_tests_are_headlined_by_bandwidth() {
+        let mut t = test_with("SEQ1M Q1T1 read", &[100.0]);
+        t.summary
+            .insert("bw_bytes_per_s".into(), summarize(&[100.0 * 1048576.0]));
+        t.settings = Some(crate::model::BlockSettings {
+            rw: "read".into(),
+            ..Default::default()
+        });
+        assert_eq!(headline(&t).unwrap().0, "bw_bytes_per_s");
+        t.settings.as_mut().unwrap().rw = "randread".into();
+        assert_eq!(headline(&t).unwrap().0, "iops");
     }
 }

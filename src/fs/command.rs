@@ -26,6 +26,24 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
+    run_full(program, args).map(|done| done.stdout)
+}
+
+/// What a program that exited 0 printed, and its command line as shown in errors.
+#[derive(Debug, Clone)]
+pub struct Done {
+    pub command: String,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Run `program args...`; on exit status 0 its command line, stdout and stderr (a FUSE
+/// helper can exit 0 and say on stderr why it mounted nothing).
+pub fn run_full<I, S>(program: &str, args: I) -> Result<Done, CommandError>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
     let args: Vec<std::ffi::OsString> = args
         .into_iter()
         .map(|a| a.as_ref().to_os_string())
@@ -45,7 +63,11 @@ where
         stderr: e.to_string(),
     })?;
     if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        Ok(Done {
+            command: shown,
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        })
     } else {
         let mut stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         if stderr.trim().is_empty() {

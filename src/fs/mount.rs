@@ -55,8 +55,47 @@ pub fn mount(
         }
     };
     args.extend([dev_s, dir_s]);
-    command::run(program, &args)?;
+    let done = command::run_full(program, &args)?;
+    // A FUSE helper can exit 0 and mount nothing (fusefat with an option FUSE does not know
+    // says so on stderr and exits 0): the workload would then measure the directory's own
+    // file system under this file system's name.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    while mount_at(dir).is_none() {
+        if std::time::Instant::now() >= deadline {
+            return Err(nothing_mounted(done, dir));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     Ok(())
+}
+
+/// The error for a mount program that exited 0 while nothing got mounted on `dir`.
+fn nothing_mounted(done: command::Done, dir: &Path) -> CommandError {
+    let said = [done.stderr.trim(), done.stdout.trim()]
+        .iter()
+        .filter(|s| !s.is_empty())
+        .copied()
+        .collect::<Vec<_>>()
+        .join("\n");
+    CommandError {
+        command: done.command,
+        status: format!("exit code 0, but nothing is mounted on {}", dir.display()),
+        stderr: said,
+    }
+}
+
+/// The options of `asked` (comma-separated) that the mount's options `shown` (as
+/// /proc/self/mountinfo lists them) do not name: neither the same option nor its key
+/// (`compress=zstd` is shown as `compress=zstd:3`).
+pub fn unshown_options(asked: &str, shown: &str) -> Vec<String> {
+    let key = |o: &str| o.split(['=', ':']).next().unwrap_or(o).to_string();
+    let shown: Vec<&str> = shown.split(',').collect();
+    asked
+        .split(',')
+        .filter(|o| !o.is_empty())
+        .filter(|o| !shown.iter().any(|s| s == o || key(s) == key(o)))
+        .map(str::to_string)
+        .collect()
 }
 
 /// The mount on exactly `dir`, if any (mountinfo shows canonical paths).
@@ -112,6 +151,37 @@ mod tests {
         assert_eq!(join_opts(&["rw+", ""]), "rw+");
         assert_eq!(join_opts(&["size=1", "noatime"]), "size=1,noatime");
         assert_eq!(join_opts(&["", ""]), "");
+    }
+
+    #[test]
+    fn a_mount_program_that_mounts_nothing_is_an_error() {
+        // `true` exits 0 and mounts nothing, like fusefat given an option FUSE rejects.
+        let d = tempfile::tempdir().unwrap();
+        let t = crate::fs::types::lookup("vfat").unwrap();
+        let e = mount(
+            t,
+            &MountMethod::Fuse("true"),
+            None,
+            "x",
+            0,
+            d.path(),
+            "bogus=1",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("exit code 0, but nothing is mounted on"), "{e}");
+        assert!(e.contains("true -o"), "{e}");
+    }
+
+    #[test]
+    fn options_the_mount_does_not_show_are_named() {
+        let shown = "rw,noatime,user_id=0,group_id=0,allow_other,blksize=4096";
+        assert_eq!(
+            unshown_options("noatime,big_writes,bogus=1", shown),
+            ["big_writes", "bogus=1"]
+        );
+        assert!(unshown_options("compress=zstd", "rw,relatime,compress=zstd:3").is_empty());
+        assert!(unshown_options("", shown).is_empty());
     }
 
     #[test]

@@ -56,6 +56,11 @@ pub struct FsType {
     pub design: &'static str,
     /// Smallest image mkfs accepts (bytes).
     pub min_size: u64,
+    /// Fewest data clusters the on-disk format allows (0: no such limit). FAT32 has at least
+    /// 65,525: with fewer the format is FAT16 by definition (Microsoft's FAT spec decides the
+    /// type by the cluster count alone), yet `mkfs.vfat -F 32` makes such a volume with only a
+    /// warning.
+    pub min_clusters: u64,
 }
 
 const MIB: u64 = 1 << 20;
@@ -78,6 +83,7 @@ const DEFAULTS: FsType = FsType {
     kernel: None,
     fuse_helper: None,
     fuse_opts: "",
+    min_clusters: 0,
     design: "none",
     min_size: 8 * MIB,
 };
@@ -199,6 +205,7 @@ pub const FS_TYPES: &[FsType] = &[
         fuse_helper: Some("fusefat"),
         fuse_opts: "rw+",
         min_size: 40 * MIB,
+        min_clusters: 65_525,
         ..DEFAULTS
     },
     FsType {
@@ -327,6 +334,47 @@ impl FsType {
             .collect())
     }
 
+    /// Data clusters of `unit` bytes on `size` bytes, as mkfs.vfat lays out a FAT32 (32
+    /// reserved sectors rounded up to a whole cluster, two FATs of 4 bytes per cluster, each
+    /// rounded up to a whole cluster).
+    fn fat32_clusters(size: u64, unit: u64) -> u64 {
+        let spc = (unit / 512).max(1);
+        let align = |sectors: u64| sectors.div_ceil(spc) * spc;
+        let data = (size / 512).saturating_sub(align(32));
+        let first = (data * 512 + 16) / (spc * 512 + 8);
+        let fat = align(((first + 2) * 4).div_ceil(512));
+        data.saturating_sub(2 * fat) / spc
+    }
+
+    /// Can a file system of `unit` (None: the tool's choice) be made on `size` bytes? Err
+    /// says why not (too few clusters for the format).
+    pub fn unit_fits(&self, unit: Option<u64>, size: u64) -> Result<(), String> {
+        let Some(unit) = unit.filter(|_| self.min_clusters > 0) else {
+            return Ok(());
+        };
+        let clusters = Self::fat32_clusters(size, unit);
+        if clusters >= self.min_clusters {
+            return Ok(());
+        }
+        // The smallest size that holds enough clusters, rounded up to a whole MiB.
+        let mut need = (self.min_clusters + 1) * unit;
+        while Self::fat32_clusters(need, unit) < self.min_clusters {
+            need += unit;
+        }
+        let need = need.div_ceil(MIB) * MIB;
+        Err(format!(
+            "{} clusters of {} need at least {} ({} clusters), the image is {} ({} clusters: \
+             {} would make an out-of-spec volume that other systems read as FAT16)",
+            self.name,
+            crate::units::fmt_size_exact(unit),
+            crate::units::fmt_size_iec(need),
+            crate::units::fmt_thousands(self.min_clusters as f64),
+            crate::units::fmt_size_iec(size),
+            crate::units::fmt_thousands(clusters as f64),
+            self.mkfs.unwrap_or("mkfs"),
+        ))
+    }
+
     /// Several units to compare (for `--study cluster`).
     pub fn has_several_units(&self) -> bool {
         self.valid_units().len() > 1
@@ -356,6 +404,32 @@ mod tests {
         assert_eq!(t.unit_args(Some(4096)).unwrap(), ["-S", "512", "-s", "8"]);
         assert_eq!(lookup("ntfs-3g").unwrap().name, "ntfs");
         assert!(lookup("zfs").is_none());
+    }
+
+    /// mkfs.vfat -F 32 -s 128 on 256 MiB made 4,093 clusters ("sectors/FAT 128", and its
+    /// warning "Number of clusters for 32 bit FAT is less then suggested minimum"); 4 GiB
+    /// holds 65,527 of 64 KiB, just enough.
+    #[test]
+    fn fat32_needs_65525_clusters() {
+        assert_eq!(FsType::fat32_clusters(256 * MIB, 65536), 4093);
+        assert_eq!(FsType::fat32_clusters(4096 * MIB, 65536), 65527);
+        let t = lookup("vfat").unwrap();
+        let e = t.unit_fits(Some(65536), 256 * MIB).unwrap_err();
+        assert!(e.contains("need at least 4.0 GiB (65,525 clusters)"), "{e}");
+        assert!(e.contains("the image is 256.0 MiB (4,093 clusters"), "{e}");
+        assert!(t.unit_fits(Some(65536), 4096 * MIB).is_ok());
+        // mkfs.vfat -s 8 warns on 256 MiB (65,404 clusters), not on 257 MiB (65,658).
+        assert_eq!(FsType::fat32_clusters(256 * MIB, 4096), 65404);
+        assert_eq!(FsType::fat32_clusters(257 * MIB, 4096), 65658);
+        assert!(t.unit_fits(Some(4096), 256 * MIB).is_err());
+        assert!(t.unit_fits(Some(4096), 257 * MIB).is_ok());
+        assert!(t.unit_fits(None, 64 * MIB).is_ok());
+        assert!(
+            lookup("exfat")
+                .unwrap()
+                .unit_fits(Some(65536), 64 * MIB)
+                .is_ok()
+        );
     }
 
     #[test]

@@ -88,6 +88,8 @@ warning_codes! {
     SpaceNotReturned = "space-not-returned",
     /// The allocation unit could not be read back after mkfs (no unit asked).
     UnitUnknown = "unit-unknown",
+    /// A FUSE helper mounted with options it shows nowhere and would have ignored without a word had it not known them.
+    MountOptionsUnchecked = "mount-options-unchecked",
     /// A note on the matrix plan: study workload choice, clamped image size.
     MatrixNote = "matrix-note",
     // `iolab saturate`.

@@ -29,6 +29,21 @@ fn cluster(v: Option<u64>) -> String {
     v.map(fmt_size_exact).unwrap_or_else(|| "default".into())
 }
 
+/// The unit read back: "-" when none was (a skipped row made no file system; it is not the
+/// tool's "default").
+fn cluster_made(v: Option<u64>) -> String {
+    v.map(fmt_size_exact).unwrap_or_else(|| "-".into())
+}
+
+/// The mount-option set as `--mount-opts` names it: none is `default`.
+fn mount_options(o: &str) -> String {
+    if o.is_empty() {
+        "default".into()
+    } else {
+        o.to_string()
+    }
+}
+
 fn configurations_table(doc: &ResultDoc) -> TableBlock {
     TableBlock {
         header: [
@@ -51,8 +66,8 @@ fn configurations_table(doc: &ResultDoc) -> TableBlock {
                     c.label.clone(),
                     c.fs_type.clone(),
                     cluster(c.cluster_bytes),
-                    cluster(c.cluster_bytes_actual),
-                    c.mount_options.clone(),
+                    cluster_made(c.cluster_bytes_actual),
+                    mount_options(&c.mount_options),
                     c.status.clone(),
                     c.reason.clone().unwrap_or_else(|| "-".into()),
                     c.tests.len().to_string(),
@@ -337,5 +352,33 @@ mod tests {
         assert_eq!(t.header, ["Configuration", "1", "cluster", "4K"]);
         assert_eq!(t.rows[0], ["ntfs 1KiB", "100.0", "200.0", "300.0"]);
         assert_eq!(t.rows[1], ["ntfs 4KiB", "110.0", "220.0", "-"]);
+    }
+
+    /// A skipped row made no file system: its unit made is "-", not the "default" of a unit
+    /// not asked for; no mount options is the `default` set, as `--mount-opts` names it.
+    #[test]
+    fn a_skipped_row_made_no_unit() {
+        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
+        doc.configurations = vec![ConfigurationResult {
+            label: "f2fs".into(),
+            fs_type: "f2fs".into(),
+            status: "skipped".into(),
+            reason: Some("no f2fs driver".into()),
+            ..Default::default()
+        }];
+        let t = configurations_table(&doc);
+        assert_eq!(
+            t.rows[0],
+            [
+                "f2fs",
+                "f2fs",
+                "default",
+                "-",
+                "default",
+                "skipped",
+                "no f2fs driver",
+                "0"
+            ]
+        );
     }
 }

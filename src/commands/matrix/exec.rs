@@ -218,6 +218,27 @@ impl Exec<'_> {
                 return RunEnd::Stop;
             }
         };
+        if run == 1
+            && let crate::fs::detect::MountMethod::Fuse(helper) = spec.method
+            && let Some(m) = crate::fs::mount::mount_at(&inst.mount_point)
+        {
+            let unshown = crate::fs::mount::unshown_options(spec.mount_opts, &m.options);
+            if !unshown.is_empty() {
+                warnings.push(Warning {
+                    code: WarningCode::MountOptionsUnchecked,
+                    message: format!(
+                        "{helper} mounted with --mount-opts '{}' without an error, but the \
+                         mount's options ({}) do not show {}: a FUSE helper drops options it \
+                         does not know or does not pass on without a word, so this row may \
+                         have been measured without them",
+                        spec.mount_opts,
+                        m.options,
+                        unshown.join(", ")
+                    ),
+                    test: Some(cp.label.clone()),
+                });
+            }
+        }
         match inst.read_unit() {
             Ok(u) => {
                 rec.cluster_bytes_actual = Some(u);

@@ -344,6 +344,11 @@ pub fn plan(a: &MatrixArgs) -> Result<Plan, UsageError> {
                         fmt_size_iec(size)
                     ));
                 }
+                if let (Ok(_), Some(size)) = (&method, size)
+                    && let Err(why) = fs.unit_fits(unit, size)
+                {
+                    method = Err(why);
+                }
                 configs.push(ConfigPlan {
                     label: label_of(fs, unit, opts),
                     fs,
