@@ -99,9 +99,11 @@ fn compare_verdicts_on_known_differences() {
     assert_eq!(rnd_read.metric, "iops");
     assert_eq!(rnd_read.verdict, Verdict::Slower);
     assert!((rnd_read.change_pct + 20.0).abs() < 1e-9);
-    // One run in B: falls back to CI overlap and says so.
+    // One run in B: a one-run t-test (B's run against A's spread), and it says so.
     let rnd_write = primary("RND4K Q32T1 write");
-    assert_eq!(rnd_write.method, Method::CiOverlap);
+    assert_eq!(rnd_write.method, Method::OneRun);
+    assert!(rnd_write.p_value.unwrap() < 0.05);
+    assert_eq!(rnd_write.df, Some(2.0));
     assert_eq!(rnd_write.verdict, Verdict::Faster);
     // Lower latency is better: B's read latency went down, so "faster".
     let lat = p
@@ -134,7 +136,7 @@ fn compare_cli_prints_verdicts_and_relative_speed() {
     );
     assert!(text.contains("B is 1.25 ± 0.03× slower than A on RND4K Q32T1 read"));
     assert!(text.contains("no significant difference (Welch, p = "));
-    assert!(text.contains("faster (CI overlap)"));
+    assert!(text.contains("faster (one-run t-test, p = "), "{text}");
     assert!(text.contains("only in B: RND4K Q1T1 read"));
     // A ratio that rounds to 1.00 is "as fast as", not "1.00× faster".
     let same = iolab(&[

@@ -443,6 +443,7 @@ fn verdict_text(r: &Row) -> String {
     };
     match (r.method, r.p_value) {
         (Method::Welch, Some(p)) => format!("{v} (Welch, {})", fmt_p(p)),
+        (Method::OneRun, Some(p)) => format!("{v} (one-run t-test, {})", fmt_p(p)),
         (m, _) => format!("{v} ({})", m.describe()),
     }
 }
@@ -591,7 +592,7 @@ pub fn render_text(c: &Comparison) -> String {
 }
 
 /// What the columns mean (printed under every comparison).
-pub const EXPLANATION: &str = "Change = other / baseline - 1 (of the mean), ± = 95 % interval propagated from both means' standard errors. Verdict at 95 %: Welch's t-test when both sides have 2+ runs, CI overlap when one side has a single run. \"± too wide\": the 95 % interval of a mean, or of other / baseline, reaches zero or below (few runs, far apart), so it says nothing; more runs narrow it.";
+pub const EXPLANATION: &str = "Change = other / baseline - 1 (of the mean), ± = 95 % interval propagated from both means' standard errors. Verdict at 95 %: Welch's t-test when both sides have 2+ runs; when one side has a single run, a one-run t-test: could that run be one more run of the other side (outside their 95 % prediction interval, mean ± t * sd * sqrt(1 + 1/n))? \"± too wide\": the 95 % interval of a mean, or of other / baseline, reaches zero or below (few runs, far apart), so it says nothing; more runs narrow it.";
 
 /// Column names of a comparison table.
 pub fn table_header(p: &Pairing) -> Vec<String> {
