@@ -4,6 +4,7 @@
 use comfy_table::{Cell, CellAlignment, ContentArrangement};
 
 use crate::model::{ResultDoc, TestResult};
+use crate::report::metrics::fmt_seconds;
 use crate::report::table::new_table;
 use crate::units::{count, fmt_mb_per_s, fmt_thousands};
 
@@ -19,11 +20,11 @@ pub fn belov_cell(t: &TestResult) -> String {
         .runs
         .iter()
         .filter_map(|r| r.files.as_ref())
-        .map(|d| format!("{:.3}", d.seconds_per_portion))
+        .map(|d| fmt_seconds(d.seconds_per_portion))
         .collect();
     match t.summary.get("seconds_per_portion") {
-        Some(s) if runs.len() > 1 => format!("{:.3} ({})", s.mean, runs.join(", ")),
-        Some(s) => format!("{:.3}", s.mean),
+        Some(s) if runs.len() > 1 => format!("{} ({})", fmt_seconds(s.mean), runs.join(", ")),
+        Some(s) => fmt_seconds(s.mean),
         None => "-".into(),
     }
 }
@@ -95,7 +96,7 @@ pub fn render_files_table(doc: &ResultDoc) -> String {
             if *ph == "create" {
                 let s = t
                     .and_then(|t| t.summary.get("sync_seconds"))
-                    .map(|s| format!("{:.3}", s.mean))
+                    .map(|s| fmt_seconds(s.mean))
                     .unwrap_or_else(|| "-".into());
                 r.push(Cell::new(s).set_alignment(CellAlignment::Right));
             }
