@@ -424,6 +424,31 @@ fn report_shows_what_age_and_slack_found() {
         text.contains("Cluster slack") && text.contains("Aging"),
         "{text}"
     );
+
+    // compare has nothing to compare in them, and says so rather than "no test measured in
+    // both (a test stopped or failed before its first run has no figures)".
+    let slack = std::fs::read_dir(&out_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("slack-")
+        })
+        .unwrap();
+    let age = out_dir.join("age.json");
+    for (file, what) in [
+        (&slack, "an `iolab slack` result"),
+        (&age, "an `iolab age` result"),
+    ] {
+        let out = iolab(&["compare", s(file), s(file)]);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(what), "{err}");
+        assert!(err.contains("has no measured figures to compare"), "{err}");
+        assert!(!err.contains("failed"), "{err}");
+    }
 }
 
 /// saturate's mixed sweep records its read group as `settings` and both in `groups`: the
