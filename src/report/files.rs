@@ -38,6 +38,11 @@ fn size_label(t: &TestResult) -> String {
         .unwrap_or_else(|| t.name.clone())
 }
 
+/// Under the rates: how they and Belov's cells are averaged. The README's example showed
+/// `1 B create 0.230 (0.061, 0.399)` seconds per 500 files next to `4,731 files/s`, where
+/// 500 / 0.230 s is 2,174: both right, averaged differently, and nothing said so.
+pub const RATES_NOTE: &str = "files/s and MB/s: mean of the runs' rates; seconds per portion: mean of the runs' times (runs far apart make 1 / mean time differ from the mean rate); portion CV: the largest spread of portions within one run.";
+
 /// The terminal report of a files run.
 pub fn render_files_table(doc: &ResultDoc) -> String {
     let tests: Vec<&TestResult> = doc.tests.iter().filter(|t| t.family == "files").collect();
@@ -143,7 +148,7 @@ pub fn render_files_table(doc: &ResultDoc) -> String {
             .set_alignment(CellAlignment::Right),
         ]);
     }
-    out.push_str(&format!("{cells}\n{rates}\n"));
+    out.push_str(&format!("{cells}\n{rates}\n{RATES_NOTE}\n"));
     for t in &tests {
         if let Some(s) = t.files.as_ref().and_then(|d| d.scaling.as_ref()) {
             out.push_str(&format!("{}: {}\n", t.name, s.message));
