@@ -99,9 +99,11 @@ fn compare_verdicts_on_known_differences() {
     assert_eq!(rnd_read.metric, "iops");
     assert_eq!(rnd_read.verdict, Verdict::Slower);
     assert!((rnd_read.change_pct + 20.0).abs() < 1e-9);
-    // One run in B: falls back to CI overlap and says so.
+    // One run in B: a one-run t-test (B's run against A's spread), and it says so.
     let rnd_write = primary("RND4K Q32T1 write");
-    assert_eq!(rnd_write.method, Method::CiOverlap);
+    assert_eq!(rnd_write.method, Method::OneRun);
+    assert!(rnd_write.p_value.unwrap() < 0.05);
+    assert_eq!(rnd_write.df, Some(2.0));
     assert_eq!(rnd_write.verdict, Verdict::Faster);
     // Lower latency is better: B's read latency went down, so "faster".
     let lat = p
@@ -134,7 +136,7 @@ fn compare_cli_prints_verdicts_and_relative_speed() {
     );
     assert!(text.contains("B is 1.25 ± 0.03× slower than A on RND4K Q32T1 read"));
     assert!(text.contains("no significant difference (Welch, p = "));
-    assert!(text.contains("faster (CI overlap)"));
+    assert!(text.contains("faster (one-run t-test, p = "), "{text}");
     assert!(text.contains("only in B: RND4K Q1T1 read"));
     // A ratio that rounds to 1.00 is "as fast as", not "1.00× faster".
     let same = iolab(&[
@@ -422,6 +424,31 @@ fn report_shows_what_age_and_slack_found() {
         text.contains("Cluster slack") && text.contains("Aging"),
         "{text}"
     );
+
+    // compare has nothing to compare in them, and says so rather than "no test measured in
+    // both (a test stopped or failed before its first run has no figures)".
+    let slack = std::fs::read_dir(&out_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("slack-")
+        })
+        .unwrap();
+    let age = out_dir.join("age.json");
+    for (file, what) in [
+        (&slack, "an `iolab slack` result"),
+        (&age, "an `iolab age` result"),
+    ] {
+        let out = iolab(&["compare", s(file), s(file)]);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(what), "{err}");
+        assert!(err.contains("has no measured figures to compare"), "{err}");
+        assert!(!err.contains("failed"), "{err}");
+    }
 }
 
 /// saturate's mixed sweep records its read group as `settings` and both in `groups`: the

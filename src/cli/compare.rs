@@ -6,7 +6,7 @@ use clap::Args;
 
 /// Tests are matched by (configuration, name). For each, the change in % with its 95 %
 /// uncertainty, a verdict (faster / slower / no significant difference: Welch's t-test at
-/// 95 %, or CI overlap when a side has one run) and the relative speed.
+/// 95 %, or a one-run t-test when a side has one run) and the relative speed.
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
     /// Two or more result files (or directories of them); the first is the baseline.

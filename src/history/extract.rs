@@ -102,8 +102,26 @@ pub fn headline(doc: &ResultDoc, figures: &[Figure]) -> String {
         ));
     }
     if parts.is_empty() {
-        if doc.slack.is_some() {
-            return "cluster slack analysis".into();
+        // A slack analysis has no metric: what it scanned and which units it recommends,
+        // as the lines under its table say it.
+        if let Some(r) = &doc.slack {
+            use crate::units::{fmt_size_exact, fmt_size_iec};
+            let best: Vec<String> = r
+                .recommendations
+                .iter()
+                .map(|rec| format!("{} {}", rec.goal, fmt_size_exact(rec.unit_bytes)))
+                .collect();
+            let files = format!(
+                "slack ({} rules): {} files, {}",
+                r.fs,
+                crate::units::fmt_thousands(r.scan.files as f64),
+                fmt_size_iec(r.scan.data_bytes)
+            );
+            return if best.is_empty() {
+                files
+            } else {
+                format!("{files}; best for {}", best.join(", "))
+            };
         }
         // An aging run has no metric: what it made, as its own table's first line says it.
         if let Some(a) = doc.tests.iter().find_map(|t| t.age.as_ref()) {

@@ -351,3 +351,36 @@ fn an_aging_run_is_headlined_by_its_fullness_and_layout() {
     let h = extract::headline(&d, &extract::figures_of(&d));
     assert_eq!(h, "aged (source-tree): 51.1 % full, layout score 0.9997");
 }
+
+/// A slack analysis was headlined "cluster slack analysis" in `history list`: nothing to tell
+/// one from another. It now says what was scanned and which units are best.
+#[test]
+fn a_slack_analysis_is_headlined_by_its_tree_and_best_units() {
+    use crate::model::slack::{Recommendation, SlackResult};
+    let mut d = doc("S1", 0, 10_000.0);
+    d.command = "slack".into();
+    d.tests.clear();
+    let rec = |goal: &str, unit: u64, slack: u64| Recommendation {
+        goal: goal.into(),
+        unit_bytes: unit,
+        slack_bytes: slack,
+        ..Default::default()
+    };
+    let mut r = SlackResult {
+        fs: "ext4".into(),
+        recommendations: vec![
+            rec("space", 1024, 111 << 10),
+            rec("time", 16384, 2 << 20),
+            rec("balanced", 1024, 111 << 10),
+        ],
+        ..Default::default()
+    };
+    r.scan.files = 1228;
+    r.scan.data_bytes = 2 << 20;
+    d.slack = Some(r);
+    let h = extract::headline(&d, &extract::figures_of(&d));
+    assert_eq!(
+        h,
+        "slack (ext4 rules): 1,228 files, 2.0 MiB; best for space 1KiB, time 16KiB, balanced 1KiB"
+    );
+}

@@ -153,6 +153,15 @@ pub fn compare(inputs: &[Loaded], all_metrics: bool) -> Result<Comparison, Usage
         .find(|(_, p)| p.rows.is_empty())
     {
         let (a, b) = (&c.files[0].path, &c.files[i + 1].path);
+        // An analysis, not a measurement: two of them said "no test measured in both (a test
+        // stopped or failed before its first run ...)", as if they had failed.
+        for (path, l) in [(a, &inputs[0]), (b, &inputs[i + 1])] {
+            if let Some(what) = without_figures(&l.doc) {
+                return Err(UsageError(format!(
+                    "{path}: {what} has no measured figures to compare (`iolab report` shows it); compare takes results of run, saturate, sustain, files, copy, trace and matrix"
+                )));
+            }
+        }
         if p.only_in_baseline.is_empty() && p.only_in_other.is_empty() {
             // The same tests on both sides, but without figures on one: this read "A has: no
             // tests; B has: no tests" for two results interrupted before their first run.
@@ -179,6 +188,21 @@ pub fn compare(inputs: &[Loaded], all_metrics: bool) -> Result<Comparison, Usage
         )));
     }
     Ok(c)
+}
+
+/// A result that is an analysis rather than a measurement (`iolab slack`, `iolab age`):
+/// what it is, or `None`.
+fn without_figures(doc: &crate::model::ResultDoc) -> Option<&'static str> {
+    if all_tests(doc).iter().any(|t| !t.runs.is_empty()) {
+        return None;
+    }
+    if doc.slack.is_some() {
+        Some("an `iolab slack` result (a cluster-slack analysis)")
+    } else if !doc.tests.is_empty() && doc.tests.iter().all(|t| t.age.is_some()) {
+        Some("an `iolab age` result (an aging run: its fullness and layout score)")
+    } else {
+        None
+    }
 }
 
 /// Compare every file with the first (a pairing may have no rows). `all_metrics` adds every
@@ -443,6 +467,7 @@ fn verdict_text(r: &Row) -> String {
     };
     match (r.method, r.p_value) {
         (Method::Welch, Some(p)) => format!("{v} (Welch, {})", fmt_p(p)),
+        (Method::OneRun, Some(p)) => format!("{v} (one-run t-test, {})", fmt_p(p)),
         (m, _) => format!("{v} ({})", m.describe()),
     }
 }
@@ -591,7 +616,7 @@ pub fn render_text(c: &Comparison) -> String {
 }
 
 /// What the columns mean (printed under every comparison).
-pub const EXPLANATION: &str = "Change = other / baseline - 1 (of the mean), ± = 95 % interval propagated from both means' standard errors. Verdict at 95 %: Welch's t-test when both sides have 2+ runs, CI overlap when one side has a single run. \"± too wide\": the 95 % interval of a mean, or of other / baseline, reaches zero or below (few runs, far apart), so it says nothing; more runs narrow it.";
+pub const EXPLANATION: &str = "Change = other / baseline - 1 (of the mean), ± = 95 % interval propagated from both means' standard errors. Verdict at 95 %: Welch's t-test when both sides have 2+ runs; when one side has a single run, a one-run t-test: could that run be one more run of the other side (outside their 95 % prediction interval, mean ± t * sd * sqrt(1 + 1/n))? \"± too wide\": the 95 % interval of a mean, or of other / baseline, reaches zero or below (few runs, far apart), so it says nothing; more runs narrow it.";
 
 /// Column names of a comparison table.
 pub fn table_header(p: &Pairing) -> Vec<String> {

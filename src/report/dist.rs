@@ -76,7 +76,11 @@ pub fn render_files_hosts(doc: &ResultDoc) -> String {
             [
                 mean(t, "files_per_s", fmt_thousands),
                 mean(t, "bw_bytes_per_s", fmt_mb_per_s),
-                mean(t, "seconds_per_portion", |v| format!("{v:.3}")),
+                mean(
+                    t,
+                    "seconds_per_portion",
+                    crate::report::metrics::fmt_seconds,
+                ),
                 files(t),
             ]
         },

@@ -425,12 +425,16 @@ fn sustain_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
         out.push(Block::Para(line));
     }
     let (header, rows) = sustain::phase_table(d);
-    out.push(Block::Table(TableBlock {
-        header,
-        rows,
-        first_numeric: 0,
-        numeric_end: None,
-    }));
+    // A pass shorter than one interval has no phases: its finding says so, and a table of
+    // headers only would read as a broken report.
+    if !rows.is_empty() {
+        out.push(Block::Table(TableBlock {
+            header,
+            rows,
+            first_numeric: 0,
+            numeric_end: None,
+        }));
+    }
     if let Some(svg) = sustain::bandwidth_chart(&format!("{name}: MB/s over time"), t) {
         out.push(Block::Chart {
             svg,
@@ -564,6 +568,33 @@ mod tests {
             })
             .unwrap();
         assert!(alert.starts_with("This run failed ("), "{alert}");
+    }
+
+    /// A sustain pass shorter than one interval: the report showed the phase table's header
+    /// with no rows under it (the terminal already left it out).
+    #[test]
+    fn a_sustain_pass_without_phases_has_no_empty_table() {
+        let t = crate::model::TestResult {
+            name: "first pass".into(),
+            family: "sustain".into(),
+            sustain: Some(crate::model::sustain::SustainDetail {
+                bytes_written: 32 << 20,
+                interval_ms: 50,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let mut out = Vec::new();
+        sustain_blocks("first pass", &t, &mut out);
+        assert!(
+            !out.iter().any(|b| matches!(b, Block::Table(_))),
+            "an empty phase table"
+        );
+        assert!(
+            out.iter()
+                .any(|b| matches!(b, Block::Para(p) if p.contains("less than one interval"))),
+            "the finding says why"
+        );
     }
 
     /// A result of a raw block device: the environment read `file system |  on  |`.

@@ -117,7 +117,16 @@ pub fn render_show(e: &Entry, figures: &[Figure], health: Option<&SmartInfo>) ->
         out.push_str(&format!("health: {}\n", describe_health(h)));
     }
     if figures.is_empty() {
-        out.push_str("no figures\n");
+        // A slack analysis or an aging run has no per-test metric: its headline says what
+        // it found (it read only "no figures").
+        if e.headline.starts_with("no figures") {
+            out.push_str(&format!("{}\n", e.headline));
+        } else {
+            out.push_str(&format!(
+                "{}\nno per-test figures (the whole result: iolab history show {} --json)\n",
+                e.headline, e.id
+            ));
+        }
         return out;
     }
     let mut t = table(&["Test", "Metric", "Mean ± 95 %", "Runs"]);
@@ -511,6 +520,32 @@ mod tests {
         assert_eq!(lines[0].split(',').count(), CSV_COLUMNS.len());
         assert!(lines[1].contains("\"ACME, Inc. SSD (serial 1)\""), "{csv}");
         assert_eq!(short_time("2026-01-31T12:34:56.789Z"), "2026-01-31 12:34");
+    }
+
+    /// `history show` of a slack analysis or an aging run said only "no figures"; it now
+    /// gives the headline (what the run found) and where the whole result is.
+    #[test]
+    fn show_without_figures_gives_the_headline() {
+        let mut e = Entry {
+            id: 9,
+            started_at: "2026-01-01T00:00:00.000Z".into(),
+            command: "age".into(),
+            status: "complete".into(),
+            host: "h".into(),
+            device: "d".into(),
+            filesystem: Some("ext4".into()),
+            headline: "aged (source-tree): 50.0 % full, layout score 0.998".into(),
+            source: None,
+        };
+        let text = render_show(&e, &[], None);
+        assert!(
+            text.contains("aged (source-tree): 50.0 % full, layout score 0.998\n"),
+            "{text}"
+        );
+        assert!(text.contains("iolab history show 9 --json"), "{text}");
+        e.headline = "no figures (interrupted)".into();
+        let text = render_show(&e, &[], None);
+        assert!(text.ends_with("\nno figures (interrupted)\n"), "{text}");
     }
 
     /// A latency that rose is slower; the mark and the sentence say so.

@@ -404,7 +404,7 @@ pub fn render_table1(doc: &ResultDoc, workload: &str) -> Option<String> {
         t.add_row(grid.row(&c.label, &tests, |t| {
             t.summary
                 .get("seconds_per_portion")
-                .map(|s| format!("{:.3}", s.median))
+                .map(|s| crate::report::metrics::fmt_seconds(s.median))
         }));
     }
     Some(format!(

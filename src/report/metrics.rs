@@ -80,10 +80,27 @@ pub fn fmt_value(metric: &str, v: f64) -> String {
             format!("{v:.1}")
         }
     } else if direction(metric) == Better::Lower {
-        format!("{v:.4} s")
+        format!("{} s", fmt_seconds(v))
     } else {
         format!("{v:.4}")
     }
+}
+
+/// Seconds as Belov's tables give them (three decimals, `1.479`), with at least two
+/// significant digits below that: `0.036`, `0.0015`, `0.00047`. A fixed three (or four)
+/// decimals showed every phase of a fast device as `0.000`.
+pub fn fmt_seconds(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".into();
+    }
+    let a = v.abs();
+    let decimals = if a == 0.0 || a >= 0.1 {
+        3
+    } else {
+        // Two significant digits: 0.0015 has its first at 10^-3, so 4 decimals.
+        (1 - a.log10().floor() as i32).clamp(3, 12) as usize
+    };
+    format!("{v:.decimals$}")
 }
 
 /// What the text shows instead of a half-width when the 95 % interval of a positive figure
@@ -281,6 +298,25 @@ mod tests {
         let narrow = summarize(&[24_000.0, 24_500.0]);
         assert!(fmt_mean_ci("iops", &narrow).starts_with("24,250 ± "));
         assert_eq!(fmt_mean_ci("iops", &summarize(&[24_000.0])), "24,000");
+    }
+
+    /// A files run on a fast device showed every phase as `0.000` (terminal) and
+    /// `0.0000 s ± 0.0000 s` (report): seconds keep two significant digits.
+    #[test]
+    fn small_seconds_keep_two_significant_digits() {
+        assert_eq!(fmt_seconds(1.4789), "1.479");
+        assert_eq!(fmt_seconds(0.1), "0.100");
+        assert_eq!(fmt_seconds(0.036), "0.036");
+        assert_eq!(fmt_seconds(0.0015), "0.0015");
+        assert_eq!(fmt_seconds(0.000_466_659_5), "0.00047");
+        assert_eq!(fmt_seconds(0.000_049_87), "0.000050");
+        assert_eq!(fmt_seconds(0.0), "0.000");
+        assert_eq!(fmt_value("seconds_per_portion", 0.000_466_6), "0.00047 s");
+        let s = summarize(&[0.000_466_6, 0.000_410_9, 0.000_43]);
+        assert_eq!(
+            fmt_mean_ci("seconds_per_portion", &s),
+            "0.00044 s ± 0.000070 s"
+        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Comparing two measured means: Welch's t-test (unequal variances, Welch–Satterthwaite
-//! degrees of freedom), confidence-interval overlap for when one side has a single run, and
-//! the ratio of the means with its propagated uncertainty (hyperfine's "relative speed").
+//! degrees of freedom), a one-run t-test for when one side has a single run (could that run
+//! be one more run of the other side? its 95 % prediction interval), and the ratio of the
+//! means with its propagated uncertainty (hyperfine's "relative speed").
 //!
 //! Works on summaries (n, mean, sample stddev, 95 % CI), so result files need not carry the
 //! raw runs. Pure functions, no I/O.
@@ -69,10 +70,49 @@ pub fn welch(a: &Summary, b: &Summary) -> Option<Welch> {
     })
 }
 
-/// Do the two 95 % confidence intervals overlap? A single run is an interval of width 0,
-/// so one run against several asks whether the run falls inside the other's interval.
-pub fn ci_overlap(a: &Summary, b: &Summary) -> bool {
-    a.ci95_low <= b.ci95_high && b.ci95_low <= a.ci95_high
+/// One run against a sample of two or more: could `single` be one more run of `sample`?
+/// Student's t of a new observation, t = (x - mean) / (s * sqrt(1 + 1/n)) with n - 1 degrees
+/// of freedom (the run lies outside the sample's 95 % prediction interval exactly when
+/// p < 0.05). Asking whether the run lies inside the sample's confidence interval *of the
+/// mean* instead ignores the run's own spread: with 10 runs against 1 drawn from the same
+/// device, that says "different" about half the time. The result is oriented as `b - a`
+/// whichever side has the single run. `None` unless exactly one side has one run and the
+/// other two or more.
+pub fn one_run(a: &Summary, b: &Summary) -> Option<Welch> {
+    let sample = match (a.n, b.n) {
+        (1, n) if n >= 2 => b,
+        (n, 1) if n >= 2 => a,
+        _ => return None,
+    };
+    let diff = b.mean - a.mean;
+    let df = sample.n as f64 - 1.0;
+    let se = sample.stddev * (1.0 + 1.0 / sample.n as f64).sqrt();
+    if se == 0.0 || !se.is_finite() {
+        // Identical runs on the sample's side: nothing else to go by.
+        let p = if diff == 0.0 { 1.0 } else { 0.0 };
+        let t = if diff == 0.0 {
+            0.0
+        } else {
+            diff.signum() * f64::INFINITY
+        };
+        return Some(Welch {
+            t,
+            df,
+            p,
+            ci95_diff: (diff, diff),
+        });
+    }
+    let t = diff / se;
+    let p = StudentsT::new(0.0, 1.0, df)
+        .map(|d| 2.0 * (1.0 - d.cdf(t.abs())))
+        .unwrap_or(f64::NAN);
+    let half = t_critical_95(df) * se;
+    Some(Welch {
+        t,
+        df,
+        p,
+        ci95_diff: (diff - half, diff + half),
+    })
 }
 
 /// How the significance of a difference was decided.
@@ -81,8 +121,9 @@ pub fn ci_overlap(a: &Summary, b: &Summary) -> bool {
 pub enum Method {
     /// Welch's t-test at 95 % (both sides have at least two runs).
     Welch,
-    /// 95 % confidence intervals overlap or not (one side has a single run).
-    CiOverlap,
+    /// One side has a single run: Student's t of that run against the other side's runs
+    /// (outside their 95 % prediction interval or not); see [`one_run`].
+    OneRun,
     /// A single run on each side: nothing to test.
     None,
 }
@@ -91,7 +132,7 @@ impl Method {
     pub fn describe(self) -> &'static str {
         match self {
             Method::Welch => "Welch t-test",
-            Method::CiOverlap => "CI overlap",
+            Method::OneRun => "one-run t-test",
             Method::None => "1 run each",
         }
     }
@@ -102,8 +143,8 @@ pub fn significant(a: &Summary, b: &Summary) -> (bool, Method, Option<Welch>) {
     if let Some(w) = welch(a, b) {
         return (w.p < 0.05, Method::Welch, Some(w));
     }
-    if a.n >= 2 || b.n >= 2 {
-        return (!ci_overlap(a, b), Method::CiOverlap, None);
+    if let Some(t) = one_run(a, b) {
+        return (t.p < 0.05, Method::OneRun, Some(t));
     }
     (false, Method::None, None)
 }
@@ -118,10 +159,29 @@ pub struct Ratio {
 
 /// `num.mean / den.mean` with its uncertainty propagated to first order from the standard
 /// errors of both means (relative errors add in quadrature), scaled to 95 % with Student's
-/// t at Satterthwaite's degrees of freedom of that sum. A side with one run contributes no error
-/// (it has no estimate); with one run on both sides the half-width is NaN.
+/// t at Satterthwaite's degrees of freedom of that sum. A side with one run is one draw from
+/// the other side's spread (as [`one_run`] tests it): its standard error is the other side's
+/// standard deviation, at that side's n - 1 degrees of freedom; with one run on both sides the
+/// half-width is NaN.
 pub fn ratio(num: &Summary, den: &Summary) -> Ratio {
     let value = num.mean / den.mean;
+    let single = match (num.n, den.n) {
+        (1, n) if n >= 2 => Some((num, den)),
+        (n, 1) if n >= 2 => Some((den, num)),
+        _ => None,
+    };
+    if let Some((run, sample)) = single
+        && run.mean != 0.0
+        && sample.mean != 0.0
+    {
+        let rel_run = sample.stddev / run.mean.abs();
+        let rel_mean = sem(sample) / sample.mean.abs();
+        let se_rel = (rel_run.powi(2) + rel_mean.powi(2)).sqrt();
+        return Ratio {
+            value,
+            pm: t_critical_95(sample.n as f64 - 1.0) * value.abs() * se_rel,
+        };
+    }
     let rel = |s: &Summary| {
         if s.n >= 2 && s.mean != 0.0 {
             Some(sem(s) / s.mean.abs())
@@ -197,14 +257,46 @@ mod tests {
     }
 
     #[test]
-    fn overlap_fallback_with_one_run() {
+    fn one_run_is_tested_against_the_prediction_interval() {
         let many = summarize(&[100.0, 102.0, 98.0, 101.0]);
         let inside = summarize(&[100.5]);
         let outside = summarize(&[150.0]);
         assert!(!significant(&many, &inside).0);
-        assert_eq!(significant(&many, &inside).1, Method::CiOverlap);
+        assert_eq!(significant(&many, &inside).1, Method::OneRun);
         assert!(significant(&many, &outside).0);
         assert_eq!(significant(&inside, &outside).1, Method::None);
+        // The edge of the 95 % prediction interval is p = 0.05, whichever side has the run.
+        let edge = t_critical_95(3.0) * many.stddev * (1.0 + 1.0 / 4.0f64).sqrt();
+        for (f, sig) in [(1.001, true), (0.999, false)] {
+            let run = summarize(&[many.mean - edge * f]);
+            let (yes, m, t) = significant(&many, &run);
+            assert_eq!((yes, m), (sig, Method::OneRun), "factor {f}");
+            let t = t.unwrap();
+            assert!((t.p - 0.05).abs() < 1e-3, "p = {}", t.p);
+            assert!(t.t < 0.0 && t.df == 3.0);
+            let (yes, _, back) = significant(&run, &many);
+            assert_eq!(yes, sig);
+            assert!(back.unwrap().t > 0.0, "oriented as b - a");
+        }
+    }
+
+    #[test]
+    fn one_run_inside_the_spread_is_not_a_difference() {
+        // Ten runs of a noisy device (mean 100, sd about 5) and one more run at 104: outside
+        // the 95 % interval of the ten runs' *mean* (± 3.6) but well inside the spread of single
+        // runs (± 11.9). The run is not evidence of a change.
+        let ten = summarize(&[
+            95.0, 105.0, 100.0, 93.0, 107.0, 98.0, 102.0, 96.0, 104.0, 100.0,
+        ]);
+        let run = summarize(&[104.0]);
+        assert!(run.mean > ten.ci95_high, "the old test would say faster");
+        let (yes, m, t) = significant(&ten, &run);
+        assert_eq!(m, Method::OneRun);
+        assert!(!yes, "p = {}", t.unwrap().p);
+        // Identical runs on the sample's side: any other value differs, the same one does not.
+        let same = summarize(&[7.0, 7.0, 7.0]);
+        assert!(significant(&same, &summarize(&[7.5])).0);
+        assert!(!significant(&same, &summarize(&[7.0])).0);
     }
 
     #[test]
@@ -220,5 +312,27 @@ mod tests {
         assert!((inv.value - 0.5).abs() < 1e-12);
         assert!((inv.pm - r.pm / 4.0).abs() < 1e-12);
         assert!(ratio(&summarize(&[1.0]), &summarize(&[2.0])).pm.is_nan());
+    }
+
+    #[test]
+    fn ratio_with_one_run_carries_that_runs_spread() {
+        // Three runs (sd 10) and one run: the run's standard error is that sd, the mean's
+        // sd / sqrt(3); relative errors add in quadrature, at 2 df.
+        let a = summarize(&[100.0, 110.0, 90.0]);
+        let b = summarize(&[150.0]);
+        let rel = ((10.0f64 / 150.0).powi(2) + (10.0f64 / 100.0).powi(2) / 3.0).sqrt();
+        let expect = 1.5 * rel * t_critical_95(2.0);
+        let r = ratio(&b, &a);
+        assert!((r.value - 1.5).abs() < 1e-12);
+        assert!((r.pm - expect).abs() < 1e-9, "{} vs {expect}", r.pm);
+        let back = ratio(&a, &b);
+        assert!((back.pm - back.value * rel * t_critical_95(2.0)).abs() < 1e-9);
+        // Clearly apart and clearly alike: the interval and the verdict agree.
+        for (x, sig) in [(200.0, true), (110.0, false)] {
+            let b = summarize(&[x]);
+            let r = ratio(&b, &a);
+            assert_eq!(significant(&a, &b).0, sig, "{x}");
+            assert_eq!(r.value - r.pm > 1.0, sig, "{x}: {} ± {}", r.value, r.pm);
+        }
     }
 }
