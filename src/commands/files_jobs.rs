@@ -293,6 +293,13 @@ fn totals(
                 ..t.clone()
             })
             .collect();
+        // The directory-scaling curve is that of the writer with the most create portions
+        // (the first of those): a writer the stonewall stopped early (on a busy machine,
+        // one that started late) has a shorter curve, or none, and writer 0's was taken.
+        let longest = longest_create(docs, base);
+        if let Some(d) = group[0].files.as_mut() {
+            d.scaling = longest.files.as_ref().and_then(|f| f.scaling.clone());
+        }
         for _ in 0..runs {
             for g in group.iter_mut() {
                 let ranks: Vec<RankRun> = phases
@@ -317,13 +324,13 @@ fn totals(
                 seq += 1;
             }
         }
-        // The create test's directory-scaling curve is writer 0's portions; where the
+        // The create test's directory-scaling curve is that writer's portions; where the
         // other writers' files are in the same scope (shared directories, or the file
         // system of a per-portion or per-pass layout), count theirs too: the writers start
         // together and go at about the same pace, so at writer 0's portion i about
         // jobs x i portions' files are there (not i, as a single writer's curve said).
         if cfg.jobs > 1 && (cfg.shared_dir || cfg.layout != Layout::Flat) {
-            let series: Vec<&[u64]> = tests0[base]
+            let series: Vec<&[u64]> = longest
                 .runs
                 .iter()
                 .filter_map(|r| r.files.as_ref().map(|d| d.portion_ns.as_slice()))
@@ -352,6 +359,27 @@ fn totals(
         }
     }
     Ok(out)
+}
+
+/// The create test at `base` of the writer that completed the most portions in it (the
+/// first such writer).
+fn longest_create(docs: &[ResultDoc], base: usize) -> &TestResult {
+    let portions = |t: &TestResult| -> usize {
+        t.runs
+            .iter()
+            .filter_map(|r| r.files.as_ref())
+            .map(|f| f.portion_ns.len())
+            .sum()
+    };
+    let mut best = &docs[0].tests[base];
+    for d in &docs[1..] {
+        if let Some(t) = d.tests.get(base)
+            && portions(t) > portions(best)
+        {
+            best = t;
+        }
+    }
+    best
 }
 
 /// Under the table of a `--jobs` run: per test, the writers' spread (the median run's).
@@ -383,4 +411,57 @@ pub fn render_jobs(doc: &ResultDoc) -> String {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::files::{FilesRunDetail, FilesTestDetail};
+    use crate::model::{Environment, RunResult};
+
+    fn writer(portions: usize, scaling: &str) -> ResultDoc {
+        let mut d = ResultDoc::new("files", Vec::new(), Environment::default());
+        d.tests.push(TestResult {
+            files: Some(FilesTestDetail {
+                scaling: crate::workload::files::scaling::analyse(
+                    &[&vec![1_000_000; portions]],
+                    100,
+                    true,
+                )
+                .map(|mut s| {
+                    s.message = scaling.into();
+                    s
+                }),
+                ..Default::default()
+            }),
+            runs: vec![RunResult {
+                files: Some(FilesRunDetail {
+                    portion_ns: vec![1_000_000; portions],
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }],
+            ..Default::default()
+        });
+        d
+    }
+
+    /// On a busy machine writer 0 may start late and be stopped by the stonewall before
+    /// its first portion: the test then had no directory-scaling line at all, though
+    /// writer 1 wrote every portion.
+    #[test]
+    fn the_scaling_curve_is_the_writer_s_with_the_most_portions() {
+        let docs = [writer(0, "w0"), writer(2, "w1"), writer(2, "w2")];
+        let t = longest_create(&docs, 0);
+        assert_eq!(
+            t.files.as_ref().unwrap().scaling.as_ref().unwrap().message,
+            "w1"
+        );
+        let docs = [writer(2, "w0"), writer(2, "w1")];
+        let t = longest_create(&docs, 0);
+        assert_eq!(
+            t.files.as_ref().unwrap().scaling.as_ref().unwrap().message,
+            "w0"
+        );
+    }
 }
