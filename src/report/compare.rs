@@ -11,7 +11,7 @@ use crate::error::UsageError;
 use crate::model::{Summary, Warning, WarningCode};
 use crate::report::load::Loaded;
 use crate::report::metrics::{
-    Better, CI_TOO_WIDE, all_tests, config_of, direction, display_name, fmt_mean_ci, label,
+    Better, CI_TOO_WIDE, all_tests, config_of, direction, display_name, fmt_mean_ci, label_for,
     metrics_of, primary_metric,
 };
 use crate::report::settings::{self, SettingDiff};
@@ -639,7 +639,7 @@ pub fn table_row(r: &Row) -> Vec<String> {
     }
     vec![
         test,
-        label(&r.metric),
+        label_for(&r.family, &r.metric),
         format!("{} (n={})", fmt_mean_ci(&r.metric, &sa), sa.n),
         format!("{} (n={})", fmt_mean_ci(&r.metric, &sb), sb.n),
         if !r.change_pct.is_finite() {
@@ -682,6 +682,36 @@ mod tests {
             settings_differ: Vec::new(),
             warnings: Vec::new(),
         }
+    }
+
+    /// A trace's `iops` counts opens, stats and fsyncs too: compare labelled it "IOPS" while
+    /// `iolab trace` says ops/s.
+    #[test]
+    fn a_trace_s_operations_are_ops_per_second() {
+        let t = TestResult {
+            name: "office".into(),
+            family: "trace".into(),
+            ..Default::default()
+        };
+        let a = summarize(&[40_000.0, 42_000.0]);
+        let r = row(None, &t, "iops", &a, &a, true);
+        assert_eq!(table_row(&r)[1], "ops/s");
+        let block = TestResult {
+            family: "block".into(),
+            ..t
+        };
+        assert_eq!(table_row(&row(None, &block, "iops", &a, &a, true))[1], "IOPS");
+        let doc_table = crate::report::blocks::summary_table(&[(
+            "office".into(),
+            &TestResult {
+                name: "office".into(),
+                family: "trace".into(),
+                summary: [("iops".to_string(), a.clone())].into_iter().collect(),
+                runs: vec![Default::default(), Default::default()],
+                ..Default::default()
+            },
+        )]);
+        assert_eq!(doc_table.header[1], "ops/s", "{:?}", doc_table.header);
     }
 
     /// Two scattered runs 40× below the baseline: the ratio's interval reaches zero, so
