@@ -700,7 +700,10 @@ mod tests {
             family: "block".into(),
             ..t
         };
-        assert_eq!(table_row(&row(None, &block, "iops", &a, &a, true))[1], "IOPS");
+        assert_eq!(
+            table_row(&row(None, &block, "iops", &a, &a, true))[1],
+            "IOPS"
+        );
         let doc_table = crate::report::blocks::summary_table(&[(
             "office".into(),
             &TestResult {
