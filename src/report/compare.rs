@@ -89,6 +89,27 @@ pub struct FileInfo {
     pub started_at: String,
 }
 
+impl FileInfo {
+    /// `(run on vm, ext4, 2026-11-26T06:08:33.353Z)`: what, where and when, as the
+    /// terminal's legend and the report's comparison give it.
+    pub fn describe(&self) -> String {
+        let or_unknown = |s: &str| {
+            if s.is_empty() {
+                "?".to_string()
+            } else {
+                s.to_string()
+            }
+        };
+        format!(
+            "({} on {}, {}, {})",
+            self.command,
+            or_unknown(&self.hostname),
+            or_unknown(&self.fs_type),
+            self.started_at
+        )
+    }
+}
+
 /// A matched test whose recorded settings differ between the two files.
 #[derive(Debug, Clone, Serialize)]
 pub struct SettingsDiffer {
@@ -553,23 +574,7 @@ pub fn sentence(p: &Pairing, r: &Row) -> String {
 pub fn render_text(c: &Comparison) -> String {
     let mut out = String::new();
     for f in &c.files {
-        out.push_str(&format!(
-            "{} = {} ({} on {}, {}, {})\n",
-            f.label,
-            f.path,
-            f.command,
-            if f.hostname.is_empty() {
-                "?"
-            } else {
-                &f.hostname
-            },
-            if f.fs_type.is_empty() {
-                "?"
-            } else {
-                &f.fs_type
-            },
-            f.started_at
-        ));
+        out.push_str(&format!("{} = {} {}\n", f.label, f.path, f.describe()));
     }
     out.push_str(&render_warning_list(&c.warnings));
     for p in &c.pairings {

@@ -66,15 +66,11 @@ fn comparison_group(command: &str, inputs: &[Loaded], out: &mut Vec<Block>) {
             .iter()
             .zip(inputs)
             .map(|(f, l)| {
+                // The file system too, as the terminal's legend gives it: a comparison of
+                // tmpfs against ext4 did not say so.
                 (
                     f.label.clone(),
-                    format!(
-                        "{} ({} on {}, {})",
-                        l.file_name(),
-                        f.command,
-                        f.hostname,
-                        f.started_at
-                    ),
+                    format!("{} {}", l.file_name(), f.describe()),
                 )
             })
             .collect(),
