@@ -82,6 +82,11 @@ pub fn figures_of(doc: &ResultDoc) -> Vec<Figure> {
 pub fn headline(doc: &ResultDoc, figures: &[Figure]) -> String {
     const SHOWN: usize = 3;
     let primaries: Vec<&Figure> = figures.iter().filter(|f| f.primary).collect();
+    // A trace's operations are not I/Os: `ops/s`, as its own output says.
+    let trace = doc.command == "trace"
+        || crate::report::metrics::all_tests(doc)
+            .iter()
+            .any(|t| t.family == "trace");
     let mut parts: Vec<String> = primaries
         .iter()
         .take(SHOWN)
@@ -90,7 +95,11 @@ pub fn headline(doc: &ResultDoc, figures: &[Figure]) -> String {
                 "{} {} {}",
                 f.test,
                 fmt_value(&f.metric, f.median),
-                label(&f.metric)
+                if trace {
+                    crate::report::metrics::label_for("trace", &f.metric)
+                } else {
+                    label(&f.metric)
+                }
             )
         })
         .collect();

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::model::{Summary, TestResult};
-use crate::report::metrics::{fmt_mean_ci, fmt_value, label, metrics_of, primary_metric};
+use crate::report::metrics::{fmt_mean_ci, fmt_value, label_for, metrics_of, primary_metric};
 
 /// A table: header, rows; columns from `first_numeric` on (up to `numeric_end`, if set)
 /// are right-aligned.
@@ -71,7 +71,14 @@ pub fn summary_table(tests: &[(String, &TestResult)]) -> TableBlock {
         }
     }
     let mut header = vec!["Test".to_string()];
-    header.extend(metrics.iter().map(|m| label(m)));
+    // A table of one family's tests (the report groups them so): its labels.
+    let family = tests.first().map(|(_, t)| t.family.as_str()).unwrap_or("");
+    let family = if tests.iter().all(|(_, t)| t.family == family) {
+        family
+    } else {
+        ""
+    };
+    header.extend(metrics.iter().map(|m| label_for(family, m)));
     // The peak preset's headline is the best run (its console table shows that): a column
     // "median" left the report without the figure the table gave.
     let best = |t: &TestResult| t.headline.as_deref() == Some("max");
@@ -100,8 +107,12 @@ pub fn summary_table(tests: &[(String, &TestResult)]) -> TableBlock {
             let ps = primary.as_deref().and_then(|p| ms.get(p));
             row.push(match (primary.as_deref(), ps) {
                 // The best of a rate (higher is better), as the peak preset's table shows.
-                (Some(p), Some(s)) if best(t) => format!("{} {}", fmt_value(p, s.max), label(p)),
-                (Some(p), Some(s)) => format!("{} {}", fmt_value(p, s.median), label(p)),
+                (Some(p), Some(s)) if best(t) => {
+                    format!("{} {}", fmt_value(p, s.max), label_for(&t.family, p))
+                }
+                (Some(p), Some(s)) => {
+                    format!("{} {}", fmt_value(p, s.median), label_for(&t.family, p))
+                }
                 _ => "-".into(),
             });
             row.push(match ps {

@@ -5,7 +5,7 @@
 
 use crate::model::TestResult;
 use crate::model::saturate::CurvePoint;
-use crate::report::metrics::{Better, direction, fmt_value, label};
+use crate::report::metrics::{Better, direction, fmt_value};
 use crate::report::svg::{Axis, Bar, Mark, Scale, Series, bar_chart, line_chart};
 use crate::stats::hist::LatencyHistogram;
 use crate::stats::summary::median;
@@ -44,9 +44,10 @@ pub fn metric_bars(title: &str, metric: &str, tests: &[(String, &TestResult)]) -
     if bars.is_empty() {
         return None;
     }
+    let family = tests.first().map(|(_, t)| t.family.as_str()).unwrap_or("");
     let axis = format!(
         "{} (mean of the runs; error bar = 95 % CI; {} is better)",
-        label(metric),
+        crate::report::metrics::label_for(family, metric),
         if direction(metric) == Better::Higher {
             "higher"
         } else {

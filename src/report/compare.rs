@@ -11,7 +11,7 @@ use crate::error::UsageError;
 use crate::model::{Summary, Warning, WarningCode};
 use crate::report::load::Loaded;
 use crate::report::metrics::{
-    Better, CI_TOO_WIDE, all_tests, config_of, direction, display_name, fmt_mean_ci, label,
+    Better, CI_TOO_WIDE, all_tests, config_of, direction, display_name, fmt_mean_ci, label_for,
     metrics_of, primary_metric,
 };
 use crate::report::settings::{self, SettingDiff};
@@ -87,6 +87,27 @@ pub struct FileInfo {
     pub hostname: String,
     pub fs_type: String,
     pub started_at: String,
+}
+
+impl FileInfo {
+    /// `(run on vm, ext4, 2026-11-26T06:08:33.353Z)`: what, where and when, as the
+    /// terminal's legend and the report's comparison give it.
+    pub fn describe(&self) -> String {
+        let or_unknown = |s: &str| {
+            if s.is_empty() {
+                "?".to_string()
+            } else {
+                s.to_string()
+            }
+        };
+        format!(
+            "({} on {}, {}, {})",
+            self.command,
+            or_unknown(&self.hostname),
+            or_unknown(&self.fs_type),
+            self.started_at
+        )
+    }
 }
 
 /// A matched test whose recorded settings differ between the two files.
@@ -553,23 +574,7 @@ pub fn sentence(p: &Pairing, r: &Row) -> String {
 pub fn render_text(c: &Comparison) -> String {
     let mut out = String::new();
     for f in &c.files {
-        out.push_str(&format!(
-            "{} = {} ({} on {}, {}, {})\n",
-            f.label,
-            f.path,
-            f.command,
-            if f.hostname.is_empty() {
-                "?"
-            } else {
-                &f.hostname
-            },
-            if f.fs_type.is_empty() {
-                "?"
-            } else {
-                &f.fs_type
-            },
-            f.started_at
-        ));
+        out.push_str(&format!("{} = {} {}\n", f.label, f.path, f.describe()));
     }
     out.push_str(&render_warning_list(&c.warnings));
     for p in &c.pairings {
@@ -639,7 +644,7 @@ pub fn table_row(r: &Row) -> Vec<String> {
     }
     vec![
         test,
-        label(&r.metric),
+        label_for(&r.family, &r.metric),
         format!("{} (n={})", fmt_mean_ci(&r.metric, &sa), sa.n),
         format!("{} (n={})", fmt_mean_ci(&r.metric, &sb), sb.n),
         if !r.change_pct.is_finite() {
@@ -682,6 +687,39 @@ mod tests {
             settings_differ: Vec::new(),
             warnings: Vec::new(),
         }
+    }
+
+    /// A trace's `iops` counts opens, stats and fsyncs too: compare labelled it "IOPS" while
+    /// `iolab trace` says ops/s.
+    #[test]
+    fn a_trace_s_operations_are_ops_per_second() {
+        let t = TestResult {
+            name: "office".into(),
+            family: "trace".into(),
+            ..Default::default()
+        };
+        let a = summarize(&[40_000.0, 42_000.0]);
+        let r = row(None, &t, "iops", &a, &a, true);
+        assert_eq!(table_row(&r)[1], "ops/s");
+        let block = TestResult {
+            family: "block".into(),
+            ..t
+        };
+        assert_eq!(
+            table_row(&row(None, &block, "iops", &a, &a, true))[1],
+            "IOPS"
+        );
+        let doc_table = crate::report::blocks::summary_table(&[(
+            "office".into(),
+            &TestResult {
+                name: "office".into(),
+                family: "trace".into(),
+                summary: [("iops".to_string(), a.clone())].into_iter().collect(),
+                runs: vec![Default::default(), Default::default()],
+                ..Default::default()
+            },
+        )]);
+        assert_eq!(doc_table.header[1], "ops/s", "{:?}", doc_table.header);
     }
 
     /// Two scattered runs 40× below the baseline: the ratio's interval reaches zero, so

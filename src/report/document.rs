@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use crate::model::{ResultDoc, TestResult};
 use crate::report::blocks::{Block, TableBlock, summary_table};
 use crate::report::load::Loaded;
-use crate::report::metrics::{all_tests, config_of, display_name, fmt_value, label};
+use crate::report::metrics::{all_tests, config_of, display_name, fmt_value, label_for};
 use crate::report::{age, charts, compare, matrix, saturate, slack, state, sustain, trace};
 use crate::units::{fmt_ns, fmt_size_iec, fmt_thousands};
 
@@ -66,15 +66,11 @@ fn comparison_group(command: &str, inputs: &[Loaded], out: &mut Vec<Block>) {
             .iter()
             .zip(inputs)
             .map(|(f, l)| {
+                // The file system too, as the terminal's legend gives it: a comparison of
+                // tmpfs against ext4 did not say so.
                 (
                     f.label.clone(),
-                    format!(
-                        "{} ({} on {}, {})",
-                        l.file_name(),
-                        f.command,
-                        f.hostname,
-                        f.started_at
-                    ),
+                    format!("{} {}", l.file_name(), f.describe()),
                 )
             })
             .collect(),
@@ -366,10 +362,11 @@ pub fn tests_blocks(tests: &[&TestResult], out: &mut Vec<Block>) {
             .filter(|m| ts.iter().any(|t| t.summary.contains_key(*m)))
             .collect();
         for m in rates {
-            if let Some(svg) = charts::metric_bars(&format!("{family}: {}", label(m)), m, &named) {
+            let what = label_for(family, m);
+            if let Some(svg) = charts::metric_bars(&format!("{family}: {what}"), m, &named) {
                 out.push(Block::Chart {
                     svg,
-                    caption: format!("{} per test, mean with 95 % CI error bars", label(m)),
+                    caption: format!("{what} per test, mean with 95 % CI error bars"),
                 });
             }
         }

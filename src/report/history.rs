@@ -147,7 +147,15 @@ pub fn render_show(e: &Entry, figures: &[Figure], health: Option<&SmartInfo>) ->
                 } else {
                     String::new()
                 },
-                format!("{}{}", label(&f.metric), if f.primary { " *" } else { "" }),
+                format!(
+                    "{}{}",
+                    if e.command == "trace" {
+                        crate::report::metrics::label_for("trace", &f.metric)
+                    } else {
+                        label(&f.metric)
+                    },
+                    if f.primary { " *" } else { "" }
+                ),
                 fmt_mean_ci(&f.metric, &summary_of(f)),
                 f.n.to_string(),
             ]);

@@ -50,10 +50,35 @@ pub fn load_inputs(paths: &[PathBuf]) -> Result<Vec<Loaded>, UsageError> {
     files
         .into_iter()
         .map(|path| {
-            let doc = ResultDoc::read(&path)?;
+            let doc = ResultDoc::read(&path).map_err(|e| history_export(&path).unwrap_or(e))?;
             Ok(Loaded { path, doc })
         })
         .collect()
+}
+
+/// A `history export` given (or found in a directory) where a result file was expected: it
+/// was refused as "not an iolab result (not a JSON object)", which does not say what it is
+/// nor how to use it.
+fn history_export(path: &Path) -> Option<UsageError> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let items = v.as_array()?;
+    let is_export = !items.is_empty()
+        && items.iter().all(|i| {
+            i.get("result")
+                .and_then(|r| r.get("tool"))
+                .and_then(|t| t.get("name"))
+                .and_then(|n| n.as_str())
+                == Some("iolab")
+        });
+    is_export.then(|| {
+        let p = path.display();
+        UsageError(format!(
+            "{p}: an `iolab history export` ({} result{}), not a result file: `iolab history import {p}` adds them to a history; `jq '.[0].result' {p} > one.json` takes one out as a result file",
+            items.len(),
+            if items.len() == 1 { "" } else { "s" }
+        ))
+    })
 }
 
 fn json_files_in(dir: &Path) -> Result<Vec<PathBuf>, UsageError> {
@@ -75,4 +100,30 @@ fn json_files_in(dir: &Path) -> Result<Vec<PathBuf>, UsageError> {
     }
     out.sort();
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `iolab report DIR` with a history export in DIR said "not an iolab result (not a JSON
+    /// object)"; it now says what the file is and how to use it.
+    #[test]
+    fn a_history_export_is_named_as_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let export = dir.path().join("all.json");
+        std::fs::write(
+            &export,
+            r#"[{"id": 1, "result": {"tool": {"name": "iolab"}, "schema_version": 1}},
+                {"id": 2, "result": {"tool": {"name": "iolab"}, "schema_version": 1}}]"#,
+        )
+        .unwrap();
+        let e = load_inputs(&[dir.path().to_path_buf()]).unwrap_err().0;
+        assert!(e.contains("an `iolab history export` (2 results)"), "{e}");
+        assert!(e.contains("iolab history import"), "{e}");
+        // Any other array is still not an iolab result.
+        std::fs::write(&export, "[1, 2]").unwrap();
+        let e = load_inputs(&[export]).unwrap_err().0;
+        assert!(e.contains("not an iolab result (not a JSON object)"), "{e}");
+    }
 }

@@ -62,6 +62,17 @@ pub fn label(metric: &str) -> String {
     }
 }
 
+/// [`label`] for a test of `family`: a trace's `iops` counts every operation (open, stat,
+/// fsync, rename as well as reads and writes), so it is `ops/s`, as `iolab trace`'s own
+/// output and the schema call it, not `IOPS`.
+pub fn label_for(family: &str, metric: &str) -> String {
+    if family == "trace" && metric == "iops" {
+        "ops/s".into()
+    } else {
+        label(metric)
+    }
+}
+
 /// A value in the metric's display unit (MB/s for bytes per second, adaptive time units).
 pub fn fmt_value(metric: &str, v: f64) -> String {
     if !v.is_finite() {
