@@ -131,7 +131,7 @@ fn compare_cli_prints_verdicts_and_relative_speed() {
     );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("B is 1.37 ± 0.03× faster than A on SEQ1M Q8T1 read"),
+        text.contains("B is 1.37 ± 0.02× faster than A on SEQ1M Q8T1 read"),
         "{text}"
     );
     assert!(text.contains("B is 1.25 ± 0.03× slower than A on RND4K Q32T1 read"));
@@ -822,7 +822,7 @@ fn html_is_self_contained_with_one_svg_per_chart() {
         "btrfs 4KiB noatime skipped",
         // Several results of one subcommand: each compared with the first.
         "Comparison of the run results",
-        "B is 1.37 ± 0.03× faster than A on SEQ1M Q8T1 read",
+        "B is 1.37 ± 0.02× faster than A on SEQ1M Q8T1 read",
     ] {
         assert!(text.contains(needle), "{needle}");
     }

@@ -16,7 +16,7 @@ use crate::report::metrics::{
 };
 use crate::report::settings::{self, SettingDiff};
 use crate::report::table::{new_table, render_warning_list};
-use crate::stats::compare::{Method, Ratio, invert, ratio, significant};
+use crate::stats::compare::{Method, Ratio, half_width, invert, relative, significant};
 
 /// The summary of one side, as compared.
 #[derive(Debug, Clone, Serialize)]
@@ -439,12 +439,15 @@ fn row(
     primary: bool,
 ) -> Row {
     let better = direction(metric);
-    let change = ratio(b, a);
+    let (sig, method, welch) = significant(a, b);
+    // The test's own interval of the difference over the baseline (inverted exactly for a
+    // figure where lower is better): it excludes no change exactly when the verdict finds one.
+    let half = half_width(welch);
+    let change = relative(b.mean, a.mean, half);
     let speedup = match better {
         Better::Higher => change,
         Better::Lower => invert(change),
     };
-    let (sig, method, welch) = significant(a, b);
     let verdict = match method {
         Method::None => Verdict::Untested,
         _ if !sig => Verdict::NoSignificantDifference,
@@ -501,11 +504,25 @@ fn fmt_p(p: f64) -> String {
     }
 }
 
-/// The 95 % interval of a ratio reaches zero or below (relative error 100 % or more): the
-/// ratio could be anything, so no half-width is shown. Inverting keeps the relative error,
-/// so this holds for the change and the speed-up alike.
+/// The 95 % interval of a ratio reaches zero or below (an inverted one is then unbounded):
+/// the ratio could be anything, so no interval is shown, for the change and the speed-up
+/// alike.
 fn ratio_too_wide(r: Ratio) -> bool {
-    r.pm.is_finite() && r.value > 0.0 && r.pm >= r.value
+    r.too_wide()
+}
+
+/// A ratio and its interval: `1.37 ± 0.03` when both sides of the interval round alike,
+/// else its bounds, `2.00 (1.11 … 10.00)` (an inverted interval is not symmetric).
+fn fmt_ratio(r: Ratio) -> String {
+    if !r.pm.is_finite() {
+        return format!("{:.2}", r.value);
+    }
+    let (up, down) = (r.high - r.value, r.value - r.low);
+    if format!("{up:.2}") == format!("{down:.2}") {
+        format!("{:.2} ± {up:.2}", r.value)
+    } else {
+        format!("{:.2} ({:.2} … {:.2})", r.value, r.low, r.high)
+    }
 }
 
 /// "B is 1.37 ± 0.04× faster on RND4K Q32T1 read".
@@ -555,7 +572,7 @@ pub fn sentence(p: &Pairing, r: &Row) -> String {
             format!(" ({CI_TOO_WIDE}){tail}"),
         )
     } else {
-        (fmt_pm(shown.value, shown.pm, 2, ""), tail.to_string())
+        (fmt_ratio(shown), tail.to_string())
     };
     // A ratio that rounds to 1.00 is neither: "B is 1.00 ± 0.21× faster" read as a finding.
     if format!("{:.2}", shown.value) == "1.00" {
@@ -621,7 +638,7 @@ pub fn render_text(c: &Comparison) -> String {
 }
 
 /// What the columns mean (printed under every comparison).
-pub const EXPLANATION: &str = "Change = other / baseline - 1 (of the mean), ± = 95 % interval propagated from both means' standard errors. Verdict at 95 %: Welch's t-test when both sides have 2+ runs; when one side has a single run, a one-run t-test: could that run be one more run of the other side (outside their 95 % prediction interval, mean ± t * sd * sqrt(1 + 1/n))? \"± too wide\": the 95 % interval of a mean, or of other / baseline, reaches zero or below (few runs, far apart), so it says nothing; more runs narrow it.";
+pub const EXPLANATION: &str = "Change = other / baseline - 1 (of the mean), ± = the verdict's own 95 % interval of the difference, over the baseline (so it includes 0 exactly when there is no significant difference). Verdict at 95 %: Welch's t-test when both sides have 2+ runs; when one side has a single run, a one-run t-test: could that run be one more run of the other side (outside their 95 % prediction interval, mean ± t * sd * sqrt(1 + 1/n))? \"± too wide\": the 95 % interval of a mean, or of other / baseline, reaches zero or below (few runs, far apart), so it says nothing; more runs narrow it.";
 
 /// Column names of a comparison table.
 pub fn table_header(p: &Pairing) -> Vec<String> {

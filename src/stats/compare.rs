@@ -149,81 +149,80 @@ pub fn significant(a: &Summary, b: &Summary) -> (bool, Method, Option<Welch>) {
     (false, Method::None, None)
 }
 
-/// A ratio of two means with its 95 % half-width.
+/// A ratio of two means with its 95 % interval.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Ratio {
     pub value: f64,
-    /// Half-width of the 95 % interval (NaN when neither side has a spread estimate).
+    /// Half-width of the 95 % interval: the larger of its two sides (it is symmetric for a
+    /// change over the baseline, not once inverted). NaN when nothing could be tested (one
+    /// run each); infinite when the interval is unbounded.
     pub pm: f64,
+    /// The interval's bounds (NaN without a test; `high` infinite when unbounded).
+    pub low: f64,
+    pub high: f64,
 }
 
-/// `num.mean / den.mean` with its uncertainty propagated to first order from the standard
-/// errors of both means (relative errors add in quadrature), scaled to 95 % with Student's
-/// t at Satterthwaite's degrees of freedom of that sum. A side with one run is one draw from
-/// the other side's spread (as [`one_run`] tests it): its standard error is the other side's
-/// standard deviation, at that side's n - 1 degrees of freedom; with one run on both sides the
-/// half-width is NaN.
-pub fn ratio(num: &Summary, den: &Summary) -> Ratio {
-    let value = num.mean / den.mean;
-    let single = match (num.n, den.n) {
-        (1, n) if n >= 2 => Some((num, den)),
-        (n, 1) if n >= 2 => Some((den, num)),
-        _ => None,
-    };
-    if let Some((run, sample)) = single
-        && run.mean != 0.0
-        && sample.mean != 0.0
-    {
-        let rel_run = sample.stddev / run.mean.abs();
-        let rel_mean = sem(sample) / sample.mean.abs();
-        let se_rel = (rel_run.powi(2) + rel_mean.powi(2)).sqrt();
-        return Ratio {
-            value,
-            pm: t_critical_95(sample.n as f64 - 1.0) * value.abs() * se_rel,
-        };
+impl Ratio {
+    /// The interval reaches zero or below (or is unbounded): the ratio could be anything,
+    /// so no interval is worth showing.
+    pub fn too_wide(&self) -> bool {
+        self.value > 0.0 && (self.low <= 0.0 || self.high == f64::INFINITY)
     }
-    let rel = |s: &Summary| {
-        if s.n >= 2 && s.mean != 0.0 {
-            Some(sem(s) / s.mean.abs())
-        } else {
-            None
-        }
-    };
-    let (rn, rd) = (rel(num), rel(den));
-    if rn.is_none() && rd.is_none() {
+
+    /// The interval lies clear of 1 (NaN bounds: no).
+    pub fn excludes_one(&self) -> bool {
+        self.low > 1.0 || self.high < 1.0
+    }
+}
+
+/// `num / den` with the 95 % interval of the significance test that decided the verdict:
+/// its interval of the difference of the means (`half` = half its width, Welch's or the
+/// one-run test's) over `den`. That interval excludes 1 exactly when the test finds a
+/// difference, so the change and the verdict never disagree. (An interval propagated from
+/// both means' relative errors, as before, is narrower than the test's when `num` is the
+/// smaller: "-67.1 ± 31.0 %" stood beside "no significant difference, p = 0.073".)
+pub fn relative(num: f64, den: f64, half: f64) -> Ratio {
+    let value = num / den;
+    let pm = half / den.abs();
+    Ratio {
+        value,
+        pm,
+        low: value - pm,
+        high: value + pm,
+    }
+}
+
+/// The test's half-width of the difference of the means (NaN without a test).
+pub fn half_width(test: Option<Welch>) -> f64 {
+    test.map_or(f64::NAN, |w| (w.ci95_diff.1 - w.ci95_diff.0) / 2.0)
+}
+
+/// `1 / r` with the interval's bounds inverted exactly (so it excludes 1 exactly when `r`'s
+/// does); an interval of `r` that reaches zero makes this one unbounded.
+pub fn invert(r: Ratio) -> Ratio {
+    let value = 1.0 / r.value;
+    if r.low.is_nan() || r.high.is_nan() {
         return Ratio {
             value,
             pm: f64::NAN,
+            low: f64::NAN,
+            high: f64::NAN,
         };
     }
-    let (vn, vd) = (rn.unwrap_or(0.0).powi(2), rd.unwrap_or(0.0).powi(2));
-    let se_rel = (vn + vd).sqrt();
-    // Satterthwaite's degrees of freedom of the summed relative variances (a side with
-    // one run adds no variance and no term).
-    let term = |v: f64, n: u32| {
-        if n >= 2 {
-            v * v / (n as f64 - 1.0)
-        } else {
-            0.0
-        }
-    };
-    let denom = term(vn, num.n) + term(vd, den.n);
-    let df = if denom > 0.0 {
-        ((vn + vd).powi(2) / denom).max(1.0)
-    } else {
-        (num.n.max(den.n) as f64 - 1.0).max(1.0)
-    };
+    if r.low <= 0.0 {
+        return Ratio {
+            value,
+            pm: f64::INFINITY,
+            low: if r.high > 0.0 { 1.0 / r.high } else { 0.0 },
+            high: f64::INFINITY,
+        };
+    }
+    let (low, high) = (1.0 / r.high, 1.0 / r.low);
     Ratio {
         value,
-        pm: t_critical_95(df) * value.abs() * se_rel,
-    }
-}
-
-/// `1 / r` with its half-width (first order: σ(1/r) = σ(r) / r²).
-pub fn invert(r: Ratio) -> Ratio {
-    Ratio {
-        value: 1.0 / r.value,
-        pm: r.pm / (r.value * r.value),
+        pm: (high - value).max(value - low),
+        low,
+        high,
     }
 }
 
@@ -299,40 +298,64 @@ mod tests {
         assert!(!significant(&same, &summarize(&[7.0])).0);
     }
 
+    /// The change's interval is the test's: it excludes 1 exactly when the test finds a
+    /// difference, for Welch's test and the one-run test, in either direction and inverted.
     #[test]
-    fn ratio_propagates_relative_errors() {
-        let a = summarize(&[100.0, 110.0, 90.0]);
-        let b = summarize(&[200.0, 220.0, 180.0]);
-        let r = ratio(&b, &a);
-        assert!((r.value - 2.0).abs() < 1e-12);
-        // Both relative SEs are 10/sqrt(3)/100 = 0.05774; combined 0.08165; df = 4.
-        let expect = 2.0 * 0.081_649_658 * t_critical_95(4.0);
-        assert!((r.pm - expect).abs() < 1e-6, "{} vs {expect}", r.pm);
-        let inv = invert(r);
-        assert!((inv.value - 0.5).abs() < 1e-12);
-        assert!((inv.pm - r.pm / 4.0).abs() < 1e-12);
-        assert!(ratio(&summarize(&[1.0]), &summarize(&[2.0])).pm.is_nan());
-    }
-
-    #[test]
-    fn ratio_with_one_run_carries_that_runs_spread() {
-        // Three runs (sd 10) and one run: the run's standard error is that sd, the mean's
-        // sd / sqrt(3); relative errors add in quadrature, at 2 df.
-        let a = summarize(&[100.0, 110.0, 90.0]);
-        let b = summarize(&[150.0]);
-        let rel = ((10.0f64 / 150.0).powi(2) + (10.0f64 / 100.0).powi(2) / 3.0).sqrt();
-        let expect = 1.5 * rel * t_critical_95(2.0);
-        let r = ratio(&b, &a);
-        assert!((r.value - 1.5).abs() < 1e-12);
-        assert!((r.pm - expect).abs() < 1e-9, "{} vs {expect}", r.pm);
-        let back = ratio(&a, &b);
-        assert!((back.pm - back.value * rel * t_critical_95(2.0)).abs() < 1e-9);
-        // Clearly apart and clearly alike: the interval and the verdict agree.
-        for (x, sig) in [(200.0, true), (110.0, false)] {
-            let b = summarize(&[x]);
-            let r = ratio(&b, &a);
-            assert_eq!(significant(&a, &b).0, sig, "{x}");
-            assert_eq!(r.value - r.pm > 1.0, sig, "{x}: {} ± {}", r.value, r.pm);
+    fn the_change_interval_agrees_with_the_verdict() {
+        // A helper's pair of results: the propagated interval read -67.1 ± 31.0 % (clear of
+        // zero) beside "no significant difference (Welch, p = 0.073)".
+        let a = summarize(&[300.0, 150.0, 420.0]);
+        let b = summarize(&[96.0, 100.0, 104.0]);
+        let (sig, m, w) = significant(&a, &b);
+        assert_eq!((sig, m), (false, Method::Welch));
+        let c = relative(b.mean, a.mean, half_width(w));
+        assert!(c.value + c.pm > 1.0, "{c:?} reaches no change");
+        // Many pairs, both tests: the interval holds 1 exactly when the test finds nothing.
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut sample = |n: usize, mean: f64, sd: f64| {
+            let v: Vec<f64> = (0..n).map(|_| mean + sd * (next() - 0.5) * 3.4).collect();
+            summarize(&v)
+        };
+        let mut seen = [0usize; 2];
+        for i in 0..4000 {
+            let na = [1, 2, 3, 5, 10][i % 5];
+            let nb = [2, 3, 1, 10, 4][(i / 5) % 5];
+            let a = sample(na, 100.0, 10.0);
+            let b = sample(nb, 100.0 * (0.5 + (i % 7) as f64 * 0.12), 15.0);
+            let (sig, _, w) = significant(&a, &b);
+            let c = relative(b.mean, a.mean, half_width(w));
+            if w.is_none() {
+                assert!(c.pm.is_nan() && !c.excludes_one() && !invert(c).excludes_one());
+                continue;
+            }
+            let inv = invert(c);
+            assert!(inv.low <= inv.value && inv.value <= inv.high, "{inv:?}");
+            for r in [c, inv] {
+                assert_eq!(
+                    r.excludes_one(),
+                    sig,
+                    "pair {i}: {r:?} p = {:?}",
+                    w.map(|w| w.p)
+                );
+            }
+            seen[usize::from(sig)] += 1;
         }
+        assert!(
+            seen[0] > 300 && seen[1] > 300,
+            "both kinds tested: {seen:?}"
+        );
+        assert!(relative(2.0, 1.0, half_width(None)).pm.is_nan());
+        // An interval reaching zero: its inverse is unbounded, too wide either way.
+        let r = relative(0.5, 1.0, 0.6);
+        assert!(r.too_wide() && invert(r).too_wide() && invert(r).high.is_infinite());
+        let r = invert(relative(0.5, 1.0, 0.1));
+        assert!((r.low - 1.0 / 0.6).abs() < 1e-12 && (r.high - 2.5).abs() < 1e-12);
+        assert!((r.pm - 0.5).abs() < 1e-12 && !r.too_wide());
     }
 }
