@@ -685,7 +685,8 @@ struct LoopEnd {
 
 /// The hot loop: keep every free slot busy, process one completion per pass, time and
 /// record it, until the time, the `--io-size`, a stop or an error ends it (the requests in
-/// flight are drained first; a timed run counts only the completions before its deadline). Per I/O it allocates nothing and takes no lock.
+/// flight are drained first; a timed run counts only the completions before its deadline).
+/// Per I/O it allocates nothing and takes no lock.
 fn io_loop(job: &JobSpec, target: &TestTarget, ready: ReadyJob, sync: JobSync) -> LoopEnd {
     let JobSync {
         stop,
