@@ -209,11 +209,11 @@ fn few_ios_warning(spec: &BlockTestSpec, ios: u64, measured: Duration) -> Option
     let window = format!("{measured:?}");
     let message = if ios == 0 {
         format!(
-            "no I/O completed within a run's {window} window (the device took longer than that for one): its IOPS, MB/s and latency are 0, not measured; use a longer --duration"
+            "no I/O completed within a run's {window} window (the device took longer than that for one): its IOPS, MB/s and latency are 0, not measured; use a longer --duration (--step-duration for saturate)"
         )
     } else {
         format!(
-            "fewer than {FEW_IOS} I/Os completed within a run's {window} window: one more or less moves its IOPS and MB/s by over 5 %; use a longer --duration"
+            "fewer than {FEW_IOS} I/Os completed within a run's {window} window: one more or less moves its IOPS and MB/s by over 5 %; use a longer --duration (--step-duration for saturate)"
         )
     };
     Some(Warning {
