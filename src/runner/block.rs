@@ -209,11 +209,11 @@ fn few_ios_warning(spec: &BlockTestSpec, ios: u64, measured: Duration) -> Option
     let window = format!("{measured:?}");
     let message = if ios == 0 {
         format!(
-            "no I/O completed within a run's {window} window (the device took longer than that for one): its IOPS, MB/s and latency are 0, not measured; use a longer --duration"
+            "no I/O completed within a run's {window} window (the device took longer than that for one): its IOPS, MB/s and latency are 0, not measured; use a longer --duration (--step-duration for saturate)"
         )
     } else {
         format!(
-            "fewer than {FEW_IOS} I/Os completed within a run's {window} window: one more or less moves its IOPS and MB/s by over 5 %; use a longer --duration"
+            "fewer than {FEW_IOS} I/Os completed within a run's {window} window: one more or less moves its IOPS and MB/s by over 5 %; use a longer --duration (--step-duration for saturate)"
         )
     };
     Some(Warning {
@@ -685,7 +685,8 @@ struct LoopEnd {
 
 /// The hot loop: keep every free slot busy, process one completion per pass, time and
 /// record it, until the time, the `--io-size`, a stop or an error ends it (the requests in
-/// flight are drained first; a timed run counts only the completions before its deadline). Per I/O it allocates nothing and takes no lock.
+/// flight are drained first; a timed run counts only the completions before its deadline).
+/// Per I/O it allocates nothing and takes no lock.
 fn io_loop(job: &JobSpec, target: &TestTarget, ready: ReadyJob, sync: JobSync) -> LoopEnd {
     let JobSync {
         stop,
