@@ -239,6 +239,19 @@ pub fn fmt_thousands(v: f64) -> String {
     if n < 0 { format!("-{out}") } else { out }
 }
 
+/// A rate with thousands separators, keeping two decimals below 10 and one below 100: a
+/// copy of one 70 MiB file at 0.28 files/s read `0`.
+pub fn fmt_rate(v: f64) -> String {
+    let a = v.abs();
+    if a == 0.0 || a >= 99.95 {
+        fmt_thousands(v)
+    } else if a >= 9.995 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
 /// `42 s`, `3 min 12 s`.
 pub fn fmt_secs(s: f64) -> String {
     // Each branch ends where its rounding would print the next unit's first figure
@@ -258,6 +271,16 @@ pub fn fmt_secs(s: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn small_rates_keep_their_digits() {
+        assert_eq!(fmt_rate(0.28), "0.28");
+        assert_eq!(fmt_rate(9.996), "10.0");
+        assert_eq!(fmt_rate(42.26), "42.3");
+        assert_eq!(fmt_rate(99.96), "100");
+        assert_eq!(fmt_rate(41_200.4), "41,200");
+        assert_eq!(fmt_rate(0.0), "0");
+    }
 
     /// A latency's errors only suggest what it accepts: never a bare number.
     #[test]

@@ -138,7 +138,7 @@ pub fn render_copy_table(doc: &ResultDoc) -> String {
             Cell::new(ci.unwrap_or_else(|| "-".into())).set_alignment(CellAlignment::Right),
             Cell::new(
                 median_of(t, "files_per_s")
-                    .map(fmt_thousands)
+                    .map(crate::units::fmt_rate)
                     .unwrap_or_else(|| "-".into()),
             )
             .set_alignment(CellAlignment::Right),
