@@ -157,7 +157,7 @@ pub fn latency_curves(title: &str, tests: &[(String, &TestResult)]) -> Option<St
             fmt: &pct,
         },
         &Axis {
-            label: "completion latency (log)",
+            label: "latency, submit to completion (log)",
             scale: Scale::Log,
             fmt: &fmt_ns,
         },

@@ -374,7 +374,7 @@ pub fn tests_blocks(tests: &[&TestResult], out: &mut Vec<Block>) {
         {
             out.push(Block::Chart {
                 svg,
-                caption: "Completion latency by percentile (all runs merged when histograms are present, else the median run)".into(),
+                caption: "Latency by percentile, submit to completion (fio's lat; all runs merged when histograms are present, else the median run)".into(),
             });
         }
         for (name, t) in &named {

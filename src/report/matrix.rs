@@ -138,7 +138,7 @@ fn rankings(doc: &ResultDoc, out: &mut Vec<Block>) {
             out.push(Block::Chart {
                 svg,
                 caption: format!(
-                    "{name}: completion latency by percentile, one line per configuration"
+                    "{name}: latency by percentile (submit to completion), one line per configuration"
                 ),
             });
         }

@@ -242,7 +242,7 @@ pub fn render_block_table(doc: &ResultDoc) -> String {
         .iter()
         .any(|t| t.headline.as_deref() == Some("max"));
     out.push_str(&format!(
-        "MB/s = 10^6 bytes/s. {} Latency: completion latency (submit to completion), median over runs. ± = run-to-run coefficient of variation of IOPS. dev MB/s: what the block device saw in the measured window (/proc/diskstats, including the final fsync for writes); WA = device bytes written / bytes iolab wrote.{}\n",
+        "MB/s = 10^6 bytes/s. {} Latency: from submitting to reaping each I/O (fio's `lat`, not its `clat`), median over runs. ± = run-to-run coefficient of variation of IOPS. dev MB/s: what the block device saw in the measured window (/proc/diskstats, including the final fsync for writes); WA = device bytes written / bytes iolab wrote.{}\n",
         if peak {
             "Peak preset: MB/s and IOPS are the BEST run (as CrystalDiskMark reports), not the median."
         } else {
