@@ -70,6 +70,8 @@ const SPREAD_CODES: &[WarningCode] = &[
     WarningCode::Noisy,
     WarningCode::OutlierRun,
     WarningCode::SlowFirstRun,
+    // Per run of a files workload; given once per test over its runs (`spread_warnings`).
+    WarningCode::PortionSpread,
 ];
 
 fn is_interrupt(e: &anyhow::Error) -> bool {
@@ -176,7 +178,9 @@ impl Exec<'_> {
         let cfg = &doc.configurations[idx];
         let mut ws = Vec::new();
         for t in &cfg.tests {
-            for mut w in crate::stats::repeat::spread_warnings(t, &self.plan.repeat) {
+            let portions = crate::workload::files::run::portion_spread_warning(t);
+            let spread = crate::stats::repeat::spread_warnings(t, &self.plan.repeat);
+            for mut w in portions.into_iter().chain(spread) {
                 if w.code == WarningCode::NoSpread {
                     continue;
                 }
@@ -492,6 +496,7 @@ fn in_workload_keys(message: &str) -> String {
             "more files per portion",
             "more files per portion (files:files-per-portion=…)",
         )
+        .replace("pin with --cpu", "pin with files:cpu=…")
 }
 
 fn doc_warnings(v: &mut Vec<Warning>) -> WarningSink<'_> {

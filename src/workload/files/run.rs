@@ -625,35 +625,75 @@ fn finish_size(cfg: &FilesConfig, doc: &mut ResultDoc, base: usize) {
     if let Some(d) = t.files.as_mut() {
         d.scaling = scaling;
     }
+    let mut warns: Vec<Warning> = portion_spread_warning(t).into_iter().collect();
+    warns.extend(spread_warnings(&doc.tests[base], &cfg.repeat));
+    for w in warns {
+        doc.warn(w);
+    }
+}
+
+/// The `portion-spread` warning of a create test: the largest coefficient of variation of
+/// the portions within one of its runs, over the limit. The matrix gives it once per test
+/// over all its runs (it gave one per run, each with that run's figure).
+pub fn portion_spread_warning(t: &TestResult) -> Option<Warning> {
     let worst = t
         .runs
         .iter()
         .filter_map(|r| r.files.as_ref())
         .filter(|d| d.portion_ns.len() > 1)
         .map(|d| d.portion_cv)
-        .fold(None::<f64>, |m, cv| Some(m.map_or(cv, |m| m.max(cv))));
+        .fold(None::<f64>, |m, cv| Some(m.map_or(cv, |m| m.max(cv))))?;
+    if worst <= PORTION_CV_LIMIT {
+        return None;
+    }
     let knee = t
         .files
         .as_ref()
         .and_then(|d| d.scaling.as_ref())
         .is_some_and(|s| s.drop_after_files.is_some());
-    let mut warns: Vec<Warning> = Vec::new();
-    if let Some(cv) = worst
-        && cv > PORTION_CV_LIMIT
-    {
-        warns.push(Warning {
-            code: WarningCode::PortionSpread,
-            message: format!(
-                "portions of one run differ by up to {:.1} % (coefficient of variation over {:.0} %){}: something else used the CPU or the device; pin with --cpu, stop other programs, or use more files per portion",
-                cv * 100.0,
-                PORTION_CV_LIMIT * 100.0,
-                if knee { ", partly the slowdown as files accumulate" } else { "" }
-            ),
-            test: Some(t.name.clone()),
-        });
-    }
-    warns.extend(spread_warnings(&doc.tests[base], &cfg.repeat));
-    for w in warns {
-        doc.warn(w);
+    Some(Warning {
+        code: WarningCode::PortionSpread,
+        message: format!(
+            "portions of one run differ by up to {:.1} % (coefficient of variation over {:.0} %){}: something else used the CPU or the device; pin with --cpu, stop other programs, or use more files per portion",
+            worst * 100.0,
+            PORTION_CV_LIMIT * 100.0,
+            if knee {
+                ", partly the slowdown as files accumulate"
+            } else {
+                ""
+            }
+        ),
+        test: Some(t.name.clone()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::files::FilesRunDetail;
+
+    /// A matrix with a files workload run twice gave two portion-spread warnings for one
+    /// test ("… 112.0 %" and "… 12.8 %"), one per run; the test's warning takes the worst
+    /// run, once.
+    #[test]
+    fn the_portion_spread_warning_takes_the_worst_run() {
+        let run = |cv: f64| RunResult {
+            files: Some(FilesRunDetail {
+                portion_ns: vec![1, 2, 3],
+                portion_cv: cv,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let mut t = TestResult {
+            name: "1 B create".into(),
+            runs: vec![run(0.128), run(1.12), run(0.01)],
+            ..Default::default()
+        };
+        let w = portion_spread_warning(&t).unwrap();
+        assert_eq!(w.code, WarningCode::PortionSpread);
+        assert!(w.message.contains("up to 112.0 %"), "{}", w.message);
+        t.runs = vec![run(0.02), run(0.05)];
+        assert!(portion_spread_warning(&t).is_none(), "at the limit");
     }
 }
