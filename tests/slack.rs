@@ -290,3 +290,29 @@ fn fat32_matches_prediction() {
         false,
     );
 }
+
+/// The "current" unit of a scan is the cluster, not statvfs's block size: fusefat says 1 KiB
+/// for a FAT32 of 4 KiB clusters and ext4 bigalloc 4 KiB for 16 KiB clusters, and the scan
+/// marked those as current and compared st_blocks with the prediction at them.
+#[test]
+fn the_current_unit_is_the_cluster_made() {
+    let test = "the_current_unit_is_the_cluster_made";
+    for (fs_type, mkfs, rules, unit) in [
+        ("fat32", &["-s", "8"][..], "fat32", 4096),
+        (
+            "ext4",
+            &["-O", "bigalloc", "-C", "16384"][..],
+            "ext4",
+            16384,
+        ),
+    ] {
+        let Some(fs) = scratch_or_skip(test, fs_type, 512 << 20, mkfs, "") else {
+            continue;
+        };
+        let dir = fs.path().join("d");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("f"), vec![1u8; 5000]).unwrap();
+        let r = slack_json(&[dir.to_str().unwrap(), "--fs", rules]);
+        assert_eq!(r.current_unit_bytes, Some(unit), "{fs_type}");
+    }
+}

@@ -82,9 +82,9 @@ impl Family for SlackFamily<'_> {
         let mut result = crate::analysis::slack::compute(&inv, &self.rules, model, kind, &path);
         if kind == "dir" {
             result.current_fs = Some(doc.environment.fs_type.clone()).filter(|f| !f.is_empty());
-            result.current_unit_bytes = nix::sys::statvfs::statvfs(&path)
-                .ok()
-                .map(|st| st.block_size());
+            // The cluster, not statvfs's block size: ext4 bigalloc says 4 KiB for 16 KiB
+            // clusters, fusefat 1 KiB for any.
+            result.current_unit_bytes = crate::workload::files::sizes::alloc_unit(&path);
         }
         crate::analysis::slack::warnings(doc, &result);
         doc.slack = Some(result);

@@ -95,6 +95,28 @@ fn boot_sector_unit(rb: ReadBack, device: &Path) -> Result<u64, String> {
     }
 }
 
+/// The cluster of the FAT, exFAT or NTFS file system on `device`, told apart by its boot
+/// sector (OEM name `NTFS    ` or `EXFAT   `, else a FAT boot signature and BPB); None for
+/// anything else or an unreadable device. FUSE drivers do not report it: fusefat's statvfs
+/// says 1 KiB whatever the cluster.
+pub fn boot_sector_cluster(device: &Path) -> Option<u64> {
+    let b = read_at(device, 0, 512).ok()?;
+    let rb = match &b[3..11] {
+        b"NTFS    " => ReadBack::NtfsBootSector,
+        b"EXFAT   " => ReadBack::ExfatBootSector,
+        _ if b[510] == 0x55
+            && b[511] == 0xAA
+            && (&b[82..87] == b"FAT32" || &b[54..57] == b"FAT") =>
+        {
+            ReadBack::FatBootSector
+        }
+        _ => return None,
+    };
+    boot_sector_unit(rb, device)
+        .ok()
+        .filter(|u| u.is_power_of_two() && *u >= 512)
+}
+
 /// The allocation unit the file system really has. Device-side methods run on `device`,
 /// mount-side ones on `mount_point`.
 pub fn read_unit(t: &FsType, device: Option<&Path>, mount_point: &Path) -> Result<u64, String> {

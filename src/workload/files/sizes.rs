@@ -2,7 +2,8 @@
 //! the target's allocation unit (`cluster`, `cluster+1`, `2cluster`, `cluster-1`), and how
 //! the allocation unit is found (statvfs; the ext4 superblock for bigalloc clusters).
 
-use std::path::Path;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 
 use crate::error::UsageError;
 
@@ -115,18 +116,79 @@ pub fn parse_sizes(list: &str, unit: u64) -> Result<Vec<FileSize>, UsageError> {
 }
 
 /// The allocation unit of the file system holding `dir`: the ext4 bigalloc cluster when the
-/// superblock is readable, else statvfs `f_frsize` (or `f_bsize`).
+/// superblock is readable, the cluster in the boot sector of a FAT, exFAT or NTFS device
+/// (fusefat's statvfs says 1 KiB whatever its clusters), else statvfs `f_frsize` (or
+/// `f_bsize`).
 pub fn alloc_unit(dir: &Path) -> Option<u64> {
     let st = nix::sys::statvfs::statvfs(dir).ok()?;
     let fr = st.fragment_size() as u64;
     let unit = if fr > 0 { fr } else { st.block_size() as u64 };
-    if let Some(m) = crate::sysinfo::mounts::mount_of(dir)
-        && m.fs_type.starts_with("ext")
+    let Some(m) = crate::sysinfo::mounts::mount_of(dir) else {
+        return Some(unit);
+    };
+    if m.fs_type.starts_with("ext")
         && let Some(c) = ext4_cluster(Path::new(&m.source))
     {
         return Some(c.max(unit));
     }
+    let fat_like = [
+        "vfat",
+        "msdos",
+        "exfat",
+        "ntfs",
+        "ntfs3",
+        "fuseblk",
+        "fuse.fusefat",
+    ];
+    if fat_like.contains(&m.fs_type.as_str()) {
+        // fusefat names no device in the mount table: its daemon's command line does.
+        let dev = if m.source.starts_with("/dev/") {
+            Some(PathBuf::from(&m.source))
+        } else {
+            m.fs_type
+                .strip_prefix("fuse.")
+                .and_then(|daemon| fuse_daemon_device(daemon, &m.mount_point))
+        };
+        if let Some(c) = dev.and_then(|d| crate::fs::mkfs::boot_sector_cluster(&d)) {
+            return Some(c);
+        }
+    }
     Some(unit)
+}
+
+/// The device the FUSE daemon `daemon` serves on `mount_point`: the argument before the
+/// mount point on the command line of that program (`fusefat -o rw+ /dev/loop3 /mnt`).
+fn fuse_daemon_device(daemon: &str, mount_point: &Path) -> Option<PathBuf> {
+    let want = mount_point.as_os_str().as_encoded_bytes();
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        if !e
+            .file_name()
+            .as_encoded_bytes()
+            .iter()
+            .all(u8::is_ascii_digit)
+        {
+            continue;
+        }
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<&[u8]> = cmd.split(|&b| b == 0).collect();
+        let program = args[0].rsplit(|&b| b == b'/').next().unwrap_or_default();
+        if program != daemon.as_bytes() {
+            continue;
+        }
+        let Some(i) = args.iter().position(|a| {
+            *a == want
+                || std::fs::canonicalize(std::ffi::OsStr::from_bytes(a))
+                    .is_ok_and(|c| c.as_os_str().as_encoded_bytes() == want)
+        }) else {
+            continue;
+        };
+        if i >= 2 && args[i - 1].starts_with(b"/dev/") {
+            return Some(PathBuf::from(std::ffi::OsStr::from_bytes(args[i - 1])));
+        }
+    }
+    None
 }
 
 /// Cluster size from an ext2/3/4 superblock (`s_log_cluster_size` when bigalloc is on).
