@@ -341,6 +341,15 @@ fn plan_targets(
     let mut targets = Vec::new();
     for (path, &kind) in a.target.iter().zip(kinds) {
         let may_write = check_writable(path, kind, writes, allowed(a, path))?;
+        // A device or file this user cannot open was said to refuse O_DIRECT (and
+        // --allow-buffered advised, which then failed on the same permission).
+        if kind != TargetKind::Directory {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(may_write)
+                .open(path)
+                .map_err(|e| err(format!("cannot open {}: {e}", path.display())))?;
+        }
         let direct = probe_direct(path, kind);
         if !direct && !a.allow_buffered {
             return Err(err(format!(
