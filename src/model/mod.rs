@@ -542,6 +542,29 @@ struct SinkState {
     last: Option<ResultDoc>,
 }
 
+/// Below this much free space a result directory is refused: a result file is tens of
+/// kilobytes (a run with its time series: about 30 KiB) and each save writes a temporary
+/// copy beside it. A larger document (a matrix) may still find less room than it needs.
+const MIN_RESULT_ROOM: u64 = 256 << 10;
+
+/// Why `dir`'s file system cannot take a result file (less than `MIN_RESULT_ROOM` free, or
+/// no inode left), or `None`. A file system that reports no counts (some FUSE ones) is not
+/// judged.
+fn no_room_for_results(dir: &Path) -> Option<String> {
+    let s = nix::sys::statvfs::statvfs(dir).ok()?;
+    if s.blocks() == 0 {
+        return None;
+    }
+    let free = s.blocks_available() as u64 * s.fragment_size() as u64;
+    if free < MIN_RESULT_ROOM {
+        return Some(format!("only {} free", crate::units::fmt_size_iec(free)));
+    }
+    if s.files() > 0 && s.files_available() == 0 {
+        return Some("no inode free".to_string());
+    }
+    None
+}
+
 impl ResultSink {
     /// No result file (`--no-save`, the other ranks of a distributed run, the matrix's
     /// throw-away documents).
@@ -577,6 +600,14 @@ impl ResultSink {
         while path.exists() {
             n += 1;
             path = dir.join(format!("{command}-{stamp}-{n}.json"));
+        }
+        // A full file system took the name, measured, and failed at the first save (exit 1,
+        // the measurement lost, an empty result file left).
+        if let Some(why) = no_room_for_results(dir) {
+            return Err(crate::usage!(
+                "--output {}: {why}: the result file (rewritten after every test, through a temporary copy) would not fit; free some space there or give another --output",
+                dir.display()
+            ));
         }
         // Claim the name now so a bad directory fails before any measuring.
         std::fs::File::create(&path)

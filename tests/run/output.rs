@@ -285,3 +285,41 @@ fn keep_names_the_kept_file() {
         "{err}"
     );
 }
+
+/// Regression (QA): an --output directory on a full file system took the result file's
+/// name, measured, and failed at the first save: exit 1, the measurement lost, an empty
+/// result file left behind. It is now refused before anything is measured.
+#[test]
+fn an_output_directory_without_room_is_refused_before_measuring() {
+    let test = "an_output_directory_without_room_is_refused_before_measuring";
+    let Some(fs) = scratch_or_skip(test, "tmpfs", 128 << 10, &[], "") else {
+        return;
+    };
+    let target = tempdir();
+    let out_dir = fs.path().join("results");
+    let out = iolab(&[
+        "run",
+        "-t",
+        s(target.path()),
+        "--size",
+        "1M",
+        "--rw",
+        "randread",
+        "--engine",
+        "null",
+        "--duration",
+        "100ms",
+        "--repeat",
+        "1",
+        "--output",
+        s(&out_dir),
+    ]);
+    assert_usage(&out, "free: the result file");
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    assert!(
+        common::names(&out_dir).is_empty(),
+        "{:?}",
+        common::names(&out_dir)
+    );
+    assert!(common::names(target.path()).is_empty());
+}
