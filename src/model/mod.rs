@@ -592,7 +592,17 @@ impl ResultSink {
             ));
         }
         std::fs::create_dir_all(dir).map_err(|e| {
-            crate::usage!("cannot create the output directory {}: {e}", dir.display())
+            // A relative default (`iolab-results`) in a current directory this user may not
+            // write (`cd /`) named neither where nor what to do instead.
+            let whole = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+            let shown = if whole == dir {
+                dir.display().to_string()
+            } else {
+                format!("{} ({})", dir.display(), whole.display())
+            };
+            crate::usage!(
+                "cannot create the output directory {shown}: {e}; give --output DIR, or --no-save"
+            )
         })?;
         let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S");
         let mut path = dir.join(format!("{command}-{stamp}.json"));

@@ -323,3 +323,38 @@ fn an_output_directory_without_room_is_refused_before_measuring() {
     );
     assert!(common::names(target.path()).is_empty());
 }
+
+/// Regression (QA): run from a current directory this user may not write (`cd /` as a user),
+/// the default `iolab-results` was refused as "cannot create the output directory
+/// iolab-results: Permission denied", naming neither where nor what to do instead.
+#[test]
+fn an_unwritable_current_directory_names_where_and_the_way_out() {
+    use std::os::unix::fs::PermissionsExt;
+    let test = "an_unwritable_current_directory_names_where_and_the_way_out";
+    if !root_or_skip(test, "a directory nobody may not write, and setpriv")
+        || !tool_or_skip(test, "setpriv", "util-linux")
+    {
+        return;
+    }
+    let d = tempdir();
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = common::binary_for_nobody();
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&bin.path)
+        .args(["run", "-t", "/tmp", "--rw", "randread", "--engine", "null"])
+        .args(["--size", "1M", "--duration", "100ms", "--repeat", "1"])
+        .args(["--no-history"])
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    let whole = d.path().join("iolab-results");
+    assert_usage(
+        &out,
+        &format!(
+            "cannot create the output directory iolab-results ({}): Permission denied",
+            whole.display()
+        ),
+    );
+    assert!(stderr(&out).contains("give --output DIR, or --no-save"));
+}
