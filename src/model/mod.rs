@@ -620,8 +620,12 @@ impl ResultSink {
             ));
         }
         // Claim the name now so a bad directory fails before any measuring.
-        std::fs::File::create(&path)
-            .map_err(|e| crate::usage!("cannot write results to {}: {e}", path.display()))?;
+        std::fs::File::create(&path).map_err(|e| {
+            crate::usage!(
+                "cannot write results to {}: {e}; give --output DIR, or --no-save",
+                path.display()
+            )
+        })?;
         Ok(ResultSink::at(Some(path)))
     }
 

@@ -357,4 +357,17 @@ fn an_unwritable_current_directory_names_where_and_the_way_out() {
         ),
     );
     assert!(stderr(&out).contains("give --output DIR, or --no-save"));
+    // The directory there already, not writable: the same way out.
+    std::fs::create_dir(&whole).unwrap();
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&bin.path)
+        .args(["run", "-t", "/tmp", "--rw", "randread", "--engine", "null"])
+        .args(["--size", "1M", "--duration", "100ms", "--repeat", "1"])
+        .args(["--no-history"])
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    assert_usage(&out, "cannot write results to iolab-results/run-");
+    assert!(stderr(&out).contains("give --output DIR, or --no-save"));
 }
