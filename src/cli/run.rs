@@ -490,6 +490,8 @@ fn test_size(
             let room = free_for_test_file(&a.target).unwrap_or(u64::MAX);
             match a.size {
                 Some(s) if s > room => {
+                    // Another run's test file may be what took the room: say that instead.
+                    crate::runner::lock::refuse_if_in_use(&a.target)?;
                     return Err(err(format!(
                         "--size {}: only {} free on {} for the test file ({})",
                         fmt_size_iec(s),
@@ -505,6 +507,7 @@ fn test_size(
                     if DEFAULT_SIZE <= cap {
                         (DEFAULT_SIZE / block * block, None)
                     } else if cap < block {
+                        crate::runner::lock::refuse_if_in_use(&a.target)?;
                         return Err(err(format!(
                             "{} is nearly full: the test file may take {} ({}), less than one block per job ({}); free some space there, or use a smaller --bs or fewer --jobs",
                             a.target.display(),

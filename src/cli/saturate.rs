@@ -460,6 +460,10 @@ fn size_target(
             // A --size must leave room for the lock file beside it (the default takes 90 %
             // of the free space at most).
             let room = free_for_test_file(path).unwrap_or(u64::MAX);
+            // Another run's test file may be what took the room: say that instead.
+            if a.size.is_some_and(|s| s > room) {
+                crate::runner::lock::refuse_if_in_use(path)?;
+            }
             match size_within(a.size, room, |s, f| {
                 format!(
                     "--size {s}: only {f} free on {shown} for the test file ({})",

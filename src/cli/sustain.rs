@@ -247,6 +247,8 @@ fn dir_span(a: &SustainArgs) -> Result<(u64, String), UsageError> {
     let room = free_for_test_file(a.target());
     Ok(match (a.size, a.span, free) {
         (Some(s), _, Some(_)) if room.is_some_and(|f| s > f) => {
+            // Another run's test file may be what took the room: say that instead.
+            crate::runner::lock::refuse_if_in_use(a.target())?;
             let f = room.unwrap_or_default();
             return Err(err(format!(
                 "--size {}: larger than the free space on {} for the test file ({}; {})",

@@ -379,3 +379,38 @@ fn a_size_of_all_the_free_space_is_refused_with_one_that_fits() {
         common::names(fs.path())
     );
 }
+
+/// A --size that does not fit while another iolab run holds the target names that run: its
+/// test file may be what took the room ("only 7.9 MiB free" blamed the size).
+#[test]
+fn a_size_that_does_not_fit_beside_another_run_names_the_run() {
+    use std::os::fd::AsRawFd;
+    let test = "a_size_that_does_not_fit_beside_another_run_names_the_run";
+    let Some(fs) = scratch_or_skip(test, "tmpfs", 8 << 20, &[], "") else {
+        return;
+    };
+    // The lock as a running iolab holds it (`runner::lock`), taken by this test.
+    let lock = fs.path().join(".iolab.lock");
+    std::fs::write(&lock, "pid 4242").unwrap();
+    let held = std::fs::File::open(&lock).unwrap();
+    // SAFETY: flock on an fd this test owns.
+    assert_eq!(
+        unsafe { libc::flock(held.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) },
+        0
+    );
+    let t = fs.path().display().to_string();
+    for cmd in [
+        vec!["run", "-t", &t, "--size", "16M", "--no-save"],
+        vec!["saturate", "-t", &t, "--size", "16M", "--no-save"],
+        vec!["sustain", &t, "--size", "16M", "--no-save"],
+    ] {
+        let out = iolab(&cmd);
+        assert_usage(&out, "another iolab run is using");
+        assert!(
+            stderr(&out).contains("pid 4242"),
+            "{cmd:?}: {}",
+            stderr(&out)
+        );
+    }
+    drop(held);
+}
