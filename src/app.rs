@@ -75,12 +75,24 @@ fn man(a: &crate::cli::report::ManArgs) -> Result<i32> {
         clap_mangen::Man::new(c).source(format!("iolab {}", env!("CARGO_PKG_VERSION")))
     };
     if let Some(dir) = &a.dir {
+        // Made when missing, as `install -d` would: the README's
+        // `--dir /usr/local/share/man/man1` does not exist on a fresh Debian.
         if !dir.is_dir() {
-            return Err(crate::error::UsageError::new(format!(
-                "--dir {}: not an existing directory",
-                dir.display()
-            ))
-            .into());
+            let why = if dir.exists() {
+                "exists and is not a directory".to_string()
+            } else {
+                match std::fs::create_dir_all(dir) {
+                    Ok(()) => String::new(),
+                    Err(e) => format!("cannot create it: {e}"),
+                }
+            };
+            if !why.is_empty() {
+                return Err(crate::error::UsageError::new(format!(
+                    "--dir {}: {why}",
+                    dir.display()
+                ))
+                .into());
+            }
         }
         let mut todo = vec![cmd];
         let mut written = 0;

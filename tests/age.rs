@@ -239,6 +239,40 @@ fn a_read_only_target_is_refused_as_read_only() {
     );
 }
 
+/// A target another iolab run holds is refused as such before its fullness is judged: a
+/// second aging of a file system the first was filling was told the profile's files "do
+/// not fit" and to use a larger file system.
+#[test]
+fn a_target_in_use_is_refused_as_in_use() {
+    use std::os::fd::AsRawFd;
+    let test = "a_target_in_use_is_refused_as_in_use";
+    let Some(fs) = ram_scratch_or_skip(test, "tmpfs", 16 << 20, &[], "") else {
+        return;
+    };
+    // The lock as a running iolab holds it (`runner::lock`), taken by this test.
+    let lock = fs.path().join(".iolab.lock");
+    std::fs::write(&lock, "pid 4242").unwrap();
+    let held = std::fs::File::open(&lock).unwrap();
+    // SAFETY: flock on an fd this test owns.
+    assert_eq!(
+        unsafe { libc::flock(held.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) },
+        0
+    );
+    let o = iolab(&["age", s(fs.path()), "--no-save"]);
+    assert_usage(&o, "another iolab run is using");
+    assert!(
+        common::stderr(&o).contains("pid 4242"),
+        "{}",
+        common::stderr(&o)
+    );
+    assert!(
+        !common::stderr(&o).contains("fit"),
+        "{}",
+        common::stderr(&o)
+    );
+    drop(held);
+}
+
 /// A file system of small files runs out of inodes before space (here 1,024 inodes for
 /// 64 MiB): aging keeps its file count within them, ends without ENOSPC, and says that it
 /// stopped short of the fullness.

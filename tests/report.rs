@@ -881,6 +881,23 @@ fn man_pages_exist_for_every_subcommand_the_top_page_names() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("no man page for 'nope'"));
 }
 
+/// `man --dir` makes a missing directory, as the README's `--dir /usr/local/share/man/man1`
+/// needs on a fresh Debian (it was refused: "not an existing directory"); a file there is
+/// refused.
+#[test]
+fn man_dir_is_made_when_missing() {
+    let base = tempfile::tempdir().unwrap();
+    let dir = base.path().join("share/man/man1");
+    let o = iolab(&["man", "--dir", s(&dir)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(dir.join("iolab-run.1").exists());
+    let file = base.path().join("f");
+    std::fs::write(&file, b"x").unwrap();
+    let o = iolab(&["man", "--dir", s(&file)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("exists and is not a directory"));
+}
+
 /// A reader that goes away (`iolab completions bash | head -1`) ends the output quietly,
 /// with no panic: 80 KB of completions do not fit in a pipe's buffer.
 #[test]

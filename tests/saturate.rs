@@ -486,3 +486,40 @@ fn a_read_only_device_s_estimate_has_no_prefill() {
         .unwrap_or_else(|| panic!("{err}"));
     assert!(!estimate.contains("prefill"), "{estimate}");
 }
+
+/// A file this user may not open is refused as such: it was said to "refuse O_DIRECT" with
+/// --allow-buffered advised, which then failed on the same permission.
+#[test]
+fn a_target_this_user_cannot_open_is_refused_as_such() {
+    use std::os::unix::fs::PermissionsExt;
+    let test = "a_target_this_user_cannot_open_is_refused_as_such";
+    if !common::root_or_skip(test, "a file nobody may not open, and setpriv")
+        || !common::tool_or_skip(test, "setpriv", "util-linux")
+    {
+        return;
+    }
+    let dir = tempdir();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let file = dir.path().join("root-only.dat");
+    std::fs::write(&file, vec![0u8; 4 << 20]).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let f = common::s(&file);
+    let bin = common::binary_for_nobody();
+    let o = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&bin.path)
+        .args([
+            "saturate",
+            "-t",
+            f,
+            "--rw",
+            "randread",
+            "--allow-destroy",
+            f,
+        ])
+        .args(["--no-save", "--no-history"])
+        .output()
+        .unwrap();
+    common::assert_usage(&o, &format!("cannot open {f}: Permission denied"));
+    assert!(!stderr(&o).contains("O_DIRECT"), "{}", stderr(&o));
+}

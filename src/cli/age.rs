@@ -101,6 +101,9 @@ impl AgeConfig {
         // Before any question of room: a read-only or unwritable target was told to use a
         // larger file system (the profile's fit was checked first).
         super::checks::check_dir_writable(&target, "aging creates, grows and deletes files there")?;
+        // Before the fullness checks: an aging already running there fills the file system,
+        // and the second one was told the profile's files "do not fit".
+        crate::runner::lock::refuse_if_in_use(&target)?;
         let profile = Profile::load(&args.profile)?;
         let fill = match &args.fill {
             Some(s) => parse_share(s).map_err(|e| crate::usage!("--fill {e}"))?,

@@ -17,8 +17,8 @@ pub const MAX_BS: u64 = 64 << 20;
 // File-system facts the checks use (free space, read-only, in use, signatures) live in
 // fs::facts; re-exported here for the callers that validate arguments.
 pub use crate::fs::facts::{
-    OverwriteRoom, allow_destroy_matches, device_in_use, device_is_read_only, free_space,
-    fs_signature, is_read_only_fs, overwrite_room, overwrite_room_of,
+    OverwriteRoom, allow_destroy_matches, device_in_use, device_is_read_only, free_for_test_file,
+    free_space, fs_signature, is_read_only_fs, overwrite_room, overwrite_room_of,
 };
 
 fn err(msg: impl Into<String>) -> UsageError {
@@ -80,6 +80,13 @@ pub(crate) fn allow_destroy_of(
         )));
     }
     Ok(allowed)
+}
+
+/// The room a test file has, said so it can be typed back: `--size 20380K at most` (a
+/// refusal said "only 19.9 MiB free", and `--size 19.9M` is not a whole number of
+/// bytes).
+pub(crate) fn room_for_size(free: u64) -> String {
+    format!("--size {}K at most", free / 1024)
 }
 
 /// A directory iolab writes its file into: not on a read-only file system (`needs` says

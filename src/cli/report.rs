@@ -25,8 +25,8 @@ pub struct ManArgs {
     #[arg(value_name = "SUBCOMMAND")]
     pub command: Vec<String>,
 
-    /// Write every page (iolab.1, iolab-run.1, iolab-trace-record.1, ...) into DIR instead,
-    /// e.g. `iolab man --dir /usr/local/share/man/man1`.
+    /// Write every page (iolab.1, iolab-run.1, iolab-trace-record.1, ...) into DIR instead
+    /// (made if missing), e.g. `iolab man --dir /usr/local/share/man/man1`.
     #[arg(long, value_name = "DIR", conflicts_with = "command")]
     pub dir: Option<std::path::PathBuf>,
 }

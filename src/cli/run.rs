@@ -10,7 +10,7 @@ use clap::Args;
 
 use super::checks::{
     DEFAULT_SIZE, FileRoom, MAX_BS, MAX_IODEPTH, MAX_JOBS, allow_destroy_of, check_dir_writable,
-    check_interval, check_series, device_in_use, free_space, overwrite_room,
+    check_interval, check_series, device_in_use, free_for_test_file, free_space, overwrite_room,
 };
 
 use crate::engine::{EngineKind, Pattern};
@@ -485,13 +485,19 @@ fn test_size(
     Ok(match kind {
         TargetKind::Directory => {
             let free = free_space(&a.target).unwrap_or(u64::MAX);
+            // A --size must leave room for the lock file beside it (the default takes 90 %
+            // of the free space at most).
+            let room = free_for_test_file(&a.target).unwrap_or(u64::MAX);
             match a.size {
-                Some(s) if s > free => {
+                Some(s) if s > room => {
+                    // Another run's test file may be what took the room: say that instead.
+                    crate::runner::lock::refuse_if_in_use(&a.target)?;
                     return Err(err(format!(
-                        "--size {}: only {} free on {}",
+                        "--size {}: only {} free on {} for the test file ({})",
                         fmt_size_iec(s),
-                        fmt_size_iec(free),
-                        a.target.display()
+                        fmt_size_iec(room),
+                        a.target.display(),
+                        super::checks::room_for_size(room)
                     )));
                 }
                 Some(s) => (given(s)?, None),
@@ -501,6 +507,7 @@ fn test_size(
                     if DEFAULT_SIZE <= cap {
                         (DEFAULT_SIZE / block * block, None)
                     } else if cap < block {
+                        crate::runner::lock::refuse_if_in_use(&a.target)?;
                         return Err(err(format!(
                             "{} is nearly full: the test file may take {} ({}), less than one block per job ({}); free some space there, or use a smaller --bs or fewer --jobs",
                             a.target.display(),

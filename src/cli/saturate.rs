@@ -9,7 +9,8 @@ use crate::cli::checks::{FileRoom, MAX_BS, MAX_JOBS};
 use crate::engine::EngineKind;
 use crate::error::UsageError;
 use crate::fs::facts::{
-    allow_destroy_matches, device_in_use, free_space, fs_signature, is_read_only_fs,
+    allow_destroy_matches, device_in_use, free_for_test_file, free_space, fs_signature,
+    is_read_only_fs,
 };
 use crate::model::{Warning, WarningCode};
 use crate::runner::target::{TargetKind, block_device_size, classify, direct_supported};
@@ -340,6 +341,15 @@ fn plan_targets(
     let mut targets = Vec::new();
     for (path, &kind) in a.target.iter().zip(kinds) {
         let may_write = check_writable(path, kind, writes, allowed(a, path))?;
+        // A device or file this user cannot open was said to refuse O_DIRECT (and
+        // --allow-buffered advised, which then failed on the same permission).
+        if kind != TargetKind::Directory {
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(may_write)
+                .open(path)
+                .map_err(|e| err(format!("cannot open {}: {e}", path.display())))?;
+        }
         let direct = probe_direct(path, kind);
         if !direct && !a.allow_buffered {
             return Err(err(format!(
@@ -447,8 +457,18 @@ fn size_target(
         }
         TargetKind::Directory => {
             let free = free_space(path).unwrap_or(u64::MAX);
-            match size_within(a.size, free, |s, f| {
-                format!("--size {s}: only {f} free on {shown}")
+            // A --size must leave room for the lock file beside it (the default takes 90 %
+            // of the free space at most).
+            let room = free_for_test_file(path).unwrap_or(u64::MAX);
+            // Another run's test file may be what took the room: say that instead.
+            if a.size.is_some_and(|s| s > room) {
+                crate::runner::lock::refuse_if_in_use(path)?;
+            }
+            match size_within(a.size, room, |s, f| {
+                format!(
+                    "--size {s}: only {f} free on {shown} for the test file ({})",
+                    crate::cli::checks::room_for_size(room)
+                )
             })? {
                 Some(s) => s,
                 None => recommended

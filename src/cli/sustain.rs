@@ -5,7 +5,7 @@
 
 use crate::cli::checks::{
     FileRoom, MAX_BS, MAX_IODEPTH, allow_destroy_of, check_dir_writable, check_interval,
-    check_series, device_in_use, device_is_read_only, free_space,
+    check_series, device_in_use, device_is_read_only, free_for_test_file, free_space,
 };
 use crate::engine::EngineKind;
 use crate::error::UsageError;
@@ -242,13 +242,20 @@ fn pct_of(total: u64, pct: u64) -> u64 {
 fn dir_span(a: &SustainArgs) -> Result<(u64, String), UsageError> {
     check_dir_writable(a.target(), "iolab needs to write its file there")?;
     let free = free_space(a.target());
+    // A --size must leave room for the lock file beside it (a default span is a share of
+    // the free space).
+    let room = free_for_test_file(a.target());
     Ok(match (a.size, a.span, free) {
-        (Some(s), _, Some(f)) if s > f => {
+        (Some(s), _, Some(_)) if room.is_some_and(|f| s > f) => {
+            // Another run's test file may be what took the room: say that instead.
+            crate::runner::lock::refuse_if_in_use(a.target())?;
+            let f = room.unwrap_or_default();
             return Err(err(format!(
-                "--size {}: larger than the free space on {} ({})",
+                "--size {}: larger than the free space on {} for the test file ({}; {})",
                 fmt_size_iec(s),
                 a.target().display(),
-                fmt_size_iec(f)
+                fmt_size_iec(f),
+                super::checks::room_for_size(f)
             )));
         }
         (Some(s), _, _) => (s, "--size".to_string()),

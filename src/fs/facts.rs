@@ -15,6 +15,20 @@ pub fn free_space(dir: &Path) -> Option<u64> {
     Some(s.blocks_available() as u64 * s.fragment_size() as u64)
 }
 
+/// Blocks a test file made in a directory leaves to what iolab creates beside it (the lock
+/// file `.iolab.lock`) and to the file system's own bookkeeping of a large file (extent
+/// blocks).
+const BESIDE_TEST_FILE_BLOCKS: u64 = 16;
+
+/// Free bytes a test file iolab makes in `dir` may take: the free space less
+/// `BESIDE_TEST_FILE_BLOCKS` blocks. `--size` equal to the free space passed the check and
+/// then failed with ENOSPC, the lock file having taken a block first.
+pub fn free_for_test_file(dir: &Path) -> Option<u64> {
+    let s = nix::sys::statvfs::statvfs(dir).ok()?;
+    let block = (s.fragment_size() as u64).max(512);
+    free_space(dir).map(|f| f.saturating_sub(BESIDE_TEST_FILE_BLOCKS * block))
+}
+
 /// How much of the free space a file that is later overwritten may take.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OverwriteRoom {

@@ -547,6 +547,29 @@ struct SinkState {
     last: Option<ResultDoc>,
 }
 
+/// Below this much free space a result directory is refused: a result file is tens of
+/// kilobytes (a run with its time series: about 30 KiB) and each save writes a temporary
+/// copy beside it. A larger document (a matrix) may still find less room than it needs.
+const MIN_RESULT_ROOM: u64 = 256 << 10;
+
+/// Why `dir`'s file system cannot take a result file (less than `MIN_RESULT_ROOM` free, or
+/// no inode left), or `None`. A file system that reports no counts (some FUSE ones) is not
+/// judged.
+fn no_room_for_results(dir: &Path) -> Option<String> {
+    let s = nix::sys::statvfs::statvfs(dir).ok()?;
+    if s.blocks() == 0 {
+        return None;
+    }
+    let free = s.blocks_available() as u64 * s.fragment_size() as u64;
+    if free < MIN_RESULT_ROOM {
+        return Some(format!("only {} free", crate::units::fmt_size_iec(free)));
+    }
+    if s.files() > 0 && s.files_available() == 0 {
+        return Some("no inode free".to_string());
+    }
+    None
+}
+
 impl ResultSink {
     /// No result file (`--no-save`, the other ranks of a distributed run, the matrix's
     /// throw-away documents).
@@ -574,7 +597,17 @@ impl ResultSink {
             ));
         }
         std::fs::create_dir_all(dir).map_err(|e| {
-            crate::usage!("cannot create the output directory {}: {e}", dir.display())
+            // A relative default (`iolab-results`) in a current directory this user may not
+            // write (`cd /`) named neither where nor what to do instead.
+            let whole = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+            let shown = if whole == dir {
+                dir.display().to_string()
+            } else {
+                format!("{} ({})", dir.display(), whole.display())
+            };
+            crate::usage!(
+                "cannot create the output directory {shown}: {e}; give --output DIR, or --no-save"
+            )
         })?;
         let stamp = chrono::Utc::now().format("%Y%m%d-%H%M%S");
         let mut path = dir.join(format!("{command}-{stamp}.json"));
@@ -583,9 +616,21 @@ impl ResultSink {
             n += 1;
             path = dir.join(format!("{command}-{stamp}-{n}.json"));
         }
+        // A full file system took the name, measured, and failed at the first save (exit 1,
+        // the measurement lost, an empty result file left).
+        if let Some(why) = no_room_for_results(dir) {
+            return Err(crate::usage!(
+                "--output {}: {why}: the result file (rewritten after every test, through a temporary copy) would not fit; free some space there or give another --output",
+                dir.display()
+            ));
+        }
         // Claim the name now so a bad directory fails before any measuring.
-        std::fs::File::create(&path)
-            .map_err(|e| crate::usage!("cannot write results to {}: {e}", path.display()))?;
+        std::fs::File::create(&path).map_err(|e| {
+            crate::usage!(
+                "cannot write results to {}: {e}; give --output DIR, or --no-save",
+                path.display()
+            )
+        })?;
         Ok(ResultSink::at(Some(path)))
     }
 

@@ -23,12 +23,18 @@ pub fn layout_rows(l: &LayoutSummary) -> Vec<(String, String)> {
         ),
         (
             "pieces per file".to_string(),
-            format!(
-                "{:.2} mean, {} at most; {} files in more than one piece",
-                l.pieces_per_file_mean,
-                l.pieces_per_file_max,
-                fmt_thousands(l.fragmented_files as f64)
-            ),
+            // No file read (tmpfs has no FIEMAP): "0.00 mean, 0 at most" read as a perfect
+            // layout.
+            if l.files == 0 {
+                "- (no file's extents were read)".to_string()
+            } else {
+                format!(
+                    "{:.2} mean, {} at most; {} files in more than one piece",
+                    l.pieces_per_file_mean,
+                    l.pieces_per_file_max,
+                    fmt_thousands(l.fragmented_files as f64)
+                )
+            },
         ),
     ];
     if l.files_unreadable > 0 {
@@ -246,6 +252,16 @@ pub fn render_aging(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_file_read_shows_no_pieces_figure() {
+        let l = LayoutSummary {
+            files_unreadable: 2,
+            ..Default::default()
+        };
+        let rows = layout_rows(&l);
+        assert_eq!(rows[1].1, "- (no file's extents were read)");
+    }
     use crate::model::matrix::ConfigurationResult;
     use crate::model::{Environment, TestResult};
 

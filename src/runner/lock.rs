@@ -72,6 +72,28 @@ impl TargetLock {
     }
 }
 
+/// Refuse `target` when another iolab run holds its lock, without taking it: for checks that
+/// read the target's state before the lock is taken (how full it is), whose refusal would
+/// otherwise blame the other run's files ("do not fit") instead of the other run.
+pub fn refuse_if_in_use(target: &Path) -> Result<(), UsageError> {
+    let Ok(mut file) = File::open(lock_path(target)) else {
+        return Ok(());
+    };
+    // SAFETY: flock on an fd we own; a shared lock is refused while a run holds its
+    // exclusive one, and released when `file` is closed.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) };
+    if rc == 0 {
+        return Ok(());
+    }
+    let mut holder = String::new();
+    let _ = file.read_to_string(&mut holder);
+    Err(UsageError::new(format!(
+        "another iolab run is using {} ({}); wait for it or choose another target",
+        target.display(),
+        holder.trim()
+    )))
+}
+
 impl Drop for TargetLock {
     fn drop(&mut self) {
         crate::fs::guard::remove_or_report(&self.path);
@@ -94,8 +116,13 @@ mod tests {
                 .contains(&format!("pid {}", std::process::id())),
             "{e}"
         );
+        // Asked without taking it: refused while held, and the holder keeps it.
+        let e = refuse_if_in_use(d.path()).unwrap_err();
+        assert!(e.to_string().contains("another iolab run"), "{e}");
+        assert!(TargetLock::acquire(d.path()).is_err());
         drop(a);
         assert!(!d.path().join(".iolab.lock").exists());
+        assert!(refuse_if_in_use(d.path()).is_ok());
         let _b = TargetLock::acquire(d.path()).unwrap();
     }
 }

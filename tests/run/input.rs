@@ -322,3 +322,95 @@ fn a_nearly_full_file_system_is_blamed_and_the_clamp_note_says_the_size_tested()
     );
     assert!(table.contains("test size 932.0 KiB"), "{table}");
 }
+
+/// Regression (QA): `--size` equal to the free space passed the check and then failed with
+/// ENOSPC (exit 1) creating the test file, the lock file beside it having taken a block;
+/// and the refusal of a larger one said "only 19.9 MiB free", which `--size 19.9M` does not
+/// take. The refusal now leaves the lock file its room and gives a size that can be typed
+/// back, which then runs.
+#[test]
+fn a_size_of_all_the_free_space_is_refused_with_one_that_fits() {
+    let test = "a_size_of_all_the_free_space_is_refused_with_one_that_fits";
+    let Some(fs) = scratch_or_skip(test, "tmpfs", 8 << 20, &[], "") else {
+        return;
+    };
+    let t = fs.path().display().to_string();
+    let cwd = tempdir();
+    let run = |size: &str| {
+        iolab_in(
+            cwd.path(),
+            &[
+                "run",
+                "-t",
+                &t,
+                "--size",
+                size,
+                "--rw",
+                "randwrite",
+                "--bs",
+                "4k",
+                "--engine",
+                "sync",
+                "--duration",
+                "100ms",
+                "--ramp",
+                "0",
+                "--repeat",
+                "1",
+                "--no-save",
+            ],
+        )
+    };
+    let out = run("8M");
+    assert_usage(&out, "free on");
+    let err = stderr(&out);
+    let at_most = err
+        .split("--size ")
+        .nth(2)
+        .and_then(|rest| rest.split(" at most").next())
+        .unwrap_or_else(|| panic!("no size to type back in: {err}"))
+        .to_string();
+    assert!(at_most.ends_with('K'), "{err}");
+    let out = run(&at_most);
+    assert!(out.status.success(), "--size {at_most}: {}", stderr(&out));
+    assert!(
+        common::names(fs.path()).is_empty(),
+        "{:?}",
+        common::names(fs.path())
+    );
+}
+
+/// A --size that does not fit while another iolab run holds the target names that run: its
+/// test file may be what took the room ("only 7.9 MiB free" blamed the size).
+#[test]
+fn a_size_that_does_not_fit_beside_another_run_names_the_run() {
+    use std::os::fd::AsRawFd;
+    let test = "a_size_that_does_not_fit_beside_another_run_names_the_run";
+    let Some(fs) = scratch_or_skip(test, "tmpfs", 8 << 20, &[], "") else {
+        return;
+    };
+    // The lock as a running iolab holds it (`runner::lock`), taken by this test.
+    let lock = fs.path().join(".iolab.lock");
+    std::fs::write(&lock, "pid 4242").unwrap();
+    let held = std::fs::File::open(&lock).unwrap();
+    // SAFETY: flock on an fd this test owns.
+    assert_eq!(
+        unsafe { libc::flock(held.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) },
+        0
+    );
+    let t = fs.path().display().to_string();
+    for cmd in [
+        vec!["run", "-t", &t, "--size", "16M", "--no-save"],
+        vec!["saturate", "-t", &t, "--size", "16M", "--no-save"],
+        vec!["sustain", &t, "--size", "16M", "--no-save"],
+    ] {
+        let out = iolab(&cmd);
+        assert_usage(&out, "another iolab run is using");
+        assert!(
+            stderr(&out).contains("pid 4242"),
+            "{cmd:?}: {}",
+            stderr(&out)
+        );
+    }
+    drop(held);
+}

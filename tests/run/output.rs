@@ -285,3 +285,89 @@ fn keep_names_the_kept_file() {
         "{err}"
     );
 }
+
+/// Regression (QA): an --output directory on a full file system took the result file's
+/// name, measured, and failed at the first save: exit 1, the measurement lost, an empty
+/// result file left behind. It is now refused before anything is measured.
+#[test]
+fn an_output_directory_without_room_is_refused_before_measuring() {
+    let test = "an_output_directory_without_room_is_refused_before_measuring";
+    let Some(fs) = scratch_or_skip(test, "tmpfs", 128 << 10, &[], "") else {
+        return;
+    };
+    let target = tempdir();
+    let out_dir = fs.path().join("results");
+    let out = iolab(&[
+        "run",
+        "-t",
+        s(target.path()),
+        "--size",
+        "1M",
+        "--rw",
+        "randread",
+        "--engine",
+        "null",
+        "--duration",
+        "100ms",
+        "--repeat",
+        "1",
+        "--output",
+        s(&out_dir),
+    ]);
+    assert_usage(&out, "free: the result file");
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    assert!(
+        common::names(&out_dir).is_empty(),
+        "{:?}",
+        common::names(&out_dir)
+    );
+    assert!(common::names(target.path()).is_empty());
+}
+
+/// Regression (QA): run from a current directory this user may not write (`cd /` as a user),
+/// the default `iolab-results` was refused as "cannot create the output directory
+/// iolab-results: Permission denied", naming neither where nor what to do instead.
+#[test]
+fn an_unwritable_current_directory_names_where_and_the_way_out() {
+    use std::os::unix::fs::PermissionsExt;
+    let test = "an_unwritable_current_directory_names_where_and_the_way_out";
+    if !root_or_skip(test, "a directory nobody may not write, and setpriv")
+        || !tool_or_skip(test, "setpriv", "util-linux")
+    {
+        return;
+    }
+    let d = tempdir();
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = common::binary_for_nobody();
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&bin.path)
+        .args(["run", "-t", "/tmp", "--rw", "randread", "--engine", "null"])
+        .args(["--size", "1M", "--duration", "100ms", "--repeat", "1"])
+        .args(["--no-history"])
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    let whole = d.path().join("iolab-results");
+    assert_usage(
+        &out,
+        &format!(
+            "cannot create the output directory iolab-results ({}): Permission denied",
+            whole.display()
+        ),
+    );
+    assert!(stderr(&out).contains("give --output DIR, or --no-save"));
+    // The directory there already, not writable: the same way out.
+    std::fs::create_dir(&whole).unwrap();
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&bin.path)
+        .args(["run", "-t", "/tmp", "--rw", "randread", "--engine", "null"])
+        .args(["--size", "1M", "--duration", "100ms", "--repeat", "1"])
+        .args(["--no-history"])
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    assert_usage(&out, "cannot write results to iolab-results/run-");
+    assert!(stderr(&out).contains("give --output DIR, or --no-save"));
+}
