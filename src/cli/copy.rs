@@ -52,7 +52,8 @@ pub struct CopyArgs {
     #[arg(long, value_name = "DIR")]
     pub ram_dir: Option<PathBuf>,
 
-    /// Phases, comma-separated, in this order: write, read, copy, delete.
+    /// Phases, comma-separated, each once; they always run in this order: write, read, copy,
+    /// delete (`delete,write` runs write first).
     #[arg(long, value_name = "LIST", default_value = "write,read,copy,delete")]
     pub phases: String,
 

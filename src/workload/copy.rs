@@ -34,7 +34,13 @@ pub struct Phases {
 impl Phases {
     pub fn parse(s: &str) -> Result<Phases, UsageError> {
         let mut p = Phases::default();
+        let mut seen = std::collections::BTreeSet::new();
         for item in s.split(',').map(str::trim).filter(|x| !x.is_empty()) {
+            if !seen.insert(item) {
+                return Err(UsageError::new(format!(
+                    "--phases: '{item}' is listed twice (each phase runs once per run)"
+                )));
+            }
             match item {
                 "write" => p.write = true,
                 "read" => p.read = true,
@@ -146,6 +152,9 @@ mod tests {
         assert!(p.write && p.delete && !p.read && !p.copy);
         assert!(Phases::parse("write,move").unwrap_err().0.contains("move"));
         assert!(Phases::parse(",").is_err());
+        // Accepted before, and it ran one write.
+        let e = Phases::parse("write,write").unwrap_err().0;
+        assert!(e.contains("'write' is listed twice"), "{e}");
     }
 
     #[test]
