@@ -46,7 +46,8 @@
 //! pub struct TrendQuery { device: String, test: Option<String>, metric: Option<String> }
 //!     // test: None = the device's test with the most results; metric: None = its headline
 //! #[derive(Clone, Debug, Serialize)]
-//! pub struct Trend { device, test, metric, higher_is_better: bool, points: Vec<TrendPoint> }
+//! pub struct Trend { device, test, metric, command, metric_label, higher_is_better: bool,
+//!                    points: Vec<TrendPoint> }
 //! #[derive(Clone, Debug, Serialize)]
 //! pub struct TrendPoint { id, started_at, value (the mean over the run's repeats), n,
 //!                         ci_low, ci_high: Option<f64>, significant_change: bool,
@@ -170,6 +171,10 @@ pub struct Trend {
     pub device: String,
     pub test: String,
     pub metric: String,
+    /// The command of the newest result (`run`, `trace`, ...).
+    pub command: String,
+    /// The metric as the command's own table names it (`IOPS`, a trace's `ops/s`).
+    pub metric_label: String,
     pub higher_is_better: bool,
     pub points: Vec<TrendPoint>,
 }

@@ -402,11 +402,11 @@ impl History {
         device: &str,
         test: &str,
         metric: &str,
-    ) -> anyhow::Result<Vec<(i64, String, Figure)>> {
+    ) -> anyhow::Result<Vec<(i64, String, String, Figure)>> {
         let conn = self.conn();
         let mut st = conn
             .prepare(
-                "SELECT r.id, r.started_at, f.test, f.metric, f.is_primary, f.n, f.mean,
+                "SELECT r.id, r.started_at, r.command, f.test, f.metric, f.is_primary, f.n, f.mean,
                     f.median, f.stddev, f.ci95_low, f.ci95_high
                  FROM figures f JOIN results r ON r.id = f.result_id
                  WHERE r.device = ?1 AND f.test = ?2 AND f.metric = ?3
@@ -415,7 +415,7 @@ impl History {
             .map_err(|e| self.err(e))?;
         let rows = st
             .query_map(params![device, test, metric], |r| {
-                Ok((r.get(0)?, r.get(1)?, figure_at(r, 2)?))
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, figure_at(r, 3)?))
             })
             .map_err(|e| self.err(e))?;
         rows.collect::<rusqlite::Result<Vec<_>>>()

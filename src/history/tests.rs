@@ -175,6 +175,29 @@ fn trend_marks_a_planted_slowdown_and_not_the_noise() {
     assert!(e.downcast_ref::<crate::error::UsageError>().is_some());
 }
 
+/// A trace's `iops` count every call (open, stat, fsync): its own table says ops/s, and
+/// the trend said IOPS.
+#[test]
+fn a_trace_s_trend_names_its_figure_ops_per_second() {
+    let (_dir, h) = open_temp();
+    for i in 0..2 {
+        let mut d = doc("S9", i * 60, 5_000.0);
+        d.command = "trace".into();
+        h.record(&d, None).unwrap();
+    }
+    let t = h
+        .trend(&TrendQuery {
+            device: "S9".into(),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(
+        (t.command.as_str(), t.metric_label.as_str()),
+        ("trace", "ops/s")
+    );
+    assert!(crate::report::history::render_trend(&t).contains(": ops/s (higher better)"));
+}
+
 #[test]
 fn a_newer_schema_and_a_damaged_file_are_refused_and_left_alone() {
     let dir = tempfile::tempdir().unwrap();

@@ -91,12 +91,12 @@ impl History {
             }
         };
         let series = self.series(&device, &test, &metric)?;
-        let values: Vec<f64> = series.iter().map(|(_, _, f)| f.mean).collect();
+        let values: Vec<f64> = series.iter().map(|(_, _, _, f)| f.mean).collect();
         let found = shifts(&values);
         let points = series
             .iter()
             .enumerate()
-            .map(|(i, (id, started_at, f))| {
+            .map(|(i, (id, started_at, _, f))| {
                 let shift = found.iter().find(|s| s.at == i);
                 let prev = i.checked_sub(1).map(|j| values[j]);
                 TrendPoint {
@@ -115,10 +115,18 @@ impl History {
                 }
             })
             .collect();
+        // The newest result's command names the figure as its own table does (a trace's
+        // `iops` are ops/s: they count open, stat and fsync too).
+        let command = series
+            .last()
+            .map(|(_, _, c, _)| c.clone())
+            .unwrap_or_default();
         Ok(Trend {
             device,
             test,
             higher_is_better: direction(&metric) == Better::Higher,
+            metric_label: crate::report::metrics::label_for(&command, &metric),
+            command,
             metric,
             points,
         })

@@ -352,7 +352,7 @@ pub fn render_trend(tr: &Trend) -> String {
         "{} on {}: {} ({} better), {}\n",
         tr.test,
         tr.device,
-        label(&tr.metric),
+        tr.metric_label,
         if tr.higher_is_better {
             "higher"
         } else {
@@ -576,6 +576,8 @@ mod tests {
             device: "d".into(),
             test: "RND4K Q1T1 read".into(),
             metric: "lat_mean_ns".into(),
+            command: "run".into(),
+            metric_label: "mean latency".into(),
             higher_is_better: false,
             points: vec![point(1, 100.0, false), point(2, 130.0, true)],
         };
@@ -609,6 +611,8 @@ mod tests {
             device: "d".into(),
             test: "RND4K Q1T1 read".into(),
             metric: "iops".into(),
+            command: "run".into(),
+            metric_label: "IOPS".into(),
             higher_is_better: true,
             points: vec![
                 point(1, 33_954.0, -121_835.0, 189_743.0),

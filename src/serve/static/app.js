@@ -461,8 +461,8 @@ async function pageTrend() {
       h("td", {}, p.significant_change && Number.isFinite(p.level_change_pct) ? "◆ " + signed(p.level_change_pct) + " (" + word(p.level_change_pct) + ")" : "")));
     const healthBox = h("div", { id: "health-history" });
     out.replaceChildren(h("p", {}, t.device, " — ", t.test, " — ", t.metric, t.higher_is_better ? " (higher is better)" : " (lower is better)"),
-      lineChart("chart-trend", metricLabel(t.metric), pts, "v", (v) => t.metric.endsWith("_ns") ? fmtLat(v) : t.metric.includes("bytes_per_s") ? fmtNum(v / 1e6, 1) : fmtNum(v, 1), (x) => "result " + (x / 1000 + 1)),
-      table(["id", "started", metricLabel(t.metric), "95 % interval", "change", "level"], rows), healthBox);
+      lineChart("chart-trend", t.metric_label || metricLabel(t.metric), pts, "v", (v) => t.metric.endsWith("_ns") ? fmtLat(v) : t.metric.includes("bytes_per_s") ? fmtNum(v / 1e6, 1) : fmtNum(v, 1), (x) => "result " + (x / 1000 + 1)),
+      table(["id", "started", t.metric_label || metricLabel(t.metric), "95 % interval", "change", "level"], rows), healthBox);
     // The drive's SMART snapshots taken with those results, where it had SMART.
     api("/api/health?device=" + encodeURIComponent(q.get("device"))).then((hh) => {
       const snaps = hh.points.filter((p) => p.smart && p.smart.available);
