@@ -19,6 +19,9 @@ pub fn tick_fmt(metric: &str) -> Box<dyn Fn(f64) -> String> {
         Box::new(fmt_ns)
     } else if metric.ends_with("iops") {
         Box::new(fmt_thousands)
+    } else if metric.ends_with("_per_s") {
+        // files/s and other rates: thousands separators, decimals below 100.
+        Box::new(crate::units::fmt_rate)
     } else {
         Box::new(|v| format!("{v}"))
     }
@@ -45,8 +48,14 @@ pub fn metric_bars(title: &str, metric: &str, tests: &[(String, &TestResult)]) -
         return None;
     }
     let family = tests.first().map(|(_, t)| t.family.as_str()).unwrap_or("");
+    // A saturate sweep or a sustain pass is one run: no mean, no error bar to explain.
+    let what = if bars.iter().all(|b| b.ci.is_none()) {
+        "one run each"
+    } else {
+        "mean of the runs; error bar = 95 % CI"
+    };
     let axis = format!(
-        "{} (mean of the runs; error bar = 95 % CI; {} is better)",
+        "{} ({what}; {} is better)",
         crate::report::metrics::label_for(family, metric),
         if direction(metric) == Better::Higher {
             "higher"
@@ -294,6 +303,38 @@ pub fn saturation(title: &str, t: &TestResult) -> Option<String> {
 mod tests {
     use super::*;
     use crate::model::{IntervalPoint, RunResult};
+
+    /// A saturate sweep or a sustain pass is one run: the axis said "mean of the runs;
+    /// error bar = 95 % CI" over bars without one; files/s ticks had no separators.
+    #[test]
+    fn single_runs_are_not_called_a_mean_and_rates_have_separators() {
+        let one = |v: f64| TestResult {
+            summary: [("files_per_s".to_string(), crate::stats::summarize(&[v]))].into(),
+            ..Default::default()
+        };
+        let (a, b) = (one(12_000.0), one(30_000.0));
+        let svg = metric_bars("t", "files_per_s", &[("a".into(), &a), ("b".into(), &b)]).unwrap();
+        assert!(svg.contains("(one run each; higher is better)"), "{svg}");
+        assert!(!svg.contains("mean of the runs"), "{svg}");
+        assert!(
+            svg.contains(">30,000<") || svg.contains(">25,000<") || svg.contains(">20,000<"),
+            "{svg}"
+        );
+        let two = TestResult {
+            summary: [(
+                "files_per_s".to_string(),
+                crate::stats::summarize(&[1.0, 2.0]),
+            )]
+            .into(),
+            ..Default::default()
+        };
+        let svg = metric_bars("t", "files_per_s", &[("a".into(), &two)]).unwrap();
+        assert!(
+            svg.contains("mean of the runs; error bar = 95 % CI"),
+            "{svg}"
+        );
+        assert_eq!(tick_fmt("files_per_s")(2.5), "2.50");
+    }
 
     #[test]
     fn drain_interval_is_left_out() {
