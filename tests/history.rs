@@ -698,3 +698,25 @@ fn health_over_time_says_what_got_worse() {
         stdout(&o)
     );
 }
+
+/// Reading a history that does not exist created it and its directories
+/// (`history --history /new/dir/h.sqlite list`); it reads as empty and makes nothing.
+#[test]
+fn reading_a_missing_history_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("new/dir/h.sqlite");
+    for args in [
+        &["history", "list"][..],
+        &["history", "devices"],
+        &["history", "show", "1"],
+    ] {
+        let out = hist(&db, args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("does not exist yet (nothing recorded there)"),
+            "{args:?}: {err}"
+        );
+        assert!(!dir.path().join("new").exists(), "{args:?} created it");
+    }
+    assert!(hist(&db, &["history", "list"]).status.success());
+}

@@ -19,7 +19,19 @@ use crate::report::history as render;
 impl crate::cli::Execute for HistoryArgs {
     fn execute(&self, _argv: Vec<String>) -> anyhow::Result<i32> {
         let args = self;
-        let history = open()?;
+        let history = match &args.command {
+            Some(HistoryCmd::Import(_)) => open()?,
+            _ => {
+                let path = crate::history::named_path();
+                if !path.exists() {
+                    crate::eline!(
+                        "iolab: note: {} does not exist yet (nothing recorded there); read as empty, nothing created",
+                        path.display()
+                    );
+                }
+                History::open_to_read(&path)?
+            }
+        };
         match &args.command {
             None => list(&history, &args.list),
             Some(HistoryCmd::List(a)) => list(&history, a),

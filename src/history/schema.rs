@@ -142,6 +142,15 @@ pub fn open(path: &Path) -> anyhow::Result<Connection> {
     Ok(conn)
 }
 
+/// An empty history in memory, for reading a database that does not exist (nothing is
+/// created on disk by a command that only reads).
+pub fn open_empty() -> anyhow::Result<Connection> {
+    let conn = Connection::open_in_memory()?;
+    conn.execute_batch("PRAGMA foreign_keys = ON;")?;
+    migrate(&conn)?;
+    Ok(conn)
+}
+
 fn user_version(conn: &Connection) -> rusqlite::Result<u32> {
     conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))
         .map(|v| v.max(0) as u32)

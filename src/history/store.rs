@@ -81,6 +81,19 @@ impl History {
         })
     }
 
+    /// `open` for a command that only reads: a database that does not exist is read as
+    /// an empty history, and neither it nor its directory is created
+    /// (`history --history /new/dir/h.sqlite list` made both).
+    pub fn open_to_read(path: &Path) -> anyhow::Result<History> {
+        if path.exists() {
+            return History::open(path);
+        }
+        Ok(History {
+            conn: Mutex::new(schema::open_empty()?),
+            path: path.to_path_buf(),
+        })
+    }
+
     fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
         self.conn.lock().unwrap_or_else(|e| e.into_inner())
     }
