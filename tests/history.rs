@@ -205,7 +205,14 @@ fn no_history_and_the_test_suite_default_record_nothing() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(dir.path().join("xdg/iolab/history.sqlite").exists());
+    // Reading creates nothing: the note names the path it would be at.
+    let xdg = dir.path().join("xdg/iolab/history.sqlite");
+    assert!(
+        stderr(&o).contains(&format!("{} does not exist yet", xdg.display())),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!xdg.exists());
 }
 
 #[test]
