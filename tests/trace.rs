@@ -1283,3 +1283,66 @@ fn offsets_beyond_any_file_are_refused_not_a_panic() {
     assert!(!stderr(&o).contains("--scale"), "{}", stderr(&o));
     assert!(is_empty_dir(&target));
 }
+
+/// A stop signal sent to iolab alone (`kill PID`, not the terminal's Ctrl-C to the whole
+/// process group) is passed on to the traced program, which ran to its end before (a loop
+/// of 30 s here; without the pass-on this test takes those 30 s and fails).
+#[test]
+fn a_signal_to_iolab_alone_reaches_the_traced_program() {
+    let test = "a_signal_to_iolab_alone_reaches_the_traced_program";
+    let mut recorders = Vec::new();
+    if tool_or_skip(test, "strace", "strace") {
+        recorders.push("strace");
+    }
+    if tracepoints_or_skip(test) {
+        recorders.push("tracepoints");
+    }
+    for recorder in recorders {
+        let work = tempfile::tempdir().unwrap();
+        let mut child = common::bin()
+            .current_dir(work.path())
+            .args([
+                "trace",
+                "record",
+                "--recorder",
+                recorder,
+                "-o",
+                "app.trace",
+                "--",
+            ])
+            .args([
+                "sh",
+                "-c",
+                "for i in $(seq 300); do echo x > f; sleep 0.1; done",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Recording has begun once the program wrote its file.
+        assert!(
+            common::wait_until(std::time::Duration::from_secs(60), || work
+                .path()
+                .join("f")
+                .exists()),
+            "{recorder}: the program never ran"
+        );
+        let sent = std::time::Instant::now();
+        // SAFETY: kill(2) on the child we spawned.
+        unsafe {
+            libc::kill(child.id() as i32, libc::SIGTERM);
+        }
+        let o = child.wait_with_output().unwrap();
+        let took = sent.elapsed();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(143), "{recorder}: {err}");
+        // The program ends about 1 s after the signal; 20 s of margin for a loaded machine,
+        // still well short of the loop's 30 s.
+        assert!(took.as_secs() < 20, "{recorder}: took {took:?}: {err}");
+        assert!(
+            err.contains("the command exited with signal: 15"),
+            "{recorder}: {err}"
+        );
+        assert!(work.path().join("app.trace").exists(), "{recorder}: {err}");
+    }
+}

@@ -136,7 +136,12 @@ fn tracepoint_id(event: &str) -> Option<u64> {
 
 /// Run `command` in `cwd` under the tracepoints and return its calls under `root`; with
 /// `raw_times` the time stamps keep the recorder's own cost (see [`cost`]).
-pub fn record(command: &[String], root: &Path, raw_times: bool) -> Result<Recorded> {
+pub fn record(
+    command: &[String],
+    root: &Path,
+    raw_times: bool,
+    stop: &crate::os::signals::StopFlag,
+) -> Result<Recorded> {
     // The calls' speed with nothing traced (before any event or BPF program is on).
     let untraced = cost::time_calls();
     let kb = buffer_kb();
@@ -243,7 +248,8 @@ pub fn record(command: &[String], root: &Path, raw_times: bool) -> Result<Record
     let mut cmd = Command::new(&command[0]);
     cmd.args(&command[1..]);
     let spawned = cmd.spawn();
-    let status = spawned.and_then(|mut c| c.wait());
+    let status =
+        spawned.and_then(|mut c| super::record::wait_passing_on(&mut c, stop, &|pid| vec![pid]));
     let wall_ns = t0.elapsed().as_nanos() as u64;
     done.store(true, Ordering::Release);
     let (text, recs, lost) = reader
