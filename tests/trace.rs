@@ -1299,7 +1299,7 @@ fn a_signal_to_iolab_alone_reaches_the_traced_program() {
     }
     for recorder in recorders {
         let work = tempfile::tempdir().unwrap();
-        let mut child = common::bin()
+        let child = common::bin()
             .current_dir(work.path())
             .args([
                 "trace",
