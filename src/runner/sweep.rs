@@ -504,10 +504,9 @@ fn note_step_warnings(
     doc: &mut ResultDoc,
 ) {
     for w in &res.warnings {
-        doc.warn(Warning {
-            test: Some(name.to_string()),
-            ..w.clone()
-        });
+        if let Some(w) = step_warning(doc, name, depth, w) {
+            doc.warn(w);
+        }
     }
     if res.engines.iter().any(|e| e != cfg.engine.name()) {
         doc.warn(Warning {
@@ -526,7 +525,7 @@ fn note_step_warnings(
         .as_ref()
         .map(|c| c.max_job_thread_pct)
         .unwrap_or(0.0);
-    if busiest > CPU_BOUND_PCT {
+    if busiest > CPU_BOUND_PCT && !given(doc, name, WarningCode::CpuBound) {
         doc.warn(Warning {
             code: WarningCode::CpuBound,
             message: format!(
@@ -535,6 +534,30 @@ fn note_step_warnings(
             test: Some(name.to_string()),
         });
     }
+}
+
+/// Whether the sweep `name` has a warning of `code` already.
+fn given(doc: &ResultDoc, name: &str, code: WarningCode) -> bool {
+    doc.warnings
+        .iter()
+        .any(|w| w.code == code && w.test.as_deref() == Some(name))
+}
+
+/// A step's warning as the sweep gives it. A cache-absorbed one holds at the depths after
+/// it too: given once, from the first depth (a sweep on a FUSE file system gave one line
+/// per step, each with its own figures and none naming its depth).
+fn step_warning(doc: &ResultDoc, name: &str, depth: u32, w: &Warning) -> Option<Warning> {
+    if w.code == WarningCode::CacheAbsorbed {
+        return (!given(doc, name, WarningCode::CacheAbsorbed)).then(|| Warning {
+            message: format!("from depth {depth}: {}", w.message),
+            test: Some(name.to_string()),
+            ..w.clone()
+        });
+    }
+    Some(Warning {
+        test: Some(name.to_string()),
+        ..w.clone()
+    })
 }
 
 /// One step with a progress bar that shows live IOPS.
@@ -610,5 +633,35 @@ fn answer_of(cfg: &SaturateConfig, sweep: &SweepSpec, o: &Outcome, curve: &[Curv
             peak_iodepth: peak.map(|p| p.at.iodepth).unwrap_or(0),
             ranks: (cfg.ranks > 1).then_some(cfg.ranks),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cache_absorbed_step_is_told_once_from_its_depth() {
+        let mut doc = ResultDoc::new("saturate", Vec::new(), Default::default());
+        let w = |m: &str| Warning {
+            code: WarningCode::CacheAbsorbed,
+            message: m.into(),
+            test: None,
+        };
+        for (depth, m) in [(2, "wrote 8 MiB, saw 1 MiB"), (4, "wrote 9 MiB, saw 2 MiB")] {
+            if let Some(w) = step_warning(&doc, "RND4K randwrite", depth, &w(m)) {
+                doc.warn(w);
+            }
+        }
+        assert_eq!(doc.warnings.len(), 1, "{:?}", doc.warnings);
+        assert_eq!(
+            doc.warnings[0].message,
+            "from depth 2: wrote 8 MiB, saw 1 MiB"
+        );
+        // Another sweep gets its own; other codes pass as they are.
+        assert!(step_warning(&doc, "other", 1, &w("x")).is_some());
+        let mut noisy = w("y");
+        noisy.code = WarningCode::Noisy;
+        assert!(step_warning(&doc, "RND4K randwrite", 8, &noisy).is_some());
     }
 }
