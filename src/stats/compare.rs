@@ -38,36 +38,43 @@ pub fn welch(a: &Summary, b: &Summary) -> Option<Welch> {
         return None;
     }
     let (va, vb) = (sem(a).powi(2), sem(b).powi(2));
-    let diff = b.mean - a.mean;
     let se = (va + vb).sqrt();
-    if se == 0.0 {
-        // Identical runs on both sides: the difference is exact.
-        let p = if diff == 0.0 { 1.0 } else { 0.0 };
-        let t = if diff == 0.0 {
-            0.0
+    let df = if se == 0.0 {
+        (a.n + b.n - 2) as f64
+    } else {
+        (va + vb).powi(2) / (va * va / (a.n as f64 - 1.0) + vb * vb / (b.n as f64 - 1.0))
+    };
+    Some(t_test(b.mean - a.mean, se, df))
+}
+
+/// Student's t of `diff` with standard error `se` at `df` degrees of freedom: its
+/// two-sided p-value and 95 % interval. A zero (or undefined) standard error, identical
+/// runs, makes the difference exact: p is 1 for no difference, else 0.
+fn t_test(diff: f64, se: f64, df: f64) -> Welch {
+    if se == 0.0 || !se.is_finite() {
+        let (t, p) = if diff == 0.0 {
+            (0.0, 1.0)
         } else {
-            diff.signum() * f64::INFINITY
+            (diff.signum() * f64::INFINITY, 0.0)
         };
-        let df = (a.n + b.n - 2) as f64;
-        return Some(Welch {
+        return Welch {
             t,
             df,
             p,
             ci95_diff: (diff, diff),
-        });
+        };
     }
-    let df = (va + vb).powi(2) / (va * va / (a.n as f64 - 1.0) + vb * vb / (b.n as f64 - 1.0));
     let t = diff / se;
     let p = StudentsT::new(0.0, 1.0, df)
         .map(|d| 2.0 * (1.0 - d.cdf(t.abs())))
         .unwrap_or(f64::NAN);
     let half = t_critical_95(df) * se;
-    Some(Welch {
+    Welch {
         t,
         df,
         p,
         ci95_diff: (diff - half, diff + half),
-    })
+    }
 }
 
 /// One run against a sample of two or more: could `single` be one more run of `sample`?
@@ -84,35 +91,8 @@ pub fn one_run(a: &Summary, b: &Summary) -> Option<Welch> {
         (n, 1) if n >= 2 => a,
         _ => return None,
     };
-    let diff = b.mean - a.mean;
-    let df = sample.n as f64 - 1.0;
     let se = sample.stddev * (1.0 + 1.0 / sample.n as f64).sqrt();
-    if se == 0.0 || !se.is_finite() {
-        // Identical runs on the sample's side: nothing else to go by.
-        let p = if diff == 0.0 { 1.0 } else { 0.0 };
-        let t = if diff == 0.0 {
-            0.0
-        } else {
-            diff.signum() * f64::INFINITY
-        };
-        return Some(Welch {
-            t,
-            df,
-            p,
-            ci95_diff: (diff, diff),
-        });
-    }
-    let t = diff / se;
-    let p = StudentsT::new(0.0, 1.0, df)
-        .map(|d| 2.0 * (1.0 - d.cdf(t.abs())))
-        .unwrap_or(f64::NAN);
-    let half = t_critical_95(df) * se;
-    Some(Welch {
-        t,
-        df,
-        p,
-        ci95_diff: (diff - half, diff + half),
-    })
+    Some(t_test(b.mean - a.mean, se, sample.n as f64 - 1.0))
 }
 
 /// How the significance of a difference was decided.
