@@ -693,3 +693,58 @@ fn cluster_study_reproduces_table_1_layout() {
         );
     }
 }
+
+/// mount.exfat-fuse writes the loop device through the page cache although the test asked
+/// for direct I/O: 64 MiB written over an 8 MiB file reach the device as about 8 MiB. exfat
+/// then ranked first and ext4 "N× slower"; now exfat is listed after the ranking, not
+/// ranked, with the reason, and the JSON names the absorbed test. Size-based (io-size), so
+/// no speed enters: the device sees at most the file and its metadata, far below half of
+/// what was written.
+#[test]
+fn a_configuration_whose_writes_the_cache_absorbed_is_not_ranked() {
+    let test = "a_configuration_whose_writes_the_cache_absorbed_is_not_ranked";
+    if !can_run(test) || !common::tool_or_skip(test, "mount.exfat-fuse", "exfat-fuse") {
+        return;
+    }
+    let _g = EXCLUSIVE.read().unwrap();
+    let area = Area::new();
+    let args = area.args(&[
+        "--fs",
+        "ext4,exfat",
+        "--image-size",
+        "128M",
+        "--workload",
+        "run:rw=write:bs=1M:size=8M:io-size=64M:ramp=0:repeat=1",
+        "--repeat",
+        "1",
+    ]);
+    let out = bin().args(&args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    area.assert_clean();
+    let doc = area.result();
+    let exfat = &doc.configurations[1];
+    if exfat.status == "skipped" {
+        return common::skip(test, exfat.reason.as_deref().unwrap_or(""));
+    }
+    assert_eq!(exfat.workloads[0].cache_absorbed, ["SEQ1M Q1T1 write"]);
+    assert!(doc.configurations[0].workloads[0].cache_absorbed.is_empty());
+    let line = |l: &str| {
+        stdout
+            .lines()
+            .find(|x| x.contains(&format!("┆ {l} ")))
+            .unwrap_or_else(|| panic!("no {l} row: {stdout}"))
+            .to_string()
+    };
+    assert!(line("ext4").contains("1.00"), "{stdout}");
+    assert!(
+        line("exfat").contains("not ranked: cache-absorbed"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("slower"), "{stdout}");
+    assert!(
+        stdout.contains("not ranked: exfat: the page cache took the writes"),
+        "{stdout}"
+    );
+}

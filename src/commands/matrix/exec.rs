@@ -333,9 +333,13 @@ impl Exec<'_> {
             });
             match out {
                 Ok(o) => {
+                    let mut absorbed: Vec<String> = Vec::new();
                     for mut wn in o.warnings {
                         if SPREAD_CODES.contains(&wn.code) {
                             continue;
+                        }
+                        if wn.code == WarningCode::CacheAbsorbed {
+                            absorbed.push(wn.test.clone().unwrap_or_else(|| label.clone()));
                         }
                         wn.test = Some(match wn.test {
                             Some(t) => format!("{}: {t}", cp.label),
@@ -351,7 +355,13 @@ impl Exec<'_> {
                             .and_then(|t| t.runs.last())
                             .and_then(|r| r.iops.or(r.files_per_s).or(r.bw_bytes_per_s));
                     }
-                    outcome_of(p.cfg, &label).tests = names;
+                    let outcome = outcome_of(p.cfg, &label);
+                    outcome.tests = names;
+                    for t in absorbed {
+                        if !outcome.cache_absorbed.contains(&t) {
+                            outcome.cache_absorbed.push(t);
+                        }
+                    }
                 }
                 Err(e) if is_interrupt(&e) || self.ctx.stop.is_set() => {
                     let o = outcome_of(p.cfg, &label);
