@@ -748,3 +748,49 @@ fn a_configuration_whose_writes_the_cache_absorbed_is_not_ranked() {
         "{stdout}"
     );
 }
+
+/// ntfs-3g never shows its own options in /proc/self/mountinfo: `big_writes` and
+/// `windows_names` got a `mount-options-unchecked` warning on every mount. Now only the
+/// option it does not know is named.
+#[test]
+fn options_ntfs_3g_takes_without_showing_them_are_not_named() {
+    let test = "options_ntfs_3g_takes_without_showing_them_are_not_named";
+    if !can_run(test) || !common::tool_or_skip(test, "ntfs-3g", "ntfs-3g") {
+        return;
+    }
+    let area = Area::new();
+    let args = area.args(&[
+        "--fs",
+        "ntfs",
+        "--mount-opts",
+        "big_writes,windows_names;big_writes,iolab_no_such_option",
+        "--image-size",
+        "64M",
+        "--setup-only",
+        "--repeat",
+        "1",
+    ]);
+    let out = bin().args(&args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    area.assert_clean();
+    let doc = area.result();
+    if doc.configurations[0].status == "skipped" {
+        return common::skip(test, doc.configurations[0].reason.as_deref().unwrap_or(""));
+    }
+    let w: Vec<_> = doc
+        .warnings
+        .iter()
+        .filter(|w| w.code.as_str() == "mount-options-unchecked")
+        .collect();
+    assert_eq!(w.len(), 1, "{:?}", doc.warnings);
+    assert_eq!(
+        w[0].test.as_deref(),
+        Some("ntfs big_writes,iolab_no_such_option")
+    );
+    assert!(
+        w[0].message.contains("do not show iolab_no_such_option"),
+        "{}",
+        w[0].message
+    );
+}

@@ -226,7 +226,7 @@ impl Exec<'_> {
             && let crate::fs::detect::MountMethod::Fuse(helper) = spec.method
             && let Some(m) = crate::fs::mount::mount_at(&inst.mount_point)
         {
-            let unshown = crate::fs::mount::unshown_options(spec.mount_opts, &m.options);
+            let unshown = crate::fs::mount::unchecked_options(helper, spec.mount_opts, &m.options);
             if !unshown.is_empty() {
                 warnings.push(Warning {
                     code: WarningCode::MountOptionsUnchecked,
