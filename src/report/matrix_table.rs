@@ -28,11 +28,18 @@ fn fmt_value(metric: &str, v: f64) -> String {
     }
 }
 
+/// The median of the runs' times of a set-up step in ms; `-` when no run timed it: a step
+/// that never happened is 0 ns (no image on `--device`, no mkfs for tmpfs, a run that failed
+/// before it), and a step that ran takes more than that.
 fn ms(ns: &[u64]) -> String {
-    if ns.is_empty() {
+    let v: Vec<f64> = ns
+        .iter()
+        .filter(|&&n| n > 0)
+        .map(|&n| n as f64 / 1e6)
+        .collect();
+    if v.is_empty() {
         return "-".into();
     }
-    let v: Vec<f64> = ns.iter().map(|&n| n as f64 / 1e6).collect();
     format!("{:.0}", median(&v))
 }
 
@@ -739,6 +746,31 @@ mod tests {
         assert!(!out.contains("1.00") && !out.contains("│ 1 "), "{out}");
         assert!(out.contains("not ranked: exfat, vfat:"), "{out}");
         assert!(!out.contains("compares only"), "{out}");
+    }
+
+    /// `--device` makes no image: its "image ms" is `-`, not `0` (nor is a step of a run that
+    /// never got to it a 0 in the median).
+    #[test]
+    fn a_step_that_never_ran_is_a_dash() {
+        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
+        let mut c = cfg("ext4", &[1000.0]);
+        let run = |image_ns, mkfs_ns| crate::model::matrix::ConfigRun {
+            run: 1,
+            image_ns,
+            mkfs_ns,
+            mount_ns: 3_000_000,
+            umount_ns: 4_000_000,
+            ..Default::default()
+        };
+        c.runs = vec![run(0, 20_000_000), run(0, 0), run(0, 24_000_000)];
+        doc.configurations = vec![c];
+        let out = render_configurations(&doc);
+        let row = out.lines().find(|l| l.contains("ext4")).unwrap();
+        let cells: Vec<&str> = row.split('┆').map(str::trim).collect();
+        // configuration, mount, unit asked, unit made, image, mkfs, mount, umount+detach
+        assert_eq!(cells[4], "-", "{out}");
+        assert_eq!(cells[5], "22", "median of the runs that made one: {out}");
+        assert_eq!(cells[6], "3", "{out}");
     }
 
     /// Skipped and failed rows measure nothing: said once, with every reason; one measured
