@@ -483,6 +483,9 @@ fn an_allowed_device_is_formatted_for_every_run() {
         assert_eq!(c.cluster_bytes_actual, Some(4096));
         assert_eq!(c.runs.len(), 2);
         assert_eq!(c.size_bytes, Some(128 << 20));
+        // No image was made (its time was a few µs: "0" in the "image ms" column).
+        assert!(c.runs.iter().all(|r| r.image_ns == 0), "{:?}", c.runs);
+        assert!(c.runs.iter().all(|r| r.mkfs_ns > 0), "{:?}", c.runs);
     }
     // Torn down: the device is no longer mounted, and is still attached (ours to detach).
     assert!(iolab::cli::checks::device_in_use(&lo.device).is_none());
