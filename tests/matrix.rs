@@ -797,3 +797,58 @@ fn options_ntfs_3g_takes_without_showing_them_are_not_named() {
         w[0].message
     );
 }
+
+/// `--study cluster --fs fat32` through fusefat would run for hours (about 5 files/s in a
+/// directory of a few hundred, 20,000 files a run) without a word: the estimate is said
+/// before the first file system is made. The run is stopped as soon as it is said.
+#[test]
+fn a_cluster_study_through_fusefat_is_estimated_up_front() {
+    let test = "a_cluster_study_through_fusefat_is_estimated_up_front";
+    if !can_run(test) || !common::tool_or_skip(test, "fusefat", "fusefat") {
+        return;
+    }
+    let _g = EXCLUSIVE.read().unwrap();
+    let area = Area::new();
+    let args = area.args(&[
+        "--study",
+        "cluster",
+        "--fs",
+        "fat32",
+        "--cluster",
+        "4K",
+        "--image-size",
+        "260M",
+        "--repeat",
+        "1",
+    ]);
+    let mut child = bin()
+        .args(&args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut said = None;
+    for line in std::io::BufRead::lines(std::io::BufReader::new(stderr)) {
+        let line = line.unwrap();
+        if line.contains("through fusefat") {
+            said = Some(line);
+            break;
+        }
+        if line.contains("[1/1] ...") {
+            break;
+        }
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let _ = child.wait();
+    area.assert_clean();
+    let said = said.expect("the estimate before the first file system");
+    assert!(
+        said.contains("20,000 files") && said.contains("at least 1.1 hours"),
+        "{said}"
+    );
+}
