@@ -102,6 +102,19 @@ pub fn test_cache_absorbed(c: &ConfigurationResult, t: &TestResult) -> bool {
         .is_some_and(|w| cache_absorbed(c, w))
 }
 
+/// Had configuration `c` no device counters (a `no-device-counters` warning on it: fusefat
+/// mounts no block device)? Then whether the page cache absorbed its writes cannot be
+/// checked: it is ranked, with a note saying so.
+pub fn cache_unchecked(doc: &crate::model::ResultDoc, c: &ConfigurationResult) -> bool {
+    let prefix = format!("{}: ", c.label);
+    doc.warnings.iter().any(|w| {
+        w.code == crate::model::WarningCode::NoDeviceCounters
+            && w.test
+                .as_deref()
+                .is_some_and(|t| t == c.label || t.starts_with(&prefix))
+    })
+}
+
 /// Is a higher value of `metric` better (contract: `*_per_s`, `iops` up; `*_ns`, `*_s` down)?
 pub fn higher_is_better(metric: &str) -> bool {
     metric == "iops" || metric.ends_with("_per_s")

@@ -4,12 +4,12 @@
 
 use std::collections::BTreeMap;
 
-use crate::analysis::matrix::test_cache_absorbed;
+use crate::analysis::matrix::{cache_unchecked, test_cache_absorbed};
 use crate::model::{ResultDoc, Summary, TestResult};
 use crate::report::blocks::{Block, TableBlock, summary_table};
 use crate::report::charts::{latency_curves, tick_fmt};
 use crate::report::heatmap::heat_map;
-use crate::report::matrix_table::{CACHE_ABSORBED_CELL, cache_absorbed_note};
+use crate::report::matrix_table::{CACHE_ABSORBED_CELL, cache_absorbed_note, cache_unchecked_note};
 use crate::report::metrics::{Better, direction, fmt_mean_ci, fmt_value, label, primary_metric};
 use crate::report::svg::{Bar, bar_chart};
 use crate::units::{fmt_size_exact, parse_size};
@@ -200,6 +200,18 @@ fn rankings(doc: &ResultDoc, out: &mut Vec<Block>) {
             first_numeric: 2,
             numeric_end: None,
         }));
+        let unchecked: Vec<&str> = ranked
+            .iter()
+            .filter(|(l, _)| {
+                doc.configurations
+                    .iter()
+                    .any(|c| c.label == *l && cache_unchecked(doc, c))
+            })
+            .map(|r| r.0)
+            .collect();
+        if let Some(n) = cache_unchecked_note(&unchecked) {
+            out.push(Block::Para(n.trim_end().to_string()));
+        }
         if !apart.is_empty() {
             let labels: Vec<&str> = apart.iter().map(|a| a.0).collect();
             out.push(Block::Para(

@@ -4,7 +4,9 @@
 
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 
-use crate::analysis::matrix::{WORKLOAD_PARAM, cache_absorbed, headline, higher_is_better};
+use crate::analysis::matrix::{
+    WORKLOAD_PARAM, cache_absorbed, cache_unchecked, headline, higher_is_better,
+};
 use crate::model::matrix::ConfigurationResult;
 use crate::model::{ResultDoc, TestResult};
 use crate::stats::summary::median;
@@ -330,7 +332,26 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
         let labels: Vec<&str> = apart.iter().map(|r| r.c.label.as_str()).collect();
         out.push_str(&cache_absorbed_note(&labels, !ranked.is_empty()));
     }
+    let unchecked: Vec<&str> = ranked
+        .iter()
+        .filter(|r| cache_unchecked(doc, r.c))
+        .map(|r| r.c.label.as_str())
+        .collect();
+    if let Some(n) = cache_unchecked_note(&unchecked) {
+        out.push_str(&n);
+    }
     out
+}
+
+/// The ranked configurations without device counters: whether the cache absorbed their
+/// writes is not known.
+pub fn cache_unchecked_note(labels: &[&str]) -> Option<String> {
+    (!labels.is_empty()).then(|| {
+        format!(
+            "unchecked: {}: no device counters (see the no-device-counters warnings), so whether the page cache absorbed the writes cannot be told; ranked as measured.\n",
+            labels.join(", ")
+        )
+    })
 }
 
 /// The relative-speed cell of a configuration whose figures the page cache absorbed.
@@ -737,6 +758,16 @@ mod tests {
             out.contains("compares only the configurations measured"),
             "{out}"
         );
+        assert!(!out.contains("unchecked"), "{out}");
+        // fusefat mounts no block device: xfs ranked as measured, with a note.
+        doc.warnings.push(crate::model::Warning {
+            code: crate::model::WarningCode::NoDeviceCounters,
+            message: "no block device".into(),
+            test: Some("xfs".into()),
+        });
+        let out = render_ranking(&doc, "run:x");
+        assert!(out.contains("2.00× slower"), "{out}");
+        assert!(out.contains("unchecked: xfs: no device counters"), "{out}");
         // Every configuration absorbed: none is ranked, none is "1.00".
         doc.configurations.retain(|c| c.label == "exfat");
         let mut vfat = doc.configurations[0].clone();
