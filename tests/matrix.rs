@@ -483,6 +483,9 @@ fn an_allowed_device_is_formatted_for_every_run() {
         assert_eq!(c.cluster_bytes_actual, Some(4096));
         assert_eq!(c.runs.len(), 2);
         assert_eq!(c.size_bytes, Some(128 << 20));
+        // No image was made (its time was a few µs: "0" in the "image ms" column).
+        assert!(c.runs.iter().all(|r| r.image_ns == 0), "{:?}", c.runs);
+        assert!(c.runs.iter().all(|r| r.mkfs_ns > 0), "{:?}", c.runs);
     }
     // Torn down: the device is no longer mounted, and is still attached (ours to detach).
     assert!(iolab::cli::checks::device_in_use(&lo.device).is_none());
@@ -692,4 +695,160 @@ fn cluster_study_reproduces_table_1_layout() {
                 .any(|t| t.params.get("phase").map(String::as_str) == Some("big"))
         );
     }
+}
+
+/// mount.exfat-fuse writes the loop device through the page cache although the test asked
+/// for direct I/O: 64 MiB written over an 8 MiB file reach the device as about 8 MiB. exfat
+/// then ranked first and ext4 "N× slower"; now exfat is listed after the ranking, not
+/// ranked, with the reason, and the JSON names the absorbed test. Size-based (io-size), so
+/// no speed enters: the device sees at most the file and its metadata, far below half of
+/// what was written.
+#[test]
+fn a_configuration_whose_writes_the_cache_absorbed_is_not_ranked() {
+    let test = "a_configuration_whose_writes_the_cache_absorbed_is_not_ranked";
+    if !can_run(test) || !common::tool_or_skip(test, "mount.exfat-fuse", "exfat-fuse") {
+        return;
+    }
+    let _g = EXCLUSIVE.read().unwrap();
+    let area = Area::new();
+    let args = area.args(&[
+        "--fs",
+        "ext4,exfat",
+        "--image-size",
+        "128M",
+        "--workload",
+        "run:rw=write:bs=1M:size=8M:io-size=64M:ramp=0:repeat=1",
+        "--repeat",
+        "1",
+    ]);
+    let out = bin().args(&args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    area.assert_clean();
+    let doc = area.result();
+    let exfat = &doc.configurations[1];
+    if exfat.status == "skipped" {
+        return common::skip(test, exfat.reason.as_deref().unwrap_or(""));
+    }
+    assert_eq!(exfat.workloads[0].cache_absorbed, ["SEQ1M Q1T1 write"]);
+    assert!(doc.configurations[0].workloads[0].cache_absorbed.is_empty());
+    let line = |l: &str| {
+        stdout
+            .lines()
+            .find(|x| x.contains(&format!("┆ {l} ")))
+            .unwrap_or_else(|| panic!("no {l} row: {stdout}"))
+            .to_string()
+    };
+    assert!(line("ext4").contains("1.00"), "{stdout}");
+    assert!(
+        line("exfat").contains("not ranked: cache-absorbed"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("slower"), "{stdout}");
+    assert!(
+        stdout.contains("not ranked: exfat: the page cache took the writes"),
+        "{stdout}"
+    );
+}
+
+/// ntfs-3g never shows its own options in /proc/self/mountinfo: `big_writes` and
+/// `windows_names` got a `mount-options-unchecked` warning on every mount. Now only the
+/// option it does not know is named.
+#[test]
+fn options_ntfs_3g_takes_without_showing_them_are_not_named() {
+    let test = "options_ntfs_3g_takes_without_showing_them_are_not_named";
+    if !can_run(test) || !common::tool_or_skip(test, "ntfs-3g", "ntfs-3g") {
+        return;
+    }
+    let area = Area::new();
+    let args = area.args(&[
+        "--fs",
+        "ntfs",
+        "--mount-opts",
+        "big_writes,windows_names;big_writes,iolab_no_such_option",
+        "--image-size",
+        "64M",
+        "--setup-only",
+        "--repeat",
+        "1",
+    ]);
+    let out = bin().args(&args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    area.assert_clean();
+    let doc = area.result();
+    if doc.configurations[0].status == "skipped" {
+        return common::skip(test, doc.configurations[0].reason.as_deref().unwrap_or(""));
+    }
+    let w: Vec<_> = doc
+        .warnings
+        .iter()
+        .filter(|w| w.code.as_str() == "mount-options-unchecked")
+        .collect();
+    assert_eq!(w.len(), 1, "{:?}", doc.warnings);
+    assert_eq!(
+        w[0].test.as_deref(),
+        Some("ntfs big_writes,iolab_no_such_option")
+    );
+    assert!(
+        w[0].message.contains("do not show iolab_no_such_option"),
+        "{}",
+        w[0].message
+    );
+}
+
+/// `--study cluster --fs fat32` through fusefat would run for hours (about 5 files/s in a
+/// directory of a few hundred, 20,000 files a run) without a word: the estimate is said
+/// before the first file system is made. The run is stopped as soon as it is said.
+#[test]
+fn a_cluster_study_through_fusefat_is_estimated_up_front() {
+    let test = "a_cluster_study_through_fusefat_is_estimated_up_front";
+    if !can_run(test) || !common::tool_or_skip(test, "fusefat", "fusefat") {
+        return;
+    }
+    let _g = EXCLUSIVE.read().unwrap();
+    let area = Area::new();
+    let args = area.args(&[
+        "--study",
+        "cluster",
+        "--fs",
+        "fat32",
+        "--cluster",
+        "4K",
+        "--image-size",
+        "260M",
+        "--repeat",
+        "1",
+    ]);
+    let mut child = bin()
+        .args(&args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut said = None;
+    for line in std::io::BufRead::lines(std::io::BufReader::new(stderr)) {
+        let line = line.unwrap();
+        if line.contains("through fusefat") {
+            said = Some(line);
+            break;
+        }
+        if line.contains("[1/1] ...") {
+            break;
+        }
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let _ = child.wait();
+    area.assert_clean();
+    let said = said.expect("the estimate before the first file system");
+    assert!(
+        said.contains("20,000 files") && said.contains("at least 1.1 hours"),
+        "{said}"
+    );
 }

@@ -316,3 +316,29 @@ fn the_current_unit_is_the_cluster_made() {
         assert_eq!(r.current_unit_bytes, Some(unit), "{fs_type}");
     }
 }
+
+/// A scan on a FUSE file system said `now on fuseblk` (ntfs-3g, mount.exfat-fuse) or
+/// `fuse.fusefat`: it names the file system as the rest of iolab does (ntfs, exfat, vfat),
+/// in the JSON and on the terminal.
+#[test]
+fn a_fuse_file_system_is_named_as_iolab_names_it() {
+    let test = "a_fuse_file_system_is_named_as_iolab_names_it";
+    for (fs_type, mkfs, rules, name) in [
+        ("ntfs", &["-c", "4096"][..], "ntfs-3g", "ntfs"),
+        ("exfat", &["-c", "4096"][..], "exfat", "exfat"),
+        ("fat32", &["-s", "8"][..], "fat32", "vfat"),
+    ] {
+        let Some(fs) = scratch_or_skip(test, fs_type, 320 << 20, mkfs, "") else {
+            continue;
+        };
+        let dir = fs.path().join("d");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("f"), vec![1u8; 5000]).unwrap();
+        let r = slack_json(&[dir.to_str().unwrap(), "--fs", rules]);
+        assert_eq!(r.current_fs.as_deref(), Some(name), "{fs_type}");
+        let out = common::iolab(&["slack", dir.to_str().unwrap(), "--fs", rules, "--no-save"]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains(&format!("now on {name} (")), "{stdout}");
+        assert!(!stdout.contains("fuse"), "{stdout}");
+    }
+}

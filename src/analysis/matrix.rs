@@ -83,6 +83,38 @@ impl Gathered {
     }
 }
 
+/// Did the page cache absorb the writes of `workload` on configuration `c` (a
+/// `cache-absorbed` warning for any of its tests, in any run)? Then none of the workload's
+/// figures there measure the file system on the device: a FUSE helper (ntfs-3g,
+/// mount.exfat-fuse, fusefat) writes the loop device through the page cache although the
+/// test asked for direct I/O, and reads then come back from that cache too. Such a
+/// configuration is shown apart from the ranking, never ranked above one that was measured.
+pub fn cache_absorbed(c: &ConfigurationResult, workload: &str) -> bool {
+    c.workloads
+        .iter()
+        .any(|o| o.workload == workload && !o.cache_absorbed.is_empty())
+}
+
+/// `cache_absorbed` for the workload that produced test `t` of configuration `c`.
+pub fn test_cache_absorbed(c: &ConfigurationResult, t: &TestResult) -> bool {
+    t.params
+        .get(WORKLOAD_PARAM)
+        .is_some_and(|w| cache_absorbed(c, w))
+}
+
+/// Had configuration `c` no device counters (a `no-device-counters` warning on it: fusefat
+/// mounts no block device)? Then whether the page cache absorbed its writes cannot be
+/// checked: it is ranked, with a note saying so.
+pub fn cache_unchecked(doc: &crate::model::ResultDoc, c: &ConfigurationResult) -> bool {
+    let prefix = format!("{}: ", c.label);
+    doc.warnings.iter().any(|w| {
+        w.code == crate::model::WarningCode::NoDeviceCounters
+            && w.test
+                .as_deref()
+                .is_some_and(|t| t == c.label || t.starts_with(&prefix))
+    })
+}
+
 /// Is a higher value of `metric` better (contract: `*_per_s`, `iops` up; `*_ns`, `*_s` down)?
 pub fn higher_is_better(metric: &str) -> bool {
     metric == "iops" || metric.ends_with("_per_s")

@@ -81,7 +81,12 @@ impl Family for SlackFamily<'_> {
         };
         let mut result = crate::analysis::slack::compute(&inv, &self.rules, model, kind, &path);
         if kind == "dir" {
-            result.current_fs = Some(doc.environment.fs_type.clone()).filter(|f| !f.is_empty());
+            // As iolab names it: `ntfs`, `exfat`, `vfat` for a FUSE mount the kernel calls
+            // `fuseblk` or `fuse.fusefat`.
+            result.current_fs = crate::sysinfo::mounts::mount_of(&path)
+                .map(|m| crate::fs::detect::fs_name(&m))
+                .or_else(|| Some(doc.environment.fs_type.clone()))
+                .filter(|f| !f.is_empty());
             // The cluster, not statvfs's block size: ext4 bigalloc says 4 KiB for 16 KiB
             // clusters, fusefat 1 KiB for any.
             result.current_unit_bytes = crate::workload::files::sizes::alloc_unit(&path);

@@ -16,6 +16,35 @@ pub fn kernel_has(fs_type: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// The file system of a mount as iolab names it (the type table's canonical name: `ntfs`,
+/// `exfat`, `vfat`), where the kernel names only the FUSE mount: `fuseblk` (ntfs-3g,
+/// mount.exfat-fuse on a block device) is named by the device's signature (blkid, else the
+/// udev database, which needs no root); `fuse.fusefat`, `fuse.ntfs-3g`, `fuse.exfat` by
+/// their helper. Any other type is returned as it is (`ext4`); so is `fuseblk` when its
+/// device cannot be identified.
+pub fn fs_name(m: &crate::sysinfo::mounts::MountInfo) -> String {
+    let canonical = |t: &str| crate::fs::types::lookup(t).map(|f| f.name.to_string());
+    let named = match m.fs_type.as_str() {
+        "fuseblk" => crate::fs::facts::fs_signature(std::path::Path::new(&m.source))
+            .or_else(|| udev_fs_type(&m.dev))
+            .and_then(|sig| canonical(&sig)),
+        "fuse.fusefat" => Some("vfat".to_string()),
+        "fuse.ntfs-3g" | "fuse.lowntfs-3g" => Some("ntfs".to_string()),
+        "fuse.exfat" | "fuse.exfat-fuse" => Some("exfat".to_string()),
+        _ => None,
+    };
+    named.unwrap_or_else(|| m.fs_type.clone())
+}
+
+/// The file-system type udev's probe recorded for block device `major:minor`.
+fn udev_fs_type(majmin: &str) -> Option<String> {
+    let db = std::fs::read_to_string(format!("/run/udev/data/b{majmin}")).ok()?;
+    db.lines()
+        .find_map(|l| l.strip_prefix("E:ID_FS_TYPE="))
+        .filter(|t| !t.is_empty())
+        .map(str::to_string)
+}
+
 /// How a type will be mounted here.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MountMethod {

@@ -123,7 +123,10 @@ impl<'a> FsInstance<'a> {
                     d
                 }
             };
-            inst.timings.image_ns = ns(t0);
+            // No image on a device: its time stays 0, shown as `-` (it was a few µs, "0 ms").
+            if inst.image.is_some() {
+                inst.timings.image_ns = ns(t0);
+            }
             inst.device = Some(device.clone());
             let t1 = Instant::now();
             mkfs::format(spec.fs, spec.unit, &device).map_err(step("mkfs"))?;

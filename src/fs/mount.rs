@@ -98,6 +98,66 @@ pub fn unshown_options(asked: &str, shown: &str) -> Vec<String> {
         .collect()
 }
 
+/// Options a FUSE helper takes and acts on without their ever showing in
+/// /proc/self/mountinfo (the helper keeps them to itself; the kernel sees only the FUSE
+/// mount's own options): asked for, their absence there says nothing. From each helper's
+/// manual page, less the options that do show (checked on a loop device: ntfs-3g shows
+/// `ro`, `noatime`/`relatime`, `allow_other` and `max_read`; mount.exfat-fuse shows `ro`
+/// but mounts `noatime` as `relatime`, so `noatime` is not listed).
+fn unshown_by_design(helper: &str) -> &'static [&'static str] {
+    match helper {
+        // `man ntfs-3g` (ntfs-3g 2022.10.3), OPTIONS; `debug` and `no_detach` keep the
+        // helper in the foreground and are left out, and so is `ignore_case` (lowntfs-3g only).
+        "ntfs-3g" => &[
+            "acl",
+            "big_writes",
+            "compression",
+            "delay_mtime",
+            "dmask",
+            "efs_raw",
+            "fmask",
+            "force",
+            "gid",
+            "hide_dot_files",
+            "hide_hid_files",
+            "inherit",
+            "locale",
+            "no_def_opts",
+            "nocompression",
+            "norecover",
+            "permissions",
+            "posix_nlink",
+            "recover",
+            "remove_hiberfile",
+            "show_sys_files",
+            "silent",
+            "special_files",
+            "streams_interface",
+            "uid",
+            "umask",
+            "user_xattr",
+            "usermapping",
+            "windows_names",
+        ],
+        // `man mount.exfat-fuse`, FILE SYSTEM OPTIONS.
+        "mount.exfat-fuse" => &["dmask", "fmask", "gid", "uid", "umask"],
+        // `man fusefat`, FUSEFAT options.
+        "fusefat" => &["rw+"],
+        _ => &[],
+    }
+}
+
+/// The options of `asked` that FUSE `helper` may have dropped without a word: those the
+/// mount's options `shown` do not name, less those the helper is known to take without ever
+/// showing them (`unshown_by_design`). An option the helper does not know stays named.
+pub fn unchecked_options(helper: &str, asked: &str, shown: &str) -> Vec<String> {
+    let quiet = unshown_by_design(helper);
+    unshown_options(asked, shown)
+        .into_iter()
+        .filter(|o| !quiet.contains(&o.split('=').next().unwrap_or(o)))
+        .collect()
+}
+
 /// The mount on exactly `dir`, if any (mountinfo shows canonical paths).
 pub fn mount_at(dir: &Path) -> Option<crate::sysinfo::mounts::MountInfo> {
     let canon = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
@@ -182,6 +242,36 @@ mod tests {
         );
         assert!(unshown_options("compress=zstd", "rw,relatime,compress=zstd:3").is_empty());
         assert!(unshown_options("", shown).is_empty());
+    }
+
+    /// ntfs-3g shows none of `big_writes`, `windows_names`, `uid=`: they are its own and
+    /// were named as possibly dropped on every mount; an option it does not know still is.
+    #[test]
+    fn options_a_helper_never_shows_are_not_named() {
+        let shown = "rw,noatime,user_id=0,group_id=0,default_permissions,allow_other,blksize=4096";
+        assert!(
+            unchecked_options(
+                "ntfs-3g",
+                "noatime,big_writes,windows_names,uid=1000,umask=022",
+                shown
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            unchecked_options("ntfs-3g", "big_writes,bogus=1,iolab_no_such_option", shown),
+            ["bogus=1", "iolab_no_such_option"]
+        );
+        // mount.exfat-fuse drops noatime (it mounts relatime): still named; its uid= is not.
+        let exfat = "rw,nosuid,nodev,relatime,user_id=0,group_id=0,allow_other,blksize=4096";
+        assert_eq!(
+            unchecked_options("mount.exfat-fuse", "noatime,uid=0", exfat),
+            ["noatime"]
+        );
+        // One helper's list does not excuse another's.
+        assert_eq!(
+            unchecked_options("mount.exfat-fuse", "big_writes", exfat),
+            ["big_writes"]
+        );
     }
 
     #[test]

@@ -101,4 +101,11 @@ pub struct WorkloadOutcome {
     /// Names of its tests in `ConfigurationResult.tests`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tests: Vec<String>,
+    /// Its tests whose writes the page cache absorbed on this configuration (a
+    /// `cache-absorbed` warning in some run: the device saw less than half of what they
+    /// wrote). Non-empty: the workload's figures here measure memory (a FUSE helper writes
+    /// the loop device through the page cache although direct I/O was asked), so the
+    /// ranking lists the configuration apart instead of ranking it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cache_absorbed: Vec<String>,
 }

@@ -4,10 +4,12 @@
 
 use std::collections::BTreeMap;
 
+use crate::analysis::matrix::{cache_unchecked, test_cache_absorbed};
 use crate::model::{ResultDoc, Summary, TestResult};
 use crate::report::blocks::{Block, TableBlock, summary_table};
 use crate::report::charts::{latency_curves, tick_fmt};
 use crate::report::heatmap::heat_map;
+use crate::report::matrix_table::{CACHE_ABSORBED_CELL, cache_absorbed_note, cache_unchecked_note};
 use crate::report::metrics::{Better, direction, fmt_mean_ci, fmt_value, label, primary_metric};
 use crate::report::svg::{Bar, bar_chart};
 use crate::units::{fmt_size_exact, parse_size};
@@ -82,14 +84,18 @@ fn configurations_table(doc: &ResultDoc) -> TableBlock {
 /// For every test run on two or more configurations: the configurations ranked by the
 /// test's headline metric, best first, with the gap to the best.
 fn rankings(doc: &ResultDoc, out: &mut Vec<Block>) {
-    let mut by_name: BTreeMap<&str, Vec<(&str, &TestResult)>> = BTreeMap::new();
+    // (configuration, test, whether the page cache absorbed its workload's writes there)
+    let mut by_name: BTreeMap<&str, Vec<(&str, &TestResult, bool)>> = BTreeMap::new();
     let mut order: Vec<&str> = Vec::new();
     for c in &doc.configurations {
         for t in &c.tests {
             if !by_name.contains_key(t.name.as_str()) {
                 order.push(&t.name);
             }
-            by_name.entry(&t.name).or_default().push((&c.label, t));
+            by_name
+                .entry(&t.name)
+                .or_default()
+                .push((&c.label, t, test_cache_absorbed(c, t)));
         }
     }
     let mut first = true;
@@ -98,18 +104,29 @@ fn rankings(doc: &ResultDoc, out: &mut Vec<Block>) {
         let Some(metric) = primary_metric(entries[0].1) else {
             continue;
         };
-        let mut ranked: Vec<(&str, &Summary)> = entries
+        let measured: Vec<(&str, &Summary, bool)> = entries
             .iter()
-            .filter_map(|(c, t)| Some((*c, t.summary.get(&metric).filter(|s| s.n > 0)?)))
+            .filter_map(|(c, t, a)| Some((*c, t.summary.get(&metric).filter(|s| s.n > 0)?, *a)))
             .collect();
-        if ranked.len() < 2 {
+        if measured.len() < 2 {
             continue;
         }
         let better = direction(&metric);
-        ranked.sort_by(|a, b| match better {
-            Better::Higher => b.1.mean.total_cmp(&a.1.mean),
-            Better::Lower => a.1.mean.total_cmp(&b.1.mean),
-        });
+        let sorted = |absorbed: bool| {
+            let mut v: Vec<(&str, &Summary)> = measured
+                .iter()
+                .filter(|m| m.2 == absorbed)
+                .map(|m| (m.0, m.1))
+                .collect();
+            v.sort_by(|a, b| match better {
+                Better::Higher => b.1.mean.total_cmp(&a.1.mean),
+                Better::Lower => a.1.mean.total_cmp(&b.1.mean),
+            });
+            v
+        };
+        // Ranked: the configurations measured on the device; apart, after them: those whose
+        // figures the page cache absorbed (never "best").
+        let (ranked, apart) = (sorted(false), sorted(true));
         if first {
             out.push(Block::Heading(3, "Rankings".into()));
             first = false;
@@ -117,20 +134,31 @@ fn rankings(doc: &ResultDoc, out: &mut Vec<Block>) {
         let title = format!("{name}: {} by configuration", label(&metric));
         let bars: Vec<Bar> = ranked
             .iter()
+            .map(|(c, s)| (c.to_string(), s))
+            .chain(apart.iter().map(|(c, s)| (format!("{c} (cache)"), s)))
             .map(|(c, s)| Bar {
-                label: c.to_string(),
+                label: c,
                 value: s.mean,
                 ci: (s.n >= 2).then_some((s.ci95_low, s.ci95_high)),
                 text: fmt_value(&metric, s.mean),
             })
             .collect();
-        let axis = format!("{} (best first; error bar = 95 % CI)", label(&metric));
+        let axis = if apart.is_empty() {
+            format!("{} (best first; error bar = 95 % CI)", label(&metric))
+        } else {
+            format!(
+                "{} (best first, then \"(cache)\": not ranked, the page cache absorbed the writes; error bar = 95 % CI)",
+                label(&metric)
+            )
+        };
         out.push(Block::Chart {
             svg: bar_chart(&title, &axis, &bars, &*tick_fmt(&metric)),
             caption: title.clone(),
         });
-        let named: Vec<(String, &TestResult)> =
-            entries.iter().map(|(c, t)| (c.to_string(), *t)).collect();
+        let named: Vec<(String, &TestResult)> = entries
+            .iter()
+            .map(|(c, t, _)| (c.to_string(), *t))
+            .collect();
         if let Some(svg) = latency_curves(
             &format!("{name}: latency percentiles by configuration"),
             &named,
@@ -142,31 +170,56 @@ fn rankings(doc: &ResultDoc, out: &mut Vec<Block>) {
                 ),
             });
         }
-        let best = ranked[0].1.mean;
+        let best = ranked.first().map(|r| r.1.mean);
         out.push(Block::Heading(4, title));
+        let rows_ranked = ranked.iter().enumerate().map(|(i, (c, s))| {
+            vec![
+                (i + 1).to_string(),
+                c.to_string(),
+                fmt_mean_ci(&metric, s),
+                match best {
+                    _ if i == 0 => "best".into(),
+                    Some(b) => format!("{:+.1} %", (s.mean / b - 1.0) * 100.0),
+                    None => "-".into(),
+                },
+            ]
+        });
+        let rows_apart = apart.iter().map(|(c, s)| {
+            vec![
+                "-".into(),
+                c.to_string(),
+                fmt_mean_ci(&metric, s),
+                CACHE_ABSORBED_CELL.into(),
+            ]
+        });
         out.push(Block::Table(TableBlock {
             header: ["#", "Configuration", &label(&metric), "vs best"]
                 .map(String::from)
                 .to_vec(),
-            rows: ranked
-                .iter()
-                .enumerate()
-                .map(|(i, (c, s))| {
-                    vec![
-                        (i + 1).to_string(),
-                        c.to_string(),
-                        fmt_mean_ci(&metric, s),
-                        if i == 0 {
-                            "best".into()
-                        } else {
-                            format!("{:+.1} %", (s.mean / best - 1.0) * 100.0)
-                        },
-                    ]
-                })
-                .collect(),
+            rows: rows_ranked.chain(rows_apart).collect(),
             first_numeric: 2,
             numeric_end: None,
         }));
+        let unchecked: Vec<&str> = ranked
+            .iter()
+            .filter(|(l, _)| {
+                doc.configurations
+                    .iter()
+                    .any(|c| c.label == *l && cache_unchecked(doc, c))
+            })
+            .map(|r| r.0)
+            .collect();
+        if let Some(n) = cache_unchecked_note(&unchecked) {
+            out.push(Block::Para(n.trim_end().to_string()));
+        }
+        if !apart.is_empty() {
+            let labels: Vec<&str> = apart.iter().map(|a| a.0).collect();
+            out.push(Block::Para(
+                cache_absorbed_note(&labels, !ranked.is_empty())
+                    .trim_end()
+                    .to_string(),
+            ));
+        }
     }
 }
 
@@ -352,6 +405,64 @@ mod tests {
         assert_eq!(t.header, ["Configuration", "1", "cluster", "4K"]);
         assert_eq!(t.rows[0], ["ntfs 1KiB", "100.0", "200.0", "300.0"]);
         assert_eq!(t.rows[1], ["ntfs 4KiB", "110.0", "220.0", "-"]);
+    }
+
+    /// The report's per-test ranking lists a configuration whose writes the page cache
+    /// absorbed after the measured ones, unnumbered, never "best", with the reason.
+    #[test]
+    fn a_cache_absorbed_configuration_is_not_best() {
+        let config = |label: &str, iops: f64, absorbed: bool| {
+            let mut t = TestResult {
+                name: "RND4K Q1T1 write".into(),
+                family: "block".into(),
+                ..Default::default()
+            };
+            t.params.insert(
+                crate::analysis::matrix::WORKLOAD_PARAM.into(),
+                "run:x".into(),
+            );
+            t.summary
+                .insert("iops".into(), crate::stats::summary::summarize(&[iops]));
+            ConfigurationResult {
+                label: label.into(),
+                status: "ok".into(),
+                tests: vec![t],
+                workloads: vec![crate::model::matrix::WorkloadOutcome {
+                    workload: "run:x".into(),
+                    status: "ok".into(),
+                    cache_absorbed: if absorbed {
+                        vec!["RND4K Q1T1 write".into()]
+                    } else {
+                        vec![]
+                    },
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }
+        };
+        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
+        doc.configurations = vec![
+            config("exfat", 60000.0, true),
+            config("ext4", 8000.0, false),
+            config("xfs", 4000.0, false),
+        ];
+        let mut out = Vec::new();
+        rankings(&doc, &mut out);
+        let table = out
+            .iter()
+            .find_map(|b| match b {
+                Block::Table(t) => Some(t),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(table.rows[0][..2], ["1", "ext4"]);
+        assert_eq!(table.rows[0][3], "best");
+        assert_eq!(table.rows[1][..2], ["2", "xfs"]);
+        assert_eq!(table.rows[1][3], "-50.0 %");
+        assert_eq!(table.rows[2][..2], ["-", "exfat"]);
+        assert_eq!(table.rows[2][3], "not ranked: cache-absorbed");
+        assert!(out.iter().any(|b| matches!(b,
+            Block::Para(p) if p.starts_with("not ranked: exfat: the page cache took the writes"))));
     }
 
     /// A skipped row made no file system: its unit made is "-", not the "default" of a unit

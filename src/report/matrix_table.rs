@@ -4,7 +4,9 @@
 
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 
-use crate::analysis::matrix::{WORKLOAD_PARAM, headline, higher_is_better};
+use crate::analysis::matrix::{
+    WORKLOAD_PARAM, cache_absorbed, cache_unchecked, headline, higher_is_better,
+};
 use crate::model::matrix::ConfigurationResult;
 use crate::model::{ResultDoc, TestResult};
 use crate::stats::summary::median;
@@ -28,11 +30,18 @@ fn fmt_value(metric: &str, v: f64) -> String {
     }
 }
 
+/// The median of the runs' times of a set-up step in ms; `-` when no run timed it: a step
+/// that never happened is 0 ns (no image on `--device`, no mkfs for tmpfs, a run that failed
+/// before it), and a step that ran takes more than that.
 fn ms(ns: &[u64]) -> String {
-    if ns.is_empty() {
+    let v: Vec<f64> = ns
+        .iter()
+        .filter(|&&n| n > 0)
+        .map(|&n| n as f64 / 1e6)
+        .collect();
+    if v.is_empty() {
         return "-".into();
     }
-    let v: Vec<f64> = ns.iter().map(|&n| n as f64 / 1e6).collect();
     format!("{:.0}", median(&v))
 }
 
@@ -167,11 +176,16 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
             }
         }
     }
-    // Best value per test.
+    // Best value per test, over the configurations that are ranked (not those whose figures
+    // the page cache absorbed).
     let best: Vec<Option<(String, f64)>> = names
         .iter()
         .map(|n| {
-            let vals = doc.configurations.iter().filter_map(|c| {
+            let ranked = doc
+                .configurations
+                .iter()
+                .filter(|c| !cache_absorbed(c, workload));
+            let vals = ranked.filter_map(|c| {
                 tests_of(c, workload)
                     .into_iter()
                     .find(|t| &t.name == n)
@@ -193,6 +207,8 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
         spread: Option<f64>,
     }
     let mut ranked: Vec<Row> = Vec::new();
+    // Measured, but what they measured is the page cache: shown, not ranked.
+    let mut apart: Vec<Row> = Vec::new();
     let mut unranked: Vec<(&ConfigurationResult, String)> = Vec::new();
     for c in &doc.configurations {
         let tests = tests_of(c, workload);
@@ -208,24 +224,35 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
             unranked.push((c, format!("{}: {}", c.status, first_line(&why))));
             continue;
         }
+        let absorbed = cache_absorbed(c, workload);
         let mut logs = Vec::new();
         let mut cells = Vec::new();
         let mut spread: Option<f64> = None;
         for (n, b) in names.iter().zip(&best) {
             let t = tests.iter().find(|t| &t.name == n);
-            match (t.and_then(|t| headline(t)), b) {
-                (Some((k, v)), Some((_, bv))) => {
-                    let ratio = if higher_is_better(&k) { bv / v } else { v / bv };
-                    logs.push(ratio.ln());
-                    cells.push(fmt_value(&k, v));
-                    if let Some(s) = t.and_then(|t| t.summary.get(&k))
-                        && s.n >= 2
-                    {
-                        spread = Some(spread.unwrap_or(0.0).max(s.cv));
-                    }
-                }
-                _ => cells.push("-".into()),
+            let Some((k, v)) = t.and_then(|t| headline(t)) else {
+                cells.push("-".into());
+                continue;
+            };
+            cells.push(fmt_value(&k, v));
+            if let Some(s) = t.and_then(|t| t.summary.get(&k))
+                && s.n >= 2
+            {
+                spread = Some(spread.unwrap_or(0.0).max(s.cv));
             }
+            if let Some((_, bv)) = b {
+                let ratio = if higher_is_better(&k) { bv / v } else { v / bv };
+                logs.push(ratio.ln());
+            }
+        }
+        if absorbed && cells.iter().any(|c| c != "-") {
+            apart.push(Row {
+                c,
+                score: f64::NAN,
+                cells,
+                spread,
+            });
+            continue;
         }
         if logs.is_empty() {
             unranked.push((c, "no headline metric".into()));
@@ -252,8 +279,12 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
     }
     header.extend(["spread", "relative"]);
     let mut t = table(header);
-    for (i, r) in ranked.iter().enumerate() {
-        let mut row = vec![Cell::new(i + 1), Cell::new(&r.c.label)];
+    let numbered = ranked
+        .iter()
+        .enumerate()
+        .map(|(i, r)| ((i + 1).to_string(), r));
+    for (rank, r) in numbered.chain(apart.iter().map(|r| ("-".to_string(), r))) {
+        let mut row = vec![Cell::new(rank), Cell::new(&r.c.label)];
         if per_test {
             row.extend(
                 r.cells
@@ -266,7 +297,11 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
                 .map(|s| format!("±{:.1}%", s * 100.0))
                 .unwrap_or_else(|| "-".into()),
         ));
-        row.push(Cell::new(relative_text(r.score)));
+        row.push(Cell::new(if r.score.is_nan() {
+            CACHE_ABSORBED_CELL.to_string()
+        } else {
+            relative_text(r.score)
+        }));
         t.add_row(row);
     }
     for (c, why) in &unranked {
@@ -292,7 +327,51 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
             names.len()
         )
     };
-    format!("Ranking for {workload}{basis}\n{t}\n")
+    let mut out = format!("Ranking for {workload}{basis}\n{t}\n");
+    if !apart.is_empty() {
+        let labels: Vec<&str> = apart.iter().map(|r| r.c.label.as_str()).collect();
+        out.push_str(&cache_absorbed_note(&labels, !ranked.is_empty()));
+    }
+    let unchecked: Vec<&str> = ranked
+        .iter()
+        .filter(|r| cache_unchecked(doc, r.c))
+        .map(|r| r.c.label.as_str())
+        .collect();
+    if let Some(n) = cache_unchecked_note(&unchecked) {
+        out.push_str(&n);
+    }
+    out
+}
+
+/// The ranked configurations without device counters: whether the cache absorbed their
+/// writes is not known.
+pub fn cache_unchecked_note(labels: &[&str]) -> Option<String> {
+    (!labels.is_empty()).then(|| {
+        format!(
+            "unchecked: {}: no device counters (see the no-device-counters warnings), so whether the page cache absorbed the writes cannot be told; ranked as measured.\n",
+            labels.join(", ")
+        )
+    })
+}
+
+/// The relative-speed cell of a configuration whose figures the page cache absorbed.
+pub const CACHE_ABSORBED_CELL: &str = "not ranked: cache-absorbed";
+
+/// Why `labels` are listed below the ranking instead of in it.
+pub fn cache_absorbed_note(labels: &[&str], others_ranked: bool) -> String {
+    let (them, measure) = if labels.len() == 1 {
+        (labels[0].to_string(), "its figures measure")
+    } else {
+        (labels.join(", "), "their figures measure")
+    };
+    let ranked = if others_ranked {
+        "; the ranking compares only the configurations measured on the device"
+    } else {
+        ""
+    };
+    format!(
+        "not ranked: {them}: the page cache took the writes (see the cache-absorbed warnings; a FUSE helper writes its device through the page cache although direct I/O was asked, and reads come back from that cache), so {measure} memory, not the file system on the device{ranked}.\n"
+    )
 }
 
 /// A configuration x column grid of one workload's tests: the tests `is_cell` picks, in
@@ -630,6 +709,99 @@ mod tests {
         assert!(out.contains("1.37× slower"), "{out}");
         assert!(out.contains("skipped: mkfs.f2fs is not installed"), "{out}");
         assert_eq!(relative_text(1.0), "1.00");
+    }
+
+    /// exfat through mount.exfat-fuse measured the page cache (1 GiB written, 16 MiB reached
+    /// the loop device) and ranked first, ext4 "3.29× slower": a configuration whose writes
+    /// the cache absorbed is listed after the ranking, unnumbered, with the reason.
+    #[test]
+    fn a_cache_absorbed_configuration_is_not_ranked() {
+        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
+        let mut exfat = cfg("exfat", &[5000.0, 5000.0]);
+        exfat.workloads.push(crate::model::matrix::WorkloadOutcome {
+            workload: "run:x".into(),
+            status: "ok".into(),
+            tests: vec!["RND4K Q1T1 read".into()],
+            cache_absorbed: vec!["RND4K Q1T1 read".into()],
+            ..Default::default()
+        });
+        doc.configurations = vec![
+            exfat,
+            cfg("ext4", &[1000.0, 1000.0]),
+            cfg("xfs", &[500.0, 500.0]),
+        ];
+        let out = render_ranking(&doc, "run:x");
+        let line = |l: &str| out.lines().find(|x| x.contains(l)).unwrap().to_string();
+        assert!(
+            line("ext4").contains("│ 1 ") && line("ext4").contains("1.00"),
+            "{out}"
+        );
+        assert!(
+            line("xfs").contains("│ 2 ") && line("xfs").contains("2.00× slower"),
+            "{out}"
+        );
+        assert!(line("exfat").contains("│ - "), "{out}");
+        assert!(
+            line("exfat").contains("not ranked: cache-absorbed"),
+            "{out}"
+        );
+        assert!(line("exfat").contains("5,000 IOPS"), "{out}");
+        assert!(
+            out.find("xfs").unwrap() < out.find("┆ exfat").unwrap(),
+            "listed after the ranked rows: {out}"
+        );
+        assert!(
+            out.contains("not ranked: exfat: the page cache took the writes"),
+            "{out}"
+        );
+        assert!(
+            out.contains("compares only the configurations measured"),
+            "{out}"
+        );
+        assert!(!out.contains("unchecked"), "{out}");
+        // fusefat mounts no block device: xfs ranked as measured, with a note.
+        doc.warnings.push(crate::model::Warning {
+            code: crate::model::WarningCode::NoDeviceCounters,
+            message: "no block device".into(),
+            test: Some("xfs".into()),
+        });
+        let out = render_ranking(&doc, "run:x");
+        assert!(out.contains("2.00× slower"), "{out}");
+        assert!(out.contains("unchecked: xfs: no device counters"), "{out}");
+        // Every configuration absorbed: none is ranked, none is "1.00".
+        doc.configurations.retain(|c| c.label == "exfat");
+        let mut vfat = doc.configurations[0].clone();
+        vfat.label = "vfat".into();
+        doc.configurations.push(vfat);
+        let out = render_ranking(&doc, "run:x");
+        assert!(!out.contains("1.00") && !out.contains("│ 1 "), "{out}");
+        assert!(out.contains("not ranked: exfat, vfat:"), "{out}");
+        assert!(!out.contains("compares only"), "{out}");
+    }
+
+    /// `--device` makes no image: its "image ms" is `-`, not `0` (nor is a step of a run that
+    /// never got to it a 0 in the median).
+    #[test]
+    fn a_step_that_never_ran_is_a_dash() {
+        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
+        let mut c = cfg("ext4", &[1000.0]);
+        let run = |image_ns, mkfs_ns| crate::model::matrix::ConfigRun {
+            run: 1,
+            image_ns,
+            mkfs_ns,
+            mount_ns: 3_000_000,
+            umount_ns: 4_000_000,
+            ..Default::default()
+        };
+        c.runs = vec![run(0, 20_000_000), run(0, 0), run(0, 24_000_000)];
+        doc.configurations = vec![c];
+        let out = render_configurations(&doc);
+        let row = out.lines().find(|l| l.contains("ext4")).unwrap();
+        let cells: Vec<&str> = row.split('┆').map(str::trim).collect();
+        // configuration, mount, unit asked, unit made, image, mkfs, mount, umount+detach
+        assert_eq!(cells[4], "-", "{out}");
+        assert_eq!(cells[5], "22", "median of the runs that made one: {out}");
+        assert_eq!(cells[6], "3", "{out}");
     }
 
     /// Skipped and failed rows measure nothing: said once, with every reason; one measured

@@ -377,6 +377,21 @@ pub fn plan(a: &MatrixArgs) -> Result<Plan, UsageError> {
             .map(|s| resolve_ref(s))
             .collect::<Result<Vec<_>, _>>()?
     };
+    // fusefat makes files at a few per second: a cluster study there runs for hours.
+    if a.study == Some(Study::Cluster) && !a.setup_only {
+        let slow: Vec<String> = configs
+            .iter()
+            .filter(|c| c.method == Ok(MountMethod::Fuse("fusefat")))
+            .map(|c| c.label.clone())
+            .collect();
+        if !slow.is_empty() {
+            notes.push(super::study::fusefat_cluster_note(
+                a.full,
+                repeat.max_runs(),
+                &slow,
+            ));
+        }
+    }
     let age = age_plan(a, size)?;
     // Nothing this machine can make (any file system without root): refused before anything
     // is created. It made a work directory, printed a table of skipped rows, saved a result

@@ -28,6 +28,37 @@ pub fn cluster_reference(full: bool, size: u64) -> String {
     )
 }
 
+/// Files fusefat creates per second in one directory once it holds a few hundred (4.8/s
+/// from the 200th to the 400th empty file here; 25/s for the first 200): it searches the
+/// whole directory for every new name, so each file costs more than the one before.
+const FUSEFAT_FILES_PER_S: f64 = 5.0;
+
+/// The files `--study cluster` creates on one configuration's fresh file system: every size,
+/// every portion of every pass.
+pub fn cluster_study_files(full: bool) -> u64 {
+    let (n, portions, passes) = if full { FULL_COUNTS } else { QUICK_COUNTS };
+    CLUSTER_SIZES.split(',').count() as u64 * n * portions * passes
+}
+
+/// The note for `--study cluster` on configurations mounted through fusefat (`labels`):
+/// a lower bound of the create phase alone, made with the rate at a few hundred files (the
+/// study's directories hold thousands, where fusefat is slower still).
+pub fn fusefat_cluster_note(full: bool, runs: u32, labels: &[String]) -> String {
+    let files = cluster_study_files(full);
+    let secs = files as f64 / FUSEFAT_FILES_PER_S * runs.max(1) as f64;
+    let took = if secs >= 2.0 * 86_400.0 {
+        format!("{:.0} days", secs / 86_400.0)
+    } else {
+        format!("{:.1} hours", secs / 3_600.0)
+    };
+    format!(
+        "study cluster on FAT32 through fusefat ({}): fusefat creates about {FUSEFAT_FILES_PER_S:.0} files/s in a directory of a few hundred, fewer as it grows, so the {} files of each run's create phase alone take at least {took} per configuration over {} run(s); leave fat32 out of --fs to avoid it",
+        labels.join(", "),
+        crate::units::fmt_thousands(files as f64),
+        runs.max(1)
+    )
+}
+
 /// The twelve-file-system copy test's media mix (about 2.03 GB) copied to the file system:
 /// the data set and its copy must fit the image, so it is scaled to 40 % of the image each
 /// (never above 1).
@@ -96,6 +127,25 @@ mod tests {
             "{full}"
         );
         assert!(full.contains("big=2048M"), "{full}");
+    }
+
+    /// fusefat makes about 5 files/s in a directory of 500: the quick study's 20,000 files
+    /// take over an hour per configuration and run, the full one's 32 million months.
+    #[test]
+    fn fusefat_cluster_study_is_estimated_in_hours() {
+        assert_eq!(cluster_study_files(false), 20_000);
+        assert_eq!(cluster_study_files(true), 32_000_000);
+        let quick = fusefat_cluster_note(false, 3, &["vfat 4KiB".into()]);
+        assert!(
+            quick.contains("(vfat 4KiB)") && quick.contains("20,000 files"),
+            "{quick}"
+        );
+        assert!(
+            quick.contains("at least 3.3 hours per configuration over 3 run(s)"),
+            "{quick}"
+        );
+        let full = fusefat_cluster_note(true, 1, &["vfat".into()]);
+        assert!(full.contains("at least 74 days"), "{full}");
     }
 
     #[test]
