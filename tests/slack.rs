@@ -342,3 +342,20 @@ fn a_fuse_file_system_is_named_as_iolab_names_it() {
         assert!(!stdout.contains("fuse"), "{stdout}");
     }
 }
+
+/// fusefat's mount names no device ("fusefat"): its daemon's command line does. Without it
+/// a FAT32 target had no device counters (no write amplification, no check of whether the
+/// page cache absorbed the writes, and the matrix ranked it unchecked).
+#[test]
+fn a_fusefat_mount_has_its_loop_device() {
+    let test = "a_fusefat_mount_has_its_loop_device";
+    let Some(fs) = scratch_or_skip(test, "fat32", 320 << 20, &["-s", "8"], "") else {
+        return;
+    };
+    let (name, _) = iolab::sysinfo::block_device_of(fs.path())
+        .unwrap_or_else(|| panic!("no block device under {}", fs.path().display()));
+    assert!(name.starts_with("loop"), "{name}");
+    let out = common::iolab(&["info", fs.path().to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(&format!("/dev/{name} (")), "{stdout}");
+}

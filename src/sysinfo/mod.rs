@@ -37,6 +37,14 @@ pub fn block_device_of(path: &Path) -> Option<(String, PathBuf)> {
         if m.source.starts_with("/dev/") {
             return block_device_of(Path::new(&m.source));
         }
+        // A FUSE file system whose mount names no device (fusefat): the device its daemon
+        // serves, from the daemon's command line. Without it, a FAT32 row of the matrix had
+        // no device counters, so nothing could tell whether the page cache absorbed it.
+        if let Some(daemon) = m.fs_type.strip_prefix("fuse.")
+            && let Some(dev) = mounts::fuse_daemon_device(daemon, &m.mount_point)
+        {
+            return block_device_of(&dev);
+        }
         return None;
     }
     let link = PathBuf::from(format!("/sys/dev/block/{maj}:{min}"));

@@ -1,5 +1,6 @@
 //! `/proc/self/mountinfo`: which mount holds a path, with its type and options.
 
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -99,6 +100,41 @@ pub fn mounts_of_device(maj_min: &str) -> Vec<MountInfo> {
         .into_iter()
         .filter(|m| m.dev == maj_min)
         .collect()
+}
+
+/// The device the FUSE daemon `daemon` serves on `mount_point`: the argument before the
+/// mount point on the command line of that program (`fusefat -o rw+ /dev/loop3 /mnt`).
+pub fn fuse_daemon_device(daemon: &str, mount_point: &Path) -> Option<PathBuf> {
+    let want = mount_point.as_os_str().as_encoded_bytes();
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        if !e
+            .file_name()
+            .as_encoded_bytes()
+            .iter()
+            .all(u8::is_ascii_digit)
+        {
+            continue;
+        }
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<&[u8]> = cmd.split(|&b| b == 0).collect();
+        let program = args[0].rsplit(|&b| b == b'/').next().unwrap_or_default();
+        if program != daemon.as_bytes() {
+            continue;
+        }
+        let Some(i) = args.iter().position(|a| {
+            *a == want
+                || std::fs::canonicalize(std::ffi::OsStr::from_bytes(a))
+                    .is_ok_and(|c| c.as_os_str().as_encoded_bytes() == want)
+        }) else {
+            continue;
+        };
+        if i >= 2 && args[i - 1].starts_with(b"/dev/") {
+            return Some(PathBuf::from(std::ffi::OsStr::from_bytes(args[i - 1])));
+        }
+    }
+    None
 }
 
 #[cfg(test)]

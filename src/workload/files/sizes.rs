@@ -2,7 +2,6 @@
 //! the target's allocation unit (`cluster`, `cluster+1`, `2cluster`, `cluster-1`), and how
 //! the allocation unit is found (statvfs; the ext4 superblock for bigalloc clusters).
 
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::UsageError;
@@ -145,50 +144,15 @@ pub fn alloc_unit(dir: &Path) -> Option<u64> {
         let dev = if m.source.starts_with("/dev/") {
             Some(PathBuf::from(&m.source))
         } else {
-            m.fs_type
-                .strip_prefix("fuse.")
-                .and_then(|daemon| fuse_daemon_device(daemon, &m.mount_point))
+            m.fs_type.strip_prefix("fuse.").and_then(|daemon| {
+                crate::sysinfo::mounts::fuse_daemon_device(daemon, &m.mount_point)
+            })
         };
         if let Some(c) = dev.and_then(|d| crate::fs::mkfs::boot_sector_cluster(&d)) {
             return Some(c);
         }
     }
     Some(unit)
-}
-
-/// The device the FUSE daemon `daemon` serves on `mount_point`: the argument before the
-/// mount point on the command line of that program (`fusefat -o rw+ /dev/loop3 /mnt`).
-fn fuse_daemon_device(daemon: &str, mount_point: &Path) -> Option<PathBuf> {
-    let want = mount_point.as_os_str().as_encoded_bytes();
-    for e in std::fs::read_dir("/proc").ok()?.flatten() {
-        if !e
-            .file_name()
-            .as_encoded_bytes()
-            .iter()
-            .all(u8::is_ascii_digit)
-        {
-            continue;
-        }
-        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
-            continue;
-        };
-        let args: Vec<&[u8]> = cmd.split(|&b| b == 0).collect();
-        let program = args[0].rsplit(|&b| b == b'/').next().unwrap_or_default();
-        if program != daemon.as_bytes() {
-            continue;
-        }
-        let Some(i) = args.iter().position(|a| {
-            *a == want
-                || std::fs::canonicalize(std::ffi::OsStr::from_bytes(a))
-                    .is_ok_and(|c| c.as_os_str().as_encoded_bytes() == want)
-        }) else {
-            continue;
-        };
-        if i >= 2 && args[i - 1].starts_with(b"/dev/") {
-            return Some(PathBuf::from(std::ffi::OsStr::from_bytes(args[i - 1])));
-        }
-    }
-    None
 }
 
 /// Cluster size from an ext2/3/4 superblock (`s_log_cluster_size` when bigalloc is on).
