@@ -25,12 +25,13 @@ fn stop_tears_everything_down(test: &str, sig: nix::sys::signal::Signal, code: i
     area.assert_clean();
     let doc = area.result();
     assert_eq!(doc.status, "interrupted");
-    assert_eq!(doc.configurations[0].status, "failed");
+    // Interrupted, not failed: nothing went wrong on the file system (it said "failed").
+    assert_eq!(doc.configurations[0].status, "interrupted");
     let why = doc.configurations[0].reason.clone().unwrap_or_default();
     assert!(why.contains(sig.as_str()), "{why}");
     // The stopped workload and the configuration's progress line say so, not "ok".
     let w = &doc.configurations[0].workloads[0];
-    assert_eq!(w.status, "failed", "{w:?}");
+    assert_eq!(w.status, "interrupted", "{w:?}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("ext4 [1/3] done in") && !err.contains("s: ok"),

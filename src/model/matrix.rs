@@ -19,7 +19,7 @@ pub struct ConfigurationResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_bytes_actual: Option<u64>,
     pub mount_options: String,
-    /// `ok`, `skipped` or `failed`.
+    /// `ok`, `skipped`, `failed`, or `interrupted` (the configuration a stop came in).
     pub status: String,
     /// Why it was skipped or how it failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -94,7 +94,7 @@ pub struct DfSample {
 pub struct WorkloadOutcome {
     /// The workload's label (`run:preset=real:duration=1s`).
     pub workload: String,
-    /// `ok` or `failed`.
+    /// `ok`, `failed`, or `interrupted` (stopped by a signal).
     pub status: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,

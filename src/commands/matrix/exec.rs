@@ -149,8 +149,9 @@ impl Exec<'_> {
             );
             let cfg = &mut doc.configurations[idx];
             if let RunEnd::Interrupted(e) = &outcome {
-                // Before the progress line, which otherwise said "ok" for a stopped run.
-                cfg.status = "failed".into();
+                // Before the progress line, which otherwise said "ok" for a stopped run. Not
+                // "failed": nothing went wrong on this file system, the run was stopped.
+                cfg.status = "interrupted".into();
                 cfg.reason = Some(format!("{e:#}"));
             }
             gathered.finish(cfg);
@@ -365,7 +366,7 @@ impl Exec<'_> {
                 }
                 Err(e) if is_interrupt(&e) || self.ctx.stop.is_set() => {
                     let o = outcome_of(p.cfg, &label);
-                    o.status = "failed".into();
+                    o.status = "interrupted".into();
                     o.error = Some(format!("{e:#}"));
                     return Err(e);
                 }
