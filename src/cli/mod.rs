@@ -270,6 +270,11 @@ pub struct OutputArgs {
     /// Print the result model (JSON) to stdout instead of the table.
     #[arg(long)]
     pub json: bool,
+
+    /// No progress on stderr (no bar, no "iolab: TEST ..." lines); the table or the JSON,
+    /// warnings, errors and the "results:" line still print.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 impl OutputArgs {

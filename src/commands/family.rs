@@ -55,9 +55,12 @@ impl<'a> Output<'a> {
         }
     }
 
-    /// As `--json`, `--output` and `--no-save` say.
+    /// As `--json`, `--output`, `--no-save` and `--quiet` say.
     pub fn of(out: &'a OutputArgs) -> Output<'a> {
-        Output::to(out.json, out.dir())
+        Output {
+            quiet: out.quiet,
+            ..Output::to(out.json, out.dir())
+        }
     }
 }
 

@@ -274,7 +274,7 @@ pub fn execute(args: &SaturateArgs, argv: Vec<String>) -> Result<i32> {
         offsets: offsets.into(),
     };
     if rank == 0 {
-        crate::report::saturate::show_plan(&p.cfg);
+        crate::report::saturate::show_plan(&p.cfg, args.out.quiet);
     }
     let (outcome, timing) = saturate_with_hooks(&p.cfg, &ctx, &mut doc, &p.sink, Some(&hooks));
     drop(hooks);

@@ -1,0 +1,152 @@
+//! One tool, one grammar: a flag learned on one subcommand means the same on every other
+//! (the output flags of every measuring command, the targets, the tips of usage errors),
+//! and what the help and the completions list is what the commands take.
+
+mod common;
+
+use common::*;
+
+/// The measuring subcommands as typed (`trace run`, not `trace`).
+const MEASURING: &[&[&str]] = &[
+    &["run"],
+    &["saturate"],
+    &["sustain"],
+    &["files"],
+    &["copy"],
+    &["trace", "run"],
+    &["trace", "replay"],
+    &["matrix"],
+    &["slack"],
+    &["age"],
+];
+
+/// `-q`/`--quiet` was a flag of `age` and `copy` only: `iolab run -q` was "unexpected
+/// argument '-q'". Every measuring command takes it now, with the other output flags.
+#[test]
+fn every_measuring_command_takes_the_same_output_flags() {
+    for cmd in MEASURING {
+        let mut args = cmd.to_vec();
+        args.push("--help");
+        let o = iolab(&args);
+        assert!(o.status.success(), "{cmd:?}: {}", stderr(&o));
+        let help = stdout(&o);
+        for flag in ["-q, --quiet", "--json", "--no-save", "--output <DIR>"] {
+            assert!(
+                help.contains(flag),
+                "iolab {cmd:?} --help lacks {flag}:\n{help}"
+            );
+        }
+    }
+}
+
+/// The progress lines a run prints on stderr without a terminal: `iolab: LABEL ...` when a
+/// task starts and `iolab: LABEL done in …` when it ends; saturate's plan (`estimated time`).
+fn progress_lines(err: &str) -> Vec<&str> {
+    err.lines()
+        .filter(|l| l.ends_with(" ...") || l.contains(" done in ") || l.contains("estimated time"))
+        .collect()
+}
+
+/// `--quiet` silences the progress of every measuring command, and only that: the table
+/// still prints. Small size-based or tiny runs (the null engine where the command has one),
+/// so the test does not depend on the disk's speed.
+#[test]
+fn quiet_silences_the_progress_of_every_measuring_command() {
+    let dir = tempdir();
+    let t = s(dir.path());
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+    let runs: &[&[&str]] = &[
+        &[
+            "run",
+            "-t",
+            t,
+            "--engine",
+            "null",
+            "--size",
+            "4M",
+            "--preset",
+            "real",
+            "--repeat",
+            "1",
+            "--io-size",
+            "1M",
+            "--ramp",
+            "0s",
+        ],
+        &[
+            "files",
+            "-t",
+            t,
+            "--sizes",
+            "1K",
+            "--files-per-portion",
+            "5",
+            "--portions",
+            "2",
+            "--passes",
+            "1",
+            "--repeat",
+            "1",
+        ],
+        &[
+            "copy",
+            "-t",
+            t,
+            "--dataset",
+            "media-mix",
+            "--scale",
+            "0.001",
+            "--repeat",
+            "1",
+        ],
+        &[
+            "trace", "run", "office", "-t", t, "--scale", "0.01", "--repeat", "1",
+        ],
+        &["sustain", t, "--size", "8M", "--engine", "sync"],
+        &[
+            "saturate",
+            "-t",
+            t,
+            "--size",
+            "8M",
+            "--rw",
+            "randread",
+            "--max-depth",
+            "1",
+            "--step-duration",
+            "50ms",
+            "--ramp",
+            "0s",
+            "--allow-buffered",
+        ],
+        &["slack", src],
+    ];
+    for args in runs {
+        let mut loud = args.to_vec();
+        loud.push("--no-save");
+        let o = iolab(&loud);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        assert!(
+            !progress_lines(&stderr(&o)).is_empty() || args[0] == "slack",
+            "{args:?}: no progress lines to silence in the first place: {}",
+            stderr(&o)
+        );
+        for q in ["-q", "--quiet"] {
+            let mut quiet = loud.clone();
+            quiet.push(q);
+            let o = iolab(&quiet);
+            assert!(o.status.success(), "{quiet:?}: {}", stderr(&o));
+            let err = stderr(&o);
+            assert!(
+                progress_lines(&err).is_empty(),
+                "{quiet:?} printed progress: {err}"
+            );
+            assert!(!stdout(&o).trim().is_empty(), "{quiet:?}: no table");
+        }
+    }
+    assert!(
+        names(dir.path()).is_empty(),
+        "left behind: {:?}",
+        names(dir.path())
+    );
+}
