@@ -150,3 +150,43 @@ fn quiet_silences_the_progress_of_every_measuring_command() {
         names(dir.path())
     );
 }
+
+/// `iolab slack DIR --json` interrupted printed nothing at all on stdout (every other
+/// command prints its document, status `interrupted`): a script's `> scan.json` was empty.
+/// The scan of `/` (one file system) is interrupted once the run has started (the hidden
+/// progress stream's `start` event), so the signal finds the scan under way; a root file
+/// system scanned in less time than that is a loud skip.
+#[test]
+fn slack_json_prints_the_document_also_when_interrupted() {
+    use std::process::Stdio;
+    let dir = tempdir();
+    let events = dir.path().join("events.jsonl");
+    let child = bin()
+        .args(["slack", "/", "-x", "--json", "--no-save", "--progress-json"])
+        .arg(&events)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = wait_until(std::time::Duration::from_secs(60), || {
+        std::fs::read_to_string(&events).is_ok_and(|e| e.contains("\"start\""))
+    });
+    assert!(started, "slack never started");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let o = child.wait_with_output().unwrap();
+    if o.status.code() == Some(0) {
+        skip(
+            "slack_json_prints_the_document_also_when_interrupted",
+            "the scan of / ended before the signal",
+        );
+        return;
+    }
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let doc = json(&o);
+    assert_eq!(doc["status"], "interrupted", "{doc}");
+    assert_eq!(doc["command"], "slack");
+}

@@ -70,7 +70,8 @@ pub trait Family {
     const NAME: &'static str;
     /// The "results: PATH" line also follows JSON output (saturate's does).
     const RESULTS_LINE_WITH_JSON: bool = false;
-    /// The output is printed also after a failure or an interrupt (slack prints nothing then).
+    /// The table is printed also after a failure or an interrupt (slack prints none then).
+    /// `--json` prints the document whatever happened: its `status` and `error` say it.
     const OUTPUT_ON_ERROR: bool = true;
 
     /// The target, JSON or table, the result directory, quiet, seed.
@@ -194,7 +195,7 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
         );
     }
     saved?;
-    if outcome.is_ok() || F::OUTPUT_ON_ERROR {
+    if outcome.is_ok() || F::OUTPUT_ON_ERROR || json {
         if json {
             crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
         } else {
