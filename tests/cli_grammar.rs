@@ -190,3 +190,40 @@ fn slack_json_prints_the_document_also_when_interrupted() {
     assert_eq!(doc["status"], "interrupted", "{doc}");
     assert_eq!(doc["command"], "slack");
 }
+
+/// A value means one thing on every command. `iolab saturate --rw readwrite` (or `rw`) was
+/// an alias of its random `mixed` sweep while `iolab run --rw readwrite` is one sequential
+/// mixed stream; `--rw randrw` got clap's tip "a similar value exists: 'randwrite'" (a
+/// write-only sweep). Each is refused (exit 2) with what saturate runs instead.
+#[test]
+fn saturate_refuses_the_patterns_of_iolab_run_and_says_what_it_runs() {
+    let dir = tempdir();
+    let t = s(dir.path());
+    for (value, needle) in [
+        ("readwrite", "iolab run's sequential mixed stream"),
+        ("rw", "iolab run's sequential mixed stream"),
+        ("randread,rw", "iolab run's sequential mixed stream"),
+        ("randrw", "--rw mixed"),
+        ("read", "random I/O only"),
+        ("write", "random I/O only"),
+    ] {
+        let o = iolab(&["saturate", "-t", t, "--rw", value, "--no-save"]);
+        assert_usage(&o, needle);
+        let err = stderr(&o);
+        assert!(!err.contains("similar value"), "{value}: {err}");
+        assert!(
+            err.ends_with("see 'iolab saturate --help'\n"),
+            "{value}: {err}"
+        );
+    }
+    assert!(
+        names(dir.path()).is_empty(),
+        "left behind: {:?}",
+        names(dir.path())
+    );
+    // The sweep names themselves are still taken (the help lists them).
+    let help = stdout(&iolab(&["saturate", "--help"]));
+    for v in ["randread", "randwrite", "mixed"] {
+        assert!(help.contains(&format!("- {v}:")), "{help}");
+    }
+}
