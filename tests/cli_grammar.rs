@@ -227,3 +227,36 @@ fn saturate_refuses_the_patterns_of_iolab_run_and_says_what_it_runs() {
         assert!(help.contains(&format!("- {v}:")), "{help}");
     }
 }
+
+/// `-t/--target` names the target of every command that has one: `iolab slack -t DIR` and
+/// `iolab info -t PATH` were "unexpected argument '-t'" with clap's tip "to pass '-t' as a
+/// value, use '-- -t'" (which would have scanned a directory named `-t`), though `sustain`
+/// and `age` say their positional target is "also taken as -t/--target, as the other
+/// commands take it".
+#[test]
+fn slack_and_info_take_their_target_as_t_too() {
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+    for flag in ["-t", "--target"] {
+        let by_flag = json_ok(&iolab(&["slack", flag, src, "--json", "--no-save"]));
+        let by_pos = json_ok(&iolab(&["slack", src, "--json", "--no-save"]));
+        assert_eq!(by_flag["slack"]["path"], src, "slack {flag}: {by_flag}");
+        assert_eq!(
+            by_flag["slack"]["scan"]["files"], by_pos["slack"]["scan"]["files"],
+            "slack {flag}: {by_flag}"
+        );
+        assert!(
+            by_flag["slack"]["scan"]["files"].as_u64().unwrap() > 0,
+            "{by_flag}"
+        );
+
+        let by_flag = json_ok(&iolab(&["info", flag, src, "--json", "--no-smart"]));
+        assert_eq!(by_flag["path"], src, "info {flag}: {by_flag}");
+    }
+    // Both at once is one target too many, as for sustain and age.
+    assert_usage(
+        &iolab(&["slack", "-t", src, src, "--no-save"]),
+        "cannot be used with",
+    );
+    assert_usage(&iolab(&["info", "-t", src, src]), "cannot be used with");
+    assert_usage(&iolab(&["sustain", "-t", src, src]), "cannot be used with");
+}

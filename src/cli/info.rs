@@ -8,9 +8,19 @@ use clap::Args;
 #[derive(Debug, Clone, Args)]
 pub struct InfoArgs {
     /// A path on a file system (file or directory), a device node (/dev/sda1) or a kernel
-    /// device name (sda, nvme0n1, loop3).
+    /// device name (sda, nvme0n1, loop3). Also taken as -t/--target, as the other commands
+    /// take it.
     #[arg(default_value = ".", value_name = "PATH|DEVICE")]
     pub path: String,
+
+    /// The path or device, as an option (the same as PATH|DEVICE).
+    #[arg(
+        short = 't',
+        long = "target",
+        value_name = "PATH|DEVICE",
+        conflicts_with = "path"
+    )]
+    pub target_flag: Option<String>,
 
     /// Print JSON instead of the table.
     #[arg(long)]
@@ -28,6 +38,13 @@ pub struct InfoArgs {
     /// With --layout: read at most this many files (the first in name order).
     #[arg(long, default_value_t = 200_000, value_name = "N", requires = "layout", value_parser = clap::value_parser!(u64).range(1..))]
     pub layout_limit: u64,
+}
+
+impl InfoArgs {
+    /// The path or device, given as PATH|DEVICE or as -t/--target (default `.`).
+    pub fn target(&self) -> &str {
+        self.target_flag.as_deref().unwrap_or(&self.path)
+    }
 }
 
 /// `iolab endurance`: SSD lifetime from its rated TBW and a daily write volume.
