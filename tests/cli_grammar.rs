@@ -260,3 +260,65 @@ fn slack_and_info_take_their_target_as_t_too() {
     assert_usage(&iolab(&["info", "-t", src, src]), "cannot be used with");
     assert_usage(&iolab(&["sustain", "-t", src, src]), "cannot be used with");
 }
+
+/// Every flag of every (sub)command, with whether it is hidden: (command path, `--long`).
+fn flags(cmd: &clap::Command, path: &str, out: &mut Vec<(String, String, bool)>) {
+    for a in cmd.get_arguments() {
+        if let Some(l) = a.get_long() {
+            out.push((path.to_string(), format!("--{l}"), a.is_hide_set()));
+        }
+    }
+    for sub in cmd.get_subcommands() {
+        flags(sub, &format!("{path} {}", sub.get_name()), out);
+    }
+}
+
+/// The completions offer what --help and the man pages show, not the hidden flags:
+/// `iolab run --<TAB>` listed `--progress-json` (the web console's machine stream) and
+/// `iolab matrix --<TAB>` `--setup-only`. Every shell's script; bash's loads.
+#[test]
+fn completions_offer_the_visible_flags_only() {
+    use clap::CommandFactory;
+    let mut all = Vec::new();
+    flags(&iolab::cli::Cli::command(), "iolab", &mut all);
+    let hidden: Vec<_> = all.iter().filter(|(_, _, h)| *h).collect();
+    assert!(
+        hidden.iter().any(|(_, l, _)| l == "--progress-json"),
+        "the test expects a hidden flag to exist: {hidden:?}"
+    );
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let o = iolab(&["completions", shell]);
+        assert!(o.status.success(), "{shell}: {}", stderr(&o));
+        let text = stdout(&o);
+        for (cmd, long, _) in &hidden {
+            let bare = long.trim_start_matches('-');
+            assert!(
+                !text.contains(bare),
+                "{shell} completions offer the hidden {long} of {cmd}"
+            );
+        }
+        for visible in [
+            "quiet",
+            "allow-destroy",
+            "steadystate-max",
+            "image-dir",
+            "no-history",
+        ] {
+            assert!(
+                text.contains(visible),
+                "{shell} completions lack --{visible}"
+            );
+        }
+    }
+    let o = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source <('{}' completions bash) && complete -p iolab",
+            env!("CARGO_BIN_EXE_iolab")
+        ))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).is_empty(), "bash: {}", stderr(&o));
+    assert!(stdout(&o).contains("-F _iolab iolab"), "{}", stdout(&o));
+}
