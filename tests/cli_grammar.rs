@@ -322,3 +322,41 @@ fn completions_offer_the_visible_flags_only() {
     assert!(stderr(&o).is_empty(), "bash: {}", stderr(&o));
     assert!(stdout(&o).contains("-F _iolab iolab"), "{}", stdout(&o));
 }
+
+/// The help says what the flag does on this command. `iolab matrix --help` described
+/// `--repeat` as "Runs per test" (the shared text of run, files, copy, trace), though a
+/// matrix repeat is a configuration measured again on a freshly made file system; `iolab
+/// sustain --help` offered `--engine null`, which sustain refuses.
+#[test]
+fn help_texts_say_what_the_flag_does_on_this_command() {
+    let help = stdout(&iolab(&["matrix", "--help"]));
+    let repeat = help
+        .split("--repeat <N|auto>")
+        .nth(1)
+        .and_then(|h| h.split("--max-repeat").next())
+        .expect("matrix --help lists --repeat");
+    assert!(repeat.contains("Runs per configuration"), "{repeat}");
+    assert!(repeat.contains("freshly made file system"), "{repeat}");
+    assert!(!repeat.contains("Runs per test"), "{repeat}");
+    // The others keep theirs.
+    assert!(stdout(&iolab(&["run", "--help"])).contains("Runs per test"));
+
+    let help = stdout(&iolab(&["sustain", "--help"]));
+    let engine = help
+        .split("--engine <ENGINE>")
+        .nth(1)
+        .and_then(|h| h.split("--interval").next())
+        .expect("sustain --help lists --engine");
+    assert!(
+        engine.contains("- uring") && engine.contains("- sync"),
+        "{engine}"
+    );
+    assert!(!engine.contains("null"), "{engine}");
+    let dir = tempdir();
+    let o = iolab(&["sustain", s(dir.path()), "--engine", "null", "--no-save"]);
+    assert_usage(&o, "the null engine writes nothing");
+    let o = iolab(&["sustain", s(dir.path()), "--engine", "bogus", "--no-save"]);
+    assert_usage(&o, "(possible values: sync, uring)");
+    // run keeps its null engine.
+    assert!(stdout(&iolab(&["run", "--help"])).contains("- null:"));
+}

@@ -48,6 +48,41 @@ values!(EngineKind {
     Null => "null" "No I/O at all: measures iolab's own overhead",
 });
 
+/// `--engine` of a command that must write (`iolab sustain`): the engines that do. Its help
+/// listed `null` ("No I/O at all: measures iolab's own overhead"), which the command then
+/// refused; `null` still parses, so that the command's check says why it is refused.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WritingEngine;
+
+impl clap::builder::TypedValueParser for WritingEngine {
+    type Value = EngineKind;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<EngineKind, clap::Error> {
+        if value == "null" {
+            return Ok(EngineKind::Null);
+        }
+        // Unknown names are refused listing the writing engines only.
+        let names = self.possible_values().into_iter().flatten();
+        let name = clap::builder::PossibleValuesParser::new(names).parse_ref(cmd, arg, value)?;
+        EngineKind::from_str(&name, false)
+            .map_err(|e| clap::Error::raw(clap::error::ErrorKind::InvalidValue, e))
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(
+            EngineKind::value_variants()
+                .iter()
+                .filter(|e| **e != EngineKind::Null)
+                .filter_map(ValueEnum::to_possible_value),
+        ))
+    }
+}
+
 values!(Rw {
     Read => "read" "",
     Write => "write" "",
