@@ -360,3 +360,51 @@ fn help_texts_say_what_the_flag_does_on_this_command() {
     // run keeps its null engine.
     assert!(stdout(&iolab(&["run", "--help"])).contains("- null:"));
 }
+
+/// The `"IOLAB_…"` string literals in the Rust files under `dir`.
+fn env_names_in(dir: &std::path::Path, out: &mut std::collections::BTreeSet<String>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            env_names_in(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            let text = std::fs::read_to_string(&p).unwrap();
+            for (i, _) in text.match_indices("\"IOLAB_") {
+                let name: String = text[i + 1..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_uppercase() || *c == '_')
+                    .collect();
+                out.insert(name);
+            }
+        }
+    }
+}
+
+/// Every environment variable iolab reads is documented, in the guide's one list: the
+/// docs named `IOLAB_STATE_DIR` only in RELIABILITY.md's table and `NO_COLOR` nowhere.
+#[test]
+fn every_environment_variable_is_in_the_guides_list() {
+    let mut names = std::collections::BTreeSet::new();
+    env_names_in(
+        std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src")),
+        &mut names,
+    );
+    assert!(names.contains("IOLAB_HISTORY"), "{names:?}");
+    let guide =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/GUIDE.md")).unwrap();
+    let list = guide
+        .split("**Environment variables**")
+        .nth(1)
+        .and_then(|g| g.split("\n\n").next())
+        .expect("GUIDE.md has the list of environment variables");
+    for name in names.iter().filter(|n| !n.starts_with("IOLAB_TEST_")) {
+        assert!(
+            list.contains(&format!("`{name}")),
+            "{name} is not in the guide's list"
+        );
+    }
+    assert!(list.contains("`IOLAB_TEST_*`"), "{list}");
+    for other in ["NO_COLOR", "XDG_DATA_HOME"] {
+        assert!(list.contains(other), "{other} is not in the guide's list");
+    }
+}
