@@ -408,3 +408,24 @@ fn every_environment_variable_is_in_the_guides_list() {
         assert!(list.contains(other), "{other} is not in the guide's list");
     }
 }
+
+/// `--json` on a listing prints JSON, as `iolab copy --dataset list --json` does: `iolab
+/// age --list-profiles --json` printed the text table.
+#[test]
+fn listings_print_json_with_json() {
+    let doc = json_ok(&iolab(&["age", "--list-profiles", "--json"]));
+    let names: Vec<&str> = doc
+        .as_array()
+        .expect("an array of profiles")
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["desktop", "media", "source-tree"], "{doc}");
+    assert_eq!(doc[0]["fill"], 0.8, "{doc}");
+    assert!(doc[0]["largest_file_bytes"].as_u64().unwrap() > 0, "{doc}");
+    let doc = json_ok(&iolab(&["copy", "--dataset", "list", "--json"]));
+    assert!(doc.as_array().is_some_and(|a| !a.is_empty()), "{doc}");
+    // Without --json, the table.
+    let o = iolab(&["age", "--list-profiles"]);
+    assert!(stdout(&o).starts_with("desktop "), "{}", stdout(&o));
+}
