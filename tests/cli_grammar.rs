@@ -429,3 +429,55 @@ fn listings_print_json_with_json() {
     let o = iolab(&["age", "--list-profiles"]);
     assert!(stdout(&o).starts_with("desktop "), "{}", stdout(&o));
 }
+
+/// The help of `iolab run --bs/--iodepth/--jobs` showed no default; the defaults it shows
+/// now are the ones a run takes (null engine, size-based: no dependence on the disk).
+#[test]
+fn run_help_shows_the_block_depth_and_jobs_defaults_it_uses() {
+    let help = stdout(&iolab(&["run", "--help"]));
+    for needle in [
+        "[default: a\n          custom test's 4KiB random, 1MiB sequential",
+        "[default: 1 for a custom test; a preset test's own (Q8, Q32, Q1)]",
+        "1\n          for a custom test; a preset test's own (T1, T16)]",
+    ] {
+        let flat = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat(&help).contains(&flat(needle)),
+            "{needle:?} not in:\n{help}"
+        );
+    }
+    let dir = tempdir();
+    let names = |extra: &[&str]| -> Vec<String> {
+        let mut args = vec![
+            "run",
+            "-t",
+            s(dir.path()),
+            "--engine",
+            "null",
+            "--size",
+            "4M",
+            "--repeat",
+            "1",
+            "--io-size",
+            "1M",
+            "--ramp",
+            "0s",
+            "--no-save",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let doc = json_ok(&iolab(&args));
+        doc["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names(&["--rw", "randread"]), ["RND4K Q1T1 read"]);
+    assert_eq!(names(&["--rw", "write"]), ["SEQ1M Q1T1 write"]);
+    assert_eq!(
+        names(&["--preset", "real", "--rw", "read"]),
+        ["SEQ1M Q1T1 read"]
+    );
+}
