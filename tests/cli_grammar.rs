@@ -410,7 +410,7 @@ fn every_environment_variable_is_in_the_guides_list() {
 }
 
 /// `--json` on a listing prints JSON, as `iolab copy --dataset list --json` does: `iolab
-/// age --list-profiles --json` printed the text table.
+/// age --list-profiles --json` printed the text table, `iolab trace list` had no --json.
 #[test]
 fn listings_print_json_with_json() {
     let doc = json_ok(&iolab(&["age", "--list-profiles", "--json"]));
@@ -425,6 +425,17 @@ fn listings_print_json_with_json() {
     assert!(doc[0]["largest_file_bytes"].as_u64().unwrap() > 0, "{doc}");
     let doc = json_ok(&iolab(&["copy", "--dataset", "list", "--json"]));
     assert!(doc.as_array().is_some_and(|a| !a.is_empty()), "{doc}");
+    // `iolab trace list --json` was "unexpected argument '--json'".
+    let doc = json_ok(&iolab(&["trace", "list", "--json"]));
+    let first = &doc.as_array().expect("an array of workloads")[0];
+    assert_eq!(first["name"], "hd-playback", "{doc}");
+    assert!(first["description"].as_str().is_some(), "{doc}");
+    assert!(first.get("toml").is_none(), "{doc}");
+    let doc = json_ok(&iolab(&["trace", "list", "--json", "--verbose"]));
+    assert!(
+        doc[0]["toml"].as_str().is_some_and(|t| !t.is_empty()),
+        "{doc}"
+    );
     // Without --json, the table.
     let o = iolab(&["age", "--list-profiles"]);
     assert!(stdout(&o).starts_with("desktop "), "{}", stdout(&o));
