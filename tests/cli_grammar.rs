@@ -492,3 +492,28 @@ fn run_help_shows_the_block_depth_and_jobs_defaults_it_uses() {
         ["SEQ1M Q1T1 read"]
     );
 }
+
+/// One number, one meaning: `iolab age --fill 0.4` is 40 %, while `iolab endurance --used
+/// 0.4` silently meant 0.4 % (and the output said "0 % used"). A bare number between 0 and
+/// 1 is refused there now with both readings; `0.4%` is taken and shown as 0.4 %.
+#[test]
+fn endurance_used_refuses_a_fraction_and_shows_what_it_took() {
+    let base = ["endurance", "--tbw", "80TB", "--daily", "20GB", "--used"];
+    let with = |v: &str| {
+        let mut a = base.to_vec();
+        a.push(v);
+        iolab(&a)
+    };
+    let o = with("0.4");
+    assert_usage(&o, "write 40 for 40 %, or 0.4% if 0.4 % is meant");
+    let o = with("0.4%");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("0.4 % (--used)"), "{out}");
+    assert!(out.contains("after 0.4 % used"), "{out}");
+    for v in ["40", "40%", "0", "1"] {
+        let o = with(v);
+        assert!(o.status.success(), "--used {v}: {}", stderr(&o));
+    }
+    assert!(stdout(&with("40")).contains("after 40 % used"));
+}

@@ -40,6 +40,21 @@ pub struct InfoArgs {
     pub layout_limit: u64,
 }
 
+/// `--used`: a percentage, `40` or `40%`. A bare number between 0 and 1 is refused: `iolab
+/// age --fill 0.4` and `matrix --age-fill 0.4` take it as 40 %, and `--used 0.4` silently
+/// meant 0.4 % ("after 0 % used" in the output). `0.4%` says that.
+fn used_percent_arg(s: &str) -> Result<f64, String> {
+    let v = crate::units::percent_f64_arg(s)?;
+    if !s.trim().ends_with('%') && v > 0.0 && v < 1.0 {
+        let pct = format!("{:.4}", v * 100.0);
+        let pct = pct.trim_end_matches('0').trim_end_matches('.');
+        return Err(format!(
+            "'{s}' is read as a percentage here (0-100, as SMART's \"Percentage Used\"): write {pct} for {pct} %, or {s}% if {s} % is meant"
+        ));
+    }
+    Ok(v)
+}
+
 impl InfoArgs {
     /// The path or device, given as PATH|DEVICE or as -t/--target (default `.`).
     pub fn target(&self) -> &str {
@@ -74,11 +89,12 @@ pub struct EnduranceArgs {
     #[arg(long, value_name = "FACTOR", allow_hyphen_values = true)]
     pub wa: Option<f64>,
 
-    /// Percentage of the rated endurance already used (0-100).
+    /// Percentage of the rated endurance already used (0-100, as SMART's "Percentage
+    /// Used": 40 or 40%).
     #[arg(
         long,
         value_name = "PERCENT",
-        value_parser = crate::units::percent_f64_arg,
+        value_parser = used_percent_arg,
         conflicts_with = "device",
         allow_hyphen_values = true
     )]
