@@ -517,3 +517,79 @@ fn endurance_used_refuses_a_fraction_and_shows_what_it_took() {
     }
     assert!(stdout(&with("40")).contains("after 40 % used"));
 }
+
+/// With `--json` every measuring command names its result file on stderr (`results:
+/// PATH`), as saturate did alone; stdout holds the document only.
+#[test]
+fn json_runs_name_their_result_file_on_stderr_as_saturate_does() {
+    let dir = tempdir();
+    let t = s(dir.path()).to_string();
+    let out = dir.path().join("results");
+    let o_arg = s(&out).to_string();
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+    let runs: Vec<Vec<&str>> = vec![
+        vec![
+            "run",
+            "-t",
+            &t,
+            "--engine",
+            "null",
+            "--size",
+            "4M",
+            "--preset",
+            "real",
+            "--repeat",
+            "1",
+            "--io-size",
+            "1M",
+            "--ramp",
+            "0s",
+        ],
+        vec![
+            "files",
+            "-t",
+            &t,
+            "--sizes",
+            "1K",
+            "--files-per-portion",
+            "5",
+            "--portions",
+            "1",
+            "--passes",
+            "1",
+            "--repeat",
+            "1",
+        ],
+        vec!["slack", src],
+        vec![
+            "saturate",
+            "-t",
+            &t,
+            "--size",
+            "8M",
+            "--rw",
+            "randread",
+            "--max-depth",
+            "1",
+            "--step-duration",
+            "50ms",
+            "--ramp",
+            "0s",
+            "--allow-buffered",
+        ],
+    ];
+    for mut args in runs {
+        args.extend(["--json", "--output", &o_arg]);
+        let o = iolab(&args);
+        let doc = json_ok(&o);
+        let err = stderr(&o);
+        let line = err
+            .lines()
+            .find_map(|l| l.strip_prefix("results: "))
+            .unwrap_or_else(|| panic!("{args:?}: no results line: {err}"));
+        assert!(line.starts_with(&o_arg), "{args:?}: {line}");
+        let saved: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(line).unwrap()).unwrap();
+        assert_eq!(saved["command"], doc["command"], "{args:?}");
+    }
+}

@@ -51,7 +51,6 @@ struct SaturateFamily {
 
 impl Family for SaturateFamily {
     const NAME: &'static str = "saturate";
-    const RESULTS_LINE_WITH_JSON: bool = true;
 
     // One iolab run per target at a time (another would mix its I/O into this curve).
     fn locks(&self) -> Vec<&Path> {
