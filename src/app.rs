@@ -54,10 +54,35 @@ impl Execute for CompletionsArgs {
     fn execute(&self, _argv: Vec<String>) -> Result<i32> {
         // Into memory first: clap_complete panics on a stdout that went away.
         let mut text = Vec::new();
-        clap_complete::generate(self.shell, &mut Cli::command(), "iolab", &mut text);
+        let mut cmd = without_hidden(&Cli::command());
+        clap_complete::generate(self.shell, &mut cmd, "iolab", &mut text);
         crate::out!("{}", String::from_utf8_lossy(&text));
         Ok(0)
     }
+}
+
+/// `cmd` and its subcommands without their hidden flags and subcommands: clap_complete
+/// offers every argument, hidden or not, so `iolab run --<TAB>` listed `--progress-json`
+/// (the web console's machine stream, described as "hidden because its line format is for
+/// programs") and `iolab matrix --<TAB>` `--setup-only`, which --help and the man pages
+/// leave out.
+fn without_hidden(cmd: &clap::Command) -> clap::Command {
+    // clap takes names as `&'static str`; this runs once, for a process that then exits.
+    let leak = |s: &str| -> &'static str { Box::leak(s.to_string().into_boxed_str()) };
+    let mut out = clap::Command::new(leak(cmd.get_name()))
+        .args(cmd.get_arguments().filter(|a| !a.is_hide_set()).cloned())
+        .subcommands(
+            cmd.get_subcommands()
+                .filter(|c| !c.is_hide_set())
+                .map(without_hidden),
+        );
+    if let Some(about) = cmd.get_about() {
+        out = out.about(about.clone());
+    }
+    if let Some(version) = cmd.get_version() {
+        out = out.version(leak(version));
+    }
+    out.propagate_version(cmd.is_propagate_version_set())
 }
 
 impl Execute for ManArgs {

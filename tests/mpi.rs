@@ -188,6 +188,60 @@ fn two_ranks_mixed_keep_reads_and_writes_apart() {
     assert!(doc.tests[0].summary.contains_key("write_iops"));
 }
 
+/// `--quiet` silences rank 0's progress in a distributed run too (it printed its progress
+/// lines whatever the flag: the distributed path made its own progress mode).
+#[test]
+fn quiet_silences_a_distributed_run() {
+    let Some(target) = ram_target_or_skip("quiet_silences_a_distributed_run") else {
+        return;
+    };
+    let t = target.path().to_str().unwrap();
+    let args = |quiet: bool| {
+        let mut a = vec![
+            "-np",
+            "2",
+            IOLAB,
+            "run",
+            "-t",
+            t,
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--io-size",
+            "64k",
+            "--ramp",
+            "0",
+            "--repeat",
+            "1",
+            "--size",
+            "8M",
+            "--no-save",
+        ];
+        if quiet {
+            a.push("--quiet");
+        }
+        a
+    };
+    let progress = |err: &str| {
+        err.lines()
+            .filter(|l| l.ends_with(" ...") || l.contains(" done in "))
+            .count()
+    };
+    let loud = mpirun(&args(false));
+    assert!(
+        loud.status.success(),
+        "{}",
+        String::from_utf8_lossy(&loud.stderr)
+    );
+    assert!(progress(&String::from_utf8_lossy(&loud.stderr)) > 0);
+    let quiet = mpirun(&args(true));
+    let err = String::from_utf8_lossy(&quiet.stderr);
+    assert!(quiet.status.success(), "{err}");
+    assert_eq!(progress(&err), 0, "{err}");
+    assert!(!quiet.stdout.is_empty());
+}
+
 #[test]
 fn a_subcommand_that_is_not_distributed_refuses_clearly() {
     if !mpirun_or_skip("a_subcommand_that_is_not_distributed_refuses_clearly") {

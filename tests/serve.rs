@@ -463,6 +463,33 @@ fn one_test_per_target_and_the_server_s_ctrl_c_stops_its_tests_cleanly() {
     );
 }
 
+/// SIGTERM and SIGHUP (the terminal or SSH session closing) stop the server as Ctrl-C does:
+/// SIGHUP killed it outright (no "stopped", its tests left to notice their parent gone, its
+/// work directory left in $TMPDIR), while every other command stops cleanly on it.
+#[test]
+fn sigterm_and_sighup_stop_the_server_as_ctrl_c_does() {
+    for sig in [
+        nix::sys::signal::Signal::SIGTERM,
+        nix::sys::signal::Signal::SIGHUP,
+    ] {
+        let mut console = Console::start(&[]);
+        // Serving: a request answers before the signal.
+        let (code, _) = console.authed("GET", "/api/runs", "");
+        assert_eq!(code, 200, "{sig}");
+        assert_eq!(
+            console.stop_with(sig),
+            Some(0),
+            "{sig}: {}",
+            console.stderr()
+        );
+        assert!(
+            console.stderr().contains("iolab serve: stopped"),
+            "{sig}: {}",
+            console.stderr()
+        );
+    }
+}
+
 #[test]
 fn a_killed_server_s_tests_stop_through_the_ctrl_c_path() {
     let mut console = Console::start(&[]);

@@ -183,10 +183,12 @@ pub fn report(
         "never (nothing is written)".into()
     };
     let reach = if i.used_pct > 0.0 {
+        // `--used 0.4%` is 0.4 %, not "0 %" (whole percentages stay whole: SMART's).
+        let used = format!("{:.2}", i.used_pct);
+        let used = used.trim_end_matches('0').trim_end_matches('.');
         format!(
-            "reaches its rated {rated} ({} left after {:.0} % used) in {span}",
+            "reaches its rated {rated} ({} left after {used} % used) in {span}",
             fmt_si(l.remaining_bytes),
-            i.used_pct
         )
     } else {
         format!("reaches its rated {rated} in {span}")

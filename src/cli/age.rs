@@ -68,10 +68,6 @@ pub struct AgeArgs {
     #[arg(long)]
     pub list_profiles: bool,
 
-    /// No progress on stderr.
-    #[arg(long, short)]
-    pub quiet: bool,
-
     #[command(flatten)]
     pub out: OutputArgs,
 }
@@ -160,7 +156,7 @@ impl AgeConfig {
             fs_size: total,
             output: args.out.dir().map(Path::to_path_buf),
             json: args.out.json,
-            quiet: args.quiet,
+            quiet: args.out.quiet,
         })
     }
 }

@@ -104,10 +104,6 @@ pub struct CopyArgs {
     )]
     pub generate: Option<PathBuf>,
 
-    /// No progress output.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
-
     #[command(flatten)]
     pub out: super::OutputArgs,
 }
@@ -215,7 +211,7 @@ impl CopyConfig {
         let mut c = CopyConfig::for_target(s, &a.target)?;
         c.output = a.out.dir().map(Path::to_path_buf);
         c.json = a.out.json;
-        c.quiet = a.quiet;
+        c.quiet = a.out.quiet;
         Ok(c)
     }
 

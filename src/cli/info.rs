@@ -8,9 +8,19 @@ use clap::Args;
 #[derive(Debug, Clone, Args)]
 pub struct InfoArgs {
     /// A path on a file system (file or directory), a device node (/dev/sda1) or a kernel
-    /// device name (sda, nvme0n1, loop3).
+    /// device name (sda, nvme0n1, loop3). Also taken as -t/--target, as the other commands
+    /// take it.
     #[arg(default_value = ".", value_name = "PATH|DEVICE")]
     pub path: String,
+
+    /// The path or device, as an option (the same as PATH|DEVICE).
+    #[arg(
+        short = 't',
+        long = "target",
+        value_name = "PATH|DEVICE",
+        conflicts_with = "path"
+    )]
+    pub target_flag: Option<String>,
 
     /// Print JSON instead of the table.
     #[arg(long)]
@@ -28,6 +38,28 @@ pub struct InfoArgs {
     /// With --layout: read at most this many files (the first in name order).
     #[arg(long, default_value_t = 200_000, value_name = "N", requires = "layout", value_parser = clap::value_parser!(u64).range(1..))]
     pub layout_limit: u64,
+}
+
+/// `--used`: a percentage, `40` or `40%`. A bare number between 0 and 1 is refused: `iolab
+/// age --fill 0.4` and `matrix --age-fill 0.4` take it as 40 %, and `--used 0.4` silently
+/// meant 0.4 % ("after 0 % used" in the output). `0.4%` says that.
+fn used_percent_arg(s: &str) -> Result<f64, String> {
+    let v = crate::units::percent_f64_arg(s)?;
+    if !s.trim().ends_with('%') && v > 0.0 && v < 1.0 {
+        let pct = format!("{:.4}", v * 100.0);
+        let pct = pct.trim_end_matches('0').trim_end_matches('.');
+        return Err(format!(
+            "'{s}' is read as a percentage here (0-100, as SMART's \"Percentage Used\"): write {pct} for {pct} %, or {s}% if {s} % is meant"
+        ));
+    }
+    Ok(v)
+}
+
+impl InfoArgs {
+    /// The path or device, given as PATH|DEVICE or as -t/--target (default `.`).
+    pub fn target(&self) -> &str {
+        self.target_flag.as_deref().unwrap_or(&self.path)
+    }
 }
 
 /// `iolab endurance`: SSD lifetime from its rated TBW and a daily write volume.
@@ -57,11 +89,12 @@ pub struct EnduranceArgs {
     #[arg(long, value_name = "FACTOR", allow_hyphen_values = true)]
     pub wa: Option<f64>,
 
-    /// Percentage of the rated endurance already used (0-100).
+    /// Percentage of the rated endurance already used (0-100, as SMART's "Percentage
+    /// Used": 40 or 40%).
     #[arg(
         long,
         value_name = "PERCENT",
-        value_parser = crate::units::percent_f64_arg,
+        value_parser = used_percent_arg,
         conflicts_with = "device",
         allow_hyphen_values = true
     )]

@@ -20,7 +20,12 @@ pub enum Study {
     LinuxFs,
 }
 
+// The shared --repeat says "runs per test"; here a run is a configuration measured on a
+// freshly made file system (a doc comment on the flattened field reaches no help).
 #[derive(Debug, Clone, Args)]
+#[command(mut_arg("repeat", |a| a.help(
+    "Runs per configuration, each on a freshly made file system (mkfs again): a number, or `auto` to add runs until the 95 % confidence interval of the mean is within --target-ci [default: 3]. A workload's own repeat= runs that many times within each"
+)))]
 pub struct MatrixArgs {
     /// File systems, comma-separated: ext2, ext3, ext4, xfs, btrfs, f2fs, jfs, nilfs2,
     /// reiserfs, vfat (fat32), exfat, ntfs, hfsplus, tmpfs; `all` = every known type.
@@ -53,7 +58,6 @@ pub struct MatrixArgs {
     #[arg(long)]
     pub full: bool,
 
-    /// Runs per configuration (--repeat), each on a freshly made file system.
     #[command(flatten)]
     pub repeat: super::run::RepeatArgs,
 

@@ -239,12 +239,20 @@ pub fn one_line_error(rendered: &str, command: &str) -> String {
         if line.is_empty() || line.starts_with("For more information") {
             continue;
         }
+        // "tip: to pass '--duration' as a value, use '-- --duration'": on a command with a
+        // positional path, clap offers to take a flag it does not know as the path (a
+        // directory named `--duration`). The flag was meant; the grammar tip below says
+        // what this command calls it.
+        if line.starts_with("tip: to pass '-") {
+            continue;
+        }
         let line = line
             .strip_prefix('[')
             .and_then(|l| l.strip_suffix(']'))
             .unwrap_or(line);
         details.push(line.to_string());
     }
+    details.extend(grammar_tip(&first, command));
     let mut out = if details.is_empty() {
         first
     } else if first.ends_with(':') {
@@ -254,6 +262,62 @@ pub fn one_line_error(rendered: &str, command: &str) -> String {
     };
     out.push_str(&format!("; see '{command} --help'"));
     out
+}
+
+/// What a flag or word learned on one subcommand is called on `command`, when clap's
+/// error is "unexpected argument 'ARG' found" and clap found nothing similar: a path
+/// given as a word to a command that takes its target as `-t` (`iolab run /mnt`), or a
+/// flag that is named differently here (`iolab sustain --duration`: `--time`).
+fn grammar_tip(first: &str, command: &str) -> Option<String> {
+    let arg = first
+        .strip_prefix("error: unexpected argument '")?
+        .strip_suffix("' found")?;
+    /// (command, flag typed, what this command takes instead).
+    const RENAMED: &[(&str, &str, &str)] = &[
+        (
+            "iolab sustain",
+            "--duration",
+            "iolab sustain writes its span; --time stops the first pass earlier",
+        ),
+        (
+            "iolab run",
+            "--time",
+            "the measured time of each run is --duration",
+        ),
+        (
+            "iolab age",
+            "--duration",
+            "iolab age stops at --fill and --churn, not after a time",
+        ),
+        (
+            "iolab matrix",
+            "--target",
+            "the matrix makes its own file systems: --image-dir DIR for their images, or --device DEVICE",
+        ),
+        (
+            "iolab matrix",
+            "-t",
+            "the matrix makes its own file systems: --image-dir DIR for their images, or --device DEVICE",
+        ),
+        ("iolab matrix", "--keep", "--keep-image keeps the images"),
+    ];
+    if let Some((_, _, tip)) = RENAMED
+        .iter()
+        .find(|(c, flag, _)| *c == command && *flag == arg)
+    {
+        return Some(format!("tip: {tip}"));
+    }
+    if arg.starts_with('-') {
+        return None;
+    }
+    // A word where no positional is taken: the target, given without -t.
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    for name in command.split(' ').skip(1) {
+        cmd = cmd.find_subcommand(name)?.clone();
+    }
+    let takes_target = cmd.get_arguments().any(|a| a.get_long() == Some("target"));
+    takes_target.then(|| format!("tip: the target is given as -t {arg}"))
 }
 
 /// Where and how results are written (shared by every measuring subcommand).
@@ -270,6 +334,11 @@ pub struct OutputArgs {
     /// Print the result model (JSON) to stdout instead of the table.
     #[arg(long)]
     pub json: bool,
+
+    /// No progress on stderr (no bar, no "iolab: TEST ..." lines); the table or the JSON,
+    /// warnings, errors and the "results:" line still print.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 impl OutputArgs {
@@ -334,6 +403,50 @@ mod tests {
                 assert!(line.contains(n), "{args:?}: {line:?} lacks {n:?}");
             }
         }
+    }
+
+    /// A flag or word learned on another subcommand gets what this one calls it, not
+    /// clap's tip to pass the flag as a path (`-- --duration`).
+    #[test]
+    fn flags_of_other_commands_get_this_commands_name_not_a_dash_dash_tip() {
+        let cases: &[(&[&str], &str, &str)] = &[
+            (
+                &["iolab", "sustain", "/mnt", "--duration", "10m"],
+                "iolab sustain",
+                "--time stops the first pass earlier",
+            ),
+            (
+                &["iolab", "run", "--time", "5s"],
+                "iolab run",
+                "the measured time of each run is --duration",
+            ),
+            (
+                &["iolab", "matrix", "-t", "/mnt"],
+                "iolab matrix",
+                "--image-dir DIR",
+            ),
+            (
+                &["iolab", "run", "/mnt"],
+                "iolab run",
+                "tip: the target is given as -t /mnt",
+            ),
+            (
+                &["iolab", "trace", "run", "office", "/mnt"],
+                "iolab trace run",
+                "tip: the target is given as -t /mnt",
+            ),
+        ];
+        for (args, command, needle) in cases {
+            let line = folded(args, command);
+            assert!(line.contains(needle), "{args:?}: {line:?} lacks {needle:?}");
+            assert!(!line.contains("use '-- "), "{args:?}: {line:?}");
+        }
+        // An unknown flag on a command with a positional path: no tip to pass it as one.
+        let line = folded(&["iolab", "age", "/mnt", "--bogus"], "iolab age");
+        assert!(!line.contains("tip"), "{line:?}");
+        // A word on a command without a target gets no target tip.
+        let line = folded(&["iolab", "history", "list", "x"], "iolab history list");
+        assert!(!line.contains("target"), "{line:?}");
     }
 
     #[test]

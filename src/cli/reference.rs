@@ -169,7 +169,7 @@ mod tests {
         .unwrap();
         assert!(a.shared_dir && a.nice && !a.drop_caches);
         let (a, _) = copy(&params("copy:preserve=true:verify=true:quiet=true")).unwrap();
-        assert!(a.preserve && a.verify && a.quiet);
+        assert!(a.preserve && a.verify && a.out.quiet);
         let (a, label) = trace(&params("trace:name=office:json=true:scale=0.5")).unwrap();
         assert!(a.out.json && a.workload == "office" && a.scale == 0.5);
         assert_eq!(label, "trace:json=true:name=office:scale=0.5");

@@ -176,15 +176,18 @@ pub struct RunArgs {
     #[arg(long, conflicts_with = "rw")]
     pub mix: bool,
 
-    /// Block size of the custom test, or of every preset test when given.
+    /// Block size of the custom test, or of every preset test when given [default: a
+    /// custom test's 4KiB random, 1MiB sequential; a preset test's own (SEQ1M, RND4K)].
     #[arg(long, allow_hyphen_values = true, value_parser = size_arg, value_name = "SIZE")]
     pub bs: Option<u64>,
 
-    /// I/Os in flight per job (1..=1024).
+    /// I/Os in flight per job (1..=1024), of the custom test or of every preset test when
+    /// given [default: 1 for a custom test; a preset test's own (Q8, Q32, Q1)].
     #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub iodepth: Option<u32>,
 
-    /// Parallel jobs (threads).
+    /// Parallel jobs (threads), of the custom test or of every preset test when given
+    /// [default: 1 for a custom test; a preset test's own (T1, T16)].
     #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub jobs: Option<u32>,
 

@@ -35,7 +35,7 @@ pub struct SaturateArgs {
 
     /// Sweeps to run, comma-separated [default: randread,randwrite,mixed; randread only on
     /// a block device without --allow-destroy].
-    #[arg(long, value_enum, value_delimiter = ',')]
+    #[arg(long, value_parser = super::values::SweepParser, value_delimiter = ',')]
     pub rw: Vec<SweepKind>,
 
     /// The latency limit, with its unit (10ms, 500us, 1s).

@@ -13,9 +13,14 @@ use crate::model::slack::CostModel;
 /// of files or a list of sizes, what writing them would cost, and the best unit.
 #[derive(Debug, Clone, Args)]
 pub struct SlackArgs {
-    /// Directory to scan (symlinks are not followed, hard links count once).
-    #[arg(value_name = "DIR", required_unless_present = "sizes_from")]
+    /// Directory to scan (symlinks are not followed, hard links count once). Also taken as
+    /// -t/--target, as the other commands take it.
+    #[arg(value_name = "DIR", required_unless_present_any = ["sizes_from", "target_flag"])]
     pub dir: Option<PathBuf>,
+
+    /// The directory to scan, as an option (the same as DIR).
+    #[arg(short = 't', long = "target", value_name = "DIR", conflicts_with_all = ["dir", "sizes_from"])]
+    pub target_flag: Option<PathBuf>,
 
     /// Read file sizes from a CSV file instead of scanning: one size per line, or a header
     /// with a `size` column (and optionally `name`/`path`).
@@ -79,7 +84,10 @@ pub enum Source {
 }
 
 fn source_of(args: &SlackArgs) -> anyhow::Result<Source> {
-    match (&args.dir, &args.sizes_from) {
+    match (
+        args.dir.as_ref().or(args.target_flag.as_ref()),
+        &args.sizes_from,
+    ) {
         (Some(d), None) => match std::fs::metadata(d) {
             Ok(m) if m.is_dir() => Ok(Source::Dir(d.clone())),
             Ok(_) => Err(crate::usage!(

@@ -81,7 +81,7 @@ pub struct SustainArgs {
     pub iodepth: u32,
 
     /// I/O engine (uring falls back to sync when io_uring is unavailable, with a warning).
-    #[arg(long, value_enum, default_value = "uring")]
+    #[arg(long, value_parser = super::values::WritingEngine, default_value = "uring")]
     pub engine: EngineKind,
 
     /// Length of one point of the throughput series the cliffs are found in (whole

@@ -77,6 +77,11 @@ pub struct TraceListArgs {
     /// Print the built-ins' full TOML text too.
     #[arg(long)]
     pub verbose: bool,
+
+    /// Print the list as JSON (name, description; with --verbose the TOML text too), as
+    /// `iolab copy --dataset list --json` and `iolab age --list-profiles --json` do.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Clone, Args)]

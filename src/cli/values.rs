@@ -48,6 +48,41 @@ values!(EngineKind {
     Null => "null" "No I/O at all: measures iolab's own overhead",
 });
 
+/// `--engine` of a command that must write (`iolab sustain`): the engines that do. Its help
+/// listed `null` ("No I/O at all: measures iolab's own overhead"), which the command then
+/// refused; `null` still parses, so that the command's check says why it is refused.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WritingEngine;
+
+impl clap::builder::TypedValueParser for WritingEngine {
+    type Value = EngineKind;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<EngineKind, clap::Error> {
+        if value == "null" {
+            return Ok(EngineKind::Null);
+        }
+        // Unknown names are refused listing the writing engines only.
+        let names = self.possible_values().into_iter().flatten();
+        let name = clap::builder::PossibleValuesParser::new(names).parse_ref(cmd, arg, value)?;
+        EngineKind::from_str(&name, false)
+            .map_err(|e| clap::Error::raw(clap::error::ErrorKind::InvalidValue, e))
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(
+            EngineKind::value_variants()
+                .iter()
+                .filter(|e| **e != EngineKind::Null)
+                .filter_map(ValueEnum::to_possible_value),
+        ))
+    }
+}
+
 values!(Rw {
     Read => "read" "",
     Write => "write" "",
@@ -108,8 +143,65 @@ values!(HashKind {
 values!(SweepKind {
     Randread => "randread" "Random reads (of --bs, default 4 KiB)",
     Randwrite => "randwrite" "Random writes",
-    Mixed => "mixed" ["readwrite", "rw"] "Independent reads and writes at the same time: two job groups, not randrw (whose reads and writes depend on each other). --mix sets the read share of the depth",
+    Mixed => "mixed" "Independent reads and writes at the same time: two job groups, not randrw (whose reads and writes depend on each other). --mix sets the read share of the depth",
 });
+
+/// `iolab saturate --rw`: the sweep names; the names of `iolab run`'s other patterns are
+/// refused with what saturate runs instead. `readwrite` and `rw` were aliases of `mixed`,
+/// so `--rw readwrite`, `iolab run`'s sequential mixed stream, silently swept random
+/// independent reads and writes; `randrw` got clap's tip "a similar value exists:
+/// 'randwrite'", a write-only sweep.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SweepParser;
+
+impl SweepParser {
+    /// Why `name` (a pattern of `iolab run`) is no sweep, and what to give instead.
+    fn not_a_sweep(name: &str) -> Option<&'static str> {
+        Some(match name {
+            "randrw" => {
+                "saturate has no randrw (one stream whose reads and writes depend on each other); its mixed sweep runs a read group and a write group at the same time, independently: --rw mixed (--mix sets the read share)"
+            }
+            "readwrite" | "rw" => {
+                "that is iolab run's sequential mixed stream; saturate sweeps random I/O only: randread, randwrite, or mixed (random reads and writes at the same time)"
+            }
+            "read" | "write" => {
+                "saturate sweeps random I/O only: randread, randwrite or mixed (sequential I/O: iolab run --rw read|write)"
+            }
+            _ => return None,
+        })
+    }
+}
+
+impl clap::builder::TypedValueParser for SweepParser {
+    type Value = SweepKind;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<SweepKind, clap::Error> {
+        let name = value.to_string_lossy();
+        if let Some(why) = Self::not_a_sweep(&name) {
+            // As clap names the flag in its own errors: '--rw <RW>'.
+            let flag = arg.map_or_else(|| "--rw".to_string(), |a| a.to_string());
+            return Err(clap::Error::raw(
+                clap::error::ErrorKind::InvalidValue,
+                format!("invalid value '{name}' for '{flag}': {why}\n"),
+            )
+            .format(&mut cmd.clone()));
+        }
+        clap::builder::EnumValueParser::<SweepKind>::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(
+            SweepKind::value_variants()
+                .iter()
+                .filter_map(ValueEnum::to_possible_value),
+        ))
+    }
+}
 
 values!(Statistic {
     Mean => "mean" "",
@@ -152,7 +244,6 @@ mod tests {
         round_trip::<Aggregate>();
         round_trip::<Recorder>();
         round_trip::<Timing>();
-        assert_eq!(SweepKind::from_str("rw", false).unwrap(), SweepKind::Mixed);
         assert_eq!(
             CopyMethod::from_str("cfr", false).unwrap(),
             CopyMethod::CopyFileRange

@@ -15,7 +15,14 @@ impl crate::cli::Execute for AgeArgs {
     fn execute(&self, argv: Vec<String>) -> anyhow::Result<i32> {
         let args = self;
         if args.list_profiles {
-            crate::out!("{}", crate::workload::age::list_builtins());
+            // --json as `iolab copy --dataset list --json` takes it (it printed the table).
+            match args.out.json {
+                true => crate::outln!(
+                    "{}",
+                    serde_json::to_string_pretty(&crate::workload::age::builtins_json())?
+                ),
+                false => crate::out!("{}", crate::workload::age::list_builtins()),
+            }
             return Ok(0);
         }
         execute_family(AgeFamily::from_args(args)?, argv)

@@ -55,9 +55,12 @@ impl<'a> Output<'a> {
         }
     }
 
-    /// As `--json`, `--output` and `--no-save` say.
+    /// As `--json`, `--output`, `--no-save` and `--quiet` say.
     pub fn of(out: &'a OutputArgs) -> Output<'a> {
-        Output::to(out.json, out.dir())
+        Output {
+            quiet: out.quiet,
+            ..Output::to(out.json, out.dir())
+        }
     }
 }
 
@@ -65,9 +68,8 @@ impl<'a> Output<'a> {
 pub trait Family {
     /// The subcommand: the document's `command` and the result file's name prefix.
     const NAME: &'static str;
-    /// The "results: PATH" line also follows JSON output (saturate's does).
-    const RESULTS_LINE_WITH_JSON: bool = false;
-    /// The output is printed also after a failure or an interrupt (slack prints nothing then).
+    /// The table is printed also after a failure or an interrupt (slack prints none then).
+    /// `--json` prints the document whatever happened: its `status` and `error` say it.
     const OUTPUT_ON_ERROR: bool = true;
 
     /// The target, JSON or table, the result directory, quiet, seed.
@@ -191,7 +193,7 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
         );
     }
     saved?;
-    if outcome.is_ok() || F::OUTPUT_ON_ERROR {
+    if outcome.is_ok() || F::OUTPUT_ON_ERROR || json {
         if json {
             crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
         } else {
@@ -208,9 +210,9 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
         {
             crate::eline!("iolab: {line}");
         }
-        if let Some(p) = &sink.path
-            && (!json || F::RESULTS_LINE_WITH_JSON)
-        {
+        // On stderr, also after JSON (stdout holds the document only), for every family:
+        // only saturate's said where its file went.
+        if let Some(p) = &sink.path {
             crate::eline!("results: {}", p.display());
         }
         for line in family.afterword(&doc) {

@@ -34,13 +34,18 @@ pub struct FilesFamily {
     cfg: FilesConfig,
     /// Where `--keep-files` left the files.
     kept: Option<PathBuf>,
+    /// `--quiet`: no progress on stderr.
+    quiet: bool,
 }
 
 impl Family for FilesFamily {
     const NAME: &'static str = "files";
 
     fn output(&self) -> Output<'_> {
-        Output::on(&self.cfg.target, self.cfg.json, self.cfg.output.as_deref())
+        Output {
+            quiet: self.quiet,
+            ..Output::on(&self.cfg.target, self.cfg.json, self.cfg.output.as_deref())
+        }
     }
 
     fn measure(&mut self, ctx: &RunContext, doc: &mut ResultDoc, sink: &ResultSink) -> Result<()> {
@@ -88,6 +93,7 @@ impl DirFamily for FilesFamily {
         Ok(FilesFamily {
             cfg: FilesConfig::from_args(args)?,
             kept: None,
+            quiet: args.out.quiet,
         })
     }
 }

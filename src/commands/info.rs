@@ -16,7 +16,7 @@ use crate::sysinfo::{resolve, smart};
 impl crate::cli::Execute for InfoArgs {
     fn execute(&self, _argv: Vec<String>) -> anyhow::Result<i32> {
         let args = self;
-        let mut info = resolve::storage_info(&args.path)?;
+        let mut info = resolve::storage_info(args.target())?;
         info.smart = if args.no_smart {
             Vec::new()
         } else {

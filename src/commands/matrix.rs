@@ -130,7 +130,7 @@ impl Family for MatrixFamily<'_> {
 
     fn output(&self) -> Output<'_> {
         Output {
-            quiet: self.args.out.json,
+            quiet: self.args.out.json || self.args.out.quiet,
             ..Output::of(&self.args.out)
         }
     }

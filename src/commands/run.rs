@@ -33,13 +33,18 @@ impl crate::cli::Execute for RunArgs {
 /// `iolab run` as a family: the command line and the matrix's `run:` workloads.
 pub struct RunFamily {
     cfg: RunConfig,
+    /// `--quiet`: no progress on stderr.
+    quiet: bool,
 }
 
 impl Family for RunFamily {
     const NAME: &'static str = "run";
 
     fn output(&self) -> Output<'_> {
-        Output::on(&self.cfg.target, self.cfg.json, self.cfg.output.as_deref())
+        Output {
+            quiet: self.quiet,
+            ..Output::on(&self.cfg.target, self.cfg.json, self.cfg.output.as_deref())
+        }
     }
 
     fn measure(&mut self, ctx: &RunContext, doc: &mut ResultDoc, sink: &ResultSink) -> Result<()> {
@@ -68,6 +73,7 @@ impl DirFamily for RunFamily {
     fn from_args(args: &RunArgs) -> Result<RunFamily> {
         Ok(RunFamily {
             cfg: RunConfig::from_args(args)?,
+            quiet: args.out.quiet,
         })
     }
 }

@@ -23,7 +23,14 @@ impl crate::cli::Execute for SaturateArgs {
             return crate::dist::saturate::execute(args, argv);
         }
         let cfg = SaturateConfig::from_args(args)?;
-        execute_family(SaturateFamily { cfg, timing: None }, argv)
+        execute_family(
+            SaturateFamily {
+                cfg,
+                timing: None,
+                quiet: args.out.quiet,
+            },
+            argv,
+        )
     }
 
     fn check(&self) -> Result<(), String> {
@@ -38,11 +45,12 @@ struct SaturateFamily {
     cfg: SaturateConfig,
     /// The time the sweeps took, once measured.
     timing: Option<Timing>,
+    /// `--quiet`: no progress on stderr.
+    quiet: bool,
 }
 
 impl Family for SaturateFamily {
     const NAME: &'static str = "saturate";
-    const RESULTS_LINE_WITH_JSON: bool = true;
 
     // One iolab run per target at a time (another would mix its I/O into this curve).
     fn locks(&self) -> Vec<&Path> {
@@ -50,7 +58,10 @@ impl Family for SaturateFamily {
     }
 
     fn output(&self) -> Output<'_> {
-        Output::to(self.cfg.json, self.cfg.output.as_deref())
+        Output {
+            quiet: self.quiet,
+            ..Output::to(self.cfg.json, self.cfg.output.as_deref())
+        }
     }
 
     fn environment_path(&self) -> PathBuf {
@@ -62,7 +73,7 @@ impl Family for SaturateFamily {
     }
 
     fn measure(&mut self, ctx: &RunContext, doc: &mut ResultDoc, sink: &ResultSink) -> Result<()> {
-        report::saturate::show_plan(&self.cfg);
+        report::saturate::show_plan(&self.cfg, self.quiet);
         let (outcome, timing) = saturate_with_hooks(&self.cfg, ctx, doc, sink, None);
         self.timing = Some(timing);
         outcome

@@ -43,7 +43,7 @@ struct SlackFamily<'a> {
 impl Family for SlackFamily<'_> {
     const NAME: &'static str = "slack";
     // An interrupted scan is saved as such (partial counts), then exits 130/143/129 with
-    // nothing printed.
+    // no table printed (`--json` still prints the document, status `interrupted`).
     const OUTPUT_ON_ERROR: bool = false;
 
     fn locks(&self) -> Vec<&Path> {

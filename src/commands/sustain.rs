@@ -15,7 +15,13 @@ impl crate::cli::Execute for SustainArgs {
     fn execute(&self, argv: Vec<String>) -> anyhow::Result<i32> {
         let args = self;
         let cfg = SustainConfig::from_args(args)?;
-        execute_family(SustainFamily { cfg }, argv)
+        execute_family(
+            SustainFamily {
+                cfg,
+                quiet: args.out.quiet,
+            },
+            argv,
+        )
     }
 
     fn check(&self) -> Result<(), String> {
@@ -28,13 +34,18 @@ impl crate::cli::Execute for SustainArgs {
 /// `iolab sustain` as a family.
 struct SustainFamily {
     cfg: SustainConfig,
+    /// `--quiet`: no progress on stderr.
+    quiet: bool,
 }
 
 impl Family for SustainFamily {
     const NAME: &'static str = "sustain";
 
     fn output(&self) -> Output<'_> {
-        Output::on(&self.cfg.target, self.cfg.json, self.cfg.output.as_deref())
+        Output {
+            quiet: self.quiet,
+            ..Output::on(&self.cfg.target, self.cfg.json, self.cfg.output.as_deref())
+        }
     }
 
     fn start(&mut self, doc: &mut ResultDoc) {

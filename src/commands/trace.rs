@@ -69,6 +69,20 @@ fn summary(a: &TraceSummaryArgs) -> Result<i32> {
 }
 
 fn list(a: &TraceListArgs) -> Result<i32> {
+    if a.json {
+        let mut list = Vec::new();
+        for (name, text) in builtins::BUILTINS {
+            let w = validate::parse(name, text)
+                .map_err(|e| anyhow::anyhow!("built-in {name}: {}", e.reason))?;
+            let mut item = serde_json::json!({ "name": name, "description": w.description });
+            if a.verbose {
+                item["toml"] = serde_json::Value::from(*text);
+            }
+            list.push(item);
+        }
+        crate::outln!("{}", serde_json::to_string_pretty(&list)?);
+        return Ok(0);
+    }
     for (name, text) in builtins::BUILTINS {
         let w = validate::parse(name, text)
             .map_err(|e| anyhow::anyhow!("built-in {name}: {}", e.reason))?;

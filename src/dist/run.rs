@@ -36,7 +36,7 @@ pub fn execute(args: &RunArgs, argv: Vec<String>) -> Result<i32> {
     let session = Session::start()?;
     let rank = session.rank;
     let p = session.agree_to_start(setup(args, rank, session.size))?;
-    let (ctx, _watch) = session.context(&p.sink)?;
+    let (ctx, _watch) = session.context(&p.sink, args.out.quiet)?;
     let env = crate::sysinfo::capture_environment(&p.space.dirs[0].path);
     let hostname = env.hostname.clone();
     let offsets = crate::dist::clock::measure_offsets(&session.world);

@@ -255,7 +255,7 @@ pub fn execute(args: &SaturateArgs, argv: Vec<String>) -> Result<i32> {
     let session = Session::start()?;
     let rank = session.rank;
     let p = session.agree_to_start(setup(args, rank, session.size))?;
-    let (ctx, _watch) = session.context(&p.sink)?;
+    let (ctx, _watch) = session.context(&p.sink, args.out.quiet)?;
     let mut env = crate::sysinfo::capture_environment(&p.space.dirs[0].path);
     let hostname = env.hostname.clone();
     let offsets = measure_offsets(&session.world);
@@ -274,7 +274,7 @@ pub fn execute(args: &SaturateArgs, argv: Vec<String>) -> Result<i32> {
         offsets: offsets.into(),
     };
     if rank == 0 {
-        crate::report::saturate::show_plan(&p.cfg);
+        crate::report::saturate::show_plan(&p.cfg, args.out.quiet);
     }
     let (outcome, timing) = saturate_with_hooks(&p.cfg, &ctx, &mut doc, &p.sink, Some(&hooks));
     drop(hooks);

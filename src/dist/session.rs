@@ -211,12 +211,12 @@ impl Session {
         }))
     }
 
-    /// The rank's run context: progress on rank 0 only, signals caught (mpirun forwards
-    /// Ctrl-C to every rank); on rank 0, a watcher that marks the result file `interrupted`
-    /// the moment a signal arrives (keep it until the end).
-    pub fn context(&self, sink: &ResultSink) -> Result<(RunContext, InterruptWatch)> {
+    /// The rank's run context: progress on rank 0 only (none with `--quiet`), signals
+    /// caught (mpirun forwards Ctrl-C to every rank); on rank 0, a watcher that marks the
+    /// result file `interrupted` the moment a signal arrives (keep it until the end).
+    pub fn context(&self, sink: &ResultSink, quiet: bool) -> Result<(RunContext, InterruptWatch)> {
         let ctx = RunContext::new(if self.rank == 0 {
-            ProgressMode::detect(false)
+            ProgressMode::detect(quiet)
         } else {
             ProgressMode::Quiet
         });

@@ -256,10 +256,12 @@ pub fn endurance_table(r: &EnduranceReport) -> String {
         "Device writes per day".into(),
         fmt_si(r.daily_device_bytes),
     ]);
-    t.add_row(vec![
-        "Already used".into(),
-        format!("{:.0} % ({})", r.used_pct, r.used_source),
-    ]);
+    t.add_row(vec!["Already used".into(), {
+        // 0.4 % is not "0 %" (whole percentages, SMART's, stay whole).
+        let used = format!("{:.2}", r.used_pct);
+        let used = used.trim_end_matches('0').trim_end_matches('.');
+        format!("{used} % ({})", r.used_source)
+    }]);
     t.add_row(vec!["Endurance left".into(), fmt_si(r.remaining_bytes)]);
     let longest = crate::analysis::endurance::LONGEST_SHOWN_YEARS;
     let (days, years) = if r.days.is_finite() && r.years > longest {

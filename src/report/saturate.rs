@@ -11,12 +11,15 @@ use crate::runner::target::TargetKind;
 use crate::units::{fmt_mb_per_s, fmt_ns, fmt_secs, fmt_size_iec, fmt_thousands};
 use crate::workload::saturate::config::SaturateConfig;
 
-/// The notes and the plan with its estimated time, on stderr before anything runs.
-pub fn show_plan(cfg: &SaturateConfig) {
+/// The notes and the plan with its estimated time, on stderr before anything runs (the
+/// notes only with `--quiet`: the plan is a forecast for whoever watches).
+pub fn show_plan(cfg: &SaturateConfig, quiet: bool) {
     for n in &cfg.notes {
         crate::eline!("iolab: {n}");
     }
-    eprint!("{}", plan(cfg, crate::runner::sweep::estimate_seconds(cfg)));
+    if !quiet {
+        eprint!("{}", plan(cfg, crate::runner::sweep::estimate_seconds(cfg)));
+    }
 }
 
 /// The plan and the estimated time, before anything runs.

@@ -85,7 +85,7 @@ fn allowed_hosts(bind: IpAddr, port: u16) -> Option<Vec<String>> {
     Some(v)
 }
 
-/// Listen, print the URL, serve until SIGINT/SIGTERM; then stop the running tests (SIGINT,
+/// Listen, print the URL, serve until SIGINT/SIGTERM/SIGHUP; then stop the running tests (SIGINT,
 /// so each saves its partial result) and wait for them.
 pub fn run(cfg: ServeConfig) -> Result<()> {
     let addr = SocketAddr::new(cfg.bind, cfg.port);
@@ -162,12 +162,15 @@ pub fn run(cfg: ServeConfig) -> Result<()> {
     })
 }
 
-/// SIGINT or SIGTERM.
+/// SIGINT, SIGTERM or SIGHUP, as every other command stops on them. Without SIGHUP, the
+/// terminal or SSH session closing killed the server outright: its tests stopped only by
+/// watching their parent, and its work directory (`$TMPDIR/iolab-serve-*`) stayed behind.
 async fn shutdown_signal() {
     use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut int), Ok(mut term)) = (
+    let (Ok(mut int), Ok(mut term), Ok(mut hup)) = (
         signal(SignalKind::interrupt()),
         signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
     ) else {
         std::future::pending::<()>().await;
         return;
@@ -175,5 +178,6 @@ async fn shutdown_signal() {
     tokio::select! {
         _ = int.recv() => {}
         _ = term.recv() => {}
+        _ = hup.recv() => {}
     }
 }

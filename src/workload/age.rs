@@ -233,6 +233,26 @@ pub fn list_builtins() -> String {
         .collect()
 }
 
+/// The built-in profiles as JSON (`iolab age --list-profiles --json`): name, description,
+/// fill (a fraction), churn, and the smallest and largest file sizes in bytes, as
+/// `list_builtins` prints them.
+pub fn builtins_json() -> serde_json::Value {
+    BUILTINS
+        .iter()
+        .filter_map(|(n, t)| Profile::parse(n, t).ok())
+        .map(|p| {
+            serde_json::json!({
+                "name": p.name,
+                "description": p.description,
+                "fill": p.fill,
+                "churn": p.churn,
+                "smallest_file_bytes": p.sizes[0].from,
+                "largest_file_bytes": p.largest(),
+            })
+        })
+        .collect()
+}
+
 /// An aging run, checked against its target before anything is written.
 #[derive(Debug, Clone)]
 pub struct AgeConfig {

@@ -111,8 +111,13 @@ impl Console {
 
     /// SIGINT (as Ctrl-C) and wait; the exit status.
     pub fn stop(&mut self) -> Option<i32> {
+        self.stop_with(nix::sys::signal::Signal::SIGINT)
+    }
+
+    /// Send `sig` and wait; the exit status (`None` when a signal ended it, or after 120 s).
+    pub fn stop_with(&mut self, sig: nix::sys::signal::Signal) -> Option<i32> {
         let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
-        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
+        let _ = nix::sys::signal::kill(pid, sig);
         let t0 = Instant::now();
         loop {
             if let Ok(Some(st)) = self.child.try_wait() {
