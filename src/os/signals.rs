@@ -4,6 +4,7 @@
 //! clean up); one that comes sooner is the same stop delivered twice (`timeout -s INT`
 //! signals both the program and its process group) and only the first counts.
 
+use std::process::{Child, ExitStatus};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -185,6 +186,60 @@ pub fn signal_name(sig: i32) -> &'static str {
         libc::SIGHUP => "SIGHUP",
         _ => "a signal",
     }
+}
+
+/// How long after iolab's own stop signal the traced program still running gets it too.
+const PASS_ON_AFTER: Duration = Duration::from_secs(1);
+
+/// Wait for `child` (a program iolab runs for the user: `trace record`'s), passing on a
+/// stop signal that iolab alone received (`kill PID`, `timeout`, a service manager): the
+/// processes `targets(child pid)` names get the same signal once, if they still run
+/// `PASS_ON_AFTER` after it. A Ctrl-C at the terminal reaches
+/// the whole process group, the program included, which has usually ended by then; before,
+/// iolab waited for the program to end on its own (a 12 s loop ran to its end).
+pub fn wait_passing_on(
+    child: &mut Child,
+    stop: &StopFlag,
+    targets: &dyn Fn(i32) -> Vec<i32>,
+) -> std::io::Result<ExitStatus> {
+    let mut since: Option<Instant> = None;
+    let mut passed = false;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(status);
+        }
+        if let Some(sig) = stop.signal()
+            && !passed
+        {
+            let t = *since.get_or_insert_with(Instant::now);
+            if t.elapsed() >= PASS_ON_AFTER {
+                passed = true;
+                for pid in targets(child.id() as i32) {
+                    // SAFETY: kill(2) with a pid we read and a plain signal number.
+                    unsafe {
+                        libc::kill(pid, sig);
+                    }
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The processes `pid` started (its threads' children): strace's traced program.
+pub fn children_of(pid: i32) -> Vec<i32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|c| {
+            c.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<i32>>()
+        })
+        .collect()
 }
 
 #[cfg(test)]

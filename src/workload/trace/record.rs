@@ -5,8 +5,8 @@
 //! relative to `--root` and that names its recorder.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Instant;
 
 use anyhow::{Context, Result};
 
@@ -151,7 +151,7 @@ pub fn execute(a: &RecordSettings, render: RenderSummary) -> Result<i32> {
     let mut out = Some(claim(a)?);
     // Ctrl-C reaches the traced program (same process group); iolab itself keeps going
     // so the trace of what ran until then is still written. A signal to iolab alone is
-    // passed on to the program (`wait_passing_on`).
+    // passed on to the program (`os::signals::wait_passing_on`).
     let stop = crate::os::signals::StopFlag::new();
     stop.install().context("cannot install signal handlers")?;
     if tracepoints {
@@ -188,7 +188,8 @@ pub fn execute(a: &RecordSettings, render: RenderSummary) -> Result<i32> {
     // The program is strace's child: a stop iolab alone received goes to it, not to strace
     // (which would detach and leave it running untraced).
     let status =
-        wait_passing_on(&mut strace, &stop, &children_of).context("cannot wait for strace")?;
+        crate::os::signals::wait_passing_on(&mut strace, &stop, &crate::os::signals::children_of)
+            .context("cannot wait for strace")?;
     let wall_ns = t0.elapsed().as_nanos() as u64;
     let text = std::fs::read_to_string(&log).context("strace wrote no log")?;
     if text.trim().is_empty() && !status.success() {
@@ -207,59 +208,6 @@ pub fn execute(a: &RecordSettings, render: RenderSummary) -> Result<i32> {
     let code = finish(a, out, &root, r, tracefile::RECORDER_STRACE, render)?;
     stop.check()?;
     Ok(code)
-}
-
-/// How long after iolab's own stop signal the traced program still running gets it too.
-const PASS_ON_AFTER: Duration = Duration::from_secs(1);
-
-/// Wait for `child`, passing on a stop signal that iolab alone received (`kill PID`,
-/// `timeout`, a service manager): the processes `targets(child pid)` names get the same
-/// signal once, if they still run `PASS_ON_AFTER` after it. A Ctrl-C at the terminal reaches
-/// the whole process group, the program included, which has usually ended by then; before,
-/// iolab waited for the program to end on its own (a 12 s loop ran to its end).
-pub(super) fn wait_passing_on(
-    child: &mut Child,
-    stop: &crate::os::signals::StopFlag,
-    targets: &dyn Fn(i32) -> Vec<i32>,
-) -> std::io::Result<ExitStatus> {
-    let mut since: Option<Instant> = None;
-    let mut passed = false;
-    loop {
-        if let Some(status) = child.try_wait()? {
-            return Ok(status);
-        }
-        if let Some(sig) = stop.signal()
-            && !passed
-        {
-            let t = *since.get_or_insert_with(Instant::now);
-            if t.elapsed() >= PASS_ON_AFTER {
-                passed = true;
-                for pid in targets(child.id() as i32) {
-                    // SAFETY: kill(2) with a pid we read and a plain signal number.
-                    unsafe {
-                        libc::kill(pid, sig);
-                    }
-                }
-            }
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// The processes `pid` started (its threads' children): strace's traced program.
-fn children_of(pid: i32) -> Vec<i32> {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return Vec::new();
-    };
-    tasks
-        .flatten()
-        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
-        .flat_map(|c| {
-            c.split_whitespace()
-                .filter_map(|p| p.parse().ok())
-                .collect::<Vec<i32>>()
-        })
-        .collect()
 }
 
 /// Write the trace, print what was recorded and its summary.
