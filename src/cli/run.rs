@@ -115,9 +115,10 @@ pub struct RunArgs {
     #[arg(long, allow_hyphen_values = true, value_parser = duration_arg, default_value = "5s", value_name = "DURATION")]
     pub duration: Duration,
 
-    /// Warm-up time before each run's measurement starts (not counted).
-    #[arg(long, allow_hyphen_values = true, value_parser = duration_arg, default_value = "500ms", value_name = "DURATION")]
-    pub ramp: Duration,
+    /// Warm-up time before each run's measurement starts (not counted) [default: 500ms].
+    /// A size-based run (--io-size) has none: a ramp other than 0 is refused there.
+    #[arg(long, allow_hyphen_values = true, value_parser = duration_arg, value_name = "DURATION")]
+    pub ramp: Option<Duration>,
 
     /// Idle time before every run but the first (CrystalDiskMark's "interval time", e.g. 5s):
     /// an SSD gets to finish its background work (SLC cache flush, garbage collection) and to
@@ -399,6 +400,15 @@ fn check_numbers(a: &RunArgs) -> Result<(), UsageError> {
     if a.io_size == Some(0) {
         return Err(err("--io-size 0: give a positive size"));
     }
+    // A size-based run measures every I/O it does: a warm-up would silently be dropped.
+    if let (Some(_), Some(r)) = (a.io_size, a.ramp)
+        && !r.is_zero()
+    {
+        return Err(err(format!(
+            "--ramp {} with --io-size: a size-based run has no warm-up (every I/O of --io-size is measured); drop --ramp, or use --duration for a timed run with a warm-up",
+            crate::units::fmt_ns(r.as_nanos() as f64)
+        )));
+    }
     check_interval(a.interval)?;
     if a.io_size.is_none() {
         check_series(a.interval, "--duration", a.duration, "points per run")?;
@@ -617,7 +627,7 @@ fn steady_spec(a: &RunArgs) -> Result<Option<SteadySpec>, UsageError> {
             given.trim()
         )));
     }
-    let round_wall = a.duration + a.ramp + a.pause;
+    let round_wall = a.duration + ramp(a) + a.pause;
     SteadySpec::parse(
         rule,
         a.steady.steadystate_duration,
@@ -628,6 +638,14 @@ fn steady_spec(a: &RunArgs) -> Result<Option<SteadySpec>, UsageError> {
     )
     .map(Some)
     .map_err(err)
+}
+
+/// Warm-up before each run's measurement when `--ramp` is not given.
+pub const DEFAULT_RAMP: Duration = Duration::from_millis(500);
+
+/// The warm-up of a timed run: `--ramp`, else [`DEFAULT_RAMP`].
+fn ramp(a: &RunArgs) -> Duration {
+    a.ramp.unwrap_or(DEFAULT_RAMP)
 }
 
 fn job(a: &RunArgs, rw: Rw, bs: u64, iodepth: u32, jobs: u32) -> JobSpec {
@@ -646,7 +664,7 @@ fn job(a: &RunArgs, rw: Rw, bs: u64, iodepth: u32, jobs: u32) -> JobSpec {
         ramp: if a.io_size.is_some() {
             std::time::Duration::ZERO
         } else {
-            a.ramp
+            ramp(a)
         },
         io_size: a.io_size,
         seed: a.seed,

@@ -73,6 +73,11 @@ fn bad_input_is_refused_with_exit_2() {
             "of I/O buffers, more than half of this machine's memory",
         ),
         (&["run", "--rwmix-read", "x%"], "not a whole percentage"),
+        // A size-based run has no warm-up: the ramp was silently dropped (ramp_s 0).
+        (
+            &["run", "--io-size", "1M", "--ramp", "1s"],
+            "--ramp 1.00 s with --io-size: a size-based run has no warm-up",
+        ),
     ];
     for (args, needle) in cases {
         expect_usage_error(p, args, needle);
