@@ -429,6 +429,18 @@ impl TestRunner<'_> {
                 w.test = Some(spec.name.clone());
                 doc.warn(w);
             }
+            // Once per test, as the extra I/O below: the first run a cache answered.
+            let served = doc
+                .warnings
+                .iter()
+                .any(|w| w.code == WarningCode::CacheServed && w.test.as_ref() == Some(&spec.name));
+            if !served
+                && let Some(mut w) =
+                    crate::sysinfo::diskstats::cache_served_warning(&dc, o.read_bytes)
+            {
+                w.test = Some(spec.name.clone());
+                doc.warn(w);
+            }
             // Once per test: the first run whose device did clearly more than the test.
             let said = doc.warnings.iter().any(|w| {
                 w.code == WarningCode::DeviceExtraIo && w.test.as_ref() == Some(&spec.name)

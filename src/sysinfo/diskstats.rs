@@ -132,6 +132,32 @@ pub fn cache_absorbed_warning(device: &DeviceCounters, app_written_bytes: u64) -
     })
 }
 
+/// A warning when a read phase read far fewer bytes from the device than the application
+/// did: a cache answered (the page cache of buffered I/O, a FUSE file system's daemon reading
+/// its device through the page cache although the test asked for O_DIRECT, a file system's
+/// own cache, never-written areas read back as zeros), so the speed is the cache's. The
+/// caller sets `test`.
+pub fn cache_served_warning(device: &DeviceCounters, app_read_bytes: u64) -> Option<Warning> {
+    if app_read_bytes < CACHE_CHECK_MIN_BYTES {
+        return None;
+    }
+    let ratio = device.read_bytes as f64 / app_read_bytes as f64;
+    if ratio >= CACHE_ABSORBED_RATIO {
+        return None;
+    }
+    Some(Warning {
+        code: WarningCode::CacheServed,
+        message: format!(
+            "the application read {} but {} saw only {} read ({:.0} %): a cache answered the reads (the page cache; under a FUSE file system its daemon's, even with O_DIRECT; or never-written areas) and the figure measures it, not the device; use a size above 2x RAM or a file system that honours O_DIRECT",
+            crate::units::fmt_size_iec(app_read_bytes),
+            device.device,
+            crate::units::fmt_size_iec(device.read_bytes),
+            ratio * 100.0
+        ),
+        test: None,
+    })
+}
+
 /// The device did more than this many times the test's reads or writes...
 const EXTRA_IO_RATIO: u64 = 2;
 /// ... and this many bytes more: below it, a journal commit or a metadata write is enough.
@@ -223,6 +249,31 @@ mod tests {
             busy_ms: 500,
             ..Default::default()
         }
+    }
+
+    /// Reads a cache answered (exfat-fuse with O_DIRECT: 137 MB/s, the device read 0 B) were
+    /// shown as the device's with no word; reads the device served are not warned about.
+    #[test]
+    fn reads_the_device_did_not_see_are_warned_about() {
+        let dev = |read_bytes| DeviceCounters {
+            device: "loop9".into(),
+            read_bytes,
+            elapsed_ms: 1000,
+            ..Default::default()
+        };
+        let w = cache_served_warning(&dev(0), 64 << 20).expect("nothing reached the device");
+        assert_eq!(w.code, WarningCode::CacheServed);
+        assert!(
+            w.message
+                .starts_with("the application read 64.0 MiB but loop9 saw only 0 B read (0 %)"),
+            "{}",
+            w.message
+        );
+        // Half or more reached the device (drained I/Os make it more): no warning.
+        assert!(cache_served_warning(&dev(32 << 20), 64 << 20).is_none());
+        assert!(cache_served_warning(&dev(65 << 20), 64 << 20).is_none());
+        // Too little read to judge.
+        assert!(cache_served_warning(&dev(0), 512 << 10).is_none());
     }
 
     #[test]
