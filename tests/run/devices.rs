@@ -358,3 +358,55 @@ fn device_counters_cover_the_measured_window() {
         );
     }
 }
+
+/// On a FUSE file system (exfat-fuse) the daemon reads its device through the page cache,
+/// even when the test asked for O_DIRECT: a read test showed 137 MB/s with `dev MB/s` 0.00
+/// and no word. The warning says a cache answered the reads.
+#[test]
+fn reads_a_fuse_daemon_s_cache_answered_are_warned_about() {
+    const TEST: &str = "reads_a_fuse_daemon_s_cache_answered_are_warned_about";
+    let Some(fs) = scratch_or_skip(TEST, "exfat", 128 << 20, &[], "") else {
+        return;
+    };
+    let mp = fs.mount_point.display().to_string();
+    let out = iolab(&[
+        "run",
+        "--target",
+        &mp,
+        "--rw",
+        "read",
+        "--bs",
+        "1M",
+        "--size",
+        "16M",
+        "--io-size",
+        "64M",
+        "--ramp",
+        "0",
+        "--repeat",
+        "2",
+        "--json",
+        "--no-save",
+    ]);
+    let doc = json_ok(&out);
+    let served: Vec<&Value> = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["code"] == "cache-served")
+        .collect();
+    assert_eq!(served.len(), 1, "once per test: {:#}", doc["warnings"]);
+    assert_eq!(served[0]["test"], "SEQ1M Q1T1 read");
+    let msg = served[0]["message"].as_str().unwrap();
+    assert!(
+        msg.starts_with("the application read 64.0 MiB but "),
+        "{msg}"
+    );
+    // The device's view agrees: it read (next to) nothing of the 64 MiB of each run.
+    let run = &doc["tests"][0]["runs"][0];
+    assert!(
+        run["device"]["read_bytes"].as_u64().unwrap() < 32 << 20,
+        "{:#}",
+        run["device"]
+    );
+}
