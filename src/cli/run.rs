@@ -703,7 +703,7 @@ fn build_tests(a: &RunArgs) -> Result<Vec<BlockTestSpec>, UsageError> {
         return Ok(vec![BlockTestSpec::single(name, job(a, rw, bs, qd, jobs))]);
     }
     let preset = a.preset.unwrap_or(Preset::Default);
-    let mut reads = Vec::new();
+    let mut reads: Vec<BlockTestSpec> = Vec::new();
     let mut writes = Vec::new();
     let mut mixes = Vec::new();
     for t in preset.tests() {
@@ -721,11 +721,11 @@ fn build_tests(a: &RunArgs) -> Result<Vec<BlockTestSpec>, UsageError> {
                 Some(only) => only == rw,
                 None => rw != m || a.mix,
             };
-            if wanted {
-                list.push(BlockTestSpec::single(
-                    format!("{label} {}", direction_label(rw, rwmix_read(a))),
-                    job(a, rw, bs, qd, jobs),
-                ));
+            // The name says all a test's own settings are: two preset tests that --bs,
+            // --iodepth or --jobs made alike run once (--iodepth 4 ran SEQ1M Q4T1 twice).
+            let name = format!("{label} {}", direction_label(rw, rwmix_read(a)));
+            if wanted && !list.iter().any(|t| t.name == name) {
+                list.push(BlockTestSpec::single(name, job(a, rw, bs, qd, jobs)));
             }
         }
     }
@@ -824,6 +824,41 @@ mod tests {
 
     fn names(t: &[(String, Rw, u32)]) -> Vec<&str> {
         t.iter().map(|(n, _, _)| n.as_str()).collect()
+    }
+
+    /// Flags that make two preset tests alike run the test once: `--preset default
+    /// --iodepth 4` ran SEQ1M Q4T1 and RND4K Q4T1 twice each, under one name.
+    #[test]
+    fn preset_tests_made_alike_by_the_flags_run_once() {
+        assert_eq!(
+            names(&tests_of(&["--preset", "default", "--iodepth", "4"])),
+            [
+                "SEQ1M Q4T1 read",
+                "RND4K Q4T1 read",
+                "SEQ1M Q4T1 write",
+                "RND4K Q4T1 write"
+            ]
+        );
+        assert_eq!(
+            names(&tests_of(&[
+                "--preset",
+                "nvme",
+                "--iodepth",
+                "32",
+                "--jobs",
+                "1",
+                "--rw",
+                "randread"
+            ])),
+            ["RND4K Q32T1 read"]
+        );
+        // Tests the flags leave apart all run.
+        assert_eq!(
+            names(&tests_of(&[
+                "--preset", "nvme", "--bs", "4k", "--rw", "read"
+            ])),
+            ["SEQ4K Q8T1 read", "SEQ4K Q32T1 read"]
+        );
     }
 
     #[test]
