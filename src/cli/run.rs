@@ -255,6 +255,7 @@ impl RunConfig {
         }
         let tests = build_tests(a)?;
         check_buffers(&tests, crate::sysinfo::ram_bytes())?;
+        check_io_size(&tests, a.io_size)?;
         if let Some(pct) = a.rwmix_read
             && !tests
                 .iter()
@@ -324,7 +325,29 @@ pub fn check_without_target(a: &RunArgs) -> Result<(), UsageError> {
     repeat_mode(&a.repeat).map_err(err)?;
     check_numbers(a)?;
     steady_spec(a)?;
-    check_buffers(&build_tests(a)?, crate::sysinfo::ram_bytes())?;
+    let tests = build_tests(a)?;
+    check_buffers(&tests, crate::sysinfo::ram_bytes())?;
+    check_io_size(&tests, a.io_size)?;
+    Ok(())
+}
+
+/// `--io-size` in whole blocks of every test: a job issues whole blocks until it has done
+/// the size, so `--io-size 1k` with 4 KiB blocks moved 4 KiB and `6k` moved 8 KiB, while the
+/// footer and the result said 1 KiB and 6 KiB.
+fn check_io_size(tests: &[BlockTestSpec], io_size: Option<u64>) -> Result<(), UsageError> {
+    let Some(io) = io_size else {
+        return Ok(());
+    };
+    for t in tests {
+        if let Some(g) = t.groups.iter().find(|g| !io.is_multiple_of(g.bs)) {
+            return Err(err(format!(
+                "--io-size {}: not a whole number of {} blocks ({}): give a multiple of the block size",
+                crate::units::fmt_size_exact(io),
+                crate::units::fmt_size_exact(g.bs),
+                t.name
+            )));
+        }
+    }
     Ok(())
 }
 
