@@ -82,6 +82,13 @@ fn bad_input_is_refused_with_exit_2() {
             &["run", "--io-size", "1536K"],
             "--io-size 1536KiB: not a whole number of 1MiB blocks (SEQ1M Q8T1 read)",
         ),
+        // Jobs writing the same blocks at once: a torn sector was reported as corruption.
+        (
+            &[
+                "run", "--rw", "randrw", "--region", "shared", "--jobs", "2", "--verify",
+            ],
+            "--verify with --region shared: in RND4K Q1T2 mixed 70% read, 2 jobs write the same blocks at once",
+        ),
         // A size-based run has no warm-up: the ramp was silently dropped (ramp_s 0).
         (
             &["run", "--io-size", "1M", "--ramp", "1s"],
