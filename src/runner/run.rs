@@ -429,11 +429,7 @@ impl TestRunner<'_> {
             .iter()
             .all(|g| g.engine == crate::engine::EngineKind::Null);
         if let Some(dc) = device {
-            // A file system over several devices (btrfs raid0/1) spreads the I/O: the one
-            // device watched saw only its share, which is no sign of a cache.
-            let unjudged =
-                null || !crate::sysinfo::resolve::other_fs_members(&dc.device).is_empty();
-            if !unjudged
+            if !null
                 && let Some(mut w) =
                     crate::sysinfo::diskstats::cache_absorbed_warning(&dc, o.write_bytes)
             {
@@ -446,7 +442,7 @@ impl TestRunner<'_> {
                 .iter()
                 .any(|w| w.code == WarningCode::CacheServed && w.test.as_ref() == Some(&spec.name));
             if !served
-                && !unjudged
+                && !null
                 && let Some(mut w) =
                     crate::sysinfo::diskstats::cache_served_warning(&dc, o.read_bytes)
             {

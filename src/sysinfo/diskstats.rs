@@ -18,6 +18,9 @@ pub use super::procdiskstats::{DiskStat, parse_line, read};
 #[derive(Debug, Clone)]
 pub struct PhaseCounters {
     before: DiskStat,
+    /// The other devices of a file system over several (a multi-device btrfs): the
+    /// deltas are the sum over all of them, as the file system's I/O is spread over them.
+    members: Vec<DiskStat>,
     started: Instant,
     /// For a loop device: the device holding its backing file, watched too.
     backing: Option<Box<PhaseCounters>>,
@@ -50,8 +53,17 @@ impl PhaseCounters {
             None
         };
         let before = read(device)?;
+        let members = if depth == 0 {
+            super::resolve::other_fs_members(device)
+                .iter()
+                .filter_map(|m| read(m))
+                .collect()
+        } else {
+            Vec::new()
+        };
         Some(PhaseCounters {
             before,
+            members,
             started: Instant::now(),
             backing,
         })
@@ -63,6 +75,11 @@ impl PhaseCounters {
     pub fn restart(&mut self) {
         if let Some(before) = read(&self.before.name) {
             self.before = before;
+        }
+        for m in &mut self.members {
+            if let Some(before) = read(&m.name) {
+                *m = before;
+            }
         }
         self.started = Instant::now();
         if let Some(b) = self.backing.as_mut() {
@@ -78,21 +95,45 @@ impl PhaseCounters {
     /// The deltas since `start` (the phase may go on; `finish` can be called again).
     pub fn finish(&self) -> Option<DeviceCounters> {
         let after = read(&self.before.name)?;
-        let b = &self.before;
-        Some(DeviceCounters {
-            device: b.name.clone(),
-            read_ios: after.read_ios.saturating_sub(b.read_ios),
-            read_merges: after.read_merges.saturating_sub(b.read_merges),
-            read_bytes: after.read_sectors.saturating_sub(b.read_sectors) * 512,
-            write_ios: after.write_ios.saturating_sub(b.write_ios),
-            write_merges: after.write_merges.saturating_sub(b.write_merges),
-            write_bytes: after.write_sectors.saturating_sub(b.write_sectors) * 512,
-            discard_bytes: after.discard_sectors.saturating_sub(b.discard_sectors) * 512,
-            flush_ios: after.flush_ios.saturating_sub(b.flush_ios),
-            busy_ms: after.io_ticks_ms.saturating_sub(b.io_ticks_ms),
-            elapsed_ms: self.started.elapsed().as_millis() as u64,
-            backing: self.backing.as_ref().and_then(|p| p.finish()).map(Box::new),
-        })
+        let mut d = delta(&self.before, &after);
+        d.elapsed_ms = self.started.elapsed().as_millis() as u64;
+        d.backing = self.backing.as_ref().and_then(|p| p.finish()).map(Box::new);
+        for m in &self.members {
+            let Some(after) = read(&m.name) else {
+                continue;
+            };
+            let e = delta(m, &after);
+            d.device = format!("{}+{}", d.device, e.device);
+            d.read_ios += e.read_ios;
+            d.read_merges += e.read_merges;
+            d.read_bytes += e.read_bytes;
+            d.write_ios += e.write_ios;
+            d.write_merges += e.write_merges;
+            d.write_bytes += e.write_bytes;
+            d.discard_bytes += e.discard_bytes;
+            d.flush_ios += e.flush_ios;
+            // The devices work side by side: busy while any of them was (at most).
+            d.busy_ms = d.busy_ms.max(e.busy_ms);
+        }
+        Some(d)
+    }
+}
+
+/// What one device did between two readings (no elapsed time, no backing device).
+fn delta(b: &DiskStat, after: &DiskStat) -> DeviceCounters {
+    DeviceCounters {
+        device: b.name.clone(),
+        read_ios: after.read_ios.saturating_sub(b.read_ios),
+        read_merges: after.read_merges.saturating_sub(b.read_merges),
+        read_bytes: after.read_sectors.saturating_sub(b.read_sectors) * 512,
+        write_ios: after.write_ios.saturating_sub(b.write_ios),
+        write_merges: after.write_merges.saturating_sub(b.write_merges),
+        write_bytes: after.write_sectors.saturating_sub(b.write_sectors) * 512,
+        discard_bytes: after.discard_sectors.saturating_sub(b.discard_sectors) * 512,
+        flush_ios: after.flush_ios.saturating_sub(b.flush_ios),
+        busy_ms: after.io_ticks_ms.saturating_sub(b.io_ticks_ms),
+        elapsed_ms: 0,
+        backing: None,
     }
 }
 

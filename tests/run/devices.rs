@@ -410,3 +410,94 @@ fn reads_a_fuse_daemon_s_cache_answered_are_warned_about() {
         run["device"]
     );
 }
+
+/// A btrfs over two devices (raid0) spreads its I/O over both: the counters of the one
+/// device in the mount table showed half the reads and a WA of 0.50, and the run was warned
+/// about as a cache (cache-absorbed). Now they are the sum over both.
+#[test]
+fn a_two_device_btrfs_is_counted_over_both_devices() {
+    const TEST: &str = "a_two_device_btrfs_is_counted_over_both_devices";
+    if !loop_or_skip(TEST) || !tool_or_skip(TEST, "mkfs.btrfs", "btrfs-progs") {
+        return;
+    }
+    let work = tempdir();
+    let a = iolab::fs::loopdev::LoopDevice::attach(
+        &sparse_image(work.path(), "a.img", 256 << 20),
+        false,
+    )
+    .unwrap();
+    let b = iolab::fs::loopdev::LoopDevice::attach(
+        &sparse_image(work.path(), "b.img", 256 << 20),
+        false,
+    )
+    .unwrap();
+    let (da, db) = (
+        a.device.display().to_string(),
+        b.device.display().to_string(),
+    );
+    if let Err(e) = iolab::fs::command::run(
+        "mkfs.btrfs",
+        ["-q", "-f", "-d", "raid0", "-m", "raid1", &da, &db],
+    ) {
+        skip(
+            TEST,
+            format_args!("mkfs.btrfs over two devices failed: {e}"),
+        );
+        return;
+    }
+    let mnt = tempdir();
+    let mp = mnt.path().display().to_string();
+    if let Err(e) = iolab::fs::command::run("mount", ["-t", "btrfs", &da, &mp]) {
+        skip(TEST, format_args!("btrfs cannot be mounted here: {e}"));
+        return;
+    }
+    struct Unmount(String);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = iolab::fs::command::run("umount", [&self.0]);
+        }
+    }
+    let _mounted = Unmount(mp.clone());
+    // 16 MiB of direct 1 MiB writes: raid0 puts half on each device.
+    let out = iolab(&[
+        "run",
+        "--target",
+        &mp,
+        "--rw",
+        "write",
+        "--bs",
+        "1M",
+        "--size",
+        "32M",
+        "--io-size",
+        "16M",
+        "--ramp",
+        "0",
+        "--repeat",
+        "1",
+        "--json",
+        "--no-save",
+    ]);
+    let doc = json_ok(&out);
+    let run = &doc["tests"][0]["runs"][0];
+    let name = run["device"]["device"].as_str().unwrap();
+    let (na, nb) = (
+        da.trim_start_matches("/dev/").to_string(),
+        db.trim_start_matches("/dev/").to_string(),
+    );
+    assert!(
+        name == format!("{na}+{nb}") || name == format!("{nb}+{na}"),
+        "{name}"
+    );
+    // Both devices together wrote at least what the test wrote (the metadata is raid1, so a
+    // little more); one alone wrote about half.
+    let wa = run["write_amplification"].as_f64().unwrap();
+    assert!((0.95..2.0).contains(&wa), "WA {wa}: {:#}", run["device"]);
+    let codes: Vec<&str> = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert!(!codes.contains(&"cache-absorbed"), "{:#}", doc["warnings"]);
+}
