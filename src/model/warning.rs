@@ -72,6 +72,8 @@ warning_codes! {
     NoDeviceCounters = "no-device-counters",
     /// The device saw far fewer bytes written than the application wrote: the page cache absorbed the writes.
     CacheAbsorbed = "cache-absorbed",
+    /// The device saw far fewer bytes read than the application read: a cache (the page cache, a FUSE daemon's, a file system's own) served the reads.
+    CacheServed = "cache-served",
     /// The device wrote (or read) more than twice what the test did and 8 MiB more: dev MB/s and WA include other programs' I/O or the file system's own.
     DeviceExtraIo = "device-extra-io",
     // `iolab files`.

@@ -260,7 +260,7 @@ pub fn render_block_table(doc: &ResultDoc) -> String {
     ));
     if let Some(first) = doc.tests.iter().find_map(|t| t.settings.as_ref()) {
         out.push_str(&format!(
-            "engine {}, {}, test size {}, {}{}{}\n",
+            "engine {}, {}, test size {}, {}{}{}{}\n",
             first.engine,
             if first.engine == "null" {
                 "no I/O (iolab's own overhead)"
@@ -279,12 +279,37 @@ pub fn render_block_table(doc: &ResultDoc) -> String {
                 ", buffers on ordinary pages (--huge-pages false)"
             } else {
                 ""
-            }
+            },
+            method_notes(doc, first)
         ));
     }
     out.push_str(&render_steady_lines(doc));
     out.push_str(&render_warnings(doc));
     out
+}
+
+/// What else decided the figures and is only in the result file otherwise: zeros written
+/// (compressible: flatters compressing or deduplicating storage), jobs sharing the region,
+/// every read verified (CPU per I/O), the span written twice before measuring.
+fn method_notes(doc: &ResultDoc, first: &crate::model::BlockSettings) -> String {
+    let mut notes = String::new();
+    let block = || doc.tests.iter().filter(|t| t.family == "block");
+    if first.pattern == "zero" {
+        notes.push_str(", zeros written (--pattern zero: compressible)");
+    }
+    if first.region == "shared" && block().any(|t| t.settings.as_ref().is_some_and(|s| s.jobs > 1))
+    {
+        notes.push_str(", every job over the whole region (--region shared)");
+    }
+    let flagged =
+        |key: &str| block().any(|t| t.params.get(key).map(String::as_str) == Some("true"));
+    if flagged("verify") {
+        notes.push_str(", every read verified (--verify)");
+    }
+    if flagged("preconditioned") {
+        notes.push_str(", span written twice before measuring (--precondition)");
+    }
+    notes
 }
 
 /// One line per test that ran to steady state (`--steadystate`): which round reached it
@@ -371,5 +396,61 @@ mod tests {
             ..Default::default()
         };
         assert!(header(dir).ends_with(" on /mnt (ext4, /dev/sda1, relatime)"));
+    }
+
+    fn footer(settings: crate::model::BlockSettings, params: &[(&str, &str)]) -> String {
+        let mut doc = ResultDoc::new("run", Vec::new(), Environment::default());
+        doc.tests.push(TestResult {
+            name: "RND4K Q1T2 read".into(),
+            family: "block".into(),
+            direction: Some("read".into()),
+            settings: Some(settings),
+            params: params
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..Default::default()
+        });
+        let table = render_block_table(&doc);
+        table
+            .lines()
+            .find(|l| l.starts_with("engine "))
+            .unwrap()
+            .to_string()
+    }
+
+    /// Zeros, a shared region, verification and preconditioning decide the figures; they
+    /// were only in the result file, and the table read as an ordinary run's.
+    #[test]
+    fn the_footer_says_how_the_data_was_written_and_checked() {
+        let plain = crate::model::BlockSettings {
+            engine: "uring".into(),
+            direct: true,
+            jobs: 2,
+            region: "split".into(),
+            pattern: "random".into(),
+            size_bytes: 16 << 20,
+            duration_s: 5.0,
+            ..Default::default()
+        };
+        let line = footer(plain.clone(), &[]);
+        assert_eq!(
+            line,
+            "engine uring, O_DIRECT, test size 16.0 MiB, 5 s per run"
+        );
+        let odd = crate::model::BlockSettings {
+            pattern: "zero".into(),
+            region: "shared".into(),
+            ..plain
+        };
+        let line = footer(odd, &[("verify", "true"), ("preconditioned", "true")]);
+        for said in [
+            "zeros written (--pattern zero: compressible)",
+            "every job over the whole region (--region shared)",
+            "every read verified (--verify)",
+            "span written twice before measuring (--precondition)",
+        ] {
+            assert!(line.contains(said), "{said}: {line}");
+        }
     }
 }

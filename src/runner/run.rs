@@ -422,9 +422,29 @@ impl TestRunner<'_> {
         doc: &mut ResultDoc,
     ) -> RunResult {
         let mut total = o.total;
+        // The null engine does no I/O: it is CPU-bound by design (it measures iolab itself),
+        // and its device saw nothing because nothing was sent, not because a cache answered.
+        let null = spec
+            .groups
+            .iter()
+            .all(|g| g.engine == crate::engine::EngineKind::Null);
         if let Some(dc) = device {
-            if let Some(mut w) =
-                crate::sysinfo::diskstats::cache_absorbed_warning(&dc, o.write_bytes)
+            if !null
+                && let Some(mut w) =
+                    crate::sysinfo::diskstats::cache_absorbed_warning(&dc, o.write_bytes)
+            {
+                w.test = Some(spec.name.clone());
+                doc.warn(w);
+            }
+            // Once per test, as the extra I/O below: the first run a cache answered.
+            let served = doc
+                .warnings
+                .iter()
+                .any(|w| w.code == WarningCode::CacheServed && w.test.as_ref() == Some(&spec.name));
+            if !served
+                && !null
+                && let Some(mut w) =
+                    crate::sysinfo::diskstats::cache_served_warning(&dc, o.read_bytes)
             {
                 w.test = Some(spec.name.clone());
                 doc.warn(w);
@@ -453,11 +473,6 @@ impl TestRunner<'_> {
             .as_ref()
             .map(|c| c.max_job_thread_pct)
             .unwrap_or(0.0);
-        // The null engine does no I/O: it is CPU-bound by design (it measures iolab itself).
-        let null = spec
-            .groups
-            .iter()
-            .all(|g| g.engine == crate::engine::EngineKind::Null);
         // Once per test, with the highest figure of its runs so far.
         let cpu_pct = test
             .runs

@@ -18,6 +18,9 @@ pub use super::procdiskstats::{DiskStat, parse_line, read};
 #[derive(Debug, Clone)]
 pub struct PhaseCounters {
     before: DiskStat,
+    /// The other devices of a file system over several (a multi-device btrfs): the
+    /// deltas are the sum over all of them, as the file system's I/O is spread over them.
+    members: Vec<DiskStat>,
     started: Instant,
     /// For a loop device: the device holding its backing file, watched too.
     backing: Option<Box<PhaseCounters>>,
@@ -50,8 +53,17 @@ impl PhaseCounters {
             None
         };
         let before = read(device)?;
+        let members = if depth == 0 {
+            super::resolve::other_fs_members(device)
+                .iter()
+                .filter_map(|m| read(m))
+                .collect()
+        } else {
+            Vec::new()
+        };
         Some(PhaseCounters {
             before,
+            members,
             started: Instant::now(),
             backing,
         })
@@ -63,6 +75,11 @@ impl PhaseCounters {
     pub fn restart(&mut self) {
         if let Some(before) = read(&self.before.name) {
             self.before = before;
+        }
+        for m in &mut self.members {
+            if let Some(before) = read(&m.name) {
+                *m = before;
+            }
         }
         self.started = Instant::now();
         if let Some(b) = self.backing.as_mut() {
@@ -78,21 +95,45 @@ impl PhaseCounters {
     /// The deltas since `start` (the phase may go on; `finish` can be called again).
     pub fn finish(&self) -> Option<DeviceCounters> {
         let after = read(&self.before.name)?;
-        let b = &self.before;
-        Some(DeviceCounters {
-            device: b.name.clone(),
-            read_ios: after.read_ios.saturating_sub(b.read_ios),
-            read_merges: after.read_merges.saturating_sub(b.read_merges),
-            read_bytes: after.read_sectors.saturating_sub(b.read_sectors) * 512,
-            write_ios: after.write_ios.saturating_sub(b.write_ios),
-            write_merges: after.write_merges.saturating_sub(b.write_merges),
-            write_bytes: after.write_sectors.saturating_sub(b.write_sectors) * 512,
-            discard_bytes: after.discard_sectors.saturating_sub(b.discard_sectors) * 512,
-            flush_ios: after.flush_ios.saturating_sub(b.flush_ios),
-            busy_ms: after.io_ticks_ms.saturating_sub(b.io_ticks_ms),
-            elapsed_ms: self.started.elapsed().as_millis() as u64,
-            backing: self.backing.as_ref().and_then(|p| p.finish()).map(Box::new),
-        })
+        let mut d = delta(&self.before, &after);
+        d.elapsed_ms = self.started.elapsed().as_millis() as u64;
+        d.backing = self.backing.as_ref().and_then(|p| p.finish()).map(Box::new);
+        for m in &self.members {
+            let Some(after) = read(&m.name) else {
+                continue;
+            };
+            let e = delta(m, &after);
+            d.device = format!("{}+{}", d.device, e.device);
+            d.read_ios += e.read_ios;
+            d.read_merges += e.read_merges;
+            d.read_bytes += e.read_bytes;
+            d.write_ios += e.write_ios;
+            d.write_merges += e.write_merges;
+            d.write_bytes += e.write_bytes;
+            d.discard_bytes += e.discard_bytes;
+            d.flush_ios += e.flush_ios;
+            // The devices work side by side: busy while any of them was (at most).
+            d.busy_ms = d.busy_ms.max(e.busy_ms);
+        }
+        Some(d)
+    }
+}
+
+/// What one device did between two readings (no elapsed time, no backing device).
+fn delta(b: &DiskStat, after: &DiskStat) -> DeviceCounters {
+    DeviceCounters {
+        device: b.name.clone(),
+        read_ios: after.read_ios.saturating_sub(b.read_ios),
+        read_merges: after.read_merges.saturating_sub(b.read_merges),
+        read_bytes: after.read_sectors.saturating_sub(b.read_sectors) * 512,
+        write_ios: after.write_ios.saturating_sub(b.write_ios),
+        write_merges: after.write_merges.saturating_sub(b.write_merges),
+        write_bytes: after.write_sectors.saturating_sub(b.write_sectors) * 512,
+        discard_bytes: after.discard_sectors.saturating_sub(b.discard_sectors) * 512,
+        flush_ios: after.flush_ios.saturating_sub(b.flush_ios),
+        busy_ms: after.io_ticks_ms.saturating_sub(b.io_ticks_ms),
+        elapsed_ms: 0,
+        backing: None,
     }
 }
 
@@ -126,6 +167,32 @@ pub fn cache_absorbed_warning(device: &DeviceCounters, app_written_bytes: u64) -
             crate::units::fmt_size_iec(app_written_bytes),
             device.device,
             crate::units::fmt_size_iec(device.write_bytes),
+            ratio * 100.0
+        ),
+        test: None,
+    })
+}
+
+/// A warning when a read phase read far fewer bytes from the device than the application
+/// did: a cache answered (the page cache of buffered I/O, a FUSE file system's daemon reading
+/// its device through the page cache although the test asked for O_DIRECT, a file system's
+/// own cache, never-written areas read back as zeros), so the speed is the cache's. The
+/// caller sets `test`.
+pub fn cache_served_warning(device: &DeviceCounters, app_read_bytes: u64) -> Option<Warning> {
+    if app_read_bytes < CACHE_CHECK_MIN_BYTES {
+        return None;
+    }
+    let ratio = device.read_bytes as f64 / app_read_bytes as f64;
+    if ratio >= CACHE_ABSORBED_RATIO {
+        return None;
+    }
+    Some(Warning {
+        code: WarningCode::CacheServed,
+        message: format!(
+            "the application read {} but {} saw only {} read ({:.0} %): a cache answered the reads (the page cache; under a FUSE file system its daemon's, even with O_DIRECT; or never-written areas) and the figure measures it, not the device; use a size above 2x RAM or a file system that honours O_DIRECT",
+            crate::units::fmt_size_iec(app_read_bytes),
+            device.device,
+            crate::units::fmt_size_iec(device.read_bytes),
             ratio * 100.0
         ),
         test: None,
@@ -223,6 +290,31 @@ mod tests {
             busy_ms: 500,
             ..Default::default()
         }
+    }
+
+    /// Reads a cache answered (exfat-fuse with O_DIRECT: 137 MB/s, the device read 0 B) were
+    /// shown as the device's with no word; reads the device served are not warned about.
+    #[test]
+    fn reads_the_device_did_not_see_are_warned_about() {
+        let dev = |read_bytes| DeviceCounters {
+            device: "loop9".into(),
+            read_bytes,
+            elapsed_ms: 1000,
+            ..Default::default()
+        };
+        let w = cache_served_warning(&dev(0), 64 << 20).expect("nothing reached the device");
+        assert_eq!(w.code, WarningCode::CacheServed);
+        assert!(
+            w.message
+                .starts_with("the application read 64.0 MiB but loop9 saw only 0 B read (0 %)"),
+            "{}",
+            w.message
+        );
+        // Half or more reached the device (drained I/Os make it more): no warning.
+        assert!(cache_served_warning(&dev(32 << 20), 64 << 20).is_none());
+        assert!(cache_served_warning(&dev(65 << 20), 64 << 20).is_none());
+        // Too little read to judge.
+        assert!(cache_served_warning(&dev(0), 512 << 10).is_none());
     }
 
     #[test]

@@ -358,3 +358,146 @@ fn device_counters_cover_the_measured_window() {
         );
     }
 }
+
+/// On a FUSE file system (exfat-fuse) the daemon reads its device through the page cache,
+/// even when the test asked for O_DIRECT: a read test showed 137 MB/s with `dev MB/s` 0.00
+/// and no word. The warning says a cache answered the reads.
+#[test]
+fn reads_a_fuse_daemon_s_cache_answered_are_warned_about() {
+    const TEST: &str = "reads_a_fuse_daemon_s_cache_answered_are_warned_about";
+    let Some(fs) = scratch_or_skip(TEST, "exfat", 128 << 20, &[], "") else {
+        return;
+    };
+    let mp = fs.mount_point.display().to_string();
+    let out = iolab(&[
+        "run",
+        "--target",
+        &mp,
+        "--rw",
+        "read",
+        "--bs",
+        "1M",
+        "--size",
+        "16M",
+        "--io-size",
+        "64M",
+        "--ramp",
+        "0",
+        "--repeat",
+        "2",
+        "--json",
+        "--no-save",
+    ]);
+    let doc = json_ok(&out);
+    let served: Vec<&Value> = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["code"] == "cache-served")
+        .collect();
+    assert_eq!(served.len(), 1, "once per test: {:#}", doc["warnings"]);
+    assert_eq!(served[0]["test"], "SEQ1M Q1T1 read");
+    let msg = served[0]["message"].as_str().unwrap();
+    assert!(
+        msg.starts_with("the application read 64.0 MiB but "),
+        "{msg}"
+    );
+    // The device's view agrees: it read (next to) nothing of the 64 MiB of each run.
+    let run = &doc["tests"][0]["runs"][0];
+    assert!(
+        run["device"]["read_bytes"].as_u64().unwrap() < 32 << 20,
+        "{:#}",
+        run["device"]
+    );
+}
+
+/// A btrfs over two devices (raid0) spreads its I/O over both: the counters of the one
+/// device in the mount table showed half the reads and a WA of 0.50, and the run was warned
+/// about as a cache (cache-absorbed). Now they are the sum over both.
+#[test]
+fn a_two_device_btrfs_is_counted_over_both_devices() {
+    const TEST: &str = "a_two_device_btrfs_is_counted_over_both_devices";
+    if !loop_or_skip(TEST) || !tool_or_skip(TEST, "mkfs.btrfs", "btrfs-progs") {
+        return;
+    }
+    let work = tempdir();
+    let a = iolab::fs::loopdev::LoopDevice::attach(
+        &sparse_image(work.path(), "a.img", 256 << 20),
+        false,
+    )
+    .unwrap();
+    let b = iolab::fs::loopdev::LoopDevice::attach(
+        &sparse_image(work.path(), "b.img", 256 << 20),
+        false,
+    )
+    .unwrap();
+    let (da, db) = (
+        a.device.display().to_string(),
+        b.device.display().to_string(),
+    );
+    if let Err(e) = iolab::fs::command::run(
+        "mkfs.btrfs",
+        ["-q", "-f", "-d", "raid0", "-m", "raid1", &da, &db],
+    ) {
+        skip(
+            TEST,
+            format_args!("mkfs.btrfs over two devices failed: {e}"),
+        );
+        return;
+    }
+    let mnt = tempdir();
+    let mp = mnt.path().display().to_string();
+    if let Err(e) = iolab::fs::command::run("mount", ["-t", "btrfs", &da, &mp]) {
+        skip(TEST, format_args!("btrfs cannot be mounted here: {e}"));
+        return;
+    }
+    struct Unmount(String);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = iolab::fs::command::run("umount", [&self.0]);
+        }
+    }
+    let _mounted = Unmount(mp.clone());
+    // 16 MiB of direct 1 MiB writes: raid0 puts half on each device.
+    let out = iolab(&[
+        "run",
+        "--target",
+        &mp,
+        "--rw",
+        "write",
+        "--bs",
+        "1M",
+        "--size",
+        "32M",
+        "--io-size",
+        "16M",
+        "--ramp",
+        "0",
+        "--repeat",
+        "1",
+        "--json",
+        "--no-save",
+    ]);
+    let doc = json_ok(&out);
+    let run = &doc["tests"][0]["runs"][0];
+    let name = run["device"]["device"].as_str().unwrap();
+    let (na, nb) = (
+        da.trim_start_matches("/dev/").to_string(),
+        db.trim_start_matches("/dev/").to_string(),
+    );
+    assert!(
+        name == format!("{na}+{nb}") || name == format!("{nb}+{na}"),
+        "{name}"
+    );
+    // Both devices together wrote at least what the test wrote (the metadata is raid1, so a
+    // little more); one alone wrote about half.
+    let wa = run["write_amplification"].as_f64().unwrap();
+    assert!((0.95..2.0).contains(&wa), "WA {wa}: {:#}", run["device"]);
+    let codes: Vec<&str> = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert!(!codes.contains(&"cache-absorbed"), "{:#}", doc["warnings"]);
+}

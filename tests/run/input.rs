@@ -73,6 +73,27 @@ fn bad_input_is_refused_with_exit_2() {
             "of I/O buffers, more than half of this machine's memory",
         ),
         (&["run", "--rwmix-read", "x%"], "not a whole percentage"),
+        // Whole blocks: 1k with 4 KiB blocks moved 4 KiB and said 1 KiB.
+        (
+            &["run", "--rw", "randread", "--io-size", "1k"],
+            "--io-size 1KiB: not a whole number of 4KiB blocks (RND4K Q1T1 read)",
+        ),
+        (
+            &["run", "--io-size", "1536K"],
+            "--io-size 1536KiB: not a whole number of 1MiB blocks (SEQ1M Q8T1 read)",
+        ),
+        // Jobs writing the same blocks at once: a torn sector was reported as corruption.
+        (
+            &[
+                "run", "--rw", "randrw", "--region", "shared", "--jobs", "2", "--verify",
+            ],
+            "--verify with --region shared: in RND4K Q1T2 mixed 70% read, 2 jobs write the same blocks at once",
+        ),
+        // A size-based run has no warm-up: the ramp was silently dropped (ramp_s 0).
+        (
+            &["run", "--io-size", "1M", "--ramp", "1s"],
+            "--ramp 1.00 s with --io-size: a size-based run has no warm-up",
+        ),
     ];
     for (args, needle) in cases {
         expect_usage_error(p, args, needle);

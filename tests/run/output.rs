@@ -371,3 +371,30 @@ fn an_unwritable_current_directory_names_where_and_the_way_out() {
     assert_usage(&out, "cannot write results to iolab-results/run-");
     assert!(stderr(&out).contains("give --output DIR, or --no-save"));
 }
+
+/// The null engine sends nothing to the device, by design: its runs were warned about as
+/// reads a cache answered and writes the page cache absorbed ("the application read 293.4 GiB
+/// but loop1 saw only 0 B read"). A directory on a block device, as a user's would be.
+#[test]
+fn the_null_engine_is_not_taken_for_a_cache() {
+    let d = tempdir();
+    let mut args = vec!["run", "--engine", "null", "--rw", "randrw", "--repeat", "2"];
+    args.extend_from_slice(QUICK);
+    let doc = json_ok(&iolab_in(d.path(), &args));
+    if doc["environment"]["block_device"].is_null() {
+        skip(
+            "the_null_engine_is_not_taken_for_a_cache",
+            "the temp dir has no block device whose counters could be read",
+        );
+        return;
+    }
+    let codes: Vec<&str> = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    for code in ["cache-served", "cache-absorbed"] {
+        assert!(!codes.contains(&code), "{code}: {:#}", doc["warnings"]);
+    }
+}
