@@ -328,7 +328,10 @@ pub fn render_steady_lines(doc: &ResultDoc) -> String {
                 out.push_str(&format!(", window mean {v}"));
             }
             if s.reached {
-                out.push_str("; figures are over the window");
+                // The table gives the median of the window's rounds, the criterion their
+                // mean: say which is which (97,315 mean beside a 111,430 median read as two
+                // answers for one window).
+                out.push_str("; the table's figures are over the window (its median)");
             } else {
                 out.push_str("; figures are over the last rounds");
             }
@@ -376,6 +379,31 @@ mod tests {
     fn header(env: Environment) -> String {
         let doc = ResultDoc::new("run", Vec::new(), env);
         render_block_table(&doc).lines().next().unwrap().to_string()
+    }
+
+    /// The window's mean (the rule's) stood beside the table's median of the same window
+    /// with nothing to tell them apart.
+    #[test]
+    fn a_steady_window_says_its_mean_is_not_the_table_s_median() {
+        let mut doc = ResultDoc::new("run", Vec::new(), Environment::default());
+        doc.tests.push(crate::model::TestResult {
+            name: "RND4K Q32T1 write".into(),
+            steady_state: Some(crate::model::steady::SteadyStateRecord {
+                rule: "snia".into(),
+                metric: "iops".into(),
+                reached: true,
+                window_mean: Some(97_315.0),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        let line = render_steady_lines(&doc);
+        assert!(
+            line.contains(
+                "window mean 97,315 IOPS; the table's figures are over the window (its median)"
+            ),
+            "{line}"
+        );
     }
 
     /// A raw block device has no file system: the header read `(?, /dev/loop3)`.
