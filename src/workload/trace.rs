@@ -5,6 +5,7 @@
 //! `iolab matrix` (`trace:name=office:scale=0.05`).
 
 pub mod builtins;
+pub mod child;
 pub mod fileset;
 pub mod format;
 pub mod measure;

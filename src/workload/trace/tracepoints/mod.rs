@@ -249,7 +249,7 @@ pub fn record(
     cmd.args(&command[1..]);
     let spawned = cmd.spawn();
     let status =
-        spawned.and_then(|mut c| super::record::wait_passing_on(&mut c, stop, &|pid| vec![pid]));
+        spawned.and_then(|mut c| super::child::wait_passing_on(&mut c, stop, &|pid| vec![pid]));
     let wall_ns = t0.elapsed().as_nanos() as u64;
     done.store(true, Ordering::Release);
     let (text, recs, lost) = reader
