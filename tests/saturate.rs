@@ -523,3 +523,45 @@ fn a_target_this_user_cannot_open_is_refused_as_such() {
     common::assert_usage(&o, &format!("cannot open {f}: Permission denied"));
     assert!(!stderr(&o).contains("O_DIRECT"), "{}", stderr(&o));
 }
+
+/// A step in which no I/O completed measured no latency: it does not hold the limit. One
+/// 64 MiB read from a tmpfs takes several milliseconds of copying on any machine, far more
+/// than a 1 ms step; the sweep answered "0 IOPS at depth 4 with mean latency 0 ns ≤ 10 ms"
+/// (every step "ok"), a figure no measurement stood behind.
+#[test]
+fn a_step_in_which_no_io_completed_does_not_hold_the_limit() {
+    let test = "a_step_in_which_no_io_completed_does_not_hold_the_limit";
+    let Some(dir) = common::ram_tempdir_or_skip(test) else {
+        return;
+    };
+    let target = dir.path().to_str().unwrap();
+    let o = iolab(&[
+        "saturate",
+        "--target",
+        target,
+        "--rw",
+        "randread",
+        "--bs",
+        "64M",
+        "--size",
+        "512M",
+        "--max-depth",
+        "4",
+        "--step-duration",
+        "1ms",
+        "--ramp",
+        "0",
+        "--json",
+        "--no-save",
+    ]);
+    let doc = common::json_ok(&o);
+    let t = &doc["tests"][0];
+    let curve = t["curve"].as_array().unwrap();
+    assert!(!curve.is_empty(), "{t}");
+    for p in curve {
+        if p["iops"].as_f64().unwrap() == 0.0 {
+            assert_eq!(p["within_limit"], false, "{p}");
+        }
+    }
+    assert_eq!(t["answer"]["found"], false, "{}", t["answer"]);
+}

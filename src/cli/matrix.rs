@@ -110,9 +110,9 @@ pub struct MatrixArgs {
     #[arg(long)]
     pub keep_image: bool,
 
-    /// Measure only setup and teardown (mkfs, mount, umount, detach) per configuration,
-    /// without a workload (for docs/PERFORMANCE.md).
-    #[arg(long, hide = true)]
+    /// Only make, mount and tear down each configuration, timed (mkfs, mount, umount,
+    /// detach), with no workload: checks the file systems, units and mount options.
+    #[arg(long)]
     pub setup_only: bool,
 
     #[command(flatten)]

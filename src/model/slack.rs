@@ -130,9 +130,14 @@ pub struct UnitCost {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rmse_s: Option<f64>,
     /// Belov's direct estimate: (t(full unit) - t(1 B)) / (unit - 1) per portion, when the
-    /// calibration measured both sizes at this unit.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seed_style_s_per_byte_per_portion: Option<f64>,
+    /// calibration measured both sizes at this unit. (Written as
+    /// `seed_style_s_per_byte_per_portion` before; such result files still read.)
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        alias = "seed_style_s_per_byte_per_portion"
+    )]
+    pub belov_s_per_byte_per_portion: Option<f64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub points: Vec<FitPoint>,
 }

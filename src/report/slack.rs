@@ -194,7 +194,7 @@ fn model_lines(m: &CostModel) -> String {
                 _ => String::new(),
             };
             let belov = c
-                .seed_style_s_per_byte_per_portion
+                .belov_s_per_byte_per_portion
                 .map(|v| format!("; Belov's estimate (full unit - 1 B) {v:.3e}"))
                 .unwrap_or_default();
             out.push_str(&format!(

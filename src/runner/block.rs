@@ -1057,9 +1057,13 @@ fn finish_job(
     warnings.extend(super::clock::drift_warning(end_ns, monotonic_ns));
     let measured = Duration::from_nanos(measure_end_ns.saturating_sub(measure_start_ns));
     rec.tail_ns = Some(end_ns.saturating_sub(measure_end_ns));
+    // Over the span the thread's CPU time was counted: from the window's start to the end
+    // of the drain. Divided by the window alone (which closes at the deadline), a drain
+    // that took longer than a short window made one thread use "359 % of a CPU".
     let cpu_used = cpu::thread_times().since(&cpu_start);
+    let counted = Duration::from_nanos(end_ns.saturating_sub(measure_start_ns));
     rec.max_thread_cpu_pct =
-        100.0 * cpu_used.total().as_secs_f64() / measured.as_secs_f64().max(1e-9);
+        100.0 * cpu_used.total().as_secs_f64() / counted.as_secs_f64().max(1e-9);
     if let Some(e) = error {
         return Err(e);
     }

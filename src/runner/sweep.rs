@@ -404,10 +404,17 @@ fn run_sweep(
             p99_ns: point.at.lat_p99_ns,
             p999_ns: point.at.lat_p999_ns,
         };
+        // A step in which no I/O completed has no latency (its 0 is no figure): every request
+        // in flight took longer than the step, so it does not hold the limit. It was judged
+        // as 0 ns: "0 IOPS at depth 4 with mean latency 0 ns <= 10 ms".
         let obs = Observation {
             depth,
             iops: point.at.iops,
-            latency_ns: pick(&chosen, cfg.statistic),
+            latency_ns: if point.at.iops > 0.0 {
+                pick(&chosen, cfg.statistic)
+            } else {
+                f64::INFINITY
+            },
         };
         search.record(obs);
         point.within_limit = search.within(obs.latency_ns);

@@ -192,7 +192,7 @@ impl TestTarget {
         (direct_requested && !self.direct_ok).then(|| Warning {
             code: WarningCode::DirectFallback,
             message: format!(
-                "O_DIRECT is not supported on {} (tmpfs and some FUSE file systems refuse it); fell back to buffered I/O, so the page cache is part of the result",
+                "O_DIRECT is not supported on {} (tmpfs before Linux 6.6 and some FUSE file systems refuse it); fell back to buffered I/O, so the page cache is part of the result",
                 self.path.display()
             ),
             test: None,
@@ -235,7 +235,7 @@ fn write_all_at(file: &File, mut buf: &[u8], mut off: u64) -> io::Result<()> {
     Ok(())
 }
 
-/// Does opening with O_DIRECT work here? (tmpfs says EINVAL.)
+/// Does opening with O_DIRECT work here? (tmpfs before Linux 6.6 says EINVAL.)
 pub fn direct_supported(path: &Path) -> bool {
     OpenOptions::new()
         .read(true)

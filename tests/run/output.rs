@@ -246,6 +246,47 @@ fn one_io_run_reports_at_most_one_cpu_per_thread() {
     }
 }
 
+/// A job thread's CPU share is over the time its CPU was counted: a timed run's window
+/// closes at the deadline, but the thread's CPU time ran on through the drain of the
+/// requests in flight. One 64 MiB read from a tmpfs (several ms of copying, on any machine)
+/// in a 1 ms window reported "a job thread used 359 % of a CPU" and `cpu-bound`. A thread
+/// cannot use more than one CPU, so at most 100 % (+5 for the clocks' reads).
+#[test]
+fn a_drain_longer_than_the_window_is_not_more_than_one_cpu() {
+    let Some(d) =
+        common::ram_tempdir_or_skip("a_drain_longer_than_the_window_is_not_more_than_one_cpu")
+    else {
+        return;
+    };
+    let out = iolab_in(
+        d.path(),
+        &[
+            "run",
+            "--rw",
+            "randread",
+            "--bs",
+            "64M",
+            "--size",
+            "128M",
+            "--duration",
+            "1ms",
+            "--interval",
+            "1ms",
+            "--ramp",
+            "0",
+            "--repeat",
+            "1",
+            "--json",
+            "--no-save",
+        ],
+    );
+    let doc = json_ok(&out);
+    let pct = doc["tests"][0]["runs"][0]["cpu"]["max_job_thread_pct"]
+        .as_f64()
+        .unwrap();
+    assert!(pct <= 105.0, "a job thread used {pct} % of a CPU");
+}
+
 /// `--keep` says which file it kept: its name has a pid and a random part.
 #[test]
 fn keep_names_the_kept_file() {

@@ -211,7 +211,7 @@ pub fn calibrate(doc: &ResultDoc, path: &Path, units: &[u64]) -> Result<CostMode
                 c.points.clear();
                 c.r2 = None;
                 c.rmse_s = None;
-                c.seed_style_s_per_byte_per_portion = None;
+                c.belov_s_per_byte_per_portion = None;
             }
             c
         })
@@ -252,7 +252,7 @@ fn unit_cost(unit: u64, a: f64, b: f64, ms: &[Measurement]) -> UnitCost {
             .collect();
         (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
     };
-    let seed_style = match (mean_at(1), mean_at(unit)) {
+    let belov = match (mean_at(1), mean_at(unit)) {
         (Some(one), Some(full)) if unit > 1 => {
             Some((full - one) / (unit - 1) as f64 * PORTION as f64)
         }
@@ -263,7 +263,7 @@ fn unit_cost(unit: u64, a: f64, b: f64, ms: &[Measurement]) -> UnitCost {
         per_file_s: a,
         per_byte_s: b,
         per_byte_s_per_portion: b * PORTION as f64,
-        seed_style_s_per_byte_per_portion: seed_style,
+        belov_s_per_byte_per_portion: belov,
         points,
         ..Default::default()
     }
@@ -307,7 +307,14 @@ mod tests {
         assert!((c.per_file_s - 1e-4).abs() < 1e-9, "{}", c.per_file_s);
         assert!((c.per_byte_s - 1e-9).abs() < 1e-13);
         assert!(c.r2.unwrap() > 0.999999);
-        assert_eq!(c.seed_style_s_per_byte_per_portion, Some(0.0));
+        assert_eq!(c.belov_s_per_byte_per_portion, Some(0.0));
+        // A result file written before the field's rename still reads.
+        let mut v = serde_json::to_value(c).unwrap();
+        let o = v.as_object_mut().unwrap();
+        let x = o.remove("belov_s_per_byte_per_portion").unwrap();
+        o.insert("seed_style_s_per_byte_per_portion".into(), x);
+        let back: crate::model::slack::UnitCost = serde_json::from_value(v).unwrap();
+        assert_eq!(back.belov_s_per_byte_per_portion, Some(0.0));
         assert!(m.per_unit[1].origin.contains("nearest"));
     }
 
