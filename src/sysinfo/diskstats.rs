@@ -153,13 +153,7 @@ const CACHE_ABSORBED_RATIO: f64 = 0.5;
 /// did: the page cache (or a RAM-backed layer) absorbed the writes, so the speed measured is
 /// memory's, not the device's. The caller sets `test`.
 pub fn cache_absorbed_warning(device: &DeviceCounters, app_written_bytes: u64) -> Option<Warning> {
-    if app_written_bytes < CACHE_CHECK_MIN_BYTES {
-        return None;
-    }
-    let ratio = device.write_bytes as f64 / app_written_bytes as f64;
-    if ratio >= CACHE_ABSORBED_RATIO {
-        return None;
-    }
+    let ratio = cache_ratio(device.write_bytes, app_written_bytes)?;
     Some(Warning {
         code: WarningCode::CacheAbsorbed,
         message: format!(
@@ -173,19 +167,20 @@ pub fn cache_absorbed_warning(device: &DeviceCounters, app_written_bytes: u64) -
     })
 }
 
+/// The device's share of what the application moved in one direction, when it is below
+/// `CACHE_ABSORBED_RATIO` and the application moved enough to judge (a cache took it).
+fn cache_ratio(device_bytes: u64, app_bytes: u64) -> Option<f64> {
+    let ratio = device_bytes as f64 / app_bytes as f64;
+    (app_bytes >= CACHE_CHECK_MIN_BYTES && ratio < CACHE_ABSORBED_RATIO).then_some(ratio)
+}
+
 /// A warning when a read phase read far fewer bytes from the device than the application
 /// did: a cache answered (the page cache of buffered I/O, a FUSE file system's daemon reading
 /// its device through the page cache although the test asked for O_DIRECT, a file system's
 /// own cache, never-written areas read back as zeros), so the speed is the cache's. The
 /// caller sets `test`.
 pub fn cache_served_warning(device: &DeviceCounters, app_read_bytes: u64) -> Option<Warning> {
-    if app_read_bytes < CACHE_CHECK_MIN_BYTES {
-        return None;
-    }
-    let ratio = device.read_bytes as f64 / app_read_bytes as f64;
-    if ratio >= CACHE_ABSORBED_RATIO {
-        return None;
-    }
+    let ratio = cache_ratio(device.read_bytes, app_read_bytes)?;
     Some(Warning {
         code: WarningCode::CacheServed,
         message: format!(
