@@ -138,6 +138,30 @@ fn a_fat32_with_too_few_clusters_is_skipped() {
     assert!(big.runs.is_empty());
 }
 
+/// `matrix ARGS --setup-only` (exit 0, nothing left behind) and its
+/// `mount-options-unchecked` warnings; `None` (skipped loudly) when its first row could not
+/// be made here.
+fn unchecked_options(test: &str, args: &[&str]) -> Option<Vec<iolab::model::Warning>> {
+    let area = Area::new();
+    let mut all = args.to_vec();
+    all.push("--setup-only");
+    let out = bin().args(area.args(&all)).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    area.assert_clean();
+    let doc = area.result();
+    if doc.configurations[0].status == "skipped" {
+        common::skip(test, doc.configurations[0].reason.as_deref().unwrap_or(""));
+        return None;
+    }
+    Some(
+        doc.warnings
+            .into_iter()
+            .filter(|w| w.code.as_str() == "mount-options-unchecked")
+            .collect(),
+    )
+}
+
 /// mount.exfat-fuse mounts `-o noatime,iolab_no_such_option` without an error and shows
 /// neither (it mounts relatime): the row says so (`mount-options-unchecked`), once for its
 /// two runs; a kernel mount's options are judged by the kernel and get no such warning.
@@ -147,32 +171,22 @@ fn options_a_fuse_helper_dropped_are_named() {
     if !can_run(test) || !common::tool_or_skip(test, "mount.exfat-fuse", "exfat-fuse") {
         return;
     }
-    let area = Area::new();
-    let args = area.args(&[
-        "--fs",
-        "exfat,ext4",
-        "--mount-opts",
-        "noatime",
-        "--image-size",
-        "128M",
-        "--setup-only",
-        "--repeat",
-        "2",
-    ]);
-    let out = bin().args(&args).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    area.assert_clean();
-    let doc = area.result();
-    if doc.configurations[0].status == "skipped" {
-        return common::skip(test, doc.configurations[0].reason.as_deref().unwrap_or(""));
-    }
-    let w: Vec<_> = doc
-        .warnings
-        .iter()
-        .filter(|w| w.code.as_str() == "mount-options-unchecked")
-        .collect();
-    assert_eq!(w.len(), 1, "{:?}", doc.warnings);
+    let Some(w) = unchecked_options(
+        test,
+        &[
+            "--fs",
+            "exfat,ext4",
+            "--mount-opts",
+            "noatime",
+            "--image-size",
+            "128M",
+            "--repeat",
+            "2",
+        ],
+    ) else {
+        return;
+    };
+    assert_eq!(w.len(), 1, "{w:?}");
     assert_eq!(w[0].test.as_deref(), Some("exfat noatime"));
     assert!(
         w[0].message.contains("do not show noatime"),
@@ -761,32 +775,22 @@ fn options_ntfs_3g_takes_without_showing_them_are_not_named() {
     if !can_run(test) || !common::tool_or_skip(test, "ntfs-3g", "ntfs-3g") {
         return;
     }
-    let area = Area::new();
-    let args = area.args(&[
-        "--fs",
-        "ntfs",
-        "--mount-opts",
-        "big_writes,windows_names;big_writes,iolab_no_such_option",
-        "--image-size",
-        "64M",
-        "--setup-only",
-        "--repeat",
-        "1",
-    ]);
-    let out = bin().args(&args).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    area.assert_clean();
-    let doc = area.result();
-    if doc.configurations[0].status == "skipped" {
-        return common::skip(test, doc.configurations[0].reason.as_deref().unwrap_or(""));
-    }
-    let w: Vec<_> = doc
-        .warnings
-        .iter()
-        .filter(|w| w.code.as_str() == "mount-options-unchecked")
-        .collect();
-    assert_eq!(w.len(), 1, "{:?}", doc.warnings);
+    let Some(w) = unchecked_options(
+        test,
+        &[
+            "--fs",
+            "ntfs",
+            "--mount-opts",
+            "big_writes,windows_names;big_writes,iolab_no_such_option",
+            "--image-size",
+            "64M",
+            "--repeat",
+            "1",
+        ],
+    ) else {
+        return;
+    };
+    assert_eq!(w.len(), 1, "{w:?}");
     assert_eq!(
         w[0].test.as_deref(),
         Some("ntfs big_writes,iolab_no_such_option")
