@@ -71,11 +71,24 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
 
     // Compare: `iolab compare run-a.json run-b.json` prints SEQ1M Q8T1 read, MB/s,
     // 1048.58 and 1436.55; mean latency 8.08 ms and 5.86 ms.
-    b.eval("location.hash = '#/compare?a=h-1&b=h-2'");
+    // Leave a page before its answer came: the machine page (slow: every device and mount)
+    // then the comparison at once. The machine page's late answer painted over the
+    // comparison (seen in CI under load); a page's answers after it was left are dropped.
+    b.eval(
+        "location.hash = '#/machine'; setTimeout(() => { location.hash = '#/compare?a=h-1&b=h-2'; }, 0)",
+    );
     b.wait_for(
         "the comparison",
         "document.getElementById('compare-text') !== null",
         MINUTE,
+    );
+    // Time for the machine page's answer to have come (it takes well under a second here).
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let still = b.eval("document.getElementById('compare-text') !== null && !document.body.innerText.includes('Block devices')");
+    assert_eq!(
+        still,
+        serde_json::json!(true),
+        "the machine page painted over the comparison"
     );
     let rows = cells(&mut b, "#main");
     let row = |test: &str, metric: &str| -> Vec<String> {

@@ -32,10 +32,16 @@ function show(...nodes) {
   const m = $("#main");
   m.replaceChildren(...nodes);
 }
+// The page being shown: an answer that arrives after the page changed is dropped (a slow
+// machine page painted itself over the comparison opened while it loaded).
+let routeSeq = 0;
+class Stale extends Error {}
 async function api(path, opts) {
+  const seq = routeSeq;
   const r = await fetch(path, Object.assign({ credentials: "same-origin" }, opts || {}));
   const ctype = r.headers.get("content-type") || "";
   const body = ctype.includes("json") ? await r.json() : await r.text();
+  if (seq !== routeSeq) throw new Stale("the page changed");
   if (!r.ok) {
     const msg = body && body.error ? body.error : String(body);
     throw new Error(msg);
@@ -217,7 +223,7 @@ async function pageNew() {
   let machine = { devices: [], filesystems: [] };
   try { machine = await api("/api/machine"); } catch (e) { /* the form works without the list */ }
   let spec;
-  try { spec = await api("/api/form"); } catch (e) { show(h("p", { className: "error" }, e.message)); return; }
+  try { spec = await api("/api/form"); } catch (e) { if (e instanceof Stale) throw e; show(h("p", { className: "error" }, e.message)); return; }
   const commands = Object.fromEntries(spec.map((c) => [c.command, c.options]));
   const list = h("datalist", { id: "targets" },
     machine.filesystems.map((f) => h("option", { value: f.mount_point })),
@@ -425,6 +431,7 @@ async function pageCompare() {
       table(["test", "metric", a, b, "change", "verdict"], rows),
       h("pre", { id: "compare-text" }, v.text));
   } catch (e) {
+    if (e instanceof Stale) throw e;
     show(h("h2", {}, "Compare"), h("p", { className: "error", id: "compare-error" }, e.message));
   }
 }
@@ -483,6 +490,7 @@ async function pageTrend() {
 
 // ---- router ----
 async function route() {
+  routeSeq++;
   if (pollTimer) { clearTimeout(pollTimer); pollTimer = null; }
   const hash = location.hash || "#/machine";
   const path = hash.slice(1).split("?")[0];
@@ -496,6 +504,7 @@ async function route() {
     else if (path === "/trend") await pageTrend();
     else await pageMachine();
   } catch (e) {
+    if (e instanceof Stale) return;
     show(h("p", { className: "error", id: "page-error" }, e.message));
   }
 }
