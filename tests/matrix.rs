@@ -53,18 +53,28 @@ fn a_rejected_mount_option_is_one_line() {
     if !can_run("a_rejected_mount_option_is_one_line") {
         return;
     }
-    let area = Area::new();
-    let args = area.args(&["--fs", "ext4", "--mount-opts", "iolab_no_such_option"]);
-    let out = bin().args(&args).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("--mount-opts 'iolab_no_such_option' is rejected by ext4"),
-        "{stderr}"
-    );
+    let stderr = rejected_option("ext4", &[]);
     assert!(stderr.contains("exit code 32"), "{stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
+}
+
+/// `matrix --fs FS --mount-opts iolab_no_such_option EXTRA`: refused up front (exit 2),
+/// naming the option and the file system, with nothing left behind; its stderr.
+fn rejected_option(fs: &str, extra: &[&str]) -> String {
+    let area = Area::new();
+    let mut args = vec!["--fs", fs, "--mount-opts", "iolab_no_such_option"];
+    args.extend_from_slice(extra);
+    let out = bin().args(area.args(&args)).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "--mount-opts 'iolab_no_such_option' is rejected by {fs}"
+        )),
+        "{stderr}"
+    );
     area.assert_clean();
+    stderr
 }
 
 /// fusefat given an option FUSE does not know prints `fuse: unknown option` and exits 0
@@ -76,28 +86,11 @@ fn a_fuse_helper_that_mounts_nothing_is_a_rejected_option() {
     if !can_run(test) || !common::tool_or_skip(test, "fusefat", "fusefat") {
         return;
     }
-    let area = Area::new();
-    let args = area.args(&[
-        "--fs",
+    let stderr = rejected_option(
         "vfat",
-        "--mount-opts",
-        "iolab_no_such_option",
-        "--image-size",
-        "256M",
-        "--workload",
-        TINY,
-        "--repeat",
-        "1",
-    ]);
-    let out = bin().args(&args).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("--mount-opts 'iolab_no_such_option' is rejected by vfat"),
-        "{stderr}"
+        &["--image-size", "256M", "--workload", TINY, "--repeat", "1"],
     );
     assert!(stderr.contains("nothing is mounted on"), "{stderr}");
-    area.assert_clean();
 }
 
 /// A FAT32 needs 65,525 clusters: 64 KiB clusters on a 260 MiB image (4,157 clusters) are a
