@@ -26,8 +26,14 @@ use crate::workload::presets::Preset;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum PatternArg {
-    /// Random, incompressible, every block unique.
+    /// Random and incompressible whatever a compressor's window: every write under 1 MiB is
+    /// filled anew (one pass over its bytes, about 15 GB/s per core), larger ones are random
+    /// throughout; every 512-byte sector unique.
     Random,
+    /// Random buffers reused, each write only stamped (fio's default buffers): no pass over
+    /// the data, but a compressor whose window spans several writes (btrfs or ZFS
+    /// compression of small sequential writes) finds them alike.
+    Stamped,
     /// Zeros (compressible: flatters compressing or deduplicating storage).
     Zero,
 }
@@ -36,6 +42,7 @@ impl From<PatternArg> for Pattern {
     fn from(p: PatternArg) -> Pattern {
         match p {
             PatternArg::Random => Pattern::Random,
+            PatternArg::Stamped => Pattern::Stamped,
             PatternArg::Zero => Pattern::Zero,
         }
     }

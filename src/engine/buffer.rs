@@ -1,13 +1,17 @@
 //! Aligned I/O buffers and the data written into them.
 //!
-//! Data is random and incompressible by default, with no per-I/O refill: every buffer starts
-//! as a copy of one random base block (generated once from the run's seed), and before each
-//! write a 16-byte stamp derived from (job, sequence number, offset) is written at every
-//! 512-byte boundary. So no two written blocks are identical (not even per 512-byte sector,
-//! so deduplication cannot cheat), each 4 KiB page is random (compression cannot cheat), the
-//! cost per I/O is a few stores per sector, and the bytes written depend only on the
-//! workload, not on the engine or on which buffer slot carried them: the same workload on
-//! `sync` and `uring` writes identical files.
+//! Data is random and incompressible by default, whatever window a compressor looks at:
+//! every write smaller than `STAMP_ONLY_FROM` (1 MiB) is filled anew, each 4 KiB page a piece
+//! of a 1 MiB random pool (generated once from the run's seed) XORed with its own 64-bit key,
+//! so no run of bytes repeats between writes; that costs one pass over the bytes, about as
+//! much as a copy. Writes of 1 MiB and more are random throughout already (larger than the
+//! compression unit of any file system or drive), so they are only stamped. Before each
+//! write a 16-byte stamp derived from (job, sequence number, offset) goes at every 512-byte
+//! boundary, so no two written sectors of a run are identical (deduplication cannot cheat).
+//! The bytes written depend only on the workload, not on the engine or on which buffer slot
+//! carried them: the same workload on `sync` and `uring` writes identical files.
+//! `Pattern::Stamped` (fio's default buffers) only stamps: cheaper, but a compressor whose
+//! window spans several writes finds them alike but for their stamps.
 
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -246,8 +250,15 @@ impl AlignedBuf {
 /// What goes into written blocks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pattern {
-    /// Random, incompressible, unique per block (default).
+    /// Random and incompressible whatever a compressor's window (default): writes under
+    /// `STAMP_ONLY_FROM` are filled anew, larger ones stamped.
     Random,
+    /// Every write filled anew, whatever its size (the writes nobody times: prefill, file
+    /// sets, data sets).
+    Refill,
+    /// The buffers' random content reused, each write only stamped (fio's default buffers):
+    /// no per-write pass over the data, but between writes only the stamps differ.
+    Stamped,
     /// All zeros (compressible; what naive tools write).
     Zero,
 }
@@ -256,55 +267,113 @@ impl Pattern {
     pub fn name(self) -> &'static str {
         match self {
             Pattern::Random => "random",
+            Pattern::Refill => "refill",
+            Pattern::Stamped => "stamped",
             Pattern::Zero => "zero",
         }
     }
 }
 
+/// `Pattern::Random` writes of this size and more are only stamped: each is random throughout
+/// and larger than any compression unit we know of (btrfs 128 KiB, ZFS records 128 KiB by
+/// default and 1 MiB at most unless raised, NTFS 64 KiB, a drive's block).
+pub const STAMP_ONLY_FROM: usize = 1 << 20;
+
+/// Bytes of random data that every written page is drawn from (one pool per generator).
+const POOL_LEN: usize = 1 << 20;
+/// Each page of a write is drawn from its own place in the pool, under its own key.
+const FILL_PAGE: usize = 4096;
+
 /// Generates the bytes of every write of one job.
 #[derive(Clone)]
 pub struct DataGen {
     pub pattern: Pattern,
-    base: Vec<u8>,
+    /// `POOL_LEN` random bytes as words (empty for `Pattern::Zero`).
+    pool: Vec<u64>,
     key: u64,
 }
 
 impl DataGen {
-    /// `max_len` is the largest I/O size the job will issue.
-    pub fn new(pattern: Pattern, seed: u64, max_len: usize) -> DataGen {
-        let mut base = vec![0u8; max_len];
-        if pattern == Pattern::Random {
-            Xoshiro256PlusPlus::seed_from_u64(seed).fill_bytes(&mut base);
+    pub fn new(pattern: Pattern, seed: u64) -> DataGen {
+        let mut pool = Vec::new();
+        if pattern != Pattern::Zero {
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+            pool = (0..POOL_LEN / 8).map(|_| rng.next_u64()).collect();
         }
         DataGen {
             pattern,
-            base,
+            pool,
             key: splitmix(seed ^ 0x9E37_79B9_7F4A_7C15),
         }
     }
 
-    /// Initialise a slot's buffer (once, before the hot loop).
+    /// Initialise a slot's buffer (once, before the hot loop): zeros for `Pattern::Zero`,
+    /// random bytes otherwise (the pages of one buffer differ from each other).
     pub fn init(&self, buf: &mut [u8]) {
-        let n = buf.len().min(self.base.len());
-        buf[..n].copy_from_slice(&self.base[..n]);
+        match self.pattern {
+            Pattern::Zero => buf.fill(0),
+            _ => self.refill(buf, u64::MAX, 0),
+        }
     }
 
-    /// Make `buf` the content of the write number `seq` at `offset` (cheap: one 16-byte
-    /// store per 512 bytes). `buf` must have been `init`ed.
+    /// Make `buf` the content of the write number `seq` at `offset`; `buf` must have been
+    /// `init`ed. Filled anew (`refill`) or only stamped, as the pattern says. Either way the
+    /// bytes depend only on (seed, seq, offset) and the buffer's first content, not on the
+    /// engine.
     #[inline]
-    pub fn stamp(&self, buf: &mut [u8], seq: u64, offset: u64) {
-        if self.pattern == Pattern::Zero {
-            return;
+    pub fn fill(&self, buf: &mut [u8], seq: u64, offset: u64) {
+        match self.pattern {
+            Pattern::Zero => {}
+            Pattern::Random if buf.len() < STAMP_ONLY_FROM => self.refill(buf, seq, offset),
+            Pattern::Random | Pattern::Stamped => self.stamp(buf, seq, offset),
+            Pattern::Refill => self.refill(buf, seq, offset),
         }
+    }
+
+    /// Every 4 KiB page a piece of the random pool, chosen by (seq, offset), XORed with its
+    /// own 64-bit key: one pass over the bytes, as fast as a copy (about 15 GB/s on one core
+    /// here). Two pages share no run of bytes (their keys differ in every byte lane), so a
+    /// compressor finds no repeat whatever its window. Then the stamps, which make every
+    /// sector of a run unique by construction.
+    fn refill(&self, buf: &mut [u8], seq: u64, offset: u64) {
+        let a = splitmix(seq ^ self.key);
+        let words = self.pool.len();
+        for (i, page) in buf.chunks_mut(FILL_PAGE).enumerate() {
+            let h = splitmix(a ^ offset.wrapping_add((i * FILL_PAGE) as u64));
+            let start = (h >> 11) as usize % (words - FILL_PAGE / 8);
+            xor_copy(page, &self.pool[start..start + FILL_PAGE / 8], splitmix(h));
+        }
+        self.stamp(buf, seq, offset);
+    }
+
+    #[inline]
+    fn stamp(&self, buf: &mut [u8], seq: u64, offset: u64) {
+        let a = splitmix(seq ^ self.key);
         let mut pos = 0usize;
         while pos + 16 <= buf.len() {
             let sector = offset.wrapping_add(pos as u64);
-            let a = splitmix(seq ^ self.key);
+            // Both words differ from sector to sector (a word repeated in every sector of a
+            // write would be 1.6 % of it for a compressor to find).
             let b = splitmix(sector ^ a);
-            buf[pos..pos + 8].copy_from_slice(&a.to_le_bytes());
-            buf[pos + 8..pos + 16].copy_from_slice(&b.to_le_bytes());
+            buf[pos..pos + 8].copy_from_slice(&b.to_le_bytes());
+            buf[pos + 8..pos + 16].copy_from_slice(&splitmix(b).to_le_bytes());
             pos += STAMP_EVERY;
         }
+    }
+}
+
+/// `dst` = the bytes of `src` (little-endian words) XOR `key`, for `dst.len()` bytes.
+#[inline(always)]
+fn xor_copy(dst: &mut [u8], src: &[u64], key: u64) {
+    let whole = dst.len() / 8;
+    let mut words = dst.chunks_exact_mut(8);
+    for (d, s) in (&mut words).zip(src) {
+        d.copy_from_slice(&(s ^ key).to_le_bytes());
+    }
+    let tail = words.into_remainder();
+    if !tail.is_empty() {
+        let last = (src[whole] ^ key).to_le_bytes();
+        tail.copy_from_slice(&last[..tail.len()]);
     }
 }
 
@@ -417,15 +486,15 @@ mod tests {
 
     #[test]
     fn blocks_unique_and_deterministic() {
-        let g = DataGen::new(Pattern::Random, 42, 4096);
+        let g = DataGen::new(Pattern::Random, 42);
         let mut seen = HashSet::new();
         for seq in 0..200u64 {
             let mut a = vec![0u8; 4096];
             g.init(&mut a);
-            g.stamp(&mut a, seq, (seq % 7) * 4096);
+            g.fill(&mut a, seq, (seq % 7) * 4096);
             let mut b = vec![1u8; 4096];
             g.init(&mut b);
-            g.stamp(&mut b, seq, (seq % 7) * 4096);
+            g.fill(&mut b, seq, (seq % 7) * 4096);
             assert_eq!(
                 a, b,
                 "same (seq, offset) gives the same bytes whatever the buffer"
@@ -441,7 +510,7 @@ mod tests {
 
     #[test]
     fn random_data_is_incompressible_ish() {
-        let g = DataGen::new(Pattern::Random, 1, 65536);
+        let g = DataGen::new(Pattern::Random, 1);
         let mut a = vec![0u8; 65536];
         g.init(&mut a);
         let mut counts = [0u32; 256];
@@ -459,5 +528,107 @@ mod tests {
             })
             .sum();
         assert!(h > 7.99, "entropy {h}");
+    }
+
+    /// The bytes of `n` sequential writes of `bs` bytes.
+    fn stream(g: &DataGen, bs: usize, n: u64) -> Vec<u8> {
+        let mut buf = vec![0u8; bs];
+        g.init(&mut buf);
+        let mut out = Vec::with_capacity(bs * n as usize);
+        for seq in 0..n {
+            g.fill(&mut buf, seq, seq * bs as u64);
+            out.extend_from_slice(&buf);
+        }
+        out
+    }
+
+    fn deflated_share(data: &[u8]) -> f64 {
+        use std::io::Write;
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        z.write_all(data).unwrap();
+        z.finish().unwrap().len() as f64 / data.len() as f64
+    }
+
+    /// The default writes do not compress even for a stream compressor (zlib sees 32 KiB,
+    /// four 8 KiB writes); `stamped` writes do, as docs/METHODOLOGY.md says. Writes of 1 MiB,
+    /// only stamped, are random throughout.
+    #[test]
+    fn random_defeats_a_stream_compressor_and_stamped_does_not() {
+        let random = deflated_share(&stream(&DataGen::new(Pattern::Random, 9), 8192, 512));
+        assert!(
+            random > 0.999,
+            "random data deflated to {:.1} %",
+            random * 100.0
+        );
+        let stamped = deflated_share(&stream(&DataGen::new(Pattern::Stamped, 9), 8192, 512));
+        assert!(
+            stamped < 0.1,
+            "stamped data deflated to {:.1} %",
+            stamped * 100.0
+        );
+        let big = deflated_share(&stream(&DataGen::new(Pattern::Random, 9), 1 << 20, 1));
+        assert!(
+            big > 0.999,
+            "a 1 MiB write deflated to {:.1} %",
+            big * 100.0
+        );
+    }
+
+    /// At `STAMP_ONLY_FROM` the default pattern only stamps (no pass over the data): the
+    /// bytes between the stamps stay what the buffer held.
+    #[test]
+    fn large_default_writes_are_only_stamped() {
+        let g = DataGen::new(Pattern::Random, 4);
+        let mut buf = vec![0u8; STAMP_ONLY_FROM];
+        g.init(&mut buf);
+        let before = buf.clone();
+        g.fill(&mut buf, 1, 0);
+        let changed = before.iter().zip(&buf).filter(|(a, b)| a != b).count();
+        assert!(
+            changed <= STAMP_ONLY_FROM / STAMP_EVERY * 16,
+            "{changed} bytes changed"
+        );
+        let mut small = vec![0u8; 4096];
+        g.init(&mut small);
+        let before = small.clone();
+        g.fill(&mut small, 1, 0);
+        let changed = before.iter().zip(&small).filter(|(a, b)| a != b).count();
+        assert!(
+            changed > 4000,
+            "a 4 KiB write is filled anew: {changed} bytes changed"
+        );
+    }
+
+    /// Eight times the pool's size written in 4 KiB pages: no aligned 8-byte word comes
+    /// twice (the pool's pieces come back under other keys), so there is no repeat for a
+    /// compressor of any window; 2^20 random words collide with odds of about 3e-8.
+    #[test]
+    fn refill_repeats_no_word_past_the_pool() {
+        let data = stream(&DataGen::new(Pattern::Random, 3), 4096, 2048);
+        let mut seen = HashSet::with_capacity(data.len() / 8);
+        let dups = data
+            .chunks_exact(8)
+            .filter(|w| !seen.insert(u64::from_le_bytes((*w).try_into().unwrap())))
+            .count();
+        assert_eq!(dups, 0);
+    }
+
+    /// A refilled write does not depend on what its buffer held, and a short buffer (not a
+    /// whole number of pages or words) is filled to its last byte.
+    #[test]
+    fn refill_is_deterministic_and_fills_every_byte() {
+        let g = DataGen::new(Pattern::Refill, 5);
+        for len in [4096usize, 4100, 13, 1 << 20] {
+            let mut a = vec![0u8; len];
+            let mut b = vec![0xFFu8; len];
+            g.fill(&mut a, 7, 1 << 30);
+            g.fill(&mut b, 7, 1 << 30);
+            assert_eq!(a, b, "len {len}");
+            let zeros = a.iter().rev().take_while(|&&x| x == 0).count();
+            assert!(
+                zeros < 4,
+                "len {len}: the last {zeros} bytes were not filled"
+            );
+        }
     }
 }

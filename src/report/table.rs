@@ -289,13 +289,18 @@ pub fn render_block_table(doc: &ResultDoc) -> String {
 }
 
 /// What else decided the figures and is only in the result file otherwise: zeros written
-/// (compressible: flatters compressing or deduplicating storage), jobs sharing the region,
+/// (compressible: flatters compressing or deduplicating storage), writes only stamped (alike
+/// but for their stamps, for a compressor that sees several), jobs sharing the region,
 /// every read verified (CPU per I/O), the span written twice before measuring.
 fn method_notes(doc: &ResultDoc, first: &crate::model::BlockSettings) -> String {
     let mut notes = String::new();
     let block = || doc.tests.iter().filter(|t| t.family == "block");
-    if first.pattern == "zero" {
-        notes.push_str(", zeros written (--pattern zero: compressible)");
+    match first.pattern.as_str() {
+        "zero" => notes.push_str(", zeros written (--pattern zero: compressible)"),
+        "stamped" => {
+            notes.push_str(", writes only stamped (--pattern stamped: alike for a compressor)")
+        }
+        _ => {}
     }
     if first.region == "shared" && block().any(|t| t.settings.as_ref().is_some_and(|s| s.jobs > 1))
     {
@@ -469,7 +474,7 @@ mod tests {
         let odd = crate::model::BlockSettings {
             pattern: "zero".into(),
             region: "shared".into(),
-            ..plain
+            ..plain.clone()
         };
         let line = footer(odd, &[("verify", "true"), ("preconditioned", "true")]);
         for said in [
@@ -480,5 +485,13 @@ mod tests {
         ] {
             assert!(line.contains(said), "{said}: {line}");
         }
+        let stamped = crate::model::BlockSettings {
+            pattern: "stamped".into(),
+            ..plain
+        };
+        assert!(
+            footer(stamped, &[]).contains("writes only stamped (--pattern stamped"),
+            "the stamped pattern is named under the table"
+        );
     }
 }

@@ -555,7 +555,7 @@ fn prepare_job(
 ) -> Result<(ReadyJob, Vec<String>)> {
     let (mut engine, warnings) = open_job_engine(job, target, barrier)?;
     let depth = engine.depth();
-    let datagen = DataGen::new(job.pattern, seed ^ 0xDA7A, job.bs as usize);
+    let datagen = DataGen::new(job.pattern, seed ^ 0xDA7A);
     for slot in 0..depth {
         datagen.init(engine.buffer_mut(slot));
     }
@@ -749,7 +749,7 @@ fn io_loop(job: &JobSpec, target: &TestTarget, ready: ReadyJob, sync: JobSync) -
                 let off = offsets.next_offset();
                 let op = next_op(job, &mut mix_state);
                 if op == Op::Write {
-                    stamp_write(
+                    write_data(
                         &mut engine.buffer_mut(slot)[..bs],
                         &datagen,
                         target,
@@ -969,8 +969,8 @@ fn next_op(job: &JobSpec, mix_state: &mut u64) -> Op {
 
 /// The data of write number `seq` at `off`, sealed for `--verify`.
 #[inline(always)]
-fn stamp_write(buf: &mut [u8], datagen: &DataGen, target: &TestTarget, seq: u64, off: u64) {
-    datagen.stamp(buf, seq, off);
+fn write_data(buf: &mut [u8], datagen: &DataGen, target: &TestTarget, seq: u64, off: u64) {
+    datagen.fill(buf, seq, off);
     if let Some(v) = &target.verify {
         v.seal(buf, off, seq);
     }

@@ -201,3 +201,69 @@ fn verify_finds_corruption_behind_iolabs_back() {
     );
     assert!(stderr.contains("corrupted"), "{stderr}");
 }
+
+/// Data space a file system has in use (statvfs), after committing what is written.
+fn used_bytes(dir: &Path) -> u64 {
+    let f = std::fs::File::open(dir).unwrap();
+    nix::unistd::syncfs(&f).unwrap();
+    let s = nix::sys::statvfs::statvfs(dir).unwrap();
+    (s.blocks() - s.blocks_free()) as u64 * s.fragment_size() as u64
+}
+
+/// A btrfs mounted with `compress-force=zstd` compresses extents of up to 128 KiB, so 16
+/// sequential 8 KiB writes share one. The default pattern fills every such write anew and
+/// must not shrink (and the test file must not be preallocated: btrfs never compresses a
+/// file with preallocated extents, which hid the compression altogether); `stamped` writes
+/// are alike but for their stamps and shrink (measured: 32 MiB for 256 MiB).
+#[test]
+fn a_compressing_btrfs_cannot_shrink_the_default_writes() {
+    const TEST: &str = "a_compressing_btrfs_cannot_shrink_the_default_writes";
+    let mut used = Vec::new();
+    for pattern in ["random", "stamped"] {
+        let Some(fs) = scratch_or_skip(TEST, "btrfs", 512 << 20, &[], "compress-force=zstd") else {
+            return;
+        };
+        let before = used_bytes(fs.path());
+        let out = iolab_in(
+            fs.path(),
+            &[
+                "run",
+                "-t",
+                ".",
+                "--rw",
+                "write",
+                "--bs",
+                "8K",
+                "--iodepth",
+                "1",
+                "--size",
+                "64M",
+                "--io-size",
+                "64M",
+                "--repeat",
+                "1",
+                "--direct",
+                "false",
+                "--pattern",
+                pattern,
+                "--keep",
+                "--json",
+                "--no-save",
+            ],
+        );
+        let doc = json_ok(&out);
+        assert_eq!(doc["tests"][0]["settings"]["pattern"], pattern);
+        used.push(used_bytes(fs.path()).saturating_sub(before));
+    }
+    let mib = |b: u64| b as f64 / (1 << 20) as f64;
+    assert!(
+        used[0] >= 60 << 20,
+        "btrfs stored 64 MiB of default writes in {:.1} MiB",
+        mib(used[0])
+    );
+    assert!(
+        used[1] <= 32 << 20,
+        "stamped writes were expected to shrink (alike but for stamps): {:.1} MiB",
+        mib(used[1])
+    );
+}

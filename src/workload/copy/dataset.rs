@@ -252,7 +252,7 @@ pub fn generate(
         std::fs::create_dir(root.join(d))
             .with_context(|| format!("cannot create {}", root.join(d).display()))?;
     }
-    let gen_ = DataGen::new(Pattern::Random, seed, GEN_CHUNK);
+    let gen_ = DataGen::new(Pattern::Refill, seed);
     let mut buf = vec![0u8; GEN_CHUNK];
     gen_.init(&mut buf);
     let mut done = 0u64;
@@ -272,7 +272,7 @@ pub fn generate(
                 // A short tail must not carry the previous file's stamps.
                 gen_.init(&mut buf[..n]);
             }
-            gen_.stamp(&mut buf[..n], i as u64, off);
+            gen_.fill(&mut buf[..n], i as u64, off);
             file.write_all(&buf[..n])
                 .with_context(|| format!("cannot write {}", path.display()))?;
             if n < GEN_CHUNK {

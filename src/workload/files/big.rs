@@ -44,7 +44,7 @@ pub fn run_big(
     let idx = doc.tests.len();
     doc.tests.push(test);
     let mut chunk = vec![0u8; CHUNK];
-    crate::engine::buffer::DataGen::new(crate::engine::buffer::Pattern::Random, 0xB16, CHUNK)
+    crate::engine::buffer::DataGen::new(crate::engine::buffer::Pattern::Random, 0xB16)
         .init(&mut chunk);
     let device = doc.environment.block_device.clone();
     let mut values = Vec::new();

@@ -123,7 +123,7 @@ impl Reference {
     pub fn new(method: Method, len: usize, seed: u64) -> std::io::Result<Reference> {
         use crate::engine::buffer::{DataGen, Pattern};
         let mut data = vec![0u8; len.max(1)];
-        DataGen::new(Pattern::Random, seed, data.len()).init(&mut data);
+        DataGen::new(Pattern::Random, seed).init(&mut data);
         let fd = match method {
             Method::Write => None,
             _ => {

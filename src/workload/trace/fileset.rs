@@ -159,7 +159,7 @@ pub const CHUNK: usize = 1 << 20;
 /// Create directories, and write the files of streams whose file set must already exist.
 /// Returns the bytes written. Unmeasured; the files are then dropped from the page cache.
 pub fn prepare(w: &Workload, sets: &mut [FileSet], seed: u64, stop: &StopFlag) -> io::Result<u64> {
-    let data = DataGen::new(Pattern::Random, seed ^ 0x7472_6163_6500, CHUNK);
+    let data = DataGen::new(Pattern::Refill, seed ^ 0x7472_6163_6500);
     let mut buf = vec![0u8; CHUNK];
     data.init(&mut buf);
     let mut written = 0u64;
@@ -220,7 +220,7 @@ pub fn create_filled(
             return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
         }
         let n = (size - off).min(buf.len() as u64) as usize;
-        data.stamp(&mut buf[..n], *seq, off);
+        data.fill(&mut buf[..n], *seq, off);
         *seq += 1;
         f.write_all_at(&buf[..n], off)?;
         off += n as u64;

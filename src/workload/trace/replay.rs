@@ -249,11 +249,7 @@ fn one_replay(
             .with_context(|| format!("cannot create a directory in {}", a.target.display()))?,
     );
     let dir = root.path();
-    let data = DataGen::new(
-        Pattern::Random,
-        0x7265_706C_6179 ^ run as u64,
-        super::fileset::CHUNK,
-    );
+    let data = DataGen::new(Pattern::Refill, 0x7265_706C_6179 ^ run as u64);
     let mut buf = vec![0u8; super::fileset::CHUNK];
     data.init(&mut buf);
     let mut seq = 0;
@@ -275,17 +271,7 @@ fn one_replay(
     for (i, c) in calls.iter().enumerate() {
         by_tid.entry(c.tid).or_default().push(i);
     }
-    let max_write = calls
-        .iter()
-        .filter(|c| c.op == CallOp::Write)
-        .filter_map(|c| c.len)
-        .max()
-        .unwrap_or(0);
-    let wdata = DataGen::new(
-        Pattern::Random,
-        0x0077_7269_7465,
-        (max_write as usize).clamp(1, 16 << 20),
-    );
+    let wdata = DataGen::new(Pattern::Random, 0x0077_7269_7465);
     let depths = super::replay_async::ring_depths(calls);
     let phase = PhaseCounters::start(device);
     let start = Instant::now();
@@ -579,7 +565,7 @@ fn exec(
                 let k = if c.op == CallOp::Read {
                     read_full_at(f, &mut buf[..n], off)? as u64
                 } else {
-                    wdata.stamp(&mut buf[..n], seq, off);
+                    wdata.fill(&mut buf[..n], seq, off);
                     f.write_all_at(&buf[..n], off)?;
                     n as u64
                 };

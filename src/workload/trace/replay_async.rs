@@ -152,7 +152,7 @@ pub fn run_batch(
             (c.len.unwrap_or(0) as usize).min(slot_len),
         );
         let op = if c.op == CallOp::Write {
-            wdata.stamp(&mut eng.buffer_mut(slot)[..len], seq + pos as u64, off);
+            wdata.fill(&mut eng.buffer_mut(slot)[..len], seq + pos as u64, off);
             Op::Write
         } else {
             Op::Read

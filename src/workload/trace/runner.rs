@@ -140,7 +140,7 @@ struct Worker<'a> {
 impl<'a> Worker<'a> {
     fn new(s: &'a Stream, set: FileSet, seed: u64, max_req: usize) -> Worker<'a> {
         let key = seed ^ ((set.stream as u64) << 40) ^ ((set.copy as u64) << 20) ^ 0x5EED;
-        let data = DataGen::new(Pattern::Random, key, max_req);
+        let data = DataGen::new(Pattern::Random, key);
         let mut buf = vec![0u8; max_req];
         data.init(&mut buf);
         let out = StreamOutcome {
@@ -376,7 +376,7 @@ impl<'a> Worker<'a> {
                 let len = len as usize;
                 self.counter += 1;
                 let mut buf = std::mem::take(&mut self.buf);
-                self.data.stamp(&mut buf[..len], self.counter, off);
+                self.data.fill(&mut buf[..len], self.counter, off);
                 let r = self.file(i).and_then(|f| f.write_all_at(&buf[..len], off));
                 self.buf = buf;
                 r.map_err(|e| self.fail(op, &self.set.slots[i].path, Some((off, len as u64)), e))?;
