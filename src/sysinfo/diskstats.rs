@@ -153,25 +153,14 @@ const CACHE_ABSORBED_RATIO: f64 = 0.5;
 /// did: the page cache (or a RAM-backed layer) absorbed the writes, so the speed measured is
 /// memory's, not the device's. The caller sets `test`.
 pub fn cache_absorbed_warning(device: &DeviceCounters, app_written_bytes: u64) -> Option<Warning> {
-    let ratio = cache_ratio(device.write_bytes, app_written_bytes)?;
-    Some(Warning {
-        code: WarningCode::CacheAbsorbed,
-        message: format!(
-            "the application wrote {} but {} saw only {} written ({:.0} %): the page cache absorbed the writes (or compression/deduplication below shrank them) and the figure measures memory, not the device; use direct I/O, fsync, or a size above 2x RAM",
-            crate::units::fmt_size_iec(app_written_bytes),
-            device.device,
-            crate::units::fmt_size_iec(device.write_bytes),
-            ratio * 100.0
-        ),
-        test: None,
-    })
-}
-
-/// The device's share of what the application moved in one direction, when it is below
-/// `CACHE_ABSORBED_RATIO` and the application moved enough to judge (a cache took it).
-fn cache_ratio(device_bytes: u64, app_bytes: u64) -> Option<f64> {
-    let ratio = device_bytes as f64 / app_bytes as f64;
-    (app_bytes >= CACHE_CHECK_MIN_BYTES && ratio < CACHE_ABSORBED_RATIO).then_some(ratio)
+    cache_warning(
+        WarningCode::CacheAbsorbed,
+        ("wrote", "written"),
+        device,
+        device.write_bytes,
+        app_written_bytes,
+        "the page cache absorbed the writes (or compression/deduplication below shrank them) and the figure measures memory, not the device; use direct I/O, fsync, or a size above 2x RAM",
+    )
 }
 
 /// A warning when a read phase read far fewer bytes from the device than the application
@@ -180,14 +169,39 @@ fn cache_ratio(device_bytes: u64, app_bytes: u64) -> Option<f64> {
 /// own cache, never-written areas read back as zeros), so the speed is the cache's. The
 /// caller sets `test`.
 pub fn cache_served_warning(device: &DeviceCounters, app_read_bytes: u64) -> Option<Warning> {
-    let ratio = cache_ratio(device.read_bytes, app_read_bytes)?;
+    cache_warning(
+        WarningCode::CacheServed,
+        ("read", "read"),
+        device,
+        device.read_bytes,
+        app_read_bytes,
+        "a cache answered the reads (the page cache; under a FUSE file system its daemon's, even with O_DIRECT; or never-written areas) and the figure measures it, not the device; use a size above 2x RAM or a file system that honours O_DIRECT",
+    )
+}
+
+/// "the application wrote X but DEV saw only Y written (Z %): WHY", when the device's share
+/// of what the application moved in one direction is below `CACHE_ABSORBED_RATIO` and the
+/// application moved enough to judge (a cache took it).
+fn cache_warning(
+    code: WarningCode,
+    (verb, participle): (&str, &str),
+    device: &DeviceCounters,
+    device_bytes: u64,
+    app_bytes: u64,
+    why: &str,
+) -> Option<Warning> {
+    let ratio = device_bytes as f64 / app_bytes as f64;
+    if app_bytes < CACHE_CHECK_MIN_BYTES || ratio >= CACHE_ABSORBED_RATIO {
+        return None;
+    }
+    let size = crate::units::fmt_size_iec;
     Some(Warning {
-        code: WarningCode::CacheServed,
+        code,
         message: format!(
-            "the application read {} but {} saw only {} read ({:.0} %): a cache answered the reads (the page cache; under a FUSE file system its daemon's, even with O_DIRECT; or never-written areas) and the figure measures it, not the device; use a size above 2x RAM or a file system that honours O_DIRECT",
-            crate::units::fmt_size_iec(app_read_bytes),
+            "the application {verb} {} but {} saw only {} {participle} ({:.0} %): {why}",
+            size(app_bytes),
             device.device,
-            crate::units::fmt_size_iec(device.read_bytes),
+            size(device_bytes),
             ratio * 100.0
         ),
         test: None,
