@@ -143,8 +143,9 @@ fn run_length(s: &crate::model::BlockSettings) -> String {
     }
 }
 
-/// What the header says of the target: `/mnt (ext4, /dev/sda1, relatime)`; a block device
-/// measured raw has no file system: `/dev/loop3 (block device)`, not `(?, /dev/loop3)`.
+/// What the header says of the target: `/mnt (ext4, /dev/sda1, relatime)`, with the mount
+/// options that change the figures (`deciding_options`); a block device measured raw has no
+/// file system: `/dev/loop3 (block device)`, not `(?, /dev/loop3)`.
 fn target_line(env: &crate::model::Environment) -> String {
     let device = env.block_device.as_deref().map(|d| format!("/dev/{d}"));
     let mut parts = vec![env.fs_label().to_string()];
@@ -153,10 +154,25 @@ fn target_line(env: &crate::model::Environment) -> String {
     {
         parts.push(d);
     }
-    if let Some(o) = env.mount_options.split(',').find(|o| o.contains("atime")) {
-        parts.push(o.to_string());
-    }
+    parts.extend(deciding_options(&env.mount_options).map(str::to_string));
     format!("{} ({})", env.target_path, parts.join(", "))
+}
+
+/// The mount options that change what a test measures, in mount's order: the access-time
+/// mode (and `lazytime`), compression (btrfs `compress`/`compress-force`, ntfs `compression`), synchronous
+/// writes (`sync`, `dirsync`), ext3/4's journal mode (`data=`), write barriers turned off and
+/// DAX. The rest (`rw`, `subvol=`, uid, ...) stays in the JSON and `iolab info`.
+fn deciding_options(options: &str) -> impl Iterator<Item = &str> {
+    options.split(',').filter(|o| {
+        let name = o.split_once('=').map_or(*o, |(n, _)| n);
+        name.ends_with("atime")
+            || name.starts_with("compress")
+            || matches!(
+                name,
+                "lazytime" | "compression" | "sync" | "dirsync" | "data" | "nobarrier" | "dax"
+            )
+            || *o == "barrier=0"
+    })
 }
 
 /// Render block tests as a table per direction, with warnings underneath.
@@ -429,6 +445,17 @@ mod tests {
             ..Default::default()
         };
         assert!(header(dir).ends_with(" on /mnt (ext4, /dev/sda1, relatime)"));
+        let opts = "rw,noatime,compress=zstd:3,ssd,discard=async,space_cache=v2,subvol=/";
+        assert_eq!(
+            deciding_options(opts).collect::<Vec<_>>(),
+            ["noatime", "compress=zstd:3"],
+            "a compressing btrfs says so in the header"
+        );
+        let opts = "rw,relatime,lazytime,sync,data=journal,barrier=0,errors=remount-ro";
+        assert_eq!(
+            deciding_options(opts).collect::<Vec<_>>(),
+            ["relatime", "lazytime", "sync", "data=journal", "barrier=0"]
+        );
     }
 
     fn footer(settings: crate::model::BlockSettings, params: &[(&str, &str)]) -> String {
