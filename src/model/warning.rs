@@ -143,6 +143,8 @@ warning_codes! {
     // `iolab age`.
     /// Aging ran out of inodes before the target fullness: the file system holds fewer, larger-looking files than the profile asked; it stopped short of the fullness.
     InodesShort = "inodes-short",
+    /// Aging ended below the target fullness because the churn was written before it got there: no file was deleted, the file system was filled once, not aged.
+    FillNotReached = "fill-not-reached",
     // `iolab sustain`.
     /// A sustained write found no cliff: a write cache, if any, is larger than what was written (write more with `--size`/`--span`); recovery passes were skipped.
     NoCliff = "no-cliff",
