@@ -654,6 +654,69 @@ fn summary_json(trace: &Path) -> Value {
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
+/// strace cannot see io_uring's reads and writes: a fio random-read job through io_uring
+/// was recorded as "reads 0 calls" (only the layout's writes) and nothing said so. The
+/// recording must warn that the trace lacks that I/O and name the recorder that has it.
+#[test]
+fn strace_says_it_cannot_see_io_uring() {
+    let test = "strace_says_it_cannot_see_io_uring";
+    if !tool_or_skip(test, "strace", "strace") || !tool_or_skip(test, "fio", "fio") {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let dir = format!("--directory={}", work.path().display());
+    let o = iolab_in(
+        work.path(),
+        &[
+            "trace",
+            "record",
+            "--recorder",
+            "strace",
+            "-o",
+            "fio.trace",
+            "--",
+            "fio",
+            "--name=ring",
+            &dir,
+            "--ioengine=io_uring",
+            "--rw=randread",
+            "--iodepth=4",
+            "--bs=4k",
+            "--size=1M",
+            "--output=/dev/null",
+        ],
+    );
+    if !o.status.success() && stderr(&o).to_lowercase().contains("ptrace") {
+        common::skip(test, format_args!("ptrace not permitted: {}", stderr(&o)));
+        return;
+    }
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("iolab: warning: the program set up 1 io_uring instance or AIO context")
+            && err.contains("this trace lacks them; record as root with --recorder tracepoints"),
+        "{err}"
+    );
+    // A program without io_uring gets no such warning.
+    let o = iolab_in(
+        work.path(),
+        &[
+            "trace",
+            "record",
+            "--recorder",
+            "strace",
+            "-o",
+            "sh.trace",
+            "--",
+            "sh",
+            "-c",
+            "echo x > f",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("io_uring"), "{}", stderr(&o));
+}
+
 /// fio with io_uring at depth 16 on a tmpfs (so the machine's disk speed does not matter):
 /// the recording holds its asynchronous 4 KiB reads with their offsets, and the replay
 /// issues them through io_uring with 16 in flight, not one after another.

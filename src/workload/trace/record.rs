@@ -42,7 +42,7 @@ pub struct RecordSettings {
 pub const SYSCALLS: &str = "open,openat,openat2,creat,close,read,readv,pread64,preadv,preadv2,\
 write,writev,pwrite64,pwritev,pwritev2,lseek,dup,dup2,dup3,fcntl,fsync,fdatasync,stat,lstat,\
 fstat,newfstatat,statx,unlink,unlinkat,rmdir,mkdir,mkdirat,rename,renameat,renameat2,\
-truncate,ftruncate,copy_file_range,sendfile,clone,clone3,fork,vfork";
+truncate,ftruncate,copy_file_range,sendfile,clone,clone3,fork,vfork,io_uring_setup,io_setup";
 
 /// Everything checked before the command runs: strace present, command found, root and
 /// output directory usable.
@@ -220,6 +220,7 @@ fn finish(
     render: RenderSummary,
 ) -> Result<i32> {
     let (p, status, wall_ns) = (r.parsed, r.status, r.wall_ns);
+    let async_setups = p.async_setups;
     let header = Header {
         format: tracefile::FORMAT.into(),
         version: tracefile::VERSION,
@@ -247,6 +248,9 @@ fn finish(
         .with_context(|| format!("cannot write {}", a.output.display()))?;
     for n in &r.notes {
         crate::eline!("iolab: note: {n}");
+    }
+    if let Some(w) = async_unseen(recorder, async_setups) {
+        crate::eline!("iolab: warning: {w}");
     }
     if header.lost_events > 0 {
         crate::eline!(
@@ -282,6 +286,22 @@ fn finish(
         );
     }
     Ok(0)
+}
+
+/// The warning when strace recorded a program that submits I/O through io_uring or Linux
+/// AIO: strace sees the setup, never those reads and writes (a fio random-read job through
+/// io_uring was recorded as "reads 0 calls" without a word).
+fn async_unseen(recorder: &str, setups: u64) -> Option<String> {
+    (recorder == tracefile::RECORDER_STRACE && setups > 0).then(|| {
+        format!(
+            "the program set up {} (io_uring_setup, io_setup): strace cannot see the reads and writes submitted through them, so this trace lacks them; record as root with --recorder tracepoints, which follows io_uring",
+            crate::units::count(
+                setups,
+                "io_uring instance or AIO context",
+                "io_uring instances or AIO contexts"
+            )
+        )
+    })
 }
 
 /// What the recorder cost per call and what was taken out of the time stamps for it.
