@@ -693,7 +693,7 @@ fn strace_says_it_cannot_see_io_uring() {
     assert!(o.status.success(), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(
-        err.contains("iolab: warning: the program set up 1 io_uring instance or AIO context")
+        err.contains("iolab: warning: the program set up 1 io_uring instance: strace cannot see")
             && err.contains("this trace lacks them; record as root with --recorder tracepoints"),
         "{err}"
     );
@@ -715,6 +715,45 @@ fn strace_says_it_cannot_see_io_uring() {
     );
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stderr(&o).contains("io_uring"), "{}", stderr(&o));
+}
+
+/// Linux AIO is followed by neither recorder: fio's libaio random reads were recorded with
+/// the tracepoints as "reads 0 calls" and nothing said so. The recording must warn.
+#[test]
+fn tracepoints_say_they_cannot_see_linux_aio() {
+    let test = "tracepoints_say_they_cannot_see_linux_aio";
+    if !tool_or_skip(test, "fio", "fio") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let directory = format!("--directory={}", dir.path().display());
+    let Some((_work, o)) = record_tracepoints_fresh(
+        test,
+        &[
+            "-o",
+            "aio.trace",
+            "--",
+            "fio",
+            "--name=aio",
+            &directory,
+            "--ioengine=libaio",
+            "--rw=randread",
+            "--iodepth=4",
+            "--bs=4k",
+            "--size=1M",
+            "--output=/dev/null",
+        ],
+    ) else {
+        return;
+    };
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(
+            "iolab: warning: the program set up 1 Linux AIO context: tracepoints cannot see"
+        ) && err.contains("(no recorder follows Linux AIO's io_submit)"),
+        "{err}"
+    );
 }
 
 /// fio with io_uring at depth 16 on a tmpfs (so the machine's disk speed does not matter):

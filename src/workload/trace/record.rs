@@ -220,7 +220,7 @@ fn finish(
     render: RenderSummary,
 ) -> Result<i32> {
     let (p, status, wall_ns) = (r.parsed, r.status, r.wall_ns);
-    let async_setups = p.async_setups;
+    let unseen = async_unseen(recorder, &p);
     let header = Header {
         format: tracefile::FORMAT.into(),
         version: tracefile::VERSION,
@@ -249,7 +249,7 @@ fn finish(
     for n in &r.notes {
         crate::eline!("iolab: note: {n}");
     }
-    if let Some(w) = async_unseen(recorder, async_setups) {
+    if let Some(w) = unseen {
         crate::eline!("iolab: warning: {w}");
     }
     if header.lost_events > 0 {
@@ -288,20 +288,31 @@ fn finish(
     Ok(0)
 }
 
-/// The warning when strace recorded a program that submits I/O through io_uring or Linux
-/// AIO: strace sees the setup, never those reads and writes (a fio random-read job through
-/// io_uring was recorded as "reads 0 calls" without a word).
-fn async_unseen(recorder: &str, setups: u64) -> Option<String> {
-    (recorder == tracefile::RECORDER_STRACE && setups > 0).then(|| {
-        format!(
-            "the program set up {} (io_uring_setup, io_setup): strace cannot see the reads and writes submitted through them, so this trace lacks them; record as root with --recorder tracepoints, which follows io_uring",
-            crate::units::count(
-                setups,
-                "io_uring instance or AIO context",
-                "io_uring instances or AIO contexts"
-            )
-        )
-    })
+/// The warning when the recording lacks I/O the program submitted asynchronously: strace
+/// sees no io_uring I/O, and neither recorder sees Linux AIO's (a fio random-read job
+/// through io_uring under strace, or through libaio under either, was recorded as "reads
+/// 0 calls" without a word).
+fn async_unseen(recorder: &str, p: &super::strace::Parsed) -> Option<String> {
+    let strace = recorder == tracefile::RECORDER_STRACE;
+    let rings = if strace { p.uring_setups } else { 0 };
+    let what = match (rings, p.aio_setups) {
+        (0, 0) => return None,
+        (r, 0) => crate::units::count(r, "io_uring instance", "io_uring instances"),
+        (0, a) => crate::units::count(a, "Linux AIO context", "Linux AIO contexts"),
+        (r, a) => format!(
+            "{} and {}",
+            crate::units::count(r, "io_uring instance", "io_uring instances"),
+            crate::units::count(a, "Linux AIO context", "Linux AIO contexts")
+        ),
+    };
+    let advice = if rings > 0 {
+        "; record as root with --recorder tracepoints, which follows io_uring (not Linux AIO)"
+    } else {
+        " (no recorder follows Linux AIO's io_submit)"
+    };
+    Some(format!(
+        "the program set up {what}: {recorder} cannot see the reads and writes submitted through them, so this trace lacks them{advice}"
+    ))
 }
 
 /// What the recorder cost per call and what was taken out of the time stamps for it.
@@ -327,4 +338,37 @@ pub fn sum(calls: &[tracefile::Call], op: tracefile::CallOp) -> u64 {
         .filter(|c| c.op == op)
         .filter_map(|c| c.len)
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::trace::strace::Parsed;
+
+    /// What each recorder cannot see is said; what it sees is not.
+    #[test]
+    fn unseen_async_io_is_said_by_recorder() {
+        let ring = Parsed {
+            uring_setups: 1,
+            ..Default::default()
+        };
+        let w = async_unseen(tracefile::RECORDER_STRACE, &ring).unwrap();
+        assert!(
+            w.starts_with("the program set up 1 io_uring instance: strace cannot see")
+                && w.ends_with("--recorder tracepoints, which follows io_uring (not Linux AIO)"),
+            "{w}"
+        );
+        assert!(async_unseen(tracefile::RECORDER_TRACEPOINTS, &ring).is_none());
+        let aio = Parsed {
+            aio_setups: 2,
+            ..Default::default()
+        };
+        let w = async_unseen(tracefile::RECORDER_TRACEPOINTS, &aio).unwrap();
+        assert!(
+            w.starts_with("the program set up 2 Linux AIO contexts: tracepoints cannot see")
+                && w.ends_with("(no recorder follows Linux AIO's io_submit)"),
+            "{w}"
+        );
+        assert!(async_unseen(tracefile::RECORDER_STRACE, &Parsed::default()).is_none());
+    }
 }

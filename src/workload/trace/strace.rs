@@ -21,10 +21,12 @@ pub struct Parsed {
     pub skipped_failed: u64,
     pub threads: u32,
     pub recorded_ns: u64,
-    /// io_uring instances and Linux AIO contexts the program set up (`io_uring_setup`,
-    /// `io_setup`): strace sees the setup, never the reads and writes submitted through
-    /// them, so a trace recorded with strace lacks that I/O.
-    pub async_setups: u64,
+    /// io_uring instances the program set up (`io_uring_setup`): strace sees the setup,
+    /// never the reads and writes submitted through them (the tracepoints follow them).
+    pub uring_setups: u64,
+    /// Linux AIO contexts the program set up (`io_setup`): neither recorder sees the I/O
+    /// submitted through them (`io_submit`).
+    pub aio_setups: u64,
 }
 
 #[derive(Debug)]
@@ -160,9 +162,10 @@ impl Parser<'_> {
             self.out.skipped_failed += 1;
             return;
         }
-        if matches!(name, "io_uring_setup" | "io_setup") {
-            self.out.async_setups += 1;
-            return;
+        match name {
+            "io_uring_setup" => return self.out.uring_setups += 1,
+            "io_setup" => return self.out.aio_setups += 1,
+            _ => {}
         }
         // In-kernel copies (cp uses copy_file_range): a read of one file and a write of another.
         let copy_sides = match name {
@@ -465,15 +468,16 @@ mod tests {
 "#;
         let p = parse(log, Path::new("/r"));
         assert_eq!(
-            p.async_setups, 2,
-            "one ring and one AIO context; the failed setup not"
+            p.uring_setups, 1,
+            "one ring; the failed setup is not counted"
         );
+        assert_eq!(p.aio_setups, 1);
         assert!(p.calls.is_empty());
         let plain = parse(
             "10 1.0 openat(AT_FDCWD</r>, \"a\", O_RDONLY) = 3</r/a> <0.000010>\n",
             Path::new("/r"),
         );
-        assert_eq!(plain.async_setups, 0);
+        assert_eq!((plain.uring_setups, plain.aio_setups), (0, 0));
     }
 
     #[test]
