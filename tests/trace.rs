@@ -717,6 +717,49 @@ fn strace_says_it_cannot_see_io_uring() {
     assert!(!stderr(&o).contains("io_uring"), "{}", stderr(&o));
 }
 
+/// A strace recording's time stamps hold strace's own cost (a script of 29 ms under the
+/// tracepoints took 65 ms under strace): a replay at the recorded times keeps that slower
+/// pace and says so (`strace-pace`); an as-fast-as-possible replay does not.
+#[test]
+fn a_strace_trace_replayed_at_its_times_says_strace_slowed_it() {
+    let test = "a_strace_trace_replayed_at_its_times_says_strace_slowed_it";
+    if !tool_or_skip(test, "strace", "strace") {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let Some(o) = record_script(test, work.path(), "strace", "printf aaa > a; cat a > b") else {
+        return;
+    };
+    assert!(o.status.success(), "{}", stderr(&o));
+    let target = tempfile::tempdir().unwrap();
+    let tf = work.path().join("app.trace");
+    let codes = |timing: &str| -> Vec<String> {
+        let o = iolab(&[
+            "trace",
+            "replay",
+            tf.to_str().unwrap(),
+            "--target",
+            target.path().to_str().unwrap(),
+            "--timing",
+            timing,
+            "--repeat",
+            "1",
+            "--no-save",
+            "--json",
+            "-q",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        json(&o)["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["code"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(codes("recorded").contains(&"strace-pace".to_string()));
+    assert!(!codes("asap").contains(&"strace-pace".to_string()));
+}
+
 /// Linux AIO is followed by neither recorder: fio's libaio random reads were recorded with
 /// the tracepoints as "reads 0 calls" and nothing said so. The recording must warn.
 #[test]

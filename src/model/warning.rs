@@ -130,6 +130,8 @@ warning_codes! {
     RateMissed = "rate-missed",
     /// A replayed trace file holds fewer calls than its header records (cut short): the replay issues only those, and the comparison with the recorded time does not hold.
     TraceTruncated = "trace-truncated",
+    /// `trace replay --timing recorded` of a trace recorded with strace: strace's own cost per call is in the time stamps, so the replay keeps the program's pace as slowed by strace.
+    StracePace = "strace-pace",
     // Distributed runs (`mpirun … iolab`).
     /// One rank ran more than 25 % below another: the totals are those of uneven clients; check that host.
     Straggler = "straggler",
