@@ -760,6 +760,58 @@ fn a_strace_trace_replayed_at_its_times_says_strace_slowed_it() {
     assert!(!codes("asap").contains(&"strace-pace".to_string()));
 }
 
+/// A program that worked outside `--root` leaves a trace of no calls: the recording said
+/// only "0 calls ... (N calls outside the root ...)", and its replay measured nothing three
+/// times ("0.00 MB/s, 0 ops/s", exit 0). The recording warns, the replay is refused.
+#[test]
+fn a_recording_with_no_call_under_its_root_is_said_and_not_replayed() {
+    let test = "a_recording_with_no_call_under_its_root_is_said_and_not_replayed";
+    if !tool_or_skip(test, "strace", "strace") {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    std::fs::create_dir(work.path().join("root")).unwrap();
+    let o = iolab_in(
+        work.path(),
+        &[
+            "trace",
+            "record",
+            "--recorder",
+            "strace",
+            "--root",
+            "root",
+            "-o",
+            "empty.trace",
+            "--",
+            "sh",
+            "-c",
+            "echo x > elsewhere",
+        ],
+    );
+    if !o.status.success() && stderr(&o).to_lowercase().contains("ptrace") {
+        common::skip(test, format_args!("ptrace not permitted: {}", stderr(&o)));
+        return;
+    }
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("iolab: warning: no call under the root")
+            && stderr(&o).contains("give --root DIR"),
+        "{}",
+        stderr(&o)
+    );
+    let target = tempfile::tempdir().unwrap();
+    let o = iolab(&[
+        "trace",
+        "replay",
+        work.path().join("empty.trace").to_str().unwrap(),
+        "--target",
+        target.path().to_str().unwrap(),
+        "--no-save",
+    ]);
+    assert_usage(&o, "empty.trace: no calls to replay (0 recorded;");
+    assert_eq!(std::fs::read_dir(target.path()).unwrap().count(), 0);
+}
+
 /// Linux AIO is followed by neither recorder: fio's libaio random reads were recorded with
 /// the tracepoints as "reads 0 calls" and nothing said so. The recording must warn.
 #[test]

@@ -249,6 +249,14 @@ fn finish(
     for n in &r.notes {
         crate::eline!("iolab: note: {n}");
     }
+    if header.calls == 0 && header.skipped_outside_root > 0 {
+        // "0 calls ... (9 calls outside the root ...)" was the only hint.
+        crate::eline!(
+            "iolab: warning: no call under the root {} was kept ({} outside it): the program worked elsewhere; give --root DIR where it reads and writes",
+            header.root,
+            header.skipped_outside_root
+        );
+    }
     if let Some(w) = unseen {
         crate::eline!("iolab: warning: {w}");
     }

@@ -80,6 +80,17 @@ pub struct Replay {
 impl Replay {
     pub fn load(a: &ReplaySettings) -> Result<Replay> {
         let (h, calls) = tracefile::read(&a.trace)?;
+        if calls.is_empty() {
+            // It replayed nothing three times and reported "0.00 MB/s, 0 ops/s", exit 0.
+            return Err(crate::error::UsageError::new(format!(
+                "{}: no calls to replay ({} recorded; {} outside the recording's root {} were not kept): record the program again with --root where it works",
+                a.trace.display(),
+                h.calls,
+                h.skipped_outside_root,
+                h.root
+            ))
+            .into());
+        }
         check_target(
             &a.target,
             bytes_needed(&h, &calls),
