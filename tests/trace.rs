@@ -654,6 +654,203 @@ fn summary_json(trace: &Path) -> Value {
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
+/// strace cannot see io_uring's reads and writes: a fio random-read job through io_uring
+/// was recorded as "reads 0 calls" (only the layout's writes) and nothing said so. The
+/// recording must warn that the trace lacks that I/O and name the recorder that has it.
+#[test]
+fn strace_says_it_cannot_see_io_uring() {
+    let test = "strace_says_it_cannot_see_io_uring";
+    if !tool_or_skip(test, "strace", "strace") || !tool_or_skip(test, "fio", "fio") {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let dir = format!("--directory={}", work.path().display());
+    let o = iolab_in(
+        work.path(),
+        &[
+            "trace",
+            "record",
+            "--recorder",
+            "strace",
+            "-o",
+            "fio.trace",
+            "--",
+            "fio",
+            "--name=ring",
+            &dir,
+            "--ioengine=io_uring",
+            "--rw=randread",
+            "--iodepth=4",
+            "--bs=4k",
+            "--size=1M",
+            "--output=/dev/null",
+        ],
+    );
+    if !o.status.success() && stderr(&o).to_lowercase().contains("ptrace") {
+        common::skip(test, format_args!("ptrace not permitted: {}", stderr(&o)));
+        return;
+    }
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("iolab: warning: the program set up 1 io_uring instance: strace cannot see")
+            && err.contains("this trace lacks them; record as root with --recorder tracepoints"),
+        "{err}"
+    );
+    // A program without io_uring gets no such warning.
+    let o = iolab_in(
+        work.path(),
+        &[
+            "trace",
+            "record",
+            "--recorder",
+            "strace",
+            "-o",
+            "sh.trace",
+            "--",
+            "sh",
+            "-c",
+            "echo x > f",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("io_uring"), "{}", stderr(&o));
+}
+
+/// A strace recording's time stamps hold strace's own cost (a script of 29 ms under the
+/// tracepoints took 65 ms under strace): a replay at the recorded times keeps that slower
+/// pace and says so (`strace-pace`); an as-fast-as-possible replay does not.
+#[test]
+fn a_strace_trace_replayed_at_its_times_says_strace_slowed_it() {
+    let test = "a_strace_trace_replayed_at_its_times_says_strace_slowed_it";
+    if !tool_or_skip(test, "strace", "strace") {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let Some(o) = record_script(test, work.path(), "strace", "printf aaa > a; cat a > b") else {
+        return;
+    };
+    assert!(o.status.success(), "{}", stderr(&o));
+    let target = tempfile::tempdir().unwrap();
+    let tf = work.path().join("app.trace");
+    let codes = |timing: &str| -> Vec<String> {
+        let o = iolab(&[
+            "trace",
+            "replay",
+            tf.to_str().unwrap(),
+            "--target",
+            target.path().to_str().unwrap(),
+            "--timing",
+            timing,
+            "--repeat",
+            "1",
+            "--no-save",
+            "--json",
+            "-q",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        json(&o)["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["code"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(codes("recorded").contains(&"strace-pace".to_string()));
+    assert!(!codes("asap").contains(&"strace-pace".to_string()));
+}
+
+/// A program that worked outside `--root` leaves a trace of no calls: the recording said
+/// only "0 calls ... (N calls outside the root ...)", and its replay measured nothing three
+/// times ("0.00 MB/s, 0 ops/s", exit 0). The recording warns, the replay is refused.
+#[test]
+fn a_recording_with_no_call_under_its_root_is_said_and_not_replayed() {
+    let test = "a_recording_with_no_call_under_its_root_is_said_and_not_replayed";
+    if !tool_or_skip(test, "strace", "strace") {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    std::fs::create_dir(work.path().join("root")).unwrap();
+    let o = iolab_in(
+        work.path(),
+        &[
+            "trace",
+            "record",
+            "--recorder",
+            "strace",
+            "--root",
+            "root",
+            "-o",
+            "empty.trace",
+            "--",
+            "sh",
+            "-c",
+            "echo x > elsewhere",
+        ],
+    );
+    if !o.status.success() && stderr(&o).to_lowercase().contains("ptrace") {
+        common::skip(test, format_args!("ptrace not permitted: {}", stderr(&o)));
+        return;
+    }
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("iolab: warning: no call under the root")
+            && stderr(&o).contains("give --root DIR"),
+        "{}",
+        stderr(&o)
+    );
+    let target = tempfile::tempdir().unwrap();
+    let o = iolab(&[
+        "trace",
+        "replay",
+        work.path().join("empty.trace").to_str().unwrap(),
+        "--target",
+        target.path().to_str().unwrap(),
+        "--no-save",
+    ]);
+    assert_usage(&o, "empty.trace: no calls to replay (0 recorded;");
+    assert_eq!(std::fs::read_dir(target.path()).unwrap().count(), 0);
+}
+
+/// Linux AIO is followed by neither recorder: fio's libaio random reads were recorded with
+/// the tracepoints as "reads 0 calls" and nothing said so. The recording must warn.
+#[test]
+fn tracepoints_say_they_cannot_see_linux_aio() {
+    let test = "tracepoints_say_they_cannot_see_linux_aio";
+    if !tool_or_skip(test, "fio", "fio") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let directory = format!("--directory={}", dir.path().display());
+    let Some((_work, o)) = record_tracepoints_fresh(
+        test,
+        &[
+            "-o",
+            "aio.trace",
+            "--",
+            "fio",
+            "--name=aio",
+            &directory,
+            "--ioengine=libaio",
+            "--rw=randread",
+            "--iodepth=4",
+            "--bs=4k",
+            "--size=1M",
+            "--output=/dev/null",
+        ],
+    ) else {
+        return;
+    };
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains(
+            "iolab: warning: the program set up 1 Linux AIO context: tracepoints cannot see"
+        ) && err.contains("(no recorder follows Linux AIO's io_submit)"),
+        "{err}"
+    );
+}
+
 /// fio with io_uring at depth 16 on a tmpfs (so the machine's disk speed does not matter):
 /// the recording holds its asynchronous 4 KiB reads with their offsets, and the replay
 /// issues them through io_uring with 16 in flight, not one after another.

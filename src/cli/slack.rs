@@ -80,7 +80,7 @@ impl SlackInput {
 /// Where the file sizes come from: a directory to scan, or a CSV of sizes already read.
 pub enum Source {
     Dir(PathBuf),
-    Csv(PathBuf, Inventory),
+    Csv(PathBuf, Box<Inventory>),
 }
 
 fn source_of(args: &SlackArgs) -> anyhow::Result<Source> {
@@ -97,7 +97,7 @@ fn source_of(args: &SlackArgs) -> anyhow::Result<Source> {
             Err(e) => Err(crate::usage!("cannot scan {}: {e}", d.display())),
         },
         (None, Some(f)) => csv::read(f)
-            .map(|inv| Source::Csv(f.clone(), inv))
+            .map(|inv| Source::Csv(f.clone(), Box::new(inv)))
             .map_err(|e| crate::usage!("--sizes-from {e}")),
         _ => Err(crate::usage!(
             "give either a DIR to scan or --sizes-from FILE.csv"

@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use super::family::{Family, Output, execute as execute_family};
 use crate::cli::age::AgeArgs;
-use crate::model::{ResultDoc, ResultSink, TestResult, Warning, WarningCode};
+use crate::model::{ResultDoc, ResultSink, TestResult};
 use crate::runner::RunContext;
 use crate::workload::age::AgeConfig;
 
@@ -68,7 +68,7 @@ impl Family for AgeFamily {
                 Err(why) => detail.layout_after.free_space_note = Some(why),
             }
         }
-        if let Some(w) = inodes_short(&self.cfg.target, &detail) {
+        if let Some(w) = crate::runner::age::fill_warning(&self.cfg.target, &detail) {
             doc.warn(w);
         }
         let mut t = TestResult {
@@ -105,25 +105,4 @@ impl Family for AgeFamily {
             })
             .collect()
     }
-}
-
-/// The warning when aging stopped short of its fullness because the inodes ran out (the
-/// runner keeps a file count within them, deleting as it does at the fullness).
-fn inodes_short(target: &Path, d: &crate::model::age::AgeTestDetail) -> Option<Warning> {
-    let st = nix::sys::statvfs::statvfs(target).ok()?;
-    let (files, free) = (st.files() as u64, st.files_available() as u64);
-    (files > 0 && free <= files / 25 && d.fullness + 0.05 < d.fill_target).then(|| {
-        Warning {
-            code: WarningCode::InodesShort,
-            message: format!(
-                "the file system ran out of inodes at {:.1} % full ({} of {} inodes in use, {} files aged): it holds fewer files than the profile's {:.0} % asks; make it with more inodes (mkfs.ext4 -i) or age with larger files",
-                100.0 * d.fullness,
-                files - free,
-                files,
-                d.files_left,
-                100.0 * d.fill_target
-            ),
-            test: None,
-        }
-    })
 }

@@ -77,7 +77,7 @@ impl Family for SlackFamily<'_> {
                 let inv = scan::scan(&d, stop, self.args.one_file_system);
                 ("dir", d, inv)
             }
-            Source::Csv(f, inv) => ("csv", f, inv),
+            Source::Csv(f, inv) => ("csv", f, *inv),
         };
         let mut result = crate::analysis::slack::compute(&inv, &self.rules, model, kind, &path);
         if kind == "dir" {

@@ -57,6 +57,13 @@ pub struct ScanStats {
     /// the current file system really allocates, to hold against its row.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub files_disk_bytes: Option<u64>,
+    /// Counted files that hold fewer bytes than their size where they are now (st_blocks ×
+    /// 512 below st_size: holes, or compression), and the bytes they lack (Σ size − held):
+    /// the rules count every byte as written, so `files_disk_bytes` is below their rows.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub sparse_files: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub sparse_bytes: u64,
     pub elapsed_s: f64,
     /// Entries (files + dirs + others) per second of scan.
     pub entries_per_s: f64,
@@ -164,4 +171,8 @@ pub struct Recommendation {
     pub predicted_write_s: f64,
     /// How it was chosen, one sentence.
     pub rule: String,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -130,6 +130,8 @@ warning_codes! {
     RateMissed = "rate-missed",
     /// A replayed trace file holds fewer calls than its header records (cut short): the replay issues only those, and the comparison with the recorded time does not hold.
     TraceTruncated = "trace-truncated",
+    /// `trace replay --timing recorded` of a trace recorded with strace: strace's own cost per call is in the time stamps, so the replay keeps the program's pace as slowed by strace.
+    StracePace = "strace-pace",
     // Distributed runs (`mpirun … iolab`).
     /// One rank ran more than 25 % below another: the totals are those of uneven clients; check that host.
     Straggler = "straggler",
@@ -143,6 +145,8 @@ warning_codes! {
     // `iolab age`.
     /// Aging ran out of inodes before the target fullness: the file system holds fewer, larger-looking files than the profile asked; it stopped short of the fullness.
     InodesShort = "inodes-short",
+    /// Aging ended below the target fullness because the churn was written before it got there: no file was deleted, the file system was filled once, not aged.
+    FillNotReached = "fill-not-reached",
     // `iolab sustain`.
     /// A sustained write found no cliff: a write cache, if any, is larger than what was written (write more with `--size`/`--span`); recovery passes were skipped.
     NoCliff = "no-cliff",

@@ -76,8 +76,15 @@ type AgeParts = (
 /// The terminal report's content, for `iolab report` too.
 pub fn age_parts(doc: &ResultDoc) -> Option<AgeParts> {
     let d = doc.tests.iter().find_map(|t| t.age.as_ref())?;
+    // The fullness asked beside the one reached (a churn too small to get there printed
+    // "22.3 % full" after `--fill 80%`; the warning says why).
+    let asked = if d.fill_target > 0.0 {
+        format!(" ({:.0} % asked)", d.fill_target * 100.0)
+    } else {
+        String::new()
+    };
     let head = format!(
-        "Aged {} with profile {} (seed {}): {} written ({:.1}x the file system), {:.1} % full",
+        "Aged {} with profile {} (seed {}): {} written ({:.1}x the file system), {:.1} % full{asked}",
         d.dir,
         d.profile,
         d.seed,
@@ -146,6 +153,8 @@ pub fn render_age(doc: &ResultDoc) -> String {
     for (k, v) in layout {
         out.push_str(&format!("  {k}: {v}\n"));
     }
+    // As every other family's table ends (`inodes-short` was only in the JSON).
+    out.push_str(&crate::report::table::render_warnings(doc));
     out
 }
 
@@ -261,6 +270,32 @@ mod tests {
         };
         let rows = layout_rows(&l);
         assert_eq!(rows[1].1, "- (no file's extents were read)");
+    }
+    /// The report ends with the run's warnings, as every other family's: `inodes-short`
+    /// (and `fill-not-reached`) were in the JSON only, and the terminal showed the fullness
+    /// reached as if it were the one asked.
+    #[test]
+    fn the_report_shows_the_warnings_and_the_fullness_asked() {
+        let mut doc = ResultDoc::new("age", Vec::new(), Environment::default());
+        doc.tests.push(TestResult {
+            age: Some(crate::model::age::AgeTestDetail {
+                fill_target: 0.8,
+                fullness: 0.223,
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        doc.warn(crate::model::Warning {
+            code: crate::model::WarningCode::FillNotReached,
+            message: "aging ended at 22.3 % full".into(),
+            test: None,
+        });
+        let text = render_age(&doc);
+        assert!(text.contains("22.3 % full (80 % asked)"), "{text}");
+        assert!(
+            text.contains("warning [fill-not-reached]: aging ended at 22.3 % full"),
+            "{text}"
+        );
     }
     use crate::model::matrix::ConfigurationResult;
     use crate::model::{Environment, TestResult};

@@ -83,6 +83,18 @@ fn header(r: &SlackResult) -> String {
             fmt_size_exact(unit),
             fmt_size_iec(disk),
         ));
+        if s.sparse_files > 0 {
+            out.push_str(&format!(
+                "  {} less than {} size (holes, or compression): {} not on disk, which the rules count as written\n",
+                if s.sparse_files == 1 {
+                    "1 file holds".to_string()
+                } else {
+                    format!("{} files hold", fmt_thousands(s.sparse_files as f64))
+                },
+                if s.sparse_files == 1 { "its" } else { "their" },
+                fmt_size_iec(s.sparse_bytes)
+            ));
+        }
     }
     for n in &r.rule_notes {
         out.push_str(&format!("rules: {n}\n"));
@@ -253,4 +265,50 @@ pub fn render(doc: &ResultDoc) -> String {
     out.push_str(&model_lines(&r.cost_model));
     out.push_str(&recommendations(r));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::slack::{ScanStats, UnitRow};
+
+    /// A 1 GiB sparse file read "files hold 16.0 KiB (st_blocks), 1.0 GiB predicted by these
+    /// rules" and nothing more, as if the rules were wrong: the header now says why.
+    #[test]
+    fn sparse_files_are_named_under_the_check() {
+        let r = SlackResult {
+            source: "dir".into(),
+            path: "t".into(),
+            current_fs: Some("ext4".into()),
+            current_unit_bytes: Some(2048),
+            scan: ScanStats {
+                files: 3,
+                files_disk_bytes: Some(16 << 10),
+                sparse_files: 1,
+                sparse_bytes: 1 << 30,
+                ..Default::default()
+            },
+            units: vec![UnitRow {
+                unit_bytes: 2048,
+                file_allocated_bytes: (1 << 30) + (16 << 10),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let text = header(&r);
+        assert!(
+            text.contains(
+                "\n  1 file holds less than its size (holes, or compression): 1.0 GiB not on disk, which the rules count as written\n"
+            ),
+            "{text}"
+        );
+        let full = SlackResult {
+            scan: ScanStats {
+                sparse_files: 0,
+                ..r.scan.clone()
+            },
+            ..r
+        };
+        assert!(!header(&full).contains("holes"));
+    }
 }

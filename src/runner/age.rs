@@ -19,6 +19,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::model::age::{AgePoint, AgeTestDetail};
 use crate::model::layout::LayoutSummary;
+use crate::model::{Warning, WarningCode};
 use crate::runner::RunContext;
 use crate::runner::progress::Progress;
 use crate::workload::age::{AgeConfig, fs_usage};
@@ -667,6 +668,57 @@ fn plan(
     Ok(d)
 }
 
+/// What the user is told when aging ended below the fullness asked: `inodes-short` when the
+/// inodes ran out first (the plan then deletes to stay within them), `fill-not-reached` when
+/// the churn was all written before the fullness (no file was deleted: filled once, not
+/// aged; it printed "22.3 % full" after `--fill 80% --churn 0.2` and nothing more). `None`
+/// when it got there.
+pub fn fill_warning(target: &Path, d: &AgeTestDetail) -> Option<Warning> {
+    let st = nix::sys::statvfs::statvfs(target).ok();
+    if let Some(st) = st {
+        let (files, free) = (st.files(), st.files_available());
+        if files > 0 && free <= files / 25 && d.fullness + 0.05 < d.fill_target {
+            return Some(Warning {
+                code: WarningCode::InodesShort,
+                message: format!(
+                    "the file system ran out of inodes at {:.1} % full ({} of {} inodes in use, {} files aged): it holds fewer files than the profile's {:.0} % asks; make it with more inodes (mkfs.ext4 -i) or age with larger files",
+                    100.0 * d.fullness,
+                    files - free,
+                    files,
+                    d.files_left,
+                    100.0 * d.fill_target
+                ),
+                test: None,
+            });
+        }
+    }
+    churn_short(d)
+}
+
+/// `fill-not-reached`: the plan deletes only at the fullness (or out of inodes), so a run
+/// without a delete never got there.
+fn churn_short(d: &AgeTestDetail) -> Option<Warning> {
+    if d.files_deleted > 0 || d.fullness >= d.fill_target || d.fs_size_bytes == 0 {
+        return None;
+    }
+    let size = d.fs_size_bytes as f64;
+    let written = d.bytes_written as f64 / size;
+    // What was written, plus what was still missing to the fullness: the least churn that
+    // gets there (in tenths, rounded up; aging proper is what is written after it).
+    let needed = ((written + (d.fill_target - d.fullness)) * 10.0).ceil() / 10.0;
+    Some(Warning {
+        code: WarningCode::FillNotReached,
+        message: format!(
+            "aging ended at {:.1} % full, short of the {:.0} % asked: the churn ({} written, {:.2}x the file system) ran out before the fullness was reached, so no file was deleted and the file system was filled once, not aged; give a churn above {needed:.1} (--churn; the matrix's --age-churn) to reach it and age past it",
+            100.0 * d.fullness,
+            100.0 * d.fill_target,
+            crate::units::fmt_size_iec(d.bytes_written),
+            written
+        ),
+        test: None,
+    })
+}
+
 /// The next tenth of the churn to score the layout at, past `written`: one large file
 /// that crosses several tenths gives one point, not one for each of the writes after it
 /// (rows with the same bytes written, one file apart).
@@ -731,6 +783,39 @@ pub fn syncfs(dir: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A churn that ends before the fullness is said, with what was reached and the churn
+    /// that gets there; a run that deleted (it reached the fullness) is not.
+    #[test]
+    fn a_churn_that_ends_before_the_fullness_is_said() {
+        let d = AgeTestDetail {
+            fill_target: 0.8,
+            fs_size_bytes: 100 << 20,
+            bytes_written: 20 << 20,
+            fullness: 0.223,
+            files_created: 300,
+            ..Default::default()
+        };
+        let w = churn_short(&d).expect("a warning");
+        assert_eq!(w.code, WarningCode::FillNotReached);
+        assert!(
+            w.message.contains("22.3 % full, short of the 80 % asked")
+                && w.message.contains("above 0.8 (--churn"),
+            "{}",
+            w.message
+        );
+        let reached = AgeTestDetail {
+            files_deleted: 5,
+            fullness: 0.8,
+            ..d.clone()
+        };
+        assert!(churn_short(&reached).is_none());
+        let over = AgeTestDetail {
+            fullness: 0.81,
+            ..d
+        };
+        assert!(churn_short(&over).is_none());
+    }
 
     /// A write that crosses several tenths of the churn gives one layout point: the
     /// table had rows with the same bytes written, one file apart.

@@ -281,6 +281,14 @@ impl Exec<'_> {
         if let Some(age) = &self.plan.age {
             match self.age(&inst.mount_point, age) {
                 Ok(d) => {
+                    // As `iolab age` says it: the churn ran out, or the inodes, before the
+                    // fullness (the aged rows would otherwise pass for an aged file system).
+                    if let Some(w) = crate::runner::age::fill_warning(&inst.mount_point, &d) {
+                        warnings.push(Warning {
+                            test: Some(cp.label.clone()),
+                            ..w
+                        });
+                    }
                     pass.rec.age = Some(d);
                     if let Err(e) = self.workloads(&inst.mount_point, &mut pass, true) {
                         let _ = self.close(inst, rec, cfg, None);

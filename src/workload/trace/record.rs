@@ -42,7 +42,7 @@ pub struct RecordSettings {
 pub const SYSCALLS: &str = "open,openat,openat2,creat,close,read,readv,pread64,preadv,preadv2,\
 write,writev,pwrite64,pwritev,pwritev2,lseek,dup,dup2,dup3,fcntl,fsync,fdatasync,stat,lstat,\
 fstat,newfstatat,statx,unlink,unlinkat,rmdir,mkdir,mkdirat,rename,renameat,renameat2,\
-truncate,ftruncate,copy_file_range,sendfile,clone,clone3,fork,vfork";
+truncate,ftruncate,copy_file_range,sendfile,clone,clone3,fork,vfork,io_uring_setup,io_setup";
 
 /// Everything checked before the command runs: strace present, command found, root and
 /// output directory usable.
@@ -220,6 +220,7 @@ fn finish(
     render: RenderSummary,
 ) -> Result<i32> {
     let (p, status, wall_ns) = (r.parsed, r.status, r.wall_ns);
+    let unseen = async_unseen(recorder, &p);
     let header = Header {
         format: tracefile::FORMAT.into(),
         version: tracefile::VERSION,
@@ -247,6 +248,17 @@ fn finish(
         .with_context(|| format!("cannot write {}", a.output.display()))?;
     for n in &r.notes {
         crate::eline!("iolab: note: {n}");
+    }
+    if header.calls == 0 && header.skipped_outside_root > 0 {
+        // "0 calls ... (9 calls outside the root ...)" was the only hint.
+        crate::eline!(
+            "iolab: warning: no call under the root {} was kept ({} outside it): the program worked elsewhere; give --root DIR where it reads and writes",
+            header.root,
+            header.skipped_outside_root
+        );
+    }
+    if let Some(w) = unseen {
+        crate::eline!("iolab: warning: {w}");
     }
     if header.lost_events > 0 {
         crate::eline!(
@@ -284,6 +296,33 @@ fn finish(
     Ok(0)
 }
 
+/// The warning when the recording lacks I/O the program submitted asynchronously: strace
+/// sees no io_uring I/O, and neither recorder sees Linux AIO's (a fio random-read job
+/// through io_uring under strace, or through libaio under either, was recorded as "reads
+/// 0 calls" without a word).
+fn async_unseen(recorder: &str, p: &super::strace::Parsed) -> Option<String> {
+    let strace = recorder == tracefile::RECORDER_STRACE;
+    let rings = if strace { p.uring_setups } else { 0 };
+    let what = match (rings, p.aio_setups) {
+        (0, 0) => return None,
+        (r, 0) => crate::units::count(r, "io_uring instance", "io_uring instances"),
+        (0, a) => crate::units::count(a, "Linux AIO context", "Linux AIO contexts"),
+        (r, a) => format!(
+            "{} and {}",
+            crate::units::count(r, "io_uring instance", "io_uring instances"),
+            crate::units::count(a, "Linux AIO context", "Linux AIO contexts")
+        ),
+    };
+    let advice = if rings > 0 {
+        "; record as root with --recorder tracepoints, which follows io_uring (not Linux AIO)"
+    } else {
+        " (no recorder follows Linux AIO's io_submit)"
+    };
+    Some(format!(
+        "the program set up {what}: {recorder} cannot see the reads and writes submitted through them, so this trace lacks them{advice}"
+    ))
+}
+
 /// What the recorder cost per call and what was taken out of the time stamps for it.
 pub fn cost_line(c: &tracefile::RecorderCost) -> String {
     let per = format!(
@@ -307,4 +346,37 @@ pub fn sum(calls: &[tracefile::Call], op: tracefile::CallOp) -> u64 {
         .filter(|c| c.op == op)
         .filter_map(|c| c.len)
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::trace::strace::Parsed;
+
+    /// What each recorder cannot see is said; what it sees is not.
+    #[test]
+    fn unseen_async_io_is_said_by_recorder() {
+        let ring = Parsed {
+            uring_setups: 1,
+            ..Default::default()
+        };
+        let w = async_unseen(tracefile::RECORDER_STRACE, &ring).unwrap();
+        assert!(
+            w.starts_with("the program set up 1 io_uring instance: strace cannot see")
+                && w.ends_with("--recorder tracepoints, which follows io_uring (not Linux AIO)"),
+            "{w}"
+        );
+        assert!(async_unseen(tracefile::RECORDER_TRACEPOINTS, &ring).is_none());
+        let aio = Parsed {
+            aio_setups: 2,
+            ..Default::default()
+        };
+        let w = async_unseen(tracefile::RECORDER_TRACEPOINTS, &aio).unwrap();
+        assert!(
+            w.starts_with("the program set up 2 Linux AIO contexts: tracepoints cannot see")
+                && w.ends_with("(no recorder follows Linux AIO's io_submit)"),
+            "{w}"
+        );
+        assert!(async_unseen(tracefile::RECORDER_STRACE, &Parsed::default()).is_none());
+    }
 }

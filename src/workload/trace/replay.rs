@@ -80,6 +80,17 @@ pub struct Replay {
 impl Replay {
     pub fn load(a: &ReplaySettings) -> Result<Replay> {
         let (h, calls) = tracefile::read(&a.trace)?;
+        if calls.is_empty() {
+            // It replayed nothing three times and reported "0.00 MB/s, 0 ops/s", exit 0.
+            return Err(crate::error::UsageError::new(format!(
+                "{}: no calls to replay ({} recorded; {} outside the recording's root {} were not kept): record the program again with --root where it works",
+                a.trace.display(),
+                h.calls,
+                h.skipped_outside_root,
+                h.root
+            ))
+            .into());
+        }
         check_target(
             &a.target,
             bytes_needed(&h, &calls),
@@ -138,6 +149,12 @@ impl Replay {
         for w in spread_warnings(&test, repeat) {
             doc.warn(w);
         }
+        if let Some(w) = strace_pace(h, a.timing) {
+            doc.warn(Warning {
+                test: Some(label.clone()),
+                ..w
+            });
+        }
         if let Some(t) = tracefile::truncation(&a.trace, h, calls.len()) {
             doc.warn(Warning {
                 code: WarningCode::TraceTruncated,
@@ -150,6 +167,18 @@ impl Replay {
         doc.tests.push(test);
         outcome
     }
+}
+
+/// `--timing recorded` of a strace recording: strace's own cost per call is in its time
+/// stamps (the tracepoints recorder takes its out), so the recorded pace is the program's
+/// slowed by strace. A shell script that ran 29 ms under the tracepoints took 65 ms under
+/// strace, and its replay at "the recorded times" took 65 ms without a word.
+fn strace_pace(h: &tracefile::Header, timing: Timing) -> Option<Warning> {
+    (timing == Timing::Recorded && h.recorder == tracefile::RECORDER_STRACE).then(|| Warning {
+        code: WarningCode::StracePace,
+        message: "recorded with strace, whose own cost per call (ptrace stops, often several µs) is in the time stamps and is not taken out: --timing recorded replays the program as slowed by strace; record as root with the tracepoints recorder, which takes its cost out".into(),
+        test: None,
+    })
 }
 
 /// Per path, a counter of calls done on it. A call waits until every earlier call on its
@@ -594,5 +623,32 @@ fn exec(
         CallOp::Truncate => handle(dir, &c.path, handles)?
             .set_len(c.len.unwrap_or(0))
             .map(|_| 0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only a strace recording replayed at its recorded times is slowed by the recorder.
+    #[test]
+    fn strace_pace_is_said_for_recorded_timing_only() {
+        let strace = tracefile::Header {
+            recorder: tracefile::RECORDER_STRACE.into(),
+            ..Default::default()
+        };
+        let w = strace_pace(&strace, Timing::Recorded).expect("a warning");
+        assert_eq!(w.code, WarningCode::StracePace);
+        assert!(
+            w.message.starts_with("recorded with strace"),
+            "{}",
+            w.message
+        );
+        assert!(strace_pace(&strace, Timing::Asap).is_none());
+        let tp = tracefile::Header {
+            recorder: tracefile::RECORDER_TRACEPOINTS.into(),
+            ..Default::default()
+        };
+        assert!(strace_pace(&tp, Timing::Recorded).is_none());
     }
 }

@@ -326,11 +326,20 @@ pub fn read(path: &Path) -> Result<(Header, Vec<Call>), UsageError> {
             )));
         }
     }
+    // Every line is written whole with its newline: a last line without one that stops
+    // inside a call is where a copy was cut short.
+    let unterminated = (!text.ends_with('\n')).then(|| text.lines().count().saturating_sub(1));
     let mut calls = Vec::new();
     for (i, line) in lines {
         let n = i + 1;
-        let c: Call =
-            serde_json::from_str(line).map_err(|e| UsageError::new(format!("{shown}:{n}: {e}")))?;
+        let c: Call = match serde_json::from_str(line) {
+            Ok(c) => c,
+            // The calls before it stand, and `truncation` names the shortfall against the
+            // header's count (a cut mid-line was "EOF while parsing an object", exit 2,
+            // where a cut between lines was a warning).
+            Err(e) if e.is_eof() && Some(i) == unterminated => break,
+            Err(e) => return Err(UsageError::new(format!("{shown}:{n}: {e}"))),
+        };
         let bad = |why: &str| UsageError::new(format!("{shown}:{n}: {} call: {why}", c.op.name()));
         if !safe_relative(&c.path) || c.to.as_deref().is_some_and(|t| !safe_relative(t)) {
             return Err(bad("path leaves the replay directory"));
@@ -391,6 +400,34 @@ mod tests {
             e.ends_with("n.trace:1: format 'other' is not iolab-trace"),
             "{e}"
         );
+    }
+
+    /// A copy cut inside its last line reads as cut short (the calls before it, and the
+    /// truncation against the header), as one cut between lines does; it was refused with
+    /// "EOF while parsing an object". An incomplete line that is not the file's end, or
+    /// one that ends with its newline, is still an error.
+    #[test]
+    fn a_file_cut_inside_its_last_line_is_cut_short() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.trace");
+        let head = serde_json::to_string(&Header {
+            format: FORMAT.into(),
+            version: VERSION,
+            calls: 2,
+            ..Default::default()
+        })
+        .unwrap();
+        let call = r#"{"t_ns":0,"tid":1,"op":"stat","path":"a","dur_ns":10}"#;
+        let cut = &call[..20];
+        std::fs::write(&p, format!("{head}\n{call}\n{cut}")).unwrap();
+        let (h, calls) = read(&p).unwrap();
+        assert_eq!(calls.len(), 1);
+        assert!(truncation(&p, &h, calls.len()).is_some());
+        std::fs::write(&p, format!("{head}\n{cut}\n")).unwrap();
+        let e = read(&p).unwrap_err().to_string();
+        assert!(e.contains("c.trace:2: EOF while parsing"), "{e}");
+        std::fs::write(&p, format!("{head}\n{cut}\n{call}")).unwrap();
+        assert!(read(&p).is_err(), "a broken line in the middle");
     }
 
     #[test]
