@@ -9,6 +9,7 @@ use crate::engine::EngineKind;
 use crate::model::IntervalPoint;
 use crate::model::sustain::{SustainCliff, SustainDetail, SustainPhase};
 use crate::stats::changepoint::{CliffOptions, cliffs_with, phases, settled_range};
+use crate::units::fmt_mb_per_s;
 use crate::workload::block::{JobSpec, Rw};
 
 /// What one pass writes and how.
@@ -36,6 +37,18 @@ pub fn pass_job(p: &PassPlan) -> JobSpec {
         interval: p.interval,
         ..JobSpec::random_direct(p.rw, p.bs, p.iodepth, p.engine, p.seed)
     }
+}
+
+/// The speeds of a pass without a cliff, as every line about it says them: its phases'
+/// speeds in order (`99.92 MB/s, then 300.05 MB/s`). Phases without a cliff between them
+/// are rises (a change of less than 20 % is no phase, and a material drop is a cliff): a
+/// pass that sped up, never one "at the first phase's speed throughout".
+pub fn speeds_without_cliff(d: &SustainDetail) -> String {
+    d.phases
+        .iter()
+        .map(|p| format!("{} MB/s", fmt_mb_per_s(p.mean_bw_bytes_per_s)))
+        .collect::<Vec<_>>()
+        .join(", then ")
 }
 
 /// Intervals a phase after a cliff should last for its speed to be worth quoting.
