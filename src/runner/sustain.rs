@@ -188,8 +188,19 @@ fn no_cliff_message(first: &TestResult, recovery: bool) -> String {
             )
         ),
     };
+    // `--time` ended the pass before its span: more span alone writes no more.
+    let span = first.settings.as_ref().map_or(0, |s| s.size_bytes);
+    let more = if written < span {
+        format!(
+            "a longer --time (it stopped the pass after {} of the {} span), then --size, --span, or a whole device with --allow-destroy",
+            fmt_size_iec(written),
+            fmt_size_iec(span)
+        )
+    } else {
+        "--size, --span, or a whole device with --allow-destroy".to_string()
+    };
     let mut message = format!(
-        "no cliff in {} written at {speed}: a write cache, if any, is larger than that; write more (--size, --span, or a whole device with --allow-destroy), or, for a cache that fills in fewer than 5 intervals (not told from a start-up burst), use a shorter --interval",
+        "no cliff in {} written at {speed}: a write cache, if any, is larger than that; write more ({more}), or, for a cache that fills in fewer than 5 intervals (not told from a start-up burst), use a shorter --interval",
         fmt_size_iec(written),
     );
     if phases > 1 {
@@ -441,6 +452,33 @@ mod tests {
             "{m}"
         );
         assert!(!m.contains("sped up") && !m.contains("skipped"), "{m}");
+        assert!(m.contains("write more (--size, --span,"), "{m}");
+    }
+
+    /// `--time 3s` stopped a pass after 580 MiB of a 913 MiB span: the warning said "write
+    /// more (--size, --span, ...)", which --time would stop again.
+    #[test]
+    fn a_pass_stopped_by_time_asks_for_more_time() {
+        let t = TestResult {
+            settings: Some(crate::model::BlockSettings {
+                size_bytes: 913 << 20,
+                ..Default::default()
+            }),
+            sustain: Some(SustainDetail {
+                bytes_written: 580 << 20,
+                phases: vec![SustainPhase {
+                    mean_bw_bytes_per_s: 199.95e6,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let m = no_cliff_message(&t, false);
+        assert!(
+            m.contains("write more (a longer --time (it stopped the pass after 580.0 MiB of the 913.0 MiB span)"),
+            "{m}"
+        );
     }
 
     #[test]
