@@ -2,8 +2,10 @@
 //! the import order (with `units` and `error`), so that asking does not tie layers together.
 //! `signals`: the stop flag every worker checks, set by SIGINT/SIGTERM/SIGHUP; `progress`:
 //! how a run shows its progress on stderr (bars, lines, the JSON stream of the web console);
-//! `context`: `RunContext`, the stop flag, progress mode and seed every measuring code gets.
+//! `context`: `RunContext`, the stop flag, progress mode and seed every measuring code gets;
+//! `activity`: which block test is being measured now (for the heat watch's thread).
 
+pub mod activity;
 pub mod context;
 pub mod progress;
 pub mod signals;

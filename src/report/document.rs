@@ -203,7 +203,7 @@ fn slack_blocks(doc: &ResultDoc, out: &mut Vec<Block>) {
 pub fn state_blocks(doc: &ResultDoc, out: &mut Vec<Block>) {
     if let Some((header, rows, charts)) = state::steady_table(doc) {
         out.push(Block::Heading(3, "Steady state".into()));
-        out.push(Block::Para(state::STEADY_NOTE.into()));
+        out.push(Block::Para(state::steady_note(doc).into()));
         out.push(Block::Table(TableBlock {
             header,
             rows,

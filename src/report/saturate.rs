@@ -317,7 +317,10 @@ pub fn report(doc: &ResultDoc, cfg: &SaturateConfig) -> String {
         cfg.statistic.name(),
         cfg.aggregate.name()
     ));
-    out.push_str(&crate::report::table::render_steady_lines(doc));
+    out.push_str(&crate::report::table::render_steady_lines(
+        doc,
+        crate::report::table::SteadyFigures::SweepAfter,
+    ));
     out.push_str(&crate::report::table::render_warnings(doc));
     out
 }

@@ -20,6 +20,19 @@ fn fmt_metric(s: &SteadyStateRecord, v: f64) -> String {
 /// What the report says before the steady-state table.
 pub const STEADY_NOTE: &str = "Rounds were measured until the last window of rounds met the rule (SNIA PTS: 5 rounds, max − min within 20 % and the least-squares fit's excursion within 10 % of the window's mean; or a fio --steadystate criterion) or the time limit passed. Rounds count from 0; the test's figures are over the window.";
 
+/// [`STEADY_NOTE`] for `iolab saturate`, whose rounds come before each sweep: its figures
+/// are the sweep's, measured after the rounds, not the window's.
+pub const SATURATE_STEADY_NOTE: &str = "Before each sweep, steps at one depth were measured until the last window of rounds met the rule (SNIA PTS: 5 rounds, max − min within 20 % and the least-squares fit's excursion within 10 % of the window's mean; or a fio --steadystate criterion) or the time limit passed. Rounds count from 0; the sweep's figures were measured after the rounds, not over the window.";
+
+/// The note before a result's steady-state table.
+pub fn steady_note(doc: &ResultDoc) -> &'static str {
+    if doc.command == "saturate" {
+        SATURATE_STEADY_NOTE
+    } else {
+        STEADY_NOTE
+    }
+}
+
 /// The steady-state table: header and one row per test that ran to steady state, and each
 /// such test's chart with its caption. None when no test did.
 #[allow(clippy::type_complexity)]
@@ -244,5 +257,20 @@ mod tests {
         let md = crate::report::markdown::render(&out);
         assert!(md.contains("at round 7"), "{md}");
         assert!(md.contains("40-44 °C"), "{md}");
+        assert!(
+            md.contains("the test's figures are over the window"),
+            "{md}"
+        );
+        // A saturation result's rounds come before its sweep: the report said "the test's
+        // figures are over the window" above a sweep measured after them.
+        doc.command = "saturate".into();
+        let mut out = Vec::new();
+        crate::report::document::state_blocks(&doc, &mut out);
+        let md = crate::report::markdown::render(&out);
+        assert!(!md.contains("figures are over the window"), "{md}");
+        assert!(
+            md.contains("the sweep's figures were measured after the rounds"),
+            "{md}"
+        );
     }
 }

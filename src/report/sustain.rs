@@ -8,6 +8,7 @@ use crate::model::{ResultDoc, TestResult};
 use crate::report::svg::{Axis, Mark, Scale, Series, line_chart};
 use crate::report::table::new_table;
 use crate::units::{fmt_mb_per_s, fmt_size_iec};
+use crate::workload::sustain::speeds_without_cliff;
 
 /// `1.0 GiB (1.07 GB)`.
 fn size(bytes: f64) -> String {
@@ -88,14 +89,20 @@ pub fn findings(name: &str, d: &SustainDetail) -> Vec<String> {
         return out;
     }
     match d.cliffs.first() {
-        None => match d.phases.first() {
-            Some(p) => out.push(format!(
-                "{name}: no cliff in {} ({} MB/s throughout)",
+        None => match d.phases.len() {
+            1 => out.push(format!(
+                "{name}: no cliff in {} ({} throughout)",
                 fmt_size_iec(d.bytes_written),
-                fmt_mb_per_s(p.mean_bw_bytes_per_s)
+                speeds_without_cliff(d)
+            )),
+            // It sped up: "at the first phase's speed throughout" it was not.
+            _ if !d.phases.is_empty() => out.push(format!(
+                "{name}: no cliff in {} ({}: it sped up and never dropped)",
+                fmt_size_iec(d.bytes_written),
+                speeds_without_cliff(d)
             )),
             // Too short for one point of the series: nothing to find a cliff in.
-            None => out.push(format!(
+            _ => out.push(format!(
                 "{name}: {} written in less than one interval ({} ms): no speed series; write more (--size) or use a shorter --interval",
                 fmt_size_iec(d.bytes_written),
                 d.interval_ms
@@ -397,6 +404,30 @@ mod tests {
         let s = render_table(&doc);
         assert!(s.contains("0.25 s ┆ 0.33 s"), "{s}");
         assert!(s.contains("until the cliff at 0.25 s"), "{s}");
+    }
+
+    /// A first pass that sped up (100 then 300 MB/s, no drop) was "no cliff in 1.2 GiB
+    /// (99.92 MB/s throughout)" under a table of both phases.
+    #[test]
+    fn a_pass_that_sped_up_is_not_at_one_speed_throughout() {
+        let mut t = pass();
+        let d = t.sustain.as_mut().unwrap();
+        d.cliffs.clear();
+        d.bytes_written = 1200 << 20;
+        d.phases[0].mean_bw_bytes_per_s = 99.92e6;
+        d.phases[1].mean_bw_bytes_per_s = 300.05e6;
+        let lines = findings("first pass", d);
+        assert_eq!(
+            lines,
+            [
+                "first pass: no cliff in 1.2 GiB (99.92 MB/s, then 300.05 MB/s: it sped up and never dropped)"
+            ]
+        );
+        d.phases.truncate(1);
+        assert_eq!(
+            findings("first pass", d),
+            ["first pass: no cliff in 1.2 GiB (99.92 MB/s throughout)"]
+        );
     }
 
     #[test]

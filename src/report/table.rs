@@ -299,7 +299,7 @@ pub fn render_block_table(doc: &ResultDoc) -> String {
             method_notes(doc, first)
         ));
     }
-    out.push_str(&render_steady_lines(doc));
+    out.push_str(&render_steady_lines(doc, SteadyFigures::Rounds));
     out.push_str(&render_warnings(doc));
     out
 }
@@ -333,9 +333,18 @@ fn method_notes(doc: &ResultDoc, first: &crate::model::BlockSettings) -> String 
     notes
 }
 
+/// Which figures a command's table gives of a test that ran to steady state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SteadyFigures {
+    /// `iolab run`: the rounds themselves (the window's median, or the last rounds).
+    Rounds,
+    /// `iolab saturate`: the sweep measured after the rounds, not the rounds.
+    SweepAfter,
+}
+
 /// One line per test that ran to steady state (`--steadystate`): which round reached it
-/// and over which window, or that it was not reached.
-pub fn render_steady_lines(doc: &ResultDoc) -> String {
+/// and over which window, or that it was not reached, and what the table's figures are.
+pub fn render_steady_lines(doc: &ResultDoc, figures: SteadyFigures) -> String {
     let mut out = String::new();
     for t in &doc.tests {
         if let Some(s) = &t.steady_state {
@@ -348,13 +357,24 @@ pub fn render_steady_lines(doc: &ResultDoc) -> String {
                 };
                 out.push_str(&format!(", window mean {v}"));
             }
-            if s.reached {
+            match (figures, s.reached) {
                 // The table gives the median of the window's rounds, the criterion their
                 // mean: say which is which (97,315 mean beside a 111,430 median read as two
                 // answers for one window).
-                out.push_str("; the table's figures are over the window (its median)");
-            } else {
-                out.push_str("; figures are over the last rounds");
+                (SteadyFigures::Rounds, true) => {
+                    out.push_str("; the table's figures are over the window (its median)")
+                }
+                (SteadyFigures::Rounds, false) => {
+                    out.push_str("; figures are over the last rounds")
+                }
+                // Saturate's table is its sweep, one step per depth after the rounds: it said
+                // "the table's figures are over the window (its median)" under it.
+                (SteadyFigures::SweepAfter, true) => out.push_str(
+                    "; the sweep's figures were measured after these rounds, from that state",
+                ),
+                (SteadyFigures::SweepAfter, false) => out.push_str(
+                    "; the sweep's figures were measured after these rounds all the same",
+                ),
             }
             out.push('\n');
         }
@@ -418,10 +438,20 @@ mod tests {
             }),
             ..Default::default()
         });
-        let line = render_steady_lines(&doc);
+        let line = render_steady_lines(&doc, SteadyFigures::Rounds);
         assert!(
             line.contains(
                 "window mean 97,315 IOPS; the table's figures are over the window (its median)"
+            ),
+            "{line}"
+        );
+        // Saturate's table is its sweep after the rounds: "the table's figures are over the
+        // window (its median)" was false under it.
+        let line = render_steady_lines(&doc, SteadyFigures::SweepAfter);
+        assert!(!line.contains("the table's figures"), "{line}");
+        assert!(
+            line.contains(
+                "window mean 97,315 IOPS; the sweep's figures were measured after these rounds"
             ),
             "{line}"
         );

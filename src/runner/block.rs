@@ -159,7 +159,10 @@ pub fn run_block_test(
 ) -> Result<BlockRunOutput> {
     assert_eq!(spec.groups.len(), targets.len());
     let interval_ms = shared_interval_ms(spec);
+    // The heat watch judges throughput drops within this window only.
+    let measuring = crate::os::activity::measuring();
     let ran = run_jobs(spec, targets, devices, stop, live, run_index);
+    drop(measuring);
     let merged = merge_jobs(spec, ran.results, interval_ms, run_index)?;
     if let Some(sig) = stop.signal() {
         return Err(anyhow::Error::new(crate::error::Interrupted {

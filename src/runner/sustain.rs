@@ -18,7 +18,7 @@ use crate::sysinfo::diskstats::write_amplification;
 use crate::units::{fmt_mb_per_s, fmt_size_iec};
 use crate::workload::block::{BlockTestSpec, Rw, cdm_label};
 use crate::workload::sustain::{
-    PassPlan, Reference, SLOW_PHASE_POINTS, analyze, pass_job, recovery_bytes,
+    PassPlan, Reference, SLOW_PHASE_POINTS, analyze, pass_job, recovery_bytes, speeds_without_cliff,
 };
 
 /// Validated `iolab sustain`.
@@ -120,24 +120,7 @@ pub fn sustain(
         .and_then(|d| d.cliffs.first().cloned());
     pass_warnings(doc, &first, cfg);
     if reference.is_none() {
-        let written = first.sustain.as_ref().map_or(0, |d| d.bytes_written);
-        // The speed the finding line under the table gives ("no cliff in … (X MB/s
-        // throughout)": the phase's, without the start-up interval), not a second figure.
-        let speed = first
-            .sustain
-            .as_ref()
-            .and_then(|d| d.phases.first())
-            .map(|p| p.mean_bw_bytes_per_s)
-            .or_else(|| first.runs.first().and_then(|r| r.bw_bytes_per_s))
-            .unwrap_or(0.0);
-        let mut message = format!(
-            "no cliff in {} written at {} MB/s: a write cache, if any, is larger than that; write more (--size, --span, or a whole device with --allow-destroy), or, for a cache that fills in fewer than 5 intervals (not told from a start-up burst), use a shorter --interval",
-            fmt_size_iec(written),
-            fmt_mb_per_s(speed)
-        );
-        if !cfg.recovery.is_empty() {
-            message.push_str("; the recovery passes were skipped (no cache was filled to recover)");
-        }
+        let message = no_cliff_message(&first, !cfg.recovery.is_empty());
         doc.warn(Warning {
             code: WarningCode::NoCliff,
             message,
@@ -183,6 +166,50 @@ pub fn sustain(
         }
     }
     Ok(())
+}
+
+/// The `no-cliff` warning of a first pass without a cliff: its speeds as the line under the
+/// table gives them, what to do, and whether recovery passes were skipped.
+fn no_cliff_message(first: &TestResult, recovery: bool) -> String {
+    let written = first.sustain.as_ref().map_or(0, |d| d.bytes_written);
+    // The speeds the finding line under the table gives ("no cliff in … (X MB/s
+    // throughout)": the phases', without the start-up interval), not a second figure.
+    let phases = first.sustain.as_ref().map_or(0, |d| d.phases.len());
+    let speed = match first.sustain.as_ref().filter(|d| !d.phases.is_empty()) {
+        Some(d) => speeds_without_cliff(d),
+        None => format!(
+            "{} MB/s",
+            fmt_mb_per_s(
+                first
+                    .runs
+                    .first()
+                    .and_then(|r| r.bw_bytes_per_s)
+                    .unwrap_or(0.0)
+            )
+        ),
+    };
+    // `--time` ended the pass before its span: more span alone writes no more.
+    let span = first.settings.as_ref().map_or(0, |s| s.size_bytes);
+    let more = if written < span {
+        format!(
+            "a longer --time (it stopped the pass after {} of the {} span), then --size, --span, or a whole device with --allow-destroy",
+            fmt_size_iec(written),
+            fmt_size_iec(span)
+        )
+    } else {
+        "--size, --span, or a whole device with --allow-destroy".to_string()
+    };
+    let mut message = format!(
+        "no cliff in {} written at {speed}: a write cache, if any, is larger than that; write more ({more}), or, for a cache that fills in fewer than 5 intervals (not told from a start-up burst), use a shorter --interval",
+        fmt_size_iec(written),
+    );
+    if phases > 1 {
+        message.push_str("; the pass sped up, so it started slower than the drive can write (a cache still full from earlier writes, or the drive busy cleaning up): let it idle, then measure again");
+    }
+    if recovery {
+        message.push_str("; the recovery passes were skipped (no cache was filled to recover)");
+    }
+    message
 }
 
 /// A cliff whose slow phase lasted only a few intervals: its speed is uncertain.
@@ -361,10 +388,7 @@ fn finish_line(r: &RunResult, d: &crate::model::sustain::SustainDetail) -> Strin
             fmt_mb_per_s(average),
             fmt_size_iec(c.fast_phase_bytes.max(0.0) as u64)
         )),
-        (None, Some(p)) => s.push_str(&format!(
-            ", {} MB/s, no cliff",
-            fmt_mb_per_s(p.mean_bw_bytes_per_s)
-        )),
+        (None, Some(_)) => s.push_str(&format!(", {}, no cliff", speeds_without_cliff(d))),
         (None, None) => s.push_str(&format!(
             ", {} MB/s on average, no cliff",
             fmt_mb_per_s(average)
@@ -377,6 +401,85 @@ fn finish_line(r: &RunResult, d: &crate::model::sustain::SustainDetail) -> Strin
 mod tests {
     use super::*;
     use crate::model::sustain::{SustainCliff, SustainDetail, SustainPhase};
+
+    /// A first pass that sped up (a throttle raised from 100 to 300 MB/s mid-pass; a drive
+    /// still busy with earlier writes) said "no cliff in 1.2 GiB (99.92 MB/s throughout)",
+    /// "written at 99.92 MB/s" and "99.92 MB/s, no cliff" under a table of 99.92, then
+    /// 300.05 MB/s.
+    #[test]
+    fn a_pass_that_sped_up_is_not_said_to_run_at_its_first_speed() {
+        let phase = |bw: f64| SustainPhase {
+            mean_bw_bytes_per_s: bw,
+            ..Default::default()
+        };
+        let d = SustainDetail {
+            bytes_written: 1200 << 20,
+            phases: vec![phase(99.92e6), phase(300.05e6)],
+            ..Default::default()
+        };
+        let r = RunResult {
+            elapsed_ns: 6_700_000_000,
+            bw_bytes_per_s: Some(179.0e6),
+            ..Default::default()
+        };
+        assert_eq!(
+            finish_line(&r, &d),
+            "1.2 GiB in 6.7 s, 99.92 MB/s, then 300.05 MB/s, no cliff"
+        );
+        let t = TestResult {
+            sustain: Some(d),
+            ..Default::default()
+        };
+        let m = no_cliff_message(&t, true);
+        assert!(
+            m.starts_with("no cliff in 1.2 GiB written at 99.92 MB/s, then 300.05 MB/s:"),
+            "{m}"
+        );
+        assert!(m.contains("the pass sped up"), "{m}");
+        assert!(m.contains("recovery passes were skipped"), "{m}");
+        // One phase: one speed, and no word of speeding up.
+        let one = TestResult {
+            sustain: Some(SustainDetail {
+                bytes_written: 1200 << 20,
+                phases: vec![phase(199.89e6)],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let m = no_cliff_message(&one, false);
+        assert!(
+            m.starts_with("no cliff in 1.2 GiB written at 199.89 MB/s:"),
+            "{m}"
+        );
+        assert!(!m.contains("sped up") && !m.contains("skipped"), "{m}");
+        assert!(m.contains("write more (--size, --span,"), "{m}");
+    }
+
+    /// `--time 3s` stopped a pass after 580 MiB of a 913 MiB span: the warning said "write
+    /// more (--size, --span, ...)", which --time would stop again.
+    #[test]
+    fn a_pass_stopped_by_time_asks_for_more_time() {
+        let t = TestResult {
+            settings: Some(crate::model::BlockSettings {
+                size_bytes: 913 << 20,
+                ..Default::default()
+            }),
+            sustain: Some(SustainDetail {
+                bytes_written: 580 << 20,
+                phases: vec![SustainPhase {
+                    mean_bw_bytes_per_s: 199.95e6,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let m = no_cliff_message(&t, false);
+        assert!(
+            m.contains("write more (a longer --time (it stopped the pass after 580.0 MiB of the 913.0 MiB span)"),
+            "{m}"
+        );
+    }
 
     #[test]
     fn the_finish_line_gives_the_tables_speed() {

@@ -412,6 +412,30 @@ fn level_ratio(a: f64, b: f64) -> f64 {
     if hi <= 0.0 { 1.0 } else { (lo / hi).max(0.0) }
 }
 
+/// The points `lo..hi` of the phase `start..end` its speed is taken over: without the
+/// series' first `lead_in` points (start-up) and without the points it shares with a
+/// neighbouring phase (its first after a change, its last before one: a mix of both
+/// speeds), as long as two points are left; else the whole phase. The phase table and the
+/// cliffs both use it, so a cliff's speeds are its two phases' speeds.
+pub fn settled_range(
+    start: usize,
+    end: usize,
+    lead_in: usize,
+    after_change: bool,
+    before_change: bool,
+) -> (usize, usize) {
+    let mut lo = start.max(lead_in.min(end));
+    if after_change {
+        lo = lo.max(start + 1);
+    }
+    let hi = if before_change {
+        end.saturating_sub(1)
+    } else {
+        end
+    };
+    if hi >= lo + 2 { (lo, hi) } else { (start, end) }
+}
+
 /// One material drop in throughput.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Cliff {
@@ -425,9 +449,9 @@ pub struct Cliff {
     /// Bytes written in the fast phase that ended with the drop: the cache size when the
     /// series starts with an empty cache, or the cache refilled after a recovery.
     pub fast_phase_bytes: f64,
-    /// Speeds of the two phases away from the boundary (the interval where the drop
-    /// happened is a mix of both and would pull each mean toward the other); spreads are
-    /// over the whole phases.
+    /// Speeds of the two phases over their settled points ([`settled_range`]: the
+    /// intervals where a drop happened are a mix of both speeds and would pull each mean
+    /// toward the other); spreads are over the whole phases.
     pub before_bytes_per_s: f64,
     pub before_stddev_bytes_per_s: f64,
     pub after_bytes_per_s: f64,
@@ -466,31 +490,27 @@ pub fn cliffs_with(
     };
     let ph = phases(series_bytes_per_s, opts);
     let mut out = Vec::new();
-    for w in ph.windows(2) {
+    for (i, w) in ph.windows(2).enumerate() {
         let (fast, slow) = (w[0], w[1]);
         if slow.mean >= opts.material_ratio * fast.mean || fast.mean <= 0.0 {
             continue;
         }
         let b = slow.start;
-        // Speeds away from the boundary (the boundary points may be mixed) and past the
-        // lead-in, as long as some points are left.
-        let inner = |s: &Segment, skip_first: bool| -> f64 {
-            let (mut lo, hi) = if s.len() >= 3 {
-                if skip_first {
-                    (s.start + 1, s.end)
-                } else {
-                    (s.start, s.end - 1)
-                }
-            } else {
-                (s.start, s.end)
-            };
-            if opts.lead_in_points > lo && hi > opts.lead_in_points {
-                lo = opts.lead_in_points;
-            }
+        // Speeds away from both of each phase's boundaries (a boundary point may be mixed:
+        // the first point of a fast phase between two cliffs is partly the slow phase
+        // before it) and past the lead-in: the phase's settled points.
+        let inner = |s: &Segment, after_change: bool, before_change: bool| -> f64 {
+            let (lo, hi) = settled_range(
+                s.start,
+                s.end,
+                opts.lead_in_points,
+                after_change,
+                before_change,
+            );
             bytes[lo..hi].iter().sum::<f64>() / ((hi - lo) as f64 * dt)
         };
-        let h = inner(&fast, false);
-        let l = inner(&slow, true);
+        let h = inner(&fast, i > 0, true);
+        let l = inner(&slow, true, i + 2 < ph.len());
         // The two intervals around the boundary: H for τ seconds, then L.
         let w_bytes = bytes[b - 1] + bytes[b];
         let tau = if h > l {
@@ -566,6 +586,34 @@ mod tests {
             let segs = segments(&s, &ChangepointOptions::default());
             assert_eq!(segs.len(), 1, "seed {seed}: {segs:?}");
             assert!(cliffs(&s, Duration::from_millis(100), None).is_empty());
+        }
+    }
+
+    /// Between two cliffs the speed rose again: the interval where it rose is a mix of
+    /// both speeds, whichever phase it falls in. It is no part of the fast phase's speed
+    /// before the second cliff (it pulled 8000 MB/s down to 7455), nor of the slow phase's
+    /// after the first (its last interval counted: 445.64 under a phase of 449.39).
+    #[test]
+    fn a_phase_between_two_cliffs_is_measured_away_from_both_boundaries() {
+        for (mixed, bw) in [(33, 2400.0 * MB), (32, 1200.0 * MB)] {
+            let mut s = noisy(
+                &[
+                    (24, 6400.0 * MB),
+                    (9, 450.0 * MB),
+                    (11, 8000.0 * MB),
+                    (40, 460.0 * MB),
+                ],
+                0.01,
+                3,
+            );
+            s[24] = 500.0 * MB;
+            s[mixed] = bw;
+            s[44] = 6500.0 * MB;
+            let c = cliffs(&s, Duration::from_millis(10), None);
+            assert_eq!(c.len(), 2, "{mixed}: {c:?}");
+            let near = |x: f64, want: f64| (x / (want * MB) - 1.0).abs() < 0.02;
+            assert!(near(c[0].after_bytes_per_s, 450.0), "{mixed}: {c:?}");
+            assert!(near(c[1].before_bytes_per_s, 8000.0), "{mixed}: {c:?}");
         }
     }
 

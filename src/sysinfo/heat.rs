@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::thermal::{TemperatureSource, ThermalSampler, smartctl_thermal, thermal_warning};
+use super::thermal::{TemperatureSource, ThermalSampler, smartctl_thermal, thermal_warning_in};
 use crate::model::thermal::{ThermalRecord, ThrottleCounters};
 use crate::model::{Environment, Warning};
 
@@ -40,6 +40,8 @@ pub struct HeatMonitor {
     started: Instant,
     /// Device bytes (read + written) at each tick; `None` where unreadable.
     bytes: Vec<Option<u64>>,
+    /// The measured block test at each tick (`os::activity`; 0: none).
+    keys: Vec<u64>,
     counters_before: Option<ThrottleCounters>,
 }
 
@@ -60,15 +62,48 @@ impl HeatMonitor {
             interval,
             started,
             bytes: Vec::new(),
+            keys: Vec::new(),
             counters_before,
         }
     }
 
-    /// One tick at `now`: a temperature reading (when one is due) and the device's
-    /// cumulative bytes.
-    pub fn tick(&mut self, now: Instant, device_bytes: Option<u64>) {
+    /// One tick at `now`: a temperature reading (when one is due), the device's
+    /// cumulative bytes and the measured block test running then (`os::activity::current`).
+    pub fn tick(&mut self, now: Instant, device_bytes: Option<u64>, test: u64) {
         self.sampler.poll(now);
         self.bytes.push(device_bytes);
+        self.keys.push(test);
+    }
+
+    /// The stretches of the throughput series to search for drops, as `(first point,
+    /// points)`: each measured block test's window apart (a point is a test's when the
+    /// ticks on both sides of it saw that test; the idle time between passes, a prefill,
+    /// the step from one test to the next belong to none). A command that measured no
+    /// block test (files, copy, trace, age) is one stretch.
+    fn stretches(&self, bw: &[f64]) -> Vec<(usize, usize)> {
+        let key = |i: usize| match (self.keys.get(i), self.keys.get(i + 1)) {
+            (Some(a), Some(b)) if a == b => *a,
+            _ => 0,
+        };
+        if (0..bw.len()).all(|i| key(i) == 0) {
+            return if self.keys.iter().all(|k| *k == 0) {
+                vec![(0, bw.len())]
+            } else {
+                Vec::new()
+            };
+        }
+        let mut out: Vec<(usize, usize)> = Vec::new();
+        for i in 0..bw.len() {
+            let k = key(i);
+            if k == 0 {
+                continue;
+            }
+            match out.last_mut() {
+                Some((first, end)) if *end == i && key(*first) == k => *end = i + 1,
+                _ => out.push((i, i + 1)),
+            }
+        }
+        out
     }
 
     /// The device's throughput per tick interval (bytes/s), from the cumulative counts.
@@ -89,6 +124,11 @@ impl HeatMonitor {
         counters_after: Option<ThrottleCounters>,
     ) -> (Option<ThermalRecord>, Option<Warning>) {
         let bw = self.throughput();
+        let stretches: Vec<(usize, &[f64])> = self
+            .stretches(&bw)
+            .into_iter()
+            .map(|(a, b)| (a, &bw[a..b]))
+            .collect();
         let interval = self.interval;
         let _ = self.started;
         let before = self.counters_before;
@@ -96,8 +136,8 @@ impl HeatMonitor {
         if rec.series.is_empty() {
             return (None, None);
         }
-        let w = thermal_warning(
-            &bw,
+        let w = thermal_warning_in(
+            &stretches,
             interval,
             &rec.series,
             &rec.limits,
@@ -180,7 +220,7 @@ fn watch(
     let mut m = HeatMonitor::new(device, source, interval, t0, before);
     let mut k = 0u32;
     loop {
-        m.tick(Instant::now(), read_bytes());
+        m.tick(Instant::now(), read_bytes(), crate::os::activity::current());
         k += 1;
         let next = t0 + interval * k;
         let wait = next.saturating_duration_since(Instant::now());
@@ -246,18 +286,55 @@ mod tests {
     }
 
     /// Ticks a monitor once a second over a fake run: 1 GB/s while the drive warms up
-    /// from 50 °C by 1 °C a second; from 30 s, hot, at `hot` °C, the device moves `slow`.
-    fn episode(hot: u32, slow: f64) -> (Option<ThermalRecord>, Option<Warning>) {
+    /// from 50 °C by 1 °C a second; from 30 s, hot, at `hot` °C, the device moves `slow`;
+    /// at second `i` the measured block test `test(i)` runs (0: none).
+    fn episode_of(
+        hot: u32,
+        slow: f64,
+        test: impl Fn(u32) -> u64,
+    ) -> (Option<ThermalRecord>, Option<Warning>) {
         let (_t, d, t0, mut m) = monitor(50_000, None);
         let mut bytes = 0u64;
         for i in 0..60u32 {
             let c = if i < 30 { 50_000 + 1000 * i } else { hot };
             std::fs::write(d.join("temp1_input"), c.to_string()).unwrap();
             let rate = if i < 30 { 1e9 } else { slow };
-            m.tick(t0 + Duration::from_secs(i as u64), Some(bytes));
+            m.tick(t0 + Duration::from_secs(i as u64), Some(bytes), test(i));
             bytes += (rate * (1.0 + 0.01 * ((i * 7 % 5) as f64 - 2.0))) as u64;
         }
         m.finish(None)
+    }
+
+    /// [`episode_of`] within one measured block test.
+    fn episode(hot: u32, slow: f64) -> (Option<ThermalRecord>, Option<Warning>) {
+        episode_of(hot, slow, |_| 1)
+    }
+
+    /// A hot drive whose throughput fell because the work changed, not the drive: `iolab
+    /// sustain --recovery 30s` left it idle after its first pass (1 GB/s, then nothing),
+    /// or `iolab run` went from a sequential test to a 4K one. Both read as "throughput
+    /// fell from 1000 to 0 MB/s ... likely thermal throttling" (the device's throughput of
+    /// the whole command was searched for drops).
+    #[test]
+    fn a_drop_between_tests_or_into_idle_time_is_not_heat() {
+        // The first pass, then idle time (no test measured).
+        let (rec, w) = episode_of(75_000, 0.0, |i| if i < 30 { 1 } else { 0 });
+        assert!(rec.is_some());
+        assert!(w.is_none(), "{w:?}");
+        // (Judged as one series, as before, that idle time was "thermal throttling".)
+        let (_, w) = episode_of(75_000, 0.0, |_| 0);
+        assert!(w.is_some_and(|w| w.message.contains("to 0 MB/s")));
+        // One test, then another at 40 % of its speed.
+        let (_, w) = episode_of(75_000, 0.4e9, |i| if i < 30 { 1 } else { 2 });
+        assert!(w.is_none(), "{w:?}");
+        // The same drop within one test (above: hot_drive_with_a_drop_warns), or in a
+        // command that measures no block test (files, copy, trace: the whole series), is.
+        let (_, w) = episode_of(75_000, 0.4e9, |_| 0);
+        assert!(w.is_some());
+        // A test's window that the drop cuts in two stretches of one test: still found
+        // within the test (the ticks around a test's end belong to no stretch).
+        let (_, w) = episode_of(75_000, 0.4e9, |i| if i < 59 { 3 } else { 0 });
+        assert!(w.is_some());
     }
 
     #[test]
@@ -284,7 +361,7 @@ mod tests {
         let (_t, _, t0, mut m) = monitor(50_000, None);
         for i in 0..60u64 {
             let rate = if i < 30 { 1e9 as u64 } else { 4e8 as u64 };
-            m.tick(t0 + Duration::from_secs(i), Some(i * rate));
+            m.tick(t0 + Duration::from_secs(i), Some(i * rate), 0);
         }
         let (rec, w) = m.finish(None);
         assert!(rec.is_some() && w.is_none());
@@ -301,7 +378,7 @@ mod tests {
             ..Default::default()
         };
         let (_t, _, t0, mut m) = monitor(40_000, Some(before));
-        m.tick(t0, Some(0));
+        m.tick(t0, Some(0), 0);
         let after = ThrottleCounters {
             thermal_mgmt_1_transitions: Some(5),
             ..Default::default()

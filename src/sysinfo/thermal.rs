@@ -318,6 +318,28 @@ pub fn thermal_warning(
     before: Option<&ThrottleCounters>,
     after: Option<&ThrottleCounters>,
 ) -> Option<Warning> {
+    thermal_warning_in(
+        &[(0, bw_bytes_per_s)],
+        interval,
+        temps,
+        limits,
+        before,
+        after,
+    )
+}
+
+/// [`thermal_warning`] with the drops searched within each stretch apart: `(first, bw)`,
+/// `bw` one value per `interval` from point `first` of the whole series (a measured block
+/// test's window: a drop from one test to the next, or to the idle time between them, is
+/// a change of work, not heat).
+pub fn thermal_warning_in(
+    stretches: &[(usize, &[f64])],
+    interval: Duration,
+    temps: &[TemperatureSample],
+    limits: &ThermalLimits,
+    before: Option<&ThrottleCounters>,
+    after: Option<&ThrottleCounters>,
+) -> Option<Warning> {
     let moved = match (before, after) {
         (Some(b), Some(a)) => a.increases_since(b),
         _ => Vec::new(),
@@ -346,8 +368,14 @@ pub fn thermal_warning(
             .map(|s| s.celsius)
             .reduce(f64::max)
     };
-    for c in changepoint::cliffs(bw_bytes_per_s, interval, None) {
-        let t_ms = c.at.as_secs_f64() * 1000.0;
+    let cliffs = stretches.iter().flat_map(|(first, bw)| {
+        let start_ms = *first as f64 * interval.as_secs_f64() * 1000.0;
+        changepoint::cliffs(bw, interval, None)
+            .into_iter()
+            .map(move |c| (start_ms, c))
+    });
+    for (start_ms, c) in cliffs {
+        let t_ms = start_ms + c.at.as_secs_f64() * 1000.0;
         if let Some(hot) = hot_near(t_ms).filter(|h| *h >= warn_at) {
             return Some(Warning {
                 code: WarningCode::ThermalThrottling,

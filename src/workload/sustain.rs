@@ -8,7 +8,8 @@ use std::time::Duration;
 use crate::engine::EngineKind;
 use crate::model::IntervalPoint;
 use crate::model::sustain::{SustainCliff, SustainDetail, SustainPhase};
-use crate::stats::changepoint::{CliffOptions, cliffs_with, phases};
+use crate::stats::changepoint::{CliffOptions, cliffs_with, phases, settled_range};
+use crate::units::fmt_mb_per_s;
 use crate::workload::block::{JobSpec, Rw};
 
 /// What one pass writes and how.
@@ -36,6 +37,18 @@ pub fn pass_job(p: &PassPlan) -> JobSpec {
         interval: p.interval,
         ..JobSpec::random_direct(p.rw, p.bs, p.iodepth, p.engine, p.seed)
     }
+}
+
+/// The speeds of a pass without a cliff, as every line about it says them: its phases'
+/// speeds in order (`99.92 MB/s, then 300.05 MB/s`). Phases without a cliff between them
+/// are rises (a change of less than 20 % is no phase, and a material drop is a cliff): a
+/// pass that sped up, never one "at the first phase's speed throughout".
+pub fn speeds_without_cliff(d: &SustainDetail) -> String {
+    d.phases
+        .iter()
+        .map(|p| format!("{} MB/s", fmt_mb_per_s(p.mean_bw_bytes_per_s)))
+        .collect::<Vec<_>>()
+        .join(", then ")
 }
 
 /// Intervals a phase after a cliff should last for its speed to be worth quoting.
@@ -92,20 +105,8 @@ fn settled_level(
     after_change: bool,
     before_change: bool,
 ) -> (f64, f64) {
-    let mut lo = start.max(LEAD_IN_POINTS.min(end));
-    if after_change {
-        lo = lo.max(start + 1);
-    }
-    let hi = if before_change {
-        end.saturating_sub(1)
-    } else {
-        end
-    };
-    let xs = if hi >= lo + 2 {
-        &rates[lo..hi]
-    } else {
-        &rates[start..end]
-    };
+    let (lo, hi) = settled_range(start, end, LEAD_IN_POINTS, after_change, before_change);
+    let xs = &rates[lo..hi];
     let n = xs.len() as f64;
     if xs.is_empty() {
         return (0.0, 0.0);
@@ -153,25 +154,32 @@ pub fn analyze(
             }
         })
         .collect();
-    // The spreads on both sides of a cliff: those of its two phases (settled points).
-    let spread_around = |index: usize| -> Option<(f64, f64)> {
+    // The two phases on both sides of a cliff: the cliff's speeds and spreads are theirs
+    // (settled points), so the line under the table quotes the table's figures.
+    let around = |index: usize| -> Option<(&SustainPhase, &SustainPhase)> {
         let k = segs.iter().position(|s| s.start == index)?;
-        Some((
-            phases.get(k.checked_sub(1)?)?.stddev_bw_bytes_per_s,
-            phases.get(k)?.stddev_bw_bytes_per_s,
-        ))
+        Some((phases.get(k.checked_sub(1)?)?, phases.get(k)?))
     };
     let cliffs: Vec<SustainCliff> = found
         .iter()
         .map(|c| {
-            let (sd_before, sd_after) = spread_around(c.index)
-                .unwrap_or((c.before_stddev_bytes_per_s, c.after_stddev_bytes_per_s));
+            let ((before, sd_before), (after, sd_after)) = around(c.index)
+                .map(|(a, b)| {
+                    (
+                        (a.mean_bw_bytes_per_s, a.stddev_bw_bytes_per_s),
+                        (b.mean_bw_bytes_per_s, b.stddev_bw_bytes_per_s),
+                    )
+                })
+                .unwrap_or((
+                    (c.before_bytes_per_s, c.before_stddev_bytes_per_s),
+                    (c.after_bytes_per_s, c.after_stddev_bytes_per_s),
+                ));
             SustainCliff {
                 at_ms: c.at.as_secs_f64() * 1e3,
                 bytes_before: c.bytes_before,
                 fast_phase_bytes: c.fast_phase_bytes,
-                before_bw_bytes_per_s: c.before_bytes_per_s,
-                after_bw_bytes_per_s: c.after_bytes_per_s,
+                before_bw_bytes_per_s: before,
+                after_bw_bytes_per_s: after,
                 before_stddev_bw_bytes_per_s: sd_before,
                 after_stddev_bw_bytes_per_s: sd_after,
             }
@@ -248,6 +256,53 @@ mod tests {
         assert!((d.phases[1].mean_bw_bytes_per_s / (100.0 * MB) - 1.0).abs() < 0.02);
         assert!(d.phases[1].stddev_bw_bytes_per_s > 0.0);
         assert!(d.recovered_bytes.is_none());
+    }
+
+    /// A fast phase between two cliffs (tmpfs under memory pressure: 6400, 450, 8000, then
+    /// 460 MB/s) starts with an interval shared with the slow phase before it. The second
+    /// cliff's speed before it counted that mixed interval (7455.38 MB/s under a table row
+    /// of 8015.78 for the same phase) and the first cliff's speed after it counted the
+    /// interval shared with the next phase (445.64 under 449.39): the line under the table
+    /// must quote the table's phase speeds.
+    #[test]
+    fn cliff_speeds_are_their_phases_speeds() {
+        let dt = Duration::from_millis(100);
+        let mut s = series(
+            &[
+                (24, 6400.0 * MB),
+                (9, 450.0 * MB),
+                (11, 8000.0 * MB),
+                (40, 460.0 * MB),
+            ],
+            0.1,
+        );
+        // The intervals where the speed changed hold a part of each speed.
+        for (i, bw) in [(24, 500.0 * MB), (33, 2400.0 * MB), (44, 6500.0 * MB)] {
+            s[i].bytes = (bw * 0.1) as u64;
+            s[i].bw_bytes_per_s = bw;
+        }
+        let d = analyze("first", &s, dt, 0, None, None);
+        assert_eq!(d.phases.len(), 4, "{d:?}");
+        assert_eq!(d.cliffs.len(), 2, "{d:?}");
+        let close = |a: f64, b: f64| (a / b - 1.0).abs() < 1e-9;
+        for (c, k) in d.cliffs.iter().zip([1, 3]) {
+            let (before, after) = (&d.phases[k - 1], &d.phases[k]);
+            assert!(
+                close(c.before_bw_bytes_per_s, before.mean_bw_bytes_per_s),
+                "{c:?} {before:?}"
+            );
+            assert!(
+                close(c.after_bw_bytes_per_s, after.mean_bw_bytes_per_s),
+                "{c:?} {after:?}"
+            );
+        }
+        // And the phase between the cliffs is quoted at its own speed, not pulled down
+        // by the interval it shares with the slow phase before it.
+        assert!(
+            (d.cliffs[1].before_bw_bytes_per_s / (8000.0 * MB) - 1.0).abs() < 0.02,
+            "{:?}",
+            d.cliffs[1]
+        );
     }
 
     #[test]
