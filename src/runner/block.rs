@@ -65,6 +65,9 @@ pub struct LiveCounters {
     pub ios: AtomicU64,
     /// Sum of the completion latencies of the I/Os counted in `ios` (ramp included).
     pub lat_ns: AtomicU64,
+    /// Requests in flight, as the jobs last said: after their first fill, with every batch
+    /// of `ios`, and at every completion once they are stopping (what a stop waits for).
+    pub inflight: AtomicU64,
 }
 
 /// Rates of `LiveCounters` over fixed periods, for the live points of the JSON progress
@@ -111,6 +114,78 @@ impl LiveSampler {
         self.last_t = now;
         Some(p)
     }
+}
+
+/// What a block test's progress says once a stop (Ctrl-C, SIGTERM, the console's Stop) was
+/// asked. A request handed to the device cannot be called back (its buffer must stay until
+/// it completes), so the stop waits for every one in flight: on a slow or throttled device
+/// at a deep queue that takes seconds, which looked like a hang. Now a line says at once
+/// that iolab is stopping and what it waits for, the progress counts the requests down, and
+/// without a live bar (a log, the console) a line repeats it every `REPEAT`.
+#[derive(Debug, Default)]
+pub struct StopNotice {
+    said: Option<Instant>,
+}
+
+impl StopNotice {
+    const REPEAT: Duration = Duration::from_secs(5);
+
+    pub fn new() -> StopNotice {
+        StopNotice::default()
+    }
+
+    /// Once `stop` carries a signal: say so (once, then every `REPEAT` without a live bar)
+    /// and return the progress message to show instead of the rates.
+    pub fn check(
+        &mut self,
+        stop: &StopFlag,
+        live: &LiveCounters,
+        p: &crate::os::progress::Progress,
+    ) -> Option<String> {
+        let sig = stop.signal()?;
+        let inflight = live.inflight.load(Ordering::Relaxed);
+        match self.said {
+            None => {
+                p.note(&stop_line(sig, inflight));
+                self.said = Some(Instant::now());
+            }
+            Some(t) if !p.is_live() && t.elapsed() >= Self::REPEAT && inflight > 0 => {
+                p.note(&format!(
+                    "iolab: still stopping: {} in flight",
+                    requests(inflight)
+                ));
+                self.said = Some(Instant::now());
+            }
+            Some(_) => {}
+        }
+        Some(format!("stopping: {} in flight", requests(inflight)))
+    }
+}
+
+fn requests(n: u64) -> String {
+    if n == 1 {
+        "1 I/O".to_string()
+    } else {
+        format!("{} I/Os", crate::units::fmt_thousands(n as f64))
+    }
+}
+
+/// The line a stop prints at once: what it waits for, what comes after, and how to stop at
+/// once (a second SIGINT or SIGTERM, a second or more later: `os::signals`).
+fn stop_line(sig: i32, inflight: u64) -> String {
+    let name = crate::os::signals::signal_name(sig);
+    let mut line = format!("iolab: stopping ({name}): ");
+    if inflight > 0 {
+        line.push_str(&format!(
+            "waiting for the {} in flight to complete (a request given to the device cannot be taken back; a slow or throttled device takes a while), then ",
+            requests(inflight)
+        ));
+    }
+    line.push_str("ending as interrupted (the results so far kept, what iolab created removed)");
+    if sig != libc::SIGHUP {
+        line.push_str("; Ctrl-C again, a second or more from now, exits at once without cleanup");
+    }
+    line
 }
 
 /// BlockSettings (result model) of one group.
@@ -727,6 +802,8 @@ fn io_loop(job: &JobSpec, target: &TestTarget, ready: ReadyJob, sync: JobSync) -
     let now_ns = || stopwatch.now_ns();
     let mut cpu_start = cpu::thread_times();
     let mut finishing = false;
+    // Whether the first fill was told to the live counters.
+    let mut filled = false;
     let mut error: Option<anyhow::Error> = None;
     if series.measuring {
         // No ramp: the window opens now. (A closed channel only means no one listens.)
@@ -781,6 +858,10 @@ fn io_loop(job: &JobSpec, target: &TestTarget, ready: ReadyJob, sync: JobSync) -
                     }
                 }
             }
+        }
+        if !filled {
+            filled = true;
+            live.publish(inflight);
         }
         if error.is_some() {
             break;
@@ -843,7 +924,6 @@ fn io_loop(job: &JobSpec, target: &TestTarget, ready: ReadyJob, sync: JobSync) -
                 }
             }
         }
-        live.count(inflight);
         if error.is_some() {
             finishing = true;
         }
@@ -858,6 +938,7 @@ fn io_loop(job: &JobSpec, target: &TestTarget, ready: ReadyJob, sync: JobSync) -
         if stop.is_set() || failed.is_set() {
             finishing = true;
         }
+        live.count(inflight, finishing);
     }
     let end_ns = now_ns();
     LoopEnd {
@@ -915,12 +996,16 @@ impl Series {
 }
 
 /// Completions not yet added to the live progress counters, which are shared with the
-/// display thread: they are touched every 256 completions, and when none is in flight.
+/// display thread: they are touched every 256 completions, when none is in flight, and at
+/// every completion once the job is stopping (the display then counts down the requests
+/// still in flight, which a stop has to wait for).
 struct LiveBatch<'a> {
     live: Option<&'a LiveCounters>,
     bs: u64,
     ios: u64,
     lat_ns: u64,
+    /// This job's share of `LiveCounters::inflight`.
+    inflight: u64,
 }
 
 impl LiveBatch<'_> {
@@ -930,14 +1015,16 @@ impl LiveBatch<'_> {
             bs,
             ios: 0,
             lat_ns: 0,
+            inflight: 0,
         }
     }
 
-    /// One more completion (its latency already in `lat_ns` if it succeeded).
+    /// One more completion (its latency already in `lat_ns` if it succeeded); `stopping`:
+    /// the loop issues no more.
     #[inline(always)]
-    fn count(&mut self, inflight: usize) {
+    fn count(&mut self, inflight: usize, stopping: bool) {
         self.ios += 1;
-        if self.ios >= 256 || inflight == 0 {
+        if self.ios >= 256 || inflight == 0 || stopping {
             if let Some(l) = self.live {
                 l.ios.fetch_add(self.ios, Ordering::Relaxed);
                 l.bytes.fetch_add(self.ios * self.bs, Ordering::Relaxed);
@@ -945,7 +1032,22 @@ impl LiveBatch<'_> {
             }
             self.ios = 0;
             self.lat_ns = 0;
+            self.publish(inflight);
         }
+    }
+
+    /// Say how many requests this job has in flight.
+    #[inline(always)]
+    fn publish(&mut self, inflight: usize) {
+        let n = inflight as u64;
+        if let Some(l) = self.live
+            && n != self.inflight
+        {
+            // Add first, then take off the old share: the sum never goes below zero.
+            l.inflight.fetch_add(n, Ordering::Relaxed);
+            l.inflight.fetch_sub(self.inflight, Ordering::Relaxed);
+        }
+        self.inflight = n;
     }
 }
 

@@ -8,7 +8,9 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use super::RunContext;
-use super::block::{BlockRunOutput, LiveCounters, LiveSampler, run_block_test, settings_of};
+use super::block::{
+    BlockRunOutput, LiveCounters, LiveSampler, StopNotice, run_block_test, settings_of,
+};
 use super::progress::Progress;
 use super::target::{TargetKind, TestTarget};
 use crate::model::device::DeviceCounters;
@@ -370,6 +372,7 @@ impl TestRunner<'_> {
             let h =
                 s.spawn(|| run_block_test(spec, &targets, &devices, stop, Some(&live), run_index));
             let mut watch = Watch::new(spec);
+            let mut stopping = StopNotice::new();
             while !h.is_finished() {
                 if let Some(k) = hooks {
                     std::thread::sleep(k.poll_interval());
@@ -385,7 +388,8 @@ impl TestRunner<'_> {
                 } else {
                     std::thread::sleep(std::time::Duration::from_millis(100));
                 }
-                watch.show(spec, &live, p);
+                let stop_msg = stopping.check(&ctx.stop, &live, p);
+                watch.show(spec, &live, p, stop_msg);
             }
             h.join()
                 .unwrap_or_else(|_| Err(anyhow::anyhow!("the test thread panicked")))
@@ -578,7 +582,14 @@ impl Watch {
         }
     }
 
-    fn show(&mut self, spec: &BlockTestSpec, live: &LiveCounters, p: &Progress) {
+    /// The progress: the rate, or `stopping` (what a stop waits for) once one was asked.
+    fn show(
+        &mut self,
+        spec: &BlockTestSpec,
+        live: &LiveCounters,
+        p: &Progress,
+        stopping: Option<String>,
+    ) {
         let b = live.bytes.load(std::sync::atomic::Ordering::Relaxed);
         let now = std::time::Instant::now();
         let rate = (b - self.last_bytes) as f64 / (now - self.last_t).as_secs_f64().max(1e-3);
@@ -592,7 +603,8 @@ impl Watch {
             }
             (None, None) => 0.0,
         };
-        p.set(frac, &format!("{} MB/s", crate::units::fmt_mb_per_s(rate)));
+        let msg = stopping.unwrap_or_else(|| format!("{} MB/s", crate::units::fmt_mb_per_s(rate)));
+        p.set(frac, &msg);
         if let Some(pt) = self.sampler.sample(live) {
             p.point(frac, &pt);
         }

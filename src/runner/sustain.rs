@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use crate::engine::EngineKind;
 use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning, WarningCode};
 use crate::runner::RunContext;
-use crate::runner::block::{LiveCounters, LiveSampler, run_block_test, settings_of};
+use crate::runner::block::{LiveCounters, LiveSampler, StopNotice, run_block_test, settings_of};
 use crate::runner::progress::Progress;
 use crate::runner::target::{TargetKind, TestTarget};
 use crate::stats::repeat::summarize_test;
@@ -258,6 +258,7 @@ fn run_pass(
         let t0 = std::time::Instant::now();
         let (mut last_bytes, mut last_t) = (0u64, t0);
         let mut sampler = LiveSampler::new(Duration::from_millis(500));
+        let mut stopping = StopNotice::new();
         while !h.is_finished() {
             for _ in 0..4 {
                 std::thread::sleep(Duration::from_millis(50));
@@ -273,10 +274,10 @@ fn run_pass(
             let by_time = plan
                 .time
                 .map_or(0.0, |t| t0.elapsed().as_secs_f64() / t.as_secs_f64());
-            p.set(
-                by_bytes.max(by_time).min(1.0),
-                &format!("{} written, {} MB/s", fmt_size_iec(b), fmt_mb_per_s(rate)),
-            );
+            let msg = stopping.check(&ctx.stop, &live, &p).unwrap_or_else(|| {
+                format!("{} written, {} MB/s", fmt_size_iec(b), fmt_mb_per_s(rate))
+            });
+            p.set(by_bytes.max(by_time).min(1.0), &msg);
             if let Some(pt) = sampler.sample(&live) {
                 p.point(by_bytes.max(by_time).min(1.0), &pt);
             }

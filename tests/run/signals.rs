@@ -151,3 +151,91 @@ fn a_second_run_on_the_same_target_is_refused() {
     assert!(!stderr.contains("partial results saved"), "{stderr}");
     assert!(!stdout.contains("(failed)"), "{stdout}");
 }
+
+/// Ctrl-C during a deep queue on a slow device: iolab must wait for the requests in flight
+/// (the device cannot take them back), which at 64 in flight on a device capped at 20 IOPS
+/// takes about 3 s, enforced by the kernel's throttle whatever the machine. It used to wait
+/// without a word, so the user thought it hung; now a line says at once that it is stopping
+/// and what it waits for, before the process ends.
+#[test]
+fn a_stop_says_at_once_what_it_waits_for() {
+    use std::io::BufRead;
+    let test = "a_stop_says_at_once_what_it_waits_for";
+    let Some((cg, lo, _dir)) = super::accuracy::capped_loop(test, "read_iops_device", 20) else {
+        return;
+    };
+    let dev = lo.device.to_str().unwrap();
+    let mut child = cg
+        .command(&[
+            "run",
+            "--target",
+            dev,
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--iodepth",
+            "64",
+            "--duration",
+            "60s",
+            "--ramp",
+            "0",
+            "--repeat",
+            "1",
+            "--no-save",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    let mut seen = Vec::new();
+    // The test has started (its progress line), then a second to fill the queue.
+    while let Ok(l) = rx.recv_timeout(std::time::Duration::from_secs(60)) {
+        let started = l.contains("RND4K Q64T1 read [1/1] ...");
+        seen.push(l);
+        if started {
+            break;
+        }
+    }
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    // The notice comes while the requests drain: the process has not ended yet.
+    let mut notice = None;
+    while let Ok(l) = rx.recv_timeout(std::time::Duration::from_secs(30)) {
+        let is_notice = l.starts_with("iolab: stopping (SIGINT): waiting for the ");
+        let running = child.try_wait().unwrap().is_none();
+        seen.push(l.clone());
+        if is_notice {
+            notice = Some((l, running));
+            break;
+        }
+    }
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    seen.extend(rx.try_iter());
+    let all = seen.join("\n");
+    let (line, running) = notice.unwrap_or_else(|| panic!("no stop notice:\n{all}"));
+    assert!(running, "the notice came only after the end:\n{all}");
+    // 64 in flight at most (some may have completed as it was read).
+    let n: u64 = line["iolab: stopping (SIGINT): waiting for the ".len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap_or_else(|_| panic!("{line}"));
+    assert!((1..=64).contains(&n), "{line}");
+    assert!(line.contains("Ctrl-C again"), "{line}");
+    assert_eq!(status.code(), Some(130), "{all}");
+    assert!(all.contains("iolab: interrupted by SIGINT"), "{all}");
+}
