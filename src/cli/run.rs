@@ -218,7 +218,8 @@ pub struct RunArgs {
           value_parser = clap::builder::BoolishValueParser::new())]
     pub prefill: bool,
 
-    /// Keep the test file afterwards (directory targets).
+    /// Keep the test file afterwards (directory targets; refused for a device or an
+    /// existing file, which iolab never removes).
     #[arg(long)]
     pub keep: bool,
 
@@ -242,6 +243,7 @@ impl RunConfig {
     pub fn from_args(a: &RunArgs) -> Result<RunConfig, UsageError> {
         let kind = classify(&a.target).map_err(err)?;
         let repeat = repeat_mode(&a.repeat).map_err(err)?;
+        super::checks::check_keep(a.keep, &[(&a.target, kind)])?;
 
         check_numbers(a)?;
 
