@@ -226,7 +226,14 @@ pub fn by_depth(curve: &[CurvePoint]) -> Vec<&CurvePoint> {
 /// IOPS against latency over the depths of a saturation sweep, with the latency limit, the
 /// answer and the knee.
 pub fn saturation(title: &str, t: &TestResult) -> Option<String> {
-    let curve = by_depth(t.curve.as_ref().filter(|c| !c.is_empty())?);
+    // A step in which no I/O completed has no latency to plot (it sat at 0 on a log axis).
+    let curve: Vec<&CurvePoint> = by_depth(t.curve.as_ref()?)
+        .into_iter()
+        .filter(|p| p.at.completed_any())
+        .collect();
+    if curve.is_empty() {
+        return None;
+    }
     let stat = t
         .answer
         .as_ref()

@@ -604,6 +604,8 @@ fn measure(
             .unwrap_or_else(|_| Err(anyhow::anyhow!("the step thread panicked")))
     });
     match &r {
+        // No I/O completed: no latency (it said "0 IOPS, mean 0 ns").
+        Ok(s) if !s.point.at.completed_any() => p.finish("no I/O completed in the step"),
         Ok(s) => p.finish(&format!(
             "{} IOPS, mean {}",
             fmt_thousands(s.point.at.iops),
