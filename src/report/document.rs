@@ -604,7 +604,10 @@ mod tests {
         let mut out = Vec::new();
         saturation_blocks("randread", &t, &mut out);
         let text = format!("{out:?}");
-        assert!(text.contains("No depth held the mean latency limit"), "{text}");
+        assert!(
+            text.contains("No depth held the mean latency limit"),
+            "{text}"
+        );
         assert!(!text.contains("Answer:"), "{text}");
         assert!(!text.contains("0 ns"), "{text}");
     }

@@ -30,6 +30,9 @@ pub struct RunConfig {
     pub size: u64,
     /// Said to the user when the size was clamped.
     pub size_note: Option<String>,
+    /// The engine keeps one I/O in flight per job and the preset's deeper tests run at Q1:
+    /// a warning of the result.
+    pub depth_note: Option<String>,
     pub tests: Vec<BlockTestSpec>,
     pub repeat: RepeatMode,
     /// `median` or `max` (peak).
@@ -74,6 +77,13 @@ pub fn run_with_hooks(
 ) -> Result<()> {
     if let Some(note) = &cfg.size_note {
         crate::eline!("iolab: {note}");
+    }
+    if let Some(note) = &cfg.depth_note {
+        doc.warn(Warning {
+            code: WarningCode::Engine,
+            message: note.clone(),
+            test: None,
+        });
     }
     let mut target = open_target(cfg, doc)?;
     if cfg.prefill {
