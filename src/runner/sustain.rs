@@ -320,17 +320,17 @@ fn run_pass(
         } else {
             "first"
         },
-        &o.total.intervals,
+        o.total.whole_intervals(),
         plan.interval,
         o.all_write_bytes,
         idle_before,
         reference,
     );
-    // The pass's last, partial interval is no point of the series (in a timed run it would
-    // be the drain, a false dip), but here it is the end of the span: the last phase runs to
-    // the end of the pass and holds its bytes, so the phases add up to what was written.
+    // The pass's last, partial interval is no point of the phase search (every point is one
+    // interval there), but it is the end of the span: the last phase runs to the end of the
+    // pass and holds its bytes, so the phases add up to what was written.
     if let Some(last) = detail.phases.last_mut() {
-        let in_series: u64 = o.total.intervals.iter().map(|p| p.bytes).sum();
+        let in_series: u64 = o.total.whole_intervals().iter().map(|p| p.bytes).sum();
         last.bytes += detail.bytes_written.saturating_sub(in_series);
         last.end_ms = last.end_ms.max(o.total.elapsed_ns / 1_000_000);
     }
