@@ -822,7 +822,7 @@ fn io_loop(job: &JobSpec, target: &TestTarget, ready: ReadyJob, sync: JobSync) -
     let mut issued_bytes = 0u64;
     let mut seq = 0u64;
     let mut series = Series::new(times);
-    let mut live = LiveBatch::new(live, job.bs);
+    let mut live = LiveBatch::new(live, job.bs, free.len());
 
     let stopwatch = super::clock::Stopwatch::start();
     let monotonic_start = Instant::now();
@@ -1033,16 +1033,19 @@ struct LiveBatch<'a> {
     lat_ns: u64,
     /// This job's share of `LiveCounters::inflight`.
     inflight: u64,
+    /// The engine's slots: what is in flight once the loop has refilled them.
+    depth: usize,
 }
 
 impl LiveBatch<'_> {
-    fn new(live: Option<&LiveCounters>, bs: u64) -> LiveBatch<'_> {
+    fn new(live: Option<&LiveCounters>, bs: u64, depth: usize) -> LiveBatch<'_> {
         LiveBatch {
             live,
             bs,
             ios: 0,
             lat_ns: 0,
             inflight: 0,
+            depth,
         }
     }
 
@@ -1059,7 +1062,10 @@ impl LiveBatch<'_> {
             }
             self.ios = 0;
             self.lat_ns = 0;
-            self.publish(inflight);
+            // Counted between a completion and the refill: unless the loop is stopping, every
+            // slot is in flight again at once (publishing `inflight` said 0 at depth 1, and a
+            // stop read it as nothing to wait for).
+            self.publish(if stopping { inflight } else { self.depth });
         }
     }
 
@@ -1210,4 +1216,44 @@ fn finish_job(
         warnings,
         huge_pages: engine.huge_page_buffers(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a stop waits for, as the jobs publish it: every slot while the loop refills them
+    /// (between a completion and its refill the count is one short: at depth 1 it said 0, and
+    /// a stop on a slow device then claimed to wait for nothing), the exact count once the
+    /// loop is stopping, summed over jobs.
+    #[test]
+    fn the_inflight_count_is_what_a_stop_waits_for() {
+        let live = LiveCounters::default();
+        let mut a = LiveBatch::new(Some(&live), 4096, 1);
+        let mut b = LiveBatch::new(Some(&live), 4096, 8);
+        a.publish(1);
+        b.publish(8);
+        assert_eq!(live.inflight.load(Ordering::Relaxed), 9);
+        // Depth 1: every completion leaves none in flight until the refill.
+        a.count(0, false);
+        assert_eq!(live.inflight.load(Ordering::Relaxed), 9);
+        // Stopping: the loop counts down what is left.
+        b.count(5, true);
+        assert_eq!(live.inflight.load(Ordering::Relaxed), 6);
+        a.count(0, true);
+        b.count(0, true);
+        assert_eq!(live.inflight.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn the_stop_line_says_what_it_waits_for() {
+        let l = stop_line(libc::SIGINT, 1);
+        assert!(
+            l.starts_with("iolab: stopping (SIGINT): waiting for the 1 I/O in flight"),
+            "{l}"
+        );
+        assert!(l.contains("Ctrl-C again"), "{l}");
+        let l = stop_line(libc::SIGHUP, 0);
+        assert!(!l.contains("waiting") && !l.contains("Ctrl-C again"), "{l}");
+    }
 }
