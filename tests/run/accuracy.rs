@@ -28,6 +28,11 @@ impl Cgroup {
         self.command(args).output().unwrap()
     }
 
+    /// Its `cgroup.procs`: a process that writes its pid there moves into the cgroup.
+    pub(super) fn procs(&self) -> PathBuf {
+        self.0.join("cgroup.procs")
+    }
+
     /// The command that starts `iolab args` inside this cgroup.
     pub(super) fn command(&self, args: &[&str]) -> Command {
         let mut c = Command::new("sh");

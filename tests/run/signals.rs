@@ -239,3 +239,61 @@ fn a_stop_says_at_once_what_it_waits_for() {
     assert_eq!(status.code(), Some(130), "{all}");
     assert!(all.contains("iolab: interrupted by SIGINT"), "{all}");
 }
+
+/// `iolab serve` stops its tests with SIGINT and waits a minute; a test still draining its
+/// I/Os then (a deep queue on a slow device) saw its parent gone and sent itself a second
+/// SIGINT, which ends a run at once, without cleanup. Here the parent is a shell, killed
+/// while the test drains 64 requests at 20 IOPS (about 3 s, the kernel's throttle): the
+/// test must finish its stop as the first signal asked.
+#[test]
+fn a_test_stopping_when_its_parent_goes_finishes_its_stop() {
+    let test = "a_test_stopping_when_its_parent_goes_finishes_its_stop";
+    let Some((cg, lo, dir)) = super::accuracy::capped_loop(test, "read_iops_device", 20) else {
+        return;
+    };
+    let dev = lo.device.to_str().unwrap();
+    let (err, pidfile) = (dir.path().join("stderr"), dir.path().join("pid"));
+    // The shell moves into the cgroup, starts iolab as its child watching it, and waits.
+    let mut parent = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "echo $$ > {procs}; IOLAB_STOP_WITH_PARENT=$$ \"$0\" \"$@\" 2> {err} & echo $! > {pid}; wait",
+            procs = cg.procs().display(),
+            err = err.display(),
+            pid = pidfile.display()
+        ))
+        .arg(env!("CARGO_BIN_EXE_iolab"))
+        .args([
+            "run", "--target", dev, "--rw", "randread", "--bs", "4k", "--iodepth", "64",
+            "--duration", "60s", "--ramp", "0", "--repeat", "1", "--no-save",
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let read = || std::fs::read_to_string(&err).unwrap_or_default();
+    let started = wait_until(std::time::Duration::from_secs(60), || {
+        read().contains("RND4K Q64T1 read [1/1] ...")
+    });
+    assert!(started, "{}", read());
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let pid = nix::unistd::Pid::from_raw(pid);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    // The parent goes a second and a half later, while the 64 requests still drain.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    parent.kill().unwrap();
+    parent.wait().unwrap();
+    let gone = wait_until(std::time::Duration::from_secs(60), || {
+        !std::path::Path::new(&format!("/proc/{pid}")).exists()
+            || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| s.contains(") Z "))
+    });
+    let all = read();
+    assert!(gone, "still running: {all}");
+    assert!(!all.contains("stopped at once"), "{all}");
+    assert!(all.contains("iolab: interrupted by SIGINT"), "{all}");
+}
