@@ -122,8 +122,9 @@ fn parent_gone_needs_a_stop() -> bool {
 pub const SAME_STOP: Duration = Duration::from_secs(1);
 
 /// What a second stop prints before it exits (the shell prompt came back with no word, the
-/// work directory and lock still there and the result file saying `running`).
-pub const STOPPED_AT_ONCE: &str = "\niolab: stopped at once (a second signal): no cleanup and no final result (a result file keeps its last save, status running); the next iolab start removes what this run created\n";
+/// work directory and lock still there and the result file saying `running`). A result file
+/// claimed before its first save is empty: the line said it kept a save it never had.
+pub const STOPPED_AT_ONCE: &str = "\niolab: stopped at once (a second signal): no cleanup and no final result (a result file keeps its last save, status running, or stays empty when no test had finished); the next iolab start removes what this run created\n";
 
 /// The signal action: the first signal sets the flag (over a stonewall); a later one exits at
 /// once when a SIGINT or SIGTERM came at least `SAME_STOP` before it.
@@ -261,6 +262,14 @@ pub fn children_of(pid: i32) -> Vec<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A second signal before the first test was saved leaves the claimed result file empty
+    /// (0 bytes, seen after a double Ctrl-C in a run's first test); the line said the file
+    /// kept its last save.
+    #[test]
+    fn the_stopped_at_once_line_does_not_promise_a_save() {
+        assert!(STOPPED_AT_ONCE.contains("or stays empty when no test had finished"));
+    }
 
     /// A test stopped by `iolab serve`, still draining when the server gave up waiting and
     /// exited, sent itself a second SIGINT when it saw its parent gone: "exit at once".
