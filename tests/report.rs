@@ -601,6 +601,29 @@ fn compare_of_results_without_runs_says_the_tests_have_none() {
     assert!(!err.contains("no tests"), "{err}");
 }
 
+/// The console's compare of a finished suite with one stopped in its second test: they
+/// share SEQ1M Q8T1 read only by name, and only B measured it; the error listed each side's
+/// other tests and left the shared one out of both ("A has: RND4K Q32T1 read, ...").
+#[test]
+fn compare_lists_a_shared_test_without_figures_on_one_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = edited(dir.path(), "run-a.json", "a.json", |v| {
+        // A: the first test stopped before its first run, the others measured.
+        v["status"] = "interrupted".into();
+        v["tests"][0]["runs"] = serde_json::json!([]);
+        v["tests"][0]["summary"] = serde_json::json!({});
+    });
+    let b = edited(dir.path(), "run-b.json", "b.json", |v| {
+        // B: the first test only.
+        v["tests"] = serde_json::json!([v["tests"][0].clone()]);
+    });
+    let out = iolab(&["compare", s(&a), s(&b)]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no test measured in both"), "{err}");
+    assert!(err.contains("SEQ1M Q8T1 read (0 runs)"), "{err}");
+}
+
 // ---- report: bad input ------------------------------------------------------------
 
 #[test]

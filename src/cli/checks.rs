@@ -25,6 +25,34 @@ fn err(msg: impl Into<String>) -> UsageError {
     UsageError::new(msg)
 }
 
+/// `--keep` keeps the test file iolab creates in a directory target: refused when no target
+/// is a directory (a device or an existing file is never removed, so it kept nothing, and
+/// said nothing about it).
+pub(crate) fn check_keep(
+    keep: bool,
+    targets: &[(&Path, crate::fs::facts::TargetKind)],
+) -> Result<(), UsageError> {
+    use crate::fs::facts::TargetKind;
+    if !keep || targets.iter().any(|(_, k)| *k == TargetKind::Directory) {
+        return Ok(());
+    }
+    let what: Vec<String> = targets
+        .iter()
+        .map(|(p, k)| {
+            let kind = if *k == TargetKind::BlockDevice {
+                "a block device"
+            } else {
+                "an existing file"
+            };
+            format!("{} is {kind}", p.display())
+        })
+        .collect();
+    Err(err(format!(
+        "--keep keeps the test file iolab creates in a directory target; {}, which iolab never removes: there is nothing to keep",
+        what.join(", ")
+    )))
+}
+
 /// `--interval` in whole milliseconds, at least 1ms.
 pub(crate) fn check_interval(interval: Duration) -> Result<(), UsageError> {
     let ns = interval.as_nanos();
@@ -204,5 +232,30 @@ mod buffer_memory_tests {
         );
         assert!(check_buffer_memory(what, u128::from(12 * gib), 24 * gib).is_ok());
         assert!(check_buffer_memory(what, u128::MAX, 0).is_ok());
+    }
+}
+
+#[cfg(test)]
+mod keep_tests {
+    use super::*;
+
+    /// `--keep` on a device was accepted and did nothing, without a word.
+    #[test]
+    fn keep_needs_a_directory_target() {
+        use crate::fs::facts::TargetKind::*;
+        let dev = Path::new("/dev/sdz");
+        let e = check_keep(true, &[(dev, BlockDevice)])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--keep") && e.contains("/dev/sdz is a block device"),
+            "{e}"
+        );
+        let e = check_keep(true, &[(Path::new("f.img"), RegularFile)])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("f.img is an existing file"), "{e}");
+        assert!(check_keep(false, &[(dev, BlockDevice)]).is_ok());
+        assert!(check_keep(true, &[(dev, BlockDevice), (Path::new("/mnt"), Directory)]).is_ok());
     }
 }

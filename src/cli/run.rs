@@ -225,7 +225,8 @@ pub struct RunArgs {
           value_parser = clap::builder::BoolishValueParser::new())]
     pub prefill: bool,
 
-    /// Keep the test file afterwards (directory targets).
+    /// Keep the test file afterwards (directory targets; refused for a device or an
+    /// existing file, which iolab never removes).
     #[arg(long)]
     pub keep: bool,
 
@@ -249,6 +250,7 @@ impl RunConfig {
     pub fn from_args(a: &RunArgs) -> Result<RunConfig, UsageError> {
         let kind = classify(&a.target).map_err(err)?;
         let repeat = repeat_mode(&a.repeat).map_err(err)?;
+        super::checks::check_keep(a.keep, &[(&a.target, kind)])?;
 
         check_numbers(a)?;
 
@@ -264,7 +266,7 @@ impl RunConfig {
                 "--prefill false: iolab's new test file in a directory must be prefilled; give an existing file or device to reuse its data",
             ));
         }
-        let tests = build_tests(a)?;
+        let (tests, depth_note) = tests_and_depth_note(a)?;
         check_buffers(&tests, crate::sysinfo::ram_bytes())?;
         check_io_size(&tests, a.io_size)?;
         check_verify_region(&tests, a.verify)?;
@@ -309,6 +311,7 @@ impl RunConfig {
             kind,
             size,
             size_note,
+            depth_note,
             tests,
             repeat,
             headline: a.preset.unwrap_or(Preset::Default).headline(),
@@ -746,11 +749,63 @@ fn direction_label(rw: Rw, rwmix_read: u32) -> String {
     }
 }
 
+/// Why the tests will have one I/O in flight per job, if they will: the sync engine, asked
+/// for or the fallback where io_uring is refused.
+fn one_in_flight(a: &RunArgs) -> Option<String> {
+    match a.engine {
+        crate::engine::EngineKind::Sync => Some("the sync engine (pread/pwrite)".into()),
+        crate::engine::EngineKind::Uring => crate::engine::probe_uring().err().map(|e| {
+            format!("io_uring is unavailable here ({e}); the sync engine it falls back to")
+        }),
+        crate::engine::EngineKind::Null => None,
+    }
+}
+
+/// The tests, each at the depth it will run at. The sync engine has one I/O in flight per
+/// job: an `--iodepth` above 1 with `--engine sync` is refused, and a preset's deeper tests
+/// run (and are named) at Q1, with the note that says so (they were shown and saved as
+/// `RND4K Q32T1` with iodepth 32, and a warning under the table that it "ran as 1").
 fn build_tests(a: &RunArgs) -> Result<Vec<BlockTestSpec>, UsageError> {
+    Ok(tests_and_depth_note(a)?.0)
+}
+
+fn tests_and_depth_note(a: &RunArgs) -> Result<(Vec<BlockTestSpec>, Option<String>), UsageError> {
+    let single = one_in_flight(a);
+    if let (Some(why), Some(qd)) = (&single, a.iodepth)
+        && qd > 1
+    {
+        if a.engine == crate::engine::EngineKind::Sync {
+            return Err(err(format!(
+                "--iodepth {qd} with --engine sync: the sync engine keeps one I/O in flight per job; use --jobs {qd} for {qd} in flight, or --engine uring"
+            )));
+        }
+        return Err(err(format!(
+            "--iodepth {qd}: {why} keeps one I/O in flight per job; use --jobs {qd} for {qd} in flight"
+        )));
+    }
+    let depth = |qd: u32| if single.is_some() { 1 } else { qd };
+    let mut deeper: Vec<String> = Vec::new();
+    let tests = plan_tests(a, depth, &mut deeper)?;
+    let note = single.filter(|_| !deeper.is_empty()).map(|why| {
+        format!(
+            "{why} keeps one I/O in flight per job: {} ran at queue depth 1 (named Q1; tests made alike by it ran once); --engine uring for deeper queues",
+            deeper.join(", ")
+        )
+    });
+    Ok((tests, note))
+}
+
+/// The tests of the preset (or the one custom test) at the depths `depth` gives; the labels
+/// of preset tests it made shallower go into `deeper`.
+fn plan_tests(
+    a: &RunArgs,
+    depth: impl Fn(u32) -> u32,
+    deeper: &mut Vec<String>,
+) -> Result<Vec<BlockTestSpec>, UsageError> {
     // A single custom test: --rw without --preset.
     if let (Some(rw), None) = (a.rw, a.preset) {
         let bs = a.bs.unwrap_or(if rw.is_random() { 4096 } else { 1 << 20 });
-        let qd = a.iodepth.unwrap_or(1);
+        let qd = depth(a.iodepth.unwrap_or(1));
         let jobs = a.jobs.unwrap_or(1);
         let name = format!(
             "{} {}",
@@ -765,7 +820,8 @@ fn build_tests(a: &RunArgs) -> Result<Vec<BlockTestSpec>, UsageError> {
     let mut mixes = Vec::new();
     for t in preset.tests() {
         let bs = a.bs.unwrap_or(t.bs);
-        let qd = a.iodepth.unwrap_or(t.iodepth);
+        let asked = a.iodepth.unwrap_or(t.iodepth);
+        let qd = depth(asked);
         let jobs = a.jobs.unwrap_or(t.jobs);
         let (r, w, m) = if t.random {
             (Rw::Randread, Rw::Randwrite, Rw::Randrw)
@@ -773,6 +829,12 @@ fn build_tests(a: &RunArgs) -> Result<Vec<BlockTestSpec>, UsageError> {
             (Rw::Read, Rw::Write, Rw::Readwrite)
         };
         let label = cdm_label(r, bs, qd, jobs);
+        if qd != asked {
+            let was = cdm_label(r, bs, asked, jobs);
+            if !deeper.contains(&was) {
+                deeper.push(was);
+            }
+        }
         for (rw, list) in [(r, &mut reads), (w, &mut writes), (m, &mut mixes)] {
             let wanted = match a.rw {
                 Some(only) => only == rw,
@@ -881,6 +943,55 @@ mod tests {
 
     fn names(t: &[(String, Rw, u32)]) -> Vec<&str> {
         t.iter().map(|(n, _, _)| n.as_str()).collect()
+    }
+
+    /// The sync engine has one I/O in flight per job: the table and the JSON said
+    /// `RND4K Q32T1` and iodepth 32 for a test that ran at 1 (a warning under the table
+    /// said so). Now a preset's deeper tests are planned, named and recorded at Q1, with a
+    /// note, and an explicit deeper `--iodepth` is refused.
+    #[test]
+    fn the_sync_engine_claims_no_depth_it_cannot_keep() {
+        let parse = |args: &[&str]| {
+            Wrap::try_parse_from(std::iter::once("iolab").chain(args.iter().copied())).unwrap()
+        };
+        let w = parse(&["--engine", "sync"]);
+        let (tests, note) = tests_and_depth_note(&w.run).unwrap();
+        let names: Vec<&str> = tests.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "SEQ1M Q1T1 read",
+                "RND4K Q1T1 read",
+                "SEQ1M Q1T1 write",
+                "RND4K Q1T1 write"
+            ]
+        );
+        assert!(tests.iter().all(|t| t.groups[0].iodepth == 1));
+        let note = note.unwrap();
+        assert!(
+            note.contains("SEQ1M Q8T1, RND4K Q32T1 ran at queue depth 1"),
+            "{note}"
+        );
+        let e = tests_and_depth_note(
+            &parse(&["--engine", "sync", "--rw", "randread", "--iodepth", "32"]).run,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("--iodepth 32 with --engine sync"), "{e}");
+        assert!(e.contains("--jobs 32"), "{e}");
+        // Depth 1 and many jobs are what the sync engine can do.
+        let (t, note) = tests_and_depth_note(
+            &parse(&["--engine", "sync", "--rw", "randread", "--jobs", "4"]).run,
+        )
+        .unwrap();
+        assert_eq!(t[0].name, "RND4K Q1T4 read");
+        assert!(note.is_none());
+        // The null engine keeps any depth.
+        let (t, _) = tests_and_depth_note(
+            &parse(&["--engine", "null", "--rw", "randread", "--iodepth", "8"]).run,
+        )
+        .unwrap();
+        assert_eq!(t[0].groups[0].iodepth, 8);
     }
 
     /// Flags that make two preset tests alike run the test once: `--preset default

@@ -112,7 +112,8 @@ pub struct SaturateArgs {
     #[arg(long, value_name = "PATH")]
     pub allow_destroy: Vec<PathBuf>,
 
-    /// Keep the test file afterwards (directory targets).
+    /// Keep the test file afterwards (directory targets; refused for a device or an
+    /// existing file, which iolab never removes).
     #[arg(long)]
     pub keep: bool,
 
@@ -152,6 +153,13 @@ impl SaturateConfig {
             .iter()
             .map(|t| classify(t).map_err(err))
             .collect::<Result<_, _>>()?;
+        let listed: Vec<(&Path, TargetKind)> = a
+            .target
+            .iter()
+            .map(PathBuf::as_path)
+            .zip(kinds.iter().copied())
+            .collect();
+        super::checks::check_keep(a.keep, &listed)?;
         let mut notes = Vec::new();
         let kinds_wanted = sweep_kinds(a, &kinds, &mut notes);
         if a.mix.is_some() && !kinds_wanted.contains(&SweepKind::Mixed) {

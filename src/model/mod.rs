@@ -283,7 +283,9 @@ pub struct LatencyStats {
 /// One point of a per-interval time series.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct IntervalPoint {
-    /// End of the interval, ms since the start of measurement.
+    /// End of the interval, ms since the start of measurement (the last one of a window
+    /// that is not a whole number of intervals ends with the window, rounded up to the ms:
+    /// its rates are over its own length).
     pub t_ms: u64,
     pub ios: u64,
     pub bytes: u64,
@@ -377,6 +379,25 @@ pub struct RunResult {
     /// Distributed runs (`hosts[]` set): how the ranks' windows lined up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dist: Option<dist::DistRun>,
+}
+
+impl RunResult {
+    /// The series' whole intervals: all but a last, partial one (a window that is not a
+    /// whole number of intervals: a size-based run's end), which ends the series so that it
+    /// adds up to the run, but is shorter than the others. Analyses that take every point as
+    /// one interval use these.
+    pub fn whole_intervals(&self) -> &[IntervalPoint] {
+        let Some(ms) = self.interval_ms.filter(|&ms| ms > 0) else {
+            return &self.intervals;
+        };
+        let n = self
+            .intervals
+            .iter()
+            .enumerate()
+            .take_while(|(i, p)| p.t_ms == (*i as u64 + 1) * ms)
+            .count();
+        &self.intervals[..n]
+    }
 }
 
 /// One direction of a mixed run: its share of the I/Os and its own completion latency

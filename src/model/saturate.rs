@@ -52,17 +52,110 @@ pub struct StreamPoint {
 }
 
 /// What a step (or one stream of it) ran at and achieved (serialized flat into its point).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+/// A step in which no I/O completed has no latency and no achieved queue depth: they are 0
+/// here and absent from the JSON (they were written, and shown, as 0 ns).
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 pub struct StepFigures {
     pub iodepth: u32,
     pub jobs: u32,
     pub iops: f64,
     pub bw_bytes_per_s: f64,
+    #[serde(default)]
     pub lat_mean_ns: f64,
+    #[serde(default)]
     pub lat_p99_ns: f64,
+    #[serde(default)]
     pub lat_p999_ns: f64,
     /// Achieved average queue depth (Little's law).
+    #[serde(default)]
     pub avg_queue_depth: f64,
+}
+
+impl StepFigures {
+    /// Whether any I/O completed in the step; without one its latencies and queue depth are
+    /// no figures (every request took longer than the step).
+    pub fn completed_any(&self) -> bool {
+        self.iops > 0.0
+    }
+}
+
+impl Serialize for StepFigures {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Out {
+            iodepth: u32,
+            jobs: u32,
+            iops: f64,
+            bw_bytes_per_s: f64,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            lat_mean_ns: Option<f64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            lat_p99_ns: Option<f64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            lat_p999_ns: Option<f64>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            avg_queue_depth: Option<f64>,
+        }
+        let some = |v: f64| self.completed_any().then_some(v);
+        Out {
+            iodepth: self.iodepth,
+            jobs: self.jobs,
+            iops: self.iops,
+            bw_bytes_per_s: self.bw_bytes_per_s,
+            lat_mean_ns: some(self.lat_mean_ns),
+            lat_p99_ns: some(self.lat_p99_ns),
+            lat_p999_ns: some(self.lat_p999_ns),
+            avg_queue_depth: some(self.avg_queue_depth),
+        }
+        .serialize(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A step in which no I/O completed wrote latencies of 0 ns; now they are absent, and a
+    /// point with them reads back the same.
+    #[test]
+    fn a_step_without_completions_has_no_latency_in_the_json() {
+        let empty = CurvePoint {
+            at: StepFigures {
+                iodepth: 4,
+                jobs: 1,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let v = serde_json::to_value(&empty).unwrap();
+        for k in [
+            "lat_mean_ns",
+            "lat_p99_ns",
+            "lat_p999_ns",
+            "avg_queue_depth",
+        ] {
+            assert!(v.get(k).is_none(), "{k} in {v}");
+        }
+        assert_eq!(v["iops"], 0.0);
+        let back: CurvePoint = serde_json::from_value(v).unwrap();
+        assert_eq!(back, empty);
+        let measured = CurvePoint {
+            at: StepFigures {
+                iodepth: 4,
+                jobs: 1,
+                iops: 100.0,
+                lat_mean_ns: 4e7,
+                lat_p99_ns: 5e7,
+                lat_p999_ns: 6e7,
+                avg_queue_depth: 4.0,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let v = serde_json::to_value(&measured).unwrap();
+        assert_eq!(v["lat_p99_ns"], 5e7);
+        assert_eq!(serde_json::from_value::<CurvePoint>(v).unwrap(), measured);
+    }
 }
 
 /// Additions to `CurvePoint` (serialized flat into it).

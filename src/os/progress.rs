@@ -179,6 +179,25 @@ impl Progress {
         );
     }
 
+    /// A line for the user in the middle of the task (above the bar on a terminal), also
+    /// in quiet mode, and as a `note` event on the JSON stream.
+    pub fn note(&self, line: &str) {
+        emit(
+            "note",
+            serde_json::json!({ "label": self.label, "message": line }),
+        );
+        match &self.bar {
+            Some(b) => b.println(line),
+            None => crate::eline!("{line}"),
+        }
+    }
+
+    /// Whether the task's message is drawn live (a bar on a terminal), so that lines
+    /// repeating it are not needed.
+    pub fn is_live(&self) -> bool {
+        self.bar.is_some()
+    }
+
     pub fn finish(self, msg: &str) {
         emit(
             "task_end",

@@ -106,16 +106,30 @@ pub const PARENT_ENV: &str = "IOLAB_STOP_WITH_PARENT";
 
 /// When `PARENT_ENV` names our parent, watch it on a thread: once the parent is gone (we
 /// were re-parented), send ourselves one SIGINT, the Ctrl-C path (the partial result is
+/// Whether this process has received a stop signal (any of them, ever): the parent watch
+/// then sends none of its own.
+static STOP_SEEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// What the parent watch does once the parent is gone: the Ctrl-C path, unless a stop is
+/// already under way. (`iolab serve` stops its tests with SIGINT and waits a minute; a test
+/// still draining its I/Os then saw the server gone and sent itself a second SIGINT, which
+/// ended it at once, without cleanup.)
+fn parent_gone_needs_a_stop() -> bool {
+    !STOP_SEEN.load(Ordering::SeqCst)
+}
+
 /// A signal this soon after the first stop is the same stop delivered twice, not "stop now".
 pub const SAME_STOP: Duration = Duration::from_secs(1);
 
 /// What a second stop prints before it exits (the shell prompt came back with no word, the
-/// work directory and lock still there and the result file saying `running`).
-pub const STOPPED_AT_ONCE: &str = "\niolab: stopped at once (a second signal): no cleanup and no final result (a result file keeps its last save, status running); the next iolab start removes what this run created\n";
+/// work directory and lock still there and the result file saying `running`). A result file
+/// claimed before its first save is empty: the line said it kept a save it never had.
+pub const STOPPED_AT_ONCE: &str = "\niolab: stopped at once (a second signal): no cleanup and no final result (a result file keeps its last save, status running, or stays empty when no test had finished); the next iolab start removes what this run created\n";
 
 /// The signal action: the first signal sets the flag (over a stonewall); a later one exits at
 /// once when a SIGINT or SIGTERM came at least `SAME_STOP` before it.
 fn on_signal(sig: i32, flag: &AtomicUsize, armed_at: &AtomicU64) {
+    STOP_SEEN.store(true, Ordering::SeqCst);
     let now = monotonic_ns();
     let first = armed_at.load(Ordering::SeqCst);
     if exits_now(first, now) {
@@ -168,6 +182,9 @@ pub fn stop_when_parent_exits() {
         .spawn(move || {
             loop {
                 if nix::unistd::getppid().as_raw() != parent {
+                    if !parent_gone_needs_a_stop() {
+                        return;
+                    }
                     let _ = nix::sys::signal::kill(
                         nix::unistd::Pid::this(),
                         nix::sys::signal::Signal::SIGINT,
@@ -245,6 +262,23 @@ pub fn children_of(pid: i32) -> Vec<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A second signal before the first test was saved leaves the claimed result file empty
+    /// (0 bytes, seen after a double Ctrl-C in a run's first test); the line said the file
+    /// kept its last save.
+    #[test]
+    fn the_stopped_at_once_line_does_not_promise_a_save() {
+        assert!(STOPPED_AT_ONCE.contains("or stays empty when no test had finished"));
+    }
+
+    /// A test stopped by `iolab serve`, still draining when the server gave up waiting and
+    /// exited, sent itself a second SIGINT when it saw its parent gone: "exit at once".
+    #[test]
+    fn a_process_already_stopping_sends_itself_no_stop_when_its_parent_goes() {
+        let (flag, armed_at) = (AtomicUsize::new(0), AtomicU64::new(0));
+        on_signal(libc::SIGINT, &flag, &armed_at);
+        assert!(!parent_gone_needs_a_stop());
+    }
 
     #[test]
     fn the_first_signal_decides_and_a_second_one_soon_after_is_the_same_stop() {

@@ -3,8 +3,8 @@
 //! saturation curve. Each function returns one `<svg>` element, or `None` when the data to
 //! draw is missing.
 
-use crate::model::TestResult;
 use crate::model::saturate::CurvePoint;
+use crate::model::{IntervalPoint, RunResult, TestResult};
 use crate::report::metrics::{Better, direction, fmt_value};
 use crate::report::svg::{Axis, Bar, Mark, Scale, Series, bar_chart, line_chart};
 use crate::stats::hist::LatencyHistogram;
@@ -175,6 +175,22 @@ pub fn latency_curves(title: &str, tests: &[(String, &TestResult)]) -> Option<St
     ))
 }
 
+/// The points of a run's series worth plotting: the whole intervals, and a last, partial
+/// one of at least half an interval (a sliver's rate, a few I/Os over a fraction of a
+/// millisecond, would be a spike of its own).
+pub fn plotted(r: &RunResult) -> &[IntervalPoint] {
+    let whole = r.whole_intervals().len();
+    let (Some(ms), Some(last)) = (r.interval_ms, r.intervals.get(whole)) else {
+        return &r.intervals[..whole];
+    };
+    let start = whole as u64 * ms;
+    if last.t_ms.saturating_sub(start) * 2 >= ms {
+        &r.intervals[..whole + 1]
+    } else {
+        &r.intervals[..whole]
+    }
+}
+
 /// IOPS per interval over time, one line per run.
 pub fn interval_series(title: &str, t: &TestResult) -> Option<String> {
     let series: Vec<Series> = t
@@ -185,8 +201,7 @@ pub fn interval_series(title: &str, t: &TestResult) -> Option<String> {
             name: format!("run {}", r.run),
             // An interval ending after the measured time is the drain of the last I/Os,
             // divided by a full interval: a false dip, so it is left out of the plot.
-            points: r
-                .intervals
+            points: plotted(r)
                 .iter()
                 .filter(|p| r.elapsed_ns == 0 || p.t_ms as f64 <= r.elapsed_ns as f64 / 1e6 + 1.0)
                 .map(|p| (p.t_ms as f64 / 1000.0, p.iops))
@@ -226,7 +241,14 @@ pub fn by_depth(curve: &[CurvePoint]) -> Vec<&CurvePoint> {
 /// IOPS against latency over the depths of a saturation sweep, with the latency limit, the
 /// answer and the knee.
 pub fn saturation(title: &str, t: &TestResult) -> Option<String> {
-    let curve = by_depth(t.curve.as_ref().filter(|c| !c.is_empty())?);
+    // A step in which no I/O completed has no latency to plot (it sat at 0 on a log axis).
+    let curve: Vec<&CurvePoint> = by_depth(t.curve.as_ref()?)
+        .into_iter()
+        .filter(|p| p.at.completed_any())
+        .collect();
+    if curve.is_empty() {
+        return None;
+    }
     let stat = t
         .answer
         .as_ref()

@@ -183,9 +183,16 @@ pub fn compare(inputs: &[Loaded], all_metrics: bool) -> Result<Comparison, Usage
                 )));
             }
         }
-        if p.only_in_baseline.is_empty() && p.only_in_other.is_empty() {
-            // The same tests on both sides, but without figures on one: this read "A has: no
-            // tests; B has: no tests" for two results interrupted before their first run.
+        // A test on both sides, but without figures on one. With none else in common this
+        // read "A has: no tests; B has: no tests" (two results interrupted before their
+        // first run); with others apart, the shared test was left out of both lists ("h-1
+        // has: RND4K Q1T1 read, SEQ1M Q1T1 write, ..." without its SEQ1M Q1T1 read).
+        let names = |l: &Loaded| -> Vec<(String, String)> {
+            keyed(l).into_iter().map(|(k, _)| k).collect()
+        };
+        let theirs = names(&inputs[i + 1]);
+        if names(&inputs[0]).iter().any(|k| theirs.contains(k)) {
+            // The same tests on both sides, but without figures on one.
             let runs = |l: &Loaded| {
                 let v: Vec<String> = keyed(l)
                     .iter()

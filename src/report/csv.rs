@@ -125,13 +125,15 @@ pub fn render(inputs: &[Loaded]) -> String {
                 row.extend([String::new(), String::new(), String::new(), String::new()]);
                 row.extend([num(Some(p.at.iops)), num(Some(p.at.bw_bytes_per_s))]);
                 row.extend([String::new(), String::new()]);
-                row.extend([num(Some(p.at.lat_mean_ns)), String::new()]);
+                // A step in which no I/O completed has no latency or queue depth.
+                let some = |v: f64| p.at.completed_any().then_some(v);
+                row.extend([num(some(p.at.lat_mean_ns)), String::new()]);
                 row.extend([
-                    num(Some(p.at.lat_p99_ns)),
-                    num(Some(p.at.lat_p999_ns)),
+                    num(some(p.at.lat_p99_ns)),
+                    num(some(p.at.lat_p999_ns)),
                     String::new(),
                 ]);
-                row.extend([num(Some(p.at.avg_queue_depth)), num(Some(p.cpu_pct))]);
+                row.extend([num(some(p.at.avg_queue_depth)), num(Some(p.cpu_pct))]);
                 row.extend([String::new(), String::new(), String::new()]);
                 row.extend(std::iter::repeat_n(String::new(), 6));
                 row.extend(sustain_cols(t));

@@ -449,7 +449,9 @@ fn saturation_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
     };
     out.push(Block::Heading(4, format!("{name}: saturation")));
     if let Some(a) = &t.answer {
-        if !a.detail.found && a.iops == 0.0 {
+        if !a.detail.found {
+            // No answer to give: below the alert it said "Answer: 0 IOPS at queue depth 0
+            // with mean latency 0 ns".
             out.push(Block::Alert(format!(
                 "No depth held the {} latency limit of {}: even the smallest depth broke it.",
                 a.statistic,
@@ -460,22 +462,24 @@ fn saturation_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
                 "The limit was never crossed up to the largest depth tried: the answer is a lower bound.".into(),
             ));
         }
-        out.push(Block::Para(format!(
-            "Answer: {} IOPS at queue depth {} with {} latency {} (limit {}){}{}.",
-            fmt_thousands(a.iops),
-            a.iodepth,
-            a.statistic,
-            fmt_ns(a.latency_ns),
-            fmt_ns(a.limit_ns),
-            a.knee_iodepth
-                .map(|k| format!("; IOPS stopped rising after depth {k} (the knee)"))
-                .unwrap_or_default(),
-            if a.thrashed {
-                "; IOPS fell while depth rose (thrashing)"
-            } else {
-                ""
-            }
-        )));
+        if a.detail.found {
+            out.push(Block::Para(format!(
+                "Answer: {} IOPS at queue depth {} with {} latency {} (limit {}){}{}.",
+                fmt_thousands(a.iops),
+                a.iodepth,
+                a.statistic,
+                fmt_ns(a.latency_ns),
+                fmt_ns(a.limit_ns),
+                a.knee_iodepth
+                    .map(|k| format!("; IOPS stopped rising after depth {k} (the knee)"))
+                    .unwrap_or_default(),
+                if a.thrashed {
+                    "; IOPS fell while depth rose (thrashing)"
+                } else {
+                    ""
+                }
+            )));
+        }
     }
     if let Some(svg) = charts::saturation(&format!("{name}: IOPS vs latency"), t) {
         out.push(Block::Chart {
@@ -493,7 +497,7 @@ fn saturation_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
                 saturate::lat_cell(p, |l| l.mean_ns),
                 saturate::lat_cell(p, |l| l.p99_ns),
                 saturate::lat_cell(p, |l| l.p999_ns),
-                format!("{:.1}", p.at.avg_queue_depth),
+                saturate::queue_cell(&p.at),
                 format!("{:.0} %", p.cpu_pct),
                 if p.within_limit { "yes" } else { "no" }.into(),
             ]
@@ -565,6 +569,47 @@ mod tests {
             })
             .unwrap();
         assert!(alert.starts_with("This run failed ("), "{alert}");
+    }
+
+    /// A sweep in which no depth held the limit (here no I/O completed at all): under the
+    /// alert the report said "Answer: 0 IOPS at queue depth 0 with mean latency 0 ns", and
+    /// the curve's latencies read "0 ns".
+    #[test]
+    fn a_sweep_without_an_answer_gives_none() {
+        use crate::model::saturate::{Answer, AnswerDetail, CurvePoint, StepFigures};
+        let t = crate::model::TestResult {
+            name: "randread".into(),
+            family: "saturate".into(),
+            curve: Some(vec![CurvePoint {
+                at: StepFigures {
+                    iodepth: 1,
+                    jobs: 1,
+                    ..Default::default()
+                },
+                ..Default::default()
+            }]),
+            answer: Some(Answer {
+                statistic: "mean".into(),
+                limit_ns: 10e6,
+                detail: AnswerDetail {
+                    found: false,
+                    limit_crossed: true,
+                    first_bad_iodepth: Some(1),
+                    ..Default::default()
+                },
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let mut out = Vec::new();
+        saturation_blocks("randread", &t, &mut out);
+        let text = format!("{out:?}");
+        assert!(
+            text.contains("No depth held the mean latency limit"),
+            "{text}"
+        );
+        assert!(!text.contains("Answer:"), "{text}");
+        assert!(!text.contains("0 ns"), "{text}");
     }
 
     /// A sustain pass shorter than one interval: the report showed the phase table's header

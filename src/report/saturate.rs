@@ -157,15 +157,20 @@ pub fn answer_line(name: &str, a: &Answer) -> String {
 
 fn facts(a: &Answer) -> String {
     let mut v = Vec::new();
-    match a.knee_iodepth {
-        Some(k) => v.push(format!("knee at depth {k}")),
-        None => v.push("no knee (IOPS still rising)".into()),
+    if a.detail.peak_iops > 0.0 {
+        match a.knee_iodepth {
+            Some(k) => v.push(format!("knee at depth {k}")),
+            None => v.push("no knee (IOPS still rising)".into()),
+        }
+        v.push(format!(
+            "peak {} IOPS at depth {}",
+            fmt_thousands(a.detail.peak_iops),
+            a.detail.peak_iodepth
+        ));
+    } else {
+        // It said "no knee (IOPS still rising); peak 0 IOPS at depth 2".
+        v.push("no I/O completed at any depth (every request took longer than a step)".into());
     }
-    v.push(format!(
-        "peak {} IOPS at depth {}",
-        fmt_thousands(a.detail.peak_iops),
-        a.detail.peak_iodepth
-    ));
     if let Some(b) = a.detail.first_bad_iodepth {
         v.push(format!("limit broken from depth {b}"));
     }
@@ -179,6 +184,10 @@ fn facts(a: &Answer) -> String {
 
 /// A latency cell: `all / worst` where several streams ran (reads and writes, targets).
 pub fn lat_cell(p: &CurvePoint, f: fn(&LatTriple) -> f64) -> String {
+    if !p.at.completed_any() {
+        // No I/O completed in the step: no latency to show (it read "0 ns").
+        return "-".into();
+    }
     match (
         &p.detail.lat_over_streams_mean,
         &p.detail.lat_over_streams_max,
@@ -189,6 +198,15 @@ pub fn lat_cell(p: &CurvePoint, f: fn(&LatTriple) -> f64) -> String {
             p99_ns: p.at.lat_p99_ns,
             p999_ns: p.at.lat_p999_ns,
         })),
+    }
+}
+
+/// The achieved queue depth, `-` when no I/O completed (Little's law has nothing to count).
+pub fn queue_cell(at: &crate::model::saturate::StepFigures) -> String {
+    if at.completed_any() {
+        format!("{:.1}", at.avg_queue_depth)
+    } else {
+        "-".into()
     }
 }
 
@@ -240,7 +258,7 @@ fn curve_table(t: &TestResult) -> String {
             right(lat_cell(p, |l| l.mean_ns)),
             right(lat_cell(p, |l| l.p99_ns)),
             right(lat_cell(p, |l| l.p999_ns)),
-            right(format!("{:.1}", p.at.avg_queue_depth)),
+            right(queue_cell(&p.at)),
             right(format!("{:.0} %", p.cpu_pct)),
             Cell::new(if p.within_limit { "ok" } else { "over" }),
         ]);

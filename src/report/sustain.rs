@@ -227,8 +227,7 @@ pub fn bandwidth_chart(title: &str, t: &TestResult) -> Option<String> {
     }
     let mut series = vec![Series {
         name: "MB/s per interval".into(),
-        points: run
-            .intervals
+        points: super::charts::plotted(run)
             .iter()
             .map(|p| (p.t_ms as f64 / 1e3, p.bw_bytes_per_s / 1e6))
             .collect(),

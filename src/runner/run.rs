@@ -8,7 +8,9 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use super::RunContext;
-use super::block::{BlockRunOutput, LiveCounters, LiveSampler, run_block_test, settings_of};
+use super::block::{
+    BlockRunOutput, LiveCounters, LiveSampler, StopNotice, run_block_test, settings_of,
+};
 use super::progress::Progress;
 use super::target::{TargetKind, TestTarget};
 use crate::model::device::DeviceCounters;
@@ -28,6 +30,9 @@ pub struct RunConfig {
     pub size: u64,
     /// Said to the user when the size was clamped.
     pub size_note: Option<String>,
+    /// The engine keeps one I/O in flight per job and the preset's deeper tests run at Q1:
+    /// a warning of the result.
+    pub depth_note: Option<String>,
     pub tests: Vec<BlockTestSpec>,
     pub repeat: RepeatMode,
     /// `median` or `max` (peak).
@@ -72,6 +77,13 @@ pub fn run_with_hooks(
 ) -> Result<()> {
     if let Some(note) = &cfg.size_note {
         crate::eline!("iolab: {note}");
+    }
+    if let Some(note) = &cfg.depth_note {
+        doc.warn(Warning {
+            code: WarningCode::Engine,
+            message: note.clone(),
+            test: None,
+        });
     }
     let mut target = open_target(cfg, doc)?;
     if cfg.prefill {
@@ -370,6 +382,7 @@ impl TestRunner<'_> {
             let h =
                 s.spawn(|| run_block_test(spec, &targets, &devices, stop, Some(&live), run_index));
             let mut watch = Watch::new(spec);
+            let mut stopping = StopNotice::new();
             while !h.is_finished() {
                 if let Some(k) = hooks {
                     std::thread::sleep(k.poll_interval());
@@ -385,7 +398,8 @@ impl TestRunner<'_> {
                 } else {
                     std::thread::sleep(std::time::Duration::from_millis(100));
                 }
-                watch.show(spec, &live, p);
+                let stop_msg = stopping.check(&ctx.stop, &live, p);
+                watch.show(spec, &live, p, stop_msg);
             }
             h.join()
                 .unwrap_or_else(|_| Err(anyhow::anyhow!("the test thread panicked")))
@@ -578,7 +592,14 @@ impl Watch {
         }
     }
 
-    fn show(&mut self, spec: &BlockTestSpec, live: &LiveCounters, p: &Progress) {
+    /// The progress: the rate, or `stopping` (what a stop waits for) once one was asked.
+    fn show(
+        &mut self,
+        spec: &BlockTestSpec,
+        live: &LiveCounters,
+        p: &Progress,
+        stopping: Option<String>,
+    ) {
         let b = live.bytes.load(std::sync::atomic::Ordering::Relaxed);
         let now = std::time::Instant::now();
         let rate = (b - self.last_bytes) as f64 / (now - self.last_t).as_secs_f64().max(1e-3);
@@ -592,7 +613,8 @@ impl Watch {
             }
             (None, None) => 0.0,
         };
-        p.set(frac, &format!("{} MB/s", crate::units::fmt_mb_per_s(rate)));
+        let msg = stopping.unwrap_or_else(|| format!("{} MB/s", crate::units::fmt_mb_per_s(rate)));
+        p.set(frac, &msg);
         if let Some(pt) = self.sampler.sample(live) {
             p.point(frac, &pt);
         }

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use crate::engine::EngineKind;
 use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning, WarningCode};
 use crate::runner::RunContext;
-use crate::runner::block::{LiveCounters, LiveSampler, run_block_test, settings_of};
+use crate::runner::block::{LiveCounters, LiveSampler, StopNotice, run_block_test, settings_of};
 use crate::runner::progress::Progress;
 use crate::runner::target::{TargetKind, TestTarget};
 use crate::stats::repeat::summarize_test;
@@ -285,6 +285,7 @@ fn run_pass(
         let t0 = std::time::Instant::now();
         let (mut last_bytes, mut last_t) = (0u64, t0);
         let mut sampler = LiveSampler::new(Duration::from_millis(500));
+        let mut stopping = StopNotice::new();
         while !h.is_finished() {
             for _ in 0..4 {
                 std::thread::sleep(Duration::from_millis(50));
@@ -300,10 +301,10 @@ fn run_pass(
             let by_time = plan
                 .time
                 .map_or(0.0, |t| t0.elapsed().as_secs_f64() / t.as_secs_f64());
-            p.set(
-                by_bytes.max(by_time).min(1.0),
-                &format!("{} written, {} MB/s", fmt_size_iec(b), fmt_mb_per_s(rate)),
-            );
+            let msg = stopping.check(&ctx.stop, &live, &p).unwrap_or_else(|| {
+                format!("{} written, {} MB/s", fmt_size_iec(b), fmt_mb_per_s(rate))
+            });
+            p.set(by_bytes.max(by_time).min(1.0), &msg);
             if let Some(pt) = sampler.sample(&live) {
                 p.point(by_bytes.max(by_time).min(1.0), &pt);
             }
@@ -346,17 +347,17 @@ fn run_pass(
         } else {
             "first"
         },
-        &o.total.intervals,
+        o.total.whole_intervals(),
         plan.interval,
         o.all_write_bytes,
         idle_before,
         reference,
     );
-    // The pass's last, partial interval is no point of the series (in a timed run it would
-    // be the drain, a false dip), but here it is the end of the span: the last phase runs to
-    // the end of the pass and holds its bytes, so the phases add up to what was written.
+    // The pass's last, partial interval is no point of the phase search (every point is one
+    // interval there), but it is the end of the span: the last phase runs to the end of the
+    // pass and holds its bytes, so the phases add up to what was written.
     if let Some(last) = detail.phases.last_mut() {
-        let in_series: u64 = o.total.intervals.iter().map(|p| p.bytes).sum();
+        let in_series: u64 = o.total.whole_intervals().iter().map(|p| p.bytes).sum();
         last.bytes += detail.bytes_written.saturating_sub(in_series);
         last.end_ms = last.end_ms.max(o.total.elapsed_ns / 1_000_000);
     }

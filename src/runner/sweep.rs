@@ -9,7 +9,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use super::RunContext;
-use super::block::{CPU_BOUND_PCT, LiveCounters, LiveSampler};
+use super::block::{CPU_BOUND_PCT, LiveCounters, LiveSampler, StopNotice};
 use super::progress::Progress;
 use super::saturate::{self as step, StepResult, pick};
 use super::target::{TargetKind, TestTarget};
@@ -585,16 +585,17 @@ fn measure(
         let t0 = Instant::now();
         let mut last = (t0, 0u64);
         let mut sampler = LiveSampler::new(std::time::Duration::from_millis(500));
+        let mut stopping = StopNotice::new();
         while !h.is_finished() {
             std::thread::sleep(std::time::Duration::from_millis(50));
             let ios = live.ios.load(std::sync::atomic::Ordering::Relaxed);
             let now = Instant::now();
             let rate = (ios - last.1) as f64 / (now - last.0).as_secs_f64().max(1e-3);
             last = (now, ios);
-            p.set(
-                t0.elapsed().as_secs_f64() / wanted,
-                &format!("{} IOPS", fmt_thousands(rate)),
-            );
+            let msg = stopping
+                .check(&ctx.stop, &live, &p)
+                .unwrap_or_else(|| format!("{} IOPS", fmt_thousands(rate)));
+            p.set(t0.elapsed().as_secs_f64() / wanted, &msg);
             if let Some(pt) = sampler.sample(&live) {
                 p.point(t0.elapsed().as_secs_f64() / wanted, &pt);
             }
@@ -603,6 +604,8 @@ fn measure(
             .unwrap_or_else(|_| Err(anyhow::anyhow!("the step thread panicked")))
     });
     match &r {
+        // No I/O completed: no latency (it said "0 IOPS, mean 0 ns").
+        Ok(s) if !s.point.at.completed_any() => p.finish("no I/O completed in the step"),
         Ok(s) => p.finish(&format!(
             "{} IOPS, mean {}",
             fmt_thousands(s.point.at.iops),

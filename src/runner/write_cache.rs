@@ -33,10 +33,12 @@ pub fn cliff_warning(test: &TestResult, target: &Path) -> Option<Warning> {
     }
     for r in &test.runs {
         let interval = Duration::from_millis(r.interval_ms.unwrap_or(0));
-        if interval.is_zero() || r.intervals.len() < 10 {
+        // Whole intervals only: a last, partial one is shorter than the rest.
+        let whole = r.whole_intervals();
+        if interval.is_zero() || whole.len() < 10 {
             continue;
         }
-        let series: Vec<f64> = r.intervals.iter().map(|p| p.bw_bytes_per_s).collect();
+        let series: Vec<f64> = whole.iter().map(|p| p.bw_bytes_per_s).collect();
         // The speed never came back: every phase from the drop to the end of the run stays
         // under DEEP_DROP of the speed before it (a stall as the cache fills can make a
         // short phase of its own before the slow level).

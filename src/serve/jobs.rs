@@ -125,10 +125,17 @@ impl Job {
         st.status == "running" || st.status == "stopping"
     }
 
-    /// SIGINT to the child (Ctrl-C's path). False when it had already ended.
+    /// SIGINT to the child (Ctrl-C's path), once. False when it had already ended.
     pub fn stop(&self) -> bool {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        if st.status != "running" && st.status != "stopping" {
+        if st.status == "stopping" {
+            // Already told. A second SIGINT a second or more after the first is "exit at
+            // once, no cleanup": a second press of Stop while the test waited for its I/Os
+            // in flight (seconds on a slow device) left its test file, lock and a result
+            // marked running, against what Stop promises.
+            return true;
+        }
+        if st.status != "running" {
             return false;
         }
         if let Some(pid) = self.pid {
@@ -380,4 +387,52 @@ where
         }
         String::from_utf8_lossy(&s).into_owned()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Stop pressed twice, a second or more apart (the test still draining its I/Os): the
+    /// test got two SIGINTs, the second of which means "exit at once, no cleanup".
+    #[test]
+    fn stop_signals_the_test_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("signals");
+        let ready = dir.path().join("ready");
+        // A stand-in for a test that takes a while to stop: it logs every SIGINT.
+        let mut child = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "trap 'echo INT >> {}' INT; touch {}; while :; do sleep 0.05; done",
+                log.display(),
+                ready.display()
+            ))
+            .spawn()
+            .unwrap();
+        let start = std::time::Instant::now();
+        while !ready.exists() && start.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let job = Job {
+            id: 1,
+            command: "run".into(),
+            target: "/t".into(),
+            argv: Vec::new(),
+            started_at: String::new(),
+            pid: Some(child.id()),
+            state: Mutex::new(JobState {
+                status: "running".into(),
+                ..Default::default()
+            }),
+        };
+        assert!(job.stop());
+        std::thread::sleep(Duration::from_millis(1200));
+        assert!(job.stop(), "a stopping test is still being stopped");
+        std::thread::sleep(Duration::from_millis(500));
+        let _ = child.kill();
+        let _ = child.wait();
+        let got = std::fs::read_to_string(&log).unwrap_or_default();
+        assert_eq!(got.lines().count(), 1, "SIGINTs: {got:?}");
+    }
 }

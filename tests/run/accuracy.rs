@@ -9,7 +9,7 @@ use iolab::fs::loopdev::LoopDevice;
 const BLKIO: &str = "/sys/fs/cgroup/blkio";
 
 /// A blkio cgroup of ours, removed on drop (after its processes are gone).
-struct Cgroup(PathBuf);
+pub(super) struct Cgroup(PathBuf);
 
 impl Cgroup {
     fn create(name: &str) -> Cgroup {
@@ -23,10 +23,20 @@ impl Cgroup {
             .unwrap_or_else(|e| panic!("write {value} to {file}: {e}"));
     }
 
-    /// `iolab args` started inside this cgroup.
+    /// `iolab args` run inside this cgroup.
     fn iolab(&self, args: &[&str]) -> Output {
-        Command::new("sh")
-            .env("NO_COLOR", "1")
+        self.command(args).output().unwrap()
+    }
+
+    /// Its `cgroup.procs`: a process that writes its pid there moves into the cgroup.
+    pub(super) fn procs(&self) -> PathBuf {
+        self.0.join("cgroup.procs")
+    }
+
+    /// The command that starts `iolab args` inside this cgroup.
+    pub(super) fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new("sh");
+        c.env("NO_COLOR", "1")
             .env("IOLAB_NO_HISTORY", "1")
             .arg("-c")
             .arg(format!(
@@ -34,9 +44,8 @@ impl Cgroup {
                 self.0.join("cgroup.procs").display()
             ))
             .arg(env!("CARGO_BIN_EXE_iolab"))
-            .args(args)
-            .output()
-            .unwrap()
+            .args(args);
+        c
     }
 }
 
@@ -55,7 +64,7 @@ impl Drop for Cgroup {
 /// A loop device over a 64 MiB image in RAM and a cgroup setting `knob` (e.g.
 /// `read_iops_device`) to `value` on it; `None` (skipped loudly) without root, loop devices,
 /// /dev/shm or blkio throttling. Drop order: the cgroup, then the device, then the image.
-fn capped_loop(
+pub(super) fn capped_loop(
     test: &str,
     knob: &str,
     value: u64,

@@ -148,6 +148,42 @@ fn existing_file_with_allow_destroy_is_used_and_kept() {
     assert!(f.exists(), "a user's file is never deleted");
 }
 
+/// `--keep` keeps the test file iolab creates in a directory; on a file or a device, which
+/// iolab never removes, it was accepted and did nothing, without a word. Now refused (exit 2,
+/// nothing written), by `run` and `saturate` alike.
+#[test]
+fn keep_on_a_target_iolab_never_removes_is_refused() {
+    let d = tempdir();
+    let f = d.path().join("scratch.dat");
+    std::fs::write(&f, vec![1u8; 1 << 20]).unwrap();
+    let fs = f.display().to_string();
+    for cmd in ["run", "saturate"] {
+        let out = iolab_in(
+            d.path(),
+            &[
+                cmd,
+                "--target",
+                &fs,
+                "--allow-destroy",
+                &fs,
+                "--keep",
+                "--no-save",
+            ],
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{cmd}: {err}");
+        assert!(
+            err.contains(&format!("--keep keeps the test file iolab creates in a directory target; {fs} is an existing file")),
+            "{cmd}: {err}"
+        );
+        assert_eq!(
+            std::fs::read(&f).unwrap(),
+            vec![1u8; 1 << 20],
+            "{cmd} wrote"
+        );
+    }
+}
+
 #[test]
 fn read_only_file_system_is_refused() {
     let Some(fs) = scratch_or_skip(

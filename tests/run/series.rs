@@ -2,8 +2,8 @@
 
 use super::*;
 
-/// `--interval`: the time series' resolution; whole intervals only, each point `interval_ms`
-/// apart, their I/Os within the run's; the default is 100 ms.
+/// `--interval`: the time series' resolution; a timed run's window is whole intervals, each
+/// point `interval_ms` apart, their I/Os within the run's; the default is 100 ms.
 #[test]
 fn interval_sets_the_series_resolution() {
     let d = tempdir();
@@ -44,6 +44,41 @@ fn interval_sets_the_series_resolution() {
         }
         let in_points: u64 = pts.iter().map(|p| p["ios"].as_u64().unwrap()).sum();
         assert!(in_points > 0 && in_points <= r["ops"].as_u64().unwrap());
+    }
+}
+
+/// A size-based run (`--io-size`) ends anywhere in an interval: its series kept whole
+/// intervals only and dropped the I/Os of the last, partial one (4 points holding 8,533 of a
+/// run's 16,384 I/Os). Now the series ends with that part, its rates over its own length,
+/// and adds up to the run. On the null engine with a small interval, so that whatever the
+/// machine's speed the run spans several intervals and ends inside one (or, at worst, holds
+/// only the partial one, which must add up all the same).
+#[test]
+fn a_size_based_series_adds_up_to_the_run() {
+    let d = tempdir();
+    let mut args = vec!["run", "--engine", "null", "--rw", "randread", "--bs", "4k"];
+    args.extend_from_slice(&["--io-size", "256M", "--interval", "1ms", "--repeat", "2"]);
+    args.extend_from_slice(&["--ramp", "0", "--size", "8M", "--json", "--no-save"]);
+    let doc = json_ok(&iolab_in(d.path(), &args));
+    for r in doc["tests"][0]["runs"].as_array().unwrap() {
+        let pts = r["intervals"].as_array().unwrap();
+        let sum = |k: &str| pts.iter().map(|p| p[k].as_u64().unwrap()).sum::<u64>();
+        assert_eq!(sum("ios"), r["ops"].as_u64().unwrap(), "{r}");
+        assert_eq!(sum("bytes"), r["bytes"].as_u64().unwrap(), "{r}");
+        let elapsed_ns = r["elapsed_ns"].as_u64().unwrap();
+        let last = pts.last().unwrap();
+        assert_eq!(
+            last["t_ms"].as_u64().unwrap(),
+            elapsed_ns.div_ceil(1_000_000)
+        );
+        // The partial point's rate is over its own length, not a whole interval.
+        let whole = elapsed_ns / 1_000_000;
+        if elapsed_ns % 1_000_000 != 0 {
+            let len_s = (elapsed_ns - whole * 1_000_000) as f64 / 1e9;
+            let want = last["ios"].as_f64().unwrap() / len_s;
+            let got = last["iops"].as_f64().unwrap();
+            assert!((got - want).abs() <= 1e-6 * want, "{got} vs {want}");
+        }
     }
 }
 

@@ -151,3 +151,149 @@ fn a_second_run_on_the_same_target_is_refused() {
     assert!(!stderr.contains("partial results saved"), "{stderr}");
     assert!(!stdout.contains("(failed)"), "{stdout}");
 }
+
+/// Ctrl-C during a deep queue on a slow device: iolab must wait for the requests in flight
+/// (the device cannot take them back), which at 64 in flight on a device capped at 20 IOPS
+/// takes about 3 s, enforced by the kernel's throttle whatever the machine. It used to wait
+/// without a word, so the user thought it hung; now a line says at once that it is stopping
+/// and what it waits for, before the process ends.
+#[test]
+fn a_stop_says_at_once_what_it_waits_for() {
+    use std::io::BufRead;
+    let test = "a_stop_says_at_once_what_it_waits_for";
+    let Some((cg, lo, _dir)) = super::accuracy::capped_loop(test, "read_iops_device", 20) else {
+        return;
+    };
+    let dev = lo.device.to_str().unwrap();
+    let mut child = cg
+        .command(&[
+            "run",
+            "--target",
+            dev,
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--iodepth",
+            "64",
+            "--duration",
+            "60s",
+            "--ramp",
+            "0",
+            "--repeat",
+            "1",
+            "--no-save",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    let mut seen = Vec::new();
+    // The test has started (its progress line), then a second to fill the queue.
+    while let Ok(l) = rx.recv_timeout(std::time::Duration::from_secs(60)) {
+        let started = l.contains("RND4K Q64T1 read [1/1] ...");
+        seen.push(l);
+        if started {
+            break;
+        }
+    }
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    // The notice comes while the requests drain: the process has not ended yet.
+    let mut notice = None;
+    while let Ok(l) = rx.recv_timeout(std::time::Duration::from_secs(30)) {
+        let is_notice = l.starts_with("iolab: stopping (SIGINT): waiting for the ");
+        let running = child.try_wait().unwrap().is_none();
+        seen.push(l.clone());
+        if is_notice {
+            notice = Some((l, running));
+            break;
+        }
+    }
+    let status = child.wait().unwrap();
+    reader.join().unwrap();
+    seen.extend(rx.try_iter());
+    let all = seen.join("\n");
+    let (line, running) = notice.unwrap_or_else(|| panic!("no stop notice:\n{all}"));
+    assert!(running, "the notice came only after the end:\n{all}");
+    // 64 in flight at most (some may have completed as it was read).
+    let n: u64 = line["iolab: stopping (SIGINT): waiting for the ".len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap_or_else(|_| panic!("{line}"));
+    assert!((1..=64).contains(&n), "{line}");
+    assert!(line.contains("Ctrl-C again"), "{line}");
+    assert_eq!(status.code(), Some(130), "{all}");
+    assert!(all.contains("iolab: interrupted by SIGINT"), "{all}");
+}
+
+/// `iolab serve` stops its tests with SIGINT and waits a minute; a test still draining its
+/// I/Os then (a deep queue on a slow device) saw its parent gone and sent itself a second
+/// SIGINT, which ends a run at once, without cleanup. Here the parent is a shell, killed
+/// while the test drains 64 requests at 20 IOPS (about 3 s, the kernel's throttle): the
+/// test must finish its stop as the first signal asked.
+#[test]
+fn a_test_stopping_when_its_parent_goes_finishes_its_stop() {
+    let test = "a_test_stopping_when_its_parent_goes_finishes_its_stop";
+    let Some((cg, lo, dir)) = super::accuracy::capped_loop(test, "read_iops_device", 20) else {
+        return;
+    };
+    let dev = lo.device.to_str().unwrap();
+    let (err, pidfile) = (dir.path().join("stderr"), dir.path().join("pid"));
+    // The shell moves into the cgroup, starts iolab as its child watching it, and waits.
+    let mut parent = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "echo $$ > {procs}; IOLAB_STOP_WITH_PARENT=$$ \"$0\" \"$@\" 2> {err} & echo $! > {pid}; wait",
+            procs = cg.procs().display(),
+            err = err.display(),
+            pid = pidfile.display()
+        ))
+        .arg(env!("CARGO_BIN_EXE_iolab"))
+        .args([
+            "run", "--target", dev, "--rw", "randread", "--bs", "4k", "--iodepth", "64",
+            "--duration", "60s", "--ramp", "0", "--repeat", "1", "--no-save",
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let read = || std::fs::read_to_string(&err).unwrap_or_default();
+    let started = wait_until(std::time::Duration::from_secs(60), || {
+        read().contains("RND4K Q64T1 read [1/1] ...")
+    });
+    assert!(started, "{}", read());
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let pid = nix::unistd::Pid::from_raw(pid);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    // The parent goes a second and a half later, while the 64 requests still drain.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    parent.kill().unwrap();
+    parent.wait().unwrap();
+    let gone = wait_until(std::time::Duration::from_secs(60), || {
+        !std::path::Path::new(&format!("/proc/{pid}")).exists()
+            || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| s.contains(") Z "))
+    });
+    let all = read();
+    assert!(gone, "still running: {all}");
+    assert!(!all.contains("stopped at once"), "{all}");
+    assert!(all.contains("iolab: interrupted by SIGINT"), "{all}");
+}

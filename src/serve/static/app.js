@@ -343,7 +343,9 @@ async function pageRun(id) {
     status.textContent = v.status;
     status.className = "status-" + v.status;
     const running = v.status === "running" || v.status === "stopping";
-    stop.disabled = !running;
+    // Stopping: the test was told once (another SIGINT would end it without cleanup).
+    stop.disabled = v.status !== "running";
+    stop.textContent = v.status === "stopping" ? "Stopping…" : "Stop";
     stop.style.display = running ? "" : "none";
     if (running) {
       pollTimer = setTimeout(tick, 500);
