@@ -451,13 +451,18 @@ fn a_two_device_btrfs_is_counted_over_both_devices() {
         skip(TEST, format_args!("btrfs cannot be mounted here: {e}"));
         return;
     }
-    struct Unmount(String);
+    // Unmounted before the loop devices are detached (declared after them), retrying while
+    // busy: a single failed umount left the file system mounted and both loops held.
+    struct Unmount(String, String);
     impl Drop for Unmount {
         fn drop(&mut self) {
-            let _ = iolab::fs::command::run("umount", [&self.0]);
+            let dir = std::path::Path::new(&self.0);
+            if let Err(e) = iolab::fs::mount::umount_ours(dir, &self.1) {
+                eprintln!("could not unmount {}: {e}", self.0);
+            }
         }
     }
-    let _mounted = Unmount(mp.clone());
+    let _mounted = Unmount(mp.clone(), da.clone());
     // 16 MiB of direct 1 MiB writes: raid0 puts half on each device.
     let out = iolab(&[
         "run",
