@@ -593,3 +593,61 @@ fn json_runs_name_their_result_file_on_stderr_as_saturate_does() {
         assert_eq!(saved["command"], doc["command"], "{args:?}");
     }
 }
+
+/// `-o` names a file where a command writes one, and a directory is taken there too (the
+/// default name inside it): `--output result.json` made a directory named result.json,
+/// `report -o DIR` and `history export -o DIR` were refused. Slack on the source tree: no
+/// disk speed involved.
+#[test]
+fn o_takes_a_file_or_a_directory() {
+    let dir = tempdir();
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+    let file = dir.path().join("slack.json");
+    let o = iolab(&["slack", src, "-q", "-o", s(&file)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(file.is_file(), "{file:?} is not the result file");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(doc["command"], "slack", "{doc}");
+    assert!(
+        stderr(&o).contains(&format!("results: {}", s(&file))),
+        "{}",
+        stderr(&o)
+    );
+    // A directory is still a directory of result files.
+    let results = dir.path().join("results");
+    let o = iolab(&["slack", src, "-q", "-o", s(&results)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let listed = names(&results);
+    assert!(
+        listed.len() == 1 && listed[0].starts_with("slack-") && listed[0].ends_with(".json"),
+        "{listed:?}"
+    );
+
+    // report -o DIR: report.html inside it.
+    let reports = dir.path().join("reports");
+    std::fs::create_dir(&reports).unwrap();
+    let o = iolab(&["report", s(&file), "-o", s(&reports)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(names(&reports), ["report.html"]);
+
+    // history export -o DIR: iolab-history.json inside it.
+    let db = dir.path().join("h.sqlite");
+    let mut c = bin();
+    let o = with_history(&mut c, &db)
+        .args(["history", "import", s(&file)])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let exports = dir.path().join("exports");
+    std::fs::create_dir(&exports).unwrap();
+    for format in ["json", "csv"] {
+        let mut c = bin();
+        let o = with_history(&mut c, &db)
+            .args(["history", "export", "--format", format, "-o", s(&exports)])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{format}: {}", stderr(&o));
+    }
+    assert_eq!(names(&exports), ["iolab-history.csv", "iolab-history.json"]);
+}

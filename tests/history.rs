@@ -621,14 +621,62 @@ fn the_history_flag_goes_before_a_subcommand_too() {
             stdout(&o)
         );
     }
+    // A flag the subcommand does not take: refused, saying where it belongs.
     let o = hist(&db, &["history", "--limit", "3", "show", "1"]);
     assert_usage(
         &o,
-        "--limit is a flag of `iolab history` (the list) and cannot be used with its subcommand 'show'",
+        "--limit is a flag of `iolab history list` (the default subcommand); `iolab history show` has no --limit",
+    );
+    assert!(
+        stderr(&o).contains("iolab history show --help"),
+        "{}",
+        stderr(&o)
     );
     assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
-    let o = hist(&db, &["history", "--json", "devices"]);
-    assert_usage(&o, "--json is a flag");
+}
+
+/// Regression: `iolab history --json list` and `iolab history --json devices` were refused
+/// ("--json is a flag of `iolab history` (the list) and cannot be used with its subcommand
+/// 'list'"): the flags given before the subcommand are its own when it takes them.
+#[test]
+fn the_list_flags_go_before_the_subcommand_too() {
+    let dir = tempdir();
+    let db = dir.path().join("h.sqlite");
+    let h = History::open(&db).unwrap();
+    h.record(&generated("S1", 0, 1000.0), None).unwrap();
+    h.record(&generated("S2", 1, 1000.0), None).unwrap();
+    drop(h);
+    for (before, after) in [
+        (
+            vec!["history", "--json", "list"],
+            vec!["history", "list", "--json"],
+        ),
+        (
+            vec!["history", "--limit", "1", "--json", "list"],
+            vec!["history", "list", "--limit", "1", "--json"],
+        ),
+        (
+            vec!["history", "--json", "devices"],
+            vec!["history", "devices", "--json"],
+        ),
+        (
+            vec!["history", "--json", "show", "1"],
+            vec!["history", "show", "1", "--json"],
+        ),
+        (
+            vec!["history", "--device", "S2", "export"],
+            vec!["history", "export", "--device", "S2"],
+        ),
+    ] {
+        let a = hist(&db, &before);
+        let b = hist(&db, &after);
+        assert!(a.status.success(), "{before:?}: {}", stderr(&a));
+        assert!(b.status.success(), "{after:?}: {}", stderr(&b));
+        assert_eq!(stdout(&a), stdout(&b), "{before:?} against {after:?}");
+    }
+    let o = hist(&db, &["history", "--limit", "1", "--json", "list"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v.as_array().map(Vec::len), Some(1), "{v}");
 }
 
 /// Regression: an export into a missing directory named tempfile's random file

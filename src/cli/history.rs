@@ -22,8 +22,8 @@ pub struct HistoryFlags {
 
 /// Every result you measured, kept: list, show, export, import, and a test's figure on one
 /// device over time. With no subcommand: the newest results (`list`). The list's flags
-/// before a subcommand are refused by `cli::try_parse_from` (not by clap's
-/// `args_conflicts_with_subcommands`, which refused the global `--history` there too).
+/// given before a subcommand are moved after it by `cli::try_parse_from` (`iolab history
+/// --json devices` is `iolab history devices --json`), or refused when it has no such flag.
 #[derive(Debug, Clone, Args)]
 pub struct HistoryArgs {
     #[command(subcommand)]
@@ -112,8 +112,9 @@ pub struct ExportArgs {
     #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
     pub format: ExportFormat,
 
-    /// Write here instead of stdout.
-    #[arg(short = 'o', long)]
+    /// Write to this file instead of stdout; an existing directory gets
+    /// iolab-history.json (or .csv) inside it.
+    #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
 

@@ -97,9 +97,14 @@ pub struct SteadyArgs {
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// What to measure: a directory (iolab creates and removes its own test file there), a
-    /// block device, or an existing regular file (with --allow-destroy FILE).
+    /// block device, or an existing regular file (with --allow-destroy FILE). Also taken as
+    /// a word: `iolab run /mnt/ssd`.
     #[arg(long, short = 't', value_name = "PATH|DEVICE", default_value = ".")]
     pub target: PathBuf,
+
+    /// The target as a word, the same as -t/--target.
+    #[arg(value_name = "PATH|DEVICE", conflicts_with = "target")]
+    pub target_pos: Option<PathBuf>,
 
     /// Built-in suite [default: default]. Without --preset, --rw runs one custom test.
     #[arg(long, value_enum)]
@@ -218,7 +223,7 @@ pub struct RunArgs {
           value_parser = clap::builder::BoolishValueParser::new())]
     pub prefill: bool,
 
-    /// Keep the test file afterwards (directory targets).
+    /// Keep the test file afterwards instead of removing it (directory targets).
     #[arg(long)]
     pub keep: bool,
 
@@ -226,8 +231,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "PATH")]
     pub allow_destroy: Option<PathBuf>,
 
-    /// Seed for offsets and data (same seed, same bytes).
-    #[arg(long, default_value_t = 0x10_1AB)]
+    /// Seed for offsets and data (same seed, same bytes; the default is every command's).
+    #[arg(long, allow_negative_numbers = true, default_value_t = crate::os::context::DEFAULT_SEED)]
     pub seed: u64,
 
     #[command(flatten)]
@@ -294,6 +299,18 @@ impl RunConfig {
 
         // Size.
         let (size, size_note) = test_size(a, kind, max_bs)?;
+        let rounded = a.size.and_then(|given| {
+            super::checks::rounded_size_note(
+                given,
+                size,
+                max_bs,
+                "the largest block of one test times its jobs",
+            )
+        });
+        let size_note = match (rounded, size_note) {
+            (Some(r), Some(n)) => Some(format!("{r}; {n}")),
+            (r, n) => r.or(n),
+        };
 
         check_direct_alignment(&a.target, &tests)?;
 

@@ -30,8 +30,13 @@ pub struct SaturateArgs {
     /// What to measure; repeat for several targets run at the same time (their IOPS and
     /// depths add up). A block device (whole device by default), a directory (iolab creates
     /// and removes its own test file there) or an existing file (with --allow-destroy FILE).
+    /// Also taken as words: `iolab saturate /dev/sdb /dev/sdc`.
     #[arg(long, short = 't', value_name = "PATH|DEVICE", default_value = ".")]
     pub target: Vec<PathBuf>,
+
+    /// The targets as words, the same as -t/--target.
+    #[arg(value_name = "PATH|DEVICE", conflicts_with = "target")]
+    pub target_pos: Vec<PathBuf>,
 
     /// Sweeps to run, comma-separated [default: randread,randwrite,mixed; randread only on
     /// a block device without --allow-destroy].
@@ -112,12 +117,13 @@ pub struct SaturateArgs {
     #[arg(long, value_name = "PATH")]
     pub allow_destroy: Vec<PathBuf>,
 
-    /// Keep the test file afterwards (directory targets).
+    /// Keep the test file afterwards instead of removing it (directory targets).
     #[arg(long)]
     pub keep: bool,
 
-    /// Seed for offsets and data.
-    #[arg(long, default_value_t = 0x5A7)]
+    /// Seed for offsets and data (same seed, same offsets and bytes; the default is every
+    /// command's).
+    #[arg(long, allow_negative_numbers = true, default_value_t = crate::os::context::DEFAULT_SEED)]
     pub seed: u64,
 
     #[command(flatten)]
@@ -482,7 +488,11 @@ fn size_target(
             (None, _) => recommended.max(MIN_DEFAULT_FILE),
         },
     };
-    let size = size / a.bs * a.bs;
+    let whole = size / a.bs * a.bs;
+    if let Some(given) = a.size {
+        notes.extend(super::checks::rounded_size_note(given, whole, a.bs, "--bs"));
+    }
+    let size = whole;
     // Refused before anything is written when the prefill would fill the file system.
     if let Some(file) = file {
         let what = match a.size {

@@ -93,8 +93,8 @@ pub struct SustainArgs {
     #[arg(long, value_name = "PATH")]
     pub allow_destroy: Option<PathBuf>,
 
-    /// Seed of the data (same seed, same bytes).
-    #[arg(long, default_value_t = 0x10_1AB)]
+    /// Seed of the data (same seed, same bytes; the default is every command's).
+    #[arg(long, allow_negative_numbers = true, default_value_t = crate::os::context::DEFAULT_SEED)]
     pub seed: u64,
 
     #[command(flatten)]

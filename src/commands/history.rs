@@ -180,6 +180,13 @@ fn export(h: &History, a: &ExportArgs) -> Result<i32> {
                 r => r?,
             }
         }
+        Some(p) if p.is_dir() => {
+            let name = match a.format {
+                ExportFormat::Json => "iolab-history.json",
+                ExportFormat::Csv => "iolab-history.csv",
+            };
+            write_file(&p.join(name), &text)?
+        }
         Some(p) => write_file(p, &text)?,
     }
     Ok(0)
