@@ -113,6 +113,7 @@ pub struct RunArgs {
     /// Size of the test file (4k/4KiB/1M/1MiB/1G are powers of two; 1MB/1GB are powers of
     /// ten). Default 1 GiB, clamped to 90 % of the free space (45 % on a copy-on-write file
     /// system such as btrfs, where overwrites need new space). For a device: the part tested.
+    /// Rounded down to whole blocks of the largest test (block size times jobs), with a note.
     #[arg(long, allow_hyphen_values = true, value_parser = size_arg, value_name = "SIZE")]
     pub size: Option<u64>,
 

@@ -94,7 +94,7 @@ pub struct SaturateArgs {
 
     /// Tested size. Default: the whole device; for a file, 10x the caches iolab can detect
     /// (at least 1 GiB, at most 90 % of the free space, 45 % on a copy-on-write file system).
-    /// Less is allowed, with a warning.
+    /// Less is allowed, with a warning. Rounded down to whole --bs blocks, with a note.
     #[arg(long, allow_hyphen_values = true, value_parser = size_arg, value_name = "SIZE")]
     pub size: Option<u64>,
 
