@@ -67,7 +67,7 @@ pub struct FilterArgs {
     pub command: Option<String>,
 
     /// Only results started since: a date (2026-01-31), an RFC 3339 time or an age
-    /// (30m, 12h, 7d, 2w).
+    /// (30m, 12h, 7d, 2w, 1h30m: a duration as every command takes it, or weeks).
     #[arg(long, value_name = "WHEN")]
     pub since: Option<String>,
 }
