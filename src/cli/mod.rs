@@ -229,9 +229,76 @@ where
             return try_parse_from(argv);
         }
     }
+    word_after_a_switch(&cmd, &m, &argv)?;
     let mut cli = Cli::from_arg_matches(&m).map_err(|e| e.format(&mut cmd))?;
     cli.command.take_target_words();
     Ok(cli)
+}
+
+/// A value typed after a flag that takes none (`iolab run --mix 70`, as `saturate --mix 70`
+/// takes one) becomes the target word; when no such path exists, the error says why instead
+/// of "target 70 does not exist".
+fn word_after_a_switch(
+    cli: &clap::Command,
+    m: &clap::ArgMatches,
+    argv: &[std::ffi::OsString],
+) -> Result<(), clap::Error> {
+    let (mut cmd, mut m) = (cli, m);
+    let mut path = vec!["iolab"];
+    while let Some((name, sub)) = m.subcommand() {
+        let Some(c) = cmd.find_subcommand(name) else {
+            break;
+        };
+        (cmd, m) = (c, sub);
+        path.push(c.get_name());
+    }
+    // The target words only: `info --json sda` names a kernel device, `history show
+    // --json 12` a result.
+    for a in cmd
+        .get_arguments()
+        .filter(|a| a.is_positional() && a.get_id() == "target_pos")
+    {
+        let id = a.get_id().as_str();
+        if m.value_source(id) != Some(clap::parser::ValueSource::CommandLine) {
+            continue;
+        }
+        for word in m.get_raw(id).into_iter().flatten() {
+            if std::path::Path::new(word).exists() {
+                continue;
+            }
+            let Some(i) = argv.iter().skip(1).position(|w| w == word) else {
+                continue;
+            };
+            let before = argv[i].to_string_lossy();
+            let Some(flag) = cmd.get_arguments().find(|f| {
+                f.get_long().is_some_and(|l| before == format!("--{l}"))
+                    || f.get_short().is_some_and(|c| before == format!("-{c}"))
+            }) else {
+                continue;
+            };
+            if flag.get_action().takes_values() {
+                continue;
+            }
+            let hint = match (path.join(" ").as_str(), flag.get_long()) {
+                ("iolab run", Some("mix")) => {
+                    "; the read share of the mixed tests is --rwmix-read PERCENT"
+                }
+                _ => "",
+            };
+            let e = clap::Error::raw(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!(
+                    "{before} takes no value: '{}' after it was taken as the {}, and no such path exists{hint}\n",
+                    word.to_string_lossy(),
+                    a.get_value_names()
+                        .and_then(|v| v.first())
+                        .map_or("target".to_string(), |v| v.to_string())
+                ),
+            );
+            return Err(e.format(&mut cmd.clone()));
+        }
+    }
+    Ok(())
 }
 
 /// `argv` with the words between `history` and its subcommand moved after the subcommand
@@ -709,5 +776,40 @@ mod tests {
         walk(&Cli::command(), "iolab", &mut without);
         // serve's --output is where the console's tests write, not what it writes.
         assert_eq!(without, ["iolab serve"]);
+    }
+
+    /// `iolab run --mix 70` (saturate's --mix takes a percentage, run's none) said "target
+    /// 70 does not exist"; the error says the flag takes no value.
+    #[test]
+    fn a_value_after_a_switch_is_not_blamed_on_the_target() {
+        let e = try_parse_from(["iolab", "run", "--mix", "70"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("--mix takes no value: '70' after it was taken as the PATH|DEVICE, and no such path exists; the read share of the mixed tests is --rwmix-read PERCENT"),
+            "{e}"
+        );
+        let e = try_parse_from(["iolab", "files", "--nice", "3"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("--nice takes no value: '3'"), "{e}");
+        // An existing path after a switch is the target it names.
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_str().unwrap();
+        let Command::Run(r) = try_parse_from(["iolab", "run", "--mix", d])
+            .unwrap()
+            .command
+        else {
+            unreachable!()
+        };
+        assert_eq!(r.target, dir.path());
+        assert!(r.mix);
+        // Other words are not paths: a kernel device name, a result's number.
+        assert!(try_parse_from(["iolab", "info", "--json", "sda"]).is_ok());
+        assert!(try_parse_from(["iolab", "history", "show", "--json", "12"]).is_ok());
+        // A word after a flag with a value is not concerned.
+        assert!(try_parse_from(["iolab", "run", "--size", "8M", "/nonexistent"]).is_ok());
     }
 }
