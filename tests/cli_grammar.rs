@@ -30,12 +30,42 @@ fn every_measuring_command_takes_the_same_output_flags() {
         let o = iolab(&args);
         assert!(o.status.success(), "{cmd:?}: {}", stderr(&o));
         let help = stdout(&o);
-        for flag in ["-q, --quiet", "--json", "--no-save", "--output <DIR>"] {
+        for flag in ["-q, --quiet", "--json", "--no-save", "-o, --output <DIR>"] {
             assert!(
                 help.contains(flag),
                 "iolab {cmd:?} --help lacks {flag}:\n{help}"
             );
         }
+    }
+}
+
+/// `iolab run /mnt` was refused (the target only as `-t`) where `iolab sustain /mnt` worked:
+/// every measuring command with a target names it as a word in its usage line, its man
+/// page and its `-t` help. (The matrix makes its own file systems.)
+#[test]
+fn every_target_is_also_a_word() {
+    for cmd in MEASURING.iter().filter(|c| c[0] != "matrix") {
+        let mut args = cmd.to_vec();
+        args.push("--help");
+        let help = stdout(&iolab(&args));
+        let usage = help
+            .lines()
+            .find(|l| l.starts_with("Usage:"))
+            .unwrap_or_default();
+        assert!(
+            usage.contains("[PATH|DEVICE]")
+                || usage.contains("[DIR]")
+                || usage.contains("[TARGET]"),
+            "iolab {cmd:?}: {usage}"
+        );
+        assert!(help.contains("-t, --target"), "iolab {cmd:?} --help");
+        let man = stdout(&iolab(&[&["man"][..], cmd].concat()));
+        assert!(
+            ["PATH|DEVICE", "DIR", "TARGET"]
+                .iter()
+                .any(|w| man.contains(&format!("[\\fI{w}\\fR]"))),
+            "iolab man {cmd:?}"
+        );
     }
 }
 
@@ -298,6 +328,7 @@ fn completions_offer_the_visible_flags_only() {
             );
         }
         for visible in [
+            "keep",
             "quiet",
             "allow-destroy",
             "steadystate-max",
