@@ -398,7 +398,12 @@ pub fn one_line_error(rendered: &str, command: &str) -> String {
             .unwrap_or(line);
         details.push(line.to_string());
     }
-    details.extend(grammar_tip(&first, command));
+    // This command's own name for the flag beats clap's guess by spelling (`iolab files
+    // --duration`: "a similar argument exists: '--portions'").
+    if let Some(tip) = grammar_tip(&first, command) {
+        details.retain(|d| !d.starts_with("tip: a similar argument exists"));
+        details.push(tip);
+    }
     let mut out = if details.is_empty() {
         first
     } else if first.ends_with(':') {
@@ -434,6 +439,21 @@ fn grammar_tip(first: &str, command: &str) -> Option<String> {
             "iolab age",
             "--duration",
             "iolab age stops at --fill and --churn, not after a time",
+        ),
+        (
+            "iolab files",
+            "--duration",
+            "iolab files runs counts, not a time: --files-per-portion, --portions, --passes",
+        ),
+        (
+            "iolab run",
+            "--max-depth",
+            "a test's depth is --iodepth; the sweep of depths is iolab saturate",
+        ),
+        (
+            "iolab copy",
+            "--jobs",
+            "iolab copy copies one file at a time, as cp does",
         ),
         (
             "iolab matrix",
@@ -566,6 +586,25 @@ mod tests {
             let line = folded(args, command);
             assert!(line.contains(needle), "{args:?}: {line:?} lacks {needle:?}");
             assert!(!line.contains("use '-- "), "{args:?}: {line:?}");
+        }
+        // The command's own name for a flag replaces clap's guess by spelling.
+        for (args, command, tip, guess) in [
+            (
+                &["iolab", "files", "--duration", "5"][..],
+                "iolab files",
+                "tip: iolab files runs counts, not a time",
+                "similar argument",
+            ),
+            (
+                &["iolab", "run", "--max-depth", "8"],
+                "iolab run",
+                "tip: a test's depth is --iodepth",
+                "similar argument",
+            ),
+        ] {
+            let line = folded(args, command);
+            assert!(line.contains(tip), "{args:?}: {line:?}");
+            assert!(!line.contains(guess), "{args:?}: {line:?}");
         }
         // An unknown flag on a command with a positional path: no tip to pass it as one.
         let line = folded(&["iolab", "age", "/mnt", "--bogus"], "iolab age");
