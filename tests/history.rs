@@ -775,3 +775,40 @@ fn reading_a_missing_history_creates_nothing() {
     }
     assert!(hist(&db, &["history", "list"]).status.success());
 }
+
+/// Regression (QA): `iolab history export -o history.csv` wrote JSON into history.csv (the
+/// format defaulted to json whatever the name, where `iolab report` follows the extension).
+/// The extension decides when --format is not given; a --format it contradicts is refused.
+#[test]
+fn export_follows_the_extension_of_its_file() {
+    let dir = tempdir();
+    let db = dir.path().join("h.sqlite");
+    History::open(&db)
+        .unwrap()
+        .record(&generated("S1", 0, 1000.0), None)
+        .unwrap();
+    let csv = dir.path().join("history.csv");
+    let o = hist(&db, &["history", "export", "-o", s(&csv)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.starts_with("id,"), "{text}");
+    let json = dir.path().join("all.JSON");
+    let o = hist(&db, &["history", "export", "-o", s(&json)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(v.is_array(), "{v}");
+    // Another extension, or stdout: json unless --format says otherwise.
+    let o = hist(&db, &["history", "export", "--format", "csv"]);
+    assert!(stdout(&o).starts_with("id,"), "{}", stdout(&o));
+    let o = hist(
+        &db,
+        &["history", "export", "--format", "json", "-o", s(&csv)],
+    );
+    assert_usage(&o, "--format json with -o");
+    assert!(
+        stderr(&o).contains("the file's extension says csv"),
+        "{}",
+        stderr(&o)
+    );
+}

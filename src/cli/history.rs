@@ -109,13 +109,44 @@ pub struct ExportArgs {
     #[command(flatten)]
     pub filter: FilterArgs,
 
-    #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
-    pub format: ExportFormat,
+    /// The export's format [default: from -o's extension (.csv, .json), else json].
+    #[arg(long, value_enum)]
+    pub format: Option<ExportFormat>,
 
     /// Write to this file instead of stdout; an existing directory gets
     /// iolab-history.json (or .csv) inside it.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+}
+
+impl ExportArgs {
+    /// `--format`, else what `-o`'s extension says (`-o history.csv` wrote JSON into it),
+    /// else JSON; a `--format` the extension contradicts is refused.
+    pub fn format(&self) -> Result<ExportFormat, crate::error::UsageError> {
+        let by_name = self.output.as_deref().and_then(|p| {
+            let ext = p.extension()?.to_str()?.to_ascii_lowercase();
+            match ext.as_str() {
+                "csv" => Some(ExportFormat::Csv),
+                "json" => Some(ExportFormat::Json),
+                _ => None,
+            }
+        });
+        match (self.format, by_name) {
+            (Some(f), Some(n)) if f != n => Err(crate::error::UsageError::new(format!(
+                "--format {} with -o {}: the file's extension says {}; give one that agrees",
+                f.to_possible_value()
+                    .map_or("?".into(), |v| v.get_name().to_string()),
+                self.output
+                    .as_deref()
+                    .unwrap_or(std::path::Path::new(""))
+                    .display(),
+                n.to_possible_value()
+                    .map_or("?".into(), |v| v.get_name().to_string()),
+            ))),
+            (Some(f), _) => Ok(f),
+            (None, n) => Ok(n.unwrap_or(ExportFormat::Json)),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Args)]

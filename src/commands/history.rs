@@ -136,6 +136,7 @@ fn show(h: &History, a: &ShowArgs) -> Result<i32> {
 }
 
 fn export(h: &History, a: &ExportArgs) -> Result<i32> {
+    let format = a.format()?;
     let filter = filter_of(h, &a.filter, None)?;
     // An empty export is still written (a script may expect the file), but not silently.
     if h.count(&filter)? == 0 {
@@ -153,7 +154,7 @@ fn export(h: &History, a: &ExportArgs) -> Result<i32> {
             }
         );
     }
-    let text = match a.format {
+    let text = match format {
         ExportFormat::Json => {
             #[derive(serde::Serialize)]
             struct Exported {
@@ -181,7 +182,7 @@ fn export(h: &History, a: &ExportArgs) -> Result<i32> {
             }
         }
         Some(p) if p.is_dir() => {
-            let name = match a.format {
+            let name = match format {
                 ExportFormat::Json => "iolab-history.json",
                 ExportFormat::Csv => "iolab-history.csv",
             };
