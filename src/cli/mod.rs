@@ -236,8 +236,8 @@ where
 }
 
 /// A value typed after a flag that takes none (`iolab run --mix 70`, as `saturate --mix 70`
-/// takes one) becomes the target word; when no such path exists, the error says why instead
-/// of "target 70 does not exist".
+/// takes one) becomes the target word; when it looks like a value (starts with a digit, no
+/// `/`) and no such path exists, the error says why instead of "target 70 does not exist".
 fn word_after_a_switch(
     cli: &clap::Command,
     m: &clap::ArgMatches,
@@ -263,7 +263,11 @@ fn word_after_a_switch(
             continue;
         }
         for word in m.get_raw(id).into_iter().flatten() {
-            if std::path::Path::new(word).exists() {
+            // A value (`70`, `50%`, `4k`, `5s`), not a path: `run --verify /mnt/gone` is a
+            // missing target, which the target check names.
+            let w = word.to_string_lossy();
+            let value_like = w.starts_with(|c: char| c.is_ascii_digit()) && !w.contains('/');
+            if !value_like || std::path::Path::new(word).exists() {
                 continue;
             }
             let Some(i) = argv.iter().skip(1).position(|w| w == word) else {
@@ -845,6 +849,14 @@ mod tests {
         };
         assert_eq!(r.target, dir.path());
         assert!(r.mix);
+        // A path after a switch is the target, missing or not (the target check says so).
+        let Command::Run(r) = try_parse_from(["iolab", "run", "--verify", "/mnt/gone"])
+            .unwrap()
+            .command
+        else {
+            unreachable!()
+        };
+        assert_eq!(r.target, std::path::Path::new("/mnt/gone"));
         // Other words are not paths: a kernel device name, a result's number.
         assert!(try_parse_from(["iolab", "info", "--json", "sda"]).is_ok());
         assert!(try_parse_from(["iolab", "history", "show", "--json", "12"]).is_ok());
