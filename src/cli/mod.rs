@@ -225,7 +225,15 @@ where
             }
             moved = true;
         }
-        if moved && let Some(argv) = history_flags_after_subcommand(&argv) {
+        if moved {
+            // Never dropped silently: words that cannot be told apart are refused.
+            let Some(argv) = history_flags_after_subcommand(&argv) else {
+                let e = clap::Error::raw(
+                    clap::error::ErrorKind::ArgumentConflict,
+                    format!("give the flags of `iolab history {sub}` after '{sub}'\n"),
+                );
+                return Err(e.format(&mut sub_cmd));
+            };
             return try_parse_from(argv);
         }
     }
@@ -862,5 +870,36 @@ mod tests {
         assert!(try_parse_from(["iolab", "history", "show", "--json", "12"]).is_ok());
         // A word after a flag with a value is not concerned.
         assert!(try_parse_from(["iolab", "run", "--size", "8M", "/nonexistent"]).is_ok());
+    }
+
+    /// The list's flags before a history subcommand are moved after it, never dropped: a
+    /// word that cannot be read (not UTF-8) is refused rather than the filter ignored.
+    #[test]
+    fn history_flags_before_the_subcommand_are_never_dropped() {
+        use std::os::unix::ffi::OsStringExt;
+        let bad = std::ffi::OsString::from_vec(vec![b's', 0xff]);
+        let argv: Vec<std::ffi::OsString> = vec![
+            "iolab".into(),
+            "history".into(),
+            "--device".into(),
+            bad,
+            "export".into(),
+        ];
+        let e = try_parse_from(argv).err().map(|e| e.to_string());
+        assert!(
+            e.as_deref()
+                .is_some_and(|e| e.contains("after 'export'") || e.contains("invalid UTF-8")),
+            "{e:?}"
+        );
+        let Command::History(h) = try_parse_from(["iolab", "history", "--device", "sda", "export"])
+            .unwrap()
+            .command
+        else {
+            unreachable!()
+        };
+        let Some(history::HistoryCmd::Export(x)) = h.command else {
+            unreachable!()
+        };
+        assert_eq!(x.filter.device.as_deref(), Some("sda"));
     }
 }
