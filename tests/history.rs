@@ -792,6 +792,10 @@ fn export_follows_the_extension_of_its_file() {
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&csv).unwrap();
     assert!(text.starts_with("id,"), "{text}");
+    // Shared as a report is (it was 0600, the temp file's mode).
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&csv).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o644, "{mode:o}");
     let json = dir.path().join("all.JSON");
     let o = hist(&db, &["history", "export", "-o", s(&json)]);
     assert!(o.status.success(), "{}", stderr(&o));

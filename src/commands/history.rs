@@ -215,6 +215,11 @@ fn write_file(p: &Path, text: &str) -> Result<()> {
             std::io::Error::from(e.kind())
         )
     })?;
+    // Temp files are created 0600; an export is meant to be shared, as a report.
+    use std::os::unix::fs::PermissionsExt;
+    let _ = tmp
+        .as_file()
+        .set_permissions(std::fs::Permissions::from_mode(0o644));
     tmp.write_all(text.as_bytes())?;
     tmp.persist(p)
         .map_err(|e| crate::usage!("cannot write {}: {}", p.display(), e.error))?;

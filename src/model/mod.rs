@@ -521,6 +521,11 @@ impl ResultDoc {
     pub fn write_atomic(&self, path: &Path) -> std::io::Result<()> {
         let dir = path.parent().unwrap_or(Path::new("."));
         let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+        // Temp files are created 0600: a result written by `sudo iolab run` could not be
+        // read by `iolab compare` as its user. Readable by all, as reports and the history.
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))?;
         serde_json::to_writer_pretty(&mut tmp, self)?;
         tmp.write_all(b"\n")?;
         tmp.as_file().sync_all()?;
@@ -793,6 +798,10 @@ mod tests {
         doc.status = "complete".into();
         sink.save(&doc).unwrap();
         assert_eq!(ResultDoc::read(&file).unwrap().command, "run");
+        // Readable by the user's other accounts (it was 0600, the temp file's mode).
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o644, "{mode:o}");
         let old = d.path().join("old.json");
         std::fs::write(&old, "kept").unwrap();
         ResultSink::create(Some(&old), "run").unwrap();
