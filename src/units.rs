@@ -19,7 +19,7 @@ pub enum UnitError {
     Empty,
     #[error("'{0}' is not a size (examples: 4096, 4k, 4KiB, 1M, 1MiB, 1G, 1GB)")]
     BadSize(String),
-    #[error("'{0}' is not a duration (examples: 5, 5s, 500ms, 2m, 1h, 1.5s)")]
+    #[error("'{0}' is not a duration ({DURATION_FORMS})")]
     BadDuration(String),
     #[error("'{0}' is negative; sizes and durations must be zero or more")]
     Negative(String),
@@ -89,25 +89,46 @@ pub fn parse_size(input: &str) -> Result<u64, UnitError> {
     }
 }
 
-/// Parse a duration. A bare number means seconds.
+/// The forms a duration takes, as the refusal of one lists them.
+pub const DURATION_FORMS: &str = "a number with a unit: ns, us, ms, s, m (minutes), h, d (days), any case (90s, 10M, 1.5h, 1d); several added up (1h30m, 2m30s); a bare number is seconds";
+
+/// Parse a duration: a bare number means seconds; units are case-insensitive (`10M` is ten
+/// minutes, as in fio: a duration has no mebibytes) and several parts add up (`1h30m`).
 pub fn parse_duration(input: &str) -> Result<Duration, UnitError> {
-    let (s, num, suffix) = split_number(input)?;
-    if num.is_empty() || num == "." {
-        return Err(UnitError::BadDuration(s.to_string()));
+    let (s, _, _) = split_number(input)?;
+    let bad = || UnitError::BadDuration(s.to_string());
+    let mut rest = s;
+    let mut secs = 0.0;
+    let mut parts = 0;
+    while !rest.is_empty() {
+        let split = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let (num, tail) = rest.split_at(split);
+        if num.is_empty() || num == "." {
+            return Err(bad());
+        }
+        let v: f64 = num.parse().map_err(|_| bad())?;
+        let tail = tail.trim_start();
+        let unit_len = tail
+            .find(|c: char| c.is_ascii_digit() || c == '.' || c.is_whitespace())
+            .unwrap_or(tail.len());
+        let (unit, next) = tail.split_at(unit_len);
+        let secs_per_unit = match unit.to_lowercase().as_str() {
+            "" if parts == 0 && next.trim().is_empty() => 1.0,
+            "s" | "sec" | "secs" | "second" | "seconds" => 1.0,
+            "ms" | "msec" | "msecs" => 1e-3,
+            "us" | "µs" | "usec" | "usecs" => 1e-6,
+            "ns" | "nsec" | "nsecs" => 1e-9,
+            "m" | "min" | "mins" | "minute" | "minutes" => 60.0,
+            "h" | "hr" | "hrs" | "hour" | "hours" => 3600.0,
+            "d" | "day" | "days" => 86_400.0,
+            _ => return Err(bad()),
+        };
+        secs += v * secs_per_unit;
+        parts += 1;
+        rest = next.trim_start();
     }
-    let v: f64 = num
-        .parse()
-        .map_err(|_| UnitError::BadDuration(s.to_string()))?;
-    let secs_per_unit = match suffix.trim() {
-        "" | "s" | "sec" | "secs" => 1.0,
-        "ms" => 1e-3,
-        "us" | "µs" => 1e-6,
-        "ns" => 1e-9,
-        "m" | "min" | "mins" => 60.0,
-        "h" | "hr" | "hours" => 3600.0,
-        _ => return Err(UnitError::BadDuration(s.to_string())),
-    };
-    let secs = v * secs_per_unit;
     if !secs.is_finite() || secs > 1e9 {
         return Err(UnitError::Overflow(s.to_string()));
     }
@@ -348,6 +369,41 @@ mod tests {
             Err(UnitError::BadDuration(_))
         ));
         assert!(matches!(parse_duration(""), Err(UnitError::Empty)));
+    }
+
+    /// What users type for a duration: `--duration 10M` (fio's case-insensitive units) was
+    /// refused as "not a duration", as were days and `1h30m`.
+    #[test]
+    fn durations_as_users_type_them() {
+        let secs = |s| parse_duration(s).map(|d| d.as_secs_f64());
+        assert_eq!(secs("10M"), Ok(600.0));
+        assert_eq!(secs("90S"), Ok(90.0));
+        assert_eq!(secs("500MS"), Ok(0.5));
+        assert_eq!(secs("2H"), Ok(7200.0));
+        assert_eq!(secs("1d"), Ok(86_400.0));
+        assert_eq!(secs("2days"), Ok(172_800.0));
+        assert_eq!(secs("1h30m"), Ok(5400.0));
+        assert_eq!(secs("2m30s"), Ok(150.0));
+        assert_eq!(secs("1h 30m"), Ok(5400.0));
+        assert_eq!(secs("1.5 h"), Ok(5400.0));
+        assert_eq!(secs("10 min"), Ok(600.0));
+        // A bare number is seconds only alone: `1h30` is not guessed.
+        assert!(matches!(
+            parse_duration("1h30"),
+            Err(UnitError::BadDuration(_))
+        ));
+        assert!(matches!(
+            parse_duration("1h-30m"),
+            Err(UnitError::BadDuration(_))
+        ));
+        assert!(matches!(
+            parse_duration("5mb"),
+            Err(UnitError::BadDuration(_))
+        ));
+        // The refusal lists the accepted forms.
+        let e = duration_arg("10 weeks").unwrap_err();
+        assert!(e.contains("ns, us, ms, s, m (minutes), h, d (days)"), "{e}");
+        assert!(e.contains("1h30m"), "{e}");
     }
 
     #[test]

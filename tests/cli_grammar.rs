@@ -30,12 +30,42 @@ fn every_measuring_command_takes_the_same_output_flags() {
         let o = iolab(&args);
         assert!(o.status.success(), "{cmd:?}: {}", stderr(&o));
         let help = stdout(&o);
-        for flag in ["-q, --quiet", "--json", "--no-save", "--output <DIR>"] {
+        for flag in ["-q, --quiet", "--json", "--no-save", "-o, --output <DIR>"] {
             assert!(
                 help.contains(flag),
                 "iolab {cmd:?} --help lacks {flag}:\n{help}"
             );
         }
+    }
+}
+
+/// `iolab run /mnt` was refused (the target only as `-t`) where `iolab sustain /mnt` worked:
+/// every measuring command with a target names it as a word in its usage line, its man
+/// page and its `-t` help. (The matrix makes its own file systems.)
+#[test]
+fn every_target_is_also_a_word() {
+    for cmd in MEASURING.iter().filter(|c| c[0] != "matrix") {
+        let mut args = cmd.to_vec();
+        args.push("--help");
+        let help = stdout(&iolab(&args));
+        let usage = help
+            .lines()
+            .find(|l| l.starts_with("Usage:"))
+            .unwrap_or_default();
+        assert!(
+            usage.contains("[PATH|DEVICE]")
+                || usage.contains("[DIR]")
+                || usage.contains("[TARGET]"),
+            "iolab {cmd:?}: {usage}"
+        );
+        assert!(help.contains("-t, --target"), "iolab {cmd:?} --help");
+        let man = stdout(&iolab(&[&["man"][..], cmd].concat()));
+        assert!(
+            ["PATH|DEVICE", "DIR", "TARGET"]
+                .iter()
+                .any(|w| man.contains(&format!("[\\fI{w}\\fR]"))),
+            "iolab man {cmd:?}"
+        );
     }
 }
 
@@ -298,6 +328,7 @@ fn completions_offer_the_visible_flags_only() {
             );
         }
         for visible in [
+            "keep",
             "quiet",
             "allow-destroy",
             "steadystate-max",
@@ -592,4 +623,62 @@ fn json_runs_name_their_result_file_on_stderr_as_saturate_does() {
             serde_json::from_str(&std::fs::read_to_string(line).unwrap()).unwrap();
         assert_eq!(saved["command"], doc["command"], "{args:?}");
     }
+}
+
+/// `-o` names a file where a command writes one, and a directory is taken there too (the
+/// default name inside it): `--output result.json` made a directory named result.json,
+/// `report -o DIR` and `history export -o DIR` were refused. Slack on the source tree: no
+/// disk speed involved.
+#[test]
+fn o_takes_a_file_or_a_directory() {
+    let dir = tempdir();
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+    let file = dir.path().join("slack.json");
+    let o = iolab(&["slack", src, "-q", "-o", s(&file)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(file.is_file(), "{file:?} is not the result file");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(doc["command"], "slack", "{doc}");
+    assert!(
+        stderr(&o).contains(&format!("results: {}", s(&file))),
+        "{}",
+        stderr(&o)
+    );
+    // A directory is still a directory of result files.
+    let results = dir.path().join("results");
+    let o = iolab(&["slack", src, "-q", "-o", s(&results)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let listed = names(&results);
+    assert!(
+        listed.len() == 1 && listed[0].starts_with("slack-") && listed[0].ends_with(".json"),
+        "{listed:?}"
+    );
+
+    // report -o DIR: report.html inside it.
+    let reports = dir.path().join("reports");
+    std::fs::create_dir(&reports).unwrap();
+    let o = iolab(&["report", s(&file), "-o", s(&reports)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(names(&reports), ["report.html"]);
+
+    // history export -o DIR: iolab-history.json inside it.
+    let db = dir.path().join("h.sqlite");
+    let mut c = bin();
+    let o = with_history(&mut c, &db)
+        .args(["history", "import", s(&file)])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let exports = dir.path().join("exports");
+    std::fs::create_dir(&exports).unwrap();
+    for format in ["json", "csv"] {
+        let mut c = bin();
+        let o = with_history(&mut c, &db)
+            .args(["history", "export", "--format", format, "-o", s(&exports)])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{format}: {}", stderr(&o));
+    }
+    assert_eq!(names(&exports), ["iolab-history.csv", "iolab-history.json"]);
 }

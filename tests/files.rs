@@ -275,7 +275,7 @@ fn bad_input_is_exit_2_and_creates_nothing() {
             vec!["--target", target, "--phases", "create,create"],
             "'create' is listed twice",
         ),
-        (vec!["--target", target, "--keep-files"], "--keep-files"),
+        (vec!["--target", target, "--keep"], "--keep keeps the files"),
         (vec!["--target", target, "--cpu", "100000"], "--cpu"),
         (
             vec![

@@ -621,14 +621,62 @@ fn the_history_flag_goes_before_a_subcommand_too() {
             stdout(&o)
         );
     }
+    // A flag the subcommand does not take: refused, saying where it belongs.
     let o = hist(&db, &["history", "--limit", "3", "show", "1"]);
     assert_usage(
         &o,
-        "--limit is a flag of `iolab history` (the list) and cannot be used with its subcommand 'show'",
+        "--limit is a flag of `iolab history list` (the default subcommand); `iolab history show` has no --limit",
+    );
+    assert!(
+        stderr(&o).contains("iolab history show --help"),
+        "{}",
+        stderr(&o)
     );
     assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
-    let o = hist(&db, &["history", "--json", "devices"]);
-    assert_usage(&o, "--json is a flag");
+}
+
+/// Regression: `iolab history --json list` and `iolab history --json devices` were refused
+/// ("--json is a flag of `iolab history` (the list) and cannot be used with its subcommand
+/// 'list'"): the flags given before the subcommand are its own when it takes them.
+#[test]
+fn the_list_flags_go_before_the_subcommand_too() {
+    let dir = tempdir();
+    let db = dir.path().join("h.sqlite");
+    let h = History::open(&db).unwrap();
+    h.record(&generated("S1", 0, 1000.0), None).unwrap();
+    h.record(&generated("S2", 1, 1000.0), None).unwrap();
+    drop(h);
+    for (before, after) in [
+        (
+            vec!["history", "--json", "list"],
+            vec!["history", "list", "--json"],
+        ),
+        (
+            vec!["history", "--limit", "1", "--json", "list"],
+            vec!["history", "list", "--limit", "1", "--json"],
+        ),
+        (
+            vec!["history", "--json", "devices"],
+            vec!["history", "devices", "--json"],
+        ),
+        (
+            vec!["history", "--json", "show", "1"],
+            vec!["history", "show", "1", "--json"],
+        ),
+        (
+            vec!["history", "--device", "S2", "export"],
+            vec!["history", "export", "--device", "S2"],
+        ),
+    ] {
+        let a = hist(&db, &before);
+        let b = hist(&db, &after);
+        assert!(a.status.success(), "{before:?}: {}", stderr(&a));
+        assert!(b.status.success(), "{after:?}: {}", stderr(&b));
+        assert_eq!(stdout(&a), stdout(&b), "{before:?} against {after:?}");
+    }
+    let o = hist(&db, &["history", "--limit", "1", "--json", "list"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v.as_array().map(Vec::len), Some(1), "{v}");
 }
 
 /// Regression: an export into a missing directory named tempfile's random file
@@ -726,4 +774,45 @@ fn reading_a_missing_history_creates_nothing() {
         assert!(!dir.path().join("new").exists(), "{args:?} created it");
     }
     assert!(hist(&db, &["history", "list"]).status.success());
+}
+
+/// Regression (QA): `iolab history export -o history.csv` wrote JSON into history.csv (the
+/// format defaulted to json whatever the name, where `iolab report` follows the extension).
+/// The extension decides when --format is not given; a --format it contradicts is refused.
+#[test]
+fn export_follows_the_extension_of_its_file() {
+    let dir = tempdir();
+    let db = dir.path().join("h.sqlite");
+    History::open(&db)
+        .unwrap()
+        .record(&generated("S1", 0, 1000.0), None)
+        .unwrap();
+    let csv = dir.path().join("history.csv");
+    let o = hist(&db, &["history", "export", "-o", s(&csv)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert!(text.starts_with("id,"), "{text}");
+    // Shared as a report is (it was 0600, the temp file's mode).
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&csv).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o644, "{mode:o}");
+    let json = dir.path().join("all.JSON");
+    let o = hist(&db, &["history", "export", "-o", s(&json)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(v.is_array(), "{v}");
+    // Another extension, or stdout: json unless --format says otherwise.
+    let o = hist(&db, &["history", "export", "--format", "csv"]);
+    assert!(stdout(&o).starts_with("id,"), "{}", stdout(&o));
+    let o = hist(
+        &db,
+        &["history", "export", "--format", "json", "-o", s(&csv)],
+    );
+    assert_usage(&o, "--format json with -o");
+    assert!(
+        stderr(&o).contains("the file's extension says csv"),
+        "{}",
+        stderr(&o)
+    );
 }

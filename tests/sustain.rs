@@ -688,3 +688,32 @@ fn a_file_span_beyond_the_file_and_its_free_space_is_refused() {
     );
     assert_eq!(std::fs::metadata(&f).unwrap().len(), 15 << 20, "f grew");
 }
+
+/// Regression (QA): `--size 100GB` is not whole 1 MiB blocks; the span was cut and the
+/// "span" line said "(--size)" only. A tiny pass with no recovery: no disk speed involved.
+#[test]
+fn a_size_cut_to_whole_blocks_is_said() {
+    let dir = common::tempdir();
+    let target = dir.path().join("t");
+    std::fs::create_dir(&target).unwrap();
+    let o = common::iolab(&[
+        "sustain",
+        common::s(&target),
+        "--size",
+        "4000000",
+        "--bs",
+        "1M",
+        "--no-save",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let doc: Value = serde_json::from_str(&common::stdout(&o)).unwrap();
+    assert_eq!(doc["tests"][0]["sustain"]["bytes_written"], 3 * MIB);
+    assert!(
+        common::stderr(&o).contains(
+            "span 3.0 MiB (--size 4,000,000 bytes, rounded down to whole 1.0 MiB blocks (--bs))"
+        ),
+        "{}",
+        common::stderr(&o)
+    );
+}

@@ -1543,3 +1543,40 @@ fn a_signal_to_iolab_alone_reaches_the_traced_program() {
         assert!(work.path().join("app.trace").exists(), "{recorder}: {err}");
     }
 }
+
+/// `trace record -o DIR` was refused ("is a directory"); as `report -o DIR` and `history
+/// export -o DIR`, the default name goes inside it. strace: no root needed (a loud skip
+/// where ptrace is not permitted).
+#[test]
+fn record_into_a_directory_writes_iolab_trace_there() {
+    let work = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let o = iolab_in(
+        work.path(),
+        &[
+            "trace",
+            "record",
+            "--recorder",
+            "strace",
+            "-o",
+            out.path().to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "printf aaa > a",
+        ],
+    );
+    if !o.status.success() && stderr(&o).to_lowercase().contains("ptrace") {
+        common::skip(
+            "record_into_a_directory_writes_iolab_trace_there",
+            format_args!("ptrace not permitted here: {}", stderr(&o)),
+        );
+        return;
+    }
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(common::names(out.path()), ["iolab.trace"]);
+    assert_eq!(
+        header_of(&out.path().join("iolab.trace"))["format"],
+        "iolab-trace"
+    );
+}

@@ -48,7 +48,9 @@ pub struct AgeArgs {
     #[arg(long, allow_negative_numbers = true, value_name = "TIMES")]
     pub churn: Option<f64>,
 
-    /// The random-number seed: the same seed gives the same files, sizes and order.
+    /// The random-number seed: the same seed gives the same files, sizes and order. Its
+    /// default is 1, not the other commands' 65963: the seed names the aged tree that stays
+    /// (TARGET/iolab-aged-1) and decides its files, so ages made before keep theirs.
     #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     pub seed: u64,
 

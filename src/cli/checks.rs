@@ -200,6 +200,22 @@ impl FileRoom {
     }
 }
 
+/// The note when `--size` was cut to whole blocks (`run --size 10000001` tested 9,998,336
+/// bytes and said nothing); `block` is what the size must be a multiple of, `why` says
+/// what makes it that.
+pub(crate) fn rounded_size_note(given: u64, size: u64, block: u64, why: &str) -> Option<String> {
+    use crate::units::{fmt_size_iec, fmt_thousands};
+    (size < given).then(|| {
+        format!(
+            "--size {} bytes rounded down to {} bytes ({}): a whole number of {} blocks ({why})",
+            fmt_thousands(given as f64),
+            fmt_thousands(size as f64),
+            fmt_size_iec(size),
+            fmt_size_iec(block)
+        )
+    })
+}
+
 /// The I/O buffers of a test are mapped and touched before it runs: per job, one buffer of
 /// the block size per I/O in flight. More than half of the machine's memory was an abort
 /// (`--bs 64M --iodepth 1024`: "memory allocation of 68721573888 bytes failed", exit 134,
@@ -232,6 +248,19 @@ mod buffer_memory_tests {
         );
         assert!(check_buffer_memory(what, u128::from(12 * gib), 24 * gib).is_ok());
         assert!(check_buffer_memory(what, u128::MAX, 0).is_ok());
+    }
+
+    #[test]
+    fn a_size_cut_to_whole_blocks_is_said() {
+        let note = super::rounded_size_note(10_000_001, 9_998_336, 4096, "--bs").unwrap();
+        assert_eq!(
+            note,
+            "--size 10,000,001 bytes rounded down to 9,998,336 bytes (9.5 MiB): a whole number of 4.0 KiB blocks (--bs)"
+        );
+        assert_eq!(
+            super::rounded_size_note(1 << 20, 1 << 20, 4096, "--bs"),
+            None
+        );
     }
 }
 

@@ -27,9 +27,13 @@ pub struct CopyArgs {
     pub dataset: String,
 
     /// Directory on the file system under test (iolab creates and removes its own
-    /// subdirectory there).
+    /// subdirectory there). Also taken as a word: `iolab copy /mnt/test`.
     #[arg(long, short = 't', value_name = "DIR", default_value = ".")]
     pub target: PathBuf,
+
+    /// The target as a word, the same as -t/--target.
+    #[arg(value_name = "DIR", conflicts_with = "target")]
+    pub target_pos: Option<PathBuf>,
 
     /// Shrink or grow the data set: file counts and total size scale by F (at least one
     /// file of each kind). Not with --source (your files are copied as they are).
@@ -86,11 +90,12 @@ pub struct CopyArgs {
     #[command(flatten)]
     pub repeat: super::run::RepeatArgs,
 
-    /// Seed of the synthetic data set (same seed, same files, same bytes). Not with --source.
+    /// Seed of the synthetic data set (same seed, same files, same bytes; the default is
+    /// every command's). Not with --source.
     #[arg(
         long,
         allow_negative_numbers = true,
-        default_value_t = 0x10_1AB,
+        default_value_t = crate::os::context::DEFAULT_SEED,
         conflicts_with = "source"
     )]
     pub seed: u64,
@@ -100,7 +105,7 @@ pub struct CopyArgs {
     #[arg(
         long,
         value_name = "DIR",
-        conflicts_with_all = ["source", "target", "phases", "verify", "ceiling", "preserve", "method"]
+        conflicts_with_all = ["source", "target", "target_pos", "phases", "verify", "ceiling", "preserve", "method"]
     )]
     pub generate: Option<PathBuf>,
 

@@ -14,9 +14,13 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, Args)]
 pub struct FilesArgs {
     /// Directory to test in. iolab works in its own subdirectory there and removes exactly
-    /// what it created.
+    /// what it created. Also taken as a word: `iolab files /mnt/test`.
     #[arg(long, short = 't', value_name = "DIR", default_value = ".")]
     pub target: PathBuf,
+
+    /// The target as a word, the same as -t/--target.
+    #[arg(value_name = "DIR", conflicts_with = "target")]
+    pub target_pos: Option<PathBuf>,
 
     /// The allocation unit when the caller knows it better than statvfs (the matrix reads it
     /// back from the file system it made: fusefat reports 1 KiB blocks whatever the cluster).
@@ -106,9 +110,9 @@ pub struct FilesArgs {
     #[arg(long)]
     pub drop_caches: bool,
 
-    /// Keep the created files for inspection (debugging); --phases must not hold delete.
-    /// The directory is printed at the end.
-    #[arg(long)]
+    /// Keep the created files (their directory is printed at the end) instead of removing
+    /// them; --phases must not hold delete. (Also --keep-files, its former name.)
+    #[arg(long = "keep", alias = "keep-files")]
     pub keep_files: bool,
 
     /// Skip the free-space and free-inode estimate: run until the file system is full
@@ -153,7 +157,7 @@ fn counts(a: &FilesArgs) -> Result<(u64, u64, u64), UsageError> {
     Ok((files_per_portion, portions, passes))
 }
 
-/// --big, --phases, --keep-files, --jobs and --shared-dir, checked together.
+/// --big, --phases, --keep, --jobs and --shared-dir, checked together.
 fn check_options(a: &FilesArgs) -> Result<Phases, UsageError> {
     if a.big == Some(0) {
         return Err(UsageError::new("--big 0: the big file needs a size"));
@@ -161,7 +165,7 @@ fn check_options(a: &FilesArgs) -> Result<Phases, UsageError> {
     let phases = Phases::parse(&a.phases)?;
     if a.keep_files && phases.delete {
         return Err(UsageError::new(
-            "--keep-files keeps the files, so --phases cannot hold delete",
+            "--keep keeps the files, so --phases cannot hold delete",
         ));
     }
     if a.jobs == 0 || a.jobs > 1024 {
@@ -172,7 +176,7 @@ fn check_options(a: &FilesArgs) -> Result<Phases, UsageError> {
     }
     if a.jobs > 1 && (a.big.is_some() || a.keep_files) {
         return Err(UsageError::new(
-            "--jobs runs the small-file phases only: leave out --big and --keep-files",
+            "--jobs runs the small-file phases only: leave out --big and --keep",
         ));
     }
     if a.shared_dir && a.jobs < 2 {

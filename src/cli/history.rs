@@ -22,8 +22,8 @@ pub struct HistoryFlags {
 
 /// Every result you measured, kept: list, show, export, import, and a test's figure on one
 /// device over time. With no subcommand: the newest results (`list`). The list's flags
-/// before a subcommand are refused by `cli::try_parse_from` (not by clap's
-/// `args_conflicts_with_subcommands`, which refused the global `--history` there too).
+/// given before a subcommand are moved after it by `cli::try_parse_from` (`iolab history
+/// --json devices` is `iolab history devices --json`), or refused when it has no such flag.
 #[derive(Debug, Clone, Args)]
 pub struct HistoryArgs {
     #[command(subcommand)]
@@ -67,7 +67,7 @@ pub struct FilterArgs {
     pub command: Option<String>,
 
     /// Only results started since: a date (2026-01-31), an RFC 3339 time or an age
-    /// (30m, 12h, 7d, 2w).
+    /// (30m, 12h, 7d, 2w, 1h30m: a duration as every command takes it, or weeks).
     #[arg(long, value_name = "WHEN")]
     pub since: Option<String>,
 }
@@ -109,12 +109,44 @@ pub struct ExportArgs {
     #[command(flatten)]
     pub filter: FilterArgs,
 
-    #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
-    pub format: ExportFormat,
+    /// The export's format [default: from -o's extension (.csv, .json), else json].
+    #[arg(long, value_enum)]
+    pub format: Option<ExportFormat>,
 
-    /// Write here instead of stdout.
-    #[arg(short = 'o', long)]
+    /// Write to this file instead of stdout; an existing directory gets
+    /// iolab-history.json (or .csv) inside it.
+    #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+}
+
+impl ExportArgs {
+    /// `--format`, else what `-o`'s extension says (`-o history.csv` wrote JSON into it),
+    /// else JSON; a `--format` the extension contradicts is refused.
+    pub fn format(&self) -> Result<ExportFormat, crate::error::UsageError> {
+        let by_name = self.output.as_deref().and_then(|p| {
+            let ext = p.extension()?.to_str()?.to_ascii_lowercase();
+            match ext.as_str() {
+                "csv" => Some(ExportFormat::Csv),
+                "json" => Some(ExportFormat::Json),
+                _ => None,
+            }
+        });
+        match (self.format, by_name) {
+            (Some(f), Some(n)) if f != n => Err(crate::error::UsageError::new(format!(
+                "--format {} with -o {}: the file's extension says {}; give one that agrees",
+                f.to_possible_value()
+                    .map_or("?".into(), |v| v.get_name().to_string()),
+                self.output
+                    .as_deref()
+                    .unwrap_or(std::path::Path::new(""))
+                    .display(),
+                n.to_possible_value()
+                    .map_or("?".into(), |v| v.get_name().to_string()),
+            ))),
+            (Some(f), _) => Ok(f),
+            (None, n) => Ok(n.unwrap_or(ExportFormat::Json)),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Args)]

@@ -106,8 +106,9 @@ pub struct MatrixArgs {
     )]
     pub age_fill: Option<String>,
 
-    /// Keep the image files (debugging); their paths are printed.
-    #[arg(long)]
+    /// Keep the image files (debugging) instead of removing them; their paths are printed.
+    /// (Also --keep-image, its former name.)
+    #[arg(long = "keep", alias = "keep-image")]
     pub keep_image: bool,
 
     /// Only make, mount and tear down each configuration, timed (mkfs, mount, umount,

@@ -128,6 +128,33 @@ impl Command {
     }
 }
 
+impl Command {
+    /// The target given as a word (`iolab run /mnt`, `iolab saturate /dev/sdb /dev/sdc`)
+    /// becomes the `-t/--target` the checks and configs read (clap cannot make one argument
+    /// both a word and an option; `conflicts_with` refused both at once).
+    fn take_target_words(&mut self) {
+        fn one(word: &mut Option<PathBuf>, target: &mut PathBuf) {
+            if let Some(p) = word.take() {
+                *target = p;
+            }
+        }
+        match self {
+            Command::Run(a) => one(&mut a.target_pos, &mut a.target),
+            Command::Files(a) => one(&mut a.target_pos, &mut a.target),
+            Command::Copy(a) => one(&mut a.target_pos, &mut a.target),
+            Command::Saturate(a) if !a.target_pos.is_empty() => {
+                a.target = std::mem::take(&mut a.target_pos);
+            }
+            Command::Trace(t) => match &mut t.cmd {
+                trace::TraceCmd::Run(a) => one(&mut a.target_pos, &mut a.target),
+                trace::TraceCmd::Replay(a) => one(&mut a.target_pos, &mut a.target),
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+}
+
 /// The measuring subcommands (every `commands::family::Family`'s `NAME`): the commands whose
 /// results a result file and the history hold (`iolab history --command` takes these).
 /// `family::execute` checks in debug builds that a family is listed, so a new one that is
@@ -159,39 +186,170 @@ pub fn parse() -> Cli {
     }
 }
 
-/// `Cli::try_parse_from` with the check clap cannot make: the list flags of `iolab history`
-/// (`--limit`, `--device`, ...) given before one of its subcommands. Clap's
-/// `args_conflicts_with_subcommands` made that check but also counted the global flags, so
-/// `iolab history --history DB list` was refused ("the subcommand 'list' cannot be used
-/// with '--history <PATH>'").
+/// `Cli::try_parse_from`, with the list flags of `iolab history` (`--json`, `--limit`,
+/// `--device`, ...) given before one of its subcommands moved after it: `iolab history
+/// --json list` is `iolab history list --json`, `iolab history --json devices` is `iolab
+/// history devices --json`. A flag the subcommand does not take is refused with where it
+/// goes. (Clap's `args_conflicts_with_subcommands` refused the global `--history` there
+/// too: `iolab history --history DB list`.)
 pub fn try_parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
 where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
     use clap::{CommandFactory, FromArgMatches};
+    let argv: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
     let mut cmd = Cli::command();
-    let m = cmd.try_get_matches_from_mut(args)?;
+    let m = cmd.try_get_matches_from_mut(argv.clone())?;
     if let Some(("history", hm)) = m.subcommand()
         && let Some((sub, _)) = hm.subcommand()
     {
         let list = history::ListArgs::augment_args(clap::Command::new("list"));
+        let history = cmd.find_subcommand("history").cloned().unwrap_or_default();
+        let mut sub_cmd = history.find_subcommand(sub).cloned().unwrap_or_default();
+        let mut moved = false;
         for a in list.get_arguments() {
-            if hm.value_source(a.get_id().as_str()) == Some(clap::parser::ValueSource::CommandLine)
+            if hm.value_source(a.get_id().as_str()) != Some(clap::parser::ValueSource::CommandLine)
             {
+                continue;
+            }
+            if !sub_cmd.get_arguments().any(|s| s.get_id() == a.get_id()) {
                 let flag = a.get_long().unwrap_or(a.get_id().as_str());
                 let e = clap::Error::raw(
                     clap::error::ErrorKind::ArgumentConflict,
                     format!(
-                        "--{flag} is a flag of `iolab history` (the list) and cannot be used with its subcommand '{sub}'\n"
+                        "--{flag} is a flag of `iolab history list` (the default subcommand); `iolab history {sub}` has no --{flag}\n"
                     ),
                 );
-                let mut history = cmd.find_subcommand("history").cloned().unwrap_or_default();
-                return Err(e.format(&mut history));
+                return Err(e.format(&mut sub_cmd));
             }
+            moved = true;
+        }
+        if moved {
+            // Never dropped silently: words that cannot be told apart are refused.
+            let Some(argv) = history_flags_after_subcommand(&argv) else {
+                let e = clap::Error::raw(
+                    clap::error::ErrorKind::ArgumentConflict,
+                    format!("give the flags of `iolab history {sub}` after '{sub}'\n"),
+                );
+                return Err(e.format(&mut sub_cmd));
+            };
+            return try_parse_from(argv);
         }
     }
-    Cli::from_arg_matches(&m).map_err(|e| e.format(&mut cmd))
+    word_after_a_switch(&cmd, &m, &argv)?;
+    let mut cli = Cli::from_arg_matches(&m).map_err(|e| e.format(&mut cmd))?;
+    cli.command.take_target_words();
+    Ok(cli)
+}
+
+/// A value typed after a flag that takes none (`iolab run --mix 70`, as `saturate --mix 70`
+/// takes one) becomes the target word; when it looks like a value (starts with a digit, no
+/// `/`) and no such path exists, the error says why instead of "target 70 does not exist".
+fn word_after_a_switch(
+    cli: &clap::Command,
+    m: &clap::ArgMatches,
+    argv: &[std::ffi::OsString],
+) -> Result<(), clap::Error> {
+    let (mut cmd, mut m) = (cli, m);
+    let mut path = vec!["iolab"];
+    while let Some((name, sub)) = m.subcommand() {
+        let Some(c) = cmd.find_subcommand(name) else {
+            break;
+        };
+        (cmd, m) = (c, sub);
+        path.push(c.get_name());
+    }
+    // The target words only: `info --json sda` names a kernel device, `history show
+    // --json 12` a result.
+    for a in cmd
+        .get_arguments()
+        .filter(|a| a.is_positional() && a.get_id() == "target_pos")
+    {
+        let id = a.get_id().as_str();
+        if m.value_source(id) != Some(clap::parser::ValueSource::CommandLine) {
+            continue;
+        }
+        for word in m.get_raw(id).into_iter().flatten() {
+            // A value (`70`, `50%`, `4k`, `5s`), not a path: `run --verify /mnt/gone` is a
+            // missing target, which the target check names.
+            let w = word.to_string_lossy();
+            let value_like = w.starts_with(|c: char| c.is_ascii_digit()) && !w.contains('/');
+            if !value_like || std::path::Path::new(word).exists() {
+                continue;
+            }
+            let Some(i) = argv.iter().skip(1).position(|w| w == word) else {
+                continue;
+            };
+            let before = argv[i].to_string_lossy();
+            let Some(flag) = cmd.get_arguments().find(|f| {
+                f.get_long().is_some_and(|l| before == format!("--{l}"))
+                    || f.get_short().is_some_and(|c| before == format!("-{c}"))
+            }) else {
+                continue;
+            };
+            if flag.get_action().takes_values() {
+                continue;
+            }
+            let hint = match (path.join(" ").as_str(), flag.get_long()) {
+                ("iolab run", Some("mix")) => {
+                    "; the read share of the mixed tests is --rwmix-read PERCENT"
+                }
+                _ => "",
+            };
+            let e = clap::Error::raw(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!(
+                    "{before} takes no value: '{}' after it was taken as the {}, and no such path exists{hint}\n",
+                    word.to_string_lossy(),
+                    a.get_value_names()
+                        .and_then(|v| v.first())
+                        .map_or("target".to_string(), |v| v.to_string())
+                ),
+            );
+            return Err(e.format(&mut cmd.clone()));
+        }
+    }
+    Ok(())
+}
+
+/// `argv` with the words between `history` and its subcommand moved after the subcommand
+/// (`iolab history --limit 3 export` -> `iolab history export --limit 3`); None when the
+/// words cannot be told apart.
+fn history_flags_after_subcommand(argv: &[std::ffi::OsString]) -> Option<Vec<std::ffi::OsString>> {
+    // The flags whose value is the next word (unless given as `--flag=value`).
+    const VALUED: &[&str] = &[
+        "--history",
+        "--progress-json",
+        "--device",
+        "--command",
+        "--since",
+        "--limit",
+    ];
+    let word = |from: usize| -> Option<usize> {
+        let mut i = from;
+        while i < argv.len() {
+            let w = argv[i].to_str()?;
+            if VALUED.contains(&w) {
+                i += 2;
+            } else if w.starts_with('-') {
+                i += 1;
+            } else {
+                return Some(i);
+            }
+        }
+        None
+    };
+    let h = word(1)?;
+    let sub = word(h + 1)?;
+    if argv[h] != "history" || sub == h + 1 {
+        return None;
+    }
+    let mut out = argv[..=h].to_vec();
+    out.push(argv[sub].clone());
+    out.extend_from_slice(&argv[h + 1..sub]);
+    out.extend_from_slice(&argv[sub + 1..]);
+    Some(out)
 }
 
 /// The help to point a usage error at: the deepest subcommand `argv` names
@@ -252,7 +410,12 @@ pub fn one_line_error(rendered: &str, command: &str) -> String {
             .unwrap_or(line);
         details.push(line.to_string());
     }
-    details.extend(grammar_tip(&first, command));
+    // This command's own name for the flag beats clap's guess by spelling (`iolab files
+    // --duration`: "a similar argument exists: '--portions'").
+    if let Some(tip) = grammar_tip(&first, command) {
+        details.retain(|d| !d.starts_with("tip: a similar argument exists"));
+        details.push(tip);
+    }
     let mut out = if details.is_empty() {
         first
     } else if first.ends_with(':') {
@@ -264,10 +427,10 @@ pub fn one_line_error(rendered: &str, command: &str) -> String {
     out
 }
 
-/// What a flag or word learned on one subcommand is called on `command`, when clap's
-/// error is "unexpected argument 'ARG' found" and clap found nothing similar: a path
-/// given as a word to a command that takes its target as `-t` (`iolab run /mnt`), or a
-/// flag that is named differently here (`iolab sustain --duration`: `--time`).
+/// What a flag learned on one subcommand is called on `command`, when clap's error is
+/// "unexpected argument 'ARG' found" and clap found nothing similar: a flag that is named
+/// differently here (`iolab sustain --duration`: `--time`). (Every command with one target
+/// takes it as a word too: `iolab run /mnt`.)
 fn grammar_tip(first: &str, command: &str) -> Option<String> {
     let arg = first
         .strip_prefix("error: unexpected argument '")?
@@ -290,6 +453,21 @@ fn grammar_tip(first: &str, command: &str) -> Option<String> {
             "iolab age stops at --fill and --churn, not after a time",
         ),
         (
+            "iolab files",
+            "--duration",
+            "iolab files runs counts, not a time: --files-per-portion, --portions, --passes",
+        ),
+        (
+            "iolab run",
+            "--max-depth",
+            "a test's depth is --iodepth; the sweep of depths is iolab saturate",
+        ),
+        (
+            "iolab copy",
+            "--jobs",
+            "iolab copy copies one file at a time, as cp does",
+        ),
+        (
             "iolab matrix",
             "--target",
             "the matrix makes its own file systems: --image-dir DIR for their images, or --device DEVICE",
@@ -299,7 +477,6 @@ fn grammar_tip(first: &str, command: &str) -> Option<String> {
             "-t",
             "the matrix makes its own file systems: --image-dir DIR for their images, or --device DEVICE",
         ),
-        ("iolab matrix", "--keep", "--keep-image keeps the images"),
     ];
     if let Some((_, _, tip)) = RENAMED
         .iter()
@@ -307,24 +484,15 @@ fn grammar_tip(first: &str, command: &str) -> Option<String> {
     {
         return Some(format!("tip: {tip}"));
     }
-    if arg.starts_with('-') {
-        return None;
-    }
-    // A word where no positional is taken: the target, given without -t.
-    use clap::CommandFactory;
-    let mut cmd = Cli::command();
-    for name in command.split(' ').skip(1) {
-        cmd = cmd.find_subcommand(name)?.clone();
-    }
-    let takes_target = cmd.get_arguments().any(|a| a.get_long() == Some("target"));
-    takes_target.then(|| format!("tip: the target is given as -t {arg}"))
+    None
 }
 
 /// Where and how results are written (shared by every measuring subcommand).
 #[derive(Debug, Clone, Args)]
 pub struct OutputArgs {
-    /// Directory for the result JSON (one file per invocation, rewritten after every test).
-    #[arg(long, value_name = "DIR", default_value = "iolab-results")]
+    /// Directory for the result JSON (one file per invocation, named COMMAND-DATE-TIME.json,
+    /// rewritten after every test); a path ending in .json is that file instead.
+    #[arg(long, short = 'o', value_name = "DIR", default_value = "iolab-results")]
     pub output: PathBuf,
 
     /// Do not write a result file.
@@ -425,21 +593,30 @@ mod tests {
                 "iolab matrix",
                 "--image-dir DIR",
             ),
-            (
-                &["iolab", "run", "/mnt"],
-                "iolab run",
-                "tip: the target is given as -t /mnt",
-            ),
-            (
-                &["iolab", "trace", "run", "office", "/mnt"],
-                "iolab trace run",
-                "tip: the target is given as -t /mnt",
-            ),
         ];
         for (args, command, needle) in cases {
             let line = folded(args, command);
             assert!(line.contains(needle), "{args:?}: {line:?} lacks {needle:?}");
             assert!(!line.contains("use '-- "), "{args:?}: {line:?}");
+        }
+        // The command's own name for a flag replaces clap's guess by spelling.
+        for (args, command, tip, guess) in [
+            (
+                &["iolab", "files", "--duration", "5"][..],
+                "iolab files",
+                "tip: iolab files runs counts, not a time",
+                "similar argument",
+            ),
+            (
+                &["iolab", "run", "--max-depth", "8"],
+                "iolab run",
+                "tip: a test's depth is --iodepth",
+                "similar argument",
+            ),
+        ] {
+            let line = folded(args, command);
+            assert!(line.contains(tip), "{args:?}: {line:?}");
+            assert!(!line.contains(guess), "{args:?}: {line:?}");
         }
         // An unknown flag on a command with a positional path: no tip to pass it as one.
         let line = folded(&["iolab", "age", "/mnt", "--bogus"], "iolab age");
@@ -482,6 +659,19 @@ mod tests {
                 &["iolab", "copy", "--seed", "-1"],
                 "'-1' for '--seed <SEED>': not a whole number of 0 or more",
             ),
+            // run, saturate and sustain said "unexpected argument '-1' found".
+            (
+                &["iolab", "run", "--seed", "-1"],
+                "'-1' for '--seed <SEED>': not a whole number of 0 or more",
+            ),
+            (
+                &["iolab", "saturate", "--seed", "-1"],
+                "'-1' for '--seed <SEED>': not a whole number of 0 or more",
+            ),
+            (
+                &["iolab", "sustain", "/mnt", "--seed", "-1"],
+                "'-1' for '--seed <SEED>': not a whole number of 0 or more",
+            ),
             (
                 &["iolab", "age", "/mnt", "--jobs", "-1"],
                 "invalid value '-1' for '--jobs",
@@ -494,5 +684,222 @@ mod tests {
         // An option where a value was expected is "not a duration", not "negative".
         let line = folded(&["iolab", "run", "--duration", "--repeat"], "iolab");
         assert!(!line.contains("negative"), "{line:?}");
+    }
+
+    /// One `--seed` default for every command (saturate's was 1447 where run, sustain and
+    /// copy had 65963); age's 1 names its kept tree, and its help says so.
+    #[test]
+    fn one_seed_default() {
+        use clap::CommandFactory;
+        let cli = Cli::command();
+        let mut seen = Vec::new();
+        for sub in cli.get_subcommands() {
+            let Some(seed) = sub.get_arguments().find(|a| a.get_long() == Some("seed")) else {
+                continue;
+            };
+            let default: Vec<_> = seed
+                .get_default_values()
+                .iter()
+                .map(|v| v.to_string_lossy().into_owned())
+                .collect();
+            let want = match sub.get_name() {
+                "age" => {
+                    let help = seed
+                        .get_long_help()
+                        .or(seed.get_help())
+                        .unwrap()
+                        .to_string();
+                    assert!(help.contains("iolab-aged-1"), "{help}");
+                    "1".to_string()
+                }
+                _ => crate::os::context::DEFAULT_SEED.to_string(),
+            };
+            assert_eq!(default, [want], "iolab {} --seed", sub.get_name());
+            seen.push(sub.get_name().to_string());
+        }
+        assert_eq!(seen, ["run", "saturate", "sustain", "copy", "age"]);
+    }
+
+    /// `iolab run /mnt` was "unexpected argument '/mnt' found" (with a tip to write
+    /// `-t /mnt`) where `iolab sustain /mnt` worked: every command with one target (or
+    /// saturate's several) takes it as a word too, and not with -t at once.
+    #[test]
+    fn the_target_is_taken_as_a_word_everywhere() {
+        use std::path::Path;
+        let parse = |args: &[&str]| {
+            let mut argv = vec!["iolab"];
+            argv.extend_from_slice(args);
+            try_parse_from(argv).map(|c| c.command)
+        };
+        for (args, flag) in [
+            (&["run", "/mnt/x"][..], &["run", "-t", "/mnt/x"][..]),
+            (&["files", "/mnt/x"], &["files", "--target", "/mnt/x"]),
+            (&["copy", "/mnt/x"], &["copy", "-t", "/mnt/x"]),
+            (
+                &["trace", "run", "office", "/mnt/x"],
+                &["trace", "run", "office", "-t", "/mnt/x"],
+            ),
+            (
+                &["trace", "replay", "a.trace", "/mnt/x"],
+                &["trace", "replay", "a.trace", "-t", "/mnt/x"],
+            ),
+        ] {
+            let (a, b) = (parse(args).unwrap(), parse(flag).unwrap());
+            let target = |c: &Command| match c {
+                Command::Run(a) => a.target.clone(),
+                Command::Files(a) => a.target.clone(),
+                Command::Copy(a) => a.target.clone(),
+                Command::Trace(t) => match &t.cmd {
+                    trace::TraceCmd::Run(a) => a.target.clone(),
+                    trace::TraceCmd::Replay(a) => a.target.clone(),
+                    _ => unreachable!(),
+                },
+                _ => unreachable!(),
+            };
+            assert_eq!(target(&a), Path::new("/mnt/x"), "{args:?}");
+            assert_eq!(target(&b), Path::new("/mnt/x"), "{flag:?}");
+            let mut both = args.to_vec();
+            both.extend(["-t", "/mnt/y"]);
+            let e = parse(&both).err().unwrap().to_string();
+            assert!(e.contains("cannot be used with"), "{both:?}: {e}");
+        }
+        let Command::Saturate(s) = parse(&["saturate", "/dev/a", "/dev/b"]).unwrap() else {
+            unreachable!()
+        };
+        assert_eq!(s.target, [Path::new("/dev/a"), Path::new("/dev/b")]);
+        // Without one, the default stays the current directory.
+        let Command::Run(r) = parse(&["run"]).unwrap() else {
+            unreachable!()
+        };
+        assert_eq!(r.target, Path::new("."));
+        // copy --generate makes its own directory: no target word with it.
+        assert!(parse(&["copy", "--generate", "/tmp/g", "/mnt/x"]).is_err());
+    }
+
+    /// `--keep` keeps what the command made, in every command: `files --keep` and `matrix
+    /// --keep` were unknown (`--keep-files`, `--keep-image`, still taken).
+    #[test]
+    fn keep_is_one_flag_with_the_old_names_still_taken() {
+        let parse = |args: &[&str]| {
+            let mut argv = vec!["iolab"];
+            argv.extend_from_slice(args);
+            try_parse_from(argv).unwrap().command
+        };
+        for flag in ["--keep", "--keep-files"] {
+            let Command::Files(f) = parse(&["files", flag]) else {
+                unreachable!()
+            };
+            assert!(f.keep_files, "{flag}");
+        }
+        for flag in ["--keep", "--keep-image"] {
+            let Command::Matrix(m) = parse(&["matrix", "--fs", "ext4", flag]) else {
+                unreachable!()
+            };
+            assert!(m.keep_image, "{flag}");
+        }
+        use clap::CommandFactory;
+        let cli = Cli::command();
+        for sub in ["run", "saturate", "files", "matrix"] {
+            let c = cli.find_subcommand(sub).unwrap();
+            assert!(
+                c.get_arguments().any(|a| a.get_long() == Some("keep")),
+                "iolab {sub} --keep"
+            );
+        }
+    }
+
+    /// `-o` is --output in every command that writes something: the measuring commands
+    /// took only `--output DIR` where report, history export and trace record take `-o`.
+    #[test]
+    fn o_is_output_everywhere() {
+        use clap::CommandFactory;
+        fn walk(c: &clap::Command, path: &str, out: &mut Vec<String>) {
+            if let Some(o) = c.get_arguments().find(|a| a.get_long() == Some("output"))
+                && o.get_short() != Some('o')
+            {
+                out.push(path.to_string());
+            }
+            for s in c.get_subcommands() {
+                walk(s, &format!("{path} {}", s.get_name()), out);
+            }
+        }
+        let mut without = Vec::new();
+        walk(&Cli::command(), "iolab", &mut without);
+        // serve's --output is where the console's tests write, not what it writes.
+        assert_eq!(without, ["iolab serve"]);
+    }
+
+    /// `iolab run --mix 70` (saturate's --mix takes a percentage, run's none) said "target
+    /// 70 does not exist"; the error says the flag takes no value.
+    #[test]
+    fn a_value_after_a_switch_is_not_blamed_on_the_target() {
+        let e = try_parse_from(["iolab", "run", "--mix", "70"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("--mix takes no value: '70' after it was taken as the PATH|DEVICE, and no such path exists; the read share of the mixed tests is --rwmix-read PERCENT"),
+            "{e}"
+        );
+        let e = try_parse_from(["iolab", "files", "--nice", "3"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("--nice takes no value: '3'"), "{e}");
+        // An existing path after a switch is the target it names.
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_str().unwrap();
+        let Command::Run(r) = try_parse_from(["iolab", "run", "--mix", d])
+            .unwrap()
+            .command
+        else {
+            unreachable!()
+        };
+        assert_eq!(r.target, dir.path());
+        assert!(r.mix);
+        // A path after a switch is the target, missing or not (the target check says so).
+        let Command::Run(r) = try_parse_from(["iolab", "run", "--verify", "/mnt/gone"])
+            .unwrap()
+            .command
+        else {
+            unreachable!()
+        };
+        assert_eq!(r.target, std::path::Path::new("/mnt/gone"));
+        // Other words are not paths: a kernel device name, a result's number.
+        assert!(try_parse_from(["iolab", "info", "--json", "sda"]).is_ok());
+        assert!(try_parse_from(["iolab", "history", "show", "--json", "12"]).is_ok());
+        // A word after a flag with a value is not concerned.
+        assert!(try_parse_from(["iolab", "run", "--size", "8M", "/nonexistent"]).is_ok());
+    }
+
+    /// The list's flags before a history subcommand are moved after it, never dropped: a
+    /// word that cannot be read (not UTF-8) is refused rather than the filter ignored.
+    #[test]
+    fn history_flags_before_the_subcommand_are_never_dropped() {
+        use std::os::unix::ffi::OsStringExt;
+        let bad = std::ffi::OsString::from_vec(vec![b's', 0xff]);
+        let argv: Vec<std::ffi::OsString> = vec![
+            "iolab".into(),
+            "history".into(),
+            "--device".into(),
+            bad,
+            "export".into(),
+        ];
+        let e = try_parse_from(argv).err().map(|e| e.to_string());
+        assert!(
+            e.as_deref()
+                .is_some_and(|e| e.contains("after 'export'") || e.contains("invalid UTF-8")),
+            "{e:?}"
+        );
+        let Command::History(h) = try_parse_from(["iolab", "history", "--device", "sda", "export"])
+            .unwrap()
+            .command
+        else {
+            unreachable!()
+        };
+        let Some(history::HistoryCmd::Export(x)) = h.command else {
+            unreachable!()
+        };
+        assert_eq!(x.filter.device.as_deref(), Some("sda"));
     }
 }

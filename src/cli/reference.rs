@@ -82,7 +82,7 @@ pub fn matrix_sets_target(
 /// Parse a `files:KEY=VALUE:...` matrix reference (any `iolab files` flag, e.g.
 /// `files:sizes=1,4K:files-per-portion=1000`) into `iolab files` arguments and its label.
 pub fn files(params: &BTreeMap<String, String>) -> Result<(FilesArgs, String), UsageError> {
-    for k in ["target", "output", "keep-files"] {
+    for k in ["target", "output", "keep", "keep-files"] {
         if params.contains_key(k) {
             return Err(UsageError::new(format!(
                 "workload files: {k} is set by the matrix"

@@ -13,9 +13,20 @@ pub struct ReportArgs {
     #[arg(required = true)]
     pub results: Vec<PathBuf>,
 
-    /// Output file: report.html, report.md or results.csv.
-    #[arg(short = 'o', long)]
+    /// Output file: report.html, report.md or results.csv (the format follows the
+    /// extension); an existing directory gets report.html inside it.
+    #[arg(short = 'o', long, value_name = "FILE")]
     pub output: PathBuf,
+}
+
+impl ReportArgs {
+    /// The file to write: `--output`, or `report.html` in it when it is a directory.
+    pub fn output_file(&self) -> PathBuf {
+        match self.output.is_dir() {
+            true => self.output.join("report.html"),
+            false => self.output.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Args)]

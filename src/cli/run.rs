@@ -104,9 +104,14 @@ pub struct SteadyArgs {
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// What to measure: a directory (iolab creates and removes its own test file there), a
-    /// block device, or an existing regular file (with --allow-destroy FILE).
+    /// block device, or an existing regular file (with --allow-destroy FILE). Also taken as
+    /// a word: `iolab run /mnt/ssd`.
     #[arg(long, short = 't', value_name = "PATH|DEVICE", default_value = ".")]
     pub target: PathBuf,
+
+    /// The target as a word, the same as -t/--target.
+    #[arg(value_name = "PATH|DEVICE", conflicts_with = "target")]
+    pub target_pos: Option<PathBuf>,
 
     /// Built-in suite [default: default]. Without --preset, --rw runs one custom test.
     #[arg(long, value_enum)]
@@ -115,6 +120,7 @@ pub struct RunArgs {
     /// Size of the test file (4k/4KiB/1M/1MiB/1G are powers of two; 1MB/1GB are powers of
     /// ten). Default 1 GiB, clamped to 90 % of the free space (45 % on a copy-on-write file
     /// system such as btrfs, where overwrites need new space). For a device: the part tested.
+    /// Rounded down to whole blocks of the largest test (block size times jobs), with a note.
     #[arg(long, allow_hyphen_values = true, value_parser = size_arg, value_name = "SIZE")]
     pub size: Option<u64>,
 
@@ -234,8 +240,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "PATH")]
     pub allow_destroy: Option<PathBuf>,
 
-    /// Seed for offsets and data (same seed, same bytes).
-    #[arg(long, default_value_t = 0x10_1AB)]
+    /// Seed for offsets and data (same seed, same bytes; the default is every command's).
+    #[arg(long, allow_negative_numbers = true, default_value_t = crate::os::context::DEFAULT_SEED)]
     pub seed: u64,
 
     #[command(flatten)]
@@ -303,6 +309,18 @@ impl RunConfig {
 
         // Size.
         let (size, size_note) = test_size(a, kind, max_bs)?;
+        let rounded = a.size.and_then(|given| {
+            super::checks::rounded_size_note(
+                given,
+                size,
+                max_bs,
+                "the largest block of one test times its jobs",
+            )
+        });
+        let size_note = match (rounded, size_note) {
+            (Some(r), Some(n)) => Some(format!("{r}; {n}")),
+            (r, n) => r.or(n),
+        };
 
         check_direct_alignment(&a.target, &tests)?;
 

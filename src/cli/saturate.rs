@@ -30,8 +30,13 @@ pub struct SaturateArgs {
     /// What to measure; repeat for several targets run at the same time (their IOPS and
     /// depths add up). A block device (whole device by default), a directory (iolab creates
     /// and removes its own test file there) or an existing file (with --allow-destroy FILE).
+    /// Also taken as words: `iolab saturate /dev/sdb /dev/sdc`.
     #[arg(long, short = 't', value_name = "PATH|DEVICE", default_value = ".")]
     pub target: Vec<PathBuf>,
+
+    /// The targets as words, the same as -t/--target.
+    #[arg(value_name = "PATH|DEVICE", conflicts_with = "target")]
+    pub target_pos: Vec<PathBuf>,
 
     /// Sweeps to run, comma-separated [default: randread,randwrite,mixed; randread only on
     /// a block device without --allow-destroy].
@@ -89,7 +94,7 @@ pub struct SaturateArgs {
 
     /// Tested size. Default: the whole device; for a file, 10x the caches iolab can detect
     /// (at least 1 GiB, at most 90 % of the free space, 45 % on a copy-on-write file system).
-    /// Less is allowed, with a warning.
+    /// Less is allowed, with a warning. Rounded down to whole --bs blocks, with a note.
     #[arg(long, allow_hyphen_values = true, value_parser = size_arg, value_name = "SIZE")]
     pub size: Option<u64>,
 
@@ -117,8 +122,9 @@ pub struct SaturateArgs {
     #[arg(long)]
     pub keep: bool,
 
-    /// Seed for offsets and data.
-    #[arg(long, default_value_t = 0x5A7)]
+    /// Seed for offsets and data (same seed, same offsets and bytes; the default is every
+    /// command's).
+    #[arg(long, allow_negative_numbers = true, default_value_t = crate::os::context::DEFAULT_SEED)]
     pub seed: u64,
 
     #[command(flatten)]
@@ -490,7 +496,11 @@ fn size_target(
             (None, _) => recommended.max(MIN_DEFAULT_FILE),
         },
     };
-    let size = size / a.bs * a.bs;
+    let whole = size / a.bs * a.bs;
+    if let Some(given) = a.size {
+        notes.extend(super::checks::rounded_size_note(given, whole, a.bs, "--bs"));
+    }
+    let size = whole;
     // Refused before anything is written when the prefill would fill the file system.
     if let Some(file) = file {
         let what = match a.size {

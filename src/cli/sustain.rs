@@ -46,7 +46,7 @@ pub struct SustainArgs {
 
     /// Bytes to write (the span): 64G, 100GB. Default: 50 % of the free space of a
     /// directory (22 % on a copy-on-write file system such as btrfs), the whole device, or
-    /// the existing file.
+    /// the existing file. Rounded down to whole --bs blocks (the "span" line says so).
     #[arg(long, allow_hyphen_values = true, value_parser = size_arg, value_name = "SIZE", conflicts_with = "span")]
     pub size: Option<u64>,
 
@@ -93,8 +93,8 @@ pub struct SustainArgs {
     #[arg(long, value_name = "PATH")]
     pub allow_destroy: Option<PathBuf>,
 
-    /// Seed of the data (same seed, same bytes).
-    #[arg(long, default_value_t = 0x10_1AB)]
+    /// Seed of the data (same seed, same bytes; the default is every command's).
+    #[arg(long, allow_negative_numbers = true, default_value_t = crate::os::context::DEFAULT_SEED)]
     pub seed: u64,
 
     #[command(flatten)]
@@ -152,7 +152,17 @@ impl SustainConfig {
             TargetKind::BlockDevice => device_span(a, allowed)?,
             TargetKind::RegularFile => file_span(a, allowed)?,
         };
+        let asked = size;
         let size = whole_blocks(a, size, &size_note)?;
+        // `--size 100GB` is not whole 1 MiB blocks: the span line says what was cut.
+        let size_note = match a.size {
+            Some(_) if size < asked => format!(
+                "{size_note} {} bytes, rounded down to whole {} blocks (--bs)",
+                crate::units::fmt_thousands(asked as f64),
+                fmt_size_iec(a.bs)
+            ),
+            _ => size_note,
+        };
         Ok(SustainConfig {
             target: a.target().to_path_buf(),
             kind,

@@ -52,9 +52,14 @@ pub struct TraceRunArgs {
     #[arg(value_name = "NAME|FILE")]
     pub workload: String,
 
-    /// Directory to run in (iolab creates and removes its own subdirectory there).
+    /// Directory to run in (iolab creates and removes its own subdirectory there). Also
+    /// taken as a word after the workload: `iolab trace run office /mnt/test`.
     #[arg(long, short = 't', value_name = "DIR", default_value = ".")]
     pub target: PathBuf,
+
+    /// The target as a word, the same as -t/--target.
+    #[arg(value_name = "DIR", conflicts_with = "target")]
+    pub target_pos: Option<PathBuf>,
 
     /// Multiply file sizes, amounts and durations (0.01 for a quick try; 2 for a bigger set).
     #[arg(
@@ -86,7 +91,8 @@ pub struct TraceListArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct TraceRecordArgs {
-    /// Trace file to write (JSON lines; see docs/workloads.md).
+    /// Trace file to write (JSON lines; see docs/workloads.md); an existing directory gets
+    /// `iolab.trace` inside it.
     #[arg(long = "output", short = 'o', value_name = "FILE")]
     pub output: PathBuf,
 
@@ -121,9 +127,14 @@ pub struct TraceReplayArgs {
     #[arg(value_name = "TRACE")]
     pub trace: PathBuf,
 
-    /// Directory to replay in (iolab creates its own subdirectory there).
+    /// Directory to replay in (iolab creates its own subdirectory there). Also taken as a
+    /// word after the trace: `iolab trace replay app.trace /mnt/test`.
     #[arg(long, short = 't', value_name = "DIR", default_value = ".")]
     pub target: PathBuf,
+
+    /// The target as a word, the same as -t/--target.
+    #[arg(value_name = "DIR", conflicts_with = "target")]
+    pub target_pos: Option<PathBuf>,
 
     /// As fast as possible, or at the recorded times.
     #[arg(long, value_enum, default_value = "asap")]
@@ -170,7 +181,10 @@ impl From<&TraceRecordArgs> for RecordSettings {
         RecordSettings {
             command: a.command.clone(),
             root: a.root.clone(),
-            output: a.output.clone(),
+            output: match a.output.is_dir() {
+                true => a.output.join("iolab.trace"),
+                false => a.output.clone(),
+            },
             recorder: a.recorder,
             raw_times: a.raw_times,
         }

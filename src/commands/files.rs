@@ -32,7 +32,7 @@ impl crate::cli::Execute for FilesArgs {
 /// `iolab files` as a family: the command line and the matrix's `files:` workloads.
 pub struct FilesFamily {
     cfg: FilesConfig,
-    /// Where `--keep-files` left the files.
+    /// Where `--keep` left the files.
     kept: Option<PathBuf>,
     /// `--quiet`: no progress on stderr.
     quiet: bool,

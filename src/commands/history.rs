@@ -136,6 +136,7 @@ fn show(h: &History, a: &ShowArgs) -> Result<i32> {
 }
 
 fn export(h: &History, a: &ExportArgs) -> Result<i32> {
+    let format = a.format()?;
     let filter = filter_of(h, &a.filter, None)?;
     // An empty export is still written (a script may expect the file), but not silently.
     if h.count(&filter)? == 0 {
@@ -153,7 +154,7 @@ fn export(h: &History, a: &ExportArgs) -> Result<i32> {
             }
         );
     }
-    let text = match a.format {
+    let text = match format {
         ExportFormat::Json => {
             #[derive(serde::Serialize)]
             struct Exported {
@@ -179,6 +180,13 @@ fn export(h: &History, a: &ExportArgs) -> Result<i32> {
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
                 r => r?,
             }
+        }
+        Some(p) if p.is_dir() => {
+            let name = match format {
+                ExportFormat::Json => "iolab-history.json",
+                ExportFormat::Csv => "iolab-history.csv",
+            };
+            write_file(&p.join(name), &text)?
         }
         Some(p) => write_file(p, &text)?,
     }
@@ -207,6 +215,11 @@ fn write_file(p: &Path, text: &str) -> Result<()> {
             std::io::Error::from(e.kind())
         )
     })?;
+    // Temp files are created 0600; an export is meant to be shared, as a report.
+    use std::os::unix::fs::PermissionsExt;
+    let _ = tmp
+        .as_file()
+        .set_permissions(std::fs::Permissions::from_mode(0o644));
     tmp.write_all(text.as_bytes())?;
     tmp.persist(p)
         .map_err(|e| crate::usage!("cannot write {}: {}", p.display(), e.error))?;

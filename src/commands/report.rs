@@ -48,22 +48,23 @@ pub fn render(inputs: &[Loaded], format: Format) -> String {
 impl crate::cli::Execute for ReportArgs {
     fn execute(&self, _argv: Vec<String>) -> anyhow::Result<i32> {
         let args = self;
-        let format = Format::from_path(&args.output)?;
-        let dir = match args.output.parent() {
+        let output = args.output_file();
+        let format = Format::from_path(&output)?;
+        let dir = match output.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => Path::new(".").to_path_buf(),
         };
         if !dir.is_dir() {
             return Err(crate::usage!(
                 "-o {}: the directory {} does not exist",
-                args.output.display(),
+                output.display(),
                 dir.display()
             ));
         }
-        if args.output.is_dir() {
+        if output.is_dir() {
             return Err(crate::usage!(
                 "-o {}: is a directory; give a file name ending in .html, .md or .csv",
-                args.output.display()
+                output.display()
             ));
         }
         let inputs = load_inputs(&args.results)?;
@@ -77,12 +78,12 @@ impl crate::cli::Execute for ReportArgs {
             .set_permissions(std::fs::Permissions::from_mode(0o644));
         tmp.write_all(text.as_bytes())
             .and_then(|_| tmp.as_file().sync_all())
-            .with_context(|| format!("cannot write {}", args.output.display()))?;
-        tmp.persist(&args.output)
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {}", args.output.display(), e.error))?;
+            .with_context(|| format!("cannot write {}", output.display()))?;
+        tmp.persist(&output)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {}", output.display(), e.error))?;
         crate::eline!(
             "report: {} ({} result file{})",
-            args.output.display(),
+            output.display(),
             inputs.len(),
             if inputs.len() == 1 { "" } else { "s" }
         );

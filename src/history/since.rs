@@ -19,25 +19,27 @@ pub fn parse_since(s: &str, now: DateTime<Utc>) -> Result<String, UsageError> {
     {
         return Ok(fmt(dt.and_utc()));
     }
-    let unit_at = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(unit_at);
-    let secs: Option<i64> = match unit {
-        "m" | "min" => Some(60),
-        "h" => Some(3600),
-        "d" => Some(86_400),
-        "w" => Some(7 * 86_400),
-        _ => None,
+    // An age: weeks, or any duration iolab takes (`90m`, `7D`, `1h30m`), never a bare
+    // number (seconds? days?).
+    let lower = t.to_lowercase();
+    let weeks = ["weeks", "week", "w"]
+        .iter()
+        .find_map(|u| lower.strip_suffix(u))
+        .and_then(|n| n.trim().parse::<i64>().ok())
+        .and_then(|n| n.checked_mul(7 * 86_400))
+        .and_then(chrono::Duration::try_seconds);
+    let age = match weeks {
+        Some(w) => Some(w),
+        None if t.chars().all(|c| c.is_ascii_digit() || c == '.') => None,
+        None => crate::units::parse_duration(t)
+            .ok()
+            .and_then(|d| chrono::Duration::from_std(d).ok()),
     };
-    if let (Ok(n), Some(unit_s)) = (num.parse::<i64>(), secs)
-        && let Some(d) = n
-            .checked_mul(unit_s)
-            .and_then(chrono::Duration::try_seconds)
-            .and_then(|d| now.checked_sub_signed(d))
-    {
+    if let Some(d) = age.and_then(|d| now.checked_sub_signed(d)) {
         return Ok(fmt(d));
     }
     Err(UsageError(format!(
-        "since {s:?}: not a date (2026-01-31), an RFC 3339 time (2026-01-31T12:00:00Z) or an age (30m, 12h, 7d, 2w)"
+        "since {s:?}: not a date (2026-01-31), an RFC 3339 time (2026-01-31T12:00:00Z) or an age (30m, 12h, 7d, 2w, 1h30m; any case)"
     )))
 }
 
@@ -61,7 +63,16 @@ mod tests {
         assert_eq!(parse_since("7d", now).unwrap(), "2026-11-18T12:00:00.000Z");
         assert_eq!(parse_since("12h", now).unwrap(), "2026-11-25T00:00:00.000Z");
         assert_eq!(parse_since("2w", now).unwrap(), "2026-11-11T12:00:00.000Z");
-        for bad in ["yesterday", "7x", "", "d"] {
+        // Ages are durations as every command takes them: `--since 7D` and `--since 1h30m`
+        // were "not a date".
+        assert_eq!(parse_since("7D", now).unwrap(), "2026-11-18T12:00:00.000Z");
+        assert_eq!(
+            parse_since("1h30m", now).unwrap(),
+            "2026-11-25T10:30:00.000Z"
+        );
+        assert_eq!(parse_since("2W", now).unwrap(), "2026-11-11T12:00:00.000Z");
+        assert_eq!(parse_since("90s", now).unwrap(), "2026-11-25T11:58:30.000Z");
+        for bad in ["yesterday", "7x", "", "d", "30", "w"] {
             assert!(parse_since(bad, now).is_err(), "{bad}");
         }
     }

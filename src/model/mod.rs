@@ -542,6 +542,11 @@ impl ResultDoc {
     pub fn write_atomic(&self, path: &Path) -> std::io::Result<()> {
         let dir = path.parent().unwrap_or(Path::new("."));
         let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+        // Temp files are created 0600: a result written by `sudo iolab run` could not be
+        // read by `iolab compare` as its user. Readable by all, as reports and the history.
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))?;
         serde_json::to_writer_pretty(&mut tmp, self)?;
         tmp.write_all(b"\n")?;
         tmp.as_file().sync_all()?;
@@ -606,14 +611,22 @@ impl ResultSink {
         }
     }
 
-    /// `dir = None` disables writing (`--output -`).
+    /// `dir = None` disables writing (`--output -`). A `dir` ending in `.json` that is not
+    /// a directory is the result file itself (`--output result.json` made a directory of
+    /// that name); an existing one is replaced when the first result is saved.
     pub fn create(dir: Option<&Path>, command: &str) -> anyhow::Result<ResultSink> {
         let Some(dir) = dir else {
             return Ok(ResultSink::none());
         };
+        let is_json = dir
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+        if is_json && !dir.is_dir() {
+            return Self::create_file(dir);
+        }
         if dir.exists() && !dir.is_dir() {
             return Err(crate::usage!(
-                "--output {}: is a file, not a directory (results are written into a directory, one file per run)",
+                "--output {}: is a file, not a directory (results are written into a directory, one file per run; or to a file whose name ends in .json)",
                 dir.display()
             ));
         }
@@ -653,6 +666,41 @@ impl ResultSink {
             )
         })?;
         Ok(ResultSink::at(Some(path)))
+    }
+
+    /// `--output FILE.json`: the result goes to that file (its directory made if missing).
+    fn create_file(file: &Path) -> anyhow::Result<ResultSink> {
+        let parent = file
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        std::fs::create_dir_all(parent).map_err(|e| {
+            crate::usage!(
+                "--output {}: cannot create the directory {}: {e}; give another --output, or --no-save",
+                file.display(),
+                parent.display()
+            )
+        })?;
+        if let Some(why) = no_room_for_results(parent) {
+            return Err(crate::usage!(
+                "--output {}: {why}: the result file (rewritten after every test, through a temporary copy) would not fit; free some space there or give another --output",
+                file.display()
+            ));
+        }
+        // Claim the name now so a bad path fails before any measuring; an existing file is
+        // only checked here (not emptied before there is a result to replace it with).
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(file)
+            .map_err(|e| {
+                crate::usage!(
+                    "cannot write results to {}: {e}; give another --output, or --no-save",
+                    file.display()
+                )
+            })?;
+        Ok(ResultSink::at(Some(file.to_path_buf())))
     }
 
     pub fn save(&self, doc: &ResultDoc) -> anyhow::Result<()> {
@@ -756,6 +804,34 @@ mod tests {
         let text = e.to_string();
         assert!(text.contains("is a file, not a directory"), "{text}");
         assert!(e.downcast_ref::<crate::error::UsageError>().is_some());
+    }
+
+    /// `--output result.json` made a directory named result.json with run-DATE.json inside;
+    /// it is the result file now, its directory made, an existing one left whole until the
+    /// first save replaces it.
+    #[test]
+    fn an_output_ending_in_json_is_the_result_file() {
+        let d = tempfile::tempdir().unwrap();
+        let file = d.path().join("new").join("Result.JSON");
+        let sink = ResultSink::create(Some(&file), "run").unwrap();
+        assert!(file.is_file(), "{file:?}");
+        let mut doc = ResultDoc::new("run", vec!["iolab".into()], Environment::default());
+        doc.status = "complete".into();
+        sink.save(&doc).unwrap();
+        assert_eq!(ResultDoc::read(&file).unwrap().command, "run");
+        // Readable by the user's other accounts (it was 0600, the temp file's mode).
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o644, "{mode:o}");
+        let old = d.path().join("old.json");
+        std::fs::write(&old, "kept").unwrap();
+        ResultSink::create(Some(&old), "run").unwrap();
+        assert_eq!(std::fs::read_to_string(&old).unwrap(), "kept");
+        // A directory named *.json stays a directory of results.
+        let dir = d.path().join("runs.json");
+        std::fs::create_dir(&dir).unwrap();
+        ResultSink::create(Some(&dir), "run").unwrap();
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
     }
 
     #[test]

@@ -5,6 +5,12 @@
 use super::progress::ProgressMode;
 use super::signals::StopFlag;
 
+/// The seed of offsets and data when none is given: the same in every command that has a
+/// `--seed` (run, saturate, sustain, copy) and in those that have none (files, trace), so
+/// that one command's default bytes are another's. `iolab age` keeps its own default (1),
+/// which names the aged tree it leaves (`iolab-aged-1`).
+pub const DEFAULT_SEED: u64 = 0x10_1AB;
+
 /// What every workload run needs from its caller.
 #[derive(Debug, Clone)]
 pub struct RunContext {
@@ -18,7 +24,7 @@ impl RunContext {
         RunContext {
             stop: StopFlag::new(),
             progress,
-            seed: 0x10_1AB,
+            seed: DEFAULT_SEED,
         }
     }
 }

@@ -471,3 +471,57 @@ fn a_size_that_does_not_fit_beside_another_run_names_the_run() {
     }
     drop(held);
 }
+
+/// Regression (QA): `--size 10000001` tested 9,998,336 bytes (whole 4 KiB blocks) and the
+/// footer's "test size 9.5 MiB" hid the cut; the note says what was asked and what is
+/// tested. The null engine: no disk speed involved.
+#[test]
+fn a_size_cut_to_whole_blocks_is_said() {
+    let d = tempdir();
+    let out = iolab(&[
+        "run",
+        s(d.path()),
+        "--size",
+        "10000001",
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--engine",
+        "null",
+        "--duration",
+        "100ms",
+        "--ramp",
+        "0",
+        "--json",
+        "--no-save",
+    ]);
+    let doc = json_ok(&out);
+    assert_eq!(doc["tests"][0]["settings"]["size_bytes"], 9_998_336);
+    assert!(
+        stderr(&out).contains(
+            "--size 10,000,001 bytes rounded down to 9,998,336 bytes (9.5 MiB): a whole number of 4.0 KiB blocks"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    // A size of whole blocks says nothing.
+    let out = iolab(&[
+        "run",
+        s(d.path()),
+        "--size",
+        "8M",
+        "--rw",
+        "randread",
+        "--engine",
+        "null",
+        "--duration",
+        "100ms",
+        "--ramp",
+        "0",
+        "--json",
+        "--no-save",
+    ]);
+    json_ok(&out);
+    assert!(!stderr(&out).contains("rounded down"), "{}", stderr(&out));
+}

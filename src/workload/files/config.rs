@@ -103,7 +103,7 @@ impl FilesConfig {
     }
 
     /// Bytes one run of `size` occupies at least: whole allocation units per file, plus a
-    /// directory block per 64 files. With --keep-files every run stays, so all add up.
+    /// directory block per 64 files. With --keep every run stays, so all add up.
     /// Saturating: a huge `--sizes` (up to 16 EiB) times the file count needs "more than
     /// there is", not an overflow.
     pub fn bytes_needed(&self) -> u64 {

@@ -401,7 +401,7 @@ fn prepare_reference(cfg: &FilesConfig, root: &RunRoot, doc: &mut ResultDoc) -> 
 }
 
 /// Run every size and phase of `cfg` into `doc`, saving after every run. Returns the kept
-/// directory with --keep-files.
+/// directory with --keep.
 pub fn run_with(
     cfg: &FilesConfig,
     ctx: &RunContext,
