@@ -49,7 +49,8 @@
 //! pub struct Trend { device, test, metric, command, metric_label, higher_is_better: bool,
 //!                    points: Vec<TrendPoint> }
 //! #[derive(Clone, Debug, Serialize)]
-//! pub struct TrendPoint { id, started_at, value (the mean over the run's repeats), n,
+//! pub struct TrendPoint { id, started_at, status: Option (not `complete`),
+//!                         value (the mean over the run's repeats), n,
 //!                         ci_low, ci_high: Option<f64>, significant_change: bool,
 //!                         change_pct: Option<f64> (against the previous point),
 //!                         level_change_pct, p_value: Option<f64> (on a marked point) }
@@ -184,6 +185,10 @@ pub struct Trend {
 pub struct TrendPoint {
     pub id: i64,
     pub started_at: String,
+    /// The result's status when it is not `complete` (`failed`, `interrupted`): the run
+    /// stopped early, and this figure is what it had measured of the test by then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
     /// The mean over the run's repeats (what `iolab compare` tests).
     pub value: f64,
     /// Repeats behind the value.

@@ -415,11 +415,11 @@ impl History {
         device: &str,
         test: &str,
         metric: &str,
-    ) -> anyhow::Result<Vec<(i64, String, String, Figure)>> {
+    ) -> anyhow::Result<Vec<SeriesRow>> {
         let conn = self.conn();
         let mut st = conn
             .prepare(
-                "SELECT r.id, r.started_at, r.command, f.test, f.metric, f.is_primary, f.n, f.mean,
+                "SELECT r.id, r.started_at, r.command, r.status, f.test, f.metric, f.is_primary, f.n, f.mean,
                     f.median, f.stddev, f.ci95_low, f.ci95_high
                  FROM figures f JOIN results r ON r.id = f.result_id
                  WHERE r.device = ?1 AND f.test = ?2 AND f.metric = ?3
@@ -428,7 +428,13 @@ impl History {
             .map_err(|e| self.err(e))?;
         let rows = st
             .query_map(params![device, test, metric], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, figure_at(r, 3)?))
+                Ok(SeriesRow {
+                    id: r.get(0)?,
+                    started_at: r.get(1)?,
+                    command: r.get(2)?,
+                    status: r.get(3)?,
+                    figure: figure_at(r, 4)?,
+                })
             })
             .map_err(|e| self.err(e))?;
         rows.collect::<rusqlite::Result<Vec<_>>>()
@@ -509,4 +515,13 @@ fn filesystem_of(doc: &ResultDoc) -> Option<String> {
     }
     let fs = &doc.environment.fs_type;
     (!fs.is_empty()).then(|| fs.clone())
+}
+
+/// One result's figure in a trend: the result, its command and status, and the figure.
+pub(super) struct SeriesRow {
+    pub id: i64,
+    pub started_at: String,
+    pub command: String,
+    pub status: String,
+    pub figure: Figure,
 }

@@ -407,3 +407,32 @@ fn a_slack_analysis_is_headlined_by_its_tree_and_best_units() {
         "slack (ext4 rules): 1,228 files, 2.0 MiB; best for space 1KiB, time 16KiB, balanced 1KiB"
     );
 }
+
+/// A run that failed or was stopped after measuring the test stays in the trend (its figure is
+/// real), marked with its status; complete runs carry none.
+#[test]
+fn trend_marks_the_points_of_runs_that_stopped_early() {
+    let (_dir, h) = open_temp();
+    for (i, status) in ["complete", "failed", "complete", "interrupted"]
+        .iter()
+        .enumerate()
+    {
+        let mut d = doc("S1", i as u32 * 60, 10_000.0);
+        d.status = status.to_string();
+        h.record(&d, None).unwrap();
+    }
+    let t = h
+        .trend(&TrendQuery {
+            device: "S1".into(),
+            ..Default::default()
+        })
+        .unwrap();
+    let statuses: Vec<Option<&str>> = t.points.iter().map(|p| p.status.as_deref()).collect();
+    assert_eq!(statuses, [None, Some("failed"), None, Some("interrupted")]);
+    let text = crate::report::history::render_trend(&t);
+    assert!(text.contains("(run failed)"), "{text}");
+    assert!(text.contains("(run interrupted)"), "{text}");
+    let json = serde_json::to_value(&t).unwrap();
+    assert!(json["points"][0].get("status").is_none(), "{json}");
+    assert_eq!(json["points"][1]["status"], "failed");
+}

@@ -91,17 +91,19 @@ impl History {
             }
         };
         let series = self.series(&device, &test, &metric)?;
-        let values: Vec<f64> = series.iter().map(|(_, _, _, f)| f.mean).collect();
+        let values: Vec<f64> = series.iter().map(|r| r.figure.mean).collect();
         let found = shifts(&values);
         let points = series
             .iter()
             .enumerate()
-            .map(|(i, (id, started_at, _, f))| {
+            .map(|(i, row)| {
+                let f = &row.figure;
                 let shift = found.iter().find(|s| s.at == i);
                 let prev = i.checked_sub(1).map(|j| values[j]);
                 TrendPoint {
-                    id: *id,
-                    started_at: started_at.clone(),
+                    id: row.id,
+                    started_at: row.started_at.clone(),
+                    status: (row.status != "complete").then(|| row.status.clone()),
                     value: f.mean,
                     n: f.n,
                     ci_low: (f.n >= 2).then_some(f.ci95_low),
@@ -117,10 +119,7 @@ impl History {
             .collect();
         // The newest result's command names the figure as its own table does (a trace's
         // `iops` are ops/s: they count open, stat and fsync too).
-        let command = series
-            .last()
-            .map(|(_, _, c, _)| c.clone())
-            .unwrap_or_default();
+        let command = series.last().map(|r| r.command.clone()).unwrap_or_default();
         Ok(Trend {
             device,
             test,

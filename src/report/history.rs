@@ -373,12 +373,19 @@ pub fn render_trend(tr: &Trend) -> String {
             ),
             _ => format!("(n={})", p.n),
         };
-        let mark = match p.level_change_pct {
+        let mut mark = match p.level_change_pct {
             Some(c) if p.significant_change => {
                 format!("◆ {:+.1} % ({})", c, word(tr.higher_is_better, c))
             }
             _ => String::new(),
         };
+        // A run that stopped early: its figure stands, but the reader should know.
+        if let Some(s) = &p.status {
+            mark = [mark.as_str(), &format!("(run {s})")]
+                .join(" ")
+                .trim()
+                .to_string();
+        }
         t.add_row(vec![
             p.id.to_string(),
             short_time(&p.started_at),
@@ -563,6 +570,7 @@ mod tests {
         let point = |id: i64, value: f64, mark: bool| TrendPoint {
             id,
             started_at: format!("2026-01-0{id}T00:00:00.000Z"),
+            status: None,
             value,
             n: 1,
             ci_low: None,
@@ -598,6 +606,7 @@ mod tests {
         let point = |id: i64, value: f64, low: f64, high: f64| TrendPoint {
             id,
             started_at: format!("2026-01-0{id}T00:00:00.000Z"),
+            status: None,
             value,
             n: 2,
             ci_low: Some(low),

@@ -462,7 +462,7 @@ async function pageTrend() {
     // changed for good (its change against the results before).
     const signed = (c) => (c >= 0 ? "+" : "") + c.toFixed(1) + " %";
     const word = (c) => ((c >= 0) === t.higher_is_better ? "faster" : "slower");
-    const rows = t.points.map((p) => h("tr", {}, h("td", {}, "h-" + p.id), h("td", {}, p.started_at),
+    const rows = t.points.map((p) => h("tr", {}, h("td", {}, "h-" + p.id + (p.status ? " (run " + p.status + ")" : "")), h("td", {}, p.started_at),
       h("td", { className: "num" }, fmtMetric(t.metric, p.value)),
       h("td", { className: "num" }, !Number.isFinite(p.ci_low) ? "(n=" + p.n + ")"
         : p.value > 0 && p.ci_low < 0 ? "too wide" : fmtMetric(t.metric, p.ci_low) + " … " + fmtMetric(t.metric, p.ci_high)),
