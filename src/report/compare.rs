@@ -452,7 +452,12 @@ fn row(
     let half = half_width(welch);
     let change = relative(b.mean, a.mean, half);
     let speedup = match better {
-        Better::Higher => change,
+        // A ratio of rates is not below zero: an interval that reaches there starts at 0
+        // (the text says "too wide"; the JSON gave -13.54).
+        Better::Higher => Ratio {
+            low: change.low.max(0.0),
+            ..change
+        },
         Better::Lower => invert(change),
     };
     let verdict = match method {
@@ -758,6 +763,10 @@ mod tests {
         let a = summarize(&[2_557_302.0, 2_734_084.0]);
         let b = summarize(&[45_000.0, 84_910.0]);
         let r = row(None, &t, "iops", &a, &b, true);
+        assert_eq!(
+            r.speedup.low, 0.0,
+            "a ratio's interval starts at 0, not below"
+        );
         let cells = table_row(&r);
         assert_eq!(cells[4], format!("{:.1} % ± too wide", r.change_pct));
         let text = sentence(&pairing(), &r);
