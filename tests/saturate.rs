@@ -33,6 +33,11 @@ fn bad_input_is_exit_2_and_leaves_nothing() {
             vec!["--mix", "30", "--rw", "randread"],
             "--mix sets the read share of the mixed sweep, which does not run here (sweeps: randread)",
         ),
+        // So is a preconditioning that no write sweep would follow (it ran as nothing).
+        (
+            vec!["--precondition", "--rw", "randread"],
+            "--precondition writes the span once more before write sweeps, and none runs here (sweeps: randread)",
+        ),
         (vec!["--size", "64K"], "too small"),
         (vec!["--allow-destroy", "/nonexistent"], "allow-destroy"),
     ];

@@ -165,7 +165,8 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value = "uring")]
     pub engine: EngineKind,
 
-    /// O_DIRECT (bypass the page cache). Falls back to buffered where refused (tmpfs).
+    /// O_DIRECT (bypass the page cache). Falls back to buffered where refused (tmpfs before
+    /// Linux 6.6, some FUSE file systems), and says so.
     #[arg(long, value_name = "BOOL", default_value = "true", action = clap::ArgAction::Set,
           value_parser = clap::builder::BoolishValueParser::new())]
     pub direct: bool,

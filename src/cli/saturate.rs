@@ -176,6 +176,13 @@ impl SaturateConfig {
             )));
         }
         let writes = kinds_wanted.iter().any(|k| k.writes());
+        if a.precondition && !writes {
+            let names: Vec<&str> = kinds_wanted.iter().map(|k| k.name()).collect();
+            return Err(err(format!(
+                "--precondition writes the span once more before write sweeps, and none runs here (sweeps: {}); leave it out, or add a write sweep (--rw randwrite)",
+                names.join(", ")
+            )));
+        }
         let jobs = unique(&a.jobs);
         let max_jobs = jobs.iter().copied().max().unwrap_or(1);
         let engine = pick_engine(&mut notes);
