@@ -484,6 +484,29 @@ fn csv_rw_of_a_mixed_sweep_names_both_groups() {
     }
 }
 
+/// An interrupted result's CSV rows say so in their last column (`status`), as the history's
+/// CSV does; they read like a complete run's.
+#[test]
+fn csv_rows_carry_the_result_s_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture("saturate.json")).unwrap()).unwrap();
+    v["status"] = "interrupted".into();
+    let path = dir.path().join("stopped.json");
+    std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+    let csv = dir.path().join("r.csv");
+    let out = iolab(&["report", s(&path), "-o", s(&csv)]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    assert!(lines.next().unwrap().ends_with(",status"), "{text}");
+    let rows: Vec<&str> = lines.collect();
+    assert!(!rows.is_empty(), "{text}");
+    for r in rows {
+        assert!(r.ends_with(",interrupted"), "{r}");
+    }
+}
+
 /// `iolab trace run` prints a table of every operation with its latency percentiles; the
 /// report showed only the test's totals.
 #[test]

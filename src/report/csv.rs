@@ -7,7 +7,7 @@ use crate::report::load::Loaded;
 use crate::report::metrics::{all_tests, config_of, primary_metric, seconds_per_portion};
 
 /// Column names, in order.
-pub const COLUMNS: [&str; 42] = [
+pub const COLUMNS: [&str; 43] = [
     "source_file",
     "command",
     "hostname",
@@ -50,6 +50,7 @@ pub const COLUMNS: [&str; 42] = [
     "cache_bw_bytes_per_s",
     "after_cliff_bw_bytes_per_s",
     "recovered_share",
+    "status",
 ];
 
 /// Quote a field when it holds a separator, a quote or a line break (RFC 4180).
@@ -112,6 +113,7 @@ pub fn render(inputs: &[Loaded]) -> String {
                     phase.clone(),
                 ]);
                 row.extend(run_cols(t, r));
+                row.push(doc.status.clone());
                 push_row(&mut out, &row);
             }
             for p in t.curve.iter().flatten() {
@@ -137,6 +139,7 @@ pub fn render(inputs: &[Loaded]) -> String {
                 row.extend([String::new(), String::new(), String::new()]);
                 row.extend(std::iter::repeat_n(String::new(), 6));
                 row.extend(sustain_cols(t));
+                row.push(doc.status.clone());
                 push_row(&mut out, &row);
             }
         }
