@@ -388,6 +388,11 @@ fn import_names_and_skips_bad_files_and_never_duplicates() {
         "{}",
         stdout(&o)
     );
+    // A command's name in other case is the command (it was refused as unknown).
+    let lower = hist(&db, &["history", "--json", "--command", "run"]);
+    let upper = hist(&db, &["history", "--json", "--command", "RUN"]);
+    assert!(upper.status.success(), "{}", stderr(&upper));
+    assert_eq!(stdout(&lower), stdout(&upper));
     // An unknown command is refused with the list of those there are.
     for args in [
         &["history", "--command", "nosuch"][..],

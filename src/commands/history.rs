@@ -56,11 +56,20 @@ fn filter_of(h: &History, f: &FilterArgs, limit: Option<usize>) -> Result<Filter
         crate::history::parse_since(s, chrono::Utc::now())
             .map_err(|e| UsageError(format!("--{e}")))?;
     }
+    let mut command = f.command.clone();
     if let Some(c) = &f.command {
         // A misspelt command would only match nothing: say which ones there are. Those of
-        // the history count too (a result imported from another iolab version).
+        // the history count too (a result imported from another iolab version). Case does
+        // not matter (`--command Run`), as in `--device` and `--test`.
         let held = h.commands()?;
-        if !MEASURING_COMMANDS.contains(&c.as_str()) && !held.contains(c) {
+        let same = MEASURING_COMMANDS
+            .iter()
+            .map(|k| k.to_string())
+            .chain(held.iter().cloned())
+            .find(|k| k.eq_ignore_ascii_case(c));
+        if let Some(k) = same {
+            command = Some(k);
+        } else {
             let mut known: Vec<&str> = MEASURING_COMMANDS.to_vec();
             known.extend(
                 held.iter()
@@ -75,7 +84,7 @@ fn filter_of(h: &History, f: &FilterArgs, limit: Option<usize>) -> Result<Filter
     }
     Ok(Filter {
         device: f.device.clone(),
-        command: f.command.clone(),
+        command,
         since: f.since.clone(),
         limit,
     })
