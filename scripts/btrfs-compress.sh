@@ -28,11 +28,11 @@ mkdir "$w/mnt"
 for p in ${PATTERNS:-random stamped}; do
     mkfs.btrfs -q -f "$loop" >/dev/null || exit 2
     mount -o compress-force=zstd "$loop" "$w/mnt" || exit 2
-    IOLAB_NO_HISTORY=1 "$bin" run -t "$w/mnt" --rw write --bs "$bs" --iodepth 1 --size 256M \
+    IOLAB_NO_HISTORY=1 "$bin" run -t "$w/mnt" --rw "${RW:-write}" --bs "$bs" --iodepth 1 --size 256M \
         --io-size 256M --repeat 1 --direct false --pattern "$p" --keep --no-save -q \
         >/dev/null || exit 1
     sync
     used=$(btrfs filesystem df -b "$w/mnt" | sed -n 's/^Data.*used=\([0-9]*\).*/\1/p')
-    echo "pattern $p, $bs sequential writes, 256 MiB written: btrfs data used $((used >> 20)) MiB"
+    echo "pattern $p, $bs ${RW:-write}s, 256 MiB written: btrfs data used $((used >> 20)) MiB"
     umount "$w/mnt"
 done

@@ -26,9 +26,10 @@ use crate::workload::presets::Preset;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum PatternArg {
-    /// Random and incompressible whatever a compressor's window: every write under 1 MiB is
-    /// filled anew (one pass over its bytes, about 15 GB/s per core), larger ones are random
-    /// throughout; every 512-byte sector unique.
+    /// Random and incompressible: each write random throughout, every 512-byte sector unique;
+    /// on a file system that compresses (btrfs compress=, f2fs, bcachefs, zfs) every write
+    /// under 1 MiB is filled anew, so that no run of bytes repeats between writes (one pass
+    /// over its bytes).
     Random,
     /// Random buffers reused, each write only stamped (fio's default buffers): no pass over
     /// the data, but a compressor whose window spans several writes (btrfs or ZFS

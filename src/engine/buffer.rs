@@ -1,7 +1,9 @@
 //! Aligned I/O buffers and the data written into them.
 //!
 //! Data is random and incompressible by default, whatever window a compressor looks at:
-//! every write smaller than `STAMP_ONLY_FROM` (1 MiB) is filled anew, each 4 KiB page a piece
+//! every write smaller than `STAMP_ONLY_FROM` (1 MiB) is filled anew (the block runner asks
+//! for it on a compressing file system only and stamps elsewhere,
+//! `runner::block::written_pattern`), each 4 KiB page a piece
 //! of a 1 MiB random pool (generated once from the run's seed) XORed with its own 64-bit key,
 //! so no run of bytes repeats between writes; that costs one pass over the bytes, about as
 //! much as a copy. Writes of 1 MiB and more are random throughout already (larger than the
