@@ -322,6 +322,20 @@ fn aging_stays_within_the_inodes_and_says_so() {
     }
 }
 
+/// A profile file in `dir` of 200 files of 4–64 KiB in four directories, to 80 % full with
+/// a churn of 1.0: small enough to age a tmpfs of a few tens of MiB in a fraction of a second.
+fn small_files_profile(dir: &Path) -> std::path::PathBuf {
+    let profile = dir.join("small.toml");
+    std::fs::write(
+        &profile,
+        "description = 'small files'\nfill = '80%'\nchurn = 1.0\nappend_share = 0.0\n\
+         [tree]\ndepth = 1\ndirs_per_dir = 4\nfiles_per_dir = 50\n\
+         [[sizes]]\nfrom = '4K'\nto = '64K'\nweight = 1\n",
+    )
+    .unwrap();
+    profile
+}
+
 /// A churn smaller than the fullness asked ends before it: aging said "22.3 % full" after
 /// `--fill 80% --churn 0.2`, exit 0, and nothing more. It must say that the fullness was not
 /// reached, how full it got, and the churn that gets there (the JSON has the warning; the
@@ -333,14 +347,7 @@ fn a_churn_that_ends_before_the_fullness_is_said() {
         return;
     };
     let dir = common::tempdir();
-    let profile = dir.path().join("small.toml");
-    std::fs::write(
-        &profile,
-        "description = 'small files'\nfill = '80%'\nchurn = 1.0\nappend_share = 0.0\n\
-         [tree]\ndepth = 1\ndirs_per_dir = 4\nfiles_per_dir = 50\n\
-         [[sizes]]\nfrom = '4K'\nto = '64K'\nweight = 1\n",
-    )
-    .unwrap();
+    let profile = small_files_profile(dir.path());
     let args = [
         "age",
         s(fs.path()),
@@ -522,14 +529,7 @@ fn filling_up_with_two_writers_ends_with_the_error() {
         return;
     };
     let dir = common::tempdir();
-    let profile = dir.path().join("tiny.toml");
-    std::fs::write(
-        &profile,
-        "description = 'small files'\nfill = '80%'\nchurn = 1.0\nappend_share = 0.0\n\
-         [tree]\ndepth = 1\ndirs_per_dir = 4\nfiles_per_dir = 50\n\
-         [[sizes]]\nfrom = '4K'\nto = '64K'\nweight = 1\n",
-    )
-    .unwrap();
+    let profile = small_files_profile(dir.path());
     let before = common::names(fs.path());
     for seed in 1..=6 {
         let seed = seed.to_string();

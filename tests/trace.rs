@@ -349,29 +349,42 @@ fn record_script(
     recorder: &str,
     script: &str,
 ) -> Option<std::process::Output> {
-    let o = iolab_in(
+    record(
+        test,
         dir,
-        &[
-            "trace",
-            "record",
-            "--recorder",
-            recorder,
-            "-o",
-            "app.trace",
-            "--",
-            "sh",
-            "-c",
-            script,
-        ],
-    );
-    if !o.status.success() && stderr(&o).to_lowercase().contains("ptrace") {
+        recorder,
+        &["-o", "app.trace"],
+        &["sh", "-c", script],
+    )
+}
+
+/// `trace record --recorder RECORDER OPTIONS... -- PROGRAM...` in `dir`; `None` (a loud
+/// skip) where ptrace is not permitted.
+fn record(
+    test: &str,
+    dir: &Path,
+    recorder: &str,
+    options: &[&str],
+    program: &[&str],
+) -> Option<std::process::Output> {
+    let mut args = vec!["trace", "record", "--recorder", recorder];
+    args.extend(options);
+    args.push("--");
+    args.extend(program);
+    let o = iolab_in(dir, &args);
+    (!ptrace_denied(test, &o)).then_some(o)
+}
+
+/// The recording failed because ptrace is not permitted here: a loud skip.
+fn ptrace_denied(test: &str, o: &std::process::Output) -> bool {
+    let denied = !o.status.success() && stderr(o).to_lowercase().contains("ptrace");
+    if denied {
         common::skip(
             test,
-            format_args!("ptrace not permitted here: {}", stderr(&o)),
+            format_args!("ptrace not permitted here: {}", stderr(o)),
         );
-        return None;
     }
-    Some(o)
+    denied
 }
 
 fn record_then_replay(test: &str, recorder: &str) {
@@ -665,31 +678,20 @@ fn strace_says_it_cannot_see_io_uring() {
     }
     let work = tempfile::tempdir().unwrap();
     let dir = format!("--directory={}", work.path().display());
-    let o = iolab_in(
-        work.path(),
-        &[
-            "trace",
-            "record",
-            "--recorder",
-            "strace",
-            "-o",
-            "fio.trace",
-            "--",
-            "fio",
-            "--name=ring",
-            &dir,
-            "--ioengine=io_uring",
-            "--rw=randread",
-            "--iodepth=4",
-            "--bs=4k",
-            "--size=1M",
-            "--output=/dev/null",
-        ],
-    );
-    if !o.status.success() && stderr(&o).to_lowercase().contains("ptrace") {
-        common::skip(test, format_args!("ptrace not permitted: {}", stderr(&o)));
+    let fio = [
+        "fio",
+        "--name=ring",
+        &dir,
+        "--ioengine=io_uring",
+        "--rw=randread",
+        "--iodepth=4",
+        "--bs=4k",
+        "--size=1M",
+        "--output=/dev/null",
+    ];
+    let Some(o) = record(test, work.path(), "strace", &["-o", "fio.trace"], &fio) else {
         return;
-    }
+    };
     assert!(o.status.success(), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(
@@ -771,27 +773,15 @@ fn a_recording_with_no_call_under_its_root_is_said_and_not_replayed() {
     }
     let work = tempfile::tempdir().unwrap();
     std::fs::create_dir(work.path().join("root")).unwrap();
-    let o = iolab_in(
+    let Some(o) = record(
+        test,
         work.path(),
-        &[
-            "trace",
-            "record",
-            "--recorder",
-            "strace",
-            "--root",
-            "root",
-            "-o",
-            "empty.trace",
-            "--",
-            "sh",
-            "-c",
-            "echo x > elsewhere",
-        ],
-    );
-    if !o.status.success() && stderr(&o).to_lowercase().contains("ptrace") {
-        common::skip(test, format_args!("ptrace not permitted: {}", stderr(&o)));
+        "strace",
+        &["--root", "root", "-o", "empty.trace"],
+        &["sh", "-c", "echo x > elsewhere"],
+    ) else {
         return;
-    }
+    };
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("iolab: warning: no call under the root")
@@ -1091,8 +1081,7 @@ fn without_root_strace_records_with_a_note() {
         "-c",
         "echo x > f",
     ]);
-    if !o.status.success() && stderr(&o).to_lowercase().contains("ptrace") {
-        common::skip(test, format_args!("ptrace not permitted: {}", stderr(&o)));
+    if ptrace_denied(test, &o) {
         return;
     }
     assert!(o.status.success(), "{}", stderr(&o));
@@ -1549,30 +1538,22 @@ fn a_signal_to_iolab_alone_reaches_the_traced_program() {
 /// where ptrace is not permitted).
 #[test]
 fn record_into_a_directory_writes_iolab_trace_there() {
-    let work = tempfile::tempdir().unwrap();
-    let out = tempfile::tempdir().unwrap();
-    let o = iolab_in(
-        work.path(),
-        &[
-            "trace",
-            "record",
-            "--recorder",
-            "strace",
-            "-o",
-            out.path().to_str().unwrap(),
-            "--",
-            "sh",
-            "-c",
-            "printf aaa > a",
-        ],
-    );
-    if !o.status.success() && stderr(&o).to_lowercase().contains("ptrace") {
-        common::skip(
-            "record_into_a_directory_writes_iolab_trace_there",
-            format_args!("ptrace not permitted here: {}", stderr(&o)),
-        );
+    let test = "record_into_a_directory_writes_iolab_trace_there";
+    if !tool_or_skip(test, "strace", "strace") {
         return;
     }
+    let work = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let o_dir = out.path().to_str().unwrap();
+    let Some(o) = record(
+        test,
+        work.path(),
+        "strace",
+        &["-o", o_dir],
+        &["sh", "-c", "printf aaa > a"],
+    ) else {
+        return;
+    };
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(common::names(out.path()), ["iolab.trace"]);
     assert_eq!(
