@@ -16,8 +16,19 @@ bin=$PWD/target/release/iolab
 bs=${BS:-8K}
 w=$(mktemp -d /tmp/iolab-btrfs-compress.XXXX)
 loop=
+# Unmount, retrying while busy (right after a run btrfs can hold it for a moment; a single
+# failed umount here once left the file system mounted and its loop device held).
+umount_retry() {
+    local i
+    mountpoint -q "$1" || return 0
+    for i in $(seq 1 50); do
+        umount "$1" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    umount "$1"
+}
 cleanup() {
-    umount "$w/mnt" 2>/dev/null
+    umount_retry "$w/mnt" || { echo "could not unmount $w/mnt; $loop left attached" >&2; return; }
     [ -n "$loop" ] && losetup -d "$loop"
     rm -rf "$w"
 }
@@ -34,5 +45,5 @@ for p in ${PATTERNS:-random stamped}; do
     sync
     used=$(btrfs filesystem df -b "$w/mnt" | sed -n 's/^Data.*used=\([0-9]*\).*/\1/p')
     echo "pattern $p, $bs ${RW:-write}s, 256 MiB written: btrfs data used $((used >> 20)) MiB"
-    umount "$w/mnt"
+    umount_retry "$w/mnt" || exit 1
 done
