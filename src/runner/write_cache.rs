@@ -77,7 +77,9 @@ pub struct KnownCache {
     pub file: PathBuf,
 }
 
-/// The same drive? The kernel name must match, and the model too when both record one.
+/// The same drive? The kernel name must match, and so must the model, the serial number, the
+/// World Wide Name and a loop device's backing file where both record one (a kernel name is
+/// reused: a `loop3` over another image, or `sda` after swapping disks, is another drive).
 fn same_device(a: &Environment, b: &Value) -> bool {
     let Some(dev) = a.block_device.as_deref() else {
         return false;
@@ -86,10 +88,17 @@ fn same_device(a: &Environment, b: &Value) -> bool {
     if env["block_device"].as_str() != Some(dev) {
         return false;
     }
-    match (a.device_model.as_deref(), env["device_model"].as_str()) {
+    [
+        (&a.device_model, "device_model"),
+        (&a.device_serial, "device_serial"),
+        (&a.device_wwn, "device_wwn"),
+        (&a.loop_backing_file, "loop_backing_file"),
+    ]
+    .into_iter()
+    .all(|(ours, key)| match (ours.as_deref(), env[key].as_str()) {
         (Some(x), Some(y)) => x == y,
         _ => true,
-    }
+    })
 }
 
 /// The cache size a sustain result records: in a test's `sustain` detail of a pass that
@@ -296,6 +305,25 @@ mod tests {
         let k = known_cache(dir.path(), &env).expect("found");
         assert_eq!(k.bytes, 20_000_000_000);
         assert!(k.file.ends_with("sustain-2.json"));
+        // The same kernel name over another loop image is another device.
+        let loop_env = |image: &str| Environment {
+            block_device: Some("loop3".into()),
+            loop_backing_file: Some(image.into()),
+            ..Default::default()
+        };
+        write(
+            "sustain-4.json",
+            serde_json::json!({
+                "command": "sustain",
+                "environment": {"block_device": "loop3", "loop_backing_file": "/a.img"},
+                "tests": [{"sustain": {"pass": "first", "cliffs": [{"bytes_before": 1.0e9}]}}]
+            }),
+        );
+        assert_eq!(known_cache(dir.path(), &loop_env("/b.img")), None);
+        assert_eq!(
+            known_cache(dir.path(), &loop_env("/a.img")).map(|k| k.bytes),
+            Some(1_000_000_000)
+        );
         // 3 runs of 1 GiB fit in 20 GB: warned; 30 GiB do not.
         let t = test_of("write", vec![run_with(&[1.0], 1 << 30); 3]);
         let w = known_cache_warning(&k, &t).expect("warning");
