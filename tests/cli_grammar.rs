@@ -77,16 +77,11 @@ fn progress_lines(err: &str) -> Vec<&str> {
         .collect()
 }
 
-/// `--quiet` silences the progress of every measuring command, and only that: the table
-/// still prints. Small size-based or tiny runs (the null engine where the command has one),
-/// so the test does not depend on the disk's speed.
-#[test]
-fn quiet_silences_the_progress_of_every_measuring_command() {
-    let dir = tempdir();
-    let t = s(dir.path());
-    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
-    let runs: &[&[&str]] = &[
-        &[
+/// A small run of every measuring command on `t` (size-based or tiny, the null engine where
+/// the command has one: no disk speed involved), and slack on `src`.
+fn quick_runs<'a>(t: &'a str, src: &'a str) -> Vec<Vec<&'a str>> {
+    vec![
+        vec![
             "run",
             "-t",
             t,
@@ -103,7 +98,7 @@ fn quiet_silences_the_progress_of_every_measuring_command() {
             "--ramp",
             "0s",
         ],
-        &[
+        vec![
             "files",
             "-t",
             t,
@@ -118,7 +113,7 @@ fn quiet_silences_the_progress_of_every_measuring_command() {
             "--repeat",
             "1",
         ],
-        &[
+        vec![
             "copy",
             "-t",
             t,
@@ -129,11 +124,11 @@ fn quiet_silences_the_progress_of_every_measuring_command() {
             "--repeat",
             "1",
         ],
-        &[
+        vec![
             "trace", "run", "office", "-t", t, "--scale", "0.01", "--repeat", "1",
         ],
-        &["sustain", t, "--size", "8M", "--engine", "sync"],
-        &[
+        vec!["sustain", t, "--size", "8M", "--engine", "sync"],
+        vec![
             "saturate",
             "-t",
             t,
@@ -149,9 +144,20 @@ fn quiet_silences_the_progress_of_every_measuring_command() {
             "0s",
             "--allow-buffered",
         ],
-        &["slack", src],
-    ];
-    for args in runs {
+        vec!["slack", src],
+    ]
+}
+
+/// `--quiet` silences the progress of every measuring command, and only that: the table
+/// still prints. Small size-based or tiny runs (the null engine where the command has one),
+/// so the test does not depend on the disk's speed.
+#[test]
+fn quiet_silences_the_progress_of_every_measuring_command() {
+    let dir = tempdir();
+    let t = s(dir.path());
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+    let runs = quick_runs(t, src);
+    for args in &runs {
         let mut loud = args.to_vec();
         loud.push("--no-save");
         let o = iolab(&loud);
@@ -558,57 +564,7 @@ fn json_runs_name_their_result_file_on_stderr_as_saturate_does() {
     let out = dir.path().join("results");
     let o_arg = s(&out).to_string();
     let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
-    let runs: Vec<Vec<&str>> = vec![
-        vec![
-            "run",
-            "-t",
-            &t,
-            "--engine",
-            "null",
-            "--size",
-            "4M",
-            "--preset",
-            "real",
-            "--repeat",
-            "1",
-            "--io-size",
-            "1M",
-            "--ramp",
-            "0s",
-        ],
-        vec![
-            "files",
-            "-t",
-            &t,
-            "--sizes",
-            "1K",
-            "--files-per-portion",
-            "5",
-            "--portions",
-            "1",
-            "--passes",
-            "1",
-            "--repeat",
-            "1",
-        ],
-        vec!["slack", src],
-        vec![
-            "saturate",
-            "-t",
-            &t,
-            "--size",
-            "8M",
-            "--rw",
-            "randread",
-            "--max-depth",
-            "1",
-            "--step-duration",
-            "50ms",
-            "--ramp",
-            "0s",
-            "--allow-buffered",
-        ],
-    ];
+    let runs = quick_runs(&t, src);
     for mut args in runs {
         args.extend(["--json", "--output", &o_arg]);
         let o = iolab(&args);

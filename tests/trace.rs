@@ -251,6 +251,23 @@ fn bad_input_exits_2_and_creates_nothing() {
     assert!(is_empty_dir(target.path()), "nothing left behind");
 }
 
+/// `trace replay TRACE --target TARGET --repeat 1 --no-save --json EXTRA...`.
+fn replay_once(trace: &Path, target: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "trace",
+        "replay",
+        trace.to_str().unwrap(),
+        "--target",
+        target.to_str().unwrap(),
+        "--repeat",
+        "1",
+        "--no-save",
+        "--json",
+    ];
+    args.extend(extra);
+    iolab(&args)
+}
+
 /// Per-op counts and read/write bytes of a trace file's calls.
 fn trace_totals(path: &Path) -> (BTreeMap<String, u64>, u64, u64) {
     let text = std::fs::read_to_string(path).unwrap();
@@ -493,20 +510,7 @@ fn record_then_replay(test: &str, recorder: &str) {
     let (ops, rbytes, wbytes) = trace_totals(&tf);
     for timing in ["asap", "recorded"] {
         let target = tempfile::tempdir().unwrap();
-        let o = iolab(&[
-            "trace",
-            "replay",
-            tf.to_str().unwrap(),
-            "--target",
-            target.path().to_str().unwrap(),
-            "--timing",
-            timing,
-            "--keep",
-            "--repeat",
-            "1",
-            "--no-save",
-            "--json",
-        ]);
+        let o = replay_once(&tf, target.path(), &["--timing", timing, "--keep"]);
         assert!(o.status.success(), "{}", stderr(&o));
         let doc = json(&o);
         let run = &doc["tests"][0]["runs"][0];
@@ -736,20 +740,7 @@ fn a_strace_trace_replayed_at_its_times_says_strace_slowed_it() {
     let target = tempfile::tempdir().unwrap();
     let tf = work.path().join("app.trace");
     let codes = |timing: &str| -> Vec<String> {
-        let o = iolab(&[
-            "trace",
-            "replay",
-            tf.to_str().unwrap(),
-            "--target",
-            target.path().to_str().unwrap(),
-            "--timing",
-            timing,
-            "--repeat",
-            "1",
-            "--no-save",
-            "--json",
-            "-q",
-        ]);
+        let o = replay_once(&tf, target.path(), &["--timing", timing, "-q"]);
         assert!(o.status.success(), "{}", stderr(&o));
         json(&o)["warnings"]
             .as_array()
@@ -898,17 +889,7 @@ fn fio_io_uring_recorded_and_replayed_at_depth_16() {
         "random offsets were recorded: {s}"
     );
     assert_eq!(s["depth_max"], 16, "{s}");
-    let o = iolab(&[
-        "trace",
-        "replay",
-        tf.to_str().unwrap(),
-        "--target",
-        target.path().to_str().unwrap(),
-        "--repeat",
-        "1",
-        "--no-save",
-        "--json",
-    ]);
+    let o = replay_once(&tf, target.path(), &[]);
     assert!(o.status.success(), "{}", stderr(&o));
     let doc = json(&o);
     let run = &doc["tests"][0]["runs"][0]["trace"];
@@ -1264,17 +1245,7 @@ fn a_truncated_trace_is_detected() {
 
     let replay = |trace: &Path| {
         let target = tempfile::tempdir().unwrap();
-        let o = iolab(&[
-            "trace",
-            "replay",
-            trace.to_str().unwrap(),
-            "--target",
-            target.path().to_str().unwrap(),
-            "--repeat",
-            "1",
-            "--no-save",
-            "--json",
-        ]);
+        let o = replay_once(trace, target.path(), &[]);
         let doc = json(&o);
         assert!(o.status.success(), "{}", stderr(&o));
         doc["warnings"]
