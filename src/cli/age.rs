@@ -156,9 +156,7 @@ impl AgeConfig {
             seed: args.seed,
             jobs: args.jobs.unwrap_or_else(crate::workload::age::default_jobs),
             fs_size: total,
-            output: args.out.dir().map(Path::to_path_buf),
-            json: args.out.json,
-            quiet: args.out.quiet,
+            out: args.out.delivery(),
         })
     }
 }

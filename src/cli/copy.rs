@@ -4,6 +4,7 @@
 //! every bad input is a `UsageError` before anything is created.
 
 use crate::error::UsageError;
+use crate::model::Delivery;
 use crate::units::fmt_size_iec;
 use crate::units::size_arg;
 use crate::workload::copy::copier::{CopyOpts, FAT32_MAX_FILE};
@@ -214,9 +215,7 @@ impl CopyConfig {
     pub fn from_args(a: &CopyArgs) -> Result<CopyConfig, UsageError> {
         let s = CopySettings::from_args(a)?;
         let mut c = CopyConfig::for_target(s, &a.target)?;
-        c.output = a.out.dir().map(Path::to_path_buf);
-        c.json = a.out.json;
-        c.quiet = a.out.quiet;
+        c.out = a.out.delivery();
         Ok(c)
     }
 
@@ -325,9 +324,7 @@ impl CopyConfig {
             target,
             plan,
             skipped_entries: skipped,
-            output: None,
-            json: false,
-            quiet: false,
+            out: Delivery::default(),
         })
     }
 }

@@ -236,8 +236,7 @@ impl FilesConfig {
             jobs: a.jobs,
             shared_dir: a.shared_dir,
             writer: None,
-            output: a.out.dir().map(Path::to_path_buf),
-            json: a.out.json,
+            out: a.out.delivery(),
         };
         if !a.no_room_check {
             cfg.check_room()?;

@@ -514,6 +514,15 @@ impl OutputArgs {
     pub fn dir(&self) -> Option<&std::path::Path> {
         (!self.no_save).then_some(self.output.as_path())
     }
+
+    /// The same as a validated config holds it.
+    pub fn delivery(&self) -> crate::model::Delivery {
+        crate::model::Delivery {
+            json: self.json,
+            dir: self.dir().map(std::path::Path::to_path_buf),
+            quiet: self.quiet,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 
 use crate::cli::copy::CopyArgs;
-use crate::cli::files::FilesArgs;
 use crate::cli::trace::TraceRunArgs;
 use crate::error::UsageError;
 use crate::workload::copy::CopySettings;
@@ -66,32 +65,21 @@ pub fn label(family: &str, params: &BTreeMap<String, String>) -> String {
     label
 }
 
-/// A reference may not name the target or the result directory: the matrix sets both.
+/// A reference may not name what the matrix sets for every workload (`DirFamily::retarget`):
+/// the target, the result file, and keeping what the workload made (each file system is
+/// removed after its workloads; `run:keep=true` was dropped without a word).
 pub fn matrix_sets_target(
     family: &str,
     params: &BTreeMap<String, String>,
 ) -> Result<(), UsageError> {
-    if params.contains_key("target") || params.contains_key("output") {
-        return Err(UsageError::new(format!(
-            "workload {family}: target and output are set by the matrix"
-        )));
-    }
-    Ok(())
-}
-
-/// Parse a `files:KEY=VALUE:...` matrix reference (any `iolab files` flag, e.g.
-/// `files:sizes=1,4K:files-per-portion=1000`) into `iolab files` arguments and its label.
-pub fn files(params: &BTreeMap<String, String>) -> Result<(FilesArgs, String), UsageError> {
-    for k in ["target", "output", "keep", "keep-files"] {
+    for k in ["target", "output", "no-save", "keep", "keep-files"] {
         if params.contains_key(k) {
             return Err(UsageError::new(format!(
-                "workload files: {k} is set by the matrix"
+                "workload {family}: {k} is set by the matrix"
             )));
         }
     }
-    let args = parse_args("files", &[], params)?;
-    crate::cli::files::check_without_target(&args)?;
-    Ok((args, label("files", params)))
+    Ok(())
 }
 
 /// Parse a `copy:KEY=VALUE:...` matrix reference (any `iolab copy` flag, e.g.
@@ -138,6 +126,13 @@ mod tests {
         crate::commands::run::RunFamily::reference(params)
     }
 
+    /// A `files:` reference as the matrix parses it (the default, with `files`' checks).
+    fn files(
+        params: &BTreeMap<String, String>,
+    ) -> Result<(crate::cli::files::FilesArgs, String), UsageError> {
+        crate::commands::files::FilesFamily::reference(params)
+    }
+
     #[test]
     fn matrix_reference_parses() {
         let r =
@@ -156,11 +151,20 @@ mod tests {
     #[test]
     fn flags_without_a_value_are_found_in_the_commands_definitions() {
         let params = |r: &str| crate::workload::WorkloadRef::parse(r).unwrap().params;
-        let (a, _) = run(&params(
-            "run:mix=true:precondition=true:verify=true:keep=false",
-        ))
-        .unwrap();
-        assert!(a.mix && a.precondition && a.verify && !a.keep);
+        let (a, _) = run(&params("run:mix=true:precondition=true:verify=false")).unwrap();
+        assert!(a.mix && a.precondition && !a.verify);
+        // What the matrix sets for every workload is refused, not dropped.
+        for r in ["run:keep=true", "files:keep=true", "copy:no-save=true"] {
+            let what = r.split(':').next().unwrap();
+            let p = params(r);
+            let e = match what {
+                "run" => run(&p).map(drop),
+                "files" => files(&p).map(drop),
+                _ => copy(&p).map(drop),
+            }
+            .unwrap_err();
+            assert!(e.0.ends_with("is set by the matrix"), "{r}: {}", e.0);
+        }
         let (a, _) = run(&params("run:direct=false")).unwrap();
         assert!(!a.direct, "a flag that takes a value keeps it");
         let (a, _) = files(&params(

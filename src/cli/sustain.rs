@@ -179,8 +179,7 @@ impl SustainConfig {
             interval: a.interval,
             recovery: a.recovery.clone(),
             seed: a.seed,
-            output: (!a.out.no_save).then(|| a.out.output.clone()),
-            json: a.out.json,
+            out: a.out.delivery(),
         })
     }
 }

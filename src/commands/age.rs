@@ -48,10 +48,7 @@ impl Family for AgeFamily {
     const NAME: &'static str = "age";
 
     fn output(&self) -> Output<'_> {
-        Output {
-            quiet: self.cfg.quiet,
-            ..Output::on(&self.cfg.target, self.cfg.json, self.cfg.output.as_deref())
-        }
+        Output::on(&self.cfg.target, &self.cfg.out)
     }
 
     fn measure(&mut self, ctx: &RunContext, doc: &mut ResultDoc, sink: &ResultSink) -> Result<()> {

@@ -41,9 +41,8 @@ impl Family for CopyFamily {
     // One run per target, as for every subcommand that writes there.
     fn output(&self) -> Output<'_> {
         Output {
-            quiet: self.cfg.quiet,
             seed: Some(self.cfg.settings.seed),
-            ..Output::on(&self.cfg.target, self.cfg.json, self.cfg.output.as_deref())
+            ..Output::on(&self.cfg.target, &self.cfg.out)
         }
     }
 

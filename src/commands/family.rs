@@ -15,9 +15,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::cli::OutputArgs;
 use crate::error::UsageError;
-use crate::model::{ResultDoc, ResultSink, TestResult, Warning};
+use crate::model::{Delivery, ResultDoc, ResultSink, TestResult, Warning};
 use crate::runner::{ProgressMode, RunContext};
 
 /// What a family measures, where its result goes and how it runs.
@@ -25,43 +24,36 @@ pub struct Output<'a> {
     /// The one directory, file or device the run measures, when there is one: it is locked
     /// and its environment recorded unless `locks` / `environment_path` say otherwise.
     pub target: Option<&'a Path>,
-    /// `--json`: the document on stdout instead of the table.
-    pub json: bool,
-    /// The result directory; `None` with `--no-save`.
-    pub dir: Option<&'a Path>,
-    /// No progress lines on stderr.
-    pub quiet: bool,
+    /// JSON or table, the result directory, quiet.
+    pub delivery: &'a Delivery,
     /// The run context's seed, for a family with its own `--seed` (else the default).
     pub seed: Option<u64>,
 }
 
 impl<'a> Output<'a> {
-    /// JSON or table into `dir`, with progress lines and the default seed.
-    pub fn to(json: bool, dir: Option<&'a Path>) -> Output<'a> {
+    /// As the validated config's `--json`, `--output`, `--no-save` and `--quiet` say, with
+    /// the default seed.
+    pub fn to(delivery: &'a Delivery) -> Output<'a> {
         Output {
             target: None,
-            json,
-            dir,
-            quiet: false,
+            delivery,
             seed: None,
         }
     }
 
     /// The same on `target`.
-    pub fn on(target: &'a Path, json: bool, dir: Option<&'a Path>) -> Output<'a> {
+    pub fn on(target: &'a Path, delivery: &'a Delivery) -> Output<'a> {
         Output {
             target: Some(target),
-            ..Output::to(json, dir)
+            ..Output::to(delivery)
         }
     }
+}
 
-    /// As `--json`, `--output`, `--no-save` and `--quiet` say.
-    pub fn of(out: &'a OutputArgs) -> Output<'a> {
-        Output {
-            quiet: out.quiet,
-            ..Output::to(out.json, out.dir())
-        }
-    }
+/// `Execute::check` of a family: its validation, with nothing created, as the message the
+/// command line would print.
+pub fn check<T, E: std::fmt::Display>(validated: Result<T, E>) -> Result<(), String> {
+    validated.map(drop).map_err(|e| e.to_string())
 }
 
 /// A measuring subcommand, as `execute` runs it.
@@ -136,8 +128,8 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
         F::NAME
     );
     let out = family.output();
-    let (json, dir) = (out.json, out.dir.map(Path::to_path_buf));
-    let mut ctx = RunContext::new(ProgressMode::detect(out.quiet));
+    let (json, dir) = (out.delivery.json, out.delivery.dir.clone());
+    let mut ctx = RunContext::new(ProgressMode::detect(out.delivery.quiet));
     if let Some(seed) = out.seed {
         ctx.seed = seed;
     }

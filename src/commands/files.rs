@@ -23,9 +23,7 @@ impl crate::cli::Execute for FilesArgs {
     }
 
     fn check(&self) -> Result<(), String> {
-        crate::workload::files::config::FilesConfig::from_args(self)
-            .map(drop)
-            .map_err(|e| e.to_string())
+        super::family::check(crate::workload::files::config::FilesConfig::from_args(self))
     }
 }
 
@@ -34,18 +32,13 @@ pub struct FilesFamily {
     cfg: FilesConfig,
     /// Where `--keep` left the files.
     kept: Option<PathBuf>,
-    /// `--quiet`: no progress on stderr.
-    quiet: bool,
 }
 
 impl Family for FilesFamily {
     const NAME: &'static str = "files";
 
     fn output(&self) -> Output<'_> {
-        Output {
-            quiet: self.quiet,
-            ..Output::on(&self.cfg.target, self.cfg.json, self.cfg.output.as_deref())
-        }
+        Output::on(&self.cfg.target, &self.cfg.out)
     }
 
     fn measure(&mut self, ctx: &RunContext, doc: &mut ResultDoc, sink: &ResultSink) -> Result<()> {
@@ -73,10 +66,8 @@ impl Family for FilesFamily {
 impl DirFamily for FilesFamily {
     type Args = FilesArgs;
 
-    fn reference(
-        params: &std::collections::BTreeMap<String, String>,
-    ) -> Result<(FilesArgs, String), crate::error::UsageError> {
-        crate::cli::reference::files(params)
+    fn check_reference(args: &FilesArgs) -> Result<(), crate::error::UsageError> {
+        crate::cli::files::check_without_target(args)
     }
 
     fn retarget(args: &mut FilesArgs, dir: &Path) {
@@ -93,7 +84,6 @@ impl DirFamily for FilesFamily {
         Ok(FilesFamily {
             cfg: FilesConfig::from_args(args)?,
             kept: None,
-            quiet: args.out.quiet,
         })
     }
 }

@@ -186,8 +186,7 @@ pub fn measure(
             target: dir,
             jobs: 1,
             writer,
-            output: None,
-            json: false,
+            out: crate::model::Delivery::default(),
             ..cfg.clone()
         });
     }

@@ -17,7 +17,7 @@ use super::family::{Family, Output, execute as execute_family};
 use crate::cli::matrix::MatrixArgs;
 use crate::fs::instance::{FsInstance, Place, SetupError, Spec};
 use crate::fs::registry::StateFile;
-use crate::model::{ResultDoc, ResultSink, Warning, WarningCode};
+use crate::model::{Delivery, ResultDoc, ResultSink, Warning, WarningCode};
 use crate::runner::RunContext;
 use plan::{PlaceReq, Plan};
 
@@ -99,6 +99,10 @@ impl crate::cli::Execute for MatrixArgs {
                 args,
                 plan,
                 work: None,
+                out: Delivery {
+                    quiet: args.out.json || args.out.quiet,
+                    ..args.out.delivery()
+                },
             },
             argv,
         )
@@ -111,6 +115,8 @@ struct MatrixFamily<'a> {
     plan: Plan,
     /// The work directory, where the file systems go, and its state file (`prepare`).
     work: Option<(PathBuf, Place, StateFile)>,
+    /// Quiet also with `--json` (the matrix's progress would be the only stderr).
+    out: Delivery,
 }
 
 impl MatrixFamily<'_> {
@@ -129,10 +135,7 @@ impl Family for MatrixFamily<'_> {
     }
 
     fn output(&self) -> Output<'_> {
-        Output {
-            quiet: self.args.out.json || self.args.out.quiet,
-            ..Output::of(&self.args.out)
-        }
+        Output::to(&self.out)
     }
 
     fn prepare(&mut self, _ctx: &RunContext) -> Result<()> {

@@ -24,27 +24,20 @@ impl crate::cli::Execute for RunArgs {
     }
 
     fn check(&self) -> Result<(), String> {
-        crate::runner::run::RunConfig::from_args(self)
-            .map(drop)
-            .map_err(|e| e.to_string())
+        super::family::check(crate::runner::run::RunConfig::from_args(self))
     }
 }
 
 /// `iolab run` as a family: the command line and the matrix's `run:` workloads.
 pub struct RunFamily {
     cfg: RunConfig,
-    /// `--quiet`: no progress on stderr.
-    quiet: bool,
 }
 
 impl Family for RunFamily {
     const NAME: &'static str = "run";
 
     fn output(&self) -> Output<'_> {
-        Output {
-            quiet: self.quiet,
-            ..Output::on(&self.cfg.target, self.cfg.json, self.cfg.output.as_deref())
-        }
+        Output::on(&self.cfg.target, &self.cfg.out)
     }
 
     fn measure(&mut self, ctx: &RunContext, doc: &mut ResultDoc, sink: &ResultSink) -> Result<()> {
@@ -73,7 +66,6 @@ impl DirFamily for RunFamily {
     fn from_args(args: &RunArgs) -> Result<RunFamily> {
         Ok(RunFamily {
             cfg: RunConfig::from_args(args)?,
-            quiet: args.out.quiet,
         })
     }
 }

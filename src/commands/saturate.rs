@@ -23,20 +23,11 @@ impl crate::cli::Execute for SaturateArgs {
             return crate::dist::saturate::execute(args, argv);
         }
         let cfg = SaturateConfig::from_args(args)?;
-        execute_family(
-            SaturateFamily {
-                cfg,
-                timing: None,
-                quiet: args.out.quiet,
-            },
-            argv,
-        )
+        execute_family(SaturateFamily { cfg, timing: None }, argv)
     }
 
     fn check(&self) -> Result<(), String> {
-        SaturateConfig::from_args(self)
-            .map(drop)
-            .map_err(|e| e.to_string())
+        super::family::check(SaturateConfig::from_args(self))
     }
 }
 
@@ -45,8 +36,6 @@ struct SaturateFamily {
     cfg: SaturateConfig,
     /// The time the sweeps took, once measured.
     timing: Option<Timing>,
-    /// `--quiet`: no progress on stderr.
-    quiet: bool,
 }
 
 impl Family for SaturateFamily {
@@ -58,10 +47,7 @@ impl Family for SaturateFamily {
     }
 
     fn output(&self) -> Output<'_> {
-        Output {
-            quiet: self.quiet,
-            ..Output::to(self.cfg.json, self.cfg.output.as_deref())
-        }
+        Output::to(&self.cfg.out)
     }
 
     fn environment_path(&self) -> PathBuf {
@@ -73,7 +59,7 @@ impl Family for SaturateFamily {
     }
 
     fn measure(&mut self, ctx: &RunContext, doc: &mut ResultDoc, sink: &ResultSink) -> Result<()> {
-        report::saturate::show_plan(&self.cfg, self.quiet);
+        report::saturate::show_plan(&self.cfg, self.cfg.out.quiet);
         let (outcome, timing) = saturate_with_hooks(&self.cfg, ctx, doc, sink, None);
         self.timing = Some(timing);
         outcome

@@ -10,7 +10,7 @@ use crate::analysis::slack::rules::FsRules;
 use crate::analysis::slack::scan;
 use crate::cli::slack::{SlackArgs, SlackInput, Source};
 use crate::model::slack::CostModel;
-use crate::model::{ResultDoc, ResultSink};
+use crate::model::{Delivery, ResultDoc, ResultSink};
 use crate::runner::RunContext;
 
 impl crate::cli::Execute for SlackArgs {
@@ -26,6 +26,7 @@ impl crate::cli::Execute for SlackArgs {
                 args,
                 rules,
                 input: Some((source, model)),
+                out: args.out.delivery(),
             },
             argv,
         )
@@ -38,6 +39,7 @@ struct SlackFamily<'a> {
     rules: FsRules,
     /// The checked input, taken by `measure`.
     input: Option<(Source, CostModel)>,
+    out: Delivery,
 }
 
 impl Family for SlackFamily<'_> {
@@ -51,7 +53,7 @@ impl Family for SlackFamily<'_> {
     }
 
     fn output(&self) -> Output<'_> {
-        Output::of(&self.args.out)
+        Output::to(&self.out)
     }
 
     /// The scanned directory, or the directory holding the CSV file.

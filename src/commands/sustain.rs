@@ -15,37 +15,24 @@ impl crate::cli::Execute for SustainArgs {
     fn execute(&self, argv: Vec<String>) -> anyhow::Result<i32> {
         let args = self;
         let cfg = SustainConfig::from_args(args)?;
-        execute_family(
-            SustainFamily {
-                cfg,
-                quiet: args.out.quiet,
-            },
-            argv,
-        )
+        execute_family(SustainFamily { cfg }, argv)
     }
 
     fn check(&self) -> Result<(), String> {
-        SustainConfig::from_args(self)
-            .map(drop)
-            .map_err(|e| e.to_string())
+        super::family::check(SustainConfig::from_args(self))
     }
 }
 
 /// `iolab sustain` as a family.
 struct SustainFamily {
     cfg: SustainConfig,
-    /// `--quiet`: no progress on stderr.
-    quiet: bool,
 }
 
 impl Family for SustainFamily {
     const NAME: &'static str = "sustain";
 
     fn output(&self) -> Output<'_> {
-        Output {
-            quiet: self.quiet,
-            ..Output::on(&self.cfg.target, self.cfg.json, self.cfg.output.as_deref())
-        }
+        Output::on(&self.cfg.target, &self.cfg.out)
     }
 
     fn start(&mut self, doc: &mut ResultDoc) {

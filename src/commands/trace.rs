@@ -8,11 +8,10 @@ use std::path::Path;
 use anyhow::Result;
 
 use super::family::{DirFamily, Family, Output, execute as execute_family};
-use crate::cli::OutputArgs;
 use crate::cli::trace::{
     TraceArgs, TraceCmd, TraceListArgs, TraceReplayArgs, TraceRunArgs, TraceSummaryArgs,
 };
-use crate::model::{ResultDoc, ResultSink};
+use crate::model::{Delivery, ResultDoc, ResultSink};
 use crate::runner::RunContext;
 use crate::workload::trace::{builtins, measure, record, replay, validate};
 
@@ -100,17 +99,14 @@ fn list(a: &TraceListArgs) -> Result<i32> {
 /// `iolab trace run` as a family: the command line and the matrix's `trace:` workloads.
 pub struct TraceFamily {
     plan: measure::Plan,
-    out: OutputArgs,
+    out: Delivery,
 }
 
 impl Family for TraceFamily {
     const NAME: &'static str = "trace";
 
     fn output(&self) -> Output<'_> {
-        Output {
-            target: Some(&self.plan.target),
-            ..Output::of(&self.out)
-        }
+        Output::on(&self.plan.target, &self.out)
     }
 
     fn measure(&mut self, ctx: &RunContext, doc: &mut ResultDoc, _sink: &ResultSink) -> Result<()> {
@@ -147,7 +143,7 @@ impl DirFamily for TraceFamily {
     fn from_args(a: &TraceRunArgs) -> Result<TraceFamily> {
         Ok(TraceFamily {
             plan: measure::Plan::from_args(a)?,
-            out: a.out.clone(),
+            out: a.out.delivery(),
         })
     }
 }
@@ -157,6 +153,7 @@ struct ReplayFamily<'a> {
     a: &'a TraceReplayArgs,
     settings: replay::ReplaySettings,
     replay: replay::Replay,
+    out: Delivery,
 }
 
 impl<'a> ReplayFamily<'a> {
@@ -165,6 +162,7 @@ impl<'a> ReplayFamily<'a> {
         Ok(ReplayFamily {
             a,
             replay: replay::Replay::load(&settings)?,
+            out: a.out.delivery(),
             settings,
         })
     }
@@ -174,10 +172,7 @@ impl Family for ReplayFamily<'_> {
     const NAME: &'static str = "trace";
 
     fn output(&self) -> Output<'_> {
-        Output {
-            target: Some(&self.a.target),
-            ..Output::of(&self.a.out)
-        }
+        Output::on(&self.a.target, &self.out)
     }
 
     fn measure(&mut self, ctx: &RunContext, doc: &mut ResultDoc, _sink: &ResultSink) -> Result<()> {

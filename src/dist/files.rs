@@ -44,7 +44,7 @@ fn setup(args: &FilesArgs, rank: u32) -> Result<Prepared<FilesConfig>> {
     let mut rank_args = args.clone();
     rank_args.target = space.dirs[0].path.clone();
     let cfg = FilesConfig::from_args(&rank_args)?;
-    let output = cfg.output.clone();
+    let output = cfg.out.dir.clone();
     Prepared::new(cfg, space, rank, output.as_deref(), "files")
 }
 
@@ -280,7 +280,7 @@ pub fn execute(args: &FilesArgs, argv: Vec<String>) -> Result<i32> {
     let doc = hooks.doc.map(RefCell::into_inner);
     let outcome = outcome.map(|_| ());
     session.end(outcome, doc, p, &hostname, |d, p| {
-        if p.cfg.json {
+        if p.cfg.out.json {
             crate::outln!("{}", serde_json::to_string_pretty(d)?);
         } else {
             crate::out!("{}", crate::report::files::render_files_table(d));

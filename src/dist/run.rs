@@ -28,7 +28,7 @@ fn setup(args: &RunArgs, rank: u32, ranks: u32) -> Result<Prepared<RunConfig>> {
         )?);
     }
     let cfg = RunConfig::from_args(&rank_args)?;
-    let output = cfg.output.clone();
+    let output = cfg.out.dir.clone();
     Prepared::new(cfg, space, rank, output.as_deref(), "run")
 }
 
@@ -60,7 +60,7 @@ pub fn execute(args: &RunArgs, argv: Vec<String>) -> Result<i32> {
     let outcome = run_with_hooks(&p.cfg, &ctx, &mut local, &no_sink, Some(&hooks));
     let doc = hooks.into_doc();
     session.end(outcome, doc, p, &hostname, |d, p| {
-        print_result(d, p.cfg.json, p.sink.path.as_deref())
+        print_result(d, p.cfg.out.json, p.sink.path.as_deref())
     })
 }
 

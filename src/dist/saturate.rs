@@ -44,7 +44,7 @@ fn setup(args: &SaturateArgs, rank: u32, ranks: u32) -> Result<Prepared<Saturate
     }
     let mut cfg = SaturateConfig::from_args(&rank_args)?;
     cfg.ranks = ranks;
-    let output = cfg.output.clone();
+    let output = cfg.out.dir.clone();
     Prepared::new(cfg, space, rank, output.as_deref(), "saturate")
 }
 

@@ -555,6 +555,19 @@ impl ResultDoc {
     }
 }
 
+/// How a measuring command delivers its result, as `--json`, `--output`, `--no-save` and
+/// `--quiet` say: part of every validated config, so that one path (`commands::family`)
+/// saves and prints the result of every command alike.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Delivery {
+    /// The document on stdout instead of the table.
+    pub json: bool,
+    /// The result directory (or `.json` file); `None` with `--no-save`.
+    pub dir: Option<PathBuf>,
+    /// No progress lines on stderr.
+    pub quiet: bool,
+}
+
 /// Where a run writes its result JSON: created before the run starts (fail fast on a bad
 /// path) and rewritten after every test (a crash loses nothing).
 pub struct ResultSink {

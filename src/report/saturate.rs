@@ -352,7 +352,7 @@ pub fn print_result(
     path: Option<&std::path::Path>,
     extra: &str,
 ) -> anyhow::Result<()> {
-    if cfg.json {
+    if cfg.out.json {
         crate::outln!("{}", serde_json::to_string_pretty(doc)?);
     } else {
         crate::out!("{}{extra}", report(doc, cfg));

@@ -41,8 +41,8 @@ pub struct RunConfig {
     pub keep: bool,
     /// Writes (and the prefill) are allowed on this target.
     pub may_write: bool,
-    pub output: Option<PathBuf>,
-    pub json: bool,
+    /// `--json`, `--output`, `--no-save`, `--quiet`.
+    pub out: crate::model::Delivery,
     /// `--verify`: seal writes, check reads.
     pub verify: bool,
     /// Write every block before measuring.
@@ -111,7 +111,8 @@ pub fn run_with_hooks(
         device: doc.environment.block_device.clone(),
         // A write cache a saved `iolab sustain` result found on this drive.
         known_cache: cfg
-            .output
+            .out
+            .dir
             .as_deref()
             .and_then(|d| super::write_cache::known_cache(d, &doc.environment)),
         runs_started: 0,

@@ -40,8 +40,8 @@ pub struct SustainConfig {
     /// Idle times before the recovery passes, in order.
     pub recovery: Vec<Duration>,
     pub seed: u64,
-    pub output: Option<PathBuf>,
-    pub json: bool,
+    /// `--json`, `--output`, `--no-save`, `--quiet`.
+    pub out: crate::model::Delivery,
 }
 
 /// `30s`, `2m`, `1h`, `1.5s`: an idle time as the user wrote it.

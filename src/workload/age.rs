@@ -267,9 +267,8 @@ pub struct AgeConfig {
     pub fs_size: u64,
     /// Writer threads (`--jobs`): directory d is written by writer d mod jobs.
     pub jobs: u32,
-    pub output: Option<PathBuf>,
-    pub json: bool,
-    pub quiet: bool,
+    /// `--json`, `--output`, `--no-save`, `--quiet`.
+    pub out: crate::model::Delivery,
 }
 
 /// Writer threads when `--jobs` is not given: one per CPU this process may use, at most 8

@@ -90,9 +90,8 @@ pub struct CopyConfig {
     pub plan: Plan,
     /// Entries of a `--source` that are neither files nor directories (symlinks, devices).
     pub skipped_entries: u64,
-    pub output: Option<PathBuf>,
-    pub json: bool,
-    pub quiet: bool,
+    /// `--json`, `--output`, `--no-save`, `--quiet`.
+    pub out: crate::model::Delivery,
 }
 
 impl CopySettings {

@@ -406,9 +406,10 @@ impl Exec<'_> {
             seed: age.seed,
             jobs: crate::workload::age::default_jobs(),
             fs_size: total,
-            output: None,
-            json: false,
-            quiet: true,
+            out: crate::model::Delivery {
+                quiet: true,
+                ..Default::default()
+            },
         };
         Ok(crate::runner::age::age(&cfg, self.ctx)?.0)
     }

@@ -76,8 +76,8 @@ pub struct FilesConfig {
     /// Set by `--jobs` on each writer's own copy of a `--shared-dir` config: which writer
     /// this is, of how many. `target` is then the shared directory (opened, not created).
     pub writer: Option<Writer>,
-    pub output: Option<PathBuf>,
-    pub json: bool,
+    /// `--json`, `--output`, `--no-save`, `--quiet`.
+    pub out: crate::model::Delivery,
 }
 
 /// One of the writers of a `--jobs N --shared-dir` run.

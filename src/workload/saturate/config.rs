@@ -80,8 +80,8 @@ pub struct SaturateConfig {
     pub engine: EngineKind,
     pub keep: bool,
     pub seed: u64,
-    pub output: Option<PathBuf>,
-    pub json: bool,
+    /// `--json`, `--output`, `--no-save`, `--quiet`.
+    pub out: crate::model::Delivery,
     /// Ranks of a distributed saturate (1 otherwise): each runs every step on its own test
     /// file at the same time, so the depths in flight add up.
     pub ranks: u32,
