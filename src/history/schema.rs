@@ -10,7 +10,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 use crate::error::UsageError;
 
 /// The schema this iolab writes. Bump it with a new entry in `MIGRATIONS`.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// `PRAGMA application_id`: "iolb", so another program's SQLite file is told apart.
 pub const APPLICATION_ID: i32 = 0x696f_6c62;
@@ -63,6 +63,9 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (result_id, test, metric)
     );
     CREATE INDEX figures_test ON figures(test, metric);",
+    // 1 -> 2: facts about the database itself; `extract_version` says which extractor
+    // indexed the stored documents (`store::EXTRACT_VERSION`).
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
 ];
 
 /// An error of the database as the user should read it: damage, a missing permission or

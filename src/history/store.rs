@@ -70,15 +70,85 @@ fn where_clause(f: &Filter) -> Result<(String, Vec<String>), UsageError> {
     Ok((sql, args))
 }
 
+/// What `figures_of` and `headline` extract from a document. Bump it when they change what
+/// they take from a document (a new metric, another headline figure): the next open indexes
+/// every stored result again from its document, so a trend never mixes the old extraction
+/// with the new. 2: a sustain pass's settled speed (results recorded before were headlined
+/// by their average, cache and slow phase mixed).
+pub const EXTRACT_VERSION: u32 = 2;
+
 impl History {
-    /// Open (create, migrate) the history at `path`. A file that is not an iolab history,
-    /// is damaged or was written by a newer iolab is refused (`UsageError`) and not touched.
+    /// Open (create, migrate) the history at `path`, and index the stored results again
+    /// if an older extractor indexed them. A file that is not an iolab history, is damaged
+    /// or was written by a newer iolab is refused (`UsageError`) and not touched.
     pub fn open(path: &Path) -> anyhow::Result<History> {
         let conn = schema::open(path)?;
-        Ok(History {
+        let h = History {
             conn: Mutex::new(conn),
             path: path.to_path_buf(),
-        })
+        };
+        h.reindex_if_stale()?;
+        Ok(h)
+    }
+
+    /// Index every stored document again (headline and figures) when the database says an
+    /// older `EXTRACT_VERSION` indexed it; the number of results indexed again. One
+    /// transaction: a second iolab opening at the same time waits and finds it done. A
+    /// document this iolab cannot read keeps its row as it was.
+    fn reindex_if_stale(&self) -> anyhow::Result<usize> {
+        let version = |c: &Connection| -> rusqlite::Result<u32> {
+            Ok(c.query_row(
+                "SELECT value FROM meta WHERE key = 'extract_version'",
+                [],
+                |r| r.get::<_, String>(0),
+            )
+            .optional()?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0))
+        };
+        let mut conn = self.conn();
+        if version(&conn).map_err(|e| self.err(e))? >= EXTRACT_VERSION {
+            return Ok(0);
+        }
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| self.err(e))?;
+        if version(&tx).map_err(|e| self.err(e))? >= EXTRACT_VERSION {
+            return Ok(0);
+        }
+        let stored: Vec<(i64, String)> = {
+            let mut st = tx
+                .prepare("SELECT id, doc FROM results")
+                .map_err(|e| self.err(e))?;
+            let rows = st
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(|e| self.err(e))?;
+            rows.collect::<rusqlite::Result<_>>()
+                .map_err(|e| self.err(e))?
+        };
+        let mut done = 0;
+        for (id, json) in stored {
+            let Ok(doc) = serde_json::from_str::<ResultDoc>(&json) else {
+                continue;
+            };
+            let figures = figures_of(&doc);
+            tx.execute(
+                "UPDATE results SET headline = ?1 WHERE id = ?2",
+                params![headline(&doc, &figures), id],
+            )
+            .map_err(|e| self.err(e))?;
+            tx.execute("DELETE FROM figures WHERE result_id = ?1", [id])
+                .map_err(|e| self.err(e))?;
+            insert_figures(&tx, id, &figures).map_err(|e| self.err(e))?;
+            done += 1;
+        }
+        tx.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('extract_version', ?1)",
+            [EXTRACT_VERSION.to_string()],
+        )
+        .map_err(|e| self.err(e))?;
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(done)
     }
 
     /// `open` for a command that only reads: a database that does not exist is read as

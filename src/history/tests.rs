@@ -436,3 +436,48 @@ fn trend_marks_the_points_of_runs_that_stopped_early() {
     assert!(json["points"][0].get("status").is_none(), "{json}");
     assert_eq!(json["points"][1]["status"], "failed");
 }
+
+/// Results indexed by an older extractor are indexed again from their documents when the
+/// history is opened (a sustain pass recorded before the settled speed kept its average
+/// as its headline, and a trend mixed the two).
+#[test]
+fn results_indexed_by_an_older_extractor_are_indexed_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.sqlite");
+    let h = History::open(&db).unwrap();
+    let id = h.record(&doc("S1", 0, 10_000.0), None).unwrap();
+    let headline = |h: &History| {
+        let all = h.list(&Filter::default()).unwrap();
+        all.into_iter().find(|e| e.id == id).unwrap().headline
+    };
+    let want = headline(&h);
+    assert_ne!(want, "stale");
+    drop(h);
+    // As an older iolab left it: another headline, no figures, the older extractor.
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute_batch(
+        "UPDATE results SET headline = 'stale'; DELETE FROM figures;
+         UPDATE meta SET value = '1' WHERE key = 'extract_version';",
+    )
+    .unwrap();
+    drop(c);
+    let h = History::open(&db).unwrap();
+    assert_eq!(headline(&h), want);
+    let t = h
+        .trend(&TrendQuery {
+            device: "S1".into(),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(t.points.len(), 1, "the figures are back");
+    drop(h);
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let v: String = c
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'extract_version'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(v, store::EXTRACT_VERSION.to_string());
+}
