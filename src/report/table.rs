@@ -392,21 +392,50 @@ pub fn render_warnings(doc: &ResultDoc) -> String {
 }
 
 /// `warning [code] test: message`, one per line; the advice after a message's first ": "
-/// is printed once per code.
+/// is printed once per code. The same finding about several tests is one line that names
+/// them (`--repeat 1` gave one "only one run" line per test: eight lines saying one thing).
 pub fn render_warning_list(warnings: &[Warning]) -> String {
+    // (code, message) -> the tests, in the order first seen.
+    let mut groups: Vec<(&WarningCode, &str, Vec<&str>, bool)> = Vec::new();
+    for w in warnings {
+        let test = w.test.as_deref();
+        match groups
+            .iter_mut()
+            .find(|(c, m, _, _)| **c == w.code && *m == w.message)
+        {
+            Some((_, _, tests, untested)) => match test {
+                Some(t) => tests.push(t),
+                None => *untested = true,
+            },
+            None => groups.push((
+                &w.code,
+                &w.message,
+                test.into_iter().collect(),
+                test.is_none(),
+            )),
+        }
+    }
     let mut out = String::new();
     let mut seen_codes: Vec<&WarningCode> = Vec::new();
-    for w in warnings {
+    for (code, message, tests, untested) in groups {
         // The advice after the first ": " is printed once per code; repeats keep the finding.
-        let message = if seen_codes.contains(&&w.code) {
-            w.message.split(": ").next().unwrap_or(&w.message)
+        let message = if seen_codes.contains(&code) {
+            message.split(": ").next().unwrap_or(message)
         } else {
-            seen_codes.push(&w.code);
-            &w.message
+            seen_codes.push(code);
+            message
         };
-        match &w.test {
-            Some(t) => out.push_str(&format!("warning [{}] {t}: {message}\n", w.code)),
-            None => out.push_str(&format!("warning [{}]: {message}\n", w.code)),
+        if untested {
+            out.push_str(&format!("warning [{code}]: {message}\n"));
+        }
+        match tests.as_slice() {
+            [] => {}
+            [t] => out.push_str(&format!("warning [{code}] {t}: {message}\n")),
+            many => out.push_str(&format!(
+                "warning [{code}] {} tests ({}): {message}\n",
+                many.len(),
+                many.join(", ")
+            )),
         }
     }
     out
@@ -416,6 +445,41 @@ pub fn render_warning_list(warnings: &[Warning]) -> String {
 mod tests {
     use super::*;
     use crate::model::{Environment, ResultDoc};
+
+    /// The same finding about several tests is one line naming them; other findings of
+    /// the code keep their own lines, with the advice once.
+    #[test]
+    fn one_finding_about_several_tests_is_one_line() {
+        let w = |code, test: Option<&str>, message: &str| Warning {
+            code,
+            test: test.map(str::to_string),
+            message: message.into(),
+        };
+        let once = "only one run: no spread; use --repeat 3";
+        let list = [
+            w(WarningCode::NoSpread, Some("A"), once),
+            w(
+                WarningCode::DeviceExtraIo,
+                Some("A"),
+                "vda wrote 5 MiB: advice",
+            ),
+            w(WarningCode::NoSpread, Some("B"), once),
+            w(
+                WarningCode::DeviceExtraIo,
+                Some("B"),
+                "vda wrote 7 MiB: advice",
+            ),
+            w(WarningCode::NoSpread, Some("C"), once),
+            w(WarningCode::NoSpread, None, once),
+        ];
+        assert_eq!(
+            render_warning_list(&list),
+            "warning [no-spread]: only one run: no spread; use --repeat 3\n\
+             warning [no-spread] 3 tests (A, B, C): only one run: no spread; use --repeat 3\n\
+             warning [device-extra-io] A: vda wrote 5 MiB: advice\n\
+             warning [device-extra-io] B: vda wrote 7 MiB\n"
+        );
+    }
 
     fn header(env: Environment) -> String {
         let doc = ResultDoc::new("run", Vec::new(), env);
