@@ -225,10 +225,16 @@ pub fn spread_warnings(t: &TestResult, mode: &RepeatMode) -> Vec<Warning> {
             .collect();
         let rest = crate::stats::summary::mean(&values[1..]);
         if values[0] < rest * 0.85 {
+            // Only the block tests have a warm-up to add (`files`, `copy` and `trace` said
+            // "--ramp for block tests", an option they do not take).
+            let advice = match t.settings.is_some() {
+                true => "add a warm-up (--ramp) or more repeats",
+                false => "use more repeats, so that the first weighs less",
+            };
             w.push(Warning {
                 code: WarningCode::SlowFirstRun,
                 message: format!(
-                    "the first run was {:.0} % slower than the others: a cold cache or device warm-up; add a warm-up (--ramp for block tests) or more repeats",
+                    "the first run was {:.0} % slower than the others: a cold cache or device warm-up; {advice}",
                     (1.0 - values[0] / rest) * 100.0
                 ),
                 test: Some(t.name.clone()),
@@ -255,6 +261,36 @@ pub fn spread_warnings(t: &TestResult, mode: &RepeatMode) -> Vec<Warning> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A slow first run is told to add a warm-up only where there is one (`--ramp`, the
+    /// block tests); a small-file or copy test has none.
+    #[test]
+    fn slow_first_run_advice_names_only_a_warm_up_there_is() {
+        let advice = |block: bool| {
+            let mut t = TestResult {
+                name: "t".into(),
+                settings: block.then(crate::model::BlockSettings::default),
+                ..Default::default()
+            };
+            for (i, v) in [50.0, 100.0, 101.0, 99.0].into_iter().enumerate() {
+                t.runs.push(crate::model::RunResult {
+                    run: i as u32 + 1,
+                    iops: block.then_some(v),
+                    files_per_s: (!block).then_some(v),
+                    ..Default::default()
+                });
+            }
+            summarize_test(&mut t);
+            spread_warnings(&t, &RepeatMode::Fixed(4))
+                .into_iter()
+                .find(|w| w.code == WarningCode::SlowFirstRun)
+                .expect("slow first run")
+                .message
+        };
+        assert!(advice(true).ends_with("add a warm-up (--ramp) or more repeats"));
+        let files = advice(false);
+        assert!(!files.contains("--ramp"), "{files}");
+    }
 
     /// The noisy warning's advice fits the repeat mode in use and the kind of test.
     #[test]
