@@ -104,8 +104,19 @@ pub struct SpaceAccounting {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_returned_bytes: Option<i64>,
     /// delete: did the file system give the space back (within 1 % of the data set)?
+    /// Absent when df cannot tell (`other_writers`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub space_returned: Option<bool>,
+    /// write: what the written files themselves hold (the sum of their st_blocks x 512,
+    /// as `du`), beside df's delta, which also counts directories, metadata and journal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files_bytes: Option<u64>,
+    /// df moved by more than the phase explains: during the write it grew by over twice
+    /// what the files hold (plus 16 MiB), or during the delete it grew (plus 1 % of the
+    /// data set or 1 MiB). Another program wrote to this file system; `overhead_ratio` and
+    /// `space_returned` are then left out.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub other_writers: bool,
 }
 
 /// Result of hashing every file on both sides.

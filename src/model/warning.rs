@@ -116,6 +116,8 @@ warning_codes! {
     RamDirNotRam = "ram-dir-not-ram",
     /// Entries of `--source` that are neither files nor directories were not copied.
     SourceSkipped = "source-skipped",
+    /// The file system's used space moved during a phase by more than the phase can explain (another program wrote there): its df figures (on disk, freed or not) are not the copy's alone.
+    OtherWriters = "other-writers",
     // `iolab slack`.
     /// Entries of the scanned tree could not be read and were skipped.
     UnreadableEntries = "unreadable-entries",

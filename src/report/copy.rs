@@ -76,7 +76,10 @@ pub fn render_copy_table(doc: &ResultDoc) -> String {
         });
         let last = t.runs.last().and_then(|r| r.copy.as_ref());
         let space = last.and_then(|c| c.space.as_ref()).map(|s| {
-            if let Some(r) = s.overhead_ratio {
+            if s.other_writers {
+                // df moved with another program's writes (the `other-writers` warning).
+                "? (other writers)".to_string()
+            } else if let Some(r) = s.overhead_ratio {
                 format!("{} (x{r:.3})", fmt_size_iec(s.delta_bytes.max(0) as u64))
             } else if let Some(back) = s.space_returned {
                 if back {

@@ -21,7 +21,7 @@ use super::verify::{TreeHashes, compare, failure, hash_tree};
 use crate::fs::registry::WorkDir;
 use crate::model::copy::{CopyRunDetail, InPlaceCopy, SpaceAccounting, VerifyResult};
 use crate::model::device::DeviceCounters;
-use crate::model::{ResultDoc, ResultSink, RunResult, Warning, WarningCode};
+use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning, WarningCode};
 use crate::os::context::RunContext;
 use crate::os::progress::Progress;
 use crate::stats::repeat::spread_warnings;
@@ -57,6 +57,90 @@ fn used_after_delete(target: &Path, base: u64, slack: u64) -> Option<u64> {
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+}
+
+/// What the files hold on disk: the sum of their st_blocks x 512 (as `du`); `None` when one
+/// cannot be read.
+fn files_bytes<'p>(root: &Path, rels: impl Iterator<Item = &'p Path>) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    rels.map(|r| {
+        std::fs::symlink_metadata(root.join(r))
+            .ok()
+            .map(|m| m.blocks() * 512)
+    })
+    .sum()
+}
+
+/// Slack for df over a phase beyond what the phase explains: other file-system work
+/// (journal commits, a log's checkpoint) stays under it.
+const DF_SLACK: u64 = 16 << 20;
+
+/// The space figures of a write or a delete from df before and after (`used`), df before
+/// this repeat's write (`base`, for the delete) and, for the write, what the written files
+/// hold (`files`). A df that moved by more than the phase explains (another program wrote
+/// to the file system: a 19 MiB data set's delete read "486.5 MiB not freed" while a build
+/// ran beside it) is said (`other_writers`) and not judged.
+fn judge_space(
+    ph: Phase,
+    data: u64,
+    used: Option<(u64, u64)>,
+    base: Option<u64>,
+    files: Option<u64>,
+) -> Option<SpaceAccounting> {
+    let (b, a) = used?;
+    let delta = a as i64 - b as i64;
+    let mut s = SpaceAccounting {
+        used_before_bytes: b,
+        used_after_bytes: a,
+        delta_bytes: delta,
+        ..Default::default()
+    };
+    match ph {
+        Phase::Write => {
+            s.files_bytes = files;
+            let held = files.unwrap_or(0).max(data);
+            s.other_writers = delta > (2 * held + DF_SLACK) as i64;
+            if !s.other_writers && data > 0 {
+                s.overhead_ratio = Some(delta as f64 / data as f64);
+            }
+        }
+        Phase::Delete => {
+            let left = a as i64 - base.unwrap_or(b) as i64;
+            let slack = (data / 100).max(1 << 20) as i64;
+            s.not_returned_bytes = Some(left);
+            // A delete frees space: df that grew meanwhile is another program's writing.
+            s.other_writers = delta > slack;
+            if !s.other_writers {
+                s.space_returned = Some(left <= slack);
+            }
+        }
+        _ => return None,
+    }
+    Some(s)
+}
+
+/// `other-writers` for a run whose df moved by more than its phase explains (said once per
+/// test by the caller).
+fn other_writers_warning(t: &TestResult, r: &RunResult) -> Option<Warning> {
+    let s = r
+        .copy
+        .as_ref()?
+        .space
+        .as_ref()
+        .filter(|s| s.other_writers)?;
+    let what = match s.files_bytes {
+        Some(f) => format!("while the written files hold {}", fmt_size_iec(f)),
+        None => "during a delete".to_string(),
+    };
+    Some(Warning {
+        code: WarningCode::OtherWriters,
+        message: format!(
+            "df's used space grew by {} in run {} {what}: another program wrote to this file system, so its space figures are not the copy's alone (left out); measure on a file system nothing else writes to",
+            fmt_size_iec(s.delta_bytes.max(0) as u64),
+            r.run
+        ),
+        test: Some(t.name.clone()),
+    })
 }
 
 /// Write back dirty pages and drop the page cache, dentries and inodes (root only).
@@ -176,6 +260,14 @@ pub fn run_copy(
                 Ok(None) => {}
                 Ok(Some((r, verdict))) => {
                     headline.get_or_insert(r.bw_bytes_per_s.unwrap_or(0.0));
+                    if let Some(w) = other_writers_warning(&doc.tests[index(ph)], &r)
+                        && !doc
+                            .warnings
+                            .iter()
+                            .any(|o| o.code == w.code && o.test == w.test)
+                    {
+                        doc.warn(w);
+                    }
                     let t = &mut doc.tests[index(ph)];
                     t.runs.push(r);
                     summarize_copy_test(t);
@@ -372,7 +464,7 @@ impl PhaseRunner<'_> {
         if !measured {
             return verdict.map_or(Ok(None), Err);
         }
-        let space = self.space(ph, &m);
+        let space = self.space(ph, &m, &to);
         let r = self.run_result(ph, run, m, space, verify, in_place);
         Ok(Some((r, verdict)))
     }
@@ -497,31 +589,19 @@ impl PhaseRunner<'_> {
     }
 
     /// df around the write (its overhead), and around the delete (whether the space came
-    /// back to what it was before this repeat's write).
-    fn space(&self, ph: Phase, m: &PhaseMeasure) -> Option<SpaceAccounting> {
-        let data = self.cfg.plan.data_bytes();
-        match (ph, m.used_before, m.used_after) {
-            (Phase::Write, Some(b), Some(a)) => Some(SpaceAccounting {
-                used_before_bytes: b,
-                used_after_bytes: a,
-                delta_bytes: a as i64 - b as i64,
-                overhead_ratio: (data > 0).then(|| (a as f64 - b as f64) / data as f64),
-                ..Default::default()
-            }),
-            (Phase::Delete, Some(b), Some(a)) => {
-                let base = self.used_before_write.unwrap_or(b);
-                let left = a as i64 - base as i64;
-                Some(SpaceAccounting {
-                    used_before_bytes: b,
-                    used_after_bytes: a,
-                    delta_bytes: a as i64 - b as i64,
-                    not_returned_bytes: Some(left),
-                    space_returned: Some(left <= (data / 100).max(1 << 20) as i64),
-                    ..Default::default()
-                })
-            }
-            _ => None,
-        }
+    /// back to what it was before this repeat's write); `to` is the tree the phase wrote.
+    fn space(&self, ph: Phase, m: &PhaseMeasure, to: &Path) -> Option<SpaceAccounting> {
+        let plan = &self.cfg.plan;
+        let files = (ph == Phase::Write)
+            .then(|| files_bytes(to, plan.files.iter().map(|f| f.rel.as_path())))
+            .flatten();
+        judge_space(
+            ph,
+            plan.data_bytes(),
+            m.used_before.zip(m.used_after),
+            self.used_before_write,
+            files,
+        )
     }
 
     /// The measured run: rates over close + syncfs, device counters and write
@@ -600,4 +680,57 @@ fn corrupt_for_tests(root: &Path) {
     }
     #[cfg(not(debug_assertions))]
     let _ = root;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: u64 = 1 << 20;
+
+    /// df over a write and a delete: the overhead and whether the space came back, unless
+    /// df moved by more than the phase explains (another program wrote there), which is
+    /// said and not judged.
+    #[test]
+    fn df_that_another_program_moved_is_said_not_judged() {
+        let data = 19 * MIB;
+        let w = |after: u64| {
+            judge_space(
+                Phase::Write,
+                data,
+                Some((1000 * MIB, after)),
+                None,
+                Some(33 * MIB),
+            )
+            .unwrap()
+        };
+        let ok = w(1033 * MIB);
+        assert!(!ok.other_writers);
+        assert!((ok.overhead_ratio.unwrap() - 33.0 / 19.0).abs() < 1e-9);
+        assert_eq!(ok.files_bytes, Some(33 * MIB));
+        // Twice what the files hold plus 16 MiB is the most a write explains.
+        assert!(!w((1000 + 2 * 33 + 16) * MIB).other_writers);
+        let busy = w(1600 * MIB);
+        assert!(busy.other_writers && busy.overhead_ratio.is_none());
+
+        let d = |after: u64| {
+            judge_space(
+                Phase::Delete,
+                data,
+                Some((1033 * MIB, after)),
+                Some(1000 * MIB),
+                None,
+            )
+            .unwrap()
+        };
+        assert_eq!(d(1000 * MIB).space_returned, Some(true));
+        // Space held after the delete (nilfs2's checkpoints): not given back.
+        let held = d(1033 * MIB);
+        assert_eq!(held.space_returned, Some(false));
+        assert_eq!(held.not_returned_bytes, Some(33 * MIB as i64));
+        // df grew during a delete: someone else wrote; "486.5 MiB not freed" was wrong.
+        let busy = d(1486 * MIB);
+        assert!(busy.other_writers && busy.space_returned.is_none());
+        assert!(judge_space(Phase::Read, data, Some((0, 0)), None, None).is_none());
+    }
 }
