@@ -262,25 +262,31 @@ pub fn spread_warnings(t: &TestResult, mode: &RepeatMode) -> Vec<Warning> {
 mod tests {
     use super::*;
 
+    /// A summarized test whose runs gave `values` (IOPS, else files per second).
+    fn with_runs(iops: bool, values: &[f64]) -> TestResult {
+        let mut t = TestResult {
+            name: "RND4K Q1T1 read".into(),
+            ..Default::default()
+        };
+        for (i, &v) in values.iter().enumerate() {
+            t.runs.push(crate::model::RunResult {
+                run: i as u32 + 1,
+                iops: iops.then_some(v),
+                files_per_s: (!iops).then_some(v),
+                ..Default::default()
+            });
+        }
+        summarize_test(&mut t);
+        t
+    }
+
     /// A slow first run is told to add a warm-up only where there is one (`--ramp`, the
     /// block tests); a small-file or copy test has none.
     #[test]
     fn slow_first_run_advice_names_only_a_warm_up_there_is() {
         let advice = |block: bool| {
-            let mut t = TestResult {
-                name: "t".into(),
-                settings: block.then(crate::model::BlockSettings::default),
-                ..Default::default()
-            };
-            for (i, v) in [50.0, 100.0, 101.0, 99.0].into_iter().enumerate() {
-                t.runs.push(crate::model::RunResult {
-                    run: i as u32 + 1,
-                    iops: block.then_some(v),
-                    files_per_s: (!block).then_some(v),
-                    ..Default::default()
-                });
-            }
-            summarize_test(&mut t);
+            let mut t = with_runs(block, &[50.0, 100.0, 101.0, 99.0]);
+            t.settings = block.then(crate::model::BlockSettings::default);
             spread_warnings(&t, &RepeatMode::Fixed(4))
                 .into_iter()
                 .find(|w| w.code == WarningCode::SlowFirstRun)
@@ -295,22 +301,7 @@ mod tests {
     /// The noisy warning's advice fits the repeat mode in use and the kind of test.
     #[test]
     fn noisy_advice_fits_the_mode_and_the_test() {
-        let test = |iops: bool, values: &[f64]| {
-            let mut t = TestResult {
-                name: "RND4K Q1T1 read".into(),
-                ..Default::default()
-            };
-            for (i, &v) in values.iter().enumerate() {
-                t.runs.push(crate::model::RunResult {
-                    run: i as u32 + 1,
-                    iops: iops.then_some(v),
-                    files_per_s: (!iops).then_some(v),
-                    ..Default::default()
-                });
-            }
-            summarize_test(&mut t);
-            t
-        };
+        let test = with_runs;
         let t = test(true, &[120.0, 130.0, 80.0, 100.0]);
         let message = |t: &TestResult, mode: &RepeatMode| {
             spread_warnings(t, mode)
