@@ -361,17 +361,7 @@ mod tests {
         let values = [
             50.0, 70.0, 90.0, 100.0, 102.0, 98.0, 101.0, 160.0, 99.0, 100.0,
         ];
-        let mut t = TestResult {
-            name: "RND4K Q1T1 write".into(),
-            ..Default::default()
-        };
-        for (i, &v) in values.iter().enumerate() {
-            t.runs.push(crate::model::RunResult {
-                run: i as u32 + 1,
-                iops: Some(v),
-                ..Default::default()
-            });
-        }
+        let mut t = with_runs(true, &values);
         // The window: rounds 3..=9 (counted from 0), runs 4..=10.
         let rec = crate::model::steady::SteadyStateRecord {
             steady_first_round: Some(3),
