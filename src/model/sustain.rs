@@ -28,6 +28,11 @@ pub struct SustainDetail {
     /// `recovered_bytes` as a share of the first pass's cache (1 = all of it came back).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovered_share: Option<f64>,
+    /// The phase (index into `phases`) whose speed is the pass's settled speed: the last
+    /// one, or the one before a rise of fewer than 10 intervals that ended the pass (a
+    /// burst, not a level). Absent in results before it existed: the last phase then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settled_phase: Option<usize>,
     /// The pass ended before any cliff while still at the fast speed: `recovered_bytes` is
     /// a lower bound.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -43,7 +48,9 @@ pub struct SustainPhase {
     pub bytes: u64,
     /// Mean of the phase's per-interval throughput, over its settled intervals: the pass's
     /// first interval (start-up) and the intervals shared with a neighbouring phase (a mix
-    /// of both speeds) are left out when at least two others remain.
+    /// of both speeds) are left out when at least two others remain, and so is a burst or
+    /// dip of fewer than 5 intervals at the very start or end of the pass that the phase
+    /// took in (its bytes are the phase's).
     pub mean_bw_bytes_per_s: f64,
     /// Sample standard deviation of the same intervals' throughput (the spread within the phase).
     pub stddev_bw_bytes_per_s: f64,

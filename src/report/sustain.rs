@@ -66,6 +66,33 @@ const PHASE_HEADER: [&str; 7] = [
 /// What a pass found, in sentences: its cliffs (the cache) or their absence, and for a
 /// recovery pass how much of the cache came back.
 pub fn findings(name: &str, d: &SustainDetail) -> Vec<String> {
+    let mut out = findings_of_pass(name, d);
+    out.extend(settled_note(name, d));
+    out
+}
+
+/// When a short rise ended the pass, the speed it settled at and why the last row is not it.
+fn settled_note(name: &str, d: &SustainDetail) -> Option<String> {
+    let k = d.settled_phase?;
+    let last = d.phases.len().checked_sub(1)?;
+    let p = d.phases.get(k)?;
+    (k < last).then(|| {
+        let rows = if k + 1 == last {
+            format!("phase {}", last + 1)
+        } else {
+            format!("phases {}-{}", k + 2, last + 1)
+        };
+        format!(
+            "{name}: settled at {} MB/s (phase {}); {rows}, faster for fewer than {} intervals as the pass ended, {} a burst, not the level it settled at",
+            fmt_mb_per_s(p.mean_bw_bytes_per_s),
+            k + 1,
+            crate::workload::sustain::SETTLED_MIN_POINTS,
+            if k + 1 == last { "is" } else { "are" },
+        )
+    })
+}
+
+fn findings_of_pass(name: &str, d: &SustainDetail) -> Vec<String> {
     let mut out = Vec::new();
     if d.pass == "recovery" {
         let share = d
@@ -282,6 +309,49 @@ mod tests {
     use super::*;
     use crate::model::IntervalPoint;
     use crate::model::sustain::SustainCliff;
+
+    /// A burst that ended the pass is a phase of the table, but not the settled speed: the
+    /// line under the table says which phase is, and why the last row is not.
+    #[test]
+    fn a_burst_that_ended_the_pass_is_said_not_to_be_the_level() {
+        let phase = |from: u64, to: u64, bw: f64| SustainPhase {
+            start_ms: from,
+            end_ms: to,
+            mean_bw_bytes_per_s: bw,
+            ..Default::default()
+        };
+        let mut d = SustainDetail {
+            pass: "first".into(),
+            interval_ms: 100,
+            phases: vec![
+                phase(0, 3000, 6405.85e6),
+                phase(3000, 9000, 461.0e6),
+                phase(9000, 9700, 2000.0e6),
+            ],
+            cliffs: vec![SustainCliff {
+                fast_phase_bytes: 19e9,
+                before_bw_bytes_per_s: 6405.85e6,
+                after_bw_bytes_per_s: 461.0e6,
+                at_ms: 3000.0,
+                ..Default::default()
+            }],
+            settled_phase: Some(1),
+            ..Default::default()
+        };
+        let lines = findings("first pass", &d);
+        assert_eq!(
+            lines.last().unwrap(),
+            "first pass: settled at 461.00 MB/s (phase 2); phase 3, faster for fewer than 10 intervals as the pass ended, is a burst, not the level it settled at",
+            "{lines:?}"
+        );
+        // Settled at the last phase: nothing more to say.
+        d.settled_phase = Some(2);
+        assert!(
+            findings("first pass", &d)
+                .iter()
+                .all(|l| !l.contains("settled"))
+        );
+    }
 
     /// A pass shorter than one interval showed a table of headers only.
     #[test]

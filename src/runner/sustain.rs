@@ -212,24 +212,40 @@ fn no_cliff_message(first: &TestResult, recovery: bool) -> String {
     message
 }
 
-/// A cliff whose slow phase lasted only a few intervals: its speed is uncertain.
+/// A pass whose settled speed, past a cliff, was measured over a few intervals only: that
+/// speed is uncertain. The settled phase is judged (not the last one: a short burst that
+/// ended the pass is no part of the settled speed, and a warning about it said "7
+/// intervals" for a slow phase of 72), named with the cliff before it.
 fn pass_warnings(doc: &mut ResultDoc, t: &TestResult, cfg: &SustainConfig) {
-    let Some(d) = &t.sustain else { return };
-    if let (Some(c), Some(last)) = (d.cliffs.first(), d.phases.last()) {
-        let points = (last.end_ms - last.start_ms) / d.interval_ms.max(1);
-        if d.phases.len() >= 2 && points < SLOW_PHASE_POINTS / 2 {
-            doc.warn(Warning {
-                code: WarningCode::ShortSlowPhase,
-                message: format!(
-                    "the speed after the cliff at {} ({} MB/s) was measured over {points} intervals only: write more (--size, --span) or use a shorter --interval (now {} ms)",
-                    fmt_size_iec(c.bytes_before as u64),
-                    fmt_mb_per_s(c.after_bw_bytes_per_s),
-                    cfg.interval.as_millis()
-                ),
-                test: Some(t.name.clone()),
-            });
-        }
+    if let Some(message) = short_settled_phase(t, cfg.interval) {
+        doc.warn(Warning {
+            code: WarningCode::ShortSlowPhase,
+            message,
+            test: Some(t.name.clone()),
+        });
     }
+}
+
+fn short_settled_phase(t: &TestResult, interval: Duration) -> Option<String> {
+    let d = t.sustain.as_ref()?;
+    let k = d.settled_phase.or(d.phases.len().checked_sub(1))?;
+    let p = d.phases.get(k)?;
+    // The cliff the settled phase came after (the last one that began before it ended).
+    let c = d
+        .cliffs
+        .iter()
+        .rev()
+        .find(|c| c.at_ms < p.end_ms as f64)
+        .or(d.cliffs.first())?;
+    let points = (p.end_ms - p.start_ms) / d.interval_ms.max(1);
+    (k >= 1 && points < SLOW_PHASE_POINTS / 2).then(|| {
+        format!(
+            "the speed after the cliff at {} ({} MB/s) was measured over {points} intervals only: write more (--size, --span) or use a shorter --interval (now {} ms)",
+            fmt_size_iec(c.bytes_before as u64),
+            fmt_mb_per_s(p.mean_bw_bytes_per_s),
+            interval.as_millis()
+        )
+    })
 }
 
 /// One pass: the writes, the device's counters, the test with its phases and cliffs. A
@@ -478,6 +494,54 @@ mod tests {
         let m = no_cliff_message(&t, false);
         assert!(
             m.contains("write more (a longer --time (it stopped the pass after 580.0 MiB of the 913.0 MiB span)"),
+            "{m}"
+        );
+    }
+
+    /// tmpfs on a loaded machine: a cliff at 4.1 s into a slow phase of 72 intervals, a
+    /// rise for 18, then 7 intervals of a burst as the pass ended. The warning said "the
+    /// speed after the cliff … (177.21 MB/s) was measured over 7 intervals only": it
+    /// counted the burst's phase. The settled phase is judged, with its own speed.
+    #[test]
+    fn short_slow_phase_judges_the_settled_phase() {
+        let phase = |from: u64, to: u64, bw: f64| SustainPhase {
+            start_ms: from,
+            end_ms: to,
+            mean_bw_bytes_per_s: bw,
+            ..Default::default()
+        };
+        let cliff = SustainCliff {
+            at_ms: 4100.0,
+            bytes_before: 981.1 * (1 << 20) as f64,
+            after_bw_bytes_per_s: 177.21e6,
+            ..Default::default()
+        };
+        let mut d = SustainDetail {
+            interval_ms: 100,
+            phases: vec![
+                phase(0, 3100, 186.21e6),
+                phase(3100, 4100, 427.29e6),
+                phase(4100, 11300, 177.21e6),
+                phase(11300, 13100, 220.86e6),
+                phase(13100, 13849, 505.06e6),
+            ],
+            cliffs: vec![cliff],
+            settled_phase: Some(3),
+            ..Default::default()
+        };
+        let t = |d: &SustainDetail| TestResult {
+            sustain: Some(d.clone()),
+            ..Default::default()
+        };
+        let dt = Duration::from_millis(100);
+        assert_eq!(short_settled_phase(&t(&d), dt), None);
+        // The same pass ending 0.7 s after the cliff: its settled speed is uncertain.
+        d.phases.truncate(2);
+        d.phases.push(phase(4100, 4800, 177.21e6));
+        d.settled_phase = Some(2);
+        let m = short_settled_phase(&t(&d), dt).expect("a warning");
+        assert!(
+            m.starts_with("the speed after the cliff at 981.1 MiB (177.21 MB/s) was measured over 7 intervals only"),
             "{m}"
         );
     }
