@@ -336,6 +336,60 @@ fn ctrl_c_saves_the_pass_as_interrupted_and_removes_the_file() {
     );
 }
 
+/// tmpfs has no drive and no write cache: the pass's detail says what keeps the data in
+/// RAM, and neither the table's lines nor the warnings speak of a write cache (on a loaded
+/// machine a 3 GiB pass here was said to have a "write cache 398.1 MiB").
+#[test]
+fn a_ram_target_is_not_said_to_have_a_write_cache() {
+    let test = "a_ram_target_is_not_said_to_have_a_write_cache";
+    let shm = std::path::Path::new("/dev/shm");
+    let tmpfs = std::process::Command::new("stat")
+        .args(["-f", "-c", "%T", "/dev/shm"])
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "tmpfs");
+    if !tmpfs {
+        common::skip(test, "/dev/shm is not a tmpfs");
+        return;
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("iolab-test-")
+        .tempdir_in(shm)
+        .unwrap();
+    let o = common::iolab(&[
+        "sustain",
+        common::s(dir.path()),
+        "--size",
+        "64MiB",
+        "--interval",
+        "1ms",
+        "--json",
+        "--no-save",
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let doc = common::json(&o);
+    let t = &doc["tests"][0];
+    assert_eq!(
+        t["sustain"]["memory_backed"], "tmpfs keeps its data in RAM",
+        "{}",
+        t["sustain"]
+    );
+    let warnings = doc["warnings"].to_string();
+    assert!(!warnings.contains("write cache, if any"), "{warnings}");
+    // The same through the table of the saved result.
+    let work = common::tempdir();
+    let file = work.path().join("r.json");
+    std::fs::write(&file, serde_json::to_string(&doc).unwrap()).unwrap();
+    let md_file = work.path().join("r.md");
+    let r = common::iolab(&["report", common::s(&file), "-o", common::s(&md_file)]);
+    assert!(r.status.success(), "{}", common::stderr(&r));
+    let md = std::fs::read_to_string(&md_file).unwrap();
+    // Either finding line: "no cliff in … (… throughout)" or "fast phase …: … until the
+    // drop", never "write cache N: … until the cliff".
+    assert!(!md.contains(": write cache "), "{md}");
+    assert!(!md.contains("a write cache, if any"), "{md}");
+    assert!(md.contains("first pass: "), "{md}");
+}
+
 // ---------------------------------------------------------------- the emulator
 
 /// `iolab sustain DEV --json …` inside the emulator's cgroup.

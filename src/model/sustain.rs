@@ -33,6 +33,11 @@ pub struct SustainDetail {
     /// burst, not a level). Absent in results before it existed: the last phase then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settled_phase: Option<usize>,
+    /// What keeps the target's data in RAM (`tmpfs keeps its data in RAM`), when it does:
+    /// there is no drive and no drive write cache, and a cliff is the machine's (memory
+    /// reclaim, other work on the CPUs). Absent for storage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_backed: Option<String>,
     /// The pass ended before any cliff while still at the fast speed: `recovered_bytes` is
     /// a lower bound.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

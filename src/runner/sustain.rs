@@ -199,12 +199,27 @@ fn no_cliff_message(first: &TestResult, recovery: bool) -> String {
     } else {
         "--size, --span, or a whole device with --allow-destroy".to_string()
     };
-    let mut message = format!(
-        "no cliff in {} written at {speed}: a write cache, if any, is larger than that; write more ({more}), or, for a cache that fills in fewer than 5 intervals (not told from a start-up burst), use a shorter --interval",
-        fmt_size_iec(written),
-    );
+    let memory = first
+        .sustain
+        .as_ref()
+        .and_then(|d| d.memory_backed.as_deref());
+    let mut message = match memory {
+        // RAM has no write cache to fill: "write more" would find none either.
+        Some(what) => format!(
+            "no cliff in {} written at {speed}: {what}, so there is no drive and no drive write cache to fill; the speed is the memory's and the CPUs'",
+            fmt_size_iec(written),
+        ),
+        None => format!(
+            "no cliff in {} written at {speed}: a write cache, if any, is larger than that; write more ({more}), or, for a cache that fills in fewer than 5 intervals (not told from a start-up burst), use a shorter --interval",
+            fmt_size_iec(written),
+        ),
+    };
     if phases > 1 {
-        message.push_str("; the pass sped up, so it started slower than the drive can write (a cache still full from earlier writes, or the drive busy cleaning up): let it idle, then measure again");
+        message.push_str(if memory.is_some() {
+            "; the pass sped up: the machine was busier at its start (other work on the CPUs, memory reclaim)"
+        } else {
+            "; the pass sped up, so it started slower than the drive can write (a cache still full from earlier writes, or the drive busy cleaning up): let it idle, then measure again"
+        });
     }
     if recovery {
         message.push_str("; the recovery passes were skipped (no cache was filled to recover)");
@@ -369,6 +384,10 @@ fn run_pass(
         idle_before,
         reference,
     );
+    detail.memory_backed = crate::sysinfo::resolve::memory_backing(
+        &doc.environment.fs_type,
+        doc.environment.block_device.as_deref(),
+    );
     // The pass's last, partial interval is no point of the phase search (every point is one
     // interval there), but it is the end of the span: the last phase runs to the end of the
     // pass and holds its bytes, so the phases add up to what was written.
@@ -470,6 +489,29 @@ mod tests {
         );
         assert!(!m.contains("sped up") && !m.contains("skipped"), "{m}");
         assert!(m.contains("write more (--size, --span,"), "{m}");
+    }
+
+    /// tmpfs: "a write cache, if any, is larger than that; write more" sent the user after
+    /// a cache that RAM does not have.
+    #[test]
+    fn no_cliff_on_ram_names_no_write_cache() {
+        let t = TestResult {
+            sustain: Some(SustainDetail {
+                bytes_written: 64 << 20,
+                phases: vec![SustainPhase {
+                    mean_bw_bytes_per_s: 2400.0e6,
+                    ..Default::default()
+                }],
+                memory_backed: Some("tmpfs keeps its data in RAM".into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let m = no_cliff_message(&t, true);
+        assert_eq!(
+            m,
+            "no cliff in 64.0 MiB written at 2400.00 MB/s: tmpfs keeps its data in RAM, so there is no drive and no drive write cache to fill; the speed is the memory's and the CPUs'; the recovery passes were skipped (no cache was filled to recover)"
+        );
     }
 
     /// `--time 3s` stopped a pass after 580 MiB of a 913 MiB span: the warning said "write
