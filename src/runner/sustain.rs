@@ -175,6 +175,12 @@ fn no_cliff_message(first: &TestResult, recovery: bool) -> String {
     // The speeds the finding line under the table gives ("no cliff in … (X MB/s
     // throughout)": the phases', without the start-up interval), not a second figure.
     let phases = first.sustain.as_ref().map_or(0, |d| d.phases.len());
+    // A rise that only ended the pass (a burst, not the settled phase) says nothing of how
+    // the pass started: it did not start slower than the drive can write.
+    let started_slow = first
+        .sustain
+        .as_ref()
+        .is_some_and(|d| d.settled_phase.unwrap_or(phases.saturating_sub(1)) > 0);
     let speed = match first.sustain.as_ref().filter(|d| !d.phases.is_empty()) {
         Some(d) => speeds_without_cliff(d),
         None => format!(
@@ -214,7 +220,7 @@ fn no_cliff_message(first: &TestResult, recovery: bool) -> String {
             fmt_size_iec(written),
         ),
     };
-    if phases > 1 {
+    if phases > 1 && started_slow {
         message.push_str(if memory.is_some() {
             "; the pass sped up: the machine was busier at its start (other work on the CPUs, memory reclaim)"
         } else {
@@ -473,6 +479,19 @@ mod tests {
         );
         assert!(m.contains("the pass sped up"), "{m}");
         assert!(m.contains("recovery passes were skipped"), "{m}");
+        // Steady, then a burst of a few intervals as the pass ended (settled at the first
+        // phase): it did not start slower than the drive can write.
+        let burst = TestResult {
+            sustain: Some(SustainDetail {
+                bytes_written: 1200 << 20,
+                phases: vec![phase(199.89e6), phase(420.0e6)],
+                settled_phase: Some(0),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let m = no_cliff_message(&burst, false);
+        assert!(!m.contains("sped up"), "{m}");
         // One phase: one speed, and no word of speeding up.
         let one = TestResult {
             sustain: Some(SustainDetail {
