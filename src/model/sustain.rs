@@ -55,7 +55,8 @@ pub struct SustainPhase {
     /// first interval (start-up) and the intervals shared with a neighbouring phase (a mix
     /// of both speeds) are left out when at least two others remain, and so is a burst or
     /// dip of fewer than 5 intervals at the very start or end of the pass that the phase
-    /// took in (its bytes are the phase's).
+    /// took in, or a rise of fewer than 10 that ended the pass too unevenly to be a phase
+    /// of its own (their bytes are the phase's).
     pub mean_bw_bytes_per_s: f64,
     /// Sample standard deviation of the same intervals' throughput (the spread within the phase).
     pub stddev_bw_bytes_per_s: f64,

@@ -283,6 +283,14 @@ pub fn phases(series: &[f64], opts: &CliffOptions) -> Vec<Segment> {
         1 => segments(&data, &opts.changepoint),
         k => coarse_segments(&data, k, &opts.changepoint),
     };
+    // How far off a piece at an end of the series must be to be of another level: a
+    // material change, or twice that when stalls are frequent (a few points may then hold
+    // a catch-up whose stall is on the other side of the boundary: up to twice the level).
+    let edge_limit = if stalls == 1 {
+        opts.material_ratio
+    } else {
+        opts.material_ratio / 2.0
+    };
     // Fold short segments, shortest first, into the neighbour with the nearer mean.
     while segs.len() > 1 {
         let Some((i, _)) = segs
@@ -307,16 +315,9 @@ pub fn phases(series: &[f64], opts: &CliffOptions) -> Vec<Segment> {
         // burst as a pass ended lifted its settled speed by a third), as long as the phase
         // keeps a phase's worth of points of its own.
         // Only a blip of another level (one that would be a phase of its own if it lasted):
-        // a piece of the same level that the search cut off is the phase's. When stalls
-        // are frequent, a few points may hold a catch-up whose stall is on the other side
-        // of the boundary (up to twice the level): such a blip must be twice as far off.
+        // a piece of the same level that the search cut off is the phase's.
         let (first, last) = (i == 0, i == segs.len() - 1);
-        let limit = if stalls == 1 {
-            opts.material_ratio
-        } else {
-            opts.material_ratio / 2.0
-        };
-        let other = level_ratio(segs[a].mean, segs[b].mean) < limit;
+        let other = level_ratio(segs[a].mean, segs[b].mean) < edge_limit;
         let keep = |lo: usize, hi: usize| other && hi - lo >= opts.min_phase_points;
         if first && keep(segs[b].level_start, joined.level_end) {
             joined = Segment::with_level(
@@ -351,7 +352,23 @@ pub fn phases(series: &[f64], opts: &CliffOptions) -> Vec<Segment> {
             .map(|(i, w)| (i, level_ratio(w[0].mean, w[1].mean)))
             .max_by(|a, b| a.1.total_cmp(&b.1));
         let Some((i, _)) = closest else { break };
-        segs[i] = Segment::join(&data, &segs[i], &segs[i + 1]);
+        let (a, b) = (&segs[i], &segs[i + 1]);
+        let mut joined = Segment::join(&data, a, b);
+        // A rise that ended the series, too short (under two phases' worth of points) and
+        // too noisy to stand apart as a phase, is still of another level: no part of the
+        // level of the phase it joins (a throttle raised as a pass ended, then the backing
+        // file's writeback: 147, 241, 241, 367, 126, 42, 147, 304, 640, 739 MB/s after 39
+        // intervals near 100 lifted the phase to 128.73).
+        let rise_at_end = i + 2 == segs.len()
+            && b.len() < 2 * opts.min_phase_points
+            && b.mean > a.mean
+            && level_ratio(a.mean, b.mean) < edge_limit
+            && a.level_end - a.level_start >= opts.min_phase_points;
+        if rise_at_end {
+            joined =
+                Segment::with_level(&data, joined.start, joined.end, a.level_start, a.level_end);
+        }
+        segs[i] = joined;
         segs.remove(i + 1);
     }
     segs
@@ -960,6 +977,33 @@ mod tests {
         assert_eq!(p.len(), 2, "{p:?}");
         assert_eq!(p[1].end, s.len());
         assert!((p[1].mean / (100.0 * MB) - 1.0).abs() < 0.05, "{p:?}");
+    }
+
+    /// Seen on a throttled loop device over a file on disk: 400 MB/s, then 100 MB/s, then
+    /// the throttle raised as the pass ended and the backing file's writeback in the way.
+    /// The last 10 intervals are a rise too noisy to stand apart as a phase; merged into
+    /// the slow phase they lifted its speed to 128.73 MB/s (±73.8 %).
+    #[test]
+    fn a_noisy_rise_as_the_series_ends_is_left_out_of_the_level() {
+        let s = mb_per_s(&[
+            398.0, 398.0, 398.0, 398.0, 398.0, 398.0, 409.0, 398.0, 398.0, 398.0, 398.0, 346.0,
+            105.0, 94.0, 105.0, 94.0, 105.0, 94.0, 105.0, 94.0, 105.0, 94.0, 94.0, 105.0, 105.0,
+            105.0, 94.0, 94.0, 105.0, 105.0, 94.0, 105.0, 94.0, 105.0, 94.0, 105.0, 94.0, 105.0,
+            105.0, 94.0, 105.0, 94.0, 105.0, 94.0, 105.0, 94.0, 105.0, 94.0, 105.0, 94.0, 105.0,
+            147.0, 241.0, 241.0, 367.0, 126.0, 42.0, 147.0, 304.0, 640.0, 739.0,
+        ]);
+        let p = phases(&s, &CliffOptions::default());
+        let last = p.last().unwrap();
+        assert_eq!(last.end, s.len(), "{p:?}");
+        assert!((last.mean / (100.0 * MB) - 1.0).abs() < 0.05, "{p:?}");
+        // A drop that ends the series the same way is no rise: it stays in (a slower
+        // end is the drive's, and a clear one is a cliff).
+        let mut d = s.clone();
+        for x in d.iter_mut().skip(51) {
+            *x = 100.0 * MB * 100.0 * MB / *x;
+        }
+        let p = phases(&d, &CliffOptions::default());
+        assert_eq!(p.last().unwrap().level_end, d.len(), "{p:?}");
     }
 
     /// Stalls in a share of the points over many seeds: a flat series stays one phase and
