@@ -29,8 +29,8 @@ pub struct SustainDetail {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovered_share: Option<f64>,
     /// The phase (index into `phases`) whose speed is the pass's settled speed: the last
-    /// one, or the one before a rise of fewer than 10 intervals that ended the pass (a
-    /// burst, not a level). Absent in results before it existed: the last phase then.
+    /// one, or the one before the rises of fewer than 10 intervals each that ended the
+    /// pass (a burst, not a level). Absent in results before it existed: the last phase then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settled_phase: Option<usize>,
     /// What keeps the target's data in RAM (`tmpfs keeps its data in RAM`), when it does:

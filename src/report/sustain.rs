@@ -83,11 +83,11 @@ fn settled_note(name: &str, d: &SustainDetail) -> Option<String> {
             format!("phases {}-{}", k + 2, last + 1)
         };
         format!(
-            "{name}: settled at {} MB/s (phase {}); {rows}, faster for fewer than {} intervals as the pass ended, {} a burst, not the level it settled at",
+            "{name}: settled at {} MB/s (phase {}); {rows} rose as the pass ended, {}for fewer than {} intervals: a burst, not a level it settled at",
             fmt_mb_per_s(p.mean_bw_bytes_per_s),
             k + 1,
+            if k + 1 == last { "" } else { "each " },
             crate::workload::sustain::SETTLED_MIN_POINTS,
-            if k + 1 == last { "is" } else { "are" },
         )
     })
 }
@@ -369,7 +369,7 @@ mod tests {
         let lines = findings("first pass", &d);
         assert_eq!(
             lines.last().unwrap(),
-            "first pass: settled at 461.00 MB/s (phase 2); phase 3, faster for fewer than 10 intervals as the pass ended, is a burst, not the level it settled at",
+            "first pass: settled at 461.00 MB/s (phase 2); phase 3 rose as the pass ended, for fewer than 10 intervals: a burst, not a level it settled at",
             "{lines:?}"
         );
         // Settled at the last phase: nothing more to say.
