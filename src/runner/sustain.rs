@@ -261,7 +261,7 @@ fn short_settled_phase(t: &TestResult, interval: Duration) -> Option<String> {
     let points = (p.end_ms - p.start_ms) / d.interval_ms.max(1);
     (k >= 1 && points < SLOW_PHASE_POINTS / 2).then(|| {
         format!(
-            "the speed after the cliff at {} ({} MB/s) was measured over {points} intervals only: write more (--size, --span) or use a shorter --interval (now {} ms)",
+            "the speed past the cliff after {} written, {} MB/s, was measured over {points} intervals only: write more (--size, --span) or use a shorter --interval (now {} ms)",
             fmt_size_iec(c.bytes_before as u64),
             fmt_mb_per_s(p.mean_bw_bytes_per_s),
             interval.as_millis()
@@ -602,7 +602,7 @@ mod tests {
         d.settled_phase = Some(2);
         let m = short_settled_phase(&t(&d), dt).expect("a warning");
         assert!(
-            m.starts_with("the speed after the cliff at 981.1 MiB (177.21 MB/s) was measured over 7 intervals only"),
+            m.starts_with("the speed past the cliff after 981.1 MiB written, 177.21 MB/s, was measured over 7 intervals only"),
             "{m}"
         );
     }
