@@ -336,6 +336,60 @@ fn ctrl_c_saves_the_pass_as_interrupted_and_removes_the_file() {
     );
 }
 
+/// tmpfs has no drive and no write cache: the pass's detail says what keeps the data in
+/// RAM, and neither the table's lines nor the warnings speak of a write cache (on a loaded
+/// machine a 3 GiB pass here was said to have a "write cache 398.1 MiB").
+#[test]
+fn a_ram_target_is_not_said_to_have_a_write_cache() {
+    let test = "a_ram_target_is_not_said_to_have_a_write_cache";
+    let shm = std::path::Path::new("/dev/shm");
+    let tmpfs = std::process::Command::new("stat")
+        .args(["-f", "-c", "%T", "/dev/shm"])
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "tmpfs");
+    if !tmpfs {
+        common::skip(test, "/dev/shm is not a tmpfs");
+        return;
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("iolab-test-")
+        .tempdir_in(shm)
+        .unwrap();
+    let o = common::iolab(&[
+        "sustain",
+        common::s(dir.path()),
+        "--size",
+        "64MiB",
+        "--interval",
+        "1ms",
+        "--json",
+        "--no-save",
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let doc = common::json(&o);
+    let t = &doc["tests"][0];
+    assert_eq!(
+        t["sustain"]["memory_backed"], "tmpfs keeps its data in RAM",
+        "{}",
+        t["sustain"]
+    );
+    let warnings = doc["warnings"].to_string();
+    assert!(!warnings.contains("write cache, if any"), "{warnings}");
+    // The same through the table of the saved result.
+    let work = common::tempdir();
+    let file = work.path().join("r.json");
+    std::fs::write(&file, serde_json::to_string(&doc).unwrap()).unwrap();
+    let md_file = work.path().join("r.md");
+    let r = common::iolab(&["report", common::s(&file), "-o", common::s(&md_file)]);
+    assert!(r.status.success(), "{}", common::stderr(&r));
+    let md = std::fs::read_to_string(&md_file).unwrap();
+    // Either finding line: "no cliff in … (… throughout)" or "fast phase …: … until the
+    // drop", never "write cache N: … until the cliff".
+    assert!(!md.contains(": write cache "), "{md}");
+    assert!(!md.contains("a write cache, if any"), "{md}");
+    assert!(md.contains("first pass: "), "{md}");
+}
+
 // ---------------------------------------------------------------- the emulator
 
 /// `iolab sustain DEV --json …` inside the emulator's cgroup.
@@ -498,10 +552,14 @@ fn plain_scenario(limit: u64, mib: u64) {
     let doc = sustain_on(&dev, &format!("{mib}MiB"), &[]);
     let t = &doc["tests"][0];
     let cliffs = t["sustain"]["cliffs"].as_array().unwrap();
-    let mean = f(&t["sustain"]["phases"][0]["mean_bw_bytes_per_s"]);
+    // The pass's settled speed (its headline): the settled phase's.
+    let k = t["sustain"]["settled_phase"]
+        .as_u64()
+        .expect("settled_phase") as usize;
+    let settled = f(&t["sustain"]["phases"][k]["mean_bw_bytes_per_s"]);
     eprintln!(
-        "ACCURACY plain {:.1} MB/s (set {}), {} phases, {} cliffs",
-        mean / MB,
+        "ACCURACY plain {:.1} MB/s settled (set {}), {} phases, {} cliffs",
+        settled / MB,
         limit as f64 / MB,
         t["sustain"]["phases"].as_array().unwrap().len(),
         cliffs.len()
@@ -509,6 +567,16 @@ fn plain_scenario(limit: u64, mib: u64) {
     assert!(
         cliffs.is_empty(),
         "a cliff on a plain throttle: {cliffs:?}\n{:?}",
+        series(t)
+    );
+    // The throttle is a ceiling the writer reaches: settled within 5 % below it, and not
+    // above it by more than the throttle's own slicing (2 %).
+    let ratio = settled / limit as f64;
+    assert!(
+        (0.95..=1.02).contains(&ratio),
+        "settled {:.1} MB/s on a {} MB/s throttle\n{:?}",
+        settled / MB,
+        limit as f64 / MB,
         series(t)
     );
     assert!(
@@ -547,6 +615,48 @@ fn a_plain_throttle_has_no_cliff() {
     }
     let _serial = serial();
     plain_scenario(200_000_000, 512);
+}
+
+/// A drive that speeds up again just as the pass ends (tmpfs whose memory reclaim let go,
+/// a drive that freed some cache): 400 MB/s for the first 400 MB, 100 MB/s for the next
+/// 400 MB, then 400 MB/s for the last 120 MB (about 3 intervals). The burst's bytes are the
+/// pass's, but the speed the pass settled at is the slow one: counted in, the burst lifted
+/// it by about a quarter.
+#[test]
+fn a_burst_as_the_pass_ends_does_not_lift_the_settled_speed() {
+    let test = "a_burst_as_the_pass_ends_does_not_lift_the_settled_speed";
+    if !emulator_or_skip(test) {
+        return;
+    }
+    let _serial = serial();
+    let (fast, slow) = (400_000_000u64, 100_000_000u64);
+    let dev = WriteCacheDevice::start_by_bytes(
+        1024 * MIB,
+        vec![(0, fast), (400_000_000, slow), (800_000_000, fast)],
+    )
+    .expect("emulator");
+    // 400 MB + 400 MB + 120 MB.
+    let doc = sustain_on(&dev, "920MB", &[]);
+    let t = &doc["tests"][0];
+    let d = &t["sustain"];
+    let k = d["settled_phase"].as_u64().expect("settled_phase") as usize;
+    let settled = f(&d["phases"][k]["mean_bw_bytes_per_s"]);
+    eprintln!(
+        "ACCURACY end burst: settled {:.1} MB/s (set {}), phases {}\n{:?}",
+        settled / MB,
+        slow as f64 / MB,
+        d["phases"],
+        series(t)
+    );
+    assert_eq!(d["cliffs"].as_array().unwrap().len(), 1, "{d}");
+    // ±10 %: the acceptance bound of the speeds (the limit is a ceiling the writer
+    // reaches on a loaded machine); the burst counted in gave +20 to +30 %.
+    assert!(
+        within(settled, slow as f64, 0.10),
+        "settled {:.1} MB/s\n{d}\n{:?}",
+        settled / MB,
+        series(t)
+    );
 }
 
 /// SLOW (about a minute, once; at most three times when the machine starves the writer):

@@ -28,6 +28,16 @@ pub struct SustainDetail {
     /// `recovered_bytes` as a share of the first pass's cache (1 = all of it came back).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovered_share: Option<f64>,
+    /// The phase (index into `phases`) whose speed is the pass's settled speed: the last
+    /// one, or the one before the rises of fewer than 10 intervals each that ended the
+    /// pass (a burst, not a level). Absent in results before it existed: the last phase then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settled_phase: Option<usize>,
+    /// What keeps the target's data in RAM (`tmpfs keeps its data in RAM`), when it does:
+    /// there is no drive and no drive write cache, and a cliff is the machine's (memory
+    /// reclaim, other work on the CPUs). Absent for storage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_backed: Option<String>,
     /// The pass ended before any cliff while still at the fast speed: `recovered_bytes` is
     /// a lower bound.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -43,7 +53,10 @@ pub struct SustainPhase {
     pub bytes: u64,
     /// Mean of the phase's per-interval throughput, over its settled intervals: the pass's
     /// first interval (start-up) and the intervals shared with a neighbouring phase (a mix
-    /// of both speeds) are left out when at least two others remain.
+    /// of both speeds) are left out when at least two others remain, and so is a burst or
+    /// dip of fewer than 5 intervals at the very start or end of the pass that the phase
+    /// took in, or a rise of fewer than 10 that ended the pass too unevenly to be a phase
+    /// of its own (their bytes are the phase's).
     pub mean_bw_bytes_per_s: f64,
     /// Sample standard deviation of the same intervals' throughput (the spread within the phase).
     pub stddev_bw_bytes_per_s: f64,

@@ -215,9 +215,14 @@ pub fn metrics_of(t: &TestResult) -> Vec<(String, Summary)> {
     out
 }
 
-/// The speed a sustain pass settled at: its last phase's (the phase table's last row).
+/// The speed a sustain pass settled at: its settled phase's (the last, unless a short rise
+/// ended the pass; the last in results from before `settled_phase`).
 fn settled_bw(t: &TestResult) -> Option<f64> {
-    let p = t.sustain.as_ref()?.phases.last()?;
+    let d = t.sustain.as_ref()?;
+    let p = match d.settled_phase {
+        Some(k) => d.phases.get(k)?,
+        None => d.phases.last()?,
+    };
     (p.mean_bw_bytes_per_s.is_finite() && p.mean_bw_bytes_per_s > 0.0)
         .then_some(p.mean_bw_bytes_per_s)
 }
@@ -309,6 +314,16 @@ mod tests {
         assert_eq!(label("settled_bw_bytes_per_s"), "settled MB/s");
         assert_eq!(label_for("sustain", "bw_bytes_per_s"), "average MB/s");
         assert_eq!(label_for("block", "bw_bytes_per_s"), "MB/s");
+        // A burst that ended the pass (a phase of a few intervals after the slow one) is
+        // not where it settled: the detail's settled phase is.
+        let d = t.sustain.as_mut().unwrap();
+        d.phases.push(phase(2000.0e6));
+        d.settled_phase = Some(1);
+        let settled = metrics_of(&t)
+            .into_iter()
+            .find(|(k, _)| k == "settled_bw_bytes_per_s")
+            .map(|(_, s)| s.mean);
+        assert_eq!(settled, Some(594.19e6));
         // A pass too short for one interval has no phase: its own figures, as before.
         t.sustain.as_mut().unwrap().phases.clear();
         assert_eq!(primary_metric(&t).as_deref(), Some("bw_bytes_per_s"));

@@ -66,6 +66,33 @@ const PHASE_HEADER: [&str; 7] = [
 /// What a pass found, in sentences: its cliffs (the cache) or their absence, and for a
 /// recovery pass how much of the cache came back.
 pub fn findings(name: &str, d: &SustainDetail) -> Vec<String> {
+    let mut out = findings_of_pass(name, d);
+    out.extend(settled_note(name, d));
+    out
+}
+
+/// When a short rise ended the pass, the speed it settled at and why the last row is not it.
+fn settled_note(name: &str, d: &SustainDetail) -> Option<String> {
+    let k = d.settled_phase?;
+    let last = d.phases.len().checked_sub(1)?;
+    let p = d.phases.get(k)?;
+    (k < last).then(|| {
+        let rows = if k + 1 == last {
+            format!("phase {}", last + 1)
+        } else {
+            format!("phases {}-{}", k + 2, last + 1)
+        };
+        format!(
+            "{name}: settled at {} MB/s (phase {}); {rows} rose as the pass ended, {}for fewer than {} intervals: a burst, not a level it settled at",
+            fmt_mb_per_s(p.mean_bw_bytes_per_s),
+            k + 1,
+            if k + 1 == last { "" } else { "each " },
+            crate::workload::sustain::SETTLED_MIN_POINTS,
+        )
+    })
+}
+
+fn findings_of_pass(name: &str, d: &SustainDetail) -> Vec<String> {
     let mut out = Vec::new();
     if d.pass == "recovery" {
         let share = d
@@ -73,16 +100,22 @@ pub fn findings(name: &str, d: &SustainDetail) -> Vec<String> {
             .map(|s| format!("{:.0} %", 100.0 * s))
             .unwrap_or_else(|| "-".into());
         let bytes = d.recovered_bytes.unwrap_or(0.0);
+        // RAM has no cache to come back: the first pass's fast phase is what is compared.
+        let (cache, first, cliff) = if d.memory_backed.is_some() {
+            ("fast phase", "first pass's fast phase", "drop")
+        } else {
+            ("cache", "first cache", "cliff")
+        };
         out.push(if d.recovered_at_least {
             format!(
-                "{name}: still at the fast speed when the pass ended: at least {} ({share} of the first cache) came back",
+                "{name}: still at the fast speed when the pass ended: at least {} ({share} of the {first}) came back",
                 size(bytes)
             )
         } else if bytes <= 0.0 {
-            format!("{name}: slow from the start: the cache had not come back (0 % of the first cache)")
+            format!("{name}: slow from the start: the {cache} had not come back (0 % of the {first})")
         } else {
             format!(
-                "{name}: {} at the fast speed before the cliff: {share} of the first cache came back",
+                "{name}: {} at the fast speed before the {cliff}: {share} of the {first} came back",
                 size(bytes)
             )
         });
@@ -108,6 +141,28 @@ pub fn findings(name: &str, d: &SustainDetail) -> Vec<String> {
                 d.interval_ms
             )),
         },
+        // RAM has no write cache: the same figures, named for what they are.
+        Some(c) if d.memory_backed.is_some() => {
+            out.push(format!(
+                "{name}: fast phase {}: {} MB/s until the drop at {}, then {} MB/s ({:.0} % of the fast speed); no write cache: {}, so the drop is the machine's (memory reclaim, other work on the CPUs), not a drive's cache filling up",
+                size(c.fast_phase_bytes),
+                fmt_mb_per_s(c.before_bw_bytes_per_s),
+                secs(c.at_ms, d.interval_ms),
+                fmt_mb_per_s(c.after_bw_bytes_per_s),
+                100.0 * c.after_bw_bytes_per_s / c.before_bw_bytes_per_s.max(1e-9),
+                d.memory_backed.as_deref().unwrap_or_default()
+            ));
+            for (i, c) in d.cliffs.iter().enumerate().skip(1) {
+                out.push(format!(
+                    "{name}: drop {} after {} written, at {}: {} MB/s -> {} MB/s",
+                    i + 1,
+                    size(c.bytes_before),
+                    secs(c.at_ms, d.interval_ms),
+                    fmt_mb_per_s(c.before_bw_bytes_per_s),
+                    fmt_mb_per_s(c.after_bw_bytes_per_s)
+                ));
+            }
+        }
         Some(c) => {
             out.push(format!(
                 "{name}: write cache {}: {} MB/s until the cliff at {}, then {} MB/s ({:.0} % of the cache speed)",
@@ -282,6 +337,81 @@ mod tests {
     use super::*;
     use crate::model::IntervalPoint;
     use crate::model::sustain::SustainCliff;
+
+    /// A burst that ended the pass is a phase of the table, but not the settled speed: the
+    /// line under the table says which phase is, and why the last row is not.
+    #[test]
+    fn a_burst_that_ended_the_pass_is_said_not_to_be_the_level() {
+        let phase = |from: u64, to: u64, bw: f64| SustainPhase {
+            start_ms: from,
+            end_ms: to,
+            mean_bw_bytes_per_s: bw,
+            ..Default::default()
+        };
+        let mut d = SustainDetail {
+            pass: "first".into(),
+            interval_ms: 100,
+            phases: vec![
+                phase(0, 3000, 6405.85e6),
+                phase(3000, 9000, 461.0e6),
+                phase(9000, 9700, 2000.0e6),
+            ],
+            cliffs: vec![SustainCliff {
+                fast_phase_bytes: 19e9,
+                before_bw_bytes_per_s: 6405.85e6,
+                after_bw_bytes_per_s: 461.0e6,
+                at_ms: 3000.0,
+                ..Default::default()
+            }],
+            settled_phase: Some(1),
+            ..Default::default()
+        };
+        let lines = findings("first pass", &d);
+        assert_eq!(
+            lines.last().unwrap(),
+            "first pass: settled at 461.00 MB/s (phase 2); phase 3 rose as the pass ended, for fewer than 10 intervals: a burst, not a level it settled at",
+            "{lines:?}"
+        );
+        // Settled at the last phase: nothing more to say.
+        d.settled_phase = Some(2);
+        assert!(
+            findings("first pass", &d)
+                .iter()
+                .all(|l| !l.contains("settled"))
+        );
+    }
+
+    /// tmpfs under memory pressure: "write cache 398.1 MiB (0.42 GB): 427.29 MB/s until the
+    /// cliff" claimed a drive's cache that RAM does not have. Same figures, named for what
+    /// they are; a drive keeps its "write cache".
+    #[test]
+    fn a_drop_on_ram_is_not_called_a_write_cache() {
+        let mut d = SustainDetail {
+            pass: "first".into(),
+            interval_ms: 100,
+            phases: vec![SustainPhase::default(), SustainPhase::default()],
+            cliffs: vec![SustainCliff {
+                fast_phase_bytes: 398.1 * (1 << 20) as f64,
+                before_bw_bytes_per_s: 427.29e6,
+                after_bw_bytes_per_s: 177.21e6,
+                at_ms: 4100.0,
+                ..Default::default()
+            }],
+            memory_backed: Some("tmpfs keeps its data in RAM".into()),
+            ..Default::default()
+        };
+        let lines = findings("first pass", &d);
+        assert_eq!(
+            lines[0],
+            "first pass: fast phase 398.1 MiB (0.42 GB): 427.29 MB/s until the drop at 4.1 s, then 177.21 MB/s (41 % of the fast speed); no write cache: tmpfs keeps its data in RAM, so the drop is the machine's (memory reclaim, other work on the CPUs), not a drive's cache filling up"
+        );
+        d.memory_backed = None;
+        assert!(
+            findings("first pass", &d)[0].starts_with("first pass: write cache 398.1 MiB"),
+            "{:?}",
+            findings("first pass", &d)
+        );
+    }
 
     /// A pass shorter than one interval showed a table of headers only.
     #[test]

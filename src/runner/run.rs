@@ -312,14 +312,17 @@ impl TestRunner<'_> {
         if let Some(e) = &failure {
             test.error = Some(format!("{e:#}"));
         }
-        // Writes that may have gone into the drive's write cache.
-        if let Some(w) = super::write_cache::cliff_warning(&test, &cfg.target) {
-            doc.warn(w);
-        } else if let Some(w) = self
-            .known_cache
-            .as_ref()
-            .and_then(|k| super::write_cache::known_cache_warning(k, &test))
-        {
+        // Writes that may have gone into the drive's write cache (RAM has none).
+        let suspected = super::write_cache::may_have_write_cache(&doc.environment)
+            .then(|| {
+                super::write_cache::cliff_warning(&test, &cfg.target).or_else(|| {
+                    self.known_cache
+                        .as_ref()
+                        .and_then(|k| super::write_cache::known_cache_warning(k, &test))
+                })
+            })
+            .flatten();
+        if let Some(w) = suspected {
             doc.warn(w);
         }
         Ok((test, failure))

@@ -175,6 +175,12 @@ fn no_cliff_message(first: &TestResult, recovery: bool) -> String {
     // The speeds the finding line under the table gives ("no cliff in … (X MB/s
     // throughout)": the phases', without the start-up interval), not a second figure.
     let phases = first.sustain.as_ref().map_or(0, |d| d.phases.len());
+    // A rise that only ended the pass (a burst, not the settled phase) says nothing of how
+    // the pass started: it did not start slower than the drive can write.
+    let started_slow = first
+        .sustain
+        .as_ref()
+        .is_some_and(|d| d.settled_phase.unwrap_or(phases.saturating_sub(1)) > 0);
     let speed = match first.sustain.as_ref().filter(|d| !d.phases.is_empty()) {
         Some(d) => speeds_without_cliff(d),
         None => format!(
@@ -199,12 +205,27 @@ fn no_cliff_message(first: &TestResult, recovery: bool) -> String {
     } else {
         "--size, --span, or a whole device with --allow-destroy".to_string()
     };
-    let mut message = format!(
-        "no cliff in {} written at {speed}: a write cache, if any, is larger than that; write more ({more}), or, for a cache that fills in fewer than 5 intervals (not told from a start-up burst), use a shorter --interval",
-        fmt_size_iec(written),
-    );
-    if phases > 1 {
-        message.push_str("; the pass sped up, so it started slower than the drive can write (a cache still full from earlier writes, or the drive busy cleaning up): let it idle, then measure again");
+    let memory = first
+        .sustain
+        .as_ref()
+        .and_then(|d| d.memory_backed.as_deref());
+    let mut message = match memory {
+        // RAM has no write cache to fill: "write more" would find none either.
+        Some(what) => format!(
+            "no cliff in {} written at {speed}: {what}, so there is no drive and no drive write cache to fill; the speed is the memory's and the CPUs'",
+            fmt_size_iec(written),
+        ),
+        None => format!(
+            "no cliff in {} written at {speed}: a write cache, if any, is larger than that; write more ({more}), or, for a cache that fills in fewer than 5 intervals (not told from a start-up burst), use a shorter --interval",
+            fmt_size_iec(written),
+        ),
+    };
+    if phases > 1 && started_slow {
+        message.push_str(if memory.is_some() {
+            "; the pass sped up: the machine was busier at its start (other work on the CPUs, memory reclaim)"
+        } else {
+            "; the pass sped up, so it started slower than the drive can write (a cache still full from earlier writes, or the drive busy cleaning up): let it idle, then measure again"
+        });
     }
     if recovery {
         message.push_str("; the recovery passes were skipped (no cache was filled to recover)");
@@ -212,24 +233,40 @@ fn no_cliff_message(first: &TestResult, recovery: bool) -> String {
     message
 }
 
-/// A cliff whose slow phase lasted only a few intervals: its speed is uncertain.
+/// A pass whose settled speed, past a cliff, was measured over a few intervals only: that
+/// speed is uncertain. The settled phase is judged (not the last one: a short burst that
+/// ended the pass is no part of the settled speed, and a warning about it said "7
+/// intervals" for a slow phase of 72), named with the cliff before it.
 fn pass_warnings(doc: &mut ResultDoc, t: &TestResult, cfg: &SustainConfig) {
-    let Some(d) = &t.sustain else { return };
-    if let (Some(c), Some(last)) = (d.cliffs.first(), d.phases.last()) {
-        let points = (last.end_ms - last.start_ms) / d.interval_ms.max(1);
-        if d.phases.len() >= 2 && points < SLOW_PHASE_POINTS / 2 {
-            doc.warn(Warning {
-                code: WarningCode::ShortSlowPhase,
-                message: format!(
-                    "the speed after the cliff at {} ({} MB/s) was measured over {points} intervals only: write more (--size, --span) or use a shorter --interval (now {} ms)",
-                    fmt_size_iec(c.bytes_before as u64),
-                    fmt_mb_per_s(c.after_bw_bytes_per_s),
-                    cfg.interval.as_millis()
-                ),
-                test: Some(t.name.clone()),
-            });
-        }
+    if let Some(message) = short_settled_phase(t, cfg.interval) {
+        doc.warn(Warning {
+            code: WarningCode::ShortSlowPhase,
+            message,
+            test: Some(t.name.clone()),
+        });
     }
+}
+
+fn short_settled_phase(t: &TestResult, interval: Duration) -> Option<String> {
+    let d = t.sustain.as_ref()?;
+    let k = d.settled_phase.or(d.phases.len().checked_sub(1))?;
+    let p = d.phases.get(k)?;
+    // The cliff the settled phase came after (the last one that began before it ended).
+    let c = d
+        .cliffs
+        .iter()
+        .rev()
+        .find(|c| c.at_ms < p.end_ms as f64)
+        .or(d.cliffs.first())?;
+    let points = (p.end_ms - p.start_ms) / d.interval_ms.max(1);
+    (k >= 1 && points < SLOW_PHASE_POINTS / 2).then(|| {
+        format!(
+            "the speed past the cliff after {} written, {} MB/s, was measured over {points} intervals only: write more (--size, --span) or use a shorter --interval (now {} ms)",
+            fmt_size_iec(c.bytes_before as u64),
+            fmt_mb_per_s(p.mean_bw_bytes_per_s),
+            interval.as_millis()
+        )
+    })
 }
 
 /// One pass: the writes, the device's counters, the test with its phases and cliffs. A
@@ -353,6 +390,10 @@ fn run_pass(
         idle_before,
         reference,
     );
+    detail.memory_backed = crate::sysinfo::resolve::memory_backing(
+        &doc.environment.fs_type,
+        doc.environment.block_device.as_deref(),
+    );
     // The pass's last, partial interval is no point of the phase search (every point is one
     // interval there), but it is the end of the span: the last phase runs to the end of the
     // pass and holds its bytes, so the phases add up to what was written.
@@ -438,6 +479,19 @@ mod tests {
         );
         assert!(m.contains("the pass sped up"), "{m}");
         assert!(m.contains("recovery passes were skipped"), "{m}");
+        // Steady, then a burst of a few intervals as the pass ended (settled at the first
+        // phase): it did not start slower than the drive can write.
+        let burst = TestResult {
+            sustain: Some(SustainDetail {
+                bytes_written: 1200 << 20,
+                phases: vec![phase(199.89e6), phase(420.0e6)],
+                settled_phase: Some(0),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let m = no_cliff_message(&burst, false);
+        assert!(!m.contains("sped up"), "{m}");
         // One phase: one speed, and no word of speeding up.
         let one = TestResult {
             sustain: Some(SustainDetail {
@@ -454,6 +508,29 @@ mod tests {
         );
         assert!(!m.contains("sped up") && !m.contains("skipped"), "{m}");
         assert!(m.contains("write more (--size, --span,"), "{m}");
+    }
+
+    /// tmpfs: "a write cache, if any, is larger than that; write more" sent the user after
+    /// a cache that RAM does not have.
+    #[test]
+    fn no_cliff_on_ram_names_no_write_cache() {
+        let t = TestResult {
+            sustain: Some(SustainDetail {
+                bytes_written: 64 << 20,
+                phases: vec![SustainPhase {
+                    mean_bw_bytes_per_s: 2400.0e6,
+                    ..Default::default()
+                }],
+                memory_backed: Some("tmpfs keeps its data in RAM".into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let m = no_cliff_message(&t, true);
+        assert_eq!(
+            m,
+            "no cliff in 64.0 MiB written at 2400.00 MB/s: tmpfs keeps its data in RAM, so there is no drive and no drive write cache to fill; the speed is the memory's and the CPUs'; the recovery passes were skipped (no cache was filled to recover)"
+        );
     }
 
     /// `--time 3s` stopped a pass after 580 MiB of a 913 MiB span: the warning said "write
@@ -478,6 +555,54 @@ mod tests {
         let m = no_cliff_message(&t, false);
         assert!(
             m.contains("write more (a longer --time (it stopped the pass after 580.0 MiB of the 913.0 MiB span)"),
+            "{m}"
+        );
+    }
+
+    /// tmpfs on a loaded machine: a cliff at 4.1 s into a slow phase of 72 intervals, a
+    /// rise for 18, then 7 intervals of a burst as the pass ended. The warning said "the
+    /// speed after the cliff … (177.21 MB/s) was measured over 7 intervals only": it
+    /// counted the burst's phase. The settled phase is judged, with its own speed.
+    #[test]
+    fn short_slow_phase_judges_the_settled_phase() {
+        let phase = |from: u64, to: u64, bw: f64| SustainPhase {
+            start_ms: from,
+            end_ms: to,
+            mean_bw_bytes_per_s: bw,
+            ..Default::default()
+        };
+        let cliff = SustainCliff {
+            at_ms: 4100.0,
+            bytes_before: 981.1 * (1 << 20) as f64,
+            after_bw_bytes_per_s: 177.21e6,
+            ..Default::default()
+        };
+        let mut d = SustainDetail {
+            interval_ms: 100,
+            phases: vec![
+                phase(0, 3100, 186.21e6),
+                phase(3100, 4100, 427.29e6),
+                phase(4100, 11300, 177.21e6),
+                phase(11300, 13100, 220.86e6),
+                phase(13100, 13849, 505.06e6),
+            ],
+            cliffs: vec![cliff],
+            settled_phase: Some(3),
+            ..Default::default()
+        };
+        let t = |d: &SustainDetail| TestResult {
+            sustain: Some(d.clone()),
+            ..Default::default()
+        };
+        let dt = Duration::from_millis(100);
+        assert_eq!(short_settled_phase(&t(&d), dt), None);
+        // The same pass ending 0.7 s after the cliff: its settled speed is uncertain.
+        d.phases.truncate(2);
+        d.phases.push(phase(4100, 4800, 177.21e6));
+        d.settled_phase = Some(2);
+        let m = short_settled_phase(&t(&d), dt).expect("a warning");
+        assert!(
+            m.starts_with("the speed past the cliff after 981.1 MiB written, 177.21 MB/s, was measured over 7 intervals only"),
             "{m}"
         );
     }

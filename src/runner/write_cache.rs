@@ -26,6 +26,15 @@ use crate::units::{fmt_mb_per_s, fmt_size_iec};
 /// to the noise warnings: a busy machine can slow a writer by a fifth for seconds.
 pub const DEEP_DROP: f64 = 0.6;
 
+/// Can the target have a write cache at all? Not when its data lives in RAM (tmpfs,
+/// ramfs, zram, brd: `sysinfo::resolve::memory_backing`): a write speed that falls there
+/// and stays low is the machine (memory reclaim, other work on the CPUs), and "the drive's
+/// write cache probably filled ... run iolab sustain" would send the user after a cache
+/// that does not exist.
+pub fn may_have_write_cache(env: &Environment) -> bool {
+    crate::sysinfo::resolve::memory_backing(&env.fs_type, env.block_device.as_deref()).is_none()
+}
+
 /// The first cliff of a run's write series that lasts to the end of the run, as a warning.
 pub fn cliff_warning(test: &TestResult, target: &Path) -> Option<Warning> {
     if test.direction.as_deref() != Some("write") {
@@ -249,6 +258,19 @@ mod tests {
         assert!(
             cliff_warning(&test_of("write", vec![run_with(&dip, 1)]), Path::new("/")).is_none()
         );
+    }
+
+    #[test]
+    fn ram_has_no_write_cache_to_suspect() {
+        let env = |fs: &str, dev: Option<&str>| Environment {
+            fs_type: fs.into(),
+            block_device: dev.map(str::to_string),
+            ..Default::default()
+        };
+        assert!(!may_have_write_cache(&env("tmpfs", None)));
+        assert!(!may_have_write_cache(&env("ext4", Some("zram0"))));
+        assert!(may_have_write_cache(&env("ext4", Some("nvme0n1"))));
+        assert!(may_have_write_cache(&env("xfs", Some("loop3"))));
     }
 
     #[test]

@@ -58,11 +58,30 @@ pub struct Segment {
     /// Sample standard deviation of the points in the segment (0 for one point): the
     /// spread within the phase.
     pub stddev: f64,
+    /// The points `level_start..level_end` the level (`mean`, `stddev`) is taken over:
+    /// the whole segment, except in a phase of [`phases`] that took in a blip (fewer than
+    /// `min_phase_points`) at the very start or end of the series. Such a blip has no
+    /// phase before or after it to tell it from: a burst as the pass ends (tmpfs whose
+    /// reclaim let go, a throttle's saved credit) or a slow start is not the level the
+    /// phase beside it ran at, though its bytes are that phase's.
+    pub level_start: usize,
+    pub level_end: usize,
 }
 
 impl Segment {
     fn of(series: &[f64], start: usize, end: usize) -> Segment {
-        let xs = &series[start..end];
+        Segment::with_level(series, start, end, start, end)
+    }
+
+    /// A segment `start..end` whose level is that of `level_start..level_end` (inside it).
+    fn with_level(
+        series: &[f64],
+        start: usize,
+        end: usize,
+        level_start: usize,
+        level_end: usize,
+    ) -> Segment {
+        let xs = &series[level_start..level_end];
         let n = xs.len() as f64;
         let mean = xs.iter().sum::<f64>() / n;
         let stddev = if xs.len() > 1 {
@@ -75,7 +94,14 @@ impl Segment {
             end,
             mean,
             stddev,
+            level_start,
+            level_end,
         }
+    }
+
+    /// `a` and `b` (its right neighbour) as one segment, each keeping its level's edge.
+    fn join(series: &[f64], a: &Segment, b: &Segment) -> Segment {
+        Segment::with_level(series, a.start, b.end, a.level_start, b.level_end)
     }
 
     pub fn len(&self) -> usize {
@@ -252,9 +278,18 @@ pub fn phases(series: &[f64], opts: &CliffOptions) -> Vec<Segment> {
         .iter()
         .map(|x| if x.is_finite() { *x } else { 0.0 })
         .collect();
-    let mut segs = match stall_factor(&data, opts.changepoint.min_segment_len) {
+    let stalls = stall_factor(&data, opts.changepoint.min_segment_len);
+    let mut segs = match stalls {
         1 => segments(&data, &opts.changepoint),
         k => coarse_segments(&data, k, &opts.changepoint),
+    };
+    // How far off a piece at an end of the series must be to be of another level: a
+    // material change, or twice that when stalls are frequent (a few points may then hold
+    // a catch-up whose stall is on the other side of the boundary: up to twice the level).
+    let edge_limit = if stalls == 1 {
+        opts.material_ratio
+    } else {
+        opts.material_ratio / 2.0
     };
     // Fold short segments, shortest first, into the neighbour with the nearer mean.
     while segs.len() > 1 {
@@ -274,7 +309,34 @@ pub fn phases(series: &[f64], opts: &CliffOptions) -> Vec<Segment> {
             (segs[i - 1].mean - segs[i].mean).abs() <= (segs[i + 1].mean - segs[i].mean).abs()
         };
         let (a, b) = if into_left { (i - 1, i) } else { (i, i + 1) };
-        segs[a] = Segment::of(&data, segs[a].start, segs[b].end);
+        let mut joined = Segment::join(&data, &segs[a], &segs[b]);
+        // A blip at an end of the series is no part of the level of the phase it joins
+        // (nothing after an end burst says it was one: without this, four intervals of a
+        // burst as a pass ended lifted its settled speed by a third), as long as the phase
+        // keeps a phase's worth of points of its own.
+        // Only a blip of another level (one that would be a phase of its own if it lasted):
+        // a piece of the same level that the search cut off is the phase's.
+        let (first, last) = (i == 0, i == segs.len() - 1);
+        let other = level_ratio(segs[a].mean, segs[b].mean) < edge_limit;
+        let keep = |lo: usize, hi: usize| other && hi - lo >= opts.min_phase_points;
+        if first && keep(segs[b].level_start, joined.level_end) {
+            joined = Segment::with_level(
+                &data,
+                joined.start,
+                joined.end,
+                segs[b].level_start,
+                joined.level_end,
+            );
+        } else if last && keep(joined.level_start, segs[a].level_end) {
+            joined = Segment::with_level(
+                &data,
+                joined.start,
+                joined.end,
+                joined.level_start,
+                segs[a].level_end,
+            );
+        }
+        segs[a] = joined;
         segs.remove(b);
     }
     // Merge neighbours whose change is immaterial or within the noise, the closest pair
@@ -290,7 +352,23 @@ pub fn phases(series: &[f64], opts: &CliffOptions) -> Vec<Segment> {
             .map(|(i, w)| (i, level_ratio(w[0].mean, w[1].mean)))
             .max_by(|a, b| a.1.total_cmp(&b.1));
         let Some((i, _)) = closest else { break };
-        segs[i] = Segment::of(&data, segs[i].start, segs[i + 1].end);
+        let (a, b) = (&segs[i], &segs[i + 1]);
+        let mut joined = Segment::join(&data, a, b);
+        // A rise that ended the series, too short (under two phases' worth of points) and
+        // too noisy to stand apart as a phase, is still of another level: no part of the
+        // level of the phase it joins (a throttle raised as a pass ended, then the backing
+        // file's writeback: 147, 241, 241, 367, 126, 42, 147, 304, 640, 739 MB/s after 39
+        // intervals near 100 lifted the phase to 128.73).
+        let rise_at_end = i + 2 == segs.len()
+            && b.len() < 2 * opts.min_phase_points
+            && b.mean > a.mean
+            && level_ratio(a.mean, b.mean) < edge_limit
+            && a.level_end - a.level_start >= opts.min_phase_points;
+        if rise_at_end {
+            joined =
+                Segment::with_level(&data, joined.start, joined.end, a.level_start, a.level_end);
+        }
+        segs[i] = joined;
         segs.remove(i + 1);
     }
     segs
@@ -380,12 +458,12 @@ fn coarse_segments(data: &[f64], k: usize, opts: &ChangepointOptions) -> Vec<Seg
 /// would inflate the first phase's spread; a segment made only of lead-in keeps them).
 fn welch_t(data: &[f64], a: &Segment, b: &Segment, lead_in: usize) -> f64 {
     let stats = |s: &Segment| {
-        let lo = if lead_in > s.start && lead_in < s.end {
+        let lo = if lead_in > s.level_start && lead_in < s.level_end {
             lead_in
         } else {
-            s.start
+            s.level_start
         };
-        let x = &data[lo..s.end];
+        let x = &data[lo..s.level_end];
         let n = x.len() as f64;
         let m = x.iter().sum::<f64>() / n;
         let var = if x.len() > 1 {
@@ -501,8 +579,8 @@ pub fn cliffs_with(
         // before it) and past the lead-in: the phase's settled points.
         let inner = |s: &Segment, after_change: bool, before_change: bool| -> f64 {
             let (lo, hi) = settled_range(
-                s.start,
-                s.end,
+                s.level_start,
+                s.level_end,
                 opts.lead_in_points,
                 after_change,
                 before_change,
@@ -660,6 +738,66 @@ mod tests {
         assert_eq!(p.len(), 1, "{p:?}");
     }
 
+    /// A burst of fewer than 5 intervals as the series ends (tmpfs whose memory reclaim let
+    /// go, a throttle's saved credit) is folded into the last phase: its bytes are that
+    /// phase's, its speed is not. Counted in, four intervals at 1000 MB/s lifted a slow
+    /// phase of 100 MB/s to 181; and after a short slow phase they hid the cliff itself.
+    #[test]
+    fn an_end_burst_lifts_neither_the_last_phase_nor_hides_a_cliff() {
+        let dt = Duration::from_millis(100);
+        let near = |x: f64, want: f64| (x / (want * MB) - 1.0).abs() < 0.03;
+        for seed in 0..50 {
+            for (slow_points, burst) in [(40, 1000.0), (15, 2000.0)] {
+                let s = noisy(
+                    &[(30, 400.0 * MB), (slow_points, 100.0 * MB), (4, burst * MB)],
+                    0.03,
+                    seed,
+                );
+                let p = phases(&s, &CliffOptions::default());
+                assert_eq!(p.len(), 2, "seed {seed}: {p:?}");
+                let last = p[1];
+                assert_eq!(last.end, s.len(), "the burst's points are the phase's");
+                assert_eq!(last.level_end, s.len() - 4, "seed {seed}: {p:?}");
+                assert!(near(last.mean, 100.0), "seed {seed}: {p:?}");
+                let c = cliffs(&s, dt, None);
+                assert_eq!(c.len(), 1, "seed {seed}: {c:?}");
+                assert!(near(c[0].after_bytes_per_s, 100.0), "seed {seed}: {c:?}");
+                assert!(near(c[0].before_bytes_per_s, 400.0), "seed {seed}: {c:?}");
+            }
+        }
+    }
+
+    /// A slow start of fewer than 5 intervals (the queue filling, a drive waking up) is
+    /// no part of the level of the phase it is folded into; a plain steady device and a
+    /// noisy one keep all their points and their own mean.
+    #[test]
+    fn a_short_slow_start_and_a_steady_device_keep_their_level() {
+        let near = |x: f64, want: f64, tol: f64| (x / (want * MB) - 1.0).abs() < tol;
+        for seed in 0..50 {
+            let s = noisy(&[(4, 50.0 * MB), (60, 400.0 * MB)], 0.03, seed);
+            let p = phases(&s, &CliffOptions::default());
+            assert_eq!(p.len(), 1, "seed {seed}: {p:?}");
+            assert_eq!((p[0].start, p[0].end), (0, 64));
+            assert_eq!(p[0].level_start, 4, "seed {seed}: {p:?}");
+            assert!(near(p[0].mean, 400.0, 0.02), "seed {seed}: {p:?}");
+            // Steady, with 1 % and with 8 % noise: one phase over every point.
+            for rel in [0.01, 0.08] {
+                let s = noisy(&[(80, 250.0 * MB)], rel, seed);
+                let p = phases(&s, &CliffOptions::default());
+                assert_eq!(p.len(), 1, "seed {seed}: {p:?}");
+                assert_eq!((p[0].level_start, p[0].level_end), (0, 80));
+                let all = s.iter().sum::<f64>() / s.len() as f64;
+                assert!((p[0].mean / all - 1.0).abs() < 1e-12, "seed {seed}: {p:?}");
+                assert!(near(p[0].mean, 250.0, 0.03), "seed {seed}: {p:?}");
+            }
+        }
+        // A series too short to leave the phase 5 points of its own keeps them all.
+        let s = mb_per_s(&[100.0, 100.0, 100.0, 400.0, 410.0, 400.0, 390.0]);
+        let p = phases(&s, &CliffOptions::default());
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert_eq!((p[0].level_start, p[0].level_end), (0, 7), "{p:?}");
+    }
+
     #[test]
     fn small_drop_is_not_material() {
         // 10 % lower: a real change for PELT, not a cliff.
@@ -696,8 +834,14 @@ mod tests {
         s[0] = 800.0 * MB;
         s.extend(vec![100.0 * MB; 20]);
         let dt = Duration::from_millis(100);
+        // Without a lead-in the burst and the point after it (the shortest segment the
+        // search makes) are a blip of another level at the start of the series: no part
+        // of the level either.
         let c = cliffs(&s, dt, None);
-        assert!(c[0].before_bytes_per_s > 430.0 * MB, "{c:?}");
+        assert!(
+            (c[0].before_bytes_per_s / (400.0 * MB) - 1.0).abs() < 1e-9,
+            "{c:?}"
+        );
         let opts = CliffOptions {
             lead_in_points: 1,
             ..CliffOptions::default()
@@ -814,6 +958,52 @@ mod tests {
             (c[0].bytes_before / written - 1.0).abs() < 0.05,
             "{c:?} against {written}"
         );
+    }
+
+    /// A burst as the pass ended on the write-cache emulator, with whole-interval stalls
+    /// after the cliff (so the search ran on sums of two): the burst (482, 398, 398) was
+    /// counted into the slow phase, 120.46 MB/s on a 100 MB/s throttle.
+    #[test]
+    fn an_end_burst_after_stalls_is_left_out_of_the_level() {
+        let s = mb_per_s(&[
+            398.0, 398.0, 398.0, 398.0, 398.0, 398.0, 409.0, 398.0, 398.0, 398.0, 0.0, 0.0, 94.0,
+            105.0, 94.0, 105.0, 94.0, 105.0, 94.0, 105.0, 94.0, 105.0, 94.0, 105.0, 105.0, 94.0,
+            105.0, 94.0, 105.0, 0.0, 199.0, 94.0, 105.0, 94.0, 105.0, 94.0, 105.0, 105.0, 94.0,
+            105.0, 94.0, 105.0, 94.0, 105.0, 94.0, 105.0, 94.0, 105.0, 94.0, 105.0, 105.0, 482.0,
+            398.0, 398.0,
+        ]);
+        assert!(stall_factor(&s, 2) > 1);
+        let p = phases(&s, &CliffOptions::default());
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert_eq!(p[1].end, s.len());
+        assert!((p[1].mean / (100.0 * MB) - 1.0).abs() < 0.05, "{p:?}");
+    }
+
+    /// Seen on a throttled loop device over a file on disk: 400 MB/s, then 100 MB/s, then
+    /// the throttle raised as the pass ended and the backing file's writeback in the way.
+    /// The last 10 intervals are a rise too noisy to stand apart as a phase; merged into
+    /// the slow phase they lifted its speed to 128.73 MB/s (±73.8 %).
+    #[test]
+    fn a_noisy_rise_as_the_series_ends_is_left_out_of_the_level() {
+        let s = mb_per_s(&[
+            398.0, 398.0, 398.0, 398.0, 398.0, 398.0, 409.0, 398.0, 398.0, 398.0, 398.0, 346.0,
+            105.0, 94.0, 105.0, 94.0, 105.0, 94.0, 105.0, 94.0, 105.0, 94.0, 94.0, 105.0, 105.0,
+            105.0, 94.0, 94.0, 105.0, 105.0, 94.0, 105.0, 94.0, 105.0, 94.0, 105.0, 94.0, 105.0,
+            105.0, 94.0, 105.0, 94.0, 105.0, 94.0, 105.0, 94.0, 105.0, 94.0, 105.0, 94.0, 105.0,
+            147.0, 241.0, 241.0, 367.0, 126.0, 42.0, 147.0, 304.0, 640.0, 739.0,
+        ]);
+        let p = phases(&s, &CliffOptions::default());
+        let last = p.last().unwrap();
+        assert_eq!(last.end, s.len(), "{p:?}");
+        assert!((last.mean / (100.0 * MB) - 1.0).abs() < 0.05, "{p:?}");
+        // A drop that ends the series the same way is no rise: it stays in (a slower
+        // end is the drive's, and a clear one is a cliff).
+        let mut d = s.clone();
+        for x in d.iter_mut().skip(51) {
+            *x = 100.0 * MB * 100.0 * MB / *x;
+        }
+        let p = phases(&d, &CliffOptions::default());
+        assert_eq!(p.last().unwrap().level_end, d.len(), "{p:?}");
     }
 
     /// Stalls in a share of the points over many seeds: a flat series stays one phase and

@@ -337,6 +337,47 @@ mod tests {
         assert!(w.is_some());
     }
 
+    /// One short measured test on a drive hot throughout (75 °C, warning limit 70): `fast`
+    /// readings at 1 GB/s, then `slow` at `slow_rate`, one reading a second; the ticks
+    /// before and after belong to no test.
+    fn short_test(fast: u32, slow: u32, slow_rate: f64) -> Option<Warning> {
+        let (_t, _d, t0, mut m) = monitor(75_000, None);
+        let mut bytes = 0u64;
+        let n = fast + slow;
+        for i in 0..n + 2 {
+            // Ticks 1..=n+1 see the test: point i (tick i to i+1) is the test's for
+            // 1 <= i <= n, the first `fast` of them fast.
+            let test = u64::from((1..=n + 1).contains(&i));
+            m.tick(t0 + Duration::from_secs(i as u64), Some(bytes), test);
+            let rate = if i <= fast { 1e9 } else { slow_rate };
+            bytes += (rate * (1.0 + 0.01 * ((i * 7 % 5) as f64 - 2.0))) as u64;
+        }
+        m.finish(None).1
+    }
+
+    /// What a short test can tell: a drop needs 5 readings before it and 5 after (a phase
+    /// is 5 points; fewer is a blip), so within a test of fewer than 10 readings only the
+    /// throttle counters can say the drive throttled. A test of 10 or more readings with a
+    /// drop while hot warns; a short one neither warns without a drop nor invents one from
+    /// a slow first or last reading.
+    #[test]
+    fn a_short_test_warns_only_about_what_it_can_see() {
+        // 5 + 5 readings: the drop is seen.
+        let w = short_test(5, 5, 0.4e9);
+        assert!(w.is_some(), "5 + 5");
+        let m = w.unwrap().message;
+        assert!(m.contains("to 400 MB/s at 6.0 s"), "{m}");
+        // 4 + 4, or 6 + 3: too short a phase on one side to tell a drop from a blip.
+        assert!(short_test(4, 4, 0.4e9).is_none());
+        assert!(short_test(6, 3, 0.4e9).is_none());
+        // Steady and hot, short or long: nothing.
+        for n in [3, 6, 9, 12] {
+            assert!(short_test(n, 0, 0.0).is_none(), "{n} readings");
+        }
+        // A last reading at half speed (the test ending inside it), hot: no drop.
+        assert!(short_test(8, 1, 0.5e9).is_none());
+    }
+
     #[test]
     fn hot_drive_with_a_drop_warns() {
         let (rec, w) = episode(75_000, 0.4e9);

@@ -87,6 +87,26 @@ pub fn classify_fs(fs_type: &str) -> FsClass {
     }
 }
 
+/// What keeps a target's data in RAM, in words (`tmpfs keeps its data in RAM`, `zram0 is a
+/// compressed RAM disk (zram)`), from the file system type and the block device under it;
+/// `None` for storage. There is no drive there and no drive write cache: a slowdown while
+/// writing is the machine's (memory reclaim, the CPUs' other work). A loop device over a
+/// file in RAM is not judged (it may stand for a drive, as the test suite's emulator does).
+pub fn memory_backing(fs_type: &str, block_device: Option<&str>) -> Option<String> {
+    match block_device {
+        None => (classify_fs(fs_type) == FsClass::Memory)
+            .then(|| format!("{fs_type} keeps its data in RAM")),
+        Some(d) if d.starts_with("zram") => Some(format!("{d} is a compressed RAM disk (zram)")),
+        Some(d)
+            if d.strip_prefix("ram")
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())) =>
+        {
+            Some(format!("{d} is a RAM disk (brd)"))
+        }
+        Some(_) => None,
+    }
+}
+
 /// Why the mount `m` has no block device under it, in one sentence.
 fn reason_for(m: &MountInfo) -> String {
     let what = match classify_fs(&m.fs_type) {
@@ -332,6 +352,35 @@ fn other_fs_members_in(btrfs: &Path, device: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ram_backed_targets_are_named() {
+        assert_eq!(
+            memory_backing("tmpfs", None).as_deref(),
+            Some("tmpfs keeps its data in RAM")
+        );
+        assert_eq!(
+            memory_backing("ramfs", None).as_deref(),
+            Some("ramfs keeps its data in RAM")
+        );
+        assert_eq!(
+            memory_backing("ext4", Some("zram0")).as_deref(),
+            Some("zram0 is a compressed RAM disk (zram)")
+        );
+        assert_eq!(
+            memory_backing("xfs", Some("ram1")).as_deref(),
+            Some("ram1 is a RAM disk (brd)")
+        );
+        for (fs, dev) in [
+            ("ext4", Some("nvme0n1")),
+            ("ext4", Some("loop3")),
+            ("xfs", Some("rampart")),
+            ("nfs4", None),
+            ("", Some("sda")),
+        ] {
+            assert_eq!(memory_backing(fs, dev), None, "{fs} {dev:?}");
+        }
+    }
 
     #[test]
     fn classes() {

@@ -299,6 +299,52 @@ impl WriteCacheDevice {
     }
 }
 
+impl WriteCacheDevice {
+    /// An emulated drive whose write limit follows what was written: `steps[i].1` from
+    /// `steps[i].0` device bytes on (the first step's from 0). `model` reads `Plain` at the
+    /// first limit; `switches()` lists every change made.
+    pub fn start_by_bytes(
+        size_bytes: u64,
+        steps: Vec<(u64, u64)>,
+    ) -> Result<WriteCacheDevice, String> {
+        assert!(!steps.is_empty());
+        let mut dev = WriteCacheDevice::start(
+            size_bytes,
+            SpeedModel::Plain {
+                bytes_per_s: steps[0].1,
+            },
+        )?;
+        let (stop, switches) = (dev.stop.clone(), dev.switches.clone());
+        let (cg, mm) = (dev.cgroup.clone(), dev.majmin.clone());
+        let (name, base) = (dev.name.clone(), dev.start_bytes);
+        dev.controller = Some(std::thread::spawn(move || {
+            let t0 = Instant::now();
+            let mut current = steps[0].1;
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(2));
+                let Some(now) = written_bytes(&name).map(|b| b - base) else {
+                    continue;
+                };
+                // Switched `lead` early, as the cache model does (the throttle's lag).
+                let want = steps
+                    .iter()
+                    .rev()
+                    .find(|(from, _)| now + lead(current) >= *from)
+                    .map_or(steps[0].1, |s| s.1);
+                if want != current && set_limit(&cg, &mm, want).is_ok() {
+                    current = want;
+                    switches.lock().unwrap().push(Switch {
+                        at: t0.elapsed(),
+                        device_bytes: now,
+                        bytes_per_s: want,
+                    });
+                }
+            }
+        }));
+        Ok(dev)
+    }
+}
+
 static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 fn set_limit(cgroup: &Path, majmin: &str, bytes_per_s: u64) -> Result<(), String> {
