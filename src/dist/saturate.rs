@@ -179,7 +179,8 @@ impl SweepHooks for SweepDist<'_> {
     }
 
     fn after_step(&self, total: Option<&RunResult>) -> Result<()> {
-        self.base.after_run(total)?;
+        // Time-based: no stonewall.
+        self.base.after_run(total, false)?;
         // A signal at the very end of a step may stop one rank's step and miss another's:
         // then no rank goes on to the gathering, which would wait for the stopped one.
         self.base.agree_on_interrupt()
