@@ -279,7 +279,14 @@ impl TestRunner<'_> {
                 Ok(o) => {
                     let total = self.absorb(spec, o, &mut test, doc);
                     p.finish(&format!(
-                        "{} MB/s, {} IOPS",
+                        "{}{} MB/s, {} IOPS",
+                        // Only rank 0 shows progress, its own figures: the ranks' totals
+                        // come with the table.
+                        if self.hooks.is_some() {
+                            "on rank 0: "
+                        } else {
+                            ""
+                        },
                         crate::units::fmt_mb_per_s(total.bw_bytes_per_s.unwrap_or(0.0)),
                         crate::units::fmt_thousands(total.iops.unwrap_or(0.0))
                     ));
