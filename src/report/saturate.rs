@@ -368,18 +368,41 @@ pub fn print_result(
 /// The time taken against the estimate, one line for stderr. The steady-state rounds
 /// (`--steadystate`) count with the prefill, not the sweeps: the line names them then.
 pub fn timing_line(timing: &Timing, cfg: &SaturateConfig) -> String {
-    format!(
-        "iolab: sweeps took {} (estimated {}, at most {}), {} {}",
+    let mut s = format!(
+        "iolab: sweeps took {} (estimated {}, at most {})",
         fmt_secs(timing.sweep_secs),
         fmt_secs(timing.est[1]),
         fmt_secs(timing.est[2]),
-        if cfg.steady.is_some() {
-            "prefill, preconditioning and steady-state rounds"
-        } else {
-            "prefill and preconditioning"
-        },
-        fmt_secs(timing.fill_secs)
-    )
+    );
+    let setup = setup_words(
+        cfg.targets.iter().any(|t| t.may_write),
+        cfg.precondition && cfg.writes(),
+        cfg.steady.is_some(),
+    );
+    if let Some(w) = setup {
+        s.push_str(&format!(", {w} {}", fmt_secs(timing.fill_secs)));
+    }
+    s
+}
+
+/// What ran besides the sweeps, for the timing line: it said "prefill and preconditioning
+/// 230 ms" after a run without --precondition (and "prefill" on a read-only device, which is
+/// not prefilled). `None` when nothing did.
+fn setup_words(prefill: bool, precondition: bool, steady: bool) -> Option<String> {
+    let parts: Vec<&str> = [
+        (prefill, "prefill"),
+        (precondition, "preconditioning"),
+        (steady, "steady-state rounds"),
+    ]
+    .iter()
+    .filter(|(on, _)| *on)
+    .map(|(_, w)| *w)
+    .collect();
+    match parts.as_slice() {
+        [] => None,
+        [one] => Some(one.to_string()),
+        [init @ .., last] => Some(format!("{} and {last}", init.join(", "))),
+    }
 }
 
 #[cfg(test)]
@@ -405,6 +428,24 @@ mod tests {
                 ..Default::default()
             },
         }
+    }
+
+    #[test]
+    fn the_timing_line_names_only_what_ran_besides_the_sweeps() {
+        assert_eq!(setup_words(true, false, false).as_deref(), Some("prefill"));
+        assert_eq!(
+            setup_words(true, true, false).as_deref(),
+            Some("prefill and preconditioning")
+        );
+        assert_eq!(
+            setup_words(true, true, true).as_deref(),
+            Some("prefill, preconditioning and steady-state rounds")
+        );
+        assert_eq!(
+            setup_words(false, false, true).as_deref(),
+            Some("steady-state rounds")
+        );
+        assert_eq!(setup_words(false, false, false), None);
     }
 
     #[test]
