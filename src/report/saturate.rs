@@ -115,8 +115,10 @@ fn fmt_ns_short(ns: f64) -> String {
     }
 }
 
-/// `randread: 41,200 IOPS at depth 12 with mean latency 9.6 ms ≤ 10 ms`.
-pub fn answer_line(name: &str, a: &Answer) -> String {
+/// The answer's depth as the terminal and the reports say it: `depth 12`, `depth 12 x 4
+/// jobs`, `depth 12 per target (24 in flight in total)`, `depth 10 on each of 2 ranks (20
+/// in flight in total)`.
+pub fn depth_phrase(a: &Answer) -> String {
     let mut depth = if a.detail.jobs > 1 {
         format!("depth {} x {} jobs", a.iodepth, a.detail.jobs)
     } else {
@@ -134,6 +136,12 @@ pub fn answer_line(name: &str, a: &Answer) -> String {
             a.detail.total_iodepth
         ));
     }
+    depth
+}
+
+/// `randread: 41,200 IOPS at depth 12 with mean latency 9.6 ms ≤ 10 ms`.
+pub fn answer_line(name: &str, a: &Answer) -> String {
+    let depth = depth_phrase(a);
     if !a.detail.found {
         return format!(
             "{name}: no depth holds {} latency ≤ {} (it broke the limit from depth {})",
