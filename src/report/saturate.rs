@@ -200,6 +200,11 @@ pub fn lat_cell(p: &CurvePoint, f: fn(&LatTriple) -> f64) -> String {
         &p.detail.lat_over_streams_mean,
         &p.detail.lat_over_streams_max,
     ) {
+        // A stream that completed nothing is the worst, with no latency to show (the
+        // worst of the others stood there as if it were the worst).
+        (Some(m), Some(_)) if p.detail.streams.iter().any(|s| !s.at.completed_any()) => {
+            format!("{} / -", fmt_ns(f(m)))
+        }
         (Some(m), Some(x)) => format!("{} / {}", fmt_ns(f(m)), fmt_ns(f(x))),
         _ => fmt_ns(f(&LatTriple {
             mean_ns: p.at.lat_mean_ns,
@@ -436,6 +441,24 @@ mod tests {
                 ..Default::default()
             },
         }
+    }
+
+    #[test]
+    fn a_stalled_stream_has_no_worst_latency_to_show() {
+        use crate::model::saturate::StreamPoint;
+        let mut p = CurvePoint::default();
+        p.at.iops = 600.0;
+        p.at.lat_mean_ns = 24_000.0;
+        let t = LatTriple {
+            mean_ns: 24_000.0,
+            ..Default::default()
+        };
+        p.detail.lat_over_streams_mean = Some(t.clone());
+        p.detail.lat_over_streams_max = Some(t);
+        let mut fast = StreamPoint::default();
+        fast.at.iops = 600.0;
+        p.detail.streams = vec![StreamPoint::default(), fast];
+        assert_eq!(lat_cell(&p, |l| l.mean_ns), "24.0 µs / -");
     }
 
     #[test]

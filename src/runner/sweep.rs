@@ -399,22 +399,14 @@ fn run_sweep(
         if cfg.ranks > 1 {
             point.detail.total_iodepth = Some(total_depth(cfg, depth, sweep.jobs));
         }
-        let chosen = crate::model::saturate::LatTriple {
-            mean_ns: point.at.lat_mean_ns,
-            p99_ns: point.at.lat_p99_ns,
-            p999_ns: point.at.lat_p999_ns,
-        };
         // A step in which no I/O completed has no latency (its 0 is no figure): every request
         // in flight took longer than the step, so it does not hold the limit. It was judged
-        // as 0 ns: "0 IOPS at depth 4 with mean latency 0 ns <= 10 ms".
+        // as 0 ns: "0 IOPS at depth 4 with mean latency 0 ns <= 10 ms". So does a step with
+        // the limit on the worst stream when one stream completed nothing.
         let obs = Observation {
             depth,
             iops: point.at.iops,
-            latency_ns: if point.at.iops > 0.0 {
-                pick(&chosen, cfg.statistic)
-            } else {
-                f64::INFINITY
-            },
+            latency_ns: step::judged_latency(&point, cfg.statistic, cfg.aggregate),
         };
         search.record(obs);
         point.within_limit = search.within(obs.latency_ns);
