@@ -648,6 +648,36 @@ fn compare_lists_a_shared_test_without_figures_on_one_side() {
     assert!(err.contains("SEQ1M Q8T1 read (0 runs)"), "{err}");
 }
 
+/// A saturate sweep's figures are its answer, not runs: comparing a finished sweep with one
+/// interrupted before its answer (3 depths measured) listed both as "(0 runs)", as if
+/// neither had measured anything.
+#[test]
+fn compare_of_a_sweep_without_its_answer_says_what_each_side_has() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = fixture("saturate.json");
+    let b = edited(dir.path(), "saturate.json", "b.json", |v| {
+        v["status"] = "interrupted".into();
+        let t = &mut v["tests"][0];
+        t.as_object_mut().unwrap().remove("answer");
+        t["summary"] = serde_json::json!({});
+        let curve = t["curve"].as_array().unwrap()[..3].to_vec();
+        t["curve"] = serde_json::Value::Array(curve);
+    });
+    let out = iolab(&["compare", s(&a), s(&b)]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no test measured in both"), "{err}");
+    assert!(
+        err.contains("RND4K saturate read (an answer from 8 depths)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("RND4K saturate read (no answer, 3 depths measured)"),
+        "{err}"
+    );
+    assert!(!err.contains("0 runs"), "{err}");
+}
+
 // ---- report: bad input ------------------------------------------------------------
 
 #[test]

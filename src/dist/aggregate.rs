@@ -387,8 +387,10 @@ pub fn dist_warnings_of(
                         )
                     })
                     .collect();
+                // No ": " before the advice: the terminal shortens a repeated warning code to
+                // the text before the first one ("... below the fastest (slowest").
                 format!(
-                    "the slowest rank ran {:.1} % below the fastest (slowest: {})",
+                    "the slowest rank ran {:.1} % below the fastest (the slowest was {})",
                     s.median,
                     list.join(", ")
                 )
@@ -690,9 +692,18 @@ mod tests {
         assert!(!m.contains("rank 0 (a) ran"), "{m}");
         assert!(
             m.contains(
-                "the slowest rank ran 28.6 % below the fastest (slowest: rank 0 (a) in 1 run, rank 1 (b) in 1 run) (median over runs)"
+                "the slowest rank ran 28.6 % below the fastest (the slowest was rank 0 (a) in 1 run, rank 1 (b) in 1 run) (median over runs)"
             ),
             "{m}"
+        );
+        // A repeat of the code is shortened to the finding before the first ": ", which must
+        // keep the ranks (it read "... below the fastest (slowest").
+        let twice = [w[0].clone(), w[0].clone()];
+        let shown = crate::report::table::render_warning_list(&twice);
+        let second = shown.lines().nth(1).unwrap();
+        assert!(
+            second.ends_with("in 1 run, rank 1 (b) in 1 run) (median over runs)"),
+            "{second}"
         );
         // Every run with the same straggler: it is named.
         let mut t = TestResult {

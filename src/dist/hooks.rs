@@ -379,7 +379,7 @@ impl crate::runner::RunHooks for DistHooks<'_> {
         st.stonewalled
     }
 
-    fn after_run(&self, run: Option<&RunResult>) -> Result<()> {
+    fn after_run(&self, run: Option<&RunResult>, cut_short: bool) -> Result<()> {
         let end = now_ns();
         let window = run.map(|r| {
             // The measured window ends before the drain of the requests in flight at a timed
@@ -388,7 +388,10 @@ impl crate::runner::RunHooks for DistHooks<'_> {
             LocalWindow {
                 start_ns: end_ns - r.elapsed_ns as i64,
                 end_ns,
-                stonewalled: self.state.borrow().stonewalled,
+                // Told to stop is not stopped: the other rank's notice can come while this
+                // one drains its last requests, or between the end of its I/O and the poll
+                // (it was listed as stonewalled with its whole --io-size done).
+                stonewalled: self.state.borrow().stonewalled && cut_short,
             }
         });
         self.finish_window(window)

@@ -8,7 +8,7 @@ use anyhow::Result;
 
 use crate::cli::run::RunArgs;
 use crate::dist::hooks::{Collector, DistHooks};
-use crate::dist::session::{Prepared, RankSpace, Session, per_rank_size};
+use crate::dist::session::{Prepared, RankSpace, Session, check_shared_size, per_rank_size};
 use crate::model::{ResultDoc, ResultSink};
 use crate::runner::run::RunConfig;
 use crate::runner::run::run_with_hooks;
@@ -16,6 +16,9 @@ use crate::runner::run::run_with_hooks;
 fn setup(args: &RunArgs, rank: u32, ranks: u32) -> Result<Prepared<RunConfig>> {
     // Every flag is checked on the target as given before anything is created.
     RunConfig::from_args(args)?;
+    if let Some(size) = args.size {
+        check_shared_size(&args.target, ranks, size)?;
+    }
     let space = RankSpace::claim(std::slice::from_ref(&args.target), rank)?;
     let mut rank_args = args.clone();
     rank_args.target = space.dirs[0].path.clone();

@@ -16,7 +16,7 @@ use crate::dist::ClockOffset;
 use crate::dist::aggregate::{dist_summaries, dist_warnings_of};
 use crate::dist::clock::measure_offsets;
 use crate::dist::hooks::{DistHooks, LocalWindow, from_rank, host_rows};
-use crate::dist::session::{Prepared, RankSpace, Session, per_rank_size};
+use crate::dist::session::{Prepared, RankSpace, Session, check_shared_size, per_rank_size};
 use crate::dist::sweep::{RankStep, aggregate_step};
 use crate::model::saturate::CurvePoint;
 use crate::model::{ResultDoc, RunResult, TestResult, Warning};
@@ -30,6 +30,11 @@ use crate::workload::saturate::config::{SaturateConfig, SweepSpec};
 fn setup(args: &SaturateArgs, rank: u32, ranks: u32) -> Result<Prepared<SaturateConfig>> {
     // Every flag is checked on the targets as given before anything is created.
     let shared = SaturateConfig::from_args(args)?;
+    if let Some(size) = args.size {
+        for t in &shared.targets {
+            check_shared_size(&t.path, ranks, size)?;
+        }
+    }
     let space = RankSpace::claim(&args.target, rank)?;
     let mut rank_args = args.clone();
     rank_args.target = space.paths();
@@ -179,7 +184,8 @@ impl SweepHooks for SweepDist<'_> {
     }
 
     fn after_step(&self, total: Option<&RunResult>) -> Result<()> {
-        self.base.after_run(total)?;
+        // Time-based: no stonewall.
+        self.base.after_run(total, false)?;
         // A signal at the very end of a step may stop one rank's step and miss another's:
         // then no rank goes on to the gathering, which would wait for the stopped one.
         self.base.agree_on_interrupt()

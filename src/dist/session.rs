@@ -117,6 +117,36 @@ pub fn per_rank_size(target: &Path, ranks: u32, rank: u32, wanted: u64) -> Resul
     Ok(wanted)
 }
 
+/// An explicit `--size` on every rank: the ranks' test files take it each from the shared
+/// target's free space. Each rank checked only its own, so 2 x 150 MiB on 213 MiB free
+/// passed and the last file to be made ran out of space mid-way ("cannot prepare ...: No
+/// space left on device", a failed result, exit 1), where one process is refused up front
+/// (exit 2, nothing created). Checked before any rank creates its file.
+pub fn check_shared_size(target: &Path, ranks: u32, size: u64) -> Result<()> {
+    let Some(room) = crate::fs::facts::free_for_test_file(target) else {
+        return Ok(());
+    };
+    match shared_size_refusal(target, ranks, size, room) {
+        Some(msg) => Err(crate::usage!("{msg}")),
+        None => Ok(()),
+    }
+}
+
+/// Why `ranks` test files of `size` do not fit in `room` bytes of `target`, if they don't.
+fn shared_size_refusal(target: &Path, ranks: u32, size: u64, room: u64) -> Option<String> {
+    let ranks = ranks.max(1);
+    let each = room / ranks as u64;
+    (size > each).then(|| {
+        format!(
+            "--size {} on each of {ranks} ranks: only {} free on {} for their test files together (--size {}K at most)",
+            crate::units::fmt_size_iec(size),
+            crate::units::fmt_size_iec(room),
+            target.display(),
+            each / 1024
+        )
+    })
+}
+
 /// What a rank prepared before any measuring: its config (on its own subdirectories), its
 /// place in the targets, and the result file (rank 0; nowhere on the others).
 pub struct Prepared<C> {
@@ -315,5 +345,27 @@ impl Drop for InterruptWatch {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two ranks asking 150 MiB each of 213 MiB free: refused up front (it failed mid-way
+    /// with ENOSPC on the last rank to make its file); 100 MiB each fits.
+    #[test]
+    fn an_explicit_size_is_checked_for_all_ranks_together() {
+        let t = Path::new("/mnt/bench");
+        let room = 213 << 20;
+        let msg = shared_size_refusal(t, 2, 150 << 20, room).expect("refused");
+        assert_eq!(
+            msg,
+            "--size 150.0 MiB on each of 2 ranks: only 213.0 MiB free on /mnt/bench for their test files together (--size 109056K at most)"
+        );
+        assert_eq!(shared_size_refusal(t, 2, 100 << 20, room), None);
+        // One rank: the usual single-process rule.
+        assert_eq!(shared_size_refusal(t, 1, 200 << 20, room), None);
+        assert!(shared_size_refusal(t, 1, 214 << 20, room).is_some());
     }
 }

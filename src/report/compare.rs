@@ -198,13 +198,13 @@ pub fn compare(inputs: &[Loaded], all_metrics: bool) -> Result<Comparison, Usage
                     .iter()
                     .map(|((config, name), t)| {
                         let config = (!config.is_empty()).then_some(config.as_str());
-                        format!("{} ({} runs)", display_name(config, name), t.runs.len())
+                        format!("{} ({})", display_name(config, name), figures_of(t))
                     })
                     .collect();
                 list_or_none(&v)
             };
             return Err(UsageError(format!(
-                "{a} and {b} have no test measured in both (a test stopped or failed before its first run has no figures); {a} has: {}; {b} has: {}",
+                "{a} and {b} have no test measured in both (a test stopped or failed before its first run, or a saturate sweep before its answer, has no figures); {a} has: {}; {b} has: {}",
                 runs(&inputs[0]),
                 runs(&inputs[i + 1]),
             )));
@@ -216,6 +216,23 @@ pub fn compare(inputs: &[Loaded], all_metrics: bool) -> Result<Comparison, Usage
         )));
     }
     Ok(c)
+}
+
+/// What a test has to compare, for the error that finds none in common: its runs, or for a
+/// saturate sweep (whose figures are its answer, not runs) the answer or the depths it
+/// measured without reaching one. A finished sweep was listed as "randread (0 runs)".
+fn figures_of(t: &crate::model::TestResult) -> String {
+    match (&t.curve, &t.answer) {
+        (Some(c), Some(_)) => format!(
+            "an answer from {}",
+            crate::units::count(c.len() as u64, "depth", "depths")
+        ),
+        (Some(c), None) => format!(
+            "no answer, {} measured",
+            crate::units::count(c.len() as u64, "depth", "depths")
+        ),
+        _ => crate::units::count(t.runs.len() as u64, "run", "runs"),
+    }
 }
 
 /// A result that is an analysis rather than a measurement (`iolab slack`, `iolab age`):

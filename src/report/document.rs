@@ -464,9 +464,11 @@ fn saturation_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
         }
         if a.detail.found {
             out.push(Block::Para(format!(
-                "Answer: {} IOPS at queue depth {} with {} latency {} (limit {}){}{}.",
+                // With the ranks or targets it is per (it read "1,990 IOPS at queue depth 10
+                // with mean latency 9.76 ms" for 20 in flight on two ranks).
+                "Answer: {} IOPS at queue {} with {} latency {} (limit {}){}{}.",
                 fmt_thousands(a.iops),
-                a.iodepth,
+                saturate::depth_phrase(a),
                 a.statistic,
                 fmt_ns(a.latency_ns),
                 fmt_ns(a.limit_ns),
@@ -515,9 +517,18 @@ fn saturation_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
             h.to_string()
         }
     };
+    let per_rank = t
+        .answer
+        .as_ref()
+        .and_then(|a| a.detail.ranks)
+        .is_some_and(|r| r > 1);
     out.push(Block::Table(TableBlock {
         header: vec![
-            "QD×jobs".into(),
+            if per_rank {
+                "QD×jobs per rank".into()
+            } else {
+                "QD×jobs".into()
+            },
             "IOPS".into(),
             "MB/s".into(),
             lat("mean lat"),
@@ -537,6 +548,59 @@ fn saturation_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
 mod tests {
     use super::*;
     use crate::model::Environment;
+
+    /// A two-rank sweep's answer read "1,990 IOPS at queue depth 10 with mean latency 9.76
+    /// ms" in the report, where the terminal said "depth 10 on each of 2 ranks (20 in flight
+    /// in total)": 10 in flight cannot give 1,990 IOPS at 9.76 ms.
+    #[test]
+    fn a_distributed_answer_says_its_depth_is_per_rank() {
+        use crate::model::saturate::{Answer, AnswerDetail, CurvePoint};
+        let mut point = CurvePoint::default();
+        point.at.iodepth = 10;
+        point.at.jobs = 1;
+        point.at.iops = 1990.0;
+        let t = TestResult {
+            name: "randread".into(),
+            curve: Some(vec![point]),
+            answer: Some(Answer {
+                iops: 1990.0,
+                iodepth: 10,
+                statistic: "mean".into(),
+                latency_ns: 9.76e6,
+                limit_ns: 10e6,
+                detail: AnswerDetail {
+                    jobs: 1,
+                    total_iodepth: 20,
+                    ranks: Some(2),
+                    found: true,
+                    limit_crossed: true,
+                    ..Default::default()
+                },
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let mut out = Vec::new();
+        saturation_blocks("randread", &t, &mut out);
+        let para = out
+            .iter()
+            .find_map(|b| match b {
+                Block::Para(p) if p.starts_with("Answer:") => Some(p.clone()),
+                _ => None,
+            })
+            .expect("an answer");
+        assert!(
+            para.starts_with(
+                "Answer: 1,990 IOPS at queue depth 10 on each of 2 ranks (20 in flight in total) with mean latency"
+            ),
+            "{para}"
+        );
+        let header = out.iter().find_map(|b| match b {
+            Block::Table(t) => Some(t.header[0].clone()),
+            _ => None,
+        });
+        assert_eq!(header.as_deref(), Some("QD×jobs per rank"));
+    }
 
     /// A failed run's error was listed twice (`test-failed` and `error`), and its alert
     /// read "This run is failed".

@@ -18,6 +18,11 @@ pub enum Better {
 /// Direction by name: rates (`*_per_s`, `iops`) are better higher; times (`*_ns`, `*_s`,
 /// `*_seconds`, `seconds_per_portion`) are better lower. Unknown names count as rates.
 pub fn direction(metric: &str) -> Better {
+    // A distributed test's worst host latency and its straggler spread: less is better (they
+    // counted as rates, so compare called a wider spread an improvement).
+    if metric == LAT_HOST_MAX || metric == STRAGGLER_SPREAD {
+        return Better::Lower;
+    }
     if metric.ends_with("_per_s") || metric == "iops" || metric.ends_with("_iops") {
         Better::Higher
     } else if metric.ends_with("_ns")
@@ -31,9 +36,16 @@ pub fn direction(metric: &str) -> Better {
     }
 }
 
+/// The summaries a distributed test adds (`dist::aggregate::dist_summaries`): the worst
+/// host's mean latency (ns) and the straggler spread (percent).
+const LAT_HOST_MAX: &str = "lat_mean_ns_host_max";
+const STRAGGLER_SPREAD: &str = "straggler_spread_pct";
+
 /// Short column label with the unit.
 pub fn label(metric: &str) -> String {
     match metric {
+        LAT_HOST_MAX => "worst host's mean latency".into(),
+        STRAGGLER_SPREAD => "straggler spread".into(),
         "iops" => "IOPS".into(),
         "bw_bytes_per_s" => "MB/s".into(),
         "files_per_s" => "files/s".into(),
@@ -82,7 +94,12 @@ pub fn fmt_value(metric: &str, v: f64) -> String {
     if !v.is_finite() {
         return "-".into();
     }
-    if metric.contains("bytes_per_s") {
+    if metric == LAT_HOST_MAX {
+        // A latency in ns whose name does not end in `_ns`: it read "13966508.3573".
+        fmt_ns(v)
+    } else if metric.ends_with("_pct") {
+        format!("{v:.1} %")
+    } else if metric.contains("bytes_per_s") {
         format!("{:.2}", v / 1e6)
     } else if metric.ends_with("iops") {
         fmt_thousands(v)
@@ -436,6 +453,16 @@ mod tests {
         ] {
             assert_eq!(direction(m), Better::Lower, "{m}");
         }
+        // A distributed test's summaries: lower is better, in their own units (the report
+        // showed "lat mean ns host max 13966508.3573 ± 9882529.3147", and compare took a
+        // wider straggler spread for an improvement).
+        for m in ["lat_mean_ns_host_max", "straggler_spread_pct"] {
+            assert_eq!(direction(m), Better::Lower, "{m}");
+        }
+        assert_eq!(label("lat_mean_ns_host_max"), "worst host's mean latency");
+        assert_eq!(fmt_value("lat_mean_ns_host_max", 13_966_508.4), "13.97 ms");
+        assert_eq!(label("straggler_spread_pct"), "straggler spread");
+        assert_eq!(fmt_value("straggler_spread_pct", 34.427), "34.4 %");
         assert_eq!(label("read_iops"), "reads' IOPS");
         assert_eq!(label("write_bw_bytes_per_s"), "writes' MB/s");
         assert_eq!(label("read_lat_mean_ns"), "reads' mean latency");

@@ -115,8 +115,10 @@ fn fmt_ns_short(ns: f64) -> String {
     }
 }
 
-/// `randread: 41,200 IOPS at depth 12 with mean latency 9.6 ms ≤ 10 ms`.
-pub fn answer_line(name: &str, a: &Answer) -> String {
+/// The answer's depth as the terminal and the reports say it: `depth 12`, `depth 12 x 4
+/// jobs`, `depth 12 per target (24 in flight in total)`, `depth 10 on each of 2 ranks (20
+/// in flight in total)`.
+pub fn depth_phrase(a: &Answer) -> String {
     let mut depth = if a.detail.jobs > 1 {
         format!("depth {} x {} jobs", a.iodepth, a.detail.jobs)
     } else {
@@ -134,6 +136,12 @@ pub fn answer_line(name: &str, a: &Answer) -> String {
             a.detail.total_iodepth
         ));
     }
+    depth
+}
+
+/// `randread: 41,200 IOPS at depth 12 with mean latency 9.6 ms ≤ 10 ms`.
+pub fn answer_line(name: &str, a: &Answer) -> String {
+    let depth = depth_phrase(a);
     if !a.detail.found {
         return format!(
             "{name}: no depth holds {} latency ≤ {} (it broke the limit from depth {})",
@@ -192,6 +200,11 @@ pub fn lat_cell(p: &CurvePoint, f: fn(&LatTriple) -> f64) -> String {
         &p.detail.lat_over_streams_mean,
         &p.detail.lat_over_streams_max,
     ) {
+        // A stream that completed nothing is the worst, with no latency to show (the
+        // worst of the others stood there as if it were the worst).
+        (Some(m), Some(_)) if p.detail.streams.iter().any(|s| !s.at.completed_any()) => {
+            format!("{} / -", fmt_ns(f(m)))
+        }
         (Some(m), Some(x)) => format!("{} / {}", fmt_ns(f(m)), fmt_ns(f(x))),
         _ => fmt_ns(f(&LatTriple {
             mean_ns: p.at.lat_mean_ns,
@@ -368,18 +381,41 @@ pub fn print_result(
 /// The time taken against the estimate, one line for stderr. The steady-state rounds
 /// (`--steadystate`) count with the prefill, not the sweeps: the line names them then.
 pub fn timing_line(timing: &Timing, cfg: &SaturateConfig) -> String {
-    format!(
-        "iolab: sweeps took {} (estimated {}, at most {}), {} {}",
+    let mut s = format!(
+        "iolab: sweeps took {} (estimated {}, at most {})",
         fmt_secs(timing.sweep_secs),
         fmt_secs(timing.est[1]),
         fmt_secs(timing.est[2]),
-        if cfg.steady.is_some() {
-            "prefill, preconditioning and steady-state rounds"
-        } else {
-            "prefill and preconditioning"
-        },
-        fmt_secs(timing.fill_secs)
-    )
+    );
+    let setup = setup_words(
+        cfg.targets.iter().any(|t| t.may_write),
+        cfg.precondition && cfg.writes(),
+        cfg.steady.is_some(),
+    );
+    if let Some(w) = setup {
+        s.push_str(&format!(", {w} {}", fmt_secs(timing.fill_secs)));
+    }
+    s
+}
+
+/// What ran besides the sweeps, for the timing line: it said "prefill and preconditioning
+/// 230 ms" after a run without --precondition (and "prefill" on a read-only device, which is
+/// not prefilled). `None` when nothing did.
+fn setup_words(prefill: bool, precondition: bool, steady: bool) -> Option<String> {
+    let parts: Vec<&str> = [
+        (prefill, "prefill"),
+        (precondition, "preconditioning"),
+        (steady, "steady-state rounds"),
+    ]
+    .iter()
+    .filter(|(on, _)| *on)
+    .map(|(_, w)| *w)
+    .collect();
+    match parts.as_slice() {
+        [] => None,
+        [one] => Some(one.to_string()),
+        [init @ .., last] => Some(format!("{} and {last}", init.join(", "))),
+    }
 }
 
 #[cfg(test)]
@@ -405,6 +441,42 @@ mod tests {
                 ..Default::default()
             },
         }
+    }
+
+    #[test]
+    fn a_stalled_stream_has_no_worst_latency_to_show() {
+        use crate::model::saturate::StreamPoint;
+        let mut p = CurvePoint::default();
+        p.at.iops = 600.0;
+        p.at.lat_mean_ns = 24_000.0;
+        let t = LatTriple {
+            mean_ns: 24_000.0,
+            ..Default::default()
+        };
+        p.detail.lat_over_streams_mean = Some(t.clone());
+        p.detail.lat_over_streams_max = Some(t);
+        let mut fast = StreamPoint::default();
+        fast.at.iops = 600.0;
+        p.detail.streams = vec![StreamPoint::default(), fast];
+        assert_eq!(lat_cell(&p, |l| l.mean_ns), "24.0 µs / -");
+    }
+
+    #[test]
+    fn the_timing_line_names_only_what_ran_besides_the_sweeps() {
+        assert_eq!(setup_words(true, false, false).as_deref(), Some("prefill"));
+        assert_eq!(
+            setup_words(true, true, false).as_deref(),
+            Some("prefill and preconditioning")
+        );
+        assert_eq!(
+            setup_words(true, true, true).as_deref(),
+            Some("prefill, preconditioning and steady-state rounds")
+        );
+        assert_eq!(
+            setup_words(false, false, true).as_deref(),
+            Some("steady-state rounds")
+        );
+        assert_eq!(setup_words(false, false, false), None);
     }
 
     #[test]

@@ -47,8 +47,14 @@ pub trait RunHooks {
     /// While a run is going. True when this rank must stop now (stonewall: another rank
     /// reached its time or amount limit first).
     fn poll(&self) -> bool;
-    /// After a run (also a failed one): this rank's result of the run, if any.
-    fn after_run(&self, run: Option<&crate::model::RunResult>) -> anyhow::Result<()>;
+    /// After a run (also a failed one): this rank's result of the run, if any, and whether
+    /// it ended before its amount (`cut_short`: a size-based run that a stonewall stopped;
+    /// a rank that had done all its I/O when the other's notice came was not stopped).
+    fn after_run(
+        &self,
+        run: Option<&crate::model::RunResult>,
+        cut_short: bool,
+    ) -> anyhow::Result<()>;
     /// Whether to do one more repeat, given what this rank's own figures say; every rank
     /// must get the same answer.
     fn agree_more(&self, local: bool) -> anyhow::Result<bool>;

@@ -280,7 +280,14 @@ impl TestRunner<'_> {
                 Ok(o) => {
                     let total = self.absorb(spec, o, &mut test, doc);
                     p.finish(&format!(
-                        "{} MB/s, {} IOPS",
+                        "{}{} MB/s, {} IOPS",
+                        // Only rank 0 shows progress, its own figures: the ranks' totals
+                        // come with the table.
+                        if self.hooks.is_some() {
+                            "on rank 0: "
+                        } else {
+                            ""
+                        },
                         crate::units::fmt_mb_per_s(total.bw_bytes_per_s.unwrap_or(0.0)),
                         crate::units::fmt_thousands(total.iops.unwrap_or(0.0))
                     ));
@@ -415,7 +422,8 @@ impl TestRunner<'_> {
             Some((after.saturating_sub(before), t0.elapsed().as_secs_f64()))
         });
         if let Some(k) = hooks {
-            k.after_run(out.as_ref().ok().map(|o| &o.total))?;
+            let run = out.as_ref().ok().map(|o| &o.total);
+            k.after_run(run, run.is_some_and(|r| cut_short(spec, r)))?;
         }
         Ok(out.map(|mut o| {
             if let (Some((entries, secs)), Some(iops)) = (idle, o.total.iops) {
@@ -625,6 +633,13 @@ impl Watch {
     }
 }
 
+/// Whether a run ended before its amount: a size-based run (`--io-size`) that transferred
+/// less than every job's share, which in a distributed run only the stonewall does. A timed
+/// run has no amount: never.
+fn cut_short(spec: &BlockTestSpec, run: &RunResult) -> bool {
+    spec.amount_bytes().is_some_and(|a| run.bytes < a)
+}
+
 /// What to do about a CPU-bound job thread, for the engine it ran on: "use --engine uring"
 /// was advised to runs already on io_uring; `--verify`'s checksums are CPU work of their own.
 fn cpu_bound_advice(sync: bool, verify: bool) -> String {
@@ -641,6 +656,49 @@ fn cpu_bound_advice(sync: bool, verify: bool) -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::engine::EngineKind;
+    use crate::model::RunResult;
+    use crate::workload::block::{BlockTestSpec, JobSpec, Rw};
+
+    /// A rank told to stop after it had done its whole `--io-size` (the other rank's notice
+    /// came while it drained its last requests) was listed as stonewalled: `stonewalled 2/2`
+    /// beside 5120 of 5120 I/Os in every run. Only a run short of its amount was stopped.
+    #[test]
+    fn only_a_run_short_of_its_amount_was_cut_short() {
+        let job = |jobs, io_size| JobSpec {
+            jobs,
+            io_size,
+            duration: None,
+            ..JobSpec::random_direct(Rw::Randread, 4096, 4, EngineKind::Uring, 1)
+        };
+        // Two groups: 2 jobs x 20 MiB and 1 job x 10 KiB (rounded up to 3 blocks).
+        let spec = BlockTestSpec {
+            name: "t".into(),
+            groups: vec![job(2, Some(20 << 20)), job(1, Some(10 << 10))],
+        };
+        let whole = 2 * (20 << 20) + 3 * 4096;
+        assert_eq!(spec.amount_bytes(), Some(whole));
+        let run = |bytes| RunResult {
+            bytes,
+            ..Default::default()
+        };
+        assert!(!super::cut_short(&spec, &run(whole)), "the whole amount");
+        assert!(
+            super::cut_short(&spec, &run(whole - 4096)),
+            "one block short"
+        );
+        // A timed run has no amount: never cut short.
+        let timed = BlockTestSpec::single(
+            "t",
+            JobSpec {
+                duration: Some(std::time::Duration::from_secs(1)),
+                ..job(1, None)
+            },
+        );
+        assert_eq!(timed.amount_bytes(), None);
+        assert!(!super::cut_short(&timed, &run(0)));
+    }
+
     /// The advice to a CPU-bound run on io_uring told it to use io_uring.
     #[test]
     fn cpu_bound_advice_fits_the_engine() {

@@ -399,25 +399,20 @@ fn run_sweep(
         if cfg.ranks > 1 {
             point.detail.total_iodepth = Some(total_depth(cfg, depth, sweep.jobs));
         }
-        let chosen = crate::model::saturate::LatTriple {
-            mean_ns: point.at.lat_mean_ns,
-            p99_ns: point.at.lat_p99_ns,
-            p999_ns: point.at.lat_p999_ns,
-        };
         // A step in which no I/O completed has no latency (its 0 is no figure): every request
         // in flight took longer than the step, so it does not hold the limit. It was judged
-        // as 0 ns: "0 IOPS at depth 4 with mean latency 0 ns <= 10 ms".
+        // as 0 ns: "0 IOPS at depth 4 with mean latency 0 ns <= 10 ms". So does a step with
+        // the limit on the worst stream when one stream completed nothing.
         let obs = Observation {
             depth,
             iops: point.at.iops,
-            latency_ns: if point.at.iops > 0.0 {
-                pick(&chosen, cfg.statistic)
-            } else {
-                f64::INFINITY
-            },
+            latency_ns: step::judged_latency(&point, cfg.statistic, cfg.aggregate),
         };
         search.record(obs);
         point.within_limit = search.within(obs.latency_ns);
+        if hooks.is_some() && ctx.progress != super::ProgressMode::Quiet {
+            crate::eline!("{}", judged_line(&label, &point, cfg.ranks, cfg.statistic));
+        }
         if let Some(c) = doc.tests[ti].curve.as_mut() {
             c.push(point);
         }
@@ -606,14 +601,56 @@ fn measure(
     match &r {
         // No I/O completed: no latency (it said "0 IOPS, mean 0 ns").
         Ok(s) if !s.point.at.completed_any() => p.finish("no I/O completed in the step"),
-        Ok(s) => p.finish(&format!(
-            "{} IOPS, mean {}",
-            fmt_thousands(s.point.at.iops),
-            crate::units::fmt_ns(s.point.at.lat_mean_ns)
-        )),
+        Ok(s) => p.finish(&step_line(&s.point, cfg.ranks)),
         Err(_) => p.finish("stopped"),
     }
     r
+}
+
+/// What the progress says of a measured step. In a distributed sweep this is rank 0's own
+/// step: it read "done in 2.6 s: 724 IOPS, mean 11.08 ms" under a 10 ms limit while the
+/// totals that the search judged (1,985 IOPS, 8.01 ms) held it.
+fn step_line(p: &CurvePoint, ranks: u32) -> String {
+    format!(
+        "{}{} IOPS, mean {}",
+        if ranks > 1 { "on rank 0: " } else { "" },
+        fmt_thousands(p.at.iops),
+        crate::units::fmt_ns(p.at.lat_mean_ns)
+    )
+}
+
+/// The progress line of a distributed step as judged: all ranks' totals and the verdict.
+fn judged_line(
+    label: &str,
+    p: &CurvePoint,
+    ranks: u32,
+    statistic: crate::workload::saturate::Statistic,
+) -> String {
+    let lat = if p.at.completed_any() {
+        format!(
+            "{} {}",
+            statistic.name(),
+            crate::units::fmt_ns(pick(
+                &crate::model::saturate::LatTriple {
+                    mean_ns: p.at.lat_mean_ns,
+                    p99_ns: p.at.lat_p99_ns,
+                    p999_ns: p.at.lat_p999_ns,
+                },
+                statistic
+            ))
+        )
+    } else {
+        "no I/O completed".to_string()
+    };
+    format!(
+        "iolab: {label}, all {ranks} ranks: {} IOPS, {lat}, {}",
+        fmt_thousands(p.at.iops),
+        if p.within_limit {
+            "within the limit"
+        } else {
+            "over the limit"
+        }
+    )
 }
 
 /// The answer of a finished search, from the measured curve.
@@ -649,6 +686,31 @@ fn answer_of(cfg: &SaturateConfig, sweep: &SweepSpec, o: &Outcome, curve: &[Curv
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A distributed step's progress showed rank 0's own figures as the step's ("done in
+    /// 2.6 s: 724 IOPS, mean 11.08 ms" under a 10 ms limit) while the totals the search
+    /// judged held it: they are now said to be rank 0's, and the judged totals follow.
+    #[test]
+    fn a_distributed_step_says_whose_figures_it_shows() {
+        let mut p = CurvePoint::default();
+        p.at.iops = 724.0;
+        p.at.lat_mean_ns = 11.08e6;
+        assert_eq!(step_line(&p, 1), "724 IOPS, mean 11.08 ms");
+        assert_eq!(step_line(&p, 2), "on rank 0: 724 IOPS, mean 11.08 ms");
+        let mut all = CurvePoint::default();
+        all.at.iops = 1985.0;
+        all.at.lat_mean_ns = 8.01e6;
+        all.at.lat_p99_ns = 103e6;
+        all.within_limit = true;
+        let statistic = crate::workload::saturate::Statistic::Mean;
+        assert_eq!(
+            judged_line("randread depth 8 (step 4, sweep)", &all, 2, statistic),
+            "iolab: randread depth 8 (step 4, sweep), all 2 ranks: 1,985 IOPS, mean 8.01 ms, within the limit"
+        );
+        all.within_limit = false;
+        let p99 = crate::workload::saturate::Statistic::P99;
+        assert!(judged_line("d", &all, 2, p99).ends_with("p99 103.00 ms, over the limit"));
+    }
 
     #[test]
     fn a_cache_absorbed_step_is_told_once_from_its_depth() {

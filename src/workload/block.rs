@@ -148,6 +148,19 @@ impl BlockTestSpec {
     pub fn reads(&self) -> bool {
         self.groups.iter().any(|g| g.rw.reads())
     }
+
+    /// The bytes a size-based run (`--io-size`) transfers when nothing stops it early: every
+    /// job of every group its `io_size`, in whole blocks (the last request may pass it).
+    /// `None` for a timed run.
+    pub fn amount_bytes(&self) -> Option<u64> {
+        self.groups
+            .iter()
+            .map(|g| {
+                g.io_size
+                    .map(|s| s.div_ceil(g.bs.max(1)) * g.bs * g.jobs as u64)
+            })
+            .sum()
+    }
 }
 
 /// CrystalDiskMark-style label: `SEQ1M Q8T1`, `RND4K Q32T16`.
