@@ -225,10 +225,20 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
     if let Err(e) = &outcome
         && let Some(i) = crate::error::interrupted(e)
     {
-        // Say what was kept: the result file, or nothing with --no-save.
+        // Say what was kept: the tests finished, or only the interruption when none had
+        // (an age stopped midway said "partial results saved" of a file with no test), or
+        // nothing with --no-save.
+        // A test stopped before its first run finished (an error and no run) holds nothing.
+        let holds = |t: &TestResult| t.error.is_none() || !t.runs.is_empty();
+        let measured = doc.tests.iter().any(holds)
+            || doc.configurations.iter().any(|c| c.tests.iter().any(holds));
         let kept = match &sink.path {
-            Some(_) => "partial results saved",
-            None => "nothing saved (--no-save)",
+            Some(_) if measured => "partial results saved".to_string(),
+            Some(p) => format!(
+                "no test had finished: nothing measured to save ({} records the interruption only)",
+                p.display()
+            ),
+            None => "nothing saved (--no-save)".to_string(),
         };
         crate::eline!("iolab: interrupted by {}; {kept}", i.signal_name);
         return Err(crate::error::Reported {

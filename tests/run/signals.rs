@@ -74,6 +74,60 @@ fn signals_save_partial_results_and_clean_up() {
     }
 }
 
+/// Ctrl-C in the first test: the line said "partial results saved" of a file that holds
+/// no measurement (the stopped test has no finished run; `iolab age` stopped midway had no
+/// test at all). It now says nothing measured was saved and what the file holds.
+#[test]
+fn a_stop_in_the_first_test_says_nothing_measured_was_saved() {
+    let d = tempdir();
+    let child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .current_dir(d.path())
+        .args([
+            "run",
+            "--rw",
+            "read",
+            "--duration",
+            "60s",
+            "--ramp",
+            "0",
+            "--size",
+            "8M",
+            "--repeat",
+            "1",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The test file is made once the run has begun (after the result file is claimed).
+    let started = wait_until(std::time::Duration::from_secs(120), || {
+        entries(d.path()).iter().any(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("iolab-test-"))
+        })
+    });
+    assert!(started, "the run never made its test file");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains(
+            "iolab: interrupted by SIGINT; no test had finished: nothing measured to save ("
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("partial results saved"), "{stderr}");
+    let files = entries(&d.path().join("iolab-results"));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    assert_eq!(doc["status"], "interrupted");
+}
+
 #[test]
 fn a_second_run_on_the_same_target_is_refused() {
     let d = tempdir();
