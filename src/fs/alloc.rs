@@ -75,6 +75,23 @@ fn hashed_blocks(bytes: u64, usable: u64) -> u64 {
     (bytes as f64 / (usable as f64 * HASHED_FILL)).ceil() as u64
 }
 
+/// Whether the rules named `rules` (an `--fs` value) are the ones for a file system of type
+/// `fs_type` (as iolab names it: ext4, xfs, ntfs, vfat, ...): `None` when that cannot be
+/// said (the generic `plain` rules, an unknown type or rules name).
+pub fn rules_are_for(rules: &str, fs_type: &str) -> Option<bool> {
+    let kind = FsRules::parse(rules, None, None, None).ok()?.kind;
+    let fits: &[FsKind] = match fs_type {
+        "ext2" | "ext3" | "ext4" => &[FsKind::Ext4, FsKind::Ext4Inline],
+        "xfs" => &[FsKind::Xfs],
+        "btrfs" => &[FsKind::Btrfs],
+        "ntfs" | "ntfs3" | "ntfs-3g" => &[FsKind::Ntfs, FsKind::Ntfs3g],
+        "vfat" | "fat32" | "msdos" => &[FsKind::Fat32],
+        "exfat" => &[FsKind::Exfat],
+        _ => return None,
+    };
+    (kind != FsKind::Plain).then(|| fits.contains(&kind))
+}
+
 fn round_up(v: u64, to: u64) -> u64 {
     v.div_ceil(to) * to
 }
@@ -442,6 +459,18 @@ mod tests {
         let b = rules("btrfs");
         assert_eq!(b.file(2048, 3, 4096), FileAlloc::Resident);
         assert_eq!(b.file(2049, 3, 4096), FileAlloc::Clusters(4096));
+    }
+
+    #[test]
+    fn rules_know_which_file_system_they_are_for() {
+        assert_eq!(rules_are_for("ext4", "ext4"), Some(true));
+        assert_eq!(rules_are_for("ext4-inline", "ext4"), Some(true));
+        assert_eq!(rules_are_for("ntfs-3g", "ntfs"), Some(true));
+        assert_eq!(rules_are_for("fat32", "vfat"), Some(true));
+        assert_eq!(rules_are_for("ntfs", "ext4"), Some(false));
+        assert_eq!(rules_are_for("xfs", "btrfs"), Some(false));
+        assert_eq!(rules_are_for("plain", "ext4"), None);
+        assert_eq!(rules_are_for("ext4", "zfs"), None);
     }
 
     #[test]
