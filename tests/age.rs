@@ -597,3 +597,38 @@ fn the_free_space_after_aging_xfs_is_the_file_systems() {
     );
     std::fs::remove_dir_all(fs.path().join("iolab-aged-1")).unwrap();
 }
+
+/// xfs preallocates past the end of files that grow and keeps it after close for minutes:
+/// aging a 1 GiB xfs to 80 % read 88.5 % full (and 91 % on the way), 97 MB of which
+/// `xfs_spaceman -c 'prealloc -s'` gave back at once. The fullness read is now the files'
+/// own. The plan decides on its own count of whole blocks, so the end sits at the fullness
+/// asked within a few points whatever the machine; 5 points of margin (the last deletes
+/// may leave it a little under).
+#[test]
+fn aging_xfs_reads_the_fullness_without_its_preallocation() {
+    let test = "aging_xfs_reads_the_fullness_without_its_preallocation";
+    if !common::tool_or_skip(test, "xfs_spaceman", "xfsprogs") {
+        return;
+    }
+    let Some(fs) = ram_scratch_or_skip(test, "xfs", 1 << 30, &[], "") else {
+        return;
+    };
+    let out = iolab(&[
+        "age",
+        s(fs.path()),
+        "--churn",
+        "1.2",
+        "--no-save",
+        "--json",
+        "-q",
+    ]);
+    let doc = json_ok(&out);
+    let age = &doc["tests"][0]["age"];
+    let full = age["fullness"].as_f64().unwrap();
+    assert!((0.75..=0.82).contains(&full), "ended {full} full: {age}");
+    for p in age["progress"].as_array().unwrap() {
+        let f = p["fullness"].as_f64().unwrap();
+        assert!(f <= 0.82, "{f} full on the way: {p}");
+    }
+    std::fs::remove_dir_all(fs.path().join("iolab-aged-1")).unwrap();
+}

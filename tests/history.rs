@@ -364,7 +364,10 @@ fn import_names_and_skips_bad_files_and_never_duplicates() {
     ));
     assert_eq!(since.as_array().unwrap().len(), 2);
     let o = hist(&db, &["history", "--since", "last tuesday"]);
-    assert_usage(&o, "--since \"last tuesday\": not a date");
+    assert_usage(
+        &o,
+        "invalid value 'last tuesday' for '--since <WHEN>': not a date",
+    );
     // Filters that match nothing say so, naming them (not that the history is empty).
     let o = hist(&db, &["history", "--since", "2030-01-01"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -820,4 +823,24 @@ fn export_follows_the_extension_of_its_file() {
         "{}",
         stderr(&o)
     );
+}
+
+/// `iolab history --since bogus` on a history not made yet printed a note ("does not exist
+/// yet ... read as empty") before the usage error: a bad value is one usage line, exit 2,
+/// nothing else, whatever the history (and in every subcommand taking `--since`).
+#[test]
+fn a_bad_since_is_one_usage_line_and_nothing_else() {
+    let d = tempdir();
+    let db = d.path().join("none-yet.sqlite");
+    for args in [
+        &["history", "--since", "bogus"][..],
+        &["history", "list", "--since", "bogus"],
+        &["history", "export", "--since", "bogus"],
+    ] {
+        let o = hist(&db, args);
+        assert_usage(&o, "invalid value 'bogus' for '--since <WHEN>': not a date");
+        assert_eq!(stderr(&o).lines().count(), 1, "{args:?}: {}", stderr(&o));
+        assert_eq!(stdout(&o), "", "{args:?}");
+    }
+    assert!(!db.exists(), "nothing created");
 }

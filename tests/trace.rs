@@ -793,6 +793,38 @@ fn a_recording_with_no_call_under_its_root_is_said_and_not_replayed() {
     assert_eq!(std::fs::read_dir(target.path()).unwrap().count(), 0);
 }
 
+/// A recorded program that fails: iolab exited 0 (only a warning said so), so `iolab trace
+/// record -- make test && deploy` went on. Now iolab exits with the program's status, as
+/// strace and time do (128 + N after signal N), the warning stays, and the trace is written.
+#[test]
+fn recording_a_failing_program_exits_with_its_status() {
+    let test = "recording_a_failing_program_exits_with_its_status";
+    if !tool_or_skip(test, "strace", "strace") {
+        return;
+    }
+    for (script, code, said) in [
+        (
+            "echo x > f; exit 3",
+            3,
+            "the command exited with exit status: 3",
+        ),
+        (
+            "echo x > f; kill -TERM $$",
+            143,
+            "the command exited with signal: 15",
+        ),
+        ("echo x > f", 0, ""),
+    ] {
+        let work = tempfile::tempdir().unwrap();
+        let Some(o) = record_script(test, work.path(), "strace", script) else {
+            return;
+        };
+        assert_eq!(o.status.code(), Some(code), "{script}: {}", stderr(&o));
+        assert!(stderr(&o).contains(said), "{script}: {}", stderr(&o));
+        assert_eq!(header_of(&work.path().join("app.trace"))["write_bytes"], 2);
+    }
+}
+
 /// Linux AIO is followed by neither recorder: fio's libaio random reads were recorded with
 /// the tracepoints as "reads 0 calls" and nothing said so. The recording must warn.
 #[test]

@@ -68,8 +68,17 @@ pub struct FilterArgs {
 
     /// Only results started since: a date (2026-01-31), an RFC 3339 time or an age
     /// (30m, 12h, 7d, 2w, 1h30m: a duration as every command takes it, or weeks).
-    #[arg(long, value_name = "WHEN")]
+    #[arg(long, value_name = "WHEN", value_parser = since_arg)]
     pub since: Option<String>,
+}
+
+/// clap value parser for `--since`: checked as the command line is read, so a bad value is
+/// the one usage line (a note about a missing history came first), kept as typed (the "no
+/// result matches" line shows it so; the time is worked out at the query).
+fn since_arg(s: &str) -> Result<String, String> {
+    crate::history::parse_since(s, chrono::Utc::now())
+        .map(|_| s.to_string())
+        .map_err(|_| crate::history::NOT_A_SINCE.to_string())
 }
 
 #[derive(Debug, Clone, Default, Args)]

@@ -111,7 +111,9 @@ pub struct TraceRecordArgs {
     #[arg(long)]
     pub raw_times: bool,
 
-    /// The program and its arguments (after `--`).
+    /// The program and its arguments (after `--`). iolab exits with the program's exit
+    /// status (128 + N when signal N ended it), as strace and time do; the trace is written
+    /// either way.
     #[arg(
         required = true,
         trailing_var_arg = true,

@@ -217,10 +217,17 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
     if let Err(e) = &outcome
         && let Some(i) = crate::error::interrupted(e)
     {
-        // Say what was kept: the result file, or nothing with --no-save.
+        // Say what was kept: the tests finished, or only the interruption when none had
+        // (an age stopped midway said "partial results saved" of a file with no test), or
+        // nothing with --no-save.
+        let measured = holds_measurement(&doc);
         let kept = match &sink.path {
-            Some(_) => "partial results saved",
-            None => "nothing saved (--no-save)",
+            Some(_) if measured => "partial results saved".to_string(),
+            Some(p) => format!(
+                "no test had finished: nothing measured to save ({} records the interruption only)",
+                p.display()
+            ),
+            None => "nothing saved (--no-save)".to_string(),
         };
         crate::eline!("iolab: interrupted by {}; {kept}", i.signal_name);
         return Err(crate::error::Reported {
@@ -231,6 +238,16 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
     }
     outcome?;
     Ok(family.exit_code(&doc))
+}
+
+/// Whether an interrupted document holds anything measured: a test with a finished run or
+/// none stopped (`age`'s one test comes only at its end; a test stopped before its first run
+/// finished has an error and no run), a matrix configuration's, or slack's partial scan.
+fn holds_measurement(doc: &ResultDoc) -> bool {
+    let holds = |t: &TestResult| t.error.is_none() || !t.runs.is_empty();
+    doc.tests.iter().any(holds)
+        || doc.configurations.iter().any(|c| c.tests.iter().any(holds))
+        || doc.slack.is_some()
 }
 
 /// A family that runs on any directory, so the matrix can run it on every file system it
@@ -288,5 +305,27 @@ pub trait DirWorkload: Send + Sync {
         ctx: &RunContext,
     ) -> Result<WorkloadOutput> {
         self.run_on(dir, ctx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// "partial results saved" was said of documents with nothing measured in them.
+    #[test]
+    fn only_a_document_with_a_measurement_holds_one() {
+        let mut doc = ResultDoc::new("age", Vec::new(), crate::model::Environment::default());
+        assert!(!holds_measurement(&doc), "age stopped midway: no test");
+        doc.tests.push(TestResult {
+            error: Some("interrupted by SIGINT".into()),
+            ..TestResult::default()
+        });
+        assert!(!holds_measurement(&doc), "a test stopped in its first run");
+        doc.tests[0].runs.push(crate::model::RunResult::default());
+        assert!(holds_measurement(&doc), "one run finished");
+        let mut slack = ResultDoc::new("slack", Vec::new(), crate::model::Environment::default());
+        slack.slack = Some(Default::default());
+        assert!(holds_measurement(&slack), "a stopped scan's counts");
     }
 }

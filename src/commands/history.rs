@@ -51,11 +51,6 @@ fn open() -> Result<History> {
 }
 
 fn filter_of(h: &History, f: &FilterArgs, limit: Option<usize>) -> Result<Filter> {
-    if let Some(s) = &f.since {
-        // Checked here so a bad value is the one clear line before any query.
-        crate::history::parse_since(s, chrono::Utc::now())
-            .map_err(|e| UsageError(format!("--{e}")))?;
-    }
     let mut command = f.command.clone();
     if let Some(c) = &f.command {
         // A misspelt command would only match nothing: say which ones there are. Those of

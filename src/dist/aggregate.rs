@@ -698,7 +698,9 @@ mod tests {
         );
         // A repeat of the code is shortened to the finding before the first ": ", which must
         // keep the ranks (it read "... below the fastest (slowest").
-        let twice = [w[0].clone(), w[0].clone()];
+        let mut again = w[0].clone();
+        again.message.push_str(" (again)");
+        let twice = [w[0].clone(), again];
         let shown = crate::report::table::render_warning_list(&twice);
         let second = shown.lines().nth(1).unwrap();
         assert!(

@@ -234,6 +234,28 @@ pub fn scan(root: &Path, limit: u64) -> std::io::Result<LayoutSummary> {
     Ok(tally.summary(block, truncated))
 }
 
+/// Give back the blocks xfs preallocated past the end of files that grew (speculative
+/// preallocation: kept after close on a file appended to, for minutes, until the
+/// background scan trims it), so that the used space read next is the files' own: an aging
+/// run to 80 % read 88.5 % full on xfs, 97 MB of it preallocation that `xfs_spaceman -c
+/// 'prealloc -s'` gave back at once. Nothing on other file systems; `Err` says why the trim
+/// failed.
+pub fn trim_speculative_prealloc(fs_type: &str, mount_point: &Path) -> Result<(), String> {
+    if fs_type != "xfs" {
+        return Ok(());
+    }
+    crate::fs::command::run(
+        "xfs_spaceman",
+        [
+            std::ffi::OsStr::new("-c"),
+            std::ffi::OsStr::new("prealloc -s"),
+            mount_point.as_os_str(),
+        ],
+    )
+    .map(|_| ())
+    .map_err(|e| e.to_string())
+}
+
 /// Free-space fragmentation of the file system of type `fs_type` on `device`, mounted on
 /// `mount_point` (read-only), or why it cannot be told. On xfs from the mounted file system
 /// (`xfs_spaceman`, GETFSMAP) where it can: `xfs_db` reads the device's allocation groups as

@@ -96,7 +96,7 @@ use crate::model::device::SmartInfo;
 
 pub use extract::{device_identity, figures_of, headline};
 pub use schema::SCHEMA_VERSION;
-pub use since::parse_since;
+pub use since::{NOT_A_SINCE, parse_since};
 
 /// The history database: one SQLite connection (behind a mutex, so `History` is `Send` and
 /// `Sync`), in WAL mode with a busy timeout.

@@ -38,10 +38,11 @@ pub fn parse_since(s: &str, now: DateTime<Utc>) -> Result<String, UsageError> {
     if let Some(d) = age.and_then(|d| now.checked_sub_signed(d)) {
         return Ok(fmt(d));
     }
-    Err(UsageError(format!(
-        "since {s:?}: not a date (2026-01-31), an RFC 3339 time (2026-01-31T12:00:00Z) or an age (30m, 12h, 7d, 2w, 1h30m; any case)"
-    )))
+    Err(UsageError(format!("since {s:?}: {NOT_A_SINCE}")))
 }
+
+/// Why a value is no `--since`.
+pub const NOT_A_SINCE: &str = "not a date (2026-01-31), an RFC 3339 time (2026-01-31T12:00:00Z) or an age (30m, 12h, 7d, 2w, 1h30m; any case)";
 
 #[cfg(test)]
 mod tests {

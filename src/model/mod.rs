@@ -538,21 +538,45 @@ impl ResultDoc {
             .map_err(|e| UsageError(format!("{}: not a valid iolab result: {e}", what)))
     }
 
-    /// Write atomically (temp file + rename) so a crash never leaves half a file.
+    /// Write atomically (temp file + rename) so a crash never leaves half a file. The
+    /// temporary copy has a fixed name beside `path` (`temp_path`), so that an exit at once
+    /// (a second Ctrl-C) can remove it.
     pub fn write_atomic(&self, path: &Path) -> std::io::Result<()> {
-        let dir = path.parent().unwrap_or(Path::new("."));
-        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-        // Temp files are created 0600: a result written by `sudo iolab run` could not be
-        // read by `iolab compare` as its user. Readable by all, as reports and the history.
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))?;
-        serde_json::to_writer_pretty(&mut tmp, self)?;
-        tmp.write_all(b"\n")?;
-        tmp.as_file().sync_all()?;
-        tmp.persist(path).map_err(|e| e.error)?;
-        Ok(())
+        let tmp_path = temp_path(path);
+        let written = (|| {
+            // Readable by all, as reports and the history: a result written by `sudo iolab
+            // run` must be readable by `iolab compare` as its user.
+            use std::os::unix::fs::OpenOptionsExt;
+            let mut tmp = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o644)
+                .open(&tmp_path)?;
+            use std::os::unix::fs::PermissionsExt;
+            tmp.set_permissions(std::fs::Permissions::from_mode(0o644))?;
+            let mut w = std::io::BufWriter::new(&mut tmp);
+            serde_json::to_writer_pretty(&mut w, self)?;
+            w.write_all(b"\n")?;
+            w.flush()?;
+            drop(w);
+            tmp.sync_all()?;
+            std::fs::rename(&tmp_path, path)
+        })();
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp_path);
+        }
+        written
     }
+}
+
+/// The temporary copy `ResultDoc::write_atomic` writes before renaming it to `path`: hidden,
+/// beside it (`.NAME.tmp`).
+pub fn temp_path(path: &Path) -> PathBuf {
+    let mut name = std::ffi::OsString::from(".");
+    name.push(path.file_name().unwrap_or_default());
+    name.push(".tmp");
+    path.with_file_name(name)
 }
 
 /// How a measuring command delivers its result, as `--json`, `--output`, `--no-save` and
@@ -672,13 +696,17 @@ impl ResultSink {
             ));
         }
         // Claim the name now so a bad directory fails before any measuring.
-        std::fs::File::create(&path).map_err(|e| {
-            crate::usage!(
-                "cannot write results to {}: {e}; give --output DIR, or --no-save",
-                path.display()
-            )
-        })?;
-        Ok(ResultSink::at(Some(path)))
+        let claimed = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(|e| {
+                crate::usage!(
+                    "cannot write results to {}: {e}; give --output DIR, or --no-save",
+                    path.display()
+                )
+            })?;
+        Ok(ResultSink::claimed(path, &claimed))
     }
 
     /// `--output FILE.json`: the result goes to that file (its directory made if missing).
@@ -702,18 +730,39 @@ impl ResultSink {
         }
         // Claim the name now so a bad path fails before any measuring; an existing file is
         // only checked here (not emptied before there is a result to replace it with).
-        std::fs::OpenOptions::new()
+        let opened = match std::fs::OpenOptions::new()
             .write(true)
-            .create(true)
-            .truncate(false)
+            .create_new(true)
             .open(file)
-            .map_err(|e| {
-                crate::usage!(
-                    "cannot write results to {}: {e}; give another --output, or --no-save",
-                    file.display()
-                )
-            })?;
+        {
+            Ok(f) => return Ok(ResultSink::claimed(file.to_path_buf(), &f)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => std::fs::OpenOptions::new()
+                .write(true)
+                .truncate(false)
+                .open(file),
+            Err(e) => Err(e),
+        };
+        opened.map_err(|e| {
+            crate::usage!(
+                "cannot write results to {}: {e}; give another --output, or --no-save",
+                file.display()
+            )
+        })?;
         Ok(ResultSink::at(Some(file.to_path_buf())))
+    }
+
+    /// A sink on `path`, just created empty (`file`): until its first save, a stop at once
+    /// (a second Ctrl-C) removes it rather than leave an empty file among the results.
+    fn claimed(path: PathBuf, file: &std::fs::File) -> ResultSink {
+        use std::os::unix::fs::MetadataExt;
+        if let Ok(md) = file.metadata() {
+            crate::os::signals::RESULT_FILE.claimed(&path, &temp_path(&path), md.ino());
+        }
+        ResultSink::at(Some(path))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, SinkState> {
+        self.interrupted.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub fn save(&self, doc: &ResultDoc) -> anyhow::Result<()> {
@@ -721,7 +770,7 @@ impl ResultSink {
             return Ok(());
         };
         // One writer at a time (the marker's thread also writes).
-        let mut st = self.interrupted.lock().unwrap_or_else(|e| e.into_inner());
+        let mut st = self.lock();
         let write = |d: &ResultDoc| {
             d.write_atomic(p)
                 .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", p.display()))
@@ -730,6 +779,9 @@ impl ResultSink {
             Some(i) if doc.status == "running" => write(&interrupted_copy(doc, i)),
             _ => write(doc),
         };
+        if r.is_ok() {
+            crate::os::signals::RESULT_FILE.saved();
+        }
         st.last = Some(doc.clone());
         r
     }

@@ -4,9 +4,10 @@
 //! clean up); one that comes sooner is the same stop delivered twice (`timeout -s INT`
 //! signals both the program and its process group) and only the first counts.
 
+use std::path::Path;
 use std::process::{Child, ExitStatus};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::error::Interrupted;
@@ -122,9 +123,99 @@ fn parent_gone_needs_a_stop() -> bool {
 pub const SAME_STOP: Duration = Duration::from_secs(1);
 
 /// What a second stop prints before it exits (the shell prompt came back with no word, the
-/// work directory and lock still there and the result file saying `running`). A result file
-/// claimed before its first save is empty: the line said it kept a save it never had.
-pub const STOPPED_AT_ONCE: &str = "\niolab: stopped at once (a second signal): no cleanup and no final result (a result file keeps its last save, status running, or stays empty when no test had finished); the next iolab start removes what this run created\n";
+/// work directory and lock still there), in pieces: the handler may not allocate. Between
+/// them, what became of the result file (`ResultFile::at_once`).
+const AT_ONCE_HEAD: &str =
+    "\niolab: stopped at once (a second signal): no cleanup and no final result";
+const AT_ONCE_TAIL: &str = "; the next iolab start removes what this run created\n";
+
+/// The result file a measuring command claimed, as the "stop at once" exit needs it without
+/// allocating: its path and its temporary copy's (leaked C strings), the inode of the empty
+/// file claimed, and whether a document was saved into it since. A double Ctrl-C in a run's
+/// first test left the claimed file empty (0 bytes) among the results.
+pub struct ResultFile {
+    path: AtomicPtr<libc::c_char>,
+    tmp: AtomicPtr<libc::c_char>,
+    ino: AtomicU64,
+    saved: AtomicBool,
+}
+
+/// The process's one result file (a process writes at most one).
+pub static RESULT_FILE: ResultFile = ResultFile::new();
+
+impl ResultFile {
+    pub const fn new() -> ResultFile {
+        ResultFile {
+            path: AtomicPtr::new(std::ptr::null_mut()),
+            tmp: AtomicPtr::new(std::ptr::null_mut()),
+            ino: AtomicU64::new(0),
+            saved: AtomicBool::new(false),
+        }
+    }
+
+    /// `path` was just created empty by this process (inode `ino`); its saves go through
+    /// the temporary `tmp`. (Leaks the two strings: once per process.)
+    pub fn claimed(&self, path: &Path, tmp: &Path, ino: u64) {
+        use std::os::unix::ffi::OsStrExt;
+        let c = |p: &Path| {
+            std::ffi::CString::new(p.as_os_str().as_bytes())
+                .map_or(std::ptr::null_mut(), std::ffi::CString::into_raw)
+        };
+        self.saved.store(false, Ordering::SeqCst);
+        self.ino.store(ino, Ordering::SeqCst);
+        self.tmp.store(c(tmp), Ordering::SeqCst);
+        self.path.store(c(path), Ordering::SeqCst);
+    }
+
+    /// A document is in the file now: a stop at once leaves it.
+    pub fn saved(&self) {
+        self.saved.store(true, Ordering::SeqCst);
+    }
+
+    /// The "stop at once" exit's part: remove a temporary copy being written, and the result
+    /// file if it is still the empty one claimed (no test had finished), and say through `say`
+    /// what was or was not saved. Async-signal-safe: atomics, stat(2), unlink(2), `say`.
+    pub fn at_once(&self, say: &mut dyn FnMut(&[u8])) {
+        let path = self.path.load(Ordering::SeqCst);
+        if path.is_null() {
+            return;
+        }
+        let tmp = self.tmp.load(Ordering::SeqCst);
+        // SAFETY: `path` and `tmp` are NUL-terminated strings leaked by `claimed` (never
+        // freed); stat and unlink are async-signal-safe.
+        unsafe {
+            if !tmp.is_null() {
+                libc::unlink(tmp);
+            }
+            let shown = std::ffi::CStr::from_ptr(path).to_bytes();
+            if self.saved.load(Ordering::SeqCst) {
+                say(b"; ");
+                say(shown);
+                say(b" keeps its last save (the tests finished before the stop, status running)");
+                return;
+            }
+            let mut st: libc::stat = std::mem::zeroed();
+            let empty_ours = libc::stat(path, &mut st) == 0
+                && st.st_ino == self.ino.load(Ordering::SeqCst)
+                && st.st_size == 0;
+            if empty_ours && libc::unlink(path) == 0 {
+                say(b"; nothing saved (no test had finished): the empty result file ");
+                say(shown);
+                say(b" was removed");
+            } else {
+                say(b"; nothing saved in ");
+                say(shown);
+                say(b" (no test had finished)");
+            }
+        }
+    }
+}
+
+impl Default for ResultFile {
+    fn default() -> Self {
+        ResultFile::new()
+    }
+}
 
 /// The signal action: the first signal sets the flag (over a stonewall); a later one exits at
 /// once when a SIGINT or SIGTERM came at least `SAME_STOP` before it.
@@ -133,14 +224,13 @@ fn on_signal(sig: i32, flag: &AtomicUsize, armed_at: &AtomicU64) {
     let now = monotonic_ns();
     let first = armed_at.load(Ordering::SeqCst);
     if exits_now(first, now) {
-        // SAFETY: write(2) of a static buffer is async-signal-safe; a failed write is moot.
-        unsafe {
-            libc::write(
-                libc::STDERR_FILENO,
-                STOPPED_AT_ONCE.as_ptr().cast(),
-                STOPPED_AT_ONCE.len(),
-            )
+        // SAFETY: write(2) of a borrowed buffer is async-signal-safe; a failed write is moot.
+        let mut say = |b: &[u8]| unsafe {
+            libc::write(libc::STDERR_FILENO, b.as_ptr().cast(), b.len());
         };
+        say(AT_ONCE_HEAD.as_bytes());
+        RESULT_FILE.at_once(&mut say);
+        say(AT_ONCE_TAIL.as_bytes());
         signal_hook::low_level::exit(128 + sig);
     }
     let current = flag.load(Ordering::SeqCst);
@@ -263,12 +353,61 @@ pub fn children_of(pid: i32) -> Vec<i32> {
 mod tests {
     use super::*;
 
-    /// A second signal before the first test was saved leaves the claimed result file empty
-    /// (0 bytes, seen after a double Ctrl-C in a run's first test); the line said the file
-    /// kept its last save.
+    /// A second signal before the first test was saved left the claimed result file empty
+    /// (0 bytes, seen after a double Ctrl-C in a run's first test) and said the file kept a
+    /// save it never had. Now the empty file is removed and the line says nothing was saved;
+    /// once a test was saved, the file stays and the line says what it holds.
     #[test]
-    fn the_stopped_at_once_line_does_not_promise_a_save() {
-        assert!(STOPPED_AT_ONCE.contains("or stays empty when no test had finished"));
+    fn a_stop_at_once_removes_an_empty_result_file_and_says_what_was_saved() {
+        use std::os::unix::fs::MetadataExt;
+        let d = tempfile::tempdir().unwrap();
+        let (path, tmp) = (
+            d.path().join("run-1.json"),
+            d.path().join(".run-1.json.tmp"),
+        );
+        let said = |f: &ResultFile| {
+            let mut out = Vec::new();
+            f.at_once(&mut |b: &[u8]| out.extend_from_slice(b));
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(
+            said(&ResultFile::new()),
+            "",
+            "no result file: nothing to say"
+        );
+
+        std::fs::File::create(&path).unwrap();
+        std::fs::write(&tmp, b"{ half a docu").unwrap();
+        let f = ResultFile::new();
+        f.claimed(&path, &tmp, std::fs::metadata(&path).unwrap().ino());
+        let line = said(&f);
+        assert!(!path.exists() && !tmp.exists(), "{line}");
+        assert!(
+            line.contains("nothing saved (no test had finished)"),
+            "{line}"
+        );
+        assert!(
+            line.contains(&format!("{} was removed", path.display())),
+            "{line}"
+        );
+
+        std::fs::File::create(&path).unwrap();
+        let f = ResultFile::new();
+        f.claimed(&path, &tmp, std::fs::metadata(&path).unwrap().ino());
+        std::fs::write(&tmp, b"{}").unwrap();
+        std::fs::rename(&tmp, &path).unwrap();
+        f.saved();
+        let line = said(&f);
+        assert!(path.exists(), "{line}");
+        assert!(line.contains("keeps its last save"), "{line}");
+
+        // Not the empty file claimed any more (replaced by the user's): left alone.
+        let other = d.path().join("other.json");
+        std::fs::write(&other, b"").unwrap();
+        let f = ResultFile::new();
+        f.claimed(&other, &tmp, 1);
+        assert!(said(&f).contains("nothing saved in"));
+        assert!(other.exists());
     }
 
     /// A test stopped by `iolab serve`, still draining when the server gave up waiting and

@@ -71,10 +71,25 @@ fn header(r: &SlackResult) -> String {
             .iter()
             .find(|u| u.unit_bytes == unit)
             .map(|u| {
-                format!(
-                    ", {} predicted by these rules",
-                    fmt_size_iec(u.file_allocated_bytes)
-                )
+                // `--fs ntfs` on an ext4 tree: "1.2 MiB (st_blocks), 0 B predicted by these
+                // rules" read as if the rules were wrong; they are for another file system.
+                let other = r
+                    .current_fs
+                    .as_deref()
+                    .and_then(|fs| crate::fs::alloc::rules_are_for(&r.fs, fs))
+                    == Some(false);
+                if other {
+                    format!(
+                        ", {} predicted by the {} rules (made for another file system: no check of them)",
+                        fmt_size_iec(u.file_allocated_bytes),
+                        r.fs
+                    )
+                } else {
+                    format!(
+                        ", {} predicted by these rules",
+                        fmt_size_iec(u.file_allocated_bytes)
+                    )
+                }
             })
             .unwrap_or_default();
         out.push_str(&format!(
@@ -310,5 +325,45 @@ mod tests {
             ..r
         };
         assert!(!header(&full).contains("holes"));
+    }
+
+    /// `iolab slack --fs ntfs` on an ext4 tree read "files hold 1.2 MiB (st_blocks), 0 B
+    /// predicted by these rules", as if the NTFS rules were wrong: they are another file
+    /// system's, and the line says so.
+    #[test]
+    fn rules_for_another_file_system_are_no_check() {
+        let r = SlackResult {
+            fs: "ntfs".into(),
+            current_fs: Some("ext4".into()),
+            current_unit_bytes: Some(4096),
+            scan: ScanStats {
+                files: 300,
+                files_disk_bytes: Some(300 * 4096),
+                ..Default::default()
+            },
+            units: vec![UnitRow {
+                unit_bytes: 4096,
+                file_allocated_bytes: 0,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        assert!(
+            header(&r).contains(
+                "files hold 1.2 MiB (st_blocks), 0 B predicted by the ntfs rules (made for another file system: no check of them)"
+            ),
+            "{}",
+            header(&r)
+        );
+        for same in ["ext4", "plain"] {
+            let r = SlackResult {
+                fs: same.into(),
+                ..r.clone()
+            };
+            assert!(
+                header(&r).contains("0 B predicted by these rules"),
+                "{same}"
+            );
+        }
     }
 }

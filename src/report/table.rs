@@ -404,7 +404,8 @@ pub fn render_warning_list(warnings: &[Warning]) -> String {
             .find(|(c, m, _, _)| **c == w.code && *m == w.message)
         {
             Some((_, _, tests, untested)) => match test {
-                Some(t) => tests.push(t),
+                Some(t) if !tests.contains(&t) => tests.push(t),
+                Some(_) => {}
                 None => *untested = true,
             },
             None => groups.push((
@@ -469,6 +470,7 @@ mod tests {
                 Some("B"),
                 "vda wrote 7 MiB: advice",
             ),
+            w(WarningCode::NoSpread, Some("C"), once),
             w(WarningCode::NoSpread, Some("C"), once),
             w(WarningCode::NoSpread, None, once),
         ];

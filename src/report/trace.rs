@@ -107,8 +107,8 @@ pub fn key_figures(s: &TraceSummary) -> Vec<(String, String)> {
         (
             "inter-arrival".into(),
             if s.interarrival_ns.count == 0 {
-                // No gap to measure (fewer than two reads and writes): not "0 ns".
-                "- (fewer than two reads and writes)".into()
+                // No gap to measure (fewer than two I/Os): not "0 ns".
+                "- (fewer than two I/Os)".into()
             } else {
                 format!(
                     "p50 {}, p90 {}, p99 {}, max {}",
@@ -564,7 +564,7 @@ mod tests {
     fn an_empty_trace_shows_dashes() {
         let text = render_summary(&summarize(&[]));
         assert!(
-            text.contains("inter-arrival  - (fewer than two reads and writes)\n"),
+            text.contains("inter-arrival  - (fewer than two I/Os)\n"),
             "{text}"
         );
         assert!(

@@ -319,6 +319,7 @@ impl TestRunner<'_> {
         if let Some(e) = &failure {
             test.error = Some(format!("{e:#}"));
         }
+        named_as_ran(spec, &mut test, &mut doc.warnings);
         // Writes that may have gone into the drive's write cache (RAM has none).
         let suspected = super::write_cache::may_have_write_cache(&doc.environment)
             .then(|| {
@@ -654,17 +655,66 @@ fn cpu_bound_advice(sync: bool, verify: bool) -> String {
     advice
 }
 
+/// A test whose io_uring engine failed to set up (after the probe passed: a ring refused
+/// for memory or descriptors) ran on the sync engine, one I/O in flight per job: it was
+/// still named and saved `RND4K Q32T1` with iodepth 32. Its groups now say the depth that
+/// ran and its name says both (`RND4K Q1T1 read (Q32 asked; io_uring failed, sync ran)`, a
+/// name no other test of the run has); the engine warnings saying why follow the new name.
+fn named_as_ran(spec: &BlockTestSpec, test: &mut TestResult, warnings: &mut [Warning]) {
+    let mut asked = None;
+    let mut all = true;
+    for (g, ran) in spec.groups.iter().zip(test.groups.iter_mut()) {
+        let fell = g.engine == crate::engine::EngineKind::Uring
+            && g.iodepth > 1
+            && ran.engine == crate::engine::EngineKind::Sync.name();
+        if fell {
+            ran.iodepth = 1;
+            asked = Some(g.iodepth);
+        } else {
+            all = false;
+        }
+    }
+    let Some(asked) = asked else {
+        return;
+    };
+    if let Some(s) = test.settings.as_mut()
+        && s.engine == crate::engine::EngineKind::Sync.name()
+    {
+        s.iodepth = 1;
+    }
+    let old = test.name.clone();
+    let token = format!(" Q{asked}T");
+    let mut name = if all {
+        old.replacen(&token, " Q1T", 1)
+    } else {
+        old.clone()
+    };
+    let ran = if all {
+        "sync ran"
+    } else {
+        "sync ran on some targets"
+    };
+    name.push_str(&format!(" (Q{asked} asked; io_uring failed, {ran})"));
+    for w in warnings.iter_mut() {
+        if w.test.as_deref() == Some(old.as_str()) {
+            w.test = Some(name.clone());
+        }
+    }
+    test.name = name;
+}
+
 #[cfg(test)]
 mod tests {
-    use crate::engine::EngineKind;
-    use crate::model::RunResult;
-    use crate::workload::block::{BlockTestSpec, JobSpec, Rw};
+    use super::*;
 
     /// A rank told to stop after it had done its whole `--io-size` (the other rank's notice
     /// came while it drained its last requests) was listed as stonewalled: `stonewalled 2/2`
     /// beside 5120 of 5120 I/Os in every run. Only a run short of its amount was stopped.
     #[test]
     fn only_a_run_short_of_its_amount_was_cut_short() {
+        use crate::engine::EngineKind;
+        use crate::model::RunResult;
+        use crate::workload::block::{JobSpec, Rw};
         let job = |jobs, io_size| JobSpec {
             jobs,
             io_size,
@@ -697,6 +747,54 @@ mod tests {
         );
         assert_eq!(timed.amount_bytes(), None);
         assert!(!super::cut_short(&timed, &run(0)));
+    }
+
+    /// io_uring failing at engine set-up (after the probe) fell back to the sync engine but
+    /// the test kept `Q32T1` and iodepth 32 in its name and JSON.
+    #[test]
+    fn a_late_fallback_to_sync_is_named_and_saved_as_it_ran() {
+        use crate::engine::EngineKind;
+        use crate::model::BlockSettings;
+        use crate::workload::block::{JobSpec, Rw, cdm_label};
+        let job = JobSpec::random_direct(Rw::Randread, 4096, 32, EngineKind::Uring, 1);
+        let name = format!("{} read", cdm_label(Rw::Randread, 4096, 32, 1));
+        let spec = BlockTestSpec::single(name.clone(), job);
+        let ran = |engine: &str| BlockSettings {
+            iodepth: 32,
+            engine: engine.into(),
+            ..BlockSettings::default()
+        };
+        let mut test = TestResult {
+            name: name.clone(),
+            settings: Some(ran("sync")),
+            groups: vec![ran("sync")],
+            ..TestResult::default()
+        };
+        let mut warnings = vec![Warning {
+            code: WarningCode::Engine,
+            message: "io_uring unavailable (x); fell back to the sync engine".into(),
+            test: Some(name.clone()),
+        }];
+        named_as_ran(&spec, &mut test, &mut warnings);
+        assert_eq!(
+            test.name,
+            "RND4K Q1T1 read (Q32 asked; io_uring failed, sync ran)"
+        );
+        assert_eq!(test.groups[0].iodepth, 1);
+        assert_eq!(test.settings.as_ref().unwrap().iodepth, 1);
+        assert_eq!(warnings[0].test.as_deref(), Some(test.name.as_str()));
+        // io_uring that ran keeps everything.
+        let mut kept = TestResult {
+            name: name.clone(),
+            settings: Some(ran("uring")),
+            groups: vec![ran("uring")],
+            ..TestResult::default()
+        };
+        named_as_ran(&spec, &mut kept, &mut warnings);
+        assert_eq!(
+            (kept.name.as_str(), kept.groups[0].iodepth),
+            (name.as_str(), 32)
+        );
     }
 
     /// The advice to a CPU-bound run on io_uring told it to use io_uring.

@@ -74,6 +74,60 @@ fn signals_save_partial_results_and_clean_up() {
     }
 }
 
+/// Ctrl-C in the first test: the line said "partial results saved" of a file that holds
+/// no measurement (the stopped test has no finished run; `iolab age` stopped midway had no
+/// test at all). It now says nothing measured was saved and what the file holds.
+#[test]
+fn a_stop_in_the_first_test_says_nothing_measured_was_saved() {
+    let d = tempdir();
+    let child = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .current_dir(d.path())
+        .args([
+            "run",
+            "--rw",
+            "read",
+            "--duration",
+            "60s",
+            "--ramp",
+            "0",
+            "--size",
+            "8M",
+            "--repeat",
+            "1",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The test file is made once the run has begun (after the result file is claimed).
+    let started = wait_until(std::time::Duration::from_secs(120), || {
+        entries(d.path()).iter().any(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("iolab-test-"))
+        })
+    });
+    assert!(started, "the run never made its test file");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains(
+            "iolab: interrupted by SIGINT; no test had finished: nothing measured to save ("
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("partial results saved"), "{stderr}");
+    let files = entries(&d.path().join("iolab-results"));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    assert_eq!(doc["status"], "interrupted");
+}
+
 #[test]
 fn a_second_run_on_the_same_target_is_refused() {
     let d = tempdir();
@@ -238,6 +292,65 @@ fn a_stop_says_at_once_what_it_waits_for() {
     assert!(line.contains("Ctrl-C again"), "{line}");
     assert_eq!(status.code(), Some(130), "{all}");
     assert!(all.contains("iolab: interrupted by SIGINT"), "{all}");
+}
+
+/// A double Ctrl-C in a run's first test (64 requests draining at 20 IOPS, about 3 s by the
+/// kernel's throttle, so the second signal a second and a half later is a second stop): the
+/// result file claimed at the start stayed behind empty (0 bytes) and the line said it kept
+/// its last save. Now nothing is left in the result directory and the line says nothing was
+/// saved.
+#[test]
+fn a_second_signal_in_the_first_test_leaves_no_empty_result_file() {
+    let test = "a_second_signal_in_the_first_test_leaves_no_empty_result_file";
+    let Some((cg, lo, dir)) = super::accuracy::capped_loop(test, "read_iops_device", 20) else {
+        return;
+    };
+    let dev = lo.device.to_str().unwrap();
+    let (err, results) = (dir.path().join("stderr"), dir.path().join("results"));
+    let mut child = cg
+        .command(&[
+            "run",
+            "--target",
+            dev,
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--iodepth",
+            "64",
+            "--duration",
+            "60s",
+            "--ramp",
+            "0",
+            "--repeat",
+            "1",
+            "--output",
+            s(&results),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    let read = || std::fs::read_to_string(&err).unwrap_or_default();
+    let started = wait_until(std::time::Duration::from_secs(60), || {
+        read().contains("RND4K Q64T1 read [1/1] ...")
+    });
+    assert!(started, "{}", read());
+    assert_eq!(entries(&results).len(), 1, "the claimed result file");
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let status = child.wait().unwrap();
+    let all = read();
+    assert_eq!(status.code(), Some(130), "{all}");
+    assert!(all.contains("stopped at once (a second signal)"), "{all}");
+    assert!(
+        all.contains("nothing saved (no test had finished): the empty result file"),
+        "{all}"
+    );
+    assert_eq!(entries(&results), Vec::<std::path::PathBuf>::new(), "{all}");
 }
 
 /// `iolab serve` stops its tests with SIGINT and waits a minute; a test still draining its

@@ -293,7 +293,18 @@ fn finish(
             "iolab: warning: the command exited with {status}; the trace holds what it did"
         );
     }
-    Ok(0)
+    Ok(program_exit_code(status))
+}
+
+/// iolab's exit code after recording a program: the program's own, as strace and time give
+/// it (a script sees a failing program fail; it exited 0), 128 + N when signal N ended it
+/// (as a shell says).
+fn program_exit_code(status: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .code()
+        .or_else(|| status.signal().map(|s| 128 + s))
+        .unwrap_or(1)
 }
 
 /// The warning when the recording lacks I/O the program submitted asynchronously: strace

@@ -108,14 +108,15 @@ pub fn summarize(calls: &[Call]) -> TraceSummary {
             bytes,
         })
         .collect();
-    depth(&io, &mut s);
+    let requests = requests(&io);
+    depth(&requests, &mut s);
     let async_io: Vec<&Call> = io.iter().copied().filter(|c| c.ring.is_some()).collect();
     if !async_io.is_empty() {
         let mut a = TraceSummary::default();
         depth(&async_io, &mut a);
         s.async_depth_mean = Some(a.depth_mean);
     }
-    s.interarrival_ns = gaps(&io);
+    s.interarrival_ns = gaps(&requests);
     if s.fsyncs > 0 {
         if s.duration_ns > 0 {
             s.fsyncs_per_s = Some(s.fsyncs as f64 / (s.duration_ns as f64 / 1e9));
@@ -123,6 +124,27 @@ pub fn summarize(calls: &[Call]) -> TraceSummary {
         s.write_bytes_per_fsync = Some(s.write_bytes as f64 / s.fsyncs as f64);
     }
     s
+}
+
+/// The requests among the reads and writes (sorted by start): an in-kernel copy
+/// (`copy_file_range`, `sendfile`) is recorded as a read of its source and a write of its
+/// destination, one call of one thread with the same start and duration; it is one request,
+/// once in flight (a single-threaded `cp` showed depth 2). A synchronous call's second half
+/// is left out: a write of the same thread, start and duration right after its read (a
+/// thread has one synchronous call in flight at a time; two reads within one tick of the
+/// clock stay two).
+fn requests<'a>(io: &[&'a Call]) -> Vec<&'a Call> {
+    let mut last: HashMap<u32, (u64, u64, CallOp)> = HashMap::new();
+    io.iter()
+        .copied()
+        .filter(|c| {
+            if c.ring.is_some() {
+                return true;
+            }
+            let prev = last.insert(c.tid, (c.t_ns, c.dur_ns, c.op));
+            !(c.op == CallOp::Write && prev == Some((c.t_ns, c.dur_ns, CallOp::Read)))
+        })
+        .collect()
 }
 
 /// In-flight depth seen by each I/O at its start, and the time spent at each depth.
@@ -269,6 +291,40 @@ mod tests {
         assert_eq!(s.depths[0].time_ns, 100);
         assert_eq!(s.interarrival_ns.count, 9);
         assert_eq!(s.interarrival_ns.p50, 100);
+    }
+
+    /// `cp` records each copy_file_range as a read of the source and a write of the
+    /// destination: one thread, one call, counted once in flight (it said max 2) and once
+    /// between arrivals (a gap of 0 each time); its bytes count on both sides.
+    #[test]
+    fn an_in_kernel_copy_is_one_request_in_flight() {
+        let calls: Vec<_> = (0..4)
+            .flat_map(|i| {
+                [
+                    call(i * 100, 50, CallOp::Read, "src", i * 65536, 65536),
+                    call(i * 100, 50, CallOp::Write, "dst", i * 65536, 65536),
+                ]
+            })
+            .collect();
+        let s = summarize(&calls);
+        assert_eq!(s.depth_max, 1);
+        assert_eq!(s.depths.len(), 1);
+        assert_eq!(s.depths[0].ios, 4);
+        assert_eq!(s.depth_mean, 1.0);
+        assert_eq!(s.interarrival_ns.count, 3);
+        assert_eq!(s.interarrival_ns.p50, 100);
+        assert_eq!((s.read_calls, s.read_bytes), (4, 4 * 65536));
+        assert_eq!((s.write_calls, s.write_bytes), (4, 4 * 65536));
+        // Two threads copying at once are two requests in flight.
+        let two: Vec<_> = calls
+            .iter()
+            .cloned()
+            .chain(calls.iter().map(|c| Call {
+                tid: 2,
+                ..c.clone()
+            }))
+            .collect();
+        assert_eq!(summarize(&two).depth_max, 2);
     }
 
     #[test]
