@@ -58,7 +58,8 @@ pub struct CopyArgs {
     pub ram_dir: Option<PathBuf>,
 
     /// Phases, comma-separated, each once; they always run in this order: write, read, copy,
-    /// delete (`delete,write` runs write first).
+    /// delete (`delete,write` runs write first). Read, copy and delete need the data set on
+    /// the target: without `write` it is still written (and deleted after), untimed.
     #[arg(long, value_name = "LIST", default_value = "write,read,copy,delete")]
     pub phases: String,
 

@@ -126,10 +126,11 @@ fn generate_only(args: &CopyArgs, dir: &std::path::Path) -> Result<i32> {
         return Ok(0);
     }
     crate::outln!(
-        "{}: {} files, {} directories, {} bytes in {}",
+        "{}: {} files, {} directories, {} ({} bytes) in {}",
         plan.name,
         plan.files.len(),
         plan.dirs.len(),
+        fmt_size_iec(plan.data_bytes()),
         plan.data_bytes(),
         dir.display()
     );

@@ -49,9 +49,12 @@ fn median_of(t: &TestResult, key: &str) -> Option<f64> {
 /// The table: one row per phase, medians over the runs, space and integrity columns.
 pub fn render_copy_table(doc: &ResultDoc) -> String {
     let env = &doc.environment;
+    // As `iolab run` says it: the device and the mount options that change the figures
+    // (all of them, `rw,relatime,discard,resuid=…`, buried `compress=zstd`).
     let mut out = format!(
-        "iolab {} copy on {} ({}, {})\n",
-        doc.tool.version, env.target_path, env.fs_type, env.mount_options
+        "iolab {} copy on {}\n",
+        doc.tool.version,
+        super::table::target_line(env)
     );
     let mut table = super::table::new_table(ContentArrangement::Dynamic);
     table.set_header(vec![
@@ -150,6 +153,12 @@ pub fn render_copy_table(doc: &ResultDoc) -> String {
             Cell::new(verify.unwrap_or_else(|| "-".into())),
         ]);
     }
+    if table.row_count() == 0 {
+        // Stopped before a phase was measured: a table of headers only said nothing.
+        out.push_str("no phase was measured\n");
+        out.push_str(&crate::report::table::render_warnings(doc));
+        return out;
+    }
     out.push_str(&table.to_string());
     out.push('\n');
     out.push_str(
@@ -167,4 +176,34 @@ pub fn render_copy_table(doc: &ResultDoc) -> String {
     }
     out.push_str(&crate::report::table::render_warnings(doc));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Environment;
+
+    /// The header names the target as `iolab run` does (device, deciding mount options),
+    /// and a copy stopped before any phase says so instead of a table of headers only.
+    #[test]
+    fn a_copy_with_no_phase_measured_says_so_under_run_s_header() {
+        let env = Environment {
+            target_path: "/mnt/t".into(),
+            fs_type: "btrfs".into(),
+            block_device: Some("loop3".into()),
+            mount_options: "rw,relatime,compress=zstd:3,space_cache=v2".into(),
+            ..Default::default()
+        };
+        let doc = ResultDoc::new("copy", Vec::new(), env);
+        let text = render_copy_table(&doc);
+        let mut lines = text.lines();
+        assert!(
+            lines
+                .next()
+                .unwrap()
+                .ends_with("copy on /mnt/t (btrfs, /dev/loop3, relatime, compress=zstd:3)"),
+            "{text}"
+        );
+        assert_eq!(lines.next(), Some("no phase was measured"), "{text}");
+    }
 }

@@ -39,9 +39,10 @@ fn header(r: &SlackResult) -> String {
         )
     } else {
         format!(
-            "{}: {} file sizes, {} of data (largest {})\n",
+            "{}: {} file size{}, {} of data (largest {})\n",
             r.path,
             fmt_thousands(s.files as f64),
+            if s.files == 1 { "" } else { "s" },
             fmt_size_iec(s.data_bytes),
             fmt_size_iec(s.largest_file_bytes),
         )

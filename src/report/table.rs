@@ -146,7 +146,7 @@ fn run_length(s: &crate::model::BlockSettings) -> String {
 /// What the header says of the target: `/mnt (ext4, /dev/sda1, relatime)`, with the mount
 /// options that change the figures (`deciding_options`); a block device measured raw has no
 /// file system: `/dev/loop3 (block device)`, not `(?, /dev/loop3)`.
-fn target_line(env: &crate::model::Environment) -> String {
+pub fn target_line(env: &crate::model::Environment) -> String {
     let device = env.block_device.as_deref().map(|d| format!("/dev/{d}"));
     let mut parts = vec![env.fs_label().to_string()];
     if let Some(d) = device

@@ -154,7 +154,7 @@ pub fn calibrate(doc: &ResultDoc, path: &Path, units: &[u64]) -> Result<CostMode
     let need = "a create phase of `iolab files` (or `iolab matrix --study cluster`) with at least two file sizes of different allocation at one unit, e.g. `iolab files -t DIR --sizes 1,cluster,cluster+1,64K`";
     if doc.command != "files" && doc.command != "matrix" {
         return Err(format!(
-            "{}: a `{}` result; --calibrate needs {need}",
+            "{}: an `iolab {}` result; --calibrate needs {need}",
             path.display(),
             doc.command
         ));
