@@ -4,7 +4,8 @@
 //! nanoseconds as "8079.6 k"); the trend table gives the change against the previous result
 //! as `iolab history trend` does (it was empty unless the level changed); a suite of 4 tests
 //! x 2 runs started from the form ends with "tests done: 4" (it counted runs: 8); a trend of
-//! one result names "result 1" under its axis, not also "result 1.001".
+//! one result names "result 1" under its axis, not also "result 1.001"; a change whose
+//! interval reaches zero reads "± too wide" as in `iolab compare` (it gave the half-width).
 //! No timing: every wait is a poll with a limit of minutes.
 
 mod common;
@@ -47,6 +48,15 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
         serde_json::from_str(&std::fs::read_to_string(fixtures.join("run-b.json")).unwrap())
             .unwrap();
     bdoc["environment"] = a["environment"].clone();
+    // SEQ1M Q8T1 write's MB/s far apart in b: `iolab compare` prints its change as
+    // "1.2 % ± too wide" (the interval of other / baseline reaches zero); the page printed
+    // "1.2 % ± 133.6", a precise-looking half-width, beside that text.
+    for t in bdoc["tests"].as_array_mut().unwrap() {
+        if t["name"] == "SEQ1M Q8T1 write" {
+            let bw = &mut t["summary"]["bw_bytes_per_s"];
+            bw["stddev"] = serde_json::json!(bw["mean"].as_f64().unwrap() * 0.9);
+        }
+    }
     let b_path = dir.path().join("run-b-same-device.json");
     std::fs::write(&b_path, serde_json::to_string(&bdoc).unwrap()).unwrap();
     let history = dir.path().join("history.db");
@@ -103,6 +113,10 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
     assert_eq!((lat[2].as_str(), lat[3].as_str()), ("8.08 ms", "5.86 ms"));
     let iops = row("RND4K Q32T1 read", "IOPS");
     assert_eq!((iops[2].as_str(), iops[3].as_str()), ("50,000", "40,000"));
+    // The change as the command line words it, a too wide interval included.
+    assert_eq!(bw[4], "37.0 ± 2.3 %");
+    let wide = row("SEQ1M Q8T1 write", "MB/s");
+    assert_eq!(wide[4], "1.2 % ± too wide", "{wide:?}");
 
     // Trend: the second result's change against the first (+37.0 %), its value in MB/s.
     b.eval("location.hash = '#/trend?device=Synthetic&test=SEQ1M%20Q8T1%20read'");

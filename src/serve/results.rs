@@ -66,6 +66,10 @@ pub fn report(l: &Loaded, id: &str, format: &str) -> Option<(&'static str, Strin
 #[derive(Debug, Serialize)]
 pub struct CompareView {
     pub comparison: crate::report::compare::Comparison,
+    /// The Change cell of every row (`change[pairing][row]`), as `iolab compare` prints it:
+    /// "26.3 % ± too wide" where the interval reaches zero (the page printed the bare
+    /// half-width, "26.3 % ± 502.8", beside a text saying "too wide").
+    pub change: Vec<Vec<String>>,
     /// `iolab compare`'s text.
     pub text: String,
 }
@@ -75,6 +79,16 @@ pub fn compare(a: Loaded, b: Loaded) -> Result<CompareView, String> {
     let c = crate::report::compare::compare(&[a, b], false).map_err(|e| e.to_string())?;
     Ok(CompareView {
         text: crate::report::compare::render_text(&c),
+        change: c
+            .pairings
+            .iter()
+            .map(|p| {
+                p.rows
+                    .iter()
+                    .map(crate::report::compare::change_cell)
+                    .collect()
+            })
+            .collect(),
         comparison: c,
     })
 }

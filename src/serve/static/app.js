@@ -421,14 +421,16 @@ async function pageCompare() {
   try {
     const v = await api("/api/compare?a=" + encodeURIComponent(a) + "&b=" + encodeURIComponent(b));
     const rows = [];
-    for (const p of v.comparison.pairings) for (const r of p.rows) {
+    // The Change cell is the command line's own text (src/report/compare.rs change_cell):
+    // "± too wide" where the interval of other / baseline reaches zero.
+    v.comparison.pairings.forEach((p, pi) => p.rows.forEach((r, ri) => {
       const name = (r.config ? r.config + " " + r.test : r.test) + (r.settings_differ ? " (settings differ)" : "");
       rows.push(h("tr", {}, h("td", {}, name), h("td", { title: r.metric }, metricLabel(r.metric)),
         h("td", { className: "num" }, fmtMetric(r.metric, r.baseline.mean)),
         h("td", { className: "num" }, fmtMetric(r.metric, r.other.mean)),
-        h("td", { className: "num" }, Number.isFinite(r.change_pct) ? r.change_pct.toFixed(1) + " %" + (Number.isFinite(r.change_pct_pm) ? " ± " + r.change_pct_pm.toFixed(1) : "") : ""),
+        h("td", { className: "num" }, v.change[pi][ri]),
         h("td", {}, String(r.verdict || "").replace(/-/g, " "))));
-    }
+    }));
     show(h("h2", {}, "Compare ", a, " (baseline) with ", b),
       table(["test", "metric", a, b, "change", "verdict"], rows),
       h("pre", { id: "compare-text" }, v.text));
