@@ -671,4 +671,89 @@ fn without_a_history_the_own_runs_have_their_headline_figures() {
     let list: serde_json::Value = serde_json::from_str(&body).unwrap();
     let headline = list[0]["headline"].as_str().unwrap();
     assert!(headline.contains("files/s"), "{body}");
+    // The filters read the own runs as `iolab history` reads the history: part of the
+    // device (it compared the device whole: nothing matched), any case of the command (it
+    // refused `FILES`), `limit=0` for all (it listed none).
+    let device = list[0]["device"].as_str().unwrap();
+    let part = device
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_ascii_uppercase();
+    for q in [
+        format!("device={}", part.replace(' ', "%20")),
+        "command=FILES".to_string(),
+        "limit=0".to_string(),
+    ] {
+        let (code, body) = console.authed("GET", &format!("/api/history?{q}"), "");
+        assert_eq!(code, 200, "{q}: {body}");
+        let l: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(
+            l.as_array().unwrap().len(),
+            1,
+            "{q} (device {device}): {body}"
+        );
+        assert_eq!(l[0]["id"], serde_json::json!(id), "{q}: {body}");
+    }
+    let (code, body) = console.authed("GET", "/api/history?command=fils", "");
+    assert_eq!(code, 400, "{body}");
+    assert!(body.contains("not a measuring command"), "{body}");
+}
+
+/// The History page's filters give what `iolab history` gives for the same values: `limit`
+/// 0 is every result (the page listed none), the command in any case (`RUN` was refused,
+/// the command line takes it since `--command Run` was fixed there).
+#[test]
+fn the_history_filters_read_as_the_command_line_s() {
+    let dir = tempfile::Builder::new()
+        .prefix("iolab-serve-filters-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let history = dir.path().join("history.db");
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    for f in ["run-a.json", "run-b.json", "files.json"] {
+        let mut cmd = common::bin();
+        let out = common::with_history(&mut cmd, &history)
+            .args(["history", "import", common::s(&fixtures.join(f))])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", common::stderr(&out));
+    }
+    let ids = |args: &[&str]| -> Vec<String> {
+        let mut cmd = common::bin();
+        let out = common::with_history(&mut cmd, &history)
+            .args(["history", "--json"])
+            .args(args)
+            .output()
+            .unwrap();
+        let v = common::json_ok(&out);
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|e| format!("h-{}", e["id"]))
+            .collect()
+    };
+    let console = Console::start_in(dir, &[], Some(&history));
+    for (q, args) in [
+        ("limit=0", &["--limit", "0"][..]),
+        ("limit=1", &["--limit", "1"][..]),
+        ("command=RUN", &["--command", "RUN"][..]),
+        (
+            "command=Files&limit=0",
+            &["--command", "Files", "--limit", "0"][..],
+        ),
+    ] {
+        let (code, body) = console.authed("GET", &format!("/api/history?{q}"), "");
+        assert_eq!(code, 200, "{q}: {body}");
+        let l: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let got: Vec<String> = l
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["id"].as_str().unwrap().to_string())
+            .collect();
+        let want = ids(args);
+        assert!(!want.is_empty(), "{args:?}");
+        assert_eq!(got, want, "{q} against iolab history {args:?}");
+    }
 }
