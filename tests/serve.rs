@@ -757,3 +757,49 @@ fn the_history_filters_read_as_the_command_line_s() {
         assert_eq!(got, want, "{q} against iolab history {args:?}");
     }
 }
+
+/// A history entry's downloads are `iolab report` of the result file it was recorded from,
+/// byte for byte (they named it "history-1.json", a file that never existed), and the
+/// comparison names the files as `iolab compare` does.
+#[test]
+fn a_history_entry_s_downloads_are_iolab_report_of_its_file() {
+    let dir = tempfile::Builder::new()
+        .prefix("iolab-serve-downloads-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let history = dir.path().join("history.db");
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let a = dir.path().join("run-a.json");
+    let b = dir.path().join("run-b.json");
+    std::fs::copy(fixtures.join("run-a.json"), &a).unwrap();
+    std::fs::copy(fixtures.join("run-b.json"), &b).unwrap();
+    for f in [&a, &b] {
+        let mut cmd = common::bin();
+        let out = common::with_history(&mut cmd, &history)
+            .args(["history", "import", common::s(f)])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", common::stderr(&out));
+    }
+    let reports = dir.path().join("reports");
+    std::fs::create_dir(&reports).unwrap();
+    let console = Console::start_in(dir, &[], Some(&history));
+    for ext in ["html", "md", "csv"] {
+        let want = reports.join(format!("report.{ext}"));
+        let out = common::iolab(&["report", common::s(&a), "-o", common::s(&want)]);
+        assert!(out.status.success(), "{}", common::stderr(&out));
+        let want = std::fs::read_to_string(&want).unwrap();
+        let (code, got) = console.authed("GET", &format!("/api/results/h-1/report/{ext}"), "");
+        assert_eq!(code, 200, "{got}");
+        assert!(!got.contains("history-1"), "{ext}: {got}");
+        assert_eq!(got, want, "{ext}: the download differs from iolab report's");
+    }
+    let (code, body) = console.authed("GET", "/api/compare?a=h-1&b=h-2", "");
+    assert_eq!(code, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let text = v["text"].as_str().unwrap();
+    assert!(
+        text.contains(&format!("A = {}", a.display())),
+        "the comparison names its files: {text}"
+    );
+}

@@ -48,6 +48,12 @@ pub fn get(s: &AppState, id: i64) -> Result<ResultDoc, Missing> {
     }
 }
 
+/// The result file history entry `id` was recorded from, when it names one.
+pub fn source(s: &AppState, id: i64) -> Option<std::path::PathBuf> {
+    let e = s.history.as_ref()?.entry(id).ok()??;
+    e.source.filter(|p| !p.is_empty()).map(Into::into)
+}
+
 fn param(q: &HashMap<String, String>, k: &str) -> Option<String> {
     q.get(k)
         .map(|v| v.trim().to_string())

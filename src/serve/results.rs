@@ -23,10 +23,10 @@ pub fn load(s: &AppState, id: &str) -> Result<Loaded, Missing> {
     }
     if let Some(n) = id.strip_prefix("h-").and_then(|n| n.parse::<i64>().ok()) {
         let doc = super::history::get(s, n)?;
-        return Ok(Loaded {
-            path: PathBuf::from(format!("history-{n}.json")),
-            doc,
-        });
+        // Named as its result file, so a download is `iolab report` of that file (it named
+        // a file "history-1.json" that never existed); `h-N` when none was recorded.
+        let path = super::history::source(s, n).unwrap_or_else(|| PathBuf::from(format!("h-{n}")));
+        return Ok(Loaded { path, doc });
     }
     Err(Missing::NotFound(format!(
         "{id}: not a result id (run-N for the console's runs, h-N for the history)"
