@@ -152,6 +152,16 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
         "document.getElementById('opt-duration')",
         MINUTE,
     );
+    // `files` takes no --allow-destroy: the form hides the field (typing in it gave clap's
+    // "unexpected argument '--allow-destroy' found"); `run` offers it again.
+    let shown = |b: &mut Browser, cmd: &str| {
+        b.eval(&format!(
+            "(() => {{ const c = document.getElementById('cmd'); c.value = {cmd:?}; c.dispatchEvent(new Event('change'));
+              return getComputedStyle(document.getElementById('confirm-row')).display !== 'none'; }})()"
+        ))
+    };
+    assert_eq!(shown(&mut b, "files"), serde_json::json!(false));
+    assert_eq!(shown(&mut b, "run"), serde_json::json!(true));
     let js = format!(
         "(() => {{ const set = (id, v) => {{ const e = document.getElementById(id); e.value = v; e.dispatchEvent(new Event('change')); }};
           set('target', {target:?}); set('opt-preset', 'real'); set('opt-duration', '200ms');

@@ -225,6 +225,7 @@ async function pageNew() {
   let spec;
   try { spec = await api("/api/form"); } catch (e) { if (e instanceof Stale) throw e; show(h("p", { className: "error" }, e.message)); return; }
   const commands = Object.fromEntries(spec.map((c) => [c.command, c.options]));
+  const destroys = Object.fromEntries(spec.map((c) => [c.command, c.allow_destroy]));
   const list = h("datalist", { id: "targets" },
     machine.filesystems.map((f) => h("option", { value: f.mount_point })),
     machine.devices.map((d) => h("option", { value: d.dev_path })));
@@ -233,8 +234,13 @@ async function pageNew() {
   const confirm = h("input", { type: "text", id: "confirm", placeholder: "type the target's name again to allow destroying it" });
   const opts = h("div", { id: "options" });
   const err = errorBox("form-error");
+  const destroyRow = h("div", { id: "confirm-row" }, h("label", { for: "confirm" }, "--allow-destroy"), confirm,
+    h("p", { className: "note" }, "Write tests on a block device or an existing file destroy its data: type its name exactly, as with --allow-destroy on the command line. A directory needs nothing."));
   const fillOptions = () => {
     const c = cmd.value;
+    // Only a command that takes --allow-destroy offers it (files never destroys data).
+    destroyRow.style.display = destroys[c] ? "" : "none";
+    if (!destroys[c]) confirm.value = "";
     opts.replaceChildren(...commands[c].map((opt) => {
       const o = opt.name;
       const unset = opt.default ? "(default: " + opt.default + ")" : "(default)";
@@ -264,8 +270,7 @@ async function pageNew() {
       h("div", {}, h("label", { for: "cmd" }, "test"), cmd),
       h("div", {}, h("label", { for: "target" }, "target"), target, list),
       opts,
-      h("div", {}, h("label", { for: "confirm" }, "--allow-destroy"), confirm),
-      h("p", { className: "note" }, "Write tests on a block device or an existing file destroy its data: type its name exactly, as with --allow-destroy on the command line. A directory needs nothing."),
+      destroyRow,
       h("button", { type: "submit", id: "start" }, "Start"),
       err));
 }
