@@ -130,6 +130,41 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
     assert_eq!(rows[1][2], "1436.55", "{rows:?}");
     assert_eq!(rows[1][4], "+37.0 %", "{rows:?}");
     assert_eq!(rows[0][4], "", "{rows:?}");
+    // `iolab history trend`'s verdict under the table (the page left it out): two results
+    // are too few to test for a change.
+    let text = b.eval("document.getElementById('trend-text').textContent");
+    assert!(
+        text.as_str()
+            .unwrap()
+            .contains("too few results to test for a change"),
+        "{text}"
+    );
+
+    // No test asked for: the page says which one it shows and offers the device's tests
+    // in the test field (it offered nothing, and said nothing of the others).
+    b.eval("location.hash = '#/trend?device=Synthetic'");
+    b.wait_for(
+        "the default test's trend",
+        "document.getElementById('trend-chosen') !== null && document.querySelectorAll('#trend-tests option').length > 1",
+        MINUTE,
+    );
+    let chosen = b.eval("document.getElementById('trend-chosen').textContent");
+    assert!(
+        chosen
+            .as_str()
+            .unwrap()
+            .contains("the most run test on this device"),
+        "{chosen}"
+    );
+    let offered =
+        b.eval("[...document.querySelectorAll('#trend-tests option')].map((o) => o.value)");
+    assert!(
+        offered
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!("SEQ1M Q8T1 read")),
+        "{offered}"
+    );
 
     // A trend of one result (files.json's 4K create): its axis names result 1 only (its
     // right-hand end read "result 1.001").

@@ -125,7 +125,11 @@ pub fn list_filtered(s: &AppState, q: &HashMap<String, String>) -> Result<Vec<Su
         .collect())
 }
 
-/// The trend of one metric of one test on one device (`device`, `test`, `metric`).
+/// The trend of one metric of one test on one device (`device`, `test`, `metric`), with
+/// the device's tests (`tests`: `{test, results}`, most results first: the test field's
+/// choices, which the page did not offer) and `iolab history trend`'s text (`text`: its
+/// verdict lines, "too few results to test for a change", "… changed at #N", which the
+/// page left out).
 pub fn trend(s: &AppState, q: &HashMap<String, String>) -> Result<serde_json::Value, String> {
     let Some(h) = &s.history else {
         return Err("the trend needs the history, and this console runs without one".into());
@@ -140,7 +144,17 @@ pub fn trend(s: &AppState, q: &HashMap<String, String>) -> Result<serde_json::Va
             metric: param(q, "metric"),
         })
         .map_err(|e| format!("{e:#}"))?;
-    serde_json::to_value(t).map_err(|e| e.to_string())
+    let tests = h.tests(&t.device).map_err(|e| format!("{e:#}"))?;
+    let text = crate::report::history::render_trend(&t);
+    let mut v = serde_json::to_value(t).map_err(|e| e.to_string())?;
+    v["tests"] = serde_json::json!(
+        tests
+            .into_iter()
+            .map(|(test, results)| serde_json::json!({"test": test, "results": results}))
+            .collect::<Vec<_>>()
+    );
+    v["text"] = serde_json::json!(text);
+    Ok(v)
 }
 
 /// A device's SMART snapshots over time (`device`: part of its identity, as for the trend).

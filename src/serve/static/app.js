@@ -457,10 +457,12 @@ async function pageTrend() {
     location.hash = "#/trend?" + p.toString();
   };
   f.device.setAttribute("list", "trend-devices");
+  f.test.setAttribute("list", "trend-tests");
   const devices = h("datalist", { id: "trend-devices" });
+  const tests = h("datalist", { id: "trend-tests" });
   api("/api/trend/devices").then((ds) => devices.replaceChildren(...ds.map((d) => h("option", { value: d.device }, d.results + " results")))).catch(() => {});
   show(h("h2", {}, "Trend per device"),
-    h("form", { className: "filters", onsubmit: apply }, Object.values(f), devices, h("button", { type: "submit" }, "Show")), out);
+    h("form", { className: "filters", onsubmit: apply }, Object.values(f), devices, tests, h("button", { type: "submit" }, "Show")), out);
   if (!q.get("device")) { out.replaceChildren(h("p", { className: "note" }, "Give a device (its model, serial or kernel name); the test (default: the one with most results) and the metric (default: its headline, e.g. iops) are optional.")); return; }
   try {
     const t = await api("/api/trend?" + q.toString());
@@ -476,9 +478,17 @@ async function pageTrend() {
       h("td", { className: "num" }, Number.isFinite(p.change_pct) ? signed(p.change_pct) : ""),
       h("td", {}, p.significant_change && Number.isFinite(p.level_change_pct) ? "◆ " + signed(p.level_change_pct) + " (" + word(p.level_change_pct) + ")" : "")));
     const healthBox = h("div", { id: "health-history" });
-    out.replaceChildren(h("p", {}, t.device, " — ", t.test, " — ", t.metric, t.higher_is_better ? " (higher is better)" : " (lower is better)"),
+    // The device's tests for the test field, and which one is shown when none was asked
+    // for (as `iolab history trend` says on its stderr).
+    tests.replaceChildren(...(t.tests || []).map((x) => h("option", { value: x.test }, x.results + " results")));
+    const others = (t.tests || []).length - 1;
+    const chosen = !q.get("test") && others > 0
+      ? h("p", { className: "note", id: "trend-chosen" }, "showing '" + t.test + "', the most run test on this device (" + others + " more: choose one under test)")
+      : "";
+    out.replaceChildren(h("p", {}, t.device, " — ", t.test, " — ", t.metric, t.higher_is_better ? " (higher is better)" : " (lower is better)"), chosen,
       lineChart("chart-trend", t.metric_label || metricLabel(t.metric), pts, "v", (v) => t.metric.endsWith("_ns") ? fmtLat(v) : t.metric.includes("bytes_per_s") ? fmtNum(v / 1e6, 1) : fmtNum(v, 1), (x) => "result " + (x / 1000 + 1)),
-      table(["id", "started", t.metric_label || metricLabel(t.metric), "95 % interval", "change", "level"], rows), healthBox);
+      table(["id", "started", t.metric_label || metricLabel(t.metric), "95 % interval", "change", "level"], rows),
+      h("pre", { id: "trend-text" }, t.text || ""), healthBox);
     // The drive's SMART snapshots taken with those results, where it had SMART.
     api("/api/health?device=" + encodeURIComponent(q.get("device"))).then((hh) => {
       const snaps = hh.points.filter((p) => p.smart && p.smart.available);
