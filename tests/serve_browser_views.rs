@@ -212,6 +212,33 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
     let done = b.eval("document.getElementById('tests-done').textContent");
     assert_eq!(done, serde_json::json!("4"));
 
+    // A files test has no live series: its page says so instead of three empty charts
+    // "waiting for data…" (shown until it ended, and after).
+    let files = ram.path().join("files");
+    std::fs::create_dir(&files).unwrap();
+    let form = serde_json::json!({
+        "command": "files",
+        "target": files.display().to_string(),
+        "options": {"sizes": "1", "files-per-portion": "10", "portions": "1",
+                    "passes": "1", "repeat": "1"},
+    });
+    let (code, body) = console.authed("POST", "/api/runs", &form.to_string());
+    assert_eq!(code, 200, "{body}");
+    let id = serde_json::from_str::<serde_json::Value>(&body).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    b.eval(&format!("location.hash = '#/run/{id}'"));
+    b.wait_for(
+        "the files test to end",
+        "document.getElementById('run-status').textContent === 'complete'",
+        Duration::from_secs(300),
+    );
+    let charts = b.eval(
+        "[document.getElementById('no-live') !== null, document.querySelectorAll('#charts svg').length]",
+    );
+    assert_eq!(charts, serde_json::json!([true, 0]), "files run page");
+
     drop(b);
     let mut console = console;
     assert_eq!(console.stop(), Some(0), "stderr: {}", console.stderr());

@@ -301,7 +301,9 @@ async function pageRun(id) {
     h("p", {}, "live points: ", count, " · tests done: ", done),
     charts, err, out);
   // The charts follow the test running now (each test of a suite has its own scale).
+  let live = true;
   const draw = () => {
+    if (!live) return;
     const last = state.points.length ? state.points[state.points.length - 1].label : "";
     const pts = state.points.filter((p) => p.label === last);
     const t = last ? " — " + last.replace(/ \[.*\]$/, "") : "";
@@ -322,6 +324,11 @@ async function pageRun(id) {
       return;
     }
     argv.textContent = v.argv.join(" ");
+    if (live && v.live_points === false) {
+      // No live series for this test (files): no empty charts "waiting for data…".
+      live = false;
+      charts.replaceChildren(h("p", { className: "note", id: "no-live" }, "iolab " + v.command + " has no live series (IOPS, MB/s and latency every 500 ms are a block test's); its figures are in the table when it ends."));
+    }
     state.since = v.next;
     for (const e of v.events) {
       if (e.event === "point") {
