@@ -239,6 +239,40 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
     );
     assert_eq!(charts, serde_json::json!([true, 0]), "files run page");
 
+    // A saturate sweep prefills "prefill /path/iolab-test-….dat": not a test (it counted
+    // as one: 4 steps read "tests done: 5"). Each step is one.
+    let form = serde_json::json!({
+        "command": "saturate",
+        "target": files.display().to_string(),
+        "options": {"size": "4M", "step-duration": "200ms", "ramp": "0s",
+                    "max-depth": "4", "rw": "randread"},
+    });
+    let (code, body) = console.authed("POST", "/api/runs", &form.to_string());
+    assert_eq!(code, 200, "{body}");
+    let id = serde_json::from_str::<serde_json::Value>(&body).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    b.eval(&format!("location.hash = '#/run/{id}'"));
+    b.wait_for(
+        "the sweep to end",
+        "document.getElementById('run-status').textContent === 'complete'",
+        Duration::from_secs(300),
+    );
+    let (_, body) = console.authed("GET", &format!("/api/runs/{id}"), "");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let ends: Vec<&str> = v["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["event"] == "task_end")
+        .map(|e| e["label"].as_str().unwrap())
+        .collect();
+    assert!(ends.iter().any(|l| l.starts_with("prefill ")), "{ends:?}");
+    let steps = ends.iter().filter(|l| !l.starts_with("prefill")).count();
+    let done = b.eval("document.getElementById('tests-done').textContent");
+    assert_eq!(done, serde_json::json!(steps.to_string()), "{ends:?}");
+
     drop(b);
     let mut console = console;
     assert_eq!(console.stop(), Some(0), "stderr: {}", console.stderr());

@@ -281,7 +281,10 @@ async function pageRun(id) {
   // when the next test starts (--repeat auto may stop early), or when the suite completes;
   // not once per run (a suite of 4 tests x 3 runs once showed "tests done: 12").
   const state = { since: 0, points: [], done: new Set(), current: "", status: "" };
-  const testOf = (label) => String(label || "").replace(/ \[\d+\/\d+\]$/, "");
+  const testOf = (label) => String(label || "").replace(/ \[(\d+\/\d+|round \d+, until steady)\]$/, "");
+  // Tasks that are not a test: a prefill or preconditioning (saturate's name the file:
+  // "prefill /mnt/x/iolab-test-….dat", counted as a test), a --pause, a --recovery idle.
+  const notTest = (label) => /^(prefill|precondition|pause|idle)\b/.test(String(label || ""));
   const status = h("span", { id: "run-status" });
   const label = h("span", { id: "run-label" });
   const barFill = h("div", { style: "width:0%" });
@@ -340,9 +343,9 @@ async function pageRun(id) {
       }
       if (e.event === "task_start") {
         label.textContent = e.label;
-        if (e.label !== "prefill" && state.current && state.current !== testOf(e.label)) state.done.add(state.current);
+        if (!notTest(e.label) && state.current && state.current !== testOf(e.label)) state.done.add(state.current);
       }
-      if (e.event === "task_end" && e.label !== "prefill") {
+      if (e.event === "task_end" && !notTest(e.label)) {
         state.current = testOf(e.label);
         const m = / \[(\d+)\/(\d+)\]$/.exec(e.label);
         if (!m || m[1] === m[2]) state.done.add(state.current);
