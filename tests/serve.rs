@@ -428,6 +428,11 @@ fn one_test_per_target_and_the_server_s_ctrl_c_stops_its_tests_cleanly() {
     assert_eq!(code, 409, "{body}");
     assert!(body.contains("another iolab run is using"), "{body}");
     drop(held);
+    // A target where no lock can be made is refused (400), not "busy" (it was 409, with
+    // "cannot create the lock file /proc/.iolab.lock").
+    let proc_form = form.replace(&target.display().to_string(), "/proc");
+    let (code, body) = console.authed("POST", "/api/runs", &proc_form);
+    assert_eq!(code, 400, "{body}");
     // Wait for the first live point (the run is measuring), then read its pid.
     let mut pid = 0;
     let live = common::wait_until(Duration::from_secs(120), || {

@@ -234,9 +234,17 @@ pub fn validate(p: &Planned, output: &std::path::Path) -> Result<(), String> {
     cli.command.subcommand().1.check()
 }
 
-/// Is the target free of another iolab run (its `TargetLock`, as the test will take it)?
-/// The lock is taken and released at once; the test takes it again for its whole run.
+/// Is the target free of another iolab run (from a terminal, another console)? Its lock is
+/// not taken: the test takes it for its whole run.
 pub fn target_free(p: &Planned) -> Result<(), String> {
+    crate::runner::lock::refuse_if_in_use(std::path::Path::new(&p.target))
+        .map_err(|e| e.to_string())
+}
+
+/// Can the test take the target's lock at all (`TargetLock`, taken and released at once)?
+/// Not where no lock file can be made (`/proc`): the command line's message, a refusal of
+/// the target rather than a conflict with another run (it was answered 409, "busy").
+pub fn target_lockable(p: &Planned) -> Result<(), String> {
     crate::runner::lock::TargetLock::acquire(std::path::Path::new(&p.target))
         .map(drop)
         .map_err(|e| e.to_string())
