@@ -118,6 +118,24 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
     let wide = row("SEQ1M Q8T1 write", "MB/s");
     assert_eq!(wide[4], "1.2 % ± too wide", "{wide:?}");
 
+    // Seconds per portion as `iolab compare` prints them ("0.050 s"; the page gave
+    // "0.0500 s", and 0.00075 s as "0.0007 s").
+    b.eval("location.hash = '#/compare?a=h-3&b=h-3'");
+    b.wait_for(
+        "the files comparison",
+        "document.getElementById('compare-text') !== null",
+        MINUTE,
+    );
+    let rows = cells(&mut b, "#main");
+    let portion = rows
+        .iter()
+        .find(|r| r[0] == "1 create" && r[1] == "s/portion")
+        .unwrap_or_else(|| panic!("no 1 create s/portion row in {rows:?}"));
+    assert_eq!(
+        (portion[2].as_str(), portion[3].as_str()),
+        ("0.050 s", "0.050 s")
+    );
+
     // Trend: the second result's change against the first (+37.0 %), its value in MB/s.
     b.eval("location.hash = '#/trend?device=Synthetic&test=SEQ1M%20Q8T1%20read'");
     b.wait_for(
@@ -165,6 +183,19 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
             .contains(&serde_json::json!("SEQ1M Q8T1 read")),
         "{offered}"
     );
+
+    // A trend of seconds per portion: its value as `iolab history trend` prints it
+    // ("0.067 s"; the page gave "0.0670 s", and 0.00075 s as "0.0007 s").
+    b.eval(
+        "location.hash = '#/trend?device=Synthetic&test=4K%20create&metric=seconds_per_portion'",
+    );
+    b.wait_for(
+        "the seconds-per-portion trend",
+        "document.querySelectorAll('#chart-trend circle').length === 1",
+        MINUTE,
+    );
+    let rows = cells(&mut b, "#trend-out");
+    assert_eq!(rows[0][2], "0.067 s", "{rows:?}");
 
     // A trend of one result (files.json's 4K create): its axis names result 1 only (its
     // right-hand end read "result 1.001").

@@ -3,7 +3,7 @@
 
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 
-use crate::history::{Entry, Figure, HealthPoint, Trend};
+use crate::history::{Entry, Figure, HealthPoint, Trend, TrendPoint};
 use crate::model::Summary;
 use crate::model::device::SmartInfo;
 use crate::report::csv::field;
@@ -362,17 +362,7 @@ pub fn render_trend(tr: &Trend) -> String {
     );
     let mut t = table(&["#", "Started (UTC)", "Value", "95 % interval", "Change", ""]);
     for p in &tr.points {
-        let interval = match (p.ci_low, p.ci_high) {
-            // As `iolab compare`: a rate or a time cannot be negative, so an interval that
-            // reaches below zero (two runs far apart) says nothing.
-            (Some(l), Some(_)) if p.value > 0.0 && l < 0.0 => "too wide".to_string(),
-            (Some(l), Some(h)) => format!(
-                "{} … {}",
-                fmt_value(&tr.metric, l),
-                fmt_value(&tr.metric, h)
-            ),
-            _ => format!("(n={})", p.n),
-        };
+        let interval = trend_interval(tr, p);
         let mut mark = match p.level_change_pct {
             Some(c) if p.significant_change => {
                 format!("◆ {:+.1} % ({})", c, word(tr.higher_is_better, c))
@@ -389,7 +379,7 @@ pub fn render_trend(tr: &Trend) -> String {
         t.add_row(vec![
             p.id.to_string(),
             short_time(&p.started_at),
-            fmt_value(&tr.metric, p.value),
+            trend_value(tr, p),
             interval,
             p.change_pct
                 .map(|c| format!("{c:+.1} %"))
@@ -436,6 +426,26 @@ fn fmt_p(p: f64) -> String {
         format!("{p:.1e}")
     } else {
         format!("{p:.4}")
+    }
+}
+
+/// A trend point's value as the trend's table prints it (the console shows the same).
+pub fn trend_value(tr: &Trend, p: &TrendPoint) -> String {
+    fmt_value(&tr.metric, p.value)
+}
+
+/// A trend point's 95 % interval as the trend's table prints it.
+pub fn trend_interval(tr: &Trend, p: &TrendPoint) -> String {
+    match (p.ci_low, p.ci_high) {
+        // As `iolab compare`: a rate or a time cannot be negative, so an interval that
+        // reaches below zero (two runs far apart) says nothing.
+        (Some(l), Some(_)) if p.value > 0.0 && l < 0.0 => "too wide".to_string(),
+        (Some(l), Some(h)) => format!(
+            "{} … {}",
+            fmt_value(&tr.metric, l),
+            fmt_value(&tr.metric, h)
+        ),
+        _ => format!("(n={})", p.n),
     }
 }
 

@@ -66,12 +66,34 @@ pub fn report(l: &Loaded, id: &str, format: &str) -> Option<(&'static str, Strin
 #[derive(Debug, Serialize)]
 pub struct CompareView {
     pub comparison: crate::report::compare::Comparison,
-    /// The Change cell of every row (`change[pairing][row]`), as `iolab compare` prints it:
-    /// "26.3 % ± too wide" where the interval reaches zero (the page printed the bare
-    /// half-width, "26.3 % ± 502.8", beside a text saying "too wide").
-    pub change: Vec<Vec<String>>,
+    /// Every row's cells as `iolab compare` words them (`cells[pairing][row]`): the page
+    /// shows these, not figures it formats itself (it printed "26.3 % ± 502.8" where the
+    /// text says "± too wide", and 0.00075 s per portion as "0.0007 s").
+    pub cells: Vec<Vec<CompareCells>>,
     /// `iolab compare`'s text.
     pub text: String,
+}
+
+/// One row of the comparison as the command line's table words it.
+#[derive(Debug, Serialize)]
+pub struct CompareCells {
+    /// The metric's label (`MB/s`, `s/portion`).
+    pub metric: String,
+    /// Each side's mean.
+    pub baseline: String,
+    pub other: String,
+    /// The Change column.
+    pub change: String,
+}
+
+fn cells_of(r: &crate::report::compare::Row) -> CompareCells {
+    use crate::report::metrics::{fmt_value, label_for};
+    CompareCells {
+        metric: label_for(&r.family, &r.metric),
+        baseline: fmt_value(&r.metric, r.baseline.mean),
+        other: fmt_value(&r.metric, r.other.mean),
+        change: crate::report::compare::change_cell(r),
+    }
 }
 
 /// `a` (the baseline) against `b`, as `iolab compare A B` does.
@@ -79,15 +101,10 @@ pub fn compare(a: Loaded, b: Loaded) -> Result<CompareView, String> {
     let c = crate::report::compare::compare(&[a, b], false).map_err(|e| e.to_string())?;
     Ok(CompareView {
         text: crate::report::compare::render_text(&c),
-        change: c
+        cells: c
             .pairings
             .iter()
-            .map(|p| {
-                p.rows
-                    .iter()
-                    .map(crate::report::compare::change_cell)
-                    .collect()
-            })
+            .map(|p| p.rows.iter().map(cells_of).collect())
             .collect(),
         comparison: c,
     })

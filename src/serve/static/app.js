@@ -76,12 +76,9 @@ function fmtLat(ns) {
   if (ns >= 1e3) return (ns / 1e3).toFixed(1) + " µs";
   return ns.toFixed(0) + " ns";
 }
-// A metric's label and value as the command line prints them (src/report/metrics.rs:
-// label, fmt_value): MB/s for bytes per second, latency in its own unit, rates with
-// thousands separators.
-function fmtThousands(v) {
-  return Math.round(v).toLocaleString("en-US");
-}
+// A metric's label as the command line prints it (src/report/metrics.rs label): the
+// fallback of a trend without metric_label. Values come formatted from the server (the
+// compare and trend tables' cells), never formatted here.
 function metricLabel(m) {
   const fixed = { iops: "IOPS", bw_bytes_per_s: "MB/s", files_per_s: "files/s", seconds_per_portion: "s/portion",
     lat_mean_ns: "mean latency", lat_p99_ns: "p99 latency", answer_iops: "IOPS within limit" };
@@ -93,15 +90,6 @@ function metricLabel(m) {
     return base.startsWith("lat_") ? base.slice(4).replace(/_/g, " ") + " latency" : base.replace(/_/g, " ") + " time";
   }
   return m.replace(/_/g, " ");
-}
-function fmtMetric(m, v) {
-  if (!Number.isFinite(v)) return "-";
-  if (m.includes("bytes_per_s")) return (v / 1e6).toFixed(2);
-  if (m.endsWith("iops")) return fmtThousands(v);
-  if (m.endsWith("_ns")) return fmtLat(v) || "0 ns";
-  if (m.endsWith("_per_s")) return Math.abs(v) >= 1000 ? fmtThousands(v) : v.toFixed(1);
-  if (m.endsWith("_s") || m.endsWith("_seconds") || m.startsWith("seconds_per_")) return v.toFixed(4) + " s";
-  return v.toFixed(4);
 }
 function table(headers, rows) {
   return h("table", {},
@@ -436,14 +424,15 @@ async function pageCompare() {
   try {
     const v = await api("/api/compare?a=" + encodeURIComponent(a) + "&b=" + encodeURIComponent(b));
     const rows = [];
-    // The Change cell is the command line's own text (src/report/compare.rs change_cell):
-    // "± too wide" where the interval of other / baseline reaches zero.
+    // Every cell is the command line's own text (src/serve/results.rs CompareCells:
+    // `iolab compare`'s label, value and change formatting).
     v.comparison.pairings.forEach((p, pi) => p.rows.forEach((r, ri) => {
+      const c = v.cells[pi][ri];
       const name = (r.config ? r.config + " " + r.test : r.test) + (r.settings_differ ? " (settings differ)" : "");
-      rows.push(h("tr", {}, h("td", {}, name), h("td", { title: r.metric }, metricLabel(r.metric)),
-        h("td", { className: "num" }, fmtMetric(r.metric, r.baseline.mean)),
-        h("td", { className: "num" }, fmtMetric(r.metric, r.other.mean)),
-        h("td", { className: "num" }, v.change[pi][ri]),
+      rows.push(h("tr", {}, h("td", {}, name), h("td", { title: r.metric }, c.metric),
+        h("td", { className: "num" }, c.baseline),
+        h("td", { className: "num" }, c.other),
+        h("td", { className: "num" }, c.change),
         h("td", {}, String(r.verdict || "").replace(/-/g, " "))));
     }));
     show(h("h2", {}, "Compare ", a, " (baseline) with ", b),
@@ -481,10 +470,10 @@ async function pageTrend() {
     // changed for good (its change against the results before).
     const signed = (c) => (c >= 0 ? "+" : "") + c.toFixed(1) + " %";
     const word = (c) => ((c >= 0) === t.higher_is_better ? "faster" : "slower");
-    const rows = t.points.map((p) => h("tr", {}, h("td", {}, "h-" + p.id + (p.status ? " (run " + p.status + ")" : "")), h("td", {}, p.started_at),
-      h("td", { className: "num" }, fmtMetric(t.metric, p.value)),
-      h("td", { className: "num" }, !Number.isFinite(p.ci_low) ? "(n=" + p.n + ")"
-        : p.value > 0 && p.ci_low < 0 ? "too wide" : fmtMetric(t.metric, p.ci_low) + " … " + fmtMetric(t.metric, p.ci_high)),
+    // Value and interval: the command line's text (t.cells, from src/report/history.rs).
+    const rows = t.points.map((p, i) => h("tr", {}, h("td", {}, "h-" + p.id + (p.status ? " (run " + p.status + ")" : "")), h("td", {}, p.started_at),
+      h("td", { className: "num" }, t.cells[i].value),
+      h("td", { className: "num" }, t.cells[i].interval),
       h("td", { className: "num" }, Number.isFinite(p.change_pct) ? signed(p.change_pct) : ""),
       h("td", {}, p.significant_change && Number.isFinite(p.level_change_pct) ? "◆ " + signed(p.level_change_pct) + " (" + word(p.level_change_pct) + ")" : "")));
     const healthBox = h("div", { id: "health-history" });
