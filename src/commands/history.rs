@@ -342,6 +342,8 @@ fn trend(h: &History, a: &TrendArgs) -> Result<i32> {
             }
         }
         crate::out!("{}", render::render_trend(&t));
+        let changes = render::trend_settings_changes(h, &t)?;
+        crate::out!("{}", render::render_settings_changes(&changes));
     }
     Ok(0)
 }

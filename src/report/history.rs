@@ -429,6 +429,53 @@ fn fmt_p(p: f64) -> String {
     }
 }
 
+/// Where a trend's test was measured with other settings than at the point before (a
+/// `--size`, `--ramp`, queue depth, ...): the point's id, the one before and the settings
+/// that differ (`size_bytes 16MiB vs 8MiB`). Its change against that point may come from them, as
+/// `iolab compare` warns for two files; the trend said nothing of it. Points whose
+/// document or test cannot be read are skipped.
+pub fn trend_settings_changes(
+    h: &crate::history::History,
+    tr: &Trend,
+) -> anyhow::Result<Vec<(i64, i64, String)>> {
+    use crate::report::metrics::{all_tests, config_of, display_name};
+    use crate::report::settings::{differences, recorded};
+    let mut out = Vec::new();
+    let mut prev: Option<(i64, std::collections::BTreeMap<String, String>)> = None;
+    for p in &tr.points {
+        let Some(doc) = h.get(p.id)? else {
+            prev = None;
+            continue;
+        };
+        let found = all_tests(&doc).into_iter().find_map(|t| {
+            let config = config_of(&doc, t).unwrap_or_default();
+            (t.name == tr.test || display_name(Some(&config), &t.name) == tr.test)
+                .then(|| recorded(&doc, &config, t))
+        });
+        if let (Some((before_id, before)), Some(now)) = (&prev, &found) {
+            let d = differences(before, now);
+            if !d.is_empty() {
+                let what: Vec<String> = d.iter().map(|x| x.describe()).collect();
+                out.push((p.id, *before_id, what.join(", ")));
+            }
+        }
+        prev = found.map(|f| (p.id, f));
+    }
+    Ok(out)
+}
+
+/// The lines saying where a trend's settings changed (`trend_settings_changes`).
+pub fn render_settings_changes(changes: &[(i64, i64, String)]) -> String {
+    changes
+        .iter()
+        .map(|(id, before, what)| {
+            format!(
+                "warning [settings-differ] #{id}: measured with other settings than #{before} ({what}, #{before} vs #{id}): its change may come from them rather than from the device\n"
+            )
+        })
+        .collect()
+}
+
 /// A trend point's value as the trend's table prints it (the console shows the same).
 pub fn trend_value(tr: &Trend, p: &TrendPoint) -> String {
     fmt_value(&tr.metric, p.value)

@@ -145,7 +145,10 @@ pub fn trend(s: &AppState, q: &HashMap<String, String>) -> Result<serde_json::Va
         })
         .map_err(|e| format!("{e:#}"))?;
     let tests = h.tests(&t.device).map_err(|e| format!("{e:#}"))?;
-    let text = crate::report::history::render_trend(&t);
+    let changes =
+        crate::report::history::trend_settings_changes(h, &t).map_err(|e| format!("{e:#}"))?;
+    let text = crate::report::history::render_trend(&t)
+        + &crate::report::history::render_settings_changes(&changes);
     // Each point's value and interval as the trend's table words them (the page formatted
     // them itself: 0.00075 s per portion read "0.0007 s").
     let cells: Vec<serde_json::Value> = t
