@@ -703,6 +703,12 @@ fn without_a_history_the_own_runs_have_their_headline_figures() {
     let (code, body) = console.authed("GET", "/api/history?command=fils", "");
     assert_eq!(code, 400, "{body}");
     assert!(body.contains("not a measuring command"), "{body}");
+    // Its result file deleted: not found, not a server error (it was 500).
+    let file = list[0]["source"].as_str().unwrap().to_string();
+    std::fs::remove_file(&file).unwrap();
+    let (code, body) = console.authed("GET", &format!("/api/results/{id}/report/md"), "");
+    assert_eq!(code, 404, "{body}");
+    assert!(body.contains("is gone"), "{body}");
 }
 
 /// The History page's filters give what `iolab history` gives for the same values: `limit`

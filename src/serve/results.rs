@@ -18,6 +18,13 @@ pub fn load(s: &AppState, id: &str) -> Result<Loaded, Missing> {
             s.jobs.get(n).and_then(|j| j.result_path()).ok_or_else(|| {
                 Missing::NotFound(format!("{id}: no such run, or it saved nothing"))
             })?;
+        if !path.exists() {
+            // Moved or deleted since: not found (it was a 500, a server error).
+            return Err(Missing::NotFound(format!(
+                "{id}: its result file {} is gone (moved or deleted)",
+                path.display()
+            )));
+        }
         let doc = ResultDoc::read(&path).map_err(|e| Missing::Broken(e.to_string()))?;
         return Ok(Loaded { path, doc });
     }
