@@ -304,6 +304,19 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
     let done = b.eval("document.getElementById('tests-done').textContent");
     assert_eq!(done, serde_json::json!(steps.to_string()), "{ends:?}");
 
+    // A run that does not exist (a mistyped address, a console since restarted): the page
+    // says so once and stops asking (it asked again every 2 s for as long as it was open).
+    b.eval(
+        "window.__asked = 0; if (!window.__fetch) { window.__fetch = window.fetch; window.fetch = (...a) => { if (String(a[0]).startsWith('/api/runs/run-99')) window.__asked++; return window.__fetch(...a); }; } location.hash = '#/run/run-99'; true",
+    );
+    b.wait_for(
+        "the missing run's message",
+        "document.getElementById('run-error') && document.getElementById('run-error').textContent.includes('no such run')",
+        MINUTE,
+    );
+    std::thread::sleep(Duration::from_secs(5));
+    assert_eq!(b.eval("window.__asked"), serde_json::json!(1));
+
     drop(b);
     let mut console = console;
     assert_eq!(console.stop(), Some(0), "stderr: {}", console.stderr());

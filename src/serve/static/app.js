@@ -44,7 +44,9 @@ async function api(path, opts) {
   if (seq !== routeSeq) throw new Stale("the page changed");
   if (!r.ok) {
     const msg = body && body.error ? body.error : String(body);
-    throw new Error(msg);
+    const e = new Error(msg);
+    e.status = r.status;
+    throw e;
   }
   return body;
 }
@@ -310,7 +312,11 @@ async function pageRun(id) {
     try {
       v = await api("/api/runs/" + id + "?since=" + state.since);
     } catch (e) {
+      if (e instanceof Stale) return;
       err.textContent = e.message;
+      // No such run (a mistyped address, or a run of a console since restarted): asking
+      // again every 2 s forever finds nothing more; a failure that may pass is retried.
+      if (e.status === 404) return;
       pollTimer = setTimeout(tick, 2000);
       return;
     }
