@@ -844,3 +844,36 @@ fn a_bad_since_is_one_usage_line_and_nothing_else() {
     }
     assert!(!db.exists(), "nothing created");
 }
+
+/// A trend whose test was measured with other settings at one point (here `--size` and the
+/// queue depth) says so under the table, as `iolab compare` does for two files: its change
+/// may come from them. It said nothing, and a -30 % from a smaller test file read as the
+/// device's.
+#[test]
+fn a_trend_says_where_the_settings_changed() {
+    let dir = tempdir();
+    let db = dir.path().join("h.sqlite");
+    let mut docs: Vec<ResultDoc> = (0..3)
+        .map(|i| generated("S9", i * 1440, 40_000.0))
+        .collect();
+    for (i, d) in docs.iter_mut().enumerate() {
+        let s = d.tests[0].settings.as_mut().unwrap();
+        s.size_bytes = if i == 2 { 1 << 30 } else { 1 << 28 };
+        s.iodepth = if i == 2 { 32 } else { 1 };
+    }
+    write_all(&dir.path().join("res"), &docs);
+    let o = hist(&db, &["history", "import", s(&dir.path().join("res"))]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = hist(&db, &["history", "trend", "--device", "S9"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let warned: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("warning [settings-differ]"))
+        .collect();
+    assert_eq!(warned.len(), 1, "{out}");
+    assert!(
+        warned[0].starts_with("warning [settings-differ] #3: measured with other settings than #2 (iodepth 1 vs 32, size_bytes 256MiB vs 1GiB, #2 vs #3)"),
+        "{out}"
+    );
+}

@@ -428,6 +428,11 @@ fn one_test_per_target_and_the_server_s_ctrl_c_stops_its_tests_cleanly() {
     assert_eq!(code, 409, "{body}");
     assert!(body.contains("another iolab run is using"), "{body}");
     drop(held);
+    // A target where no lock can be made is refused (400), not "busy" (it was 409, with
+    // "cannot create the lock file /proc/.iolab.lock").
+    let proc_form = form.replace(&target.display().to_string(), "/proc");
+    let (code, body) = console.authed("POST", "/api/runs", &proc_form);
+    assert_eq!(code, 400, "{body}");
     // Wait for the first live point (the run is measuring), then read its pid.
     let mut pid = 0;
     let live = common::wait_until(Duration::from_secs(120), || {
@@ -671,4 +676,141 @@ fn without_a_history_the_own_runs_have_their_headline_figures() {
     let list: serde_json::Value = serde_json::from_str(&body).unwrap();
     let headline = list[0]["headline"].as_str().unwrap();
     assert!(headline.contains("files/s"), "{body}");
+    // The filters read the own runs as `iolab history` reads the history: part of the
+    // device (it compared the device whole: nothing matched), any case of the command (it
+    // refused `FILES`), `limit=0` for all (it listed none).
+    let device = list[0]["device"].as_str().unwrap();
+    let part = device
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_ascii_uppercase();
+    for q in [
+        format!("device={}", part.replace(' ', "%20")),
+        "command=FILES".to_string(),
+        "limit=0".to_string(),
+    ] {
+        let (code, body) = console.authed("GET", &format!("/api/history?{q}"), "");
+        assert_eq!(code, 200, "{q}: {body}");
+        let l: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(
+            l.as_array().unwrap().len(),
+            1,
+            "{q} (device {device}): {body}"
+        );
+        assert_eq!(l[0]["id"], serde_json::json!(id), "{q}: {body}");
+    }
+    let (code, body) = console.authed("GET", "/api/history?command=fils", "");
+    assert_eq!(code, 400, "{body}");
+    assert!(body.contains("not a measuring command"), "{body}");
+    // Its result file deleted: not found, not a server error (it was 500).
+    let file = list[0]["source"].as_str().unwrap().to_string();
+    std::fs::remove_file(&file).unwrap();
+    let (code, body) = console.authed("GET", &format!("/api/results/{id}/report/md"), "");
+    assert_eq!(code, 404, "{body}");
+    assert!(body.contains("is gone"), "{body}");
+}
+
+/// The History page's filters give what `iolab history` gives for the same values: `limit`
+/// 0 is every result (the page listed none), the command in any case (`RUN` was refused,
+/// the command line takes it since `--command Run` was fixed there).
+#[test]
+fn the_history_filters_read_as_the_command_line_s() {
+    let dir = tempfile::Builder::new()
+        .prefix("iolab-serve-filters-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let history = dir.path().join("history.db");
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    for f in ["run-a.json", "run-b.json", "files.json"] {
+        let mut cmd = common::bin();
+        let out = common::with_history(&mut cmd, &history)
+            .args(["history", "import", common::s(&fixtures.join(f))])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", common::stderr(&out));
+    }
+    let ids = |args: &[&str]| -> Vec<String> {
+        let mut cmd = common::bin();
+        let out = common::with_history(&mut cmd, &history)
+            .args(["history", "--json"])
+            .args(args)
+            .output()
+            .unwrap();
+        let v = common::json_ok(&out);
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|e| format!("h-{}", e["id"]))
+            .collect()
+    };
+    let console = Console::start_in(dir, &[], Some(&history));
+    for (q, args) in [
+        ("limit=0", &["--limit", "0"][..]),
+        ("limit=1", &["--limit", "1"][..]),
+        ("command=RUN", &["--command", "RUN"][..]),
+        (
+            "command=Files&limit=0",
+            &["--command", "Files", "--limit", "0"][..],
+        ),
+    ] {
+        let (code, body) = console.authed("GET", &format!("/api/history?{q}"), "");
+        assert_eq!(code, 200, "{q}: {body}");
+        let l: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let got: Vec<String> = l
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["id"].as_str().unwrap().to_string())
+            .collect();
+        let want = ids(args);
+        assert!(!want.is_empty(), "{args:?}");
+        assert_eq!(got, want, "{q} against iolab history {args:?}");
+    }
+}
+
+/// A history entry's downloads are `iolab report` of the result file it was recorded from,
+/// byte for byte (they named it "history-1.json", a file that never existed), and the
+/// comparison names the files as `iolab compare` does.
+#[test]
+fn a_history_entry_s_downloads_are_iolab_report_of_its_file() {
+    let dir = tempfile::Builder::new()
+        .prefix("iolab-serve-downloads-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let history = dir.path().join("history.db");
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let a = dir.path().join("run-a.json");
+    let b = dir.path().join("run-b.json");
+    std::fs::copy(fixtures.join("run-a.json"), &a).unwrap();
+    std::fs::copy(fixtures.join("run-b.json"), &b).unwrap();
+    for f in [&a, &b] {
+        let mut cmd = common::bin();
+        let out = common::with_history(&mut cmd, &history)
+            .args(["history", "import", common::s(f)])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", common::stderr(&out));
+    }
+    let reports = dir.path().join("reports");
+    std::fs::create_dir(&reports).unwrap();
+    let console = Console::start_in(dir, &[], Some(&history));
+    for ext in ["html", "md", "csv"] {
+        let want = reports.join(format!("report.{ext}"));
+        let out = common::iolab(&["report", common::s(&a), "-o", common::s(&want)]);
+        assert!(out.status.success(), "{}", common::stderr(&out));
+        let want = std::fs::read_to_string(&want).unwrap();
+        let (code, got) = console.authed("GET", &format!("/api/results/h-1/report/{ext}"), "");
+        assert_eq!(code, 200, "{got}");
+        assert!(!got.contains("history-1"), "{ext}: {got}");
+        assert_eq!(got, want, "{ext}: the download differs from iolab report's");
+    }
+    let (code, body) = console.authed("GET", "/api/compare?a=h-1&b=h-2", "");
+    assert_eq!(code, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let text = v["text"].as_str().unwrap();
+    assert!(
+        text.contains(&format!("A = {}", a.display())),
+        "the comparison names its files: {text}"
+    );
 }

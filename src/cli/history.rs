@@ -204,3 +204,28 @@ pub struct HealthArgs {
     #[arg(long)]
     pub json: bool,
 }
+
+/// The command a `--command` filter names, whatever its case (`Run`): one of the measuring
+/// commands, or one the history holds (a result imported from another iolab version).
+/// `Err` with every name it could have been: a misspelt command would only match nothing.
+/// The command line and the console's History filter both check with this.
+pub fn command_named(
+    h: &crate::history::History,
+    c: &str,
+) -> anyhow::Result<Result<String, Vec<String>>> {
+    let held = h.commands()?;
+    let mut known: Vec<String> = super::MEASURING_COMMANDS
+        .iter()
+        .map(|k| k.to_string())
+        .collect();
+    known.extend(
+        held.into_iter()
+            .filter(|k| !super::MEASURING_COMMANDS.contains(&k.as_str())),
+    );
+    Ok(
+        match known.iter().find(|k| k.eq_ignore_ascii_case(c.trim())) {
+            Some(k) => Ok(k.clone()),
+            None => Err(known),
+        },
+    )
+}

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::cli::MEASURING_COMMANDS;
 use crate::cli::history::{
     DevicesArgs, ExportArgs, ExportFormat, FilterArgs, HealthArgs, HistoryArgs, HistoryCmd,
     ImportArgs, ListArgs, ShowArgs, TrendArgs,
@@ -51,32 +50,15 @@ fn open() -> Result<History> {
 }
 
 fn filter_of(h: &History, f: &FilterArgs, limit: Option<usize>) -> Result<Filter> {
-    let mut command = f.command.clone();
-    if let Some(c) = &f.command {
-        // A misspelt command would only match nothing: say which ones there are. Those of
-        // the history count too (a result imported from another iolab version). Case does
-        // not matter (`--command Run`), as in `--device` and `--test`.
-        let held = h.commands()?;
-        let same = MEASURING_COMMANDS
-            .iter()
-            .map(|k| k.to_string())
-            .chain(held.iter().cloned())
-            .find(|k| k.eq_ignore_ascii_case(c));
-        if let Some(k) = same {
-            command = Some(k);
-        } else {
-            let mut known: Vec<&str> = MEASURING_COMMANDS.to_vec();
-            known.extend(
-                held.iter()
-                    .map(String::as_str)
-                    .filter(|c| !MEASURING_COMMANDS.contains(c)),
-            );
-            return Err(crate::usage!(
+    let command = match &f.command {
+        None => None,
+        Some(c) => Some(crate::cli::history::command_named(h, c)?.map_err(|known| {
+            crate::usage!(
                 "--command {c}: no such command; the history keeps the results of: {}",
                 known.join(", ")
-            ));
-        }
-    }
+            )
+        })?),
+    };
     Ok(Filter {
         device: f.device.clone(),
         command,
@@ -355,6 +337,8 @@ fn trend(h: &History, a: &TrendArgs) -> Result<i32> {
             }
         }
         crate::out!("{}", render::render_trend(&t));
+        let changes = render::trend_settings_changes(h, &t)?;
+        crate::out!("{}", render::render_settings_changes(&changes));
     }
     Ok(0)
 }

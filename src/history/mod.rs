@@ -12,6 +12,7 @@
 //!     pub fn open(path: &Path) -> anyhow::Result<History>;
 //!         // creates and migrates; a newer schema, a damaged file or another program's
 //!         // database is refused with a UsageError (exit 2) and left untouched
+//!     pub fn in_memory(name: &str) -> anyhow::Result<History>;   // empty, nothing on disk
 //!     pub fn path(&self) -> &Path;
 //!     pub fn record(&self, doc: &ResultDoc, source: Option<&Path>) -> anyhow::Result<i64>;
 //!     pub fn record_with(&self, doc: &ResultDoc, source: Option<&Path>,

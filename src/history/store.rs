@@ -168,6 +168,15 @@ impl History {
         self.conn.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// An empty history in memory, named `name` in messages: the console without a
+    /// history keeps its own runs there, so its filters read them as the history does.
+    pub fn in_memory(name: &str) -> anyhow::Result<History> {
+        Ok(History {
+            conn: Mutex::new(schema::open_empty()?),
+            path: Path::new(name).to_path_buf(),
+        })
+    }
+
     fn err(&self, e: rusqlite::Error) -> anyhow::Error {
         db_error(&self.path, e)
     }

@@ -693,17 +693,22 @@ pub fn table_row(r: &Row) -> Vec<String> {
         label_for(&r.family, &r.metric),
         format!("{} (n={})", fmt_mean_ci(&r.metric, &sa), sa.n),
         format!("{} (n={})", fmt_mean_ci(&r.metric, &sb), sb.n),
-        if !r.change_pct.is_finite() {
-            // The baseline is 0: other / baseline has no value ("inf %").
-            "- (baseline 0)".to_string()
-        } else if r.change_pct_pm.is_finite() && r.change_pct - r.change_pct_pm <= -100.0 {
-            // other / baseline could be zero or below: "-97.5 ± 6.5 %" looked precise.
-            format!("{:.1} % {CI_TOO_WIDE}", r.change_pct)
-        } else {
-            fmt_pm(r.change_pct, r.change_pct_pm, 1, " %")
-        },
+        change_cell(r),
         verdict_text(r),
     ]
+}
+
+/// The Change column of a row, as the table prints it (the console shows the same text).
+pub fn change_cell(r: &Row) -> String {
+    if !r.change_pct.is_finite() {
+        // The baseline is 0: other / baseline has no value ("inf %").
+        "- (baseline 0)".to_string()
+    } else if r.change_pct_pm.is_finite() && r.change_pct - r.change_pct_pm <= -100.0 {
+        // other / baseline could be zero or below: "-97.5 ± 6.5 %" looked precise.
+        format!("{:.1} % {CI_TOO_WIDE}", r.change_pct)
+    } else {
+        fmt_pm(r.change_pct, r.change_pct_pm, 1, " %")
+    }
 }
 
 fn side_summary(s: &Side) -> Summary {

@@ -3,7 +3,7 @@
 
 use comfy_table::{CellAlignment, ContentArrangement, Table};
 
-use crate::history::{Entry, Figure, HealthPoint, Trend};
+use crate::history::{Entry, Figure, HealthPoint, Trend, TrendPoint};
 use crate::model::Summary;
 use crate::model::device::SmartInfo;
 use crate::report::csv::field;
@@ -362,17 +362,7 @@ pub fn render_trend(tr: &Trend) -> String {
     );
     let mut t = table(&["#", "Started (UTC)", "Value", "95 % interval", "Change", ""]);
     for p in &tr.points {
-        let interval = match (p.ci_low, p.ci_high) {
-            // As `iolab compare`: a rate or a time cannot be negative, so an interval that
-            // reaches below zero (two runs far apart) says nothing.
-            (Some(l), Some(_)) if p.value > 0.0 && l < 0.0 => "too wide".to_string(),
-            (Some(l), Some(h)) => format!(
-                "{} … {}",
-                fmt_value(&tr.metric, l),
-                fmt_value(&tr.metric, h)
-            ),
-            _ => format!("(n={})", p.n),
-        };
+        let interval = trend_interval(tr, p);
         let mut mark = match p.level_change_pct {
             Some(c) if p.significant_change => {
                 format!("◆ {:+.1} % ({})", c, word(tr.higher_is_better, c))
@@ -389,7 +379,7 @@ pub fn render_trend(tr: &Trend) -> String {
         t.add_row(vec![
             p.id.to_string(),
             short_time(&p.started_at),
-            fmt_value(&tr.metric, p.value),
+            trend_value(tr, p),
             interval,
             p.change_pct
                 .map(|c| format!("{c:+.1} %"))
@@ -436,6 +426,73 @@ fn fmt_p(p: f64) -> String {
         format!("{p:.1e}")
     } else {
         format!("{p:.4}")
+    }
+}
+
+/// Where a trend's test was measured with other settings than at the point before (a
+/// `--size`, `--ramp`, queue depth, ...): the point's id, the one before and the settings
+/// that differ (`size_bytes 16MiB vs 8MiB`). Its change against that point may come from them, as
+/// `iolab compare` warns for two files; the trend said nothing of it. Points whose
+/// document or test cannot be read are skipped.
+pub fn trend_settings_changes(
+    h: &crate::history::History,
+    tr: &Trend,
+) -> anyhow::Result<Vec<(i64, i64, String)>> {
+    use crate::report::metrics::{all_tests, config_of, display_name};
+    use crate::report::settings::{differences, recorded};
+    let mut out = Vec::new();
+    let mut prev: Option<(i64, std::collections::BTreeMap<String, String>)> = None;
+    for p in &tr.points {
+        let Some(doc) = h.get(p.id)? else {
+            prev = None;
+            continue;
+        };
+        let found = all_tests(&doc).into_iter().find_map(|t| {
+            let config = config_of(&doc, t).unwrap_or_default();
+            (t.name == tr.test || display_name(Some(&config), &t.name) == tr.test)
+                .then(|| recorded(&doc, &config, t))
+        });
+        if let (Some((before_id, before)), Some(now)) = (&prev, &found) {
+            let d = differences(before, now);
+            if !d.is_empty() {
+                let what: Vec<String> = d.iter().map(|x| x.describe()).collect();
+                out.push((p.id, *before_id, what.join(", ")));
+            }
+        }
+        prev = found.map(|f| (p.id, f));
+    }
+    Ok(out)
+}
+
+/// The lines saying where a trend's settings changed (`trend_settings_changes`).
+pub fn render_settings_changes(changes: &[(i64, i64, String)]) -> String {
+    changes
+        .iter()
+        .map(|(id, before, what)| {
+            format!(
+                "warning [settings-differ] #{id}: measured with other settings than #{before} ({what}, #{before} vs #{id}): its change may come from them rather than from the device\n"
+            )
+        })
+        .collect()
+}
+
+/// A trend point's value as the trend's table prints it (the console shows the same).
+pub fn trend_value(tr: &Trend, p: &TrendPoint) -> String {
+    fmt_value(&tr.metric, p.value)
+}
+
+/// A trend point's 95 % interval as the trend's table prints it.
+pub fn trend_interval(tr: &Trend, p: &TrendPoint) -> String {
+    match (p.ci_low, p.ci_high) {
+        // As `iolab compare`: a rate or a time cannot be negative, so an interval that
+        // reaches below zero (two runs far apart) says nothing.
+        (Some(l), Some(_)) if p.value > 0.0 && l < 0.0 => "too wide".to_string(),
+        (Some(l), Some(h)) => format!(
+            "{} … {}",
+            fmt_value(&tr.metric, l),
+            fmt_value(&tr.metric, h)
+        ),
+        _ => format!("(n={})", p.n),
     }
 }
 

@@ -89,6 +89,17 @@ pub struct FormOption {
 pub struct FormCommand {
     pub command: &'static str,
     pub options: Vec<FormOption>,
+    /// The command takes `--allow-destroy` (it can write to a device or an existing file);
+    /// the page offers the field only then.
+    pub allow_destroy: bool,
+}
+
+/// Does `iolab COMMAND` take `--allow-destroy` (from its clap definition)?
+fn takes_allow_destroy(command: &str) -> bool {
+    Cli::command().find_subcommand(command).is_some_and(|sub| {
+        sub.get_arguments()
+            .any(|a| a.get_long() == Some("allow-destroy"))
+    })
 }
 
 /// The form the console shows (`GET /api/form`): `COMMANDS`, each option's choices and
@@ -134,7 +145,11 @@ pub fn spec() -> Vec<FormCommand> {
                     }
                 })
                 .collect();
-            FormCommand { command, options }
+            FormCommand {
+                command,
+                options,
+                allow_destroy: takes_allow_destroy(command),
+            }
         })
         .collect()
 }
@@ -180,6 +195,13 @@ pub fn plan(form: &StartForm) -> Result<Planned, String> {
         }
     }
     let confirm = clean("confirmation", &form.confirm, 4096)?;
+    if !confirm.is_empty() && !takes_allow_destroy(command) {
+        // Said in the form's words: clap's "unexpected argument '--allow-destroy' found;
+        // see 'iolab files --help'" left the user of a browser guessing.
+        return Err(format!(
+            "iolab {command} never destroys data (it works in files it creates under a directory): leave --allow-destroy empty"
+        ));
+    }
     if !confirm.is_empty() {
         if confirm != target {
             return Err(format!(
@@ -212,9 +234,17 @@ pub fn validate(p: &Planned, output: &std::path::Path) -> Result<(), String> {
     cli.command.subcommand().1.check()
 }
 
-/// Is the target free of another iolab run (its `TargetLock`, as the test will take it)?
-/// The lock is taken and released at once; the test takes it again for its whole run.
+/// Is the target free of another iolab run (from a terminal, another console)? Its lock is
+/// not taken: the test takes it for its whole run.
 pub fn target_free(p: &Planned) -> Result<(), String> {
+    crate::runner::lock::refuse_if_in_use(std::path::Path::new(&p.target))
+        .map_err(|e| e.to_string())
+}
+
+/// Can the test take the target's lock at all (`TargetLock`, taken and released at once)?
+/// Not where no lock file can be made (`/proc`): the command line's message, a refusal of
+/// the target rather than a conflict with another run (it was answered 409, "busy").
+pub fn target_lockable(p: &Planned) -> Result<(), String> {
     crate::runner::lock::TargetLock::acquire(std::path::Path::new(&p.target))
         .map(drop)
         .map_err(|e| e.to_string())
@@ -332,6 +362,25 @@ mod tests {
         assert!(e.contains("is not the target '/dev/loop9' exactly"), "{e}");
         let e = plan(&form("run", "/x", &[("duration", "1s\n--no-save")], "")).unwrap_err();
         assert!(e.contains("control characters"), "{e}");
+        // A command without --allow-destroy: said in the form's words, not clap's
+        // "unexpected argument '--allow-destroy' found; see 'iolab files --help'".
+        let e = plan(&form("files", "/x", &[], "/x")).unwrap_err();
+        assert!(e.contains("iolab files never destroys data"), "{e}");
+        assert!(e.contains("leave --allow-destroy empty"), "{e}");
+        // The form offers the field exactly where the command line takes the flag.
+        let offers: Vec<(&str, bool)> = spec()
+            .iter()
+            .map(|c| (c.command, c.allow_destroy))
+            .collect();
+        assert_eq!(
+            offers,
+            [
+                ("run", true),
+                ("files", false),
+                ("saturate", true),
+                ("sustain", true)
+            ]
+        );
     }
 
     #[test]

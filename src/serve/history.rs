@@ -48,6 +48,12 @@ pub fn get(s: &AppState, id: i64) -> Result<ResultDoc, Missing> {
     }
 }
 
+/// The result file history entry `id` was recorded from, when it names one.
+pub fn source(s: &AppState, id: i64) -> Option<std::path::PathBuf> {
+    let e = s.history.as_ref()?.entry(id).ok()??;
+    e.source.filter(|p| !p.is_empty()).map(Into::into)
+}
+
 fn param(q: &HashMap<String, String>, k: &str) -> Option<String> {
     q.get(k)
         .map(|v| v.trim().to_string())
@@ -55,55 +61,58 @@ fn param(q: &HashMap<String, String>, k: &str) -> Option<String> {
 }
 
 /// The history's entries matching the filters (`device`, `command`, `since`, `limit`),
-/// newest first.
+/// newest first, as `iolab history` lists them: `limit` 0 is all of them, the command's
+/// case does not matter, a device is part of its identity or its kernel name. Without a
+/// history, the console's own runs pass the same filters (it compared a device whole, so
+/// `tmpfs` matched nothing, and refused `Run`).
 pub fn list_filtered(s: &AppState, q: &HashMap<String, String>) -> Result<Vec<Summary>, String> {
     let limit = match param(q, "limit") {
-        Some(l) => Some(
-            l.parse::<usize>()
-                .map_err(|_| format!("limit '{l}': give a number of results"))?,
-        ),
-        None => Some(200),
+        Some(l) => l
+            .parse::<usize>()
+            .map_err(|_| format!("limit '{l}': give a number of results (0: all)"))?,
+        None => 200,
     };
-    if let Some(c) = param(q, "command")
-        && !crate::cli::MEASURING_COMMANDS.contains(&c.as_str())
-    {
-        return Err(format!(
-            "command '{c}': not a measuring command ({})",
-            crate::cli::MEASURING_COMMANDS.join(", ")
-        ));
-    }
     // Checked here, named as the filter's field (the command line's message names its
-    // `--since`); the console's own runs are filtered by it too.
-    let since = param(q, "since")
-        .map(|v| crate::history::parse_since(&v, chrono::Utc::now()))
-        .transpose()
-        .map_err(|e| e.to_string())?;
-    let Some(h) = &s.history else {
-        let mut v = own_runs(s);
-        if let Some(c) = param(q, "command") {
-            v.retain(|e| e.command == c);
+    // `--since`).
+    let since = param(q, "since");
+    if let Some(v) = &since {
+        crate::history::parse_since(v, chrono::Utc::now()).map_err(|e| e.to_string())?;
+    }
+    let own;
+    let (h, own_ids) = match &s.history {
+        Some(h) => (h.as_ref(), None),
+        None => {
+            own = own_runs(s).map_err(|e| format!("{e:#}"))?;
+            (&own.0, Some(&own.1))
         }
-        if let Some(t) = &since {
-            // Both are RFC 3339 UTC texts of the same form, as the database compares them.
-            v.retain(|e| e.started_at >= *t);
-        }
-        if let Some(d) = param(q, "device") {
-            v.retain(|e| e.device.as_ref() == Some(&d));
-        }
-        v.truncate(limit.unwrap_or(200));
-        return Ok(v);
+    };
+    let command = match param(q, "command") {
+        None => None,
+        Some(c) => Some(
+            crate::cli::history::command_named(h, &c)
+                .map_err(|e| format!("{e:#}"))?
+                .map_err(|known| {
+                    format!(
+                        "command '{c}': not a measuring command ({})",
+                        known.join(", ")
+                    )
+                })?,
+        ),
     };
     let filter = Filter {
         device: param(q, "device"),
-        command: param(q, "command"),
-        since: param(q, "since"),
-        limit,
+        command,
+        since,
+        limit: (limit > 0).then_some(limit),
     };
     let entries = h.list(&filter).map_err(|e| format!("{e:#}"))?;
     Ok(entries
         .into_iter()
         .map(|e| Summary {
-            id: format!("h-{}", e.id),
+            id: match own_ids {
+                Some(ids) => ids.get(&e.id).cloned().unwrap_or_default(),
+                None => format!("h-{}", e.id),
+            },
             command: e.command,
             status: e.status,
             started_at: e.started_at,
@@ -116,7 +125,11 @@ pub fn list_filtered(s: &AppState, q: &HashMap<String, String>) -> Result<Vec<Su
         .collect())
 }
 
-/// The trend of one metric of one test on one device (`device`, `test`, `metric`).
+/// The trend of one metric of one test on one device (`device`, `test`, `metric`), with
+/// the device's tests (`tests`: `{test, results}`, most results first: the test field's
+/// choices, which the page did not offer) and `iolab history trend`'s text (`text`: its
+/// verdict lines, "too few results to test for a change", "… changed at #N", which the
+/// page left out).
 pub fn trend(s: &AppState, q: &HashMap<String, String>) -> Result<serde_json::Value, String> {
     let Some(h) = &s.history else {
         return Err("the trend needs the history, and this console runs without one".into());
@@ -131,7 +144,33 @@ pub fn trend(s: &AppState, q: &HashMap<String, String>) -> Result<serde_json::Va
             metric: param(q, "metric"),
         })
         .map_err(|e| format!("{e:#}"))?;
-    serde_json::to_value(t).map_err(|e| e.to_string())
+    let tests = h.tests(&t.device).map_err(|e| format!("{e:#}"))?;
+    let changes =
+        crate::report::history::trend_settings_changes(h, &t).map_err(|e| format!("{e:#}"))?;
+    let text = crate::report::history::render_trend(&t)
+        + &crate::report::history::render_settings_changes(&changes);
+    // Each point's value and interval as the trend's table words them (the page formatted
+    // them itself: 0.00075 s per portion read "0.0007 s").
+    let cells: Vec<serde_json::Value> = t
+        .points
+        .iter()
+        .map(|p| {
+            serde_json::json!({
+                "value": crate::report::history::trend_value(&t, p),
+                "interval": crate::report::history::trend_interval(&t, p),
+            })
+        })
+        .collect();
+    let mut v = serde_json::to_value(t).map_err(|e| e.to_string())?;
+    v["tests"] = serde_json::json!(
+        tests
+            .into_iter()
+            .map(|(test, results)| serde_json::json!({"test": test, "results": results}))
+            .collect::<Vec<_>>()
+    );
+    v["text"] = serde_json::json!(text);
+    v["cells"] = serde_json::json!(cells);
+    Ok(v)
 }
 
 /// A device's SMART snapshots over time (`device`: part of its identity, as for the trend).
@@ -162,31 +201,20 @@ pub fn devices(s: &AppState) -> Result<serde_json::Value, String> {
     ))
 }
 
-/// The console's own runs as list entries (newest first).
-fn own_runs(s: &AppState) -> Vec<Summary> {
-    s.jobs
-        .all()
-        .iter()
-        .rev()
-        .filter_map(|j| {
-            let doc = ResultDoc::read(&j.result_path()?).ok()?;
-            Some(summary_of(&format!("run-{}", j.id), &doc, "serve"))
-        })
-        .collect()
-}
-
-fn summary_of(id: &str, doc: &ResultDoc, source: &str) -> Summary {
-    Summary {
-        id: id.to_string(),
-        command: doc.command.clone(),
-        status: doc.status.clone(),
-        started_at: doc.started_at.clone(),
-        host: doc.environment.hostname.clone(),
-        // As the history would list it: the device's identity and the headline figures,
-        // not the bare kernel name and the first test's name.
-        device: Some(crate::history::device_identity(&doc.environment)),
-        filesystem: doc.environment.fs_type.clone(),
-        headline: crate::history::headline(doc, &crate::history::figures_of(doc)),
-        source: source.to_string(),
+/// The console's own runs in a history of their own, in memory (nothing is written), with
+/// each row's run id (`run-N`).
+fn own_runs(s: &AppState) -> anyhow::Result<(crate::history::History, HashMap<i64, String>)> {
+    let h = crate::history::History::in_memory("the console's runs")?;
+    let mut ids = HashMap::new();
+    for j in s.jobs.all() {
+        let Some(path) = j.result_path() else {
+            continue;
+        };
+        let Ok(doc) = ResultDoc::read(&path) else {
+            continue;
+        };
+        let row = h.record(&doc, Some(&path))?;
+        ids.insert(row, format!("run-{}", j.id));
     }
+    Ok((h, ids))
 }

@@ -18,6 +18,12 @@ use super::forms::Planned;
 /// How much of a child's stdout/stderr is kept (the end).
 const KEEP_OUTPUT: usize = 64 * 1024;
 
+/// The commands whose progress stream has live `point`s (every 500 ms of a block test:
+/// `runner::block::LiveSampler` in runner/run.rs, sweep.rs, sustain.rs). The others (files)
+/// have none, so their page shows no charts (it showed three empty ones, "waiting for
+/// data…", until the end and after).
+pub const LIVE_POINTS: &[&str] = &["run", "saturate", "sustain"];
+
 /// One test started from the console.
 pub struct Job {
     pub id: u32,
@@ -53,6 +59,8 @@ pub struct JobView {
     pub target: String,
     pub argv: Vec<String>,
     pub started_at: String,
+    /// Its progress stream has live points (IOPS, MB/s, latency every 500 ms) to chart.
+    pub live_points: bool,
     pub status: String,
     pub exit_code: Option<i32>,
     /// The id of its result (`run-N`) once a result file exists.
@@ -97,6 +105,7 @@ impl Job {
             target: self.target.clone(),
             argv: self.argv.clone(),
             started_at: self.started_at.clone(),
+            live_points: LIVE_POINTS.contains(&self.command.as_str()),
             status: st.status.clone(),
             exit_code: st.exit_code,
             result: st

@@ -18,15 +18,22 @@ pub fn load(s: &AppState, id: &str) -> Result<Loaded, Missing> {
             s.jobs.get(n).and_then(|j| j.result_path()).ok_or_else(|| {
                 Missing::NotFound(format!("{id}: no such run, or it saved nothing"))
             })?;
+        if !path.exists() {
+            // Moved or deleted since: not found (it was a 500, a server error).
+            return Err(Missing::NotFound(format!(
+                "{id}: its result file {} is gone (moved or deleted)",
+                path.display()
+            )));
+        }
         let doc = ResultDoc::read(&path).map_err(|e| Missing::Broken(e.to_string()))?;
         return Ok(Loaded { path, doc });
     }
     if let Some(n) = id.strip_prefix("h-").and_then(|n| n.parse::<i64>().ok()) {
         let doc = super::history::get(s, n)?;
-        return Ok(Loaded {
-            path: PathBuf::from(format!("history-{n}.json")),
-            doc,
-        });
+        // Named as its result file, so a download is `iolab report` of that file (it named
+        // a file "history-1.json" that never existed); `h-N` when none was recorded.
+        let path = super::history::source(s, n).unwrap_or_else(|| PathBuf::from(format!("h-{n}")));
+        return Ok(Loaded { path, doc });
     }
     Err(Missing::NotFound(format!(
         "{id}: not a result id (run-N for the console's runs, h-N for the history)"
@@ -66,8 +73,34 @@ pub fn report(l: &Loaded, id: &str, format: &str) -> Option<(&'static str, Strin
 #[derive(Debug, Serialize)]
 pub struct CompareView {
     pub comparison: crate::report::compare::Comparison,
+    /// Every row's cells as `iolab compare` words them (`cells[pairing][row]`): the page
+    /// shows these, not figures it formats itself (it printed "26.3 % ± 502.8" where the
+    /// text says "± too wide", and 0.00075 s per portion as "0.0007 s").
+    pub cells: Vec<Vec<CompareCells>>,
     /// `iolab compare`'s text.
     pub text: String,
+}
+
+/// One row of the comparison as the command line's table words it.
+#[derive(Debug, Serialize)]
+pub struct CompareCells {
+    /// The metric's label (`MB/s`, `s/portion`).
+    pub metric: String,
+    /// Each side's mean.
+    pub baseline: String,
+    pub other: String,
+    /// The Change column.
+    pub change: String,
+}
+
+fn cells_of(r: &crate::report::compare::Row) -> CompareCells {
+    use crate::report::metrics::{fmt_value, label_for};
+    CompareCells {
+        metric: label_for(&r.family, &r.metric),
+        baseline: fmt_value(&r.metric, r.baseline.mean),
+        other: fmt_value(&r.metric, r.other.mean),
+        change: crate::report::compare::change_cell(r),
+    }
 }
 
 /// `a` (the baseline) against `b`, as `iolab compare A B` does.
@@ -75,6 +108,11 @@ pub fn compare(a: Loaded, b: Loaded) -> Result<CompareView, String> {
     let c = crate::report::compare::compare(&[a, b], false).map_err(|e| e.to_string())?;
     Ok(CompareView {
         text: crate::report::compare::render_text(&c),
+        cells: c
+            .pairings
+            .iter()
+            .map(|p| p.rows.iter().map(cells_of).collect())
+            .collect(),
         comparison: c,
     })
 }

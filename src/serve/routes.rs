@@ -168,7 +168,8 @@ async fn api_start(State(s): S, body: Bytes) -> Response {
         blocking(move || {
             forms::validate(&plan, &output).map_err(|e| (StatusCode::BAD_REQUEST, e))?;
             // Another iolab run on the target (from a terminal, another console): say so now.
-            forms::target_free(&plan).map_err(|e| (StatusCode::CONFLICT, e))
+            forms::target_free(&plan).map_err(|e| (StatusCode::CONFLICT, e))?;
+            forms::target_lockable(&plan).map_err(|e| (StatusCode::BAD_REQUEST, e))
         })
         .await
     };

@@ -44,7 +44,9 @@ async function api(path, opts) {
   if (seq !== routeSeq) throw new Stale("the page changed");
   if (!r.ok) {
     const msg = body && body.error ? body.error : String(body);
-    throw new Error(msg);
+    const e = new Error(msg);
+    e.status = r.status;
+    throw e;
   }
   return body;
 }
@@ -76,12 +78,9 @@ function fmtLat(ns) {
   if (ns >= 1e3) return (ns / 1e3).toFixed(1) + " µs";
   return ns.toFixed(0) + " ns";
 }
-// A metric's label and value as the command line prints them (src/report/metrics.rs:
-// label, fmt_value): MB/s for bytes per second, latency in its own unit, rates with
-// thousands separators.
-function fmtThousands(v) {
-  return Math.round(v).toLocaleString("en-US");
-}
+// A metric's label as the command line prints it (src/report/metrics.rs label): the
+// fallback of a trend without metric_label. Values come formatted from the server (the
+// compare and trend tables' cells), never formatted here.
 function metricLabel(m) {
   const fixed = { iops: "IOPS", bw_bytes_per_s: "MB/s", files_per_s: "files/s", seconds_per_portion: "s/portion",
     lat_mean_ns: "mean latency", lat_p99_ns: "p99 latency", answer_iops: "IOPS within limit" };
@@ -93,15 +92,6 @@ function metricLabel(m) {
     return base.startsWith("lat_") ? base.slice(4).replace(/_/g, " ") + " latency" : base.replace(/_/g, " ") + " time";
   }
   return m.replace(/_/g, " ");
-}
-function fmtMetric(m, v) {
-  if (!Number.isFinite(v)) return "-";
-  if (m.includes("bytes_per_s")) return (v / 1e6).toFixed(2);
-  if (m.endsWith("iops")) return fmtThousands(v);
-  if (m.endsWith("_ns")) return fmtLat(v) || "0 ns";
-  if (m.endsWith("_per_s")) return Math.abs(v) >= 1000 ? fmtThousands(v) : v.toFixed(1);
-  if (m.endsWith("_s") || m.endsWith("_seconds") || m.startsWith("seconds_per_")) return v.toFixed(4) + " s";
-  return v.toFixed(4);
 }
 function table(headers, rows) {
   return h("table", {},
@@ -225,6 +215,7 @@ async function pageNew() {
   let spec;
   try { spec = await api("/api/form"); } catch (e) { if (e instanceof Stale) throw e; show(h("p", { className: "error" }, e.message)); return; }
   const commands = Object.fromEntries(spec.map((c) => [c.command, c.options]));
+  const destroys = Object.fromEntries(spec.map((c) => [c.command, c.allow_destroy]));
   const list = h("datalist", { id: "targets" },
     machine.filesystems.map((f) => h("option", { value: f.mount_point })),
     machine.devices.map((d) => h("option", { value: d.dev_path })));
@@ -233,8 +224,13 @@ async function pageNew() {
   const confirm = h("input", { type: "text", id: "confirm", placeholder: "type the target's name again to allow destroying it" });
   const opts = h("div", { id: "options" });
   const err = errorBox("form-error");
+  const destroyRow = h("div", { id: "confirm-row" }, h("label", { for: "confirm" }, "--allow-destroy"), confirm,
+    h("p", { className: "note" }, "Write tests on a block device or an existing file destroy its data: type its name exactly, as with --allow-destroy on the command line. A directory needs nothing."));
   const fillOptions = () => {
     const c = cmd.value;
+    // Only a command that takes --allow-destroy offers it (files never destroys data).
+    destroyRow.style.display = destroys[c] ? "" : "none";
+    if (!destroys[c]) confirm.value = "";
     opts.replaceChildren(...commands[c].map((opt) => {
       const o = opt.name;
       const unset = opt.default ? "(default: " + opt.default + ")" : "(default)";
@@ -264,8 +260,7 @@ async function pageNew() {
       h("div", {}, h("label", { for: "cmd" }, "test"), cmd),
       h("div", {}, h("label", { for: "target" }, "target"), target, list),
       opts,
-      h("div", {}, h("label", { for: "confirm" }, "--allow-destroy"), confirm),
-      h("p", { className: "note" }, "Write tests on a block device or an existing file destroy its data: type its name exactly, as with --allow-destroy on the command line. A directory needs nothing."),
+      destroyRow,
       h("button", { type: "submit", id: "start" }, "Start"),
       err));
 }
@@ -276,7 +271,10 @@ async function pageRun(id) {
   // when the next test starts (--repeat auto may stop early), or when the suite completes;
   // not once per run (a suite of 4 tests x 3 runs once showed "tests done: 12").
   const state = { since: 0, points: [], done: new Set(), current: "", status: "" };
-  const testOf = (label) => String(label || "").replace(/ \[\d+\/\d+\]$/, "");
+  const testOf = (label) => String(label || "").replace(/ \[(\d+\/\d+|round \d+, until steady)\]$/, "");
+  // Tasks that are not a test: a prefill or preconditioning (saturate's name the file:
+  // "prefill /mnt/x/iolab-test-….dat", counted as a test), a --pause, a --recovery idle.
+  const notTest = (label) => /^(prefill|precondition|pause|idle)\b/.test(String(label || ""));
   const status = h("span", { id: "run-status" });
   const label = h("span", { id: "run-label" });
   const barFill = h("div", { style: "width:0%" });
@@ -296,7 +294,9 @@ async function pageRun(id) {
     h("p", {}, "live points: ", count, " · tests done: ", done),
     charts, err, out);
   // The charts follow the test running now (each test of a suite has its own scale).
+  let live = true;
   const draw = () => {
+    if (!live) return;
     const last = state.points.length ? state.points[state.points.length - 1].label : "";
     const pts = state.points.filter((p) => p.label === last);
     const t = last ? " — " + last.replace(/ \[.*\]$/, "") : "";
@@ -312,11 +312,20 @@ async function pageRun(id) {
     try {
       v = await api("/api/runs/" + id + "?since=" + state.since);
     } catch (e) {
+      if (e instanceof Stale) return;
       err.textContent = e.message;
+      // No such run (a mistyped address, or a run of a console since restarted): asking
+      // again every 2 s forever finds nothing more; a failure that may pass is retried.
+      if (e.status === 404) return;
       pollTimer = setTimeout(tick, 2000);
       return;
     }
     argv.textContent = v.argv.join(" ");
+    if (live && v.live_points === false) {
+      // No live series for this test (files): no empty charts "waiting for data…".
+      live = false;
+      charts.replaceChildren(h("p", { className: "note", id: "no-live" }, "iolab " + v.command + " has no live series (IOPS, MB/s and latency every 500 ms are a block test's); its figures are in the table when it ends."));
+    }
     state.since = v.next;
     for (const e of v.events) {
       if (e.event === "point") {
@@ -328,9 +337,9 @@ async function pageRun(id) {
       }
       if (e.event === "task_start") {
         label.textContent = e.label;
-        if (e.label !== "prefill" && state.current && state.current !== testOf(e.label)) state.done.add(state.current);
+        if (!notTest(e.label) && state.current && state.current !== testOf(e.label)) state.done.add(state.current);
       }
-      if (e.event === "task_end" && e.label !== "prefill") {
+      if (e.event === "task_end" && !notTest(e.label)) {
         state.current = testOf(e.label);
         const m = / \[(\d+)\/(\d+)\]$/.exec(e.label);
         if (!m || m[1] === m[2]) state.done.add(state.current);
@@ -421,14 +430,17 @@ async function pageCompare() {
   try {
     const v = await api("/api/compare?a=" + encodeURIComponent(a) + "&b=" + encodeURIComponent(b));
     const rows = [];
-    for (const p of v.comparison.pairings) for (const r of p.rows) {
+    // Every cell is the command line's own text (src/serve/results.rs CompareCells:
+    // `iolab compare`'s label, value and change formatting).
+    v.comparison.pairings.forEach((p, pi) => p.rows.forEach((r, ri) => {
+      const c = v.cells[pi][ri];
       const name = (r.config ? r.config + " " + r.test : r.test) + (r.settings_differ ? " (settings differ)" : "");
-      rows.push(h("tr", {}, h("td", {}, name), h("td", { title: r.metric }, metricLabel(r.metric)),
-        h("td", { className: "num" }, fmtMetric(r.metric, r.baseline.mean)),
-        h("td", { className: "num" }, fmtMetric(r.metric, r.other.mean)),
-        h("td", { className: "num" }, Number.isFinite(r.change_pct) ? r.change_pct.toFixed(1) + " %" + (Number.isFinite(r.change_pct_pm) ? " ± " + r.change_pct_pm.toFixed(1) : "") : ""),
+      rows.push(h("tr", {}, h("td", {}, name), h("td", { title: r.metric }, c.metric),
+        h("td", { className: "num" }, c.baseline),
+        h("td", { className: "num" }, c.other),
+        h("td", { className: "num" }, c.change),
         h("td", {}, String(r.verdict || "").replace(/-/g, " "))));
-    }
+    }));
     show(h("h2", {}, "Compare ", a, " (baseline) with ", b),
       table(["test", "metric", a, b, "change", "verdict"], rows),
       h("pre", { id: "compare-text" }, v.text));
@@ -450,10 +462,12 @@ async function pageTrend() {
     location.hash = "#/trend?" + p.toString();
   };
   f.device.setAttribute("list", "trend-devices");
+  f.test.setAttribute("list", "trend-tests");
   const devices = h("datalist", { id: "trend-devices" });
+  const tests = h("datalist", { id: "trend-tests" });
   api("/api/trend/devices").then((ds) => devices.replaceChildren(...ds.map((d) => h("option", { value: d.device }, d.results + " results")))).catch(() => {});
   show(h("h2", {}, "Trend per device"),
-    h("form", { className: "filters", onsubmit: apply }, Object.values(f), devices, h("button", { type: "submit" }, "Show")), out);
+    h("form", { className: "filters", onsubmit: apply }, Object.values(f), devices, tests, h("button", { type: "submit" }, "Show")), out);
   if (!q.get("device")) { out.replaceChildren(h("p", { className: "note" }, "Give a device (its model, serial or kernel name); the test (default: the one with most results) and the metric (default: its headline, e.g. iops) are optional.")); return; }
   try {
     const t = await api("/api/trend?" + q.toString());
@@ -462,16 +476,24 @@ async function pageTrend() {
     // changed for good (its change against the results before).
     const signed = (c) => (c >= 0 ? "+" : "") + c.toFixed(1) + " %";
     const word = (c) => ((c >= 0) === t.higher_is_better ? "faster" : "slower");
-    const rows = t.points.map((p) => h("tr", {}, h("td", {}, "h-" + p.id + (p.status ? " (run " + p.status + ")" : "")), h("td", {}, p.started_at),
-      h("td", { className: "num" }, fmtMetric(t.metric, p.value)),
-      h("td", { className: "num" }, !Number.isFinite(p.ci_low) ? "(n=" + p.n + ")"
-        : p.value > 0 && p.ci_low < 0 ? "too wide" : fmtMetric(t.metric, p.ci_low) + " … " + fmtMetric(t.metric, p.ci_high)),
+    // Value and interval: the command line's text (t.cells, from src/report/history.rs).
+    const rows = t.points.map((p, i) => h("tr", {}, h("td", {}, "h-" + p.id + (p.status ? " (run " + p.status + ")" : "")), h("td", {}, p.started_at),
+      h("td", { className: "num" }, t.cells[i].value),
+      h("td", { className: "num" }, t.cells[i].interval),
       h("td", { className: "num" }, Number.isFinite(p.change_pct) ? signed(p.change_pct) : ""),
       h("td", {}, p.significant_change && Number.isFinite(p.level_change_pct) ? "◆ " + signed(p.level_change_pct) + " (" + word(p.level_change_pct) + ")" : "")));
     const healthBox = h("div", { id: "health-history" });
-    out.replaceChildren(h("p", {}, t.device, " — ", t.test, " — ", t.metric, t.higher_is_better ? " (higher is better)" : " (lower is better)"),
+    // The device's tests for the test field, and which one is shown when none was asked
+    // for (as `iolab history trend` says on its stderr).
+    tests.replaceChildren(...(t.tests || []).map((x) => h("option", { value: x.test }, x.results + " results")));
+    const others = (t.tests || []).length - 1;
+    const chosen = !q.get("test") && others > 0
+      ? h("p", { className: "note", id: "trend-chosen" }, "showing '" + t.test + "', the most run test on this device (" + others + " more: choose one under test)")
+      : "";
+    out.replaceChildren(h("p", {}, t.device, " — ", t.test, " — ", t.metric, t.higher_is_better ? " (higher is better)" : " (lower is better)"), chosen,
       lineChart("chart-trend", t.metric_label || metricLabel(t.metric), pts, "v", (v) => t.metric.endsWith("_ns") ? fmtLat(v) : t.metric.includes("bytes_per_s") ? fmtNum(v / 1e6, 1) : fmtNum(v, 1), (x) => "result " + (x / 1000 + 1)),
-      table(["id", "started", t.metric_label || metricLabel(t.metric), "95 % interval", "change", "level"], rows), healthBox);
+      table(["id", "started", t.metric_label || metricLabel(t.metric), "95 % interval", "change", "level"], rows),
+      h("pre", { id: "trend-text" }, t.text || ""), healthBox);
     // The drive's SMART snapshots taken with those results, where it had SMART.
     api("/api/health?device=" + encodeURIComponent(q.get("device"))).then((hh) => {
       const snaps = hh.points.filter((p) => p.smart && p.smart.available);
