@@ -142,39 +142,35 @@ fn findings_of_pass(name: &str, d: &SustainDetail) -> Vec<String> {
             )),
         },
         // RAM has no write cache: the same figures, named for what they are.
-        Some(c) if d.memory_backed.is_some() => {
-            out.push(format!(
-                "{name}: fast phase {}: {} MB/s until the drop at {}, then {} MB/s ({:.0} % of the fast speed); no write cache: {}, so the drop is the machine's (memory reclaim, other work on the CPUs), not a drive's cache filling up",
-                size(c.fast_phase_bytes),
-                fmt_mb_per_s(c.before_bw_bytes_per_s),
-                secs(c.at_ms, d.interval_ms),
-                fmt_mb_per_s(c.after_bw_bytes_per_s),
-                100.0 * c.after_bw_bytes_per_s / c.before_bw_bytes_per_s.max(1e-9),
-                d.memory_backed.as_deref().unwrap_or_default()
-            ));
-            for (i, c) in d.cliffs.iter().enumerate().skip(1) {
-                out.push(format!(
-                    "{name}: drop {} after {} written, at {}: {} MB/s -> {} MB/s",
-                    i + 1,
-                    size(c.bytes_before),
-                    secs(c.at_ms, d.interval_ms),
-                    fmt_mb_per_s(c.before_bw_bytes_per_s),
-                    fmt_mb_per_s(c.after_bw_bytes_per_s)
-                ));
-            }
-        }
         Some(c) => {
-            out.push(format!(
-                "{name}: write cache {}: {} MB/s until the cliff at {}, then {} MB/s ({:.0} % of the cache speed)",
-                size(c.fast_phase_bytes),
-                fmt_mb_per_s(c.before_bw_bytes_per_s),
-                secs(c.at_ms, d.interval_ms),
-                fmt_mb_per_s(c.after_bw_bytes_per_s),
-                100.0 * c.after_bw_bytes_per_s / c.before_bw_bytes_per_s.max(1e-9)
-            ));
+            let pct = 100.0 * c.after_bw_bytes_per_s / c.before_bw_bytes_per_s.max(1e-9);
+            // RAM has no write cache: its drop is the machine's, not a cache filling up.
+            let (first, word) = match d.memory_backed.as_deref() {
+                Some(ram) => (
+                    format!(
+                        "{name}: fast phase {}: {} MB/s until the drop at {}, then {} MB/s ({pct:.0} % of the fast speed); no write cache: {ram}, so the drop is the machine's (memory reclaim, other work on the CPUs), not a drive's cache filling up",
+                        size(c.fast_phase_bytes),
+                        fmt_mb_per_s(c.before_bw_bytes_per_s),
+                        secs(c.at_ms, d.interval_ms),
+                        fmt_mb_per_s(c.after_bw_bytes_per_s),
+                    ),
+                    "drop",
+                ),
+                None => (
+                    format!(
+                        "{name}: write cache {}: {} MB/s until the cliff at {}, then {} MB/s ({pct:.0} % of the cache speed)",
+                        size(c.fast_phase_bytes),
+                        fmt_mb_per_s(c.before_bw_bytes_per_s),
+                        secs(c.at_ms, d.interval_ms),
+                        fmt_mb_per_s(c.after_bw_bytes_per_s),
+                    ),
+                    "cliff",
+                ),
+            };
+            out.push(first);
             for (i, c) in d.cliffs.iter().enumerate().skip(1) {
                 out.push(format!(
-                    "{name}: cliff {} after {} written, at {}: {} MB/s -> {} MB/s",
+                    "{name}: {word} {} after {} written, at {}: {} MB/s -> {} MB/s",
                     i + 1,
                     size(c.bytes_before),
                     secs(c.at_ms, d.interval_ms),
