@@ -433,6 +433,10 @@ fn one_test_per_target_and_the_server_s_ctrl_c_stops_its_tests_cleanly() {
     let proc_form = form.replace(&target.display().to_string(), "/proc");
     let (code, body) = console.authed("POST", "/api/runs", &proc_form);
     assert_eq!(code, 400, "{body}");
+    assert!(
+        body.contains("/proc: iolab cannot create files there"),
+        "{body}"
+    );
     // Wait for the first live point (the run is measuring), then read its pid.
     let mut pid = 0;
     let live = common::wait_until(Duration::from_secs(120), || {

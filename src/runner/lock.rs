@@ -48,10 +48,17 @@ impl TargetLock {
             .truncate(false)
             .open(&path)
             .map_err(|e| {
-                UsageError::new(format!(
-                    "cannot create the lock file {}: {e}",
-                    path.display()
-                ))
+                // In the target itself: then iolab cannot make its files there either
+                // (`--target /proc` said only "No such file or directory").
+                let why = match target.is_dir() {
+                    true => format!(
+                        "{}: iolab cannot create files there (its lock file {}: {e}); give a directory on a writable file system",
+                        target.display(),
+                        path.display()
+                    ),
+                    false => format!("cannot create the lock file {}: {e}", path.display()),
+                };
+                UsageError::new(why)
             })?;
         // SAFETY: flock on an fd we own.
         let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
