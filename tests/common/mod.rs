@@ -82,6 +82,15 @@ pub fn entries(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
+/// The test file a run made in `dir` (`iolab-test-*`), if there is one yet.
+#[allow(dead_code)]
+pub fn test_file_in(dir: &Path) -> Option<PathBuf> {
+    entries(dir).into_iter().find(|p| {
+        p.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("iolab-test-"))
+    })
+}
+
 /// The names in `dir` (one level, sorted); none when it does not exist.
 pub fn names(dir: &Path) -> Vec<String> {
     entries(dir)

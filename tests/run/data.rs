@@ -5,15 +5,7 @@ use super::*;
 
 /// Find iolab's kept test file in `dir`.
 fn test_file(dir: &Path) -> PathBuf {
-    entries(dir)
-        .into_iter()
-        .find(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with("iolab-test-")
-        })
-        .expect("kept test file")
+    test_file_in(dir).expect("kept test file")
 }
 
 #[test]

@@ -101,10 +101,7 @@ fn a_stop_in_the_first_test_says_nothing_measured_was_saved() {
         .unwrap();
     // The test file is made once the run has begun (after the result file is claimed).
     let started = wait_until(std::time::Duration::from_secs(120), || {
-        entries(d.path()).iter().any(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("iolab-test-"))
-        })
+        test_file_in(d.path()).is_some()
     });
     assert!(started, "the run never made its test file");
     std::thread::sleep(std::time::Duration::from_millis(500));
@@ -156,13 +153,7 @@ fn a_second_run_on_the_same_target_is_refused() {
     // The lock is taken before the signal handlers are in place; the test file is made
     // after. Waiting for the test file means the SIGINT below meets a run that can clean up.
     let lock = d.path().join(".iolab.lock");
-    let running = || {
-        lock.exists()
-            && entries(d.path()).iter().any(|p| {
-                p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with("iolab-test-"))
-            })
-    };
+    let running = || lock.exists() && test_file_in(d.path()).is_some();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     while !running() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(10));
@@ -206,6 +197,30 @@ fn a_second_run_on_the_same_target_is_refused() {
     assert!(!stdout.contains("(failed)"), "{stdout}");
 }
 
+/// `iolab run` of 4 KiB random reads 64 deep for up to 60 s on `dev`, one run, no ramp (a
+/// queue that takes seconds to drain on a device capped at 20 IOPS), then `out`.
+fn deep_queue_run<'a>(dev: &'a str, out: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "run",
+        "--target",
+        dev,
+        "--rw",
+        "randread",
+        "--bs",
+        "4k",
+        "--iodepth",
+        "64",
+        "--duration",
+        "60s",
+        "--ramp",
+        "0",
+        "--repeat",
+        "1",
+    ];
+    args.extend_from_slice(out);
+    args
+}
+
 /// Ctrl-C during a deep queue on a slow device: iolab must wait for the requests in flight
 /// (the device cannot take them back), which at 64 in flight on a device capped at 20 IOPS
 /// takes about 3 s, enforced by the kernel's throttle whatever the machine. It used to wait
@@ -220,24 +235,7 @@ fn a_stop_says_at_once_what_it_waits_for() {
     };
     let dev = lo.device.to_str().unwrap();
     let mut child = cg
-        .command(&[
-            "run",
-            "--target",
-            dev,
-            "--rw",
-            "randread",
-            "--bs",
-            "4k",
-            "--iodepth",
-            "64",
-            "--duration",
-            "60s",
-            "--ramp",
-            "0",
-            "--repeat",
-            "1",
-            "--no-save",
-        ])
+        .command(&deep_queue_run(dev, &["--no-save"]))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -308,25 +306,7 @@ fn a_second_signal_in_the_first_test_leaves_no_empty_result_file() {
     let dev = lo.device.to_str().unwrap();
     let (err, results) = (dir.path().join("stderr"), dir.path().join("results"));
     let mut child = cg
-        .command(&[
-            "run",
-            "--target",
-            dev,
-            "--rw",
-            "randread",
-            "--bs",
-            "4k",
-            "--iodepth",
-            "64",
-            "--duration",
-            "60s",
-            "--ramp",
-            "0",
-            "--repeat",
-            "1",
-            "--output",
-            s(&results),
-        ])
+        .command(&deep_queue_run(dev, &["--output", s(&results)]))
         .stdout(std::process::Stdio::null())
         .stderr(std::fs::File::create(&err).unwrap())
         .spawn()
