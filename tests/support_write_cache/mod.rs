@@ -270,27 +270,42 @@ impl WriteCacheDevice {
         schedule: Schedule,
     ) -> Result<WriteCacheDevice, String> {
         assert!(!schedule.limits.is_empty() && !schedule.every.is_zero());
-        let mut dev = WriteCacheDevice::start(
+        let first = schedule.limits[0];
+        WriteCacheDevice::controlled(
             size_bytes,
-            SpeedModel::Plain {
-                bytes_per_s: schedule.limits[0],
-            },
-        )?;
+            first,
+            Duration::from_millis(5),
+            move |t, _, _| schedule.limit_at(t),
+        )
+    }
+
+    /// A plain emulated drive at `first` whose limit a thread sets, every `poll`, to what
+    /// `want(time since the start, device bytes written if readable, current limit)` says;
+    /// `switches()` lists every change made.
+    fn controlled(
+        size_bytes: u64,
+        first: u64,
+        poll: Duration,
+        want: impl Fn(Duration, Option<u64>, u64) -> u64 + Send + 'static,
+    ) -> Result<WriteCacheDevice, String> {
+        let mut dev =
+            WriteCacheDevice::start(size_bytes, SpeedModel::Plain { bytes_per_s: first })?;
         let (stop, switches) = (dev.stop.clone(), dev.switches.clone());
         let (cg, mm) = (dev.cgroup.clone(), dev.majmin.clone());
         let (name, base) = (dev.name.clone(), dev.start_bytes);
         dev.controller = Some(std::thread::spawn(move || {
             let t0 = Instant::now();
-            let mut current = schedule.limits[0];
+            let mut current = first;
             while !stop.load(Ordering::Relaxed) {
-                std::thread::sleep(Duration::from_millis(5));
-                let want = schedule.limit_at(t0.elapsed());
-                if want != current && set_limit(&cg, &mm, want).is_ok() {
-                    current = want;
+                std::thread::sleep(poll);
+                let now = written_bytes(&name).map(|b| b - base);
+                let limit = want(t0.elapsed(), now, current);
+                if limit != current && set_limit(&cg, &mm, limit).is_ok() {
+                    current = limit;
                     switches.lock().unwrap().push(Switch {
                         at: t0.elapsed(),
-                        device_bytes: written_bytes(&name).map_or(0, |b| b - base),
-                        bytes_per_s: want,
+                        device_bytes: now.unwrap_or(0),
+                        bytes_per_s: limit,
                     });
                 }
             }
@@ -308,40 +323,21 @@ impl WriteCacheDevice {
         steps: Vec<(u64, u64)>,
     ) -> Result<WriteCacheDevice, String> {
         assert!(!steps.is_empty());
-        let mut dev = WriteCacheDevice::start(
+        let first = steps[0].1;
+        WriteCacheDevice::controlled(
             size_bytes,
-            SpeedModel::Plain {
-                bytes_per_s: steps[0].1,
-            },
-        )?;
-        let (stop, switches) = (dev.stop.clone(), dev.switches.clone());
-        let (cg, mm) = (dev.cgroup.clone(), dev.majmin.clone());
-        let (name, base) = (dev.name.clone(), dev.start_bytes);
-        dev.controller = Some(std::thread::spawn(move || {
-            let t0 = Instant::now();
-            let mut current = steps[0].1;
-            while !stop.load(Ordering::Relaxed) {
-                std::thread::sleep(Duration::from_millis(2));
-                let Some(now) = written_bytes(&name).map(|b| b - base) else {
-                    continue;
-                };
+            first,
+            Duration::from_millis(2),
+            move |_, written, current| match written {
                 // Switched `lead` early, as the cache model does (the throttle's lag).
-                let want = steps
+                Some(now) => steps
                     .iter()
                     .rev()
                     .find(|(from, _)| now + lead(current) >= *from)
-                    .map_or(steps[0].1, |s| s.1);
-                if want != current && set_limit(&cg, &mm, want).is_ok() {
-                    current = want;
-                    switches.lock().unwrap().push(Switch {
-                        at: t0.elapsed(),
-                        device_bytes: now,
-                        bytes_per_s: want,
-                    });
-                }
-            }
-        }));
-        Ok(dev)
+                    .map_or(first, |s| s.1),
+                None => current,
+            },
+        )
     }
 }
 
