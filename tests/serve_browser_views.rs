@@ -26,6 +26,23 @@ fn cells(b: &mut Browser, sel: &str) -> Vec<Vec<String>> {
     serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{sel} cells: {e}: {v}"))
 }
 
+/// Start `form` from the console, open its run page and wait until it is complete; its id.
+fn run_to_the_end(console: &Console, b: &mut Browser, form: &serde_json::Value) -> String {
+    let (code, body) = console.authed("POST", "/api/runs", &form.to_string());
+    assert_eq!(code, 200, "{body}");
+    let id = serde_json::from_str::<serde_json::Value>(&body).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    b.eval(&format!("location.hash = '#/run/{id}'"));
+    b.wait_for(
+        &format!("{} to end", form["command"]),
+        "document.getElementById('run-status').textContent === 'complete'",
+        Duration::from_secs(300),
+    );
+    id
+}
+
 #[test]
 fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
     let test = "compare_trend_and_the_run_page_show_the_command_lines_figures";
@@ -253,18 +270,7 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
         "options": {"sizes": "1", "files-per-portion": "10", "portions": "1",
                     "passes": "1", "repeat": "1"},
     });
-    let (code, body) = console.authed("POST", "/api/runs", &form.to_string());
-    assert_eq!(code, 200, "{body}");
-    let id = serde_json::from_str::<serde_json::Value>(&body).unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    b.eval(&format!("location.hash = '#/run/{id}'"));
-    b.wait_for(
-        "the files test to end",
-        "document.getElementById('run-status').textContent === 'complete'",
-        Duration::from_secs(300),
-    );
+    run_to_the_end(&console, &mut b, &form);
     let charts = b.eval(
         "[document.getElementById('no-live') !== null, document.querySelectorAll('#charts svg').length]",
     );
@@ -278,18 +284,7 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
         "options": {"size": "4M", "step-duration": "200ms", "ramp": "0s",
                     "max-depth": "4", "rw": "randread"},
     });
-    let (code, body) = console.authed("POST", "/api/runs", &form.to_string());
-    assert_eq!(code, 200, "{body}");
-    let id = serde_json::from_str::<serde_json::Value>(&body).unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    b.eval(&format!("location.hash = '#/run/{id}'"));
-    b.wait_for(
-        "the sweep to end",
-        "document.getElementById('run-status').textContent === 'complete'",
-        Duration::from_secs(300),
-    );
+    let id = run_to_the_end(&console, &mut b, &form);
     let (_, body) = console.authed("GET", &format!("/api/runs/{id}"), "");
     let v: serde_json::Value = serde_json::from_str(&body).unwrap();
     let ends: Vec<&str> = v["events"]
