@@ -398,6 +398,20 @@ fn an_interrupted_sweep_still_reports_its_straggler() {
         stdout.contains("median over steps") || stderr.contains("median over steps"),
         "the warning is shown"
     );
+    // The plan and the report name the shared target (not rank 0's own subdirectory) and
+    // say that the size is each rank's: it read "target /mnt/iolab-rank-0 (...): 8.0 MiB
+    // tested" and "sizes: /mnt 8.0 MiB".
+    let shared = fs.path().display().to_string();
+    assert!(
+        stderr.contains(&format!(
+            "  target {shared} (test file in a directory): 8.0 MiB tested per rank,"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains(&format!("sizes: {shared} 8.0 MiB per rank")),
+        "{stdout}"
+    );
     drop(cap);
     drop(fs);
 }

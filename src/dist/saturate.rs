@@ -282,16 +282,16 @@ pub fn execute(args: &SaturateArgs, argv: Vec<String>) -> Result<i32> {
             .collect(),
         offsets: offsets.into(),
     };
-    if rank == 0 {
-        crate::report::saturate::show_plan(&p.cfg, args.out.quiet);
-    }
-    let (outcome, timing) = saturate_with_hooks(&p.cfg, &ctx, &mut doc, &p.sink, Some(&hooks));
-    drop(hooks);
-    // The report names the shared targets, not rank 0's own subdirectories.
+    // The plan and the report name the shared targets, not rank 0's own subdirectories.
     let mut shown = p.cfg.clone();
     for (t, shared) in shown.targets.iter_mut().zip(&args.target) {
         t.path = shared.clone();
     }
+    if rank == 0 {
+        crate::report::saturate::show_plan(&shown, args.out.quiet);
+    }
+    let (outcome, timing) = saturate_with_hooks(&p.cfg, &ctx, &mut doc, &p.sink, Some(&hooks));
+    drop(hooks);
     session.end(outcome, (rank == 0).then_some(doc), p, &hostname, |d, p| {
         let hosts = crate::report::dist::render_saturate_hosts(d);
         print_result(d, &shown, &timing, p.sink.path.as_deref(), &hosts)
