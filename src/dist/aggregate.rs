@@ -330,7 +330,69 @@ pub fn dist_warnings(
     offsets: &[ClockOffset],
 ) -> Vec<Warning> {
     let runs: Vec<&RunResult> = total.runs.iter().collect();
-    dist_warnings_of(&total.name, &runs, &total.summary, hosts, offsets)
+    dist_warnings_of(
+        &total.name,
+        &runs,
+        &total.summary,
+        hosts,
+        offsets,
+        Measured::Runs,
+    )
+}
+
+/// What the aggregated runs of a test are, as the warnings name them: the runs of `run` and
+/// `files`, or the depth steps of a `saturate` sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Measured {
+    Runs,
+    Steps,
+}
+
+impl Measured {
+    fn one(self) -> &'static str {
+        match self {
+            Measured::Runs => "run",
+            Measured::Steps => "step",
+        }
+    }
+    fn many(self) -> &'static str {
+        match self {
+            Measured::Runs => "runs",
+            Measured::Steps => "steps",
+        }
+    }
+}
+
+/// The summaries and warnings of a distributed saturate sweep's steps (those measured so far
+/// when it was stopped): the straggler spread, median over the steps; the worst host's mean
+/// latency at the answer's step only (the steps run at different depths: a figure over them
+/// all would mix latencies of different loads), none without an answer.
+pub fn sweep_dist_findings(
+    test: &TestResult,
+    hosts: &[(u32, &str)],
+    offsets: &[ClockOffset],
+) -> (Vec<(String, Summary)>, Vec<Warning>) {
+    let curve = test.curve.as_deref().unwrap_or_default();
+    let runs: Vec<&RunResult> = curve.iter().filter_map(|p| p.detail.run.as_ref()).collect();
+    let mut summaries: Vec<(String, Summary)> = dist_summaries(&runs)
+        .into_iter()
+        .filter(|(k, _)| k != "lat_mean_ns_host_max")
+        .collect();
+    let at_answer = test
+        .answer
+        .as_ref()
+        .filter(|a| a.detail.found)
+        .and_then(|a| curve.iter().rev().find(|p| p.at.iodepth == a.iodepth))
+        .and_then(|p| p.detail.run.as_ref()?.dist.as_ref())
+        .map(|d| d.lat_mean_ns_host_max)
+        .filter(|&x| x > 0.0);
+    if let Some(x) = at_answer {
+        summaries.push(("lat_mean_ns_host_max".into(), crate::stats::summarize(&[x])));
+    }
+    let mut summary = test.summary.clone();
+    summary.extend(summaries.iter().cloned());
+    let warnings = dist_warnings_of(&test.name, &runs, &summary, hosts, offsets, Measured::Steps);
+    (summaries, warnings)
 }
 
 /// `dist_warnings` of the aggregated `runs` of the test `name`, with its `summary`
@@ -341,7 +403,9 @@ pub fn dist_warnings_of(
     summary: &std::collections::BTreeMap<String, Summary>,
     hosts: &[(u32, &str)],
     offsets: &[ClockOffset],
+    measured: Measured,
 ) -> Vec<Warning> {
+    let (one, many) = (measured.one(), measured.many());
     let mut out = Vec::new();
     let host = |r: u32| {
         hosts
@@ -354,8 +418,8 @@ pub fn dist_warnings_of(
         && s.median > STRAGGLER_WARN_PCT
     {
         let dists: Vec<&DistRun> = runs.iter().filter_map(|r| r.dist.as_ref()).collect();
-        // The figure is a median over runs; the ranks named must be those of every run, not
-        // of the last one only (which may be the one run where the other rank lagged).
+        // The figure is a median over runs (steps); the ranks named must be those of every
+        // run, not of the last one only (which may be the one run where the other rank lagged).
         let same = dists.windows(2).all(|w| {
             (w[0].slowest_rank, w[0].fastest_rank) == (w[1].slowest_rank, w[1].fastest_rank)
         });
@@ -383,7 +447,7 @@ pub fn dist_warnings_of(
                         format!(
                             "rank {r} ({}) in {}",
                             host(*r),
-                            crate::units::count(*n as u64, "run", "runs")
+                            crate::units::count(*n as u64, one, many)
                         )
                     })
                     .collect();
@@ -399,7 +463,7 @@ pub fn dist_warnings_of(
         out.push(Warning {
             code: WarningCode::Straggler,
             message: format!(
-                "{who} (median over runs): the totals are those of uneven clients; check that host's network, mount options and load"
+                "{who} (median over {many}): the totals are those of uneven clients; check that host's network, mount options and load"
             ),
             test: Some(name.to_string()),
         });
@@ -412,10 +476,14 @@ pub fn dist_warnings_of(
         })
         .collect();
     if !skews.is_empty() && crate::stats::summary::median(&skews) > START_SKEW_WARN_PCT {
+        let advice = match measured {
+            Measured::Runs => "use longer runs (--duration; more files per portion for files)",
+            Measured::Steps => "use longer steps (--step-duration)",
+        };
         out.push(Warning {
             code: WarningCode::StartSkew,
             message: format!(
-                "the ranks started their measured windows {:.1} % of the window apart (median over runs): the common window includes time when not every rank was running, so the totals are low; use longer runs (--duration; --step-duration for saturate; more files per portion for files)",
+                "the ranks started their measured windows {:.1} % of the window apart (median over {many}): the common window includes time when not every rank was running, so the totals are low; {advice}",
                 crate::stats::summary::median(&skews)
             ),
             test: Some(name.to_string()),
@@ -432,7 +500,7 @@ pub fn dist_warnings_of(
         out.push(Warning {
             code: WarningCode::ClockOffset,
             message: format!(
-                "rank {rank}'s clock is {} off rank 0's (ping-pong estimate, good to ±{}), more than 1 % of a {} run: the windows were corrected by the estimate; synchronize the clocks (chrony/NTP) so the figures do not depend on it",
+                "rank {rank}'s clock is {} off rank 0's (ping-pong estimate, good to ±{}), more than 1 % of a {} {one}: the windows were corrected by the estimate; synchronize the clocks (chrony/NTP) so the figures do not depend on it",
                 crate::units::fmt_ns(o.offset_ns.unsigned_abs() as f64),
                 crate::units::fmt_ns(o.rtt_ns as f64 / 2.0),
                 crate::units::fmt_ns(shortest as f64)
@@ -721,6 +789,77 @@ mod tests {
             "{}",
             w[0].message
         );
+    }
+
+    /// A saturate sweep's steps at depths 1, 2, 4 (answer at 2), rank 1 the straggler in
+    /// the first two, rank 0 in the last; the worst host's mean latency grows with depth.
+    fn sweep_of(answer: Option<u32>) -> TestResult {
+        use crate::model::saturate::{Answer, AnswerDetail, CurvePoint};
+        let step = |depth: u32, slowest: u32, host_max_ms: f64| {
+            let mut p = CurvePoint::default();
+            p.at.iodepth = depth;
+            p.detail.run = Some(RunResult {
+                elapsed_ns: 1_000_000_000,
+                dist: Some(DistRun {
+                    ranks: 2,
+                    fastest_rank: 1 - slowest,
+                    slowest_rank: slowest,
+                    straggler_spread_pct: 76.0,
+                    lat_mean_ns_host_max: host_max_ms * 1e6,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            });
+            p
+        };
+        TestResult {
+            name: "randread".into(),
+            curve: Some(vec![step(1, 1, 1.0), step(2, 1, 2.0), step(4, 0, 30.0)]),
+            answer: answer.map(|d| Answer {
+                iodepth: d,
+                detail: AnswerDetail {
+                    found: true,
+                    ..Default::default()
+                },
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    /// The straggler warning of a distributed saturate said "median over runs" and "rank 1
+    /// (b) in 2 runs" where the command measures depth steps: it now says steps.
+    #[test]
+    fn a_sweeps_straggler_warning_counts_steps() {
+        let offsets = [ClockOffset::default(); 2];
+        let (_, w) = sweep_dist_findings(&sweep_of(Some(2)), &[(0, "a"), (1, "b")], &offsets);
+        assert_eq!(codes(&w), [&WarningCode::Straggler]);
+        assert!(
+            w[0].message
+                .contains("rank 1 (b) in 2 steps, rank 0 (a) in 1 step) (median over steps)"),
+            "{}",
+            w[0].message
+        );
+        assert!(!w[0].message.contains("run"), "{}", w[0].message);
+    }
+
+    /// `lat_mean_ns_host_max` of a distributed saturate was the mean over steps at depths 1,
+    /// 2 and 4 (11 ms here), a figure of no load that was run: it is the answer's step's own
+    /// (2 ms), and absent without an answer (a sweep stopped, or no depth held the limit).
+    #[test]
+    fn a_sweeps_worst_host_latency_is_that_of_the_answer() {
+        let offsets = [ClockOffset::default(); 2];
+        let hosts = [(0, "a"), (1, "b")];
+        let (s, _) = sweep_dist_findings(&sweep_of(Some(2)), &hosts, &offsets);
+        let get = |s: &[(String, Summary)], k: &str| s.iter().find(|(n, _)| n == k).cloned();
+        let host_max = get(&s, "lat_mean_ns_host_max").unwrap().1;
+        assert_eq!((host_max.n, host_max.median), (1, 2e6));
+        assert_eq!(get(&s, "straggler_spread_pct").unwrap().1.n, 3);
+        let (s, w) = sweep_dist_findings(&sweep_of(None), &hosts, &offsets);
+        assert!(get(&s, "lat_mean_ns_host_max").is_none(), "{s:?}");
+        // The steps measured so far still give the spread and its warning.
+        assert!(get(&s, "straggler_spread_pct").is_some());
+        assert_eq!(codes(&w), [&WarningCode::Straggler]);
     }
 
     #[test]

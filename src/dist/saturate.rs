@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cli::saturate::SaturateArgs;
 use crate::dist::ClockOffset;
-use crate::dist::aggregate::{dist_summaries, dist_warnings_of};
+use crate::dist::aggregate::sweep_dist_findings;
 use crate::dist::clock::measure_offsets;
 use crate::dist::hooks::{DistHooks, LocalWindow, from_rank, host_rows};
 use crate::dist::session::{Prepared, RankSpace, Session, check_shared_size, per_rank_size};
@@ -230,30 +230,33 @@ impl SweepHooks for SweepDist<'_> {
             return Ok(());
         }
         let used = self.offsets.replace(latest.clone());
-        let test = &mut doc.tests[ti];
-        let runs: Vec<&RunResult> = test
-            .curve
-            .iter()
-            .flatten()
-            .filter_map(|p| p.detail.run.as_ref())
-            .collect();
-        let summaries = dist_summaries(&runs);
-        let hosts: Vec<(u32, &str)> = doc
-            .hosts
-            .iter()
-            .map(|h| (h.rank, h.hostname.as_str()))
-            .collect();
-        let mut summary = test.summary.clone();
-        summary.extend(summaries);
-        let warnings = dist_warnings_of(&test.name, &runs, &summary, &hosts, &used);
-        doc.tests[ti].summary = summary;
-        for w in warnings {
-            doc.warn(w);
-        }
+        add_findings(doc, ti, &used);
         for h in &mut doc.hosts {
             h.clock_offset_ns = latest.get(h.rank as usize).map(|o| o.offset_ns);
         }
         Ok(())
+    }
+
+    fn stopped_sweep(&self, doc: &mut ResultDoc, ti: usize) {
+        // Not collective: the ranks are leaving, each on its own.
+        if self.base.rank() == 0 {
+            add_findings(doc, ti, &self.offsets.borrow());
+        }
+    }
+}
+
+/// Rank 0: the straggler summary and warnings of the sweep `ti`'s steps (all of them, or
+/// those measured before a stop), its windows corrected by `offsets`.
+fn add_findings(doc: &mut ResultDoc, ti: usize, offsets: &[ClockOffset]) {
+    let hosts: Vec<(u32, &str)> = doc
+        .hosts
+        .iter()
+        .map(|h| (h.rank, h.hostname.as_str()))
+        .collect();
+    let (summaries, warnings) = sweep_dist_findings(&doc.tests[ti], &hosts, offsets);
+    doc.tests[ti].summary.extend(summaries);
+    for w in warnings {
+        doc.warn(w);
     }
 }
 
@@ -279,16 +282,16 @@ pub fn execute(args: &SaturateArgs, argv: Vec<String>) -> Result<i32> {
             .collect(),
         offsets: offsets.into(),
     };
-    if rank == 0 {
-        crate::report::saturate::show_plan(&p.cfg, args.out.quiet);
-    }
-    let (outcome, timing) = saturate_with_hooks(&p.cfg, &ctx, &mut doc, &p.sink, Some(&hooks));
-    drop(hooks);
-    // The report names the shared targets, not rank 0's own subdirectories.
+    // The plan and the report name the shared targets, not rank 0's own subdirectories.
     let mut shown = p.cfg.clone();
     for (t, shared) in shown.targets.iter_mut().zip(&args.target) {
         t.path = shared.clone();
     }
+    if rank == 0 {
+        crate::report::saturate::show_plan(&shown, args.out.quiet);
+    }
+    let (outcome, timing) = saturate_with_hooks(&p.cfg, &ctx, &mut doc, &p.sink, Some(&hooks));
+    drop(hooks);
     session.end(outcome, (rank == 0).then_some(doc), p, &hostname, |d, p| {
         let hosts = crate::report::dist::render_saturate_hosts(d);
         print_result(d, &shown, &timing, p.sink.path.as_deref(), &hosts)

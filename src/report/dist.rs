@@ -230,7 +230,6 @@ pub fn render_saturate_hosts(doc: &ResultDoc) -> String {
         "mean",
         "p99",
         "own limit",
-        "stonewalled",
     ]);
     for (ti, total) in doc.tests.iter().enumerate() {
         let Some(depth) = total
@@ -242,7 +241,7 @@ pub fn render_saturate_hosts(doc: &ResultDoc) -> String {
         else {
             continue;
         };
-        let row = |rank: String, host: String, p: &CurvePoint, own: String, sw: String| {
+        let row = |rank: String, host: String, p: &CurvePoint, own: String| {
             vec![
                 Cell::new(&total.name),
                 Cell::new(rank),
@@ -256,7 +255,6 @@ pub fn render_saturate_hosts(doc: &ResultDoc) -> String {
                 Cell::new(fmt_ns(p.at.lat_mean_ns)),
                 Cell::new(fmt_ns(p.at.lat_p99_ns)),
                 Cell::new(own),
-                Cell::new(sw),
             ]
         };
         let steps: Vec<&CurvePoint> = total.curve.iter().flatten().collect();
@@ -265,17 +263,11 @@ pub fn render_saturate_hosts(doc: &ResultDoc) -> String {
             let Some(p) = at(curve, depth) else { continue };
             let mine: Vec<&CurvePoint> = curve.into_iter().flatten().collect();
             let held = mine.iter().filter(|p| p.within_limit).count();
-            let stonewalled = steps
-                .iter()
-                .filter_map(|s| s.detail.run.as_ref()?.dist.as_ref())
-                .filter(|d| d.stonewalled_ranks.contains(&h.rank))
-                .count();
             table.add_row(row(
                 h.rank.to_string(),
                 h.hostname.clone(),
                 p,
                 format!("{held}/{} ok", mine.len()),
-                format!("{stonewalled}/{}", steps.len()),
             ));
         }
         if let Some(p) = at(total.curve.as_ref(), depth) {
@@ -285,14 +277,53 @@ pub fn render_saturate_hosts(doc: &ResultDoc) -> String {
                 spread(total),
                 p,
                 format!("{held}/{} ok", steps.len()),
-                String::new(),
             ));
         }
     }
     finish_hosts(
         doc,
         table,
-        &[1, 3, 4, 5, 6, 7, 9],
-        "Per rank: its own figures at the answer's depth (the last depth measured when there is no answer); depth (total): per job and rank (in flight on all ranks). own limit: steps that held the limit by that rank's own latency; the sweep judged the totals (all), whose latency is from the merged histograms. spread: (fastest - slowest) / fastest rank IOPS, median over the steps. stonewalled: steps this rank was stopped early because another rank finished first.\n",
+        &[1, 3, 4, 5, 6, 7],
+        "Per rank: its own figures at the answer's depth (the last depth measured when there is no answer); depth (total): per job and rank (in flight on all ranks). own limit: steps that held the limit by that rank's own latency; the sweep judged the totals (all), whose latency is from the merged histograms. spread: (fastest - slowest) / fastest rank IOPS, median over the steps. Steps are timed: every rank runs each for the whole --step-duration (no stonewall).\n",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::HostResult;
+
+    /// The per-host table of a distributed saturate had a `stonewalled` column that could
+    /// only read `0/3`: its steps are timed, every rank runs each for the whole step, and no
+    /// rank is ever stopped early. The column is gone; the legend says the steps are timed.
+    #[test]
+    fn a_saturate_host_table_has_no_stonewall_column() {
+        let point = |depth: u32| {
+            let mut p = CurvePoint::default();
+            p.at.iodepth = depth;
+            p.at.iops = 1000.0;
+            p.within_limit = true;
+            p
+        };
+        let test = TestResult {
+            name: "randread".into(),
+            curve: Some(vec![point(1), point(2)]),
+            ..Default::default()
+        };
+        let mut doc = ResultDoc::new("saturate", vec![], Default::default());
+        doc.tests.push(test.clone());
+        doc.hosts = (0..2)
+            .map(|rank| HostResult {
+                rank,
+                hostname: format!("h{rank}"),
+                tests: vec![test.clone()],
+                ..Default::default()
+            })
+            .collect();
+        let out = render_saturate_hosts(&doc);
+        assert!(out.contains("own limit"), "{out}");
+        assert!(out.contains("2/2 ok"), "{out}");
+        assert!(!out.contains("stonewalled"), "{out}");
+        assert!(!out.contains("0/2"), "{out}");
+    }
 }

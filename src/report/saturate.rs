@@ -22,6 +22,11 @@ pub fn show_plan(cfg: &SaturateConfig, quiet: bool) {
     }
 }
 
+/// After a test size: a distributed saturate's sizes are each rank's own test file's.
+fn per_rank(cfg: &SaturateConfig) -> &'static str {
+    if cfg.ranks > 1 { " per rank" } else { "" }
+}
+
 /// The plan and the estimated time, before anything runs.
 pub fn plan(cfg: &SaturateConfig, est: [f64; 3]) -> String {
     let mut out = format!(
@@ -57,9 +62,10 @@ pub fn plan(cfg: &SaturateConfig, est: [f64; 3]) -> String {
                 .join(", ")
         };
         out.push_str(&format!(
-            "  target {} ({what}): {} tested, {}, {}; {caches}\n",
+            "  target {} ({what}): {} tested{}, {}, {}; {caches}\n",
             t.path.display(),
             fmt_size_iec(t.size),
+            per_rank(cfg),
             if t.direct { "O_DIRECT" } else { "BUFFERED" },
             if t.may_write {
                 "prefilled with random data first"
@@ -321,9 +327,10 @@ pub fn report(doc: &ResultDoc, cfg: &SaturateConfig) -> String {
         .iter()
         .map(|t| {
             format!(
-                "{} {}{}",
+                "{} {}{}{}",
                 t.path.display(),
                 fmt_size_iec(t.size),
+                per_rank(cfg),
                 if t.size < t.recommended {
                     " (below 10x cache)"
                 } else {

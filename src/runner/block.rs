@@ -535,7 +535,7 @@ fn to_run_result(
         lat_hist: Some(rec.lat.to_base64()),
         intervals: window_series(rec.interval_points(interval_ms), interval_ms, measured),
         interval_ms: Some(interval_ms),
-        avg_queue_depth: Some(rec.lat_sum_ns as f64 / measured.as_nanos().max(1) as f64),
+        avg_queue_depth: Some(rec.busy_ns as f64 / measured.as_nanos().max(1) as f64),
         cpu,
         fsync_ns: rec.fsync_ns,
         tail_ns: rec.tail_ns,
@@ -948,7 +948,11 @@ fn io_loop(job: &JobSpec, target: &TestTarget, ready: ReadyJob, sync: JobSync) -
                 let lat = t.saturating_sub(slot_start[c.slot]).max(1);
                 let interval = series.interval_at(t);
                 rec.record(lat, job.bs, slot_op[c.slot] == Op::Write, interval);
+                rec.add_in_flight(slot_start[c.slot], t, series.start_ns);
             } else if series.measuring {
+                // In flight at the deadline: its time up to it is part of the window's depth.
+                let total = times.total_ns.unwrap_or(t);
+                rec.add_in_flight(slot_start[c.slot], total, series.start_ns);
                 // Drained after the deadline: the device counters still see it.
                 if slot_op[c.slot] == Op::Write {
                     rec.tail_write_bytes += job.bs;

@@ -50,6 +50,11 @@ pub struct JobRecorder {
     pub read_bytes: u64,
     pub write_bytes: u64,
     pub lat_sum_ns: u128,
+    /// The part of each request's time in flight that falls in the measured window, added
+    /// up (also for the requests drained after a timed run's deadline): the window's average
+    /// queue depth times its length. The latencies' sum is not: a request submitted before
+    /// the window opened counts its whole latency there, which read "QD 21.0" at depth 20.
+    pub busy_ns: u128,
     pub intervals: Vec<IntervalBucket>,
     /// Job threads' CPU use in percent of their wall time (max over merged jobs).
     pub max_thread_cpu_pct: f64,
@@ -111,6 +116,14 @@ impl JobRecorder {
         b.lat_sum_ns += lat_ns as u128;
     }
 
+    /// A request in flight from `submit_ns` until `until_ns` (its completion, or the deadline
+    /// of a timed run it was still in flight at): its part in the window opened at
+    /// `window_ns` adds to the window's queue depth.
+    #[inline(always)]
+    pub fn add_in_flight(&mut self, submit_ns: u64, until_ns: u64, window_ns: u64) {
+        self.busy_ns += until_ns.saturating_sub(submit_ns.max(window_ns)) as u128;
+    }
+
     /// Forget the ramp's measurements (keeps `all_write_bytes` and the direction split).
     pub fn reset(&mut self) {
         let cap = self.intervals.capacity();
@@ -153,6 +166,7 @@ impl std::ops::AddAssign<&JobRecorder> for JobRecorder {
         self.tail_read_bytes += o.tail_read_bytes;
         self.tail_write_bytes += o.tail_write_bytes;
         self.lat_sum_ns += o.lat_sum_ns;
+        self.busy_ns += o.busy_ns;
         if o.intervals.len() > self.intervals.len() {
             self.intervals
                 .resize(o.intervals.len(), IntervalBucket::default());
@@ -220,5 +234,28 @@ mod tests {
         assert_eq!(s.read_lat.len() + s.write_lat.len(), total.lat.len());
         assert_eq!(s.write_lat.stats().max, total.lat.stats().max);
         assert!(s.read_lat.stats().max < 2_100);
+    }
+
+    /// The saturate curve read "QD 21.0" at depth 20: each completion in the window added
+    /// its whole latency, also the part before the window opened (a request submitted during
+    /// the ramp), so the sum of latencies over the window was no queue depth. Only the time
+    /// in the window counts now, and that of a request still in flight at the deadline.
+    #[test]
+    fn only_the_time_in_the_window_makes_the_queue_depth() {
+        let mut r = JobRecorder::default();
+        // Window from 100 to 200: one slot busy all along with two requests (submitted at
+        // 40, done at 150; then 150 to the deadline, drained after it), one slot with a
+        // request from 120 to 170.
+        r.add_in_flight(40, 150, 100);
+        r.add_in_flight(150, 200, 100);
+        r.add_in_flight(120, 170, 100);
+        assert_eq!(r.busy_ns, 100 + 50);
+        // 1.5 requests in flight on average over the 100 ns window; the sum of the counted
+        // latencies (110 + 50, the drained request left out) said 1.6.
+        assert_eq!(r.busy_ns as f64 / 100.0, 1.5);
+        let mut merged = JobRecorder::default();
+        merged += &r;
+        merged += &r;
+        assert_eq!(merged.busy_ns, 300);
     }
 }

@@ -45,6 +45,9 @@ pub trait SweepHooks {
     fn agree_next(&self, local: Option<(u32, Phase)>) -> Result<Option<(u32, Phase)>>;
     /// After a sweep's last step (rank 0: the straggler summary and warnings).
     fn end_sweep(&self, doc: &mut ResultDoc, ti: usize) -> Result<()>;
+    /// A sweep stopped by a signal (on any rank), not collective: rank 0 adds the straggler
+    /// summary and warnings of the steps measured before the stop.
+    fn stopped_sweep(&self, doc: &mut ResultDoc, ti: usize);
 }
 
 /// The time the sweeps took against the estimate.
@@ -363,61 +366,74 @@ fn run_sweep(
     let mut search = Search::new(start, cfg.max_depth.max(start), cfg.limit_ns);
     let mut index = 0u32;
     let mut next = search.next();
-    loop {
-        if let Some(h) = hooks {
-            next = h.agree_next(next)?;
-        }
-        let Some((depth, phase)) = next else { break };
-        index += 1;
-        let label = format!("{name} depth {depth} (step {index}, {})", phase.name());
-        if let Some(h) = hooks {
-            h.before_step()?;
-        }
-        let r = measure(cfg, sweep, depth, targets, ctx, index, &label);
-        if let Some(h) = hooks {
-            h.after_step(r.as_ref().ok().map(|s| &s.total))?;
-        }
-        let mut res = match r {
-            Ok(r) => r,
-            Err(e) => {
-                let interrupted = ctx.stop.is_set();
-                if !interrupted {
-                    doc.tests[ti].error = Some(format!("depth {depth}: {e:#}"));
-                }
-                sink.save(doc)?;
-                return Err(e);
+    let mut steps = || -> Result<()> {
+        loop {
+            if let Some(h) = hooks {
+                next = h.agree_next(next)?;
             }
-        };
-        note_step_warnings(cfg, &name, depth, &res, doc);
-        res.point.detail.phase = phase.name().into();
-        // A distributed step is judged on all ranks' I/Os together.
-        let mut point = match hooks {
-            Some(h) => h.judge(doc, ti, sweep, &res)?,
-            None => res.point,
-        };
-        point.detail.phase = phase.name().into();
-        if cfg.ranks > 1 {
-            point.detail.total_iodepth = Some(total_depth(cfg, depth, sweep.jobs));
+            let Some((depth, phase)) = next else { break };
+            index += 1;
+            let label = format!("{name} depth {depth} (step {index}, {})", phase.name());
+            if let Some(h) = hooks {
+                h.before_step()?;
+            }
+            let r = measure(cfg, sweep, depth, targets, ctx, index, &label);
+            if let Some(h) = hooks {
+                h.after_step(r.as_ref().ok().map(|s| &s.total))?;
+            }
+            let mut res = match r {
+                Ok(r) => r,
+                Err(e) => {
+                    let interrupted = ctx.stop.is_set();
+                    if !interrupted {
+                        doc.tests[ti].error = Some(format!("depth {depth}: {e:#}"));
+                    }
+                    sink.save(doc)?;
+                    return Err(e);
+                }
+            };
+            note_step_warnings(cfg, &name, depth, &res, doc);
+            res.point.detail.phase = phase.name().into();
+            // A distributed step is judged on all ranks' I/Os together.
+            let mut point = match hooks {
+                Some(h) => h.judge(doc, ti, sweep, &res)?,
+                None => res.point,
+            };
+            point.detail.phase = phase.name().into();
+            if cfg.ranks > 1 {
+                point.detail.total_iodepth = Some(total_depth(cfg, depth, sweep.jobs));
+            }
+            // A step in which no I/O completed has no latency (its 0 is no figure): every request
+            // in flight took longer than the step, so it does not hold the limit. It was judged
+            // as 0 ns: "0 IOPS at depth 4 with mean latency 0 ns <= 10 ms". So does a step with
+            // the limit on the worst stream when one stream completed nothing.
+            let obs = Observation {
+                depth,
+                iops: point.at.iops,
+                latency_ns: step::judged_latency(&point, cfg.statistic, cfg.aggregate),
+            };
+            search.record(obs);
+            point.within_limit = search.within(obs.latency_ns);
+            if hooks.is_some() && ctx.progress != super::ProgressMode::Quiet {
+                crate::eline!("{}", judged_line(&label, &point, cfg.ranks, cfg.statistic));
+            }
+            if let Some(c) = doc.tests[ti].curve.as_mut() {
+                c.push(point);
+            }
+            sink.save(doc)?;
+            next = search.next();
         }
-        // A step in which no I/O completed has no latency (its 0 is no figure): every request
-        // in flight took longer than the step, so it does not hold the limit. It was judged
-        // as 0 ns: "0 IOPS at depth 4 with mean latency 0 ns <= 10 ms". So does a step with
-        // the limit on the worst stream when one stream completed nothing.
-        let obs = Observation {
-            depth,
-            iops: point.at.iops,
-            latency_ns: step::judged_latency(&point, cfg.statistic, cfg.aggregate),
-        };
-        search.record(obs);
-        point.within_limit = search.within(obs.latency_ns);
-        if hooks.is_some() && ctx.progress != super::ProgressMode::Quiet {
-            crate::eline!("{}", judged_line(&label, &point, cfg.ranks, cfg.statistic));
+        Ok(())
+    };
+    if let Err(e) = steps() {
+        // A stopped distributed sweep keeps the straggler findings of the steps it measured.
+        if let Some(h) = hooks
+            && (ctx.stop.is_set() || crate::error::interrupted(&e).is_some())
+        {
+            h.stopped_sweep(doc, ti);
+            sink.save(doc)?;
         }
-        if let Some(c) = doc.tests[ti].curve.as_mut() {
-            c.push(point);
-        }
-        sink.save(doc)?;
-        next = search.next();
+        return Err(e);
     }
     let outcome = search.outcome();
     let test = &mut doc.tests[ti];
