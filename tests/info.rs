@@ -106,6 +106,71 @@ fn loop_over_image(test: &str, size: u64) -> Option<Image> {
     Some(Image { _dir: dir, lo })
 }
 
+/// Unmounts a mount this test made, even when an assertion fails (before the loops detach).
+struct Mounted(std::path::PathBuf);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// A btrfs over two loop devices: `info` on it listed only the device `mountinfo` names
+/// (the first), as if the file system, its data and its wear were on one device.
+#[test]
+fn a_two_device_btrfs_lists_both_devices() {
+    let test = "a_two_device_btrfs_lists_both_devices";
+    if !common::tool_or_skip(test, "mkfs.btrfs", "btrfs-progs") {
+        return;
+    }
+    let (Some(a), Some(b)) = (
+        loop_over_image(test, 200 << 20),
+        loop_over_image(test, 200 << 20),
+    ) else {
+        return;
+    };
+    let (da, db) = (a.lo.device.clone(), b.lo.device.clone());
+    let mk = std::process::Command::new("mkfs.btrfs")
+        .args(["-q", "-f"])
+        .arg(&da)
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(mk.status.success(), "mkfs.btrfs: {mk:?}");
+    let mnt = tempdir();
+    let ok = std::process::Command::new("mount")
+        .arg(&da)
+        .arg(mnt.path())
+        .status()
+        .unwrap();
+    assert!(ok.success(), "mount {}", da.display());
+    let _m = Mounted(mnt.path().to_path_buf());
+    let v = json_of(&iolab(&[
+        "info",
+        mnt.path().to_str().unwrap(),
+        "--json",
+        "--no-smart",
+    ]));
+    let devs = v["devices"].as_array().unwrap();
+    let names: Vec<&str> = devs.iter().map(|d| d["name"].as_str().unwrap()).collect();
+    let (na, nb) = (a.lo.name(), b.lo.name());
+    let top = devs[0]["name"].as_str().unwrap().to_string();
+    assert!(top == na || top == nb, "top {top}, loops {na} {nb}");
+    let other = if top == na { &nb } else { &na };
+    let member = devs
+        .iter()
+        .find(|d| d["name"] == other.as_str())
+        .unwrap_or_else(|| panic!("{other} missing from {names:?}"));
+    assert_eq!(member["relation"], "fs-member");
+    assert_eq!(member["under"], top.as_str());
+    let table = iolab(&["info", mnt.path().to_str().unwrap(), "--no-smart"]);
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        text.contains(&format!("holds the file system with {top}")),
+        "{text}"
+    );
+}
+
 #[test]
 fn loop_counters_match_a_direct_write_test_within_one_percent() {
     let test = "loop_counters_match_a_direct_write_test_within_one_percent";

@@ -76,7 +76,8 @@ pub struct BlockDeviceInfo {
     /// How it relates to the entry named in `under`: `holds-path` (top, for a path),
     /// `asked` (top, when a device was asked), `partition-of`
     /// (the disk of a partition), `backs-loop` (holds a loop's backing file), `slave-of`
-    /// (a dm/md member).
+    /// (a dm/md member), `fs-member` (another device of the multi-device file system, a
+    /// btrfs, that `under` holds).
     pub relation: String,
     /// The device above this one in the chain.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -24,6 +24,7 @@ fn role(d: &BlockDeviceInfo) -> String {
         "partition-of" => format!("disk of {under}"),
         "backs-loop" => format!("holds {under}'s backing file"),
         "slave-of" => format!("member of {under}"),
+        "fs-member" => format!("holds the file system with {under}"),
         other => other.into(),
     }
 }

@@ -252,9 +252,14 @@ fn push_chain(name: &str, relation: &str, under: Option<&str>, out: &mut Vec<Blo
 }
 
 /// The device chain under block device `name`, top first.
+/// The other devices of a file system over several (a multi-device btrfs) follow, each with
+/// its own chain: the file system's data and wear are spread over all of them.
 pub fn device_chain(name: &str) -> Vec<BlockDeviceInfo> {
     let mut out = Vec::new();
     push_chain(name, "holds-path", None, &mut out);
+    for member in other_fs_members(name) {
+        push_chain(&member, "fs-member", Some(name), &mut out);
+    }
     out
 }
 
