@@ -556,3 +556,33 @@ fn pseudo_file_systems_say_what_they_are() {
     assert!(text.contains("sysfs"), "{text}");
     assert!(text.contains("no device counters"), "{text}");
 }
+
+/// A loop device over an image on a tmpfs: its SMART line sent the user to "the disk under
+/// that file", which does not exist (the file is in RAM).
+#[test]
+fn a_loop_over_a_file_in_ram_says_no_disk_holds_it() {
+    let test = "a_loop_over_a_file_in_ram_says_no_disk_holds_it";
+    if !loop_or_skip(test) {
+        return;
+    }
+    let Some(fs) = scratch_or_skip(test, "tmpfs", 40 << 20, &[], "") else {
+        return;
+    };
+    let img = fs.path().join("ram.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(16 << 20)
+        .unwrap();
+    let lo = iolab::fs::loopdev::LoopDevice::attach(&img, false).unwrap();
+    let v = json_of(&iolab(&["info", lo.device.to_str().unwrap(), "--json"]));
+    let devs = v["devices"].as_array().unwrap();
+    assert_eq!(devs.len(), 1, "nothing is under a file in RAM: {devs:?}");
+    let smart = v["smart"].as_array().unwrap();
+    assert_eq!(smart.len(), 1);
+    assert_eq!(smart[0]["available"], false);
+    let r = smart[0]["reason"].as_str().unwrap();
+    assert!(r.contains("RAM file system"), "{r}");
+    assert!(r.contains("no disk holds it"), "{r}");
+    assert!(!r.contains("disk under that file"), "{r}");
+    drop(lo);
+}

@@ -109,19 +109,40 @@ pub fn memory_backing(fs_type: &str, block_device: Option<&str>) -> Option<Strin
 
 /// Why the mount `m` has no block device under it, in one sentence.
 fn reason_for(m: &MountInfo) -> String {
-    let what = match classify_fs(&m.fs_type) {
+    format!(
+        "{} at {} is {}: there is no block device, so no device counters exist",
+        m.fs_type,
+        m.mount_point.display(),
+        fs_class_words(m)
+    )
+}
+
+/// What kind of file system without a block device `m` is, in words.
+fn fs_class_words(m: &MountInfo) -> &'static str {
+    match classify_fs(&m.fs_type) {
         FsClass::Pseudo => "a pseudo file system (a kernel interface, not storage)",
         FsClass::Memory => "a RAM file system (its data lives in memory)",
         FsClass::Network => "a network file system (the storage is on another machine)",
         FsClass::Overlay => "an overlay whose layers could not be traced to a block device",
         FsClass::Fuse => "a FUSE file system without a block device",
         FsClass::Block => "a file system whose source is not a block device",
-    };
-    format!(
-        "{} at {} is {what}: there is no block device, so no device counters exist",
+    }
+}
+
+/// Where an existing `file` lives when no block device holds it (a loop's image on a
+/// tmpfs, on NFS): `tmpfs at /mnt/t, a RAM file system (...)`; `None` when a device holds
+/// it or the file is gone.
+pub fn deviceless_home(file: &Path) -> Option<String> {
+    if std::fs::metadata(file).is_err() || device_of_path(file).is_some() {
+        return None;
+    }
+    let m = mounts::mount_of(file)?;
+    Some(format!(
+        "{} at {}, {}",
         m.fs_type,
-        m.mount_point.display()
-    )
+        m.mount_point.display(),
+        fs_class_words(&m)
+    ))
 }
 
 /// Why `path` has no block device (and so no device counters); `None` when it has one.

@@ -22,14 +22,23 @@ fn unavailable(device: &str, reason: impl Into<String>) -> SmartInfo {
 /// Why a device of this kind has no SMART of its own, if it has none.
 fn virtual_reason(dev: &BlockDeviceInfo) -> Option<String> {
     let why = match dev.kind.as_str() {
-        "loop" => format!(
-            "{} is a loop device: a file backs it{}, so SMART belongs to the disk under that file",
-            dev.name,
-            dev.loop_backing_file
-                .as_deref()
-                .map(|f| format!(" ({f})"))
-                .unwrap_or_default()
-        ),
+        "loop" => match dev.loop_backing_file.as_deref().and_then(|f| {
+            super::resolve::deviceless_home(std::path::Path::new(f)).map(|home| (f, home))
+        }) {
+            // No disk holds the file (tmpfs, NFS): there is no SMART anywhere under it.
+            Some((f, home)) => format!(
+                "{} is a loop device over {f}, a file on {home}: no disk holds it, so there is no SMART",
+                dev.name
+            ),
+            None => format!(
+                "{} is a loop device: a file backs it{}, so SMART belongs to the disk under that file",
+                dev.name,
+                dev.loop_backing_file
+                    .as_deref()
+                    .map(|f| format!(" ({f})"))
+                    .unwrap_or_default()
+            ),
+        },
         "dm" | "md" => format!(
             "{} is a {} device: SMART belongs to its member disks",
             dev.name, dev.kind
