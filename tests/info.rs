@@ -169,6 +169,23 @@ fn a_two_device_btrfs_lists_both_devices() {
         text.contains(&format!("holds the file system with {top}")),
         "{text}"
     );
+    // Both devices are in use: a btrfs's mountinfo line carries an anonymous 0:N, so neither
+    // was found mounted, and `run --allow-destroy` would have written over a mounted btrfs.
+    for d in [&da, &db] {
+        let user = iolab::fs::facts::device_in_use(d);
+        assert!(
+            user.as_deref().is_some_and(|u| u.starts_with("mounted on")),
+            "{}: {user:?}",
+            d.display()
+        );
+    }
+    // The other device, asked by name, is in use: it said "Mounted: no".
+    let v = json_of(&iolab(&["info", other.as_str(), "--json", "--no-smart"]));
+    assert_eq!(v["mount"]["fs_type"], "btrfs", "{v}");
+    assert_eq!(
+        v["mount"]["mount_point"],
+        std::fs::canonicalize(mnt.path()).unwrap().to_str().unwrap()
+    );
 }
 
 #[test]

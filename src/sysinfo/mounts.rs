@@ -1,7 +1,7 @@
 //! `/proc/self/mountinfo`: which mount holds a path, with its type and options.
 
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,12 +94,47 @@ pub fn mount_of(path: &Path) -> Option<MountInfo> {
     best(true).or_else(|| best(false))
 }
 
-/// Mounts whose source is this block device (by major:minor).
+/// Mounts whose source is this block device (by major:minor, or its source node: a btrfs
+/// carries an anonymous major:minor), or that a multi-device btrfs it belongs to holds.
 pub fn mounts_of_device(maj_min: &str) -> Vec<MountInfo> {
-    all_mounts()
-        .into_iter()
-        .filter(|m| m.dev == maj_min)
-        .collect()
+    let all = all_mounts();
+    let direct = |mm: &str| -> Vec<MountInfo> {
+        all.iter()
+            .filter(|m| m.dev == mm || source_maj_min(&m.source).as_deref() == Some(mm))
+            .cloned()
+            .collect()
+    };
+    let found = direct(maj_min);
+    if !found.is_empty() {
+        return found;
+    }
+    // A device of a multi-device btrfs is mounted through whichever member mountinfo names.
+    let Some(name) = std::fs::canonicalize(format!("/sys/dev/block/{maj_min}"))
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+    else {
+        return Vec::new();
+    };
+    super::resolve::other_fs_members(&name)
+        .iter()
+        .filter_map(|m| super::read_trim(&Path::new("/sys/class/block").join(m).join("dev")))
+        .map(|mm| direct(&mm))
+        .find(|f| !f.is_empty())
+        .unwrap_or_default()
+}
+
+/// `major:minor` of a mount's source when it is a block device node: a btrfs's mountinfo
+/// line carries an anonymous `0:N`, so only its source names the device.
+fn source_maj_min(source: &str) -> Option<String> {
+    if !source.starts_with("/dev/") {
+        return None;
+    }
+    let md = std::fs::metadata(source).ok()?;
+    if !md.file_type().is_block_device() {
+        return None;
+    }
+    let r = md.rdev();
+    Some(format!("{}:{}", libc::major(r), libc::minor(r)))
 }
 
 /// The device the FUSE daemon `daemon` serves on `mount_point`: the argument before the
