@@ -7,6 +7,7 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 use super::blockdev;
+pub use super::mounts::other_fs_members;
 use super::mounts::{self, MountInfo};
 use crate::error::UsageError;
 use crate::model::device::{BlockDeviceInfo, MountView, StorageInfo};
@@ -347,34 +348,6 @@ pub fn storage_info(input: &str) -> Result<StorageInfo, UsageError> {
     Ok(info)
 }
 
-/// The devices of the file system `device` holds, when it spans several (a multi-device
-/// btrfs, listed in `/sys/fs/btrfs/<fsid>/devices/`): that device's counters see only its
-/// share of the file system's I/O. Empty when it is on one device, as most are.
-pub fn other_fs_members(device: &str) -> Vec<String> {
-    other_fs_members_in(Path::new("/sys/fs/btrfs"), device)
-}
-
-fn other_fs_members_in(btrfs: &Path, device: &str) -> Vec<String> {
-    let Ok(fss) = std::fs::read_dir(btrfs) else {
-        return Vec::new();
-    };
-    for fs in fss.flatten() {
-        let Ok(devs) = std::fs::read_dir(fs.path().join("devices")) else {
-            continue;
-        };
-        let names: Vec<String> = devs
-            .flatten()
-            .map(|d| d.file_name().to_string_lossy().into_owned())
-            .collect();
-        if names.iter().any(|n| n == device) {
-            let mut others: Vec<String> = names.into_iter().filter(|n| n != device).collect();
-            others.sort();
-            return others;
-        }
-    }
-    Vec::new()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -445,26 +418,5 @@ mod tests {
         assert!(e.0.contains("no such file, directory"), "{}", e.0);
         let e = storage_info("/dev/mapper/no-such-iolab").unwrap_err();
         assert!(e.0.contains("no such block device"), "{}", e.0);
-    }
-
-    /// A two-device btrfs: each device's counters see half of the I/O.
-    #[test]
-    fn the_other_devices_of_a_multi_device_btrfs_are_found() {
-        let d = tempfile::tempdir().unwrap();
-        let fs = d
-            .path()
-            .join("4938dddd-ac19-436e-8d7b-d992c350691a/devices");
-        std::fs::create_dir_all(fs.join("loop1")).unwrap();
-        std::fs::create_dir_all(fs.join("loop2")).unwrap();
-        std::fs::create_dir_all(d.path().join("features")).unwrap();
-        let one = d
-            .path()
-            .join("5038dddd-0000-436e-8d7b-d992c350691a/devices");
-        std::fs::create_dir_all(one.join("sda3")).unwrap();
-        assert_eq!(other_fs_members_in(d.path(), "loop1"), ["loop2"]);
-        assert_eq!(other_fs_members_in(d.path(), "loop2"), ["loop1"]);
-        assert!(other_fs_members_in(d.path(), "sda3").is_empty());
-        assert!(other_fs_members_in(d.path(), "vda").is_empty());
-        assert!(other_fs_members_in(&d.path().join("none"), "loop1").is_empty());
     }
 }
