@@ -603,3 +603,37 @@ fn a_loop_over_a_file_in_ram_says_no_disk_holds_it() {
     assert!(!r.contains("disk under that file"), "{r}");
     drop(lo);
 }
+
+/// An exFAT mounted through exfat-fuse: mountinfo says only `fuseblk` (as for ntfs-3g), and
+/// so did the table, which left the user to guess which file system was measured.
+#[test]
+fn a_fuseblk_mount_names_its_file_system() {
+    let test = "a_fuseblk_mount_names_its_file_system";
+    if !common::tool_or_skip(test, "mkfs.exfat", "exfatprogs")
+        || !common::tool_or_skip(test, "mount.exfat-fuse", "exfat-fuse")
+    {
+        return;
+    }
+    let Some(img) = loop_over_image(test, 64 << 20) else {
+        return;
+    };
+    let mk = std::process::Command::new("mkfs.exfat")
+        .arg(&img.lo.device)
+        .output()
+        .unwrap();
+    assert!(mk.status.success(), "mkfs.exfat: {mk:?}");
+    let mnt = tempdir();
+    let ok = std::process::Command::new("mount.exfat-fuse")
+        .arg(&img.lo.device)
+        .arg(mnt.path())
+        .status()
+        .unwrap();
+    assert!(ok.success(), "mount.exfat-fuse");
+    let _m = Mounted(mnt.path().to_path_buf());
+    let p = mnt.path().to_str().unwrap();
+    let v = json_of(&iolab(&["info", p, "--json", "--no-smart"]));
+    assert_eq!(v["mount"]["fs_type"], "fuseblk", "{v}");
+    assert_eq!(v["mount"]["fs_name"], "exfat", "{v}");
+    let text = String::from_utf8_lossy(&iolab(&["info", p, "--no-smart"]).stdout).to_string();
+    assert!(text.contains("exfat (through FUSE: fuseblk)"), "{text}");
+}

@@ -58,6 +58,10 @@ pub struct StorageInfo {
 pub struct MountView {
     pub mount_point: String,
     pub fs_type: String,
+    /// The file system in it when `fs_type` names only the FUSE mount (`fuseblk` of ntfs-3g
+    /// or exfat-fuse: `ntfs`, `exfat`), from the device's signature.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fs_name: Option<String>,
     pub source: String,
     pub options: String,
 }

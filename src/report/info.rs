@@ -173,7 +173,12 @@ pub fn info_table(info: &StorageInfo) -> String {
     t.set_header(vec!["Path", &info.path]);
     if let Some(m) = &info.mount {
         t.add_row(vec!["Mount point", &m.mount_point]);
-        t.add_row(vec!["File system", &m.fs_type]);
+        // `fuseblk` alone does not say whether ntfs-3g or exfat-fuse is mounted.
+        let fs = match &m.fs_name {
+            Some(name) => format!("{name} (through FUSE: {})", m.fs_type),
+            None => m.fs_type.clone(),
+        };
+        t.add_row(vec!["File system", &fs]);
         t.add_row(vec!["Mounted from", &m.source]);
         t.add_row(vec!["Mount options", &m.options]);
     } else if info.kind == "device" {

@@ -286,9 +286,11 @@ pub fn device_chain(name: &str) -> Vec<BlockDeviceInfo> {
 }
 
 fn mount_view(m: &MountInfo) -> MountView {
+    let named = crate::fs::detect::fs_name(m);
     MountView {
         mount_point: m.mount_point.display().to_string(),
         fs_type: m.fs_type.clone(),
+        fs_name: (named != m.fs_type).then_some(named),
         source: m.source.clone(),
         options: m.options.clone(),
     }
