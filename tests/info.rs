@@ -637,3 +637,31 @@ fn a_fuseblk_mount_names_its_file_system() {
     let text = String::from_utf8_lossy(&iolab(&["info", p, "--no-smart"]).stdout).to_string();
     assert!(text.contains("exfat (through FUSE: fuseblk)"), "{text}");
 }
+
+/// A loop device whose image was deleted: the table showed the file's old path as if it
+/// were there, and the chain stopped at the loop (the file could not be followed to its
+/// disk).
+#[test]
+fn a_loop_over_a_deleted_file_says_so_and_finds_its_disk() {
+    let test = "a_loop_over_a_deleted_file_says_so_and_finds_its_disk";
+    let Some(img) = loop_over_image(test, 8 << 20) else {
+        return;
+    };
+    let disk = iolab::sysinfo::block_device_of(img._dir.path()).map(|(n, _)| n);
+    std::fs::remove_file(&img.lo.image).unwrap();
+    let dev = img.lo.device.to_str().unwrap();
+    let v = json_of(&iolab(&["info", dev, "--json", "--no-smart"]));
+    let devs = v["devices"].as_array().unwrap();
+    assert_eq!(devs[0]["loop_backing_deleted"], true, "{v}");
+    // The disk under the temp dir (none when it is a tmpfs) is still found.
+    if let Some(disk) = disk {
+        let below = devs.iter().find(|d| d["relation"] == "backs-loop");
+        assert_eq!(
+            below.map(|d| d["name"].clone()),
+            Some(Value::from(disk)),
+            "{v}"
+        );
+    }
+    let text = String::from_utf8_lossy(&iolab(&["info", dev, "--no-smart"]).stdout).to_string();
+    assert!(text.contains("(deleted"), "{text}");
+}

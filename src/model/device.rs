@@ -149,6 +149,10 @@ pub struct BlockDeviceInfo {
     /// For a loop device: the file behind it, and whether the loop uses direct I/O on it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loop_backing_file: Option<String>,
+    /// `true` when that file was deleted (the kernel's " (deleted)"): the loop still holds
+    /// it, but no directory names it any more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loop_backing_deleted: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loop_direct_io: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

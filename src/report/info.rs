@@ -54,7 +54,14 @@ const DEVICE_ROWS: &[Attr<BlockDeviceInfo>] = &[
             )
         })
     }),
-    ("Backing file", |d| d.loop_backing_file.clone()),
+    ("Backing file", |d| {
+        let f = d.loop_backing_file.clone()?;
+        Some(if d.loop_backing_deleted == Some(true) {
+            format!("{f} (deleted: the loop still holds it, no directory names it)")
+        } else {
+            f
+        })
+    }),
     ("Loop direct I/O", |d| d.loop_direct_io.map(yes_no)),
     ("Device-mapper name", |d| d.dm_name.clone()),
     ("RAID level", |d| d.md_level.clone()),

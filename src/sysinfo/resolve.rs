@@ -193,7 +193,16 @@ fn overlay_upper_device(path: &Path) -> Option<(String, PathBuf)> {
 /// The block device holding loop device `name`'s backing file, if it is on one.
 pub fn loop_backing_device(name: &str) -> Option<String> {
     let file = blockdev::loop_backing_file(name)?;
-    super::block_device_of(Path::new(&file)).map(|(n, _)| n)
+    let file = Path::new(&file);
+    super::block_device_of(file)
+        // A deleted file stays on its file system while the loop holds it: the directory
+        // it was in is (almost always) on the same one.
+        .or_else(|| {
+            blockdev::loop_backing_deleted(name)
+                .then(|| file.parent().and_then(super::block_device_of))
+                .flatten()
+        })
+        .map(|(n, _)| n)
 }
 
 /// What the user asked `iolab info` about.
