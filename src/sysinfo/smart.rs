@@ -178,7 +178,11 @@ pub fn parse_smartctl(device: &str, v: &Value) -> SmartInfo {
             .or_else(|| ata_statistic(v, "Percentage Used Endurance Indicator")),
         data_written_bytes: nv("data_units_written")
             .map(|d| d.saturating_mul(NVME_DATA_UNIT_BYTES))
-            .or_else(|| ata_statistic(v, "Logical Sectors Written").map(|s| s.saturating_mul(512))),
+            .or_else(|| {
+                // Logical sectors: 4096 B on a 4Kn drive (smartctl says which), not always 512.
+                let sector = u(v, &["logical_block_size"]).unwrap_or(512);
+                ata_statistic(v, "Logical Sectors Written").map(|s| s.saturating_mul(sector))
+            }),
         media_errors: nv("media_errors").or_else(|| ata_attr(v, 187)),
         reallocated_sectors: ata_attr(v, 5),
         interface_speed: s(v, &["interface_speed", "current", "string"]),
@@ -225,6 +229,13 @@ mod tests {
         assert_eq!(s.reallocated_sectors, Some(2));
         assert_eq!(s.media_errors, Some(1));
         assert_eq!(s.interface_speed.as_deref(), Some("6.0 Gb/s"));
+        // A 4Kn drive counts 4096-byte logical sectors: ×512 gave an eighth of its writes.
+        let mut v4k = v.clone();
+        v4k["logical_block_size"] = Value::from(4096);
+        assert_eq!(
+            parse_smartctl("sda", &v4k).data_written_bytes,
+            Some(4_096_000)
+        );
     }
 
     #[test]
