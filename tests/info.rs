@@ -357,6 +357,32 @@ fn write_result_with_wa(dir: &Path) -> std::path::PathBuf {
     p
 }
 
+/// A result measured here on a device that is gone now: the lifetime assumed 0 % used
+/// without a word, as if SMART had said the drive was new.
+#[test]
+fn endurance_from_a_result_whose_device_is_gone_says_so() {
+    let dir = tempdir();
+    let p = write_result_with_wa(dir.path());
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    doc["environment"]["hostname"] = Value::from(iolab::sysinfo::capture_hostname());
+    doc["environment"]["block_device"] = Value::from("nvme97n1");
+    std::fs::write(&p, doc.to_string()).unwrap();
+    let v = json_of(&iolab(&[
+        "endurance",
+        "--tbw",
+        "80TB",
+        "--daily",
+        "20GB",
+        "--from",
+        p.to_str().unwrap(),
+        "--json",
+    ]));
+    assert_eq!(v["used_source"], "none");
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("nvme97n1"), "{notes}");
+    assert!(notes.contains("assuming 0 % used"), "{notes}");
+}
+
 #[test]
 fn endurance_from_a_result_uses_its_write_amplification() {
     let dir = tempdir();
