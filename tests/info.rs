@@ -691,3 +691,24 @@ fn a_loop_over_a_deleted_file_says_so_and_finds_its_disk() {
     let text = String::from_utf8_lossy(&iolab(&["info", dev, "--no-smart"]).stdout).to_string();
     assert!(text.contains("(deleted"), "{text}");
 }
+
+/// `iolab info` in a directory deleted under the shell: it printed "Path: ." with no mount
+/// and exit 0; it is bad input, said as such.
+#[test]
+fn a_deleted_current_directory_is_refused() {
+    let dir = tempdir();
+    let gone = dir.path().join("gone");
+    std::fs::create_dir(&gone).unwrap();
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(r#"cd "$1" && rmdir "$1" && exec "$2" info --no-smart"#)
+        .arg("sh")
+        .arg(&gone)
+        .arg(env!("CARGO_BIN_EXE_iolab"))
+        .env("IOLAB_NO_HISTORY", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("deleted"), "{err}");
+}

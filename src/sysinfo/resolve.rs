@@ -222,6 +222,14 @@ fn parse_query(input: &str) -> Result<Query, UsageError> {
             })?;
             return Ok(Query::Device(name));
         }
+        // A deleted directory still answers stat while something (the shell's current
+        // directory) holds it, but no mount is found for it: it showed "Path: ." and no
+        // mount, as if that were all there is to say.
+        if std::fs::canonicalize(p).is_err() {
+            return Err(UsageError(format!(
+                "{input}: it was deleted (no directory names it now); give a path that exists"
+            )));
+        }
         return Ok(Query::Path(p.to_path_buf()));
     }
     let bare = input.strip_prefix("/dev/").unwrap_or(input);
