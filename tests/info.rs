@@ -106,6 +106,88 @@ fn loop_over_image(test: &str, size: u64) -> Option<Image> {
     Some(Image { _dir: dir, lo })
 }
 
+/// Unmounts a mount this test made, even when an assertion fails (before the loops detach).
+struct Mounted(std::path::PathBuf);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// A btrfs over two loop devices: `info` on it listed only the device `mountinfo` names
+/// (the first), as if the file system, its data and its wear were on one device.
+#[test]
+fn a_two_device_btrfs_lists_both_devices() {
+    let test = "a_two_device_btrfs_lists_both_devices";
+    if !common::tool_or_skip(test, "mkfs.btrfs", "btrfs-progs") {
+        return;
+    }
+    let (Some(a), Some(b)) = (
+        loop_over_image(test, 200 << 20),
+        loop_over_image(test, 200 << 20),
+    ) else {
+        return;
+    };
+    let (da, db) = (a.lo.device.clone(), b.lo.device.clone());
+    let mk = std::process::Command::new("mkfs.btrfs")
+        .args(["-q", "-f"])
+        .arg(&da)
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(mk.status.success(), "mkfs.btrfs: {mk:?}");
+    let mnt = tempdir();
+    let ok = std::process::Command::new("mount")
+        .arg(&da)
+        .arg(mnt.path())
+        .status()
+        .unwrap();
+    assert!(ok.success(), "mount {}", da.display());
+    let _m = Mounted(mnt.path().to_path_buf());
+    let v = json_of(&iolab(&[
+        "info",
+        mnt.path().to_str().unwrap(),
+        "--json",
+        "--no-smart",
+    ]));
+    let devs = v["devices"].as_array().unwrap();
+    let names: Vec<&str> = devs.iter().map(|d| d["name"].as_str().unwrap()).collect();
+    let (na, nb) = (a.lo.name(), b.lo.name());
+    let top = devs[0]["name"].as_str().unwrap().to_string();
+    assert!(top == na || top == nb, "top {top}, loops {na} {nb}");
+    let other = if top == na { &nb } else { &na };
+    let member = devs
+        .iter()
+        .find(|d| d["name"] == other.as_str())
+        .unwrap_or_else(|| panic!("{other} missing from {names:?}"));
+    assert_eq!(member["relation"], "fs-member");
+    assert_eq!(member["under"], top.as_str());
+    let table = iolab(&["info", mnt.path().to_str().unwrap(), "--no-smart"]);
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        text.contains(&format!("holds the file system with {top}")),
+        "{text}"
+    );
+    // Both devices are in use: a btrfs's mountinfo line carries an anonymous 0:N, so neither
+    // was found mounted, and `run --allow-destroy` would have written over a mounted btrfs.
+    for d in [&da, &db] {
+        let user = iolab::fs::facts::device_in_use(d);
+        assert!(
+            user.as_deref().is_some_and(|u| u.starts_with("mounted on")),
+            "{}: {user:?}",
+            d.display()
+        );
+    }
+    // The other device, asked by name, is in use: it said "Mounted: no".
+    let v = json_of(&iolab(&["info", other.as_str(), "--json", "--no-smart"]));
+    assert_eq!(v["mount"]["fs_type"], "btrfs", "{v}");
+    assert_eq!(
+        v["mount"]["mount_point"],
+        std::fs::canonicalize(mnt.path()).unwrap().to_str().unwrap()
+    );
+}
+
 #[test]
 fn loop_counters_match_a_direct_write_test_within_one_percent() {
     let test = "loop_counters_match_a_direct_write_test_within_one_percent";
@@ -273,6 +355,32 @@ fn write_result_with_wa(dir: &Path) -> std::path::PathBuf {
     let p = dir.join("result.json");
     std::fs::write(&p, serde_json::to_string(&doc).unwrap()).unwrap();
     p
+}
+
+/// A result measured here on a device that is gone now: the lifetime assumed 0 % used
+/// without a word, as if SMART had said the drive was new.
+#[test]
+fn endurance_from_a_result_whose_device_is_gone_says_so() {
+    let dir = tempdir();
+    let p = write_result_with_wa(dir.path());
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    doc["environment"]["hostname"] = Value::from(iolab::sysinfo::capture_hostname());
+    doc["environment"]["block_device"] = Value::from("nvme97n1");
+    std::fs::write(&p, doc.to_string()).unwrap();
+    let v = json_of(&iolab(&[
+        "endurance",
+        "--tbw",
+        "80TB",
+        "--daily",
+        "20GB",
+        "--from",
+        p.to_str().unwrap(),
+        "--json",
+    ]));
+    assert_eq!(v["used_source"], "none");
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("nvme97n1"), "{notes}");
+    assert!(notes.contains("assuming 0 % used"), "{notes}");
 }
 
 #[test]
@@ -490,4 +598,117 @@ fn pseudo_file_systems_say_what_they_are() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("sysfs"), "{text}");
     assert!(text.contains("no device counters"), "{text}");
+}
+
+/// A loop device over an image on a tmpfs: its SMART line sent the user to "the disk under
+/// that file", which does not exist (the file is in RAM).
+#[test]
+fn a_loop_over_a_file_in_ram_says_no_disk_holds_it() {
+    let test = "a_loop_over_a_file_in_ram_says_no_disk_holds_it";
+    if !loop_or_skip(test) {
+        return;
+    }
+    let Some(fs) = scratch_or_skip(test, "tmpfs", 40 << 20, &[], "") else {
+        return;
+    };
+    let img = fs.path().join("ram.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(16 << 20)
+        .unwrap();
+    let lo = iolab::fs::loopdev::LoopDevice::attach(&img, false).unwrap();
+    let v = json_of(&iolab(&["info", lo.device.to_str().unwrap(), "--json"]));
+    let devs = v["devices"].as_array().unwrap();
+    assert_eq!(devs.len(), 1, "nothing is under a file in RAM: {devs:?}");
+    let smart = v["smart"].as_array().unwrap();
+    assert_eq!(smart.len(), 1);
+    assert_eq!(smart[0]["available"], false);
+    let r = smart[0]["reason"].as_str().unwrap();
+    assert!(r.contains("RAM file system"), "{r}");
+    assert!(r.contains("no disk holds it"), "{r}");
+    assert!(!r.contains("disk under that file"), "{r}");
+    drop(lo);
+}
+
+/// An exFAT mounted through exfat-fuse: mountinfo says only `fuseblk` (as for ntfs-3g), and
+/// so did the table, which left the user to guess which file system was measured.
+#[test]
+fn a_fuseblk_mount_names_its_file_system() {
+    let test = "a_fuseblk_mount_names_its_file_system";
+    if !common::tool_or_skip(test, "mkfs.exfat", "exfatprogs")
+        || !common::tool_or_skip(test, "mount.exfat-fuse", "exfat-fuse")
+    {
+        return;
+    }
+    let Some(img) = loop_over_image(test, 64 << 20) else {
+        return;
+    };
+    let mk = std::process::Command::new("mkfs.exfat")
+        .arg(&img.lo.device)
+        .output()
+        .unwrap();
+    assert!(mk.status.success(), "mkfs.exfat: {mk:?}");
+    let mnt = tempdir();
+    let ok = std::process::Command::new("mount.exfat-fuse")
+        .arg(&img.lo.device)
+        .arg(mnt.path())
+        .status()
+        .unwrap();
+    assert!(ok.success(), "mount.exfat-fuse");
+    let _m = Mounted(mnt.path().to_path_buf());
+    let p = mnt.path().to_str().unwrap();
+    let v = json_of(&iolab(&["info", p, "--json", "--no-smart"]));
+    assert_eq!(v["mount"]["fs_type"], "fuseblk", "{v}");
+    assert_eq!(v["mount"]["fs_name"], "exfat", "{v}");
+    let text = String::from_utf8_lossy(&iolab(&["info", p, "--no-smart"]).stdout).to_string();
+    assert!(text.contains("exfat (through FUSE: fuseblk)"), "{text}");
+}
+
+/// A loop device whose image was deleted: the table showed the file's old path as if it
+/// were there, and the chain stopped at the loop (the file could not be followed to its
+/// disk).
+#[test]
+fn a_loop_over_a_deleted_file_says_so_and_finds_its_disk() {
+    let test = "a_loop_over_a_deleted_file_says_so_and_finds_its_disk";
+    let Some(img) = loop_over_image(test, 8 << 20) else {
+        return;
+    };
+    let disk = iolab::sysinfo::block_device_of(img._dir.path()).map(|(n, _)| n);
+    std::fs::remove_file(&img.lo.image).unwrap();
+    let dev = img.lo.device.to_str().unwrap();
+    let v = json_of(&iolab(&["info", dev, "--json", "--no-smart"]));
+    let devs = v["devices"].as_array().unwrap();
+    assert_eq!(devs[0]["loop_backing_deleted"], true, "{v}");
+    // The disk under the temp dir (none when it is a tmpfs) is still found.
+    if let Some(disk) = disk {
+        let below = devs.iter().find(|d| d["relation"] == "backs-loop");
+        assert_eq!(
+            below.map(|d| d["name"].clone()),
+            Some(Value::from(disk)),
+            "{v}"
+        );
+    }
+    let text = String::from_utf8_lossy(&iolab(&["info", dev, "--no-smart"]).stdout).to_string();
+    assert!(text.contains("(deleted"), "{text}");
+}
+
+/// `iolab info` in a directory deleted under the shell: it printed "Path: ." with no mount
+/// and exit 0; it is bad input, said as such.
+#[test]
+fn a_deleted_current_directory_is_refused() {
+    let dir = tempdir();
+    let gone = dir.path().join("gone");
+    std::fs::create_dir(&gone).unwrap();
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(r#"cd "$1" && rmdir "$1" && exec "$2" info --no-smart"#)
+        .arg("sh")
+        .arg(&gone)
+        .arg(env!("CARGO_BIN_EXE_iolab"))
+        .env("IOLAB_NO_HISTORY", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("deleted"), "{err}");
 }

@@ -177,12 +177,19 @@ pub fn report(
             "more than {} years",
             crate::units::fmt_thousands(LONGEST_SHOWN_YEARS)
         )
+    } else if l.days.is_finite() && l.years < 1.0 {
+        // "0.0 years (1 days)" said nothing: under a year the days are the answer.
+        let decimals = if l.days < 10.0 { 1 } else { 0 };
+        format!("{:.decimals$} days", l.days)
     } else if l.days.is_finite() {
         format!("{:.1} years ({:.0} days)", l.years, l.days)
     } else {
         "never (nothing is written)".into()
     };
-    let reach = if i.used_pct > 0.0 {
+    let reach = if l.remaining_bytes <= 0.0 {
+        // Nothing left: it does not reach its rating "in 0.0 years", it is there.
+        format!("has already used all of its rated {rated}")
+    } else if i.used_pct > 0.0 {
         // `--used 0.4%` is 0.4 %, not "0 %" (whole percentages stay whole: SMART's).
         let used = format!("{:.2}", i.used_pct);
         let used = used.trim_end_matches('0').trim_end_matches('.');
@@ -318,6 +325,44 @@ mod tests {
             "at 20 GB/day the device reaches its rated 80 TB in 11.0 years (4000 days)"
         );
         assert_eq!(r.end_date.as_deref(), Some("2036-12-14"));
+    }
+
+    /// Under a year the sentence said "in 0.0 years (1 days)" beside a table saying 0.8
+    /// days; a device with nothing left "reached its rating in 0.0 years (0 days)".
+    #[test]
+    fn short_and_spent_lifetimes_are_said_plainly() {
+        let i = EnduranceInput {
+            tbw_bytes: 80_000 * GB,
+            daily_app_bytes: 100_000 * GB,
+            write_amplification: 1.0,
+            used_pct: 0.0,
+        };
+        let r = report(&i, "assumed", "none", None);
+        assert!(r.sentence.ends_with("in 0.8 days"), "{}", r.sentence);
+        let r = report(
+            &EnduranceInput {
+                daily_app_bytes: 400 * GB,
+                ..i
+            },
+            "assumed",
+            "none",
+            None,
+        );
+        assert!(r.sentence.ends_with("in 200 days"), "{}", r.sentence);
+        let r = report(
+            &EnduranceInput {
+                daily_app_bytes: 20 * GB,
+                used_pct: 100.0,
+                ..i
+            },
+            "assumed",
+            "--used",
+            None,
+        );
+        assert_eq!(
+            r.sentence,
+            "at 20 GB/day the device has already used all of its rated 80 TB"
+        );
     }
 
     /// A test whose device wrote far more than it did (the result warned device-extra-io

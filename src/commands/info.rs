@@ -232,7 +232,16 @@ impl crate::cli::Execute for EnduranceArgs {
                     notes.push(note);
                     (0.0, "none".to_string())
                 }
-                _ => (0.0, "none".to_string()),
+                // The device the result ran on is gone (a loop detached, a disk removed):
+                // "0 % (none)" with nothing said looked like SMART had reported no wear.
+                Some(Err(e)) => {
+                    notes.push(format!(
+                        "SMART percentage used not read: the result's device {} is not here now ({e}); assuming 0 % used (give --used PERCENT)",
+                        from_device.as_deref().unwrap_or_default()
+                    ));
+                    (0.0, "none".to_string())
+                }
+                None => (0.0, "none".to_string()),
             },
         };
         if wa_source == "assumed" {

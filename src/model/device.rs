@@ -58,6 +58,10 @@ pub struct StorageInfo {
 pub struct MountView {
     pub mount_point: String,
     pub fs_type: String,
+    /// The file system in it when `fs_type` names only the FUSE mount (`fuseblk` of ntfs-3g
+    /// or exfat-fuse: `ntfs`, `exfat`), from the device's signature.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fs_name: Option<String>,
     pub source: String,
     pub options: String,
 }
@@ -76,7 +80,8 @@ pub struct BlockDeviceInfo {
     /// How it relates to the entry named in `under`: `holds-path` (top, for a path),
     /// `asked` (top, when a device was asked), `partition-of`
     /// (the disk of a partition), `backs-loop` (holds a loop's backing file), `slave-of`
-    /// (a dm/md member).
+    /// (a dm/md member), `fs-member` (another device of the multi-device file system, a
+    /// btrfs, that `under` holds).
     pub relation: String,
     /// The device above this one in the chain.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -144,6 +149,10 @@ pub struct BlockDeviceInfo {
     /// For a loop device: the file behind it, and whether the loop uses direct I/O on it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loop_backing_file: Option<String>,
+    /// `true` when that file was deleted (the kernel's " (deleted)"): the loop still holds
+    /// it, but no directory names it any more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loop_backing_deleted: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loop_direct_io: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

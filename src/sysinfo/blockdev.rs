@@ -57,6 +57,16 @@ pub fn loop_backing_file(name: &str) -> Option<String> {
     Some(f.trim_end_matches(" (deleted)").to_string())
 }
 
+/// Was the file behind loop device `name` deleted (sysfs ends its name with " (deleted)")?
+pub fn loop_backing_deleted(name: &str) -> bool {
+    text(
+        &Path::new("/sys/class/block")
+            .join(name)
+            .join("loop/backing_file"),
+    )
+    .is_some_and(|f| f.ends_with(" (deleted)"))
+}
+
 /// How the device is attached, from the components of its sysfs path.
 fn transport_of(sys: &Path, kind: &str) -> Option<String> {
     let p = sys.to_string_lossy();
@@ -214,6 +224,7 @@ pub fn details(name: &str) -> Option<BlockDeviceInfo> {
     }
     if kind == "loop" {
         info.loop_backing_file = loop_backing_file(name);
+        info.loop_backing_deleted = loop_backing_deleted(name).then_some(true);
         info.loop_direct_io = read_trim(&sys.join("loop/dio")).map(|v| v == "1");
         info.loop_offset_bytes = num(&sys.join("loop/offset"));
     }

@@ -1,7 +1,7 @@
 //! `/proc/self/mountinfo`: which mount holds a path, with its type and options.
 
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,12 +94,47 @@ pub fn mount_of(path: &Path) -> Option<MountInfo> {
     best(true).or_else(|| best(false))
 }
 
-/// Mounts whose source is this block device (by major:minor).
+/// Mounts whose source is this block device (by major:minor, or its source node: a btrfs
+/// carries an anonymous major:minor), or that a multi-device btrfs it belongs to holds.
 pub fn mounts_of_device(maj_min: &str) -> Vec<MountInfo> {
-    all_mounts()
-        .into_iter()
-        .filter(|m| m.dev == maj_min)
-        .collect()
+    let all = all_mounts();
+    let direct = |mm: &str| -> Vec<MountInfo> {
+        all.iter()
+            .filter(|m| m.dev == mm || source_maj_min(&m.source).as_deref() == Some(mm))
+            .cloned()
+            .collect()
+    };
+    let found = direct(maj_min);
+    if !found.is_empty() {
+        return found;
+    }
+    // A device of a multi-device btrfs is mounted through whichever member mountinfo names.
+    let Some(name) = std::fs::canonicalize(format!("/sys/dev/block/{maj_min}"))
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+    else {
+        return Vec::new();
+    };
+    other_fs_members(&name)
+        .iter()
+        .filter_map(|m| super::read_trim(&Path::new("/sys/class/block").join(m).join("dev")))
+        .map(|mm| direct(&mm))
+        .find(|f| !f.is_empty())
+        .unwrap_or_default()
+}
+
+/// `major:minor` of a mount's source when it is a block device node: a btrfs's mountinfo
+/// line carries an anonymous `0:N`, so only its source names the device.
+fn source_maj_min(source: &str) -> Option<String> {
+    if !source.starts_with("/dev/") {
+        return None;
+    }
+    let md = std::fs::metadata(source).ok()?;
+    if !md.file_type().is_block_device() {
+        return None;
+    }
+    let r = md.rdev();
+    Some(format!("{}:{}", libc::major(r), libc::minor(r)))
 }
 
 /// The device the FUSE daemon `daemon` serves on `mount_point`: the argument before the
@@ -137,6 +172,34 @@ pub fn fuse_daemon_device(daemon: &str, mount_point: &Path) -> Option<PathBuf> {
     None
 }
 
+/// The devices of the file system `device` holds, when it spans several (a multi-device
+/// btrfs, listed in `/sys/fs/btrfs/<fsid>/devices/`): that device's counters see only its
+/// share of the file system's I/O. Empty when it is on one device, as most are.
+pub fn other_fs_members(device: &str) -> Vec<String> {
+    other_fs_members_in(Path::new("/sys/fs/btrfs"), device)
+}
+
+fn other_fs_members_in(btrfs: &Path, device: &str) -> Vec<String> {
+    let Ok(fss) = std::fs::read_dir(btrfs) else {
+        return Vec::new();
+    };
+    for fs in fss.flatten() {
+        let Ok(devs) = std::fs::read_dir(fs.path().join("devices")) else {
+            continue;
+        };
+        let names: Vec<String> = devs
+            .flatten()
+            .map(|d| d.file_name().to_string_lossy().into_owned())
+            .collect();
+        if names.iter().any(|n| n == device) {
+            let mut others: Vec<String> = names.into_iter().filter(|n| n != device).collect();
+            others.sort();
+            return others;
+        }
+    }
+    Vec::new()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,5 +221,26 @@ mod tests {
     fn root_is_mounted() {
         let m = mount_of(Path::new("/")).unwrap();
         assert_eq!(m.mount_point, PathBuf::from("/"));
+    }
+
+    /// A two-device btrfs: each device's counters see half of the I/O.
+    #[test]
+    fn the_other_devices_of_a_multi_device_btrfs_are_found() {
+        let d = tempfile::tempdir().unwrap();
+        let fs = d
+            .path()
+            .join("4938dddd-ac19-436e-8d7b-d992c350691a/devices");
+        std::fs::create_dir_all(fs.join("loop1")).unwrap();
+        std::fs::create_dir_all(fs.join("loop2")).unwrap();
+        std::fs::create_dir_all(d.path().join("features")).unwrap();
+        let one = d
+            .path()
+            .join("5038dddd-0000-436e-8d7b-d992c350691a/devices");
+        std::fs::create_dir_all(one.join("sda3")).unwrap();
+        assert_eq!(other_fs_members_in(d.path(), "loop1"), ["loop2"]);
+        assert_eq!(other_fs_members_in(d.path(), "loop2"), ["loop1"]);
+        assert!(other_fs_members_in(d.path(), "sda3").is_empty());
+        assert!(other_fs_members_in(d.path(), "vda").is_empty());
+        assert!(other_fs_members_in(&d.path().join("none"), "loop1").is_empty());
     }
 }

@@ -7,6 +7,7 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 use super::blockdev;
+pub use super::mounts::other_fs_members;
 use super::mounts::{self, MountInfo};
 use crate::error::UsageError;
 use crate::model::device::{BlockDeviceInfo, MountView, StorageInfo};
@@ -109,19 +110,40 @@ pub fn memory_backing(fs_type: &str, block_device: Option<&str>) -> Option<Strin
 
 /// Why the mount `m` has no block device under it, in one sentence.
 fn reason_for(m: &MountInfo) -> String {
-    let what = match classify_fs(&m.fs_type) {
+    format!(
+        "{} at {} is {}: there is no block device, so no device counters exist",
+        m.fs_type,
+        m.mount_point.display(),
+        fs_class_words(m)
+    )
+}
+
+/// What kind of file system without a block device `m` is, in words.
+fn fs_class_words(m: &MountInfo) -> &'static str {
+    match classify_fs(&m.fs_type) {
         FsClass::Pseudo => "a pseudo file system (a kernel interface, not storage)",
         FsClass::Memory => "a RAM file system (its data lives in memory)",
         FsClass::Network => "a network file system (the storage is on another machine)",
         FsClass::Overlay => "an overlay whose layers could not be traced to a block device",
         FsClass::Fuse => "a FUSE file system without a block device",
         FsClass::Block => "a file system whose source is not a block device",
-    };
-    format!(
-        "{} at {} is {what}: there is no block device, so no device counters exist",
+    }
+}
+
+/// Where an existing `file` lives when no block device holds it (a loop's image on a
+/// tmpfs, on NFS): `tmpfs at /mnt/t, a RAM file system (...)`; `None` when a device holds
+/// it or the file is gone.
+pub fn deviceless_home(file: &Path) -> Option<String> {
+    if std::fs::metadata(file).is_err() || device_of_path(file).is_some() {
+        return None;
+    }
+    let m = mounts::mount_of(file)?;
+    Some(format!(
+        "{} at {}, {}",
         m.fs_type,
-        m.mount_point.display()
-    )
+        m.mount_point.display(),
+        fs_class_words(&m)
+    ))
 }
 
 /// Why `path` has no block device (and so no device counters); `None` when it has one.
@@ -171,7 +193,16 @@ fn overlay_upper_device(path: &Path) -> Option<(String, PathBuf)> {
 /// The block device holding loop device `name`'s backing file, if it is on one.
 pub fn loop_backing_device(name: &str) -> Option<String> {
     let file = blockdev::loop_backing_file(name)?;
-    super::block_device_of(Path::new(&file)).map(|(n, _)| n)
+    let file = Path::new(&file);
+    super::block_device_of(file)
+        // A deleted file stays on its file system while the loop holds it: the directory
+        // it was in is (almost always) on the same one.
+        .or_else(|| {
+            blockdev::loop_backing_deleted(name)
+                .then(|| file.parent().and_then(super::block_device_of))
+                .flatten()
+        })
+        .map(|(n, _)| n)
 }
 
 /// What the user asked `iolab info` about.
@@ -190,6 +221,14 @@ fn parse_query(input: &str) -> Result<Query, UsageError> {
                 ))
             })?;
             return Ok(Query::Device(name));
+        }
+        // A deleted directory still answers stat while something (the shell's current
+        // directory) holds it, but no mount is found for it: it showed "Path: ." and no
+        // mount, as if that were all there is to say.
+        if std::fs::canonicalize(p).is_err() {
+            return Err(UsageError(format!(
+                "{input}: it was deleted (no directory names it now); give a path that exists"
+            )));
         }
         return Ok(Query::Path(p.to_path_buf()));
     }
@@ -252,16 +291,23 @@ fn push_chain(name: &str, relation: &str, under: Option<&str>, out: &mut Vec<Blo
 }
 
 /// The device chain under block device `name`, top first.
+/// The other devices of a file system over several (a multi-device btrfs) follow, each with
+/// its own chain: the file system's data and wear are spread over all of them.
 pub fn device_chain(name: &str) -> Vec<BlockDeviceInfo> {
     let mut out = Vec::new();
     push_chain(name, "holds-path", None, &mut out);
+    for member in other_fs_members(name) {
+        push_chain(&member, "fs-member", Some(name), &mut out);
+    }
     out
 }
 
 fn mount_view(m: &MountInfo) -> MountView {
+    let named = crate::fs::detect::fs_name(m);
     MountView {
         mount_point: m.mount_point.display().to_string(),
         fs_type: m.fs_type.clone(),
+        fs_name: (named != m.fs_type).then_some(named),
         source: m.source.clone(),
         options: m.options.clone(),
     }
@@ -319,34 +365,6 @@ pub fn storage_info(input: &str) -> Result<StorageInfo, UsageError> {
         }
     }
     Ok(info)
-}
-
-/// The devices of the file system `device` holds, when it spans several (a multi-device
-/// btrfs, listed in `/sys/fs/btrfs/<fsid>/devices/`): that device's counters see only its
-/// share of the file system's I/O. Empty when it is on one device, as most are.
-pub fn other_fs_members(device: &str) -> Vec<String> {
-    other_fs_members_in(Path::new("/sys/fs/btrfs"), device)
-}
-
-fn other_fs_members_in(btrfs: &Path, device: &str) -> Vec<String> {
-    let Ok(fss) = std::fs::read_dir(btrfs) else {
-        return Vec::new();
-    };
-    for fs in fss.flatten() {
-        let Ok(devs) = std::fs::read_dir(fs.path().join("devices")) else {
-            continue;
-        };
-        let names: Vec<String> = devs
-            .flatten()
-            .map(|d| d.file_name().to_string_lossy().into_owned())
-            .collect();
-        if names.iter().any(|n| n == device) {
-            let mut others: Vec<String> = names.into_iter().filter(|n| n != device).collect();
-            others.sort();
-            return others;
-        }
-    }
-    Vec::new()
 }
 
 #[cfg(test)]
@@ -419,26 +437,5 @@ mod tests {
         assert!(e.0.contains("no such file, directory"), "{}", e.0);
         let e = storage_info("/dev/mapper/no-such-iolab").unwrap_err();
         assert!(e.0.contains("no such block device"), "{}", e.0);
-    }
-
-    /// A two-device btrfs: each device's counters see half of the I/O.
-    #[test]
-    fn the_other_devices_of_a_multi_device_btrfs_are_found() {
-        let d = tempfile::tempdir().unwrap();
-        let fs = d
-            .path()
-            .join("4938dddd-ac19-436e-8d7b-d992c350691a/devices");
-        std::fs::create_dir_all(fs.join("loop1")).unwrap();
-        std::fs::create_dir_all(fs.join("loop2")).unwrap();
-        std::fs::create_dir_all(d.path().join("features")).unwrap();
-        let one = d
-            .path()
-            .join("5038dddd-0000-436e-8d7b-d992c350691a/devices");
-        std::fs::create_dir_all(one.join("sda3")).unwrap();
-        assert_eq!(other_fs_members_in(d.path(), "loop1"), ["loop2"]);
-        assert_eq!(other_fs_members_in(d.path(), "loop2"), ["loop1"]);
-        assert!(other_fs_members_in(d.path(), "sda3").is_empty());
-        assert!(other_fs_members_in(d.path(), "vda").is_empty());
-        assert!(other_fs_members_in(&d.path().join("none"), "loop1").is_empty());
     }
 }

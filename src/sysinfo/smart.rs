@@ -22,14 +22,23 @@ fn unavailable(device: &str, reason: impl Into<String>) -> SmartInfo {
 /// Why a device of this kind has no SMART of its own, if it has none.
 fn virtual_reason(dev: &BlockDeviceInfo) -> Option<String> {
     let why = match dev.kind.as_str() {
-        "loop" => format!(
-            "{} is a loop device: a file backs it{}, so SMART belongs to the disk under that file",
-            dev.name,
-            dev.loop_backing_file
-                .as_deref()
-                .map(|f| format!(" ({f})"))
-                .unwrap_or_default()
-        ),
+        "loop" => match dev.loop_backing_file.as_deref().and_then(|f| {
+            super::resolve::deviceless_home(std::path::Path::new(f)).map(|home| (f, home))
+        }) {
+            // No disk holds the file (tmpfs, NFS): there is no SMART anywhere under it.
+            Some((f, home)) => format!(
+                "{} is a loop device over {f}, a file on {home}: no disk holds it, so there is no SMART",
+                dev.name
+            ),
+            None => format!(
+                "{} is a loop device: a file backs it{}, so SMART belongs to the disk under that file",
+                dev.name,
+                dev.loop_backing_file
+                    .as_deref()
+                    .map(|f| format!(" ({f})"))
+                    .unwrap_or_default()
+            ),
+        },
         "dm" | "md" => format!(
             "{} is a {} device: SMART belongs to its member disks",
             dev.name, dev.kind
@@ -169,7 +178,11 @@ pub fn parse_smartctl(device: &str, v: &Value) -> SmartInfo {
             .or_else(|| ata_statistic(v, "Percentage Used Endurance Indicator")),
         data_written_bytes: nv("data_units_written")
             .map(|d| d.saturating_mul(NVME_DATA_UNIT_BYTES))
-            .or_else(|| ata_statistic(v, "Logical Sectors Written").map(|s| s.saturating_mul(512))),
+            .or_else(|| {
+                // Logical sectors: 4096 B on a 4Kn drive (smartctl says which), not always 512.
+                let sector = u(v, &["logical_block_size"]).unwrap_or(512);
+                ata_statistic(v, "Logical Sectors Written").map(|s| s.saturating_mul(sector))
+            }),
         media_errors: nv("media_errors").or_else(|| ata_attr(v, 187)),
         reallocated_sectors: ata_attr(v, 5),
         interface_speed: s(v, &["interface_speed", "current", "string"]),
@@ -216,6 +229,13 @@ mod tests {
         assert_eq!(s.reallocated_sectors, Some(2));
         assert_eq!(s.media_errors, Some(1));
         assert_eq!(s.interface_speed.as_deref(), Some("6.0 Gb/s"));
+        // A 4Kn drive counts 4096-byte logical sectors: ×512 gave an eighth of its writes.
+        let mut v4k = v.clone();
+        v4k["logical_block_size"] = Value::from(4096);
+        assert_eq!(
+            parse_smartctl("sda", &v4k).data_written_bytes,
+            Some(4_096_000)
+        );
     }
 
     #[test]
