@@ -122,10 +122,18 @@ fn every_phase_runs_verifies_and_cleans_up() {
             }
         }
     }
+    // The target is a temp dir on a file system other programs write to (other tests, other
+    // builds): df may honestly say so (`other_writers`) instead of a figure.
     let write = &tests[1]["runs"][0]["copy"]["space"];
-    assert!(write["overhead_ratio"].as_f64().is_some(), "{write}");
+    assert!(
+        write["overhead_ratio"].as_f64().is_some() || write["other_writers"] == true,
+        "{write}"
+    );
     let delete = &tests[4]["runs"][0]["copy"]["space"];
-    assert!(delete["space_returned"].is_boolean(), "{delete}");
+    assert!(
+        delete["space_returned"].is_boolean() || delete["other_writers"] == true,
+        "{delete}"
+    );
     // The result file was written and everything created is gone.
     assert_eq!(entries(out.path()).len(), 1);
     assert!(

@@ -21,7 +21,7 @@ use super::verify::{TreeHashes, compare, failure, hash_tree};
 use crate::fs::registry::WorkDir;
 use crate::model::copy::{CopyRunDetail, InPlaceCopy, SpaceAccounting, VerifyResult};
 use crate::model::device::DeviceCounters;
-use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning, WarningCode};
+use crate::model::{ResultDoc, ResultSink, RunResult, Warning, WarningCode};
 use crate::os::context::RunContext;
 use crate::os::progress::Progress;
 use crate::stats::repeat::spread_warnings;
@@ -71,10 +71,6 @@ fn files_bytes<'p>(root: &Path, rels: impl Iterator<Item = &'p Path>) -> Option<
     .sum()
 }
 
-/// Slack for df over a phase beyond what the phase explains: other file-system work
-/// (journal commits, a log's checkpoint) stays under it.
-const DF_SLACK: u64 = 16 << 20;
-
 /// The space figures of a write or a delete from df before and after (`used`), df before
 /// this repeat's write (`base`, for the delete) and, for the write, what the written files
 /// hold (`files`). A df that moved by more than the phase explains (another program wrote
@@ -99,7 +95,7 @@ fn judge_space(
         Phase::Write => {
             s.files_bytes = files;
             let held = files.unwrap_or(0).max(data);
-            s.other_writers = delta > (2 * held + DF_SLACK) as i64;
+            s.other_writers = crate::workload::df::grew_beyond(delta, held);
             if !s.other_writers && data > 0 {
                 s.overhead_ratio = Some(delta as f64 / data as f64);
             }
@@ -120,27 +116,21 @@ fn judge_space(
 }
 
 /// `other-writers` for a run whose df moved by more than its phase explains (said once per
-/// test by the caller).
-fn other_writers_warning(t: &TestResult, r: &RunResult) -> Option<Warning> {
-    let s = r
+/// test).
+fn warn_other_writers(doc: &mut ResultDoc, test: &str, r: &RunResult) {
+    let Some(s) = r
         .copy
-        .as_ref()?
-        .space
         .as_ref()
-        .filter(|s| s.other_writers)?;
-    let what = match s.files_bytes {
+        .and_then(|c| c.space.as_ref())
+        .filter(|s| s.other_writers)
+    else {
+        return;
+    };
+    let during = match s.files_bytes {
         Some(f) => format!("while the written files hold {}", fmt_size_iec(f)),
         None => "during a delete".to_string(),
     };
-    Some(Warning {
-        code: WarningCode::OtherWriters,
-        message: format!(
-            "df's used space grew by {} in run {} {what}: another program wrote to this file system, so its space figures are not the copy's alone (left out); measure on a file system nothing else writes to",
-            fmt_size_iec(s.delta_bytes.max(0) as u64),
-            r.run
-        ),
-        test: Some(t.name.clone()),
-    })
+    crate::workload::df::warn_other_writers(doc, test, r.run, s.delta_bytes, &during, "the copy's");
 }
 
 /// Write back dirty pages and drop the page cache, dentries and inodes (root only).
@@ -260,14 +250,8 @@ pub fn run_copy(
                 Ok(None) => {}
                 Ok(Some((r, verdict))) => {
                     headline.get_or_insert(r.bw_bytes_per_s.unwrap_or(0.0));
-                    if let Some(w) = other_writers_warning(&doc.tests[index(ph)], &r)
-                        && !doc
-                            .warnings
-                            .iter()
-                            .any(|o| o.code == w.code && o.test == w.test)
-                    {
-                        doc.warn(w);
-                    }
+                    let name = doc.tests[index(ph)].name.clone();
+                    warn_other_writers(doc, &name, &r);
                     let t = &mut doc.tests[index(ph)];
                     t.runs.push(r);
                     summarize_copy_test(t);
@@ -554,7 +538,11 @@ impl PhaseRunner<'_> {
         };
         // The first figure is the whole phase up to its last close (or unlink), not the time
         // spent closing: `close 1.587 s` read as if closing had taken 1.6 s.
-        let last = if ph == Phase::Delete { "unlink" } else { "close" };
+        let last = if ph == Phase::Delete {
+            "unlink"
+        } else {
+            "close"
+        };
         format!(
             "{rate}, {:.3} s to the last {last} + syncfs {:.3} s",
             timed.close_ns as f64 / 1e9,

@@ -10,12 +10,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result};
 
-use crate::model::files::{FilesRunDetail, FilesSpace};
+use crate::model::files::FilesRunDetail;
 use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning, WarningCode};
 use crate::os::context::RunContext;
 use crate::os::progress::Progress;
 use crate::stats::repeat::spread_warnings;
 use crate::sysinfo::diskstats::PhaseCounters;
+use crate::units::fmt_size_iec;
 use crate::workload::files::{Layout, Method, SyncMode};
 
 use super::config::FilesConfig;
@@ -488,6 +489,8 @@ pub fn run_with_hooks(
                 let used_before = (*op == Op::Create && hooks.is_none())
                     .then(|| super::space::used_bytes(run_fd.as_fd()))
                     .flatten();
+                // df grew by more than the files explain: (growth, what they hold).
+                let mut polluted = None;
                 let ph = PhaseCounters::start(device.as_deref());
                 let prog = |f: f64| p.set((k as f64 + f) / nops, op_name(*op));
                 let PhaseRun {
@@ -531,15 +534,16 @@ pub fn run_with_hooks(
                             passes: cfg.passes,
                             portions: cfg.portions,
                         };
-                        d.space = Some(FilesSpace {
-                            used_before_bytes: before,
-                            used_with_files_bytes: with,
-                            used_delta_bytes: with as i64 - before as i64,
-                            predicted: space_rules
-                                .as_ref()
-                                .filter(|_| cfg.alloc_unit > 0)
-                                .map(|r| super::space::predict(r, cfg.alloc_unit, &set)),
-                        });
+                        let predicted = space_rules
+                            .as_ref()
+                            .filter(|_| cfg.alloc_unit > 0)
+                            .map(|r| super::space::predict(r, cfg.alloc_unit, &set));
+                        let (rec, held) =
+                            super::space::record(before, with, &set, cfg.alloc_unit, predicted);
+                        if rec.other_writers {
+                            polluted = Some((with as i64 - before as i64, held));
+                        }
+                        d.space = Some(rec);
                     }
                 }
                 let rr = run_result(run, *op, size.bytes, d, ph.as_ref());
@@ -548,6 +552,19 @@ pub fn run_with_hooks(
                 }
                 if *op == Op::Create {
                     values.push(rr.files_per_s.unwrap_or(0.0));
+                }
+                if let Some((delta, held)) = polluted {
+                    let name = doc.tests[base + k].name.clone();
+                    let during =
+                        format!("while the run's files hold at most {}", fmt_size_iec(held));
+                    crate::workload::df::warn_other_writers(
+                        doc,
+                        &name,
+                        run,
+                        delta,
+                        &during,
+                        "the files'",
+                    );
                 }
                 let t = &mut doc.tests[base + k];
                 if rr.ops > 0 || err.is_none() {
