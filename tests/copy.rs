@@ -361,6 +361,13 @@ fn bad_input_is_refused_before_anything_is_written() {
             &["--generate", "/tmp/iolab-never", "--verify"],
             "cannot be used with",
         ),
+        // Writable for root by access(2), yet nothing can be made there: refused here (it
+        // failed after the result file was claimed, exit 1, 'at path "/proc/iolab-copy-…"').
+        (
+            &["--ram-dir", "/proc"],
+            // As root: 'iolab cannot create files there (…)'; otherwise 'not writable'.
+            "--ram-dir /proc: ",
+        ),
     ];
     for (args, want) in cases {
         let mut a = args.to_vec();

@@ -209,6 +209,22 @@ fn writable_dir(d: &Path, what: &str) -> Result<PathBuf, UsageError> {
     if nix::unistd::access(d, nix::unistd::AccessFlags::W_OK).is_err() {
         return Err(err(format!("{what} {}: not writable", d.display())));
     }
+    // access(2) passes for root on /proc and /sys, where nothing can be made: try it (a
+    // directory made and removed at once), so that `--ram-dir /proc` is refused here, not
+    // after the result file was claimed, as 'cannot create a work directory … at path …'.
+    let probe = d.join(format!(".iolab-probe-{}", std::process::id()));
+    match std::fs::create_dir(&probe) {
+        Ok(()) => {
+            let _ = std::fs::remove_dir(&probe);
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => {
+            return Err(err(format!(
+                "{what} {}: iolab cannot create files there ({e}); give a directory on a writable file system",
+                d.display()
+            )));
+        }
+    }
     std::fs::canonicalize(d).map_err(|e| err(format!("{what} {}: {e}", d.display())))
 }
 
