@@ -209,9 +209,15 @@ fn writable_dir(d: &Path, what: &str) -> Result<PathBuf, UsageError> {
     if nix::unistd::access(d, nix::unistd::AccessFlags::W_OK).is_err() {
         return Err(err(format!("{what} {}: not writable", d.display())));
     }
-    // access(2) passes for root on /proc and /sys, where nothing can be made: try it (a
-    // directory made and removed at once), so that `--ram-dir /proc` is refused here, not
-    // after the result file was claimed, as 'cannot create a work directory … at path …'.
+    std::fs::canonicalize(d).map_err(|e| err(format!("{what} {}: {e}", d.display())))
+}
+
+/// access(2) passes for root on /proc and /sys, where nothing can be made: try it (a
+/// directory made and removed at once), so that `--ram-dir /proc` is refused here, not after
+/// the result file was claimed, as 'cannot create a work directory … at path …'. Not for the
+/// target, which may be a user's source tree checked after it (its mtime would change), and
+/// whose lock file says the same.
+fn can_create_in(d: &Path, what: &str) -> Result<(), UsageError> {
     let probe = d.join(format!(".iolab-probe-{}", std::process::id()));
     match std::fs::create_dir(&probe) {
         Ok(()) => {
@@ -225,7 +231,7 @@ fn writable_dir(d: &Path, what: &str) -> Result<PathBuf, UsageError> {
             )));
         }
     }
-    std::fs::canonicalize(d).map_err(|e| err(format!("{what} {}: {e}", d.display())))
+    Ok(())
 }
 
 impl CopyConfig {
@@ -300,6 +306,7 @@ impl CopyConfig {
             )));
         }
         let ram = writable_dir(&s.ram_dir, "--ram-dir")?;
+        can_create_in(&ram, "--ram-dir")?;
         let set = plan.ram_bytes();
         let copies_on_target = if s.phases.copy { 2 } else { 1 };
         let need_target = set * copies_on_target;
