@@ -468,7 +468,6 @@ fn ctrl_c_removes_everything_created() {
             "--ram-dir",
             s(ram.path()),
             "--no-save",
-            "-q",
         ])
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -488,6 +487,12 @@ fn ctrl_c_removes_everything_created() {
     assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("interrupted by SIGINT"),
+        "{}",
+        stderr(&o)
+    );
+    // The removal of thousands of files after the stop is said, not seconds of silence.
+    assert!(
+        stderr(&o).contains("iolab: removing the copy's work directories ..."),
         "{}",
         stderr(&o)
     );
