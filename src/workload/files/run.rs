@@ -36,6 +36,8 @@ pub struct RunRoot {
     /// Created by this run (false: a `--shared-dir` writer's directory, whose owner
     /// removes it).
     owned: bool,
+    /// How a removal that has files left to remove (a stop, an error) is said.
+    progress: crate::os::progress::ProgressMode,
 }
 
 impl RunRoot {
@@ -48,6 +50,7 @@ impl RunRoot {
             fd,
             keep: true,
             owned: false,
+            progress: crate::os::progress::ProgressMode::Quiet,
         })
     }
 
@@ -67,6 +70,7 @@ impl RunRoot {
             fd,
             keep,
             owned: true,
+            progress: crate::os::progress::ProgressMode::Quiet,
         })
     }
 }
@@ -75,7 +79,18 @@ impl Drop for RunRoot {
     fn drop(&mut self) {
         // Kept or removed, it is no longer iolab's to clean up after a kill.
         if self.owned {
+            // Files left in it (a stop or an error mid-run): their removal takes seconds on
+            // a busy disk (50,000 files: 26 s of silence after a Ctrl-C, inviting the second
+            // one that leaves them behind), so it is said.
+            let left =
+                !self.keep && std::fs::read_dir(&self.path).is_ok_and(|mut d| d.next().is_some());
+            let p = left.then(|| {
+                Progress::start(self.progress, "removing the files test's work directory")
+            });
             crate::fs::registry::release_tree(&self.path, self.keep);
+            if let Some(p) = p {
+                p.finish("removed");
+            }
         }
     }
 }
@@ -421,10 +436,11 @@ pub fn run_with_hooks(
     hooks: Option<&dyn FilesHooks>,
 ) -> Result<Option<PathBuf>> {
     noise_controls(cfg, doc)?;
-    let root = match cfg.writer {
+    let mut root = match cfg.writer {
         Some(_) => RunRoot::open_shared(&cfg.target)?,
         None => RunRoot::create(&cfg.target, cfg.keep_files)?,
     };
+    root.progress = ctx.progress;
     let reference = prepare_reference(cfg, &root, doc)?;
     let max = cfg.sizes.iter().map(|s| s.bytes).max().unwrap_or(0) as usize;
     let mut readbuf = vec![0u8; (max + 1).max(64 << 10)];
