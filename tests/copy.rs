@@ -122,10 +122,18 @@ fn every_phase_runs_verifies_and_cleans_up() {
             }
         }
     }
+    // The target is a temp dir on a file system other programs write to (other tests, other
+    // builds): df may honestly say so (`other_writers`) instead of a figure.
     let write = &tests[1]["runs"][0]["copy"]["space"];
-    assert!(write["overhead_ratio"].as_f64().is_some(), "{write}");
+    assert!(
+        write["overhead_ratio"].as_f64().is_some() || write["other_writers"] == true,
+        "{write}"
+    );
     let delete = &tests[4]["runs"][0]["copy"]["space"];
-    assert!(delete["space_returned"].is_boolean(), "{delete}");
+    assert!(
+        delete["space_returned"].is_boolean() || delete["other_writers"] == true,
+        "{delete}"
+    );
     // The result file was written and everything created is gone.
     assert_eq!(entries(out.path()).len(), 1);
     assert!(
@@ -353,6 +361,13 @@ fn bad_input_is_refused_before_anything_is_written() {
             &["--generate", "/tmp/iolab-never", "--verify"],
             "cannot be used with",
         ),
+        // Writable for root by access(2), yet nothing can be made there: refused here (it
+        // failed after the result file was claimed, exit 1, 'at path "/proc/iolab-copy-…"').
+        (
+            &["--ram-dir", "/proc"],
+            // As root: 'iolab cannot create files there (…)'; otherwise 'not writable'.
+            "--ram-dir /proc: ",
+        ),
     ];
     for (args, want) in cases {
         let mut a = args.to_vec();
@@ -453,7 +468,6 @@ fn ctrl_c_removes_everything_created() {
             "--ram-dir",
             s(ram.path()),
             "--no-save",
-            "-q",
         ])
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -473,6 +487,12 @@ fn ctrl_c_removes_everything_created() {
     assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
     assert!(
         stderr(&o).contains("interrupted by SIGINT"),
+        "{}",
+        stderr(&o)
+    );
+    // The removal of thousands of files after the stop is said, not seconds of silence.
+    assert!(
+        stderr(&o).contains("iolab: removing the copy's work directories ..."),
         "{}",
         stderr(&o)
     );
@@ -716,4 +736,29 @@ fn write_then_delete(
     let o = copy(&a);
     assert!(o.status.success(), "{}", stderr(&o));
     json(&o)
+}
+
+/// The first timing is the phase up to its last close (or unlink), not the time spent closing:
+/// `close 1.587 s + syncfs 0.000 s` read as if closing had taken 1.6 s. The progress line and
+/// the table's header say `to the last close`.
+#[test]
+fn the_time_to_the_last_close_is_not_called_close() {
+    let target = tempfile::tempdir().unwrap();
+    let o = copy(&[
+        "--dataset",
+        "source-tree",
+        "--scale",
+        "0.002",
+        "-t",
+        s(target.path()),
+        "--no-save",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(!err.contains(", close "), "{err}");
+    assert!(err.contains(" s to the last close + syncfs "), "{err}");
+    assert!(err.contains(" s to the last unlink + syncfs "), "{err}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("To close s"), "{out}");
+    assert!(!out.contains("┆ Close s"), "{out}");
 }

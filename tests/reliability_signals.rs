@@ -323,3 +323,59 @@ fn a_second_signal_later_exits_at_once_says_so_and_the_next_start_cleans_up() {
     assert!(entries(&out_dir).is_empty(), "{:?}", entries(&out_dir));
     // The orphaned `sleep 20` (strace's child) is the user's program: left to end by itself.
 }
+
+/// A SIGKILL in the first test (nothing saved yet) left an empty `run-….json` among the
+/// results for good; the next start removes that empty, never-saved file and says so.
+#[test]
+fn after_sigkill_in_the_first_test_the_next_start_removes_the_empty_result_file() {
+    let d = tempdir();
+    let work = d.path().join("work");
+    let out = d.path().join("out");
+    std::fs::create_dir(&work).unwrap();
+    std::fs::create_dir(&out).unwrap();
+    let registry = d.path().join("registry");
+    let mut child = bin()
+        .env("IOLAB_STATE_DIR", &registry)
+        .env("IOLAB_NO_HISTORY", "1")
+        .args([
+            "run",
+            "--target",
+            s(&work),
+            "--rw",
+            "randread",
+            "--size",
+            "8M",
+        ])
+        .args(["--duration", "60s", "--ramp", "0", "--repeat", "1"])
+        .args(["--output", s(&out)])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let manifest = registry.join(format!("owned-{}.json", child.id()));
+    // The result file, the test file and the lock recorded: the first test is under way.
+    let recorded = wait_until(PATIENCE, || {
+        std::fs::read_to_string(&manifest).is_ok_and(|m| m.matches("\"path\"").count() >= 3)
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(recorded, "nothing recorded within {PATIENCE:?}");
+    let results = entries(&out);
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert_eq!(std::fs::metadata(&results[0]).unwrap().len(), 0);
+    let o = bin()
+        .env("IOLAB_STATE_DIR", &registry)
+        .args(["run", "--target", s(&d.path().join("missing"))])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!(
+            "removed the empty result file {} (no test had finished)",
+            results[0].display()
+        )),
+        "{err}"
+    );
+    assert!(entries(&out).is_empty(), "{:?}", entries(&out));
+    assert!(entries(&work).is_empty(), "{:?}", entries(&work));
+}

@@ -212,6 +212,28 @@ fn writable_dir(d: &Path, what: &str) -> Result<PathBuf, UsageError> {
     std::fs::canonicalize(d).map_err(|e| err(format!("{what} {}: {e}", d.display())))
 }
 
+/// access(2) passes for root on /proc and /sys, where nothing can be made: try it (a
+/// directory made and removed at once), so that `--ram-dir /proc` is refused here, not after
+/// the result file was claimed, as 'cannot create a work directory … at path …'. Not for the
+/// target, which may be a user's source tree checked after it (its mtime would change), and
+/// whose lock file says the same.
+fn can_create_in(d: &Path, what: &str) -> Result<(), UsageError> {
+    let probe = d.join(format!(".iolab-probe-{}", std::process::id()));
+    match std::fs::create_dir(&probe) {
+        Ok(()) => {
+            let _ = std::fs::remove_dir(&probe);
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => {
+            return Err(err(format!(
+                "{what} {}: iolab cannot create files there ({e}); give a directory on a writable file system",
+                d.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 impl CopyConfig {
     pub fn from_args(a: &CopyArgs) -> Result<CopyConfig, UsageError> {
         let s = CopySettings::from_args(a)?;
@@ -284,6 +306,7 @@ impl CopyConfig {
             )));
         }
         let ram = writable_dir(&s.ram_dir, "--ram-dir")?;
+        can_create_in(&ram, "--ram-dir")?;
         let set = plan.ram_bytes();
         let copies_on_target = if s.phases.copy { 2 } else { 1 };
         let need_target = set * copies_on_target;

@@ -67,8 +67,15 @@ pub struct FilesSpace {
     /// Used bytes with every file of the run in place.
     pub used_with_files_bytes: u64,
     /// The difference: the files' clusters, their directories and the file system's own
-    /// metadata for them (inodes, MFT records, journal and tree blocks).
-    pub used_delta_bytes: i64,
+    /// metadata for them (inodes, MFT records, journal and tree blocks). Absent when df grew
+    /// by more than the files can explain (`other_writers`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub used_delta_bytes: Option<i64>,
+    /// df grew by over twice what the run's files can hold (their data, rounded up to the
+    /// unit, or the prediction, whichever is larger) plus 16 MiB: another program wrote to
+    /// this file system, and `used_delta_bytes` is left out (the `other-writers` warning).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub other_writers: bool,
     /// The prediction (absent where no rule set applies: tmpfs, nilfs2...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub predicted: Option<SpacePrediction>,

@@ -608,6 +608,8 @@ pub struct ResultSink {
 struct SinkState {
     interrupted: Option<crate::error::Interrupted>,
     last: Option<ResultDoc>,
+    /// A first save went through (the claimed empty file is no longer recovery's).
+    saved_once: bool,
 }
 
 /// Below this much free space a result directory is refused: a result file is tens of
@@ -758,6 +760,8 @@ impl ResultSink {
         if let Ok(md) = file.metadata() {
             crate::os::signals::RESULT_FILE.claimed(&path, &temp_path(&path), md.ino());
         }
+        // A SIGKILL cannot be caught: the next start's recovery removes it while still empty.
+        crate::fs::registry::record_empty_result(&path);
         ResultSink::at(Some(path))
     }
 
@@ -781,6 +785,10 @@ impl ResultSink {
         };
         if r.is_ok() {
             crate::os::signals::RESULT_FILE.saved();
+            // Saved in (a new inode, renamed over it): the user's, not for recovery.
+            if !std::mem::replace(&mut st.saved_once, true) {
+                crate::fs::registry::forget(p);
+            }
         }
         st.last = Some(doc.clone());
         r

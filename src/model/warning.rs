@@ -116,7 +116,7 @@ warning_codes! {
     RamDirNotRam = "ram-dir-not-ram",
     /// Entries of `--source` that are neither files nor directories were not copied.
     SourceSkipped = "source-skipped",
-    /// The file system's used space moved during a phase by more than the phase can explain (another program wrote there): its df figures (on disk, freed or not) are not the copy's alone.
+    /// The file system's used space moved during a phase by more than the phase can explain (another program wrote there): its df figures (`iolab copy`: on disk, freed or not; `iolab files`: the space with the files in place) are not the test's alone and are left out.
     OtherWriters = "other-writers",
     // `iolab slack`.
     /// Entries of the scanned tree could not be read and were skipped.

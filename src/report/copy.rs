@@ -58,8 +58,18 @@ pub fn render_copy_table(doc: &ResultDoc) -> String {
     );
     let mut table = super::table::new_table(ContentArrangement::Dynamic);
     table.set_header(vec![
-        "Test", "Files", "Data", "Runs", "Close s", "syncfs s", "MB/s", "±CI %", "files/s",
-        "On disk", "WA", "Verify",
+        "Test",
+        "Files",
+        "Data",
+        "Runs",
+        "To close s",
+        "syncfs s",
+        "MB/s",
+        "±CI %",
+        "files/s",
+        "On disk",
+        "WA",
+        "Verify",
     ]);
     let ceiling = doc
         .tests

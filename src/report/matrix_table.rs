@@ -497,7 +497,9 @@ pub fn render_table1(doc: &ResultDoc, workload: &str) -> Option<String> {
 /// predict for the same files at the unit made.
 pub fn render_space(doc: &ResultDoc, workload: &str) -> Option<String> {
     // (measured, predicted clusters of files and directories, predicted metadata)
-    let space_of = |t: &TestResult| -> Option<(f64, Option<(u64, u64)>)> {
+    // (median growth, None when every run's was left out; predicted clusters and metadata)
+    type Space = (Option<f64>, Option<(u64, u64)>);
+    let space_of = |t: &TestResult| -> Option<Space> {
         let runs: Vec<&crate::model::files::FilesSpace> = t
             .runs
             .iter()
@@ -506,14 +508,19 @@ pub fn render_space(doc: &ResultDoc, workload: &str) -> Option<String> {
         if runs.is_empty() {
             return None;
         }
-        let deltas: Vec<f64> = runs.iter().map(|s| s.used_delta_bytes as f64).collect();
+        // Runs whose df another program's writes moved (`other_writers`) are left out.
+        let deltas: Vec<f64> = runs
+            .iter()
+            .filter_map(|s| s.used_delta_bytes)
+            .map(|d| d as f64)
+            .collect();
         let predicted = runs.last().and_then(|s| s.predicted.as_ref()).map(|p| {
             (
                 p.file_allocated_bytes + p.dir_allocated_bytes,
                 p.metadata_bytes,
             )
         });
-        Some((median(&deltas), predicted))
+        Some(((!deltas.is_empty()).then(|| median(&deltas)), predicted))
     };
     let is_cell = |t: &TestResult| {
         t.family == "files"
@@ -541,12 +548,16 @@ pub fn render_space(doc: &ResultDoc, workload: &str) -> Option<String> {
             continue;
         }
         t.add_row(grid.row(&c.label, &tests, |t| {
-            space_of(t).map(|(m, p)| match p {
-                Some((c, 0)) => format!("{} / {}", mib(m), mib(c as f64)),
-                Some((c, meta)) => {
-                    format!("{} / {}+{}", mib(m), mib(c as f64), mib(meta as f64))
+            space_of(t).map(|(m, p)| {
+                // Every run's df moved with other programs' writes: nothing to show.
+                let m = m.map_or_else(|| "? (other writers)".to_string(), mib);
+                match p {
+                    Some((c, 0)) => format!("{m} / {}", mib(c as f64)),
+                    Some((c, meta)) => {
+                        format!("{m} / {}+{}", mib(c as f64), mib(meta as f64))
+                    }
+                    None => format!("{m} / -"),
                 }
-                None => format!("{} / -", mib(m)),
             })
         }));
     }

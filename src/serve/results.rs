@@ -11,9 +11,19 @@ pub use super::history::Missing;
 use crate::model::ResultDoc;
 use crate::report::load::Loaded;
 
+/// The number after `prefix` in a run or result id, written as the console writes it: decimal
+/// digits, no sign, no leading zero. `h-01` and `run-+1` are no ids (they were read as `h-1`
+/// and `run-1`: one result answered at several addresses).
+pub fn id_number(id: &str, prefix: &str) -> Option<u64> {
+    let n = id.strip_prefix(prefix)?;
+    let canonical =
+        !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) && (n == "0" || !n.starts_with('0'));
+    if canonical { n.parse().ok() } else { None }
+}
+
 /// The result `id` names.
 pub fn load(s: &AppState, id: &str) -> Result<Loaded, Missing> {
-    if let Some(n) = id.strip_prefix("run-").and_then(|n| n.parse::<u32>().ok()) {
+    if let Some(n) = id_number(id, "run-").and_then(|n| u32::try_from(n).ok()) {
         let path =
             s.jobs.get(n).and_then(|j| j.result_path()).ok_or_else(|| {
                 Missing::NotFound(format!("{id}: no such run, or it saved nothing"))
@@ -28,7 +38,7 @@ pub fn load(s: &AppState, id: &str) -> Result<Loaded, Missing> {
         let doc = ResultDoc::read(&path).map_err(|e| Missing::Broken(e.to_string()))?;
         return Ok(Loaded { path, doc });
     }
-    if let Some(n) = id.strip_prefix("h-").and_then(|n| n.parse::<i64>().ok()) {
+    if let Some(n) = id_number(id, "h-").and_then(|n| i64::try_from(n).ok()) {
         let doc = super::history::get(s, n)?;
         // Named as its result file, so a download is `iolab report` of that file (it named
         // a file "history-1.json" that never existed); `h-N` when none was recorded.
@@ -115,4 +125,24 @@ pub fn compare(a: Loaded, b: Loaded) -> Result<CompareView, String> {
             .collect(),
         comparison: c,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::id_number;
+
+    /// Only the canonical spelling names a run or result: the console answered `h-01`,
+    /// `run-+1` as `h-1`, `run-1`.
+    #[test]
+    fn ids_are_canonical_or_none() {
+        assert_eq!(id_number("h-1", "h-"), Some(1));
+        assert_eq!(id_number("run-0", "run-"), Some(0));
+        assert_eq!(id_number("run-120", "run-"), Some(120));
+        for bad in ["h-01", "h-+1", "h--1", "h-", "h- 1", "h-1 ", "h-1e0", "h-١"] {
+            assert_eq!(id_number(bad, "h-"), None, "{bad}");
+        }
+        for bad in ["run-+1", "run-01", "run-00", "run-0x1"] {
+            assert_eq!(id_number(bad, "run-"), None, "{bad}");
+        }
+    }
 }

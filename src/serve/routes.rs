@@ -185,7 +185,7 @@ async fn api_start(State(s): S, body: Bytes) -> Response {
 }
 
 fn job_id(id: &str) -> Option<u32> {
-    id.strip_prefix("run-")?.parse().ok()
+    super::results::id_number(id, "run-").and_then(|n| u32::try_from(n).ok())
 }
 
 async fn api_run(State(s): S, Path(id): Path<String>, Query(q): Q) -> Response {

@@ -4,6 +4,7 @@
 
 pub mod age;
 pub mod block;
+pub mod df;
 pub mod offsets;
 pub mod presets;
 pub mod saturate;

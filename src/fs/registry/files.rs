@@ -26,6 +26,10 @@ struct Entry {
     dev: u64,
     ino: u64,
     dir: bool,
+    /// A result file created empty and not saved in yet: recovery removes it only while it
+    /// is still empty (a SIGKILL in the first test left an empty `run-….json`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    empty_result: bool,
 }
 
 impl Entry {
@@ -71,6 +75,16 @@ fn save(entries: &[Entry]) {
 
 /// Record a file or directory iolab has just created (call right after creating it).
 pub fn record(path: &Path) {
+    record_entry(path, false);
+}
+
+/// Record the result file iolab has just created empty: until its first save (which calls
+/// `forget`), a start after a kill removes it if it is still that empty file.
+pub fn record_empty_result(path: &Path) {
+    record_entry(path, true);
+}
+
+fn record_entry(path: &Path, empty_result: bool) {
     let Ok(md) = std::fs::symlink_metadata(path) else {
         return;
     };
@@ -80,6 +94,7 @@ pub fn record(path: &Path) {
         dev: md.dev(),
         ino: md.ino(),
         dir: md.is_dir(),
+        empty_result,
     };
     if let Ok(mut v) = MANIFEST.lock() {
         v.push(e);
@@ -180,6 +195,10 @@ fn remove_entry(e: &Entry) -> Option<String> {
     let p = e.path();
     let md = std::fs::symlink_metadata(&p).ok()?;
     let same = md.dev() == e.dev && md.ino() == e.ino;
+    if e.empty_result && !(same && md.file_type().is_file()) {
+        // Saved over (a save renames a new inode onto it): a result, nothing to say.
+        return None;
+    }
     let kind_ok = if e.dir {
         md.file_type().is_dir()
     } else {
@@ -190,6 +209,25 @@ fn remove_entry(e: &Entry) -> Option<String> {
             "left {} alone (no longer the one iolab created)",
             p.display()
         ));
+    }
+    if e.empty_result {
+        // Never saved in: no test had finished. Anything in it now is not iolab's to drop.
+        if md.len() != 0 {
+            return Some(format!(
+                "left {} alone (a result file that is no longer empty)",
+                p.display()
+            ));
+        }
+        return Some(match std::fs::remove_file(&p) {
+            Ok(()) => format!(
+                "removed the empty result file {} (no test had finished)",
+                p.display()
+            ),
+            Err(err) => format!(
+                "could not remove the empty result file {}: {err}",
+                p.display()
+            ),
+        });
     }
     // A lock file a live run has reopened (same inode) and holds is not stale.
     if !e.dir
@@ -246,10 +284,43 @@ mod tests {
             dev: md.dev(),
             ino: md.ino(),
             dir: false,
+            empty_result: false,
         };
         let done = remove_entry(&e).unwrap();
         assert!(done.contains("in use") && p.exists(), "{done}");
         drop(lock);
+    }
+
+    /// A result file claimed empty and never saved in (a SIGKILL in the first test) is
+    /// removed by the next start's recovery, and said; one with anything in it is left.
+    #[test]
+    fn an_empty_never_saved_result_file_is_removed_and_a_written_one_left() {
+        let d = tempfile::tempdir().unwrap();
+        let entry = |p: &Path| {
+            let md = std::fs::symlink_metadata(p).unwrap();
+            Entry {
+                path: p.as_os_str().as_bytes().to_vec(),
+                dev: md.dev(),
+                ino: md.ino(),
+                dir: false,
+                empty_result: true,
+            }
+        };
+        let empty = d.path().join("run-1.json");
+        std::fs::write(&empty, b"").unwrap();
+        let done = remove_entry(&entry(&empty)).unwrap();
+        assert!(!empty.exists(), "{done}");
+        assert!(done.contains("removed the empty result file"), "{done}");
+        let written = d.path().join("run-2.json");
+        std::fs::write(&written, b"").unwrap();
+        let e = entry(&written);
+        std::fs::write(&written, b"{}").unwrap();
+        let done = remove_entry(&e).unwrap();
+        assert!(written.exists() && done.contains("left"), "{done}");
+        // The manifest of older iolab versions (no `empty_result`) still reads.
+        let old: Entry =
+            serde_json::from_str(r#"{"path":[47],"dev":1,"ino":2,"dir":false}"#).unwrap();
+        assert!(!old.empty_result);
     }
 
     #[test]
@@ -268,6 +339,7 @@ mod tests {
                 dev: md.dev(),
                 ino: md.ino(),
                 dir: md.is_dir(),
+                empty_result: false,
             }
         };
         let entries = [entry(&ours), entry(&tree), entry(&replaced)];

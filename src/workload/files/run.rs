@@ -10,12 +10,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result};
 
-use crate::model::files::{FilesRunDetail, FilesSpace};
+use crate::model::files::FilesRunDetail;
 use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning, WarningCode};
 use crate::os::context::RunContext;
 use crate::os::progress::Progress;
 use crate::stats::repeat::spread_warnings;
 use crate::sysinfo::diskstats::PhaseCounters;
+use crate::units::fmt_size_iec;
 use crate::workload::files::{Layout, Method, SyncMode};
 
 use super::config::FilesConfig;
@@ -35,6 +36,8 @@ pub struct RunRoot {
     /// Created by this run (false: a `--shared-dir` writer's directory, whose owner
     /// removes it).
     owned: bool,
+    /// How a removal that has files left to remove (a stop, an error) is said.
+    progress: crate::os::progress::ProgressMode,
 }
 
 impl RunRoot {
@@ -47,6 +50,7 @@ impl RunRoot {
             fd,
             keep: true,
             owned: false,
+            progress: crate::os::progress::ProgressMode::Quiet,
         })
     }
 
@@ -66,6 +70,7 @@ impl RunRoot {
             fd,
             keep,
             owned: true,
+            progress: crate::os::progress::ProgressMode::Quiet,
         })
     }
 }
@@ -74,7 +79,18 @@ impl Drop for RunRoot {
     fn drop(&mut self) {
         // Kept or removed, it is no longer iolab's to clean up after a kill.
         if self.owned {
+            // Files left in it (a stop or an error mid-run): their removal takes seconds on
+            // a busy disk (50,000 files: 26 s of silence after a Ctrl-C, inviting the second
+            // one that leaves them behind), so it is said.
+            let left =
+                !self.keep && std::fs::read_dir(&self.path).is_ok_and(|mut d| d.next().is_some());
+            let p = left.then(|| {
+                Progress::start(self.progress, "removing the files test's work directory")
+            });
             crate::fs::registry::release_tree(&self.path, self.keep);
+            if let Some(p) = p {
+                p.finish("removed");
+            }
         }
     }
 }
@@ -420,10 +436,11 @@ pub fn run_with_hooks(
     hooks: Option<&dyn FilesHooks>,
 ) -> Result<Option<PathBuf>> {
     noise_controls(cfg, doc)?;
-    let root = match cfg.writer {
+    let mut root = match cfg.writer {
         Some(_) => RunRoot::open_shared(&cfg.target)?,
         None => RunRoot::create(&cfg.target, cfg.keep_files)?,
     };
+    root.progress = ctx.progress;
     let reference = prepare_reference(cfg, &root, doc)?;
     let max = cfg.sizes.iter().map(|s| s.bytes).max().unwrap_or(0) as usize;
     let mut readbuf = vec![0u8; (max + 1).max(64 << 10)];
@@ -488,6 +505,8 @@ pub fn run_with_hooks(
                 let used_before = (*op == Op::Create && hooks.is_none())
                     .then(|| super::space::used_bytes(run_fd.as_fd()))
                     .flatten();
+                // df grew by more than the files explain: (growth, what they hold).
+                let mut polluted = None;
                 let ph = PhaseCounters::start(device.as_deref());
                 let prog = |f: f64| p.set((k as f64 + f) / nops, op_name(*op));
                 let PhaseRun {
@@ -531,15 +550,16 @@ pub fn run_with_hooks(
                             passes: cfg.passes,
                             portions: cfg.portions,
                         };
-                        d.space = Some(FilesSpace {
-                            used_before_bytes: before,
-                            used_with_files_bytes: with,
-                            used_delta_bytes: with as i64 - before as i64,
-                            predicted: space_rules
-                                .as_ref()
-                                .filter(|_| cfg.alloc_unit > 0)
-                                .map(|r| super::space::predict(r, cfg.alloc_unit, &set)),
-                        });
+                        let predicted = space_rules
+                            .as_ref()
+                            .filter(|_| cfg.alloc_unit > 0)
+                            .map(|r| super::space::predict(r, cfg.alloc_unit, &set));
+                        let (rec, held) =
+                            super::space::record(before, with, &set, cfg.alloc_unit, predicted);
+                        if rec.other_writers {
+                            polluted = Some((with as i64 - before as i64, held));
+                        }
+                        d.space = Some(rec);
                     }
                 }
                 let rr = run_result(run, *op, size.bytes, d, ph.as_ref());
@@ -548,6 +568,19 @@ pub fn run_with_hooks(
                 }
                 if *op == Op::Create {
                     values.push(rr.files_per_s.unwrap_or(0.0));
+                }
+                if let Some((delta, held)) = polluted {
+                    let name = doc.tests[base + k].name.clone();
+                    let during =
+                        format!("while the run's files hold at most {}", fmt_size_iec(held));
+                    crate::workload::df::warn_other_writers(
+                        doc,
+                        &name,
+                        run,
+                        delta,
+                        &during,
+                        "the files'",
+                    );
                 }
                 let t = &mut doc.tests[base + k];
                 if rr.ops > 0 || err.is_none() {
