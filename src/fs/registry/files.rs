@@ -33,6 +33,19 @@ struct Entry {
 }
 
 impl Entry {
+    /// What iolab created at `path` (made absolute), as it is now; `None` when it is gone.
+    fn of(path: &Path, empty_result: bool) -> Option<Entry> {
+        let md = std::fs::symlink_metadata(path).ok()?;
+        let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        Some(Entry {
+            path: abs.as_os_str().as_bytes().to_vec(),
+            dev: md.dev(),
+            ino: md.ino(),
+            dir: md.is_dir(),
+            empty_result,
+        })
+    }
+
     fn path(&self) -> PathBuf {
         PathBuf::from(std::ffi::OsString::from_vec(self.path.clone()))
     }
@@ -85,16 +98,8 @@ pub fn record_empty_result(path: &Path) {
 }
 
 fn record_entry(path: &Path, empty_result: bool) {
-    let Ok(md) = std::fs::symlink_metadata(path) else {
+    let Some(e) = Entry::of(path, empty_result) else {
         return;
-    };
-    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    let e = Entry {
-        path: abs.as_os_str().as_bytes().to_vec(),
-        dev: md.dev(),
-        ino: md.ino(),
-        dir: md.is_dir(),
-        empty_result,
     };
     if let Ok(mut v) = MANIFEST.lock() {
         v.push(e);
@@ -278,14 +283,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let lock = crate::runner::lock::TargetLock::acquire(d.path()).unwrap();
         let p = d.path().join(".iolab.lock");
-        let md = std::fs::symlink_metadata(&p).unwrap();
-        let e = Entry {
-            path: p.as_os_str().as_bytes().to_vec(),
-            dev: md.dev(),
-            ino: md.ino(),
-            dir: false,
-            empty_result: false,
-        };
+        let e = Entry::of(&p, false).unwrap();
         let done = remove_entry(&e).unwrap();
         assert!(done.contains("in use") && p.exists(), "{done}");
         drop(lock);
@@ -296,16 +294,7 @@ mod tests {
     #[test]
     fn an_empty_never_saved_result_file_is_removed_and_a_written_one_left() {
         let d = tempfile::tempdir().unwrap();
-        let entry = |p: &Path| {
-            let md = std::fs::symlink_metadata(p).unwrap();
-            Entry {
-                path: p.as_os_str().as_bytes().to_vec(),
-                dev: md.dev(),
-                ino: md.ino(),
-                dir: false,
-                empty_result: true,
-            }
-        };
+        let entry = |p: &Path| Entry::of(p, true).unwrap();
         let empty = d.path().join("run-1.json");
         std::fs::write(&empty, b"").unwrap();
         let done = remove_entry(&entry(&empty)).unwrap();
@@ -332,16 +321,7 @@ mod tests {
         std::fs::create_dir_all(tree.join("sub")).unwrap();
         let replaced = d.path().join("replaced");
         std::fs::write(&replaced, b"old").unwrap();
-        let entry = |p: &Path| {
-            let md = std::fs::symlink_metadata(p).unwrap();
-            Entry {
-                path: p.as_os_str().as_bytes().to_vec(),
-                dev: md.dev(),
-                ino: md.ino(),
-                dir: md.is_dir(),
-                empty_result: false,
-            }
-        };
+        let entry = |p: &Path| Entry::of(p, false).unwrap();
         let entries = [entry(&ours), entry(&tree), entry(&replaced)];
         // Someone else's file now sits where iolab's was: a new inode.
         std::fs::remove_file(&replaced).unwrap();
