@@ -99,6 +99,42 @@ fn a_stop_delivered_twice_at_once_is_one_stop() {
     }
 }
 
+/// Start a 60 s random-read run on `work` with its own state directory `registry` (no other
+/// iolab start may clean up before the test's) and `out`, SIGKILL it once its manifest
+/// records `paths` paths; whether it did within `PATIENCE`.
+fn killed_once_recorded(
+    registry: &std::path::Path,
+    work: &std::path::Path,
+    out: &[&str],
+    paths: usize,
+) -> bool {
+    let mut child = bin()
+        .env("IOLAB_STATE_DIR", registry)
+        .env("IOLAB_NO_HISTORY", "1")
+        .args([
+            "run",
+            "--target",
+            s(work),
+            "--rw",
+            "randread",
+            "--size",
+            "8M",
+        ])
+        .args(["--duration", "60s", "--ramp", "0", "--repeat", "1"])
+        .args(out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let manifest = registry.join(format!("owned-{}.json", child.id()));
+    let recorded = wait_until(PATIENCE, || {
+        std::fs::read_to_string(&manifest).is_ok_and(|m| m.matches("\"path\"").count() >= paths)
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+    recorded
+}
+
 #[test]
 fn after_sigkill_the_next_start_removes_the_leftovers_and_says_so() {
     let d = tempdir();
@@ -106,37 +142,8 @@ fn after_sigkill_the_next_start_removes_the_leftovers_and_says_so() {
     std::fs::create_dir(&work).unwrap();
     // A registry of our own: no concurrent iolab start may clean up before ours does.
     let registry = d.path().join("registry");
-    let mut child = bin()
-        .env("IOLAB_STATE_DIR", &registry)
-        .args([
-            "run",
-            "--target",
-            s(&work),
-            "--rw",
-            "randread",
-            "--size",
-            "8M",
-        ])
-        .args([
-            "--duration",
-            "60s",
-            "--ramp",
-            "0",
-            "--repeat",
-            "1",
-            "--no-save",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let manifest = registry.join(format!("owned-{}.json", child.id()));
     // The test file is recorded once it exists; wait for both it and the lock.
-    let recorded = wait_until(PATIENCE, || {
-        std::fs::read_to_string(&manifest).is_ok_and(|m| m.matches("\"path\"").count() >= 2)
-    });
-    child.kill().unwrap();
-    child.wait().unwrap();
+    let recorded = killed_once_recorded(&registry, &work, &["--no-save"], 2);
     assert!(
         recorded,
         "no test file and lock recorded within {PATIENCE:?}"
@@ -334,31 +341,8 @@ fn after_sigkill_in_the_first_test_the_next_start_removes_the_empty_result_file(
     std::fs::create_dir(&work).unwrap();
     std::fs::create_dir(&out).unwrap();
     let registry = d.path().join("registry");
-    let mut child = bin()
-        .env("IOLAB_STATE_DIR", &registry)
-        .env("IOLAB_NO_HISTORY", "1")
-        .args([
-            "run",
-            "--target",
-            s(&work),
-            "--rw",
-            "randread",
-            "--size",
-            "8M",
-        ])
-        .args(["--duration", "60s", "--ramp", "0", "--repeat", "1"])
-        .args(["--output", s(&out)])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let manifest = registry.join(format!("owned-{}.json", child.id()));
     // The result file, the test file and the lock recorded: the first test is under way.
-    let recorded = wait_until(PATIENCE, || {
-        std::fs::read_to_string(&manifest).is_ok_and(|m| m.matches("\"path\"").count() >= 3)
-    });
-    child.kill().unwrap();
-    child.wait().unwrap();
+    let recorded = killed_once_recorded(&registry, &work, &["--output", s(&out)], 3);
     assert!(recorded, "nothing recorded within {PATIENCE:?}");
     let results = entries(&out);
     assert_eq!(results.len(), 1, "{results:?}");
