@@ -145,6 +145,9 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
         .collect::<Result<Vec<_>, _>>()?;
     family.prepare(&ctx)?;
     let sink = ResultSink::create(dir.as_deref(), F::NAME)?;
+    if let Some(p) = &sink.claimed_empty {
+        crate::fs::registry::record_empty_result(p);
+    }
     let env = crate::sysinfo::capture_environment(&family.environment_path());
     let mut doc = ResultDoc::new(F::NAME, argv, env);
     // Paths as text (lossy): `json!` panics on a path that is not UTF-8.

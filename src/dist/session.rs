@@ -165,7 +165,11 @@ impl<C> Prepared<C> {
         command: &str,
     ) -> Result<Self> {
         let sink = if rank == 0 {
-            ResultSink::create(output, command)?
+            let sink = ResultSink::create(output, command)?;
+            if let Some(p) = &sink.claimed_empty {
+                crate::fs::registry::record_empty_result(p);
+            }
+            sink
         } else {
             ResultSink::none()
         };

@@ -596,6 +596,11 @@ pub struct Delivery {
 /// path) and rewritten after every test (a crash loses nothing).
 pub struct ResultSink {
     pub path: Option<PathBuf>,
+    /// The result file this sink created empty (not a `--output FILE.json` that existed):
+    /// the caller records it with `fs::registry::record_empty_result`, so that the next
+    /// start's recovery removes it if a SIGKILL came before its first save (a save renames
+    /// a new inode over it, which recovery then leaves alone).
+    pub claimed_empty: Option<PathBuf>,
     /// Set by `InterruptMarker::mark` when a signal stopped the run: every later save of a
     /// document still `running` says `interrupted` instead.
     interrupted: std::sync::Arc<std::sync::Mutex<SinkState>>,
@@ -608,8 +613,6 @@ pub struct ResultSink {
 struct SinkState {
     interrupted: Option<crate::error::Interrupted>,
     last: Option<ResultDoc>,
-    /// A first save went through (the claimed empty file is no longer recovery's).
-    saved_once: bool,
 }
 
 /// Below this much free space a result directory is refused: a result file is tens of
@@ -646,6 +649,7 @@ impl ResultSink {
     pub fn at(path: Option<PathBuf>) -> ResultSink {
         ResultSink {
             path,
+            claimed_empty: None,
             interrupted: Default::default(),
         }
     }
@@ -760,9 +764,12 @@ impl ResultSink {
         if let Ok(md) = file.metadata() {
             crate::os::signals::RESULT_FILE.claimed(&path, &temp_path(&path), md.ino());
         }
-        // A SIGKILL cannot be caught: the next start's recovery removes it while still empty.
-        crate::fs::registry::record_empty_result(&path);
-        ResultSink::at(Some(path))
+        // A SIGKILL cannot be caught: the next start's recovery removes it while still empty
+        // (the caller records it: the registry is a layer above).
+        ResultSink {
+            claimed_empty: Some(path.clone()),
+            ..ResultSink::at(Some(path))
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, SinkState> {
@@ -785,10 +792,6 @@ impl ResultSink {
         };
         if r.is_ok() {
             crate::os::signals::RESULT_FILE.saved();
-            // Saved in (a new inode, renamed over it): the user's, not for recovery.
-            if !std::mem::replace(&mut st.saved_once, true) {
-                crate::fs::registry::forget(p);
-            }
         }
         st.last = Some(doc.clone());
         r

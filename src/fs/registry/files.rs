@@ -91,8 +91,9 @@ pub fn record(path: &Path) {
     record_entry(path, false);
 }
 
-/// Record the result file iolab has just created empty: until its first save (which calls
-/// `forget`), a start after a kill removes it if it is still that empty file.
+/// Record the result file iolab has just created empty (`ResultSink::claimed_empty`): a start
+/// after a kill removes it if it is still that empty file (a save renames a new inode over
+/// it, which recovery leaves alone, and `prune_at_exit` drops).
 pub fn record_empty_result(path: &Path) {
     record_entry(path, true);
 }
