@@ -115,9 +115,13 @@ impl ReadCap {
     pub fn knob(dev: &Path, knob: &str, iops: u32) -> std::io::Result<ReadCap> {
         let rdev = std::fs::metadata(dev)?.rdev();
         let (maj, min) = (libc::major(rdev), libc::minor(rdev));
+        // One per cap: the tests of one binary run at once (two capped tests in
+        // mpi_saturate collided on a name made of the pid alone: "File exists").
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let dir = PathBuf::from(format!(
-            "/sys/fs/cgroup/blkio/iolab-mpi-test-{}",
-            std::process::id()
+            "/sys/fs/cgroup/blkio/iolab-mpi-test-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         ));
         std::fs::create_dir(&dir)?;
         let cap = ReadCap { dir };
