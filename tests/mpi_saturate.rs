@@ -348,19 +348,7 @@ fn an_interrupted_sweep_still_reports_its_straggler() {
         out.path().to_str().unwrap(),
     ];
     let procs = cap.dir.join("cgroup.procs");
-    let procs = procs.to_str().unwrap();
-    let mut argv = vec!["-np", "1"];
-    argv.extend(args);
-    argv.extend([
-        ":",
-        "-np",
-        "1",
-        "sh",
-        "-c",
-        "echo $$ > \"$0\" && exec \"$@\"",
-        procs,
-    ]);
-    argv.extend(args);
+    let argv = rank1_in_argv(procs.to_str().unwrap(), &args);
     let (child, _session) = spawn_mpirun(&argv);
     let two_steps = wait_for_result(out.path(), |d| {
         d.tests

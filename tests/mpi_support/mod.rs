@@ -224,7 +224,12 @@ pub fn mpirun_with_rank1_in(capped: Option<&Path>, args: &[&str]) -> Output {
         argv.extend(args);
         return mpirun(&argv);
     };
-    let procs = procs.to_str().unwrap();
+    mpirun(&rank1_in_argv(procs.to_str().unwrap(), args))
+}
+
+/// mpirun's MPMD arguments: rank 0 runs `args`; rank 1 writes its pid into `procs` (a
+/// cgroup's `cgroup.procs`), then becomes the same command.
+pub fn rank1_in_argv<'a>(procs: &'a str, args: &[&'a str]) -> Vec<&'a str> {
     let mut argv = vec!["-np", "1"];
     argv.extend(args);
     argv.extend([
@@ -237,7 +242,7 @@ pub fn mpirun_with_rank1_in(capped: Option<&Path>, args: &[&str]) -> Output {
         procs,
     ]);
     argv.extend(args);
-    mpirun(&argv)
+    argv
 }
 
 /// `mpirun --oversubscribe ARGS` started in the background (the caller waits or kills it),
