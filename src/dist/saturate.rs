@@ -76,6 +76,16 @@ struct SweepDist<'a> {
     shared: Vec<String>,
     /// Rank 0: every rank's clock minus rank 0's (index = rank), as last estimated.
     offsets: RefCell<Vec<ClockOffset>>,
+    /// Rank 0: the straggler findings last added, replaced by those of more steps.
+    findings: RefCell<Findings>,
+}
+
+/// The straggler summary keys and warnings `add_findings` added to a sweep's test.
+#[derive(Default)]
+struct Findings {
+    ti: usize,
+    keys: Vec<String>,
+    warnings: Vec<Warning>,
 }
 
 impl SweepDist<'_> {
@@ -223,6 +233,12 @@ impl SweepHooks for SweepDist<'_> {
         self.base.broadcast(Some(&local))
     }
 
+    fn step_recorded(&self, doc: &mut ResultDoc, ti: usize) {
+        if self.base.rank() == 0 {
+            add_findings(doc, ti, &self.offsets.borrow(), &self.findings);
+        }
+    }
+
     fn end_sweep(&self, doc: &mut ResultDoc, ti: usize) -> Result<()> {
         // Clocks drift: estimate again after each sweep (collective).
         let latest = measure_offsets(self.base.world());
@@ -230,34 +246,46 @@ impl SweepHooks for SweepDist<'_> {
             return Ok(());
         }
         let used = self.offsets.replace(latest.clone());
-        add_findings(doc, ti, &used);
+        add_findings(doc, ti, &used, &self.findings);
         for h in &mut doc.hosts {
             h.clock_offset_ns = latest.get(h.rank as usize).map(|o| o.offset_ns);
         }
         Ok(())
     }
-
-    fn stopped_sweep(&self, doc: &mut ResultDoc, ti: usize) {
-        // Not collective: the ranks are leaving, each on its own.
-        if self.base.rank() == 0 {
-            add_findings(doc, ti, &self.offsets.borrow());
-        }
-    }
 }
 
-/// Rank 0: the straggler summary and warnings of the sweep `ti`'s steps (all of them, or
-/// those measured before a stop), its windows corrected by `offsets`.
-fn add_findings(doc: &mut ResultDoc, ti: usize, offsets: &[ClockOffset]) {
+/// Rank 0: the straggler summary and warnings of the sweep `ti`'s steps so far, its windows
+/// corrected by `offsets`, in place of those of fewer steps (`last`: what the call before
+/// added to this sweep).
+fn add_findings(doc: &mut ResultDoc, ti: usize, offsets: &[ClockOffset], last: &RefCell<Findings>) {
+    let mut last = last.borrow_mut();
+    if last.ti == ti {
+        for k in &last.keys {
+            doc.tests[ti].summary.remove(k);
+        }
+        doc.warnings.retain(|w| !last.warnings.contains(w));
+    }
     let hosts: Vec<(u32, &str)> = doc
         .hosts
         .iter()
         .map(|h| (h.rank, h.hostname.as_str()))
         .collect();
     let (summaries, warnings) = sweep_dist_findings(&doc.tests[ti], &hosts, offsets);
+    let keys = summaries.iter().map(|(k, _)| k.clone()).collect();
     doc.tests[ti].summary.extend(summaries);
-    for w in warnings {
-        doc.warn(w);
+    // Only those not said already (by a rank, say) are this call's to take back.
+    let new: Vec<Warning> = warnings
+        .into_iter()
+        .filter(|w| !doc.warnings.contains(w))
+        .collect();
+    for w in &new {
+        doc.warn(w.clone());
     }
+    *last = Findings {
+        ti,
+        keys,
+        warnings: new,
+    };
 }
 
 pub fn execute(args: &SaturateArgs, argv: Vec<String>) -> Result<i32> {
@@ -281,6 +309,7 @@ pub fn execute(args: &SaturateArgs, argv: Vec<String>) -> Result<i32> {
             .map(|t| t.display().to_string())
             .collect(),
         offsets: offsets.into(),
+        findings: RefCell::default(),
     };
     // The plan and the report name the shared targets, not rank 0's own subdirectories.
     let mut shown = p.cfg.clone();

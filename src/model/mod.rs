@@ -542,6 +542,13 @@ impl ResultDoc {
     /// temporary copy has a fixed name beside `path` (`temp_path`), so that an exit at once
     /// (a second Ctrl-C) can remove it.
     pub fn write_atomic(&self, path: &Path) -> std::io::Result<()> {
+        self.write_replacing(path, true)
+    }
+
+    /// `write_atomic`, with the fsync before the rename only when `durable`: a write racing
+    /// a SIGKILL (the interrupt mark) cannot wait for the disk, and a rename after a full
+    /// write is what other processes see at once.
+    fn write_replacing(&self, path: &Path, durable: bool) -> std::io::Result<()> {
         let tmp_path = temp_path(path);
         let written = (|| {
             // Readable by all, as reports and the history: a result written by `sudo iolab
@@ -560,7 +567,9 @@ impl ResultDoc {
             w.write_all(b"\n")?;
             w.flush()?;
             drop(w);
-            tmp.sync_all()?;
+            if durable {
+                tmp.sync_all()?;
+            }
             std::fs::rename(&tmp_path, path)
         })();
         if written.is_err() {
@@ -841,7 +850,9 @@ impl InterruptMarker {
             && let Some(doc) = &st.last
             && doc.status == "running"
         {
-            let _ = interrupted_copy(doc, &i).write_atomic(p);
+            // mpirun kills the ranks a second after it forwards the signal, or sooner (its
+            // wait is cut short when a rank ends): no fsync here.
+            let _ = interrupted_copy(doc, &i).write_replacing(p, false);
         }
         st.interrupted = Some(i);
     }

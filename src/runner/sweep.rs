@@ -43,11 +43,15 @@ pub trait SweepHooks {
     /// The next step as rank 0's search chose it (`local`: this rank's own choice); every
     /// rank takes the same.
     fn agree_next(&self, local: Option<(u32, Phase)>) -> Result<Option<(u32, Phase)>>;
-    /// After a sweep's last step (rank 0: the straggler summary and warnings).
+    /// A step was added to the sweep `ti`'s curve and is about to be saved; not collective.
+    /// Rank 0 brings the straggler summary and warnings up to date with it, so that every
+    /// save holds them: the one a stop marks `interrupted` may be the last (mpirun kills the
+    /// ranks a second after it forwards Ctrl-C, and ranks waiting for the I/Os in flight on
+    /// a slow device can take longer).
+    fn step_recorded(&self, doc: &mut ResultDoc, ti: usize);
+    /// After a sweep's last step (rank 0: the straggler summary and warnings, with the
+    /// figures at the answer).
     fn end_sweep(&self, doc: &mut ResultDoc, ti: usize) -> Result<()>;
-    /// A sweep stopped by a signal (on any rank), not collective: rank 0 adds the straggler
-    /// summary and warnings of the steps measured before the stop.
-    fn stopped_sweep(&self, doc: &mut ResultDoc, ti: usize);
 }
 
 /// The time the sweeps took against the estimate.
@@ -420,21 +424,17 @@ fn run_sweep(
             if let Some(c) = doc.tests[ti].curve.as_mut() {
                 c.push(point);
             }
+            if let Some(h) = hooks {
+                h.step_recorded(doc, ti);
+            }
             sink.save(doc)?;
             next = search.next();
         }
         Ok(())
     };
-    if let Err(e) = steps() {
-        // A stopped distributed sweep keeps the straggler findings of the steps it measured.
-        if let Some(h) = hooks
-            && (ctx.stop.is_set() || crate::error::interrupted(&e).is_some())
-        {
-            h.stopped_sweep(doc, ti);
-            sink.save(doc)?;
-        }
-        return Err(e);
-    }
+    // A stopped distributed sweep keeps the straggler findings of the steps it measured
+    // (`step_recorded` added them to each save).
+    steps()?;
     let outcome = search.outcome();
     let test = &mut doc.tests[ti];
     let curve = test.curve.clone().unwrap_or_default();
