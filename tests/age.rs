@@ -336,6 +336,47 @@ fn small_files_profile(dir: &Path) -> std::path::PathBuf {
     profile
 }
 
+/// The same command run again meets its own aged tree: it is refused as such, before any
+/// question of room (the 97 % the first one made was told that the profile's files "do not
+/// fit" and to use a larger file system).
+#[test]
+fn aging_again_with_the_same_seed_names_the_tree_there() {
+    let test = "aging_again_with_the_same_seed_names_the_tree_there";
+    let Some(fs) = ram_scratch_or_skip(test, "tmpfs", 32 << 20, &[], "") else {
+        return;
+    };
+    let dir = common::tempdir();
+    let profile = small_files_profile(dir.path());
+    let args = [
+        "age",
+        s(fs.path()),
+        "--profile",
+        s(&profile),
+        "--fill",
+        "97%",
+        "--no-save",
+        "-q",
+    ];
+    let first = iolab(&args);
+    assert!(first.status.success(), "{}", common::stderr(&first));
+    let before = file_set(&fs.path().join("iolab-aged-1"));
+    let again = iolab(&args);
+    assert_usage(
+        &again,
+        "iolab-aged-1 exists already (an earlier aging with seed 1)",
+    );
+    assert!(
+        !common::stderr(&again).contains("fit"),
+        "{}",
+        common::stderr(&again)
+    );
+    assert_eq!(
+        file_set(&fs.path().join("iolab-aged-1")),
+        before,
+        "left as it was"
+    );
+}
+
 /// A churn smaller than the fullness asked ends before it: aging said "22.3 % full" after
 /// `--fill 80% --churn 0.2`, exit 0, and nothing more. It must say that the fullness was not
 /// reached, how full it got, and the churn that gets there (the JSON has the warning; the
