@@ -377,6 +377,92 @@ fn aging_again_with_the_same_seed_names_the_tree_there() {
     );
 }
 
+/// A result measured on an aged file system says so: `iolab files` on one recorded
+/// nothing of the aging (its environment held the file system type only), and `compare` of
+/// it against a run on the fresh file system read as two alike file systems.
+#[test]
+fn a_result_on_an_aged_file_system_says_so_and_compare_tells_it_from_a_fresh_one() {
+    let test = "a_result_on_an_aged_file_system_says_so_and_compare_tells_it_from_a_fresh_one";
+    let Some(fs) = ram_scratch_or_skip(test, "tmpfs", 32 << 20, &[], "") else {
+        return;
+    };
+    let dir = common::tempdir();
+    let profile = small_files_profile(dir.path());
+    let files = |out: &Path| {
+        iolab(&[
+            "files",
+            s(fs.path()),
+            "--sizes",
+            "4K",
+            "--files-per-portion",
+            "20",
+            "--portions",
+            "1",
+            "--passes",
+            "1",
+            "--repeat",
+            "1",
+            "-o",
+            s(out),
+            "-q",
+        ])
+    };
+    let fresh = dir.path().join("fresh.json");
+    let o = files(&fresh);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(
+        !common::stderr(&o).contains("aged"),
+        "{}",
+        common::stderr(&o)
+    );
+    let o = iolab(&[
+        "age",
+        s(fs.path()),
+        "--profile",
+        s(&profile),
+        "--no-save",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let aged = dir.path().join("aged.json");
+    let o = files(&aged);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let note = common::stderr(&o);
+    assert!(
+        note.contains("% full, aged (iolab-aged-1) by `iolab age`"),
+        "{note}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&aged).unwrap()).unwrap();
+    let st = &doc["environment"]["fs_state"];
+    let tree = std::fs::canonicalize(fs.path().join("iolab-aged-1")).unwrap();
+    assert_eq!(st["aged_trees"], serde_json::json!([s(&tree)]), "{st}");
+    let full = st["used_bytes"].as_f64().unwrap() / st["size_bytes"].as_f64().unwrap();
+    assert!(full > 0.7, "aged to 80 %: {st}");
+    let fresh_doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&fresh).unwrap()).unwrap();
+    assert!(fresh_doc["environment"]["fs_state"]["aged_trees"].is_null());
+    let c = json_ok(&iolab(&["compare", s(&fresh), s(&aged), "--json"]));
+    assert!(
+        c["files"][1]["fs_state"]
+            .as_str()
+            .is_some_and(|d| d.ends_with("% full, aged (iolab-aged-1)")),
+        "{}",
+        c["files"]
+    );
+    let w = &c["pairings"][0]["warnings"];
+    assert!(
+        w.as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["code"] == "aging-differs"
+                && w["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("not aged, B on one")),
+        "{w}"
+    );
+}
+
 /// A churn smaller than the fullness asked ends before it: aging said "22.3 % full" after
 /// `--fill 80% --churn 0.2`, exit 0, and nothing more. It must say that the fullness was not
 /// reached, how full it got, and the churn that gets there (the JSON has the warning; the
