@@ -463,6 +463,45 @@ fn a_result_on_an_aged_file_system_says_so_and_compare_tells_it_from_a_fresh_one
     );
 }
 
+/// A FUSE file system has no FIEMAP: aging ntfs-3g scored no file at all ("not readable:
+/// 3014 files", layout `-`) while `filefrag` listed every file's extents (through FIBMAP).
+/// The final layout maps them block by block, as filefrag does, and says so.
+#[test]
+fn aging_a_fuse_file_system_scores_its_layout_block_by_block() {
+    let test = "aging_a_fuse_file_system_scores_its_layout_block_by_block";
+    let Some(fs) = ram_scratch_or_skip(test, "ntfs", 64 << 20, &[], "") else {
+        return;
+    };
+    let dir = common::tempdir();
+    let profile = small_files_profile(dir.path());
+    let doc = json_ok(&iolab(&[
+        "age",
+        s(fs.path()),
+        "--profile",
+        s(&profile),
+        "--no-save",
+        "--json",
+        "-q",
+    ]));
+    let l = &doc["tests"][0]["age"]["layout_after"];
+    let files = doc["tests"][0]["age"]["files_left"].as_u64().unwrap();
+    assert!(files > 0, "{l}");
+    assert_eq!(l["files"].as_u64(), Some(files), "{l}");
+    assert_eq!(l["files_mapped_by_block"].as_u64(), Some(files), "{l}");
+    assert_eq!(l["files_unreadable"].as_u64(), Some(0), "{l}");
+    assert!(l["layout_score"].as_f64().is_some_and(|v| v > 0.5), "{l}");
+    let text = common::stdout(&iolab(&[
+        "info",
+        s(&fs.path().join("iolab-aged-1")),
+        "--layout",
+        "--no-smart",
+    ]));
+    assert!(
+        text.contains("with FIBMAP, block by block, as filefrag does"),
+        "{text}"
+    );
+}
+
 /// A churn smaller than the fullness asked ends before it: aging said "22.3 % full" after
 /// `--fill 80% --churn 0.2`, exit 0, and nothing more. It must say that the fullness was not
 /// reached, how full it got, and the churn that gets there (the JSON has the warning; the

@@ -37,6 +37,15 @@ pub fn layout_rows(l: &LayoutSummary) -> Vec<(String, String)> {
             },
         ),
     ];
+    if l.files_mapped_by_block > 0 {
+        rows.push((
+            "mapped by block".to_string(),
+            format!(
+                "{} files with FIBMAP, block by block, as filefrag does (no FIEMAP on this file system)",
+                fmt_thousands(l.files_mapped_by_block as f64)
+            ),
+        ));
+    }
     if l.files_unreadable > 0 {
         rows.push((
             "not readable".to_string(),

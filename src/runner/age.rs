@@ -735,7 +735,7 @@ fn point_now(cfg: &AgeConfig, files: &[AgedFile], d: &AgeTestDetail) -> Result<A
     syncfs(&cfg.dir)?;
     trim_prealloc(&cfg.target);
     let (total, used) = fs_usage(&cfg.target)?;
-    let layout: LayoutSummary = crate::fs::layout::scan(&cfg.dir, PROGRESS_SCAN_LIMIT)?;
+    let layout: LayoutSummary = crate::fs::layout::scan_quick(&cfg.dir, PROGRESS_SCAN_LIMIT)?;
     Ok(AgePoint {
         bytes_written: d.bytes_written,
         fullness: used as f64 / total.max(1) as f64,
