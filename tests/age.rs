@@ -659,7 +659,7 @@ fn an_interrupted_aging_removes_what_it_wrote() {
             "1000",
             "--no-save",
         ])
-        .stdout(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -678,6 +678,11 @@ fn an_interrupted_aging_removes_what_it_wrote() {
     .unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", common::stderr(&out));
+    // It printed "no aging result".
+    assert_eq!(
+        common::stdout(&out),
+        "aging was interrupted: the files it wrote are removed, nothing aged is kept\n"
+    );
     assert!(!aged.exists(), "the partly aged tree is removed");
     assert_eq!(common::names(fs.path()), before);
 }
