@@ -264,7 +264,9 @@ pub fn scan(root: &Path, limit: u64) -> std::io::Result<LayoutSummary> {
 }
 
 /// `scan` with FIEMAP only: the layout points on the way of an aging, where mapping every
-/// block of a FUSE file system ten times would take longer than the aging.
+/// block of a FUSE file system ten times would take longer than the aging. A file system
+/// without FIEMAP ends it at its first file with EOPNOTSUPP: there is nothing to score, and
+/// trying every file took 0.7 s a point on a 512 MiB ntfs-3g (6.7 s of an aging's 12.6).
 pub fn scan_quick(root: &Path, limit: u64) -> std::io::Result<LayoutSummary> {
     scan_with(root, limit, false)
 }
@@ -306,6 +308,7 @@ fn scan_with(root: &Path, limit: u64, fibmap: bool) -> std::io::Result<LayoutSum
                 tally.add(file_layout(&ext, block));
                 tally.fibmap += u64::from(by_block);
             }
+            Err(e) if !fibmap && e.raw_os_error() == Some(libc::EOPNOTSUPP) => return Err(e),
             Err(_) => tally.unreadable += 1,
         }
     }
@@ -594,6 +597,26 @@ mod tests {
         let (a, b) = (file_layout(&fiemap, block), file_layout(&fibmap, block));
         assert_eq!(a, b, "{fiemap:?} vs {fibmap:?}");
         assert!(a.pieces >= 2 && a.blocks > 0, "{a:?}");
+    }
+
+    /// Without FIEMAP (tmpfs) the quick scan stops at the first file, with EOPNOTSUPP; the
+    /// full one counts every file it could not map.
+    #[test]
+    fn a_quick_scan_stops_where_there_is_no_fiemap() {
+        let Ok(d) = tempfile::tempdir_in("/dev/shm") else {
+            return;
+        };
+        for n in ["a", "b", "c"] {
+            std::fs::write(d.path().join(n), [1u8; 8192]).unwrap();
+        }
+        let Err(e) = file_extents(&File::open(d.path().join("a")).unwrap()) else {
+            return; // this tmpfs maps extents: nothing to test
+        };
+        assert_eq!(e.raw_os_error(), Some(libc::EOPNOTSUPP));
+        let e = scan_quick(d.path(), 100).unwrap_err();
+        assert_eq!(e.raw_os_error(), Some(libc::EOPNOTSUPP));
+        let s = scan(d.path(), 100).unwrap();
+        assert_eq!(s.files + s.files_unreadable, 3, "{s:?}");
     }
 
     #[test]

@@ -735,12 +735,17 @@ fn point_now(cfg: &AgeConfig, files: &[AgedFile], d: &AgeTestDetail) -> Result<A
     syncfs(&cfg.dir)?;
     trim_prealloc(&cfg.target);
     let (total, used) = fs_usage(&cfg.target)?;
-    let layout: LayoutSummary = crate::fs::layout::scan_quick(&cfg.dir, PROGRESS_SCAN_LIMIT)?;
+    // No FIEMAP here (FUSE): no score on the way; the final layout maps block by block.
+    let layout_score = match crate::fs::layout::scan_quick(&cfg.dir, PROGRESS_SCAN_LIMIT) {
+        Ok(l) => l.layout_score,
+        Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => None,
+        Err(e) => return Err(e.into()),
+    };
     Ok(AgePoint {
         bytes_written: d.bytes_written,
         fullness: used as f64 / total.max(1) as f64,
         files: files.len() as u64,
-        layout_score: layout.layout_score,
+        layout_score,
     })
 }
 
