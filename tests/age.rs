@@ -727,6 +727,12 @@ fn filling_up_with_two_writers_ends_with_the_error() {
             err.contains("No space left on device") && err.contains("cannot write"),
             "seed {seed}: the writer's own error: {err}"
         );
+        // What happened and what to do, not ENOSPC alone.
+        assert!(
+            err.contains("the file system filled up before aging to 100 % full")
+                && err.contains("give a lower --fill (98% or less)"),
+            "seed {seed}: {err}"
+        );
         assert_eq!(common::names(fs.path()), before, "seed {seed}: all removed");
     }
 }
