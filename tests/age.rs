@@ -336,6 +336,172 @@ fn small_files_profile(dir: &Path) -> std::path::PathBuf {
     profile
 }
 
+/// The same command run again meets its own aged tree: it is refused as such, before any
+/// question of room (the 97 % the first one made was told that the profile's files "do not
+/// fit" and to use a larger file system).
+#[test]
+fn aging_again_with_the_same_seed_names_the_tree_there() {
+    let test = "aging_again_with_the_same_seed_names_the_tree_there";
+    let Some(fs) = ram_scratch_or_skip(test, "tmpfs", 32 << 20, &[], "") else {
+        return;
+    };
+    let dir = common::tempdir();
+    let profile = small_files_profile(dir.path());
+    let args = [
+        "age",
+        s(fs.path()),
+        "--profile",
+        s(&profile),
+        "--fill",
+        "97%",
+        "--no-save",
+        "-q",
+    ];
+    let first = iolab(&args);
+    assert!(first.status.success(), "{}", common::stderr(&first));
+    let before = file_set(&fs.path().join("iolab-aged-1"));
+    let again = iolab(&args);
+    assert_usage(
+        &again,
+        "iolab-aged-1 exists already (an earlier aging with seed 1)",
+    );
+    assert!(
+        !common::stderr(&again).contains("fit"),
+        "{}",
+        common::stderr(&again)
+    );
+    assert_eq!(
+        file_set(&fs.path().join("iolab-aged-1")),
+        before,
+        "left as it was"
+    );
+}
+
+/// A result measured on an aged file system says so: `iolab files` on one recorded
+/// nothing of the aging (its environment held the file system type only), and `compare` of
+/// it against a run on the fresh file system read as two alike file systems.
+#[test]
+fn a_result_on_an_aged_file_system_says_so_and_compare_tells_it_from_a_fresh_one() {
+    let test = "a_result_on_an_aged_file_system_says_so_and_compare_tells_it_from_a_fresh_one";
+    let Some(fs) = ram_scratch_or_skip(test, "tmpfs", 32 << 20, &[], "") else {
+        return;
+    };
+    let dir = common::tempdir();
+    let profile = small_files_profile(dir.path());
+    let files = |out: &Path| {
+        iolab(&[
+            "files",
+            s(fs.path()),
+            "--sizes",
+            "4K",
+            "--files-per-portion",
+            "20",
+            "--portions",
+            "1",
+            "--passes",
+            "1",
+            "--repeat",
+            "1",
+            "-o",
+            s(out),
+            "-q",
+        ])
+    };
+    let fresh = dir.path().join("fresh.json");
+    let o = files(&fresh);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    assert!(
+        !common::stderr(&o).contains("aged"),
+        "{}",
+        common::stderr(&o)
+    );
+    let o = iolab(&[
+        "age",
+        s(fs.path()),
+        "--profile",
+        s(&profile),
+        "--no-save",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let aged = dir.path().join("aged.json");
+    let o = files(&aged);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let note = common::stderr(&o);
+    assert!(
+        note.contains("% full, aged (iolab-aged-1) by `iolab age`"),
+        "{note}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&aged).unwrap()).unwrap();
+    let st = &doc["environment"]["fs_state"];
+    let tree = std::fs::canonicalize(fs.path().join("iolab-aged-1")).unwrap();
+    assert_eq!(st["aged_trees"], serde_json::json!([s(&tree)]), "{st}");
+    let full = st["used_bytes"].as_f64().unwrap() / st["size_bytes"].as_f64().unwrap();
+    assert!(full > 0.7, "aged to 80 %: {st}");
+    let fresh_doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&fresh).unwrap()).unwrap();
+    assert!(fresh_doc["environment"]["fs_state"]["aged_trees"].is_null());
+    let c = json_ok(&iolab(&["compare", s(&fresh), s(&aged), "--json"]));
+    assert!(
+        c["files"][1]["fs_state"]
+            .as_str()
+            .is_some_and(|d| d.ends_with("% full, aged (iolab-aged-1)")),
+        "{}",
+        c["files"]
+    );
+    let w = &c["pairings"][0]["warnings"];
+    assert!(
+        w.as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["code"] == "aging-differs"
+                && w["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("not aged, B on one")),
+        "{w}"
+    );
+}
+
+/// A FUSE file system has no FIEMAP: aging ntfs-3g scored no file at all ("not readable:
+/// 3014 files", layout `-`) while `filefrag` listed every file's extents (through FIBMAP).
+/// The final layout maps them block by block, as filefrag does, and says so.
+#[test]
+fn aging_a_fuse_file_system_scores_its_layout_block_by_block() {
+    let test = "aging_a_fuse_file_system_scores_its_layout_block_by_block";
+    let Some(fs) = ram_scratch_or_skip(test, "ntfs", 64 << 20, &[], "") else {
+        return;
+    };
+    let dir = common::tempdir();
+    let profile = small_files_profile(dir.path());
+    let doc = json_ok(&iolab(&[
+        "age",
+        s(fs.path()),
+        "--profile",
+        s(&profile),
+        "--no-save",
+        "--json",
+        "-q",
+    ]));
+    let l = &doc["tests"][0]["age"]["layout_after"];
+    let files = doc["tests"][0]["age"]["files_left"].as_u64().unwrap();
+    assert!(files > 0, "{l}");
+    assert_eq!(l["files"].as_u64(), Some(files), "{l}");
+    assert_eq!(l["files_mapped_by_block"].as_u64(), Some(files), "{l}");
+    assert_eq!(l["files_unreadable"].as_u64(), Some(0), "{l}");
+    assert!(l["layout_score"].as_f64().is_some_and(|v| v > 0.5), "{l}");
+    let text = common::stdout(&iolab(&[
+        "info",
+        s(&fs.path().join("iolab-aged-1")),
+        "--layout",
+        "--no-smart",
+    ]));
+    assert!(
+        text.contains("with FIBMAP, block by block, as filefrag does"),
+        "{text}"
+    );
+}
+
 /// A churn smaller than the fullness asked ends before it: aging said "22.3 % full" after
 /// `--fill 80% --churn 0.2`, exit 0, and nothing more. It must say that the fullness was not
 /// reached, how full it got, and the churn that gets there (the JSON has the warning; the
@@ -493,7 +659,7 @@ fn an_interrupted_aging_removes_what_it_wrote() {
             "1000",
             "--no-save",
         ])
-        .stdout(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -512,6 +678,11 @@ fn an_interrupted_aging_removes_what_it_wrote() {
     .unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", common::stderr(&out));
+    // It printed "no aging result".
+    assert_eq!(
+        common::stdout(&out),
+        "aging was interrupted: the files it wrote are removed, nothing aged is kept\n"
+    );
     assert!(!aged.exists(), "the partly aged tree is removed");
     assert_eq!(common::names(fs.path()), before);
 }
@@ -555,6 +726,12 @@ fn filling_up_with_two_writers_ends_with_the_error() {
         assert!(
             err.contains("No space left on device") && err.contains("cannot write"),
             "seed {seed}: the writer's own error: {err}"
+        );
+        // What happened and what to do, not ENOSPC alone.
+        assert!(
+            err.contains("the file system filled up before aging to 100 % full")
+                && err.contains("give a lower --fill (98% or less)"),
+            "seed {seed}: {err}"
         );
         assert_eq!(common::names(fs.path()), before, "seed {seed}: all removed");
     }

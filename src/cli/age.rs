@@ -133,12 +133,8 @@ impl AgeConfig {
                 fill * 100.0
             ));
         }
-        let (total, used) =
-            fs_usage(&target).map_err(|e| crate::usage!("{}: {e}", target.display()))?;
-        check_fit(&profile, fill, total, used)?;
-        let avail =
-            fs_available(&target).map_err(|e| crate::usage!("{}: {e}", target.display()))?;
-        check_room(fill, total, used, avail)?;
+        // Before the fullness checks: the same command run again met its own aged tree as
+        // used space and was told that the profile's files "do not fit".
         let dir = target.join(format!("iolab-aged-{}", args.seed));
         if dir.exists() {
             return Err(crate::usage!(
@@ -147,6 +143,12 @@ impl AgeConfig {
                 args.seed
             ));
         }
+        let (total, used) =
+            fs_usage(&target).map_err(|e| crate::usage!("{}: {e}", target.display()))?;
+        check_fit(&profile, fill, total, used)?;
+        let avail =
+            fs_available(&target).map_err(|e| crate::usage!("{}: {e}", target.display()))?;
+        check_room(fill, total, used, avail)?;
         Ok(AgeConfig {
             target,
             dir,

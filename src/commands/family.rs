@@ -195,6 +195,9 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
             crate::out!("{}", family.render(&doc));
         }
         let _ = std::io::Write::flush(&mut std::io::stdout());
+        if let Some(line) = aged_note(F::NAME, &doc) {
+            crate::eline!("{line}");
+        }
         for line in family.notes(&doc) {
             crate::eline!("{line}");
         }
@@ -309,6 +312,18 @@ pub trait DirWorkload: Send + Sync {
     ) -> Result<WorkloadOutput> {
         self.run_on(dir, ctx)
     }
+}
+
+/// Said under a result measured on a file system `iolab age` aged (a run on one recorded
+/// nothing of it, and read as on a fresh file system); not under the aging itself.
+fn aged_note(command: &str, doc: &ResultDoc) -> Option<String> {
+    let s = doc.environment.fs_state.as_ref()?;
+    (command != "age" && !s.aged_trees.is_empty()).then(|| {
+        format!(
+            "iolab: the target's file system was {} by `iolab age`: this result describes an aged file system (environment.fs_state)",
+            s.describe()
+        )
+    })
 }
 
 #[cfg(test)]

@@ -31,6 +31,10 @@ pub struct LayoutSummary {
     pub pieces_per_file_max: u64,
     /// Files with data in more than one piece.
     pub fragmented_files: u64,
+    /// Files mapped block by block with FIBMAP, where the file system has no FIEMAP (FUSE:
+    /// ntfs-3g, exfat-fuse), as `filefrag` does.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub files_mapped_by_block: u64,
     /// Free-space fragmentation, where the file system's own tool can tell.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub free_space: Option<FreeSpace>,
@@ -50,6 +54,10 @@ pub struct FreeSpace {
     /// The share of free space in free extents of at least 1 MiB (where a large file can
     /// still be written contiguously).
     pub share_in_1mib_extents: f64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A layout score for people: `0.931` or `-` (no file with two blocks). A score below 1 is

@@ -120,6 +120,42 @@ pub struct Environment {
     /// The kernel's transparent huge page policy (`always`, `madvise`, `never`): whether
     /// large I/O buffers can be on huge pages (each run's `huge_page_buffers` says if they were).
     pub transparent_hugepage: Option<String>,
+    /// The file system under a directory target when the command started: how full it was
+    /// and the trees `iolab age` left on it (a result on an aged file system says so, and
+    /// `compare` shows it beside each file). Absent for a device target and in results
+    /// before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fs_state: Option<FsState>,
+}
+
+/// How used a target's file system was when a command started (`Environment.fs_state`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct FsState {
+    /// statvfs: blocks x fragment size, and what is not free (as `df` counts used).
+    pub size_bytes: u64,
+    pub used_bytes: u64,
+    /// The aged trees (`iolab-aged-SEED`) at the mount point and in the target directory.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aged_trees: Vec<String>,
+}
+
+impl FsState {
+    /// `80.1 % full` or `80.1 % full, aged (iolab-aged-3)`.
+    pub fn describe(&self) -> String {
+        let full = format!(
+            "{:.1} % full",
+            self.used_bytes as f64 * 100.0 / self.size_bytes.max(1) as f64
+        );
+        if self.aged_trees.is_empty() {
+            return full;
+        }
+        let names: Vec<&str> = self
+            .aged_trees
+            .iter()
+            .map(|t| t.rsplit('/').next().unwrap_or(t))
+            .collect();
+        format!("{full}, aged ({})", names.join(", "))
+    }
 }
 
 impl Environment {

@@ -161,6 +161,8 @@ warning_codes! {
     // `iolab compare` (the comparison's own warnings, not a result file's).
     /// A matched test was recorded with different settings in the two files (`files_per_portion 50 vs 10`): the change may come from them.
     SettingsDiffer = "settings-differ",
+    /// The two files' targets were in another state of use: one on an aged file system (a tree `iolab age` left) and the other not, or their fullness 10 points or more apart: the change includes what aging and fullness do.
+    AgingDiffers = "aging-differs",
     /// Two inputs are the same result (the same file given twice): every change is zero by construction.
     SameResult = "same-result",
     /// An input did not complete (interrupted, failed, still running) or has a test that ended early: fewer runs than asked, or tests missing.

@@ -37,6 +37,15 @@ pub fn layout_rows(l: &LayoutSummary) -> Vec<(String, String)> {
             },
         ),
     ];
+    if l.files_mapped_by_block > 0 {
+        rows.push((
+            "mapped by block".to_string(),
+            format!(
+                "{} files with FIBMAP, block by block, as filefrag does (no FIEMAP on this file system)",
+                fmt_thousands(l.files_mapped_by_block as f64)
+            ),
+        ));
+    }
     if l.files_unreadable > 0 {
         rows.push((
             "not readable".to_string(),
@@ -141,7 +150,14 @@ pub fn age_parts(doc: &ResultDoc) -> Option<AgeParts> {
 /// The terminal report of an aging run.
 pub fn render_age(doc: &ResultDoc) -> String {
     let Some((head, (header, rows), after, layout)) = age_parts(doc) else {
-        return "no aging result\n".into();
+        // An aging stopped by Ctrl-C or an error printed "no aging result", which did not
+        // say that it had stopped, nor what became of what it wrote.
+        let how = match doc.status.as_str() {
+            "interrupted" => "was interrupted",
+            "failed" => "failed",
+            _ => "did not finish",
+        };
+        return format!("aging {how}: the files it wrote are removed, nothing aged is kept\n");
     };
     let mut out = format!("{head}\n");
     let mut t = new_table(ContentArrangement::Dynamic);
@@ -305,6 +321,18 @@ mod tests {
             text.contains("warning [fill-not-reached]: aging ended at 22.3 % full"),
             "{text}"
         );
+    }
+    /// An aging that stopped says so (it printed "no aging result").
+    #[test]
+    fn an_aging_that_stopped_says_what_became_of_it() {
+        let mut doc = ResultDoc::new("age", Vec::new(), Environment::default());
+        doc.status = "interrupted".into();
+        assert_eq!(
+            render_age(&doc),
+            "aging was interrupted: the files it wrote are removed, nothing aged is kept\n"
+        );
+        doc.status = "failed".into();
+        assert!(render_age(&doc).starts_with("aging failed: "));
     }
     use crate::model::matrix::ConfigurationResult;
     use crate::model::{Environment, TestResult};

@@ -87,6 +87,10 @@ pub struct FileInfo {
     pub hostname: String,
     pub fs_type: String,
     pub started_at: String,
+    /// The target's file system when the run started (`80.1 % full, aged (iolab-aged-3)`):
+    /// a fresh and an aged run read as alike file systems.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fs_state: Option<String>,
 }
 
 impl FileInfo {
@@ -100,8 +104,13 @@ impl FileInfo {
                 s.to_string()
             }
         };
+        let state = self
+            .fs_state
+            .as_ref()
+            .map(|s| format!(", {s}"))
+            .unwrap_or_default();
         format!(
-            "({} on {}, {}, {})",
+            "({} on {}, {}{state}, {})",
             self.command,
             or_unknown(&self.hostname),
             or_unknown(&self.fs_type),
@@ -264,6 +273,7 @@ pub fn compare_lenient(inputs: &[Loaded], all_metrics: bool) -> Comparison {
             hostname: l.doc.environment.hostname.clone(),
             fs_type: l.doc.environment.fs_label().to_string(),
             started_at: l.doc.started_at.clone(),
+            fs_state: l.doc.environment.fs_state.as_ref().map(|s| s.describe()),
         })
         .collect::<Vec<_>>();
     let base = keyed(&inputs[0]);
@@ -329,10 +339,16 @@ pub fn compare_lenient(inputs: &[Loaded], all_metrics: bool) -> Comparison {
             .filter(|(k, _)| !base.iter().any(|(o, _)| o == k))
             .map(|(k, _)| name_of(k))
             .collect::<Vec<_>>();
-        let warnings = settings_differ
+        let mut warnings: Vec<Warning> = settings_differ
             .iter()
             .map(|d| settings_warning(d, &letter(0), &letter(i)))
             .collect();
+        warnings.extend(aging_warning(
+            &inputs[0].doc.environment,
+            &other.doc.environment,
+            &letter(0),
+            &letter(i),
+        ));
         pairings.push(Pairing {
             baseline: letter(0),
             other: letter(i),
@@ -413,6 +429,39 @@ fn settings_warning(d: &SettingsDiffer, baseline: &str, other: &str) -> Warning 
         ),
         test: Some(display_name(d.config.as_deref(), &d.test)),
     }
+}
+
+/// The two targets' file systems in another state of use: one aged by `iolab age` and the
+/// other not, or their fullness 10 points or more apart (`compare` of a fresh and an aged
+/// run said nothing of either). `None` when alike or when a file did not record it.
+fn aging_warning(
+    a: &crate::model::Environment,
+    b: &crate::model::Environment,
+    baseline: &str,
+    other: &str,
+) -> Option<Warning> {
+    let (sa, sb) = (a.fs_state.as_ref()?, b.fs_state.as_ref()?);
+    let full = |s: &crate::model::FsState| s.used_bytes as f64 / s.size_bytes.max(1) as f64;
+    let aged_differ = sa.aged_trees.is_empty() != sb.aged_trees.is_empty();
+    if !aged_differ && (full(sa) - full(sb)).abs() < 0.10 {
+        return None;
+    }
+    let words = |s: &crate::model::FsState| {
+        if s.aged_trees.is_empty() {
+            format!("{}, not aged", s.describe())
+        } else {
+            s.describe()
+        }
+    };
+    Some(Warning {
+        code: WarningCode::AgingDiffers,
+        message: format!(
+            "{baseline} ran on a file system {}, {other} on one {}: the change includes what aging and fullness do to the file system, not only what is compared",
+            words(sa),
+            words(sb)
+        ),
+        test: None,
+    })
 }
 
 /// Inputs that are one result (the same file named twice, or a copy of it).
@@ -826,5 +875,38 @@ mod tests {
             table_row(&r)
         );
         assert!(!sentence(&pairing(), &r).contains("too wide"));
+    }
+
+    /// A fresh and an aged target are told apart; two alike ones (or a file that did not
+    /// record it) are not.
+    #[test]
+    fn aging_that_differs_is_said() {
+        use crate::model::{Environment, FsState};
+        let env = |used: u64, trees: &[&str]| Environment {
+            fs_state: Some(FsState {
+                size_bytes: 1000,
+                used_bytes: used,
+                aged_trees: trees.iter().map(|t| t.to_string()).collect(),
+            }),
+            ..Default::default()
+        };
+        let fresh = env(1, &[]);
+        let aged = env(801, &["/mnt/t/iolab-aged-3"]);
+        let w = aging_warning(&fresh, &aged, "A", "B").expect("differs");
+        assert_eq!(w.code, WarningCode::AgingDiffers);
+        assert!(
+            w.message.starts_with(
+                "A ran on a file system 0.1 % full, not aged, B on one 80.1 % full, aged (iolab-aged-3): "
+            ),
+            "{}",
+            w.message
+        );
+        assert!(aging_warning(&aged, &env(790, &["/x/iolab-aged-1"]), "A", "B").is_none());
+        assert!(aging_warning(&fresh, &env(95, &[]), "A", "B").is_none());
+        assert!(
+            aging_warning(&fresh, &env(102, &[]), "A", "B").is_some(),
+            "10 points"
+        );
+        assert!(aging_warning(&fresh, &Environment::default(), "A", "B").is_none());
     }
 }

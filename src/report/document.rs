@@ -260,6 +260,10 @@ fn environment(doc: &ResultDoc) -> Vec<(String, String)> {
         ),
         ("mount options".into(), e.mount_options.clone()),
     ];
+    // How full and whether aged (the report of a run on an aged file system did not say).
+    if let Some(st) = &e.fs_state {
+        kv.push(("file system state".into(), st.describe()));
+    }
     let mut device = opt(&e.block_device);
     if let Some(p) = &e.parent_device {
         device.push_str(&format!(" (on {p})"));
@@ -548,6 +552,29 @@ fn saturation_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
 mod tests {
     use super::*;
     use crate::model::Environment;
+
+    /// The report of a run on an aged file system says how full and aged it was (its
+    /// environment table gave the file system type only).
+    #[test]
+    fn the_environment_gives_the_file_system_state() {
+        let mut doc = ResultDoc::new("files", Vec::new(), Environment::default());
+        assert!(
+            !environment(&doc)
+                .iter()
+                .any(|(k, _)| k == "file system state")
+        );
+        doc.environment.fs_state = Some(crate::model::FsState {
+            size_bytes: 1000,
+            used_bytes: 801,
+            aged_trees: vec!["/mnt/t/iolab-aged-3".into()],
+        });
+        let kv = environment(&doc);
+        let row = kv.iter().find(|(k, _)| k == "file system state");
+        assert_eq!(
+            row.map(|(_, v)| v.as_str()),
+            Some("80.1 % full, aged (iolab-aged-3)")
+        );
+    }
 
     /// A two-rank sweep's answer read "1,990 IOPS at queue depth 10 with mean latency 9.76
     /// ms" in the report, where the terminal said "depth 10 on each of 2 ranks (20 in flight

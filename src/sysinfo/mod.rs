@@ -211,7 +211,53 @@ pub fn capture_environment(target: &Path) -> Environment {
         .and_then(|v| v.parse().ok());
     }
     env.transparent_hugepage = hugepages::thp_mode();
+    if !is_device {
+        env.fs_state = fs_state(target, Path::new(&env.mount_point));
+    }
     env
+}
+
+/// How full the file system under the directory (or file) `target` is, and the trees `iolab
+/// age` left at its mount point `mount` and in the target directory: a run on an aged file
+/// system recorded nothing of it, and `compare` of a fresh and an aged run read as two
+/// alike file systems. `None` where statvfs fails or counts no blocks (some FUSE ones).
+pub fn fs_state(target: &Path, mount: &Path) -> Option<crate::model::FsState> {
+    let st = nix::sys::statvfs::statvfs(target).ok()?;
+    let frag = st.fragment_size() as u64;
+    let size_bytes = st.blocks() as u64 * frag;
+    if size_bytes == 0 {
+        return None;
+    }
+    let used_bytes = size_bytes.saturating_sub(st.blocks_free() as u64 * frag);
+    let dir = if target.is_dir() {
+        target
+    } else {
+        target.parent().unwrap_or(target)
+    };
+    let mut aged_trees = Vec::new();
+    for d in [mount, dir] {
+        let Ok(rd) = std::fs::read_dir(d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let aged = e
+                .file_name()
+                .to_str()
+                .and_then(|n| n.strip_prefix("iolab-aged-"))
+                .is_some_and(|seed| seed.parse::<u64>().is_ok());
+            if aged && e.file_type().is_ok_and(|t| t.is_dir()) {
+                let p = std::fs::canonicalize(e.path()).unwrap_or_else(|_| e.path());
+                aged_trees.push(p.display().to_string());
+            }
+        }
+    }
+    aged_trees.sort();
+    aged_trees.dedup();
+    Some(crate::model::FsState {
+        size_bytes,
+        used_bytes,
+        aged_trees,
+    })
 }
 
 /// The warning for queue-depth-1 tests on a KVM guest whose idle vCPUs halt at once.
