@@ -490,6 +490,50 @@ fn a_read_only_device_s_estimate_has_no_prefill() {
     assert!(!estimate.contains("prefill"), "{estimate}");
 }
 
+/// A read-only device (`losetup -r`) with --allow-destroy: refused with exit 2 before
+/// anything runs. It was taken: the prefill failed with "Operation not permitted (os error
+/// 1)", its progress line said "done in 0.0 s: stopped", and iolab exited 1.
+#[test]
+fn a_read_only_device_with_allow_destroy_is_refused() {
+    let test = "a_read_only_device_with_allow_destroy_is_refused";
+    if !common::loop_or_skip(test) {
+        return;
+    }
+    let dir = tempdir();
+    let image = dir.path().join("ro.img");
+    std::fs::File::create(&image)
+        .unwrap()
+        .set_len(8 << 20)
+        .unwrap();
+    let lo = common::ReadOnlyLoop::attach(&image);
+    let out = dir.path().join("out");
+    for (rw, says) in [
+        ("randread", "the prefill needs a writable one"),
+        ("randwrite", "a write sweep needs a writable one"),
+    ] {
+        let r = iolab(&[
+            "saturate",
+            "--target",
+            &lo.0,
+            "--allow-destroy",
+            &lo.0,
+            "--rw",
+            rw,
+            "--max-depth",
+            "1",
+            "--output",
+            out.to_str().unwrap(),
+        ]);
+        let err = stderr(&r);
+        assert_eq!(r.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("is a read-only device") && err.contains(says),
+            "{err}"
+        );
+        assert!(!out.exists(), "a result was written for a refused run");
+    }
+}
+
 /// A file this user may not open is refused as such: it was said to "refuse O_DIRECT" with
 /// --allow-buffered advised, which then failed on the same permission.
 #[test]

@@ -5,7 +5,7 @@
 //! decides the worst-case size of each target from the caches iolab can detect (the fio
 //! latency method: at least 10x the cache).
 
-use crate::cli::checks::{FileRoom, MAX_BS, MAX_JOBS};
+use crate::cli::checks::{FileRoom, MAX_BS, MAX_JOBS, refuse_read_only_device};
 use crate::engine::EngineKind;
 use crate::error::UsageError;
 use crate::fs::facts::{
@@ -413,6 +413,21 @@ fn check_writable(
                 return Err(err(format!(
                     "{shown} is in use ({user}); refusing to write to it"
                 )));
+            }
+            if writes || allowed {
+                refuse_read_only_device(
+                    path,
+                    if writes {
+                        "a write sweep"
+                    } else {
+                        "the prefill"
+                    },
+                    if writes {
+                        "; --rw randread without --allow-destroy reads it as it is"
+                    } else {
+                        "; without --allow-destroy it is read as it is, not prefilled"
+                    },
+                )?;
             }
             if writes && !allowed {
                 let sig = fs_signature(path)
