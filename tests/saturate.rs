@@ -534,6 +534,38 @@ fn a_read_only_device_with_allow_destroy_is_refused() {
     }
 }
 
+/// A full file system: the refusal says it is full. It advised "lower --max-depth or give
+/// more --size" for "0 B", and a --size there is refused for the free space it lacks.
+#[test]
+fn a_full_file_system_is_said_to_be_full() {
+    let test = "a_full_file_system_is_said_to_be_full";
+    let Some(fs) = common::ram_scratch_or_skip(test, "ext4", 32 << 20, &[], "") else {
+        return;
+    };
+    let mp = fs.mount_point.clone();
+    // Fill it: write until ENOSPC.
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(mp.join("fill")).unwrap();
+        let block = vec![0u8; 1 << 20];
+        while f.write_all(&block).is_ok() {}
+        let _ = f.sync_all();
+    }
+    let r = iolab(&[
+        "saturate",
+        "--target",
+        mp.to_str().unwrap(),
+        "--max-depth",
+        "2",
+        "--no-save",
+    ]);
+    let err = stderr(&r);
+    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert!(err.contains("nearly full: free some space"), "{err}");
+    assert!(!err.contains("give more --size"), "{err}");
+    assert_eq!(names(&mp), vec!["fill", "lost+found"]);
+}
+
 /// A file this user may not open is refused as such: it was said to "refuse O_DIRECT" with
 /// --allow-buffered advised, which then failed on the same permission.
 #[test]

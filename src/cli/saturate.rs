@@ -533,8 +533,18 @@ fn size_target(
     }
     let need = a.max_depth as u64 * a.bs * max_jobs as u64;
     if size < need {
+        // What can make room: a directory's default size is what its free space allows
+        // ("give more --size" was the advice on a full file system, where a --size is
+        // refused), a device's is all of it.
+        let advice = match (kind, a.size) {
+            (TargetKind::Directory, None) => {
+                "the file system there is nearly full: free some space, or lower --max-depth or --jobs"
+            }
+            (TargetKind::BlockDevice, None) => "lower --max-depth or --jobs, or use a smaller --bs",
+            _ => "lower --max-depth or give more --size",
+        };
         return Err(err(format!(
-            "{shown}: {} is too small for one {} block per I/O in flight ({} x {} job(s) = {} needed); lower --max-depth or give more --size",
+            "{shown}: {} is too small for one {} block per I/O in flight ({} x {} job(s) = {} needed); {advice}",
             fmt_size_iec(size),
             fmt_size_iec(a.bs),
             a.max_depth,
