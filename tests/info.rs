@@ -463,6 +463,28 @@ fn expect_usage_error(args: &[&str], needle: &str) {
     assert!(err.contains(needle), "{args:?}: {err:?} lacks {needle:?}");
 }
 
+/// A saturate result (its randwrite sweep had device counters) was refused as if it had
+/// no write test: "it needs a write test with device counters". It keeps no write
+/// amplification at all, and the refusal says so and what to pass instead.
+#[test]
+fn endurance_from_a_saturate_result_says_it_has_no_write_amplification() {
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/saturate.json");
+    let args = [
+        "endurance",
+        "--tbw",
+        "80TB",
+        "--daily",
+        "20GB",
+        "--from",
+        fixture,
+    ];
+    expect_usage_error(
+        &args,
+        "an iolab saturate result records no write amplification",
+    );
+    expect_usage_error(&args, "iolab run, files, copy, trace or sustain");
+}
+
 /// Endurance amounts are SI as on data sheets: `600T` is `600TB`, binary only as `TiB`.
 #[test]
 fn endurance_sizes_are_si_whatever_the_spelling() {
