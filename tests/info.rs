@@ -402,12 +402,12 @@ fn endurance_from_a_result_uses_its_write_amplification() {
         args.extend_from_slice(extra);
         iolab(&args)
     };
-    // (200 + 110) MB device / 200 MB app = 1.55: 31 GB/day, 80 TB in 7.1 years.
+    // (200 + 110) MB device / 200 MB app = 1.55: 31 GB/day, 80 TB in 7.07 years.
     let v = json_of(&endurance(&["--json"]));
     assert!((v["write_amplification"].as_f64().unwrap() - 1.55).abs() < 1e-9);
     let s = v["sentence"].as_str().unwrap();
     assert!(s.contains("the device writes 31 GB/day"), "{s}");
-    assert!(s.contains("reaches its rated 80 TB in 7.1 years"), "{s}");
+    assert!(s.contains("reaches its rated 80 TB in 7.07 years"), "{s}");
     assert_eq!(v["per_test"].as_array().unwrap().len(), 2);
     // One test only.
     let v = json_of(&endurance(&[
