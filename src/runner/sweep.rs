@@ -55,6 +55,8 @@ pub struct Timing {
     pub est: [f64; 3],
     pub sweep_secs: f64,
     pub fill_secs: f64,
+    /// Steps measured in all the sweeps (none when a stop came during the prefill).
+    pub steps: usize,
 }
 
 /// A new result document with the targets' warnings.
@@ -103,10 +105,17 @@ pub fn saturate_with_hooks(
             test: None,
         });
     }
+    let steps = doc
+        .tests
+        .iter()
+        .filter_map(|t| t.curve.as_ref())
+        .map(Vec::len)
+        .sum();
     let timing = Timing {
         est,
         sweep_secs,
         fill_secs,
+        steps,
     };
     (outcome, timing)
 }
