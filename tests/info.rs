@@ -402,12 +402,12 @@ fn endurance_from_a_result_uses_its_write_amplification() {
         args.extend_from_slice(extra);
         iolab(&args)
     };
-    // (200 + 110) MB device / 200 MB app = 1.55: 31 GB/day, 80 TB in 7.1 years.
+    // (200 + 110) MB device / 200 MB app = 1.55: 31 GB/day, 80 TB in 7.07 years.
     let v = json_of(&endurance(&["--json"]));
     assert!((v["write_amplification"].as_f64().unwrap() - 1.55).abs() < 1e-9);
     let s = v["sentence"].as_str().unwrap();
     assert!(s.contains("the device writes 31 GB/day"), "{s}");
-    assert!(s.contains("reaches its rated 80 TB in 7.1 years"), "{s}");
+    assert!(s.contains("reaches its rated 80 TB in 7.07 years"), "{s}");
     assert_eq!(v["per_test"].as_array().unwrap().len(), 2);
     // One test only.
     let v = json_of(&endurance(&[
@@ -461,6 +461,28 @@ fn expect_usage_error(args: &[&str], needle: &str) {
     assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
     assert!(out.stdout.is_empty(), "{args:?}: nothing on stdout");
     assert!(err.contains(needle), "{args:?}: {err:?} lacks {needle:?}");
+}
+
+/// A saturate result (its randwrite sweep had device counters) was refused as if it had
+/// no write test: "it needs a write test with device counters". It keeps no write
+/// amplification at all, and the refusal says so and what to pass instead.
+#[test]
+fn endurance_from_a_saturate_result_says_it_has_no_write_amplification() {
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/saturate.json");
+    let args = [
+        "endurance",
+        "--tbw",
+        "80TB",
+        "--daily",
+        "20GB",
+        "--from",
+        fixture,
+    ];
+    expect_usage_error(
+        &args,
+        "an iolab saturate result records no write amplification",
+    );
+    expect_usage_error(&args, "iolab run, files, copy, trace or sustain");
 }
 
 /// Endurance amounts are SI as on data sheets: `600T` is `600TB`, binary only as `TiB`.

@@ -336,6 +336,45 @@ fn kept_files_are_the_users_and_no_later_start_removes_them() {
     assert_eq!(entries(&work), kept);
 }
 
+/// A saved result is the user's: after runs that ended normally the registry is empty and
+/// the next start says nothing. After an `iolab run` of one test (two saves: the second's
+/// new inode took back the number of the empty file the first replaced, on ext4) the next
+/// start said "cleaned up after an iolab process that was killed (pid N): left
+/// run-....json alone (a result file that is no longer empty)".
+#[test]
+fn a_saved_result_is_not_left_to_recovery() {
+    let (d, work) = work_dir();
+    let registry = d.path().join("registry");
+    let results = d.path().join("results");
+    // Two runs one after the other: whichever inodes their files get.
+    for tests in [
+        &["--rw", "randread"][..],
+        &["--rw", "randread", "--jobs", "2"][..],
+    ] {
+        let rw = tests.join(" ");
+        let o = bin()
+            .env("IOLAB_STATE_DIR", &registry)
+            .args(["run", "--target", s(&work), "--size", "4M"])
+            .args(tests)
+            .args(["--duration", "100ms", "--ramp", "0", "--repeat", "1"])
+            .args(["--output", s(&results)])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(
+            entries(&registry).is_empty(),
+            "{rw}: {:?}",
+            entries(&registry)
+        );
+        let o = bin()
+            .env("IOLAB_STATE_DIR", &registry)
+            .args(["run", "--target", s(&d.path().join("missing"))])
+            .output()
+            .unwrap();
+        assert!(!stderr(&o).contains("cleaned up"), "{rw}: {}", stderr(&o));
+    }
+}
+
 /// Wait for iolab's work dir under `work`, plant links to `outside` in it and in its
 /// subdirectories after `settle`, interrupt the run, and check that cleanup removed iolab's
 /// tree without following the links.

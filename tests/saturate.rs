@@ -171,8 +171,28 @@ fn points(t: &iolab::model::TestResult) -> String {
         .join("; ")
 }
 
+/// The capped tests one at a time: each measures queueing at a rate the kernel enforces,
+/// and two at once starved each other's loop workers on a loaded 2-core machine (QD1 at
+/// 104 IOPS and 8.37 ms under a cap of 250).
+static CAPPED: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// A loop device over a 32 MiB image `name` in `dir` (a tmpfs), and its MAJ:MIN for the
+/// blkio throttle files.
+fn ram_loop(dir: &Path, name: &str) -> (LoopDevice, String) {
+    let image = dir.join(name);
+    std::fs::File::create(&image)
+        .unwrap()
+        .set_len(32 << 20)
+        .unwrap();
+    let lo = LoopDevice::attach(&image, false).expect("attach loop device");
+    let rdev = std::os::unix::fs::MetadataExt::rdev(&std::fs::metadata(&lo.device).unwrap());
+    let majmin = format!("{}:{}", libc::major(rdev), libc::minor(rdev));
+    (lo, majmin)
+}
+
 #[test]
 fn throttled_loop_device_saturates_at_the_cap() {
+    let _one_at_a_time = CAPPED.lock().unwrap_or_else(|e| e.into_inner());
     let test = "throttled_loop_device_saturates_at_the_cap";
     if !common::loop_or_skip(test) {
         return;
@@ -201,19 +221,8 @@ fn throttled_loop_device_saturates_at_the_cap() {
     let Some(dir) = common::ram_tempdir_or_skip(test) else {
         return;
     };
-    let attach = |name: &str| {
-        let image = dir.path().join(name);
-        std::fs::File::create(&image)
-            .unwrap()
-            .set_len(32 << 20)
-            .unwrap();
-        let lo = LoopDevice::attach(&image, false).expect("attach loop device");
-        let rdev = std::os::unix::fs::MetadataExt::rdev(&std::fs::metadata(&lo.device).unwrap());
-        let majmin = format!("{}:{}", libc::major(rdev), libc::minor(rdev));
-        (lo, majmin)
-    };
-    let (lo, majmin) = attach("a.img");
-    let (lo2, majmin2) = attach("b.img");
+    let (lo, majmin) = ram_loop(dir.path(), "a.img");
+    let (lo2, majmin2) = ram_loop(dir.path(), "b.img");
     let dev = lo.device.to_str().unwrap().to_string();
     let dev2 = lo2.device.to_str().unwrap().to_string();
     let name = format!("iolab-test-saturate-{}-{}", std::process::id(), lo.name());
@@ -361,6 +370,83 @@ fn throttled_loop_device_saturates_at_the_cap() {
     drop(lo2);
 }
 
+/// `--jobs 2`: the depth is per job, so the queue the device sees is twice it. Under a cap
+/// of C IOPS the mean latency at depth d is 2d / C (8 ms per unit of depth at C = 250), so
+/// a 22 ms limit holds at depth 2 x 2 = 4 jobs' worth (16 ms) and breaks at 3 (24 ms): the
+/// answer is depth 2 x 2 jobs, total depth 4, C IOPS. A sweep that judged the depth of one
+/// job alone would answer 5 (C x L = 5.5 in flight, but 11 in the queue).
+#[test]
+fn several_jobs_share_the_cap_and_the_queue() {
+    let _one_at_a_time = CAPPED.lock().unwrap_or_else(|e| e.into_inner());
+    let test = "several_jobs_share_the_cap_and_the_queue";
+    if !common::loop_or_skip(test) {
+        return;
+    }
+    if !Path::new(BLKIO)
+        .join("blkio.throttle.read_iops_device")
+        .exists()
+    {
+        common::skip(
+            test,
+            format_args!("no cgroup-v1 blkio throttling at {BLKIO}"),
+        );
+        return;
+    }
+    const C: f64 = 250.0;
+    let Some(dir) = common::ram_tempdir_or_skip(test) else {
+        return;
+    };
+    let (lo, majmin) = ram_loop(dir.path(), "j.img");
+    let dev = lo.device.to_str().unwrap().to_string();
+    let cg = Cgroup::create(&format!(
+        "iolab-test-saturate-jobs-{}-{}",
+        std::process::id(),
+        lo.name()
+    ));
+    cg.set("blkio.throttle.read_iops_device", &format!("{majmin} {C}"));
+    let r = Command::new("sh")
+        .env("NO_COLOR", "1")
+        .arg("-c")
+        .arg(format!(
+            "echo $$ > {} && exec \"$0\" \"$@\"",
+            cg.0.join("cgroup.procs").display()
+        ))
+        .arg(env!("CARGO_BIN_EXE_iolab"))
+        .args(["saturate", "--target", &dev, "--rw", "randread"])
+        .args(["--jobs", "2", "--latency-limit", "22ms", "--max-depth", "8"])
+        .args([
+            "--step-duration",
+            "1s",
+            "--ramp",
+            "300ms",
+            "--json",
+            "--no-save",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(0), "{err}");
+    let doc: ResultDoc = serde_json::from_slice(&r.stdout).unwrap();
+    let t = &doc.tests[0];
+    eprintln!("{}: {}", t.name, points(t));
+    let a = t.answer.as_ref().expect("an answer");
+    assert!(a.detail.found && a.detail.limit_crossed, "{a:?}");
+    assert_eq!(a.detail.jobs, 2);
+    // Depth 2 (16 ms) is 6 ms under the limit, depth 3 (24 ms) 2 ms over it: a machine
+    // adding over 2 ms to every request would hold 3 only by luck, never fail 2.
+    assert_eq!(a.iodepth, 2, "{}", points(t));
+    assert_eq!(a.detail.total_iodepth, 4);
+    assert!((a.iops - C).abs() <= 0.1 * C, "{} IOPS, cap {C}", a.iops);
+    let want_ms = 1000.0 * 4.0 / C;
+    assert!(
+        (a.latency_ns / 1e6 - want_ms).abs() <= 0.1 * want_ms,
+        "{} ms at 4 in flight, 4 / C = {want_ms} ms",
+        a.latency_ns / 1e6
+    );
+    drop(cg);
+    drop(lo);
+}
+
 /// Regression (QA): an existing file with `--allow-destroy` and a `--size` beyond the file
 /// plus the free space beside it was grown until ENOSPC. Refused before anything is
 /// written, with run's and sustain's message (one check shared by the three).
@@ -488,6 +574,82 @@ fn a_read_only_device_s_estimate_has_no_prefill() {
         .find(|l| l.contains("estimated time"))
         .unwrap_or_else(|| panic!("{err}"));
     assert!(!estimate.contains("prefill"), "{estimate}");
+}
+
+/// A read-only device (`losetup -r`) with --allow-destroy: refused with exit 2 before
+/// anything runs. It was taken: the prefill failed with "Operation not permitted (os error
+/// 1)", its progress line said "done in 0.0 s: stopped", and iolab exited 1.
+#[test]
+fn a_read_only_device_with_allow_destroy_is_refused() {
+    let test = "a_read_only_device_with_allow_destroy_is_refused";
+    if !common::loop_or_skip(test) {
+        return;
+    }
+    let dir = tempdir();
+    let image = dir.path().join("ro.img");
+    std::fs::File::create(&image)
+        .unwrap()
+        .set_len(8 << 20)
+        .unwrap();
+    let lo = common::ReadOnlyLoop::attach(&image);
+    let out = dir.path().join("out");
+    for (rw, says) in [
+        ("randread", "the prefill needs a writable one"),
+        ("randwrite", "a write sweep needs a writable one"),
+    ] {
+        let r = iolab(&[
+            "saturate",
+            "--target",
+            &lo.0,
+            "--allow-destroy",
+            &lo.0,
+            "--rw",
+            rw,
+            "--max-depth",
+            "1",
+            "--output",
+            out.to_str().unwrap(),
+        ]);
+        let err = stderr(&r);
+        assert_eq!(r.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains("is a read-only device") && err.contains(says),
+            "{err}"
+        );
+        assert!(!out.exists(), "a result was written for a refused run");
+    }
+}
+
+/// A full file system: the refusal says it is full. It advised "lower --max-depth or give
+/// more --size" for "0 B", and a --size there is refused for the free space it lacks.
+#[test]
+fn a_full_file_system_is_said_to_be_full() {
+    let test = "a_full_file_system_is_said_to_be_full";
+    let Some(fs) = common::ram_scratch_or_skip(test, "ext4", 32 << 20, &[], "") else {
+        return;
+    };
+    let mp = fs.mount_point.clone();
+    // Fill it: write until ENOSPC.
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(mp.join("fill")).unwrap();
+        let block = vec![0u8; 1 << 20];
+        while f.write_all(&block).is_ok() {}
+        let _ = f.sync_all();
+    }
+    let r = iolab(&[
+        "saturate",
+        "--target",
+        mp.to_str().unwrap(),
+        "--max-depth",
+        "2",
+        "--no-save",
+    ]);
+    let err = stderr(&r);
+    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert!(err.contains("nearly full: free some space"), "{err}");
+    assert!(!err.contains("give more --size"), "{err}");
+    assert_eq!(names(&mp), vec!["fill", "lost+found"]);
 }
 
 /// A file this user may not open is refused as such: it was said to "refuse O_DIRECT" with

@@ -120,20 +120,7 @@ fn a_read_only_device_is_refused() {
         return;
     }
     let (_work, img) = blank_image(16 * MIB);
-    let out = std::process::Command::new("losetup")
-        .args(["--find", "--show", "--read-only", common::s(&img)])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    struct Detach(String);
-    impl Drop for Detach {
-        fn drop(&mut self) {
-            let _ = std::process::Command::new("losetup")
-                .args(["-d", &self.0])
-                .status();
-        }
-    }
-    let lo = Detach(String::from_utf8_lossy(&out.stdout).trim().to_string());
+    let lo = common::ReadOnlyLoop::attach(&img);
     refused(&[&lo.0, "--allow-destroy", &lo.0], "read-only device");
 }
 

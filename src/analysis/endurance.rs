@@ -127,6 +127,11 @@ pub fn foreign_writes(doc: &ResultDoc, test: Option<&str>) -> Vec<String> {
         .collect()
 }
 
+/// Years of lifetime as the table and the sentence both say them: `10.95`.
+pub fn fmt_years(years: f64) -> String {
+    format!("{years:.2}")
+}
+
 /// SI size for sentences, as drives are rated: `80 TB`, `31 GB`, `2.5 GB`, `750 MB`.
 pub fn fmt_si(bytes: f64) -> String {
     for (unit, name) in [
@@ -182,7 +187,8 @@ pub fn report(
         let decimals = if l.days < 10.0 { 1 } else { 0 };
         format!("{:.decimals$} days", l.days)
     } else if l.days.is_finite() {
-        format!("{:.1} years ({:.0} days)", l.years, l.days)
+        // The table's figure: "11.0 years" stood under a table saying 10.95.
+        format!("{} years ({:.0} days)", fmt_years(l.years), l.days)
     } else {
         "never (nothing is written)".into()
     };
@@ -287,7 +293,7 @@ mod tests {
         let r = report(&i, "result.json", "none", None);
         assert_eq!(
             r.sentence,
-            "at 20 GB/day of this workload (write amplification 1.55) the device writes 31 GB/day and reaches its rated 80 TB in 7.1 years (2581 days)"
+            "at 20 GB/day of this workload (write amplification 1.55) the device writes 31 GB/day and reaches its rated 80 TB in 7.07 years (2581 days)"
         );
         let worn = lifetime(&EnduranceInput {
             used_pct: 50.0,
@@ -322,7 +328,7 @@ mod tests {
         let r = report(&i, "assumed", "none", today);
         assert_eq!(
             r.sentence,
-            "at 20 GB/day the device reaches its rated 80 TB in 11.0 years (4000 days)"
+            "at 20 GB/day the device reaches its rated 80 TB in 10.95 years (4000 days)"
         );
         assert_eq!(r.end_date.as_deref(), Some("2036-12-14"));
     }
@@ -467,7 +473,7 @@ mod tests {
         assert!(
             report(&i, "assumed", "none", None)
                 .sentence
-                .ends_with("in 958.2 years (350000 days)")
+                .ends_with("in 958.25 years (350000 days)")
         );
     }
 

@@ -110,6 +110,25 @@ pub(crate) fn allow_destroy_of(
     Ok(allowed)
 }
 
+/// A read-only block device (`blockdev --setro`, `losetup -r`, a write-protected card)
+/// cannot take `what` (a prefill, write tests): refused before anything runs, with how to
+/// make it writable and, in `otherwise`, what can still be done with it. Without this check
+/// `iolab run` and `iolab saturate` took it, failed on their first write with "Operation not
+/// permitted (os error 1)" and exited 1 after an empty table.
+pub(crate) fn refuse_read_only_device(
+    dev: &Path,
+    what: &str,
+    otherwise: &str,
+) -> Result<(), UsageError> {
+    if !device_is_read_only(dev) {
+        return Ok(());
+    }
+    let d = dev.display();
+    Err(err(format!(
+        "{d} is a read-only device; {what} needs a writable one (blockdev --setrw {d}, or a loop device set up without -r){otherwise}"
+    )))
+}
+
 /// The room a test file has, said so it can be typed back: `--size 20380K at most` (a
 /// refusal said "only 19.9 MiB free", and `--size 19.9M` is not a whole number of
 /// bytes).

@@ -11,6 +11,7 @@ use clap::Args;
 use super::checks::{
     DEFAULT_SIZE, FileRoom, MAX_BS, MAX_IODEPTH, MAX_JOBS, allow_destroy_of, check_dir_writable,
     check_interval, check_series, device_in_use, free_for_test_file, free_space, overwrite_room,
+    refuse_read_only_device,
 };
 
 use crate::engine::{EngineKind, Pattern};
@@ -528,6 +529,21 @@ fn may_write(
                     "{} is in use ({user}); refusing to write to it",
                     a.target.display()
                 )));
+            }
+            if writes || a.precondition || allowed {
+                refuse_read_only_device(
+                    &a.target,
+                    if writes {
+                        "a write test"
+                    } else {
+                        "the prefill"
+                    },
+                    if writes {
+                        "; --rw read/randread without --allow-destroy reads it as it is"
+                    } else {
+                        "; without --allow-destroy it is read as it is, not prefilled"
+                    },
+                )?;
             }
             if (writes || a.precondition) && !allowed {
                 if !writes {

@@ -5,7 +5,7 @@
 //! decides the worst-case size of each target from the caches iolab can detect (the fio
 //! latency method: at least 10x the cache).
 
-use crate::cli::checks::{FileRoom, MAX_BS, MAX_JOBS};
+use crate::cli::checks::{FileRoom, MAX_BS, MAX_JOBS, refuse_read_only_device};
 use crate::engine::EngineKind;
 use crate::error::UsageError;
 use crate::fs::facts::{
@@ -414,6 +414,21 @@ fn check_writable(
                     "{shown} is in use ({user}); refusing to write to it"
                 )));
             }
+            if writes || allowed {
+                refuse_read_only_device(
+                    path,
+                    if writes {
+                        "a write sweep"
+                    } else {
+                        "the prefill"
+                    },
+                    if writes {
+                        "; --rw randread without --allow-destroy reads it as it is"
+                    } else {
+                        "; without --allow-destroy it is read as it is, not prefilled"
+                    },
+                )?;
+            }
             if writes && !allowed {
                 let sig = fs_signature(path)
                     .map(|s| format!(" (it holds a {s} file system)"))
@@ -518,8 +533,18 @@ fn size_target(
     }
     let need = a.max_depth as u64 * a.bs * max_jobs as u64;
     if size < need {
+        // What can make room: a directory's default size is what its free space allows
+        // ("give more --size" was the advice on a full file system, where a --size is
+        // refused), a device's is all of it.
+        let advice = match (kind, a.size) {
+            (TargetKind::Directory, None) => {
+                "the file system there is nearly full: free some space, or lower --max-depth or --jobs"
+            }
+            (TargetKind::BlockDevice, None) => "lower --max-depth or --jobs, or use a smaller --bs",
+            _ => "lower --max-depth or give more --size",
+        };
         return Err(err(format!(
-            "{shown}: {} is too small for one {} block per I/O in flight ({} x {} job(s) = {} needed); lower --max-depth or give more --size",
+            "{shown}: {} is too small for one {} block per I/O in flight ({} x {} job(s) = {} needed); {advice}",
             fmt_size_iec(size),
             fmt_size_iec(a.bs),
             a.max_depth,

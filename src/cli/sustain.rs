@@ -5,7 +5,7 @@
 
 use crate::cli::checks::{
     FileRoom, MAX_BS, MAX_IODEPTH, allow_destroy_of, check_dir_writable, check_interval,
-    check_series, device_in_use, device_is_read_only, free_for_test_file, free_space,
+    check_series, device_in_use, free_for_test_file, free_space, refuse_read_only_device,
 };
 use crate::engine::EngineKind;
 use crate::error::UsageError;
@@ -299,13 +299,7 @@ fn device_span(a: &SustainArgs, allowed: bool) -> Result<(u64, String), UsageErr
             a.target().display()
         )));
     }
-    if device_is_read_only(a.target()) {
-        return Err(err(format!(
-            "{} is a read-only device; a sustained write needs a writable one (blockdev --setrw {}, or a loop device set up without -r)",
-            a.target().display(),
-            a.target().display()
-        )));
-    }
+    refuse_read_only_device(a.target(), "a sustained write", "")?;
     if !allowed {
         return Err(err(format!(
             "a sustained write to the block device {} destroys its data; pass --allow-destroy {} (exactly that name) to allow it",

@@ -172,6 +172,9 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
     }
     doc.finish(&outcome);
     let saved = sink.save(&doc);
+    if saved.is_ok() {
+        crate::fs::registry::result_saved(sink.claimed_empty.as_deref());
+    }
     if saved.is_err() {
         // The result file could not be written: the history may keep the only copy.
         crate::history::record_run(&doc, None);

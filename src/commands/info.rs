@@ -287,6 +287,12 @@ fn no_wa_error(path: &Path, test: Option<&str>, doc: &ResultDoc) -> anyhow::Erro
                 None => "no test in it has one".to_string(),
             }
         ),
+        // A saturate result has device counters per step but no runs: "it needs a write
+        // test with device counters" was false of its randwrite sweep.
+        None if doc.command == "saturate" => crate::usage!(
+            "{}: an iolab saturate result records no write amplification (its sweeps measure latency under load); pass a write test's result of iolab run, files, copy, trace or sustain, or give --wa",
+            path.display()
+        ),
         None => crate::usage!(
             "{}: no run in it measured write amplification (it needs a write test with device counters; tmpfs and network targets have none)",
             path.display()

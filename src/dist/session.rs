@@ -289,6 +289,9 @@ impl Session {
         if let Some(mut d) = doc {
             d.finish(&outcome);
             let saved = prepared.sink.save(&d);
+            if saved.is_ok() {
+                crate::fs::registry::result_saved(prepared.sink.claimed_empty.as_deref());
+            }
             let source = prepared.sink.path.as_deref().filter(|_| saved.is_ok());
             let printed = saved.and_then(|_| print(&d, &prepared));
             // Rank 0 records the job's document in the history, after its output (a

@@ -293,7 +293,10 @@ pub fn endurance_table(r: &EnduranceReport) -> String {
             format!("more than {}", crate::units::fmt_thousands(longest)),
         )
     } else if r.days.is_finite() {
-        (format!("{:.1}", r.days), format!("{:.2}", r.years))
+        (
+            format!("{:.1}", r.days),
+            crate::analysis::endurance::fmt_years(r.years),
+        )
     } else {
         ("never".into(), "never".into())
     };

@@ -389,8 +389,8 @@ pub fn print_result(
 /// (`--steadystate`) count with the prefill, not the sweeps: the line names them then.
 pub fn timing_line(timing: &Timing, cfg: &SaturateConfig) -> String {
     let mut s = format!(
-        "iolab: sweeps took {} (estimated {}, at most {})",
-        fmt_secs(timing.sweep_secs),
+        "iolab: {} (estimated {}, at most {})",
+        sweeps_took(timing.steps, timing.sweep_secs),
         fmt_secs(timing.est[1]),
         fmt_secs(timing.est[2]),
     );
@@ -403,6 +403,16 @@ pub fn timing_line(timing: &Timing, cfg: &SaturateConfig) -> String {
         s.push_str(&format!(", {w} {}", fmt_secs(timing.fill_secs)));
     }
     s
+}
+
+/// The sweeps' time, or that no step finished: a stop during the prefill said "sweeps took 106 ms"
+/// (the test file's removal) of sweeps that never started.
+fn sweeps_took(steps: usize, secs: f64) -> String {
+    if steps == 0 {
+        "no sweep step finished".to_string()
+    } else {
+        format!("sweeps took {}", fmt_secs(secs))
+    }
 }
 
 /// What ran besides the sweeps, for the timing line: it said "prefill and preconditioning
@@ -466,6 +476,12 @@ mod tests {
         fast.at.iops = 600.0;
         p.detail.streams = vec![StreamPoint::default(), fast];
         assert_eq!(lat_cell(&p, |l| l.mean_ns), "24.0 µs / -");
+    }
+
+    #[test]
+    fn sweeps_stopped_before_their_first_step_are_not_timed() {
+        assert_eq!(sweeps_took(0, 0.106), "no sweep step finished");
+        assert_eq!(sweeps_took(9, 13.0), "sweeps took 13 s");
     }
 
     #[test]

@@ -59,6 +59,8 @@ pub struct Timing {
     pub est: [f64; 3],
     pub sweep_secs: f64,
     pub fill_secs: f64,
+    /// Steps measured in all the sweeps (none when a stop came during the prefill).
+    pub steps: usize,
 }
 
 /// A new result document with the targets' warnings.
@@ -107,10 +109,17 @@ pub fn saturate_with_hooks(
             test: None,
         });
     }
+    let steps = doc
+        .tests
+        .iter()
+        .filter_map(|t| t.curve.as_ref())
+        .map(Vec::len)
+        .sum();
     let timing = Timing {
         est,
         sweep_secs,
         fill_secs,
+        steps,
     };
     (outcome, timing)
 }
@@ -160,7 +169,13 @@ fn fill(
         };
         if let Err(e) = t.prefill(seed, &mut cb, &ctx.stop) {
             *secs += t0.elapsed().as_secs_f64();
-            p.finish("stopped");
+            // Only a stop is "stopped": a failed write said so too ("done in 0.0 s: stopped").
+            let stopped = ctx.stop.check().is_err();
+            p.finish(&if stopped {
+                "stopped".to_string()
+            } else {
+                format!("failed: {e}")
+            });
             ctx.stop.check()?;
             return Err(anyhow::Error::new(e).context(format!("{label} failed")));
         }

@@ -159,6 +159,27 @@ pub fn loop_or_skip(test: &str) -> bool {
     tool_or_skip(test, "losetup", "mount")
 }
 
+/// A read-only loop device (`losetup --read-only`) over `image`, detached on drop; the
+/// caller has checked `loop_or_skip`.
+pub struct ReadOnlyLoop(pub String);
+
+impl ReadOnlyLoop {
+    pub fn attach(image: &Path) -> ReadOnlyLoop {
+        let out = Command::new("losetup")
+            .args(["--find", "--show", "--read-only", s(image)])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        ReadOnlyLoop(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    }
+}
+
+impl Drop for ReadOnlyLoop {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+    }
+}
+
 /// A copy of the binary that user `nobody` can execute, for tests that drop privileges: the
 /// checkout may sit under a directory only its owner may enter (a `mktemp -d` is 0700), where
 /// the built binary is out of `nobody`'s reach. Hard-linked when it can be, else copied.

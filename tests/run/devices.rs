@@ -3,6 +3,56 @@
 
 use super::*;
 
+/// A read-only device (`losetup -r`) with --allow-destroy: exit 2 before anything runs,
+/// naming the cause. It was taken, its prefill failed with "Operation not permitted (os
+/// error 1)" after an empty table, exit 1. Without --allow-destroy a read test still runs.
+#[test]
+fn a_read_only_device_is_refused_for_writes_and_the_prefill() {
+    let test = "a_read_only_device_is_refused_for_writes_and_the_prefill";
+    if !loop_or_skip(test) {
+        return;
+    }
+    let work = tempdir();
+    let image = work.path().join("ro.img");
+    std::fs::File::create(&image)
+        .unwrap()
+        .set_len(8 << 20)
+        .unwrap();
+    let lo = ReadOnlyLoop::attach(&image);
+    let dev = lo.0.as_str();
+    let cwd = tempdir();
+    for (rw, says) in [
+        ("randread", "the prefill needs a writable one"),
+        ("write", "a write test needs a writable one"),
+    ] {
+        expect_usage_error(
+            cwd.path(),
+            &["run", "--target", dev, "--allow-destroy", dev, "--rw", rw],
+            says,
+        );
+    }
+    let r = iolab_in(
+        cwd.path(),
+        &[
+            "run",
+            "--target",
+            dev,
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--duration",
+            "100ms",
+            "--ramp",
+            "0s",
+            "--repeat",
+            "1",
+            "--no-save",
+        ],
+    );
+    assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+}
+
 #[test]
 fn block_devices_are_protected() {
     if !loop_or_skip("block_devices_are_protected") {

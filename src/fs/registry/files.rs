@@ -108,6 +108,18 @@ fn record_entry(path: &Path, empty_result: bool) {
     }
 }
 
+/// The result file recorded by `record_empty_result` has been saved in: the user's now, no
+/// longer recovery's. `prune_at_exit` cannot tell: a save renames a new inode over the
+/// empty file, and the next save's new inode often takes the freed number back (ext4), so
+/// after an `iolab run` of one test (two saves) the final file had the recorded inode, its
+/// entry outlived the process and the next start said "cleaned up after an iolab process
+/// that was killed (pid N): left run-....json alone" of a run that had ended normally.
+pub fn result_saved(claimed_empty: Option<&Path>) {
+    if let Some(p) = claimed_empty {
+        forget(p);
+    }
+}
+
 /// Forget a path iolab removed (or handed over to the user, e.g. `--keep`).
 pub fn forget(path: &Path) {
     let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());

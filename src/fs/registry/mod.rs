@@ -22,7 +22,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 pub use devices::{LoopRecord, MatrixState, MountRecord, StateFile, clean};
-pub use files::{WorkDir, forget, prune_at_exit, record, record_empty_result, release_tree};
+pub use files::{
+    WorkDir, forget, prune_at_exit, record, record_empty_result, release_tree, result_saved,
+};
 
 /// Where the records are kept.
 pub fn registry_dir() -> PathBuf {
