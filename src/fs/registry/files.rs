@@ -146,13 +146,9 @@ pub fn prune_at_exit() {
 }
 
 /// Is the entry still something this process left for a later cleanup? Gone or replaced by
-/// another inode: no. A result file claimed empty that holds a result now: no, even on its
-/// first inode — a save renames a new inode over it, the next save's temporary copy may get
-/// the freed inode number back (ext4 did: every `iolab age` saves twice), and the next
-/// start said "cleaned up after an iolab process that was killed" of a run that ended well.
+/// another inode: no. (A result file saved in was forgotten by `result_saved` already.)
 fn left_behind(e: &Entry) -> bool {
-    std::fs::symlink_metadata(e.path())
-        .is_ok_and(|md| md.dev() == e.dev && md.ino() == e.ino && !(e.empty_result && md.len() > 0))
+    std::fs::symlink_metadata(e.path()).is_ok_and(|md| md.dev() == e.dev && md.ino() == e.ino)
 }
 
 /// The end of a tree iolab created and recorded: removed (a failure said on stderr) unless
@@ -330,28 +326,6 @@ mod tests {
         let old: Entry =
             serde_json::from_str(r#"{"path":[47],"dev":1,"ino":2,"dir":false}"#).unwrap();
         assert!(!old.empty_result);
-    }
-
-    /// Regression: after `iolab age -o DIR` on ext4 (two saves: the second's temporary copy
-    /// got the first inode number back) the manifest outlived a run that ended well, and the
-    /// next start said "cleaned up after an iolab process that was killed (pid N): left
-    /// DIR/age-….json alone (a result file that is no longer empty)".
-    #[test]
-    fn a_claimed_result_that_holds_a_result_is_not_left_behind() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("age-1.json");
-        std::fs::write(&p, b"").unwrap();
-        let e = Entry::of(&p, true).unwrap();
-        assert!(left_behind(&e), "still empty: recovery's after a kill");
-        // The same inode, now holding the result (as the reused inode number looks).
-        std::fs::write(&p, b"{}").unwrap();
-        assert_eq!(std::fs::symlink_metadata(&p).unwrap().ino(), e.ino);
-        assert!(!left_behind(&e));
-        // Any other entry stays while it is there, whatever it holds.
-        let other = Entry::of(&p, false).unwrap();
-        assert!(left_behind(&other));
-        std::fs::remove_file(&p).unwrap();
-        assert!(!left_behind(&other));
     }
 
     #[test]
