@@ -276,6 +276,15 @@ fn bad_input_is_exit_2_and_creates_nothing() {
             "'create' is listed twice",
         ),
         (vec!["--target", target, "--keep"], "--keep keeps the files"),
+        // Measured one size and said nothing.
+        (
+            vec!["--target", target, "--sizes", "1,1"],
+            "--sizes: '1' is listed twice",
+        ),
+        (
+            vec!["--target", target, "--sizes", "4K,4096"],
+            "'4096' is 4096 B, as '4K' before it",
+        ),
         (vec!["--target", target, "--cpu", "100000"], "--cpu"),
         (
             vec![
@@ -306,6 +315,54 @@ fn bad_input_is_exit_2_and_creates_nothing() {
         assert_eq!(listing(t.path()), vec!["a-file".to_string()], "{v:?}");
         assert!(!out_dir.exists(), "{v:?} created the output directory");
     }
+}
+
+/// A unit token that comes to a listed size is measured once and said (`--sizes 1,1` was
+/// one size and no word; a plain size listed twice is now refused).
+#[test]
+fn sizes_met_through_the_unit_are_measured_once_and_said() {
+    let t = tempfile::tempdir().unwrap();
+    let target = t.path().to_str().unwrap();
+    let one = [
+        "files",
+        "--target",
+        target,
+        "--files-per-portion",
+        "1",
+        "--portions",
+        "1",
+        "--passes",
+        "1",
+        "--repeat",
+        "1",
+        "--no-save",
+    ];
+    // `cluster+0` is `cluster` on every file system.
+    let mut args = one.to_vec();
+    args.extend(["--sizes", "1,cluster,cluster+0", "--json"]);
+    let doc = json(&run(&args));
+    let creates = doc["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["name"].as_str().unwrap().ends_with(" create"))
+        .count();
+    assert_eq!(creates, 2, "{}", doc["tests"]);
+    let merged: Vec<&str> = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["code"] == "sizes-merged")
+        .map(|w| w["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(merged.len(), 1, "{}", doc["warnings"]);
+    assert!(
+        merged[0].starts_with("--sizes: 'cluster+0' came to ")
+            && merged[0]
+                .contains(" on this file system, as 'cluster': measured once, as cluster ("),
+        "{}",
+        merged[0]
+    );
 }
 
 #[test]
