@@ -317,6 +317,55 @@ fn bad_input_is_exit_2_and_creates_nothing() {
     }
 }
 
+/// One empty file in one portion: no MB/s for no data ("0.00"), no spread of one portion
+/// ("0.0"), no "no slowdown up to 1 files".
+#[test]
+fn one_empty_file_in_one_portion_is_said_as_it_is() {
+    let t = tempfile::tempdir().unwrap();
+    let target = t.path().to_str().unwrap();
+    let one = [
+        "files",
+        "--target",
+        target,
+        "--files-per-portion",
+        "1",
+        "--portions",
+        "1",
+        "--passes",
+        "1",
+        "--repeat",
+        "1",
+        "--no-save",
+    ];
+    let mut args = one.to_vec();
+    args.extend(["--sizes", "0"]);
+    let o = run(&args);
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let create = out
+        .lines()
+        .find(|l| l.contains(" 0 B create "))
+        .unwrap_or_else(|| panic!("{out}"));
+    let cells: Vec<&str> = create.split(['│', '┆']).map(str::trim).collect();
+    // test, files/s, MB/s, files/s with sync, portion CV %
+    assert_eq!((cells[3], cells[5]), ("-", "-"), "{create}");
+    assert!(!out.contains("up to 1 files"), "{out}");
+    assert!(
+        out.contains("1 portion of 1 file: too few to look for a slowdown"),
+        "{out}"
+    );
+    args.push("--json");
+    let doc = json(&run(&args));
+    let runs = &doc["tests"][0]["runs"][0];
+    assert!(runs["bw_bytes_per_s"].is_null(), "{runs}");
+    assert_eq!(runs["files_per_s"].as_f64().map(|v| v > 0.0), Some(true));
+}
+
 /// A unit token that comes to a listed size is measured once and said (`--sizes 1,1` was
 /// one size and no word; a plain size listed twice is now refused).
 #[test]
@@ -860,7 +909,8 @@ fn shared_dir_writers_share_the_directories() {
     // The directory-scaling line counts both writers' files in the one directory they
     // share (400), not the first writer's 200; with its own directory each, its own 200.
     let shared = ["--shared-dir", "--layout", "flat"];
-    let text = common::stdout(&two_writers(d.path(), &shared, "100", "2", "1"));
+    // Four portions: fewer are too few to look for a slowdown (and say so).
+    let text = common::stdout(&two_writers(d.path(), &shared, "50", "4", "1"));
     // Whole portions of both writers: 400 when neither was stopped by the stonewall (the
     // first to finish stops the other: on a busy machine one may start late and finish
     // fewer portions, down to the first writer's 200).
@@ -886,8 +936,8 @@ fn shared_dir_writers_share_the_directories() {
     let text = common::stdout(&two_writers(
         d.path(),
         &["--layout", "flat"],
-        "100",
-        "2",
+        "50",
+        "4",
         "1",
     ));
     let line = text

@@ -44,7 +44,8 @@ pub fn run_result(
         ops: d.files_done,
         bytes,
         files_per_s: (secs > 0.0).then(|| d.files_done as f64 / secs),
-        bw_bytes_per_s: (secs > 0.0 && matches!(op, Op::Create | Op::Read))
+        // Empty files (`--sizes 0`) move no data: no MB/s ("0.00" read as a stalled device).
+        bw_bytes_per_s: (secs > 0.0 && bytes > 0 && matches!(op, Op::Create | Op::Read))
             .then(|| bytes as f64 / secs),
         fsync_ns: (op == Op::Create && d.sync_ns > 0).then_some(d.sync_ns),
         ..Default::default()
