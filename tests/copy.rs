@@ -762,3 +762,60 @@ fn the_time_to_the_last_close_is_not_called_close() {
     assert!(out.contains("To close s"), "{out}");
     assert!(!out.contains("┆ Close s"), "{out}");
 }
+
+/// `--phases delete` printed "write [1/1] done: 212.4 MB/s, 0.046 s to the last close" for
+/// a write nobody asked to time: the phase that only sets up the delete says what it did,
+/// with no speed, and is in neither the table nor the JSON.
+#[test]
+fn a_phase_not_asked_for_shows_no_speed() {
+    let target = tempfile::tempdir().unwrap();
+    let ram = tempfile::tempdir().unwrap();
+    let args = [
+        "--dataset",
+        "media-mix",
+        "--scale",
+        "0.002",
+        "--phases",
+        "delete",
+        "--repeat",
+        "1",
+        "-t",
+        s(target.path()),
+        "--ram-dir",
+        s(ram.path()),
+        "--no-save",
+    ];
+    let o = copy(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let write = err
+        .lines()
+        .find(|l| l.contains("media-mix write [1/1] done"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        write.ends_with("written (not measured: not in --phases)"),
+        "{write}"
+    );
+    assert!(
+        !write.contains("MB/s") && !write.contains("syncfs"),
+        "{write}"
+    );
+    let delete = err
+        .lines()
+        .find(|l| l.contains("media-mix delete [1/1] done"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(delete.contains(" files/s, "), "{delete}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!out.contains("media-mix write"), "{out}");
+    let mut j = args.to_vec();
+    j.push("--json");
+    let doc = json(&copy(&j));
+    let names: Vec<_> = doc["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, ["media-mix delete"]);
+    assert!(entries(target.path()).is_empty());
+}

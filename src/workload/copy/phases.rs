@@ -457,7 +457,7 @@ impl PhaseRunner<'_> {
             drop_caches();
         }
         let (from, to) = ph.paths(self.ws);
-        let m = self.measure(ph, label, &from, &to)?;
+        let m = self.measure(ph, label, &from, &to, measured)?;
         // Integrity, outside the timing.
         let verify = self.verify_tree(ph, &to)?;
         // How the copy was made (data or shared extents), read before it is deleted.
@@ -482,8 +482,16 @@ impl PhaseRunner<'_> {
     }
 
     /// The timed part with what is read around it (device counters, df), the progress line
-    /// and, after the write, what the delete should come back to.
-    fn measure(&mut self, ph: Phase, label: &str, from: &Path, to: &Path) -> Result<PhaseMeasure> {
+    /// and, after the write, what the delete should come back to. A phase run only because
+    /// another needs it (`measured` false) ends its line without a rate or timings.
+    fn measure(
+        &mut self,
+        ph: Phase,
+        label: &str,
+        from: &Path,
+        to: &Path,
+        measured: bool,
+    ) -> Result<PhaseMeasure> {
         let ws = self.ws;
         let counters = if ph == Phase::Ceiling {
             None
@@ -509,7 +517,7 @@ impl PhaseRunner<'_> {
             self.used_before_write = used_before;
             corrupt_for_tests(to);
         }
-        p.finish(&self.summary(ph, &timed));
+        p.finish(&self.summary(ph, &timed, measured));
         Ok(PhaseMeasure {
             timed,
             device,
@@ -549,9 +557,13 @@ impl PhaseRunner<'_> {
     }
 
     /// The progress line's last words: the rate (files/s for the delete, which moves no
-    /// data) and the two timings.
-    fn summary(&self, ph: Phase, timed: &Timed) -> String {
+    /// data) and the two timings; for a phase that is not measured, what it was for
+    /// (`--phases delete` printed "write ... 212.4 MB/s" for a write nobody asked to time).
+    fn summary(&self, ph: Phase, timed: &Timed, measured: bool) -> String {
         let plan = &self.cfg.plan;
+        if !measured {
+            return unmeasured_summary(ph, plan.files.len(), plan.data_bytes());
+        }
         let total_ns = (timed.close_ns + timed.syncfs_ns).max(1);
         let rate = if ph == Phase::Delete {
             format!(
@@ -673,6 +685,21 @@ impl PhaseRunner<'_> {
     }
 }
 
+/// The progress line of a phase run only because another needs it (the write a read, copy
+/// or delete works on; the delete that empties the target again): what it did, no rate.
+fn unmeasured_summary(ph: Phase, files: usize, data: u64) -> String {
+    let what = if ph == Phase::Delete {
+        "removed"
+    } else {
+        "written"
+    };
+    format!(
+        "{} files, {} {what} (not measured: not in --phases)",
+        crate::units::fmt_thousands(files as f64),
+        fmt_size_iec(data)
+    )
+}
+
 /// Delete the tree at `from`, timed until the last unlink, then `syncfs` of `target`.
 fn delete_timed(from: &Path, target: &Path) -> Result<Timed> {
     let t0 = Instant::now();
@@ -751,5 +778,17 @@ mod tests {
         let busy = d(1486 * MIB);
         assert!(busy.other_writers && busy.space_returned.is_none());
         assert!(judge_space(Phase::Read, data, Some((0, 0)), None, None).is_none());
+    }
+    /// A phase that runs only for another's sake shows no speed.
+    #[test]
+    fn an_unmeasured_phase_says_what_it_did_without_a_rate() {
+        let w = unmeasured_summary(Phase::Write, 1200, 19 * MIB);
+        assert_eq!(
+            w,
+            "1,200 files, 19.0 MiB written (not measured: not in --phases)"
+        );
+        assert!(!w.contains("MB/s") && !w.contains("syncfs"), "{w}");
+        let d = unmeasured_summary(Phase::Delete, 3, 5);
+        assert!(d.starts_with("3 files, 5 B removed"), "{d}");
     }
 }
