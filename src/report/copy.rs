@@ -107,11 +107,17 @@ pub fn render_copy_table(doc: &ResultDoc) -> String {
                 String::new()
             }
         });
-        let wa = t
-            .runs
-            .last()
-            .and_then(|r| r.write_amplification)
-            .map(|w| format!("{w:.2}"));
+        // WA is of the phases that write the data set (the read and the delete have none).
+        let writes = matches!(d.phase.as_str(), "write" | "copy");
+        let wa = if writes && last.is_some_and(|c| c.device_other_writers) {
+            // The device's counters hold another program's writes (`other-writers`).
+            Some("? (other writers)".to_string())
+        } else {
+            t.runs
+                .last()
+                .and_then(|r| r.write_amplification)
+                .map(|w| format!("{w:.2}"))
+        };
         let verify = last.and_then(|c| c.verify.as_ref()).map(|v| {
             if v.ok {
                 "ok".to_string()

@@ -31,6 +31,21 @@ pub fn warn_other_writers(
     during: &str,
     whose: &str,
 ) {
+    warn_other_writers_because(
+        doc,
+        test,
+        &format!(
+            "df's used space grew by {} in run {run} {during}",
+            fmt_size_iec(delta.max(0) as u64)
+        ),
+        &format!("its space figures are not {whose} alone (left out)"),
+    );
+}
+
+/// The `other-writers` warning of `test`, once per test: `evidence` (what moved by more
+/// than the phase explains) shows another program at work, so `left_out` (the figures it
+/// spoils).
+pub fn warn_other_writers_because(doc: &mut ResultDoc, test: &str, evidence: &str, left_out: &str) {
     if doc
         .warnings
         .iter()
@@ -41,8 +56,7 @@ pub fn warn_other_writers(
     doc.warn(Warning {
         code: WarningCode::OtherWriters,
         message: format!(
-            "df's used space grew by {} in run {run} {during}: another program wrote to this file system, so its space figures are not {whose} alone (left out); measure on a file system nothing else writes to",
-            fmt_size_iec(delta.max(0) as u64),
+            "{evidence}: another program wrote to this file system, so {left_out}; measure on a file system nothing else writes to"
         ),
         test: Some(test.to_string()),
     });

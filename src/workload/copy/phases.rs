@@ -115,9 +115,37 @@ fn judge_space(
     Some(s)
 }
 
-/// `other-writers` for a run whose df moved by more than its phase explains (said once per
-/// test).
+/// Did the device write more during a phase than a phase whose files hold `held` (at least
+/// the data set) explains? The rule of df's growth ([`crate::workload::df::grew_beyond`]:
+/// over twice that plus 16 MiB, which the journal's checkpoint of the write before stays
+/// under) on `/proc/diskstats`' written bytes: a 3-byte `--source` read "WA 15018.67" with
+/// a build writing beside it, and a writer that deletes as much as it writes leaves df
+/// alone but not the device.
+fn device_beyond(held: u64, written: u64) -> bool {
+    crate::workload::df::grew_beyond(written.min(i64::MAX as u64) as i64, held)
+}
+
+/// `other-writers` for a run whose df or device moved by more than its phase explains
+/// (said once per test).
 fn warn_other_writers(doc: &mut ResultDoc, test: &str, r: &RunResult) {
+    let Some(c) = r.copy.as_ref() else {
+        return;
+    };
+    if c.device_other_writers {
+        let written = r.device.as_ref().map_or(0, |d| d.write_bytes);
+        crate::workload::df::warn_other_writers_because(
+            doc,
+            test,
+            &format!(
+                "the device wrote {} in run {}, more than a phase on a {} data set explains",
+                fmt_size_iec(written),
+                r.run,
+                fmt_size_iec(r.bytes)
+            ),
+            "its write amplification and space figures are not the copy's alone (left out)",
+        );
+        return;
+    }
     let Some(s) = r
         .copy
         .as_ref()
@@ -476,8 +504,21 @@ impl PhaseRunner<'_> {
         if !measured {
             return verdict.map_or(Ok(None), Err);
         }
-        let space = self.space(ph, &m, &to);
-        let r = self.run_result(ph, run, m, space, verify, in_place);
+        let mut space = self.space(ph, &m, &to);
+        let data = self.cfg.plan.data_bytes();
+        let held = space.as_ref().and_then(|s| s.files_bytes).unwrap_or(0);
+        let device_others = m
+            .device
+            .as_ref()
+            .is_some_and(|d| device_beyond(data.max(held), d.write_bytes));
+        if device_others && let Some(s) = space.as_mut() {
+            // df is no more the phase's alone than the device's counters are (a writer that
+            // deletes what it writes leaves df where it was).
+            s.other_writers = true;
+            s.overhead_ratio = None;
+            s.space_returned = None;
+        }
+        let r = self.run_result(ph, run, m, space, verify, in_place, device_others);
         Ok(Some((r, verdict)))
     }
 
@@ -636,7 +677,9 @@ impl PhaseRunner<'_> {
     }
 
     /// The measured run: rates over close + syncfs, device counters and write
-    /// amplification, and the copy details.
+    /// amplification (none when the device wrote more than the phase explains:
+    /// `device_others`), and the copy details.
+    #[allow(clippy::too_many_arguments)]
     fn run_result(
         &self,
         ph: Phase,
@@ -645,6 +688,7 @@ impl PhaseRunner<'_> {
         space: Option<SpaceAccounting>,
         verify: Option<VerifyResult>,
         in_place: Option<InPlaceCopy>,
+        device_others: bool,
     ) -> RunResult {
         let plan = &self.cfg.plan;
         let data = plan.data_bytes();
@@ -668,6 +712,7 @@ impl PhaseRunner<'_> {
             write_amplification: m
                 .device
                 .as_ref()
+                .filter(|_| !device_others)
                 .and_then(|d| write_amplification(d, app_written)),
             device: m.device,
             copy: Some(CopyRunDetail {
@@ -679,6 +724,7 @@ impl PhaseRunner<'_> {
                 space,
                 verify,
                 in_place,
+                device_other_writers: device_others,
             }),
             ..Default::default()
         }
@@ -779,6 +825,20 @@ mod tests {
         assert!(busy.other_writers && busy.space_returned.is_none());
         assert!(judge_space(Phase::Read, data, Some((0, 0)), None, None).is_none());
     }
+
+    /// The device's written bytes judged as df's growth is: twice what the phase holds plus
+    /// 16 MiB is the most it explains.
+    #[test]
+    fn a_device_that_wrote_more_than_the_phase_explains_has_other_writers() {
+        // 3 bytes and the journal's commit (44 KiB): ours.
+        assert!(!device_beyond(3, 45_056));
+        assert!(!device_beyond(19 * MIB, (2 * 19 + 16) * MIB));
+        assert!(device_beyond(19 * MIB, (2 * 19 + 16) * MIB + 1));
+        // A 3-byte source while a build wrote 300 MiB beside it.
+        assert!(device_beyond(3, 300 * MIB));
+        assert!(!device_beyond(u64::MAX, u64::MAX));
+    }
+
     /// A phase that runs only for another's sake shows no speed.
     #[test]
     fn an_unmeasured_phase_says_what_it_did_without_a_rate() {
