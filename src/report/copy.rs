@@ -80,7 +80,14 @@ pub fn render_copy_table(doc: &ResultDoc) -> String {
     for t in doc.tests.iter().filter(|t| t.family == "copy") {
         let Some(d) = &t.copy else { continue };
         let bw = median_of(t, "bw_bytes_per_s");
-        let ci = t.summary.get("bw_bytes_per_s").map(|s| {
+        // The spread of the rate the row shows: files/s where no MB/s is (the delete, a
+        // data set of empty files), whose ±CI % was the hidden MB/s's.
+        let rate_key = if d.phase == "delete" || bw.is_none() {
+            "files_per_s"
+        } else {
+            "bw_bytes_per_s"
+        };
+        let ci = t.summary.get(rate_key).map(|s| {
             if s.n < 2 || s.mean == 0.0 {
                 "-".to_string()
             } else {
@@ -178,7 +185,7 @@ pub fn render_copy_table(doc: &ResultDoc) -> String {
     out.push_str(&table.to_string());
     out.push('\n');
     out.push_str(
-        "MB/s and files/s are durable: data / (time to the last close + the syncfs after it); medians over the runs.",
+        "MB/s and files/s are durable: data / (time to the last close + the syncfs after it); medians over the runs; ±CI % of MB/s, or of files/s where no MB/s is shown.",
     );
     out.push_str(if ceiling.is_some() {
         " (%) = share of the RAM-to-RAM ceiling.\n"
@@ -198,6 +205,98 @@ pub fn render_copy_table(doc: &ResultDoc) -> String {
 mod tests {
     use super::*;
     use crate::model::Environment;
+
+    /// A copy row of `phase` whose runs had these MB/s (none: no data) and files/s, the
+    /// last run's device counters judged `others`.
+    fn row(phase: &str, bw: &[f64], files: &[f64], wa: Option<f64>, others: bool) -> TestResult {
+        let runs = files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| crate::model::RunResult {
+                run: i as u32 + 1,
+                bw_bytes_per_s: bw.get(i).copied(),
+                files_per_s: Some(*f),
+                write_amplification: wa,
+                copy: Some(crate::model::copy::CopyRunDetail {
+                    device_other_writers: others,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+            .collect();
+        let mut t = TestResult {
+            name: format!("set {phase}"),
+            family: "copy".into(),
+            runs,
+            copy: Some(crate::model::copy::CopyTestDetail {
+                phase: phase.into(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        if !bw.is_empty() {
+            t.summary
+                .insert("bw_bytes_per_s".into(), crate::stats::summarize(bw));
+        }
+        t.summary
+            .insert("files_per_s".into(), crate::stats::summarize(files));
+        t
+    }
+
+    fn cells(text: &str, test: &str) -> Vec<String> {
+        let line = text
+            .lines()
+            .find(|l| l.contains(&format!(" {test} ")))
+            .unwrap_or_else(|| panic!("no row {test} in {text}"));
+        line.split(['│', '┆'])
+            .map(|c| c.trim().to_string())
+            .filter(|c| !c.is_empty())
+            .collect()
+    }
+
+    /// The delete's ±CI % was the spread of its hidden MB/s (66.9 beside "-"); a data set of
+    /// empty files read "0.00" MB/s; WA of another program's writes was a number, and "?"
+    /// where a phase writes no data at all.
+    #[test]
+    fn each_cell_is_of_the_figure_it_stands_beside() {
+        let mut doc = ResultDoc::new("copy", Vec::new(), Environment::default());
+        doc.tests = vec![
+            row(
+                "write",
+                &[100e6, 101e6, 99e6],
+                &[10.0, 10.1, 9.9],
+                Some(1.2),
+                true,
+            ),
+            row(
+                "copy",
+                &[100e6, 101e6, 99e6],
+                &[10.0, 10.1, 9.9],
+                Some(1.1),
+                false,
+            ),
+            row(
+                "delete",
+                &[100e6, 300e6, 50e6],
+                &[1000.0, 1001.0, 999.0],
+                None,
+                true,
+            ),
+            row("read", &[], &[500.0, 500.0, 500.0], None, false),
+        ];
+        let text = render_copy_table(&doc);
+        // Test, Files, Data, Runs, To close, syncfs, MB/s, ±CI %, files/s, On disk?, WA, Verify
+        let w = cells(&text, "set write");
+        assert_eq!(w[w.len() - 2], "? (other writers)", "{text}");
+        let c = cells(&text, "set copy");
+        assert_eq!(c[c.len() - 2], "1.10", "{text}");
+        let d = cells(&text, "set delete");
+        assert_eq!(d[6], "-", "{text}");
+        assert_eq!(d[7], "0.2", "files/s' spread, not MB/s': {text}");
+        assert_eq!(d[d.len() - 2], "-", "a delete has no WA: {text}");
+        let r = cells(&text, "set read");
+        assert_eq!((r[6].as_str(), r[7].as_str()), ("-", "0.0"), "{text}");
+    }
 
     /// The header names the target as `iolab run` does (device, deciding mount options),
     /// and a copy stopped before any phase says so instead of a table of headers only.

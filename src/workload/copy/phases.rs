@@ -305,7 +305,7 @@ pub fn run_copy(
             match outcome {
                 Ok(None) => {}
                 Ok(Some((r, verdict))) => {
-                    headline.get_or_insert(r.bw_bytes_per_s.unwrap_or(0.0));
+                    headline.get_or_insert(r.bw_bytes_per_s.or(r.files_per_s).unwrap_or(0.0));
                     let name = doc.tests[index(ph)].name.clone();
                     warn_other_writers(doc, &name, &r);
                     let t = &mut doc.tests[index(ph)];
@@ -606,7 +606,7 @@ impl PhaseRunner<'_> {
             return unmeasured_summary(ph, plan.files.len(), plan.data_bytes());
         }
         let total_ns = (timed.close_ns + timed.syncfs_ns).max(1);
-        let rate = if ph == Phase::Delete {
+        let rate = if ph == Phase::Delete || plan.data_bytes() == 0 {
             format!(
                 "{} files/s",
                 crate::units::fmt_thousands(plan.files.len() as f64 * 1e9 / total_ns as f64)
@@ -706,7 +706,9 @@ impl PhaseRunner<'_> {
             elapsed_ns: total_ns,
             ops: files,
             bytes: data,
-            bw_bytes_per_s: Some(data as f64 / secs),
+            // A data set of empty files moves no data: no MB/s ("0.00" read as a stalled
+            // device), files/s stands.
+            bw_bytes_per_s: (data > 0).then(|| data as f64 / secs),
             files_per_s: Some(files as f64 / secs),
             fsync_ns: Some(timed.syncfs_ns),
             write_amplification: m
