@@ -115,16 +115,6 @@ fn judge_space(
     Some(s)
 }
 
-/// Did the device write more during a phase than a phase whose files hold `held` (at least
-/// the data set) explains? The rule of df's growth ([`crate::workload::df::grew_beyond`]:
-/// over twice that plus 16 MiB, which the journal's checkpoint of the write before stays
-/// under) on `/proc/diskstats`' written bytes: a 3-byte `--source` read "WA 15018.67" with
-/// a build writing beside it, and a writer that deletes as much as it writes leaves df
-/// alone but not the device.
-fn device_beyond(held: u64, written: u64) -> bool {
-    crate::workload::df::grew_beyond(written.min(i64::MAX as u64) as i64, held)
-}
-
 /// `other-writers` for a run whose df or device moved by more than its phase explains
 /// (said once per test).
 fn warn_other_writers(doc: &mut ResultDoc, test: &str, r: &RunResult) {
@@ -507,10 +497,9 @@ impl PhaseRunner<'_> {
         let mut space = self.space(ph, &m, &to);
         let data = self.cfg.plan.data_bytes();
         let held = space.as_ref().and_then(|s| s.files_bytes).unwrap_or(0);
-        let device_others = m
-            .device
-            .as_ref()
-            .is_some_and(|d| device_beyond(data.max(held), d.write_bytes));
+        let device_others = m.device.as_ref().is_some_and(|d| {
+            crate::workload::df::device_wrote_beyond(d.write_bytes, data.max(held))
+        });
         if device_others && let Some(s) = space.as_mut() {
             // df is no more the phase's alone than the device's counters are (a writer that
             // deletes what it writes leaves df where it was).
@@ -826,19 +815,6 @@ mod tests {
         let busy = d(1486 * MIB);
         assert!(busy.other_writers && busy.space_returned.is_none());
         assert!(judge_space(Phase::Read, data, Some((0, 0)), None, None).is_none());
-    }
-
-    /// The device's written bytes judged as df's growth is: twice what the phase holds plus
-    /// 16 MiB is the most it explains.
-    #[test]
-    fn a_device_that_wrote_more_than_the_phase_explains_has_other_writers() {
-        // 3 bytes and the journal's commit (44 KiB): ours.
-        assert!(!device_beyond(3, 45_056));
-        assert!(!device_beyond(19 * MIB, (2 * 19 + 16) * MIB));
-        assert!(device_beyond(19 * MIB, (2 * 19 + 16) * MIB + 1));
-        // A 3-byte source while a build wrote 300 MiB beside it.
-        assert!(device_beyond(3, 300 * MIB));
-        assert!(!device_beyond(u64::MAX, u64::MAX));
     }
 
     /// A phase that runs only for another's sake shows no speed.
