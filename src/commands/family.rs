@@ -188,6 +188,13 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
         );
     }
     saved?;
+    // The file holds the final document: nothing of it is left for a later start to clean
+    // up. (`prune_at_exit` kept the record when the last save's new inode reused the
+    // number of the one claimed empty, and the next iolab said "cleaned up after an iolab
+    // process that was killed … left r.json alone" after a run that ended with exit 0.)
+    if let Some(p) = &sink.claimed_empty {
+        crate::fs::registry::forget(p);
+    }
     if outcome.is_ok() || F::OUTPUT_ON_ERROR || json {
         if json {
             crate::outln!("{}", serde_json::to_string_pretty(&doc)?);

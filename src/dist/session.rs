@@ -289,6 +289,12 @@ impl Session {
         if let Some(mut d) = doc {
             d.finish(&outcome);
             let saved = prepared.sink.save(&d);
+            // The final document is in it: nothing to clean up (as `family::execute`).
+            if saved.is_ok()
+                && let Some(p) = &prepared.sink.claimed_empty
+            {
+                crate::fs::registry::forget(p);
+            }
             let source = prepared.sink.path.as_deref().filter(|_| saved.is_ok());
             let printed = saved.and_then(|_| print(&d, &prepared));
             // Rank 0 records the job's document in the history, after its output (a
