@@ -77,7 +77,13 @@ pub fn render_copy_table(doc: &ResultDoc) -> String {
         .find(|t| t.copy.as_ref().is_some_and(|c| c.phase == "ceiling"))
         .and_then(|t| median_of(t, "bw_bytes_per_s"));
     let mut shared_note = false;
-    for t in doc.tests.iter().filter(|t| t.family == "copy") {
+    // A phase stopped before its first run has no figure: a Ctrl-C while the data set was
+    // staged printed four rows of dashes ("Runs 0") instead of "no phase was measured".
+    for t in doc
+        .tests
+        .iter()
+        .filter(|t| t.family == "copy" && !t.runs.is_empty())
+    {
         let Some(d) = &t.copy else { continue };
         let bw = median_of(t, "bw_bytes_per_s");
         // The spread of the rate the row shows: files/s where no MB/s is (the delete, a
@@ -299,7 +305,8 @@ mod tests {
     }
 
     /// The header names the target as `iolab run` does (device, deciding mount options),
-    /// and a copy stopped before any phase says so instead of a table of headers only.
+    /// and a copy stopped before any phase says so instead of a table of headers only (or of
+    /// rows with no run).
     #[test]
     fn a_copy_with_no_phase_measured_says_so_under_run_s_header() {
         let env = Environment {
@@ -309,7 +316,20 @@ mod tests {
             mount_options: "rw,relatime,compress=zstd:3,space_cache=v2".into(),
             ..Default::default()
         };
-        let doc = ResultDoc::new("copy", Vec::new(), env);
+        let mut doc = ResultDoc::new("copy", Vec::new(), env);
+        // Stopped while the data set was staged: its phases exist, with no run.
+        doc.tests = ["write", "delete"]
+            .iter()
+            .map(|ph| TestResult {
+                name: format!("set {ph}"),
+                family: "copy".into(),
+                copy: Some(crate::model::copy::CopyTestDetail {
+                    phase: ph.to_string(),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+            .collect();
         let text = render_copy_table(&doc);
         let mut lines = text.lines();
         assert!(

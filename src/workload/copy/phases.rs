@@ -388,7 +388,7 @@ fn stage(cfg: &CopyConfig, ctx: &RunContext, ws: &Workspace) -> Result<Option<Tr
     }
     p.finish(&format!(
         "{} files, {}",
-        plan.files.len(),
+        crate::units::fmt_thousands(plan.files.len() as f64),
         fmt_size_iec(plan.data_bytes())
     ));
     Ok(match s.verify {
