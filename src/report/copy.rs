@@ -107,6 +107,10 @@ pub fn render_copy_table(doc: &ResultDoc) -> String {
                 "? (other writers)".to_string()
             } else if let Some(r) = s.overhead_ratio {
                 format!("{} (x{r:.3})", fmt_size_iec(s.delta_bytes.max(0) as u64))
+            } else if d.phase == "write" && d.data_bytes == 0 {
+                // Empty files: no ratio to data, but their inodes and directories take room
+                // (the cell was blank).
+                format!("{} (no data)", fmt_size_iec(s.delta_bytes.max(0) as u64))
             } else if let Some(back) = s.space_returned {
                 if back {
                     "freed".to_string()
@@ -144,7 +148,8 @@ pub fn render_copy_table(doc: &ResultDoc) -> String {
             _ => "-".into(),
         };
         let made = last.and_then(|c| c.in_place.as_ref());
-        if let Some(m) = made.filter(|m| m.method != "data") {
+        // Empty files have no bytes to copy or share: "- [unknown]" said nothing.
+        if let Some(m) = made.filter(|m| m.method != "data" && d.data_bytes > 0) {
             mbs.push_str(&format!(" [{}]", crate::workload::copy::sharing::label(m)));
             if m.method != "unknown" {
                 shared_note = true;
@@ -302,6 +307,31 @@ mod tests {
         assert_eq!(d[d.len() - 2], "-", "a delete has no WA: {text}");
         let r = cells(&text, "set read");
         assert_eq!((r[6].as_str(), r[7].as_str()), ("-", "0.0"), "{text}");
+    }
+
+    /// A data set of empty files: its write's df growth is shown as such (the cell was
+    /// blank), its copy has no "[unknown]" way of copying no bytes.
+    #[test]
+    fn an_empty_data_set_says_what_it_took_and_no_copy_method() {
+        let mut doc = ResultDoc::new("copy", Vec::new(), Environment::default());
+        let mut write = row("write", &[], &[668.0], None, false);
+        write.runs[0].copy.as_mut().unwrap().space = Some(crate::model::copy::SpaceAccounting {
+            delta_bytes: 8192,
+            ..Default::default()
+        });
+        let mut copy = row("copy", &[], &[641.0], None, false);
+        copy.runs[0].copy.as_mut().unwrap().in_place = Some(crate::model::copy::InPlaceCopy {
+            method: "unknown".into(),
+            basis: "none".into(),
+            ..Default::default()
+        });
+        doc.tests = vec![write, copy];
+        let text = render_copy_table(&doc);
+        let w = cells(&text, "set write");
+        assert!(w.contains(&"8.0 KiB (no data)".to_string()), "{text}");
+        let c = cells(&text, "set copy");
+        assert_eq!(c[6], "-", "{text}");
+        assert!(!text.contains("[unknown]"), "{text}");
     }
 
     /// The header names the target as `iolab run` does (device, deciding mount options),
