@@ -14,8 +14,19 @@ pub fn run(cli: Cli, argv: Vec<String>) -> Result<i32> {
     // Under mpirun/srun with several ranks, refuse what cannot run distributed (src/dist).
     let measures = crate::cli::MEASURING_COMMANDS.contains(&name);
     crate::dist::check_launch(name, measures, crate::dist::launched())?;
-    // Where every measuring command records its result (`--history`, `--no-history`).
-    crate::history::configure(cli.history.history.clone(), cli.history.no_history);
+    // Where every measuring command records its result (`--history`, `--no-history`), given
+    // before the subcommand or after it; refused for one that neither records nor reads.
+    let flags = match cli.command.history_flags() {
+        Some(own) => own.or(&cli.history),
+        None if cli.history.given() => {
+            return Err(crate::error::UsageError::new(format!(
+                "--history and --no-history: `iolab {name}` neither records a result nor reads the history"
+            ))
+            .into());
+        }
+        None => cli.history.clone(),
+    };
+    crate::history::configure(flags.history, flags.no_history);
     crate::runner::signals::stop_when_parent_exits();
     if let Some(path) = &cli.progress_json {
         crate::runner::progress::open_json_stream(path).map_err(|e| {

@@ -39,6 +39,67 @@ fn every_measuring_command_takes_the_same_output_flags() {
     }
 }
 
+/// `--history` and `--no-history` were global: `iolab info --help`, `endurance`,
+/// `completions` and `man` listed them, and `iolab info --no-history /tmp` was taken,
+/// though none of them records a result or reads the history. They are flags of the
+/// commands they act on (and before any subcommand, as the console starts its tests).
+#[test]
+fn history_flags_show_only_where_they_act() {
+    let help = |args: &[&str]| {
+        let mut a = args.to_vec();
+        a.push("--help");
+        let o = iolab(&a);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        stdout(&o)
+    };
+    let mut acting: Vec<&[&str]> = MEASURING.to_vec();
+    acting.extend([
+        &["serve"][..],
+        &["history"],
+        &["history", "list"],
+        &["history", "trend"],
+    ]);
+    for cmd in acting {
+        let h = help(cmd);
+        for flag in ["--history <PATH>", "--no-history"] {
+            assert!(h.contains(flag), "iolab {cmd:?} --help lacks {flag}:\n{h}");
+        }
+    }
+    for cmd in [
+        &["info"][..],
+        &["endurance"],
+        &["report"],
+        &["compare"],
+        &["completions"],
+        &["man"],
+        &["trace", "summary"],
+        &["trace", "record"],
+    ] {
+        let h = help(cmd);
+        assert!(!h.contains("history"), "iolab {cmd:?} --help:\n{h}");
+    }
+    // Taken where they act, before or after the subcommand; refused elsewhere.
+    let o = iolab(&["info", "--no-history", "/tmp"]);
+    assert_usage(&o, "--no-history");
+    let o = iolab(&["--no-history", "info", "/tmp"]);
+    assert_usage(
+        &o,
+        "--history and --no-history: `iolab info` neither records a result nor reads the history",
+    );
+    let db = tempdir();
+    let db = db.path().join("h.sqlite");
+    for args in [
+        vec!["history", "--history", s(&db), "list"],
+        vec!["history", "list", "--history", s(&db)],
+        vec!["--history", s(&db), "history", "list"],
+    ] {
+        let o = iolab(&args);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    }
+    let o = iolab(&["man", "info"]);
+    assert!(!stdout(&o).contains("history"), "{}", stdout(&o));
+}
+
 /// `iolab run /mnt` was refused (the target only as `-t`) where `iolab sustain /mnt` worked:
 /// every measuring command with a target names it as a word in its usage line, its man
 /// page and its `-t` help. (The matrix makes its own file systems.)

@@ -762,3 +762,111 @@ fn the_time_to_the_last_close_is_not_called_close() {
     assert!(out.contains("To close s"), "{out}");
     assert!(!out.contains("┆ Close s"), "{out}");
 }
+
+/// `--phases delete` printed "write [1/1] done: 212.4 MB/s, 0.046 s to the last close" for
+/// a write nobody asked to time: the phase that only sets up the delete says what it did,
+/// with no speed, and is in neither the table nor the JSON.
+#[test]
+fn a_phase_not_asked_for_shows_no_speed() {
+    let target = tempfile::tempdir().unwrap();
+    let ram = tempfile::tempdir().unwrap();
+    let args = [
+        "--dataset",
+        "media-mix",
+        "--scale",
+        "0.002",
+        "--phases",
+        "delete",
+        "--repeat",
+        "1",
+        "-t",
+        s(target.path()),
+        "--ram-dir",
+        s(ram.path()),
+        "--no-save",
+    ];
+    let o = copy(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    let write = err
+        .lines()
+        .find(|l| l.contains("media-mix write [1/1] done"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        write.ends_with("written (not measured: not in --phases)"),
+        "{write}"
+    );
+    assert!(
+        !write.contains("MB/s") && !write.contains("syncfs"),
+        "{write}"
+    );
+    let delete = err
+        .lines()
+        .find(|l| l.contains("media-mix delete [1/1] done"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(delete.contains(" files/s, "), "{delete}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(!out.contains("media-mix write"), "{out}");
+    let mut j = args.to_vec();
+    j.push("--json");
+    let doc = json(&copy(&j));
+    let names: Vec<_> = doc["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, ["media-mix delete"]);
+    assert!(entries(target.path()).is_empty());
+}
+
+/// A `--source` of one empty file: every phase runs (exit 0) and says files/s, never a
+/// "0.00 MB/s" for data that does not exist; a `--source` that is the target is refused
+/// (exit 2) with nothing written.
+#[test]
+fn one_empty_file_and_the_source_as_target() {
+    let src = tempfile::tempdir().unwrap();
+    std::fs::write(src.path().join("empty"), b"").unwrap();
+    let target = tempfile::tempdir().unwrap();
+    let ram = tempfile::tempdir().unwrap();
+    let mut args = vec![
+        "--source",
+        s(src.path()),
+        "--repeat",
+        "1",
+        "-t",
+        s(target.path()),
+        "--ram-dir",
+        s(ram.path()),
+        "--no-save",
+    ];
+    let o = copy(&args);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(!err.contains("MB/s"), "{err}");
+    assert!(err.contains("source write [1/1] done"), "{err}");
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    let row = out
+        .lines()
+        .find(|l| l.contains(" source write "))
+        .unwrap_or_else(|| panic!("{out}"));
+    let cells: Vec<&str> = row.split(['│', '┆']).map(str::trim).collect();
+    // "", Test, Files, Data, Runs, To close, syncfs, MB/s
+    assert_eq!((cells[2], cells[3], cells[7]), ("1", "0 B", "-"), "{row}");
+    args.push("--json");
+    let doc = json(&copy(&args));
+    for t in doc["tests"].as_array().unwrap() {
+        let r = &t["runs"][0];
+        assert!(r["bw_bytes_per_s"].is_null(), "{}: {r}", t["name"]);
+        assert!(
+            r["files_per_s"].as_f64().unwrap() > 0.0,
+            "{}: {r}",
+            t["name"]
+        );
+    }
+    assert!(entries(target.path()).is_empty());
+
+    let o = copy(&["--source", s(src.path()), "-t", s(src.path()), "--no-save"]);
+    common::assert_usage(&o, "contains the target");
+    assert_eq!(entries(src.path()), ["empty"]);
+}

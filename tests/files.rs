@@ -276,6 +276,15 @@ fn bad_input_is_exit_2_and_creates_nothing() {
             "'create' is listed twice",
         ),
         (vec!["--target", target, "--keep"], "--keep keeps the files"),
+        // Measured one size and said nothing.
+        (
+            vec!["--target", target, "--sizes", "1,1"],
+            "--sizes: '1' is listed twice",
+        ),
+        (
+            vec!["--target", target, "--sizes", "4K,4096"],
+            "'4096' is 4096 B, as '4K' before it",
+        ),
         (vec!["--target", target, "--cpu", "100000"], "--cpu"),
         (
             vec![
@@ -306,6 +315,103 @@ fn bad_input_is_exit_2_and_creates_nothing() {
         assert_eq!(listing(t.path()), vec!["a-file".to_string()], "{v:?}");
         assert!(!out_dir.exists(), "{v:?} created the output directory");
     }
+}
+
+/// One empty file in one portion: no MB/s for no data ("0.00"), no spread of one portion
+/// ("0.0"), no "no slowdown up to 1 files".
+#[test]
+fn one_empty_file_in_one_portion_is_said_as_it_is() {
+    let t = tempfile::tempdir().unwrap();
+    let target = t.path().to_str().unwrap();
+    let one = [
+        "files",
+        "--target",
+        target,
+        "--files-per-portion",
+        "1",
+        "--portions",
+        "1",
+        "--passes",
+        "1",
+        "--repeat",
+        "1",
+        "--no-save",
+    ];
+    let mut args = one.to_vec();
+    args.extend(["--sizes", "0"]);
+    let o = run(&args);
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let create = out
+        .lines()
+        .find(|l| l.contains(" 0 B create "))
+        .unwrap_or_else(|| panic!("{out}"));
+    let cells: Vec<&str> = create.split(['│', '┆']).map(str::trim).collect();
+    // test, files/s, MB/s, files/s with sync, portion CV %
+    assert_eq!((cells[3], cells[5]), ("-", "-"), "{create}");
+    assert!(!out.contains("up to 1 files"), "{out}");
+    assert!(
+        out.contains("1 portion of 1 file: too few to look for a slowdown"),
+        "{out}"
+    );
+    args.push("--json");
+    let doc = json(&run(&args));
+    let runs = &doc["tests"][0]["runs"][0];
+    assert!(runs["bw_bytes_per_s"].is_null(), "{runs}");
+    assert_eq!(runs["files_per_s"].as_f64().map(|v| v > 0.0), Some(true));
+}
+
+/// A unit token that comes to a listed size is measured once and said (`--sizes 1,1` was
+/// one size and no word; a plain size listed twice is now refused).
+#[test]
+fn sizes_met_through_the_unit_are_measured_once_and_said() {
+    let t = tempfile::tempdir().unwrap();
+    let target = t.path().to_str().unwrap();
+    let one = [
+        "files",
+        "--target",
+        target,
+        "--files-per-portion",
+        "1",
+        "--portions",
+        "1",
+        "--passes",
+        "1",
+        "--repeat",
+        "1",
+        "--no-save",
+    ];
+    // `cluster+0` is `cluster` on every file system.
+    let mut args = one.to_vec();
+    args.extend(["--sizes", "1,cluster,cluster+0", "--json"]);
+    let doc = json(&run(&args));
+    let creates = doc["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["name"].as_str().unwrap().ends_with(" create"))
+        .count();
+    assert_eq!(creates, 2, "{}", doc["tests"]);
+    let merged: Vec<&str> = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["code"] == "sizes-merged")
+        .map(|w| w["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(merged.len(), 1, "{}", doc["warnings"]);
+    assert!(
+        merged[0].starts_with("--sizes: 'cluster+0' came to ")
+            && merged[0]
+                .contains(" on this file system, as 'cluster': measured once, as cluster ("),
+        "{}",
+        merged[0]
+    );
 }
 
 #[test]
@@ -803,7 +909,8 @@ fn shared_dir_writers_share_the_directories() {
     // The directory-scaling line counts both writers' files in the one directory they
     // share (400), not the first writer's 200; with its own directory each, its own 200.
     let shared = ["--shared-dir", "--layout", "flat"];
-    let text = common::stdout(&two_writers(d.path(), &shared, "100", "2", "1"));
+    // Four portions: fewer are too few to look for a slowdown (and say so).
+    let text = common::stdout(&two_writers(d.path(), &shared, "50", "4", "1"));
     // Whole portions of both writers: 400 when neither was stopped by the stonewall (the
     // first to finish stops the other: on a busy machine one may start late and finish
     // fewer portions, down to the first writer's 200).
@@ -829,8 +936,8 @@ fn shared_dir_writers_share_the_directories() {
     let text = common::stdout(&two_writers(
         d.path(),
         &["--layout", "flat"],
-        "100",
-        "2",
+        "50",
+        "4",
         "1",
     ));
     let line = text

@@ -336,42 +336,52 @@ fn kept_files_are_the_users_and_no_later_start_removes_them() {
     assert_eq!(entries(&work), kept);
 }
 
-/// A saved result is the user's: after runs that ended normally the registry is empty and
-/// the next start says nothing. After an `iolab run` of one test (two saves: the second's
-/// new inode took back the number of the empty file the first replaced, on ext4) the next
-/// start said "cleaned up after an iolab process that was killed (pid N): left
-/// run-....json alone (a result file that is no longer empty)".
+/// A run that saved its result and ended with exit 0 left the record of the result file it
+/// had claimed empty whenever the last save's new inode reused the number of the claimed
+/// one (5 runs of 6 on this VM's ext4), and the next iolab said "cleaned up after an iolab
+/// process that was killed … left r.json alone". The final save forgets it. (Several runs:
+/// the inode numbers are the file system's choice, not iolab's.)
 #[test]
-fn a_saved_result_is_not_left_to_recovery() {
+fn a_saved_result_leaves_nothing_for_the_next_start() {
     let (d, work) = work_dir();
     let registry = d.path().join("registry");
-    let results = d.path().join("results");
-    // Two runs one after the other: whichever inodes their files get.
-    for tests in [
-        &["--rw", "randread"][..],
-        &["--rw", "randread", "--jobs", "2"][..],
-    ] {
-        let rw = tests.join(" ");
+    for i in 0..4 {
+        let result = d.path().join(format!("r{i}.json"));
         let o = bin()
             .env("IOLAB_STATE_DIR", &registry)
-            .args(["run", "--target", s(&work), "--size", "4M"])
-            .args(tests)
-            .args(["--duration", "100ms", "--ramp", "0", "--repeat", "1"])
-            .args(["--output", s(&results)])
+            .args([
+                "run",
+                "--target",
+                s(&work),
+                "--engine",
+                "null",
+                "--size",
+                "1M",
+            ])
+            .args([
+                "--duration",
+                "100ms",
+                "--repeat",
+                "3",
+                "-q",
+                "-o",
+                s(&result),
+            ])
             .output()
             .unwrap();
         assert!(o.status.success(), "{}", stderr(&o));
+        assert!(result.exists());
         assert!(
             entries(&registry).is_empty(),
-            "{rw}: {:?}",
+            "run {i}: {:?}",
             entries(&registry)
         );
         let o = bin()
             .env("IOLAB_STATE_DIR", &registry)
-            .args(["run", "--target", s(&d.path().join("missing"))])
+            .args(["info", s(&work)])
             .output()
             .unwrap();
-        assert!(!stderr(&o).contains("cleaned up"), "{rw}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("cleaned up"), "{}", stderr(&o));
     }
 }
 

@@ -1,11 +1,15 @@
-//! `iolab history` arguments, and the global `--history` / `--no-history` flags every
-//! subcommand takes.
+//! `iolab history` arguments, and the `--history` / `--no-history` flags of the commands
+//! that record in the history or read it.
 
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
-/// Where results are recorded (global: before or after the subcommand).
+/// Where results are recorded: flags of the commands that record (every measuring command,
+/// through `OutputArgs`), of `iolab serve` and of `iolab history` (global within its
+/// subcommands), and before any subcommand (`iolab --no-history slack`, as the console
+/// starts its tests). `iolab info --help` listed them, and `iolab info --no-history` was
+/// accepted, though neither records nor reads a result.
 #[derive(Debug, Clone, Default, Args)]
 pub struct HistoryFlags {
     /// The history database [default: $IOLAB_HISTORY, else
@@ -20,6 +24,21 @@ pub struct HistoryFlags {
     pub no_history: bool,
 }
 
+impl HistoryFlags {
+    /// Were any of the flags given?
+    pub fn given(&self) -> bool {
+        self.history.is_some() || self.no_history
+    }
+
+    /// These flags, else `outer`'s (given before the subcommand).
+    pub fn or(&self, outer: &HistoryFlags) -> HistoryFlags {
+        HistoryFlags {
+            history: self.history.clone().or_else(|| outer.history.clone()),
+            no_history: self.no_history || outer.no_history,
+        }
+    }
+}
+
 /// Every result you measured, kept: list, show, export, import, and a test's figure on one
 /// device over time. With no subcommand: the newest results (`list`). The list's flags
 /// given before a subcommand are moved after it by `cli::try_parse_from` (`iolab history
@@ -28,6 +47,9 @@ pub struct HistoryFlags {
 pub struct HistoryArgs {
     #[command(subcommand)]
     pub command: Option<HistoryCmd>,
+
+    #[command(flatten)]
+    pub history: HistoryFlags,
 
     #[command(flatten)]
     pub list: ListArgs,

@@ -29,6 +29,10 @@ use clap::{Args, Parser, Subcommand};
 /// systems formatted and compared, small-file floods, data-set copies and application traces.
 #[derive(Debug, Parser)]
 #[command(name = "iolab", version, about, long_about = None, propagate_version = true)]
+// Before the subcommand only (`iolab --no-history slack`): global, they were listed in the
+// help of every subcommand, `info` and `man` too. The commands they act on take them
+// themselves (`Command::history_flags`).
+#[command(mut_arg("history", |a| a.global(false)), mut_arg("no_history", |a| a.global(false)))]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -129,6 +133,34 @@ impl Command {
 }
 
 impl Command {
+    /// The `--history` / `--no-history` this subcommand takes (given after its name), `None`
+    /// for one that neither records a result nor reads the history.
+    pub fn history_flags(&self) -> Option<&history::HistoryFlags> {
+        match self {
+            Command::Run(a) => Some(&a.out.history),
+            Command::Saturate(a) => Some(&a.out.history),
+            Command::Sustain(a) => Some(&a.out.history),
+            Command::Files(a) => Some(&a.out.history),
+            Command::Copy(a) => Some(&a.out.history),
+            Command::Trace(t) => match &t.cmd {
+                trace::TraceCmd::Run(a) => Some(&a.out.history),
+                trace::TraceCmd::Replay(a) => Some(&a.out.history),
+                _ => None,
+            },
+            Command::Matrix(a) => Some(&a.out.history),
+            Command::Slack(a) => Some(&a.out.history),
+            Command::Age(a) => Some(&a.out.history),
+            Command::Serve(a) => Some(&a.history),
+            Command::History(a) => Some(&a.history),
+            Command::Info(_)
+            | Command::Endurance(_)
+            | Command::Report(_)
+            | Command::Compare(_)
+            | Command::Completions(_)
+            | Command::Man(_) => None,
+        }
+    }
+
     /// The target given as a word (`iolab run /mnt`, `iolab saturate /dev/sdb /dev/sdc`)
     /// becomes the `-t/--target` the checks and configs read (clap cannot make one argument
     /// both a word and an option; `conflicts_with` refused both at once).
@@ -507,6 +539,10 @@ pub struct OutputArgs {
     /// warnings, errors and the "results:" line still print.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+
+    /// Where the result is recorded (`--history`, `--no-history`).
+    #[command(flatten)]
+    pub history: history::HistoryFlags,
 }
 
 impl OutputArgs {

@@ -66,13 +66,22 @@ pub fn label(family: &str, params: &BTreeMap<String, String>) -> String {
 }
 
 /// A reference may not name what the matrix sets for every workload (`DirFamily::retarget`):
-/// the target, the result file, and keeping what the workload made (each file system is
-/// removed after its workloads; `run:keep=true` was dropped without a word).
+/// the target, the result file, keeping what the workload made (each file system is
+/// removed after its workloads; `run:keep=true` was dropped without a word), and the
+/// history (the matrix records its own result).
 pub fn matrix_sets_target(
     family: &str,
     params: &BTreeMap<String, String>,
 ) -> Result<(), UsageError> {
-    for k in ["target", "output", "no-save", "keep", "keep-files"] {
+    for k in [
+        "target",
+        "output",
+        "no-save",
+        "keep",
+        "keep-files",
+        "history",
+        "no-history",
+    ] {
         if params.contains_key(k) {
             return Err(UsageError::new(format!(
                 "workload {family}: {k} is set by the matrix"

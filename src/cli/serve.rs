@@ -15,6 +15,10 @@ use clap::Args;
 /// command line would take.
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
+    /// The history the console shows and its tests record into.
+    #[command(flatten)]
+    pub history: super::history::HistoryFlags,
+
     /// Address to listen on. Anything but a loopback address needs --token and prints a
     /// warning: whoever reaches the port with the token can run tests as this user.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1")]

@@ -41,6 +41,26 @@ impl Family for FilesFamily {
         Output::on(&self.cfg.target, &self.cfg.out)
     }
 
+    fn start(&mut self, doc: &mut ResultDoc) {
+        for s in self.cfg.sizes.iter().filter(|s| !s.same_as.is_empty()) {
+            doc.warn(crate::model::Warning {
+                code: crate::model::WarningCode::SizesMerged,
+                message: format!(
+                    "--sizes: {} came to {} on this file system, as '{}': measured once, as {}",
+                    s.same_as
+                        .iter()
+                        .map(|t| format!("'{t}'"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    crate::units::fmt_size_exact(s.bytes),
+                    s.token,
+                    s.label()
+                ),
+                test: None,
+            });
+        }
+    }
+
     fn measure(&mut self, ctx: &RunContext, doc: &mut ResultDoc, sink: &ResultSink) -> Result<()> {
         if self.cfg.jobs > 1 {
             return super::files_jobs::measure(&self.cfg, ctx, doc, sink);

@@ -61,6 +61,11 @@ pub struct CopyRunDetail {
     /// copy phase: whether the file system copied the bytes or shared the source's extents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_place: Option<InPlaceCopy>,
+    /// The device wrote more during the phase than the phase explains (over twice the data
+    /// set, or what the written files hold, plus 16 MiB): another program wrote to it. The
+    /// run's `write_amplification` is left out and its `space` has `other_writers`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub device_other_writers: bool,
 }
 
 /// How the file system made an in-place copy (target -> same target). Within one xfs or

@@ -74,6 +74,8 @@ pub struct FilesSpace {
     /// df grew by over twice what the run's files can hold (their data, rounded up to the
     /// unit, or the prediction, whichever is larger) plus 16 MiB: another program wrote to
     /// this file system, and `used_delta_bytes` is left out (the `other-writers` warning).
+    /// Also when the device wrote more than that during the create phase (the run's
+    /// `write_amplification` is then left out too).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub other_writers: bool,
     /// The prediction (absent where no rule set applies: tmpfs, nilfs2...).

@@ -85,6 +85,8 @@ warning_codes! {
     NiceDenied = "nice-denied",
     /// `--drop-caches` needs root: stat and read may have been served from memory.
     DropCachesDenied = "drop-caches-denied",
+    /// Sizes of `--sizes` that came to the same bytes through the allocation unit (`cluster` and `64K` on 64 KiB clusters) were measured once, under the first.
+    SizesMerged = "sizes-merged",
     // `iolab matrix`.
     /// More space used after a workload than before it: the file system did not give the space back.
     SpaceNotReturned = "space-not-returned",

@@ -11,8 +11,8 @@ use crate::error::UsageError;
 use crate::model::{Summary, Warning, WarningCode};
 use crate::report::load::Loaded;
 use crate::report::metrics::{
-    Better, CI_TOO_WIDE, all_tests, config_of, direction, display_name, fmt_mean_ci, label_for,
-    metrics_of, primary_metric,
+    Better, CI_TOO_WIDE, all_tests, config_of, direction, display_name, fmt_change_pct,
+    fmt_mean_ci, label_for, metrics_of, primary_metric,
 };
 use crate::report::settings::{self, SettingDiff};
 use crate::report::table::{new_table, render_warning_list};
@@ -65,6 +65,8 @@ pub struct Row {
     /// (other / baseline - 1) in percent, and its 95 % half-width.
     pub change_pct: f64,
     pub change_pct_pm: f64,
+    /// The Change column as the table and the console show it (`+37.0 ± 2.3 %`).
+    pub change: String,
     /// How many times faster the other file is (below 1: slower), with its 95 % half-width.
     pub speedup: Ratio,
     pub verdict: Verdict,
@@ -532,7 +534,7 @@ fn row(
         _ if speedup.value > 1.0 => Verdict::Faster,
         _ => Verdict::Slower,
     };
-    Row {
+    let mut r = Row {
         config,
         test: t.name.clone(),
         family: t.family.clone(),
@@ -543,21 +545,16 @@ fn row(
         other: b.into(),
         change_pct: (change.value - 1.0) * 100.0,
         change_pct_pm: change.pm * 100.0,
+        change: String::new(),
         speedup,
         verdict,
         method,
         p_value: welch.map(|w| w.p),
         df: welch.map(|w| w.df),
         settings_differ: false,
-    }
-}
-
-fn fmt_pm(v: f64, pm: f64, digits: usize, suffix: &str) -> String {
-    if pm.is_finite() {
-        format!("{v:.digits$} ± {pm:.digits$}{suffix}")
-    } else {
-        format!("{v:.digits$}{suffix}")
-    }
+    };
+    r.change = change_cell(&r);
+    r
 }
 
 fn verdict_text(r: &Row) -> String {
@@ -754,9 +751,9 @@ pub fn change_cell(r: &Row) -> String {
         "- (baseline 0)".to_string()
     } else if r.change_pct_pm.is_finite() && r.change_pct - r.change_pct_pm <= -100.0 {
         // other / baseline could be zero or below: "-97.5 ± 6.5 %" looked precise.
-        format!("{:.1} % {CI_TOO_WIDE}", r.change_pct)
+        format!("{} {CI_TOO_WIDE}", fmt_change_pct(r.change_pct, None))
     } else {
-        fmt_pm(r.change_pct, r.change_pct_pm, 1, " %")
+        fmt_change_pct(r.change_pct, Some(r.change_pct_pm))
     }
 }
 
@@ -822,6 +819,55 @@ mod tests {
         assert_eq!(doc_table.header[1], "ops/s", "{:?}", doc_table.header);
     }
 
+    /// One rule for a change: signed percent, one decimal, its ± when tested. The Change
+    /// column said "37.0 ± 2.3 %" where `iolab history trend` said "+2.8 %".
+    #[test]
+    fn a_change_is_signed_percent_everywhere() {
+        let t = TestResult {
+            name: "SEQ1M Q8T1 read".into(),
+            family: "block".into(),
+            ..Default::default()
+        };
+        let a = summarize(&[1000.0, 1010.0, 990.0]);
+        let faster = row(
+            None,
+            &t,
+            "bw_bytes_per_s",
+            &a,
+            &summarize(&[1370.0, 1380.0, 1360.0]),
+            true,
+        );
+        assert!(faster.change.starts_with("+37.0 ± "), "{}", faster.change);
+        assert!(faster.change.ends_with(" %"), "{}", faster.change);
+        assert_eq!(table_row(&faster)[4], faster.change);
+        let slower = row(
+            None,
+            &t,
+            "bw_bytes_per_s",
+            &a,
+            &summarize(&[900.0, 910.0, 890.0]),
+            true,
+        );
+        assert!(slower.change.starts_with("-10.0 ± "), "{}", slower.change);
+        let once = row(
+            None,
+            &t,
+            "bw_bytes_per_s",
+            &summarize(&[1000.0]),
+            &summarize(&[1028.0]),
+            true,
+        );
+        assert_eq!(once.change, "+2.8 %");
+        assert_eq!(
+            crate::report::metrics::fmt_change_pct(2.8, None),
+            once.change
+        );
+        assert_eq!(
+            crate::report::metrics::fmt_change_pct(-0.04, None),
+            "+0.0 %"
+        );
+    }
+
     /// Two scattered runs 40× below the baseline: the ratio's interval reaches zero, so
     /// neither the change nor the speed-up has a half-width to show (QA saw
     /// "-97.5 ± 6.5 %" and "B is 40.73 ± 108.47× slower").
@@ -839,7 +885,8 @@ mod tests {
             "a ratio's interval starts at 0, not below"
         );
         let cells = table_row(&r);
-        assert_eq!(cells[4], format!("{:.1} % ± too wide", r.change_pct));
+        assert_eq!(cells[4], format!("{:+.1} % ± too wide", r.change_pct));
+        assert_eq!(r.change, cells[4], "--json's text is the table's");
         let text = sentence(&pairing(), &r);
         assert!(
             text.starts_with("B is ")

@@ -77,10 +77,23 @@ pub fn render_copy_table(doc: &ResultDoc) -> String {
         .find(|t| t.copy.as_ref().is_some_and(|c| c.phase == "ceiling"))
         .and_then(|t| median_of(t, "bw_bytes_per_s"));
     let mut shared_note = false;
-    for t in doc.tests.iter().filter(|t| t.family == "copy") {
+    // A phase stopped before its first run has no figure: a Ctrl-C while the data set was
+    // staged printed four rows of dashes ("Runs 0") instead of "no phase was measured".
+    for t in doc
+        .tests
+        .iter()
+        .filter(|t| t.family == "copy" && !t.runs.is_empty())
+    {
         let Some(d) = &t.copy else { continue };
         let bw = median_of(t, "bw_bytes_per_s");
-        let ci = t.summary.get("bw_bytes_per_s").map(|s| {
+        // The spread of the rate the row shows: files/s where no MB/s is (the delete, a
+        // data set of empty files), whose ±CI % was the hidden MB/s's.
+        let rate_key = if d.phase == "delete" || bw.is_none() {
+            "files_per_s"
+        } else {
+            "bw_bytes_per_s"
+        };
+        let ci = t.summary.get(rate_key).map(|s| {
             if s.n < 2 || s.mean == 0.0 {
                 "-".to_string()
             } else {
@@ -94,6 +107,10 @@ pub fn render_copy_table(doc: &ResultDoc) -> String {
                 "? (other writers)".to_string()
             } else if let Some(r) = s.overhead_ratio {
                 format!("{} (x{r:.3})", fmt_size_iec(s.delta_bytes.max(0) as u64))
+            } else if d.phase == "write" && d.data_bytes == 0 {
+                // Empty files: no ratio to data, but their inodes and directories take room
+                // (the cell was blank).
+                format!("{} (no data)", fmt_size_iec(s.delta_bytes.max(0) as u64))
             } else if let Some(back) = s.space_returned {
                 if back {
                     "freed".to_string()
@@ -107,11 +124,17 @@ pub fn render_copy_table(doc: &ResultDoc) -> String {
                 String::new()
             }
         });
-        let wa = t
-            .runs
-            .last()
-            .and_then(|r| r.write_amplification)
-            .map(|w| format!("{w:.2}"));
+        // WA is of the phases that write the data set (the read and the delete have none).
+        let writes = matches!(d.phase.as_str(), "write" | "copy");
+        let wa = if writes && last.is_some_and(|c| c.device_other_writers) {
+            // The device's counters hold another program's writes (`other-writers`).
+            Some("? (other writers)".to_string())
+        } else {
+            t.runs
+                .last()
+                .and_then(|r| r.write_amplification)
+                .map(|w| format!("{w:.2}"))
+        };
         let verify = last.and_then(|c| c.verify.as_ref()).map(|v| {
             if v.ok {
                 "ok".to_string()
@@ -125,7 +148,8 @@ pub fn render_copy_table(doc: &ResultDoc) -> String {
             _ => "-".into(),
         };
         let made = last.and_then(|c| c.in_place.as_ref());
-        if let Some(m) = made.filter(|m| m.method != "data") {
+        // Empty files have no bytes to copy or share: "- [unknown]" said nothing.
+        if let Some(m) = made.filter(|m| m.method != "data" && d.data_bytes > 0) {
             mbs.push_str(&format!(" [{}]", crate::workload::copy::sharing::label(m)));
             if m.method != "unknown" {
                 shared_note = true;
@@ -172,7 +196,7 @@ pub fn render_copy_table(doc: &ResultDoc) -> String {
     out.push_str(&table.to_string());
     out.push('\n');
     out.push_str(
-        "MB/s and files/s are durable: data / (time to the last close + the syncfs after it); medians over the runs.",
+        "MB/s and files/s are durable: data / (time to the last close + the syncfs after it); medians over the runs; ±CI % of MB/s, or of files/s where no MB/s is shown.",
     );
     out.push_str(if ceiling.is_some() {
         " (%) = share of the RAM-to-RAM ceiling.\n"
@@ -193,8 +217,126 @@ mod tests {
     use super::*;
     use crate::model::Environment;
 
+    /// A copy row of `phase` whose runs had these MB/s (none: no data) and files/s, the
+    /// last run's device counters judged `others`.
+    fn row(phase: &str, bw: &[f64], files: &[f64], wa: Option<f64>, others: bool) -> TestResult {
+        let runs = files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| crate::model::RunResult {
+                run: i as u32 + 1,
+                bw_bytes_per_s: bw.get(i).copied(),
+                files_per_s: Some(*f),
+                write_amplification: wa,
+                copy: Some(crate::model::copy::CopyRunDetail {
+                    device_other_writers: others,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+            .collect();
+        let mut t = TestResult {
+            name: format!("set {phase}"),
+            family: "copy".into(),
+            runs,
+            copy: Some(crate::model::copy::CopyTestDetail {
+                phase: phase.into(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        if !bw.is_empty() {
+            t.summary
+                .insert("bw_bytes_per_s".into(), crate::stats::summarize(bw));
+        }
+        t.summary
+            .insert("files_per_s".into(), crate::stats::summarize(files));
+        t
+    }
+
+    fn cells(text: &str, test: &str) -> Vec<String> {
+        let line = text
+            .lines()
+            .find(|l| l.contains(&format!(" {test} ")))
+            .unwrap_or_else(|| panic!("no row {test} in {text}"));
+        line.split(['│', '┆'])
+            .map(|c| c.trim().to_string())
+            .filter(|c| !c.is_empty())
+            .collect()
+    }
+
+    /// The delete's ±CI % was the spread of its hidden MB/s (66.9 beside "-"); a data set of
+    /// empty files read "0.00" MB/s; WA of another program's writes was a number, and "?"
+    /// where a phase writes no data at all.
+    #[test]
+    fn each_cell_is_of_the_figure_it_stands_beside() {
+        let mut doc = ResultDoc::new("copy", Vec::new(), Environment::default());
+        doc.tests = vec![
+            row(
+                "write",
+                &[100e6, 101e6, 99e6],
+                &[10.0, 10.1, 9.9],
+                Some(1.2),
+                true,
+            ),
+            row(
+                "copy",
+                &[100e6, 101e6, 99e6],
+                &[10.0, 10.1, 9.9],
+                Some(1.1),
+                false,
+            ),
+            row(
+                "delete",
+                &[100e6, 300e6, 50e6],
+                &[1000.0, 1001.0, 999.0],
+                None,
+                true,
+            ),
+            row("read", &[], &[500.0, 500.0, 500.0], None, false),
+        ];
+        let text = render_copy_table(&doc);
+        // Test, Files, Data, Runs, To close, syncfs, MB/s, ±CI %, files/s, On disk?, WA, Verify
+        let w = cells(&text, "set write");
+        assert_eq!(w[w.len() - 2], "? (other writers)", "{text}");
+        let c = cells(&text, "set copy");
+        assert_eq!(c[c.len() - 2], "1.10", "{text}");
+        let d = cells(&text, "set delete");
+        assert_eq!(d[6], "-", "{text}");
+        assert_eq!(d[7], "0.2", "files/s' spread, not MB/s': {text}");
+        assert_eq!(d[d.len() - 2], "-", "a delete has no WA: {text}");
+        let r = cells(&text, "set read");
+        assert_eq!((r[6].as_str(), r[7].as_str()), ("-", "0.0"), "{text}");
+    }
+
+    /// A data set of empty files: its write's df growth is shown as such (the cell was
+    /// blank), its copy has no "[unknown]" way of copying no bytes.
+    #[test]
+    fn an_empty_data_set_says_what_it_took_and_no_copy_method() {
+        let mut doc = ResultDoc::new("copy", Vec::new(), Environment::default());
+        let mut write = row("write", &[], &[668.0], None, false);
+        write.runs[0].copy.as_mut().unwrap().space = Some(crate::model::copy::SpaceAccounting {
+            delta_bytes: 8192,
+            ..Default::default()
+        });
+        let mut copy = row("copy", &[], &[641.0], None, false);
+        copy.runs[0].copy.as_mut().unwrap().in_place = Some(crate::model::copy::InPlaceCopy {
+            method: "unknown".into(),
+            basis: "none".into(),
+            ..Default::default()
+        });
+        doc.tests = vec![write, copy];
+        let text = render_copy_table(&doc);
+        let w = cells(&text, "set write");
+        assert!(w.contains(&"8.0 KiB (no data)".to_string()), "{text}");
+        let c = cells(&text, "set copy");
+        assert_eq!(c[6], "-", "{text}");
+        assert!(!text.contains("[unknown]"), "{text}");
+    }
+
     /// The header names the target as `iolab run` does (device, deciding mount options),
-    /// and a copy stopped before any phase says so instead of a table of headers only.
+    /// and a copy stopped before any phase says so instead of a table of headers only (or of
+    /// rows with no run).
     #[test]
     fn a_copy_with_no_phase_measured_says_so_under_run_s_header() {
         let env = Environment {
@@ -204,7 +346,20 @@ mod tests {
             mount_options: "rw,relatime,compress=zstd:3,space_cache=v2".into(),
             ..Default::default()
         };
-        let doc = ResultDoc::new("copy", Vec::new(), env);
+        let mut doc = ResultDoc::new("copy", Vec::new(), env);
+        // Stopped while the data set was staged: its phases exist, with no run.
+        doc.tests = ["write", "delete"]
+            .iter()
+            .map(|ph| TestResult {
+                name: format!("set {ph}"),
+                family: "copy".into(),
+                copy: Some(crate::model::copy::CopyTestDetail {
+                    phase: ph.to_string(),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+            .collect();
         let text = render_copy_table(&doc);
         let mut lines = text.lines();
         assert!(

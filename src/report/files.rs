@@ -115,10 +115,13 @@ pub fn render_files_table(doc: &ResultDoc) -> String {
             .iter()
             .filter_map(|r| r.files.as_ref()?.files_per_s_with_sync)
             .collect();
+        // A spread between portions needs two of them: `--portions 1` read "0.0".
         let cv: Vec<f64> = t
             .runs
             .iter()
-            .filter_map(|r| r.files.as_ref().map(|d| d.portion_cv * 100.0))
+            .filter_map(|r| r.files.as_ref())
+            .filter(|d| d.portion_ns.len() >= 2)
+            .map(|d| d.portion_cv * 100.0)
             .collect();
         rates.add_row(vec![
             Cell::new(&t.name),

@@ -363,12 +363,7 @@ pub fn render_trend(tr: &Trend) -> String {
     let mut t = table(&["#", "Started (UTC)", "Value", "95 % interval", "Change", ""]);
     for p in &tr.points {
         let interval = trend_interval(tr, p);
-        let mut mark = match p.level_change_pct {
-            Some(c) if p.significant_change => {
-                format!("◆ {:+.1} % ({})", c, word(tr.higher_is_better, c))
-            }
-            _ => String::new(),
-        };
+        let mut mark = trend_level(tr, p);
         // A run that stopped early: its figure stands, but the reader should know.
         if let Some(s) = &p.status {
             mark = [mark.as_str(), &format!("(run {s})")]
@@ -381,9 +376,7 @@ pub fn render_trend(tr: &Trend) -> String {
             short_time(&p.started_at),
             trend_value(tr, p),
             interval,
-            p.change_pct
-                .map(|c| format!("{c:+.1} %"))
-                .unwrap_or_default(),
+            trend_change(p),
             mark,
         ]);
     }
@@ -477,6 +470,26 @@ pub fn render_settings_changes(changes: &[(i64, i64, String)]) -> String {
 }
 
 /// A trend point's value as the trend's table prints it (the console shows the same).
+/// A point's Change against the previous result, as the trend's table and the console word
+/// it (`crate::report::metrics::fmt_change_pct`).
+pub fn trend_change(p: &TrendPoint) -> String {
+    p.change_pct
+        .map(|c| crate::report::metrics::fmt_change_pct(c, None))
+        .unwrap_or_default()
+}
+
+/// The mark of a point where the level changed for good: `◆ -25.2 % (slower)`.
+pub fn trend_level(tr: &Trend, p: &TrendPoint) -> String {
+    match p.level_change_pct {
+        Some(c) if p.significant_change => format!(
+            "◆ {} ({})",
+            crate::report::metrics::fmt_change_pct(c, None),
+            word(tr.higher_is_better, c)
+        ),
+        _ => String::new(),
+    }
+}
+
 pub fn trend_value(tr: &Trend, p: &TrendPoint) -> String {
     fmt_value(&tr.metric, p.value)
 }

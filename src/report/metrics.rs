@@ -142,6 +142,22 @@ pub fn fmt_seconds(v: f64) -> String {
 /// negative, so the interval says nothing. The JSON keeps the interval as computed.
 pub const CI_TOO_WIDE: &str = "± too wide";
 
+/// A change in percent, as every table, `--json` text and the console word it: signed, one
+/// decimal, with its 95 % half-width when it has one (`+37.0 ± 2.3 %`, `-1.7 %`). `iolab
+/// compare` wrote "37.0 ± 2.3 %" where `iolab history trend` wrote "+2.8 %".
+pub fn fmt_change_pct(pct: f64, pm: Option<f64>) -> String {
+    // "-0.0 %" for a change that rounds to nothing.
+    let pct = if (pct * 10.0).round() == 0.0 {
+        0.0
+    } else {
+        pct
+    };
+    match pm.filter(|pm| pm.is_finite()) {
+        Some(pm) => format!("{pct:+.1} ± {pm:.1} %"),
+        None => format!("{pct:+.1} %"),
+    }
+}
+
 /// `mean ± 95 % half-width` (or just the value for one run; `mean ± too wide` when the
 /// interval reaches below zero).
 pub fn fmt_mean_ci(metric: &str, s: &Summary) -> String {

@@ -149,8 +149,8 @@ pub fn trend(s: &AppState, q: &HashMap<String, String>) -> Result<serde_json::Va
         crate::report::history::trend_settings_changes(h, &t).map_err(|e| format!("{e:#}"))?;
     let text = crate::report::history::render_trend(&t)
         + &crate::report::history::render_settings_changes(&changes);
-    // Each point's value and interval as the trend's table words them (the page formatted
-    // them itself: 0.00075 s per portion read "0.0007 s").
+    // Each point's value, interval, change and level mark as the trend's table words them
+    // (the page formatted them itself: 0.00075 s per portion read "0.0007 s").
     let cells: Vec<serde_json::Value> = t
         .points
         .iter()
@@ -158,6 +158,8 @@ pub fn trend(s: &AppState, q: &HashMap<String, String>) -> Result<serde_json::Va
             serde_json::json!({
                 "value": crate::report::history::trend_value(&t, p),
                 "interval": crate::report::history::trend_interval(&t, p),
+                "change": crate::report::history::trend_change(p),
+                "level": crate::report::history::trend_level(&t, p),
             })
         })
         .collect();

@@ -20,6 +20,15 @@ pub fn grew_beyond(delta: i64, held: u64) -> bool {
             .min(i64::MAX as u64) as i64
 }
 
+/// Did the device write more during a phase than a phase whose files hold `held` (at least
+/// its data) explains? [`grew_beyond`]'s rule on `/proc/diskstats`' written bytes (the
+/// journal's checkpoint of the phase before stays under its slack): a 3-byte `iolab copy
+/// --source` read a write amplification of thousands while a build wrote beside it, and a
+/// writer that deletes as much as it writes leaves df alone but not the device.
+pub fn device_wrote_beyond(written: u64, held: u64) -> bool {
+    grew_beyond(written.min(i64::MAX as u64) as i64, held)
+}
+
 /// The `other-writers` warning of run `run` of `test`: df grew by `delta` `during` (what the
 /// phase's files hold), so the space figures are not `whose` alone and are left out. Added
 /// once per test.
@@ -31,6 +40,21 @@ pub fn warn_other_writers(
     during: &str,
     whose: &str,
 ) {
+    warn_other_writers_because(
+        doc,
+        test,
+        &format!(
+            "df's used space grew by {} in run {run} {during}",
+            fmt_size_iec(delta.max(0) as u64)
+        ),
+        &format!("its space figures are not {whose} alone (left out)"),
+    );
+}
+
+/// The `other-writers` warning of `test`, once per test: `evidence` (what moved by more
+/// than the phase explains) shows another program at work, so `left_out` (the figures it
+/// spoils).
+pub fn warn_other_writers_because(doc: &mut ResultDoc, test: &str, evidence: &str, left_out: &str) {
     if doc
         .warnings
         .iter()
@@ -41,8 +65,7 @@ pub fn warn_other_writers(
     doc.warn(Warning {
         code: WarningCode::OtherWriters,
         message: format!(
-            "df's used space grew by {} in run {run} {during}: another program wrote to this file system, so its space figures are not {whose} alone (left out); measure on a file system nothing else writes to",
-            fmt_size_iec(delta.max(0) as u64),
+            "{evidence}: another program wrote to this file system, so {left_out}; measure on a file system nothing else writes to"
         ),
         test: Some(test.to_string()),
     });
@@ -62,6 +85,19 @@ mod tests {
         ));
         assert!(!grew_beyond(-5 * MIB, 0));
         assert!(!grew_beyond(i64::MAX, u64::MAX));
+        // The device's written bytes, by the same rule: 3 bytes and the journal's commit
+        // (44 KiB) are the phase's; 300 MiB beside them are not.
+        assert!(!device_wrote_beyond(45_056, 3));
+        assert!(!device_wrote_beyond(
+            (2 * 19 + 16) * MIB as u64,
+            19 * MIB as u64
+        ));
+        assert!(device_wrote_beyond(
+            (2 * 19 + 16) * MIB as u64 + 1,
+            19 * MIB as u64
+        ));
+        assert!(device_wrote_beyond(300 * MIB as u64, 3));
+        assert!(!device_wrote_beyond(u64::MAX, u64::MAX));
         let mut doc = ResultDoc::new("files", Vec::new(), Default::default());
         for run in 1..=3 {
             warn_other_writers(&mut doc, "4K create", run, 500 * MIB, "x", "the files'");

@@ -93,7 +93,9 @@ pub fn record(path: &Path) {
 
 /// Record the result file iolab has just created empty (`ResultSink::claimed_empty`): a start
 /// after a kill removes it if it is still that empty file (a save renames a new inode over
-/// it, which recovery leaves alone, and `prune_at_exit` drops).
+/// it, which recovery leaves alone). The final save forgets it (`result_saved`, from
+/// `family::execute` and a distributed run's rank 0): `prune_at_exit`'s inode check alone
+/// kept it when the new inode reused the old one's number.
 pub fn record_empty_result(path: &Path) {
     record_entry(path, true);
 }

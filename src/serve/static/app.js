@@ -473,15 +473,13 @@ async function pageTrend() {
     const t = await api("/api/trend?" + q.toString());
     const pts = t.points.map((p, i) => ({ x: i * 1000, v: p.value }));
     // As `iolab history trend`: Change against the previous result; ◆ where the level
-    // changed for good (its change against the results before).
-    const signed = (c) => (c >= 0 ? "+" : "") + c.toFixed(1) + " %";
-    const word = (c) => ((c >= 0) === t.higher_is_better ? "faster" : "slower");
-    // Value and interval: the command line's text (t.cells, from src/report/history.rs).
+    // changed for good (its change against the results before). Value, interval, change and
+    // mark: the command line's text (t.cells, from src/report/history.rs).
     const rows = t.points.map((p, i) => h("tr", {}, h("td", {}, "h-" + p.id + (p.status ? " (run " + p.status + ")" : "")), h("td", {}, p.started_at),
       h("td", { className: "num" }, t.cells[i].value),
       h("td", { className: "num" }, t.cells[i].interval),
-      h("td", { className: "num" }, Number.isFinite(p.change_pct) ? signed(p.change_pct) : ""),
-      h("td", {}, p.significant_change && Number.isFinite(p.level_change_pct) ? "◆ " + signed(p.level_change_pct) + " (" + word(p.level_change_pct) + ")" : "")));
+      h("td", { className: "num" }, t.cells[i].change),
+      h("td", {}, t.cells[i].level)));
     const healthBox = h("div", { id: "health-history" });
     // The device's tests for the test field, and which one is shown when none was asked
     // for (as `iolab history trend` says on its stderr).

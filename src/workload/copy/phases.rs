@@ -115,9 +115,27 @@ fn judge_space(
     Some(s)
 }
 
-/// `other-writers` for a run whose df moved by more than its phase explains (said once per
-/// test).
+/// `other-writers` for a run whose df or device moved by more than its phase explains
+/// (said once per test).
 fn warn_other_writers(doc: &mut ResultDoc, test: &str, r: &RunResult) {
+    let Some(c) = r.copy.as_ref() else {
+        return;
+    };
+    if c.device_other_writers {
+        let written = r.device.as_ref().map_or(0, |d| d.write_bytes);
+        crate::workload::df::warn_other_writers_because(
+            doc,
+            test,
+            &format!(
+                "the device wrote {} in run {}, more than a phase on a {} data set explains",
+                fmt_size_iec(written),
+                r.run,
+                fmt_size_iec(r.bytes)
+            ),
+            "its write amplification and space figures are not the copy's alone (left out)",
+        );
+        return;
+    }
     let Some(s) = r
         .copy
         .as_ref()
@@ -277,7 +295,7 @@ pub fn run_copy(
             match outcome {
                 Ok(None) => {}
                 Ok(Some((r, verdict))) => {
-                    headline.get_or_insert(r.bw_bytes_per_s.unwrap_or(0.0));
+                    headline.get_or_insert(r.bw_bytes_per_s.or(r.files_per_s).unwrap_or(0.0));
                     let name = doc.tests[index(ph)].name.clone();
                     warn_other_writers(doc, &name, &r);
                     let t = &mut doc.tests[index(ph)];
@@ -370,7 +388,7 @@ fn stage(cfg: &CopyConfig, ctx: &RunContext, ws: &Workspace) -> Result<Option<Tr
     }
     p.finish(&format!(
         "{} files, {}",
-        plan.files.len(),
+        crate::units::fmt_thousands(plan.files.len() as f64),
         fmt_size_iec(plan.data_bytes())
     ));
     Ok(match s.verify {
@@ -457,7 +475,7 @@ impl PhaseRunner<'_> {
             drop_caches();
         }
         let (from, to) = ph.paths(self.ws);
-        let m = self.measure(ph, label, &from, &to)?;
+        let m = self.measure(ph, label, &from, &to, measured)?;
         // Integrity, outside the timing.
         let verify = self.verify_tree(ph, &to)?;
         // How the copy was made (data or shared extents), read before it is deleted.
@@ -476,14 +494,34 @@ impl PhaseRunner<'_> {
         if !measured {
             return verdict.map_or(Ok(None), Err);
         }
-        let space = self.space(ph, &m, &to);
-        let r = self.run_result(ph, run, m, space, verify, in_place);
+        let mut space = self.space(ph, &m, &to);
+        let data = self.cfg.plan.data_bytes();
+        let held = space.as_ref().and_then(|s| s.files_bytes).unwrap_or(0);
+        let device_others = m.device.as_ref().is_some_and(|d| {
+            crate::workload::df::device_wrote_beyond(d.write_bytes, data.max(held))
+        });
+        if device_others && let Some(s) = space.as_mut() {
+            // df is no more the phase's alone than the device's counters are (a writer that
+            // deletes what it writes leaves df where it was).
+            s.other_writers = true;
+            s.overhead_ratio = None;
+            s.space_returned = None;
+        }
+        let r = self.run_result(ph, run, m, space, verify, in_place, device_others);
         Ok(Some((r, verdict)))
     }
 
     /// The timed part with what is read around it (device counters, df), the progress line
-    /// and, after the write, what the delete should come back to.
-    fn measure(&mut self, ph: Phase, label: &str, from: &Path, to: &Path) -> Result<PhaseMeasure> {
+    /// and, after the write, what the delete should come back to. A phase run only because
+    /// another needs it (`measured` false) ends its line without a rate or timings.
+    fn measure(
+        &mut self,
+        ph: Phase,
+        label: &str,
+        from: &Path,
+        to: &Path,
+        measured: bool,
+    ) -> Result<PhaseMeasure> {
         let ws = self.ws;
         let counters = if ph == Phase::Ceiling {
             None
@@ -509,7 +547,7 @@ impl PhaseRunner<'_> {
             self.used_before_write = used_before;
             corrupt_for_tests(to);
         }
-        p.finish(&self.summary(ph, &timed));
+        p.finish(&self.summary(ph, &timed, measured));
         Ok(PhaseMeasure {
             timed,
             device,
@@ -549,11 +587,15 @@ impl PhaseRunner<'_> {
     }
 
     /// The progress line's last words: the rate (files/s for the delete, which moves no
-    /// data) and the two timings.
-    fn summary(&self, ph: Phase, timed: &Timed) -> String {
+    /// data) and the two timings; for a phase that is not measured, what it was for
+    /// (`--phases delete` printed "write ... 212.4 MB/s" for a write nobody asked to time).
+    fn summary(&self, ph: Phase, timed: &Timed, measured: bool) -> String {
         let plan = &self.cfg.plan;
+        if !measured {
+            return unmeasured_summary(ph, plan.files.len(), plan.data_bytes());
+        }
         let total_ns = (timed.close_ns + timed.syncfs_ns).max(1);
-        let rate = if ph == Phase::Delete {
+        let rate = if ph == Phase::Delete || plan.data_bytes() == 0 {
             format!(
                 "{} files/s",
                 crate::units::fmt_thousands(plan.files.len() as f64 * 1e9 / total_ns as f64)
@@ -624,7 +666,9 @@ impl PhaseRunner<'_> {
     }
 
     /// The measured run: rates over close + syncfs, device counters and write
-    /// amplification, and the copy details.
+    /// amplification (none when the device wrote more than the phase explains:
+    /// `device_others`), and the copy details.
+    #[allow(clippy::too_many_arguments)]
     fn run_result(
         &self,
         ph: Phase,
@@ -633,6 +677,7 @@ impl PhaseRunner<'_> {
         space: Option<SpaceAccounting>,
         verify: Option<VerifyResult>,
         in_place: Option<InPlaceCopy>,
+        device_others: bool,
     ) -> RunResult {
         let plan = &self.cfg.plan;
         let data = plan.data_bytes();
@@ -650,12 +695,15 @@ impl PhaseRunner<'_> {
             elapsed_ns: total_ns,
             ops: files,
             bytes: data,
-            bw_bytes_per_s: Some(data as f64 / secs),
+            // A data set of empty files moves no data: no MB/s ("0.00" read as a stalled
+            // device), files/s stands.
+            bw_bytes_per_s: (data > 0).then(|| data as f64 / secs),
             files_per_s: Some(files as f64 / secs),
             fsync_ns: Some(timed.syncfs_ns),
             write_amplification: m
                 .device
                 .as_ref()
+                .filter(|_| !device_others)
                 .and_then(|d| write_amplification(d, app_written)),
             device: m.device,
             copy: Some(CopyRunDetail {
@@ -667,10 +715,26 @@ impl PhaseRunner<'_> {
                 space,
                 verify,
                 in_place,
+                device_other_writers: device_others,
             }),
             ..Default::default()
         }
     }
+}
+
+/// The progress line of a phase run only because another needs it (the write a read, copy
+/// or delete works on; the delete that empties the target again): what it did, no rate.
+fn unmeasured_summary(ph: Phase, files: usize, data: u64) -> String {
+    let what = if ph == Phase::Delete {
+        "removed"
+    } else {
+        "written"
+    };
+    format!(
+        "{} files, {} {what} (not measured: not in --phases)",
+        crate::units::fmt_thousands(files as f64),
+        fmt_size_iec(data)
+    )
 }
 
 /// Delete the tree at `from`, timed until the last unlink, then `syncfs` of `target`.
@@ -751,5 +815,18 @@ mod tests {
         let busy = d(1486 * MIB);
         assert!(busy.other_writers && busy.space_returned.is_none());
         assert!(judge_space(Phase::Read, data, Some((0, 0)), None, None).is_none());
+    }
+
+    /// A phase that runs only for another's sake shows no speed.
+    #[test]
+    fn an_unmeasured_phase_says_what_it_did_without_a_rate() {
+        let w = unmeasured_summary(Phase::Write, 1200, 19 * MIB);
+        assert_eq!(
+            w,
+            "1,200 files, 19.0 MiB written (not measured: not in --phases)"
+        );
+        assert!(!w.contains("MB/s") && !w.contains("syncfs"), "{w}");
+        let d = unmeasured_summary(Phase::Delete, 3, 5);
+        assert!(d.starts_with("3 files, 5 B removed"), "{d}");
     }
 }

@@ -33,6 +33,7 @@ pub fn run_big(
     let size = FileSize {
         token: crate::units::fmt_size_exact(big),
         bytes: big,
+        same_as: Vec::new(),
     };
     let mut test = new_test(cfg, &size, "big", format!("{} big", size.label()));
     for k in ["files_per_portion", "portions", "passes"] {

@@ -12,6 +12,23 @@ use super::config::FilesConfig;
 use super::engine::Op;
 use super::sizes::FileSize;
 
+/// A create run whose device wrote more than its files can hold explains (`held`, as df's
+/// growth is judged): another program wrote to the device, so the run's write
+/// amplification is left out and its space record says `other_writers` (df alone missed a
+/// writer that deletes as much as it writes). The bytes the device wrote, when so.
+pub fn judge_device(rr: &mut RunResult, held: u64) -> Option<u64> {
+    let written = rr.device.as_ref()?.write_bytes;
+    if !crate::workload::df::device_wrote_beyond(written, held) {
+        return None;
+    }
+    rr.write_amplification = None;
+    if let Some(s) = rr.files.as_mut().and_then(|f| f.space.as_mut()) {
+        s.other_writers = true;
+        s.used_delta_bytes = None;
+    }
+    Some(written)
+}
+
 /// Turn a phase's detail into a run result.
 pub fn run_result(
     run: u32,
@@ -44,7 +61,8 @@ pub fn run_result(
         ops: d.files_done,
         bytes,
         files_per_s: (secs > 0.0).then(|| d.files_done as f64 / secs),
-        bw_bytes_per_s: (secs > 0.0 && matches!(op, Op::Create | Op::Read))
+        // Empty files (`--sizes 0`) move no data: no MB/s ("0.00" read as a stalled device).
+        bw_bytes_per_s: (secs > 0.0 && bytes > 0 && matches!(op, Op::Create | Op::Read))
             .then(|| bytes as f64 / secs),
         fsync_ns: (op == Op::Create && d.sync_ns > 0).then_some(d.sync_ns),
         ..Default::default()
@@ -163,5 +181,48 @@ pub fn summarize_files_test(t: &mut TestResult) {
         .collect();
     if !sync.is_empty() {
         t.summary.insert("sync_seconds".into(), summarize(&sync));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::device::DeviceCounters;
+    use crate::model::files::FilesSpace;
+
+    /// A create run on a shared device: 1,000 files of 1 byte hold at most 3.9 MiB; the
+    /// device wrote 57 MiB (a build beside it) and the write amplification was that over
+    /// 1,000 bytes. df, which a writer that deletes what it writes leaves alone, said nothing.
+    #[test]
+    fn a_device_that_wrote_more_than_the_files_explain_has_other_writers() {
+        let run = |written: u64| RunResult {
+            write_amplification: Some(written as f64 / 1000.0),
+            device: Some(DeviceCounters {
+                write_bytes: written,
+                ..Default::default()
+            }),
+            files: Some(FilesRunDetail {
+                space: Some(FilesSpace {
+                    used_before_bytes: 1 << 30,
+                    used_with_files_bytes: (1 << 30) + (4 << 20),
+                    used_delta_bytes: Some(4 << 20),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let held = 1000 * 4096;
+        let mut ours = run(6 << 20);
+        assert_eq!(judge_device(&mut ours, held), None);
+        assert!(ours.write_amplification.is_some());
+        let mut busy = run(57 << 20);
+        assert_eq!(judge_device(&mut busy, held), Some(57 << 20));
+        assert_eq!(busy.write_amplification, None);
+        let space = busy.files.unwrap().space.unwrap();
+        assert!(space.other_writers && space.used_delta_bytes.is_none());
+        // No device counters (tmpfs): nothing to judge.
+        let mut none = RunResult::default();
+        assert_eq!(judge_device(&mut none, held), None);
     }
 }

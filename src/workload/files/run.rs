@@ -507,6 +507,8 @@ pub fn run_with_hooks(
                     .flatten();
                 // df grew by more than the files explain: (growth, what they hold).
                 let mut polluted = None;
+                // What the run's files can hold, for judging the device's written bytes.
+                let mut held_by_files = None;
                 let ph = PhaseCounters::start(device.as_deref());
                 let prog = |f: f64| p.set((k as f64 + f) / nops, op_name(*op));
                 let PhaseRun {
@@ -559,17 +561,32 @@ pub fn run_with_hooks(
                         if rec.other_writers {
                             polluted = Some((with as i64 - before as i64, held));
                         }
+                        held_by_files = Some(held);
                         d.space = Some(rec);
                     }
                 }
-                let rr = run_result(run, *op, size.bytes, d, ph.as_ref());
+                let mut rr = run_result(run, *op, size.bytes, d, ph.as_ref());
+                let device_others =
+                    held_by_files.and_then(|held| super::result::judge_device(&mut rr, held));
                 if let Some(h) = hooks {
                     h.after_phase(&rr, (start_wall_ns, end_wall_ns), stonewalled)?;
                 }
                 if *op == Op::Create {
                     values.push(rr.files_per_s.unwrap_or(0.0));
                 }
-                if let Some((delta, held)) = polluted {
+                if let (Some(written), Some(held)) = (device_others, held_by_files) {
+                    let name = doc.tests[base + k].name.clone();
+                    crate::workload::df::warn_other_writers_because(
+                        doc,
+                        &name,
+                        &format!(
+                            "the device wrote {} in run {run} while the run's files hold at most {}",
+                            fmt_size_iec(written),
+                            fmt_size_iec(held)
+                        ),
+                        "its write amplification and space figures are not the files' alone (left out)",
+                    );
+                } else if let Some((delta, held)) = polluted {
                     let name = doc.tests[base + k].name.clone();
                     let during =
                         format!("while the run's files hold at most {}", fmt_size_iec(held));

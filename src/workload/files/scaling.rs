@@ -42,6 +42,17 @@ pub fn analyse(runs: &[&[u64]], files_per_portion: u64, flat: bool) -> Option<Di
     let split = find_drop(&rates);
     let total = len as u64 * files_per_portion;
     let (drop_after_files, slowdown_pct, message) = match split {
+        // `find_drop` needs four portions: "no slowdown of 10 % or more up to 1 files" was
+        // said of a run that could not show one.
+        None if curve.len() < 4 => (
+            None,
+            None,
+            format!(
+                "{} of {}: too few to look for a slowdown in {scope} (4 portions or more)",
+                crate::units::count(curve.len() as u64, "portion", "portions"),
+                crate::units::count(files_per_portion, "file", "files"),
+            ),
+        ),
         Some((k, drop)) => {
             let after = curve[k].files_before;
             (
@@ -142,5 +153,26 @@ mod tests {
                 .starts_with("slower by 23 % after 250,000 files in one directory")
         );
         assert_eq!(s.curve.len(), 8);
+    }
+
+    /// One portion of one file said "no slowdown of 10 % or more up to 1 files in one
+    /// directory": too few portions to look for one is said as that.
+    #[test]
+    fn too_few_portions_are_not_called_no_slowdown() {
+        let one = [1_000u64];
+        let s = analyse(&[&one], 1, true).unwrap();
+        assert_eq!(
+            s.message,
+            "1 portion of 1 file: too few to look for a slowdown in one directory (4 portions or more)"
+        );
+        assert!(s.drop_after_files.is_none() && s.slowdown_pct.is_none());
+        let four = [1_000u64; 4];
+        let s = analyse(&[&four], 2, false).unwrap();
+        assert!(
+            s.message
+                .starts_with("no slowdown of 10 % or more up to 8 files in the file system"),
+            "{}",
+            s.message
+        );
     }
 }

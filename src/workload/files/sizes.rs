@@ -11,6 +11,10 @@ use crate::error::UsageError;
 pub struct FileSize {
     pub token: String,
     pub bytes: u64,
+    /// Later tokens of `--sizes` that came to the same bytes on this file system through
+    /// its allocation unit (`cluster` and `64K` on 64 KiB clusters): measured once, as this
+    /// one, and said (the `sizes-merged` warning).
+    pub same_as: Vec<String>,
 }
 
 impl FileSize {
@@ -37,9 +41,31 @@ pub fn parse_token(token: &str, unit: u64) -> Result<u64, UsageError> {
 /// Check the tokens of a `--sizes` list for what needs no allocation unit (syntax, zero
 /// clusters): a matrix `files:sizes=…` reference is refused before any mkfs, not after it
 /// in every configuration's row. `cluster-N` below zero depends on the unit: not checked.
+///
+/// A size listed twice is refused (`--sizes 1,1` measured one size and said nothing): the
+/// same token, or two plain sizes of the same bytes (`4K,4096`). Tokens relative to the
+/// allocation unit may meet a plain size on one file system and not on another (`cluster`
+/// and `64K`): those are measured once and said, not refused (`parse_sizes`).
 pub fn check_sizes_syntax(list: &str) -> Result<(), UsageError> {
+    let mut seen: Vec<(&str, Option<u64>)> = Vec::new();
     for tok in list.split(',') {
-        parse_token_with(tok, None)?;
+        let t = tok.trim();
+        let bytes = parse_token_with(t, None)?;
+        let plain = (!t.to_ascii_lowercase().contains("cluster")).then_some(bytes);
+        if let Some((first, _)) = seen
+            .iter()
+            .find(|(o, b)| o.eq_ignore_ascii_case(t) || (plain.is_some() && *b == plain))
+        {
+            let what = if first.eq_ignore_ascii_case(t) {
+                format!("'{t}' is listed twice")
+            } else {
+                format!("'{t}' is {bytes} B, as '{first}' before it")
+            };
+            return Err(UsageError::new(format!(
+                "--sizes: {what}: each size is one test, list it once"
+            )));
+        }
+        seen.push((t, plain));
     }
     Ok(())
 }
@@ -96,16 +122,22 @@ fn parse_token_with(token: &str, unit: Option<u64>) -> Result<u64, UsageError> {
     }
 }
 
-/// Parse a comma-separated list; duplicates (same bytes) are kept once, in order.
+/// Parse a comma-separated list (refused as [`check_sizes_syntax`] refuses it); tokens that
+/// come to the same bytes through the allocation unit are measured once, the later ones
+/// named in the first's `same_as`.
 pub fn parse_sizes(list: &str, unit: u64) -> Result<Vec<FileSize>, UsageError> {
+    check_sizes_syntax(list)?;
     let mut out: Vec<FileSize> = Vec::new();
     for tok in list.split(',') {
         let bytes = parse_token(tok, unit)?;
-        if !out.iter().any(|s| s.bytes == bytes) {
-            out.push(FileSize {
-                token: tok.trim().to_string(),
+        let token = tok.trim().to_string();
+        match out.iter_mut().find(|s| s.bytes == bytes) {
+            Some(first) => first.same_as.push(token),
+            None => out.push(FileSize {
+                token,
                 bytes,
-            });
+                same_as: Vec::new(),
+            }),
         }
     }
     if out.is_empty() {
@@ -242,8 +274,32 @@ mod tests {
         assert_eq!(v.len(), 3);
         assert_eq!(v[0].label(), "1 B");
         assert_eq!(v[1].label(), "cluster (4KiB)");
+        // Met through the allocation unit: measured once, and the merge is kept to be said.
+        assert_eq!(v[1].same_as, ["4K"]);
         assert_eq!(v[2].label(), "cluster+1 (4097 B)");
         assert!(parse_sizes("1,,2", 4096).is_err());
+        // On another file system the same list is four sizes.
+        assert_eq!(
+            parse_sizes("1,cluster,4K,cluster+1", 65536).unwrap().len(),
+            4
+        );
+    }
+
+    /// `--sizes 1,1` measured one size and said nothing: a size listed twice is refused.
+    #[test]
+    fn a_size_listed_twice_is_refused() {
+        for (list, said) in [
+            ("1,1", "'1' is listed twice"),
+            ("4K, 1,4k", "'4k' is listed twice"),
+            ("cluster,Cluster", "'Cluster' is listed twice"),
+            ("4K,4096", "'4096' is 4096 B, as '4K' before it"),
+        ] {
+            let e = check_sizes_syntax(list).unwrap_err().0;
+            assert!(e.starts_with(&format!("--sizes: {said}")), "{list}: {e}");
+            assert!(parse_sizes(list, 4096).is_err(), "{list}");
+        }
+        // Relative and plain sizes may or may not meet, by file system: not refused.
+        check_sizes_syntax("1,cluster,cluster+1,64K,cluster-1,4K").unwrap();
     }
 
     #[test]
