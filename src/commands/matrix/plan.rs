@@ -140,7 +140,9 @@ fn parse_units(s: &str) -> Result<Vec<Option<u64>>, UsageError> {
     let mut out = Vec::new();
     for tok in s.split(',').map(str::trim).filter(|t| !t.is_empty()) {
         if tok.eq_ignore_ascii_case("default") {
-            out.push(None);
+            if !out.contains(&None) {
+                out.push(None);
+            }
             continue;
         }
         let v = parse_size(tok).map_err(|e| err(format!("--cluster {tok}: {e}")))?;
@@ -149,12 +151,14 @@ fn parse_units(s: &str) -> Result<Vec<Option<u64>>, UsageError> {
                 "--cluster {tok}: an allocation unit is a power of two of at least 512 bytes"
             )));
         }
-        out.push(Some(v));
+        // `4K,1K,4K` or `4K,4096`: one configuration each, not a second identical row.
+        if !out.contains(&Some(v)) {
+            out.push(Some(v));
+        }
     }
     if out.is_empty() {
         return Err(err("--cluster names no size"));
     }
-    out.dedup();
     Ok(out)
 }
 
@@ -430,6 +434,12 @@ mod tests {
             [Some(512), Some(1024), None]
         );
         assert!(parse_units("3000").is_err());
+        // A value repeated anywhere in the list made a second, identical configuration
+        // (`--cluster 1K,4K,64K,4K`: two `xfs 4KiB` rows); only neighbours were merged.
+        assert_eq!(
+            parse_units("1K,4K,64K,4096,default,1k,default").unwrap(),
+            [Some(1024), Some(4096), Some(65536), None]
+        );
         assert_eq!(
             parse_mount_opts(&["relatime;noatime".into(), "default".into()]).unwrap(),
             ["relatime", "noatime", ""]
