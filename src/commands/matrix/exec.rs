@@ -371,6 +371,13 @@ impl Exec<'_> {
                             outcome.cache_absorbed.push(t);
                         }
                     }
+                    // Stopped after these tests: they are kept, the workload is not ranked
+                    // (its other tests are missing), and the matrix stops.
+                    if let Some(e) = o.stopped {
+                        outcome.status = "interrupted".into();
+                        outcome.error = Some(format!("{e:#}"));
+                        return Err(e);
+                    }
                 }
                 Err(e) if is_interrupt(&e) || self.ctx.stop.is_set() => {
                     let o = outcome_of(p.cfg, &label);
