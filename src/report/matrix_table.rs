@@ -209,7 +209,9 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
     let mut ranked: Vec<Row> = Vec::new();
     // Measured, but what they measured is the page cache: shown, not ranked.
     let mut apart: Vec<Row> = Vec::new();
-    let mut unranked: Vec<(&ConfigurationResult, String)> = Vec::new();
+    // Not ranked, with the figures of the tests they finished (a stopped or failed workload's
+    // earlier tests), blank where none.
+    let mut unranked: Vec<(&ConfigurationResult, String, Vec<String>)> = Vec::new();
     for c in &doc.configurations {
         let tests = tests_of(c, workload);
         let failed = c
@@ -221,7 +223,18 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
             let why = failed
                 .or_else(|| c.reason.clone())
                 .unwrap_or_else(|| "no result".into());
-            unranked.push((c, format!("{}: {}", c.status, first_line(&why))));
+            let cells = names
+                .iter()
+                .map(|n| {
+                    tests
+                        .iter()
+                        .find(|t| &t.name == n)
+                        .and_then(|t| headline(t))
+                        .map(|(k, v)| fmt_value(&k, v))
+                        .unwrap_or_default()
+                })
+                .collect();
+            unranked.push((c, format!("{}: {}", c.status, first_line(&why)), cells));
             continue;
         }
         let absorbed = cache_absorbed(c, workload);
@@ -255,7 +268,7 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
             continue;
         }
         if logs.is_empty() {
-            unranked.push((c, "no headline metric".into()));
+            unranked.push((c, "no headline metric".into(), Vec::new()));
             continue;
         }
         let score = (logs.iter().sum::<f64>() / logs.len() as f64).exp();
@@ -304,10 +317,13 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
         }));
         t.add_row(row);
     }
-    for (c, why) in &unranked {
+    for (c, why, cells) in &unranked {
         let mut row = vec![Cell::new("-"), Cell::new(&c.label)];
         if per_test {
-            row.extend(names.iter().map(|_| Cell::new("")));
+            row.extend(names.iter().enumerate().map(|(i, _)| {
+                Cell::new(cells.get(i).map(String::as_str).unwrap_or(""))
+                    .set_alignment(CellAlignment::Right)
+            }));
         }
         row.extend([Cell::new(""), Cell::new(why)]);
         t.add_row(row);
@@ -720,6 +736,31 @@ mod tests {
         assert!(out.contains("1.37× slower"), "{out}");
         assert!(out.contains("skipped: mkfs.f2fs is not installed"), "{out}");
         assert_eq!(relative_text(1.0), "1.00");
+    }
+
+    /// A row stopped by Ctrl-C after some tests (or a workload that failed after some) is
+    /// listed under the ranking with the figures it finished: the row showed blank cells
+    /// although the JSON held its finished tests.
+    #[test]
+    fn an_interrupted_row_shows_its_finished_tests_unranked() {
+        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
+        let mut ext4 = cfg("ext4", &[1234.0]);
+        ext4.status = "interrupted".into();
+        ext4.workloads.push(crate::model::matrix::WorkloadOutcome {
+            workload: "run:x".into(),
+            status: "interrupted".into(),
+            error: Some("interrupted by SIGINT".into()),
+            tests: vec!["RND4K Q1T1 read".into()],
+            ..Default::default()
+        });
+        doc.configurations = vec![cfg("xfs", &[1000.0, 1000.0]), ext4];
+        let out = render_ranking(&doc, "run:x");
+        let row = out.lines().find(|l| l.contains("ext4")).unwrap();
+        assert!(row.contains("1,234 IOPS"), "{out}");
+        assert!(row.contains("interrupted: interrupted by SIGINT"), "{row}");
+        assert!(row.trim_start_matches(['│', ' ']).starts_with('-'), "{row}");
+        let xfs = out.lines().find(|l| l.contains("xfs")).unwrap();
+        assert!(xfs.contains("1.00"), "{xfs}");
     }
 
     /// exfat through mount.exfat-fuse measured the page cache (1 GiB written, 16 MiB reached
