@@ -849,3 +849,52 @@ fn a_cluster_study_through_fusefat_is_estimated_up_front() {
         "{said}"
     );
 }
+
+/// `--mkfs-opts` sets are a dimension of the matrix like `--mount-opts`: ext4 without a
+/// journal next to ext4 with one (there was no way to give mkfs an option). What was made
+/// is read back: dumpe2fs's features decide `journaling`, not the type's table.
+#[test]
+fn mkfs_option_sets_are_configurations_and_are_read_back() {
+    let test = "mkfs_option_sets_are_configurations_and_are_read_back";
+    if !can_run(test) {
+        return;
+    }
+    let _g = EXCLUSIVE.read().unwrap();
+    let area = Area::new();
+    let args = area.args(&[
+        "--fs",
+        "ext4",
+        "--mkfs-opts",
+        "-O ^has_journal;default",
+        "--mount-opts",
+        "noatime",
+        "--image-size",
+        "64M",
+        "--repeat",
+        "1",
+        "--setup-only",
+    ]);
+    let out = bin().args(&args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    area.assert_clean();
+    let doc = area.result();
+    let labels: Vec<&str> = doc
+        .configurations
+        .iter()
+        .map(|c| c.label.as_str())
+        .collect();
+    assert_eq!(labels, ["ext4 [-O ^has_journal] noatime", "ext4 noatime"]);
+    let (nj, j) = (&doc.configurations[0], &doc.configurations[1]);
+    assert_eq!((nj.status.as_str(), j.status.as_str()), ("ok", "ok"));
+    assert!(
+        nj.mkfs_command
+            .as_deref()
+            .unwrap_or("")
+            .ends_with("-O ^has_journal DEVICE"),
+        "{:?}",
+        nj.mkfs_command
+    );
+    assert!(!nj.journaling && nj.design == "none", "{nj:?}");
+    assert!(j.journaling && j.design == "journal", "{j:?}");
+}

@@ -87,7 +87,7 @@ fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
 
 /// The row of a configuration before it runs.
 pub fn initial_row(cp: &ConfigPlan, place: &Place) -> ConfigurationResult {
-    let mkfs = crate::fs::mkfs::mkfs_command(cp.fs, cp.unit, Path::new("DEVICE"))
+    let mkfs = crate::fs::mkfs::mkfs_command(cp.fs, cp.unit, &cp.mkfs_opts, Path::new("DEVICE"))
         .ok()
         .filter(|v| !v.is_empty())
         .map(|v| v.join(" "));
@@ -134,6 +134,7 @@ impl Exec<'_> {
                 fs: cp.fs,
                 method,
                 unit: cp.unit,
+                mkfs_opts: &cp.mkfs_opts,
                 mount_opts: &cp.mount_opts,
                 place: &self.place,
                 tag: &format!("c{}-r{run}", idx + 1),
@@ -242,6 +243,13 @@ impl Exec<'_> {
                     ),
                     test: Some(cp.label.clone()),
                 });
+            }
+        }
+        // The journal as made, not as the type's table says (`--mkfs-opts '-O ^has_journal'`).
+        if let Some(j) = crate::fs::mkfs::read_journal(cp.fs, inst.device.as_deref()) {
+            cfg.journaling = j;
+            if !j && cfg.design == "journal" {
+                cfg.design = "none".into();
             }
         }
         match inst.read_unit() {
