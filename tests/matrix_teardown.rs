@@ -111,6 +111,11 @@ fn mount_options_the_kernel_rejects_are_usage_errors() {
         stderr.contains("nosuchoption_iolab") && stderr.contains("rejected"),
         "{stderr}"
     );
+    // The kernel's reason, not only mount(8)'s "dmesg(1) may have more information".
+    assert!(
+        stderr.contains("kernel: ext4: Unknown parameter 'nosuchoption_iolab'"),
+        "{stderr}"
+    );
     area.assert_clean();
 }
 
