@@ -9,7 +9,9 @@ use crate::model::{ResultDoc, Summary, TestResult};
 use crate::report::blocks::{Block, TableBlock, summary_table};
 use crate::report::charts::{latency_curves, tick_fmt};
 use crate::report::heatmap::heat_map;
-use crate::report::matrix_table::{CACHE_ABSORBED_CELL, cache_absorbed_note, cache_unchecked_note};
+use crate::report::matrix_table::{
+    CACHE_ABSORBED_CELL, cache_absorbed_note, cache_unchecked_note, first_line,
+};
 use crate::report::metrics::{Better, direction, fmt_mean_ci, fmt_value, label, primary_metric};
 use crate::report::svg::{Bar, bar_chart};
 use crate::units::{fmt_size_exact, parse_size};
@@ -71,7 +73,11 @@ fn configurations_table(doc: &ResultDoc) -> TableBlock {
                     cluster_made(c.cluster_bytes_actual),
                     mount_options(&c.mount_options),
                     c.status.clone(),
-                    c.reason.clone().unwrap_or_else(|| "-".into()),
+                    // One line, as in the terminal (the full text is in the JSON).
+                    c.reason
+                        .as_deref()
+                        .map(first_line)
+                        .unwrap_or_else(|| "-".into()),
                     c.tests.len().to_string(),
                 ]
             })

@@ -45,8 +45,23 @@ fn ms(ns: &[u64]) -> String {
     format!("{:.0}", median(&v))
 }
 
-fn first_line(s: &str) -> String {
-    s.lines().next().unwrap_or("").trim().to_string()
+/// A row's reason on one line: its first line and, when that ends in a colon before a
+/// command's framed output (`  | ...`), the output's first line, which says what went wrong
+/// (`mkfs.xfs: invalid option -- 'O'`); the whole output stays in the JSON.
+pub fn first_line(s: &str) -> String {
+    let mut lines = s.lines();
+    let first = lines.next().unwrap_or("").trim().to_string();
+    if !first.ends_with(':') {
+        return first;
+    }
+    let said = lines
+        .filter_map(|l| l.trim_start().strip_prefix('|'))
+        .map(str::trim)
+        .find(|l| !l.is_empty());
+    match said {
+        Some(l) => format!("{first} {l}"),
+        None => first.trim_end_matches(':').to_string(),
+    }
 }
 
 /// "1.00" for the fastest, "1.37× slower" for the others.
@@ -761,6 +776,23 @@ mod tests {
         assert!(row.trim_start_matches(['│', ' ']).starts_with('-'), "{row}");
         let xfs = out.lines().find(|l| l.contains("xfs")).unwrap();
         assert!(xfs.contains("1.00"), "{xfs}");
+    }
+
+    /// A failed mkfs's row said "failed: mkfs failed: `mkfs.xfs -f -q -O ^has_journal
+    /// /dev/loop9` failed (exit code 1):" and stopped at the colon, before the reason; the
+    /// report's cell held all 30 lines of mkfs's usage text.
+    #[test]
+    fn a_reason_line_reaches_the_commands_first_words() {
+        let why = "mkfs failed: `mkfs.xfs -O x /dev/loop9` failed (exit code 1):\n  | mkfs.xfs: invalid option -- 'O'\n  | unknown option -O \n  | Usage: mkfs.xfs";
+        assert_eq!(
+            first_line(why),
+            "mkfs failed: `mkfs.xfs -O x /dev/loop9` failed (exit code 1): mkfs.xfs: invalid option -- 'O'"
+        );
+        assert_eq!(first_line("interrupted by SIGINT"), "interrupted by SIGINT");
+        assert_eq!(
+            first_line("failed (exit code 1):\n"),
+            "failed (exit code 1)"
+        );
     }
 
     /// exfat through mount.exfat-fuse measured the page cache (1 GiB written, 16 MiB reached
