@@ -898,3 +898,50 @@ fn mkfs_option_sets_are_configurations_and_are_read_back() {
     assert!(!nj.journaling && nj.design == "none", "{nj:?}");
     assert!(j.journaling && j.design == "journal", "{j:?}");
 }
+
+/// What the mount really applied is in the row, as /proc/self/mountinfo shows it: `noatime`
+/// asked shows as `noatime`, the default set shows the kernel's `relatime`.
+#[test]
+fn a_row_records_the_options_its_mount_really_had() {
+    let test = "a_row_records_the_options_its_mount_really_had";
+    if !can_run(test) {
+        return;
+    }
+    let _g = EXCLUSIVE.read().unwrap();
+    let area = Area::new();
+    let args = area.args(&[
+        "--fs",
+        "ext4",
+        "--mount-opts",
+        "noatime;default",
+        "--image-size",
+        "64M",
+        "--repeat",
+        "1",
+        "--setup-only",
+    ]);
+    let out = bin().args(&args).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    area.assert_clean();
+    let doc = area.result();
+    let shown: Vec<Vec<String>> = doc
+        .configurations
+        .iter()
+        .map(|c| {
+            c.mount_options_shown
+                .as_deref()
+                .unwrap_or_else(|| panic!("{}: no mount_options_shown", c.label))
+                .split(',')
+                .map(String::from)
+                .collect()
+        })
+        .collect();
+    assert!(shown[0].iter().any(|o| o == "noatime"), "{shown:?}");
+    assert!(shown[1].iter().any(|o| o == "relatime"), "{shown:?}");
+    assert!(!shown[1].iter().any(|o| o == "noatime"), "{shown:?}");
+}

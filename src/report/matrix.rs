@@ -56,6 +56,7 @@ fn configurations_table(doc: &ResultDoc) -> TableBlock {
             "cluster asked",
             "cluster actual",
             "mount options",
+            "mounted with",
             "status",
             "reason",
             "tests",
@@ -72,6 +73,8 @@ fn configurations_table(doc: &ResultDoc) -> TableBlock {
                     cluster(c.cluster_bytes),
                     cluster_made(c.cluster_bytes_actual),
                     mount_options(&c.mount_options),
+                    // What applied, as the kernel shows it (`compress=zstd:3`).
+                    c.mount_options_shown.clone().unwrap_or_else(|| "-".into()),
                     c.status.clone(),
                     // One line, as in the terminal (the full text is in the JSON).
                     c.reason
@@ -82,7 +85,7 @@ fn configurations_table(doc: &ResultDoc) -> TableBlock {
                 ]
             })
             .collect(),
-        first_numeric: 7,
+        first_numeric: 8,
         numeric_end: None,
     }
 }
@@ -492,9 +495,33 @@ mod tests {
                 "default",
                 "-",
                 "default",
+                "-",
                 "skipped",
                 "no f2fs driver",
                 "0"
+            ]
+        );
+    }
+
+    /// `--mount-opts compress=zstd` said only what was asked; what the kernel applied
+    /// (level 3, its defaults) was nowhere. The row now carries mountinfo's options.
+    #[test]
+    fn a_row_shows_the_options_it_was_mounted_with() {
+        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
+        doc.configurations = vec![ConfigurationResult {
+            label: "btrfs compress=zstd".into(),
+            fs_type: "btrfs".into(),
+            mount_options: "compress=zstd".into(),
+            mount_options_shown: Some("rw,relatime,compress=zstd:3,space_cache=v2".into()),
+            status: "ok".into(),
+            ..Default::default()
+        }];
+        let t = configurations_table(&doc);
+        assert_eq!(
+            t.rows[0][4..6],
+            [
+                "compress=zstd",
+                "rw,relatime,compress=zstd:3,space_cache=v2"
             ]
         );
     }

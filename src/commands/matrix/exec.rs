@@ -224,9 +224,13 @@ impl Exec<'_> {
                 return RunEnd::Stop;
             }
         };
+        let mounted = crate::fs::mount::mount_at(&inst.mount_point);
+        if run == 1 {
+            cfg.mount_options_shown = mounted.as_ref().map(|m| m.options.clone());
+        }
         if run == 1
             && let crate::fs::detect::MountMethod::Fuse(helper) = spec.method
-            && let Some(m) = crate::fs::mount::mount_at(&inst.mount_point)
+            && let Some(m) = mounted
         {
             let unshown = crate::fs::mount::unchecked_options(helper, spec.mount_opts, &m.options);
             if !unshown.is_empty() {
