@@ -945,3 +945,36 @@ fn a_row_records_the_options_its_mount_really_had() {
     assert!(shown[1].iter().any(|o| o == "relatime"), "{shown:?}");
     assert!(!shown[1].iter().any(|o| o == "noatime"), "{shown:?}");
 }
+
+/// A workload too big for the image fails in its row, in the terms the user typed: it said
+/// "--size 200.0 MiB: only ... free ... (--size ...K at most)", flags the matrix has not.
+#[test]
+fn a_workloads_error_is_said_in_reference_keys() {
+    let test = "a_workloads_error_is_said_in_reference_keys";
+    if !can_run(test) {
+        return;
+    }
+    let _g = EXCLUSIVE.read().unwrap();
+    let area = Area::new();
+    let args = area.args(&[
+        "--fs",
+        "ext4",
+        "--image-size",
+        "64M",
+        "--repeat",
+        "1",
+        "--workload",
+        "run:preset=real:duration=200ms:ramp=0:size=200M:repeat=1",
+    ]);
+    let out = bin().args(&args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    area.assert_clean();
+    let doc = area.result();
+    let why = doc.configurations[0].reason.clone().unwrap_or_default();
+    assert!(why.contains("run:size=200.0 MiB"), "{why}");
+    assert!(
+        why.contains("(run:size=") && !why.contains("--size"),
+        "{why}"
+    );
+}

@@ -398,7 +398,8 @@ impl Exec<'_> {
                     return Err(e);
                 }
                 Err(e) => {
-                    let text = format!("{e:#}");
+                    let family = label.split(':').next().unwrap_or(&label);
+                    let text = flags_as_keys(&format!("{e:#}"), family);
                     let o = outcome_of(p.cfg, &label);
                     o.status = "failed".into();
                     o.error = Some(text.clone());
@@ -550,6 +551,26 @@ fn in_workload_keys(message: &str) -> String {
         .replace("pin with --cpu", "pin with files:cpu=…")
 }
 
+/// A workload's error in the matrix's terms: the family's flags are keys of the reference
+/// the user typed (`--size 200.0 MiB` is `run:size=200.0 MiB`: a number after a flag is its
+/// value; a word may be prose, `--engine sync` is `run:engine sync`); `--help` stays.
+fn flags_as_keys(text: &str, family: &str) -> String {
+    static FLAG: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(^|[\s(`'])--([a-z][a-z0-9-]*)( ([0-9][^\s,;)]*))?").unwrap()
+    });
+    FLAG.replace_all(text, |c: &regex::Captures| {
+        let name = &c[2];
+        if name == "help" {
+            return c[0].to_string();
+        }
+        match c.get(4) {
+            Some(v) => format!("{}{family}:{name}={}", &c[1], v.as_str()),
+            None => format!("{}{family}:{name}", &c[1]),
+        }
+    })
+    .into_owned()
+}
+
 fn doc_warnings(v: &mut Vec<Warning>) -> WarningSink<'_> {
     WarningSink {
         inner: std::cell::RefCell::new(v),
@@ -573,6 +594,25 @@ fn outcome_of<'c>(cfg: &'c mut ConfigurationResult, label: &str) -> &'c mut Work
 
 #[cfg(test)]
 mod advice_tests {
+    /// `--workload run:size=200M` on a 128 MiB image failed with "--size 200.0 MiB: only
+    /// 105.5 MiB free ... (--size 107999K at most)": flags the matrix does not have.
+    #[test]
+    fn a_workloads_error_names_its_reference_keys() {
+        let e = "--size 200.0 MiB: only 105.5 MiB free on /mnt/x for the test file (--size 107999K at most); see 'iolab run --help'";
+        assert_eq!(
+            super::flags_as_keys(e, "run"),
+            "run:size=200.0 MiB: only 105.5 MiB free on /mnt/x for the test file (run:size=107999K at most); see 'iolab run --help'"
+        );
+        assert_eq!(
+            super::flags_as_keys("--iodepth above 1 with --engine sync", "run"),
+            "run:iodepth above 1 with run:engine sync"
+        );
+        assert_eq!(
+            super::flags_as_keys("no flag here", "files"),
+            "no flag here"
+        );
+    }
+
     /// NTFS kept 11.8 MiB after every files workload (its MFT): true, and expected there,
     /// which the warning now says; other file systems keep the plain sentence.
     #[test]
