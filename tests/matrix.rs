@@ -849,3 +849,132 @@ fn a_cluster_study_through_fusefat_is_estimated_up_front() {
         "{said}"
     );
 }
+
+/// `--mkfs-opts` sets are a dimension of the matrix like `--mount-opts`: ext4 without a
+/// journal next to ext4 with one (there was no way to give mkfs an option). What was made
+/// is read back: dumpe2fs's features decide `journaling`, not the type's table.
+#[test]
+fn mkfs_option_sets_are_configurations_and_are_read_back() {
+    let test = "mkfs_option_sets_are_configurations_and_are_read_back";
+    if !can_run(test) {
+        return;
+    }
+    let _g = EXCLUSIVE.read().unwrap();
+    let area = Area::new();
+    let args = area.args(&[
+        "--fs",
+        "ext4",
+        "--mkfs-opts",
+        "-O ^has_journal;default",
+        "--mount-opts",
+        "noatime",
+        "--image-size",
+        "64M",
+        "--repeat",
+        "1",
+        "--setup-only",
+    ]);
+    let out = bin().args(&args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    area.assert_clean();
+    let doc = area.result();
+    let labels: Vec<&str> = doc
+        .configurations
+        .iter()
+        .map(|c| c.label.as_str())
+        .collect();
+    assert_eq!(labels, ["ext4 [-O ^has_journal] noatime", "ext4 noatime"]);
+    let (nj, j) = (&doc.configurations[0], &doc.configurations[1]);
+    assert_eq!((nj.status.as_str(), j.status.as_str()), ("ok", "ok"));
+    assert!(
+        nj.mkfs_command
+            .as_deref()
+            .unwrap_or("")
+            .ends_with("-O ^has_journal DEVICE"),
+        "{:?}",
+        nj.mkfs_command
+    );
+    assert!(!nj.journaling && nj.design == "none", "{nj:?}");
+    assert!(j.journaling && j.design == "journal", "{j:?}");
+}
+
+/// What the mount really applied is in the row, as /proc/self/mountinfo shows it: `noatime`
+/// asked shows as `noatime`, the default set shows the kernel's `relatime`.
+#[test]
+fn a_row_records_the_options_its_mount_really_had() {
+    let test = "a_row_records_the_options_its_mount_really_had";
+    if !can_run(test) {
+        return;
+    }
+    let _g = EXCLUSIVE.read().unwrap();
+    let area = Area::new();
+    let args = area.args(&[
+        "--fs",
+        "ext4",
+        "--mount-opts",
+        "noatime;default",
+        "--image-size",
+        "64M",
+        "--repeat",
+        "1",
+        "--setup-only",
+    ]);
+    let out = bin().args(&args).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    area.assert_clean();
+    let doc = area.result();
+    let shown: Vec<Vec<String>> = doc
+        .configurations
+        .iter()
+        .map(|c| {
+            c.mount_options_shown
+                .as_deref()
+                .unwrap_or_else(|| panic!("{}: no mount_options_shown", c.label))
+                .split(',')
+                .map(String::from)
+                .collect()
+        })
+        .collect();
+    assert!(shown[0].iter().any(|o| o == "noatime"), "{shown:?}");
+    assert!(shown[1].iter().any(|o| o == "relatime"), "{shown:?}");
+    assert!(!shown[1].iter().any(|o| o == "noatime"), "{shown:?}");
+}
+
+/// A workload too big for the image fails in its row, in the terms the user typed: it said
+/// "--size 200.0 MiB: only ... free ... (--size ...K at most)", flags the matrix has not.
+#[test]
+fn a_workloads_error_is_said_in_reference_keys() {
+    let test = "a_workloads_error_is_said_in_reference_keys";
+    if !can_run(test) {
+        return;
+    }
+    let _g = EXCLUSIVE.read().unwrap();
+    let area = Area::new();
+    let args = area.args(&[
+        "--fs",
+        "ext4",
+        "--image-size",
+        "64M",
+        "--repeat",
+        "1",
+        "--workload",
+        "run:preset=real:duration=200ms:ramp=0:size=200M:repeat=1",
+    ]);
+    let out = bin().args(&args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    area.assert_clean();
+    let doc = area.result();
+    let why = doc.configurations[0].reason.clone().unwrap_or_default();
+    assert!(why.contains("run:size=200.0 MiB"), "{why}");
+    assert!(
+        why.contains("(run:size=") && !why.contains("--size"),
+        "{why}"
+    );
+}

@@ -44,6 +44,14 @@ pub struct MatrixArgs {
     #[arg(long, value_name = "OPTS")]
     pub mount_opts: Vec<String>,
 
+    /// mkfs option sets, separated by `;` or given several times; each set is arguments
+    /// added to the file system's mkfs command after iolab's own (e.g. `--mkfs-opts '-O
+    /// ^has_journal'` for ext4 without a journal, `--mkfs-opts '-m reflink=0'` for xfs).
+    /// `default` or an empty set = none. Every set applies to every --fs: a set a mkfs
+    /// rejects fails that configuration's row with mkfs's message.
+    #[arg(long, allow_hyphen_values = true, value_name = "OPTS")]
+    pub mkfs_opts: Vec<String>,
+
     /// Workload reference `FAMILY[:KEY=VALUE...]`, repeatable: `run:preset=real:duration=2s`,
     /// `files:sizes=1,4K,cluster+1`, `copy:dataset=media-mix`, `trace:name=office`.
     /// Default: `run:preset=real:duration=5s:repeat=1`.

@@ -298,6 +298,9 @@ pub trait DirFamily: Family + Sized {
 pub struct WorkloadOutput {
     pub tests: Vec<TestResult>,
     pub warnings: Vec<Warning>,
+    /// The stop (Ctrl-C, SIGTERM) that ended the workload after `tests`, which finished
+    /// before it and are kept, as the family's own command keeps them.
+    pub stopped: Option<anyhow::Error>,
 }
 
 /// A workload the matrix runs on each file system (any `DirFamily`, see `resolve`).

@@ -48,13 +48,16 @@ fn make_work_dir(place: &PlaceReq) -> Result<(PathBuf, Place)> {
 /// Mount options are only judged by the kernel (or the FUSE helper): try each non-default
 /// set once on a small throw-away image before anything is measured or formatted.
 fn probe_mount_options(plan: &Plan, dir: &Path, state: &StateFile) -> Result<()> {
-    let mut tried: Vec<(&str, &str)> = Vec::new();
+    // Per mkfs option set too: what mounts can depend on how it was made (`data=journal` on
+    // an ext4 made without a journal).
+    let mut tried: Vec<(&str, &[String], &str)> = Vec::new();
     for cp in &plan.configs {
         let Ok(method) = &cp.method else { continue };
-        if cp.mount_opts.is_empty() || tried.contains(&(cp.fs.name, cp.mount_opts.as_str())) {
+        let key = (cp.fs.name, cp.mkfs_opts.as_slice(), cp.mount_opts.as_str());
+        if cp.mount_opts.is_empty() || tried.contains(&key) {
             continue;
         }
-        tried.push((cp.fs.name, cp.mount_opts.as_str()));
+        tried.push(key);
         let place = Place::Image {
             dir: dir.to_path_buf(),
             size: cp.fs.min_size.max(64 << 20),
@@ -63,6 +66,7 @@ fn probe_mount_options(plan: &Plan, dir: &Path, state: &StateFile) -> Result<()>
             fs: cp.fs,
             method,
             unit: None,
+            mkfs_opts: &cp.mkfs_opts,
             mount_opts: &cp.mount_opts,
             place: &place,
             tag: &format!("probe-{}", tried.len()),

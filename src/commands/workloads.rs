@@ -44,10 +44,18 @@ impl<F: DirFamily> DirWorkload for OnDir<F> {
         let env = crate::sysinfo::capture_environment(dir);
         let mut doc = ResultDoc::new(F::NAME, Vec::new(), env);
         family.start(&mut doc);
-        let r = family.measure(ctx, &mut doc, &ResultSink::none());
-        r.map(|_| WorkloadOutput {
+        let stopped = match family.measure(ctx, &mut doc, &ResultSink::none()) {
+            Ok(()) => None,
+            // The tests finished before a stop are measured: kept, not thrown away with the
+            // throw-away document (a matrix stopped in its fourth test said "no test had
+            // finished" of three finished ones).
+            Err(e) if crate::error::interrupted(&e).is_some() => Some(e),
+            Err(e) => return Err(e),
+        };
+        Ok(WorkloadOutput {
             tests: doc.tests,
             warnings: doc.warnings,
+            stopped,
         })
     }
 }

@@ -67,6 +67,8 @@ pub struct Spec<'s> {
     pub fs: &'static FsType,
     pub method: &'s MountMethod,
     pub unit: Option<u64>,
+    /// `--mkfs-opts`: arguments added to mkfs after iolab's own.
+    pub mkfs_opts: &'s [String],
     pub mount_opts: &'s str,
     pub place: &'s Place,
     /// File-name-safe tag (`ext4-4KiB-r1`).
@@ -129,7 +131,7 @@ impl<'a> FsInstance<'a> {
             }
             inst.device = Some(device.clone());
             let t1 = Instant::now();
-            mkfs::format(spec.fs, spec.unit, &device).map_err(step("mkfs"))?;
+            mkfs::format(spec.fs, spec.unit, spec.mkfs_opts, &device).map_err(step("mkfs"))?;
             inst.timings.mkfs_ns = ns(t1);
             inst.source = device.display().to_string();
         } else if let Place::Image { size, .. } = spec.place {

@@ -7,21 +7,33 @@ use std::path::Path;
 use crate::fs::command;
 use crate::fs::types::{FsType, ReadBack};
 
-/// The full mkfs command line for `t` with `unit` on `device` (program first).
-pub fn mkfs_command(t: &FsType, unit: Option<u64>, device: &Path) -> Result<Vec<String>, String> {
+/// The full mkfs command line for `t` with `unit` and the user's `extra` arguments
+/// (`--mkfs-opts`, after iolab's own) on `device` (program first).
+pub fn mkfs_command(
+    t: &FsType,
+    unit: Option<u64>,
+    extra: &[String],
+    device: &Path,
+) -> Result<Vec<String>, String> {
     let Some(prog) = t.mkfs else {
         return Ok(Vec::new());
     };
     let mut argv = vec![prog.to_string()];
     argv.extend(t.mkfs_flags.iter().map(|s| s.to_string()));
     argv.extend(t.unit_args(unit)?);
+    argv.extend(extra.iter().cloned());
     argv.push(device.display().to_string());
     Ok(argv)
 }
 
 /// Run mkfs (no-op for types without one, e.g. tmpfs).
-pub fn format(t: &FsType, unit: Option<u64>, device: &Path) -> Result<(), anyhow::Error> {
-    let argv = mkfs_command(t, unit, device).map_err(anyhow::Error::msg)?;
+pub fn format(
+    t: &FsType,
+    unit: Option<u64>,
+    extra: &[String],
+    device: &Path,
+) -> Result<(), anyhow::Error> {
+    let argv = mkfs_command(t, unit, extra, device).map_err(anyhow::Error::msg)?;
     if let Some((prog, args)) = argv.split_first() {
         command::run(prog, args)?;
     }
@@ -135,6 +147,22 @@ pub fn read_unit(t: &FsType, device: Option<&Path>, mount_point: &Path) -> Resul
     Ok(unit)
 }
 
+/// Whether the file system on `device` really has a journal, where that can be read back
+/// (ext2/3/4: `has_journal` among dumpe2fs's features; `--mkfs-opts '-O ^has_journal'`
+/// makes an ext4 without one). None for the other types: their table entry says it.
+pub fn read_journal(t: &FsType, device: Option<&Path>) -> Option<bool> {
+    if t.read_back != ReadBack::Dumpe2fs {
+        return None;
+    }
+    let out = command::run("dumpe2fs", ["-h".as_ref(), device?.as_os_str()]).ok()?;
+    has_journal(&out)
+}
+
+fn has_journal(dumpe2fs: &str) -> Option<bool> {
+    field_after(dumpe2fs, "Filesystem features:")
+        .map(|f| f.split_whitespace().any(|w| w == "has_journal"))
+}
+
 /// A configuration is reported only with the unit it asked for (None = any default).
 pub fn check_unit(asked: Option<u64>, made: u64) -> Result<(), String> {
     match asked {
@@ -159,16 +187,21 @@ mod tests {
         );
         let d = "Block count:              65536\nBlock size:               1024\n";
         assert_eq!(field_after(d, "Block size:"), Some("1024"));
+        let f = "Filesystem features:      has_journal ext_attr resize_inode dir_index\n";
+        assert_eq!(has_journal(f), Some(true));
+        let f = "Filesystem features:      ext_attr resize_inode dir_index filetype extent\n";
+        assert_eq!(has_journal(f), Some(false));
+        assert_eq!(has_journal(d), None);
     }
 
     #[test]
     fn mkfs_command_comes_from_the_table() {
         let t = crate::fs::types::lookup("ntfs").unwrap();
-        let argv = mkfs_command(t, Some(2048), Path::new("/dev/loop9")).unwrap();
+        let argv = mkfs_command(t, Some(2048), &[], Path::new("/dev/loop9")).unwrap();
         assert_eq!(argv, ["mkfs.ntfs", "-F", "-Q", "-c", "2048", "/dev/loop9"]);
         let tmpfs = crate::fs::types::lookup("tmpfs").unwrap();
         assert!(
-            mkfs_command(tmpfs, None, Path::new("x"))
+            mkfs_command(tmpfs, None, &[], Path::new("x"))
                 .unwrap()
                 .is_empty()
         );
@@ -182,7 +215,7 @@ mod tests {
         for name in ["ext2", "ext3", "ext4"] {
             let t = crate::fs::types::lookup(name).unwrap();
             for unit in [None, Some(1024), Some(65536).filter(|_| name == "ext4")] {
-                let argv = mkfs_command(t, unit, Path::new("/dev/loop9")).unwrap();
+                let argv = mkfs_command(t, unit, &[], Path::new("/dev/loop9")).unwrap();
                 assert!(
                     argv.windows(2)
                         .any(|w| w == ["-E", "lazy_itable_init=0,lazy_journal_init=0"]),
@@ -244,7 +277,7 @@ mod tests {
             .set_len(32 << 20)
             .unwrap();
         let lo = crate::fs::loopdev::LoopDevice::attach(&img, false).unwrap();
-        format(&liar, Some(1024), &lo.device).unwrap();
+        format(&liar, Some(1024), &[], &lo.device).unwrap();
         let made = read_unit(&liar, Some(&lo.device), dir.path()).unwrap();
         assert_eq!(made, 4096);
         let e = check_unit(Some(1024), made).unwrap_err();

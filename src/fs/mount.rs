@@ -54,8 +54,23 @@ pub fn mount(
             helper
         }
     };
-    args.extend([dev_s, dir_s]);
-    let done = command::run_full(program, &args)?;
+    args.extend([dev_s.clone(), dir_s]);
+    // mount(8) says only "dmesg(1) may have more information": the kernel's own reason
+    // ("xfs: Unknown parameter 'bogus'", "EXT4-fs (loop3): can't mount with data=, fs
+    // mounted w/o journal") is read from its log and added to the error.
+    let mut log = match method {
+        MountMethod::Kernel(driver) => KernelLog::from_now().map(|l| (l, *driver)),
+        MountMethod::Fuse(_) => None,
+    };
+    let done = command::run_full(program, &args).map_err(|mut e| {
+        if let Some((l, driver)) = log.as_mut() {
+            let dev = dev_s.rsplit('/').next().unwrap_or(&dev_s);
+            for line in about_mount(&l.read_new(), driver, dev) {
+                e.stderr.push_str(&format!("\nkernel: {line}"));
+            }
+        }
+        e
+    })?;
     // A FUSE helper can exit 0 and mount nothing (fusefat with an option FUSE does not know
     // says so on stderr and exits 0): the workload would then measure the directory's own
     // file system under this file system's name.
@@ -67,6 +82,62 @@ pub fn mount(
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     Ok(())
+}
+
+/// The kernel's log from the moment it was opened on (`/dev/kmsg` read from its end; root).
+struct KernelLog(std::fs::File);
+
+impl KernelLog {
+    fn from_now() -> Option<KernelLog> {
+        use std::io::Seek;
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut f = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(nix::libc::O_NONBLOCK)
+            .open("/dev/kmsg")
+            .ok()?;
+        f.seek(std::io::SeekFrom::End(0)).ok()?;
+        Some(KernelLog(f))
+    }
+
+    /// The messages logged since (one record per read; continuation lines left out).
+    fn read_new(&mut self) -> Vec<String> {
+        use std::io::Read;
+        let mut out = Vec::new();
+        let mut buf = vec![0u8; 8192];
+        for _ in 0..1000 {
+            match self.0.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    let rec = String::from_utf8_lossy(&buf[..n]);
+                    if let Some((_, msg)) = rec.split_once(';') {
+                        out.push(msg.lines().next().unwrap_or("").to_string());
+                    }
+                }
+                // Records overwritten while reading: go on with the next.
+                Err(e) if e.raw_os_error() == Some(nix::libc::EPIPE) => continue,
+                Err(_) => break,
+            }
+        }
+        out
+    }
+}
+
+/// The kernel messages about a mount of `device` (a name such as `loop3`) by `driver`:
+/// those naming the device, and the driver's own that name none (`xfs: Unknown parameter
+/// 'bogus'`). Other devices' messages are left out.
+fn about_mount(lines: &[String], driver: &str, device: &str) -> Vec<String> {
+    let names_device = |l: &str| {
+        l.split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|w| w == device)
+    };
+    let prefix = format!("{}:", driver.to_ascii_lowercase());
+    lines
+        .iter()
+        .filter(|l| names_device(l) || l.to_ascii_lowercase().starts_with(&prefix))
+        .filter(|l| !l.contains("detected capacity change"))
+        .cloned()
+        .collect()
 }
 
 /// The error for a mount program that exited 0 while nothing got mounted on `dir`.
@@ -205,6 +276,31 @@ pub fn umount_ours(dir: &Path, source: &str) -> Result<bool, CommandError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A rejected option was "wrong fs type, bad option, bad superblock on /dev/loop5, ...
+    /// dmesg(1) may have more information": the kernel's line for this mount is kept, other
+    /// devices' lines are not.
+    #[test]
+    fn the_kernels_reason_for_a_failed_mount_is_picked_out() {
+        let log: Vec<String> = [
+            "loop5: detected capacity change from 0 to 131072",
+            "EXT4-fs (loop3): mounted filesystem 1234 r/w with ordered data mode",
+            "EXT4-fs (loop5): can't mount with data=, fs mounted w/o journal",
+            "xfs: Unknown parameter 'bogus'",
+            "BTRFS info (device loop55): using free-space-tree",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            about_mount(&log, "ext4", "loop5"),
+            ["EXT4-fs (loop5): can't mount with data=, fs mounted w/o journal"]
+        );
+        assert_eq!(
+            about_mount(&log, "xfs", "loop9"),
+            ["xfs: Unknown parameter 'bogus'"]
+        );
+        assert!(about_mount(&log, "btrfs", "loop7").is_empty());
+    }
 
     #[test]
     fn options_join_without_empty_parts() {

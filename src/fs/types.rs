@@ -123,10 +123,12 @@ pub const FS_TYPES: &[FsType] = &[
         mkfs: Some("mkfs.ext4"),
         unit_rules: &[
             E2FS_BLOCKS,
-            // Above the page-sized block: bigalloc clusters of 4 KiB blocks.
+            // Above the page-sized block: bigalloc clusters of 4 KiB blocks (mke2fs makes
+            // them up to 64 MiB and the kernel mounts them; 2 MiB is `iolab slack`'s largest
+            // unit, so every unit it predicts can be measured).
             rule(
                 8192,
-                65536,
+                2 * MIB,
                 &["-b", "4096", "-O", "bigalloc", "-C", "{bytes}"],
             ),
         ],
@@ -226,7 +228,9 @@ pub const FS_TYPES: &[FsType] = &[
         aliases: &["ntfs-3g", "ntfs3"],
         mkfs: Some("mkfs.ntfs"),
         mkfs_flags: &["-F", "-Q"],
-        unit_rules: &[rule(512, 65536, &["-c", "{bytes}"])],
+        // NTFS clusters go to 2 MiB (Windows 10 1709+); mkfs.ntfs makes them and ntfs-3g
+        // mounts them (ntfs-3g 2022.10.3: 128 KiB and 2 MiB read back by ntfsinfo).
+        unit_rules: &[rule(512, 2 * MIB, &["-c", "{bytes}"])],
         read_back: ReadBack::NtfsBootSector,
         kernel: Some("ntfs3"),
         fuse_helper: Some("ntfs-3g"),
@@ -398,6 +402,29 @@ mod tests {
         );
         let e = t.unit_args(Some(512)).unwrap_err();
         assert!(e.contains("valid: 1KiB, 2KiB, 4KiB, 8KiB"), "{e}");
+    }
+
+    /// `iolab slack` predicts ext4 bigalloc clusters and NTFS clusters up to 2 MiB, and
+    /// mke2fs / mkfs.ntfs make them (ntfs-3g and the kernel mount them), but the matrix
+    /// stopped at 64 KiB: `matrix --fs ntfs --cluster 128K` said "ntfs cannot use an
+    /// allocation unit of 128KiB", so no prediction above 64 KiB could be measured.
+    #[test]
+    fn large_clusters_that_the_tools_make_are_valid() {
+        let ext4 = lookup("ext4").unwrap();
+        assert_eq!(
+            ext4.unit_args(Some(2 * MIB)).unwrap(),
+            ["-b", "4096", "-O", "bigalloc", "-C", "2097152"]
+        );
+        assert!(ext4.unit_args(Some(4 * MIB)).is_err());
+        let ntfs = lookup("ntfs").unwrap();
+        assert_eq!(ntfs.unit_args(Some(128 << 10)).unwrap(), ["-c", "131072"]);
+        assert_eq!(ntfs.valid_units().last(), Some(&(2 * MIB)));
+        for (name, rules) in [("ntfs", "ntfs-3g"), ("ext4", "ext4")] {
+            let slack = crate::fs::alloc::FsRules::parse(rules, None, None, None).unwrap();
+            for u in lookup(name).unwrap().valid_units() {
+                assert!(slack.unit_support(u).is_ok(), "{name} {u}");
+            }
+        }
     }
 
     #[test]

@@ -19,6 +19,12 @@ pub struct ConfigurationResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_bytes_actual: Option<u64>,
     pub mount_options: String,
+    /// The options the mount really has, as /proc/self/mountinfo shows them (per-mount and
+    /// super-block options) on the first fresh file system: what applied, defaults and the
+    /// kernel's additions included (`compress=zstd` shows as `compress=zstd:3`, `nodatacow`
+    /// adds `nodatasum`). Absent in results written before it, and for rows never mounted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mount_options_shown: Option<String>,
     /// `ok`, `skipped`, `failed`, or `interrupted` (the configuration a stop came in).
     pub status: String,
     /// Why it was skipped or how it failed.

@@ -9,7 +9,9 @@ use crate::model::{ResultDoc, Summary, TestResult};
 use crate::report::blocks::{Block, TableBlock, summary_table};
 use crate::report::charts::{latency_curves, tick_fmt};
 use crate::report::heatmap::heat_map;
-use crate::report::matrix_table::{CACHE_ABSORBED_CELL, cache_absorbed_note, cache_unchecked_note};
+use crate::report::matrix_table::{
+    CACHE_ABSORBED_CELL, cache_absorbed_note, cache_unchecked_note, first_line,
+};
 use crate::report::metrics::{Better, direction, fmt_mean_ci, fmt_value, label, primary_metric};
 use crate::report::svg::{Bar, bar_chart};
 use crate::units::{fmt_size_exact, parse_size};
@@ -54,6 +56,7 @@ fn configurations_table(doc: &ResultDoc) -> TableBlock {
             "cluster asked",
             "cluster actual",
             "mount options",
+            "mounted with",
             "status",
             "reason",
             "tests",
@@ -70,13 +73,19 @@ fn configurations_table(doc: &ResultDoc) -> TableBlock {
                     cluster(c.cluster_bytes),
                     cluster_made(c.cluster_bytes_actual),
                     mount_options(&c.mount_options),
+                    // What applied, as the kernel shows it (`compress=zstd:3`).
+                    c.mount_options_shown.clone().unwrap_or_else(|| "-".into()),
                     c.status.clone(),
-                    c.reason.clone().unwrap_or_else(|| "-".into()),
+                    // One line, as in the terminal (the full text is in the JSON).
+                    c.reason
+                        .as_deref()
+                        .map(first_line)
+                        .unwrap_or_else(|| "-".into()),
                     c.tests.len().to_string(),
                 ]
             })
             .collect(),
-        first_numeric: 7,
+        first_numeric: 8,
         numeric_end: None,
     }
 }
@@ -486,9 +495,33 @@ mod tests {
                 "default",
                 "-",
                 "default",
+                "-",
                 "skipped",
                 "no f2fs driver",
                 "0"
+            ]
+        );
+    }
+
+    /// `--mount-opts compress=zstd` said only what was asked; what the kernel applied
+    /// (level 3, its defaults) was nowhere. The row now carries mountinfo's options.
+    #[test]
+    fn a_row_shows_the_options_it_was_mounted_with() {
+        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
+        doc.configurations = vec![ConfigurationResult {
+            label: "btrfs compress=zstd".into(),
+            fs_type: "btrfs".into(),
+            mount_options: "compress=zstd".into(),
+            mount_options_shown: Some("rw,relatime,compress=zstd:3,space_cache=v2".into()),
+            status: "ok".into(),
+            ..Default::default()
+        }];
+        let t = configurations_table(&doc);
+        assert_eq!(
+            t.rows[0][4..6],
+            [
+                "compress=zstd",
+                "rw,relatime,compress=zstd:3,space_cache=v2"
             ]
         );
     }

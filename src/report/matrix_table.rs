@@ -45,8 +45,23 @@ fn ms(ns: &[u64]) -> String {
     format!("{:.0}", median(&v))
 }
 
-fn first_line(s: &str) -> String {
-    s.lines().next().unwrap_or("").trim().to_string()
+/// A row's reason on one line: its first line and, when that ends in a colon before a
+/// command's framed output (`  | ...`), the output's first line, which says what went wrong
+/// (`mkfs.xfs: invalid option -- 'O'`); the whole output stays in the JSON.
+pub fn first_line(s: &str) -> String {
+    let mut lines = s.lines();
+    let first = lines.next().unwrap_or("").trim().to_string();
+    if !first.ends_with(':') {
+        return first;
+    }
+    let said = lines
+        .filter_map(|l| l.trim_start().strip_prefix('|'))
+        .map(str::trim)
+        .find(|l| !l.is_empty());
+    match said {
+        Some(l) => format!("{first} {l}"),
+        None => first.trim_end_matches(':').to_string(),
+    }
 }
 
 /// "1.00" for the fastest, "1.37× slower" for the others.
@@ -209,7 +224,9 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
     let mut ranked: Vec<Row> = Vec::new();
     // Measured, but what they measured is the page cache: shown, not ranked.
     let mut apart: Vec<Row> = Vec::new();
-    let mut unranked: Vec<(&ConfigurationResult, String)> = Vec::new();
+    // Not ranked, with the figures of the tests they finished (a stopped or failed workload's
+    // earlier tests), blank where none.
+    let mut unranked: Vec<(&ConfigurationResult, String, Vec<String>)> = Vec::new();
     for c in &doc.configurations {
         let tests = tests_of(c, workload);
         let failed = c
@@ -221,7 +238,18 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
             let why = failed
                 .or_else(|| c.reason.clone())
                 .unwrap_or_else(|| "no result".into());
-            unranked.push((c, format!("{}: {}", c.status, first_line(&why))));
+            let cells = names
+                .iter()
+                .map(|n| {
+                    tests
+                        .iter()
+                        .find(|t| &t.name == n)
+                        .and_then(|t| headline(t))
+                        .map(|(k, v)| fmt_value(&k, v))
+                        .unwrap_or_default()
+                })
+                .collect();
+            unranked.push((c, format!("{}: {}", c.status, first_line(&why)), cells));
             continue;
         }
         let absorbed = cache_absorbed(c, workload);
@@ -255,7 +283,7 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
             continue;
         }
         if logs.is_empty() {
-            unranked.push((c, "no headline metric".into()));
+            unranked.push((c, "no headline metric".into(), Vec::new()));
             continue;
         }
         let score = (logs.iter().sum::<f64>() / logs.len() as f64).exp();
@@ -304,10 +332,13 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
         }));
         t.add_row(row);
     }
-    for (c, why) in &unranked {
+    for (c, why, cells) in &unranked {
         let mut row = vec![Cell::new("-"), Cell::new(&c.label)];
         if per_test {
-            row.extend(names.iter().map(|_| Cell::new("")));
+            row.extend(names.iter().enumerate().map(|(i, _)| {
+                Cell::new(cells.get(i).map(String::as_str).unwrap_or(""))
+                    .set_alignment(CellAlignment::Right)
+            }));
         }
         row.extend([Cell::new(""), Cell::new(why)]);
         t.add_row(row);
@@ -720,6 +751,48 @@ mod tests {
         assert!(out.contains("1.37× slower"), "{out}");
         assert!(out.contains("skipped: mkfs.f2fs is not installed"), "{out}");
         assert_eq!(relative_text(1.0), "1.00");
+    }
+
+    /// A row stopped by Ctrl-C after some tests (or a workload that failed after some) is
+    /// listed under the ranking with the figures it finished: the row showed blank cells
+    /// although the JSON held its finished tests.
+    #[test]
+    fn an_interrupted_row_shows_its_finished_tests_unranked() {
+        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
+        let mut ext4 = cfg("ext4", &[1234.0]);
+        ext4.status = "interrupted".into();
+        ext4.workloads.push(crate::model::matrix::WorkloadOutcome {
+            workload: "run:x".into(),
+            status: "interrupted".into(),
+            error: Some("interrupted by SIGINT".into()),
+            tests: vec!["RND4K Q1T1 read".into()],
+            ..Default::default()
+        });
+        doc.configurations = vec![cfg("xfs", &[1000.0, 1000.0]), ext4];
+        let out = render_ranking(&doc, "run:x");
+        let row = out.lines().find(|l| l.contains("ext4")).unwrap();
+        assert!(row.contains("1,234 IOPS"), "{out}");
+        assert!(row.contains("interrupted: interrupted by SIGINT"), "{row}");
+        assert!(row.trim_start_matches(['│', ' ']).starts_with('-'), "{row}");
+        let xfs = out.lines().find(|l| l.contains("xfs")).unwrap();
+        assert!(xfs.contains("1.00"), "{xfs}");
+    }
+
+    /// A failed mkfs's row said "failed: mkfs failed: `mkfs.xfs -f -q -O ^has_journal
+    /// /dev/loop9` failed (exit code 1):" and stopped at the colon, before the reason; the
+    /// report's cell held all 30 lines of mkfs's usage text.
+    #[test]
+    fn a_reason_line_reaches_the_commands_first_words() {
+        let why = "mkfs failed: `mkfs.xfs -O x /dev/loop9` failed (exit code 1):\n  | mkfs.xfs: invalid option -- 'O'\n  | unknown option -O \n  | Usage: mkfs.xfs";
+        assert_eq!(
+            first_line(why),
+            "mkfs failed: `mkfs.xfs -O x /dev/loop9` failed (exit code 1): mkfs.xfs: invalid option -- 'O'"
+        );
+        assert_eq!(first_line("interrupted by SIGINT"), "interrupted by SIGINT");
+        assert_eq!(
+            first_line("failed (exit code 1):\n"),
+            "failed (exit code 1)"
+        );
     }
 
     /// exfat through mount.exfat-fuse measured the page cache (1 GiB written, 16 MiB reached

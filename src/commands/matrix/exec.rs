@@ -87,7 +87,7 @@ fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
 
 /// The row of a configuration before it runs.
 pub fn initial_row(cp: &ConfigPlan, place: &Place) -> ConfigurationResult {
-    let mkfs = crate::fs::mkfs::mkfs_command(cp.fs, cp.unit, Path::new("DEVICE"))
+    let mkfs = crate::fs::mkfs::mkfs_command(cp.fs, cp.unit, &cp.mkfs_opts, Path::new("DEVICE"))
         .ok()
         .filter(|v| !v.is_empty())
         .map(|v| v.join(" "));
@@ -134,6 +134,7 @@ impl Exec<'_> {
                 fs: cp.fs,
                 method,
                 unit: cp.unit,
+                mkfs_opts: &cp.mkfs_opts,
                 mount_opts: &cp.mount_opts,
                 place: &self.place,
                 tag: &format!("c{}-r{run}", idx + 1),
@@ -223,9 +224,13 @@ impl Exec<'_> {
                 return RunEnd::Stop;
             }
         };
+        let mounted = crate::fs::mount::mount_at(&inst.mount_point);
+        if run == 1 {
+            cfg.mount_options_shown = mounted.as_ref().map(|m| m.options.clone());
+        }
         if run == 1
             && let crate::fs::detect::MountMethod::Fuse(helper) = spec.method
-            && let Some(m) = crate::fs::mount::mount_at(&inst.mount_point)
+            && let Some(m) = mounted
         {
             let unshown = crate::fs::mount::unchecked_options(helper, spec.mount_opts, &m.options);
             if !unshown.is_empty() {
@@ -242,6 +247,13 @@ impl Exec<'_> {
                     ),
                     test: Some(cp.label.clone()),
                 });
+            }
+        }
+        // The journal as made, not as the type's table says (`--mkfs-opts '-O ^has_journal'`).
+        if let Some(j) = crate::fs::mkfs::read_journal(cp.fs, inst.device.as_deref()) {
+            cfg.journaling = j;
+            if !j && cfg.design == "journal" {
+                cfg.design = "none".into();
             }
         }
         match inst.read_unit() {
@@ -371,6 +383,13 @@ impl Exec<'_> {
                             outcome.cache_absorbed.push(t);
                         }
                     }
+                    // Stopped after these tests: they are kept, the workload is not ranked
+                    // (its other tests are missing), and the matrix stops.
+                    if let Some(e) = o.stopped {
+                        outcome.status = "interrupted".into();
+                        outcome.error = Some(format!("{e:#}"));
+                        return Err(e);
+                    }
                 }
                 Err(e) if is_interrupt(&e) || self.ctx.stop.is_set() => {
                     let o = outcome_of(p.cfg, &label);
@@ -379,7 +398,8 @@ impl Exec<'_> {
                     return Err(e);
                 }
                 Err(e) => {
-                    let text = format!("{e:#}");
+                    let family = label.split(':').next().unwrap_or(&label);
+                    let text = flags_as_keys(&format!("{e:#}"), family);
                     let o = outcome_of(p.cfg, &label);
                     o.status = "failed".into();
                     o.error = Some(text.clone());
@@ -531,6 +551,26 @@ fn in_workload_keys(message: &str) -> String {
         .replace("pin with --cpu", "pin with files:cpu=…")
 }
 
+/// A workload's error in the matrix's terms: the family's flags are keys of the reference
+/// the user typed (`--size 200.0 MiB` is `run:size=200.0 MiB`: a number after a flag is its
+/// value; a word may be prose, `--engine sync` is `run:engine sync`); `--help` stays.
+fn flags_as_keys(text: &str, family: &str) -> String {
+    static FLAG: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(^|[\s(`'])--([a-z][a-z0-9-]*)( ([0-9][^\s,;)]*))?").unwrap()
+    });
+    FLAG.replace_all(text, |c: &regex::Captures| {
+        let name = &c[2];
+        if name == "help" {
+            return c[0].to_string();
+        }
+        match c.get(4) {
+            Some(v) => format!("{}{family}:{name}={}", &c[1], v.as_str()),
+            None => format!("{}{family}:{name}", &c[1]),
+        }
+    })
+    .into_owned()
+}
+
 fn doc_warnings(v: &mut Vec<Warning>) -> WarningSink<'_> {
     WarningSink {
         inner: std::cell::RefCell::new(v),
@@ -554,6 +594,25 @@ fn outcome_of<'c>(cfg: &'c mut ConfigurationResult, label: &str) -> &'c mut Work
 
 #[cfg(test)]
 mod advice_tests {
+    /// `--workload run:size=200M` on a 128 MiB image failed with "--size 200.0 MiB: only
+    /// 105.5 MiB free ... (--size 107999K at most)": flags the matrix does not have.
+    #[test]
+    fn a_workloads_error_names_its_reference_keys() {
+        let e = "--size 200.0 MiB: only 105.5 MiB free on /mnt/x for the test file (--size 107999K at most); see 'iolab run --help'";
+        assert_eq!(
+            super::flags_as_keys(e, "run"),
+            "run:size=200.0 MiB: only 105.5 MiB free on /mnt/x for the test file (run:size=107999K at most); see 'iolab run --help'"
+        );
+        assert_eq!(
+            super::flags_as_keys("--iodepth above 1 with --engine sync", "run"),
+            "run:iodepth above 1 with run:engine sync"
+        );
+        assert_eq!(
+            super::flags_as_keys("no flag here", "files"),
+            "no flag here"
+        );
+    }
+
     /// NTFS kept 11.8 MiB after every files workload (its MFT): true, and expected there,
     /// which the warning now says; other file systems keep the plain sentence.
     #[test]

@@ -22,6 +22,8 @@ pub struct ConfigPlan {
     pub label: String,
     pub fs: &'static FsType,
     pub unit: Option<u64>,
+    /// `--mkfs-opts`: arguments added to mkfs (empty = none).
+    pub mkfs_opts: Vec<String>,
     pub mount_opts: String,
     /// How to mount it, or why it is skipped.
     pub method: Result<MountMethod, String>,
@@ -140,7 +142,9 @@ fn parse_units(s: &str) -> Result<Vec<Option<u64>>, UsageError> {
     let mut out = Vec::new();
     for tok in s.split(',').map(str::trim).filter(|t| !t.is_empty()) {
         if tok.eq_ignore_ascii_case("default") {
-            out.push(None);
+            if !out.contains(&None) {
+                out.push(None);
+            }
             continue;
         }
         let v = parse_size(tok).map_err(|e| err(format!("--cluster {tok}: {e}")))?;
@@ -149,12 +153,14 @@ fn parse_units(s: &str) -> Result<Vec<Option<u64>>, UsageError> {
                 "--cluster {tok}: an allocation unit is a power of two of at least 512 bytes"
             )));
         }
-        out.push(Some(v));
+        // `4K,1K,4K` or `4K,4096`: one configuration each, not a second identical row.
+        if !out.contains(&Some(v)) {
+            out.push(Some(v));
+        }
     }
     if out.is_empty() {
         return Err(err("--cluster names no size"));
     }
-    out.dedup();
     Ok(out)
 }
 
@@ -183,11 +189,36 @@ fn parse_mount_opts(v: &[String]) -> Result<Vec<String>, UsageError> {
     Ok(out)
 }
 
-pub fn label_of(fs: &FsType, unit: Option<u64>, opts: &str) -> String {
+/// mkfs option sets: repeated flags and `;`-separated sets, each split into arguments at
+/// whitespace; `default` = none.
+fn parse_mkfs_opts(v: &[String]) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = Vec::new();
+    for set in v.iter().flat_map(|s| s.split(';')) {
+        let args: Vec<String> = set.split_whitespace().map(str::to_string).collect();
+        let args = if args.len() == 1 && args[0].eq_ignore_ascii_case("default") {
+            Vec::new()
+        } else {
+            args
+        };
+        if !out.contains(&args) {
+            out.push(args);
+        }
+    }
+    if out.is_empty() {
+        out.push(Vec::new());
+    }
+    out
+}
+
+/// `ext4 4KiB [-O ^has_journal] noatime`: type, unit, mkfs options in brackets, mount options.
+pub fn label_of(fs: &FsType, unit: Option<u64>, mkfs: &[String], opts: &str) -> String {
     let mut l = fs.name.to_string();
     if let Some(u) = unit {
         l.push(' ');
         l.push_str(&fmt_size_exact(u));
+    }
+    if !mkfs.is_empty() {
+        l.push_str(&format!(" [{}]", mkfs.join(" ")));
     }
     if !opts.is_empty() {
         l.push(' ');
@@ -303,9 +334,12 @@ pub fn plan(a: &MatrixArgs) -> Result<Plan, UsageError> {
     };
     let units = a.cluster.as_deref().map(parse_units).transpose()?;
     let opt_sets = parse_mount_opts(&a.mount_opts)?;
-    if a.study == Some(Study::LinuxFs) && (units.is_some() || opt_sets != [""]) {
+    let mkfs_sets = parse_mkfs_opts(&a.mkfs_opts);
+    if a.study == Some(Study::LinuxFs)
+        && (units.is_some() || opt_sets != [""] || mkfs_sets != [Vec::<String>::new()])
+    {
         return Err(err(
-            "--study linux-fs compares default options; drop --cluster and --mount-opts",
+            "--study linux-fs compares default options; drop --cluster, --mkfs-opts and --mount-opts",
         ));
     }
     let mut notes = Vec::new();
@@ -331,7 +365,10 @@ pub fn plan(a: &MatrixArgs) -> Result<Plan, UsageError> {
         for &unit in &fs_units {
             fs.unit_args(unit)
                 .map_err(|e| err(format!("--cluster: {e}")))?;
-            for opts in &opt_sets {
+            for (mkfs, opts) in mkfs_sets
+                .iter()
+                .flat_map(|m| opt_sets.iter().map(move |o| (m, o)))
+            {
                 let mut method = availability(fs);
                 if let (Ok(_), Some(size)) = (&method, size)
                     && fs.mkfs.is_some()
@@ -350,9 +387,10 @@ pub fn plan(a: &MatrixArgs) -> Result<Plan, UsageError> {
                     method = Err(why);
                 }
                 configs.push(ConfigPlan {
-                    label: label_of(fs, unit, opts),
+                    label: label_of(fs, unit, mkfs, opts),
                     fs,
                     unit,
+                    mkfs_opts: mkfs.clone(),
                     mount_opts: opts.clone(),
                     method,
                 });
@@ -430,6 +468,12 @@ mod tests {
             [Some(512), Some(1024), None]
         );
         assert!(parse_units("3000").is_err());
+        // A value repeated anywhere in the list made a second, identical configuration
+        // (`--cluster 1K,4K,64K,4K`: two `xfs 4KiB` rows); only neighbours were merged.
+        assert_eq!(
+            parse_units("1K,4K,64K,4096,default,1k,default").unwrap(),
+            [Some(1024), Some(4096), Some(65536), None]
+        );
         assert_eq!(
             parse_mount_opts(&["relatime;noatime".into(), "default".into()]).unwrap(),
             ["relatime", "noatime", ""]
@@ -441,7 +485,23 @@ mod tests {
     #[test]
     fn labels_name_the_configuration() {
         let t = lookup("ext4").unwrap();
-        assert_eq!(label_of(t, Some(4096), "noatime"), "ext4 4KiB noatime");
-        assert_eq!(label_of(t, None, ""), "ext4");
+        assert_eq!(label_of(t, Some(4096), &[], "noatime"), "ext4 4KiB noatime");
+        assert_eq!(label_of(t, None, &[], ""), "ext4");
+        let nj = ["-O".to_string(), "^has_journal".to_string()];
+        assert_eq!(
+            label_of(t, None, &nj, "noatime,data=writeback"),
+            "ext4 [-O ^has_journal] noatime,data=writeback"
+        );
+    }
+
+    /// There was no way to give mkfs an option: ext4 without a journal (`-O ^has_journal`)
+    /// against ext4 with one could not be compared.
+    #[test]
+    fn mkfs_option_sets_parse_into_arguments() {
+        assert_eq!(
+            parse_mkfs_opts(&["-O ^has_journal;default".into(), "-O  ^has_journal".into()]),
+            [vec!["-O".to_string(), "^has_journal".to_string()], vec![]]
+        );
+        assert_eq!(parse_mkfs_opts(&[]), [Vec::<String>::new()]);
     }
 }
