@@ -52,7 +52,10 @@ pub fn unavailable() -> Option<String> {
         return Some("not root".into());
     }
     if !Path::new(ftrace::TRACEFS).join("instances").is_dir() {
-        return Some(format!("tracefs is not mounted at {}", ftrace::TRACEFS));
+        return Some(format!(
+            "tracefs is not mounted at {0} (as root: mount -t tracefs nodev {0})",
+            ftrace::TRACEFS
+        ));
     }
     for e in [
         "syscalls/sys_enter_openat",
