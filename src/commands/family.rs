@@ -150,6 +150,10 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
     }
     let env = crate::sysinfo::capture_environment(&family.environment_path());
     let mut doc = ResultDoc::new(F::NAME, argv, env);
+    if let Some(p) = &sink.path {
+        // A kill from here on: the next start marks the file `killed`, not left `running`.
+        crate::fs::registry::record_result(p, &doc);
+    }
     // Paths as text (lossy): `json!` panics on a path that is not UTF-8.
     let result_path = sink.path.as_ref().map(|p| p.display().to_string());
     if crate::runner::progress::json_stream_on() {
@@ -173,7 +177,7 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
     doc.finish(&outcome);
     let saved = sink.save(&doc);
     if saved.is_ok() {
-        crate::fs::registry::result_saved(sink.claimed_empty.as_deref());
+        crate::fs::registry::result_saved(sink.path.as_deref());
     }
     if saved.is_err() {
         // The result file could not be written: the history may keep the only copy.

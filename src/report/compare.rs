@@ -390,10 +390,12 @@ fn partial_results(inputs: &[Loaded]) -> Vec<Warning> {
         if l.doc.status == "complete" && ended.is_empty() {
             continue;
         }
-        let status = if l.doc.status == "running" {
-            "still running (or stopped without finishing) when it was saved".to_string()
-        } else {
-            l.doc.status.clone()
+        let status = match l.doc.status.as_str() {
+            "running" => {
+                "still running (or stopped without finishing) when it was saved".to_string()
+            }
+            "killed" => "a run killed before it finished".to_string(),
+            other => other.to_string(),
         };
         let why = l
             .doc
