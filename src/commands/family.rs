@@ -128,8 +128,12 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
         F::NAME
     );
     let out = family.output();
-    let (json, dir) = (out.delivery.json, out.delivery.dir.clone());
-    let mut ctx = RunContext::new(ProgressMode::detect(out.delivery.quiet));
+    let (json, dir, quiet) = (
+        out.delivery.json,
+        out.delivery.dir.clone(),
+        out.delivery.quiet,
+    );
+    let mut ctx = RunContext::new(ProgressMode::detect(quiet));
     if let Some(seed) = out.seed {
         ctx.seed = seed;
     }
@@ -220,8 +224,12 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
         if let Some(p) = &sink.path {
             crate::eline!("results: {}", p.display());
         }
-        for line in family.afterword(&doc) {
-            crate::eline!("{line}");
+        // -q keeps the result, warnings, errors and "results:" only: `age -q` said where the
+        // aged tree stays (its table's first line names it already).
+        if !quiet {
+            for line in family.afterword(&doc) {
+                crate::eline!("{line}");
+            }
         }
     }
     // The history, once the output is out (its SMART snapshot or a busy database never
