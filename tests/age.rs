@@ -377,6 +377,46 @@ fn aging_again_with_the_same_seed_names_the_tree_there() {
     );
 }
 
+/// `-q` keeps the result, warnings, errors and the `results:` line only (as the GUIDE says of
+/// every command): `age -q` still said "the aged tree stays in …" on stderr. Without -q it
+/// is said.
+#[test]
+fn quiet_aging_says_nothing_but_the_result() {
+    let test = "quiet_aging_says_nothing_but_the_result";
+    let Some(fs) = ram_scratch_or_skip(test, "tmpfs", 32 << 20, &[], "") else {
+        return;
+    };
+    let dir = common::tempdir();
+    let profile = small_files_profile(dir.path());
+    let out = dir.path().join("age.json");
+    // The second aging adds to what the first left: fill counts the whole file system.
+    let age = |seed: &str, fill: &str, quiet: &[&str]| {
+        let args = [
+            "age",
+            s(fs.path()),
+            "--profile",
+            s(&profile),
+            "--fill",
+            fill,
+            "--seed",
+            seed,
+            "-o",
+            s(&out),
+        ];
+        let o = iolab(&[&args[..], quiet].concat());
+        assert!(o.status.success(), "{}", common::stderr(&o));
+        common::stderr(&o)
+    };
+    let quiet = age("1", "40%", &["-q"]);
+    let lines: Vec<&str> = quiet
+        .lines()
+        .filter(|l| !l.starts_with("warning") && !l.starts_with("iolab: cleaned up"))
+        .collect();
+    assert_eq!(lines, [format!("results: {}", out.display())], "{quiet}");
+    let told = age("2", "80%", &[]);
+    assert!(told.contains("the aged tree stays in"), "{told}");
+}
+
 /// A result measured on an aged file system says so: `iolab files` on one recorded
 /// nothing of the aging (its environment held the file system type only), and `compare` of
 /// it against a run on the fresh file system read as two alike file systems.

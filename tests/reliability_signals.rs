@@ -363,3 +363,65 @@ fn after_sigkill_in_the_first_test_the_next_start_removes_the_empty_result_file(
     assert!(entries(&out).is_empty(), "{:?}", entries(&out));
     assert!(entries(&work).is_empty(), "{:?}", entries(&work));
 }
+
+/// A SIGKILL after the first test was saved left the result file at `"status": "running"`
+/// for good: `iolab compare` and `report` showed it as still running. The next start marks
+/// it `killed` in the same line that names what it cleaned, and keeps its tests.
+#[test]
+fn after_sigkill_mid_run_the_next_start_marks_the_result_killed() {
+    let d = tempdir();
+    let work = d.path().join("work");
+    let out = d.path().join("r.json");
+    std::fs::create_dir(&work).unwrap();
+    let registry = d.path().join("registry");
+    // The preset's tests of 200 ms each: killed once the first one is in the file.
+    let mut child = bin()
+        .env("IOLAB_STATE_DIR", &registry)
+        .env("IOLAB_NO_HISTORY", "1")
+        .args(["run", "--target", s(&work), "--size", "8M"])
+        .args(["--duration", "200ms", "--ramp", "0", "--repeat", "1"])
+        .args(["-q", "--output", s(&out)])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let saved = wait_until(PATIENCE, || {
+        std::fs::read_to_string(&out).is_ok_and(|t| t.contains("\"runs\""))
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(saved, "no test saved within {PATIENCE:?}");
+    let before: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    if before["status"] != "running" {
+        // The whole preset finished before the kill (a very fast machine): nothing to mark.
+        eprintln!("SKIP: the run ended before the kill ({})", before["status"]);
+        return;
+    }
+    let o = bin()
+        .env("IOLAB_STATE_DIR", &registry)
+        .args(["run", "--target", s(&d.path().join("missing"))])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    let line = err
+        .lines()
+        .find(|l| l.contains("cleaned up after an iolab process that was killed"))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        line.contains(&format!("marked {} as killed", out.display())),
+        "{err}"
+    );
+    let after: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(after["status"], "killed");
+    assert_eq!(after["tests"], before["tests"], "the saved tests are kept");
+    let o = bin().args(["compare", s(&out), s(&out)]).output().unwrap();
+    let text = format!("{}{}", common::stdout(&o), stderr(&o));
+    assert!(
+        text.contains("is a run killed before it finished"),
+        "{text}"
+    );
+    assert!(!text.contains("still running"), "{text}");
+    assert!(entries(&work).is_empty(), "{:?}", entries(&work));
+}

@@ -620,6 +620,50 @@ fn a_read_only_device_with_allow_destroy_is_refused() {
     }
 }
 
+/// A prefill that fails (a loop device whose sparse image outgrows its 16 MiB tmpfs: ENOSPC
+/// half-way) says its error once. Its progress line said "failed: No space left on device
+/// (os error 28)" and the final error said it again.
+#[test]
+fn a_failed_prefill_says_its_error_once() {
+    let test = "a_failed_prefill_says_its_error_once";
+    if !common::loop_or_skip(test) {
+        return;
+    }
+    let Some(fs) = common::ram_scratch_or_skip(test, "tmpfs", 16 << 20, &[], "") else {
+        return;
+    };
+    let image = fs.path().join("sparse.img");
+    std::fs::File::create(&image)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    let lo = common::Loop::writable(&image);
+    let r = iolab(&[
+        "saturate",
+        "--target",
+        &lo.0,
+        "--allow-destroy",
+        &lo.0,
+        "--rw",
+        "randread",
+        "--max-depth",
+        "1",
+        "--size",
+        "48M",
+        "--no-save",
+    ]);
+    let err = stderr(&r);
+    assert_eq!(r.status.code(), Some(1), "{err}");
+    assert_eq!(err.matches("No space left on device").count(), 1, "{err}");
+    assert!(err.contains("iolab: error: prefill"), "{err}");
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("iolab: prefill") && l.ends_with("failed")),
+        "{err}"
+    );
+    drop(lo);
+}
+
 /// A full file system: the refusal says it is full. It advised "lower --max-depth or give
 /// more --size" for "0 B", and a --size there is refused for the free space it lacks.
 #[test]

@@ -128,8 +128,12 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
         F::NAME
     );
     let out = family.output();
-    let (json, dir) = (out.delivery.json, out.delivery.dir.clone());
-    let mut ctx = RunContext::new(ProgressMode::detect(out.delivery.quiet));
+    let (json, dir, quiet) = (
+        out.delivery.json,
+        out.delivery.dir.clone(),
+        out.delivery.quiet,
+    );
+    let mut ctx = RunContext::new(ProgressMode::detect(quiet));
     if let Some(seed) = out.seed {
         ctx.seed = seed;
     }
@@ -150,6 +154,10 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
     }
     let env = crate::sysinfo::capture_environment(&family.environment_path());
     let mut doc = ResultDoc::new(F::NAME, argv, env);
+    if let Some(p) = &sink.path {
+        // A kill from here on: the next start marks the file `killed`, not left `running`.
+        crate::fs::registry::record_result(p, &doc);
+    }
     // Paths as text (lossy): `json!` panics on a path that is not UTF-8.
     let result_path = sink.path.as_ref().map(|p| p.display().to_string());
     if crate::runner::progress::json_stream_on() {
@@ -173,7 +181,7 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
     doc.finish(&outcome);
     let saved = sink.save(&doc);
     if saved.is_ok() {
-        crate::fs::registry::result_saved(sink.claimed_empty.as_deref());
+        crate::fs::registry::result_saved(sink.path.as_deref());
     }
     if saved.is_err() {
         // The result file could not be written: the history may keep the only copy.
@@ -216,8 +224,12 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
         if let Some(p) = &sink.path {
             crate::eline!("results: {}", p.display());
         }
-        for line in family.afterword(&doc) {
-            crate::eline!("{line}");
+        // -q keeps the result, warnings, errors and "results:" only: `age -q` said where the
+        // aged tree stays (its table's first line names it already).
+        if !quiet {
+            for line in family.afterword(&doc) {
+                crate::eline!("{line}");
+            }
         }
     }
     // The history, once the output is out (its SMART snapshot or a busy database never

@@ -290,7 +290,7 @@ impl Session {
             d.finish(&outcome);
             let saved = prepared.sink.save(&d);
             if saved.is_ok() {
-                crate::fs::registry::result_saved(prepared.sink.claimed_empty.as_deref());
+                crate::fs::registry::result_saved(prepared.sink.path.as_deref());
             }
             let source = prepared.sink.path.as_deref().filter(|_| saved.is_ok());
             let printed = saved.and_then(|_| print(&d, &prepared));

@@ -126,7 +126,7 @@ pub struct Entry {
     /// RFC 3339 UTC (milliseconds).
     pub started_at: String,
     pub command: String,
-    /// `complete`, `interrupted`, `failed` (or `running` for a file imported mid-run).
+    /// `complete`, `interrupted`, `killed`, `failed` (or `running` for a file imported mid-run).
     pub status: String,
     pub host: String,
     /// The device's identity: `MODEL (serial S)`, `MODEL (WWN W)`, else `MODEL (sda on

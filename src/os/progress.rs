@@ -198,6 +198,12 @@ impl Progress {
         self.bar.is_some()
     }
 
+    /// End a task that did not complete: "stopped" after a stop, else "failed". The error
+    /// itself is the command's final one, said once: a failed prefill's line said it too.
+    pub fn finish_failed(self, stopped: bool) {
+        self.finish(if stopped { "stopped" } else { "failed" });
+    }
+
     pub fn finish(self, msg: &str) {
         emit(
             "task_end",

@@ -154,6 +154,7 @@ pub fn render_age(doc: &ResultDoc) -> String {
         // say that it had stopped, nor what became of what it wrote.
         let how = match doc.status.as_str() {
             "interrupted" => "was interrupted",
+            "killed" => "was killed",
             "failed" => "failed",
             _ => "did not finish",
         };

@@ -261,6 +261,23 @@ fn without_figures(doc: &crate::model::ResultDoc) -> Option<&'static str> {
     }
 }
 
+/// The file system a file measured: its target's, or a matrix's configurations' (`ext4/xfs`).
+/// A matrix's header said "ext4" of two matrices of xfs and btrfs: the file system holding
+/// the images, which the environment records.
+fn measured_fs(doc: &crate::model::ResultDoc) -> String {
+    let mut kinds: Vec<&str> = Vec::new();
+    for c in &doc.configurations {
+        if !c.fs_type.is_empty() && !kinds.contains(&c.fs_type.as_str()) {
+            kinds.push(&c.fs_type);
+        }
+    }
+    if kinds.is_empty() {
+        doc.environment.fs_label().to_string()
+    } else {
+        kinds.join("/")
+    }
+}
+
 /// Compare every file with the first (a pairing may have no rows). `all_metrics` adds every
 /// common metric; otherwise each test shows its headline metric and its latency (when it
 /// has one).
@@ -273,9 +290,12 @@ pub fn compare_lenient(inputs: &[Loaded], all_metrics: bool) -> Comparison {
             path: l.path.display().to_string(),
             command: l.doc.command.clone(),
             hostname: l.doc.environment.hostname.clone(),
-            fs_type: l.doc.environment.fs_label().to_string(),
+            fs_type: measured_fs(&l.doc),
             started_at: l.doc.started_at.clone(),
-            fs_state: l.doc.environment.fs_state.as_ref().map(|s| s.describe()),
+            // A matrix's environment is the file system holding its images: not measured.
+            fs_state: (l.doc.configurations.is_empty())
+                .then(|| l.doc.environment.fs_state.as_ref().map(|s| s.describe()))
+                .flatten(),
         })
         .collect::<Vec<_>>();
     let base = keyed(&inputs[0]);
@@ -390,10 +410,12 @@ fn partial_results(inputs: &[Loaded]) -> Vec<Warning> {
         if l.doc.status == "complete" && ended.is_empty() {
             continue;
         }
-        let status = if l.doc.status == "running" {
-            "still running (or stopped without finishing) when it was saved".to_string()
-        } else {
-            l.doc.status.clone()
+        let status = match l.doc.status.as_str() {
+            "running" => {
+                "still running (or stopped without finishing) when it was saved".to_string()
+            }
+            "killed" => "a run killed before it finished".to_string(),
+            other => other.to_string(),
         };
         let why = l
             .doc
@@ -784,6 +806,46 @@ mod tests {
             settings_differ: Vec::new(),
             warnings: Vec::new(),
         }
+    }
+
+    /// Two matrices of xfs and btrfs on images held by an ext4: the header said "ext4" (and
+    /// that ext4's fullness). It names the file systems measured.
+    #[test]
+    fn a_matrix_is_described_by_the_file_systems_it_measured() {
+        let mut doc = crate::model::ResultDoc::new("matrix", vec![], Default::default());
+        doc.environment.fs_type = "ext4".into();
+        doc.environment.fs_state = Some(Default::default());
+        for fs in ["xfs", "btrfs", "xfs"] {
+            doc.configurations
+                .push(crate::model::matrix::ConfigurationResult {
+                    fs_type: fs.into(),
+                    ..Default::default()
+                });
+        }
+        let run = {
+            let mut d = crate::model::ResultDoc::new("run", vec![], Default::default());
+            d.environment.fs_type = "ext4".into();
+            d
+        };
+        let inputs = [
+            crate::report::load::Loaded {
+                path: "m.json".into(),
+                doc,
+            },
+            crate::report::load::Loaded {
+                path: "r.json".into(),
+                doc: run,
+            },
+        ];
+        let c = compare_lenient(&inputs, false);
+        assert_eq!(c.files[0].fs_type, "xfs/btrfs");
+        assert!(c.files[0].fs_state.is_none());
+        assert!(
+            c.files[0]
+                .describe()
+                .starts_with("(matrix on ?, xfs/btrfs, ")
+        );
+        assert_eq!(c.files[1].fs_type, "ext4");
     }
 
     /// A trace's `iops` counts opens, stats and fsyncs too: compare labelled it "IOPS" while

@@ -128,6 +128,7 @@ fn doc_blocks(l: &Loaded, out: &mut Vec<Block>) {
         let how = match doc.status.as_str() {
             "failed" => "This run failed".to_string(),
             "interrupted" => "This run was interrupted".to_string(),
+            "killed" => "This run was killed before it finished".to_string(),
             "running" => {
                 "This run had not finished when its result was last written (iolab was killed, or still runs)"
                     .to_string()

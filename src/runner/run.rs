@@ -200,20 +200,20 @@ fn prefill(cfg: &RunConfig, ctx: &RunContext, target: &mut TestTarget) -> Result
     for &(label, what, salt) in passes {
         let p = Progress::start(ctx.progress, label);
         let mut cb = |f: f64| p.set(f, what);
-        target
-            .prefill(ctx.seed ^ salt, &mut cb, &ctx.stop)
-            .map_err(|e| {
-                if e.kind() == std::io::ErrorKind::Interrupted {
-                    anyhow::Error::new(ctx.stop.check().err().unwrap_or(
-                        crate::error::Interrupted {
-                            signal: libc::SIGINT,
-                            signal_name: "SIGINT",
-                        },
-                    ))
-                } else {
-                    anyhow::Error::new(e).context(format!("{label} failed"))
-                }
-            })?;
+        if let Err(e) = target.prefill(ctx.seed ^ salt, &mut cb, &ctx.stop) {
+            let stopped = e.kind() == std::io::ErrorKind::Interrupted;
+            // Its line ends too ("iolab: prefill ..." was left without an end); the error
+            // is said once, as the command's.
+            p.finish_failed(stopped);
+            return Err(if stopped {
+                anyhow::Error::new(ctx.stop.check().err().unwrap_or(crate::error::Interrupted {
+                    signal: libc::SIGINT,
+                    signal_name: "SIGINT",
+                }))
+            } else {
+                anyhow::Error::new(e).context(format!("{label} failed"))
+            });
+        }
         p.finish(&crate::units::fmt_size_iec(target.size));
     }
     Ok(())

@@ -170,12 +170,7 @@ fn fill(
         if let Err(e) = t.prefill(seed, &mut cb, &ctx.stop) {
             *secs += t0.elapsed().as_secs_f64();
             // Only a stop is "stopped": a failed write said so too ("done in 0.0 s: stopped").
-            let stopped = ctx.stop.check().is_err();
-            p.finish(&if stopped {
-                "stopped".to_string()
-            } else {
-                format!("failed: {e}")
-            });
+            p.finish_failed(ctx.stop.check().is_err());
             ctx.stop.check()?;
             return Err(anyhow::Error::new(e).context(format!("{label} failed")));
         }

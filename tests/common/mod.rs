@@ -159,22 +159,38 @@ pub fn loop_or_skip(test: &str) -> bool {
     tool_or_skip(test, "losetup", "mount")
 }
 
-/// A read-only loop device (`losetup --read-only`) over `image`, detached on drop; the
+/// A loop device over `image` (an image file of the test's own), detached on drop; the
 /// caller has checked `loop_or_skip`.
-pub struct ReadOnlyLoop(pub String);
+pub struct Loop(pub String);
 
-impl ReadOnlyLoop {
-    pub fn attach(image: &Path) -> ReadOnlyLoop {
+/// `Loop::attach` gives a read-only one (`losetup --read-only`).
+pub type ReadOnlyLoop = Loop;
+
+impl Loop {
+    /// A read-only loop device.
+    pub fn attach(image: &Path) -> Loop {
+        Loop::attach_with(image, &["--read-only"])
+    }
+
+    /// A writable loop device.
+    #[allow(dead_code)]
+    pub fn writable(image: &Path) -> Loop {
+        Loop::attach_with(image, &[])
+    }
+
+    fn attach_with(image: &Path, flags: &[&str]) -> Loop {
         let out = Command::new("losetup")
-            .args(["--find", "--show", "--read-only", s(image)])
+            .args(["--find", "--show"])
+            .args(flags)
+            .arg(image)
             .output()
             .unwrap();
         assert!(out.status.success(), "{out:?}");
-        ReadOnlyLoop(String::from_utf8_lossy(&out.stdout).trim().to_string())
+        Loop(String::from_utf8_lossy(&out.stdout).trim().to_string())
     }
 }
 
-impl Drop for ReadOnlyLoop {
+impl Drop for Loop {
     fn drop(&mut self) {
         let _ = Command::new("losetup").args(["-d", &self.0]).status();
     }

@@ -30,6 +30,18 @@ struct Entry {
     /// is still empty (a SIGKILL in the first test left an empty `run-….json`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     empty_result: bool,
+    /// The result document this process writes at this path (`record_result`): a start
+    /// after a kill marks it `killed` while it still says `running`. Never removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    result: Option<ResultOf>,
+}
+
+/// Which document at a result path is this process's own: its command and start time (each
+/// save renames a new inode over the path, so the inode cannot tell).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+struct ResultOf {
+    command: String,
+    started_at: String,
 }
 
 impl Entry {
@@ -43,6 +55,7 @@ impl Entry {
             ino: md.ino(),
             dir: md.is_dir(),
             empty_result,
+            result: None,
         })
     }
 
@@ -110,14 +123,40 @@ fn record_entry(path: &Path, empty_result: bool) {
     }
 }
 
-/// The result file recorded by `record_empty_result` has been saved in: the user's now, no
-/// longer recovery's. `prune_at_exit` cannot tell: a save renames a new inode over the
+/// The result file at `path` will hold `doc` (`family::execute`, once the document exists):
+/// if this process is killed, the next start marks the file `killed` while it still holds
+/// this document at `running` (`iolab report`, `compare` and the history showed a killed
+/// run as still running). Added to the entry of `record_empty_result` if there is one.
+pub fn record_result(path: &Path, doc: &crate::model::ResultDoc) {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let key = abs.as_os_str().as_bytes();
+    let of = ResultOf {
+        command: doc.command.clone(),
+        started_at: doc.started_at.clone(),
+    };
+    if let Ok(mut v) = MANIFEST.lock() {
+        match v.iter_mut().find(|e| e.path == key) {
+            Some(e) => e.result = Some(of),
+            None => {
+                let Some(mut e) = Entry::of(path, false) else {
+                    return;
+                };
+                e.result = Some(of);
+                v.push(e);
+            }
+        }
+        save(&v);
+    }
+}
+
+/// The result file recorded by `record_empty_result` or `record_result` has been saved in
+/// for the last time: the user's now, no longer recovery's. `prune_at_exit` cannot tell: a save renames a new inode over the
 /// empty file, and the next save's new inode often takes the freed number back (ext4), so
 /// after an `iolab run` of one test (two saves) the final file had the recorded inode, its
 /// entry outlived the process and the next start said "cleaned up after an iolab process
 /// that was killed (pid N): left run-....json alone" of a run that had ended normally.
-pub fn result_saved(claimed_empty: Option<&Path>) {
-    if let Some(p) = claimed_empty {
+pub fn result_saved(result: Option<&Path>) {
+    if let Some(p) = result {
         forget(p);
     }
 }
@@ -213,9 +252,41 @@ impl Drop for WorkDir {
     }
 }
 
-/// Remove one entry if the object there is still the one iolab created.
-fn remove_entry(e: &Entry) -> Option<String> {
+/// Mark the result file at `p` `killed` if it still holds the dead process's own document
+/// (`of`, on the recorded file system) at `running`: what was said, or `None`.
+fn mark_killed(p: &Path, dev: u64, of: &ResultOf, pid: u32) -> Option<String> {
+    if std::fs::symlink_metadata(p).ok()?.dev() != dev {
+        return None;
+    }
+    let mut doc = crate::model::ResultDoc::read(p).ok()?;
+    if doc.status != "running" || doc.command != of.command || doc.started_at != of.started_at {
+        return None;
+    }
+    doc.status = "killed".into();
+    doc.error = Some(format!(
+        "iolab (pid {pid}) ended without finishing (SIGKILL, the OOM killer or a crash); \
+         the tests it had finished are kept"
+    ));
+    Some(match doc.write_atomic(p) {
+        Ok(()) => format!("marked {} as killed", p.display()),
+        Err(err) => format!("could not mark {} as killed: {err}", p.display()),
+    })
+}
+
+/// Remove one entry if the object there is still the one iolab created; a result file that
+/// was saved in is marked `killed` instead, never removed.
+fn remove_entry(e: &Entry, pid: u32) -> Option<String> {
     let p = e.path();
+    if let Some(of) = &e.result {
+        if let Some(said) = mark_killed(&p, e.dev, of, pid) {
+            return Some(said);
+        }
+        // Saved in (whatever inode number it has now): the user's, never removed.
+        let saved_in = std::fs::symlink_metadata(&p).is_ok_and(|md| md.len() != 0);
+        if !e.empty_result || saved_in {
+            return None;
+        }
+    }
     let md = std::fs::symlink_metadata(&p).ok()?;
     let same = md.dev() == e.dev && md.ino() == e.ino;
     if e.empty_result && !(same && md.file_type().is_file()) {
@@ -282,7 +353,12 @@ pub(super) fn recover(path: &Path) -> Option<String> {
     }
     let _claim = Claimed::take(path)?;
     // Newest first: a test file inside a work tree goes before the tree.
-    let done: Vec<String> = m.entries.iter().rev().filter_map(remove_entry).collect();
+    let done: Vec<String> = m
+        .entries
+        .iter()
+        .rev()
+        .filter_map(|e| remove_entry(e, m.pid))
+        .collect();
     (!done.is_empty()).then(|| {
         format!(
             "cleaned up after an iolab process that was killed (pid {}): {}",
@@ -302,7 +378,7 @@ mod tests {
         let lock = crate::runner::lock::TargetLock::acquire(d.path()).unwrap();
         let p = d.path().join(".iolab.lock");
         let e = Entry::of(&p, false).unwrap();
-        let done = remove_entry(&e).unwrap();
+        let done = remove_entry(&e, 1).unwrap();
         assert!(done.contains("in use") && p.exists(), "{done}");
         drop(lock);
     }
@@ -315,19 +391,65 @@ mod tests {
         let entry = |p: &Path| Entry::of(p, true).unwrap();
         let empty = d.path().join("run-1.json");
         std::fs::write(&empty, b"").unwrap();
-        let done = remove_entry(&entry(&empty)).unwrap();
+        let done = remove_entry(&entry(&empty), 1).unwrap();
         assert!(!empty.exists(), "{done}");
         assert!(done.contains("removed the empty result file"), "{done}");
         let written = d.path().join("run-2.json");
         std::fs::write(&written, b"").unwrap();
         let e = entry(&written);
         std::fs::write(&written, b"{}").unwrap();
-        let done = remove_entry(&e).unwrap();
+        let done = remove_entry(&e, 1).unwrap();
         assert!(written.exists() && done.contains("left"), "{done}");
         // The manifest of older iolab versions (no `empty_result`) still reads.
         let old: Entry =
             serde_json::from_str(r#"{"path":[47],"dev":1,"ino":2,"dir":false}"#).unwrap();
         assert!(!old.empty_result);
+    }
+
+    /// A SIGKILL after the first save left the result file `running` for good, and `iolab
+    /// report`, `compare` and the history showed it as still running. Recovery marks the dead
+    /// process's own document `killed` (kept, with its tests), and touches no other document
+    /// at that path: another run's, or one that ended.
+    #[test]
+    fn a_killed_runs_own_result_is_marked_killed_and_no_other_document() {
+        use crate::model::ResultDoc;
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("run-1.json");
+        let mut doc = ResultDoc::new("run", vec!["iolab".into()], Default::default());
+        doc.started_at = "2026-11-26T16:00:00.000Z".into();
+        doc.tests.push(Default::default());
+        doc.write_atomic(&path).unwrap();
+        let mut e = Entry::of(&path, true).unwrap();
+        e.result = Some(ResultOf {
+            command: "run".into(),
+            started_at: doc.started_at.clone(),
+        });
+        // Saved again (a new inode): still that process's document.
+        doc.write_atomic(&path).unwrap();
+        let said = remove_entry(&e, 77).unwrap();
+        assert_eq!(said, format!("marked {} as killed", path.display()));
+        let marked = ResultDoc::read(&path).unwrap();
+        assert_eq!(marked.status, "killed");
+        assert_eq!(marked.tests.len(), 1, "the saved tests are kept");
+        assert!(marked.error.unwrap().contains("pid 77"));
+        // Marked once: a second pass leaves it.
+        assert!(remove_entry(&e, 77).is_none() && path.exists());
+        // Another run's document at that path, or this one finished: not touched, not removed.
+        for (started, status) in [
+            ("2026-11-26T17:00:00.000Z", "running"),
+            (doc.started_at.as_str(), "complete"),
+        ] {
+            let mut other = doc.clone();
+            other.started_at = started.into();
+            other.status = status.into();
+            other.write_atomic(&path).unwrap();
+            assert!(remove_entry(&e, 77).is_none());
+            assert_eq!(ResultDoc::read(&path).unwrap(), other);
+        }
+        // A result file given with --output that existed (not claimed empty): never removed.
+        let mut kept = e.clone();
+        kept.empty_result = false;
+        assert!(remove_entry(&kept, 77).is_none() && path.exists());
     }
 
     #[test]
@@ -345,7 +467,7 @@ mod tests {
         std::fs::remove_file(&replaced).unwrap();
         let outside = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink(outside.path(), &replaced).unwrap();
-        let done: Vec<String> = entries.iter().filter_map(remove_entry).collect();
+        let done: Vec<String> = entries.iter().filter_map(|e| remove_entry(e, 1)).collect();
         assert!(!ours.exists() && !tree.exists());
         assert!(replaced.symlink_metadata().is_ok() && outside.path().exists());
         assert!(done[2].contains("left"), "{done:?}");
