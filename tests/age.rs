@@ -849,3 +849,40 @@ fn aging_xfs_reads_the_fullness_without_its_preallocation() {
     }
     std::fs::remove_dir_all(fs.path().join("iolab-aged-1")).unwrap();
 }
+
+/// A full fill on xfs is refused before anything is written, with the highest fullness that
+/// fits: `--fill 100%` on a fresh 1 GiB xfs was accepted, wrote 900 MiB and failed with no
+/// space (exit 1): the room check counted the files' blocks, not the inodes and directories
+/// xfs makes for them, nor the plan's rounding of the used space. What it names is taken
+/// (1.5x churn: the plan ages past the fullness, deleting to make room).
+#[test]
+fn a_full_fill_on_xfs_is_refused_with_the_highest_that_fits() {
+    let test = "a_full_fill_on_xfs_is_refused_with_the_highest_that_fits";
+    let Some(fs) = ram_scratch_or_skip(test, "xfs", 1 << 30, &[], "") else {
+        return;
+    };
+    let age = |fill: &str| {
+        iolab(&[
+            "age",
+            s(fs.path()),
+            "--fill",
+            fill,
+            "--churn",
+            "1.5",
+            "--no-save",
+            "-q",
+        ])
+    };
+    let before = common::names(fs.path());
+    let out = age("100%");
+    let err = common::stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("room for 99 % at most") && err.contains("(inodes, directories)"),
+        "{err}"
+    );
+    assert_eq!(common::names(fs.path()), before, "nothing written");
+    let out = age("99%");
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    std::fs::remove_dir_all(fs.path().join("iolab-aged-1")).unwrap();
+}

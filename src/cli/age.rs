@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::OutputArgs;
 use crate::workload::age::{
-    AgeConfig, Profile, check_fit, check_room, fs_available, fs_usage, parse_share,
+    AgeConfig, MetadataCost, Profile, check_fit, check_room, fs_available, fs_usage, parse_share,
 };
 
 #[derive(Debug, Clone, Args)]
@@ -148,7 +148,20 @@ impl AgeConfig {
         check_fit(&profile, fill, total, used)?;
         let avail =
             fs_available(&target).map_err(|e| crate::usage!("{}: {e}", target.display()))?;
-        check_room(fill, total, used, avail)?;
+        let block = crate::fs::layout::block_size(&target)
+            .unwrap_or(4096)
+            .max(1);
+        let fs_type = crate::sysinfo::mounts::mount_of(&target)
+            .map(|m| m.fs_type)
+            .unwrap_or_default();
+        check_room(
+            fill,
+            total,
+            used,
+            avail,
+            &profile,
+            MetadataCost::of(&fs_type, block),
+        )?;
         Ok(AgeConfig {
             target,
             dir,

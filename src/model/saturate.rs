@@ -22,7 +22,10 @@ pub struct Answer {
     pub iodepth: u32,
     /// `mean`, `p99` or `p99.9`.
     pub statistic: String,
-    pub latency_ns: f64,
+    /// That statistic at the answer; none when no depth held the limit (`found` false):
+    /// it was written as 0.0, which read like a measurement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ns: Option<f64>,
     pub limit_ns: f64,
     /// Depth after which IOPS stopped rising (the knee), if seen.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -289,11 +289,14 @@ pub fn saturation(title: &str, t: &TestResult) -> Option<String> {
             y: a.limit_ns,
             label: format!("limit {stat} ≤ {}", fmt_ns(a.limit_ns)),
         });
-        marks.push(Mark::Point {
-            x: a.iops,
-            y: a.latency_ns,
-            label: format!("answer: QD{} {} IOPS", a.iodepth, fmt_thousands(a.iops)),
-        });
+        // No depth held the limit: no answer to mark (it was put at 0 IOPS, 0 ns).
+        if let Some(lat) = a.latency_ns.filter(|_| a.detail.found) {
+            marks.push(Mark::Point {
+                x: a.iops,
+                y: lat,
+                label: format!("answer: QD{} {} IOPS", a.iodepth, fmt_thousands(a.iops)),
+            });
+        }
         if let Some(k) = a.knee_iodepth
             && let Some(p) = curve.iter().find(|p| p.at.iodepth == k)
         {

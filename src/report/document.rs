@@ -475,7 +475,7 @@ fn saturation_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
                 fmt_thousands(a.iops),
                 saturate::depth_phrase(a),
                 a.statistic,
-                fmt_ns(a.latency_ns),
+                a.latency_ns.map_or_else(|| "-".into(), fmt_ns),
                 fmt_ns(a.limit_ns),
                 a.knee_iodepth
                     .map(|k| format!("; IOPS stopped rising after depth {k} (the knee)"))
@@ -594,7 +594,7 @@ mod tests {
                 iops: 1990.0,
                 iodepth: 10,
                 statistic: "mean".into(),
-                latency_ns: 9.76e6,
+                latency_ns: Some(9.76e6),
                 limit_ns: 10e6,
                 detail: AnswerDetail {
                     jobs: 1,

@@ -160,7 +160,7 @@ pub fn answer_line(name: &str, a: &Answer) -> String {
         "{name}: {} IOPS at {depth} with {} latency {} ≤ {}",
         fmt_thousands(a.iops),
         a.statistic,
-        fmt_ns_short(a.latency_ns),
+        a.latency_ns.map_or_else(|| "-".into(), fmt_ns_short),
         fmt_ns_short(a.limit_ns)
     );
     if !a.detail.limit_crossed {
@@ -445,7 +445,7 @@ mod tests {
             iops,
             iodepth: depth,
             statistic: "mean".into(),
-            latency_ns: lat_ms * 1e6,
+            latency_ns: Some(lat_ms * 1e6),
             limit_ns: 10e6,
             knee_iodepth: Some(8),
             thrashed: false,

@@ -576,8 +576,7 @@ fn plan(
     // What was there, to the nearest 1 % of the file system: a fresh btrfs counts a few
     // hundred KiB more or less from one mkfs to the next (background metadata work), and
     // a budget that moved with them gave the same seed another file set.
-    let grain = (cfg.fs_size / 100).max(1);
-    let mut used = (settled_usage(&cfg.target)? + grain / 2) / grain * grain;
+    let mut used = crate::workload::age::planned_used(settled_usage(&cfg.target)?, cfg.fs_size);
     // Files by the same count: the inodes free now (the tree is made), less a margin for
     // the file system's own; a file system of small files runs out of inodes before space
     // (ext4 gives one per 16 KiB). `None` where there is no fixed number (btrfs, xfs grow).

@@ -287,7 +287,7 @@ fn few_ios_warning(spec: &BlockTestSpec, ios: u64, measured: Duration) -> Option
     let window = format!("{measured:?}");
     let message = if ios == 0 {
         format!(
-            "no I/O completed within a run's {window} window (the device took longer than that for one): its IOPS, MB/s and latency are 0, not measured; use a longer --duration (--step-duration for saturate)"
+            "no I/O completed within a run's {window} window (the device took longer than that for one): its IOPS and MB/s are 0, not measured, and its latency is only what the requests in flight had waited by the deadline, a lower bound; use a longer --duration (--step-duration for saturate)"
         )
     } else {
         format!(
@@ -950,9 +950,15 @@ fn io_loop(job: &JobSpec, target: &TestTarget, ready: ReadyJob, sync: JobSync) -
                 rec.record(lat, job.bs, slot_op[c.slot] == Op::Write, interval);
                 rec.add_in_flight(slot_start[c.slot], t, series.start_ns);
             } else if series.measuring {
-                // In flight at the deadline: its time up to it is part of the window's depth.
+                // In flight at the deadline: its time up to it is part of the window's depth
+                // and, as the least it took, of the window's latency.
                 let total = times.total_ns.unwrap_or(t);
                 rec.add_in_flight(slot_start[c.slot], total, series.start_ns);
+                // (One submitted after it, before a completion said so, is not the window's.)
+                if slot_start[c.slot] < total {
+                    let lat = total - slot_start[c.slot];
+                    rec.record_in_flight_at_deadline(lat, slot_op[c.slot] == Op::Write);
+                }
                 // Drained after the deadline: the device counters still see it.
                 if slot_op[c.slot] == Op::Write {
                     rec.tail_write_bytes += job.bs;

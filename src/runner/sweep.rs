@@ -688,7 +688,7 @@ fn answer_of(cfg: &SaturateConfig, sweep: &SweepSpec, o: &Outcome, curve: &[Curv
         iops: point.map(|p| p.at.iops).unwrap_or(0.0),
         iodepth: point.map(|p| p.at.iodepth).unwrap_or(0),
         statistic: cfg.statistic.name().into(),
-        latency_ns: o.answer.map(|a| a.latency_ns).unwrap_or(0.0),
+        latency_ns: point.and(o.answer).map(|a| a.latency_ns),
         limit_ns: cfg.limit_ns,
         knee_iodepth: o.knee,
         thrashed: o.thrashed,

@@ -288,9 +288,85 @@ impl AgeConfig {
 
     /// How many directories the tree gets: enough for the files at the target fullness.
     pub fn dir_count(&self) -> u64 {
-        let files = (self.fill * self.fs_size as f64 / self.profile.mean_size().max(1.0)).ceil();
-        ((files / f64::from(self.profile.tree.files_per_dir)).ceil() as u64).clamp(1, 1 << 20)
+        self.profile.dir_count(self.fill, self.fs_size)
     }
+}
+
+impl Profile {
+    /// The files of this profile in `fill` of a file system of `total` bytes.
+    fn file_count(&self, bytes: f64) -> f64 {
+        (bytes / self.mean_size().max(1.0)).ceil()
+    }
+
+    /// Directories of the tree for its files at `fill` of `total`.
+    pub fn dir_count(&self, fill: f64, total: u64) -> u64 {
+        let files = self.file_count(fill * total as f64);
+        ((files / f64::from(self.tree.files_per_dir)).ceil() as u64).clamp(1, 1 << 20)
+    }
+}
+
+/// What the plan takes as used when it starts: the file system's used bytes to the nearest
+/// 1 % of its size (a fresh btrfs counts a few hundred KiB more or less from one mkfs to the
+/// next, and a budget that moved with them gave the same seed another file set). Up to half
+/// a per cent below the real count: the room check adds that back.
+pub fn planned_used(used: u64, total: u64) -> u64 {
+    let grain = (total / 100).max(1);
+    (used + grain / 2) / grain * grain
+}
+
+/// What a file system takes of its own for each file and directory aging creates, beside
+/// the files' data blocks (which the plan counts, in whole blocks): where inodes are
+/// allocated as files come, one per file and directory (xfs: 512 B, in chunks of 64; NTFS:
+/// an MFT record; `FsRules::metadata_per_inode`, which `iolab slack` counts too), and a
+/// block per directory. ext4's inode tables are made by mkfs (in `used` already); tmpfs and
+/// file systems iolab has no rules for take none here.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct MetadataCost {
+    pub per_file: u64,
+    pub per_dir: u64,
+}
+
+impl MetadataCost {
+    /// The cost on a file system of type `fs_type` (as /proc/mounts names it) with `block`-byte
+    /// blocks.
+    pub fn of(fs_type: &str, block: u64) -> MetadataCost {
+        let name = match fs_type {
+            "ntfs3" => "ntfs",
+            "fuseblk" => "ntfs-3g",
+            other => other,
+        };
+        match crate::fs::alloc::FsRules::parse(name, None, None, None) {
+            Ok(r) if name != "plain" => {
+                let inode = r.metadata_per_inode();
+                MetadataCost {
+                    per_file: inode,
+                    per_dir: inode + block,
+                }
+            }
+            _ => MetadataCost::default(),
+        }
+    }
+
+    /// Bytes taken beside the files' blocks when aging puts `bytes` of `profile`'s files on
+    /// a file system of `total` bytes at `fill`.
+    fn bytes(&self, profile: &Profile, fill: f64, total: u64, bytes: u64) -> u64 {
+        let files = profile.file_count(bytes as f64) as u64;
+        files * self.per_file + profile.dir_count(fill, total) * self.per_dir
+    }
+}
+
+/// What aging to `fill` takes of the space available: the files' bytes the plan puts up to
+/// the fullness by its own count (from its rounded `used`, so a count rounded down means
+/// more files), and the file system's own for them: (files, metadata).
+fn space_needed(
+    fill: f64,
+    total: u64,
+    used: u64,
+    profile: &Profile,
+    cost: MetadataCost,
+) -> (u64, u64) {
+    let files = ((fill * total as f64) as u64).saturating_sub(planned_used(used, total));
+    (files, cost.bytes(profile, fill, total, files))
 }
 
 /// Sizes of a file system from statvfs: (total, used) bytes.
@@ -312,21 +388,43 @@ pub fn fs_available(path: &Path) -> std::io::Result<u64> {
 }
 
 /// Check that `--fill` can be reached: the bytes aging adds (`fill` of `total` less `used`)
-/// within what the file system has `avail`able. A btrfs of 300 MiB
-/// with 217 MiB available, aged to 80 %, ran out of space half-way (ENOSPC, no result).
-pub fn check_room(fill: f64, total: u64, used: u64, avail: u64) -> Result<(), UsageError> {
-    let budget = (fill * total as f64) as u64;
-    let room = budget.saturating_sub(used);
-    if room > avail {
-        let max = (used + avail) as f64 * 100.0 / total.max(1) as f64;
+/// and the file system's own for its files (`cost`) within what the file system has
+/// `avail`able. A btrfs of 300 MiB with 217 MiB available, aged to 80 %, ran out of space
+/// half-way (ENOSPC, no result); an xfs of 960 MiB took `--fill 100%` and failed with no
+/// space after writing 900 MiB (its inodes and directories were not counted).
+pub fn check_room(
+    fill: f64,
+    total: u64,
+    used: u64,
+    avail: u64,
+    profile: &Profile,
+    cost: MetadataCost,
+) -> Result<(), UsageError> {
+    let fits = |f: f64| {
+        let (files, meta) = space_needed(f, total, used, profile, cost);
+        files + meta <= avail
+    };
+    if !fits(fill) {
+        // The highest whole percentage that fits (the need grows with the fullness).
+        let max = (1..=100u32)
+            .rev()
+            .find(|&p| fits(f64::from(p) / 100.0))
+            .unwrap_or(0);
+        let (_, meta) = space_needed(fill, total, used, profile, cost);
+        let own = if meta > 0 {
+            format!(
+                "; its files would take about {} more of the file system's own (inodes, directories)",
+                crate::units::fmt_size_iec(meta)
+            )
+        } else {
+            String::new()
+        };
         return Err(UsageError::new(format!(
-            "--fill {:.0}%: the file system has room for {:.0} % at most ({} available beside {} used, of {}); give --fill {:.0}% or less",
+            "--fill {:.0}%: the file system has room for {max} % at most ({} available beside {} used, of {}{own}); give --fill {max}% or less",
             fill * 100.0,
-            max.floor(),
             crate::units::fmt_size_iec(avail),
             crate::units::fmt_size_iec(used),
             crate::units::fmt_size_iec(total),
-            max.floor()
         )));
     }
     Ok(())
@@ -366,7 +464,9 @@ mod tests {
     fn a_fill_beyond_the_available_space_is_refused() {
         const MIB: u64 = 1 << 20;
         // The btrfs of 300 MiB seen: 8.2 MiB used, 292 MiB free, but 217 MiB available.
-        let e = check_room(0.8, 300 * MIB, 8 * MIB, 217 * MIB)
+        let p = Profile::load("desktop").unwrap();
+        let none = MetadataCost::default();
+        let e = check_room(0.8, 300 * MIB, 8 * MIB, 217 * MIB, &p, none)
             .unwrap_err()
             .to_string();
         assert!(
@@ -374,10 +474,47 @@ mod tests {
             "{e}"
         );
         assert!(e.contains("--fill 75% or less"), "{e}");
-        assert!(check_room(0.75, 300 * MIB, 8 * MIB, 217 * MIB).is_ok());
+        assert!(check_room(0.75, 300 * MIB, 8 * MIB, 217 * MIB, &p, none).is_ok());
         // ext4 with its 5 % reserve: 100 % cannot be reached, 90 % can.
-        assert!(check_room(1.0, 1000 * MIB, 10 * MIB, 940 * MIB).is_err());
-        assert!(check_room(0.9, 1000 * MIB, 10 * MIB, 940 * MIB).is_ok());
+        assert!(check_room(1.0, 1000 * MIB, 10 * MIB, 940 * MIB, &p, none).is_err());
+        assert!(check_room(0.9, 1000 * MIB, 10 * MIB, 940 * MIB, &p, none).is_ok());
+    }
+
+    /// The xfs seen (`mkfs.xfs` on 1 GiB, 39 MiB used fresh, the rest available): `--fill
+    /// 100%` was accepted and ran out of space after writing 900 MiB (exit 1), as the
+    /// plan's count, rounded to 1 % of the file system, put the used space 0.6 MiB low and
+    /// nothing counted the files' inodes and directories. 99.8 % aged there; the check now
+    /// refuses 100 % and names 99 %.
+    #[test]
+    fn a_full_fill_on_xfs_is_refused_up_front_with_the_highest_that_fits() {
+        let (total, used, avail) = (1_006_632_960, 40_865_792, 965_767_168);
+        let p = Profile::load("desktop").unwrap();
+        let xfs = MetadataCost::of("xfs", 4096);
+        assert_eq!(
+            xfs,
+            MetadataCost {
+                per_file: 512,
+                per_dir: 4608
+            }
+        );
+        let e = check_room(1.0, total, used, avail, &p, xfs)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("room for 99 % at most"), "{e}");
+        assert!(e.contains("give --fill 99% or less"), "{e}");
+        assert!(
+            e.contains("of the file system's own (inodes, directories)"),
+            "{e}"
+        );
+        assert!(check_room(0.99, total, used, avail, &p, xfs).is_ok());
+        // tmpfs keeps no metadata in its blocks: a fresh one takes 100 % (and fills up:
+        // tests/age.rs relies on that).
+        let tmpfs = MetadataCost::of("tmpfs", 4096);
+        assert_eq!(tmpfs, MetadataCost::default());
+        assert!(check_room(1.0, 48 << 20, 0, 48 << 20, &p, tmpfs).is_ok());
+        // The plan's used space is rounded to the nearest 1 %; a count rounded down means
+        // more files, which must fit too.
+        assert_eq!(planned_used(40_865_792, total), 40_265_316);
     }
 
     #[test]
