@@ -317,13 +317,9 @@ fn bad_input_is_exit_2_and_creates_nothing() {
     }
 }
 
-/// One empty file in one portion: no MB/s for no data ("0.00"), no spread of one portion
-/// ("0.0"), no "no slowdown up to 1 files".
-#[test]
-fn one_empty_file_in_one_portion_is_said_as_it_is() {
-    let t = tempfile::tempdir().unwrap();
-    let target = t.path().to_str().unwrap();
-    let one = [
+/// `iolab files` on `target` with one file in one portion, one pass, one run, nothing saved.
+fn one_file(target: &str) -> Vec<&str> {
+    vec![
         "files",
         "--target",
         target,
@@ -336,8 +332,16 @@ fn one_empty_file_in_one_portion_is_said_as_it_is() {
         "--repeat",
         "1",
         "--no-save",
-    ];
-    let mut args = one.to_vec();
+    ]
+}
+
+/// One empty file in one portion: no MB/s for no data ("0.00"), no spread of one portion
+/// ("0.0"), no "no slowdown up to 1 files".
+#[test]
+fn one_empty_file_in_one_portion_is_said_as_it_is() {
+    let t = tempfile::tempdir().unwrap();
+    let target = t.path().to_str().unwrap();
+    let mut args = one_file(target);
     args.extend(["--sizes", "0"]);
     let o = run(&args);
     let out = String::from_utf8_lossy(&o.stdout).to_string();
@@ -372,22 +376,8 @@ fn one_empty_file_in_one_portion_is_said_as_it_is() {
 fn sizes_met_through_the_unit_are_measured_once_and_said() {
     let t = tempfile::tempdir().unwrap();
     let target = t.path().to_str().unwrap();
-    let one = [
-        "files",
-        "--target",
-        target,
-        "--files-per-portion",
-        "1",
-        "--portions",
-        "1",
-        "--passes",
-        "1",
-        "--repeat",
-        "1",
-        "--no-save",
-    ];
     // `cluster+0` is `cluster` on every file system.
-    let mut args = one.to_vec();
+    let mut args = one_file(target);
     args.extend(["--sizes", "1,cluster,cluster+0", "--json"]);
     let doc = json(&run(&args));
     let creates = doc["tests"]
