@@ -65,7 +65,9 @@ impl Family for AgeFamily {
                 Err(why) => detail.layout_after.free_space_note = Some(why),
             }
         }
-        if let Some(w) = crate::runner::age::fill_warning(&self.cfg.target, &detail) {
+        if let Some(w) =
+            crate::runner::age::fill_warning(&self.cfg.target, &detail, self.cfg.profile.largest())
+        {
             doc.warn(w);
         }
         let mut t = TestResult {

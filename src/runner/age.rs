@@ -693,9 +693,10 @@ fn plan(
 /// What the user is told when aging ended below the fullness asked: `inodes-short` when the
 /// inodes ran out first (the plan then deletes to stay within them), `fill-not-reached` when
 /// the churn was all written before the fullness (no file was deleted: filled once, not
-/// aged; it printed "22.3 % full" after `--fill 80% --churn 0.2` and nothing more). `None`
-/// when it got there.
-pub fn fill_warning(target: &Path, d: &AgeTestDetail) -> Option<Warning> {
+/// aged; it printed "22.3 % full" after `--fill 80% --churn 0.2` and nothing more), or
+/// `fill-not-reached` too when the profile's files (up to `largest` bytes) are coarse
+/// against the file system. `None` when it got there.
+pub fn fill_warning(target: &Path, d: &AgeTestDetail, largest: u64) -> Option<Warning> {
     let st = nix::sys::statvfs::statvfs(target).ok();
     if let Some(st) = st {
         let (files, free) = (st.files(), st.files_available());
@@ -714,7 +715,29 @@ pub fn fill_warning(target: &Path, d: &AgeTestDetail) -> Option<Warning> {
             });
         }
     }
-    churn_short(d)
+    churn_short(d).or_else(|| coarse_files(d, largest))
+}
+
+/// `fill-not-reached` of a run that aged (it deleted) yet ended 2 points or more short, with
+/// files of 2 % of the file system or more: the fullness moves in steps of a file (it ended
+/// at 92.2 % for 97 % asked on a 54 MiB ext4 with files up to 8 MiB, and said nothing).
+fn coarse_files(d: &AgeTestDetail, largest: u64) -> Option<Warning> {
+    let size = d.fs_size_bytes as f64;
+    let share = largest as f64 / size;
+    if d.files_deleted == 0 || d.fullness + 0.02 > d.fill_target || size == 0.0 || share < 0.02 {
+        return None;
+    }
+    Some(Warning {
+        code: WarningCode::FillNotReached,
+        message: format!(
+            "aging ended at {:.1} % full, short of the {:.0} % asked: the profile's files are large against this file system (up to {}, {:.1} % of it), so its fullness moves in steps about that size; use a larger file system or a profile with smaller files for a closer fullness",
+            100.0 * d.fullness,
+            100.0 * d.fill_target,
+            crate::units::fmt_size_iec(largest),
+            100.0 * share
+        ),
+        test: None,
+    })
 }
 
 /// `fill-not-reached`: the plan deletes only at the fullness (or out of inodes), so a run
@@ -852,6 +875,42 @@ mod tests {
             ..d
         };
         assert!(churn_short(&over).is_none());
+    }
+
+    /// A run that aged but ended short with files large against the file system says why
+    /// (92.2 % for 97 % on 54 MiB with 8 MiB files said nothing); small files or a close
+    /// fullness say nothing.
+    #[test]
+    fn coarse_files_that_end_short_are_said() {
+        let d = AgeTestDetail {
+            fill_target: 0.97,
+            fs_size_bytes: 54 << 20,
+            fullness: 0.922,
+            files_deleted: 12,
+            ..Default::default()
+        };
+        let w = coarse_files(&d, 8 << 20).expect("a warning");
+        assert_eq!(w.code, WarningCode::FillNotReached);
+        assert!(
+            w.message.contains("92.2 % full, short of the 97 % asked")
+                && w.message.contains("up to 8.0 MiB, 14.8 % of it"),
+            "{}",
+            w.message
+        );
+        assert!(coarse_files(&d, 256 << 10).is_none(), "small files");
+        let close = AgeTestDetail {
+            fullness: 0.955,
+            ..d.clone()
+        };
+        assert!(coarse_files(&close, 8 << 20).is_none());
+        let filled_once = AgeTestDetail {
+            files_deleted: 0,
+            ..d
+        };
+        assert!(
+            coarse_files(&filled_once, 8 << 20).is_none(),
+            "churn_short's"
+        );
     }
 
     /// A write that crosses several tenths of the churn gives one layout point: the

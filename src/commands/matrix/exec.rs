@@ -295,7 +295,11 @@ impl Exec<'_> {
                 Ok(d) => {
                     // As `iolab age` says it: the churn ran out, or the inodes, before the
                     // fullness (the aged rows would otherwise pass for an aged file system).
-                    if let Some(w) = crate::runner::age::fill_warning(&inst.mount_point, &d) {
+                    if let Some(w) = crate::runner::age::fill_warning(
+                        &inst.mount_point,
+                        &d,
+                        age.profile.largest(),
+                    ) {
                         warnings.push(Warning {
                             test: Some(cp.label.clone()),
                             ..w
