@@ -775,4 +775,9 @@ fn a_step_in_which_no_io_completed_does_not_hold_the_limit() {
     assert_eq!(t["answer"]["found"], false, "{}", t["answer"]);
     // No depth held the limit: no latency was measured at an answer (it read 0.0).
     assert!(t["answer"].get("latency_ns").is_none(), "{}", t["answer"]);
+    // No completed I/O anywhere is no peak at a depth (it read "peak_iodepth: 2").
+    let a = &t["answer"];
+    if a["peak_iops"].as_f64() == Some(0.0) {
+        assert_eq!(a["peak_iodepth"], 0, "{a}");
+    }
 }

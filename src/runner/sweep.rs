@@ -683,7 +683,8 @@ fn judged_line(
 fn answer_of(cfg: &SaturateConfig, sweep: &SweepSpec, o: &Outcome, curve: &[CurvePoint]) -> Answer {
     let at = |d: u32| curve.iter().rev().find(|p| p.at.iodepth == d);
     let point = o.answer.and_then(|a| at(a.depth));
-    let peak = o.peak.and_then(|p| at(p.depth));
+    // A step without a completed I/O is no peak ("peak_iodepth: 2" beside 0 IOPS).
+    let peak = o.peak.and_then(|p| at(p.depth)).filter(|p| p.at.iops > 0.0);
     Answer {
         iops: point.map(|p| p.at.iops).unwrap_or(0.0),
         iodepth: point.map(|p| p.at.iodepth).unwrap_or(0),
