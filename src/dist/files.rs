@@ -261,7 +261,7 @@ pub fn execute(args: &FilesArgs, argv: Vec<String>) -> Result<i32> {
     let doc = (rank == 0).then(|| {
         let mut env = env.clone();
         env.target_path = args.target.display().to_string();
-        RefCell::new(ResultDoc::new("files", argv.clone(), env))
+        RefCell::new(p.will_hold(ResultDoc::new("files", argv.clone(), env)))
     });
     let hooks = FilesDist {
         base: DistHooks::new(&session.world, hostname.clone(), ctx.stop.clone(), None),

@@ -47,7 +47,7 @@ pub fn execute(args: &RunArgs, argv: Vec<String>) -> Result<i32> {
         let mut env = env.clone();
         env.target_path = args.target.display().to_string();
         Collector {
-            doc: ResultDoc::new("run", argv.clone(), env).into(),
+            doc: p.will_hold(ResultDoc::new("run", argv.clone(), env)).into(),
             sink: &p.sink,
             offsets: offsets.into(),
         }

@@ -300,6 +300,9 @@ pub fn execute(args: &SaturateArgs, argv: Vec<String>) -> Result<i32> {
         env.target_path = args.target[0].display().to_string();
     }
     let mut doc = new_doc(&p.cfg, argv, env);
+    if rank == 0 {
+        doc = p.will_hold(doc);
+    }
     let hooks = SweepDist {
         base: DistHooks::new(&session.world, hostname.clone(), ctx.stop.clone(), None),
         cfg: &p.cfg,

@@ -175,6 +175,15 @@ impl<C> Prepared<C> {
         };
         Ok(Prepared { cfg, sink, space })
     }
+
+    /// Rank 0: `doc` is the result its file will hold (as `family::execute` records it), so
+    /// a start after a kill marks the file `killed` rather than leave it `running`.
+    pub fn will_hold(&self, doc: ResultDoc) -> ResultDoc {
+        if let Some(p) = &self.sink.path {
+            crate::fs::registry::record_result(p, &doc);
+        }
+        doc
+    }
 }
 
 /// This process as one rank of the job.

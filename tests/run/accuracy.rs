@@ -410,7 +410,9 @@ pub(super) fn assert_littles_law(run: &Value, in_flight: f64) {
     let little = iops * mean_s;
     let low = qd * ops / count;
     assert!(
-        (little - low).abs() <= 0.01 * qd && low >= qd * (1.0 - in_flight / count),
+        // (The bound is met exactly when every request in flight was cut at the deadline:
+        // a rounding error then failed it, 3.893668 against 3.893668.)
+        (little - low).abs() <= 0.01 * qd && low >= qd * (1.0 - in_flight / count) - 1e-9 * qd,
         "IOPS {iops} x mean {mean_s} s = {little}, depth {qd} ({ops} ops, {count} latencies)"
     );
 }
