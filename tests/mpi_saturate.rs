@@ -69,7 +69,8 @@ fn check_steps_add_up(doc: &ResultDoc, limit_ns: f64) {
             );
             // One histogram fed with both ranks' samples gives the same percentiles.
             let single = fed_with(&runs);
-            assert_eq!(single.len(), run.ops);
+            // Completions, and the requests cut at the step's deadline (up to it).
+            assert!(single.len() >= run.ops);
             let (got, want) = (run.lat_ns.clone().unwrap(), single.stats());
             assert_eq!(
                 (got.min, got.p50, got.p99, got.p999, got.max, got.count),
