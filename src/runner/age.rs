@@ -844,6 +844,13 @@ pub fn syncfs(dir: &Path) -> Result<()> {
 mod tests {
     use super::*;
 
+    /// `w` is a `fill-not-reached` warning whose message holds every one of `parts`.
+    fn assert_fill_not_reached(w: Option<Warning>, parts: &[&str]) {
+        let w = w.expect("a warning");
+        assert_eq!(w.code, WarningCode::FillNotReached);
+        assert!(parts.iter().all(|p| w.message.contains(p)), "{}", w.message);
+    }
+
     /// A churn that ends before the fullness is said, with what was reached and the churn
     /// that gets there; a run that deleted (it reached the fullness) is not.
     #[test]
@@ -856,13 +863,9 @@ mod tests {
             files_created: 300,
             ..Default::default()
         };
-        let w = churn_short(&d).expect("a warning");
-        assert_eq!(w.code, WarningCode::FillNotReached);
-        assert!(
-            w.message.contains("22.3 % full, short of the 80 % asked")
-                && w.message.contains("above 0.8 (--churn"),
-            "{}",
-            w.message
+        assert_fill_not_reached(
+            churn_short(&d),
+            &["22.3 % full, short of the 80 % asked", "above 0.8 (--churn"],
         );
         let reached = AgeTestDetail {
             files_deleted: 5,
@@ -889,13 +892,12 @@ mod tests {
             files_deleted: 12,
             ..Default::default()
         };
-        let w = coarse_files(&d, 8 << 20).expect("a warning");
-        assert_eq!(w.code, WarningCode::FillNotReached);
-        assert!(
-            w.message.contains("92.2 % full, short of the 97 % asked")
-                && w.message.contains("up to 8.0 MiB, 14.8 % of it"),
-            "{}",
-            w.message
+        assert_fill_not_reached(
+            coarse_files(&d, 8 << 20),
+            &[
+                "92.2 % full, short of the 97 % asked",
+                "up to 8.0 MiB, 14.8 % of it",
+            ],
         );
         assert!(coarse_files(&d, 256 << 10).is_none(), "small files");
         let close = AgeTestDetail {
