@@ -322,6 +322,19 @@ fn aging_stays_within_the_inodes_and_says_so() {
     }
 }
 
+/// A file system of `fs_type` and `size` in RAM for `test` (or a loud skip), a directory
+/// beside it, and `small_files_profile` in that directory.
+fn small_aging(
+    test: &str,
+    fs_type: &str,
+    size: u64,
+) -> Option<(common::ScratchFs, tempfile::TempDir, std::path::PathBuf)> {
+    let fs = ram_scratch_or_skip(test, fs_type, size, &[], "")?;
+    let dir = common::tempdir();
+    let profile = small_files_profile(dir.path());
+    Some((fs, dir, profile))
+}
+
 /// A profile file in `dir` of 200 files of 4–64 KiB in four directories, to 80 % full with
 /// a churn of 1.0: small enough to age a tmpfs of a few tens of MiB in a fraction of a second.
 fn small_files_profile(dir: &Path) -> std::path::PathBuf {
@@ -342,11 +355,9 @@ fn small_files_profile(dir: &Path) -> std::path::PathBuf {
 #[test]
 fn aging_again_with_the_same_seed_names_the_tree_there() {
     let test = "aging_again_with_the_same_seed_names_the_tree_there";
-    let Some(fs) = ram_scratch_or_skip(test, "tmpfs", 32 << 20, &[], "") else {
+    let Some((fs, _dir, profile)) = small_aging(test, "tmpfs", 32 << 20) else {
         return;
     };
-    let dir = common::tempdir();
-    let profile = small_files_profile(dir.path());
     let args = [
         "age",
         s(fs.path()),
@@ -383,11 +394,9 @@ fn aging_again_with_the_same_seed_names_the_tree_there() {
 #[test]
 fn quiet_aging_says_nothing_but_the_result() {
     let test = "quiet_aging_says_nothing_but_the_result";
-    let Some(fs) = ram_scratch_or_skip(test, "tmpfs", 32 << 20, &[], "") else {
+    let Some((fs, dir, profile)) = small_aging(test, "tmpfs", 32 << 20) else {
         return;
     };
-    let dir = common::tempdir();
-    let profile = small_files_profile(dir.path());
     let out = dir.path().join("age.json");
     // The second aging adds to what the first left: fill counts the whole file system.
     let age = |seed: &str, fill: &str, quiet: &[&str]| {
@@ -423,11 +432,9 @@ fn quiet_aging_says_nothing_but_the_result() {
 #[test]
 fn a_result_on_an_aged_file_system_says_so_and_compare_tells_it_from_a_fresh_one() {
     let test = "a_result_on_an_aged_file_system_says_so_and_compare_tells_it_from_a_fresh_one";
-    let Some(fs) = ram_scratch_or_skip(test, "tmpfs", 32 << 20, &[], "") else {
+    let Some((fs, dir, profile)) = small_aging(test, "tmpfs", 32 << 20) else {
         return;
     };
-    let dir = common::tempdir();
-    let profile = small_files_profile(dir.path());
     let files = |out: &Path| {
         iolab(&[
             "files",
@@ -509,11 +516,9 @@ fn a_result_on_an_aged_file_system_says_so_and_compare_tells_it_from_a_fresh_one
 #[test]
 fn aging_a_fuse_file_system_scores_its_layout_block_by_block() {
     let test = "aging_a_fuse_file_system_scores_its_layout_block_by_block";
-    let Some(fs) = ram_scratch_or_skip(test, "ntfs", 64 << 20, &[], "") else {
+    let Some((fs, _dir, profile)) = small_aging(test, "ntfs", 64 << 20) else {
         return;
     };
-    let dir = common::tempdir();
-    let profile = small_files_profile(dir.path());
     let doc = json_ok(&iolab(&[
         "age",
         s(fs.path()),
@@ -549,11 +554,9 @@ fn aging_a_fuse_file_system_scores_its_layout_block_by_block() {
 #[test]
 fn a_churn_that_ends_before_the_fullness_is_said() {
     let test = "a_churn_that_ends_before_the_fullness_is_said";
-    let Some(fs) = ram_scratch_or_skip(test, "tmpfs", 32 << 20, &[], "") else {
+    let Some((fs, _dir, profile)) = small_aging(test, "tmpfs", 32 << 20) else {
         return;
     };
-    let dir = common::tempdir();
-    let profile = small_files_profile(dir.path());
     let args = [
         "age",
         s(fs.path()),
@@ -736,11 +739,9 @@ fn an_interrupted_aging_removes_what_it_wrote() {
 #[test]
 fn filling_up_with_two_writers_ends_with_the_error() {
     let test = "filling_up_with_two_writers_ends_with_the_error";
-    let Some(fs) = ram_scratch_or_skip(test, "tmpfs", 48 << 20, &[], "") else {
+    let Some((fs, _dir, profile)) = small_aging(test, "tmpfs", 48 << 20) else {
         return;
     };
-    let dir = common::tempdir();
-    let profile = small_files_profile(dir.path());
     let before = common::names(fs.path());
     for seed in 1..=6 {
         let seed = seed.to_string();
