@@ -65,6 +65,10 @@ pub fn aggregate_run(ranks: &[RankRun]) -> Result<RunResult, String> {
             .iter()
             .map(|c| c.max_job_thread_pct)
             .fold(0.0, f64::max),
+        max_job_thread_wait_pct: cpus
+            .iter()
+            .filter_map(|c| c.max_job_thread_wait_pct)
+            .reduce(f64::max),
     });
     let read = merge_direction(ranks, secs, |r| r.read.as_ref())?;
     let write = merge_direction(ranks, secs, |r| r.write.as_ref())?;

@@ -339,6 +339,11 @@ pub struct CpuUsage {
     pub process_pct: f64,
     /// The busiest job thread's (user + sys) / wall time in percent.
     pub max_job_thread_pct: f64,
+    /// The longest a job thread waited for a CPU (runnable while other programs' threads held
+    /// every CPU: schedstat's `run_delay`), in percent of the span its CPU time was counted
+    /// over. Absent where the kernel has no schedstat, and in results written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_job_thread_wait_pct: Option<f64>,
 }
 
 /// One repeat of a test.

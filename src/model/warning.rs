@@ -50,6 +50,8 @@ warning_codes! {
     DirectFallback = "direct-fallback",
     /// A job thread used > 90 % of a CPU: iolab may have been the limit; add jobs or a deeper queue.
     CpuBound = "cpu-bound",
+    /// A job thread waited > 10 % of its run for a CPU that other programs held: latencies include that wait; measure on an idle machine.
+    CpuContention = "cpu-contention",
     /// Run-to-run coefficient of variation above 5 %: something else used the device or CPU; use more repeats.
     Noisy = "noisy",
     /// Only one run: no spread or confidence interval; use `--repeat 3` or more.

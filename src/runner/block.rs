@@ -251,6 +251,7 @@ pub fn run_block_test(
         sys_s: ran.proc_cpu.sys.as_secs_f64(),
         process_pct: 100.0 * ran.proc_cpu.total().as_secs_f64() / ran.wall.as_secs_f64().max(1e-9),
         max_job_thread_pct: total.rec.max_thread_cpu_pct,
+        max_job_thread_wait_pct: total.rec.max_thread_wait_pct,
     };
     let mut total_rr = to_run_result(
         &total.rec,
@@ -778,8 +779,8 @@ impl Slots {
 }
 
 /// How the I/O loop ended: the engine and recorder back, the measured window on the
-/// stopwatch, the same span on `CLOCK_MONOTONIC`, the thread's CPU time when measuring
-/// began, and the first error.
+/// stopwatch, the same span on `CLOCK_MONOTONIC`, the thread's CPU time and wait for a CPU
+/// when measuring began (and its clock of that wait), and the first error.
 struct LoopEnd {
     engine: Box<dyn IoEngine>,
     rec: JobRecorder,
@@ -788,6 +789,8 @@ struct LoopEnd {
     end_ns: u64,
     monotonic_ns: u64,
     cpu_start: cpu::CpuTimes,
+    wait_clock: cpu::RunQueueClock,
+    wait_start: Option<Duration>,
     error: Option<anyhow::Error>,
 }
 
@@ -834,6 +837,8 @@ fn io_loop(job: &JobSpec, target: &TestTarget, ready: ReadyJob, sync: JobSync) -
     let monotonic_start = Instant::now();
     let now_ns = || stopwatch.now_ns();
     let mut cpu_start = cpu::thread_times();
+    let wait_clock = cpu::RunQueueClock::open();
+    let mut wait_start = wait_clock.waited();
     let mut finishing = false;
     // Whether the first fill was told to the live counters.
     let mut filled = false;
@@ -942,6 +947,7 @@ fn io_loop(job: &JobSpec, target: &TestTarget, ready: ReadyJob, sync: JobSync) -
                 series.start(times.ramp_ns);
                 rec.reset();
                 cpu_start = cpu::thread_times();
+                wait_start = wait_clock.waited();
                 let _ = measuring.send(());
             }
             if series.measuring && times.total_ns.is_none_or(|total| t < total) {
@@ -994,6 +1000,8 @@ fn io_loop(job: &JobSpec, target: &TestTarget, ready: ReadyJob, sync: JobSync) -
         end_ns,
         monotonic_ns: monotonic_start.elapsed().as_nanos() as u64,
         cpu_start,
+        wait_clock,
+        wait_start,
         error,
     }
 }
@@ -1226,6 +1234,8 @@ fn finish_job(
         end_ns,
         monotonic_ns,
         cpu_start,
+        wait_clock,
+        wait_start,
         error,
     } = end;
     warnings.extend(super::clock::drift_warning(end_ns, monotonic_ns));
@@ -1238,6 +1248,9 @@ fn finish_job(
     let counted = Duration::from_nanos(end_ns.saturating_sub(measure_start_ns));
     rec.max_thread_cpu_pct =
         100.0 * cpu_used.total().as_secs_f64() / counted.as_secs_f64().max(1e-9);
+    rec.max_thread_wait_pct = wait_start
+        .zip(wait_clock.waited())
+        .map(|(a, b)| 100.0 * b.saturating_sub(a).as_secs_f64() / counted.as_secs_f64().max(1e-9));
     if let Some(e) = error {
         return Err(e);
     }

@@ -61,6 +61,9 @@ pub struct JobRecorder {
     pub intervals: Vec<IntervalBucket>,
     /// Job threads' CPU use in percent of their wall time (max over merged jobs).
     pub max_thread_cpu_pct: f64,
+    /// Job threads' wait for a CPU (runnable, not running) in percent of the same span (max
+    /// over merged jobs; `None` without schedstat).
+    pub max_thread_wait_pct: Option<f64>,
     pub fsync_ns: Option<u64>,
     /// Time from the end of the measured window to the end of the I/O loop (the drain).
     pub tail_ns: Option<u64>,
@@ -203,6 +206,10 @@ impl std::ops::AddAssign<&JobRecorder> for JobRecorder {
             **self.split.get_or_insert_with(Box::default) += os;
         }
         self.max_thread_cpu_pct = self.max_thread_cpu_pct.max(o.max_thread_cpu_pct);
+        self.max_thread_wait_pct = match (self.max_thread_wait_pct, o.max_thread_wait_pct) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
         self.fsync_ns = match (self.fsync_ns, o.fsync_ns) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),

@@ -523,6 +523,27 @@ impl TestRunner<'_> {
                 test: Some(spec.name.clone()),
             });
         }
+        // Likewise once per test, with the longest wait of its runs so far.
+        let waited = test
+            .runs
+            .iter()
+            .chain(std::iter::once(&total))
+            .filter_map(|r| r.cpu.as_ref()?.max_job_thread_wait_pct)
+            .reduce(f64::max);
+        if let Some(pct) = waited.filter(|&p| p > super::cpu::CPU_CONTENTION_PCT) {
+            doc.warnings.retain(|w| {
+                !(w.code == WarningCode::CpuContention && w.test.as_ref() == Some(&spec.name))
+            });
+            doc.warn(Warning {
+                code: WarningCode::CpuContention,
+                message: super::cpu::contention_message(
+                    "a job thread",
+                    pct,
+                    spec.groups.iter().map(|g| g.jobs as usize).sum(),
+                ),
+                test: Some(spec.name.clone()),
+            });
+        }
         for w in o.warnings {
             doc.warn(w);
         }

@@ -406,7 +406,14 @@ fn run_sweep(
                     return Err(e);
                 }
             };
-            note_step_warnings(cfg, &name, depth, &res, doc);
+            note_step_warnings(
+                cfg,
+                &name,
+                depth,
+                sweep.jobs as usize * targets.len(),
+                &res,
+                doc,
+            );
             res.point.detail.phase = phase.name().into();
             // A distributed step is judged on all ranks' I/Os together.
             let mut point = match hooks {
@@ -504,7 +511,14 @@ fn steady_rounds(
                 return Err(e);
             }
         };
-        note_step_warnings(cfg, &name, depth, &res, doc);
+        note_step_warnings(
+            cfg,
+            &name,
+            depth,
+            sweep.jobs as usize * targets.len(),
+            &res,
+            doc,
+        );
         rounds.push_run(&res.total);
         let mut rec = rounds.record(t0.elapsed());
         rec.iodepth = Some(depth);
@@ -524,10 +538,12 @@ fn total_depth(cfg: &SaturateConfig, depth: u32, jobs: u32) -> u32 {
     depth * jobs * cfg.targets.len() as u32 * cfg.ranks.max(1)
 }
 
+/// The warnings of the step at `depth` of sweep `name`, which ran `threads` job threads.
 fn note_step_warnings(
     cfg: &SaturateConfig,
     name: &str,
     depth: u32,
+    threads: usize,
     res: &StepResult,
     doc: &mut ResultDoc,
 ) {
@@ -558,6 +574,24 @@ fn note_step_warnings(
             code: WarningCode::CpuBound,
             message: format!(
                 "from depth {depth} a job thread used {busiest:.0} % of a CPU: iolab may be the limit there; sweep --jobs too"
+            ),
+            test: Some(name.to_string()),
+        });
+    }
+    let waited = res
+        .total
+        .cpu
+        .as_ref()
+        .and_then(|c| c.max_job_thread_wait_pct);
+    if let Some(pct) = waited.filter(|&p| p > super::cpu::CPU_CONTENTION_PCT)
+        && !given(doc, name, WarningCode::CpuContention)
+    {
+        doc.warn(Warning {
+            code: WarningCode::CpuContention,
+            message: super::cpu::contention_message(
+                &format!("from depth {depth} a job thread"),
+                pct,
+                threads,
             ),
             test: Some(name.to_string()),
         });
