@@ -573,6 +573,13 @@ mod tests {
         one_line_error(&e.render().to_string(), command)
     }
 
+    /// The subcommand these words after `iolab` parse into.
+    fn parse(args: &[&str]) -> Result<Command, clap::Error> {
+        let mut argv = vec!["iolab"];
+        argv.extend_from_slice(args);
+        try_parse_from(argv).map(|c| c.command)
+    }
+
     #[test]
     fn clap_errors_fold_into_one_line_with_every_detail() {
         let cases: &[(&[&str], &[&str])] = &[
@@ -771,11 +778,6 @@ mod tests {
     #[test]
     fn the_target_is_taken_as_a_word_everywhere() {
         use std::path::Path;
-        let parse = |args: &[&str]| {
-            let mut argv = vec!["iolab"];
-            argv.extend_from_slice(args);
-            try_parse_from(argv).map(|c| c.command)
-        };
         for (args, flag) in [
             (&["run", "/mnt/x"][..], &["run", "-t", "/mnt/x"][..]),
             (&["files", "/mnt/x"], &["files", "--target", "/mnt/x"]),
@@ -825,19 +827,14 @@ mod tests {
     /// --keep` were unknown (`--keep-files`, `--keep-image`, still taken).
     #[test]
     fn keep_is_one_flag_with_the_old_names_still_taken() {
-        let parse = |args: &[&str]| {
-            let mut argv = vec!["iolab"];
-            argv.extend_from_slice(args);
-            try_parse_from(argv).unwrap().command
-        };
         for flag in ["--keep", "--keep-files"] {
-            let Command::Files(f) = parse(&["files", flag]) else {
+            let Command::Files(f) = parse(&["files", flag]).unwrap() else {
                 unreachable!()
             };
             assert!(f.keep_files, "{flag}");
         }
         for flag in ["--keep", "--keep-image"] {
-            let Command::Matrix(m) = parse(&["matrix", "--fs", "ext4", flag]) else {
+            let Command::Matrix(m) = parse(&["matrix", "--fs", "ext4", flag]).unwrap() else {
                 unreachable!()
             };
             assert!(m.keep_image, "{flag}");
@@ -894,19 +891,13 @@ mod tests {
         // An existing path after a switch is the target it names.
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path().to_str().unwrap();
-        let Command::Run(r) = try_parse_from(["iolab", "run", "--mix", d])
-            .unwrap()
-            .command
-        else {
+        let Command::Run(r) = parse(&["run", "--mix", d]).unwrap() else {
             unreachable!()
         };
         assert_eq!(r.target, dir.path());
         assert!(r.mix);
         // A path after a switch is the target, missing or not (the target check says so).
-        let Command::Run(r) = try_parse_from(["iolab", "run", "--verify", "/mnt/gone"])
-            .unwrap()
-            .command
-        else {
+        let Command::Run(r) = parse(&["run", "--verify", "/mnt/gone"]).unwrap() else {
             unreachable!()
         };
         assert_eq!(r.target, std::path::Path::new("/mnt/gone"));
@@ -936,10 +927,7 @@ mod tests {
                 .is_some_and(|e| e.contains("after 'export'") || e.contains("invalid UTF-8")),
             "{e:?}"
         );
-        let Command::History(h) = try_parse_from(["iolab", "history", "--device", "sda", "export"])
-            .unwrap()
-            .command
-        else {
+        let Command::History(h) = parse(&["history", "--device", "sda", "export"]).unwrap() else {
             unreachable!()
         };
         let Some(history::HistoryCmd::Export(x)) = h.command else {

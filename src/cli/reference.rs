@@ -142,16 +142,19 @@ mod tests {
         crate::commands::files::FilesFamily::reference(params)
     }
 
+    /// The parameters of a workload reference, as the matrix splits them.
+    fn params(reference: &str) -> BTreeMap<String, String> {
+        crate::workload::WorkloadRef::parse(reference)
+            .unwrap()
+            .params
+    }
+
     #[test]
     fn matrix_reference_parses() {
-        let r =
-            crate::workload::WorkloadRef::parse("files:sizes=1,4K:files-per-portion=1000").unwrap();
-        let (_, label) = files(&r.params).unwrap();
+        let (_, label) = files(&params("files:sizes=1,4K:files-per-portion=1000")).unwrap();
         assert!(label.starts_with("files:"));
-        let bad = crate::workload::WorkloadRef::parse("files:target=/tmp").unwrap();
-        assert!(files(&bad.params).is_err());
-        let bad = crate::workload::WorkloadRef::parse("files:portions=x").unwrap();
-        assert!(files(&bad.params).is_err());
+        assert!(files(&params("files:target=/tmp")).is_err());
+        assert!(files(&params("files:portions=x")).is_err());
     }
 
     /// Flags that take no value come from each command's own definitions: every boolean
@@ -159,7 +162,6 @@ mod tests {
     /// it off, and anything else is an error that says how to give it.
     #[test]
     fn flags_without_a_value_are_found_in_the_commands_definitions() {
-        let params = |r: &str| crate::workload::WorkloadRef::parse(r).unwrap().params;
         let (a, _) = run(&params("run:mix=true:precondition=true:verify=false")).unwrap();
         assert!(a.mix && a.precondition && !a.verify);
         // What the matrix sets for every workload is refused, not dropped.
@@ -207,22 +209,16 @@ mod tests {
 
     #[test]
     fn matrix_reference_parses_and_rejects() {
-        let r = crate::workload::WorkloadRef::parse("copy:dataset=media-mix:scale=0.01").unwrap();
-        let (_, label) = copy(&r.params).unwrap();
+        let (_, label) = copy(&params("copy:dataset=media-mix:scale=0.01")).unwrap();
         assert_eq!(label, "copy:media-mix:scale=0.01");
-        let r = crate::workload::WorkloadRef::parse("copy:dataset=nope").unwrap();
-        let e = copy(&r.params).err().unwrap();
+        let e = copy(&params("copy:dataset=nope")).err().unwrap();
         assert!(e.0.contains("unknown data set 'nope'") && e.0.contains("media-mix"));
-        let r = crate::workload::WorkloadRef::parse("copy:scale=-1").unwrap();
-        assert!(copy(&r.params).is_err());
+        assert!(copy(&params("copy:scale=-1")).is_err());
         // `run:` gets the checks of `iolab run` that need no target.
-        let r = crate::workload::WorkloadRef::parse("run:duration=0s").unwrap();
-        let e = run(&r.params).err().unwrap();
+        let e = run(&params("run:duration=0s")).err().unwrap();
         assert!(e.0.contains("--duration 0"), "{}", e.0);
-        let r = crate::workload::WorkloadRef::parse("run:iodepth=0").unwrap();
-        assert!(run(&r.params).is_err());
-        let r = crate::workload::WorkloadRef::parse("files:portions=0").unwrap();
-        let e = files(&r.params).err().unwrap();
+        assert!(run(&params("run:iodepth=0")).is_err());
+        let e = files(&params("files:portions=0")).err().unwrap();
         assert!(e.0.contains("--portions 0"), "{}", e.0);
     }
 }

@@ -661,25 +661,30 @@ mod tests {
         assert!(aggregate_run(&r).unwrap_err().contains("rank 3"));
     }
 
-    fn total_with(spread: f64, start_skew_ns: u64, elapsed_ns: u64) -> TestResult {
+    /// A test of these distributed runs, with its summaries over them.
+    fn summarized(runs: Vec<RunResult>) -> TestResult {
         let mut t = TestResult {
             name: "T".into(),
-            runs: vec![RunResult {
-                elapsed_ns,
-                dist: Some(DistRun {
-                    ranks: 2,
-                    start_skew_ns,
-                    fastest_rank: 0,
-                    slowest_rank: 1,
-                    straggler_spread_pct: spread,
-                    ..Default::default()
-                }),
-                ..Default::default()
-            }],
+            runs,
             ..Default::default()
         };
         add_dist_summaries(&mut t);
         t
+    }
+
+    fn total_with(spread: f64, start_skew_ns: u64, elapsed_ns: u64) -> TestResult {
+        summarized(vec![RunResult {
+            elapsed_ns,
+            dist: Some(DistRun {
+                ranks: 2,
+                start_skew_ns,
+                fastest_rank: 0,
+                slowest_rank: 1,
+                straggler_spread_pct: spread,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }])
     }
 
     fn codes(w: &[Warning]) -> Vec<&WarningCode> {
@@ -751,12 +756,7 @@ mod tests {
             }),
             ..Default::default()
         };
-        let mut t = TestResult {
-            name: "T".into(),
-            runs: vec![run(1, 51.8), run(0, 5.4)],
-            ..Default::default()
-        };
-        add_dist_summaries(&mut t);
+        let t = summarized(vec![run(1, 51.8), run(0, 5.4)]);
         let offsets = [ClockOffset::default(); 2];
         let w = dist_warnings(&t, &[(0, "a"), (1, "b")], &offsets);
         assert_eq!(codes(&w), [&WarningCode::Straggler]);
@@ -780,12 +780,7 @@ mod tests {
             "{second}"
         );
         // Every run with the same straggler: it is named.
-        let mut t = TestResult {
-            name: "T".into(),
-            runs: vec![run(1, 51.8), run(1, 40.0)],
-            ..Default::default()
-        };
-        add_dist_summaries(&mut t);
+        let t = summarized(vec![run(1, 51.8), run(1, 40.0)]);
         let w = dist_warnings(&t, &[(0, "a"), (1, "b")], &offsets);
         assert!(
             w[0].message

@@ -18,9 +18,11 @@ use crate::dist::ClockOffset;
 use crate::dist::aggregate::{RankRun, add_dist_summaries, aggregate_files_run, dist_warnings};
 use crate::dist::clock::measure_offsets;
 use crate::dist::hooks::{DistHooks, LocalWindow, from_rank, host_rows};
-use crate::dist::session::{Prepared, RankSpace, Session};
+use crate::dist::session::{Prepared, RankSpace, Session, print_tables};
 use crate::error::Interrupted;
 use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning};
+use crate::report::dist::render_files_hosts;
+use crate::report::files::render_files_table;
 use crate::runner::RunHooks;
 use crate::stats::repeat::spread_warnings;
 use crate::workload::files::config::FilesConfig;
@@ -280,16 +282,11 @@ pub fn execute(args: &FilesArgs, argv: Vec<String>) -> Result<i32> {
     let doc = hooks.doc.map(RefCell::into_inner);
     let outcome = outcome.map(|_| ());
     session.end(outcome, doc, p, &hostname, |d, p| {
-        if p.cfg.out.json {
-            crate::outln!("{}", serde_json::to_string_pretty(d)?);
-        } else {
-            crate::out!("{}", crate::report::files::render_files_table(d));
-            crate::out!("{}", crate::report::dist::render_files_hosts(d));
-            std::io::Write::flush(&mut std::io::stdout())?;
-            if let Some(path) = &p.sink.path {
-                crate::eline!("results: {}", path.display());
-            }
-        }
-        Ok(())
+        print_tables(
+            d,
+            p.cfg.out.json,
+            &p.sink,
+            [render_files_table, render_files_hosts],
+        )
     })
 }

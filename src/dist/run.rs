@@ -2,14 +2,16 @@
 //! (`iolab-rank-N`) of the shared target, with `DistHooks` keeping the ranks in step; rank 0
 //! writes the one result file and prints the totals and the per-host table.
 
-use std::path::Path;
-
 use anyhow::Result;
 
 use crate::cli::run::RunArgs;
 use crate::dist::hooks::{Collector, DistHooks};
-use crate::dist::session::{Prepared, RankSpace, Session, check_shared_size, per_rank_size};
+use crate::dist::session::{
+    Prepared, RankSpace, Session, check_shared_size, per_rank_size, print_tables,
+};
 use crate::model::{ResultDoc, ResultSink};
+use crate::report::dist::render_hosts_table;
+use crate::report::table::render_block_table;
 use crate::runner::run::RunConfig;
 use crate::runner::run::run_with_hooks;
 
@@ -63,20 +65,11 @@ pub fn execute(args: &RunArgs, argv: Vec<String>) -> Result<i32> {
     let outcome = run_with_hooks(&p.cfg, &ctx, &mut local, &no_sink, Some(&hooks));
     let doc = hooks.into_doc();
     session.end(outcome, doc, p, &hostname, |d, p| {
-        print_result(d, p.cfg.out.json, p.sink.path.as_deref())
+        print_tables(
+            d,
+            p.cfg.out.json,
+            &p.sink,
+            [render_block_table, render_hosts_table],
+        )
     })
-}
-
-fn print_result(doc: &ResultDoc, json: bool, path: Option<&Path>) -> Result<()> {
-    if json {
-        crate::outln!("{}", serde_json::to_string_pretty(doc)?);
-    } else {
-        crate::out!("{}", crate::report::table::render_block_table(doc));
-        crate::out!("{}", crate::report::dist::render_hosts_table(doc));
-        std::io::Write::flush(&mut std::io::stdout())?;
-        if let Some(p) = path {
-            crate::eline!("results: {}", p.display());
-        }
-    }
-    Ok(())
 }

@@ -198,6 +198,28 @@ fn is_interrupt(e: &anyhow::Error) -> bool {
     crate::error::interrupted(e).is_some()
 }
 
+/// Rank 0's output at the end: the document as JSON, or its table and the per-host table,
+/// then where the result file is.
+pub fn print_tables(
+    doc: &ResultDoc,
+    json: bool,
+    sink: &ResultSink,
+    tables: [fn(&ResultDoc) -> String; 2],
+) -> Result<()> {
+    if json {
+        crate::outln!("{}", serde_json::to_string_pretty(doc)?);
+    } else {
+        for table in tables {
+            crate::out!("{}", table(doc));
+        }
+        std::io::Write::flush(&mut std::io::stdout())?;
+        if let Some(path) = &sink.path {
+            crate::eline!("results: {}", path.display());
+        }
+    }
+    Ok(())
+}
+
 impl Session {
     pub fn start() -> Result<Session> {
         // Open MPI busy-polls while it waits unless told otherwise; iolab's ranks must leave

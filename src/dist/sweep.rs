@@ -99,14 +99,21 @@ mod tests {
             h.record(lat_ms * MS + (i % 97) * 1000);
         }
         RunResult {
+            bw_bytes_per_s: Some(n as f64 * 4096.0 / secs),
+            avg_queue_depth: Some(h.stats().mean * n as f64 / (secs * 1e9)),
+            ..counted(n, &h, secs)
+        }
+    }
+
+    /// `n` I/Os of 4 KiB over `secs` with the latencies of `h`.
+    fn counted(n: u64, h: &LatencyHistogram, secs: f64) -> RunResult {
+        RunResult {
             elapsed_ns: (secs * 1e9) as u64,
             ops: n,
             bytes: n * 4096,
             iops: Some(n as f64 / secs),
-            bw_bytes_per_s: Some(n as f64 * 4096.0 / secs),
             lat_ns: Some(h.stats()),
             lat_hist: Some(h.to_base64()),
-            avg_queue_depth: Some(h.stats().mean * n as f64 / (secs * 1e9)),
             ..Default::default()
         }
     }
@@ -119,14 +126,8 @@ mod tests {
         }
         let n: u64 = groups.iter().map(|g| g.ops).sum();
         RunResult {
-            elapsed_ns: (secs * 1e9) as u64,
-            ops: n,
-            bytes: n * 4096,
-            iops: Some(n as f64 / secs),
-            lat_ns: Some(h.stats()),
-            lat_hist: Some(h.to_base64()),
             avg_queue_depth: groups.iter().map(|g| g.avg_queue_depth).sum(),
-            ..Default::default()
+            ..counted(n, &h, secs)
         }
     }
 

@@ -115,18 +115,23 @@ mod tests {
 
     #[test]
     fn cluster_reference_scales_the_big_file_to_the_image() {
-        let quick = cluster_reference(false, 1 << 30);
-        assert!(
-            quick.contains("files-per-portion=1000:portions=2:passes=1"),
-            "{quick}"
-        );
-        assert!(quick.contains("big=128M"), "{quick}");
-        let full = cluster_reference(true, 4 << 30);
-        assert!(
-            full.contains("files-per-portion=10000:portions=20:passes=16"),
-            "{full}"
-        );
-        assert!(full.contains("big=2048M"), "{full}");
+        for (full, size, counts, big) in [
+            (
+                false,
+                1u64 << 30,
+                "files-per-portion=1000:portions=2:passes=1",
+                "big=128M",
+            ),
+            (
+                true,
+                4 << 30,
+                "files-per-portion=10000:portions=20:passes=16",
+                "big=2048M",
+            ),
+        ] {
+            let r = cluster_reference(full, size);
+            assert!(r.contains(counts) && r.contains(big), "full {full}: {r}");
+        }
     }
 
     /// fusefat makes about 5 files/s in a directory of 500: the quick study's 20,000 files
