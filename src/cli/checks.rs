@@ -172,10 +172,7 @@ impl FileRoom {
         let meta = std::fs::metadata(file).ok();
         let len = meta.as_ref().map_or(0, |m| m.len());
         let allocated = meta.as_ref().map_or(0, |m| m.blocks().saturating_mul(512));
-        let dir = file
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
+        let dir = crate::os::dir_of(file);
         FileRoom {
             len,
             room: allocated.saturating_add(free_space(dir).unwrap_or(u64::MAX)),

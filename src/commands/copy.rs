@@ -87,10 +87,7 @@ fn generate_only(args: &CopyArgs, dir: &std::path::Path) -> Result<i32> {
             dir.display()
         ));
     }
-    let parent = match dir.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => std::path::Path::new("."),
-    };
+    let parent = crate::os::dir_of(dir);
     let free = crate::fs::facts::free_space(parent).unwrap_or(u64::MAX) as f64;
     let need = dataset::nominal_bytes(&s.dataset, s.scale).unwrap_or(0.0);
     if need > free {

@@ -181,10 +181,7 @@ fn export(h: &History, a: &ExportArgs) -> Result<i32> {
 
 /// Write atomically (temp file + rename), a bad path being a usage error.
 fn write_file(p: &Path, text: &str) -> Result<()> {
-    let dir = p
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = crate::os::dir_of(p);
     // tempfile's own error names its random temporary name ("... at path
     // \"/x/.tmpZkHnL2\""): only the kind of error is shown.
     if !dir.is_dir() {

@@ -50,10 +50,7 @@ impl crate::cli::Execute for ReportArgs {
         let args = self;
         let output = args.output_file();
         let format = Format::from_path(&output)?;
-        let dir = match output.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => Path::new(".").to_path_buf(),
-        };
+        let dir = crate::os::dir_of(&output).to_path_buf();
         if !dir.is_dir() {
             return Err(crate::usage!(
                 "-o {}: the directory {} does not exist",

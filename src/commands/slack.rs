@@ -60,11 +60,7 @@ impl Family for SlackFamily<'_> {
     fn environment_path(&self) -> PathBuf {
         match &self.input {
             Some((Source::Dir(d), _)) => d.clone(),
-            Some((Source::Csv(f, _), _)) => f
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."))
-                .to_path_buf(),
+            Some((Source::Csv(f, _), _)) => crate::os::dir_of(f).to_path_buf(),
             None => PathBuf::from("."),
         }
     }

@@ -767,10 +767,7 @@ impl ResultSink {
 
     /// `--output FILE.json`: the result goes to that file (its directory made if missing).
     fn create_file(file: &Path) -> anyhow::Result<ResultSink> {
-        let parent = file
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
+        let parent = crate::os::dir_of(file);
         std::fs::create_dir_all(parent).map_err(|e| {
             crate::usage!(
                 "--output {}: cannot create the directory {}: {e}; give another --output, or --no-save",

@@ -75,11 +75,7 @@ fn validate(a: &RecordSettings, strace: bool) -> Result<PathBuf, UsageError> {
             root.display()
         )));
     }
-    let parent = a
-        .output
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let parent = crate::os::dir_of(&a.output);
     if !parent.is_dir() {
         return Err(UsageError::new(format!(
             "-o {}: directory {} does not exist",
@@ -109,11 +105,7 @@ fn validate(a: &RecordSettings, strace: bool) -> Result<PathBuf, UsageError> {
 /// error with nothing run (the recording used to be lost after the program had run).
 fn claim(a: &RecordSettings) -> Result<tracefile::Claim, UsageError> {
     tracefile::Claim::new(&a.output).map_err(|e| {
-        let dir = a
-            .output
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
+        let dir = crate::os::dir_of(&a.output);
         UsageError::new(format!(
             "-o {}: cannot create a file in {}: {e}; nothing was run",
             a.output.display(),

@@ -188,10 +188,7 @@ impl Claim {
     /// as `File::create` makes it.
     pub fn new(path: &Path) -> std::io::Result<Claim> {
         use std::os::unix::fs::OpenOptionsExt;
-        let dir = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
+        let dir = crate::os::dir_of(path);
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
