@@ -72,15 +72,17 @@ pub fn read_trim(p: &Path) -> Option<String> {
 }
 
 pub fn logical_block_size_of(path: &Path) -> Option<u32> {
-    let (_, sys) = block_device_of(path)?;
-    read_trim(&queue_dir(&sys).join("queue/logical_block_size"))?
-        .parse()
-        .ok()
+    queue_number_of(path, "logical_block_size")
 }
 
 pub fn physical_block_size_of(path: &Path) -> Option<u32> {
+    queue_number_of(path, "physical_block_size")
+}
+
+/// A number of the `queue/` directory of the block device under `path`.
+fn queue_number_of(path: &Path, name: &str) -> Option<u32> {
     let (_, sys) = block_device_of(path)?;
-    read_trim(&queue_dir(&sys).join("queue/physical_block_size"))?
+    read_trim(&queue_dir(&sys).join("queue").join(name))?
         .parse()
         .ok()
 }
