@@ -764,12 +764,13 @@ mod tests {
             engine: engine.into(),
             ..BlockSettings::default()
         };
-        let mut test = TestResult {
+        let test_ran = |engine: &str| TestResult {
             name: name.clone(),
-            settings: Some(ran("sync")),
-            groups: vec![ran("sync")],
+            settings: Some(ran(engine)),
+            groups: vec![ran(engine)],
             ..TestResult::default()
         };
+        let mut test = test_ran("sync");
         let mut warnings = vec![Warning {
             code: WarningCode::Engine,
             message: "io_uring unavailable (x); fell back to the sync engine".into(),
@@ -784,12 +785,7 @@ mod tests {
         assert_eq!(test.settings.as_ref().unwrap().iodepth, 1);
         assert_eq!(warnings[0].test.as_deref(), Some(test.name.as_str()));
         // io_uring that ran keeps everything.
-        let mut kept = TestResult {
-            name: name.clone(),
-            settings: Some(ran("uring")),
-            groups: vec![ran("uring")],
-            ..TestResult::default()
-        };
+        let mut kept = test_ran("uring");
         named_as_ran(&spec, &mut kept, &mut warnings);
         assert_eq!(
             (kept.name.as_str(), kept.groups[0].iodepth),
