@@ -186,13 +186,7 @@ pub fn segments(series: &[f64], opts: &ChangepointOptions) -> Vec<Segment> {
         sigma = 1e-6 * (hi - lo);
     }
     // Standardised prefix sums (centred, so the squares stay small: no cancellation).
-    let mut s1 = vec![0.0; n + 1];
-    let mut s2 = vec![0.0; n + 1];
-    for (i, x) in work.iter().enumerate() {
-        let z = (x - mean) / sigma;
-        s1[i + 1] = s1[i] + z;
-        s2[i + 1] = s2[i] + z * z;
-    }
+    let (s1, s2) = prefix_sums(work.iter().map(|x| (x - mean) / sigma));
     let cost = |s: usize, t: usize| -> f64 {
         let len = (t - s) as f64;
         let a = s1[t] - s1[s];
@@ -410,6 +404,17 @@ fn stall_factor(data: &[f64], min_segment_len: usize) -> usize {
         .unwrap_or(1)
 }
 
+/// Prefix sums of `xs` and of their squares: `[i]` sums the first `i` values.
+fn prefix_sums(xs: impl ExactSizeIterator<Item = f64>) -> (Vec<f64>, Vec<f64>) {
+    let mut s1 = vec![0.0; xs.len() + 1];
+    let mut s2 = vec![0.0; xs.len() + 1];
+    for (i, x) in xs.enumerate() {
+        s1[i + 1] = s1[i] + x;
+        s2[i + 1] = s2[i] + x * x;
+    }
+    (s1, s2)
+}
+
 /// Means of consecutive runs of `k` points (the last run may be shorter).
 fn coarse(data: &[f64], k: usize) -> Vec<f64> {
     data.chunks(k)
@@ -425,12 +430,7 @@ fn coarse_segments(data: &[f64], k: usize, opts: &ChangepointOptions) -> Vec<Seg
     let coarse_segs = segments(&coarse(data, k), opts);
     let mut bounds: Vec<usize> = coarse_segs.iter().map(|s| (s.start * k).min(n)).collect();
     bounds.push(n);
-    let mut s1 = vec![0.0; n + 1];
-    let mut s2 = vec![0.0; n + 1];
-    for (i, x) in data.iter().enumerate() {
-        s1[i + 1] = s1[i] + x;
-        s2[i + 1] = s2[i] + x * x;
-    }
+    let (s1, s2) = prefix_sums(data.iter().copied());
     let sse = |a: usize, b: usize| -> f64 {
         let len = (b - a) as f64;
         let sum = s1[b] - s1[a];
