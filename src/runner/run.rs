@@ -7,12 +7,12 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use super::RunContext;
 use super::block::{
     BlockRunOutput, LiveCounters, LiveSampler, StopNotice, run_block_test, settings_of,
 };
 use super::progress::Progress;
 use super::target::{TargetKind, TestTarget};
+use super::{RunContext, given};
 use crate::model::device::DeviceCounters;
 use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning, WarningCode};
 use crate::stats::repeat::{RepeatMode, spread_warnings, summarize_test};
@@ -464,11 +464,7 @@ impl TestRunner<'_> {
                 doc.warn(w);
             }
             // Once per test, as the extra I/O below: the first run a cache answered.
-            let served = doc
-                .warnings
-                .iter()
-                .any(|w| w.code == WarningCode::CacheServed && w.test.as_ref() == Some(&spec.name));
-            if !served
+            if !given(doc, &spec.name, WarningCode::CacheServed)
                 && !null
                 && let Some(mut w) =
                     crate::sysinfo::diskstats::cache_served_warning(&dc, o.read_bytes)
@@ -477,10 +473,7 @@ impl TestRunner<'_> {
                 doc.warn(w);
             }
             // Once per test: the first run whose device did clearly more than the test.
-            let said = doc.warnings.iter().any(|w| {
-                w.code == WarningCode::DeviceExtraIo && w.test.as_ref() == Some(&spec.name)
-            });
-            if !said
+            if !given(doc, &spec.name, WarningCode::DeviceExtraIo)
                 && let Some(mut w) =
                     crate::sysinfo::diskstats::extra_io_warning(&dc, o.read_bytes, o.write_bytes)
             {
