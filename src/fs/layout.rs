@@ -325,16 +325,21 @@ pub fn trim_speculative_prealloc(fs_type: &str, mount_point: &Path) -> Result<()
     if fs_type != "xfs" {
         return Ok(());
     }
+    xfs_spaceman("prealloc -s", mount_point)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// `xfs_spaceman -c COMMAND MOUNT_POINT`: what it printed.
+fn xfs_spaceman(command: &str, mount_point: &Path) -> Result<String, crate::error::CommandError> {
     crate::fs::command::run(
         "xfs_spaceman",
         [
             std::ffi::OsStr::new("-c"),
-            std::ffi::OsStr::new("prealloc -s"),
+            std::ffi::OsStr::new(command),
             mount_point.as_os_str(),
         ],
     )
-    .map(|_| ())
-    .map_err(|e| e.to_string())
 }
 
 /// Free-space fragmentation of the file system of type `fs_type` on `device`, mounted on
@@ -349,14 +354,7 @@ pub fn free_space(
     block: u64,
 ) -> Result<FreeSpace, String> {
     if fs_type == "xfs"
-        && let Ok(out) = crate::fs::command::run(
-            "xfs_spaceman",
-            [
-                std::ffi::OsStr::new("-c"),
-                std::ffi::OsStr::new("freesp -s"),
-                mount_point.as_os_str(),
-            ],
-        )
+        && let Ok(out) = xfs_spaceman("freesp -s", mount_point)
         && let Some(mut f) = parse_xfs_freesp(&out, block)
     {
         f.source = "xfs_spaceman freesp".into();
