@@ -401,16 +401,11 @@ pub fn parse_e2freefrag(out: &str) -> Option<FreeSpace> {
         out.lines()
             .find_map(|l| l.trim().strip_prefix(name).map(str::trim))
     };
-    let block: u64 = field("Blocksize:")?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()?;
-    let free_blocks: u64 = field("Free blocks:")?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()?;
+    // The number a field starts with ("Blocksize: 4096 bytes").
+    let leading_number =
+        |name: &str| -> Option<u64> { field(name)?.split_whitespace().next()?.parse().ok() };
+    let block = leading_number("Blocksize:")?;
+    let free_blocks = leading_number("Free blocks:")?;
     let extents: u64 = field("Num. free extent:")?.parse().ok()?;
     let mut large_blocks = 0u64;
     let mut in_hist = false;
