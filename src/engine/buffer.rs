@@ -581,20 +581,20 @@ mod tests {
     #[test]
     fn large_default_writes_are_only_stamped() {
         let g = DataGen::new(Pattern::Random, 4);
-        let mut buf = vec![0u8; STAMP_ONLY_FROM];
-        g.init(&mut buf);
-        let before = buf.clone();
-        g.fill(&mut buf, 1, 0);
-        let changed = before.iter().zip(&buf).filter(|(a, b)| a != b).count();
+        // How many bytes of an initialised buffer of `len` bytes the next write changes.
+        let changed_by_fill = |len: usize| {
+            let mut buf = vec![0u8; len];
+            g.init(&mut buf);
+            let before = buf.clone();
+            g.fill(&mut buf, 1, 0);
+            before.iter().zip(&buf).filter(|(a, b)| a != b).count()
+        };
+        let changed = changed_by_fill(STAMP_ONLY_FROM);
         assert!(
             changed <= STAMP_ONLY_FROM / STAMP_EVERY * 16,
             "{changed} bytes changed"
         );
-        let mut small = vec![0u8; 4096];
-        g.init(&mut small);
-        let before = small.clone();
-        g.fill(&mut small, 1, 0);
-        let changed = before.iter().zip(&small).filter(|(a, b)| a != b).count();
+        let changed = changed_by_fill(4096);
         assert!(
             changed > 4000,
             "a 4 KiB write is filled anew: {changed} bytes changed"

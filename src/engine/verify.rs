@@ -65,37 +65,36 @@ impl Verifier {
             let magic_ok = s[8..12] == MAGIC;
             let hdr_off = u64_at(s, 16);
             let run = u32_at(s, 12);
-            if !magic_ok {
-                return Err(VerifyError {
+            let wrong = |expected: String, found: String| {
+                Err(VerifyError {
                     offset: at,
-                    expected: "an iolab sector header (magic \"IOLB\")".into(),
-                    found: format!("bytes {}", hex(&s[..16])),
-                });
+                    expected,
+                    found,
+                })
+            };
+            if !magic_ok {
+                return wrong(
+                    "an iolab sector header (magic \"IOLB\")".into(),
+                    format!("bytes {}", hex(&s[..16])),
+                );
             }
             if stored != computed {
-                return Err(VerifyError {
-                    offset: at,
-                    expected: format!("checksum {stored:016x} (stored in the sector)"),
-                    found: format!(
-                        "data whose checksum is {computed:016x} (the sector was corrupted)"
-                    ),
-                });
+                return wrong(
+                    format!("checksum {stored:016x} (stored in the sector)"),
+                    format!("data whose checksum is {computed:016x} (the sector was corrupted)"),
+                );
             }
             if hdr_off != at {
-                return Err(VerifyError {
-                    offset: at,
-                    expected: format!("a sector written for offset {at}"),
-                    found: format!(
-                        "a sector written for offset {hdr_off} (misdirected or lost write)"
-                    ),
-                });
+                return wrong(
+                    format!("a sector written for offset {at}"),
+                    format!("a sector written for offset {hdr_off} (misdirected or lost write)"),
+                );
             }
             if run != self.run_id {
-                return Err(VerifyError {
-                    offset: at,
-                    expected: format!("run id {:08x}", self.run_id),
-                    found: format!("run id {run:08x} (data from another run or seed)"),
-                });
+                return wrong(
+                    format!("run id {:08x}", self.run_id),
+                    format!("run id {run:08x} (data from another run or seed)"),
+                );
             }
         }
         Ok(())

@@ -45,12 +45,5 @@ pub fn cleanup_all() -> Vec<PathBuf> {
 /// Remove a file iolab created; if it cannot (a file system turned read-only, a dead device),
 /// say so on stderr, so nothing of iolab's is left behind silently. A file already gone is fine.
 pub fn remove_or_report(path: &Path) {
-    if let Err(e) = std::fs::remove_file(path)
-        && e.kind() != std::io::ErrorKind::NotFound
-    {
-        crate::eline!(
-            "iolab: could not remove {}: {e}; remove it by hand",
-            path.display()
-        );
-    }
+    crate::fs::registry::report_unremoved(path, std::fs::remove_file(path));
 }

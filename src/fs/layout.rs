@@ -325,16 +325,21 @@ pub fn trim_speculative_prealloc(fs_type: &str, mount_point: &Path) -> Result<()
     if fs_type != "xfs" {
         return Ok(());
     }
+    xfs_spaceman("prealloc -s", mount_point)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// `xfs_spaceman -c COMMAND MOUNT_POINT`: what it printed.
+fn xfs_spaceman(command: &str, mount_point: &Path) -> Result<String, crate::error::CommandError> {
     crate::fs::command::run(
         "xfs_spaceman",
         [
             std::ffi::OsStr::new("-c"),
-            std::ffi::OsStr::new("prealloc -s"),
+            std::ffi::OsStr::new(command),
             mount_point.as_os_str(),
         ],
     )
-    .map(|_| ())
-    .map_err(|e| e.to_string())
 }
 
 /// Free-space fragmentation of the file system of type `fs_type` on `device`, mounted on
@@ -349,14 +354,7 @@ pub fn free_space(
     block: u64,
 ) -> Result<FreeSpace, String> {
     if fs_type == "xfs"
-        && let Ok(out) = crate::fs::command::run(
-            "xfs_spaceman",
-            [
-                std::ffi::OsStr::new("-c"),
-                std::ffi::OsStr::new("freesp -s"),
-                mount_point.as_os_str(),
-            ],
-        )
+        && let Ok(out) = xfs_spaceman("freesp -s", mount_point)
         && let Some(mut f) = parse_xfs_freesp(&out, block)
     {
         f.source = "xfs_spaceman freesp".into();
@@ -403,16 +401,11 @@ pub fn parse_e2freefrag(out: &str) -> Option<FreeSpace> {
         out.lines()
             .find_map(|l| l.trim().strip_prefix(name).map(str::trim))
     };
-    let block: u64 = field("Blocksize:")?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()?;
-    let free_blocks: u64 = field("Free blocks:")?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()?;
+    // The number a field starts with ("Blocksize: 4096 bytes").
+    let leading_number =
+        |name: &str| -> Option<u64> { field(name)?.split_whitespace().next()?.parse().ok() };
+    let block = leading_number("Blocksize:")?;
+    let free_blocks = leading_number("Free blocks:")?;
     let extents: u64 = field("Num. free extent:")?.parse().ok()?;
     let mut large_blocks = 0u64;
     let mut in_hist = false;

@@ -10,12 +10,17 @@ use crate::fs::types::FsType;
 
 /// Join option lists, skipping empty ones.
 fn join_opts(parts: &[&str]) -> String {
+    join_non_empty(parts, ",")
+}
+
+/// `parts` but the empty ones, joined by `sep`.
+fn join_non_empty(parts: &[&str], sep: &str) -> String {
     parts
         .iter()
         .filter(|p| !p.is_empty())
         .copied()
         .collect::<Vec<_>>()
-        .join(",")
+        .join(sep)
 }
 
 /// Mount `device` (or, for tmpfs, a RAM file system of `size` bytes named `source`) on `dir`.
@@ -142,12 +147,7 @@ fn about_mount(lines: &[String], driver: &str, device: &str) -> Vec<String> {
 
 /// The error for a mount program that exited 0 while nothing got mounted on `dir`.
 fn nothing_mounted(done: command::Done, dir: &Path) -> CommandError {
-    let said = [done.stderr.trim(), done.stdout.trim()]
-        .iter()
-        .filter(|s| !s.is_empty())
-        .copied()
-        .collect::<Vec<_>>()
-        .join("\n");
+    let said = join_non_empty(&[done.stderr.trim(), done.stdout.trim()], "\n");
     CommandError {
         command: done.command,
         status: format!("exit code 0, but nothing is mounted on {}", dir.display()),

@@ -23,6 +23,16 @@ pub use crate::os::signals;
 pub use crate::os::signals::StopFlag;
 pub use crate::stats::repeat;
 
+use crate::model::{ResultDoc, WarningCode};
+
+/// Whether `doc` has a warning of `code` about the test (or sweep) `name` already: the
+/// warnings given once per test.
+pub fn given(doc: &ResultDoc, name: &str, code: WarningCode) -> bool {
+    doc.warnings
+        .iter()
+        .any(|w| w.code == code && w.test.as_deref() == Some(name))
+}
+
 /// Give the calling thread its own file-descriptor table (`unshare(CLONE_FILES)`), a copy
 /// of the process's. While several threads share one table, every syscall on a descriptor
 /// takes and drops a reference to its file (two atomic operations per `pread`, per

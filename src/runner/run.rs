@@ -7,12 +7,12 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use super::RunContext;
 use super::block::{
     BlockRunOutput, LiveCounters, LiveSampler, StopNotice, run_block_test, settings_of,
 };
 use super::progress::Progress;
 use super::target::{TargetKind, TestTarget};
+use super::{RunContext, given};
 use crate::model::device::DeviceCounters;
 use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning, WarningCode};
 use crate::stats::repeat::{RepeatMode, spread_warnings, summarize_test};
@@ -464,11 +464,7 @@ impl TestRunner<'_> {
                 doc.warn(w);
             }
             // Once per test, as the extra I/O below: the first run a cache answered.
-            let served = doc
-                .warnings
-                .iter()
-                .any(|w| w.code == WarningCode::CacheServed && w.test.as_ref() == Some(&spec.name));
-            if !served
+            if !given(doc, &spec.name, WarningCode::CacheServed)
                 && !null
                 && let Some(mut w) =
                     crate::sysinfo::diskstats::cache_served_warning(&dc, o.read_bytes)
@@ -477,10 +473,7 @@ impl TestRunner<'_> {
                 doc.warn(w);
             }
             // Once per test: the first run whose device did clearly more than the test.
-            let said = doc.warnings.iter().any(|w| {
-                w.code == WarningCode::DeviceExtraIo && w.test.as_ref() == Some(&spec.name)
-            });
-            if !said
+            if !given(doc, &spec.name, WarningCode::DeviceExtraIo)
                 && let Some(mut w) =
                     crate::sysinfo::diskstats::extra_io_warning(&dc, o.read_bytes, o.write_bytes)
             {
@@ -785,12 +778,13 @@ mod tests {
             engine: engine.into(),
             ..BlockSettings::default()
         };
-        let mut test = TestResult {
+        let test_ran = |engine: &str| TestResult {
             name: name.clone(),
-            settings: Some(ran("sync")),
-            groups: vec![ran("sync")],
+            settings: Some(ran(engine)),
+            groups: vec![ran(engine)],
             ..TestResult::default()
         };
+        let mut test = test_ran("sync");
         let mut warnings = vec![Warning {
             code: WarningCode::Engine,
             message: "io_uring unavailable (x); fell back to the sync engine".into(),
@@ -805,12 +799,7 @@ mod tests {
         assert_eq!(test.settings.as_ref().unwrap().iodepth, 1);
         assert_eq!(warnings[0].test.as_deref(), Some(test.name.as_str()));
         // io_uring that ran keeps everything.
-        let mut kept = TestResult {
-            name: name.clone(),
-            settings: Some(ran("uring")),
-            groups: vec![ran("uring")],
-            ..TestResult::default()
-        };
+        let mut kept = test_ran("uring");
         named_as_ran(&spec, &mut kept, &mut warnings);
         assert_eq!(
             (kept.name.as_str(), kept.groups[0].iodepth),

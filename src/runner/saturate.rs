@@ -307,7 +307,6 @@ pub fn step_seconds(cfg: &SaturateConfig) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::aggregate as aggregate_fn;
     use super::*;
 
     /// A group's run: `n` I/Os of `lat_ms` each over one second.
@@ -326,31 +325,42 @@ mod tests {
         }
     }
 
-    fn two_streams(agg: Aggregate, limit_ms: f64) -> CurvePoint {
-        let job = |rw| JobSpec::random_direct(rw, 4096, 4, EngineKind::Uring, 1);
+    /// The point of a step over two streams, one group each (random 4 KiB I/O at `depth`):
+    /// `(name, rw, what it measured)`, judged on the mean latency against `limit_ms`.
+    fn two_streams(
+        streams: [(&str, Rw, RunResult); 2],
+        depth: u32,
+        agg: Aggregate,
+        limit_ms: f64,
+    ) -> CurvePoint {
         let spec = BlockTestSpec {
             name: "t".into(),
-            groups: vec![job(Rw::Randread), job(Rw::Randwrite)],
+            groups: streams
+                .iter()
+                .map(|(_, rw, _)| JobSpec::random_direct(*rw, 4096, depth, EngineKind::Uring, 1))
+                .collect(),
         };
-        // Reads: 300 I/Os at 1 ms; writes: 100 at 5 ms.
-        let per = [run(300, 1.0), run(100, 5.0)];
+        let names: Vec<String> = streams.iter().map(|(n, _, _)| n.to_string()).collect();
+        let per: Vec<RunResult> = streams.into_iter().map(|(_, _, r)| r).collect();
         let rule = Rule {
             aggregate: agg,
             statistic: Statistic::Mean,
             limit_ns: limit_ms * 1e6,
         };
-        aggregate(
-            &rule,
-            &spec,
-            &["a".into(), "b".into()],
-            &per,
-            &RunResult::default(),
-        )
+        aggregate(&rule, &spec, &names, &per, &RunResult::default())
     }
 
     #[test]
     fn iops_and_depths_add_up_latency_is_mean_or_worst() {
-        let p = two_streams(Aggregate::Max, 4.0);
+        // Reads: 300 I/Os at 1 ms; writes: 100 at 5 ms.
+        let point = |agg| {
+            let streams = [
+                ("a", Rw::Randread, run(300, 1.0)),
+                ("b", Rw::Randwrite, run(100, 5.0)),
+            ];
+            two_streams(streams, 4, agg, 4.0)
+        };
+        let p = point(Aggregate::Max);
         assert_eq!(p.at.iops, 400.0);
         assert!((p.at.avg_queue_depth - 0.8).abs() < 1e-9);
         assert_eq!(p.detail.streams.len(), 2);
@@ -361,7 +371,7 @@ mod tests {
         assert!((worst.mean_ns / 1e6 - 5.0).abs() < 0.01);
         assert_eq!(p.at.lat_mean_ns, worst.mean_ns);
         assert!(!p.within_limit, "the 5 ms writes break a 4 ms limit");
-        let p = two_streams(Aggregate::Mean, 4.0);
+        let p = point(Aggregate::Mean);
         assert_eq!(p.at.lat_mean_ns, all.mean_ns);
         assert!(p.within_limit, "2 ms over all I/Os holds 4 ms");
     }
@@ -371,25 +381,12 @@ mod tests {
     /// a limit on the worst stream; over all I/Os the completed ones are what there is.
     #[test]
     fn a_stream_that_completed_nothing_breaks_a_limit_on_the_worst() {
-        let job = |rw| JobSpec::random_direct(rw, 4096, 8, EngineKind::Uring, 1);
-        let spec = BlockTestSpec {
-            name: "t".into(),
-            groups: vec![job(Rw::Randread), job(Rw::Randread)],
-        };
-        let per = [RunResult::default(), run(600, 0.024)];
-        let point = |aggregate| {
-            let rule = Rule {
-                aggregate,
-                statistic: Statistic::Mean,
-                limit_ns: 10e6,
-            };
-            aggregate_fn(
-                &rule,
-                &spec,
-                &["slow".into(), "fast".into()],
-                &per,
-                &RunResult::default(),
-            )
+        let point = |agg| {
+            let streams = [
+                ("slow", Rw::Randread, RunResult::default()),
+                ("fast", Rw::Randread, run(600, 0.024)),
+            ];
+            two_streams(streams, 8, agg, 10.0)
         };
         let p = point(Aggregate::Max);
         assert_eq!(p.at.iops, 600.0);

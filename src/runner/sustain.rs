@@ -444,16 +444,28 @@ mod tests {
     use super::*;
     use crate::model::sustain::{SustainCliff, SustainDetail, SustainPhase};
 
+    /// A phase at `bw` bytes/s.
+    fn phase(bw: f64) -> SustainPhase {
+        SustainPhase {
+            mean_bw_bytes_per_s: bw,
+            ..Default::default()
+        }
+    }
+
+    /// A test result of sustain's pass `d`.
+    fn sustained(d: SustainDetail) -> TestResult {
+        TestResult {
+            sustain: Some(d),
+            ..Default::default()
+        }
+    }
+
     /// A first pass that sped up (a throttle raised from 100 to 300 MB/s mid-pass; a drive
     /// still busy with earlier writes) said "no cliff in 1.2 GiB (99.92 MB/s throughout)",
     /// "written at 99.92 MB/s" and "99.92 MB/s, no cliff" under a table of 99.92, then
     /// 300.05 MB/s.
     #[test]
     fn a_pass_that_sped_up_is_not_said_to_run_at_its_first_speed() {
-        let phase = |bw: f64| SustainPhase {
-            mean_bw_bytes_per_s: bw,
-            ..Default::default()
-        };
         let d = SustainDetail {
             bytes_written: 1200 << 20,
             phases: vec![phase(99.92e6), phase(300.05e6)],
@@ -468,11 +480,7 @@ mod tests {
             finish_line(&r, &d),
             "1.2 GiB in 6.7 s, 99.92 MB/s, then 300.05 MB/s, no cliff"
         );
-        let t = TestResult {
-            sustain: Some(d),
-            ..Default::default()
-        };
-        let m = no_cliff_message(&t, true);
+        let m = no_cliff_message(&sustained(d), true);
         assert!(
             m.starts_with("no cliff in 1.2 GiB written at 99.92 MB/s, then 300.05 MB/s:"),
             "{m}"
@@ -481,26 +489,20 @@ mod tests {
         assert!(m.contains("recovery passes were skipped"), "{m}");
         // Steady, then a burst of a few intervals as the pass ended (settled at the first
         // phase): it did not start slower than the drive can write.
-        let burst = TestResult {
-            sustain: Some(SustainDetail {
-                bytes_written: 1200 << 20,
-                phases: vec![phase(199.89e6), phase(420.0e6)],
-                settled_phase: Some(0),
-                ..Default::default()
-            }),
+        let burst = sustained(SustainDetail {
+            bytes_written: 1200 << 20,
+            phases: vec![phase(199.89e6), phase(420.0e6)],
+            settled_phase: Some(0),
             ..Default::default()
-        };
+        });
         let m = no_cliff_message(&burst, false);
         assert!(!m.contains("sped up"), "{m}");
         // One phase: one speed, and no word of speeding up.
-        let one = TestResult {
-            sustain: Some(SustainDetail {
-                bytes_written: 1200 << 20,
-                phases: vec![phase(199.89e6)],
-                ..Default::default()
-            }),
+        let one = sustained(SustainDetail {
+            bytes_written: 1200 << 20,
+            phases: vec![phase(199.89e6)],
             ..Default::default()
-        };
+        });
         let m = no_cliff_message(&one, false);
         assert!(
             m.starts_with("no cliff in 1.2 GiB written at 199.89 MB/s:"),
@@ -514,18 +516,12 @@ mod tests {
     /// a cache that RAM does not have.
     #[test]
     fn no_cliff_on_ram_names_no_write_cache() {
-        let t = TestResult {
-            sustain: Some(SustainDetail {
-                bytes_written: 64 << 20,
-                phases: vec![SustainPhase {
-                    mean_bw_bytes_per_s: 2400.0e6,
-                    ..Default::default()
-                }],
-                memory_backed: Some("tmpfs keeps its data in RAM".into()),
-                ..Default::default()
-            }),
+        let t = sustained(SustainDetail {
+            bytes_written: 64 << 20,
+            phases: vec![phase(2400.0e6)],
+            memory_backed: Some("tmpfs keeps its data in RAM".into()),
             ..Default::default()
-        };
+        });
         let m = no_cliff_message(&t, true);
         assert_eq!(
             m,
@@ -542,15 +538,11 @@ mod tests {
                 size_bytes: 913 << 20,
                 ..Default::default()
             }),
-            sustain: Some(SustainDetail {
+            ..sustained(SustainDetail {
                 bytes_written: 580 << 20,
-                phases: vec![SustainPhase {
-                    mean_bw_bytes_per_s: 199.95e6,
-                    ..Default::default()
-                }],
+                phases: vec![phase(199.95e6)],
                 ..Default::default()
-            }),
-            ..Default::default()
+            })
         };
         let m = no_cliff_message(&t, false);
         assert!(
@@ -590,10 +582,7 @@ mod tests {
             settled_phase: Some(3),
             ..Default::default()
         };
-        let t = |d: &SustainDetail| TestResult {
-            sustain: Some(d.clone()),
-            ..Default::default()
-        };
+        let t = |d: &SustainDetail| sustained(d.clone());
         let dt = Duration::from_millis(100);
         assert_eq!(short_settled_phase(&t(&d), dt), None);
         // The same pass ending 0.7 s after the cliff: its settled speed is uncertain.
@@ -614,13 +603,9 @@ mod tests {
             bw_bytes_per_s: Some(774.06e6),
             ..Default::default()
         };
-        let phase = SustainPhase {
-            mean_bw_bytes_per_s: 737.77e6,
-            ..Default::default()
-        };
         let mut d = SustainDetail {
             bytes_written: 64 << 20,
-            phases: vec![phase],
+            phases: vec![phase(737.77e6)],
             ..Default::default()
         };
         assert_eq!(

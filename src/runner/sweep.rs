@@ -8,11 +8,11 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 
-use super::RunContext;
 use super::block::{CPU_BOUND_PCT, LiveCounters, LiveSampler, StopNotice};
 use super::progress::Progress;
 use super::saturate::{self as step, StepResult, pick};
 use super::target::{TargetKind, TestTarget};
+use super::{RunContext, given};
 use crate::model::saturate::{Answer, AnswerDetail, CurvePoint};
 use crate::model::{
     Environment, ResultDoc, ResultSink, RunResult, TestResult, Warning, WarningCode,
@@ -596,13 +596,6 @@ fn note_step_warnings(
             test: Some(name.to_string()),
         });
     }
-}
-
-/// Whether the sweep `name` has a warning of `code` already.
-fn given(doc: &ResultDoc, name: &str, code: WarningCode) -> bool {
-    doc.warnings
-        .iter()
-        .any(|w| w.code == code && w.test.as_deref() == Some(name))
 }
 
 /// A step's warning as the sweep gives it. A cache-absorbed one holds at the depths after

@@ -299,28 +299,32 @@ mod tests {
         let write = |name: &str, v: Value| {
             std::fs::write(dir.path().join(name), serde_json::to_string(&v).unwrap()).unwrap()
         };
-        write(
+        let write_sustain = |name: &str, environment: Value, tests: Value| {
+            write(
+                name,
+                serde_json::json!({
+                    "command": "sustain",
+                    "environment": environment,
+                    "tests": tests
+                }),
+            )
+        };
+        write_sustain(
             "sustain-1.json",
-            serde_json::json!({
-                "command": "sustain",
-                "environment": {"block_device": "sda", "device_model": "x"},
-                "tests": [{"sustain": {"pass": "first", "cliffs": [{"bytes_before": 5.0e9}]}}]
-            }),
+            serde_json::json!({"block_device": "sda", "device_model": "x"}),
+            serde_json::json!([{"sustain": {"pass": "first", "cliffs": [{"bytes_before": 5.0e9}]}}]),
         );
         assert_eq!(known_cache(dir.path(), &env), None, "another drive");
-        write(
+        write_sustain(
             "sustain-2.json",
-            serde_json::json!({
-                "command": "sustain",
-                "environment": {"block_device": "nvme0n1", "device_model": "Samsung 980"},
-                "tests": [
-                    {"sustain": {"pass": "first", "cliffs": [
-                        {"bytes_before": 20.0e9, "fast_phase_bytes": 20.0e9},
-                        {"bytes_before": 26.0e9, "fast_phase_bytes": 6.0e9}
-                    ]}},
-                    {"sustain": {"pass": "recovery", "cliffs": [{"bytes_before": 2.0e9}]}}
-                ]
-            }),
+            serde_json::json!({"block_device": "nvme0n1", "device_model": "Samsung 980"}),
+            serde_json::json!([
+                {"sustain": {"pass": "first", "cliffs": [
+                    {"bytes_before": 20.0e9, "fast_phase_bytes": 20.0e9},
+                    {"bytes_before": 26.0e9, "fast_phase_bytes": 6.0e9}
+                ]}},
+                {"sustain": {"pass": "recovery", "cliffs": [{"bytes_before": 2.0e9}]}}
+            ]),
         );
         write("sustain-3.json", Value::String("not a result".into()));
         write("run-1.json", serde_json::json!({"command": "run"}));
@@ -333,13 +337,10 @@ mod tests {
             loop_backing_file: Some(image.into()),
             ..Default::default()
         };
-        write(
+        write_sustain(
             "sustain-4.json",
-            serde_json::json!({
-                "command": "sustain",
-                "environment": {"block_device": "loop3", "loop_backing_file": "/a.img"},
-                "tests": [{"sustain": {"pass": "first", "cliffs": [{"bytes_before": 1.0e9}]}}]
-            }),
+            serde_json::json!({"block_device": "loop3", "loop_backing_file": "/a.img"}),
+            serde_json::json!([{"sustain": {"pass": "first", "cliffs": [{"bytes_before": 1.0e9}]}}]),
         );
         assert_eq!(known_cache(dir.path(), &loop_env("/b.img")), None);
         assert_eq!(

@@ -261,6 +261,9 @@ fn default_in_help(help: &str) -> Option<String> {
 mod tests {
     use super::*;
 
+    /// A form's options: `(name, value)`.
+    type Options = &'static [(&'static str, &'static str)];
+
     fn form(command: &str, target: &str, opts: &[(&str, &str)], confirm: &str) -> StartForm {
         StartForm {
             command: command.into(),
@@ -352,21 +355,53 @@ mod tests {
 
     #[test]
     fn unknown_commands_options_relative_targets_and_wrong_names_are_refused() {
-        let e = plan(&form("matrix", "/x", &[], "")).unwrap_err();
-        assert!(e.contains("unknown test 'matrix'"), "{e}");
-        let e = plan(&form("run", "/x", &[("output", "/etc")], "")).unwrap_err();
-        assert!(e.contains("option 'output' is not one"), "{e}");
-        let e = plan(&form("run", "x", &[], "")).unwrap_err();
-        assert!(e.contains("absolute path"), "{e}");
-        let e = plan(&form("run", "/dev/loop9", &[], "/dev/loop8")).unwrap_err();
-        assert!(e.contains("is not the target '/dev/loop9' exactly"), "{e}");
-        let e = plan(&form("run", "/x", &[("duration", "1s\n--no-save")], "")).unwrap_err();
-        assert!(e.contains("control characters"), "{e}");
-        // A command without --allow-destroy: said in the form's words, not clap's
-        // "unexpected argument '--allow-destroy' found; see 'iolab files --help'".
-        let e = plan(&form("files", "/x", &[], "/x")).unwrap_err();
-        assert!(e.contains("iolab files never destroys data"), "{e}");
-        assert!(e.contains("leave --allow-destroy empty"), "{e}");
+        // (command, target, options, --allow-destroy, what the refusal says)
+        let refused: [(&str, &str, Options, &str, &[&str]); 6] = [
+            ("matrix", "/x", &[], "", &["unknown test 'matrix'"]),
+            (
+                "run",
+                "/x",
+                &[("output", "/etc")],
+                "",
+                &["option 'output' is not one"],
+            ),
+            ("run", "x", &[], "", &["absolute path"]),
+            (
+                "run",
+                "/dev/loop9",
+                &[],
+                "/dev/loop8",
+                &["is not the target '/dev/loop9' exactly"],
+            ),
+            (
+                "run",
+                "/x",
+                &[("duration", "1s\n--no-save")],
+                "",
+                &["control characters"],
+            ),
+            // A command without --allow-destroy: said in the form's words, not clap's
+            // "unexpected argument '--allow-destroy' found; see 'iolab files --help'".
+            (
+                "files",
+                "/x",
+                &[],
+                "/x",
+                &[
+                    "iolab files never destroys data",
+                    "leave --allow-destroy empty",
+                ],
+            ),
+        ];
+        for (command, target, opts, confirm, says) in refused {
+            let e = plan(&form(command, target, opts, confirm)).unwrap_err();
+            for s in says {
+                assert!(
+                    e.contains(s),
+                    "{command} {target} {opts:?} {confirm:?}: {e}"
+                );
+            }
+        }
         // The form offers the field exactly where the command line takes the flag.
         let offers: Vec<(&str, bool)> = spec()
             .iter()
@@ -387,19 +422,22 @@ mod tests {
     fn the_commands_own_checks_refuse_bad_values() {
         let d = tempfile::tempdir().unwrap();
         let t = d.path().display().to_string();
-        let p = plan(&form("run", &t, &[("iodepth", "0")], "")).unwrap();
-        let e = validate(&p, d.path()).unwrap_err();
-        assert!(e.contains("--iodepth"), "{e}");
-        let p = plan(&form("run", &t, &[("preset", "turbo")], "")).unwrap();
-        let e = validate(&p, d.path()).unwrap_err();
-        assert!(e.contains("invalid value 'turbo'"), "{e}");
-        let p = plan(&form("run", &t, &[("duration", "1s"), ("size", "1M")], "")).unwrap();
-        validate(&p, d.path()).unwrap();
-        // sustain takes --target like the other commands.
-        let p = plan(&form("sustain", &t, &[("size", "8M")], "")).unwrap();
-        validate(&p, d.path()).unwrap();
-        let p = plan(&form("sustain", &t, &[("size", "-8M")], "")).unwrap();
-        let e = validate(&p, d.path()).unwrap_err();
-        assert!(e.contains("negative"), "{e}");
+        // (command, options, None: accepted, or Some(what the refusal says))
+        let cases: [(&str, Options, Option<&str>); 5] = [
+            ("run", &[("iodepth", "0")], Some("--iodepth")),
+            ("run", &[("preset", "turbo")], Some("invalid value 'turbo'")),
+            ("run", &[("duration", "1s"), ("size", "1M")], None),
+            // sustain takes --target like the other commands.
+            ("sustain", &[("size", "8M")], None),
+            ("sustain", &[("size", "-8M")], Some("negative")),
+        ];
+        for (command, opts, refusal) in cases {
+            let p = plan(&form(command, &t, opts, "")).unwrap();
+            match (validate(&p, d.path()), refusal) {
+                (Ok(_), None) => {}
+                (Err(e), Some(says)) => assert!(e.contains(says), "{command} {opts:?}: {e}"),
+                (got, _) => panic!("{command} {opts:?}: {got:?}, expected {refusal:?}"),
+            }
+        }
     }
 }

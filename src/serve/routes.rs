@@ -75,6 +75,18 @@ async fn answer<T: serde::Serialize + Send + 'static, E: Into<String> + Send + '
     }
 }
 
+/// Blocking work over saved results: its value, or the answer for a result that is missing
+/// or unreadable.
+async fn on_results<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, Missing> + Send + 'static,
+) -> Result<T, Response> {
+    match blocking(f).await {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(m)) => Err(missing(m)),
+        Err(r) => Err(r),
+    }
+}
+
 /// Run blocking work (sysfs, smartctl, SQLite, file reads) off the server's thread.
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,
@@ -128,11 +140,7 @@ async fn api_machine() -> Response {
 
 async fn api_info(Query(q): Q) -> Response {
     let path = q.get("path").cloned().unwrap_or_default();
-    match blocking(move || machine::info(&path)).await {
-        Ok(Ok(i)) => ok(i),
-        Ok(Err(e)) => error(StatusCode::BAD_REQUEST, e),
-        Err(r) => r,
-    }
+    answer(StatusCode::BAD_REQUEST, move || machine::info(&path)).await
 }
 
 async fn api_runs(State(s): S) -> Response {
@@ -214,15 +222,14 @@ async fn api_history(State(s): S, Query(q): Q) -> Response {
 }
 
 async fn api_result(State(s): S, Path(id): Path<String>) -> Response {
-    match blocking(move || results::load(&s, &id)).await {
-        Ok(Ok(l)) => ok(l.doc),
-        Ok(Err(m)) => missing(m),
+    match on_results(move || results::load(&s, &id)).await {
+        Ok(l) => ok(l.doc),
         Err(r) => r,
     }
 }
 
 async fn api_report(State(s): S, Path((id, format)): Path<(String, String)>) -> Response {
-    let r = blocking(move || {
+    let r = on_results(move || {
         let l = results::load(&s, &id)?;
         results::report(&l, &id, &format).ok_or_else(|| {
             Missing::NotFound(format!(
@@ -232,7 +239,7 @@ async fn api_report(State(s): S, Path((id, format)): Path<(String, String)>) -> 
     })
     .await;
     match r {
-        Ok(Ok((ctype, name, body))) => (
+        Ok((ctype, name, body)) => (
             [
                 (header::CONTENT_TYPE, ctype.to_string()),
                 (
@@ -243,7 +250,6 @@ async fn api_report(State(s): S, Path((id, format)): Path<(String, String)>) -> 
             body,
         )
             .into_response(),
-        Ok(Err(m)) => missing(m),
         Err(r) => r,
     }
 }
@@ -252,16 +258,15 @@ async fn api_compare(State(s): S, Query(q): Q) -> Response {
     let (Some(a), Some(b)) = (q.get("a").cloned(), q.get("b").cloned()) else {
         return error(StatusCode::BAD_REQUEST, "compare needs a=ID and b=ID");
     };
-    let r = blocking(move || {
+    let r = on_results(move || {
         let a = results::load(&s, &a)?;
         let b = results::load(&s, &b)?;
-        Ok::<_, Missing>(results::compare(a, b))
+        Ok(results::compare(a, b))
     })
     .await;
     match r {
-        Ok(Ok(Ok(v))) => ok(v),
-        Ok(Ok(Err(e))) => error(StatusCode::BAD_REQUEST, e),
-        Ok(Err(m)) => missing(m),
+        Ok(Ok(v)) => ok(v),
+        Ok(Err(e)) => error(StatusCode::BAD_REQUEST, e),
         Err(r) => r,
     }
 }

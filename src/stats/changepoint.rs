@@ -186,13 +186,7 @@ pub fn segments(series: &[f64], opts: &ChangepointOptions) -> Vec<Segment> {
         sigma = 1e-6 * (hi - lo);
     }
     // Standardised prefix sums (centred, so the squares stay small: no cancellation).
-    let mut s1 = vec![0.0; n + 1];
-    let mut s2 = vec![0.0; n + 1];
-    for (i, x) in work.iter().enumerate() {
-        let z = (x - mean) / sigma;
-        s1[i + 1] = s1[i] + z;
-        s2[i + 1] = s2[i] + z * z;
-    }
+    let (s1, s2) = prefix_sums(work.iter().map(|x| (x - mean) / sigma));
     let cost = |s: usize, t: usize| -> f64 {
         let len = (t - s) as f64;
         let a = s1[t] - s1[s];
@@ -410,6 +404,17 @@ fn stall_factor(data: &[f64], min_segment_len: usize) -> usize {
         .unwrap_or(1)
 }
 
+/// Prefix sums of `xs` and of their squares: `[i]` sums the first `i` values.
+fn prefix_sums(xs: impl ExactSizeIterator<Item = f64>) -> (Vec<f64>, Vec<f64>) {
+    let mut s1 = vec![0.0; xs.len() + 1];
+    let mut s2 = vec![0.0; xs.len() + 1];
+    for (i, x) in xs.enumerate() {
+        s1[i + 1] = s1[i] + x;
+        s2[i + 1] = s2[i] + x * x;
+    }
+    (s1, s2)
+}
+
 /// Means of consecutive runs of `k` points (the last run may be shorter).
 fn coarse(data: &[f64], k: usize) -> Vec<f64> {
     data.chunks(k)
@@ -425,12 +430,7 @@ fn coarse_segments(data: &[f64], k: usize, opts: &ChangepointOptions) -> Vec<Seg
     let coarse_segs = segments(&coarse(data, k), opts);
     let mut bounds: Vec<usize> = coarse_segs.iter().map(|s| (s.start * k).min(n)).collect();
     bounds.push(n);
-    let mut s1 = vec![0.0; n + 1];
-    let mut s2 = vec![0.0; n + 1];
-    for (i, x) in data.iter().enumerate() {
-        s1[i + 1] = s1[i] + x;
-        s2[i + 1] = s2[i] + x * x;
-    }
+    let (s1, s2) = prefix_sums(data.iter().copied());
     let sse = |a: usize, b: usize| -> f64 {
         let len = (b - a) as f64;
         let sum = s1[b] - s1[a];
@@ -620,6 +620,11 @@ mod tests {
     use rand::SeedableRng;
     use rand_xoshiro::Xoshiro256PlusPlus;
 
+    /// Is `x` within a fraction `tol` of `want`?
+    fn within(x: f64, want: f64, tol: f64) -> bool {
+        (x / want - 1.0).abs() < tol
+    }
+
     /// Normal noise by Box-Muller (no extra crate).
     fn noisy(levels: &[(usize, f64)], rel_sigma: f64, seed: u64) -> Vec<f64> {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
@@ -651,9 +656,9 @@ mod tests {
             assert_eq!(segs[0].start, 0);
             assert!((59..=61).contains(&segs[1].start), "seed {seed}: {segs:?}");
             assert_eq!(segs[1].end, 200);
-            assert!((segs[0].mean / (400.0 * MB) - 1.0).abs() < 0.02);
-            assert!((segs[1].mean / (100.0 * MB) - 1.0).abs() < 0.02);
-            assert!((segs[1].stddev / (3.0 * MB) - 1.0).abs() < 0.3, "{segs:?}");
+            assert!(within(segs[0].mean, 400.0 * MB, 0.02));
+            assert!(within(segs[1].mean, 100.0 * MB, 0.02));
+            assert!(within(segs[1].stddev, 3.0 * MB, 0.3), "{segs:?}");
         }
     }
 
@@ -689,7 +694,7 @@ mod tests {
             s[44] = 6500.0 * MB;
             let c = cliffs(&s, Duration::from_millis(10), None);
             assert_eq!(c.len(), 2, "{mixed}: {c:?}");
-            let near = |x: f64, want: f64| (x / (want * MB) - 1.0).abs() < 0.02;
+            let near = |x: f64, want: f64| within(x, want * MB, 0.02);
             assert!(near(c[0].after_bytes_per_s, 450.0), "{mixed}: {c:?}");
             assert!(near(c[1].before_bytes_per_s, 8000.0), "{mixed}: {c:?}");
         }
@@ -710,18 +715,9 @@ mod tests {
         assert_eq!(c[0].index, 50);
         assert_eq!(c[1].index, 100);
         // 50 s at 500 MB/s, then 50 s at 200 MB/s.
-        assert!(
-            (c[0].bytes_before / (25_000.0 * MB) - 1.0).abs() < 0.02,
-            "{c:?}"
-        );
-        assert!(
-            (c[1].bytes_before / (35_000.0 * MB) - 1.0).abs() < 0.02,
-            "{c:?}"
-        );
-        assert!(
-            (c[1].fast_phase_bytes / (10_000.0 * MB) - 1.0).abs() < 0.03,
-            "{c:?}"
-        );
+        assert!(within(c[0].bytes_before, 25_000.0 * MB, 0.02), "{c:?}");
+        assert!(within(c[1].bytes_before, 35_000.0 * MB, 0.02), "{c:?}");
+        assert!(within(c[1].fast_phase_bytes, 10_000.0 * MB, 0.03), "{c:?}");
     }
 
     #[test]
@@ -745,7 +741,7 @@ mod tests {
     #[test]
     fn an_end_burst_lifts_neither_the_last_phase_nor_hides_a_cliff() {
         let dt = Duration::from_millis(100);
-        let near = |x: f64, want: f64| (x / (want * MB) - 1.0).abs() < 0.03;
+        let near = |x: f64, want: f64| within(x, want * MB, 0.03);
         for seed in 0..50 {
             for (slow_points, burst) in [(40, 1000.0), (15, 2000.0)] {
                 let s = noisy(
@@ -772,7 +768,7 @@ mod tests {
     /// noisy one keep all their points and their own mean.
     #[test]
     fn a_short_slow_start_and_a_steady_device_keep_their_level() {
-        let near = |x: f64, want: f64, tol: f64| (x / (want * MB) - 1.0).abs() < tol;
+        let near = |x: f64, want: f64, tol: f64| within(x, want * MB, tol);
         for seed in 0..50 {
             let s = noisy(&[(4, 50.0 * MB), (60, 400.0 * MB)], 0.03, seed);
             let p = phases(&s, &CliffOptions::default());
@@ -787,7 +783,7 @@ mod tests {
                 assert_eq!(p.len(), 1, "seed {seed}: {p:?}");
                 assert_eq!((p[0].level_start, p[0].level_end), (0, 80));
                 let all = s.iter().sum::<f64>() / s.len() as f64;
-                assert!((p[0].mean / all - 1.0).abs() < 1e-12, "seed {seed}: {p:?}");
+                assert!(within(p[0].mean, all, 1e-12), "seed {seed}: {p:?}");
                 assert!(near(p[0].mean, 250.0, 0.03), "seed {seed}: {p:?}");
             }
         }
@@ -822,9 +818,9 @@ mod tests {
             .collect();
         let c = cliffs(&series, Duration::from_millis(100), None);
         assert_eq!(c.len(), 1, "{c:?}");
-        assert!((c[0].bytes_before / cache - 1.0).abs() < 0.01, "{c:?}");
+        assert!(within(c[0].bytes_before, cache, 0.01), "{c:?}");
         assert!((c[0].at.as_secs_f64() - t_switch).abs() < 0.01, "{c:?}");
-        assert!((c[0].after_bytes_per_s / (100.0 * MB) - 1.0).abs() < 0.01);
+        assert!(within(c[0].after_bytes_per_s, 100.0 * MB, 0.01));
     }
 
     #[test]
@@ -838,19 +834,13 @@ mod tests {
         // search makes) are a blip of another level at the start of the series: no part
         // of the level either.
         let c = cliffs(&s, dt, None);
-        assert!(
-            (c[0].before_bytes_per_s / (400.0 * MB) - 1.0).abs() < 1e-9,
-            "{c:?}"
-        );
+        assert!(within(c[0].before_bytes_per_s, 400.0 * MB, 1e-9), "{c:?}");
         let opts = CliffOptions {
             lead_in_points: 1,
             ..CliffOptions::default()
         };
         let c = cliffs_with(&s, dt, None, &opts);
-        assert!(
-            (c[0].before_bytes_per_s / (400.0 * MB) - 1.0).abs() < 1e-9,
-            "{c:?}"
-        );
+        assert!(within(c[0].before_bytes_per_s, 400.0 * MB, 1e-9), "{c:?}");
         // The bytes of the lead-in still count before the cliff.
         assert!((c[0].bytes_before - 4400.0 * MB * 0.1).abs() < 1.0, "{c:?}");
     }
@@ -883,10 +873,7 @@ mod tests {
         );
         let c = cliffs(&s, Duration::from_secs(1), None);
         assert_eq!(c.len(), 2, "{c:?}");
-        assert!(
-            (c[1].fast_phase_bytes / (8_000.0 * MB) - 1.0).abs() < 0.05,
-            "{c:?}"
-        );
+        assert!(within(c[1].fast_phase_bytes, 8_000.0 * MB, 0.05), "{c:?}");
     }
 
     #[test]
@@ -955,7 +942,7 @@ mod tests {
         assert!((7..=8).contains(&c[0].index), "{c:?}");
         let written: f64 = s[..7].iter().sum::<f64>() * 0.1;
         assert!(
-            (c[0].bytes_before / written - 1.0).abs() < 0.05,
+            within(c[0].bytes_before, written, 0.05),
             "{c:?} against {written}"
         );
     }
@@ -976,7 +963,7 @@ mod tests {
         let p = phases(&s, &CliffOptions::default());
         assert_eq!(p.len(), 2, "{p:?}");
         assert_eq!(p[1].end, s.len());
-        assert!((p[1].mean / (100.0 * MB) - 1.0).abs() < 0.05, "{p:?}");
+        assert!(within(p[1].mean, 100.0 * MB, 0.05), "{p:?}");
     }
 
     /// Seen on a throttled loop device over a file on disk: 400 MB/s, then 100 MB/s, then
@@ -995,7 +982,7 @@ mod tests {
         let p = phases(&s, &CliffOptions::default());
         let last = p.last().unwrap();
         assert_eq!(last.end, s.len(), "{p:?}");
-        assert!((last.mean / (100.0 * MB) - 1.0).abs() < 0.05, "{p:?}");
+        assert!(within(last.mean, 100.0 * MB, 0.05), "{p:?}");
         // A drop that ends the series the same way is no rise: it stays in (a slower
         // end is the drive's, and a clear one is a cliff).
         let mut d = s.clone();

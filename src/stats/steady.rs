@@ -93,26 +93,18 @@ impl FromStr for FioCriterion {
             "bw_slope" => (Metric::Bw, Check::Slope),
             _ => return Err(SteadyParseError::UnknownName(name.to_string())),
         };
+        // A finite number, or the error `bad` of the whole limit.
+        let finite = |text: &str, bad: fn(String) -> SteadyParseError| {
+            text.parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| bad(limit.to_string()))
+        };
         let value = if let Some(p) = limit.strip_suffix('%') {
-            let v: f64 = p
-                .trim()
-                .parse()
-                .map_err(|_| SteadyParseError::BadPercent(limit.to_string()))?;
-            if !v.is_finite() {
-                return Err(SteadyParseError::BadPercent(limit.to_string()));
-            }
-            Limit::Percent(v)
+            Limit::Percent(finite(p.trim(), SteadyParseError::BadPercent)?)
         } else {
             match metric {
-                Metric::Iops => {
-                    let v: f64 = limit
-                        .parse()
-                        .map_err(|_| SteadyParseError::BadIops(limit.to_string()))?;
-                    if !v.is_finite() {
-                        return Err(SteadyParseError::BadIops(limit.to_string()));
-                    }
-                    Limit::Absolute(v)
-                }
+                Metric::Iops => Limit::Absolute(finite(limit, SteadyParseError::BadIops)?),
                 Metric::Bw => {
                     // A rate: a size per second (`/s` optional, as fio writes bw limits).
                     let size = limit.strip_suffix("/s").unwrap_or(limit);

@@ -47,24 +47,25 @@ pub fn kind_of(name: &str, sys: &Path) -> &'static str {
     }
 }
 
-/// The file behind loop device `name` (without the kernel's " (deleted)" suffix).
-pub fn loop_backing_file(name: &str) -> Option<String> {
-    let f = text(
-        &Path::new("/sys/class/block")
-            .join(name)
-            .join("loop/backing_file"),
-    )?;
-    Some(f.trim_end_matches(" (deleted)").to_string())
-}
-
-/// Was the file behind loop device `name` deleted (sysfs ends its name with " (deleted)")?
-pub fn loop_backing_deleted(name: &str) -> bool {
+/// sysfs's name of the file behind loop device `name`, as the kernel writes it (with
+/// " (deleted)" at the end once the file is gone).
+fn loop_backing_text(name: &str) -> Option<String> {
     text(
         &Path::new("/sys/class/block")
             .join(name)
             .join("loop/backing_file"),
     )
-    .is_some_and(|f| f.ends_with(" (deleted)"))
+}
+
+/// The file behind loop device `name` (without the kernel's " (deleted)" suffix).
+pub fn loop_backing_file(name: &str) -> Option<String> {
+    let f = loop_backing_text(name)?;
+    Some(f.trim_end_matches(" (deleted)").to_string())
+}
+
+/// Was the file behind loop device `name` deleted (sysfs ends its name with " (deleted)")?
+pub fn loop_backing_deleted(name: &str) -> bool {
+    loop_backing_text(name).is_some_and(|f| f.ends_with(" (deleted)"))
 }
 
 /// How the device is attached, from the components of its sysfs path.

@@ -448,21 +448,18 @@ mod tests {
         // smartctl, if installed, cannot open a device that does not exist) and returns
         // nothing, quickly.
         let t = tempfile::tempdir().unwrap();
-        let w = HeatWatch::start_on(
-            "nvme9n9".into(),
-            t.path().to_path_buf(),
-            Some(Duration::from_millis(10)),
-        )
-        .unwrap();
-        assert_eq!(w.finish(), (None, None));
+        let watch = |drive: &str| {
+            HeatWatch::start_on(
+                drive.into(),
+                t.path().to_path_buf(),
+                Some(Duration::from_millis(10)),
+            )
+            .unwrap()
+        };
+        assert_eq!(watch("nvme9n9").finish(), (None, None));
         // The real thread on a fake hwmon: a few readings, then stopped.
         fake(t.path(), 45_000);
-        let w = HeatWatch::start_on(
-            "nvme0n1".into(),
-            t.path().to_path_buf(),
-            Some(Duration::from_millis(10)),
-        )
-        .unwrap();
+        let w = watch("nvme0n1");
         std::thread::sleep(Duration::from_millis(50));
         let (rec, w) = w.finish();
         let rec = rec.unwrap();

@@ -72,53 +72,48 @@ pub fn read_trim(p: &Path) -> Option<String> {
 }
 
 pub fn logical_block_size_of(path: &Path) -> Option<u32> {
-    let (_, sys) = block_device_of(path)?;
-    read_trim(&queue_dir(&sys).join("queue/logical_block_size"))?
-        .parse()
-        .ok()
+    queue_number_of(path, "logical_block_size")
 }
 
 pub fn physical_block_size_of(path: &Path) -> Option<u32> {
+    queue_number_of(path, "physical_block_size")
+}
+
+/// A number of the `queue/` directory of the block device under `path`.
+fn queue_number_of(path: &Path, name: &str) -> Option<u32> {
     let (_, sys) = block_device_of(path)?;
-    read_trim(&queue_dir(&sys).join("queue/physical_block_size"))?
+    read_trim(&queue_dir(&sys).join("queue").join(name))?
         .parse()
         .ok()
 }
 
+/// The first line of the text file `path` that starts with `prefix`.
+fn line_starting(path: &str, prefix: &str) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    text.lines()
+        .find(|l| l.starts_with(prefix))
+        .map(str::to_string)
+}
+
 fn cpu_model() -> String {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|v| v.trim().to_string())
-        })
+    line_starting("/proc/cpuinfo", "model name")
+        .and_then(|l| l.split(':').nth(1).map(|v| v.trim().to_string()))
         .unwrap_or_else(|| "unknown".into())
 }
 
 pub fn ram_bytes() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("MemTotal:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse::<u64>().ok())
-        })
+    line_starting("/proc/meminfo", "MemTotal:")
+        .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
         .map(|kib| kib * 1024)
         .unwrap_or(0)
 }
 
 fn os_name() -> String {
-    std::fs::read_to_string("/etc/os-release")
-        .ok()
-        .and_then(|s| {
-            s.lines().find(|l| l.starts_with("PRETTY_NAME=")).map(|l| {
-                l.trim_start_matches("PRETTY_NAME=")
-                    .trim_matches('"')
-                    .to_string()
-            })
+    line_starting("/etc/os-release", "PRETTY_NAME=")
+        .map(|l| {
+            l.trim_start_matches("PRETTY_NAME=")
+                .trim_matches('"')
+                .to_string()
         })
         .unwrap_or_else(|| std::env::consts::OS.into())
 }

@@ -106,16 +106,18 @@ fn s(v: &Value, path: &[&str]) -> Option<String> {
         .map(|x| x.trim().to_string())
 }
 
-/// Raw value of ATA attribute `id`.
-fn ata_attr(v: &Value, id: u64) -> Option<u64> {
+/// The row of ATA attribute `id` in smartctl's JSON (`ata_smart_attributes.table`).
+pub(super) fn ata_attr_row(v: &Value, id: u64) -> Option<&Value> {
     v.get("ata_smart_attributes")?
         .get("table")?
         .as_array()?
         .iter()
-        .find(|a| a.get("id").and_then(Value::as_u64) == Some(id))?
-        .get("raw")?
-        .get("value")?
-        .as_u64()
+        .find(|a| a.get("id").and_then(Value::as_u64) == Some(id))
+}
+
+/// Raw value of ATA attribute `id`.
+fn ata_attr(v: &Value, id: u64) -> Option<u64> {
+    ata_attr_row(v, id)?.get("raw")?.get("value")?.as_u64()
 }
 
 /// ATA device statistics (GP log 0x04): a value by its name.

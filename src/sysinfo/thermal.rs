@@ -45,13 +45,7 @@ fn int(v: &Value, path: &[&str]) -> Option<u64> {
 /// The current temperature of ATA attribute `id` (194 or 190): the raw value's low byte
 /// (the higher bytes hold min/max on many drives, e.g. raw 184685101085 = "29 (Min/Max 23/43)").
 fn ata_temperature(v: &Value, id: u64) -> Option<f64> {
-    let raw = v
-        .get("ata_smart_attributes")?
-        .get("table")?
-        .as_array()?
-        .iter()
-        .find(|a| a.get("id").and_then(Value::as_u64) == Some(id))?
-        .get("raw")?;
+    let raw = super::smart::ata_attr_row(v, id)?.get("raw")?;
     let leading = raw
         .get("string")
         .and_then(Value::as_str)

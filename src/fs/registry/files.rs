@@ -241,14 +241,21 @@ impl Drop for WorkDir {
             return;
         };
         forget(dir.path());
-        if let Err(e) = std::fs::remove_dir_all(dir.path())
-            && e.kind() != std::io::ErrorKind::NotFound
-        {
-            crate::eline!(
-                "iolab: could not remove {}: {e}; remove it by hand",
-                dir.path().display()
-            );
-        }
+        report_unremoved(dir.path(), std::fs::remove_dir_all(dir.path()));
+    }
+}
+
+/// What iolab created at `path` and could not remove (`removed`: how its removal went), said
+/// on stderr, so that nothing of iolab's is left behind silently. A path already gone is
+/// fine.
+pub fn report_unremoved(path: &Path, removed: std::io::Result<()>) {
+    if let Err(e) = removed
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        crate::eline!(
+            "iolab: could not remove {}: {e}; remove it by hand",
+            path.display()
+        );
     }
 }
 

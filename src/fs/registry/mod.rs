@@ -24,7 +24,7 @@ use serde::Serialize;
 pub use devices::{LoopRecord, MatrixState, MountRecord, StateFile, clean};
 pub use files::{
     WorkDir, forget, prune_at_exit, record, record_empty_result, record_result, release_tree,
-    result_saved,
+    report_unremoved, result_saved,
 };
 
 /// Where the records are kept.
