@@ -488,54 +488,43 @@ impl TestRunner<'_> {
         {
             doc.warn(crate::sysinfo::hugepages::small_pages_warning(&spec.name));
         }
-        let cpu_pct = total
-            .cpu
-            .as_ref()
-            .map(|c| c.max_job_thread_pct)
-            .unwrap_or(0.0);
         // Once per test, with the highest figure of its runs so far.
-        let cpu_pct = test
-            .runs
-            .iter()
-            .filter_map(|r| r.cpu.as_ref().map(|c| c.max_job_thread_pct))
-            .fold(cpu_pct, f64::max);
+        let highest = |of: fn(&crate::model::CpuUsage) -> Option<f64>| {
+            test.runs
+                .iter()
+                .chain(std::iter::once(&total))
+                .filter_map(|r| of(r.cpu.as_ref()?))
+                .reduce(f64::max)
+        };
+        let cpu_pct = highest(|c| Some(c.max_job_thread_pct)).unwrap_or(0.0);
         if cpu_pct > super::block::CPU_BOUND_PCT && !null {
-            doc.warnings.retain(|w| {
-                !(w.code == WarningCode::CpuBound && w.test.as_ref() == Some(&spec.name))
-            });
             let sync = spec
                 .groups
                 .iter()
                 .any(|g| g.engine == crate::engine::EngineKind::Sync);
-            doc.warn(Warning {
-                code: WarningCode::CpuBound,
-                message: format!(
-                    "a job thread used {cpu_pct:.0} % of a CPU: iolab, not the device, may have been the limit; {}",
-                    cpu_bound_advice(sync, self.cfg.verify)
-                ),
-                test: Some(spec.name.clone()),
-            });
+            warn_replacing(
+                doc,
+                Warning {
+                    code: WarningCode::CpuBound,
+                    message: format!(
+                        "a job thread used {cpu_pct:.0} % of a CPU: iolab, not the device, may have been the limit; {}",
+                        cpu_bound_advice(sync, self.cfg.verify)
+                    ),
+                    test: Some(spec.name.clone()),
+                },
+            );
         }
-        // Likewise once per test, with the longest wait of its runs so far.
-        let waited = test
-            .runs
-            .iter()
-            .chain(std::iter::once(&total))
-            .filter_map(|r| r.cpu.as_ref()?.max_job_thread_wait_pct)
-            .reduce(f64::max);
+        let waited = highest(|c| c.max_job_thread_wait_pct);
         if let Some(pct) = waited.filter(|&p| p > super::cpu::CPU_CONTENTION_PCT) {
-            doc.warnings.retain(|w| {
-                !(w.code == WarningCode::CpuContention && w.test.as_ref() == Some(&spec.name))
-            });
-            doc.warn(Warning {
-                code: WarningCode::CpuContention,
-                message: super::cpu::contention_message(
-                    "a job thread",
-                    pct,
-                    spec.groups.iter().map(|g| g.jobs as usize).sum(),
-                ),
-                test: Some(spec.name.clone()),
-            });
+            let threads = spec.groups.iter().map(|g| g.jobs as usize).sum();
+            warn_replacing(
+                doc,
+                Warning {
+                    code: WarningCode::CpuContention,
+                    message: super::cpu::contention_message("a job thread", pct, threads),
+                    test: Some(spec.name.clone()),
+                },
+            );
         }
         for w in o.warnings {
             doc.warn(w);
@@ -657,6 +646,14 @@ fn cut_short(spec: &BlockTestSpec, run: &RunResult) -> bool {
 
 /// What to do about a CPU-bound job thread, for the engine it ran on: "use --engine uring"
 /// was advised to runs already on io_uring; `--verify`'s checksums are CPU work of their own.
+/// Give `w`, replacing the warning of its code its test was given before (one warning per
+/// test, with the figure of all its runs so far).
+fn warn_replacing(doc: &mut ResultDoc, w: Warning) {
+    doc.warnings
+        .retain(|old| !(old.code == w.code && old.test == w.test));
+    doc.warn(w);
+}
+
 fn cpu_bound_advice(sync: bool, verify: bool) -> String {
     let mut advice = if sync {
         "add --jobs or use --engine uring with a higher --iodepth".to_string()
