@@ -484,11 +484,15 @@ mod tests {
 
     #[test]
     fn size_buckets_are_labelled_as_ranges() {
-        assert_eq!(size_bucket_label(1), "1-2 B");
-        assert_eq!(size_bucket_label(2), "2-4 B");
-        assert_eq!(size_bucket_label(512), "512 B-1 KiB");
-        assert_eq!(size_bucket_label(4096), "4-8 KiB");
-        assert_eq!(size_bucket_label(1 << 20), "1-2 MiB");
+        for (bytes, want) in [
+            (1, "1-2 B"),
+            (2, "2-4 B"),
+            (512, "512 B-1 KiB"),
+            (4096, "4-8 KiB"),
+            (1 << 20, "1-2 MiB"),
+        ] {
+            assert_eq!(size_bucket_label(bytes), want, "{bytes}");
+        }
     }
 
     /// Regression: 1 read and 2 writes among 12 calls said "33.3 % of calls" (the share is
