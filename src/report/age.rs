@@ -288,6 +288,16 @@ pub fn render_aging(
 mod tests {
     use super::*;
 
+    /// An `age` document of one test with this aging detail.
+    fn aged(detail: crate::model::age::AgeTestDetail) -> ResultDoc {
+        let mut doc = ResultDoc::new("age", Vec::new(), Environment::default());
+        doc.tests.push(TestResult {
+            age: Some(detail),
+            ..Default::default()
+        });
+        doc
+    }
+
     #[test]
     fn no_file_read_shows_no_pieces_figure() {
         let l = LayoutSummary {
@@ -302,13 +312,9 @@ mod tests {
     /// reached as if it were the one asked.
     #[test]
     fn the_report_shows_the_warnings_and_the_fullness_asked() {
-        let mut doc = ResultDoc::new("age", Vec::new(), Environment::default());
-        doc.tests.push(TestResult {
-            age: Some(crate::model::age::AgeTestDetail {
-                fill_target: 0.8,
-                fullness: 0.223,
-                ..Default::default()
-            }),
+        let mut doc = aged(crate::model::age::AgeTestDetail {
+            fill_target: 0.8,
+            fullness: 0.223,
             ..Default::default()
         });
         doc.warn(crate::model::Warning {
@@ -342,13 +348,9 @@ mod tests {
     /// (it printed "1,622 created, ...; 4156 files created+deleted per second").
     #[test]
     fn the_aging_rate_has_thousands_separators() {
-        let mut doc = ResultDoc::new("age", Vec::new(), Environment::default());
-        doc.tests.push(TestResult {
-            age: Some(crate::model::age::AgeTestDetail {
-                files_created: 1622,
-                file_ops_per_s: 4156.4,
-                ..Default::default()
-            }),
+        let doc = aged(crate::model::age::AgeTestDetail {
+            files_created: 1622,
+            file_ops_per_s: 4156.4,
             ..Default::default()
         });
         let (_, _, after, _) = age_parts(&doc).unwrap();
@@ -365,15 +367,11 @@ mod tests {
     /// layout scoring too).
     #[test]
     fn the_aging_rate_and_its_time_agree() {
-        let mut doc = ResultDoc::new("age", Vec::new(), Environment::default());
-        doc.tests.push(TestResult {
-            age: Some(crate::model::age::AgeTestDetail {
-                files_created: 305,
-                file_ops_per_s: 231.54,
-                elapsed_s: 1.75,
-                jobs: 2,
-                ..Default::default()
-            }),
+        let doc = aged(crate::model::age::AgeTestDetail {
+            files_created: 305,
+            file_ops_per_s: 231.54,
+            elapsed_s: 1.75,
+            jobs: 2,
             ..Default::default()
         });
         let (_, _, after, _) = age_parts(&doc).unwrap();

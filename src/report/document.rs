@@ -554,6 +554,13 @@ mod tests {
     use super::*;
     use crate::model::Environment;
 
+    /// The blocks of a saturate sweep `randread`.
+    fn sweep_blocks(t: &TestResult) -> Vec<Block> {
+        let mut out = Vec::new();
+        saturation_blocks("randread", t, &mut out);
+        out
+    }
+
     /// The report of a run on an aged file system says how full and aged it was (its
     /// environment table gave the file system type only).
     #[test]
@@ -608,8 +615,7 @@ mod tests {
             }),
             ..Default::default()
         };
-        let mut out = Vec::new();
-        saturation_blocks("randread", &t, &mut out);
+        let out = sweep_blocks(&t);
         let para = out
             .iter()
             .find_map(|b| match b {
@@ -693,8 +699,7 @@ mod tests {
             }),
             ..Default::default()
         };
-        let mut out = Vec::new();
-        saturation_blocks("randread", &t, &mut out);
+        let out = sweep_blocks(&t);
         let text = format!("{out:?}");
         assert!(
             text.contains("No depth held the mean latency limit"),

@@ -723,10 +723,15 @@ mod tests {
         };
         t.params.insert(WORKLOAD_PARAM.into(), "run:x".into());
         crate::stats::repeat::summarize_test(&mut t);
+        measured(label, vec![t])
+    }
+
+    /// A configuration that measured these tests.
+    fn measured(label: &str, tests: Vec<TestResult>) -> ConfigurationResult {
         ConfigurationResult {
             label: label.into(),
             status: "ok".into(),
-            tests: vec![t],
+            tests,
             ..Default::default()
         }
     }
@@ -947,16 +952,16 @@ mod tests {
             crate::stats::repeat::summarize_test(&mut t);
             t
         };
-        let cfg = |label: &str, w: f64, copy: f64, method: &str| ConfigurationResult {
-            label: label.into(),
-            status: "ok".into(),
-            tests: vec![
-                phase(label, "write", w, None),
-                phase(label, "read", w, None),
-                phase(label, "copy", copy, Some(method)),
-                phase(label, "delete", 500.0, None),
-            ],
-            ..Default::default()
+        let cfg = |label: &str, w: f64, copy: f64, method: &str| {
+            measured(
+                label,
+                vec![
+                    phase(label, "write", w, None),
+                    phase(label, "read", w, None),
+                    phase(label, "copy", copy, Some(method)),
+                    phase(label, "delete", 500.0, None),
+                ],
+            )
         };
         let mut doc = ResultDoc::new("matrix", vec![], Default::default());
         doc.configurations = vec![
@@ -1001,12 +1006,7 @@ mod tests {
                 "seconds_per_portion".into(),
                 crate::stats::summary::summarize(&[secs]),
             );
-            ConfigurationResult {
-                label: label.into(),
-                status: "ok".into(),
-                tests: vec![t],
-                ..Default::default()
-            }
+            measured(label, vec![t])
         };
         let mut doc = ResultDoc::new("matrix", vec![], Default::default());
         doc.configurations = vec![
