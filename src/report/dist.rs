@@ -5,7 +5,7 @@ use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 
 use crate::model::saturate::CurvePoint;
 use crate::model::{ResultDoc, TestResult};
-use crate::stats::summary::median;
+use crate::report::table::lat_median;
 use crate::units::{fmt_mb_per_s, fmt_ns, fmt_thousands};
 
 fn med(t: &TestResult, metric: &str) -> String {
@@ -23,16 +23,7 @@ fn med(t: &TestResult, metric: &str) -> String {
 }
 
 fn lat(t: &TestResult, f: fn(&crate::model::LatencyStats) -> f64) -> String {
-    let v: Vec<f64> = t
-        .runs
-        .iter()
-        .filter_map(|r| r.lat_ns.as_ref().map(f))
-        .collect();
-    if v.is_empty() {
-        "-".into()
-    } else {
-        fmt_ns(median(&v))
-    }
+    lat_median(t, f).map(fmt_ns).unwrap_or_else(|| "-".into())
 }
 
 /// One block per test: a row per rank, then the totals; empty for a plain run.

@@ -29,7 +29,8 @@ fn headline(t: &TestResult, metric: &str) -> Option<f64> {
     })
 }
 
-fn lat_median(t: &TestResult, f: fn(&crate::model::LatencyStats) -> f64) -> Option<f64> {
+/// The median over a test's runs of one of their latency figures (`None`: no run has any).
+pub fn lat_median(t: &TestResult, f: fn(&crate::model::LatencyStats) -> f64) -> Option<f64> {
     let v: Vec<f64> = t
         .runs
         .iter()
