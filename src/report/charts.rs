@@ -6,7 +6,7 @@
 use crate::model::saturate::CurvePoint;
 use crate::model::{IntervalPoint, RunResult, TestResult};
 use crate::report::metrics::{Better, direction, fmt_value};
-use crate::report::svg::{Axis, Bar, Mark, Scale, Series, bar_chart, line_chart};
+use crate::report::svg::{Axis, Bar, MEASUREMENT_TIME, Mark, Scale, Series, bar_chart, line_chart};
 use crate::stats::hist::LatencyHistogram;
 use crate::stats::summary::median;
 use crate::units::{fmt_ns, fmt_thousands};
@@ -212,14 +212,9 @@ pub fn interval_series(title: &str, t: &TestResult) -> Option<String> {
     if series.is_empty() {
         return None;
     }
-    let secs = |v: f64| format!("{v}");
     Some(line_chart(
         title,
-        &Axis {
-            label: "time since the start of measurement (s)",
-            scale: Scale::Linear,
-            fmt: &secs,
-        },
+        &MEASUREMENT_TIME,
         &Axis {
             label: "IOPS",
             scale: Scale::Linear,
