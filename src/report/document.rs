@@ -75,19 +75,8 @@ fn comparison_group(command: &str, inputs: &[Loaded], out: &mut Vec<Block>) {
             })
             .collect(),
     ));
-    let as_pairs = |ws: &[crate::model::Warning]| -> Vec<(String, String)> {
-        ws.iter()
-            .map(|w| {
-                let text = match &w.test {
-                    Some(t) => format!("{t}: {}", w.message),
-                    None => w.message.clone(),
-                };
-                (w.code.to_string(), text)
-            })
-            .collect()
-    };
     if !c.warnings.is_empty() {
-        out.push(Block::Warnings(as_pairs(&c.warnings)));
+        out.push(Block::Warnings(warning_pairs(&c.warnings)));
     }
     for p in c.pairings.iter().filter(|p| p.rows.is_empty()) {
         out.push(Block::Para(format!(
@@ -107,7 +96,7 @@ fn comparison_group(command: &str, inputs: &[Loaded], out: &mut Vec<Block>) {
             numeric_end: Some(5),
         }));
         if !p.warnings.is_empty() {
-            out.push(Block::Warnings(as_pairs(&p.warnings)));
+            out.push(Block::Warnings(warning_pairs(&p.warnings)));
         }
         for r in p.rows.iter().filter(|r| r.primary) {
             out.push(Block::Para(compare::sentence(p, r)));
@@ -292,11 +281,9 @@ fn environment(doc: &ResultDoc) -> Vec<(String, String)> {
     kv
 }
 
-/// Every warning of a document: its own, failed tests, skipped/failed configurations.
-pub fn warnings(doc: &ResultDoc) -> Vec<(String, String)> {
-    let mut w: Vec<(String, String)> = doc
-        .warnings
-        .iter()
+/// Warnings as (code, text) pairs, the text led by the test a warning is about.
+fn warning_pairs(ws: &[crate::model::Warning]) -> Vec<(String, String)> {
+    ws.iter()
         .map(|w| {
             let text = match &w.test {
                 Some(t) => format!("{t}: {}", w.message),
@@ -304,7 +291,12 @@ pub fn warnings(doc: &ResultDoc) -> Vec<(String, String)> {
             };
             (w.code.to_string(), text)
         })
-        .collect();
+        .collect()
+}
+
+/// Every warning of a document: its own, failed tests, skipped/failed configurations.
+pub fn warnings(doc: &ResultDoc) -> Vec<(String, String)> {
+    let mut w = warning_pairs(&doc.warnings);
     for t in all_tests(doc) {
         if let (Some(e), Some(ended)) = (&t.error, t.ended_early()) {
             w.push((
