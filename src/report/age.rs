@@ -1,10 +1,10 @@
 //! The terminal report of `iolab age` and the layout figures `iolab info` shows.
 
-use comfy_table::{Cell, CellAlignment, ContentArrangement};
+use comfy_table::{Cell, ContentArrangement};
 
 use crate::model::ResultDoc;
 use crate::model::layout::{LayoutSummary, fmt_score};
-use crate::report::table::new_table;
+use crate::report::table::{new_table, right};
 use crate::units::{fmt_size_iec, fmt_thousands};
 
 /// Rows (label, value) describing a layout: score, pieces, fragmented files, free space.
@@ -164,12 +164,7 @@ pub fn render_age(doc: &ResultDoc) -> String {
     let mut t = new_table(ContentArrangement::Dynamic);
     t.set_header(header);
     for cells in rows {
-        t.add_row(
-            cells
-                .into_iter()
-                .map(|c| Cell::new(c).set_alignment(CellAlignment::Right))
-                .collect::<Vec<_>>(),
-        );
+        t.add_row(cells.into_iter().map(right).collect::<Vec<_>>());
     }
     out.push_str(&t.to_string());
     out.push('\n');
@@ -264,14 +259,12 @@ pub fn render_aging(
                     Cell::new(&c.label),
                     Cell::new(&f.name),
                     Cell::new(unit),
-                    Cell::new(fmt(fv)).set_alignment(CellAlignment::Right),
-                    Cell::new(av.map(fmt).unwrap_or_else(|| "-".into()))
-                        .set_alignment(CellAlignment::Right),
-                    Cell::new(
+                    right(fmt(fv)),
+                    right(av.map(fmt).unwrap_or_else(|| "-".into())),
+                    right(
                         av.map(|a| format!("{:.2}", a / fv))
                             .unwrap_or_else(|| "-".into()),
-                    )
-                    .set_alignment(CellAlignment::Right),
+                    ),
                     Cell::new(&layout),
                 ]);
                 rows += 1;

@@ -2,13 +2,14 @@
 //! with the reason) and, per workload, a ranking across configurations: fastest first, the
 //! spread between runs and the relative speed ("1.00 / 1.37× slower").
 
-use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{Cell, ContentArrangement, Table};
 
 use crate::analysis::matrix::{
     WORKLOAD_PARAM, cache_absorbed, cache_unchecked, headline, higher_is_better,
 };
 use crate::model::matrix::ConfigurationResult;
 use crate::model::{ResultDoc, TestResult};
+use crate::report::table::right;
 use crate::stats::summary::median;
 use crate::units::{fmt_mb_per_s, fmt_size_exact, fmt_thousands};
 
@@ -100,13 +101,10 @@ pub fn render_configurations(doc: &ResultDoc) -> String {
                     .map(fmt_size_exact)
                     .unwrap_or_else(|| "-".into()),
             ),
-            Cell::new(ms(&c.runs.iter().map(|r| r.image_ns).collect::<Vec<_>>()))
-                .set_alignment(CellAlignment::Right),
-            Cell::new(ms(&c.runs.iter().map(|r| r.mkfs_ns).collect::<Vec<_>>()))
-                .set_alignment(CellAlignment::Right),
-            Cell::new(ms(&c.runs.iter().map(|r| r.mount_ns).collect::<Vec<_>>()))
-                .set_alignment(CellAlignment::Right),
-            Cell::new(ms(&td)).set_alignment(CellAlignment::Right),
+            right(ms(&c.runs.iter().map(|r| r.image_ns).collect::<Vec<_>>())),
+            right(ms(&c.runs.iter().map(|r| r.mkfs_ns).collect::<Vec<_>>())),
+            right(ms(&c.runs.iter().map(|r| r.mount_ns).collect::<Vec<_>>())),
+            right(ms(&td)),
             Cell::new(&c.status),
         ]);
         if let Some(r) = &c.reason {
@@ -314,11 +312,7 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
     for (rank, r) in numbered.chain(apart.iter().map(|r| ("-".to_string(), r))) {
         let mut row = vec![Cell::new(rank), Cell::new(&r.c.label)];
         if per_test {
-            row.extend(
-                r.cells
-                    .iter()
-                    .map(|c| Cell::new(c).set_alignment(CellAlignment::Right)),
-            );
+            row.extend(r.cells.iter().map(right));
         }
         row.push(Cell::new(
             r.spread
@@ -335,10 +329,12 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
     for (c, why, cells) in &unranked {
         let mut row = vec![Cell::new("-"), Cell::new(&c.label)];
         if per_test {
-            row.extend(names.iter().enumerate().map(|(i, _)| {
-                Cell::new(cells.get(i).map(String::as_str).unwrap_or(""))
-                    .set_alignment(CellAlignment::Right)
-            }));
+            row.extend(
+                names
+                    .iter()
+                    .enumerate()
+                    .map(|(i, _)| right(cells.get(i).map(String::as_str).unwrap_or(""))),
+            );
         }
         row.extend([Cell::new(""), Cell::new(why)]);
         t.add_row(row);
@@ -472,7 +468,7 @@ impl<'a> Grid<'a> {
                 .find(|t| (self.is_cell)(t) && &(self.head_of)(t) == col)
                 .and_then(|t| value(t))
                 .unwrap_or_else(|| "-".into());
-            row.push(Cell::new(v).set_alignment(CellAlignment::Right));
+            row.push(right(v));
         }
         row
     }
@@ -635,10 +631,9 @@ pub fn render_copy_apart(doc: &ResultDoc, workload: &str) -> Option<String> {
             .and_then(|r| r.copy.as_ref())
             .and_then(|d| d.in_place.as_ref());
         shared |= made.is_some_and(|m| m.method == "reflink" || m.method == "partial");
-        let cell = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
         t.add_row(vec![
             Cell::new(&c.label),
-            cell(
+            right(
                 med(&copy, "bw_bytes_per_s")
                     .map(|v| format!("{} MB/s", fmt_mb_per_s(v)))
                     .unwrap_or_else(|| "-".into()),
@@ -647,7 +642,7 @@ pub fn render_copy_apart(doc: &ResultDoc, workload: &str) -> Option<String> {
                 made.map(crate::workload::copy::sharing::label)
                     .unwrap_or_else(|| "-".into()),
             ),
-            cell(
+            right(
                 med(&delete, "elapsed_ns")
                     .or_else(|| {
                         let ns: Vec<f64> = delete
@@ -661,7 +656,7 @@ pub fn render_copy_apart(doc: &ResultDoc, workload: &str) -> Option<String> {
                     .map(|v| format!("{:.3}", v / 1e9))
                     .unwrap_or_else(|| "-".into()),
             ),
-            cell(
+            right(
                 med(&delete, "files_per_s")
                     .map(fmt_thousands)
                     .unwrap_or_else(|| "-".into()),

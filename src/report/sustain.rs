@@ -1,12 +1,12 @@
 //! `iolab sustain` in every format: the terminal table (phases of each pass, the cache,
 //! the recovery lines), the report's blocks and the bandwidth chart with the cliffs marked.
 
-use comfy_table::{Cell, CellAlignment, ContentArrangement};
+use comfy_table::{Cell, ContentArrangement};
 
 use crate::model::sustain::{SustainDetail, SustainPhase};
 use crate::model::{ResultDoc, TestResult};
 use crate::report::svg::{Axis, Mark, Scale, Series, line_chart};
-use crate::report::table::new_table;
+use crate::report::table::{new_table, right};
 use crate::units::{fmt_mb_per_s, fmt_size_iec};
 use crate::workload::sustain::speeds_without_cliff;
 
@@ -221,13 +221,9 @@ pub fn render_table(doc: &ResultDoc) -> String {
             for (i, p) in d.phases.iter().enumerate() {
                 let mut row = vec![
                     Cell::new(if i == 0 { t.name.as_str() } else { "" }),
-                    Cell::new(i + 1).set_alignment(CellAlignment::Right),
+                    right(i + 1),
                 ];
-                row.extend(
-                    phase_cells(p, d.interval_ms)
-                        .into_iter()
-                        .map(|c| Cell::new(c).set_alignment(CellAlignment::Right)),
-                );
+                row.extend(phase_cells(p, d.interval_ms).into_iter().map(right));
                 table.add_row(row);
             }
         }

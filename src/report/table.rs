@@ -19,6 +19,11 @@ pub fn new_table(arrangement: ContentArrangement) -> Table {
     t
 }
 
+/// A cell aligned right, as the figures of every table are.
+pub fn right(text: impl ToString) -> Cell {
+    Cell::new(text).set_alignment(CellAlignment::Right)
+}
+
 /// The value a table shows for a metric: the median of the runs, or the best run (peak).
 fn headline(t: &TestResult, metric: &str) -> Option<f64> {
     let s = t.summary.get(metric)?;
