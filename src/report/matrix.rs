@@ -353,6 +353,13 @@ mod tests {
     use super::*;
     use crate::model::matrix::ConfigurationResult;
 
+    /// A matrix document of these configurations.
+    fn matrix_of(configurations: Vec<ConfigurationResult>) -> ResultDoc {
+        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
+        doc.configurations = configurations;
+        doc
+    }
+
     /// `--sizes 1,cluster,4K` on NTFS at 1 KiB and 4 KiB clusters: one `cluster` column
     /// (each file system at its own cluster), and the 4 KiB cluster files are not shown
     /// under `4K` (columns were keyed by bytes: "1 | cluster | 4K" held the 4 KiB
@@ -383,8 +390,7 @@ mod tests {
             tests,
             ..Default::default()
         };
-        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
-        doc.configurations = vec![
+        let doc = matrix_of(vec![
             config(
                 "ntfs 1KiB",
                 1024,
@@ -399,7 +405,7 @@ mod tests {
                 4096,
                 vec![test("1", 1, 110.0), test("cluster", 4096, 220.0)],
             ),
-        ];
+        ]);
         let mut out = Vec::new();
         heat_maps(&doc, &mut out);
         let tables: Vec<&TableBlock> = out
@@ -449,12 +455,11 @@ mod tests {
                 ..Default::default()
             }
         };
-        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
-        doc.configurations = vec![
+        let doc = matrix_of(vec![
             config("exfat", 60000.0, true),
             config("ext4", 8000.0, false),
             config("xfs", 4000.0, false),
-        ];
+        ]);
         let mut out = Vec::new();
         rankings(&doc, &mut out);
         let table = out
@@ -478,14 +483,13 @@ mod tests {
     /// not asked for; no mount options is the `default` set, as `--mount-opts` names it.
     #[test]
     fn a_skipped_row_made_no_unit() {
-        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
-        doc.configurations = vec![ConfigurationResult {
+        let doc = matrix_of(vec![ConfigurationResult {
             label: "f2fs".into(),
             fs_type: "f2fs".into(),
             status: "skipped".into(),
             reason: Some("no f2fs driver".into()),
             ..Default::default()
-        }];
+        }]);
         let t = configurations_table(&doc);
         assert_eq!(
             t.rows[0],
@@ -507,15 +511,14 @@ mod tests {
     /// (level 3, its defaults) was nowhere. The row now carries mountinfo's options.
     #[test]
     fn a_row_shows_the_options_it_was_mounted_with() {
-        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
-        doc.configurations = vec![ConfigurationResult {
+        let doc = matrix_of(vec![ConfigurationResult {
             label: "btrfs compress=zstd".into(),
             fs_type: "btrfs".into(),
             mount_options: "compress=zstd".into(),
             mount_options_shown: Some("rw,relatime,compress=zstd:3,space_cache=v2".into()),
             status: "ok".into(),
             ..Default::default()
-        }];
+        }]);
         let t = configurations_table(&doc);
         assert_eq!(
             t.rows[0][4..6],

@@ -721,6 +721,13 @@ mod tests {
         measured(label, vec![t])
     }
 
+    /// A matrix document of these configurations.
+    fn matrix_of(configurations: Vec<ConfigurationResult>) -> ResultDoc {
+        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
+        doc.configurations = configurations;
+        doc
+    }
+
     /// A configuration that measured these tests.
     fn measured(label: &str, tests: Vec<TestResult>) -> ConfigurationResult {
         ConfigurationResult {
@@ -733,8 +740,7 @@ mod tests {
 
     #[test]
     fn ranking_puts_the_fastest_first_with_relative_speed() {
-        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
-        doc.configurations = vec![
+        let doc = matrix_of(vec![
             cfg("ext4", &[1000.0, 1000.0]),
             cfg("xfs", &[1370.0, 1370.0]),
             ConfigurationResult {
@@ -743,7 +749,7 @@ mod tests {
                 reason: Some("mkfs.f2fs is not installed".into()),
                 ..Default::default()
             },
-        ];
+        ]);
         let out = render_ranking(&doc, "run:x");
         let xfs = out.find("xfs").unwrap();
         let ext4 = out.find("ext4").unwrap();
@@ -758,7 +764,6 @@ mod tests {
     /// although the JSON held its finished tests.
     #[test]
     fn an_interrupted_row_shows_its_finished_tests_unranked() {
-        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
         let mut ext4 = cfg("ext4", &[1234.0]);
         ext4.status = "interrupted".into();
         ext4.workloads.push(crate::model::matrix::WorkloadOutcome {
@@ -768,7 +773,7 @@ mod tests {
             tests: vec!["RND4K Q1T1 read".into()],
             ..Default::default()
         });
-        doc.configurations = vec![cfg("xfs", &[1000.0, 1000.0]), ext4];
+        let doc = matrix_of(vec![cfg("xfs", &[1000.0, 1000.0]), ext4]);
         let out = render_ranking(&doc, "run:x");
         let row = out.lines().find(|l| l.contains("ext4")).unwrap();
         assert!(row.contains("1,234 IOPS"), "{out}");
@@ -800,7 +805,6 @@ mod tests {
     /// the cache absorbed is listed after the ranking, unnumbered, with the reason.
     #[test]
     fn a_cache_absorbed_configuration_is_not_ranked() {
-        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
         let mut exfat = cfg("exfat", &[5000.0, 5000.0]);
         exfat.workloads.push(crate::model::matrix::WorkloadOutcome {
             workload: "run:x".into(),
@@ -809,11 +813,11 @@ mod tests {
             cache_absorbed: vec!["RND4K Q1T1 read".into()],
             ..Default::default()
         });
-        doc.configurations = vec![
+        let mut doc = matrix_of(vec![
             exfat,
             cfg("ext4", &[1000.0, 1000.0]),
             cfg("xfs", &[500.0, 500.0]),
-        ];
+        ]);
         let out = render_ranking(&doc, "run:x");
         let line = |l: &str| out.lines().find(|x| x.contains(l)).unwrap().to_string();
         assert!(
@@ -867,7 +871,6 @@ mod tests {
     /// never got to it a 0 in the median).
     #[test]
     fn a_step_that_never_ran_is_a_dash() {
-        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
         let mut c = cfg("ext4", &[1000.0]);
         let run = |image_ns, mkfs_ns| crate::model::matrix::ConfigRun {
             run: 1,
@@ -878,7 +881,7 @@ mod tests {
             ..Default::default()
         };
         c.runs = vec![run(0, 20_000_000), run(0, 0), run(0, 24_000_000)];
-        doc.configurations = vec![c];
+        let doc = matrix_of(vec![c]);
         let out = render_configurations(&doc);
         let row = out.lines().find(|l| l.contains("ext4")).unwrap();
         let cells: Vec<&str> = row.split('┆').map(str::trim).collect();
@@ -898,8 +901,7 @@ mod tests {
             reason: Some(why.into()),
             ..Default::default()
         };
-        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
-        doc.configurations = vec![row("f2fs", "skipped", "mkfs.f2fs is not installed")];
+        let mut doc = matrix_of(vec![row("f2fs", "skipped", "mkfs.f2fs is not installed")]);
         assert_eq!(
             nothing_measured(&doc).unwrap(),
             "nothing was measured: its only configuration was skipped (f2fs: mkfs.f2fs is not installed)"
@@ -958,11 +960,10 @@ mod tests {
                 ],
             )
         };
-        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
-        doc.configurations = vec![
+        let doc = matrix_of(vec![
             cfg("xfs", 100.0, 21_000.0, "reflink"),
             cfg("ext4", 200.0, 150.0, "data"),
-        ];
+        ]);
         let out = render_ranking(&doc, "copy:x");
         // The reflink's 21,000 MB/s does not lift xfs: ext4 wrote and read faster.
         assert!(
@@ -1003,11 +1004,10 @@ mod tests {
             );
             measured(label, vec![t])
         };
-        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
-        doc.configurations = vec![
+        let doc = matrix_of(vec![
             mk("ntfs 1KiB", "cluster+1 (1025 B) create", "cluster+1", 0.25),
             mk("ntfs 4KiB", "cluster+1 (4097 B) create", "cluster+1", 0.5),
-        ];
+        ]);
         let out = render_table1(&doc, "files:x").unwrap();
         assert_eq!(out.matches("cluster+1").count(), 1, "{out}");
         assert!(out.contains("0.250") && out.contains("0.500"), "{out}");
