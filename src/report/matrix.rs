@@ -348,17 +348,20 @@ fn heat_maps(doc: &ResultDoc, out: &mut Vec<Block>) {
     }
 }
 
+/// A matrix document of these configurations (the tests' here and in matrix_table.rs).
+#[cfg(test)]
+pub(crate) fn matrix_of(
+    configurations: Vec<crate::model::matrix::ConfigurationResult>,
+) -> ResultDoc {
+    let mut doc = ResultDoc::new("matrix", vec![], Default::default());
+    doc.configurations = configurations;
+    doc
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::matrix::ConfigurationResult;
-
-    /// A matrix document of these configurations.
-    fn matrix_of(configurations: Vec<ConfigurationResult>) -> ResultDoc {
-        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
-        doc.configurations = configurations;
-        doc
-    }
 
     /// `--sizes 1,cluster,4K` on NTFS at 1 KiB and 4 KiB clusters: one `cluster` column
     /// (each file system at its own cluster), and the 4 KiB cluster files are not shown

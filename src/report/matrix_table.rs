@@ -702,6 +702,7 @@ pub fn render(doc: &ResultDoc, workloads: &[String]) -> String {
 mod tests {
     use super::*;
     use crate::model::RunResult;
+    use crate::report::matrix::matrix_of;
 
     fn cfg(label: &str, iops: &[f64]) -> ConfigurationResult {
         let mut t = TestResult {
@@ -719,13 +720,6 @@ mod tests {
         t.params.insert(WORKLOAD_PARAM.into(), "run:x".into());
         crate::stats::repeat::summarize_test(&mut t);
         measured(label, vec![t])
-    }
-
-    /// A matrix document of these configurations.
-    fn matrix_of(configurations: Vec<ConfigurationResult>) -> ResultDoc {
-        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
-        doc.configurations = configurations;
-        doc
     }
 
     /// A configuration that measured these tests.
