@@ -4,7 +4,7 @@
 //! test recorded with different settings, and the same result given twice, are warned
 //! about.
 
-use comfy_table::{CellAlignment, ContentArrangement};
+use comfy_table::ContentArrangement;
 use serde::Serialize;
 
 use crate::error::UsageError;
@@ -15,7 +15,7 @@ use crate::report::metrics::{
     fmt_mean_ci, label_for, metrics_of, primary_metric,
 };
 use crate::report::settings::{self, SettingDiff};
-use crate::report::table::{new_table, render_warning_list};
+use crate::report::table::{align_right, new_table, render_warning_list};
 use crate::stats::compare::{Method, Ratio, half_width, invert, relative, significant};
 
 /// The summary of one side, as compared.
@@ -701,11 +701,7 @@ pub fn render_text(c: &Comparison) -> String {
         for r in &p.rows {
             table.add_row(table_row(r));
         }
-        for i in 2..5 {
-            if let Some(col) = table.column_mut(i) {
-                col.set_cell_alignment(CellAlignment::Right);
-            }
-        }
+        align_right(&mut table, 2..5);
         out.push_str(&table.to_string());
         out.push('\n');
         out.push_str(&render_warning_list(&p.warnings));

@@ -1,11 +1,11 @@
 //! The terminal's per-host table of a distributed run: each rank's own figures next to the
 //! totals, the straggler spread and the clock offsets. Pure: result document in, text out.
 
-use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{Cell, ContentArrangement, Table};
 
 use crate::model::saturate::CurvePoint;
 use crate::model::{ResultDoc, TestResult};
-use crate::report::table::lat_median;
+use crate::report::table::{align_right, lat_median};
 use crate::units::{fmt_mb_per_s, fmt_ns, fmt_thousands};
 
 fn med(t: &TestResult, metric: &str) -> String {
@@ -143,7 +143,7 @@ fn stonewalled_runs(total: &TestResult, rank: u32) -> usize {
 
 /// The per-host table's text: right-aligned numeric `columns`, the `legend`, the clock offsets.
 fn finish_hosts(doc: &ResultDoc, mut table: Table, columns: &[usize], legend: &str) -> String {
-    align_right(&mut table, columns);
+    align_right(&mut table, columns.iter().copied());
     format!(
         "Per host ({} ranks):\n{table}\n{legend}{}",
         doc.hosts.len(),
@@ -155,14 +155,6 @@ fn hosts_table(header: &[&str]) -> Table {
     let mut table = super::table::new_table(ContentArrangement::Disabled);
     table.set_header(header.to_vec());
     table
-}
-
-fn align_right(table: &mut Table, columns: &[usize]) {
-    for &i in columns {
-        if let Some(c) = table.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
 }
 
 /// `spread 12.3%`: the straggler spread, median over the runs (or steps).

@@ -1,14 +1,14 @@
 //! `iolab history` as text: the list of results, one result's figures, the devices, a
 //! trend with its marked changes, and the CSV export (one row per result, test, metric).
 
-use comfy_table::{CellAlignment, ContentArrangement, Table};
+use comfy_table::{ContentArrangement, Table};
 
 use crate::history::{Entry, Figure, HealthPoint, Trend, TrendPoint};
 use crate::model::Summary;
 use crate::model::device::SmartInfo;
 use crate::report::csv::field;
 use crate::report::metrics::{fmt_mean_ci, fmt_value, label};
-use crate::report::table::new_table;
+use crate::report::table::{align_right, new_table};
 use crate::units::{fmt_size_iec, fmt_thousands};
 
 fn table(header: &[&str]) -> Table {
@@ -71,9 +71,7 @@ pub fn render_list(entries: &[Entry], total: usize) -> String {
             e.headline.clone(),
         ]);
     }
-    if let Some(c) = t.column_mut(0) {
-        c.set_cell_alignment(CellAlignment::Right);
-    }
+    align_right(&mut t, [0]);
     let mut out = t.to_string();
     out.push('\n');
     if total > entries.len() {
@@ -161,11 +159,7 @@ pub fn render_show(e: &Entry, figures: &[Figure], health: Option<&SmartInfo>) ->
             ]);
         }
     }
-    for i in 2..4 {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
+    align_right(&mut t, 2..4);
     out.push_str(&t.to_string());
     out.push_str("\n* = the test's headline metric\n");
     out
@@ -253,11 +247,7 @@ pub fn render_health(device: &str, points: &[HealthPoint]) -> String {
             opt(s.power_on_hours),
         ]);
     }
-    for i in [0, 3, 4, 5, 6, 7, 8] {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
+    align_right(&mut t, [0, 3, 4, 5, 6, 7, 8]);
     out.push_str(&t.to_string());
     out.push('\n');
     let worse = health_changes(points);
@@ -339,9 +329,7 @@ pub fn render_devices(devices: &[(String, usize)]) -> String {
     for (d, n) in devices {
         t.add_row(vec![d.clone(), n.to_string()]);
     }
-    if let Some(c) = t.column_mut(1) {
-        c.set_cell_alignment(CellAlignment::Right);
-    }
+    align_right(&mut t, [1]);
     format!("{t}\n")
 }
 
@@ -380,11 +368,7 @@ pub fn render_trend(tr: &Trend) -> String {
             mark,
         ]);
     }
-    for i in [0, 2, 3, 4] {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
+    align_right(&mut t, [0, 2, 3, 4]);
     out.push_str(&t.to_string());
     out.push('\n');
     let marked: Vec<_> = tr.points.iter().filter(|p| p.significant_change).collect();
