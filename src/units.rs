@@ -293,14 +293,45 @@ pub fn fmt_secs(s: f64) -> String {
 mod tests {
     use super::*;
 
+    /// Every case of a parser or formatter: `f(input)` is `want`, the failure naming
+    /// `what(input)`.
+    fn check<T, U, W>(what: &str, f: impl Fn(T) -> U, cases: &[(T, W)])
+    where
+        T: Copy + std::fmt::Debug,
+        U: PartialEq<W> + std::fmt::Debug,
+        W: std::fmt::Debug,
+    {
+        for (input, want) in cases {
+            assert_eq!(&f(*input), want, "{what}({input:?})");
+        }
+    }
+
+    /// The kind of a refusal, which these tests check (its text is the error's own).
+    fn refusal<T>(r: Result<T, UnitError>) -> &'static str {
+        match r {
+            Ok(_) => "accepted",
+            Err(UnitError::Empty) => "empty",
+            Err(UnitError::BadSize(_)) => "bad size",
+            Err(UnitError::BadDuration(_)) => "bad duration",
+            Err(UnitError::Negative(_)) => "negative",
+            Err(UnitError::Overflow(_)) => "overflow",
+        }
+    }
+
     #[test]
     fn small_rates_keep_their_digits() {
-        assert_eq!(fmt_rate(0.28), "0.28");
-        assert_eq!(fmt_rate(9.996), "10.0");
-        assert_eq!(fmt_rate(42.26), "42.3");
-        assert_eq!(fmt_rate(99.96), "100");
-        assert_eq!(fmt_rate(41_200.4), "41,200");
-        assert_eq!(fmt_rate(0.0), "0");
+        check(
+            "fmt_rate",
+            fmt_rate,
+            &[
+                (0.28, "0.28"),
+                (9.996, "10.0"),
+                (42.26, "42.3"),
+                (99.96, "100"),
+                (41_200.4, "41,200"),
+                (0.0, "0"),
+            ],
+        );
     }
 
     /// A latency's errors only suggest what it accepts: never a bare number.
@@ -318,88 +349,102 @@ mod tests {
 
     #[test]
     fn sizes_iec_and_si() {
-        assert_eq!(parse_size("4096"), Ok(4096));
-        assert_eq!(parse_size("4k"), Ok(4096));
-        assert_eq!(parse_size("4K"), Ok(4096));
-        assert_eq!(parse_size("4KiB"), Ok(4096));
-        assert_eq!(parse_size("1M"), Ok(1 << 20));
-        assert_eq!(parse_size("1MiB"), Ok(1 << 20));
-        assert_eq!(parse_size("1G"), Ok(1 << 30));
-        assert_eq!(parse_size("1GB"), Ok(1_000_000_000));
-        assert_eq!(parse_size("4KB"), Ok(4000));
-        assert_eq!(parse_size("80TB"), Ok(80_000_000_000_000));
-        assert_eq!(parse_size("1.5K"), Ok(1536));
-        assert_eq!(parse_size(" 512 "), Ok(512));
-        assert_eq!(parse_size("0"), Ok(0));
+        check(
+            "parse_size",
+            parse_size,
+            &[
+                ("4096", Ok(4096)),
+                ("4k", Ok(4096)),
+                ("4K", Ok(4096)),
+                ("4KiB", Ok(4096)),
+                ("1M", Ok(1 << 20)),
+                ("1MiB", Ok(1 << 20)),
+                ("1G", Ok(1 << 30)),
+                ("1GB", Ok(1_000_000_000)),
+                ("4KB", Ok(4000)),
+                ("80TB", Ok(80_000_000_000_000)),
+                ("1.5K", Ok(1536)),
+                (" 512 ", Ok(512)),
+                ("0", Ok(0)),
+            ],
+        );
     }
 
     #[test]
     fn sizes_rejected() {
-        assert!(matches!(parse_size(""), Err(UnitError::Empty)));
-        assert!(matches!(parse_size("-4k"), Err(UnitError::Negative(_))));
-        assert!(matches!(parse_size("4x"), Err(UnitError::BadSize(_))));
-        assert!(matches!(parse_size("k"), Err(UnitError::BadSize(_))));
-        assert!(matches!(parse_size("1.3"), Err(UnitError::BadSize(_))));
-        assert!(matches!(
-            parse_size("99999999999999999999"),
-            Err(UnitError::Overflow(_))
-        ));
-        assert!(matches!(
-            parse_size("20000000T"),
-            Err(UnitError::Overflow(_))
-        ));
+        check(
+            "parse_size",
+            |s| refusal(parse_size(s)),
+            &[
+                ("", "empty"),
+                ("-4k", "negative"),
+                ("4x", "bad size"),
+                ("k", "bad size"),
+                ("1.3", "bad size"),
+                ("99999999999999999999", "overflow"),
+                ("20000000T", "overflow"),
+            ],
+        );
     }
 
     #[test]
     fn durations() {
-        assert_eq!(parse_duration("5"), Ok(Duration::from_secs(5)));
-        assert_eq!(parse_duration("5s"), Ok(Duration::from_secs(5)));
-        assert_eq!(parse_duration("100ms"), Ok(Duration::from_millis(100)));
-        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
-        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
-        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
-        assert_eq!(parse_duration("250us"), Ok(Duration::from_micros(250)));
-        assert!(matches!(parse_duration("-1s"), Err(UnitError::Negative(_))));
-        assert!(matches!(
-            parse_duration("soon"),
-            Err(UnitError::BadDuration(_))
-        ));
-        assert!(matches!(
-            parse_duration("5 parsecs"),
-            Err(UnitError::BadDuration(_))
-        ));
-        assert!(matches!(parse_duration(""), Err(UnitError::Empty)));
+        check(
+            "parse_duration",
+            parse_duration,
+            &[
+                ("5", Ok(Duration::from_secs(5))),
+                ("5s", Ok(Duration::from_secs(5))),
+                ("100ms", Ok(Duration::from_millis(100))),
+                ("2m", Ok(Duration::from_secs(120))),
+                ("1h", Ok(Duration::from_secs(3600))),
+                ("1.5s", Ok(Duration::from_millis(1500))),
+                ("250us", Ok(Duration::from_micros(250))),
+            ],
+        );
+        check(
+            "parse_duration",
+            |s| refusal(parse_duration(s)),
+            &[
+                ("-1s", "negative"),
+                ("soon", "bad duration"),
+                ("5 parsecs", "bad duration"),
+                ("", "empty"),
+            ],
+        );
     }
 
     /// What users type for a duration: `--duration 10M` (fio's case-insensitive units) was
     /// refused as "not a duration", as were days and `1h30m`.
     #[test]
     fn durations_as_users_type_them() {
-        let secs = |s| parse_duration(s).map(|d| d.as_secs_f64());
-        assert_eq!(secs("10M"), Ok(600.0));
-        assert_eq!(secs("90S"), Ok(90.0));
-        assert_eq!(secs("500MS"), Ok(0.5));
-        assert_eq!(secs("2H"), Ok(7200.0));
-        assert_eq!(secs("1d"), Ok(86_400.0));
-        assert_eq!(secs("2days"), Ok(172_800.0));
-        assert_eq!(secs("1h30m"), Ok(5400.0));
-        assert_eq!(secs("2m30s"), Ok(150.0));
-        assert_eq!(secs("1h 30m"), Ok(5400.0));
-        assert_eq!(secs("1.5 h"), Ok(5400.0));
-        assert_eq!(secs("10 min"), Ok(600.0));
+        check(
+            "parse_duration",
+            |s| parse_duration(s).map(|d| d.as_secs_f64()),
+            &[
+                ("10M", Ok(600.0)),
+                ("90S", Ok(90.0)),
+                ("500MS", Ok(0.5)),
+                ("2H", Ok(7200.0)),
+                ("1d", Ok(86_400.0)),
+                ("2days", Ok(172_800.0)),
+                ("1h30m", Ok(5400.0)),
+                ("2m30s", Ok(150.0)),
+                ("1h 30m", Ok(5400.0)),
+                ("1.5 h", Ok(5400.0)),
+                ("10 min", Ok(600.0)),
+            ],
+        );
         // A bare number is seconds only alone: `1h30` is not guessed.
-        assert!(matches!(
-            parse_duration("1h30"),
-            Err(UnitError::BadDuration(_))
-        ));
-        assert!(matches!(
-            parse_duration("1h-30m"),
-            Err(UnitError::BadDuration(_))
-        ));
-        assert!(matches!(
-            parse_duration("5mb"),
-            Err(UnitError::BadDuration(_))
-        ));
+        check(
+            "parse_duration",
+            |s| refusal(parse_duration(s)),
+            &[
+                ("1h30", "bad duration"),
+                ("1h-30m", "bad duration"),
+                ("5mb", "bad duration"),
+            ],
+        );
         // The refusal lists the accepted forms.
         let e = duration_arg("10 weeks").unwrap_err();
         assert!(e.contains("ns, us, ms, s, m (minutes), h, d (days)"), "{e}");
@@ -408,55 +453,96 @@ mod tests {
 
     #[test]
     fn formatting() {
-        assert_eq!(fmt_size_exact(4096), "4KiB");
-        assert_eq!(fmt_size_exact(1500), "1500B");
-        assert_eq!(fmt_bs_short(1 << 20), "1M");
-        assert_eq!(fmt_bs_short(4096), "4K");
-        assert_eq!(fmt_thousands(41200.0), "41,200");
-        assert_eq!(fmt_thousands(999.0), "999");
-        assert_eq!(fmt_thousands(1234567.0), "1,234,567");
-        assert_eq!(fmt_ns(950.0), "950 ns");
-        assert_eq!(fmt_ns(9_600_000.0), "9.60 ms");
-        assert_eq!(fmt_mb_per_s(1.5e9), "1500.00");
+        check(
+            "fmt_size_exact",
+            fmt_size_exact,
+            &[(4096, "4KiB"), (1500, "1500B")],
+        );
+        check(
+            "fmt_bs_short",
+            fmt_bs_short,
+            &[(1 << 20, "1M"), (4096, "4K")],
+        );
+        check(
+            "fmt_thousands",
+            fmt_thousands,
+            &[
+                (41200.0, "41,200"),
+                (999.0, "999"),
+                (1234567.0, "1,234,567"),
+            ],
+        );
+        check(
+            "fmt_ns",
+            fmt_ns,
+            &[(950.0, "950 ns"), (9_600_000.0, "9.60 ms")],
+        );
+        check("fmt_mb_per_s", fmt_mb_per_s, &[(1.5e9, "1500.00")]);
     }
 
     #[test]
     fn percentages_take_an_optional_sign() {
-        assert_eq!(percent_f64_arg("2.5"), Ok(2.5));
-        assert_eq!(percent_f64_arg("2%"), Ok(2.0));
-        assert_eq!(percent_f64_arg("-3"), Ok(-3.0));
+        check(
+            "percent_f64_arg",
+            percent_f64_arg,
+            &[("2.5", Ok(2.5)), ("2%", Ok(2.0)), ("-3", Ok(-3.0))],
+        );
         assert!(
             percent_f64_arg("x%")
                 .unwrap_err()
                 .contains("not a percentage")
         );
         assert!(percent_f64_arg("nan").is_err());
-        assert_eq!(percent_u32_arg("70%"), Ok(70));
-        assert_eq!(percent_u32_arg(" 30 "), Ok(30));
-        assert!(percent_u32_arg("-1").is_err());
-        assert!(percent_u32_arg("1.5").is_err());
+        check(
+            "percent_u32_arg",
+            percent_u32_arg,
+            &[("70%", Ok(70)), (" 30 ", Ok(30))],
+        );
+        check(
+            "percent_u32_arg",
+            |s| percent_u32_arg(s).is_err(),
+            &[("-1", true), ("1.5", true)],
+        );
     }
 
     /// A figure that rounds up to the next unit is shown in it: a 1 GiB test file cut to
     /// whole 1536-byte blocks read `1024.0 MiB`, a 119.6-s phase `1 min 60 s`.
     #[test]
     fn rounding_carries_into_the_next_unit() {
-        assert_eq!(fmt_size_iec((1 << 30) - 1536), "1.0 GiB");
-        assert_eq!(fmt_size_iec((1 << 20) - 10), "1.0 MiB");
-        assert_eq!(fmt_size_iec(1023), "1023 B");
-        assert_eq!(fmt_size_iec(1000), "1000 B");
-        assert_eq!(fmt_size_iec(1 << 30), "1.0 GiB");
-        assert_eq!(fmt_size_iec(1000 << 20), "1000.0 MiB");
-        assert_eq!(fmt_size_iec(1536 << 20), "1.5 GiB");
-        assert_eq!(fmt_secs(119.6), "2 min 00 s");
-        assert_eq!(fmt_secs(59.7), "1 min 00 s");
-        assert_eq!(fmt_secs(125.0), "2 min 05 s");
-        assert_eq!(fmt_secs(0.9996), "1.0 s");
-        assert_eq!(fmt_secs(9.97), "10 s");
-        assert_eq!(fmt_secs(0.25), "250 ms");
-        assert_eq!(fmt_ns(999.7), "1.0 µs");
-        assert_eq!(fmt_ns(999.4), "999 ns");
-        assert_eq!(fmt_ns(999_960.0), "1.00 ms");
-        assert_eq!(fmt_ns(999_999_000.0), "1.00 s");
+        check(
+            "fmt_size_iec",
+            fmt_size_iec,
+            &[
+                ((1 << 30) - 1536, "1.0 GiB"),
+                ((1 << 20) - 10, "1.0 MiB"),
+                (1023, "1023 B"),
+                (1000, "1000 B"),
+                (1 << 30, "1.0 GiB"),
+                (1000 << 20, "1000.0 MiB"),
+                (1536 << 20, "1.5 GiB"),
+            ],
+        );
+        check(
+            "fmt_secs",
+            fmt_secs,
+            &[
+                (119.6, "2 min 00 s"),
+                (59.7, "1 min 00 s"),
+                (125.0, "2 min 05 s"),
+                (0.9996, "1.0 s"),
+                (9.97, "10 s"),
+                (0.25, "250 ms"),
+            ],
+        );
+        check(
+            "fmt_ns",
+            fmt_ns,
+            &[
+                (999.7, "1.0 µs"),
+                (999.4, "999 ns"),
+                (999_960.0, "1.00 ms"),
+                (999_999_000.0, "1.00 s"),
+            ],
+        );
     }
 }

@@ -479,10 +479,14 @@ mod tests {
 
     #[test]
     fn si_sizes() {
-        assert_eq!(fmt_si(80e12), "80 TB");
-        assert_eq!(fmt_si(31.04e9), "31 GB");
-        assert_eq!(fmt_si(2.5e9), "2.5 GB");
-        assert_eq!(fmt_si(1.234e9), "1.23 GB");
-        assert_eq!(fmt_si(999.0), "999 B");
+        for (bytes, want) in [
+            (80e12, "80 TB"),
+            (31.04e9, "31 GB"),
+            (2.5e9, "2.5 GB"),
+            (1.234e9, "1.23 GB"),
+            (999.0, "999 B"),
+        ] {
+            assert_eq!(fmt_si(bytes), want, "{bytes}");
+        }
     }
 }

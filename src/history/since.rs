@@ -53,26 +53,22 @@ mod tests {
         let now = DateTime::parse_from_rfc3339("2026-11-25T12:00:00Z")
             .unwrap()
             .with_timezone(&Utc);
-        assert_eq!(
-            parse_since("2026-01-31", now).unwrap(),
-            "2026-01-31T00:00:00.000Z"
-        );
-        assert_eq!(
-            parse_since("2026-01-31T12:00:00+02:00", now).unwrap(),
-            "2026-01-31T10:00:00.000Z"
-        );
-        assert_eq!(parse_since("7d", now).unwrap(), "2026-11-18T12:00:00.000Z");
-        assert_eq!(parse_since("12h", now).unwrap(), "2026-11-25T00:00:00.000Z");
-        assert_eq!(parse_since("2w", now).unwrap(), "2026-11-11T12:00:00.000Z");
-        // Ages are durations as every command takes them: `--since 7D` and `--since 1h30m`
-        // were "not a date".
-        assert_eq!(parse_since("7D", now).unwrap(), "2026-11-18T12:00:00.000Z");
-        assert_eq!(
-            parse_since("1h30m", now).unwrap(),
-            "2026-11-25T10:30:00.000Z"
-        );
-        assert_eq!(parse_since("2W", now).unwrap(), "2026-11-11T12:00:00.000Z");
-        assert_eq!(parse_since("90s", now).unwrap(), "2026-11-25T11:58:30.000Z");
+        for (since, want) in [
+            ("2026-01-31", "2026-01-31T00:00:00.000Z"),
+            ("2026-01-31T12:00:00+02:00", "2026-01-31T10:00:00.000Z"),
+            ("7d", "2026-11-18T12:00:00.000Z"),
+            ("12h", "2026-11-25T00:00:00.000Z"),
+            ("2w", "2026-11-11T12:00:00.000Z"),
+            // Ages are durations as every command takes them: `--since 7D` and `--since
+            // 1h30m` were "not a date".
+            ("7D", "2026-11-18T12:00:00.000Z"),
+            ("1h30m", "2026-11-25T10:30:00.000Z"),
+            ("2W", "2026-11-11T12:00:00.000Z"),
+            ("90s", "2026-11-25T11:58:30.000Z"),
+        ] {
+            let got = parse_since(since, now).unwrap_or_else(|e| panic!("{since}: {e}"));
+            assert_eq!(got, want, "{since}");
+        }
         for bad in ["yesterday", "7x", "", "d", "30", "w"] {
             assert!(parse_since(bad, now).is_err(), "{bad}");
         }

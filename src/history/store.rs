@@ -181,6 +181,21 @@ impl History {
         db_error(&self.path, e)
     }
 
+    /// Every row `sql` gives with `params`, each read by `read`; an SQLite error names the
+    /// history.
+    fn rows<T>(
+        &self,
+        sql: &str,
+        params: impl rusqlite::Params,
+        read: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
+    ) -> anyhow::Result<Vec<T>> {
+        let conn = self.conn();
+        let mut st = conn.prepare(sql).map_err(|e| self.err(e))?;
+        let rows = st.query_map(params, read).map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.err(e))
+    }
+
     /// Record a final result document; `source` is the result file it came from or was
     /// written to. The row id (the existing one when this run is already recorded).
     pub fn record(&self, doc: &ResultDoc, source: Option<&Path>) -> anyhow::Result<i64> {
@@ -306,13 +321,7 @@ impl History {
         let sql = format!(
             "SELECT {ENTRY_COLUMNS} FROM results {cond} ORDER BY started_at DESC, id DESC{limit}"
         );
-        let conn = self.conn();
-        let mut st = conn.prepare(&sql).map_err(|e| self.err(e))?;
-        let rows = st
-            .query_map(rusqlite::params_from_iter(args.iter()), entry_of)
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(|e| self.err(e))
+        self.rows(&sql, rusqlite::params_from_iter(args.iter()), entry_of)
     }
 
     /// How many results pass `filter` (its limit ignored).
@@ -373,25 +382,20 @@ impl History {
     /// The SMART snapshots kept with the results on `device` (the identity exactly as
     /// stored, see `resolve_device`), oldest first.
     pub fn health_history(&self, device: &str) -> anyhow::Result<Vec<HealthPoint>> {
-        let conn = self.conn();
-        let mut st = conn
-            .prepare(
-                "SELECT id, started_at, health FROM results
-                 WHERE device = ?1 AND health IS NOT NULL ORDER BY started_at, id",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = st
-            .query_map([device], |r| {
+        let rows = self.rows(
+            "SELECT id, started_at, health FROM results
+             WHERE device = ?1 AND health IS NOT NULL ORDER BY started_at, id",
+            [device],
+            |r| {
                 Ok((
                     r.get::<_, i64>(0)?,
                     r.get::<_, String>(1)?,
                     r.get::<_, String>(2)?,
                 ))
-            })
-            .map_err(|e| self.err(e))?;
+            },
+        )?;
         let mut out = Vec::new();
-        for row in rows {
-            let (id, started_at, json) = row.map_err(|e| self.err(e))?;
+        for (id, started_at, json) in rows {
             if let Ok(smart) = serde_json::from_str(&json) {
                 out.push(HealthPoint {
                     id,
@@ -405,16 +409,12 @@ impl History {
 
     /// The figures of one result, in test order.
     pub fn figures(&self, id: i64) -> anyhow::Result<Vec<Figure>> {
-        let conn = self.conn();
-        let mut st = conn
-            .prepare(
-                "SELECT test, metric, is_primary, n, mean, median, stddev, ci95_low, ci95_high
-                 FROM figures WHERE result_id = ?1 ORDER BY rowid",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = st.query_map([id], figure_of).map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(|e| self.err(e))
+        self.rows(
+            "SELECT test, metric, is_primary, n, mean, median, stddev, ci95_low, ci95_high
+             FROM figures WHERE result_id = ?1 ORDER BY rowid",
+            [id],
+            figure_of,
+        )
     }
 
     /// Every figure of the results that pass `filter` (newest result first), for exports.
@@ -431,60 +431,37 @@ impl History {
 
     /// Every device with its number of results, most results first.
     pub fn devices(&self) -> anyhow::Result<Vec<(String, usize)>> {
-        let conn = self.conn();
-        let mut st = conn
-            .prepare(
-                "SELECT device, count(*) AS n FROM results GROUP BY device ORDER BY n DESC, device",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = st
-            .query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as usize)))
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(|e| self.err(e))
+        self.rows(
+            "SELECT device, count(*) AS n FROM results GROUP BY device ORDER BY n DESC, device",
+            [],
+            |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as usize)),
+        )
     }
 
     /// The commands of the results held, in name order.
     pub fn commands(&self) -> anyhow::Result<Vec<String>> {
-        let conn = self.conn();
-        let mut st = conn
-            .prepare("SELECT DISTINCT command FROM results ORDER BY command")
-            .map_err(|e| self.err(e))?;
-        let rows = st.query_map([], |r| r.get(0)).map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<Vec<String>>>()
-            .map_err(|e| self.err(e))
+        self.rows(
+            "SELECT DISTINCT command FROM results ORDER BY command",
+            [],
+            |r| r.get(0),
+        )
     }
 
     /// The tests measured on `device` (exactly as stored) with their number of results,
     /// most results first.
     pub fn tests(&self, device: &str) -> anyhow::Result<Vec<(String, usize)>> {
-        let conn = self.conn();
-        let mut st = conn
-            .prepare(
-                "SELECT f.test, count(DISTINCT f.result_id) AS n FROM figures f
-                 JOIN results r ON r.id = f.result_id
-                 WHERE r.device = ?1 GROUP BY f.test ORDER BY n DESC, f.test",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = st
-            .query_map([device], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as usize)))
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(|e| self.err(e))
+        self.rows(
+            "SELECT f.test, count(DISTINCT f.result_id) AS n FROM figures f
+             JOIN results r ON r.id = f.result_id
+             WHERE r.device = ?1 GROUP BY f.test ORDER BY n DESC, f.test",
+            [device],
+            |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as usize)),
+        )
     }
 
     /// `PRAGMA integrity_check`: `ok`, or what is wrong.
     pub fn integrity_check(&self) -> anyhow::Result<String> {
-        let conn = self.conn();
-        let mut st = conn
-            .prepare("PRAGMA integrity_check")
-            .map_err(|e| self.err(e))?;
-        let rows = st
-            .query_map([], |r| r.get::<_, String>(0))
-            .map_err(|e| self.err(e))?;
-        let lines = rows
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(|e| self.err(e))?;
+        let lines = self.rows("PRAGMA integrity_check", [], |r| r.get::<_, String>(0))?;
         Ok(lines.join("; "))
     }
 
@@ -495,18 +472,14 @@ impl History {
         test: &str,
         metric: &str,
     ) -> anyhow::Result<Vec<SeriesRow>> {
-        let conn = self.conn();
-        let mut st = conn
-            .prepare(
-                "SELECT r.id, r.started_at, r.command, r.status, f.test, f.metric, f.is_primary, f.n, f.mean,
-                    f.median, f.stddev, f.ci95_low, f.ci95_high
-                 FROM figures f JOIN results r ON r.id = f.result_id
-                 WHERE r.device = ?1 AND f.test = ?2 AND f.metric = ?3
-                 ORDER BY r.started_at, r.id",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = st
-            .query_map(params![device, test, metric], |r| {
+        self.rows(
+            "SELECT r.id, r.started_at, r.command, r.status, f.test, f.metric, f.is_primary, f.n, f.mean,
+                f.median, f.stddev, f.ci95_low, f.ci95_high
+             FROM figures f JOIN results r ON r.id = f.result_id
+             WHERE r.device = ?1 AND f.test = ?2 AND f.metric = ?3
+             ORDER BY r.started_at, r.id",
+            params![device, test, metric],
+            |r| {
                 Ok(SeriesRow {
                     id: r.get(0)?,
                     started_at: r.get(1)?,
@@ -514,28 +487,20 @@ impl History {
                     status: r.get(3)?,
                     figure: figure_at(r, 4)?,
                 })
-            })
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(|e| self.err(e))
+            },
+        )
     }
 
     /// The metrics of `test` on `device`, the headline one first.
     pub(super) fn metrics(&self, device: &str, test: &str) -> anyhow::Result<Vec<String>> {
-        let conn = self.conn();
-        let mut st = conn
-            .prepare(
-                "SELECT f.metric, max(f.is_primary) AS p, count(*) AS n FROM figures f
-                 JOIN results r ON r.id = f.result_id
-                 WHERE r.device = ?1 AND f.test = ?2
-                 GROUP BY f.metric ORDER BY p DESC, n DESC, f.metric",
-            )
-            .map_err(|e| self.err(e))?;
-        let rows = st
-            .query_map(params![device, test], |r| r.get(0))
-            .map_err(|e| self.err(e))?;
-        rows.collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(|e| self.err(e))
+        self.rows(
+            "SELECT f.metric, max(f.is_primary) AS p, count(*) AS n FROM figures f
+             JOIN results r ON r.id = f.result_id
+             WHERE r.device = ?1 AND f.test = ?2
+             GROUP BY f.metric ORDER BY p DESC, n DESC, f.metric",
+            params![device, test],
+            |r| r.get(0),
+        )
     }
 }
 

@@ -53,6 +53,19 @@ fn open_temp() -> (tempfile::TempDir, History) {
     (dir, h)
 }
 
+/// The trend of the device's test with the most results, in its headline figure.
+fn trend_of(h: &History, device: &str) -> anyhow::Result<Trend> {
+    h.trend(&TrendQuery {
+        device: device.into(),
+        ..Default::default()
+    })
+}
+
+/// The headline `history list` gives `d`.
+fn headline(d: &ResultDoc) -> String {
+    extract::headline(d, &extract::figures_of(d))
+}
+
 #[test]
 fn record_list_get_and_the_same_run_twice() {
     let (_dir, h) = open_temp();
@@ -134,12 +147,7 @@ fn trend_marks_a_planted_slowdown_and_not_the_noise() {
         h.record(&doc("S1", i as u32 * 60, 10_000.0 * n * slow), None)
             .unwrap();
     }
-    let t = h
-        .trend(&TrendQuery {
-            device: "S1".into(),
-            ..Default::default()
-        })
-        .unwrap();
+    let t = trend_of(&h, "S1").unwrap();
     assert_eq!(
         (t.test.as_str(), t.metric.as_str()),
         ("RND4K Q1T1 read", "iops")
@@ -158,12 +166,7 @@ fn trend_marks_a_planted_slowdown_and_not_the_noise() {
     assert!((p.level_change_pct.unwrap() + 30.0).abs() < 2.0, "{p:?}");
     assert!(p.ci_low.unwrap() < p.value && p.value < p.ci_high.unwrap());
     // Unknown names are usage errors that list what there is.
-    let e = h
-        .trend(&TrendQuery {
-            device: "nope".into(),
-            ..Default::default()
-        })
-        .unwrap_err();
+    let e = trend_of(&h, "nope").unwrap_err();
     assert!(e.to_string().contains("ACME SSD (serial S1)"), "{e}");
     let e = h
         .trend(&TrendQuery {
@@ -185,12 +188,7 @@ fn a_trace_s_trend_names_its_figure_ops_per_second() {
         d.command = "trace".into();
         h.record(&d, None).unwrap();
     }
-    let t = h
-        .trend(&TrendQuery {
-            device: "S9".into(),
-            ..Default::default()
-        })
-        .unwrap();
+    let t = trend_of(&h, "S9").unwrap();
     assert_eq!(
         (t.command.as_str(), t.metric_label.as_str()),
         ("trace", "ops/s")
@@ -328,14 +326,13 @@ fn a_run_imported_mid_run_takes_its_finished_document() {
 #[test]
 fn headline_counts_the_tests_left_out() {
     let mut d = doc("S1", 0, 10_000.0);
-    let more = |d: &ResultDoc| extract::headline(d, &extract::figures_of(d));
     for (n, want) in [(4, "(+1 test)"), (5, "(+2 tests)")] {
         while d.tests.len() < n {
             let mut t = d.tests[0].clone();
             t.name = format!("RND4K Q1T1 read {}", d.tests.len());
             d.tests.push(t);
         }
-        let h = more(&d);
+        let h = headline(&d);
         assert!(h.ends_with(want), "{h}");
     }
 }
@@ -348,7 +345,7 @@ fn headline_shows_the_median_of_the_runs() {
     d.tests[0]
         .summary
         .insert("iops".into(), summarize(&[1_000.0, 10_000.0, 10_100.0]));
-    let h = extract::headline(&d, &extract::figures_of(&d));
+    let h = headline(&d);
     assert!(h.contains("10,000 IOPS"), "{h}");
 }
 
@@ -371,7 +368,7 @@ fn an_aging_run_is_headlined_by_its_fullness_and_layout() {
         }),
         ..Default::default()
     }];
-    let h = extract::headline(&d, &extract::figures_of(&d));
+    let h = headline(&d);
     assert_eq!(h, "aged (source-tree): 51.1 % full, layout score 0.9997");
 }
 
@@ -401,7 +398,7 @@ fn a_slack_analysis_is_headlined_by_its_tree_and_best_units() {
     r.scan.files = 1228;
     r.scan.data_bytes = 2 << 20;
     d.slack = Some(r);
-    let h = extract::headline(&d, &extract::figures_of(&d));
+    let h = headline(&d);
     assert_eq!(
         h,
         "slack (ext4 rules): 1,228 files, 2.0 MiB; best for space 1KiB, time 16KiB, balanced 1KiB"
@@ -421,12 +418,7 @@ fn trend_marks_the_points_of_runs_that_stopped_early() {
         d.status = status.to_string();
         h.record(&d, None).unwrap();
     }
-    let t = h
-        .trend(&TrendQuery {
-            device: "S1".into(),
-            ..Default::default()
-        })
-        .unwrap();
+    let t = trend_of(&h, "S1").unwrap();
     let statuses: Vec<Option<&str>> = t.points.iter().map(|p| p.status.as_deref()).collect();
     assert_eq!(statuses, [None, Some("failed"), None, Some("interrupted")]);
     let text = crate::report::history::render_trend(&t);
@@ -446,11 +438,11 @@ fn results_indexed_by_an_older_extractor_are_indexed_again() {
     let db = dir.path().join("h.sqlite");
     let h = History::open(&db).unwrap();
     let id = h.record(&doc("S1", 0, 10_000.0), None).unwrap();
-    let headline = |h: &History| {
+    let listed = |h: &History| {
         let all = h.list(&Filter::default()).unwrap();
         all.into_iter().find(|e| e.id == id).unwrap().headline
     };
-    let want = headline(&h);
+    let want = listed(&h);
     assert_ne!(want, "stale");
     drop(h);
     // As an older iolab left it: another headline, no figures, the older extractor.
@@ -462,13 +454,8 @@ fn results_indexed_by_an_older_extractor_are_indexed_again() {
     .unwrap();
     drop(c);
     let h = History::open(&db).unwrap();
-    assert_eq!(headline(&h), want);
-    let t = h
-        .trend(&TrendQuery {
-            device: "S1".into(),
-            ..Default::default()
-        })
-        .unwrap();
+    assert_eq!(listed(&h), want);
+    let t = trend_of(&h, "S1").unwrap();
     assert_eq!(t.points.len(), 1, "the figures are back");
     drop(h);
     let c = rusqlite::Connection::open(&db).unwrap();

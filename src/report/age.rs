@@ -1,10 +1,10 @@
 //! The terminal report of `iolab age` and the layout figures `iolab info` shows.
 
-use comfy_table::{Cell, CellAlignment, ContentArrangement};
+use comfy_table::{Cell, ContentArrangement};
 
 use crate::model::ResultDoc;
 use crate::model::layout::{LayoutSummary, fmt_score};
-use crate::report::table::new_table;
+use crate::report::table::{new_table, right};
 use crate::units::{fmt_size_iec, fmt_thousands};
 
 /// Rows (label, value) describing a layout: score, pieces, fragmented files, free space.
@@ -164,12 +164,7 @@ pub fn render_age(doc: &ResultDoc) -> String {
     let mut t = new_table(ContentArrangement::Dynamic);
     t.set_header(header);
     for cells in rows {
-        t.add_row(
-            cells
-                .into_iter()
-                .map(|c| Cell::new(c).set_alignment(CellAlignment::Right))
-                .collect::<Vec<_>>(),
-        );
+        t.add_row(cells.into_iter().map(right).collect::<Vec<_>>());
     }
     out.push_str(&t.to_string());
     out.push('\n');
@@ -264,14 +259,12 @@ pub fn render_aging(
                     Cell::new(&c.label),
                     Cell::new(&f.name),
                     Cell::new(unit),
-                    Cell::new(fmt(fv)).set_alignment(CellAlignment::Right),
-                    Cell::new(av.map(fmt).unwrap_or_else(|| "-".into()))
-                        .set_alignment(CellAlignment::Right),
-                    Cell::new(
+                    right(fmt(fv)),
+                    right(av.map(fmt).unwrap_or_else(|| "-".into())),
+                    right(
                         av.map(|a| format!("{:.2}", a / fv))
                             .unwrap_or_else(|| "-".into()),
-                    )
-                    .set_alignment(CellAlignment::Right),
+                    ),
                     Cell::new(&layout),
                 ]);
                 rows += 1;
@@ -288,6 +281,16 @@ pub fn render_aging(
 mod tests {
     use super::*;
 
+    /// An `age` document of one test with this aging detail.
+    fn aged(detail: crate::model::age::AgeTestDetail) -> ResultDoc {
+        let mut doc = ResultDoc::new("age", Vec::new(), Environment::default());
+        doc.tests.push(TestResult {
+            age: Some(detail),
+            ..Default::default()
+        });
+        doc
+    }
+
     #[test]
     fn no_file_read_shows_no_pieces_figure() {
         let l = LayoutSummary {
@@ -302,13 +305,9 @@ mod tests {
     /// reached as if it were the one asked.
     #[test]
     fn the_report_shows_the_warnings_and_the_fullness_asked() {
-        let mut doc = ResultDoc::new("age", Vec::new(), Environment::default());
-        doc.tests.push(TestResult {
-            age: Some(crate::model::age::AgeTestDetail {
-                fill_target: 0.8,
-                fullness: 0.223,
-                ..Default::default()
-            }),
+        let mut doc = aged(crate::model::age::AgeTestDetail {
+            fill_target: 0.8,
+            fullness: 0.223,
             ..Default::default()
         });
         doc.warn(crate::model::Warning {
@@ -342,13 +341,9 @@ mod tests {
     /// (it printed "1,622 created, ...; 4156 files created+deleted per second").
     #[test]
     fn the_aging_rate_has_thousands_separators() {
-        let mut doc = ResultDoc::new("age", Vec::new(), Environment::default());
-        doc.tests.push(TestResult {
-            age: Some(crate::model::age::AgeTestDetail {
-                files_created: 1622,
-                file_ops_per_s: 4156.4,
-                ..Default::default()
-            }),
+        let doc = aged(crate::model::age::AgeTestDetail {
+            files_created: 1622,
+            file_ops_per_s: 4156.4,
             ..Default::default()
         });
         let (_, _, after, _) = age_parts(&doc).unwrap();
@@ -365,15 +360,11 @@ mod tests {
     /// layout scoring too).
     #[test]
     fn the_aging_rate_and_its_time_agree() {
-        let mut doc = ResultDoc::new("age", Vec::new(), Environment::default());
-        doc.tests.push(TestResult {
-            age: Some(crate::model::age::AgeTestDetail {
-                files_created: 305,
-                file_ops_per_s: 231.54,
-                elapsed_s: 1.75,
-                jobs: 2,
-                ..Default::default()
-            }),
+        let doc = aged(crate::model::age::AgeTestDetail {
+            files_created: 305,
+            file_ops_per_s: 231.54,
+            elapsed_s: 1.75,
+            jobs: 2,
             ..Default::default()
         });
         let (_, _, after, _) = age_parts(&doc).unwrap();

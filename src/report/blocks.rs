@@ -175,21 +175,17 @@ mod tests {
         };
         t.summary
             .insert("iops".into(), summarize(&[900.0, 1000.0, 1200.0]));
-        let table = summary_table(&[(t.name.clone(), &t)]);
-        let col = table.header.iter().position(|h| h == "best run").unwrap();
-        assert!(
-            table.rows[0][col].starts_with("1,200"),
-            "{:?}",
-            table.rows[0]
-        );
+        // The test's row in the column `name`, and the whole row.
+        let cell = |t: &TestResult, name: &str| {
+            let table = summary_table(&[(t.name.clone(), t)]);
+            let col = table.header.iter().position(|h| h == name).unwrap();
+            (table.rows[0][col].clone(), table.rows[0].clone())
+        };
+        let (best, row) = cell(&t, "best run");
+        assert!(best.starts_with("1,200"), "{row:?}");
         t.headline = None;
-        let table = summary_table(&[(t.name.clone(), &t)]);
-        let col = table.header.iter().position(|h| h == "median").unwrap();
-        assert!(
-            table.rows[0][col].starts_with("1,000"),
-            "{:?}",
-            table.rows[0]
-        );
+        let (median, row) = cell(&t, "median");
+        assert!(median.starts_with("1,000"), "{row:?}");
     }
 
     /// A distributed saturate's straggler spread over its steps: the report showed the mean

@@ -6,7 +6,7 @@
 use crate::model::saturate::CurvePoint;
 use crate::model::{IntervalPoint, RunResult, TestResult};
 use crate::report::metrics::{Better, direction, fmt_value};
-use crate::report::svg::{Axis, Bar, Mark, Scale, Series, bar_chart, line_chart};
+use crate::report::svg::{Axis, Bar, MEASUREMENT_TIME, Mark, Scale, Series, bar_chart, line_chart};
 use crate::stats::hist::LatencyHistogram;
 use crate::stats::summary::median;
 use crate::units::{fmt_ns, fmt_thousands};
@@ -69,17 +69,9 @@ pub fn metric_bars(title: &str, metric: &str, tests: &[(String, &TestResult)]) -
 /// The latency percentile curve of a test over all its runs: the merged HDR histogram
 /// when every run carries one (exact), otherwise the curve of the median run.
 pub fn latency_points(t: &TestResult) -> Vec<(f64, f64)> {
-    let merged = t
-        .runs
-        .iter()
-        .try_fold(LatencyHistogram::new(), |mut acc, r| {
-            let h = LatencyHistogram::from_base64(r.lat_hist.as_deref()?)?;
-            acc += &h;
-            Some(acc)
-        });
-    let curve: Vec<(f64, u64)> = match merged {
-        Some(h) if !t.runs.is_empty() && !h.is_empty() => h.percentile_curve(),
-        _ => {
+    let curve: Vec<(f64, u64)> = match merged_curve(t, |r| r.lat_hist.as_deref()) {
+        Some(curve) => curve,
+        None => {
             let with: Vec<_> = t
                 .runs
                 .iter()
@@ -115,18 +107,25 @@ pub fn direction_points(
     t: &TestResult,
     part: fn(&crate::model::RunResult) -> Option<&crate::model::DirectionStats>,
 ) -> Vec<(f64, f64)> {
+    merged_curve(t, |r| part(r)?.lat_hist.as_deref())
+        .map(plot_points)
+        .unwrap_or_default()
+}
+
+/// The percentile curve of the runs' histograms (`hist` of each, base64) merged: `None`
+/// when a run lacks one, or there is no run or no latency.
+fn merged_curve(
+    t: &TestResult,
+    hist: impl Fn(&RunResult) -> Option<&str>,
+) -> Option<Vec<(f64, u64)>> {
     let merged = t
         .runs
         .iter()
         .try_fold(LatencyHistogram::new(), |mut acc, r| {
-            let h = LatencyHistogram::from_base64(part(r)?.lat_hist.as_deref()?)?;
-            acc += &h;
+            acc += &LatencyHistogram::from_base64(hist(r)?)?;
             Some(acc)
-        });
-    match merged {
-        Some(h) if !t.runs.is_empty() && !h.is_empty() => plot_points(h.percentile_curve()),
-        _ => Vec::new(),
-    }
+        })?;
+    (!t.runs.is_empty() && !merged.is_empty()).then(|| merged.percentile_curve())
 }
 
 /// Latency percentiles of several tests on one chart (log latency over a nines axis).
@@ -212,14 +211,9 @@ pub fn interval_series(title: &str, t: &TestResult) -> Option<String> {
     if series.is_empty() {
         return None;
     }
-    let secs = |v: f64| format!("{v}");
     Some(line_chart(
         title,
-        &Axis {
-            label: "time since the start of measurement (s)",
-            scale: Scale::Linear,
-            fmt: &secs,
-        },
+        &MEASUREMENT_TIME,
         &Axis {
             label: "IOPS",
             scale: Scale::Linear,

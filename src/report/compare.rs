@@ -4,7 +4,7 @@
 //! test recorded with different settings, and the same result given twice, are warned
 //! about.
 
-use comfy_table::{CellAlignment, ContentArrangement};
+use comfy_table::ContentArrangement;
 use serde::Serialize;
 
 use crate::error::UsageError;
@@ -15,7 +15,7 @@ use crate::report::metrics::{
     fmt_mean_ci, label_for, metrics_of, primary_metric,
 };
 use crate::report::settings::{self, SettingDiff};
-use crate::report::table::{new_table, render_warning_list};
+use crate::report::table::{align_right, new_table, render_warning_list};
 use crate::stats::compare::{Method, Ratio, half_width, invert, relative, significant};
 
 /// The summary of one side, as compared.
@@ -701,11 +701,7 @@ pub fn render_text(c: &Comparison) -> String {
         for r in &p.rows {
             table.add_row(table_row(r));
         }
-        for i in 2..5 {
-            if let Some(col) = table.column_mut(i) {
-                col.set_cell_alignment(CellAlignment::Right);
-            }
-        }
+        align_right(&mut table, 2..5);
         out.push_str(&table.to_string());
         out.push('\n');
         out.push_str(&render_warning_list(&p.warnings));
@@ -890,35 +886,25 @@ mod tests {
             family: "block".into(),
             ..Default::default()
         };
-        let a = summarize(&[1000.0, 1010.0, 990.0]);
-        let faster = row(
-            None,
-            &t,
-            "bw_bytes_per_s",
-            &a,
-            &summarize(&[1370.0, 1380.0, 1360.0]),
-            true,
-        );
+        // The row of MB/s from runs `a` to runs `b`.
+        let compared = |a: &[f64], b: &[f64]| {
+            row(
+                None,
+                &t,
+                "bw_bytes_per_s",
+                &summarize(a),
+                &summarize(b),
+                true,
+            )
+        };
+        let a = [1000.0, 1010.0, 990.0];
+        let faster = compared(&a, &[1370.0, 1380.0, 1360.0]);
         assert!(faster.change.starts_with("+37.0 ± "), "{}", faster.change);
         assert!(faster.change.ends_with(" %"), "{}", faster.change);
         assert_eq!(table_row(&faster)[4], faster.change);
-        let slower = row(
-            None,
-            &t,
-            "bw_bytes_per_s",
-            &a,
-            &summarize(&[900.0, 910.0, 890.0]),
-            true,
-        );
+        let slower = compared(&a, &[900.0, 910.0, 890.0]);
         assert!(slower.change.starts_with("-10.0 ± "), "{}", slower.change);
-        let once = row(
-            None,
-            &t,
-            "bw_bytes_per_s",
-            &summarize(&[1000.0]),
-            &summarize(&[1028.0]),
-            true,
-        );
+        let once = compared(&[1000.0], &[1028.0]);
         assert_eq!(once.change, "+2.8 %");
         assert_eq!(
             crate::report::metrics::fmt_change_pct(2.8, None),

@@ -1,9 +1,10 @@
 //! `iolab copy`'s text output: the table of phases (MB/s, files/s, time) per test, and the
 //! list of data sets.
 
-use comfy_table::{Cell, CellAlignment, ContentArrangement};
+use comfy_table::{Cell, ContentArrangement};
 
 use crate::model::{ResultDoc, TestResult};
+use crate::report::table::right;
 use crate::units::{fmt_mb_per_s, fmt_size_iec, fmt_thousands};
 use crate::workload::copy::dataset;
 
@@ -169,21 +170,20 @@ pub fn render_copy_table(doc: &ResultDoc) -> String {
         };
         table.add_row(vec![
             Cell::new(&t.name),
-            Cell::new(fmt_thousands(d.files as f64)).set_alignment(CellAlignment::Right),
-            Cell::new(fmt_size_iec(d.data_bytes)).set_alignment(CellAlignment::Right),
-            Cell::new(t.runs.len()).set_alignment(CellAlignment::Right),
-            Cell::new(secs("close_ns")).set_alignment(CellAlignment::Right),
-            Cell::new(secs("syncfs_ns")).set_alignment(CellAlignment::Right),
-            Cell::new(mbs).set_alignment(CellAlignment::Right),
-            Cell::new(ci.unwrap_or_else(|| "-".into())).set_alignment(CellAlignment::Right),
-            Cell::new(
+            right(fmt_thousands(d.files as f64)),
+            right(fmt_size_iec(d.data_bytes)),
+            right(t.runs.len()),
+            right(secs("close_ns")),
+            right(secs("syncfs_ns")),
+            right(mbs),
+            right(ci.unwrap_or_else(|| "-".into())),
+            right(
                 median_of(t, "files_per_s")
                     .map(crate::units::fmt_rate)
                     .unwrap_or_else(|| "-".into()),
-            )
-            .set_alignment(CellAlignment::Right),
+            ),
             Cell::new(space.unwrap_or_default()),
-            Cell::new(wa.unwrap_or_else(|| "-".into())).set_alignment(CellAlignment::Right),
+            right(wa.unwrap_or_else(|| "-".into())),
             Cell::new(verify.unwrap_or_else(|| "-".into())),
         ]);
     }

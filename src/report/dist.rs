@@ -1,11 +1,11 @@
 //! The terminal's per-host table of a distributed run: each rank's own figures next to the
 //! totals, the straggler spread and the clock offsets. Pure: result document in, text out.
 
-use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{Cell, ContentArrangement, Table};
 
 use crate::model::saturate::CurvePoint;
 use crate::model::{ResultDoc, TestResult};
-use crate::stats::summary::median;
+use crate::report::table::{align_right, lat_median};
 use crate::units::{fmt_mb_per_s, fmt_ns, fmt_thousands};
 
 fn med(t: &TestResult, metric: &str) -> String {
@@ -23,16 +23,7 @@ fn med(t: &TestResult, metric: &str) -> String {
 }
 
 fn lat(t: &TestResult, f: fn(&crate::model::LatencyStats) -> f64) -> String {
-    let v: Vec<f64> = t
-        .runs
-        .iter()
-        .filter_map(|r| r.lat_ns.as_ref().map(f))
-        .collect();
-    if v.is_empty() {
-        "-".into()
-    } else {
-        fmt_ns(median(&v))
-    }
+    lat_median(t, f).map(fmt_ns).unwrap_or_else(|| "-".into())
 }
 
 /// One block per test: a row per rank, then the totals; empty for a plain run.
@@ -152,7 +143,7 @@ fn stonewalled_runs(total: &TestResult, rank: u32) -> usize {
 
 /// The per-host table's text: right-aligned numeric `columns`, the `legend`, the clock offsets.
 fn finish_hosts(doc: &ResultDoc, mut table: Table, columns: &[usize], legend: &str) -> String {
-    align_right(&mut table, columns);
+    align_right(&mut table, columns.iter().copied());
     format!(
         "Per host ({} ranks):\n{table}\n{legend}{}",
         doc.hosts.len(),
@@ -164,14 +155,6 @@ fn hosts_table(header: &[&str]) -> Table {
     let mut table = super::table::new_table(ContentArrangement::Disabled);
     table.set_header(header.to_vec());
     table
-}
-
-fn align_right(table: &mut Table, columns: &[usize]) {
-    for &i in columns {
-        if let Some(c) = table.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
 }
 
 /// `spread 12.3%`: the straggler spread, median over the runs (or steps).

@@ -75,19 +75,8 @@ fn comparison_group(command: &str, inputs: &[Loaded], out: &mut Vec<Block>) {
             })
             .collect(),
     ));
-    let as_pairs = |ws: &[crate::model::Warning]| -> Vec<(String, String)> {
-        ws.iter()
-            .map(|w| {
-                let text = match &w.test {
-                    Some(t) => format!("{t}: {}", w.message),
-                    None => w.message.clone(),
-                };
-                (w.code.to_string(), text)
-            })
-            .collect()
-    };
     if !c.warnings.is_empty() {
-        out.push(Block::Warnings(as_pairs(&c.warnings)));
+        out.push(Block::Warnings(warning_pairs(&c.warnings)));
     }
     for p in c.pairings.iter().filter(|p| p.rows.is_empty()) {
         out.push(Block::Para(format!(
@@ -107,7 +96,7 @@ fn comparison_group(command: &str, inputs: &[Loaded], out: &mut Vec<Block>) {
             numeric_end: Some(5),
         }));
         if !p.warnings.is_empty() {
-            out.push(Block::Warnings(as_pairs(&p.warnings)));
+            out.push(Block::Warnings(warning_pairs(&p.warnings)));
         }
         for r in p.rows.iter().filter(|r| r.primary) {
             out.push(Block::Para(compare::sentence(p, r)));
@@ -292,11 +281,9 @@ fn environment(doc: &ResultDoc) -> Vec<(String, String)> {
     kv
 }
 
-/// Every warning of a document: its own, failed tests, skipped/failed configurations.
-pub fn warnings(doc: &ResultDoc) -> Vec<(String, String)> {
-    let mut w: Vec<(String, String)> = doc
-        .warnings
-        .iter()
+/// Warnings as (code, text) pairs, the text led by the test a warning is about.
+fn warning_pairs(ws: &[crate::model::Warning]) -> Vec<(String, String)> {
+    ws.iter()
         .map(|w| {
             let text = match &w.test {
                 Some(t) => format!("{t}: {}", w.message),
@@ -304,7 +291,12 @@ pub fn warnings(doc: &ResultDoc) -> Vec<(String, String)> {
             };
             (w.code.to_string(), text)
         })
-        .collect();
+        .collect()
+}
+
+/// Every warning of a document: its own, failed tests, skipped/failed configurations.
+pub fn warnings(doc: &ResultDoc) -> Vec<(String, String)> {
+    let mut w = warning_pairs(&doc.warnings);
     for t in all_tests(doc) {
         if let (Some(e), Some(ended)) = (&t.error, t.ended_early()) {
             w.push((
@@ -554,6 +546,13 @@ mod tests {
     use super::*;
     use crate::model::Environment;
 
+    /// The blocks of a saturate sweep `randread`.
+    fn sweep_blocks(t: &TestResult) -> Vec<Block> {
+        let mut out = Vec::new();
+        saturation_blocks("randread", t, &mut out);
+        out
+    }
+
     /// The report of a run on an aged file system says how full and aged it was (its
     /// environment table gave the file system type only).
     #[test]
@@ -608,8 +607,7 @@ mod tests {
             }),
             ..Default::default()
         };
-        let mut out = Vec::new();
-        saturation_blocks("randread", &t, &mut out);
+        let out = sweep_blocks(&t);
         let para = out
             .iter()
             .find_map(|b| match b {
@@ -693,8 +691,7 @@ mod tests {
             }),
             ..Default::default()
         };
-        let mut out = Vec::new();
-        saturation_blocks("randread", &t, &mut out);
+        let out = sweep_blocks(&t);
         let text = format!("{out:?}");
         assert!(
             text.contains("No depth held the mean latency limit"),

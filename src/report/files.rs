@@ -1,11 +1,11 @@
 //! The terminal table of `iolab files`: Belov's Table 2 (seconds per N files, "mean (run1,
 //! run2, run3)") plus files/s and MB/s per size and phase.
 
-use comfy_table::{Cell, CellAlignment, ContentArrangement};
+use comfy_table::{Cell, ContentArrangement};
 
 use crate::model::{ResultDoc, TestResult};
 use crate::report::metrics::fmt_seconds;
-use crate::report::table::new_table;
+use crate::report::table::{new_table, right};
 use crate::units::{count, fmt_mb_per_s, fmt_thousands};
 
 const PHASES: [&str; 5] = ["create", "stat", "read", "delete", "big"];
@@ -94,16 +94,15 @@ pub fn render_files_table(doc: &ResultDoc) -> String {
             let t = tests
                 .iter()
                 .find(|t| &size_label(t) == row && param(t, "phase") == *ph);
-            r.push(
-                Cell::new(t.map(|t| belov_cell(t)).unwrap_or_else(|| "-".into()))
-                    .set_alignment(CellAlignment::Right),
-            );
+            r.push(right(
+                t.map(|t| belov_cell(t)).unwrap_or_else(|| "-".into()),
+            ));
             if *ph == "create" {
                 let s = t
                     .and_then(|t| t.summary.get("sync_seconds"))
                     .map(|s| fmt_seconds(s.mean))
                     .unwrap_or_else(|| "-".into());
-                r.push(Cell::new(s).set_alignment(CellAlignment::Right));
+                r.push(right(s));
             }
         }
         cells.add_row(r);
@@ -125,30 +124,26 @@ pub fn render_files_table(doc: &ResultDoc) -> String {
             .collect();
         rates.add_row(vec![
             Cell::new(&t.name),
-            Cell::new(
+            right(
                 mean("files_per_s")
                     .map(fmt_thousands)
                     .unwrap_or_else(|| "-".into()),
-            )
-            .set_alignment(CellAlignment::Right),
-            Cell::new(
+            ),
+            right(
                 mean("bw_bytes_per_s")
                     .map(fmt_mb_per_s)
                     .unwrap_or_else(|| "-".into()),
-            )
-            .set_alignment(CellAlignment::Right),
-            Cell::new(if with_sync.is_empty() {
+            ),
+            right(if with_sync.is_empty() {
                 "-".into()
             } else {
                 fmt_thousands(with_sync.iter().sum::<f64>() / with_sync.len() as f64)
-            })
-            .set_alignment(CellAlignment::Right),
-            Cell::new(if cv.is_empty() {
+            }),
+            right(if cv.is_empty() {
                 "-".into()
             } else {
                 format!("{:.1}", cv.iter().cloned().fold(0.0, f64::max))
-            })
-            .set_alignment(CellAlignment::Right),
+            }),
         ]);
     }
     out.push_str(&format!("{cells}\n{rates}\n{RATES_NOTE}\n"));

@@ -1,14 +1,14 @@
 //! `iolab history` as text: the list of results, one result's figures, the devices, a
 //! trend with its marked changes, and the CSV export (one row per result, test, metric).
 
-use comfy_table::{CellAlignment, ContentArrangement, Table};
+use comfy_table::{ContentArrangement, Table};
 
 use crate::history::{Entry, Figure, HealthPoint, Trend, TrendPoint};
 use crate::model::Summary;
 use crate::model::device::SmartInfo;
 use crate::report::csv::field;
 use crate::report::metrics::{fmt_mean_ci, fmt_value, label};
-use crate::report::table::new_table;
+use crate::report::table::{align_right, new_table};
 use crate::units::{fmt_size_iec, fmt_thousands};
 
 fn table(header: &[&str]) -> Table {
@@ -71,9 +71,7 @@ pub fn render_list(entries: &[Entry], total: usize) -> String {
             e.headline.clone(),
         ]);
     }
-    if let Some(c) = t.column_mut(0) {
-        c.set_cell_alignment(CellAlignment::Right);
-    }
+    align_right(&mut t, [0]);
     let mut out = t.to_string();
     out.push('\n');
     if total > entries.len() {
@@ -161,11 +159,7 @@ pub fn render_show(e: &Entry, figures: &[Figure], health: Option<&SmartInfo>) ->
             ]);
         }
     }
-    for i in 2..4 {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
+    align_right(&mut t, 2..4);
     out.push_str(&t.to_string());
     out.push_str("\n* = the test's headline metric\n");
     out
@@ -253,11 +247,7 @@ pub fn render_health(device: &str, points: &[HealthPoint]) -> String {
             opt(s.power_on_hours),
         ]);
     }
-    for i in [0, 3, 4, 5, 6, 7, 8] {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
+    align_right(&mut t, [0, 3, 4, 5, 6, 7, 8]);
     out.push_str(&t.to_string());
     out.push('\n');
     let worse = health_changes(points);
@@ -339,9 +329,7 @@ pub fn render_devices(devices: &[(String, usize)]) -> String {
     for (d, n) in devices {
         t.add_row(vec![d.clone(), n.to_string()]);
     }
-    if let Some(c) = t.column_mut(1) {
-        c.set_cell_alignment(CellAlignment::Right);
-    }
+    align_right(&mut t, [1]);
     format!("{t}\n")
 }
 
@@ -380,11 +368,7 @@ pub fn render_trend(tr: &Trend) -> String {
             mark,
         ]);
     }
-    for i in [0, 2, 3, 4] {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
+    align_right(&mut t, [0, 2, 3, 4]);
     out.push_str(&t.to_string());
     out.push('\n');
     let marked: Vec<_> = tr.points.iter().filter(|p| p.significant_change).collect();
@@ -576,18 +560,57 @@ pub fn render_csv(rows: &[(Entry, Figure)]) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn csv_quotes_what_needs_it() {
-        let e = Entry {
+    /// A complete `run` on host `h`, device `d`, at the start of 2026, with no headline.
+    fn entry() -> Entry {
+        Entry {
             id: 1,
             started_at: "2026-01-01T00:00:00.000Z".into(),
             command: "run".into(),
             status: "complete".into(),
             host: "h".into(),
-            device: "ACME, Inc. SSD (serial 1)".into(),
+            device: "d".into(),
             filesystem: None,
             headline: String::new(),
             source: None,
+        }
+    }
+
+    /// Result `id` of a trend, on the `id`th of January, one repeat, no interval and no
+    /// change.
+    fn point(id: i64, value: f64) -> TrendPoint {
+        TrendPoint {
+            id,
+            started_at: format!("2026-01-0{id}T00:00:00.000Z"),
+            status: None,
+            value,
+            n: 1,
+            ci_low: None,
+            ci_high: None,
+            significant_change: false,
+            change_pct: None,
+            level_change_pct: None,
+            p_value: None,
+        }
+    }
+
+    /// The trend of `RND4K Q1T1 read`'s `metric` on device `d`.
+    fn trend(metric: &str, label: &str, higher_is_better: bool, points: Vec<TrendPoint>) -> Trend {
+        Trend {
+            device: "d".into(),
+            test: "RND4K Q1T1 read".into(),
+            metric: metric.into(),
+            command: "run".into(),
+            metric_label: label.into(),
+            higher_is_better,
+            points,
+        }
+    }
+
+    #[test]
+    fn csv_quotes_what_needs_it() {
+        let e = Entry {
+            device: "ACME, Inc. SSD (serial 1)".into(),
+            ..entry()
         };
         let f = Figure {
             test: "SEQ1M Q8T1 read".into(),
@@ -613,14 +636,10 @@ mod tests {
     fn show_without_figures_gives_the_headline() {
         let mut e = Entry {
             id: 9,
-            started_at: "2026-01-01T00:00:00.000Z".into(),
             command: "age".into(),
-            status: "complete".into(),
-            host: "h".into(),
-            device: "d".into(),
             filesystem: Some("ext4".into()),
             headline: "aged (source-tree): 50.0 % full, layout score 0.998".into(),
-            source: None,
+            ..entry()
         };
         let text = render_show(&e, &[], None);
         assert!(
@@ -636,29 +655,18 @@ mod tests {
     /// A latency that rose is slower; the mark and the sentence say so.
     #[test]
     fn a_rising_latency_is_a_slowdown() {
-        use crate::history::TrendPoint;
-        let point = |id: i64, value: f64, mark: bool| TrendPoint {
-            id,
-            started_at: format!("2026-01-0{id}T00:00:00.000Z"),
-            status: None,
-            value,
-            n: 1,
-            ci_low: None,
-            ci_high: None,
-            significant_change: mark,
-            change_pct: None,
-            level_change_pct: mark.then_some(30.0),
-            p_value: mark.then_some(0.001),
+        let marked = TrendPoint {
+            significant_change: true,
+            level_change_pct: Some(30.0),
+            p_value: Some(0.001),
+            ..point(2, 130.0)
         };
-        let t = Trend {
-            device: "d".into(),
-            test: "RND4K Q1T1 read".into(),
-            metric: "lat_mean_ns".into(),
-            command: "run".into(),
-            metric_label: "mean latency".into(),
-            higher_is_better: false,
-            points: vec![point(1, 100.0, false), point(2, 130.0, true)],
-        };
+        let t = trend(
+            "lat_mean_ns",
+            "mean latency",
+            false,
+            vec![point(1, 100.0), marked],
+        );
         let text = render_trend(&t);
         assert!(text.contains("◆ +30.0 % (slower)"), "{text}");
         assert!(
@@ -672,32 +680,21 @@ mod tests {
     /// cannot; the table says "too wide" as `iolab compare` does, not "-121,835 … 189,743".
     #[test]
     fn an_interval_below_zero_is_too_wide() {
-        use crate::history::TrendPoint;
-        let point = |id: i64, value: f64, low: f64, high: f64| TrendPoint {
-            id,
-            started_at: format!("2026-01-0{id}T00:00:00.000Z"),
-            status: None,
-            value,
+        let with_ci = |id: i64, value: f64, low: f64, high: f64| TrendPoint {
             n: 2,
             ci_low: Some(low),
             ci_high: Some(high),
-            significant_change: false,
-            change_pct: None,
-            level_change_pct: None,
-            p_value: None,
+            ..point(id, value)
         };
-        let t = Trend {
-            device: "d".into(),
-            test: "RND4K Q1T1 read".into(),
-            metric: "iops".into(),
-            command: "run".into(),
-            metric_label: "IOPS".into(),
-            higher_is_better: true,
-            points: vec![
-                point(1, 33_954.0, -121_835.0, 189_743.0),
-                point(2, 32_000.0, 31_000.0, 33_000.0),
+        let t = trend(
+            "iops",
+            "IOPS",
+            true,
+            vec![
+                with_ci(1, 33_954.0, -121_835.0, 189_743.0),
+                with_ci(2, 32_000.0, 31_000.0, 33_000.0),
             ],
-        };
+        );
         let text = render_trend(&t);
         assert!(text.contains("too wide"), "{text}");
         assert!(!text.contains("-121,835"), "{text}");

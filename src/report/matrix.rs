@@ -348,6 +348,16 @@ fn heat_maps(doc: &ResultDoc, out: &mut Vec<Block>) {
     }
 }
 
+/// A matrix document of these configurations (the tests' here and in matrix_table.rs).
+#[cfg(test)]
+pub(crate) fn matrix_of(
+    configurations: Vec<crate::model::matrix::ConfigurationResult>,
+) -> ResultDoc {
+    let mut doc = ResultDoc::new("matrix", vec![], Default::default());
+    doc.configurations = configurations;
+    doc
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -383,8 +393,7 @@ mod tests {
             tests,
             ..Default::default()
         };
-        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
-        doc.configurations = vec![
+        let doc = matrix_of(vec![
             config(
                 "ntfs 1KiB",
                 1024,
@@ -399,7 +408,7 @@ mod tests {
                 4096,
                 vec![test("1", 1, 110.0), test("cluster", 4096, 220.0)],
             ),
-        ];
+        ]);
         let mut out = Vec::new();
         heat_maps(&doc, &mut out);
         let tables: Vec<&TableBlock> = out
@@ -449,12 +458,11 @@ mod tests {
                 ..Default::default()
             }
         };
-        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
-        doc.configurations = vec![
+        let doc = matrix_of(vec![
             config("exfat", 60000.0, true),
             config("ext4", 8000.0, false),
             config("xfs", 4000.0, false),
-        ];
+        ]);
         let mut out = Vec::new();
         rankings(&doc, &mut out);
         let table = out
@@ -478,14 +486,13 @@ mod tests {
     /// not asked for; no mount options is the `default` set, as `--mount-opts` names it.
     #[test]
     fn a_skipped_row_made_no_unit() {
-        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
-        doc.configurations = vec![ConfigurationResult {
+        let doc = matrix_of(vec![ConfigurationResult {
             label: "f2fs".into(),
             fs_type: "f2fs".into(),
             status: "skipped".into(),
             reason: Some("no f2fs driver".into()),
             ..Default::default()
-        }];
+        }]);
         let t = configurations_table(&doc);
         assert_eq!(
             t.rows[0],
@@ -507,15 +514,14 @@ mod tests {
     /// (level 3, its defaults) was nowhere. The row now carries mountinfo's options.
     #[test]
     fn a_row_shows_the_options_it_was_mounted_with() {
-        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
-        doc.configurations = vec![ConfigurationResult {
+        let doc = matrix_of(vec![ConfigurationResult {
             label: "btrfs compress=zstd".into(),
             fs_type: "btrfs".into(),
             mount_options: "compress=zstd".into(),
             mount_options_shown: Some("rw,relatime,compress=zstd:3,space_cache=v2".into()),
             status: "ok".into(),
             ..Default::default()
-        }];
+        }]);
         let t = configurations_table(&doc);
         assert_eq!(
             t.rows[0][4..6],

@@ -2,13 +2,14 @@
 //! with the reason) and, per workload, a ranking across configurations: fastest first, the
 //! spread between runs and the relative speed ("1.00 / 1.37× slower").
 
-use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+use comfy_table::{Cell, ContentArrangement, Table};
 
 use crate::analysis::matrix::{
     WORKLOAD_PARAM, cache_absorbed, cache_unchecked, headline, higher_is_better,
 };
 use crate::model::matrix::ConfigurationResult;
 use crate::model::{ResultDoc, TestResult};
+use crate::report::table::right;
 use crate::stats::summary::median;
 use crate::units::{fmt_mb_per_s, fmt_size_exact, fmt_thousands};
 
@@ -100,13 +101,10 @@ pub fn render_configurations(doc: &ResultDoc) -> String {
                     .map(fmt_size_exact)
                     .unwrap_or_else(|| "-".into()),
             ),
-            Cell::new(ms(&c.runs.iter().map(|r| r.image_ns).collect::<Vec<_>>()))
-                .set_alignment(CellAlignment::Right),
-            Cell::new(ms(&c.runs.iter().map(|r| r.mkfs_ns).collect::<Vec<_>>()))
-                .set_alignment(CellAlignment::Right),
-            Cell::new(ms(&c.runs.iter().map(|r| r.mount_ns).collect::<Vec<_>>()))
-                .set_alignment(CellAlignment::Right),
-            Cell::new(ms(&td)).set_alignment(CellAlignment::Right),
+            right(ms(&c.runs.iter().map(|r| r.image_ns).collect::<Vec<_>>())),
+            right(ms(&c.runs.iter().map(|r| r.mkfs_ns).collect::<Vec<_>>())),
+            right(ms(&c.runs.iter().map(|r| r.mount_ns).collect::<Vec<_>>())),
+            right(ms(&td)),
             Cell::new(&c.status),
         ]);
         if let Some(r) = &c.reason {
@@ -314,11 +312,7 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
     for (rank, r) in numbered.chain(apart.iter().map(|r| ("-".to_string(), r))) {
         let mut row = vec![Cell::new(rank), Cell::new(&r.c.label)];
         if per_test {
-            row.extend(
-                r.cells
-                    .iter()
-                    .map(|c| Cell::new(c).set_alignment(CellAlignment::Right)),
-            );
+            row.extend(r.cells.iter().map(right));
         }
         row.push(Cell::new(
             r.spread
@@ -335,10 +329,12 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
     for (c, why, cells) in &unranked {
         let mut row = vec![Cell::new("-"), Cell::new(&c.label)];
         if per_test {
-            row.extend(names.iter().enumerate().map(|(i, _)| {
-                Cell::new(cells.get(i).map(String::as_str).unwrap_or(""))
-                    .set_alignment(CellAlignment::Right)
-            }));
+            row.extend(
+                names
+                    .iter()
+                    .enumerate()
+                    .map(|(i, _)| right(cells.get(i).map(String::as_str).unwrap_or(""))),
+            );
         }
         row.extend([Cell::new(""), Cell::new(why)]);
         t.add_row(row);
@@ -472,7 +468,7 @@ impl<'a> Grid<'a> {
                 .find(|t| (self.is_cell)(t) && &(self.head_of)(t) == col)
                 .and_then(|t| value(t))
                 .unwrap_or_else(|| "-".into());
-            row.push(Cell::new(v).set_alignment(CellAlignment::Right));
+            row.push(right(v));
         }
         row
     }
@@ -635,10 +631,9 @@ pub fn render_copy_apart(doc: &ResultDoc, workload: &str) -> Option<String> {
             .and_then(|r| r.copy.as_ref())
             .and_then(|d| d.in_place.as_ref());
         shared |= made.is_some_and(|m| m.method == "reflink" || m.method == "partial");
-        let cell = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
         t.add_row(vec![
             Cell::new(&c.label),
-            cell(
+            right(
                 med(&copy, "bw_bytes_per_s")
                     .map(|v| format!("{} MB/s", fmt_mb_per_s(v)))
                     .unwrap_or_else(|| "-".into()),
@@ -647,7 +642,7 @@ pub fn render_copy_apart(doc: &ResultDoc, workload: &str) -> Option<String> {
                 made.map(crate::workload::copy::sharing::label)
                     .unwrap_or_else(|| "-".into()),
             ),
-            cell(
+            right(
                 med(&delete, "elapsed_ns")
                     .or_else(|| {
                         let ns: Vec<f64> = delete
@@ -661,7 +656,7 @@ pub fn render_copy_apart(doc: &ResultDoc, workload: &str) -> Option<String> {
                     .map(|v| format!("{:.3}", v / 1e9))
                     .unwrap_or_else(|| "-".into()),
             ),
-            cell(
+            right(
                 med(&delete, "files_per_s")
                     .map(fmt_thousands)
                     .unwrap_or_else(|| "-".into()),
@@ -707,6 +702,7 @@ pub fn render(doc: &ResultDoc, workloads: &[String]) -> String {
 mod tests {
     use super::*;
     use crate::model::RunResult;
+    use crate::report::matrix::matrix_of;
 
     fn cfg(label: &str, iops: &[f64]) -> ConfigurationResult {
         let mut t = TestResult {
@@ -723,18 +719,22 @@ mod tests {
         };
         t.params.insert(WORKLOAD_PARAM.into(), "run:x".into());
         crate::stats::repeat::summarize_test(&mut t);
+        measured(label, vec![t])
+    }
+
+    /// A configuration that measured these tests.
+    fn measured(label: &str, tests: Vec<TestResult>) -> ConfigurationResult {
         ConfigurationResult {
             label: label.into(),
             status: "ok".into(),
-            tests: vec![t],
+            tests,
             ..Default::default()
         }
     }
 
     #[test]
     fn ranking_puts_the_fastest_first_with_relative_speed() {
-        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
-        doc.configurations = vec![
+        let doc = matrix_of(vec![
             cfg("ext4", &[1000.0, 1000.0]),
             cfg("xfs", &[1370.0, 1370.0]),
             ConfigurationResult {
@@ -743,7 +743,7 @@ mod tests {
                 reason: Some("mkfs.f2fs is not installed".into()),
                 ..Default::default()
             },
-        ];
+        ]);
         let out = render_ranking(&doc, "run:x");
         let xfs = out.find("xfs").unwrap();
         let ext4 = out.find("ext4").unwrap();
@@ -758,7 +758,6 @@ mod tests {
     /// although the JSON held its finished tests.
     #[test]
     fn an_interrupted_row_shows_its_finished_tests_unranked() {
-        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
         let mut ext4 = cfg("ext4", &[1234.0]);
         ext4.status = "interrupted".into();
         ext4.workloads.push(crate::model::matrix::WorkloadOutcome {
@@ -768,7 +767,7 @@ mod tests {
             tests: vec!["RND4K Q1T1 read".into()],
             ..Default::default()
         });
-        doc.configurations = vec![cfg("xfs", &[1000.0, 1000.0]), ext4];
+        let doc = matrix_of(vec![cfg("xfs", &[1000.0, 1000.0]), ext4]);
         let out = render_ranking(&doc, "run:x");
         let row = out.lines().find(|l| l.contains("ext4")).unwrap();
         assert!(row.contains("1,234 IOPS"), "{out}");
@@ -800,7 +799,6 @@ mod tests {
     /// the cache absorbed is listed after the ranking, unnumbered, with the reason.
     #[test]
     fn a_cache_absorbed_configuration_is_not_ranked() {
-        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
         let mut exfat = cfg("exfat", &[5000.0, 5000.0]);
         exfat.workloads.push(crate::model::matrix::WorkloadOutcome {
             workload: "run:x".into(),
@@ -809,11 +807,11 @@ mod tests {
             cache_absorbed: vec!["RND4K Q1T1 read".into()],
             ..Default::default()
         });
-        doc.configurations = vec![
+        let mut doc = matrix_of(vec![
             exfat,
             cfg("ext4", &[1000.0, 1000.0]),
             cfg("xfs", &[500.0, 500.0]),
-        ];
+        ]);
         let out = render_ranking(&doc, "run:x");
         let line = |l: &str| out.lines().find(|x| x.contains(l)).unwrap().to_string();
         assert!(
@@ -867,7 +865,6 @@ mod tests {
     /// never got to it a 0 in the median).
     #[test]
     fn a_step_that_never_ran_is_a_dash() {
-        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
         let mut c = cfg("ext4", &[1000.0]);
         let run = |image_ns, mkfs_ns| crate::model::matrix::ConfigRun {
             run: 1,
@@ -878,7 +875,7 @@ mod tests {
             ..Default::default()
         };
         c.runs = vec![run(0, 20_000_000), run(0, 0), run(0, 24_000_000)];
-        doc.configurations = vec![c];
+        let doc = matrix_of(vec![c]);
         let out = render_configurations(&doc);
         let row = out.lines().find(|l| l.contains("ext4")).unwrap();
         let cells: Vec<&str> = row.split('┆').map(str::trim).collect();
@@ -898,8 +895,7 @@ mod tests {
             reason: Some(why.into()),
             ..Default::default()
         };
-        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
-        doc.configurations = vec![row("f2fs", "skipped", "mkfs.f2fs is not installed")];
+        let mut doc = matrix_of(vec![row("f2fs", "skipped", "mkfs.f2fs is not installed")]);
         assert_eq!(
             nothing_measured(&doc).unwrap(),
             "nothing was measured: its only configuration was skipped (f2fs: mkfs.f2fs is not installed)"
@@ -947,22 +943,21 @@ mod tests {
             crate::stats::repeat::summarize_test(&mut t);
             t
         };
-        let cfg = |label: &str, w: f64, copy: f64, method: &str| ConfigurationResult {
-            label: label.into(),
-            status: "ok".into(),
-            tests: vec![
-                phase(label, "write", w, None),
-                phase(label, "read", w, None),
-                phase(label, "copy", copy, Some(method)),
-                phase(label, "delete", 500.0, None),
-            ],
-            ..Default::default()
+        let cfg = |label: &str, w: f64, copy: f64, method: &str| {
+            measured(
+                label,
+                vec![
+                    phase(label, "write", w, None),
+                    phase(label, "read", w, None),
+                    phase(label, "copy", copy, Some(method)),
+                    phase(label, "delete", 500.0, None),
+                ],
+            )
         };
-        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
-        doc.configurations = vec![
+        let doc = matrix_of(vec![
             cfg("xfs", 100.0, 21_000.0, "reflink"),
             cfg("ext4", 200.0, 150.0, "data"),
-        ];
+        ]);
         let out = render_ranking(&doc, "copy:x");
         // The reflink's 21,000 MB/s does not lift xfs: ext4 wrote and read faster.
         assert!(
@@ -1001,18 +996,12 @@ mod tests {
                 "seconds_per_portion".into(),
                 crate::stats::summary::summarize(&[secs]),
             );
-            ConfigurationResult {
-                label: label.into(),
-                status: "ok".into(),
-                tests: vec![t],
-                ..Default::default()
-            }
+            measured(label, vec![t])
         };
-        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
-        doc.configurations = vec![
+        let doc = matrix_of(vec![
             mk("ntfs 1KiB", "cluster+1 (1025 B) create", "cluster+1", 0.25),
             mk("ntfs 4KiB", "cluster+1 (4097 B) create", "cluster+1", 0.5),
-        ];
+        ]);
         let out = render_table1(&doc, "files:x").unwrap();
         assert_eq!(out.matches("cluster+1").count(), 1, "{out}");
         assert!(out.contains("0.250") && out.contains("0.500"), "{out}");

@@ -341,11 +341,13 @@ mod tests {
             primary_metric(&t).as_deref(),
             Some("settled_bw_bytes_per_s")
         );
-        let settled = metrics_of(&t)
-            .into_iter()
-            .find(|(k, _)| k == "settled_bw_bytes_per_s")
-            .map(|(_, s)| s.mean);
-        assert_eq!(settled, Some(594.19e6));
+        let settled = |t: &TestResult| {
+            metrics_of(t)
+                .into_iter()
+                .find(|(k, _)| k == "settled_bw_bytes_per_s")
+                .map(|(_, s)| s.mean)
+        };
+        assert_eq!(settled(&t), Some(594.19e6));
         assert_eq!(label("settled_bw_bytes_per_s"), "settled MB/s");
         assert_eq!(label_for("sustain", "bw_bytes_per_s"), "average MB/s");
         assert_eq!(label_for("block", "bw_bytes_per_s"), "MB/s");
@@ -354,11 +356,7 @@ mod tests {
         let d = t.sustain.as_mut().unwrap();
         d.phases.push(phase(2000.0e6));
         d.settled_phase = Some(1);
-        let settled = metrics_of(&t)
-            .into_iter()
-            .find(|(k, _)| k == "settled_bw_bytes_per_s")
-            .map(|(_, s)| s.mean);
-        assert_eq!(settled, Some(594.19e6));
+        assert_eq!(settled(&t), Some(594.19e6));
         // A pass too short for one interval has no phase: its own figures, as before.
         t.sustain.as_mut().unwrap().phases.clear();
         assert_eq!(primary_metric(&t).as_deref(), Some("bw_bytes_per_s"));
@@ -406,12 +404,16 @@ mod tests {
     /// (the copy table said `close ns` over `1.71 ms`).
     #[test]
     fn time_metrics_are_not_labelled_in_nanoseconds() {
-        assert_eq!(label("close_ns"), "time to last close");
-        assert_eq!(label("syncfs_ns"), "syncfs time");
-        assert_eq!(label("elapsed_ns"), "elapsed time");
-        assert_eq!(label("lat_p999_ns"), "p999 latency");
-        assert_eq!(label("lat_mean_ns"), "mean latency");
-        assert_eq!(label("write_lat_mean_ns"), "writes' mean latency");
+        for (key, want) in [
+            ("close_ns", "time to last close"),
+            ("syncfs_ns", "syncfs time"),
+            ("elapsed_ns", "elapsed time"),
+            ("lat_p999_ns", "p999 latency"),
+            ("lat_mean_ns", "mean latency"),
+            ("write_lat_mean_ns", "writes' mean latency"),
+        ] {
+            assert_eq!(label(key), want, "{key}");
+        }
         assert_eq!(fmt_value("close_ns", 1_710_000.0), "1.71 ms");
     }
 
@@ -435,13 +437,17 @@ mod tests {
     /// `0.0000 s ± 0.0000 s` (report): seconds keep two significant digits.
     #[test]
     fn small_seconds_keep_two_significant_digits() {
-        assert_eq!(fmt_seconds(1.4789), "1.479");
-        assert_eq!(fmt_seconds(0.1), "0.100");
-        assert_eq!(fmt_seconds(0.036), "0.036");
-        assert_eq!(fmt_seconds(0.0015), "0.0015");
-        assert_eq!(fmt_seconds(0.000_466_659_5), "0.00047");
-        assert_eq!(fmt_seconds(0.000_049_87), "0.000050");
-        assert_eq!(fmt_seconds(0.0), "0.000");
+        for (secs, want) in [
+            (1.4789, "1.479"),
+            (0.1, "0.100"),
+            (0.036, "0.036"),
+            (0.0015, "0.0015"),
+            (0.000_466_659_5, "0.00047"),
+            (0.000_049_87, "0.000050"),
+            (0.0, "0.000"),
+        ] {
+            assert_eq!(fmt_seconds(secs), want, "{secs}");
+        }
         assert_eq!(fmt_value("seconds_per_portion", 0.000_466_6), "0.00047 s");
         let s = summarize(&[0.000_466_6, 0.000_410_9, 0.000_43]);
         assert_eq!(

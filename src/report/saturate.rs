@@ -1,11 +1,11 @@
 //! What `iolab saturate` prints (and a distributed one's rank 0): the plan with its time estimate (stderr, up front), then
 //! per sweep the answer line, the knee, thrashing, and the curve table.
 
-use comfy_table::{Cell, CellAlignment, ContentArrangement};
+use comfy_table::{Cell, ContentArrangement};
 
 use crate::model::saturate::{Answer, CurvePoint, LatTriple};
 use crate::model::{ResultDoc, TestResult};
-use crate::report::table::new_table;
+use crate::report::table::{new_table, right};
 use crate::runner::sweep::Timing;
 use crate::runner::target::TargetKind;
 use crate::units::{fmt_mb_per_s, fmt_ns, fmt_secs, fmt_size_iec, fmt_thousands};
@@ -265,7 +265,6 @@ fn curve_table(t: &TestResult) -> String {
         } else {
             ""
         };
-        let right = |s: String| Cell::new(s).set_alignment(CellAlignment::Right);
         let depth = match p.detail.total_iodepth {
             Some(t) => format!("{} ({t}){mark}", p.at.iodepth),
             None => format!("{}{mark}", p.at.iodepth),

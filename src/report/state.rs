@@ -6,7 +6,7 @@
 use crate::model::ResultDoc;
 use crate::model::steady::SteadyStateRecord;
 use crate::report::metrics::display_name;
-use crate::report::svg::{Axis, Mark, Scale, Series, line_chart};
+use crate::report::svg::{Axis, MEASUREMENT_TIME, Mark, Scale, Series, line_chart};
 use crate::units::{fmt_mb_per_s, fmt_thousands};
 
 fn fmt_metric(s: &SteadyStateRecord, v: f64) -> String {
@@ -175,15 +175,10 @@ pub fn heat(doc: &ResultDoc) -> Option<(String, Option<String>)> {
         })
         .into_iter()
         .collect();
-    let secs = |v: f64| format!("{v}");
     let deg = |v: f64| format!("{v:.0}");
     let svg = line_chart(
         &format!("{}: temperature during the run", rec.device),
-        &Axis {
-            label: "time since the start of measurement (s)",
-            scale: Scale::Linear,
-            fmt: &secs,
-        },
+        &MEASUREMENT_TIME,
         &Axis {
             label: "°C",
             scale: Scale::Linear,

@@ -1,12 +1,12 @@
 //! `iolab sustain` in every format: the terminal table (phases of each pass, the cache,
 //! the recovery lines), the report's blocks and the bandwidth chart with the cliffs marked.
 
-use comfy_table::{Cell, CellAlignment, ContentArrangement};
+use comfy_table::{Cell, ContentArrangement};
 
 use crate::model::sustain::{SustainDetail, SustainPhase};
 use crate::model::{ResultDoc, TestResult};
 use crate::report::svg::{Axis, Mark, Scale, Series, line_chart};
-use crate::report::table::new_table;
+use crate::report::table::{new_table, right};
 use crate::units::{fmt_mb_per_s, fmt_size_iec};
 use crate::workload::sustain::speeds_without_cliff;
 
@@ -221,13 +221,9 @@ pub fn render_table(doc: &ResultDoc) -> String {
             for (i, p) in d.phases.iter().enumerate() {
                 let mut row = vec![
                     Cell::new(if i == 0 { t.name.as_str() } else { "" }),
-                    Cell::new(i + 1).set_alignment(CellAlignment::Right),
+                    right(i + 1),
                 ];
-                row.extend(
-                    phase_cells(p, d.interval_ms)
-                        .into_iter()
-                        .map(|c| Cell::new(c).set_alignment(CellAlignment::Right)),
-                );
+                row.extend(phase_cells(p, d.interval_ms).into_iter().map(right));
                 table.add_row(row);
             }
         }
@@ -334,6 +330,13 @@ mod tests {
     use crate::model::IntervalPoint;
     use crate::model::sustain::SustainCliff;
 
+    /// The table of a sustain document of this one pass.
+    fn table_of(pass: TestResult) -> String {
+        let mut doc = ResultDoc::new("sustain", Vec::new(), Default::default());
+        doc.tests.push(pass);
+        render_table(&doc)
+    }
+
     /// A burst that ended the pass is a phase of the table, but not the settled speed: the
     /// line under the table says which phase is, and why the last row is not.
     #[test]
@@ -412,8 +415,7 @@ mod tests {
     /// A pass shorter than one interval showed a table of headers only.
     #[test]
     fn a_pass_without_phases_has_no_empty_table() {
-        let mut doc = ResultDoc::new("sustain", Vec::new(), Default::default());
-        doc.tests.push(TestResult {
+        let text = table_of(TestResult {
             name: "first pass".into(),
             sustain: Some(SustainDetail {
                 bytes_written: 512 << 10,
@@ -422,7 +424,6 @@ mod tests {
             }),
             ..Default::default()
         });
-        let text = render_table(&doc);
         assert!(!text.contains("Spread"), "{text}");
         assert!(text.contains("written in less than one interval"), "{text}");
     }
@@ -503,9 +504,7 @@ mod tests {
 
     #[test]
     fn the_table_names_the_cache_and_the_speeds() {
-        let mut doc = ResultDoc::new("sustain", vec![], Default::default());
-        doc.tests.push(pass());
-        let s = render_table(&doc);
+        let s = table_of(pass());
         assert!(s.contains("write cache 190.7 MiB (0.20 GB)"), "{s}");
         assert!(
             s.contains("400.00 MB/s until the cliff at 0.5 s, then 100.00 MB/s (25 %"),
@@ -524,9 +523,7 @@ mod tests {
         d.phases[1].start_ms = 250;
         d.phases[1].end_ms = 330;
         d.cliffs[0].at_ms = 250.0;
-        let mut doc = ResultDoc::new("sustain", vec![], Default::default());
-        doc.tests.push(t);
-        let s = render_table(&doc);
+        let s = table_of(t);
         assert!(s.contains("0.25 s ┆ 0.33 s"), "{s}");
         assert!(s.contains("until the cliff at 0.25 s"), "{s}");
     }

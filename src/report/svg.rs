@@ -145,6 +145,17 @@ pub struct Axis<'a> {
     pub fmt: &'a dyn Fn(f64) -> String,
 }
 
+/// The x axis of a figure over a measurement: seconds since its start, as plain numbers.
+pub const MEASUREMENT_TIME: Axis<'static> = Axis {
+    label: "time since the start of measurement (s)",
+    scale: Scale::Linear,
+    fmt: &plain_number,
+};
+
+fn plain_number(v: f64) -> String {
+    format!("{v}")
+}
+
 /// A named polyline.
 #[derive(Debug, Clone)]
 pub struct Series {

@@ -19,6 +19,20 @@ pub fn new_table(arrangement: ContentArrangement) -> Table {
     t
 }
 
+/// A cell aligned right, as the figures of every table are.
+pub fn right(text: impl ToString) -> Cell {
+    Cell::new(text).set_alignment(CellAlignment::Right)
+}
+
+/// Aligns these columns of `table` right (its figures), leaving out any it does not have.
+pub fn align_right(table: &mut Table, columns: impl IntoIterator<Item = usize>) {
+    for i in columns {
+        if let Some(c) = table.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+}
+
 /// The value a table shows for a metric: the median of the runs, or the best run (peak).
 fn headline(t: &TestResult, metric: &str) -> Option<f64> {
     let s = t.summary.get(metric)?;
@@ -29,7 +43,8 @@ fn headline(t: &TestResult, metric: &str) -> Option<f64> {
     })
 }
 
-fn lat_median(t: &TestResult, f: fn(&crate::model::LatencyStats) -> f64) -> Option<f64> {
+/// The median over a test's runs of one of their latency figures (`None`: no run has any).
+pub fn lat_median(t: &TestResult, f: fn(&crate::model::LatencyStats) -> f64) -> Option<f64> {
     let v: Vec<f64> = t
         .runs
         .iter()
@@ -246,11 +261,7 @@ pub fn render_block_table(doc: &ResultDoc) -> String {
             }
         }
     }
-    for i in 1..10 {
-        if let Some(c) = table.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
+    align_right(&mut table, 1..10);
     out.push_str(&table.to_string());
     out.push('\n');
     let peak = doc

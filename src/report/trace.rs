@@ -193,6 +193,15 @@ pub fn render_summary(s: &TraceSummary) -> String {
 pub fn charts(name: &str, s: &TraceSummary) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let count = |v: f64| format!("{v:.0}");
+    // A histogram with at least one bar, under the test's name.
+    let mut chart = |title: &str, counted: &str, bars: Vec<Bar>, caption: &str| {
+        if !bars.is_empty() {
+            out.push((
+                bar_chart(&format!("{name}: {title}"), counted, &bars, &count),
+                caption.to_string(),
+            ));
+        }
+    };
     let sizes: Vec<Bar> = s
         .sizes
         .iter()
@@ -203,12 +212,12 @@ pub fn charts(name: &str, s: &TraceSummary) -> Vec<(String, String)> {
             text: format!("{} r / {} w", b.reads, b.writes),
         })
         .collect();
-    if !sizes.is_empty() {
-        out.push((
-            bar_chart(&format!("{name}: request sizes"), "I/Os", &sizes, &count),
-            "Reads and writes per request size (power-of-two buckets: a-b holds the sizes from a up to, not including, b)".into(),
-        ));
-    }
+    chart(
+        "request sizes",
+        "I/Os",
+        sizes,
+        "Reads and writes per request size (power-of-two buckets: a-b holds the sizes from a up to, not including, b)",
+    );
     let depth: Vec<Bar> = depth_groups(s)
         .into_iter()
         .filter(|g| g.1 > 0)
@@ -219,12 +228,12 @@ pub fn charts(name: &str, s: &TraceSummary) -> Vec<(String, String)> {
             text: format!("{ios} I/Os, {}", fmt_ns(t as f64)),
         })
         .collect();
-    if !depth.is_empty() {
-        out.push((
-            bar_chart(&format!("{name}: queue depth"), "I/Os", &depth, &count),
-            "In-flight reads and writes seen by each I/O when it started (itself included), and the time spent at that depth".into(),
-        ));
-    }
+    chart(
+        "queue depth",
+        "I/Os",
+        depth,
+        "In-flight reads and writes seen by each I/O when it started (itself included), and the time spent at that depth",
+    );
     let gaps: Vec<Bar> = s
         .interarrival_ns
         .buckets
@@ -240,17 +249,12 @@ pub fn charts(name: &str, s: &TraceSummary) -> Vec<(String, String)> {
             text: b.count.to_string(),
         })
         .collect();
-    if !gaps.is_empty() {
-        out.push((
-            bar_chart(
-                &format!("{name}: inter-arrival times"),
-                "gaps",
-                &gaps,
-                &count,
-            ),
-            "Time between consecutive I/O starts (all threads), power-of-two buckets".into(),
-        ));
-    }
+    chart(
+        "inter-arrival times",
+        "gaps",
+        gaps,
+        "Time between consecutive I/O starts (all threads), power-of-two buckets",
+    );
     out
 }
 
@@ -484,11 +488,15 @@ mod tests {
 
     #[test]
     fn size_buckets_are_labelled_as_ranges() {
-        assert_eq!(size_bucket_label(1), "1-2 B");
-        assert_eq!(size_bucket_label(2), "2-4 B");
-        assert_eq!(size_bucket_label(512), "512 B-1 KiB");
-        assert_eq!(size_bucket_label(4096), "4-8 KiB");
-        assert_eq!(size_bucket_label(1 << 20), "1-2 MiB");
+        for (bytes, want) in [
+            (1, "1-2 B"),
+            (2, "2-4 B"),
+            (512, "512 B-1 KiB"),
+            (4096, "4-8 KiB"),
+            (1 << 20, "1-2 MiB"),
+        ] {
+            assert_eq!(size_bucket_label(bytes), want, "{bytes}");
+        }
     }
 
     /// Regression: 1 read and 2 writes among 12 calls said "33.3 % of calls" (the share is
@@ -549,6 +557,29 @@ mod tests {
         );
         t.runs.truncate(1);
         assert!(!render_test(&t).contains("below:"));
+    }
+
+    /// The HTML report's histograms: each under the test's name with its caption, none for
+    /// a trace without reads and writes.
+    #[test]
+    fn the_charts_are_named_and_captioned() {
+        let calls: Vec<Call> = (0..4)
+            .map(|i| call(i * 1000, CallOp::Read, Some(4096)))
+            .collect();
+        let charts = charts("t", &summarize(&calls));
+        let got: Vec<(bool, &str)> = charts
+            .iter()
+            .map(|(svg, caption)| (svg.contains("<title>t: "), &caption[..12]))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (true, "Reads and wr"),
+                (true, "In-flight re"),
+                (true, "Time between")
+            ]
+        );
+        assert!(super::charts("t", &summarize(&[])).is_empty());
     }
 
     /// Regression: one file with one call read "in 1 files" and "(4.0 KiB, 1 calls)".
