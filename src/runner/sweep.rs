@@ -406,14 +406,7 @@ fn run_sweep(
                     return Err(e);
                 }
             };
-            note_step_warnings(
-                cfg,
-                &name,
-                depth,
-                sweep.jobs as usize * targets.len(),
-                &res,
-                doc,
-            );
+            note_step_warnings(on, &name, depth, &res, doc);
             res.point.detail.phase = phase.name().into();
             // A distributed step is judged on all ranks' I/Os together.
             let mut point = match hooks {
@@ -511,14 +504,7 @@ fn steady_rounds(
                 return Err(e);
             }
         };
-        note_step_warnings(
-            cfg,
-            &name,
-            depth,
-            sweep.jobs as usize * targets.len(),
-            &res,
-            doc,
-        );
+        note_step_warnings(on, &name, depth, &res, doc);
         rounds.push_run(&res.total);
         let mut rec = rounds.record(t0.elapsed());
         rec.iodepth = Some(depth);
@@ -538,15 +524,11 @@ fn total_depth(cfg: &SaturateConfig, depth: u32, jobs: u32) -> u32 {
     depth * jobs * cfg.targets.len() as u32 * cfg.ranks.max(1)
 }
 
-/// The warnings of the step at `depth` of sweep `name`, which ran `threads` job threads.
-fn note_step_warnings(
-    cfg: &SaturateConfig,
-    name: &str,
-    depth: u32,
-    threads: usize,
-    res: &StepResult,
-    doc: &mut ResultDoc,
-) {
+/// The warnings of the step at `depth` of sweep `name`.
+fn note_step_warnings(on: &Sweep, name: &str, depth: u32, res: &StepResult, doc: &mut ResultDoc) {
+    let cfg = on.cfg;
+    // The job threads of one step: the sweep's jobs on every target.
+    let threads = on.sweep.jobs as usize * on.targets.len();
     for w in &res.warnings {
         if let Some(w) = step_warning(doc, name, depth, w) {
             doc.warn(w);
