@@ -2,7 +2,7 @@
 //! mkfs on a device the user allowed, or a tmpfs), every step recorded in the state file
 //! before it happens and torn down in reverse on drop, each step timed.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::fs::detect::MountMethod;
@@ -80,7 +80,7 @@ impl<'a> FsInstance<'a> {
     /// Make and mount; on error everything made so far is torn down (by drop).
     pub fn create(spec: &Spec<'_>, state: &'a StateFile) -> Result<FsInstance<'a>, SetupError> {
         let step = |step: &'static str| move |e: anyhow::Error| SetupError { step, error: e };
-        let state_dir = state.path().parent().unwrap_or(Path::new("."));
+        let state_dir = crate::os::dir_of(state.path());
         let mount_point = state_dir.join(format!("mnt-{}", spec.tag));
         let mut inst = FsInstance {
             fs: spec.fs,

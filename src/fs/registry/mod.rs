@@ -55,7 +55,7 @@ pub fn alive(pid: u32, ticks: u64) -> bool {
 
 /// Write `value` as JSON to `path` atomically (a temp file in the same directory, renamed).
 fn write_json(path: &Path, value: &impl Serialize, pretty: bool) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
+    let dir = crate::os::dir_of(path);
     std::fs::create_dir_all(dir)?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     if pretty {
