@@ -531,6 +531,11 @@ fn bad_input_is_refused_before_anything_is_made() {
             &["--fs", "ext4", "--mount-opts", "no atime"],
             "without spaces",
         ),
+        // A scope is only useful for a file system measured: it names the --fs list.
+        (
+            &["--fs", "ext4,xfs", "--mount-opts", "btrfs:compress=zstd"],
+            "btrfs is not one of the file systems measured (--fs ext4,xfs)",
+        ),
         (
             &["--fs", "ext4", "--full"],
             "--full is only for --study cluster",
@@ -977,4 +982,72 @@ fn a_workloads_error_is_said_in_reference_keys() {
         why.contains("(run:size=") && !why.contains("--size"),
         "{why}"
     );
+}
+
+/// Options per file system: `btrfs:compress=zstd` would fail the ext4 row's mount and
+/// `ext4:-O ^has_journal` btrfs's mkfs; scoped, each applies only to its own rows (every set
+/// applied to every --fs, so ext4 with noatime against btrfs with zstd could not be asked).
+#[test]
+fn options_scoped_to_a_file_system_apply_to_its_rows_only() {
+    let test = "options_scoped_to_a_file_system_apply_to_its_rows_only";
+    if !can_run(test) {
+        return;
+    }
+    let _g = EXCLUSIVE.read().unwrap();
+    let area = Area::new();
+    let args = area.args(&[
+        "--fs",
+        "ext4,btrfs",
+        "--mount-opts",
+        "noatime;btrfs:compress=zstd",
+        "--mkfs-opts",
+        "ext4:-O ^has_journal",
+        "--image-size",
+        "128M",
+        "--repeat",
+        "1",
+        "--setup-only",
+    ]);
+    let out = bin().args(&args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    area.assert_clean();
+    let doc = area.result();
+    let labels: Vec<&str> = doc
+        .configurations
+        .iter()
+        .map(|c| c.label.as_str())
+        .collect();
+    assert_eq!(
+        labels,
+        ["ext4 [-O ^has_journal] noatime", "btrfs compress=zstd"]
+    );
+    let (e, b) = (&doc.configurations[0], &doc.configurations[1]);
+    assert_eq!(
+        (e.status.as_str(), b.status.as_str()),
+        ("ok", "ok"),
+        "{doc:?}"
+    );
+    assert_eq!(
+        (e.mount_options.as_str(), b.mount_options.as_str()),
+        ("noatime", "compress=zstd")
+    );
+    let shown = |c: &iolab::model::matrix::ConfigurationResult| -> Vec<String> {
+        c.mount_options_shown
+            .as_deref()
+            .unwrap_or_else(|| panic!("{}: no mount_options_shown", c.label))
+            .split(',')
+            .map(String::from)
+            .collect()
+    };
+    let (es, bs) = (shown(e), shown(b));
+    assert!(es.iter().any(|o| o == "noatime"), "{es:?}");
+    assert!(!es.iter().any(|o| o.starts_with("compress")), "{es:?}");
+    assert!(bs.iter().any(|o| o.starts_with("compress=zstd")), "{bs:?}");
+    assert!(!bs.iter().any(|o| o == "noatime"), "{bs:?}");
+    let mkfs =
+        |c: &iolab::model::matrix::ConfigurationResult| c.mkfs_command.clone().unwrap_or_default();
+    assert!(mkfs(e).ends_with("-O ^has_journal DEVICE"), "{}", mkfs(e));
+    assert!(!mkfs(b).contains("has_journal"), "{}", mkfs(b));
+    assert!(!e.journaling, "{e:?}");
 }

@@ -40,15 +40,19 @@ pub struct MatrixArgs {
 
     /// Mount-option sets, separated by `;` or given several times; each set is comma-joined
     /// options for `mount -o` (e.g. `--mount-opts relatime --mount-opts noatime`). `default`
-    /// or an empty set = no options.
+    /// or an empty set = no options. `FS:SET` is a set for that --fs only, and a file
+    /// system with sets of its own gets only those (`--fs ext4,btrfs --mount-opts
+    /// 'noatime;btrfs:compress=zstd'`: rows `ext4 noatime` and `btrfs compress=zstd`); only
+    /// a --fs name before the first colon is a scope (`compress=zstd:3` is one option).
     #[arg(long, value_name = "OPTS")]
     pub mount_opts: Vec<String>,
 
     /// mkfs option sets, separated by `;` or given several times; each set is arguments
     /// added to the file system's mkfs command after iolab's own (e.g. `--mkfs-opts '-O
     /// ^has_journal'` for ext4 without a journal, `--mkfs-opts '-m reflink=0'` for xfs).
-    /// `default` or an empty set = none. Every set applies to every --fs: a set a mkfs
-    /// rejects fails that configuration's row with mkfs's message.
+    /// `default` or an empty set = none. A set applies to every --fs (one a mkfs rejects
+    /// fails that configuration's row with mkfs's message) unless scoped as for
+    /// --mount-opts: `--mkfs-opts 'ext4:-O ^has_journal'` is for the ext4 rows only.
     #[arg(long, allow_hyphen_values = true, value_name = "OPTS")]
     pub mkfs_opts: Vec<String>,
 

@@ -365,12 +365,17 @@ pub fn compare_lenient(inputs: &[Loaded], all_metrics: bool) -> Comparison {
             .iter()
             .map(|d| settings_warning(d, &letter(0), &letter(i)))
             .collect();
-        warnings.extend(aging_warning(
-            &inputs[0].doc.environment,
-            &other.doc.environment,
-            &letter(0),
-            &letter(i),
-        ));
+        // A matrix's environment is the file system holding its images, not one it
+        // measured (as its header's state, above): no aging warning from it.
+        let measured = |d: &crate::model::ResultDoc| d.configurations.is_empty();
+        if measured(&inputs[0].doc) && measured(&other.doc) {
+            warnings.extend(aging_warning(
+                &inputs[0].doc.environment,
+                &other.doc.environment,
+                &letter(0),
+                &letter(i),
+            ));
+        }
         pairings.push(Pairing {
             baseline: letter(0),
             other: letter(i),
@@ -818,9 +823,16 @@ mod tests {
                     ..Default::default()
                 });
         }
+        // The run's file system aged and full, the images' not: the matrix's environment is
+        // not what it measured, so no `aging-differs` from it.
         let run = {
             let mut d = crate::model::ResultDoc::new("run", vec![], Default::default());
             d.environment.fs_type = "ext4".into();
+            d.environment.fs_state = Some(crate::model::FsState {
+                size_bytes: 100,
+                used_bytes: 90,
+                aged_trees: vec!["/mnt/iolab-aged-1".into()],
+            });
             d
         };
         let inputs = [
@@ -842,6 +854,14 @@ mod tests {
                 .starts_with("(matrix on ?, xfs/btrfs, ")
         );
         assert_eq!(c.files[1].fs_type, "ext4");
+        assert!(
+            !c.pairings[0]
+                .warnings
+                .iter()
+                .any(|w| w.code == WarningCode::AgingDiffers),
+            "{:?}",
+            c.pairings[0].warnings
+        );
     }
 
     /// A trace's `iops` counts opens, stats and fsyncs too: compare labelled it "IOPS" while

@@ -216,6 +216,18 @@ pub fn state_blocks(doc: &ResultDoc, out: &mut Vec<Block>) {
 fn environment(doc: &ResultDoc) -> Vec<(String, String)> {
     let e = &doc.environment;
     let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+    // A matrix's environment is its work directory (images, mount points), not a file
+    // system it measured: those are its configurations. Its table named them as a run's
+    // target ("file system: ext4" of a matrix of xfs and btrfs).
+    let key = |k: &str| -> String {
+        if doc.configurations.is_empty() {
+            k.into()
+        } else if k == "target" {
+            "work directory (not measured)".into()
+        } else {
+            format!("work directory's {k}")
+        }
+    };
     let mut kv = vec![
         (
             "tool".into(),
@@ -238,9 +250,9 @@ fn environment(doc: &ResultDoc) -> Vec<(String, String)> {
             format!("{} ({} CPUs)", e.cpu_model, e.cpu_count),
         ),
         ("RAM".into(), fmt_size_iec(e.ram_bytes)),
-        ("target".into(), e.target_path.clone()),
+        (key("target"), e.target_path.clone()),
         (
-            "file system".into(),
+            key("file system"),
             if e.mount_point.is_empty() {
                 // A device measured raw: no file system, no mount (this read " on ").
                 e.fs_label().to_string()
@@ -248,11 +260,11 @@ fn environment(doc: &ResultDoc) -> Vec<(String, String)> {
                 format!("{} on {}", e.fs_label(), e.mount_point)
             },
         ),
-        ("mount options".into(), e.mount_options.clone()),
+        (key("mount options"), e.mount_options.clone()),
     ];
     // How full and whether aged (the report of a run on an aged file system did not say).
     if let Some(st) = &e.fs_state {
-        kv.push(("file system state".into(), st.describe()));
+        kv.push((key("file system state"), st.describe()));
     }
     let mut device = opt(&e.block_device);
     if let Some(p) = &e.parent_device {
@@ -271,9 +283,9 @@ fn environment(doc: &ResultDoc) -> Vec<(String, String)> {
     if let (Some(lb), Some(pb)) = (e.logical_block_size, e.physical_block_size) {
         device.push_str(&format!(", sectors {lb}/{pb} B"));
     }
-    kv.push(("device".into(), device));
+    kv.push((key("device"), device));
     if let Some(b) = &e.loop_backing_file {
-        kv.push(("loop backing file".into(), b.clone()));
+        kv.push((key("loop backing file"), b.clone()));
     }
     if let Some(u) = &e.io_uring {
         kv.push(("io_uring".into(), u.clone()));
@@ -574,6 +586,26 @@ mod tests {
             row.map(|(_, v)| v.as_str()),
             Some("80.1 % full, aged (iolab-aged-3)")
         );
+    }
+
+    /// A matrix's environment is its work directory, not what it measured: the keys say so
+    /// (the table said "file system: ext4" of a matrix of xfs and btrfs).
+    #[test]
+    fn a_matrixs_environment_names_its_work_directory() {
+        let mut doc = ResultDoc::new("matrix", Vec::new(), Environment::default());
+        doc.configurations.push(Default::default());
+        doc.environment.fs_state = Some(Default::default());
+        let keys: Vec<String> = environment(&doc).into_iter().map(|(k, _)| k).collect();
+        for k in [
+            "work directory (not measured)",
+            "work directory's file system",
+            "work directory's mount options",
+            "work directory's file system state",
+            "work directory's device",
+        ] {
+            assert!(keys.iter().any(|x| x == k), "{k}: {keys:?}");
+        }
+        assert!(!keys.iter().any(|x| x == "file system"), "{keys:?}");
     }
 
     /// A two-rank sweep's answer read "1,990 IOPS at queue depth 10 with mean latency 9.76

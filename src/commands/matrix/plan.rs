@@ -164,50 +164,110 @@ fn parse_units(s: &str) -> Result<Vec<Option<u64>>, UsageError> {
     Ok(out)
 }
 
-/// Mount-option sets: repeated flags and `;`-separated sets; `default` = none.
-fn parse_mount_opts(v: &[String]) -> Result<Vec<String>, UsageError> {
-    let mut out: Vec<String> = Vec::new();
+/// An option set and the file system it is for (`None`: every file system).
+type Scoped<T> = (Option<&'static str>, T);
+
+/// `FS:TEXT` -> (FS, TEXT) when the text before the first colon names a file system, else
+/// (None, the whole set): option text holds colons too (`compress=zstd:3`,
+/// `context="system_u:object_r:..."`), and only a known type's name counts as a scope. A
+/// known type that is not measured (`--fs`) is an error: its set would apply to nothing.
+fn split_scope<'a>(
+    flag: &str,
+    set: &'a str,
+    fs_list: &[&'static FsType],
+) -> Result<(Option<&'static str>, &'a str), UsageError> {
+    let Some((t, rest)) = set
+        .split_once(':')
+        .and_then(|(head, rest)| Some((lookup(head)?, rest)))
+    else {
+        return Ok((None, set));
+    };
+    if !fs_list.iter().any(|f| f.name == t.name) {
+        let names: Vec<&str> = fs_list.iter().map(|f| f.name).collect();
+        return Err(err(format!(
+            "{flag} '{set}': {} is not one of the file systems measured (--fs {})",
+            t.name,
+            names.join(",")
+        )));
+    }
+    Ok((Some(t.name), rest.trim()))
+}
+
+/// The sets that apply to `fs`: its own when it has some, else the unscoped ones, else
+/// the default (none).
+fn sets_for<T: Clone + Default>(sets: &[Scoped<T>], fs: &FsType) -> Vec<T> {
+    let pick = |scope: Option<&str>| -> Vec<T> {
+        sets.iter()
+            .filter(|(s, _)| *s == scope)
+            .map(|(_, v)| v.clone())
+            .collect()
+    };
+    let own = pick(Some(fs.name));
+    if !own.is_empty() {
+        return own;
+    }
+    let all = pick(None);
+    if all.is_empty() {
+        vec![T::default()]
+    } else {
+        all
+    }
+}
+
+/// Option sets of `flag`: repeated flags and `;`-separated sets, each optionally scoped
+/// (`FS:SET`), each made into a value by `value` (`default` = none); a set given twice for
+/// the same scope is one.
+fn parse_sets<T: PartialEq>(
+    flag: &str,
+    v: &[String],
+    fs_list: &[&'static FsType],
+    value: impl Fn(&str) -> Result<T, UsageError>,
+) -> Result<Vec<Scoped<T>>, UsageError> {
+    let mut out: Vec<Scoped<T>> = Vec::new();
     for set in v.iter().flat_map(|s| s.split(';')) {
-        let set = set.trim();
+        let (scope, rest) = split_scope(flag, set.trim(), fs_list)?;
+        let item = (scope, value(rest)?);
+        if !out.contains(&item) {
+            out.push(item);
+        }
+    }
+    Ok(out)
+}
+
+/// Mount-option sets: comma-joined options for `mount -o`, without spaces.
+fn parse_mount_opts(
+    v: &[String],
+    fs_list: &[&'static FsType],
+) -> Result<Vec<Scoped<String>>, UsageError> {
+    parse_sets("--mount-opts", v, fs_list, |set| {
         if set.chars().any(char::is_whitespace) {
             return Err(err(format!(
                 "--mount-opts '{set}': options are comma-separated, without spaces"
             )));
         }
-        let set = if set.eq_ignore_ascii_case("default") {
-            ""
+        Ok(if set.eq_ignore_ascii_case("default") {
+            String::new()
         } else {
-            set
-        };
-        if !out.iter().any(|o| o == set) {
-            out.push(set.to_string());
-        }
-    }
-    if out.is_empty() {
-        out.push(String::new());
-    }
-    Ok(out)
+            set.to_string()
+        })
+    })
 }
 
-/// mkfs option sets: repeated flags and `;`-separated sets, each split into arguments at
-/// whitespace; `default` = none.
-fn parse_mkfs_opts(v: &[String]) -> Vec<Vec<String>> {
-    let mut out: Vec<Vec<String>> = Vec::new();
-    for set in v.iter().flat_map(|s| s.split(';')) {
+/// mkfs option sets, each split into arguments at whitespace.
+fn parse_mkfs_opts(
+    v: &[String],
+    fs_list: &[&'static FsType],
+) -> Result<Vec<Scoped<Vec<String>>>, UsageError> {
+    parse_sets("--mkfs-opts", v, fs_list, |set| {
         let args: Vec<String> = set.split_whitespace().map(str::to_string).collect();
-        let args = if args.len() == 1 && args[0].eq_ignore_ascii_case("default") {
-            Vec::new()
-        } else {
-            args
-        };
-        if !out.contains(&args) {
-            out.push(args);
-        }
-    }
-    if out.is_empty() {
-        out.push(Vec::new());
-    }
-    out
+        Ok(
+            if args.len() == 1 && args[0].eq_ignore_ascii_case("default") {
+                Vec::new()
+            } else {
+                args
+            },
+        )
+    })
 }
 
 /// `ext4 4KiB [-O ^has_journal] noatime`: type, unit, mkfs options in brackets, mount options.
@@ -333,10 +393,12 @@ pub fn plan(a: &MatrixArgs) -> Result<Plan, UsageError> {
         }
     };
     let units = a.cluster.as_deref().map(parse_units).transpose()?;
-    let opt_sets = parse_mount_opts(&a.mount_opts)?;
-    let mkfs_sets = parse_mkfs_opts(&a.mkfs_opts);
+    let opt_sets = parse_mount_opts(&a.mount_opts, &fs_list)?;
+    let mkfs_sets = parse_mkfs_opts(&a.mkfs_opts, &fs_list)?;
     if a.study == Some(Study::LinuxFs)
-        && (units.is_some() || opt_sets != [""] || mkfs_sets != [Vec::<String>::new()])
+        && (units.is_some()
+            || opt_sets.iter().any(|(_, o)| !o.is_empty())
+            || mkfs_sets.iter().any(|(_, m)| !m.is_empty()))
     {
         return Err(err(
             "--study linux-fs compares default options; drop --cluster, --mkfs-opts and --mount-opts",
@@ -362,12 +424,13 @@ pub fn plan(a: &MatrixArgs) -> Result<Plan, UsageError> {
                 .collect(),
             (None, _) => vec![None],
         };
+        let (fs_mkfs, fs_opts) = (sets_for(&mkfs_sets, fs), sets_for(&opt_sets, fs));
         for &unit in &fs_units {
             fs.unit_args(unit)
                 .map_err(|e| err(format!("--cluster: {e}")))?;
-            for (mkfs, opts) in mkfs_sets
+            for (mkfs, opts) in fs_mkfs
                 .iter()
-                .flat_map(|m| opt_sets.iter().map(move |o| (m, o)))
+                .flat_map(|m| fs_opts.iter().map(move |o| (m, o)))
             {
                 let mut method = availability(fs);
                 if let (Ok(_), Some(size)) = (&method, size)
@@ -474,12 +537,59 @@ mod tests {
             parse_units("1K,4K,64K,4096,default,1k,default").unwrap(),
             [Some(1024), Some(4096), Some(65536), None]
         );
+        let ext4 = [lookup("ext4").unwrap()];
+        let sets = |v: &[&str]| sets_for(&parse_mount_opts(&owned(v), &ext4).unwrap(), ext4[0]);
         assert_eq!(
-            parse_mount_opts(&["relatime;noatime".into(), "default".into()]).unwrap(),
+            sets(&["relatime;noatime", "default"]),
             ["relatime", "noatime", ""]
         );
-        assert_eq!(parse_mount_opts(&[]).unwrap(), [""]);
-        assert!(parse_mount_opts(&["no atime".into()]).is_err());
+        assert_eq!(sets(&[]), [""]);
+        assert!(parse_mount_opts(&["no atime".into()], &ext4).is_err());
+    }
+
+    fn owned(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// `ext4` with `noatime` against `btrfs` with `compress=zstd` could not be asked: every
+    /// set applied to every --fs (a btrfs option failed the ext4 row). A scope is only a
+    /// measured type's name before the first colon; option text keeps its own colons.
+    #[test]
+    fn option_sets_scoped_to_a_file_system() {
+        let fs = parse_fs_list("ext4,btrfs,xfs").unwrap();
+        let (ext4, btrfs, xfs) = (fs[0], fs[1], fs[2]);
+        let m = parse_mount_opts(
+            &owned(&[
+                "noatime;btrfs:compress=zstd:3,noatime",
+                "BTRFS: default",
+                "context=\"system_u:object_r:tmp_t:s0\"",
+            ]),
+            &fs,
+        )
+        .unwrap();
+        assert_eq!(
+            sets_for(&m, ext4),
+            ["noatime", "context=\"system_u:object_r:tmp_t:s0\""]
+        );
+        assert_eq!(sets_for(&m, xfs), sets_for(&m, ext4));
+        assert_eq!(sets_for(&m, btrfs), ["compress=zstd:3,noatime", ""]);
+        // Only scoped sets: the others get the defaults.
+        let m = parse_mount_opts(&owned(&["btrfs:compress=zstd"]), &fs).unwrap();
+        assert_eq!(sets_for(&m, ext4), [""]);
+        assert_eq!(sets_for(&m, btrfs), ["compress=zstd"]);
+        // A known type that is not measured names the --fs list; an alias is its type.
+        let e = parse_mount_opts(&owned(&["f2fs:noatime"]), &fs)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("'f2fs:noatime'") && e.contains("--fs ext4,btrfs,xfs"),
+            "{e}"
+        );
+        assert!(parse_mount_opts(&owned(&["fat32:noatime"]), &fs).is_err());
+        assert!(parse_mount_opts(&owned(&["btrfs:no atime"]), &fs).is_err());
+        let k = parse_mkfs_opts(&owned(&["ext4:-O ^has_journal;-L x:y"]), &fs).unwrap();
+        assert_eq!(sets_for(&k, ext4), [owned(&["-O", "^has_journal"])]);
+        assert_eq!(sets_for(&k, xfs), [owned(&["-L", "x:y"])]);
     }
 
     #[test]
@@ -498,10 +608,12 @@ mod tests {
     /// against ext4 with one could not be compared.
     #[test]
     fn mkfs_option_sets_parse_into_arguments() {
+        let ext4 = [lookup("ext4").unwrap()];
+        let m = |v: &[&str]| sets_for(&parse_mkfs_opts(&owned(v), &ext4).unwrap(), ext4[0]);
         assert_eq!(
-            parse_mkfs_opts(&["-O ^has_journal;default".into(), "-O  ^has_journal".into()]),
-            [vec!["-O".to_string(), "^has_journal".to_string()], vec![]]
+            m(&["-O ^has_journal;default", "-O  ^has_journal"]),
+            [owned(&["-O", "^has_journal"]), vec![]]
         );
-        assert_eq!(parse_mkfs_opts(&[]), [Vec::<String>::new()]);
+        assert_eq!(m(&[]), [Vec::<String>::new()]);
     }
 }
