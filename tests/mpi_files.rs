@@ -313,3 +313,55 @@ fn ctrl_c_on_mpirun_saves_the_sizes_done_and_cleans_up() {
     check_totals_add_up(&doc, 500);
     assert_cleaned_up_or_recovered(target.path());
 }
+
+/// Each rank checked the room for its own files only, so two ranks whose files together do
+/// not fit started and ran out of space mid-run (ENOSPC, a failed result, exit 1), where
+/// one process is refused up front. Now the ranks' files are counted together: refused
+/// (exit 2) before anything is created, while one process's files still pass.
+#[test]
+fn ranks_whose_files_do_not_fit_together_are_refused_before_measuring() {
+    let test = "ranks_whose_files_do_not_fit_together_are_refused_before_measuring";
+    if !mpirun_or_skip(test) {
+        return;
+    }
+    // 600 files of 4 KiB (2.4 MiB with their directories) per rank on 4 MiB: one fits, two
+    // do not.
+    let Some(fs) = common::ram_scratch_or_skip(test, "tmpfs", 4 << 20, &[], "") else {
+        return;
+    };
+    let target = fs.path().to_str().unwrap();
+    let args = [
+        "files",
+        "-t",
+        target,
+        "--sizes",
+        "4K",
+        "--files-per-portion",
+        "100",
+        "--portions",
+        "3",
+        "--passes",
+        "2",
+        "--repeat",
+        "1",
+        "--no-save",
+    ];
+    let res = mpirun(&[&["-np", "2", IOLAB][..], &args].concat());
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert_eq!(res.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("2 ranks, each making its own files:") && err.contains("not enough room"),
+        "{err}"
+    );
+    let left: Vec<_> = std::fs::read_dir(fs.path()).unwrap().flatten().collect();
+    assert!(left.is_empty(), "left in the target: {left:?}");
+    let one = std::process::Command::new(IOLAB)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        one.status.success(),
+        "{}",
+        String::from_utf8_lossy(&one.stderr)
+    );
+}

@@ -244,6 +244,20 @@ impl FilesConfig {
         Ok(cfg)
     }
 
+    /// The room check of `ranks` ranks that each make these files in their own directory of
+    /// the target (a distributed run: on a shared file system they all take from the same
+    /// space, as `dist::session::per_rank_size` has it for a block test's files).
+    #[cfg(feature = "mpi")]
+    pub(crate) fn check_room_of_ranks(&self, ranks: u32) -> Result<(), UsageError> {
+        let all = FilesConfig {
+            jobs: self.jobs.max(1).saturating_mul(ranks.max(1)),
+            ..self.clone()
+        };
+        all.check_room().map_err(|e| {
+            UsageError::new(format!("{ranks} ranks, each making its own files: {}", e.0))
+        })
+    }
+
     fn check_room(&self) -> Result<(), UsageError> {
         let st = nix::sys::statvfs::statvfs(&self.target).map_err(|e| {
             UsageError::new(format!("{}: statvfs failed: {e}", self.target.display()))

@@ -20,18 +20,28 @@ use crate::dist::clock::measure_offsets;
 use crate::dist::hooks::{DistHooks, LocalWindow, from_rank, host_rows};
 use crate::dist::session::{Prepared, RankSpace, Session, print_tables};
 use crate::error::Interrupted;
+use crate::fs::alloc::FsRules;
 use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning};
 use crate::report::dist::render_files_hosts;
 use crate::report::files::render_files_table;
 use crate::runner::RunHooks;
 use crate::stats::repeat::spread_warnings;
+use crate::units::fmt_size_iec;
+use crate::workload::df::warn_other_writers_because;
 use crate::workload::files::config::FilesConfig;
-use crate::workload::files::result::summarize_files_test;
+use crate::workload::files::result::{judge_device, summarize_files_test};
 use crate::workload::files::run::{FilesHooks, run_with_hooks};
+use crate::workload::files::space::{FileSet, held_by};
 
-fn setup(args: &FilesArgs, rank: u32) -> Result<Prepared<FilesConfig>> {
-    // Every flag is checked on the target as given before anything is created.
-    let shared = FilesConfig::from_args(args)?;
+fn setup(args: &FilesArgs, rank: u32, ranks: u32) -> Result<Prepared<FilesConfig>> {
+    // Every flag is checked on the target as given before anything is created; the room
+    // for all ranks' files (one rank's passed where two ran out of space mid-run).
+    let mut unchecked = args.clone();
+    unchecked.no_room_check = true;
+    let shared = FilesConfig::from_args(&unchecked)?;
+    if !args.no_room_check {
+        shared.check_room_of_ranks(ranks)?;
+    }
     if shared.big.is_some() {
         return Err(crate::usage!(
             "--big does not run distributed yet: leave it out under mpirun/srun (the small-file phases do run on every rank)"
@@ -43,7 +53,7 @@ fn setup(args: &FilesArgs, rank: u32) -> Result<Prepared<FilesConfig>> {
         ));
     }
     let space = RankSpace::claim(std::slice::from_ref(&args.target), rank)?;
-    let mut rank_args = args.clone();
+    let mut rank_args = unchecked;
     rank_args.target = space.dirs[0].path.clone();
     let cfg = FilesConfig::from_args(&rank_args)?;
     let output = cfg.out.dir.clone();
@@ -61,12 +71,17 @@ struct RankSize {
     windows: Vec<LocalWindow>,
     /// Everything this rank has warned about so far.
     warnings: Vec<Warning>,
+    /// The block device under this rank's directory, whose written bytes its runs hold.
+    device: Option<String>,
 }
 
 struct FilesDist<'a> {
     base: DistHooks<'a>,
-    files_per_portion: u64,
-    repeat: crate::stats::repeat::RepeatMode,
+    cfg: &'a FilesConfig,
+    /// Rank 0: the slack rules of the shared directory's file system (what files hold).
+    rules: Option<FsRules>,
+    /// This rank's block device (`environment.block_device`).
+    device: Option<String>,
     /// Rank 0: the one result document and where it goes.
     doc: Option<RefCell<ResultDoc>>,
     sink: &'a ResultSink,
@@ -74,10 +89,77 @@ struct FilesDist<'a> {
     offsets: RefCell<Vec<ClockOffset>>,
 }
 
+/// Rank 0: the device check of a single-host create run, per device: the ranks on one
+/// host over one block device write to it together, so each one's counters (which see
+/// all of them) are judged against what all their files hold; beyond that, another
+/// program wrote to it and those ranks' write amplification is left out, as on one host.
+/// `held(files, size)`: what `files` files of `size` bytes hold at most.
+fn judge_devices(doc: &mut ResultDoc, all: &mut [RankSize], held: impl Fn(u64, u64) -> u64) {
+    let Some(k) = all[0]
+        .tests
+        .iter()
+        .position(|t| t.params.get("phase").is_some_and(|p| p == "create"))
+    else {
+        return;
+    };
+    let size = all[0].tests[k]
+        .params
+        .get("file_size_bytes")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let mut groups: Vec<(&str, &str, Vec<usize>)> = Vec::new();
+    for (i, m) in all.iter().enumerate() {
+        let Some(dev) = m.device.as_deref() else {
+            continue;
+        };
+        match groups.iter_mut().find(|g| g.0 == m.hostname && g.1 == dev) {
+            Some(g) => g.2.push(i),
+            None => groups.push((&m.hostname, dev, vec![i])),
+        }
+    }
+    let groups: Vec<(String, Vec<usize>)> = groups
+        .into_iter()
+        .map(|(h, d, v)| (format!("{d} on {h}"), v))
+        .collect();
+    let name = all[0].tests[k].name.clone();
+    for (device, members) in groups {
+        let nruns = members.iter().map(|&i| all[i].tests[k].runs.len()).min();
+        for j in 0..nruns.unwrap_or(0) {
+            let held: u64 = members
+                .iter()
+                .map(|&i| held(all[i].tests[k].runs[j].ops, size))
+                .sum();
+            let mut wrote = None;
+            for &i in &members {
+                wrote = wrote.max(judge_device(&mut all[i].tests[k].runs[j], held));
+            }
+            if let Some(written) = wrote {
+                let run = all[members[0]].tests[k].runs[j].run;
+                warn_other_writers_because(
+                    doc,
+                    &name,
+                    &format!(
+                        "{device} wrote {} in run {run} while the files of its {} rank(s) hold at most {}",
+                        fmt_size_iec(written),
+                        members.len(),
+                        fmt_size_iec(held)
+                    ),
+                    "the write amplification of those ranks is not the files' alone (left out)",
+                );
+            }
+        }
+    }
+}
+
 impl FilesDist<'_> {
     /// Rank 0: the tests of one size from every rank -> the totals, the host rows, the
     /// warnings; saved.
-    fn collect(&self, doc: &mut ResultDoc, all: Vec<RankSize>, used: &[ClockOffset]) -> Result<()> {
+    fn collect(
+        &self,
+        doc: &mut ResultDoc,
+        mut all: Vec<RankSize>,
+        used: &[ClockOffset],
+    ) -> Result<()> {
         let nphases = all[0].tests.len();
         if let Some(m) = all.iter().find(|m| m.tests.len() != nphases) {
             return Err(anyhow!(
@@ -122,7 +204,8 @@ impl FilesDist<'_> {
                         })
                         .collect::<Result<_>>()?;
                 total.runs.push(
-                    aggregate_files_run(&ranks, self.files_per_portion).map_err(|e| anyhow!(e))?,
+                    aggregate_files_run(&ranks, self.cfg.files_per_portion)
+                        .map_err(|e| anyhow!(e))?,
                 );
             }
             total.error = all.iter().find_map(|m| {
@@ -155,19 +238,21 @@ impl FilesDist<'_> {
             warnings.extend(dist_warnings(t, &names, used));
             // The repeat honesty of the totals (the ranks' own are among theirs).
             if t.params.get("phase").is_some_and(|p| p == "create") {
-                warnings.extend(
-                    spread_warnings(t, &self.repeat)
-                        .into_iter()
-                        .map(|w| Warning {
-                            message: format!("all ranks together, {}", w.message),
-                            ..w
-                        }),
-                );
+                warnings.extend(spread_warnings(t, &self.cfg.repeat).into_iter().map(|w| {
+                    Warning {
+                        message: format!("all ranks together, {}", w.message),
+                        ..w
+                    }
+                }));
             }
         }
         for w in warnings {
             doc.warn(w);
         }
+        judge_devices(doc, &mut all, |files, size| {
+            let set = FileSet::of(self.cfg, size, files);
+            held_by(&set, self.cfg.alloc_unit, self.rules.as_ref())
+        });
         host_rows(doc, all.iter().map(|m| (m.rank, m.hostname.as_str())));
         for (h, m) in doc.hosts.iter_mut().zip(all) {
             h.tests.extend(m.tests);
@@ -238,6 +323,7 @@ impl FilesHooks for FilesDist<'_> {
             tests: tests.to_vec(),
             windows: self.base.take_windows(),
             warnings: warnings.to_vec(),
+            device: self.device.clone(),
         };
         let (Some(all), Some(doc)) = (self.base.gather(msg)?, &self.doc) else {
             return Ok(());
@@ -255,7 +341,7 @@ impl FilesHooks for FilesDist<'_> {
 pub fn execute(args: &FilesArgs, argv: Vec<String>) -> Result<i32> {
     let session = Session::start()?;
     let rank = session.rank;
-    let p = session.agree_to_start(setup(args, rank))?;
+    let p = session.agree_to_start(setup(args, rank, session.size))?;
     let (ctx, _watch) = session.context(&p.sink, args.out.quiet)?;
     let env = crate::sysinfo::capture_environment(&p.space.dirs[0].path);
     let hostname = env.hostname.clone();
@@ -267,8 +353,11 @@ pub fn execute(args: &FilesArgs, argv: Vec<String>) -> Result<i32> {
     });
     let hooks = FilesDist {
         base: DistHooks::new(&session.world, hostname.clone(), ctx.stop.clone(), None),
-        files_per_portion: p.cfg.files_per_portion,
-        repeat: p.cfg.repeat,
+        cfg: &p.cfg,
+        rules: (rank == 0)
+            .then(|| crate::workload::files::space::rules_for(&p.cfg.target))
+            .flatten(),
+        device: env.block_device.clone(),
         doc,
         sink: &p.sink,
         offsets: offsets.into(),
@@ -289,4 +378,73 @@ pub fn execute(args: &FilesArgs, argv: Vec<String>) -> Result<i32> {
             [render_files_table, render_files_hosts],
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::device::DeviceCounters;
+
+    /// A distributed create run had no device check: a build writing beside the ranks read
+    /// as their write amplification. The ranks on one host over one device are judged
+    /// together (each one's counters see all of them): two ranks' 20 MB of files explain
+    /// 70 MiB written (one rank's alone would not), 150 MiB is another program's.
+    #[test]
+    fn the_ranks_on_one_device_are_judged_together_for_other_writers() {
+        let rank = |rank: u32, host: &str, written: u64| {
+            let run = RunResult {
+                run: 1,
+                ops: 5000,
+                write_amplification: Some(written as f64 / 20.48e6),
+                device: Some(DeviceCounters {
+                    write_bytes: written,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            };
+            let mut test = TestResult {
+                name: "4KiB create".into(),
+                runs: vec![run],
+                ..Default::default()
+            };
+            test.params.insert("phase".into(), "create".into());
+            test.params.insert("file_size_bytes".into(), "4096".into());
+            RankSize {
+                rank,
+                hostname: host.into(),
+                tests: vec![test],
+                windows: Vec::new(),
+                warnings: Vec::new(),
+                device: Some("/dev/loop7".into()),
+            }
+        };
+        let held = |files: u64, size: u64| files * size;
+        let wa = |all: &[RankSize]| -> Vec<bool> {
+            all.iter()
+                .map(|m| m.tests[0].runs[0].write_amplification.is_some())
+                .collect()
+        };
+        let new_doc = || ResultDoc::new("files", Vec::new(), Default::default());
+        let mut doc = new_doc();
+        let mut shared = [rank(0, "a", 70 << 20), rank(1, "a", 70 << 20)];
+        judge_devices(&mut doc, &mut shared, held);
+        assert_eq!(wa(&shared), [true, true]);
+        assert!(doc.warnings.is_empty(), "{:?}", doc.warnings);
+        let mut busy = [rank(0, "a", 150 << 20), rank(1, "a", 150 << 20)];
+        judge_devices(&mut doc, &mut busy, held);
+        assert_eq!(wa(&busy), [false, false]);
+        let w = &doc.warnings[0];
+        assert_eq!(w.code, crate::model::WarningCode::OtherWriters);
+        assert_eq!(w.test.as_deref(), Some("4KiB create"));
+        assert!(
+            w.message
+                .starts_with("/dev/loop7 on a wrote 150.0 MiB in run 1 while the files of its 2 rank(s) hold at most 39.1 MiB"),
+            "{}",
+            w.message
+        );
+        // Another host's device of the same name is its own: 70 MiB for one rank's files.
+        let mut apart = [rank(0, "a", 30 << 20), rank(1, "b", 70 << 20)];
+        judge_devices(&mut new_doc(), &mut apart, held);
+        assert_eq!(wa(&apart), [true, false]);
+    }
 }

@@ -231,6 +231,11 @@ mod tests {
         assert_eq!((d.fastest_rank, d.slowest_rank), (0, 1));
         assert_eq!(d.start_skew_ns, 100_000_000);
         assert!(d.straggler_spread_pct > 80.0);
+        // The worst host's mean latency the summary and tables show is rank 1's own, above
+        // the limit the step held: a different figure from the one judged (merged over all
+        // I/Os), as results-schema.md says; not a limit broken unnoticed.
+        assert_eq!(d.lat_mean_ns_host_max, g1[0].lat_ns.as_ref().unwrap().mean);
+        assert!(d.lat_mean_ns_host_max > 5e6 && p.at.lat_mean_ns <= 5e6);
         // One stream: no per-stream detail.
         assert!(p.detail.streams.is_empty());
     }

@@ -262,7 +262,8 @@ pub fn report_unremoved(path: &Path, removed: std::io::Result<()>) {
 /// Mark the result file at `p` `killed` if it still holds the dead process's own document
 /// (`of`, on the recorded file system) at `running`: what was said, or `None`.
 fn mark_killed(p: &Path, dev: u64, of: &ResultOf, pid: u32) -> Option<String> {
-    if std::fs::symlink_metadata(p).ok()?.dev() != dev {
+    let md = std::fs::symlink_metadata(p).ok()?;
+    if md.dev() != dev {
         return None;
     }
     let mut doc = crate::model::ResultDoc::read(p).ok()?;
@@ -270,6 +271,13 @@ fn mark_killed(p: &Path, dev: u64, of: &ResultOf, pid: u32) -> Option<String> {
         return None;
     }
     doc.status = "killed".into();
+    // The process ended some time after its last save, unknown when; the last save (the
+    // file's modification time) is the latest moment it is known to have run, and closer to
+    // its end than this start, which may come days later. Absent, the result read as running.
+    let saved = md
+        .modified()
+        .map_or_else(|_| chrono::Utc::now(), chrono::DateTime::from);
+    doc.finished_at = Some(saved.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
     doc.error = Some(format!(
         "iolab (pid {pid}) ended without finishing (SIGKILL, the OOM killer or a crash); \
          the tests it had finished are kept"
@@ -433,10 +441,21 @@ mod tests {
         });
         // Saved again (a new inode): still that process's document.
         doc.write_atomic(&path).unwrap();
+        let saved_at = std::fs::metadata(&path).unwrap().modified().unwrap();
         let said = remove_entry(&e, 77).unwrap();
         assert_eq!(said, format!("marked {} as killed", path.display()));
         let marked = ResultDoc::read(&path).unwrap();
         assert_eq!(marked.status, "killed");
+        // Finished at the last save: its file's modification time before the marking.
+        let saved: chrono::DateTime<chrono::Utc> = saved_at.into();
+        assert_eq!(
+            marked.finished_at.as_deref(),
+            Some(
+                saved
+                    .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+                    .as_str()
+            )
+        );
         assert_eq!(marked.tests.len(), 1, "the saved tests are kept");
         assert!(marked.error.unwrap().contains("pid 77"));
         // Marked once: a second pass leaves it.

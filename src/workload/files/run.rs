@@ -544,14 +544,7 @@ pub fn run_with_hooks(
                     if let (Some(before), Some(with)) =
                         (used_before, super::space::used_bytes(run_fd.as_fd()))
                     {
-                        let set = super::space::FileSet {
-                            files: d.files_done,
-                            size: size.bytes,
-                            name_len: Names::new(cfg.files_per_run(), 0).as_str().len() as u64,
-                            layout: cfg.layout,
-                            passes: cfg.passes,
-                            portions: cfg.portions,
-                        };
+                        let set = super::space::FileSet::of(cfg, size.bytes, d.files_done);
                         let predicted = space_rules
                             .as_ref()
                             .filter(|_| cfg.alloc_unit > 0)

@@ -61,6 +61,29 @@ pub struct FileSet {
     pub portions: u64,
 }
 
+impl FileSet {
+    /// The `files` files of `size` bytes one run of `cfg` made.
+    pub fn of(cfg: &super::config::FilesConfig, size: u64, files: u64) -> FileSet {
+        FileSet {
+            files,
+            size,
+            name_len: super::engine::Names::new(cfg.files_per_run(), 0)
+                .as_str()
+                .len() as u64,
+            layout: cfg.layout,
+            passes: cfg.passes,
+            portions: cfg.portions,
+        }
+    }
+}
+
+/// What `set` can hold at most without df's figures (a distributed run's ranks create
+/// files in the same space at the same time): by the data, the unit and `rules`.
+pub fn held_by(set: &FileSet, unit: u64, rules: Option<&FsRules>) -> u64 {
+    let predicted = rules.filter(|_| unit > 0).map(|r| predict(r, unit, set));
+    held_bytes(set, unit, predicted.as_ref())
+}
+
 /// The most a run's files can hold on disk, for judging df's growth: their data, their data
 /// rounded up to the allocation unit (a 1-byte file takes a 4 KiB block), or what the slack
 /// rules predict (clusters, directories, inodes and MFT records), whichever is largest.
