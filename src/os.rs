@@ -3,11 +3,13 @@
 //! `signals`: the stop flag every worker checks, set by SIGINT/SIGTERM/SIGHUP; `progress`:
 //! how a run shows its progress on stderr (bars, lines, the JSON stream of the web console);
 //! `context`: `RunContext`, the stop flag, progress mode and seed every measuring code gets;
+//! `cpu_wait`: a thread's wait for a CPU (schedstat) and warning `cpu-contention`'s text;
 //! `activity`: which block test is being measured now (for the heat watch's thread); and
 //! `dir_of`, the directory a file path is in.
 
 pub mod activity;
 pub mod context;
+pub mod cpu_wait;
 pub mod progress;
 pub mod signals;
 

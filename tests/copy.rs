@@ -870,3 +870,47 @@ fn one_empty_file_and_the_source_as_target() {
     common::assert_usage(&o, "contains the target");
     assert_eq!(entries(src.path()), ["empty"]);
 }
+
+/// The copying thread that shares its CPU with a busy program waits for it: `cpu-contention`
+/// for the phase's test, with the figure in `copy.cpu_wait_pct` (iolab and a spinning thread
+/// pinned to one CPU; a small data set written from tmpfs to tmpfs). Only its presence is
+/// asserted.
+#[test]
+fn a_copying_thread_sharing_its_cpu_with_a_busy_program_is_warned_of() {
+    let test = "a_copying_thread_sharing_its_cpu_with_a_busy_program_is_warned_of";
+    let (Some(target), Some(ram)) = (
+        common::ram_tempdir_or_skip(test),
+        common::ram_tempdir_or_skip(test),
+    ) else {
+        return;
+    };
+    let mut cmd = common::bin();
+    cmd.args([
+        "copy",
+        "--dataset",
+        "source-tree",
+        "--scale",
+        "0.01",
+        "--phases",
+        "write",
+        "--repeat",
+        "1",
+        "-t",
+        s(target.path()),
+        "--ram-dir",
+        s(ram.path()),
+        "--no-save",
+        "--json",
+    ]);
+    let Some(out) = common::output_beside_a_spinner(test, &mut cmd) else {
+        return;
+    };
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = json(&out);
+    let write = &doc["tests"][0];
+    let waited = write["runs"][0]["copy"]["cpu_wait_pct"]
+        .as_f64()
+        .expect("copy.cpu_wait_pct");
+    assert!(waited > 20.0, "the copying thread waited only {waited} %");
+    common::contention_warning(&doc, &write["name"], "the copying thread");
+}

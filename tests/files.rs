@@ -944,3 +944,47 @@ fn shared_dir_writers_share_the_directories() {
     );
     assert!(common::entries(d.path()).is_empty(), "nothing created");
 }
+
+/// The measuring thread that shares its CPU with a busy program waits for it, and every
+/// portion's time includes the wait: `cpu-contention` says so for the phase's test, with the
+/// figure in `files.cpu_wait_pct` (iolab and a spinning thread pinned to one CPU; 6,000
+/// one-byte files on tmpfs). Only its presence is asserted.
+#[test]
+fn a_measuring_thread_sharing_its_cpu_with_a_busy_program_is_warned_of() {
+    let test = "a_measuring_thread_sharing_its_cpu_with_a_busy_program_is_warned_of";
+    let Some(t) = common::ram_tempdir_or_skip(test) else {
+        return;
+    };
+    let mut cmd = iolab();
+    cmd.args([
+        "files",
+        "--target",
+        t.path().to_str().unwrap(),
+        "--sizes",
+        "1",
+        "--files-per-portion",
+        "1000",
+        "--portions",
+        "6",
+        "--passes",
+        "1",
+        "--phases",
+        "create",
+        "--repeat",
+        "1",
+        "--no-save",
+        "--json",
+    ]);
+    let Some(out) = common::output_beside_a_spinner(test, &mut cmd) else {
+        return;
+    };
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let doc = json(&out);
+    let create = &doc["tests"][0];
+    let waited = create["runs"][0]["files"]["cpu_wait_pct"]
+        .as_f64()
+        .expect("files.cpu_wait_pct");
+    assert!(waited > 20.0, "the measuring thread waited only {waited} %");
+    let msg = common::contention_warning(&doc, &create["name"], "the measuring thread");
+    assert!(msg.contains("pinning with --cpu does not help"), "{msg}");
+}

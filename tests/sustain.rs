@@ -814,3 +814,32 @@ fn a_size_cut_to_whole_blocks_is_said() {
         common::stderr(&o)
     );
 }
+
+/// A pass's job thread that shares its CPU with a busy program waits for it, as `iolab
+/// run`'s does: `cpu-contention` for the pass's test (iolab and a spinning thread pinned to
+/// one CPU; 64 MiB written to tmpfs). Only its presence is asserted.
+#[test]
+fn a_pass_sharing_its_cpu_with_a_busy_program_is_warned_of() {
+    let test = "a_pass_sharing_its_cpu_with_a_busy_program_is_warned_of";
+    let Some(dir) = common::ram_tempdir_or_skip(test) else {
+        return;
+    };
+    let mut cmd = common::bin();
+    cmd.args([
+        "sustain",
+        common::s(dir.path()),
+        "--size",
+        "64MiB",
+        "--interval",
+        "1ms",
+        "--json",
+        "--no-save",
+    ]);
+    let Some(o) = common::output_beside_a_spinner(test, &mut cmd) else {
+        return;
+    };
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let doc = common::json(&o);
+    let t = &doc["tests"][0];
+    common::contention_warning(&doc, &t["name"], "a job thread");
+}

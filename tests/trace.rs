@@ -1564,3 +1564,120 @@ fn record_into_a_directory_writes_iolab_trace_there() {
         "iolab-trace"
     );
 }
+
+/// A stream's thread that shares its CPU with a busy program waits for it, and every call's
+/// latency includes the wait: `cpu-contention` for the test, with the figure in
+/// `trace.cpu_wait_pct` (iolab and a spinning thread pinned to one CPU; 32 MiB read in 4 KiB
+/// calls on tmpfs). Only its presence is asserted.
+#[test]
+fn a_stream_thread_sharing_its_cpu_with_a_busy_program_is_warned_of() {
+    let test = "a_stream_thread_sharing_its_cpu_with_a_busy_program_is_warned_of";
+    let Some(target) = common::ram_tempdir_or_skip(test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("w.toml");
+    std::fs::write(
+        &file,
+        r#"
+[[stream]]
+name = "reader"
+files = 1
+file_size = "1MiB"
+mix = { read = 1 }
+request_size = "4KiB"
+amount = "32MiB"
+"#,
+    )
+    .unwrap();
+    let mut cmd = common::bin();
+    cmd.args([
+        "trace",
+        "run",
+        file.to_str().unwrap(),
+        "--target",
+        target.path().to_str().unwrap(),
+        "--repeat",
+        "1",
+        "--no-save",
+        "--json",
+    ]);
+    let Some(o) = common::output_beside_a_spinner(test, &mut cmd) else {
+        return;
+    };
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = json(&o);
+    let t = &doc["tests"][0];
+    let waited = t["runs"][0]["trace"]["cpu_wait_pct"]
+        .as_f64()
+        .expect("trace.cpu_wait_pct");
+    assert!(waited > 20.0, "the stream's thread waited only {waited} %");
+    common::contention_warning(&doc, &t["name"], "a thread issuing the calls");
+}
+
+/// A replayed thread that shares its CPU with a busy program waits for it: `cpu-contention`
+/// for the replay's test, with the figure in `trace.cpu_wait_pct` (iolab and a spinning
+/// thread pinned to one CPU; a written trace of 20,000 4 KiB reads of a 1 MiB fixture,
+/// replayed as fast as it goes on tmpfs). Only its presence is asserted.
+#[test]
+fn a_replayed_thread_sharing_its_cpu_with_a_busy_program_is_warned_of() {
+    let test = "a_replayed_thread_sharing_its_cpu_with_a_busy_program_is_warned_of";
+    let Some(target) = common::ram_tempdir_or_skip(test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let tf = dir.path().join("reads.trace");
+    let calls = 20_000u64;
+    let header = serde_json::json!({
+        "format": "iolab-trace",
+        "version": 2,
+        "recorder": "tracepoints",
+        "command": ["reader"],
+        "root": "/r",
+        "recorded_at": "2026-01-01T00:00:00Z",
+        "recorded_ns": calls * 1000,
+        "wall_ns": calls * 1000,
+        "calls": calls,
+        "threads": 1,
+        "read_bytes": calls * 4096,
+        "write_bytes": 0,
+        "skipped_outside_root": 0,
+        "skipped_failed": 0,
+        "files": [{"path": "f", "size": 1 << 20}],
+        "dirs": [],
+    });
+    let mut text = format!("{header}\n");
+    for i in 0..calls {
+        let call = serde_json::json!({
+            "t_ns": i * 1000, "tid": 1, "op": "read", "path": "f",
+            "off": (i % 256) * 4096, "len": 4096, "dur_ns": 500,
+        });
+        text.push_str(&format!("{call}\n"));
+    }
+    std::fs::write(&tf, text).unwrap();
+    let mut cmd = common::bin();
+    cmd.args([
+        "trace",
+        "replay",
+        tf.to_str().unwrap(),
+        "--target",
+        target.path().to_str().unwrap(),
+        "--timing",
+        "asap",
+        "--repeat",
+        "1",
+        "--no-save",
+        "--json",
+    ]);
+    let Some(o) = common::output_beside_a_spinner(test, &mut cmd) else {
+        return;
+    };
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = json(&o);
+    let t = &doc["tests"][0];
+    let waited = t["runs"][0]["trace"]["cpu_wait_pct"]
+        .as_f64()
+        .expect("trace.cpu_wait_pct");
+    assert!(waited > 20.0, "the replayed thread waited only {waited} %");
+    common::contention_warning(&doc, &t["name"], "a thread issuing the calls");
+}

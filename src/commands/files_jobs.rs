@@ -19,7 +19,7 @@ use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning};
 use crate::runner::RunContext;
 use crate::workload::files::Layout;
 use crate::workload::files::config::{FilesConfig, Writer};
-use crate::workload::files::result::summarize_files_test;
+use crate::workload::files::result::{summarize_files_test, warn_contention};
 use crate::workload::files::run::{FilesHooks, run_with_hooks};
 use crate::workload::files::scaling::analyse;
 
@@ -258,6 +258,10 @@ pub fn measure(
     doc.tests = totals(cfg, &docs, &phases).map_err(|e| anyhow!("adding up the writers: {e}"))?;
     for w in &docs[0].warnings {
         doc.warn(w.clone());
+    }
+    // Over all writers (writer 0's own warning gave only its thread's wait).
+    for t in 0..doc.tests.len() {
+        warn_contention(cfg, doc, t);
     }
     sink.save(doc)?;
     work.close().with_context(|| {

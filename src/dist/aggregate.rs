@@ -241,6 +241,11 @@ pub fn aggregate_files_run(ranks: &[RankRun], files_per_portion: u64) -> Result<
             .then(|| files as f64 / ((window_ns + final_sync_ns) as f64 / 1e9)),
         // Ranks share the space they would measure: no per-rank df.
         space: None,
+        // The longest any rank's (or writer's) measuring thread waited.
+        cpu_wait_pct: details
+            .iter()
+            .filter_map(|d| d.cpu_wait_pct)
+            .reduce(f64::max),
     };
     Ok(RunResult {
         run: first.run.run,

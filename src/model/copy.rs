@@ -66,6 +66,11 @@ pub struct CopyRunDetail {
     /// run's `write_amplification` is left out and its `space` has `other_writers`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub device_other_writers: bool,
+    /// How long the copying thread waited for a CPU (runnable while other threads held
+    /// every CPU: schedstat's `run_delay`), in percent of the timed phase. Absent where the
+    /// kernel has no schedstat, and in results written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_wait_pct: Option<f64>,
 }
 
 /// How the file system made an in-place copy (target -> same target). Within one xfs or

@@ -56,6 +56,11 @@ pub struct FilesRunDetail {
     /// create phase: the space the run's files take with all of them in place.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub space: Option<FilesSpace>,
+    /// How long the measuring thread waited for a CPU (runnable while other threads held
+    /// every CPU: schedstat's `run_delay`), in percent of the phase. Absent where the kernel
+    /// has no schedstat, and in results written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_wait_pct: Option<f64>,
 }
 
 /// df around the create phase (used bytes after a syncfs; nothing deleted yet), and what

@@ -55,6 +55,12 @@ pub struct TraceRunDetail {
     /// Replays: what the replay itself issued (the same summary as the recording's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<TraceSummary>,
+    /// The longest a thread issuing the calls (a stream copy's, a replayed thread's) waited
+    /// for a CPU (runnable while other threads held every CPU: schedstat's `run_delay`), in
+    /// percent of its run. Absent where the kernel has no schedstat, and in results written
+    /// before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_wait_pct: Option<f64>,
 }
 
 /// What one stream copy did.

@@ -16,6 +16,7 @@ use crate::engine::buffer::{DataGen, Pattern, splitmix};
 use crate::engine::{Completion, IoEngine, Op, open_engine};
 use crate::model::device::DeviceCounters;
 use crate::model::{BlockSettings, CpuUsage, IntervalPoint, RunResult, Warning, WarningCode};
+use crate::os::cpu_wait;
 use crate::os::signals::StopFlag;
 use crate::runner::cpu;
 use crate::runner::recorder::{JobRecorder, direction_stats};
@@ -789,7 +790,7 @@ struct LoopEnd {
     end_ns: u64,
     monotonic_ns: u64,
     cpu_start: cpu::CpuTimes,
-    wait_clock: cpu::RunQueueClock,
+    wait_clock: cpu_wait::RunQueueClock,
     wait_start: Option<Duration>,
     error: Option<anyhow::Error>,
 }
@@ -837,7 +838,7 @@ fn io_loop(job: &JobSpec, target: &TestTarget, ready: ReadyJob, sync: JobSync) -
     let monotonic_start = Instant::now();
     let now_ns = || stopwatch.now_ns();
     let mut cpu_start = cpu::thread_times();
-    let wait_clock = cpu::RunQueueClock::open();
+    let wait_clock = cpu_wait::RunQueueClock::open();
     let mut wait_start = wait_clock.waited();
     let mut finishing = false;
     // Whether the first fill was told to the live counters.

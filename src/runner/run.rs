@@ -15,6 +15,7 @@ use super::target::{TargetKind, TestTarget};
 use super::{RunContext, given};
 use crate::model::device::DeviceCounters;
 use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning, WarningCode};
+use crate::os::cpu_wait;
 use crate::stats::repeat::{RepeatMode, spread_warnings, summarize_test};
 use crate::stats::steady_rounds::{SteadyRounds, SteadySpec, not_reached_warning};
 use crate::sysinfo::diskstats::write_amplification;
@@ -515,13 +516,13 @@ impl TestRunner<'_> {
             );
         }
         let waited = highest(|c| c.max_job_thread_wait_pct);
-        if let Some(pct) = waited.filter(|&p| p > super::cpu::CPU_CONTENTION_PCT) {
+        if let Some(pct) = waited.filter(|&p| p > cpu_wait::CPU_CONTENTION_PCT) {
             let threads = spec.groups.iter().map(|g| g.jobs as usize).sum();
             warn_replacing(
                 doc,
                 Warning {
                     code: WarningCode::CpuContention,
-                    message: super::cpu::contention_message("a job thread", pct, threads),
+                    message: cpu_wait::contention_message("a job thread", pct, threads),
                     test: Some(spec.name.clone()),
                 },
             );

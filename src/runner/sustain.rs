@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 
 use crate::engine::EngineKind;
 use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning, WarningCode};
+use crate::os::cpu_wait::{CPU_CONTENTION_PCT, contention_message};
 use crate::runner::RunContext;
 use crate::runner::block::{LiveCounters, LiveSampler, StopNotice, run_block_test, settings_of};
 use crate::runner::progress::Progress;
@@ -368,6 +369,20 @@ fn run_pass(
     }
     for w in o.warnings {
         doc.warn(w);
+    }
+    // The pass's one job thread, as `iolab run` warns of it: its wait is in every interval.
+    if let Some(pct) = o
+        .total
+        .cpu
+        .as_ref()
+        .and_then(|c| c.max_job_thread_wait_pct)
+        .filter(|&p| p > CPU_CONTENTION_PCT)
+    {
+        doc.warn(Warning {
+            code: WarningCode::CpuContention,
+            message: contention_message("a job thread", pct, 1),
+            test: Some(name.to_string()),
+        });
     }
     if let (Some(engine), Some(s)) = (o.engines.first(), test.settings.as_mut()) {
         s.engine = engine.clone();

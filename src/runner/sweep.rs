@@ -17,6 +17,7 @@ use crate::model::saturate::{Answer, AnswerDetail, CurvePoint};
 use crate::model::{
     Environment, ResultDoc, ResultSink, RunResult, TestResult, Warning, WarningCode,
 };
+use crate::os::cpu_wait;
 use crate::units::{fmt_secs, fmt_size_iec, fmt_thousands};
 use crate::workload::saturate::SweepKind;
 use crate::workload::saturate::config::{SaturateConfig, SweepSpec};
@@ -565,12 +566,12 @@ fn note_step_warnings(on: &Sweep, name: &str, depth: u32, res: &StepResult, doc:
         .cpu
         .as_ref()
         .and_then(|c| c.max_job_thread_wait_pct);
-    if let Some(pct) = waited.filter(|&p| p > super::cpu::CPU_CONTENTION_PCT)
+    if let Some(pct) = waited.filter(|&p| p > cpu_wait::CPU_CONTENTION_PCT)
         && !given(doc, name, WarningCode::CpuContention)
     {
         doc.warn(Warning {
             code: WarningCode::CpuContention,
-            message: super::cpu::contention_message(
+            message: cpu_wait::contention_message(
                 &format!("from depth {depth} a job thread"),
                 pct,
                 threads,

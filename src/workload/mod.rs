@@ -4,6 +4,7 @@
 
 pub mod age;
 pub mod block;
+pub mod contention;
 pub mod df;
 pub mod offsets;
 pub mod presets;

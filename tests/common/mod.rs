@@ -291,3 +291,66 @@ pub fn wait_until(limit: std::time::Duration, mut cond: impl FnMut() -> bool) ->
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// `cmd`'s output, the child pinned to one CPU beside a thread of this test spinning on the
+/// same CPU: the two take turns, so every thread the child measures on waits about half of
+/// its time for a CPU (a loaded machine only adds to that), against warning
+/// `cpu-contention`'s 10 %. `None` (skipped loudly as `test`) where the kernel has no
+/// schedstat. Only the warning's presence can be asserted: a shared machine has no idle CPU
+/// to promise its absence.
+pub fn output_beside_a_spinner(test: &str, cmd: &mut Command) -> Option<Output> {
+    use std::os::unix::process::CommandExt;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    if !Path::new("/proc/thread-self/schedstat").exists() {
+        skip(
+            test,
+            "no /proc/thread-self/schedstat (a kernel without CONFIG_SCHED_INFO)",
+        );
+        return None;
+    }
+    let allowed = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).unwrap();
+    let cpu = (0..nix::sched::CpuSet::count())
+        .rev()
+        .find(|&c| allowed.is_set(c).unwrap_or(false))
+        .unwrap();
+    let mut one = nix::sched::CpuSet::new();
+    one.set(cpu).unwrap();
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let spinner = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &one).unwrap();
+            while !stop.load(Ordering::Relaxed) {
+                std::hint::spin_loop();
+            }
+        })
+    };
+    // SAFETY: sched_setaffinity is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &one)
+                .map_err(std::io::Error::from)
+        });
+    }
+    let out = cmd.output().expect("run iolab");
+    stop.store(true, Ordering::Relaxed);
+    spinner.join().unwrap();
+    Some(out)
+}
+
+/// The `cpu-contention` warning of a result document, checked to be about `test` and to
+/// start with `who` ("the measuring thread waited "); its message.
+pub fn contention_warning(doc: &serde_json::Value, test: &serde_json::Value, who: &str) -> String {
+    let w = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["code"] == "cpu-contention" && &w["test"] == test)
+        .unwrap_or_else(|| panic!("no cpu-contention of {test} in {}", doc["warnings"]));
+    let msg = w["message"].as_str().unwrap().to_string();
+    assert!(
+        msg.starts_with(&format!("{who} waited ")) && msg.contains(" % of the run for a CPU that "),
+        "{msg}"
+    );
+    msg
+}

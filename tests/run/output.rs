@@ -296,34 +296,8 @@ fn a_drain_longer_than_the_window_is_not_more_than_one_cpu() {
 /// idle CPU) is not asserted: a shared machine has no idle CPU to promise.
 #[test]
 fn a_job_thread_sharing_its_cpu_with_a_busy_program_is_warned_of() {
-    use std::os::unix::process::CommandExt;
-    use std::sync::atomic::{AtomicBool, Ordering};
     let test = "a_job_thread_sharing_its_cpu_with_a_busy_program_is_warned_of";
-    if !Path::new("/proc/thread-self/schedstat").exists() {
-        skip(
-            test,
-            "no /proc/thread-self/schedstat (a kernel without CONFIG_SCHED_INFO)",
-        );
-        return;
-    }
-    let allowed = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).unwrap();
-    let cpu = (0..nix::sched::CpuSet::count())
-        .rev()
-        .find(|&c| allowed.is_set(c).unwrap_or(false))
-        .unwrap();
-    let mut one = nix::sched::CpuSet::new();
-    one.set(cpu).unwrap();
     let d = tempdir();
-    let stop = std::sync::Arc::new(AtomicBool::new(false));
-    let spinner = {
-        let stop = stop.clone();
-        std::thread::spawn(move || {
-            nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &one).unwrap();
-            while !stop.load(Ordering::Relaxed) {
-                std::hint::spin_loop();
-            }
-        })
-    };
     let mut cmd = bin();
     cmd.current_dir(d.path()).args([
         "run",
@@ -342,34 +316,19 @@ fn a_job_thread_sharing_its_cpu_with_a_busy_program_is_warned_of() {
         "--json",
         "--no-save",
     ]);
-    // SAFETY: sched_setaffinity is async-signal-safe; nothing else runs between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || {
-            nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &one)
-                .map_err(std::io::Error::from)
-        });
-    }
-    let out = cmd.output().expect("run iolab");
-    stop.store(true, Ordering::Relaxed);
-    spinner.join().unwrap();
+    let Some(out) = output_beside_a_spinner(test, &mut cmd) else {
+        return;
+    };
     let doc = json_ok(&out);
     let waited = doc["tests"][0]["runs"][0]["cpu"]["max_job_thread_wait_pct"]
         .as_f64()
         .expect("max_job_thread_wait_pct");
     assert!(waited > 20.0, "the job thread waited only {waited} %");
-    let w = doc["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["code"] == "cpu-contention")
-        .unwrap_or_else(|| panic!("no cpu-contention in {}", doc["warnings"]));
-    let msg = w["message"].as_str().unwrap();
+    let msg = contention_warning(&doc, &doc["tests"][0]["name"], "a job thread");
     assert!(
-        msg.starts_with("a job thread waited ")
-            && msg.contains("for a CPU that other programs held (load "),
+        msg.contains("for a CPU that other programs held (load "),
         "{msg}"
     );
-    assert_eq!(w["test"], doc["tests"][0]["name"]);
 }
 
 /// `--keep` says which file it kept: its name has a pid and a random part.

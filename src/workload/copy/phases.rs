@@ -23,6 +23,7 @@ use crate::model::copy::{CopyRunDetail, InPlaceCopy, SpaceAccounting, VerifyResu
 use crate::model::device::DeviceCounters;
 use crate::model::{ResultDoc, ResultSink, RunResult, Warning, WarningCode};
 use crate::os::context::RunContext;
+use crate::os::cpu_wait::{IDLE_ADVICE, WaitSpan, Waiter};
 use crate::os::progress::Progress;
 use crate::stats::repeat::spread_warnings;
 use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
@@ -301,6 +302,7 @@ pub fn run_copy(
                     let t = &mut doc.tests[index(ph)];
                     t.runs.push(r);
                     summarize_copy_test(t);
+                    warn_contention(doc, index(ph));
                     sink.save(doc)?;
                     if let Some(e) = verdict {
                         doc.tests[index(ph)].error = Some(format!("{e:#}"));
@@ -329,6 +331,18 @@ pub fn run_copy(
     std::fs::remove_dir_all(ws.target.path())
         .context("cannot remove the work directory on the target")?;
     Ok(())
+}
+
+/// Warning `cpu-contention` of test `test`, once, with the highest wait of its runs so far.
+fn warn_contention(doc: &mut ResultDoc, test: usize) {
+    let waiter = Waiter {
+        who: "the copying thread",
+        threads: 1,
+        effect: "the phase's time includes that wait and its rate may be below what the file \
+                 system gives",
+        advice: IDLE_ADVICE,
+    };
+    crate::workload::contention::warn(doc, test, |r| r.copy.as_ref()?.cpu_wait_pct, &waiter);
 }
 
 /// The warnings known before anything is copied: entries of `--source` left out, a page
@@ -443,6 +457,8 @@ type PhaseOutcome = Option<(RunResult, Option<anyhow::Error>)>;
 /// What timing one phase saw around it: the device counters and df before and after.
 struct PhaseMeasure {
     timed: Timed,
+    /// The copying thread's wait for a CPU over the timed part, % of it.
+    cpu_wait_pct: Option<f64>,
     device: Option<DeviceCounters>,
     used_before: Option<u64>,
     used_after: Option<u64>,
@@ -530,11 +546,13 @@ impl PhaseRunner<'_> {
         };
         let used_before = used_bytes(ws.target.path());
         let p = Progress::start(self.ctx.progress, label);
+        let waited = WaitSpan::start();
         let timed = if ph == Phase::Delete {
             delete_timed(from, ws.target.path())?
         } else {
             self.copy_timed(from, to, label, &p)?
         };
+        let cpu_wait_pct = waited.pct();
         let device = counters.and_then(|c| c.finish());
         let used_after = match (ph, self.used_before_write) {
             (Phase::Delete, Some(base)) => {
@@ -550,6 +568,7 @@ impl PhaseRunner<'_> {
         p.finish(&self.summary(ph, &timed, measured));
         Ok(PhaseMeasure {
             timed,
+            cpu_wait_pct,
             device,
             used_before,
             used_after,
@@ -716,6 +735,7 @@ impl PhaseRunner<'_> {
                 verify,
                 in_place,
                 device_other_writers: device_others,
+                cpu_wait_pct: m.cpu_wait_pct,
             }),
             ..Default::default()
         }

@@ -8,13 +8,14 @@ use anyhow::Result;
 use crate::model::files::FilesRunDetail;
 use crate::model::{ResultDoc, ResultSink, RunResult};
 use crate::os::context::RunContext;
+use crate::os::cpu_wait::WaitSpan;
 use crate::os::progress::Progress;
 use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
 use crate::workload::files::SyncMode;
 
 use super::config::FilesConfig;
 use super::engine::{PortionError, big_file, syncfs_timed};
-use super::result::{new_test, summarize_files_test};
+use super::result::{new_test, summarize_files_test, warn_contention};
 use super::sizes::FileSize;
 
 const CHUNK: usize = 1 << 20;
@@ -56,6 +57,7 @@ pub fn run_big(
         let name = std::ffi::CString::new(format!("big-{run:03}")).unwrap_or_default();
         let ph = PhaseCounters::start(device.as_deref());
         let fsync = cfg.sync == SyncMode::File || cfg.sync == SyncMode::Portion;
+        let waited = WaitSpan::start();
         let r = big_file(root_fd.as_raw_fd(), &name, big, &chunk, fsync, &ctx.stop).and_then(
             |(w, s)| match cfg.sync {
                 SyncMode::End => Ok((w, s + syncfs_timed(root_fd.as_raw_fd())?, 0, 1)),
@@ -88,6 +90,7 @@ pub fn run_big(
                 );
             }
         };
+        let cpu_wait_pct = waited.pct();
         let secs = write_ns as f64 / 1e9;
         let mut rr = RunResult {
             run,
@@ -106,6 +109,7 @@ pub fn run_big(
                 seconds_per_portion: secs,
                 files_per_s_with_sync: (fsyncs + syncfs > 0)
                     .then(|| 1.0 / ((write_ns + sync_ns) as f64 / 1e9).max(1e-9)),
+                cpu_wait_pct,
                 ..Default::default()
             }),
             ..Default::default()
@@ -121,6 +125,7 @@ pub fn run_big(
         values.push(rr.bw_bytes_per_s.unwrap_or(0.0));
         doc.tests[idx].runs.push(rr);
         summarize_files_test(&mut doc.tests[idx]);
+        warn_contention(cfg, doc, idx);
         sink.save(doc)?;
     }
     Ok(())

@@ -2,7 +2,8 @@
 //! params, and the files-specific summaries (Belov's seconds per portion, sync time).
 
 use crate::model::files::{FilesRunDetail, FilesTestDetail};
-use crate::model::{RunResult, TestResult};
+use crate::model::{ResultDoc, RunResult, TestResult};
+use crate::os::cpu_wait::{IDLE_ADVICE, Waiter};
 use crate::stats::repeat::summarize_test;
 use crate::stats::summary::summarize;
 use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
@@ -75,6 +76,24 @@ pub fn run_result(
     }
     r.files = Some(d);
     r
+}
+
+/// Warning `cpu-contention` of test `test` (a phase of one size, or the big file), once,
+/// with the highest wait of its runs so far.
+pub fn warn_contention(cfg: &FilesConfig, doc: &mut ResultDoc, test: usize) {
+    let advice = format!(
+        "{IDLE_ADVICE}; pinning with --cpu does not help when other programs use that CPU too"
+    );
+    let waiter = Waiter {
+        who: "the measuring thread",
+        // `--jobs` writers wait for each other's CPUs too (each writer's own config has
+        // jobs 1, and with `--shared-dir` the writers' count).
+        threads: cfg.writer.map_or(u64::from(cfg.jobs.max(1)), |w| w.of) as usize,
+        effect: "every portion's time includes that wait and the files/s may be below what \
+                 the file system gives",
+        advice: &advice,
+    };
+    crate::workload::contention::warn(doc, test, |r| r.files.as_ref()?.cpu_wait_pct, &waiter);
 }
 
 pub fn op_name(op: Op) -> &'static str {

@@ -13,6 +13,7 @@ use anyhow::{Context, Result};
 use crate::model::files::FilesRunDetail;
 use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning, WarningCode};
 use crate::os::context::RunContext;
+use crate::os::cpu_wait::WaitSpan;
 use crate::os::progress::Progress;
 use crate::stats::repeat::spread_warnings;
 use crate::sysinfo::diskstats::PhaseCounters;
@@ -21,7 +22,7 @@ use crate::workload::files::{Layout, Method, SyncMode};
 
 use super::config::FilesConfig;
 use super::engine::{Names, Op, PortionError, Reference, portion, syncfs_timed};
-use super::result::{new_test, op_name, run_result, summarize_files_test};
+use super::result::{new_test, op_name, run_result, summarize_files_test, warn_contention};
 use super::sizes::FileSize;
 
 /// Portion-to-portion spread above which a run is called noisy (Belov's 5 %).
@@ -208,6 +209,7 @@ impl SizeRun<'_> {
     /// the create phase made for the others); `Err` carries the partial measurements.
     /// `wall`: a distributed run's stonewall, looked at before each portion (a portion is
     /// the unit every figure is made of, so a rank stops at the end of the one it is in).
+    /// The measuring thread's wait for a CPU is read before and after, not per portion.
     fn phase(
         &mut self,
         op: Op,
@@ -216,119 +218,125 @@ impl SizeRun<'_> {
         wall: Option<&AtomicBool>,
         progress: &dyn Fn(f64),
     ) -> PhaseRun {
-        let cfg = self.cfg;
-        let n = cfg.files_per_portion;
-        let mut out = PhaseRun::default();
-        let d = &mut out.detail;
-        // A --shared-dir writer names its files from its own range: writer i of n has
-        // files_per_run * i .. files_per_run * (i + 1), in the same directories as the others.
-        let (writer, writers) = cfg.writer.map(|w| (w.index, w.of)).unwrap_or((0, 1));
-        let shared = cfg.writer.is_some();
-        let own_first = writer * cfg.files_per_run();
-        let mut names = Names::new(cfg.files_per_run() * writers, own_first);
-        let mut cur: Option<(String, OwnedFd)> = None;
-        let total_portions = limit;
-        let fsync_each = op == Op::Create && cfg.sync == SyncMode::File;
-        out.start_wall_ns = wall_clock_ns();
-        'portions: for p in 0..cfg.passes {
-            for q in 0..cfg.portions {
-                if p * cfg.portions + q >= limit {
-                    break 'portions;
-                }
-                if wall.is_some_and(|w| w.load(Ordering::Relaxed)) {
-                    out.stonewalled = true;
-                    break 'portions;
-                }
-                let dname = dir_name(cfg.layout, p, q);
-                if cur.as_ref().map(|(nm, _)| nm != &dname).unwrap_or(true) {
-                    let c = cstr(dname.as_bytes());
-                    if op == Op::Create
-                        && let Err(e) = mkdir_shared(run_fd, &c, shared)
-                    {
-                        let pe = errno_to_portion("mkdir", &e);
-                        return out.stopped(pe, dname);
+        let waited = WaitSpan::start();
+        // The portions and syncs (a closure: their early returns are the phase's end too).
+        let mut out = (|| -> PhaseRun {
+            let cfg = self.cfg;
+            let n = cfg.files_per_portion;
+            let mut out = PhaseRun::default();
+            let d = &mut out.detail;
+            // A --shared-dir writer names its files from its own range: writer i of n has
+            // files_per_run * i .. files_per_run * (i + 1), in the same directories as the others.
+            let (writer, writers) = cfg.writer.map(|w| (w.index, w.of)).unwrap_or((0, 1));
+            let shared = cfg.writer.is_some();
+            let own_first = writer * cfg.files_per_run();
+            let mut names = Names::new(cfg.files_per_run() * writers, own_first);
+            let mut cur: Option<(String, OwnedFd)> = None;
+            let total_portions = limit;
+            let fsync_each = op == Op::Create && cfg.sync == SyncMode::File;
+            out.start_wall_ns = wall_clock_ns();
+            'portions: for p in 0..cfg.passes {
+                for q in 0..cfg.portions {
+                    if p * cfg.portions + q >= limit {
+                        break 'portions;
                     }
-                    match open_dir_at(run_fd, &c) {
-                        Ok(fd) => cur = Some((dname.clone(), fd)),
-                        Err(e) => return out.stopped(errno_to_portion("open", &e), dname),
+                    if wall.is_some_and(|w| w.load(Ordering::Relaxed)) {
+                        out.stonewalled = true;
+                        break 'portions;
                     }
-                }
-                let dirfd = cur.as_ref().map(|(_, f)| f.as_raw_fd()).unwrap_or(-1);
-                let first = own_first + (p * cfg.portions + q) * n;
-                names.seek(first);
-                let r = portion(
-                    op,
-                    dirfd,
-                    &mut names,
-                    n,
-                    self.size.bytes as usize,
-                    self.reference,
-                    self.readbuf,
-                    fsync_each,
-                    &self.ctx.stop,
-                );
-                let mut t = match r {
-                    Ok(t) => t,
-                    Err(e) => {
-                        let at = format!("{dname}/{}", names.as_str());
-                        return out.stopped(e, at);
-                    }
-                };
-                d.fsync_calls += t.fsyncs;
-                d.sync_ns += t.sync_ns;
-                if fsync_each {
-                    d.portion_sync_ns.push(t.sync_ns);
-                }
-                if op == Op::Create && cfg.sync == SyncMode::Portion {
-                    match syncfs_timed(dirfd) {
-                        Ok(ns) => {
-                            d.syncfs_calls += 1;
-                            d.sync_ns += ns;
-                            d.portion_sync_ns.push(ns);
+                    let dname = dir_name(cfg.layout, p, q);
+                    if cur.as_ref().map(|(nm, _)| nm != &dname).unwrap_or(true) {
+                        let c = cstr(dname.as_bytes());
+                        if op == Op::Create
+                            && let Err(e) = mkdir_shared(run_fd, &c, shared)
+                        {
+                            let pe = errno_to_portion("mkdir", &e);
+                            return out.stopped(pe, dname);
                         }
-                        Err(e) => return out.stopped(e, dname),
-                    }
-                }
-                let last_of_dir = match cfg.layout {
-                    Layout::Flat => p + 1 == cfg.passes && q + 1 == cfg.portions,
-                    Layout::PerPass => q + 1 == cfg.portions,
-                    Layout::PerPortion => true,
-                };
-                if op == Op::Delete && last_of_dir {
-                    // Removing the emptied directory is part of deleting the tree.
-                    cur = None;
-                    let s = std::time::Instant::now();
-                    let c = cstr(dname.as_bytes());
-                    // SAFETY: valid dirfd and C string.
-                    if unsafe { libc::unlinkat(run_fd, c.as_ptr(), libc::AT_REMOVEDIR) } != 0 {
-                        let e = std::io::Error::last_os_error();
-                        // A shared directory is removed by the last writer to empty it.
-                        let others = matches!(
-                            e.raw_os_error(),
-                            Some(libc::ENOTEMPTY | libc::EEXIST | libc::ENOENT)
-                        );
-                        if !(shared && others) {
-                            return out.stopped(errno_to_portion("rmdir", &e), dname);
+                        match open_dir_at(run_fd, &c) {
+                            Ok(fd) => cur = Some((dname.clone(), fd)),
+                            Err(e) => return out.stopped(errno_to_portion("open", &e), dname),
                         }
                     }
-                    t.ns += s.elapsed().as_nanos() as u64;
+                    let dirfd = cur.as_ref().map(|(_, f)| f.as_raw_fd()).unwrap_or(-1);
+                    let first = own_first + (p * cfg.portions + q) * n;
+                    names.seek(first);
+                    let r = portion(
+                        op,
+                        dirfd,
+                        &mut names,
+                        n,
+                        self.size.bytes as usize,
+                        self.reference,
+                        self.readbuf,
+                        fsync_each,
+                        &self.ctx.stop,
+                    );
+                    let mut t = match r {
+                        Ok(t) => t,
+                        Err(e) => {
+                            let at = format!("{dname}/{}", names.as_str());
+                            return out.stopped(e, at);
+                        }
+                    };
+                    d.fsync_calls += t.fsyncs;
+                    d.sync_ns += t.sync_ns;
+                    if fsync_each {
+                        d.portion_sync_ns.push(t.sync_ns);
+                    }
+                    if op == Op::Create && cfg.sync == SyncMode::Portion {
+                        match syncfs_timed(dirfd) {
+                            Ok(ns) => {
+                                d.syncfs_calls += 1;
+                                d.sync_ns += ns;
+                                d.portion_sync_ns.push(ns);
+                            }
+                            Err(e) => return out.stopped(e, dname),
+                        }
+                    }
+                    let last_of_dir = match cfg.layout {
+                        Layout::Flat => p + 1 == cfg.passes && q + 1 == cfg.portions,
+                        Layout::PerPass => q + 1 == cfg.portions,
+                        Layout::PerPortion => true,
+                    };
+                    if op == Op::Delete && last_of_dir {
+                        // Removing the emptied directory is part of deleting the tree.
+                        cur = None;
+                        let s = std::time::Instant::now();
+                        let c = cstr(dname.as_bytes());
+                        // SAFETY: valid dirfd and C string.
+                        if unsafe { libc::unlinkat(run_fd, c.as_ptr(), libc::AT_REMOVEDIR) } != 0 {
+                            let e = std::io::Error::last_os_error();
+                            // A shared directory is removed by the last writer to empty it.
+                            let others = matches!(
+                                e.raw_os_error(),
+                                Some(libc::ENOTEMPTY | libc::EEXIST | libc::ENOENT)
+                            );
+                            if !(shared && others) {
+                                return out.stopped(errno_to_portion("rmdir", &e), dname);
+                            }
+                        }
+                        t.ns += s.elapsed().as_nanos() as u64;
+                    }
+                    d.portion_ns.push(t.ns);
+                    d.files_done += n;
+                    progress(d.portion_ns.len() as f64 / total_portions as f64);
                 }
-                d.portion_ns.push(t.ns);
-                d.files_done += n;
-                progress(d.portion_ns.len() as f64 / total_portions as f64);
             }
-        }
-        out.end_wall_ns = wall_clock_ns();
-        if op == Op::Create && cfg.sync == SyncMode::End {
-            let fd = cur.as_ref().map(|(_, f)| f.as_raw_fd()).unwrap_or(run_fd);
-            match syncfs_timed(fd) {
-                Ok(ns) => {
-                    d.syncfs_calls += 1;
-                    d.sync_ns += ns;
+            out.end_wall_ns = wall_clock_ns();
+            if op == Op::Create && cfg.sync == SyncMode::End {
+                let fd = cur.as_ref().map(|(_, f)| f.as_raw_fd()).unwrap_or(run_fd);
+                match syncfs_timed(fd) {
+                    Ok(ns) => {
+                        d.syncfs_calls += 1;
+                        d.sync_ns += ns;
+                    }
+                    Err(e) => return out.stopped(e, "syncfs".into()),
                 }
-                Err(e) => return out.stopped(e, "syncfs".into()),
             }
-        }
+            out
+        })();
+        out.detail.cpu_wait_pct = waited.pct();
         out
     }
 }
@@ -640,6 +648,7 @@ pub fn run_with_hooks(
             ));
             for k in 0..ops.len() {
                 summarize_files_test(&mut doc.tests[base + k]);
+                warn_contention(cfg, doc, base + k);
             }
             sink.save(doc)?;
         }

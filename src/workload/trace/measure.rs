@@ -14,6 +14,7 @@ use crate::error::UsageError;
 use crate::model::trace::{OpResult, StreamResult, StreamSpec, TraceRunDetail, TraceTestDetail};
 use crate::model::{RunResult, TestResult, Warning, WarningCode};
 use crate::os::context::RunContext;
+use crate::os::cpu_wait::{IDLE_ADVICE, Waiter};
 use crate::os::progress::Progress;
 use crate::stats::hist::LatencyHistogram;
 use crate::stats::repeat::{RepeatMode, spread_warnings, summarize_test};
@@ -201,6 +202,10 @@ fn one_run(plan: &Plan, ctx: &RunContext, device: Option<&str>, run: u32) -> Res
         prefill_bytes: prefill,
         replay: None,
         summary: None,
+        cpu_wait_pct: outcomes
+            .iter()
+            .filter_map(|o| o.cpu_wait_pct)
+            .reduce(f64::max),
     });
     root.close().with_context(|| {
         format!(
@@ -272,10 +277,30 @@ pub fn run_test(
     }
     summarize_test(&mut test);
     warnings.extend(spread_warnings(&test, &plan.repeat));
+    let copies = plan
+        .workload
+        .streams
+        .iter()
+        .map(|s| s.copies as usize)
+        .sum();
+    warnings.extend(contention_warning(&test, copies));
     if let Some(e) = &failure {
         test.error = Some(format!("{e:#}"));
     }
     (test, failure.map_or(Ok(()), Err))
+}
+
+/// Warning `cpu-contention` of a trace test (run or replay) whose calls were issued by
+/// `threads` threads, with the highest wait of its runs.
+pub fn contention_warning(test: &TestResult, threads: usize) -> Option<Warning> {
+    let waiter = Waiter {
+        who: "a thread issuing the calls",
+        threads,
+        effect: "every call's latency includes that wait and the MB/s may be below what the \
+                 file system gives",
+        advice: IDLE_ADVICE,
+    };
+    crate::workload::contention::warning(test, |r| r.trace.as_ref()?.cpu_wait_pct, &waiter)
 }
 
 fn direction(w: &Workload) -> &'static str {

@@ -3,7 +3,7 @@
 //! recorded times. Calls on the same path keep their recorded order across threads (a
 //! reader never overtakes the writer it followed), so byte counts match the recording.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
@@ -14,13 +14,14 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use super::fileset::{create_filled, settle};
-use super::measure::{check_target, ops_detail, run_result};
+use super::measure::{check_target, contention_warning, ops_detail, run_result};
 use super::runner::{OpAcc, read_full_at};
 use super::tracefile::{self, Call, CallOp, Header};
 use crate::engine::buffer::{DataGen, Pattern};
 use crate::model::trace::{ReplayDetail, TraceRunDetail, TraceTestDetail};
 use crate::model::{ResultDoc, RunResult, TestResult, Warning, WarningCode};
 use crate::os::context::RunContext;
+use crate::os::cpu_wait::WaitSpan;
 use crate::os::signals::StopFlag;
 use crate::stats::repeat::{RepeatMode, spread_warnings, summarize_test};
 use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
@@ -149,6 +150,10 @@ impl Replay {
         for w in spread_warnings(&test, repeat) {
             doc.warn(w);
         }
+        let threads = calls.iter().map(|c| c.tid).collect::<HashSet<_>>().len();
+        if let Some(w) = contention_warning(&test, threads) {
+            doc.warn(w);
+        }
         if let Some(w) = strace_pace(h, a.timing) {
             doc.warn(Warning {
                 test: Some(label.clone()),
@@ -260,6 +265,8 @@ struct ThreadOut {
     write_bytes: u64,
     errors: u64,
     first_error: Option<String>,
+    /// How long the thread waited for a CPU, % of its replay.
+    cpu_wait_pct: Option<f64>,
 }
 
 fn one_replay(
@@ -332,6 +339,7 @@ fn one_replay(
     stop.check()?;
     let mut ops: BTreeMap<String, OpAcc> = BTreeMap::new();
     let mut log = Vec::new();
+    let cpu_wait_pct = outs.iter().filter_map(|o| o.cpu_wait_pct).reduce(f64::max);
     let mut detail = ReplayDetail {
         timing: a.timing.name().into(),
         recorded_ns: h.recorded_ns,
@@ -374,6 +382,7 @@ fn one_replay(
         prefill_bytes: h.files.iter().map(|f| f.size).sum(),
         replay: Some(detail),
         summary: Some(super::summary::summarize(&log)),
+        cpu_wait_pct,
     });
     if a.keep {
         let kept = root.keep();
@@ -447,6 +456,7 @@ fn replay_thread(x: &ThreadCtx, idx: &[usize]) -> ThreadOut {
         // SAFETY: PR_SET_TIMERSLACK takes an integer and affects only this thread.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
     }
+    let waited = WaitSpan::start();
     let mut out = ThreadOut::default();
     let mut handles: HashMap<String, Vec<File>> = HashMap::new();
     let mut buf = vec![0u8; (wdata_len(x.calls, idx)).max(1)];
@@ -480,6 +490,7 @@ fn replay_thread(x: &ThreadCtx, idx: &[usize]) -> ThreadOut {
         out.log(c, t_ns, lat, r.as_ref().ok().copied());
         out.account(c, lat, r);
     }
+    out.cpu_wait_pct = waited.pct();
     out
 }
 

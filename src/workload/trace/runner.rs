@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use super::fileset::{FileSet, Rng, syncfs};
 use super::format::{Op, OpChoice, Stream, Workload};
 use crate::engine::buffer::{DataGen, Pattern};
+use crate::os::cpu_wait::WaitSpan;
 use crate::os::signals::StopFlag;
 use crate::stats::hist::LatencyHistogram;
 use crate::units::fmt_size_iec;
@@ -42,6 +43,9 @@ pub struct StreamOutcome {
     pub ended: Option<Instant>,
     pub deadlines: u64,
     pub missed: u64,
+    /// How long this copy's thread waited for a CPU, % of its run (read at its start and
+    /// end; `None` without schedstat).
+    pub cpu_wait_pct: Option<f64>,
 }
 
 /// The measured time of a run: from the first stream copy's start to the last one's end.
@@ -185,6 +189,7 @@ impl<'a> Worker<'a> {
     }
 
     fn run(&mut self, stop: &StopFlag, abort: &AtomicBool) -> anyhow::Result<()> {
+        let waited = WaitSpan::start();
         let t0 = Instant::now();
         self.out.started = Some(t0);
         let mut moved = 0u64;
@@ -248,6 +253,7 @@ impl<'a> Worker<'a> {
         let end = Instant::now();
         self.out.ended = Some(end);
         self.out.elapsed = end - t0;
+        self.out.cpu_wait_pct = waited.pct();
         Ok(())
     }
 
