@@ -138,11 +138,7 @@ fn unchecked_options(test: &str, args: &[&str]) -> Option<Vec<iolab::model::Warn
     let area = Area::new();
     let mut all = args.to_vec();
     all.push("--setup-only");
-    let out = bin().args(area.args(&all)).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    area.assert_clean();
-    let doc = area.result();
+    let (doc, _) = area.run_expecting(&area.args(&all), 0);
     if doc.configurations[0].status == "skipped" {
         common::skip(test, doc.configurations[0].reason.as_deref().unwrap_or(""));
         return None;
@@ -879,11 +875,7 @@ fn mkfs_option_sets_are_configurations_and_are_read_back() {
         "1",
         "--setup-only",
     ]);
-    let out = bin().args(&args).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    area.assert_clean();
-    let doc = area.result();
+    let (doc, _) = area.run_expecting(&args, 0);
     let labels: Vec<&str> = doc
         .configurations
         .iter()
@@ -925,15 +917,7 @@ fn a_row_records_the_options_its_mount_really_had() {
         "1",
         "--setup-only",
     ]);
-    let out = bin().args(&args).output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    area.assert_clean();
-    let doc = area.result();
+    let (doc, _) = area.run_expecting(&args, 0);
     let shown: Vec<Vec<String>> = doc
         .configurations
         .iter()
@@ -971,11 +955,7 @@ fn a_workloads_error_is_said_in_reference_keys() {
         "--workload",
         "run:preset=real:duration=200ms:ramp=0:size=200M:repeat=1",
     ]);
-    let out = bin().args(&args).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    area.assert_clean();
-    let doc = area.result();
+    let (doc, _) = area.run_expecting(&args, 1);
     let why = doc.configurations[0].reason.clone().unwrap_or_default();
     assert!(why.contains("run:size=200.0 MiB"), "{why}");
     assert!(
@@ -1008,11 +988,7 @@ fn options_scoped_to_a_file_system_apply_to_its_rows_only() {
         "1",
         "--setup-only",
     ]);
-    let out = bin().args(&args).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    area.assert_clean();
-    let doc = area.result();
+    let (doc, _) = area.run_expecting(&args, 0);
     let labels: Vec<&str> = doc
         .configurations
         .iter()

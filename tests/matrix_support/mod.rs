@@ -103,6 +103,16 @@ impl Area {
         assert_eq!(std::fs::read(outside).unwrap(), SENTINEL);
     }
 
+    /// `iolab ARGS` (from `args`), checked to exit with `code` and to leave nothing mounted
+    /// or attached; its result and stderr.
+    pub fn run_expecting(&self, args: &[String], code: i32) -> (ResultDoc, String) {
+        let out = crate::common::bin().args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(code), "{stderr}");
+        self.assert_clean();
+        (self.result(), stderr)
+    }
+
     pub fn result(&self) -> ResultDoc {
         let f = std::fs::read_dir(&self.out)
             .unwrap()
