@@ -26,6 +26,7 @@ use crate::report::dist::render_files_hosts;
 use crate::report::files::render_files_table;
 use crate::runner::RunHooks;
 use crate::stats::repeat::spread_warnings;
+use crate::sysinfo::diskstats::write_amplification;
 use crate::units::fmt_size_iec;
 use crate::workload::df::warn_other_writers_because;
 use crate::workload::files::config::FilesConfig;
@@ -93,6 +94,8 @@ struct FilesDist<'a> {
 /// host over one block device write to it together, so each one's counters (which see
 /// all of them) are judged against what all their files hold; beyond that, another
 /// program wrote to it and those ranks' write amplification is left out, as on one host.
+/// Otherwise each of them carries the group's write amplification (its device bytes over
+/// all their files' bytes): its own bytes alone made it about N times too high.
 /// `held(files, size)`: what `files` files of `size` bytes hold at most.
 fn judge_devices(doc: &mut ResultDoc, all: &mut [RankSize], held: impl Fn(u64, u64) -> u64) {
     let Some(k) = all[0]
@@ -146,6 +149,16 @@ fn judge_devices(doc: &mut ResultDoc, all: &mut [RankSize], held: impl Fn(u64, u
                     ),
                     "the write amplification of those ranks is not the files' alone (left out)",
                 );
+            } else if members.len() > 1 {
+                let bytes: u64 = members.iter().map(|&i| all[i].tests[k].runs[j].bytes).sum();
+                for &i in &members {
+                    let r = &mut all[i].tests[k].runs[j];
+                    if r.write_amplification.is_some()
+                        && let Some(d) = &r.device
+                    {
+                        r.write_amplification = write_amplification(d, bytes);
+                    }
+                }
             }
         }
     }
@@ -395,6 +408,7 @@ mod tests {
             let run = RunResult {
                 run: 1,
                 ops: 5000,
+                bytes: 5000 * 4096,
                 write_amplification: Some(written as f64 / 20.48e6),
                 device: Some(DeviceCounters {
                     write_bytes: written,
@@ -429,6 +443,11 @@ mod tests {
         let mut shared = [rank(0, "a", 70 << 20), rank(1, "a", 70 << 20)];
         judge_devices(&mut doc, &mut shared, held);
         assert_eq!(wa(&shared), [true, true]);
+        // Each saw both ranks' writes: the group's WA, not 70 MiB over one rank's 20 MB.
+        for m in &shared {
+            let got = m.tests[0].runs[0].write_amplification.unwrap();
+            assert!((got - (70 << 20) as f64 / 40.96e6).abs() < 1e-9, "{got}");
+        }
         assert!(doc.warnings.is_empty(), "{:?}", doc.warnings);
         let mut busy = [rank(0, "a", 150 << 20), rank(1, "a", 150 << 20)];
         judge_devices(&mut doc, &mut busy, held);
@@ -446,5 +465,10 @@ mod tests {
         let mut apart = [rank(0, "a", 30 << 20), rank(1, "b", 70 << 20)];
         judge_devices(&mut new_doc(), &mut apart, held);
         assert_eq!(wa(&apart), [true, false]);
+        let alone = apart[0].tests[0].runs[0].write_amplification.unwrap();
+        assert!(
+            (alone - (30 << 20) as f64 / 20.48e6).abs() < 1e-9,
+            "{alone}"
+        );
     }
 }
