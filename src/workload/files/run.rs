@@ -219,124 +219,133 @@ impl SizeRun<'_> {
         progress: &dyn Fn(f64),
     ) -> PhaseRun {
         let waited = WaitSpan::start();
-        // The portions and syncs (a closure: their early returns are the phase's end too).
-        let mut out = (|| -> PhaseRun {
-            let cfg = self.cfg;
-            let n = cfg.files_per_portion;
-            let mut out = PhaseRun::default();
-            let d = &mut out.detail;
-            // A --shared-dir writer names its files from its own range: writer i of n has
-            // files_per_run * i .. files_per_run * (i + 1), in the same directories as the others.
-            let (writer, writers) = cfg.writer.map(|w| (w.index, w.of)).unwrap_or((0, 1));
-            let shared = cfg.writer.is_some();
-            let own_first = writer * cfg.files_per_run();
-            let mut names = Names::new(cfg.files_per_run() * writers, own_first);
-            let mut cur: Option<(String, OwnedFd)> = None;
-            let total_portions = limit;
-            let fsync_each = op == Op::Create && cfg.sync == SyncMode::File;
-            out.start_wall_ns = wall_clock_ns();
-            'portions: for p in 0..cfg.passes {
-                for q in 0..cfg.portions {
-                    if p * cfg.portions + q >= limit {
-                        break 'portions;
-                    }
-                    if wall.is_some_and(|w| w.load(Ordering::Relaxed)) {
-                        out.stonewalled = true;
-                        break 'portions;
-                    }
-                    let dname = dir_name(cfg.layout, p, q);
-                    if cur.as_ref().map(|(nm, _)| nm != &dname).unwrap_or(true) {
-                        let c = cstr(dname.as_bytes());
-                        if op == Op::Create
-                            && let Err(e) = mkdir_shared(run_fd, &c, shared)
-                        {
-                            let pe = errno_to_portion("mkdir", &e);
-                            return out.stopped(pe, dname);
-                        }
-                        match open_dir_at(run_fd, &c) {
-                            Ok(fd) => cur = Some((dname.clone(), fd)),
-                            Err(e) => return out.stopped(errno_to_portion("open", &e), dname),
-                        }
-                    }
-                    let dirfd = cur.as_ref().map(|(_, f)| f.as_raw_fd()).unwrap_or(-1);
-                    let first = own_first + (p * cfg.portions + q) * n;
-                    names.seek(first);
-                    let r = portion(
-                        op,
-                        dirfd,
-                        &mut names,
-                        n,
-                        self.size.bytes as usize,
-                        self.reference,
-                        self.readbuf,
-                        fsync_each,
-                        &self.ctx.stop,
-                    );
-                    let mut t = match r {
-                        Ok(t) => t,
-                        Err(e) => {
-                            let at = format!("{dname}/{}", names.as_str());
-                            return out.stopped(e, at);
-                        }
-                    };
-                    d.fsync_calls += t.fsyncs;
-                    d.sync_ns += t.sync_ns;
-                    if fsync_each {
-                        d.portion_sync_ns.push(t.sync_ns);
-                    }
-                    if op == Op::Create && cfg.sync == SyncMode::Portion {
-                        match syncfs_timed(dirfd) {
-                            Ok(ns) => {
-                                d.syncfs_calls += 1;
-                                d.sync_ns += ns;
-                                d.portion_sync_ns.push(ns);
-                            }
-                            Err(e) => return out.stopped(e, dname),
-                        }
-                    }
-                    let last_of_dir = match cfg.layout {
-                        Layout::Flat => p + 1 == cfg.passes && q + 1 == cfg.portions,
-                        Layout::PerPass => q + 1 == cfg.portions,
-                        Layout::PerPortion => true,
-                    };
-                    if op == Op::Delete && last_of_dir {
-                        // Removing the emptied directory is part of deleting the tree.
-                        cur = None;
-                        let s = std::time::Instant::now();
-                        let c = cstr(dname.as_bytes());
-                        // SAFETY: valid dirfd and C string.
-                        if unsafe { libc::unlinkat(run_fd, c.as_ptr(), libc::AT_REMOVEDIR) } != 0 {
-                            let e = std::io::Error::last_os_error();
-                            // A shared directory is removed by the last writer to empty it.
-                            let others = matches!(
-                                e.raw_os_error(),
-                                Some(libc::ENOTEMPTY | libc::EEXIST | libc::ENOENT)
-                            );
-                            if !(shared && others) {
-                                return out.stopped(errno_to_portion("rmdir", &e), dname);
-                            }
-                        }
-                        t.ns += s.elapsed().as_nanos() as u64;
-                    }
-                    d.portion_ns.push(t.ns);
-                    d.files_done += n;
-                    progress(d.portion_ns.len() as f64 / total_portions as f64);
-                }
-            }
-            out.end_wall_ns = wall_clock_ns();
-            if op == Op::Create && cfg.sync == SyncMode::End {
-                let fd = cur.as_ref().map(|(_, f)| f.as_raw_fd()).unwrap_or(run_fd);
-                match syncfs_timed(fd) {
-                    Ok(ns) => {
-                        d.syncfs_calls += 1;
-                        d.sync_ns += ns;
-                    }
-                    Err(e) => return out.stopped(e, "syncfs".into()),
-                }
-            }
-            out
-        })();
+        let mut out = self.portions(op, run_fd, limit, wall, progress);
         out.detail.cpu_wait_pct = waited.pct();
+        out
+    }
+
+    /// `phase`'s portions and syncs.
+    fn portions(
+        &mut self,
+        op: Op,
+        run_fd: RawFd,
+        limit: u64,
+        wall: Option<&AtomicBool>,
+        progress: &dyn Fn(f64),
+    ) -> PhaseRun {
+        let cfg = self.cfg;
+        let n = cfg.files_per_portion;
+        let mut out = PhaseRun::default();
+        let d = &mut out.detail;
+        // A --shared-dir writer names its files from its own range: writer i of n has
+        // files_per_run * i .. files_per_run * (i + 1), in the same directories as the others.
+        let (writer, writers) = cfg.writer.map(|w| (w.index, w.of)).unwrap_or((0, 1));
+        let shared = cfg.writer.is_some();
+        let own_first = writer * cfg.files_per_run();
+        let mut names = Names::new(cfg.files_per_run() * writers, own_first);
+        let mut cur: Option<(String, OwnedFd)> = None;
+        let total_portions = limit;
+        let fsync_each = op == Op::Create && cfg.sync == SyncMode::File;
+        out.start_wall_ns = wall_clock_ns();
+        'portions: for p in 0..cfg.passes {
+            for q in 0..cfg.portions {
+                if p * cfg.portions + q >= limit {
+                    break 'portions;
+                }
+                if wall.is_some_and(|w| w.load(Ordering::Relaxed)) {
+                    out.stonewalled = true;
+                    break 'portions;
+                }
+                let dname = dir_name(cfg.layout, p, q);
+                if cur.as_ref().map(|(nm, _)| nm != &dname).unwrap_or(true) {
+                    let c = cstr(dname.as_bytes());
+                    if op == Op::Create
+                        && let Err(e) = mkdir_shared(run_fd, &c, shared)
+                    {
+                        let pe = errno_to_portion("mkdir", &e);
+                        return out.stopped(pe, dname);
+                    }
+                    match open_dir_at(run_fd, &c) {
+                        Ok(fd) => cur = Some((dname.clone(), fd)),
+                        Err(e) => return out.stopped(errno_to_portion("open", &e), dname),
+                    }
+                }
+                let dirfd = cur.as_ref().map(|(_, f)| f.as_raw_fd()).unwrap_or(-1);
+                let first = own_first + (p * cfg.portions + q) * n;
+                names.seek(first);
+                let r = portion(
+                    op,
+                    dirfd,
+                    &mut names,
+                    n,
+                    self.size.bytes as usize,
+                    self.reference,
+                    self.readbuf,
+                    fsync_each,
+                    &self.ctx.stop,
+                );
+                let mut t = match r {
+                    Ok(t) => t,
+                    Err(e) => {
+                        let at = format!("{dname}/{}", names.as_str());
+                        return out.stopped(e, at);
+                    }
+                };
+                d.fsync_calls += t.fsyncs;
+                d.sync_ns += t.sync_ns;
+                if fsync_each {
+                    d.portion_sync_ns.push(t.sync_ns);
+                }
+                if op == Op::Create && cfg.sync == SyncMode::Portion {
+                    match syncfs_timed(dirfd) {
+                        Ok(ns) => {
+                            d.syncfs_calls += 1;
+                            d.sync_ns += ns;
+                            d.portion_sync_ns.push(ns);
+                        }
+                        Err(e) => return out.stopped(e, dname),
+                    }
+                }
+                let last_of_dir = match cfg.layout {
+                    Layout::Flat => p + 1 == cfg.passes && q + 1 == cfg.portions,
+                    Layout::PerPass => q + 1 == cfg.portions,
+                    Layout::PerPortion => true,
+                };
+                if op == Op::Delete && last_of_dir {
+                    // Removing the emptied directory is part of deleting the tree.
+                    cur = None;
+                    let s = std::time::Instant::now();
+                    let c = cstr(dname.as_bytes());
+                    // SAFETY: valid dirfd and C string.
+                    if unsafe { libc::unlinkat(run_fd, c.as_ptr(), libc::AT_REMOVEDIR) } != 0 {
+                        let e = std::io::Error::last_os_error();
+                        // A shared directory is removed by the last writer to empty it.
+                        let others = matches!(
+                            e.raw_os_error(),
+                            Some(libc::ENOTEMPTY | libc::EEXIST | libc::ENOENT)
+                        );
+                        if !(shared && others) {
+                            return out.stopped(errno_to_portion("rmdir", &e), dname);
+                        }
+                    }
+                    t.ns += s.elapsed().as_nanos() as u64;
+                }
+                d.portion_ns.push(t.ns);
+                d.files_done += n;
+                progress(d.portion_ns.len() as f64 / total_portions as f64);
+            }
+        }
+        out.end_wall_ns = wall_clock_ns();
+        if op == Op::Create && cfg.sync == SyncMode::End {
+            let fd = cur.as_ref().map(|(_, f)| f.as_raw_fd()).unwrap_or(run_fd);
+            match syncfs_timed(fd) {
+                Ok(ns) => {
+                    d.syncfs_calls += 1;
+                    d.sync_ns += ns;
+                }
+                Err(e) => return out.stopped(e, "syncfs".into()),
+            }
+        }
         out
     }
 }
