@@ -11,7 +11,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::thermal::{TemperatureSource, ThermalSampler, smartctl_thermal, thermal_warning_in};
+use super::thermal::{TemperatureSource, ThermalSampler, smartctl_thermal, thermal_warning};
 use crate::model::thermal::{ThermalRecord, ThrottleCounters};
 use crate::model::{Environment, Warning};
 
@@ -136,7 +136,7 @@ impl HeatMonitor {
         if rec.series.is_empty() {
             return (None, None);
         }
-        let w = thermal_warning_in(
+        let w = thermal_warning(
             &stretches,
             interval,
             &rec.series,

@@ -303,30 +303,11 @@ impl ThermalSampler {
 /// Did heat slow the run? A warning when the drive's throttle counters moved between
 /// `before` and `after`, or when a material throughput drop (see
 /// [`changepoint::cliffs`]) happened while the drive was at or above its warning limit.
-/// `bw_bytes_per_s` has one value per `interval` from the same start as `temps`' `t_ms`.
+/// The drops are searched within each stretch apart: `(first, bw)`, `bw` one value per
+/// `interval` from point `first` of the whole series, the same start as `temps`' `t_ms`
+/// (a measured block test's window: a drop from one test to the next, or to the idle time
+/// between them, is a change of work, not heat).
 pub fn thermal_warning(
-    bw_bytes_per_s: &[f64],
-    interval: Duration,
-    temps: &[TemperatureSample],
-    limits: &ThermalLimits,
-    before: Option<&ThrottleCounters>,
-    after: Option<&ThrottleCounters>,
-) -> Option<Warning> {
-    thermal_warning_in(
-        &[(0, bw_bytes_per_s)],
-        interval,
-        temps,
-        limits,
-        before,
-        after,
-    )
-}
-
-/// [`thermal_warning`] with the drops searched within each stretch apart: `(first, bw)`,
-/// `bw` one value per `interval` from point `first` of the whole series (a measured block
-/// test's window: a drop from one test to the next, or to the idle time between them, is
-/// a change of work, not heat).
-pub fn thermal_warning_in(
     stretches: &[(usize, &[f64])],
     interval: Duration,
     temps: &[TemperatureSample],
@@ -392,6 +373,24 @@ pub fn thermal_warning_in(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One stretch from point 0 at 1-s intervals.
+    fn over(
+        bw: &[f64],
+        temps: &[TemperatureSample],
+        limits: &ThermalLimits,
+        before: Option<&ThrottleCounters>,
+        after: Option<&ThrottleCounters>,
+    ) -> Option<Warning> {
+        thermal_warning(
+            &[(0, bw)],
+            Duration::from_secs(1),
+            temps,
+            limits,
+            before,
+            after,
+        )
+    }
 
     fn fixture(name: &str) -> Value {
         let p = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -552,8 +551,7 @@ mod tests {
             warning_celsius: Some(84.0),
             critical_celsius: Some(88.0),
         };
-        let w = thermal_warning(&bw, Duration::from_secs(1), &temps, &limits, None, None)
-            .expect("a warning");
+        let w = over(&bw, &temps, &limits, None, None).expect("a warning");
         assert_eq!(w.code, "thermal-throttling");
         // The speeds are the phases' means (the series is noisy around 2000 and 900 MB/s).
         let speeds: Vec<f64> = w
@@ -580,19 +578,9 @@ mod tests {
                 ..*s
             })
             .collect();
-        assert!(thermal_warning(&bw, Duration::from_secs(1), &cool, &limits, None, None).is_none());
+        assert!(over(&bw, &cool, &limits, None, None).is_none());
         // No limit known: no temperature rule.
-        assert!(
-            thermal_warning(
-                &bw,
-                Duration::from_secs(1),
-                &temps,
-                &ThermalLimits::default(),
-                None,
-                None
-            )
-            .is_none()
-        );
+        assert!(over(&bw, &temps, &ThermalLimits::default(), None, None).is_none());
     }
 
     #[test]
@@ -606,9 +594,8 @@ mod tests {
             thermal_mgmt_1_transitions: Some(6),
             ..Default::default()
         };
-        let w = thermal_warning(
+        let w = over(
             &flat,
-            Duration::from_secs(1),
             &[],
             &ThermalLimits::default(),
             Some(&before),
@@ -621,9 +608,8 @@ mod tests {
             w.message
         );
         assert!(
-            thermal_warning(
+            over(
                 &flat,
-                Duration::from_secs(1),
                 &[],
                 &ThermalLimits::default(),
                 Some(&before),
