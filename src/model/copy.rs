@@ -59,6 +59,7 @@ pub struct CopyRunDetail {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifyResult>,
     /// copy phase: whether the file system copied the bytes or shared the source's extents.
+    /// Absent for a data set of empty files (results written before said `unknown`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_place: Option<InPlaceCopy>,
     /// The device wrote more during the phase than the phase explains (over twice the data

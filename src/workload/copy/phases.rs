@@ -494,8 +494,10 @@ impl PhaseRunner<'_> {
         let m = self.measure(ph, label, &from, &to, measured)?;
         // Integrity, outside the timing.
         let verify = self.verify_tree(ph, &to)?;
-        // How the copy was made (data or shared extents), read before it is deleted.
-        let in_place = (ph == Phase::Copy && measured).then(|| self.how_copied(&to, &m));
+        // How the copy was made (data or shared extents), read before it is deleted. A data
+        // set of empty files has no bytes to copy or share: none (it said `unknown`).
+        let in_place = (ph == Phase::Copy && measured && self.cfg.plan.data_bytes() > 0)
+            .then(|| self.how_copied(&to, &m));
         // Trees only this phase needed go now, untimed (the RAM read-back, the copy).
         if matches!(ph, Phase::Ceiling | Phase::Read | Phase::Copy) {
             delete_tree(&to)?;
