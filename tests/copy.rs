@@ -821,7 +821,8 @@ fn a_phase_not_asked_for_shows_no_speed() {
 }
 
 /// A `--source` of one empty file: every phase runs (exit 0) and says files/s, never a
-/// "0.00 MB/s" for data that does not exist; a `--source` that is the target is refused
+/// "0.00 MB/s" for data that does not exist, nor how its copy was made (there was nothing
+/// to copy); a `--source` that is the target is refused
 /// (exit 2) with nothing written.
 #[test]
 fn one_empty_file_and_the_source_as_target() {
@@ -858,6 +859,11 @@ fn one_empty_file_and_the_source_as_target() {
     for t in doc["tests"].as_array().unwrap() {
         let r = &t["runs"][0];
         assert!(r["bw_bytes_per_s"].is_null(), "{}: {r}", t["name"]);
+        // No bytes to copy or share: no `in_place` (it said `method: unknown`), and no rates
+        // of the copy's own (they said 0.0 beside a null `bw_bytes_per_s`).
+        for k in ["in_place", "close_bw_bytes_per_s", "durable_bw_bytes_per_s"] {
+            assert!(r["copy"].get(k).is_none(), "{}: {k} in {r}", t["name"]);
+        }
         assert!(
             r["files_per_s"].as_f64().unwrap() > 0.0,
             "{}: {r}",

@@ -152,6 +152,48 @@ fn compare_cli_prints_verdicts_and_relative_speed() {
     assert!(!text.contains("1.00 ± 0.02× faster"), "{text}");
 }
 
+/// The Change column in one form: the change as `N %`, then its interval, half-width or
+/// "too wide" (it mixed "+1.2 % ± too wide" with "+37.0 ± 2.3 %"). B's SEQ1M Q8T1 write
+/// has its MB/s runs far apart (the interval of other / baseline reaches zero).
+#[test]
+fn compare_change_column_has_one_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = edited(dir.path(), "run-b.json", "b.json", |v| {
+        for t in v["tests"].as_array_mut().unwrap() {
+            if t["name"] == "SEQ1M Q8T1 write" {
+                let bw = &mut t["summary"]["bw_bytes_per_s"];
+                bw["stddev"] = serde_json::json!(bw["mean"].as_f64().unwrap() * 0.9);
+            }
+        }
+    });
+    let out = iolab(&["compare", s(&fixture("run-a.json")), s(&b)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let changes: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with('│') && !l.starts_with("│ Test"))
+        .map(|l| l.split(['│', '┆']).map(str::trim).nth(5).unwrap())
+        .collect();
+    assert!(changes.len() > 4, "{text}");
+    assert!(changes.contains(&"+37.0 % ± 2.3 %"), "{changes:?}");
+    assert!(changes.contains(&"+1.2 % ± too wide"), "{changes:?}");
+    for c in &changes {
+        let (change, interval) = c
+            .split_once(" % ± ")
+            .unwrap_or_else(|| panic!("{c:?} in {changes:?}"));
+        assert!(change.parse::<f64>().is_ok(), "{c:?}");
+        let half = interval.strip_suffix(" %").map(str::parse::<f64>);
+        assert!(
+            interval == "too wide" || matches!(half, Some(Ok(_))),
+            "{c:?}"
+        );
+    }
+}
+
 #[test]
 fn compare_json_and_matrix_and_saturate() {
     // A file against itself: every test in common, nothing significant.

@@ -131,7 +131,7 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
     let iops = row("RND4K Q32T1 read", "IOPS");
     assert_eq!((iops[2].as_str(), iops[3].as_str()), ("50,000", "40,000"));
     // The change as the command line words it, a too wide interval included.
-    assert_eq!(bw[4], "+37.0 ± 2.3 %");
+    assert_eq!(bw[4], "+37.0 % ± 2.3 %");
     let wide = row("SEQ1M Q8T1 write", "MB/s");
     assert_eq!(wide[4], "+1.2 % ± too wide", "{wide:?}");
 

@@ -45,10 +45,15 @@ pub struct CopyRunDetail {
     pub close_ns: u64,
     /// The `syncfs` of the destination file system that followed.
     pub syncfs_ns: u64,
-    /// data bytes / close time (what a user sees when `cp` returns).
-    pub close_bw_bytes_per_s: f64,
-    /// data bytes / (close + syncfs): durable throughput (the headline `bw_bytes_per_s`).
-    pub durable_bw_bytes_per_s: f64,
+    /// data bytes / close time (what a user sees when `cp` returns). Absent, as the run's
+    /// `bw_bytes_per_s`, for a data set of empty files (it was 0.0, read as a stalled
+    /// device).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub close_bw_bytes_per_s: Option<f64>,
+    /// data bytes / (close + syncfs): durable throughput (the headline `bw_bytes_per_s`);
+    /// absent like it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub durable_bw_bytes_per_s: Option<f64>,
     /// Files that fell back from `copy_file_range`/`sendfile` to read/write (EXDEV, EINVAL).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub fallback_files: u64,
@@ -59,6 +64,7 @@ pub struct CopyRunDetail {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifyResult>,
     /// copy phase: whether the file system copied the bytes or shared the source's extents.
+    /// Absent for a data set of empty files (results written before said `unknown`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_place: Option<InPlaceCopy>,
     /// The device wrote more during the phase than the phase explains (over twice the data

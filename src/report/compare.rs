@@ -65,7 +65,8 @@ pub struct Row {
     /// (other / baseline - 1) in percent, and its 95 % half-width.
     pub change_pct: f64,
     pub change_pct_pm: f64,
-    /// The Change column as the table and the console show it (`+37.0 ± 2.3 %`).
+    /// The Change column as the table and the console show it (`+37.0 % ± 2.3 %`, or
+    /// `-97.5 % ± too wide`).
     pub change: String,
     /// How many times faster the other file is (below 1: slower), with its 95 % half-width.
     pub speedup: Ratio,
@@ -919,11 +920,11 @@ mod tests {
         };
         let a = [1000.0, 1010.0, 990.0];
         let faster = compared(&a, &[1370.0, 1380.0, 1360.0]);
-        assert!(faster.change.starts_with("+37.0 ± "), "{}", faster.change);
+        assert!(faster.change.starts_with("+37.0 % ± "), "{}", faster.change);
         assert!(faster.change.ends_with(" %"), "{}", faster.change);
         assert_eq!(table_row(&faster)[4], faster.change);
         let slower = compared(&a, &[900.0, 910.0, 890.0]);
-        assert!(slower.change.starts_with("-10.0 ± "), "{}", slower.change);
+        assert!(slower.change.starts_with("-10.0 % ± "), "{}", slower.change);
         let once = compared(&[1000.0], &[1028.0]);
         assert_eq!(once.change, "+2.8 %");
         assert_eq!(
@@ -981,13 +982,13 @@ mod tests {
             sentence(&pairing(), &r),
             "B and A are both 0 on RND4K Q1T2 read (no ratio)"
         );
-        // A tight one keeps its half-width.
+        // A tight one keeps its half-width, in the same form: the change as `N %`, then its
+        // interval (the column mixed "+0.0 ± 52.9 %" and "+0.0 % ± too wide").
         let c = summarize(&[1_300_000.0, 1_310_000.0]);
         let r = row(None, &t, "iops", &a, &c, true);
-        assert!(
-            !table_row(&r)[4].contains("too wide"),
-            "{:?}",
-            table_row(&r)
+        assert_eq!(
+            table_row(&r)[4],
+            format!("{:+.1} % ± {:.1} %", r.change_pct, r.change_pct_pm)
         );
         assert!(!sentence(&pairing(), &r).contains("too wide"));
     }

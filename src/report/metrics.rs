@@ -143,8 +143,10 @@ pub fn fmt_seconds(v: f64) -> String {
 pub const CI_TOO_WIDE: &str = "± too wide";
 
 /// A change in percent, as every table, `--json` text and the console word it: signed, one
-/// decimal, with its 95 % half-width when it has one (`+37.0 ± 2.3 %`, `-1.7 %`). `iolab
-/// compare` wrote "37.0 ± 2.3 %" where `iolab history trend` wrote "+2.8 %".
+/// decimal, with its 95 % half-width when it has one (`+37.0 % ± 2.3 %`, `-1.7 %`). `iolab
+/// compare` wrote "37.0 ± 2.3 %" where `iolab history trend` wrote "+2.8 %". The change
+/// always reads `N %`, then what is known of its interval: "0.0 ± 52.9 %" stood beside
+/// "0.0 % ± too wide" in one column.
 pub fn fmt_change_pct(pct: f64, pm: Option<f64>) -> String {
     // "-0.0 %" for a change that rounds to nothing.
     let pct = if (pct * 10.0).round() == 0.0 {
@@ -153,7 +155,7 @@ pub fn fmt_change_pct(pct: f64, pm: Option<f64>) -> String {
         pct
     };
     match pm.filter(|pm| pm.is_finite()) {
-        Some(pm) => format!("{pct:+.1} ± {pm:.1} %"),
+        Some(pm) => format!("{pct:+.1} % ± {pm:.1} %"),
         None => format!("{pct:+.1} %"),
     }
 }

@@ -477,6 +477,49 @@ mod tests {
         assert_eq!(lat_cell(&p, |l| l.mean_ns), "24.0 µs / -");
     }
 
+    /// A step in which no I/O completed has no latency and no queue depth to show: its
+    /// cells read "-" (they read "0 ns" and "0.0"), and a sweep without a completion at any
+    /// depth names no peak depth (it said "peak 0 IOPS at depth 2").
+    #[test]
+    fn a_step_without_completions_shows_no_figures() {
+        let mut stalled = CurvePoint::default();
+        stalled.at.iodepth = 1;
+        stalled.at.jobs = 1;
+        let mut measured = stalled.clone();
+        measured.at.iodepth = 2;
+        measured.at.iops = 500.0;
+        measured.at.lat_mean_ns = 4e6;
+        measured.at.lat_p99_ns = 5e6;
+        measured.at.lat_p999_ns = 6e6;
+        measured.at.avg_queue_depth = 2.0;
+        let t = TestResult {
+            curve: Some(vec![stalled, measured]),
+            ..Default::default()
+        };
+        let table = curve_table(&t);
+        let cells = |depth: &str| -> Vec<String> {
+            let row = table
+                .lines()
+                .find(|l| l.split(['│', '┆']).nth(1).map(str::trim) == Some(depth))
+                .unwrap_or_else(|| panic!("{table}"));
+            row.split(['│', '┆'])
+                .map(|c| c.trim().to_string())
+                .collect()
+        };
+        // "", depth, IOPS, MB/s, mean, p99, p99.9, QD
+        assert_eq!(cells("1")[4..8], ["-", "-", "-", "-"], "{table}");
+        assert_eq!(cells("2")[4..8], ["4.00 ms", "5.00 ms", "6.00 ms", "2.0"]);
+        assert!(!table.contains("0 ns"), "{table}");
+
+        let mut none = answer(0.0, 0, 0.0);
+        none.latency_ns = None;
+        none.knee_iodepth = None;
+        none.detail.found = false;
+        let f = facts(&none);
+        assert!(f.contains("no I/O completed at any depth"), "{f}");
+        assert!(!f.contains("peak") && !f.contains("knee"), "{f}");
+    }
+
     #[test]
     fn sweeps_stopped_before_their_first_step_are_not_timed() {
         assert_eq!(sweeps_took(0, 0.106), "no sweep step finished");

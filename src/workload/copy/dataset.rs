@@ -26,39 +26,11 @@ const GEN_CHUNK: usize = 1 << 20;
 /// copies), plus one second per file, so `--preserve` has distinct times to carry over.
 const GEN_MTIME_BASE: i64 = 1_246_406_400;
 
-/// One kind of file in a flat data set.
-struct Class {
-    /// Directory under the data-set root.
-    dir: &'static str,
-    /// Files per subdirectory (`dir/NN/`); 0 = all directly in `dir`.
-    per_dir: u64,
-    stem: &'static str,
-    ext: &'static str,
-    count: u64,
-    total_bytes: u64,
-    /// Log-normal sigma of the sizes (0 = all equal).
-    sigma: f64,
-}
-
-const fn class(
-    dir: &'static str,
-    per_dir: u64,
-    stem: &'static str,
-    ext: &'static str,
-    count: u64,
-    total_bytes: u64,
-    sigma: f64,
-) -> Class {
-    Class {
-        dir,
-        per_dir,
-        stem,
-        ext,
-        count,
-        total_bytes,
-        sigma,
-    }
-}
+/// One kind of file in a flat data set: `(dir, per_dir, stem, ext, count, total_bytes,
+/// sigma)` — the directory under the data-set root; files per subdirectory (`dir/NN/`, 0 =
+/// all directly in `dir`); the file names' stem and extension; how many files; their bytes
+/// in all; the log-normal sigma of their sizes (0 = all equal).
+type Class = (&'static str, u64, &'static str, &'static str, u64, u64, f64);
 
 /// Every built-in data set: name, one-line description.
 pub const DATASETS: &[(&str, &str)] = &[
@@ -89,28 +61,28 @@ pub const DATASETS: &[(&str, &str)] = &[
     ),
 ];
 
-fn classes(name: &str) -> Option<Vec<Class>> {
+fn classes(name: &str) -> Option<&'static [Class]> {
     Some(match name {
-        "media-mix" => vec![
-            class("music", 10, "track", "mp3", 100, 681_000_000, 0.3),
-            class("photos", 100, "IMG_", "jpg", 880, 269_000_000, 0.35),
-            class("video", 0, "clip", "mp4", 4, 493_000_000, 0.5),
-            class("iso", 0, "disc", "iso", 1, 583_000_000, 0.0),
+        "media-mix" => &[
+            ("music", 10, "track", "mp3", 100, 681_000_000, 0.3),
+            ("photos", 100, "IMG_", "jpg", 880, 269_000_000, 0.35),
+            ("video", 0, "clip", "mp4", 4, 493_000_000, 0.5),
+            ("iso", 0, "disc", "iso", 1, 583_000_000, 0.0),
         ],
-        "flac-album" => vec![
-            class("album", 0, "track", "flac", 14, 420_000_000, 0.3),
-            class("album", 0, "cover", "jpg", 1, 600_000, 0.0),
-            class("album", 0, "album", "cue", 1, 2_000, 0.0),
-            class("album", 0, "rip", "log", 1, 5_000, 0.0),
+        "flac-album" => &[
+            ("album", 0, "track", "flac", 14, 420_000_000, 0.3),
+            ("album", 0, "cover", "jpg", 1, 600_000, 0.0),
+            ("album", 0, "album", "cue", 1, 2_000, 0.0),
+            ("album", 0, "rip", "log", 1, 5_000, 0.0),
         ],
-        "cd-iso" => vec![class("iso", 0, "cd", "iso", 1, 700 << 20, 0.0)],
-        "big-video" => vec![class("video", 0, "big-video", "mkv", 1, 4 << 30, 0.0)],
-        "photo-album" => vec![class("photos", 100, "DSC_", "jpg", 600, 1_800_000_000, 0.3)],
-        "office-docs" => vec![
-            class("documents", 50, "report", "docx", 1200, 36_000_000, 0.8),
-            class("documents", 50, "sheet", "xlsx", 500, 25_000_000, 0.9),
-            class("documents", 50, "paper", "pdf", 250, 100_000_000, 1.0),
-            class("documents", 50, "slides", "pptx", 50, 100_000_000, 0.7),
+        "cd-iso" => &[("iso", 0, "cd", "iso", 1, 700 << 20, 0.0)],
+        "big-video" => &[("video", 0, "big-video", "mkv", 1, 4 << 30, 0.0)],
+        "photo-album" => &[("photos", 100, "DSC_", "jpg", 600, 1_800_000_000, 0.3)],
+        "office-docs" => &[
+            ("documents", 50, "report", "docx", 1200, 36_000_000, 0.8),
+            ("documents", 50, "sheet", "xlsx", 500, 25_000_000, 0.9),
+            ("documents", 50, "paper", "pdf", 250, 100_000_000, 1.0),
+            ("documents", 50, "slides", "pptx", 50, 100_000_000, 0.7),
         ],
         _ => return None,
     })
@@ -125,7 +97,7 @@ pub fn nominal_bytes(name: &str, scale: f64) -> Option<f64> {
     Some(
         classes(name)?
             .iter()
-            .map(|c| c.total_bytes as f64)
+            .map(|&(.., total_bytes, _)| total_bytes as f64)
             .sum::<f64>()
             * scale,
     )
@@ -170,27 +142,27 @@ pub fn plan(name: &str, seed: u64, scale: f64) -> Option<Plan> {
         name: name.into(),
         ..Default::default()
     };
-    for c in classes(name)? {
-        let count = ((c.count as f64 * scale).round() as u64).max(1);
-        let total = (c.total_bytes as f64 * scale).round() as u64;
-        for (i, size) in split_total(&mut rng, total, count, c.sigma)
+    for &(dir, per_dir, stem, ext, count, total_bytes, sigma) in classes(name)? {
+        let count = ((count as f64 * scale).round() as u64).max(1);
+        let total = (total_bytes as f64 * scale).round() as u64;
+        for (i, size) in split_total(&mut rng, total, count, sigma)
             .into_iter()
             .enumerate()
         {
             let i = i as u64;
-            let dir = match i.checked_div(c.per_dir) {
-                None => PathBuf::from(c.dir),
-                Some(group) => Path::new(c.dir).join(format!("{group:02}")),
+            let sub = match i.checked_div(per_dir) {
+                None => PathBuf::from(dir),
+                Some(group) => Path::new(dir).join(format!("{group:02}")),
             };
-            p.add_dir(dir.clone());
+            p.add_dir(sub.clone());
             let width = if count > 1000 { 5 } else { 4 };
             let file = if count == 1 {
-                format!("{}.{}", c.stem, c.ext)
+                format!("{stem}.{ext}")
             } else {
-                format!("{}{:0width$}.{}", c.stem, i, c.ext)
+                format!("{stem}{i:0width$}.{ext}")
             };
             p.files.push(FileEntry {
-                rel: dir.join(file),
+                rel: sub.join(file),
                 size,
             });
         }

@@ -494,8 +494,10 @@ impl PhaseRunner<'_> {
         let m = self.measure(ph, label, &from, &to, measured)?;
         // Integrity, outside the timing.
         let verify = self.verify_tree(ph, &to)?;
-        // How the copy was made (data or shared extents), read before it is deleted.
-        let in_place = (ph == Phase::Copy && measured).then(|| self.how_copied(&to, &m));
+        // How the copy was made (data or shared extents), read before it is deleted. A data
+        // set of empty files has no bytes to copy or share: none (it said `unknown`).
+        let in_place = (ph == Phase::Copy && measured && self.cfg.plan.data_bytes() > 0)
+            .then(|| self.how_copied(&to, &m));
         // Trees only this phase needed go now, untimed (the RAM read-back, the copy).
         if matches!(ph, Phase::Ceiling | Phase::Read | Phase::Copy) {
             delete_tree(&to)?;
@@ -709,14 +711,15 @@ impl PhaseRunner<'_> {
             0
         };
         let secs = total_ns as f64 / 1e9;
+        // A data set of empty files moves no data: no MB/s ("0.00" read as a stalled
+        // device), files/s stands.
+        let rate = |ns: u64| (data > 0).then(|| data as f64 * 1e9 / ns.max(1) as f64);
         RunResult {
             run,
             elapsed_ns: total_ns,
             ops: files,
             bytes: data,
-            // A data set of empty files moves no data: no MB/s ("0.00" read as a stalled
-            // device), files/s stands.
-            bw_bytes_per_s: (data > 0).then(|| data as f64 / secs),
+            bw_bytes_per_s: rate(total_ns),
             files_per_s: Some(files as f64 / secs),
             fsync_ns: Some(timed.syncfs_ns),
             write_amplification: m
@@ -728,8 +731,8 @@ impl PhaseRunner<'_> {
             copy: Some(CopyRunDetail {
                 close_ns: timed.close_ns,
                 syncfs_ns: timed.syncfs_ns,
-                close_bw_bytes_per_s: data as f64 * 1e9 / timed.close_ns.max(1) as f64,
-                durable_bw_bytes_per_s: data as f64 / secs,
+                close_bw_bytes_per_s: rate(timed.close_ns),
+                durable_bw_bytes_per_s: rate(total_ns),
                 fallback_files: timed.fallback_files,
                 space,
                 verify,
