@@ -225,6 +225,13 @@ pub fn render_saturate_hosts(doc: &ResultDoc) -> String {
             continue;
         };
         let row = |rank: String, host: String, p: &CurvePoint, own: String| {
+            let lat = |ns: f64| {
+                if p.at.completed_any() {
+                    fmt_ns(ns)
+                } else {
+                    "-".to_string()
+                }
+            };
             vec![
                 Cell::new(&total.name),
                 Cell::new(rank),
@@ -235,8 +242,9 @@ pub fn render_saturate_hosts(doc: &ResultDoc) -> String {
                 }),
                 Cell::new(fmt_thousands(p.at.iops)),
                 Cell::new(fmt_mb_per_s(p.at.bw_bytes_per_s)),
-                Cell::new(fmt_ns(p.at.lat_mean_ns)),
-                Cell::new(fmt_ns(p.at.lat_p99_ns)),
+                // A host that completed no I/O at this depth has no latency (it read "0 ns").
+                Cell::new(lat(p.at.lat_mean_ns)),
+                Cell::new(lat(p.at.lat_p99_ns)),
                 Cell::new(own),
             ]
         };
@@ -279,34 +287,57 @@ mod tests {
     /// The per-host table of a distributed saturate had a `stonewalled` column that could
     /// only read `0/3`: its steps are timed, every rank runs each for the whole step, and no
     /// rank is ever stopped early. The column is gone; the legend says the steps are timed.
-    #[test]
-    fn a_saturate_host_table_has_no_stonewall_column() {
-        let point = |depth: u32| {
-            let mut p = CurvePoint::default();
-            p.at.iodepth = depth;
-            p.at.iops = 1000.0;
-            p.within_limit = true;
-            p
-        };
-        let test = TestResult {
+    /// A step at `depth` with `iops` (1 ms mean latency, 2 ms p99).
+    fn point(depth: u32, iops: f64) -> CurvePoint {
+        let mut p = CurvePoint::default();
+        p.at.iodepth = depth;
+        p.at.iops = iops;
+        p.at.lat_mean_ns = 1e6;
+        p.at.lat_p99_ns = 2e6;
+        p.within_limit = true;
+        p
+    }
+
+    /// A two-rank saturate whose rank `r` ran `curves[r]`, the total being rank 0's.
+    fn two_ranks(curves: [Vec<CurvePoint>; 2]) -> ResultDoc {
+        let test = |curve: &Vec<CurvePoint>| TestResult {
             name: "randread".into(),
-            curve: Some(vec![point(1), point(2)]),
+            curve: Some(curve.clone()),
             ..Default::default()
         };
         let mut doc = ResultDoc::new("saturate", vec![], Default::default());
-        doc.tests.push(test.clone());
+        doc.tests.push(test(&curves[0]));
         doc.hosts = (0..2)
             .map(|rank| HostResult {
                 rank,
                 hostname: format!("h{rank}"),
-                tests: vec![test.clone()],
+                tests: vec![test(&curves[rank as usize])],
                 ..Default::default()
             })
             .collect();
-        let out = render_saturate_hosts(&doc);
+        doc
+    }
+
+    #[test]
+    fn a_saturate_host_table_has_no_stonewall_column() {
+        let curve = vec![point(1, 1000.0), point(2, 1000.0)];
+        let out = render_saturate_hosts(&two_ranks([curve.clone(), curve]));
         assert!(out.contains("own limit"), "{out}");
         assert!(out.contains("2/2 ok"), "{out}");
         assert!(!out.contains("stonewalled"), "{out}");
         assert!(!out.contains("0/2"), "{out}");
+    }
+
+    /// A rank that completed no I/O at a depth has no latency there: "-", not "0 ns".
+    #[test]
+    fn a_host_with_no_completed_io_shows_no_latency() {
+        let mut idle = point(1, 0.0);
+        idle.at.lat_mean_ns = 0.0;
+        idle.at.lat_p99_ns = 0.0;
+        let out = render_saturate_hosts(&two_ranks([vec![point(1, 1000.0)], vec![idle]]));
+        assert!(!out.contains("0 ns"), "{out}");
+        let h1 = out.lines().find(|l| l.contains("h1")).expect("a row of h1");
+        assert!(h1.contains(" - "), "{out}");
+        assert!(out.contains("1.00 ms"), "{out}");
     }
 }
