@@ -15,13 +15,17 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow};
 
 use crate::dist::aggregate::{RankRun, add_dist_summaries, aggregate_files_run};
+use crate::fs::alloc::FsRules;
 use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning};
 use crate::runner::RunContext;
 use crate::workload::files::Layout;
 use crate::workload::files::config::{FilesConfig, Writer};
-use crate::workload::files::result::{summarize_files_test, warn_contention};
+use crate::workload::files::result::{
+    SharedDevice, judge_shared_device, summarize_files_test, warn_contention,
+};
 use crate::workload::files::run::{FilesHooks, run_with_hooks};
 use crate::workload::files::scaling::analyse;
+use crate::workload::files::space::{FileSet, held_by};
 
 /// A barrier that a failing writer can break, so that the others do not wait for it
 /// forever: `wait` then fails.
@@ -251,11 +255,12 @@ pub fn measure(
     if let Some(e) = errors.into_iter().nth(pick.unwrap_or(0)) {
         return Err(e);
     }
-    let phases: Vec<Vec<PhaseRecord>> = hooks
+    let mut phases: Vec<Vec<PhaseRecord>> = hooks
         .into_iter()
         .map(|h| h.phases.into_inner().unwrap_or_default())
         .collect();
-    doc.tests = totals(cfg, &docs, &phases).map_err(|e| anyhow!("adding up the writers: {e}"))?;
+    let tests = totals(cfg, &docs, &mut phases, doc);
+    doc.tests = tests.map_err(|e| anyhow!("adding up the writers: {e}"))?;
     for w in &docs[0].warnings {
         doc.warn(w.clone());
     }
@@ -274,12 +279,17 @@ pub fn measure(
 }
 
 /// The writers' tests added up: every writer ran the same tests, runs and phases; each
-/// writer's phases are in the order they ran (per size: run by run, phase by phase).
+/// writer's phases are in the order they ran (per size: run by run, phase by phase). The
+/// device check of each create run is made over all the writers (they share the device,
+/// as the ranks of one host do), with its `other-writers` warnings into `doc`.
 fn totals(
     cfg: &FilesConfig,
     docs: &[ResultDoc],
-    phases: &[Vec<PhaseRecord>],
+    phases: &mut [Vec<PhaseRecord>],
+    doc: &mut ResultDoc,
 ) -> Result<Vec<TestResult>, String> {
+    // What the writers' files hold at most, by the rules of the target's file system.
+    let rules = crate::workload::files::space::rules_for(&cfg.target);
     let tests0 = &docs[0].tests;
     let nops = 1
         + usize::from(cfg.phases.stat)
@@ -303,8 +313,12 @@ fn totals(
         if let Some(d) = group[0].files.as_mut() {
             d.scaling = longest.files.as_ref().and_then(|f| f.scaling.clone());
         }
+        let size = group[0].files.as_ref().map_or(0, |f| f.file_size_bytes);
         for _ in 0..runs {
-            for g in group.iter_mut() {
+            for (k, g) in group.iter_mut().enumerate() {
+                if k == 0 {
+                    judge_create(cfg, rules.as_ref(), doc, &g.name, size, phases, seq);
+                }
                 let ranks: Vec<RankRun> = phases
                     .iter()
                     .enumerate()
@@ -322,6 +336,18 @@ fn totals(
                     })
                     .collect::<Result<_, String>>()?;
                 let mut total = aggregate_files_run(&ranks, cfg.files_per_portion)?;
+                // Every writer's counters saw all the writers' I/O, each over its own
+                // phase: the total has those of the writer measured longest, and with them
+                // its (the group's) write amplification.
+                if let Some(r) = ranks
+                    .iter()
+                    .map(|r| r.run)
+                    .filter(|r| r.device.is_some())
+                    .max_by_key(|r| r.device.as_ref().map(|d| d.elapsed_ms))
+                {
+                    total.device = r.device.clone();
+                    total.write_amplification = r.write_amplification;
+                }
                 total.run = g.runs.len() as u32 + 1;
                 g.runs.push(total);
                 seq += 1;
@@ -362,6 +388,30 @@ fn totals(
         }
     }
     Ok(out)
+}
+
+/// The device check of the create run at `seq` of every writer's phases (`size`-byte
+/// files), as a distributed run's ranks on one device are checked.
+fn judge_create(
+    cfg: &FilesConfig,
+    rules: Option<&FsRules>,
+    doc: &mut ResultDoc,
+    test: &str,
+    size: u64,
+    phases: &mut [Vec<PhaseRecord>],
+    seq: usize,
+) {
+    let mut runs: Vec<&mut RunResult> = phases
+        .iter_mut()
+        .filter_map(|p| p.get_mut(seq).map(|(run, _, _)| run))
+        .collect();
+    let on = SharedDevice {
+        device: "the device",
+        writer: "writer",
+    };
+    judge_shared_device(doc, test, &on, &mut runs, |files| {
+        held_by(&FileSet::of(cfg, size, files), cfg.alloc_unit, rules)
+    });
 }
 
 /// The create test at `base` of the writer that completed the most portions in it (the
@@ -447,6 +497,94 @@ mod tests {
             ..Default::default()
         });
         d
+    }
+
+    /// `--jobs` create runs had no device check and no device figures at all: the writers'
+    /// counters (each sees all of them) were dropped with their runs. Now they are judged
+    /// together as the ranks on one device are: 2 writers' 20 MB of files explain 70 MiB
+    /// written, and the total carries the device and the group's write amplification;
+    /// 150 MiB is another program's (`other-writers`, no write amplification).
+    #[test]
+    fn the_writers_are_judged_together_and_the_total_carries_the_device() {
+        use crate::model::device::DeviceCounters;
+        let dir = tempfile::tempdir().unwrap();
+        let argv = ["iolab", "files", "-t", dir.path().to_str().unwrap()];
+        let cli = crate::cli::try_parse_from(argv.into_iter().chain([
+            "--sizes",
+            "4K",
+            "--phases",
+            "create",
+            "--jobs",
+            "2",
+            "--files-per-portion",
+            "1000",
+            "--portions",
+            "5",
+            "--passes",
+            "1",
+        ]))
+        .unwrap();
+        let crate::cli::Command::Files(args) = cli.command else {
+            unreachable!()
+        };
+        let cfg = FilesConfig::from_args(&args).unwrap();
+        let writer = |written: u64, elapsed_ms: u64| -> (ResultDoc, Vec<PhaseRecord>) {
+            let run = RunResult {
+                run: 1,
+                ops: 5000,
+                bytes: 5000 * 4096,
+                write_amplification: Some(written as f64 / 20.48e6),
+                device: Some(DeviceCounters {
+                    write_bytes: written,
+                    elapsed_ms,
+                    ..Default::default()
+                }),
+                files: Some(FilesRunDetail {
+                    files_done: 5000,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            };
+            let mut d = ResultDoc::new("files", Vec::new(), Environment::default());
+            let mut t = crate::workload::files::result::new_test(
+                &cfg,
+                &cfg.sizes[0],
+                "create",
+                "4KiB create".into(),
+            );
+            t.runs.push(run.clone());
+            d.tests.push(t);
+            (d, vec![(run, (0, 1_000_000_000), false)])
+        };
+        let add_up = |w: [(u64, u64); 2]| {
+            let (d0, p0) = writer(w[0].0, w[0].1);
+            let (d1, p1) = writer(w[1].0, w[1].1);
+            let mut doc = ResultDoc::new("files", Vec::new(), Environment::default());
+            let tests = totals(&cfg, &[d0, d1], &mut [p0, p1], &mut doc).unwrap();
+            (tests[0].runs[0].clone(), doc.warnings)
+        };
+        let (total, warnings) = add_up([(69 << 20, 900), (70 << 20, 1000)]);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let dev = total.device.expect("the device's counters");
+        assert_eq!((dev.write_bytes, dev.elapsed_ms), (70 << 20, 1000));
+        let wa = total.write_amplification.expect("write amplification");
+        assert!((wa - (70 << 20) as f64 / 40.96e6).abs() < 1e-9, "{wa}");
+        let (total, warnings) = add_up([(150 << 20, 1000), (150 << 20, 1000)]);
+        assert_eq!(total.write_amplification, None);
+        assert!(total.device.is_some());
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        let w = &warnings[0];
+        assert_eq!(w.code, crate::model::WarningCode::OtherWriters);
+        assert_eq!(w.test.as_deref(), Some("4KiB create"));
+        assert!(
+            w.message.starts_with(
+                "the device wrote 150.0 MiB in run 1 while the files of its 2 writer(s) hold at most "
+            ) && w.message.contains(
+                "so the write amplification of those writers is not the files' alone (left out)"
+            ),
+            "{}",
+            w.message
+        );
     }
 
     /// On a busy machine writer 0 may start late and be stopped by the stonewall before

@@ -26,11 +26,8 @@ use crate::report::dist::render_files_hosts;
 use crate::report::files::render_files_table;
 use crate::runner::RunHooks;
 use crate::stats::repeat::spread_warnings;
-use crate::sysinfo::diskstats::write_amplification;
-use crate::units::fmt_size_iec;
-use crate::workload::df::warn_other_writers_because;
 use crate::workload::files::config::FilesConfig;
-use crate::workload::files::result::{judge_device, summarize_files_test};
+use crate::workload::files::result::{SharedDevice, judge_shared_device, summarize_files_test};
 use crate::workload::files::run::{FilesHooks, run_with_hooks};
 use crate::workload::files::space::{FileSet, held_by};
 
@@ -91,12 +88,9 @@ struct FilesDist<'a> {
 }
 
 /// Rank 0: the device check of a single-host create run, per device: the ranks on one
-/// host over one block device write to it together, so each one's counters (which see
-/// all of them) are judged against what all their files hold; beyond that, another
-/// program wrote to it and those ranks' write amplification is left out, as on one host.
-/// Otherwise each of them carries the group's write amplification (its device bytes over
-/// all their files' bytes): its own bytes alone made it about N times too high.
-/// `held(files, size)`: what `files` files of `size` bytes hold at most.
+/// host over one block device wrote to it together, so they are judged together
+/// (`judge_shared_device`). `held(files, size)`: what `files` files of `size` bytes hold at
+/// most.
 fn judge_devices(doc: &mut ResultDoc, all: &mut [RankSize], held: impl Fn(u64, u64) -> u64) {
     let Some(k) = all[0]
         .tests
@@ -128,38 +122,17 @@ fn judge_devices(doc: &mut ResultDoc, all: &mut [RankSize], held: impl Fn(u64, u
     for (device, members) in groups {
         let nruns = members.iter().map(|&i| all[i].tests[k].runs.len()).min();
         for j in 0..nruns.unwrap_or(0) {
-            let held: u64 = members
-                .iter()
-                .map(|&i| held(all[i].tests[k].runs[j].ops, size))
-                .sum();
-            let mut wrote = None;
-            for &i in &members {
-                wrote = wrote.max(judge_device(&mut all[i].tests[k].runs[j], held));
-            }
-            if let Some(written) = wrote {
-                let run = all[members[0]].tests[k].runs[j].run;
-                warn_other_writers_because(
-                    doc,
-                    &name,
-                    &format!(
-                        "{device} wrote {} in run {run} while the files of its {} rank(s) hold at most {}",
-                        fmt_size_iec(written),
-                        members.len(),
-                        fmt_size_iec(held)
-                    ),
-                    "the write amplification of those ranks is not the files' alone (left out)",
-                );
-            } else if members.len() > 1 {
-                let bytes: u64 = members.iter().map(|&i| all[i].tests[k].runs[j].bytes).sum();
-                for &i in &members {
-                    let r = &mut all[i].tests[k].runs[j];
-                    if r.write_amplification.is_some()
-                        && let Some(d) = &r.device
-                    {
-                        r.write_amplification = write_amplification(d, bytes);
-                    }
-                }
-            }
+            let mut runs: Vec<&mut RunResult> = all
+                .iter_mut()
+                .enumerate()
+                .filter(|(i, _)| members.contains(i))
+                .map(|(_, m)| &mut m.tests[k].runs[j])
+                .collect();
+            let on = SharedDevice {
+                device: &device,
+                writer: "rank",
+            };
+            judge_shared_device(doc, &name, &on, &mut runs, |files| held(files, size));
         }
     }
 }
