@@ -21,13 +21,15 @@ use crate::dist::hooks::{DistHooks, LocalWindow, from_rank, host_rows};
 use crate::dist::session::{Prepared, RankSpace, Session, print_tables};
 use crate::error::Interrupted;
 use crate::fs::alloc::FsRules;
-use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning};
+use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning, WarningCode};
 use crate::report::dist::render_files_hosts;
 use crate::report::files::render_files_table;
 use crate::runner::RunHooks;
 use crate::stats::repeat::spread_warnings;
 use crate::workload::files::config::FilesConfig;
-use crate::workload::files::result::{SharedDevice, judge_shared_device, summarize_files_test};
+use crate::workload::files::result::{
+    SharedDevice, judge_shared_device, summarize_files_test, warn_contention,
+};
 use crate::workload::files::run::{FilesHooks, run_with_hooks};
 use crate::workload::files::space::{FileSet, held_by};
 
@@ -207,7 +209,12 @@ impl FilesDist<'_> {
         let names: Vec<(u32, &str)> = all.iter().map(|m| (m.rank, m.hostname.as_str())).collect();
         let mut warnings = Vec::new();
         for m in &all {
-            for w in &m.warnings {
+            // `cpu-contention` is given over the totals below, once per test.
+            for w in m
+                .warnings
+                .iter()
+                .filter(|w| w.code != WarningCode::CpuContention)
+            {
                 let w = if m.rank == 0 {
                     w.clone()
                 } else if all[0].warnings.contains(w) {
@@ -243,7 +250,12 @@ impl FilesDist<'_> {
         for (h, m) in doc.hosts.iter_mut().zip(all) {
             h.tests.extend(m.tests);
         }
+        // The longest wait of any rank's measuring thread (the totals carry it), once.
+        let first = doc.tests.len();
         doc.tests.extend(totals);
+        for t in first..doc.tests.len() {
+            warn_contention(self.cfg, doc, t);
+        }
         Ok(())
     }
 }
