@@ -451,3 +451,34 @@ fn the_ranks_cpu_contention_is_given_once_over_the_totals() {
         Some(total.name.as_str())
     );
 }
+
+/// `--jobs 2` under mpirun was taken and ignored (one writer per rank), with the room check
+/// asking for twice the space: refused, as `--shared-dir` is, before anything is created.
+#[test]
+fn jobs_under_mpirun_are_refused() {
+    let test = "jobs_under_mpirun_are_refused";
+    let Some(t) = ram_target_or_skip(test) else {
+        return;
+    };
+    let target = common::s(t.path());
+    let res = mpirun(&[
+        "-np",
+        "2",
+        IOLAB,
+        "files",
+        "-t",
+        target,
+        "--jobs",
+        "2",
+        "--no-save",
+    ]);
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert_eq!(res.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "--jobs 2 is for writers on one host: under mpirun/srun every rank is one writer"
+        ),
+        "{err}"
+    );
+    assert!(common::entries(t.path()).is_empty(), "nothing created");
+}

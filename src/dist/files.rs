@@ -39,9 +39,6 @@ fn setup(args: &FilesArgs, rank: u32, ranks: u32) -> Result<Prepared<FilesConfig
     let mut unchecked = args.clone();
     unchecked.no_room_check = true;
     let shared = FilesConfig::from_args(&unchecked)?;
-    if !args.no_room_check {
-        shared.check_room_of_ranks(ranks)?;
-    }
     if shared.big.is_some() {
         return Err(crate::usage!(
             "--big does not run distributed yet: leave it out under mpirun/srun (the small-file phases do run on every rank)"
@@ -51,6 +48,15 @@ fn setup(args: &FilesArgs, rank: u32, ranks: u32) -> Result<Prepared<FilesConfig
         return Err(crate::usage!(
             "--shared-dir is for --jobs on one host: under mpirun/srun every rank works in its own directory"
         ));
+    }
+    if shared.jobs > 1 {
+        return Err(crate::usage!(
+            "--jobs {} is for writers on one host: under mpirun/srun every rank is one writer (start more ranks instead)",
+            shared.jobs
+        ));
+    }
+    if !args.no_room_check {
+        shared.check_room_of_ranks(ranks)?;
     }
     let space = RankSpace::claim(std::slice::from_ref(&args.target), rank)?;
     let mut rank_args = unchecked;
