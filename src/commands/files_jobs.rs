@@ -506,7 +506,6 @@ mod tests {
     /// 150 MiB is another program's (`other-writers`, no write amplification).
     #[test]
     fn the_writers_are_judged_together_and_the_total_carries_the_device() {
-        use crate::model::device::DeviceCounters;
         let dir = tempfile::tempdir().unwrap();
         let argv = ["iolab", "files", "-t", dir.path().to_str().unwrap()];
         let cli = crate::cli::try_parse_from(argv.into_iter().chain([
@@ -529,22 +528,10 @@ mod tests {
         };
         let cfg = FilesConfig::from_args(&args).unwrap();
         let writer = |written: u64, elapsed_ms: u64| -> (ResultDoc, Vec<PhaseRecord>) {
-            let run = RunResult {
-                run: 1,
-                ops: 5000,
-                bytes: 5000 * 4096,
-                write_amplification: Some(written as f64 / 20.48e6),
-                device: Some(DeviceCounters {
-                    write_bytes: written,
-                    elapsed_ms,
-                    ..Default::default()
-                }),
-                files: Some(FilesRunDetail {
-                    files_done: 5000,
-                    ..Default::default()
-                }),
-                ..Default::default()
-            };
+            let mut run = crate::workload::files::result::created_beside(written);
+            if let Some(d) = run.device.as_mut() {
+                d.elapsed_ms = elapsed_ms;
+            }
             let mut d = ResultDoc::new("files", Vec::new(), Environment::default());
             let mut t = crate::workload::files::result::new_test(
                 &cfg,

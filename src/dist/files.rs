@@ -387,7 +387,6 @@ pub fn execute(args: &FilesArgs, argv: Vec<String>) -> Result<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::device::DeviceCounters;
 
     /// A distributed create run had no device check: a build writing beside the ranks read
     /// as their write amplification. The ranks on one host over one device are judged
@@ -396,17 +395,7 @@ mod tests {
     #[test]
     fn the_ranks_on_one_device_are_judged_together_for_other_writers() {
         let rank = |rank: u32, host: &str, written: u64| {
-            let run = RunResult {
-                run: 1,
-                ops: 5000,
-                bytes: 5000 * 4096,
-                write_amplification: Some(written as f64 / 20.48e6),
-                device: Some(DeviceCounters {
-                    write_bytes: written,
-                    ..Default::default()
-                }),
-                ..Default::default()
-            };
+            let run = crate::workload::files::result::created_beside(written);
             let mut test = TestResult {
                 name: "4KiB create".into(),
                 runs: vec![run],

@@ -90,6 +90,27 @@ pub fn judge_shared_device(
     }
 }
 
+/// Run 1 of a create phase of 5,000 files of 4 KiB (20.48 MB) whose device wrote `written`
+/// bytes, with its own write amplification: what the device checks' tests judge.
+#[cfg(test)]
+pub(crate) fn created_beside(written: u64) -> RunResult {
+    RunResult {
+        run: 1,
+        ops: 5000,
+        bytes: 5000 * 4096,
+        write_amplification: Some(written as f64 / 20.48e6),
+        device: Some(crate::model::device::DeviceCounters {
+            write_bytes: written,
+            ..Default::default()
+        }),
+        files: Some(FilesRunDetail {
+            files_done: 5000,
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
 /// Turn a phase's detail into a run result.
 pub fn run_result(
     run: u32,
