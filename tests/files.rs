@@ -855,8 +855,9 @@ fn jobs_run_writers_together_and_add_them_up() {
 /// `--jobs` had no device check and no device figures: the writers' counters (each sees all
 /// of them) were dropped with their own runs, so a program writing beside them went
 /// unnoticed. On a device the writers' create total carries the device's counters and the
-/// group's write amplification (its written bytes over all the writers' files), the check
-/// a single writer gets (ext4 on a loop device this test made; nothing else writes to it).
+/// group's write amplification (its written bytes over all the writers' files), and df's
+/// growth around all their files, the checks a single writer gets (ext4 on a loop device
+/// this test made; nothing else writes to it).
 /// The room check counts every writer's files and says so.
 #[test]
 fn jobs_on_a_device_carry_its_counters_and_the_room_of_all_writers() {
@@ -889,6 +890,11 @@ fn jobs_on_a_device_carry_its_counters_and_the_room_of_all_writers() {
         (wa - written / bytes).abs() < 1e-6 * wa,
         "{wa} vs {written} / {bytes}"
     );
+    // df around all the writers' files: they take at least their data.
+    let space = &run["files"]["space"];
+    let grew = space["used_delta_bytes"].as_f64();
+    let grew = grew.unwrap_or_else(|| panic!("no df growth in {run}"));
+    assert!(grew >= bytes && space["other_writers"] != true, "{space}");
     let warnings = doc["warnings"].as_array().unwrap();
     assert!(
         !warnings.iter().any(|w| w["code"] == "other-writers"),

@@ -46,15 +46,16 @@ pub struct SharedDevice<'a> {
 /// rule. Beyond that, another program wrote to the device: `other-writers`, and their
 /// write amplification is left out. Otherwise each carries the group's (its device bytes
 /// over all their files' bytes): its own bytes alone made it about N times too high.
+/// What all their files hold at most, and whether another program wrote to the device.
 pub fn judge_shared_device(
     doc: &mut ResultDoc,
     test: &str,
     on: &SharedDevice,
     runs: &mut [&mut RunResult],
     held: impl Fn(u64) -> u64,
-) {
+) -> (u64, bool) {
     let Some(run) = runs.first().map(|r| r.run) else {
-        return;
+        return (0, false);
     };
     let held: u64 = runs.iter().map(|r| held(r.ops)).sum();
     let mut wrote = None;
@@ -88,6 +89,7 @@ pub fn judge_shared_device(
             }
         }
     }
+    (held, wrote.is_some())
 }
 
 /// Run 1 of a create phase of 5,000 files of 4 KiB (20.48 MB) whose device wrote `written`
