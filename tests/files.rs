@@ -852,6 +852,82 @@ fn jobs_run_writers_together_and_add_them_up() {
     );
 }
 
+/// `--jobs` had no device check and no device figures: the writers' counters (each sees all
+/// of them) were dropped with their own runs, so a program writing beside them went
+/// unnoticed. On a device the writers' create total carries the device's counters and the
+/// group's write amplification (its written bytes over all the writers' files), and df's
+/// growth around all their files, the checks a single writer gets (ext4 on a loop device
+/// this test made; nothing else writes to it).
+/// The room check counts every writer's files and says so.
+#[test]
+fn jobs_on_a_device_carry_its_counters_and_the_room_of_all_writers() {
+    let test = "jobs_on_a_device_carry_its_counters_and_the_room_of_all_writers";
+    let Some(fs) = scratch_or_skip(
+        test,
+        "ext4",
+        64 << 20,
+        &["-E", "lazy_itable_init=0,lazy_journal_init=0"],
+        "",
+    ) else {
+        return;
+    };
+    let out = two_writers(
+        fs.path(),
+        &["--json", "--phases", "create"],
+        "500",
+        "4",
+        "1",
+    );
+    let doc = common::json_ok(&out);
+    let run = &doc["tests"][0]["runs"][0];
+    let written = run["device"]["write_bytes"].as_f64();
+    let written = written.unwrap_or_else(|| panic!("no device counters in {run}"));
+    let bytes = run["bytes"].as_f64().unwrap();
+    assert!(bytes >= 2000.0, "{run}");
+    let wa = run["write_amplification"].as_f64();
+    let wa = wa.unwrap_or_else(|| panic!("no write amplification in {run}"));
+    assert!(
+        (wa - written / bytes).abs() < 1e-6 * wa,
+        "{wa} vs {written} / {bytes}"
+    );
+    // df around all the writers' files: they take at least their data.
+    let space = &run["files"]["space"];
+    let grew = space["used_delta_bytes"].as_f64();
+    let grew = grew.unwrap_or_else(|| panic!("no df growth in {run}"));
+    assert!(grew >= bytes && space["other_writers"] != true, "{space}");
+    let warnings = doc["warnings"].as_array().unwrap();
+    assert!(
+        !warnings.iter().any(|w| w["code"] == "other-writers"),
+        "{warnings:?}"
+    );
+    assert!(
+        common::entries(fs.path())
+            .iter()
+            .all(|p| p.ends_with("lost+found"))
+    );
+    // 4 writers' 500 files of 4 KiB do not fit where one's do.
+    let Some(small) = scratch_or_skip(test, "tmpfs", 4 << 20, &[], "") else {
+        return;
+    };
+    let args = |jobs: &'static str| {
+        let mut a = vec!["files", "-t", common::s(small.path()), "--jobs", jobs];
+        a.extend([
+            "--sizes",
+            "4K",
+            "--files-per-portion",
+            "250",
+            "--portions",
+            "2",
+        ]);
+        a.extend(["--passes", "1", "--repeat", "1", "--no-save"]);
+        common::iolab(&a)
+    };
+    common::assert_usage(&args("4"), "(4 x 500 files of up to 4KiB in 4KiB units)");
+    assert!(common::entries(small.path()).is_empty(), "nothing created");
+    let one = args("1");
+    assert!(one.status.success(), "{}", common::stderr(&one));
+}
+
 /// N of a directory-scaling line "no slowdown of 10 % or more up to N files in …".
 fn up_to_files(line: &str) -> Option<u64> {
     line.split_once("up to ")

@@ -365,3 +365,120 @@ fn ranks_whose_files_do_not_fit_together_are_refused_before_measuring() {
         String::from_utf8_lossy(&one.stderr)
     );
 }
+
+/// Each rank's `cpu-contention` warning was passed on as it came ("on rank 1 (host), the
+/// measuring thread waited …" beside rank 0's own), and the totals, which carry the longest
+/// wait, had none of their own: the result now gives it once per test, over the totals, as
+/// one host's `iolab files` does (both ranks and a spinning thread on one CPU).
+#[test]
+fn the_ranks_cpu_contention_is_given_once_over_the_totals() {
+    let test = "the_ranks_cpu_contention_is_given_once_over_the_totals";
+    let Some(t) = ram_target_or_skip(test) else {
+        return;
+    };
+    let out = tempfile::tempdir().unwrap();
+    let session = ompi_tmpdir();
+    let mut cmd = std::process::Command::new("mpirun");
+    cmd.args([
+        "--oversubscribe",
+        "--bind-to",
+        "none",
+        "-np",
+        "2",
+        IOLAB,
+        "files",
+    ])
+    .args([
+        "-t",
+        common::s(t.path()),
+        "--sizes",
+        "1",
+        "--phases",
+        "create",
+    ])
+    .args([
+        "--files-per-portion",
+        "1000",
+        "--portions",
+        "6",
+        "--passes",
+        "1",
+    ])
+    .args(["--repeat", "1", "--output", common::s(out.path())])
+    .env("OMPI_MCA_orte_tmpdir_base", session.path())
+    .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    .env("OMPI_MCA_mpi_yield_when_idle", "1")
+    .env("OMPI_MCA_rmaps_base_oversubscribe", "1");
+    let Some(res) = common::output_beside_a_spinner(test, &mut cmd) else {
+        return;
+    };
+    assert!(
+        res.status.success(),
+        "{}",
+        String::from_utf8_lossy(&res.stderr)
+    );
+    let doc = the_result(out.path());
+    let total = &doc.tests[0];
+    let wait = |r: &RunResult| r.files.as_ref().and_then(|f| f.cpu_wait_pct);
+    let longest = doc
+        .hosts
+        .iter()
+        .filter_map(|h| wait(&h.tests[0].runs[0]))
+        .reduce(f64::max)
+        .expect("the ranks' waits");
+    assert_eq!(wait(&total.runs[0]), Some(longest));
+    assert!(longest > 20.0, "the ranks waited only {longest} %");
+    let warned: Vec<&str> = doc
+        .warnings
+        .iter()
+        .filter(|w| w.code == iolab::model::WarningCode::CpuContention)
+        .map(|w| w.message.as_str())
+        .collect();
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    assert!(
+        warned[0].starts_with(&format!(
+            "the measuring thread waited {longest:.0} % of the run"
+        )),
+        "{}",
+        warned[0]
+    );
+    assert_eq!(
+        doc.warnings
+            .iter()
+            .find(|w| w.code == iolab::model::WarningCode::CpuContention)
+            .and_then(|w| w.test.as_deref()),
+        Some(total.name.as_str())
+    );
+}
+
+/// `--jobs 2` under mpirun was taken and ignored (one writer per rank), with the room check
+/// asking for twice the space: refused, as `--shared-dir` is, before anything is created.
+#[test]
+fn jobs_under_mpirun_are_refused() {
+    let test = "jobs_under_mpirun_are_refused";
+    let Some(t) = ram_target_or_skip(test) else {
+        return;
+    };
+    let target = common::s(t.path());
+    let res = mpirun(&[
+        "-np",
+        "2",
+        IOLAB,
+        "files",
+        "-t",
+        target,
+        "--jobs",
+        "2",
+        "--no-save",
+    ]);
+    let err = String::from_utf8_lossy(&res.stderr);
+    assert_eq!(res.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(
+            "--jobs 2 is for writers on one host: under mpirun/srun every rank is one writer"
+        ),
+        "{err}"
+    );
+    assert!(common::entries(t.path()).is_empty(), "nothing created");
+}

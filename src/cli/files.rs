@@ -265,11 +265,16 @@ impl FilesConfig {
         let free = st.blocks_available() as u64 * st.fragment_size() as u64;
         let need = self.bytes_needed();
         if need > free {
+            // Each writer (`--jobs`, or a distributed run's ranks) makes files_per_run files.
+            let per_writer = crate::units::fmt_thousands(self.files_per_run() as f64);
+            let files = match self.jobs.max(1) {
+                1 => per_writer,
+                n => format!("{n} x {per_writer}"),
+            };
             return Err(UsageError::new(format!(
-                "{}: not enough room: the largest run needs about {} ({} files of up to {} in {} units), {} free; use fewer or smaller files (or --no-room-check to run until full)",
+                "{}: not enough room: the largest run needs about {} ({files} files of up to {} in {} units), {} free; use fewer or smaller files (or --no-room-check to run until full)",
                 self.target.display(),
                 crate::units::fmt_size_iec(need),
-                crate::units::fmt_thousands(self.files_per_run() as f64),
                 crate::units::fmt_size_exact(self.sizes.iter().map(|s| s.bytes).max().unwrap_or(0)),
                 crate::units::fmt_size_exact(self.alloc_unit),
                 crate::units::fmt_size_iec(free)

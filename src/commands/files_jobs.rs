@@ -7,6 +7,7 @@
 //! are added up over the common window (`dist::aggregate`, as for ranks), and the spread
 //! between the writers (fastest, slowest, straggler spread) is kept in each run's `dist`.
 
+use std::os::fd::{AsFd, BorrowedFd};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -15,13 +16,18 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow};
 
 use crate::dist::aggregate::{RankRun, add_dist_summaries, aggregate_files_run};
+use crate::fs::alloc::FsRules;
 use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning};
 use crate::runner::RunContext;
+use crate::workload::df::warn_other_writers;
 use crate::workload::files::Layout;
 use crate::workload::files::config::{FilesConfig, Writer};
-use crate::workload::files::result::{summarize_files_test, warn_contention};
+use crate::workload::files::result::{
+    SharedDevice, judge_shared_device, summarize_files_test, warn_contention,
+};
 use crate::workload::files::run::{FilesHooks, run_with_hooks};
 use crate::workload::files::scaling::analyse;
+use crate::workload::files::space::{FileSet, held_by, record_held};
 
 /// A barrier that a failing writer can break, so that the others do not wait for it
 /// forever: `wait` then fails.
@@ -77,6 +83,10 @@ impl Barrier {
 /// stonewall.
 type PhaseRecord = (RunResult, (i64, i64), bool);
 
+/// df's used bytes of the target before the writers' create phase of a run and with all
+/// their files in place (`None`: no block counts, e.g. fusefat).
+type DfReading = (Option<u64>, Option<u64>);
+
 /// One writer's view of the others.
 struct JobHooks<'a> {
     barrier: &'a Barrier,
@@ -91,10 +101,30 @@ struct JobHooks<'a> {
     shared: bool,
     /// This writer's phases: result, window, stonewalled.
     phases: Mutex<Vec<PhaseRecord>>,
+    /// Phases per run (create first).
+    nops: u64,
+    /// Writer 0: the target, whose df it reads around every create phase of all the
+    /// writers (before any starts, after all are done), as one writer reads it around its own.
+    target: Option<BorrowedFd<'a>>,
+    /// The readings, one per create phase.
+    df: &'a Mutex<Vec<DfReading>>,
+}
+
+impl JobHooks<'_> {
+    fn used(&self) -> Option<u64> {
+        self.target
+            .and_then(crate::workload::files::space::used_bytes)
+    }
 }
 
 impl FilesHooks for JobHooks<'_> {
     fn before_phase(&self) -> Result<()> {
+        // The barrier lets nobody start before writer 0 has read df (outside the timing).
+        if self.first && self.phase.load(Ordering::SeqCst).is_multiple_of(self.nops) {
+            let before = self.used();
+            let mut df = self.df.lock().map_err(|_| anyhow!("a writer panicked"))?;
+            df.push((before, None));
+        }
         self.barrier.wait()?;
         self.phase.fetch_add(1, Ordering::SeqCst);
         Ok(())
@@ -118,6 +148,17 @@ impl FilesHooks for JobHooks<'_> {
             .lock()
             .map_err(|_| anyhow!("a writer panicked"))?
             .push((run.clone(), window, stonewalled));
+        // A create phase: df once every writer's files are in place.
+        if (self.phase.load(Ordering::SeqCst) - 1).is_multiple_of(self.nops) {
+            self.barrier.wait()?;
+            if self.first {
+                let with = self.used();
+                let mut df = self.df.lock().map_err(|_| anyhow!("a writer panicked"))?;
+                if let Some(last) = df.last_mut() {
+                    last.1 = with;
+                }
+            }
+        }
         Ok(())
     }
 
@@ -193,6 +234,8 @@ pub fn measure(
     let barrier = Barrier::new(n);
     let wall = AtomicU64::new(0);
     let vote = Mutex::new(false);
+    let target = std::fs::File::open(&cfg.target).ok();
+    let df = Mutex::new(Vec::new());
     let hooks: Vec<JobHooks> = (0..n)
         .map(|j| JobHooks {
             barrier: &barrier,
@@ -202,6 +245,9 @@ pub fn measure(
             first: j == 0,
             shared: cfg.shared_dir,
             phases: Mutex::new(Vec::new()),
+            nops: phases_per_run(cfg) as u64,
+            target: target.as_ref().filter(|_| j == 0).map(|f| f.as_fd()),
+            df: &df,
         })
         .collect();
     let mut docs: Vec<ResultDoc> = (0..n)
@@ -251,11 +297,13 @@ pub fn measure(
     if let Some(e) = errors.into_iter().nth(pick.unwrap_or(0)) {
         return Err(e);
     }
-    let phases: Vec<Vec<PhaseRecord>> = hooks
+    let mut phases: Vec<Vec<PhaseRecord>> = hooks
         .into_iter()
         .map(|h| h.phases.into_inner().unwrap_or_default())
         .collect();
-    doc.tests = totals(cfg, &docs, &phases).map_err(|e| anyhow!("adding up the writers: {e}"))?;
+    let df = df.into_inner().unwrap_or_default();
+    let tests = totals(cfg, &docs, &mut phases, &df, doc);
+    doc.tests = tests.map_err(|e| anyhow!("adding up the writers: {e}"))?;
     for w in &docs[0].warnings {
         doc.warn(w.clone());
     }
@@ -273,20 +321,30 @@ pub fn measure(
     Ok(())
 }
 
+/// Phases per run: create, then those of stat, read and delete asked for.
+fn phases_per_run(cfg: &FilesConfig) -> usize {
+    1 + usize::from(cfg.phases.stat) + usize::from(cfg.phases.read) + usize::from(cfg.phases.delete)
+}
+
 /// The writers' tests added up: every writer ran the same tests, runs and phases; each
-/// writer's phases are in the order they ran (per size: run by run, phase by phase).
+/// writer's phases are in the order they ran (per size: run by run, phase by phase). The
+/// device check of each create run is made over all the writers (they share the device,
+/// as the ranks of one host do), and its space record from `df` (one reading per create
+/// run), with their `other-writers` warnings into `doc`.
 fn totals(
     cfg: &FilesConfig,
     docs: &[ResultDoc],
-    phases: &[Vec<PhaseRecord>],
+    phases: &mut [Vec<PhaseRecord>],
+    df: &[DfReading],
+    doc: &mut ResultDoc,
 ) -> Result<Vec<TestResult>, String> {
+    // What the writers' files hold at most, by the rules of the target's file system.
+    let rules = crate::workload::files::space::rules_for(&cfg.target);
     let tests0 = &docs[0].tests;
-    let nops = 1
-        + usize::from(cfg.phases.stat)
-        + usize::from(cfg.phases.read)
-        + usize::from(cfg.phases.delete);
+    let nops = phases_per_run(cfg);
     let mut out = Vec::new();
     let mut seq = 0usize;
+    let mut creates = df.iter();
     for base in (0..tests0.len()).step_by(nops) {
         let runs = tests0[base].runs.len();
         let mut group: Vec<TestResult> = tests0[base..base + nops]
@@ -303,8 +361,11 @@ fn totals(
         if let Some(d) = group[0].files.as_mut() {
             d.scaling = longest.files.as_ref().and_then(|f| f.scaling.clone());
         }
+        let size = group[0].files.as_ref().map_or(0, |f| f.file_size_bytes);
         for _ in 0..runs {
-            for g in group.iter_mut() {
+            for (k, g) in group.iter_mut().enumerate() {
+                let judged = (k == 0)
+                    .then(|| judge_create(cfg, rules.as_ref(), doc, &g.name, size, phases, seq));
                 let ranks: Vec<RankRun> = phases
                     .iter()
                     .enumerate()
@@ -322,7 +383,25 @@ fn totals(
                     })
                     .collect::<Result<_, String>>()?;
                 let mut total = aggregate_files_run(&ranks, cfg.files_per_portion)?;
+                // Every writer's counters saw all the writers' I/O, each over its own
+                // phase: the total has those of the writer measured longest, and with them
+                // its (the group's) write amplification.
+                if let Some(r) = ranks
+                    .iter()
+                    .map(|r| r.run)
+                    .filter(|r| r.device.is_some())
+                    .max_by_key(|r| r.device.as_ref().map(|d| d.elapsed_ms))
+                {
+                    total.device = r.device.clone();
+                    total.write_amplification = r.write_amplification;
+                }
                 total.run = g.runs.len() as u32 + 1;
+                // One df reading per create run, none for the other phases.
+                if let Some(judged) = judged
+                    && let Some(&(Some(before), Some(with))) = creates.next()
+                {
+                    space_of_create(doc, &g.name, &mut total, (before, with), judged);
+                }
                 g.runs.push(total);
                 seq += 1;
             }
@@ -362,6 +441,60 @@ fn totals(
         }
     }
     Ok(out)
+}
+
+/// The space record of a create total from df `before` and `with` all the writers' files,
+/// judged as one writer's run is (`space::record`): df that grew by more than all their
+/// files hold (`judged.0`) is `other-writers`; a device that wrote more (`judged.1`, warned
+/// by `judge_create`) leaves the growth out too.
+fn space_of_create(
+    doc: &mut ResultDoc,
+    test: &str,
+    total: &mut RunResult,
+    (before, with): (u64, u64),
+    (held, device_others): (u64, bool),
+) {
+    let mut space = record_held(before, with, held, None);
+    if device_others {
+        space.other_writers = true;
+        space.used_delta_bytes = None;
+    } else if space.other_writers {
+        let during = format!(
+            "while the files of its {} writer(s) hold at most {}",
+            total.dist.as_ref().map_or(0, |d| d.ranks),
+            crate::units::fmt_size_iec(held)
+        );
+        let delta = with as i64 - before as i64;
+        warn_other_writers(doc, test, total.run, delta, &during, "the files'");
+    }
+    if let Some(f) = total.files.as_mut() {
+        f.space = Some(space);
+    }
+}
+
+/// The device check of the create run at `seq` of every writer's phases (`size`-byte
+/// files), as a distributed run's ranks on one device are checked: what all their files
+/// hold at most, and whether another program wrote to the device.
+fn judge_create(
+    cfg: &FilesConfig,
+    rules: Option<&FsRules>,
+    doc: &mut ResultDoc,
+    test: &str,
+    size: u64,
+    phases: &mut [Vec<PhaseRecord>],
+    seq: usize,
+) -> (u64, bool) {
+    let mut runs: Vec<&mut RunResult> = phases
+        .iter_mut()
+        .filter_map(|p| p.get_mut(seq).map(|(run, _, _)| run))
+        .collect();
+    let on = SharedDevice {
+        device: "the device",
+        writer: "writer",
+    };
+    judge_shared_device(doc, test, &on, &mut runs, |files| {
+        held_by(&FileSet::of(cfg, size, files), cfg.alloc_unit, rules)
+    })
 }
 
 /// The create test at `base` of the writer that completed the most portions in it (the
@@ -447,6 +580,110 @@ mod tests {
             ..Default::default()
         });
         d
+    }
+
+    /// `--jobs` create runs had no device check and no device figures at all: the writers'
+    /// counters (each sees all of them) were dropped with their runs. Now they are judged
+    /// together as the ranks on one device are: 2 writers' 20 MB of files explain 70 MiB
+    /// written, and the total carries the device and the group's write amplification;
+    /// 150 MiB is another program's (`other-writers`, no write amplification).
+    #[test]
+    fn the_writers_are_judged_together_and_the_total_carries_the_device() {
+        let dir = tempfile::tempdir().unwrap();
+        let argv = ["iolab", "files", "-t", dir.path().to_str().unwrap()];
+        let cli = crate::cli::try_parse_from(argv.into_iter().chain([
+            "--sizes",
+            "4K",
+            "--phases",
+            "create",
+            "--jobs",
+            "2",
+            "--files-per-portion",
+            "1000",
+            "--portions",
+            "5",
+            "--passes",
+            "1",
+        ]))
+        .unwrap();
+        let crate::cli::Command::Files(args) = cli.command else {
+            unreachable!()
+        };
+        let cfg = FilesConfig::from_args(&args).unwrap();
+        let writer = |written: u64, elapsed_ms: u64| -> (ResultDoc, Vec<PhaseRecord>) {
+            let mut run = crate::workload::files::result::created_beside(written);
+            if let Some(d) = run.device.as_mut() {
+                d.elapsed_ms = elapsed_ms;
+            }
+            let mut d = ResultDoc::new("files", Vec::new(), Environment::default());
+            let mut t = crate::workload::files::result::new_test(
+                &cfg,
+                &cfg.sizes[0],
+                "create",
+                "4KiB create".into(),
+            );
+            t.runs.push(run.clone());
+            d.tests.push(t);
+            (d, vec![(run, (0, 1_000_000_000), false)])
+        };
+        let add_up = |w: [(u64, u64); 2], df: &[DfReading]| {
+            let (d0, p0) = writer(w[0].0, w[0].1);
+            let (d1, p1) = writer(w[1].0, w[1].1);
+            let mut doc = ResultDoc::new("files", Vec::new(), Environment::default());
+            let tests = totals(&cfg, &[d0, d1], &mut [p0, p1], df, &mut doc).unwrap();
+            (tests[0].runs[0].clone(), doc.warnings)
+        };
+        let (total, warnings) = add_up([(69 << 20, 900), (70 << 20, 1000)], &[]);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let dev = total.device.expect("the device's counters");
+        assert_eq!((dev.write_bytes, dev.elapsed_ms), (70 << 20, 1000));
+        let wa = total.write_amplification.expect("write amplification");
+        assert!((wa - (70 << 20) as f64 / 40.96e6).abs() < 1e-9, "{wa}");
+        let (total, warnings) = add_up([(150 << 20, 1000), (150 << 20, 1000)], &[]);
+        assert_eq!(total.write_amplification, None);
+        assert!(total.device.is_some());
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        let w = &warnings[0];
+        assert_eq!(w.code, crate::model::WarningCode::OtherWriters);
+        assert_eq!(w.test.as_deref(), Some("4KiB create"));
+        assert!(
+            w.message.starts_with(
+                "the device wrote 150.0 MiB in run 1 while the files of its 2 writer(s) hold at most "
+            ) && w.message.contains(
+                "so the write amplification of those writers is not the files' alone (left out)"
+            ),
+            "{}",
+            w.message
+        );
+        // df around the writers' create phase: their 40 MB of files in place, 42 MiB more
+        // used, is theirs (the space record); 150 MiB more is another program's.
+        let gib = 1u64 << 30;
+        let clean = [(Some(gib), Some(gib + (42 << 20)))];
+        let (total, warnings) = add_up([(70 << 20, 1000), (70 << 20, 1000)], &clean);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let space = total.files.unwrap().space.expect("the space record");
+        assert_eq!(space.used_delta_bytes, Some(42 << 20));
+        assert!(!space.other_writers);
+        let busy = [(Some(gib), Some(gib + (150 << 20)))];
+        let (total, warnings) = add_up([(70 << 20, 1000), (70 << 20, 1000)], &busy);
+        let space = total.files.unwrap().space.expect("the space record");
+        assert!(space.other_writers && space.used_delta_bytes.is_none());
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].message.starts_with(
+                "df's used space grew by 150.0 MiB in run 1 while the files of its 2 writer(s) hold at most "
+            ),
+            "{}",
+            warnings[0].message
+        );
+        // The device's other writer leaves the df growth out too, with its own warning.
+        let (total, warnings) = add_up([(150 << 20, 1000), (150 << 20, 1000)], &clean);
+        let space = total.files.unwrap().space.expect("the space record");
+        assert!(space.other_writers && space.used_delta_bytes.is_none());
+        assert!(
+            warnings[0].message.starts_with("the device wrote"),
+            "{warnings:?}"
+        );
     }
 
     /// On a busy machine writer 0 may start late and be stopped by the stonewall before

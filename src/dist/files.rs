@@ -21,16 +21,15 @@ use crate::dist::hooks::{DistHooks, LocalWindow, from_rank, host_rows};
 use crate::dist::session::{Prepared, RankSpace, Session, print_tables};
 use crate::error::Interrupted;
 use crate::fs::alloc::FsRules;
-use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning};
+use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning, WarningCode};
 use crate::report::dist::render_files_hosts;
 use crate::report::files::render_files_table;
 use crate::runner::RunHooks;
 use crate::stats::repeat::spread_warnings;
-use crate::sysinfo::diskstats::write_amplification;
-use crate::units::fmt_size_iec;
-use crate::workload::df::warn_other_writers_because;
 use crate::workload::files::config::FilesConfig;
-use crate::workload::files::result::{judge_device, summarize_files_test};
+use crate::workload::files::result::{
+    SharedDevice, judge_shared_device, summarize_files_test, warn_contention,
+};
 use crate::workload::files::run::{FilesHooks, run_with_hooks};
 use crate::workload::files::space::{FileSet, held_by};
 
@@ -40,9 +39,6 @@ fn setup(args: &FilesArgs, rank: u32, ranks: u32) -> Result<Prepared<FilesConfig
     let mut unchecked = args.clone();
     unchecked.no_room_check = true;
     let shared = FilesConfig::from_args(&unchecked)?;
-    if !args.no_room_check {
-        shared.check_room_of_ranks(ranks)?;
-    }
     if shared.big.is_some() {
         return Err(crate::usage!(
             "--big does not run distributed yet: leave it out under mpirun/srun (the small-file phases do run on every rank)"
@@ -52,6 +48,15 @@ fn setup(args: &FilesArgs, rank: u32, ranks: u32) -> Result<Prepared<FilesConfig
         return Err(crate::usage!(
             "--shared-dir is for --jobs on one host: under mpirun/srun every rank works in its own directory"
         ));
+    }
+    if shared.jobs > 1 {
+        return Err(crate::usage!(
+            "--jobs {} is for writers on one host: under mpirun/srun every rank is one writer (start more ranks instead)",
+            shared.jobs
+        ));
+    }
+    if !args.no_room_check {
+        shared.check_room_of_ranks(ranks)?;
     }
     let space = RankSpace::claim(std::slice::from_ref(&args.target), rank)?;
     let mut rank_args = unchecked;
@@ -91,12 +96,9 @@ struct FilesDist<'a> {
 }
 
 /// Rank 0: the device check of a single-host create run, per device: the ranks on one
-/// host over one block device write to it together, so each one's counters (which see
-/// all of them) are judged against what all their files hold; beyond that, another
-/// program wrote to it and those ranks' write amplification is left out, as on one host.
-/// Otherwise each of them carries the group's write amplification (its device bytes over
-/// all their files' bytes): its own bytes alone made it about N times too high.
-/// `held(files, size)`: what `files` files of `size` bytes hold at most.
+/// host over one block device wrote to it together, so they are judged together
+/// (`judge_shared_device`). `held(files, size)`: what `files` files of `size` bytes hold at
+/// most.
 fn judge_devices(doc: &mut ResultDoc, all: &mut [RankSize], held: impl Fn(u64, u64) -> u64) {
     let Some(k) = all[0]
         .tests
@@ -128,38 +130,17 @@ fn judge_devices(doc: &mut ResultDoc, all: &mut [RankSize], held: impl Fn(u64, u
     for (device, members) in groups {
         let nruns = members.iter().map(|&i| all[i].tests[k].runs.len()).min();
         for j in 0..nruns.unwrap_or(0) {
-            let held: u64 = members
-                .iter()
-                .map(|&i| held(all[i].tests[k].runs[j].ops, size))
-                .sum();
-            let mut wrote = None;
-            for &i in &members {
-                wrote = wrote.max(judge_device(&mut all[i].tests[k].runs[j], held));
-            }
-            if let Some(written) = wrote {
-                let run = all[members[0]].tests[k].runs[j].run;
-                warn_other_writers_because(
-                    doc,
-                    &name,
-                    &format!(
-                        "{device} wrote {} in run {run} while the files of its {} rank(s) hold at most {}",
-                        fmt_size_iec(written),
-                        members.len(),
-                        fmt_size_iec(held)
-                    ),
-                    "the write amplification of those ranks is not the files' alone (left out)",
-                );
-            } else if members.len() > 1 {
-                let bytes: u64 = members.iter().map(|&i| all[i].tests[k].runs[j].bytes).sum();
-                for &i in &members {
-                    let r = &mut all[i].tests[k].runs[j];
-                    if r.write_amplification.is_some()
-                        && let Some(d) = &r.device
-                    {
-                        r.write_amplification = write_amplification(d, bytes);
-                    }
-                }
-            }
+            let mut runs: Vec<&mut RunResult> = all
+                .iter_mut()
+                .enumerate()
+                .filter(|(i, _)| members.contains(i))
+                .map(|(_, m)| &mut m.tests[k].runs[j])
+                .collect();
+            let on = SharedDevice {
+                device: &device,
+                writer: "rank",
+            };
+            judge_shared_device(doc, &name, &on, &mut runs, |files| held(files, size));
         }
     }
 }
@@ -234,7 +215,12 @@ impl FilesDist<'_> {
         let names: Vec<(u32, &str)> = all.iter().map(|m| (m.rank, m.hostname.as_str())).collect();
         let mut warnings = Vec::new();
         for m in &all {
-            for w in &m.warnings {
+            // `cpu-contention` is given over the totals below, once per test.
+            for w in m
+                .warnings
+                .iter()
+                .filter(|w| w.code != WarningCode::CpuContention)
+            {
                 let w = if m.rank == 0 {
                     w.clone()
                 } else if all[0].warnings.contains(w) {
@@ -270,7 +256,12 @@ impl FilesDist<'_> {
         for (h, m) in doc.hosts.iter_mut().zip(all) {
             h.tests.extend(m.tests);
         }
+        // The longest wait of any rank's measuring thread (the totals carry it), once.
+        let first = doc.tests.len();
         doc.tests.extend(totals);
+        for t in first..doc.tests.len() {
+            warn_contention(self.cfg, doc, t);
+        }
         Ok(())
     }
 }
@@ -396,7 +387,6 @@ pub fn execute(args: &FilesArgs, argv: Vec<String>) -> Result<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::device::DeviceCounters;
 
     /// A distributed create run had no device check: a build writing beside the ranks read
     /// as their write amplification. The ranks on one host over one device are judged
@@ -405,17 +395,7 @@ mod tests {
     #[test]
     fn the_ranks_on_one_device_are_judged_together_for_other_writers() {
         let rank = |rank: u32, host: &str, written: u64| {
-            let run = RunResult {
-                run: 1,
-                ops: 5000,
-                bytes: 5000 * 4096,
-                write_amplification: Some(written as f64 / 20.48e6),
-                device: Some(DeviceCounters {
-                    write_bytes: written,
-                    ..Default::default()
-                }),
-                ..Default::default()
-            };
+            let run = crate::workload::files::result::created_beside(written);
             let mut test = TestResult {
                 name: "4KiB create".into(),
                 runs: vec![run],

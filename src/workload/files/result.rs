@@ -7,6 +7,7 @@ use crate::os::cpu_wait::{IDLE_ADVICE, Waiter};
 use crate::stats::repeat::summarize_test;
 use crate::stats::summary::summarize;
 use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
+use crate::units::fmt_size_iec;
 use crate::workload::files::{Layout, Method, SyncMode};
 
 use super::config::FilesConfig;
@@ -28,6 +29,88 @@ pub fn judge_device(rr: &mut RunResult, held: u64) -> Option<u64> {
         s.used_delta_bytes = None;
     }
     Some(written)
+}
+
+/// Writers that made their files on one block device at once (the ranks of one host, the
+/// `--jobs` threads), as the device check names them.
+pub struct SharedDevice<'a> {
+    /// The device: "/dev/loop7 on node1", "the device".
+    pub device: &'a str,
+    /// One of the writers: "rank", "writer".
+    pub writer: &'a str,
+}
+
+/// The device check of one create run of writers on one device (`runs`, one each, of test
+/// `test`): each one's counters see all their writes, so all are judged against what all
+/// their files hold (`held(files)`: what `files` files hold at most) by `judge_device`'s
+/// rule. Beyond that, another program wrote to the device: `other-writers`, and their
+/// write amplification is left out. Otherwise each carries the group's (its device bytes
+/// over all their files' bytes): its own bytes alone made it about N times too high.
+/// What all their files hold at most, and whether another program wrote to the device.
+pub fn judge_shared_device(
+    doc: &mut ResultDoc,
+    test: &str,
+    on: &SharedDevice,
+    runs: &mut [&mut RunResult],
+    held: impl Fn(u64) -> u64,
+) -> (u64, bool) {
+    let Some(run) = runs.first().map(|r| r.run) else {
+        return (0, false);
+    };
+    let held: u64 = runs.iter().map(|r| held(r.ops)).sum();
+    let mut wrote = None;
+    for r in runs.iter_mut() {
+        wrote = wrote.max(judge_device(r, held));
+    }
+    if let Some(written) = wrote {
+        crate::workload::df::warn_other_writers_because(
+            doc,
+            test,
+            &format!(
+                "{} wrote {} in run {run} while the files of its {} {}(s) hold at most {}",
+                on.device,
+                fmt_size_iec(written),
+                runs.len(),
+                on.writer,
+                fmt_size_iec(held)
+            ),
+            &format!(
+                "the write amplification of those {}s is not the files' alone (left out)",
+                on.writer
+            ),
+        );
+    } else if runs.len() > 1 {
+        let bytes: u64 = runs.iter().map(|r| r.bytes).sum();
+        for r in runs.iter_mut() {
+            if r.write_amplification.is_some()
+                && let Some(d) = &r.device
+            {
+                r.write_amplification = write_amplification(d, bytes);
+            }
+        }
+    }
+    (held, wrote.is_some())
+}
+
+/// Run 1 of a create phase of 5,000 files of 4 KiB (20.48 MB) whose device wrote `written`
+/// bytes, with its own write amplification: what the device checks' tests judge.
+#[cfg(test)]
+pub(crate) fn created_beside(written: u64) -> RunResult {
+    RunResult {
+        run: 1,
+        ops: 5000,
+        bytes: 5000 * 4096,
+        write_amplification: Some(written as f64 / 20.48e6),
+        device: Some(crate::model::device::DeviceCounters {
+            write_bytes: written,
+            ..Default::default()
+        }),
+        files: Some(FilesRunDetail {
+            files_done: 5000,
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
 }
 
 /// Turn a phase's detail into a run result.

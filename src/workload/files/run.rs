@@ -204,35 +204,40 @@ struct SizeRun<'a> {
     readbuf: &'a mut Vec<u8>,
 }
 
+/// One phase of one run, as `SizeRun::phase` carries it out.
+#[derive(Clone, Copy)]
+struct Phase<'p> {
+    op: Op,
+    /// The run's directory.
+    run_fd: RawFd,
+    /// The portions to do: all of them for create; those the create phase made for the others.
+    limit: u64,
+    /// A distributed run's stonewall, looked at before each portion (a portion is the unit
+    /// every figure is made of, so a rank stops at the end of the one it is in).
+    wall: Option<&'p AtomicBool>,
+    /// Told the share of the portions done after each one.
+    progress: &'p (dyn Fn(f64) + Sync),
+}
+
 impl SizeRun<'_> {
-    /// Run `op` over the first `limit` portions in `run_fd` (all of them for create; those
-    /// the create phase made for the others); `Err` carries the partial measurements.
-    /// `wall`: a distributed run's stonewall, looked at before each portion (a portion is
-    /// the unit every figure is made of, so a rank stops at the end of the one it is in).
-    /// The measuring thread's wait for a CPU is read before and after, not per portion.
-    fn phase(
-        &mut self,
-        op: Op,
-        run_fd: RawFd,
-        limit: u64,
-        wall: Option<&AtomicBool>,
-        progress: &dyn Fn(f64),
-    ) -> PhaseRun {
+    /// Run the phase; `Err` carries the partial measurements. The measuring thread's wait
+    /// for a CPU is read before and after, not per portion.
+    fn phase(&mut self, phase: &Phase) -> PhaseRun {
         let waited = WaitSpan::start();
-        let mut out = self.portions(op, run_fd, limit, wall, progress);
+        let mut out = self.portions(phase);
         out.detail.cpu_wait_pct = waited.pct();
         out
     }
 
     /// `phase`'s portions and syncs.
-    fn portions(
-        &mut self,
-        op: Op,
-        run_fd: RawFd,
-        limit: u64,
-        wall: Option<&AtomicBool>,
-        progress: &dyn Fn(f64),
-    ) -> PhaseRun {
+    fn portions(&mut self, phase: &Phase) -> PhaseRun {
+        let Phase {
+            op,
+            run_fd,
+            limit,
+            wall,
+            progress,
+        } = *phase;
         let cfg = self.cfg;
         let n = cfg.files_per_portion;
         let mut out = PhaseRun::default();
@@ -528,6 +533,13 @@ pub fn run_with_hooks(
                 let mut held_by_files = None;
                 let ph = PhaseCounters::start(device.as_deref());
                 let prog = |f: f64| p.set((k as f64 + f) / nops, op_name(*op));
+                let phase = Phase {
+                    op: *op,
+                    run_fd: run_fd.as_raw_fd(),
+                    limit: made,
+                    wall: None,
+                    progress: &prog,
+                };
                 let PhaseRun {
                     detail: mut d,
                     error: err,
@@ -535,15 +547,18 @@ pub fn run_with_hooks(
                     start_wall_ns,
                     end_wall_ns,
                 } = match hooks {
-                    None => sr.phase(*op, run_fd.as_raw_fd(), made, None, &prog),
+                    None => sr.phase(&phase),
                     Some(h) => {
                         // The phase runs on its own thread; this one watches for the other
                         // ranks (no MPI call from the thread doing the I/O).
                         let wall = AtomicBool::new(false);
-                        let fd = run_fd.as_raw_fd();
+                        let phase = Phase {
+                            wall: Some(&wall),
+                            ..phase
+                        };
                         let sr = &mut sr;
                         std::thread::scope(|s| {
-                            let t = s.spawn(|| sr.phase(*op, fd, made, Some(&wall), &prog));
+                            let t = s.spawn(|| sr.phase(&phase));
                             while !t.is_finished() {
                                 std::thread::sleep(h.poll_interval());
                                 if h.poll() {

@@ -110,17 +110,26 @@ pub fn record(
     unit: u64,
     predicted: Option<SpacePrediction>,
 ) -> (FilesSpace, u64) {
-    let delta = with as i64 - before as i64;
     let held = held_bytes(set, unit, predicted.as_ref());
+    (record_held(before, with, held, predicted), held)
+}
+
+/// `record` of files that hold at most `held` (the files of all `--jobs` writers).
+pub fn record_held(
+    before: u64,
+    with: u64,
+    held: u64,
+    predicted: Option<SpacePrediction>,
+) -> FilesSpace {
+    let delta = with as i64 - before as i64;
     let other_writers = crate::workload::df::grew_beyond(delta, held);
-    let rec = FilesSpace {
+    FilesSpace {
         used_before_bytes: before,
         used_with_files_bytes: with,
         used_delta_bytes: (!other_writers).then_some(delta),
         other_writers,
         predicted,
-    };
-    (rec, held)
+    }
 }
 
 /// `iolab slack`'s prediction for a file set at `unit`: clusters of the files and of their
