@@ -771,6 +771,38 @@ fn the_history_filters_read_as_the_command_line_s() {
         assert!(!want.is_empty(), "{args:?}");
         assert_eq!(got, want, "{q} against iolab history {args:?}");
     }
+    // One entry by its id, whatever the other filters (the run page links to it: it
+    // linked to the whole list), older than the limit too; a bad id is refused.
+    let all = ids(&["--limit", "0"]);
+    let oldest = all.last().unwrap();
+    for q in [
+        format!("id={oldest}"),
+        format!("id={oldest}&limit=1&command=bogus"),
+    ] {
+        let (code, body) = console.authed("GET", &format!("/api/history?{q}"), "");
+        assert_eq!(code, 200, "{q}: {body}");
+        let l: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let got: Vec<&str> = l
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(got, [oldest.as_str()], "{q}");
+    }
+    let (code, body) = console.authed("GET", "/api/history?id=h-999999", "");
+    assert_eq!((code, body.as_str()), (200, "[]"));
+    let (code, body) = console.authed("GET", "/api/history?id=7", "");
+    assert_eq!(code, 400, "{body}");
+    assert!(
+        body.contains("id '7': give a history entry's id (h-N)"),
+        "{body}"
+    );
+    let (_, js) = console.authed("GET", "/static/app.js", "");
+    assert!(
+        js.contains("href: \"#/history?id=\" + encodeURIComponent(v.history)"),
+        "the run page links to its history entry"
+    );
 }
 
 /// A history entry's downloads are `iolab report` of the result file it was recorded from,

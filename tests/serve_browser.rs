@@ -158,8 +158,8 @@ fn console_end_to_end_in_chromium() {
     assert!(entry.starts_with("h-"), "{entry}");
     b.shot("stopped");
 
-    // 5. The history lists it, interrupted.
-    b.eval("location.hash = '#/history'");
+    // 5. Its link shows its history entry (it led to the whole list), interrupted.
+    b.eval("document.getElementById('history-id').click()");
     let row = b.wait_for(
         "the interrupted run in the history",
         &format!(
@@ -171,6 +171,8 @@ fn console_end_to_end_in_chromium() {
         row.as_str().unwrap().contains("interrupted"),
         "history row {entry}: {row}"
     );
+    let rows = b.eval("document.querySelectorAll('#history-table tr[data-id]').length");
+    assert_eq!(rows.as_u64(), Some(1), "only its entry");
     b.shot("history");
 
     // 6. A second, complete run on the same device (one second per test).

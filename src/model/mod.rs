@@ -801,6 +801,7 @@ impl ResultSink {
                 file.display()
             )
         })?;
+        crate::os::signals::RESULT_FILE.existing(file, &temp_path(file));
         Ok(ResultSink::at(Some(file.to_path_buf())))
     }
 

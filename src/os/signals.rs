@@ -167,6 +167,13 @@ impl ResultFile {
         self.path.store(c(path), Ordering::SeqCst);
     }
 
+    /// `path` existed before this process (`--output FILE.json` naming a file): the first
+    /// save replaces it, and a stop at once before then leaves what it holds. (A double
+    /// Ctrl-C said nothing of it.)
+    pub fn existing(&self, path: &Path, tmp: &Path) {
+        self.claimed(path, tmp, 0);
+    }
+
     /// A document is in the file now: a stop at once leaves it.
     pub fn saved(&self) {
         self.saved.store(true, Ordering::SeqCst);
@@ -192,6 +199,12 @@ impl ResultFile {
                 say(b"; ");
                 say(shown);
                 say(b" keeps its last save (the tests finished before the stop, status running)");
+                return;
+            }
+            if self.ino.load(Ordering::SeqCst) == 0 {
+                say(b"; nothing saved (no test had finished): ");
+                say(shown);
+                say(b" still holds what it held before this run");
                 return;
             }
             let mut st: libc::stat = std::mem::zeroed();
@@ -408,6 +421,24 @@ mod tests {
         f.claimed(&other, &tmp, 1);
         assert!(said(&f).contains("nothing saved in"));
         assert!(other.exists());
+
+        // `--output FILE.json` naming an existing file: left as it was, and said so.
+        std::fs::write(&other, b"{\"old\": 1}").unwrap();
+        std::fs::write(&tmp, b"{ half a docu").unwrap();
+        let f = ResultFile::new();
+        f.existing(&other, &tmp);
+        let line = said(&f);
+        assert!(!tmp.exists(), "{line}");
+        assert_eq!(std::fs::read(&other).unwrap(), b"{\"old\": 1}");
+        assert!(
+            line.contains(&format!(
+                "nothing saved (no test had finished): {} still holds what it held before this run",
+                other.display()
+            )),
+            "{line}"
+        );
+        f.saved();
+        assert!(said(&f).contains("keeps its last save"));
     }
 
     /// A test stopped by `iolab serve`, still draining when the server gave up waiting and

@@ -64,8 +64,13 @@ fn param(q: &HashMap<String, String>, k: &str) -> Option<String> {
 /// newest first, as `iolab history` lists them: `limit` 0 is all of them, the command's
 /// case does not matter, a device is part of its identity or its kernel name. Without a
 /// history, the console's own runs pass the same filters (it compared a device whole, so
-/// `tmpfs` matched nothing, and refused `Run`).
+/// `tmpfs` matched nothing, and refused `Run`). `id` (`h-N`, or a run's `run-N` without a
+/// history) is that one entry whatever the other filters say: the run page links to it
+/// (it linked to the whole list).
 pub fn list_filtered(s: &AppState, q: &HashMap<String, String>) -> Result<Vec<Summary>, String> {
+    if let Some(id) = param(q, "id") {
+        return one_entry(s, &id);
+    }
     let limit = match param(q, "limit") {
         Some(l) => l
             .parse::<usize>()
@@ -106,23 +111,45 @@ pub fn list_filtered(s: &AppState, q: &HashMap<String, String>) -> Result<Vec<Su
         limit: (limit > 0).then_some(limit),
     };
     let entries = h.list(&filter).map_err(|e| format!("{e:#}"))?;
-    Ok(entries
-        .into_iter()
-        .map(|e| Summary {
-            id: match own_ids {
-                Some(ids) => ids.get(&e.id).cloned().unwrap_or_default(),
-                None => format!("h-{}", e.id),
-            },
-            command: e.command,
-            status: e.status,
-            started_at: e.started_at,
-            host: e.host,
-            device: Some(e.device).filter(|d| !d.is_empty()),
-            filesystem: e.filesystem.unwrap_or_default(),
-            headline: e.headline,
-            source: e.source.unwrap_or_default(),
-        })
-        .collect())
+    Ok(entries.into_iter().map(|e| summary(e, own_ids)).collect())
+}
+
+/// The list's one entry `id` (none when there is no such entry).
+fn one_entry(s: &AppState, id: &str) -> Result<Vec<Summary>, String> {
+    let Some(h) = &s.history else {
+        let (h, ids) = own_runs(s).map_err(|e| format!("{e:#}"))?;
+        let all = h.list(&Filter::default()).map_err(|e| format!("{e:#}"))?;
+        return Ok(all
+            .into_iter()
+            .map(|e| summary(e, Some(&ids)))
+            .filter(|e| e.id == id)
+            .collect());
+    };
+    let n = id
+        .strip_prefix("h-")
+        .and_then(|n| n.parse::<i64>().ok())
+        .ok_or_else(|| format!("id '{id}': give a history entry's id (h-N)"))?;
+    let entry = h.entry(n).map_err(|e| format!("{e:#}"))?;
+    Ok(entry.into_iter().map(|e| summary(e, None)).collect())
+}
+
+/// An entry as the list shows it; `own_ids`: the console's run ids of its own runs (no
+/// history).
+fn summary(e: crate::history::Entry, own_ids: Option<&HashMap<i64, String>>) -> Summary {
+    Summary {
+        id: match own_ids {
+            Some(ids) => ids.get(&e.id).cloned().unwrap_or_default(),
+            None => format!("h-{}", e.id),
+        },
+        command: e.command,
+        status: e.status,
+        started_at: e.started_at,
+        host: e.host,
+        device: Some(e.device).filter(|d| !d.is_empty()),
+        filesystem: e.filesystem.unwrap_or_default(),
+        headline: e.headline,
+        source: e.source.unwrap_or_default(),
+    }
 }
 
 /// The trend of one metric of one test on one device (`device`, `test`, `metric`), with

@@ -296,7 +296,8 @@ fn a_stop_says_at_once_what_it_waits_for() {
 /// kernel's throttle, so the second signal a second and a half later is a second stop): the
 /// result file claimed at the start stayed behind empty (0 bytes) and the line said it kept
 /// its last save. Now nothing is left in the result directory and the line says nothing was
-/// saved.
+/// saved. An existing `--output FILE.json` was not mentioned at all: it keeps what it held,
+/// and the line says so.
 #[test]
 fn a_second_signal_in_the_first_test_leaves_no_empty_result_file() {
     let test = "a_second_signal_in_the_first_test_leaves_no_empty_result_file";
@@ -304,33 +305,66 @@ fn a_second_signal_in_the_first_test_leaves_no_empty_result_file() {
         return;
     };
     let dev = lo.device.to_str().unwrap();
-    let (err, results) = (dir.path().join("stderr"), dir.path().join("results"));
-    let mut child = cg
-        .command(&deep_queue_run(dev, &["--output", s(&results)]))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::fs::File::create(&err).unwrap())
-        .spawn()
-        .unwrap();
-    let read = || std::fs::read_to_string(&err).unwrap_or_default();
-    let started = wait_until(std::time::Duration::from_secs(60), || {
-        read().contains("RND4K Q64T1 read [1/1] ...")
-    });
-    assert!(started, "{}", read());
-    assert_eq!(entries(&results).len(), 1, "the claimed result file");
-    std::thread::sleep(std::time::Duration::from_secs(1));
-    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
-    let status = child.wait().unwrap();
-    let all = read();
-    assert_eq!(status.code(), Some(130), "{all}");
-    assert!(all.contains("stopped at once (a second signal)"), "{all}");
+    let err = dir.path().join("stderr");
+    // The second stop of a run writing to `output`: its exit code and stderr.
+    let stopped_twice = |output: &std::path::Path| {
+        let mut child = cg
+            .command(&deep_queue_run(dev, &["--output", s(output)]))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(&err).unwrap())
+            .spawn()
+            .unwrap();
+        let read = || std::fs::read_to_string(&err).unwrap_or_default();
+        let started = wait_until(std::time::Duration::from_secs(60), || {
+            read().contains("RND4K Q64T1 read [1/1] ...")
+        });
+        assert!(started, "{}", read());
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+        let status = child.wait().unwrap();
+        let all = read();
+        assert_eq!(status.code(), Some(130), "{all}");
+        assert!(all.contains("stopped at once (a second signal)"), "{all}");
+        all
+    };
+
+    let results = dir.path().join("results");
+    let all = stopped_twice(&results);
     assert!(
         all.contains("nothing saved (no test had finished): the empty result file"),
         "{all}"
     );
     assert_eq!(entries(&results), Vec::<std::path::PathBuf>::new(), "{all}");
+
+    let existing = dir.path().join("kept.json");
+    std::fs::write(&existing, "{\"earlier\": true}\n").unwrap();
+    let all = stopped_twice(&existing);
+    assert!(
+        all.contains(&format!(
+            "nothing saved (no test had finished): {} still holds what it held before this run",
+            existing.display()
+        )),
+        "{all}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&existing).unwrap(),
+        "{\"earlier\": true}\n"
+    );
+    assert!(
+        !model_temp(&existing).exists(),
+        "the save's temporary copy is removed"
+    );
+}
+
+/// The hidden temporary copy a save writes beside `path` (model::temp_path).
+fn model_temp(path: &std::path::Path) -> std::path::PathBuf {
+    path.with_file_name(format!(
+        ".{}.tmp",
+        path.file_name().unwrap().to_str().unwrap()
+    ))
 }
 
 /// `iolab serve` stops its tests with SIGINT and waits a minute; a test still draining its

@@ -366,7 +366,7 @@ async function pageRun(id) {
     if (v.result) {
       parts.push(h("p", {}, "result ", h("strong", { id: "result-id" }, v.result), " — download: ",
         ["html", "md", "csv", "json"].map((f) => h("a", { href: "/api/results/" + v.result + "/report/" + f, className: "dl", download: "" }, f + " ")),
-        v.history ? [" · in the history as ", h("a", { href: "#/history", id: "history-id" }, v.history)] : ""));
+        v.history ? [" · in the history as ", h("a", { href: "#/history?id=" + encodeURIComponent(v.history), id: "history-id" }, v.history)] : ""));
     }
     if (v.stdout) parts.push(h("pre", { id: "result-table" }, v.stdout));
     if (v.stderr) parts.push(h("pre", { id: "run-stderr" }, v.stderr));
@@ -387,7 +387,7 @@ async function pageRuns() {
 async function pageHistory() {
   const q = hashQuery();
   const f = {};
-  for (const k of ["device", "command", "since", "limit"]) f[k] = h("input", { type: "text", id: "filter-" + k, placeholder: k, value: q.get(k) || "" });
+  for (const k of ["device", "command", "since", "limit", "id"]) f[k] = h("input", { type: "text", id: "filter-" + k, placeholder: k, value: q.get(k) || "" });
   const err = errorBox("history-error");
   const body = h("div", { id: "history-table" });
   const apply = (ev) => {
