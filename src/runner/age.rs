@@ -20,6 +20,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use crate::model::age::{AgePoint, AgeTestDetail};
 use crate::model::layout::LayoutSummary;
 use crate::model::{Warning, WarningCode};
+use crate::os::cpu_wait::{IDLE_ADVICE, RunQueueClock, WaitSpan, Waiter};
 use crate::runner::RunContext;
 use crate::runner::progress::Progress;
 use crate::workload::age::{AgeConfig, fs_usage};
@@ -461,6 +462,7 @@ pub fn age(cfg: &AgeConfig, ctx: &RunContext) -> Result<(AgeTestDetail, PathBuf)
     };
     let jobs = (cfg.jobs.max(1) as usize).min(dirs.len());
     let mut d = if jobs == 1 {
+        // The plan's thread writes: its wait over the aging (plan() reads it).
         plan(
             cfg,
             ctx,
@@ -470,6 +472,7 @@ pub fn age(cfg: &AgeConfig, ctx: &RunContext) -> Result<(AgeTestDetail, PathBuf)
             layout_before,
         )
         .map_err(|e| out_of_space(e, cfg))?
+        .0
     } else {
         let done = Done::new(jobs);
         std::thread::scope(|s| {
@@ -478,7 +481,15 @@ pub fn age(cfg: &AgeConfig, ctx: &RunContext) -> Result<(AgeTestDetail, PathBuf)
             for me in 0..jobs {
                 let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
                 let (tree, done) = (&tree, &done);
-                handles.push(s.spawn(move || writer(tree, done, me, rx)));
+                handles.push(s.spawn(move || {
+                    // Read at the thread's start and end only: idle on its queue (the
+                    // layout scoring, the final scan) it is not runnable, so not waiting.
+                    let clock = RunQueueClock::open();
+                    let before = clock.waited();
+                    let r = writer(tree, done, me, rx);
+                    let waited = before.zip(clock.waited()).map(|(a, b)| b.saturating_sub(a));
+                    (r, waited)
+                }));
                 txs.push(tx);
             }
             let mut writers = Writers::Threads(Dispatch::new(txs, &done, ctx.stop.clone()));
@@ -490,10 +501,12 @@ pub fn age(cfg: &AgeConfig, ctx: &RunContext) -> Result<(AgeTestDetail, PathBuf)
             // A writer's own error says what failed (the others and the plan then only
             // say that one stopped).
             let mut failed: Option<anyhow::Error> = None;
+            let mut longest_wait: Option<std::time::Duration> = None;
             for h in handles {
-                let r = h
+                let (r, waited) = h
                     .join()
-                    .unwrap_or_else(|_| Err(anyhow::anyhow!("an aging writer panicked")));
+                    .unwrap_or_else(|_| (Err(anyhow::anyhow!("an aging writer panicked")), None));
+                longest_wait = longest_wait.max(waited);
                 if let Err(e) = r {
                     let gone = e.downcast_ref::<WriterGone>().is_some();
                     match &failed {
@@ -503,7 +516,13 @@ pub fn age(cfg: &AgeConfig, ctx: &RunContext) -> Result<(AgeTestDetail, PathBuf)
                 }
             }
             match (planned, failed) {
-                (Ok(d), None) => Ok(d),
+                (Ok((mut d, aging_s)), None) => {
+                    // Over the aging proper: the writers wait for nothing while the layout
+                    // is scored.
+                    d.cpu_wait_pct =
+                        longest_wait.map(|w| 100.0 * w.as_secs_f64() / aging_s.max(1e-9));
+                    Ok(d)
+                }
                 (Err(e), Some(w)) if e.downcast_ref::<WriterGone>().is_some() => Err(w),
                 (Err(e), _) => Err(e),
                 (Ok(_), Some(w)) => Err(w),
@@ -537,7 +556,9 @@ fn out_of_space(e: anyhow::Error, cfg: &AgeConfig) -> anyhow::Error {
 }
 
 /// The aging plan: decides every operation (from the random generator of `--seed` and its
-/// own count of what is there) and hands it to the writers; syncs, scores and reports on the way.
+/// own count of what is there) and hands it to the writers; syncs, scores and reports on the
+/// way. The detail and the seconds of aging (the layout scoring left out). With one writer
+/// (inline) the detail has the plan's thread's wait for a CPU.
 fn plan(
     cfg: &AgeConfig,
     ctx: &RunContext,
@@ -545,7 +566,7 @@ fn plan(
     writers: &mut Writers,
     dirs: usize,
     layout_before: LayoutSummary,
-) -> Result<AgeTestDetail> {
+) -> Result<(AgeTestDetail, f64)> {
     let churn = cfg.churn_bytes().max(1);
     let budget = (cfg.fill * cfg.fs_size as f64) as u64;
     // Often enough that files written at different times get their blocks at different
@@ -566,6 +587,9 @@ fn plan(
     };
     let progress = Progress::start(ctx.progress, &format!("age ({})", cfg.profile.name));
     let t0 = Instant::now();
+    // The thread that writes inline: its wait for a CPU over the aging, scoring included
+    // (read here and once the last write is done).
+    let waited = matches!(writers, Writers::Inline(_)).then(WaitSpan::start);
     // Time spent scoring the layout on the way: not aging, so not in its speed.
     let mut scoring = std::time::Duration::ZERO;
     // Fullness by our own count (what was there, plus our files in whole blocks), not the
@@ -673,6 +697,7 @@ fn plan(
     }
     writers.flush()?;
     syncfs(&cfg.dir)?;
+    d.cpu_wait_pct = waited.and_then(|w| w.pct());
     trim_prealloc(&cfg.target);
     d.elapsed_s = t0.elapsed().as_secs_f64();
     let aging_s = (d.elapsed_s - scoring.as_secs_f64()).max(1e-9);
@@ -687,7 +712,7 @@ fn plan(
         d.fullness * 100.0,
         crate::model::layout::fmt_score(d.layout_after.layout_score)
     ));
-    Ok(d)
+    Ok((d, aging_s))
 }
 
 /// What the user is told when aging ended below the fullness asked: `inodes-short` when the
@@ -716,6 +741,23 @@ pub fn fill_warning(target: &Path, d: &AgeTestDetail, largest: u64) -> Option<Wa
         }
     }
     churn_short(d).or_else(|| coarse_files(d, largest))
+}
+
+/// Warning `cpu-contention` of aging test `test` when a writer (the plan's own thread with one
+/// writer) waited over a tenth of the aging for a CPU: the rate it gives includes that wait.
+pub fn contention_warning(d: &AgeTestDetail, test: &str) -> Option<Warning> {
+    let waiter = Waiter {
+        who: if d.jobs > 1 {
+            "an aging writer thread"
+        } else {
+            "the aging thread"
+        },
+        threads: d.jobs.max(1) as usize,
+        effect: "the aging's rate (files created+deleted per second) includes that wait and may \
+                 be below what the file system gives",
+        advice: IDLE_ADVICE,
+    };
+    crate::workload::contention::warning_of(test, d.cpu_wait_pct, &waiter)
 }
 
 /// `fill-not-reached` of a run that aged (it deleted) yet ended 2 points or more short, with
