@@ -29,8 +29,9 @@ pub struct AgeTestDetail {
     /// set, depends only on `--seed`, whatever the number).
     #[serde(default)]
     pub jobs: u32,
-    /// Files created plus files deleted per second of aging (the aging speed; the layout
-    /// scoring every tenth of the way is not counted, `elapsed_s` is).
+    /// Files created plus files deleted per second of aging (the aging speed; the wait for
+    /// the used space to settle before it and the layout scoring every tenth of the way are
+    /// not counted, `elapsed_s` has them).
     pub file_ops_per_s: f64,
     /// The longest a writer (the plan's own thread with one writer) spent runnable but
     /// waiting for a CPU (schedstat's run_delay, read at the aging's start and end), % of

@@ -557,7 +557,7 @@ fn out_of_space(e: anyhow::Error, cfg: &AgeConfig) -> anyhow::Error {
 
 /// The aging plan: decides every operation (from the random generator of `--seed` and its
 /// own count of what is there) and hands it to the writers; syncs, scores and reports on the
-/// way. The detail and the seconds of aging (the layout scoring left out). With one writer
+/// way. The detail and the seconds of aging (the settling and layout scoring left out). With one writer
 /// (inline) the detail has the plan's thread's wait for a CPU.
 fn plan(
     cfg: &AgeConfig,
@@ -587,11 +587,10 @@ fn plan(
     };
     let progress = Progress::start(ctx.progress, &format!("age ({})", cfg.profile.name));
     let t0 = Instant::now();
-    // The thread that writes inline: its wait for a CPU over the aging, scoring included
-    // (read here and once the last write is done).
-    let waited = matches!(writers, Writers::Inline(_)).then(WaitSpan::start);
-    // Time spent scoring the layout on the way: not aging, so not in its speed.
-    let mut scoring = std::time::Duration::ZERO;
+    // Time that is not aging, so not in its speed: the wait for the used space to settle
+    // before the first write (100 ms at least; the rate of a 0.2 s aging of xfs counted it
+    // and read half what it was) and the layout scoring on the way.
+    let mut aside = std::time::Duration::ZERO;
     // Fullness by our own count (what was there, plus our files in whole blocks), not the
     // file system's: its count moves with delayed allocation and metadata, and decisions
     // taken on it would differ from run to run. The same seed makes the same files.
@@ -601,6 +600,10 @@ fn plan(
     // hundred KiB more or less from one mkfs to the next (background metadata work), and
     // a budget that moved with them gave the same seed another file set.
     let mut used = crate::workload::age::planned_used(settled_usage(&cfg.target)?, cfg.fs_size);
+    aside += t0.elapsed();
+    // The thread that writes inline: its wait for a CPU over the aging, scoring included
+    // (read here and once the last write is done).
+    let waited = matches!(writers, Writers::Inline(_)).then(WaitSpan::start);
     // Files by the same count: the inodes free now (the tree is made), less a margin for
     // the file system's own; a file system of small files runs out of inodes before space
     // (ext4 gives one per 16 KiB). `None` where there is no fixed number (btrfs, xfs grow).
@@ -682,7 +685,7 @@ fn plan(
             let t_score = Instant::now();
             writers.flush()?;
             let point = point_now(cfg, &files, &d)?;
-            scoring += t_score.elapsed();
+            aside += t_score.elapsed();
             progress.set(
                 d.bytes_written as f64 / churn as f64,
                 &format!(
@@ -700,7 +703,7 @@ fn plan(
     d.cpu_wait_pct = waited.and_then(|w| w.pct());
     trim_prealloc(&cfg.target);
     d.elapsed_s = t0.elapsed().as_secs_f64();
-    let aging_s = (d.elapsed_s - scoring.as_secs_f64()).max(1e-9);
+    let aging_s = (d.elapsed_s - aside.as_secs_f64()).max(1e-9);
     d.file_ops_per_s = (d.files_created + d.files_deleted) as f64 / aging_s;
     d.files_left = files.len() as u64;
     let (total, used) = fs_usage(&cfg.target)?;
