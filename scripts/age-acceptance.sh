@@ -36,7 +36,7 @@ for fs in "${filesystems[@]}"; do
         py "
 a=d['tests'][0]['age']; l=a['layout_after']; f=l.get('free_space') or {}
 free = ('%.1f %% of free space in >= 1 MiB extents' % (100*f['share_in_1mib_extents'])) if f else (l.get('free_space_note') or 'no free-space figure')
-print('$fs seed $seed: layout score %.4f, %d of %d files in more than one piece, %.2f pieces/file; %s; fullness %.1f %%, %.2f GiB written, %d created + %d deleted in %.1f s = %d files/s; file set $digest' % (l['layout_score'], l['fragmented_files'], l['files'], l['pieces_per_file_mean'], free, 100*a['fullness'], a['bytes_written']/2**30, a['files_created'], a['files_deleted'], a['elapsed_s'], a['file_ops_per_s']))
+print('$fs seed $seed: layout score %.4f, %d of %d files in more than one piece, %.2f pieces/file; %s; fullness %.1f %%, %.2f GiB written, %d created + %d deleted in %.1f s of aging (%.1f s with the layout scoring) = %d files/s, a writer waited %s for a CPU; file set $digest' % (l['layout_score'], l['fragmented_files'], l['files'], l['pieces_per_file_mean'], free, 100*a['fullness'], a['bytes_written']/2**30, a['files_created'], a['files_deleted'], (a['files_created']+a['files_deleted'])/max(a['file_ops_per_s'], 1e-9), a['elapsed_s'], a['file_ops_per_s'], '%.0f %%' % a['cpu_wait_pct'] if 'cpu_wait_pct' in a else '-'))
 " <"$work/age.json"
     done
 done

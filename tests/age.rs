@@ -592,6 +592,31 @@ fn a_churn_that_ends_before_the_fullness_is_said() {
     std::fs::remove_dir_all(fs.path().join("iolab-aged-1")).unwrap();
 }
 
+/// The aging thread that shares its CPU with a busy program waits for it, and the aging's
+/// rate (`file_ops_per_s`, in the files line) includes the wait: `cpu-contention` says so,
+/// with the figure in `age.cpu_wait_pct` (iolab and a spinning thread pinned to one CPU, so
+/// one writer: the plan's own thread). Only its presence is asserted.
+#[test]
+fn an_aging_thread_sharing_its_cpu_with_a_busy_program_is_warned_of() {
+    let test = "an_aging_thread_sharing_its_cpu_with_a_busy_program_is_warned_of";
+    let Some((fs, _dir, profile)) = small_aging(test, "tmpfs", 32 << 20) else {
+        return;
+    };
+    let mut cmd = common::bin();
+    cmd.args([
+        "age",
+        s(fs.path()),
+        "--profile",
+        s(&profile),
+        "--churn",
+        "4",
+        "--no-save",
+        "--json",
+    ]);
+    let at = Some("/age/cpu_wait_pct");
+    common::contention_beside_a_spinner(test, &mut cmd, at, "the aging thread");
+}
+
 #[test]
 fn the_profiles_are_listed() {
     let out = iolab(&["age", "--list-profiles"]);

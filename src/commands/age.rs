@@ -75,6 +75,9 @@ impl Family for AgeFamily {
             family: "age".into(),
             ..Default::default()
         };
+        if let Some(w) = crate::runner::age::contention_warning(&detail, &t.name) {
+            doc.warn(w);
+        }
         t.params
             .insert("profile".into(), self.cfg.profile.name.clone());
         t.params.insert("seed".into(), self.cfg.seed.to_string());

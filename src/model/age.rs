@@ -29,9 +29,16 @@ pub struct AgeTestDetail {
     /// set, depends only on `--seed`, whatever the number).
     #[serde(default)]
     pub jobs: u32,
-    /// Files created plus files deleted per second of aging (the aging speed; the layout
-    /// scoring every tenth of the way is not counted, `elapsed_s` is).
+    /// Files created plus files deleted per second of aging (the aging speed; the wait for
+    /// the used space to settle before it and the layout scoring every tenth of the way are
+    /// not counted, `elapsed_s` has them).
     pub file_ops_per_s: f64,
+    /// The longest a writer (the plan's own thread with one writer) spent runnable but
+    /// waiting for a CPU (schedstat's run_delay, read at the aging's start and end), % of
+    /// the aging: that wait is in `file_ops_per_s`. Absent where the kernel has no
+    /// schedstat, and in results written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_wait_pct: Option<f64>,
     /// The layout of the file system before aging (its existing files) and of the aged
     /// tree after it.
     pub layout_before: LayoutSummary,

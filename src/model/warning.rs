@@ -151,8 +151,10 @@ warning_codes! {
     // `iolab age`.
     /// Aging ran out of inodes before the target fullness: the file system holds fewer, larger-looking files than the profile asked; it stopped short of the fullness.
     InodesShort = "inodes-short",
-    /// Aging ended below the target fullness because the churn was written before it got there: no file was deleted, the file system was filled once, not aged.
+    /// Aging ended below the target fullness: the churn was written before it got there (no file was deleted, the file system was filled once, not aged), or the files were large against the file system, or it took less room for them than aging counts.
     FillNotReached = "fill-not-reached",
+    /// Aging ended 2 points or more above the target fullness: the file system took more room for the files than aging counts (btrfs's metadata for each file).
+    FillExceeded = "fill-exceeded",
     // `iolab sustain`.
     /// A sustained write found no cliff: a write cache, if any, is larger than what was written (write more with `--size`/`--span`); recovery passes were skipped.
     NoCliff = "no-cliff",

@@ -37,23 +37,24 @@ pub fn layout_rows(l: &LayoutSummary) -> Vec<(String, String)> {
             },
         ),
     ];
-    if l.files_mapped_by_block > 0 {
-        rows.push((
-            "mapped by block".to_string(),
-            format!(
-                "{} files with FIBMAP, block by block, as filefrag does (no FIEMAP on this file system)",
-                fmt_thousands(l.files_mapped_by_block as f64)
-            ),
-        ));
-    }
-    if l.files_unreadable > 0 {
-        rows.push((
-            "not readable".to_string(),
-            format!(
-                "{} files (no FIEMAP, gone, or no permission)",
-                l.files_unreadable
-            ),
-        ));
+    // Files the scan did not read by FIEMAP, counted as every other count (the unreadable
+    // ones printed "3014 files" under "3,014 files" mapped by block).
+    for (files, label, how) in [
+        (
+            l.files_mapped_by_block,
+            "mapped by block",
+            "with FIBMAP, block by block, as filefrag does (no FIEMAP on this file system)",
+        ),
+        (
+            l.files_unreadable,
+            "not readable",
+            "(no FIEMAP, gone, or no permission)",
+        ),
+    ] {
+        if files > 0 {
+            let n = fmt_thousands(files as f64);
+            rows.push((label.to_string(), format!("{n} files {how}")));
+        }
     }
     match (&l.free_space, &l.free_space_note) {
         (Some(f), _) => rows.push((
@@ -299,6 +300,33 @@ mod tests {
         };
         let rows = layout_rows(&l);
         assert_eq!(rows[1].1, "- (no file's extents were read)");
+        assert_eq!(rows[2].1, "2 files (no FIEMAP, gone, or no permission)");
+    }
+
+    /// Files not read by FIEMAP are counted with thousands separators, both kinds ("not
+    /// readable: 3014 files" stood beside "mapped by block: 3,014 files").
+    #[test]
+    fn files_not_read_by_fiemap_are_counted_as_every_count() {
+        let l = LayoutSummary {
+            files_mapped_by_block: 3014,
+            files_unreadable: 3014,
+            ..Default::default()
+        };
+        let rows = layout_rows(&l);
+        assert_eq!(
+            rows[2],
+            (
+                "mapped by block".to_string(),
+                "3,014 files with FIBMAP, block by block, as filefrag does (no FIEMAP on this file system)".to_string()
+            )
+        );
+        assert_eq!(
+            rows[3],
+            (
+                "not readable".to_string(),
+                "3,014 files (no FIEMAP, gone, or no permission)".to_string()
+            )
+        );
     }
     /// The report ends with the run's warnings, as every other family's: `inodes-short`
     /// (and `fill-not-reached`) were in the JSON only, and the terminal showed the fullness

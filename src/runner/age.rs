@@ -20,6 +20,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use crate::model::age::{AgePoint, AgeTestDetail};
 use crate::model::layout::LayoutSummary;
 use crate::model::{Warning, WarningCode};
+use crate::os::cpu_wait::{IDLE_ADVICE, RunQueueClock, WaitSpan, Waiter};
 use crate::runner::RunContext;
 use crate::runner::progress::Progress;
 use crate::workload::age::{AgeConfig, fs_usage};
@@ -461,6 +462,7 @@ pub fn age(cfg: &AgeConfig, ctx: &RunContext) -> Result<(AgeTestDetail, PathBuf)
     };
     let jobs = (cfg.jobs.max(1) as usize).min(dirs.len());
     let mut d = if jobs == 1 {
+        // The plan's thread writes: its wait over the aging (plan() reads it).
         plan(
             cfg,
             ctx,
@@ -470,6 +472,7 @@ pub fn age(cfg: &AgeConfig, ctx: &RunContext) -> Result<(AgeTestDetail, PathBuf)
             layout_before,
         )
         .map_err(|e| out_of_space(e, cfg))?
+        .0
     } else {
         let done = Done::new(jobs);
         std::thread::scope(|s| {
@@ -478,7 +481,15 @@ pub fn age(cfg: &AgeConfig, ctx: &RunContext) -> Result<(AgeTestDetail, PathBuf)
             for me in 0..jobs {
                 let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
                 let (tree, done) = (&tree, &done);
-                handles.push(s.spawn(move || writer(tree, done, me, rx)));
+                handles.push(s.spawn(move || {
+                    // Read at the thread's start and end only: idle on its queue (the
+                    // layout scoring, the final scan) it is not runnable, so not waiting.
+                    let clock = RunQueueClock::open();
+                    let before = clock.waited();
+                    let r = writer(tree, done, me, rx);
+                    let waited = before.zip(clock.waited()).map(|(a, b)| b.saturating_sub(a));
+                    (r, waited)
+                }));
                 txs.push(tx);
             }
             let mut writers = Writers::Threads(Dispatch::new(txs, &done, ctx.stop.clone()));
@@ -490,10 +501,12 @@ pub fn age(cfg: &AgeConfig, ctx: &RunContext) -> Result<(AgeTestDetail, PathBuf)
             // A writer's own error says what failed (the others and the plan then only
             // say that one stopped).
             let mut failed: Option<anyhow::Error> = None;
+            let mut longest_wait: Option<std::time::Duration> = None;
             for h in handles {
-                let r = h
+                let (r, waited) = h
                     .join()
-                    .unwrap_or_else(|_| Err(anyhow::anyhow!("an aging writer panicked")));
+                    .unwrap_or_else(|_| (Err(anyhow::anyhow!("an aging writer panicked")), None));
+                longest_wait = longest_wait.max(waited);
                 if let Err(e) = r {
                     let gone = e.downcast_ref::<WriterGone>().is_some();
                     match &failed {
@@ -503,7 +516,13 @@ pub fn age(cfg: &AgeConfig, ctx: &RunContext) -> Result<(AgeTestDetail, PathBuf)
                 }
             }
             match (planned, failed) {
-                (Ok(d), None) => Ok(d),
+                (Ok((mut d, aging_s)), None) => {
+                    // Over the aging proper: the writers wait for nothing while the layout
+                    // is scored.
+                    d.cpu_wait_pct =
+                        longest_wait.map(|w| 100.0 * w.as_secs_f64() / aging_s.max(1e-9));
+                    Ok(d)
+                }
                 (Err(e), Some(w)) if e.downcast_ref::<WriterGone>().is_some() => Err(w),
                 (Err(e), _) => Err(e),
                 (Ok(_), Some(w)) => Err(w),
@@ -537,7 +556,9 @@ fn out_of_space(e: anyhow::Error, cfg: &AgeConfig) -> anyhow::Error {
 }
 
 /// The aging plan: decides every operation (from the random generator of `--seed` and its
-/// own count of what is there) and hands it to the writers; syncs, scores and reports on the way.
+/// own count of what is there) and hands it to the writers; syncs, scores and reports on the
+/// way. The detail and the seconds of aging (the settling and layout scoring left out). With one writer
+/// (inline) the detail has the plan's thread's wait for a CPU.
 fn plan(
     cfg: &AgeConfig,
     ctx: &RunContext,
@@ -545,7 +566,7 @@ fn plan(
     writers: &mut Writers,
     dirs: usize,
     layout_before: LayoutSummary,
-) -> Result<AgeTestDetail> {
+) -> Result<(AgeTestDetail, f64)> {
     let churn = cfg.churn_bytes().max(1);
     let budget = (cfg.fill * cfg.fs_size as f64) as u64;
     // Often enough that files written at different times get their blocks at different
@@ -566,8 +587,10 @@ fn plan(
     };
     let progress = Progress::start(ctx.progress, &format!("age ({})", cfg.profile.name));
     let t0 = Instant::now();
-    // Time spent scoring the layout on the way: not aging, so not in its speed.
-    let mut scoring = std::time::Duration::ZERO;
+    // Time that is not aging, so not in its speed: the wait for the used space to settle
+    // before the first write (100 ms at least; the rate of a 0.2 s aging of xfs counted it
+    // and read half what it was) and the layout scoring on the way.
+    let mut aside = std::time::Duration::ZERO;
     // Fullness by our own count (what was there, plus our files in whole blocks), not the
     // file system's: its count moves with delayed allocation and metadata, and decisions
     // taken on it would differ from run to run. The same seed makes the same files.
@@ -577,6 +600,10 @@ fn plan(
     // hundred KiB more or less from one mkfs to the next (background metadata work), and
     // a budget that moved with them gave the same seed another file set.
     let mut used = crate::workload::age::planned_used(settled_usage(&cfg.target)?, cfg.fs_size);
+    aside += t0.elapsed();
+    // The thread that writes inline: its wait for a CPU over the aging, scoring included
+    // (read here and once the last write is done).
+    let waited = matches!(writers, Writers::Inline(_)).then(WaitSpan::start);
     // Files by the same count: the inodes free now (the tree is made), less a margin for
     // the file system's own; a file system of small files runs out of inodes before space
     // (ext4 gives one per 16 KiB). `None` where there is no fixed number (btrfs, xfs grow).
@@ -655,10 +682,13 @@ fn plan(
         }
         if d.bytes_written >= next_point {
             next_point = next_tenth(next_point, d.bytes_written, churn / 10);
-            let t_score = Instant::now();
+            // The writers catch up first: that is aging (with up to QUEUE operations
+            // queued per writer, a small file system was mostly written in these waits,
+            // and its rate read 973,949 files a second).
             writers.flush()?;
+            let t_score = Instant::now();
             let point = point_now(cfg, &files, &d)?;
-            scoring += t_score.elapsed();
+            aside += t_score.elapsed();
             progress.set(
                 d.bytes_written as f64 / churn as f64,
                 &format!(
@@ -673,9 +703,10 @@ fn plan(
     }
     writers.flush()?;
     syncfs(&cfg.dir)?;
+    d.cpu_wait_pct = waited.and_then(|w| w.pct());
     trim_prealloc(&cfg.target);
     d.elapsed_s = t0.elapsed().as_secs_f64();
-    let aging_s = (d.elapsed_s - scoring.as_secs_f64()).max(1e-9);
+    let aging_s = (d.elapsed_s - aside.as_secs_f64()).max(1e-9);
     d.file_ops_per_s = (d.files_created + d.files_deleted) as f64 / aging_s;
     d.files_left = files.len() as u64;
     let (total, used) = fs_usage(&cfg.target)?;
@@ -687,15 +718,17 @@ fn plan(
         d.fullness * 100.0,
         crate::model::layout::fmt_score(d.layout_after.layout_score)
     ));
-    Ok(d)
+    Ok((d, aging_s))
 }
 
-/// What the user is told when aging ended below the fullness asked: `inodes-short` when the
+/// What the user is told when aging ended off the fullness asked: `inodes-short` when the
 /// inodes ran out first (the plan then deletes to stay within them), `fill-not-reached` when
 /// the churn was all written before the fullness (no file was deleted: filled once, not
 /// aged; it printed "22.3 % full" after `--fill 80% --churn 0.2` and nothing more), or
 /// `fill-not-reached` too when the profile's files (up to `largest` bytes) are coarse
-/// against the file system. `None` when it got there.
+/// against the file system, or when the file system held the files in less than the plan
+/// counted; `fill-exceeded` when it ended 2 points or more above it. `None` when it got
+/// there.
 pub fn fill_warning(target: &Path, d: &AgeTestDetail, largest: u64) -> Option<Warning> {
     let st = nix::sys::statvfs::statvfs(target).ok();
     if let Some(st) = st {
@@ -715,7 +748,80 @@ pub fn fill_warning(target: &Path, d: &AgeTestDetail, largest: u64) -> Option<Wa
             });
         }
     }
-    churn_short(d).or_else(|| coarse_files(d, largest))
+    let fs_type = crate::sysinfo::mounts::mount_of(target).map(|m| m.fs_type);
+    churn_short(d)
+        .or_else(|| coarse_files(d, largest))
+        .or_else(|| counted_off(d, fs_type.as_deref()))
+}
+
+/// Aging that ended 2 points or more off the fullness asked though the plan got there by its
+/// own count (whole blocks per file): the file system took more or less room for the files.
+/// `fill-exceeded` above it: its own metadata for each file is not counted (59.4 % for 40 %
+/// asked on a 256 MiB btrfs with files of 1-2 KiB, 82.8 % for 80 % with files of 4-256 KiB
+/// on 512 MiB). `fill-not-reached` below it, after a run that aged (it deleted) with files
+/// small against the file system: btrfs keeps files of up to 2 KiB inline in its metadata
+/// (55.0 % for 80 % on a 512 MiB btrfs with files of 1 B to 8 KiB). Both said nothing.
+/// `fs_type` as /proc/mounts names it.
+fn counted_off(d: &AgeTestDetail, fs_type: Option<&str>) -> Option<Warning> {
+    let btrfs = fs_type == Some("btrfs");
+    let (code, side, room, how, hint) = if d.fs_size_bytes == 0 {
+        return None;
+    } else if d.fullness >= d.fill_target + 0.02 {
+        let how = if btrfs {
+            "btrfs's own metadata for each file, its inode and extent items stored twice, is not counted, and btrfs counts its metadata as used by the chunk"
+        } else {
+            "the file system's own metadata for each file is not counted"
+        };
+        (
+            WarningCode::FillExceeded,
+            "above",
+            "more",
+            how,
+            "give a lower --fill",
+        )
+    } else if d.files_deleted > 0 && d.fullness + 0.02 <= d.fill_target {
+        let (how, hint) = if btrfs {
+            (
+                "btrfs keeps files of up to 2 KiB inline in its metadata, and counts that metadata as used by the chunk",
+                "use a profile with fewer files of 2 KiB or less",
+            )
+        } else {
+            (
+                "small files kept inline in metadata, compression or shared blocks take less",
+                "use a profile with fewer small files",
+            )
+        };
+        (WarningCode::FillNotReached, "short of", "less", how, hint)
+    } else {
+        return None;
+    };
+    Some(Warning {
+        code,
+        message: format!(
+            "aging ended at {:.1} % full, {side} the {:.0} % asked: the file system took {room} room for the profile's files than aging counts for them (whole blocks of {} each; {how}), and aging keeps to its own count so that a seed makes the same files; for a fullness nearer the one asked, {hint}",
+            100.0 * d.fullness,
+            100.0 * d.fill_target,
+            crate::units::fmt_size_iec(d.layout_after.block_size_bytes.max(1)),
+        ),
+        test: None,
+    })
+}
+
+/// Warning `cpu-contention` of aging test `test` when a writer (the plan's own thread with one
+/// writer) waited over a tenth of the aging for a CPU: the rate it gives includes that wait.
+pub fn contention_warning(d: &AgeTestDetail, test: &str) -> Option<Warning> {
+    let waiter = Waiter {
+        who: if d.jobs > 1 {
+            "an aging writer thread"
+        } else {
+            "the aging thread"
+        },
+        threads: d.jobs.max(1) as usize,
+        effect: "the aging's rate (files created+deleted per second) includes that wait and may \
+                 be below what the file system gives",
+        advice: IDLE_ADVICE,
+    };
+    crate::workload::contention::warning_of(test, d.cpu_wait_pct, &waiter)
 }
 
 /// `fill-not-reached` of a run that aged (it deleted) yet ended 2 points or more short, with
@@ -913,6 +1019,76 @@ mod tests {
             coarse_files(&filled_once, 8 << 20).is_none(),
             "churn_short's"
         );
+    }
+
+    /// An aging to `fill` of a `mib` MiB file system of 4 KiB blocks that ended at
+    /// `fullness` after `deleted` deletes.
+    fn aged_in_blocks(fill: f64, mib: u64, fullness: f64, deleted: u64) -> AgeTestDetail {
+        let mut d = AgeTestDetail {
+            fill_target: fill,
+            fs_size_bytes: mib << 20,
+            fullness,
+            files_deleted: deleted,
+            ..Default::default()
+        };
+        d.layout_after.block_size_bytes = 4096;
+        d
+    }
+
+    /// A run that aged with small files yet ended short says that the file system took less
+    /// than the plan counted (55.0 % for 80 % on a 512 MiB btrfs with files of 1 B to 8 KiB
+    /// said nothing); a close fullness says nothing.
+    #[test]
+    fn small_files_the_file_system_holds_in_less_than_counted_are_said() {
+        let d = aged_in_blocks(0.8, 512, 0.5501, 497_892);
+        assert!(coarse_files(&d, 8 << 10).is_none(), "small files");
+        assert_fill_not_reached(
+            counted_off(&d, Some("btrfs")),
+            &[
+                "55.0 % full, short of the 80 % asked",
+                "whole blocks of 4.0 KiB each; btrfs keeps files of up to 2 KiB inline",
+                "nearer the one asked, use a profile with fewer files of 2 KiB or less",
+            ],
+        );
+        assert_fill_not_reached(
+            counted_off(&d, Some("ext4")),
+            &["compression", "use a profile with fewer small files"],
+        );
+        for fullness in [0.785, 0.8, 0.815] {
+            let near = AgeTestDetail {
+                fullness,
+                ..d.clone()
+            };
+            assert!(counted_off(&near, Some("btrfs")).is_none(), "{fullness}");
+        }
+        let filled_once = AgeTestDetail {
+            files_deleted: 0,
+            ..d
+        };
+        assert!(counted_off(&filled_once, None).is_none(), "churn_short's");
+    }
+
+    /// An aging that ends 2 points or more above the fullness asked says so (59.4 % for 40 %
+    /// on a 256 MiB btrfs with files of 1-2 KiB said nothing); closer says nothing.
+    #[test]
+    fn a_fullness_above_the_one_asked_is_said() {
+        let d = aged_in_blocks(0.4, 256, 0.5935, 47_734);
+        let w = counted_off(&d, Some("btrfs")).expect("a warning");
+        assert_eq!(w.code, WarningCode::FillExceeded);
+        for part in [
+            "59.4 % full, above the 40 % asked",
+            "whole blocks of 4.0 KiB each; btrfs's own metadata",
+            "give a lower --fill",
+        ] {
+            assert!(w.message.contains(part), "{}", w.message);
+        }
+        for fullness in [0.419, 0.4, 0.385] {
+            let near = AgeTestDetail {
+                fullness,
+                ..d.clone()
+            };
+            assert!(counted_off(&near, Some("btrfs")).is_none(), "{fullness}");
+        }
     }
 
     /// A write that crosses several tenths of the churn gives one layout point: the

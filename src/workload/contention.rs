@@ -1,5 +1,5 @@
 //! Warning `cpu-contention` for the families that time work on a thread of their own (files,
-//! copy, trace run and replay): the thread waited for a CPU over a tenth of a run
+//! copy, trace run and replay, age): the thread waited for a CPU over a tenth of a run
 //! (`os::cpu_wait`), so every time it took includes that wait. Given once per test, with
 //! the highest figure of its runs so far (as `iolab run` gives it).
 
@@ -13,16 +13,18 @@ pub fn warning(
     of: fn(&RunResult) -> Option<f64>,
     waiter: &Waiter,
 ) -> Option<Warning> {
-    let pct = t
-        .runs
-        .iter()
-        .filter_map(of)
-        .reduce(f64::max)
-        .filter(|&p| p > CPU_CONTENTION_PCT)?;
+    let pct = t.runs.iter().filter_map(of).reduce(f64::max);
+    warning_of(&t.name, pct, waiter)
+}
+
+/// The warning of `waiter` in test `test` when its figure `pct` (the highest of the test's
+/// threads or runs) is over the limit: for a family that keeps one figure per test (age).
+pub fn warning_of(test: &str, pct: Option<f64>, waiter: &Waiter) -> Option<Warning> {
+    let pct = pct.filter(|&p| p > CPU_CONTENTION_PCT)?;
     Some(Warning {
         code: WarningCode::CpuContention,
         message: message(waiter, pct),
-        test: Some(t.name.clone()),
+        test: Some(test.to_string()),
     })
 }
 
