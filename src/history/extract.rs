@@ -135,9 +135,9 @@ pub fn headline(doc: &ResultDoc, figures: &[Figure]) -> String {
         // An aging run has no metric: what it made, as its own table's first line says it.
         if let Some(a) = doc.tests.iter().find_map(|t| t.age.as_ref()) {
             return format!(
-                "aged ({}): {:.1} % full, layout score {}",
+                "aged ({}): {}, layout score {}",
                 a.profile,
-                a.fullness * 100.0,
+                a.fullness_text(),
                 crate::model::layout::fmt_score(a.layout_after.layout_score)
             );
         }

@@ -370,6 +370,13 @@ fn an_aging_run_is_headlined_by_its_fullness_and_layout() {
     }];
     let h = headline(&d);
     assert_eq!(h, "aged (source-tree): 51.1 % full, layout score 0.9997");
+    // With the fullness asked (the history list did not say an aging fell short of it).
+    d.tests[0].age.as_mut().unwrap().fill_target = 0.8;
+    let h = headline(&d);
+    assert_eq!(
+        h,
+        "aged (source-tree): 51.1 % full (80 % asked), layout score 0.9997"
+    );
 }
 
 /// A slack analysis was headlined "cluster slack analysis" in `history list`: nothing to tell

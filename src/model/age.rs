@@ -48,6 +48,19 @@ pub struct AgeTestDetail {
     pub progress: Vec<AgePoint>,
 }
 
+impl AgeTestDetail {
+    /// `51.1 % full (80 % asked)`: the fullness reached beside the one asked (a churn too
+    /// small to get there printed "22.3 % full" after `--fill 80%`; a warning says why).
+    pub fn fullness_text(&self) -> String {
+        let asked = if self.fill_target > 0.0 {
+            format!(" ({:.0} % asked)", self.fill_target * 100.0)
+        } else {
+            String::new()
+        };
+        format!("{:.1} % full{asked}", self.fullness * 100.0)
+    }
+}
+
 /// One point on the way.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct AgePoint {

@@ -86,21 +86,14 @@ type AgeParts = (
 /// The terminal report's content, for `iolab report` too.
 pub fn age_parts(doc: &ResultDoc) -> Option<AgeParts> {
     let d = doc.tests.iter().find_map(|t| t.age.as_ref())?;
-    // The fullness asked beside the one reached (a churn too small to get there printed
-    // "22.3 % full" after `--fill 80%`; the warning says why).
-    let asked = if d.fill_target > 0.0 {
-        format!(" ({:.0} % asked)", d.fill_target * 100.0)
-    } else {
-        String::new()
-    };
     let head = format!(
-        "Aged {} with profile {} (seed {}): {} written ({:.1}x the file system), {:.1} % full{asked}",
+        "Aged {} with profile {} (seed {}): {} written ({:.1}x the file system), {}",
         d.dir,
         d.profile,
         d.seed,
         fmt_size_iec(d.bytes_written),
         d.bytes_written as f64 / d.fs_size_bytes.max(1) as f64,
-        d.fullness * 100.0
+        d.fullness_text()
     );
     let header = ["written", "full", "files", "layout score"]
         .map(String::from)
