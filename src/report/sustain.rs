@@ -67,8 +67,32 @@ const PHASE_HEADER: [&str; 7] = [
 /// recovery pass how much of the cache came back.
 pub fn findings(name: &str, d: &SustainDetail) -> Vec<String> {
     let mut out = findings_of_pass(name, d);
+    out.extend(slow_start_note(name, d));
     out.extend(settled_note(name, d));
     out
+}
+
+/// When a pass with a cliff started slower than the phase after it, what its first phase
+/// is: a slow start, no part of the write cache (the cache is the fast phase the cliff
+/// ended, and its size that phase's bytes).
+fn slow_start_note(name: &str, d: &SustainDetail) -> Option<String> {
+    let (first, next) = (d.phases.first()?, d.phases.get(1)?);
+    let rose = first.mean_bw_bytes_per_s < next.mean_bw_bytes_per_s;
+    (rose && !d.cliffs.is_empty()).then(|| {
+        let (what, why) = match d.memory_backed {
+            Some(_) => ("the fast phase", "the machine busier at its start"),
+            None => (
+                "the write cache",
+                "a drive waking up, or still busy with earlier writes",
+            ),
+        };
+        format!(
+            "{name}: phase 1 is a slow start ({} MB/s for {}, {}; {why}), no part of {what}",
+            fmt_mb_per_s(first.mean_bw_bytes_per_s),
+            secs((first.end_ms - first.start_ms) as f64, d.interval_ms),
+            fmt_size_iec(first.bytes),
+        )
+    })
 }
 
 /// When a short rise ended the pass, the speed it settled at and why the last row is not it.
@@ -335,6 +359,52 @@ mod tests {
         let mut doc = ResultDoc::new("sustain", Vec::new(), Default::default());
         doc.tests.push(pass);
         render_table(&doc)
+    }
+
+    /// A pass that started slow, rose, then fell: phase 1 is named a slow start, no part
+    /// of the cache (the cache line is the fast phase's); without a cliff, the pass only
+    /// sped up (the no-cliff line says so) and no note is added.
+    #[test]
+    fn a_slow_start_is_named_as_one() {
+        let phase = |from: u64, to: u64, bw: f64, bytes: u64| SustainPhase {
+            start_ms: from,
+            end_ms: to,
+            bytes,
+            mean_bw_bytes_per_s: bw,
+            ..Default::default()
+        };
+        let mut d = SustainDetail {
+            pass: "first".into(),
+            interval_ms: 100,
+            phases: vec![
+                phase(0, 800, 98.82e6, 79 << 20),
+                phase(800, 1100, 397.0e6, 114 << 20),
+                phase(1100, 4100, 99.0e6, 283 << 20),
+            ],
+            cliffs: vec![SustainCliff {
+                fast_phase_bytes: (114 << 20) as f64,
+                before_bw_bytes_per_s: 397.0e6,
+                after_bw_bytes_per_s: 99.0e6,
+                at_ms: 1100.0,
+                ..Default::default()
+            }],
+            settled_phase: Some(2),
+            ..Default::default()
+        };
+        let lines = findings("first pass", &d);
+        assert_eq!(
+            lines,
+            [
+                "first pass: write cache 114.0 MiB (0.12 GB): 397.00 MB/s until the cliff at 1.1 s, then 99.00 MB/s (25 % of the cache speed)",
+                "first pass: phase 1 is a slow start (98.82 MB/s for 0.8 s, 79.0 MiB; a drive waking up, or still busy with earlier writes), no part of the write cache",
+            ]
+        );
+        d.cliffs.clear();
+        assert!(
+            findings("first pass", &d)
+                .iter()
+                .all(|l| !l.contains("slow start"))
+        );
     }
 
     /// A burst that ended the pass is a phase of the table, but not the settled speed: the
