@@ -354,6 +354,28 @@ mod tests {
     use crate::model::IntervalPoint;
     use crate::model::sustain::SustainCliff;
 
+    /// A phase of `bw` bytes/s from `from` to `to` ms.
+    fn phase(from: u64, to: u64, bw: f64) -> SustainPhase {
+        SustainPhase {
+            start_ms: from,
+            end_ms: to,
+            mean_bw_bytes_per_s: bw,
+            ..Default::default()
+        }
+    }
+
+    /// A first pass at 100-ms intervals: its phases, its one cliff, its settled phase.
+    fn first_pass(phases: Vec<SustainPhase>, cliff: SustainCliff, settled: usize) -> SustainDetail {
+        SustainDetail {
+            pass: "first".into(),
+            interval_ms: 100,
+            phases,
+            cliffs: vec![cliff],
+            settled_phase: Some(settled),
+            ..Default::default()
+        }
+    }
+
     /// The table of a sustain document of this one pass.
     fn table_of(pass: TestResult) -> String {
         let mut doc = ResultDoc::new("sustain", Vec::new(), Default::default());
@@ -366,31 +388,22 @@ mod tests {
     /// sped up (the no-cliff line says so) and no note is added.
     #[test]
     fn a_slow_start_is_named_as_one() {
-        let phase = |from: u64, to: u64, bw: f64, bytes: u64| SustainPhase {
-            start_ms: from,
-            end_ms: to,
-            bytes,
-            mean_bw_bytes_per_s: bw,
-            ..Default::default()
-        };
-        let mut d = SustainDetail {
-            pass: "first".into(),
-            interval_ms: 100,
-            phases: vec![
-                phase(0, 800, 98.82e6, 79 << 20),
-                phase(800, 1100, 397.0e6, 114 << 20),
-                phase(1100, 4100, 99.0e6, 283 << 20),
+        let mut d = first_pass(
+            vec![
+                phase(0, 800, 98.82e6),
+                phase(800, 1100, 397.0e6),
+                phase(1100, 4100, 99.0e6),
             ],
-            cliffs: vec![SustainCliff {
+            SustainCliff {
                 fast_phase_bytes: (114 << 20) as f64,
                 before_bw_bytes_per_s: 397.0e6,
                 after_bw_bytes_per_s: 99.0e6,
                 at_ms: 1100.0,
                 ..Default::default()
-            }],
-            settled_phase: Some(2),
-            ..Default::default()
-        };
+            },
+            2,
+        );
+        d.phases[0].bytes = 79 << 20;
         let lines = findings("first pass", &d);
         assert_eq!(
             lines,
@@ -411,30 +424,21 @@ mod tests {
     /// line under the table says which phase is, and why the last row is not.
     #[test]
     fn a_burst_that_ended_the_pass_is_said_not_to_be_the_level() {
-        let phase = |from: u64, to: u64, bw: f64| SustainPhase {
-            start_ms: from,
-            end_ms: to,
-            mean_bw_bytes_per_s: bw,
-            ..Default::default()
-        };
-        let mut d = SustainDetail {
-            pass: "first".into(),
-            interval_ms: 100,
-            phases: vec![
+        let mut d = first_pass(
+            vec![
                 phase(0, 3000, 6405.85e6),
                 phase(3000, 9000, 461.0e6),
                 phase(9000, 9700, 2000.0e6),
             ],
-            cliffs: vec![SustainCliff {
+            SustainCliff {
                 fast_phase_bytes: 19e9,
                 before_bw_bytes_per_s: 6405.85e6,
                 after_bw_bytes_per_s: 461.0e6,
                 at_ms: 3000.0,
                 ..Default::default()
-            }],
-            settled_phase: Some(1),
-            ..Default::default()
-        };
+            },
+            1,
+        );
         let lines = findings("first pass", &d);
         assert_eq!(
             lines.last().unwrap(),

@@ -530,11 +530,10 @@ mod tests {
         assert!(!m.contains("sped up") && !m.contains("skipped"), "{m}");
         assert!(m.contains("write more (--size, --span,"), "{m}");
         // The shortest cache it can find, in intervals and in time at this interval.
-        let at_1s = sustained(SustainDetail {
-            interval_ms: 1000,
-            phases: vec![phase(199.89e6)],
-            ..Default::default()
-        });
+        let mut at_1s = one.clone();
+        if let Some(d) = at_1s.sustain.as_mut() {
+            d.interval_ms = 1000;
+        }
         let m = no_cliff_message(&at_1s, false);
         assert!(
             m.ends_with("or, for a cache that fills in fewer than 3 intervals (3.0 s at 1000 ms: the start-up interval and two more, too few to tell from a start-up burst), use a shorter --interval"),

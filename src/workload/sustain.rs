@@ -276,6 +276,13 @@ mod tests {
         out
     }
 
+    /// The first pass's cliff (1.2 GB at 400 MB/s, then 100) as recovery passes are judged.
+    fn reference() -> Reference {
+        let dt = Duration::from_millis(100);
+        let s = series(&[(30, 400.0 * MB), (40, 100.0 * MB)], 0.1);
+        Reference::of(&analyze("first", &s, dt, 0, None, None).cliffs[0])
+    }
+
     #[test]
     fn a_first_pass_reports_phases_and_the_cache() {
         let dt = Duration::from_millis(100);
@@ -395,15 +402,7 @@ mod tests {
     #[test]
     fn recovery_passes_say_how_much_came_back() {
         let dt = Duration::from_millis(100);
-        let first = analyze(
-            "first",
-            &series(&[(30, 400.0 * MB), (40, 100.0 * MB)], 0.1),
-            dt,
-            0,
-            None,
-            None,
-        );
-        let r = Reference::of(&first.cliffs[0]);
+        let r = reference();
         // A recovery pass of `phases` after `idle_s` of rest, `written` bytes before it.
         let recovery = |phases: &[(usize, f64)], written: u64, idle_s: u64| {
             analyze(
@@ -454,15 +453,7 @@ mod tests {
             near(d.cliffs[0].before_bw_bytes_per_s, 400.0 * MB, 0.02),
             "{d:?}"
         );
-        let first = analyze(
-            "first",
-            &series(&[(30, 400.0 * MB), (40, 100.0 * MB)], 0.1),
-            dt,
-            0,
-            None,
-            None,
-        );
-        let r = Reference::of(&first.cliffs[0]);
+        let r = reference();
         for (start, fast) in [(8, 3), (8, 15)] {
             let s = series(
                 &[(start, 150.0 * MB), (fast, 400.0 * MB), (40, 100.0 * MB)],
