@@ -446,9 +446,13 @@ struct CacheRun {
 /// device slowed down (seen under load: 304, 493, 304, 336, 388, 514 MB/s at 400 MB/s, and
 /// the device took 27 MiB more than its switch point before it slowed).
 fn stalled_before_cliff(t: &Value, fast: u64) -> bool {
-    let Some(at_ms) = t["sustain"]["cliffs"][0]["at_ms"].as_f64() else {
-        return false;
-    };
+    t["sustain"]["cliffs"][0]["at_ms"]
+        .as_f64()
+        .is_some_and(|at_ms| stalled_before(t, fast, at_ms))
+}
+
+/// An interval after the first, wholly before `at_ms`, below 80 % of the fast limit.
+fn stalled_before(t: &Value, fast: u64, at_ms: f64) -> bool {
     let interval_ms = f(&t["sustain"]["interval_ms"]);
     t["runs"][0]["intervals"]
         .as_array()
@@ -500,7 +504,20 @@ fn cache_attempt(cache_mib: u64, fast: u64, slow: u64, slow_secs: f64) -> (Cache
         "series MB/s {:?}\n  cliffs {cliffs:?}\n  switches {sw:?}",
         series(t)
     );
-    let c = cliffs.first().unwrap_or_else(|| panic!("no cliff found"));
+    let Some(c) = cliffs.first() else {
+        // No cliff: was the writer stalled before the emulator's switch (241, 52, 63, 52,
+        // 94 MB/s at 400 under a load of 7 on 2 cores hid a 160 MiB cache)? Measured again.
+        let stalled = stalled_before(t, fast, sw[0].at.as_secs_f64() * 1e3);
+        assert!(stalled, "no cliff found");
+        let run = CacheRun {
+            cache: 0.0,
+            truth,
+            fast: 0.0,
+            slow: 0.0,
+            cliffs: 0,
+        };
+        return (run, true);
+    };
     let run = CacheRun {
         cache: f(&c["fast_phase_bytes"]),
         truth,
@@ -592,6 +609,78 @@ fn the_cache_of_an_emulated_drive_is_found() {
     // machine the runs spread −4 … +4 %. The issue's ±5 % holds at 512 MiB and 1 GiB
     // (scripts/sustain-accuracy.sh, docs/RELIABILITY.md).
     check_cache(&cache_scenario(256, fast, slow, 3.0), fast, slow, 0.08);
+}
+
+/// A small cache, 160 MiB at 400 MB/s: full in 0.42 s, four 100-ms intervals (the first
+/// of them the throttle's first slice at up to twice the limit), fewer than the 5 a phase
+/// needs elsewhere. It was not found ("no cliff … for a cache that fills in fewer than 5
+/// intervals, use a shorter --interval"); a fast start of 3 intervals is now a phase when
+/// each interval past the first stands clear of the speed after it.
+#[test]
+fn a_small_cache_of_an_emulated_drive_is_found() {
+    let test = "a_small_cache_of_an_emulated_drive_is_found";
+    if !emulator_or_skip(test) {
+        return;
+    }
+    let _serial = serial();
+    let (fast, slow) = (400_000_000, 100_000_000);
+    // ±10 %: the drop is placed inside one interval of 40 MB, a quarter of this cache.
+    // 8 s past it: the throttle's debt after the switch stalls the writer for two or three
+    // intervals, which in a series of 35 (3 s past the cache) or 56 (5 s) can be more than
+    // the 5 % of stalls that sends the search to sums of intervals, where no short phase is
+    // kept; a real pass writes far past its cache.
+    check_cache(&cache_scenario(160, fast, slow, 8.0), fast, slow, 0.10);
+}
+
+/// A drive that starts slow (100 MB/s for its first 80 MB: waking up, or still busy), then
+/// writes 160 MB at 400 MB/s into its cache, then 100 MB/s: the cache is the fast phase
+/// (its bytes and its speed), and the slow start is a phase of its own before it.
+#[test]
+fn a_slow_start_is_no_part_of_the_cache() {
+    let test = "a_slow_start_is_no_part_of_the_cache";
+    if !emulator_or_skip(test) {
+        return;
+    }
+    let _serial = serial();
+    let (fast, slow) = (400_000_000u64, 100_000_000u64);
+    let dev = WriteCacheDevice::start_by_bytes(
+        1100 * MIB,
+        vec![(0, slow), (80_000_000, fast), (240_000_000, slow)],
+    )
+    .expect("emulator");
+    // 8 s past the cache (see a_small_cache_of_an_emulated_drive_is_found).
+    let doc = sustain_on(&dev, "1040MB", &[]);
+    let t = &doc["tests"][0];
+    let d = &t["sustain"];
+    let sw = dev.switches();
+    // The device's real changes: each switch plus the lead the controller takes.
+    let truth = match sw.as_slice() {
+        [up, down, ..] => {
+            (down.device_bytes + lead(fast)) as f64 - (up.device_bytes + lead(slow)) as f64
+        }
+        _ => panic!("the emulator did not switch twice: {sw:?}"),
+    };
+    let cliffs = d["cliffs"].as_array().unwrap();
+    let cache = cliffs.first().map_or(0.0, |c| f(&c["fast_phase_bytes"]));
+    let start = f(&d["phases"][0]["mean_bw_bytes_per_s"]);
+    eprintln!(
+        "ACCURACY slow start {:.1} MB/s (set {}), cache {:.1} MB (device {:.1} MB, {:+.2} %)\n  {d}\n  {sw:?}\n  {:?}",
+        start / MB,
+        slow as f64 / MB,
+        cache / MB,
+        truth / MB,
+        100.0 * (cache / truth - 1.0),
+        series(t)
+    );
+    assert_eq!(cliffs.len(), 1, "{d}");
+    // The writer's own start-up is in the slow start (31, 63, 84, 189, 126 MB/s on a
+    // loaded machine): slower than the cache, not held to the limit.
+    assert!(start < 0.5 * fast as f64, "{d}");
+    assert!(within(cache, truth, 0.10), "{d}");
+    assert!(
+        within(f(&cliffs[0]["before_bw_bytes_per_s"]), fast as f64, 0.10),
+        "{d}"
+    );
 }
 
 #[test]

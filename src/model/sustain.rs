@@ -21,8 +21,9 @@ pub struct SustainDetail {
     /// Every material drop between two phases; the first one's `fast_phase_bytes` is the
     /// write cache when the pass started with an empty cache.
     pub cliffs: Vec<SustainCliff>,
-    /// Recovery passes: bytes written at the fast speed before the first cliff (0 when the
-    /// pass ran at the slow speed from the start).
+    /// Recovery passes: bytes written at the fast speed before the first cliff, in the fast
+    /// phase (a slow start before it is not counted; 0 when the pass ran at the slow speed
+    /// from the start).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovered_bytes: Option<f64>,
     /// `recovered_bytes` as a share of the first pass's cache (1 = all of it came back).
@@ -55,7 +56,7 @@ pub struct SustainPhase {
     /// first interval (start-up) and the intervals shared with a neighbouring phase (a mix
     /// of both speeds) are left out when at least two others remain, and so is a burst or
     /// dip of fewer than 5 intervals at the very start or end of the pass that the phase
-    /// took in, or a rise of fewer than 10 that ended the pass too unevenly to be a phase
+    /// took in (a fast start of 3 or 4 that stands clear of the phase after it is a phase), or a rise of fewer than 10 that ended the pass too unevenly to be a phase
     /// of its own (their bytes are the phase's).
     pub mean_bw_bytes_per_s: f64,
     /// Sample standard deviation of the same intervals' throughput (the spread within the phase).

@@ -67,8 +67,32 @@ const PHASE_HEADER: [&str; 7] = [
 /// recovery pass how much of the cache came back.
 pub fn findings(name: &str, d: &SustainDetail) -> Vec<String> {
     let mut out = findings_of_pass(name, d);
+    out.extend(slow_start_note(name, d));
     out.extend(settled_note(name, d));
     out
+}
+
+/// When a pass with a cliff started slower than the phase after it, what its first phase
+/// is: a slow start, no part of the write cache (the cache is the fast phase the cliff
+/// ended, and its size that phase's bytes).
+fn slow_start_note(name: &str, d: &SustainDetail) -> Option<String> {
+    let (first, next) = (d.phases.first()?, d.phases.get(1)?);
+    let rose = first.mean_bw_bytes_per_s < next.mean_bw_bytes_per_s;
+    (rose && !d.cliffs.is_empty()).then(|| {
+        let (what, why) = match d.memory_backed {
+            Some(_) => ("the fast phase", "the machine busier at its start"),
+            None => (
+                "the write cache",
+                "a drive waking up, or still busy with earlier writes",
+            ),
+        };
+        format!(
+            "{name}: phase 1 is a slow start ({} MB/s for {}, {}; {why}), no part of {what}",
+            fmt_mb_per_s(first.mean_bw_bytes_per_s),
+            secs((first.end_ms - first.start_ms) as f64, d.interval_ms),
+            fmt_size_iec(first.bytes),
+        )
+    })
 }
 
 /// When a short rise ended the pass, the speed it settled at and why the last row is not it.
@@ -330,6 +354,28 @@ mod tests {
     use crate::model::IntervalPoint;
     use crate::model::sustain::SustainCliff;
 
+    /// A phase of `bw` bytes/s from `from` to `to` ms.
+    fn phase(from: u64, to: u64, bw: f64) -> SustainPhase {
+        SustainPhase {
+            start_ms: from,
+            end_ms: to,
+            mean_bw_bytes_per_s: bw,
+            ..Default::default()
+        }
+    }
+
+    /// A first pass at 100-ms intervals: its phases, its one cliff, its settled phase.
+    fn first_pass(phases: Vec<SustainPhase>, cliff: SustainCliff, settled: usize) -> SustainDetail {
+        SustainDetail {
+            pass: "first".into(),
+            interval_ms: 100,
+            phases,
+            cliffs: vec![cliff],
+            settled_phase: Some(settled),
+            ..Default::default()
+        }
+    }
+
     /// The table of a sustain document of this one pass.
     fn table_of(pass: TestResult) -> String {
         let mut doc = ResultDoc::new("sustain", Vec::new(), Default::default());
@@ -337,34 +383,62 @@ mod tests {
         render_table(&doc)
     }
 
+    /// A pass that started slow, rose, then fell: phase 1 is named a slow start, no part
+    /// of the cache (the cache line is the fast phase's); without a cliff, the pass only
+    /// sped up (the no-cliff line says so) and no note is added.
+    #[test]
+    fn a_slow_start_is_named_as_one() {
+        let mut d = first_pass(
+            vec![
+                phase(0, 800, 98.82e6),
+                phase(800, 1100, 397.0e6),
+                phase(1100, 4100, 99.0e6),
+            ],
+            SustainCliff {
+                fast_phase_bytes: (114 << 20) as f64,
+                before_bw_bytes_per_s: 397.0e6,
+                after_bw_bytes_per_s: 99.0e6,
+                at_ms: 1100.0,
+                ..Default::default()
+            },
+            2,
+        );
+        d.phases[0].bytes = 79 << 20;
+        let lines = findings("first pass", &d);
+        assert_eq!(
+            lines,
+            [
+                "first pass: write cache 114.0 MiB (0.12 GB): 397.00 MB/s until the cliff at 1.1 s, then 99.00 MB/s (25 % of the cache speed)",
+                "first pass: phase 1 is a slow start (98.82 MB/s for 0.8 s, 79.0 MiB; a drive waking up, or still busy with earlier writes), no part of the write cache",
+            ]
+        );
+        d.cliffs.clear();
+        assert!(
+            findings("first pass", &d)
+                .iter()
+                .all(|l| !l.contains("slow start"))
+        );
+    }
+
     /// A burst that ended the pass is a phase of the table, but not the settled speed: the
     /// line under the table says which phase is, and why the last row is not.
     #[test]
     fn a_burst_that_ended_the_pass_is_said_not_to_be_the_level() {
-        let phase = |from: u64, to: u64, bw: f64| SustainPhase {
-            start_ms: from,
-            end_ms: to,
-            mean_bw_bytes_per_s: bw,
-            ..Default::default()
-        };
-        let mut d = SustainDetail {
-            pass: "first".into(),
-            interval_ms: 100,
-            phases: vec![
+        let mut d = first_pass(
+            vec![
                 phase(0, 3000, 6405.85e6),
                 phase(3000, 9000, 461.0e6),
                 phase(9000, 9700, 2000.0e6),
             ],
-            cliffs: vec![SustainCliff {
+            SustainCliff {
                 fast_phase_bytes: 19e9,
                 before_bw_bytes_per_s: 6405.85e6,
                 after_bw_bytes_per_s: 461.0e6,
                 at_ms: 3000.0,
                 ..Default::default()
-            }],
-            settled_phase: Some(1),
-            ..Default::default()
-        };
+            },
+            1,
+        );
         let lines = findings("first pass", &d);
         assert_eq!(
             lines.last().unwrap(),

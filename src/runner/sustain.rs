@@ -14,6 +14,7 @@ use crate::runner::RunContext;
 use crate::runner::block::{LiveCounters, LiveSampler, StopNotice, run_block_test, settings_of};
 use crate::runner::progress::Progress;
 use crate::runner::target::{TargetKind, TestTarget};
+use crate::stats::changepoint::SHORT_PHASE_POINTS;
 use crate::stats::repeat::summarize_test;
 use crate::sysinfo::diskstats::write_amplification;
 use crate::units::{fmt_mb_per_s, fmt_size_iec};
@@ -173,6 +174,7 @@ pub fn sustain(
 /// table gives them, what to do, and whether recovery passes were skipped.
 fn no_cliff_message(first: &TestResult, recovery: bool) -> String {
     let written = first.sustain.as_ref().map_or(0, |d| d.bytes_written);
+    let interval_ms = first.sustain.as_ref().map_or(0, |d| d.interval_ms);
     // The speeds the finding line under the table gives ("no cliff in … (X MB/s
     // throughout)": the phases', without the start-up interval), not a second figure.
     let phases = first.sustain.as_ref().map_or(0, |d| d.phases.len());
@@ -216,9 +218,11 @@ fn no_cliff_message(first: &TestResult, recovery: bool) -> String {
             "no cliff in {} written at {speed}: {what}, so there is no drive and no drive write cache to fill; the speed is the memory's and the CPUs'",
             fmt_size_iec(written),
         ),
+        // The shortest fast start the phase search tells from a start-up burst.
         None => format!(
-            "no cliff in {} written at {speed}: a write cache, if any, is larger than that; write more ({more}), or, for a cache that fills in fewer than 5 intervals (not told from a start-up burst), use a shorter --interval",
+            "no cliff in {} written at {speed}: a write cache, if any, is larger than that; write more ({more}), or, for a cache that fills in fewer than {SHORT_PHASE_POINTS} intervals ({} at {interval_ms} ms: the start-up interval and two more, too few to tell from a start-up burst), use a shorter --interval",
             fmt_size_iec(written),
+            crate::units::fmt_secs((interval_ms * SHORT_PHASE_POINTS as u64) as f64 / 1e3),
         ),
     };
     if phases > 1 && started_slow {
@@ -525,6 +529,16 @@ mod tests {
         );
         assert!(!m.contains("sped up") && !m.contains("skipped"), "{m}");
         assert!(m.contains("write more (--size, --span,"), "{m}");
+        // The shortest cache it can find, in intervals and in time at this interval.
+        let mut at_1s = one.clone();
+        if let Some(d) = at_1s.sustain.as_mut() {
+            d.interval_ms = 1000;
+        }
+        let m = no_cliff_message(&at_1s, false);
+        assert!(
+            m.ends_with("or, for a cache that fills in fewer than 3 intervals (3.0 s at 1000 ms: the start-up interval and two more, too few to tell from a start-up burst), use a shorter --interval"),
+            "{m}"
+        );
     }
 
     /// tmpfs: "a write cache, if any, is larger than that; write more" sent the user after

@@ -241,7 +241,7 @@ mod tests {
             w.message
         );
         assert!(
-            w.message.contains("to 100.07 MB/s after 762.8 MiB"),
+            w.message.contains("to 100.07 MB/s after 762.9 MiB"),
             "{}",
             w.message
         );

@@ -250,6 +250,11 @@ pub struct CliffOptions {
     /// errors; a real cliff (400 → 100 MB/s over five points even with that jitter) stands
     /// apart by more than five.
     pub min_t: f64,
+    /// Let a fast phase at the start of the series be shorter than `min_phase_points`, down
+    /// to [`SHORT_PHASE_POINTS`], when its points stand clear of the phase after it (see
+    /// [`short_fast_start`]): a small write cache fills in a few intervals. Off by default
+    /// (`iolab run`'s write-cache and heat checks keep their rule); `iolab sustain` sets it.
+    pub short_fast_start: bool,
     pub changepoint: ChangepointOptions,
 }
 
@@ -260,6 +265,7 @@ impl Default for CliffOptions {
             min_phase_points: 5,
             lead_in_points: 0,
             min_t: 3.0,
+            short_fast_start: false,
             changepoint: ChangepointOptions::default(),
         }
     }
@@ -285,12 +291,17 @@ pub fn phases(series: &[f64], opts: &CliffOptions) -> Vec<Segment> {
     } else {
         opts.material_ratio / 2.0
     };
+    // A short fast phase at the start is a small cache, not a blip (never among stalls:
+    // their catch-ups are short and fast too).
+    let short_ok = |segs: &[Segment], i: usize| {
+        opts.short_fast_start && stalls == 1 && short_fast_start(&data, segs, i, opts)
+    };
     // Fold short segments, shortest first, into the neighbour with the nearer mean.
     while segs.len() > 1 {
         let Some((i, _)) = segs
             .iter()
             .enumerate()
-            .filter(|(_, s)| s.len() < opts.min_phase_points)
+            .filter(|(i, s)| s.len() < opts.min_phase_points && !short_ok(&segs, *i))
             .min_by_key(|(_, s)| s.len())
         else {
             break;
@@ -312,7 +323,13 @@ pub fn phases(series: &[f64], opts: &CliffOptions) -> Vec<Segment> {
         // a piece of the same level that the search cut off is the phase's.
         let (first, last) = (i == 0, i == segs.len() - 1);
         let other = level_ratio(segs[a].mean, segs[b].mean) < edge_limit;
-        let keep = |lo: usize, hi: usize| other && hi - lo >= opts.min_phase_points;
+        // A short fast start keeps its level with fewer points of its own.
+        let room = if short_ok(&segs, b) {
+            SHORT_PHASE_POINTS
+        } else {
+            opts.min_phase_points
+        };
+        let keep = |lo: usize, hi: usize| other && hi - lo >= room;
         if first && keep(segs[b].level_start, joined.level_end) {
             joined = Segment::with_level(
                 &data,
@@ -340,8 +357,11 @@ pub fn phases(series: &[f64], opts: &CliffOptions) -> Vec<Segment> {
             .windows(2)
             .enumerate()
             .filter(|(_, w)| {
+                // A short phase left standing is a short fast start: its points were each
+                // held to a stricter test than Welch's t over so few.
+                let short = w[0].len().min(w[1].len()) < opts.min_phase_points;
                 level_ratio(w[0].mean, w[1].mean) >= opts.material_ratio
-                    || welch_t(&data, &w[0], &w[1], opts.lead_in_points) < opts.min_t
+                    || (!short && welch_t(&data, &w[0], &w[1], opts.lead_in_points) < opts.min_t)
             })
             .map(|(i, w)| (i, level_ratio(w[0].mean, w[1].mean)))
             .max_by(|a, b| a.1.total_cmp(&b.1));
@@ -366,6 +386,61 @@ pub fn phases(series: &[f64], opts: &CliffOptions) -> Vec<Segment> {
         segs.remove(i + 1);
     }
     segs
+}
+
+/// The fewest points of a fast phase at the start of a series ([`short_fast_start`]),
+/// where any other phase needs `min_phase_points`: the start-up interval (`lead_in_points`)
+/// and two more, each clear of the phase after it.
+pub const SHORT_PHASE_POINTS: usize = 3;
+/// How far above the slower phase beside it each point of a short fast start must be, in
+/// that phase's robust standard deviations (1.4826 · MAD), besides a material change.
+const SHORT_PHASE_SIGMAS: f64 = 4.0;
+
+/// Is `segs[i]` a fast phase at the start of the series shorter than a phase (a small write
+/// cache, or a cache that came back only in part), not a blip? It starts the series, or
+/// follows a slower start (`segs[0]` of fewer than two phases' worth of points: a drive
+/// waking up or still busy); it has at least
+/// [`SHORT_PHASE_POINTS`], the phase after it at least `min_phase_points`; and its points
+/// past the start-up (`lead_in_points`) — at least two, the last one aside (it may hold the
+/// drop) — are each above the phase after it (and a slower start of a phase's length before
+/// it) by a material change and by [`SHORT_PHASE_SIGMAS`] of its spread. Stricter than
+/// Welch's t over a phase's worth of points: each point must stand out, not their mean, so
+/// a noisy start (two points 4 σ high in a row) is no phase.
+fn short_fast_start(data: &[f64], segs: &[Segment], i: usize, opts: &CliffOptions) -> bool {
+    // The phase after it: the first segment of a phase's length (blips between, such as
+    // the stall of a throttle's debt right after the drop, are folded before it is judged:
+    // 797, 398, 398, 0, 0, 0, 168, 94, 105 MB/s lost its cache to a tie with the stall).
+    let Some(s) = segs.get(i) else {
+        return false;
+    };
+    let Some(next) = segs[i + 1..]
+        .iter()
+        .find(|x| x.len() >= opts.min_phase_points)
+    else {
+        return false;
+    };
+    // A slow start is shorter than two phases: after a longer slow stretch a short fast
+    // one is a spike, by its shape (20 intervals at 100 MB/s, 3 at 400, then 100 again).
+    let after_slow_start =
+        i == 1 && segs[0].mean < s.mean && segs[0].len() < 2 * opts.min_phase_points;
+    if !(i == 0 || after_slow_start)
+        || !(SHORT_PHASE_POINTS..opts.min_phase_points).contains(&s.len())
+    {
+        return false;
+    }
+    let lo = s.level_start.max(opts.lead_in_points.min(s.level_end));
+    let xs = &data[lo..s.level_end];
+    let clear_of = |o: &Segment| {
+        let ys = &data[o.level_start..o.level_end];
+        let m = median(ys);
+        let dev: Vec<f64> = ys.iter().map(|y| (y - m).abs()).collect();
+        let spread = 1.4826 * median(&dev);
+        let above = |x: &f64| *x * opts.material_ratio > m && *x > m + SHORT_PHASE_SIGMAS * spread;
+        let n = xs.len();
+        n >= 2 && xs[..n - 1].iter().all(above) && xs.iter().filter(|x| above(x)).count() >= 2
+    };
+    // A slow start shorter than a phase is folded into this one (out of its level).
+    clear_of(next) && (i == 0 || segs[0].len() < opts.min_phase_points || clear_of(&segs[0]))
 }
 
 /// A point is a stall when it is below this fraction of the series' median speed.
@@ -493,8 +568,10 @@ fn level_ratio(a: f64, b: f64) -> f64 {
 /// The points `lo..hi` of the phase `start..end` its speed is taken over: without the
 /// series' first `lead_in` points (start-up) and without the points it shares with a
 /// neighbouring phase (its first after a change, its last before one: a mix of both
-/// speeds), as long as two points are left; else the whole phase. The phase table and the
-/// cliffs both use it, so a cliff's speeds are its two phases' speeds.
+/// speeds), as long as two points are left; else without the lead-in only (a short fast
+/// start, 797, 398, 398 MB/s with the throttle's first slice, was quoted at 531: its shared
+/// point is the likelier to be at its speed); else the whole phase. The phase table and
+/// the cliffs both use it, so a cliff's speeds are its two phases' speeds.
 pub fn settled_range(
     start: usize,
     end: usize,
@@ -511,7 +588,14 @@ pub fn settled_range(
     } else {
         end
     };
-    if hi >= lo + 2 { (lo, hi) } else { (start, end) }
+    let past_lead_in = start.max(lead_in.min(end));
+    if hi >= lo + 2 {
+        (lo, hi)
+    } else if end >= past_lead_in + 2 {
+        (past_lead_in, end)
+    } else {
+        (start, end)
+    }
 }
 
 /// One material drop in throughput.
@@ -589,15 +673,25 @@ pub fn cliffs_with(
         };
         let h = inner(&fast, i > 0, true);
         let l = inner(&slow, true, i + 2 < ph.len());
-        // The two intervals around the boundary: H for τ seconds, then L.
-        let w_bytes = bytes[b - 1] + bytes[b];
-        let tau = if h > l {
-            ((w_bytes - 2.0 * l * dt) / (h - l)).clamp(0.0, 2.0 * dt)
-        } else {
-            dt
-        };
-        let before_window: f64 = bytes[..b - 1].iter().sum();
-        let bytes_before = before_window + h * tau;
+        // The two intervals around the boundary: H for τ seconds, then L. Each interval's
+        // share at H is its own (0 to 1): a stall after the drop (0 B in the second: a
+        // throttle's debt, a drive pausing to flush its cache) took a fast interval before
+        // it for a mix (160 MiB at 400 MB/s, then 0, 0, 63, 105 MB/s: 14 % short), and a
+        // wholly fast one counts all its bytes (a catch-up above H is still before the drop).
+        let mut tau = 0.0;
+        let mut bytes_before: f64 = bytes[..b - 1].iter().sum();
+        for &x in &bytes[b - 1..=b] {
+            let share = if h > l {
+                ((x - l * dt) / ((h - l) * dt)).max(0.0)
+            } else {
+                0.5
+            };
+            if share >= 1.0 {
+                (tau, bytes_before) = (tau + dt, bytes_before + x);
+            } else {
+                (tau, bytes_before) = (tau + share * dt, bytes_before + share * h * dt);
+            }
+        }
         let fast_start: f64 = bytes[..fast.start].iter().sum();
         out.push(Cliff {
             index: b,
@@ -792,6 +886,126 @@ mod tests {
         let p = phases(&s, &CliffOptions::default());
         assert_eq!(p.len(), 1, "{p:?}");
         assert_eq!((p[0].level_start, p[0].level_end), (0, 7), "{p:?}");
+    }
+
+    /// A small write cache at the start of a pass (the start-up interval at twice the
+    /// speed, k intervals at 400 MB/s, one shared with the drop, then 100 MB/s): asked for,
+    /// a fast start of 3 or 4 intervals is a phase and its cliff is found, the cache within
+    /// 6 % of what was written before the drop; not asked for (`iolab run`'s checks), it is
+    /// a blip as before. A flat series with the same start-up burst stays without a cliff
+    /// at 3 % and 8 % noise either way, and a short spike later on is still no phase.
+    #[test]
+    fn a_short_fast_start_is_a_phase_when_asked() {
+        let dt = Duration::from_millis(100);
+        let sustain = CliffOptions {
+            lead_in_points: 1,
+            short_fast_start: true,
+            ..CliffOptions::default()
+        };
+        let run = CliffOptions {
+            short_fast_start: false,
+            ..sustain
+        };
+        for seed in 0..50 {
+            for k in 2..=4 {
+                let mut s = noisy(
+                    &[(k, 400.0 * MB), (1, 250.0 * MB), (40, 100.0 * MB)],
+                    0.03,
+                    seed,
+                );
+                s[0] = 797.0 * MB;
+                // Before the drop: the burst, k - 1 at 400, half the shared interval.
+                let truth = (797.0 + 400.0 * (k - 1) as f64 + 200.0) * MB * 0.1;
+                let c = cliffs_with(&s, dt, None, &sustain);
+                assert_eq!(c.len(), 1, "seed {seed}, k {k}: {c:?}");
+                assert!(
+                    within(c[0].fast_phase_bytes, truth, 0.06),
+                    "seed {seed}, k {k}: {c:?}"
+                );
+                assert!(within(c[0].after_bytes_per_s, 100.0 * MB, 0.03), "{c:?}");
+                if k > 2 {
+                    assert!(within(c[0].before_bytes_per_s, 400.0 * MB, 0.1), "{c:?}");
+                }
+                if k == 3 {
+                    assert!(cliffs_with(&s, dt, None, &run).is_empty(), "seed {seed}");
+                }
+            }
+            // The throttle's first slice, then two intervals at the limit, then a stall
+            // (seen on the emulator): the speed is the two's, not 531 MB/s with the slice.
+            let mut s = noisy(&[(3, 398.0 * MB), (40, 100.0 * MB)], 0.0, seed);
+            s[0] = 797.0 * MB;
+            s[3] = 0.0;
+            s[4] = 63.0 * MB;
+            // And with a stall of three intervals, as long as the cache (seen too), in a
+            // series long enough for three stalls to be under 5 % of its points.
+            let mut three = s.clone();
+            three.extend(vec![100.0 * MB; 40]);
+            three[4] = 0.0;
+            three[5] = 0.0;
+            three[6] = 168.0 * MB;
+            let c = cliffs_with(&three, dt, None, &sustain);
+            assert_eq!(c.len(), 1, "{c:?}");
+            assert!(within(c[0].fast_phase_bytes, 159.3 * MB, 1e-9), "{c:?}");
+            let c = cliffs_with(&s, dt, None, &sustain);
+            assert_eq!(c.len(), 1, "{c:?}");
+            assert!(within(c[0].before_bytes_per_s, 398.0 * MB, 1e-9), "{c:?}");
+            assert!(within(c[0].fast_phase_bytes, 159.3 * MB, 1e-9), "{c:?}");
+            // The start-up interval and one more at the fast speed: too short to tell.
+            let mut s = noisy(
+                &[(1, 400.0 * MB), (1, 250.0 * MB), (40, 100.0 * MB)],
+                0.03,
+                seed,
+            );
+            s[0] = 797.0 * MB;
+            assert!(
+                cliffs_with(&s, dt, None, &sustain).is_empty(),
+                "seed {seed}"
+            );
+            for rel in [0.03, 0.08] {
+                let mut flat = noisy(&[(60, 400.0 * MB)], rel, seed);
+                flat[0] = 797.0 * MB;
+                assert!(
+                    cliffs_with(&flat, dt, None, &sustain).is_empty(),
+                    "seed {seed}"
+                );
+            }
+            let spike = noisy(
+                &[(20, 100.0 * MB), (3, 400.0 * MB), (40, 100.0 * MB)],
+                0.03,
+                seed,
+            );
+            assert!(
+                cliffs_with(&spike, dt, None, &sustain).is_empty(),
+                "seed {seed}"
+            );
+        }
+    }
+
+    /// A slow start, a fast phase of 3 intervals, then the slow speed: the fast phase is a
+    /// phase of its own (folded into the slow start, the two were one "cache" at half the
+    /// speed), its cliff the cache.
+    #[test]
+    fn a_short_fast_phase_after_a_slow_start_is_the_cache() {
+        let opts = CliffOptions {
+            lead_in_points: 1,
+            short_fast_start: true,
+            ..CliffOptions::default()
+        };
+        for seed in 0..50 {
+            for start in [100.0, 200.0] {
+                let s = noisy(
+                    &[(8, start * MB), (3, 400.0 * MB), (30, 100.0 * MB)],
+                    0.03,
+                    seed,
+                );
+                let p = phases(&s, &opts);
+                let at: Vec<usize> = p.iter().map(|x| x.start).collect();
+                assert_eq!(at, [0, 8, 11], "seed {seed}: {p:?}");
+                let c = cliffs_with(&s, Duration::from_millis(100), None, &opts);
+                assert_eq!(c.len(), 1, "seed {seed}: {c:?}");
+                assert!(within(c[0].fast_phase_bytes, 120.0 * MB, 0.06), "{c:?}");
+            }
+        }
     }
 
     #[test]

@@ -159,6 +159,7 @@ pub fn analyze(
     let bytes: Vec<u64> = intervals.iter().map(|p| p.bytes).collect();
     let opts = CliffOptions {
         lead_in_points: LEAD_IN_POINTS,
+        short_fast_start: true,
         ..CliffOptions::default()
     };
     let segs = phases(&rates, &opts);
@@ -210,6 +211,10 @@ pub fn analyze(
         })
         .collect();
     let settled_phase = settled_phase(&phases, interval_ms);
+    // The phase the first cliff fell from.
+    let cache_phase = found
+        .first()
+        .and_then(|c| segs.iter().position(|s| s.start == c.index)?.checked_sub(1));
     let mut d = SustainDetail {
         pass: pass.to_string(),
         idle_before_s: idle_before.map(|t| t.as_secs_f64()),
@@ -221,17 +226,21 @@ pub fn analyze(
         ..Default::default()
     };
     if let Some(r) = reference {
-        let starts_fast = d
-            .phases
-            .first()
-            .is_some_and(|p| r.is_fast(p.mean_bw_bytes_per_s));
-        let recovered = match (starts_fast, d.cliffs.first()) {
-            (false, _) => 0.0,
-            (true, Some(c)) => c.bytes_before,
-            (true, None) => {
-                d.recovered_at_least = true;
-                bytes_written as f64
-            }
+        // The cache that came back is the fast phase, wherever the pass reached it: after a
+        // slower start (a drive waking up, or still busy) too, which is no part of it.
+        let fast = |p: &SustainPhase| r.is_fast(p.mean_bw_bytes_per_s);
+        let recovered = match (d.cliffs.first(), cache_phase) {
+            (Some(c), Some(k)) if fast(&d.phases[k]) => c.fast_phase_bytes,
+            (Some(_), _) => 0.0,
+            // Still fast at the end: at least what it wrote from its first fast phase on.
+            (None, _) => match d.phases.iter().position(fast) {
+                Some(k) => {
+                    d.recovered_at_least = true;
+                    let slow_start: u64 = d.phases[..k].iter().map(|p| p.bytes).sum();
+                    bytes_written.saturating_sub(slow_start) as f64
+                }
+                None => 0.0,
+            },
         };
         d.recovered_bytes = Some(recovered);
         d.recovered_share = (r.cache_bytes > 0.0).then(|| recovered / r.cache_bytes);
@@ -265,6 +274,13 @@ mod tests {
             }
         }
         out
+    }
+
+    /// The first pass's cliff (1.2 GB at 400 MB/s, then 100) as recovery passes are judged.
+    fn reference() -> Reference {
+        let dt = Duration::from_millis(100);
+        let s = series(&[(30, 400.0 * MB), (40, 100.0 * MB)], 0.1);
+        Reference::of(&analyze("first", &s, dt, 0, None, None).cliffs[0])
     }
 
     #[test]
@@ -386,15 +402,7 @@ mod tests {
     #[test]
     fn recovery_passes_say_how_much_came_back() {
         let dt = Duration::from_millis(100);
-        let first = analyze(
-            "first",
-            &series(&[(30, 400.0 * MB), (40, 100.0 * MB)], 0.1),
-            dt,
-            0,
-            None,
-            None,
-        );
-        let r = Reference::of(&first.cliffs[0]);
+        let r = reference();
         // A recovery pass of `phases` after `idle_s` of rest, `written` bytes before it.
         let recovery = |phases: &[(usize, f64)], written: u64, idle_s: u64| {
             analyze(
@@ -418,6 +426,68 @@ mod tests {
         let all = recovery(&[(40, 400.0 * MB)], 1_600_000_000, 600);
         assert!(all.recovered_at_least);
         assert!(all.recovered_share.unwrap() > 1.0);
+    }
+
+    /// A small cache (the start-up interval and 3 more at 400 MB/s, then 100) is found,
+    /// and so is one behind a slow start: the cache is the fast phase, not the slow start
+    /// before it. A recovery pass that started slow, then ran at the fast speed until its
+    /// cliff, got the fast phase's bytes back (it said "slow from the start": 0 %).
+    #[test]
+    fn a_short_cache_and_a_slow_start_are_told_apart() {
+        let dt = Duration::from_millis(100);
+        let near = |x: f64, want: f64, tol: f64| (x / want - 1.0).abs() < tol;
+        let d = analyze(
+            "first",
+            &series(&[(4, 400.0 * MB), (40, 100.0 * MB)], 0.1),
+            dt,
+            0,
+            None,
+            None,
+        );
+        assert_eq!(d.cliffs.len(), 1, "{d:?}");
+        assert!(
+            near(d.cliffs[0].fast_phase_bytes, 160.0 * MB, 0.05),
+            "{d:?}"
+        );
+        assert!(
+            near(d.cliffs[0].before_bw_bytes_per_s, 400.0 * MB, 0.02),
+            "{d:?}"
+        );
+        let r = reference();
+        for (start, fast) in [(8, 3), (8, 15)] {
+            let s = series(
+                &[(start, 150.0 * MB), (fast, 400.0 * MB), (40, 100.0 * MB)],
+                0.1,
+            );
+            let d = analyze("first", &s, dt, 0, None, None);
+            assert_eq!(d.phases.len(), 3, "{d:?}");
+            assert_eq!(d.cliffs.len(), 1, "{d:?}");
+            let cache = fast as f64 * 40.0 * MB;
+            assert!(near(d.cliffs[0].fast_phase_bytes, cache, 0.05), "{d:?}");
+            let d = analyze(
+                "recovery",
+                &s,
+                dt,
+                0,
+                Some(Duration::from_secs(60)),
+                Some(r),
+            );
+            assert!(near(d.recovered_bytes.unwrap(), cache, 0.05), "{d:?}");
+            assert!(!d.recovered_at_least);
+        }
+        // Slow, then fast to the end: at least the fast phase's bytes came back.
+        let s = series(&[(8, 100.0 * MB), (20, 400.0 * MB)], 0.1);
+        let written = s.iter().map(|p| p.bytes).sum();
+        let d = analyze(
+            "recovery",
+            &s,
+            dt,
+            written,
+            Some(Duration::from_secs(60)),
+            Some(r),
+        );
+        assert!(d.recovered_at_least, "{d:?}");
+        assert!(near(d.recovered_bytes.unwrap(), 800.0 * MB, 0.02), "{d:?}");
     }
 
     #[test]

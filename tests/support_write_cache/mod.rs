@@ -324,17 +324,25 @@ impl WriteCacheDevice {
     ) -> Result<WriteCacheDevice, String> {
         assert!(!steps.is_empty());
         let first = steps[0].1;
+        // The step reached so far: steps are only ever taken forward. Looked up afresh, a
+        // step to a slower speed took a smaller lead and went back to the faster one for a
+        // poll (100 -> 400 -> 100 -> 400 -> 100 MB/s within 4 ms), and the throttle let
+        // 58 MB through in the 100 ms after it (a 400 MB/s limit).
+        let reached = std::sync::atomic::AtomicUsize::new(0);
         WriteCacheDevice::controlled(
             size_bytes,
             first,
             Duration::from_millis(2),
             move |_, written, current| match written {
                 // Switched `lead` early, as the cache model does (the throttle's lag).
-                Some(now) => steps
-                    .iter()
-                    .rev()
-                    .find(|(from, _)| now + lead(current) >= *from)
-                    .map_or(first, |s| s.1),
+                Some(now) => {
+                    let mut k = reached.load(Ordering::Relaxed);
+                    while steps.get(k + 1).is_some_and(|s| now + lead(current) >= s.0) {
+                        k += 1;
+                    }
+                    reached.store(k, Ordering::Relaxed);
+                    steps[k].1
+                }
                 None => current,
             },
         )
