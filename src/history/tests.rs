@@ -436,6 +436,13 @@ fn a_slack_analysis_is_headlined_by_its_tree_and_best_units() {
         h,
         "slack (ext4 rules): 1,228 files, 2.0 MiB; best for space 1KiB, time 16KiB, balanced 1KiB"
     );
+    // And which tree: two slack runs of two trees on one disk looked alike in the list but
+    // for their counts.
+    d.slack.as_mut().unwrap().path = "/home/u/photos".into();
+    assert_eq!(
+        headline(&d),
+        "slack of /home/u/photos (ext4 rules): 1,228 files, 2.0 MiB; best for space 1KiB, time 16KiB, balanced 1KiB"
+    );
 }
 
 /// A run that failed or was stopped after measuring the test stays in the trend (its figure is
