@@ -336,6 +336,24 @@ fn import_names_and_skips_bad_files_and_never_duplicates() {
     let export = dir.path().join("export.json");
     let o = hist(&db, &["history", "export", "-o", s(&export)]);
     assert!(o.status.success(), "{}", stderr(&o));
+    // It says where it went (it was silent), also the name it picks for `-o DIR`.
+    assert!(
+        stderr(&o).contains(&format!("exported 3 results to {}", export.display())),
+        "{}",
+        stderr(&o)
+    );
+    let o = hist(
+        &db,
+        &["history", "export", "-o", s(dir.path()), "--format", "csv"],
+    );
+    assert!(
+        stderr(&o).contains(&format!(
+            "exported 3 results to {}",
+            dir.path().join("iolab-history.csv").display()
+        )),
+        "{}",
+        stderr(&o)
+    );
     let other = dir.path().join("other.sqlite");
     let o = hist(&other, &["history", "import", s(&export)]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -124,8 +124,9 @@ fn show(h: &History, a: &ShowArgs) -> Result<i32> {
 fn export(h: &History, a: &ExportArgs) -> Result<i32> {
     let format = a.format()?;
     let filter = filter_of(h, &a.filter, None)?;
+    let held = h.count(&filter)?;
     // An empty export is still written (a script may expect the file), but not silently.
-    if h.count(&filter)? == 0 {
+    if held == 0 {
         let given = filters_given(&a.filter);
         crate::eline!(
             "iolab: nothing to export: {}",
@@ -158,7 +159,7 @@ fn export(h: &History, a: &ExportArgs) -> Result<i32> {
         }
         ExportFormat::Csv => render::render_csv(&h.figures_matching(&filter)?),
     };
-    match &a.output {
+    let file = match &a.output {
         None => {
             let mut so = std::io::stdout().lock();
             match so.write_all(text.as_bytes()).and_then(|_| so.flush()) {
@@ -166,16 +167,21 @@ fn export(h: &History, a: &ExportArgs) -> Result<i32> {
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
                 r => r?,
             }
+            return Ok(0);
         }
-        Some(p) if p.is_dir() => {
-            let name = match format {
-                ExportFormat::Json => "iolab-history.json",
-                ExportFormat::Csv => "iolab-history.csv",
-            };
-            write_file(&p.join(name), &text)?
-        }
-        Some(p) => write_file(p, &text)?,
-    }
+        Some(p) if p.is_dir() => p.join(match format {
+            ExportFormat::Json => "iolab-history.json",
+            ExportFormat::Csv => "iolab-history.csv",
+        }),
+        Some(p) => p.clone(),
+    };
+    write_file(&file, &text)?;
+    // Where it went: `-o DIR` picks the file's name (the export was silent).
+    crate::eline!(
+        "exported {held} result{} to {}",
+        if held == 1 { "" } else { "s" },
+        file.display()
+    );
     Ok(0)
 }
 

@@ -111,7 +111,8 @@ pub fn headline(doc: &ResultDoc, figures: &[Figure]) -> String {
         ));
     }
     if parts.is_empty() {
-        // A slack analysis has no metric: what it scanned and which units it recommends,
+        // A slack analysis has no metric: which tree (or size list) it scanned, what it
+        // held and which units it recommends,
         // as the lines under its table say it.
         if let Some(r) = &doc.slack {
             use crate::units::{fmt_size_exact, fmt_size_iec};
@@ -120,8 +121,14 @@ pub fn headline(doc: &ResultDoc, figures: &[Figure]) -> String {
                 .iter()
                 .map(|rec| format!("{} {}", rec.goal, fmt_size_exact(rec.unit_bytes)))
                 .collect();
+            // Where: two trees on one disk are two lines with the same device.
+            let of = if r.path.is_empty() {
+                String::new()
+            } else {
+                format!(" of {}", r.path)
+            };
             let files = format!(
-                "slack ({} rules): {} files, {}",
+                "slack{of} ({} rules): {} files, {}",
                 r.fs,
                 crate::units::fmt_thousands(r.scan.files as f64),
                 fmt_size_iec(r.scan.data_bytes)

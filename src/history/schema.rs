@@ -68,6 +68,11 @@ const MIGRATIONS: &[&str] = &[
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
 ];
 
+/// What every refusal of a file that is not an iolab history ends with: it was not
+/// touched, and what to do instead.
+const LEFT_ALONE: &str =
+    "it was left as it is: move it away, or use --history PATH or --no-history";
+
 /// An error of the database as the user should read it: damage, a missing permission or
 /// an unopenable path are usage errors (exit 2) that say the file was left alone.
 pub fn db_error(path: &Path, e: rusqlite::Error) -> anyhow::Error {
@@ -75,7 +80,7 @@ pub fn db_error(path: &Path, e: rusqlite::Error) -> anyhow::Error {
     let p = path.display();
     match code {
         Some(ErrorCode::NotADatabase) => UsageError(format!(
-            "{p}: not an iolab history database ({e}); it was left as it is: move it away, or use --history PATH or --no-history"
+            "{p}: not an iolab history database ({e}); {LEFT_ALONE}"
         ))
         .into(),
         Some(ErrorCode::DatabaseCorrupt) => UsageError(format!(
@@ -166,7 +171,7 @@ fn refuse_foreign(conn: &Connection, path: &Path, version: u32) -> anyhow::Resul
         .map_err(|e| db_error(path, e))?;
     if app != 0 && app != APPLICATION_ID {
         return Err(UsageError(format!(
-            "{}: a SQLite database of another program (application_id {app:#x}), not an iolab history; it was left as it is",
+            "{}: a SQLite database of another program (application_id {app:#x}), not an iolab history; {LEFT_ALONE}",
             path.display()
         ))
         .into());
@@ -181,8 +186,9 @@ fn refuse_foreign(conn: &Connection, path: &Path, version: u32) -> anyhow::Resul
             .map_err(|e| db_error(path, e))?;
         if tables > 0 {
             return Err(UsageError(format!(
-                "{}: a SQLite database with {tables} tables that is not an iolab history; it was left as it is",
-                path.display()
+                "{}: a SQLite database with {tables} table{} that is not an iolab history; {LEFT_ALONE}",
+                path.display(),
+                if tables == 1 { "" } else { "s" }
             ))
             .into());
         }

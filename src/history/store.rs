@@ -74,8 +74,9 @@ fn where_clause(f: &Filter) -> Result<(String, Vec<String>), UsageError> {
 /// they take from a document (a new metric, another headline figure): the next open indexes
 /// every stored result again from its document, so a trend never mixes the old extraction
 /// with the new. 2: a sustain pass's settled speed (results recorded before were headlined
-/// by their average, cache and slow phase mixed).
-pub const EXTRACT_VERSION: u32 = 2;
+/// by their average, cache and slow phase mixed). 3: a slack analysis's headline names the
+/// tree (or size list) it scanned.
+pub const EXTRACT_VERSION: u32 = 3;
 
 impl History {
     /// Open (create, migrate) the history at `path`, and index the stored results again

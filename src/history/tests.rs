@@ -196,6 +196,32 @@ fn a_trace_s_trend_names_its_figure_ops_per_second() {
     assert!(crate::report::history::render_trend(&t).contains(": ops/s (higher better)"));
 }
 
+/// Another program's database is refused as a junk file is: left alone, with what to do
+/// instead (it said only "it was left as it is", and "with 1 tables").
+#[test]
+fn another_programs_database_is_refused_with_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let one = dir.path().join("one.sqlite");
+    rusqlite::Connection::open(&one)
+        .unwrap()
+        .execute_batch("CREATE TABLE t (a)")
+        .unwrap();
+    let before = std::fs::read(&one).unwrap();
+    let e = History::open(&one).err().unwrap().to_string();
+    assert!(e.contains("a SQLite database with 1 table that"), "{e}");
+    assert!(e.ends_with("or use --history PATH or --no-history"), "{e}");
+    assert_eq!(std::fs::read(&one).unwrap(), before);
+
+    let other = dir.path().join("other.sqlite");
+    rusqlite::Connection::open(&other)
+        .unwrap()
+        .execute_batch("PRAGMA application_id = 7; CREATE TABLE t (a); CREATE TABLE u (b)")
+        .unwrap();
+    let e = History::open(&other).err().unwrap().to_string();
+    assert!(e.contains("(application_id 0x7)"), "{e}");
+    assert!(e.ends_with("or use --history PATH or --no-history"), "{e}");
+}
+
 #[test]
 fn a_newer_schema_and_a_damaged_file_are_refused_and_left_alone() {
     let dir = tempfile::tempdir().unwrap();
@@ -409,6 +435,13 @@ fn a_slack_analysis_is_headlined_by_its_tree_and_best_units() {
     assert_eq!(
         h,
         "slack (ext4 rules): 1,228 files, 2.0 MiB; best for space 1KiB, time 16KiB, balanced 1KiB"
+    );
+    // And which tree: two slack runs of two trees on one disk looked alike in the list but
+    // for their counts.
+    d.slack.as_mut().unwrap().path = "/home/u/photos".into();
+    assert_eq!(
+        headline(&d),
+        "slack of /home/u/photos (ext4 rules): 1,228 files, 2.0 MiB; best for space 1KiB, time 16KiB, balanced 1KiB"
     );
 }
 
