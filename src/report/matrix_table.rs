@@ -349,12 +349,12 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
             );
         } else {
             // No per-test columns: the row would not show that some of its tests finished.
-            let done = cells.iter().filter(|c| !c.is_empty()).count();
-            if done > 0 {
-                why.push_str(&format!(
-                    " ({done} of {} tests finished, kept in the result JSON)",
-                    names.len()
-                ));
+            // (Not "of N": a stop between tests leaves the rest unknown to the result, and "5
+            // of 5" read as complete.)
+            match cells.iter().filter(|c| !c.is_empty()).count() {
+                0 => {}
+                1 => why.push_str(" (1 test finished, kept in the result JSON)"),
+                n => why.push_str(&format!(" ({n} tests finished, kept in the result JSON)")),
             }
         }
         row.extend([Cell::new(""), Cell::new(why)]);
@@ -801,7 +801,8 @@ mod tests {
 
     /// Ctrl-C during the sixth test of `run`'s default preset: the ranking has no per-test
     /// columns (six tests), so the stopped row said only "interrupted: interrupted by
-    /// SIGINT", nothing of the five tests it finished and the result file kept.
+    /// SIGINT", nothing of the five tests it finished and the result file kept. (No "of 6":
+    /// stopped between tests, only the finished ones are known, and it read "5 of 5".)
     #[test]
     fn an_interrupted_row_without_test_columns_says_what_it_kept() {
         let tests = |n: usize| -> Vec<TestResult> {
@@ -826,7 +827,7 @@ mod tests {
         assert!(out.contains("geometric mean over its 6 tests"), "{out}");
         let row = out.lines().find(|l| l.contains("ext4")).unwrap();
         assert!(
-            row.contains("interrupted by SIGINT (5 of 6 tests finished, kept in the result JSON)"),
+            row.contains("interrupted by SIGINT (5 tests finished, kept in the result JSON)"),
             "{row}"
         );
         assert!(!row.contains("interrupted: interrupted"), "{row}");
