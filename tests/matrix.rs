@@ -295,6 +295,35 @@ fn a_matrix_where_every_configuration_would_be_skipped_is_refused() {
     area.assert_clean();
 }
 
+/// An image smaller than a file system needs says how to fix it: the row read only "xfs
+/// needs at least 300.0 MiB, the image is 256.0 MiB", not the flag that gives it room.
+#[test]
+fn an_image_too_small_for_a_file_system_names_the_size_to_give() {
+    let test = "an_image_too_small_for_a_file_system_names_the_size_to_give";
+    if !iolab::os::is_root() {
+        common::skip(
+            test,
+            "needs root (the matrix refuses before planning without it)",
+        );
+        return;
+    }
+    let xfs = iolab::fs::types::lookup("xfs").unwrap();
+    if let Err(why) = iolab::fs::detect::availability(xfs) {
+        common::skip(test, format!("xfs cannot be made here: {why}"));
+        return;
+    }
+    let area = Area::new();
+    let _g = EXCLUSIVE.read().unwrap();
+    let args = area.args(&["--fs", "xfs", "--repeat", "1", "--image-size", "256M"]);
+    let out = bin().args(&args).output().unwrap();
+    common::assert_usage(
+        &out,
+        "xfs: xfs needs at least 300.0 MiB, the image is 256.0 MiB (--image-size 300MiB or more)",
+    );
+    assert!(!area.out.exists(), "no result directory");
+    area.assert_clean();
+}
+
 /// Without root every configuration needs what this user may not do: said up front, exit 2.
 #[test]
 fn without_root_the_matrix_says_it_needs_root() {

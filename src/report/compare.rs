@@ -550,6 +550,9 @@ fn row(
     let speedup = match better {
         // A ratio of rates is not below zero: an interval that reaches there starts at 0
         // (the text says "too wide"; the JSON gave -13.54).
+        // Without a test (one run each) there is no interval: NaN stays NaN (`max` made it
+        // 0, and "B is 1.10× faster (± too wide)" read as an interval measured).
+        Better::Higher if change.low.is_nan() => change,
         Better::Higher => Ratio {
             low: change.low.max(0.0),
             ..change
@@ -991,6 +994,30 @@ mod tests {
             format!("{:+.1} % ± {:.1} %", r.change_pct, r.change_pct_pm)
         );
         assert!(!sentence(&pairing(), &r).contains("too wide"));
+    }
+
+    /// One run on each side: no test, no interval. Two matrix results compared said "B is
+    /// 1.10× faster than A on RND4K Q1T1 read [ext4] (± too wide) (one run each: significance
+    /// unknown)" on every faster row, and nothing of an interval on the slower ones.
+    #[test]
+    fn one_run_each_has_no_interval_either_way() {
+        let t = TestResult {
+            name: "RND4K Q1T1 read".into(),
+            ..Default::default()
+        };
+        let (a, b) = (summarize(&[28_681.0]), summarize(&[31_669.0]));
+        for (x, y, word) in [(&a, &b, "faster"), (&b, &a, "slower")] {
+            let r = row(None, &t, "iops", x, y, true);
+            assert_eq!(r.verdict, Verdict::Untested);
+            assert!(r.speedup.low.is_nan(), "{:?}", r.speedup);
+            let text = sentence(&pairing(), &r);
+            assert_eq!(
+                text,
+                format!(
+                    "B is 1.10× {word} than A on RND4K Q1T1 read (one run each: significance unknown)"
+                )
+            );
+        }
     }
 
     /// A fresh and an aged target are told apart; two alike ones (or a file that did not

@@ -178,6 +178,17 @@ fn is_ranked(t: &TestResult) -> bool {
     !matches!(copy_phase(t), Some("copy" | "delete" | "ceiling"))
 }
 
+/// The relative cell of a row not ranked: its status and why, the status said once
+/// (`interrupted by SIGINT`, not `interrupted: interrupted by SIGINT`).
+fn unranked_reason(status: &str, why: &str) -> String {
+    let why = first_line(why);
+    if why.starts_with(status) {
+        why
+    } else {
+        format!("{status}: {why}")
+    }
+}
+
 /// The ranking table of one workload.
 pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
     // Test names in order of first appearance.
@@ -247,7 +258,7 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
                         .unwrap_or_default()
                 })
                 .collect();
-            unranked.push((c, format!("{}: {}", c.status, first_line(&why)), cells));
+            unranked.push((c, unranked_reason(&c.status, &why), cells));
             continue;
         }
         let absorbed = cache_absorbed(c, workload);
@@ -328,6 +339,7 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
     }
     for (c, why, cells) in &unranked {
         let mut row = vec![Cell::new("-"), Cell::new(&c.label)];
+        let mut why = why.clone();
         if per_test {
             row.extend(
                 names
@@ -335,6 +347,15 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
                     .enumerate()
                     .map(|(i, _)| right(cells.get(i).map(String::as_str).unwrap_or(""))),
             );
+        } else {
+            // No per-test columns: the row would not show that some of its tests finished.
+            // (Not "of N": a stop between tests leaves the rest unknown to the result, and "5
+            // of 5" read as complete.)
+            match cells.iter().filter(|c| !c.is_empty()).count() {
+                0 => {}
+                1 => why.push_str(" (1 test finished, kept in the result JSON)"),
+                n => why.push_str(&format!(" ({n} tests finished, kept in the result JSON)")),
+            }
         }
         row.extend([Cell::new(""), Cell::new(why)]);
         t.add_row(row);
@@ -771,10 +792,45 @@ mod tests {
         let out = render_ranking(&doc, "run:x");
         let row = out.lines().find(|l| l.contains("ext4")).unwrap();
         assert!(row.contains("1,234 IOPS"), "{out}");
-        assert!(row.contains("interrupted: interrupted by SIGINT"), "{row}");
+        assert!(row.contains("interrupted by SIGINT"), "{row}");
+        assert!(!row.contains("interrupted: interrupted"), "{row}");
         assert!(row.trim_start_matches(['│', ' ']).starts_with('-'), "{row}");
         let xfs = out.lines().find(|l| l.contains("xfs")).unwrap();
         assert!(xfs.contains("1.00"), "{xfs}");
+    }
+
+    /// Ctrl-C during the sixth test of `run`'s default preset: the ranking has no per-test
+    /// columns (six tests), so the stopped row said only "interrupted: interrupted by
+    /// SIGINT", nothing of the five tests it finished and the result file kept. (No "of 6":
+    /// stopped between tests, only the finished ones are known, and it read "5 of 5".)
+    #[test]
+    fn an_interrupted_row_without_test_columns_says_what_it_kept() {
+        let tests = |n: usize| -> Vec<TestResult> {
+            (1..=n)
+                .map(|i| {
+                    let mut t = cfg("x", &[1000.0 * i as f64]).tests.remove(0);
+                    t.name = format!("T{i}");
+                    t
+                })
+                .collect()
+        };
+        let mut ext4 = measured("ext4", tests(5));
+        ext4.status = "interrupted".into();
+        ext4.workloads.push(crate::model::matrix::WorkloadOutcome {
+            workload: "run:x".into(),
+            status: "interrupted".into(),
+            error: Some("interrupted by SIGINT".into()),
+            ..Default::default()
+        });
+        let doc = matrix_of(vec![measured("xfs", tests(6)), ext4]);
+        let out = render_ranking(&doc, "run:x");
+        assert!(out.contains("geometric mean over its 6 tests"), "{out}");
+        let row = out.lines().find(|l| l.contains("ext4")).unwrap();
+        assert!(
+            row.contains("interrupted by SIGINT (5 tests finished, kept in the result JSON)"),
+            "{row}"
+        );
+        assert!(!row.contains("interrupted: interrupted"), "{row}");
     }
 
     /// A failed mkfs's row said "failed: mkfs failed: `mkfs.xfs -f -q -O ^has_journal

@@ -287,6 +287,27 @@ pub fn label_of(fs: &FsType, unit: Option<u64>, mkfs: &[String], opts: &str) -> 
     l
 }
 
+/// Why `fs` cannot be made in `size` bytes, and what to do: a bigger `--image-size`, or more
+/// free space when the size was clamped to it. (It said "the image is" of a `--device`.)
+fn too_small(a: &MatrixArgs, place: &PlaceReq, fs: &FsType, size: u64) -> String {
+    let need = fmt_size_iec(fs.min_size);
+    let (have, remedy) = match place {
+        PlaceReq::Device(d) => (
+            format!("{} is {}", d.display(), fmt_size_iec(size)),
+            String::new(),
+        ),
+        PlaceReq::Images { base, .. } if size < a.image_size.unwrap_or(DEFAULT_IMAGE_SIZE) => (
+            format!("the image is {}", fmt_size_iec(size)),
+            format!(" (clamped to the free space of {})", base.display()),
+        ),
+        PlaceReq::Images { .. } => (
+            format!("the image is {}", fmt_size_iec(size)),
+            format!(" (--image-size {} or more)", fmt_size_exact(fs.min_size)),
+        ),
+    };
+    format!("{} needs at least {need}, {have}{remedy}", fs.name)
+}
+
 /// The image directory's base and size, checked for room.
 fn place_of(
     a: &MatrixArgs,
@@ -437,12 +458,7 @@ pub fn plan(a: &MatrixArgs) -> Result<Plan, UsageError> {
                     && fs.mkfs.is_some()
                     && size < fs.min_size
                 {
-                    method = Err(format!(
-                        "{} needs at least {}, the image is {}",
-                        fs.name,
-                        fmt_size_iec(fs.min_size),
-                        fmt_size_iec(size)
-                    ));
+                    method = Err(too_small(a, &place, fs, size));
                 }
                 if let (Ok(_), Some(size)) = (&method, size)
                     && let Err(why) = fs.unit_fits(unit, size)
