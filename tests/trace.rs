@@ -209,6 +209,14 @@ fn bad_input_exits_2_and_creates_nothing() {
     // A directory given as the workload is named as one, not "does not exist".
     let o = iolab(&["trace", "run", t, "--target", t]);
     assert_usage(&o, "is a directory, not a workload file");
+    // A built-in's name given to `summary` is named as one, not "cannot read: No such file".
+    let o = iolab_in(target.path(), &["trace", "summary", "office"]);
+    assert_usage(&o, "office is a built-in workload");
+    assert!(
+        stderr(&o).contains("iolab trace run office DIR"),
+        "{}",
+        stderr(&o)
+    );
     let o = iolab_in(
         target.path(),
         &["trace", "record", "-o", "x.trace", "--", "/no/such/program"],

@@ -33,6 +33,17 @@ impl crate::cli::Execute for TraceArgs {
 
 /// `iolab trace summary FILE`: what a recording says.
 fn summary(a: &TraceSummaryArgs) -> Result<i32> {
+    // A built-in's name is a description of a workload, not a recording of one: it said
+    // "office: cannot read: No such file or directory".
+    if !a.trace.exists()
+        && let Some(name) = a.trace.to_str()
+        && crate::workload::trace::builtins::get(name).is_some()
+    {
+        return Err(crate::error::UsageError::new(format!(
+            "{name} is a built-in workload (a description of its files and calls, not a recorded trace): `iolab trace run {name} DIR` runs it; a summary is of a file `iolab trace record` wrote"
+        ))
+        .into());
+    }
     let (h, calls) = crate::workload::trace::tracefile::read(&a.trace)?;
     let s = crate::workload::trace::summary::summarize(&calls);
     let truncated = crate::workload::trace::tracefile::truncation(&a.trace, &h, calls.len());
