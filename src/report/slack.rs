@@ -211,7 +211,14 @@ fn recommendations(r: &SlackResult) -> String {
 }
 
 fn model_lines(m: &CostModel) -> String {
-    let mut out = format!("cost model ({}): {}\n", m.source, m.note);
+    // The built-in defaults' note is the `cost-defaults` warning's text, which follows: the
+    // same sentence stood twice.
+    let note = if m.source == "defaults" {
+        "the built-in figures (see warning [cost-defaults])"
+    } else {
+        &m.note
+    };
+    let mut out = format!("cost model ({}): {note}\n", m.source);
     for c in &m.per_unit {
         if c.origin.starts_with("fit") || c.origin.starts_with("per-file") {
             let fit = match (c.r2, c.rmse_s) {
@@ -366,5 +373,31 @@ mod tests {
                 "{same}"
             );
         }
+    }
+
+    /// Without --calibrate the defaults' sentence stood twice: in the cost-model line and as
+    /// `warning [cost-defaults]`. The line now points at the warning; a calibrated model
+    /// keeps its note.
+    #[test]
+    fn the_defaults_sentence_stands_once() {
+        let m = CostModel {
+            source: "defaults".into(),
+            note: "built-in defaults from Belov's NTFS cluster-size tests".into(),
+            ..Default::default()
+        };
+        let text = model_lines(&m);
+        assert!(
+            text.starts_with(
+                "cost model (defaults): the built-in figures (see warning [cost-defaults])"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("Belov"), "{text}");
+        let fitted = CostModel {
+            source: "calibrated".into(),
+            note: "fitted to 12 points".into(),
+            ..Default::default()
+        };
+        assert!(model_lines(&fitted).starts_with("cost model (calibrated): fitted to 12 points"));
     }
 }
