@@ -250,6 +250,9 @@ impl TestRunner<'_> {
         let mut steady = cfg.steady.as_ref().map(SteadyRounds::new);
         let rounds_started = std::time::Instant::now();
         let mut values = Vec::new();
+        // Bytes each run wrote in its ramp, beside `test.runs`: a cache fills from the
+        // test's first write, not from the window's.
+        let mut ramp_written = Vec::new();
         let mut run_index = 0u32;
         let mut failure = None;
         loop {
@@ -279,6 +282,7 @@ impl TestRunner<'_> {
             let p = Progress::start(self.ctx.progress, &label);
             match self.one_run(spec, run_index, &p)? {
                 Ok(o) => {
+                    ramp_written.push(o.0.all_write_bytes.saturating_sub(o.0.write_bytes));
                     let total = self.absorb(spec, o, &mut test, doc);
                     p.finish(&format!(
                         "{}{} MB/s, {} IOPS",
@@ -324,7 +328,7 @@ impl TestRunner<'_> {
         // Writes that may have gone into the drive's write cache (RAM has none).
         let suspected = super::write_cache::may_have_write_cache(&doc.environment)
             .then(|| {
-                super::write_cache::cliff_warning(&test, &cfg.target).or_else(|| {
+                super::write_cache::cliff_warning(&test, &ramp_written, &cfg.target).or_else(|| {
                     self.known_cache
                         .as_ref()
                         .and_then(|k| super::write_cache::known_cache_warning(k, &test))

@@ -36,11 +36,15 @@ pub fn may_have_write_cache(env: &Environment) -> bool {
 }
 
 /// The first cliff of a run's write series that lasts to the end of the run, as a warning.
-pub fn cliff_warning(test: &TestResult, target: &Path) -> Option<Warning> {
+/// `ramp_written[i]`: the bytes `test.runs[i]` wrote in its ramp, before the series starts.
+/// The cliff is told from the run's start, ramp included: the cache filled from the first
+/// write (a 512 MiB cache behind a 0.5 s ramp at 400 MB/s read "after 327.6 MiB (0.9 s)").
+pub fn cliff_warning(test: &TestResult, ramp_written: &[u64], target: &Path) -> Option<Warning> {
     if test.direction.as_deref() != Some("write") {
         return None;
     }
-    for r in &test.runs {
+    let ramp_s = test.settings.as_ref().map_or(0.0, |s| s.ramp_s);
+    for (i, r) in test.runs.iter().enumerate() {
         let interval = Duration::from_millis(r.interval_ms.unwrap_or(0));
         // Whole intervals only: a last, partial one is shorter than the rest.
         let whole = r.whole_intervals();
@@ -65,12 +69,12 @@ pub fn cliff_warning(test: &TestResult, target: &Path) -> Option<Warning> {
         return Some(Warning {
             code: WarningCode::WriteCacheSuspected,
             message: format!(
-                "run {}: the write speed fell from {} to {} MB/s after {} ({:.1} s) and stayed there: the drive's write cache probably filled, so this figure mixes the cache and the drive; run `iolab sustain {}` to measure the cache size and the speed past it",
+                "run {}: the write speed fell from {} to {} MB/s after {} ({:.1} s into the run, its ramp included) and stayed there: the drive's write cache probably filled, so this figure mixes the cache and the drive; run `iolab sustain {}` to measure the cache size and the speed past it",
                 r.run,
                 fmt_mb_per_s(c.before_bytes_per_s),
                 fmt_mb_per_s(c.after_bytes_per_s),
-                fmt_size_iec(c.bytes_before as u64),
-                c.at.as_secs_f64(),
+                fmt_size_iec(c.bytes_before as u64 + ramp_written.get(i).copied().unwrap_or(0)),
+                c.at.as_secs_f64() + ramp_s,
                 target.display()
             ),
             test: Some(test.name.clone()),
@@ -233,7 +237,7 @@ mod tests {
     #[test]
     fn a_cliff_to_the_end_warns_and_names_sustain() {
         let t = test_of("write", vec![run_with(&cliff_series(), 1 << 30)]);
-        let w = cliff_warning(&t, Path::new("/mnt/ssd")).expect("warning");
+        let w = cliff_warning(&t, &[], Path::new("/mnt/ssd")).expect("warning");
         assert_eq!(w.code, WarningCode::WriteCacheSuspected);
         assert!(
             w.message.contains("iolab sustain /mnt/ssd"),
@@ -246,17 +250,52 @@ mod tests {
             w.message
         );
         // Not for reads; not for a flat series; not for a dip that recovers.
-        assert!(cliff_warning(&test_of("read", t.runs.clone()), Path::new("/")).is_none());
+        assert!(cliff_warning(&test_of("read", t.runs.clone()), &[], Path::new("/")).is_none());
         let flat: Vec<f64> = (0..50).map(|i| 300e6 + (i % 3) as f64 * 1e6).collect();
         assert!(
-            cliff_warning(&test_of("write", vec![run_with(&flat, 1)]), Path::new("/")).is_none()
+            cliff_warning(
+                &test_of("write", vec![run_with(&flat, 1)]),
+                &[],
+                Path::new("/")
+            )
+            .is_none()
         );
         let mut dip = cliff_series();
         for x in dip.iter_mut().skip(35) {
             *x = 400e6;
         }
         assert!(
-            cliff_warning(&test_of("write", vec![run_with(&dip, 1)]), Path::new("/")).is_none()
+            cliff_warning(
+                &test_of("write", vec![run_with(&dip, 1)]),
+                &[],
+                Path::new("/")
+            )
+            .is_none()
+        );
+    }
+
+    /// Regression (QA): the cache fills from the run's first write, its ramp's included.
+    /// A 512 MiB cache at 400 MB/s behind a 0.5 s ramp on a throttled loop device read
+    /// "fell ... after 327.6 MiB (0.9 s)", the window's share only.
+    #[test]
+    fn the_cliff_is_told_from_the_start_of_the_run_ramp_included() {
+        let mut t = test_of("write", vec![run_with(&cliff_series(), 1 << 30)]);
+        t.settings = Some(crate::model::BlockSettings {
+            ramp_s: 0.5,
+            ..Default::default()
+        });
+        let w = cliff_warning(&t, &[], Path::new("/dev/loop0")).expect("warning");
+        assert!(
+            w.message.contains("after 762.9 MiB (2.5 s into the run"),
+            "{}",
+            w.message
+        );
+        let w = cliff_warning(&t, &[200_000_000], Path::new("/dev/loop0")).expect("warning");
+        assert!(
+            w.message
+                .contains("after 953.7 MiB (2.5 s into the run, its ramp included)"),
+            "{}",
+            w.message
         );
     }
 
@@ -285,7 +324,7 @@ mod tests {
         ];
         let s: Vec<f64> = seen.iter().map(|&x| x as f64 * 1e6).collect();
         let t = test_of("write", vec![run_with(&s, 1 << 28)]);
-        assert!(cliff_warning(&t, Path::new("/dev/loop0")).is_some());
+        assert!(cliff_warning(&t, &[], Path::new("/dev/loop0")).is_some());
     }
 
     #[test]
