@@ -197,6 +197,17 @@ fn a_second_run_on_the_same_target_is_refused() {
     assert!(!stdout.contains("(failed)"), "{stdout}");
 }
 
+/// Wait (up to 60 s) until the stderr file `err` of a [`deep_queue_run`] says its test has
+/// started, then a second more, so that its queue is full.
+fn deep_queue_started(err: &std::path::Path) {
+    let read = || std::fs::read_to_string(err).unwrap_or_default();
+    let started = wait_until(std::time::Duration::from_secs(60), || {
+        read().contains("RND4K Q64T1 read [1/1] ...")
+    });
+    assert!(started, "{}", read());
+    std::thread::sleep(std::time::Duration::from_secs(1));
+}
+
 /// `iolab run` of 4 KiB random reads 64 deep for up to 60 s on `dev`, one run, no ramp (a
 /// queue that takes seconds to drain on a device capped at 20 IOPS), then `out`.
 fn deep_queue_run<'a>(dev: &'a str, out: &[&'a str]) -> Vec<&'a str> {
@@ -315,11 +326,7 @@ fn a_second_signal_in_the_first_test_leaves_no_empty_result_file() {
             .spawn()
             .unwrap();
         let read = || std::fs::read_to_string(&err).unwrap_or_default();
-        let started = wait_until(std::time::Duration::from_secs(60), || {
-            read().contains("RND4K Q64T1 read [1/1] ...")
-        });
-        assert!(started, "{}", read());
-        std::thread::sleep(std::time::Duration::from_secs(1));
+        deep_queue_started(&err);
         let pid = nix::unistd::Pid::from_raw(child.id() as i32);
         nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
         std::thread::sleep(std::time::Duration::from_millis(1500));
@@ -398,11 +405,7 @@ fn a_test_stopping_when_its_parent_goes_finishes_its_stop() {
         .spawn()
         .unwrap();
     let read = || std::fs::read_to_string(&err).unwrap_or_default();
-    let started = wait_until(std::time::Duration::from_secs(60), || {
-        read().contains("RND4K Q64T1 read [1/1] ...")
-    });
-    assert!(started, "{}", read());
-    std::thread::sleep(std::time::Duration::from_secs(1));
+    deep_queue_started(&err);
     let pid: i32 = std::fs::read_to_string(&pidfile)
         .unwrap()
         .trim()
