@@ -370,7 +370,7 @@ impl FsType {
         }
         let need = need.div_ceil(MIB) * MIB;
         Err(format!(
-            "{} clusters of {} need at least {} ({} clusters), the image is {} ({} clusters: \
+            "{} clusters of {} need at least {} ({} clusters), the volume is {} ({} clusters: \
              {} would make an out-of-spec volume that other systems read as FAT16)",
             self.name,
             crate::units::fmt_size_exact(unit),
@@ -446,7 +446,7 @@ mod tests {
         let t = lookup("vfat").unwrap();
         let e = t.unit_fits(Some(65536), 256 * MIB).unwrap_err();
         assert!(e.contains("need at least 4.0 GiB (65,525 clusters)"), "{e}");
-        assert!(e.contains("the image is 256.0 MiB (4,093 clusters"), "{e}");
+        assert!(e.contains("the volume is 256.0 MiB (4,093 clusters"), "{e}");
         assert!(t.unit_fits(Some(65536), 4096 * MIB).is_ok());
         // mkfs.vfat -s 8 warns on 256 MiB (65,404 clusters), not on 257 MiB (65,658).
         assert_eq!(FsType::fat32_clusters(256 * MIB, 4096), 65404);
