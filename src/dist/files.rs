@@ -345,36 +345,28 @@ impl FilesHooks for FilesDist<'_> {
 pub fn execute(args: &FilesArgs, argv: Vec<String>) -> Result<i32> {
     let session = Session::start()?;
     let rank = session.rank;
-    let p = session.agree_to_start(setup(args, rank, session.size))?;
-    let (ctx, _watch) = session.context(&p.sink, args.out.quiet)?;
-    let env = crate::sysinfo::capture_environment(&p.space.dirs[0].path);
-    let hostname = env.hostname.clone();
-    let offsets = measure_offsets(&session.world);
-    let doc = (rank == 0).then(|| {
-        let mut env = env.clone();
-        env.target_path = args.target.display().to_string();
-        RefCell::new(p.will_hold(ResultDoc::new("files", argv.clone(), env)))
-    });
+    let s = session.begin(setup(args, rank, session.size), args.out.quiet)?;
+    let doc = (rank == 0).then(|| RefCell::new(s.job_doc("files", argv.clone(), &args.target)));
     let hooks = FilesDist {
-        base: DistHooks::new(&session.world, hostname.clone(), ctx.stop.clone(), None),
-        cfg: &p.cfg,
+        base: DistHooks::new(&session.world, s.hostname.clone(), s.ctx.stop.clone(), None),
+        cfg: &s.p.cfg,
         rules: (rank == 0)
-            .then(|| crate::workload::files::space::rules_for(&p.cfg.target))
+            .then(|| crate::workload::files::space::rules_for(&s.p.cfg.target))
             .flatten(),
-        device: env.block_device.clone(),
+        device: s.env.block_device.clone(),
         doc,
-        sink: &p.sink,
-        offsets: offsets.into(),
+        sink: &s.p.sink,
+        offsets: s.offsets.clone().into(),
     };
-    let mut local = ResultDoc::new("files", argv, env);
+    let mut local = ResultDoc::new("files", argv, s.env.clone());
     let no_sink = ResultSink::none();
-    let outcome = run_with_hooks(&p.cfg, &ctx, &mut local, &no_sink, Some(&hooks));
+    let outcome = run_with_hooks(&s.p.cfg, &s.ctx, &mut local, &no_sink, Some(&hooks));
     if let Ok(Some(kept)) = &outcome {
         crate::eline!("rank {rank}: files kept in {}", kept.display());
     }
     let doc = hooks.doc.map(RefCell::into_inner);
     let outcome = outcome.map(|_| ());
-    session.end(outcome, doc, p, &hostname, |d, p| {
+    session.end(outcome, doc, s.p, &s.hostname, |d, p| {
         print_tables(
             d,
             p.cfg.out.json,

@@ -40,31 +40,23 @@ fn setup(args: &RunArgs, rank: u32, ranks: u32) -> Result<Prepared<RunConfig>> {
 pub fn execute(args: &RunArgs, argv: Vec<String>) -> Result<i32> {
     let session = Session::start()?;
     let rank = session.rank;
-    let p = session.agree_to_start(setup(args, rank, session.size))?;
-    let (ctx, _watch) = session.context(&p.sink, args.out.quiet)?;
-    let env = crate::sysinfo::capture_environment(&p.space.dirs[0].path);
-    let hostname = env.hostname.clone();
-    let offsets = crate::dist::clock::measure_offsets(&session.world);
-    let collector = (rank == 0).then(|| {
-        let mut env = env.clone();
-        env.target_path = args.target.display().to_string();
-        Collector {
-            doc: p.will_hold(ResultDoc::new("run", argv.clone(), env)).into(),
-            sink: &p.sink,
-            offsets: offsets.into(),
-        }
+    let s = session.begin(setup(args, rank, session.size), args.out.quiet)?;
+    let collector = (rank == 0).then(|| Collector {
+        doc: s.job_doc("run", argv.clone(), &args.target).into(),
+        sink: &s.p.sink,
+        offsets: s.offsets.clone().into(),
     });
     let hooks = DistHooks::new(
         &session.world,
-        hostname.clone(),
-        ctx.stop.clone(),
+        s.hostname.clone(),
+        s.ctx.stop.clone(),
         collector,
     );
-    let mut local = ResultDoc::new("run", argv, env);
+    let mut local = ResultDoc::new("run", argv, s.env.clone());
     let no_sink = ResultSink::none();
-    let outcome = run_with_hooks(&p.cfg, &ctx, &mut local, &no_sink, Some(&hooks));
+    let outcome = run_with_hooks(&s.p.cfg, &s.ctx, &mut local, &no_sink, Some(&hooks));
     let doc = hooks.into_doc();
-    session.end(outcome, doc, p, &hostname, |d, p| {
+    session.end(outcome, doc, s.p, &s.hostname, |d, p| {
         print_tables(
             d,
             p.cfg.out.json,

@@ -291,41 +291,46 @@ fn add_findings(doc: &mut ResultDoc, ti: usize, offsets: &[ClockOffset], last: &
 pub fn execute(args: &SaturateArgs, argv: Vec<String>) -> Result<i32> {
     let session = Session::start()?;
     let rank = session.rank;
-    let p = session.agree_to_start(setup(args, rank, session.size))?;
-    let (ctx, _watch) = session.context(&p.sink, args.out.quiet)?;
-    let mut env = crate::sysinfo::capture_environment(&p.space.dirs[0].path);
-    let hostname = env.hostname.clone();
-    let offsets = measure_offsets(&session.world);
+    let s = session.begin(setup(args, rank, session.size), args.out.quiet)?;
+    let env = if rank == 0 {
+        s.shared_env(&args.target[0])
+    } else {
+        s.env.clone()
+    };
+    let mut doc = new_doc(&s.p.cfg, argv, env);
     if rank == 0 {
-        env.target_path = args.target[0].display().to_string();
-    }
-    let mut doc = new_doc(&p.cfg, argv, env);
-    if rank == 0 {
-        doc = p.will_hold(doc);
+        doc = s.p.will_hold(doc);
     }
     let hooks = SweepDist {
-        base: DistHooks::new(&session.world, hostname.clone(), ctx.stop.clone(), None),
-        cfg: &p.cfg,
+        base: DistHooks::new(&session.world, s.hostname.clone(), s.ctx.stop.clone(), None),
+        cfg: &s.p.cfg,
         shared: args
             .target
             .iter()
             .map(|t| t.display().to_string())
             .collect(),
-        offsets: offsets.into(),
+        offsets: s.offsets.clone().into(),
         findings: RefCell::default(),
     };
     // The plan and the report name the shared targets, not rank 0's own subdirectories.
-    let mut shown = p.cfg.clone();
+    let mut shown = s.p.cfg.clone();
     for (t, shared) in shown.targets.iter_mut().zip(&args.target) {
         t.path = shared.clone();
     }
     if rank == 0 {
         crate::report::saturate::show_plan(&shown, args.out.quiet);
     }
-    let (outcome, timing) = saturate_with_hooks(&p.cfg, &ctx, &mut doc, &p.sink, Some(&hooks));
+    let (outcome, timing) =
+        saturate_with_hooks(&s.p.cfg, &s.ctx, &mut doc, &s.p.sink, Some(&hooks));
     drop(hooks);
-    session.end(outcome, (rank == 0).then_some(doc), p, &hostname, |d, p| {
-        let hosts = crate::report::dist::render_saturate_hosts(d);
-        print_result(d, &shown, &timing, p.sink.path.as_deref(), &hosts)
-    })
+    session.end(
+        outcome,
+        (rank == 0).then_some(doc),
+        s.p,
+        &s.hostname,
+        |d, p| {
+            let hosts = crate::report::dist::render_saturate_hosts(d);
+            print_result(d, &shown, &timing, p.sink.path.as_deref(), &hosts)
+        },
+    )
 }

@@ -186,6 +186,37 @@ impl<C> Prepared<C> {
     }
 }
 
+/// A rank once every rank agreed to start ([`Session::begin`]).
+pub struct Started<C> {
+    pub p: Prepared<C>,
+    pub ctx: RunContext,
+    /// Rank 0 marks the result file `interrupted` on a signal while this lives: keep it
+    /// until the end.
+    pub _watch: InterruptWatch,
+    /// This rank's environment (its own subdirectory as the target).
+    pub env: crate::model::Environment,
+    pub hostname: String,
+    /// Every rank's clock against rank 0's, measured at the start.
+    pub offsets: Vec<crate::dist::ClockOffset>,
+}
+
+impl<C> Started<C> {
+    /// The environment a job's document gives: this rank's, with the shared target the user
+    /// named instead of the rank's own subdirectory.
+    pub fn shared_env(&self, target: &Path) -> crate::model::Environment {
+        let mut env = self.env.clone();
+        env.target_path = target.display().to_string();
+        env
+    }
+
+    /// Rank 0's document of the whole job, as its result file will hold it
+    /// ([`Prepared::will_hold`]).
+    pub fn job_doc(&self, command: &str, argv: Vec<String>, target: &Path) -> ResultDoc {
+        self.p
+            .will_hold(ResultDoc::new(command, argv, self.shared_env(target)))
+    }
+}
+
 /// This process as one rank of the job.
 pub struct Session {
     universe: mpi::environment::Universe,
@@ -276,10 +307,29 @@ impl Session {
         }))
     }
 
+    /// Collective: every rank agrees to start ([`Session::agree_to_start`]), then takes its
+    /// run context, its environment and the ranks' clock offsets: what every distributed
+    /// command has before it measures.
+    pub fn begin<C>(&self, prepared: Result<Prepared<C>>, quiet: bool) -> Result<Started<C>> {
+        let p = self.agree_to_start(prepared)?;
+        let (ctx, watch) = self.context(&p.sink, quiet)?;
+        let env = crate::sysinfo::capture_environment(&p.space.dirs[0].path);
+        let hostname = env.hostname.clone();
+        let offsets = crate::dist::clock::measure_offsets(&self.world);
+        Ok(Started {
+            p,
+            ctx,
+            _watch: watch,
+            env,
+            hostname,
+            offsets,
+        })
+    }
+
     /// The rank's run context: progress on rank 0 only (none with `--quiet`), signals
     /// caught (mpirun forwards Ctrl-C to every rank); on rank 0, a watcher that marks the
     /// result file `interrupted` the moment a signal arrives (keep it until the end).
-    pub fn context(&self, sink: &ResultSink, quiet: bool) -> Result<(RunContext, InterruptWatch)> {
+    fn context(&self, sink: &ResultSink, quiet: bool) -> Result<(RunContext, InterruptWatch)> {
         let ctx = RunContext::new(if self.rank == 0 {
             ProgressMode::detect(quiet)
         } else {
