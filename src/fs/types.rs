@@ -205,7 +205,9 @@ pub const FS_TYPES: &[FsType] = &[
         unit_rules: &[rule(1024, 4096, &["-b", "{bytes}"])],
         kernel: Some("nilfs2"),
         design: "log-structured",
-        min_size: 128 * MIB,
+        // mkfs.nilfs2 2.2.9 on 128 MiB: "device size=134217728 bytes, required
+        // size=134221824 bytes" (16 segments of 8 MiB and a block): the next whole MiB.
+        min_size: 129 * MIB,
         ..DEFAULTS
     },
     FsType {
