@@ -146,6 +146,14 @@ pub fn device_in_use(dev: &Path) -> Option<String> {
     None
 }
 
+/// Size of a block device in bytes.
+pub fn device_size(dev: &Path) -> Option<u64> {
+    use std::io::Seek;
+    std::fs::File::open(dev)
+        .and_then(|mut f| f.seek(std::io::SeekFrom::End(0)))
+        .ok()
+}
+
 /// Does `--allow-destroy` name exactly this target?
 pub fn allow_destroy_matches(allow: Option<&Path>, target: &Path) -> bool {
     let Some(allow) = allow else { return false };

@@ -20,6 +20,16 @@ pub enum Place {
     Device(PathBuf),
 }
 
+impl Place {
+    /// Bytes of each file system made here (None: the device's size cannot be read).
+    pub fn size(&self) -> Option<u64> {
+        match self {
+            Place::Image { size, .. } => Some(*size),
+            Place::Device(d) => crate::fs::facts::device_size(d),
+        }
+    }
+}
+
 /// How long each setup and teardown step took (ns).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Timings {
@@ -131,7 +141,14 @@ impl<'a> FsInstance<'a> {
             }
             inst.device = Some(device.clone());
             let t1 = Instant::now();
-            mkfs::format(spec.fs, spec.unit, spec.mkfs_opts, &device).map_err(step("mkfs"))?;
+            mkfs::format(
+                spec.fs,
+                spec.unit,
+                spec.mkfs_opts,
+                spec.place.size(),
+                &device,
+            )
+            .map_err(step("mkfs"))?;
             inst.timings.mkfs_ns = ns(t1);
             inst.source = device.display().to_string();
         } else if let Place::Image { size, .. } = spec.place {

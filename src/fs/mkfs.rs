@@ -8,11 +8,12 @@ use crate::fs::command;
 use crate::fs::types::{FsType, ReadBack};
 
 /// The full mkfs command line for `t` with `unit` and the user's `extra` arguments
-/// (`--mkfs-opts`, after iolab's own) on `device` (program first).
+/// (`--mkfs-opts`, after iolab's own) on `device` of `size` bytes (program first).
 pub fn mkfs_command(
     t: &FsType,
     unit: Option<u64>,
     extra: &[String],
+    size: Option<u64>,
     device: &Path,
 ) -> Result<Vec<String>, String> {
     let Some(prog) = t.mkfs else {
@@ -20,6 +21,7 @@ pub fn mkfs_command(
     };
     let mut argv = vec![prog.to_string()];
     argv.extend(t.mkfs_flags.iter().map(|s| s.to_string()));
+    argv.extend(t.size_args(size).iter().map(|s| s.to_string()));
     argv.extend(t.unit_args(unit)?);
     argv.extend(extra.iter().cloned());
     argv.push(device.display().to_string());
@@ -31,9 +33,10 @@ pub fn format(
     t: &FsType,
     unit: Option<u64>,
     extra: &[String],
+    size: Option<u64>,
     device: &Path,
 ) -> Result<(), anyhow::Error> {
-    let argv = mkfs_command(t, unit, extra, device).map_err(anyhow::Error::msg)?;
+    let argv = mkfs_command(t, unit, extra, size, device).map_err(anyhow::Error::msg)?;
     if let Some((prog, args)) = argv.split_first() {
         command::run(prog, args)?;
     }
@@ -197,11 +200,17 @@ mod tests {
     #[test]
     fn mkfs_command_comes_from_the_table() {
         let t = crate::fs::types::lookup("ntfs").unwrap();
-        let argv = mkfs_command(t, Some(2048), &[], Path::new("/dev/loop9")).unwrap();
+        let argv = mkfs_command(t, Some(2048), &[], None, Path::new("/dev/loop9")).unwrap();
         assert_eq!(argv, ["mkfs.ntfs", "-F", "-Q", "-c", "2048", "/dev/loop9"]);
+        let ext4 = crate::fs::types::lookup("ext4").unwrap();
+        let argv = mkfs_command(ext4, Some(1024), &[], Some(256 << 20), Path::new("D")).unwrap();
+        assert_eq!(
+            argv.join(" "),
+            "mkfs.ext4 -F -q -E lazy_itable_init=0,lazy_journal_init=0 -T default -b 1024 D"
+        );
         let tmpfs = crate::fs::types::lookup("tmpfs").unwrap();
         assert!(
-            mkfs_command(tmpfs, None, &[], Path::new("x"))
+            mkfs_command(tmpfs, None, &[], None, Path::new("x"))
                 .unwrap()
                 .is_empty()
         );
@@ -215,7 +224,7 @@ mod tests {
         for name in ["ext2", "ext3", "ext4"] {
             let t = crate::fs::types::lookup(name).unwrap();
             for unit in [None, Some(1024), Some(65536).filter(|_| name == "ext4")] {
-                let argv = mkfs_command(t, unit, &[], Path::new("/dev/loop9")).unwrap();
+                let argv = mkfs_command(t, unit, &[], None, Path::new("/dev/loop9")).unwrap();
                 assert!(
                     argv.windows(2)
                         .any(|w| w == ["-E", "lazy_itable_init=0,lazy_journal_init=0"]),
@@ -277,7 +286,7 @@ mod tests {
             .set_len(32 << 20)
             .unwrap();
         let lo = crate::fs::loopdev::LoopDevice::attach(&img, false).unwrap();
-        format(&liar, Some(1024), &[], &lo.device).unwrap();
+        format(&liar, Some(1024), &[], None, &lo.device).unwrap();
         let made = read_unit(&liar, Some(&lo.device), dir.path()).unwrap();
         assert_eq!(made, 4096);
         let e = check_unit(Some(1024), made).unwrap_err();

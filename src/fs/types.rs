@@ -30,6 +30,16 @@ pub struct UnitRule {
     pub args: &'static [&'static str],
 }
 
+/// Arguments mkfs gets on a volume smaller than `below` bytes, where the tool would otherwise
+/// lay the file system out unlike the one it makes on a disk: mke2fs takes the usage type
+/// `small` below 512 MiB (1 KiB blocks and an inode per 4 KiB, where a disk gets 4 KiB blocks
+/// and an inode per 16 KiB), so a 256 MiB image held another ext4 than the user's disk.
+#[derive(Debug, Clone, Copy)]
+pub struct SmallVolume {
+    pub below: u64,
+    pub args: &'static [&'static str],
+}
+
 /// One file-system type.
 #[derive(Debug, Clone, Copy)]
 pub struct FsType {
@@ -41,6 +51,9 @@ pub struct FsType {
     pub mkfs: Option<&'static str>,
     /// Flags always given to mkfs (non-interactive, quiet, forced over an old signature).
     pub mkfs_flags: &'static [&'static str],
+    /// What makes a small volume like a disk (None: the tool lays out every size alike, or
+    /// its size rule is the format's own, as FAT's and exFAT's cluster by volume size).
+    pub small_volume: Option<SmallVolume>,
     /// How a unit maps to mkfs options; empty = the tool cannot choose (fixed unit).
     pub unit_rules: &'static [UnitRule],
     /// The unit when none is asked for, if mkfs does not decide it from the size.
@@ -77,6 +90,7 @@ const DEFAULTS: FsType = FsType {
     aliases: &[],
     mkfs: None,
     mkfs_flags: &[],
+    small_volume: None,
     unit_rules: &[],
     default_unit: Some(4096),
     read_back: ReadBack::Statvfs,
@@ -96,8 +110,15 @@ const E2FS_BLOCKS: UnitRule = rule(1024, 4096, &["-b", "{bytes}"]);
 /// are written by mkfs itself: left lazy, the kernel's ext4lazyinit thread writes the inode
 /// tables after the mount, in the background of the first tests (16 MiB on a 1 GiB image,
 /// during a read test: a `device-extra-io` warning and a device shared with a stranger).
+/// Below 512 MiB mke2fs would take the usage type `small` (mke2fs.conf: 1 KiB blocks, an
+/// inode per 4 KiB); `-T default` keeps the layout it gives a disk of 512 MiB to 4 TiB, and
+/// a `-T` or `-b` of the user's, given after it, still wins.
 const E2FS: FsType = FsType {
     mkfs_flags: &["-F", "-q", "-E", "lazy_itable_init=0,lazy_journal_init=0"],
+    small_volume: Some(SmallVolume {
+        below: 512 * MIB,
+        args: &["-T", "default"],
+    }),
     unit_rules: &[E2FS_BLOCKS],
     read_back: ReadBack::Dumpe2fs,
     ..DEFAULTS
@@ -184,7 +205,9 @@ pub const FS_TYPES: &[FsType] = &[
         unit_rules: &[rule(1024, 4096, &["-b", "{bytes}"])],
         kernel: Some("nilfs2"),
         design: "log-structured",
-        min_size: 128 * MIB,
+        // mkfs.nilfs2 2.2.9 on 128 MiB: "device size=134217728 bytes, required
+        // size=134221824 bytes" (16 segments of 8 MiB and a block): the next whole MiB.
+        min_size: 129 * MIB,
         ..DEFAULTS
     },
     FsType {
@@ -309,6 +332,15 @@ impl FsType {
             .join(", ")
     }
 
+    /// mkfs arguments that give a volume of `size` bytes (None: not known) the layout the tool
+    /// gives a disk.
+    pub fn size_args(&self, size: Option<u64>) -> &'static [&'static str] {
+        match (self.small_volume, size) {
+            (Some(s), Some(size)) if size < s.below => s.args,
+            _ => &[],
+        }
+    }
+
     /// mkfs arguments selecting `unit` (None: the tool's default); an error names the valid
     /// values.
     pub fn unit_args(&self, unit: Option<u64>) -> Result<Vec<String>, String> {
@@ -424,6 +456,27 @@ mod tests {
             for u in lookup(name).unwrap().valid_units() {
                 assert!(slack.unit_support(u).is_ok(), "{name} {u}");
             }
+        }
+    }
+
+    /// mke2fs's `small` usage type (below 512 MiB: 1 KiB blocks, an inode per 4 KiB) made
+    /// the matrix's 256 MiB ext4 unlike the user's disk; `-T default` asks for a disk's layout
+    /// there, and nothing changes from 512 MiB on, nor where the size is not known.
+    #[test]
+    fn small_ext_volumes_are_made_with_the_default_usage_type() {
+        for name in ["ext2", "ext3", "ext4"] {
+            let t = lookup(name).unwrap();
+            for size in [8 * MIB, 64 * MIB, 256 * MIB, 512 * MIB - 1] {
+                assert_eq!(t.size_args(Some(size)), ["-T", "default"], "{name} {size}");
+            }
+            for size in [Some(512 * MIB), Some(100 << 30), None] {
+                assert!(t.size_args(size).is_empty(), "{name} {size:?}");
+            }
+        }
+        // The others lay out a small volume as a disk (xfs, btrfs, f2fs, ntfs) or follow
+        // their format's own cluster-by-size table (vfat, exfat): nothing to add.
+        for t in FS_TYPES.iter().filter(|t| !t.name.starts_with("ext")) {
+            assert!(t.size_args(Some(64 * MIB)).is_empty(), "{}", t.name);
         }
     }
 

@@ -24,18 +24,29 @@ pub enum ScratchError {
     Io(#[from] std::io::Error),
 }
 
-/// ` (apt-get install PACKAGE)` for the mkfs programs of the Debian packages CI installs.
-fn package_hint(program: &str) -> String {
-    let package = match program {
+/// The Debian package of a mkfs program.
+pub fn package_of(program: &str) -> Option<&'static str> {
+    Some(match program {
         "mkfs.ext2" | "mkfs.ext3" | "mkfs.ext4" => "e2fsprogs",
         "mkfs.xfs" => "xfsprogs",
         "mkfs.btrfs" => "btrfs-progs",
         "mkfs.fat" | "mkfs.vfat" => "dosfstools",
         "mkfs.exfat" => "exfatprogs",
         "mkfs.ntfs" | "mkntfs" => "ntfs-3g",
-        _ => return String::new(),
-    };
-    format!(" (apt-get install {package})")
+        "mkfs.f2fs" => "f2fs-tools",
+        "mkfs.jfs" => "jfsutils",
+        "mkfs.nilfs2" => "nilfs-tools",
+        "mkfs.reiserfs" => "reiserfsprogs",
+        "mkfs.hfsplus" => "hfsprogs",
+        _ => return None,
+    })
+}
+
+/// ` (apt-get install PACKAGE)` for the mkfs programs of the Debian packages CI installs.
+fn package_hint(program: &str) -> String {
+    package_of(program)
+        .map(|p| format!(" (apt-get install {p})"))
+        .unwrap_or_default()
 }
 
 /// A mounted scratch file system.

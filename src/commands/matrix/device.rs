@@ -1,6 +1,5 @@
 //! `--device X --allow-destroy X`: the refusals that keep the matrix off anything in use.
 
-use std::io::{Seek, SeekFrom};
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
@@ -63,12 +62,7 @@ pub fn check_device(dev: &Path, allow: Option<&Path>) -> Result<PathBuf, UsageEr
     Ok(canon)
 }
 
-/// Size of a block device in bytes.
-pub fn device_size(dev: &Path) -> Option<u64> {
-    std::fs::File::open(dev)
-        .and_then(|mut f| f.seek(SeekFrom::End(0)))
-        .ok()
-}
+pub use crate::fs::facts::device_size;
 
 #[cfg(test)]
 mod tests {

@@ -87,10 +87,16 @@ fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
 
 /// The row of a configuration before it runs.
 pub fn initial_row(cp: &ConfigPlan, place: &Place) -> ConfigurationResult {
-    let mkfs = crate::fs::mkfs::mkfs_command(cp.fs, cp.unit, &cp.mkfs_opts, Path::new("DEVICE"))
-        .ok()
-        .filter(|v| !v.is_empty())
-        .map(|v| v.join(" "));
+    let mkfs = crate::fs::mkfs::mkfs_command(
+        cp.fs,
+        cp.unit,
+        &cp.mkfs_opts,
+        place.size(),
+        Path::new("DEVICE"),
+    )
+    .ok()
+    .filter(|v| !v.is_empty())
+    .map(|v| v.join(" "));
     ConfigurationResult {
         label: cp.label.clone(),
         fs_type: cp.fs.name.to_string(),
@@ -105,10 +111,7 @@ pub fn initial_row(cp: &ConfigPlan, place: &Place) -> ConfigurationResult {
         mkfs_command: mkfs,
         journaling: cp.fs.journaling(),
         design: cp.fs.design.to_string(),
-        size_bytes: match place {
-            Place::Image { size, .. } => Some(*size),
-            Place::Device(d) => super::device::device_size(d),
-        },
+        size_bytes: place.size(),
         ..Default::default()
     }
 }
