@@ -191,6 +191,15 @@ fn every_type_can_be_made_at_its_smallest_size() {
     }
     for t in iolab::fs::types::FS_TYPES {
         let Some(prog) = t.mkfs else { continue };
+        // hfsprogs left Debian (no package in Debian 12, so none in CI): mkfs.hfsplus is
+        // checked where it is installed, and said loudly where it is not, without failing a
+        // strict run that could not install it.
+        if prog == "mkfs.hfsplus" && !common::on_path(prog) {
+            // Past the test harness's capture, like a skip's line.
+            let line = format!("{test}: hfsplus not checked: mkfs.hfsplus is not installed\n");
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+            continue;
+        }
         let package = common::scratch::package_of(prog).unwrap_or("its package");
         if !common::tool_or_skip(test, prog, package) {
             continue;

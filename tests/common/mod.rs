@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 pub use scratch::{ScratchFs, scratch_or_skip};
-pub use skip_rule::{root_or_skip, skip, strict, tool_or_skip};
+pub use skip_rule::{on_path, root_or_skip, skip, strict, tool_or_skip};
 
 /// No test records into the user's result history (~/.local/share/iolab/history.sqlite):
 /// every test binary that includes this module sets `IOLAB_NO_HISTORY=1` (and, should a test

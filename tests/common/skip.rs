@@ -46,12 +46,7 @@ fn nix_free_is_root() -> bool {
 
 /// Is `program` on PATH? If not, skip `test` naming the program and its Debian package.
 pub fn tool_or_skip(test: &str, program: &str, package: &str) -> bool {
-    let found = std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|d| {
-            let p = d.join(program);
-            std::fs::metadata(&p).is_ok_and(|m| m.is_file())
-        })
-    });
+    let found = on_path(program);
     if !found {
         skip(
             test,
@@ -59,4 +54,14 @@ pub fn tool_or_skip(test: &str, program: &str, package: &str) -> bool {
         );
     }
     found
+}
+
+/// Is `program` a file in one of PATH's directories?
+pub fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|paths| {
+        std::env::split_paths(&paths).any(|d| {
+            let p = d.join(program);
+            std::fs::metadata(&p).is_ok_and(|m| m.is_file())
+        })
+    })
 }
