@@ -895,3 +895,45 @@ fn a_trend_says_where_the_settings_changed() {
         "{out}"
     );
 }
+
+#[test]
+fn trend_defaults_to_the_first_row_of_the_newest_table_not_the_alphabet() {
+    let dir = tempdir();
+    let db = dir.path().join("h.sqlite");
+    // Three runs of two tests, in the order `iolab run` shows them: the sequential read
+    // first, though "RND4K…" comes first in the alphabet.
+    let docs: Vec<ResultDoc> = (0..3)
+        .map(|i| {
+            let mut d = generated("S9", i * 1440, 40_000.0);
+            let mut seq = d.tests[0].clone();
+            seq.name = "SEQ1M Q8T1 read".into();
+            d.tests.insert(0, seq);
+            d
+        })
+        .collect();
+    write_all(&dir.path().join("res"), &docs);
+    assert!(
+        hist(&db, &["history", "import", s(&dir.path().join("res"))])
+            .status
+            .success()
+    );
+    let t = json_ok(&hist(
+        &db,
+        &["history", "trend", "--device", "S9", "--json"],
+    ));
+    assert_eq!(t["test"], "SEQ1M Q8T1 read", "{t}");
+    let o = hist(&db, &["history", "trend", "--device", "S9"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "showing 'SEQ1M Q8T1 read', the first row of `iolab run`'s table among the tests run most on this device (1 more: --test NAME)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stdout(&o).starts_with("SEQ1M Q8T1 read on "),
+        "{}",
+        stdout(&o)
+    );
+}

@@ -45,7 +45,8 @@
 //!                    headline, source: Option }
 //! #[derive(Clone, Debug, Default, Deserialize)]
 //! pub struct TrendQuery { device: String, test: Option<String>, metric: Option<String> }
-//!     // test: None = the device's test with the most results; metric: None = its headline
+//!     // test: None = the device's test with the most results (ties: the first in the newest
+//!     // result's table); metric: None = its headline
 //! #[derive(Clone, Debug, Serialize)]
 //! pub struct Trend { device, test, metric, command, metric_label, higher_is_better: bool,
 //!                    points: Vec<TrendPoint> }
@@ -161,7 +162,8 @@ pub struct Figure {
 pub struct TrendQuery {
     /// One device: part of its identity or its kernel name (must match one device).
     pub device: String,
-    /// The test (exact, or a part naming one test); `None`: the device's most run test.
+    /// The test (exact, or a part naming one test); `None`: the device's most run test
+    /// (of those run as often, the first in the newest result's table, `History::tests`).
     pub test: Option<String>,
     /// The metric (`iops`, `bw_bytes_per_s`, ...); `None`: the test's headline metric.
     pub metric: Option<String>,

@@ -449,15 +449,37 @@ impl History {
     }
 
     /// The tests measured on `device` (exactly as stored) with their number of results,
-    /// most results first.
+    /// most results first; tests run as often in the order the newest result holding them
+    /// lists them (its table's order: `SEQ1M Q8T1 read` before `RND4K Q1T1 read`, not the
+    /// alphabet's), so the first is the test a user means by the device's figure.
     pub fn tests(&self, device: &str) -> anyhow::Result<Vec<(String, usize)>> {
-        self.rows(
-            "SELECT f.test, count(DISTINCT f.result_id) AS n FROM figures f
+        // Newest result first, each result's figures in its test order.
+        let rows = self.rows(
+            "SELECT f.test, f.result_id FROM figures f
              JOIN results r ON r.id = f.result_id
-             WHERE r.device = ?1 GROUP BY f.test ORDER BY n DESC, f.test",
+             WHERE r.device = ?1 ORDER BY r.started_at DESC, r.id DESC, f.rowid",
             [device],
-            |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as usize)),
-        )
+            |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)),
+        )?;
+        // (test, results, the last result counted), in order of first appearance.
+        let mut tests: Vec<(String, usize, i64)> = Vec::new();
+        let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        for (test, id) in rows {
+            match at.get(&test) {
+                Some(&i) if tests[i].2 == id => {}
+                Some(&i) => {
+                    tests[i].1 += 1;
+                    tests[i].2 = id;
+                }
+                None => {
+                    at.insert(test.clone(), tests.len());
+                    tests.push((test, 1, id));
+                }
+            }
+        }
+        // Stable: ties keep the newest result's order.
+        tests.sort_by_key(|t| std::cmp::Reverse(t.1));
+        Ok(tests.into_iter().map(|(t, n, _)| (t, n)).collect())
     }
 
     /// `PRAGMA integrity_check`: `ok`, or what is wrong.
