@@ -937,3 +937,98 @@ fn trend_defaults_to_the_first_row_of_the_newest_table_not_the_alphabet() {
         stdout(&o)
     );
 }
+
+/// `tests/fixtures/history-v2.sqlite` was written by the iolab of schema version 2 (importing
+/// four `run` results on host vm1: two on a virtio disk with serial `overlayblk` and no model,
+/// `--preset real --size 1M` and `--size 2M`; two on `/dev/loop3`, backed by `/img/a.img`
+/// and then by `/img/b.img`). Opened by this iolab, it is migrated and indexed again: the
+/// old rows stay readable, the loops are told apart by their files, the list gives the
+/// options, and a virtio disk recorded now is told apart from another VM's with the same
+/// serial.
+#[test]
+fn a_version_2_history_is_migrated_and_keeps_its_rows() {
+    let dir = tempdir();
+    let db = dir.path().join("h.sqlite");
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/history-v2.sqlite"
+        ),
+        &db,
+    )
+    .unwrap();
+    let list = json_ok(&hist(&db, &["history", "list", "--json"]));
+    let rows: Vec<(String, Option<String>)> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["device"].as_str().unwrap().to_string(),
+                e["options"].as_str().map(str::to_string),
+            )
+        })
+        .collect();
+    let row = |d: &str, o: Option<&str>| (d.to_string(), o.map(str::to_string));
+    assert_eq!(
+        rows,
+        [
+            row("/img/b.img (loop) on vm1", None),
+            row("/img/a.img (loop) on vm1", Some("--scale 2")),
+            row("serial overlayblk", Some("--preset real --size 2M")),
+            row("serial overlayblk", Some("--preset real --size 1M")),
+        ],
+        "{list:#}"
+    );
+    // The list's lines tell the two runs of one command apart.
+    let o = hist(&db, &["history"]);
+    assert!(
+        stdout(&o).contains("┆ run --preset real --size 2M ┆"),
+        "{}",
+        stdout(&o)
+    );
+    // Old rows read back: their documents, a trend, a filter by the loop's file.
+    let o = hist(&db, &["history", "show", "1", "--json"]);
+    assert_eq!(json_ok(&o)["environment"]["device_serial"], "overlayblk");
+    let t = json_ok(&hist(
+        &db,
+        &[
+            "history",
+            "trend",
+            "--device",
+            "serial overlayblk",
+            "--json",
+        ],
+    ));
+    assert_eq!(t["points"].as_array().unwrap().len(), 2, "{t}");
+    let o = hist(&db, &["history", "--device", "/img/a.img", "--json"]);
+    assert_eq!(json_ok(&o).as_array().unwrap().len(), 1);
+    // Recorded now: two VMs' virtio disks of one template (the same serial) are two disks.
+    let virtio = |host: &str, minute: u32| {
+        let mut d = generated("overlayblk", minute, 1000.0);
+        let env = &mut d.environment;
+        env.hostname = host.into();
+        env.device_model = None;
+        env.block_device = Some("vda".into());
+        env.parent_device = None;
+        env.device_vendor = Some("0x1af4".into());
+        env.device_size_bytes = Some(256 << 30);
+        d
+    };
+    let h = History::open(&db).unwrap();
+    h.record(&virtio("vm1", 1), None).unwrap();
+    h.record(&virtio("vm2", 2), None).unwrap();
+    let mut devices: Vec<String> = h.devices().unwrap().into_iter().map(|(d, _)| d).collect();
+    devices.sort();
+    assert_eq!(
+        devices,
+        [
+            "/img/a.img (loop) on vm1",
+            "/img/b.img (loop) on vm1",
+            "serial overlayblk",
+            "virtio 256.0 GiB (serial overlayblk on vm1)",
+            "virtio 256.0 GiB (serial overlayblk on vm2)",
+        ]
+    );
+    assert_eq!(h.integrity_check().unwrap(), "ok");
+}

@@ -42,7 +42,7 @@
 //!     // (case-insensitive); since: 2026-01-31, an RFC 3339 time, or an age (7d, 12h, 2w)
 //! #[derive(Clone, Debug, Serialize)]
 //! pub struct Entry { id, started_at, command, status, host, device, filesystem: Option,
-//!                    headline, source: Option }
+//!                    headline, source: Option, options: Option (`--preset real --size 1G`) }
 //! #[derive(Clone, Debug, Default, Deserialize)]
 //! pub struct TrendQuery { device: String, test: Option<String>, metric: Option<String> }
 //!     // test: None = the device's test with the most results (ties: the first in the newest
@@ -139,6 +139,10 @@ pub struct Entry {
     pub headline: String,
     /// The result file it was recorded from or written to.
     pub source: Option<String>,
+    /// The options that tell two runs of one command apart, as typed (`--preset real
+    /// --size 1G`); absent when the command line had none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub options: Option<String>,
 }
 
 /// One test's figure of one result (every metric of every test is kept).
