@@ -1032,3 +1032,55 @@ fn a_version_2_history_is_migrated_and_keeps_its_rows() {
     );
     assert_eq!(h.integrity_check().unwrap(), "ok");
 }
+
+/// A loop device is its backing file in the history: the same `/dev/loopN` over two images
+/// one after the other is two devices (it was one, `loopN on HOST`), each named by its file.
+#[test]
+fn a_loop_device_is_recorded_as_its_backing_file() {
+    let test = "a_loop_device_is_recorded_as_its_backing_file";
+    if !common::loop_or_skip(test) {
+        return;
+    }
+    let dir = tempdir();
+    let db = dir.path().join("h.sqlite");
+    let mut devices = Vec::new();
+    for name in ["a.img", "b.img"] {
+        let image = dir.path().join(name);
+        std::fs::write(&image, vec![0u8; 4 << 20]).unwrap();
+        let lo = common::Loop::writable(&image);
+        let mut c = bin();
+        with_history(&mut c, &db).args([
+            "run",
+            "--engine",
+            "null",
+            "--rw",
+            "read",
+            "--bs",
+            "4k",
+            "--duration",
+            "100ms",
+            "--ramp",
+            "0s",
+            "--repeat",
+            "1",
+            "--no-save",
+            "-t",
+            &lo.0,
+            "--allow-destroy",
+            &lo.0,
+        ]);
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        drop(lo);
+        let list = json_ok(&hist(&db, &["history", "list", "--json", "--limit", "1"]));
+        devices.push(list[0]["device"].as_str().unwrap().to_string());
+    }
+    for (d, name) in devices.iter().zip(["a.img", "b.img"]) {
+        let file = std::fs::canonicalize(dir.path().join(name)).unwrap();
+        assert!(
+            d.starts_with(&format!("{} (loop, inode ", file.display())) && d.contains("4.0 MiB"),
+            "{devices:?}"
+        );
+    }
+    assert_ne!(devices[0], devices[1]);
+}
