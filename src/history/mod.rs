@@ -38,7 +38,8 @@
 //! }
 //! #[derive(Default, Clone, Debug, Deserialize)]
 //! pub struct Filter { device, command, since: Option<String>, limit: Option<usize> }
-//!     // device: part of the device identity (model, serial, WWN) or its kernel name
+//!     // device: part of the device identity (model, serial, WWN) or its kernel name, link
+//!     // (`by-id/…`) or loop device's file
 //!     // (case-insensitive); since: 2026-01-31, an RFC 3339 time, or an age (7d, 12h, 2w)
 //! #[derive(Clone, Debug, Serialize)]
 //! pub struct Entry { id, started_at, command, status, host, device, filesystem: Option,
@@ -110,7 +111,8 @@ pub struct History {
 /// Which results `list` returns (every field narrows; `None` takes all).
 #[derive(Default, Clone, Debug, Deserialize)]
 pub struct Filter {
-    /// Part of the device identity (model, serial, WWN) or the kernel name, any case.
+    /// Part of the device identity (model, serial, WWN, a loop's file), any case; or exactly
+    /// the kernel name, serial, WWN, `/dev/disk` link or loop device's file.
     pub device: Option<String>,
     /// The subcommand (`run`, `files`, ...), exactly.
     pub command: Option<String>,
