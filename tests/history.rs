@@ -895,3 +895,192 @@ fn a_trend_says_where_the_settings_changed() {
         "{out}"
     );
 }
+
+#[test]
+fn trend_defaults_to_the_first_row_of_the_newest_table_not_the_alphabet() {
+    let dir = tempdir();
+    let db = dir.path().join("h.sqlite");
+    // Three runs of two tests, in the order `iolab run` shows them: the sequential read
+    // first, though "RND4K…" comes first in the alphabet.
+    let docs: Vec<ResultDoc> = (0..3)
+        .map(|i| {
+            let mut d = generated("S9", i * 1440, 40_000.0);
+            let mut seq = d.tests[0].clone();
+            seq.name = "SEQ1M Q8T1 read".into();
+            d.tests.insert(0, seq);
+            d
+        })
+        .collect();
+    write_all(&dir.path().join("res"), &docs);
+    assert!(
+        hist(&db, &["history", "import", s(&dir.path().join("res"))])
+            .status
+            .success()
+    );
+    let t = json_ok(&hist(
+        &db,
+        &["history", "trend", "--device", "S9", "--json"],
+    ));
+    assert_eq!(t["test"], "SEQ1M Q8T1 read", "{t}");
+    let o = hist(&db, &["history", "trend", "--device", "S9"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "showing 'SEQ1M Q8T1 read', the first row of `iolab run`'s table among the tests run most on this device (1 more: --test NAME)"
+        ),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stdout(&o).starts_with("SEQ1M Q8T1 read on "),
+        "{}",
+        stdout(&o)
+    );
+}
+
+/// `tests/fixtures/history-v2.sqlite` was written by the iolab of schema version 2 (importing
+/// four `run` results on host vm1: two on a virtio disk with serial `overlayblk` and no model,
+/// `--preset real --size 1M` and `--size 2M`; two on `/dev/loop3`, backed by `/img/a.img`
+/// and then by `/img/b.img`). Opened by this iolab, it is migrated and indexed again: the
+/// old rows stay readable, the loops are told apart by their files, the list gives the
+/// options, and a virtio disk recorded now is told apart from another VM's with the same
+/// serial.
+#[test]
+fn a_version_2_history_is_migrated_and_keeps_its_rows() {
+    let dir = tempdir();
+    let db = dir.path().join("h.sqlite");
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/history-v2.sqlite"
+        ),
+        &db,
+    )
+    .unwrap();
+    let list = json_ok(&hist(&db, &["history", "list", "--json"]));
+    let rows: Vec<(String, Option<String>)> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["device"].as_str().unwrap().to_string(),
+                e["options"].as_str().map(str::to_string),
+            )
+        })
+        .collect();
+    let row = |d: &str, o: Option<&str>| (d.to_string(), o.map(str::to_string));
+    assert_eq!(
+        rows,
+        [
+            row("/img/b.img (loop) on vm1", None),
+            row("/img/a.img (loop) on vm1", Some("--scale 2")),
+            row("serial overlayblk", Some("--preset real --size 2M")),
+            row("serial overlayblk", Some("--preset real --size 1M")),
+        ],
+        "{list:#}"
+    );
+    // The list's lines tell the two runs of one command apart.
+    let o = hist(&db, &["history"]);
+    assert!(
+        stdout(&o).contains("┆ run --preset real --size 2M ┆"),
+        "{}",
+        stdout(&o)
+    );
+    // Old rows read back: their documents, a trend, a filter by the loop's file.
+    let o = hist(&db, &["history", "show", "1", "--json"]);
+    assert_eq!(json_ok(&o)["environment"]["device_serial"], "overlayblk");
+    let t = json_ok(&hist(
+        &db,
+        &[
+            "history",
+            "trend",
+            "--device",
+            "serial overlayblk",
+            "--json",
+        ],
+    ));
+    assert_eq!(t["points"].as_array().unwrap().len(), 2, "{t}");
+    let o = hist(&db, &["history", "--device", "/img/a.img", "--json"]);
+    assert_eq!(json_ok(&o).as_array().unwrap().len(), 1);
+    // Recorded now: two VMs' virtio disks of one template (the same serial) are two disks.
+    let virtio = |host: &str, minute: u32| {
+        let mut d = generated("overlayblk", minute, 1000.0);
+        let env = &mut d.environment;
+        env.hostname = host.into();
+        env.device_model = None;
+        env.block_device = Some("vda".into());
+        env.parent_device = None;
+        env.device_vendor = Some("0x1af4".into());
+        env.device_size_bytes = Some(256 << 30);
+        d
+    };
+    let h = History::open(&db).unwrap();
+    h.record(&virtio("vm1", 1), None).unwrap();
+    h.record(&virtio("vm2", 2), None).unwrap();
+    let mut devices: Vec<String> = h.devices().unwrap().into_iter().map(|(d, _)| d).collect();
+    devices.sort();
+    assert_eq!(
+        devices,
+        [
+            "/img/a.img (loop) on vm1",
+            "/img/b.img (loop) on vm1",
+            "serial overlayblk",
+            "virtio 256.0 GiB (serial overlayblk on vm1)",
+            "virtio 256.0 GiB (serial overlayblk on vm2)",
+        ]
+    );
+    assert_eq!(h.integrity_check().unwrap(), "ok");
+}
+
+/// A loop device is its backing file in the history: the same `/dev/loopN` over two images
+/// one after the other is two devices (it was one, `loopN on HOST`), each named by its file.
+#[test]
+fn a_loop_device_is_recorded_as_its_backing_file() {
+    let test = "a_loop_device_is_recorded_as_its_backing_file";
+    if !common::loop_or_skip(test) {
+        return;
+    }
+    let dir = tempdir();
+    let db = dir.path().join("h.sqlite");
+    let mut devices = Vec::new();
+    for name in ["a.img", "b.img"] {
+        let image = dir.path().join(name);
+        std::fs::write(&image, vec![0u8; 4 << 20]).unwrap();
+        let lo = common::Loop::writable(&image);
+        let mut c = bin();
+        with_history(&mut c, &db).args([
+            "run",
+            "--engine",
+            "null",
+            "--rw",
+            "read",
+            "--bs",
+            "4k",
+            "--duration",
+            "100ms",
+            "--ramp",
+            "0s",
+            "--repeat",
+            "1",
+            "--no-save",
+            "-t",
+            &lo.0,
+            "--allow-destroy",
+            &lo.0,
+        ]);
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        drop(lo);
+        let list = json_ok(&hist(&db, &["history", "list", "--json", "--limit", "1"]));
+        devices.push(list[0]["device"].as_str().unwrap().to_string());
+    }
+    for (d, name) in devices.iter().zip(["a.img", "b.img"]) {
+        let file = std::fs::canonicalize(dir.path().join(name)).unwrap();
+        assert!(
+            d.starts_with(&format!("{} (loop, inode ", file.display())) && d.contains("4.0 MiB"),
+            "{devices:?}"
+        );
+    }
+    assert_ne!(devices[0], devices[1]);
+}

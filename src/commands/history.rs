@@ -334,8 +334,9 @@ fn trend(h: &History, a: &TrendArgs) -> Result<i32> {
             let others = h.tests(&t.device)?.len().saturating_sub(1);
             if others > 0 {
                 crate::eline!(
-                    "iolab: showing '{}', the most run test on this device ({others} more: --test NAME)",
-                    t.test
+                    "iolab: showing '{}', the first row of `iolab {}`'s table among the tests run most on this device ({others} more: --test NAME)",
+                    t.test,
+                    t.command
                 );
             }
         }

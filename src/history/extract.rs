@@ -9,36 +9,64 @@ use crate::report::metrics::{
 
 use super::Figure;
 
-/// The device a result was measured on, as one string (stored in `results.device`: a new
-/// form needs a migration that recomputes the column from the documents, or one drive's
+/// The device a result was measured on, as one string (stored in `results.device`; the
+/// re-index of `store::EXTRACT_VERSION` recomputes it from every stored document, so a new
+/// form must give a document without the new facts the string it had, or one drive's
 /// history splits in two): `MODEL (serial S)`, `MODEL (WWN W)`
 /// (the same disk on any host, under any kernel name), else `MODEL (sda on HOST)` or
 /// `sda on HOST` (the whole disk, not the partition; the host, because `vda` on two
 /// machines is two disks), else `FSTYPE at MOUNT on HOST` (a tmpfs, an overlay) or the target
 /// path on the host.
+///
+/// A loop device is its backing file, `FILE (loop, inode I, SIZE) on HOST` (`loop3` is another
+/// image tomorrow). A disk without a model (virtio) is described by what sysfs does give,
+/// `virtio 256.0 GiB (serial S on HOST)`: such a serial is set by the hypervisor (one template's
+/// for many VMs), so the host goes with it; without a serial, the `/dev/disk` link (`by-path/…`)
+/// or the kernel name.
 pub fn device_identity(env: &Environment) -> String {
     let model = env
         .device_model
         .as_deref()
         .map(str::trim)
         .filter(|m| !m.is_empty());
-    let with_model = |tail: String| match model {
-        Some(m) => format!("{m} ({tail})"),
-        None => tail,
-    };
-    if let Some(s) = env.device_serial.as_deref().filter(|s| !s.is_empty()) {
-        return with_model(format!("serial {s}"));
-    }
-    if let Some(w) = env.device_wwn.as_deref().filter(|s| !s.is_empty()) {
-        return with_model(format!("WWN {w}"));
-    }
     let on = if env.hostname.is_empty() {
         String::new()
     } else {
         format!(" on {}", env.hostname)
     };
+    if let Some(file) = env.loop_backing_file.as_deref().filter(|f| !f.is_empty()) {
+        let file = file.trim_end_matches(" (deleted)");
+        let mut what = vec!["loop".to_string()];
+        if let Some(i) = env.loop_backing_inode {
+            what.push(format!("inode {i}"));
+        }
+        if let Some(b) = env.loop_backing_size_bytes {
+            what.push(crate::units::fmt_size_iec(b));
+        }
+        return format!("{file} ({}){on}", what.join(", "));
+    }
+    // Without a model: vendor and size, where the document has them (older ones do not,
+    // and keep the identity they were recorded with).
+    let described = model.is_none().then(|| no_model_description(env)).flatten();
+    let with_model = |tail: String| match model.map(str::to_string).or(described.clone()) {
+        Some(m) => format!("{m} ({tail})"),
+        None => tail,
+    };
+    if let Some(s) = env.device_serial.as_deref().filter(|s| !s.is_empty()) {
+        return match &described {
+            Some(_) => with_model(format!("serial {s}{on}")),
+            None => with_model(format!("serial {s}")),
+        };
+    }
+    if let Some(w) = env.device_wwn.as_deref().filter(|s| !s.is_empty()) {
+        return with_model(format!("WWN {w}"));
+    }
     if let Some(d) = env.parent_device.as_deref().or(env.block_device.as_deref()) {
-        return with_model(format!("{d}{on}"));
+        let name = match (&described, env.device_link.as_deref()) {
+            (Some(_), Some(link)) => link,
+            _ => d,
+        };
+        return with_model(format!("{name}{on}"));
     }
     if !env.fs_type.is_empty() && !env.mount_point.is_empty() {
         return format!("{} at {}{on}", env.fs_type, env.mount_point);
@@ -48,6 +76,48 @@ pub fn device_identity(env: &Environment) -> String {
     } else {
         format!("{}{on}", env.target_path)
     }
+}
+
+/// A disk without a model as sysfs describes it: its vendor (`0x1af4`, virtio's PCI
+/// vendor, as `virtio`) and size, `virtio 256.0 GiB`; `None` without a size (a document
+/// from before these were recorded).
+fn no_model_description(env: &Environment) -> Option<String> {
+    let size = crate::units::fmt_size_iec(env.device_size_bytes.filter(|&b| b > 0)?);
+    Some(
+        match env
+            .device_vendor
+            .as_deref()
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+        {
+            Some("0x1af4") => format!("virtio {size}"),
+            Some(v) => format!("{v} {size}"),
+            None => size,
+        },
+    )
+}
+
+/// The options that tell two runs of one command apart in the list, as typed:
+/// `--preset real --size 1G`, `--scale 2`; `None` when the command line has none.
+pub fn options_of(argv: &[String]) -> Option<String> {
+    const SHOWN: [&str; 3] = ["--preset", "--size", "--scale"];
+    let mut out: Vec<String> = Vec::new();
+    let mut args = argv.iter().skip(1);
+    while let Some(a) = args.next() {
+        if a == "--" {
+            break;
+        }
+        if let Some((flag, value)) = a.split_once('=')
+            && SHOWN.contains(&flag)
+        {
+            out.push(format!("{flag} {value}"));
+        } else if SHOWN.contains(&a.as_str())
+            && let Some(v) = args.next()
+        {
+            out.push(format!("{a} {v}"));
+        }
+    }
+    (!out.is_empty()).then(|| out.join(" "))
 }
 
 /// Every metric of every test (top level and inside matrix configurations).
@@ -235,6 +305,76 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(device_identity(&t), "tmpfs at /dev/shm on lab1");
+    }
+
+    #[test]
+    fn a_disk_without_a_model_is_told_apart_by_size_vendor_link_and_host() {
+        // A virtio disk: serial set by the hypervisor, no model.
+        let mut e = Environment {
+            hostname: "vm1".into(),
+            block_device: Some("vda".into()),
+            device_serial: Some("overlayblk".into()),
+            ..Default::default()
+        };
+        // Recorded before size and vendor were: the identity it had.
+        assert_eq!(device_identity(&e), "serial overlayblk");
+        e.device_size_bytes = Some(256 << 30);
+        e.device_vendor = Some("0x1af4".into());
+        assert_eq!(
+            device_identity(&e),
+            "virtio 256.0 GiB (serial overlayblk on vm1)"
+        );
+        e.device_serial = None;
+        assert_eq!(device_identity(&e), "virtio 256.0 GiB (vda on vm1)");
+        e.device_link = Some("by-path/pci-0000:00:05.0".into());
+        assert_eq!(
+            device_identity(&e),
+            "virtio 256.0 GiB (by-path/pci-0000:00:05.0 on vm1)"
+        );
+        // A disk with a model keeps its identity.
+        e.device_model = Some("ACME SSD".into());
+        e.device_serial = Some("S1".into());
+        assert_eq!(device_identity(&e), "ACME SSD (serial S1)");
+    }
+
+    #[test]
+    fn a_loop_device_is_its_backing_file() {
+        let mut e = Environment {
+            hostname: "vm1".into(),
+            block_device: Some("loop3".into()),
+            loop_backing_file: Some("/img/a.img (deleted)".into()),
+            ..Default::default()
+        };
+        assert_eq!(device_identity(&e), "/img/a.img (loop) on vm1");
+        e.loop_backing_inode = Some(12);
+        e.loop_backing_size_bytes = Some(1 << 30);
+        assert_eq!(
+            device_identity(&e),
+            "/img/a.img (loop, inode 12, 1.0 GiB) on vm1"
+        );
+    }
+
+    #[test]
+    fn the_options_that_tell_runs_apart() {
+        let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            options_of(&argv(&[
+                "iolab",
+                "run",
+                "--preset",
+                "real",
+                "-t",
+                "/x",
+                "--size=1G"
+            ]))
+            .as_deref(),
+            Some("--preset real --size 1G")
+        );
+        assert_eq!(
+            options_of(&argv(&["iolab", "copy", "--scale", "2"])).as_deref(),
+            Some("--scale 2")
+        );
+        assert_eq!(options_of(&argv(&["iolab", "run", "-t", "/x"])), None);
     }
 
     #[test]

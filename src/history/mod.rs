@@ -38,14 +38,16 @@
 //! }
 //! #[derive(Default, Clone, Debug, Deserialize)]
 //! pub struct Filter { device, command, since: Option<String>, limit: Option<usize> }
-//!     // device: part of the device identity (model, serial, WWN) or its kernel name
+//!     // device: part of the device identity (model, serial, WWN) or its kernel name, link
+//!     // (`by-id/…`) or loop device's file
 //!     // (case-insensitive); since: 2026-01-31, an RFC 3339 time, or an age (7d, 12h, 2w)
 //! #[derive(Clone, Debug, Serialize)]
 //! pub struct Entry { id, started_at, command, status, host, device, filesystem: Option,
-//!                    headline, source: Option }
+//!                    headline, source: Option, options: Option (`--preset real --size 1G`) }
 //! #[derive(Clone, Debug, Default, Deserialize)]
 //! pub struct TrendQuery { device: String, test: Option<String>, metric: Option<String> }
-//!     // test: None = the device's test with the most results; metric: None = its headline
+//!     // test: None = the device's test with the most results (ties: the first in the newest
+//!     // result's table); metric: None = its headline
 //! #[derive(Clone, Debug, Serialize)]
 //! pub struct Trend { device, test, metric, command, metric_label, higher_is_better: bool,
 //!                    points: Vec<TrendPoint> }
@@ -109,7 +111,8 @@ pub struct History {
 /// Which results `list` returns (every field narrows; `None` takes all).
 #[derive(Default, Clone, Debug, Deserialize)]
 pub struct Filter {
-    /// Part of the device identity (model, serial, WWN) or the kernel name, any case.
+    /// Part of the device identity (model, serial, WWN, a loop's file), any case; or exactly
+    /// the kernel name, serial, WWN, `/dev/disk` link or loop device's file.
     pub device: Option<String>,
     /// The subcommand (`run`, `files`, ...), exactly.
     pub command: Option<String>,
@@ -138,6 +141,10 @@ pub struct Entry {
     pub headline: String,
     /// The result file it was recorded from or written to.
     pub source: Option<String>,
+    /// The options that tell two runs of one command apart, as typed (`--preset real
+    /// --size 1G`); absent when the command line had none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub options: Option<String>,
 }
 
 /// One test's figure of one result (every metric of every test is kept).
@@ -161,7 +168,8 @@ pub struct Figure {
 pub struct TrendQuery {
     /// One device: part of its identity or its kernel name (must match one device).
     pub device: String,
-    /// The test (exact, or a part naming one test); `None`: the device's most run test.
+    /// The test (exact, or a part naming one test); `None`: the device's most run test
+    /// (of those run as often, the first in the newest result's table, `History::tests`).
     pub test: Option<String>,
     /// The metric (`iops`, `bw_bytes_per_s`, ...); `None`: the test's headline metric.
     pub metric: Option<String>,

@@ -10,7 +10,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 use crate::error::UsageError;
 
 /// The schema this iolab writes. Bump it with a new entry in `MIGRATIONS`.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// `PRAGMA application_id`: "iolb", so another program's SQLite file is told apart.
 pub const APPLICATION_ID: i32 = 0x696f_6c62;
@@ -66,6 +66,12 @@ const MIGRATIONS: &[&str] = &[
     // 1 -> 2: facts about the database itself; `extract_version` says which extractor
     // indexed the stored documents (`store::EXTRACT_VERSION`).
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
+    // 2 -> 3: the options that tell two runs of one command apart (`--preset real --size
+    // 1G`), a disk's `/dev/disk` link and a loop's backing file. NULL until the re-index
+    // (`store::EXTRACT_VERSION` 4) fills them, and `device` again, from the documents.
+    "ALTER TABLE results ADD COLUMN options TEXT;
+    ALTER TABLE results ADD COLUMN device_link TEXT;
+    ALTER TABLE results ADD COLUMN loop_backing_file TEXT;",
 ];
 
 /// What every refusal of a file that is not an iolab history ends with: it was not

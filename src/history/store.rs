@@ -5,7 +5,7 @@ use std::sync::Mutex;
 
 use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 
-use super::extract::{device_identity, figures_of, headline, normalize_time, run_key};
+use super::extract::{device_identity, figures_of, headline, normalize_time, options_of, run_key};
 use super::schema::{self, db_error};
 use super::{Entry, Figure, Filter, HealthPoint, History, Recorded};
 use crate::error::UsageError;
@@ -13,7 +13,7 @@ use crate::model::ResultDoc;
 use crate::model::device::SmartInfo;
 
 const ENTRY_COLUMNS: &str =
-    "id, started_at, command, status, host, device, filesystem, headline, source";
+    "id, started_at, command, status, host, device, filesystem, headline, source, options";
 
 fn entry_of(r: &Row<'_>) -> rusqlite::Result<Entry> {
     Ok(Entry {
@@ -26,6 +26,7 @@ fn entry_of(r: &Row<'_>) -> rusqlite::Result<Entry> {
         filesystem: r.get(6)?,
         headline: r.get(7)?,
         source: r.get(8)?,
+        options: r.get(9)?,
     })
 }
 
@@ -51,7 +52,7 @@ fn where_clause(f: &Filter) -> Result<(String, Vec<String>), UsageError> {
         args.push(d.to_string());
         let j = args.len();
         conds.push(format!(
-            "(device LIKE ?{i} ESCAPE '\\' OR block_device = ?{j} OR device_serial = ?{j} OR device_wwn = ?{j})"
+            "(device LIKE ?{i} ESCAPE '\\' OR block_device = ?{j} OR device_serial = ?{j} OR device_wwn = ?{j} OR device_link = ?{j} OR loop_backing_file = ?{j})"
         ));
     }
     if let Some(c) = f.command.as_deref().filter(|c| !c.is_empty()) {
@@ -75,8 +76,10 @@ fn where_clause(f: &Filter) -> Result<(String, Vec<String>), UsageError> {
 /// every stored result again from its document, so a trend never mixes the old extraction
 /// with the new. 2: a sustain pass's settled speed (results recorded before were headlined
 /// by their average, cache and slow phase mixed). 3: a slack analysis's headline names the
-/// tree (or size list) it scanned.
-pub const EXTRACT_VERSION: u32 = 3;
+/// tree (or size list) it scanned. 4: the device identity (a loop by its backing file, a
+/// disk without a model by its vendor, size and host) and the options (`--preset`, `--size`,
+/// `--scale`) are taken again too.
+pub const EXTRACT_VERSION: u32 = 4;
 
 impl History {
     /// Open (create, migrate) the history at `path`, and index the stored results again
@@ -133,9 +136,18 @@ impl History {
                 continue;
             };
             let figures = figures_of(&doc);
+            let env = &doc.environment;
             tx.execute(
-                "UPDATE results SET headline = ?1 WHERE id = ?2",
-                params![headline(&doc, &figures), id],
+                "UPDATE results SET headline = ?1, device = ?2, options = ?3, device_link = ?4,
+                    loop_backing_file = ?5 WHERE id = ?6",
+                params![
+                    headline(&doc, &figures),
+                    device_identity(env),
+                    options_of(&doc.argv),
+                    env.device_link,
+                    loop_file(env),
+                    id
+                ],
             )
             .map_err(|e| self.err(e))?;
             tx.execute("DELETE FROM figures WHERE result_id = ?1", [id])
@@ -279,9 +291,9 @@ impl History {
             "INSERT INTO results (run_key, started_at, finished_at, command, status, host,
                 device, device_model, device_serial, device_wwn, block_device, target_path,
                 filesystem, tool_version, doc_schema_version, headline, health, source,
-                recorded_at, doc)
+                recorded_at, doc, options, device_link, loop_backing_file)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                ?17, ?18, ?19, ?20)",
+                ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
             params![
                 key,
                 normalize_time(&doc.started_at),
@@ -303,6 +315,9 @@ impl History {
                 source,
                 crate::model::now_rfc3339(),
                 json,
+                options_of(&doc.argv),
+                env.device_link,
+                loop_file(env),
             ],
         )
         .map_err(|e| self.err(e))?;
@@ -449,15 +464,37 @@ impl History {
     }
 
     /// The tests measured on `device` (exactly as stored) with their number of results,
-    /// most results first.
+    /// most results first; tests run as often in the order the newest result holding them
+    /// lists them (its table's order: `SEQ1M Q8T1 read` before `RND4K Q1T1 read`, not the
+    /// alphabet's), so the first is the test a user means by the device's figure.
     pub fn tests(&self, device: &str) -> anyhow::Result<Vec<(String, usize)>> {
-        self.rows(
-            "SELECT f.test, count(DISTINCT f.result_id) AS n FROM figures f
+        // Newest result first, each result's figures in its test order.
+        let rows = self.rows(
+            "SELECT f.test, f.result_id FROM figures f
              JOIN results r ON r.id = f.result_id
-             WHERE r.device = ?1 GROUP BY f.test ORDER BY n DESC, f.test",
+             WHERE r.device = ?1 ORDER BY r.started_at DESC, r.id DESC, f.rowid",
             [device],
-            |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as usize)),
-        )
+            |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)),
+        )?;
+        // (test, results, the last result counted), in order of first appearance.
+        let mut tests: Vec<(String, usize, i64)> = Vec::new();
+        let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        for (test, id) in rows {
+            match at.get(&test) {
+                Some(&i) if tests[i].2 == id => {}
+                Some(&i) => {
+                    tests[i].1 += 1;
+                    tests[i].2 = id;
+                }
+                None => {
+                    at.insert(test.clone(), tests.len());
+                    tests.push((test, 1, id));
+                }
+            }
+        }
+        // Stable: ties keep the newest result's order.
+        tests.sort_by_key(|t| std::cmp::Reverse(t.1));
+        Ok(tests.into_iter().map(|(t, n, _)| (t, n)).collect())
     }
 
     /// `PRAGMA integrity_check`: `ok`, or what is wrong.
@@ -544,6 +581,13 @@ fn figure_at(r: &Row<'_>, i: usize) -> rusqlite::Result<Figure> {
         ci95_low: r.get(i + 7)?,
         ci95_high: r.get(i + 8)?,
     })
+}
+
+/// A loop device's backing file as stored (without the kernel's " (deleted)").
+fn loop_file(env: &crate::model::Environment) -> Option<&str> {
+    env.loop_backing_file
+        .as_deref()
+        .map(|f| f.trim_end_matches(" (deleted)"))
 }
 
 /// The file system(s) a result measured: a matrix's own (the distinct types of its

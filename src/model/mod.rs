@@ -108,6 +108,22 @@ pub struct Environment {
     pub rotational: Option<bool>,
     /// For a loop device: the file behind it.
     pub loop_backing_file: Option<String>,
+    /// For a loop device: the inode and size of the file behind it when the command started
+    /// (the history keys a loop by its file: `loop3` names another image tomorrow). Absent
+    /// in results before they existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loop_backing_inode: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loop_backing_size_bytes: Option<u64>,
+    /// The whole disk's size and sysfs `device/vendor` (`0x1af4` for virtio), and its
+    /// `/dev/disk` link (`by-id/virtio-S`, else `by-path/pci-0000:00:05.0`): what tells
+    /// apart two disks without a model in the history. Absent in results before they existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_size_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_vendor: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_link: Option<String>,
     /// io_uring availability as probed at start.
     pub io_uring: Option<String>,
     /// cpuidle driver and governor (`/sys/devices/system/cpu/cpuidle/`): how idle CPUs

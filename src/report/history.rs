@@ -44,7 +44,8 @@ pub fn render_no_match(filters: &[String], held: usize) -> String {
     )
 }
 
-/// The list: number, time (UTC), command, status, host, device, file system, headline.
+/// The list: number, time (UTC), command (with the options that tell two runs of it apart,
+/// `run --preset real --size 1G`), status, host, device, file system, headline.
 pub fn render_list(entries: &[Entry], total: usize) -> String {
     if entries.is_empty() {
         return "no results in the history (every measuring command records one; `iolab history import iolab-results/` adds older ones)\n".into();
@@ -63,7 +64,10 @@ pub fn render_list(entries: &[Entry], total: usize) -> String {
         t.add_row(vec![
             e.id.to_string(),
             short_time(&e.started_at),
-            e.command.clone(),
+            match &e.options {
+                Some(o) => format!("{} {o}", e.command),
+                None => e.command.clone(),
+            },
             e.status.clone(),
             e.host.clone(),
             e.device.clone(),
@@ -572,6 +576,7 @@ mod tests {
             filesystem: None,
             headline: String::new(),
             source: None,
+            options: None,
         }
     }
 
@@ -628,6 +633,24 @@ mod tests {
         assert_eq!(lines[0].split(',').count(), CSV_COLUMNS.len());
         assert!(lines[1].contains("\"ACME, Inc. SSD (serial 1)\""), "{csv}");
         assert_eq!(short_time("2026-01-31T12:34:56.789Z"), "2026-01-31 12:34");
+    }
+
+    /// Two runs of one command with other options read alike in the list: the command
+    /// column gives the options that tell them apart.
+    #[test]
+    fn the_list_gives_the_options_beside_the_command() {
+        let e = Entry {
+            options: Some("--preset real --size 1M".into()),
+            ..entry()
+        };
+        let text = render_list(&[e, entry()], 2);
+        assert!(text.contains("┆ run --preset real --size 1M ┆"), "{text}");
+        let second = text.lines().nth(4).unwrap();
+        assert_eq!(
+            second.split('┆').nth(2).map(str::trim),
+            Some("run"),
+            "{text}"
+        );
     }
 
     /// `history show` of a slack analysis or an aging run said only "no figures"; it now

@@ -160,6 +160,29 @@ pub fn serial_of(sys: &Path) -> Option<String> {
         })
 }
 
+/// Block device `name`'s link under `dir` (`/dev/disk`): `by-id/NAME` (not a `wwn-` one,
+/// which repeats the WWN), else `by-path/NAME`; the first in name order. What names a disk
+/// without a model or serial across reboots (udev makes them; none without udev).
+pub fn disk_link(dir: &Path, name: &str) -> Option<String> {
+    for (sub, skip) in [("by-id", "wwn-"), ("by-path", "\0")] {
+        let mut links: Vec<String> = std::fs::read_dir(dir.join(sub))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| {
+                std::fs::read_link(e.path()).is_ok_and(|t| t.file_name().is_some_and(|f| f == name))
+            })
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|l| !l.starts_with(skip))
+            .collect();
+        links.sort();
+        if let Some(l) = links.into_iter().next() {
+            return Some(format!("{sub}/{l}"));
+        }
+    }
+    None
+}
+
 /// PCI vendor ids worth a name where sysfs gives only the number.
 fn vendor_name(v: String) -> String {
     match v.as_str() {
@@ -265,6 +288,30 @@ mod tests {
         );
         assert_eq!(active_scheduler("none").as_deref(), Some("none"));
         assert_eq!(active_scheduler(""), None);
+    }
+
+    #[test]
+    fn a_disk_is_named_by_its_id_link_else_its_path_link() {
+        let d = tempfile::tempdir().unwrap();
+        let link = |sub: &str, name: &str, to: &str| {
+            std::fs::create_dir_all(d.path().join(sub)).unwrap();
+            std::os::unix::fs::symlink(to, d.path().join(sub).join(name)).unwrap();
+        };
+        link("by-path", "pci-0000:00:05.0", "../../vdb");
+        link("by-path", "pci-0000:00:04.0", "../../vda");
+        assert_eq!(
+            disk_link(d.path(), "vdb").as_deref(),
+            Some("by-path/pci-0000:00:05.0")
+        );
+        link("by-id", "wwn-0x5000", "../../vdb");
+        link("by-id", "virtio-S2", "../../vdb");
+        link("by-id", "virtio-S2-part1", "../../vdb1");
+        assert_eq!(
+            disk_link(d.path(), "vdb").as_deref(),
+            Some("by-id/virtio-S2")
+        );
+        assert_eq!(disk_link(d.path(), "vdc"), None);
+        assert_eq!(disk_link(&d.path().join("none"), "vdb"), None);
     }
 
     #[test]

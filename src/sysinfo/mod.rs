@@ -189,6 +189,20 @@ pub fn capture_environment(target: &Path) -> Environment {
             env.parent_device = q.file_name().map(|n| n.to_string_lossy().into_owned());
         }
         env.loop_backing_file = read_trim(&q.join("loop/backing_file"));
+        if let Some(f) = &env.loop_backing_file
+            && let Ok(md) = std::fs::metadata(f.trim_end_matches(" (deleted)"))
+        {
+            use std::os::unix::fs::MetadataExt;
+            env.loop_backing_inode = Some(md.ino());
+            env.loop_backing_size_bytes = Some(md.len());
+        }
+        env.device_size_bytes = read_trim(&q.join("size"))
+            .and_then(|v| v.parse::<u64>().ok())
+            .map(|sectors| sectors * 512);
+        env.device_vendor = read_trim(&q.join("device/vendor")).filter(|v| !v.is_empty());
+        env.device_link = q
+            .file_name()
+            .and_then(|n| blockdev::disk_link(Path::new("/dev/disk"), &n.to_string_lossy()));
         env.block_device = Some(name);
     }
     env.io_uring = Some(match uring::probe() {
