@@ -1,13 +1,16 @@
-//! CSV export: one row per test × run (a saturation sweep: one row per depth), raw values
+//! CSV export: one row per test × run (a saturation sweep: one row per depth; a matrix
+//! configuration that measured nothing: one row with its status and reason), raw values
 //! in base units (bytes, nanoseconds, seconds), for spreadsheets and scripts. The columns
 //! are documented in docs/GUIDE.md (`iolab report` section) and listed in `COLUMNS`.
 
-use crate::model::{RunResult, TestResult};
+use crate::analysis::matrix::test_cache_absorbed;
+use crate::model::matrix::ConfigurationResult;
+use crate::model::{ResultDoc, RunResult, TestResult};
 use crate::report::load::Loaded;
 use crate::report::metrics::{all_tests, config_of, primary_metric, seconds_per_portion};
 
 /// Column names, in order.
-pub const COLUMNS: [&str; 43] = [
+pub const COLUMNS: [&str; 46] = [
     "source_file",
     "command",
     "hostname",
@@ -51,6 +54,10 @@ pub const COLUMNS: [&str; 43] = [
     "after_cliff_bw_bytes_per_s",
     "recovered_share",
     "status",
+    // Appended after `status` so that readers of the older columns by position still work.
+    "config_status",
+    "config_reason",
+    "cache_absorbed",
 ];
 
 /// Quote a field when it holds a separator, a quote or a line break (RFC 4180).
@@ -102,6 +109,7 @@ pub fn render(inputs: &[Loaded]) -> String {
                 s.map(|s| s.iodepth.to_string()).unwrap_or_default(),
                 s.map(|s| s.jobs.to_string()).unwrap_or_default(),
             );
+            let config_cols = config_cols(doc, t);
             let file_size = t.params.get("file_size_bytes").cloned().unwrap_or_default();
             let phase = t.params.get("phase").cloned().unwrap_or_default();
             for r in &t.runs {
@@ -114,6 +122,7 @@ pub fn render(inputs: &[Loaded]) -> String {
                 ]);
                 row.extend(run_cols(t, r));
                 row.push(doc.status.clone());
+                row.extend(config_cols.clone());
                 push_row(&mut out, &row);
             }
             for p in t.curve.iter().flatten() {
@@ -140,11 +149,51 @@ pub fn render(inputs: &[Loaded]) -> String {
                 row.extend(std::iter::repeat_n(String::new(), 6));
                 row.extend(sustain_cols(t));
                 row.push(doc.status.clone());
+                row.extend(config_cols.clone());
                 push_row(&mut out, &row);
             }
         }
+        // A matrix configuration that measured nothing (skipped: its mkfs is missing, the
+        // image too small; or failed before its first test): one row with its reason and no
+        // figures, as the terminal lists it. The CSV left it out.
+        for c in doc.configurations.iter().filter(|c| c.tests.is_empty()) {
+            let mut row = vec![
+                l.file_name(),
+                doc.command.clone(),
+                doc.environment.hostname.clone(),
+                doc.started_at.clone(),
+                c.label.clone(),
+            ];
+            row.resize(COLUMNS.len() - 4, String::new());
+            row.push(doc.status.clone());
+            row.extend(configuration_cols(c, false));
+            push_row(&mut out, &row);
+        }
     }
     out
+}
+
+/// A matrix test's configuration: its status and reason, and whether the page cache absorbed
+/// its workload's writes there (`yes`: the terminal lists it apart, "not ranked:
+/// cache-absorbed"). Empty outside a matrix.
+fn config_cols(doc: &ResultDoc, t: &TestResult) -> [String; 3] {
+    let label = config_of(doc, t);
+    match doc
+        .configurations
+        .iter()
+        .find(|c| Some(&c.label) == label.as_ref())
+    {
+        Some(c) => configuration_cols(c, test_cache_absorbed(c, t)),
+        None => Default::default(),
+    }
+}
+
+fn configuration_cols(c: &ConfigurationResult, cache_absorbed: bool) -> [String; 3] {
+    [
+        c.status.clone(),
+        c.reason.clone().unwrap_or_default(),
+        if cache_absorbed { "yes" } else { "" }.into(),
+    ]
 }
 
 fn run_cols(t: &TestResult, r: &RunResult) -> Vec<String> {
