@@ -177,24 +177,36 @@ mod tests {
     use super::*;
     use crate::stats::summarize;
 
+    /// A test of `family` with the given runs of each metric.
+    fn test(name: &str, family: &str, metrics: &[(&str, &[f64])]) -> TestResult {
+        let mut t = TestResult {
+            name: name.into(),
+            family: family.into(),
+            ..Default::default()
+        };
+        for (m, runs) in metrics {
+            t.summary.insert(m.to_string(), summarize(runs));
+        }
+        t
+    }
+
+    /// The test's cell in the summary table's column `name`, and its whole row.
+    fn cell(t: &TestResult, name: &str) -> (String, Vec<String>) {
+        let table = summary_table(&[(t.name.clone(), t)]);
+        let col = table.header.iter().position(|h| h == name).unwrap();
+        (table.rows[0][col].clone(), table.rows[0].clone())
+    }
+
     /// A peak-preset result: the console table shows the best run, the report showed only
     /// the median.
     #[test]
     fn a_peak_result_shows_its_best_run() {
-        let mut t = TestResult {
-            name: "SEQ1M Q8T1 read".into(),
-            family: "block".into(),
-            headline: Some("max".into()),
-            ..Default::default()
-        };
-        t.summary
-            .insert("iops".into(), summarize(&[900.0, 1000.0, 1200.0]));
-        // The test's row in the column `name`, and the whole row.
-        let cell = |t: &TestResult, name: &str| {
-            let table = summary_table(&[(t.name.clone(), t)]);
-            let col = table.header.iter().position(|h| h == name).unwrap();
-            (table.rows[0][col].clone(), table.rows[0].clone())
-        };
+        let mut t = test(
+            "SEQ1M Q8T1 read",
+            "block",
+            &[("iops", &[900.0, 1000.0, 1200.0])],
+        );
+        t.headline = Some("max".into());
         let (best, row) = cell(&t, "best run");
         assert!(best.starts_with("1,200"), "{row:?}");
         t.headline = None;
@@ -208,42 +220,25 @@ mod tests {
     /// table gives the mean, and so does its cell.
     #[test]
     fn a_cell_gives_the_figure_of_the_command_s_table() {
-        let mut t = TestResult {
-            name: "RND4K Q1T1 read".into(),
-            family: "block".into(),
-            ..Default::default()
-        };
-        t.summary
-            .insert("iops".into(), summarize(&[9_000.0, 10_002.0, 85_155.0]));
-        t.summary
-            .insert("lat_mean_ns".into(), summarize(&[11e3, 99.4e3, 125e3]));
-        let cell = |t: &TestResult, name: &str| {
-            let table = summary_table(&[(t.name.clone(), t)]);
-            let col = table.header.iter().position(|h| h == name).unwrap();
-            table.rows[0][col].clone()
-        };
-        assert!(
-            cell(&t, "IOPS").starts_with("10,002 (mean 34,719 "),
-            "{}",
-            cell(&t, "IOPS")
+        let runs = [9_000.0, 10_002.0, 85_155.0];
+        let mut t = test(
+            "RND4K Q1T1 read",
+            "block",
+            &[("iops", &runs), ("lat_mean_ns", &[11e3, 99.4e3, 125e3])],
         );
-        assert!(cell(&t, "mean latency").starts_with("99.4 µs (mean 78.5 µs "));
+        let (iops, row) = cell(&t, "IOPS");
+        assert!(iops.starts_with("10,002 (mean 34,719 "), "{row:?}");
+        let (lat, row) = cell(&t, "mean latency");
+        assert!(lat.starts_with("99.4 µs (mean 78.5 µs "), "{row:?}");
         // The peak preset's table: the best run's rate, the latency's median.
         t.headline = Some("max".into());
-        assert!(cell(&t, "IOPS").starts_with("85,155 (mean "));
-        assert!(cell(&t, "mean latency").starts_with("99.4 µs (mean "));
-        t.headline = None;
-        t.family = "files".into();
-        t.summary.clear();
-        t.summary.insert(
-            "files_per_s".into(),
-            summarize(&[9_000.0, 10_002.0, 85_155.0]),
-        );
-        assert!(
-            cell(&t, "files/s").starts_with("34,719 ± "),
-            "{}",
-            cell(&t, "files/s")
-        );
+        let (iops, row) = cell(&t, "IOPS");
+        assert!(iops.starts_with("85,155 (mean "), "{row:?}");
+        let (lat, row) = cell(&t, "mean latency");
+        assert!(lat.starts_with("99.4 µs (mean "), "{row:?}");
+        let t = test("1 B create", "files", &[("files_per_s", &runs)]);
+        let (files, row) = cell(&t, "files/s");
+        assert!(files.starts_with("34,719 ± "), "{row:?}");
     }
 
     /// A distributed saturate's straggler spread over its steps: the report showed the mean
@@ -251,20 +246,14 @@ mod tests {
     /// and the warning give the median (7.6 %): it shows the median, and says so.
     #[test]
     fn the_straggler_spread_is_the_median_as_in_the_terminal() {
-        let mut t = TestResult {
-            name: "randread".into(),
-            family: "saturate".into(),
-            ..Default::default()
-        };
-        t.summary.insert("iops".into(), summarize(&[1000.0]));
-        t.summary
-            .insert("straggler_spread_pct".into(), summarize(&[2.0, 7.6, 15.6]));
-        let table = summary_table(&[(t.name.clone(), &t)]);
-        let col = table
-            .header
-            .iter()
-            .position(|h| h == "straggler spread")
-            .unwrap();
-        assert_eq!(table.rows[0][col], "7.6 % (median)");
+        let t = test(
+            "randread",
+            "saturate",
+            &[
+                ("iops", &[1000.0]),
+                ("straggler_spread_pct", &[2.0, 7.6, 15.6]),
+            ],
+        );
+        assert_eq!(cell(&t, "straggler spread").0, "7.6 % (median)");
     }
 }
