@@ -554,7 +554,8 @@ fn csv_rows_carry_the_result_s_status() {
 
 /// The matrix's CSV left out what its terminal table shows: a skipped configuration (no
 /// row at all) and a workload whose writes the page cache absorbed (listed apart, "not
-/// ranked: cache-absorbed"). Appended columns carry them; the older columns keep their places.
+/// ranked: cache-absorbed"), nor a workload that failed before its first test, nor why a
+/// test's workload failed. Appended columns carry them; the older columns keep their places.
 #[test]
 fn csv_of_a_matrix_has_skipped_configurations_and_the_cache_absorbed_flag() {
     let dir = tempfile::tempdir().unwrap();
@@ -569,6 +570,14 @@ fn csv_of_a_matrix_has_skipped_configurations_and_the_cache_absorbed_flag() {
         "cache_absorbed": ["RND4K Q1T1 read"],
     }]);
     xfs["tests"][3]["params"] = serde_json::json!({"matrix_workload": "run:preset=real"});
+    // A workload that failed before its first test, and one that failed after some.
+    let ext4 = &mut v["configurations"][0];
+    ext4["workloads"] = serde_json::json!([
+        {"workload": "copy:dataset=cd-iso", "status": "failed", "error": "no space left"},
+        {"workload": "run:preset=real", "status": "failed", "error": "EIO",
+         "tests": ["RND4K Q1T1 read"]},
+    ]);
+    ext4["tests"][3]["params"] = serde_json::json!({"matrix_workload": "run:preset=real"});
     let path = dir.path().join("matrix.json");
     std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
     let csv = dir.path().join("r.csv");
@@ -594,11 +603,27 @@ fn csv_of_a_matrix_has_skipped_configurations_and_the_cache_absorbed_flag() {
         "mkfs.btrfs: image too small"
     );
     assert!(skipped[0][col("test")].is_empty() && skipped[0][col("iops")].is_empty());
+    let failed: Vec<_> = rows
+        .iter()
+        .filter(|r| r[col("config_status")] == "failed")
+        .collect();
+    assert_eq!(failed.len(), 1, "{text}");
+    assert_eq!(failed[0][col("config")], "ext4 1KiB noatime");
+    assert_eq!(
+        failed[0][col("config_reason")],
+        "copy:dataset=cd-iso: no space left"
+    );
+    assert!(failed[0][col("test")].is_empty());
+    let eio = |r: &Vec<String>| r[col("config_reason")] == "EIO";
+    assert_eq!(rows.iter().filter(|r| eio(r)).count(), 3, "{text}");
     for r in rows
         .iter()
-        .filter(|r| r[col("config")] != "btrfs 4KiB noatime")
+        .filter(|r| r[col("config")] != "btrfs 4KiB noatime" && !failed.contains(r))
     {
         assert_eq!(r[col("config_status")], "ok", "{r:?}");
+        let ext4_read =
+            r[col("config")] == "ext4 1KiB noatime" && r[col("test")] == "RND4K Q1T1 read";
+        assert_eq!(eio(r), ext4_read, "{r:?}");
         let absorbed =
             r[col("config")] == "xfs 4KiB noatime" && r[col("test")] == "RND4K Q1T1 read";
         assert_eq!(r[col("cache_absorbed")] == "yes", absorbed, "{r:?}");

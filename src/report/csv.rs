@@ -1,9 +1,9 @@
 //! CSV export: one row per test × run (a saturation sweep: one row per depth; a matrix
-//! configuration that measured nothing: one row with its status and reason), raw values
+//! configuration or workload that measured nothing: one row with its reason), raw values
 //! in base units (bytes, nanoseconds, seconds), for spreadsheets and scripts. The columns
 //! are documented in docs/GUIDE.md (`iolab report` section) and listed in `COLUMNS`.
 
-use crate::analysis::matrix::test_cache_absorbed;
+use crate::analysis::matrix::{WORKLOAD_PARAM, test_cache_absorbed};
 use crate::model::matrix::ConfigurationResult;
 use crate::model::{ResultDoc, RunResult, TestResult};
 use crate::report::load::Loaded;
@@ -153,10 +153,11 @@ pub fn render(inputs: &[Loaded]) -> String {
                 push_row(&mut out, &row);
             }
         }
-        // A matrix configuration that measured nothing (skipped: its mkfs is missing, the
-        // image too small; or failed before its first test): one row with its reason and no
-        // figures, as the terminal lists it. The CSV left it out.
-        for c in doc.configurations.iter().filter(|c| c.tests.is_empty()) {
+        // What a matrix's terminal lists unranked with its reason and no figure: a
+        // configuration that measured nothing (skipped: its mkfs is missing, the image too
+        // small; or failed before its first test), a workload that failed before its first
+        // test on one that measured others. One row each, no figures; the CSV left them out.
+        for (c, status, reason) in unmeasured(doc) {
             let mut row = vec![
                 l.file_name(),
                 doc.command.clone(),
@@ -165,34 +166,56 @@ pub fn render(inputs: &[Loaded]) -> String {
                 c.label.clone(),
             ];
             row.resize(COLUMNS.len() - 4, String::new());
-            row.push(doc.status.clone());
-            row.extend(configuration_cols(c, false));
+            row.extend([doc.status.clone(), status, reason, String::new()]);
             push_row(&mut out, &row);
         }
     }
     out
 }
 
-/// A matrix test's configuration: its status and reason, and whether the page cache absorbed
-/// its workload's writes there (`yes`: the terminal lists it apart, "not ranked:
-/// cache-absorbed"). Empty outside a matrix.
+/// The rows of `render` without figures: (configuration, status, reason).
+fn unmeasured(doc: &ResultDoc) -> Vec<(&ConfigurationResult, String, String)> {
+    let mut out = Vec::new();
+    for c in &doc.configurations {
+        if c.tests.is_empty() {
+            out.push((c, c.status.clone(), c.reason.clone().unwrap_or_default()));
+            continue;
+        }
+        for w in c
+            .workloads
+            .iter()
+            .filter(|w| w.status != "ok" && w.tests.is_empty())
+        {
+            let why = w.error.as_deref().unwrap_or("no result");
+            out.push((c, w.status.clone(), format!("{}: {why}", w.workload)));
+        }
+    }
+    out
+}
+
+/// A matrix test's configuration: its status, the reason (its workload's error there, else
+/// the configuration's), and whether the page cache absorbed its workload's writes there
+/// (`yes`: the terminal lists it apart, "not ranked: cache-absorbed"). Empty outside a
+/// matrix.
 fn config_cols(doc: &ResultDoc, t: &TestResult) -> [String; 3] {
     let label = config_of(doc, t);
-    match doc
+    let Some(c) = doc
         .configurations
         .iter()
         .find(|c| Some(&c.label) == label.as_ref())
-    {
-        Some(c) => configuration_cols(c, test_cache_absorbed(c, t)),
-        None => Default::default(),
-    }
-}
-
-fn configuration_cols(c: &ConfigurationResult, cache_absorbed: bool) -> [String; 3] {
+    else {
+        return Default::default();
+    };
+    let failed = t.params.get(WORKLOAD_PARAM).and_then(|w| {
+        c.workloads
+            .iter()
+            .find(|o| &o.workload == w)
+            .and_then(|o| o.error.clone())
+    });
     [
         c.status.clone(),
-        c.reason.clone().unwrap_or_default(),
-        if cache_absorbed { "yes" } else { "" }.into(),
+        failed.or_else(|| c.reason.clone()).unwrap_or_default(),
+        if test_cache_absorbed(c, t) { "yes" } else { "" }.into(),
     ]
 }
 
