@@ -527,8 +527,8 @@ fn csv_rw_of_a_mixed_sweep_names_both_groups() {
     }
 }
 
-/// An interrupted result's CSV rows say so in their last column (`status`), as the history's
-/// CSV does; they read like a complete run's.
+/// An interrupted result's CSV rows say so in their column `status` (the last before the
+/// matrix's appended ones), as the history's CSV does; they read like a complete run's.
 #[test]
 fn csv_rows_carry_the_result_s_status() {
     let dir = tempfile::tempdir().unwrap();
@@ -542,11 +542,91 @@ fn csv_rows_carry_the_result_s_status() {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let text = std::fs::read_to_string(&csv).unwrap();
     let mut lines = text.lines();
-    assert!(lines.next().unwrap().ends_with(",status"), "{text}");
-    let rows: Vec<&str> = lines.collect();
+    let header = csv_fields(lines.next().unwrap());
+    let status = header.iter().position(|h| h == "status").unwrap();
+    assert_eq!(status, 42, "{text}");
+    let rows: Vec<Vec<String>> = lines.map(csv_fields).collect();
     assert!(!rows.is_empty(), "{text}");
     for r in rows {
-        assert!(r.ends_with(",interrupted"), "{r}");
+        assert_eq!(r[status], "interrupted", "{r:?}");
+    }
+}
+
+/// The matrix's CSV left out what its terminal table shows: a skipped configuration (no
+/// row at all) and a workload whose writes the page cache absorbed (listed apart, "not
+/// ranked: cache-absorbed"), nor a workload that failed before its first test, nor why a
+/// test's workload failed. Appended columns carry them; the older columns keep their places.
+#[test]
+fn csv_of_a_matrix_has_skipped_configurations_and_the_cache_absorbed_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture("matrix.json")).unwrap()).unwrap();
+    let xfs = &mut v["configurations"][2];
+    assert_eq!(xfs["label"], "xfs 4KiB noatime");
+    xfs["workloads"] = serde_json::json!([{
+        "workload": "run:preset=real",
+        "status": "ok",
+        "tests": ["RND4K Q1T1 read"],
+        "cache_absorbed": ["RND4K Q1T1 read"],
+    }]);
+    xfs["tests"][3]["params"] = serde_json::json!({"matrix_workload": "run:preset=real"});
+    // A workload that failed before its first test, and one that failed after some.
+    let ext4 = &mut v["configurations"][0];
+    ext4["workloads"] = serde_json::json!([
+        {"workload": "copy:dataset=cd-iso", "status": "failed", "error": "no space left"},
+        {"workload": "run:preset=real", "status": "failed", "error": "EIO",
+         "tests": ["RND4K Q1T1 read"]},
+    ]);
+    ext4["tests"][3]["params"] = serde_json::json!({"matrix_workload": "run:preset=real"});
+    let path = dir.path().join("matrix.json");
+    std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
+    let csv = dir.path().join("r.csv");
+    let out = iolab(&["report", s(&path), "-o", s(&csv)]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    let header = csv_fields(lines.next().unwrap());
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    // Appended: the columns before them are where they were.
+    assert_eq!(col("status"), 42);
+    assert!(col("config_status") > col("status") && col("cache_absorbed") > col("status"));
+    let rows: Vec<Vec<String>> = lines.map(csv_fields).collect();
+    assert!(rows.iter().all(|r| r.len() == header.len()), "{text}");
+    let skipped: Vec<_> = rows
+        .iter()
+        .filter(|r| r[col("config")] == "btrfs 4KiB noatime")
+        .collect();
+    assert_eq!(skipped.len(), 1, "{text}");
+    assert_eq!(skipped[0][col("config_status")], "skipped");
+    assert_eq!(
+        skipped[0][col("config_reason")],
+        "mkfs.btrfs: image too small"
+    );
+    assert!(skipped[0][col("test")].is_empty() && skipped[0][col("iops")].is_empty());
+    let failed: Vec<_> = rows
+        .iter()
+        .filter(|r| r[col("config_status")] == "failed")
+        .collect();
+    assert_eq!(failed.len(), 1, "{text}");
+    assert_eq!(failed[0][col("config")], "ext4 1KiB noatime");
+    assert_eq!(
+        failed[0][col("config_reason")],
+        "copy:dataset=cd-iso: no space left"
+    );
+    assert!(failed[0][col("test")].is_empty());
+    let eio = |r: &Vec<String>| r[col("config_reason")] == "EIO";
+    assert_eq!(rows.iter().filter(|r| eio(r)).count(), 3, "{text}");
+    for r in rows
+        .iter()
+        .filter(|r| r[col("config")] != "btrfs 4KiB noatime" && !failed.contains(r))
+    {
+        assert_eq!(r[col("config_status")], "ok", "{r:?}");
+        let ext4_read =
+            r[col("config")] == "ext4 1KiB noatime" && r[col("test")] == "RND4K Q1T1 read";
+        assert_eq!(eio(r), ext4_read, "{r:?}");
+        let absorbed =
+            r[col("config")] == "xfs 4KiB noatime" && r[col("test")] == "RND4K Q1T1 read";
+        assert_eq!(r[col("cache_absorbed")] == "yes", absorbed, "{r:?}");
     }
 }
 
@@ -851,8 +931,9 @@ fn csv_has_one_row_per_test_and_run() {
     assert_eq!(header, iolab::report::csv::COLUMNS.to_vec());
     let rows: Vec<Vec<String>> = lines.map(csv_fields).collect();
     assert!(rows.iter().all(|r| r.len() == header.len()));
-    // run-a 5x3 + run-b (3x3 + 1 + 3 + 3) + files 4x3 + matrix 3x4x3 + saturate 8 depths.
-    assert_eq!(rows.len(), 15 + 16 + 12 + 36 + 8);
+    // run-a 5x3 + run-b (3x3 + 1 + 3 + 3) + files 4x3 + matrix 3x4x3 and its skipped
+    // configuration + saturate 8 depths.
+    assert_eq!(rows.len(), 15 + 16 + 12 + 36 + 1 + 8);
     let col = |name: &str| header.iter().position(|h| h == name).unwrap();
     let seq = rows
         .iter()

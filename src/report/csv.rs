@@ -1,13 +1,16 @@
-//! CSV export: one row per test × run (a saturation sweep: one row per depth), raw values
+//! CSV export: one row per test × run (a saturation sweep: one row per depth; a matrix
+//! configuration or workload that measured nothing: one row with its reason), raw values
 //! in base units (bytes, nanoseconds, seconds), for spreadsheets and scripts. The columns
 //! are documented in docs/GUIDE.md (`iolab report` section) and listed in `COLUMNS`.
 
-use crate::model::{RunResult, TestResult};
+use crate::analysis::matrix::{WORKLOAD_PARAM, test_cache_absorbed};
+use crate::model::matrix::ConfigurationResult;
+use crate::model::{ResultDoc, RunResult, TestResult};
 use crate::report::load::Loaded;
 use crate::report::metrics::{all_tests, config_of, primary_metric, seconds_per_portion};
 
 /// Column names, in order.
-pub const COLUMNS: [&str; 43] = [
+pub const COLUMNS: [&str; 46] = [
     "source_file",
     "command",
     "hostname",
@@ -51,6 +54,10 @@ pub const COLUMNS: [&str; 43] = [
     "after_cliff_bw_bytes_per_s",
     "recovered_share",
     "status",
+    // Appended after `status` so that readers of the older columns by position still work.
+    "config_status",
+    "config_reason",
+    "cache_absorbed",
 ];
 
 /// Quote a field when it holds a separator, a quote or a line break (RFC 4180).
@@ -102,6 +109,7 @@ pub fn render(inputs: &[Loaded]) -> String {
                 s.map(|s| s.iodepth.to_string()).unwrap_or_default(),
                 s.map(|s| s.jobs.to_string()).unwrap_or_default(),
             );
+            let config_cols = config_cols(doc, t);
             let file_size = t.params.get("file_size_bytes").cloned().unwrap_or_default();
             let phase = t.params.get("phase").cloned().unwrap_or_default();
             for r in &t.runs {
@@ -114,6 +122,7 @@ pub fn render(inputs: &[Loaded]) -> String {
                 ]);
                 row.extend(run_cols(t, r));
                 row.push(doc.status.clone());
+                row.extend(config_cols.clone());
                 push_row(&mut out, &row);
             }
             for p in t.curve.iter().flatten() {
@@ -140,11 +149,74 @@ pub fn render(inputs: &[Loaded]) -> String {
                 row.extend(std::iter::repeat_n(String::new(), 6));
                 row.extend(sustain_cols(t));
                 row.push(doc.status.clone());
+                row.extend(config_cols.clone());
                 push_row(&mut out, &row);
             }
         }
+        // What a matrix's terminal lists unranked with its reason and no figure: a
+        // configuration that measured nothing (skipped: its mkfs is missing, the image too
+        // small; or failed before its first test), a workload that failed before its first
+        // test on one that measured others. One row each, no figures; the CSV left them out.
+        for (c, status, reason) in unmeasured(doc) {
+            let mut row = vec![
+                l.file_name(),
+                doc.command.clone(),
+                doc.environment.hostname.clone(),
+                doc.started_at.clone(),
+                c.label.clone(),
+            ];
+            row.resize(COLUMNS.len() - 4, String::new());
+            row.extend([doc.status.clone(), status, reason, String::new()]);
+            push_row(&mut out, &row);
+        }
     }
     out
+}
+
+/// The rows of `render` without figures: (configuration, status, reason).
+fn unmeasured(doc: &ResultDoc) -> Vec<(&ConfigurationResult, String, String)> {
+    let mut out = Vec::new();
+    for c in &doc.configurations {
+        if c.tests.is_empty() {
+            out.push((c, c.status.clone(), c.reason.clone().unwrap_or_default()));
+            continue;
+        }
+        for w in c
+            .workloads
+            .iter()
+            .filter(|w| w.status != "ok" && w.tests.is_empty())
+        {
+            let why = w.error.as_deref().unwrap_or("no result");
+            out.push((c, w.status.clone(), format!("{}: {why}", w.workload)));
+        }
+    }
+    out
+}
+
+/// A matrix test's configuration: its status, the reason (its workload's error there, else
+/// the configuration's), and whether the page cache absorbed its workload's writes there
+/// (`yes`: the terminal lists it apart, "not ranked: cache-absorbed"). Empty outside a
+/// matrix.
+fn config_cols(doc: &ResultDoc, t: &TestResult) -> [String; 3] {
+    let label = config_of(doc, t);
+    let Some(c) = doc
+        .configurations
+        .iter()
+        .find(|c| Some(&c.label) == label.as_ref())
+    else {
+        return Default::default();
+    };
+    let failed = t.params.get(WORKLOAD_PARAM).and_then(|w| {
+        c.workloads
+            .iter()
+            .find(|o| &o.workload == w)
+            .and_then(|o| o.error.clone())
+    });
+    [
+        c.status.clone(),
+        failed.or_else(|| c.reason.clone()).unwrap_or_default(),
+        if test_cache_absorbed(c, t) { "yes" } else { "" }.into(),
+    ]
 }
 
 fn run_cols(t: &TestResult, r: &RunResult) -> Vec<String> {

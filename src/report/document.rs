@@ -15,7 +15,7 @@ use crate::units::{fmt_ns, fmt_size_iec, fmt_thousands};
 pub fn build(inputs: &[Loaded]) -> Vec<Block> {
     let mut out = vec![Block::Heading(1, "iolab report".into())];
     out.push(Block::Para(format!(
-        "{} result file{}: {}. Values are the mean of the runs ± the half-width of its 95 % confidence interval (Student's t; \"± too wide\" when the interval reaches below zero, which a rate or a time cannot); MB/s = 10^6 bytes/s.",
+        "{} result file{}: {}. A test's row leads with the figure of its command's table, the median of the runs (a peak test's MB/s and IOPS: the best run), then in brackets the mean of the runs ± the half-width of its 95 % confidence interval (Student's t; \"± too wide\" when the interval reaches below zero, which a rate or a time cannot); a files test's table gives the mean, shown as mean ± that half-width, as are comparisons and a matrix's rankings; MB/s = 10^6 bytes/s.",
         inputs.len(),
         if inputs.len() == 1 { "" } else { "s" },
         inputs

@@ -137,6 +137,20 @@ pub fn fmt_seconds(v: f64) -> String {
     format!("{v:.decimals$}")
 }
 
+/// The figure over a test's runs that its command's own table gives for `metric`, and its
+/// name: the best run for a peak test's rates (`report::table`), the mean for `iolab files`
+/// (its table gives the mean of the runs' rates and times), else the median (run, copy,
+/// trace and the matrix say "median of the runs").
+pub fn table_figure(t: &TestResult, metric: &str, s: &Summary) -> (f64, &'static str) {
+    if t.headline.as_deref() == Some("max") && direction(metric) == Better::Higher {
+        (s.max, "best run")
+    } else if t.family == "files" {
+        (s.mean, "mean")
+    } else {
+        (s.median, "median")
+    }
+}
+
 /// What the text shows instead of a half-width when the 95 % interval of a positive figure
 /// reaches below zero (two runs far apart: t = 12.7 at n = 2): a rate or a time cannot be
 /// negative, so the interval says nothing. The JSON keeps the interval as computed.

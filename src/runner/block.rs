@@ -286,7 +286,7 @@ fn few_ios_warning(spec: &BlockTestSpec, ios: u64, measured: Duration) -> Option
     if ios >= FEW_IOS || spec.groups.iter().any(|g| g.duration.is_none()) {
         return None;
     }
-    let window = format!("{measured:?}");
+    let window = crate::units::fmt_ns(measured.as_nanos() as f64);
     let message = if ios == 0 {
         format!(
             "no I/O completed within a run's {window} window (the device took longer than that for one): its IOPS and MB/s are 0, not measured, and its latency is only what the requests in flight had waited by the deadline, a lower bound; use a longer --duration (--step-duration for saturate)"
@@ -1318,6 +1318,23 @@ mod tests {
                 assert_eq!(written_pattern(p, compressing), p);
             }
         }
+    }
+
+    /// The window was printed with Rust's Debug format (`1.234567ms`, `300.012345ms`) in a
+    /// warning every format shows; it is in the units every other figure uses.
+    #[test]
+    fn the_few_ios_window_is_in_our_units() {
+        let spec = BlockTestSpec::single(
+            "t",
+            JobSpec {
+                duration: Some(Duration::from_millis(1)),
+                ..JobSpec::random_direct(Rw::Randread, 4096, 1, crate::engine::EngineKind::Sync, 1)
+            },
+        );
+        let w = few_ios_warning(&spec, 3, Duration::from_nanos(1_234_567)).unwrap();
+        assert!(w.message.contains("run's 1.23 ms window"), "{}", w.message);
+        let w = few_ios_warning(&spec, 0, Duration::from_nanos(12_300)).unwrap();
+        assert!(w.message.contains("run's 12.3 µs window"), "{}", w.message);
     }
 
     #[test]

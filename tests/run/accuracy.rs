@@ -296,7 +296,7 @@ fn a_window_with_few_or_no_completions_is_warned_about() {
     assert_eq!(doc["tests"][0]["runs"][0]["ops"], 0, "{doc}");
     let w = few(&doc);
     assert!(
-        w.len() == 1 && w[0].contains("no I/O completed within a run's 300ms window"),
+        w.len() == 1 && w[0].contains("no I/O completed within a run's 300.0"),
         "{w:?}"
     );
 
