@@ -553,13 +553,15 @@ fn fold_figures(groups: Vec<Finding<'_>>) -> Vec<Finding<'_>> {
 
 /// A message cut at its figures: the text around them (one more than the figures) and the
 /// figures. A figure is a number standing alone (`57.7`, `1,234`), not a digit inside a word
-/// (`sda1`, `4KiB`, `Q1T1`).
+/// (`sda1`, `4KiB`, `Q1T1`) nor a rank's number (`on rank 1 (vm)`: which host, not how much).
 fn figures(message: &str) -> (Vec<&str>, Vec<&str>) {
     let b = message.as_bytes();
     let (mut text, mut figs) = (Vec::new(), Vec::new());
     let (mut from, mut i) = (0, 0);
     while i < b.len() {
-        let starts = b[i].is_ascii_digit() && (i == 0 || matches!(b[i - 1], b' ' | b'('));
+        let starts = b[i].is_ascii_digit()
+            && (i == 0 || matches!(b[i - 1], b' ' | b'('))
+            && !message[..i].ends_with("rank ");
         if !starts {
             i += 1;
             continue;
@@ -749,6 +751,7 @@ mod tests {
             figures("sda1 wrote 4KiB (load 7.7 on 2 CPUs): 1,234").1,
             ["7.7", "2", "1,234"]
         );
+        assert_eq!(figures("on rank 1 (vm), runs differ by 8.0 %").1, ["8.0"]);
     }
 
     fn header(env: Environment) -> String {
