@@ -227,11 +227,9 @@ impl Family for MatrixFamily<'_> {
     }
 
     fn render(&self, doc: &ResultDoc) -> String {
-        if crate::report::matrix_table::nothing_measured(doc).is_some() {
-            // No ranking of rows that hold no figure: the configurations with their reasons,
-            // and the error that says nothing was measured.
-            let mut out = crate::report::matrix_table::render_configurations(doc);
-            out.push_str(&crate::report::table::render_warnings(doc));
+        // No ranking of rows that hold no figure: the configurations with their reasons, and
+        // the error that says nothing was measured.
+        if let Some(out) = crate::report::matrix_table::render_nothing_measured(doc) {
             return out;
         }
         let mut labels: Vec<String> = self

@@ -121,14 +121,8 @@ pub fn render_configurations(doc: &ResultDoc) -> String {
 /// When no configuration measured anything (every one skipped, or failed before its first
 /// figure): the sentence that says so, with each configuration's reason.
 pub fn nothing_measured(doc: &ResultDoc) -> Option<String> {
+    let what = nothing_measured_what(doc)?;
     let cs = &doc.configurations;
-    if cs.is_empty()
-        || cs
-            .iter()
-            .any(|c| c.tests.iter().any(|t| !t.runs.is_empty()))
-    {
-        return None;
-    }
     let reasons: Vec<String> = cs
         .iter()
         .map(|c| {
@@ -139,7 +133,23 @@ pub fn nothing_measured(doc: &ResultDoc) -> Option<String> {
             }
         })
         .collect();
-    let what = if cs.iter().all(|c| c.status == "skipped") {
+    Some(format!(
+        "nothing was measured: {what} ({})",
+        reasons.join("; ")
+    ))
+}
+
+/// What [`nothing_measured`] says happened, without the reasons.
+fn nothing_measured_what(doc: &ResultDoc) -> Option<&'static str> {
+    let cs = &doc.configurations;
+    if cs.is_empty()
+        || cs
+            .iter()
+            .any(|c| c.tests.iter().any(|t| !t.runs.is_empty()))
+    {
+        return None;
+    }
+    Some(if cs.iter().all(|c| c.status == "skipped") {
         if cs.len() == 1 {
             "its only configuration was skipped"
         } else {
@@ -147,11 +157,25 @@ pub fn nothing_measured(doc: &ResultDoc) -> Option<String> {
         }
     } else {
         "no configuration ran a workload"
-    };
-    Some(format!(
-        "nothing was measured: {what} ({})",
-        reasons.join("; ")
-    ))
+    })
+}
+
+/// What `iolab matrix` prints when nothing was measured (None when something was): the
+/// configurations with their reasons, the warnings and the error, which points at the
+/// reasons (they were printed under the table and again in the error line, whole mkfs
+/// commands twice; stderr's error line keeps them).
+pub fn render_nothing_measured(doc: &ResultDoc) -> Option<String> {
+    let what = nothing_measured_what(doc)?;
+    let mut out = render_configurations(doc);
+    if doc.error == nothing_measured(doc) {
+        out.push_str(&crate::report::table::render_warning_list(&doc.warnings));
+        out.push_str(&format!(
+            "error: nothing was measured: {what} (reasons above)\n"
+        ));
+    } else {
+        out.push_str(&crate::report::table::render_warnings(doc));
+    }
+    Some(out)
 }
 
 /// Tests of `workload` on configuration `c`.
@@ -244,9 +268,13 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
             .find(|o| o.workload == workload)
             .and_then(|o| o.error.clone());
         if tests.is_empty() || failed.is_some() {
-            let why = failed
-                .or_else(|| c.reason.clone())
-                .unwrap_or_else(|| "no result".into());
+            // A configuration's own reason is under the configurations table already: a long
+            // one (a file system not installed) was printed there and again in every ranking.
+            let why = match (failed, &c.reason) {
+                (Some(e), _) => unranked_reason(&c.status, &e),
+                (None, Some(_)) => format!("{} (reason above)", c.status),
+                (None, None) => unranked_reason(&c.status, "no result"),
+            };
             let cells = names
                 .iter()
                 .map(|n| {
@@ -258,7 +286,7 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
                         .unwrap_or_default()
                 })
                 .collect();
-            unranked.push((c, unranked_reason(&c.status, &why), cells));
+            unranked.push((c, why, cells));
             continue;
         }
         let absorbed = cache_absorbed(c, workload);
@@ -770,8 +798,21 @@ mod tests {
         let ext4 = out.find("ext4").unwrap();
         assert!(xfs < ext4, "{out}");
         assert!(out.contains("1.37× slower"), "{out}");
-        assert!(out.contains("skipped: mkfs.f2fs is not installed"), "{out}");
+        assert!(out.contains("skipped (reason above)"), "{out}");
         assert_eq!(relative_text(1.0), "1.00");
+        // The reason once, under the configurations table; the rankings point at it (it was
+        // printed there and again in the relative cell of every ranking).
+        let all = render(&doc, &["run:x".into(), "files:y".into()]);
+        assert_eq!(
+            all.matches("mkfs.f2fs is not installed").count(),
+            1,
+            "{all}"
+        );
+        assert!(
+            all.contains("  f2fs skipped: mkfs.f2fs is not installed\n"),
+            "{all}"
+        );
+        assert_eq!(all.matches("skipped (reason above)").count(), 2, "{all}");
     }
 
     /// A row stopped by Ctrl-C after some tests (or a workload that failed after some) is
@@ -965,8 +1006,28 @@ mod tests {
             nothing_measured(&doc).unwrap(),
             "nothing was measured: no configuration ran a workload (f2fs: mkfs.f2fs is not installed; jfs failed: mkfs failed: `mkfs.jfs` failed)"
         );
+        // Printed, each reason once: under the table, and the error line points at them.
+        doc.error = nothing_measured(&doc);
+        let shown = render_nothing_measured(&doc).unwrap();
+        assert_eq!(
+            shown.matches("mkfs.f2fs is not installed").count(),
+            1,
+            "{shown}"
+        );
+        assert!(
+            shown.ends_with(
+                "  jfs failed: mkfs failed: `mkfs.jfs` failed\n\
+                 error: nothing was measured: no configuration ran a workload (reasons above)\n"
+            ),
+            "{shown}"
+        );
+        // Another error (stopped before anything ran) is printed as it is.
+        doc.error = Some("interrupted by SIGINT".into());
+        let shown = render_nothing_measured(&doc).unwrap();
+        assert!(shown.ends_with("error: interrupted by SIGINT\n"), "{shown}");
         doc.configurations.push(cfg("ext4", &[1000.0]));
         assert_eq!(nothing_measured(&doc), None);
+        assert_eq!(render_nothing_measured(&doc), None);
     }
 
     #[test]

@@ -395,62 +395,239 @@ pub fn render_steady_lines(doc: &ResultDoc, figures: SteadyFigures) -> String {
 
 /// Warnings, one per line, for any table footer.
 pub fn render_warnings(doc: &ResultDoc) -> String {
-    let mut out = render_warning_list(&doc.warnings);
+    let mut out = render_warnings_of(&doc.warnings, &test_names(doc));
     if let Some(e) = &doc.error {
         out.push_str(&format!("error: {e}\n"));
     }
     out
 }
 
+/// The names a warning of `doc` gives its test by: a matrix's `configuration: test`, every
+/// other command's test name; each once.
+fn test_names(doc: &ResultDoc) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let all = doc.tests.iter().map(|t| t.name.clone()).chain(
+        doc.configurations
+            .iter()
+            .flat_map(|c| c.tests.iter().map(|t| format!("{}: {}", c.label, t.name))),
+    );
+    for n in all {
+        if !names.contains(&n) {
+            names.push(n);
+        }
+    }
+    names
+}
+
+/// A code's findings that say the same sentence with other figures fold into one line when
+/// they would take more lines than this (a matrix on a loaded machine gave 124 lines, one
+/// `cpu-contention`, `noisy`, `portion-spread` … per cell and run).
+const MAX_LINES_PER_SENTENCE: usize = 3;
+
+/// The tests a line names before "and N more".
+const MAX_NAMED: usize = 8;
+
 /// `warning [code] test: message`, one per line; the advice after a message's first ": "
 /// is printed once per code. The same finding about several tests is one line that names
 /// them (`--repeat 1` gave one "only one run" line per test: eight lines saying one thing).
 pub fn render_warning_list(warnings: &[Warning]) -> String {
+    render_warnings_of(warnings, &[])
+}
+
+/// One finding: a code's message (several that differ only in figures, when folded) and
+/// the tests it is about.
+struct Finding<'w> {
+    code: &'w WarningCode,
+    messages: Vec<&'w str>,
+    tests: Vec<&'w str>,
+    untested: bool,
+}
+
+impl Finding<'_> {
+    fn lines(&self) -> usize {
+        usize::from(self.untested) + usize::from(!self.tests.is_empty())
+    }
+}
+
+/// [`render_warning_list`] of a document whose tests are `known` (the "of M" of a long list).
+fn render_warnings_of(warnings: &[Warning], known: &[String]) -> String {
     // (code, message) -> the tests, in the order first seen.
-    let mut groups: Vec<(&WarningCode, &str, Vec<&str>, bool)> = Vec::new();
+    let mut groups: Vec<Finding> = Vec::new();
     for w in warnings {
         let test = w.test.as_deref();
         match groups
             .iter_mut()
-            .find(|(c, m, _, _)| **c == w.code && *m == w.message)
+            .find(|g| *g.code == w.code && g.messages[0] == w.message)
         {
-            Some((_, _, tests, untested)) => match test {
-                Some(t) if !tests.contains(&t) => tests.push(t),
+            Some(g) => match test {
+                Some(t) if !g.tests.contains(&t) => g.tests.push(t),
                 Some(_) => {}
-                None => *untested = true,
+                None => g.untested = true,
             },
-            None => groups.push((
-                &w.code,
-                &w.message,
-                test.into_iter().collect(),
-                test.is_none(),
-            )),
+            None => groups.push(Finding {
+                code: &w.code,
+                messages: vec![&w.message],
+                tests: test.into_iter().collect(),
+                untested: test.is_none(),
+            }),
         }
     }
     let mut out = String::new();
     let mut seen_codes: Vec<&WarningCode> = Vec::new();
-    for (code, message, tests, untested) in groups {
+    for f in fold_figures(groups) {
+        let code = f.code;
+        let message = merged_message(&f.messages);
         // The advice after the first ": " is printed once per code; repeats keep the finding.
         let message = if seen_codes.contains(&code) {
-            message.split(": ").next().unwrap_or(message)
+            message.split(": ").next().unwrap_or(&message).to_string()
         } else {
             seen_codes.push(code);
             message
         };
-        if untested {
+        if f.untested {
             out.push_str(&format!("warning [{code}]: {message}\n"));
         }
-        match tests.as_slice() {
+        match f.tests.as_slice() {
             [] => {}
             [t] => out.push_str(&format!("warning [{code}] {t}: {message}\n")),
             many => out.push_str(&format!(
-                "warning [{code}] {} tests ({}): {message}\n",
-                many.len(),
-                many.join(", ")
+                "warning [{code}] {}: {message}\n",
+                tests_named(many, known)
             )),
         }
     }
     out
+}
+
+/// Findings of one code whose messages differ only in their figures fold into the first of
+/// them when they would take more than [`MAX_LINES_PER_SENTENCE`] lines; a different
+/// sentence keeps its own lines.
+fn fold_figures(groups: Vec<Finding<'_>>) -> Vec<Finding<'_>> {
+    let keys: Vec<(&WarningCode, Vec<&str>)> = groups
+        .iter()
+        .map(|g| (g.code, figures(g.messages[0]).0))
+        .collect();
+    let lines_of = |k: &(&WarningCode, Vec<&str>)| -> usize {
+        groups
+            .iter()
+            .zip(&keys)
+            .filter(|(_, o)| *o == k)
+            .map(|(g, _)| g.lines())
+            .sum()
+    };
+    let mut out: Vec<Finding> = Vec::new();
+    let mut folded_into: Vec<(usize, usize)> = Vec::new(); // key index -> out index
+    for (i, g) in groups.iter().enumerate() {
+        let first = keys.iter().position(|k| *k == keys[i]).unwrap_or(i);
+        if lines_of(&keys[i]) <= MAX_LINES_PER_SENTENCE {
+            out.push(Finding {
+                messages: g.messages.clone(),
+                tests: g.tests.clone(),
+                ..*g
+            });
+            continue;
+        }
+        match folded_into.iter().find(|(k, _)| *k == first) {
+            Some(&(_, at)) => {
+                let f = &mut out[at];
+                f.messages.extend(&g.messages);
+                for t in &g.tests {
+                    if !f.tests.contains(t) {
+                        f.tests.push(t);
+                    }
+                }
+                f.untested |= g.untested;
+            }
+            None => {
+                folded_into.push((first, out.len()));
+                out.push(Finding {
+                    messages: g.messages.clone(),
+                    tests: g.tests.clone(),
+                    ..*g
+                });
+            }
+        }
+    }
+    out
+}
+
+/// A message cut at its figures: the text around them (one more than the figures) and the
+/// figures. A figure is a number standing alone (`57.7`, `1,234`), not a digit inside a word
+/// (`sda1`, `4KiB`, `Q1T1`) nor a rank's number (`on rank 1 (vm)`: which host, not how much).
+fn figures(message: &str) -> (Vec<&str>, Vec<&str>) {
+    let b = message.as_bytes();
+    let (mut text, mut figs) = (Vec::new(), Vec::new());
+    let (mut from, mut i) = (0, 0);
+    while i < b.len() {
+        let starts = b[i].is_ascii_digit()
+            && (i == 0 || matches!(b[i - 1], b' ' | b'('))
+            && !message[..i].ends_with("rank ");
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < b.len()
+            && (b[j].is_ascii_digit()
+                || (matches!(b[j], b'.' | b',') && b.get(j + 1).is_some_and(u8::is_ascii_digit)))
+        {
+            j += 1;
+        }
+        if b.get(j).is_some_and(|c| c.is_ascii_alphanumeric()) {
+            i = j;
+            continue;
+        }
+        text.push(&message[from..i]);
+        figs.push(&message[i..j]);
+        from = j;
+        i = j;
+    }
+    text.push(&message[from..]);
+    (text, figs)
+}
+
+/// One sentence for messages that differ only in their figures: each figure that differs
+/// is given as the range of them (`runs differ by 6.2–128.6 %`).
+fn merged_message(messages: &[&str]) -> String {
+    let (text, first) = figures(messages[0]);
+    if messages.len() == 1 {
+        return messages[0].to_string();
+    }
+    let all: Vec<Vec<&str>> = messages.iter().map(|m| figures(m).1).collect();
+    let value = |s: &str| s.replace(',', "").parse::<f64>().unwrap_or(0.0);
+    let mut out = String::new();
+    for (i, t) in text.iter().enumerate() {
+        out.push_str(t);
+        let Some(&f) = first.get(i) else { continue };
+        let slot = all.iter().filter_map(|fs| fs.get(i).copied());
+        let lo = slot.clone().min_by(|a, b| value(a).total_cmp(&value(b)));
+        let hi = slot.max_by(|a, b| value(a).total_cmp(&value(b)));
+        match (lo, hi) {
+            (Some(lo), Some(hi)) if value(lo) != value(hi) => out.push_str(&format!("{lo}–{hi}")),
+            _ => out.push_str(f),
+        }
+    }
+    out
+}
+
+/// `3 tests (A, B, C)`; a long list names the first and says how many more, and of how
+/// many tests when they are all the document's (`37 of 48 tests (A, B, …, and 32 more)`).
+fn tests_named(tests: &[&str], known: &[String]) -> String {
+    if tests.len() <= MAX_NAMED {
+        return format!("{} tests ({})", tests.len(), tests.join(", "));
+    }
+    let shown = MAX_NAMED - 1;
+    let of = if tests.iter().all(|t| known.iter().any(|k| k == t)) {
+        format!(" of {}", known.len())
+    } else {
+        String::new()
+    };
+    format!(
+        "{}{of} tests ({}, and {} more)",
+        tests.len(),
+        tests[..shown].join(", "),
+        tests.len() - shown
+    )
 }
 
 #[cfg(test)]
@@ -492,6 +669,89 @@ mod tests {
              warning [device-extra-io] A: vda wrote 5 MiB: advice\n\
              warning [device-extra-io] B: vda wrote 7 MiB\n"
         );
+    }
+
+    /// `iolab matrix` on a loaded machine printed a line per cell and code (124 for two file
+    /// systems): the same sentence with other figures is one line with their range, naming
+    /// the first cells and how many of the matrix's; another sentence keeps its own line,
+    /// the JSON keeps every warning.
+    #[test]
+    fn a_flood_of_one_sentence_is_one_line_per_sentence() {
+        let sizes = ["1 B", "4KiB", "16KiB", "64KiB"];
+        let ops = ["create", "stat", "read", "delete", "rename", "append"];
+        let mut doc = crate::report::matrix::matrix_of(
+            ["ext4", "xfs"]
+                .iter()
+                .map(|fs| crate::model::matrix::ConfigurationResult {
+                    label: fs.to_string(),
+                    tests: sizes
+                        .iter()
+                        .flat_map(|s| ops.iter().map(move |o| format!("{s} {o}")))
+                        .map(|name| TestResult {
+                            name,
+                            ..Default::default()
+                        })
+                        .collect(),
+                    ..Default::default()
+                })
+                .collect(),
+        );
+        let advice = "something else used the device or CPU; use more repeats";
+        let cells: Vec<String> = doc
+            .configurations
+            .iter()
+            .flat_map(|c| c.tests.iter().map(|t| format!("{}: {}", c.label, t.name)))
+            .collect();
+        assert_eq!(cells.len(), 48);
+        for (i, cell) in cells.iter().take(37).enumerate() {
+            let cv = 6.0 + i as f64 * 3.5;
+            doc.warn(Warning {
+                code: WarningCode::Noisy,
+                test: Some(cell.clone()),
+                message: format!(
+                    "runs differ by {cv:.1} % (coefficient of variation above 5 %): {advice}"
+                ),
+            });
+        }
+        // Another sentence of the code, and one about a configuration (not a test).
+        doc.warn(Warning {
+            code: WarningCode::Noisy,
+            test: Some("xfs: 1 B create".into()),
+            message: format!("the device changed state between runs: {advice}"),
+        });
+        for fs in ["ext4", "xfs"] {
+            doc.warn(Warning {
+                code: WarningCode::VcpuHalt,
+                test: Some(fs.into()),
+                message: "this guest halts idle vCPUs".into(),
+            });
+        }
+        let shown = render_warnings(&doc);
+        assert_eq!(
+            shown,
+            "warning [noisy] 37 of 48 tests (ext4: 1 B create, ext4: 1 B stat, ext4: 1 B read, \
+             ext4: 1 B delete, ext4: 1 B rename, ext4: 1 B append, ext4: 4KiB create, and 30 \
+             more): runs differ by 6.0–132.0 % \
+             (coefficient of variation above 5 %): something else used the device or CPU; use \
+             more repeats\n\
+             warning [noisy] xfs: 1 B create: the device changed state between runs\n\
+             warning [vcpu-halt] 2 tests (ext4, xfs): this guest halts idle vCPUs\n"
+        );
+        assert_eq!(doc.warnings.len(), 40, "the JSON keeps each");
+        // A few stay as they were, each with its own figure.
+        let few: Vec<Warning> = doc.warnings[..3].to_vec();
+        let lines = render_warning_list(&few);
+        assert_eq!(lines.lines().count(), 3, "{lines}");
+        assert!(
+            lines.contains("ext4: 1 B read: runs differ by 13.0 %"),
+            "{lines}"
+        );
+        // Figures inside words are not figures: other devices, other sizes stay apart.
+        assert_eq!(
+            figures("sda1 wrote 4KiB (load 7.7 on 2 CPUs): 1,234").1,
+            ["7.7", "2", "1,234"]
+        );
+        assert_eq!(figures("on rank 1 (vm), runs differ by 8.0 %").1, ["8.0"]);
     }
 
     fn header(env: Environment) -> String {

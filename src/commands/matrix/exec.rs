@@ -296,17 +296,8 @@ impl Exec<'_> {
         if let Some(age) = &self.plan.age {
             match self.age(&inst.mount_point, age) {
                 Ok(d) => {
-                    // As `iolab age` says it: the churn ran out, or the inodes, before the
-                    // fullness (the aged rows would otherwise pass for an aged file system).
-                    if let Some(w) = crate::runner::age::fill_warning(
-                        &inst.mount_point,
-                        &d,
-                        age.profile.largest(),
-                    ) {
-                        warnings.push(Warning {
-                            test: Some(cp.label.clone()),
-                            ..w
-                        });
+                    for w in aging_warnings(&cp.label, &inst.mount_point, &d, age) {
+                        warnings.push(w);
                     }
                     pass.rec.age = Some(d);
                     if let Err(e) = self.workloads(&inst.mount_point, &mut pass, true) {
@@ -493,6 +484,25 @@ impl Exec<'_> {
     }
 }
 
+/// The warnings of configuration `label`'s aging `d` on `mount`, as `iolab age` gives them:
+/// the churn or the inodes ran out before the fullness (about the configuration: its aged
+/// rows would otherwise pass for an aged file system), and `cpu-contention` when a writer
+/// waited for a CPU (about its aging, `LABEL: age PROFILE`; the matrix said nothing of it).
+fn aging_warnings(
+    label: &str,
+    mount: &Path,
+    d: &crate::model::age::AgeTestDetail,
+    age: &super::plan::AgePlan,
+) -> Vec<Warning> {
+    let fill = crate::runner::age::fill_warning(mount, d, age.profile.largest()).map(|w| Warning {
+        test: Some(label.to_string()),
+        ..w
+    });
+    let test = format!("{label}: age {}", age.profile.name);
+    let waited = crate::runner::age::contention_warning(d, &test);
+    fill.into_iter().chain(waited).collect()
+}
+
 /// The `space-not-returned` sentence: `kept` bytes more used after workload `label` on a
 /// file system of type `fs`. On NTFS that is the MFT, which is expected to keep it.
 fn space_not_returned(fs: &str, kept: u64, label: &str) -> String {
@@ -644,5 +654,38 @@ mod advice_tests {
             m.ends_with("use more repeats (--repeat auto) or a longer duration (run:duration=…)"),
             "{m}"
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `iolab matrix --age` said nothing of aging writers that waited for a CPU, which
+    /// `iolab age` warns of (`cpu-contention`): each configuration's aging does now.
+    #[test]
+    fn an_aging_that_waited_for_a_cpu_is_warned_of() {
+        let age = super::super::plan::AgePlan {
+            profile: crate::workload::age::Profile::load("desktop").unwrap(),
+            fill: 0.5,
+            churn: 1.0,
+            seed: 1,
+        };
+        let mut d = crate::model::age::AgeTestDetail {
+            jobs: 2,
+            cpu_wait_pct: Some(40.0),
+            ..Default::default()
+        };
+        let dir = std::env::temp_dir();
+        let ws = aging_warnings("ext4 4KiB", &dir, &d, &age);
+        let w = ws
+            .iter()
+            .find(|w| w.code == WarningCode::CpuContention)
+            .expect("cpu-contention");
+        assert_eq!(w.test.as_deref(), Some("ext4 4KiB: age desktop"));
+        assert!(w.message.contains("waited 40 %"), "{}", w.message);
+        d.cpu_wait_pct = Some(2.0);
+        let ws = aging_warnings("ext4 4KiB", &dir, &d, &age);
+        assert!(ws.iter().all(|w| w.code != WarningCode::CpuContention));
     }
 }
