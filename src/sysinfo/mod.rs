@@ -273,7 +273,7 @@ pub fn fs_state(target: &Path, mount: &Path) -> Option<crate::model::FsState> {
 pub fn vcpu_halt_warning(env: &Environment) -> Option<crate::model::Warning> {
     (env.guest_halt_poll_ns == Some(0)).then(|| crate::model::Warning {
         code: crate::model::WarningCode::VcpuHalt,
-        message: "this KVM guest halts idle vCPUs at once (cpuidle-haltpoll, guest_halt_poll_ns = 0): at queue depth 1 much of each I/O's latency is the host waking a vCPU, not the device (4 KiB QD1 on a loop device: 2.7x the IOPS with the kernel's default 200000); compare QD1 results only with runs on the same setting; each run's idle_entries_per_io in the JSON counts the halts per I/O".into(),
+        message: "this KVM guest halts idle vCPUs at once (cpuidle-haltpoll, guest_halt_poll_ns = 0): at queue depth 1 much of each I/O's latency is the host waking a vCPU, not the device (4 KiB QD1 on a loop device: 2.7x the IOPS with the kernel's default 200000 ns); compare QD1 results only with runs on the same setting; each run's idle_entries_per_io in the JSON counts the halts per I/O".into(),
         test: None,
     })
 }
