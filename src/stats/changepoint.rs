@@ -455,7 +455,8 @@ const PAUSE_MIN_POINTS: usize = 2;
 /// The pauses of `series` (see [`Pause`]): from [`PAUSE_MIN_POINTS`] up to fewer than
 /// `min_phase_points` points (longer, a slower stretch is a phase of its own), each under
 /// half of the median of the [`PAUSE_STEADY_POINTS`] steady points before them (past the
-/// lead-in), followed by a point back at that speed or above (within a material change).
+/// lead-in), followed by a point back at that speed (within a material change) or catching
+/// up above it (by no more than the pause lost).
 /// A drop that does not come back is no pause: 398 MB/s, then 0, 0, 63, 105 is a cliff (a
 /// throttle's debt or a drive flushing as its cache filled).
 pub fn pauses(series: &[f64], opts: &CliffOptions) -> Vec<Pause> {
@@ -481,16 +482,25 @@ pub fn pauses(series: &[f64], opts: &CliffOptions) -> Vec<Pause> {
         {
             end += 1;
         }
-        let back = end < series.len() && x(end) >= opts.material_ratio * level;
+        // The catch-up: points above the speed by more than a material change, as long as
+        // they make up no more than the pause lost (a stall, then a rise to a faster level,
+        // is no pause: the faster level is no catch-up).
+        let lost: f64 = (i..end).map(|k| level - x(k)).sum();
+        let mut catch_up_end = end;
+        let mut made_up = 0.0;
+        while catch_up_end < series.len()
+            && catch_up_end - end < opts.min_phase_points
+            && x(catch_up_end) * opts.material_ratio > level
+            && made_up + x(catch_up_end) - level <= lost
+        {
+            made_up += x(catch_up_end) - level;
+            catch_up_end += 1;
+        }
+        // Back at the speed before it, or catching up.
+        let back = catch_up_end > end
+            || (end < series.len() && level_ratio(x(end), level) >= opts.material_ratio);
         if (PAUSE_MIN_POINTS..opts.min_phase_points).contains(&(end - i)) && back {
             let mean = (i..end).map(x).sum::<f64>() / (end - i) as f64;
-            let mut catch_up_end = end;
-            while catch_up_end < series.len()
-                && catch_up_end - end < opts.min_phase_points
-                && x(catch_up_end) * opts.material_ratio > level
-            {
-                catch_up_end += 1;
-            }
             out.push(Pause {
                 start: i,
                 end,
@@ -501,7 +511,9 @@ pub fn pauses(series: &[f64], opts: &CliffOptions) -> Vec<Pause> {
             i = catch_up_end;
             continue;
         }
-        i = end.max(i + 1);
+        // Not a pause from here (a new, slower level, or no way back): a later point may
+        // still start one (the slow phase after a cliff stalled 4 intervals in).
+        i += 1;
     }
     out
 }
@@ -1454,6 +1466,28 @@ mod tests {
             105.0, 94.0, 105.0, 105.0, 0.0, 199.0, 0.0, 199.0, 0.0, 199.0, 94.0, 105.0, 94.0, 105.0,
         ]);
         assert!(pauses(&sliced, &sustain_options()).is_empty());
+        // A stall 4 intervals into the slow phase after a cliff (seen on the emulator under
+        // bursts of real-time spinners): the drop itself is no pause, the stall is.
+        let mut after = vec![400.0; 10];
+        after.extend([100.0, 100.0, 100.0, 100.0, 0.0, 0.0, 0.0, 180.0]);
+        after.extend([100.0; 20]);
+        let p = pauses(&mb_per_s(&after), &sustain_options());
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert_eq!(
+            (p[0].start, p[0].end, p[0].catch_up_end),
+            (14, 17, 18),
+            "{p:?}"
+        );
+        // A slow start, a stall, then the cache: the rise is no catch-up, and the stall no
+        // pause (the cache would have been taken for its catch-up and lost).
+        let mut rise = vec![94.0, 105.0, 94.0, 105.0, 94.0, 105.0, 94.0, 0.0, 0.0];
+        rise.extend([409.0, 398.0, 398.0, 409.0]);
+        rise.extend([100.0; 30]);
+        let rise = mb_per_s(&rise);
+        assert!(pauses(&rise, &sustain_options()).is_empty());
+        let c = cliffs_with(&rise, dt, None, &sustain_options());
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert!(within(c[0].before_bytes_per_s, 400.0 * MB, 0.03), "{c:?}");
         let flush = mb_per_s(&[
             797.0, 398.0, 398.0, 398.0, 398.0, 398.0, 0.0, 0.0, 63.0, 105.0, 94.0, 105.0,
         ]);

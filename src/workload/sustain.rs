@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::engine::EngineKind;
 use crate::model::IntervalPoint;
-use crate::model::sustain::{SustainCliff, SustainDetail, SustainPhase};
+use crate::model::sustain::{SustainCliff, SustainDetail, SustainPause, SustainPhase};
 use crate::stats::changepoint::{
     CliffOptions, cliffs_with, mean_and_sd, pauses, phases, settled_range,
 };
@@ -51,6 +51,49 @@ pub fn speeds_without_cliff(d: &SustainDetail) -> String {
         .map(|p| format!("{} MB/s", fmt_mb_per_s(p.mean_bw_bytes_per_s)))
         .collect::<Vec<_>>()
         .join(", then ")
+}
+
+/// A pause during which the pass's job thread, or some task of the machine, waited for a
+/// CPU at least this share of the time was the machine's (other programs on every CPU), not the drive's.
+const PAUSE_CPU_WAIT_SHARE: f64 = 0.5;
+
+/// Was pause `p` the machine's: did the job thread, or any task (the kernel's threads doing
+/// its I/O among them), wait for a CPU through most of it?
+pub fn waited_for_cpu(p: &SustainPause) -> bool {
+    [p.cpu_wait_share, p.cpu_pressure_share]
+        .iter()
+        .any(|w| w.is_some_and(|w| w >= PAUSE_CPU_WAIT_SHARE))
+}
+
+/// Seconds to the resolution of the series: `0.3 s` at 100-ms intervals, `0.25 s` at 10 ms
+/// (at 0.1 s a phase of 80 ms showed as `0.3 s` to `0.3 s`).
+pub fn secs(ms: f64, interval_ms: u64) -> String {
+    let decimals = match interval_ms {
+        100.. => 1,
+        10..=99 => 2,
+        _ => 3,
+    };
+    format!("{:.*} s", decimals, ms / 1e3)
+}
+
+/// Pauses of a pass by their times, `at 0.6 s for 0.3 s, at 2.1 s for 0.2 s` (the first
+/// three, then how many more).
+pub fn pause_list(pauses: &[&SustainPause], interval_ms: u64) -> String {
+    let mut parts: Vec<String> = pauses
+        .iter()
+        .take(3)
+        .map(|p| {
+            format!(
+                "at {} for {}",
+                secs(p.start_ms as f64, interval_ms),
+                secs((p.end_ms - p.start_ms) as f64, interval_ms)
+            )
+        })
+        .collect();
+    if pauses.len() > 3 {
+        parts.push(format!("{} more", pauses.len() - 3));
+    }
+    parts.join(", ")
 }
 
 /// Intervals a phase after a cliff should last for its speed to be worth quoting.
@@ -223,6 +266,17 @@ pub fn analyze(
         phases,
         cliffs,
         settled_phase,
+        pauses: paused
+            .iter()
+            .map(|p| SustainPause {
+                start_ms: p.start as u64 * interval_ms,
+                end_ms: p.end as u64 * interval_ms,
+                bw_bytes_per_s: p.mean,
+                before_bw_bytes_per_s: p.level,
+                cpu_wait_share: None,
+                cpu_pressure_share: None,
+            })
+            .collect(),
         ..Default::default()
     };
     if let Some(r) = reference {
@@ -526,6 +580,10 @@ mod tests {
         );
         // Every interval before the drop, and half the one it fell in.
         let written = s[..12].iter().map(|p| p.bytes).sum::<u64>() + s[12].bytes / 2;
+        // The stall is reported as a pause, from 0.6 to 0.9 s.
+        assert_eq!(d.pauses.len(), 1, "{d:?}");
+        assert_eq!((d.pauses[0].start_ms, d.pauses[0].end_ms), (600, 900));
+        assert_eq!(d.pauses[0].bw_bytes_per_s, 0.0);
         assert!(
             (d.cliffs[0].fast_phase_bytes / written as f64 - 1.0).abs() < 0.05,
             "{d:?} against {written}"
