@@ -439,8 +439,9 @@ pub struct Pause {
     /// Its own mean speed.
     pub mean: f64,
     /// The end of the catch-up after it (`end` without one): the points right after it
-    /// above the speed before it by more than a material change (a throttle's saved credit
-    /// spent at once). Neither they nor the pause are the device's speed.
+    /// above the speed before it by more than a material change, making up no more than
+    /// the pause lost (a throttle's saved credit spent at once). Neither they nor the pause
+    /// are the device's speed.
     pub catch_up_end: usize,
 }
 
