@@ -43,6 +43,33 @@ pub struct SustainDetail {
     /// a lower bound.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub recovered_at_least: bool,
+    /// Pauses of a steady speed that came back after them (2 to 4 intervals under half of
+    /// it): no cliff, and no part of a phase's speed (their bytes are its). Absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pauses: Vec<SustainPause>,
+}
+
+/// A pause: intervals `[start_ms, end_ms)` of the series under half the steady speed before
+/// them, after which the speed came back (a writer the machine did not schedule, a drive's
+/// garbage collection or flush).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct SustainPause {
+    pub start_ms: u64,
+    pub end_ms: u64,
+    /// Mean speed over the pause's intervals.
+    pub bw_bytes_per_s: f64,
+    /// The steady speed before it (the median of its 4 intervals before), which came back.
+    pub before_bw_bytes_per_s: f64,
+    /// The share of the pause the pass's job thread spent waiting for a CPU (runnable while
+    /// other threads held every CPU); absent where the kernel does not tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_wait_share: Option<f64>,
+    /// The share of the pause in which some task of the machine waited for a CPU (PSI
+    /// `some` of `/proc/pressure/cpu`: also the kernel's threads that do the I/O, such as a
+    /// loop device's worker, while the job thread sleeps); absent where the kernel does not
+    /// tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_pressure_share: Option<f64>,
 }
 
 /// One level of throughput: points `[start_ms, end_ms)` of the series.

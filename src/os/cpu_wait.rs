@@ -162,6 +162,92 @@ impl WaitSpan {
     }
 }
 
+/// Another thread's wait for a CPU over time, sampled by the calling thread now and then
+/// (never by the thread itself, so its own work is not touched), and the machine's: the
+/// time some task waited for a CPU (`/proc/pressure/cpu`, PSI `some`), which also holds the
+/// kernel's threads that do the thread's I/O (a loop device's worker) while the thread
+/// itself sleeps. The share of any span that either waited is interpolated between samples.
+pub struct WaitTrace {
+    schedstat: Option<std::fs::File>,
+    pressure: Option<std::fs::File>,
+    origin: Instant,
+    /// (time since `origin`, the thread's wait so far).
+    thread: Vec<(Duration, Duration)>,
+    /// (time since `origin`, the machine's `some` CPU pressure so far).
+    machine: Vec<(Duration, Duration)>,
+}
+
+impl WaitTrace {
+    /// The trace of thread `tid` of this process, its times counted from `origin`.
+    pub fn of_thread(tid: i32, origin: Instant) -> WaitTrace {
+        WaitTrace {
+            schedstat: std::fs::File::open(format!("/proc/self/task/{tid}/schedstat")).ok(),
+            pressure: std::fs::File::open("/proc/pressure/cpu").ok(),
+            origin,
+            thread: Vec::new(),
+            machine: Vec::new(),
+        }
+    }
+
+    /// Reads both waits now (nothing of the thread once it is gone, or without schedstat;
+    /// nothing of the machine without PSI).
+    pub fn sample(&mut self) {
+        use std::os::unix::fs::FileExt;
+        let t = self.origin.elapsed();
+        let mut buf = [0u8; 160];
+        let read = |f: &Option<std::fs::File>, buf: &mut [u8]| {
+            let n = f.as_ref()?.read_at(buf, 0).ok()?;
+            Some(n)
+        };
+        if let Some(w) = read(&self.schedstat, &mut buf).and_then(|n| parse_run_delay(&buf[..n])) {
+            self.thread.push((t, w));
+        }
+        if let Some(w) = read(&self.pressure, &mut buf).and_then(|n| parse_some_total(&buf[..n])) {
+            self.machine.push((t, w));
+        }
+    }
+
+    /// The share (0 to 1) of `from..to` (since the origin) the thread waited for a CPU;
+    /// `None` unless samples lie on both sides of the span.
+    pub fn share(&self, from: Duration, to: Duration) -> Option<f64> {
+        share_of(&self.thread, from, to)
+    }
+
+    /// The share (0 to 1) of `from..to` in which some task of the machine waited for a CPU.
+    pub fn machine_share(&self, from: Duration, to: Duration) -> Option<f64> {
+        share_of(&self.machine, from, to)
+    }
+}
+
+/// The share of `from..to` a cumulative wait `samples` grew by, linear between samples.
+fn share_of(samples: &[(Duration, Duration)], from: Duration, to: Duration) -> Option<f64> {
+    let at = |t: Duration| -> Option<f64> {
+        let k = samples.iter().position(|s| s.0 >= t)?;
+        let (t1, w1) = samples[k];
+        if k == 0 {
+            return (t1 == t).then_some(w1.as_secs_f64());
+        }
+        let (t0, w0) = samples[k - 1];
+        let f = (t - t0).as_secs_f64() / (t1 - t0).as_secs_f64().max(1e-12);
+        Some(w0.as_secs_f64() + f * (w1.as_secs_f64() - w0.as_secs_f64()))
+    };
+    let span = to.checked_sub(from)?.as_secs_f64();
+    let waited = at(to)? - at(from)?;
+    (span > 0.0).then(|| (waited / span).clamp(0.0, 1.0))
+}
+
+/// `total` (µs) of the `some` line of `/proc/pressure/cpu`.
+fn parse_some_total(text: &[u8]) -> Option<Duration> {
+    let text = std::str::from_utf8(text).ok()?;
+    let line = text.lines().find(|l| l.starts_with("some "))?;
+    let us = line
+        .split_ascii_whitespace()
+        .find_map(|f| f.strip_prefix("total="))?
+        .parse::<u64>()
+        .ok()?;
+    Some(Duration::from_micros(us))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,5 +296,38 @@ mod tests {
         let other = contention_message("from depth 8 a job thread", 12.0, 1);
         assert!(other.contains("that other programs held"), "{other}");
         assert!(!other.contains("jobs in all"), "{other}");
+    }
+
+    /// Samples every 50 ms of a thread that waited all of 0.3-0.5 s and none of the rest:
+    /// a span of 0.3-0.5 s waited all of it, 0.1-0.3 s none, 0.2-0.4 s half; outside the
+    /// samples, nothing is said.
+    #[test]
+    fn a_traced_span_shares_the_wait_between_samples() {
+        let ms = Duration::from_millis;
+        let samples: Vec<_> = (0..=14)
+            .map(|k| {
+                let t = 50 * k;
+                (ms(t), ms(t.clamp(300, 500) - 300))
+            })
+            .collect();
+        let trace = WaitTrace {
+            schedstat: None,
+            pressure: None,
+            origin: Instant::now(),
+            thread: samples.clone(),
+            machine: samples[..4].to_vec(),
+        };
+        let near = |x: Option<f64>, want: f64| x.is_some_and(|x| (x - want).abs() < 1e-9);
+        assert!(near(trace.share(ms(300), ms(500)), 1.0));
+        assert!(near(trace.share(ms(100), ms(300)), 0.0));
+        assert!(near(trace.share(ms(200), ms(400)), 0.5));
+        assert!(near(trace.share(ms(325), ms(375)), 1.0));
+        assert_eq!(trace.share(ms(600), ms(800)), None);
+        assert_eq!(trace.machine_share(ms(50), ms(150)), Some(0.0));
+        assert_eq!(trace.machine_share(ms(100), ms(300)), None);
+        assert_eq!(
+            parse_some_total(b"some avg10=9.97 avg60=44.25 avg300=74.23 total=16873184477\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n"),
+            Some(Duration::from_micros(16_873_184_477))
+        );
     }
 }

@@ -3,12 +3,12 @@
 
 use comfy_table::{Cell, ContentArrangement};
 
-use crate::model::sustain::{SustainDetail, SustainPhase};
+use crate::model::sustain::{SustainDetail, SustainPause, SustainPhase};
 use crate::model::{ResultDoc, TestResult};
 use crate::report::svg::{Axis, Mark, Scale, Series, line_chart};
 use crate::report::table::{new_table, right};
 use crate::units::{fmt_mb_per_s, fmt_size_iec};
-use crate::workload::sustain::speeds_without_cliff;
+use crate::workload::sustain::{pause_list, secs, speeds_without_cliff, waited_for_cpu};
 
 /// `1.0 GiB (1.07 GB)`.
 fn size(bytes: f64) -> String {
@@ -17,17 +17,6 @@ fn size(bytes: f64) -> String {
         fmt_size_iec(bytes.max(0.0) as u64),
         bytes / 1e9
     )
-}
-
-/// Seconds to the resolution of the series: `0.3 s` at 100-ms intervals, `0.25 s` at 10 ms
-/// (at 0.1 s a phase of 80 ms showed as `0.3 s` to `0.3 s`).
-fn secs(ms: f64, interval_ms: u64) -> String {
-    let decimals = match interval_ms {
-        100.. => 1,
-        10..=99 => 2,
-        _ => 3,
-    };
-    format!("{:.*} s", decimals, ms / 1e3)
 }
 
 /// The cells of one phase: from, to, written, MB/s, spread (± stddev and CV).
@@ -69,7 +58,45 @@ pub fn findings(name: &str, d: &SustainDetail) -> Vec<String> {
     let mut out = findings_of_pass(name, d);
     out.extend(slow_start_note(name, d));
     out.extend(settled_note(name, d));
+    out.extend(pause_note(name, d));
     out
+}
+
+/// The pauses of a pass's speed (`SustainDetail::pauses`): when, how slow, and whose they
+/// were. Folded into a phase as blips, a drive's pause (garbage collection, a flush) was
+/// seen nowhere; and a writer stalled by other programs was taken for the cliff.
+fn pause_note(name: &str, d: &SustainDetail) -> Option<String> {
+    if d.pauses.is_empty() {
+        return None;
+    }
+    let all: Vec<&SustainPause> = d.pauses.iter().collect();
+    let slowest = all
+        .iter()
+        .map(|p| p.bw_bytes_per_s)
+        .fold(f64::INFINITY, f64::min);
+    let machine = all.iter().filter(|p| waited_for_cpu(p)).count();
+    let known = all.iter().any(|p| p.cpu_wait_share.is_some());
+    let device = if d.memory_backed.is_some() {
+        "the machine's (memory reclaim)"
+    } else {
+        "the drive's (garbage collection, a flush)"
+    };
+    let whose = if machine == all.len() {
+        "the CPUs were held by other work then (the job thread, or the kernel's threads doing its I/O, waited for one): the machine's, not the drive's".to_string()
+    } else if machine > 0 {
+        format!(
+            "in {machine} the CPUs were held by other work (the machine's); the others are {device}"
+        )
+    } else if known {
+        format!("nothing was kept from a CPU then: {device}")
+    } else {
+        format!("{device}, or the machine's (this kernel does not tell the wait for a CPU)")
+    };
+    Some(format!(
+        "{name}: the speed paused ({}: down to {} MB/s), then came back: {whose}; no cliff, and no part of a phase's speed (the bytes are)",
+        pause_list(&all, d.interval_ms),
+        fmt_mb_per_s(slowest),
+    ))
 }
 
 /// When a pass with a cliff started slower than the phase after it, what its first phase
@@ -631,5 +658,56 @@ mod tests {
         let svg = bandwidth_chart("t", &pass()).unwrap();
         assert!(svg.contains("cliff after 190.7 MiB"), "{svg}");
         assert!(svg.contains("phase 2: 100.00 MB/s"));
+    }
+
+    /// A pass with pauses of its speed says when, how slow and whose they were: the
+    /// machine's when the job thread waited for a CPU through them, the drive's when it did
+    /// not, either when the kernel does not tell. Without pauses, no line.
+    #[test]
+    fn pauses_are_named_with_whose_they_were() {
+        let pause = |from: u64, to: u64, wait: Option<f64>| SustainPause {
+            start_ms: from,
+            end_ms: to,
+            bw_bytes_per_s: 0.0,
+            before_bw_bytes_per_s: 398e6,
+            cpu_wait_share: wait,
+            cpu_pressure_share: None,
+        };
+        let mut d = SustainDetail {
+            pass: "first".into(),
+            interval_ms: 100,
+            phases: vec![phase(0, 3000, 398e6)],
+            ..Default::default()
+        };
+        assert_eq!(pause_note("first pass", &d), None);
+        d.pauses = vec![pause(600, 900, Some(0.92)), pause(2100, 2300, Some(0.7))];
+        let n = pause_note("first pass", &d).expect("a note");
+        assert_eq!(
+            n,
+            "first pass: the speed paused (at 0.6 s for 0.3 s, at 2.1 s for 0.2 s: down to 0.00 MB/s), then came back: the CPUs were held by other work then (the job thread, or the kernel's threads doing its I/O, waited for one): the machine's, not the drive's; no cliff, and no part of a phase's speed (the bytes are)"
+        );
+        d.pauses[1].cpu_wait_share = Some(0.02);
+        let n = pause_note("first pass", &d).unwrap();
+        assert!(
+            n.contains("in 1 the CPUs were held by other work (the machine's); the others are the drive's (garbage collection, a flush)"),
+            "{n}"
+        );
+        d.pauses = vec![pause(600, 900, Some(0.0))];
+        let n = pause_note("first pass", &d).unwrap();
+        assert!(
+            n.contains("nothing was kept from a CPU then: the drive's"),
+            "{n}"
+        );
+        d.pauses = vec![pause(600, 900, None); 5];
+        let n = pause_note("first pass", &d).unwrap();
+        assert!(n.contains("for 0.3 s, 2 more: down"), "{n}");
+        assert!(n.contains("this kernel does not tell"), "{n}");
+        // In the table's findings too.
+        let t = TestResult {
+            name: "first pass".into(),
+            sustain: Some(d),
+            ..Default::default()
+        };
+        assert!(table_of(t).contains("first pass: the speed paused ("));
     }
 }

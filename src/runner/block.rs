@@ -69,6 +69,10 @@ pub struct LiveCounters {
     /// Requests in flight, as the jobs last said: after their first fill, with every batch
     /// of `ios`, and at every completion once they are stopping (what a stop waits for).
     pub inflight: AtomicU64,
+    /// The first job thread's id and when its series started (its I/O loop's start): for a
+    /// caller that samples that thread's wait for a CPU over the series (`iolab sustain`'s
+    /// one job, `os::cpu_wait::WaitTrace`). Set once, before the loop.
+    pub job_thread: std::sync::OnceLock<(i32, Instant)>,
 }
 
 /// Rates of `LiveCounters` over fixed periods, for the live points of the JSON progress
@@ -616,6 +620,11 @@ fn run_job(job: &JobSpec, target: &TestTarget, j: u32, seed: u64, sync: JobSync)
     // Calibrated (once per process) before the jobs start together.
     super::clock::shared();
     sync.barrier.wait();
+    if let Some(live) = sync.live {
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() };
+        let _ = live.job_thread.set((tid, Instant::now()));
+    }
     let end = io_loop(job, target, ready, sync);
     finish_job(job, sync.stop, warnings, end)
 }

@@ -8,8 +8,11 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use crate::engine::EngineKind;
+use crate::model::sustain::{SustainDetail, SustainPause};
 use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning, WarningCode};
-use crate::os::cpu_wait::{CPU_CONTENTION_PCT, contention_message};
+use crate::os::cpu_wait::{
+    CPU_CONTENTION_PCT, IDLE_ADVICE, WaitTrace, contention_message, load_context,
+};
 use crate::runner::RunContext;
 use crate::runner::block::{LiveCounters, LiveSampler, StopNotice, run_block_test, settings_of};
 use crate::runner::progress::Progress;
@@ -17,10 +20,11 @@ use crate::runner::target::{TargetKind, TestTarget};
 use crate::stats::changepoint::SHORT_PHASE_POINTS;
 use crate::stats::repeat::summarize_test;
 use crate::sysinfo::diskstats::write_amplification;
-use crate::units::{fmt_mb_per_s, fmt_size_iec};
+use crate::units::{count, fmt_mb_per_s, fmt_size_iec};
 use crate::workload::block::{BlockTestSpec, Rw, cdm_label};
 use crate::workload::sustain::{
-    PassPlan, Reference, SLOW_PHASE_POINTS, analyze, pass_job, recovery_bytes, speeds_without_cliff,
+    PassPlan, Reference, SLOW_PHASE_POINTS, analyze, pass_job, pause_list, recovery_bytes,
+    speeds_without_cliff, waited_for_cpu,
 };
 
 /// Validated `iolab sustain`.
@@ -328,11 +332,21 @@ fn run_pass(
         let (mut last_bytes, mut last_t) = (0u64, t0);
         let mut sampler = LiveSampler::new(Duration::from_millis(500));
         let mut stopping = StopNotice::new();
+        // The job thread's wait for a CPU, every 50 ms: whether a pause was the machine's.
+        let mut trace: Option<WaitTrace> = None;
         while !h.is_finished() {
             for _ in 0..4 {
                 std::thread::sleep(Duration::from_millis(50));
                 if ctx.stop.is_set() {
                     wall.stonewall();
+                }
+                if trace.is_none()
+                    && let Some(&(tid, t0)) = live.job_thread.get()
+                {
+                    trace = Some(WaitTrace::of_thread(tid, t0));
+                }
+                if let Some(t) = trace.as_mut() {
+                    t.sample();
                 }
             }
             let b = live.bytes.load(std::sync::atomic::Ordering::Relaxed);
@@ -351,9 +365,12 @@ fn run_pass(
                 p.point(by_bytes.max(by_time).min(1.0), &pt);
             }
         }
-        h.join()
-            .unwrap_or_else(|_| Err(anyhow::anyhow!("the pass's thread panicked")))
+        let out = h
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("the pass's thread panicked")));
+        (out, trace)
     });
+    let (out, trace) = out;
     let mut o = match out {
         Ok(o) => o,
         Err(e) => {
@@ -374,20 +391,7 @@ fn run_pass(
     for w in o.warnings {
         doc.warn(w);
     }
-    // The pass's one job thread, as `iolab run` warns of it: its wait is in every interval.
-    if let Some(pct) = o
-        .total
-        .cpu
-        .as_ref()
-        .and_then(|c| c.max_job_thread_wait_pct)
-        .filter(|&p| p > CPU_CONTENTION_PCT)
-    {
-        doc.warn(Warning {
-            code: WarningCode::CpuContention,
-            message: contention_message("a job thread", pct, 1),
-            test: Some(name.to_string()),
-        });
-    }
+    let wait_pct = o.total.cpu.as_ref().and_then(|c| c.max_job_thread_wait_pct);
     if let (Some(engine), Some(s)) = (o.engines.first(), test.settings.as_mut()) {
         s.engine = engine.clone();
     }
@@ -409,6 +413,19 @@ fn run_pass(
         idle_before,
         reference,
     );
+    for p in &mut detail.pauses {
+        let ms = Duration::from_millis;
+        let (from, to) = (ms(p.start_ms), ms(p.end_ms));
+        p.cpu_wait_share = trace.as_ref().and_then(|t| t.share(from, to));
+        p.cpu_pressure_share = trace.as_ref().and_then(|t| t.machine_share(from, to));
+    }
+    if let Some(message) = contention(wait_pct, &detail) {
+        doc.warn(Warning {
+            code: WarningCode::CpuContention,
+            message,
+            test: Some(name.to_string()),
+        });
+    }
     detail.memory_backed = crate::sysinfo::resolve::memory_backing(
         &doc.environment.fs_type,
         doc.environment.block_device.as_deref(),
@@ -432,11 +449,44 @@ fn run_pass(
     Ok(test)
 }
 
+/// Warning `cpu-contention` of a pass: its job thread waited for a CPU over a tenth of the
+/// pass (`wait_pct`, as `iolab run` warns of a job thread: the wait is in every interval),
+/// or through pauses of its speed, which it then names: they were the machine's, not the
+/// drive's (kept out of the speeds, no cliff there).
+fn contention(wait_pct: Option<f64>, d: &SustainDetail) -> Option<String> {
+    let base = wait_pct
+        .filter(|&p| p > CPU_CONTENTION_PCT)
+        .map(|p| contention_message("a job thread", p, 1));
+    let waited: Vec<&SustainPause> = d.pauses.iter().filter(|p| waited_for_cpu(p)).collect();
+    if waited.is_empty() {
+        return base;
+    }
+    let tail = format!(
+        "{} of the speed ({}) came while the CPUs were held by other work (the job thread, or the kernel's threads doing its I/O, waited for one), not from the drive: no cliff was placed there, and {} no part of the speeds",
+        count(waited.len() as u64, "pause", "pauses"),
+        pause_list(&waited, d.interval_ms),
+        if waited.len() == 1 {
+            "it is"
+        } else {
+            "they are"
+        },
+    );
+    Some(match base {
+        Some(b) => format!("{b}; {tail}"),
+        None => format!(
+            "{tail}{}: {IDLE_ADVICE}",
+            load_context()
+                .map(|l| format!(" ({l} now)"))
+                .unwrap_or_default()
+        ),
+    })
+}
+
 /// The progress line's end. Without a cliff its speed is the one phase's, as the table and
 /// the line under it give it ("no cliff in … (X MB/s throughout)"), not the pass's average
 /// beside it (it said 774.06 MB/s above a table of 737.77); with one, the pass's average,
 /// named as such.
-fn finish_line(r: &RunResult, d: &crate::model::sustain::SustainDetail) -> String {
+fn finish_line(r: &RunResult, d: &SustainDetail) -> String {
     let mut s = format!(
         "{} in {:.1} s",
         fmt_size_iec(d.bytes_written),
@@ -461,7 +511,7 @@ fn finish_line(r: &RunResult, d: &crate::model::sustain::SustainDetail) -> Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::sustain::{SustainCliff, SustainDetail, SustainPhase};
+    use crate::model::sustain::{SustainCliff, SustainPhase};
 
     /// A phase at `bw` bytes/s.
     fn phase(bw: f64) -> SustainPhase {
@@ -649,5 +699,44 @@ mod tests {
             finish_line(&r, &d),
             "64.0 MiB in 0.1 s, 774.06 MB/s on average, cliff after 32.0 MiB"
         );
+    }
+
+    /// `cpu-contention` of a pass: as `iolab run`'s over a tenth of the pass; naming the
+    /// pauses the job thread spent waiting for a CPU (the machine's, kept out of the
+    /// speeds), with or without that; nothing for a pause the drive made.
+    #[test]
+    fn contention_names_the_pauses_the_machine_made() {
+        let pause = |wait: f64| crate::model::sustain::SustainPause {
+            start_ms: 600,
+            end_ms: 900,
+            cpu_wait_share: Some(wait),
+            ..Default::default()
+        };
+        let mut d = SustainDetail {
+            interval_ms: 100,
+            ..Default::default()
+        };
+        assert_eq!(contention(Some(5.0), &d), None);
+        assert!(
+            contention(Some(30.0), &d)
+                .unwrap()
+                .starts_with("a job thread waited 30 % of the run for a CPU")
+        );
+        d.pauses.push(pause(0.1));
+        assert_eq!(contention(Some(5.0), &d), None);
+        // The machine's pressure alone (a loop device's worker waited, the thread slept).
+        d.pauses.push(crate::model::sustain::SustainPause {
+            cpu_pressure_share: Some(0.9),
+            ..pause(0.0)
+        });
+        let m = contention(Some(5.0), &d).unwrap();
+        assert!(
+            m.starts_with("1 pause of the speed (at 0.6 s for 0.3 s) came while the CPUs were held by other work (the job thread, or the kernel's threads doing its I/O, waited for one), not from the drive: no cliff was placed there, and it is no part of the speeds"),
+            "{m}"
+        );
+        assert!(m.ends_with(IDLE_ADVICE), "{m}");
+        let m = contention(Some(30.0), &d).unwrap();
+        assert!(m.starts_with("a job thread waited 30 %"), "{m}");
+        assert!(m.contains("; 1 pause of the speed (at 0.6 s"), "{m}");
     }
 }

@@ -81,14 +81,7 @@ impl Segment {
         level_start: usize,
         level_end: usize,
     ) -> Segment {
-        let xs = &series[level_start..level_end];
-        let n = xs.len() as f64;
-        let mean = xs.iter().sum::<f64>() / n;
-        let stddev = if xs.len() > 1 {
-            (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
-        } else {
-            0.0
-        };
+        let (mean, stddev) = mean_and_sd(&series[level_start..level_end]);
         Segment {
             start,
             end,
@@ -111,6 +104,30 @@ impl Segment {
     pub fn is_empty(&self) -> bool {
         self.end == self.start
     }
+}
+
+/// Mean and sample standard deviation of the finite values of `xs` (a NaN marks a point
+/// left out: a [`pauses`] interval); (0, 0) without any, a spread of 0 with one.
+pub fn mean_and_sd(xs: &[f64]) -> (f64, f64) {
+    let (n, sum) = xs
+        .iter()
+        .filter(|x| x.is_finite())
+        .fold((0usize, 0.0), |(n, s), x| (n + 1, s + x));
+    if n == 0 {
+        return (0.0, 0.0);
+    }
+    let mean = sum / n as f64;
+    let sd = if n > 1 {
+        let ss: f64 = xs
+            .iter()
+            .filter(|x| x.is_finite())
+            .map(|x| (x - mean).powi(2))
+            .sum();
+        (ss / (n - 1) as f64).sqrt()
+    } else {
+        0.0
+    };
+    (mean, sd)
 }
 
 /// Robust noise level: MAD of the first differences, scaled to a normal σ (1.4826 · MAD
@@ -255,6 +272,12 @@ pub struct CliffOptions {
     /// [`short_fast_start`]): a small write cache fills in a few intervals. Off by default
     /// (`iolab run`'s write-cache and heat checks keep their rule); `iolab sustain` sets it.
     pub short_fast_start: bool,
+    /// Find [`pauses`] and leave them out of the search and of the phases' speeds: a few
+    /// intervals at a fraction of a steady speed that comes back after them (a writer the
+    /// machine did not schedule, a drive's garbage collection) are no level change, and
+    /// their place is no cliff. Off by default (`iolab run`'s checks keep their rule);
+    /// `iolab sustain` sets it and reports them.
+    pub pauses: bool,
     pub changepoint: ChangepointOptions,
 }
 
@@ -266,6 +289,7 @@ impl Default for CliffOptions {
             lead_in_points: 0,
             min_t: 3.0,
             short_fast_start: false,
+            pauses: false,
             changepoint: ChangepointOptions::default(),
         }
     }
@@ -273,16 +297,28 @@ impl Default for CliffOptions {
 
 /// The phases a reader would name: PELT's segments with blips folded away and
 /// immaterial changes merged. Means and spreads are recomputed over the merged points.
+/// With `opts.pauses`, the search runs on the series with each pause at the speed before
+/// it and the phases' levels leave the pauses' points out.
 pub fn phases(series: &[f64], opts: &CliffOptions) -> Vec<Segment> {
-    let data: Vec<f64> = series
+    let mut data: Vec<f64> = series
         .iter()
         .map(|x| if x.is_finite() { *x } else { 0.0 })
         .collect();
-    let stalls = stall_factor(&data, opts.changepoint.min_segment_len);
-    let mut segs = match stalls {
-        1 => segments(&data, &opts.changepoint),
-        k => coarse_segments(&data, k, &opts.changepoint),
-    };
+    let mut searched = data.clone();
+    if opts.pauses {
+        for p in pauses(&data, opts) {
+            searched[p.start..p.catch_up_end].fill(p.level);
+            data[p.start..p.catch_up_end].fill(f64::NAN);
+        }
+    }
+    let stalls = stall_factor(&searched, opts.changepoint.min_segment_len);
+    let mut segs: Vec<Segment> = match stalls {
+        1 => segments(&searched, &opts.changepoint),
+        k => coarse_segments(&searched, k, &opts.changepoint),
+    }
+    .iter()
+    .map(|s| Segment::of(&data, s.start, s.end))
+    .collect();
     // How far off a piece at an end of the series must be to be of another level: a
     // material change, or twice that when stalls are frequent (a few points may then hold
     // a catch-up whose stall is on the other side of the boundary: up to twice the level).
@@ -386,6 +422,112 @@ pub fn phases(series: &[f64], opts: &CliffOptions) -> Vec<Segment> {
         segs.remove(i + 1);
     }
     segs
+}
+
+/// A pause in a steady speed: points `start..end` (end exclusive) at under half the speed
+/// of the steady points before them, after which the speed came back. A writer the machine
+/// did not schedule (other programs on every CPU) writes next to nothing, then catches up;
+/// a drive may pause for its garbage collection or a flush. Either way the device did not
+/// change its level there: it is no cliff, and its intervals are no part of the phase's
+/// speed (their bytes are).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Pause {
+    pub start: usize,
+    pub end: usize,
+    /// The speed before it: the median of the steady points before it.
+    pub level: f64,
+    /// Its own mean speed.
+    pub mean: f64,
+    /// The end of the catch-up after it (`end` without one): the points right after it
+    /// above the speed before it by more than a material change, making up no more than
+    /// the pause lost (a throttle's saved credit spent at once). Neither they nor the pause
+    /// are the device's speed.
+    pub catch_up_end: usize,
+}
+
+/// The steady points a pause must follow: each within a material change of their median.
+const PAUSE_STEADY_POINTS: usize = 4;
+/// A pause's points are each under this share of the speed before it.
+const PAUSE_DEPTH: f64 = 0.5;
+/// The fewest points of a pause: a single low point followed by twice the speed is how a
+/// throttle grants its budget in slices (0, 199, 0, 199 MB/s at 100), the device's pattern.
+const PAUSE_MIN_POINTS: usize = 2;
+
+/// The pauses of `series` (see [`Pause`]): from [`PAUSE_MIN_POINTS`] up to fewer than
+/// `min_phase_points` points (longer, a slower stretch is a phase of its own), each under
+/// half of the median of the [`PAUSE_STEADY_POINTS`] steady points before them (past the
+/// lead-in), followed by a point back at that speed (within a material change) or catching
+/// up above it (by no more than the pause lost).
+/// A drop that does not come back is no pause: 398 MB/s, then 0, 0, 63, 105 is a cliff (a
+/// throttle's debt or a drive flushing as its cache filled).
+pub fn pauses(series: &[f64], opts: &CliffOptions) -> Vec<Pause> {
+    let x = |i: usize| {
+        let v = series[i];
+        if v.is_finite() { v } else { 0.0 }
+    };
+    let mut out = Vec::new();
+    let mut i = opts.lead_in_points + PAUSE_STEADY_POINTS;
+    while i < series.len() {
+        let before: Vec<f64> = (i - PAUSE_STEADY_POINTS..i).map(x).collect();
+        let level = median(&before);
+        let steady = level > 0.0
+            && before
+                .iter()
+                .all(|b| level_ratio(*b, level) >= opts.material_ratio);
+        if !steady || x(i) >= PAUSE_DEPTH * level {
+            i += 1;
+            continue;
+        }
+        let mut end = i;
+        while end < series.len() && end - i < opts.min_phase_points && x(end) < PAUSE_DEPTH * level
+        {
+            end += 1;
+        }
+        // The catch-up: points above the speed by more than a material change, as long as
+        // they make up no more than the pause lost (a stall, then a rise to a faster level,
+        // is no pause: the faster level is no catch-up).
+        let lost: f64 = (i..end).map(|k| level - x(k)).sum();
+        let mut catch_up_end = end;
+        let mut made_up = 0.0;
+        while catch_up_end < series.len()
+            && catch_up_end - end < opts.min_phase_points
+            && x(catch_up_end) * opts.material_ratio > level
+            && made_up + x(catch_up_end) - level <= lost
+        {
+            made_up += x(catch_up_end) - level;
+            catch_up_end += 1;
+        }
+        // Back at the speed before it, or catching up.
+        let back = catch_up_end > end
+            || (end < series.len() && level_ratio(x(end), level) >= opts.material_ratio);
+        if (PAUSE_MIN_POINTS..opts.min_phase_points).contains(&(end - i)) && back {
+            let mean = (i..end).map(x).sum::<f64>() / (end - i) as f64;
+            out.push(Pause {
+                start: i,
+                end,
+                level,
+                mean,
+                catch_up_end,
+            });
+            i = catch_up_end;
+            continue;
+        }
+        // Not a pause from here (a new, slower level, or no way back): a later point may
+        // still start one (the slow phase after a cliff stalled 4 intervals in).
+        i += 1;
+    }
+    out
+}
+
+/// The points of `series` in a pause (with `opts.pauses`; none without).
+fn paused_points(series: &[f64], opts: &CliffOptions) -> Vec<bool> {
+    let mut out = vec![false; series.len()];
+    if opts.pauses {
+        for p in pauses(series, opts) {
+            out[p.start..p.catch_up_end].fill(true);
+        }
+    }
+    out
 }
 
 /// The fewest points of a fast phase at the start of a series ([`short_fast_start`]),
@@ -539,14 +681,9 @@ fn welch_t(data: &[f64], a: &Segment, b: &Segment, lead_in: usize) -> f64 {
             s.level_start
         };
         let x = &data[lo..s.level_end];
-        let n = x.len() as f64;
-        let m = x.iter().sum::<f64>() / n;
-        let var = if x.len() > 1 {
-            x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0)
-        } else {
-            0.0
-        };
-        (m, var / n)
+        let n = x.iter().filter(|v| v.is_finite()).count().max(1) as f64;
+        let (m, sd) = mean_and_sd(x);
+        (m, sd * sd / n)
     };
     let ((ma, va), (mb, vb)) = (stats(a), stats(b));
     let d = (ma - mb).abs();
@@ -651,6 +788,7 @@ pub fn cliffs_with(
         _ => series_bytes_per_s.iter().map(|r| r.max(0.0) * dt).collect(),
     };
     let ph = phases(series_bytes_per_s, opts);
+    let paused = paused_points(series_bytes_per_s, opts);
     let mut out = Vec::new();
     for (i, w) in ph.windows(2).enumerate() {
         let (fast, slow) = (w[0], w[1]);
@@ -669,7 +807,11 @@ pub fn cliffs_with(
                 after_change,
                 before_change,
             );
-            bytes[lo..hi].iter().sum::<f64>() / ((hi - lo) as f64 * dt)
+            // Without the pauses' points (a pause is no part of the speed).
+            let (n, sum) = (lo..hi)
+                .filter(|k| !paused[*k])
+                .fold((0usize, 0.0), |(n, s), k| (n + 1, s + bytes[k]));
+            sum / (n.max(1) as f64 * dt)
         };
         let h = inner(&fast, i > 0, true);
         let l = inner(&slow, true, i + 2 < ph.len());
@@ -1229,15 +1371,127 @@ mod tests {
             };
             let mut flat = noisy(&[(60, 300.0 * MB)], 0.03, seed);
             stall(&mut flat);
-            assert!(
-                cliffs(&flat, Duration::from_millis(100), None).is_empty(),
-                "seed {seed}: {flat:?}"
-            );
             let mut step = noisy(&[(30, 400.0 * MB), (40, 100.0 * MB)], 0.03, seed);
             stall(&mut step);
-            let c = cliffs(&step, Duration::from_millis(100), None);
-            assert_eq!(c.len(), 1, "seed {seed}: {c:?} {step:?}");
-            assert!((28..=32).contains(&c[0].index), "seed {seed}: {c:?}");
+            // `iolab sustain`'s options find pauses: the same holds.
+            for opts in [CliffOptions::default(), sustain_options()] {
+                let dt = Duration::from_millis(100);
+                assert!(
+                    cliffs_with(&flat, dt, None, &opts).is_empty(),
+                    "seed {seed}: {flat:?}"
+                );
+                let c = cliffs_with(&step, dt, None, &opts);
+                assert_eq!(c.len(), 1, "seed {seed}: {c:?} {step:?}");
+                assert!((28..=32).contains(&c[0].index), "seed {seed}: {c:?}");
+            }
         }
+    }
+
+    /// The options `iolab sustain` searches with (`workload::sustain`).
+    fn sustain_options() -> CliffOptions {
+        CliffOptions {
+            lead_in_points: 1,
+            short_fast_start: true,
+            pauses: true,
+            ..CliffOptions::default()
+        }
+    }
+
+    /// The 400 MB/s cache of the write-cache emulator under two spinning programs on its two
+    /// cores: 398 MB/s for five intervals, then the writer not scheduled for three (0, 0,
+    /// 0), then catching up (482, 325: the throttle's saved credit) or, as a drive does,
+    /// back at its speed, before the cache filled. The cliff was put at the stall, its
+    /// cache 279 MB of about 420. The stall is a pause: the cliff is where the speed fell
+    /// and stayed, and the fast speed leaves the three stalled intervals out.
+    #[test]
+    fn a_stalled_writer_is_a_pause_not_the_cliff() {
+        let dt = Duration::from_millis(100);
+        let slow: Vec<f64> = (0..40)
+            .map(|i| if i % 2 == 0 { 94.0 } else { 105.0 })
+            .collect();
+        for after_stall in [&[482.0, 325.0, 398.0][..], &[398.0, 398.0, 398.0], &[700.0]] {
+            let mut s = vec![797.0, 398.0, 398.0, 398.0, 398.0, 398.0, 0.0, 0.0, 0.0];
+            s.extend(after_stall);
+            let drop = s.len();
+            s.push(250.0);
+            s.extend(&slow);
+            let s = mb_per_s(&s);
+            let p = pauses(&s, &sustain_options());
+            assert_eq!(p.len(), 1, "{after_stall:?}: {p:?}");
+            assert_eq!((p[0].start, p[0].end), (6, 9), "{p:?}");
+            assert!(within(p[0].level, 398.0 * MB, 0.01), "{p:?}");
+            let c = cliffs_with(&s, dt, None, &sustain_options());
+            assert_eq!(c.len(), 1, "{after_stall:?}: {c:?}");
+            assert!(
+                (drop..=drop + 1).contains(&c[0].index),
+                "{after_stall:?}: {c:?}"
+            );
+            // Written before the drop: every interval before it, and half the mixed one.
+            let written = s[..drop].iter().sum::<f64>() * 0.1 + 0.5 * 39.8 * MB;
+            assert!(
+                within(c[0].fast_phase_bytes, written, 0.05),
+                "{after_stall:?}: {c:?} against {written}"
+            );
+            assert!(
+                within(c[0].before_bytes_per_s, 398.0 * MB, 0.02),
+                "{after_stall:?}: {c:?}"
+            );
+            assert!(
+                within(c[0].after_bytes_per_s, 100.0 * MB, 0.05),
+                "{after_stall:?}: {c:?}"
+            );
+        }
+    }
+
+    /// A drive that pauses for a few intervals in the middle of a steady pass (its garbage
+    /// collection) and comes back: one phase at its speed, and the pause found (folded as a
+    /// blip it was seen nowhere). A throttle's slices (single zeros, then twice the speed)
+    /// and a drop that does not come back (a cliff with a flush after it) are no pauses.
+    #[test]
+    fn a_pause_in_a_steady_pass_is_found_and_kept_out_of_the_speed() {
+        let dt = Duration::from_millis(100);
+        let mut s = vec![400.0; 30];
+        s[15..18].copy_from_slice(&[60.0, 20.0, 40.0]);
+        let s = mb_per_s(&s);
+        let p = pauses(&s, &sustain_options());
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert_eq!((p[0].start, p[0].end), (15, 18), "{p:?}");
+        assert!(within(p[0].mean, 40.0 * MB, 0.01), "{p:?}");
+        let ph = phases(&s, &sustain_options());
+        assert_eq!(ph.len(), 1, "{ph:?}");
+        assert!(within(ph[0].mean, 400.0 * MB, 1e-9), "{ph:?}");
+        assert!(cliffs_with(&s, dt, None, &sustain_options()).is_empty());
+        // Without the option (`iolab run`'s checks), as before: the pause is in the mean.
+        assert!(phases(&s, &CliffOptions::default())[0].mean < 370.0 * MB);
+        let sliced = mb_per_s(&[
+            105.0, 94.0, 105.0, 105.0, 0.0, 199.0, 0.0, 199.0, 0.0, 199.0, 94.0, 105.0, 94.0, 105.0,
+        ]);
+        assert!(pauses(&sliced, &sustain_options()).is_empty());
+        // A stall 4 intervals into the slow phase after a cliff (seen on the emulator under
+        // bursts of real-time spinners): the drop itself is no pause, the stall is.
+        let mut after = vec![400.0; 10];
+        after.extend([100.0, 100.0, 100.0, 100.0, 0.0, 0.0, 0.0, 180.0]);
+        after.extend([100.0; 20]);
+        let p = pauses(&mb_per_s(&after), &sustain_options());
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert_eq!(
+            (p[0].start, p[0].end, p[0].catch_up_end),
+            (14, 17, 18),
+            "{p:?}"
+        );
+        // A slow start, a stall, then the cache: the rise is no catch-up, and the stall no
+        // pause (the cache would have been taken for its catch-up and lost).
+        let mut rise = vec![94.0, 105.0, 94.0, 105.0, 94.0, 105.0, 94.0, 0.0, 0.0];
+        rise.extend([409.0, 398.0, 398.0, 409.0]);
+        rise.extend([100.0; 30]);
+        let rise = mb_per_s(&rise);
+        assert!(pauses(&rise, &sustain_options()).is_empty());
+        let c = cliffs_with(&rise, dt, None, &sustain_options());
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert!(within(c[0].before_bytes_per_s, 400.0 * MB, 0.03), "{c:?}");
+        let flush = mb_per_s(&[
+            797.0, 398.0, 398.0, 398.0, 398.0, 398.0, 0.0, 0.0, 63.0, 105.0, 94.0, 105.0,
+        ]);
+        assert!(pauses(&flush, &sustain_options()).is_empty());
     }
 }
