@@ -2,9 +2,11 @@
 //! test (bars, best first), and the cluster-size × file-size heat maps of the small-file
 //! tests, then each configuration's own table.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use crate::analysis::matrix::{cache_unchecked, ranked_figure, test_cache_absorbed};
+use crate::analysis::matrix::{
+    WORKLOAD_PARAM, cache_unchecked, ranked_figure, test_cache_absorbed,
+};
 use crate::model::{ResultDoc, Summary, TestResult};
 use crate::report::blocks::{Block, TableBlock, figure_cell, summary_table};
 use crate::report::charts::{latency_curves, tick_fmt};
@@ -21,11 +23,40 @@ pub fn blocks(doc: &ResultDoc, out: &mut Vec<Block>) {
     out.push(Block::Table(configurations_table(doc)));
     rankings(doc, out);
     heat_maps(doc, out);
+    let shared = shared_names(doc);
     for c in doc.configurations.iter().filter(|c| !c.tests.is_empty()) {
         out.push(Block::Heading(3, format!("Configuration {}", c.label)));
-        let named: Vec<(String, &TestResult)> =
-            c.tests.iter().map(|t| (t.name.clone(), t)).collect();
+        let named: Vec<(String, &TestResult)> = c
+            .tests
+            .iter()
+            .map(|t| (shown_name(t, &shared), t))
+            .collect();
         out.push(Block::Table(summary_table(&named)));
+    }
+}
+
+/// Test names that tests of more than one workload carry: the fresh and the aged runs of
+/// `--age` (`files:sizes=4K` and `files:sizes=4K (aged)`), two workloads of one family.
+fn shared_names(doc: &ResultDoc) -> BTreeSet<&str> {
+    let mut workloads: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for t in doc.configurations.iter().flat_map(|c| &c.tests) {
+        let w = t.params.get(WORKLOAD_PARAM).map_or("", String::as_str);
+        workloads.entry(&t.name).or_default().insert(w);
+    }
+    workloads
+        .into_iter()
+        .filter(|(_, w)| w.len() > 1)
+        .map(|(n, _)| n)
+        .collect()
+}
+
+/// A test's name in the report: with its workload's label (as the terminal's "Ranking for
+/// WORKLOAD" gives it) when another workload's tests have the same name. The fresh and the
+/// aged `4KiB create` were ranked as one test, each configuration twice under one label.
+fn shown_name(t: &TestResult, shared: &BTreeSet<&str>) -> String {
+    match t.params.get(WORKLOAD_PARAM) {
+        Some(w) if shared.contains(t.name.as_str()) => format!("{w}: {}", t.name),
+        _ => t.name.clone(),
     }
 }
 
@@ -97,22 +128,24 @@ fn configurations_table(doc: &ResultDoc) -> TableBlock {
 /// the report otherwise than the terminal, and its "vs best" disagreed with "relative".
 fn rankings(doc: &ResultDoc, out: &mut Vec<Block>) {
     // (configuration, test, whether the page cache absorbed its workload's writes there)
-    let mut by_name: BTreeMap<&str, Vec<(&str, &TestResult, bool)>> = BTreeMap::new();
-    let mut order: Vec<&str> = Vec::new();
+    let shared = shared_names(doc);
+    let mut by_name: BTreeMap<String, Vec<(&str, &TestResult, bool)>> = BTreeMap::new();
+    let mut order: Vec<String> = Vec::new();
     for c in &doc.configurations {
         for t in &c.tests {
-            if !by_name.contains_key(t.name.as_str()) {
-                order.push(&t.name);
+            let name = shown_name(t, &shared);
+            if !by_name.contains_key(&name) {
+                order.push(name.clone());
             }
             by_name
-                .entry(&t.name)
+                .entry(name)
                 .or_default()
                 .push((&c.label, t, test_cache_absorbed(c, t)));
         }
     }
     let mut first = true;
     for name in order {
-        let entries = &by_name[name];
+        let entries = &by_name[&name];
         let Some(metric) = primary_metric(entries[0].1) else {
             continue;
         };
@@ -563,6 +596,71 @@ mod tests {
             assert!(xfs_first(&page), "{page}");
             assert!(page.contains("-50.0 %"), "{page}");
         }
+    }
+
+    /// `--age`: the fresh and the aged `4KiB create` were one ranking, each configuration in
+    /// it twice under one label (`1 ext4`, `2 ext4`), and one configuration table held two
+    /// rows of that name. Each workload's test is ranked apart, named with its workload.
+    #[test]
+    fn fresh_and_aged_tests_are_ranked_apart() {
+        let test = |workload: &str, files_per_s: f64| {
+            let mut t = TestResult {
+                name: "4KiB create".into(),
+                family: "files".into(),
+                ..Default::default()
+            };
+            t.params.insert(WORKLOAD_PARAM.into(), workload.into());
+            t.summary.insert(
+                "files_per_s".into(),
+                crate::stats::summary::summarize(&[files_per_s]),
+            );
+            t
+        };
+        let config = |label: &str, fresh: f64, aged: f64| ConfigurationResult {
+            label: label.into(),
+            status: "ok".into(),
+            tests: vec![
+                test("files:sizes=4K", fresh),
+                test("files:sizes=4K (aged)", aged),
+            ],
+            ..Default::default()
+        };
+        let doc = matrix_of(vec![
+            config("ext4", 40000.0, 30000.0),
+            config("xfs", 20000.0, 10000.0),
+        ]);
+        let mut out = Vec::new();
+        blocks(&doc, &mut out);
+        let tables: Vec<(&str, &TableBlock)> = out
+            .windows(2)
+            .filter_map(|w| match w {
+                [Block::Heading(4, h), Block::Table(t)] => Some((h.as_str(), t)),
+                _ => None,
+            })
+            .collect();
+        let heads: Vec<&str> = tables.iter().map(|t| t.0).collect();
+        assert_eq!(
+            heads,
+            [
+                "files:sizes=4K: 4KiB create: files/s by configuration",
+                "files:sizes=4K (aged): 4KiB create: files/s by configuration"
+            ]
+        );
+        for (_, t) in &tables {
+            let labels: Vec<&str> = t.rows.iter().map(|r| r[1].as_str()).collect();
+            assert_eq!(labels, ["ext4", "xfs"]);
+        }
+        assert_eq!(tables[1].1.rows[1][3], "-66.7 %");
+        let ext4 = out
+            .iter()
+            .skip_while(|b| !matches!(b, Block::Heading(3, h) if h == "Configuration ext4"))
+            .find_map(|b| match b {
+                Block::Table(t) => Some(t),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(ext4.rows[0][0], "files:sizes=4K: 4KiB create");
+        assert_eq!(ext4.rows[1][0], "files:sizes=4K (aged): 4KiB create");
     }
 
     /// A skipped row made no file system: its unit made is "-", not the "default" of a unit
