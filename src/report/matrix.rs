@@ -412,6 +412,16 @@ mod tests {
     use super::*;
     use crate::model::matrix::ConfigurationResult;
 
+    /// The first table of `out`.
+    fn first_table(out: &[Block]) -> &TableBlock {
+        out.iter()
+            .find_map(|b| match b {
+                Block::Table(t) => Some(t),
+                _ => None,
+            })
+            .unwrap()
+    }
+
     /// `--sizes 1,cluster,4K` on NTFS at 1 KiB and 4 KiB clusters: one `cluster` column
     /// (each file system at its own cluster), and the 4 KiB cluster files are not shown
     /// under `4K` (columns were keyed by bytes: "1 | cluster | 4K" held the 4 KiB
@@ -514,13 +524,7 @@ mod tests {
         ]);
         let mut out = Vec::new();
         rankings(&doc, &mut out);
-        let table = out
-            .iter()
-            .find_map(|b| match b {
-                Block::Table(t) => Some(t),
-                _ => None,
-            })
-            .unwrap();
+        let table = first_table(&out);
         assert_eq!(table.rows[0][..2], ["1", "ext4"]);
         assert_eq!(table.rows[0][3], "best");
         assert_eq!(table.rows[1][..2], ["2", "xfs"]);
@@ -572,13 +576,7 @@ mod tests {
         assert!(terminal.contains("2.00× slower"), "{terminal}");
         let mut out = Vec::new();
         rankings(&doc, &mut out);
-        let table = out
-            .iter()
-            .find_map(|b| match b {
-                Block::Table(t) => Some(t),
-                _ => None,
-            })
-            .unwrap();
+        let table = first_table(&out);
         assert_eq!(table.header[2], "IOPS: median (mean ± 95 % CI)");
         assert_eq!(table.header[3], "vs best (median)");
         assert_eq!(table.rows[0][..2], ["1", "xfs"]);
@@ -651,14 +649,11 @@ mod tests {
             assert_eq!(labels, ["ext4", "xfs"]);
         }
         assert_eq!(tables[1].1.rows[1][3], "-66.7 %");
-        let ext4 = out
+        let at = out
             .iter()
-            .skip_while(|b| !matches!(b, Block::Heading(3, h) if h == "Configuration ext4"))
-            .find_map(|b| match b {
-                Block::Table(t) => Some(t),
-                _ => None,
-            })
+            .position(|b| matches!(b, Block::Heading(3, h) if h == "Configuration ext4"))
             .unwrap();
+        let ext4 = first_table(&out[at..]);
         assert_eq!(ext4.rows[0][0], "files:sizes=4K: 4KiB create");
         assert_eq!(ext4.rows[1][0], "files:sizes=4K (aged): 4KiB create");
     }
