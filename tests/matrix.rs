@@ -450,6 +450,58 @@ fn the_spread_over_a_configurations_runs_is_judged() {
     );
 }
 
+/// `--age`: a warning of the aged runs carried the fresh runs' name (`tmpfs`, `ext4: 4KiB
+/// create`), so a reader could not tell which run it was about, and one that read the same
+/// (tmpfs has no device counters, fresh or aged) was kept once. Now `tmpfs: aged`, as the
+/// tables call the aged runs; two workloads of one family name theirs.
+#[test]
+fn warnings_of_the_aged_runs_say_aged() {
+    if !can_run("warnings_of_the_aged_runs_say_aged") {
+        return;
+    }
+    let area = Area::new();
+    let other = "run:preset=real:duration=200ms:ramp=0:size=4M:repeat=1";
+    let doc = run_ok(
+        &area,
+        &[
+            "--fs",
+            "tmpfs",
+            "--image-size",
+            "256M",
+            "--workload",
+            TINY,
+            "--workload",
+            other,
+            "--repeat",
+            "1",
+            "--age",
+            "source-tree",
+            "--age-fill",
+            "30%",
+            "--age-churn",
+            "0.2",
+        ],
+    );
+    let named: Vec<&str> = doc
+        .warnings
+        .iter()
+        .filter(|w| w.code == iolab::model::WarningCode::NoDeviceCounters)
+        .filter_map(|w| w.test.as_deref())
+        .collect();
+    let labels: Vec<&str> = doc.configurations[0]
+        .workloads
+        .iter()
+        .map(|o| o.workload.as_str())
+        .filter(|w| !w.ends_with("(aged)"))
+        .collect();
+    assert_eq!(labels.len(), 2, "{labels:?}");
+    for l in labels {
+        for want in [format!("tmpfs: {l}"), format!("tmpfs: aged: {l}")] {
+            assert!(named.contains(&want.as_str()), "{want}: {named:?}");
+        }
+    }
+}
+
 fn area_fresh_out(a: &Area) -> &Area {
     let _ = std::fs::remove_dir_all(&a.out);
     a

@@ -142,13 +142,18 @@ pub fn headline(t: &TestResult) -> Option<(String, f64)> {
         .find(|k| t.summary.contains_key(k))
         .or_else(|| t.summary.keys().find(|k| k.ends_with("_per_s")).cloned())
         .or_else(|| t.summary.keys().next().cloned())?;
-    let s = t.summary.get(&key)?;
-    let v = if t.headline.as_deref() == Some("max") {
-        s.max
-    } else {
-        s.median
-    };
+    let v = ranked_figure(t, t.summary.get(&key)?).0;
     (v.is_finite() && v > 0.0).then_some((key, v))
+}
+
+/// The figure of a test's summary that the matrix ranks by, and its name: the median of the
+/// runs, or a peak test's best run. The terminal's ranking and the report's both use it.
+pub fn ranked_figure(t: &TestResult, s: &Summary) -> (f64, &'static str) {
+    if t.headline.as_deref() == Some("max") {
+        (s.max, "best run")
+    } else {
+        (s.median, "median")
+    }
 }
 
 #[cfg(test)]

@@ -66,7 +66,17 @@ fn summary_cell(t: &TestResult, metric: &str, s: &Summary) -> String {
         return format!("{} (median)", fmt_value(metric, s.median));
     }
     let (figure, what) = table_figure(t, metric, s);
-    if s.n < 2 || what == "mean" {
+    if what == "mean" {
+        fmt_mean_ci(metric, s)
+    } else {
+        figure_cell(metric, figure, s)
+    }
+}
+
+/// `FIGURE (mean M ± CI)`: a figure of the runs other than their mean (the median, the best
+/// run), then the mean ± 95 % in brackets; one run's figure alone.
+pub fn figure_cell(metric: &str, figure: f64, s: &Summary) -> String {
+    if s.n < 2 {
         fmt_mean_ci(metric, s)
     } else {
         format!(

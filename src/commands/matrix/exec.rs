@@ -8,8 +8,8 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use super::plan::{ConfigPlan, Plan};
-use crate::analysis::matrix::Gathered;
+use super::plan::{ConfigPlan, Plan, warning_test};
+use crate::analysis::matrix::{Gathered, WORKLOAD_PARAM};
 use crate::fs::instance::{FsInstance, Place, SetupError, Spec};
 use crate::fs::registry::StateFile;
 use crate::model::matrix::{
@@ -189,7 +189,13 @@ impl Exec<'_> {
                 if w.code == WarningCode::NoSpread {
                     continue;
                 }
-                w.test = Some(format!("{}: {}", cfg.label, t.name));
+                let workload = t.params.get(WORKLOAD_PARAM).map_or("", String::as_str);
+                w.test = Some(warning_test(
+                    &self.plan.workloads,
+                    &cfg.label,
+                    workload,
+                    Some(&t.name),
+                ));
                 w.message = in_workload_keys(&w.message);
                 ws.push(w);
             }
@@ -360,10 +366,12 @@ impl Exec<'_> {
                         if wn.code == WarningCode::CacheAbsorbed {
                             absorbed.push(wn.test.clone().unwrap_or_else(|| label.clone()));
                         }
-                        wn.test = Some(match wn.test {
-                            Some(t) => format!("{}: {t}", cp.label),
-                            None => cp.label.clone(),
-                        });
+                        wn.test = Some(warning_test(
+                            &self.plan.workloads,
+                            &cp.label,
+                            &label,
+                            wn.test.as_deref(),
+                        ));
                         p.warnings.push(wn);
                     }
                     let names = p.gathered.add(p.cfg, &label, o.tests);

@@ -65,6 +65,44 @@ pub fn aged_label(label: &str) -> String {
     format!("{label} (aged)")
 }
 
+/// The `test` of a warning on configuration `cfg` about test `test` (`None`: about the
+/// workload) of the runs labelled `label` (a workload's label, `aged_label` for its runs on
+/// the aged file system): `ext4: 4KiB create`; on the aged file system `ext4: aged: 4KiB
+/// create`; and with the workload's label when another workload of `workloads` is of the
+/// same family, whose tests can have the same names (`ext4: run:duration=1s: RND4K Q1T1
+/// read`). Fresh and aged runs, or two such workloads, gave the same name, and a reader
+/// could not tell which run a warning was about (an identical warning was even kept once).
+pub fn warning_test(
+    workloads: &[WorkloadPlan],
+    cfg: &str,
+    label: &str,
+    test: Option<&str>,
+) -> String {
+    let family = |l: &str| l.split(':').next().unwrap_or(l).to_string();
+    let (workload, aged) = match workloads.iter().find(|w| w.label == label) {
+        Some(w) => (Some(w), false),
+        None => (
+            workloads.iter().find(|w| aged_label(&w.label) == label),
+            true,
+        ),
+    };
+    let mut parts = vec![cfg];
+    if aged && workload.is_some() {
+        parts.push("aged");
+    }
+    if let Some(w) = workload
+        && workloads
+            .iter()
+            .filter(|o| family(&o.label) == family(&w.label))
+            .count()
+            > 1
+    {
+        parts.push(&w.label);
+    }
+    parts.extend(test);
+    parts.join(": ")
+}
+
 /// `--age`, `--age-fill`, `--age-churn` checked against the file-system size.
 fn age_plan(a: &MatrixArgs, size: Option<u64>) -> Result<Option<AgePlan>, UsageError> {
     let Some(spec) = &a.age else {
@@ -529,6 +567,36 @@ pub fn plan(a: &MatrixArgs) -> Result<Plan, UsageError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--age`: the fresh and the aged runs' warnings both said `ext4: 4KiB create`; two
+    /// `run` workloads' both `ext4: RND4K Q1T1 read`. The name now says which.
+    #[test]
+    fn a_warning_names_the_aged_run_and_a_workload_of_the_same_family() {
+        let files = resolve_ref("files:sizes=4K").unwrap();
+        let one = [files];
+        let name = |ws: &[WorkloadPlan], label: &str, test| warning_test(ws, "ext4", label, test);
+        let f = one[0].label.clone();
+        assert_eq!(name(&one, &f, Some("4KiB create")), "ext4: 4KiB create");
+        assert_eq!(name(&one, &f, None), "ext4");
+        assert_eq!(
+            name(&one, &aged_label(&f), Some("4KiB create")),
+            "ext4: aged: 4KiB create"
+        );
+        assert_eq!(name(&one, &aged_label(&f), None), "ext4: aged");
+        let two = [
+            resolve_ref("run:duration=1s").unwrap(),
+            resolve_ref("run:duration=2s").unwrap(),
+            resolve_ref("files:sizes=4K").unwrap(),
+        ];
+        let (r1, r2) = (two[0].label.clone(), two[1].label.clone());
+        assert_ne!(r1, r2);
+        let a = name(&two, &r1, Some("RND4K Q1T1 read"));
+        let b = name(&two, &aged_label(&r2), Some("RND4K Q1T1 read"));
+        assert_eq!(a, format!("ext4: {r1}: RND4K Q1T1 read"));
+        assert_eq!(b, format!("ext4: aged: {r2}: RND4K Q1T1 read"));
+        // The only workload of its family keeps the short name.
+        assert_eq!(name(&two, &f, Some("4KiB create")), "ext4: 4KiB create");
+    }
 
     #[test]
     fn lists_parse_and_reject_with_the_known_values() {
