@@ -19,11 +19,16 @@ pub enum Missing {
     Broken(String),
 }
 
-/// A short line per result for lists: id, command, status, when, device, headline figures.
+/// A short line per result for lists: id, command (and the options that tell two runs of
+/// it apart, as `iolab history` lists them), status, when, device, headline figures.
 #[derive(Debug, Serialize)]
 pub struct Summary {
     pub id: String,
     pub command: String,
+    /// `--preset real --size 1G`, as the terminal list gives it beside the command (the page
+    /// showed `run` for every run, whatever its preset or size); absent when there are none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub options: Option<String>,
     pub status: String,
     pub started_at: String,
     pub host: String,
@@ -142,6 +147,7 @@ fn summary(e: crate::history::Entry, own_ids: Option<&HashMap<i64, String>>) -> 
             None => format!("h-{}", e.id),
         },
         command: e.command,
+        options: e.options,
         status: e.status,
         started_at: e.started_at,
         host: e.host,

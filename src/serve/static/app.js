@@ -411,7 +411,7 @@ async function pageHistory() {
     const list = await api("/api/history?" + p.toString());
     const rows = list.map((e) => h("tr", { "data-id": e.id },
       h("td", {}, h("input", { type: "checkbox", className: "pick", value: e.id })),
-      h("td", {}, e.id), h("td", {}, e.started_at), h("td", {}, e.command),
+      h("td", {}, e.id), h("td", {}, e.started_at), h("td", {}, e.options ? e.command + " " + e.options : e.command),
       h("td", { className: "status-" + e.status }, e.status), h("td", {}, e.device || ""), h("td", {}, e.filesystem),
       h("td", {}, e.headline), h("td", {}, e.source),
       h("td", {}, ["html", "md", "csv", "json"].map((fm) => h("a", { href: "/api/results/" + e.id + "/report/" + fm, download: "" }, fm + " ")))));
@@ -468,7 +468,7 @@ async function pageTrend() {
   api("/api/trend/devices").then((ds) => devices.replaceChildren(...ds.map((d) => h("option", { value: d.device }, d.results + " results")))).catch(() => {});
   show(h("h2", {}, "Trend per device"),
     h("form", { className: "filters", onsubmit: apply }, Object.values(f), devices, tests, h("button", { type: "submit" }, "Show")), out);
-  if (!q.get("device")) { out.replaceChildren(h("p", { className: "note" }, "Give a device (its model, serial or kernel name); the test (default: the one with most results) and the metric (default: its headline, e.g. iops) are optional.")); return; }
+  if (!q.get("device")) { out.replaceChildren(h("p", { className: "note" }, "Give a device (part of its name as the history lists it: model, serial, kernel name, /dev/disk/by-id link or a loop device's backing file); the test (default: among the tests run most, the first row of the newest result's table, as `iolab history trend`) and the metric (default: its headline, e.g. iops) are optional.")); return; }
   try {
     const t = await api("/api/trend?" + q.toString());
     const pts = t.points.map((p, i) => ({ x: i * 1000, v: p.value }));
@@ -486,7 +486,7 @@ async function pageTrend() {
     tests.replaceChildren(...(t.tests || []).map((x) => h("option", { value: x.test }, x.results + " results")));
     const others = (t.tests || []).length - 1;
     const chosen = !q.get("test") && others > 0
-      ? h("p", { className: "note", id: "trend-chosen" }, "showing '" + t.test + "', the most run test on this device (" + others + " more: choose one under test)")
+      ? h("p", { className: "note", id: "trend-chosen" }, "showing '" + t.test + "', the first row of `iolab " + t.command + "`'s table among the tests run most on this device (" + others + " more: choose one under test)")
       : "";
     out.replaceChildren(h("p", {}, t.device, " — ", t.test, " — ", t.metric, t.higher_is_better ? " (higher is better)" : " (lower is better)"), chosen,
       lineChart("chart-trend", t.metric_label || metricLabel(t.metric), pts, "v", (v) => t.metric.endsWith("_ns") ? fmtLat(v) : t.metric.includes("bytes_per_s") ? fmtNum(v / 1e6, 1) : fmtNum(v, 1), (x) => "result " + (x / 1000 + 1)),
