@@ -398,6 +398,24 @@ fn the_history_and_trend_pages_read_as_the_terminal_s() {
     );
     let chosen = b.eval("document.getElementById('trend-chosen').textContent");
     assert_eq!(chosen, serde_json::json!(format!("showing {said}")));
+    // The figure named as the terminal names it ("MB/s (higher better)"; the page gave the
+    // key bw_bytes_per_s), and its column "Value", the mean over a run's repeats as the
+    // key under the table says (the column read "MB/s", the name of a run table's median).
+    let what = b.eval("document.getElementById('trend-what').textContent");
+    assert_eq!(
+        what,
+        serde_json::json!("/tmp/img (loop) on lab1 — SEQ1M Q8T1 read — MB/s (higher is better)")
+    );
+    let heads =
+        b.eval("[...document.querySelectorAll('#trend-out thead th')].map((c) => c.textContent)");
+    assert_eq!(heads[2], serde_json::json!("Value"), "{heads}");
+    let key = b.eval("document.getElementById('trend-text').textContent");
+    assert!(
+        key.as_str()
+            .unwrap()
+            .contains("Value = mean over the run's repeats"),
+        "{key}"
+    );
 
     drop(b);
     let mut console = console;

@@ -488,9 +488,14 @@ async function pageTrend() {
     const chosen = !q.get("test") && others > 0
       ? h("p", { className: "note", id: "trend-chosen" }, "showing '" + t.test + "', the first row of `iolab " + t.command + "`'s table among the tests run most on this device (" + others + " more: choose one under test)")
       : "";
-    out.replaceChildren(h("p", {}, t.device, " — ", t.test, " — ", t.metric, t.higher_is_better ? " (higher is better)" : " (lower is better)"), chosen,
-      lineChart("chart-trend", t.metric_label || metricLabel(t.metric), pts, "v", (v) => t.metric.endsWith("_ns") ? fmtLat(v) : t.metric.includes("bytes_per_s") ? fmtNum(v / 1e6, 1) : fmtNum(v, 1), (x) => "result " + (x / 1000 + 1)),
-      table(["id", "started", t.metric_label || metricLabel(t.metric), "95 % interval", "change", "level"], rows),
+    // Named as `iolab history trend` names it ("MB/s", not the key bw_bytes_per_s, which
+    // stays as the tooltip: what the metric field takes); the column is its "Value", the
+    // mean over each run's repeats as the text under the table says (a run's own table
+    // gives the median: a column named "MB/s" read as that figure).
+    const label = t.metric_label || metricLabel(t.metric);
+    out.replaceChildren(h("p", { id: "trend-what" }, t.device, " — ", t.test, " — ", h("span", { title: t.metric }, label), t.higher_is_better ? " (higher is better)" : " (lower is better)"), chosen,
+      lineChart("chart-trend", label, pts, "v", (v) => t.metric.endsWith("_ns") ? fmtLat(v) : t.metric.includes("bytes_per_s") ? fmtNum(v / 1e6, 1) : fmtNum(v, 1), (x) => "result " + (x / 1000 + 1)),
+      table(["id", "started", "Value", "95 % interval", "change", "level"], rows),
       h("pre", { id: "trend-text" }, t.text || ""), healthBox);
     // The drive's SMART snapshots taken with those results, where it had SMART.
     api("/api/health?device=" + encodeURIComponent(q.get("device"))).then((hh) => {
