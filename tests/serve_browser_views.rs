@@ -379,14 +379,29 @@ fn the_history_and_trend_pages_read_as_the_terminal_s() {
         "document.querySelectorAll('#history-table tbody tr').length === 2",
         MINUTE,
     );
+    // The terminal list's columns, Host among them (the page left it out and named the
+    // command column "test").
+    let heads = b.eval(
+        "[...document.querySelectorAll('#history-table thead th')].map((c) => c.textContent)",
+    );
+    assert_eq!(
+        heads,
+        serde_json::json!([
+            "", "id", "started", "command", "status", "host", "device", "fs", "headline", "source",
+            "download"
+        ])
+    );
     let rows = cells(&mut b, "#history-table");
-    let tests: Vec<(&str, &str)> = rows
+    let tests: Vec<(&str, &str, &str)> = rows
         .iter()
-        .map(|r| (r[1].as_str(), r[3].as_str()))
+        .map(|r| (r[1].as_str(), r[3].as_str(), r[5].as_str()))
         .collect();
     assert_eq!(
         tests,
-        [("h-2", "run --preset real --size 1G"), ("h-1", "run")],
+        [
+            ("h-2", "run --preset real --size 1G", "lab1"),
+            ("h-1", "run", "lab1")
+        ],
         "{rows:?}"
     );
 

@@ -412,11 +412,13 @@ async function pageHistory() {
     const rows = list.map((e) => h("tr", { "data-id": e.id },
       h("td", {}, h("input", { type: "checkbox", className: "pick", value: e.id })),
       h("td", {}, e.id), h("td", {}, e.started_at), h("td", {}, e.options ? e.command + " " + e.options : e.command),
-      h("td", { className: "status-" + e.status }, e.status), h("td", {}, e.device || ""), h("td", {}, e.filesystem),
+      h("td", { className: "status-" + e.status }, e.status), h("td", {}, e.host), h("td", {}, e.device || ""), h("td", {}, e.filesystem),
       h("td", {}, e.headline), h("td", {}, e.source),
       h("td", {}, ["html", "md", "csv", "json"].map((fm) => h("a", { href: "/api/results/" + e.id + "/report/" + fm, download: "" }, fm + " ")))));
     body.replaceChildren(rows.length
-      ? table(["", "id", "started", "test", "status", "device", "fs", "headline", "source", "download"], rows)
+      // The terminal list's columns (Command, Status, Host, Device, FS, Headline; the
+      // column read "test" over a command and its options, and the host was left out).
+      ? table(["", "id", "started", "command", "status", "host", "device", "fs", "headline", "source", "download"], rows)
       : h("p", { className: "note" }, "No results match."));
   } catch (e) {
     err.textContent = e.message;
