@@ -405,6 +405,23 @@ fn the_history_and_trend_pages_read_as_the_terminal_s() {
         "{rows:?}"
     );
 
+    // A limit that hides some: the page says so as the terminal does under its list (it
+    // showed the newest and said nothing of the others).
+    let shown = common::stdout(&iolab(&["history", "--limit", "1"]));
+    let shown = shown
+        .lines()
+        .find(|l| l.contains(" results shown "))
+        .unwrap_or_else(|| panic!("no 'shown' line in {shown}"))
+        .replace("--limit 0", "limit 0");
+    b.eval("location.hash = '#/history?limit=1'");
+    b.wait_for(
+        "the limited list",
+        "document.getElementById('history-shown') !== null",
+        MINUTE,
+    );
+    let note = b.eval("document.getElementById('history-shown').textContent");
+    assert_eq!(note, serde_json::json!(shown));
+
     b.eval("location.hash = '#/trend?device=/tmp/img'");
     b.wait_for(
         "the default test's trend",

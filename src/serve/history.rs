@@ -71,10 +71,17 @@ fn param(q: &HashMap<String, String>, k: &str) -> Option<String> {
 /// history, the console's own runs pass the same filters (it compared a device whole, so
 /// `tmpfs` matched nothing, and refused `Run`). `id` (`h-N`, or a run's `run-N` without a
 /// history) is that one entry whatever the other filters say: the run page links to it
-/// (it linked to the whole list).
-pub fn list_filtered(s: &AppState, q: &HashMap<String, String>) -> Result<Vec<Summary>, String> {
+/// (it linked to the whole list). With the entries, how many pass the filters without the
+/// limit (`iolab history`'s "200 of 512 results shown"; the page showed the newest 200 and
+/// said nothing of the others).
+pub fn list_filtered(
+    s: &AppState,
+    q: &HashMap<String, String>,
+) -> Result<(Vec<Summary>, usize), String> {
     if let Some(id) = param(q, "id") {
-        return one_entry(s, &id);
+        let one = one_entry(s, &id)?;
+        let n = one.len();
+        return Ok((one, n));
     }
     let limit = match param(q, "limit") {
         Some(l) => l
@@ -116,7 +123,16 @@ pub fn list_filtered(s: &AppState, q: &HashMap<String, String>) -> Result<Vec<Su
         limit: (limit > 0).then_some(limit),
     };
     let entries = h.list(&filter).map_err(|e| format!("{e:#}"))?;
-    Ok(entries.into_iter().map(|e| summary(e, own_ids)).collect())
+    let total = h
+        .count(&Filter {
+            limit: None,
+            ..filter
+        })
+        .map_err(|e| format!("{e:#}"))?;
+    Ok((
+        entries.into_iter().map(|e| summary(e, own_ids)).collect(),
+        total,
+    ))
 }
 
 /// The list's one entry `id` (none when there is no such entry).

@@ -36,7 +36,8 @@ function show(...nodes) {
 // machine page painted itself over the comparison opened while it loaded).
 let routeSeq = 0;
 class Stale extends Error {}
-async function api(path, opts) {
+// `headers`: called with the answer's headers when it is ok (the history's X-Total-Count).
+async function api(path, opts, headers) {
   const seq = routeSeq;
   const r = await fetch(path, Object.assign({ credentials: "same-origin" }, opts || {}));
   const ctype = r.headers.get("content-type") || "";
@@ -48,6 +49,7 @@ async function api(path, opts) {
     e.status = r.status;
     throw e;
   }
+  if (headers) headers(r.headers);
   return body;
 }
 function post(path, obj) {
@@ -408,18 +410,23 @@ async function pageHistory() {
   const p = new URLSearchParams();
   for (const [k, el] of Object.entries(f)) if (el.value.trim()) p.set(k, el.value.trim());
   try {
-    const list = await api("/api/history?" + p.toString());
+    let total = null;
+    const list = await api("/api/history?" + p.toString(), null, (hd) => { total = Number(hd.get("x-total-count")); });
     const rows = list.map((e) => h("tr", { "data-id": e.id },
       h("td", {}, h("input", { type: "checkbox", className: "pick", value: e.id })),
       h("td", {}, e.id), h("td", {}, e.started_at), h("td", {}, e.options ? e.command + " " + e.options : e.command),
       h("td", { className: "status-" + e.status }, e.status), h("td", {}, e.host), h("td", {}, e.device || ""), h("td", {}, e.filesystem),
       h("td", {}, e.headline), h("td", {}, e.source),
       h("td", {}, ["html", "md", "csv", "json"].map((fm) => h("a", { href: "/api/results/" + e.id + "/report/" + fm, download: "" }, fm + " ")))));
+    // As `iolab history` says under its list when the limit hid some.
+    const more = total !== null && total > list.length
+      ? h("p", { className: "note", id: "history-shown" }, list.length + " of " + total + " results shown (newest first; limit 0 shows all)")
+      : "";
     body.replaceChildren(rows.length
       // The terminal list's columns (Command, Status, Host, Device, FS, Headline; the
       // column read "test" over a command and its options, and the host was left out).
       ? table(["", "id", "started", "command", "status", "host", "device", "fs", "headline", "source", "download"], rows)
-      : h("p", { className: "note" }, "No results match."));
+      : h("p", { className: "note" }, "No results match."), more);
   } catch (e) {
     err.textContent = e.message;
   }
