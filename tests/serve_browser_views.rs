@@ -154,7 +154,7 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
     );
 
     // Trend: the second result's change against the first (+37.0 %), its value in MB/s.
-    b.eval("location.hash = '#/trend?device=Synthetic&test=SEQ1M%20Q8T1%20read'");
+    b.eval("location.hash = '#/trend?device=/tmp/img&test=SEQ1M%20Q8T1%20read'");
     b.wait_for(
         "the trend's two points",
         "document.querySelectorAll('#chart-trend circle').length === 2",
@@ -177,7 +177,7 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
 
     // No test asked for: the page says which one it shows and offers the device's tests
     // in the test field (it offered nothing, and said nothing of the others).
-    b.eval("location.hash = '#/trend?device=Synthetic'");
+    b.eval("location.hash = '#/trend?device=/tmp/img'");
     b.wait_for(
         "the default test's trend",
         "document.getElementById('trend-chosen') !== null && document.querySelectorAll('#trend-tests option').length > 1",
@@ -185,10 +185,9 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
     );
     let chosen = b.eval("document.getElementById('trend-chosen').textContent");
     assert!(
-        chosen
-            .as_str()
-            .unwrap()
-            .contains("the most run test on this device"),
+        chosen.as_str().unwrap().contains(
+            "the first row of `iolab run`'s table among the tests run most on this device"
+        ),
         "{chosen}"
     );
     let offered =
@@ -203,9 +202,7 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
 
     // A trend of seconds per portion: its value as `iolab history trend` prints it
     // ("0.067 s"; the page gave "0.0670 s", and 0.00075 s as "0.0007 s").
-    b.eval(
-        "location.hash = '#/trend?device=Synthetic&test=4K%20create&metric=seconds_per_portion'",
-    );
+    b.eval("location.hash = '#/trend?device=/tmp/img&test=4K%20create&metric=seconds_per_portion'");
     b.wait_for(
         "the seconds-per-portion trend",
         "document.querySelectorAll('#chart-trend circle').length === 1",
@@ -216,7 +213,7 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
 
     // A trend of one result (files.json's 4K create): its axis names result 1 only (its
     // right-hand end read "result 1.001").
-    b.eval("location.hash = '#/trend?device=Synthetic&test=4K%20create'");
+    b.eval("location.hash = '#/trend?device=/tmp/img&test=4K%20create'");
     b.wait_for(
         "the one-point trend",
         "document.querySelectorAll('#chart-trend circle').length === 1",
@@ -311,6 +308,146 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
     );
     std::thread::sleep(Duration::from_secs(5));
     assert_eq!(b.eval("window.__asked"), serde_json::json!(1));
+
+    drop(b);
+    let mut console = console;
+    assert_eq!(console.stop(), Some(0), "stderr: {}", console.stderr());
+    let _ = std::fs::remove_dir_all(&shots);
+}
+
+/// A returning user's history and trend pages say what `iolab history` and `iolab history
+/// trend` say: the list's test column gives the options that tell two runs apart (`run
+/// --preset real --size 1G`, as the terminal's Command column; the page gave `run` for
+/// both), and a trend without a test names the one shown as the command line's stderr does
+/// (the page said "the most run test on this device" where every test was run as often and
+/// the choice was the first row of the newest result's table).
+#[test]
+fn the_history_and_trend_pages_read_as_the_terminal_s() {
+    let test = "the_history_and_trend_pages_read_as_the_terminal_s";
+    if !common::tool_or_skip(test, "chromium", "chromium") {
+        return;
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("iolab-serve-returning-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let a: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixtures.join("run-a.json")).unwrap())
+            .unwrap();
+    // run-b on run-a's machine with options, one as the console's form writes them
+    // (`--preset=real`) and one as typed.
+    let mut bdoc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixtures.join("run-b.json")).unwrap())
+            .unwrap();
+    bdoc["environment"] = a["environment"].clone();
+    bdoc["argv"] =
+        serde_json::json!(["iolab", "run", "--preset=real", "--size", "1G", "/mnt/test"]);
+    let b_path = dir.path().join("run-b-options.json");
+    std::fs::write(&b_path, serde_json::to_string(&bdoc).unwrap()).unwrap();
+    let history = dir.path().join("history.db");
+    let iolab = |args: &[&str]| {
+        let mut cmd = common::bin();
+        let out = common::with_history(&mut cmd, &history)
+            .env("NO_COLOR", "1")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", common::stderr(&out));
+        out
+    };
+    for f in [fixtures.join("run-a.json"), b_path] {
+        iolab(&["history", "import", common::s(&f)]);
+    }
+    // The terminal's words for the default test, on its stderr.
+    let said = common::stderr(&iolab(&["history", "trend", "--device", "/tmp/img"]));
+    let said = said
+        .lines()
+        .find_map(|l| l.strip_prefix("iolab: showing "))
+        .unwrap_or_else(|| panic!("no 'showing' line in {said}"))
+        .replace("--test NAME", "choose one under test");
+
+    let console = Console::start_in(dir, &[], Some(&history));
+    let shots = console_shots().with_extension("returning");
+    let mut b = Browser::start(&shots);
+    b.navigate(&console.url());
+    b.wait_for("the page", "document.querySelector('nav') !== null", MINUTE);
+
+    b.eval("location.hash = '#/history'");
+    b.wait_for(
+        "the history list",
+        "document.querySelectorAll('#history-table tbody tr').length === 2",
+        MINUTE,
+    );
+    // The terminal list's columns, Host among them (the page left it out and named the
+    // command column "test").
+    let heads = b.eval(
+        "[...document.querySelectorAll('#history-table thead th')].map((c) => c.textContent)",
+    );
+    assert_eq!(
+        heads,
+        serde_json::json!([
+            "", "id", "started", "command", "status", "host", "device", "fs", "headline", "source",
+            "download"
+        ])
+    );
+    let rows = cells(&mut b, "#history-table");
+    let tests: Vec<(&str, &str, &str)> = rows
+        .iter()
+        .map(|r| (r[1].as_str(), r[3].as_str(), r[5].as_str()))
+        .collect();
+    assert_eq!(
+        tests,
+        [
+            ("h-2", "run --preset real --size 1G", "lab1"),
+            ("h-1", "run", "lab1")
+        ],
+        "{rows:?}"
+    );
+
+    // A limit that hides some: the page says so as the terminal does under its list (it
+    // showed the newest and said nothing of the others).
+    let shown = common::stdout(&iolab(&["history", "--limit", "1"]));
+    let shown = shown
+        .lines()
+        .find(|l| l.contains(" results shown "))
+        .unwrap_or_else(|| panic!("no 'shown' line in {shown}"))
+        .replace("--limit 0", "limit 0");
+    b.eval("location.hash = '#/history?limit=1'");
+    b.wait_for(
+        "the limited list",
+        "document.getElementById('history-shown') !== null",
+        MINUTE,
+    );
+    let note = b.eval("document.getElementById('history-shown').textContent");
+    assert_eq!(note, serde_json::json!(shown));
+
+    b.eval("location.hash = '#/trend?device=/tmp/img'");
+    b.wait_for(
+        "the default test's trend",
+        "document.getElementById('trend-chosen') !== null",
+        MINUTE,
+    );
+    let chosen = b.eval("document.getElementById('trend-chosen').textContent");
+    assert_eq!(chosen, serde_json::json!(format!("showing {said}")));
+    // The figure named as the terminal names it ("MB/s (higher better)"; the page gave the
+    // key bw_bytes_per_s), and its column "Value", the mean over a run's repeats as the
+    // key under the table says (the column read "MB/s", the name of a run table's median).
+    let what = b.eval("document.getElementById('trend-what').textContent");
+    assert_eq!(
+        what,
+        serde_json::json!("/tmp/img (loop) on lab1 — SEQ1M Q8T1 read — MB/s (higher is better)")
+    );
+    let heads =
+        b.eval("[...document.querySelectorAll('#trend-out thead th')].map((c) => c.textContent)");
+    assert_eq!(heads[2], serde_json::json!("Value"), "{heads}");
+    let key = b.eval("document.getElementById('trend-text').textContent");
+    assert!(
+        key.as_str()
+            .unwrap()
+            .contains("Value = mean over the run's repeats"),
+        "{key}"
+    );
 
     drop(b);
     let mut console = console;

@@ -19,11 +19,16 @@ pub enum Missing {
     Broken(String),
 }
 
-/// A short line per result for lists: id, command, status, when, device, headline figures.
+/// A short line per result for lists: id, command (and the options that tell two runs of
+/// it apart, as `iolab history` lists them), status, when, device, headline figures.
 #[derive(Debug, Serialize)]
 pub struct Summary {
     pub id: String,
     pub command: String,
+    /// `--preset real --size 1G`, as the terminal list gives it beside the command (the page
+    /// showed `run` for every run, whatever its preset or size); absent when there are none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub options: Option<String>,
     pub status: String,
     pub started_at: String,
     pub host: String,
@@ -66,10 +71,17 @@ fn param(q: &HashMap<String, String>, k: &str) -> Option<String> {
 /// history, the console's own runs pass the same filters (it compared a device whole, so
 /// `tmpfs` matched nothing, and refused `Run`). `id` (`h-N`, or a run's `run-N` without a
 /// history) is that one entry whatever the other filters say: the run page links to it
-/// (it linked to the whole list).
-pub fn list_filtered(s: &AppState, q: &HashMap<String, String>) -> Result<Vec<Summary>, String> {
+/// (it linked to the whole list). With the entries, how many pass the filters without the
+/// limit (`iolab history`'s "200 of 512 results shown"; the page showed the newest 200 and
+/// said nothing of the others).
+pub fn list_filtered(
+    s: &AppState,
+    q: &HashMap<String, String>,
+) -> Result<(Vec<Summary>, usize), String> {
     if let Some(id) = param(q, "id") {
-        return one_entry(s, &id);
+        let one = one_entry(s, &id)?;
+        let n = one.len();
+        return Ok((one, n));
     }
     let limit = match param(q, "limit") {
         Some(l) => l
@@ -111,7 +123,16 @@ pub fn list_filtered(s: &AppState, q: &HashMap<String, String>) -> Result<Vec<Su
         limit: (limit > 0).then_some(limit),
     };
     let entries = h.list(&filter).map_err(|e| format!("{e:#}"))?;
-    Ok(entries.into_iter().map(|e| summary(e, own_ids)).collect())
+    let total = h
+        .count(&Filter {
+            limit: None,
+            ..filter
+        })
+        .map_err(|e| format!("{e:#}"))?;
+    Ok((
+        entries.into_iter().map(|e| summary(e, own_ids)).collect(),
+        total,
+    ))
 }
 
 /// The list's one entry `id` (none when there is no such entry).
@@ -142,6 +163,7 @@ fn summary(e: crate::history::Entry, own_ids: Option<&HashMap<i64, String>>) -> 
             None => format!("h-{}", e.id),
         },
         command: e.command,
+        options: e.options,
         status: e.status,
         started_at: e.started_at,
         host: e.host,

@@ -214,11 +214,17 @@ async fn api_stop(State(s): S, Path(id): Path<String>) -> Response {
     }
 }
 
+/// The list, and in `X-Total-Count` how many results pass the filters without the limit.
 async fn api_history(State(s): S, Query(q): Q) -> Response {
-    answer(StatusCode::BAD_REQUEST, move || {
-        history::list_filtered(&s, &q)
-    })
-    .await
+    match blocking(move || history::list_filtered(&s, &q)).await {
+        Ok(Ok((list, total))) => {
+            let mut r = ok(list);
+            r.headers_mut().insert("x-total-count", total.into());
+            r
+        }
+        Ok(Err(e)) => error(StatusCode::BAD_REQUEST, e),
+        Err(r) => r,
+    }
 }
 
 async fn api_result(State(s): S, Path(id): Path<String>) -> Response {

@@ -36,7 +36,8 @@ function show(...nodes) {
 // machine page painted itself over the comparison opened while it loaded).
 let routeSeq = 0;
 class Stale extends Error {}
-async function api(path, opts) {
+// `headers`: called with the answer's headers when it is ok (the history's X-Total-Count).
+async function api(path, opts, headers) {
   const seq = routeSeq;
   const r = await fetch(path, Object.assign({ credentials: "same-origin" }, opts || {}));
   const ctype = r.headers.get("content-type") || "";
@@ -48,6 +49,7 @@ async function api(path, opts) {
     e.status = r.status;
     throw e;
   }
+  if (headers) headers(r.headers);
   return body;
 }
 function post(path, obj) {
@@ -408,16 +410,23 @@ async function pageHistory() {
   const p = new URLSearchParams();
   for (const [k, el] of Object.entries(f)) if (el.value.trim()) p.set(k, el.value.trim());
   try {
-    const list = await api("/api/history?" + p.toString());
+    let total = null;
+    const list = await api("/api/history?" + p.toString(), null, (hd) => { total = Number(hd.get("x-total-count")); });
     const rows = list.map((e) => h("tr", { "data-id": e.id },
       h("td", {}, h("input", { type: "checkbox", className: "pick", value: e.id })),
-      h("td", {}, e.id), h("td", {}, e.started_at), h("td", {}, e.command),
-      h("td", { className: "status-" + e.status }, e.status), h("td", {}, e.device || ""), h("td", {}, e.filesystem),
+      h("td", {}, e.id), h("td", {}, e.started_at), h("td", {}, e.options ? e.command + " " + e.options : e.command),
+      h("td", { className: "status-" + e.status }, e.status), h("td", {}, e.host), h("td", {}, e.device || ""), h("td", {}, e.filesystem),
       h("td", {}, e.headline), h("td", {}, e.source),
       h("td", {}, ["html", "md", "csv", "json"].map((fm) => h("a", { href: "/api/results/" + e.id + "/report/" + fm, download: "" }, fm + " ")))));
+    // As `iolab history` says under its list when the limit hid some.
+    const more = total !== null && total > list.length
+      ? h("p", { className: "note", id: "history-shown" }, list.length + " of " + total + " results shown (newest first; limit 0 shows all)")
+      : "";
     body.replaceChildren(rows.length
-      ? table(["", "id", "started", "test", "status", "device", "fs", "headline", "source", "download"], rows)
-      : h("p", { className: "note" }, "No results match."));
+      // The terminal list's columns (Command, Status, Host, Device, FS, Headline; the
+      // column read "test" over a command and its options, and the host was left out).
+      ? table(["", "id", "started", "command", "status", "host", "device", "fs", "headline", "source", "download"], rows)
+      : h("p", { className: "note" }, "No results match."), more);
   } catch (e) {
     err.textContent = e.message;
   }
@@ -468,7 +477,7 @@ async function pageTrend() {
   api("/api/trend/devices").then((ds) => devices.replaceChildren(...ds.map((d) => h("option", { value: d.device }, d.results + " results")))).catch(() => {});
   show(h("h2", {}, "Trend per device"),
     h("form", { className: "filters", onsubmit: apply }, Object.values(f), devices, tests, h("button", { type: "submit" }, "Show")), out);
-  if (!q.get("device")) { out.replaceChildren(h("p", { className: "note" }, "Give a device (its model, serial or kernel name); the test (default: the one with most results) and the metric (default: its headline, e.g. iops) are optional.")); return; }
+  if (!q.get("device")) { out.replaceChildren(h("p", { className: "note" }, "Give a device (part of its name as the history lists it: model, serial, kernel name, /dev/disk/by-id link or a loop device's backing file); the test (default: among the tests run most, the first row of the newest result's table, as `iolab history trend`) and the metric (default: its headline, e.g. iops) are optional.")); return; }
   try {
     const t = await api("/api/trend?" + q.toString());
     const pts = t.points.map((p, i) => ({ x: i * 1000, v: p.value }));
@@ -486,11 +495,16 @@ async function pageTrend() {
     tests.replaceChildren(...(t.tests || []).map((x) => h("option", { value: x.test }, x.results + " results")));
     const others = (t.tests || []).length - 1;
     const chosen = !q.get("test") && others > 0
-      ? h("p", { className: "note", id: "trend-chosen" }, "showing '" + t.test + "', the most run test on this device (" + others + " more: choose one under test)")
+      ? h("p", { className: "note", id: "trend-chosen" }, "showing '" + t.test + "', the first row of `iolab " + t.command + "`'s table among the tests run most on this device (" + others + " more: choose one under test)")
       : "";
-    out.replaceChildren(h("p", {}, t.device, " — ", t.test, " — ", t.metric, t.higher_is_better ? " (higher is better)" : " (lower is better)"), chosen,
-      lineChart("chart-trend", t.metric_label || metricLabel(t.metric), pts, "v", (v) => t.metric.endsWith("_ns") ? fmtLat(v) : t.metric.includes("bytes_per_s") ? fmtNum(v / 1e6, 1) : fmtNum(v, 1), (x) => "result " + (x / 1000 + 1)),
-      table(["id", "started", t.metric_label || metricLabel(t.metric), "95 % interval", "change", "level"], rows),
+    // Named as `iolab history trend` names it ("MB/s", not the key bw_bytes_per_s, which
+    // stays as the tooltip: what the metric field takes); the column is its "Value", the
+    // mean over each run's repeats as the text under the table says (a run's own table
+    // gives the median: a column named "MB/s" read as that figure).
+    const label = t.metric_label || metricLabel(t.metric);
+    out.replaceChildren(h("p", { id: "trend-what" }, t.device, " — ", t.test, " — ", h("span", { title: t.metric }, label), t.higher_is_better ? " (higher is better)" : " (lower is better)"), chosen,
+      lineChart("chart-trend", label, pts, "v", (v) => t.metric.endsWith("_ns") ? fmtLat(v) : t.metric.includes("bytes_per_s") ? fmtNum(v / 1e6, 1) : fmtNum(v, 1), (x) => "result " + (x / 1000 + 1)),
+      table(["id", "started", "Value", "95 % interval", "change", "level"], rows),
       h("pre", { id: "trend-text" }, t.text || ""), healthBox);
     // The drive's SMART snapshots taken with those results, where it had SMART.
     api("/api/health?device=" + encodeURIComponent(q.get("device"))).then((hh) => {
