@@ -472,6 +472,48 @@ fn one_test_per_target_and_the_server_s_ctrl_c_stops_its_tests_cleanly() {
     );
 }
 
+/// The console's Stop is one SIGINT and it has no second: the test's stop line said "Ctrl-C
+/// again, a second or more from now, exits at once without cleanup", which no button of the
+/// console does. A test the console started says how it stops, without that hint.
+#[test]
+fn a_console_stop_offers_no_second_ctrl_c() {
+    let console = Console::start(&[]);
+    let target = console.dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let form = serde_json::json!({
+        "command": "run",
+        "target": target.display().to_string(),
+        "options": {"rw": "randread", "bs": "4K", "size": "4M", "duration": "10m",
+                    "ramp": "0s", "repeat": "1"},
+    })
+    .to_string();
+    let (code, body) = console.authed("POST", "/api/runs", &form);
+    assert_eq!(code, 200, "{body}");
+    let view = || -> serde_json::Value {
+        let (_, body) = console.authed("GET", "/api/runs/run-1?since=0", "");
+        serde_json::from_str(&body).unwrap()
+    };
+    let live = common::wait_until(Duration::from_secs(120), || {
+        view()["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["event"] == "point")
+    });
+    assert!(live, "no live point in 120 s; stderr: {}", console.stderr());
+    let (code, body) = console.authed("POST", "/api/runs/run-1/stop", "");
+    assert_eq!(code, 200, "{body}");
+    let ended = common::wait_until(Duration::from_secs(120), || {
+        !matches!(view()["status"].as_str(), Some("running" | "stopping"))
+    });
+    assert!(ended, "still running 120 s after Stop: {}", view());
+    let v = view();
+    assert_eq!(v["status"], "interrupted", "{v}");
+    let err = v["stderr"].as_str().unwrap();
+    assert!(err.contains("iolab: stopping (SIGINT): "), "{err}");
+    assert!(!err.contains("Ctrl-C again"), "{err}");
+}
+
 /// SIGTERM and SIGHUP (the terminal or SSH session closing) stop the server as Ctrl-C does:
 /// SIGHUP killed it outright (no "stopped", its tests left to notice their parent gone, its
 /// work directory left in $TMPDIR), while every other command stops cleanly on it.

@@ -105,6 +105,19 @@ const STONEWALL: usize = usize::MAX;
 /// pid (`iolab serve` sets it for the tests it starts).
 pub const PARENT_ENV: &str = "IOLAB_STOP_WITH_PARENT";
 
+/// The variable `iolab serve` sets for the tests it starts: their stop comes from the
+/// console's Stop button, which sends one SIGINT and never a second.
+pub const CONSOLE_ENV: &str = "IOLAB_STARTED_BY_CONSOLE";
+
+/// What a stop's first line adds on how to stop at once: a second SIGINT or SIGTERM a
+/// second or more later. None after a SIGHUP (no terminal left to press Ctrl-C in) and in a
+/// test the console started (its Stop sends no second signal: the hint promised what the
+/// button does not do).
+pub fn at_once_hint(sig: i32) -> Option<&'static str> {
+    (sig != libc::SIGHUP && std::env::var_os(CONSOLE_ENV).is_none())
+        .then_some("; Ctrl-C again, a second or more from now, exits at once without cleanup")
+}
+
 /// When `PARENT_ENV` names our parent, watch it on a thread: once the parent is gone (we
 /// were re-parented), send ourselves one SIGINT, the Ctrl-C path (the partial result is
 /// Whether this process has received a stop signal (any of them, ever): the parent watch

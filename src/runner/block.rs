@@ -187,8 +187,8 @@ fn stop_line(sig: i32, inflight: u64) -> String {
         ));
     }
     line.push_str("ending as interrupted (the results so far kept, what iolab created removed)");
-    if sig != libc::SIGHUP {
-        line.push_str("; Ctrl-C again, a second or more from now, exits at once without cleanup");
+    if let Some(hint) = crate::os::signals::at_once_hint(sig) {
+        line.push_str(hint);
     }
     line
 }

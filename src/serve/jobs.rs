@@ -283,6 +283,9 @@ impl Jobs {
             crate::runner::signals::PARENT_ENV,
             std::process::id().to_string(),
         );
+        // Its Stop is one SIGINT, never a second: the test's stop line offers no
+        // "Ctrl-C again ... exits at once" (the console has no such button).
+        cmd.env(crate::runner::signals::CONSOLE_ENV, "1");
         let mut child = cmd
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", self.exe.display()))?;
