@@ -387,7 +387,16 @@ fn the_history_and_trend_pages_read_as_the_terminal_s() {
     assert_eq!(
         heads,
         serde_json::json!([
-            "", "id", "started", "command", "status", "host", "device", "fs", "headline", "source",
+            "",
+            "id",
+            "started (UTC)",
+            "command",
+            "status",
+            "host",
+            "device",
+            "fs",
+            "headline",
+            "source",
             "download"
         ])
     );
@@ -402,6 +411,27 @@ fn the_history_and_trend_pages_read_as_the_terminal_s() {
             ("h-2", "run --preset real --size 1G", "lab1"),
             ("h-1", "run", "lab1")
         ],
+        "{rows:?}"
+    );
+    // Each time as the terminal's list gives it (`2026-11-01 10:00`, UTC), the full time in
+    // its tooltip (the page showed `2026-11-01T10:00:00.000Z`).
+    let list = common::stdout(&iolab(&["history"]));
+    let times: Vec<(String, serde_json::Value)> = rows
+        .iter()
+        .map(|r| {
+            let id = r[1].strip_prefix("h-").unwrap();
+            (terminal_time(&list, id), serde_json::json!(r[2]))
+        })
+        .collect();
+    for (said, shown) in &times {
+        assert_eq!(&serde_json::json!(said), shown, "{list}");
+    }
+    let titles = b.eval(
+        "[...document.querySelectorAll('#history-table tbody tr')].map((r) => r.children[2].title)",
+    );
+    assert_eq!(
+        titles,
+        serde_json::json!([bdoc["started_at"], a["started_at"]]),
         "{rows:?}"
     );
 
@@ -441,6 +471,16 @@ fn the_history_and_trend_pages_read_as_the_terminal_s() {
     let heads =
         b.eval("[...document.querySelectorAll('#trend-out thead th')].map((c) => c.textContent)");
     assert_eq!(heads[2], serde_json::json!("Value"), "{heads}");
+    let trend = common::stdout(&iolab(&["history", "trend", "--device", "/tmp/img"]));
+    let rows = cells(&mut b, "#trend-out");
+    let (said, shown) = (terminal_time(&trend, "1"), &rows[0][1]);
+    assert_eq!(
+        (heads[1].as_str(), &said),
+        (Some("started (UTC)"), shown),
+        "{trend}"
+    );
+    let title = b.eval("document.querySelector('#trend-out tbody tr').children[1].title");
+    assert_eq!(title, a["started_at"]);
     let key = b.eval("document.getElementById('trend-text').textContent");
     assert!(
         key.as_str()
@@ -449,10 +489,60 @@ fn the_history_and_trend_pages_read_as_the_terminal_s() {
         "{key}"
     );
 
+    // A test started here: the Runs page gives its command with its options as the History
+    // page does (it showed `run` alone), and its time as the history's.
+    let target = console.dir.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let form = serde_json::json!({
+        "command": "run",
+        "target": target.display().to_string(),
+        "options": {"rw": "randread", "bs": "4K", "size": "4M", "duration": "1s",
+                    "ramp": "0s", "repeat": "1"},
+    });
+    let id = run_to_the_end(&console, &mut b, &form);
+    b.eval("location.hash = '#/runs'");
+    b.wait_for(
+        "the runs list",
+        "document.querySelectorAll('#main tbody tr').length === 1",
+        MINUTE,
+    );
+    let runs = cells(&mut b, "#main");
+    assert_eq!(
+        (runs[0][0].as_str(), runs[0][1].as_str()),
+        (id.as_str(), "run --size 4M")
+    );
+    let started = b.eval("document.querySelector('#main tbody tr').children[4].title");
+    let started = started.as_str().unwrap();
+    assert_eq!(
+        runs[0][4],
+        format!("{} {}", &started[..10], &started[11..16])
+    );
+    b.eval("location.hash = '#/history?id=h-3'");
+    b.wait_for(
+        "its history entry",
+        "document.querySelectorAll('#history-table tbody tr').length === 1",
+        MINUTE,
+    );
+    assert_eq!(cells(&mut b, "#history-table")[0][3], runs[0][1]);
+
     drop(b);
     let mut console = console;
     assert_eq!(console.stop(), Some(0), "stderr: {}", console.stderr());
     let _ = std::fs::remove_dir_all(&shots);
+}
+
+/// The Started column of entry `id` in a terminal table (`iolab history`, its trend).
+fn terminal_time(table: &str, id: &str) -> String {
+    table
+        .lines()
+        .map(|l| {
+            l.split('┆')
+                .map(|c| c.trim_matches(['│', ' ']))
+                .collect::<Vec<_>>()
+        })
+        .find(|c| c.len() > 2 && c[0] == id)
+        .unwrap_or_else(|| panic!("no row {id} in {table}"))[1]
+        .to_string()
 }
 
 fn console_shots() -> std::path::PathBuf {

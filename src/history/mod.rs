@@ -97,7 +97,7 @@ use serde::{Deserialize, Serialize};
 use crate::model::ResultDoc;
 use crate::model::device::SmartInfo;
 
-pub use extract::{device_identity, figures_of, headline};
+pub use extract::{device_identity, figures_of, headline, options_of};
 pub use schema::SCHEMA_VERSION;
 pub use since::{NOT_A_SINCE, parse_since};
 

@@ -58,6 +58,11 @@ pub struct JobView {
     pub command: String,
     pub target: String,
     pub argv: Vec<String>,
+    /// The options that tell two runs of its command apart (`--preset real --size 1G`), as
+    /// the History page and `iolab history` give them beside the command (the Runs page
+    /// showed `run` alone); absent when there are none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub options: Option<String>,
     pub started_at: String,
     /// Its progress stream has live points (IOPS, MB/s, latency every 500 ms) to chart.
     pub live_points: bool,
@@ -104,6 +109,7 @@ impl Job {
             command: self.command.clone(),
             target: self.target.clone(),
             argv: self.argv.clone(),
+            options: crate::history::options_of(&self.argv),
             started_at: self.started_at.clone(),
             live_points: LIVE_POINTS.contains(&self.command.as_str()),
             status: st.status.clone(),

@@ -80,6 +80,16 @@ function fmtLat(ns) {
   if (ns >= 1e3) return (ns / 1e3).toFixed(1) + " µs";
   return ns.toFixed(0) + " ns";
 }
+// A time as the terminal's lists and trends give it (src/report/history.rs short_time:
+// `2026-01-31T12:34:56.789Z` -> `2026-01-31 12:34`, UTC), the full time as the cell's
+// tooltip (the pages showed the full ISO time).
+function timeCell(t) {
+  const short = t && t.length >= 16 && t[10] === "T" ? t.slice(0, 10) + " " + t.slice(11, 16) : t;
+  return h("td", { title: t }, short);
+}
+// A command with the options that tell two runs of it apart (`run --preset real --size
+// 1G`), as `iolab history` lists it.
+function commandText(e) { return e.options ? e.command + " " + e.options : e.command; }
 // A metric's label as the command line prints it (src/report/metrics.rs label): the
 // fallback of a trend without metric_label. Values come formatted from the server (the
 // compare and trend tables' cells), never formatted here.
@@ -380,10 +390,10 @@ async function pageRun(id) {
 async function pageRuns() {
   const runs = await api("/api/runs");
   const rows = runs.map((r) => h("tr", {},
-    h("td", {}, h("a", { href: "#/run/" + r.id }, r.id)), h("td", {}, r.command), h("td", {}, r.target),
-    h("td", { className: "status-" + r.status }, r.status), h("td", {}, r.started_at)));
+    h("td", {}, h("a", { href: "#/run/" + r.id }, r.id)), h("td", {}, commandText(r)), h("td", {}, r.target),
+    h("td", { className: "status-" + r.status }, r.status), timeCell(r.started_at)));
   show(h("h2", {}, "Tests started from this console"),
-    rows.length ? table(["id", "test", "target", "status", "started"], rows) : h("p", { className: "note" }, "None yet: start one under New test."));
+    rows.length ? table(["id", "command", "target", "status", "started (UTC)"], rows) : h("p", { className: "note" }, "None yet: start one under New test."));
 }
 
 async function pageHistory() {
@@ -414,7 +424,7 @@ async function pageHistory() {
     const list = await api("/api/history?" + p.toString(), null, (hd) => { total = Number(hd.get("x-total-count")); });
     const rows = list.map((e) => h("tr", { "data-id": e.id },
       h("td", {}, h("input", { type: "checkbox", className: "pick", value: e.id })),
-      h("td", {}, e.id), h("td", {}, e.started_at), h("td", {}, e.options ? e.command + " " + e.options : e.command),
+      h("td", {}, e.id), timeCell(e.started_at), h("td", {}, commandText(e)),
       h("td", { className: "status-" + e.status }, e.status), h("td", {}, e.host), h("td", {}, e.device || ""), h("td", {}, e.filesystem),
       h("td", {}, e.headline), h("td", {}, e.source),
       h("td", {}, ["html", "md", "csv", "json"].map((fm) => h("a", { href: "/api/results/" + e.id + "/report/" + fm, download: "" }, fm + " ")))));
@@ -425,7 +435,7 @@ async function pageHistory() {
     body.replaceChildren(rows.length
       // The terminal list's columns (Command, Status, Host, Device, FS, Headline; the
       // column read "test" over a command and its options, and the host was left out).
-      ? table(["", "id", "started", "command", "status", "host", "device", "fs", "headline", "source", "download"], rows)
+      ? table(["", "id", "started (UTC)", "command", "status", "host", "device", "fs", "headline", "source", "download"], rows)
       : h("p", { className: "note" }, "No results match."), more);
   } catch (e) {
     err.textContent = e.message;
@@ -484,7 +494,7 @@ async function pageTrend() {
     // As `iolab history trend`: Change against the previous result; ◆ where the level
     // changed for good (its change against the results before). Value, interval, change and
     // mark: the command line's text (t.cells, from src/report/history.rs).
-    const rows = t.points.map((p, i) => h("tr", {}, h("td", {}, "h-" + p.id + (p.status ? " (run " + p.status + ")" : "")), h("td", {}, p.started_at),
+    const rows = t.points.map((p, i) => h("tr", {}, h("td", {}, "h-" + p.id + (p.status ? " (run " + p.status + ")" : "")), timeCell(p.started_at),
       h("td", { className: "num" }, t.cells[i].value),
       h("td", { className: "num" }, t.cells[i].interval),
       h("td", { className: "num" }, t.cells[i].change),
@@ -504,7 +514,7 @@ async function pageTrend() {
     const label = t.metric_label || metricLabel(t.metric);
     out.replaceChildren(h("p", { id: "trend-what" }, t.device, " — ", t.test, " — ", h("span", { title: t.metric }, label), t.higher_is_better ? " (higher is better)" : " (lower is better)"), chosen,
       lineChart("chart-trend", label, pts, "v", (v) => t.metric.endsWith("_ns") ? fmtLat(v) : t.metric.includes("bytes_per_s") ? fmtNum(v / 1e6, 1) : fmtNum(v, 1), (x) => "result " + (x / 1000 + 1)),
-      table(["id", "started", "Value", "95 % interval", "change", "level"], rows),
+      table(["id", "started (UTC)", "Value", "95 % interval", "change", "level"], rows),
       h("pre", { id: "trend-text" }, t.text || ""), healthBox);
     // The drive's SMART snapshots taken with those results, where it had SMART.
     api("/api/health?device=" + encodeURIComponent(q.get("device"))).then((hh) => {
@@ -512,8 +522,8 @@ async function pageTrend() {
       if (!snaps.length) { healthBox.replaceChildren(h("p", { className: "note" }, "No SMART snapshots of this device in the history.")); return; }
       const opt = (v, unit) => (v === null || v === undefined ? "" : v + (unit || ""));
       healthBox.replaceChildren(h("h3", {}, "Health over time"), table(
-        ["id", "taken", "self-assessment", "temperature", "% used", "media errors", "reallocated", "written"],
-        snaps.map((p) => h("tr", {}, h("td", {}, "h-" + p.id), h("td", {}, p.started_at),
+        ["id", "taken (UTC)", "self-assessment", "temperature", "% used", "media errors", "reallocated", "written"],
+        snaps.map((p) => h("tr", {}, h("td", {}, "h-" + p.id), timeCell(p.started_at),
           h("td", {}, p.smart.health_passed === true ? "PASSED" : p.smart.health_passed === false ? "FAILED" : ""),
           h("td", {}, opt(p.smart.temperature_c, " °C")), h("td", {}, opt(p.smart.percentage_used, " %")),
           h("td", {}, opt(p.smart.media_errors)), h("td", {}, opt(p.smart.reallocated_sectors)),
