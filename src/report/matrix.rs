@@ -467,14 +467,19 @@ mod tests {
     use super::*;
     use crate::model::matrix::ConfigurationResult;
 
-    /// The first table of `out`.
-    fn first_table(out: &[Block]) -> &TableBlock {
+    /// The tables of `out`, in order.
+    fn tables(out: &[Block]) -> Vec<&TableBlock> {
         out.iter()
-            .find_map(|b| match b {
+            .filter_map(|b| match b {
                 Block::Table(t) => Some(t),
                 _ => None,
             })
-            .unwrap()
+            .collect()
+    }
+
+    /// The first table of `out`.
+    fn first_table(out: &[Block]) -> &TableBlock {
+        tables(out)[0]
     }
 
     /// `--sizes 1,cluster,4K` on NTFS at 1 KiB and 4 KiB clusters: one `cluster` column
@@ -525,13 +530,7 @@ mod tests {
         ]);
         let mut out = Vec::new();
         heat_maps(&doc, &mut out);
-        let tables: Vec<&TableBlock> = out
-            .iter()
-            .filter_map(|b| match b {
-                Block::Table(t) => Some(t),
-                _ => None,
-            })
-            .collect();
+        let tables = tables(&out);
         assert_eq!(tables.len(), 1);
         let t = tables[0];
         assert_eq!(t.header, ["Configuration", "1", "cluster", "4K"]);
@@ -592,13 +591,7 @@ mod tests {
                 "files create, aged: files/s by configuration × file size"
             ]
         );
-        let tables: Vec<&TableBlock> = out
-            .iter()
-            .filter_map(|b| match b {
-                Block::Table(t) => Some(t),
-                _ => None,
-            })
-            .collect();
+        let tables = tables(&out);
         assert_eq!(tables[0].rows, [["ext4", "1,000"], ["xfs", "2,000"]]);
         assert_eq!(
             tables[1].rows,
