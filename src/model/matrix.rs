@@ -6,6 +6,21 @@ use serde::{Deserialize, Serialize};
 
 use super::TestResult;
 
+/// What `--age` appends to a workload's label for its runs on the aged file system.
+const AGED_SUFFIX: &str = " (aged)";
+
+/// The label of a workload's runs on the aged file system (`matrix --age`):
+/// `files:sizes=4K (aged)`. Tests carry it as their workload (`matrix_workload`).
+pub fn aged_label(label: &str) -> String {
+    format!("{label}{AGED_SUFFIX}")
+}
+
+/// The workload whose aged run `label` is (`files:sizes=4K` for `files:sizes=4K (aged)`),
+/// `None` for a fresh run's label. Results of every version carry the suffix.
+pub fn aged_run_of(label: &str) -> Option<&str> {
+    label.strip_suffix(AGED_SUFFIX)
+}
+
 /// One file system x allocation unit x mount options configuration.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct ConfigurationResult {
@@ -114,4 +129,17 @@ pub struct WorkloadOutcome {
     /// ranking lists the configuration apart instead of ranking it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cache_absorbed: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_aged_label_names_its_fresh_workload() {
+        let w = "files:sizes=4K";
+        assert_eq!(aged_label(w), "files:sizes=4K (aged)");
+        assert_eq!(aged_run_of(&aged_label(w)), Some(w));
+        assert_eq!(aged_run_of(w), None);
+    }
 }

@@ -5,23 +5,23 @@ use std::fmt::Write;
 
 use crate::report::svg::{W, esc, open, shorten};
 
-/// A grid of cells coloured by value on a log scale (rates spread over decades); `None`
-/// cells are left grey. `higher_is_better` picks which end is dark.
+/// A grid of cells coloured by value on a log scale (rates spread over decades) that spans
+/// `scale` (the cells' values, or those of every map drawn to be compared with this one);
+/// `None` cells are left grey. `higher_is_better` picks which end is dark.
 pub fn heat_map(
     title: &str,
     rows: &[String],
     cols: &[String],
     cells: &[Vec<Option<f64>>],
+    scale: &[f64],
     higher_is_better: bool,
     fmt: &dyn Fn(f64) -> String,
 ) -> String {
     let (left, top, cell_h) = (190.0, 48.0, 30.0);
     let cell_w = ((W - left - 10.0) / cols.len().max(1) as f64).min(130.0);
     let h = top + cell_h * rows.len() as f64 + 30.0;
-    let vals: Vec<f64> = cells
+    let vals: Vec<f64> = scale
         .iter()
-        .flatten()
-        .flatten()
         .cloned()
         .filter(|v| *v > 0.0 && v.is_finite())
         .collect();

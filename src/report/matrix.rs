@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::analysis::matrix::{
     WORKLOAD_PARAM, cache_unchecked, ranked_figure, test_cache_absorbed,
 };
+use crate::model::matrix::aged_run_of;
 use crate::model::{ResultDoc, Summary, TestResult};
 use crate::report::blocks::{Block, TableBlock, figure_cell, summary_table};
 use crate::report::charts::{latency_curves, tick_fmt};
@@ -297,8 +298,19 @@ fn size_column(t: &TestResult) -> String {
         .unwrap_or_else(|| fmt_size_exact(file_size(t).unwrap_or(0)))
 }
 
+/// Whether a test is of a workload's runs on the aged file system (`matrix --age`).
+fn is_aged(t: &TestResult) -> bool {
+    t.params
+        .get(WORKLOAD_PARAM)
+        .is_some_and(|w| aged_run_of(w).is_some())
+}
+
 /// One heat map per files phase: configurations (file system and cluster size) down,
-/// file sizes across, files per second in the cells.
+/// file sizes across, files per second in the cells (the median of the runs, as the
+/// terminal's Table 1 gives its seconds per portion). With `--age`, a second map of the
+/// aged runs on the same rows, columns and colour scale, its table giving each cell's
+/// change from the fresh one (the aged runs were dropped: the first test of a size, the
+/// fresh one, filled its cell).
 fn heat_maps(doc: &ResultDoc, out: &mut Vec<Block>) {
     let metric = "files_per_s";
     let mut phases: Vec<String> = Vec::new();
@@ -351,49 +363,92 @@ fn heat_maps(doc: &ResultDoc, out: &mut Vec<Block>) {
         }
         let rows: Vec<String> = configs.iter().map(|c| c.label.clone()).collect();
         let cols: Vec<String> = sizes.iter().map(|(_, t)| t.clone()).collect();
-        let cells: Vec<Vec<Option<f64>>> = configs
-            .iter()
-            .map(|c| {
-                sizes
-                    .iter()
-                    .map(|(_, tok)| {
-                        c.tests
-                            .iter()
-                            .filter(in_phase)
-                            .find(|t| size_column(t) == *tok)
-                            .and_then(|t| t.summary.get(metric))
-                            .filter(|s| s.n > 0)
-                            .map(|s| s.mean)
-                    })
-                    .collect()
-            })
-            .collect();
-        let title = format!(
-            "files {phase}: {} by configuration × file size",
-            label(metric)
-        );
-        let fmt = |v: f64| fmt_value(metric, v);
-        out.push(Block::Heading(3, title.clone()));
-        out.push(Block::Chart {
-            svg: heat_map(&title, &rows, &cols, &cells, true, &fmt),
-            caption: format!("{title} (darker is faster; mean of the runs)"),
-        });
-        let mut header = vec!["Configuration".to_string()];
-        header.extend(cols.iter().cloned());
-        out.push(Block::Table(TableBlock {
-            header,
-            rows: rows
+        // The fresh (`aged` false) or the aged runs' cells.
+        let grid = |aged: bool| -> Vec<Vec<Option<f64>>> {
+            configs
                 .iter()
-                .zip(&cells)
-                .map(|(r, cs)| {
-                    let mut row = vec![r.clone()];
-                    row.extend(cs.iter().map(|v| v.map(fmt).unwrap_or_else(|| "-".into())));
-                    row
+                .map(|c| {
+                    sizes
+                        .iter()
+                        .map(|(_, tok)| {
+                            c.tests
+                                .iter()
+                                .filter(in_phase)
+                                .find(|t| is_aged(t) == aged && size_column(t) == *tok)
+                                .and_then(|t| t.summary.get(metric))
+                                .filter(|s| s.n > 0)
+                                .map(|s| s.median)
+                        })
+                        .collect()
                 })
-                .collect(),
-            first_numeric: 1,
-            numeric_end: None,
-        }));
+                .collect()
+        };
+        let fresh = grid(false);
+        let aged = grid(true);
+        let has_aged = aged.iter().flatten().any(Option::is_some);
+        // One colour scale for both maps: the same shade is the same rate.
+        let scale: Vec<f64> = fresh
+            .iter()
+            .chain(if has_aged { &aged[..] } else { &[] })
+            .flatten()
+            .flatten()
+            .copied()
+            .collect();
+        let fmt = |v: f64| fmt_value(metric, v);
+        let mut map = |what: &str, cells: &[Vec<Option<f64>>], vs: Option<&[Vec<Option<f64>>]>| {
+            let title = format!(
+                "files {phase}{what}: {} by configuration × file size",
+                label(metric)
+            );
+            out.push(Block::Heading(3, title.clone()));
+            let same = if has_aged {
+                "; one colour scale for the fresh and the aged map"
+            } else {
+                ""
+            };
+            out.push(Block::Chart {
+                svg: heat_map(&title, &rows, &cols, cells, &scale, true, &fmt),
+                caption: format!(
+                    "{title} (darker is faster; the median of the runs, as the terminal's Table 1 of seconds per portion{same})"
+                ),
+            });
+            let mut header = vec!["Configuration".to_string()];
+            header.extend(cols.iter().cloned());
+            let cell = |i: usize, j: usize, v: Option<f64>| {
+                let Some(v) = v else { return "-".to_string() };
+                match vs.and_then(|f| f[i][j]).filter(|f| *f > 0.0) {
+                    Some(f) => format!("{} ({:+.1} %)", fmt(v), (v / f - 1.0) * 100.0),
+                    None => fmt(v),
+                }
+            };
+            out.push(Block::Table(TableBlock {
+                header,
+                rows: rows
+                    .iter()
+                    .zip(cells)
+                    .enumerate()
+                    .map(|(i, (r, cs))| {
+                        let mut row = vec![r.clone()];
+                        row.extend(cs.iter().enumerate().map(|(j, v)| cell(i, j, *v)));
+                        row
+                    })
+                    .collect(),
+                first_numeric: 1,
+                numeric_end: None,
+            }));
+            if vs.is_some() {
+                out.push(Block::Para(
+                    "Aged: the same file system after `iolab age`; in brackets the change from its fresh run (median files/s)."
+                        .into(),
+                ));
+            }
+        };
+        if has_aged {
+            map(", fresh", &fresh, None);
+            map(", aged", &aged, Some(&fresh));
+        } else {
+            map("", &fresh, None);
+        }
     }
 }
 
@@ -412,14 +467,19 @@ mod tests {
     use super::*;
     use crate::model::matrix::ConfigurationResult;
 
-    /// The first table of `out`.
-    fn first_table(out: &[Block]) -> &TableBlock {
+    /// The tables of `out`, in order.
+    fn tables(out: &[Block]) -> Vec<&TableBlock> {
         out.iter()
-            .find_map(|b| match b {
+            .filter_map(|b| match b {
                 Block::Table(t) => Some(t),
                 _ => None,
             })
-            .unwrap()
+            .collect()
+    }
+
+    /// The first table of `out`.
+    fn first_table(out: &[Block]) -> &TableBlock {
+        tables(out)[0]
     }
 
     /// `--sizes 1,cluster,4K` on NTFS at 1 KiB and 4 KiB clusters: one `cluster` column
@@ -470,18 +530,104 @@ mod tests {
         ]);
         let mut out = Vec::new();
         heat_maps(&doc, &mut out);
-        let tables: Vec<&TableBlock> = out
-            .iter()
-            .filter_map(|b| match b {
-                Block::Table(t) => Some(t),
-                _ => None,
-            })
-            .collect();
+        let tables = tables(&out);
         assert_eq!(tables.len(), 1);
         let t = tables[0];
         assert_eq!(t.header, ["Configuration", "1", "cluster", "4K"]);
         assert_eq!(t.rows[0], ["ntfs 1KiB", "100.0", "200.0", "300.0"]);
         assert_eq!(t.rows[1], ["ntfs 4KiB", "110.0", "220.0", "-"]);
+    }
+
+    /// `--age`: each cell held its fresh test only (the first of its size; the aged runs
+    /// were dropped without a word), as the mean of the runs where the terminal's Table 1
+    /// gives the median. Now a fresh and an aged map, one colour scale, medians, the aged
+    /// cells with their change from the fresh ones; a result without aged runs keeps its
+    /// one map under its old title.
+    #[test]
+    fn heat_map_gives_the_aged_runs_apart() {
+        let test = |workload: &str, tok: &str, files_per_s: &[f64]| {
+            let mut t = TestResult {
+                name: format!("{tok} create"),
+                family: "files".into(),
+                ..Default::default()
+            };
+            t.params.insert(WORKLOAD_PARAM.into(), workload.into());
+            t.params.insert("phase".into(), "create".into());
+            t.params.insert("size_token".into(), tok.into());
+            t.params.insert("file_size_bytes".into(), "4096".into());
+            t.summary.insert(
+                "files_per_s".into(),
+                crate::stats::summary::summarize(files_per_s),
+            );
+            t
+        };
+        let w = "files:sizes=4K";
+        let aged = crate::model::matrix::aged_label(w);
+        let config = |label: &str, fresh: &[f64], old: &[f64]| ConfigurationResult {
+            label: label.into(),
+            fs_type: label.into(),
+            status: "ok".into(),
+            tests: vec![test(w, "4K", fresh), test(&aged, "4K", old)],
+            ..Default::default()
+        };
+        // ext4's fresh runs: median 1,000, mean 4,000.
+        let doc = matrix_of(vec![
+            config("ext4", &[1000.0, 1000.0, 10000.0], &[750.0]),
+            config("xfs", &[2000.0], &[1000.0]),
+        ]);
+        let mut out = Vec::new();
+        heat_maps(&doc, &mut out);
+        let heads: Vec<&str> = out
+            .iter()
+            .filter_map(|b| match b {
+                Block::Heading(3, h) => Some(h.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            heads,
+            [
+                "files create, fresh: files/s by configuration × file size",
+                "files create, aged: files/s by configuration × file size"
+            ]
+        );
+        let tables = tables(&out);
+        assert_eq!(tables[0].rows, [["ext4", "1,000"], ["xfs", "2,000"]]);
+        assert_eq!(
+            tables[1].rows,
+            [["ext4", "750.0 (-25.0 %)"], ["xfs", "1,000 (-50.0 %)"]]
+        );
+        let charts: Vec<(&str, &str)> = out
+            .iter()
+            .filter_map(|b| match b {
+                Block::Chart { svg, caption } => Some((svg.as_str(), caption.as_str())),
+                _ => None,
+            })
+            .collect();
+        assert!(
+            charts[0].1.contains("the median of the runs"),
+            "{}",
+            charts[0].1
+        );
+        assert!(charts[1].1.contains("one colour scale"), "{}", charts[1].1);
+        // One scale: xfs's fresh 2,000 is the darkest cell of both maps, ext4's aged 750
+        // the lightest; the aged map alone would have made its own 1,000 the darkest.
+        assert!(charts[0].0.contains("hsl(210,70%,32%)"));
+        assert!(!charts[1].0.contains("hsl(210,70%,32%)"));
+        assert!(charts[1].0.contains("hsl(210,70%,92%)"));
+
+        // Without aged runs: one map, titled as before.
+        let doc = matrix_of(vec![ConfigurationResult {
+            label: "ext4".into(),
+            status: "ok".into(),
+            tests: vec![test(w, "4K", &[1000.0])],
+            ..Default::default()
+        }]);
+        let mut out = Vec::new();
+        heat_maps(&doc, &mut out);
+        assert!(matches!(&out[0],
+            Block::Heading(3, h) if h == "files create: files/s by configuration × file size"));
+        assert_eq!(first_table(&out).rows, [["ext4", "1,000"]]);
     }
 
     /// The report's per-test ranking lists a configuration whose writes the page cache

@@ -12,6 +12,9 @@ use crate::fs::types::{FS_TYPES, FsType, known_names, lookup};
 use crate::stats::repeat::RepeatMode;
 use crate::units::{fmt_size_exact, fmt_size_iec, parse_size};
 
+/// The label of a workload's runs on the aged file system (the model's: the report reads it).
+pub use crate::model::matrix::aged_label;
+
 /// Default image size (the twelve-file-system copy test used 4 GiB partitions).
 pub const DEFAULT_IMAGE_SIZE: u64 = 4 << 30;
 /// Free space left untouched next to the images.
@@ -58,11 +61,6 @@ pub struct AgePlan {
     pub fill: f64,
     pub churn: f64,
     pub seed: u64,
-}
-
-/// The label of a workload's runs on the aged file system.
-pub fn aged_label(label: &str) -> String {
-    format!("{label} (aged)")
 }
 
 /// The `test` of a warning on configuration `cfg` about test `test` (`None`: about the
