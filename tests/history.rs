@@ -1001,6 +1001,23 @@ fn a_version_2_history_is_migrated_and_keeps_its_rows() {
         ],
     ));
     assert_eq!(t["points"].as_array().unwrap().len(), 2, "{t}");
+    // The re-index gave the old figures the figure of their command's table (a run test's
+    // median), which schema version 2 did not store.
+    assert_eq!(t["value_of"], "median", "{t}");
+    let csv = stdout(&hist(&db, &["history", "export", "--format", "csv"]));
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let (median, value, of) = (
+        head.iter().position(|c| *c == "median").unwrap(),
+        head.iter().position(|c| *c == "value").unwrap(),
+        head.iter().position(|c| *c == "value_of").unwrap(),
+    );
+    for l in lines {
+        // The fixture's device names hold no comma.
+        let cells: Vec<&str> = l.split(',').collect();
+        assert_eq!(cells[value], cells[median], "{csv}");
+        assert_eq!(cells[of], "median", "{csv}");
+    }
     let o = hist(&db, &["history", "--device", "/img/a.img", "--json"]);
     assert_eq!(json_ok(&o).as_array().unwrap().len(), 1);
     // Recorded now: two VMs' virtio disks of one template (the same serial) are two disks.
