@@ -1001,6 +1001,23 @@ fn a_version_2_history_is_migrated_and_keeps_its_rows() {
         ],
     ));
     assert_eq!(t["points"].as_array().unwrap().len(), 2, "{t}");
+    // The re-index gave the old figures the figure of their command's table (a run test's
+    // median), which schema version 2 did not store.
+    assert_eq!(t["value_of"], "median", "{t}");
+    let csv = stdout(&hist(&db, &["history", "export", "--format", "csv"]));
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let (median, value, of) = (
+        head.iter().position(|c| *c == "median").unwrap(),
+        head.iter().position(|c| *c == "value").unwrap(),
+        head.iter().position(|c| *c == "value_of").unwrap(),
+    );
+    for l in lines {
+        // The fixture's device names hold no comma.
+        let cells: Vec<&str> = l.split(',').collect();
+        assert_eq!(cells[value], cells[median], "{csv}");
+        assert_eq!(cells[of], "median", "{csv}");
+    }
     let o = hist(&db, &["history", "--device", "/img/a.img", "--json"]);
     assert_eq!(json_ok(&o).as_array().unwrap().len(), 1);
     // Recorded now: two VMs' virtio disks of one template (the same serial) are two disks.
@@ -1083,4 +1100,91 @@ fn a_loop_device_is_recorded_as_its_backing_file() {
         );
     }
     assert_ne!(devices[0], devices[1]);
+}
+
+/// The cell of `row`'s `col`th column (0: the first) in a terminal table of `text`.
+fn cell(text: &str, row: &str, col: usize) -> String {
+    let line = text
+        .lines()
+        .find(|l| l.trim_start_matches('│').trim_start().starts_with(row))
+        .unwrap_or_else(|| panic!("no row {row:?} in:\n{text}"));
+    line.trim_matches('│')
+        .split('┆')
+        .nth(col)
+        .unwrap_or_else(|| panic!("no column {col} in {line:?}"))
+        .trim()
+        .to_string()
+}
+
+/// A files run (three runs) and a peak run (three repeats) recorded as they ran: the
+/// history's list and trend give the figure of the command's own table, the files test's
+/// mean files/s and the peak test's best MB/s (the list gave their median, the trend the
+/// mean of both).
+#[test]
+fn list_and_trend_give_the_figure_of_the_commands_table() {
+    let dir = tempdir();
+    let db = dir.path().join("history.sqlite");
+    let files = with_history(&mut bin(), &db)
+        .args(["files", "-t", s(dir.path()), "--sizes", "1"])
+        .args([
+            "--files-per-portion",
+            "100",
+            "--portions",
+            "2",
+            "--passes",
+            "1",
+        ])
+        .args(["--output", s(&dir.path().join("res"))])
+        .output()
+        .unwrap();
+    assert!(files.status.success(), "{}", stderr(&files));
+    let created = cell(&stdout(&files), "1 B create", 1);
+    let mut peak = quick_run(dir.path());
+    for (flag, value) in [("--preset", "peak"), ("--repeat", "3")] {
+        let args: Vec<String> = peak
+            .get_args()
+            .map(|a| a.to_string_lossy().into())
+            .collect();
+        let at = args.iter().position(|a| a == flag).unwrap();
+        let mut c = bin();
+        c.args(&args[..=at]).arg(value).args(&args[at + 2..]);
+        peak = c;
+    }
+    let peak = with_history(&mut peak, &db).output().unwrap();
+    assert!(peak.status.success(), "{}", stderr(&peak));
+    let best = cell(&stdout(&peak), "SEQ1M Q8T1 read", 1);
+
+    let list = stdout(&hist(&db, &["history"]));
+    assert!(
+        list.contains(&format!("1 B create {created} files/s")),
+        "files table: {created}\n{list}"
+    );
+    assert!(
+        list.contains(&format!("SEQ1M Q8T1 read {best} MB/s")),
+        "peak table: {best}\n{list}"
+    );
+    let device = History::open(&db).unwrap().devices().unwrap()[0].0.clone();
+    for (test, metric, want, named) in [
+        ("1 B create", "files_per_s", &created, "Value = mean of"),
+        (
+            "SEQ1M Q8T1 read",
+            "bw_bytes_per_s",
+            &best,
+            "Value = best of",
+        ),
+    ] {
+        let o = hist(
+            &db,
+            &[
+                "history", "trend", "--device", &device, "--test", test, "--metric", metric,
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = stdout(&o);
+        // The one result's row: the table's first line after its header.
+        let row = text.lines().filter(|l| l.starts_with('│')).nth(1).unwrap();
+        let value = row.trim_matches('│').split('┆').nth(2).map(str::trim);
+        assert_eq!(value, Some(want.as_str()), "{text}");
+        assert!(text.contains(named), "{text}");
+    }
 }

@@ -461,8 +461,8 @@ fn the_history_and_trend_pages_read_as_the_terminal_s() {
     let chosen = b.eval("document.getElementById('trend-chosen').textContent");
     assert_eq!(chosen, serde_json::json!(format!("showing {said}")));
     // The figure named as the terminal names it ("MB/s (higher better)"; the page gave the
-    // key bw_bytes_per_s), and its column "Value", the mean over a run's repeats as the
-    // key under the table says (the column read "MB/s", the name of a run table's median).
+    // key bw_bytes_per_s), and its column "Value", the median of a run's repeats as the run's
+    // own table gives it, which the key under the table says (it was the mean).
     let what = b.eval("document.getElementById('trend-what').textContent");
     assert_eq!(
         what,
@@ -485,7 +485,7 @@ fn the_history_and_trend_pages_read_as_the_terminal_s() {
     assert!(
         key.as_str()
             .unwrap()
-            .contains("Value = mean over the run's repeats"),
+            .contains("Value = median of the run's repeats"),
         "{key}"
     );
 

@@ -4,7 +4,7 @@
 
 use crate::model::{Environment, ResultDoc};
 use crate::report::metrics::{
-    all_tests, config_of, display_name, fmt_value, label, metrics_of, primary_metric,
+    all_tests, config_of, display_name, fmt_value, label, metrics_of, primary_metric, table_figure,
 };
 
 use super::Figure;
@@ -120,7 +120,8 @@ pub fn options_of(argv: &[String]) -> Option<String> {
     (!out.is_empty()).then(|| out.join(" "))
 }
 
-/// Every metric of every test (top level and inside matrix configurations).
+/// Every metric of every test (top level and inside matrix configurations), each with the
+/// figure its command's table gives (`table_figure`, as the HTML and Markdown reports).
 pub fn figures_of(doc: &ResultDoc) -> Vec<Figure> {
     let mut out: Vec<Figure> = Vec::new();
     for t in all_tests(doc) {
@@ -130,11 +131,14 @@ pub fn figures_of(doc: &ResultDoc) -> Vec<Figure> {
             if !s.mean.is_finite() || out.iter().any(|f| f.test == name && f.metric == metric) {
                 continue;
             }
+            let (value, value_of) = table_figure(t, &metric, &s);
             out.push(Figure {
                 test: name.clone(),
                 primary: primary.as_deref() == Some(metric.as_str()),
                 metric,
                 n: s.n,
+                value,
+                value_of: value_of.to_string(),
                 mean: s.mean,
                 median: s.median,
                 stddev: s.stddev,
@@ -147,8 +151,9 @@ pub fn figures_of(doc: &ResultDoc) -> Vec<Figure> {
 }
 
 /// The first tests' headline figures: `SEQ1M Q8T1 read 1234.56 MB/s · RND4K Q1T1 read
-/// 12,345 IOPS · (+6 tests)`, each the median of the runs as the command's own table shows
-/// it; for a document without figures, what it holds.
+/// 12,345 IOPS · (+6 tests)`, each the figure the command's own table shows (`Figure::value`:
+/// the median of the runs, a files test's mean, a peak test's best run); for a document
+/// without figures, what it holds.
 pub fn headline(doc: &ResultDoc, figures: &[Figure]) -> String {
     const SHOWN: usize = 3;
     let primaries: Vec<&Figure> = figures.iter().filter(|f| f.primary).collect();
@@ -164,7 +169,7 @@ pub fn headline(doc: &ResultDoc, figures: &[Figure]) -> String {
             format!(
                 "{} {} {}",
                 f.test,
-                fmt_value(&f.metric, f.median),
+                fmt_value(&f.metric, f.value),
                 if trace {
                     crate::report::metrics::label_for("trace", &f.metric)
                 } else {

@@ -49,11 +49,12 @@
 //!     // test: None = the device's test with the most results (ties: the first in the newest
 //!     // result's table); metric: None = its headline
 //! #[derive(Clone, Debug, Serialize)]
-//! pub struct Trend { device, test, metric, command, metric_label, higher_is_better: bool,
+//! pub struct Trend { device, test, metric, command, metric_label,
+//!                    value_of (`median`, `mean` or `best run`), higher_is_better: bool,
 //!                    points: Vec<TrendPoint> }
 //! #[derive(Clone, Debug, Serialize)]
 //! pub struct TrendPoint { id, started_at, status: Option (not `complete`),
-//!                         value (the mean over the run's repeats), n,
+//!                         value (the figure the run's table gives: Trend's value_of), n,
 //!                         ci_low, ci_high: Option<f64>, significant_change: bool,
 //!                         change_pct: Option<f64> (against the previous point),
 //!                         level_change_pct, p_value: Option<f64> (on a marked point) }
@@ -156,6 +157,11 @@ pub struct Figure {
     /// The test's headline metric.
     pub primary: bool,
     pub n: u32,
+    /// The figure its command's table gives (`report::metrics::table_figure`): the median
+    /// of the runs, a files test's mean, a peak test's best run (its rates).
+    pub value: f64,
+    /// Which figure `value` is: `median`, `mean` or `best run`.
+    pub value_of: String,
     pub mean: f64,
     pub median: f64,
     pub stddev: f64,
@@ -185,6 +191,9 @@ pub struct Trend {
     pub command: String,
     /// The metric as the command's own table names it (`IOPS`, a trace's `ops/s`).
     pub metric_label: String,
+    /// Which figure of a run's repeats the points' values are, as the newest result's
+    /// table gives it: `median`, `mean` (files) or `best run` (a peak test's rates).
+    pub value_of: String,
     pub higher_is_better: bool,
     pub points: Vec<TrendPoint>,
 }
@@ -198,11 +207,12 @@ pub struct TrendPoint {
     /// stopped early, and this figure is what it had measured of the test by then.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
-    /// The mean over the run's repeats (what `iolab compare` tests).
+    /// The figure the run's own table gives (`Trend::value_of`: the median of its
+    /// repeats, a files test's mean, a peak test's best run).
     pub value: f64,
     /// Repeats behind the value.
     pub n: u32,
-    /// The 95 % confidence interval of the value (two repeats or more).
+    /// The 95 % confidence interval of the mean over the repeats (two repeats or more).
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
     /// The figure changed here for good: the points from here on differ significantly from
@@ -210,7 +220,8 @@ pub struct TrendPoint {
     pub significant_change: bool,
     /// (value / previous point's value - 1) in percent; `None` for the first point.
     pub change_pct: Option<f64>,
-    /// On a marked point: (mean of the new level / mean of the level before - 1) in percent.
+    /// On a marked point: (mean of the new level / mean of the level before - 1) in percent,
+    /// the levels made of the results' means over their repeats (what Welch tests).
     pub level_change_pct: Option<f64>,
     /// On a marked point: Welch's p-value between the two levels.
     pub p_value: Option<f64>,

@@ -10,7 +10,7 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 use crate::error::UsageError;
 
 /// The schema this iolab writes. Bump it with a new entry in `MIGRATIONS`.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// `PRAGMA application_id`: "iolb", so another program's SQLite file is told apart.
 pub const APPLICATION_ID: i32 = 0x696f_6c62;
@@ -72,6 +72,11 @@ const MIGRATIONS: &[&str] = &[
     "ALTER TABLE results ADD COLUMN options TEXT;
     ALTER TABLE results ADD COLUMN device_link TEXT;
     ALTER TABLE results ADD COLUMN loop_backing_file TEXT;",
+    // 3 -> 4: each figure as its command's table gives it (`value`: the median of the
+    // runs, a files test's mean, a peak test's best run) and which that is (`value_of`).
+    // NULL until the re-index (`store::EXTRACT_VERSION` 5) fills them from the documents.
+    "ALTER TABLE figures ADD COLUMN value REAL;
+    ALTER TABLE figures ADD COLUMN value_of TEXT;",
 ];
 
 /// What every refusal of a file that is not an iolab history ends with: it was not

@@ -78,8 +78,10 @@ fn where_clause(f: &Filter) -> Result<(String, Vec<String>), UsageError> {
 /// by their average, cache and slow phase mixed). 3: a slack analysis's headline names the
 /// tree (or size list) it scanned. 4: the device identity (a loop by its backing file, a
 /// disk without a model by its vendor, size and host) and the options (`--preset`, `--size`,
-/// `--scale`) are taken again too.
-pub const EXTRACT_VERSION: u32 = 4;
+/// `--scale`) are taken again too. 5: each figure as its command's table gives it (`value`,
+/// `value_of`: the median, a files test's mean, a peak test's best run); the headline uses
+/// it (it gave the median of a files test and of a peak test's rates).
+pub const EXTRACT_VERSION: u32 = 5;
 
 impl History {
     /// Open (create, migrate) the history at `path`, and index the stored results again
@@ -426,7 +428,8 @@ impl History {
     /// The figures of one result, in test order.
     pub fn figures(&self, id: i64) -> anyhow::Result<Vec<Figure>> {
         self.rows(
-            "SELECT test, metric, is_primary, n, mean, median, stddev, ci95_low, ci95_high
+            "SELECT test, metric, is_primary, n, mean, median, stddev, ci95_low, ci95_high,
+                value, value_of
              FROM figures WHERE result_id = ?1 ORDER BY rowid",
             [id],
             figure_of,
@@ -512,7 +515,7 @@ impl History {
     ) -> anyhow::Result<Vec<SeriesRow>> {
         self.rows(
             "SELECT r.id, r.started_at, r.command, r.status, f.test, f.metric, f.is_primary, f.n, f.mean,
-                f.median, f.stddev, f.ci95_low, f.ci95_high
+                f.median, f.stddev, f.ci95_low, f.ci95_high, f.value, f.value_of
              FROM figures f JOIN results r ON r.id = f.result_id
              WHERE r.device = ?1 AND f.test = ?2 AND f.metric = ?3
              ORDER BY r.started_at, r.id",
@@ -545,8 +548,8 @@ impl History {
 fn insert_figures(tx: &Connection, id: i64, figures: &[Figure]) -> rusqlite::Result<()> {
     let mut ins = tx.prepare_cached(
         "INSERT INTO figures (result_id, test, metric, is_primary, n, mean, median, stddev,
-            ci95_low, ci95_high)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            ci95_low, ci95_high, value, value_of)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?;
     for f in figures {
         ins.execute(params![
@@ -559,7 +562,9 @@ fn insert_figures(tx: &Connection, id: i64, figures: &[Figure]) -> rusqlite::Res
             f.median,
             f.stddev,
             f.ci95_low,
-            f.ci95_high
+            f.ci95_high,
+            f.value,
+            f.value_of
         ])?;
     }
     Ok(())
@@ -569,14 +574,25 @@ fn figure_of(r: &Row<'_>) -> rusqlite::Result<Figure> {
     figure_at(r, 0)
 }
 
+/// A figure row (its columns from `i` in the order of the `figures` table). A row the
+/// re-index could not fill (a document this iolab cannot read) has no `value`: the median
+/// stands for it, as the headline gave before `value` was stored.
 fn figure_at(r: &Row<'_>, i: usize) -> rusqlite::Result<Figure> {
+    let median: f64 = r.get(i + 5)?;
+    let value: Option<f64> = r.get(i + 9)?;
+    let value_of: Option<String> = r.get(i + 10)?;
     Ok(Figure {
         test: r.get(i)?,
         metric: r.get(i + 1)?,
         primary: r.get(i + 2)?,
         n: r.get(i + 3)?,
+        value: value.unwrap_or(median),
+        value_of: match value {
+            Some(_) => value_of.unwrap_or_else(|| "median".into()),
+            None => "median".into(),
+        },
         mean: r.get(i + 4)?,
-        median: r.get(i + 5)?,
+        median,
         stddev: r.get(i + 6)?,
         ci95_low: r.get(i + 7)?,
         ci95_high: r.get(i + 8)?,

@@ -508,3 +508,78 @@ fn results_indexed_by_an_older_extractor_are_indexed_again() {
         .unwrap();
     assert_eq!(v, store::EXTRACT_VERSION.to_string());
 }
+
+/// The list, the trend and the export give each test the figure its command's table gives
+/// (`report::metrics::table_figure`) and say which: the median of a run test's repeats, the
+/// mean of a files test's (its table gives the mean), the best of a peak test's. The list
+/// gave the median of a files test ("1 B create" 3,375 files/s where `iolab files` said
+/// 4,623) and of a peak test, the trend the mean of every test under a "Value" its legend
+/// called "mean over the run's repeats".
+#[test]
+fn the_history_gives_the_figure_of_the_commands_own_table() {
+    let (_dir, h) = open_temp();
+    let runs = [1_000.0, 10_000.0, 10_100.0];
+    // A run test: the median (10,000), not the mean (7,033).
+    let mut median = doc("S1", 0, 0.0);
+    median.tests[0]
+        .summary
+        .insert("iops".into(), summarize(&runs));
+    // A peak test: the best run (10,100).
+    let mut peak = doc("S2", 0, 0.0);
+    peak.tests[0].headline = Some("max".into());
+    peak.tests[0]
+        .summary
+        .insert("iops".into(), summarize(&runs));
+    // A files test: the mean of the runs' rates (4,000), not their median (3,000).
+    let mut files = doc("S3", 0, 0.0);
+    files.command = "files".into();
+    files.tests[0] = TestResult {
+        name: "1 B create".into(),
+        family: "files".into(),
+        summary: BTreeMap::from([(
+            "files_per_s".to_string(),
+            summarize(&[1_000.0, 3_000.0, 8_000.0]),
+        )]),
+        ..Default::default()
+    };
+    for (d, serial, shown, value, value_of) in [
+        (&median, "S1", "10,000 IOPS", 10_000.0, "median"),
+        (&peak, "S2", "10,100 IOPS", 10_100.0, "best run"),
+        (&files, "S3", "4,000 files/s", 4_000.0, "mean"),
+    ] {
+        let id = h.record(d, None).unwrap();
+        let e = h.entry(id).unwrap().unwrap();
+        assert!(e.headline.contains(shown), "{serial}: {}", e.headline);
+        let f = &h.figures(id).unwrap()[0];
+        assert_eq!(
+            (f.value, f.value_of.as_str()),
+            (value, value_of),
+            "{serial}"
+        );
+        let t = trend_of(&h, serial).unwrap();
+        assert_eq!(t.points[0].value, value, "{serial}");
+        assert_eq!(t.value_of, value_of, "{serial}");
+        // The legend says which figure the Value is, and that the interval is the mean's.
+        let text = crate::report::history::render_trend(&t);
+        let named = match value_of {
+            "median" => "Value = median of the run's repeats",
+            "best run" => "Value = best of the run's repeats",
+            _ => "Value = mean of the run's repeats",
+        };
+        assert!(text.contains(named), "{text}");
+        assert!(text.contains("95 % interval = of the mean"), "{text}");
+    }
+    // A later result's Change is against the figure shown, not the means behind it.
+    let mut later = doc("S2", 60, 0.0);
+    later.tests[0].headline = Some("max".into());
+    later.tests[0]
+        .summary
+        .insert("iops".into(), summarize(&[100.0, 200.0, 20_200.0]));
+    h.record(&later, None).unwrap();
+    let t = trend_of(&h, "S2").unwrap();
+    assert_eq!(t.points[1].value, 20_200.0);
+    assert!(
+        (t.points[1].change_pct.unwrap() - 100.0).abs() < 1e-9,
+        "{t:?}"
+    );
+}

@@ -1,5 +1,6 @@
-//! `trend`: one test's figure on one device over time, each point with its interval, and
-//! the points where the level changed significantly (`stats::shift`: the change points of
+//! `trend`: one test's figure on one device over time (the figure the run's own table gives:
+//! `Figure::value`), each point with the 95 % interval of its mean, and the points where the
+//! level changed significantly (`stats::shift` over the results' means: the change points of
 //! `stats::changepoint`, each confirmed by Welch's t-test as in `iolab compare`).
 
 use crate::error::UsageError;
@@ -91,8 +92,11 @@ impl History {
             }
         };
         let series = self.series(&device, &test, &metric)?;
-        let values: Vec<f64> = series.iter().map(|r| r.figure.mean).collect();
-        let found = shifts(&values);
+        // The figure each run's table gives, and the means the change test compares (as
+        // `iolab compare`, which tests means).
+        let values: Vec<f64> = series.iter().map(|r| r.figure.value).collect();
+        let means: Vec<f64> = series.iter().map(|r| r.figure.mean).collect();
+        let found = shifts(&means);
         let points = series
             .iter()
             .enumerate()
@@ -104,14 +108,14 @@ impl History {
                     id: row.id,
                     started_at: row.started_at.clone(),
                     status: (row.status != "complete").then(|| row.status.clone()),
-                    value: f.mean,
+                    value: f.value,
                     n: f.n,
                     ci_low: (f.n >= 2).then_some(f.ci95_low),
                     ci_high: (f.n >= 2).then_some(f.ci95_high),
                     significant_change: shift.is_some(),
                     change_pct: prev
                         .filter(|p| *p != 0.0)
-                        .map(|p| (f.mean / p - 1.0) * 100.0),
+                        .map(|p| (f.value / p - 1.0) * 100.0),
                     level_change_pct: shift.map(|s| s.change_pct),
                     p_value: shift.map(|s| s.p),
                 }
@@ -120,11 +124,16 @@ impl History {
         // The newest result's command names the figure as its own table does (a trace's
         // `iops` are ops/s: they count open, stat and fsync too).
         let command = series.last().map(|r| r.command.clone()).unwrap_or_default();
+        let value_of = series
+            .last()
+            .map(|r| r.figure.value_of.clone())
+            .unwrap_or_else(|| "median".into());
         Ok(Trend {
             device,
             test,
             higher_is_better: direction(&metric) == Better::Higher,
             metric_label: crate::report::metrics::label_for(&command, &metric),
+            value_of,
             command,
             metric,
             points,

@@ -6,6 +6,7 @@ use comfy_table::{ContentArrangement, Table};
 use crate::history::{Entry, Figure, HealthPoint, Trend, TrendPoint};
 use crate::model::Summary;
 use crate::model::device::SmartInfo;
+use crate::report::blocks::figure_cell;
 use crate::report::csv::field;
 use crate::report::metrics::{fmt_mean_ci, fmt_value, label};
 use crate::report::table::{align_right, new_table};
@@ -44,8 +45,13 @@ pub fn render_no_match(filters: &[String], held: usize) -> String {
     )
 }
 
+/// What a figure of the history is, said under the list, `show` and the trend: the figure
+/// the command's own table gives (`Figure::value`).
+pub const FIGURE_MEANING: &str = "each test's figure as its command's table gives it: the median of the runs, a files test's mean, a peak test's MB/s and IOPS: the best run";
+
 /// The list: number, time (UTC), command (with the options that tell two runs of it apart,
-/// `run --preset real --size 1G`), status, host, device, file system, headline.
+/// `run --preset real --size 1G`), status, host, device, file system, headline (each
+/// test's figure as its table gives it, said under the list).
 pub fn render_list(entries: &[Entry], total: usize) -> String {
     if entries.is_empty() {
         return "no results in the history (every measuring command records one; `iolab history import iolab-results/` adds older ones)\n".into();
@@ -78,6 +84,7 @@ pub fn render_list(entries: &[Entry], total: usize) -> String {
     align_right(&mut t, [0]);
     let mut out = t.to_string();
     out.push('\n');
+    out.push_str(&format!("Headline: {FIGURE_MEANING}\n"));
     if total > entries.len() {
         out.push_str(&format!(
             "{} of {total} results shown (newest first; --limit 0 shows all)\n",
@@ -99,8 +106,20 @@ fn summary_of(f: &Figure) -> Summary {
     }
 }
 
-/// One result: what, where, when, its figures (mean ± 95 % half-width) and the health
-/// snapshot taken with it.
+/// A figure as `show` gives it: the figure of the command's table, then the mean ± 95 %
+/// half-width in brackets (`report::blocks::figure_cell`, as the report); a figure that is
+/// the mean, or of one run, as mean ± half-width alone.
+fn figure_text(f: &Figure) -> String {
+    let s = summary_of(f);
+    if f.value_of == "mean" {
+        fmt_mean_ci(&f.metric, &s)
+    } else {
+        figure_cell(&f.metric, f.value, &s)
+    }
+}
+
+/// One result: what, where, when, its figures (the figure of the command's table, the mean
+/// ± 95 % half-width in brackets) and the health snapshot taken with it.
 pub fn render_show(e: &Entry, figures: &[Figure], health: Option<&SmartInfo>) -> String {
     let mut out = format!(
         "#{} {} ({}) started {} on {}\ndevice: {}\nfile system: {}\n",
@@ -131,7 +150,7 @@ pub fn render_show(e: &Entry, figures: &[Figure], health: Option<&SmartInfo>) ->
         }
         return out;
     }
-    let mut t = table(&["Test", "Metric", "Mean ± 95 %", "Runs"]);
+    let mut t = table(&["Test", "Metric", "Figure (mean ± 95 %)", "Runs"]);
     // Each test's rows together, its headline metric first (marked), the name once.
     let mut tests: Vec<&str> = Vec::new();
     for f in figures {
@@ -158,14 +177,16 @@ pub fn render_show(e: &Entry, figures: &[Figure], health: Option<&SmartInfo>) ->
                     },
                     if f.primary { " *" } else { "" }
                 ),
-                fmt_mean_ci(&f.metric, &summary_of(f)),
+                figure_text(f),
                 f.n.to_string(),
             ]);
         }
     }
     align_right(&mut t, 2..4);
     out.push_str(&t.to_string());
-    out.push_str("\n* = the test's headline metric\n");
+    out.push_str(&format!(
+        "\n* = the test's headline metric. Figure: {FIGURE_MEANING}; in brackets the mean of the runs ± the half-width of its 95 % interval\n"
+    ));
     out
 }
 
@@ -397,7 +418,7 @@ pub fn render_trend(tr: &Trend) -> String {
             fmt_p(p.p_value.unwrap_or(f64::NAN)),
         ));
     }
-    out.push_str(TREND_EXPLANATION);
+    out.push_str(&trend_explanation(tr));
     out.push('\n');
     out
 }
@@ -506,11 +527,23 @@ fn word(higher_is_better: bool, pct: f64) -> &'static str {
     }
 }
 
-/// What the columns and the mark mean (printed under every trend).
-pub const TREND_EXPLANATION: &str = "Value = mean over the run's repeats, with its 95 % interval (\"too wide\" when it reaches below zero: few runs, far apart); Change = against the previous result. ◆ = the level changed here for good: the results from here on differ from those before by Welch's t-test at 95 % (as iolab compare), by at least 5 % and three times the noise between runs; a change is marked once two results show it.";
+/// What the columns and the mark mean (printed under every trend): Value is the figure the
+/// run's own table gives (`Trend::value_of`); the interval and the change test are of the
+/// mean over the repeats, and say so.
+pub fn trend_explanation(tr: &Trend) -> String {
+    let value = match tr.value_of.as_str() {
+        "mean" => "mean of the run's repeats",
+        "best run" => "best of the run's repeats (a peak test)",
+        _ => "median of the run's repeats",
+    };
+    format!(
+        "Value = {value}, as the run's own table gives it; 95 % interval = of the mean of the repeats (\"too wide\" when it reaches below zero: few runs, far apart); Change = Value against the previous result's. ◆ = the level changed here for good: the means of the results from here on differ from those before by Welch's t-test at 95 % (as iolab compare), by at least 5 % and three times the noise between runs (its % compares the levels' means); a change is marked once two results show it."
+    )
+}
 
-/// CSV columns of `iolab history export --format csv`.
-pub const CSV_COLUMNS: [&str; 17] = [
+/// CSV columns of `iolab history export --format csv` (`value`: the figure the command's
+/// table gives, `value_of`: which one it is; last, so the older columns keep their place).
+pub const CSV_COLUMNS: [&str; 19] = [
     "id",
     "started_at",
     "command",
@@ -528,6 +561,8 @@ pub const CSV_COLUMNS: [&str; 17] = [
     "stddev",
     "ci95_low",
     "ci95_high",
+    "value",
+    "value_of",
 ];
 
 /// One row per result, test and metric, raw values in base units.
@@ -553,6 +588,8 @@ pub fn render_csv(rows: &[(Entry, Figure)]) -> String {
             f.stddev.to_string(),
             f.ci95_low.to_string(),
             f.ci95_high.to_string(),
+            f.value.to_string(),
+            f.value_of.clone(),
         ];
         out.push_str(&cells.iter().map(|c| field(c)).collect::<Vec<_>>().join(","));
         out.push('\n');
@@ -606,6 +643,7 @@ mod tests {
             metric: metric.into(),
             command: "run".into(),
             metric_label: label.into(),
+            value_of: "median".into(),
             higher_is_better,
             points,
         }
@@ -622,6 +660,8 @@ mod tests {
             metric: "bw_bytes_per_s".into(),
             primary: true,
             n: 3,
+            value: 1.5e9,
+            value_of: "median".into(),
             mean: 1.5e9,
             median: 1.5e9,
             stddev: 1e7,
