@@ -131,7 +131,8 @@ pub struct ShowArgs {
 pub enum ExportFormat {
     /// A JSON array: every result's entry and whole document.
     Json,
-    /// One row per result, test and metric (mean, 95 % interval).
+    /// One row per result, test and metric (mean, 95 % interval, and the figure the
+    /// command's table gives: value, value_of).
     Csv,
 }
 

@@ -509,8 +509,8 @@ async function pageTrend() {
       : "";
     // Named as `iolab history trend` names it ("MB/s", not the key bw_bytes_per_s, which
     // stays as the tooltip: what the metric field takes); the column is its "Value", the
-    // mean over each run's repeats as the text under the table says (a run's own table
-    // gives the median: a column named "MB/s" read as that figure).
+    // figure the run's own table gives (median, mean or best run: value_of), as the text
+    // under the table says.
     const label = t.metric_label || metricLabel(t.metric);
     out.replaceChildren(h("p", { id: "trend-what" }, t.device, " — ", t.test, " — ", h("span", { title: t.metric }, label), t.higher_is_better ? " (higher is better)" : " (lower is better)"), chosen,
       lineChart("chart-trend", label, pts, "v", (v) => t.metric.endsWith("_ns") ? fmtLat(v) : t.metric.includes("bytes_per_s") ? fmtNum(v / 1e6, 1) : fmtNum(v, 1), (x) => "result " + (x / 1000 + 1)),
