@@ -33,14 +33,11 @@ pub fn align_right(table: &mut Table, columns: impl IntoIterator<Item = usize>) 
     }
 }
 
-/// The value a table shows for a metric: the median of the runs, or the best run (peak).
+/// The value a block test's table shows for a rate: the median of the runs, or the best run
+/// (peak); the rule every report and the history give too (`metrics::table_figure`).
 fn headline(t: &TestResult, metric: &str) -> Option<f64> {
     let s = t.summary.get(metric)?;
-    Some(if t.headline.as_deref() == Some("max") {
-        s.max
-    } else {
-        s.median
-    })
+    Some(crate::report::metrics::table_figure(t, metric, s).0)
 }
 
 /// The median over a test's runs of one of their latency figures (`None`: no run has any).
