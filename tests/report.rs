@@ -592,33 +592,28 @@ fn csv_of_a_matrix_has_skipped_configurations_and_the_cache_absorbed_flag() {
     assert!(col("config_status") > col("status") && col("cache_absorbed") > col("status"));
     let rows: Vec<Vec<String>> = lines.map(csv_fields).collect();
     assert!(rows.iter().all(|r| r.len() == header.len()), "{text}");
-    let skipped: Vec<_> = rows
-        .iter()
-        .filter(|r| r[col("config")] == "btrfs 4KiB noatime")
-        .collect();
-    assert_eq!(skipped.len(), 1, "{text}");
-    assert_eq!(skipped[0][col("config_status")], "skipped");
+    // The one row whose `column` is `value`.
+    let only_row = |column: &str, value: &str| -> &Vec<String> {
+        let found: Vec<_> = rows.iter().filter(|r| r[col(column)] == value).collect();
+        assert_eq!(found.len(), 1, "{column} = {value}: {text}");
+        found[0]
+    };
+    let skipped = only_row("config", "btrfs 4KiB noatime");
+    assert_eq!(skipped[col("config_status")], "skipped");
+    assert_eq!(skipped[col("config_reason")], "mkfs.btrfs: image too small");
+    assert!(skipped[col("test")].is_empty() && skipped[col("iops")].is_empty());
+    let failed = only_row("config_status", "failed");
+    assert_eq!(failed[col("config")], "ext4 1KiB noatime");
     assert_eq!(
-        skipped[0][col("config_reason")],
-        "mkfs.btrfs: image too small"
-    );
-    assert!(skipped[0][col("test")].is_empty() && skipped[0][col("iops")].is_empty());
-    let failed: Vec<_> = rows
-        .iter()
-        .filter(|r| r[col("config_status")] == "failed")
-        .collect();
-    assert_eq!(failed.len(), 1, "{text}");
-    assert_eq!(failed[0][col("config")], "ext4 1KiB noatime");
-    assert_eq!(
-        failed[0][col("config_reason")],
+        failed[col("config_reason")],
         "copy:dataset=cd-iso: no space left"
     );
-    assert!(failed[0][col("test")].is_empty());
+    assert!(failed[col("test")].is_empty());
     let eio = |r: &Vec<String>| r[col("config_reason")] == "EIO";
     assert_eq!(rows.iter().filter(|r| eio(r)).count(), 3, "{text}");
     for r in rows
         .iter()
-        .filter(|r| r[col("config")] != "btrfs 4KiB noatime" && !failed.contains(r))
+        .filter(|r| r[col("config")] != "btrfs 4KiB noatime" && *r != failed)
     {
         assert_eq!(r[col("config_status")], "ok", "{r:?}");
         let ext4_read =

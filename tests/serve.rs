@@ -398,19 +398,25 @@ fn a_corrupt_or_newer_history_is_one_line_and_exit_2() {
     refused_history(&newer, "newer than this iolab understands");
 }
 
-#[test]
-fn one_test_per_target_and_the_server_s_ctrl_c_stops_its_tests_cleanly() {
-    let mut console = Console::start(&[]);
+/// The form of a 4K random-read run far longer than any test waits (it ends by a stop), on a
+/// new directory `target` of the console's.
+fn long_run_form(console: &Console) -> (std::path::PathBuf, String) {
     let target = console.dir.path().join("target");
     std::fs::create_dir(&target).unwrap();
     let form = serde_json::json!({
         "command": "run",
         "target": target.display().to_string(),
-        // Far longer than the test waits: it ends by the server's Ctrl-C.
         "options": {"rw": "randread", "bs": "4K", "size": "4M", "duration": "10m",
                     "ramp": "0s", "repeat": "1"},
     })
     .to_string();
+    (target, form)
+}
+
+#[test]
+fn one_test_per_target_and_the_server_s_ctrl_c_stops_its_tests_cleanly() {
+    let mut console = Console::start(&[]);
+    let (target, form) = long_run_form(&console);
     let (code, body) = console.authed("POST", "/api/runs", &form);
     assert_eq!(code, 200, "{body}");
     let (code, body) = console.authed("POST", "/api/runs", &form);
@@ -478,15 +484,7 @@ fn one_test_per_target_and_the_server_s_ctrl_c_stops_its_tests_cleanly() {
 #[test]
 fn a_console_stop_offers_no_second_ctrl_c() {
     let console = Console::start(&[]);
-    let target = console.dir.path().join("target");
-    std::fs::create_dir(&target).unwrap();
-    let form = serde_json::json!({
-        "command": "run",
-        "target": target.display().to_string(),
-        "options": {"rw": "randread", "bs": "4K", "size": "4M", "duration": "10m",
-                    "ramp": "0s", "repeat": "1"},
-    })
-    .to_string();
+    let (_, form) = long_run_form(&console);
     let (code, body) = console.authed("POST", "/api/runs", &form);
     assert_eq!(code, 200, "{body}");
     let view = || -> serde_json::Value {
@@ -544,15 +542,7 @@ fn sigterm_and_sighup_stop_the_server_as_ctrl_c_does() {
 #[test]
 fn a_killed_server_s_tests_stop_through_the_ctrl_c_path() {
     let mut console = Console::start(&[]);
-    let target = console.dir.path().join("target");
-    std::fs::create_dir(&target).unwrap();
-    let form = serde_json::json!({
-        "command": "run",
-        "target": target.display().to_string(),
-        "options": {"rw": "randread", "bs": "4K", "size": "4M", "duration": "10m",
-                    "ramp": "0s", "repeat": "1"},
-    })
-    .to_string();
+    let (target, form) = long_run_form(&console);
     let (code, body) = console.authed("POST", "/api/runs", &form);
     assert_eq!(code, 200, "{body}");
     let mut pid = 0;

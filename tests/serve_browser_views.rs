@@ -43,6 +43,30 @@ fn run_to_the_end(console: &Console, b: &mut Browser, form: &serde_json::Value) 
     id
 }
 
+/// A new temp directory (`prefix`), the fixtures' folder, the run-a fixture and the run-b
+/// fixture as if measured on run-a's machine (so both are one device's results in a history).
+fn b_on_a_s_machine(
+    prefix: &str,
+) -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    serde_json::Value,
+    serde_json::Value,
+) {
+    let dir = tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let read = |name: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(fixtures.join(name)).unwrap()).unwrap()
+    };
+    let a = read("run-a.json");
+    let mut b = read("run-b.json");
+    b["environment"] = a["environment"].clone();
+    (dir, fixtures, a, b)
+}
+
 #[test]
 fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
     let test = "compare_trend_and_the_run_page_show_the_command_lines_figures";
@@ -53,18 +77,7 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
         return;
     };
     // Two results of one device (run-b with run-a's machine, a day later) in a new history.
-    let dir = tempfile::Builder::new()
-        .prefix("iolab-serve-views-")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .unwrap();
-    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let a: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(fixtures.join("run-a.json")).unwrap())
-            .unwrap();
-    let mut bdoc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(fixtures.join("run-b.json")).unwrap())
-            .unwrap();
-    bdoc["environment"] = a["environment"].clone();
+    let (dir, fixtures, _, mut bdoc) = b_on_a_s_machine("iolab-serve-views-");
     // SEQ1M Q8T1 write's MB/s far apart in b: `iolab compare` prints its change as
     // "1.2 % ± too wide" (the interval of other / baseline reaches zero); the page printed
     // "1.2 % ± 133.6", a precise-looking half-width, beside that text.
@@ -327,20 +340,9 @@ fn the_history_and_trend_pages_read_as_the_terminal_s() {
     if !common::tool_or_skip(test, "chromium", "chromium") {
         return;
     }
-    let dir = tempfile::Builder::new()
-        .prefix("iolab-serve-returning-")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .unwrap();
-    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let a: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(fixtures.join("run-a.json")).unwrap())
-            .unwrap();
     // run-b on run-a's machine with options, one as the console's form writes them
     // (`--preset=real`) and one as typed.
-    let mut bdoc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(fixtures.join("run-b.json")).unwrap())
-            .unwrap();
-    bdoc["environment"] = a["environment"].clone();
+    let (dir, fixtures, a, mut bdoc) = b_on_a_s_machine("iolab-serve-returning-");
     bdoc["argv"] =
         serde_json::json!(["iolab", "run", "--preset=real", "--size", "1G", "/mnt/test"]);
     let b_path = dir.path().join("run-b-options.json");
