@@ -529,18 +529,23 @@ fn csv_rw_of_a_mixed_sweep_names_both_groups() {
 
 /// An interrupted result's CSV rows say so in their column `status` (the last before the
 /// matrix's appended ones), as the history's CSV does; they read like a complete run's.
+/// `iolab report -o r.csv` of the result `v` (saved in `dir`): the CSV's text.
+fn csv_report_of(dir: &tempfile::TempDir, v: &serde_json::Value) -> String {
+    let path = dir.path().join("result.json");
+    std::fs::write(&path, serde_json::to_vec(v).unwrap()).unwrap();
+    let csv = dir.path().join("r.csv");
+    let out = iolab(&["report", s(&path), "-o", s(&csv)]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    std::fs::read_to_string(&csv).unwrap()
+}
+
 #[test]
 fn csv_rows_carry_the_result_s_status() {
     let dir = tempfile::tempdir().unwrap();
     let mut v: serde_json::Value =
         serde_json::from_slice(&std::fs::read(fixture("saturate.json")).unwrap()).unwrap();
     v["status"] = "interrupted".into();
-    let path = dir.path().join("stopped.json");
-    std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
-    let csv = dir.path().join("r.csv");
-    let out = iolab(&["report", s(&path), "-o", s(&csv)]);
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let text = std::fs::read_to_string(&csv).unwrap();
+    let text = csv_report_of(&dir, &v);
     let mut lines = text.lines();
     let header = csv_fields(lines.next().unwrap());
     let status = header.iter().position(|h| h == "status").unwrap();
@@ -578,12 +583,7 @@ fn csv_of_a_matrix_has_skipped_configurations_and_the_cache_absorbed_flag() {
          "tests": ["RND4K Q1T1 read"]},
     ]);
     ext4["tests"][3]["params"] = serde_json::json!({"matrix_workload": "run:preset=real"});
-    let path = dir.path().join("matrix.json");
-    std::fs::write(&path, serde_json::to_vec(&v).unwrap()).unwrap();
-    let csv = dir.path().join("r.csv");
-    let out = iolab(&["report", s(&path), "-o", s(&csv)]);
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let text = std::fs::read_to_string(&csv).unwrap();
+    let text = csv_report_of(&dir, &v);
     let mut lines = text.lines();
     let header = csv_fields(lines.next().unwrap());
     let col = |name: &str| header.iter().position(|h| h == name).unwrap();
