@@ -1020,7 +1020,8 @@ fn a_version_2_history_is_migrated_and_keeps_its_rows() {
     }
     let o = hist(&db, &["history", "--device", "/img/a.img", "--json"]);
     assert_eq!(json_ok(&o).as_array().unwrap().len(), 1);
-    // Recorded now: two VMs' virtio disks of one template (the same serial) are two disks.
+    // Recorded now: two VMs' virtio disks of one template (the same serial) are two disks,
+    // and vm1's older rows (`serial overlayblk`, kernel name vda) join vm1's.
     let virtio = |host: &str, minute: u32| {
         let mut d = generated("overlayblk", minute, 1000.0);
         let env = &mut d.environment;
@@ -1042,11 +1043,21 @@ fn a_version_2_history_is_migrated_and_keeps_its_rows() {
         [
             "/img/a.img (loop) on vm1",
             "/img/b.img (loop) on vm1",
-            "serial overlayblk",
             "virtio 256.0 GiB (serial overlayblk on vm1)",
             "virtio 256.0 GiB (serial overlayblk on vm2)",
         ]
     );
+    let t = json_ok(&hist(
+        &db,
+        &[
+            "history",
+            "trend",
+            "--device",
+            "virtio 256.0 GiB (serial overlayblk on vm1)",
+            "--json",
+        ],
+    ));
+    assert_eq!(t["points"].as_array().unwrap().len(), 3, "{t}");
     assert_eq!(h.integrity_check().unwrap(), "ok");
 }
 

@@ -157,6 +157,7 @@ impl History {
             insert_figures(&tx, id, &figures).map_err(|e| self.err(e))?;
             done += 1;
         }
+        adopt_serial_only_rows(&tx).map_err(|e| self.err(e))?;
         tx.execute(
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('extract_version', ?1)",
             [EXTRACT_VERSION.to_string()],
@@ -325,6 +326,7 @@ impl History {
         .map_err(|e| self.err(e))?;
         let id = tx.last_insert_rowid();
         insert_figures(&tx, id, &figures).map_err(|e| self.err(e))?;
+        adopt_serial_only_rows(&tx).map_err(|e| self.err(e))?;
         tx.commit().map_err(|e| self.err(e))?;
         Ok(Recorded::New(id))
     }
@@ -597,6 +599,31 @@ fn figure_at(r: &Row<'_>, i: usize) -> rusqlite::Result<Figure> {
         ci95_low: r.get(i + 7)?,
         ci95_high: r.get(i + 8)?,
     })
+}
+
+/// Rows of a disk without a model that an older iolab keyed by its serial alone (`serial
+/// S`: its documents have no size, so `device_identity` cannot say more of them) take the
+/// identity of the newer rows of the same disk: same host, serial and kernel name, no model
+/// (`virtio 256.0 GiB (serial S on HOST)`). Without it an SD card's or a virtual disk's
+/// history split in two at the upgrade, and `--device S` matched both and asked to name one.
+/// Kept apart: another host's rows (VMs made from one template share a serial) and another
+/// kernel name (two disks of one host with one serial). Run after every insert and re-index,
+/// as the re-index gives these rows their serial-only identity again. The number adopted.
+fn adopt_serial_only_rows(tx: &Connection) -> rusqlite::Result<usize> {
+    const NEWER: &str = "FROM results n
+        WHERE n.host = results.host AND n.device_serial = results.device_serial
+          AND n.block_device IS results.block_device
+          AND coalesce(trim(n.device_model), '') = ''
+          AND n.device <> results.device AND n.device LIKE '% (serial %'";
+    tx.execute(
+        &format!(
+            "UPDATE results SET device = (SELECT n.device {NEWER} ORDER BY n.started_at DESC,
+                n.id DESC LIMIT 1)
+             WHERE coalesce(trim(device_model), '') = '' AND device_serial IS NOT NULL
+               AND device = 'serial ' || device_serial AND EXISTS (SELECT 1 {NEWER})"
+        ),
+        [],
+    )
 }
 
 /// A loop device's backing file as stored (without the kernel's " (deleted)").

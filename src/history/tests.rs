@@ -583,3 +583,49 @@ fn the_history_gives_the_figure_of_the_commands_own_table() {
         "{t:?}"
     );
 }
+
+/// A disk without a model was keyed by its serial alone until iolab recorded its size
+/// (`serial overlayblk`); its newer results say `virtio 256.0 GiB (serial overlayblk on
+/// lab1)`. The older rows of the same disk (same host, serial and kernel name) join the
+/// newer ones, also after a re-index; another host's disk with that serial (a VM made from
+/// the same template) and another disk of the same host stay apart.
+#[test]
+fn a_model_less_disk_s_older_rows_join_its_newer_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.sqlite");
+    let h = History::open(&db).unwrap();
+    let disk = |minute: u32, host: &str, dev: &str, sized: bool| {
+        let mut d = doc("overlayblk", minute, 10_000.0);
+        let e = &mut d.environment;
+        e.hostname = host.into();
+        e.device_model = None;
+        e.block_device = Some(dev.into());
+        e.parent_device = None;
+        if sized {
+            e.device_size_bytes = Some(256 << 30);
+            e.device_vendor = Some("0x1af4".into());
+        }
+        d
+    };
+    let old = h.record(&disk(0, "lab1", "vda", false), None).unwrap();
+    let other_host = h.record(&disk(1, "lab2", "vda", false), None).unwrap();
+    let other_disk = h.record(&disk(2, "lab1", "vdb", false), None).unwrap();
+    let device_of = |h: &History, id: i64| h.entry(id).unwrap().unwrap().device;
+    assert_eq!(device_of(&h, old), "serial overlayblk");
+    let new = h.record(&disk(10, "lab1", "vda", true), None).unwrap();
+    let joined = "virtio 256.0 GiB (serial overlayblk on lab1)";
+    assert_eq!(device_of(&h, new), joined);
+    assert_eq!(device_of(&h, old), joined, "the older row of the same disk");
+    assert_eq!(device_of(&h, other_host), "serial overlayblk");
+    assert_eq!(device_of(&h, other_disk), "serial overlayblk");
+    assert_eq!(trend_of(&h, joined).unwrap().points.len(), 2);
+    drop(h);
+    // The re-index computes every row's identity from its document again.
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute_batch("UPDATE meta SET value = '1' WHERE key = 'extract_version';")
+        .unwrap();
+    drop(c);
+    let h = History::open(&db).unwrap();
+    assert_eq!(device_of(&h, old), joined);
+    assert_eq!(device_of(&h, other_host), "serial overlayblk");
+}
