@@ -1,8 +1,9 @@
 //! The tests the console started: each a child process of this same binary
 //! (`current_exe`) with the command line's argv plus `--progress-json FILE --output DIR`.
-//! A task per child follows the progress file (one JSON event per line), keeps the events
-//! for the browser, and records how the child ended. Stop is SIGINT to the child: the same
-//! path as Ctrl-C, which saves the partial result and releases the target's lock.
+//! A task per child follows the progress file (one JSON event per line) and the child's
+//! stderr (line by line), keeps both for the browser, and records how the child ended. Stop
+//! is SIGINT to the child: the same path as Ctrl-C, which saves the partial result and
+//! releases the target's lock.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
