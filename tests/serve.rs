@@ -413,6 +413,32 @@ fn long_run_form(console: &Console) -> (std::path::PathBuf, String) {
     (target, form)
 }
 
+/// The long run started from `console`'s form: its first test, `run-1`.
+fn start_long_run(console: &Console) {
+    let (_, form) = long_run_form(console);
+    let (code, body) = console.authed("POST", "/api/runs", &form);
+    assert_eq!(code, 200, "{body}");
+}
+
+/// `run-1` as the console gives it, with all its events.
+fn run_1(console: &Console) -> serde_json::Value {
+    let (_, body) = console.authed("GET", "/api/runs/run-1?since=0", "");
+    serde_json::from_str(&body).unwrap()
+}
+
+/// Stop `run-1` from the console, as its Stop button does; how it ended.
+fn stop_run_1(console: &Console) -> serde_json::Value {
+    let (code, body) = console.authed("POST", "/api/runs/run-1/stop", "");
+    assert_eq!(code, 200, "{body}");
+    let mut last = serde_json::Value::Null;
+    let ended = common::wait_until(Duration::from_secs(120), || {
+        last = run_1(console);
+        !matches!(last["status"].as_str(), Some("running" | "stopping"))
+    });
+    assert!(ended, "still running 120 s after Stop: {last}");
+    last
+}
+
 #[test]
 fn one_test_per_target_and_the_server_s_ctrl_c_stops_its_tests_cleanly() {
     let mut console = Console::start(&[]);
@@ -484,32 +510,58 @@ fn one_test_per_target_and_the_server_s_ctrl_c_stops_its_tests_cleanly() {
 #[test]
 fn a_console_stop_offers_no_second_ctrl_c() {
     let console = Console::start(&[]);
-    let (_, form) = long_run_form(&console);
-    let (code, body) = console.authed("POST", "/api/runs", &form);
-    assert_eq!(code, 200, "{body}");
-    let view = || -> serde_json::Value {
-        let (_, body) = console.authed("GET", "/api/runs/run-1?since=0", "");
-        serde_json::from_str(&body).unwrap()
-    };
+    start_long_run(&console);
     let live = common::wait_until(Duration::from_secs(120), || {
-        view()["events"]
+        run_1(&console)["events"]
             .as_array()
             .unwrap()
             .iter()
             .any(|e| e["event"] == "point")
     });
     assert!(live, "no live point in 120 s; stderr: {}", console.stderr());
-    let (code, body) = console.authed("POST", "/api/runs/run-1/stop", "");
-    assert_eq!(code, 200, "{body}");
-    let ended = common::wait_until(Duration::from_secs(120), || {
-        !matches!(view()["status"].as_str(), Some("running" | "stopping"))
-    });
-    assert!(ended, "still running 120 s after Stop: {}", view());
-    let v = view();
+    let v = stop_run_1(&console);
     assert_eq!(v["status"], "interrupted", "{v}");
     let err = v["stderr"].as_str().unwrap();
     assert!(err.contains("iolab: stopping (SIGINT): "), "{err}");
     assert!(!err.contains("Ctrl-C again"), "{err}");
+}
+
+/// A running test's stderr reaches its view line by line as the test writes it (the page
+/// showed notes, warnings and a stop's message only once the test had ended: its stderr was
+/// read whole at the end). The test measures for 10 minutes, so the line of its measuring
+/// task is seen while it runs; when it ends, the view's stderr holds each line once.
+#[test]
+fn a_running_test_s_stderr_comes_as_it_is_written() {
+    let console = Console::start(&[]);
+    start_long_run(&console);
+    // The measuring task's line (`iolab: LABEL ...`), the task its last `task_start` names.
+    let mut line = String::new();
+    let mut last = serde_json::Value::Null;
+    let seen = common::wait_until(Duration::from_secs(120), || {
+        last = run_1(&console);
+        let Some(label) = last["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .rev()
+            .find(|e| e["event"] == "task_start" && e["label"] != "prefill")
+            .and_then(|e| e["label"].as_str())
+        else {
+            return false;
+        };
+        line = format!("iolab: {label} ...\n");
+        last["stderr"].as_str().unwrap().contains(&line)
+    });
+    assert!(seen, "no line of the measuring task in 120 s: {last}");
+    assert_eq!(last["status"], "running", "{last}");
+    let v = stop_run_1(&console);
+    let err = v["stderr"].as_str().unwrap();
+    assert_eq!(err.matches(&line).count(), 1, "{err}");
+    assert_eq!(
+        err.matches("iolab: stopping (SIGINT): ").count(),
+        1,
+        "{err}"
+    );
 }
 
 /// SIGTERM and SIGHUP (the terminal or SSH session closing) stop the server as Ctrl-C does:

@@ -1,8 +1,9 @@
 //! `iolab serve` end to end in a real browser: headless Chromium (Debian's `chromium`,
 //! driven over the DevTools protocol on a pipe, tests/serve_support/cdp.rs) opens the
 //! console, is refused a destructive run without the typed name, starts a `run` on a loop
-//! device over /dev/shm with the name typed, sees live points come in, presses Stop, sees
-//! the partial result, finds it in the history, runs a second test and compares the two.
+//! device over /dev/shm with the name typed, sees live points and its stderr come in,
+//! presses Stop, sees the partial result, finds it in the history, runs a second test and
+//! compares the two.
 //! A screenshot of every step is kept (and its folder printed) when the test fails, or
 //! always with IOLAB_KEEP_SHOTS=1.
 //!
@@ -136,6 +137,14 @@ fn console_end_to_end_in_chromium() {
         "Number(document.getElementById('tests-done').textContent) >= 1",
         Duration::from_secs(120),
     );
+    // Its stderr as the test writes it, where the end shows it (it came only at the end):
+    // the first test's line, while a later test of the suite runs.
+    b.wait_for(
+        "the first test's stderr line while the run goes on",
+        "document.getElementById('run-status').textContent === 'running' && (document.getElementById('run-stderr') || {}).textContent.includes('iolab: SEQ1M Q8T1 read [1/1] done in ')",
+        Duration::from_secs(120),
+    );
+    b.shot("live-stderr");
 
     // 4. Stop: the child gets SIGINT, saves the partial result and ends "interrupted".
     b.eval("document.getElementById('stop').click()");
@@ -149,6 +158,15 @@ fn console_end_to_end_in_chromium() {
         table.as_str().unwrap_or("").contains("SEQ1M Q8T1 read"),
         "the partial result's table: {table}"
     );
+    // The end's stderr, each line once (the live one was not kept beside it).
+    let stderr = b.eval("document.getElementById('run-stderr').textContent");
+    let stderr = stderr.as_str().unwrap_or("");
+    assert_eq!(
+        stderr.matches("iolab: SEQ1M Q8T1 read [1/1] ...").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains("iolab: stopping (SIGINT): "), "{stderr}");
     let entry = b.wait_for(
         "its history entry",
         "document.getElementById('history-id') && document.getElementById('history-id').textContent",

@@ -1,8 +1,9 @@
 //! The tests the console started: each a child process of this same binary
 //! (`current_exe`) with the command line's argv plus `--progress-json FILE --output DIR`.
-//! A task per child follows the progress file (one JSON event per line), keeps the events
-//! for the browser, and records how the child ended. Stop is SIGINT to the child: the same
-//! path as Ctrl-C, which saves the partial result and releases the target's lock.
+//! A task per child follows the progress file (one JSON event per line) and the child's
+//! stderr (line by line), keeps both for the browser, and records how the child ended. Stop
+//! is SIGINT to the child: the same path as Ctrl-C, which saves the partial result and
+//! releases the target's lock.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -46,6 +47,7 @@ pub struct JobState {
     pub result_path: Option<PathBuf>,
     pub exit_code: Option<i32>,
     pub stdout: String,
+    /// Its stderr's end (`KEEP_OUTPUT`), whole lines added as the test writes them.
     pub stderr: String,
     /// Its entry in the history, once recorded (`h-N`).
     pub history_id: Option<i64>,
@@ -75,7 +77,11 @@ pub struct JobView {
     pub events: Vec<Value>,
     /// The index to ask from next time.
     pub next: usize,
+    /// The end of its stdout (its table), once it ended.
     pub stdout: String,
+    /// The end of its stderr (the last 64 KiB), as it comes: each line as soon as the test
+    /// wrote it (the task lines, notes such as a stop's, warnings, cleanup messages), so a
+    /// running test's page shows what a terminal would; the same text once it ended.
     pub stderr: String,
 }
 
@@ -180,7 +186,17 @@ impl Job {
         }
     }
 
-    fn finish(&self, code: Option<i32>, stdout: String, stderr: String, history: Option<i64>) {
+    /// Whole lines of the test's stderr, as they came.
+    fn push_stderr(&self, lines: &[u8]) {
+        if lines.is_empty() {
+            return;
+        }
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.stderr.push_str(&String::from_utf8_lossy(lines));
+        keep_tail(&mut st.stderr);
+    }
+
+    fn finish(&self, code: Option<i32>, stdout: String, history: Option<i64>) {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         st.history_id = history;
         let reported = st
@@ -199,9 +215,7 @@ impl Job {
         };
         st.exit_code = code;
         st.stdout = stdout;
-        st.stderr = stderr;
         keep_tail(&mut st.stdout);
-        keep_tail(&mut st.stderr);
     }
 }
 
@@ -317,7 +331,7 @@ impl Jobs {
         let history = self.history.clone();
         tokio::spawn(async move {
             let out = read_all(child.stdout.take());
-            let err = read_all(child.stderr.take());
+            let err = follow_stderr(Arc::clone(&follower), child.stderr.take());
             // A small regular file, read where it ended last time: no need for async reads.
             let mut file = std::fs::File::open(&progress).ok();
             let mut partial: Vec<u8> = Vec::new();
@@ -326,12 +340,7 @@ impl Jobs {
                 if let Some(f) = file.as_mut() {
                     let mut buf = Vec::new();
                     let _ = std::io::Read::read_to_end(f, &mut buf);
-                    partial.extend_from_slice(&buf);
-                    if let Some(last) = partial.iter().rposition(|b| *b == b'\n') {
-                        let rest = partial.split_off(last + 1);
-                        follower.push_events(&partial);
-                        partial = rest;
-                    }
+                    follower.push_events(&whole_lines(&mut partial, &buf));
                 }
                 match done {
                     Ok(Some(status)) => break status.code(),
@@ -341,7 +350,8 @@ impl Jobs {
             };
             follower.push_events(&partial);
             let out = out.await.unwrap_or_default();
-            let err = err.await.unwrap_or_default();
+            // Its stderr to the end (the lines after the last poll), before the status says ended.
+            let _ = err.await;
             // Recorded before the status changes, so a finished job's view has its entry.
             let recorded = match (history, follower.result_path()) {
                 (Some(h), Some(path)) => tokio::task::spawn_blocking(move || record(&h, &path))
@@ -349,7 +359,7 @@ impl Jobs {
                     .unwrap_or(None),
                 _ => None,
             };
-            follower.finish(code, out, err, recorded);
+            follower.finish(code, out, recorded);
         });
         Ok(job)
     }
@@ -392,6 +402,47 @@ fn record(h: &crate::history::History, path: &Path) -> Option<i64> {
     }
 }
 
+/// `new` added to `pending`, and what now ends in a newline taken out: the whole lines in
+/// one piece (empty when none); a line still being written stays in `pending`.
+fn whole_lines(pending: &mut Vec<u8>, new: &[u8]) -> Vec<u8> {
+    pending.extend_from_slice(new);
+    match pending.iter().rposition(|b| *b == b'\n') {
+        Some(last) => {
+            let rest = pending.split_off(last + 1);
+            std::mem::replace(pending, rest)
+        }
+        None => Vec::new(),
+    }
+}
+
+/// A child's stderr, read on its own task as it comes (so the child never blocks on a full
+/// pipe): each whole line goes to the job's view at once, what is left at the end with it.
+/// A line longer than what is kept goes as it is, up to its last whole character.
+fn follow_stderr<R>(job: Arc<Job>, r: Option<R>) -> tokio::task::JoinHandle<()>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+{
+    tokio::spawn(async move {
+        let Some(mut r) = r else { return };
+        let mut pending = Vec::new();
+        let mut buf = vec![0u8; 16 * 1024];
+        while let Ok(n @ 1..) = r.read(&mut buf).await {
+            job.push_stderr(&whole_lines(&mut pending, &buf[..n]));
+            if pending.len() > KEEP_OUTPUT {
+                // The start of its last character (a UTF-8 continuation byte is 10xxxxxx).
+                let cut = pending
+                    .iter()
+                    .rposition(|b| b & 0xC0 != 0x80)
+                    .filter(|&i| i > 0)
+                    .unwrap_or(pending.len());
+                let rest = pending.split_off(cut);
+                job.push_stderr(&std::mem::replace(&mut pending, rest));
+            }
+        }
+        job.push_stderr(&pending);
+    })
+}
+
 /// All of a child's output stream, read on its own task (so the child never blocks on a
 /// full pipe).
 fn read_all<R>(r: Option<R>) -> tokio::task::JoinHandle<String>
@@ -410,6 +461,22 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The whole lines come out as they end, a line being written waits for its end.
+    #[test]
+    fn whole_lines_keep_a_line_being_written() {
+        let mut pending = Vec::new();
+        assert_eq!(whole_lines(&mut pending, b"iolab: pre"), b"");
+        assert_eq!(
+            whole_lines(&mut pending, b"fill ...\nwarn"),
+            b"iolab: prefill ...\n"
+        );
+        assert_eq!(
+            whole_lines(&mut pending, b"ing: a\nb\n"),
+            b"warning: a\nb\n"
+        );
+        assert!(pending.is_empty());
+    }
 
     /// Stop pressed twice, a second or more apart (the test still draining its I/Os): the
     /// test got two SIGINTs, the second of which means "exit at once, no cleanup".

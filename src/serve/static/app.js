@@ -295,6 +295,11 @@ async function pageRun(id) {
   const charts = h("div", { className: "charts", id: "charts" });
   const stop = h("button", { className: "stop", id: "stop" }, "Stop");
   const out = h("div", { id: "run-output" });
+  // Its stderr, where the end shows it: while it runs, as the test writes it (what a
+  // terminal shows: each task's line, notes such as a stop's, warnings, cleanup messages).
+  // The stream's `note` events are lines of it, so they are not shown a second time.
+  const stderr = h("pre", { id: "run-stderr" });
+  const showStderr = (text) => { if (stderr.textContent !== text) stderr.textContent = text; return stderr; };
   const err = errorBox("run-error");
   const argv = h("code", { id: "run-argv" });
   stop.addEventListener("click", async () => {
@@ -369,6 +374,8 @@ async function pageRun(id) {
     stop.textContent = v.status === "stopping" ? "Stopping…" : "Stop";
     stop.style.display = running ? "" : "none";
     if (running) {
+      if (v.stderr && !stderr.isConnected) out.replaceChildren(stderr);
+      showStderr(v.stderr);
       pollTimer = setTimeout(tick, 500);
       return;
     }
@@ -381,7 +388,7 @@ async function pageRun(id) {
         v.history ? [" · in the history as ", h("a", { href: "#/history?id=" + encodeURIComponent(v.history), id: "history-id" }, v.history)] : ""));
     }
     if (v.stdout) parts.push(h("pre", { id: "result-table" }, v.stdout));
-    if (v.stderr) parts.push(h("pre", { id: "run-stderr" }, v.stderr));
+    if (v.stderr) parts.push(showStderr(v.stderr));
     out.replaceChildren(...parts);
   };
   tick();
