@@ -517,6 +517,13 @@ mod tests {
             .collect()
     }
 
+    /// The report's heat-map blocks of `doc`.
+    fn heat_map_blocks(doc: &ResultDoc) -> Vec<Block> {
+        let mut out = Vec::new();
+        heat_maps(doc, &mut out);
+        out
+    }
+
     /// The level-3 headings of `out`, in order.
     fn headings(out: &[Block]) -> Vec<&str> {
         out.iter()
@@ -578,8 +585,7 @@ mod tests {
                 vec![test("1", 1, 110.0), test("cluster", 4096, 220.0)],
             ),
         ]);
-        let mut out = Vec::new();
-        heat_maps(&doc, &mut out);
+        let out = heat_map_blocks(&doc);
         let tables = tables(&out);
         assert_eq!(tables.len(), 1);
         let t = tables[0];
@@ -612,8 +618,7 @@ mod tests {
                 &[(w, "4K", &[2000.0]), (aged.as_str(), "4K", &[1000.0])],
             ),
         ]);
-        let mut out = Vec::new();
-        heat_maps(&doc, &mut out);
+        let out = heat_map_blocks(&doc);
         assert_eq!(
             headings(&out),
             [
@@ -657,8 +662,7 @@ mod tests {
             if !labelled {
                 c.tests[0].params.remove(WORKLOAD_PARAM);
             }
-            let mut out = Vec::new();
-            heat_maps(&matrix_of(vec![c]), &mut out);
+            let out = heat_map_blocks(&matrix_of(vec![c]));
             assert_eq!(first_table(&out).rows, [["ext4", "1,000"]]);
             headings(&out).join("\n")
         };
@@ -880,8 +884,7 @@ mod tests {
             ),
             files_config("xfs", &[(a, "4K", &[2000.0]), (b, "4K", &[4000.0])]),
         ]);
-        let mut out = Vec::new();
-        heat_maps(&doc, &mut out);
+        let out = heat_map_blocks(&doc);
         assert_eq!(
             headings(&out),
             [
