@@ -1108,3 +1108,126 @@ fn options_scoped_to_a_file_system_apply_to_its_rows_only() {
     assert!(!mkfs(b).contains("has_journal"), "{}", mkfs(b));
     assert!(!e.journaling, "{e:?}");
 }
+
+/// The figure a files test reads in `iolab files` (the mean of its runs' files/s) is the
+/// one the matrix's ranking, its report and the history give it; the matrix ranked and
+/// printed the median, so one test read two numbers. Two files workloads that share a size
+/// (`4K`) each get their own heat map in the report (the first one's test filled the one
+/// map's cell, the other's was dropped without a word).
+#[test]
+fn files_tests_read_the_mean_everywhere_and_each_workload_has_its_heat_map() {
+    if !can_run("files_tests_read_the_mean_everywhere_and_each_workload_has_its_heat_map") {
+        return;
+    }
+    let area = Area::new();
+    let a = "files:sizes=4K:files-per-portion=100:portions=2:repeat=3";
+    let b = "files:sizes=4K,64K:phases=create:files-per-portion=100:portions=2:repeat=3";
+    let db = area.base.parent().unwrap().join("history.db");
+    let args = area.args(&[
+        "--fs",
+        "ext4",
+        "--image-size",
+        "256M",
+        "--repeat",
+        "1",
+        "--workload",
+        a,
+        "--workload",
+        b,
+    ]);
+    let out = {
+        let _g = EXCLUSIVE.read().unwrap();
+        common::with_history(&mut bin(), &db)
+            .args(&args)
+            .output()
+            .unwrap()
+    };
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    area.assert_clean();
+    let doc = area.result();
+    let tests = &doc.configurations[0].tests;
+    // (workload, test) -> the mean of its runs' files/s, as `iolab files` prints it.
+    let mean = |w: &str, name: &str| {
+        let t = tests
+            .iter()
+            .find(|t| t.name == name && t.params["matrix_workload"].as_str() == w)
+            .unwrap_or_else(|| panic!("{w}: {name}: {tests:#?}"));
+        let s = &t.summary["files_per_s"];
+        assert_eq!(s.n, 3, "{name}");
+        iolab::report::metrics::fmt_value("files_per_s", s.mean)
+    };
+    // The workloads as the terminal names them (their keys in order): a's, then b's.
+    let label = |create_only: bool| {
+        doc.configurations[0]
+            .workloads
+            .iter()
+            .map(|o| o.workload.as_str())
+            .find(|l| l.contains("phases=create") == create_only)
+            .unwrap()
+    };
+    let labels = [label(false), label(true)];
+    // Each workload's ranking: its row of ext4 holds the means, in its tests' order.
+    for (label, names) in [
+        (
+            labels[0],
+            &["4KiB create", "4KiB stat", "4KiB read", "4KiB delete"][..],
+        ),
+        (labels[1], &["4KiB create", "64KiB create"][..]),
+    ] {
+        let ranking = stdout
+            .split(&format!("Ranking for {label}\n"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("{label}: {stdout}"));
+        let row = ranking.lines().find(|l| l.contains(" ext4 ")).unwrap();
+        let cells: Vec<&str> = row
+            .split('┆')
+            .map(|c| c.trim().trim_end_matches(" files/s"))
+            .collect();
+        let want: Vec<String> = names.iter().map(|n| mean(label, n)).collect();
+        assert_eq!(cells[2..2 + names.len()], want[..], "{ranking}");
+    }
+    // The history gives the same figure (a test whose name only the second workload has).
+    let show = common::with_history(&mut bin(), &db)
+        .args(["history", "show", "1"])
+        .output()
+        .unwrap();
+    let show = String::from_utf8_lossy(&show.stdout).into_owned();
+    let row = show
+        .lines()
+        .find(|l| l.contains("64KiB create [ext4]") && l.contains("files/s *"))
+        .unwrap_or_else(|| panic!("{show}"));
+    assert!(
+        row.contains(&format!(" {} ± ", mean(labels[1], "64KiB create"))),
+        "{row}"
+    );
+    // The report: one create-phase heat map per workload, each titled by it, its cells the
+    // means.
+    let md = area.out.join("report.md");
+    let report = bin()
+        .args(["report", "-o"])
+        .arg(&md)
+        .arg(&area.out)
+        .output()
+        .unwrap();
+    assert!(report.status.success(), "{report:?}");
+    let md = std::fs::read_to_string(md).unwrap();
+    for (i, l) in labels.iter().enumerate() {
+        let head = format!("### {l}: files create: files/s by configuration × file size\n");
+        let map = md
+            .split(&head)
+            .nth(1)
+            .unwrap_or_else(|| panic!("{head}: {md}"));
+        let row = map.lines().find(|r| r.starts_with("| ext4 |")).unwrap();
+        let mut want = format!("| ext4 | {} |", mean(l, "4KiB create"));
+        if i == 1 {
+            want = format!("{want} {} |", mean(l, "64KiB create"));
+        }
+        assert_eq!(row, want, "{map}");
+    }
+}

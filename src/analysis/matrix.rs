@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::model::matrix::ConfigurationResult;
 use crate::model::{Summary, TestResult};
+use crate::report::metrics::table_figure;
 use crate::stats::summary::summarize;
 
 /// Key in `TestResult.params` naming the workload that produced a test.
@@ -120,7 +121,9 @@ pub fn higher_is_better(metric: &str) -> bool {
     metric == "iops" || metric.ends_with("_per_s")
 }
 
-/// The metric a test is ranked by and its headline value (median, or max for peak tests).
+/// The metric a test is ranked by and its headline value: the figure its command's own
+/// table gives (`report::metrics::table_figure`: the median of the runs, a files test's
+/// mean, a peak test's best run), so a test reads the same in the matrix as in its command.
 pub fn headline(t: &TestResult) -> Option<(String, f64)> {
     // Small files are counted in files/s (as Belov); copies and block tests in their rate:
     // sequential block tests in MB/s, as `iolab run` and the report show them (the ratio
@@ -142,18 +145,8 @@ pub fn headline(t: &TestResult) -> Option<(String, f64)> {
         .find(|k| t.summary.contains_key(k))
         .or_else(|| t.summary.keys().find(|k| k.ends_with("_per_s")).cloned())
         .or_else(|| t.summary.keys().next().cloned())?;
-    let v = ranked_figure(t, t.summary.get(&key)?).0;
+    let v = table_figure(t, &key, t.summary.get(&key)?).0;
     (v.is_finite() && v > 0.0).then_some((key, v))
-}
-
-/// The figure of a test's summary that the matrix ranks by, and its name: the median of the
-/// runs, or a peak test's best run. The terminal's ranking and the report's both use it.
-pub fn ranked_figure(t: &TestResult, s: &Summary) -> (f64, &'static str) {
-    if t.headline.as_deref() == Some("max") {
-        (s.max, "best run")
-    } else {
-        (s.median, "median")
-    }
 }
 
 #[cfg(test)]

@@ -53,15 +53,15 @@ const METRIC_ORDER: [&str; 7] = [
     "answer_iops",
 ];
 
-/// A metric's cell in the summary table: the figure the command's own table gives (the
-/// median of the runs, a peak test's best run), then the mean ± 95 % in brackets; the
-/// report gave the mean alone under the same "MB/s" as the terminal's median (142.21
-/// against 40.97 MB/s for one test of three runs). A files test's table gives the mean:
+/// A metric's cell in the summary table and the matrix's rankings: the figure the command's
+/// own table gives (the median of the runs, a peak test's best run), then the mean ± 95 % in
+/// brackets; the report gave the mean alone under the same "MB/s" as the terminal's median
+/// (142.21 against 40.97 MB/s for one test of three runs). A files test's table gives the mean:
 /// `mean ± 95 %`. The straggler spread is its median alone, the figure the terminal's
 /// per-host table and the `straggler` warning give (over a saturate's steps, at different
 /// depths, a mean and its interval mean nothing; the report said "8.4 % ± too wide" where
 /// the terminal said "spread 7.6%").
-fn summary_cell(t: &TestResult, metric: &str, s: &Summary) -> String {
+pub fn summary_cell(t: &TestResult, metric: &str, s: &Summary) -> String {
     if metric == "straggler_spread_pct" && s.n >= 2 {
         return format!("{} (median)", fmt_value(metric, s.median));
     }

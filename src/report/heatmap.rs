@@ -5,6 +5,9 @@ use std::fmt::Write;
 
 use crate::report::svg::{W, esc, open, shorten};
 
+/// The most characters of a title drawn across the chart's width.
+const TITLE_CHARS: usize = 96;
+
 /// A grid of cells coloured by value on a log scale (rates spread over decades) that spans
 /// `scale` (the cells' values, or those of every map drawn to be compared with this one);
 /// `None` cells are left grey. `higher_is_better` picks which end is dark.
@@ -27,7 +30,9 @@ pub fn heat_map(
         .collect();
     let lo = vals.iter().cloned().fold(f64::INFINITY, f64::min).ln();
     let hi = vals.iter().cloned().fold(f64::NEG_INFINITY, f64::max).ln();
-    let mut s = open(title, h);
+    // The title as drawn fits the chart's width (13 px bold: about 7 px a character); a
+    // workload's label made it run off both sides. The heading and caption give it whole.
+    let mut s = open(&shorten(title, TITLE_CHARS), h);
     for (j, c) in cols.iter().enumerate() {
         let _ = write!(
             s,
@@ -58,7 +63,9 @@ pub fn heat_map(
                     if !higher_is_better {
                         f = 1.0 - f;
                     }
-                    // Light to dark blue; white text on the darker half.
+                    // Light to dark blue; white text on the darker half (a style: the
+                    // report's `svg.chart text` rule beat a `fill` attribute, and the dark
+                    // cells' figures were near-black on dark blue).
                     let l = 92.0 - 60.0 * f;
                     (
                         format!("hsl(210,70%,{l:.0}%)"),
@@ -71,7 +78,7 @@ pub fn heat_map(
             let _ = write!(
                 s,
                 "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{fill}\" stroke=\"#fff\"><title>{} / {}: {}</title></rect>\
-                 <text x=\"{:.1}\" y=\"{:.1}\" class=\"cell\" text-anchor=\"middle\" fill=\"{ink}\">{}</text>",
+                 <text x=\"{:.1}\" y=\"{:.1}\" class=\"cell\" text-anchor=\"middle\" style=\"fill:{ink}\">{}</text>",
                 cell_w,
                 cell_h,
                 esc(r),
@@ -85,4 +92,34 @@ pub fn heat_map(
     }
     s.push_str("</svg>");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The darkest cell's figure is white whatever the page's `svg.chart text` fill says,
+    /// and a long title is drawn shortened (the report's heading and caption give it whole).
+    #[test]
+    fn dark_cells_have_white_figures_and_long_titles_fit() {
+        let title = format!("{}: files create", "files:sizes=4K".repeat(10));
+        let svg = heat_map(
+            &title,
+            &["ext4".into()],
+            &["4K".into(), "64K".into()],
+            &[vec![Some(100.0), Some(1000.0)]],
+            &[100.0, 1000.0],
+            true,
+            &|v| format!("{v:.0}"),
+        );
+        assert!(svg.contains("style=\"fill:#fff\">1000</text>"), "{svg}");
+        assert!(svg.contains("style=\"fill:#111\">100</text>"), "{svg}");
+        let drawn = svg
+            .split("class=\"ct\" text-anchor=\"middle\">")
+            .nth(1)
+            .and_then(|t| t.split("</text>").next())
+            .unwrap();
+        assert_eq!(drawn.chars().count(), TITLE_CHARS, "{drawn}");
+        assert!(drawn.ends_with('…'));
+    }
 }

@@ -4,18 +4,16 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::analysis::matrix::{
-    WORKLOAD_PARAM, cache_unchecked, ranked_figure, test_cache_absorbed,
-};
+use crate::analysis::matrix::{WORKLOAD_PARAM, cache_unchecked, test_cache_absorbed};
 use crate::model::matrix::aged_run_of;
 use crate::model::{ResultDoc, Summary, TestResult};
-use crate::report::blocks::{Block, TableBlock, figure_cell, summary_table};
+use crate::report::blocks::{Block, TableBlock, summary_cell, summary_table};
 use crate::report::charts::{latency_curves, tick_fmt};
 use crate::report::heatmap::heat_map;
 use crate::report::matrix_table::{
     CACHE_ABSORBED_CELL, cache_absorbed_note, cache_unchecked_note, first_line,
 };
-use crate::report::metrics::{Better, direction, fmt_value, label, primary_metric};
+use crate::report::metrics::{Better, direction, fmt_value, label, primary_metric, table_figure};
 use crate::report::svg::{Bar, bar_chart};
 use crate::units::{fmt_size_exact, parse_size};
 
@@ -124,9 +122,10 @@ fn configurations_table(doc: &ResultDoc) -> TableBlock {
 
 /// For every test run on two or more configurations: the configurations ranked by the
 /// test's headline metric, best first, with the gap to the best. Ranked and compared by the
-/// figure the terminal's ranking uses (`ranked_figure`: the median of the runs, a peak
-/// test's best run), the mean ± 95 % in brackets: by the mean, `--repeat 3` could order
-/// the report otherwise than the terminal, and its "vs best" disagreed with "relative".
+/// figure the terminal's ranking uses (`table_figure`, as the test's own command's table:
+/// the median of the runs, a files test's mean, a peak test's best run), the mean ± 95 % in
+/// brackets when the figure is another: by the mean, `--repeat 3` could order the report
+/// otherwise than the terminal, and its "vs best" disagreed with "relative".
 fn rankings(doc: &ResultDoc, out: &mut Vec<Block>) {
     // (configuration, test, whether the page cache absorbed its workload's writes there)
     let shared = shared_names(doc);
@@ -150,12 +149,12 @@ fn rankings(doc: &ResultDoc, out: &mut Vec<Block>) {
         let Some(metric) = primary_metric(entries[0].1) else {
             continue;
         };
-        // (configuration, summary, the figure ranked, cache-absorbed)
-        let measured: Vec<(&str, &Summary, f64, bool)> = entries
+        // (configuration, test, summary, the figure ranked, cache-absorbed)
+        let measured: Vec<(&str, &TestResult, &Summary, f64, bool)> = entries
             .iter()
             .filter_map(|(c, t, a)| {
                 let s = t.summary.get(&metric).filter(|s| s.n > 0)?;
-                Some((*c, s, ranked_figure(t, s).0, *a))
+                Some((*c, *t, s, table_figure(t, &metric, s).0, *a))
             })
             .collect();
         if measured.len() < 2 {
@@ -163,16 +162,16 @@ fn rankings(doc: &ResultDoc, out: &mut Vec<Block>) {
         }
         let better = direction(&metric);
         // What the figure is: the first test's, as the terminal names its workload's.
-        let what = ranked_figure(entries[0].1, measured[0].1).1;
+        let what = table_figure(entries[0].1, &metric, measured[0].2).1;
         let sorted = |absorbed: bool| {
-            let mut v: Vec<(&str, &Summary, f64)> = measured
+            let mut v: Vec<(&str, &TestResult, &Summary, f64)> = measured
                 .iter()
-                .filter(|m| m.3 == absorbed)
-                .map(|m| (m.0, m.1, m.2))
+                .filter(|m| m.4 == absorbed)
+                .map(|m| (m.0, m.1, m.2, m.3))
                 .collect();
             v.sort_by(|a, b| match better {
-                Better::Higher => b.2.total_cmp(&a.2),
-                Better::Lower => a.2.total_cmp(&b.2),
+                Better::Higher => b.3.total_cmp(&a.3),
+                Better::Lower => a.3.total_cmp(&b.3),
             });
             v
         };
@@ -186,8 +185,12 @@ fn rankings(doc: &ResultDoc, out: &mut Vec<Block>) {
         let title = format!("{name}: {} by configuration", label(&metric));
         let bars: Vec<Bar> = ranked
             .iter()
-            .map(|(c, s, f)| (c.to_string(), s, f))
-            .chain(apart.iter().map(|(c, s, f)| (format!("{c} (cache)"), s, f)))
+            .map(|(c, _, s, f)| (c.to_string(), s, f))
+            .chain(
+                apart
+                    .iter()
+                    .map(|(c, _, s, f)| (format!("{c} (cache)"), s, f)),
+            )
             .map(|(c, s, f)| Bar {
                 label: c,
                 value: *f,
@@ -225,13 +228,13 @@ fn rankings(doc: &ResultDoc, out: &mut Vec<Block>) {
                 ),
             });
         }
-        let best = ranked.first().map(|r| r.2);
+        let best = ranked.first().map(|r| r.3);
         out.push(Block::Heading(4, title));
-        let rows_ranked = ranked.iter().enumerate().map(|(i, (c, s, f))| {
+        let rows_ranked = ranked.iter().enumerate().map(|(i, (c, t, s, f))| {
             vec![
                 (i + 1).to_string(),
                 c.to_string(),
-                figure_cell(&metric, *f, s),
+                summary_cell(t, &metric, s),
                 match best {
                     _ if i == 0 => "best".into(),
                     Some(b) => format!("{:+.1} %", (f / b - 1.0) * 100.0),
@@ -239,11 +242,11 @@ fn rankings(doc: &ResultDoc, out: &mut Vec<Block>) {
                 },
             ]
         });
-        let rows_apart = apart.iter().map(|(c, s, f)| {
+        let rows_apart = apart.iter().map(|(c, t, s, _)| {
             vec![
                 "-".into(),
                 c.to_string(),
-                figure_cell(&metric, *f, s),
+                summary_cell(t, &metric, s),
                 CACHE_ABSORBED_CELL.into(),
             ]
         });
@@ -251,7 +254,12 @@ fn rankings(doc: &ResultDoc, out: &mut Vec<Block>) {
             header: [
                 "#".into(),
                 "Configuration".into(),
-                format!("{}: {what} (mean ± 95 % CI)", label(&metric)),
+                // A mean is shown with its own interval: "files/s: mean (mean ± …)" said it twice.
+                if what == "mean" {
+                    format!("{}: mean ± 95 % CI", label(&metric))
+                } else {
+                    format!("{}: {what} (mean ± 95 % CI)", label(&metric))
+                },
                 format!("vs best ({what})"),
             ]
             .to_vec(),
@@ -261,7 +269,7 @@ fn rankings(doc: &ResultDoc, out: &mut Vec<Block>) {
         }));
         let unchecked: Vec<&str> = ranked
             .iter()
-            .filter(|(l, _, _)| {
+            .filter(|(l, _, _, _)| {
                 doc.configurations
                     .iter()
                     .any(|c| c.label == *l && cache_unchecked(doc, c))
@@ -305,150 +313,182 @@ fn is_aged(t: &TestResult) -> bool {
         .is_some_and(|w| aged_run_of(w).is_some())
 }
 
-/// One heat map per files phase: configurations (file system and cluster size) down,
-/// file sizes across, files per second in the cells (the median of the runs, as the
-/// terminal's Table 1 gives its seconds per portion). With `--age`, a second map of the
-/// aged runs on the same rows, columns and colour scale, its table giving each cell's
-/// change from the fresh one (the aged runs were dropped: the first test of a size, the
-/// fresh one, filled its cell).
+/// The files workload whose heat maps hold test `t`: its own, or for a run on the aged file
+/// system the fresh workload's (`files:sizes=4K` for `files:sizes=4K (aged)`), whose map
+/// its own is paired with; empty in results without the workload's label.
+fn fresh_workload(t: &TestResult) -> &str {
+    let w = t.params.get(WORKLOAD_PARAM).map_or("", String::as_str);
+    aged_run_of(w).unwrap_or(w)
+}
+
+/// One heat map per files workload and phase, titled by the workload as the terminal's
+/// "Ranking for WORKLOAD" names it: configurations (file system and cluster size) down,
+/// file sizes across, files per second in the cells (the figure `iolab files`'s table gives,
+/// `table_figure`: the mean of the runs, as the matrix ranks them). Two files workloads
+/// that share a size (`files:sizes=4K` and `files:sizes=4K,64K:phases=create`) had one
+/// map, the first workload's test filling each cell and the other's dropped. With `--age`,
+/// a second map of the aged runs on the same rows, columns and colour scale, its table
+/// giving each cell's change from the fresh one (the aged runs were dropped: the first test
+/// of a size, the fresh one, filled its cell).
 fn heat_maps(doc: &ResultDoc, out: &mut Vec<Block>) {
-    let metric = "files_per_s";
-    let mut phases: Vec<String> = Vec::new();
+    // Each workload's phases, in order of first appearance.
+    let mut maps: Vec<(&str, Vec<String>)> = Vec::new();
     for c in &doc.configurations {
         for t in c.tests.iter().filter(|t| t.family == "files") {
+            let w = fresh_workload(t);
             let p = t.params.get("phase").cloned().unwrap_or_default();
-            if !phases.contains(&p) {
-                phases.push(p);
+            match maps.iter_mut().find(|(x, _)| *x == w) {
+                Some((_, phases)) if phases.contains(&p) => {}
+                Some((_, phases)) => phases.push(p),
+                None => maps.push((w, vec![p])),
             }
         }
     }
-    for phase in phases {
-        let in_phase = |t: &&TestResult| {
-            t.family == "files"
-                && t.params.get("phase").map(|p| p.as_str()).unwrap_or("") == phase
-                && file_size(t).is_some()
-        };
-        // One column per size as asked (the token), as the terminal's Table 1 has it:
-        // `cluster` is one column whatever each file system's cluster (keyed by bytes it was
-        // one "cluster" column per distinct unit, and a `4K` next to a 4 KiB `cluster` hid
-        // the one or the other). Ordered by the smallest size each token took.
-        let mut sizes: Vec<(u64, String)> = Vec::new();
-        for t in doc
-            .configurations
-            .iter()
-            .flat_map(|c| c.tests.iter().filter(in_phase))
-        {
-            let b = file_size(t).unwrap_or(0);
-            let tok = size_column(t);
-            match sizes.iter_mut().find(|(_, s)| *s == tok) {
-                Some(col) => col.0 = col.0.min(b),
-                None => sizes.push((b, tok)),
-            }
+    for (workload, phases) in maps {
+        for phase in phases {
+            heat_maps_of(doc, workload, &phase, out);
         }
-        sizes.sort();
-        let mut configs: Vec<_> = doc
-            .configurations
-            .iter()
-            .filter(|c| c.tests.iter().any(|t| in_phase(&t)))
-            .collect();
-        configs.sort_by_key(|c| {
-            (
-                c.fs_type.clone(),
-                c.cluster_bytes_actual.or(c.cluster_bytes),
-                c.label.clone(),
-            )
-        });
-        if configs.is_empty() || sizes.is_empty() {
-            continue;
+    }
+}
+
+/// The heat map of one files workload's phase (and, with `--age`, its aged runs' map).
+fn heat_maps_of(doc: &ResultDoc, workload: &str, phase: &str, out: &mut Vec<Block>) {
+    let metric = "files_per_s";
+    let in_phase = |t: &&TestResult| {
+        t.family == "files"
+            && fresh_workload(t) == workload
+            && t.params.get("phase").map(|p| p.as_str()).unwrap_or("") == phase
+            && file_size(t).is_some()
+    };
+    // One column per size as asked (the token), as the terminal's Table 1 has it:
+    // `cluster` is one column whatever each file system's cluster (keyed by bytes it was
+    // one "cluster" column per distinct unit, and a `4K` next to a 4 KiB `cluster` hid
+    // the one or the other). Ordered by the smallest size each token took.
+    let mut sizes: Vec<(u64, String)> = Vec::new();
+    for t in doc
+        .configurations
+        .iter()
+        .flat_map(|c| c.tests.iter().filter(in_phase))
+    {
+        let b = file_size(t).unwrap_or(0);
+        let tok = size_column(t);
+        match sizes.iter_mut().find(|(_, s)| *s == tok) {
+            Some(col) => col.0 = col.0.min(b),
+            None => sizes.push((b, tok)),
         }
-        let rows: Vec<String> = configs.iter().map(|c| c.label.clone()).collect();
-        let cols: Vec<String> = sizes.iter().map(|(_, t)| t.clone()).collect();
-        // The fresh (`aged` false) or the aged runs' cells.
-        let grid = |aged: bool| -> Vec<Vec<Option<f64>>> {
-            configs
-                .iter()
-                .map(|c| {
-                    sizes
-                        .iter()
-                        .map(|(_, tok)| {
-                            c.tests
-                                .iter()
-                                .filter(in_phase)
-                                .find(|t| is_aged(t) == aged && size_column(t) == *tok)
-                                .and_then(|t| t.summary.get(metric))
-                                .filter(|s| s.n > 0)
-                                .map(|s| s.median)
-                        })
-                        .collect()
-                })
-                .collect()
-        };
-        let fresh = grid(false);
-        let aged = grid(true);
-        let has_aged = aged.iter().flatten().any(Option::is_some);
-        // One colour scale for both maps: the same shade is the same rate.
-        let scale: Vec<f64> = fresh
+    }
+    sizes.sort();
+    let mut configs: Vec<_> = doc
+        .configurations
+        .iter()
+        .filter(|c| c.tests.iter().any(|t| in_phase(&t)))
+        .collect();
+    configs.sort_by_key(|c| {
+        (
+            c.fs_type.clone(),
+            c.cluster_bytes_actual.or(c.cluster_bytes),
+            c.label.clone(),
+        )
+    });
+    if configs.is_empty() || sizes.is_empty() {
+        return;
+    }
+    let rows: Vec<String> = configs.iter().map(|c| c.label.clone()).collect();
+    let cols: Vec<String> = sizes.iter().map(|(_, t)| t.clone()).collect();
+    // The fresh (`aged` false) or the aged runs' cells: each the figure `iolab files`'s
+    // table gives, and which figure that is.
+    let mut what = "mean";
+    let mut grid = |aged: bool| -> Vec<Vec<Option<f64>>> {
+        configs
             .iter()
-            .chain(if has_aged { &aged[..] } else { &[] })
-            .flatten()
-            .flatten()
-            .copied()
-            .collect();
-        let fmt = |v: f64| fmt_value(metric, v);
-        let mut map = |what: &str, cells: &[Vec<Option<f64>>], vs: Option<&[Vec<Option<f64>>]>| {
-            let title = format!(
-                "files {phase}{what}: {} by configuration × file size",
-                label(metric)
-            );
-            out.push(Block::Heading(3, title.clone()));
-            let same = if has_aged {
-                "; one colour scale for the fresh and the aged map"
-            } else {
-                ""
-            };
-            out.push(Block::Chart {
-                svg: heat_map(&title, &rows, &cols, cells, &scale, true, &fmt),
-                caption: format!(
-                    "{title} (darker is faster; the median of the runs, as the terminal's Table 1 of seconds per portion{same})"
-                ),
-            });
-            let mut header = vec!["Configuration".to_string()];
-            header.extend(cols.iter().cloned());
-            let cell = |i: usize, j: usize, v: Option<f64>| {
-                let Some(v) = v else { return "-".to_string() };
-                match vs.and_then(|f| f[i][j]).filter(|f| *f > 0.0) {
-                    Some(f) => format!("{} ({:+.1} %)", fmt(v), (v / f - 1.0) * 100.0),
-                    None => fmt(v),
-                }
-            };
-            out.push(Block::Table(TableBlock {
-                header,
-                rows: rows
+            .map(|c| {
+                sizes
                     .iter()
-                    .zip(cells)
-                    .enumerate()
-                    .map(|(i, (r, cs))| {
-                        let mut row = vec![r.clone()];
-                        row.extend(cs.iter().enumerate().map(|(j, v)| cell(i, j, *v)));
-                        row
+                    .map(|(_, tok)| {
+                        c.tests
+                            .iter()
+                            .filter(in_phase)
+                            .find(|t| is_aged(t) == aged && size_column(t) == *tok)
+                            .and_then(|t| {
+                                let s = t.summary.get(metric).filter(|s| s.n > 0)?;
+                                let (v, of) = table_figure(t, metric, s);
+                                what = of;
+                                Some(v)
+                            })
                     })
-                    .collect(),
-                first_numeric: 1,
-                numeric_end: None,
-            }));
-            if vs.is_some() {
-                out.push(Block::Para(
-                    "Aged: the same file system after `iolab age`; in brackets the change from its fresh run (median files/s)."
-                        .into(),
-                ));
+                    .collect()
+            })
+            .collect()
+    };
+    let fresh = grid(false);
+    let aged = grid(true);
+    let has_aged = aged.iter().flatten().any(Option::is_some);
+    // One colour scale for both maps: the same shade is the same rate.
+    let scale: Vec<f64> = fresh
+        .iter()
+        .chain(if has_aged { &aged[..] } else { &[] })
+        .flatten()
+        .flatten()
+        .copied()
+        .collect();
+    let fmt = |v: f64| fmt_value(metric, v);
+    let of_workload = if workload.is_empty() {
+        String::new()
+    } else {
+        format!("{workload}: ")
+    };
+    let mut map = |runs: &str, cells: &[Vec<Option<f64>>], vs: Option<&[Vec<Option<f64>>]>| {
+        let title = format!(
+            "{of_workload}files {phase}{runs}: {} by configuration × file size",
+            label(metric)
+        );
+        out.push(Block::Heading(3, title.clone()));
+        let same = if has_aged {
+            "; one colour scale for the fresh and the aged map"
+        } else {
+            ""
+        };
+        out.push(Block::Chart {
+            svg: heat_map(&title, &rows, &cols, cells, &scale, true, &fmt),
+            caption: format!(
+                "{title} (darker is faster; the {what} of the runs, as `iolab files` gives files/s{same})"
+            ),
+        });
+        let mut header = vec!["Configuration".to_string()];
+        header.extend(cols.iter().cloned());
+        let cell = |i: usize, j: usize, v: Option<f64>| {
+            let Some(v) = v else { return "-".to_string() };
+            match vs.and_then(|f| f[i][j]).filter(|f| *f > 0.0) {
+                Some(f) => format!("{} ({:+.1} %)", fmt(v), (v / f - 1.0) * 100.0),
+                None => fmt(v),
             }
         };
-        if has_aged {
-            map(", fresh", &fresh, None);
-            map(", aged", &aged, Some(&fresh));
-        } else {
-            map("", &fresh, None);
+        out.push(Block::Table(TableBlock {
+            header,
+            rows: rows
+                .iter()
+                .zip(cells)
+                .enumerate()
+                .map(|(i, (r, cs))| {
+                    let mut row = vec![r.clone()];
+                    row.extend(cs.iter().enumerate().map(|(j, v)| cell(i, j, *v)));
+                    row
+                })
+                .collect(),
+            first_numeric: 1,
+            numeric_end: None,
+        }));
+        if vs.is_some() {
+            out.push(Block::Para(format!(
+                "Aged: the same file system after `iolab age`; in brackets the change from its fresh run ({what} files/s)."
+            )));
         }
+    };
+    if has_aged {
+        map(", fresh", &fresh, None);
+        map(", aged", &aged, Some(&fresh));
+    } else {
+        map("", &fresh, None);
     }
 }
 
@@ -472,6 +512,23 @@ mod tests {
         out.iter()
             .filter_map(|b| match b {
                 Block::Table(t) => Some(t),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The report's heat-map blocks of `doc`.
+    fn heat_map_blocks(doc: &ResultDoc) -> Vec<Block> {
+        let mut out = Vec::new();
+        heat_maps(doc, &mut out);
+        out
+    }
+
+    /// The level-3 headings of `out`, in order.
+    fn headings(out: &[Block]) -> Vec<&str> {
+        out.iter()
+            .filter_map(|b| match b {
+                Block::Heading(3, h) => Some(h.as_str()),
                 _ => None,
             })
             .collect()
@@ -528,8 +585,7 @@ mod tests {
                 vec![test("1", 1, 110.0), test("cluster", 4096, 220.0)],
             ),
         ]);
-        let mut out = Vec::new();
-        heat_maps(&doc, &mut out);
+        let out = heat_map_blocks(&doc);
         let tables = tables(&out);
         assert_eq!(tables.len(), 1);
         let t = tables[0];
@@ -539,64 +595,45 @@ mod tests {
     }
 
     /// `--age`: each cell held its fresh test only (the first of its size; the aged runs
-    /// were dropped without a word), as the mean of the runs where the terminal's Table 1
-    /// gives the median. Now a fresh and an aged map, one colour scale, medians, the aged
-    /// cells with their change from the fresh ones; a result without aged runs keeps its
-    /// one map under its old title.
+    /// were dropped without a word). Now a fresh and an aged map, one colour scale, each
+    /// cell the mean of the runs as `iolab files` gives files/s (the median here read one
+    /// number where `iolab files` read another), the aged cells with their change from the
+    /// fresh ones; a result without aged runs has its one map, titled by its workload, and
+    /// an old result without the workload's label its one map under the old title.
     #[test]
     fn heat_map_gives_the_aged_runs_apart() {
-        let test = |workload: &str, tok: &str, files_per_s: &[f64]| {
-            let mut t = TestResult {
-                name: format!("{tok} create"),
-                family: "files".into(),
-                ..Default::default()
-            };
-            t.params.insert(WORKLOAD_PARAM.into(), workload.into());
-            t.params.insert("phase".into(), "create".into());
-            t.params.insert("size_token".into(), tok.into());
-            t.params.insert("file_size_bytes".into(), "4096".into());
-            t.summary.insert(
-                "files_per_s".into(),
-                crate::stats::summary::summarize(files_per_s),
-            );
-            t
-        };
         let w = "files:sizes=4K";
         let aged = crate::model::matrix::aged_label(w);
-        let config = |label: &str, fresh: &[f64], old: &[f64]| ConfigurationResult {
-            label: label.into(),
-            fs_type: label.into(),
-            status: "ok".into(),
-            tests: vec![test(w, "4K", fresh), test(&aged, "4K", old)],
-            ..Default::default()
-        };
-        // ext4's fresh runs: median 1,000, mean 4,000.
+        // ext4's fresh runs: median 1,000, mean 4,000 (`iolab files` gives the mean).
         let doc = matrix_of(vec![
-            config("ext4", &[1000.0, 1000.0, 10000.0], &[750.0]),
-            config("xfs", &[2000.0], &[1000.0]),
+            files_config(
+                "ext4",
+                &[
+                    (w, "4K", &[1000.0, 1000.0, 10000.0]),
+                    (aged.as_str(), "4K", &[750.0]),
+                ],
+            ),
+            files_config(
+                "xfs",
+                &[(w, "4K", &[2000.0]), (aged.as_str(), "4K", &[1000.0])],
+            ),
         ]);
-        let mut out = Vec::new();
-        heat_maps(&doc, &mut out);
-        let heads: Vec<&str> = out
-            .iter()
-            .filter_map(|b| match b {
-                Block::Heading(3, h) => Some(h.as_str()),
-                _ => None,
-            })
-            .collect();
+        let out = heat_map_blocks(&doc);
         assert_eq!(
-            heads,
+            headings(&out),
             [
-                "files create, fresh: files/s by configuration × file size",
-                "files create, aged: files/s by configuration × file size"
+                "files:sizes=4K: files create, fresh: files/s by configuration × file size",
+                "files:sizes=4K: files create, aged: files/s by configuration × file size"
             ]
         );
         let tables = tables(&out);
-        assert_eq!(tables[0].rows, [["ext4", "1,000"], ["xfs", "2,000"]]);
+        assert_eq!(tables[0].rows, [["ext4", "4,000"], ["xfs", "2,000"]]);
         assert_eq!(
             tables[1].rows,
-            [["ext4", "750.0 (-25.0 %)"], ["xfs", "1,000 (-50.0 %)"]]
+            [["ext4", "750.0 (-81.2 %)"], ["xfs", "1,000 (-50.0 %)"]]
         );
+        assert!(out.iter().any(|b| matches!(b,
+            Block::Para(p) if p.ends_with("change from its fresh run (mean files/s)."))));
         let charts: Vec<(&str, &str)> = out
             .iter()
             .filter_map(|b| match b {
@@ -605,29 +642,38 @@ mod tests {
             })
             .collect();
         assert!(
-            charts[0].1.contains("the median of the runs"),
+            charts[0]
+                .1
+                .contains("the mean of the runs, as `iolab files` gives files/s"),
             "{}",
             charts[0].1
         );
         assert!(charts[1].1.contains("one colour scale"), "{}", charts[1].1);
-        // One scale: xfs's fresh 2,000 is the darkest cell of both maps, ext4's aged 750
+        // One scale: ext4's fresh 4,000 is the darkest cell of both maps, ext4's aged 750
         // the lightest; the aged map alone would have made its own 1,000 the darkest.
         assert!(charts[0].0.contains("hsl(210,70%,32%)"));
         assert!(!charts[1].0.contains("hsl(210,70%,32%)"));
         assert!(charts[1].0.contains("hsl(210,70%,92%)"));
 
-        // Without aged runs: one map, titled as before.
-        let doc = matrix_of(vec![ConfigurationResult {
-            label: "ext4".into(),
-            status: "ok".into(),
-            tests: vec![test(w, "4K", &[1000.0])],
-            ..Default::default()
-        }]);
-        let mut out = Vec::new();
-        heat_maps(&doc, &mut out);
-        assert!(matches!(&out[0],
-            Block::Heading(3, h) if h == "files create: files/s by configuration × file size"));
-        assert_eq!(first_table(&out).rows, [["ext4", "1,000"]]);
+        // Without aged runs: one map, titled by its workload; a result without the
+        // workload's label (none written by this version) under the old title.
+        let alone = |labelled: bool| {
+            let mut c = files_config("ext4", &[(w, "4K", &[1000.0])]);
+            if !labelled {
+                c.tests[0].params.remove(WORKLOAD_PARAM);
+            }
+            let out = heat_map_blocks(&matrix_of(vec![c]));
+            assert_eq!(first_table(&out).rows, [["ext4", "1,000"]]);
+            headings(&out).join("\n")
+        };
+        assert_eq!(
+            alone(true),
+            "files:sizes=4K: files create: files/s by configuration × file size"
+        );
+        assert_eq!(
+            alone(false),
+            "files create: files/s by configuration × file size"
+        );
     }
 
     /// The report's per-test ranking lists a configuration whose writes the page cache
@@ -740,6 +786,120 @@ mod tests {
             assert!(xfs_first(&page), "{page}");
             assert!(page.contains("-50.0 %"), "{page}");
         }
+    }
+
+    /// A files test of `workload` on configuration `label`: its runs' files/s and seconds
+    /// per portion of 100 files, summarized as the matrix does.
+    fn files_config(label: &str, tests: &[(&str, &str, &[f64])]) -> ConfigurationResult {
+        let tests = tests
+            .iter()
+            .map(|(workload, tok, rates)| {
+                let mut t = TestResult {
+                    name: format!("{tok} create"),
+                    family: "files".into(),
+                    runs: rates
+                        .iter()
+                        .map(|&v| crate::model::RunResult {
+                            files_per_s: Some(v),
+                            ..Default::default()
+                        })
+                        .collect(),
+                    ..Default::default()
+                };
+                for (k, v) in [
+                    (WORKLOAD_PARAM, *workload),
+                    ("phase", "create"),
+                    ("size_token", tok),
+                    ("file_size_bytes", "4096"),
+                ] {
+                    t.params.insert(k.into(), v.into());
+                }
+                crate::stats::repeat::summarize_test(&mut t);
+                let times: Vec<f64> = rates.iter().map(|r| 100.0 / r).collect();
+                t.summary.insert(
+                    "seconds_per_portion".into(),
+                    crate::stats::summary::summarize(&times),
+                );
+                t
+            })
+            .collect();
+        ConfigurationResult {
+            label: label.into(),
+            fs_type: label.into(),
+            status: "ok".into(),
+            tests,
+            ..Default::default()
+        }
+    }
+
+    /// `iolab files` gives a test's mean of the runs (files/s, and its Belov cells of
+    /// seconds per portion); the matrix ranked its files tests by the median, in the
+    /// terminal and the report, and its Table 1 gave the median time: ext4's 4K create read
+    /// 1,000 files/s there and 4,000 in `iolab files`. Every view now gives the mean: ext4
+    /// (mean 4,000) ranks first, xfs (mean 2,000, median 2,000) "2.00× slower", -50.0 %.
+    #[test]
+    fn files_tests_are_ranked_by_the_mean_as_iolab_files_gives_it() {
+        let w = "files:sizes=4K";
+        let doc = matrix_of(vec![
+            files_config("ext4", &[(w, "4K", &[1000.0, 1000.0, 10000.0])]),
+            files_config("xfs", &[(w, "4K", &[2000.0, 2000.0, 2000.0])]),
+        ]);
+        let ext4_first = |out: &str| out.find("ext4").unwrap() < out.find("xfs").unwrap();
+        let terminal = crate::report::matrix_table::render_ranking(&doc, w);
+        assert!(ext4_first(&terminal), "{terminal}");
+        assert!(terminal.contains("4,000 files/s"), "{terminal}");
+        assert!(terminal.contains("2.00× slower"), "{terminal}");
+        // Belov's Table 1: the mean of the runs' seconds per portion of 100 files, as
+        // `iolab files`'s cells ((0.1 + 0.1 + 0.01) / 3 = 0.070; the median was 0.100).
+        let table1 = crate::report::matrix_table::render_table1(&doc, w).unwrap();
+        let row = table1.lines().find(|l| l.contains("ext4")).unwrap();
+        assert!(row.contains("0.070") && !row.contains("0.100"), "{table1}");
+        let mut out = Vec::new();
+        rankings(&doc, &mut out);
+        let table = first_table(&out);
+        assert_eq!(table.header[2], "files/s: mean ± 95 % CI");
+        assert_eq!(table.header[3], "vs best (mean)");
+        assert_eq!(table.rows[0][..2], ["1", "ext4"]);
+        assert!(table.rows[0][2].starts_with("4,000 ± "), "{table:?}");
+        assert_eq!(table.rows[1][..2], ["2", "xfs"]);
+        assert_eq!(table.rows[1][2], "2,000 ± 0");
+        assert_eq!(table.rows[1][3], "-50.0 %");
+    }
+
+    /// Two files workloads sharing a size (`files:sizes=4K` and
+    /// `files:sizes=4K,64K:phases=create`) had one heat map: each cell the first workload's
+    /// test, the other's 4K create dropped without a word. Each workload has its own map,
+    /// titled by its label, its own figures in its cells.
+    #[test]
+    fn two_files_workloads_have_a_heat_map_each() {
+        let (a, b) = ("files:sizes=4K", "files:phases=create:sizes=4K,64K");
+        let doc = matrix_of(vec![
+            files_config(
+                "ext4",
+                &[
+                    (a, "4K", &[1000.0]),
+                    (b, "4K", &[3000.0]),
+                    (b, "64K", &[500.0]),
+                ],
+            ),
+            files_config("xfs", &[(a, "4K", &[2000.0]), (b, "4K", &[4000.0])]),
+        ]);
+        let out = heat_map_blocks(&doc);
+        assert_eq!(
+            headings(&out),
+            [
+                "files:sizes=4K: files create: files/s by configuration × file size",
+                "files:phases=create:sizes=4K,64K: files create: files/s by configuration × file size"
+            ]
+        );
+        let tables = tables(&out);
+        assert_eq!(tables[0].header, ["Configuration", "4K"]);
+        assert_eq!(tables[0].rows, [["ext4", "1,000"], ["xfs", "2,000"]]);
+        assert_eq!(tables[1].header, ["Configuration", "4K", "64K"]);
+        assert_eq!(
+            tables[1].rows,
+            [["ext4", "3,000", "500.0"], ["xfs", "4,000", "-"]]
+        );
     }
 
     /// `--age`: the fresh and the aged `4KiB create` were one ranking, each configuration in

@@ -9,6 +9,7 @@ use crate::analysis::matrix::{
 };
 use crate::model::matrix::ConfigurationResult;
 use crate::model::{ResultDoc, TestResult};
+use crate::report::metrics::{fmt_seconds, table_figure};
 use crate::report::table::right;
 use crate::stats::summary::median;
 use crate::units::{fmt_mb_per_s, fmt_size_exact, fmt_thousands};
@@ -556,10 +557,11 @@ pub fn render_table1(doc: &ResultDoc, workload: &str) -> Option<String> {
         if tests.is_empty() {
             continue;
         }
+        // The figure `iolab files`'s Belov table gives (its mean: the median here put one
+        // number beside another for the same test).
         t.add_row(grid.row(&c.label, &tests, |t| {
-            t.summary
-                .get("seconds_per_portion")
-                .map(|s| crate::report::metrics::fmt_seconds(s.median))
+            let s = t.summary.get("seconds_per_portion")?;
+            Some(fmt_seconds(table_figure(t, "seconds_per_portion", s).0))
         }));
     }
     Some(format!(
