@@ -471,9 +471,9 @@ fn render_warnings_of(warnings: &[Warning], known: &[String]) -> String {
     }
     let mut out = String::new();
     let mut seen_codes: Vec<&WarningCode> = Vec::new();
-    for f in fold_figures(groups) {
+    for f in fold_sentences(fold_figures(groups)) {
         let code = f.code;
-        let message = merged_message(&f.messages);
+        let message = f.message;
         // The advice after the first ": " is printed once per code; repeats keep the finding.
         let message = if seen_codes.contains(&code) {
             message.split(": ").next().unwrap_or(&message).to_string()
@@ -544,6 +544,120 @@ fn fold_figures(groups: Vec<Finding<'_>>) -> Vec<Finding<'_>> {
                 });
             }
         }
+    }
+    out
+}
+
+/// A finding as it is printed: its message (figures merged, sentences joined) and tests.
+struct Line<'w> {
+    code: &'w WarningCode,
+    message: String,
+    tests: Vec<&'w str>,
+    untested: bool,
+}
+
+/// The findings a folded line spells out before "and N more".
+const MAX_SENTENCES: usize = 3;
+
+/// A code whose findings still take more than [`MAX_LINES_PER_SENTENCE`] lines after
+/// [`fold_figures`] (their sentences differ in more than figures: `device-extra-io`'s "vda
+/// wrote … while the test wrote 0 B", "vda read …", "… (2.8x)" gave four lines for four
+/// tests) is one line naming its tests, as `noisy` is: each sentence once with the tests it
+/// is about, the advice once. A finding about no test keeps its own line.
+fn fold_sentences(findings: Vec<Finding<'_>>) -> Vec<Line<'_>> {
+    let lines_of = |code: &WarningCode| -> usize {
+        findings
+            .iter()
+            .filter(|f| f.code == code)
+            .map(Finding::lines)
+            .sum()
+    };
+    let mut out: Vec<Line> = Vec::new();
+    let mut folded: Vec<&WarningCode> = Vec::new();
+    for f in &findings {
+        if lines_of(f.code) <= MAX_LINES_PER_SENTENCE {
+            out.push(Line {
+                code: f.code,
+                message: merged_message(&f.messages),
+                tests: f.tests.clone(),
+                untested: f.untested,
+            });
+            continue;
+        }
+        if f.untested {
+            out.push(Line {
+                code: f.code,
+                message: merged_message(&f.messages),
+                tests: Vec::new(),
+                untested: true,
+            });
+        }
+        if f.tests.is_empty() || folded.contains(&f.code) {
+            continue;
+        }
+        folded.push(f.code);
+        // The code's sentences, those that differ only in figures together: (text around
+        // the figures, messages, tests).
+        let mut of_code: Vec<(Vec<&str>, Vec<&str>, Vec<&str>)> = Vec::new();
+        for g in findings
+            .iter()
+            .filter(|g| g.code == f.code && !g.tests.is_empty())
+        {
+            let key = figures(g.messages[0]).0;
+            let at = match of_code.iter().position(|(k, _, _)| *k == key) {
+                Some(at) => at,
+                None => {
+                    of_code.push((key, Vec::new(), Vec::new()));
+                    of_code.len() - 1
+                }
+            };
+            let (_, messages, tests) = &mut of_code[at];
+            messages.extend(&g.messages);
+            for t in &g.tests {
+                if !tests.contains(t) {
+                    tests.push(t);
+                }
+            }
+        }
+        let mut tests: Vec<&str> = Vec::new();
+        for t in of_code.iter().flat_map(|(_, _, ts)| ts) {
+            if !tests.contains(t) {
+                tests.push(t);
+            }
+        }
+        let merged: Vec<String> = of_code.iter().map(|(_, m, _)| merged_message(m)).collect();
+        let advice = merged[0].split_once(": ").map(|(_, a)| a);
+        let mut sentences: Vec<String> = of_code
+            .iter()
+            .zip(&merged)
+            .take(MAX_SENTENCES)
+            .map(|((_, _, ts), m)| {
+                let head = m.split(": ").next().unwrap_or(m);
+                let about = if ts.len() <= MAX_SENTENCES {
+                    ts.join(", ")
+                } else {
+                    format!("{} tests", ts.len())
+                };
+                format!("{head} ({about})")
+            })
+            .collect();
+        if of_code.len() > MAX_SENTENCES {
+            sentences.push(format!(
+                "and {} more (each in the JSON)",
+                of_code.len() - MAX_SENTENCES
+            ));
+        }
+        let mut message = sentences.join("; ");
+        if let Some(a) = advice {
+            message.push_str(": ");
+            message.push_str(a);
+        }
+        out.push(Line {
+            code: f.code,
+            message,
+            tests,
+            untested: false,
+        });
     }
     out
 }
@@ -666,6 +780,53 @@ mod tests {
              warning [device-extra-io] A: vda wrote 5 MiB: advice\n\
              warning [device-extra-io] B: vda wrote 7 MiB\n"
         );
+    }
+
+    /// A run's `device-extra-io` findings that differ in more than figures (what the device
+    /// wrote or read, a ratio where the test wrote too) were four lines for four tests: one
+    /// line names the tests, each sentence once with its tests, the advice once; the JSON
+    /// keeps every warning.
+    #[test]
+    fn findings_of_one_code_in_several_sentences_fold_into_one_line() {
+        let advice = "dev MB/s and WA include other programs' I/O";
+        let mut doc = ResultDoc::new("run", Vec::new(), Environment::default());
+        for (test, what) in [
+            (
+                "SEQ1M Q1T1 read",
+                "vda wrote 136.0 MiB while the test wrote 0 B",
+            ),
+            (
+                "RND4K Q1T1 read",
+                "vda wrote 114.0 MiB while the test wrote 0 B",
+            ),
+            (
+                "SEQ1M Q1T1 write",
+                "vda read 10.4 MiB while the test read 0 B",
+            ),
+            (
+                "RND4K Q1T1 write",
+                "vda wrote 46.6 MiB while the test wrote 16.6 MiB (2.8x)",
+            ),
+        ] {
+            doc.warn(Warning {
+                code: WarningCode::DeviceExtraIo,
+                test: Some(test.into()),
+                message: format!("{what}: {advice}"),
+            });
+        }
+        let shown = render_warnings(&doc);
+        assert_eq!(
+            shown,
+            "warning [device-extra-io] 4 tests (SEQ1M Q1T1 read, RND4K Q1T1 read, SEQ1M Q1T1 \
+             write, RND4K Q1T1 write): vda wrote 114.0–136.0 MiB while the test wrote 0 B \
+             (SEQ1M Q1T1 read, RND4K Q1T1 read); vda read 10.4 MiB while the test read 0 B \
+             (SEQ1M Q1T1 write); vda wrote 46.6 MiB while the test wrote 16.6 MiB (2.8x) \
+             (RND4K Q1T1 write): dev MB/s and WA include other programs' I/O\n"
+        );
+        assert_eq!(doc.warnings.len(), 4, "the JSON keeps each");
+        // Three lines or fewer stay as they were.
+        let lines = render_warning_list(&doc.warnings[1..]);
+        assert_eq!(lines.lines().count(), 3, "{lines}");
     }
 
     /// `iolab matrix` on a loaded machine printed a line per cell and code (124 for two file
