@@ -41,6 +41,10 @@ pub fn direction(metric: &str) -> Better {
 const LAT_HOST_MAX: &str = "lat_mean_ns_host_max";
 const STRAGGLER_SPREAD: &str = "straggler_spread_pct";
 
+/// The words of a mean latency in every table, terminal and report alike (the terminal's
+/// tables said `avg lat`, the reports `mean latency` and `mean lat`).
+pub const MEAN_LATENCY: &str = "mean latency";
+
 /// Short column label with the unit.
 pub fn label(metric: &str) -> String {
     match metric {
@@ -50,7 +54,7 @@ pub fn label(metric: &str) -> String {
         "bw_bytes_per_s" => "MB/s".into(),
         "files_per_s" => "files/s".into(),
         "seconds_per_portion" => "s/portion".into(),
-        "lat_mean_ns" => "mean latency".into(),
+        "lat_mean_ns" => MEAN_LATENCY.into(),
         "lat_p99_ns" => "p99 latency".into(),
         "answer_iops" => "IOPS within limit".into(),
         "settled_bw_bytes_per_s" => "settled MB/s".into(),

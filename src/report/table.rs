@@ -7,6 +7,7 @@ use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 use crate::model::{
     DirectionStats, LatencyStats, ResultDoc, RunResult, TestResult, Warning, WarningCode,
 };
+use crate::report::metrics::MEAN_LATENCY;
 use crate::stats::summary::median;
 use crate::units::{fmt_mb_per_s, fmt_ns, fmt_thousands};
 
@@ -198,7 +199,16 @@ pub fn render_block_table(doc: &ResultDoc) -> String {
     ));
     let mut table = new_table(ContentArrangement::Disabled);
     table.set_header(vec![
-        "Test", "MB/s", "IOPS", "avg lat", "p99", "p99.9", "± IOPS", "runs", "dev MB/s", "WA",
+        "Test",
+        "MB/s",
+        "IOPS",
+        MEAN_LATENCY,
+        "p99",
+        "p99.9",
+        "± IOPS",
+        "runs",
+        "dev MB/s",
+        "WA",
     ]);
     for dir in ["read", "write", "mixed"] {
         for t in doc
@@ -950,6 +960,24 @@ mod tests {
             ),
             "{line}"
         );
+    }
+
+    /// The terminal's table headed the mean latency `avg lat` where every report, compare
+    /// and the history say `mean latency`: one label for both.
+    #[test]
+    fn the_mean_latency_is_named_as_in_the_reports() {
+        let mut doc = ResultDoc::new("run", Vec::new(), Environment::default());
+        doc.tests.push(crate::model::TestResult {
+            name: "RND4K Q1T1 read".into(),
+            family: "block".into(),
+            direction: Some("read".into()),
+            ..Default::default()
+        });
+        let text = render_block_table(&doc);
+        let header = text.lines().nth(2).unwrap_or_default();
+        let want = crate::report::metrics::label("lat_mean_ns");
+        assert!(header.contains(&format!(" {want} ")), "{text}");
+        assert!(!text.contains("avg lat"), "{text}");
     }
 
     /// A raw block device has no file system: the header read `(?, /dev/loop3)`.
