@@ -675,6 +675,7 @@ mod tests {
         point.at.iodepth = 4;
         point.at.jobs = 1;
         point.at.iops = 52_000.0;
+        point.at.lat_mean_ns = 18_000.0;
         point.within_limit = true;
         let answer = Answer {
             iops: 52_000.0,
@@ -729,6 +730,15 @@ mod tests {
             assert!(terminal.contains(h), "{h}: {terminal}");
         }
         assert_eq!(table.rows[0].last().map(String::as_str), Some("ok"));
+        // The chart's limit line too (`limit mean ≤ 10.00 ms`).
+        let chart = out
+            .iter()
+            .find_map(|b| match b {
+                Block::Chart { svg, .. } => Some(svg.clone()),
+                _ => None,
+            })
+            .expect("the chart");
+        assert!(chart.contains("limit mean ≤ 10 ms"), "{chart}");
     }
 
     /// A failed run's error was listed twice (`test-failed` and `error`), and its alert

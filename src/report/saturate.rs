@@ -33,7 +33,8 @@ pub fn plan(cfg: &SaturateConfig, est: [f64; 3]) -> String {
     let mut out = format!(
         "iolab saturate: {} latency ≤ {} ({} over streams), {} blocks, depth up to {}, steps of {} + {} ramp\n",
         cfg.statistic.name(),
-        fmt_ns(cfg.limit_ns),
+        // The answer's form (`answer_line`): it said `10.00 ms` above `≤ 10 ms`.
+        fmt_ns_short(cfg.limit_ns),
         cfg.aggregate.name(),
         fmt_size_iec(cfg.bs),
         cfg.max_depth,
