@@ -41,10 +41,13 @@ fn headline(t: &TestResult, metric: &str) -> Option<f64> {
     Some(crate::report::metrics::table_figure(t, metric, s).0)
 }
 
-/// The median over a test's runs of one of their latency figures (`None`: no run has any).
+/// The median over a test's runs of one of their latency figures (`None`: no run has any):
+/// the runs its summary covers (`TestResult::summarized_runs`), as its MB/s and IOPS. Under
+/// `--steadystate` the terminal gave the latency over every round (55.4 µs) beside the
+/// window's IOPS, where the report gives the window's (57.6 µs).
 pub fn lat_median(t: &TestResult, f: fn(&crate::model::LatencyStats) -> f64) -> Option<f64> {
     let v: Vec<f64> = t
-        .runs
+        .summarized_runs()
         .iter()
         .filter_map(|r| r.lat_ns.as_ref().map(f))
         .collect();
@@ -64,7 +67,7 @@ enum DevBytes {
 /// (medians over runs).
 fn device_view(t: &TestResult, which: DevBytes) -> (String, String) {
     let rates: Vec<f64> = t
-        .runs
+        .summarized_runs()
         .iter()
         .filter_map(|r| {
             let d = r.device.as_ref()?;
@@ -77,7 +80,7 @@ fn device_view(t: &TestResult, which: DevBytes) -> (String, String) {
         })
         .collect();
     let was: Vec<f64> = t
-        .runs
+        .summarized_runs()
         .iter()
         .filter_map(|r| r.write_amplification)
         .collect();
@@ -106,7 +109,7 @@ fn direction_rows(t: &TestResult) -> Vec<Vec<Cell>> {
     ];
     for (dir, which, part) in dirs {
         let parts: Vec<&DirectionStats> = t
-            .runs
+            .summarized_runs()
             .iter()
             .filter_map(part)
             .filter(|d| d.ops > 0)
@@ -978,6 +981,52 @@ mod tests {
         let want = crate::report::metrics::label("lat_mean_ns");
         assert!(header.contains(&format!(" {want} ")), "{text}");
         assert!(!text.contains("avg lat"), "{text}");
+    }
+
+    /// Under `--steadystate` the table's IOPS are the window's (the summary's) and the
+    /// steady line says "the table's figures are over the window", but its latencies were
+    /// over every round: 55.4 µs where the report said the window's 57.6 µs.
+    #[test]
+    fn a_steady_test_s_latency_is_the_window_s() {
+        // Rounds 0-1 fast (10 µs), the window (rounds 2-4) at 50, 60 and 70 µs.
+        let runs = [10.0, 10.0, 50.0, 60.0, 70.0]
+            .iter()
+            .enumerate()
+            .map(|(i, us)| RunResult {
+                run: i as u32 + 1,
+                lat_ns: Some(crate::model::LatencyStats {
+                    mean: us * 1e3,
+                    p99: (us * 2e3) as u64,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+            .collect();
+        let t = crate::model::TestResult {
+            name: "RND4K Q1T1 write".into(),
+            family: "block".into(),
+            direction: Some("write".into()),
+            runs,
+            steady_state: Some(crate::model::steady::SteadyStateRecord {
+                rule: "snia".into(),
+                window_rounds: 3,
+                reached: true,
+                steady_first_round: Some(2),
+                steady_last_round: Some(4),
+                values: vec![1.0; 5],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert_eq!(lat_median(&t, |l| l.mean), Some(60e3));
+        let mut doc = ResultDoc::new("run", Vec::new(), Environment::default());
+        doc.tests.push(t);
+        let text = render_block_table(&doc);
+        let row = text
+            .lines()
+            .find(|l| l.contains("RND4K Q1T1 write"))
+            .unwrap_or_default();
+        assert!(row.contains(" 60.0 µs ┆ 120.0 µs "), "{text}");
     }
 
     /// A raw block device has no file system: the header read `(?, /dev/loop3)`.
