@@ -612,16 +612,32 @@ mod tests {
         assert!(!keys.iter().any(|x| x == "file system"), "{keys:?}");
     }
 
+    /// A sweep's step at `depth` (one job) with `iops`.
+    fn step(depth: u32, iops: f64) -> crate::model::saturate::CurvePoint {
+        let mut p = crate::model::saturate::CurvePoint::default();
+        p.at.iodepth = depth;
+        p.at.jobs = 1;
+        p.at.iops = iops;
+        p
+    }
+
+    /// The "Answer: …" paragraph of a sweep's blocks.
+    fn answer_of(out: &[Block]) -> String {
+        out.iter()
+            .find_map(|b| match b {
+                Block::Para(p) if p.starts_with("Answer:") => Some(p.clone()),
+                _ => None,
+            })
+            .expect("an answer")
+    }
+
     /// A two-rank sweep's answer read "1,990 IOPS at queue depth 10 with mean latency 9.76
     /// ms" in the report, where the terminal said "depth 10 on each of 2 ranks (20 in flight
     /// in total)": 10 in flight cannot give 1,990 IOPS at 9.76 ms.
     #[test]
     fn a_distributed_answer_says_its_depth_is_per_rank() {
-        use crate::model::saturate::{Answer, AnswerDetail, CurvePoint};
-        let mut point = CurvePoint::default();
-        point.at.iodepth = 10;
-        point.at.jobs = 1;
-        point.at.iops = 1990.0;
+        use crate::model::saturate::{Answer, AnswerDetail};
+        let point = step(10, 1990.0);
         let t = TestResult {
             name: "randread".into(),
             curve: Some(vec![point]),
@@ -644,13 +660,7 @@ mod tests {
             ..Default::default()
         };
         let out = sweep_blocks(&t);
-        let para = out
-            .iter()
-            .find_map(|b| match b {
-                Block::Para(p) if p.starts_with("Answer:") => Some(p.clone()),
-                _ => None,
-            })
-            .expect("an answer");
+        let para = answer_of(&out);
         assert!(
             para.starts_with(
                 "Answer: 1,990 IOPS at queue depth 10 on each of 2 ranks (20 in flight in total) with mean latency"
@@ -670,11 +680,8 @@ mod tests {
     /// `avg QD`, `limit` `ok`.
     #[test]
     fn a_sweep_s_answer_and_curve_read_as_in_the_terminal() {
-        use crate::model::saturate::{Answer, AnswerDetail, CurvePoint};
-        let mut point = CurvePoint::default();
-        point.at.iodepth = 4;
-        point.at.jobs = 1;
-        point.at.iops = 52_000.0;
+        use crate::model::saturate::{Answer, AnswerDetail};
+        let mut point = step(4, 52_000.0);
         point.at.lat_mean_ns = 18_000.0;
         point.within_limit = true;
         let answer = Answer {
@@ -699,13 +706,7 @@ mod tests {
             ..Default::default()
         };
         let out = sweep_blocks(&t);
-        let para = out
-            .iter()
-            .find_map(|b| match b {
-                Block::Para(p) if p.starts_with("Answer:") => Some(p.clone()),
-                _ => None,
-            })
-            .expect("an answer");
+        let para = answer_of(&out);
         let line = saturate::answer_line("randread", &answer);
         assert!(line.contains("latency 18 µs ≤ 10 ms"), "{line}");
         assert!(
