@@ -246,6 +246,19 @@ pub fn fmt_ns(ns: f64) -> String {
     }
 }
 
+/// [`fmt_ns`] without trailing zeros: `9.6 ms`, `10 ms`, `250 µs`. A saturation answer's
+/// latency and limit, in the terminal and the reports alike (the report said `18.0 µs`
+/// where the terminal said `18 µs`).
+pub fn fmt_ns_short(ns: f64) -> String {
+    let s = fmt_ns(ns);
+    match s.split_once(' ') {
+        Some((num, unit)) if num.contains('.') => {
+            format!("{} {unit}", num.trim_end_matches('0').trim_end_matches('.'))
+        }
+        _ => s,
+    }
+}
+
 /// A count with thousands separators: 41200 -> `41,200`.
 pub fn fmt_thousands(v: f64) -> String {
     let n = v.round() as i128;

@@ -759,7 +759,11 @@ fn the_time_to_the_last_close_is_not_called_close() {
     assert!(err.contains(" s to the last close + syncfs "), "{err}");
     assert!(err.contains(" s to the last unlink + syncfs "), "{err}");
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("To close s"), "{out}");
+    // The times carry their unit, as in the report (`18.98 ms`): no `s` in the header.
+    assert!(
+        out.contains("┆ To close ") && !out.contains("To close s"),
+        "{out}"
+    );
     assert!(!out.contains("┆ Close s"), "{out}");
 }
 

@@ -576,6 +576,47 @@ fn a_read_only_device_s_estimate_has_no_prefill() {
     assert!(!estimate.contains("prefill"), "{estimate}");
 }
 
+/// The plan said the limit as `mean latency ≤ 10.00 ms` where the answer below it said
+/// `≤ 10 ms`: the limit has one form in every line.
+#[test]
+fn the_plan_gives_the_limit_in_the_answer_s_form() {
+    let test = "the_plan_gives_the_limit_in_the_answer_s_form";
+    let Some(dir) = common::ram_tempdir_or_skip(test) else {
+        return;
+    };
+    let r = iolab(&[
+        "saturate",
+        "--target",
+        dir.path().to_str().unwrap(),
+        "--size",
+        "1M",
+        "--rw",
+        "randread",
+        "--latency-limit",
+        "10ms",
+        "--max-depth",
+        "1",
+        "--step-duration",
+        "20ms",
+        "--ramp",
+        "0s",
+        "--no-save",
+    ]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{err}");
+    let plan = err
+        .lines()
+        .find(|l| l.contains("iolab saturate: mean latency ≤ "))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(plan.contains("≤ 10 ms ("), "{plan}");
+    let out = String::from_utf8_lossy(&r.stdout);
+    assert!(out.contains(" ≤ 10 ms"), "{out}");
+    assert!(
+        !out.contains("10.00 ms") && !err.contains("10.00 ms"),
+        "{err}{out}"
+    );
+}
+
 /// A read-only device (`losetup -r`) with --allow-destroy: refused with exit 2 before
 /// anything runs. It was taken: the prefill failed with "Operation not permitted (os error
 /// 1)", its progress line said "done in 0.0 s: stopped", and iolab exited 1.

@@ -269,7 +269,7 @@ pub fn saturation(title: &str, t: &TestResult) -> Option<String> {
     }];
     if stat != "mean" {
         series.push(Series {
-            name: "mean latency".into(),
+            name: crate::report::metrics::MEAN_LATENCY.into(),
             points: curve
                 .iter()
                 .map(|p| (p.at.iops, p.at.lat_mean_ns))
@@ -281,7 +281,7 @@ pub fn saturation(title: &str, t: &TestResult) -> Option<String> {
     if let Some(a) = &t.answer {
         marks.push(Mark::HLine {
             y: a.limit_ns,
-            label: format!("limit {stat} ≤ {}", fmt_ns(a.limit_ns)),
+            label: format!("limit {stat} ≤ {}", crate::units::fmt_ns_short(a.limit_ns)),
         });
         // No depth held the limit: no answer to mark (it was put at 0 IOPS, 0 ns).
         if let Some(lat) = a.latency_ns.filter(|_| a.detail.found) {

@@ -4,6 +4,7 @@
 use comfy_table::{Cell, ContentArrangement};
 
 use crate::model::{ResultDoc, TestResult};
+use crate::report::metrics::fmt_value;
 use crate::report::table::right;
 use crate::units::{fmt_mb_per_s, fmt_size_iec, fmt_thousands};
 use crate::workload::copy::dataset;
@@ -59,18 +60,8 @@ pub fn render_copy_table(doc: &ResultDoc) -> String {
     );
     let mut table = super::table::new_table(ContentArrangement::Dynamic);
     table.set_header(vec![
-        "Test",
-        "Files",
-        "Data",
-        "Runs",
-        "To close s",
-        "syncfs s",
-        "MB/s",
-        "±CI %",
-        "files/s",
-        "On disk",
-        "WA",
-        "Verify",
+        "Test", "Files", "Data", "Runs", "To close", "syncfs", "MB/s", "±CI %", "files/s",
+        "On disk", "WA", "Verify",
     ]);
     let ceiling = doc
         .tests
@@ -163,9 +154,11 @@ pub fn render_copy_table(doc: &ResultDoc) -> String {
         {
             mbs.push_str(&format!(" ({:.0} %)", b / c * 100.0));
         }
-        let secs = |k: &str| {
+        // A time in the unit its size calls for, as the reports give it (`fmt_value`): the
+        // terminal said `0.719` under "To close s" where the report said `719.07 ms`.
+        let time = |k: &str| {
             median_of(t, k)
-                .map(|v| format!("{:.3}", v / 1e9))
+                .map(|v| fmt_value(k, v))
                 .unwrap_or_else(|| "-".into())
         };
         table.add_row(vec![
@@ -173,13 +166,13 @@ pub fn render_copy_table(doc: &ResultDoc) -> String {
             right(fmt_thousands(d.files as f64)),
             right(fmt_size_iec(d.data_bytes)),
             right(t.runs.len()),
-            right(secs("close_ns")),
-            right(secs("syncfs_ns")),
+            right(time("close_ns")),
+            right(time("syncfs_ns")),
             right(mbs),
             right(ci.unwrap_or_else(|| "-".into())),
             right(
                 median_of(t, "files_per_s")
-                    .map(crate::units::fmt_rate)
+                    .map(|v| fmt_value("files_per_s", v))
                     .unwrap_or_else(|| "-".into()),
             ),
             Cell::new(space.unwrap_or_default()),
@@ -307,6 +300,36 @@ mod tests {
         assert_eq!(d[d.len() - 2], "-", "a delete has no WA: {text}");
         let r = cells(&text, "set read");
         assert_eq!((r[6].as_str(), r[7].as_str()), ("-", "0.0"), "{text}");
+    }
+
+    /// A phase's times read `0.719` under "To close s" in the terminal and `719.07 ms` in
+    /// the report, its files/s `632` and `631.8`: both give the report's form, a time in the
+    /// unit chosen by its magnitude.
+    #[test]
+    fn a_phase_s_times_and_rates_read_as_in_the_report() {
+        let mut doc = ResultDoc::new("copy", Vec::new(), Environment::default());
+        let mut t = row("write", &[100e6], &[631.8], None, false);
+        t.summary
+            .insert("close_ns".into(), crate::stats::summarize(&[719_070_000.0]));
+        t.summary
+            .insert("syncfs_ns".into(), crate::stats::summarize(&[18_000.0]));
+        doc.tests = vec![t];
+        let text = render_copy_table(&doc);
+        let w = cells(&text, "set write");
+        assert_eq!(
+            (w[4].as_str(), w[5].as_str()),
+            ("719.07 ms", "18.0 µs"),
+            "{text}"
+        );
+        assert_eq!(w[8], "631.8", "{text}");
+        assert_eq!(fmt_value("close_ns", 719_070_000.0), "719.07 ms");
+        assert_eq!(fmt_value("files_per_s", 631.8), "631.8");
+        // A rate below 10 keeps two digits (a copy of one big file: 0.28 files/s).
+        assert_eq!(fmt_value("files_per_s", 0.28), "0.28");
+        assert!(
+            text.contains(" To close ") && !text.contains("To close s"),
+            "{text}"
+        );
     }
 
     /// A data set of empty files: its write's df growth is shown as such (the cell was

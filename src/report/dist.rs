@@ -5,6 +5,7 @@ use comfy_table::{Cell, ContentArrangement, Table};
 
 use crate::model::saturate::CurvePoint;
 use crate::model::{ResultDoc, TestResult};
+use crate::report::metrics::MEAN_LATENCY;
 use crate::report::table::{align_right, lat_median};
 use crate::units::{fmt_mb_per_s, fmt_ns, fmt_thousands};
 
@@ -30,7 +31,7 @@ fn lat(t: &TestResult, f: fn(&crate::model::LatencyStats) -> f64) -> String {
 pub fn render_hosts_table(doc: &ResultDoc) -> String {
     per_rank_table(
         doc,
-        ["MB/s", "IOPS", "avg lat", "p99"],
+        ["MB/s", "IOPS", MEAN_LATENCY, "p99"],
         |t| {
             [
                 med(t, "bw_bytes_per_s"),

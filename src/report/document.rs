@@ -7,9 +7,11 @@ use std::collections::BTreeMap;
 use crate::model::{ResultDoc, TestResult};
 use crate::report::blocks::{Block, TableBlock, summary_table};
 use crate::report::load::Loaded;
-use crate::report::metrics::{all_tests, config_of, display_name, fmt_value, label_for};
+use crate::report::metrics::{
+    MEAN_LATENCY, all_tests, config_of, display_name, fmt_value, label_for,
+};
 use crate::report::{age, charts, compare, matrix, saturate, slack, state, sustain, trace};
-use crate::units::{fmt_ns, fmt_size_iec, fmt_thousands};
+use crate::units::{fmt_ns_short, fmt_size_iec, fmt_thousands};
 
 /// Build the whole report.
 pub fn build(inputs: &[Loaded]) -> Vec<Block> {
@@ -464,7 +466,7 @@ fn saturation_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
             out.push(Block::Alert(format!(
                 "No depth held the {} latency limit of {}: even the smallest depth broke it.",
                 a.statistic,
-                fmt_ns(a.limit_ns)
+                fmt_ns_short(a.limit_ns)
             )));
         } else if !a.detail.limit_crossed {
             out.push(Block::Para(
@@ -479,8 +481,9 @@ fn saturation_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
                 fmt_thousands(a.iops),
                 saturate::depth_phrase(a),
                 a.statistic,
-                a.latency_ns.map_or_else(|| "-".into(), fmt_ns),
-                fmt_ns(a.limit_ns),
+                // The terminal's answer line's form (`saturate::answer_line`).
+                a.latency_ns.map_or_else(|| "-".into(), fmt_ns_short),
+                fmt_ns_short(a.limit_ns),
                 a.knee_iodepth
                     .map(|k| format!("; IOPS stopped rising after depth {k} (the knee)"))
                     .unwrap_or_default(),
@@ -510,7 +513,8 @@ fn saturation_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
                 saturate::lat_cell(p, |l| l.p999_ns),
                 saturate::queue_cell(&p.at),
                 format!("{:.0} %", p.cpu_pct),
-                if p.within_limit { "yes" } else { "no" }.into(),
+                // The terminal's words (`saturate::curve_table`).
+                if p.within_limit { "ok" } else { "over" }.into(),
             ]
         })
         .collect();
@@ -540,12 +544,12 @@ fn saturation_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
             },
             "IOPS".into(),
             "MB/s".into(),
-            lat("mean lat"),
+            lat(MEAN_LATENCY),
             lat("p99"),
             lat("p99.9"),
             "avg QD".into(),
             "CPU".into(),
-            "in limit".into(),
+            "limit".into(),
         ],
         rows,
         first_numeric: 1,
@@ -608,16 +612,32 @@ mod tests {
         assert!(!keys.iter().any(|x| x == "file system"), "{keys:?}");
     }
 
+    /// A sweep's step at `depth` (one job) with `iops`.
+    fn step(depth: u32, iops: f64) -> crate::model::saturate::CurvePoint {
+        let mut p = crate::model::saturate::CurvePoint::default();
+        p.at.iodepth = depth;
+        p.at.jobs = 1;
+        p.at.iops = iops;
+        p
+    }
+
+    /// The "Answer: …" paragraph of a sweep's blocks.
+    fn answer_of(out: &[Block]) -> String {
+        out.iter()
+            .find_map(|b| match b {
+                Block::Para(p) if p.starts_with("Answer:") => Some(p.clone()),
+                _ => None,
+            })
+            .expect("an answer")
+    }
+
     /// A two-rank sweep's answer read "1,990 IOPS at queue depth 10 with mean latency 9.76
     /// ms" in the report, where the terminal said "depth 10 on each of 2 ranks (20 in flight
     /// in total)": 10 in flight cannot give 1,990 IOPS at 9.76 ms.
     #[test]
     fn a_distributed_answer_says_its_depth_is_per_rank() {
-        use crate::model::saturate::{Answer, AnswerDetail, CurvePoint};
-        let mut point = CurvePoint::default();
-        point.at.iodepth = 10;
-        point.at.jobs = 1;
-        point.at.iops = 1990.0;
+        use crate::model::saturate::{Answer, AnswerDetail};
+        let point = step(10, 1990.0);
         let t = TestResult {
             name: "randread".into(),
             curve: Some(vec![point]),
@@ -640,13 +660,7 @@ mod tests {
             ..Default::default()
         };
         let out = sweep_blocks(&t);
-        let para = out
-            .iter()
-            .find_map(|b| match b {
-                Block::Para(p) if p.starts_with("Answer:") => Some(p.clone()),
-                _ => None,
-            })
-            .expect("an answer");
+        let para = answer_of(&out);
         assert!(
             para.starts_with(
                 "Answer: 1,990 IOPS at queue depth 10 on each of 2 ranks (20 in flight in total) with mean latency"
@@ -658,6 +672,74 @@ mod tests {
             _ => None,
         });
         assert_eq!(header.as_deref(), Some("QD×jobs per rank"));
+    }
+
+    /// The answer's latency read `18.0 µs` (limit `10.00 ms`) in the report where the
+    /// terminal's answer line said `18 µs ≤ 10 ms`; the curve's headers and limit column
+    /// said `mean lat`, `avg QD`, `in limit` `yes` where the terminal says `mean latency`,
+    /// `avg QD`, `limit` `ok`.
+    #[test]
+    fn a_sweep_s_answer_and_curve_read_as_in_the_terminal() {
+        use crate::model::saturate::{Answer, AnswerDetail};
+        let mut point = step(4, 52_000.0);
+        point.at.lat_mean_ns = 18_000.0;
+        point.within_limit = true;
+        let answer = Answer {
+            iops: 52_000.0,
+            iodepth: 4,
+            statistic: "mean".into(),
+            latency_ns: Some(18_000.0),
+            limit_ns: 10e6,
+            detail: AnswerDetail {
+                jobs: 1,
+                total_iodepth: 4,
+                found: true,
+                limit_crossed: true,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let t = TestResult {
+            name: "randread".into(),
+            curve: Some(vec![point]),
+            answer: Some(answer.clone()),
+            ..Default::default()
+        };
+        let out = sweep_blocks(&t);
+        let para = answer_of(&out);
+        let line = saturate::answer_line("randread", &answer);
+        assert!(line.contains("latency 18 µs ≤ 10 ms"), "{line}");
+        assert!(
+            para.contains("with mean latency 18 µs (limit 10 ms)"),
+            "{para}"
+        );
+        let table = out
+            .iter()
+            .find_map(|b| match b {
+                Block::Table(t) => Some(t.clone()),
+                _ => None,
+            })
+            .expect("the curve");
+        let terminal = saturate::curve_table(&t);
+        assert!(terminal.contains(" ok "), "{terminal}");
+        for h in ["mean latency", "avg QD", "limit"] {
+            assert!(
+                table.header.iter().any(|x| x == h),
+                "{h}: {:?}",
+                table.header
+            );
+            assert!(terminal.contains(h), "{h}: {terminal}");
+        }
+        assert_eq!(table.rows[0].last().map(String::as_str), Some("ok"));
+        // The chart's limit line too (`limit mean ≤ 10.00 ms`).
+        let chart = out
+            .iter()
+            .find_map(|b| match b {
+                Block::Chart { svg, .. } => Some(svg.clone()),
+                _ => None,
+            })
+            .expect("the chart");
+        assert!(chart.contains("limit mean ≤ 10 ms"), "{chart}");
     }
 
     /// A failed run's error was listed twice (`test-failed` and `error`), and its alert

@@ -4,9 +4,9 @@
 use comfy_table::{Cell, ContentArrangement};
 
 use crate::model::{ResultDoc, TestResult};
-use crate::report::metrics::fmt_seconds;
+use crate::report::metrics::{fmt_seconds, fmt_value};
 use crate::report::table::{new_table, right};
-use crate::units::{count, fmt_mb_per_s, fmt_thousands};
+use crate::units::{count, fmt_mb_per_s};
 
 const PHASES: [&str; 5] = ["create", "stat", "read", "delete", "big"];
 
@@ -125,8 +125,9 @@ pub fn render_files_table(doc: &ResultDoc) -> String {
         rates.add_row(vec![
             Cell::new(&t.name),
             right(
+                // The report's form (`fmt_value`): `631.8`, `0.28` (it said `632`, `0`).
                 mean("files_per_s")
-                    .map(fmt_thousands)
+                    .map(|v| fmt_value("files_per_s", v))
                     .unwrap_or_else(|| "-".into()),
             ),
             right(
@@ -137,7 +138,10 @@ pub fn render_files_table(doc: &ResultDoc) -> String {
             right(if with_sync.is_empty() {
                 "-".into()
             } else {
-                fmt_thousands(with_sync.iter().sum::<f64>() / with_sync.len() as f64)
+                fmt_value(
+                    "files_per_s",
+                    with_sync.iter().sum::<f64>() / with_sync.len() as f64,
+                )
             }),
             right(if cv.is_empty() {
                 "-".into()

@@ -41,6 +41,10 @@ pub fn direction(metric: &str) -> Better {
 const LAT_HOST_MAX: &str = "lat_mean_ns_host_max";
 const STRAGGLER_SPREAD: &str = "straggler_spread_pct";
 
+/// The words of a mean latency in every table, terminal and report alike (the terminal's
+/// tables said `avg lat`, the reports `mean latency` and `mean lat`).
+pub const MEAN_LATENCY: &str = "mean latency";
+
 /// Short column label with the unit.
 pub fn label(metric: &str) -> String {
     match metric {
@@ -50,7 +54,7 @@ pub fn label(metric: &str) -> String {
         "bw_bytes_per_s" => "MB/s".into(),
         "files_per_s" => "files/s".into(),
         "seconds_per_portion" => "s/portion".into(),
-        "lat_mean_ns" => "mean latency".into(),
+        "lat_mean_ns" => MEAN_LATENCY.into(),
         "lat_p99_ns" => "p99 latency".into(),
         "answer_iops" => "IOPS within limit".into(),
         "settled_bw_bytes_per_s" => "settled MB/s".into(),
@@ -108,10 +112,15 @@ pub fn fmt_value(metric: &str, v: f64) -> String {
     } else if metric.ends_with("_ns") {
         fmt_ns(v)
     } else if metric.ends_with("_per_s") {
-        if v.abs() >= 1000.0 {
+        // The one form of files/s (and other counts per second), terminal tables and
+        // reports alike: `1,792`, `631.8`, `0.28` (a copy of one 70 MiB file; `0.3` kept one
+        // digit). The terminal gave `632` where the report gave `631.8`.
+        if v.abs() >= 999.95 {
             fmt_thousands(v)
-        } else {
+        } else if v.abs() >= 9.995 {
             format!("{v:.1}")
+        } else {
+            format!("{v:.2}")
         }
     } else if direction(metric) == Better::Lower {
         format!("{} s", fmt_seconds(v))

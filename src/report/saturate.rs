@@ -5,10 +5,11 @@ use comfy_table::{Cell, ContentArrangement};
 
 use crate::model::saturate::{Answer, CurvePoint, LatTriple};
 use crate::model::{ResultDoc, TestResult};
+use crate::report::metrics::MEAN_LATENCY;
 use crate::report::table::{new_table, right};
 use crate::runner::sweep::Timing;
 use crate::runner::target::TargetKind;
-use crate::units::{fmt_mb_per_s, fmt_ns, fmt_secs, fmt_size_iec, fmt_thousands};
+use crate::units::{fmt_mb_per_s, fmt_ns, fmt_ns_short, fmt_secs, fmt_size_iec, fmt_thousands};
 use crate::workload::saturate::config::SaturateConfig;
 
 /// The notes and the plan with its estimated time, on stderr before anything runs (the
@@ -32,7 +33,8 @@ pub fn plan(cfg: &SaturateConfig, est: [f64; 3]) -> String {
     let mut out = format!(
         "iolab saturate: {} latency ≤ {} ({} over streams), {} blocks, depth up to {}, steps of {} + {} ramp\n",
         cfg.statistic.name(),
-        fmt_ns(cfg.limit_ns),
+        // The answer's form (`answer_line`): it said `10.00 ms` above `≤ 10 ms`.
+        fmt_ns_short(cfg.limit_ns),
         cfg.aggregate.name(),
         fmt_size_iec(cfg.bs),
         cfg.max_depth,
@@ -110,17 +112,6 @@ pub fn plan(cfg: &SaturateConfig, est: [f64; 3]) -> String {
     out
 }
 
-/// `fmt_ns` without trailing zeros: `9.6 ms`, `10 ms`, `250 µs`.
-fn fmt_ns_short(ns: f64) -> String {
-    let s = fmt_ns(ns);
-    match s.split_once(' ') {
-        Some((num, unit)) if num.contains('.') => {
-            format!("{} {unit}", num.trim_end_matches('0').trim_end_matches('.'))
-        }
-        _ => s,
-    }
-}
-
 /// The answer's depth as the terminal and the reports say it: `depth 12`, `depth 12 x 4
 /// jobs`, `depth 12 per target (24 in flight in total)`, `depth 10 on each of 2 ranks (20
 /// in flight in total)`.
@@ -152,7 +143,7 @@ pub fn answer_line(name: &str, a: &Answer) -> String {
         return format!(
             "{name}: no depth holds {} latency ≤ {} (it broke the limit from depth {})",
             a.statistic,
-            fmt_ns(a.limit_ns),
+            fmt_ns_short(a.limit_ns),
             a.detail.first_bad_iodepth.unwrap_or(1)
         );
     }
@@ -229,7 +220,7 @@ pub fn queue_cell(at: &crate::model::saturate::StepFigures) -> String {
     }
 }
 
-fn curve_table(t: &TestResult) -> String {
+pub fn curve_table(t: &TestResult) -> String {
     let mut pts: Vec<&CurvePoint> = t.curve.iter().flatten().collect();
     pts.sort_by_key(|p| p.at.iodepth);
     let several = pts.iter().any(|p| p.detail.lat_over_streams_max.is_some());
@@ -252,10 +243,10 @@ fn curve_table(t: &TestResult) -> String {
         if total { "depth (total)" } else { "depth" }.to_string(),
         "IOPS".into(),
         "MB/s".into(),
-        lat("mean"),
+        lat(MEAN_LATENCY),
         lat("p99"),
         lat("p99.9"),
-        "QD".into(),
+        "avg QD".into(),
         "CPU".into(),
         "limit".into(),
     ]);

@@ -7,6 +7,7 @@ use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 use crate::model::{
     DirectionStats, LatencyStats, ResultDoc, RunResult, TestResult, Warning, WarningCode,
 };
+use crate::report::metrics::MEAN_LATENCY;
 use crate::stats::summary::median;
 use crate::units::{fmt_mb_per_s, fmt_ns, fmt_thousands};
 
@@ -40,10 +41,13 @@ fn headline(t: &TestResult, metric: &str) -> Option<f64> {
     Some(crate::report::metrics::table_figure(t, metric, s).0)
 }
 
-/// The median over a test's runs of one of their latency figures (`None`: no run has any).
+/// The median over a test's runs of one of their latency figures (`None`: no run has any):
+/// the runs its summary covers (`TestResult::summarized_runs`), as its MB/s and IOPS. Under
+/// `--steadystate` the terminal gave the latency over every round (55.4 µs) beside the
+/// window's IOPS, where the report gives the window's (57.6 µs).
 pub fn lat_median(t: &TestResult, f: fn(&crate::model::LatencyStats) -> f64) -> Option<f64> {
     let v: Vec<f64> = t
-        .runs
+        .summarized_runs()
         .iter()
         .filter_map(|r| r.lat_ns.as_ref().map(f))
         .collect();
@@ -63,7 +67,7 @@ enum DevBytes {
 /// (medians over runs).
 fn device_view(t: &TestResult, which: DevBytes) -> (String, String) {
     let rates: Vec<f64> = t
-        .runs
+        .summarized_runs()
         .iter()
         .filter_map(|r| {
             let d = r.device.as_ref()?;
@@ -76,7 +80,7 @@ fn device_view(t: &TestResult, which: DevBytes) -> (String, String) {
         })
         .collect();
     let was: Vec<f64> = t
-        .runs
+        .summarized_runs()
         .iter()
         .filter_map(|r| r.write_amplification)
         .collect();
@@ -105,7 +109,7 @@ fn direction_rows(t: &TestResult) -> Vec<Vec<Cell>> {
     ];
     for (dir, which, part) in dirs {
         let parts: Vec<&DirectionStats> = t
-            .runs
+            .summarized_runs()
             .iter()
             .filter_map(part)
             .filter(|d| d.ops > 0)
@@ -198,7 +202,16 @@ pub fn render_block_table(doc: &ResultDoc) -> String {
     ));
     let mut table = new_table(ContentArrangement::Disabled);
     table.set_header(vec![
-        "Test", "MB/s", "IOPS", "avg lat", "p99", "p99.9", "± IOPS", "runs", "dev MB/s", "WA",
+        "Test",
+        "MB/s",
+        "IOPS",
+        MEAN_LATENCY,
+        "p99",
+        "p99.9",
+        "± IOPS",
+        "runs",
+        "dev MB/s",
+        "WA",
     ]);
     for dir in ["read", "write", "mixed"] {
         for t in doc
@@ -471,9 +484,9 @@ fn render_warnings_of(warnings: &[Warning], known: &[String]) -> String {
     }
     let mut out = String::new();
     let mut seen_codes: Vec<&WarningCode> = Vec::new();
-    for f in fold_figures(groups) {
+    for f in fold_sentences(fold_figures(groups)) {
         let code = f.code;
-        let message = merged_message(&f.messages);
+        let message = f.message;
         // The advice after the first ": " is printed once per code; repeats keep the finding.
         let message = if seen_codes.contains(&code) {
             message.split(": ").next().unwrap_or(&message).to_string()
@@ -544,6 +557,120 @@ fn fold_figures(groups: Vec<Finding<'_>>) -> Vec<Finding<'_>> {
                 });
             }
         }
+    }
+    out
+}
+
+/// A finding as it is printed: its message (figures merged, sentences joined) and tests.
+struct Line<'w> {
+    code: &'w WarningCode,
+    message: String,
+    tests: Vec<&'w str>,
+    untested: bool,
+}
+
+/// The findings a folded line spells out before "and N more".
+const MAX_SENTENCES: usize = 3;
+
+/// A code whose findings still take more than [`MAX_LINES_PER_SENTENCE`] lines after
+/// [`fold_figures`] (their sentences differ in more than figures: `device-extra-io`'s "vda
+/// wrote … while the test wrote 0 B", "vda read …", "… (2.8x)" gave four lines for four
+/// tests) is one line naming its tests, as `noisy` is: each sentence once with the tests it
+/// is about, the advice once. A finding about no test keeps its own line.
+fn fold_sentences(findings: Vec<Finding<'_>>) -> Vec<Line<'_>> {
+    let lines_of = |code: &WarningCode| -> usize {
+        findings
+            .iter()
+            .filter(|f| f.code == code)
+            .map(Finding::lines)
+            .sum()
+    };
+    let mut out: Vec<Line> = Vec::new();
+    let mut folded: Vec<&WarningCode> = Vec::new();
+    for f in &findings {
+        if lines_of(f.code) <= MAX_LINES_PER_SENTENCE {
+            out.push(Line {
+                code: f.code,
+                message: merged_message(&f.messages),
+                tests: f.tests.clone(),
+                untested: f.untested,
+            });
+            continue;
+        }
+        if f.untested {
+            out.push(Line {
+                code: f.code,
+                message: merged_message(&f.messages),
+                tests: Vec::new(),
+                untested: true,
+            });
+        }
+        if f.tests.is_empty() || folded.contains(&f.code) {
+            continue;
+        }
+        folded.push(f.code);
+        // The code's sentences, those that differ only in figures together: (text around
+        // the figures, messages, tests).
+        let mut of_code: Vec<(Vec<&str>, Vec<&str>, Vec<&str>)> = Vec::new();
+        for g in findings
+            .iter()
+            .filter(|g| g.code == f.code && !g.tests.is_empty())
+        {
+            let key = figures(g.messages[0]).0;
+            let at = match of_code.iter().position(|(k, _, _)| *k == key) {
+                Some(at) => at,
+                None => {
+                    of_code.push((key, Vec::new(), Vec::new()));
+                    of_code.len() - 1
+                }
+            };
+            let (_, messages, tests) = &mut of_code[at];
+            messages.extend(&g.messages);
+            for t in &g.tests {
+                if !tests.contains(t) {
+                    tests.push(t);
+                }
+            }
+        }
+        let mut tests: Vec<&str> = Vec::new();
+        for t in of_code.iter().flat_map(|(_, _, ts)| ts) {
+            if !tests.contains(t) {
+                tests.push(t);
+            }
+        }
+        let merged: Vec<String> = of_code.iter().map(|(_, m, _)| merged_message(m)).collect();
+        let advice = merged[0].split_once(": ").map(|(_, a)| a);
+        let mut sentences: Vec<String> = of_code
+            .iter()
+            .zip(&merged)
+            .take(MAX_SENTENCES)
+            .map(|((_, _, ts), m)| {
+                let head = m.split(": ").next().unwrap_or(m);
+                let about = if ts.len() <= MAX_SENTENCES {
+                    ts.join(", ")
+                } else {
+                    format!("{} tests", ts.len())
+                };
+                format!("{head} ({about})")
+            })
+            .collect();
+        if of_code.len() > MAX_SENTENCES {
+            sentences.push(format!(
+                "and {} more (each in the JSON)",
+                of_code.len() - MAX_SENTENCES
+            ));
+        }
+        let mut message = sentences.join("; ");
+        if let Some(a) = advice {
+            message.push_str(": ");
+            message.push_str(a);
+        }
+        out.push(Line {
+            code: f.code,
+            message,
+            tests,
+            untested: false,
+        });
     }
     out
 }
@@ -668,6 +795,53 @@ mod tests {
         );
     }
 
+    /// A run's `device-extra-io` findings that differ in more than figures (what the device
+    /// wrote or read, a ratio where the test wrote too) were four lines for four tests: one
+    /// line names the tests, each sentence once with its tests, the advice once; the JSON
+    /// keeps every warning.
+    #[test]
+    fn findings_of_one_code_in_several_sentences_fold_into_one_line() {
+        let advice = "dev MB/s and WA include other programs' I/O";
+        let mut doc = ResultDoc::new("run", Vec::new(), Environment::default());
+        for (test, what) in [
+            (
+                "SEQ1M Q1T1 read",
+                "vda wrote 136.0 MiB while the test wrote 0 B",
+            ),
+            (
+                "RND4K Q1T1 read",
+                "vda wrote 114.0 MiB while the test wrote 0 B",
+            ),
+            (
+                "SEQ1M Q1T1 write",
+                "vda read 10.4 MiB while the test read 0 B",
+            ),
+            (
+                "RND4K Q1T1 write",
+                "vda wrote 46.6 MiB while the test wrote 16.6 MiB (2.8x)",
+            ),
+        ] {
+            doc.warn(Warning {
+                code: WarningCode::DeviceExtraIo,
+                test: Some(test.into()),
+                message: format!("{what}: {advice}"),
+            });
+        }
+        let shown = render_warnings(&doc);
+        assert_eq!(
+            shown,
+            "warning [device-extra-io] 4 tests (SEQ1M Q1T1 read, RND4K Q1T1 read, SEQ1M Q1T1 \
+             write, RND4K Q1T1 write): vda wrote 114.0–136.0 MiB while the test wrote 0 B \
+             (SEQ1M Q1T1 read, RND4K Q1T1 read); vda read 10.4 MiB while the test read 0 B \
+             (SEQ1M Q1T1 write); vda wrote 46.6 MiB while the test wrote 16.6 MiB (2.8x) \
+             (RND4K Q1T1 write): dev MB/s and WA include other programs' I/O\n"
+        );
+        assert_eq!(doc.warnings.len(), 4, "the JSON keeps each");
+        // Three lines or fewer stay as they were.
+        let lines = render_warning_list(&doc.warnings[1..]);
+        assert_eq!(lines.lines().count(), 3, "{lines}");
+    }
+
     /// `iolab matrix` on a loaded machine printed a line per cell and code (124 for two file
     /// systems): the same sentence with other figures is one line with their range, naming
     /// the first cells and how many of the matrix's; another sentence keeps its own line,
@@ -789,6 +963,70 @@ mod tests {
             ),
             "{line}"
         );
+    }
+
+    /// The terminal's table headed the mean latency `avg lat` where every report, compare
+    /// and the history say `mean latency`: one label for both.
+    #[test]
+    fn the_mean_latency_is_named_as_in_the_reports() {
+        let mut doc = ResultDoc::new("run", Vec::new(), Environment::default());
+        doc.tests.push(crate::model::TestResult {
+            name: "RND4K Q1T1 read".into(),
+            family: "block".into(),
+            direction: Some("read".into()),
+            ..Default::default()
+        });
+        let text = render_block_table(&doc);
+        let header = text.lines().nth(2).unwrap_or_default();
+        let want = crate::report::metrics::label("lat_mean_ns");
+        assert!(header.contains(&format!(" {want} ")), "{text}");
+        assert!(!text.contains("avg lat"), "{text}");
+    }
+
+    /// Under `--steadystate` the table's IOPS are the window's (the summary's) and the
+    /// steady line says "the table's figures are over the window", but its latencies were
+    /// over every round: 55.4 µs where the report said the window's 57.6 µs.
+    #[test]
+    fn a_steady_test_s_latency_is_the_window_s() {
+        // Rounds 0-1 fast (10 µs), the window (rounds 2-4) at 50, 60 and 70 µs.
+        let runs = [10.0, 10.0, 50.0, 60.0, 70.0]
+            .iter()
+            .enumerate()
+            .map(|(i, us)| RunResult {
+                run: i as u32 + 1,
+                lat_ns: Some(crate::model::LatencyStats {
+                    mean: us * 1e3,
+                    p99: (us * 2e3) as u64,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+            .collect();
+        let t = crate::model::TestResult {
+            name: "RND4K Q1T1 write".into(),
+            family: "block".into(),
+            direction: Some("write".into()),
+            runs,
+            steady_state: Some(crate::model::steady::SteadyStateRecord {
+                rule: "snia".into(),
+                window_rounds: 3,
+                reached: true,
+                steady_first_round: Some(2),
+                steady_last_round: Some(4),
+                values: vec![1.0; 5],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert_eq!(lat_median(&t, |l| l.mean), Some(60e3));
+        let mut doc = ResultDoc::new("run", Vec::new(), Environment::default());
+        doc.tests.push(t);
+        let text = render_block_table(&doc);
+        let row = text
+            .lines()
+            .find(|l| l.contains("RND4K Q1T1 write"))
+            .unwrap_or_default();
+        assert!(row.contains(" 60.0 µs ┆ 120.0 µs "), "{text}");
     }
 
     /// A raw block device has no file system: the header read `(?, /dev/loop3)`.
