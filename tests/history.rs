@@ -896,6 +896,71 @@ fn a_trend_says_where_the_settings_changed() {
     );
 }
 
+/// A matrix result on disk `S8` at `minute` whose configuration `ext4` ran `RND4K Q1T1
+/// read` fresh at `fresh` IOPS and aged (`--age`) at `aged` IOPS with queue depth `depth`.
+fn aged_matrix(minute: u32, fresh: f64, aged: f64, depth: u32) -> ResultDoc {
+    let mut d = generated("S8", minute, fresh);
+    d.command = "matrix".into();
+    let test = d.tests.pop().unwrap();
+    let with = |workload: &str, iops: f64| {
+        let mut t = test.clone();
+        t.config = Some("ext4".into());
+        t.params.insert("matrix_workload".into(), workload.into());
+        t.summary
+            .insert("iops".into(), summarize(&[iops * 0.99, iops, iops * 1.01]));
+        t
+    };
+    let mut aged = with("run:preset=real (aged)", aged);
+    aged.settings.as_mut().unwrap().iodepth = depth;
+    d.configurations
+        .push(iolab::model::matrix::ConfigurationResult {
+            label: "ext4".into(),
+            tests: vec![with("run:preset=real", fresh), aged],
+            ..Default::default()
+        });
+    d
+}
+
+/// `matrix --age`: the aged runs have the fresh runs' test names, and the history indexed
+/// one test per (configuration, name), the fresh one: every aged figure was lost. The aged
+/// test is its own, `NAME (aged) [configuration]`, with its trend and its settings changes.
+#[test]
+fn a_matrix_s_aged_runs_have_their_own_history() {
+    let dir = tempdir();
+    let db = dir.path().join("h.sqlite");
+    let docs: Vec<ResultDoc> = (0..3)
+        .map(|i| aged_matrix(i * 1440, 40_000.0, 10_000.0 + i as f64, 1 + 31 * (i / 2)))
+        .collect();
+    write_all(&dir.path().join("res"), &docs);
+    let o = hist(&db, &["history", "import", s(&dir.path().join("res"))]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let h = History::open(&db).unwrap();
+    let device = h.devices().unwrap()[0].0.clone();
+    let tests: Vec<String> = h.tests(&device).unwrap().into_iter().map(|t| t.0).collect();
+    assert_eq!(
+        tests,
+        ["RND4K Q1T1 read [ext4]", "RND4K Q1T1 read (aged) [ext4]"],
+        "{tests:?}"
+    );
+    let trend = |test: &str| {
+        let o = hist(&db, &["history", "trend", "--device", "S8", "--test", test]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let aged = trend("RND4K Q1T1 read (aged) [ext4]");
+    assert!(
+        aged.contains("10,002") && !aged.contains("40,000"),
+        "{aged}"
+    );
+    assert!(aged.contains("warning [settings-differ] #3"), "{aged}");
+    let fresh = trend("RND4K Q1T1 read [ext4]");
+    assert!(
+        fresh.contains("40,000") && !fresh.contains("10,002"),
+        "{fresh}"
+    );
+    assert!(!fresh.contains("settings-differ"), "{fresh}");
+}
+
 #[test]
 fn trend_defaults_to_the_first_row_of_the_newest_table_not_the_alphabet() {
     let dir = tempdir();

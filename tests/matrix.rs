@@ -500,6 +500,23 @@ fn warnings_of_the_aged_runs_say_aged() {
             assert!(named.contains(&want.as_str()), "{want}: {named:?}");
         }
     }
+    // Every test's runs are in the CSV report, each test named apart: the CSV kept one test
+    // per (configuration, name) and dropped the other workload's and every aged one.
+    let tests: Vec<_> = doc.configurations[0].tests.iter().collect();
+    let names: std::collections::BTreeSet<String> = tests
+        .iter()
+        .map(|t| iolab::report::metrics::test_name(&doc, t))
+        .collect();
+    assert_eq!(names.len(), tests.len(), "{names:?}");
+    let csv = area.base.join("r.csv");
+    let out = bin()
+        .args(["report", common::s(&area.out), "-o", common::s(&csv)])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let runs: usize = tests.iter().map(|t| t.runs.len()).sum();
+    assert_eq!(text.lines().count(), 1 + runs, "{text}");
 }
 
 fn area_fresh_out(a: &Area) -> &Area {

@@ -2,6 +2,7 @@
 //! (`tests/fixtures/`, written by `tests/fixtures/generate.py` with known differences), plus
 //! the statistics they rest on, against published values.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -623,6 +624,86 @@ fn csv_of_a_matrix_has_skipped_configurations_and_the_cache_absorbed_flag() {
             r[col("config")] == "xfs 4KiB noatime" && r[col("test")] == "RND4K Q1T1 read";
         assert_eq!(r[col("cache_absorbed")] == "yes", absorbed, "{r:?}");
     }
+}
+
+/// A matrix whose tests share names: two files workloads with a `4K create` each, and
+/// `--age` (every aged run has its fresh run's names). The CSV kept the first test of each
+/// (configuration, name) and dropped the others (an `--age` run of 12 tests gave 5 tests'
+/// rows), and `compare` matched only those. Every test has its rows, named apart where the
+/// names collide, and compare matches each with its own.
+#[test]
+fn tests_that_share_a_name_in_a_matrix_are_all_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let (files, small, run) = ("files:sizes=1,4K,64K", "files:sizes=4K", "run:preset=real");
+    let path = edited(dir.path(), "matrix.json", "shared.json", |v| {
+        for c in v["configurations"].as_array_mut().unwrap() {
+            let tests = c["tests"].as_array_mut().unwrap();
+            let Some(four_k) = tests.iter().find(|t| t["name"] == "4K create").cloned() else {
+                continue;
+            };
+            for t in tests.iter_mut() {
+                let w = if t["family"] == "files" { files } else { run };
+                t["params"]["matrix_workload"] = w.into();
+            }
+            let mut other = four_k;
+            other["params"]["matrix_workload"] = small.into();
+            tests.push(other);
+            let aged: Vec<serde_json::Value> = tests
+                .iter()
+                .map(|t| {
+                    let mut a = t.clone();
+                    let w = a["params"]["matrix_workload"].as_str().unwrap().to_string();
+                    a["params"]["matrix_workload"] = format!("{w} (aged)").into();
+                    a
+                })
+                .collect();
+            tests.extend(aged);
+        }
+    });
+    let csv = dir.path().join("r.csv");
+    let out = iolab(&["report", s(&path), "-o", s(&csv)]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    let header = csv_fields(lines.next().unwrap());
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let mut rows: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for r in lines.map(csv_fields) {
+        if r[col("config")] == "ext4 4KiB noatime" {
+            *rows
+                .entry((r[col("test")].clone(), r[col("run")].clone()))
+                .or_default() += 1;
+        }
+    }
+    let want = [
+        "1 create",
+        "1 create (aged)",
+        "64K create",
+        "64K create (aged)",
+        "RND4K Q1T1 read",
+        "RND4K Q1T1 read (aged)",
+        "files:sizes=1,4K,64K (aged): 4K create",
+        "files:sizes=1,4K,64K: 4K create",
+        "files:sizes=4K (aged): 4K create",
+        "files:sizes=4K: 4K create",
+    ];
+    let tests: std::collections::BTreeSet<&str> = rows.keys().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(tests.into_iter().collect::<Vec<_>>(), want, "{text}");
+    // Each test's three runs, once each.
+    assert_eq!(rows.len(), want.len() * 3, "{text}");
+    assert!(rows.values().all(|&n| n == 1), "{rows:?}");
+
+    let out = iolab(&["compare", "--json", s(&path), s(&path)]);
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let matched: std::collections::BTreeSet<&str> = v["pairings"][0]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["config"] == "ext4 4KiB noatime" && r["primary"] == true)
+        .map(|r| r["test"].as_str().unwrap())
+        .collect();
+    assert_eq!(matched.into_iter().collect::<Vec<_>>(), want);
 }
 
 /// `iolab trace run` prints a table of every operation with its latency percentiles; the

@@ -9,8 +9,7 @@ use crate::model::{Summary, TestResult};
 use crate::report::metrics::table_figure;
 use crate::stats::summary::summarize;
 
-/// Key in `TestResult.params` naming the workload that produced a test.
-pub const WORKLOAD_PARAM: &str = "matrix_workload";
+pub use crate::model::matrix::WORKLOAD_PARAM;
 
 /// Per-test summaries as each run's workload reported them (for family-specific keys the
 /// matrix cannot recompute from `RunResult`).

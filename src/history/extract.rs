@@ -5,6 +5,7 @@
 use crate::model::{Environment, ResultDoc};
 use crate::report::metrics::{
     all_tests, config_of, display_name, fmt_value, label, metrics_of, primary_metric, table_figure,
+    test_name,
 };
 
 use super::Figure;
@@ -125,7 +126,7 @@ pub fn options_of(argv: &[String]) -> Option<String> {
 pub fn figures_of(doc: &ResultDoc) -> Vec<Figure> {
     let mut out: Vec<Figure> = Vec::new();
     for t in all_tests(doc) {
-        let name = display_name(config_of(doc, t).as_deref(), &t.name);
+        let name = display_name(config_of(doc, t).as_deref(), &test_name(doc, t));
         let primary = primary_metric(t);
         for (metric, s) in metrics_of(t) {
             if !s.mean.is_finite() || out.iter().any(|f| f.test == name && f.metric == metric) {

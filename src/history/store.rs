@@ -80,8 +80,11 @@ fn where_clause(f: &Filter) -> Result<(String, Vec<String>), UsageError> {
 /// disk without a model by its vendor, size and host) and the options (`--preset`, `--size`,
 /// `--scale`) are taken again too. 5: each figure as its command's table gives it (`value`,
 /// `value_of`: the median, a files test's mean, a peak test's best run); the headline uses
-/// it (it gave the median of a files test and of a peak test's rates).
-pub const EXTRACT_VERSION: u32 = 5;
+/// it (it gave the median of a files test and of a peak test's rates). 6: every test of a
+/// matrix (`report::metrics::test_name`): a run on the aged file system as `NAME (aged)`,
+/// two workloads' tests of one name with the workload's label before it (the second of
+/// such tests was not indexed, nor any aged run whose fresh run was).
+pub const EXTRACT_VERSION: u32 = 6;
 
 impl History {
     /// Open (create, migrate) the history at `path`, and index the stored results again

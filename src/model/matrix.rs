@@ -6,11 +6,17 @@ use serde::{Deserialize, Serialize};
 
 use super::TestResult;
 
+/// Key in `TestResult.params` naming the workload that produced a matrix test (its label;
+/// `aged_label`'s for a run on the aged file system).
+pub const WORKLOAD_PARAM: &str = "matrix_workload";
+
 /// What `--age` appends to a workload's label for its runs on the aged file system.
 const AGED_SUFFIX: &str = " (aged)";
 
 /// The label of a workload's runs on the aged file system (`matrix --age`):
-/// `files:sizes=4K (aged)`. Tests carry it as their workload (`matrix_workload`).
+/// `files:sizes=4K (aged)`. Tests carry it as their workload (`matrix_workload`); the
+/// reports name such a test so too where its fresh run has the same name (`4KiB create
+/// (aged)`, `report::metrics::test_name`).
 pub fn aged_label(label: &str) -> String {
     format!("{label}{AGED_SUFFIX}")
 }

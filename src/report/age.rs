@@ -182,7 +182,7 @@ pub fn render_aging(
     headline: impl Fn(&crate::model::TestResult) -> Option<(String, f64)>,
 ) -> String {
     use crate::model::TestResult;
-    const PARAM: &str = "matrix_workload";
+    use crate::model::matrix::WORKLOAD_PARAM;
     let mut t = new_table(ContentArrangement::Dynamic);
     t.set_header(vec![
         "configuration",
@@ -220,7 +220,7 @@ pub fn render_aging(
         let of = |label: &str| -> Vec<&TestResult> {
             c.tests
                 .iter()
-                .filter(|t| t.params.get(PARAM).map(String::as_str) == Some(label))
+                .filter(|t| t.params.get(WORKLOAD_PARAM).map(String::as_str) == Some(label))
                 .collect()
         };
         for (fresh_label, aged_label) in workloads {
@@ -251,7 +251,8 @@ pub fn render_aging(
                 };
                 t.add_row(vec![
                     Cell::new(&c.label),
-                    Cell::new(&f.name),
+                    // Two workloads' `4KiB create` rows say which workload each is.
+                    Cell::new(crate::report::metrics::test_name(doc, f)),
                     Cell::new(unit),
                     right(fmt(fv)),
                     right(av.map(fmt).unwrap_or_else(|| "-".into())),
@@ -395,6 +396,52 @@ mod tests {
             ),
             "{}",
             after[0]
+        );
+    }
+
+    /// Two files workloads that share a test name: the table listed two `4KiB create` rows
+    /// for ext4 without saying which workload each was; a name of one workload only stays.
+    #[test]
+    fn fresh_vs_aged_names_the_workload_of_a_shared_test_name() {
+        use crate::model::matrix::{WORKLOAD_PARAM, aged_label};
+        let mut doc = ResultDoc::new("matrix", Vec::new(), Environment::default());
+        let (a, b) = ("files:sizes=4K", "files:sizes=4K,64K");
+        let test = |label: &str, name: &str| TestResult {
+            name: name.into(),
+            params: [(WORKLOAD_PARAM.to_string(), label.to_string())].into(),
+            ..Default::default()
+        };
+        let mut tests = Vec::new();
+        for w in [a.to_string(), aged_label(a)] {
+            tests.push(test(&w, "4KiB create"));
+        }
+        for w in [b.to_string(), aged_label(b)] {
+            tests.push(test(&w, "4KiB create"));
+            tests.push(test(&w, "64KiB create"));
+        }
+        doc.configurations.push(ConfigurationResult {
+            label: "ext4".into(),
+            tests,
+            ..Default::default()
+        });
+        let pairs: Vec<_> = [a, b]
+            .iter()
+            .map(|w| (w.to_string(), aged_label(w)))
+            .collect();
+        let text = render_aging(&doc, &pairs, |_| Some(("files_per_s".into(), 1.0)));
+        let tests: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("│ ext4"))
+            .map(|l| l.split('┆').nth(1).unwrap().trim())
+            .collect();
+        assert_eq!(
+            tests,
+            [
+                "files:sizes=4K: 4KiB create",
+                "files:sizes=4K,64K: 4KiB create",
+                "64KiB create"
+            ],
+            "{text}"
         );
     }
 

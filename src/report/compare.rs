@@ -12,7 +12,7 @@ use crate::model::{Summary, Warning, WarningCode};
 use crate::report::load::Loaded;
 use crate::report::metrics::{
     Better, CI_TOO_WIDE, all_tests, config_of, direction, display_name, fmt_change_pct,
-    fmt_mean_ci, label_for, metrics_of, primary_metric,
+    fmt_mean_ci, label_for, metrics_of, primary_metric, test_name,
 };
 use crate::report::settings::{self, SettingDiff};
 use crate::report::table::{align_right, new_table, render_warning_list};
@@ -168,7 +168,10 @@ fn keyed(l: &Loaded) -> Keyed<'_> {
         .into_iter()
         .map(|t| {
             (
-                (config_of(&l.doc, t).unwrap_or_default(), t.name.clone()),
+                (
+                    config_of(&l.doc, t).unwrap_or_default(),
+                    test_name(&l.doc, t),
+                ),
                 t,
             )
         })
@@ -317,7 +320,7 @@ pub fn compare_lenient(inputs: &[Loaded], all_metrics: bool) -> Comparison {
             if differs {
                 settings_differ.push(SettingsDiffer {
                     config: (!key.0.is_empty()).then(|| key.0.clone()),
-                    test: ta.name.clone(),
+                    test: key.1.clone(),
                     settings: differ,
                 });
             }
@@ -347,6 +350,8 @@ pub fn compare_lenient(inputs: &[Loaded], all_metrics: bool) -> Comparison {
                 let config = (!key.0.is_empty()).then(|| key.0.clone());
                 rows.push(Row {
                     settings_differ: differs,
+                    // The name the test is matched by (an aged run's is `NAME (aged)`).
+                    test: key.1.clone(),
                     ..row(config, ta, &metric, &sa, sb, is_primary)
                 });
             }
@@ -408,7 +413,7 @@ fn partial_results(inputs: &[Loaded]) -> Vec<Warning> {
                 let runs = t.runs.len();
                 Some(format!(
                     "{} {how} after {runs} run{}",
-                    display_name(config_of(&l.doc, t).as_deref(), &t.name),
+                    display_name(config_of(&l.doc, t).as_deref(), &test_name(&l.doc, t)),
                     if runs == 1 { "" } else { "s" }
                 ))
             })

@@ -7,7 +7,9 @@ use crate::analysis::matrix::{WORKLOAD_PARAM, test_cache_absorbed};
 use crate::model::matrix::ConfigurationResult;
 use crate::model::{ResultDoc, RunResult, TestResult};
 use crate::report::load::Loaded;
-use crate::report::metrics::{all_tests, config_of, primary_metric, seconds_per_portion};
+use crate::report::metrics::{
+    all_tests, config_of, primary_metric, seconds_per_portion, test_name,
+};
 
 /// Column names, in order.
 pub const COLUMNS: [&str; 46] = [
@@ -87,7 +89,7 @@ pub fn render(inputs: &[Loaded]) -> String {
                 doc.environment.hostname.clone(),
                 doc.started_at.clone(),
                 config_of(doc, t).unwrap_or_default(),
-                t.name.clone(),
+                test_name(doc, t),
                 t.family.clone(),
                 t.direction.clone().unwrap_or_default(),
             ];

@@ -8,7 +8,7 @@ use crate::model::{ResultDoc, TestResult};
 use crate::report::blocks::{Block, TableBlock, summary_table};
 use crate::report::load::Loaded;
 use crate::report::metrics::{
-    MEAN_LATENCY, all_tests, config_of, display_name, fmt_value, label_for,
+    MEAN_LATENCY, all_tests, config_of, display_name, fmt_value, label_for, test_name,
 };
 use crate::report::{age, charts, compare, matrix, saturate, slack, state, sustain, trace};
 use crate::units::{fmt_ns_short, fmt_size_iec, fmt_thousands};
@@ -317,7 +317,7 @@ pub fn warnings(doc: &ResultDoc) -> Vec<(String, String)> {
                 format!("test-{ended}"),
                 format!(
                     "{}: {e}",
-                    display_name(config_of(doc, t).as_deref(), &t.name)
+                    display_name(config_of(doc, t).as_deref(), &test_name(doc, t))
                 ),
             ));
         }

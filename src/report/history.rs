@@ -440,7 +440,7 @@ pub fn trend_settings_changes(
     h: &crate::history::History,
     tr: &Trend,
 ) -> anyhow::Result<Vec<(i64, i64, String)>> {
-    use crate::report::metrics::{all_tests, config_of, display_name};
+    use crate::report::metrics::{all_tests, config_of, display_name, test_name};
     use crate::report::settings::{differences, recorded};
     let mut out = Vec::new();
     let mut prev: Option<(i64, std::collections::BTreeMap<String, String>)> = None;
@@ -451,7 +451,8 @@ pub fn trend_settings_changes(
         };
         let found = all_tests(&doc).into_iter().find_map(|t| {
             let config = config_of(&doc, t).unwrap_or_default();
-            (t.name == tr.test || display_name(Some(&config), &t.name) == tr.test)
+            let name = test_name(&doc, t);
+            (name == tr.test || display_name(Some(&config), &name) == tr.test)
                 .then(|| recorded(&doc, &config, t))
         });
         if let (Some((before_id, before)), Some(now)) = (&prev, &found) {

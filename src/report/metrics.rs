@@ -4,6 +4,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::model::matrix::{WORKLOAD_PARAM, aged_label, aged_run_of};
 use crate::model::{ResultDoc, Summary, TestResult};
 use crate::stats::summarize;
 use crate::units::{fmt_ns, fmt_thousands};
@@ -209,7 +210,10 @@ pub fn fmt_mean_ci(metric: &str, s: &Summary) -> String {
 }
 
 /// Every test of a result file: top level first, then those inside matrix configurations
-/// (a test listed in both places is taken once).
+/// (a test listed in both places is taken once). Tests are told apart by configuration,
+/// workload (a matrix's `params.matrix_workload`, which says an aged run too) and name: two
+/// files workloads' `4KiB create`, or a configuration's fresh and aged runs, are different
+/// tests (the name alone kept only the first of them in the CSV and the history).
 pub fn all_tests(doc: &ResultDoc) -> Vec<&TestResult> {
     let mut seen = BTreeSet::new();
     let mut out = Vec::new();
@@ -219,11 +223,40 @@ pub fn all_tests(doc: &ResultDoc) -> Vec<&TestResult> {
         .flat_map(|c| c.tests.iter().map(move |t| (t, Some(c.label.as_str()))));
     for (t, label) in doc.tests.iter().map(|t| (t, None)).chain(nested) {
         let config = t.config.as_deref().or(label).unwrap_or("");
-        if seen.insert((config.to_string(), t.name.clone())) {
+        if seen.insert((config, workload_of(t), t.name.as_str())) {
             out.push(t);
         }
     }
     out
+}
+
+/// The matrix workload that produced `t` (`files:sizes=4K`, `files:sizes=4K (aged)`).
+fn workload_of(t: &TestResult) -> Option<&str> {
+    t.params.get(WORKLOAD_PARAM).map(String::as_str)
+}
+
+/// The name every view (CSV, history, compare, the report's warnings) gives test `t` of
+/// `doc`, telling apart the tests of a matrix that share a name: a run on the aged file
+/// system says so (`4KiB create (aged)`, as `iolab matrix` labels the aged runs), and where
+/// two workloads have a test of that name, the workload's label comes first
+/// (`files:sizes=4K: 4KiB create`, aged `files:sizes=4K (aged): 4KiB create`, as the
+/// report's heat maps name them). Outside a matrix, and for a fresh run's test no other
+/// workload shares, the name as it is.
+pub fn test_name(doc: &ResultDoc, t: &TestResult) -> String {
+    let Some(workload) = workload_of(t) else {
+        return t.name.clone();
+    };
+    let fresh = |w: &str| aged_run_of(w).unwrap_or(w).to_string();
+    let shared = all_tests(doc)
+        .into_iter()
+        .any(|o| o.name == t.name && workload_of(o).is_some_and(|w| fresh(w) != fresh(workload)));
+    if shared {
+        format!("{workload}: {}", t.name)
+    } else if aged_run_of(workload).is_some() {
+        aged_label(&t.name)
+    } else {
+        t.name.clone()
+    }
 }
 
 /// The configuration a test belongs to (its own `config`, else the matrix configuration
@@ -333,6 +366,83 @@ pub fn seconds_per_portion(t: &TestResult, files_per_s: f64) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A matrix document of configuration `ext4` with tests `(workload, name)`.
+    fn matrix_doc(tests: &[(&str, &str)]) -> ResultDoc {
+        let env = crate::model::Environment::default();
+        let mut doc = ResultDoc::new("matrix", Vec::new(), env);
+        let tests = tests
+            .iter()
+            .map(|(w, n)| TestResult {
+                name: n.to_string(),
+                family: "files".into(),
+                config: Some("ext4".into()),
+                params: [(WORKLOAD_PARAM.to_string(), w.to_string())].into(),
+                ..Default::default()
+            })
+            .collect();
+        doc.configurations
+            .push(crate::model::matrix::ConfigurationResult {
+                label: "ext4".into(),
+                tests,
+                ..Default::default()
+            });
+        doc
+    }
+
+    fn names(doc: &ResultDoc) -> Vec<String> {
+        all_tests(doc).iter().map(|t| test_name(doc, t)).collect()
+    }
+
+    /// Two files workloads that share a test name, and `--age` (every aged run has its
+    /// fresh run's names): the CSV and the history kept the first test of each (config,
+    /// name) and dropped the rest (12 tests of an `--age` run gave 5 tests' rows). Every
+    /// test is kept, named apart; a test listed flat and nested is still taken once.
+    #[test]
+    fn tests_that_share_a_name_are_all_kept_and_named_apart() {
+        let (a, b) = ("files:sizes=4K", "files:sizes=4K,64K");
+        let (a_aged, b_aged) = (aged_label(a), aged_label(b));
+        let mut doc = matrix_doc(&[
+            (a, "4KiB create"),
+            (b, "4KiB create"),
+            (b, "64KiB create"),
+            (&a_aged, "4KiB create"),
+            (&b_aged, "4KiB create"),
+            (&b_aged, "64KiB create"),
+        ]);
+        let want = [
+            "files:sizes=4K: 4KiB create",
+            "files:sizes=4K,64K: 4KiB create",
+            "64KiB create",
+            "files:sizes=4K (aged): 4KiB create",
+            "files:sizes=4K,64K (aged): 4KiB create",
+            "64KiB create (aged)",
+        ];
+        assert_eq!(names(&doc), want);
+        // The same tests flat too (as documents list them with their `config`): copies.
+        doc.tests = doc.configurations[0].tests.clone();
+        assert_eq!(names(&doc), want);
+    }
+
+    /// Names that collide with nothing stay as they were: an ordinary run's, a single
+    /// workload's fresh runs' (the history's test names and `compare`'s matching of
+    /// existing results do not change).
+    #[test]
+    fn names_that_collide_with_nothing_are_unchanged() {
+        let doc = matrix_doc(&[
+            ("run:preset=real", "RND4K Q1T1 read"),
+            ("files:sizes=4K", "4KiB create"),
+        ]);
+        assert_eq!(names(&doc), ["RND4K Q1T1 read", "4KiB create"]);
+        let mut run = ResultDoc::new("run", Vec::new(), Default::default());
+        for name in ["SEQ1M Q8T1 read", "SEQ1M Q8T1 write"] {
+            run.tests.push(TestResult {
+                name: name.into(),
+                ..Default::default()
+            });
+        }
+        assert_eq!(names(&run), ["SEQ1M Q8T1 read", "SEQ1M Q8T1 write"]);
+    }
 
     /// A sustain pass's `bw_bytes_per_s` averages its cache and its slow phase (tmpfs under
     /// memory pressure: 1844.01 MB/s over a pass whose phases ran at 6405.85 and then
