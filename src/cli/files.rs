@@ -165,7 +165,7 @@ fn check_options(a: &FilesArgs) -> Result<Phases, UsageError> {
     let phases = Phases::parse(&a.phases)?;
     if a.keep_files && phases.delete {
         return Err(UsageError::new(
-            "--keep keeps the files, so --phases cannot hold delete",
+            "--keep keeps the files, so --phases cannot hold delete (all four phases run by default): give --phases create,stat,read",
         ));
     }
     if a.jobs == 0 || a.jobs > 1024 {
@@ -305,4 +305,25 @@ impl FilesConfig {
 fn check_target(t: &Path) -> Result<PathBuf, UsageError> {
     crate::fs::facts::check_work_dir(t)?;
     std::fs::canonicalize(t).map_err(|e| UsageError::new(format!("--target {}: {e}", t.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `iolab files --keep` said "--phases cannot hold delete" to a user who gave no
+    /// --phases: the default holds it, and the refusal says what to give instead.
+    #[test]
+    fn keep_says_which_phases_to_give() {
+        use clap::Parser;
+        let cli = crate::cli::Cli::try_parse_from(["iolab", "files", "--keep"]).unwrap();
+        let crate::cli::Command::Files(a) = cli.command else {
+            panic!("not files");
+        };
+        let e = check_options(&a).unwrap_err().0;
+        assert!(
+            e.ends_with("(all four phases run by default): give --phases create,stat,read"),
+            "{e}"
+        );
+    }
 }
