@@ -542,6 +542,24 @@ fn generate_says_what_it_made_in_words() {
     assert!(o.status.success(), "{}", stderr(&o));
     let said = String::from_utf8_lossy(&o.stdout);
     assert!(said.starts_with("cd-iso: 1 file, 1 directory, "), "{said}");
+    // And a run's progress line of the set it made in RAM.
+    let t = tempfile::tempdir().unwrap();
+    let o = copy(&[
+        "--dataset",
+        "cd-iso",
+        "--scale",
+        "0.001",
+        "--repeat",
+        "1",
+        "--phases",
+        "write",
+        "-t",
+        s(t.path()),
+        "--no-save",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains(": 1 file, "), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("1 files"), "{}", stderr(&o));
 }
 
 #[test]
