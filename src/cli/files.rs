@@ -303,6 +303,7 @@ impl FilesConfig {
 /// The target must exist, be a directory, and be writable (checked with access(2), so
 /// nothing is created to find out).
 fn check_target(t: &Path) -> Result<PathBuf, UsageError> {
+    super::checks::refuse_deleted_dir(t)?;
     crate::fs::facts::check_work_dir(t)?;
     std::fs::canonicalize(t).map_err(|e| UsageError::new(format!("--target {}: {e}", t.display())))
 }
