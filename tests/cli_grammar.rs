@@ -699,3 +699,40 @@ fn o_takes_a_file_or_a_directory() {
     }
     assert_eq!(names(&exports), ["iolab-history.csv", "iolab-history.json"]);
 }
+
+/// A directory target deleted while the shell stood in it (`iolab run` typed there) is
+/// said to be deleted by every command that takes a directory, as `iolab info` says it:
+/// `run`, `sustain` and `trace run` said "iolab cannot create files there (its lock file …:
+/// No such file or directory); give a directory on a writable file system", and `saturate`
+/// "refuses O_DIRECT … pass --allow-buffered".
+#[test]
+fn a_deleted_current_directory_is_said_to_be_deleted() {
+    let d = tempdir();
+    let gone = d.path().join("gone");
+    let commands: &[&[&str]] = &[
+        &["run"],
+        &["saturate"],
+        &["sustain", "."],
+        &["files"],
+        &["copy"],
+        &["trace", "run", "office"],
+        &["age", "."],
+    ];
+    for args in commands {
+        std::fs::create_dir(&gone).unwrap();
+        let o = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(r#"cd "$1" && rmdir "$1" && shift && exec "$@""#)
+            .arg("sh")
+            .arg(&gone)
+            .arg(env!("CARGO_BIN_EXE_iolab"))
+            .args(*args)
+            .arg("--no-save")
+            .env("NO_COLOR", "1")
+            .env("IOLAB_NO_HISTORY", "1")
+            .output()
+            .unwrap();
+        assert_usage(&o, ".: it was deleted (no directory names it now)");
+        assert!(!gone.exists(), "{args:?}");
+    }
+}

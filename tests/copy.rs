@@ -525,6 +525,43 @@ fn matrix_workload_reference_runs_on_a_directory() {
     assert!(entries(dir.path()).is_empty());
 }
 
+/// What `--generate` made, in words: `cd-iso` is one file in one directory (it said "1
+/// files, 1 directories").
+#[test]
+fn generate_says_what_it_made_in_words() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("set");
+    let o = copy(&[
+        "--dataset",
+        "cd-iso",
+        "--scale",
+        "0.001",
+        "--generate",
+        s(&out),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(said.starts_with("cd-iso: 1 file, 1 directory, "), "{said}");
+    // And a run's progress line of the set it made in RAM.
+    let t = tempfile::tempdir().unwrap();
+    let o = copy(&[
+        "--dataset",
+        "cd-iso",
+        "--scale",
+        "0.001",
+        "--repeat",
+        "1",
+        "--phases",
+        "write",
+        "-t",
+        s(t.path()),
+        "--no-save",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains(": 1 file, "), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("1 files"), "{}", stderr(&o));
+}
+
 #[test]
 fn generate_writes_the_same_bytes_as_the_library() {
     let d = tempfile::tempdir().unwrap();

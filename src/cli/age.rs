@@ -96,6 +96,7 @@ impl AgeConfig {
         if !md.is_dir() {
             return Err(crate::usage!("{} is not a directory", target.display()));
         }
+        crate::cli::checks::refuse_deleted_dir(&target)?;
         // Before any question of room: a read-only or unwritable target was told to use a
         // larger file system (the profile's fit was checked first).
         super::checks::check_dir_writable(&target, "aging creates, grows and deletes files there")?;

@@ -25,6 +25,31 @@ fn err(msg: impl Into<String>) -> UsageError {
     UsageError::new(msg)
 }
 
+/// A directory that was deleted while something still holds it (the shell's current
+/// directory, `iolab run` typed in it): it answers stat, but no path names it, and what
+/// came after mistook it for something else ("iolab cannot create files there …; give a
+/// directory on a writable file system", `saturate`: "refuses O_DIRECT … pass
+/// --allow-buffered"). Said as `iolab info` says it; anything else passes to the checks
+/// after it.
+pub(crate) fn refuse_deleted_dir(dir: &Path) -> Result<(), UsageError> {
+    let deleted = std::fs::metadata(dir).is_ok_and(|m| m.is_dir())
+        && std::fs::canonicalize(dir).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+    if deleted {
+        return Err(err(format!(
+            "{}: it was deleted (no directory names it now); give a path that exists",
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+/// What a target is (`fs::facts::classify`), a deleted directory refused as such.
+pub(crate) fn classify_target(path: &Path) -> Result<crate::fs::facts::TargetKind, UsageError> {
+    let kind = crate::fs::facts::classify(path).map_err(err)?;
+    refuse_deleted_dir(path)?;
+    Ok(kind)
+}
+
 /// `--keep` keeps the test file iolab creates in a directory target: refused when no target
 /// is a directory (a device or an existing file is never removed, so it kept nothing, and
 /// said nothing about it).

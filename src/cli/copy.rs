@@ -196,6 +196,7 @@ fn ram_refusal(s: &CopySettings, free: u64, set: u64) -> UsageError {
 }
 
 fn writable_dir(d: &Path, what: &str) -> Result<PathBuf, UsageError> {
+    super::checks::refuse_deleted_dir(d)?;
     let md = std::fs::metadata(d).map_err(|e| err(format!("{what} {}: {e}", d.display())))?;
     if !md.is_dir() {
         return Err(err(format!("{what} {}: not a directory", d.display())));

@@ -165,7 +165,7 @@ fn check_options(a: &FilesArgs) -> Result<Phases, UsageError> {
     let phases = Phases::parse(&a.phases)?;
     if a.keep_files && phases.delete {
         return Err(UsageError::new(
-            "--keep keeps the files, so --phases cannot hold delete",
+            "--keep keeps the files, so --phases cannot hold delete (all four phases run by default): give --phases create,stat,read",
         ));
     }
     if a.jobs == 0 || a.jobs > 1024 {
@@ -303,6 +303,28 @@ impl FilesConfig {
 /// The target must exist, be a directory, and be writable (checked with access(2), so
 /// nothing is created to find out).
 fn check_target(t: &Path) -> Result<PathBuf, UsageError> {
+    super::checks::refuse_deleted_dir(t)?;
     crate::fs::facts::check_work_dir(t)?;
     std::fs::canonicalize(t).map_err(|e| UsageError::new(format!("--target {}: {e}", t.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `iolab files --keep` said "--phases cannot hold delete" to a user who gave no
+    /// --phases: the default holds it, and the refusal says what to give instead.
+    #[test]
+    fn keep_says_which_phases_to_give() {
+        use clap::Parser;
+        let cli = crate::cli::Cli::try_parse_from(["iolab", "files", "--keep"]).unwrap();
+        let crate::cli::Command::Files(a) = cli.command else {
+            panic!("not files");
+        };
+        let e = check_options(&a).unwrap_err().0;
+        assert!(
+            e.ends_with("(all four phases run by default): give --phases create,stat,read"),
+            "{e}"
+        );
+    }
 }

@@ -400,27 +400,35 @@ pub fn help_command(argv: &[String]) -> String {
     path.join(" ")
 }
 
+/// clap's words for a number that does not parse, in the command line's own: the range of
+/// an unsigned flag is the type's ("-1 is not in 0..=4294967295"), a u64 flag's parser only
+/// says "invalid digit found in string" (of `-1` as of `1x`), and a fractional one Rust's
+/// "invalid float literal" (`--scale abc`).
+pub fn number_words(line: &str) -> String {
+    line.replace(
+        ": invalid digit found in string",
+        ": not a whole number of 0 or more",
+    )
+    .replace(
+        " is not in 0..=4294967295",
+        " is not a whole number of 0 or more",
+    )
+    .replace(
+        " is not in 0..=18446744073709551615",
+        " is not a whole number of 0 or more",
+    )
+    .replace(
+        ": invalid float literal",
+        ": not a number (e.g. 0.5, 2 or 1e-3)",
+    )
+}
+
 /// Fold clap's rendered error (a first line, indented details such as the possible values,
 /// a tip or the missing arguments, then a usage block) into one line that keeps every
 /// detail and points at `command`'s help (`iolab run`).
 pub fn one_line_error(rendered: &str, command: &str) -> String {
     let mut lines = rendered.lines().map(str::trim);
-    let first = lines.next().unwrap_or("error").to_string();
-    // clap's range of an unsigned flag is the type's: "-1 is not in 0..=4294967295"; a u64
-    // flag's parser only says "invalid digit found in string" (of `-1` as of `1x`).
-    let first = first
-        .replace(
-            ": invalid digit found in string",
-            ": not a whole number of 0 or more",
-        )
-        .replace(
-            " is not in 0..=4294967295",
-            " is not a whole number of 0 or more",
-        )
-        .replace(
-            " is not in 0..=18446744073709551615",
-            " is not a whole number of 0 or more",
-        );
+    let first = number_words(lines.next().unwrap_or("error"));
     let mut details = Vec::new();
     for line in lines {
         if line.starts_with("Usage:") {
@@ -727,6 +735,32 @@ mod tests {
             (
                 &["iolab", "age", "/mnt", "--jobs", "-1"],
                 "invalid value '-1' for '--jobs",
+            ),
+            // A fractional flag said Rust's "invalid float literal".
+            (
+                &["iolab", "copy", "--scale", "abc"],
+                "'abc' for '--scale <F>': not a number (e.g. 0.5, 2 or 1e-3)",
+            ),
+            (
+                &["iolab", "trace", "run", "office", "--scale", "x"],
+                "'x' for '--scale <F>': not a number",
+            ),
+            (
+                &["iolab", "age", "/mnt", "--churn", "2x"],
+                "'2x' for '--churn <TIMES>': not a number",
+            ),
+            (
+                &[
+                    "iolab",
+                    "endurance",
+                    "--tbw",
+                    "80TB",
+                    "--daily",
+                    "2GB",
+                    "--wa",
+                    "x",
+                ],
+                "'x' for '--wa <FACTOR>': not a number",
             ),
         ];
         for (args, needle) in cases {

@@ -22,13 +22,34 @@ pub fn parse_args<A: clap::Args + clap::FromArgMatches>(
 ) -> Result<A, UsageError> {
     let cmd = A::augment_args(clap::Command::new("iolab"));
     let error = |e: clap::Error| {
+        use clap::error::{ContextKind, ContextValue, ErrorKind};
+        // A key the command has no flag for is said as a key (`prest`, not clap's
+        // "unexpected argument '--prest'"), with clap's tip of the key meant, which its
+        // first line alone lost.
+        let arg = |kind| match e.get(kind) {
+            Some(ContextValue::String(s)) => Some(s.trim_start_matches('-').to_string()),
+            _ => None,
+        };
+        if e.kind() == ErrorKind::UnknownArgument
+            && let Some(key) = arg(ContextKind::InvalidArg)
+        {
+            let tip = arg(ContextKind::SuggestedArg)
+                .map(|k| format!("a similar key exists: '{k}'; "))
+                .unwrap_or_default();
+            return UsageError::new(format!(
+                "workload {what}: unknown key '{key}' ({tip}the keys are the flags of `iolab {what}` without their dashes)"
+            ));
+        }
         let msg = e.to_string();
         let first = msg
             .lines()
             .next()
             .unwrap_or("")
             .trim_start_matches("error: ");
-        UsageError::new(format!("workload {what}: {first}"))
+        UsageError::new(format!(
+            "workload {what}: {}",
+            crate::cli::number_words(first)
+        ))
     };
     let takes_no_value = |key: &str| {
         cmd.get_arguments()
@@ -194,14 +215,27 @@ mod tests {
             "workload files: nice is a flag: give nice=true or nice=false, not nice=yes"
         );
         let e = run(&params("run:nope=1")).unwrap_err();
+        assert_eq!(
+            e.0,
+            "workload run: unknown key 'nope' (the keys are the flags of `iolab run` without their dashes)"
+        );
+        // The key meant, which clap's first line alone ("unexpected argument '--prest'")
+        // did not give.
+        let e = run(&params("run:prest=real")).unwrap_err();
         assert!(
-            e.0.starts_with("workload run: unexpected argument '--nope'"),
+            e.0.starts_with("workload run: unknown key 'prest' (a similar key exists: 'preset'; "),
             "{}",
             e.0
         );
         let e = trace(&params("trace:name=office:nope=1")).unwrap_err();
         assert!(
-            e.0.starts_with("workload trace run: unexpected argument"),
+            e.0.starts_with("workload trace run: unknown key 'nope'"),
+            "{}",
+            e.0
+        );
+        let e = copy(&params("copy:scale=abc")).unwrap_err();
+        assert!(
+            e.0.ends_with("'--scale <F>': not a number (e.g. 0.5, 2 or 1e-3)"),
             "{}",
             e.0
         );

@@ -17,7 +17,7 @@ use super::checks::{
 use crate::engine::{EngineKind, Pattern};
 use crate::error::UsageError;
 use crate::runner::run::RunConfig;
-use crate::runner::target::{TargetKind, classify};
+use crate::runner::target::TargetKind;
 use crate::stats::repeat::RepeatMode;
 use crate::stats::steady_rounds::SteadySpec;
 use crate::units::{duration_arg, size_arg};
@@ -257,7 +257,7 @@ fn err(msg: impl Into<String>) -> UsageError {
 
 impl RunConfig {
     pub fn from_args(a: &RunArgs) -> Result<RunConfig, UsageError> {
-        let kind = classify(&a.target).map_err(err)?;
+        let kind = super::checks::classify_target(&a.target)?;
         let repeat = repeat_mode(&a.repeat).map_err(err)?;
         super::checks::check_keep(a.keep, &[(&a.target, kind)])?;
 

@@ -13,7 +13,7 @@ use crate::fs::facts::{
     is_read_only_fs,
 };
 use crate::model::{Warning, WarningCode};
-use crate::runner::target::{TargetKind, block_device_size, classify, direct_supported};
+use crate::runner::target::{TargetKind, block_device_size, direct_supported};
 use crate::stats::steady_rounds::SteadySpec;
 use crate::sysinfo::caches::{detect_caches, recommended_size, small_test_warning};
 use crate::units::fmt_size_iec;
@@ -157,7 +157,7 @@ impl SaturateConfig {
         let kinds: Vec<TargetKind> = a
             .target
             .iter()
-            .map(|t| classify(t).map_err(err))
+            .map(|t| super::checks::classify_target(t))
             .collect::<Result<_, _>>()?;
         let listed: Vec<(&Path, TargetKind)> = a
             .target

@@ -9,7 +9,7 @@ use crate::cli::checks::{
 };
 use crate::engine::EngineKind;
 use crate::error::UsageError;
-use crate::runner::target::{TargetKind, block_device_size, classify};
+use crate::runner::target::{TargetKind, block_device_size};
 use crate::units::fmt_size_iec;
 use crate::units::{duration_arg, size_arg};
 use crate::workload::block::Rw;
@@ -141,7 +141,7 @@ fn err(msg: impl Into<String>) -> UsageError {
 
 impl SustainConfig {
     pub fn from_args(a: &SustainArgs) -> Result<SustainConfig, UsageError> {
-        let kind = classify(a.target()).map_err(err)?;
+        let kind = super::checks::classify_target(a.target())?;
         check_io(a)?;
         check_timing(a)?;
         check_recovery(a)?;

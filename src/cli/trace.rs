@@ -160,6 +160,7 @@ impl Plan {
         let repeat = crate::cli::run::repeat_mode(&a.repeat).map_err(UsageError::new)?;
         let workload = loaded.workload.scaled(a.scale);
         let sets = crate::workload::trace::fileset::layout(&workload, &a.target, 0);
+        super::checks::refuse_deleted_dir(&a.target)?;
         measure::check_target(
             &a.target,
             crate::workload::trace::fileset::bytes_needed(&workload, &sets),
@@ -195,6 +196,7 @@ impl From<&TraceRecordArgs> for RecordSettings {
 
 impl ReplaySettings {
     pub fn from_args(a: &TraceReplayArgs) -> Result<ReplaySettings, UsageError> {
+        super::checks::refuse_deleted_dir(&a.target)?;
         let repeat = crate::cli::run::repeat_mode(&a.repeat).map_err(UsageError::new)?;
         Ok(ReplaySettings {
             trace: a.trace.clone(),

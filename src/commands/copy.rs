@@ -123,10 +123,10 @@ fn generate_only(args: &CopyArgs, dir: &std::path::Path) -> Result<i32> {
         return Ok(0);
     }
     crate::outln!(
-        "{}: {} files, {} directories, {} ({} bytes) in {}",
+        "{}: {}, {}, {} ({} bytes) in {}",
         plan.name,
-        plan.files.len(),
-        plan.dirs.len(),
+        crate::units::count(plan.files.len() as u64, "file", "files"),
+        crate::units::count(plan.dirs.len() as u64, "directory", "directories"),
         fmt_size_iec(plan.data_bytes()),
         plan.data_bytes(),
         dir.display()

@@ -107,7 +107,15 @@ pub fn parse_share(s: &str) -> Result<f64, String> {
 impl Profile {
     /// Parse and check a profile's TOML.
     pub fn parse(name: &str, text: &str) -> Result<Profile, String> {
-        let raw: RawProfile = toml::from_str(text).map_err(|e| e.message().to_string())?;
+        // Where in the file, as a trace workload's errors say it (the message alone named
+        // no line).
+        let raw: RawProfile = toml::from_str(text).map_err(|e| match e.span() {
+            Some(span) => {
+                let (line, column) = crate::workload::trace::format::line_col(text, span.start);
+                format!("line {line}, column {column}: {}", e.message())
+            }
+            None => e.message().to_string(),
+        })?;
         let fill = parse_share(&raw.fill).map_err(|e| format!("fill: {e}"))?;
         if !(raw.churn.is_finite() && raw.churn > 0.0) {
             return Err(format!("churn: {} must be above 0", raw.churn));
@@ -585,6 +593,9 @@ mod tests {
             .1
             .replace("weight = 45", "weight = 45\ncolour = 1");
         assert!(Profile::parse("x", &bad).is_err());
+        // A file that is no TOML says where (it said "key with no value, expected `=`").
+        let e = Profile::parse("x", "fill = \"80%\"\nhi\n").unwrap_err();
+        assert!(e.starts_with("line 2, column 3: "), "{e}");
     }
 
     #[test]

@@ -401,8 +401,8 @@ fn stage(cfg: &CopyConfig, ctx: &RunContext, ws: &Workspace) -> Result<Option<Tr
         }
     }
     p.finish(&format!(
-        "{} files, {}",
-        crate::units::fmt_thousands(plan.files.len() as f64),
+        "{}, {}",
+        crate::units::count(plan.files.len() as u64, "file", "files"),
         fmt_size_iec(plan.data_bytes())
     ));
     Ok(match s.verify {
@@ -754,8 +754,8 @@ fn unmeasured_summary(ph: Phase, files: usize, data: u64) -> String {
         "written"
     };
     format!(
-        "{} files, {} {what} (not measured: not in --phases)",
-        crate::units::fmt_thousands(files as f64),
+        "{}, {} {what} (not measured: not in --phases)",
+        crate::units::count(files as u64, "file", "files"),
         fmt_size_iec(data)
     )
 }
@@ -851,5 +851,8 @@ mod tests {
         assert!(!w.contains("MB/s") && !w.contains("syncfs"), "{w}");
         let d = unmeasured_summary(Phase::Delete, 3, 5);
         assert!(d.starts_with("3 files, 5 B removed"), "{d}");
+        // One file is one (a cd-iso said "1 files").
+        let one = unmeasured_summary(Phase::Write, 1, 5);
+        assert!(one.starts_with("1 file, 5 B written"), "{one}");
     }
 }

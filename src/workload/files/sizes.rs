@@ -83,7 +83,9 @@ fn parse_token_with(token: &str, unit: Option<u64>) -> Result<u64, UsageError> {
     }
     let lower = t.to_ascii_lowercase();
     let Some(pos) = lower.find("cluster") else {
-        return crate::units::parse_size(t).map_err(|e| bad(&format!("does not parse: {e}")));
+        // The unit's own message would give examples of sizes before this list's (and
+        // without `cluster`): one set of examples, this list's.
+        return crate::units::parse_size(t).map_err(|_| bad("does not parse"));
     };
     let (mult, rest) = (&lower[..pos], &lower[pos + "cluster".len()..]);
     let mult: u64 = if mult.is_empty() {
@@ -108,8 +110,8 @@ fn parse_token_with(token: &str, unit: Option<u64>) -> Result<u64, UsageError> {
     if sign != "+" && sign != "-" {
         return Err(bad("has text after 'cluster'"));
     }
-    let amount =
-        crate::units::parse_size(amount).map_err(|e| bad(&format!("has a bad offset: {e}")))?;
+    let amount = crate::units::parse_size(amount)
+        .map_err(|_| bad(&format!("has a bad offset '{amount}'")))?;
     let Some(unit) = unit else {
         return Ok(0);
     };
@@ -243,6 +245,18 @@ mod tests {
             assert!(e.0.contains("--sizes"), "{t}: {e}");
         }
         assert!(parse_token("cluster-5K", 4096).is_err());
+        // One set of examples: the size parser's ("examples: 4096, 4k, …") came before this
+        // list's, two parentheses in a row.
+        let e = parse_token("4Q", 4096).unwrap_err().0;
+        assert_eq!(
+            e,
+            "--sizes: '4Q' does not parse (expected bytes like 0, 1, 512, 4K, or cluster, cluster+1, 2cluster)"
+        );
+        let e = parse_token("cluster+x", 4096).unwrap_err().0;
+        assert!(
+            e.starts_with("--sizes: 'cluster+x' has a bad offset 'x' (expected"),
+            "{e}"
+        );
     }
 
     /// Without a unit the syntax alone is judged: what no unit can save is refused, what
