@@ -113,7 +113,8 @@ function table(headers, rows) {
 function errorBox(id) { return h("p", { id: id, className: "error" }); }
 
 // ---- a line chart in SVG ----
-function lineChart(id, title, points, key, fmt, xfmt) {
+// `empty`: what it says without points (default: "waiting for data…").
+function lineChart(id, title, points, key, fmt, xfmt, empty) {
   xfmt = xfmt || ((x) => (x / 1000).toFixed(1) + " s");
   const W = 360, H = 170, L = 58, R = 10, T = 22, B = 26;
   const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
@@ -129,7 +130,7 @@ function lineChart(id, title, points, key, fmt, xfmt) {
   add("text", { x: 6, y: 15, "font-weight": "bold" }, title);
   const pts = points.filter((p) => Number.isFinite(p[key]));
   if (pts.length === 0) {
-    add("text", { x: L, y: H / 2 }, "waiting for data…");
+    add("text", { x: L, y: H / 2 }, empty || "waiting for data…");
     return svg;
   }
   const xs = pts.map((p) => p.x), ys = pts.map((p) => p[key]);
@@ -282,7 +283,8 @@ async function pageRun(id) {
   // Tests done: a test (its label without " [run/runs]") is done after its last run, or
   // when the next test starts (--repeat auto may stop early), or when the suite completes;
   // not once per run (a suite of 4 tests x 3 runs once showed "tests done: 12").
-  const state = { since: 0, points: [], done: new Set(), current: "", status: "" };
+  // task: the task running now (its label), whose points the charts show.
+  const state = { since: 0, points: [], done: new Set(), current: "", status: "", task: "" };
   const testOf = (label) => String(label || "").replace(/ \[(\d+\/\d+|round \d+, until steady)\]$/, "");
   // Tasks that are not a test: a prefill or preconditioning (saturate's name the file:
   // "prefill /mnt/x/iolab-test-….dat", counted as a test), a --pause, a --recovery idle.
@@ -310,17 +312,20 @@ async function pageRun(id) {
     h("p", {}, label, " ", h("span", { className: "bar" }, barFill)),
     h("p", {}, "live points: ", count, " · tests done: ", done),
     charts, err, out);
-  // The charts follow the test running now (each test of a suite has its own scale).
+  // The charts follow the task running now, from its start (each test of a suite has its
+  // own scale; they showed the previous test, and the bar stayed at 100 %, until the new
+  // test's first point came, 500 ms later). A prefill, pause or idle has no live figures.
   let live = true;
   const draw = () => {
     if (!live) return;
-    const last = state.points.length ? state.points[state.points.length - 1].label : "";
-    const pts = state.points.filter((p) => p.label === last);
-    const t = last ? " — " + last.replace(/ \[.*\]$/, "") : "";
+    const task = state.task;
+    const pts = state.points.filter((p) => p.label === task);
+    const t = task ? " — " + task.replace(/ \[.*\]$/, "") : "";
+    const empty = notTest(task) ? "no live figures during " + task.split(" ")[0] : undefined;
     charts.replaceChildren(
-      lineChart("chart-iops", "IOPS" + t, pts, "iops", (v) => fmtNum(v)),
-      lineChart("chart-bw", "MB/s" + t, pts, "mbs", (v) => fmtNum(v, 1)),
-      lineChart("chart-lat", "mean latency" + t, pts, "lat", fmtLat));
+      lineChart("chart-iops", "IOPS" + t, pts, "iops", (v) => fmtNum(v), undefined, empty),
+      lineChart("chart-bw", "MB/s" + t, pts, "mbs", (v) => fmtNum(v, 1), undefined, empty),
+      lineChart("chart-lat", "mean latency" + t, pts, "lat", fmtLat, undefined, empty));
   };
   draw();
   const tick = async () => {
@@ -344,9 +349,12 @@ async function pageRun(id) {
       charts.replaceChildren(h("p", { className: "note", id: "no-live" }, "iolab " + v.command + " has no live series (IOPS, MB/s and latency every 500 ms are a block test's); its figures are in the table when it ends."));
     }
     state.since = v.next;
+    let redraw = false;
     for (const e of v.events) {
       if (e.event === "point") {
         state.points.push({ x: e.t_ms, iops: e.iops, mbs: e.bw_bytes_per_s / 1e6, lat: e.lat_mean_ns, label: e.label });
+        state.task = e.label;
+        redraw = true;
       }
       if (e.event === "progress" || e.event === "point") {
         label.textContent = e.label + (e.message ? " — " + e.message : "");
@@ -354,6 +362,9 @@ async function pageRun(id) {
       }
       if (e.event === "task_start") {
         label.textContent = e.label;
+        barFill.style.width = "0%";
+        state.task = e.label;
+        redraw = true;
         if (!notTest(e.label) && state.current && state.current !== testOf(e.label)) state.done.add(state.current);
       }
       if (e.event === "task_end" && !notTest(e.label)) {
@@ -365,7 +376,7 @@ async function pageRun(id) {
     count.textContent = String(state.points.length);
     if (v.status === "complete" && state.current) state.done.add(state.current);
     done.textContent = String(state.done.size);
-    if (v.events.some((e) => e.event === "point")) draw();
+    if (redraw) draw();
     status.textContent = v.status;
     status.className = "status-" + v.status;
     const running = v.status === "running" || v.status === "stopping";

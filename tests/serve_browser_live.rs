@@ -1,0 +1,157 @@
+//! The live run page in a real browser (headless Chromium, tests/serve_support/cdp.rs), fed
+//! a progress stream the test writes itself: the page's own `fetch` of `/api/runs/run-fake`
+//! answers with the events the test has pushed so far, so every step is exact and nothing
+//! depends on how fast a real test runs. No timing: every wait is a poll with a limit.
+
+mod common;
+mod serve_support;
+
+use std::time::Duration;
+
+use serde_json::json;
+use serve_support::Console;
+use serve_support::cdp::Browser;
+
+const MINUTE: Duration = Duration::from_secs(60);
+
+/// Answers `/api/runs/run-fake?since=N` from `window.__events` (status `window.__status`),
+/// as the console's job view does (src/serve/jobs.rs JobView); everything else goes to the
+/// console.
+const FAKE_RUN: &str = r#"(() => {
+  window.__events = []; window.__status = "running";
+  if (!window.__fetch) {
+    window.__fetch = window.fetch;
+    window.fetch = (...a) => {
+      const u = String(a[0]);
+      if (!u.startsWith('/api/runs/run-fake')) return window.__fetch(...a);
+      const since = Number(new URL(u, location.href).searchParams.get('since') || 0);
+      const body = { id: 'run-fake', command: 'run', target: '/dev/shm/x', argv: ['iolab', 'run'],
+        started_at: '2026-01-01T00:00:00Z', live_points: true, status: window.__status,
+        exit_code: null, result: null, history: null, events: window.__events.slice(since),
+        next: window.__events.length, stdout: '', stderr: '' };
+      return Promise.resolve(new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } }));
+    };
+  }
+  return true;
+})()"#;
+
+fn push(b: &mut Browser, events: &[serde_json::Value]) {
+    let js = format!(
+        "(() => {{ window.__events.push(...{}); return true; }})()",
+        serde_json::Value::from(events.to_vec())
+    );
+    assert_eq!(b.eval(&js), json!(true));
+}
+
+fn point(label: &str, t_ms: u64, fraction: f64) -> serde_json::Value {
+    json!({"event": "point", "t_ms": t_ms, "label": label, "fraction": fraction,
+           "elapsed_ms": t_ms, "iops": 1000.0, "bw_bytes_per_s": 4.096e6, "lat_mean_ns": 250000.0})
+}
+
+/// What the page shows of the run now: the task line, the bar's width, the IOPS chart's
+/// title and its number of points, and its text when it has none.
+fn seen(b: &mut Browser) -> serde_json::Value {
+    b.eval(
+        "(() => { const c = document.getElementById('chart-iops'); const t = c ? [...c.querySelectorAll('text')].map((x) => x.textContent) : [];
+          return { label: document.getElementById('run-label').textContent,
+                   bar: document.querySelector('.bar > div').style.width,
+                   title: t[0] || null, points: c ? c.querySelectorAll('circle').length : null,
+                   empty: t.length === 2 ? t[1] : null }; })()",
+    )
+}
+
+/// A new test of a suite starts: the page shows it from its start event (the bar at 0, its
+/// own empty charts named after it). It kept the bar at 100 % and the previous test's charts
+/// until the new test's first point came, 500 ms later. A pause between runs (no live
+/// figures) says so instead of "waiting for data…".
+#[test]
+fn a_new_test_shows_from_its_start() {
+    let test = "a_new_test_shows_from_its_start";
+    if !common::tool_or_skip(test, "chromium", "chromium") {
+        return;
+    }
+    let console = Console::start(&[]);
+    let shots = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("serve-live-shots-{}", std::process::id()));
+    let mut b = Browser::start(&shots);
+    b.navigate(&console.url());
+    b.wait_for("the page", "document.querySelector('nav') !== null", MINUTE);
+    assert_eq!(b.eval(FAKE_RUN), json!(true));
+
+    // The first test, measured to its end.
+    let a = "SEQ1M Q8T1 read [1/1]";
+    push(
+        &mut b,
+        &[
+            json!({"event": "task_start", "t_ms": 0, "label": a}),
+            point(a, 500, 0.5),
+            point(a, 1000, 1.0),
+        ],
+    );
+    b.eval("location.hash = '#/run/run-fake'; true");
+    b.wait_for(
+        "the first test's two points",
+        "document.querySelectorAll('#chart-iops circle').length === 2",
+        MINUTE,
+    );
+    let v = seen(&mut b);
+    assert_eq!(v["bar"], json!("100%"), "{v}");
+    assert_eq!(v["title"], json!("IOPS — SEQ1M Q8T1 read"), "{v}");
+
+    // It ends and the next starts: no point of it yet.
+    let next = "RND4K Q32T1 read [1/1]";
+    push(
+        &mut b,
+        &[
+            json!({"event": "task_end", "t_ms": 1010, "label": a, "message": "4.1 MB/s, 1,000 IOPS"}),
+            json!({"event": "task_start", "t_ms": 1020, "label": next}),
+        ],
+    );
+    b.wait_for(
+        "the next test's line",
+        &format!("document.getElementById('run-label').textContent === {next:?}"),
+        MINUTE,
+    );
+    let v = seen(&mut b);
+    assert_eq!(v["bar"], json!("0%"), "the bar of a test just started: {v}");
+    assert_eq!(v["title"], json!("IOPS — RND4K Q32T1 read"), "{v}");
+    assert_eq!(v["points"], json!(0), "the previous test's points: {v}");
+    assert_eq!(v["empty"], json!("waiting for data…"), "{v}");
+    b.shot("next-test-started");
+
+    // Its first point: its own chart.
+    push(&mut b, &[point(next, 1520, 0.25)]);
+    b.wait_for(
+        "the next test's first point",
+        "document.querySelectorAll('#chart-iops circle').length === 1",
+        MINUTE,
+    );
+    let v = seen(&mut b);
+    assert_eq!(v["bar"], json!("25%"), "{v}");
+    assert_eq!(v["title"], json!("IOPS — RND4K Q32T1 read"), "{v}");
+
+    // A pause between runs: no live figures, and the page says so.
+    let pause = "pause 1 s (--pause)";
+    push(
+        &mut b,
+        &[
+            json!({"event": "task_end", "t_ms": 3000, "label": next, "message": "ok"}),
+            json!({"event": "task_start", "t_ms": 3010, "label": pause}),
+        ],
+    );
+    b.wait_for(
+        "the pause's line",
+        &format!("document.getElementById('run-label').textContent === {pause:?}"),
+        MINUTE,
+    );
+    let v = seen(&mut b);
+    assert_eq!(v["bar"], json!("0%"), "{v}");
+    assert_eq!(v["points"], json!(0), "{v}");
+    assert_eq!(v["empty"], json!("no live figures during pause"), "{v}");
+    b.shot("pause");
+
+    drop(b);
+    let mut console = console;
+    assert_eq!(console.stop(), Some(0), "stderr: {}", console.stderr());
+    let _ = std::fs::remove_dir_all(&shots);
+}
