@@ -48,16 +48,29 @@ fn point(label: &str, t_ms: u64, fraction: f64) -> serde_json::Value {
            "elapsed_ms": t_ms, "iops": 1000.0, "bw_bytes_per_s": 4.096e6, "lat_mean_ns": 250000.0})
 }
 
-/// What the page shows of the run now: the task line, the bar's width, the IOPS chart's
-/// title and its number of points, and its text when it has none.
+/// What the page shows of the run now: the task line, the bar's width, the task the charts
+/// show, the IOPS chart's number of points, and its text when it has none.
 fn seen(b: &mut Browser) -> serde_json::Value {
     b.eval(
         "(() => { const c = document.getElementById('chart-iops'); const t = c ? [...c.querySelectorAll('text')].map((x) => x.textContent) : [];
           return { label: document.getElementById('run-label').textContent,
                    bar: document.querySelector('.bar > div').style.width,
-                   title: t[0] || null, points: c ? c.querySelectorAll('circle').length : null,
+                   title: document.getElementById('charts-task').textContent,
+                   points: c ? c.querySelectorAll('circle').length : null,
                    empty: t.length === 2 ? t[1] : null }; })()",
     )
+}
+
+/// Start the console and a browser on it, with the scripted run ready.
+fn console_and_browser(name: &str) -> (Console, Browser, std::path::PathBuf) {
+    let console = Console::start(&[]);
+    let shots = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("serve-live-shots-{name}-{}", std::process::id()));
+    let mut b = Browser::start(&shots);
+    b.navigate(&console.url());
+    b.wait_for("the page", "document.querySelector('nav') !== null", MINUTE);
+    assert_eq!(b.eval(FAKE_RUN), json!(true));
+    (console, b, shots)
 }
 
 /// A new test of a suite starts: the page shows it from its start event (the bar at 0, its
@@ -70,13 +83,7 @@ fn a_new_test_shows_from_its_start() {
     if !common::tool_or_skip(test, "chromium", "chromium") {
         return;
     }
-    let console = Console::start(&[]);
-    let shots = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("serve-live-shots-{}", std::process::id()));
-    let mut b = Browser::start(&shots);
-    b.navigate(&console.url());
-    b.wait_for("the page", "document.querySelector('nav') !== null", MINUTE);
-    assert_eq!(b.eval(FAKE_RUN), json!(true));
+    let (console, mut b, shots) = console_and_browser("start");
 
     // The first test, measured to its end.
     let a = "SEQ1M Q8T1 read [1/1]";
@@ -96,7 +103,7 @@ fn a_new_test_shows_from_its_start() {
     );
     let v = seen(&mut b);
     assert_eq!(v["bar"], json!("100%"), "{v}");
-    assert_eq!(v["title"], json!("IOPS — SEQ1M Q8T1 read"), "{v}");
+    assert_eq!(v["title"], json!("charts of SEQ1M Q8T1 read [1/1]"), "{v}");
 
     // It ends and the next starts: no point of it yet.
     let next = "RND4K Q32T1 read [1/1]";
@@ -114,7 +121,7 @@ fn a_new_test_shows_from_its_start() {
     );
     let v = seen(&mut b);
     assert_eq!(v["bar"], json!("0%"), "the bar of a test just started: {v}");
-    assert_eq!(v["title"], json!("IOPS — RND4K Q32T1 read"), "{v}");
+    assert_eq!(v["title"], json!("charts of RND4K Q32T1 read [1/1]"), "{v}");
     assert_eq!(v["points"], json!(0), "the previous test's points: {v}");
     assert_eq!(v["empty"], json!("waiting for data…"), "{v}");
     b.shot("next-test-started");
@@ -128,7 +135,7 @@ fn a_new_test_shows_from_its_start() {
     );
     let v = seen(&mut b);
     assert_eq!(v["bar"], json!("25%"), "{v}");
-    assert_eq!(v["title"], json!("IOPS — RND4K Q32T1 read"), "{v}");
+    assert_eq!(v["title"], json!("charts of RND4K Q32T1 read [1/1]"), "{v}");
 
     // A pause between runs: no live figures, and the page says so.
     let pause = "pause 1 s (--pause)";
@@ -149,6 +156,59 @@ fn a_new_test_shows_from_its_start() {
     assert_eq!(v["points"], json!(0), "{v}");
     assert_eq!(v["empty"], json!("no live figures during pause"), "{v}");
     b.shot("pause");
+
+    drop(b);
+    let mut console = console;
+    assert_eq!(console.stop(), Some(0), "stderr: {}", console.stderr());
+    let _ = std::fs::remove_dir_all(&shots);
+}
+
+/// A long task name (a sustain pass, a saturate step) does not run into the charts' figures:
+/// it was in each chart's title, where "mean latency — first pass: SEQ4K Q8T1 write 4.0 GiB"
+/// ran over the "now 29.4 µs" at its right.
+#[test]
+fn a_long_task_name_does_not_run_into_the_figures() {
+    let test = "a_long_task_name_does_not_run_into_the_figures";
+    if !common::tool_or_skip(test, "chromium", "chromium") {
+        return;
+    }
+    let (console, mut b, shots) = console_and_browser("long");
+    let pass = "first pass: SEQ4K Q8T1 write 4.0 GiB";
+    push(
+        &mut b,
+        &[
+            json!({"event": "task_start", "t_ms": 0, "label": pass}),
+            point(pass, 600, 0.1),
+            point(pass, 1200, 0.2),
+        ],
+    );
+    b.eval("location.hash = '#/run/run-fake'; true");
+    b.wait_for(
+        "the pass's two points",
+        "document.querySelectorAll('#chart-lat circle').length === 2",
+        MINUTE,
+    );
+    b.shot("long-task");
+    // Per chart: its title's right end and the left end of its "now …" figure.
+    let v = b.eval(
+        "[...document.querySelectorAll('#charts svg')].map((c) => {
+           const t = [...c.querySelectorAll('text')];
+           const title = t[0].getBBox(), now = t.find((x) => x.textContent.startsWith('now ')).getBBox();
+           return [c.id, t[0].textContent, title.x + title.width, now.x]; })",
+    );
+    let charts = v.as_array().unwrap_or_else(|| panic!("{v}"));
+    assert_eq!(charts.len(), 3, "{v}");
+    for c in charts {
+        assert!(
+            c[2].as_f64().unwrap() < c[3].as_f64().unwrap(),
+            "the title runs into the figure: {c}"
+        );
+    }
+    assert_eq!(
+        seen(&mut b)["title"],
+        json!(format!("charts of {pass}")),
+        "the task the charts show"
+    );
 
     drop(b);
     let mut console = console;

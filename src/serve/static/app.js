@@ -295,6 +295,9 @@ async function pageRun(id) {
   const count = h("span", { id: "point-count" }, "0");
   const done = h("span", { id: "tests-done" }, "0");
   const charts = h("div", { className: "charts", id: "charts" });
+  // The task the charts show, above them: in each chart's title it ran into the "now" figure
+  // (a saturate step's or a sustain pass's label is longer than a chart is wide).
+  const chartsTask = h("p", { id: "charts-task" });
   const stop = h("button", { className: "stop", id: "stop" }, "Stop");
   const out = h("div", { id: "run-output" });
   // Its stderr, where the end shows it: while it runs, as the test writes it (what a
@@ -311,7 +314,7 @@ async function pageRun(id) {
     h("p", {}, "status: ", status, " ", stop),
     h("p", {}, label, " ", h("span", { className: "bar" }, barFill)),
     h("p", {}, "live points: ", count, " · tests done: ", done),
-    charts, err, out);
+    chartsTask, charts, err, out);
   // The charts follow the task running now, from its start (each test of a suite has its
   // own scale; they showed the previous test, and the bar stayed at 100 %, until the new
   // test's first point came, 500 ms later). A prefill, pause or idle has no live figures.
@@ -320,12 +323,12 @@ async function pageRun(id) {
     if (!live) return;
     const task = state.task;
     const pts = state.points.filter((p) => p.label === task);
-    const t = task ? " — " + task.replace(/ \[.*\]$/, "") : "";
+    chartsTask.textContent = task ? "charts of " + task : "";
     const empty = notTest(task) ? "no live figures during " + task.split(" ")[0] : undefined;
     charts.replaceChildren(
-      lineChart("chart-iops", "IOPS" + t, pts, "iops", (v) => fmtNum(v), undefined, empty),
-      lineChart("chart-bw", "MB/s" + t, pts, "mbs", (v) => fmtNum(v, 1), undefined, empty),
-      lineChart("chart-lat", "mean latency" + t, pts, "lat", fmtLat, undefined, empty));
+      lineChart("chart-iops", "IOPS", pts, "iops", (v) => fmtNum(v), undefined, empty),
+      lineChart("chart-bw", "MB/s", pts, "mbs", (v) => fmtNum(v, 1), undefined, empty),
+      lineChart("chart-lat", "mean latency", pts, "lat", fmtLat, undefined, empty));
   };
   draw();
   const tick = async () => {
