@@ -215,3 +215,47 @@ fn a_long_task_name_does_not_run_into_the_figures() {
     assert_eq!(console.stop(), Some(0), "stderr: {}", console.stderr());
     let _ = std::fs::remove_dir_all(&shots);
 }
+
+/// A suite stopped in its second test: one test done (it read 2: the stopped one counted),
+/// the bar where it stopped (it went to 100 %), and the stopped test's empty charts say it
+/// ended ("waiting for data…" on a test that had ended).
+#[test]
+fn a_stopped_test_ends_where_it_stopped() {
+    let test = "a_stopped_test_ends_where_it_stopped";
+    if !common::tool_or_skip(test, "chromium", "chromium") {
+        return;
+    }
+    let (console, mut b, shots) = console_and_browser("stopped");
+    let a = "SEQ1M Q8T1 read [1/1]";
+    let next = "SEQ1M Q1T1 read [1/1]";
+    push(
+        &mut b,
+        &[
+            json!({"event": "task_start", "t_ms": 0, "label": a}),
+            point(a, 500, 0.5),
+            json!({"event": "task_end", "t_ms": 1010, "label": a, "message": "4.1 MB/s, 1,000 IOPS"}),
+            json!({"event": "task_start", "t_ms": 1020, "label": next}),
+            json!({"event": "progress", "t_ms": 1270, "label": next, "fraction": 0.3, "message": "4.0 MB/s"}),
+            json!({"event": "note", "t_ms": 1300, "label": next, "message": "iolab: stopping (SIGINT): ending as interrupted"}),
+            json!({"event": "task_end", "t_ms": 1310, "label": next, "message": "interrupted"}),
+        ],
+    );
+    b.eval("window.__status = 'interrupted'; location.hash = '#/run/run-fake'; true");
+    b.wait_for(
+        "the end",
+        "document.getElementById('run-label').textContent.startsWith('ended (interrupted')",
+        MINUTE,
+    );
+    b.shot("stopped");
+    let done = b.eval("document.getElementById('tests-done').textContent");
+    assert_eq!(done, json!("1"), "tests done");
+    let v = seen(&mut b);
+    assert_eq!(v["bar"], json!("30%"), "{v}");
+    assert_eq!(v["title"], json!(format!("charts of {next}")), "{v}");
+    assert_eq!(v["empty"], json!("it ended before its first point"), "{v}");
+
+    drop(b);
+    let mut console = console;
+    assert_eq!(console.stop(), Some(0), "stderr: {}", console.stderr());
+    let _ = std::fs::remove_dir_all(&shots);
+}

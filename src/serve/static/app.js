@@ -284,11 +284,15 @@ async function pageRun(id) {
   // when the next test starts (--repeat auto may stop early), or when the suite completes;
   // not once per run (a suite of 4 tests x 3 runs once showed "tests done: 12").
   // task: the task running now (its label), whose points the charts show.
-  const state = { since: 0, points: [], done: new Set(), current: "", status: "", task: "" };
+  // ended: the test ended (a task without points then never gets one).
+  const state = { since: 0, points: [], done: new Set(), current: "", status: "", task: "", ended: false };
   const testOf = (label) => String(label || "").replace(/ \[(\d+\/\d+|round \d+, until steady)\]$/, "");
   // Tasks that are not a test: a prefill or preconditioning (saturate's name the file:
   // "prefill /mnt/x/iolab-test-….dat", counted as a test), a --pause, a --recovery idle.
   const notTest = (label) => /^(prefill|precondition|pause|idle)\b/.test(String(label || ""));
+  // A task that ended without its figures (a Stop, an error): its test is not done (a
+  // suite stopped in its fourth test read "tests done: 4" over a table of 3 measured).
+  const cutShort = (e) => /^(interrupted|stopped|failed)$/.test(String(e.message || ""));
   const status = h("span", { id: "run-status" });
   const label = h("span", { id: "run-label" });
   const barFill = h("div", { style: "width:0%" });
@@ -324,7 +328,8 @@ async function pageRun(id) {
     const task = state.task;
     const pts = state.points.filter((p) => p.label === task);
     chartsTask.textContent = task ? "charts of " + task : "";
-    const empty = notTest(task) ? "no live figures during " + task.split(" ")[0] : undefined;
+    const empty = notTest(task) ? "no live figures during " + task.split(" ")[0]
+      : state.ended ? "it ended before its first point" : undefined;
     charts.replaceChildren(
       lineChart("chart-iops", "IOPS", pts, "iops", (v) => fmtNum(v), undefined, empty),
       lineChart("chart-bw", "MB/s", pts, "mbs", (v) => fmtNum(v, 1), undefined, empty),
@@ -370,7 +375,7 @@ async function pageRun(id) {
         redraw = true;
         if (!notTest(e.label) && state.current && state.current !== testOf(e.label)) state.done.add(state.current);
       }
-      if (e.event === "task_end" && !notTest(e.label)) {
+      if (e.event === "task_end" && !notTest(e.label) && !cutShort(e)) {
         state.current = testOf(e.label);
         const m = / \[(\d+)\/(\d+)\]$/.exec(e.label);
         if (!m || m[1] === m[2]) state.done.add(state.current);
@@ -394,7 +399,9 @@ async function pageRun(id) {
       return;
     }
     label.textContent = "ended (" + v.status + (v.exit_code === null ? "" : ", exit " + v.exit_code) + ")";
-    barFill.style.width = "100%";
+    // Full once complete; a stopped or failed test's bar stays where it ended (it read 100 %).
+    if (v.status === "complete") barFill.style.width = "100%";
+    if (!state.ended) { state.ended = true; draw(); }
     const parts = [];
     if (v.result) {
       parts.push(h("p", {}, "result ", h("strong", { id: "result-id" }, v.result), " — download: ",
