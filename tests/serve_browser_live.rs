@@ -14,19 +14,20 @@ use serve_support::cdp::Browser;
 
 const MINUTE: Duration = Duration::from_secs(60);
 
-/// Answers `/api/runs/run-fake?since=N` from `window.__events` (status `window.__status`),
+/// Answers `/api/runs/run-fake?since=N` from `window.__events` (status `window.__status`,
+/// command `window.__command`),
 /// as the console's job view does (src/serve/jobs.rs JobView); everything else goes to the
 /// console.
 const FAKE_RUN: &str = r#"(() => {
-  window.__events = []; window.__status = "running";
+  window.__events = []; window.__status = "running"; window.__command = "run";
   if (!window.__fetch) {
     window.__fetch = window.fetch;
     window.fetch = (...a) => {
       const u = String(a[0]);
       if (!u.startsWith('/api/runs/run-fake')) return window.__fetch(...a);
       const since = Number(new URL(u, location.href).searchParams.get('since') || 0);
-      const body = { id: 'run-fake', command: 'run', target: '/dev/shm/x', argv: ['iolab', 'run'],
-        started_at: '2026-01-01T00:00:00Z', live_points: true, status: window.__status,
+      const body = { id: 'run-fake', command: window.__command, target: '/dev/shm/x', argv: ['iolab', window.__command],
+        started_at: '2026-01-01T00:00:00Z', live_points: window.__command !== 'files', status: window.__status,
         exit_code: null, result: null, history: null, events: window.__events.slice(since),
         next: window.__events.length, stdout: '', stderr: '' };
       return Promise.resolve(new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } }));
@@ -253,6 +254,45 @@ fn a_stopped_test_ends_where_it_stopped() {
     assert_eq!(v["bar"], json!("30%"), "{v}");
     assert_eq!(v["title"], json!(format!("charts of {next}")), "{v}");
     assert_eq!(v["empty"], json!("it ended before its first point"), "{v}");
+
+    drop(b);
+    let mut console = console;
+    assert_eq!(console.stop(), Some(0), "stderr: {}", console.stderr());
+    let _ = std::fs::remove_dir_all(&shots);
+}
+
+/// A files test stopped in its first size: no test done. The removal of its work directory
+/// after the stop (a task of its own, "removing the files test's work directory") counted
+/// as one.
+#[test]
+fn removing_the_work_directory_is_not_a_test() {
+    let test = "removing_the_work_directory_is_not_a_test";
+    if !common::tool_or_skip(test, "chromium", "chromium") {
+        return;
+    }
+    let (console, mut b, shots) = console_and_browser("removing");
+    let size = "4KiB [1/2]";
+    let rm = "removing the files test's work directory";
+    push(
+        &mut b,
+        &[
+            json!({"event": "task_start", "t_ms": 15, "label": size}),
+            json!({"event": "progress", "t_ms": 330, "label": size, "fraction": 0.03125, "message": "create"}),
+            json!({"event": "task_end", "t_ms": 2538, "label": size, "message": "stopped"}),
+            json!({"event": "task_start", "t_ms": 2540, "label": rm}),
+            json!({"event": "task_end", "t_ms": 5468, "label": rm, "message": "removed"}),
+        ],
+    );
+    b.eval(
+        "window.__command = 'files'; window.__status = 'interrupted'; location.hash = '#/run/run-fake'; true",
+    );
+    b.wait_for(
+        "the end",
+        "document.getElementById('run-label').textContent.startsWith('ended (interrupted')",
+        MINUTE,
+    );
+    let done = b.eval("document.getElementById('tests-done').textContent");
+    assert_eq!(done, json!("0"), "tests done");
 
     drop(b);
     let mut console = console;

@@ -288,8 +288,9 @@ async function pageRun(id) {
   const state = { since: 0, points: [], done: new Set(), current: "", status: "", task: "", ended: false };
   const testOf = (label) => String(label || "").replace(/ \[(\d+\/\d+|round \d+, until steady)\]$/, "");
   // Tasks that are not a test: a prefill or preconditioning (saturate's name the file:
-  // "prefill /mnt/x/iolab-test-….dat", counted as a test), a --pause, a --recovery idle.
-  const notTest = (label) => /^(prefill|precondition|pause|idle)\b/.test(String(label || ""));
+  // "prefill /mnt/x/iolab-test-….dat", counted as a test), a --pause, a --recovery idle,
+  // the removal of a stopped files test's work directory (counted as a test).
+  const notTest = (label) => /^(prefill|precondition|pause|idle|removing)\b/.test(String(label || ""));
   // A task that ended without its figures (a Stop, an error): its test is not done (a
   // suite stopped in its fourth test read "tests done: 4" over a table of 3 measured).
   const cutShort = (e) => /^(interrupted|stopped|failed)$/.test(String(e.message || ""));
