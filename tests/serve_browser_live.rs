@@ -299,3 +299,40 @@ fn removing_the_work_directory_is_not_a_test() {
     assert_eq!(console.stop(), Some(0), "stderr: {}", console.stderr());
     let _ = std::fs::remove_dir_all(&shots);
 }
+
+/// A files test counts sizes, its tasks ("1 B [1/2]"), each a row of its first table: the
+/// page said "tests done: 2" (its second table has 8 tests, "1 B create", …) and "live
+/// points: 0" (it has no live series).
+#[test]
+fn a_files_test_counts_its_sizes() {
+    let test = "a_files_test_counts_its_sizes";
+    if !common::tool_or_skip(test, "chromium", "chromium") {
+        return;
+    }
+    let (console, mut b, shots) = console_and_browser("files");
+    let mut events = Vec::new();
+    for (i, label) in ["1 B [1/2]", "1 B [2/2]", "4KiB [1/2]", "4KiB [2/2]"]
+        .iter()
+        .enumerate()
+    {
+        let t = 20 * i as u64;
+        events.push(json!({"event": "task_start", "t_ms": t, "label": label}));
+        events.push(json!({"event": "task_end", "t_ms": t + 10, "label": label, "message": "50,637 files/s"}));
+    }
+    push(&mut b, &events);
+    b.eval(
+        "window.__command = 'files'; window.__status = 'complete'; location.hash = '#/run/run-fake'; true",
+    );
+    b.wait_for(
+        "the end",
+        "document.getElementById('run-label').textContent.startsWith('ended (complete')",
+        MINUTE,
+    );
+    let line = b.eval("document.getElementById('tests-done').parentElement.textContent");
+    assert_eq!(line, json!("sizes done: 2"));
+
+    drop(b);
+    let mut console = console;
+    assert_eq!(console.stop(), Some(0), "stderr: {}", console.stderr());
+    let _ = std::fs::remove_dir_all(&shots);
+}

@@ -299,6 +299,8 @@ async function pageRun(id) {
   const barFill = h("div", { style: "width:0%" });
   const count = h("span", { id: "point-count" }, "0");
   const done = h("span", { id: "tests-done" }, "0");
+  const pointsPart = h("span", {}, "live points: ", count, " · ");
+  const doneWord = h("span", {}, "tests done: ");
   const charts = h("div", { className: "charts", id: "charts" });
   // The task the charts show, above them: in each chart's title it ran into the "now" figure
   // (a saturate step's or a sustain pass's label is longer than a chart is wide).
@@ -318,7 +320,7 @@ async function pageRun(id) {
   show(h("h2", {}, "Test ", id), h("p", {}, argv),
     h("p", {}, "status: ", status, " ", stop),
     h("p", {}, label, " ", h("span", { className: "bar" }, barFill)),
-    h("p", {}, "live points: ", count, " · tests done: ", done),
+    h("p", {}, pointsPart, doneWord, done),
     chartsTask, charts, err, out);
   // The charts follow the task running now, from its start (each test of a suite has its
   // own scale; they showed the previous test, and the bar stayed at 100 %, until the new
@@ -355,6 +357,10 @@ async function pageRun(id) {
     if (live && v.live_points === false) {
       // No live series for this test (files): no empty charts "waiting for data…".
       live = false;
+      // Nor a count of its points (it read "live points: 0"); its tasks are sizes, each a row
+      // of its first table ("tests done: 2" read as if over the 8 rows "1 B create", …).
+      pointsPart.remove();
+      if (v.command === "files") doneWord.textContent = "sizes done: ";
       charts.replaceChildren(h("p", { className: "note", id: "no-live" }, "iolab " + v.command + " has no live series (IOPS, MB/s and latency every 500 ms are a block test's); its figures are in the table when it ends."));
     }
     state.since = v.next;
