@@ -62,6 +62,13 @@ fn seen(b: &mut Browser) -> serde_json::Value {
     )
 }
 
+/// Close the browser, stop the console (exit 0) and remove the screenshots.
+fn finish(mut console: Console, b: Browser, shots: &std::path::Path) {
+    drop(b);
+    assert_eq!(console.stop(), Some(0), "stderr: {}", console.stderr());
+    let _ = std::fs::remove_dir_all(shots);
+}
+
 /// Start the console and a browser on it, with the scripted run ready.
 fn console_and_browser(name: &str) -> (Console, Browser, std::path::PathBuf) {
     let console = Console::start(&[]);
@@ -158,10 +165,7 @@ fn a_new_test_shows_from_its_start() {
     assert_eq!(v["empty"], json!("no live figures during pause"), "{v}");
     b.shot("pause");
 
-    drop(b);
-    let mut console = console;
-    assert_eq!(console.stop(), Some(0), "stderr: {}", console.stderr());
-    let _ = std::fs::remove_dir_all(&shots);
+    finish(console, b, &shots);
 }
 
 /// A long task name (a sustain pass, a saturate step) does not run into the charts' figures:
@@ -211,10 +215,7 @@ fn a_long_task_name_does_not_run_into_the_figures() {
         "the task the charts show"
     );
 
-    drop(b);
-    let mut console = console;
-    assert_eq!(console.stop(), Some(0), "stderr: {}", console.stderr());
-    let _ = std::fs::remove_dir_all(&shots);
+    finish(console, b, &shots);
 }
 
 /// A suite stopped in its second test: one test done (it read 2: the stopped one counted),
@@ -255,10 +256,7 @@ fn a_stopped_test_ends_where_it_stopped() {
     assert_eq!(v["title"], json!(format!("charts of {next}")), "{v}");
     assert_eq!(v["empty"], json!("it ended before its first point"), "{v}");
 
-    drop(b);
-    let mut console = console;
-    assert_eq!(console.stop(), Some(0), "stderr: {}", console.stderr());
-    let _ = std::fs::remove_dir_all(&shots);
+    finish(console, b, &shots);
 }
 
 /// A files test stopped in its first size: no test done. The removal of its work directory
@@ -294,10 +292,7 @@ fn removing_the_work_directory_is_not_a_test() {
     let done = b.eval("document.getElementById('tests-done').textContent");
     assert_eq!(done, json!("0"), "tests done");
 
-    drop(b);
-    let mut console = console;
-    assert_eq!(console.stop(), Some(0), "stderr: {}", console.stderr());
-    let _ = std::fs::remove_dir_all(&shots);
+    finish(console, b, &shots);
 }
 
 /// A files test counts sizes, its tasks ("1 B [1/2]"), each a row of its first table: the
@@ -331,8 +326,5 @@ fn a_files_test_counts_its_sizes() {
     let line = b.eval("document.getElementById('tests-done').parentElement.textContent");
     assert_eq!(line, json!("sizes done: 2"));
 
-    drop(b);
-    let mut console = console;
-    assert_eq!(console.stop(), Some(0), "stderr: {}", console.stderr());
-    let _ = std::fs::remove_dir_all(&shots);
+    finish(console, b, &shots);
 }
