@@ -44,9 +44,10 @@ fn push(b: &mut Browser, events: &[serde_json::Value]) {
     assert_eq!(b.eval(&js), json!(true));
 }
 
-fn point(label: &str, t_ms: u64, fraction: f64) -> serde_json::Value {
+/// A live point at `t_ms` since the stream opened, `elapsed_ms` into its task.
+fn point(label: &str, t_ms: u64, elapsed_ms: u64, fraction: f64) -> serde_json::Value {
     json!({"event": "point", "t_ms": t_ms, "label": label, "fraction": fraction,
-           "elapsed_ms": t_ms, "iops": 1000.0, "bw_bytes_per_s": 4.096e6, "lat_mean_ns": 250000.0})
+           "elapsed_ms": elapsed_ms, "iops": 1000.0, "bw_bytes_per_s": 4.096e6, "lat_mean_ns": 250000.0})
 }
 
 /// What the page shows of the run now: the task line, the bar's width, the task the charts
@@ -99,8 +100,8 @@ fn a_new_test_shows_from_its_start() {
         &mut b,
         &[
             json!({"event": "task_start", "t_ms": 0, "label": a}),
-            point(a, 500, 0.5),
-            point(a, 1000, 1.0),
+            point(a, 500, 500, 0.5),
+            point(a, 1000, 1000, 1.0),
         ],
     );
     b.eval("location.hash = '#/run/run-fake'; true");
@@ -135,7 +136,7 @@ fn a_new_test_shows_from_its_start() {
     b.shot("next-test-started");
 
     // Its first point: its own chart.
-    push(&mut b, &[point(next, 1520, 0.25)]);
+    push(&mut b, &[point(next, 1520, 500, 0.25)]);
     b.wait_for(
         "the next test's first point",
         "document.querySelectorAll('#chart-iops circle').length === 1",
@@ -143,6 +144,12 @@ fn a_new_test_shows_from_its_start() {
     );
     let v = seen(&mut b);
     assert_eq!(v["bar"], json!("25%"), "{v}");
+    // Its time axis: how far into the test (0.5 s), not since the command started (1.5 s,
+    // for a test that had run 0.5 s).
+    let axis = b.eval(
+        "[...document.querySelectorAll('#chart-iops text')].map((t) => t.textContent).filter((t) => /^[0-9.]+ s$/.test(t))",
+    );
+    assert_eq!(axis, json!(["0.5 s"]), "{v}");
     assert_eq!(v["title"], json!("charts of RND4K Q32T1 read [1/1]"), "{v}");
 
     // A pause between runs: no live figures, and the page says so.
@@ -183,8 +190,8 @@ fn a_long_task_name_does_not_run_into_the_figures() {
         &mut b,
         &[
             json!({"event": "task_start", "t_ms": 0, "label": pass}),
-            point(pass, 600, 0.1),
-            point(pass, 1200, 0.2),
+            point(pass, 600, 600, 0.1),
+            point(pass, 1200, 1200, 0.2),
         ],
     );
     b.eval("location.hash = '#/run/run-fake'; true");
@@ -234,7 +241,7 @@ fn a_stopped_test_ends_where_it_stopped() {
         &mut b,
         &[
             json!({"event": "task_start", "t_ms": 0, "label": a}),
-            point(a, 500, 0.5),
+            point(a, 500, 500, 0.5),
             json!({"event": "task_end", "t_ms": 1010, "label": a, "message": "4.1 MB/s, 1,000 IOPS"}),
             json!({"event": "task_start", "t_ms": 1020, "label": next}),
             json!({"event": "progress", "t_ms": 1270, "label": next, "fraction": 0.3, "message": "4.0 MB/s"}),

@@ -367,7 +367,9 @@ async function pageRun(id) {
     let redraw = false;
     for (const e of v.events) {
       if (e.event === "point") {
-        state.points.push({ x: e.t_ms, iops: e.iops, mbs: e.bw_bytes_per_s / 1e6, lat: e.lat_mean_ns, label: e.label });
+        // x: how far into its test (the charts show one test; since the command's start, a
+        // 2 s test's chart read "6.1 s" to "7.1 s").
+        state.points.push({ x: e.elapsed_ms ?? e.t_ms, iops: e.iops, mbs: e.bw_bytes_per_s / 1e6, lat: e.lat_mean_ns, label: e.label });
         state.task = e.label;
         redraw = true;
       }
