@@ -88,6 +88,8 @@ function timeCell(t) {
   const short = t && t.length >= 16 && t[10] === "T" ? t.slice(0, 10) + " " + t.slice(11, 16) : t;
   return h("td", { title: t, className: "nowrap" }, short);
 }
+// A result's or run's id (`h-12`, `run-3`), on one line as the terminal's lists give it.
+function idCell(...children) { return h("td", { className: "nowrap" }, ...children); }
 // A command with the options that tell two runs of it apart (`run --preset real --size
 // 1G`), as `iolab history` lists it.
 function commandText(e) { return e.options ? e.command + " " + e.options : e.command; }
@@ -428,7 +430,7 @@ async function pageRun(id) {
 async function pageRuns() {
   const runs = await api("/api/runs");
   const rows = runs.map((r) => h("tr", {},
-    h("td", { className: "nowrap" }, h("a", { href: "#/run/" + r.id }, r.id)), h("td", {}, commandText(r)), h("td", {}, r.target),
+    idCell(h("a", { href: "#/run/" + r.id }, r.id)), h("td", {}, commandText(r)), h("td", {}, r.target),
     h("td", { className: "status-" + r.status }, r.status), timeCell(r.started_at)));
   show(h("h2", {}, "Tests started from this console"),
     rows.length ? table(["id", "command", "target", "status", "started (UTC)"], rows) : h("p", { className: "note" }, "None yet: start one under New test."));
@@ -462,7 +464,7 @@ async function pageHistory() {
     const list = await api("/api/history?" + p.toString(), null, (hd) => { total = Number(hd.get("x-total-count")); });
     const rows = list.map((e) => h("tr", { "data-id": e.id },
       h("td", {}, h("input", { type: "checkbox", className: "pick", value: e.id })),
-      h("td", { className: "nowrap" }, e.id), timeCell(e.started_at), h("td", {}, commandText(e)),
+      idCell(e.id), timeCell(e.started_at), h("td", {}, commandText(e)),
       h("td", { className: "status-" + e.status }, e.status), h("td", {}, e.host), h("td", {}, e.device || ""), h("td", {}, e.filesystem),
       h("td", {}, e.headline), h("td", {}, e.source),
       h("td", {}, ["html", "md", "csv", "json"].map((fm) => h("a", { href: "/api/results/" + e.id + "/report/" + fm, download: "" }, fm + " ")))));
@@ -532,7 +534,7 @@ async function pageTrend() {
     // As `iolab history trend`: Change against the previous result; ◆ where the level
     // changed for good (its change against the results before). Value, interval, change and
     // mark: the command line's text (t.cells, from src/report/history.rs).
-    const rows = t.points.map((p, i) => h("tr", {}, h("td", { className: "nowrap" }, "h-" + p.id + (p.status ? " (run " + p.status + ")" : "")), timeCell(p.started_at),
+    const rows = t.points.map((p, i) => h("tr", {}, idCell("h-" + p.id + (p.status ? " (run " + p.status + ")" : "")), timeCell(p.started_at),
       h("td", { className: "num" }, t.cells[i].value),
       h("td", { className: "num" }, t.cells[i].interval),
       h("td", { className: "num" }, t.cells[i].change),
@@ -561,7 +563,7 @@ async function pageTrend() {
       const opt = (v, unit) => (v === null || v === undefined ? "" : v + (unit || ""));
       healthBox.replaceChildren(h("h3", {}, "Health over time"), table(
         ["id", "taken (UTC)", "self-assessment", "temperature", "% used", "media errors", "reallocated", "written"],
-        snaps.map((p) => h("tr", {}, h("td", { className: "nowrap" }, "h-" + p.id), timeCell(p.started_at),
+        snaps.map((p) => h("tr", {}, idCell("h-" + p.id), timeCell(p.started_at),
           h("td", {}, p.smart.health_passed === true ? "PASSED" : p.smart.health_passed === false ? "FAILED" : ""),
           h("td", {}, opt(p.smart.temperature_c, " °C")), h("td", {}, opt(p.smart.percentage_used, " %")),
           h("td", {}, opt(p.smart.media_errors)), h("td", {}, opt(p.smart.reallocated_sectors)),
