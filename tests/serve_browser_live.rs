@@ -335,3 +335,35 @@ fn a_files_test_counts_its_sizes() {
 
     finish(console, b, &shots);
 }
+
+/// The figure so far stays beside the task: a live point (which has no message) came after
+/// the progress event of the same moment and took it away ("randread depth 1 (step 1,
+/// sweep)" alone, every other poll).
+#[test]
+fn the_figure_so_far_stays_beside_the_task() {
+    let test = "the_figure_so_far_stays_beside_the_task";
+    if !common::tool_or_skip(test, "chromium", "chromium") {
+        return;
+    }
+    let (console, mut b, shots) = console_and_browser("figure");
+    let step = "randread depth 1 (step 1, sweep)";
+    push(
+        &mut b,
+        &[
+            json!({"event": "task_start", "t_ms": 137, "label": step}),
+            json!({"event": "progress", "t_ms": 639, "label": step, "fraction": 0.4177, "message": "149,698 IOPS"}),
+            point(step, 639, 501, 0.4178),
+        ],
+    );
+    b.eval("location.hash = '#/run/run-fake'; true");
+    b.wait_for(
+        "the point",
+        "document.querySelectorAll('#chart-iops circle').length === 1",
+        MINUTE,
+    );
+    let v = seen(&mut b);
+    assert_eq!(v["label"], json!(format!("{step} — 149,698 IOPS")), "{v}");
+    assert_eq!(v["bar"], json!("42%"), "{v}");
+
+    finish(console, b, &shots);
+}

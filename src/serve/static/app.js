@@ -376,10 +376,11 @@ async function pageRun(id) {
         state.task = e.label;
         redraw = true;
       }
-      if (e.event === "progress" || e.event === "point") {
-        label.textContent = e.label + (e.message ? " — " + e.message : "");
-        barFill.style.width = (100 * (e.fraction || 0)).toFixed(0) + "%";
-      }
+      if (e.event === "progress") label.textContent = e.label + (e.message ? " — " + e.message : "");
+      // A point has no message: the figure so far stays (a point after the progress event of
+      // the same moment left the task's name alone, every other poll).
+      if (e.event === "point" && !label.textContent.startsWith(e.label)) label.textContent = e.label;
+      if (e.event === "progress" || e.event === "point") barFill.style.width = (100 * (e.fraction || 0)).toFixed(0) + "%";
       if (e.event === "task_start") {
         label.textContent = e.label;
         barFill.style.width = "0%";
