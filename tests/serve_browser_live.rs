@@ -367,3 +367,26 @@ fn the_figure_so_far_stays_beside_the_task() {
 
     finish(console, b, &shots);
 }
+
+/// A test refused by its own checks (exit 2) before its first task: its empty charts say it
+/// has no live figures, naming no task (they said "waiting for data…" after it had ended).
+#[test]
+fn a_test_refused_before_its_first_task_waits_for_nothing() {
+    let test = "a_test_refused_before_its_first_task_waits_for_nothing";
+    if !common::tool_or_skip(test, "chromium", "chromium") {
+        return;
+    }
+    let (console, mut b, shots) = console_and_browser("refused");
+    b.eval("window.__status = 'refused'; location.hash = '#/run/run-fake'; true");
+    b.wait_for(
+        "the end",
+        "document.getElementById('run-label').textContent.startsWith('ended (refused')",
+        MINUTE,
+    );
+    let v = seen(&mut b);
+    assert_eq!(v["empty"], json!("no live figures"), "{v}");
+    assert_eq!(v["title"], json!(""), "{v}");
+    assert_eq!(v["bar"], json!("0%"), "{v}");
+
+    finish(console, b, &shots);
+}

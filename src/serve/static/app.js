@@ -335,7 +335,7 @@ async function pageRun(id) {
     const pts = state.points.filter((p) => p.label === task);
     chartsTask.textContent = task ? "charts of " + task : "";
     const empty = notTest(task) ? "no live figures during " + task.split(" ")[0]
-      : state.ended ? "it ended before its first point" : undefined;
+      : state.ended ? (task ? "it ended before its first point" : "no live figures") : undefined;
     charts.replaceChildren(
       lineChart("chart-iops", "IOPS", pts, "iops", (v) => fmtNum(v), undefined, empty),
       lineChart("chart-bw", "MB/s", pts, "mbs", (v) => fmtNum(v, 1), undefined, empty),
