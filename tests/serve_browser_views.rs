@@ -415,6 +415,18 @@ fn the_history_and_trend_pages_read_as_the_terminal_s() {
         ],
         "{rows:?}"
     );
+    // Its id and time each on one line, as in the terminal's list (the page broke them at
+    // their hyphens beside a long headline: "h-" over "2", "2026-11-" over "01 10:00").
+    let lines = b.eval(
+        "[...document.querySelectorAll('#history-table tbody tr')].map((r) => [1, 2].map((i) => {
+           const range = document.createRange(); range.selectNodeContents(r.children[i]);
+           return range.getClientRects().length; }))",
+    );
+    assert_eq!(
+        lines,
+        serde_json::json!([[1, 1], [1, 1]]),
+        "lines of id, time"
+    );
     // Each time as the terminal's list gives it (`2026-11-01 10:00`, UTC), the full time in
     // its tooltip (the page showed `2026-11-01T10:00:00.000Z`).
     let list = common::stdout(&iolab(&["history"]));

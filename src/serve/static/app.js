@@ -83,10 +83,13 @@ function fmtLat(ns) {
 // A time as the terminal's lists and trends give it (src/report/history.rs short_time:
 // `2026-01-31T12:34:56.789Z` -> `2026-01-31 12:34`, UTC), the full time as the cell's
 // tooltip (the pages showed the full ISO time).
+// On one line, as the id beside it (both broke at their hyphens beside a long headline).
 function timeCell(t) {
   const short = t && t.length >= 16 && t[10] === "T" ? t.slice(0, 10) + " " + t.slice(11, 16) : t;
-  return h("td", { title: t }, short);
+  return h("td", { title: t, className: "nowrap" }, short);
 }
+// A result's or run's id (`h-12`, `run-3`), on one line as the terminal's lists give it.
+function idCell(...children) { return h("td", { className: "nowrap" }, ...children); }
 // A command with the options that tell two runs of it apart (`run --preset real --size
 // 1G`), as `iolab history` lists it.
 function commandText(e) { return e.options ? e.command + " " + e.options : e.command; }
@@ -113,7 +116,8 @@ function table(headers, rows) {
 function errorBox(id) { return h("p", { id: id, className: "error" }); }
 
 // ---- a line chart in SVG ----
-function lineChart(id, title, points, key, fmt, xfmt) {
+// `empty`: what it says without points (default: "waiting for data…").
+function lineChart(id, title, points, key, fmt, xfmt, empty) {
   xfmt = xfmt || ((x) => (x / 1000).toFixed(1) + " s");
   const W = 360, H = 170, L = 58, R = 10, T = 22, B = 26;
   const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
@@ -129,7 +133,7 @@ function lineChart(id, title, points, key, fmt, xfmt) {
   add("text", { x: 6, y: 15, "font-weight": "bold" }, title);
   const pts = points.filter((p) => Number.isFinite(p[key]));
   if (pts.length === 0) {
-    add("text", { x: L, y: H / 2 }, "waiting for data…");
+    add("text", { x: L, y: H / 2 }, empty || "waiting for data…");
     return svg;
   }
   const xs = pts.map((p) => p.x), ys = pts.map((p) => p[key]);
@@ -282,17 +286,28 @@ async function pageRun(id) {
   // Tests done: a test (its label without " [run/runs]") is done after its last run, or
   // when the next test starts (--repeat auto may stop early), or when the suite completes;
   // not once per run (a suite of 4 tests x 3 runs once showed "tests done: 12").
-  const state = { since: 0, points: [], done: new Set(), current: "", status: "" };
+  // task: the task running now (its label), whose points the charts show.
+  // ended: the test ended (a task without points then never gets one).
+  const state = { since: 0, points: [], done: new Set(), current: "", status: "", task: "", ended: false };
   const testOf = (label) => String(label || "").replace(/ \[(\d+\/\d+|round \d+, until steady)\]$/, "");
   // Tasks that are not a test: a prefill or preconditioning (saturate's name the file:
-  // "prefill /mnt/x/iolab-test-….dat", counted as a test), a --pause, a --recovery idle.
-  const notTest = (label) => /^(prefill|precondition|pause|idle)\b/.test(String(label || ""));
+  // "prefill /mnt/x/iolab-test-….dat", counted as a test), a --pause, a --recovery idle,
+  // the removal of a stopped files test's work directory (counted as a test).
+  const notTest = (label) => /^(prefill|precondition|pause|idle|removing)\b/.test(String(label || ""));
+  // A task that ended without its figures (a Stop, an error): its test is not done (a
+  // suite stopped in its fourth test read "tests done: 4" over a table of 3 measured).
+  const cutShort = (e) => /^(interrupted|stopped|failed)$/.test(String(e.message || ""));
   const status = h("span", { id: "run-status" });
   const label = h("span", { id: "run-label" });
   const barFill = h("div", { style: "width:0%" });
   const count = h("span", { id: "point-count" }, "0");
   const done = h("span", { id: "tests-done" }, "0");
+  const pointsPart = h("span", {}, "live points: ", count, " · ");
+  const doneWord = h("span", {}, "tests done: ");
   const charts = h("div", { className: "charts", id: "charts" });
+  // The task the charts show, above them: in each chart's title it ran into the "now" figure
+  // (a saturate step's or a sustain pass's label is longer than a chart is wide).
+  const chartsTask = h("p", { id: "charts-task" });
   const stop = h("button", { className: "stop", id: "stop" }, "Stop");
   const out = h("div", { id: "run-output" });
   // Its stderr, where the end shows it: while it runs, as the test writes it (what a
@@ -308,19 +323,23 @@ async function pageRun(id) {
   show(h("h2", {}, "Test ", id), h("p", {}, argv),
     h("p", {}, "status: ", status, " ", stop),
     h("p", {}, label, " ", h("span", { className: "bar" }, barFill)),
-    h("p", {}, "live points: ", count, " · tests done: ", done),
-    charts, err, out);
-  // The charts follow the test running now (each test of a suite has its own scale).
+    h("p", {}, pointsPart, doneWord, done),
+    chartsTask, charts, err, out);
+  // The charts follow the task running now, from its start (each test of a suite has its
+  // own scale; they showed the previous test, and the bar stayed at 100 %, until the new
+  // test's first point came, 500 ms later). A prefill, pause or idle has no live figures.
   let live = true;
   const draw = () => {
     if (!live) return;
-    const last = state.points.length ? state.points[state.points.length - 1].label : "";
-    const pts = state.points.filter((p) => p.label === last);
-    const t = last ? " — " + last.replace(/ \[.*\]$/, "") : "";
+    const task = state.task;
+    const pts = state.points.filter((p) => p.label === task);
+    chartsTask.textContent = task ? "charts of " + task : "";
+    const empty = notTest(task) ? "no live figures during " + task.split(" ")[0]
+      : state.ended ? (task ? "it ended before its first point" : "no live figures") : undefined;
     charts.replaceChildren(
-      lineChart("chart-iops", "IOPS" + t, pts, "iops", (v) => fmtNum(v)),
-      lineChart("chart-bw", "MB/s" + t, pts, "mbs", (v) => fmtNum(v, 1)),
-      lineChart("chart-lat", "mean latency" + t, pts, "lat", fmtLat));
+      lineChart("chart-iops", "IOPS", pts, "iops", (v) => fmtNum(v), undefined, empty),
+      lineChart("chart-bw", "MB/s", pts, "mbs", (v) => fmtNum(v, 1), undefined, empty),
+      lineChart("chart-lat", "mean latency", pts, "lat", fmtLat, undefined, empty));
   };
   draw();
   const tick = async () => {
@@ -341,22 +360,35 @@ async function pageRun(id) {
     if (live && v.live_points === false) {
       // No live series for this test (files): no empty charts "waiting for data…".
       live = false;
+      // Nor a count of its points (it read "live points: 0"); its tasks are sizes, each a row
+      // of its first table ("tests done: 2" read as if over the 8 rows "1 B create", …).
+      pointsPart.remove();
+      if (v.command === "files") doneWord.textContent = "sizes done: ";
       charts.replaceChildren(h("p", { className: "note", id: "no-live" }, "iolab " + v.command + " has no live series (IOPS, MB/s and latency every 500 ms are a block test's); its figures are in the table when it ends."));
     }
     state.since = v.next;
+    let redraw = false;
     for (const e of v.events) {
       if (e.event === "point") {
-        state.points.push({ x: e.t_ms, iops: e.iops, mbs: e.bw_bytes_per_s / 1e6, lat: e.lat_mean_ns, label: e.label });
+        // x: how far into its test (the charts show one test; since the command's start, a
+        // 2 s test's chart read "6.1 s" to "7.1 s").
+        state.points.push({ x: e.elapsed_ms ?? e.t_ms, iops: e.iops, mbs: e.bw_bytes_per_s / 1e6, lat: e.lat_mean_ns, label: e.label });
+        state.task = e.label;
+        redraw = true;
       }
-      if (e.event === "progress" || e.event === "point") {
-        label.textContent = e.label + (e.message ? " — " + e.message : "");
-        barFill.style.width = (100 * (e.fraction || 0)).toFixed(0) + "%";
-      }
+      if (e.event === "progress") label.textContent = e.label + (e.message ? " — " + e.message : "");
+      // A point has no message: the figure so far stays (a point after the progress event of
+      // the same moment left the task's name alone, every other poll).
+      if (e.event === "point" && !label.textContent.startsWith(e.label)) label.textContent = e.label;
+      if (e.event === "progress" || e.event === "point") barFill.style.width = (100 * (e.fraction || 0)).toFixed(0) + "%";
       if (e.event === "task_start") {
         label.textContent = e.label;
+        barFill.style.width = "0%";
+        state.task = e.label;
+        redraw = true;
         if (!notTest(e.label) && state.current && state.current !== testOf(e.label)) state.done.add(state.current);
       }
-      if (e.event === "task_end" && !notTest(e.label)) {
+      if (e.event === "task_end" && !notTest(e.label) && !cutShort(e)) {
         state.current = testOf(e.label);
         const m = / \[(\d+)\/(\d+)\]$/.exec(e.label);
         if (!m || m[1] === m[2]) state.done.add(state.current);
@@ -365,7 +397,7 @@ async function pageRun(id) {
     count.textContent = String(state.points.length);
     if (v.status === "complete" && state.current) state.done.add(state.current);
     done.textContent = String(state.done.size);
-    if (v.events.some((e) => e.event === "point")) draw();
+    if (redraw) draw();
     status.textContent = v.status;
     status.className = "status-" + v.status;
     const running = v.status === "running" || v.status === "stopping";
@@ -380,7 +412,9 @@ async function pageRun(id) {
       return;
     }
     label.textContent = "ended (" + v.status + (v.exit_code === null ? "" : ", exit " + v.exit_code) + ")";
-    barFill.style.width = "100%";
+    // Full once complete; a stopped or failed test's bar stays where it ended (it read 100 %).
+    if (v.status === "complete") barFill.style.width = "100%";
+    if (!state.ended) { state.ended = true; draw(); }
     const parts = [];
     if (v.result) {
       parts.push(h("p", {}, "result ", h("strong", { id: "result-id" }, v.result), " — download: ",
@@ -397,7 +431,7 @@ async function pageRun(id) {
 async function pageRuns() {
   const runs = await api("/api/runs");
   const rows = runs.map((r) => h("tr", {},
-    h("td", {}, h("a", { href: "#/run/" + r.id }, r.id)), h("td", {}, commandText(r)), h("td", {}, r.target),
+    idCell(h("a", { href: "#/run/" + r.id }, r.id)), h("td", {}, commandText(r)), h("td", {}, r.target),
     h("td", { className: "status-" + r.status }, r.status), timeCell(r.started_at)));
   show(h("h2", {}, "Tests started from this console"),
     rows.length ? table(["id", "command", "target", "status", "started (UTC)"], rows) : h("p", { className: "note" }, "None yet: start one under New test."));
@@ -431,7 +465,7 @@ async function pageHistory() {
     const list = await api("/api/history?" + p.toString(), null, (hd) => { total = Number(hd.get("x-total-count")); });
     const rows = list.map((e) => h("tr", { "data-id": e.id },
       h("td", {}, h("input", { type: "checkbox", className: "pick", value: e.id })),
-      h("td", {}, e.id), timeCell(e.started_at), h("td", {}, commandText(e)),
+      idCell(e.id), timeCell(e.started_at), h("td", {}, commandText(e)),
       h("td", { className: "status-" + e.status }, e.status), h("td", {}, e.host), h("td", {}, e.device || ""), h("td", {}, e.filesystem),
       h("td", {}, e.headline), h("td", {}, e.source),
       h("td", {}, ["html", "md", "csv", "json"].map((fm) => h("a", { href: "/api/results/" + e.id + "/report/" + fm, download: "" }, fm + " ")))));
@@ -501,7 +535,7 @@ async function pageTrend() {
     // As `iolab history trend`: Change against the previous result; ◆ where the level
     // changed for good (its change against the results before). Value, interval, change and
     // mark: the command line's text (t.cells, from src/report/history.rs).
-    const rows = t.points.map((p, i) => h("tr", {}, h("td", {}, "h-" + p.id + (p.status ? " (run " + p.status + ")" : "")), timeCell(p.started_at),
+    const rows = t.points.map((p, i) => h("tr", {}, idCell("h-" + p.id + (p.status ? " (run " + p.status + ")" : "")), timeCell(p.started_at),
       h("td", { className: "num" }, t.cells[i].value),
       h("td", { className: "num" }, t.cells[i].interval),
       h("td", { className: "num" }, t.cells[i].change),
@@ -530,7 +564,7 @@ async function pageTrend() {
       const opt = (v, unit) => (v === null || v === undefined ? "" : v + (unit || ""));
       healthBox.replaceChildren(h("h3", {}, "Health over time"), table(
         ["id", "taken (UTC)", "self-assessment", "temperature", "% used", "media errors", "reallocated", "written"],
-        snaps.map((p) => h("tr", {}, h("td", {}, "h-" + p.id), timeCell(p.started_at),
+        snaps.map((p) => h("tr", {}, idCell("h-" + p.id), timeCell(p.started_at),
           h("td", {}, p.smart.health_passed === true ? "PASSED" : p.smart.health_passed === false ? "FAILED" : ""),
           h("td", {}, opt(p.smart.temperature_c, " °C")), h("td", {}, opt(p.smart.percentage_used, " %")),
           h("td", {}, opt(p.smart.media_errors)), h("td", {}, opt(p.smart.reallocated_sectors)),
