@@ -564,6 +564,12 @@ fn stalled_before_bytes(t: &Value, fast: u64, bytes: u64) -> bool {
 /// reaches on this machine; the emulator's own test shows the device holds them within a
 /// few %).
 fn check_cache(r: &CacheRun, fast: u64, slow: u64, cache_tolerance: f64) {
+    check_cache_fast_over(r, fast, slow, cache_tolerance, 0.10)
+}
+
+/// `check_cache` whose fast speed may read up to `fast_over` above its limit (and 10 %
+/// under it).
+fn check_cache_fast_over(r: &CacheRun, fast: u64, slow: u64, cache_tolerance: f64, fast_over: f64) {
     eprintln!(
         "ACCURACY cache {:.1} MiB (device switched at {:.1} MiB, {:+.2} %), fast {:.1} MB/s (set {}), slow {:.1} MB/s (set {})",
         r.cache / MIB as f64,
@@ -576,7 +582,11 @@ fn check_cache(r: &CacheRun, fast: u64, slow: u64, cache_tolerance: f64) {
     );
     assert_eq!(r.cliffs, 1, "{r:?}");
     assert!(within(r.cache, r.truth, cache_tolerance), "cache: {r:?}");
-    assert!(within(r.fast, fast as f64, 0.10), "fast: {r:?}");
+    let fast = fast as f64;
+    assert!(
+        r.fast >= 0.9 * fast && r.fast <= (1.0 + fast_over) * fast,
+        "fast: {r:?}"
+    );
     assert!(within(r.slow, slow as f64, 0.10), "slow: {r:?}");
 }
 
@@ -660,7 +670,17 @@ fn a_small_cache_of_an_emulated_drive_is_found() {
     // intervals, which in a series of 35 (3 s past the cache) or 56 (5 s) can be more than
     // the 5 % of stalls that sends the search to sums of intervals, where no short phase is
     // kept; a real pass writes far past its cache.
-    check_cache(&cache_scenario(160, fast, slow, 8.0), fast, slow, 0.10);
+    // The fast speed may read up to 25 % over its limit: the throttle's first slice (up to
+    // twice the limit) is one of the phase's four intervals. Mostly it reads within 10 %;
+    // CI at load 8 read 440 MB/s of 400 (series 797, 398, 482, then 100 MB/s), the cache
+    // within 1 %.
+    check_cache_fast_over(
+        &cache_scenario(160, fast, slow, 8.0),
+        fast,
+        slow,
+        0.10,
+        0.25,
+    );
 }
 
 /// A drive that starts slow (100 MB/s for its first 80 MB: waking up, or still busy), then
