@@ -761,7 +761,7 @@ fn saturation_table_names_all_and_worst_stream_latency() {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let text = std::fs::read_to_string(&md).unwrap();
     assert!(
-        text.contains("| QD×jobs | IOPS | MB/s | mean latency (all / worst) | p99 (all / worst) | p99.9 (all / worst) |"),
+        text.contains("| depth | IOPS | MB/s | mean latency (all / worst) | p99 (all / worst) | p99.9 (all / worst) |"),
         "{text}"
     );
     assert!(
