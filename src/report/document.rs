@@ -442,6 +442,7 @@ fn sustain_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
             first_numeric: 0,
             numeric_end: None,
         }));
+        out.push(Block::Para(sustain::PHASE_LEGEND.into()));
     }
     if let Some(svg) = sustain::bandwidth_chart(&format!("{name}: MB/s over time"), t) {
         out.push(Block::Chart {
@@ -872,6 +873,40 @@ mod tests {
         );
         assert!(!text.contains("Answer:"), "{text}");
         assert!(!text.contains("0 ns"), "{text}");
+    }
+
+    /// The terminal says what a sustain phase's spread is under its table ("standard
+    /// deviation of the per-interval speed"); the report's table said nothing.
+    #[test]
+    fn a_sustain_phase_table_says_what_its_spread_is() {
+        use crate::model::sustain::{SustainDetail, SustainPhase};
+        let t = crate::model::TestResult {
+            name: "first pass".into(),
+            family: "sustain".into(),
+            sustain: Some(SustainDetail {
+                bytes_written: 64 << 20,
+                interval_ms: 50,
+                phases: vec![SustainPhase {
+                    end_ms: 1000,
+                    bytes: 64 << 20,
+                    mean_bw_bytes_per_s: 64e6,
+                    stddev_bw_bytes_per_s: 1e6,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let mut out = Vec::new();
+        sustain_blocks("first pass", &t, &mut out);
+        let table = out
+            .iter()
+            .position(|b| matches!(b, Block::Table(_)))
+            .expect("the phase table");
+        assert!(
+            matches!(&out[table + 1], Block::Para(p) if p.contains("spread = standard deviation of the per-interval speed")),
+            "{out:?}"
+        );
     }
 
     /// A sustain pass shorter than one interval: the report showed the phase table's header
