@@ -932,6 +932,28 @@ fn bad_inputs_exit_2_and_write_nothing() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// The terminal's comparison names the tests one side lacks ("only in B: …"); the report's
+/// comparison left them out.
+#[test]
+fn report_comparison_names_the_tests_of_one_side_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_path = dir.path().join("r.md");
+    let out = iolab(&[
+        "report",
+        s(&fixture("run-a.json")),
+        s(&fixture("run-b.json")),
+        "-o",
+        s(&out_path),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = std::fs::read_to_string(&out_path).unwrap();
+    assert!(md.contains("\nonly in B: RND4K Q1T1 read\n"), "{md}");
+}
+
 #[test]
 fn report_reads_a_directory_of_results() {
     let dir = tempfile::tempdir().unwrap();

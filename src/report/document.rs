@@ -103,6 +103,10 @@ fn comparison_group(command: &str, inputs: &[Loaded], out: &mut Vec<Block>) {
         for r in p.rows.iter().filter(|r| r.primary) {
             out.push(Block::Para(compare::sentence(p, r)));
         }
+        // The terminal's lines: the report did not say which tests one side lacked.
+        for line in compare::only_in(p) {
+            out.push(Block::Para(line));
+        }
     }
     out.push(Block::Para(compare::EXPLANATION.into()));
 }
