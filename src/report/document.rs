@@ -609,6 +609,16 @@ mod tests {
         p
     }
 
+    /// The curve table of a sweep's blocks.
+    fn curve_of(out: &[Block]) -> TableBlock {
+        out.iter()
+            .find_map(|b| match b {
+                Block::Table(t) => Some(t.clone()),
+                _ => None,
+            })
+            .expect("the curve")
+    }
+
     /// The "Answer: …" paragraph of a sweep's blocks.
     fn answer_of(out: &[Block]) -> String {
         out.iter()
@@ -656,11 +666,7 @@ mod tests {
             ),
             "{para}"
         );
-        let table = out.iter().find_map(|b| match b {
-            Block::Table(t) => Some(t.clone()),
-            _ => None,
-        });
-        let table = table.expect("the curve");
+        let table = curve_of(&out);
         assert_eq!(table.header[0], "depth (total)");
         assert_eq!(table.rows[0][0], "10 (20) *");
     }
@@ -704,13 +710,7 @@ mod tests {
             format!("randread: {}", &para["Answer: ".len()..]),
             format!("{line}.")
         );
-        let table = out
-            .iter()
-            .find_map(|b| match b {
-                Block::Table(t) => Some(t.clone()),
-                _ => None,
-            })
-            .expect("the curve");
+        let table = curve_of(&out);
         let terminal = saturate::curve_table(&t);
         assert!(terminal.contains(" ok "), "{terminal}");
         for h in ["mean latency", "avg QD", "limit"] {
@@ -789,13 +789,7 @@ mod tests {
             format!("{}.", saturate::facts(&answer)).to_lowercase()
         );
         let terminal = saturate::curve_table(&t);
-        let table = out
-            .iter()
-            .find_map(|b| match b {
-                Block::Table(t) => Some(t.clone()),
-                _ => None,
-            })
-            .expect("the curve");
+        let table = curve_of(&out);
         assert_eq!(table.header[0], "depth");
         let cells: Vec<&str> = table.rows.iter().map(|r| r[0].as_str()).collect();
         assert_eq!(cells, ["7 *", "8"]);
