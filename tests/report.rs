@@ -1107,7 +1107,10 @@ fn html_is_self_contained_with_one_svg_per_chart() {
     }
     // Error bars on the bars, the limit line and the knee on the saturation curve.
     assert!(html.contains("class=\"err\""));
-    assert!(html.contains("class=\"limit\"") && html.contains("knee: QD32"));
+    // The answer and the knee in the words of the text (they read `answer: QD16 70,000 IOPS`
+    // and `knee: QD32`).
+    assert!(html.contains("class=\"limit\"") && html.contains("knee at depth 32"));
+    assert!(html.contains("answer: 70,000 IOPS at depth 16"), "{html}");
     // Environment and every warning are there.
     let text: String = doc.root_element().text().collect();
     for needle in [
