@@ -302,6 +302,16 @@ pub fn fmt_secs(s: f64) -> String {
     }
 }
 
+/// `s` with its first letter upper case: a phrase the terminal gives after a name or a
+/// `;` as a sentence of its own in a report.
+pub fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -761,7 +761,7 @@ fn saturation_table_names_all_and_worst_stream_latency() {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let text = std::fs::read_to_string(&md).unwrap();
     assert!(
-        text.contains("| QD×jobs | IOPS | MB/s | mean latency (all / worst) | p99 (all / worst) | p99.9 (all / worst) |"),
+        text.contains("| depth | IOPS | MB/s | mean latency (all / worst) | p99 (all / worst) | p99.9 (all / worst) |"),
         "{text}"
     );
     assert!(
@@ -932,6 +932,28 @@ fn bad_inputs_exit_2_and_write_nothing() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// The terminal's comparison names the tests one side lacks ("only in B: …"); the report's
+/// comparison left them out.
+#[test]
+fn report_comparison_names_the_tests_of_one_side_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_path = dir.path().join("r.md");
+    let out = iolab(&[
+        "report",
+        s(&fixture("run-a.json")),
+        s(&fixture("run-b.json")),
+        "-o",
+        s(&out_path),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let md = std::fs::read_to_string(&out_path).unwrap();
+    assert!(md.contains("\nonly in B: RND4K Q1T1 read\n"), "{md}");
+}
+
 #[test]
 fn report_reads_a_directory_of_results() {
     let dir = tempfile::tempdir().unwrap();
@@ -1085,7 +1107,10 @@ fn html_is_self_contained_with_one_svg_per_chart() {
     }
     // Error bars on the bars, the limit line and the knee on the saturation curve.
     assert!(html.contains("class=\"err\""));
-    assert!(html.contains("class=\"limit\"") && html.contains("knee: QD32"));
+    // The answer and the knee in the words of the text (they read `answer: QD16 70,000 IOPS`
+    // and `knee: QD32`).
+    assert!(html.contains("class=\"limit\"") && html.contains("knee at depth 32"));
+    assert!(html.contains("answer: 70,000 IOPS at depth 16"), "{html}");
     // Environment and every warning are there.
     let text: String = doc.root_element().text().collect();
     for needle in [

@@ -256,16 +256,9 @@ pub fn saturation(title: &str, t: &TestResult) -> Option<String> {
     let mut series = vec![Series {
         name: format!("{stat} latency (labels: queue depth)"),
         points: curve.iter().map(|p| (p.at.iops, pick(p))).collect(),
-        labels: curve
-            .iter()
-            .map(|p| {
-                if p.at.jobs > 1 {
-                    format!("{}×{}", p.at.iodepth, p.at.jobs)
-                } else {
-                    p.at.iodepth.to_string()
-                }
-            })
-            .collect(),
+        // The curve table's depth (`saturate::depth_cell`): the jobs are in the sweep's name
+        // (it read `8×4`).
+        labels: curve.iter().map(|p| p.at.iodepth.to_string()).collect(),
     }];
     if stat != "mean" {
         series.push(Series {
@@ -288,7 +281,14 @@ pub fn saturation(title: &str, t: &TestResult) -> Option<String> {
             marks.push(Mark::Point {
                 x: a.iops,
                 y: lat,
-                label: format!("answer: QD{} {} IOPS", a.iodepth, fmt_thousands(a.iops)),
+                // The answer's and the knee's words in the terminal and the report's text
+                // (`saturate::answer_words`, `saturate::facts`): it said `answer: QD16 70,000
+                // IOPS` and `knee: QD32`.
+                label: format!(
+                    "answer: {} IOPS at depth {}",
+                    fmt_thousands(a.iops),
+                    a.iodepth
+                ),
             });
         }
         if let Some(k) = a.knee_iodepth
@@ -297,7 +297,7 @@ pub fn saturation(title: &str, t: &TestResult) -> Option<String> {
             marks.push(Mark::Point {
                 x: p.at.iops,
                 y: pick(p),
-                label: format!("knee: QD{k}"),
+                label: format!("knee at depth {k}"),
             });
         }
     }

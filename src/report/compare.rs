@@ -723,25 +723,28 @@ pub fn render_text(c: &Comparison) -> String {
             out.push_str(&sentence(p, r));
             out.push('\n');
         }
-        if !p.only_in_baseline.is_empty() {
-            out.push_str(&format!(
-                "only in {}: {}\n",
-                p.baseline,
-                list_or_none(&p.only_in_baseline)
-            ));
-        }
-        if !p.only_in_other.is_empty() {
-            out.push_str(&format!(
-                "only in {}: {}\n",
-                p.other,
-                list_or_none(&p.only_in_other)
-            ));
+        for line in only_in(p) {
+            out.push_str(&line);
+            out.push('\n');
         }
     }
     out.push('\n');
     out.push_str(EXPLANATION);
     out.push('\n');
     out
+}
+
+/// The tests of one side only, under a pairing's table, terminal and report alike (the
+/// report left them out: a test missing from one result was not said to be).
+pub fn only_in(p: &Pairing) -> Vec<String> {
+    [
+        (&p.baseline, &p.only_in_baseline),
+        (&p.other, &p.only_in_other),
+    ]
+    .into_iter()
+    .filter(|(_, tests)| !tests.is_empty())
+    .map(|(side, tests)| format!("only in {side}: {}", list_or_none(tests)))
+    .collect()
 }
 
 /// What the columns mean (printed under every comparison).
@@ -816,6 +819,15 @@ mod tests {
             settings_differ: Vec::new(),
             warnings: Vec::new(),
         }
+    }
+
+    /// The tests of one side only, one line per side that has any.
+    #[test]
+    fn the_tests_of_one_side_only_are_named() {
+        let mut p = pairing();
+        assert!(only_in(&p).is_empty());
+        p.only_in_other = vec!["RND4K Q1T1 read".into()];
+        assert_eq!(only_in(&p), ["only in B: RND4K Q1T1 read"]);
     }
 
     /// Two matrices of xfs and btrfs on images held by an ext4: the header said "ext4" (and

@@ -11,7 +11,7 @@ use crate::report::metrics::{
     MEAN_LATENCY, all_tests, config_of, display_name, fmt_value, label_for, test_name,
 };
 use crate::report::{age, charts, compare, matrix, saturate, slack, state, sustain, trace};
-use crate::units::{fmt_ns_short, fmt_size_iec, fmt_thousands};
+use crate::units::{fmt_size_iec, fmt_thousands};
 
 /// Build the whole report.
 pub fn build(inputs: &[Loaded]) -> Vec<Block> {
@@ -102,6 +102,10 @@ fn comparison_group(command: &str, inputs: &[Loaded], out: &mut Vec<Block>) {
         }
         for r in p.rows.iter().filter(|r| r.primary) {
             out.push(Block::Para(compare::sentence(p, r)));
+        }
+        // The terminal's lines: the report did not say which tests one side lacked.
+        for line in compare::only_in(p) {
+            out.push(Block::Para(line));
         }
     }
     out.push(Block::Para(compare::EXPLANATION.into()));
@@ -442,6 +446,7 @@ fn sustain_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
             first_numeric: 0,
             numeric_end: None,
         }));
+        out.push(Block::Para(sustain::PHASE_LEGEND.into()));
     }
     if let Some(svg) = sustain::bandwidth_chart(&format!("{name}: MB/s over time"), t) {
         out.push(Block::Chart {
@@ -460,40 +465,23 @@ fn saturation_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
     };
     out.push(Block::Heading(4, format!("{name}: saturation")));
     if let Some(a) = &t.answer {
-        if !a.detail.found {
-            // No answer to give: below the alert it said "Answer: 0 IOPS at queue depth 0
-            // with mean latency 0 ns".
-            out.push(Block::Alert(format!(
-                "No depth held the {} latency limit of {}: even the smallest depth broke it.",
-                a.statistic,
-                fmt_ns_short(a.limit_ns)
-            )));
-        } else if !a.detail.limit_crossed {
-            out.push(Block::Para(
-                "The limit was never crossed up to the largest depth tried: the answer is a lower bound.".into(),
-            ));
-        }
+        // The terminal's words (`saturate::answer_words`, `saturate::facts`): the report said
+        // "No depth held the mean latency limit of 10 ms: even the smallest depth broke it",
+        // "at queue depth" where the terminal said "at depth", "(limit 10 ms)" for "≤ 10 ms",
+        // and "IOPS stopped rising after depth 8 (the knee)" for "knee at depth 8".
+        let words = saturate::answer_words(a);
         if a.detail.found {
-            out.push(Block::Para(format!(
-                // With the ranks or targets it is per (it read "1,990 IOPS at queue depth 10
-                // with mean latency 9.76 ms" for 20 in flight on two ranks).
-                "Answer: {} IOPS at queue {} with {} latency {} (limit {}){}{}.",
-                fmt_thousands(a.iops),
-                saturate::depth_phrase(a),
-                a.statistic,
-                // The terminal's answer line's form (`saturate::answer_line`).
-                a.latency_ns.map_or_else(|| "-".into(), fmt_ns_short),
-                fmt_ns_short(a.limit_ns),
-                a.knee_iodepth
-                    .map(|k| format!("; IOPS stopped rising after depth {k} (the knee)"))
-                    .unwrap_or_default(),
-                if a.thrashed {
-                    "; IOPS fell while depth rose (thrashing)"
-                } else {
-                    ""
-                }
+            out.push(Block::Para(format!("Answer: {words}.")));
+        } else {
+            out.push(Block::Alert(format!(
+                "{}.",
+                crate::units::capitalize(&words)
             )));
         }
+        out.push(Block::Para(format!(
+            "{}.",
+            crate::units::capitalize(&saturate::facts(a))
+        )));
     }
     if let Some(svg) = charts::saturation(&format!("{name}: IOPS vs latency"), t) {
         out.push(Block::Chart {
@@ -501,11 +489,12 @@ fn saturation_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
             caption: "Saturation curve: latency against IOPS as the queue depth rises, with the limit line, the answer and the knee".into(),
         });
     }
-    let rows = charts::by_depth(curve)
+    let answer_depth = saturate::answer_depth(t);
+    let rows: Vec<Vec<String>> = charts::by_depth(curve)
         .into_iter()
         .map(|p| {
             vec![
-                format!("{}×{}", p.at.iodepth, p.at.jobs),
+                saturate::depth_cell(p, answer_depth),
                 fmt_thousands(p.at.iops),
                 fmt_value("bw_bytes_per_s", p.at.bw_bytes_per_s),
                 saturate::lat_cell(p, |l| l.mean_ns),
@@ -530,18 +519,10 @@ fn saturation_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
             h.to_string()
         }
     };
-    let per_rank = t
-        .answer
-        .as_ref()
-        .and_then(|a| a.detail.ranks)
-        .is_some_and(|r| r > 1);
+    let marked = rows.iter().any(|r| r[0].ends_with(" *"));
     out.push(Block::Table(TableBlock {
         header: vec![
-            if per_rank {
-                "QD×jobs per rank".into()
-            } else {
-                "QD×jobs".into()
-            },
+            saturate::depth_header(curve).into(),
             "IOPS".into(),
             "MB/s".into(),
             lat(MEAN_LATENCY),
@@ -555,6 +536,13 @@ fn saturation_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
         first_numeric: 1,
         numeric_end: None,
     }));
+    if marked {
+        // Not at the start of the line, where Markdown takes `* ` for a list item.
+        out.push(Block::Para(format!(
+            "In the depth column, {}.",
+            saturate::ANSWER_MARK
+        )));
+    }
 }
 
 #[cfg(test)]
@@ -621,6 +609,16 @@ mod tests {
         p
     }
 
+    /// The curve table of a sweep's blocks.
+    fn curve_of(out: &[Block]) -> TableBlock {
+        out.iter()
+            .find_map(|b| match b {
+                Block::Table(t) => Some(t.clone()),
+                _ => None,
+            })
+            .expect("the curve")
+    }
+
     /// The "Answer: …" paragraph of a sweep's blocks.
     fn answer_of(out: &[Block]) -> String {
         out.iter()
@@ -637,7 +635,8 @@ mod tests {
     #[test]
     fn a_distributed_answer_says_its_depth_is_per_rank() {
         use crate::model::saturate::{Answer, AnswerDetail};
-        let point = step(10, 1990.0);
+        let mut point = step(10, 1990.0);
+        point.detail.total_iodepth = Some(20);
         let t = TestResult {
             name: "randread".into(),
             curve: Some(vec![point]),
@@ -667,11 +666,9 @@ mod tests {
             ),
             "{para}"
         );
-        let header = out.iter().find_map(|b| match b {
-            Block::Table(t) => Some(t.header[0].clone()),
-            _ => None,
-        });
-        assert_eq!(header.as_deref(), Some("QD×jobs per rank"));
+        let table = curve_of(&out);
+        assert_eq!(table.header[0], "depth (total)");
+        assert_eq!(table.rows[0][0], "10 (20) *");
     }
 
     /// The answer's latency read `18.0 µs` (limit `10.00 ms`) in the report where the
@@ -709,17 +706,11 @@ mod tests {
         let para = answer_of(&out);
         let line = saturate::answer_line("randread", &answer);
         assert!(line.contains("latency 18 µs ≤ 10 ms"), "{line}");
-        assert!(
-            para.contains("with mean latency 18 µs (limit 10 ms)"),
-            "{para}"
+        assert_eq!(
+            format!("randread: {}", &para["Answer: ".len()..]),
+            format!("{line}.")
         );
-        let table = out
-            .iter()
-            .find_map(|b| match b {
-                Block::Table(t) => Some(t.clone()),
-                _ => None,
-            })
-            .expect("the curve");
+        let table = curve_of(&out);
         let terminal = saturate::curve_table(&t);
         assert!(terminal.contains(" ok "), "{terminal}");
         for h in ["mean latency", "avg QD", "limit"] {
@@ -740,6 +731,73 @@ mod tests {
             })
             .expect("the chart");
         assert!(chart.contains("limit mean ≤ 10 ms"), "{chart}");
+    }
+
+    /// The report and the terminal gave a sweep's findings in different words: "at queue
+    /// depth 7" / "at depth 7", "IOPS stopped rising after depth 8 (the knee)" / "knee at
+    /// depth 8", "IOPS fell while depth rose (thrashing)" / "THRASHED (IOPS fell two steps
+    /// in a row)", and the curve's depth cell `7×1` / `7 *`. Now they read alike, and the
+    /// report says what the mark means under the table.
+    #[test]
+    fn a_sweep_s_findings_and_depth_cells_read_as_in_the_terminal() {
+        use crate::model::saturate::{Answer, AnswerDetail};
+        let answer = Answer {
+            iops: 700.0,
+            iodepth: 7,
+            statistic: "mean".into(),
+            latency_ns: Some(25_000.0),
+            limit_ns: 30_000.0,
+            knee_iodepth: Some(8),
+            thrashed: true,
+            detail: AnswerDetail {
+                jobs: 1,
+                total_iodepth: 7,
+                found: true,
+                limit_crossed: true,
+                first_bad_iodepth: Some(8),
+                peak_iops: 900.0,
+                peak_iodepth: 16,
+                ..Default::default()
+            },
+        };
+        let t = TestResult {
+            name: "randread".into(),
+            curve: Some(vec![step(7, 700.0), step(8, 900.0)]),
+            answer: Some(answer.clone()),
+            ..Default::default()
+        };
+        let out = sweep_blocks(&t);
+        let paras: Vec<&str> = out
+            .iter()
+            .filter_map(|b| match b {
+                Block::Para(p) => Some(p.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert!(
+            paras.contains(&"Answer: 700 IOPS at queue depth 7 with mean latency 25 µs ≤ 30 µs."),
+            "{paras:?}"
+        );
+        let facts = "Knee at depth 8 (the first depth with 90 % of the peak IOPS); peak 900 IOPS at depth 16; limit broken from depth 8; thrashing (IOPS fell two steps in a row as the depth rose).";
+        assert!(paras.contains(&facts), "{paras:?}");
+        assert_eq!(
+            format!("randread: {}", &paras[0]["Answer: ".len()..]),
+            format!("{}.", saturate::answer_line("randread", &answer))
+        );
+        assert_eq!(
+            facts.to_lowercase(),
+            format!("{}.", saturate::facts(&answer)).to_lowercase()
+        );
+        let terminal = saturate::curve_table(&t);
+        let table = curve_of(&out);
+        assert_eq!(table.header[0], "depth");
+        let cells: Vec<&str> = table.rows.iter().map(|r| r[0].as_str()).collect();
+        assert_eq!(cells, ["7 *", "8"]);
+        assert!(terminal.contains("│   7 * ┆"), "{terminal}");
+        assert!(
+            paras.contains(&"In the depth column, * = answer."),
+            "{paras:?}"
+        );
     }
 
     /// A failed run's error was listed twice (`test-failed` and `error`), and its alert
@@ -808,11 +866,45 @@ mod tests {
         let out = sweep_blocks(&t);
         let text = format!("{out:?}");
         assert!(
-            text.contains("No depth held the mean latency limit"),
+            text.contains("No depth holds mean latency ≤ 10 ms (it broke the limit from depth 1)."),
             "{text}"
         );
         assert!(!text.contains("Answer:"), "{text}");
         assert!(!text.contains("0 ns"), "{text}");
+    }
+
+    /// The terminal says what a sustain phase's spread is under its table ("standard
+    /// deviation of the per-interval speed"); the report's table said nothing.
+    #[test]
+    fn a_sustain_phase_table_says_what_its_spread_is() {
+        use crate::model::sustain::{SustainDetail, SustainPhase};
+        let t = crate::model::TestResult {
+            name: "first pass".into(),
+            family: "sustain".into(),
+            sustain: Some(SustainDetail {
+                bytes_written: 64 << 20,
+                interval_ms: 50,
+                phases: vec![SustainPhase {
+                    end_ms: 1000,
+                    bytes: 64 << 20,
+                    mean_bw_bytes_per_s: 64e6,
+                    stddev_bw_bytes_per_s: 1e6,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let mut out = Vec::new();
+        sustain_blocks("first pass", &t, &mut out);
+        let table = out
+            .iter()
+            .position(|b| matches!(b, Block::Table(_)))
+            .expect("the phase table");
+        assert!(
+            matches!(&out[table + 1], Block::Para(p) if p.contains("spread = standard deviation of the per-interval speed")),
+            "{out:?}"
+        );
     }
 
     /// A sustain pass shorter than one interval: the report showed the phase table's header

@@ -4,11 +4,14 @@
 use comfy_table::{Cell, ContentArrangement};
 
 use crate::model::{ResultDoc, TestResult};
-use crate::report::metrics::{fmt_seconds, fmt_value};
+use crate::report::metrics::{fmt_seconds, fmt_value, label};
 use crate::report::table::{new_table, right};
 use crate::units::{count, fmt_mb_per_s};
 
 const PHASES: [&str; 5] = ["create", "stat", "read", "delete", "big"];
+
+/// The create phase's sync time over a run (summary key), beside Belov's create cell.
+const SYNC_SECONDS: &str = "sync_seconds";
 
 fn param<'a>(t: &'a TestResult, k: &str) -> &'a str {
     t.params.get(k).map(String::as_str).unwrap_or("")
@@ -76,7 +79,8 @@ pub fn render_files_table(doc: &ResultDoc) -> String {
     for ph in &present {
         header.push(Cell::new(*ph));
         if *ph == "create" {
-            header.push(Cell::new("sync s"));
+            // The report's words (`metrics::label`): the terminal said `sync s`.
+            header.push(Cell::new(label(SYNC_SECONDS)));
         }
     }
     cells.set_header(header);
@@ -99,7 +103,7 @@ pub fn render_files_table(doc: &ResultDoc) -> String {
             ));
             if *ph == "create" {
                 let s = t
-                    .and_then(|t| t.summary.get("sync_seconds"))
+                    .and_then(|t| t.summary.get(SYNC_SECONDS))
                     .map(|s| fmt_seconds(s.mean))
                     .unwrap_or_else(|| "-".into());
                 r.push(right(s));
@@ -161,4 +165,34 @@ pub fn render_files_table(doc: &ResultDoc) -> String {
     }
     out.push_str(&crate::report::table::render_warnings(doc));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Environment;
+
+    /// The create phase's sync time was `sync s` in the terminal and `sync seconds` in the
+    /// reports.
+    #[test]
+    fn the_sync_column_has_the_report_s_name() {
+        let mut doc = ResultDoc::new("files", Vec::new(), Environment::default());
+        let mut t = TestResult {
+            name: "4KiB create".into(),
+            family: "files".into(),
+            ..Default::default()
+        };
+        t.params.insert("phase".into(), "create".into());
+        t.summary.insert(
+            SYNC_SECONDS.into(),
+            crate::stats::summary::summarize(&[0.25]),
+        );
+        doc.tests.push(t);
+        let out = render_files_table(&doc);
+        assert_eq!(label(SYNC_SECONDS), "sync seconds");
+        let header = out.lines().nth(2).unwrap_or_default();
+        assert!(header.contains(" sync seconds "), "{out}");
+        assert!(!out.contains("sync s "), "{out}");
+        assert!(out.contains(" 0.250 "), "{out}");
+    }
 }

@@ -5,7 +5,7 @@ use comfy_table::{Cell, ContentArrangement, Table};
 
 use crate::analysis::endurance::fmt_si;
 use crate::model::device::{BlockDeviceInfo, EnduranceReport, SmartInfo, StorageInfo};
-use crate::units::{fmt_size_exact, fmt_size_iec};
+use crate::units::{capitalize, fmt_size_exact, fmt_size_iec};
 
 fn table() -> Table {
     super::table::new_table(ContentArrangement::Dynamic)
@@ -319,14 +319,6 @@ pub fn endurance_table(r: &EnduranceReport) -> String {
         out.push_str(&format!("note: {n}\n"));
     }
     out
-}
-
-fn capitalize(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_uppercase().chain(c).collect(),
-        None => String::new(),
-    }
 }
 
 #[cfg(test)]

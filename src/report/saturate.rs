@@ -112,14 +112,15 @@ pub fn plan(cfg: &SaturateConfig, est: [f64; 3]) -> String {
     out
 }
 
-/// The answer's depth as the terminal and the reports say it: `depth 12`, `depth 12 x 4
-/// jobs`, `depth 12 per target (24 in flight in total)`, `depth 10 on each of 2 ranks (20
-/// in flight in total)`.
+/// The answer's depth as the terminal and the reports say it: `queue depth 12`, `queue
+/// depth 12 x 4 jobs`, `queue depth 12 per target (24 in flight in total)`, `queue depth
+/// 10 on each of 2 ranks (20 in flight in total)`. The terminal said `at depth 12`, the
+/// reports `at queue depth 12`.
 pub fn depth_phrase(a: &Answer) -> String {
     let mut depth = if a.detail.jobs > 1 {
-        format!("depth {} x {} jobs", a.iodepth, a.detail.jobs)
+        format!("queue depth {} x {} jobs", a.iodepth, a.detail.jobs)
     } else {
-        format!("depth {}", a.iodepth)
+        format!("queue depth {}", a.iodepth)
     };
     let per_job = a.iodepth * a.detail.jobs.max(1);
     if let Some(ranks) = a.detail.ranks.filter(|&r| r > 1) {
@@ -136,19 +137,27 @@ pub fn depth_phrase(a: &Answer) -> String {
     depth
 }
 
-/// `randread: 41,200 IOPS at depth 12 with mean latency 9.6 ms ≤ 10 ms`.
+/// `randread: 41,200 IOPS at queue depth 12 with mean latency 9.6 ms ≤ 10 ms`.
 pub fn answer_line(name: &str, a: &Answer) -> String {
+    format!("{name}: {}", answer_words(a))
+}
+
+/// The answer without the sweep's name, the terminal's answer line and the reports'
+/// "Answer: …" alike (the reports said "(limit 10 ms)" where the terminal said "≤ 10 ms",
+/// and "No depth held the mean latency limit of 10 ms: even the smallest depth broke it"
+/// where it said "no depth holds mean latency ≤ 10 ms (it broke the limit from depth 1)").
+pub fn answer_words(a: &Answer) -> String {
     let depth = depth_phrase(a);
     if !a.detail.found {
         return format!(
-            "{name}: no depth holds {} latency ≤ {} (it broke the limit from depth {})",
+            "no depth holds {} latency ≤ {} (it broke the limit from depth {})",
             a.statistic,
             fmt_ns_short(a.limit_ns),
             a.detail.first_bad_iodepth.unwrap_or(1)
         );
     }
     let mut s = format!(
-        "{name}: {} IOPS at {depth} with {} latency {} ≤ {}",
+        "{} IOPS at {depth} with {} latency {} ≤ {}",
         fmt_thousands(a.iops),
         a.statistic,
         a.latency_ns.map_or_else(|| "-".into(), fmt_ns_short),
@@ -160,11 +169,20 @@ pub fn answer_line(name: &str, a: &Answer) -> String {
     s
 }
 
-fn facts(a: &Answer) -> String {
+/// What the sweep saw besides the answer, the terminal's second line and the reports'
+/// paragraph under the answer alike: `knee at depth 8 (the first depth with 90 % of the peak IOPS);
+/// peak 41,900 IOPS at depth 16; limit broken from depth 13; no thrashing`. The reports
+/// said "IOPS stopped rising after depth 8 (the knee)" (they may rise by a tenth yet) and
+/// "IOPS fell while depth rose (thrashing)" where the terminal said "THRASHED (IOPS fell
+/// two steps in a row)", and gave neither the peak nor where the limit broke.
+pub fn facts(a: &Answer) -> String {
     let mut v = Vec::new();
     if a.detail.peak_iops > 0.0 {
         match a.knee_iodepth {
-            Some(k) => v.push(format!("knee at depth {k}")),
+            Some(k) => v.push(format!(
+                "knee at depth {k} (the first depth with {:.0} % of the peak IOPS)",
+                crate::workload::saturate::KNEE_SHARE * 100.0
+            )),
             None => v.push("no knee (IOPS still rising)".into()),
         }
         v.push(format!(
@@ -180,11 +198,11 @@ fn facts(a: &Answer) -> String {
         v.push(format!("limit broken from depth {b}"));
     }
     v.push(if a.thrashed {
-        "THRASHED (IOPS fell two steps in a row)".into()
+        "thrashing (IOPS fell two steps in a row as the depth rose)".into()
     } else {
         "no thrashing".into()
     });
-    format!("  {}\n", v.join("; "))
+    v.join("; ")
 }
 
 /// A latency cell: `all / worst` where several streams ran (reads and writes, targets).
@@ -220,15 +238,48 @@ pub fn queue_cell(at: &crate::model::saturate::StepFigures) -> String {
     }
 }
 
+/// What the mark on the answer's row of a curve means, where the curve is shown (the
+/// terminal's method line, under the reports' table).
+pub const ANSWER_MARK: &str = "* = answer";
+
+/// The depth of the answer's row, when some depth held the limit.
+pub fn answer_depth(t: &TestResult) -> Option<u32> {
+    t.answer
+        .as_ref()
+        .filter(|a| a.detail.found)
+        .map(|a| a.iodepth)
+}
+
+/// The curve's first column's header, terminal and reports alike: `depth`, or `depth
+/// (total)` for a distributed sweep (each rank's depth, and all ranks' I/Os in flight).
+pub fn depth_header(curve: &[CurvePoint]) -> &'static str {
+    if curve.iter().any(|p| p.detail.total_iodepth.is_some()) {
+        "depth (total)"
+    } else {
+        "depth"
+    }
+}
+
+/// A curve's depth cell, terminal and reports alike: `8`, `10 (20)` in a distributed
+/// sweep, ` *` after the answer's ([`ANSWER_MARK`]). The reports said `8×1` under
+/// `QD×jobs` (the jobs are in the sweep's name) and marked no row.
+pub fn depth_cell(p: &CurvePoint, answer_depth: Option<u32>) -> String {
+    let mark = if Some(p.at.iodepth) == answer_depth {
+        " *"
+    } else {
+        ""
+    };
+    match p.detail.total_iodepth {
+        Some(t) => format!("{} ({t}){mark}", p.at.iodepth),
+        None => format!("{}{mark}", p.at.iodepth),
+    }
+}
+
 pub fn curve_table(t: &TestResult) -> String {
     let mut pts: Vec<&CurvePoint> = t.curve.iter().flatten().collect();
     pts.sort_by_key(|p| p.at.iodepth);
     let several = pts.iter().any(|p| p.detail.lat_over_streams_max.is_some());
-    let answer_depth = t
-        .answer
-        .as_ref()
-        .filter(|a| a.detail.found)
-        .map(|a| a.iodepth);
+    let answer_depth = answer_depth(t);
     let mut table = new_table(ContentArrangement::Disabled);
     let lat = |h: &str| {
         if several {
@@ -237,10 +288,8 @@ pub fn curve_table(t: &TestResult) -> String {
             h.to_string()
         }
     };
-    // A distributed sweep: the depth of each rank, and all ranks' together.
-    let total = pts.iter().any(|p| p.detail.total_iodepth.is_some());
     table.set_header(vec![
-        if total { "depth (total)" } else { "depth" }.to_string(),
+        depth_header(t.curve.as_deref().unwrap_or_default()).to_string(),
         "IOPS".into(),
         "MB/s".into(),
         lat(MEAN_LATENCY),
@@ -251,17 +300,8 @@ pub fn curve_table(t: &TestResult) -> String {
         "limit".into(),
     ]);
     for p in pts {
-        let mark = if Some(p.at.iodepth) == answer_depth {
-            " *"
-        } else {
-            ""
-        };
-        let depth = match p.detail.total_iodepth {
-            Some(t) => format!("{} ({t}){mark}", p.at.iodepth),
-            None => format!("{}{mark}", p.at.iodepth),
-        };
         table.add_row(vec![
-            right(depth),
+            right(depth_cell(p, answer_depth)),
             right(fmt_thousands(p.at.iops)),
             right(fmt_mb_per_s(p.at.bw_bytes_per_s)),
             right(lat_cell(p, |l| l.mean_ns)),
@@ -284,7 +324,7 @@ pub fn report(doc: &ResultDoc, cfg: &SaturateConfig) -> String {
             Some(a) => {
                 out.push_str(&answer_line(&t.name, a));
                 out.push('\n');
-                out.push_str(&facts(a));
+                out.push_str(&format!("  {}\n", facts(a)));
             }
             None => out.push_str(&format!(
                 "{}: {}; the curve measured so far:\n",
@@ -330,7 +370,7 @@ pub fn report(doc: &ResultDoc, cfg: &SaturateConfig) -> String {
         })
         .collect();
     out.push_str(&format!(
-        "method: {}; prefill with random data, every block{}; sizes: {}; * = answer; latency limit on {} ({} over streams)\n",
+        "method: {}; prefill with random data, every block{}; sizes: {}; {ANSWER_MARK}; latency limit on {} ({} over streams)\n",
         if cfg.targets.iter().all(|t| t.direct) {
             "O_DIRECT"
         } else {
@@ -539,14 +579,14 @@ mod tests {
     fn answer_line_reads_like_the_issue() {
         assert_eq!(
             answer_line("randread", &answer(41_200.0, 12, 9.6)),
-            "randread: 41,200 IOPS at depth 12 with mean latency 9.6 ms ≤ 10 ms"
+            "randread: 41,200 IOPS at queue depth 12 with mean latency 9.6 ms ≤ 10 ms"
         );
         let mut a = answer(82_000.0, 12, 9.6);
         a.detail.total_iodepth = 24;
-        assert!(answer_line("randread", &a).contains("depth 12 per target (24 in flight"));
+        assert!(answer_line("randread", &a).contains("queue depth 12 per target (24 in flight"));
         a.detail.ranks = Some(2);
         assert!(
-            answer_line("randread", &a).contains("depth 12 on each of 2 ranks (24 in flight"),
+            answer_line("randread", &a).contains("queue depth 12 on each of 2 ranks (24 in flight"),
             "{}",
             answer_line("randread", &a)
         );

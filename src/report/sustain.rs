@@ -52,6 +52,10 @@ const PHASE_HEADER: [&str; 7] = [
     "Spread (± MB/s)",
 ];
 
+/// Under a phase table, terminal and report alike (the report's table had none: its
+/// `Spread (± MB/s)` was not said to be a standard deviation).
+pub const PHASE_LEGEND: &str = "MB/s = 10^6 bytes/s; spread = standard deviation of the per-interval speed within the phase (and its share of the mean).";
+
 /// What a pass found, in sentences: its cliffs (the cache) or their absence, and for a
 /// recovery pass how much of the cache came back.
 pub fn findings(name: &str, d: &SustainDetail) -> Vec<String> {
@@ -292,7 +296,8 @@ pub fn render_table(doc: &ResultDoc) -> String {
             }
         }
         if any_phase {
-            out.push_str("MB/s = 10^6 bytes/s; spread = standard deviation of the per-interval speed within the phase (and its share of the mean).\n");
+            out.push_str(PHASE_LEGEND);
+            out.push('\n');
         }
     }
     out.push_str(&crate::report::table::render_warnings(doc));

@@ -146,6 +146,11 @@ fn count_of(n: u64, what: &str) -> String {
     format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
+/// The I/Os in flight when each I/O started, terminal and report alike: the report's chart
+/// said `queue depth`, the name of the key figure beside it (mean while busy, max), where the
+/// terminal said `depth at issue`.
+const DEPTH_AT_ISSUE: &str = "depth at issue";
+
 /// The terminal block.
 pub fn render_summary(s: &TraceSummary) -> String {
     let mut out = String::from("trace summary\n");
@@ -164,7 +169,7 @@ pub fn render_summary(s: &TraceSummary) -> String {
             b.writes
         ));
     }
-    out.push_str("\n  depth at issue (I/Os):");
+    out.push_str(&format!("\n  {DEPTH_AT_ISSUE} (I/Os):"));
     if s.depths.iter().all(|d| d.ios == 0) {
         out.push_str("  -");
     }
@@ -229,7 +234,7 @@ pub fn charts(name: &str, s: &TraceSummary) -> Vec<(String, String)> {
         })
         .collect();
     chart(
-        "queue depth",
+        DEPTH_AT_ISSUE,
         "I/Os",
         depth,
         "In-flight reads and writes seen by each I/O when it started (itself included), and the time spent at that depth",
@@ -588,6 +593,25 @@ mod tests {
         let text = render_summary(&summarize(&[call(0, CallOp::Read, Some(4096))]));
         assert!(text.contains("4.0 KiB in 1 file (4096 bytes)"), "{text}");
         assert!(text.contains("f (4.0 KiB, 1 call)\n"), "{text}");
+    }
+
+    /// The depths at issue were `depth at issue` in the terminal and a chart `queue depth`
+    /// in the report, the name of another figure (the mean while busy).
+    #[test]
+    fn the_depth_at_issue_has_one_name() {
+        let s = summarize(&[
+            call(0, CallOp::Read, Some(4096)),
+            call(1_000, CallOp::Read, Some(4096)),
+        ]);
+        assert!(render_summary(&s).contains("depth at issue (I/Os):  1: 2"));
+        let charts = charts("t", &s);
+        assert!(
+            charts
+                .iter()
+                .any(|(svg, _)| svg.contains("t: depth at issue")),
+            "{charts:?}"
+        );
+        assert!(!charts.iter().any(|(svg, _)| svg.contains("t: queue depth")));
     }
 
     /// Regression: a trace without reads and writes printed "inter-arrival p50 0 ns".
