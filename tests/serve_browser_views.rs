@@ -523,7 +523,10 @@ fn the_history_and_trend_pages_read_as_the_terminal_s() {
     let runs = cells(&mut b, "#main");
     assert_eq!(
         (runs[0][0].as_str(), runs[0][1].as_str()),
-        (id.as_str(), "run --size 4M")
+        (
+            id.as_str(),
+            "run --bs 4K --duration 1s --ramp 0s --repeat 1 --rw randread --size 4M"
+        )
     );
     let started = b.eval("document.querySelector('#main tbody tr').children[4].title");
     let started = started.as_str().unwrap();
