@@ -178,49 +178,47 @@ pub const WORKLOAD_WORDS: &[(&str, usize)] = &[("trace run", 1), ("trace replay"
 /// when nothing is left: `run --preset real --rw randwrite --bs 4K --engine sync`.
 pub fn options_of(argv: &[String]) -> Option<String> {
     let mut out: Vec<String> = Vec::new();
-    let mut args = argv.iter().skip(1).peekable();
+    let mut args = argv.iter().skip(1);
     // The command (and a trace's subcommand), after the flags before it (`--history=DB`,
     // the console's `--progress-json FILE`).
     let mut path: Vec<&str> = Vec::new();
     let mut words = 0;
     let mut switches: &[&str] = &[];
+    // A flag and its value, kept unless it does not change the measurement.
+    let mut keep = |flag: &str, value: Option<String>| {
+        if !NOT_MEASURED.contains(&flag) {
+            out.push(match value {
+                Some(v) => format!("{flag} {}", quoted(&v)),
+                None => flag.to_string(),
+            });
+        }
+    };
     while let Some(a) = args.next() {
         if a == "--" {
             break;
         }
+        let is_switch = |f: &str| COMMON_SWITCHES.contains(&f) || switches.contains(&f);
         if a.starts_with("--") {
-            let (flag, inline) = match a.split_once('=') {
+            let (flag, value) = match a.split_once('=') {
                 Some((f, v)) => (f, Some(v.to_string())),
-                None => (a.as_str(), None),
+                None if is_switch(a) => (a.as_str(), None),
+                None => (a.as_str(), args.next().cloned()),
             };
-            let takes_value = !(COMMON_SWITCHES.contains(&flag) || switches.contains(&flag));
-            let value = match (inline, takes_value) {
-                (Some(v), _) => Some(v),
-                (None, true) => args.next().cloned(),
-                (None, false) => None,
-            };
-            if !NOT_MEASURED.contains(&flag) {
-                out.push(with_value(flag, value.as_deref()));
-            }
+            keep(flag, value);
         } else if a.len() > 1 && a.starts_with('-') {
             // Short flags, together as clap takes them (`-qx`, `-dmedia`, `-t /x`).
             for (i, c) in a.char_indices().skip(1) {
                 let flag = format!("-{c}");
-                if COMMON_SWITCHES.contains(&flag.as_str()) || switches.contains(&flag.as_str()) {
-                    if !NOT_MEASURED.contains(&flag.as_str()) {
-                        out.push(flag);
-                    }
+                if is_switch(&flag) {
+                    keep(&flag, None);
                     continue;
                 }
                 let rest = &a[i + c.len_utf8()..];
-                let value = if rest.is_empty() {
-                    args.next().cloned()
-                } else {
-                    Some(rest.strip_prefix('=').unwrap_or(rest).to_string())
+                let value = match rest {
+                    "" => args.next().cloned(),
+                    _ => Some(rest.strip_prefix('=').unwrap_or(rest).to_string()),
                 };
-                if !NOT_MEASURED.contains(&flag.as_str()) {
-                    out.push(with_value(&flag, value.as_deref()));
-                }
+                keep(&flag, value);
                 break;
             }
         } else if path.is_empty() || path == ["trace"] {
@@ -234,22 +232,15 @@ pub fn options_of(argv: &[String]) -> Option<String> {
                 .find(|(c, _)| *c == name)
                 .map_or(0, |(_, n)| *n);
             if path.len() == 2 {
-                out.push(a.clone());
+                keep(a, None);
             }
         } else if words > 0 {
             words -= 1;
-            out.push(quoted(a));
+            keep(&quoted(a), None);
         }
         // Any other word is the target.
     }
     (!out.is_empty()).then(|| out.join(" "))
-}
-
-fn with_value(flag: &str, value: Option<&str>) -> String {
-    match value {
-        Some(v) => format!("{flag} {}", quoted(v)),
-        None => flag.to_string(),
-    }
 }
 
 /// A value as a shell would take it back: in single quotes when empty or with a space.
@@ -529,46 +520,50 @@ mod tests {
     #[test]
     fn every_option_that_changes_the_measurement_is_shown_in_order() {
         let argv = |a: &str| a.split(' ').map(str::to_string).collect::<Vec<_>>();
-        let o = |a: &str| options_of(&argv(a));
-        assert_eq!(
-            o("iolab run --preset default --size 16M --rw randwrite --bs 4K --iodepth 4 --duration=300ms --repeat 1 /dev/shm/x").as_deref(),
-            Some("--preset default --size 16M --rw randwrite --bs 4K --iodepth 4 --duration 300ms --repeat 1")
-        );
-        assert_eq!(
-            o("iolab --history=/tmp/h.sqlite run --engine sync --direct false -o out --json -q --no-save --history /h --no-history /dev/shm/x").as_deref(),
-            Some("--engine sync --direct false")
-        );
-        assert_eq!(
-            o("iolab files --sizes 1K,4K /dev/shm/x").as_deref(),
-            Some("--sizes 1K,4K")
-        );
-        assert_eq!(o("iolab files -t /x --keep --no-room-check -q"), None);
-        // A word after a switch is the target, not its value; saturate's --mix takes one.
-        assert_eq!(o("iolab run --mix /mnt/ssd").as_deref(), Some("--mix"));
-        assert_eq!(
-            o("iolab saturate --mix 70 /mnt/ssd").as_deref(),
-            Some("--mix 70")
-        );
-        // The console's command line: its progress stream, history and result directory.
-        assert_eq!(
-            o("iolab --progress-json /tmp/p.jsonl --history=/h run --target=/d --rw=read --output=/o --allow-destroy=/d").as_deref(),
-            Some("--rw read")
-        );
-        // Short flags as clap takes them: -d is copy's data set, -x slack's switch.
-        assert_eq!(
-            o("iolab copy -dmedia-mix -qt /x --scale 2").as_deref(),
-            Some("-d media-mix --scale 2")
-        );
-        assert_eq!(o("iolab slack -x /home").as_deref(), Some("-x"));
-        // A trace's subcommand and name; its target word left out.
-        assert_eq!(
-            o("iolab trace run oltp /mnt --scale 2").as_deref(),
-            Some("run oltp --scale 2")
-        );
-        assert_eq!(
-            o("iolab trace replay -t /mnt app.toml").as_deref(),
-            Some("replay app.toml")
-        );
+        for (typed, shown) in [
+            (
+                "iolab run --preset default --size 16M --rw randwrite --bs 4K --iodepth 4 --duration=300ms --repeat 1 /dev/shm/x",
+                Some(
+                    "--preset default --size 16M --rw randwrite --bs 4K --iodepth 4 --duration 300ms --repeat 1",
+                ),
+            ),
+            (
+                "iolab --history=/tmp/h.sqlite run --engine sync --direct false -o out --json -q --no-save --history /h --no-history /dev/shm/x",
+                Some("--engine sync --direct false"),
+            ),
+            (
+                "iolab files --sizes 1K,4K /dev/shm/x",
+                Some("--sizes 1K,4K"),
+            ),
+            ("iolab files -t /x --keep --no-room-check -q", None),
+            // A word after a switch is the target, not its value; saturate's --mix takes one.
+            ("iolab run --mix /mnt/ssd", Some("--mix")),
+            ("iolab saturate --mix 70 /mnt/ssd", Some("--mix 70")),
+            // The console's command line: its progress stream, history and result directory.
+            (
+                "iolab --progress-json /tmp/p.jsonl --history=/h run --target=/d --rw=read --output=/o --allow-destroy=/d",
+                Some("--rw read"),
+            ),
+            // Short flags as clap takes them: -d is copy's data set, -x slack's switch.
+            (
+                "iolab copy -dmedia-mix -qt /x --scale 2",
+                Some("-d media-mix --scale 2"),
+            ),
+            ("iolab slack -x /home", Some("-x")),
+            // A trace's subcommand and name; its target word left out.
+            (
+                "iolab trace run oltp /mnt --scale 2",
+                Some("run oltp --scale 2"),
+            ),
+            (
+                "iolab trace replay -t /mnt app.toml",
+                Some("replay app.toml"),
+            ),
+            // After `--`, only the target.
+            ("iolab run --bs 8K -- -odd", Some("--bs 8K")),
+        ] {
+            assert_eq!(options_of(&argv(typed)).as_deref(), shown, "{typed}");
+        }
         // The matrix's images and device are where; a value with a space is quoted.
         assert_eq!(
             options_of(&[
@@ -586,8 +581,6 @@ mod tests {
             .as_deref(),
             Some("--fs ext4,xfs --mkfs-opts 'ext4:-O ^has_journal' --workload files:sizes=1,4K")
         );
-        // After `--`, only the target.
-        assert_eq!(o("iolab run --bs 8K -- -odd"), Some("--bs 8K".into()));
     }
 
     /// `SWITCHES`, `COMMON_SWITCHES`, `NOT_MEASURED` and `WORKLOAD_WORDS` are what
