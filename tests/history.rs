@@ -1264,3 +1264,120 @@ fn list_and_trend_give_the_figure_of_the_commands_table() {
         assert!(text.contains(named), "{text}");
     }
 }
+
+/// Two runs of one command with other measuring options read apart in the list: every
+/// option that changes the measurement, in the order typed, beside the command (only
+/// `--preset`, `--size` and `--scale` were kept: two `run`s with another `--rw`, `--bs`,
+/// `--iodepth` and `--engine` both read `run --preset real --size 1M`, two `files` runs
+/// with other `--sizes` plain `files`); the target, output and history flags left out.
+#[test]
+fn two_runs_of_one_command_with_other_options_read_apart() {
+    let dir = tempdir();
+    let db = dir.path().join("h.sqlite");
+    let target = dir.path().join("t");
+    std::fs::create_dir(&target).unwrap();
+    let t = s(&target);
+    let common = [
+        "--duration",
+        "200ms",
+        "--ramp",
+        "0s",
+        "--repeat",
+        "1",
+        "--no-save",
+        "-q",
+    ];
+    let runs: [&[&str]; 4] = [
+        &[
+            "run",
+            "--preset",
+            "real",
+            "--size",
+            "1M",
+            "--rw",
+            "randwrite",
+            "--bs",
+            "4K",
+            "--iodepth",
+            "4",
+            "--engine",
+            "null",
+            t,
+        ],
+        &[
+            "run", "--preset", "real", "--size", "1M", "--rw", "randread", "--bs", "8K",
+            "--engine", "sync", "--direct", "false", t,
+        ],
+        &[
+            "files",
+            "--sizes",
+            "1K,4K",
+            "--files-per-portion",
+            "20",
+            "--portions",
+            "1",
+            "--passes",
+            "1",
+            "--repeat",
+            "1",
+            "--no-save",
+            "-q",
+            "--no-room-check",
+            t,
+        ],
+        &[
+            "files",
+            "--sizes",
+            "64K",
+            "--files-per-portion",
+            "20",
+            "--portions",
+            "1",
+            "--passes",
+            "1",
+            "--repeat",
+            "1",
+            "--no-save",
+            "-q",
+            t,
+        ],
+    ];
+    for (i, args) in runs.iter().enumerate() {
+        let mut a: Vec<&str> = args.to_vec();
+        if i < 2 {
+            a.extend(common);
+        }
+        let o = hist(&db, &a);
+        assert!(o.status.success(), "{a:?}: {}", stderr(&o));
+    }
+    let list = json_ok(&hist(&db, &["history", "list", "--json"]));
+    let options: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .map(|e| e["options"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        options,
+        [
+            "--preset real --size 1M --rw randwrite --bs 4K --iodepth 4 --engine null --duration 200ms --ramp 0s --repeat 1",
+            "--preset real --size 1M --rw randread --bs 8K --engine sync --direct false --duration 200ms --ramp 0s --repeat 1",
+            "--sizes 1K,4K --files-per-portion 20 --portions 1 --passes 1 --repeat 1",
+            "--sizes 64K --files-per-portion 20 --portions 1 --passes 1 --repeat 1",
+        ]
+    );
+    // The terminal list: each command with its options, told apart.
+    let text = stdout(&hist(&db, &["history"]));
+    let commands: Vec<String> = text
+        .lines()
+        .filter(|l| l.starts_with('│') && !l.contains("Started"))
+        .map(|l| l.split('┆').nth(2).unwrap().trim().to_string())
+        .collect();
+    assert_eq!(commands.len(), 4, "{text}");
+    for (c, o) in commands.iter().rev().zip(&options) {
+        assert!(format!("{c} ").contains(&o[..20]), "{c} vs {o}:\n{text}");
+    }
+    let distinct: std::collections::BTreeSet<&String> = commands.iter().collect();
+    assert_eq!(distinct.len(), 4, "{text}");
+}

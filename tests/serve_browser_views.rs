@@ -523,7 +523,10 @@ fn the_history_and_trend_pages_read_as_the_terminal_s() {
     let runs = cells(&mut b, "#main");
     assert_eq!(
         (runs[0][0].as_str(), runs[0][1].as_str()),
-        (id.as_str(), "run --size 4M")
+        (
+            id.as_str(),
+            "run --bs 4K --duration 1s --ramp 0s --repeat 1 --rw randread --size 4M"
+        )
     );
     let started = b.eval("document.querySelector('#main tbody tr').children[4].title");
     let started = started.as_str().unwrap();
@@ -538,6 +541,35 @@ fn the_history_and_trend_pages_read_as_the_terminal_s() {
         MINUTE,
     );
     assert_eq!(cells(&mut b, "#history-table")[0][3], runs[0][1]);
+
+    // A run with a long option (a list of 60 sizes, no space in it): the command cell
+    // gives it whole and the table stays within the page (one long word widened it).
+    let sizes: Vec<String> = (1..=60).map(|k| format!("{k}K")).collect();
+    let mut long = a.clone();
+    long["command"] = serde_json::json!("files");
+    long["argv"] = serde_json::json!(["iolab", "files", "--sizes", sizes.join(","), "/mnt/test"]);
+    long["started_at"] = serde_json::json!("2026-11-02T10:00:00.000Z");
+    let long_path = console.dir.path().join("long-options.json");
+    std::fs::write(&long_path, serde_json::to_string(&long).unwrap()).unwrap();
+    iolab(&["history", "import", common::s(&long_path)]);
+    b.eval("location.hash = '#/history?id=h-4'");
+    b.wait_for(
+        "the entry with a long option",
+        "document.querySelectorAll('#history-table tbody tr').length === 1",
+        MINUTE,
+    );
+    assert_eq!(
+        cells(&mut b, "#history-table")[0][3],
+        format!("files --sizes {}", sizes.join(","))
+    );
+    let fits = b.eval(
+        "document.querySelector('#history-table table').getBoundingClientRect().right <= document.documentElement.clientWidth",
+    );
+    assert_eq!(
+        fits,
+        serde_json::json!(true),
+        "the table is wider than the page"
+    );
 
     drop(b);
     let mut console = console;

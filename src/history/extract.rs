@@ -98,27 +98,158 @@ fn no_model_description(env: &Environment) -> Option<String> {
     )
 }
 
-/// The options that tell two runs of one command apart in the list, as typed:
-/// `--preset real --size 1G`, `--scale 2`; `None` when the command line has none.
+/// Flags that do not change what is measured, left out of [`options_of`]: where (the
+/// target, `--allow-destroy`, the matrix's `--image-dir` and `--device`: the device column
+/// says where), what is kept afterwards (`--keep`), permissions and checks that only refuse
+/// (`--allow-shared`, `--no-room-check`), and where the output goes (`--output`, `--json`,
+/// `--no-save`, `--quiet`, the history flags, the console's `--progress-json`). Every other
+/// flag is shown: a list of what does not change the figures is short and fails safe, as a
+/// new flag is shown until it is added here (a list of what does change them would hide a
+/// new one). The tests below check each name against the command line's definitions.
+pub const NOT_MEASURED: &[&str] = &[
+    "-t",
+    "--target",
+    "--allow-destroy",
+    "--image-dir",
+    "--device",
+    "--keep",
+    "--keep-files",
+    "--keep-image",
+    "--allow-shared",
+    "--no-room-check",
+    "-o",
+    "--output",
+    "--json",
+    "--no-save",
+    "-q",
+    "--quiet",
+    "--history",
+    "--no-history",
+    "--progress-json",
+];
+
+/// The flags of each measuring command (`trace run`, `trace replay`: its subcommand) that
+/// take no value (clap's switches), so that a word after one is the target, not its value
+/// (`run --mix /mnt`; `saturate --mix 70` takes one). The output flags every command has
+/// ([`COMMON_SWITCHES`]) are not repeated. Checked against the command line's definitions
+/// by the tests below.
+pub const SWITCHES: &[(&str, &[&str])] = &[
+    ("run", &["--precondition", "--mix", "--verify", "--keep"]),
+    (
+        "saturate",
+        &["--precondition", "--allow-buffered", "--keep"],
+    ),
+    ("sustain", &[]),
+    (
+        "files",
+        &[
+            "--shared-dir",
+            "--nice",
+            "--drop-caches",
+            "--keep",
+            "--keep-files",
+            "--no-room-check",
+        ],
+    ),
+    ("copy", &["--preserve", "--verify", "--ceiling"]),
+    ("trace run", &[]),
+    ("trace replay", &["--keep"]),
+    (
+        "matrix",
+        &["--full", "--keep", "--keep-image", "--setup-only"],
+    ),
+    ("slack", &["-x", "--one-file-system"]),
+    ("age", &["--allow-shared", "--list-profiles"]),
+];
+
+/// The switches of every measuring command (its output and history flags) and of the
+/// command line before the subcommand.
+pub const COMMON_SWITCHES: &[&str] = &["--no-save", "--json", "-q", "--quiet", "--no-history"];
+
+/// The words before the options that name what is measured, after the subcommand: a
+/// trace's name or file (`trace run oltp`, `trace replay app.toml`); any word after them
+/// is the target.
+pub const WORKLOAD_WORDS: &[(&str, usize)] = &[("trace run", 1), ("trace replay", 1)];
+
+/// The options that tell two runs of one command apart, in the order typed: every flag the
+/// command line gave but those that do not change what is measured ([`NOT_MEASURED`]),
+/// `--size=1G` as `--size 1G`, a value with a space in quotes; a trace's subcommand and
+/// name first (`run oltp --scale 2`). The target (a flag or a word) is left out. `None`
+/// when nothing is left: `run --preset real --rw randwrite --bs 4K --engine sync`.
 pub fn options_of(argv: &[String]) -> Option<String> {
-    const SHOWN: [&str; 3] = ["--preset", "--size", "--scale"];
     let mut out: Vec<String> = Vec::new();
     let mut args = argv.iter().skip(1);
+    // The command (and a trace's subcommand), after the flags before it (`--history=DB`,
+    // the console's `--progress-json FILE`).
+    let mut path: Vec<&str> = Vec::new();
+    let mut words = 0;
+    let mut switches: &[&str] = &[];
+    // A flag and its value, kept unless it does not change the measurement.
+    let mut keep = |flag: &str, value: Option<String>| {
+        if !NOT_MEASURED.contains(&flag) {
+            out.push(match value {
+                Some(v) => format!("{flag} {}", quoted(&v)),
+                None => flag.to_string(),
+            });
+        }
+    };
     while let Some(a) = args.next() {
         if a == "--" {
             break;
         }
-        if let Some((flag, value)) = a.split_once('=')
-            && SHOWN.contains(&flag)
-        {
-            out.push(format!("{flag} {value}"));
-        } else if SHOWN.contains(&a.as_str())
-            && let Some(v) = args.next()
-        {
-            out.push(format!("{a} {v}"));
+        let is_switch = |f: &str| COMMON_SWITCHES.contains(&f) || switches.contains(&f);
+        if a.starts_with("--") {
+            let (flag, value) = match a.split_once('=') {
+                Some((f, v)) => (f, Some(v.to_string())),
+                None if is_switch(a) => (a.as_str(), None),
+                None => (a.as_str(), args.next().cloned()),
+            };
+            keep(flag, value);
+        } else if a.len() > 1 && a.starts_with('-') {
+            // Short flags, together as clap takes them (`-qx`, `-dmedia`, `-t /x`).
+            for (i, c) in a.char_indices().skip(1) {
+                let flag = format!("-{c}");
+                if is_switch(&flag) {
+                    keep(&flag, None);
+                    continue;
+                }
+                let rest = &a[i + c.len_utf8()..];
+                let value = match rest {
+                    "" => args.next().cloned(),
+                    _ => Some(rest.strip_prefix('=').unwrap_or(rest).to_string()),
+                };
+                keep(&flag, value);
+                break;
+            }
+        } else if path.is_empty() || path == ["trace"] {
+            path.push(a);
+            let name = path.join(" ");
+            if let Some((_, s)) = SWITCHES.iter().find(|(c, _)| *c == name) {
+                switches = s;
+            }
+            words = WORKLOAD_WORDS
+                .iter()
+                .find(|(c, _)| *c == name)
+                .map_or(0, |(_, n)| *n);
+            if path.len() == 2 {
+                keep(a, None);
+            }
+        } else if words > 0 {
+            words -= 1;
+            keep(&quoted(a), None);
         }
+        // Any other word is the target.
     }
     (!out.is_empty()).then(|| out.join(" "))
+}
+
+/// A value as a shell would take it back: in single quotes when empty or with a space.
+fn quoted(v: &str) -> String {
+    if v.is_empty() || v.contains(char::is_whitespace) {
+        format!("'{v}'")
+    } else {
+        v.to_string()
+    }
 }
 
 /// Every metric of every test (top level and inside matrix configurations), each with the
@@ -381,6 +512,167 @@ mod tests {
             Some("--scale 2")
         );
         assert_eq!(options_of(&argv(&["iolab", "run", "-t", "/x"])), None);
+    }
+
+    /// Every option that changes the measurement, in the order typed (only `--preset`,
+    /// `--size` and `--scale` were shown: two runs with another `--rw`, `--engine` or
+    /// `--sizes` read alike); the target, output and history flags left out.
+    #[test]
+    fn every_option_that_changes_the_measurement_is_shown_in_order() {
+        let argv = |a: &str| a.split(' ').map(str::to_string).collect::<Vec<_>>();
+        for (typed, shown) in [
+            (
+                "iolab run --preset default --size 16M --rw randwrite --bs 4K --iodepth 4 --duration=300ms --repeat 1 /dev/shm/x",
+                Some(
+                    "--preset default --size 16M --rw randwrite --bs 4K --iodepth 4 --duration 300ms --repeat 1",
+                ),
+            ),
+            (
+                "iolab --history=/tmp/h.sqlite run --engine sync --direct false -o out --json -q --no-save --history /h --no-history /dev/shm/x",
+                Some("--engine sync --direct false"),
+            ),
+            (
+                "iolab files --sizes 1K,4K /dev/shm/x",
+                Some("--sizes 1K,4K"),
+            ),
+            ("iolab files -t /x --keep --no-room-check -q", None),
+            // A word after a switch is the target, not its value; saturate's --mix takes one.
+            ("iolab run --mix /mnt/ssd", Some("--mix")),
+            ("iolab saturate --mix 70 /mnt/ssd", Some("--mix 70")),
+            // The console's command line: its progress stream, history and result directory.
+            (
+                "iolab --progress-json /tmp/p.jsonl --history=/h run --target=/d --rw=read --output=/o --allow-destroy=/d",
+                Some("--rw read"),
+            ),
+            // Short flags as clap takes them: -d is copy's data set, -x slack's switch.
+            (
+                "iolab copy -dmedia-mix -qt /x --scale 2",
+                Some("-d media-mix --scale 2"),
+            ),
+            ("iolab slack -x /home", Some("-x")),
+            // A trace's subcommand and name; its target word left out.
+            (
+                "iolab trace run oltp /mnt --scale 2",
+                Some("run oltp --scale 2"),
+            ),
+            (
+                "iolab trace replay -t /mnt app.toml",
+                Some("replay app.toml"),
+            ),
+            // After `--`, only the target.
+            ("iolab run --bs 8K -- -odd", Some("--bs 8K")),
+        ] {
+            assert_eq!(options_of(&argv(typed)).as_deref(), shown, "{typed}");
+        }
+        // The matrix's images and device are where; a value with a space is quoted.
+        assert_eq!(
+            options_of(&[
+                "iolab".into(),
+                "matrix".into(),
+                "--fs".into(),
+                "ext4,xfs".into(),
+                "--image-dir".into(),
+                "/var/tmp".into(),
+                "--mkfs-opts".into(),
+                "ext4:-O ^has_journal".into(),
+                "--workload".into(),
+                "files:sizes=1,4K".into(),
+            ])
+            .as_deref(),
+            Some("--fs ext4,xfs --mkfs-opts 'ext4:-O ^has_journal' --workload files:sizes=1,4K")
+        );
+    }
+
+    /// `SWITCHES`, `COMMON_SWITCHES`, `NOT_MEASURED` and `WORKLOAD_WORDS` are what
+    /// the command line's definitions say: a new switch of a measuring command must be listed
+    /// (or the word after it would be read as its value), and a name in the list of flags that
+    /// do not change the measurement must be a flag.
+    #[test]
+    fn the_option_lists_match_the_command_line() {
+        use clap::CommandFactory;
+        use std::collections::BTreeSet;
+        let cli = crate::cli::Cli::command();
+        let names = |a: &clap::Arg| -> Vec<String> {
+            let mut n: Vec<String> = a.get_short().map(|c| format!("-{c}")).into_iter().collect();
+            n.extend(a.get_long().map(|l| format!("--{l}")));
+            n.extend(
+                a.get_all_aliases()
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|l| format!("--{l}")),
+            );
+            n
+        };
+        let mut paths: Vec<String> = Vec::new();
+        for c in crate::cli::MEASURING_COMMANDS {
+            if *c == "trace" {
+                paths.extend(["trace run".to_string(), "trace replay".to_string()]);
+            } else {
+                paths.push(c.to_string());
+            }
+        }
+        let listed: Vec<&str> = SWITCHES.iter().map(|(c, _)| *c).collect();
+        assert_eq!(listed, paths, "SWITCHES lists every measuring command");
+        let mut every_flag: BTreeSet<String> = cli.get_arguments().flat_map(names).collect();
+        for path in &paths {
+            let mut cmd = &cli;
+            for w in path.split(' ') {
+                cmd = cmd.find_subcommand(w).expect("a subcommand");
+            }
+            let flags: Vec<&clap::Arg> = cmd
+                .get_arguments()
+                .filter(|a| !a.is_positional())
+                .filter(|a| {
+                    !matches!(
+                        a.get_action(),
+                        clap::ArgAction::Help | clap::ArgAction::Version
+                    )
+                })
+                .collect();
+            every_flag.extend(flags.iter().flat_map(|a| names(a)));
+            let switches: BTreeSet<String> = flags
+                .iter()
+                .filter(|a| !a.get_action().takes_values())
+                .flat_map(|a| names(a))
+                .filter(|n| !COMMON_SWITCHES.contains(&n.as_str()))
+                .collect();
+            let own = SWITCHES.iter().find(|(c, _)| c == path).unwrap().1;
+            let own: BTreeSet<String> = own.iter().map(|s| s.to_string()).collect();
+            assert_eq!(switches, own, "the switches of `iolab {path}` (SWITCHES)");
+            for a in flags.iter().filter(|a| a.get_action().takes_values()) {
+                for n in names(a) {
+                    assert!(
+                        !COMMON_SWITCHES.contains(&n.as_str()),
+                        "{n} of `iolab {path}` takes a value: not in COMMON_SWITCHES"
+                    );
+                }
+            }
+            // The words: a workload's (a trace's name) first, then the target.
+            let words: Vec<&str> = cmd
+                .get_arguments()
+                .filter(|a| a.is_positional())
+                .map(|a| a.get_id().as_str())
+                .collect();
+            let workload = WORKLOAD_WORDS
+                .iter()
+                .find(|(c, _)| c == path)
+                .map_or(0, |(_, n)| *n);
+            assert!(
+                words[..workload]
+                    .iter()
+                    .all(|w| !["target_pos", "dir"].contains(w))
+                    && words[workload..]
+                        .iter()
+                        .all(|w| ["target_pos", "dir"].contains(w)),
+                "the words of `iolab {path}` ({words:?}): {workload} of the workload (WORKLOAD_WORDS), then the target"
+            );
+        }
+        for n in NOT_MEASURED.iter().chain(COMMON_SWITCHES) {
+            assert!(
+                every_flag.contains(*n),
+                "{n} (NOT_MEASURED / COMMON_SWITCHES) is no flag of a measuring command"
+            );
+        }
     }
 
     #[test]

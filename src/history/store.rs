@@ -83,8 +83,10 @@ fn where_clause(f: &Filter) -> Result<(String, Vec<String>), UsageError> {
 /// it (it gave the median of a files test and of a peak test's rates). 6: every test of a
 /// matrix (`report::metrics::test_name`): a run on the aged file system as `NAME (aged)`,
 /// two workloads' tests of one name with the workload's label before it (the second of
-/// such tests was not indexed, nor any aged run whose fresh run was).
-pub const EXTRACT_VERSION: u32 = 6;
+/// such tests was not indexed, nor any aged run whose fresh run was). 7: the options are
+/// every flag that changes the measurement (`extract::options_of`; only `--preset`,
+/// `--size` and `--scale` were kept, so runs with another `--rw` or `--sizes` read alike).
+pub const EXTRACT_VERSION: u32 = 7;
 
 impl History {
     /// Open (create, migrate) the history at `path`, and index the stored results again

@@ -629,3 +629,38 @@ fn a_model_less_disk_s_older_rows_join_its_newer_ones() {
     assert_eq!(device_of(&h, old), joined);
     assert_eq!(device_of(&h, other_host), "serial overlayblk");
 }
+
+/// A history indexed before every measuring option was kept (extractor 6: `--preset`,
+/// `--size` and `--scale` only) shows the new options once opened: two runs with another
+/// `--rw` and `--engine` read alike in the list.
+#[test]
+fn options_indexed_by_an_older_extractor_are_taken_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.sqlite");
+    let h = History::open(&db).unwrap();
+    let mut d = doc("S1", 0, 10_000.0);
+    d.argv = "iolab run --size 16M --rw randwrite --engine sync -t /mnt/t"
+        .split(' ')
+        .map(str::to_string)
+        .collect();
+    let id = h.record(&d, None).unwrap();
+    drop(h);
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute_batch(
+        "UPDATE results SET options = '--size 16M';
+         UPDATE meta SET value = '6' WHERE key = 'extract_version';",
+    )
+    .unwrap();
+    drop(c);
+    let h = History::open(&db).unwrap();
+    let e = h
+        .list(&Filter::default())
+        .unwrap()
+        .into_iter()
+        .find(|e| e.id == id)
+        .unwrap();
+    assert_eq!(
+        e.options.as_deref(),
+        Some("--size 16M --rw randwrite --engine sync")
+    );
+}

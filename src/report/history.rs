@@ -50,7 +50,7 @@ pub fn render_no_match(filters: &[String], held: usize) -> String {
 pub const FIGURE_MEANING: &str = "each test's figure as its command's table gives it: the median of the runs, a files test's mean, a peak test's MB/s and IOPS: the best run";
 
 /// The list: number, time (UTC), command (with the options that tell two runs of it apart,
-/// `run --preset real --size 1G`), status, host, device, file system, headline (each
+/// `run --preset real --size 1G --rw randwrite`, a long value cut: [`command_cell`]), status, host, device, file system, headline (each
 /// test's figure as its table gives it, said under the list).
 pub fn render_list(entries: &[Entry], total: usize) -> String {
     if entries.is_empty() {
@@ -70,10 +70,7 @@ pub fn render_list(entries: &[Entry], total: usize) -> String {
         t.add_row(vec![
             e.id.to_string(),
             short_time(&e.started_at),
-            match &e.options {
-                Some(o) => format!("{} {o}", e.command),
-                None => e.command.clone(),
-            },
+            command_cell(e),
             e.status.clone(),
             e.host.clone(),
             e.device.clone(),
@@ -93,6 +90,33 @@ pub fn render_list(entries: &[Entry], total: usize) -> String {
     }
     out
 }
+
+/// The list's command with its options (`run --rw randwrite --bs 4K --engine sync`), each
+/// option whole and in order; a value longer than [`LONG_VALUE`] characters (a trace file's
+/// path, a matrix's workload list) keeps its first 11 and last 12 characters around a `…`
+/// (`/home/ann/t…y/app-1.toml`), so one value does not take the column. `show` gives them
+/// uncut, as the JSON does.
+fn command_cell(e: &Entry) -> String {
+    let Some(o) = &e.options else {
+        return e.command.clone();
+    };
+    let words: Vec<String> = o
+        .split(' ')
+        .map(|w| {
+            let n = w.chars().count();
+            if n <= LONG_VALUE || w.starts_with("--") {
+                return w.to_string();
+            }
+            let head: String = w.chars().take(11).collect();
+            let tail: String = w.chars().skip(n - 12).collect();
+            format!("{head}…{tail}")
+        })
+        .collect();
+    format!("{} {}", e.command, words.join(" "))
+}
+
+/// The longest value the list gives whole (see [`command_cell`]).
+const LONG_VALUE: usize = 24;
 
 fn summary_of(f: &Figure) -> Summary {
     Summary {
@@ -118,13 +142,16 @@ fn figure_text(f: &Figure) -> String {
     }
 }
 
-/// One result: what, where, when, its figures (the figure of the command's table, the mean
+/// One result: what (the command and its options, uncut), where, when, its figures (the figure of the command's table, the mean
 /// ± 95 % half-width in brackets) and the health snapshot taken with it.
 pub fn render_show(e: &Entry, figures: &[Figure], health: Option<&SmartInfo>) -> String {
     let mut out = format!(
         "#{} {} ({}) started {} on {}\ndevice: {}\nfile system: {}\n",
         e.id,
-        e.command,
+        match &e.options {
+            Some(o) => format!("{} {o}", e.command),
+            None => e.command.clone(),
+        },
         e.status,
         e.started_at,
         e.host,
@@ -691,6 +718,31 @@ mod tests {
             second.split('┆').nth(2).map(str::trim),
             Some("run"),
             "{text}"
+        );
+    }
+
+    /// Many options stay whole and in order; a long value (a trace file's path) is cut
+    /// in its middle in the list, and given whole by `show`.
+    #[test]
+    fn the_list_cuts_a_long_value_in_its_middle() {
+        let e = Entry {
+            command: "trace".into(),
+            options: Some(
+                "replay /home/ann/traces/nightly/app-1.toml --timing as-fast --repeat 5".into(),
+            ),
+            ..entry()
+        };
+        let text = render_list(std::slice::from_ref(&e), 1);
+        assert!(
+            text.contains("trace replay /home/ann/t…y/app-1.toml --timing as-fast --repeat 5"),
+            "{text}"
+        );
+        let shown = render_show(&e, &[], None);
+        assert!(
+            shown.starts_with(
+                "#1 trace replay /home/ann/traces/nightly/app-1.toml --timing as-fast --repeat 5 (complete)"
+            ),
+            "{shown}"
         );
     }
 

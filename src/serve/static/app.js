@@ -93,6 +93,9 @@ function idCell(...children) { return h("td", { className: "nowrap" }, ...childr
 // A command with the options that tell two runs of it apart (`run --preset real --size
 // 1G`), as `iolab history` lists it.
 function commandText(e) { return e.options ? e.command + " " + e.options : e.command; }
+// Its cell: every option the run was given, whole, broken anywhere when one is long (a
+// trace file's path, a list of sizes), so the table stays within the page.
+function commandCell(e) { return h("td", { className: "command" }, commandText(e)); }
 // A metric's label as the command line prints it (src/report/metrics.rs label): the
 // fallback of a trend without metric_label. Values come formatted from the server (the
 // compare and trend tables' cells), never formatted here.
@@ -431,7 +434,7 @@ async function pageRun(id) {
 async function pageRuns() {
   const runs = await api("/api/runs");
   const rows = runs.map((r) => h("tr", {},
-    idCell(h("a", { href: "#/run/" + r.id }, r.id)), h("td", {}, commandText(r)), h("td", {}, r.target),
+    idCell(h("a", { href: "#/run/" + r.id }, r.id)), commandCell(r), h("td", {}, r.target),
     h("td", { className: "status-" + r.status }, r.status), timeCell(r.started_at)));
   show(h("h2", {}, "Tests started from this console"),
     rows.length ? table(["id", "command", "target", "status", "started (UTC)"], rows) : h("p", { className: "note" }, "None yet: start one under New test."));
@@ -465,7 +468,7 @@ async function pageHistory() {
     const list = await api("/api/history?" + p.toString(), null, (hd) => { total = Number(hd.get("x-total-count")); });
     const rows = list.map((e) => h("tr", { "data-id": e.id },
       h("td", {}, h("input", { type: "checkbox", className: "pick", value: e.id })),
-      idCell(e.id), timeCell(e.started_at), h("td", {}, commandText(e)),
+      idCell(e.id), timeCell(e.started_at), commandCell(e),
       h("td", { className: "status-" + e.status }, e.status), h("td", {}, e.host), h("td", {}, e.device || ""), h("td", {}, e.filesystem),
       h("td", {}, e.headline), h("td", {}, e.source),
       h("td", {}, ["html", "md", "csv", "json"].map((fm) => h("a", { href: "/api/results/" + e.id + "/report/" + fm, download: "" }, fm + " ")))));
