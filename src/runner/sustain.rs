@@ -2,7 +2,7 @@
 //! each recovery pass after its idle time, the phases and cliffs of each
 //! (`workload::sustain::analyze`), saved after every pass.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -433,11 +433,7 @@ fn run_pass(
             test: Some(name.to_string()),
         });
     }
-    detail.memory_backed = crate::sysinfo::resolve::memory_backing(
-        &doc.environment.fs_type,
-        doc.environment.block_device.as_deref(),
-    )
-    .or_else(|| loop_in_ram(&doc.environment));
+    detail.memory_backed = super::write_cache::memory_backing(&doc.environment);
     // The pass's last, partial interval is no point of the phase search (every point is one
     // interval there), but it is the end of the span: the last phase runs to the end of the
     // pass and holds its bytes, so the phases add up to what was written.
@@ -499,62 +495,6 @@ fn contention(wait_pct: Option<f64>, d: &SustainDetail) -> Option<String> {
                 .map(|l| format!(" ({l} now)"))
                 .unwrap_or_default()
         ),
-    })
-}
-
-/// A loop device over a file in RAM (tmpfs, ramfs): the same RAM as a tmpfs target
-/// (sustain took it for a drive). Not when this process's cgroup throttles its writes: then
-/// it stands for a drive, as the test suite's write-cache emulator does.
-fn loop_in_ram(env: &crate::model::Environment) -> Option<String> {
-    let name = env.block_device.as_deref()?;
-    let file = env.loop_backing_file.as_deref()?;
-    let home = crate::sysinfo::mounts::mount_of(Path::new(file))?;
-    crate::sysinfo::resolve::memory_backing(&home.fs_type, None)?;
-    let dev = std::fs::read_to_string(Path::new("/sys/class/block").join(name).join("dev")).ok()?;
-    if write_throttled(dev.trim()) {
-        return None;
-    }
-    Some(format!(
-        "{name} is a loop device over a file on {}, which keeps its data in RAM",
-        home.fs_type
-    ))
-}
-
-/// Whether this process's cgroup (v1 blkio or v2 io) limits writes to device `maj_min`.
-fn write_throttled(maj_min: &str) -> bool {
-    let Ok(groups) = std::fs::read_to_string("/proc/self/cgroup") else {
-        return false;
-    };
-    groups.lines().any(|line| {
-        let mut f = line.splitn(3, ':');
-        let (Some(_), Some(ctrl), Some(path)) = (f.next(), f.next(), f.next()) else {
-            return false;
-        };
-        let path = path.trim_start_matches('/');
-        let (file, limited): (_, fn(&str) -> bool) = if ctrl.split(',').any(|c| c == "blkio") {
-            (
-                Path::new("/sys/fs/cgroup/blkio")
-                    .join(path)
-                    .join("blkio.throttle.write_bps_device"),
-                |rest| rest.trim() != "0",
-            )
-        } else if ctrl.is_empty() {
-            (
-                Path::new("/sys/fs/cgroup").join(path).join("io.max"),
-                |rest| {
-                    rest.split_whitespace()
-                        .any(|k| k.starts_with('w') && !k.ends_with("=max"))
-                },
-            )
-        } else {
-            return false;
-        };
-        std::fs::read_to_string(file).is_ok_and(|t| {
-            t.lines().any(|l| {
-                l.split_once(' ')
-                    .is_some_and(|(d, rest)| d == maj_min && limited(rest))
-            })
-        })
     })
 }
 
