@@ -377,6 +377,63 @@ fn a_ram_target_is_not_said_to_have_a_write_cache() {
     assert!(md.contains("first pass: "), "{md}");
 }
 
+/// A loop device over an image on tmpfs is the same RAM as a tmpfs target (it was taken
+/// for a drive: "a write cache, if any, is larger than that; write more (… or a whole device
+/// with --allow-destroy)" of the device it had been given with --allow-destroy).
+#[test]
+fn a_loop_device_over_tmpfs_is_ram_too() {
+    let test = "a_loop_device_over_tmpfs_is_ram_too";
+    if !common::loop_or_skip(test) {
+        return;
+    }
+    let shm = std::path::Path::new("/dev/shm");
+    let tmpfs = std::process::Command::new("stat")
+        .args(["-f", "-c", "%T", "/dev/shm"])
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "tmpfs");
+    if !tmpfs {
+        common::skip(test, "/dev/shm is not a tmpfs");
+        return;
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("iolab-test-")
+        .tempdir_in(shm)
+        .unwrap();
+    let img = dir.path().join("dev.img");
+    std::fs::File::create(&img)
+        .unwrap()
+        .set_len(64 * MIB)
+        .unwrap();
+    let mut lo = iolab::fs::loopdev::LoopDevice::attach(&img, false).unwrap();
+    let dev = lo.device.display().to_string();
+    let o = common::iolab(&[
+        "sustain",
+        &dev,
+        "--allow-destroy",
+        &dev,
+        "--size",
+        "32MiB",
+        "--interval",
+        "1ms",
+        "--json",
+        "--no-save",
+    ]);
+    lo.detach().unwrap();
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    let doc = common::json(&o);
+    let t = &doc["tests"][0];
+    let name = dev.trim_start_matches("/dev/");
+    assert_eq!(
+        t["sustain"]["memory_backed"],
+        format!("{name} is a loop device over a file on tmpfs, which keeps its data in RAM"),
+        "{}",
+        t["sustain"]
+    );
+    let warnings = doc["warnings"].to_string();
+    assert!(!warnings.contains("write cache, if any"), "{warnings}");
+    assert!(!warnings.contains("--allow-destroy"), "{warnings}");
+}
+
 // ---------------------------------------------------------------- the emulator
 
 /// `iolab sustain DEV --json …` inside the emulator's cgroup.

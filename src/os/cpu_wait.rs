@@ -70,12 +70,26 @@ pub struct Waiter<'a> {
     /// measuring thread".
     pub who: &'a str,
     /// The test's threads measuring at once: more of them than CPUs wait for each other,
-    /// which the message names (with "use at most N jobs in all").
+    /// which the message names (with `fewer`'s advice).
     pub threads: usize,
+    /// What the command's user can do when those threads outnumber the CPUs.
+    pub fewer: Fewer<'a>,
     /// What the wait did to the figures: "every latency includes that wait and ...".
     pub effect: &'a str,
     /// What to do about other programs' load.
     pub advice: &'a str,
+}
+
+/// What a command's user can do when its measuring threads outnumber the CPUs: a trace's
+/// threads are its workload's or recording's, with no --jobs to lower (`trace run` and
+/// `trace replay` were told "use at most 2 jobs in all").
+#[derive(Clone, Copy)]
+pub enum Fewer<'a> {
+    /// The command's jobs (run, saturate, files, age): "use at most N jobs in all".
+    Jobs,
+    /// The threads are the workload's own: measure where there are as many CPUs; the text
+    /// ends that advice (", or ..."), "" for none.
+    Cpus(&'a str),
 }
 
 /// A block test's effect of the wait (run, saturate).
@@ -94,6 +108,7 @@ pub fn contention_message(whence: &str, pct: f64, threads: usize) -> String {
         &Waiter {
             who: whence,
             threads,
+            fewer: Fewer::Jobs,
             effect: BLOCK_EFFECT,
             advice: IDLE_ADVICE,
         },
@@ -107,6 +122,7 @@ pub fn message(w: &Waiter, pct: f64) -> String {
     let Waiter {
         who,
         threads,
+        fewer,
         effect,
         advice,
     } = *w;
@@ -118,13 +134,23 @@ pub fn message(w: &Waiter, pct: f64) -> String {
     let (held, advice) = if threads > cpus {
         (
             format!(
-                "iolab's other job threads ({threads} on {}) or other programs held",
+                "iolab's other {} ({threads} on {}) or other programs held",
+                match fewer {
+                    Fewer::Jobs => "job threads",
+                    Fewer::Cpus(_) => "threads",
+                },
                 count(cpus as u64, "CPU", "CPUs")
             ),
-            format!(
-                "use at most {} in all, on an idle machine",
-                count(cpus as u64, "job", "jobs")
-            ),
+            match fewer {
+                Fewer::Jobs => format!(
+                    "use at most {} in all, on an idle machine",
+                    count(cpus as u64, "job", "jobs")
+                ),
+                Fewer::Cpus(or) => format!(
+                    "measure on an idle machine with at least {}{or}",
+                    count(threads as u64, "CPU", "CPUs")
+                ),
+            },
         )
     } else {
         ("other programs held".to_string(), advice.to_string())
@@ -293,6 +319,25 @@ mod tests {
         assert!(own.contains(&format!("({} on {on})", cpus + 1)), "{own}");
         let jobs = count(cpus as u64, "job", "jobs");
         assert!(own.contains(&format!("at most {jobs} in all")), "{own}");
+        // A trace's threads are its workload's: no jobs to lower.
+        let trace = message(
+            &Waiter {
+                who: "a thread issuing the calls",
+                threads: cpus + 1,
+                fewer: Fewer::Cpus(", or record the program with fewer threads"),
+                effect: "every call's latency includes that wait",
+                advice: IDLE_ADVICE,
+            },
+            23.4,
+        );
+        assert!(!trace.contains("jobs"), "{trace}");
+        let need = count(cpus as u64 + 1, "CPU", "CPUs");
+        assert!(
+            trace.ends_with(&format!(
+                "measure on an idle machine with at least {need}, or record the program with fewer threads"
+            )),
+            "{trace}"
+        );
         let other = contention_message("from depth 8 a job thread", 12.0, 1);
         assert!(other.contains("that other programs held"), "{other}");
         assert!(!other.contains("jobs in all"), "{other}");

@@ -20,7 +20,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use crate::model::age::{AgePoint, AgeTestDetail};
 use crate::model::layout::LayoutSummary;
 use crate::model::{Warning, WarningCode};
-use crate::os::cpu_wait::{IDLE_ADVICE, RunQueueClock, WaitSpan, Waiter};
+use crate::os::cpu_wait::{Fewer, IDLE_ADVICE, RunQueueClock, WaitSpan, Waiter};
 use crate::runner::RunContext;
 use crate::runner::progress::Progress;
 use crate::workload::age::{AgeConfig, fs_usage};
@@ -816,6 +816,7 @@ pub fn contention_warning(d: &AgeTestDetail, test: &str) -> Option<Warning> {
         } else {
             "the aging thread"
         },
+        fewer: Fewer::Jobs,
         threads: d.jobs.max(1) as usize,
         effect: "the aging's rate (files created+deleted per second) includes that wait and may \
                  be below what the file system gives",

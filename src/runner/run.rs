@@ -563,6 +563,8 @@ impl TestRunner<'_> {
                 .get(rec.summary_rounds())
                 .unwrap_or_default()
                 .to_vec(),
+            // The advice depends on the kind of test (a block test's settings).
+            settings: test.settings.clone(),
             ..TestResult::default()
         };
         summarize_test(&mut judged);

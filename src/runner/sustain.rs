@@ -11,7 +11,7 @@ use crate::engine::EngineKind;
 use crate::model::sustain::{SustainDetail, SustainPause};
 use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning, WarningCode};
 use crate::os::cpu_wait::{
-    CPU_CONTENTION_PCT, IDLE_ADVICE, WaitTrace, contention_message, load_context,
+    CPU_CONTENTION_PCT, Fewer, IDLE_ADVICE, WaitTrace, Waiter, load_context, message,
 };
 use crate::runner::RunContext;
 use crate::runner::block::{LiveCounters, LiveSampler, StopNotice, run_block_test, settings_of};
@@ -126,7 +126,8 @@ pub fn sustain(
         .and_then(|d| d.cliffs.first().cloned());
     pass_warnings(doc, &first, cfg);
     if reference.is_none() {
-        let message = no_cliff_message(&first, !cfg.recovery.is_empty());
+        let device = cfg.kind == TargetKind::BlockDevice;
+        let message = no_cliff_message(&first, !cfg.recovery.is_empty(), device);
         doc.warn(Warning {
             code: WarningCode::NoCliff,
             message,
@@ -175,8 +176,9 @@ pub fn sustain(
 }
 
 /// The `no-cliff` warning of a first pass without a cliff: its speeds as the line under the
-/// table gives them, what to do, and whether recovery passes were skipped.
-fn no_cliff_message(first: &TestResult, recovery: bool) -> String {
+/// table gives them, what to do, and whether recovery passes were skipped. On a `device`
+/// target, a whole device with --allow-destroy is what it measured already.
+fn no_cliff_message(first: &TestResult, recovery: bool, device: bool) -> String {
     let written = first.sustain.as_ref().map_or(0, |d| d.bytes_written);
     let interval_ms = first.sustain.as_ref().map_or(0, |d| d.interval_ms);
     // The speeds the finding line under the table gives ("no cliff in … (X MB/s
@@ -203,14 +205,19 @@ fn no_cliff_message(first: &TestResult, recovery: bool) -> String {
     };
     // `--time` ended the pass before its span: more span alone writes no more.
     let span = first.settings.as_ref().map_or(0, |s| s.size_bytes);
+    let larger = if device {
+        "--size or --span"
+    } else {
+        "--size, --span, or a whole device with --allow-destroy"
+    };
     let more = if written < span {
         format!(
-            "a longer --time (it stopped the pass after {} of the {} span), then --size, --span, or a whole device with --allow-destroy",
+            "a longer --time (it stopped the pass after {} of the {} span), then {larger}",
             fmt_size_iec(written),
             fmt_size_iec(span)
         )
     } else {
-        "--size, --span, or a whole device with --allow-destroy".to_string()
+        larger.to_string()
     };
     let memory = first
         .sustain
@@ -426,10 +433,7 @@ fn run_pass(
             test: Some(name.to_string()),
         });
     }
-    detail.memory_backed = crate::sysinfo::resolve::memory_backing(
-        &doc.environment.fs_type,
-        doc.environment.block_device.as_deref(),
-    );
+    detail.memory_backed = super::write_cache::memory_backing(&doc.environment);
     // The pass's last, partial interval is no point of the phase search (every point is one
     // interval there), but it is the end of the span: the last phase runs to the end of the
     // pass and holds its bytes, so the phases add up to what was written.
@@ -454,9 +458,21 @@ fn run_pass(
 /// or through pauses of its speed, which it then names: they were the machine's, not the
 /// drive's (kept out of the speeds, no cliff there).
 fn contention(wait_pct: Option<f64>, d: &SustainDetail) -> Option<String> {
-    let base = wait_pct
-        .filter(|&p| p > CPU_CONTENTION_PCT)
-        .map(|p| contention_message("a job thread", p, 1));
+    let base = wait_pct.filter(|&p| p > CPU_CONTENTION_PCT).map(|p| {
+        message(
+            &Waiter {
+                who: "a job thread",
+                threads: 1,
+                // One job thread; sustain has no --jobs.
+                fewer: Fewer::Cpus(""),
+                // Sustain shows speeds per interval and phase, no latency or IOPS.
+                effect: "every interval's speed includes that wait and may be below what \
+                             the device writes",
+                advice: IDLE_ADVICE,
+            },
+            p,
+        )
+    });
     let waited: Vec<&SustainPause> = d.pauses.iter().filter(|p| waited_for_cpu(p)).collect();
     if waited.is_empty() {
         return base;
@@ -549,7 +565,7 @@ mod tests {
             finish_line(&r, &d),
             "1.2 GiB in 6.7 s, 99.92 MB/s, then 300.05 MB/s, no cliff"
         );
-        let m = no_cliff_message(&sustained(d), true);
+        let m = no_cliff_message(&sustained(d), true, false);
         assert!(
             m.starts_with("no cliff in 1.2 GiB written at 99.92 MB/s, then 300.05 MB/s:"),
             "{m}"
@@ -564,7 +580,7 @@ mod tests {
             settled_phase: Some(0),
             ..Default::default()
         });
-        let m = no_cliff_message(&burst, false);
+        let m = no_cliff_message(&burst, false, false);
         assert!(!m.contains("sped up"), "{m}");
         // One phase: one speed, and no word of speeding up.
         let one = sustained(SustainDetail {
@@ -572,19 +588,23 @@ mod tests {
             phases: vec![phase(199.89e6)],
             ..Default::default()
         });
-        let m = no_cliff_message(&one, false);
+        let m = no_cliff_message(&one, false, false);
         assert!(
             m.starts_with("no cliff in 1.2 GiB written at 199.89 MB/s:"),
             "{m}"
         );
         assert!(!m.contains("sped up") && !m.contains("skipped"), "{m}");
         assert!(m.contains("write more (--size, --span,"), "{m}");
+        // A device target is the whole device already: no "--allow-destroy" to advise.
+        let m = no_cliff_message(&one, false, true);
+        assert!(m.contains("write more (--size or --span),"), "{m}");
+        assert!(!m.contains("--allow-destroy"), "{m}");
         // The shortest cache it can find, in intervals and in time at this interval.
         let mut at_1s = one.clone();
         if let Some(d) = at_1s.sustain.as_mut() {
             d.interval_ms = 1000;
         }
-        let m = no_cliff_message(&at_1s, false);
+        let m = no_cliff_message(&at_1s, false, false);
         assert!(
             m.ends_with("or, for a cache that fills in fewer than 3 intervals (3.0 s at 1000 ms: the start-up interval and two more, too few to tell from a start-up burst), use a shorter --interval"),
             "{m}"
@@ -601,7 +621,7 @@ mod tests {
             memory_backed: Some("tmpfs keeps its data in RAM".into()),
             ..Default::default()
         });
-        let m = no_cliff_message(&t, true);
+        let m = no_cliff_message(&t, true, false);
         assert_eq!(
             m,
             "no cliff in 64.0 MiB written at 2400.00 MB/s: tmpfs keeps its data in RAM, so there is no drive and no drive write cache to fill; the speed is the memory's and the CPUs'; the recovery passes were skipped (no cache was filled to recover)"
@@ -623,7 +643,7 @@ mod tests {
                 ..Default::default()
             })
         };
-        let m = no_cliff_message(&t, false);
+        let m = no_cliff_message(&t, false, false);
         assert!(
             m.contains("write more (a longer --time (it stopped the pass after 580.0 MiB of the 913.0 MiB span)"),
             "{m}"
@@ -717,11 +737,17 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(contention(Some(5.0), &d), None);
+        let m = contention(Some(30.0), &d).unwrap();
         assert!(
-            contention(Some(30.0), &d)
-                .unwrap()
-                .starts_with("a job thread waited 30 % of the run for a CPU")
+            m.starts_with("a job thread waited 30 % of the run for a CPU"),
+            "{m}"
         );
+        // Sustain shows speeds, no latency or IOPS.
+        assert!(
+            m.contains("every interval's speed includes that wait"),
+            "{m}"
+        );
+        assert!(!m.contains("latency") && !m.contains("IOPS"), "{m}");
         d.pauses.push(pause(0.1));
         assert_eq!(contention(Some(5.0), &d), None);
         // The machine's pressure alone (a loop device's worker waited, the thread slept).

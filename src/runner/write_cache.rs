@@ -27,12 +27,75 @@ use crate::units::{fmt_mb_per_s, fmt_size_iec};
 pub const DEEP_DROP: f64 = 0.6;
 
 /// Can the target have a write cache at all? Not when its data lives in RAM (tmpfs,
-/// ramfs, zram, brd: `sysinfo::resolve::memory_backing`): a write speed that falls there
-/// and stays low is the machine (memory reclaim, other work on the CPUs), and "the drive's
-/// write cache probably filled ... run iolab sustain" would send the user after a cache
-/// that does not exist.
+/// ramfs, zram, brd, a loop over a file in RAM: `memory_backing`): a write speed that falls
+/// there and stays low is the machine (memory reclaim, other work on the CPUs), and "the
+/// drive's write cache probably filled ... run iolab sustain" would send the user after a
+/// cache that does not exist.
 pub fn may_have_write_cache(env: &Environment) -> bool {
-    crate::sysinfo::resolve::memory_backing(&env.fs_type, env.block_device.as_deref()).is_none()
+    memory_backing(env).is_none()
+}
+
+/// What keeps the target's data in RAM, in words (`sysinfo::resolve::memory_backing`, or a
+/// loop device over a file in RAM); `None` for storage.
+pub fn memory_backing(env: &Environment) -> Option<String> {
+    crate::sysinfo::resolve::memory_backing(&env.fs_type, env.block_device.as_deref())
+        .or_else(|| loop_in_ram(env))
+}
+
+/// A loop device over a file in RAM (tmpfs, ramfs): the same RAM as a tmpfs target
+/// (sustain and run's write-cache warning took it for a drive). Not when this process's cgroup throttles its writes: then
+/// it stands for a drive, as the test suite's write-cache emulator does.
+fn loop_in_ram(env: &Environment) -> Option<String> {
+    let name = env.block_device.as_deref()?;
+    let file = env.loop_backing_file.as_deref()?;
+    let home = crate::sysinfo::mounts::mount_of(Path::new(file))?;
+    crate::sysinfo::resolve::memory_backing(&home.fs_type, None)?;
+    let dev = std::fs::read_to_string(Path::new("/sys/class/block").join(name).join("dev")).ok()?;
+    if write_throttled(dev.trim()) {
+        return None;
+    }
+    Some(format!(
+        "{name} is a loop device over a file on {}, which keeps its data in RAM",
+        home.fs_type
+    ))
+}
+
+/// Whether this process's cgroup (v1 blkio or v2 io) limits writes to device `maj_min`.
+fn write_throttled(maj_min: &str) -> bool {
+    let Ok(groups) = std::fs::read_to_string("/proc/self/cgroup") else {
+        return false;
+    };
+    groups.lines().any(|line| {
+        let mut f = line.splitn(3, ':');
+        let (Some(_), Some(ctrl), Some(path)) = (f.next(), f.next(), f.next()) else {
+            return false;
+        };
+        let path = path.trim_start_matches('/');
+        let (file, limited): (_, fn(&str) -> bool) = if ctrl.split(',').any(|c| c == "blkio") {
+            (
+                Path::new("/sys/fs/cgroup/blkio")
+                    .join(path)
+                    .join("blkio.throttle.write_bps_device"),
+                |rest| rest.trim() != "0",
+            )
+        } else if ctrl.is_empty() {
+            (
+                Path::new("/sys/fs/cgroup").join(path).join("io.max"),
+                |rest| {
+                    rest.split_whitespace()
+                        .any(|k| k.starts_with('w') && !k.ends_with("=max"))
+                },
+            )
+        } else {
+            return false;
+        };
+        std::fs::read_to_string(file).is_ok_and(|t| {
+            t.lines().any(|l| {
+                l.split_once(' ')
+                    .is_some_and(|(d, rest)| d == maj_min && limited(rest))
+            })
+        })
+    })
 }
 
 /// The first cliff of a run's write series that lasts to the end of the run, as a warning.
@@ -195,6 +258,51 @@ pub fn known_cache_warning(known: &KnownCache, test: &TestResult) -> Option<Warn
 mod tests {
     use super::*;
     use crate::model::{IntervalPoint, RunResult};
+
+    /// A loop device over an image on tmpfs keeps its data in RAM: no write cache there
+    /// (run and sustain took it for a drive).
+    #[test]
+    fn a_loop_over_a_tmpfs_file_is_ram() {
+        let test = "a_loop_over_a_tmpfs_file_is_ram";
+        if !crate::test_skip::root_or_skip(test, "a loop device") {
+            return;
+        }
+        let shm = Path::new("/dev/shm");
+        if crate::sysinfo::mounts::mount_of(shm).is_none_or(|m| m.fs_type != "tmpfs") {
+            crate::test_skip::skip(test, "/dev/shm is not a tmpfs");
+            return;
+        }
+        let dir = tempfile::Builder::new()
+            .prefix("iolab-test-")
+            .tempdir_in(shm)
+            .unwrap();
+        let img = dir.path().join("dev.img");
+        std::fs::File::create(&img)
+            .unwrap()
+            .set_len(8 << 20)
+            .unwrap();
+        let lo = match crate::fs::loopdev::LoopDevice::attach(&img, false) {
+            Ok(lo) => lo,
+            Err(e) => {
+                crate::test_skip::skip(test, format!("losetup: {e}"));
+                return;
+            }
+        };
+        let env = crate::sysinfo::capture_environment(&lo.device);
+        let name = lo.device.file_name().unwrap().to_string_lossy().to_string();
+        assert_eq!(
+            memory_backing(&env).as_deref(),
+            Some(
+                format!(
+                    "{name} is a loop device over a file on tmpfs, which keeps its data in RAM"
+                )
+                .as_str()
+            ),
+            "{env:?}"
+        );
+        assert!(!may_have_write_cache(&env));
+        drop(lo);
+    }
 
     fn run_with(series: &[f64], bytes: u64) -> RunResult {
         RunResult {

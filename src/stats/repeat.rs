@@ -215,9 +215,10 @@ pub fn spread_warnings(t: &TestResult, mode: &RepeatMode) -> Vec<Warning> {
             test: Some(t.name.clone()),
         });
     }
-    if s.n >= 3 {
-        // The window's first run under --steadystate (its rounds before are the ramp-up it
-        // waits out, not a cold cache).
+    // Not under --steadystate: the rounds before its window are the warm-up it waited out,
+    // so a slow first round of the window is no cold cache, and the advice (more repeats)
+    // is what --steadystate refuses (it said "the first run" of round 3 and more).
+    if s.n >= 3 && t.steady_state.is_none() {
         let values: Vec<f64> = t
             .summarized_runs()
             .iter()
@@ -397,6 +398,41 @@ mod tests {
             noisy.message.contains("steady-state window"),
             "{}",
             noisy.message
+        );
+    }
+
+    /// A steady window whose first round is slow gives no `slow-first-run`: that round is
+    /// not the test's first, its rounds before were the warm-up, and "more repeats" is what
+    /// --steadystate refuses.
+    #[test]
+    fn a_steady_window_s_slow_first_round_is_no_slow_first_run() {
+        let values = [50.0, 70.0, 60.0, 100.0, 101.0, 99.0, 100.0];
+        let mut t = with_runs(true, &values);
+        let mut judged = TestResult {
+            runs: t.runs[2..].to_vec(),
+            ..Default::default()
+        };
+        summarize_test(&mut judged);
+        t.summary = judged.summary;
+        t.settings = Some(crate::model::BlockSettings::default());
+        assert!(
+            spread_warnings(&t, &RepeatMode::Fixed(1))
+                .iter()
+                .any(|w| w.code == WarningCode::SlowFirstRun),
+            "judged as repeats, the slow first run is told"
+        );
+        t.steady_state = Some(crate::model::steady::SteadyStateRecord {
+            steady_first_round: Some(2),
+            steady_last_round: Some(6),
+            window_rounds: 5,
+            reached: true,
+            values: values.to_vec(),
+            ..Default::default()
+        });
+        let w = spread_warnings(&t, &RepeatMode::Fixed(1));
+        assert!(
+            w.iter().all(|w| w.code != WarningCode::SlowFirstRun),
+            "{w:?}"
         );
     }
 

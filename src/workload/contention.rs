@@ -64,6 +64,7 @@ mod tests {
         let waiter = Waiter {
             who: "the measuring thread",
             threads: 1,
+            fewer: crate::os::cpu_wait::Fewer::Jobs,
             effect: "its times include that wait",
             advice: "measure on an idle machine",
         };

@@ -23,7 +23,7 @@ use crate::model::copy::{CopyRunDetail, InPlaceCopy, SpaceAccounting, VerifyResu
 use crate::model::device::DeviceCounters;
 use crate::model::{ResultDoc, ResultSink, RunResult, Warning, WarningCode};
 use crate::os::context::RunContext;
-use crate::os::cpu_wait::{IDLE_ADVICE, WaitSpan, Waiter};
+use crate::os::cpu_wait::{Fewer, IDLE_ADVICE, WaitSpan, Waiter};
 use crate::os::progress::Progress;
 use crate::stats::repeat::spread_warnings;
 use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
@@ -338,6 +338,8 @@ fn warn_contention(doc: &mut ResultDoc, test: usize) {
     let waiter = Waiter {
         who: "the copying thread",
         threads: 1,
+        // One thread, never more than the CPUs; copy has no --jobs.
+        fewer: Fewer::Cpus(""),
         effect: "the phase's time includes that wait and its rate may be below what the file \
                  system gives",
         advice: IDLE_ADVICE,

@@ -3,7 +3,7 @@
 
 use crate::model::files::{FilesRunDetail, FilesTestDetail};
 use crate::model::{ResultDoc, RunResult, TestResult};
-use crate::os::cpu_wait::{IDLE_ADVICE, Waiter};
+use crate::os::cpu_wait::{Fewer, IDLE_ADVICE, Waiter};
 use crate::stats::repeat::summarize_test;
 use crate::stats::summary::summarize;
 use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
@@ -171,6 +171,7 @@ pub fn warn_contention(cfg: &FilesConfig, doc: &mut ResultDoc, test: usize) {
         who: "the measuring thread",
         // `--jobs` writers wait for each other's CPUs too (each writer's own config has
         // jobs 1, and with `--shared-dir` the writers' count).
+        fewer: Fewer::Jobs,
         threads: cfg.writer.map_or(u64::from(cfg.jobs.max(1)), |w| w.of) as usize,
         effect: "every portion's time includes that wait and the files/s may be below what \
                  the file system gives",

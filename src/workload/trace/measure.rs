@@ -14,7 +14,7 @@ use crate::error::UsageError;
 use crate::model::trace::{OpResult, StreamResult, StreamSpec, TraceRunDetail, TraceTestDetail};
 use crate::model::{RunResult, TestResult, Warning, WarningCode};
 use crate::os::context::RunContext;
-use crate::os::cpu_wait::{IDLE_ADVICE, Waiter};
+use crate::os::cpu_wait::{Fewer, IDLE_ADVICE, Waiter};
 use crate::os::progress::Progress;
 use crate::stats::hist::LatencyHistogram;
 use crate::stats::repeat::{RepeatMode, spread_warnings, summarize_test};
@@ -283,7 +283,11 @@ pub fn run_test(
         .iter()
         .map(|s| s.copies as usize)
         .sum();
-    warnings.extend(contention_warning(&test, copies));
+    warnings.extend(contention_warning(
+        &test,
+        copies,
+        ", or use a workload file whose streams have fewer copies",
+    ));
     if let Some(e) = &failure {
         test.error = Some(format!("{e:#}"));
     }
@@ -291,11 +295,13 @@ pub fn run_test(
 }
 
 /// Warning `cpu-contention` of a trace test (run or replay) whose calls were issued by
-/// `threads` threads, with the highest wait of its runs.
-pub fn contention_warning(test: &TestResult, threads: usize) -> Option<Warning> {
+/// `threads` threads, with the highest wait of its runs; `fewer` ends the advice when they
+/// outnumber the CPUs (neither command has a --jobs: the threads are the workload's).
+pub fn contention_warning(test: &TestResult, threads: usize, fewer: &str) -> Option<Warning> {
     let waiter = Waiter {
         who: "a thread issuing the calls",
         threads,
+        fewer: Fewer::Cpus(fewer),
         effect: "every call's latency includes that wait and the MB/s may be below what the \
                  file system gives",
         advice: IDLE_ADVICE,

@@ -151,7 +151,9 @@ impl Replay {
             doc.warn(w);
         }
         let threads = calls.iter().map(|c| c.tid).collect::<HashSet<_>>().len();
-        if let Some(w) = contention_warning(&test, threads) {
+        if let Some(w) =
+            contention_warning(&test, threads, ", or record the program with fewer threads")
+        {
             doc.warn(w);
         }
         if let Some(w) = strace_pace(h, a.timing) {
