@@ -329,19 +329,9 @@ fn ctrl_c_saves_the_pass_as_interrupted_and_removes_the_file() {
 #[test]
 fn a_ram_target_is_not_said_to_have_a_write_cache() {
     let test = "a_ram_target_is_not_said_to_have_a_write_cache";
-    let shm = std::path::Path::new("/dev/shm");
-    let tmpfs = std::process::Command::new("stat")
-        .args(["-f", "-c", "%T", "/dev/shm"])
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "tmpfs");
-    if !tmpfs {
-        common::skip(test, "/dev/shm is not a tmpfs");
+    let Some(dir) = common::ram_tempdir_or_skip(test) else {
         return;
-    }
-    let dir = tempfile::Builder::new()
-        .prefix("iolab-test-")
-        .tempdir_in(shm)
-        .unwrap();
+    };
     let o = common::iolab(&[
         "sustain",
         common::s(dir.path()),
@@ -386,19 +376,9 @@ fn a_loop_device_over_tmpfs_is_ram_too() {
     if !common::loop_or_skip(test) {
         return;
     }
-    let shm = std::path::Path::new("/dev/shm");
-    let tmpfs = std::process::Command::new("stat")
-        .args(["-f", "-c", "%T", "/dev/shm"])
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "tmpfs");
-    if !tmpfs {
-        common::skip(test, "/dev/shm is not a tmpfs");
+    let Some(dir) = common::ram_tempdir_or_skip(test) else {
         return;
-    }
-    let dir = tempfile::Builder::new()
-        .prefix("iolab-test-")
-        .tempdir_in(shm)
-        .unwrap();
+    };
     let img = dir.path().join("dev.img");
     std::fs::File::create(&img)
         .unwrap()
