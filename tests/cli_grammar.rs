@@ -736,3 +736,38 @@ fn a_deleted_current_directory_is_said_to_be_deleted() {
         assert!(!gone.exists(), "{args:?}");
     }
 }
+
+/// A target that does not exist is said so in the same words by every command that takes
+/// one: `files`, `copy` (also its `--source`) and `age` said "No such file or directory (os
+/// error 2)" where `run` says "does not exist".
+#[test]
+fn a_missing_target_is_said_not_to_exist_by_every_command() {
+    let d = tempdir();
+    let gone = d.path().join("gone");
+    let g = gone.to_str().unwrap();
+    let here = d.path().to_str().unwrap();
+    let commands: &[&[&str]] = &[
+        &["run", g],
+        &["saturate", g],
+        &["sustain", g],
+        &["files", g],
+        &["copy", g],
+        &["copy", here, "--source", g],
+        &["trace", "run", "office", g],
+        &["age", g],
+    ];
+    for args in commands {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_iolab"))
+            .args(*args)
+            .arg("--no-save")
+            .env("NO_COLOR", "1")
+            .env("IOLAB_NO_HISTORY", "1")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(g), "{args:?}: {err}");
+        assert!(err.contains("does not exist"), "{args:?}: {err}");
+        assert!(!err.contains("os error"), "{args:?}: {err}");
+    }
+}

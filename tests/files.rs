@@ -249,7 +249,10 @@ fn bad_input_is_exit_2_and_creates_nothing() {
     let file_target = t.path().join("a-file");
     let missing = t.path().join("missing");
     let cases: Vec<(Vec<&str>, &str)> = vec![
-        (vec!["--target", missing.to_str().unwrap()], "No such file"),
+        (
+            vec!["--target", missing.to_str().unwrap()],
+            "does not exist",
+        ),
         (
             vec!["--target", file_target.to_str().unwrap()],
             "not a directory",

@@ -91,8 +91,8 @@ impl AgeConfig {
             .clone()
             .or_else(|| args.target_flag.clone())
             .ok_or_else(|| crate::usage!("give the TARGET to age"))?;
-        let md =
-            std::fs::metadata(&target).map_err(|e| crate::usage!("{}: {e}", target.display()))?;
+        let md = std::fs::metadata(&target)
+            .map_err(|e| crate::usage!("{}: {}", target.display(), crate::fs::facts::io_why(&e)))?;
         if !md.is_dir() {
             return Err(crate::usage!("{} is not a directory", target.display()));
         }

@@ -4,6 +4,7 @@
 //! every bad input is a `UsageError` before anything is created.
 
 use crate::error::UsageError;
+use crate::fs::facts::io_why;
 use crate::model::Delivery;
 use crate::units::fmt_size_iec;
 use crate::units::size_arg;
@@ -145,13 +146,13 @@ impl CopySettings {
             None => None,
             Some(s) => {
                 let md = std::fs::metadata(s)
-                    .map_err(|e| err(format!("--source {}: {e}", s.display())))?;
+                    .map_err(|e| err(format!("--source {}: {}", s.display(), io_why(&e))))?;
                 if !md.is_dir() {
                     return Err(err(format!("--source {}: not a directory", s.display())));
                 }
                 Some(
                     std::fs::canonicalize(s)
-                        .map_err(|e| err(format!("--source {}: {e}", s.display())))?,
+                        .map_err(|e| err(format!("--source {}: {}", s.display(), io_why(&e))))?,
                 )
             }
         };
@@ -197,7 +198,8 @@ fn ram_refusal(s: &CopySettings, free: u64, set: u64) -> UsageError {
 
 fn writable_dir(d: &Path, what: &str) -> Result<PathBuf, UsageError> {
     super::checks::refuse_deleted_dir(d)?;
-    let md = std::fs::metadata(d).map_err(|e| err(format!("{what} {}: {e}", d.display())))?;
+    let md =
+        std::fs::metadata(d).map_err(|e| err(format!("{what} {}: {}", d.display(), io_why(&e))))?;
     if !md.is_dir() {
         return Err(err(format!("{what} {}: not a directory", d.display())));
     }
@@ -210,7 +212,7 @@ fn writable_dir(d: &Path, what: &str) -> Result<PathBuf, UsageError> {
     if nix::unistd::access(d, nix::unistd::AccessFlags::W_OK).is_err() {
         return Err(err(format!("{what} {}: not writable", d.display())));
     }
-    std::fs::canonicalize(d).map_err(|e| err(format!("{what} {}: {e}", d.display())))
+    std::fs::canonicalize(d).map_err(|e| err(format!("{what} {}: {}", d.display(), io_why(&e))))
 }
 
 /// access(2) passes for root on /proc and /sys, where nothing can be made: try it (a

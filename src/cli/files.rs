@@ -305,7 +305,13 @@ impl FilesConfig {
 fn check_target(t: &Path) -> Result<PathBuf, UsageError> {
     super::checks::refuse_deleted_dir(t)?;
     crate::fs::facts::check_work_dir(t)?;
-    std::fs::canonicalize(t).map_err(|e| UsageError::new(format!("--target {}: {e}", t.display())))
+    std::fs::canonicalize(t).map_err(|e| {
+        UsageError::new(format!(
+            "--target {}: {}",
+            t.display(),
+            crate::fs::facts::io_why(&e)
+        ))
+    })
 }
 
 #[cfg(test)]

@@ -177,6 +177,15 @@ pub fn fs_signature(dev: &Path) -> Option<String> {
 /// A `--target` directory iolab creates its work in: it exists, is a directory, is not on a
 /// read-only file system and this user may create files in it. The usage error names the
 /// target and what is wrong.
+/// Why a path could not be used, in the words `run` uses: "does not exist" rather than
+/// "No such file or directory (os error 2)"; other errors as the system says them.
+pub fn io_why(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "does not exist".into(),
+        _ => e.to_string(),
+    }
+}
+
 pub fn check_work_dir(t: &Path) -> Result<(), crate::error::UsageError> {
     let fail = |why: String| {
         Err(crate::error::UsageError::new(format!(
@@ -185,7 +194,7 @@ pub fn check_work_dir(t: &Path) -> Result<(), crate::error::UsageError> {
         )))
     };
     match std::fs::metadata(t) {
-        Err(e) => return fail(e.to_string()),
+        Err(e) => return fail(io_why(&e)),
         Ok(md) if !md.is_dir() => return fail("not a directory".into()),
         Ok(_) => {}
     }
@@ -218,7 +227,7 @@ mod tests {
             e.starts_with(&format!("--target {}: ", gone.display())),
             "{e}"
         );
-        assert!(e.contains("No such file"), "{e}");
+        assert_eq!(e, format!("--target {}: does not exist", gone.display()));
     }
 
     #[test]
