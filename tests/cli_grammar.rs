@@ -700,6 +700,16 @@ fn o_takes_a_file_or_a_directory() {
     assert_eq!(names(&exports), ["iolab-history.csv", "iolab-history.json"]);
 }
 
+/// `cmd` (iolab, or a shell that execs it) with `args`, no result file, no history, no color.
+fn saving_nothing(cmd: &mut std::process::Command, args: &[&str]) -> std::process::Output {
+    cmd.args(args)
+        .arg("--no-save")
+        .env("NO_COLOR", "1")
+        .env("IOLAB_NO_HISTORY", "1")
+        .output()
+        .unwrap()
+}
+
 /// A directory target deleted while the shell stood in it (`iolab run` typed there) is
 /// said to be deleted by every command that takes a directory, as `iolab info` says it:
 /// `run`, `sustain` and `trace run` said "iolab cannot create files there (its lock file …:
@@ -720,18 +730,13 @@ fn a_deleted_current_directory_is_said_to_be_deleted() {
     ];
     for args in commands {
         std::fs::create_dir(&gone).unwrap();
-        let o = std::process::Command::new("sh")
-            .arg("-c")
+        let mut sh = std::process::Command::new("sh");
+        sh.arg("-c")
             .arg(r#"cd "$1" && rmdir "$1" && shift && exec "$@""#)
             .arg("sh")
             .arg(&gone)
-            .arg(env!("CARGO_BIN_EXE_iolab"))
-            .args(*args)
-            .arg("--no-save")
-            .env("NO_COLOR", "1")
-            .env("IOLAB_NO_HISTORY", "1")
-            .output()
-            .unwrap();
+            .arg(env!("CARGO_BIN_EXE_iolab"));
+        let o = saving_nothing(&mut sh, args);
         assert_usage(&o, ".: it was deleted (no directory names it now)");
         assert!(!gone.exists(), "{args:?}");
     }
@@ -757,13 +762,10 @@ fn a_missing_target_is_said_not_to_exist_by_every_command() {
         &["age", g],
     ];
     for args in commands {
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_iolab"))
-            .args(*args)
-            .arg("--no-save")
-            .env("NO_COLOR", "1")
-            .env("IOLAB_NO_HISTORY", "1")
-            .output()
-            .unwrap();
+        let o = saving_nothing(
+            &mut std::process::Command::new(env!("CARGO_BIN_EXE_iolab")),
+            args,
+        );
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(g), "{args:?}: {err}");
