@@ -135,7 +135,7 @@ pub fn check_without_target(a: &FilesArgs) -> Result<(), UsageError> {
 }
 
 /// Files per portion, portions and passes: each at least 1, at most 10^10 files a run.
-fn counts(a: &FilesArgs) -> Result<(u64, u64, u64), UsageError> {
+pub fn counts(a: &FilesArgs) -> Result<(u64, u64, u64), UsageError> {
     let (n, p, k) = match a.preset.unwrap_or(FilesPreset::Quick) {
         FilesPreset::Quick => (500, 5, 2),
         FilesPreset::Full => (10_000, 20, 16),

@@ -303,6 +303,35 @@ pub trait DirFamily: Family + Sized {
     fn set_unit(_args: &mut Self::Args, _unit: u64) {}
     /// The validated family (every check of the subcommand).
     fn from_args(args: &Self::Args) -> Result<Self>;
+    /// The files the workload makes, directory by directory, where that is what it does
+    /// (`files`): the matrix says before it starts how long a file system that makes files
+    /// slowly (fusefat) will take. By default none.
+    fn file_making(_args: &Self::Args) -> Option<FileMaking> {
+        None
+    }
+}
+
+/// The files a workload makes on each file system, directory by directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileMaking {
+    /// Directories filled in one run, by all writers together.
+    pub directories: u64,
+    /// Files made in each of them.
+    pub files_per_directory: u64,
+    /// Writers filling directories side by side (their time may overlap).
+    pub writers: u64,
+    /// Runs of the workload on each file system, at the least.
+    pub runs: u64,
+}
+
+impl FileMaking {
+    /// The least seconds fusefat takes to make these files on one file system.
+    pub fn fusefat_seconds(&self) -> f64 {
+        crate::fs::fusefat::fill_seconds(self.files_per_directory)
+            * self.directories as f64
+            * self.runs as f64
+            / self.writers.max(1) as f64
+    }
 }
 
 /// What a workload produced on one target directory.
@@ -321,6 +350,10 @@ pub trait DirWorkload: Send + Sync {
     fn label(&self) -> String;
     /// Run once on `dir` (a fresh, empty file system's mount point or a subdirectory).
     fn run_on(&self, dir: &Path, ctx: &RunContext) -> Result<WorkloadOutput>;
+    /// The files it makes, directory by directory, where that is what it does.
+    fn file_making(&self) -> Option<FileMaking> {
+        None
+    }
     /// `run_on` on a file system whose allocation unit is known (read back after mkfs).
     fn run_on_unit(
         &self,

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::family::{DirFamily, Family, Output, execute as execute_family};
+use super::family::{DirFamily, Family, FileMaking, Output, execute as execute_family};
 use crate::cli::files::FilesArgs;
 use crate::model::{ResultDoc, ResultSink};
 use crate::runner::RunContext;
@@ -104,6 +104,37 @@ impl DirFamily for FilesFamily {
         Ok(FilesFamily {
             cfg: FilesConfig::from_args(args)?,
             kept: None,
+        })
+    }
+
+    /// Every size is made in directories of its own each run: one for all the run's files
+    /// (`--layout flat`), one per pass or one per portion; each writer of `--jobs` has its
+    /// own, unless `--shared-dir` puts all writers' files in the same ones.
+    fn file_making(args: &FilesArgs) -> Option<FileMaking> {
+        use crate::cli::files::Layout;
+        let (per_portion, portions, passes) = crate::cli::files::counts(args).ok()?;
+        let runs = crate::cli::run::repeat_mode(&args.repeat).ok()?.min_runs();
+        let sizes = args
+            .sizes
+            .split(',')
+            .filter(|s| !s.trim().is_empty())
+            .count() as u64;
+        let (dirs, per_dir) = match args.layout {
+            Layout::Flat => (1, per_portion * portions * passes),
+            Layout::PerPass => (passes, per_portion * portions),
+            Layout::PerPortion => (passes * portions, per_portion),
+        };
+        let writers = u64::from(args.jobs.max(1));
+        let (dirs, per_dir) = if args.shared_dir {
+            (dirs, per_dir * writers)
+        } else {
+            (dirs * writers, per_dir)
+        };
+        Some(FileMaking {
+            directories: dirs * sizes,
+            files_per_directory: per_dir,
+            writers,
+            runs: u64::from(runs),
         })
     }
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use super::family::{DirFamily, DirWorkload, WorkloadOutput};
+use super::family::{DirFamily, DirWorkload, FileMaking, WorkloadOutput};
 use crate::error::UsageError;
 use crate::model::{ResultDoc, ResultSink};
 use crate::runner::RunContext;
@@ -27,6 +27,10 @@ impl<F: DirFamily> DirWorkload for OnDir<F> {
     /// warnings the matrix keeps.
     fn run_on(&self, dir: &Path, ctx: &RunContext) -> Result<WorkloadOutput> {
         self.run_on_unit(dir, None, ctx)
+    }
+
+    fn file_making(&self) -> Option<FileMaking> {
+        F::file_making(&self.args)
     }
 
     fn run_on_unit(

@@ -5,6 +5,7 @@ pub mod alloc;
 pub mod command;
 pub mod detect;
 pub mod facts;
+pub mod fusefat;
 pub mod guard;
 pub mod instance;
 pub mod layout;

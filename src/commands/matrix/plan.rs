@@ -530,20 +530,19 @@ pub fn plan(a: &MatrixArgs) -> Result<Plan, UsageError> {
             .map(|s| resolve_ref(s))
             .collect::<Result<Vec<_>, _>>()?
     };
-    // fusefat makes files at a few per second: a cluster study there runs for hours.
-    if a.study == Some(Study::Cluster) && !a.setup_only {
-        let slow: Vec<String> = configs
-            .iter()
-            .filter(|c| c.method == Ok(MountMethod::Fuse("fusefat")))
-            .map(|c| c.label.clone())
-            .collect();
-        if !slow.is_empty() {
-            notes.push(super::study::fusefat_cluster_note(
-                a.full,
-                repeat.max_runs(),
-                &slow,
-            ));
-        }
+    // fusefat makes files the slower the fuller their directory: a files workload there can
+    // run for hours, said before the first file system is made.
+    let slow: Vec<String> = configs
+        .iter()
+        .filter(|c| c.method == Ok(MountMethod::Fuse("fusefat")))
+        .map(|c| c.label.clone())
+        .collect();
+    if !slow.is_empty() {
+        notes.extend(super::study::fusefat_notes(
+            &workloads,
+            repeat.min_runs(),
+            &slow,
+        ));
     }
     let age = age_plan(a, size)?;
     // Nothing this machine can make (any file system without root): refused before anything

@@ -28,35 +28,44 @@ pub fn cluster_reference(full: bool, size: u64) -> String {
     )
 }
 
-/// Files fusefat creates per second in one directory once it holds a few hundred (4.8/s
-/// from the 200th to the 400th empty file here; 25/s for the first 200): it searches the
-/// whole directory for every new name, so each file costs more than the one before.
-const FUSEFAT_FILES_PER_S: f64 = 5.0;
-
-/// The files `--study cluster` creates on one configuration's fresh file system: every size,
-/// every portion of every pass.
-pub fn cluster_study_files(full: bool) -> u64 {
-    let (n, portions, passes) = if full { FULL_COUNTS } else { QUICK_COUNTS };
-    CLUSTER_SIZES.split(',').count() as u64 * n * portions * passes
-}
-
-/// The note for `--study cluster` on configurations mounted through fusefat (`labels`):
-/// a lower bound of the create phase alone, made with the rate at a few hundred files (the
-/// study's directories hold thousands, where fusefat is slower still).
-pub fn fusefat_cluster_note(full: bool, runs: u32, labels: &[String]) -> String {
-    let files = cluster_study_files(full);
-    let secs = files as f64 / FUSEFAT_FILES_PER_S * runs.max(1) as f64;
-    let took = if secs >= 2.0 * 86_400.0 {
-        format!("{:.0} days", secs / 86_400.0)
-    } else {
-        format!("{:.1} hours", secs / 3_600.0)
-    };
-    format!(
-        "study cluster on FAT32 through fusefat ({}): fusefat creates about {FUSEFAT_FILES_PER_S:.0} files/s in a directory of a few hundred, fewer as it grows, so the {} files of each run's create phase alone take at least {took} per configuration over {} run(s); leave fat32 out of --fs to avoid it",
-        labels.join(", "),
-        crate::units::fmt_thousands(files as f64),
-        runs.max(1)
-    )
+/// The notes for configurations mounted through fusefat (`labels`), which makes files the
+/// slower the fuller their directory (`fs::fusefat`): for each workload that makes files, a
+/// floor of its create phases alone over `runs` fresh file systems when it comes to ten
+/// minutes or more, and a workload that would put more files in one directory than FAT holds.
+pub fn fusefat_notes(workloads: &[WorkloadPlan], runs: u32, labels: &[String]) -> Vec<String> {
+    use crate::fs::fusefat::{DIR_MAX_FILES, long_wait};
+    let on = labels.join(", ");
+    let thousands = |n: u64| crate::units::fmt_thousands(n as f64);
+    let mut notes = Vec::new();
+    for w in workloads {
+        let Some(m) = w.workload.file_making() else {
+            continue;
+        };
+        if m.files_per_directory > DIR_MAX_FILES {
+            notes.push(format!(
+                "{} puts {} files in one directory; FAT32 ({on}) holds at most {} in one, so its create phase there stops when the directory is full; leave fat32 out of --fs, or give fewer files per directory (files-per-portion=, portions=, passes=, layout=per-portion)",
+                w.label,
+                thousands(m.files_per_directory),
+                thousands(DIR_MAX_FILES)
+            ));
+            continue;
+        }
+        let secs = m.fusefat_seconds() * f64::from(runs.max(1));
+        if secs >= 600.0 {
+            notes.push(format!(
+                "{} on FAT32 through fusefat ({on}): fusefat looks through the whole directory for every new file, so it makes them the slower the more the directory holds, and the create phases alone ({} files in {} a run) take at least {} per configuration over {} run(s); leave fat32 out of --fs, or give fewer files per directory (files-per-portion=, portions=, passes=, layout=per-portion)",
+                w.label,
+                thousands(m.files_per_directory),
+                match m.directories {
+                    1 => "one directory".to_string(),
+                    n => format!("each of {} directories", thousands(n)),
+                },
+                long_wait(secs),
+                m.runs * u64::from(runs.max(1))
+            ));
+        }
+    }
+    notes
 }
 
 /// The twelve-file-system copy test's media mix (about 2.03 GB) copied to the file system:
@@ -134,23 +143,67 @@ mod tests {
         }
     }
 
-    /// fusefat makes about 5 files/s in a directory of 500: the quick study's 20,000 files
-    /// take over an hour per configuration and run, the full one's 32 million months.
+    /// fusefat looks through the whole directory for every new name: the quick cluster
+    /// study's 2,000 files in each of 10 directories take over an hour per configuration and
+    /// run; the full study's 3.2 million in one directory cannot be made on FAT at all; a
+    /// run workload, or a files workload of a few hundred files, gets no note.
     #[test]
-    fn fusefat_cluster_study_is_estimated_in_hours() {
-        assert_eq!(cluster_study_files(false), 20_000);
-        assert_eq!(cluster_study_files(true), 32_000_000);
-        let quick = fusefat_cluster_note(false, 3, &["vfat 4KiB".into()]);
+    fn fusefat_notes_give_a_floor_of_the_time_and_the_directory_limit() {
+        let vfat = ["vfat 4KiB".to_string()];
+        let quick = workloads(Study::Cluster, false, 4 << 30, &mut Vec::new()).unwrap();
+        let notes = fusefat_notes(&quick, 1, &vfat);
+        assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(
-            quick.contains("(vfat 4KiB)") && quick.contains("20,000 files"),
-            "{quick}"
+            notes[0].contains("(vfat 4KiB)")
+                && notes[0].contains("2,000 files in each of 10 directories a run")
+                && notes[0].contains("at least 67 minutes per configuration over 1 run(s)"),
+            "{}",
+            notes[0]
         );
+        let three = fusefat_notes(&quick, 3, &vfat);
+        assert!(three[0].contains("at least 3.3 hours per configuration over 3 run(s)"));
+        let full = workloads(Study::Cluster, true, 4 << 30, &mut Vec::new()).unwrap();
+        let notes = fusefat_notes(&full, 1, &vfat);
         assert!(
-            quick.contains("at least 3.3 hours per configuration over 3 run(s)"),
-            "{quick}"
+            notes[0].contains("puts 3,200,000 files in one directory")
+                && notes[0].contains("holds at most 65,534"),
+            "{notes:?}"
         );
-        let full = fusefat_cluster_note(true, 1, &["vfat".into()]);
-        assert!(full.contains("at least 74 days"), "{full}");
+        // The files command's quick preset on its default four sizes, 3 runs within each of
+        // the matrix's 3: 5,000 files in each directory.
+        let files = [try_resolve("files").unwrap()];
+        let notes = fusefat_notes(&files, 3, &vfat);
+        assert!(
+            notes[0].contains("5,000 files in each of 4 directories")
+                && notes[0].contains("over 9 run(s)"),
+            "{notes:?}"
+        );
+        let one = [try_resolve("files:sizes=4K:files-per-portion=300").unwrap()];
+        let notes = fusefat_notes(&one, 3, &vfat);
+        assert!(
+            notes[0].contains("(3,000 files in one directory a run)")
+                && notes[0].contains("at least 2.2 hours per configuration over 9 run(s)"),
+            "{notes:?}"
+        );
+        let small = [
+            try_resolve("files:sizes=4K:files-per-portion=100:repeat=1").unwrap(),
+            try_resolve("run:preset=real:duration=1s").unwrap(),
+        ];
+        assert!(fusefat_notes(&small, 3, &vfat).is_empty());
+        // Writers in directories of their own fill them side by side; in one shared
+        // directory, one directory of all their files.
+        let own = try_resolve("files:sizes=4K:jobs=4:repeat=1").unwrap();
+        let shared = try_resolve("files:sizes=4K:jobs=4:shared-dir=true:repeat=1").unwrap();
+        let (own, shared) = (
+            own.workload.file_making().unwrap(),
+            shared.workload.file_making().unwrap(),
+        );
+        assert_eq!((own.directories, own.files_per_directory), (4, 5_000));
+        assert_eq!(
+            (shared.directories, shared.files_per_directory),
+            (1, 20_000)
+        );
+        assert!(shared.fusefat_seconds() > 3.0 * own.fusefat_seconds());
     }
 
     #[test]
