@@ -421,6 +421,35 @@ fn completions_offer_the_visible_flags_only() {
     assert!(stdout(&o).contains("-F _iolab iolab"), "{}", stdout(&o));
 }
 
+/// `iolab completions bash > FILE` on a full disk exited 0 and left a short file; the
+/// script and the man page now say so and exit 1. A pipe closed early stays quiet.
+#[test]
+fn completions_and_man_say_when_stdout_cannot_take_them() {
+    for args in [&["completions", "bash"][..], &["man", "run"]] {
+        let o = bin()
+            .args(args)
+            .stdout(std::fs::File::create("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("cannot write to stdout: No space left on device"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+    let o = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "'{}' completions zsh | head -c 10 >/dev/null; echo ${{PIPESTATUS[0]}}",
+            env!("CARGO_BIN_EXE_iolab")
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&o).trim(), "0", "{}", stderr(&o));
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+}
+
 /// The help says what the flag does on this command. `iolab matrix --help` described
 /// `--repeat` as "Runs per test" (the shared text of run, files, copy, trace), though a
 /// matrix repeat is a configuration measured again on a freshly made file system; `iolab
@@ -744,7 +773,7 @@ fn a_deleted_current_directory_is_said_to_be_deleted() {
 
 /// A target that does not exist is said so in the same words by every command that takes
 /// one: `files`, `copy` (also its `--source`) and `age` said "No such file or directory (os
-/// error 2)" where `run` says "does not exist".
+/// error 2)" where `run` says "does not exist"; so did `slack` ("cannot scan DIR: …").
 #[test]
 fn a_missing_target_is_said_not_to_exist_by_every_command() {
     let d = tempdir();
@@ -760,6 +789,7 @@ fn a_missing_target_is_said_not_to_exist_by_every_command() {
         &["copy", here, "--source", g],
         &["trace", "run", "office", g],
         &["age", g],
+        &["slack", g],
     ];
     for args in commands {
         let o = saving_nothing(

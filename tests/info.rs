@@ -485,6 +485,48 @@ fn endurance_from_a_saturate_result_says_it_has_no_write_amplification() {
     expect_usage_error(&args, "iolab run, files, copy, trace or sustain");
 }
 
+/// A slack result was told it needed "a write test with device counters" (tmpfs has none),
+/// and a directory "cannot read: Is a directory (os error 21)".
+#[test]
+fn endurance_from_a_slack_result_or_a_directory_says_what_it_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let tree = dir.path().join("tree");
+    std::fs::create_dir(&tree).unwrap();
+    std::fs::write(tree.join("a"), b"abc").unwrap();
+    let out = iolab(&["--no-history", "slack", tree.to_str().unwrap(), "-o", d]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let slack = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .unwrap();
+    let endurance = |from: &str| {
+        [
+            "endurance",
+            "--tbw",
+            "80TB",
+            "--daily",
+            "20GB",
+            "--from",
+            from,
+        ]
+        .map(String::from)
+    };
+    let args = endurance(slack.to_str().unwrap());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    expect_usage_error(
+        &args,
+        "an iolab slack result records no write amplification (it predicts allocation from file sizes and writes nothing)",
+    );
+    let args = endurance(d);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    expect_usage_error(
+        &args,
+        &format!("--from {d}: is a directory; give one result file"),
+    );
+}
+
 /// Endurance amounts are SI as on data sheets: `600T` is `600TB`, binary only as `TiB`.
 #[test]
 fn endurance_sizes_are_si_whatever_the_spelling() {

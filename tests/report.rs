@@ -469,6 +469,34 @@ fn report_shows_what_age_and_slack_found() {
         "{text}"
     );
 
+    // A CSV holds measured runs, which neither has: refused, nothing written (it was the
+    // header alone, "report: r.csv (2 result files)"); beside a run result, each is named.
+    let csv = dir.path().join("r.csv");
+    let out = iolab(&["report", s(&out_dir), "-o", s(&csv)]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nothing to write in a CSV"), "{err}");
+    assert!(
+        err.contains("an `iolab slack` result has no measured runs for CSV rows")
+            && err.contains("an `iolab age` result has no measured runs"),
+        "{err}"
+    );
+    assert!(!csv.exists());
+    let out = iolab(&[
+        "report",
+        s(&out_dir),
+        s(&fixture("run-a.json")),
+        "-o",
+        s(&csv),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("iolab: note: no rows from ") && err.contains("an `iolab slack` result"),
+        "{err}"
+    );
+    assert!(std::fs::read_to_string(&csv).unwrap().lines().count() > 1);
+
     // compare has nothing to compare in them, and says so rather than "no test measured in
     // both (a test stopped or failed before its first run has no figures)".
     let slack = std::fs::read_dir(&out_dir)

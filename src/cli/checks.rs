@@ -78,6 +78,28 @@ pub(crate) fn check_keep(
     )))
 }
 
+/// `--allow-destroy` lets iolab overwrite a block device or an existing file: naming a
+/// directory target, where iolab creates its own test file and removes it, it allowed
+/// nothing and was taken without a word (as `--keep` on a device was).
+pub(crate) fn check_allow_destroy_kind(
+    allow_destroy: &[std::path::PathBuf],
+    targets: &[(&Path, crate::fs::facts::TargetKind)],
+) -> Result<(), UsageError> {
+    use crate::fs::facts::TargetKind;
+    for ad in allow_destroy {
+        if targets
+            .iter()
+            .any(|(t, k)| *k == TargetKind::Directory && allow_destroy_matches(Some(ad), t))
+        {
+            return Err(err(format!(
+                "--allow-destroy {}: it is a directory, in which iolab creates its own test file and removes it, destroying nothing: leave --allow-destroy out (it is for a block device or an existing file)",
+                ad.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// `--interval` in whole milliseconds, at least 1ms.
 pub(crate) fn check_interval(interval: Duration) -> Result<(), UsageError> {
     let ns = interval.as_nanos();
@@ -327,5 +349,50 @@ mod keep_tests {
         assert!(e.contains("f.img is an existing file"), "{e}");
         assert!(check_keep(false, &[(dev, BlockDevice)]).is_ok());
         assert!(check_keep(true, &[(dev, BlockDevice), (Path::new("/mnt"), Directory)]).is_ok());
+    }
+
+    /// `--allow-destroy DIR` with a directory target was taken and meant nothing; run,
+    /// sustain and saturate now refuse it (exit 2) with what it is for.
+    #[test]
+    fn allow_destroy_of_a_directory_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_str().unwrap();
+        let parse = |args: &[&str]| {
+            let mut argv = vec!["iolab"];
+            argv.extend_from_slice(args);
+            crate::cli::try_parse_from(argv).unwrap().command
+        };
+        let why = |r: Result<(), UsageError>| r.unwrap_err().to_string();
+        let refusals = [
+            match parse(&["run", d, "--allow-destroy", d, "--size", "1M"]) {
+                crate::cli::Command::Run(a) => {
+                    why(crate::runner::run::RunConfig::from_args(&a).map(drop))
+                }
+                _ => unreachable!(),
+            },
+            match parse(&["sustain", d, "--allow-destroy", d, "--size", "8M"]) {
+                crate::cli::Command::Sustain(a) => {
+                    why(crate::runner::sustain::SustainConfig::from_args(&a).map(drop))
+                }
+                _ => unreachable!(),
+            },
+            match parse(&["saturate", d, "--allow-destroy", d, "--size", "8M"]) {
+                crate::cli::Command::Saturate(a) => {
+                    why(crate::workload::saturate::config::SaturateConfig::from_args(&a).map(drop))
+                }
+                _ => unreachable!(),
+            },
+        ];
+        for e in refusals {
+            assert!(
+                e.starts_with(&format!("--allow-destroy {d}: it is a directory"))
+                    && e.contains("leave --allow-destroy out"),
+                "{e}"
+            );
+        }
+        // A device named by it is still allowed (nothing here checks more than the kind).
+        let dev = Path::new("/dev/sdz");
+        use crate::fs::facts::TargetKind::*;
+        assert!(check_allow_destroy_kind(&[dev.into()], &[(dev, BlockDevice)]).is_ok());
     }
 }

@@ -260,6 +260,7 @@ impl RunConfig {
         let kind = super::checks::classify_target(&a.target)?;
         let repeat = repeat_mode(&a.repeat).map_err(err)?;
         super::checks::check_keep(a.keep, &[(&a.target, kind)])?;
+        super::checks::check_allow_destroy_kind(a.allow_destroy.as_slice(), &[(&a.target, kind)])?;
 
         check_numbers(a)?;
 

@@ -166,6 +166,7 @@ impl SaturateConfig {
             .zip(kinds.iter().copied())
             .collect();
         super::checks::check_keep(a.keep, &listed)?;
+        super::checks::check_allow_destroy_kind(&a.allow_destroy, &listed)?;
         let mut notes = Vec::new();
         let kinds_wanted = sweep_kinds(a, &kinds, &mut notes);
         if a.mix.is_some() && !kinds_wanted.contains(&SweepKind::Mixed) {

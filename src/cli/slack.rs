@@ -94,7 +94,11 @@ fn source_of(args: &SlackArgs) -> anyhow::Result<Source> {
                 "{} is not a directory (give a directory to scan, or --sizes-from FILE.csv)",
                 d.display()
             )),
-            Err(e) => Err(crate::usage!("cannot scan {}: {e}", d.display())),
+            Err(e) => Err(crate::usage!(
+                "cannot scan {}: {}",
+                d.display(),
+                crate::fs::facts::io_why(&e)
+            )),
         },
         (None, Some(f)) => csv::read(f)
             .map(|inv| Source::Csv(f.clone(), Box::new(inv)))

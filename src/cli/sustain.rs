@@ -142,6 +142,7 @@ fn err(msg: impl Into<String>) -> UsageError {
 impl SustainConfig {
     pub fn from_args(a: &SustainArgs) -> Result<SustainConfig, UsageError> {
         let kind = super::checks::classify_target(a.target())?;
+        super::checks::check_allow_destroy_kind(a.allow_destroy.as_slice(), &[(a.target(), kind)])?;
         check_io(a)?;
         check_timing(a)?;
         check_recovery(a)?;

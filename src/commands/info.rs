@@ -185,6 +185,13 @@ impl crate::cli::Execute for EnduranceArgs {
         let mut from_device = None;
         let (wa, wa_source, per_test) = match (&args.from, args.wa) {
             (Some(path), _) => {
+                // A directory said "cannot read: Is a directory (os error 21)".
+                if path.is_dir() {
+                    return Err(crate::usage!(
+                        "--from {}: is a directory; give one result file (RESULT.json) of a write test",
+                        path.display()
+                    ));
+                }
                 let doc = ResultDoc::read(path)?;
                 let here = crate::sysinfo::capture_hostname();
                 if !doc.environment.hostname.is_empty() && doc.environment.hostname == here {
@@ -289,9 +296,17 @@ fn no_wa_error(path: &Path, test: Option<&str>, doc: &ResultDoc) -> anyhow::Erro
         ),
         // A saturate result has device counters per step but no runs: "it needs a write
         // test with device counters" was false of its randwrite sweep.
-        None if doc.command == "saturate" => crate::usage!(
-            "{}: an iolab saturate result records no write amplification (its sweeps measure latency under load); pass a write test's result of iolab run, files, copy, trace or sustain, or give --wa",
-            path.display()
+        // A slack result was told it needed "a write test with device counters" and that
+        // tmpfs has none: it measures nothing at all.
+        None if matches!(doc.command.as_str(), "saturate" | "slack") => crate::usage!(
+            "{}: an iolab {} result records no write amplification ({}); pass a write test's result of iolab run, files, copy, trace or sustain, or give --wa",
+            path.display(),
+            doc.command,
+            if doc.command == "slack" {
+                "it predicts allocation from file sizes and writes nothing"
+            } else {
+                "its sweeps measure latency under load"
+            }
         ),
         None => crate::usage!(
             "{}: no run in it measured write amplification (it needs a write test with device counters; tmpfs and network targets have none)",

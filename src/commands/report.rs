@@ -65,6 +65,9 @@ impl crate::cli::Execute for ReportArgs {
             ));
         }
         let inputs = load_inputs(&args.results)?;
+        if format == Format::Csv {
+            csv_rows_or_say_why(&inputs)?;
+        }
         let text = render(&inputs, format);
         let mut tmp = tempfile::NamedTempFile::new_in(&dir)
             .map_err(|e| crate::usage!("cannot write to {}: {e}", dir.display()))?;
@@ -86,4 +89,42 @@ impl crate::cli::Execute for ReportArgs {
         );
         Ok(0)
     }
+}
+
+/// A CSV holds test runs: an input without any (an `iolab slack` or `age` result, a run stopped
+/// before its first test) gave no row and was counted in "report: x.csv (2 result files)"
+/// without a word, and with no other input the file was the header alone. Said for each such
+/// input; refused (nothing written) when no input gives a row.
+fn csv_rows_or_say_why(inputs: &[Loaded]) -> Result<(), crate::error::UsageError> {
+    let why = |l: &Loaded| match l.doc.command.as_str() {
+        c @ ("slack" | "age") => format!(
+            "{}: an `iolab {c}` result has no measured runs for CSV rows; an .html or .md report shows its tables",
+            l.path.display()
+        ),
+        c => format!(
+            "{}: this `iolab {c}` result ({}) holds no measured run for CSV rows",
+            l.path.display(),
+            l.doc.status
+        ),
+    };
+    let rowless: Vec<&Loaded> = inputs
+        .iter()
+        .filter(|l| {
+            csv::render(std::slice::from_ref(*l))
+                .lines()
+                .nth(1)
+                .is_none()
+        })
+        .collect();
+    if rowless.len() == inputs.len() {
+        let whys: Vec<String> = rowless.iter().map(|l| why(l)).collect();
+        return Err(crate::error::UsageError(format!(
+            "nothing to write in a CSV: {}",
+            whys.join("; ")
+        )));
+    }
+    for l in rowless {
+        crate::eline!("iolab: note: no rows from {}", why(l));
+    }
+    Ok(())
 }
