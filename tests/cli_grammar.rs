@@ -803,3 +803,92 @@ fn a_missing_target_is_said_not_to_exist_by_every_command() {
         assert!(!err.contains("os error"), "{args:?}: {err}");
     }
 }
+
+/// Whether `text` names `--flag` as a whole word (`--keep` is not found in `--keep-files`).
+fn names_flag(text: &str, flag: &str) -> bool {
+    text.match_indices(flag).any(|(i, _)| {
+        !text[i + flag.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '-')
+    })
+}
+
+/// The other direction of readme_examples' `every_documented_flag_is_in_the_help`: every
+/// subcommand `--help` lists is named in docs/GUIDE.md, and every flag it shows is in its
+/// command's section of the guide (the one whose heading names `iolab COMMAND`), in the
+/// opening part that every command shares (the output flags, the one grammar), or in a
+/// paragraph elsewhere that names the command (`iolab matrix --age` is in `iolab age`'s).
+/// `run --direct`/`--prefill`, `--max-repeat`/`--target-ci`, `info --no-smart`/
+/// `--layout-limit` and `saturate --bs` were in no section.
+#[test]
+fn every_command_and_flag_the_help_shows_is_in_the_guide() {
+    use clap::CommandFactory;
+    let guide = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/GUIDE.md"),
+    )
+    .unwrap();
+    let mut sections = guide.split("\n## ");
+    let shared = sections.next().unwrap();
+    let sections: Vec<&str> = sections.collect();
+    let section_of = |top: &str| -> String {
+        let heading = format!("`iolab {top}`");
+        sections
+            .iter()
+            .filter(|s| s.lines().next().is_some_and(|h| h.contains(&heading)))
+            .copied()
+            .collect()
+    };
+    let mut missing = Vec::new();
+    let mut all = Vec::new();
+    flags(&iolab::cli::Cli::command(), "iolab", &mut all);
+    for (cmd, long, hidden) in &all {
+        if *hidden || long == "--help" || long == "--version" {
+            continue;
+        }
+        let top = cmd.split(' ').nth(1).unwrap_or("");
+        let named = format!("iolab {top}");
+        let in_a_paragraph = guide
+            .split("\n\n")
+            .any(|p| p.contains(&named) && names_flag(p, long));
+        if !names_flag(shared, long) && !names_flag(&section_of(top), long) && !in_a_paragraph {
+            missing.push(format!("{cmd} {long}"));
+        }
+    }
+    fn commands(c: &clap::Command, path: &str, out: &mut Vec<String>) {
+        for s in c.get_subcommands().filter(|s| !s.is_hide_set()) {
+            let p = format!("{path} {}", s.get_name());
+            out.push(p.clone());
+            commands(s, &p, out);
+        }
+    }
+    let mut cmds = Vec::new();
+    commands(&iolab::cli::Cli::command(), "iolab", &mut cmds);
+    for c in cmds {
+        if c != "iolab help" && !c.starts_with("iolab help ") && !guide.contains(&c) {
+            missing.push(c);
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "shown by --help, not in its section of docs/GUIDE.md:\n{}",
+        missing.join("\n")
+    );
+}
+
+/// The guide's table of `iolab report`'s CSV columns is the header the CSV has: every column,
+/// in order (the first cell of each row names them in backquotes).
+#[test]
+fn the_guides_csv_columns_are_the_reports() {
+    let guide = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/GUIDE.md"),
+    )
+    .unwrap();
+    let table = guide
+        .split_once("| `source_file` |")
+        .map(|(_, rest)| format!("| `source_file` |{rest}"))
+        .expect("the guide's CSV column table");
+    let mut documented = Vec::new();
+    for row in table.lines().take_while(|l| l.starts_with('|')) {
+        let first = row.split('|').nth(1).unwrap_or("");
+        documented.extend(first.split('`').skip(1).step_by(2).map(str::to_string));
+    }
+    assert_eq!(documented, iolab::report::csv::COLUMNS.to_vec());
+}
