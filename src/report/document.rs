@@ -482,7 +482,7 @@ fn saturation_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
         }
         out.push(Block::Para(format!(
             "{}.",
-            crate::units::capitalize(&saturate::facts(a))
+            crate::units::capitalize(&saturate::facts(a, curve))
         )));
     }
     if let Some(svg) = charts::saturation(&format!("{name}: IOPS vs latency"), t) {
@@ -788,7 +788,11 @@ mod tests {
         );
         assert_eq!(
             facts.to_lowercase(),
-            format!("{}.", saturate::facts(&answer)).to_lowercase()
+            format!(
+                "{}.",
+                saturate::facts(&answer, t.curve.as_deref().unwrap_or_default())
+            )
+            .to_lowercase()
         );
         let terminal = saturate::curve_table(&t);
         let table = curve_of(&out);
