@@ -435,7 +435,7 @@ pub fn tests_blocks(tests: &[&TestResult], out: &mut Vec<Block>) {
 fn sustain_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
     let Some(d) = &t.sustain else { return };
     out.push(Block::Heading(4, format!("{name}: sustained write")));
-    for line in sustain::findings(name, d) {
+    for line in sustain::findings(name, d, t.ended_early() == Some("interrupted")) {
         out.push(Block::Para(line));
     }
     let (header, rows) = sustain::phase_table(d);
