@@ -404,6 +404,7 @@ fn run_pass(
         o.total.write_amplification = write_amplification(&dc, o.write_bytes);
         o.total.device = Some(dc);
     }
+    crate::runner::block::name_window_flag(&mut o.warnings, "--time");
     for w in o.warnings {
         doc.warn(w);
     }
