@@ -291,7 +291,7 @@ fn compare_warns_when_settings_differ_and_when_a_result_is_given_twice() {
             .all(|r| r["settings_differ"] == true)
     );
     assert_eq!(v["warnings"], serde_json::json!([]));
-    // The report's comparison says it too.
+    // The report's comparison says it too, on the terminal's one line (it listed each test).
     let md = dir.path().join("r.md");
     let out = iolab(&["report", s(&fixture("files.json")), s(&fewer), "-o", s(&md)]);
     assert!(
@@ -301,9 +301,12 @@ fn compare_warns_when_settings_differ_and_when_a_result_is_given_twice() {
     );
     let md = std::fs::read_to_string(md).unwrap();
     assert!(
-        md.contains("- `settings-differ` 1 create: files_per_portion 1000 vs 10 (A vs B)"),
+        md.contains(
+            "- `settings-differ` 4 tests (1 create, 1 read, 4K create, 4K read): files_per_portion 1000 vs 10 (A vs B)"
+        ),
         "{md}"
     );
+    assert_eq!(md.matches("`settings-differ`").count(), 1, "{md}");
 
     // A matrix whose file systems were made on 256 MiB images, not 1 GiB, one of them with
     // 1 KiB blocks read back: the same configuration labels by name.

@@ -10,7 +10,7 @@ use crate::report::load::Loaded;
 use crate::report::metrics::{
     MEAN_LATENCY, all_tests, config_of, display_name, fmt_value, label_for, test_name,
 };
-use crate::report::{age, charts, compare, matrix, saturate, slack, state, sustain, trace};
+use crate::report::{age, charts, compare, matrix, saturate, slack, state, sustain, table, trace};
 use crate::units::{fmt_size_iec, fmt_thousands};
 
 /// Build the whole report.
@@ -78,7 +78,9 @@ fn comparison_group(command: &str, inputs: &[Loaded], out: &mut Vec<Block>) {
             .collect(),
     ));
     if !c.warnings.is_empty() {
-        out.push(Block::Warnings(warning_pairs(&c.warnings)));
+        out.push(Block::Warnings(warning_pairs(table::warning_list_lines(
+            &c.warnings,
+        ))));
     }
     for p in c.pairings.iter().filter(|p| p.rows.is_empty()) {
         out.push(Block::Para(format!(
@@ -98,7 +100,9 @@ fn comparison_group(command: &str, inputs: &[Loaded], out: &mut Vec<Block>) {
             numeric_end: Some(5),
         }));
         if !p.warnings.is_empty() {
-            out.push(Block::Warnings(warning_pairs(&p.warnings)));
+            out.push(Block::Warnings(warning_pairs(table::warning_list_lines(
+                &p.warnings,
+            ))));
         }
         for r in p.rows.iter().filter(|r| r.primary) {
             out.push(Block::Para(compare::sentence(p, r)));
@@ -299,22 +303,20 @@ fn environment(doc: &ResultDoc) -> Vec<(String, String)> {
     kv
 }
 
-/// Warnings as (code, text) pairs, the text led by the test a warning is about.
-fn warning_pairs(ws: &[crate::model::Warning]) -> Vec<(String, String)> {
-    ws.iter()
-        .map(|w| {
-            let text = match &w.test {
-                Some(t) => format!("{t}: {}", w.message),
-                None => w.message.clone(),
-            };
-            (w.code.to_string(), text)
-        })
+/// Warnings as (code, text) pairs, the text led by what a line is about: the lines the
+/// terminal prints (a code's many findings folded into one line), so the report lists what
+/// the terminal said; the JSON keeps every warning.
+fn warning_pairs(lines: Vec<table::WarningLine>) -> Vec<(String, String)> {
+    lines
+        .into_iter()
+        .map(|l| (l.text(), l.code))
+        .map(|(text, code)| (code, text))
         .collect()
 }
 
 /// Every warning of a document: its own, failed tests, skipped/failed configurations.
 pub fn warnings(doc: &ResultDoc) -> Vec<(String, String)> {
-    let mut w = warning_pairs(&doc.warnings);
+    let mut w = warning_pairs(table::warning_lines(doc));
     for t in all_tests(doc) {
         if let (Some(e), Some(ended)) = (&t.error, t.ended_early()) {
             w.push((
@@ -433,7 +435,7 @@ pub fn tests_blocks(tests: &[&TestResult], out: &mut Vec<Block>) {
 fn sustain_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
     let Some(d) = &t.sustain else { return };
     out.push(Block::Heading(4, format!("{name}: sustained write")));
-    for line in sustain::findings(name, d) {
+    for line in sustain::findings(name, d, t.ended_early() == Some("interrupted")) {
         out.push(Block::Para(line));
     }
     let (header, rows) = sustain::phase_table(d);
@@ -480,7 +482,7 @@ fn saturation_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
         }
         out.push(Block::Para(format!(
             "{}.",
-            crate::units::capitalize(&saturate::facts(a))
+            crate::units::capitalize(&saturate::facts(a, curve))
         )));
     }
     if let Some(svg) = charts::saturation(&format!("{name}: IOPS vs latency"), t) {
@@ -786,7 +788,11 @@ mod tests {
         );
         assert_eq!(
             facts.to_lowercase(),
-            format!("{}.", saturate::facts(&answer)).to_lowercase()
+            format!(
+                "{}.",
+                saturate::facts(&answer, t.curve.as_deref().unwrap_or_default())
+            )
+            .to_lowercase()
         );
         let terminal = saturate::curve_table(&t);
         let table = curve_of(&out);
@@ -798,6 +804,51 @@ mod tests {
             paras.contains(&"In the depth column, * = answer."),
             "{paras:?}"
         );
+    }
+
+    /// The terminal folded a code's many warnings into one line naming the tests; the HTML
+    /// and Markdown reports listed each (eight `no-spread` items saying one thing). Every
+    /// view gives the terminal's lines; the JSON keeps every warning.
+    #[test]
+    fn the_reports_fold_warnings_as_the_terminal_does() {
+        use crate::model::{Warning, WarningCode};
+        let mut doc = ResultDoc::new("run", Vec::new(), Environment::default());
+        for name in ["A", "B", "C", "D", "E"] {
+            doc.tests.push(crate::model::TestResult {
+                name: name.into(),
+                family: "block".into(),
+                ..Default::default()
+            });
+            doc.warn(Warning {
+                code: WarningCode::NoSpread,
+                test: Some(name.into()),
+                message: "only one run: no spread; use --repeat 3".into(),
+            });
+        }
+        let w = warnings(&doc);
+        assert_eq!(
+            w,
+            [(
+                "no-spread".to_string(),
+                "5 tests (A, B, C, D, E): only one run: no spread; use --repeat 3".to_string()
+            )]
+        );
+        let terminal = crate::report::table::render_warnings(&doc);
+        assert_eq!(terminal, format!("warning [no-spread] {}\n", w[0].1));
+        let loaded = crate::report::load::Loaded {
+            path: "r.json".into(),
+            doc,
+        };
+        let blocks = build(std::slice::from_ref(&loaded));
+        let md = crate::report::markdown::render(&blocks);
+        assert_eq!(md.matches("`no-spread`").count(), 1, "{md}");
+        assert!(
+            md.contains("- `no-spread` 5 tests (A, B, C, D, E): only one run"),
+            "{md}"
+        );
+        let html = crate::report::html::render(&blocks);
+        assert_eq!(html.matches("<code>no-spread</code>").count(), 1);
+        assert_eq!(loaded.doc.warnings.len(), 5, "the JSON keeps each");
     }
 
     /// A failed run's error was listed twice (`test-failed` and `error`), and its alert

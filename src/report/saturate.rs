@@ -175,15 +175,31 @@ pub fn answer_words(a: &Answer) -> String {
 /// said "IOPS stopped rising after depth 8 (the knee)" (they may rise by a tenth yet) and
 /// "IOPS fell while depth rose (thrashing)" where the terminal said "THRASHED (IOPS fell
 /// two steps in a row)", and gave neither the peak nor where the limit broke.
-pub fn facts(a: &Answer) -> String {
+///
+/// `curve` is the sweep's steps: without a knee, whether IOPS were still rising at the
+/// deepest step or had fallen there (it said "no knee (IOPS still rising)" of a sweep whose
+/// last step was slower than the one before).
+pub fn facts(a: &Answer, curve: &[CurvePoint]) -> String {
     let mut v = Vec::new();
+    let share = crate::workload::saturate::KNEE_SHARE * 100.0;
     if a.detail.peak_iops > 0.0 {
-        match a.knee_iodepth {
-            Some(k) => v.push(format!(
-                "knee at depth {k} (the first depth with {:.0} % of the peak IOPS)",
-                crate::workload::saturate::KNEE_SHARE * 100.0
+        let deepest = curve.iter().max_by_key(|p| p.at.iodepth);
+        match (a.knee_iodepth, deepest) {
+            (Some(k), _) => v.push(format!(
+                "knee at depth {k} (the first depth with {share:.0} % of the peak IOPS)"
             )),
-            None => v.push("no knee (IOPS still rising)".into()),
+            // The knee is placed only where a step twice as deep was measured; the peak
+            // came before the deepest step, which was slower: IOPS were not still rising.
+            (None, Some(last))
+                if last.at.iodepth > a.detail.peak_iodepth && last.at.iops < a.detail.peak_iops =>
+            {
+                v.push(format!(
+                    "no knee placed (IOPS fell after the peak, to {} at depth {}, the deepest step, but no step was twice as deep as the first with {share:.0} % of the peak)",
+                    fmt_thousands(last.at.iops),
+                    last.at.iodepth
+                ))
+            }
+            (None, _) => v.push("no knee (IOPS still rising)".into()),
         }
         v.push(format!(
             "peak {} IOPS at depth {}",
@@ -324,7 +340,10 @@ pub fn report(doc: &ResultDoc, cfg: &SaturateConfig) -> String {
             Some(a) => {
                 out.push_str(&answer_line(&t.name, a));
                 out.push('\n');
-                out.push_str(&format!("  {}\n", facts(a)));
+                out.push_str(&format!(
+                    "  {}\n",
+                    facts(a, t.curve.as_deref().unwrap_or_default())
+                ));
             }
             None => out.push_str(&format!(
                 "{}: {}; the curve measured so far:\n",
@@ -546,7 +565,7 @@ mod tests {
         none.latency_ns = None;
         none.knee_iodepth = None;
         none.detail.found = false;
-        let f = facts(&none);
+        let f = facts(&none, &[]);
         assert!(f.contains("no I/O completed at any depth"), "{f}");
         assert!(!f.contains("peak") && !f.contains("knee"), "{f}");
     }
@@ -592,5 +611,90 @@ mod tests {
         );
         a.detail.found = false;
         assert!(answer_line("randread", &a).starts_with("randread: no depth holds"));
+    }
+
+    /// The facts of a sweep of `max_depth` whose IOPS at each depth are `iops` (latency far
+    /// under the limit), through the search that decides the knee and thrashing.
+    fn facts_of_shape(max_depth: u32, iops: impl Fn(u32) -> f64) -> String {
+        use crate::workload::saturate::{Observation, run_search};
+        let (o, points) = run_search(1, max_depth, 10e6, |d| Observation {
+            depth: d,
+            iops: iops(d),
+            latency_ns: 1e3,
+        });
+        let peak = o.peak.unwrap();
+        let mut a = answer(peak.iops, peak.depth, 0.001);
+        a.knee_iodepth = o.knee;
+        a.thrashed = o.thrashed;
+        a.detail.peak_iops = peak.iops;
+        a.detail.peak_iodepth = peak.depth;
+        a.detail.first_bad_iodepth = None;
+        let curve: Vec<CurvePoint> = points
+            .iter()
+            .map(|p| {
+                let mut c = CurvePoint::default();
+                c.at.iodepth = p.depth;
+                c.at.iops = p.iops;
+                c
+            })
+            .collect();
+        facts(&a, &curve)
+    }
+
+    /// The knee and thrashing sentences against shapes of IOPS over depth: a sweep whose
+    /// IOPS fell at its deepest step (48, past a peak at 32, with no step at 64 to place the
+    /// knee) said "no knee (IOPS still rising)".
+    #[test]
+    fn the_knee_sentences_fit_the_shape_of_the_curve() {
+        // Rising to the end: no knee, and it says why.
+        let f = facts_of_shape(64, |d| 1000.0 * d as f64);
+        assert!(
+            f.starts_with("no knee (IOPS still rising); peak 64,000 IOPS at depth 64"),
+            "{f}"
+        );
+        assert!(f.ends_with("no thrashing"), "{f}");
+        // Flat: the knee is the first depth.
+        let f = facts_of_shape(64, |_| 5000.0);
+        assert!(
+            f.starts_with("knee at depth 1 (the first depth with 90 % of the peak IOPS)"),
+            "{f}"
+        );
+        // Rising, then a plateau: the knee where it flattens.
+        let f = facts_of_shape(64, |d| 1000.0 * d.min(8) as f64);
+        assert!(f.starts_with("knee at depth 8 "), "{f}");
+        // Falling at the last step, too close to the peak to place a knee.
+        let f = facts_of_shape(48, |d| if d == 48 { 20_000.0 } else { 1000.0 * d as f64 });
+        assert!(!f.contains("still rising"), "{f}");
+        assert!(
+            f.starts_with(
+                "no knee placed (IOPS fell after the peak, to 20,000 at depth 48, the deepest step"
+            ),
+            "{f}"
+        );
+        assert!(f.contains("peak 32,000 IOPS at depth 32"), "{f}");
+        // Falling two steps in a row: a knee before them, and thrashing.
+        let f = facts_of_shape(64, |d| match d {
+            16 => 7000.0,
+            32 => 5000.0,
+            64 => 3000.0,
+            _ => 1000.0 * d as f64,
+        });
+        assert!(f.starts_with("knee at depth 8 "), "{f}");
+        assert!(
+            f.ends_with("thrashing (IOPS fell two steps in a row as the depth rose)"),
+            "{f}"
+        );
+        // Noisy: up and down; a knee at the first depth near the peak, no thrashing.
+        let f = facts_of_shape(32, |d| match d {
+            1 => 1000.0,
+            2 => 9500.0,
+            4 => 6000.0,
+            8 => 10_000.0,
+            16 => 7000.0,
+            _ => 9800.0,
+        });
+        assert!(f.starts_with("knee at depth 2 "), "{f}");
+        assert!(f.contains("peak 10,000 IOPS at depth 8"), "{f}");
+        assert!(f.ends_with("; no thrashing"), "{f}");
     }
 }

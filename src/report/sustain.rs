@@ -58,8 +58,9 @@ pub const PHASE_LEGEND: &str = "MB/s = 10^6 bytes/s; spread = standard deviation
 
 /// What a pass found, in sentences: its cliffs (the cache) or their absence, and for a
 /// recovery pass how much of the cache came back.
-pub fn findings(name: &str, d: &SustainDetail) -> Vec<String> {
-    let mut out = findings_of_pass(name, d);
+/// `interrupted`: the user stopped the pass (it wrote what it had time to).
+pub fn findings(name: &str, d: &SustainDetail, interrupted: bool) -> Vec<String> {
+    let mut out = findings_of_pass(name, d, interrupted);
     out.extend(slow_start_note(name, d));
     out.extend(settled_note(name, d));
     out.extend(pause_note(name, d));
@@ -147,7 +148,7 @@ fn settled_note(name: &str, d: &SustainDetail) -> Option<String> {
     })
 }
 
-fn findings_of_pass(name: &str, d: &SustainDetail) -> Vec<String> {
+fn findings_of_pass(name: &str, d: &SustainDetail, interrupted: bool) -> Vec<String> {
     let mut out = Vec::new();
     if d.pass == "recovery" {
         let share = d
@@ -188,6 +189,12 @@ fn findings_of_pass(name: &str, d: &SustainDetail) -> Vec<String> {
                 "{name}: no cliff in {} ({}: it sped up and never dropped)",
                 fmt_size_iec(d.bytes_written),
                 speeds_without_cliff(d)
+            )),
+            // Stopped before one interval: it needs no more bytes asked, only to run on.
+            _ if interrupted => out.push(format!(
+                "{name}: interrupted after {} written, less than one interval ({} ms): no speed series; run it again and let the pass finish",
+                fmt_size_iec(d.bytes_written),
+                d.interval_ms
             )),
             // Too short for one point of the series: nothing to find a cliff in.
             _ => out.push(format!(
@@ -290,7 +297,7 @@ pub fn render_table(doc: &ResultDoc) -> String {
             out.push('\n');
         }
         for (t, d) in &tests {
-            for line in findings(&t.name, d) {
+            for line in findings(&t.name, d, t.ended_early() == Some("interrupted")) {
                 out.push_str(&line);
                 out.push('\n');
             }
@@ -436,7 +443,7 @@ mod tests {
             2,
         );
         d.phases[0].bytes = 79 << 20;
-        let lines = findings("first pass", &d);
+        let lines = findings("first pass", &d, false);
         assert_eq!(
             lines,
             [
@@ -446,7 +453,7 @@ mod tests {
         );
         d.cliffs.clear();
         assert!(
-            findings("first pass", &d)
+            findings("first pass", &d, false)
                 .iter()
                 .all(|l| !l.contains("slow start"))
         );
@@ -471,7 +478,7 @@ mod tests {
             },
             1,
         );
-        let lines = findings("first pass", &d);
+        let lines = findings("first pass", &d, false);
         assert_eq!(
             lines.last().unwrap(),
             "first pass: settled at 461.00 MB/s (phase 2); phase 3 rose as the pass ended, for fewer than 10 intervals: a burst, not a level it settled at",
@@ -480,7 +487,7 @@ mod tests {
         // Settled at the last phase: nothing more to say.
         d.settled_phase = Some(2);
         assert!(
-            findings("first pass", &d)
+            findings("first pass", &d, false)
                 .iter()
                 .all(|l| !l.contains("settled"))
         );
@@ -505,16 +512,16 @@ mod tests {
             memory_backed: Some("tmpfs keeps its data in RAM".into()),
             ..Default::default()
         };
-        let lines = findings("first pass", &d);
+        let lines = findings("first pass", &d, false);
         assert_eq!(
             lines[0],
             "first pass: fast phase 398.1 MiB (0.42 GB): 427.29 MB/s until the drop at 4.1 s, then 177.21 MB/s (41 % of the fast speed); no write cache: tmpfs keeps its data in RAM, so the drop is the machine's (memory reclaim, other work on the CPUs), not a drive's cache filling up"
         );
         d.memory_backed = None;
         assert!(
-            findings("first pass", &d)[0].starts_with("first pass: write cache 398.1 MiB"),
+            findings("first pass", &d, false)[0].starts_with("first pass: write cache 398.1 MiB"),
             "{:?}",
-            findings("first pass", &d)
+            findings("first pass", &d, false)
         );
     }
 
@@ -532,6 +539,28 @@ mod tests {
         });
         assert!(!text.contains("Spread"), "{text}");
         assert!(text.contains("written in less than one interval"), "{text}");
+        assert!(text.contains("write more (--size)"), "{text}");
+    }
+
+    /// A pass stopped with Ctrl-C before one interval advised "write more (--size)": it had
+    /// not written what it was asked; what measures it is a pass left to finish.
+    #[test]
+    fn an_interrupted_pass_is_not_told_to_write_more() {
+        let text = table_of(TestResult {
+            name: "first pass".into(),
+            error: Some("interrupted by SIGINT: the pass's series up to then is kept".into()),
+            sustain: Some(SustainDetail {
+                bytes_written: 512 << 10,
+                interval_ms: 10,
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        assert!(!text.contains("write more"), "{text}");
+        assert!(
+            text.contains("first pass: interrupted after 512.0 KiB written, less than one interval (10 ms): no speed series; run it again and let the pass finish"),
+            "{text}"
+        );
     }
 
     /// A phase of one 10-ms interval (a 32 MiB pass at 2 GB/s) showed `±0.00 (0.0 %)`: a
@@ -644,7 +673,7 @@ mod tests {
         d.bytes_written = 1200 << 20;
         d.phases[0].mean_bw_bytes_per_s = 99.92e6;
         d.phases[1].mean_bw_bytes_per_s = 300.05e6;
-        let lines = findings("first pass", d);
+        let lines = findings("first pass", d, false);
         assert_eq!(
             lines,
             [
@@ -653,7 +682,7 @@ mod tests {
         );
         d.phases.truncate(1);
         assert_eq!(
-            findings("first pass", d),
+            findings("first pass", d, false),
             ["first pass: no cliff in 1.2 GiB (99.92 MB/s throughout)"]
         );
     }

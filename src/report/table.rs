@@ -405,28 +405,63 @@ pub fn render_steady_lines(doc: &ResultDoc, figures: SteadyFigures) -> String {
 
 /// Warnings, one per line, for any table footer.
 pub fn render_warnings(doc: &ResultDoc) -> String {
-    let mut out = render_warnings_of(&doc.warnings, &test_names(doc));
+    let mut out = render_lines(&warning_lines(doc));
     if let Some(e) = &doc.error {
         out.push_str(&format!("error: {e}\n"));
     }
     out
 }
 
-/// The names a warning of `doc` gives its test by: a matrix's `configuration: test`, every
-/// other command's test name; each once.
-fn test_names(doc: &ResultDoc) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    let all = doc.tests.iter().map(|t| t.name.clone()).chain(
-        doc.configurations
-            .iter()
-            .flat_map(|c| c.tests.iter().map(|t| format!("{}: {}", c.label, t.name))),
-    );
-    for n in all {
-        if !names.contains(&n) {
-            names.push(n);
+/// What a warning names the things it is about by: a document's tests (a matrix's
+/// `configuration: test`, every other command's test name) and a matrix's configurations
+/// (`space-not-returned`, `vcpu-halt` are about a file system, not a test); each once.
+#[derive(Default)]
+struct Names {
+    tests: Vec<String>,
+    configurations: Vec<String>,
+}
+
+impl Names {
+    fn of(doc: &ResultDoc) -> Names {
+        let mut tests: Vec<String> = Vec::new();
+        let all = doc.tests.iter().map(|t| t.name.clone()).chain(
+            doc.configurations
+                .iter()
+                .flat_map(|c| c.tests.iter().map(|t| format!("{}: {}", c.label, t.name))),
+        );
+        for n in all {
+            if !tests.contains(&n) {
+                tests.push(n);
+            }
+        }
+        let mut configurations: Vec<String> = Vec::new();
+        for c in &doc.configurations {
+            if !configurations.contains(&c.label) {
+                configurations.push(c.label.clone());
+            }
+        }
+        Names {
+            tests,
+            configurations,
         }
     }
-    names
+
+    fn is_configuration(&self, name: &str) -> bool {
+        self.configurations.iter().any(|c| c == name)
+    }
+
+    /// What several names are: `tests`, `configurations` (a matrix's `2 tests (ext4, xfs)`
+    /// named file systems tests), or both.
+    fn noun(&self, names: &[&str]) -> &'static str {
+        let configs = names.iter().filter(|n| self.is_configuration(n)).count();
+        if configs == 0 {
+            "tests"
+        } else if configs == names.len() {
+            "configurations"
+        } else {
+            "tests and configurations"
+        }
+    }
 }
 
 /// A code's findings that say the same sentence with other figures fold into one line when
@@ -441,7 +476,48 @@ const MAX_NAMED: usize = 8;
 /// is printed once per code. The same finding about several tests is one line that names
 /// them (`--repeat 1` gave one "only one run" line per test: eight lines saying one thing).
 pub fn render_warning_list(warnings: &[Warning]) -> String {
-    render_warnings_of(warnings, &[])
+    render_lines(&fold_warnings(warnings, &Names::default()))
+}
+
+/// One line of warnings as every view shows it (the terminal's `warning [code] about:
+/// message`, the report's list item): the findings of a code folded as
+/// [`render_warning_list`] says, `about` naming the test, tests or configurations it is
+/// about (`None`: the whole run). The JSON keeps every warning as it was given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WarningLine {
+    pub code: String,
+    pub about: Option<String>,
+    pub message: String,
+}
+
+impl WarningLine {
+    /// The text after the code: `about: message`, or the message alone.
+    pub fn text(&self) -> String {
+        match &self.about {
+            Some(a) => format!("{a}: {}", self.message),
+            None => self.message.clone(),
+        }
+    }
+}
+
+/// The warning lines of a document, folded as the terminal prints them under its tables.
+pub fn warning_lines(doc: &ResultDoc) -> Vec<WarningLine> {
+    fold_warnings(&doc.warnings, &Names::of(doc))
+}
+
+/// The warning lines of a list of warnings that belong to no one document (a comparison's).
+pub fn warning_list_lines(warnings: &[Warning]) -> Vec<WarningLine> {
+    fold_warnings(warnings, &Names::default())
+}
+
+fn render_lines(lines: &[WarningLine]) -> String {
+    lines
+        .iter()
+        .map(|l| match &l.about {
+            Some(a) => format!("warning [{}] {a}: {}\n", l.code, l.message),
+            None => format!("warning [{}]: {}\n", l.code, l.message),
+        })
+        .collect()
 }
 
 /// One finding: a code's message (several that differ only in figures, when folded) and
@@ -459,8 +535,9 @@ impl Finding<'_> {
     }
 }
 
-/// [`render_warning_list`] of a document whose tests are `known` (the "of M" of a long list).
-fn render_warnings_of(warnings: &[Warning], known: &[String]) -> String {
+/// The lines of `warnings` of a document whose tests and configurations are `names` (the
+/// "of M" of a long list, what the names are).
+fn fold_warnings(warnings: &[Warning], names: &Names) -> Vec<WarningLine> {
     // (code, message) -> the tests, in the order first seen.
     let mut groups: Vec<Finding> = Vec::new();
     for w in warnings {
@@ -482,9 +559,9 @@ fn render_warnings_of(warnings: &[Warning], known: &[String]) -> String {
             }),
         }
     }
-    let mut out = String::new();
+    let mut out = Vec::new();
     let mut seen_codes: Vec<&WarningCode> = Vec::new();
-    for f in fold_sentences(fold_figures(groups)) {
+    for f in fold_sentences(fold_figures(groups), names) {
         let code = f.code;
         let message = f.message;
         // The advice after the first ": " is printed once per code; repeats keep the finding.
@@ -494,16 +571,18 @@ fn render_warnings_of(warnings: &[Warning], known: &[String]) -> String {
             seen_codes.push(code);
             message
         };
+        let line = |about: Option<String>| WarningLine {
+            code: code.to_string(),
+            about,
+            message: message.clone(),
+        };
         if f.untested {
-            out.push_str(&format!("warning [{code}]: {message}\n"));
+            out.push(line(None));
         }
         match f.tests.as_slice() {
             [] => {}
-            [t] => out.push_str(&format!("warning [{code}] {t}: {message}\n")),
-            many => out.push_str(&format!(
-                "warning [{code}] {}: {message}\n",
-                tests_named(many, known)
-            )),
+            [t] => out.push(line(Some(t.to_string()))),
+            many => out.push(line(Some(tests_named(many, names)))),
         }
     }
     out
@@ -577,7 +656,7 @@ const MAX_SENTENCES: usize = 3;
 /// wrote … while the test wrote 0 B", "vda read …", "… (2.8x)" gave four lines for four
 /// tests) is one line naming its tests, as `noisy` is: each sentence once with the tests it
 /// is about, the advice once. A finding about no test keeps its own line.
-fn fold_sentences(findings: Vec<Finding<'_>>) -> Vec<Line<'_>> {
+fn fold_sentences<'w>(findings: Vec<Finding<'w>>, names: &Names) -> Vec<Line<'w>> {
     let lines_of = |code: &WarningCode| -> usize {
         findings
             .iter()
@@ -649,7 +728,7 @@ fn fold_sentences(findings: Vec<Finding<'_>>) -> Vec<Line<'_>> {
                 let about = if ts.len() <= MAX_SENTENCES {
                     ts.join(", ")
                 } else {
-                    format!("{} tests", ts.len())
+                    format!("{} {}", ts.len(), names.noun(ts))
                 };
                 format!("{head} ({about})")
             })
@@ -735,19 +814,24 @@ fn merged_message(messages: &[&str]) -> String {
 }
 
 /// `3 tests (A, B, C)`; a long list names the first and says how many more, and of how
-/// many tests when they are all the document's (`37 of 48 tests (A, B, …, and 32 more)`).
-fn tests_named(tests: &[&str], known: &[String]) -> String {
+/// many tests when they are all the document's (`37 of 48 tests (A, B, …, and 32 more)`);
+/// a matrix's configurations are named as such (`2 configurations (ext4, xfs)`).
+fn tests_named(tests: &[&str], names: &Names) -> String {
+    let noun = names.noun(tests);
     if tests.len() <= MAX_NAMED {
-        return format!("{} tests ({})", tests.len(), tests.join(", "));
+        return format!("{} {noun} ({})", tests.len(), tests.join(", "));
     }
     let shown = MAX_NAMED - 1;
-    let of = if tests.iter().all(|t| known.iter().any(|k| k == t)) {
-        format!(" of {}", known.len())
+    let all_of = |known: &[String]| tests.iter().all(|t| known.iter().any(|k| k == t));
+    let of = if all_of(&names.tests) {
+        format!(" of {}", names.tests.len())
+    } else if all_of(&names.configurations) {
+        format!(" of {}", names.configurations.len())
     } else {
         String::new()
     };
     format!(
-        "{}{of} tests ({}, and {} more)",
+        "{}{of} {noun} ({}, and {} more)",
         tests.len(),
         tests[..shown].join(", "),
         tests.len() - shown
@@ -884,7 +968,8 @@ mod tests {
                 ),
             });
         }
-        // Another sentence of the code, and one about a configuration (not a test).
+        // Another sentence of the code, and one about each configuration (not a test: it
+        // read "2 tests (ext4, xfs)").
         doc.warn(Warning {
             code: WarningCode::Noisy,
             test: Some("xfs: 1 B create".into()),
@@ -906,7 +991,7 @@ mod tests {
              (coefficient of variation above 5 %): something else used the device or CPU; use \
              more repeats\n\
              warning [noisy] xfs: 1 B create: the device changed state between runs\n\
-             warning [vcpu-halt] 2 tests (ext4, xfs): this guest halts idle vCPUs\n"
+             warning [vcpu-halt] 2 configurations (ext4, xfs): this guest halts idle vCPUs\n"
         );
         assert_eq!(doc.warnings.len(), 40, "the JSON keeps each");
         // A few stay as they were, each with its own figure.

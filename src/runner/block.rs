@@ -284,6 +284,22 @@ pub fn run_block_test(
 /// over 5 % (the `noisy` threshold).
 pub const FEW_IOS: u64 = 20;
 
+/// The flag of a timed run's window in the `few-ios` advice: `iolab run`'s; the other
+/// commands name their own with [`name_window_flag`].
+const WINDOW_FLAG: &str = "--duration";
+
+/// The `few-ios` warnings of `warnings` name `flag`, the command's own flag for the window
+/// (saturate's `--step-duration`, sustain's `--time`): the advice named run's `--duration`
+/// and saturate's flag together wherever it was given.
+pub fn name_window_flag(warnings: &mut [Warning], flag: &str) {
+    for w in warnings
+        .iter_mut()
+        .filter(|w| w.code == WarningCode::FewIos)
+    {
+        w.message = w.message.replace(WINDOW_FLAG, flag);
+    }
+}
+
 /// A timed run whose window held fewer than `FEW_IOS` completions (none: the device took
 /// longer than the run). Size-based runs count every I/O asked: never.
 fn few_ios_warning(spec: &BlockTestSpec, ios: u64, measured: Duration) -> Option<Warning> {
@@ -293,11 +309,11 @@ fn few_ios_warning(spec: &BlockTestSpec, ios: u64, measured: Duration) -> Option
     let window = crate::units::fmt_ns(measured.as_nanos() as f64);
     let message = if ios == 0 {
         format!(
-            "no I/O completed within a run's {window} window (the device took longer than that for one): its IOPS and MB/s are 0, not measured, and its latency is only what the requests in flight had waited by the deadline, a lower bound; use a longer --duration (--step-duration for saturate)"
+            "no I/O completed within a run's {window} window (the device took longer than that for one): its IOPS and MB/s are 0, not measured, and its latency is only what the requests in flight had waited by the deadline, a lower bound; use a longer {WINDOW_FLAG}"
         )
     } else {
         format!(
-            "fewer than {FEW_IOS} I/Os completed within a run's {window} window: one more or less moves its IOPS and MB/s by over 5 %; use a longer --duration (--step-duration for saturate)"
+            "fewer than {FEW_IOS} I/Os completed within a run's {window} window: one more or less moves its IOPS and MB/s by over 5 %; use a longer {WINDOW_FLAG}"
         )
     };
     Some(Warning {
@@ -1344,6 +1360,19 @@ mod tests {
         assert!(w.message.contains("run's 1.23 ms window"), "{}", w.message);
         let w = few_ios_warning(&spec, 0, Duration::from_nanos(12_300)).unwrap();
         assert!(w.message.contains("run's 12.3 µs window"), "{}", w.message);
+        // Each command names its own flag, and only it.
+        assert!(
+            w.message.ends_with("; use a longer --duration"),
+            "{}",
+            w.message
+        );
+        let mut ws = vec![w];
+        name_window_flag(&mut ws, "--step-duration");
+        assert!(
+            ws[0].message.ends_with("; use a longer --step-duration"),
+            "{}",
+            ws[0].message
+        );
     }
 
     #[test]

@@ -148,6 +148,7 @@ pub fn run_step(
     let names: Vec<Option<&str>> = names.iter().map(|n| n.as_deref()).collect();
     let t0 = std::time::Instant::now();
     let mut out = run_block_test(&spec, &refs, &names, stop, Some(live), index)?;
+    crate::runner::block::name_window_flag(&mut out.warnings, "--step-duration");
     let step_s = t0.elapsed().as_secs_f64();
     let mut devices = Vec::new();
     for (ti, dc) in std::mem::take(&mut out.devices).into_iter().enumerate() {

@@ -275,12 +275,21 @@ fn short_settled_phase(t: &TestResult, interval: Duration) -> Option<String> {
         .find(|c| c.at_ms < p.end_ms as f64)
         .or(d.cliffs.first())?;
     let points = (p.end_ms - p.start_ms) / d.interval_ms.max(1);
+    // A pass the user stopped wrote what it had time to: "write more" told them to ask for
+    // a size it never reached; letting it finish is what measures the slow phase.
+    let advice = if t.ended_early() == Some("interrupted") {
+        "the pass was interrupted: run it again and let it finish".to_string()
+    } else {
+        format!(
+            "write more (--size, --span) or use a shorter --interval (now {} ms)",
+            interval.as_millis()
+        )
+    };
     (k >= 1 && points < SLOW_PHASE_POINTS / 2).then(|| {
         format!(
-            "the speed past the cliff after {} written, {} MB/s, was measured over {points} intervals only: write more (--size, --span) or use a shorter --interval (now {} ms)",
+            "the speed past the cliff after {} written, {} MB/s, was measured over {points} intervals only: {advice}",
             fmt_size_iec(c.bytes_before as u64),
             fmt_mb_per_s(p.mean_bw_bytes_per_s),
-            interval.as_millis()
         )
     })
 }
@@ -395,6 +404,7 @@ fn run_pass(
         o.total.write_amplification = write_amplification(&dc, o.write_bytes);
         o.total.device = Some(dc);
     }
+    crate::runner::block::name_window_flag(&mut o.warnings, "--time");
     for w in o.warnings {
         doc.warn(w);
     }
@@ -691,6 +701,15 @@ mod tests {
         let m = short_settled_phase(&t(&d), dt).expect("a warning");
         assert!(
             m.starts_with("the speed past the cliff after 981.1 MiB written, 177.21 MB/s, was measured over 7 intervals only"),
+            "{m}"
+        );
+        assert!(m.contains("write more (--size, --span)"), "{m}");
+        // Interrupted: no advice to write more, but to let it finish.
+        let mut stopped = t(&d);
+        stopped.error = Some("interrupted by SIGINT: the pass's series up to then is kept".into());
+        let m = short_settled_phase(&stopped, dt).expect("a warning");
+        assert!(
+            m.ends_with("was measured over 7 intervals only: the pass was interrupted: run it again and let it finish"),
             "{m}"
         );
     }

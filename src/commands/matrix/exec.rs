@@ -372,6 +372,9 @@ impl Exec<'_> {
                             &label,
                             wn.test.as_deref(),
                         ));
+                        // Its advice in the matrix's terms, as the spread warnings give it
+                        // (`few-ios` said "use a longer --duration", a flag the matrix lacks).
+                        wn.message = in_workload_keys(&wn.message);
                         p.warnings.push(wn);
                     }
                     let names = p.gathered.add(p.cfg, &label, o.tests);
