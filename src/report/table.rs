@@ -566,7 +566,7 @@ fn fold_warnings(warnings: &[Warning], names: &Names) -> Vec<WarningLine> {
         let message = f.message;
         // The advice after the first ": " is printed once per code; repeats keep the finding.
         let message = if seen_codes.contains(&code) {
-            message.split(": ").next().unwrap_or(&message).to_string()
+            finding_and_advice(&message).0.to_string()
         } else {
             seen_codes.push(code);
             message
@@ -638,6 +638,23 @@ fn fold_figures(groups: Vec<Finding<'_>>) -> Vec<Finding<'_>> {
         }
     }
     out
+}
+
+/// A warning's message as its finding and its advice, split at the first ": " after a
+/// leading `run N: ` (which says where the finding was, not what it is: `write-cache-suspected`
+/// repeated for a second test printed as just "run 1").
+fn finding_and_advice(message: &str) -> (&str, Option<&str>) {
+    let skip = message
+        .strip_prefix("run ")
+        .and_then(|r| {
+            let digits = r.bytes().take_while(u8::is_ascii_digit).count();
+            (digits > 0 && r[digits..].starts_with(": ")).then_some(4 + digits + 2)
+        })
+        .unwrap_or(0);
+    match message[skip..].find(": ") {
+        Some(at) => (&message[..skip + at], Some(&message[skip + at + 2..])),
+        None => (message, None),
+    }
 }
 
 /// A finding as it is printed: its message (figures merged, sentences joined) and tests.
@@ -718,13 +735,13 @@ fn fold_sentences<'w>(findings: Vec<Finding<'w>>, names: &Names) -> Vec<Line<'w>
             }
         }
         let merged: Vec<String> = of_code.iter().map(|(_, m, _)| merged_message(m)).collect();
-        let advice = merged[0].split_once(": ").map(|(_, a)| a);
+        let advice = finding_and_advice(&merged[0]).1;
         let mut sentences: Vec<String> = of_code
             .iter()
             .zip(&merged)
             .take(MAX_SENTENCES)
             .map(|((_, _, ts), m)| {
-                let head = m.split(": ").next().unwrap_or(m);
+                let head = finding_and_advice(m).0;
                 let about = if ts.len() <= MAX_SENTENCES {
                     ts.join(", ")
                 } else {
@@ -877,6 +894,31 @@ mod tests {
              warning [device-extra-io] A: vda wrote 5 MiB: advice\n\
              warning [device-extra-io] B: vda wrote 7 MiB\n"
         );
+    }
+
+    /// `write-cache-suspected` begins with the run it was seen in: a second test's line
+    /// printed "run 1" alone, the finding cut off with the advice.
+    #[test]
+    fn a_leading_run_number_is_no_finding_of_its_own() {
+        let w = |test: &str, from| Warning {
+            code: WarningCode::WriteCacheSuspected,
+            test: Some(test.into()),
+            message: format!(
+                "run 1: the write speed fell from {from} to 90 MB/s after 1.0 GiB and stayed there: run `iolab sustain` to measure it"
+            ),
+        };
+        assert_eq!(
+            render_warning_list(&[w("A", 900), w("B", 800)]),
+            "warning [write-cache-suspected] A: run 1: the write speed fell from 900 to 90 MB/s after 1.0 GiB and stayed there: run `iolab sustain` to measure it\n\
+             warning [write-cache-suspected] B: run 1: the write speed fell from 800 to 90 MB/s after 1.0 GiB and stayed there\n"
+        );
+        assert_eq!(finding_and_advice("run 12: x: y"), ("run 12: x", Some("y")));
+        assert_eq!(
+            finding_and_advice("runs differ: y"),
+            ("runs differ", Some("y"))
+        );
+        assert_eq!(finding_and_advice("run x: y"), ("run x", Some("y")));
+        assert_eq!(finding_and_advice("no advice"), ("no advice", None));
     }
 
     /// A run's `device-extra-io` findings that differ in more than figures (what the device
