@@ -417,7 +417,7 @@ fn a_sweeps_steps_are_one_chart() {
             point(s2, 2020, 500, 0.5),
         ],
     );
-    b.eval("location.hash = '#/run/run-fake'; true");
+    b.eval("window.__command = 'saturate'; location.hash = '#/run/run-fake'; true");
     b.wait_for(
         "the three points of both steps",
         "document.querySelectorAll('#chart-iops circle').length === 3",
@@ -435,6 +435,10 @@ fn a_sweeps_steps_are_one_chart() {
         "[...document.querySelectorAll('#chart-iops text')].map((t) => t.textContent).filter((t) => / s$/.test(t))",
     );
     assert_eq!(axis, json!(["0.0 s", "1.0 s"]), "{axis}");
+    // What it counts are steps of its one test (it read "tests done: 1" here, 4 at the end
+    // of a sweep of one test).
+    let line = b.eval("document.getElementById('tests-done').parentElement.textContent");
+    assert_eq!(line, json!("live points: 3 · steps done: 1"));
     // Another kind of test still has a chart per task.
     let a = "SEQ1M Q8T1 read [1/1]";
     push(

@@ -205,6 +205,8 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
             .contains("too few results to test for a change"),
         "{text}"
     );
+    // Not its table again (the page gave it twice, as the compare page did).
+    assert!(!text.as_str().unwrap().contains('│'), "{text}");
 
     // No test asked for: the page says which one it shows and offers the device's tests
     // in the test field (it offered nothing, and said nothing of the others).

@@ -116,6 +116,12 @@ function table(headers, rows) {
     h("thead", {}, h("tr", {}, headers.map((x) => h("th", {}, x)))),
     h("tbody", {}, rows));
 }
+// A command line's text without its tables (their lines drawn with box characters), under
+// the page's own table of the same rows: what the table does not say (files, warnings,
+// verdicts, what the columns mean). The compare and trend pages gave the table twice.
+function withoutTables(text) {
+  return String(text || "").split("\n").filter((l) => !/^[\u2500-\u257f]/.test(l)).join("\n");
+}
 function errorBox(id) { return h("p", { id: id, className: "error" }); }
 
 // ---- a line chart in SVG ----
@@ -373,6 +379,9 @@ async function pageRun(id) {
       return;
     }
     argv.textContent = v.argv.join(" ");
+    // A saturate run's tasks are depth steps of one sweep ("tests done: 4" after 4 steps of
+    // its one test).
+    if (v.command === "saturate") doneWord.textContent = "steps done: ";
     if (live && v.live_points === false) {
       // No live series for this test (files): no empty charts "waiting for data…".
       live = false;
@@ -518,13 +527,9 @@ async function pageCompare() {
         h("td", { className: "num" }, c.change),
         h("td", {}, String(r.verdict || "").replace(/-/g, " "))));
     }));
-    // Under the table, `iolab compare`'s text without its table (its lines drawn with box
-    // characters): what the table does not say (the files, warnings, the verdict sentences,
-    // what the columns mean). It gave the whole text, the table a second time.
-    const notes = v.text.split("\n").filter((l) => !/^[\u2500-\u257f]/.test(l)).join("\n");
     show(h("h2", {}, "Compare ", a, " (baseline) with ", b),
       table(["test", "metric", a, b, "change", "verdict"], rows),
-      h("pre", { id: "compare-text" }, notes));
+      h("pre", { id: "compare-text" }, withoutTables(v.text)));
   } catch (e) {
     if (e instanceof Stale) throw e;
     show(h("h2", {}, "Compare"), h("p", { className: "error", id: "compare-error" }, e.message));
@@ -580,7 +585,7 @@ async function pageTrend() {
     out.replaceChildren(h("p", { id: "trend-what" }, t.device, " — ", t.test, " — ", h("span", { title: t.metric }, label), t.higher_is_better ? " (higher is better)" : " (lower is better)"), chosen,
       lineChart("chart-trend", label, pts, "v", (v) => t.metric.endsWith("_ns") ? fmtLat(v) : t.metric.includes("bytes_per_s") ? fmtNum(v / 1e6, 1) : fmtNum(v, 1), (x) => "result " + (x / 1000 + 1)),
       table(["id", "started (UTC)", "command", "Value", "95 % interval", "change", "level"], rows),
-      h("pre", { id: "trend-text" }, t.text || ""), healthBox);
+      h("pre", { id: "trend-text" }, withoutTables(t.text)), healthBox);
     // The drive's SMART snapshots taken with those results, where it had SMART.
     api("/api/health?device=" + encodeURIComponent(q.get("device"))).then((hh) => {
       const snaps = hh.points.filter((p) => p.smart && p.smart.available);
