@@ -341,6 +341,12 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
     );
     std::thread::sleep(Duration::from_secs(5));
     assert_eq!(b.eval("window.__asked"), serde_json::json!(1));
+    // The message alone, and where the results are: no Stop button, bar or charts "waiting
+    // for data…" of a run that does not exist.
+    let rest = b.eval(
+        "[document.getElementById('stop'), document.getElementById('charts'), document.querySelector('.bar')].every((e) => e === null) && document.querySelector('#main a[href=\"#/history\"]') !== null",
+    );
+    assert_eq!(rest, serde_json::json!(true), "the missing run's page");
 
     drop(b);
     let mut console = console;
@@ -562,6 +568,14 @@ fn the_history_and_trend_pages_read_as_the_terminal_s() {
         MINUTE,
     );
     assert_eq!(cells(&mut b, "#history-table")[0][3], runs[0][1]);
+    // No flag is broken at its hyphens where the cell wraps ("--ramp 0s -" over "-repeat 1"):
+    // each is one unit, on one line.
+    let flags = b.eval(
+        "[...document.querySelectorAll('#history-table td.command span.flag')].map((s) => [s.textContent, s.getClientRects().length])",
+    );
+    let flags = flags.as_array().unwrap_or_else(|| panic!("{flags}"));
+    assert_eq!(flags.len(), 6, "{flags:?}");
+    assert!(flags.iter().all(|f| f[1] == 1), "{flags:?}");
 
     // A run with a long option (a list of 60 sizes, no space in it): the command cell
     // gives it whole and the table stays within the page (one long word widened it).

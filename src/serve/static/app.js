@@ -94,8 +94,16 @@ function idCell(...children) { return h("td", { className: "nowrap" }, ...childr
 // 1G`), as `iolab history` lists it.
 function commandText(e) { return e.options ? e.command + " " + e.options : e.command; }
 // Its cell: every option the run was given, whole, broken anywhere when one is long (a
-// trace file's path, a list of sizes), so the table stays within the page.
-function commandCell(e) { return h("td", { className: "command" }, commandText(e)); }
+// trace file's path, a list of sizes), so the table stays within the page; never inside a
+// flag's name (it broke at its hyphens: "--ramp 0s -" over "-repeat 2").
+function commandCell(e) {
+  const words = commandText(e).split(" ");
+  return h("td", { className: "command" },
+    words.flatMap((w, i) => {
+      const word = w.startsWith("-") ? h("span", { className: "flag" }, w) : w;
+      return i ? [" ", word] : [word];
+    }));
+}
 // A metric's label as the command line prints it (src/report/metrics.rs label): the
 // fallback of a trend without metric_label. Values come formatted from the server (the
 // compare and trend tables' cells), never formatted here.
@@ -374,7 +382,14 @@ async function pageRun(id) {
       err.textContent = e.message;
       // No such run (a mistyped address, or a run of a console since restarted): asking
       // again every 2 s forever finds nothing more; a failure that may pass is retried.
-      if (e.status === 404) return;
+      // Its page is the message alone (it kept a Stop button, an empty bar and charts
+      // "waiting for data…" that would never come), and where its result may be.
+      if (e.status === 404) {
+        show(h("h2", {}, "Test ", id), err,
+          h("p", { className: "note" }, "A console lists the tests it started until it stops; every result is kept in the ",
+            h("a", { href: "#/history" }, "History"), "."));
+        return;
+      }
       pollTimer = setTimeout(tick, 2000);
       return;
     }
