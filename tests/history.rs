@@ -841,6 +841,34 @@ fn export_follows_the_extension_of_its_file() {
         "{}",
         stderr(&o)
     );
+    // An extension the export cannot write (it wrote JSON into x.pdf) is refused, naming the
+    // formats it writes and --format; nothing is created. With --format the name is the
+    // user's choice, and a name without an extension is JSON, as documented.
+    let pdf = dir.path().join("x.pdf");
+    let o = hist(&db, &["history", "export", "-o", s(&pdf)]);
+    assert_usage(&o, "history export cannot write .pdf");
+    assert!(
+        stderr(&o).contains("use a name ending in .json or .csv, or give --format json|csv"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!pdf.exists());
+    let o = hist(
+        &db,
+        &["history", "export", "--format", "csv", "-o", s(&pdf)],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::read_to_string(&pdf).unwrap().starts_with("id,"));
+    let plain = dir.path().join("export");
+    let o = hist(&db, &["history", "export", "-o", s(&plain)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::read_to_string(&plain).unwrap().starts_with('['));
+    // An existing directory whose name has a dot still gets iolab-history.json.
+    let d = dir.path().join("out.d");
+    std::fs::create_dir(&d).unwrap();
+    let o = hist(&db, &["history", "export", "-o", s(&d)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(d.join("iolab-history.json").exists());
 }
 
 /// `iolab history --since bogus` on a history not made yet printed a note ("does not exist

@@ -390,3 +390,69 @@ fn a_test_refused_before_its_first_task_waits_for_nothing() {
 
     finish(console, b, &shots);
 }
+
+/// A saturate sweep's live charts show the ramp: every depth step so far in one chart, over
+/// the time since the sweep's first point. Each step's chart started again from nothing
+/// (its own task), so the rise of IOPS and latency with the depth was never on screen. Out
+/// of the stream as it is: each point's `t_ms` and its step's label.
+#[test]
+fn a_sweeps_steps_are_one_chart() {
+    let test = "a_sweeps_steps_are_one_chart";
+    if !common::tool_or_skip(test, "chromium", "chromium") {
+        return;
+    }
+    let (console, mut b, shots) = console_and_browser("sweep");
+    let s1 = "randread depth 1 (step 1, sweep)";
+    let s2 = "randread depth 2 (step 2, sweep)";
+    push(
+        &mut b,
+        &[
+            json!({"event": "task_start", "t_ms": 100, "label": "prefill /dev/shm/x/iolab-test.dat"}),
+            json!({"event": "task_end", "t_ms": 400, "label": "prefill /dev/shm/x/iolab-test.dat", "message": "done"}),
+            json!({"event": "task_start", "t_ms": 500, "label": s1}),
+            point(s1, 1000, 500, 0.5),
+            point(s1, 1500, 1000, 1.0),
+            json!({"event": "task_end", "t_ms": 1510, "label": s1, "message": "1,000 IOPS"}),
+            json!({"event": "task_start", "t_ms": 1520, "label": s2}),
+            point(s2, 2020, 500, 0.5),
+        ],
+    );
+    b.eval("window.__command = 'saturate'; location.hash = '#/run/run-fake'; true");
+    b.wait_for(
+        "the three points of both steps",
+        "document.querySelectorAll('#chart-iops circle').length === 3",
+        MINUTE,
+    );
+    b.shot("sweep");
+    let v = seen(&mut b);
+    assert_eq!(
+        v["title"],
+        json!("charts of randread: every depth step so far (now depth 2 (step 2, sweep))"),
+        "{v}"
+    );
+    // Its axis runs from the sweep's first point (0.0 s) to the last (1.0 s later).
+    let axis = b.eval(
+        "[...document.querySelectorAll('#chart-iops text')].map((t) => t.textContent).filter((t) => / s$/.test(t))",
+    );
+    assert_eq!(axis, json!(["0.0 s", "1.0 s"]), "{axis}");
+    // What it counts are steps of its one test (it read "tests done: 1" here, 4 at the end
+    // of a sweep of one test).
+    let line = b.eval("document.getElementById('tests-done').parentElement.textContent");
+    assert_eq!(line, json!("live points: 3 · steps done: 1"));
+    // Another kind of test still has a chart per task.
+    let a = "SEQ1M Q8T1 read [1/1]";
+    push(
+        &mut b,
+        &[
+            json!({"event": "task_start", "t_ms": 3000, "label": a}),
+            point(a, 3500, 500, 0.5),
+        ],
+    );
+    b.wait_for(
+        "the new test's own chart",
+        "document.getElementById('charts-task').textContent === 'charts of SEQ1M Q8T1 read [1/1]' && document.querySelectorAll('#chart-iops circle').length === 1",
+        MINUTE,
+    );
+
+    finish(console, b, &shots);
+}

@@ -81,6 +81,8 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
     // SEQ1M Q8T1 write's MB/s far apart in b: `iolab compare` prints its change as
     // "1.2 % ± too wide" (the interval of other / baseline reaches zero); the page printed
     // "1.2 % ± 133.6", a precise-looking half-width, beside that text.
+    // b was run with another size: the trend's command column says so.
+    bdoc["argv"] = serde_json::json!(["iolab", "run", "/mnt/test", "--size", "1G"]);
     for t in bdoc["tests"].as_array_mut().unwrap() {
         if t["name"] == "SEQ1M Q8T1 write" {
             let bw = &mut t["summary"]["bw_bytes_per_s"];
@@ -147,6 +149,16 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
     assert_eq!(bw[4], "+37.0 % ± 2.3 %");
     let wide = row("SEQ1M Q8T1 write", "MB/s");
     assert_eq!(wide[4], "+1.2 % ± too wide", "{wide:?}");
+    // Under the table, what `iolab compare` says besides its table, not the table again
+    // (the page gave its whole text: every row twice).
+    let text = b.eval("document.getElementById('compare-text').textContent");
+    let text = text.as_str().unwrap();
+    assert!(!text.contains('│') && !text.contains("1048.58"), "{text}");
+    assert!(
+        text.contains("A = ") && text.contains("Change = other / baseline"),
+        "{text}"
+    );
+    assert!(text.contains("faster than A on SEQ1M Q8T1 read"), "{text}");
 
     // Seconds per portion as `iolab compare` prints them ("0.050 s"; the page gave
     // "0.0500 s", and 0.00075 s as "0.0007 s").
@@ -175,9 +187,15 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
     );
     let rows = cells(&mut b, "#trend-out");
     assert_eq!(rows.len(), 2, "{rows:?}");
-    assert_eq!(rows[1][2], "1436.55", "{rows:?}");
-    assert_eq!(rows[1][4], "+37.0 %", "{rows:?}");
-    assert_eq!(rows[0][4], "", "{rows:?}");
+    // Each result's command and options, as the history table gives them (the trend had
+    // no such column: b's other --size did not show).
+    assert_eq!(
+        (rows[0][2].as_str(), rows[1][2].as_str()),
+        ("run", "run --size 1G")
+    );
+    assert_eq!(rows[1][3], "1436.55", "{rows:?}");
+    assert_eq!(rows[1][5], "+37.0 %", "{rows:?}");
+    assert_eq!(rows[0][5], "", "{rows:?}");
     // `iolab history trend`'s verdict under the table (the page left it out): two results
     // are too few to test for a change.
     let text = b.eval("document.getElementById('trend-text').textContent");
@@ -187,6 +205,8 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
             .contains("too few results to test for a change"),
         "{text}"
     );
+    // Not its table again (the page gave it twice, as the compare page did).
+    assert!(!text.as_str().unwrap().contains('│'), "{text}");
 
     // No test asked for: the page says which one it shows and offers the device's tests
     // in the test field (it offered nothing, and said nothing of the others).
@@ -222,7 +242,7 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
         MINUTE,
     );
     let rows = cells(&mut b, "#trend-out");
-    assert_eq!(rows[0][2], "0.067 s", "{rows:?}");
+    assert_eq!(rows[0][3], "0.067 s", "{rows:?}");
 
     // A trend of one result (files.json's 4K create): its axis names result 1 only (its
     // right-hand end read "result 1.001").
@@ -321,6 +341,12 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
     );
     std::thread::sleep(Duration::from_secs(5));
     assert_eq!(b.eval("window.__asked"), serde_json::json!(1));
+    // The message alone, and where the results are: no Stop button, bar or charts "waiting
+    // for data…" of a run that does not exist.
+    let rest = b.eval(
+        "[document.getElementById('stop'), document.getElementById('charts'), document.querySelector('.bar')].every((e) => e === null) && document.querySelector('#main a[href=\"#/history\"]') !== null",
+    );
+    assert_eq!(rest, serde_json::json!(true), "the missing run's page");
 
     drop(b);
     let mut console = console;
@@ -484,7 +510,8 @@ fn the_history_and_trend_pages_read_as_the_terminal_s() {
     );
     let heads =
         b.eval("[...document.querySelectorAll('#trend-out thead th')].map((c) => c.textContent)");
-    assert_eq!(heads[2], serde_json::json!("Value"), "{heads}");
+    assert_eq!(heads[2], serde_json::json!("command"), "{heads}");
+    assert_eq!(heads[3], serde_json::json!("Value"), "{heads}");
     let trend = common::stdout(&iolab(&["history", "trend", "--device", "/tmp/img"]));
     let rows = cells(&mut b, "#trend-out");
     let (said, shown) = (terminal_time(&trend, "1"), &rows[0][1]);
@@ -541,6 +568,14 @@ fn the_history_and_trend_pages_read_as_the_terminal_s() {
         MINUTE,
     );
     assert_eq!(cells(&mut b, "#history-table")[0][3], runs[0][1]);
+    // No flag is broken at its hyphens where the cell wraps ("--ramp 0s -" over "-repeat 1"):
+    // each is one unit, on one line.
+    let flags = b.eval(
+        "[...document.querySelectorAll('#history-table td.command span.flag')].map((s) => [s.textContent, s.getClientRects().length])",
+    );
+    let flags = flags.as_array().unwrap_or_else(|| panic!("{flags}"));
+    assert_eq!(flags.len(), 6, "{flags:?}");
+    assert!(flags.iter().all(|f| f[1] == 1), "{flags:?}");
 
     // A run with a long option (a list of 60 sizes, no space in it): the command cell
     // gives it whole and the table stays within the page (one long word widened it).

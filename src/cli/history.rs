@@ -132,7 +132,7 @@ pub enum ExportFormat {
     /// A JSON array: every result's entry and whole document.
     Json,
     /// One row per result, test and metric (mean, 95 % interval, and the figure the
-    /// command's table gives: value, value_of).
+    /// command's table gives: value, value_of; the run's options).
     Csv,
 }
 
@@ -153,16 +153,30 @@ pub struct ExportArgs {
 
 impl ExportArgs {
     /// `--format`, else what `-o`'s extension says (`-o history.csv` wrote JSON into it),
-    /// else JSON; a `--format` the extension contradicts is refused.
+    /// else JSON; a `--format` the extension contradicts is refused, and so is a file whose
+    /// extension names a format the export cannot write without `--format` (`-o x.pdf` was
+    /// given JSON). A file without an extension, or an existing directory, is JSON.
     pub fn format(&self) -> Result<ExportFormat, crate::error::UsageError> {
-        let by_name = self.output.as_deref().and_then(|p| {
-            let ext = p.extension()?.to_str()?.to_ascii_lowercase();
-            match ext.as_str() {
-                "csv" => Some(ExportFormat::Csv),
-                "json" => Some(ExportFormat::Json),
-                _ => None,
+        let ext = self
+            .output
+            .as_deref()
+            .filter(|p| !p.is_dir())
+            .and_then(|p| Some(p.extension()?.to_string_lossy().to_ascii_lowercase()));
+        let by_name = match ext.as_deref() {
+            None => None,
+            Some("csv") => Some(ExportFormat::Csv),
+            Some("json") => Some(ExportFormat::Json),
+            Some(other) if self.format.is_none() => {
+                return Err(crate::error::UsageError::new(format!(
+                    "-o {}: history export cannot write .{other}; it writes json or csv: use a name ending in .json or .csv, or give --format json|csv",
+                    self.output
+                        .as_deref()
+                        .unwrap_or(std::path::Path::new(""))
+                        .display(),
+                )));
             }
-        });
+            Some(_) => None,
+        };
         match (self.format, by_name) {
             (Some(f), Some(n)) if f != n => Err(crate::error::UsageError::new(format!(
                 "--format {} with -o {}: the file's extension says {}; give one that agrees",

@@ -570,8 +570,11 @@ pub fn trend_explanation(tr: &Trend) -> String {
 }
 
 /// CSV columns of `iolab history export --format csv` (`value`: the figure the command's
-/// table gives, `value_of`: which one it is; last, so the older columns keep their place).
-pub const CSV_COLUMNS: [&str; 19] = [
+/// table gives, `value_of`: which one it is; `options`: the options that tell two runs of
+/// one command apart, uncut, as `history show` gives them beside the command (two runs
+/// with another `--bs` had the same rows); each added last, so the older columns keep
+/// their place).
+pub const CSV_COLUMNS: [&str; 20] = [
     "id",
     "started_at",
     "command",
@@ -591,6 +594,7 @@ pub const CSV_COLUMNS: [&str; 19] = [
     "ci95_high",
     "value",
     "value_of",
+    "options",
 ];
 
 /// One row per result, test and metric, raw values in base units.
@@ -618,6 +622,7 @@ pub fn render_csv(rows: &[(Entry, Figure)]) -> String {
             f.ci95_high.to_string(),
             f.value.to_string(),
             f.value_of.clone(),
+            e.options.clone().unwrap_or_default(),
         ];
         out.push_str(&cells.iter().map(|c| field(c)).collect::<Vec<_>>().join(","));
         out.push('\n');
@@ -696,10 +701,22 @@ mod tests {
             ci95_low: 1.4e9,
             ci95_high: 1.6e9,
         };
-        let csv = render_csv(&[(e, f)]);
+        let other = Entry {
+            options: Some("--bs 8K --rw randread,randwrite".into()),
+            ..e.clone()
+        };
+        let csv = render_csv(&[(e, f.clone()), (other, f)]);
         let lines: Vec<&str> = csv.lines().collect();
         assert_eq!(lines[0].split(',').count(), CSV_COLUMNS.len());
         assert!(lines[1].contains("\"ACME, Inc. SSD (serial 1)\""), "{csv}");
+        // The options, last: two runs of one command with another --bs are told apart (a
+        // comma in a value is quoted); none is an empty cell.
+        assert!(lines[0].ends_with(",value_of,options"), "{csv}");
+        assert!(lines[1].ends_with(",median,"), "{csv}");
+        assert!(
+            lines[2].ends_with(",median,\"--bs 8K --rw randread,randwrite\""),
+            "{csv}"
+        );
         assert_eq!(short_time("2026-01-31T12:34:56.789Z"), "2026-01-31 12:34");
     }
 

@@ -94,8 +94,16 @@ function idCell(...children) { return h("td", { className: "nowrap" }, ...childr
 // 1G`), as `iolab history` lists it.
 function commandText(e) { return e.options ? e.command + " " + e.options : e.command; }
 // Its cell: every option the run was given, whole, broken anywhere when one is long (a
-// trace file's path, a list of sizes), so the table stays within the page.
-function commandCell(e) { return h("td", { className: "command" }, commandText(e)); }
+// trace file's path, a list of sizes), so the table stays within the page; never inside a
+// flag's name (it broke at its hyphens: "--ramp 0s -" over "-repeat 2").
+function commandCell(e) {
+  const words = commandText(e).split(" ");
+  return h("td", { className: "command" },
+    words.flatMap((w, i) => {
+      const word = w.startsWith("-") ? h("span", { className: "flag" }, w) : w;
+      return i ? [" ", word] : [word];
+    }));
+}
 // A metric's label as the command line prints it (src/report/metrics.rs label): the
 // fallback of a trend without metric_label. Values come formatted from the server (the
 // compare and trend tables' cells), never formatted here.
@@ -115,6 +123,12 @@ function table(headers, rows) {
   return h("table", {},
     h("thead", {}, h("tr", {}, headers.map((x) => h("th", {}, x)))),
     h("tbody", {}, rows));
+}
+// A command line's text without its tables (their lines drawn with box characters), under
+// the page's own table of the same rows: what the table does not say (files, warnings,
+// verdicts, what the columns mean). The compare and trend pages gave the table twice.
+function withoutTables(text) {
+  return String(text || "").split("\n").filter((l) => !/^[\u2500-\u257f]/.test(l)).join("\n");
 }
 function errorBox(id) { return h("p", { id: id, className: "error" }); }
 
@@ -331,12 +345,25 @@ async function pageRun(id) {
   // The charts follow the task running now, from its start (each test of a suite has its
   // own scale; they showed the previous test, and the bar stayed at 100 %, until the new
   // test's first point came, 500 ms later). A prefill, pause or idle has no live figures.
+  // A saturate sweep's steps (`randread depth 4 (step 3, sweep)`, its steady-state rounds)
+  // are one chart, so the ramp shows as the depth rises: x is the time since the sweep's
+  // first point (each step's chart started again from nothing at every step).
   let live = true;
+  const sweepOf = (label) => {
+    const m = /^(.+) depth \d+ \((step \d+, [^)]*|steady-state round \d+)\)$/.exec(String(label || ""));
+    return m ? m[1] : null;
+  };
   const draw = () => {
     if (!live) return;
     const task = state.task;
-    const pts = state.points.filter((p) => p.label === task);
-    chartsTask.textContent = task ? "charts of " + task : "";
+    const sweep = sweepOf(task);
+    let pts = state.points.filter((p) => (sweep === null ? p.label === task : sweepOf(p.label) === sweep));
+    if (sweep !== null && pts.length) {
+      const t0 = pts[0].t;
+      pts = pts.map((p) => Object.assign({}, p, { x: p.t - t0 }));
+    }
+    chartsTask.textContent = !task ? "" : sweep === null ? "charts of " + task
+      : "charts of " + sweep + ": every depth step so far (now " + task.slice(sweep.length + 1) + ")";
     const empty = notTest(task) ? "no live figures during " + task.split(" ")[0]
       : state.ended ? (task ? "it ended before its first point" : "no live figures") : undefined;
     charts.replaceChildren(
@@ -355,11 +382,21 @@ async function pageRun(id) {
       err.textContent = e.message;
       // No such run (a mistyped address, or a run of a console since restarted): asking
       // again every 2 s forever finds nothing more; a failure that may pass is retried.
-      if (e.status === 404) return;
+      // Its page is the message alone (it kept a Stop button, an empty bar and charts
+      // "waiting for data…" that would never come), and where its result may be.
+      if (e.status === 404) {
+        show(h("h2", {}, "Test ", id), err,
+          h("p", { className: "note" }, "A console lists the tests it started until it stops; every result is kept in the ",
+            h("a", { href: "#/history" }, "History"), "."));
+        return;
+      }
       pollTimer = setTimeout(tick, 2000);
       return;
     }
     argv.textContent = v.argv.join(" ");
+    // A saturate run's tasks are depth steps of one sweep ("tests done: 4" after 4 steps of
+    // its one test).
+    if (v.command === "saturate") doneWord.textContent = "steps done: ";
     if (live && v.live_points === false) {
       // No live series for this test (files): no empty charts "waiting for data…".
       live = false;
@@ -375,7 +412,8 @@ async function pageRun(id) {
       if (e.event === "point") {
         // x: how far into its test (the charts show one test; since the command's start, a
         // 2 s test's chart read "6.1 s" to "7.1 s").
-        state.points.push({ x: e.elapsed_ms ?? e.t_ms, iops: e.iops, mbs: e.bw_bytes_per_s / 1e6, lat: e.lat_mean_ns, label: e.label });
+        // t: since the command's start, the x of a depth sweep's chart (its steps in one).
+        state.points.push({ x: e.elapsed_ms ?? e.t_ms, t: e.t_ms, iops: e.iops, mbs: e.bw_bytes_per_s / 1e6, lat: e.lat_mean_ns, label: e.label });
         state.task = e.label;
         redraw = true;
       }
@@ -506,7 +544,7 @@ async function pageCompare() {
     }));
     show(h("h2", {}, "Compare ", a, " (baseline) with ", b),
       table(["test", "metric", a, b, "change", "verdict"], rows),
-      h("pre", { id: "compare-text" }, v.text));
+      h("pre", { id: "compare-text" }, withoutTables(v.text)));
   } catch (e) {
     if (e instanceof Stale) throw e;
     show(h("h2", {}, "Compare"), h("p", { className: "error", id: "compare-error" }, e.message));
@@ -538,7 +576,10 @@ async function pageTrend() {
     // As `iolab history trend`: Change against the previous result; ◆ where the level
     // changed for good (its change against the results before). Value, interval, change and
     // mark: the command line's text (t.cells, from src/report/history.rs).
+    // Each result's command with its options, as the history table gives it: a change may
+    // come from another --bs or --size rather than from the device.
     const rows = t.points.map((p, i) => h("tr", {}, idCell("h-" + p.id + (p.status ? " (run " + p.status + ")" : "")), timeCell(p.started_at),
+      commandCell(t.cells[i]),
       h("td", { className: "num" }, t.cells[i].value),
       h("td", { className: "num" }, t.cells[i].interval),
       h("td", { className: "num" }, t.cells[i].change),
@@ -558,8 +599,8 @@ async function pageTrend() {
     const label = t.metric_label || metricLabel(t.metric);
     out.replaceChildren(h("p", { id: "trend-what" }, t.device, " — ", t.test, " — ", h("span", { title: t.metric }, label), t.higher_is_better ? " (higher is better)" : " (lower is better)"), chosen,
       lineChart("chart-trend", label, pts, "v", (v) => t.metric.endsWith("_ns") ? fmtLat(v) : t.metric.includes("bytes_per_s") ? fmtNum(v / 1e6, 1) : fmtNum(v, 1), (x) => "result " + (x / 1000 + 1)),
-      table(["id", "started (UTC)", "Value", "95 % interval", "change", "level"], rows),
-      h("pre", { id: "trend-text" }, t.text || ""), healthBox);
+      table(["id", "started (UTC)", "command", "Value", "95 % interval", "change", "level"], rows),
+      h("pre", { id: "trend-text" }, withoutTables(t.text)), healthBox);
     // The drive's SMART snapshots taken with those results, where it had SMART.
     api("/api/health?device=" + encodeURIComponent(q.get("device"))).then((hh) => {
       const snaps = hh.points.filter((p) => p.smart && p.smart.available);
