@@ -12,7 +12,7 @@ mod support_write_cache;
 use std::time::Duration;
 
 use serde_json::Value;
-use support_write_cache::{SpeedModel, WriteCacheDevice, lead};
+use support_write_cache::{SpeedModel, Switch, WriteCacheDevice, lead};
 
 const MIB: u64 = 1 << 20;
 const MB: f64 = 1e6;
@@ -731,16 +731,29 @@ fn a_slow_start_is_no_part_of_the_cache() {
     }
     let _serial = serial();
     let (fast, slow) = (400_000_000u64, 100_000_000u64);
-    let dev = WriteCacheDevice::start_by_bytes(
-        1100 * MIB,
-        vec![(0, slow), (80_000_000, fast), (240_000_000, slow)],
-    )
-    .expect("emulator");
-    // 8 s past the cache (see a_small_cache_of_an_emulated_drive_is_found).
-    let doc = sustain_on(&dev, "1040MB", &[]);
+    // Measured again on a fresh emulator (at most 4 times, said on stderr as RETRY) when
+    // the machine stalled the writer (see `slow_start_stalled`).
+    let mut attempt = 1;
+    let (doc, sw) = loop {
+        let dev = WriteCacheDevice::start_by_bytes(
+            1100 * MIB,
+            vec![(0, slow), (80_000_000, fast), (240_000_000, slow)],
+        )
+        .expect("emulator");
+        // 8 s past the cache (see a_small_cache_of_an_emulated_drive_is_found).
+        let doc = sustain_on(&dev, "1040MB", &[]);
+        let sw = dev.switches();
+        if attempt == 4 || !slow_start_stalled(&doc["tests"][0], fast, slow, &sw) {
+            break (doc, sw);
+        }
+        eprintln!(
+            "RETRY: the machine stalled the writer (attempt {attempt}): {:?}",
+            series(&doc["tests"][0])
+        );
+        attempt += 1;
+    };
     let t = &doc["tests"][0];
     let d = &t["sustain"];
-    let sw = dev.switches();
     // The device's real changes: each switch plus the lead the controller takes.
     let truth = match sw.as_slice() {
         [up, down, ..] => {
@@ -764,11 +777,74 @@ fn a_slow_start_is_no_part_of_the_cache() {
     // The writer's own start-up is in the slow start (31, 63, 84, 189, 126 MB/s on a
     // loaded machine): slower than the cache, not held to the limit.
     assert!(start < 0.5 * fast as f64, "{d}");
-    assert!(within(cache, truth, 0.10), "{d}");
+    // ±10 %, and up to one interval of the slow start over: the rise is placed to the
+    // interval, not inside it. The interval the device sped up in reads all-fast (the
+    // throttle's first slice after the raise passes a slice's bytes at once: 419, 482 MB/s
+    // at 400), so its slow part, up to 10 MB, counts as cache. Every run has it: the slow
+    // start read 69.2 MB (7 intervals) where the device sped up at 77.6-79.7 MB, +5 to +6 %
+    // of this cache before the drop's own error (-9 to +1 % at a load of 12), which
+    // with it came to -0.9, +7.5 and +8.2 % of the ±10 %.
+    let rise = slow as f64 * f(&d["interval_ms"]) / 1e3;
+    assert!(
+        cache >= 0.9 * truth && cache <= 1.1 * truth + rise,
+        "cache {:.1} MB, device {:.1} MB (+{:.1} MB for the rise's interval)\n{d}",
+        cache / MB,
+        truth / MB,
+        rise / MB
+    );
     assert!(
         within(f(&cliffs[0]["before_bw_bytes_per_s"]), fast as f64, 0.10),
         "{d}"
     );
+}
+
+/// Did the machine stall the writer of the slow-start scenario, so that its series no
+/// longer shows the device? Either an interval (after the first) below 80 % of the device's
+/// speed while it was wholly before the device's rise or wholly inside its cache (a quarter
+/// interval clear of the switch to the slow speed: the writer reaps up to its 8 MiB in
+/// flight after the device wrote them) (at a load
+/// of 14 on two cores: 0, 0, 0 in the slow start, then 409, 126, 94, 556 MB/s for a cache
+/// of 400), or stalls (under a tenth of the slow speed) in more than 5 % of the intervals:
+/// the search then works on sums of intervals, where no phase shorter than 5 intervals is
+/// kept (`stats::changepoint::phases`), and this cache fills in 4 (17 stalls in 98
+/// intervals: the pass had no cliff).
+fn slow_start_stalled(t: &Value, fast: u64, slow: u64, sw: &[Switch]) -> bool {
+    let [up, down, ..] = sw else {
+        return false;
+    };
+    let interval_s = f(&t["sustain"]["interval_ms"]) / 1e3;
+    let points: Vec<f64> = t["runs"][0]["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| f(&p["bw_bytes_per_s"]))
+        .collect();
+    let (rise, drop) = (up.device_bytes as f64, down.device_bytes as f64);
+    let mut written = 0.0;
+    let slow_or_cache_stalled = points.iter().enumerate().any(|(i, &bw)| {
+        let (from, to) = (written, written + bw * interval_s);
+        written = to;
+        let limit = if to <= rise {
+            slow
+        } else if from >= rise + fast as f64 * interval_s
+            && to <= drop - fast as f64 * interval_s / 4.0
+        {
+            fast
+        } else {
+            return false;
+        };
+        i > 0 && bw < 0.8 * limit as f64
+    });
+    // Counted as the search counts them: a stall the next interval makes up is none.
+    let stalls = (0..points.len())
+        .filter(|&i| {
+            let pair = points
+                .get(i + 1)
+                .map_or(0.0, |next| (points[i] + next) / 2.0);
+            points[i] < 0.1 * slow as f64 && !within(pair, slow as f64, 0.2)
+        })
+        .count();
+    slow_or_cache_stalled || stalls as f64 > 0.05 * points.len() as f64
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! The write-cache emulator (tests/support_write_cache) is ground truth for `iolab sustain`:
-//! check it against numbers we set, with a plain `dd oflag=direct` writer inside its cgroup
+//! check it against numbers we set, with plain `dd oflag=direct` writers inside its cgroup
 //! and `stats::changepoint::cliffs` over the device's throughput sampled every 100 ms from
 //! /proc/diskstats every 200 ms. A 64-MiB cache at 40 MB/s then 10 MB/s must come out as a
 //! cliff where the emulator really switched (±10 %: one tick holds 8 MB of the fast phase)
@@ -7,7 +7,11 @@
 //! cliff. The speeds are set far below what `dd` manages here: at 200 MB/s a CI run with two
 //! CPU hogs and four compilers on the two cores gave the writer 119 MB/s and ticks of 0 MB,
 //! and the test measured the machine instead of the emulator; 40 MB/s leaves a 3x margin
-//! below that starved writer.
+//! below that starved writer. And [`WRITERS`] `dd`s write at once, each its share of the
+//! span: one `dd` has one write in flight, and while it waits for a CPU to submit the next
+//! the throttle has nothing to pass, so the device idles; at a load of 12 on the two cores
+//! one `dd` held 29 MB/s of 40 for a whole run (three attempts, every one with a stalled
+//! tick). With several, the throttle holds the others' writes while one waits for a CPU.
 
 mod common;
 mod support_write_cache;
@@ -44,19 +48,29 @@ fn emulator_or_skip(test: &str) -> bool {
     common::tool_or_skip(test, "dd", "coreutils") && common::tool_or_skip(test, "losetup", "mount")
 }
 
-/// `dd` writing `mib` MiB with O_DIRECT from `offset_mib`, in blocks of `BLOCK`, inside the
-/// emulator's cgroup.
+/// `dd`s writing at once (see the module doc): the device, not one writer's wait for a CPU,
+/// sets the pace.
+const WRITERS: u64 = 4;
+
+/// `WRITERS` `dd`s writing `mib` MiB with O_DIRECT from `offset_mib`, each its consecutive
+/// share in blocks of `BLOCK`, inside the emulator's cgroup; the child is the shell that
+/// waits for them all and fails when any of them failed.
 fn dd(dev: &WriteCacheDevice, mib: u64, offset_mib: u64) -> Child {
-    dev.command_in_cgroup("dd")
-        .args([
-            "if=/dev/zero".to_string(),
-            format!("of={}", dev.device.display()),
-            format!("bs={BLOCK}"),
-            format!("count={}", mib * MIB / BLOCK),
-            format!("seek={}", offset_mib * MIB / BLOCK),
-            "oflag=direct".into(),
-            "status=none".into(),
-        ])
+    let blocks = mib * MIB / BLOCK;
+    let share = blocks.div_ceil(WRITERS);
+    let first = offset_mib * MIB / BLOCK;
+    let mut script = String::from("st=0; pids=");
+    for k in 0..WRITERS {
+        let count = share.min(blocks.saturating_sub(k * share));
+        script += &format!(
+            "; dd if=/dev/zero of='{}' bs={BLOCK} count={count} seek={} oflag=direct status=none & pids=\"$pids $!\"",
+            dev.device.display(),
+            first + k * share
+        );
+    }
+    script += "; for p in $pids; do wait $p || st=1; done; exit $st";
+    dev.command_in_cgroup("sh")
+        .args(["-c", &script])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
