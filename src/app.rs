@@ -67,7 +67,7 @@ impl Execute for CompletionsArgs {
         let mut text = Vec::new();
         let mut cmd = without_hidden(&Cli::command());
         clap_complete::generate(self.shell, &mut cmd, "iolab", &mut text);
-        print_all(&text)?;
+        crate::write_stdout(&text);
         Ok(0)
     }
 }
@@ -164,22 +164,8 @@ fn man(a: &crate::cli::report::ManArgs) -> Result<i32> {
     }
     let mut text = Vec::new();
     page_of(page).render(&mut text)?;
-    print_all(&text)?;
+    crate::write_stdout(&text);
     Ok(0)
-}
-
-/// A script or a page on stdout, said when it could not all be written: `iolab completions
-/// bash > /etc/bash_completion.d/iolab` on a full disk exited 0 and left a short file
-/// (`out!` drops every write error). A pipe closed early (`| head`) stays quiet.
-fn print_all(text: &[u8]) -> Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(anyhow::anyhow!("cannot write to stdout: {e}"))
-        }
-        _ => Ok(()),
-    }
 }
 
 #[cfg(test)]

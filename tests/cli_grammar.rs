@@ -450,6 +450,71 @@ fn completions_and_man_say_when_stdout_cannot_take_them() {
     assert!(stderr(&o).is_empty(), "{}", stderr(&o));
 }
 
+/// `iolab info > FILE`, `endurance`, `compare`, a measurement's table, ... on a full disk
+/// exited 0 and left a short file (`out!` dropped every write error); every command now says
+/// "cannot write to stdout" and exits 1, and a measurement still saves its result file.
+#[test]
+fn every_command_says_when_stdout_cannot_take_its_output() {
+    let dir = tempdir();
+    let t = s(dir.path());
+    let result = dir.path().join("run.json");
+    let full = |args: &[&str]| {
+        let o = bin()
+            .args(args)
+            .stdout(std::fs::File::create("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("cannot write to stdout: No space left on device"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    };
+    let mut run = quick_runs(t, "")[0].clone();
+    run.extend(["-q", "-o", s(&result)]);
+    full(&run);
+    assert!(result.is_file(), "the result file was not saved");
+    let json = [&run[..], &["--json"][..]].concat();
+    full(&json);
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+    for mut args in quick_runs(t, src).into_iter().skip(1) {
+        args.extend(["-q", "--no-save"]);
+        full(&args);
+    }
+    for args in [
+        &["info", t][..],
+        &["endurance", "--tbw", "80TB", "--daily", "20GB"],
+        &["compare", s(&result), s(&result)],
+        &["trace", "list"],
+        &["completions", "fish"],
+        &["man", "info"],
+    ] {
+        full(args);
+    }
+    let db = dir.path().join("h.sqlite");
+    let o = with_history(&mut bin(), &db)
+        .args(["history", "import", s(&result)])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    for args in [["history", "list"], ["history", "export"]] {
+        let o = with_history(&mut bin(), &db)
+            .args(args)
+            .stdout(std::fs::File::create("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("No space left on device"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+    std::fs::remove_file(&result).unwrap();
+    let _ = std::fs::remove_file(&db);
+}
+
 /// The help says what the flag does on this command. `iolab matrix --help` described
 /// `--repeat` as "Runs per test" (the shared text of run, files, copy, trace), though a
 /// matrix repeat is a configuration measured again on a freshly made file system; `iolab
