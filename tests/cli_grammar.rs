@@ -421,6 +421,52 @@ fn completions_offer_the_visible_flags_only() {
     assert!(stdout(&o).contains("-F _iolab iolab"), "{}", stdout(&o));
 }
 
+/// `iolab man <TAB>` offered no subcommand names, though `iolab man NAME` takes one; every
+/// shell's script offers them now (bash run as the shell would, zsh and fish read).
+#[test]
+fn completions_offer_the_man_pages_names() {
+    let o = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source <('{}' completions bash) && COMP_WORDS=(iolab man '') COMP_CWORD=2 \
+             COMP_LINE='iolab man ' COMP_POINT=10 && _iolab iolab '' man && echo \"${{COMPREPLY[@]}}\"",
+            env!("CARGO_BIN_EXE_iolab")
+        ))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let offered: Vec<String> = stdout(&o).split_whitespace().map(String::from).collect();
+    for name in ["run", "trace", "record", "history", "export", "completions"] {
+        assert!(
+            offered.iter().any(|o| o == name),
+            "bash: {name} not in {offered:?}"
+        );
+    }
+    let zsh = stdout(&iolab(&["completions", "zsh"]));
+    let man = zsh
+        .lines()
+        .find(|l| l.starts_with("'*::command -- The subcommand whose page"))
+        .expect("zsh: man's SUBCOMMAND argument");
+    assert!(man.contains("(age compare completions copy"), "zsh: {man}");
+    let fish = stdout(&iolab(&["completions", "fish"]));
+    let man = fish
+        .lines()
+        .find(|l| l.contains("using_subcommand man\" -f -a"))
+        .expect("fish: man's names");
+    assert!(
+        man.contains(" record ") && man.contains(" run "),
+        "fish: {man}"
+    );
+    // Typed, a name without a page keeps iolab's own message.
+    let o = iolab(&["man", "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("no man page for 'nope'"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 /// `iolab completions bash > FILE` on a full disk exited 0 and left a short file; the
 /// script and the man page now say so and exit 1. A pipe closed early stays quiet.
 #[test]
