@@ -65,11 +65,46 @@ impl Execute for CompletionsArgs {
     fn execute(&self, _argv: Vec<String>) -> Result<i32> {
         // Into memory first: clap_complete panics on a stdout that went away.
         let mut text = Vec::new();
-        let mut cmd = without_hidden(&Cli::command());
+        let cmd = without_hidden(&Cli::command());
+        let names = page_names(&cmd);
+        // `iolab man <TAB>` offers them (it offered nothing); for the scripts only: `iolab man
+        // NAME` keeps its own message for a name without a page.
+        let mut cmd = cmd.mut_subcommand("man", |man| {
+            man.mut_arg("command", |a| {
+                a.value_parser(clap::builder::PossibleValuesParser::new(&names))
+            })
+        });
         clap_complete::generate(self.shell, &mut cmd, "iolab", &mut text);
-        print_all(&text)?;
+        if self.shell == clap_complete::Shell::Fish {
+            // clap_complete's fish script completes no positional argument.
+            text.extend(
+                format!(
+                    "complete -c iolab -n \"__fish_iolab_using_subcommand man\" -f -a \"{}\"\n",
+                    names.join(" ")
+                )
+                .bytes(),
+            );
+        }
+        crate::write_stdout(&text);
         Ok(0)
     }
+}
+
+/// The names `iolab man` takes, at every depth (`run`, `trace`, `record`, ...), sorted.
+fn page_names(cmd: &clap::Command) -> Vec<&'static str> {
+    fn collect(cmd: &clap::Command, names: &mut std::collections::BTreeSet<String>) {
+        for sub in cmd.get_subcommands() {
+            names.insert(sub.get_name().to_string());
+            collect(sub, names);
+        }
+    }
+    let mut names = std::collections::BTreeSet::new();
+    collect(cmd, &mut names);
+    // clap takes names as `&'static str`; this runs once, for a process that then exits.
+    names
+        .into_iter()
+        .map(|n| &*Box::leak(n.into_boxed_str()))
+        .collect()
 }
 
 /// `cmd` and its subcommands without their hidden flags and subcommands: clap_complete
@@ -164,22 +199,8 @@ fn man(a: &crate::cli::report::ManArgs) -> Result<i32> {
     }
     let mut text = Vec::new();
     page_of(page).render(&mut text)?;
-    print_all(&text)?;
+    crate::write_stdout(&text);
     Ok(0)
-}
-
-/// A script or a page on stdout, said when it could not all be written: `iolab completions
-/// bash > /etc/bash_completion.d/iolab` on a full disk exited 0 and left a short file
-/// (`out!` drops every write error). A pipe closed early (`| head`) stays quiet.
-fn print_all(text: &[u8]) -> Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(anyhow::anyhow!("cannot write to stdout: {e}"))
-        }
-        _ => Ok(()),
-    }
 }
 
 #[cfg(test)]

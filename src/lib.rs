@@ -23,29 +23,65 @@ macro_rules! eline {
     }};
 }
 
-/// `print!` that ignores a stdout that cannot be written: when the reader went away
-/// (`iolab trace list --verbose | head -1`) it has what it wanted, and `print!` would panic.
+/// `print!` to stdout. A reader that went away (`iolab trace list --verbose | head -1`) has
+/// what it wanted: that ends the output quietly (`print!` would panic). Any other failure
+/// (ENOSPC, EIO: `iolab info > FILE` on a full disk) is kept by [`write_stdout`] and said by
+/// `main` at exit, with exit status 1 where it was 0.
 #[macro_export]
 macro_rules! out {
     ($($arg:tt)*) => {{
-        use ::std::io::Write as _;
-        let text = ::std::format!($($arg)*);
-        let _ = ::std::io::stdout().lock().write_all(text.as_bytes());
+        $crate::write_stdout(::std::format!($($arg)*).as_bytes());
     }};
 }
 
-/// `println!` that ignores a stdout that cannot be written (see [`out!`]).
+/// `println!` to stdout (see [`out!`]).
 #[macro_export]
 macro_rules! outln {
     () => {
         $crate::out!("\n")
     };
     ($($arg:tt)*) => {{
-        use ::std::io::Write as _;
         let mut line = ::std::format!($($arg)*);
         line.push('\n');
-        let _ = ::std::io::stdout().lock().write_all(line.as_bytes());
+        $crate::write_stdout(line.as_bytes());
     }};
+}
+
+/// The first write to stdout that failed for another reason than a closed pipe.
+static STDOUT_ERROR: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// Keeps the first error of a write to stdout; a closed pipe (`| head`) is no error.
+fn note_stdout(r: std::io::Result<()>) {
+    match r {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            let mut first = STDOUT_ERROR.lock().unwrap_or_else(|p| p.into_inner());
+            first.get_or_insert_with(|| e.to_string());
+        }
+        _ => {}
+    }
+}
+
+/// All of `bytes` to stdout, every piece of output's one way there (`out!`, `outln!`, the
+/// completions, the man pages, `history export`); an error is kept for [`stdout_error`].
+pub fn write_stdout(bytes: &[u8]) {
+    use std::io::Write as _;
+    note_stdout(std::io::stdout().lock().write_all(bytes));
+}
+
+/// Flushes stdout (an error is kept as a write's is).
+pub fn flush_stdout() {
+    use std::io::Write as _;
+    note_stdout(std::io::stdout().lock().flush());
+}
+
+/// Flushes stdout, then says why the output is short, if it is: the first error of a write
+/// to stdout that was not a closed pipe (`main` reports it at exit).
+pub fn stdout_error() -> Option<String> {
+    flush_stdout();
+    STDOUT_ERROR
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone()
 }
 
 pub mod analysis;

@@ -31,6 +31,19 @@ fn main() {
             code as i32
         }
     };
+    // Output lost to a full disk or an I/O error is said, and fails a command that had
+    // succeeded; the result file (if any) was saved before the output.
+    let code = match iolab::stdout_error() {
+        Some(e) => {
+            iolab::eline!("iolab: error: cannot write to stdout: {e}");
+            if code == 0 {
+                ExitCode::Failure as i32
+            } else {
+                code
+            }
+        }
+        None => code,
+    };
     iolab::fs::registry::prune_at_exit();
     std::process::exit(code);
 }

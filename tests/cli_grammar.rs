@@ -421,6 +421,52 @@ fn completions_offer_the_visible_flags_only() {
     assert!(stdout(&o).contains("-F _iolab iolab"), "{}", stdout(&o));
 }
 
+/// `iolab man <TAB>` offered no subcommand names, though `iolab man NAME` takes one; every
+/// shell's script offers them now (bash run as the shell would, zsh and fish read).
+#[test]
+fn completions_offer_the_man_pages_names() {
+    let o = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source <('{}' completions bash) && COMP_WORDS=(iolab man '') COMP_CWORD=2 \
+             COMP_LINE='iolab man ' COMP_POINT=10 && _iolab iolab '' man && echo \"${{COMPREPLY[@]}}\"",
+            env!("CARGO_BIN_EXE_iolab")
+        ))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let offered: Vec<String> = stdout(&o).split_whitespace().map(String::from).collect();
+    for name in ["run", "trace", "record", "history", "export", "completions"] {
+        assert!(
+            offered.iter().any(|o| o == name),
+            "bash: {name} not in {offered:?}"
+        );
+    }
+    let zsh = stdout(&iolab(&["completions", "zsh"]));
+    let man = zsh
+        .lines()
+        .find(|l| l.starts_with("'*::command -- The subcommand whose page"))
+        .expect("zsh: man's SUBCOMMAND argument");
+    assert!(man.contains("(age compare completions copy"), "zsh: {man}");
+    let fish = stdout(&iolab(&["completions", "fish"]));
+    let man = fish
+        .lines()
+        .find(|l| l.contains("using_subcommand man\" -f -a"))
+        .expect("fish: man's names");
+    assert!(
+        man.contains(" record ") && man.contains(" run "),
+        "fish: {man}"
+    );
+    // Typed, a name without a page keeps iolab's own message.
+    let o = iolab(&["man", "nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("no man page for 'nope'"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 /// `iolab completions bash > FILE` on a full disk exited 0 and left a short file; the
 /// script and the man page now say so and exit 1. A pipe closed early stays quiet.
 #[test]
@@ -448,6 +494,71 @@ fn completions_and_man_say_when_stdout_cannot_take_them() {
         .unwrap();
     assert_eq!(stdout(&o).trim(), "0", "{}", stderr(&o));
     assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+}
+
+/// `iolab info > FILE`, `endurance`, `compare`, a measurement's table, ... on a full disk
+/// exited 0 and left a short file (`out!` dropped every write error); every command now says
+/// "cannot write to stdout" and exits 1, and a measurement still saves its result file.
+#[test]
+fn every_command_says_when_stdout_cannot_take_its_output() {
+    let dir = tempdir();
+    let t = s(dir.path());
+    let result = dir.path().join("run.json");
+    let full = |args: &[&str]| {
+        let o = bin()
+            .args(args)
+            .stdout(std::fs::File::create("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("cannot write to stdout: No space left on device"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    };
+    let mut run = quick_runs(t, "")[0].clone();
+    run.extend(["-q", "-o", s(&result)]);
+    full(&run);
+    assert!(result.is_file(), "the result file was not saved");
+    let json = [&run[..], &["--json"][..]].concat();
+    full(&json);
+    let src = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+    for mut args in quick_runs(t, src).into_iter().skip(1) {
+        args.extend(["-q", "--no-save"]);
+        full(&args);
+    }
+    for args in [
+        &["info", t][..],
+        &["endurance", "--tbw", "80TB", "--daily", "20GB"],
+        &["compare", s(&result), s(&result)],
+        &["trace", "list"],
+        &["completions", "fish"],
+        &["man", "info"],
+    ] {
+        full(args);
+    }
+    let db = dir.path().join("h.sqlite");
+    let o = with_history(&mut bin(), &db)
+        .args(["history", "import", s(&result)])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    for args in [["history", "list"], ["history", "export"]] {
+        let o = with_history(&mut bin(), &db)
+            .args(args)
+            .stdout(std::fs::File::create("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("No space left on device"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+    std::fs::remove_file(&result).unwrap();
+    let _ = std::fs::remove_file(&db);
 }
 
 /// The help says what the flag does on this command. `iolab matrix --help` described

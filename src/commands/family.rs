@@ -205,7 +205,7 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
         } else {
             crate::out!("{}", family.render(&doc));
         }
-        let _ = std::io::Write::flush(&mut std::io::stdout());
+        crate::flush_stdout();
         if let Some(line) = aged_note(F::NAME, &doc) {
             crate::eline!("{line}");
         }

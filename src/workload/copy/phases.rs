@@ -116,6 +116,17 @@ fn judge_space(
     Some(s)
 }
 
+/// A delete that left df above where it was before the write (`space_returned` false) while
+/// the device wrote at least about that much (within 1 MiB): a delete writes metadata only,
+/// so those writes are another program's, and the space they took cannot be told from the
+/// data set's. A busy shared disk read "19.2 MiB not freed" for space others had used during
+/// the delete; nilfs2's checkpoints hold the space with next to no device writes.
+fn kept_space_may_be_others(s: &SpaceAccounting, device_written: Option<u64>) -> bool {
+    let kept = s.not_returned_bytes.unwrap_or(0).max(0) as u64;
+    s.space_returned == Some(false)
+        && device_written.is_some_and(|w| w.saturating_add(1 << 20) >= kept)
+}
+
 /// `other-writers` for a run whose df or device moved by more than its phase explains
 /// (said once per test).
 fn warn_other_writers(doc: &mut ResultDoc, test: &str, r: &RunResult) {
@@ -145,6 +156,21 @@ fn warn_other_writers(doc: &mut ResultDoc, test: &str, r: &RunResult) {
     else {
         return;
     };
+    if s.files_bytes.is_none() && s.delta_bytes <= 0 {
+        // A delete whose df fell, but not back: `kept_space_may_be_others`.
+        crate::workload::df::warn_other_writers_because(
+            doc,
+            test,
+            &format!(
+                "the device wrote {} during run {}'s delete, which writes metadata only, and df stayed {} above where it was before the write",
+                fmt_size_iec(r.device.as_ref().map_or(0, |d| d.write_bytes)),
+                r.run,
+                fmt_size_iec(s.not_returned_bytes.unwrap_or(0).max(0) as u64)
+            ),
+            "how much of the data set's space came back cannot be told (the table says ?)",
+        );
+        return;
+    }
     let during = match s.files_bytes {
         Some(f) => format!("while the written files hold {}", fmt_size_iec(f)),
         None => "during a delete".to_string(),
@@ -527,6 +553,14 @@ impl PhaseRunner<'_> {
             s.overhead_ratio = None;
             s.space_returned = None;
         }
+        let written = m.device.as_ref().map(|d| d.write_bytes);
+        if let Some(s) = space.as_mut()
+            && ph == Phase::Delete
+            && kept_space_may_be_others(s, written)
+        {
+            s.other_writers = true;
+            s.space_returned = None;
+        }
         let r = self.run_result(ph, run, m, space, verify, in_place, device_others);
         Ok(Some((r, verdict)))
     }
@@ -840,6 +874,41 @@ mod tests {
         let busy = d(1486 * MIB);
         assert!(busy.other_writers && busy.space_returned.is_none());
         assert!(judge_space(Phase::Read, data, Some((0, 0)), None, None).is_none());
+    }
+
+    /// A delete on a busy shared disk: another program wrote (and took space) while the
+    /// data set was deleted, so df did not come back; the device's writes during the delete
+    /// make the figure not the delete's own ("?"), where nilfs2's held checkpoints stay.
+    #[test]
+    fn space_another_writer_took_during_a_delete_is_not_called_not_freed() {
+        let data = 19 * MIB;
+        // df before the write 1000 MiB, before the delete 1019.2; the delete freed 19.2 MiB
+        // while another program wrote 19.2 MiB: df ends at 1019.2 ("19.2 MiB not freed").
+        let kept = 1000 * MIB + 19 * MIB + MIB / 5;
+        let s = judge_space(
+            Phase::Delete,
+            data,
+            Some((kept, kept)),
+            Some(1000 * MIB),
+            None,
+        )
+        .unwrap();
+        assert_eq!(s.space_returned, Some(false), "df alone cannot tell");
+        let others = 19 * MIB + MIB / 5 + 300 * 1024;
+        assert!(kept_space_may_be_others(&s, Some(others)));
+        // The delete's own metadata writes, or no counters: the figure stands.
+        assert!(!kept_space_may_be_others(&s, Some(512 * 1024)));
+        assert!(!kept_space_may_be_others(&s, None));
+        // Space that came back is never in doubt.
+        let freed = judge_space(
+            Phase::Delete,
+            data,
+            Some((kept, 1000 * MIB)),
+            Some(1000 * MIB),
+            None,
+        )
+        .unwrap();
+        assert!(!kept_space_may_be_others(&freed, Some(others)));
     }
 
     /// A phase that runs only for another's sake shows no speed.
