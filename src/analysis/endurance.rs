@@ -104,14 +104,14 @@ pub fn at_least_one(wa: f64, per_test: &mut [(String, f64)]) -> (f64, Option<Str
     let mut below: Vec<String> = per_test
         .iter()
         .filter(|(_, w)| *w < 1.0)
-        .map(|(name, w)| format!("{name} {}", fmt_wa(*w)))
+        .map(|(name, w)| format!("{name} {}", below_one(*w)))
         .collect();
     if wa >= 1.0 && below.is_empty() {
         return (wa, None);
     }
     if wa < 1.0 && per_test.len() != 1 {
         let all = if per_test.is_empty() { "" } else { "all " };
-        below.insert(0, format!("{all}{}", fmt_wa(wa)));
+        below.insert(0, format!("{all}{}", below_one(wa)));
     }
     for (_, w) in per_test.iter_mut() {
         *w = w.max(1.0);
@@ -121,6 +121,12 @@ pub fn at_least_one(wa: f64, per_test: &mut [(String, f64)]) -> (f64, Option<Str
         below.join(", ")
     );
     (wa.max(1.0), Some(note))
+}
+
+/// A figure just below 1 in four decimals: `fmt_wa`'s two rounded 0.9992 to "1.00", and the
+/// note said "measured below 1.0 (SEQ1M Q8T1 write 1.00)".
+fn below_one(wa: f64) -> String {
+    format!("{wa:.4}")
 }
 
 /// The tests of `measured_wa` (same labels) whose device wrote clearly more than the test
@@ -453,14 +459,17 @@ mod tests {
         assert_eq!(per_test[0].1, 1.0);
         let note = note.expect("a note");
         assert!(
-            note.starts_with("write amplification measured below 1.0 (SEQ1M Q8T1 write 0.99), "),
+            note.starts_with("write amplification measured below 1.0 (SEQ1M Q8T1 write 0.9912), "),
             "{note}"
         );
+        // 0.9992 (a raw loop device's 1 MiB direct writes) is not shown as "1.00".
+        let (_, note) = at_least_one(0.99928, &mut [("w".to_string(), 0.99928)]);
+        assert!(note.unwrap().contains("(w 0.9993)"));
         // Two tests, one below: the total is kept, the test floored and named.
         let mut per_test = vec![("a".to_string(), 0.98), ("b".to_string(), 1.5)];
         let (wa, note) = at_least_one(1.2, &mut per_test);
         assert_eq!((wa, per_test[0].1, per_test[1].1), (1.2, 1.0, 1.5));
-        assert!(note.unwrap().contains("(a 0.98)"));
+        assert!(note.unwrap().contains("(a 0.9800)"));
         let mut per_test = vec![("a".to_string(), 1.0), ("b".to_string(), 1.5)];
         assert_eq!(at_least_one(1.2, &mut per_test), (1.2, None));
         // The lifetime with it is the one at 1.0: no device outlives its rated TBW.
