@@ -485,6 +485,24 @@ fn endurance_from_a_saturate_result_says_it_has_no_write_amplification() {
     expect_usage_error(&args, "iolab run, files, copy, trace or sustain");
 }
 
+/// `--device /nonexist` said "/nonexist: no such file, directory or block device" without
+/// the flag; worded as the other commands' missing targets.
+#[test]
+fn endurance_of_a_missing_device_names_the_flag() {
+    expect_usage_error(
+        &[
+            "endurance",
+            "--tbw",
+            "80TB",
+            "--daily",
+            "20GB",
+            "--device",
+            "/nonexist",
+        ],
+        "--device /nonexist: does not exist",
+    );
+}
+
 /// A slack result was told it needed "a write test with device counters" (tmpfs has none),
 /// and a directory "cannot read: Is a directory (os error 21)".
 #[test]

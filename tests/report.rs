@@ -1254,3 +1254,35 @@ fn a_closed_stdout_is_not_a_panic() {
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(o.status.code(), Some(0), "{err}");
 }
+
+/// `iolab compare DIR1 DIR2` failed outright when a directory held an `iolab slack` result
+/// (the default `iolab-results/` keeps every command's): the two runs are compared, and one
+/// line on stderr names the file left out and why.
+#[test]
+fn compare_of_directories_leaves_out_a_slack_result_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    let tree = dir.path().join("tree");
+    for d in [&a, &b, &tree] {
+        std::fs::create_dir(d).unwrap();
+    }
+    std::fs::write(tree.join("f"), b"abc").unwrap();
+    std::fs::copy(fixture("run-a.json"), a.join("run-a.json")).unwrap();
+    std::fs::copy(fixture("run-b.json"), b.join("run-b.json")).unwrap();
+    let out = iolab(&["--no-history", "slack", s(&tree), "-o", s(&a)]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let out = iolab(&["compare", s(&a), s(&b)]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("iolab: note: left out of the comparison, no measured figures to compare")
+            && err.contains("an `iolab slack` result"),
+        "{err}"
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("run-a.json") && text.contains("run-b.json"),
+        "{text}"
+    );
+}

@@ -6,7 +6,9 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use crate::analysis::endurance::{EnduranceInput, foreign_writes, measured_wa, report};
+use crate::analysis::endurance::{
+    EnduranceInput, at_least_one, foreign_writes, measured_wa, report,
+};
 use crate::cli::info::{EnduranceArgs, InfoArgs};
 use crate::error::UsageError;
 use crate::model::ResultDoc;
@@ -131,6 +133,18 @@ fn positive_size(flag: &str, v: &str) -> Result<u64, UsageError> {
     Ok(b)
 }
 
+/// `--device /nonexist` said "/nonexist: no such file, directory or block device" without
+/// naming the flag; worded as the other commands' missing targets (`--target X: does not
+/// exist`).
+fn device_here(device: &str) -> Result<(), UsageError> {
+    std::fs::metadata(device).map(|_| ()).map_err(|e| {
+        UsageError(format!(
+            "--device {device}: {}",
+            crate::fs::facts::io_why(&e)
+        ))
+    })
+}
+
 /// SMART's percentage used for `--device`: `(percent, source)`, or a note saying why not.
 fn smart_used(device: &str) -> Result<std::result::Result<(f64, String), String>, UsageError> {
     let info = resolve::storage_info(device)?;
@@ -197,8 +211,10 @@ impl crate::cli::Execute for EnduranceArgs {
                 if !doc.environment.hostname.is_empty() && doc.environment.hostname == here {
                     from_device = doc.environment.block_device.clone();
                 }
-                let (wa, per_test) = measured_wa(&doc, args.test.as_deref())
+                let (wa, mut per_test) = measured_wa(&doc, args.test.as_deref())
                     .ok_or_else(|| no_wa_error(path, args.test.as_deref(), &doc))?;
+                let (wa, floored) = at_least_one(wa, &mut per_test);
+                notes.extend(floored);
                 let foreign = foreign_writes(&doc, args.test.as_deref());
                 if !foreign.is_empty() {
                     let clean: Vec<&str> = per_test
@@ -226,7 +242,7 @@ impl crate::cli::Execute for EnduranceArgs {
         };
         let (used_pct, used_source) = match (&args.used, &args.device) {
             (Some(u), _) => (*u, "--used".to_string()),
-            (None, Some(dev)) => match smart_used(dev)? {
+            (None, Some(dev)) => match device_here(dev).and_then(|_| smart_used(dev))? {
                 Ok((p, src)) => (p, src),
                 Err(note) => {
                     notes.push(note);

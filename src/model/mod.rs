@@ -577,14 +577,25 @@ impl ResultDoc {
             .and_then(|t| t.get("name"))
             .and_then(|n| n.as_str())
             == Some("iolab");
-        let version = obj.get("schema_version").and_then(|v| v.as_u64());
+        let version = obj.get("schema_version");
         if !is_iolab || version.is_none() {
             return Err(UsageError(format!(
                 "{}: not an iolab result (no tool.name = \"iolab\" and schema_version)",
                 what
             )));
         }
-        let version = version.unwrap_or(0);
+        // A schema_version of 0 (or a string) was read as if it were this one, by report,
+        // compare, history import and endurance --from alike: every iolab wrote 1 or later.
+        let version = match version.and_then(|v| v.as_u64()) {
+            Some(v) if v >= 1 => v,
+            _ => {
+                return Err(UsageError(format!(
+                    "{}: schema_version {} is not one iolab writes (a whole number from 1; this iolab understands up to {SCHEMA_VERSION})",
+                    what,
+                    version.map(|v| v.to_string()).unwrap_or_default()
+                )));
+            }
+        };
         if version > SCHEMA_VERSION as u64 {
             return Err(UsageError(format!(
                 "{}: schema version {version} is newer than this iolab understands ({SCHEMA_VERSION}); upgrade iolab",
@@ -920,6 +931,42 @@ pub fn now_rfc3339() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A schema_version of 0 or a string was read as the current one by report, compare,
+    /// history import and endurance --from (all read through `from_value`); refused now,
+    /// naming the file. Missing, it is not an iolab result; newer, an upgrade is asked for.
+    #[test]
+    fn a_schema_version_iolab_never_wrote_is_refused_naming_the_file() {
+        let doc = |v: serde_json::Value| {
+            let mut d = serde_json::to_value(ResultDoc::new("run", Vec::new(), Default::default()))
+                .unwrap();
+            d["tool"]["name"] = "iolab".into();
+            match v {
+                serde_json::Value::Null => {
+                    d.as_object_mut().unwrap().remove("schema_version");
+                }
+                v => d["schema_version"] = v,
+            }
+            ResultDoc::from_value(d, "x.json")
+        };
+        assert!(doc(SCHEMA_VERSION.into()).is_ok());
+        for (v, shown) in [
+            (serde_json::json!(0), "0"),
+            (serde_json::json!("1"), "\"1\""),
+        ] {
+            let e = doc(v).unwrap_err().0;
+            assert_eq!(
+                e,
+                format!(
+                    "x.json: schema_version {shown} is not one iolab writes (a whole number from 1; this iolab understands up to {SCHEMA_VERSION})"
+                )
+            );
+        }
+        let e = doc(serde_json::Value::Null).unwrap_err().0;
+        assert!(e.starts_with("x.json: not an iolab result"), "{e}");
+        let e = doc((SCHEMA_VERSION + 1).into()).unwrap_err().0;
+        assert!(e.contains("newer than this iolab understands"), "{e}");
+    }
 
     /// A result read back (from its file, from the history) holds the very figures it was
     /// written with: serde_json's default float parser was off by one in the last digit

@@ -250,6 +250,36 @@ fn figures_of(t: &crate::model::TestResult) -> String {
     }
 }
 
+/// The inputs `compare` can compare, and the line saying which it left out: an `iolab slack`
+/// or `age` result among them (the default `iolab-results/` keeps every command's results)
+/// made `iolab compare DIR1 DIR2` fail outright. Left out only when two or more are left;
+/// otherwise all are kept, and `compare` says why there is nothing to compare.
+pub fn comparable(inputs: Vec<Loaded>) -> (Vec<Loaded>, Option<String>) {
+    let kept = inputs
+        .iter()
+        .filter(|l| without_figures(&l.doc).is_none())
+        .count();
+    if kept == inputs.len() || kept < 2 {
+        return (inputs, None);
+    }
+    let mut left_out = Vec::new();
+    let inputs = inputs
+        .into_iter()
+        .filter(|l| match without_figures(&l.doc) {
+            Some(what) => {
+                left_out.push(format!("{}: {what}", l.path.display()));
+                false
+            }
+            None => true,
+        })
+        .collect();
+    let note = format!(
+        "iolab: note: left out of the comparison, no measured figures to compare (`iolab report` shows them): {}",
+        left_out.join("; ")
+    );
+    (inputs, Some(note))
+}
+
 /// A result that is an analysis rather than a measurement (`iolab slack`, `iolab age`):
 /// what it is, or `None`.
 fn without_figures(doc: &crate::model::ResultDoc) -> Option<&'static str> {
@@ -819,6 +849,62 @@ mod tests {
             settings_differ: Vec::new(),
             warnings: Vec::new(),
         }
+    }
+
+    fn loaded(name: &str, doc: crate::model::ResultDoc) -> Loaded {
+        Loaded {
+            path: name.into(),
+            doc,
+        }
+    }
+
+    fn measured(command: &str) -> crate::model::ResultDoc {
+        let mut doc = crate::model::ResultDoc::new(command, Vec::new(), Default::default());
+        doc.tests.push(TestResult {
+            name: "RND4K Q1T1 read".into(),
+            runs: vec![Default::default()],
+            ..Default::default()
+        });
+        doc
+    }
+
+    /// `iolab compare DIR1 DIR2` failed outright when a directory held an `iolab slack` or
+    /// `age` result; they are left out, in one line, when two others are left.
+    #[test]
+    fn slack_and_age_results_are_left_out_when_two_others_are_left() {
+        let mut slack = crate::model::ResultDoc::new("slack", Vec::new(), Default::default());
+        slack.slack = Some(Default::default());
+        let mut age = crate::model::ResultDoc::new("age", Vec::new(), Default::default());
+        age.tests.push(TestResult {
+            name: "age".into(),
+            age: Some(Default::default()),
+            ..Default::default()
+        });
+        let inputs = vec![
+            loaded("a/run.json", measured("run")),
+            loaded("a/slack.json", slack.clone()),
+            loaded("b/age.json", age),
+            loaded("b/run.json", measured("run")),
+        ];
+        let (kept, note) = comparable(inputs);
+        let names: Vec<String> = kept.iter().map(|l| l.path.display().to_string()).collect();
+        assert_eq!(names, ["a/run.json", "b/run.json"]);
+        let note = note.expect("a note");
+        assert_eq!(note.lines().count(), 1, "{note}");
+        assert!(
+            note.contains("a/slack.json: an `iolab slack` result")
+                && note.contains("; b/age.json: an `iolab age` result"),
+            "{note}"
+        );
+        // With one result left, nothing is left out: compare says why it cannot compare.
+        let inputs = vec![
+            loaded("a/run.json", measured("run")),
+            loaded("s.json", slack),
+        ];
+        let (kept, note) = comparable(inputs);
+        assert_eq!((kept.len(), note), (2, None));
+        let e = compare(&kept, false).unwrap_err().0;
+        assert!(e.starts_with("s.json: an `iolab slack` result"), "{e}");
     }
 
     /// The tests of one side only, one line per side that has any.
