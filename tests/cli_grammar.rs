@@ -467,22 +467,27 @@ fn completions_offer_the_man_pages_names() {
     );
 }
 
+/// `iolab ARGS > /dev/full` says so on stderr and exits 1.
+fn says_stdout_is_full(args: &[&str]) {
+    let o = bin()
+        .args(args)
+        .stdout(std::fs::File::create("/dev/full").unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+    assert!(
+        stderr(&o).contains("cannot write to stdout: No space left on device"),
+        "{args:?}: {}",
+        stderr(&o)
+    );
+}
+
 /// `iolab completions bash > FILE` on a full disk exited 0 and left a short file; the
 /// script and the man page now say so and exit 1. A pipe closed early stays quiet.
 #[test]
 fn completions_and_man_say_when_stdout_cannot_take_them() {
     for args in [&["completions", "bash"][..], &["man", "run"]] {
-        let o = bin()
-            .args(args)
-            .stdout(std::fs::File::create("/dev/full").unwrap())
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
-        assert!(
-            stderr(&o).contains("cannot write to stdout: No space left on device"),
-            "{args:?}: {}",
-            stderr(&o)
-        );
+        says_stdout_is_full(args);
     }
     let o = std::process::Command::new("bash")
         .arg("-c")
@@ -504,19 +509,7 @@ fn every_command_says_when_stdout_cannot_take_its_output() {
     let dir = tempdir();
     let t = s(dir.path());
     let result = dir.path().join("run.json");
-    let full = |args: &[&str]| {
-        let o = bin()
-            .args(args)
-            .stdout(std::fs::File::create("/dev/full").unwrap())
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
-        assert!(
-            stderr(&o).contains("cannot write to stdout: No space left on device"),
-            "{args:?}: {}",
-            stderr(&o)
-        );
-    };
+    let full = says_stdout_is_full;
     let mut run = quick_runs(t, "")[0].clone();
     run.extend(["-q", "-o", s(&result)]);
     full(&run);
