@@ -469,17 +469,22 @@ fn completions_offer_the_man_pages_names() {
 
 /// `iolab ARGS > /dev/full` says so on stderr and exits 1.
 fn says_stdout_is_full(args: &[&str]) {
-    let o = bin()
+    stdout_full_says(
+        &mut bin(),
+        args,
+        "cannot write to stdout: No space left on device",
+    );
+}
+
+/// `cmd ARGS > /dev/full` exits 1 with `says` on stderr.
+fn stdout_full_says(cmd: &mut std::process::Command, args: &[&str], says: &str) {
+    let o = cmd
         .args(args)
         .stdout(std::fs::File::create("/dev/full").unwrap())
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
-    assert!(
-        stderr(&o).contains("cannot write to stdout: No space left on device"),
-        "{args:?}: {}",
-        stderr(&o)
-    );
+    assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
 }
 
 /// `iolab completions bash > FILE` on a full disk exited 0 and left a short file; the
@@ -538,16 +543,10 @@ fn every_command_says_when_stdout_cannot_take_its_output() {
         .unwrap();
     assert!(o.status.success(), "{}", stderr(&o));
     for args in [["history", "list"], ["history", "export"]] {
-        let o = with_history(&mut bin(), &db)
-            .args(args)
-            .stdout(std::fs::File::create("/dev/full").unwrap())
-            .output()
-            .unwrap();
-        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
-        assert!(
-            stderr(&o).contains("No space left on device"),
-            "{args:?}: {}",
-            stderr(&o)
+        stdout_full_says(
+            with_history(&mut bin(), &db),
+            &args,
+            "No space left on device",
         );
     }
     std::fs::remove_file(&result).unwrap();
