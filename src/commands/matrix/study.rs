@@ -150,41 +150,56 @@ mod tests {
     #[test]
     fn fusefat_notes_give_a_floor_of_the_time_and_the_directory_limit() {
         let vfat = ["vfat 4KiB".to_string()];
-        let quick = workloads(Study::Cluster, false, 4 << 30, &mut Vec::new()).unwrap();
-        let notes = fusefat_notes(&quick, 1, &vfat);
-        assert_eq!(notes.len(), 1, "{notes:?}");
-        assert!(
-            notes[0].contains("(vfat 4KiB)")
-                && notes[0].contains("2,000 files in each of 10 directories a run")
-                && notes[0].contains("at least 67 minutes per configuration over 1 run(s)"),
-            "{}",
-            notes[0]
-        );
-        let three = fusefat_notes(&quick, 3, &vfat);
-        assert!(three[0].contains("at least 3.3 hours per configuration over 3 run(s)"));
-        let full = workloads(Study::Cluster, true, 4 << 30, &mut Vec::new()).unwrap();
-        let notes = fusefat_notes(&full, 1, &vfat);
-        assert!(
-            notes[0].contains("puts 3,200,000 files in one directory")
-                && notes[0].contains("holds at most 65,534"),
-            "{notes:?}"
-        );
-        // The files command's quick preset on its default four sizes, 3 runs within each of
-        // the matrix's 3: 5,000 files in each directory.
-        let files = [try_resolve("files").unwrap()];
-        let notes = fusefat_notes(&files, 3, &vfat);
-        assert!(
-            notes[0].contains("5,000 files in each of 4 directories")
-                && notes[0].contains("over 9 run(s)"),
-            "{notes:?}"
-        );
-        let one = [try_resolve("files:sizes=4K:files-per-portion=300").unwrap()];
-        let notes = fusefat_notes(&one, 3, &vfat);
-        assert!(
-            notes[0].contains("(3,000 files in one directory a run)")
-                && notes[0].contains("at least 2.2 hours per configuration over 9 run(s)"),
-            "{notes:?}"
-        );
+        let study = |full| workloads(Study::Cluster, full, 4 << 30, &mut Vec::new()).unwrap();
+        let one = |r: &str| vec![try_resolve(r).unwrap()];
+        // (workloads, the matrix's runs, what the one note says)
+        let cases: [(Vec<WorkloadPlan>, u32, &[&str]); 5] = [
+            (
+                study(false),
+                1,
+                &[
+                    "(vfat 4KiB)",
+                    "2,000 files in each of 10 directories a run",
+                    "at least 67 minutes per configuration over 1 run(s)",
+                ],
+            ),
+            (
+                study(false),
+                3,
+                &["at least 3.3 hours per configuration over 3 run(s)"],
+            ),
+            (
+                study(true),
+                1,
+                &[
+                    "puts 3,200,000 files in one directory",
+                    "holds at most 65,534",
+                ],
+            ),
+            // The files command's quick preset on its default four sizes, 3 runs within
+            // each of the matrix's 3: 5,000 files in each directory.
+            (
+                one("files"),
+                3,
+                &["5,000 files in each of 4 directories", "over 9 run(s)"],
+            ),
+            (
+                one("files:sizes=4K:files-per-portion=300"),
+                3,
+                &[
+                    "(3,000 files in one directory a run)",
+                    "at least 2.2 hours per configuration over 9 run(s)",
+                ],
+            ),
+        ];
+        for (ws, runs, says) in &cases {
+            let notes = fusefat_notes(ws, *runs, &vfat);
+            assert_eq!(notes.len(), 1, "{notes:?}");
+            assert!(
+                says.iter().all(|x| notes[0].contains(x)),
+                "{says:?}: {notes:?}"
+            );
+        }
         let small = [
             try_resolve("files:sizes=4K:files-per-portion=100:repeat=1").unwrap(),
             try_resolve("run:preset=real:duration=1s").unwrap(),
