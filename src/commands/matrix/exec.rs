@@ -373,8 +373,10 @@ impl Exec<'_> {
                             wn.test.as_deref(),
                         ));
                         // Its advice in the matrix's terms, as the spread warnings give it
-                        // (`few-ios` said "use a longer --duration", a flag the matrix lacks).
-                        wn.message = in_workload_keys(&wn.message);
+                        // (`few-ios` said "use a longer --duration", `page-cache` "use
+                        // --direct true": flags the matrix lacks).
+                        let family = label.split(':').next().unwrap_or(&label);
+                        wn.message = warning_as_keys(&wn.message, family);
                         p.warnings.push(wn);
                     }
                     let names = p.gathered.add(p.cfg, &label, o.tests);
@@ -583,12 +585,25 @@ fn in_workload_keys(message: &str) -> String {
 /// the user typed (`--size 200.0 MiB` is `run:size=200.0 MiB`: a number after a flag is its
 /// value; a word may be prose, `--engine sync` is `run:engine sync`); `--help` stays.
 fn flags_as_keys(text: &str, family: &str) -> String {
+    flags_as_keys_but(text, family, &["help"])
+}
+
+/// A workload's warning in the matrix's terms: its advice's phrases (`in_workload_keys`),
+/// then the family's flags as keys of its reference (`add a warm-up (--ramp)` is
+/// `(run:ramp)`, `--direct true` is `run:direct=true`). `--repeat` stays: the matrix has it.
+fn warning_as_keys(message: &str, family: &str) -> String {
+    flags_as_keys_but(&in_workload_keys(message), family, &["help", "repeat"])
+}
+
+/// `flags_as_keys`, leaving the flags `keep` (and fio's, named as fio's) as they are.
+fn flags_as_keys_but(text: &str, family: &str, keep: &[&str]) -> String {
     static FLAG: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"(^|[\s(`'])--([a-z][a-z0-9-]*)( ([0-9][^\s,;)]*))?").unwrap()
+        regex::Regex::new(r"(^|[\s(`'])--([a-z][a-z0-9-]*)( ([0-9][^\s,;)]*|true|false))?").unwrap()
     });
     FLAG.replace_all(text, |c: &regex::Captures| {
         let name = &c[2];
-        if name == "help" {
+        let before = &text[..c.get(0).map_or(0, |m| m.start())];
+        if keep.contains(&name) || before.trim_end().ends_with("fio") {
             return c[0].to_string();
         }
         match c.get(4) {
@@ -638,6 +653,31 @@ mod advice_tests {
         assert_eq!(
             super::flags_as_keys("no flag here", "files"),
             "no flag here"
+        );
+    }
+
+    /// A `run:` workload's `page-cache` warning in the matrix advised "use --direct true or
+    /// --size above 48.0 GiB", flags the matrix does not have; `--repeat` is the matrix's own,
+    /// and fio's flags are fio's.
+    #[test]
+    fn a_workloads_warning_names_its_reference_keys() {
+        assert_eq!(
+            super::warning_as_keys(
+                "buffered I/O on ext4 with a test size under 2x RAM (1.0 GiB): the page cache, not the device, may decide the result; use --direct true or --size above 48.0 GiB",
+                "run"
+            ),
+            "buffered I/O on ext4 with a test size under 2x RAM (1.0 GiB): the page cache, not the device, may decide the result; use run:direct=true or run:size above 48.0 GiB"
+        );
+        assert_eq!(
+            super::warning_as_keys(
+                "the first run was 36 % slower than the others: a cold cache or device warm-up; add a warm-up (--ramp) or more repeats (--repeat auto)",
+                "run"
+            ),
+            "the first run was 36 % slower than the others: a cold cache or device warm-up; add a warm-up (run:ramp) or more repeats (--repeat auto)"
+        );
+        assert_eq!(
+            super::warning_as_keys("as a fio `--steadystate` rule would", "run"),
+            "as a fio `--steadystate` rule would"
         );
     }
 
