@@ -203,22 +203,12 @@ fn no_cliff_message(first: &TestResult, recovery: bool, device: bool) -> String 
             )
         ),
     };
-    // `--time` ended the pass before its span: more span alone writes no more.
-    let span = first.settings.as_ref().map_or(0, |s| s.size_bytes);
     let larger = if device {
         "--size or --span"
     } else {
         "--size, --span, or a whole device with --allow-destroy"
     };
-    let more = if written < span {
-        format!(
-            "a longer --time (it stopped the pass after {} of the {} span), then {larger}",
-            fmt_size_iec(written),
-            fmt_size_iec(span)
-        )
-    } else {
-        larger.to_string()
-    };
+    let more = format!("{}{larger}", longer_time_first(first).unwrap_or_default());
     let memory = first
         .sustain
         .as_ref()
@@ -247,6 +237,20 @@ fn no_cliff_message(first: &TestResult, recovery: bool, device: bool) -> String 
         message.push_str("; the recovery passes were skipped (no cache was filled to recover)");
     }
     message
+}
+
+/// `--time` ended the pass before its span: more span alone writes no more, so a longer
+/// `--time` comes first.
+fn longer_time_first(t: &TestResult) -> Option<String> {
+    let written = t.sustain.as_ref().map_or(0, |d| d.bytes_written);
+    let span = t.settings.as_ref().map_or(0, |s| s.size_bytes);
+    (written < span).then(|| {
+        format!(
+            "a longer --time (it stopped the pass after {} of the {} span), then ",
+            fmt_size_iec(written),
+            fmt_size_iec(span)
+        )
+    })
 }
 
 /// A pass whose settled speed, past a cliff, was measured over a few intervals only: that
@@ -281,7 +285,8 @@ fn short_settled_phase(t: &TestResult, interval: Duration) -> Option<String> {
         "the pass was interrupted: run it again and let it finish".to_string()
     } else {
         format!(
-            "write more (--size, --span) or use a shorter --interval (now {} ms)",
+            "write more ({}--size, --span) or use a shorter --interval (now {} ms)",
+            longer_time_first(t).unwrap_or_default(),
             interval.as_millis()
         )
     };
@@ -704,6 +709,19 @@ mod tests {
             "{m}"
         );
         assert!(m.contains("write more (--size, --span)"), "{m}");
+        // `--time` stopped it before its span: a longer --time first (more span alone
+        // writes no more).
+        let mut timed = t(&d);
+        timed.sustain.as_mut().unwrap().bytes_written = 1 << 30;
+        timed.settings = Some(crate::model::BlockSettings {
+            size_bytes: 4 << 30,
+            ..Default::default()
+        });
+        let m = short_settled_phase(&timed, dt).expect("a warning");
+        assert!(
+            m.contains("write more (a longer --time (it stopped the pass after 1.0 GiB of the 4.0 GiB span), then --size, --span)"),
+            "{m}"
+        );
         // Interrupted: no advice to write more, but to let it finish.
         let mut stopped = t(&d);
         stopped.error = Some("interrupted by SIGINT: the pass's series up to then is kept".into());
