@@ -261,6 +261,26 @@ fn a_busy_port_is_one_line_and_exit_2() {
     }
 }
 
+/// `iolab serve > FILE` on a full disk served on with its address and token unseen, until
+/// killed: it stops at once and says why, exit 1.
+#[test]
+fn a_console_whose_address_cannot_be_written_does_not_serve() {
+    let dir = common::tempdir();
+    let out = common::bin()
+        .current_dir(dir.path())
+        .args(["serve", "--port", "0"])
+        .stdout(std::fs::File::create("/dev/full").unwrap())
+        .output()
+        .unwrap();
+    let err = common::stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("could not be written to stdout, so nobody could open the console")
+            && err.contains("cannot write to stdout: No space left on device"),
+        "{err}"
+    );
+}
+
 /// An address no interface has (TEST-NET-1, RFC 5737): the refusal alone, not first the
 /// warning that the console is listening there.
 #[test]

@@ -148,7 +148,13 @@ pub fn run(cfg: ServeConfig) -> Result<()> {
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::from_std(listener)?;
         crate::outln!("iolab serve: http://{host}:{port}/?token={}", cfg.token);
-        let _ = std::io::Write::flush(&mut std::io::stdout());
+        // Its address and token go nowhere (stdout on a full disk): a console nobody can
+        // open ran until killed. A closed pipe is no error (`| head -1` read the line).
+        if crate::stdout_error().is_some() {
+            anyhow::bail!(
+                "iolab serve: its address (with the token) could not be written to stdout, so nobody could open the console; not serving"
+            );
+        }
         crate::eline!(
             "iolab serve: open the URL above; Ctrl-C stops the server (and its running tests)"
         );
