@@ -178,6 +178,21 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
         ("0.050 s", "0.050 s")
     );
 
+    // A pair that cannot be compared keeps its two ids in the heading over the error (the
+    // heading read "Compare" alone).
+    b.eval("location.hash = '#/compare?a=h-1&b=h-999'");
+    b.wait_for(
+        "the comparison's error",
+        "document.getElementById('compare-error') !== null",
+        MINUTE,
+    );
+    let heading = b.eval("document.querySelector('#main h2').textContent");
+    assert_eq!(
+        heading.as_str(),
+        Some("Compare h-1 (baseline) with h-999"),
+        "{heading}"
+    );
+
     // Trend: the second result's change against the first (+37.0 %), its value in MB/s.
     b.eval("location.hash = '#/trend?device=/tmp/img&test=SEQ1M%20Q8T1%20read'");
     b.wait_for(

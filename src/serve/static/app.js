@@ -547,7 +547,9 @@ async function pageCompare() {
       h("pre", { id: "compare-text" }, withoutTables(v.text)));
   } catch (e) {
     if (e instanceof Stale) throw e;
-    show(h("h2", {}, "Compare"), h("p", { className: "error", id: "compare-error" }, e.message));
+    // The two ids stay in the heading: the error alone did not say which pair it was about.
+    show(h("h2", {}, "Compare ", a || "?", " (baseline) with ", b || "?"),
+      h("p", { className: "error", id: "compare-error" }, e.message));
   }
 }
 
