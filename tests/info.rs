@@ -455,6 +455,16 @@ fn endurance_from_smart_says_why_when_it_cannot() {
     }
 }
 
+/// `iolab endurance --tbw 80TB --daily 20GB ARGS` is refused with `needle`.
+fn endurance_refused(args: &[&str], needle: &str) {
+    let all: Vec<&str> = ["endurance", "--tbw", "80TB", "--daily", "20GB"]
+        .iter()
+        .chain(args)
+        .copied()
+        .collect();
+    expect_usage_error(&all, needle);
+}
+
 fn expect_usage_error(args: &[&str], needle: &str) {
     let out = iolab(args);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -489,16 +499,8 @@ fn endurance_from_a_saturate_result_says_it_has_no_write_amplification() {
 /// the flag; worded as the other commands' missing targets.
 #[test]
 fn endurance_of_a_missing_device_names_the_flag() {
-    expect_usage_error(
-        &[
-            "endurance",
-            "--tbw",
-            "80TB",
-            "--daily",
-            "20GB",
-            "--device",
-            "/nonexist",
-        ],
+    endurance_refused(
+        &["--device", "/nonexist"],
         "--device /nonexist: does not exist",
     );
 }
@@ -573,18 +575,7 @@ fn bad_input_is_refused_with_exit_2() {
     e("80TB", "20", "--daily 20: give a unit");
     e("-80TB", "20GB", "negative");
     e("80TB", "-5GB", "negative");
-    expect_usage_error(
-        &[
-            "endurance",
-            "--tbw",
-            "80TB",
-            "--daily",
-            "20GB",
-            "--used",
-            "-1",
-        ],
-        "--used",
-    );
+    endurance_refused(&["--used", "-1"], "--used");
     e("lots", "20GB", "not a size");
     e("80TB", "20 gigs", "not a size");
     // The refusal gives this command's units, not the generic examples (`4096` and `4k`
@@ -596,57 +587,18 @@ fn bad_input_is_refused_with_exit_2() {
         "{err}"
     );
     assert!(!err.contains("4096"), "{err}");
-    expect_usage_error(
-        &[
-            "endurance",
-            "--tbw",
-            "80TB",
-            "--daily",
-            "20GB",
-            "--used",
-            "150",
-        ],
-        "--used",
-    );
-    expect_usage_error(
-        &["endurance", "--tbw", "80TB", "--daily", "20GB", "--wa", "0"],
-        "--wa",
-    );
+    endurance_refused(&["--used", "150"], "--used");
+    endurance_refused(&["--wa", "0"], "--wa");
     let dir = tempdir();
     let not_iolab = dir.path().join("x.json");
     std::fs::write(&not_iolab, "{\"a\": 1}").unwrap();
     let x = not_iolab.to_str().unwrap();
-    expect_usage_error(
-        &["endurance", "--tbw", "80TB", "--daily", "20GB", "--from", x],
-        "not an iolab result",
-    );
+    endurance_refused(&["--from", x], "not an iolab result");
     let no_wa = dir.path().join("empty.json");
     let doc = ResultDoc::new("run", Vec::new(), Environment::default());
     std::fs::write(&no_wa, serde_json::to_string(&doc).unwrap()).unwrap();
-    expect_usage_error(
-        &[
-            "endurance",
-            "--tbw",
-            "80TB",
-            "--daily",
-            "20GB",
-            "--from",
-            no_wa.to_str().unwrap(),
-        ],
-        "write amplification",
-    );
-    expect_usage_error(
-        &[
-            "endurance",
-            "--tbw",
-            "80TB",
-            "--daily",
-            "20GB",
-            "--device",
-            "/proc",
-        ],
-        "no device counters",
-    );
+    endurance_refused(&["--from", no_wa.to_str().unwrap()], "write amplification");
+    endurance_refused(&["--device", "/proc"], "no device counters");
     expect_usage_error(&["info", "/dev/sdzz9"], "no such block device");
     expect_usage_error(&["info", "nvme9n9"], "no such block device");
     expect_usage_error(&["info", "/no/such/path/iolab"], "no such file");
