@@ -995,3 +995,43 @@ fn the_guides_csv_columns_are_the_reports() {
     }
     assert_eq!(documented, iolab::report::csv::COLUMNS.to_vec());
 }
+
+/// A fio user's flags: `iolab run --numjobs 4` was "unexpected argument '--numjobs' found"
+/// with no tip, `--random_distribution` got clap's guess "a similar argument exists:
+/// '--precondition'". Each now says what iolab calls it, or what it does instead; nothing is
+/// run (exit 2).
+#[test]
+fn fio_names_get_what_iolab_calls_them() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["run", "--numjobs", "4"], "tip: fio's numjobs is --jobs"),
+        (&["run", "--numjobs=4"], "tip: fio's numjobs is --jobs"),
+        (&["run", "--runtime=10"], "fio's runtime is --duration"),
+        (&["run", "--time_based"], "every run is time-based already"),
+        (&["run", "--ramp_time", "2"], "fio's ramp_time is --ramp"),
+        (
+            &["run", "--rwmixread=50"],
+            "fio's rwmixread is --rwmix-read",
+        ),
+        (
+            &["run", "--ioengine=io_uring"],
+            "--engine: uring (io_uring)",
+        ),
+        (&["run", "--offset", "1m"], "iolab has no offset option"),
+        (&["run", "--fsync=1"], "a write run ends with one fsync"),
+        (
+            &["run", "--random_distribution=zipf:1.2"],
+            "random offsets are uniform only",
+        ),
+        (&["saturate", "--iodepth", "8"], "sweeps the depth itself"),
+        (&["saturate", "--runtime", "5"], "--step-duration"),
+    ];
+    for (args, tip) in cases {
+        let o = iolab(args);
+        assert_usage(&o, tip);
+        let err = stderr(&o);
+        assert!(
+            !err.contains("similar argument exists"),
+            "{args:?}: clap's guess kept beside the tip: {err}"
+        );
+    }
+}

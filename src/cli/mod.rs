@@ -469,7 +469,8 @@ pub fn one_line_error(rendered: &str, command: &str) -> String {
 
 /// What a flag learned on one subcommand is called on `command`, when clap's error is
 /// "unexpected argument 'ARG' found" and clap found nothing similar: a flag that is named
-/// differently here (`iolab sustain --duration`: `--time`). (Every command with one target
+/// differently here (`iolab sustain --duration`: `--time`), or one of fio's names
+/// (`values::FIO_NAMES`: `iolab run --numjobs`: `--jobs`). (Every command with one target
 /// takes it as a word too: `iolab run /mnt`.)
 fn grammar_tip(first: &str, command: &str) -> Option<String> {
     let arg = first
@@ -524,7 +525,7 @@ fn grammar_tip(first: &str, command: &str) -> Option<String> {
     {
         return Some(format!("tip: {tip}"));
     }
-    None
+    values::fio_tip(command, arg).map(|tip| format!("tip: {tip}"))
 }
 
 /// Where and how results are written (shared by every measuring subcommand).

@@ -120,17 +120,19 @@ pub struct RunArgs {
     pub preset: Option<Preset>,
 
     /// Size of the test file (4k/4KiB/1M/1MiB/1G are powers of two; 1MB/1GB are powers of
-    /// ten). Default 1 GiB, clamped to 90 % of the free space (45 % on a copy-on-write file
+    /// ten, where fio's default reads 1MB as 1 MiB). Default 1 GiB, clamped to 90 % of the free space (45 % on a copy-on-write file
     /// system such as btrfs, where overwrites need new space). For a device: the part tested.
     /// Rounded down to whole blocks of the largest test (block size times jobs), with a note.
     #[arg(long, allow_hyphen_values = true, value_parser = size_arg, value_name = "SIZE")]
     pub size: Option<u64>,
 
-    /// Measured time per test run (5s, 500ms, 1m).
+    /// Measured time per test run (5s, 500ms, 1m): fio's runtime; every run is time-based
+    /// (fio's time_based) unless --io-size.
     #[arg(long, allow_hyphen_values = true, value_parser = duration_arg, default_value = "5s", value_name = "DURATION")]
     pub duration: Duration,
 
-    /// Warm-up time before each run's measurement starts (not counted) [default: 500ms].
+    /// Warm-up time before each run's measurement starts (not counted; fio's ramp_time)
+    /// [default: 500ms].
     /// A size-based run (--io-size) has none: a ramp other than 0 is refused there.
     #[arg(long, allow_hyphen_values = true, value_parser = duration_arg, value_name = "DURATION")]
     pub ramp: Option<Duration>,
@@ -147,7 +149,7 @@ pub struct RunArgs {
     #[arg(long, allow_hyphen_values = true, value_parser = duration_arg, default_value = "100ms", value_name = "DURATION")]
     pub interval: Duration,
 
-    /// Size-based instead of time-based: bytes to transfer per job and run.
+    /// Size-based instead of time-based: bytes to transfer per job and run (fio's io_size).
     #[arg(long, allow_hyphen_values = true, value_parser = size_arg, value_name = "SIZE", conflicts_with = "duration")]
     pub io_size: Option<u64>,
 
@@ -163,7 +165,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub precondition: bool,
 
-    /// I/O engine (uring falls back to sync when io_uring is unavailable, with a warning).
+    /// I/O engine, fio's ioengine: uring is fio's io_uring, sync its psync (uring falls back to
+    /// sync when io_uring is unavailable, with a warning).
     #[arg(long, value_enum, default_value = "uring")]
     pub engine: EngineKind,
 
@@ -203,13 +206,14 @@ pub struct RunArgs {
     #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub iodepth: Option<u32>,
 
-    /// Parallel jobs (threads), of the custom test or of every preset test when given
+    /// Parallel jobs (threads; fio's numjobs), of the custom test or of every preset test when given
     /// [default: 1 for a custom test; a preset test's own (T1, T16)].
     #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub jobs: Option<u32>,
 
-    /// Percentage of reads of mixed tests (randrw, readwrite, --mix) [default: 70, as
-    /// CrystalDiskMark's Mix]. Refused when no test of the run is mixed.
+    /// Percentage of reads of mixed tests (randrw, readwrite, --mix; fio's rwmixread)
+    /// [default: 70, as CrystalDiskMark's Mix; fio's is 50]. Refused when no test of the run
+    /// is mixed.
     #[arg(long, allow_negative_numbers = true, value_parser = crate::units::percent_u32_arg, value_name = "PERCENT")]
     pub rwmix_read: Option<u32>,
 

@@ -214,6 +214,66 @@ values!(Aggregate {
     Max => "max" "The worst stream",
 });
 
+/// fio's options that `iolab run` and `iolab saturate` name differently or do not offer:
+/// `(command, fio's flag, what this command does instead)`, the tip an unknown flag gets.
+/// clap found nothing for most (`--numjobs`, `--runtime`) and guessed wrong for some
+/// (`--random_distribution`: "a similar argument exists: '--precondition'"). The names are
+/// fio's own spellings, with the underscores a fio job file has; docs/GUIDE.md's table of
+/// fio's names says the same.
+#[rustfmt::skip]
+pub const FIO_NAMES: &[(&str, &str, &str)] = &[
+    ("iolab run", "--numjobs", "fio's numjobs is --jobs (threads, as with fio's thread option)"),
+    ("iolab run", "--thread", "iolab's jobs are always threads: --jobs N"),
+    ("iolab run", "--runtime", "fio's runtime is --duration, and every run is time-based (fio's time_based); --io-size makes it size-based"),
+    ("iolab run", "--time_based", "every run is time-based already (--duration); --io-size makes it size-based"),
+    ("iolab run", "--ramp_time", "fio's ramp_time is --ramp (default 500ms)"),
+    ("iolab run", "--rwmixread", "fio's rwmixread is --rwmix-read (default 70 here, 50 in fio)"),
+    ("iolab run", "--rwmixwrite", "iolab takes the share of reads: --rwmix-read 100-N"),
+    ("iolab run", "--readwrite", "fio's readwrite is --rw (fio's rw=rw is --rw readwrite or rw)"),
+    ("iolab run", "--blocksize", "fio's blocksize is --bs"),
+    ("iolab run", "--ioengine", "fio's ioengine is --engine: uring (io_uring) or sync (psync)"),
+    ("iolab run", "--filename", "the file or device is --target (or a word: iolab run PATH); an existing file needs --allow-destroy FILE"),
+    ("iolab run", "--directory", "a directory is --target DIR (or a word: iolab run DIR): iolab creates its test file there"),
+    ("iolab run", "--io_size", "fio's io_size is --io-size (bytes per job and run)"),
+    ("iolab run", "--offset", "iolab has no offset option: a test covers the target's first --size bytes"),
+    ("iolab run", "--fsync", "iolab has no fsync between writes: a write run ends with one fsync, timed apart (fsync_ns in the JSON), not in IOPS"),
+    ("iolab run", "--fdatasync", "iolab has no fdatasync between writes: a write run ends with one fsync, timed apart (fsync_ns in the JSON), not in IOPS"),
+    ("iolab run", "--end_fsync", "a write run always ends with one fsync, timed apart (fsync_ns in the JSON), not in IOPS"),
+    ("iolab run", "--random_distribution", "random offsets are uniform only: every block once per pass, in a random order (fio's default random map)"),
+    ("iolab run", "--norandommap", "random offsets always visit every block once per pass (fio's random map)"),
+    ("iolab run", "--randrepeat", "the offsets and data follow --seed N: the same seed, the same offsets and bytes"),
+    ("iolab run", "--randseed", "fio's randseed is --seed"),
+    ("iolab run", "--loops", "runs per test are --repeat N"),
+    ("iolab run", "--group_reporting", "a test's jobs are always reported together"),
+    ("iolab run", "--output-format", "--json prints the result (JSON) instead of the table"),
+    ("iolab run", "--lat_percentiles", "latency is always fio's lat (submit to completion), with percentiles in the table and the JSON"),
+    ("iolab run", "--clat_percentiles", "latency is fio's lat (submit to completion), not its clat; percentiles are in the table and the JSON"),
+    ("iolab run", "--iomem", "--huge-pages false keeps I/O buffers on ordinary pages, as fio's default iomem=malloc"),
+    ("iolab run", "--zero_buffers", "--pattern zero"),
+    ("iolab run", "--refill_buffers", "--pattern random refills every write (the default); --pattern stamped reuses the buffers, as fio's default"),
+    ("iolab run", "--ss", "fio's ss is --steadystate"),
+    ("iolab run", "--ss_dur", "fio's ss_dur is --steadystate-duration"),
+    ("iolab run", "--ss_ramp", "fio's ss_ramp is --steadystate-ramp"),
+    ("iolab saturate", "--numjobs", "fio's numjobs is --jobs (a list: --jobs 1,4)"),
+    ("iolab saturate", "--iodepth", "iolab saturate sweeps the depth itself, up to --max-depth"),
+    ("iolab saturate", "--runtime", "fio's runtime is --step-duration (the time of each step of a sweep)"),
+    ("iolab saturate", "--ramp_time", "fio's ramp_time is --ramp"),
+    ("iolab saturate", "--rwmixread", "the mixed sweep's share of reads is --mix"),
+    ("iolab saturate", "--blocksize", "fio's blocksize is --bs"),
+    ("iolab saturate", "--filename", "the file or device is --target (or a word: iolab saturate PATH)"),
+    ("iolab saturate", "--direct", "iolab saturate always asks for O_DIRECT; --allow-buffered runs where it is refused"),
+    ("iolab saturate", "--ioengine", "iolab saturate runs io_uring (sync where the kernel offers none, with a note)"),
+];
+
+/// What `command` does instead of fio's `flag` (`--numjobs=4` is looked up as `--numjobs`).
+pub fn fio_tip(command: &str, flag: &str) -> Option<&'static str> {
+    let flag = flag.split_once('=').map_or(flag, |(f, _)| f);
+    FIO_NAMES
+        .iter()
+        .find(|(c, f, _)| *c == command && *f == flag)
+        .map(|(_, _, tip)| *tip)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -250,6 +310,40 @@ mod tests {
         );
         assert_eq!(Statistic::from_str("p999", false).unwrap(), Statistic::P999);
         assert_eq!(Rw::from_str("rw", false).unwrap(), Rw::Readwrite);
+    }
+
+    /// Every fio name of `FIO_NAMES` is one its command does not take (else clap would take
+    /// it and the tip would never show), every flag a tip names is one the command takes,
+    /// and docs/GUIDE.md's table of fio's names lists each.
+    #[test]
+    fn fio_names_point_at_flags_the_command_takes() {
+        use clap::CommandFactory;
+        let guide = include_str!("../../docs/GUIDE.md");
+        let root = crate::cli::Cli::command();
+        for (command, fio, tip) in FIO_NAMES {
+            let name = command.strip_prefix("iolab ").unwrap();
+            let cmd = root.find_subcommand(name).unwrap();
+            let longs: Vec<&str> = cmd.get_arguments().filter_map(|a| a.get_long()).collect();
+            let takes = |flag: &str| longs.contains(&flag.trim_start_matches("--"));
+            assert!(!takes(fio), "{command} takes {fio}: no tip needed");
+            for word in tip.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')) {
+                if word.starts_with("--") {
+                    assert!(
+                        takes(word),
+                        "{command} {fio}: the tip names {word}, not a flag of it"
+                    );
+                }
+            }
+            let fio_word = fio.trim_start_matches("--");
+            assert!(
+                guide.contains(&format!("`{fio_word}`")),
+                "docs/GUIDE.md's table of fio's names lacks `{fio_word}`"
+            );
+        }
+        assert_eq!(
+            fio_tip("iolab run", "--numjobs=4"),
+            Some("fio's numjobs is --jobs (threads, as with fio's thread option)")
+        );
     }
 
     /// The names the domain prints (`name()`) are the ones the command line accepts.
