@@ -65,7 +65,7 @@ pub struct SaturateArgs {
     )]
     pub max_depth: u32,
 
-    /// Jobs (threads) per target, comma-separated to sweep each: `--jobs 1,4`.
+    /// Jobs (threads; fio's numjobs) per target, comma-separated to sweep each: `--jobs 1,4`.
     #[arg(
         long,
         allow_negative_numbers = true,
@@ -76,7 +76,8 @@ pub struct SaturateArgs {
     pub jobs: Vec<u32>,
 
     /// Read share of the depth in the mixed sweep, percent (1..=99; only where the mixed
-    /// sweep runs) [default: 50].
+    /// sweep runs): a read and a write stream at once, not fio's rwmixread draw per I/O
+    /// [default: 50].
     #[arg(long, allow_negative_numbers = true, value_parser = crate::units::percent_u32_arg, value_name = "PERCENT")]
     pub mix: Option<u32>,
 
@@ -84,11 +85,11 @@ pub struct SaturateArgs {
     #[arg(long, allow_hyphen_values = true, value_parser = size_arg, default_value = "4KiB", value_name = "SIZE")]
     pub bs: u64,
 
-    /// Measured time of each step.
+    /// Measured time of each step (fio's runtime).
     #[arg(long, allow_hyphen_values = true, value_parser = duration_arg, default_value = "5s", value_name = "DURATION")]
     pub step_duration: Duration,
 
-    /// Warm-up of each step before measuring (queues fill, caches settle).
+    /// Warm-up of each step before measuring (queues fill, caches settle; fio's ramp_time).
     #[arg(long, allow_hyphen_values = true, value_parser = duration_arg, default_value = "1s", value_name = "DURATION")]
     pub ramp: Duration,
 

@@ -258,7 +258,7 @@ pub const FIO_NAMES: &[(&str, &str, &str)] = &[
     ("iolab saturate", "--iodepth", "iolab saturate sweeps the depth itself, up to --max-depth"),
     ("iolab saturate", "--runtime", "fio's runtime is --step-duration (the time of each step of a sweep)"),
     ("iolab saturate", "--ramp_time", "fio's ramp_time is --ramp"),
-    ("iolab saturate", "--rwmixread", "the mixed sweep's share of reads is --mix"),
+    ("iolab saturate", "--rwmixread", "--mix is the mixed sweep's share of the depth given to reads (a read and a write stream at once, not fio's draw per I/O)"),
     ("iolab saturate", "--blocksize", "fio's blocksize is --bs"),
     ("iolab saturate", "--filename", "the file or device is --target (or a word: iolab saturate PATH)"),
     ("iolab saturate", "--direct", "iolab saturate always asks for O_DIRECT; --allow-buffered runs where it is refused"),

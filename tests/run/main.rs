@@ -8,6 +8,7 @@ mod common;
 mod accuracy;
 mod data;
 mod devices;
+mod fio_habits;
 mod input;
 mod mixed;
 mod output;
