@@ -1022,6 +1022,10 @@ fn fio_names_get_what_iolab_calls_them() {
             &["run", "--random_distribution=zipf:1.2"],
             "random offsets are uniform only",
         ),
+        (
+            &["run", "--verify=crc32c"],
+            "--verify is a flag, without a value",
+        ),
         (&["saturate", "--iodepth", "8"], "sweeps the depth itself"),
         (&["saturate", "--runtime", "5"], "--step-duration"),
     ];

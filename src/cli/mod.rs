@@ -470,9 +470,18 @@ pub fn one_line_error(rendered: &str, command: &str) -> String {
 /// What a flag learned on one subcommand is called on `command`, when clap's error is
 /// "unexpected argument 'ARG' found" and clap found nothing similar: a flag that is named
 /// differently here (`iolab sustain --duration`: `--time`), or one of fio's names
-/// (`values::FIO_NAMES`: `iolab run --numjobs`: `--jobs`). (Every command with one target
+/// (`values::FIO_NAMES`: `iolab run --numjobs`: `--jobs`; `--verify=crc32c`, a value for a
+/// flag that takes none, as `--verify=`). (Every command with one target
 /// takes it as a word too: `iolab run /mnt`.)
 fn grammar_tip(first: &str, command: &str) -> Option<String> {
+    // A value given to a flag that takes none: fio's `--verify=crc32c`.
+    if let Some((_, rest)) = first
+        .strip_prefix("error: unexpected value '")
+        .and_then(|r| r.split_once("' for '"))
+    {
+        let flag = rest.split_once('\'')?.0;
+        return values::fio_tip(command, &format!("{flag}=")).map(|tip| format!("tip: {tip}"));
+    }
     let arg = first
         .strip_prefix("error: unexpected argument '")?
         .strip_suffix("' found")?;
