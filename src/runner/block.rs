@@ -578,6 +578,9 @@ fn to_run_result(
 /// run. (Only whole intervals were kept: a size-based run, which ends anywhere, lost the
 /// I/O of its last partial interval: 4 points holding 8,533 of a 465 ms run's 16,384 I/Os.)
 /// Nothing after the window is in it: a timed run's drain after its deadline is not counted.
+/// Every whole interval of the window is in it, also the last ones when nothing completed
+/// in them (as the empty ones before them): a job thread the machine did not run for the
+/// last 20 ms of a 200 ms run left 9 points of 20 ms, not 10, as if the run were shorter.
 fn window_series(
     points: Vec<IntervalPoint>,
     interval_ms: u64,
@@ -586,21 +589,23 @@ fn window_series(
     let window_ns = measured.as_nanos() as u64;
     let interval_ns = interval_ms * 1_000_000;
     let whole = (window_ns / interval_ns.max(1)) as usize;
+    let mut points = points.into_iter();
     let mut out: Vec<IntervalPoint> = Vec::with_capacity(whole + 1);
-    for (i, mut p) in points.into_iter().enumerate() {
-        if i < whole {
-            out.push(p);
-            continue;
-        }
-        let len_ns = window_ns.saturating_sub(i as u64 * interval_ns);
-        if i == whole && len_ns > 0 && p.ios > 0 {
-            let secs = len_ns as f64 / 1e9;
-            p.t_ms = window_ns.div_ceil(1_000_000);
-            p.iops = p.ios as f64 / secs;
-            p.bw_bytes_per_s = p.bytes as f64 / secs;
-            out.push(p);
-        }
-        break;
+    out.extend(points.by_ref().take(whole));
+    out.extend((out.len()..whole).map(|i| IntervalPoint {
+        t_ms: (i as u64 + 1) * interval_ms,
+        ..Default::default()
+    }));
+    let len_ns = window_ns.saturating_sub(whole as u64 * interval_ns);
+    if let Some(mut p) = points.next()
+        && len_ns > 0
+        && p.ios > 0
+    {
+        let secs = len_ns as f64 / 1e9;
+        p.t_ms = window_ns.div_ceil(1_000_000);
+        p.iops = p.ios as f64 / secs;
+        p.bw_bytes_per_s = p.bytes as f64 / secs;
+        out.push(p);
     }
     out
 }
@@ -1373,6 +1378,34 @@ mod tests {
             "{}",
             ws[0].message
         );
+    }
+
+    /// A window's series holds every whole interval of it, also the last ones in which
+    /// nothing completed (a job thread the machine did not run then): 10 points of 20 ms for
+    /// a 200 ms run whose I/Os all completed in its first 180 ms, the empty ones at their own
+    /// times; a partial interval after them still closes the series.
+    #[test]
+    fn the_series_keeps_the_empty_intervals_at_the_windows_end() {
+        let mut rec = JobRecorder::with_intervals(12);
+        for interval in [0, 3, 8] {
+            rec.record(1000, 4096, false, interval);
+        }
+        let ms200 = Duration::from_millis(200);
+        let pts = to_run_result(&rec, ms200, 20, 1, None).intervals;
+        let t: Vec<u64> = pts.iter().map(|p| p.t_ms).collect();
+        assert_eq!(t, (1..=10).map(|i| i * 20).collect::<Vec<_>>());
+        let ios: Vec<u64> = pts.iter().map(|p| p.ios).collect();
+        assert_eq!(ios, [1, 0, 0, 1, 0, 0, 0, 0, 1, 0]);
+        assert_eq!(
+            (pts[9].iops, pts[9].bw_bytes_per_s, pts[9].lat_mean_ns),
+            (0.0, 0.0, 0.0)
+        );
+
+        rec.record(1000, 4096, false, 10);
+        let pts = to_run_result(&rec, Duration::from_millis(205), 20, 1, None).intervals;
+        assert_eq!(pts.len(), 11);
+        assert_eq!((pts[10].t_ms, pts[10].ios), (205, 1));
+        assert!((pts[10].iops - 200.0).abs() < 1e-9, "{}", pts[10].iops);
     }
 
     #[test]
