@@ -1409,3 +1409,58 @@ fn two_runs_of_one_command_with_other_options_read_apart() {
     let distinct: std::collections::BTreeSet<&String> = commands.iter().collect();
     assert_eq!(distinct.len(), 4, "{text}");
 }
+
+/// `iolab history export > /dev/full` exited 1 with the bare OS error ("No space left on
+/// device (os error 28)"): it wrote stdout its own way. It now says "cannot write to
+/// stdout: …" as every other command, and so does every other subcommand; a reader that
+/// stops early (`| head -c 100`, the export far longer than a pipe holds) is no error.
+#[test]
+fn every_history_subcommand_says_when_stdout_cannot_take_its_output() {
+    let dir = tempdir();
+    let db = dir.path().join("h.sqlite");
+    let h = History::open(&db).unwrap();
+    for i in 0..200 {
+        h.record(&generated("S1", i, 1000.0), None).unwrap();
+    }
+    let subcommands: [&[&str]; 11] = [
+        &["export"],
+        &["export", "--format", "csv"],
+        &["list"],
+        &["list", "--json"],
+        &["show", "1"],
+        &["show", "1", "--json"],
+        &["trend", "--device", "S1"],
+        &["trend", "--device", "S1", "--json"],
+        &["devices"],
+        &["health", "--device", "S1"],
+        &["health", "--device", "S1", "--json"],
+    ];
+    for args in subcommands {
+        let args = [&["history"][..], args].concat();
+        let mut c = bin();
+        let o = with_history(&mut c, &db)
+            .args(&args)
+            .stdout(std::fs::File::create("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("iolab: error: cannot write to stdout: No space left on device"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+    for format in ["json", "csv"] {
+        let o = Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "IOLAB_HISTORY='{}' '{}' history export --format {format} | head -c 100 >/dev/null; echo ${{PIPESTATUS[0]}}",
+                db.display(),
+                env!("CARGO_BIN_EXE_iolab")
+            ))
+            .output()
+            .unwrap();
+        assert_eq!(stdout(&o).trim(), "0", "{format}: {}", stderr(&o));
+        assert!(stderr(&o).is_empty(), "{format}: {}", stderr(&o));
+    }
+}

@@ -161,12 +161,10 @@ fn export(h: &History, a: &ExportArgs) -> Result<i32> {
     };
     let file = match &a.output {
         None => {
-            let mut so = std::io::stdout().lock();
-            match so.write_all(text.as_bytes()).and_then(|_| so.flush()) {
-                // `| head`: the reader has what it wanted.
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-                r => r?,
-            }
+            // stdout's one way (a closed pipe is no error; a full disk is said by `main` as
+            // "cannot write to stdout: …", as for every other command: it was the bare OS
+            // error here).
+            crate::write_stdout(text.as_bytes());
             return Ok(0);
         }
         Some(p) if p.is_dir() => p.join(match format {
