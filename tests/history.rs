@@ -906,6 +906,10 @@ fn a_trend_says_where_the_settings_changed() {
         let s = d.tests[0].settings.as_mut().unwrap();
         s.size_bytes = if i == 2 { 1 << 30 } else { 1 << 28 };
         s.iodepth = if i == 2 { 32 } else { 1 };
+        let size = if i == 2 { "1G" } else { "256M" };
+        d.argv = ["iolab", "run", "--size", size, "--rw", "randread"]
+            .map(String::from)
+            .to_vec();
     }
     write_all(&dir.path().join("res"), &docs);
     let o = hist(&db, &["history", "import", s(&dir.path().join("res"))]);
@@ -913,6 +917,23 @@ fn a_trend_says_where_the_settings_changed() {
     let o = hist(&db, &["history", "trend", "--device", "S9"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
+    // Each point's command with its options, as the console's trend gives them: the table
+    // alone did not tell the runs of another --size apart (only the warning below did).
+    let commands: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("│ "))
+        .filter_map(|l| l.split('┆').nth(2).map(str::trim))
+        .collect();
+    assert_eq!(
+        commands,
+        [
+            "Command",
+            "run --size 256M --rw randread",
+            "run --size 256M --rw randread",
+            "run --size 1G --rw randread"
+        ],
+        "{out}"
+    );
     let warned: Vec<&str> = out
         .lines()
         .filter(|l| l.starts_with("warning [settings-differ]"))
@@ -1285,9 +1306,10 @@ fn list_and_trend_give_the_figure_of_the_commands_table() {
         );
         assert!(o.status.success(), "{}", stderr(&o));
         let text = stdout(&o);
-        // The one result's row: the table's first line after its header.
+        // The one result's row: the table's first line after its header; its Value after
+        // the number, the time and the command.
         let row = text.lines().filter(|l| l.starts_with('│')).nth(1).unwrap();
-        let value = row.trim_matches('│').split('┆').nth(2).map(str::trim);
+        let value = row.trim_matches('│').split('┆').nth(3).map(str::trim);
         assert_eq!(value, Some(want.as_str()), "{text}");
         assert!(text.contains(named), "{text}");
     }

@@ -338,7 +338,8 @@ fn trend(h: &History, a: &TrendArgs) -> Result<i32> {
                 );
             }
         }
-        crate::out!("{}", render::render_trend(&t));
+        let entries = render::trend_entries(h, &t)?;
+        crate::out!("{}", render::render_trend(&t, &entries));
         let changes = render::trend_settings_changes(h, &t)?;
         crate::out!("{}", render::render_settings_changes(&changes));
     }
