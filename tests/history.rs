@@ -906,6 +906,10 @@ fn a_trend_says_where_the_settings_changed() {
         let s = d.tests[0].settings.as_mut().unwrap();
         s.size_bytes = if i == 2 { 1 << 30 } else { 1 << 28 };
         s.iodepth = if i == 2 { 32 } else { 1 };
+        let size = if i == 2 { "1G" } else { "256M" };
+        d.argv = ["iolab", "run", "--size", size, "--rw", "randread"]
+            .map(String::from)
+            .to_vec();
     }
     write_all(&dir.path().join("res"), &docs);
     let o = hist(&db, &["history", "import", s(&dir.path().join("res"))]);
@@ -913,6 +917,23 @@ fn a_trend_says_where_the_settings_changed() {
     let o = hist(&db, &["history", "trend", "--device", "S9"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
+    // Each point's command with its options, as the console's trend gives them: the table
+    // alone did not tell the runs of another --size apart (only the warning below did).
+    let commands: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("│ "))
+        .filter_map(|l| l.split('┆').nth(2).map(str::trim))
+        .collect();
+    assert_eq!(
+        commands,
+        [
+            "Command",
+            "run --size 256M --rw randread",
+            "run --size 256M --rw randread",
+            "run --size 1G --rw randread"
+        ],
+        "{out}"
+    );
     let warned: Vec<&str> = out
         .lines()
         .filter(|l| l.starts_with("warning [settings-differ]"))
@@ -1285,9 +1306,10 @@ fn list_and_trend_give_the_figure_of_the_commands_table() {
         );
         assert!(o.status.success(), "{}", stderr(&o));
         let text = stdout(&o);
-        // The one result's row: the table's first line after its header.
+        // The one result's row: the table's first line after its header; its Value after
+        // the number, the time and the command.
         let row = text.lines().filter(|l| l.starts_with('│')).nth(1).unwrap();
-        let value = row.trim_matches('│').split('┆').nth(2).map(str::trim);
+        let value = row.trim_matches('│').split('┆').nth(3).map(str::trim);
         assert_eq!(value, Some(want.as_str()), "{text}");
         assert!(text.contains(named), "{text}");
     }
@@ -1408,4 +1430,59 @@ fn two_runs_of_one_command_with_other_options_read_apart() {
     }
     let distinct: std::collections::BTreeSet<&String> = commands.iter().collect();
     assert_eq!(distinct.len(), 4, "{text}");
+}
+
+/// `iolab history export > /dev/full` exited 1 with the bare OS error ("No space left on
+/// device (os error 28)"): it wrote stdout its own way. It now says "cannot write to
+/// stdout: …" as every other command, and so does every other subcommand; a reader that
+/// stops early (`| head -c 100`, the export far longer than a pipe holds) is no error.
+#[test]
+fn every_history_subcommand_says_when_stdout_cannot_take_its_output() {
+    let dir = tempdir();
+    let db = dir.path().join("h.sqlite");
+    let h = History::open(&db).unwrap();
+    for i in 0..200 {
+        h.record(&generated("S1", i, 1000.0), None).unwrap();
+    }
+    let subcommands: [&[&str]; 11] = [
+        &["export"],
+        &["export", "--format", "csv"],
+        &["list"],
+        &["list", "--json"],
+        &["show", "1"],
+        &["show", "1", "--json"],
+        &["trend", "--device", "S1"],
+        &["trend", "--device", "S1", "--json"],
+        &["devices"],
+        &["health", "--device", "S1"],
+        &["health", "--device", "S1", "--json"],
+    ];
+    for args in subcommands {
+        let args = [&["history"][..], args].concat();
+        let mut c = bin();
+        let o = with_history(&mut c, &db)
+            .args(&args)
+            .stdout(std::fs::File::create("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("iolab: error: cannot write to stdout: No space left on device"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+    for format in ["json", "csv"] {
+        let o = Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "IOLAB_HISTORY='{}' '{}' history export --format {format} | head -c 100 >/dev/null; echo ${{PIPESTATUS[0]}}",
+                db.display(),
+                env!("CARGO_BIN_EXE_iolab")
+            ))
+            .output()
+            .unwrap();
+        assert_eq!(stdout(&o).trim(), "0", "{format}: {}", stderr(&o));
+        assert!(stderr(&o).is_empty(), "{format}: {}", stderr(&o));
+    }
 }

@@ -951,6 +951,61 @@ fn a_cluster_study_through_fusefat_is_estimated_up_front() {
     );
 }
 
+/// `--age` on FAT32 through fusefat aged nothing: fusefat's statvfs gives 0 blocks, so
+/// aging's fullness target was 0 bytes; it wrote one file of 9 bytes and the workloads
+/// after it were shown as the aged file system's. The matrix now says so before it starts
+/// (a `matrix-note`) and the configuration ends failed with that reason, no aged runs.
+#[test]
+fn age_on_fusefat_is_refused_not_faked() {
+    let test = "age_on_fusefat_is_refused_not_faked";
+    if !can_run(test) || !common::tool_or_skip(test, "fusefat", "fusefat") {
+        return;
+    }
+    let area = Area::new();
+    let doc = run_ok(
+        &area,
+        &[
+            "--fs",
+            "fat32",
+            "--image-size",
+            "260M",
+            "--workload",
+            TINY,
+            "--repeat",
+            "1",
+            "--age",
+            "source-tree",
+        ],
+    );
+    let note = doc
+        .warnings
+        .iter()
+        .find(|w| {
+            w.message
+                .starts_with("--age source-tree on FAT32 through fusefat")
+        })
+        .unwrap_or_else(|| panic!("no note: {:?}", doc.warnings));
+    assert!(note.message.contains("reports no size"), "{}", note.message);
+    let [c] = &doc.configurations[..] else {
+        panic!("one row: {:?}", doc.configurations);
+    };
+    assert_eq!(c.status, "failed", "{:?}", c.reason);
+    let why = c.reason.as_deref().unwrap_or_default();
+    assert!(
+        why.starts_with("aging: the file system reports no size"),
+        "{why}"
+    );
+    assert!(c.runs.iter().all(|r| r.age.is_none()), "{:?}", c.runs);
+    assert!(
+        !c.tests.iter().any(|t| t
+            .params
+            .get("matrix_workload")
+            .is_some_and(|w| w.ends_with("(aged)"))),
+        "aged tests: {:?}",
+        c.tests.iter().map(|t| &t.name).collect::<Vec<_>>()
+    );
+}
+
 /// `--mkfs-opts` sets are a dimension of the matrix like `--mount-opts`: ext4 without a
 /// journal next to ext4 with one (there was no way to give mkfs an option). What was made
 /// is read back: dumpe2fs's features decide `journaling`, not the type's table.

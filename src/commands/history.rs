@@ -161,12 +161,10 @@ fn export(h: &History, a: &ExportArgs) -> Result<i32> {
     };
     let file = match &a.output {
         None => {
-            let mut so = std::io::stdout().lock();
-            match so.write_all(text.as_bytes()).and_then(|_| so.flush()) {
-                // `| head`: the reader has what it wanted.
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-                r => r?,
-            }
+            // stdout's one way (a closed pipe is no error; a full disk is said by `main` as
+            // "cannot write to stdout: …", as for every other command: it was the bare OS
+            // error here).
+            crate::write_stdout(text.as_bytes());
             return Ok(0);
         }
         Some(p) if p.is_dir() => p.join(match format {
@@ -340,7 +338,8 @@ fn trend(h: &History, a: &TrendArgs) -> Result<i32> {
                 );
             }
         }
-        crate::out!("{}", render::render_trend(&t));
+        let entries = render::trend_entries(h, &t)?;
+        crate::out!("{}", render::render_trend(&t, &entries));
         let changes = render::trend_settings_changes(h, &t)?;
         crate::out!("{}", render::render_settings_changes(&changes));
     }

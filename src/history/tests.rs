@@ -193,7 +193,7 @@ fn a_trace_s_trend_names_its_figure_ops_per_second() {
         (t.command.as_str(), t.metric_label.as_str()),
         ("trace", "ops/s")
     );
-    assert!(crate::report::history::render_trend(&t).contains(": ops/s (higher better)"));
+    assert!(crate::report::history::render_trend(&t, &[]).contains(": ops/s (higher better)"));
 }
 
 /// Another program's database is refused as a junk file is: left alone, with what to do
@@ -461,7 +461,7 @@ fn trend_marks_the_points_of_runs_that_stopped_early() {
     let t = trend_of(&h, "S1").unwrap();
     let statuses: Vec<Option<&str>> = t.points.iter().map(|p| p.status.as_deref()).collect();
     assert_eq!(statuses, [None, Some("failed"), None, Some("interrupted")]);
-    let text = crate::report::history::render_trend(&t);
+    let text = crate::report::history::render_trend(&t, &[]);
     assert!(text.contains("(run failed)"), "{text}");
     assert!(text.contains("(run interrupted)"), "{text}");
     let json = serde_json::to_value(&t).unwrap();
@@ -560,7 +560,7 @@ fn the_history_gives_the_figure_of_the_commands_own_table() {
         assert_eq!(t.points[0].value, value, "{serial}");
         assert_eq!(t.value_of, value_of, "{serial}");
         // The legend says which figure the Value is, and that the interval is the mean's.
-        let text = crate::report::history::render_trend(&t);
+        let text = crate::report::history::render_trend(&t, &[]);
         let named = match value_of {
             "median" => "Value = median of the run's repeats",
             "best run" => "Value = best of the run's repeats",

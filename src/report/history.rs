@@ -385,9 +385,21 @@ pub fn render_devices(devices: &[(String, usize)]) -> String {
     format!("{t}\n")
 }
 
-/// The trend: one row per result with its value and interval, the change from the previous
-/// point, and a mark where the level changed significantly; then one sentence per change.
-pub fn render_trend(tr: &Trend) -> String {
+/// The history's entry of each point of a trend (`None` where it cannot be found): what
+/// the trend's Command column gives, here and in the console.
+pub fn trend_entries(
+    h: &crate::history::History,
+    tr: &Trend,
+) -> anyhow::Result<Vec<Option<Entry>>> {
+    tr.points.iter().map(|p| h.entry(p.id)).collect()
+}
+
+/// The trend: one row per result with its command (and the options that tell two runs of it
+/// apart, as the list gives them beside it; `entries` as [`trend_entries`] reads them, the
+/// trend's command where one is missing), its value and interval, the change from the
+/// previous point, and a mark where the level changed significantly; then one sentence per
+/// change.
+pub fn render_trend(tr: &Trend, entries: &[Option<Entry>]) -> String {
     let mut out = format!(
         "{} on {}: {} ({} better), {}\n",
         tr.test,
@@ -400,8 +412,16 @@ pub fn render_trend(tr: &Trend) -> String {
         },
         crate::units::count(tr.points.len() as u64, "result", "results")
     );
-    let mut t = table(&["#", "Started (UTC)", "Value", "95 % interval", "Change", ""]);
-    for p in &tr.points {
+    let mut t = table(&[
+        "#",
+        "Started (UTC)",
+        "Command",
+        "Value",
+        "95 % interval",
+        "Change",
+        "",
+    ]);
+    for (i, p) in tr.points.iter().enumerate() {
         let interval = trend_interval(tr, p);
         let mut mark = trend_level(tr, p);
         // A run that stopped early: its figure stands, but the reader should know.
@@ -414,13 +434,17 @@ pub fn render_trend(tr: &Trend) -> String {
         t.add_row(vec![
             p.id.to_string(),
             short_time(&p.started_at),
+            match entries.get(i) {
+                Some(Some(e)) => command_cell(e),
+                _ => tr.command.clone(),
+            },
             trend_value(tr, p),
             interval,
             trend_change(p),
             mark,
         ]);
     }
-    align_right(&mut t, [0, 2, 3, 4]);
+    align_right(&mut t, [0, 3, 4, 5]);
     out.push_str(&t.to_string());
     out.push('\n');
     let marked: Vec<_> = tr.points.iter().filter(|p| p.significant_change).collect();
@@ -800,13 +824,54 @@ mod tests {
             false,
             vec![point(1, 100.0), marked],
         );
-        let text = render_trend(&t);
+        let text = render_trend(&t, &[]);
         assert!(text.contains("◆ +30.0 % (slower)"), "{text}");
         assert!(
             text.contains("changed at #2 (2026-01-02 00:00): slower by 30.0 %"),
             "{text}"
         );
         assert!(text.contains("(lower better)"), "{text}");
+    }
+
+    /// The trend's rows give each result's command with its options, as the console's
+    /// trend and the list do (a long value cut as the list cuts it); a point whose entry
+    /// is missing gives the trend's command. Runs of another `--size` looked alike.
+    #[test]
+    fn the_trend_gives_each_result_s_command_and_options() {
+        let with = |id: i64, options: &str| {
+            Some(Entry {
+                id,
+                options: Some(options.into()),
+                ..entry()
+            })
+        };
+        let t = trend(
+            "iops",
+            "IOPS",
+            true,
+            vec![point(1, 100.0), point(2, 100.0), point(3, 50.0)],
+        );
+        let entries = [
+            with(1, "--size 64M"),
+            None,
+            with(3, "--size 256M --profile /home/ann/profiles/nightly.toml"),
+        ];
+        let text = render_trend(&t, &entries);
+        let cells: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("│ "))
+            .filter_map(|l| l.split('┆').nth(2).map(str::trim))
+            .collect();
+        assert_eq!(
+            cells,
+            [
+                "Command",
+                "run --size 64M",
+                "run",
+                "run --size 256M --profile /home/ann/p…nightly.toml"
+            ],
+            "{text}"
+        );
     }
 
     /// Two repeats far apart: the 95 % interval (t = 12.7) reaches below zero, which IOPS
@@ -828,7 +893,7 @@ mod tests {
                 with_ci(2, 32_000.0, 31_000.0, 33_000.0),
             ],
         );
-        let text = render_trend(&t);
+        let text = render_trend(&t, &[]);
         assert!(text.contains("too wide"), "{text}");
         assert!(!text.contains("-121,835"), "{text}");
         assert!(text.contains("31,000 … 33,000"), "{text}");

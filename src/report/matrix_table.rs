@@ -1023,10 +1023,18 @@ mod tests {
             ),
             "{shown}"
         );
-        // Another error (stopped before anything ran) is printed as it is.
+        // Stopped before anything ran: said as every interrupted table says it (it read
+        // "error: interrupted by SIGINT", an error line on stdout for a stop the user asked).
         doc.error = Some("interrupted by SIGINT".into());
+        doc.status = "interrupted".into();
         let shown = render_nothing_measured(&doc).unwrap();
-        assert!(shown.ends_with("error: interrupted by SIGINT\n"), "{shown}");
+        assert!(
+            shown.ends_with(
+                "interrupted by SIGINT: a partial result (what was measured before it)\n"
+            ),
+            "{shown}"
+        );
+        assert!(!shown.contains("error:"), "{shown}");
         doc.configurations.push(cfg("ext4", &[1000.0]));
         assert_eq!(nothing_measured(&doc), None);
         assert_eq!(render_nothing_measured(&doc), None);

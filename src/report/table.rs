@@ -403,13 +403,30 @@ pub fn render_steady_lines(doc: &ResultDoc, figures: SteadyFigures) -> String {
     out
 }
 
-/// Warnings, one per line, for any table footer.
+/// Warnings, one per line, for any table footer; then how the command ended when it did
+/// not complete: a failure's `error: …`, or the interruption in the table's own words.
 pub fn render_warnings(doc: &ResultDoc) -> String {
     let mut out = render_lines(&warning_lines(doc));
-    if let Some(e) = &doc.error {
-        out.push_str(&format!("error: {e}\n"));
+    match &doc.error {
+        Some(e) if doc.status == "interrupted" => out.push_str(&interrupted_line(e)),
+        Some(e) => out.push_str(&format!("error: {e}\n")),
+        None => {}
     }
     out
+}
+
+/// The table's last line of an interrupted command: `interrupted by SIGINT: a partial
+/// result (what was measured before it)`. It read `error: interrupted by SIGINT`, an error
+/// line on stdout (in a table piped to a file) for what is no error: the user stopped the
+/// test, and stderr says so (`iolab: interrupted by SIGINT; partial results saved`), as fio
+/// ends its report with what it ran when stopped. The JSON marks it by its `status`.
+fn interrupted_line(e: &str) -> String {
+    let what = if e.starts_with("interrupted") {
+        e.to_string()
+    } else {
+        format!("interrupted: {e}")
+    };
+    format!("{what}: a partial result (what was measured before it)\n")
 }
 
 /// What a warning names the things it is about by: a document's tests (a matrix's
@@ -966,6 +983,33 @@ mod tests {
         // Three lines or fewer stay as they were.
         let lines = render_warning_list(&doc.warnings[1..]);
         assert_eq!(lines.lines().count(), 3, "{lines}");
+    }
+
+    /// An interrupted command's table ends with the interruption in its own words, no
+    /// `error:` line on stdout (stderr says it); a failure keeps its `error:` line.
+    #[test]
+    fn an_interrupted_table_says_so_without_an_error_line() {
+        let mut doc = ResultDoc::new("run", Vec::new(), Environment::default());
+        doc.finish(&Err(anyhow::Error::new(crate::error::Interrupted {
+            signal: 2,
+            signal_name: "SIGINT",
+        })));
+        assert_eq!(doc.status, "interrupted");
+        assert_eq!(
+            render_warnings(&doc),
+            "interrupted by SIGINT: a partial result (what was measured before it)\n"
+        );
+        doc.error = Some("RND4K Q1T1 read: interrupted by SIGTERM".into());
+        assert_eq!(
+            render_warnings(&doc),
+            "interrupted: RND4K Q1T1 read: interrupted by SIGTERM: a partial result (what was measured before it)\n"
+        );
+        doc.status = "failed".into();
+        doc.error = Some("write: No space left on device".into());
+        assert_eq!(
+            render_warnings(&doc),
+            "error: write: No space left on device\n"
+        );
     }
 
     /// `iolab matrix` on a loaded machine printed a line per cell and code (124 for two file

@@ -196,28 +196,28 @@ pub fn trend(s: &AppState, q: &HashMap<String, String>) -> Result<serde_json::Va
     let tests = h.tests(&t.device).map_err(|e| format!("{e:#}"))?;
     let changes =
         crate::report::history::trend_settings_changes(h, &t).map_err(|e| format!("{e:#}"))?;
-    let text = crate::report::history::render_trend(&t)
+    let entries = crate::report::history::trend_entries(h, &t).map_err(|e| format!("{e:#}"))?;
+    let text = crate::report::history::render_trend(&t, &entries)
         + &crate::report::history::render_settings_changes(&changes);
     // Each point's value, interval, change and level mark as the trend's table words them
     // (the page formatted them itself: 0.00075 s per portion read "0.0007 s"), and its
     // command with the options the history list gives beside it (the page's trend had no
     // such column: a change that came from another `--bs` looked like the device's).
-    let cells = t
+    let cells: Vec<serde_json::Value> = t
         .points
         .iter()
-        .map(|p| {
-            let entry = h.entry(p.id)?;
-            Ok(serde_json::json!({
+        .zip(entries)
+        .map(|(p, entry)| {
+            serde_json::json!({
                 "command": entry.as_ref().map_or(t.command.as_str(), |e| e.command.as_str()),
                 "options": entry.and_then(|e| e.options),
                 "value": crate::report::history::trend_value(&t, p),
                 "interval": crate::report::history::trend_interval(&t, p),
                 "change": crate::report::history::trend_change(p),
                 "level": crate::report::history::trend_level(&t, p),
-            }))
+            })
         })
-        .collect::<anyhow::Result<Vec<serde_json::Value>>>()
-        .map_err(|e| format!("{e:#}"))?;
+        .collect();
     let mut v = serde_json::to_value(t).map_err(|e| e.to_string())?;
     v["tests"] = serde_json::json!(
         tests

@@ -21,7 +21,7 @@ fn interrupt_after_first_test(sig: nix::sys::signal::Signal) -> (Output, tempfil
             "--repeat",
             "1",
         ])
-        .stdout(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -60,6 +60,17 @@ fn signals_save_partial_results_and_clean_up() {
             )),
             "{sig}: {stderr}"
         );
+        // The table on stdout ends by saying it was interrupted, with no "error:" line (it
+        // ended "error: interrupted by SIGINT", an error line in a table piped to a file):
+        // stderr's line above says it.
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.ends_with(&format!(
+                "interrupted by {sig}: a partial result (what was measured before it)\n"
+            )),
+            "{sig}: {stdout}"
+        );
+        assert!(!stdout.contains("error:"), "{sig}: {stdout}");
         let results = d.path().join("iolab-results");
         let files = entries(&results);
         let doc: Value =

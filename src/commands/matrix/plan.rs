@@ -54,6 +54,11 @@ pub struct Plan {
     pub age: Option<AgePlan>,
 }
 
+/// Why a file system that reports no size (statvfs: 0 blocks, as fusefat does) is not
+/// aged: aging fills it to a share of its size (said by the plan's note and the run's
+/// reason).
+pub const NO_SIZE_TO_AGE: &str = "the file system reports no size (statvfs: 0 blocks, as fusefat does), so aging cannot fill it to a share of it: not aged";
+
 /// How `--age` ages each configuration's file system.
 #[derive(Debug, Clone)]
 pub struct AgePlan {
@@ -545,6 +550,18 @@ pub fn plan(a: &MatrixArgs) -> Result<Plan, UsageError> {
         ));
     }
     let age = age_plan(a, size)?;
+    // fusefat reports no size: `--age` cannot age its configurations (`NO_SIZE_TO_AGE`),
+    // said before the first file system is made, as its slow file making is.
+    if let Some(age) = &age
+        && !slow.is_empty()
+    {
+        notes.push(format!(
+            "--age {} on FAT32 through fusefat ({}): {}; each of them ends failed after its fresh workloads, with that reason; leave fat32 out of --fs to age the others",
+            age.profile.name,
+            slow.join(", "),
+            NO_SIZE_TO_AGE
+        ));
+    }
     // Nothing this machine can make (any file system without root): refused before anything
     // is created. It made a work directory, printed a table of skipped rows, saved a result
     // with status `failed` and exited 1.
