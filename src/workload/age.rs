@@ -438,9 +438,17 @@ pub fn check_room(
     Ok(())
 }
 
+/// Why a file system that reports no size (fusefat's statvfs gives 0 blocks) cannot be
+/// aged: aging fills it to a share of its size.
+pub const NO_SIZE_TO_AGE: &str = "the file system reports no size (statvfs: 0 blocks, as fusefat does), so aging cannot fill it to a share of it";
+
 /// Check the fit: the profile's files against the space aging may use. `used` is what the
 /// file system holds already.
 pub fn check_fit(profile: &Profile, fill: f64, total: u64, used: u64) -> Result<(), UsageError> {
+    // It said "already 0.0 % full, at or above the fullness asked for (80 %)".
+    if total == 0 {
+        return Err(UsageError::new(NO_SIZE_TO_AGE));
+    }
     let budget = (fill * total as f64) as u64;
     if used >= budget {
         return Err(UsageError::new(format!(
@@ -611,5 +619,9 @@ mod tests {
             .to_string();
         assert!(e.contains("already 60.0 % full"), "{e}");
         assert!(check_fit(&p, 0.8, 100 << 30, 1 << 30).is_ok());
+        // fusefat's statvfs: 0 blocks. It read "already 0.0 % full, at or above the fullness
+        // asked for (80 %)".
+        let e = check_fit(&p, 0.8, 0, 0).unwrap_err().to_string();
+        assert!(e.contains("reports no size"), "{e}");
     }
 }

@@ -422,7 +422,7 @@ impl Exec<'_> {
     }
 
     /// Age the mounted file system as `iolab age` does (`--age`); refused on one that
-    /// reports no size ([`super::plan::NO_SIZE_TO_AGE`]).
+    /// reports no size ([`super::plan::no_size_to_age`]).
     fn age(
         &self,
         mount: &Path,
@@ -432,7 +432,7 @@ impl Exec<'_> {
         // fusefat's statvfs gives 0 blocks: aging, which counts the fullness against the
         // size, wrote one file of 9 bytes there and the runs after it were called aged.
         if total == 0 {
-            anyhow::bail!(super::plan::NO_SIZE_TO_AGE);
+            anyhow::bail!(super::plan::no_size_to_age());
         }
         let cfg = crate::workload::age::AgeConfig {
             target: mount.to_path_buf(),

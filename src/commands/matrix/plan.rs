@@ -54,10 +54,11 @@ pub struct Plan {
     pub age: Option<AgePlan>,
 }
 
-/// Why a file system that reports no size (statvfs: 0 blocks, as fusefat does) is not
-/// aged: aging fills it to a share of its size (said by the plan's note and the run's
-/// reason).
-pub const NO_SIZE_TO_AGE: &str = "the file system reports no size (statvfs: 0 blocks, as fusefat does), so aging cannot fill it to a share of it: not aged";
+/// Why a file system that reports no size is not aged in a matrix (said by the plan's note
+/// and the run's reason).
+pub fn no_size_to_age() -> String {
+    format!("{}: not aged", crate::workload::age::NO_SIZE_TO_AGE)
+}
 
 /// How `--age` ages each configuration's file system.
 #[derive(Debug, Clone)]
@@ -550,7 +551,7 @@ pub fn plan(a: &MatrixArgs) -> Result<Plan, UsageError> {
         ));
     }
     let age = age_plan(a, size)?;
-    // fusefat reports no size: `--age` cannot age its configurations (`NO_SIZE_TO_AGE`),
+    // fusefat reports no size: `--age` cannot age its configurations (`no_size_to_age`),
     // said before the first file system is made, as its slow file making is.
     if let Some(age) = &age
         && !slow.is_empty()
@@ -559,7 +560,7 @@ pub fn plan(a: &MatrixArgs) -> Result<Plan, UsageError> {
             "--age {} on FAT32 through fusefat ({}): {}; each of them ends failed after its fresh workloads, with that reason; leave fat32 out of --fs to age the others",
             age.profile.name,
             slow.join(", "),
-            NO_SIZE_TO_AGE
+            no_size_to_age()
         ));
     }
     // Nothing this machine can make (any file system without root): refused before anything
