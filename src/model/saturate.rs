@@ -186,6 +186,16 @@ pub struct CurvePointDetail {
     /// Distributed saturate: I/Os in flight in total, `iodepth * jobs * targets * ranks`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total_iodepth: Option<u32>,
+    /// The judged latency (the `--statistic`, aggregated) of this depth's first
+    /// measurement, set aside because a job thread waited for a CPU in it (the step's
+    /// `cpu-contention`): the depth was measured again at once, and this point is that
+    /// second measurement. Absent when the first measurement was judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set_aside_latency_ns: Option<f64>,
+    /// True only: a job thread waited for a CPU in this second measurement too; the limit
+    /// was judged on its latency nonetheless.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cpu_contended: bool,
     /// Distributed saturate: the step as a run. On a host's point that rank's own figures
     /// (its measured window, ops, latency histogram); on the totals the aggregate over the
     /// ranks (rates over the common window, the merged histogram, the ranks' windows and the
@@ -226,4 +236,9 @@ pub struct AnswerDetail {
     /// test file; `total_iodepth` counts them all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ranks: Option<u32>,
+    /// The depths that decided the answer (its own, the first bad one) whose steps were
+    /// judged on latency measured while a job thread waited for a CPU, in both measurements
+    /// of them: the answer is uncertain and may belong at another depth.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contended_iodepths: Vec<u32>,
 }

@@ -505,7 +505,7 @@ fn saturation_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
                 saturate::queue_cell(&p.at),
                 format!("{:.0} %", p.cpu_pct),
                 // The terminal's words (`saturate::curve_table`).
-                if p.within_limit { "ok" } else { "over" }.into(),
+                saturate::limit_cell(p),
             ]
         })
         .collect();
@@ -538,6 +538,12 @@ fn saturation_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
         first_numeric: 1,
         numeric_end: None,
     }));
+    if saturate::measured_again(curve) {
+        out.push(Block::Para(format!(
+            "In the limit column, {}.",
+            saturate::AGAIN_NOTE
+        )));
+    }
     if marked {
         // Not at the start of the line, where Markdown takes `* ` for a list item.
         out.push(Block::Para(format!(

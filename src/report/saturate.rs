@@ -150,10 +150,11 @@ pub fn answer_words(a: &Answer) -> String {
     let depth = depth_phrase(a);
     if !a.detail.found {
         return format!(
-            "no depth holds {} latency ≤ {} (it broke the limit from depth {})",
+            "no depth holds {} latency ≤ {} (it broke the limit from depth {}){}",
             a.statistic,
             fmt_ns_short(a.limit_ns),
-            a.detail.first_bad_iodepth.unwrap_or(1)
+            a.detail.first_bad_iodepth.unwrap_or(1),
+            uncertain(a)
         );
     }
     let mut s = format!(
@@ -166,7 +167,23 @@ pub fn answer_words(a: &Answer) -> String {
     if !a.detail.limit_crossed {
         s.push_str(" (limit never crossed up to --max-depth: a lower bound)");
     }
+    s.push_str(&uncertain(a));
     s
+}
+
+/// The answer's doubt when a step that decided it was judged on latency measured while a
+/// job thread waited for a CPU (both times the depth was measured): ` (uncertain: …)`.
+fn uncertain(a: &Answer) -> String {
+    let d = &a.detail.contended_iodepths;
+    if d.is_empty() {
+        return String::new();
+    }
+    let depths: Vec<String> = d.iter().map(u32::to_string).collect();
+    format!(
+        " (uncertain: a job thread waited for a CPU both times {} {} measured, so the latency judged there may be the machine's rather than the device's)",
+        if d.len() == 1 { "depth" } else { "depths" },
+        depths.join(" and ") + if d.len() == 1 { " was" } else { " were" }
+    )
 }
 
 /// What the sweep saw besides the answer, the terminal's second line and the reports'
@@ -291,6 +308,28 @@ pub fn depth_cell(p: &CurvePoint, answer_depth: Option<u32>) -> String {
     }
 }
 
+/// A curve's limit cell, terminal and reports alike: `ok` or `over`, `ok (again)` at a
+/// depth measured again because a job thread waited for a CPU in its first measurement,
+/// `ok?` when it waited in the second too ([`AGAIN_NOTE`]).
+pub fn limit_cell(p: &CurvePoint) -> String {
+    let verdict = if p.within_limit { "ok" } else { "over" };
+    match (p.detail.cpu_contended, p.detail.set_aside_latency_ns) {
+        (true, _) => format!("{verdict}?"),
+        (false, Some(_)) => format!("{verdict} (again)"),
+        (false, None) => verdict.into(),
+    }
+}
+
+/// What the limit cell's marks mean, under a curve that has one.
+pub const AGAIN_NOTE: &str = "(again) = a job thread waited for a CPU while the depth was first measured: that measurement was set aside and the depth measured again; ? = it waited in the second measurement too, and the limit was judged on that latency nonetheless";
+
+/// Whether a curve has a limit cell [`AGAIN_NOTE`] explains.
+pub fn measured_again(curve: &[CurvePoint]) -> bool {
+    curve
+        .iter()
+        .any(|p| p.detail.set_aside_latency_ns.is_some() || p.detail.cpu_contended)
+}
+
 pub fn curve_table(t: &TestResult) -> String {
     let mut pts: Vec<&CurvePoint> = t.curve.iter().flatten().collect();
     pts.sort_by_key(|p| p.at.iodepth);
@@ -325,8 +364,11 @@ pub fn curve_table(t: &TestResult) -> String {
             right(lat_cell(p, |l| l.p999_ns)),
             right(queue_cell(&p.at)),
             right(format!("{:.0} %", p.cpu_pct)),
-            Cell::new(if p.within_limit { "ok" } else { "over" }),
+            Cell::new(limit_cell(p)),
         ]);
+    }
+    if measured_again(t.curve.as_deref().unwrap_or_default()) {
+        return format!("{table}\n  {AGAIN_NOTE}\n");
     }
     format!("{table}\n")
 }
@@ -592,6 +634,34 @@ mod tests {
             Some("steady-state rounds")
         );
         assert_eq!(setup_words(false, false, false), None);
+    }
+
+    /// A depth measured again because a job thread waited for a CPU says so in its limit
+    /// cell, and an answer decided by a step that waited both times says it is uncertain.
+    #[test]
+    fn a_step_measured_again_and_an_uncertain_answer_say_so() {
+        let mut p = CurvePoint {
+            within_limit: true,
+            ..Default::default()
+        };
+        assert_eq!(limit_cell(&p), "ok");
+        p.detail.set_aside_latency_ns = Some(30e6);
+        assert_eq!(limit_cell(&p), "ok (again)");
+        p.detail.cpu_contended = true;
+        p.within_limit = false;
+        assert_eq!(limit_cell(&p), "over?");
+        let mut a = answer(1000.0, 21, 21.0);
+        assert!(!answer_words(&a).contains("uncertain"));
+        a.detail.contended_iodepths = vec![22];
+        assert!(
+            answer_words(&a).ends_with(
+                " (uncertain: a job thread waited for a CPU both times depth 22 was measured, so the latency judged there may be the machine's rather than the device's)"
+            ),
+            "{}",
+            answer_words(&a)
+        );
+        a.detail.contended_iodepths = vec![21, 22];
+        assert!(answer_words(&a).contains("both times depths 21 and 22 were measured"));
     }
 
     #[test]

@@ -21,7 +21,7 @@ use crate::os::signals::StopFlag;
 use crate::runner::cpu;
 use crate::runner::recorder::{JobRecorder, direction_stats};
 use crate::runner::target::TestTarget;
-use crate::sysinfo::diskstats::PhaseCounters;
+use crate::sysinfo::diskstats::{PhaseCounters, write_amplification};
 use crate::workload::block::{BlockTestSpec, JobSpec, Region, Rw};
 use crate::workload::offsets::OffsetGen;
 
@@ -48,6 +48,23 @@ pub struct BlockRunOutput {
     /// The counters of each of the `devices` asked, over the measured window (`None` for a
     /// device without counters, or when no job got past its ramp).
     pub devices: Vec<Option<DeviceCounters>>,
+    /// The same counters over the span of `all_write_bytes`: read before the first I/O was
+    /// submitted and after the last was reaped (the final fsync included). See
+    /// [`BlockRunOutput::write_amplification`].
+    whole: Vec<Option<DeviceCounters>>,
+}
+
+impl BlockRunOutput {
+    /// Device `i`'s bytes written over the bytes the jobs wrote, both counted from before
+    /// the first I/O to after the last, ramp included: the same span on both sides. Over
+    /// the measured window instead (`devices`), the counters were read by this thread when
+    /// it woke after the ramp, a little after the jobs' count began: the writes completed in
+    /// between were the jobs' and not the device's, and a direct write on a loop device read
+    /// 0.99. `None` without counters, without a measured window, or without writes.
+    pub fn write_amplification(&self, i: usize) -> Option<f64> {
+        let dc = self.whole.get(i)?.as_ref()?;
+        write_amplification(dc, self.all_write_bytes)
+    }
 }
 
 /// A write failed with ENOSPC: `written` is what this run had written by then (ramp included).
@@ -277,6 +294,7 @@ pub fn run_block_test(
         write_bytes: total.rec.write_bytes + total.rec.tail_write_bytes,
         read_bytes: total.rec.read_bytes + total.rec.tail_read_bytes,
         devices: ran.devices,
+        whole: ran.whole,
     })
 }
 
@@ -342,6 +360,8 @@ struct JobsRan {
     wall: Duration,
     proc_cpu: cpu::CpuTimes,
     devices: Vec<Option<DeviceCounters>>,
+    /// The counters from before the release to after the last job ended.
+    whole: Vec<Option<DeviceCounters>>,
 }
 
 /// One thread per job of every group, released together once all have set up; a job that
@@ -353,7 +373,9 @@ struct JobsRan {
 /// none will) and again once every job is done, its drain and final fsync included. Read
 /// around the whole call instead, they took in the setup, the ramp and the caller's polling
 /// (up to 100 ms): a 400 ms run with no ramp showed ~500 ms of device time, and dev MB/s
-/// came out a fifth low.
+/// came out a fifth low. A second reading of the counters covers the jobs' whole span, from
+/// before the release (no I/O submitted yet) to the same end: that of the bytes they wrote
+/// in all, which write amplification divides by.
 fn run_jobs(
     spec: &BlockTestSpec,
     targets: &[&TestTarget],
@@ -371,6 +393,7 @@ fn run_jobs(
     let mut phases: Vec<Option<PhaseCounters>> =
         devices.iter().map(|d| PhaseCounters::start(*d)).collect();
     let (measuring_tx, measuring_rx) = mpsc::channel::<()>();
+    let mut whole = Vec::new();
 
     let results: Vec<Vec<Result<JobOut>>> = std::thread::scope(|s| {
         let mut handles = Vec::new();
@@ -403,13 +426,12 @@ fn run_jobs(
         }
         // Only the jobs hold senders now: when all have ended, `recv` fails.
         drop(measuring_tx);
-        // A job without a ramp measures from its first I/O: the window opens before the
-        // release, not when this thread gets to run again (on a loaded machine, after the
-        // first megabytes went by).
+        // Every span opens before the release, none when this thread gets to run again (on
+        // a loaded machine, after the first megabytes went by): the whole one, and the
+        // window of a job without a ramp, which measures from its first I/O.
         let from_start = spec.groups.iter().any(|g| g.ramp.is_zero());
-        if from_start {
-            phases.iter_mut().flatten().for_each(PhaseCounters::restart);
-        }
+        phases.iter_mut().flatten().for_each(PhaseCounters::restart);
+        whole = phases.clone();
         // Release all jobs at once, after every one has opened its file and engine.
         barrier.wait();
         // The window opens when the ramp ends (the jobs' stopwatches start now), not when a
@@ -437,14 +459,18 @@ fn run_jobs(
             .collect()
     });
 
-    let devices = (0..devices.len())
-        .map(|i| phases.get(i)?.as_ref()?.finish())
-        .collect();
+    // Without a measured window (`phases` cleared) neither span has counters.
+    let finish = |counters: &[Option<PhaseCounters>]| -> Vec<Option<DeviceCounters>> {
+        (0..devices.len())
+            .map(|i| phases.get(i)?.as_ref().and(counters[i].as_ref())?.finish())
+            .collect()
+    };
     JobsRan {
+        devices: finish(&phases),
+        whole: finish(&whole),
         results,
         wall: wall_start.elapsed(),
         proc_cpu: cpu::process_times().since(&proc_before),
-        devices,
     }
 }
 

@@ -18,7 +18,6 @@ use crate::model::{ResultDoc, ResultSink, RunResult, TestResult, Warning, Warnin
 use crate::os::cpu_wait;
 use crate::stats::repeat::{RepeatMode, spread_warnings, summarize_test};
 use crate::stats::steady_rounds::{SteadyRounds, SteadySpec, not_reached_warning};
-use crate::sysinfo::diskstats::write_amplification;
 use crate::workload::block::BlockTestSpec;
 use crate::workload::presets::Preset;
 
@@ -435,11 +434,9 @@ impl TestRunner<'_> {
             if let (Some((entries, secs)), Some(iops)) = (idle, o.total.iops) {
                 o.total.idle_entries_per_io = crate::sysinfo::cpuidle::per_io(entries, secs, iops);
             }
-            // Over the measured window, as the figures: its writes against the device's.
+            // The device's writes against the jobs', over the same span (the whole run).
             let device = o.devices.first().cloned().flatten();
-            if let Some(dc) = &device {
-                o.total.write_amplification = write_amplification(dc, o.write_bytes);
-            }
+            o.total.write_amplification = o.write_amplification(0);
             (o, device)
         }))
     }

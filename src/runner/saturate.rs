@@ -277,6 +277,8 @@ pub fn aggregate(
             devices: Vec::new(),
             total_iodepth: None,
             run: None,
+            set_aside_latency_ns: None,
+            cpu_contended: false,
         },
     };
     point.within_limit = judged_latency(&point, rule.statistic, rule.aggregate) <= rule.limit_ns;

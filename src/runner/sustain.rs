@@ -19,7 +19,6 @@ use crate::runner::progress::Progress;
 use crate::runner::target::{TargetKind, TestTarget};
 use crate::stats::changepoint::SHORT_PHASE_POINTS;
 use crate::stats::repeat::summarize_test;
-use crate::sysinfo::diskstats::write_amplification;
 use crate::units::{count, fmt_mb_per_s, fmt_size_iec};
 use crate::workload::block::{BlockTestSpec, Rw, cdm_label};
 use crate::workload::sustain::{
@@ -405,10 +404,8 @@ fn run_pass(
             return Err(e);
         }
     };
-    if let Some(dc) = o.devices.first().cloned().flatten() {
-        o.total.write_amplification = write_amplification(&dc, o.write_bytes);
-        o.total.device = Some(dc);
-    }
+    o.total.write_amplification = o.write_amplification(0);
+    o.total.device = o.devices.first().cloned().flatten();
     crate::runner::block::name_window_flag(&mut o.warnings, "--time");
     for w in o.warnings {
         doc.warn(w);

@@ -381,6 +381,9 @@ fn run_sweep(
     let mut search = Search::new(start, cfg.max_depth.max(start), cfg.limit_ns);
     let mut index = 0u32;
     let mut next = search.next();
+    // The judged latency of a step set aside for its CPU wait, until its depth is measured
+    // again.
+    let mut set_aside: Option<f64> = None;
     let mut steps = || -> Result<()> {
         loop {
             if let Some(h) = hooks {
@@ -388,7 +391,13 @@ fn run_sweep(
             }
             let Some((depth, phase)) = next else { break };
             index += 1;
-            let label = format!("{name} depth {depth} (step {index}, {})", phase.name());
+            // A depth measured again says so (its first measurement's job thread waited for
+            // a CPU).
+            let again = if set_aside.is_some() { ", again" } else { "" };
+            let label = format!(
+                "{name} depth {depth} (step {index}, {}{again})",
+                phase.name()
+            );
             if let Some(h) = hooks {
                 h.before_step()?;
             }
@@ -427,7 +436,18 @@ fn run_sweep(
                 iops: point.at.iops,
                 latency_ns: step::judged_latency(&point, cfg.statistic, cfg.aggregate),
             };
-            search.record(obs);
+            // A distributed step is the same on every rank, but each rank's job threads
+            // wait for their own CPUs: measuring again on one rank's word would split the
+            // ranks' searches; their steps are judged as they come.
+            let contended = hooks.is_none() && waited_for_cpu(&res.total);
+            if !search.record_step(obs, contended) {
+                // Set aside: the same depth is measured next (`search.next()`).
+                set_aside = Some(obs.latency_ns);
+                next = search.next();
+                continue;
+            }
+            point.detail.set_aside_latency_ns = set_aside.take();
+            point.detail.cpu_contended = contended;
             point.within_limit = search.within(obs.latency_ns);
             if hooks.is_some() && ctx.progress != super::ProgressMode::Quiet {
                 crate::eline!("{}", judged_line(&label, &point, cfg.ranks, cfg.statistic));
@@ -561,12 +581,7 @@ fn note_step_warnings(on: &Sweep, name: &str, depth: u32, res: &StepResult, doc:
             test: Some(name.to_string()),
         });
     }
-    let waited = res
-        .total
-        .cpu
-        .as_ref()
-        .and_then(|c| c.max_job_thread_wait_pct);
-    if let Some(pct) = waited.filter(|&p| p > cpu_wait::CPU_CONTENTION_PCT)
+    if let Some(pct) = contention_pct(&res.total)
         && !given(doc, name, WarningCode::CpuContention)
     {
         doc.warn(Warning {
@@ -579,6 +594,18 @@ fn note_step_warnings(on: &Sweep, name: &str, depth: u32, res: &StepResult, doc:
             test: Some(name.to_string()),
         });
     }
+}
+
+/// The share of a step a job thread waited for a CPU, when over the `cpu-contention`
+/// threshold: the step's latency may be the machine's rather than the device's.
+fn contention_pct(total: &RunResult) -> Option<f64> {
+    let waited = total.cpu.as_ref().and_then(|c| c.max_job_thread_wait_pct);
+    waited.filter(|&p| p > cpu_wait::CPU_CONTENTION_PCT)
+}
+
+/// Did a job thread of the step wait for a CPU (its `cpu-contention`)?
+fn waited_for_cpu(total: &RunResult) -> bool {
+    contention_pct(total).is_some()
 }
 
 /// A step's warning as the sweep gives it. A cache-absorbed one holds at the depths after
@@ -716,6 +743,7 @@ fn answer_of(cfg: &SaturateConfig, sweep: &SweepSpec, o: &Outcome, curve: &[Curv
             peak_iops: peak.map(|p| p.at.iops).unwrap_or(0.0),
             peak_iodepth: peak.map(|p| p.at.iodepth).unwrap_or(0),
             ranks: (cfg.ranks > 1).then_some(cfg.ranks),
+            contended_iodepths: o.contended.clone(),
         },
     }
 }

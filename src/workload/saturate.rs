@@ -88,6 +88,10 @@ pub struct Outcome {
     pub peak: Option<Observation>,
     /// Some depth held the limit although a smaller one broke it (noise or a cache).
     pub inconsistent: bool,
+    /// The depths that decided the answer (the answer's, the first bad one) whose step was
+    /// judged on latency measured while a job thread waited for a CPU, both times it was
+    /// measured: the answer may belong at another depth.
+    pub contended: Vec<u32>,
 }
 
 /// The search state machine: ask `next()`, measure that depth, `record()` it, repeat.
@@ -103,6 +107,12 @@ pub struct Search {
     /// Bisection bounds: largest good depth, smallest bad depth.
     lo: Option<u32>,
     hi: Option<u32>,
+    /// A step set aside because its job thread waited for a CPU: measured again next.
+    again: Option<(u32, Phase)>,
+    /// The depths measured again (each at most once).
+    measured_again: Vec<u32>,
+    /// The depths judged although their job thread waited for a CPU both times.
+    contended: Vec<u32>,
 }
 
 impl Search {
@@ -117,6 +127,9 @@ impl Search {
             thrashed: false,
             lo: None,
             hi: None,
+            again: None,
+            measured_again: Vec::new(),
+            contended: Vec::new(),
         }
     }
 
@@ -126,6 +139,9 @@ impl Search {
 
     /// The next depth to measure, or `None` when the search is over.
     pub fn next(&self) -> Option<(u32, Phase)> {
+        if self.again.is_some() {
+            return self.again;
+        }
         if !self.sweep_done {
             return self.sweep.get(self.sweep_idx).map(|&d| (d, Phase::Sweep));
         }
@@ -135,7 +151,29 @@ impl Search {
         }
     }
 
-    /// Record the measurement of the depth `next()` gave.
+    /// Record the measurement of the step `next()` gave, whose job thread waited for a CPU
+    /// (`contended`: the step's `cpu-contention`) or not. A contended step's latency may be
+    /// the machine's rather than the device's, and one judged on it can put the answer at
+    /// the wrong depth (depth 2 at 18.8 ms against a 22 ms limit under load): the first
+    /// contended measurement of a depth is set aside and the depth measured again at once
+    /// (`next()`); the second is judged whatever it shows, and remembered when it waited
+    /// too ([`Outcome::contended`]). Returns whether this measurement was judged.
+    pub fn record_step(&mut self, obs: Observation, contended: bool) -> bool {
+        self.again = None;
+        if contended {
+            if !self.measured_again.contains(&obs.depth) {
+                let phase = self.next().map_or(Phase::Sweep, |(_, p)| p);
+                self.again = Some((obs.depth, phase));
+                self.measured_again.push(obs.depth);
+                return false;
+            }
+            self.contended.push(obs.depth);
+        }
+        self.record(obs);
+        true
+    }
+
+    /// Record the measurement of the depth `next()` gave (a step without contention).
     pub fn record(&mut self, obs: Observation) {
         let good = self.within(obs.latency_ns);
         self.points.push(obs);
@@ -206,7 +244,15 @@ impl Search {
             (Some(h), _) => Some(h),
             (None, b) => b,
         };
+        let deciding = [answer.map(|a| a.depth), first_bad];
+        let mut contended: Vec<u32> = deciding
+            .into_iter()
+            .flatten()
+            .filter(|d| self.contended.contains(d))
+            .collect();
+        contended.dedup();
         Outcome {
+            contended,
             answer,
             first_bad,
             thrashed: self.thrashed,
@@ -488,6 +534,73 @@ mod tests {
             latency_ns: 1.0,
         });
         assert_eq!(knee(&more), Some(4));
+    }
+
+    /// Under load a step's latency may be the machine's (its `cpu-contention`): depth 16
+    /// read 36 ms against a 22 ms limit while its job thread waited for a CPU, and judged so
+    /// it put the answer at 15 instead of 22. It is set aside and measured again at once,
+    /// in the same phase; the second measurement is judged whatever it shows, and the
+    /// outcome names it when it waited too and decided the answer.
+    #[test]
+    fn a_step_that_waited_for_a_cpu_is_measured_again_before_it_is_judged() {
+        let f = queue(1000.0, 1.0 * MS);
+        // `waits(depth, n)`: whether the n-th measurement (from 0) of `depth` waited, which
+        // adds 20 ms to its latency.
+        let run = |waits: &dyn Fn(u32, usize) -> bool, tell: bool| {
+            let mut s = Search::new(1, 256, 22.0 * MS);
+            let mut steps: Vec<(u32, Phase, bool)> = Vec::new();
+            while let Some((d, phase)) = s.next() {
+                let waited = waits(d, steps.iter().filter(|st| st.0 == d).count());
+                let mut obs = f(d);
+                if waited {
+                    obs.latency_ns += 20.0 * MS;
+                }
+                let judged = if tell {
+                    s.record_step(obs, waited)
+                } else {
+                    s.record(obs);
+                    true
+                };
+                steps.push((d, phase, judged));
+            }
+            (s.outcome(), s.points().to_vec(), steps)
+        };
+        let (clean, clean_points, _) = run(&|_, _| false, true);
+        assert_eq!(clean.answer.unwrap().depth, 22);
+        assert_eq!(clean.first_bad, Some(23));
+        // Judged on the contended latency, the answer moved to 15.
+        let (o, _, _) = run(&|d, n| d == 16 && n == 0, false);
+        assert_eq!(o.answer.unwrap().depth, 15);
+        // Measured again: the same search as without the wait, one step longer.
+        let (o, points, steps) = run(&|d, n| d == 16 && n == 0, true);
+        assert_eq!((o.clone(), points), (clean.clone(), clean_points));
+        assert_eq!(
+            steps[4..6],
+            [(16, Phase::Sweep, false), (16, Phase::Sweep, true)]
+        );
+        assert!(o.contended.is_empty());
+        // In the bisection too, in its own phase.
+        let (o, _, steps) = run(&|d, n| d == 20 && n == 0, true);
+        assert_eq!(o, clean);
+        let at = steps.iter().position(|s| s.0 == 20).unwrap();
+        assert_eq!(
+            steps[at..at + 2],
+            [(20, Phase::Bisect, false), (20, Phase::Bisect, true)]
+        );
+        // Waiting both times at the first bad depth: judged, and named as uncertain.
+        let (o, _, steps) = run(&|d, _| d == 22, true);
+        assert_eq!(o.answer.unwrap().depth, 21);
+        assert_eq!(o.first_bad, Some(22));
+        assert_eq!(o.contended, vec![22]);
+        assert_eq!(
+            steps.iter().filter(|s| s.0 == 22).count(),
+            2,
+            "once again only"
+        );
+        // Waiting both times where it decided nothing (depth 1 still held the limit).
+        let (o, _, _) = run(&|d, _| d == 1, true);
+        assert_eq!(o.answer.unwrap().depth, 22);
+        assert!(o.contended.is_empty());
     }
 
     #[test]
