@@ -1,8 +1,10 @@
 //! Storage that fights back, as a sysadmin meets it: a read-only mount holding the file to
-//! test. Each on a file system or loop device the test makes itself (as
+//! test, a file system unmounted (lazily) under a running test, a loop device detached
+//! under a device run. Each on a file system or loop device the test makes itself (as
 //! root; skipped loudly otherwise). The faults `tests/reliability.rs` covers (ENOSPC, a
 //! file system turning read-only, the target removed) are not repeated here.
 
+use std::path::Path;
 use std::process::Command;
 
 mod common;
@@ -91,4 +93,84 @@ fn an_existing_file_on_a_read_only_mount_is_read_as_it_is_or_refused_up_front() 
     assert_eq!(doc.status, "complete");
     assert_eq!(std::fs::read(&file).unwrap(), vec![0x5au8; 8 << 20]);
     remount("rw");
+}
+
+/// A file system unmounted lazily (`umount -l`) under a run: the next test's open says so,
+/// rather than that the target was removed, and iolab says its test file and lock stay on
+/// that file system (no later start can find them by their path).
+#[test]
+fn a_file_system_unmounted_under_a_run_is_named_and_what_stays_on_it_said() {
+    let test = "a_file_system_unmounted_under_a_run_is_named_and_what_stays_on_it_said";
+    let Some(fs) = scratch_or_skip(test, "ext4", 64 << 20, &[], "") else {
+        return;
+    };
+    let d = tempdir();
+    let out = d.path().join("out");
+    let child = real_run_after_first_test(s(fs.path()), &[], "8M", &out, d.path());
+    let st = Command::new("umount")
+        .args(["-l", s(fs.path())])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    // Mounted again (as before, for the teardown), to look at what stayed on it.
+    let dev = fs.loop_dev.as_ref().unwrap().device.clone();
+    let st = Command::new("mount")
+        .arg(&dev)
+        .arg(fs.path())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("is gone: the file system holding it was unmounted during the run"),
+        "{err}"
+    );
+    assert!(
+        err.contains("remove them once it is mounted there again"),
+        "{err}"
+    );
+    let doc = result_doc(&out).expect("result file saved");
+    assert_eq!(doc.status, "failed");
+    let left = iolab_leftovers(fs.path());
+    assert!(!left.is_empty(), "the test file stayed on it, as said");
+    for p in left {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+/// A loop device detached (`losetup -d`) under a device run: the failed read names the
+/// device and says it was detached or shrank (it said only "short read … 0 of 4096 bytes").
+#[test]
+fn a_loop_device_detached_under_a_run_is_named() {
+    let test = "a_loop_device_detached_under_a_run_is_named";
+    if !common::loop_or_skip(test) {
+        return;
+    }
+    let d = tempdir();
+    let image = d.path().join("disk.img");
+    std::fs::File::create(&image)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    let lo = iolab::fs::loopdev::LoopDevice::attach(&image, false).unwrap();
+    let dev = lo.device.display().to_string();
+    let out = d.path().join("out");
+    let child = real_run_after_first_test(&dev, &["--allow-destroy", &dev], "32M", &out, d.path());
+    // Busy: the kernel detaches it when the run closes it, before the next test opens it.
+    let st = Command::new("losetup").args(["-d", &dev]).status().unwrap();
+    assert!(st.success());
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("{dev} now holds"))
+            && err.contains("it was detached or shrank during the run"),
+        "{err}"
+    );
+    let doc = result_doc(&out).expect("result file saved");
+    assert_eq!(doc.status, "failed");
+    drop(lo);
+    assert!(Path::new(&image).exists());
 }
