@@ -12,6 +12,14 @@ mod reliability_support;
 use common::{s, scratch_or_skip, stderr, tempdir};
 use reliability_support::*;
 
+/// One test at a time: a loop device detached under a run stays bound until the run lets it
+/// go, and another test's scratch file system set up meanwhile failed once (of four runs).
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// `iolab run` on an existing file of a read-only mount: what writes is refused before
 /// anything is created, naming the read-only file system and how to read the file as it
 /// is; reading it as it is works. Before, `--allow-destroy FILE` claimed a result file,
@@ -19,6 +27,7 @@ use reliability_support::*;
 #[test]
 fn an_existing_file_on_a_read_only_mount_is_read_as_it_is_or_refused_up_front() {
     let test = "an_existing_file_on_a_read_only_mount_is_read_as_it_is_or_refused_up_front";
+    let _one = one_at_a_time();
     let Some(fs) = scratch_or_skip(test, "ext4", 64 << 20, &[], "") else {
         return;
     };
@@ -79,6 +88,29 @@ fn an_existing_file_on_a_read_only_mount_is_read_as_it_is_or_refused_up_front() 
         err.contains("cannot grow on a read-only file system") && err.contains("--size 8192K"),
         "{err}"
     );
+    // `iolab sustain` only writes: refused up front too.
+    let o = common::iolab_in(
+        d.path(),
+        &[
+            "sustain",
+            f,
+            "--allow-destroy",
+            f,
+            "--size",
+            "4M",
+            "-o",
+            s(&out),
+        ],
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{f} is on a read-only file system: a sustained write needs to write it"
+        )),
+        "{err}"
+    );
+    assert!(!out.exists(), "nothing is created: {err}");
     // Read as it is: measured, nothing written.
     let o = run(&[
         "--allow-destroy",
@@ -101,6 +133,7 @@ fn an_existing_file_on_a_read_only_mount_is_read_as_it_is_or_refused_up_front() 
 #[test]
 fn a_file_system_unmounted_under_a_run_is_named_and_what_stays_on_it_said() {
     let test = "a_file_system_unmounted_under_a_run_is_named_and_what_stays_on_it_said";
+    let _one = one_at_a_time();
     let Some(fs) = scratch_or_skip(test, "ext4", 64 << 20, &[], "") else {
         return;
     };
@@ -145,6 +178,7 @@ fn a_file_system_unmounted_under_a_run_is_named_and_what_stays_on_it_said() {
 #[test]
 fn a_loop_device_detached_under_a_run_is_named() {
     let test = "a_loop_device_detached_under_a_run_is_named";
+    let _one = one_at_a_time();
     if !common::loop_or_skip(test) {
         return;
     }
