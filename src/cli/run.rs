@@ -10,8 +10,8 @@ use clap::Args;
 
 use super::checks::{
     DEFAULT_SIZE, FileRoom, MAX_BS, MAX_IODEPTH, MAX_JOBS, allow_destroy_of, check_dir_writable,
-    check_interval, check_series, device_in_use, free_for_test_file, free_space, overwrite_room,
-    refuse_read_only_device,
+    check_interval, check_series, device_in_use, free_for_test_file, free_space, is_read_only_fs,
+    overwrite_room, refuse_read_only_device,
 };
 
 use crate::engine::{EngineKind, Pattern};
@@ -517,9 +517,19 @@ fn may_write(
             true
         }
         TargetKind::RegularFile => {
+            refuse_writing_a_read_only_file(a, writes, allowed)?;
             if !allowed {
+                // A read test can read the file as it is: say how (`--prefill false`).
+                let as_is = if writes || a.precondition {
+                    String::new()
+                } else {
+                    format!(
+                        "; to read it as it is instead, add --prefill false to --allow-destroy {}",
+                        a.target.display()
+                    )
+                };
                 return Err(err(format!(
-                    "{} is an existing file: iolab would overwrite it (prefill and writes); pass --allow-destroy {} to allow that, or give a directory",
+                    "{} is an existing file: iolab would overwrite it (prefill and writes); pass --allow-destroy {} to allow that, or give a directory{as_is}",
                     a.target.display(),
                     a.target.display()
                 )));
@@ -567,6 +577,35 @@ fn may_write(
             allowed
         }
     })
+}
+
+/// An existing file on a read-only file system cannot take a write test, a prefill or
+/// `--precondition`: refused before anything runs, with what can be done with it (read it
+/// as it is). Without this, `--allow-destroy FILE` on a read-only mount claimed a result
+/// file, failed with "prefill failed: Read-only file system (os error 30)" and exited 1.
+fn refuse_writing_a_read_only_file(
+    a: &RunArgs,
+    writes: bool,
+    allowed: bool,
+) -> Result<(), UsageError> {
+    if !is_read_only_fs(crate::os::dir_of(&a.target)) {
+        return Ok(());
+    }
+    let f = a.target.display();
+    let what = if writes {
+        "a write test"
+    } else if a.precondition {
+        "--precondition"
+    } else if allowed && !a.prefill {
+        // Read tests of the file as it is: nothing is written.
+        return Ok(());
+    } else {
+        "the prefill"
+    };
+    let reads = if writes { "--rw read/randread " } else { "" };
+    Err(err(format!(
+        "{f} is on a read-only file system: {what} needs to write it (mount it read-write); to read it as it is, pass {reads}--allow-destroy {f} --prefill false (nothing is written)"
+    )))
 }
 
 /// The tested size: `--size`, or the default clamped to the room there is (a directory),
@@ -683,6 +722,15 @@ fn test_size(
                 None if file.len > 0 => (file.len / block * block, "the file's length"),
                 None => (DEFAULT_SIZE / block * block, "the default test size"),
             };
+            if size > file.len && is_read_only_fs(crate::os::dir_of(&a.target)) {
+                return Err(err(format!(
+                    "{what} {}: the file {} holds {} and cannot grow on a read-only file system; give --size {}K at most",
+                    fmt_size_iec(size),
+                    a.target.display(),
+                    fmt_size_iec(file.len),
+                    file.len / 1024
+                )));
+            }
             (size, file.fit(&a.target, size, what)?)
         }
     })

@@ -332,6 +332,14 @@ fn file_span(a: &SustainArgs, allowed: bool) -> Result<(u64, String), UsageError
             a.target().display()
         )));
     }
+    // Refused before anything is created: it claimed a result file and failed at the open,
+    // exit 1 with "Read-only file system (os error 30)".
+    if crate::fs::facts::is_read_only_fs(crate::os::dir_of(a.target())) {
+        return Err(err(format!(
+            "{} is on a read-only file system: a sustained write needs to write it (mount it read-write)",
+            a.target().display()
+        )));
+    }
     let file = FileRoom::of(a.target());
     // `fit` refuses a span beyond the file's room (and says when the file grows): the one
     // check of run, saturate and sustain.

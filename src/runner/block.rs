@@ -783,10 +783,10 @@ fn open_job_engine(
 /// Why the test file did not open (gone, or replaced by a symlink, during the run).
 fn open_error(target: &TestTarget, e: std::io::Error) -> anyhow::Error {
     if e.kind() == std::io::ErrorKind::NotFound {
-        anyhow!(
-            "the test file {} is gone: it or the target directory was removed during the run",
-            target.path.display()
-        )
+        let why = target
+            .vanished()
+            .unwrap_or_else(|| "it or the target directory was removed during the run".into());
+        anyhow!("the test file {} is gone: {why}", target.path.display())
     } else if e.raw_os_error() == Some(libc::ELOOP) && target.is_created_by_us() {
         anyhow!(
             "the test file {} was replaced by a symlink during the run; iolab does not follow it",
@@ -1242,10 +1242,14 @@ fn failed_io(
     result: i64,
     written: u64,
 ) -> anyhow::Error {
+    // A device detached or shrunk under the run: said after what failed, and never taken
+    // for a full file system (a detached loop device answers writes with ENOSPC).
+    let vanished = target.vanished();
     // A write only partly placed on a file system with less than a block free: out of
     // space (the rest would fail with ENOSPC), as a btrfs overwrite that needs new room.
     if op == Op::Write
         && result >= 0
+        && vanished.is_none()
         && crate::fs::facts::free_space(&target.path).is_some_and(|free| free < bs as u64)
     {
         return anyhow::Error::new(NoSpace {
@@ -1255,14 +1259,15 @@ fn failed_io(
         });
     }
     let op = if op == Op::Read { "read" } else { "write" };
+    let vanished = vanished.map(|why| format!("; {why}")).unwrap_or_default();
     if result >= 0 {
         return anyhow!(
-            "short {op} at offset {off} on {}: {result} of {bs} bytes",
+            "short {op} at offset {off} on {}: {result} of {bs} bytes{vanished}",
             target.path.display()
         );
     }
     let err = std::io::Error::from_raw_os_error((-result) as i32);
-    if err.raw_os_error() == Some(libc::ENOSPC) {
+    if err.raw_os_error() == Some(libc::ENOSPC) && vanished.is_empty() {
         return anyhow::Error::new(NoSpace {
             path: target.path.clone(),
             offset: off,
@@ -1270,7 +1275,7 @@ fn failed_io(
         });
     }
     anyhow!(
-        "{op} of {bs} bytes at offset {off} on {} failed: {err}",
+        "{op} of {bs} bytes at offset {off} on {} failed: {err}{vanished}",
         target.path.display()
     )
 }

@@ -463,6 +463,10 @@ impl TestRunner<'_> {
                     crate::sysinfo::diskstats::cache_absorbed_warning(&dc, o.write_bytes)
             {
                 w.test = Some(spec.name.clone());
+                let direct = self.target.direct_ok && spec.groups.iter().any(|g| g.direct);
+                if direct && doc.environment.fs_type.starts_with("fuse") {
+                    w.message = fuse_direct_advice(&w.message);
+                }
                 doc.warn(w);
             }
             // Once per test, as the extra I/O below: the first run a cache answered.
@@ -718,9 +722,41 @@ fn named_as_ran(spec: &BlockTestSpec, test: &mut TestResult, warnings: &mut [War
     test.name = name;
 }
 
+/// The advice of a `cache-absorbed` warning on a FUSE file system that took O_DIRECT: the
+/// test did use direct I/O, which reached only the FUSE daemon (ntfs-3g, exfat-fuse,
+/// fusefat), and the daemon wrote to its device through the page cache; "use direct I/O"
+/// sent the user to what had already run.
+fn fuse_direct_advice(message: &str) -> String {
+    const ADVICE: &str = "use direct I/O, fsync, or a size above 2x RAM";
+    debug_assert!(message.ends_with(ADVICE), "{message}");
+    let kept = message.strip_suffix(ADVICE).unwrap_or(message);
+    format!(
+        "{kept}the test ran with O_DIRECT, which on a FUSE file system reaches only its daemon, and the daemon wrote to the device through its own cache; use a size above 2x RAM or a file system that honours O_DIRECT"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The advice of `cache-absorbed` on a FUSE target that took O_DIRECT no longer says
+    /// "use direct I/O" (it had been used); the figures before it stay.
+    #[test]
+    fn cache_absorbed_on_fuse_with_direct_io_does_not_advise_direct_io() {
+        let dc = DeviceCounters {
+            device: "loop2".into(),
+            write_bytes: 16 << 20,
+            ..Default::default()
+        };
+        let w = crate::sysinfo::diskstats::cache_absorbed_warning(&dc, 64 << 20).unwrap();
+        let m = fuse_direct_advice(&w.message);
+        assert!(!m.contains("use direct I/O"), "{m}");
+        assert!(
+            m.starts_with("the application wrote 64.0 MiB but loop2 saw only 16.0 MiB written (25 %): the page cache absorbed the writes")
+                && m.contains("the test ran with O_DIRECT, which on a FUSE file system reaches only its daemon"),
+            "{m}"
+        );
+    }
 
     /// A rank told to stop after it had done its whole `--io-size` (the other rank's notice
     /// came while it drained its last requests) was listed as stonewalled: `stonewalled 2/2`

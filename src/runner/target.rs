@@ -29,6 +29,9 @@ pub struct TestTarget {
     pub prefilled: bool,
     /// `--verify`: sectors written to this target are sealed and reads are checked.
     pub verify: Option<crate::engine::verify::Verifier>,
+    /// The file system (st_dev) of the test file iolab created, to tell an unmount from a
+    /// removal when the file is gone.
+    fs_dev: Option<u64>,
     created: bool,
     keep: bool,
 }
@@ -57,6 +60,10 @@ impl TestTarget {
             logical_block_size: 512,
             prefilled: false,
             verify: None,
+            fs_dev: file
+                .metadata()
+                .ok()
+                .map(|m| std::os::unix::fs::MetadataExt::dev(&m)),
             created: true,
             keep,
         };
@@ -106,6 +113,7 @@ impl TestTarget {
             logical_block_size: crate::sysinfo::logical_block_size_of(path).unwrap_or(512),
             prefilled: false,
             verify: None,
+            fs_dev: None,
             created: false,
             keep: true,
         })
@@ -196,12 +204,51 @@ impl TestTarget {
     pub fn is_created_by_us(&self) -> bool {
         self.created
     }
+
+    /// Why the target failed, when that is something that happened to it during the run
+    /// rather than to one request: the file system of iolab's test file unmounted (its
+    /// directory now lies on another one), or a device detached or shrunk below the tested
+    /// size (a loop device's `losetup -d`, a backing file truncated, a disk removed). For
+    /// the error paths only.
+    pub fn vanished(&self) -> Option<String> {
+        use std::os::unix::fs::MetadataExt;
+        if let Some(dev) = self.fs_dev {
+            let dir = crate::os::dir_of(&self.path);
+            let now = std::fs::metadata(dir).ok()?.dev();
+            return (now != dev).then(|| {
+                format!(
+                    "the file system holding it was unmounted during the run ({} now lies on another file system)",
+                    dir.display()
+                )
+            });
+        }
+        if self.kind != TargetKind::BlockDevice {
+            return None;
+        }
+        let now = block_device_size(&self.path).unwrap_or(0);
+        (now < self.size).then(|| {
+            format!(
+                "{} now holds {}, less than the {} tested: it was detached or shrank during the run (losetup -d, a backing file truncated, a disk removed)",
+                self.path.display(),
+                crate::units::fmt_size_iec(now),
+                crate::units::fmt_size_iec(self.size)
+            )
+        })
+    }
 }
 
 impl Drop for TestTarget {
     fn drop(&mut self) {
         if self.created {
             if !self.keep {
+                if let Some(why) = self.vanished() {
+                    // Out of reach: it stays on the unmounted file system, and no later
+                    // start can find it by its path.
+                    crate::eline!(
+                        "iolab: could not remove the test file {} (nor the lock file .iolab.lock beside it): {why}; remove them once it is mounted there again",
+                        self.path.display()
+                    );
+                }
                 crate::fs::guard::remove_or_report(&self.path);
             } else {
                 // Its name has a pid and a random part: say which file it is.
