@@ -51,7 +51,7 @@ macro_rules! outln {
 static STDOUT_ERROR: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 
 /// Keeps the first error of a write to stdout; a closed pipe (`| head`) is no error.
-fn note_stdout(r: std::io::Result<()>) {
+pub fn note_stdout(r: std::io::Result<()>) {
     match r {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
             let mut first = STDOUT_ERROR.lock().unwrap_or_else(|p| p.into_inner());
@@ -82,6 +82,18 @@ pub fn stdout_error() -> Option<String> {
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .clone()
+}
+
+/// Flushes stdout and, when output was lost ([`stdout_error`]), says so on stderr
+/// (`iolab: error: cannot write to stdout: …`); true when it did.
+pub fn said_stdout_error() -> bool {
+    match stdout_error() {
+        Some(e) => {
+            eline!("iolab: error: cannot write to stdout: {e}");
+            true
+        }
+        None => false,
+    }
 }
 
 pub mod analysis;

@@ -33,16 +33,10 @@ fn main() {
     };
     // Output lost to a full disk or an I/O error is said, and fails a command that had
     // succeeded; the result file (if any) was saved before the output.
-    let code = match iolab::stdout_error() {
-        Some(e) => {
-            iolab::eline!("iolab: error: cannot write to stdout: {e}");
-            if code == 0 {
-                ExitCode::Failure as i32
-            } else {
-                code
-            }
-        }
-        None => code,
+    let code = if iolab::said_stdout_error() && code == 0 {
+        ExitCode::Failure as i32
+    } else {
+        code
     };
     iolab::fs::registry::prune_at_exit();
     std::process::exit(code);

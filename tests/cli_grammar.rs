@@ -488,10 +488,18 @@ fn stdout_full_says(cmd: &mut std::process::Command, args: &[&str], says: &str) 
 }
 
 /// `iolab completions bash > FILE` on a full disk exited 0 and left a short file; the
-/// script and the man page now say so and exit 1. A pipe closed early stays quiet.
+/// script and the man page now say so and exit 1, as the help and the version do (clap
+/// printed them and exited 0 with nothing written). A pipe closed early stays quiet.
 #[test]
 fn completions_and_man_say_when_stdout_cannot_take_them() {
-    for args in [&["completions", "bash"][..], &["man", "run"]] {
+    for args in [
+        &["completions", "bash"][..],
+        &["man", "run"],
+        &["--help"],
+        &["run", "--help"],
+        &["history", "list", "-h"],
+        &["--version"],
+    ] {
         says_stdout_is_full(args);
     }
     let o = std::process::Command::new("bash")

@@ -203,9 +203,17 @@ pub fn parse() -> Cli {
     match try_parse_from(std::env::args_os()) {
         Ok(cli) => cli,
         Err(e) => match e.kind() {
-            ErrorKind::DisplayHelp
-            | ErrorKind::DisplayVersion
-            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+            // On stdout, as clap prints them; a full disk or an I/O error under it is said
+            // and exit 1, as every command's output (it exited 0 with the help lost).
+            ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+                crate::note_stdout(e.print());
+                std::process::exit(if crate::said_stdout_error() {
+                    crate::error::ExitCode::Failure as i32
+                } else {
+                    0
+                })
+            }
+            ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
             _ => {
                 let argv: Vec<String> = std::env::args_os()
                     .map(|a| a.to_string_lossy().into_owned())
