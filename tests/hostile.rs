@@ -183,15 +183,13 @@ fn a_loop_device_detached_under_a_run_is_named() {
         return;
     }
     let d = tempdir();
-    let image = d.path().join("disk.img");
-    std::fs::File::create(&image)
-        .unwrap()
-        .set_len(64 << 20)
-        .unwrap();
-    let lo = iolab::fs::loopdev::LoopDevice::attach(&image, false).unwrap();
-    let dev = lo.device.display().to_string();
-    let out = d.path().join("out");
-    let child = real_run_after_first_test(&dev, &["--allow-destroy", &dev], "32M", &out, d.path());
+    let LoopUnderRun {
+        lo,
+        dev,
+        image,
+        out,
+        child,
+    } = loop_under_a_run(d.path());
     // Busy: the kernel detaches it when the run closes it, before the next test opens it.
     let st = Command::new("losetup").args(["-d", &dev]).status().unwrap();
     assert!(st.success());

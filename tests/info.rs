@@ -188,6 +188,30 @@ fn a_two_device_btrfs_lists_both_devices() {
     );
 }
 
+/// `iolab run` of 1 MiB direct writes, one run, on the device `dev` (a loop the test made),
+/// with `extra`; its JSON.
+fn direct_writes_on(dev: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "run",
+        "--target",
+        dev,
+        "--allow-destroy",
+        dev,
+        "--rw",
+        "write",
+        "--bs",
+        "1M",
+        "--direct",
+        "true",
+        "--repeat",
+        "1",
+        "--json",
+        "--no-save",
+    ];
+    args.extend(extra);
+    json_of(&iolab(&args))
+}
+
 #[test]
 fn loop_counters_match_a_direct_write_test_within_one_percent() {
     let test = "loop_counters_match_a_direct_write_test_within_one_percent";
@@ -195,25 +219,7 @@ fn loop_counters_match_a_direct_write_test_within_one_percent() {
         return;
     };
     let dev = img.lo.device.display().to_string();
-    let v = json_of(&iolab(&[
-        "run",
-        "--target",
-        &dev,
-        "--allow-destroy",
-        &dev,
-        "--rw",
-        "write",
-        "--bs",
-        "1M",
-        "--io-size",
-        "32M",
-        "--direct",
-        "true",
-        "--repeat",
-        "1",
-        "--json",
-        "--no-save",
-    ]));
+    let v = direct_writes_on(&dev, &["--io-size", "32M"]);
     let run = &v["tests"][0]["runs"][0];
     let app = run["bytes"].as_u64().unwrap();
     assert_eq!(app, 32 << 20, "the test wrote --io-size");
@@ -251,29 +257,10 @@ fn a_timed_direct_write_with_a_ramp_amplifies_nothing() {
         return;
     };
     let dev = img.lo.device.display().to_string();
-    let v = json_of(&iolab(&[
-        "run",
-        "--target",
+    let v = direct_writes_on(
         &dev,
-        "--allow-destroy",
-        &dev,
-        "--rw",
-        "write",
-        "--bs",
-        "1M",
-        "--iodepth",
-        "8",
-        "--duration",
-        "1s",
-        "--ramp",
-        "500ms",
-        "--direct",
-        "true",
-        "--repeat",
-        "1",
-        "--json",
-        "--no-save",
-    ]));
+        &["--iodepth", "8", "--duration", "1s", "--ramp", "500ms"],
+    );
     let wa = v["tests"][0]["runs"][0]["write_amplification"]
         .as_f64()
         .unwrap();

@@ -93,6 +93,23 @@ fn a_fuse_helper_that_mounts_nothing_is_a_rejected_option() {
     assert!(stderr.contains("nothing is mounted on"), "{stderr}");
 }
 
+/// The tiny workload run once on FAT32 through fusefat, on a 260 MiB image (the smallest
+/// that holds 4 KiB clusters), with `extra`; the result.
+fn fat32_run(area: &Area, extra: &[&str]) -> iolab::model::ResultDoc {
+    let mut args = vec![
+        "--fs",
+        "fat32",
+        "--image-size",
+        "260M",
+        "--workload",
+        TINY,
+        "--repeat",
+        "1",
+    ];
+    args.extend(extra);
+    run_ok(area, &args)
+}
+
 /// A FAT32 needs 65,525 clusters: 64 KiB clusters on a 260 MiB image (4,157 clusters) are a
 /// skipped row with the size they need, not an out-of-spec volume mkfs.vfat makes with a
 /// warning and the matrix measured as "vfat 64KiB"; 4 KiB clusters (66,170) run.
@@ -103,21 +120,7 @@ fn a_fat32_with_too_few_clusters_is_skipped() {
         return;
     }
     let area = Area::new();
-    let doc = run_ok(
-        &area,
-        &[
-            "--fs",
-            "fat32",
-            "--cluster",
-            "4K,64K",
-            "--image-size",
-            "260M",
-            "--workload",
-            TINY,
-            "--repeat",
-            "1",
-        ],
-    );
+    let doc = fat32_run(&area, &["--cluster", "4K,64K"]);
     let [small, big] = &doc.configurations[..] else {
         panic!("two rows: {:?}", doc.configurations);
     };
@@ -962,21 +965,7 @@ fn age_on_fusefat_is_refused_not_faked() {
         return;
     }
     let area = Area::new();
-    let doc = run_ok(
-        &area,
-        &[
-            "--fs",
-            "fat32",
-            "--image-size",
-            "260M",
-            "--workload",
-            TINY,
-            "--repeat",
-            "1",
-            "--age",
-            "source-tree",
-        ],
-    );
+    let doc = fat32_run(&area, &["--age", "source-tree"]);
     let note = doc
         .warnings
         .iter()

@@ -171,15 +171,13 @@ fn read_errors_from_a_device_whose_backing_file_shrank() {
         return;
     }
     let d = tempdir();
-    let image = d.path().join("disk.img");
-    std::fs::File::create(&image)
-        .unwrap()
-        .set_len(64 << 20)
-        .unwrap();
-    let lo = iolab::fs::loopdev::LoopDevice::attach(&image, false).unwrap();
-    let dev = lo.device.display().to_string();
-    let out = d.path().join("out");
-    let child = real_run_after_first_test(&dev, &["--allow-destroy", &dev], "32M", &out, d.path());
+    let LoopUnderRun {
+        lo,
+        dev,
+        image,
+        out,
+        child,
+    } = loop_under_a_run(d.path());
     // The loop driver fails reads past the end of its (now shorter) backing file.
     std::fs::OpenOptions::new()
         .write(true)

@@ -339,3 +339,33 @@ pub fn real_run_after_first_test(
     assert!(wait_for_tests(&mut child, out, 1), "first test not saved");
     child
 }
+
+/// A loop device over a 64 MiB image in `dir`, under `iolab run --preset real` past its first
+/// test ([`real_run_after_first_test`], the result at `out`): the moment the device's fault
+/// tests strike.
+pub struct LoopUnderRun {
+    pub lo: iolab::fs::loopdev::LoopDevice,
+    pub dev: String,
+    pub image: PathBuf,
+    pub out: PathBuf,
+    pub child: Child,
+}
+
+pub fn loop_under_a_run(dir: &Path) -> LoopUnderRun {
+    let image = dir.join("disk.img");
+    std::fs::File::create(&image)
+        .unwrap()
+        .set_len(64 << 20)
+        .unwrap();
+    let lo = iolab::fs::loopdev::LoopDevice::attach(&image, false).unwrap();
+    let dev = lo.device.display().to_string();
+    let out = dir.join("out");
+    let child = real_run_after_first_test(&dev, &["--allow-destroy", &dev], "32M", &out, dir);
+    LoopUnderRun {
+        lo,
+        dev,
+        image,
+        out,
+        child,
+    }
+}
