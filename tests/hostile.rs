@@ -4,7 +4,6 @@
 //! root; skipped loudly otherwise). The faults `tests/reliability.rs` covers (ENOSPC, a
 //! file system turning read-only, the target removed) are not repeated here.
 
-use std::path::Path;
 use std::process::Command;
 
 mod common;
@@ -183,17 +182,12 @@ fn a_loop_device_detached_under_a_run_is_named() {
         return;
     }
     let d = tempdir();
-    let LoopUnderRun {
-        lo,
-        dev,
-        image,
-        out,
-        child,
-    } = loop_under_a_run(d.path());
+    let run = loop_under_a_run(d.path());
+    let (dev, out) = (run.dev.as_str(), run.out.as_path());
     // Busy: the kernel detaches it when the run closes it, before the next test opens it.
-    let st = Command::new("losetup").args(["-d", &dev]).status().unwrap();
+    let st = Command::new("losetup").args(["-d", dev]).status().unwrap();
     assert!(st.success());
-    let o = child.wait_with_output().unwrap();
+    let o = run.child.wait_with_output().unwrap();
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
@@ -201,8 +195,8 @@ fn a_loop_device_detached_under_a_run_is_named() {
             && err.contains("it was detached or shrank during the run"),
         "{err}"
     );
-    let doc = result_doc(&out).expect("result file saved");
+    let doc = result_doc(out).expect("result file saved");
     assert_eq!(doc.status, "failed");
-    drop(lo);
-    assert!(Path::new(&image).exists());
+    drop(run.lo);
+    assert!(run.image.exists());
 }

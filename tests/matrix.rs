@@ -94,8 +94,12 @@ fn a_fuse_helper_that_mounts_nothing_is_a_rejected_option() {
 }
 
 /// The tiny workload run once on FAT32 through fusefat, on a 260 MiB image (the smallest
-/// that holds 4 KiB clusters), with `extra`; the result.
-fn fat32_run(area: &Area, extra: &[&str]) -> iolab::model::ResultDoc {
+/// that holds 4 KiB clusters), with `extra`; the result. `None`: `test` skipped (said).
+fn fat32_run(test: &str, extra: &[&str]) -> Option<iolab::model::ResultDoc> {
+    if !can_run(test) || !common::tool_or_skip(test, "fusefat", "fusefat") {
+        return None;
+    }
+    let area = Area::new();
     let mut args = vec![
         "--fs",
         "fat32",
@@ -107,7 +111,7 @@ fn fat32_run(area: &Area, extra: &[&str]) -> iolab::model::ResultDoc {
         "1",
     ];
     args.extend(extra);
-    run_ok(area, &args)
+    Some(run_ok(&area, &args))
 }
 
 /// A FAT32 needs 65,525 clusters: 64 KiB clusters on a 260 MiB image (4,157 clusters) are a
@@ -115,12 +119,12 @@ fn fat32_run(area: &Area, extra: &[&str]) -> iolab::model::ResultDoc {
 /// warning and the matrix measured as "vfat 64KiB"; 4 KiB clusters (66,170) run.
 #[test]
 fn a_fat32_with_too_few_clusters_is_skipped() {
-    let test = "a_fat32_with_too_few_clusters_is_skipped";
-    if !can_run(test) || !common::tool_or_skip(test, "fusefat", "fusefat") {
+    let Some(doc) = fat32_run(
+        "a_fat32_with_too_few_clusters_is_skipped",
+        &["--cluster", "4K,64K"],
+    ) else {
         return;
-    }
-    let area = Area::new();
-    let doc = fat32_run(&area, &["--cluster", "4K,64K"]);
+    };
     let [small, big] = &doc.configurations[..] else {
         panic!("two rows: {:?}", doc.configurations);
     };
@@ -960,12 +964,12 @@ fn a_cluster_study_through_fusefat_is_estimated_up_front() {
 /// (a `matrix-note`) and the configuration ends failed with that reason, no aged runs.
 #[test]
 fn age_on_fusefat_is_refused_not_faked() {
-    let test = "age_on_fusefat_is_refused_not_faked";
-    if !can_run(test) || !common::tool_or_skip(test, "fusefat", "fusefat") {
+    let Some(doc) = fat32_run(
+        "age_on_fusefat_is_refused_not_faked",
+        &["--age", "source-tree"],
+    ) else {
         return;
-    }
-    let area = Area::new();
-    let doc = fat32_run(&area, &["--age", "source-tree"]);
+    };
     let note = doc
         .warnings
         .iter()

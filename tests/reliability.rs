@@ -171,32 +171,27 @@ fn read_errors_from_a_device_whose_backing_file_shrank() {
         return;
     }
     let d = tempdir();
-    let LoopUnderRun {
-        lo,
-        dev,
-        image,
-        out,
-        child,
-    } = loop_under_a_run(d.path());
+    let run = loop_under_a_run(d.path());
+    let (dev, out) = (run.dev.as_str(), run.out.as_path());
     // The loop driver fails reads past the end of its (now shorter) backing file.
     std::fs::OpenOptions::new()
         .write(true)
-        .open(&image)
+        .open(&run.image)
         .unwrap()
         .set_len(1 << 20)
         .unwrap();
-    let o = child.wait_with_output().unwrap();
+    let o = run.child.wait_with_output().unwrap();
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(
         err.contains("Input/output error") || err.contains("short read"),
         "{err}"
     );
-    assert!(err.contains(&dev), "the message names the device: {err}");
-    let doc = result_doc(&out).expect("result file saved");
+    assert!(err.contains(dev), "the message names the device: {err}");
+    let doc = result_doc(out).expect("result file saved");
     assert_eq!(doc.status, "failed");
     assert!(!doc.tests[0].runs.is_empty(), "the first test was kept");
-    drop(lo);
+    drop(run.lo);
 }
 
 #[test]
