@@ -7,11 +7,9 @@ use std::collections::BTreeMap;
 use crate::model::{ResultDoc, TestResult};
 use crate::report::blocks::{Block, TableBlock, summary_table};
 use crate::report::load::Loaded;
-use crate::report::metrics::{
-    MEAN_LATENCY, all_tests, config_of, display_name, fmt_value, label_for, test_name,
-};
+use crate::report::metrics::{all_tests, config_of, display_name, label_for, test_name};
 use crate::report::{age, charts, compare, matrix, saturate, slack, state, sustain, table, trace};
-use crate::units::{fmt_size_iec, fmt_thousands};
+use crate::units::fmt_size_iec;
 
 /// Build the whole report.
 pub fn build(inputs: &[Loaded]) -> Vec<Block> {
@@ -491,49 +489,11 @@ fn saturation_blocks(name: &str, t: &TestResult, out: &mut Vec<Block>) {
             caption: "Saturation curve: latency against IOPS as the queue depth rises, with the limit line, the answer and the knee".into(),
         });
     }
-    let answer_depth = saturate::answer_depth(t);
-    let rows: Vec<Vec<String>> = charts::by_depth(curve)
-        .into_iter()
-        .map(|p| {
-            vec![
-                saturate::depth_cell(p, answer_depth),
-                fmt_thousands(p.at.iops),
-                fmt_value("bw_bytes_per_s", p.at.bw_bytes_per_s),
-                saturate::lat_cell(p, |l| l.mean_ns),
-                saturate::lat_cell(p, |l| l.p99_ns),
-                saturate::lat_cell(p, |l| l.p999_ns),
-                saturate::queue_cell(&p.at),
-                format!("{:.0} %", p.cpu_pct),
-                // The terminal's words (`saturate::curve_table`).
-                saturate::limit_cell(p),
-            ]
-        })
-        .collect();
-    // Several streams (the mixed sweep's reads and writes, several targets): every stream's
-    // I/Os together and the worst stream, as the terminal shows them; one alone was unnamed.
-    let several = curve
-        .iter()
-        .any(|p| p.detail.lat_over_streams_max.is_some());
-    let lat = |h: &str| {
-        if several {
-            format!("{h} (all / worst)")
-        } else {
-            h.to_string()
-        }
-    };
+    // The terminal's table (`saturate::curve_table`).
+    let (header, rows) = saturate::curve_cells(curve, saturate::answer_depth(t));
     let marked = rows.iter().any(|r| r[0].ends_with(" *"));
     out.push(Block::Table(TableBlock {
-        header: vec![
-            saturate::depth_header(curve).into(),
-            "IOPS".into(),
-            "MB/s".into(),
-            lat(MEAN_LATENCY),
-            lat("p99"),
-            lat("p99.9"),
-            "avg QD".into(),
-            "CPU".into(),
-            "limit".into(),
-        ],
+        header,
         rows,
         first_numeric: 1,
         numeric_end: None,

@@ -5,11 +5,12 @@ use comfy_table::{Cell, ContentArrangement};
 
 use crate::model::saturate::{Answer, CurvePoint, LatTriple};
 use crate::model::{ResultDoc, TestResult};
-use crate::report::metrics::MEAN_LATENCY;
+use crate::report::charts::by_depth;
+use crate::report::metrics::{MEAN_LATENCY, fmt_value};
 use crate::report::table::{new_table, right};
 use crate::runner::sweep::Timing;
 use crate::runner::target::TargetKind;
-use crate::units::{fmt_mb_per_s, fmt_ns, fmt_ns_short, fmt_secs, fmt_size_iec, fmt_thousands};
+use crate::units::{fmt_ns, fmt_ns_short, fmt_secs, fmt_size_iec, fmt_thousands};
 use crate::workload::saturate::config::SaturateConfig;
 
 /// The notes and the plan with its estimated time, on stderr before anything runs (the
@@ -330,12 +331,17 @@ pub fn measured_again(curve: &[CurvePoint]) -> bool {
         .any(|p| p.detail.set_aside_latency_ns.is_some() || p.detail.cpu_contended)
 }
 
-pub fn curve_table(t: &TestResult) -> String {
-    let mut pts: Vec<&CurvePoint> = t.curve.iter().flatten().collect();
-    pts.sort_by_key(|p| p.at.iodepth);
-    let several = pts.iter().any(|p| p.detail.lat_over_streams_max.is_some());
-    let answer_depth = answer_depth(t);
-    let mut table = new_table(ContentArrangement::Disabled);
+/// A curve's table, terminal and reports alike: the header, and a row a depth in order
+/// ([`depth_cell`] marks the answer's, [`limit_cell`] is last). With several streams (the
+/// mixed sweep's reads and writes, several targets) a latency is every stream's I/Os
+/// together and the worst stream's.
+pub fn curve_cells(
+    curve: &[CurvePoint],
+    answer_depth: Option<u32>,
+) -> (Vec<String>, Vec<Vec<String>>) {
+    let several = curve
+        .iter()
+        .any(|p| p.detail.lat_over_streams_max.is_some());
     let lat = |h: &str| {
         if several {
             format!("{h} (all / worst)")
@@ -343,8 +349,8 @@ pub fn curve_table(t: &TestResult) -> String {
             h.to_string()
         }
     };
-    table.set_header(vec![
-        depth_header(t.curve.as_deref().unwrap_or_default()).to_string(),
+    let header = vec![
+        depth_header(curve).to_string(),
         "IOPS".into(),
         "MB/s".into(),
         lat(MEAN_LATENCY),
@@ -353,19 +359,35 @@ pub fn curve_table(t: &TestResult) -> String {
         "avg QD".into(),
         "CPU".into(),
         "limit".into(),
-    ]);
-    for p in pts {
-        table.add_row(vec![
-            right(depth_cell(p, answer_depth)),
-            right(fmt_thousands(p.at.iops)),
-            right(fmt_mb_per_s(p.at.bw_bytes_per_s)),
-            right(lat_cell(p, |l| l.mean_ns)),
-            right(lat_cell(p, |l| l.p99_ns)),
-            right(lat_cell(p, |l| l.p999_ns)),
-            right(queue_cell(&p.at)),
-            right(format!("{:.0} %", p.cpu_pct)),
-            Cell::new(limit_cell(p)),
-        ]);
+    ];
+    let rows = by_depth(curve)
+        .into_iter()
+        .map(|p| {
+            vec![
+                depth_cell(p, answer_depth),
+                fmt_thousands(p.at.iops),
+                fmt_value("bw_bytes_per_s", p.at.bw_bytes_per_s),
+                lat_cell(p, |l| l.mean_ns),
+                lat_cell(p, |l| l.p99_ns),
+                lat_cell(p, |l| l.p999_ns),
+                queue_cell(&p.at),
+                format!("{:.0} %", p.cpu_pct),
+                limit_cell(p),
+            ]
+        })
+        .collect();
+    (header, rows)
+}
+
+pub fn curve_table(t: &TestResult) -> String {
+    let (header, rows) = curve_cells(t.curve.as_deref().unwrap_or_default(), answer_depth(t));
+    let mut table = new_table(ContentArrangement::Disabled);
+    table.set_header(header);
+    for mut row in rows {
+        let limit = row.pop().unwrap_or_default();
+        let mut cells: Vec<Cell> = row.into_iter().map(right).collect();
+        cells.push(Cell::new(limit));
+        table.add_row(cells);
     }
     if measured_again(t.curve.as_deref().unwrap_or_default()) {
         return format!("{table}\n  {AGAIN_NOTE}\n");
