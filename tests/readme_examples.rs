@@ -322,6 +322,7 @@ fn every_documented_flag_is_in_the_help() {
         "--directory",
         "--ioengine",
         "--runtime",
+        "--numjobs",
         "--hostfile",
         "--oversubscribe",
         "--ntasks-per-node",
