@@ -189,12 +189,12 @@ fn a_capped_device_reports_its_cap_at_depth() {
 /// device's window at the first completion after the ramp, which iolab's window counts but
 /// the device had already counted, WA 0.96.
 ///
-/// Known to fail under heavy load (not fixed): WA 0.963 (26 of 27 MiB), 9.96 MB/s, once in
-/// two runs of this binary at --test-threads=2 beside three CPU-bound loops (load ~16; 6 of
-/// 6 passed alone beside them). The device's counters are read by `run_jobs`' own thread
-/// when it wakes at the ramp's end; woken later than the next 1 MiB completion (one per
-/// 100 ms here), that write is in iolab's window and not in the device's. A product cause:
-/// the device's window has to open at the jobs' ramp end, not when that thread next runs.
+/// It failed once under heavy load: WA 0.963 (26 of 27 MiB), 9.96 MB/s, in one of two runs
+/// of this binary at --test-threads=2 beside three CPU-bound loops (load ~16). The device's
+/// counters were read by `run_jobs`' own thread when it woke at the ramp's end; woken later
+/// than the next 1 MiB completion, that write was in iolab's count and not in the device's.
+/// Write amplification is now counted over one span on both sides (from before the first
+/// I/O to after the last, `BlockRunOutput::write_amplification`).
 #[test]
 fn a_bandwidth_cap_is_reported_with_its_write_amplification() {
     let _one_at_a_time = RATE_TESTS.lock().unwrap_or_else(|e| e.into_inner());
