@@ -5,6 +5,7 @@
 //! (and what cannot be removed named). Signals: `reliability_signals.rs`; ownership and
 //! symlinks: `reliability_ownership.rs`.
 
+use std::io::Write;
 use std::time::Duration;
 
 mod common;
@@ -75,12 +76,89 @@ fn short_write_on_a_full_btrfs_is_reported_as_no_space() {
         .output()
         .unwrap();
     assert_eq!(aged.status.code(), Some(0), "{}", stderr(&aged));
-    nix::unistd::sync();
-    let (err, _) = run_until_full(
-        fs.path(),
-        &["--size", "120M", "--duration", "300ms", "--repeat", "2"],
+    // Filled to under one block free (not by a timed run, whose reach depends on the
+    // machine's speed): the file to overwrite, then a filler written until the file system
+    // refuses more and cut back by half a block. A 1 MiB O_DIRECT overwrite then needs new
+    // room that is not all there.
+    let file = fs.path().join("overwrite.dat");
+    write_synced(&file, 8 << 20);
+    fill_then_free(&fs.path().join("filler.dat"), 512 << 10);
+    let left = nix::sys::statvfs::statvfs(fs.path()).unwrap();
+    let left = left.blocks_available() * left.fragment_size();
+    assert!(
+        left > 0 && left < 1 << 20,
+        "{left} bytes free after the filler: not under one 1 MiB block"
     );
+    let d = tempdir();
+    let out = d.path().join("out");
+    let o = common::bin()
+        .args([
+            "run",
+            "--target",
+            s(&file),
+            "--allow-destroy",
+            s(&file),
+            "--prefill",
+            "false",
+            "--rw",
+            "write",
+            "--bs",
+            "1M",
+            "--io-size",
+            "8M",
+            "--repeat",
+            "1",
+            "--ramp",
+            "0",
+            "--no-history",
+            "--output",
+            s(&out),
+        ])
+        .output()
+        .unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("no space left on"), "{err}");
     assert!(!err.contains("short write"), "{err}");
+    assert_eq!(
+        result_doc(&out).expect("result file saved").status,
+        "failed"
+    );
+}
+
+/// `len` bytes of non-zero data at `path`, on the device before it returns.
+fn write_synced(path: &std::path::Path, len: u64) {
+    let mut f = std::fs::File::create(path).unwrap();
+    let chunk = vec![0x5a_u8; 1 << 20];
+    let mut left = len;
+    while left > 0 {
+        let n = left.min(chunk.len() as u64) as usize;
+        f.write_all(&chunk[..n]).unwrap();
+        left -= n as u64;
+    }
+    f.sync_all().unwrap();
+}
+
+/// Writes `path` until the file system is full (1 MiB, then 4 KiB pieces until ENOSPC),
+/// then cuts `free` bytes off its end, on the device before it returns.
+fn fill_then_free(path: &std::path::Path, free: u64) {
+    let mut f = std::fs::File::create(path).unwrap();
+    for piece in [1 << 20, 4 << 10] {
+        let chunk = vec![0x5a_u8; piece];
+        loop {
+            match f.write_all(&chunk) {
+                Ok(()) => {}
+                Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => break,
+                Err(e) => panic!("filling {}: {e}", path.display()),
+            }
+        }
+        // Delayed allocation can refuse at the flush instead: start over on what was kept.
+        let _ = f.sync_all();
+    }
+    let len = f.metadata().unwrap().len();
+    f.set_len(len.saturating_sub(free)).unwrap();
+    f.sync_all().unwrap();
+    nix::unistd::sync();
 }
 
 /// `iolab run --preset real` on `target` (with `extra`, no ramp) that must stop because the
