@@ -458,7 +458,9 @@ impl TestRunner<'_> {
             .iter()
             .all(|g| g.engine == crate::engine::EngineKind::Null);
         if let Some(dc) = device {
+            // Once per test, as a cache that served reads: the first run a cache absorbed.
             if !null
+                && !given(doc, &spec.name, WarningCode::CacheAbsorbed)
                 && let Some(mut w) =
                     crate::sysinfo::diskstats::cache_absorbed_warning(&dc, o.write_bytes)
             {

@@ -461,6 +461,51 @@ fn reads_a_fuse_daemon_s_cache_answered_are_warned_about() {
     );
 }
 
+/// Buffered writes the page cache kept (a 4 MiB file on an ext4 overwritten for 300 ms a
+/// run, far more than 8 MiB on any machine: the device writes the file once, at the run's
+/// end) are warned about once per test, as reads a cache served: with `--repeat 3` the
+/// warning stood three times, the same test and advice with each run's figures.
+#[test]
+fn writes_the_page_cache_absorbed_are_warned_about_once_per_test() {
+    const TEST: &str = "writes_the_page_cache_absorbed_are_warned_about_once_per_test";
+    let Some(fs) = scratch_or_skip(TEST, "ext4", 128 << 20, &[], "") else {
+        return;
+    };
+    let mp = fs.mount_point.display().to_string();
+    let out = iolab(&[
+        "run",
+        "--target",
+        &mp,
+        "--rw",
+        "write",
+        "--bs",
+        "1M",
+        "--direct",
+        "false",
+        "--size",
+        "4M",
+        "--duration",
+        "300ms",
+        "--ramp",
+        "0",
+        "--repeat",
+        "3",
+        "--json",
+        "--no-save",
+    ]);
+    let doc = json_ok(&out);
+    let absorbed: Vec<&Value> = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["code"] == "cache-absorbed")
+        .collect();
+    assert_eq!(absorbed.len(), 1, "once per test: {:#}", doc["warnings"]);
+    assert_eq!(absorbed[0]["test"], "SEQ1M Q1T1 write");
+    let msg = absorbed[0]["message"].as_str().unwrap();
+    assert!(msg.starts_with("the application wrote "), "{msg}");
+}
+
 /// A btrfs over two devices (raid0) spreads its I/O over both: the counters of the one
 /// device in the mount table showed half the reads and a WA of 0.50, and the run was warned
 /// about as a cache (cache-absorbed). Now they are the sum over both.
