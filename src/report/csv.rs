@@ -82,17 +82,21 @@ pub fn render(inputs: &[Loaded]) -> String {
     out.push('\n');
     for l in inputs {
         let doc = &l.doc;
+        // The columns every row of this file starts with.
+        let file_cols = [
+            l.file_name(),
+            doc.command.clone(),
+            doc.environment.hostname.clone(),
+            doc.started_at.clone(),
+        ];
         for t in all_tests(doc) {
-            let mut test_cols = vec![
-                l.file_name(),
-                doc.command.clone(),
-                doc.environment.hostname.clone(),
-                doc.started_at.clone(),
+            let mut test_cols = file_cols.to_vec();
+            test_cols.extend([
                 config_of(doc, t).unwrap_or_default(),
                 test_name(doc, t),
                 t.family.clone(),
                 t.direction.clone().unwrap_or_default(),
-            ];
+            ]);
             let s = t.settings.as_ref();
             // Independent job groups at once (saturate's mixed sweep): every group's pattern,
             // not only the first's (`settings` is the first group).
@@ -160,13 +164,8 @@ pub fn render(inputs: &[Loaded]) -> String {
         // small; or failed before its first test), a workload that failed before its first
         // test on one that measured others. One row each, no figures; the CSV left them out.
         for (c, status, reason) in unmeasured(doc) {
-            let mut row = vec![
-                l.file_name(),
-                doc.command.clone(),
-                doc.environment.hostname.clone(),
-                doc.started_at.clone(),
-                c.label.clone(),
-            ];
+            let mut row = file_cols.to_vec();
+            row.push(c.label.clone());
             row.resize(COLUMNS.len() - 4, String::new());
             row.extend([doc.status.clone(), status, reason, String::new()]);
             push_row(&mut out, &row);

@@ -5,7 +5,7 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 
 use crate::model::{
-    DirectionStats, LatencyStats, ResultDoc, RunResult, TestResult, Warning, WarningCode,
+    DirectionStats, LatencyStats, ResultDoc, RunResult, Summary, TestResult, Warning, WarningCode,
 };
 use crate::report::metrics::MEAN_LATENCY;
 use crate::stats::summary::median;
@@ -98,6 +98,15 @@ fn device_view(t: &TestResult, which: DevBytes) -> (String, String) {
     )
 }
 
+/// The `± IOPS` cell of a test's or a direction's IOPS summary: the runs' coefficient of
+/// variation, `-` with fewer than two runs.
+fn iops_spread(s: Option<&Summary>) -> String {
+    match s {
+        Some(s) if s.n >= 2 => format!("±{:.1}%", s.cv * 100.0),
+        _ => "-".into(),
+    }
+}
+
 /// The reads' and the writes' rows under a mixed test: each direction's own rate and
 /// latency (a device rarely serves both alike), its spread and what the device saw of it.
 fn direction_rows(t: &TestResult) -> Vec<Vec<Cell>> {
@@ -123,10 +132,7 @@ fn direction_rows(t: &TestResult) -> Vec<Vec<Cell>> {
             ))
         };
         let or_dash = |v: Option<String>| v.unwrap_or_else(|| "-".into());
-        let spread = match t.summary.get(&format!("{dir}_iops")) {
-            Some(s) if s.n >= 2 => format!("±{:.1}%", s.cv * 100.0),
-            _ => "-".into(),
-        };
+        let spread = iops_spread(t.summary.get(&format!("{dir}_iops")));
         rows.push(vec![
             Cell::new(format!("  \u{21b3} {dir}s")),
             Cell::new(or_dash(
@@ -219,10 +225,9 @@ pub fn render_block_table(doc: &ResultDoc) -> String {
             .iter()
             .filter(|t| t.family == "block" && t.direction.as_deref() == Some(dir))
         {
-            let s = t.summary.get("iops");
-            let spread = match s {
-                Some(s) if s.n >= 2 => format!("±{:.1}%", s.cv * 100.0),
-                _ => "-".into(),
+            let spread = iops_spread(t.summary.get("iops"));
+            let lat = |f: fn(&LatencyStats) -> f64| {
+                lat_median(t, f).map(fmt_ns).unwrap_or_else(|| "-".into())
             };
             let mut row = vec![
                 Cell::new(&t.name),
@@ -236,21 +241,9 @@ pub fn render_block_table(doc: &ResultDoc) -> String {
                         .map(fmt_thousands)
                         .unwrap_or_else(|| "-".into()),
                 ),
-                Cell::new(
-                    lat_median(t, |l| l.mean)
-                        .map(fmt_ns)
-                        .unwrap_or_else(|| "-".into()),
-                ),
-                Cell::new(
-                    lat_median(t, |l| l.p99 as f64)
-                        .map(fmt_ns)
-                        .unwrap_or_else(|| "-".into()),
-                ),
-                Cell::new(
-                    lat_median(t, |l| l.p999 as f64)
-                        .map(fmt_ns)
-                        .unwrap_or_else(|| "-".into()),
-                ),
+                Cell::new(lat(|l| l.mean)),
+                Cell::new(lat(|l| l.p99 as f64)),
+                Cell::new(lat(|l| l.p999 as f64)),
                 Cell::new(spread),
                 Cell::new(t.runs.len().to_string()),
             ];

@@ -4,7 +4,7 @@
 //! sizes, queue depth and inter-arrival times. Reads only the model.
 
 use crate::model::trace::TraceSummary;
-use crate::model::{ResultDoc, TestResult};
+use crate::model::{LatencyStats, ResultDoc, TestResult};
 use crate::report::svg::{Bar, bar_chart};
 use crate::units::{fmt_mb_per_s, fmt_ns, fmt_size_iec};
 
@@ -313,6 +313,14 @@ fn run_shown(t: &TestResult, r: &crate::model::RunResult) -> String {
     }
 }
 
+/// The columns of a trace test's per-operation table, in the terminal and the reports.
+const OP_HEADER: [&str; 7] = ["op", "count", "bytes", "p50", "p99", "p99.9", "max"];
+
+/// An operation's latency cells under [`OP_HEADER`]: p50, p99, p99.9 and max.
+fn op_latencies(l: &LatencyStats) -> [String; 4] {
+    [l.p50, l.p99, l.p999, l.max].map(|ns| fmt_ns(ns as f64))
+}
+
 /// The report's per-operation table of a trace test (its median run by MB/s, the one the
 /// terminal shows): count, bytes and latency percentiles per operation.
 pub fn op_table(t: &TestResult) -> Option<(Vec<String>, Vec<Vec<String>>)> {
@@ -320,9 +328,7 @@ pub fn op_table(t: &TestResult) -> Option<(Vec<String>, Vec<Vec<String>>)> {
     if d.ops.is_empty() {
         return None;
     }
-    let header = ["op", "count", "bytes", "p50", "p99", "p99.9", "max"]
-        .map(String::from)
-        .to_vec();
+    let header = OP_HEADER.map(String::from).to_vec();
     let rows = d
         .ops
         .iter()
@@ -331,11 +337,10 @@ pub fn op_table(t: &TestResult) -> Option<(Vec<String>, Vec<Vec<String>>)> {
                 name.clone(),
                 crate::units::fmt_thousands(o.count as f64),
                 fmt_size_iec(o.bytes),
-                fmt_ns(o.lat_ns.p50 as f64),
-                fmt_ns(o.lat_ns.p99 as f64),
-                fmt_ns(o.lat_ns.p999 as f64),
-                fmt_ns(o.lat_ns.max as f64),
             ]
+            .into_iter()
+            .chain(op_latencies(&o.lat_ns))
+            .collect()
         })
         .collect();
     Some((header, rows))
@@ -420,20 +425,17 @@ pub fn render_test(t: &TestResult) -> String {
             ));
         }
     }
+    let [op, count, bytes, p50, p99, p999, max] = OP_HEADER;
     s.push_str(&format!(
-        "  {:<10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}\n",
-        "op", "count", "bytes", "p50", "p99", "p99.9", "max"
+        "  {op:<10} {count:>9} {bytes:>10} {p50:>10} {p99:>10} {p999:>10} {max:>10}\n"
     ));
     for (name, o) in &d.ops {
+        let [p50, p99, p999, max] = op_latencies(&o.lat_ns);
         s.push_str(&format!(
-            "  {:<10} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}\n",
+            "  {:<10} {:>9} {:>10} {p50:>10} {p99:>10} {p999:>10} {max:>10}\n",
             name,
             o.count,
             fmt_size_iec(o.bytes),
-            fmt_ns(o.lat_ns.p50 as f64),
-            fmt_ns(o.lat_ns.p99 as f64),
-            fmt_ns(o.lat_ns.p999 as f64),
-            fmt_ns(o.lat_ns.max as f64)
         ));
     }
     if let Some(ns) = r.fsync_ns {
