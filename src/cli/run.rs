@@ -10,8 +10,8 @@ use clap::Args;
 
 use super::checks::{
     DEFAULT_SIZE, FileRoom, MAX_BS, MAX_IODEPTH, MAX_JOBS, allow_destroy_of, check_dir_writable,
-    check_interval, check_series, device_in_use, free_for_test_file, free_space, is_read_only_fs,
-    overwrite_room, refuse_read_only_device,
+    check_interval, check_series, device_in_use, err, free_for_test_file, free_space,
+    is_read_only_fs, overwrite_room, refuse_read_only_device,
 };
 
 use crate::engine::{EngineKind, Pattern};
@@ -253,10 +253,6 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub out: super::OutputArgs,
-}
-
-fn err(msg: impl Into<String>) -> UsageError {
-    UsageError::new(msg)
 }
 
 impl RunConfig {

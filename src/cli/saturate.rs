@@ -5,7 +5,7 @@
 //! decides the worst-case size of each target from the caches iolab can detect (the fio
 //! latency method: at least 10x the cache).
 
-use crate::cli::checks::{FileRoom, MAX_BS, MAX_JOBS, refuse_read_only_device};
+use crate::cli::checks::{FileRoom, MAX_BS, MAX_JOBS, err, refuse_read_only_device};
 use crate::engine::EngineKind;
 use crate::error::UsageError;
 use crate::fs::facts::{
@@ -144,10 +144,6 @@ fn unique<T: PartialEq + Copy>(v: &[T]) -> Vec<T> {
         }
     }
     out
-}
-
-fn err(msg: impl Into<String>) -> UsageError {
-    UsageError::new(msg)
 }
 
 impl SaturateConfig {
