@@ -21,7 +21,8 @@ pub use crate::fs::facts::{
     free_space, fs_signature, is_read_only_fs, overwrite_room, overwrite_room_of,
 };
 
-fn err(msg: impl Into<String>) -> UsageError {
+/// A refusal of the command line (exit 2): the one shorthand every command's checks use.
+pub fn err(msg: impl Into<String>) -> UsageError {
     UsageError::new(msg)
 }
 

@@ -3,6 +3,7 @@
 //! `iolab copy` options checked into a `CopySettings`/`CopyConfig` (workload/copy.rs):
 //! every bad input is a `UsageError` before anything is created.
 
+use crate::cli::checks::err;
 use crate::error::UsageError;
 use crate::fs::facts::io_why;
 use crate::model::Delivery;
@@ -114,10 +115,6 @@ pub struct CopyArgs {
 
     #[command(flatten)]
     pub out: super::OutputArgs,
-}
-
-fn err(msg: impl Into<String>) -> UsageError {
-    UsageError::new(msg)
 }
 
 impl CopySettings {

@@ -10,8 +10,8 @@ use clap::Args;
 
 use super::checks::{
     DEFAULT_SIZE, FileRoom, MAX_BS, MAX_IODEPTH, MAX_JOBS, allow_destroy_of, check_dir_writable,
-    check_interval, check_series, device_in_use, free_for_test_file, free_space, is_read_only_fs,
-    overwrite_room, refuse_read_only_device,
+    check_interval, check_series, device_in_use, err, free_for_test_file, free_space,
+    is_read_only_fs, overwrite_room, refuse_read_only_device,
 };
 
 use crate::engine::{EngineKind, Pattern};
@@ -101,6 +101,30 @@ pub struct SteadyArgs {
     /// 25 rounds, the SNIA PTS's limit].
     #[arg(long, allow_hyphen_values = true, value_parser = duration_arg, value_name = "DURATION", requires = "steadystate")]
     pub steadystate_max: Option<Duration>,
+}
+
+impl SteadyArgs {
+    /// `--steadystate` with its companions, for rounds that measure `measured` and take
+    /// `round_wall` each (ramp and pause included); `None` without --steadystate.
+    pub fn spec(
+        &self,
+        measured: Duration,
+        round_wall: Duration,
+    ) -> Result<Option<SteadySpec>, UsageError> {
+        let Some(rule) = &self.steadystate else {
+            return Ok(None);
+        };
+        SteadySpec::parse(
+            rule,
+            self.steadystate_duration,
+            self.steadystate_ramp,
+            self.steadystate_max,
+            measured,
+            round_wall,
+        )
+        .map(Some)
+        .map_err(err)
+    }
 }
 
 #[derive(Debug, Clone, Args)]
@@ -253,10 +277,6 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub out: super::OutputArgs,
-}
-
-fn err(msg: impl Into<String>) -> UsageError {
-    UsageError::new(msg)
 }
 
 impl RunConfig {
@@ -761,9 +781,9 @@ fn check_direct_alignment(
 /// `--steadystate` and its companions, checked against the rest of `iolab run`: a round is
 /// one run of a test (`--duration` measured, after `--ramp`, with `--pause` before it).
 fn steady_spec(a: &RunArgs) -> Result<Option<SteadySpec>, UsageError> {
-    let Some(rule) = &a.steady.steadystate else {
+    if a.steady.steadystate.is_none() {
         return Ok(None);
-    };
+    }
     if a.io_size.is_some() {
         return Err(err(
             "--steadystate with --io-size: steady-state rounds are runs of --duration; drop --io-size",
@@ -775,17 +795,7 @@ fn steady_spec(a: &RunArgs) -> Result<Option<SteadySpec>, UsageError> {
             given.trim()
         )));
     }
-    let round_wall = a.duration + ramp(a) + a.pause;
-    SteadySpec::parse(
-        rule,
-        a.steady.steadystate_duration,
-        a.steady.steadystate_ramp,
-        a.steady.steadystate_max,
-        a.duration,
-        round_wall,
-    )
-    .map(Some)
-    .map_err(err)
+    a.steady.spec(a.duration, a.duration + ramp(a) + a.pause)
 }
 
 /// Warm-up before each run's measurement when `--ramp` is not given.

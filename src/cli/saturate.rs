@@ -5,7 +5,7 @@
 //! decides the worst-case size of each target from the caches iolab can detect (the fio
 //! latency method: at least 10x the cache).
 
-use crate::cli::checks::{FileRoom, MAX_BS, MAX_JOBS, refuse_read_only_device};
+use crate::cli::checks::{FileRoom, MAX_BS, MAX_JOBS, err, refuse_read_only_device};
 use crate::engine::EngineKind;
 use crate::error::UsageError;
 use crate::fs::facts::{
@@ -14,7 +14,6 @@ use crate::fs::facts::{
 };
 use crate::model::{Warning, WarningCode};
 use crate::runner::target::{TargetKind, block_device_size, direct_supported};
-use crate::stats::steady_rounds::SteadySpec;
 use crate::sysinfo::caches::{detect_caches, recommended_size, small_test_warning};
 use crate::units::fmt_size_iec;
 use crate::units::{duration_arg, latency_arg, size_arg};
@@ -146,14 +145,12 @@ fn unique<T: PartialEq + Copy>(v: &[T]) -> Vec<T> {
     out
 }
 
-fn err(msg: impl Into<String>) -> UsageError {
-    UsageError::new(msg)
-}
-
 impl SaturateConfig {
     pub fn from_args(a: &SaturateArgs) -> Result<SaturateConfig, UsageError> {
         check_values(a)?;
-        let steady = steady_spec(a)?;
+        // The steady-state rounds before a sweep (`--steadystate`): a round is one step,
+        // `--step-duration` measured after `--ramp`.
+        let steady = a.steady.spec(a.step_duration, a.step_duration + a.ramp)?;
         check_target_names(a)?;
         let kinds: Vec<TargetKind> = a
             .target
@@ -267,24 +264,6 @@ fn check_values(a: &SaturateArgs) -> Result<(), UsageError> {
         crate::sysinfo::ram_bytes(),
     )?;
     Ok(())
-}
-
-/// The steady-state rounds before a sweep (`--steadystate`): a round is one step,
-/// `--step-duration` measured after `--ramp`.
-fn steady_spec(a: &SaturateArgs) -> Result<Option<SteadySpec>, UsageError> {
-    let Some(rule) = &a.steady.steadystate else {
-        return Ok(None);
-    };
-    SteadySpec::parse(
-        rule,
-        a.steady.steadystate_duration,
-        a.steady.steadystate_ramp,
-        a.steady.steadystate_max,
-        a.step_duration,
-        a.step_duration + a.ramp,
-    )
-    .map(Some)
-    .map_err(err)
 }
 
 /// Each `--target` once, and each `--allow-destroy` naming one of them.

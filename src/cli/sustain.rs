@@ -5,7 +5,7 @@
 
 use crate::cli::checks::{
     FileRoom, MAX_BS, MAX_IODEPTH, allow_destroy_of, check_dir_writable, check_interval,
-    check_series, device_in_use, free_for_test_file, free_space, refuse_read_only_device,
+    check_series, device_in_use, err, free_for_test_file, free_space, refuse_read_only_device,
 };
 use crate::engine::EngineKind;
 use crate::error::UsageError;
@@ -133,10 +133,6 @@ impl SustainArgs {
             .or(self.target_flag.as_deref())
             .unwrap_or(Path::new("."))
     }
-}
-
-fn err(msg: impl Into<String>) -> UsageError {
-    UsageError::new(msg)
 }
 
 impl SustainConfig {

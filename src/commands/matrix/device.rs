@@ -3,11 +3,8 @@
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
+use crate::cli::checks::err;
 use crate::error::UsageError;
-
-fn err(msg: impl Into<String>) -> UsageError {
-    UsageError::new(msg)
-}
 
 /// Is `dev` (canonical) listed in /proc/swaps?
 fn is_swap(dev: &Path) -> bool {

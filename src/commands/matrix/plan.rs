@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use super::workload::{WorkloadPlan, resolve_ref};
+use crate::cli::checks::err;
 use crate::cli::matrix::{MatrixArgs, Study};
 use crate::error::UsageError;
 use crate::fs::detect::{MountMethod, availability};
@@ -144,10 +145,6 @@ fn age_plan(a: &MatrixArgs, size: Option<u64>) -> Result<Option<AgePlan>, UsageE
         churn,
         seed: 1,
     }))
-}
-
-fn err(msg: impl Into<String>) -> UsageError {
-    UsageError::new(msg)
 }
 
 fn parse_fs_list(s: &str) -> Result<Vec<&'static FsType>, UsageError> {
