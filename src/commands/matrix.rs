@@ -239,21 +239,16 @@ impl Family for MatrixFamily<'_> {
             .map(|w| w.label.clone())
             .collect();
         if self.plan.age.is_none() {
-            return crate::report::matrix_table::render(doc, &labels);
+            return crate::report::matrix_table::render(doc, &labels, "");
         }
         let pairs: Vec<(String, String)> = labels
             .iter()
             .map(|l| (l.clone(), plan::aged_label(l)))
             .collect();
         labels.extend(pairs.iter().map(|(_, a)| a.clone()));
-        let mut out = crate::report::matrix_table::render(doc, &labels);
-        out.push('\n');
-        out.push_str(&crate::report::age::render_aging(
-            doc,
-            &pairs,
-            crate::analysis::matrix::headline,
-        ));
-        out
+        let aging =
+            crate::report::age::render_aging(doc, &pairs, crate::analysis::matrix::headline);
+        crate::report::matrix_table::render(doc, &labels, &aging)
     }
 
     fn notes(&self, _doc: &ResultDoc) -> Vec<String> {

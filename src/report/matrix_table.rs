@@ -726,8 +726,10 @@ pub fn render_copy_apart(doc: &ResultDoc, workload: &str) -> Option<String> {
     Some(out)
 }
 
-/// Everything printed at the end of `iolab matrix`.
-pub fn render(doc: &ResultDoc, workloads: &[String]) -> String {
+/// Everything printed at the end of `iolab matrix`: the tables of `workloads`, then `more`
+/// (the fresh-vs-aged comparison of `--age`), then the warnings and how the matrix ended,
+/// which stay the last lines (an interrupted matrix's line stood above the comparison).
+pub fn render(doc: &ResultDoc, workloads: &[String], more: &str) -> String {
     let mut out = render_configurations(doc);
     for w in workloads {
         out.push('\n');
@@ -744,6 +746,10 @@ pub fn render(doc: &ResultDoc, workloads: &[String]) -> String {
             out.push('\n');
             out.push_str(&apart);
         }
+    }
+    if !more.is_empty() {
+        out.push('\n');
+        out.push_str(more);
     }
     out.push_str(&crate::report::table::render_warnings(doc));
     out
@@ -804,7 +810,7 @@ mod tests {
         assert_eq!(relative_text(1.0), "1.00");
         // The reason once, under the configurations table; the rankings point at it (it was
         // printed there and again in the relative cell of every ranking).
-        let all = render(&doc, &["run:x".into(), "files:y".into()]);
+        let all = render(&doc, &["run:x".into(), "files:y".into()], "");
         assert_eq!(
             all.matches("mkfs.f2fs is not installed").count(),
             1,
@@ -815,6 +821,16 @@ mod tests {
             "{all}"
         );
         assert_eq!(all.matches("skipped (reason above)").count(), 2, "{all}");
+        // A matrix with --age stopped by Ctrl-C: how it ended stays the last line, under the
+        // fresh-vs-aged comparison (it stood above it).
+        let mut doc = doc;
+        doc.status = "interrupted".into();
+        doc.error = Some("interrupted by SIGINT".into());
+        let all = render(&doc, &["run:x".into()], "Fresh vs aged (...):\n");
+        let aging = all.find("Fresh vs aged").unwrap();
+        let ended = all.find("interrupted by SIGINT: a partial result").unwrap();
+        assert!(aging < ended, "{all}");
+        assert!(all.ends_with("(what was measured before it)\n"), "{all}");
     }
 
     /// A row stopped by Ctrl-C after some tests (or a workload that failed after some) is
