@@ -32,10 +32,7 @@ pub struct RankRun<'a> {
 /// The totals of one run over all ranks (`ranks` not empty, every run with a `lat_hist`).
 pub fn aggregate_run(ranks: &[RankRun]) -> Result<RunResult, String> {
     let first = ranks.first().ok_or("no rank results to aggregate")?;
-    let t0 = ranks.iter().map(|r| r.start_ns).min().unwrap_or(0);
-    let t_end = ranks.iter().map(|r| r.end_ns).max().unwrap_or(0);
-    let window_ns = (t_end - t0).max(1) as u64;
-    let secs = window_ns as f64 / 1e9;
+    let (t0, window_ns, secs) = window(ranks);
 
     let mut hist = LatencyHistogram::new();
     for r in ranks {
@@ -98,6 +95,22 @@ pub fn aggregate_run(ranks: &[RankRun]) -> Result<RunResult, String> {
     })
 }
 
+/// The ranks' common window on rank 0's clock: the earliest start and the latest end.
+fn bounds(ranks: &[RankRun]) -> (i64, i64) {
+    (
+        ranks.iter().map(|r| r.start_ns).min().unwrap_or(0),
+        ranks.iter().map(|r| r.end_ns).max().unwrap_or(0),
+    )
+}
+
+/// The common window's start, and its length in ns (at least 1) and in seconds: what the
+/// rates of the totals are over.
+fn window(ranks: &[RankRun]) -> (i64, u64, f64) {
+    let (t0, t_end) = bounds(ranks);
+    let window_ns = (t_end - t0).max(1) as u64;
+    (t0, window_ns, window_ns as f64 / 1e9)
+}
+
 /// One direction of mixed runs over all ranks (`None` unless every rank has it), its
 /// latency from the merged histograms, its rate over the common window.
 fn merge_direction(
@@ -139,8 +152,7 @@ fn dist_of(
     rate: impl Fn(&RankRun) -> f64,
     lat_means: Option<&[f64]>,
 ) -> DistRun {
-    let t0 = ranks.iter().map(|r| r.start_ns).min().unwrap_or(0);
-    let t_end = ranks.iter().map(|r| r.end_ns).max().unwrap_or(0);
+    let (t0, t_end) = bounds(ranks);
     let fastest = ranks
         .iter()
         .max_by(|a, b| rate(a).total_cmp(&rate(b)))
@@ -197,10 +209,7 @@ fn dist_of(
 /// different ranks overlap).
 pub fn aggregate_files_run(ranks: &[RankRun], files_per_portion: u64) -> Result<RunResult, String> {
     let first = ranks.first().ok_or("no rank results to aggregate")?;
-    let t0 = ranks.iter().map(|r| r.start_ns).min().unwrap_or(0);
-    let t_end = ranks.iter().map(|r| r.end_ns).max().unwrap_or(0);
-    let window_ns = (t_end - t0).max(1) as u64;
-    let secs = window_ns as f64 / 1e9;
+    let (_, window_ns, secs) = window(ranks);
     let details: Vec<&FilesRunDetail> = ranks
         .iter()
         .map(|r| {

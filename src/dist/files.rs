@@ -183,18 +183,11 @@ impl FilesDist<'_> {
                 let ranks: Vec<RankRun> =
                     all.iter()
                         .map(|m| {
-                            let off = used.get(m.rank as usize).map_or(0, |o| o.offset_ns);
                             let w =
                                 m.windows.get(j * nphases + k).copied().ok_or_else(|| {
                                     anyhow!("rank {} sent too few windows", m.rank)
                                 })?;
-                            Ok(RankRun {
-                                rank: m.rank,
-                                run: &m.tests[k].runs[j],
-                                start_ns: w.start_ns - off,
-                                end_ns: w.end_ns - off,
-                                stonewalled: w.stonewalled,
-                            })
+                            Ok(w.rank_run(m.rank, &m.tests[k].runs[j], used))
                         })
                         .collect::<Result<_>>()?;
                 total.runs.push(

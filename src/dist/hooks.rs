@@ -37,6 +37,36 @@ pub struct LocalWindow {
     pub stonewalled: bool,
 }
 
+impl LocalWindow {
+    /// This window of rank `rank` on rank 0's clock: less the rank's offset in `offsets`
+    /// (index = rank; as measured without one).
+    pub fn on_rank0_clock(self, rank: u32, offsets: &[ClockOffset]) -> LocalWindow {
+        let off = offsets.get(rank as usize).map_or(0, |o| o.offset_ns);
+        LocalWindow {
+            start_ns: self.start_ns - off,
+            end_ns: self.end_ns - off,
+            stonewalled: self.stonewalled,
+        }
+    }
+
+    /// Rank `rank`'s `run` over this window, on rank 0's clock (`on_rank0_clock`).
+    pub fn rank_run<'a>(
+        self,
+        rank: u32,
+        run: &'a RunResult,
+        offsets: &[ClockOffset],
+    ) -> RankRun<'a> {
+        let w = self.on_rank0_clock(rank, offsets);
+        RankRun {
+            rank,
+            run,
+            start_ns: w.start_ns,
+            end_ns: w.end_ns,
+            stonewalled: w.stonewalled,
+        }
+    }
+}
+
 /// What a rank sends rank 0 after each test.
 #[derive(Debug, Serialize, Deserialize)]
 struct RankTest {
@@ -232,17 +262,7 @@ impl<'a> DistHooks<'a> {
         for j in 0..nruns {
             let ranks: Vec<RankRun> = all
                 .iter()
-                .map(|m| {
-                    let off = offsets.get(m.rank as usize).map_or(0, |o| o.offset_ns);
-                    let w = m.windows[j];
-                    RankRun {
-                        rank: m.rank,
-                        run: &m.test.runs[j],
-                        start_ns: w.start_ns - off,
-                        end_ns: w.end_ns - off,
-                        stonewalled: w.stonewalled,
-                    }
-                })
+                .map(|m| m.windows[j].rank_run(m.rank, &m.test.runs[j], offsets))
                 .collect();
             total
                 .runs

@@ -117,15 +117,15 @@ impl SweepDist<'_> {
         let ranks: Vec<RankStep> = all
             .iter()
             .map(|m| {
-                let off = offsets.get(m.rank as usize).map_or(0, |o| o.offset_ns);
+                let w = m.window.on_rank0_clock(m.rank, &offsets);
                 RankStep {
                     rank: m.rank,
                     point: &m.point,
                     total: &m.total,
                     per_group: &m.per_group,
-                    start_ns: m.window.start_ns - off,
-                    end_ns: m.window.end_ns - off,
-                    stonewalled: m.window.stonewalled,
+                    start_ns: w.start_ns,
+                    end_ns: w.end_ns,
+                    stonewalled: w.stonewalled,
                 }
             })
             .collect();

@@ -210,14 +210,9 @@ impl std::ops::AddAssign<&JobRecorder> for JobRecorder {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),
         };
-        self.fsync_ns = match (self.fsync_ns, o.fsync_ns) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
-        };
-        self.tail_ns = match (self.tail_ns, o.tail_ns) {
-            (Some(a), Some(b)) => Some(a.max(b)),
-            (a, b) => a.or(b),
-        };
+        // Option's order puts None below every value: the larger one, or the one there is.
+        self.fsync_ns = self.fsync_ns.max(o.fsync_ns);
+        self.tail_ns = self.tail_ns.max(o.tail_ns);
     }
 }
 
@@ -243,6 +238,14 @@ mod tests {
         assert_eq!(pts[0].iops, 20.0);
         assert_eq!(pts[0].lat_mean_ns, 2000.0);
         assert!(a.split.is_none(), "only mixed jobs keep directions apart");
+        // The slowest job's fsync and drain; one job's alone where only it has one.
+        a.fsync_ns = Some(5);
+        b.fsync_ns = Some(7);
+        b.tail_ns = Some(3);
+        a += &b;
+        assert_eq!((a.fsync_ns, a.tail_ns), (Some(7), Some(3)));
+        a += &JobRecorder::default();
+        assert_eq!((a.fsync_ns, a.tail_ns), (Some(7), Some(3)));
     }
 
     #[test]

@@ -31,15 +31,7 @@ pub struct Machine {
 
 /// Every block device with a size (unattached loop devices have none), partitions too.
 fn devices() -> Vec<BlockDeviceInfo> {
-    let mut names: Vec<String> = std::fs::read_dir("/sys/class/block")
-        .map(|rd| {
-            rd.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
+    crate::sysinfo::blockdev::list_dir(Path::new("/sys/class/block"))
         .iter()
         .filter_map(|n| crate::sysinfo::blockdev::details(n))
         .filter(|d| d.size_bytes > 0)

@@ -264,7 +264,8 @@ pub fn active_scheduler(s: &str) -> Option<String> {
     (!t.is_empty()).then(|| t.to_string())
 }
 
-fn list_dir(p: &Path) -> Vec<String> {
+/// The names in directory `p`, sorted (none when it cannot be read).
+pub fn list_dir(p: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(p)
         .map(|rd| {
             rd.flatten()

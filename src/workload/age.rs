@@ -222,11 +222,16 @@ pub fn builtin_names() -> Vec<&'static str> {
     BUILTINS.iter().map(|(n, _)| *n).collect()
 }
 
-/// One line per built-in profile (`--list-profiles`).
-pub fn list_builtins() -> String {
+/// The built-in profiles that parse (all of them: a test parses each).
+fn builtin_profiles() -> impl Iterator<Item = Profile> {
     BUILTINS
         .iter()
         .filter_map(|(n, t)| Profile::parse(n, t).ok())
+}
+
+/// One line per built-in profile (`--list-profiles`).
+pub fn list_builtins() -> String {
+    builtin_profiles()
         .map(|p| {
             format!(
                 "{:<12} {} (fill {:.0} %, churn {}x, files {} to {})\n",
@@ -245,9 +250,7 @@ pub fn list_builtins() -> String {
 /// fill (a fraction), churn, and the smallest and largest file sizes in bytes, as
 /// `list_builtins` prints them.
 pub fn builtins_json() -> serde_json::Value {
-    BUILTINS
-        .iter()
-        .filter_map(|(n, t)| Profile::parse(n, t).ok())
+    builtin_profiles()
         .map(|p| {
             serde_json::json!({
                 "name": p.name,

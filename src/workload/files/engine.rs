@@ -32,7 +32,12 @@ pub enum PortionError {
 
 impl PortionError {
     fn from_errno(op: &'static str) -> PortionError {
-        let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+        PortionError::from_io(op, &std::io::Error::last_os_error())
+    }
+
+    /// `op` failed with `e`: out of space (or quota), or another error.
+    pub fn from_io(op: &'static str, e: &std::io::Error) -> PortionError {
+        let errno = e.raw_os_error().unwrap_or(0);
         if errno == libc::ENOSPC || errno == libc::EDQUOT {
             PortionError::NoSpace { op, errno }
         } else {

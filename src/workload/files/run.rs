@@ -267,12 +267,12 @@ impl SizeRun<'_> {
                     if op == Op::Create
                         && let Err(e) = mkdir_shared(run_fd, &c, shared)
                     {
-                        let pe = errno_to_portion("mkdir", &e);
+                        let pe = PortionError::from_io("mkdir", &e);
                         return out.stopped(pe, dname);
                     }
                     match open_dir_at(run_fd, &c) {
                         Ok(fd) => cur = Some((dname.clone(), fd)),
-                        Err(e) => return out.stopped(errno_to_portion("open", &e), dname),
+                        Err(e) => return out.stopped(PortionError::from_io("open", &e), dname),
                     }
                 }
                 let dirfd = cur.as_ref().map(|(_, f)| f.as_raw_fd()).unwrap_or(-1);
@@ -330,7 +330,7 @@ impl SizeRun<'_> {
                             Some(libc::ENOTEMPTY | libc::EEXIST | libc::ENOENT)
                         );
                         if !(shared && others) {
-                            return out.stopped(errno_to_portion("rmdir", &e), dname);
+                            return out.stopped(PortionError::from_io("rmdir", &e), dname);
                         }
                     }
                     t.ns += s.elapsed().as_nanos() as u64;
@@ -352,15 +352,6 @@ impl SizeRun<'_> {
             }
         }
         out
-    }
-}
-
-fn errno_to_portion(op: &'static str, e: &std::io::Error) -> PortionError {
-    let errno = e.raw_os_error().unwrap_or(0);
-    if errno == libc::ENOSPC || errno == libc::EDQUOT {
-        PortionError::NoSpace { op, errno }
-    } else {
-        PortionError::Io { op, errno }
     }
 }
 

@@ -554,14 +554,7 @@ fn handle<'a>(
 ) -> io::Result<&'a File> {
     let v = handles.entry(path.to_string()).or_default();
     if v.is_empty() {
-        let p = dir.join(path);
-        let f = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&p)
-            .or_else(|_| File::open(&p))?;
-        v.push(f);
+        v.push(super::replay_async::open_replayed(&dir.join(path))?);
     }
     Ok(v.last().expect("one handle"))
 }

@@ -83,6 +83,17 @@ pub struct Pace<'a> {
     pub stopped: &'a dyn Fn() -> bool,
 }
 
+/// A file of the replay opened for its reads and writes: read-write, not through a symlink,
+/// else read-only (this batch's file, and the plain replay's handle of a file).
+pub fn open_replayed(p: &Path) -> io::Result<std::fs::File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(p)
+        .or_else(|_| std::fs::File::open(p))
+}
+
 /// Run `batch` (reads and writes of one file) with up to `depth` in flight.
 pub fn run_batch(
     dir: &Path,
@@ -93,13 +104,7 @@ pub fn run_batch(
     seq: u64,
     on_done: &mut dyn FnMut(Done),
 ) -> io::Result<()> {
-    let p = dir.join(&batch[0].path);
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&p)
-        .or_else(|_| std::fs::File::open(&p))?;
+    let file = open_replayed(&dir.join(&batch[0].path))?;
     let max_len = batch
         .iter()
         .filter_map(|c| c.len)
