@@ -301,8 +301,12 @@ pub fn interrupt_and_wait(mut child: std::process::Child) -> Output {
 pub fn wait_for_result(dir: &Path, done: impl Fn(&ResultDoc) -> bool) -> bool {
     let t0 = Instant::now();
     while t0.elapsed() < HANG_LIMIT {
+        // The result file only: its temporary copy (`.run-….json.tmp`) can be read whole
+        // just before the rename, and a rank killed then leaves the file as it was (under
+        // load the test then found it empty: "a test was saved" had been the copy's).
         for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            if let Ok(doc) = ResultDoc::read(&e.path())
+            if e.path().extension().is_some_and(|x| x == "json")
+                && let Ok(doc) = ResultDoc::read(&e.path())
                 && done(&doc)
             {
                 return true;

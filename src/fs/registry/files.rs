@@ -288,12 +288,51 @@ fn mark_killed(p: &Path, dev: u64, of: &ResultOf, pid: u32) -> Option<String> {
     })
 }
 
+/// What recovery did with the temporary copy of a save (`.NAME.tmp` beside the result).
+enum TempCopy {
+    /// Written whole and the dead process's own document: renamed over the result file.
+    Taken,
+    /// Cut short, or not its document: removed, and said.
+    Removed(String),
+}
+
+/// A process killed in a save, after its temporary copy was written and before the rename,
+/// left the result file one save behind (or empty, claimed, at the first save) and the copy
+/// beside it. The copy, when it reads whole as the dead process's own document, is the
+/// newest result: it is put in place. Any other copy at that name is iolab's, cut short: it
+/// is removed.
+fn take_temp_copy(p: &Path, dev: u64, of: &ResultOf) -> Option<TempCopy> {
+    let tmp = crate::model::temp_path(p);
+    let md = std::fs::symlink_metadata(&tmp).ok()?;
+    if md.dev() != dev || !md.file_type().is_file() {
+        return None;
+    }
+    let whole = crate::model::ResultDoc::read(&tmp)
+        .is_ok_and(|d| d.command == of.command && d.started_at == of.started_at);
+    if whole && std::fs::rename(&tmp, p).is_ok() {
+        return Some(TempCopy::Taken);
+    }
+    Some(TempCopy::Removed(match std::fs::remove_file(&tmp) {
+        Ok(()) => format!("removed {} (a save cut short)", tmp.display()),
+        Err(err) => format!("could not remove {}: {err}", tmp.display()),
+    }))
+}
+
 /// Remove one entry if the object there is still the one iolab created; a result file that
 /// was saved in is marked `killed` instead, never removed.
 fn remove_entry(e: &Entry, pid: u32) -> Option<String> {
     let p = e.path();
     if let Some(of) = &e.result {
+        let copy = take_temp_copy(&p, e.dev, of);
         if let Some(said) = mark_killed(&p, e.dev, of, pid) {
+            return Some(match copy {
+                Some(TempCopy::Taken) => {
+                    format!("{said} (its last save, found whole in the temporary copy)")
+                }
+                _ => said,
+            });
+        }
+        if let Some(TempCopy::Removed(said)) = copy {
             return Some(said);
         }
         // Saved in (whatever inode number it has now): the user's, never removed.
@@ -419,6 +458,46 @@ mod tests {
         let old: Entry =
             serde_json::from_str(r#"{"path":[47],"dev":1,"ino":2,"dir":false}"#).unwrap();
         assert!(!old.empty_result);
+    }
+
+    /// A SIGKILL between a save's temporary copy and its rename left the result file one
+    /// save behind (here: empty, claimed, at the first save) and the copy beside it, hidden:
+    /// the next start removed the empty file as "no test had finished" and left the copy.
+    /// Recovery now puts the copy in place and marks it; a copy cut short is removed.
+    #[test]
+    fn a_save_killed_before_its_rename_is_recovered_from_its_temporary_copy() {
+        use crate::model::{ResultDoc, temp_path};
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("run-1.json");
+        std::fs::write(&path, b"").unwrap();
+        let mut e = Entry::of(&path, true).unwrap();
+        let mut doc = ResultDoc::new("run", vec!["iolab".into()], Default::default());
+        doc.started_at = "2026-11-27T11:00:00.000Z".into();
+        doc.tests.push(Default::default());
+        e.result = Some(ResultOf {
+            command: "run".into(),
+            started_at: doc.started_at.clone(),
+        });
+        let tmp = temp_path(&path);
+        let text = serde_json::to_string_pretty(&doc).unwrap();
+        std::fs::write(&tmp, &text).unwrap();
+        let said = remove_entry(&e, 9).unwrap();
+        assert_eq!(
+            said,
+            format!(
+                "marked {} as killed (its last save, found whole in the temporary copy)",
+                path.display()
+            )
+        );
+        assert!(!tmp.exists());
+        let marked = ResultDoc::read(&path).unwrap();
+        assert_eq!((marked.status.as_str(), marked.tests.len()), ("killed", 1));
+        // A copy cut short: the saved result stays as it was, the copy goes.
+        std::fs::write(&tmp, &text[..text.len() / 2]).unwrap();
+        let said = remove_entry(&e, 9).unwrap_or_default();
+        assert!(!tmp.exists(), "{said}");
+        assert!(said.contains("a save cut short"), "{said}");
+        assert_eq!(ResultDoc::read(&path).unwrap().status, "killed");
     }
 
     /// A SIGKILL after the first save left the result file `running` for good, and `iolab
