@@ -54,7 +54,7 @@ pub struct CopyRunDetail {
     /// absent like it.
     pub durable_bw_bytes_per_s: Option<f64>,
     /// Files that fell back from `copy_file_range`/`sendfile` to read/write (EXDEV, EINVAL).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "super::is_zero")]
     pub fallback_files: u64,
     /// df of the target file system around the phase (write and delete only).
     pub space: Option<SpaceAccounting>,
@@ -133,8 +133,4 @@ pub struct VerifyResult {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mismatches: Vec<String>,
     pub ok: bool,
-}
-
-fn is_zero(v: &u64) -> bool {
-    *v == 0
 }

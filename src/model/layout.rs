@@ -33,7 +33,7 @@ pub struct LayoutSummary {
     pub fragmented_files: u64,
     /// Files mapped block by block with FIBMAP, where the file system has no FIEMAP (FUSE:
     /// ntfs-3g, exfat-fuse), as `filefrag` does.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "super::is_zero")]
     pub files_mapped_by_block: u64,
     /// Free-space fragmentation, where the file system's own tool can tell.
     pub free_space: Option<FreeSpace>,
@@ -52,10 +52,6 @@ pub struct FreeSpace {
     /// The share of free space in free extents of at least 1 MiB (where a large file can
     /// still be written contiguously).
     pub share_in_1mib_extents: f64,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 /// A layout score for people: `0.931` or `-` (no file with two blocks). A score below 1 is

@@ -31,6 +31,11 @@ pub use warning::WarningCode;
 /// Bumped on any incompatible change. Readers refuse newer versions with a clear message.
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// `skip_serializing_if` of a count a result leaves out while it is zero.
+pub fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// One result file: one invocation of one iolab subcommand.
 #[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -59,9 +59,9 @@ pub struct ScanStats {
     /// Counted files that hold fewer bytes than their size where they are now (st_blocks ×
     /// 512 below st_size: holes, or compression), and the bytes they lack (Σ size − held):
     /// the rules count every byte as written, so `files_disk_bytes` is below their rows.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "super::is_zero")]
     pub sparse_files: u64,
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "super::is_zero")]
     pub sparse_bytes: u64,
     pub elapsed_s: f64,
     /// Entries (files + dirs + others) per second of scan.
@@ -165,8 +165,4 @@ pub struct Recommendation {
     pub predicted_write_s: f64,
     /// How it was chosen, one sentence.
     pub rule: String,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }

@@ -76,7 +76,7 @@ pub struct Header {
     pub clock_resolution_ns: Option<u64>,
     /// Kernel events the recorder lost (its buffer overran); non-zero means the trace
     /// misses calls.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::model::is_zero")]
     pub lost_events: u64,
     /// The tracepoints recorder's measured cost per call and what was taken out of the
     /// time stamps for it (absent: strace, or an older trace; the times are as recorded).
@@ -160,10 +160,6 @@ pub struct Call {
     /// recording). `t_ns` is its submission, `dur_ns` the time to its completion; replay
     /// issues such calls through iolab's io_uring engine at the ring's recorded depth.
     pub ring: Option<u32>,
-}
-
-fn is_zero(v: &u64) -> bool {
-    *v == 0
 }
 
 /// Where a trace will be written, claimed before the program runs: a temporary file beside
