@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::layout::LayoutSummary;
 
 /// The detail of an `age` test.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct AgeTestDetail {
     /// Built-in profile name or the profile file's path.
@@ -37,7 +38,6 @@ pub struct AgeTestDetail {
     /// waiting for a CPU (schedstat's run_delay, read at the aging's start and end), % of
     /// the aging: that wait is in `file_ops_per_s`. Absent where the kernel has no
     /// schedstat, and in results written before it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_wait_pct: Option<f64>,
     /// The layout of the file system before aging (its existing files) and of the aged
     /// tree after it.
@@ -62,11 +62,11 @@ impl AgeTestDetail {
 }
 
 /// One point on the way.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct AgePoint {
     pub bytes_written: u64,
     pub fullness: f64,
     pub files: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout_score: Option<f64>,
 }

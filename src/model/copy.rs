@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 /// What a copy test copied and how (the same for every run of the test).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct CopyTestDetail {
     /// Data-set name (`media-mix`, `source-tree`, ...) or `source` for a user's `--source`.
@@ -32,13 +33,13 @@ pub struct CopyTestDetail {
     /// Mode and times preserved (like `cp -p`).
     pub preserve: bool,
     /// Hash algorithm used by `--verify` (`xxh3-128`, `blake3`), when verifying.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify_hash: Option<String>,
     /// `cold` (caches dropped before the phase) or `warm` (could not drop: not root).
     pub cache: String,
 }
 
 /// One run of one phase.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct CopyRunDetail {
     /// From the first open to the last close (or the last unlink for `delete`).
@@ -48,24 +49,19 @@ pub struct CopyRunDetail {
     /// data bytes / close time (what a user sees when `cp` returns). Absent, as the run's
     /// `bw_bytes_per_s`, for a data set of empty files (it was 0.0, read as a stalled
     /// device).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub close_bw_bytes_per_s: Option<f64>,
     /// data bytes / (close + syncfs): durable throughput (the headline `bw_bytes_per_s`);
     /// absent like it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub durable_bw_bytes_per_s: Option<f64>,
     /// Files that fell back from `copy_file_range`/`sendfile` to read/write (EXDEV, EINVAL).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "super::is_zero")]
     pub fallback_files: u64,
     /// df of the target file system around the phase (write and delete only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub space: Option<SpaceAccounting>,
     /// Integrity of the destination (with `--verify`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifyResult>,
     /// copy phase: whether the file system copied the bytes or shared the source's extents.
     /// Absent for a data set of empty files (results written before said `unknown`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_place: Option<InPlaceCopy>,
     /// The device wrote more during the phase than the phase explains (over twice the data
     /// set, or what the written files hold, plus 16 MiB): another program wrote to it. The
@@ -75,13 +71,13 @@ pub struct CopyRunDetail {
     /// How long the copying thread waited for a CPU (runnable while other threads held
     /// every CPU: schedstat's `run_delay`), in percent of the timed phase. Absent where the
     /// kernel has no schedstat, and in results written before it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_wait_pct: Option<f64>,
 }
 
 /// How the file system made an in-place copy (target -> same target). Within one xfs or
 /// btrfs, copy_file_range(2) clones extents (reflink) instead of writing data: such a copy
 /// measures metadata, not data, and is not comparable with a copy that wrote the bytes.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct InPlaceCopy {
     /// `data` (the bytes were written again), `reflink` (the copies share the source's
@@ -93,20 +89,17 @@ pub struct InPlaceCopy {
     pub basis: String,
     /// FIEMAP over the copied files: bytes mapped to extents (absent without FIEMAP: FUSE,
     /// tmpfs).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fiemap_mapped_bytes: Option<u64>,
     /// Of those, bytes in extents shared with another file.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fiemap_shared_bytes: Option<u64>,
     /// df used after the copy (and its syncfs) minus before.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub used_delta_bytes: Option<i64>,
     /// Bytes the device wrote during the copy and its syncfs (from /proc/diskstats).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_written_bytes: Option<u64>,
 }
 
 /// Used bytes of the target file system (statvfs: (blocks - bfree) x frsize), after syncfs.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct SpaceAccounting {
     pub used_before_bytes: u64,
@@ -114,18 +107,14 @@ pub struct SpaceAccounting {
     /// after - before (negative when the phase freed space).
     pub delta_bytes: i64,
     /// write: delta / data bytes (1.0 = no allocation overhead; 1.5 = 50 % more on disk).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overhead_ratio: Option<f64>,
     /// delete: used after delete minus used before the write (0 = all space given back).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_returned_bytes: Option<i64>,
     /// delete: did the file system give the space back (within 1 % of the data set)?
     /// Absent when df cannot tell (`other_writers`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub space_returned: Option<bool>,
     /// write: what the written files themselves hold (the sum of their st_blocks x 512,
     /// as `du`), beside df's delta, which also counts directories, metadata and journal.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub files_bytes: Option<u64>,
     /// df moved by more than the phase explains: during the write it grew by over twice
     /// what the files hold (plus 16 MiB), or during the delete it grew (plus 1 % of the
@@ -144,8 +133,4 @@ pub struct VerifyResult {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mismatches: Vec<String>,
     pub ok: bool,
-}
-
-fn is_zero(v: &u64) -> bool {
-    *v == 0
 }

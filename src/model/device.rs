@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Counter deltas of one block device over one phase (sectors are 512 bytes in diskstats).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct DeviceCounters {
     /// Kernel name (`loop3`, `sda`).
@@ -22,11 +23,11 @@ pub struct DeviceCounters {
     pub elapsed_ms: u64,
     /// For a loop device: the same deltas on the device holding its backing file (that
     /// device is usually shared, so other activity on the machine counts there too).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backing: Option<Box<DeviceCounters>>,
 }
 
 /// `iolab info --json`: the storage under one path or device.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct StorageInfo {
     /// What the user asked about, as given.
@@ -34,14 +35,12 @@ pub struct StorageInfo {
     /// The canonical path (a file, a directory or a device node).
     pub path: String,
     /// The mount holding the path (absent for a device node that is not mounted).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mount: Option<MountView>,
     /// `block` (a file system on a block device), `memory` (tmpfs, ramfs), `pseudo` (proc,
     /// sysfs, ...), `network` (nfs, cifs, ...), `fuse` (no block device), `overlay`, `device`
     /// (a block device node was asked).
     pub kind: String,
     /// Why there is no block device and so no device counters, when there is none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub no_device_reason: Option<String>,
     /// The device chain, top first: the device holding the path, then what it sits on
     /// (partition -> disk, loop -> the device of its backing file, dm/md -> slaves).
@@ -49,24 +48,24 @@ pub struct StorageInfo {
     /// SMART of the physical devices at the bottom of the chain (or why there is none).
     pub smart: Vec<SmartInfo>,
     /// How aged the layout is (`--layout`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout: Option<super::layout::LayoutSummary>,
 }
 
 /// A mount as `/proc/self/mountinfo` shows it.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct MountView {
     pub mount_point: String,
     pub fs_type: String,
     /// The file system in it when `fs_type` names only the FUSE mount (`fuseblk` of ntfs-3g
     /// or exfat-fuse: `ntfs`, `exfat`), from the device's signature.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fs_name: Option<String>,
     pub source: String,
     pub options: String,
 }
 
 /// One block device of the chain, from sysfs.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct BlockDeviceInfo {
     /// Kernel name (`sda1`, `loop3`, `nvme0n1`, `dm-0`).
@@ -84,136 +83,94 @@ pub struct BlockDeviceInfo {
     /// btrfs, that `under` holds).
     pub relation: String,
     /// The device above this one in the chain.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub under: Option<String>,
     pub size_bytes: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition_number: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition_start_bytes: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vendor: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub serial: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub firmware: Option<String>,
     /// `nvme`, `sata`, `usb`, `scsi`, `virtio`, `mmc`, `loop`, ... (from the sysfs path).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transport: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rotational: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub removable: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logical_block_size: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub physical_block_size: Option<u32>,
     /// Request queue depth of the block layer (`queue/nr_requests`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nr_requests: Option<u32>,
     /// Largest request the block layer sends (`queue/max_sectors_kb`, in bytes): larger I/Os
     /// are split into requests of at most this size.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_request_bytes: Option<u64>,
     /// The hardware's own limit (`queue/max_hw_sectors_kb`): how far `max_sectors_kb` could
     /// be raised.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_hw_request_bytes: Option<u64>,
     /// Scatter-gather segments per request (`queue/max_segments`) and the largest segment
     /// (`queue/max_segment_size`): an I/O whose buffer spans more physically separate pieces
     /// is split too, whatever its size (a 1 MiB buffer on scattered 4 KiB pages is 256).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_segments: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_segment_bytes: Option<u64>,
     /// The active I/O scheduler (`none`, `mq-deadline`, `bfq`, ...).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scheduler: Option<String>,
     /// Largest discard (TRIM) request; 0 = no discard support.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub discard_max_bytes: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub discard_granularity: Option<u64>,
     /// `write back` (volatile cache, flushes needed) or `write through`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_cache: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fua: Option<bool>,
     /// Negotiated link: `SATA 6.0 Gbps`, `PCIe 8.0 GT/s PCIe x4`, `USB 5000 Mbps`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link_speed: Option<String>,
     /// For a loop device: the file behind it, and whether the loop uses direct I/O on it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loop_backing_file: Option<String>,
     /// `true` when that file was deleted (the kernel's " (deleted)"): the loop still holds
     /// it, but no directory names it any more.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loop_backing_deleted: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loop_direct_io: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loop_offset_bytes: Option<u64>,
     /// Device-mapper name (`dm/name`) or md RAID level (`md/level`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dm_name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub md_level: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slaves: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub holders: Vec<String>,
     /// `/proc/diskstats` totals since boot: what every phase's counters are deltas of.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_since_boot_bytes: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub written_since_boot_bytes: Option<u64>,
 }
 
 /// SMART / health of one physical device through `smartctl --json`.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct SmartInfo {
     /// Kernel name of the device asked.
     pub device: String,
     pub available: bool,
     /// Why SMART is not available (not installed, not root, loop device, no SMART, ...).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub serial: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub firmware: Option<String>,
     /// SMART overall self-assessment.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub health_passed: Option<bool>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature_c: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub power_on_hours: Option<u64>,
     /// Percentage of the rated endurance used (NVMe `percentage_used`, ATA "Percentage Used
     /// Endurance Indicator"); may exceed 100.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub percentage_used: Option<u64>,
     /// Bytes written by the host over the device's life (NVMe data units x 512,000).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_written_bytes: Option<u64>,
     /// NVMe media and data integrity errors, or ATA reported uncorrectable errors.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub media_errors: Option<u64>,
     /// ATA reallocated sectors.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reallocated_sectors: Option<u64>,
     /// Interface speed as smartctl reports it (`6.0 Gb/s`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interface_speed: Option<String>,
 }
 
 /// `iolab endurance --json`: the lifetime of an SSD at a daily write volume.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct EnduranceReport {
     /// Rated endurance (terabytes written), bytes.
@@ -235,7 +192,6 @@ pub struct EnduranceReport {
     /// Days / 365.25.
     pub years: f64,
     /// The day the rated TBW is reached (today + days), `YYYY-MM-DD`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end_date: Option<String>,
     /// The answer in one sentence.
     pub sentence: String,

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// Per-test detail (one file size x phase). The same values are also in `TestResult.params`
 /// as strings (the cross-team contract); here they are typed.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct FilesTestDetail {
     /// What the user wrote: `1`, `cluster`, `cluster+1`, `4K`, ...
@@ -24,11 +25,11 @@ pub struct FilesTestDetail {
     pub portions: u64,
     pub passes: u64,
     /// Time per portion against the number of files already created (create phase).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scaling: Option<DirScaling>,
 }
 
 /// Per-run detail: every portion timed on its own.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct FilesRunDetail {
     /// Monotonic nanoseconds of each portion, in order (pass-major), sync excluded.
@@ -51,20 +52,18 @@ pub struct FilesRunDetail {
     pub portion_cv: f64,
     /// Files per second including the sync time ("on the device" rather than "in the cache");
     /// absent when no sync ran (`--sync none`, or a run stopped before its sync).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub files_per_s_with_sync: Option<f64>,
     /// create phase: the space the run's files take with all of them in place.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub space: Option<FilesSpace>,
     /// How long the measuring thread waited for a CPU (runnable while other threads held
     /// every CPU: schedstat's `run_delay`), in percent of the phase. Absent where the kernel
     /// has no schedstat, and in results written before it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_wait_pct: Option<f64>,
 }
 
 /// df around the create phase (used bytes after a syncfs; nothing deleted yet), and what
 /// `iolab slack`'s rules predict for the same files at the file system's unit.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct FilesSpace {
     /// Used bytes before the first file of the run was created.
@@ -74,7 +73,6 @@ pub struct FilesSpace {
     /// The difference: the files' clusters, their directories and the file system's own
     /// metadata for them (inodes, MFT records, journal and tree blocks). Absent when df grew
     /// by more than the files can explain (`other_writers`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub used_delta_bytes: Option<i64>,
     /// df grew by over twice what the run's files can hold (their data, rounded up to the
     /// unit, or the prediction, whichever is larger) plus 16 MiB: another program wrote to
@@ -84,7 +82,6 @@ pub struct FilesSpace {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub other_writers: bool,
     /// The prediction (absent where no rule set applies: tmpfs, nilfs2...).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub predicted: Option<SpacePrediction>,
 }
 
@@ -109,15 +106,14 @@ pub struct SpacePrediction {
 }
 
 /// How the create rate changes as files accumulate.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct DirScaling {
     /// `one directory` (flat layout) or `the file system` (other layouts).
     pub scope: String,
     pub curve: Vec<ScalingPoint>,
     /// Where the rate drops, when it does (by 10 % or more).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drop_after_files: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slowdown_pct: Option<f64>,
     /// One sentence: `slower by 23 % after 250,000 files in one directory`.
     pub message: String,

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The layout of the files under a path.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct LayoutSummary {
     /// Regular files whose extents were read (empty files and files with only inline data
@@ -23,7 +24,6 @@ pub struct LayoutSummary {
     /// Smith & Seltzer's layout score: of all pairs of logically consecutive blocks of the
     /// same file, the share that is also physically consecutive. 1.0 = every file in one
     /// contiguous run. `None` when no file has two blocks.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout_score: Option<f64>,
     /// Physically contiguous pieces per file with data (extents that continue each other
     /// are one piece): mean and largest.
@@ -33,13 +33,11 @@ pub struct LayoutSummary {
     pub fragmented_files: u64,
     /// Files mapped block by block with FIBMAP, where the file system has no FIEMAP (FUSE:
     /// ntfs-3g, exfat-fuse), as `filefrag` does.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "super::is_zero")]
     pub files_mapped_by_block: u64,
     /// Free-space fragmentation, where the file system's own tool can tell.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub free_space: Option<FreeSpace>,
     /// Why the free space is not reported (e.g. "btrfs has no free-extent histogram tool").
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub free_space_note: Option<String>,
 }
 
@@ -54,10 +52,6 @@ pub struct FreeSpace {
     /// The share of free space in free extents of at least 1 MiB (where a large file can
     /// still be written contiguously).
     pub share_in_1mib_extents: f64,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 /// A layout score for people: `0.931` or `-` (no file with two blocks). A score below 1 is

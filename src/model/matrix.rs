@@ -28,36 +28,31 @@ pub fn aged_run_of(label: &str) -> Option<&str> {
 }
 
 /// One file system x allocation unit x mount options configuration.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct ConfigurationResult {
     /// `ext4 4KiB noatime`
     pub label: String,
     pub fs_type: String,
     /// Allocation unit asked for (None = the file system's default).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_bytes: Option<u64>,
     /// Allocation unit read back from the formatted file system.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_bytes_actual: Option<u64>,
     pub mount_options: String,
     /// The options the mount really has, as /proc/self/mountinfo shows them (per-mount and
     /// super-block options) on the first fresh file system: what applied, defaults and the
     /// kernel's additions included (`compress=zstd` shows as `compress=zstd:3`, `nodatacow`
     /// adds `nodatasum`). Absent in results written before it, and for rows never mounted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mount_options_shown: Option<String>,
     /// `ok`, `skipped`, `failed`, or `interrupted` (the configuration a stop came in).
     pub status: String,
     /// Why it was skipped or how it failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Tests of every workload on this configuration (each test's `config` = `label`).
     pub tests: Vec<TestResult>,
     /// `kernel xfs`, `FUSE ntfs-3g`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mount_method: Option<String>,
     /// The mkfs command line (device shown as `DEVICE`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mkfs_command: Option<String>,
     /// Whether the type journals its metadata, and its design (journal, copy-on-write, ...).
     #[serde(default)]
@@ -65,7 +60,6 @@ pub struct ConfigurationResult {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub design: String,
     /// Size of the image or device formatted (bytes).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size_bytes: Option<u64>,
     /// One entry per run: every run had its own freshly made file system.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -76,11 +70,11 @@ pub struct ConfigurationResult {
 }
 
 /// One fresh file system of a configuration.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct ConfigRun {
     /// 1-based.
     pub run: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_bytes_actual: Option<u64>,
     /// Image file + loop device set-up.
     pub image_ns: u64,
@@ -93,9 +87,7 @@ pub struct ConfigRun {
     pub space: Vec<SpaceRecord>,
     /// `--age`: what aging did to this run's file system between the fresh and the aged
     /// workloads.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub age: Option<super::age::AgeTestDetail>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
 
@@ -117,13 +109,13 @@ pub struct DfSample {
 }
 
 /// How one workload did on one configuration.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct WorkloadOutcome {
     /// The workload's label (`run:preset=real:duration=1s`).
     pub workload: String,
     /// `ok`, `failed`, or `interrupted` (stopped by a signal).
     pub status: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// Names of its tests in `ConfigurationResult.tests`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

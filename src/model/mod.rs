@@ -31,7 +31,13 @@ pub use warning::WarningCode;
 /// Bumped on any incompatible change. Readers refuse newer versions with a clear message.
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// `skip_serializing_if` of a count a result leaves out while it is zero.
+pub fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// One result file: one invocation of one iolab subcommand.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ResultDoc {
     pub schema_version: u32,
@@ -41,11 +47,9 @@ pub struct ResultDoc {
     pub argv: Vec<String>,
     /// RFC 3339 UTC.
     pub started_at: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished_at: Option<String>,
     /// `complete`, `running` (written mid-run), `interrupted` or `failed`.
     pub status: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     pub environment: Environment,
     pub tests: Vec<TestResult>,
@@ -54,13 +58,11 @@ pub struct ResultDoc {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub configurations: Vec<matrix::ConfigurationResult>,
     /// `iolab slack` output.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slack: Option<slack::SlackResult>,
     /// Per-host rows of a distributed run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<HostResult>,
     /// The drive's temperature during the run, where a sensor could be read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thermal: Option<thermal::ThermalRecord>,
 }
 
@@ -189,16 +191,17 @@ impl Environment {
 }
 
 /// A warning: a stable machine code and a sentence that says what to do.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Warning {
     pub code: WarningCode,
     pub message: String,
     /// The test it applies to; `None` for the whole run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub test: Option<String>,
 }
 
 /// Settings of a block test (one group when there are several: see `groups`).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct BlockSettings {
     /// read | write | randread | randwrite | randrw | readwrite
@@ -215,7 +218,6 @@ pub struct BlockSettings {
     pub duration_s: f64,
     pub ramp_s: f64,
     /// Percentage of reads of a mixed test (randrw, readwrite).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rwmix_read: Option<u32>,
     /// `split` (each job has its own region) or `shared` (all jobs cover the whole region).
     pub region: String,
@@ -223,29 +225,24 @@ pub struct BlockSettings {
     pub pattern: String,
     /// `--huge-pages`: whether large I/O buffers asked for transparent huge pages (each run's
     /// `huge_page_buffers` says whether they got them). Absent in results before it existed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub huge_pages: Option<bool>,
     /// Bytes per job for size-based runs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_size_bytes: Option<u64>,
     /// `iolab run --pause`: idle seconds before every run but the command's first.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pause_s: Option<f64>,
 }
 
 /// One test (e.g. `SEQ1M Q8T1 read`), its repeats and their summary.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct TestResult {
     pub name: String,
     /// Workload family: block | files | copy | trace | saturate | sustain.
     pub family: String,
     /// Matrix configuration label (`ext4 4KiB noatime`), or the target for multi-target runs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<String>,
     /// `read` or `write` (or `mixed`) for the table's direction column.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub direction: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settings: Option<BlockSettings>,
     /// Independent job groups running at the same time (e.g. saturate's read + write groups).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -257,28 +254,18 @@ pub struct TestResult {
     /// Per metric (`iops`, `bw_bytes_per_s`, `files_per_s`, ...) over the runs.
     pub summary: BTreeMap<String, Summary>,
     /// Which run statistic the table shows: `median` (default) or `max` (peak preset).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub headline: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub curve: Option<Vec<saturate::CurvePoint>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<saturate::Answer>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub files: Option<files::FilesTestDetail>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copy: Option<copy::CopyTestDetail>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<trace::TraceTestDetail>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub age: Option<age::AgeTestDetail>,
     /// `iolab sustain`: one pass's phases, cliffs and recovered cache.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sustain: Option<sustain::SustainDetail>,
     /// `--steadystate`: the rule, every round's value and the window that met it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_state: Option<steady::SteadyStateRecord>,
     /// Set when the test failed; the runs measured before the failure are kept.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
 
@@ -347,6 +334,7 @@ pub struct IntervalPoint {
 }
 
 /// CPU time used by iolab during a run.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct CpuUsage {
     pub user_s: f64,
@@ -358,56 +346,44 @@ pub struct CpuUsage {
     /// The longest a job thread waited for a CPU (runnable while other programs' threads held
     /// every CPU: schedstat's `run_delay`), in percent of the span its CPU time was counted
     /// over. Absent where the kernel has no schedstat, and in results written before it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_job_thread_wait_pct: Option<f64>,
 }
 
 /// One repeat of a test.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct RunResult {
     pub run: u32,
     pub elapsed_ns: u64,
     pub ops: u64,
     pub bytes: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iops: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bw_bytes_per_s: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub files_per_s: Option<f64>,
     /// Completion latency: from the submitting call to the reaped completion (fio's `lat`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lat_ns: Option<LatencyStats>,
     /// Submission latency (io_uring: queueing until the submit call returned).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slat_ns: Option<LatencyStats>,
     /// Latency percentile curve: (percentile, ns) pairs for plots.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lat_percentiles_ns: Vec<(f64, u64)>,
     /// The merged latency histogram, HDR V2 deflate-free serialization, base64.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lat_hist: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub intervals: Vec<IntervalPoint>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval_ms: Option<u64>,
     /// Average number of I/Os in flight (Little's law: sum of latencies / wall time).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub avg_queue_depth: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<CpuUsage>,
     /// Entries of all CPUs into non-polling idle states (vCPU halts, C-states) during the
     /// run, per I/O at the run's rate: wake-ups that may sit inside the I/Os' latency.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_entries_per_io: Option<f64>,
     /// Whether the jobs' I/O buffers were on transparent huge pages: `true` when every job
     /// whose buffers asked for them (at least half a huge page of buffers: e.g. one 1 MiB
     /// buffer) got them, `false` when some did not (THP off, memory fragmented: a large direct
     /// I/O may then reach the device as several requests), absent when none asked.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub huge_page_buffers: Option<bool>,
     /// Time of the fsync that ended a write run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fsync_ns: Option<u64>,
     /// Time from the end of the measured window to the end of the I/O (a timed run's drain
     /// of the requests in flight at its deadline, neither counted nor timed); before any
@@ -415,26 +391,18 @@ pub struct RunResult {
     #[serde(skip)]
     pub tail_ns: Option<u64>,
     /// Mixed (`randrw`, `readwrite`) runs: the reads alone (the fields above cover both directions).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read: Option<DirectionStats>,
     /// Mixed runs: the writes alone.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write: Option<DirectionStats>,
     /// What the block device saw during this run (`/proc/diskstats` deltas).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<device::DeviceCounters>,
     /// Bytes the device wrote / bytes the application wrote.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_amplification: Option<f64>,
     /// Family-specific detail of this run (files: per-portion series, ...).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub files: Option<files::FilesRunDetail>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copy: Option<copy::CopyRunDetail>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<trace::TraceRunDetail>,
     /// Distributed runs (`hosts[]` set): how the ranks' windows lined up.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dist: Option<dist::DistRun>,
 }
 
@@ -459,6 +427,7 @@ impl RunResult {
 
 /// One direction of a mixed run: its share of the I/Os and its own completion latency
 /// (reads and writes of one device rarely wait alike).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct DirectionStats {
     pub ops: u64,
@@ -468,7 +437,6 @@ pub struct DirectionStats {
     pub lat_ns: LatencyStats,
     /// This direction's latency histogram (as `RunResult.lat_hist`), so that runs of
     /// several processes merge exactly.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lat_hist: Option<String>,
 }
 
@@ -491,12 +459,12 @@ pub struct Summary {
 }
 
 /// One rank/host of a distributed run.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct HostResult {
     pub rank: u32,
     pub hostname: String,
     pub tests: Vec<TestResult>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_offset_ns: Option<i64>,
 }
 

@@ -16,6 +16,7 @@ pub struct CurvePoint {
 }
 
 /// The largest depth that held the latency limit.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Answer {
     pub iops: f64,
@@ -24,11 +25,9 @@ pub struct Answer {
     pub statistic: String,
     /// That statistic at the answer; none when no depth held the limit (`found` false):
     /// it was written as 0.0, which read like a measurement.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_ns: Option<f64>,
     pub limit_ns: f64,
     /// Depth after which IOPS stopped rising (the knee), if seen.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub knee_iodepth: Option<u32>,
     /// IOPS fell while depth rose (thrashing).
     pub thrashed: bool,
@@ -84,19 +83,16 @@ impl StepFigures {
 
 impl Serialize for StepFigures {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[serde_with::skip_serializing_none]
         #[derive(Serialize)]
         struct Out {
             iodepth: u32,
             jobs: u32,
             iops: f64,
             bw_bytes_per_s: f64,
-            #[serde(skip_serializing_if = "Option::is_none")]
             lat_mean_ns: Option<f64>,
-            #[serde(skip_serializing_if = "Option::is_none")]
             lat_p99_ns: Option<f64>,
-            #[serde(skip_serializing_if = "Option::is_none")]
             lat_p999_ns: Option<f64>,
-            #[serde(skip_serializing_if = "Option::is_none")]
             avg_queue_depth: Option<f64>,
         }
         let some = |v: f64| self.completed_any().then_some(v);
@@ -162,6 +158,7 @@ mod tests {
 }
 
 /// Additions to `CurvePoint` (serialized flat into it).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct CurvePointDetail {
     /// `sweep` (the doubling steps) or `bisect` (refinement between good and bad).
@@ -172,10 +169,8 @@ pub struct CurvePointDetail {
     pub step_s: f64,
     /// With several streams (targets, or read + write): latency over all I/Os of all
     /// streams (the `mean` aggregate) ...
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lat_over_streams_mean: Option<LatTriple>,
     /// ... and the worst stream (the `max` aggregate).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lat_over_streams_max: Option<LatTriple>,
     /// Every stream of the step when there is more than one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -184,13 +179,11 @@ pub struct CurvePointDetail {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<super::device::DeviceCounters>,
     /// Distributed saturate: I/Os in flight in total, `iodepth * jobs * targets * ranks`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total_iodepth: Option<u32>,
     /// The judged latency (the `--statistic`, aggregated) of this depth's first
     /// measurement, set aside because a job thread waited for a CPU in it (the step's
     /// `cpu-contention`): the depth was measured again at once, and this point is that
     /// second measurement. Absent when the first measurement was judged.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub set_aside_latency_ns: Option<f64>,
     /// True only: a job thread waited for a CPU in this second measurement too; the limit
     /// was judged on its latency nonetheless.
@@ -200,11 +193,11 @@ pub struct CurvePointDetail {
     /// (its measured window, ops, latency histogram); on the totals the aggregate over the
     /// ranks (rates over the common window, the merged histogram, the ranks' windows and the
     /// straggler spread in `dist`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<super::RunResult>,
 }
 
 /// Additions to `Answer` (serialized flat into it).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct AnswerDetail {
     /// Jobs (threads) of the answer; the total outstanding I/Os are `iodepth * jobs`.
@@ -225,7 +218,6 @@ pub struct AnswerDetail {
     #[serde(default)]
     pub limit_crossed: bool,
     /// The smallest depth that broke the limit, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_bad_iodepth: Option<u32>,
     /// The highest IOPS seen on the curve and where (regardless of latency).
     #[serde(default)]
@@ -234,7 +226,6 @@ pub struct AnswerDetail {
     pub peak_iodepth: u32,
     /// Distributed saturate: the ranks, each running `iodepth x jobs` per target on its own
     /// test file; `total_iodepth` counts them all.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ranks: Option<u32>,
     /// The depths that decided the answer (its own, the first bad one) whose steps were
     /// judged on latency measured while a job thread waited for a CPU, in both measurements

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct SlackResult {
     /// `dir` (a scanned tree) or `csv` (a list of sizes).
@@ -17,9 +18,7 @@ pub struct SlackResult {
     pub rule_notes: Vec<String>,
     pub scan: ScanStats,
     /// The file system the tree is on now and its block size (scans only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub current_fs: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub current_unit_bytes: Option<u64>,
     /// One row per allocation unit, 512 B ... 2 MiB.
     pub units: Vec<UnitRow>,
@@ -29,6 +28,7 @@ pub struct SlackResult {
 }
 
 /// What the scan (or the CSV) found.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct ScanStats {
     /// Regular files, each hard-linked inode counted once.
@@ -55,14 +55,13 @@ pub struct ScanStats {
     pub largest_file_bytes: u64,
     /// Sum of st_blocks x 512 of the counted files where they are now (scans only): what
     /// the current file system really allocates, to hold against its row.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub files_disk_bytes: Option<u64>,
     /// Counted files that hold fewer bytes than their size where they are now (st_blocks ×
     /// 512 below st_size: holes, or compression), and the bytes they lack (Σ size − held):
     /// the rules count every byte as written, so `files_disk_bytes` is below their rows.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "super::is_zero")]
     pub sparse_files: u64,
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "super::is_zero")]
     pub sparse_bytes: u64,
     pub elapsed_s: f64,
     /// Entries (files + dirs + others) per second of scan.
@@ -70,12 +69,12 @@ pub struct ScanStats {
 }
 
 /// Allocation of the whole tree at one allocation unit.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct UnitRow {
     pub unit_bytes: u64,
     /// False when the file system cannot use this unit (e.g. xfs blocks above 64 KiB).
     pub supported: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     pub files: u64,
     pub data_bytes: u64,
@@ -109,18 +108,19 @@ pub struct UnitRow {
 }
 
 /// Predicted write time = files x per_file_s + allocated bytes x per_byte_s, per unit.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct CostModel {
     /// `defaults` (built in, from Belov's NTFS cluster-size tests) or `calibrated`.
     pub source: String,
     pub note: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration_file: Option<String>,
     /// Files per portion used for Belov's figure (his tester: 10 000).
     pub portion_files: u64,
     pub per_unit: Vec<UnitCost>,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct UnitCost {
     pub unit_bytes: u64,
@@ -131,19 +131,13 @@ pub struct UnitCost {
     /// Where the coefficients come from: `fit`, `default`, or `nearest fit (4096 B)`.
     pub origin: String,
     /// Coefficient of determination of the fit (when fitted from 3+ points).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r2: Option<f64>,
     /// Root mean square of the residuals, seconds per file.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rmse_s: Option<f64>,
     /// Belov's direct estimate: (t(full unit) - t(1 B)) / (unit - 1) per portion, when the
     /// calibration measured both sizes at this unit. (Written as
     /// `seed_style_s_per_byte_per_portion` before; such result files still read.)
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        alias = "seed_style_s_per_byte_per_portion"
-    )]
+    #[serde(alias = "seed_style_s_per_byte_per_portion")]
     pub belov_s_per_byte_per_portion: Option<f64>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub points: Vec<FitPoint>,
@@ -171,8 +165,4 @@ pub struct Recommendation {
     pub predicted_write_s: f64,
     /// How it was chosen, one sentence.
     pub rule: String,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }

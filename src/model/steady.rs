@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 /// How a test ran to steady state (`--steadystate`).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct SteadyStateRecord {
     /// `snia` (SNIA PTS: 5 rounds, range ≤ 20 %, fit excursion ≤ 10 % of the mean) or the
@@ -21,9 +22,7 @@ pub struct SteadyStateRecord {
     /// Whether a window met the rule.
     pub reached: bool,
     /// The first window that met the rule, rounds counted from 0 (`None`: not reached).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_first_round: Option<usize>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_last_round: Option<usize>,
     /// The metric of every round, in order.
     pub values: Vec<f64>,
@@ -31,18 +30,13 @@ pub struct SteadyStateRecord {
     /// least-squares slope per round (in the metric's unit), and the rule's criterion
     /// (SNIA: ≤ 1 passes; fio: the deviation or slope, in percent of the mean for a `%`
     /// limit, else absolute).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_mean: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_range: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window_slope: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub criterion: Option<f64>,
     /// Seconds the rounds took, from the first round's start to the last one's end.
     pub elapsed_s: f64,
     /// `saturate`: the depth (I/Os in flight per job) the rounds ran at.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iodepth: Option<u32>,
 }
 

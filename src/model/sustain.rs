@@ -5,12 +5,12 @@
 use serde::{Deserialize, Serialize};
 
 /// One pass of `iolab sustain` (the first, or one after `--recovery` idle time).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct SustainDetail {
     /// `first`, or `recovery` for a pass after idle time.
     pub pass: String,
     /// Seconds the target was left idle before this pass (recovery passes).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_before_s: Option<f64>,
     /// Length of one point of the series the phases were found in.
     pub interval_ms: u64,
@@ -24,20 +24,16 @@ pub struct SustainDetail {
     /// Recovery passes: bytes written at the fast speed before the first cliff, in the fast
     /// phase (a slow start before it is not counted; 0 when the pass ran at the slow speed
     /// from the start).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovered_bytes: Option<f64>,
     /// `recovered_bytes` as a share of the first pass's cache (1 = all of it came back).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovered_share: Option<f64>,
     /// The phase (index into `phases`) whose speed is the pass's settled speed: the last
     /// one, or the one before the rises of fewer than 10 intervals each that ended the
     /// pass (a burst, not a level). Absent in results before it existed: the last phase then.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settled_phase: Option<usize>,
     /// What keeps the target's data in RAM (`tmpfs keeps its data in RAM`), when it does:
     /// there is no drive and no drive write cache, and a cliff is the machine's (memory
     /// reclaim, other work on the CPUs). Absent for storage.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_backed: Option<String>,
     /// The pass ended before any cliff while still at the fast speed: `recovered_bytes` is
     /// a lower bound.
@@ -52,6 +48,7 @@ pub struct SustainDetail {
 /// A pause: intervals `[start_ms, end_ms)` of the series under half the steady speed before
 /// them, after which the speed came back (a writer the machine did not schedule, a drive's
 /// garbage collection or flush).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct SustainPause {
     pub start_ms: u64,
@@ -62,13 +59,11 @@ pub struct SustainPause {
     pub before_bw_bytes_per_s: f64,
     /// The share of the pause the pass's job thread spent waiting for a CPU (runnable while
     /// other threads held every CPU); absent where the kernel does not tell.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_wait_share: Option<f64>,
     /// The share of the pause in which some task of the machine waited for a CPU (PSI
     /// `some` of `/proc/pressure/cpu`: also the kernel's threads that do the I/O, such as a
     /// loop device's worker, while the job thread sleeps); absent where the kernel does not
     /// tell.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_pressure_share: Option<f64>,
 }
 

@@ -11,39 +11,32 @@ pub struct TemperatureSample {
 }
 
 /// The limits a drive declares.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
 pub struct ThermalLimits {
     /// NVMe WCTEMP (warning composite temperature threshold), SCT "Specified Max
     /// Operating Temperature" on SATA, hwmon `temp1_max`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning_celsius: Option<f64>,
     /// NVMe CCTEMP (critical composite temperature threshold), hwmon `temp1_crit`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub critical_celsius: Option<f64>,
 }
 
 /// The drive's own counters of time spent hot and throttling (cumulative over its life;
 /// a run compares them before and after).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct ThrottleCounters {
     /// NVMe "Warning Composite Temperature Time": minutes at or above WCTEMP.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning_temp_minutes: Option<u64>,
     /// NVMe "Critical Composite Temperature Time": minutes at or above CCTEMP.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub critical_temp_minutes: Option<u64>,
     /// NVMe host-controlled thermal management: times the drive entered light (TMT1) and
     /// heavy (TMT2) throttling, and seconds spent there.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thermal_mgmt_1_transitions: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thermal_mgmt_1_s: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thermal_mgmt_2_transitions: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thermal_mgmt_2_s: Option<u64>,
     /// SATA SCT status: times the drive went above its operating limit.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sct_over_limit_count: Option<u64>,
 }
 
@@ -98,13 +91,13 @@ impl ThrottleCounters {
 }
 
 /// What one look at a drive's heat found (smartctl or hwmon).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct ThermalSnapshot {
     /// Kernel name (`nvme0n1`, `sda`).
     pub device: String,
     /// `smartctl` or `hwmon`.
     pub source: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub celsius: Option<f64>,
     /// Further sensors (NVMe temperature sensors 1-8), when the drive has them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -114,22 +107,19 @@ pub struct ThermalSnapshot {
     #[serde(default)]
     pub counters: ThrottleCounters,
     /// The hottest the drive has been in its life (SATA SCT), for context.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lifetime_max_celsius: Option<f64>,
 }
 
 /// The heat record of one run.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct ThermalRecord {
     pub device: String,
     pub source: String,
     pub limits: ThermalLimits,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters_before: Option<ThrottleCounters>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counters_after: Option<ThrottleCounters>,
     pub series: Vec<TemperatureSample>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_celsius: Option<f64>,
 }
 

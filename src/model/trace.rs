@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::LatencyStats;
 
 /// What was run: the workload (built-in name or file) and its shape.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct TraceTestDetail {
     /// Built-in name, workload file path or trace file path.
@@ -22,13 +23,12 @@ pub struct TraceTestDetail {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub streams: Vec<StreamSpec>,
     /// Replays: what the recording says, and which recorder made it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recording: Option<TraceSummary>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recorder: Option<String>,
 }
 
 /// One stream of a workload as it was run (after `--scale`).
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct StreamSpec {
     pub name: String,
@@ -36,11 +36,11 @@ pub struct StreamSpec {
     pub files: u64,
     pub file_bytes_total: u64,
     /// Target rate in bytes/s for paced streams.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_bytes_per_s: Option<f64>,
 }
 
 /// One run of a workload or replay.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct TraceRunDetail {
     /// One entry per stream copy (thread).
@@ -50,20 +50,18 @@ pub struct TraceRunDetail {
     pub ops: BTreeMap<String, OpResult>,
     /// Bytes written to create the file set before measuring (not counted in `bytes`).
     pub prefill_bytes: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<ReplayDetail>,
     /// Replays: what the replay itself issued (the same summary as the recording's).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<TraceSummary>,
     /// The longest a thread issuing the calls (a stream copy's, a replayed thread's) waited
     /// for a CPU (runnable while other threads held every CPU: schedstat's `run_delay`), in
     /// percent of its run. Absent where the kernel has no schedstat, and in results written
     /// before it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_wait_pct: Option<f64>,
 }
 
 /// What one stream copy did.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct StreamResult {
     pub name: String,
@@ -75,14 +73,10 @@ pub struct StreamResult {
     pub elapsed_ns: u64,
     pub bw_bytes_per_s: f64,
     /// Paced streams: the target rate, requests with a deadline, and those that missed it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_bytes_per_s: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadlines: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub missed_deadlines: Option<u64>,
     /// Paced streams: at most 1 % of requests missed their deadline.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_held: Option<bool>,
 }
 
@@ -95,6 +89,7 @@ pub struct OpResult {
 }
 
 /// A replay compared with its recording.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct ReplayDetail {
     /// `asap` (as fast as possible) or `recorded` (calls issued at their recorded times).
@@ -111,7 +106,6 @@ pub struct ReplayDetail {
     pub write_bytes: u64,
     /// Calls that failed in the replay (the recording only keeps calls that succeeded).
     pub errors: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_error: Option<String>,
 }
 
@@ -119,6 +113,7 @@ pub struct ReplayDetail {
 /// request sizes, sequentiality, queue depth, inter-arrival times, working set, hot files
 /// and fsyncs. Computed by `workload::trace::summary`; the definitions are in
 /// docs/METHODOLOGY.md.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct TraceSummary {
     /// First I/O start to last end (data calls and fsyncs).
@@ -143,7 +138,6 @@ pub struct TraceSummary {
     pub depth_max: u32,
     /// The same mean over the asynchronous (io_uring) I/Os alone: the queue depth the
     /// program kept on its rings.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub async_depth_mean: Option<f64>,
     /// Gaps between consecutive I/O starts (all threads).
     pub interarrival_ns: GapStats,
@@ -155,9 +149,7 @@ pub struct TraceSummary {
     pub hottest: Vec<HotFile>,
     /// fsync and fdatasync calls.
     pub fsyncs: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fsyncs_per_s: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_bytes_per_fsync: Option<f64>,
 }
 

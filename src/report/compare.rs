@@ -82,6 +82,7 @@ pub struct Row {
 }
 
 /// One input file.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize)]
 pub struct FileInfo {
     pub label: String,
@@ -92,7 +93,6 @@ pub struct FileInfo {
     pub started_at: String,
     /// The target's file system when the run started (`80.1 % full, aged (iolab-aged-3)`):
     /// a fresh and an aged run read as alike file systems.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fs_state: Option<String>,
 }
 

@@ -71,6 +71,7 @@ pub const COMMANDS: &[(&str, &[&str])] = &[
 ];
 
 /// One option of the form.
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct FormOption {
     /// The flag's name without `--`.
@@ -80,7 +81,6 @@ pub struct FormOption {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub choices: Vec<String>,
     /// The command line's default, when it has one.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub default: Option<String>,
 }
 

@@ -19,6 +19,7 @@ use super::{Claimed, alive, registry_dir, start_ticks, write_json};
 /// The start of a manifest's name in the registry: `owned-<pid>.json`.
 pub(super) const MANIFEST_PREFIX: &str = "owned-";
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 struct Entry {
     /// The path's bytes.
@@ -32,7 +33,6 @@ struct Entry {
     empty_result: bool,
     /// The result document this process writes at this path (`record_result`): a start
     /// after a kill marks it `killed` while it still says `running`. Never removed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     result: Option<ResultOf>,
 }
 

@@ -62,6 +62,7 @@ pub struct Fixture {
     pub size: u64,
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Header {
     pub format: String,
@@ -72,15 +73,13 @@ pub struct Header {
     pub recorder: String,
     /// Resolution of `t_ns`/`dur_ns` (tracepoints: 1000, the trace text's microseconds;
     /// strace: 1000 for `-ttt -T`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_resolution_ns: Option<u64>,
     /// Kernel events the recorder lost (its buffer overran); non-zero means the trace
     /// misses calls.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "crate::model::is_zero")]
     pub lost_events: u64,
     /// The tracepoints recorder's measured cost per call and what was taken out of the
     /// time stamps for it (absent: strace, or an older trace; the times are as recorded).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recorder_cost: Option<RecorderCost>,
     pub command: Vec<String>,
     /// The recording root (absolute, as recorded); paths below are relative to it.
@@ -91,7 +90,6 @@ pub struct Header {
     pub recorded_ns: u64,
     /// The traced command's whole run time (strace overhead included).
     pub wall_ns: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
     pub calls: u64,
     pub threads: u32,
@@ -141,6 +139,7 @@ impl CallOp {
     }
 }
 
+#[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Call {
     /// Start time, ns since the first kept call.
@@ -150,26 +149,17 @@ pub struct Call {
     pub op: CallOp,
     pub path: String,
     /// Rename target.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub off: Option<u64>,
     /// Bytes transferred (read/write) or new length (truncate).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub len: Option<u64>,
     /// Open flags: comma-separated subset of `write`, `create`, `trunc`, `append`, `excl`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flags: Option<String>,
     pub dur_ns: u64,
     /// Asynchronous I/O: the io_uring it went through (numbered in order of first use per
     /// recording). `t_ns` is its submission, `dur_ns` the time to its completion; replay
     /// issues such calls through iolab's io_uring engine at the ring's recorded depth.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ring: Option<u32>,
-}
-
-fn is_zero(v: &u64) -> bool {
-    *v == 0
 }
 
 /// Where a trace will be written, claimed before the program runs: a temporary file beside
