@@ -129,7 +129,9 @@ impl SweepDist<'_> {
                 }
             })
             .collect();
-        let point = aggregate_step(&rule, &spec, &names, &ranks).map_err(|e| anyhow!(e))?;
+        let mut point = aggregate_step(&rule, &spec, &names, &ranks).map_err(|e| anyhow!(e))?;
+        // Sent to every rank with the point: all of them set the step aside alike.
+        point.detail.cpu_contended = any_rank_waited(&all);
 
         host_rows(doc, all.iter().map(|m| (m.rank, m.hostname.as_str())));
         for h in doc.hosts.iter_mut().filter(|h| h.clock_offset_ns.is_none()) {
@@ -157,6 +159,23 @@ impl SweepDist<'_> {
             doc.warn(w);
         }
         Ok(point)
+    }
+}
+
+/// Did a job thread of any rank wait for a CPU in the step (its `cpu-contention`)? Then the
+/// aggregate is not judged on it: the depth is measured again on every rank.
+fn any_rank_waited(all: &[RankStepMsg]) -> bool {
+    all.iter()
+        .any(|m| crate::runner::sweep::waited_for_cpu(&m.total))
+}
+
+/// Rank 0: the ranks' own points of the step just set aside, out of their curves (the last
+/// point of each host's curve of sweep `ti`), as the aggregate curve never held it.
+fn drop_set_aside_points(doc: &mut ResultDoc, ti: usize) {
+    for h in &mut doc.hosts {
+        if let Some(c) = h.tests.get_mut(ti).and_then(|t| t.curve.as_mut()) {
+            c.pop();
+        }
     }
 }
 
@@ -236,6 +255,12 @@ impl SweepHooks for SweepDist<'_> {
     fn step_recorded(&self, doc: &mut ResultDoc, ti: usize) {
         if self.base.rank() == 0 {
             add_findings(doc, ti, &self.offsets.borrow(), &self.findings);
+        }
+    }
+
+    fn step_set_aside(&self, doc: &mut ResultDoc, ti: usize) {
+        if self.base.rank() == 0 {
+            drop_set_aside_points(doc, ti);
         }
     }
 
@@ -333,4 +358,82 @@ pub fn execute(args: &SaturateArgs, argv: Vec<String>) -> Result<i32> {
             print_result(d, &shown, &timing, p.sink.path.as_deref(), &hosts)
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{CpuUsage, HostResult};
+
+    fn msg(rank: u32, waited_pct: Option<f64>) -> RankStepMsg {
+        RankStepMsg {
+            rank,
+            hostname: format!("h{rank}"),
+            point: CurvePoint::default(),
+            total: RunResult {
+                cpu: Some(CpuUsage {
+                    max_job_thread_wait_pct: waited_pct,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            per_group: Vec::new(),
+            window: LocalWindow {
+                start_ns: 0,
+                end_ns: 1,
+                stonewalled: false,
+            },
+            warnings: Vec::new(),
+        }
+    }
+
+    /// The step is set aside when any rank's job thread waited (over the 10 % of
+    /// `cpu-contention`), so that every rank, judging rank 0's point, measures it again;
+    /// before, a distributed sweep judged every step as it came.
+    #[test]
+    fn a_step_is_contended_when_any_rank_waited() {
+        assert!(!any_rank_waited(&[msg(0, Some(2.0)), msg(1, None)]));
+        assert!(any_rank_waited(&[msg(0, Some(2.0)), msg(1, Some(35.0))]));
+    }
+
+    /// The ranks' own points of a set-aside step leave their curves, in the sweep's test
+    /// only: a host's curve keeps one point a judged depth, as the aggregate curve.
+    #[test]
+    fn a_set_aside_step_leaves_the_hosts_curves() {
+        let curve = |n: u32| TestResult {
+            curve: Some(
+                (1..=n)
+                    .map(|d| {
+                        let mut p = CurvePoint::default();
+                        p.at.iodepth = d;
+                        p
+                    })
+                    .collect(),
+            ),
+            ..Default::default()
+        };
+        let host = |rank: u32| HostResult {
+            rank,
+            tests: vec![curve(4), curve(3)],
+            ..Default::default()
+        };
+        let mut doc = ResultDoc::new("saturate", vec!["iolab".into()], Default::default());
+        doc.hosts = vec![host(0), host(1)];
+        drop_set_aside_points(&mut doc, 1);
+        for h in &doc.hosts {
+            let depths = |ti: usize| -> Vec<u32> {
+                h.tests[ti]
+                    .curve
+                    .as_ref()
+                    .unwrap()
+                    .iter()
+                    .map(|p| p.at.iodepth)
+                    .collect()
+            };
+            assert_eq!(depths(0), [1, 2, 3, 4]);
+            assert_eq!(depths(1), [1, 2]);
+        }
+        // A rank whose copy of the test is not there yet: nothing to take back.
+        drop_set_aside_points(&mut doc, 5);
+    }
 }

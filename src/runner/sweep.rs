@@ -50,6 +50,10 @@ pub trait SweepHooks {
     /// ranks a second after it forwards Ctrl-C, and ranks waiting for the I/Os in flight on
     /// a slow device can take longer).
     fn step_recorded(&self, doc: &mut ResultDoc, ti: usize);
+    /// The step just judged is set aside (a rank's job thread waited for a CPU, which the
+    /// judged point's `cpu_contended` said on every rank) and its depth is measured again:
+    /// rank 0 takes the ranks' own points of it back out of `doc.hosts`. Not collective.
+    fn step_set_aside(&self, doc: &mut ResultDoc, ti: usize);
     /// After a sweep's last step (rank 0: the straggler summary and warnings, with the
     /// figures at the answer).
     fn end_sweep(&self, doc: &mut ResultDoc, ti: usize) -> Result<()>;
@@ -436,12 +440,18 @@ fn run_sweep(
                 iops: point.at.iops,
                 latency_ns: step::judged_latency(&point, cfg.statistic, cfg.aggregate),
             };
-            // A distributed step is the same on every rank, but each rank's job threads
-            // wait for their own CPUs: measuring again on one rank's word would split the
-            // ranks' searches; their steps are judged as they come.
-            let contended = hooks.is_none() && waited_for_cpu(&res.total);
+            // A distributed step: contended when a job thread of any rank waited, as the
+            // judged point says alike on every rank (each rank's own wait would split the
+            // ranks' searches), so that all of them measure the depth again together.
+            let contended = match hooks {
+                Some(_) => point.detail.cpu_contended,
+                None => waited_for_cpu(&res.total),
+            };
             if !search.record_step(obs, contended) {
                 // Set aside: the same depth is measured next (`search.next()`).
+                if let Some(h) = hooks {
+                    h.step_set_aside(doc, ti);
+                }
                 set_aside = Some(obs.latency_ns);
                 next = search.next();
                 continue;
@@ -604,7 +614,7 @@ fn contention_pct(total: &RunResult) -> Option<f64> {
 }
 
 /// Did a job thread of the step wait for a CPU (its `cpu-contention`)?
-fn waited_for_cpu(total: &RunResult) -> bool {
+pub fn waited_for_cpu(total: &RunResult) -> bool {
     contention_pct(total).is_some()
 }
 
