@@ -439,15 +439,7 @@ fn reads_a_fuse_daemon_s_cache_answered_are_warned_about() {
         "--no-save",
     ]);
     let doc = json_ok(&out);
-    let served: Vec<&Value> = doc["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|w| w["code"] == "cache-served")
-        .collect();
-    assert_eq!(served.len(), 1, "once per test: {:#}", doc["warnings"]);
-    assert_eq!(served[0]["test"], "SEQ1M Q1T1 read");
-    let msg = served[0]["message"].as_str().unwrap();
+    let msg = once_per_test(&doc, "cache-served", "SEQ1M Q1T1 read");
     assert!(
         msg.starts_with("the application read 64.0 MiB but "),
         "{msg}"
@@ -494,16 +486,22 @@ fn writes_the_page_cache_absorbed_are_warned_about_once_per_test() {
         "--no-save",
     ]);
     let doc = json_ok(&out);
-    let absorbed: Vec<&Value> = doc["warnings"]
+    let msg = once_per_test(&doc, "cache-absorbed", "SEQ1M Q1T1 write");
+    assert!(msg.starts_with("the application wrote "), "{msg}");
+}
+
+/// The message of the one warning `code` in `doc`, which must be about `test` (a run's
+/// repeats give it once, not once a run).
+fn once_per_test<'a>(doc: &'a Value, code: &str, test: &str) -> &'a str {
+    let given: Vec<&Value> = doc["warnings"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|w| w["code"] == "cache-absorbed")
+        .filter(|w| w["code"] == code)
         .collect();
-    assert_eq!(absorbed.len(), 1, "once per test: {:#}", doc["warnings"]);
-    assert_eq!(absorbed[0]["test"], "SEQ1M Q1T1 write");
-    let msg = absorbed[0]["message"].as_str().unwrap();
-    assert!(msg.starts_with("the application wrote "), "{msg}");
+    assert_eq!(given.len(), 1, "once per test: {:#}", doc["warnings"]);
+    assert_eq!(given[0]["test"], test);
+    given[0]["message"].as_str().unwrap()
 }
 
 /// A btrfs over two devices (raid0) spreads its I/O over both: the counters of the one
