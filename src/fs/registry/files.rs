@@ -329,7 +329,8 @@ fn remove_entry(e: &Entry, pid: u32) -> Option<String> {
                 Some(TempCopy::Taken) => {
                     format!("{said} (its last save, found whole in the temporary copy)")
                 }
-                _ => said,
+                Some(TempCopy::Removed(removed)) => format!("{said}; {removed}"),
+                None => said,
             });
         }
         if let Some(TempCopy::Removed(said)) = copy {
@@ -498,6 +499,16 @@ mod tests {
         assert!(!tmp.exists(), "{said}");
         assert!(said.contains("a save cut short"), "{said}");
         assert_eq!(ResultDoc::read(&path).unwrap().status, "killed");
+        // Beside a saved result still `running`: both are said.
+        doc.write_atomic(&path).unwrap();
+        std::fs::write(&tmp, &text[..text.len() / 2]).unwrap();
+        let said = remove_entry(&e, 9).unwrap();
+        assert!(!tmp.exists(), "{said}");
+        assert!(
+            said.starts_with(&format!("marked {} as killed; removed ", path.display()))
+                && said.ends_with("(a save cut short)"),
+            "{said}"
+        );
     }
 
     /// A SIGKILL after the first save left the result file `running` for good, and `iolab
