@@ -53,21 +53,24 @@ impl LoopDevice {
         if self.detached {
             return Ok(());
         }
-        // Only detach if it still points at our image (never someone else's device).
-        let backing = self.backing_file();
         let ours = std::fs::canonicalize(&self.image)
-            .map(|p| p.display().to_string())
-            .unwrap_or_default();
-        if !backing.is_empty() && !ours.is_empty() && !backing.starts_with(&ours) {
-            self.detached = true;
-            return Ok(());
-        }
+            .unwrap_or_else(|_| self.image.clone())
+            .display()
+            .to_string();
         let mut last = None;
         for _ in 0..50 {
+            // Only while it still reads our image, checked before every attempt: never
+            // someone else's device, also not one that took this number after ours was let
+            // go (by a `losetup -d` of someone else's, or an attempt of ours that the kernel
+            // carried out at the last close).
+            if !bound_to(&self.backing_file(), &ours) {
+                self.detached = true;
+                return Ok(());
+            }
             match command::run("losetup", ["-d".as_ref(), self.device.as_os_str()]) {
                 Ok(_) => {
                     self.detached = true;
-                    self.wait_released(if ours.is_empty() { &backing } else { &ours });
+                    self.wait_released(&ours);
                     return Ok(());
                 }
                 Err(e) => {
@@ -91,13 +94,9 @@ impl LoopDevice {
     /// last close. Wait for that, so that whoever runs next (the next configuration, the test
     /// that checks nothing is left) finds it gone; say so if it never goes.
     fn wait_released(&self, ours: &str) {
-        if ours.is_empty() {
-            return;
-        }
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         loop {
-            let backing = self.backing_file();
-            if backing.is_empty() || !backing.starts_with(ours) {
+            if !bound_to(&self.backing_file(), ours) {
                 return;
             }
             if std::time::Instant::now() >= deadline {
@@ -112,8 +111,98 @@ impl LoopDevice {
     }
 }
 
+/// Does a loop device whose sysfs `backing_file` reads `backing` read the image at `ours`
+/// (a canonical path)? The kernel adds " (deleted)" once the file is removed.
+pub(crate) fn bound_to(backing: &str, ours: &str) -> bool {
+    !ours.is_empty() && (backing == ours || backing.strip_suffix(" (deleted)") == Some(ours))
+}
+
 impl Drop for LoopDevice {
     fn drop(&mut self) {
         let _ = self.detach();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deleted_image_is_still_ours_and_another_name_is_not() {
+        assert!(bound_to("/t/a.img", "/t/a.img"));
+        assert!(bound_to("/t/a.img (deleted)", "/t/a.img"));
+        assert!(!bound_to("/t/a.img2", "/t/a.img"));
+        assert!(!bound_to("/t/b.img", "/t/a.img"));
+        assert!(!bound_to("", "/t/a.img"));
+        assert!(!bound_to("", ""));
+    }
+
+    /// A loop device of a test's own over a 1 MiB image `name` in `dir`, or a loud skip.
+    fn attach_or_skip(test: &str, dir: &Path, name: &str) -> Option<LoopDevice> {
+        let img = dir.join(name);
+        std::fs::File::create(&img)
+            .unwrap()
+            .set_len(1 << 20)
+            .unwrap();
+        LoopDevice::attach(&img, false)
+            .map_err(|e| crate::test_skip::skip(test, format!("losetup: {e}")))
+            .ok()
+    }
+
+    /// Someone else's `losetup -d` let our device go and another image took its number, one
+    /// whose name begins with our image's: our detach leaves that one alone (it took any
+    /// backing file that began with our image's path for ours).
+    #[test]
+    fn a_number_another_image_took_is_not_detached() {
+        let test = "fs::loopdev::a_number_another_image_took_is_not_detached";
+        let dir = tempfile::tempdir().unwrap();
+        let other = dir.path().join("a.img2");
+        std::fs::File::create(&other)
+            .unwrap()
+            .set_len(1 << 20)
+            .unwrap();
+        // Another test may take the freed number first: then try again with a new one.
+        for _ in 0..5 {
+            let Some(mut ours) = attach_or_skip(test, dir.path(), "a.img") else {
+                return;
+            };
+            command::run("losetup", ["-d".as_ref(), ours.device.as_os_str()]).unwrap();
+            if command::run("losetup", [ours.device.as_os_str(), other.as_os_str()]).is_err() {
+                ours.detached = true;
+                continue;
+            }
+            let mut theirs = LoopDevice::adopt(&ours.device, &other);
+            ours.detach().unwrap();
+            let other_path = std::fs::canonicalize(&other).unwrap().display().to_string();
+            assert_eq!(
+                theirs.backing_file(),
+                other_path,
+                "the other image's device was detached"
+            );
+            theirs.detach().unwrap();
+            return;
+        }
+        panic!("five loop devices were taken by others before this test could bind one again");
+    }
+
+    /// A device someone else already let go is detached: nothing is left to do. It ran
+    /// `losetup -d` on the free number 50 times, 100 ms apart, and failed (or detached
+    /// whatever took the number meanwhile).
+    #[test]
+    fn a_device_already_let_go_is_done_at_once() {
+        let test = "fs::loopdev::a_device_already_let_go_is_done_at_once";
+        let dir = tempfile::tempdir().unwrap();
+        let Some(mut ours) = attach_or_skip(test, dir.path(), "a.img") else {
+            return;
+        };
+        command::run("losetup", ["-d".as_ref(), ours.device.as_os_str()]).unwrap();
+        let t = std::time::Instant::now();
+        ours.detach().unwrap();
+        // Wide: one sysfs read against the 5 s of the attempts it made.
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(2),
+            "{:?}",
+            t.elapsed()
+        );
     }
 }

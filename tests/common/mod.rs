@@ -159,9 +159,9 @@ pub fn loop_or_skip(test: &str) -> bool {
     tool_or_skip(test, "losetup", "mount")
 }
 
-/// A loop device over `image` (an image file of the test's own), detached on drop; the
-/// caller has checked `loop_or_skip`.
-pub struct Loop(pub String);
+/// A loop device over `image` (an image file of the test's own), detached on drop while it
+/// is still bound to that image; the caller has checked `loop_or_skip`.
+pub struct Loop(pub String, PathBuf);
 
 /// `Loop::attach` gives a read-only one (`losetup --read-only`).
 pub type ReadOnlyLoop = Loop;
@@ -186,13 +186,33 @@ impl Loop {
             .output()
             .unwrap();
         assert!(out.status.success(), "{out:?}");
-        Loop(String::from_utf8_lossy(&out.stdout).trim().to_string())
+        Loop(
+            String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            std::fs::canonicalize(image).unwrap(),
+        )
     }
 }
 
 impl Drop for Loop {
     fn drop(&mut self) {
-        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+        detach_if_bound_to(&self.0, &self.1);
+    }
+}
+
+/// `losetup -d DEV`, only while DEV is still bound to `image` (its canonical path, taken
+/// when it was attached). A `losetup -d` under a busy device only marks it: the kernel lets it
+/// go at the last close, and the number can then be another process's loop device at once,
+/// which a second `losetup -d` by name would take from it (a test binary running beside
+/// another one saw its new loop device emptied under mkfs: "can't get size of data
+/// subvolume").
+pub fn detach_if_bound_to(dev: &str, image: &Path) {
+    let name = dev.trim_start_matches("/dev/");
+    let backing =
+        std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")).unwrap_or_default();
+    let backing = backing.trim_end_matches('\n');
+    let ours = image.display().to_string();
+    if backing == ours || backing == format!("{ours} (deleted)") {
+        let _ = Command::new("losetup").args(["-d", dev]).status();
     }
 }
 

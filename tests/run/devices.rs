@@ -179,7 +179,7 @@ fn direct_io_needs_blocks_of_the_logical_block_size() {
     )
     .unwrap();
     let dev = out.trim().to_string();
-    let detach = scopeguard(dev.clone());
+    let detach = scopeguard(dev.clone(), &img);
     let cwd = tempdir();
     expect_usage_error(
         cwd.path(),

@@ -205,14 +205,16 @@ fn sparse_image(dir: &Path, name: &str, len: u64) -> std::path::PathBuf {
     img
 }
 
-struct Detach(String);
+/// Detaches a loop device the test attached itself, while it is still bound to the test's
+/// image (`common::detach_if_bound_to`).
+struct Detach(String, std::path::PathBuf);
 
 impl Drop for Detach {
     fn drop(&mut self) {
-        let _ = iolab::fs::command::run("losetup", ["-d", &self.0]);
+        common::detach_if_bound_to(&self.0, &self.1);
     }
 }
 
-fn scopeguard(dev: String) -> Detach {
-    Detach(dev)
+fn scopeguard(dev: String, image: &Path) -> Detach {
+    Detach(dev, std::fs::canonicalize(image).unwrap())
 }

@@ -161,8 +161,7 @@ fn loop_backs(device: &Path, image: &Path) -> bool {
     let backing = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file"))
         .map(|s| s.trim().to_string())
         .unwrap_or_default();
-    // A deleted image shows as "<path> (deleted)".
-    !backing.is_empty() && backing.trim_end_matches(" (deleted)") == image.display().to_string()
+    crate::fs::loopdev::bound_to(&backing, &image.display().to_string())
 }
 
 /// Tear down what `st` lists, checking each item is still iolab's; returns what was done.
