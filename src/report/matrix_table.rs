@@ -9,6 +9,7 @@ use crate::analysis::matrix::{
 };
 use crate::model::matrix::ConfigurationResult;
 use crate::model::{ResultDoc, TestResult};
+use crate::report::files::belov_cell;
 use crate::report::metrics::{fmt_seconds, table_figure};
 use crate::report::table::right;
 use crate::stats::summary::median;
@@ -524,10 +525,16 @@ impl<'a> Grid<'a> {
     }
 }
 
-/// Belov's Table 1 layout for small-file workloads (contract: `params.phase`,
-/// `params.size_token`, summary `seconds_per_portion`): one row per configuration, one
-/// column per file size of the create phase (and the big file), seconds per portion.
-pub fn render_table1(doc: &ResultDoc, workload: &str) -> Option<String> {
+/// Belov's tables for small-file workloads (contract: `params.phase`, `params.size_token`,
+/// summary `seconds_per_portion`, runs' `files.seconds_per_portion`): one row per
+/// configuration, one column per file size of the create phase (and the big file), a cell
+/// per test from `value`; `None` when no test is a cell or `keep` refuses the grid.
+fn belov_grid(
+    doc: &ResultDoc,
+    workload: &str,
+    keep: impl Fn(&Grid) -> bool,
+    value: impl Fn(&TestResult) -> Option<String>,
+) -> Option<(Table, String)> {
     let is_cell = |t: &TestResult| {
         matches!(
             t.params.get("phase").map(String::as_str),
@@ -547,26 +554,54 @@ pub fn render_table1(doc: &ResultDoc, workload: &str) -> Option<String> {
             tok
         }
     };
-    let grid = Grid::new(doc, workload, &is_cell, &head_of)?;
+    let grid = Grid::new(doc, workload, &is_cell, &head_of).filter(|g| keep(g))?;
     let per_portion = grid
         .cells()
-        .find_map(|t| t.params.get("files_per_portion").cloned());
+        .find_map(|t| t.params.get("files_per_portion").cloned())
+        .unwrap_or_else(|| "N".into());
     let mut t = grid.table();
     for c in &doc.configurations {
         let tests = tests_of(c, workload);
-        if tests.is_empty() {
-            continue;
+        if !tests.is_empty() {
+            t.add_row(grid.row(&c.label, &tests, &value));
         }
-        // The figure `iolab files`'s Belov table gives (its mean: the median here put one
-        // number beside another for the same test).
-        t.add_row(grid.row(&c.label, &tests, |t| {
+    }
+    Some((t, per_portion))
+}
+
+/// Belov's Table 1: seconds per portion, the figure `iolab files`'s table gives (its mean:
+/// the median here put one number beside another for the same test).
+pub fn render_table1(doc: &ResultDoc, workload: &str) -> Option<String> {
+    let (t, per_portion) = belov_grid(
+        doc,
+        workload,
+        |_| true,
+        |t| {
             let s = t.summary.get("seconds_per_portion")?;
             Some(fmt_seconds(table_figure(t, "seconds_per_portion", s).0))
-        }));
-    }
+        },
+    )?;
     Some(format!(
-        "Seconds per portion of {} files (create; one column per file size, as in Belov's NTFS Table 1) for {workload}\n{t}\n",
-        per_portion.unwrap_or_else(|| "N".into())
+        "Seconds per portion of {per_portion} files (create; one column per file size, as in Belov's NTFS Table 1) for {workload}\n{t}\n"
+    ))
+}
+
+/// Belov's Table 2, Table 1 with every run in brackets (`3.271 (3.299, 3.266, 3.247)`), as
+/// `iolab files` prints its cells; only when some cell has more than one run (the
+/// workload's repeats on every fresh file system). The matrix printed the means alone, so a
+/// reader of his article could not see the spread his Table 2 shows.
+pub fn render_table2(doc: &ResultDoc, workload: &str) -> Option<String> {
+    let several = |g: &Grid| {
+        g.cells().any(|t| {
+            t.runs.iter().filter(|r| r.files.is_some()).count() > 1
+                && t.summary
+                    .get("seconds_per_portion")
+                    .is_some_and(|s| s.n > 1)
+        })
+    };
+    let (t, per_portion) = belov_grid(doc, workload, several, |t| Some(belov_cell(t)))?;
+    Some(format!(
+        "Table 1 with every run, mean (run1, run2, ...) in seconds per portion of {per_portion} files, as in Belov's Table 2\n{t}\n"
     ))
 }
 
@@ -737,6 +772,10 @@ pub fn render(doc: &ResultDoc, workloads: &[String], more: &str) -> String {
         if let Some(t1) = render_table1(doc, w) {
             out.push('\n');
             out.push_str(&t1);
+        }
+        if let Some(t2) = render_table2(doc, w) {
+            out.push('\n');
+            out.push_str(&t2);
         }
         if let Some(space) = render_space(doc, w) {
             out.push('\n');
@@ -1150,5 +1189,46 @@ mod tests {
         assert!(out.contains("0.250") && out.contains("0.500"), "{out}");
         assert!(out.contains("portion of 1000 files"), "{out}");
         assert!(render_table1(&doc, "run:y").is_none());
+        // One run per cell: Table 1 says it all.
+        assert!(render_table2(&doc, "files:x").is_none());
+    }
+
+    /// Belov's Table 2: every run in brackets beside the mean, as `iolab files` prints it;
+    /// the matrix printed only the means.
+    #[test]
+    fn table2_gives_every_run_of_a_cell() {
+        let mut t = TestResult {
+            name: "1 B create".into(),
+            family: "files".into(),
+            ..Default::default()
+        };
+        t.params.insert(WORKLOAD_PARAM.into(), "files:x".into());
+        t.params.insert("phase".into(), "create".into());
+        t.params.insert("size_token".into(), "1".into());
+        t.params.insert("files_per_portion".into(), "10000".into());
+        let secs = [3.299, 3.266, 3.247];
+        t.runs = secs
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| RunResult {
+                run: i as u32 + 1,
+                files: Some(crate::model::files::FilesRunDetail {
+                    seconds_per_portion: s,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+            .collect();
+        t.summary.insert(
+            "seconds_per_portion".into(),
+            crate::stats::summary::summarize(&secs),
+        );
+        let doc = matrix_of(vec![measured("ntfs 512B", vec![t])]);
+        let out = render_table2(&doc, "files:x").unwrap();
+        assert!(out.contains("3.271 (3.299, 3.266, 3.247)"), "{out}");
+        assert!(out.contains("Belov's Table 2"), "{out}");
+        let all = render(&doc, &["files:x".into()], "");
+        let (t1, t2) = (all.find("Table 1").unwrap(), all.find("Table 2").unwrap());
+        assert!(t1 < t2, "{all}");
     }
 }
