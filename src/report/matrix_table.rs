@@ -525,6 +525,9 @@ impl<'a> Grid<'a> {
     }
 }
 
+/// The phases of Belov's tables: the files made, and the big file.
+const BELOV_PHASES: [&str; 2] = ["create", "big"];
+
 /// Belov's tables for small-file workloads (contract: `params.phase`, `params.size_token`,
 /// summary `seconds_per_portion`, runs' `files.seconds_per_portion`): one row per
 /// configuration, one column per file size of the create phase (and the big file), a cell
@@ -532,14 +535,15 @@ impl<'a> Grid<'a> {
 fn belov_grid(
     doc: &ResultDoc,
     workload: &str,
+    phases: &[&str],
     keep: impl Fn(&Grid) -> bool,
     value: impl Fn(&TestResult) -> Option<String>,
 ) -> Option<(Table, String)> {
     let is_cell = |t: &TestResult| {
-        matches!(
-            t.params.get("phase").map(String::as_str),
-            Some("create" | "big")
-        ) && t.summary.contains_key("seconds_per_portion")
+        t.params
+            .get("phase")
+            .is_some_and(|p| phases.contains(&p.as_str()))
+            && t.summary.contains_key("seconds_per_portion")
     };
     // Columns by size token: `cluster+1` is one column whatever the cluster.
     let head_of = |t: &TestResult| {
@@ -575,6 +579,7 @@ pub fn render_table1(doc: &ResultDoc, workload: &str) -> Option<String> {
     let (t, per_portion) = belov_grid(
         doc,
         workload,
+        &BELOV_PHASES,
         |_| true,
         |t| {
             let s = t.summary.get("seconds_per_portion")?;
@@ -599,9 +604,54 @@ pub fn render_table2(doc: &ResultDoc, workload: &str) -> Option<String> {
                     .is_some_and(|s| s.n > 1)
         })
     };
-    let (t, per_portion) = belov_grid(doc, workload, several, |t| Some(belov_cell(t)))?;
+    let (t, per_portion) = belov_grid(doc, workload, &BELOV_PHASES, several, |t| {
+        Some(belov_cell(t))
+    })?;
     Some(format!(
         "Table 1 with every run, mean (run1, run2, ...) in seconds per portion of {per_portion} files, as in Belov's Table 2\n{t}\n"
+    ))
+}
+
+/// Belov's slowdown past N files in one folder: per configuration and file size, where the
+/// create rate fell by 10 % or more as files accumulated (`iolab files`'s scaling line),
+/// when the files went into one directory (`files:layout=flat`) or some cell slowed down.
+/// The matrix kept these lines in the JSON only, so `--fs ntfs,ext4` with
+/// `files:layout=flat` could not answer his question on the terminal.
+pub fn render_scaling(doc: &ResultDoc, workload: &str) -> Option<String> {
+    fn scaling(t: &TestResult) -> Option<&crate::model::files::DirScaling> {
+        t.files.as_ref()?.scaling.as_ref()
+    }
+    let wanted = |g: &Grid| {
+        g.cells()
+            .filter_map(scaling)
+            .any(|s| s.scope == "one directory" || s.drop_after_files.is_some())
+    };
+    let (t, _) = belov_grid(doc, workload, &["create"], wanted, |t| {
+        let s = scaling(t)?;
+        let total = s.curve.last().map(|p| {
+            let per_portion = t.params.get("files_per_portion")?.parse::<u64>().ok()?;
+            Some(p.files_before + per_portion)
+        });
+        Some(
+            match (s.drop_after_files, s.slowdown_pct, total.flatten()) {
+                (Some(after), Some(pct), _) => {
+                    format!("slower by {pct:.0} % after {}", fmt_thousands(after as f64))
+                }
+                (None, _, Some(n)) if s.curve.len() >= 4 => {
+                    format!("none up to {}", fmt_thousands(n as f64))
+                }
+                _ => "too few portions".into(),
+            },
+        )
+    })?;
+    let scope = doc
+        .configurations
+        .iter()
+        .flat_map(|c| tests_of(c, workload))
+        .find_map(scaling)
+        .map_or("one directory", |s| s.scope.as_str());
+    Some(format!(
+        "Slowdown as files accumulate in {scope} (create; the rate falling by 10 % or more, as iolab files finds it; the curve is in the result JSON) for {workload}\n{t}\n"
     ))
 }
 
@@ -776,6 +826,10 @@ pub fn render(doc: &ResultDoc, workloads: &[String], more: &str) -> String {
         if let Some(t2) = render_table2(doc, w) {
             out.push('\n');
             out.push_str(&t2);
+        }
+        if let Some(scaling) = render_scaling(doc, w) {
+            out.push('\n');
+            out.push_str(&scaling);
         }
         if let Some(space) = render_space(doc, w) {
             out.push('\n');
@@ -1191,6 +1245,50 @@ mod tests {
         assert!(render_table1(&doc, "run:y").is_none());
         // One run per cell: Table 1 says it all.
         assert!(render_table2(&doc, "files:x").is_none());
+    }
+
+    /// Belov's slowdown past N files in one folder: the matrix kept `iolab files`'s scaling
+    /// line in the JSON only.
+    #[test]
+    fn the_slowdown_in_one_directory_is_a_table() {
+        use crate::model::files::{DirScaling, FilesTestDetail, ScalingPoint};
+        let mk = |label: &str, drop: Option<u64>| {
+            let mut t = TestResult {
+                name: "1 B create".into(),
+                family: "files".into(),
+                ..Default::default()
+            };
+            t.params.insert(WORKLOAD_PARAM.into(), "files:x".into());
+            t.params.insert("phase".into(), "create".into());
+            t.params.insert("size_token".into(), "1".into());
+            t.params.insert("files_per_portion".into(), "2000".into());
+            t.summary.insert(
+                "seconds_per_portion".into(),
+                crate::stats::summary::summarize(&[0.3]),
+            );
+            let curve = (0..10)
+                .map(|i| ScalingPoint {
+                    files_before: i * 2000,
+                    ..Default::default()
+                })
+                .collect();
+            t.files = Some(FilesTestDetail {
+                scaling: Some(DirScaling {
+                    scope: "one directory".into(),
+                    curve,
+                    drop_after_files: drop,
+                    slowdown_pct: drop.map(|_| 23.4),
+                    message: String::new(),
+                }),
+                ..Default::default()
+            });
+            measured(label, vec![t])
+        };
+        let doc = matrix_of(vec![mk("ntfs", Some(10_000)), mk("ext4", None)]);
+        let out = render(&doc, &["files:x".into()], "");
+        assert!(out.contains("accumulate in one directory"), "{out}");
+        assert!(out.contains("slower by 23 % after 10,000"), "{out}");
+        assert!(out.contains("none up to 20,000"), "{out}");
     }
 
     /// Belov's Table 2: every run in brackets beside the mean, as `iolab files` prints it;
