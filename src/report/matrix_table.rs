@@ -743,18 +743,30 @@ pub fn render_copy_apart(doc: &ResultDoc, workload: &str) -> Option<String> {
             .find(|t| copy_phase(t) == Some(ph))
             .cloned()
     };
-    let mut t = table(vec![
+    // The twelve-file-system copy test's reference line (`copy:ceiling=true`): the same
+    // copy within RAM. It was measured, left out of the ranking, and shown nowhere.
+    let with_ceiling = doc
+        .configurations
+        .iter()
+        .any(|c| phase_of(c, "ceiling").is_some());
+    let mut header = vec![
         "configuration",
         "copy MB/s",
         "copy made by",
         "delete s",
         "delete files/s",
-    ]);
+    ];
+    if with_ceiling {
+        header.push("RAM-to-RAM MB/s");
+    }
+    let mut t = table(header);
     let mut rows = 0;
-    let mut shared = false;
+    let (mut reflinked, mut partial) = (false, false);
+    let mb_s = |v: f64| format!("{} MB/s", fmt_mb_per_s(v));
     for c in &doc.configurations {
         let (copy, delete) = (phase_of(c, "copy"), phase_of(c, "delete"));
-        if copy.is_none() && delete.is_none() {
+        let ceiling = phase_of(c, "ceiling");
+        if copy.is_none() && delete.is_none() && ceiling.is_none() {
             continue;
         }
         rows += 1;
@@ -766,12 +778,13 @@ pub fn render_copy_apart(doc: &ResultDoc, workload: &str) -> Option<String> {
             .and_then(|t| t.runs.last())
             .and_then(|r| r.copy.as_ref())
             .and_then(|d| d.in_place.as_ref());
-        shared |= made.is_some_and(|m| m.method == "reflink" || m.method == "partial");
-        t.add_row(vec![
+        reflinked |= made.is_some_and(|m| m.method == "reflink");
+        partial |= made.is_some_and(|m| m.method == "partial");
+        let mut row = vec![
             Cell::new(&c.label),
             right(
                 med(&copy, "bw_bytes_per_s")
-                    .map(|v| format!("{} MB/s", fmt_mb_per_s(v)))
+                    .map(mb_s)
                     .unwrap_or_else(|| "-".into()),
             ),
             Cell::new(
@@ -797,15 +810,35 @@ pub fn render_copy_apart(doc: &ResultDoc, workload: &str) -> Option<String> {
                     .map(fmt_thousands)
                     .unwrap_or_else(|| "-".into()),
             ),
-        ]);
+        ];
+        if with_ceiling {
+            row.push(right(
+                med(&ceiling, "bw_bytes_per_s")
+                    .map(mb_s)
+                    .unwrap_or_else(|| "-".into()),
+            ));
+        }
+        t.add_row(row);
     }
     if rows == 0 {
         return None;
     }
-    let mut out = format!("In-place copy and delete for {workload} (not ranked)\n{t}\n");
-    if shared {
+    let what = if with_ceiling {
+        "In-place copy and delete, and the RAM-to-RAM ceiling (the same copy within RAM: the best any copy could do here),"
+    } else {
+        "In-place copy and delete"
+    };
+    let mut out = format!("{what} for {workload} (not ranked)\n{t}\n");
+    // A partial copy wrote some of its data: "no data was written" was said of
+    // `partial (57 % shared)` too.
+    if reflinked {
         out.push_str(
             "reflink: the copies share the source's extents (copy_file_range within one xfs or btrfs, as cp does): no data was written, the MB/s measures metadata. copy:method=rw copies the bytes on every file system.\n",
+        );
+    }
+    if partial {
+        out.push_str(
+            "partial: some of the copies share the source's extents (copy_file_range within one xfs or btrfs, as cp does; btrfs keeps small files inline, which it copies): only the rest was written, so the MB/s is partly metadata's. copy:method=rw copies the bytes on every file system.\n",
         );
     }
     Some(out)
@@ -1214,6 +1247,22 @@ mod tests {
         );
         assert!(apart.contains("2.000"), "delete seconds: {apart}");
         assert!(render_copy_apart(&doc, "run:y").is_none());
+        // No ceiling measured: no column for it.
+        assert!(!apart.contains("RAM-to-RAM"), "{apart}");
+
+        // The twelve-file-system copy test's RAM-to-RAM ceiling (`copy:ceiling=true`) was
+        // measured and shown nowhere; a partial copy read "no data was written".
+        let mut btrfs = cfg("btrfs", 100.0, 300.0, "partial");
+        btrfs.tests.push(phase("btrfs", "ceiling", 1409.84, None));
+        let doc = matrix_of(vec![btrfs, cfg("ext4", 200.0, 150.0, "data")]);
+        let apart = render_copy_apart(&doc, "copy:x").unwrap();
+        assert!(apart.contains("RAM-to-RAM ceiling"), "{apart}");
+        let row = apart.lines().find(|l| l.contains("btrfs")).unwrap();
+        assert!(row.contains("1409.84 MB/s"), "{apart}");
+        assert!(!apart.contains("no data was written"), "{apart}");
+        assert!(apart.contains("partial: some of the copies"), "{apart}");
+        let ranking = render_ranking(&doc, "copy:x");
+        assert!(!ranking.contains("ceiling"), "{ranking}");
     }
 
     #[test]
