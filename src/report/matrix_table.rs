@@ -24,8 +24,12 @@ fn table(header: Vec<&str>) -> Table {
     t
 }
 
-fn fmt_value(metric: &str, v: f64) -> String {
+/// A ranking cell: `t`'s headline `metric` with its unit. A trace's `iops` counts every
+/// call it made (opens, stats, fsyncs, reads and writes), which `iolab trace run` calls
+/// ops/s; the matrix's ranking of NASPT-style workloads said "IOPS".
+fn fmt_value(t: &TestResult, metric: &str, v: f64) -> String {
     match metric {
+        "iops" if t.family == "trace" => format!("{} ops/s", fmt_thousands(v)),
         "iops" => format!("{} IOPS", fmt_thousands(v)),
         "bw_bytes_per_s" => format!("{} MB/s", fmt_mb_per_s(v)),
         "files_per_s" => format!("{} files/s", fmt_thousands(v)),
@@ -283,8 +287,8 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
                     tests
                         .iter()
                         .find(|t| &t.name == n)
-                        .and_then(|t| headline(t))
-                        .map(|(k, v)| fmt_value(&k, v))
+                        .and_then(|t| Some((t, headline(t)?)))
+                        .map(|(t, (k, v))| fmt_value(t, &k, v))
                         .unwrap_or_default()
                 })
                 .collect();
@@ -297,12 +301,12 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
         let mut spread: Option<f64> = None;
         for (n, b) in names.iter().zip(&best) {
             let t = tests.iter().find(|t| &t.name == n);
-            let Some((k, v)) = t.and_then(|t| headline(t)) else {
+            let Some((t, (k, v))) = t.and_then(|t| Some((t, headline(t)?))) else {
                 cells.push("-".into());
                 continue;
             };
-            cells.push(fmt_value(&k, v));
-            if let Some(s) = t.and_then(|t| t.summary.get(&k))
+            cells.push(fmt_value(t, &k, v));
+            if let Some(s) = t.summary.get(&k)
                 && s.n >= 2
             {
                 spread = Some(spread.unwrap_or(0.0).max(s.cv));
@@ -1294,6 +1298,22 @@ mod tests {
         assert!(render_table1(&doc, "run:y").is_none());
         // One run per cell: Table 1 says it all.
         assert!(render_table2(&doc, "files:x").is_none());
+    }
+
+    /// NASPT-style traces are ranked by their calls per second, which `iolab trace run`
+    /// calls ops/s: the ranking said "IOPS" of opens and stats.
+    #[test]
+    fn a_trace_s_calls_are_ops_not_iops() {
+        let mut doc = matrix_of(vec![cfg("exfat", &[8359.0]), cfg("ntfs", &[6924.0])]);
+        for c in &mut doc.configurations {
+            for t in &mut c.tests {
+                t.family = "trace".into();
+            }
+        }
+        let w = doc.configurations[0].tests[0].params[WORKLOAD_PARAM].clone();
+        let out = render_ranking(&doc, &w);
+        assert!(out.contains("8,359 ops/s"), "{out}");
+        assert!(!out.contains("IOPS"), "{out}");
     }
 
     /// Belov's slowdown past N files in one folder: the matrix kept `iolab files`'s scaling
