@@ -9,11 +9,12 @@ use crate::analysis::matrix::{
 };
 use crate::model::matrix::ConfigurationResult;
 use crate::model::{ResultDoc, TestResult};
+use crate::report::copy::space_cell;
 use crate::report::files::belov_cell;
 use crate::report::metrics::{fmt_seconds, table_figure};
 use crate::report::table::right;
 use crate::stats::summary::median;
-use crate::units::{fmt_mb_per_s, fmt_size_exact, fmt_thousands};
+use crate::units::{fmt_mb_per_s, fmt_size_exact, fmt_size_iec, fmt_thousands};
 
 /// Per-test columns are shown up to this many tests; beyond, only the overall ranking.
 const MAX_TEST_COLUMNS: usize = 4;
@@ -848,6 +849,42 @@ pub fn render_copy_apart(doc: &ResultDoc, workload: &str) -> Option<String> {
     Some(out)
 }
 
+/// Space next to time for data-set copies: per configuration, what df's used space grew by
+/// with the set written (and its ratio to the data) and whether the delete gave it back, as
+/// `iolab copy`'s On disk column. The matrix kept it in the JSON only, so a cluster-size
+/// comparison could not show what NASPT's article saw (exFAT's large cluster made 1.2 GB of
+/// files take 3 GB), nor Fedorchuk's nilfs2 keeping the space of deleted files.
+pub fn render_copy_space(doc: &ResultDoc, workload: &str) -> Option<String> {
+    let cell = |c: &ConfigurationResult, ph: &str| {
+        let t = tests_of(c, workload)
+            .into_iter()
+            .find(|t| copy_phase(t) == Some(ph))?;
+        let d = t.copy.as_ref()?;
+        let s = t.runs.last()?.copy.as_ref()?.space.as_ref()?;
+        Some((d.data_bytes, space_cell(d, s)))
+    };
+    let mut t = table(vec!["configuration", "data", "on disk", "after the delete"]);
+    let mut rows = 0;
+    for c in &doc.configurations {
+        let (write, delete) = (cell(c, "write"), cell(c, "delete"));
+        let Some((data, on_disk)) = write else {
+            continue;
+        };
+        rows += 1;
+        t.add_row(vec![
+            Cell::new(&c.label),
+            right(fmt_size_iec(data)),
+            right(on_disk),
+            right(delete.map_or_else(|| "-".into(), |(_, s)| s)),
+        ]);
+    }
+    (rows > 0).then(|| {
+        format!(
+            "Space for {workload}: df's used growth with the data set written (x the data), and after the delete\n{t}\n"
+        )
+    })
+}
+
 /// Everything printed at the end of `iolab matrix`: the tables of `workloads`, then `more`
 /// (the fresh-vs-aged comparison of `--age`), then the warnings and how the matrix ended,
 /// which stay the last lines (an interrupted matrix's line stood above the comparison).
@@ -875,6 +912,10 @@ pub fn render(doc: &ResultDoc, workloads: &[String], more: &str) -> String {
         if let Some(apart) = render_copy_apart(doc, w) {
             out.push('\n');
             out.push_str(&apart);
+        }
+        if let Some(space) = render_copy_space(doc, w) {
+            out.push('\n');
+            out.push_str(&space);
         }
     }
     if !more.is_empty() {
@@ -1267,6 +1308,57 @@ mod tests {
         assert!(apart.contains("partial: some of the copies"), "{apart}");
         let ranking = render_ranking(&doc, "copy:x");
         assert!(!ranking.contains("ceiling"), "{ranking}");
+    }
+
+    /// The space a data set took per configuration (the cluster size's cost NASPT's
+    /// article saw on exFAT) was in the JSON only.
+    #[test]
+    fn a_copy_s_space_on_disk_is_a_table() {
+        use crate::model::copy::{CopyRunDetail, CopyTestDetail, SpaceAccounting};
+        let phase = |ph: &str, space: SpaceAccounting| {
+            let mut t = TestResult {
+                name: format!("office-docs {ph}"),
+                family: "copy".into(),
+                copy: Some(CopyTestDetail {
+                    phase: ph.into(),
+                    data_bytes: 26_100_000,
+                    ..Default::default()
+                }),
+                runs: vec![RunResult {
+                    bw_bytes_per_s: Some(1e8),
+                    copy: Some(CopyRunDetail {
+                        space: Some(space),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            };
+            t.params.insert(WORKLOAD_PARAM.into(), "copy:x".into());
+            t.params.insert("phase".into(), ph.into());
+            crate::stats::repeat::summarize_test(&mut t);
+            t
+        };
+        let written = SpaceAccounting {
+            delta_bytes: 45_193_216,
+            overhead_ratio: Some(1.733),
+            ..Default::default()
+        };
+        let kept = SpaceAccounting {
+            space_returned: Some(false),
+            not_returned_bytes: Some(45_193_216),
+            ..Default::default()
+        };
+        let doc = matrix_of(vec![measured(
+            "exfat 128KiB",
+            vec![phase("write", written), phase("delete", kept)],
+        )]);
+        let out = render(&doc, &["copy:x".into()], "");
+        let row = out.lines().rfind(|l| l.contains("exfat 128KiB")).unwrap();
+        assert!(row.contains("43.1 MiB (x1.733)"), "{out}");
+        assert!(row.contains("43.1 MiB not freed"), "{out}");
+        assert!(row.contains("24.9 MiB"), "{out}");
+        assert!(render_copy_space(&doc, "run:y").is_none());
     }
 
     #[test]
