@@ -893,29 +893,18 @@ pub fn render(doc: &ResultDoc, workloads: &[String], more: &str) -> String {
     for w in workloads {
         out.push('\n');
         out.push_str(&render_ranking(doc, w));
-        if let Some(t1) = render_table1(doc, w) {
+        // The tables a workload's family has, each after an empty line.
+        let sections: [fn(&ResultDoc, &str) -> Option<String>; 6] = [
+            render_table1,
+            render_table2,
+            render_scaling,
+            render_space,
+            render_copy_apart,
+            render_copy_space,
+        ];
+        for section in sections.iter().filter_map(|f| f(doc, w)) {
             out.push('\n');
-            out.push_str(&t1);
-        }
-        if let Some(t2) = render_table2(doc, w) {
-            out.push('\n');
-            out.push_str(&t2);
-        }
-        if let Some(scaling) = render_scaling(doc, w) {
-            out.push('\n');
-            out.push_str(&scaling);
-        }
-        if let Some(space) = render_space(doc, w) {
-            out.push('\n');
-            out.push_str(&space);
-        }
-        if let Some(apart) = render_copy_apart(doc, w) {
-            out.push('\n');
-            out.push_str(&apart);
-        }
-        if let Some(space) = render_copy_space(doc, w) {
-            out.push('\n');
-            out.push_str(&space);
+            out.push_str(&section);
         }
     }
     if !more.is_empty() {
@@ -1392,6 +1381,26 @@ mod tests {
         assert!(render_table2(&doc, "files:x").is_none());
     }
 
+    /// A `1 B create` test of workload `files:x`, `per_portion` files a portion, whose
+    /// seconds per portion summarize `secs`.
+    fn files_create(per_portion: &str, secs: &[f64]) -> TestResult {
+        let mut t = TestResult {
+            name: "1 B create".into(),
+            family: "files".into(),
+            ..Default::default()
+        };
+        t.params.insert(WORKLOAD_PARAM.into(), "files:x".into());
+        t.params.insert("phase".into(), "create".into());
+        t.params.insert("size_token".into(), "1".into());
+        t.params
+            .insert("files_per_portion".into(), per_portion.into());
+        t.summary.insert(
+            "seconds_per_portion".into(),
+            crate::stats::summary::summarize(secs),
+        );
+        t
+    }
+
     /// NASPT-style traces are ranked by their calls per second, which `iolab trace run`
     /// calls ops/s: the ranking said "IOPS" of opens and stats.
     #[test]
@@ -1414,19 +1423,7 @@ mod tests {
     fn the_slowdown_in_one_directory_is_a_table() {
         use crate::model::files::{DirScaling, FilesTestDetail, ScalingPoint};
         let mk = |label: &str, drop: Option<u64>| {
-            let mut t = TestResult {
-                name: "1 B create".into(),
-                family: "files".into(),
-                ..Default::default()
-            };
-            t.params.insert(WORKLOAD_PARAM.into(), "files:x".into());
-            t.params.insert("phase".into(), "create".into());
-            t.params.insert("size_token".into(), "1".into());
-            t.params.insert("files_per_portion".into(), "2000".into());
-            t.summary.insert(
-                "seconds_per_portion".into(),
-                crate::stats::summary::summarize(&[0.3]),
-            );
+            let mut t = files_create("2000", &[0.3]);
             let curve = (0..10)
                 .map(|i| ScalingPoint {
                     files_before: i * 2000,
@@ -1456,16 +1453,8 @@ mod tests {
     /// the matrix printed only the means.
     #[test]
     fn table2_gives_every_run_of_a_cell() {
-        let mut t = TestResult {
-            name: "1 B create".into(),
-            family: "files".into(),
-            ..Default::default()
-        };
-        t.params.insert(WORKLOAD_PARAM.into(), "files:x".into());
-        t.params.insert("phase".into(), "create".into());
-        t.params.insert("size_token".into(), "1".into());
-        t.params.insert("files_per_portion".into(), "10000".into());
         let secs = [3.299, 3.266, 3.247];
+        let mut t = files_create("10000", &secs);
         t.runs = secs
             .iter()
             .enumerate()
@@ -1478,10 +1467,6 @@ mod tests {
                 ..Default::default()
             })
             .collect();
-        t.summary.insert(
-            "seconds_per_portion".into(),
-            crate::stats::summary::summarize(&secs),
-        );
         let doc = matrix_of(vec![measured("ntfs 512B", vec![t])]);
         let out = render_table2(&doc, "files:x").unwrap();
         assert!(out.contains("3.271 (3.299, 3.266, 3.247)"), "{out}");
