@@ -626,10 +626,12 @@ pub fn render_scaling(doc: &ResultDoc, workload: &str) -> Option<String> {
     fn scaling(t: &TestResult) -> Option<&crate::model::files::DirScaling> {
         t.files.as_ref()?.scaling.as_ref()
     }
+    // A cell needs four portions to show a slowdown: `--study cluster`'s two a size put
+    // "too few portions" in every cell.
     let wanted = |g: &Grid| {
-        g.cells()
-            .filter_map(scaling)
-            .any(|s| s.scope == "one directory" || s.drop_after_files.is_some())
+        g.cells().filter_map(scaling).any(|s| {
+            s.curve.len() >= 4 && (s.scope == "one directory" || s.drop_after_files.is_some())
+        })
     };
     let (t, _) = belov_grid(doc, workload, &["create"], wanted, |t| {
         let s = scaling(t)?;
@@ -1447,6 +1449,17 @@ mod tests {
         assert!(out.contains("accumulate in one directory"), "{out}");
         assert!(out.contains("slower by 23 % after 10,000"), "{out}");
         assert!(out.contains("none up to 20,000"), "{out}");
+        // Two portions a size cannot show a slowdown: no table of "too few portions".
+        let mut doc = doc;
+        for c in &mut doc.configurations {
+            for t in &mut c.tests {
+                if let Some(s) = t.files.as_mut().and_then(|d| d.scaling.as_mut()) {
+                    s.curve.truncate(2);
+                    s.drop_after_files = None;
+                }
+            }
+        }
+        assert!(render_scaling(&doc, "files:x").is_none());
     }
 
     /// Belov's Table 2: every run in brackets beside the mean, as `iolab files` prints it;
