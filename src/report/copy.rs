@@ -3,6 +3,7 @@
 
 use comfy_table::{Cell, ContentArrangement};
 
+use crate::model::copy::{CopyTestDetail, SpaceAccounting};
 use crate::model::{ResultDoc, TestResult};
 use crate::report::metrics::fmt_value;
 use crate::report::table::right;
@@ -46,6 +47,32 @@ pub fn datasets_json(seed: u64) -> serde_json::Value {
 
 fn median_of(t: &TestResult, key: &str) -> Option<f64> {
     t.summary.get(key).map(|s| s.median)
+}
+
+/// The On disk cell of a phase: df's growth with the written set in place and its ratio to
+/// the data (`190.0 MiB (x1.875)`), or whether the delete gave the space back.
+pub fn space_cell(d: &CopyTestDetail, s: &SpaceAccounting) -> String {
+    if s.other_writers {
+        // df moved with another program's writes (the `other-writers` warning).
+        "? (other writers)".to_string()
+    } else if let Some(r) = s.overhead_ratio {
+        format!("{} (x{r:.3})", fmt_size_iec(s.delta_bytes.max(0) as u64))
+    } else if d.phase == "write" && d.data_bytes == 0 {
+        // Empty files: no ratio to data, but their inodes and directories take room
+        // (the cell was blank).
+        format!("{} (no data)", fmt_size_iec(s.delta_bytes.max(0) as u64))
+    } else if let Some(back) = s.space_returned {
+        if back {
+            "freed".to_string()
+        } else {
+            format!(
+                "{} not freed",
+                fmt_size_iec(s.not_returned_bytes.unwrap_or(0).max(0) as u64)
+            )
+        }
+    } else {
+        String::new()
+    }
 }
 
 /// The table: one row per phase, medians over the runs, space and integrity columns.
@@ -93,29 +120,9 @@ pub fn render_copy_table(doc: &ResultDoc) -> String {
             }
         });
         let last = t.runs.last().and_then(|r| r.copy.as_ref());
-        let space = last.and_then(|c| c.space.as_ref()).map(|s| {
-            if s.other_writers {
-                // df moved with another program's writes (the `other-writers` warning).
-                "? (other writers)".to_string()
-            } else if let Some(r) = s.overhead_ratio {
-                format!("{} (x{r:.3})", fmt_size_iec(s.delta_bytes.max(0) as u64))
-            } else if d.phase == "write" && d.data_bytes == 0 {
-                // Empty files: no ratio to data, but their inodes and directories take room
-                // (the cell was blank).
-                format!("{} (no data)", fmt_size_iec(s.delta_bytes.max(0) as u64))
-            } else if let Some(back) = s.space_returned {
-                if back {
-                    "freed".to_string()
-                } else {
-                    format!(
-                        "{} not freed",
-                        fmt_size_iec(s.not_returned_bytes.unwrap_or(0).max(0) as u64)
-                    )
-                }
-            } else {
-                String::new()
-            }
-        });
+        let space = last
+            .and_then(|c| c.space.as_ref())
+            .map(|s| space_cell(d, s));
         // WA is of the phases that write the data set (the read and the delete have none).
         let writes = matches!(d.phase.as_str(), "write" | "copy");
         let wa = if writes && last.is_some_and(|c| c.device_other_writers) {

@@ -9,10 +9,12 @@ use crate::analysis::matrix::{
 };
 use crate::model::matrix::ConfigurationResult;
 use crate::model::{ResultDoc, TestResult};
+use crate::report::copy::space_cell;
+use crate::report::files::belov_cell;
 use crate::report::metrics::{fmt_seconds, table_figure};
 use crate::report::table::right;
 use crate::stats::summary::median;
-use crate::units::{fmt_mb_per_s, fmt_size_exact, fmt_thousands};
+use crate::units::{fmt_mb_per_s, fmt_size_exact, fmt_size_iec, fmt_thousands};
 
 /// Per-test columns are shown up to this many tests; beyond, only the overall ranking.
 const MAX_TEST_COLUMNS: usize = 4;
@@ -23,8 +25,12 @@ fn table(header: Vec<&str>) -> Table {
     t
 }
 
-fn fmt_value(metric: &str, v: f64) -> String {
+/// A ranking cell: `t`'s headline `metric` with its unit. A trace's `iops` counts every
+/// call it made (opens, stats, fsyncs, reads and writes), which `iolab trace run` calls
+/// ops/s; the matrix's ranking of NASPT-style workloads said "IOPS".
+fn fmt_value(t: &TestResult, metric: &str, v: f64) -> String {
     match metric {
+        "iops" if t.family == "trace" => format!("{} ops/s", fmt_thousands(v)),
         "iops" => format!("{} IOPS", fmt_thousands(v)),
         "bw_bytes_per_s" => format!("{} MB/s", fmt_mb_per_s(v)),
         "files_per_s" => format!("{} files/s", fmt_thousands(v)),
@@ -282,8 +288,8 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
                     tests
                         .iter()
                         .find(|t| &t.name == n)
-                        .and_then(|t| headline(t))
-                        .map(|(k, v)| fmt_value(&k, v))
+                        .and_then(|t| Some((t, headline(t)?)))
+                        .map(|(t, (k, v))| fmt_value(t, &k, v))
                         .unwrap_or_default()
                 })
                 .collect();
@@ -296,12 +302,12 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
         let mut spread: Option<f64> = None;
         for (n, b) in names.iter().zip(&best) {
             let t = tests.iter().find(|t| &t.name == n);
-            let Some((k, v)) = t.and_then(|t| headline(t)) else {
+            let Some((t, (k, v))) = t.and_then(|t| Some((t, headline(t)?))) else {
                 cells.push("-".into());
                 continue;
             };
-            cells.push(fmt_value(&k, v));
-            if let Some(s) = t.and_then(|t| t.summary.get(&k))
+            cells.push(fmt_value(t, &k, v));
+            if let Some(s) = t.summary.get(&k)
                 && s.n >= 2
             {
                 spread = Some(spread.unwrap_or(0.0).max(s.cv));
@@ -524,15 +530,25 @@ impl<'a> Grid<'a> {
     }
 }
 
-/// Belov's Table 1 layout for small-file workloads (contract: `params.phase`,
-/// `params.size_token`, summary `seconds_per_portion`): one row per configuration, one
-/// column per file size of the create phase (and the big file), seconds per portion.
-pub fn render_table1(doc: &ResultDoc, workload: &str) -> Option<String> {
+/// The phases of Belov's tables: the files made, and the big file.
+const BELOV_PHASES: [&str; 2] = ["create", "big"];
+
+/// Belov's tables for small-file workloads (contract: `params.phase`, `params.size_token`,
+/// summary `seconds_per_portion`, runs' `files.seconds_per_portion`): one row per
+/// configuration, one column per file size of the create phase (and the big file), a cell
+/// per test from `value`; `None` when no test is a cell or `keep` refuses the grid.
+fn belov_grid(
+    doc: &ResultDoc,
+    workload: &str,
+    phases: &[&str],
+    keep: impl Fn(&Grid) -> bool,
+    value: impl Fn(&TestResult) -> Option<String>,
+) -> Option<(Table, String)> {
     let is_cell = |t: &TestResult| {
-        matches!(
-            t.params.get("phase").map(String::as_str),
-            Some("create" | "big")
-        ) && t.summary.contains_key("seconds_per_portion")
+        t.params
+            .get("phase")
+            .is_some_and(|p| phases.contains(&p.as_str()))
+            && t.summary.contains_key("seconds_per_portion")
     };
     // Columns by size token: `cluster+1` is one column whatever the cluster.
     let head_of = |t: &TestResult| {
@@ -547,26 +563,102 @@ pub fn render_table1(doc: &ResultDoc, workload: &str) -> Option<String> {
             tok
         }
     };
-    let grid = Grid::new(doc, workload, &is_cell, &head_of)?;
+    let grid = Grid::new(doc, workload, &is_cell, &head_of).filter(|g| keep(g))?;
     let per_portion = grid
         .cells()
-        .find_map(|t| t.params.get("files_per_portion").cloned());
+        .find_map(|t| t.params.get("files_per_portion").cloned())
+        .unwrap_or_else(|| "N".into());
     let mut t = grid.table();
     for c in &doc.configurations {
         let tests = tests_of(c, workload);
-        if tests.is_empty() {
-            continue;
+        if !tests.is_empty() {
+            t.add_row(grid.row(&c.label, &tests, &value));
         }
-        // The figure `iolab files`'s Belov table gives (its mean: the median here put one
-        // number beside another for the same test).
-        t.add_row(grid.row(&c.label, &tests, |t| {
+    }
+    Some((t, per_portion))
+}
+
+/// Belov's Table 1: seconds per portion, the figure `iolab files`'s table gives (its mean:
+/// the median here put one number beside another for the same test).
+pub fn render_table1(doc: &ResultDoc, workload: &str) -> Option<String> {
+    let (t, per_portion) = belov_grid(
+        doc,
+        workload,
+        &BELOV_PHASES,
+        |_| true,
+        |t| {
             let s = t.summary.get("seconds_per_portion")?;
             Some(fmt_seconds(table_figure(t, "seconds_per_portion", s).0))
-        }));
-    }
+        },
+    )?;
     Some(format!(
-        "Seconds per portion of {} files (create; one column per file size, as in Belov's NTFS Table 1) for {workload}\n{t}\n",
-        per_portion.unwrap_or_else(|| "N".into())
+        "Seconds per portion of {per_portion} files (create; one column per file size, as in Belov's NTFS Table 1) for {workload}\n{t}\n"
+    ))
+}
+
+/// Belov's Table 2, Table 1 with every run in brackets (`3.271 (3.299, 3.266, 3.247)`), as
+/// `iolab files` prints its cells; only when some cell has more than one run (the
+/// workload's repeats on every fresh file system). The matrix printed the means alone, so a
+/// reader of his article could not see the spread his Table 2 shows.
+pub fn render_table2(doc: &ResultDoc, workload: &str) -> Option<String> {
+    let several = |g: &Grid| {
+        g.cells().any(|t| {
+            t.runs.iter().filter(|r| r.files.is_some()).count() > 1
+                && t.summary
+                    .get("seconds_per_portion")
+                    .is_some_and(|s| s.n > 1)
+        })
+    };
+    let (t, per_portion) = belov_grid(doc, workload, &BELOV_PHASES, several, |t| {
+        Some(belov_cell(t))
+    })?;
+    Some(format!(
+        "Table 1 with every run, mean (run1, run2, ...) in seconds per portion of {per_portion} files, as in Belov's Table 2\n{t}\n"
+    ))
+}
+
+/// Belov's slowdown past N files in one folder: per configuration and file size, where the
+/// create rate fell by 10 % or more as files accumulated (`iolab files`'s scaling line),
+/// when the files went into one directory (`files:layout=flat`) or some cell slowed down.
+/// The matrix kept these lines in the JSON only, so `--fs ntfs,ext4` with
+/// `files:layout=flat` could not answer his question on the terminal.
+pub fn render_scaling(doc: &ResultDoc, workload: &str) -> Option<String> {
+    fn scaling(t: &TestResult) -> Option<&crate::model::files::DirScaling> {
+        t.files.as_ref()?.scaling.as_ref()
+    }
+    // A cell needs four portions to show a slowdown: `--study cluster`'s two a size put
+    // "too few portions" in every cell.
+    let wanted = |g: &Grid| {
+        g.cells().filter_map(scaling).any(|s| {
+            s.curve.len() >= 4 && (s.scope == "one directory" || s.drop_after_files.is_some())
+        })
+    };
+    let (t, _) = belov_grid(doc, workload, &["create"], wanted, |t| {
+        let s = scaling(t)?;
+        let total = s.curve.last().map(|p| {
+            let per_portion = t.params.get("files_per_portion")?.parse::<u64>().ok()?;
+            Some(p.files_before + per_portion)
+        });
+        Some(
+            match (s.drop_after_files, s.slowdown_pct, total.flatten()) {
+                (Some(after), Some(pct), _) => {
+                    format!("slower by {pct:.0} % after {}", fmt_thousands(after as f64))
+                }
+                (None, _, Some(n)) if s.curve.len() >= 4 => {
+                    format!("none up to {}", fmt_thousands(n as f64))
+                }
+                _ => "too few portions".into(),
+            },
+        )
+    })?;
+    let scope = doc
+        .configurations
+        .iter()
+        .flat_map(|c| tests_of(c, workload))
+        .find_map(scaling)
+        .map_or("one directory", |s| s.scope.as_str());
+    Some(format!(
+        "Slowdown as files accumulate in {scope} (create; the rate falling by 10 % or more, as iolab files finds it; the curve is in the result JSON) for {workload}\n{t}\n"
     ))
 }
 
@@ -658,18 +750,30 @@ pub fn render_copy_apart(doc: &ResultDoc, workload: &str) -> Option<String> {
             .find(|t| copy_phase(t) == Some(ph))
             .cloned()
     };
-    let mut t = table(vec![
+    // The twelve-file-system copy test's reference line (`copy:ceiling=true`): the same
+    // copy within RAM. It was measured, left out of the ranking, and shown nowhere.
+    let with_ceiling = doc
+        .configurations
+        .iter()
+        .any(|c| phase_of(c, "ceiling").is_some());
+    let mut header = vec![
         "configuration",
         "copy MB/s",
         "copy made by",
         "delete s",
         "delete files/s",
-    ]);
+    ];
+    if with_ceiling {
+        header.push("RAM-to-RAM MB/s");
+    }
+    let mut t = table(header);
     let mut rows = 0;
-    let mut shared = false;
+    let (mut reflinked, mut partial) = (false, false);
+    let mb_s = |v: f64| format!("{} MB/s", fmt_mb_per_s(v));
     for c in &doc.configurations {
         let (copy, delete) = (phase_of(c, "copy"), phase_of(c, "delete"));
-        if copy.is_none() && delete.is_none() {
+        let ceiling = phase_of(c, "ceiling");
+        if copy.is_none() && delete.is_none() && ceiling.is_none() {
             continue;
         }
         rows += 1;
@@ -681,12 +785,13 @@ pub fn render_copy_apart(doc: &ResultDoc, workload: &str) -> Option<String> {
             .and_then(|t| t.runs.last())
             .and_then(|r| r.copy.as_ref())
             .and_then(|d| d.in_place.as_ref());
-        shared |= made.is_some_and(|m| m.method == "reflink" || m.method == "partial");
-        t.add_row(vec![
+        reflinked |= made.is_some_and(|m| m.method == "reflink");
+        partial |= made.is_some_and(|m| m.method == "partial");
+        let mut row = vec![
             Cell::new(&c.label),
             right(
                 med(&copy, "bw_bytes_per_s")
-                    .map(|v| format!("{} MB/s", fmt_mb_per_s(v)))
+                    .map(mb_s)
                     .unwrap_or_else(|| "-".into()),
             ),
             Cell::new(
@@ -712,18 +817,74 @@ pub fn render_copy_apart(doc: &ResultDoc, workload: &str) -> Option<String> {
                     .map(fmt_thousands)
                     .unwrap_or_else(|| "-".into()),
             ),
-        ]);
+        ];
+        if with_ceiling {
+            row.push(right(
+                med(&ceiling, "bw_bytes_per_s")
+                    .map(mb_s)
+                    .unwrap_or_else(|| "-".into()),
+            ));
+        }
+        t.add_row(row);
     }
     if rows == 0 {
         return None;
     }
-    let mut out = format!("In-place copy and delete for {workload} (not ranked)\n{t}\n");
-    if shared {
+    let what = if with_ceiling {
+        "In-place copy and delete, and the RAM-to-RAM ceiling (the same copy within RAM: the best any copy could do here),"
+    } else {
+        "In-place copy and delete"
+    };
+    let mut out = format!("{what} for {workload} (not ranked)\n{t}\n");
+    // A partial copy wrote some of its data: "no data was written" was said of
+    // `partial (57 % shared)` too.
+    if reflinked {
         out.push_str(
             "reflink: the copies share the source's extents (copy_file_range within one xfs or btrfs, as cp does): no data was written, the MB/s measures metadata. copy:method=rw copies the bytes on every file system.\n",
         );
     }
+    if partial {
+        out.push_str(
+            "partial: some of the copies share the source's extents (copy_file_range within one xfs or btrfs, as cp does; btrfs keeps small files inline, which it copies): only the rest was written, so the MB/s is partly metadata's. copy:method=rw copies the bytes on every file system.\n",
+        );
+    }
     Some(out)
+}
+
+/// Space next to time for data-set copies: per configuration, what df's used space grew by
+/// with the set written (and its ratio to the data) and whether the delete gave it back, as
+/// `iolab copy`'s On disk column. The matrix kept it in the JSON only, so a cluster-size
+/// comparison could not show what NASPT's article saw (exFAT's large cluster made 1.2 GB of
+/// files take 3 GB), nor Fedorchuk's nilfs2 keeping the space of deleted files.
+pub fn render_copy_space(doc: &ResultDoc, workload: &str) -> Option<String> {
+    let cell = |c: &ConfigurationResult, ph: &str| {
+        let t = tests_of(c, workload)
+            .into_iter()
+            .find(|t| copy_phase(t) == Some(ph))?;
+        let d = t.copy.as_ref()?;
+        let s = t.runs.last()?.copy.as_ref()?.space.as_ref()?;
+        Some((d.data_bytes, space_cell(d, s)))
+    };
+    let mut t = table(vec!["configuration", "data", "on disk", "after the delete"]);
+    let mut rows = 0;
+    for c in &doc.configurations {
+        let (write, delete) = (cell(c, "write"), cell(c, "delete"));
+        let Some((data, on_disk)) = write else {
+            continue;
+        };
+        rows += 1;
+        t.add_row(vec![
+            Cell::new(&c.label),
+            right(fmt_size_iec(data)),
+            right(on_disk),
+            right(delete.map_or_else(|| "-".into(), |(_, s)| s)),
+        ]);
+    }
+    (rows > 0).then(|| {
+        format!(
+            "Space for {workload}: df's used growth with the data set written (x the data), and after the delete\n{t}\n"
+        )
+    })
 }
 
 /// Everything printed at the end of `iolab matrix`: the tables of `workloads`, then `more`
@@ -734,17 +895,18 @@ pub fn render(doc: &ResultDoc, workloads: &[String], more: &str) -> String {
     for w in workloads {
         out.push('\n');
         out.push_str(&render_ranking(doc, w));
-        if let Some(t1) = render_table1(doc, w) {
+        // The tables a workload's family has, each after an empty line.
+        let sections: [fn(&ResultDoc, &str) -> Option<String>; 6] = [
+            render_table1,
+            render_table2,
+            render_scaling,
+            render_space,
+            render_copy_apart,
+            render_copy_space,
+        ];
+        for section in sections.iter().filter_map(|f| f(doc, w)) {
             out.push('\n');
-            out.push_str(&t1);
-        }
-        if let Some(space) = render_space(doc, w) {
-            out.push('\n');
-            out.push_str(&space);
-        }
-        if let Some(apart) = render_copy_apart(doc, w) {
-            out.push('\n');
-            out.push_str(&apart);
+            out.push_str(&section);
         }
     }
     if !more.is_empty() {
@@ -1121,6 +1283,73 @@ mod tests {
         );
         assert!(apart.contains("2.000"), "delete seconds: {apart}");
         assert!(render_copy_apart(&doc, "run:y").is_none());
+        // No ceiling measured: no column for it.
+        assert!(!apart.contains("RAM-to-RAM"), "{apart}");
+
+        // The twelve-file-system copy test's RAM-to-RAM ceiling (`copy:ceiling=true`) was
+        // measured and shown nowhere; a partial copy read "no data was written".
+        let mut btrfs = cfg("btrfs", 100.0, 300.0, "partial");
+        btrfs.tests.push(phase("btrfs", "ceiling", 1409.84, None));
+        let doc = matrix_of(vec![btrfs, cfg("ext4", 200.0, 150.0, "data")]);
+        let apart = render_copy_apart(&doc, "copy:x").unwrap();
+        assert!(apart.contains("RAM-to-RAM ceiling"), "{apart}");
+        let row = apart.lines().find(|l| l.contains("btrfs")).unwrap();
+        assert!(row.contains("1409.84 MB/s"), "{apart}");
+        assert!(!apart.contains("no data was written"), "{apart}");
+        assert!(apart.contains("partial: some of the copies"), "{apart}");
+        let ranking = render_ranking(&doc, "copy:x");
+        assert!(!ranking.contains("ceiling"), "{ranking}");
+    }
+
+    /// The space a data set took per configuration (the cluster size's cost NASPT's
+    /// article saw on exFAT) was in the JSON only.
+    #[test]
+    fn a_copy_s_space_on_disk_is_a_table() {
+        use crate::model::copy::{CopyRunDetail, CopyTestDetail, SpaceAccounting};
+        let phase = |ph: &str, space: SpaceAccounting| {
+            let mut t = TestResult {
+                name: format!("office-docs {ph}"),
+                family: "copy".into(),
+                copy: Some(CopyTestDetail {
+                    phase: ph.into(),
+                    data_bytes: 26_100_000,
+                    ..Default::default()
+                }),
+                runs: vec![RunResult {
+                    bw_bytes_per_s: Some(1e8),
+                    copy: Some(CopyRunDetail {
+                        space: Some(space),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            };
+            t.params.insert(WORKLOAD_PARAM.into(), "copy:x".into());
+            t.params.insert("phase".into(), ph.into());
+            crate::stats::repeat::summarize_test(&mut t);
+            t
+        };
+        let written = SpaceAccounting {
+            delta_bytes: 45_193_216,
+            overhead_ratio: Some(1.733),
+            ..Default::default()
+        };
+        let kept = SpaceAccounting {
+            space_returned: Some(false),
+            not_returned_bytes: Some(45_193_216),
+            ..Default::default()
+        };
+        let doc = matrix_of(vec![measured(
+            "exfat 128KiB",
+            vec![phase("write", written), phase("delete", kept)],
+        )]);
+        let out = render(&doc, &["copy:x".into()], "");
+        let row = out.lines().rfind(|l| l.contains("exfat 128KiB")).unwrap();
+        assert!(row.contains("43.1 MiB (x1.733)"), "{out}");
+        assert!(row.contains("43.1 MiB not freed"), "{out}");
+        assert!(row.contains("24.9 MiB"), "{out}");
+        assert!(render_copy_space(&doc, "run:y").is_none());
     }
 
     #[test]
@@ -1150,5 +1379,113 @@ mod tests {
         assert!(out.contains("0.250") && out.contains("0.500"), "{out}");
         assert!(out.contains("portion of 1000 files"), "{out}");
         assert!(render_table1(&doc, "run:y").is_none());
+        // One run per cell: Table 1 says it all.
+        assert!(render_table2(&doc, "files:x").is_none());
+    }
+
+    /// A `1 B create` test of workload `files:x`, `per_portion` files a portion, whose
+    /// seconds per portion summarize `secs`.
+    fn files_create(per_portion: &str, secs: &[f64]) -> TestResult {
+        let mut t = TestResult {
+            name: "1 B create".into(),
+            family: "files".into(),
+            ..Default::default()
+        };
+        t.params.insert(WORKLOAD_PARAM.into(), "files:x".into());
+        t.params.insert("phase".into(), "create".into());
+        t.params.insert("size_token".into(), "1".into());
+        t.params
+            .insert("files_per_portion".into(), per_portion.into());
+        t.summary.insert(
+            "seconds_per_portion".into(),
+            crate::stats::summary::summarize(secs),
+        );
+        t
+    }
+
+    /// NASPT-style traces are ranked by their calls per second, which `iolab trace run`
+    /// calls ops/s: the ranking said "IOPS" of opens and stats.
+    #[test]
+    fn a_trace_s_calls_are_ops_not_iops() {
+        let mut doc = matrix_of(vec![cfg("exfat", &[8359.0]), cfg("ntfs", &[6924.0])]);
+        for c in &mut doc.configurations {
+            for t in &mut c.tests {
+                t.family = "trace".into();
+            }
+        }
+        let w = doc.configurations[0].tests[0].params[WORKLOAD_PARAM].clone();
+        let out = render_ranking(&doc, &w);
+        assert!(out.contains("8,359 ops/s"), "{out}");
+        assert!(!out.contains("IOPS"), "{out}");
+    }
+
+    /// Belov's slowdown past N files in one folder: the matrix kept `iolab files`'s scaling
+    /// line in the JSON only.
+    #[test]
+    fn the_slowdown_in_one_directory_is_a_table() {
+        use crate::model::files::{DirScaling, FilesTestDetail, ScalingPoint};
+        let mk = |label: &str, drop: Option<u64>| {
+            let mut t = files_create("2000", &[0.3]);
+            let curve = (0..10)
+                .map(|i| ScalingPoint {
+                    files_before: i * 2000,
+                    ..Default::default()
+                })
+                .collect();
+            t.files = Some(FilesTestDetail {
+                scaling: Some(DirScaling {
+                    scope: "one directory".into(),
+                    curve,
+                    drop_after_files: drop,
+                    slowdown_pct: drop.map(|_| 23.4),
+                    message: String::new(),
+                }),
+                ..Default::default()
+            });
+            measured(label, vec![t])
+        };
+        let doc = matrix_of(vec![mk("ntfs", Some(10_000)), mk("ext4", None)]);
+        let out = render(&doc, &["files:x".into()], "");
+        assert!(out.contains("accumulate in one directory"), "{out}");
+        assert!(out.contains("slower by 23 % after 10,000"), "{out}");
+        assert!(out.contains("none up to 20,000"), "{out}");
+        // Two portions a size cannot show a slowdown: no table of "too few portions".
+        let mut doc = doc;
+        for c in &mut doc.configurations {
+            for t in &mut c.tests {
+                if let Some(s) = t.files.as_mut().and_then(|d| d.scaling.as_mut()) {
+                    s.curve.truncate(2);
+                    s.drop_after_files = None;
+                }
+            }
+        }
+        assert!(render_scaling(&doc, "files:x").is_none());
+    }
+
+    /// Belov's Table 2: every run in brackets beside the mean, as `iolab files` prints it;
+    /// the matrix printed only the means.
+    #[test]
+    fn table2_gives_every_run_of_a_cell() {
+        let secs = [3.299, 3.266, 3.247];
+        let mut t = files_create("10000", &secs);
+        t.runs = secs
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| RunResult {
+                run: i as u32 + 1,
+                files: Some(crate::model::files::FilesRunDetail {
+                    seconds_per_portion: s,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+            .collect();
+        let doc = matrix_of(vec![measured("ntfs 512B", vec![t])]);
+        let out = render_table2(&doc, "files:x").unwrap();
+        assert!(out.contains("3.271 (3.299, 3.266, 3.247)"), "{out}");
+        assert!(out.contains("Belov's Table 2"), "{out}");
+        let all = render(&doc, &["files:x".into()], "");
+        let (t1, t2) = (all.find("Table 1").unwrap(), all.find("Table 2").unwrap());
+        assert!(t1 < t2, "{all}");
     }
 }

@@ -247,12 +247,16 @@ fn model_lines(m: &CostModel) -> String {
                     .points
                     .iter()
                     .map(|p| {
-                        let sign = if p.residual_s < 0.0 { "-" } else { "+" };
-                        format!(
-                            "{} {sign}{}",
-                            fmt_size_exact(p.file_size_bytes),
-                            secs(p.residual_s.abs())
-                        )
+                        // A point the line goes through read "-0 ns" (a rounding error of
+                        // 1e-22 s): under half a nanosecond is no residual, and no sign.
+                        let r = p.residual_s;
+                        let sign = match r {
+                            r if r.abs() < 0.5e-9 => "",
+                            r if r < 0.0 => "-",
+                            _ => "+",
+                        };
+                        let r = if sign.is_empty() { 0.0 } else { r.abs() };
+                        format!("{} {sign}{}", fmt_size_exact(p.file_size_bytes), secs(r))
                     })
                     .collect();
                 out.push_str(&format!("    residuals per file: {}\n", res.join(", ")));
@@ -294,6 +298,33 @@ pub fn render(doc: &ResultDoc) -> String {
 mod tests {
     use super::*;
     use crate::model::slack::{ScanStats, UnitRow};
+
+    /// Calibrated at 4 KiB: "residuals per file: 1B -995 ns, 4097B -0 ns, 4KiB +995 ns".
+    #[test]
+    fn a_residual_of_nothing_has_no_sign() {
+        let point = |size: u64, residual_s: f64| crate::model::slack::FitPoint {
+            file_size_bytes: size,
+            residual_s,
+            ..Default::default()
+        };
+        let m = CostModel {
+            source: "calibrated".into(),
+            portion_files: 10_000,
+            per_unit: vec![crate::model::slack::UnitCost {
+                unit_bytes: 4096,
+                origin: "fit".into(),
+                points: vec![point(1, -995e-9), point(4097, -1e-22), point(4096, 995e-9)],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let out = model_lines(&m);
+        assert!(out.contains("4097B 0 ns"), "{out}");
+        assert!(
+            out.contains("1B -995 ns") && out.contains("4KiB +995 ns"),
+            "{out}"
+        );
+    }
 
     /// A 1 GiB sparse file read "files hold 16.0 KiB (st_blocks), 1.0 GiB predicted by these
     /// rules" and nothing more, as if the rules were wrong: the header now says why.

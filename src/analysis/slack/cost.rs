@@ -128,8 +128,21 @@ fn measurements(doc: &ResultDoc) -> Vec<Measurement> {
         .collect()
 }
 
-/// Least squares y = a + b x over one unit's points: (a, b, r2, rmse, clamped).
-fn least_squares(points: &[(f64, f64)]) -> Option<(f64, f64, Option<f64>, f64, bool)> {
+/// What a fit had to clamp: noise can tilt the line below zero at either end.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Clamp {
+    None,
+    /// Writing more bytes is never free: a flat line at the mean.
+    Slope,
+    /// A file is never made for less than nothing: the line through the origin (a
+    /// cluster+1 file far slower than the rest put the 64 KiB line's start at -430 µs per
+    /// file on ntfs-3g, and `slack` printed and recommended a write time of -17 ms).
+    PerFile,
+}
+
+/// Least squares y = a + b x over one unit's points, with a and b at least 0:
+/// (a, b, r2, rmse, what was clamped).
+fn least_squares(points: &[(f64, f64)]) -> Option<(f64, f64, Option<f64>, f64, Clamp)> {
     let n = points.len() as f64;
     let mx = points.iter().map(|p| p.0).sum::<f64>() / n;
     let my = points.iter().map(|p| p.1).sum::<f64>() / n;
@@ -138,10 +151,14 @@ fn least_squares(points: &[(f64, f64)]) -> Option<(f64, f64, Option<f64>, f64, b
         return None;
     }
     let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-    let (mut a, mut b, mut clamped) = (my - sxy / sxx * mx, sxy / sxx, false);
+    let (mut a, mut b, mut clamped) = (my - sxy / sxx * mx, sxy / sxx, Clamp::None);
     if b < 0.0 {
-        // Noise can tilt the line below zero; writing more bytes is never free.
-        (a, b, clamped) = (my, 0.0, true);
+        (a, b, clamped) = (my, 0.0, Clamp::Slope);
+    } else if a < 0.0 {
+        // The best line with a = 0; its slope is positive, as every x and y is.
+        let sxx0: f64 = points.iter().map(|p| p.0 * p.0).sum();
+        let sxy0: f64 = points.iter().map(|p| p.0 * p.1).sum();
+        (a, b, clamped) = (0.0, sxy0 / sxx0, Clamp::PerFile);
     }
     let ss_res: f64 = points.iter().map(|p| (p.1 - a - b * p.0).powi(2)).sum();
     let ss_tot: f64 = points.iter().map(|p| (p.1 - my).powi(2)).sum();
@@ -175,11 +192,12 @@ pub fn calibrate(doc: &ResultDoc, path: &Path, units: &[u64]) -> Result<CostMode
             continue;
         };
         let mut c = unit_cost(unit, a, b, &ms);
-        c.origin = if clamped {
-            "fit (negative slope clamped to 0)".into()
-        } else {
-            "fit".into()
-        };
+        c.origin = match clamped {
+            Clamp::None => "fit",
+            Clamp::Slope => "fit (negative slope clamped to 0)",
+            Clamp::PerFile => "fit (negative per-file cost clamped to 0)",
+        }
+        .into();
         c.r2 = r2;
         c.rmse_s = Some(rmse);
         fitted.insert(unit, c);
@@ -195,8 +213,13 @@ pub fn calibrate(doc: &ResultDoc, path: &Path, units: &[u64]) -> Result<CostMode
     for (unit, ms) in single {
         let mean = ms.iter().map(|m| m.seconds_per_file).sum::<f64>() / ms.len() as f64;
         let a = mean - pooled * alloc(ms[0].size, unit) as f64;
-        let mut c = unit_cost(unit, a, pooled, &ms);
-        c.origin = "per-file cost measured, per-byte cost pooled from the other units".into();
+        let mut c = unit_cost(unit, a.max(0.0), pooled, &ms);
+        c.origin = if a < 0.0 {
+            "per-file cost clamped to 0 (the per-byte cost pooled from the other units alone exceeds the time measured)"
+        } else {
+            "per-file cost measured, per-byte cost pooled from the other units"
+        }
+        .into();
         fitted.insert(unit, c);
     }
     let have: Vec<u64> = fitted.keys().copied().collect();
@@ -316,6 +339,23 @@ mod tests {
         let back: crate::model::slack::UnitCost = serde_json::from_value(v).unwrap();
         assert_eq!(back.belov_s_per_byte_per_portion, Some(0.0));
         assert!(m.per_unit[1].origin.contains("nearest"));
+    }
+
+    /// Measured on ntfs-3g at 64 KiB clusters: a cluster+1 file far slower than the
+    /// others tilted the line to -430 µs per file, and `slack` printed a write time of
+    /// "-17363478 ns" and recommended 32 KiB for it.
+    #[test]
+    fn a_negative_per_file_cost_is_clamped_to_the_line_through_the_origin() {
+        let mut doc = ResultDoc::new("files", vec![], Default::default());
+        for (size, spf) in [(1u64, 97e-6), (4096, 310e-6), (65537, 887e-6)] {
+            doc.tests.push(files_test(size, 65536, 1.0 / spf));
+        }
+        let m = calibrate(&doc, Path::new("x.json"), &[65536]).unwrap();
+        let c = &m.per_unit[0];
+        assert_eq!(c.per_file_s, 0.0, "{c:?}");
+        assert!(c.per_byte_s > 0.0, "{c:?}");
+        assert_eq!(c.origin, "fit (negative per-file cost clamped to 0)");
+        assert!(c.points.iter().all(|p| p.predicted_s >= 0.0), "{c:?}");
     }
 
     #[test]

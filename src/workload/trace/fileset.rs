@@ -238,7 +238,26 @@ pub fn settle<'a>(dir: &Path, files: impl Iterator<Item = &'a Path>) -> io::Resu
             unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
         }
     }
+    drop_fuse_device_cache(dir);
     Ok(())
+}
+
+/// A FUSE file system on a block device (ntfs-3g, mount.exfat-fuse, fusefat) writes the
+/// device through the device's own page cache, which dropping the files' pages leaves
+/// full: the measured reads came back from it, not the device (NASPT's `hd-playback-4x` on
+/// exFAT read 59 MiB with "device loop1: 0 B read"). Write that cache back and drop it too.
+/// Best effort: whoever may not open the device (not root) keeps the old behaviour.
+fn drop_fuse_device_cache(dir: &Path) {
+    let fuse = crate::sysinfo::mounts::mount_of(dir)
+        .is_some_and(|m| m.fs_type == "fuseblk" || m.fs_type.starts_with("fuse."));
+    let Some((name, _)) = fuse.then(|| crate::sysinfo::block_device_of(dir)).flatten() else {
+        return;
+    };
+    if let Ok(dev) = File::open(Path::new("/dev").join(name)) {
+        let _ = dev.sync_all();
+        // SAFETY: plain syscall on an open descriptor.
+        unsafe { libc::posix_fadvise(dev.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    }
 }
 
 /// Write back the whole file system holding `dir`.
