@@ -137,13 +137,18 @@ mod tests {
         assert!(!bound_to("", ""));
     }
 
-    /// A loop device of a test's own over a 1 MiB image `name` in `dir`, or a loud skip.
-    fn attach_or_skip(test: &str, dir: &Path, name: &str) -> Option<LoopDevice> {
-        let img = dir.join(name);
-        std::fs::File::create(&img)
+    /// A sparse 1 MiB image file at `path`.
+    fn image(path: &Path) -> std::path::PathBuf {
+        std::fs::File::create(path)
             .unwrap()
             .set_len(1 << 20)
             .unwrap();
+        path.to_path_buf()
+    }
+
+    /// A loop device of a test's own over a 1 MiB image `name` in `dir`, or a loud skip.
+    fn attach_or_skip(test: &str, dir: &Path, name: &str) -> Option<LoopDevice> {
+        let img = image(&dir.join(name));
         LoopDevice::attach(&img, false)
             .map_err(|e| crate::test_skip::skip(test, format!("losetup: {e}")))
             .ok()
@@ -156,11 +161,7 @@ mod tests {
     fn a_number_another_image_took_is_not_detached() {
         let test = "fs::loopdev::a_number_another_image_took_is_not_detached";
         let dir = tempfile::tempdir().unwrap();
-        let other = dir.path().join("a.img2");
-        std::fs::File::create(&other)
-            .unwrap()
-            .set_len(1 << 20)
-            .unwrap();
+        let other = image(&dir.path().join("a.img2"));
         // Another test may take the freed number first: then try again with a new one.
         for _ in 0..5 {
             let Some(mut ours) = attach_or_skip(test, dir.path(), "a.img") else {
