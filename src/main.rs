@@ -1,6 +1,10 @@
 //! iolab: parse the command line, run, map errors to exit codes.
 
 use iolab::error::{ExitCode, exit_code_for};
+// An error names paths and values from the command line: no escape sequence of theirs
+// reaches the terminal. A usage error is one line (a line break in a name is shown as
+// `\n`); another may frame a tool's output on lines of its own (`CommandError`).
+use iolab::os::text::{terminal, terminal_lines as shown};
 
 fn main() {
     let argv: Vec<String> = std::env::args_os()
@@ -20,13 +24,17 @@ fn main() {
             match code {
                 _ if e.downcast_ref::<iolab::error::Reported>().is_some() => {}
                 ExitCode::Usage => iolab::eline!(
-                    "iolab: error: {e:#}; see '{} --help'",
-                    iolab::cli::help_command(&argv_for_help)
+                    "iolab: error: {}; see '{}'",
+                    terminal(&format!("{e:#}")),
+                    terminal(&format!(
+                        "{} --help",
+                        iolab::cli::help_command(&argv_for_help)
+                    ))
                 ),
                 ExitCode::Interrupted | ExitCode::Terminated | ExitCode::HangUp => {
-                    iolab::eline!("iolab: {e:#}")
+                    iolab::eline!("iolab: {}", shown(&format!("{e:#}")))
                 }
-                _ => iolab::eline!("iolab: error: {e:#}"),
+                _ => iolab::eline!("iolab: error: {}", shown(&format!("{e:#}"))),
             }
             code as i32
         }

@@ -2,7 +2,9 @@
 //! test, a file system unmounted (lazily) under a running test, a loop device detached
 //! under a device run. Each on a file system or loop device the test makes itself (as
 //! root; skipped loudly otherwise). The faults `tests/reliability.rs` covers (ENOSPC, a
-//! file system turning read-only, the target removed) are not repeated here.
+//! file system turning read-only, the target removed) are not repeated here. And text that
+//! fights back: names and result files carrying escape sequences, line breaks, markup and
+//! bytes that are not UTF-8, in every output that shows them.
 
 use std::process::Command;
 
@@ -199,4 +201,143 @@ fn a_loop_device_detached_under_a_run_is_named() {
     assert_eq!(doc.status, "failed");
     drop(run.lo);
     assert!(run.image.exists());
+}
+
+/// A directory name that clears the screen, forges a line and carries markup.
+const HOSTILE: &str = "a\u{1b}[2Jb\nFORGED line|x,\"y\"<script>&";
+
+/// No byte of an escape sequence or other control character but the line breaks iolab
+/// writes itself, and no line that the outside text started.
+fn assert_terminal_safe(what: &str, text: &str) {
+    assert!(
+        !text.chars().any(|c| c.is_control() && c != '\n'),
+        "{what}: a control character reached the terminal: {text:?}"
+    );
+    for line in text.lines() {
+        let body = line.trim_start_matches(|c: char| !c.is_alphanumeric() && c != '#');
+        assert!(
+            !body.starts_with("FORGED") && !body.starts_with("# forged"),
+            "{what}: a name forged the line {line:?} in {text}"
+        );
+    }
+}
+
+fn out_and_err(o: &std::process::Output) -> String {
+    format!("{}{}", common::stdout(o), stderr(o))
+}
+
+/// `iolab run`, `info` and an error naming a directory whose name holds an escape sequence,
+/// a line break and markup: the terminal gets `\u{1b}` and `\n`, never the bytes (the name
+/// cleared the screen and printed a line of its own in the table's header, its warnings,
+/// the `results:` line and the error).
+#[test]
+fn a_hostile_directory_name_reaches_the_terminal_escaped() {
+    let d = tempdir();
+    let dir = d.path().join(HOSTILE);
+    std::fs::create_dir(&dir).unwrap();
+    let out = dir.join("out");
+    let o = common::iolab_in(
+        d.path(),
+        &[
+            "run",
+            s(&dir),
+            "--size",
+            "8M",
+            "--duration",
+            "1s",
+            "--repeat",
+            "1",
+            "--rw",
+            "randread",
+            "-o",
+            s(&out),
+        ],
+    );
+    let text = out_and_err(&o);
+    assert!(o.status.success(), "{text}");
+    assert_terminal_safe("run", &text);
+    assert!(
+        text.contains("a\\u{1b}[2Jb\\nFORGED line|x,\"y\"<script>&"),
+        "the name is shown as what it is: {text}"
+    );
+    // The run worked on the directory of that very name, and took its file away.
+    assert_eq!(common::names(&dir), vec!["out".to_string()]);
+    let o = common::iolab(&["info", s(&dir)]);
+    assert!(o.status.success(), "{}", out_and_err(&o));
+    assert_terminal_safe("info", &out_and_err(&o));
+    let o = common::iolab(&[
+        "report",
+        s(&dir.join("none.json")),
+        "-o",
+        s(&d.path().join("r.html")),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_terminal_safe("an error", &out_and_err(&o));
+}
+
+/// A result file hand-edited to carry hostile text in its host name, target, test name and
+/// a warning (and stored under a hostile name): `compare`, `history` and `report` in every
+/// format keep it on its line and out of the markup.
+#[test]
+fn hostile_text_in_a_result_file_stays_text_in_every_view() {
+    let d = tempdir();
+    let dir = d.path().join(HOSTILE);
+    std::fs::create_dir(&dir).unwrap();
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run-a.json");
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    let test = "T\u{1b}[2J\n# forged <img src=x onerror=alert(1)>|`x`";
+    doc["environment"]["hostname"] = "h\u{1b}]0;pwned\u{7}\nFORGED host".into();
+    doc["environment"]["target_path"] = dir.to_str().unwrap().into();
+    doc["tests"][0]["name"] = test.into();
+    doc["warnings"][0]["message"] = format!("about {}", dir.display()).into();
+    doc["warnings"][1]["test"] = test.into();
+    let a = dir.join("a\u{1b}[31m.json");
+    std::fs::write(&a, serde_json::to_string(&doc).unwrap()).unwrap();
+    doc["environment"]["hostname"] = "other".into();
+    let b = dir.join("b.json");
+    std::fs::write(&b, serde_json::to_string(&doc).unwrap()).unwrap();
+
+    let o = common::iolab(&["compare", s(&a), s(&b)]);
+    assert!(o.status.success(), "{}", out_and_err(&o));
+    assert_terminal_safe("compare", &out_and_err(&o));
+
+    let db = d.path().join("history.sqlite");
+    let o = common::with_history(&mut common::bin(), &db)
+        .args(["history", "import", s(&a)])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", out_and_err(&o));
+    for args in [vec!["history"], vec!["history", "show", "1"]] {
+        let o = common::with_history(&mut common::bin(), &db)
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{args:?}: {}", out_and_err(&o));
+        assert_terminal_safe(&format!("{args:?}"), &out_and_err(&o));
+    }
+
+    let md = d.path().join("r.md");
+    let o = common::iolab(&["report", s(&a), "-o", s(&md)]);
+    assert!(o.status.success(), "{}", out_and_err(&o));
+    assert_terminal_safe("report", &out_and_err(&o));
+    let md = std::fs::read_to_string(&md).unwrap();
+    for line in md.lines() {
+        assert!(
+            !line.starts_with("FORGED") && !line.starts_with("# forged"),
+            "a name forged the Markdown line {line:?}"
+        );
+    }
+    assert!(
+        !md.contains("<script") && !md.contains("<img"),
+        "raw HTML from a name in the Markdown: {md}"
+    );
+    let html = d.path().join("r.html");
+    let o = common::iolab(&["report", s(&a), "-o", s(&html)]);
+    assert!(o.status.success(), "{}", out_and_err(&o));
+    let html = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        !html.contains("<script") && !html.contains("<img"),
+        "{html}"
+    );
 }

@@ -1,0 +1,73 @@
+//! Text that iolab did not write (file and directory names, target paths, mount options,
+//! device models and serials, host names, labels, argv) made safe for the terminal: the one
+//! way every terminal output shows it. A control character (C0, DEL, C1: an escape sequence
+//! that clears the screen or moves the cursor, a newline that forges a line, a carriage
+//! return that overwrites one) and a bidirectional override (text shown in another order
+//! than it is, "Trojan Source") are shown as Rust escapes (`\u{1b}`, `\n`), so the text
+//! reads as what it is and stays on its line and in its table cell. Everything else (wide
+//! and combining characters included) is left as it is. The files, the JSON and the system
+//! calls keep the real text; this is only how it is shown. (HTML, SVG, Markdown and CSV
+//! have their own escapers in `report/`: `svg::esc`, `markdown::text`, `csv::field`.)
+
+use std::borrow::Cow;
+
+/// Is `c` shown escaped: a control character or a bidirectional formatting one.
+fn hostile(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// `s` for one line of a terminal, a table cell or a message: every control character
+/// (newline and tab included) and bidirectional override escaped; unchanged (borrowed)
+/// when it has none, as almost every text has.
+pub fn terminal(s: &str) -> Cow<'_, str> {
+    escape(s, |_| false)
+}
+
+/// `s`, a text of several lines that iolab composed around outside text (an error message
+/// naming a path): as [`terminal`], but its line breaks kept. An outside newline still
+/// starts a line, but no escape sequence reaches the terminal.
+pub fn terminal_lines(s: &str) -> Cow<'_, str> {
+    escape(s, |c| c == '\n')
+}
+
+fn escape(s: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
+    if !s.chars().any(|c| hostile(c) && !keep(c)) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if hostile(c) && !keep(c) {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_and_overrides_are_shown_escaped_and_the_rest_as_it_is() {
+        assert!(matches!(
+            terminal("/mnt/data ü 漢字 e\u{301}"),
+            Cow::Borrowed(_)
+        ));
+        assert_eq!(
+            terminal("a\u{1b}[2Jb\nFORGED\r\t\u{7f}\u{9b}x\u{202e}cod.exe"),
+            "a\\u{1b}[2Jb\\nFORGED\\r\\t\\u{7f}\\u{9b}x\\u{202e}cod.exe"
+        );
+        assert_eq!(
+            terminal_lines("one \u{1b}[31m\ntwo"),
+            "one \\u{1b}[31m\ntwo"
+        );
+        // Quotes and backslashes are the name's own: not escaped.
+        assert_eq!(terminal("it's \"x\" \\n"), "it's \"x\" \\n");
+    }
+}
