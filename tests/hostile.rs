@@ -341,3 +341,39 @@ fn hostile_text_in_a_result_file_stays_text_in_every_view() {
         "{html}"
     );
 }
+
+/// `slack` over a tree and `trace summary` / `trace replay` of a trace whose file, command
+/// and recorded paths carry an escape sequence and a line break: shown escaped (slack's
+/// header, the summary's first line and its hottest files, the replayed test's name gave
+/// the bytes); the replay creates its files in its directory and removes them.
+#[test]
+fn hostile_names_in_a_tree_and_a_trace_reach_the_terminal_escaped() {
+    let d = tempdir();
+    let dir = d.path().join(HOSTILE);
+    let tree = dir.join("tree");
+    std::fs::create_dir_all(tree.join("sub\u{1b}[31m\nFORGED")).unwrap();
+    std::fs::write(tree.join("f\u{1b}[2J"), [1u8; 5000]).unwrap();
+    let o = common::iolab(&["slack", s(&tree), "--no-save"]);
+    assert!(o.status.success(), "{}", out_and_err(&o));
+    assert_terminal_safe("slack", &out_and_err(&o));
+
+    let name = "d\\u001b[2J\\nFORGED";
+    let trace = dir.join("t\u{1b}[2J.trace");
+    let header = r#"{"format":"iolab-trace","version":2,"recorder":"strace","command":["x\u001b[2J"],"root":"/r\u001b[2J","recorded_at":"2026-11-27T12:44:49.965Z","recorded_ns":30,"wall_ns":40,"exit_code":0,"skipped_outside_root":0,"skipped_failed":0,"calls":3,"threads":1,"read_bytes":5000,"write_bytes":0,"#;
+    let text = format!(
+        "{header}\"files\":[{{\"path\":\"{name}\",\"size\":5000}}],\"dirs\":[]}}\n\
+         {{\"t_ns\":0,\"tid\":1,\"op\":\"open\",\"path\":\"{name}\",\"flags\":\"\",\"dur_ns\":5000}}\n\
+         {{\"t_ns\":10,\"tid\":1,\"op\":\"read\",\"path\":\"{name}\",\"off\":0,\"len\":5000,\"dur_ns\":18000}}\n\
+         {{\"t_ns\":20,\"tid\":1,\"op\":\"close\",\"path\":\"{name}\",\"dur_ns\":1000}}\n"
+    );
+    std::fs::write(&trace, text).unwrap();
+    let o = common::iolab(&["trace", "summary", s(&trace)]);
+    assert!(o.status.success(), "{}", out_and_err(&o));
+    assert_terminal_safe("trace summary", &out_and_err(&o));
+    let replay = d.path().join("replay");
+    std::fs::create_dir(&replay).unwrap();
+    let o = common::iolab(&["trace", "replay", s(&trace), s(&replay), "--no-save"]);
+    assert!(o.status.success(), "{}", out_and_err(&o));
+    assert_terminal_safe("trace replay", &out_and_err(&o));
+    assert!(common::names(&replay).is_empty());
+}

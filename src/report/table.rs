@@ -231,7 +231,7 @@ pub fn render_block_table(doc: &ResultDoc) -> String {
                 lat_median(t, f).map(fmt_ns).unwrap_or_else(|| "-".into())
             };
             let mut row = vec![
-                Cell::new(&t.name),
+                Cell::new(terminal(&t.name)),
                 Cell::new(
                     headline(t, "bw_bytes_per_s")
                         .map(fmt_mb_per_s)
@@ -363,7 +363,7 @@ pub fn render_steady_lines(doc: &ResultDoc, figures: SteadyFigures) -> String {
     let mut out = String::new();
     for t in &doc.tests {
         if let Some(s) = &t.steady_state {
-            out.push_str(&format!("{}: {}", t.name, s.describe()));
+            out.push_str(&format!("{}: {}", terminal(&t.name), s.describe()));
             if let (Some(m), true) = (s.window_mean, s.reached) {
                 let v = if s.metric == "iops" {
                     format!("{} IOPS", fmt_thousands(m))
