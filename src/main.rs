@@ -7,8 +7,9 @@ use iolab::error::{ExitCode, exit_code_for};
 use iolab::os::text::{terminal, terminal_lines as shown};
 
 fn main() {
+    // As recorded in the result and shown: a byte that is not UTF-8 by its hex.
     let argv: Vec<String> = std::env::args_os()
-        .map(|a| a.to_string_lossy().into_owned())
+        .map(|a| iolab::os::text::os_text(&a))
         .collect();
     let cli = iolab::cli::parse();
     let argv_for_help = argv.clone();

@@ -377,3 +377,41 @@ fn hostile_names_in_a_tree_and_a_trace_reach_the_terminal_escaped() {
     assert_terminal_safe("trace replay", &out_and_err(&o));
     assert!(common::names(&replay).is_empty());
 }
+
+/// `iolab run` on a directory whose name is not UTF-8 (bytes 0xff 0xfe): it measures in
+/// that very directory (and removes its file from it), and the result says what the name
+/// was: each such byte as U+FFFD and its hex (a lossy conversion gave `n\u{FFFD}\u{FFFD}q`,
+/// the name of no directory, in the target and the command line).
+#[test]
+fn a_name_that_is_not_utf8_is_measured_as_it_is_and_recorded_by_its_bytes() {
+    use std::os::unix::ffi::OsStrExt;
+    let d = tempdir();
+    let dir = d.path().join(std::ffi::OsStr::from_bytes(b"n\xff\xfeq"));
+    std::fs::create_dir(&dir).unwrap();
+    let o = common::bin()
+        .current_dir(d.path())
+        .arg("run")
+        .arg(&dir)
+        .args([
+            "--size",
+            "8M",
+            "--duration",
+            "1s",
+            "--repeat",
+            "1",
+            "--rw",
+            "randread",
+        ])
+        .arg("--json")
+        .output()
+        .unwrap();
+    let doc = common::json_ok(&o);
+    let shown = |base: &std::path::Path| format!("{}/n\u{FFFD}FF\u{FFFD}FEq", s(base));
+    let real = std::fs::canonicalize(d.path()).unwrap();
+    assert_eq!(doc["environment"]["target_path"], shown(&real).as_str());
+    assert_eq!(doc["argv"][2], shown(d.path()).as_str());
+    assert!(
+        std::fs::read_dir(&dir).unwrap().next().is_none(),
+        "its test file is gone"
+    );
+}

@@ -8,8 +8,31 @@
 //! and combining characters included) is left as it is. The files, the JSON and the system
 //! calls keep the real text; this is only how it is shown. (HTML, SVG, Markdown and CSV
 //! have their own escapers in `report/`: `svg::esc`, `markdown::text`, `csv::field`.)
+//! `path_text`: a name's bytes that are not UTF-8 as text that says what they were.
 
 use std::borrow::Cow;
+use std::os::unix::ffi::OsStrExt;
+
+/// A path's bytes as text (the JSON, the history and every output are UTF-8): UTF-8 as it
+/// is, and each byte of a sequence that is not UTF-8 as U+FFFD followed by its two hex
+/// digits (`a\xff` -> `a\u{FFFD}FF`). A lossy conversion gave every such byte the same
+/// U+FFFD, which said neither what the name was nor told two such names apart. The trace
+/// recorders name files this way, a result's target and command line too.
+pub fn path_text(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(chunk.valid());
+        for b in chunk.invalid() {
+            out.push_str(&format!("\u{FFFD}{b:02X}"));
+        }
+    }
+    out
+}
+
+/// [`path_text`] of a path or an argument.
+pub fn os_text(s: &std::ffi::OsStr) -> String {
+    path_text(s.as_bytes())
+}
 
 /// Is `c` shown escaped: a control character or a bidirectional formatting one.
 fn hostile(c: char) -> bool {
@@ -69,5 +92,11 @@ mod tests {
         );
         // Quotes and backslashes are the name's own: not escaped.
         assert_eq!(terminal("it's \"x\" \\n"), "it's \"x\" \\n");
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_are_named_by_their_hex() {
+        assert_eq!(path_text(b"/mnt/n\xff\xfeq"), "/mnt/n\u{FFFD}FF\u{FFFD}FEq");
+        assert_eq!(path_text("/mnt/ü".as_bytes()), "/mnt/ü");
     }
 }
