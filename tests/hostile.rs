@@ -226,10 +226,10 @@ fn out_and_err(o: &std::process::Output) -> String {
     format!("{}{}", common::stdout(o), stderr(o))
 }
 
-/// `iolab run`, `info` and an error naming a directory whose name holds an escape sequence,
-/// a line break and markup: the terminal gets `\u{1b}` and `\n`, never the bytes (the name
-/// cleared the screen and printed a line of its own in the table's header, its warnings,
-/// the `results:` line and the error).
+/// `iolab run`, `saturate`, `info` and an error naming a directory whose name holds an
+/// escape sequence, a line break and markup: the terminal gets `\u{1b}` and `\n`, never the
+/// bytes (the name cleared the screen and printed a line of its own in the table's header,
+/// its warnings, the `results:` line, saturate's plan and prefill lines, and the error).
 #[test]
 fn a_hostile_directory_name_reaches_the_terminal_escaped() {
     let d = tempdir();
@@ -262,6 +262,23 @@ fn a_hostile_directory_name_reaches_the_terminal_escaped() {
     );
     // The run worked on the directory of that very name, and took its file away.
     assert_eq!(common::names(&dir), vec!["out".to_string()]);
+    // saturate names its test file in its prefill's progress lines, its plan and sizes.
+    let o = common::iolab_in(
+        d.path(),
+        &[
+            "saturate",
+            s(&dir),
+            "--size",
+            "8M",
+            "--step-duration",
+            "1s",
+            "--max-depth",
+            "1",
+            "--no-save",
+        ],
+    );
+    assert!(o.status.success(), "{}", out_and_err(&o));
+    assert_terminal_safe("saturate", &out_and_err(&o));
     let o = common::iolab(&["info", s(&dir)]);
     assert!(o.status.success(), "{}", out_and_err(&o));
     assert_terminal_safe("info", &out_and_err(&o));
