@@ -1,10 +1,10 @@
 //! iolab: parse the command line, run, map errors to exit codes.
 
 use iolab::error::{ExitCode, exit_code_for};
-// An error names paths and values from the command line: no escape sequence of theirs
-// reaches the terminal. A usage error is one line (a line break in a name is shown as
-// `\n`); another may frame a tool's output on lines of its own (`CommandError`).
-use iolab::os::text::{terminal, terminal_lines as shown};
+// An error names paths and values from the command line: `eline!` lets no escape sequence
+// of theirs reach the terminal. A usage error is one line, so a line break in a name is
+// shown as `\n` too; another may frame a tool's output on lines of its own (`CommandError`).
+use iolab::os::text::terminal;
 
 fn main() {
     // As recorded in the result and shown: a byte that is not UTF-8 by its hex.
@@ -33,9 +33,9 @@ fn main() {
                     ))
                 ),
                 ExitCode::Interrupted | ExitCode::Terminated | ExitCode::HangUp => {
-                    iolab::eline!("iolab: {}", shown(&format!("{e:#}")))
+                    iolab::eline!("iolab: {e:#}")
                 }
-                _ => iolab::eline!("iolab: error: {}", shown(&format!("{e:#}"))),
+                _ => iolab::eline!("iolab: error: {e:#}"),
             }
             code as i32
         }

@@ -262,6 +262,36 @@ fn a_hostile_directory_name_reaches_the_terminal_escaped() {
     );
     // The run worked on the directory of that very name, and took its file away.
     assert_eq!(common::names(&dir), vec!["out".to_string()]);
+    // A line no table builds ("test file kept: PATH") goes through stderr's one sink.
+    let o = common::iolab_in(
+        d.path(),
+        &[
+            "run",
+            s(&dir),
+            "--size",
+            "8M",
+            "--duration",
+            "1s",
+            "--repeat",
+            "1",
+            "--rw",
+            "randread",
+            "--keep",
+            "--no-save",
+        ],
+    );
+    let text = out_and_err(&o);
+    assert!(
+        o.status.success() && text.contains("test file kept"),
+        "{text}"
+    );
+    assert_terminal_safe("run --keep", &text);
+    for f in common::names(&dir)
+        .iter()
+        .filter(|n| n.starts_with("iolab-test"))
+    {
+        std::fs::remove_file(dir.join(f)).unwrap();
+    }
     // saturate names its test file in its prefill's progress lines, its plan and sizes.
     let o = common::iolab_in(
         d.path(),

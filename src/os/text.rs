@@ -8,6 +8,9 @@
 //! and combining characters included) is left as it is. The files, the JSON and the system
 //! calls keep the real text; this is only how it is shown. (HTML, SVG, Markdown and CSV
 //! have their own escapers in `report/`: `svg::esc`, `markdown::text`, `csv::field`.)
+//! Every stderr line goes through [`into_terminal_lines`] (`eline!`): whatever a message
+//! names, no escape sequence reaches the terminal; [`terminal`] on each value keeps a line
+//! break in it from starting a line of its own too.
 //! `path_text`: a name's bytes that are not UTF-8 as text that says what they were.
 
 use std::borrow::Cow;
@@ -57,8 +60,23 @@ pub fn terminal_lines(s: &str) -> Cow<'_, str> {
     escape(s, |c| c == '\n')
 }
 
+/// [`terminal_lines`] of a line already formatted, without a copy when it is clean (every
+/// stderr line goes through it: `eline!`).
+pub fn into_terminal_lines(s: String) -> String {
+    if needs(&s, |c| c == '\n') {
+        terminal_lines(&s).into_owned()
+    } else {
+        s
+    }
+}
+
+/// Does `s` hold a character to escape (one `keep` does not keep)?
+fn needs(s: &str, keep: impl Fn(char) -> bool) -> bool {
+    s.chars().any(|c| hostile(c) && !keep(c))
+}
+
 fn escape(s: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
-    if !s.chars().any(|c| hostile(c) && !keep(c)) {
+    if !needs(s, &keep) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 8);
@@ -90,6 +108,11 @@ mod tests {
             terminal_lines("one \u{1b}[31m\ntwo"),
             "one \\u{1b}[31m\ntwo"
         );
+        assert_eq!(
+            into_terminal_lines("one \u{1b}[31m\ntwo".into()),
+            "one \\u{1b}[31m\ntwo"
+        );
+        assert_eq!(into_terminal_lines("clean\nlines".into()), "clean\nlines");
         // Quotes and backslashes are the name's own: not escaped.
         assert_eq!(terminal("it's \"x\" \\n"), "it's \"x\" \\n");
     }
