@@ -322,9 +322,9 @@ fn a_hostile_directory_name_reaches_the_terminal_escaped() {
     assert_terminal_safe("an error", &out_and_err(&o));
 }
 
-/// A result file hand-edited to carry hostile text in its host name, target, test name and
-/// a warning (and stored under a hostile name): `compare`, `history` and `report` in every
-/// format keep it on its line and out of the markup.
+/// A result file hand-edited to carry hostile text in its host name, target, test name, a
+/// warning and its start time (and stored under a hostile name): `compare`, `history` and
+/// `report` in every format keep it on its line and out of the markup, and do not panic.
 #[test]
 fn hostile_text_in_a_result_file_stays_text_in_every_view() {
     let d = tempdir();
@@ -339,6 +339,8 @@ fn hostile_text_in_a_result_file_stays_text_in_every_view() {
     doc["tests"][0]["name"] = test.into();
     doc["warnings"][0]["message"] = format!("about {}", dir.display()).into();
     doc["warnings"][1]["test"] = test.into();
+    // A character of two bytes across byte 16 of the start time: `history` panicked.
+    doc["started_at"] = "2026-01-31T12:3\u{e9}:56.789Z".into();
     let a = dir.join("a\u{1b}[31m.json");
     std::fs::write(&a, serde_json::to_string(&doc).unwrap()).unwrap();
     doc["environment"]["hostname"] = "other".into();

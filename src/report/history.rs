@@ -19,12 +19,12 @@ fn table(header: &[&str]) -> Table {
     t
 }
 
-/// `2026-01-31T12:34:56.789Z` -> `2026-01-31 12:34` (UTC).
+/// `2026-01-31T12:34:56.789Z` -> `2026-01-31 12:34` (UTC); anything else as it is. A
+/// hand-edited time with a character of several bytes across byte 16 panicked `history`.
 pub fn short_time(t: &str) -> String {
-    if t.len() >= 16 && t.as_bytes()[10] == b'T' {
-        format!("{} {}", &t[..10], &t[11..16])
-    } else {
-        t.to_string()
+    match (t.get(..10), t.get(10..11), t.get(11..16)) {
+        (Some(day), Some("T"), Some(minute)) => format!("{day} {minute}"),
+        _ => t.to_string(),
     }
 }
 
