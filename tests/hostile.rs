@@ -309,7 +309,7 @@ fn a_hostile_directory_name_reaches_the_terminal_escaped() {
     );
     assert!(o.status.success(), "{}", out_and_err(&o));
     assert_terminal_safe("saturate", &out_and_err(&o));
-    let o = common::iolab(&["info", s(&dir)]);
+    let o = common::iolab(&["info", s(&dir), "--layout", "--no-smart"]);
     assert!(o.status.success(), "{}", out_and_err(&o));
     assert_terminal_safe("info", &out_and_err(&o));
     let o = common::iolab(&[

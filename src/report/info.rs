@@ -316,7 +316,10 @@ pub fn endurance_table(r: &EnduranceReport) -> String {
         let mut pt = table();
         pt.set_header(vec!["Test", "Write amplification"]);
         for (name, wa) in &r.per_test {
-            pt.add_row(vec![name.clone(), crate::analysis::endurance::fmt_wa(*wa)]);
+            pt.add_row(vec![
+                terminal(name).into_owned(),
+                crate::analysis::endurance::fmt_wa(*wa),
+            ]);
         }
         out.push_str(&format!("{pt}\n"));
     }
