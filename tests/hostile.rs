@@ -463,4 +463,26 @@ fn a_name_that_is_not_utf8_is_measured_as_it_is_and_recorded_by_its_bytes() {
         std::fs::read_dir(&dir).unwrap().next().is_none(),
         "its test file is gone"
     );
+    // slack and copy record the tree they read the same way.
+    std::fs::write(dir.join("f"), b"x").unwrap();
+    let o = common::bin()
+        .arg("slack")
+        .arg(&dir)
+        .args(["--json", "--no-save"])
+        .output()
+        .unwrap();
+    let doc = common::json_ok(&o);
+    assert_eq!(doc["slack"]["path"], shown(d.path()).as_str());
+    let target = d.path().join("copy");
+    std::fs::create_dir(&target).unwrap();
+    let o = common::bin()
+        .arg("copy")
+        .arg(&target)
+        .arg("--source")
+        .arg(&dir)
+        .args(["--repeat", "1", "--json", "--no-save"])
+        .output()
+        .unwrap();
+    let doc = common::json_ok(&o);
+    assert_eq!(doc["tests"][0]["copy"]["source"], shown(&real).as_str());
 }
