@@ -333,7 +333,7 @@ fn hostile_text_in_a_result_file_stays_text_in_every_view() {
     let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run-a.json");
     let mut doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
-    let test = "T\u{1b}[2J\n# forged <img src=x onerror=alert(1)>|`x`";
+    let test = "T\u{1b}[2J\n# forged <img src=x onerror=alert(1)>|`x` [y](javascript:alert(1))";
     doc["environment"]["hostname"] = "h\u{1b}]0;pwned\u{7}\nFORGED host".into();
     doc["environment"]["target_path"] = dir.to_str().unwrap().into();
     doc["tests"][0]["name"] = test.into();
@@ -378,8 +378,11 @@ fn hostile_text_in_a_result_file_stays_text_in_every_view() {
         );
     }
     assert!(
-        !md.contains("<script") && !md.contains("<img"),
-        "raw HTML from a name in the Markdown: {md}"
+        !md.contains("<script")
+            && !md.contains("<img")
+            && !md.replace("\\](", "").contains("](javascript")
+            && !md.contains('\u{1b}'),
+        "raw HTML or a link from a name in the Markdown: {md}"
     );
     let html = d.path().join("r.html");
     let o = common::iolab(&["report", s(&a), "-o", s(&html)]);

@@ -10,9 +10,13 @@ use crate::report::blocks::{Block, TableBlock};
 /// the line and could start a forged one (`# heading`, `- item`), so it is a space; a `<`
 /// that opens raw HTML (`<script>`, `<img onerror>`, `</p>`, `<!--`: CommonMark's tags
 /// start with a letter, `/`, `!` or `?`), which many renderers pass through, is `&lt;`
-/// (the `<` of `p < 0.001` stays). Every view of the same text shows the same characters.
+/// (the `<` of `p < 0.001` stays); a `](` that would make a link of a name
+/// (`[x](javascript:…)`) is `\](`; another control character is shown as the terminal
+/// shows it (`os::text::terminal`). Every view of the same text shows the same characters.
 fn text(s: &str) -> String {
-    let s = s.replace(['\r', '\n'], " ");
+    let s = s.replace(['\r', '\n'], " ").replace("](", "\\](");
+    // The file is read in terminals too (`cat report.md`): no escape sequence.
+    let s = crate::os::text::terminal(&s);
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {
@@ -107,5 +111,10 @@ mod tests {
             "faster (Welch, p < 0.001)"
         );
         assert_eq!(cell("a|b\\c\nd"), "a\\|b\\\\c d");
+        assert_eq!(
+            text("[x](javascript:alert(1))"),
+            "[x\\](javascript:alert(1))"
+        );
+        assert_eq!(text("a\u{1b}[2J"), "a\\u{1b}[2J");
     }
 }
