@@ -13,11 +13,13 @@
 /// (6–9 system calls for a progress line); where several processes share a stderr (the ranks
 /// of a distributed run under mpirun, a pipe to a log) their lines could interleave mid-line.
 /// A stderr that cannot be written (closed pipe) is ignored instead of panicking.
+/// Every line is human text that may name a path: no escape sequence of one reaches the
+/// terminal (`os::text::into_terminal_lines`; the JSON progress stream goes elsewhere).
 #[macro_export]
 macro_rules! eline {
     ($($arg:tt)*) => {{
         use ::std::io::Write as _;
-        let mut line = ::std::format!($($arg)*);
+        let mut line = $crate::os::text::into_terminal_lines(::std::format!($($arg)*));
         line.push('\n');
         let _ = ::std::io::stderr().lock().write_all(line.as_bytes());
     }};

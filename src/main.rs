@@ -1,10 +1,15 @@
 //! iolab: parse the command line, run, map errors to exit codes.
 
 use iolab::error::{ExitCode, exit_code_for};
+// An error names paths and values from the command line: `eline!` lets no escape sequence
+// of theirs reach the terminal. A usage error is one line, so a line break in a name is
+// shown as `\n` too; another may frame a tool's output on lines of its own (`CommandError`).
+use iolab::os::text::terminal;
 
 fn main() {
+    // As recorded in the result and shown: a byte that is not UTF-8 by its hex.
     let argv: Vec<String> = std::env::args_os()
-        .map(|a| a.to_string_lossy().into_owned())
+        .map(|a| iolab::os::text::os_text(&a))
         .collect();
     let cli = iolab::cli::parse();
     let argv_for_help = argv.clone();
@@ -20,8 +25,12 @@ fn main() {
             match code {
                 _ if e.downcast_ref::<iolab::error::Reported>().is_some() => {}
                 ExitCode::Usage => iolab::eline!(
-                    "iolab: error: {e:#}; see '{} --help'",
-                    iolab::cli::help_command(&argv_for_help)
+                    "iolab: error: {}; see '{}'",
+                    terminal(&format!("{e:#}")),
+                    terminal(&format!(
+                        "{} --help",
+                        iolab::cli::help_command(&argv_for_help)
+                    ))
                 ),
                 ExitCode::Interrupted | ExitCode::Terminated | ExitCode::HangUp => {
                     iolab::eline!("iolab: {e:#}")

@@ -4,14 +4,16 @@
 //! how a run shows its progress on stderr (bars, lines, the JSON stream of the web console);
 //! `context`: `RunContext`, the stop flag, progress mode and seed every measuring code gets;
 //! `cpu_wait`: a thread's wait for a CPU (schedstat) and warning `cpu-contention`'s text;
-//! `activity`: which block test is being measured now (for the heat watch's thread); and
-//! `dir_of`, the directory a file path is in.
+//! `activity`: which block test is being measured now (for the heat watch's thread);
+//! `text`: outside text (names, paths, labels) made safe for the terminal; and `dir_of`,
+//! the directory a file path is in.
 
 pub mod activity;
 pub mod context;
 pub mod cpu_wait;
 pub mod progress;
 pub mod signals;
+pub mod text;
 
 /// The directory a file path is in: its parent, or `.` for a bare file name (whose parent
 /// Rust gives as the empty path, which no system call takes).

@@ -2,7 +2,9 @@
 //! test, a file system unmounted (lazily) under a running test, a loop device detached
 //! under a device run. Each on a file system or loop device the test makes itself (as
 //! root; skipped loudly otherwise). The faults `tests/reliability.rs` covers (ENOSPC, a
-//! file system turning read-only, the target removed) are not repeated here.
+//! file system turning read-only, the target removed) are not repeated here. And text that
+//! fights back: names and result files carrying escape sequences, line breaks, markup and
+//! bytes that are not UTF-8, in every output that shows them.
 
 use std::process::Command;
 
@@ -199,4 +201,291 @@ fn a_loop_device_detached_under_a_run_is_named() {
     assert_eq!(doc.status, "failed");
     drop(run.lo);
     assert!(run.image.exists());
+}
+
+/// A directory name that clears the screen, forges a line and carries markup.
+const HOSTILE: &str = "a\u{1b}[2Jb\nFORGED line|x,\"y\"<script>&";
+
+/// No byte of an escape sequence or other control character but the line breaks iolab
+/// writes itself, and no line that the outside text started.
+fn assert_terminal_safe(what: &str, text: &str) {
+    assert!(
+        !text.chars().any(|c| c.is_control() && c != '\n'),
+        "{what}: a control character reached the terminal: {text:?}"
+    );
+    for line in text.lines() {
+        let body = line.trim_start_matches(|c: char| !c.is_alphanumeric() && c != '#');
+        assert!(
+            !body.starts_with("FORGED") && !body.starts_with("# forged"),
+            "{what}: a name forged the line {line:?} in {text}"
+        );
+    }
+}
+
+fn out_and_err(o: &std::process::Output) -> String {
+    format!("{}{}", common::stdout(o), stderr(o))
+}
+
+/// `iolab run`, `saturate`, `info` and an error naming a directory whose name holds an
+/// escape sequence, a line break and markup: the terminal gets `\u{1b}` and `\n`, never the
+/// bytes (the name cleared the screen and printed a line of its own in the table's header,
+/// its warnings, the `results:` line, saturate's plan and prefill lines, and the error).
+#[test]
+fn a_hostile_directory_name_reaches_the_terminal_escaped() {
+    let d = tempdir();
+    let dir = d.path().join(HOSTILE);
+    std::fs::create_dir(&dir).unwrap();
+    let out = dir.join("out");
+    let o = common::iolab_in(
+        d.path(),
+        &[
+            "run",
+            s(&dir),
+            "--size",
+            "8M",
+            "--duration",
+            "1s",
+            "--repeat",
+            "1",
+            "--rw",
+            "randread",
+            "-o",
+            s(&out),
+        ],
+    );
+    let text = out_and_err(&o);
+    assert!(o.status.success(), "{text}");
+    assert_terminal_safe("run", &text);
+    assert!(
+        text.contains("a\\u{1b}[2Jb\\nFORGED line|x,\"y\"<script>&"),
+        "the name is shown as what it is: {text}"
+    );
+    // The run worked on the directory of that very name, and took its file away.
+    assert_eq!(common::names(&dir), vec!["out".to_string()]);
+    // A line no table builds ("test file kept: PATH") goes through stderr's one sink.
+    let o = common::iolab_in(
+        d.path(),
+        &[
+            "run",
+            s(&dir),
+            "--size",
+            "8M",
+            "--duration",
+            "1s",
+            "--repeat",
+            "1",
+            "--rw",
+            "randread",
+            "--keep",
+            "--no-save",
+        ],
+    );
+    let text = out_and_err(&o);
+    assert!(
+        o.status.success() && text.contains("test file kept"),
+        "{text}"
+    );
+    assert_terminal_safe("run --keep", &text);
+    for f in common::names(&dir)
+        .iter()
+        .filter(|n| n.starts_with("iolab-test"))
+    {
+        std::fs::remove_file(dir.join(f)).unwrap();
+    }
+    // saturate names its test file in its prefill's progress lines, its plan and sizes.
+    let o = common::iolab_in(
+        d.path(),
+        &[
+            "saturate",
+            s(&dir),
+            "--size",
+            "8M",
+            "--step-duration",
+            "1s",
+            "--max-depth",
+            "1",
+            "--no-save",
+        ],
+    );
+    assert!(o.status.success(), "{}", out_and_err(&o));
+    assert_terminal_safe("saturate", &out_and_err(&o));
+    let o = common::iolab(&["info", s(&dir), "--layout", "--no-smart"]);
+    assert!(o.status.success(), "{}", out_and_err(&o));
+    assert_terminal_safe("info", &out_and_err(&o));
+    let o = common::iolab(&[
+        "report",
+        s(&dir.join("none.json")),
+        "-o",
+        s(&d.path().join("r.html")),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_terminal_safe("an error", &out_and_err(&o));
+}
+
+/// A result file hand-edited to carry hostile text in its host name, target, test name, a
+/// warning and its start time (and stored under a hostile name): `compare`, `history` and
+/// `report` in every format keep it on its line and out of the markup, and do not panic.
+#[test]
+fn hostile_text_in_a_result_file_stays_text_in_every_view() {
+    let d = tempdir();
+    let dir = d.path().join(HOSTILE);
+    std::fs::create_dir(&dir).unwrap();
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/run-a.json");
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    let test = "T\u{1b}[2J\n# forged <img src=x onerror=alert(1)>|`x` [y](javascript:alert(1))";
+    doc["environment"]["hostname"] = "h\u{1b}]0;pwned\u{7}\nFORGED host".into();
+    doc["environment"]["target_path"] = dir.to_str().unwrap().into();
+    doc["tests"][0]["name"] = test.into();
+    doc["warnings"][0]["message"] = format!("about {}", dir.display()).into();
+    doc["warnings"][1]["test"] = test.into();
+    // A character of two bytes across byte 16 of the start time: `history` panicked.
+    doc["started_at"] = "2026-01-31T12:3\u{e9}:56.789Z".into();
+    let a = dir.join("a\u{1b}[31m.json");
+    std::fs::write(&a, serde_json::to_string(&doc).unwrap()).unwrap();
+    doc["environment"]["hostname"] = "other".into();
+    let b = dir.join("b.json");
+    std::fs::write(&b, serde_json::to_string(&doc).unwrap()).unwrap();
+
+    let o = common::iolab(&["compare", s(&a), s(&b)]);
+    assert!(o.status.success(), "{}", out_and_err(&o));
+    assert_terminal_safe("compare", &out_and_err(&o));
+
+    let db = d.path().join("history.sqlite");
+    let o = common::with_history(&mut common::bin(), &db)
+        .args(["history", "import", s(&a)])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", out_and_err(&o));
+    for args in [vec!["history"], vec!["history", "show", "1"]] {
+        let o = common::with_history(&mut common::bin(), &db)
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{args:?}: {}", out_and_err(&o));
+        assert_terminal_safe(&format!("{args:?}"), &out_and_err(&o));
+    }
+
+    let md = d.path().join("r.md");
+    let o = common::iolab(&["report", s(&a), "-o", s(&md)]);
+    assert!(o.status.success(), "{}", out_and_err(&o));
+    assert_terminal_safe("report", &out_and_err(&o));
+    let md = std::fs::read_to_string(&md).unwrap();
+    for line in md.lines() {
+        assert!(
+            !line.starts_with("FORGED") && !line.starts_with("# forged"),
+            "a name forged the Markdown line {line:?}"
+        );
+    }
+    assert!(
+        !md.contains("<script")
+            && !md.contains("<img")
+            && !md.replace("\\](", "").contains("](javascript")
+            && !md.contains('\u{1b}'),
+        "raw HTML or a link from a name in the Markdown: {md}"
+    );
+    let html = d.path().join("r.html");
+    let o = common::iolab(&["report", s(&a), "-o", s(&html)]);
+    assert!(o.status.success(), "{}", out_and_err(&o));
+    let html = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        !html.contains("<script") && !html.contains("<img"),
+        "{html}"
+    );
+}
+
+/// `slack` over a tree and `trace summary` / `trace replay` of a trace whose file, command
+/// and recorded paths carry an escape sequence and a line break: shown escaped (slack's
+/// header, the summary's first line and its hottest files, the replayed test's name gave
+/// the bytes); the replay creates its files in its directory and removes them.
+#[test]
+fn hostile_names_in_a_tree_and_a_trace_reach_the_terminal_escaped() {
+    let d = tempdir();
+    let dir = d.path().join(HOSTILE);
+    let tree = dir.join("tree");
+    std::fs::create_dir_all(tree.join("sub\u{1b}[31m\nFORGED")).unwrap();
+    std::fs::write(tree.join("f\u{1b}[2J"), [1u8; 5000]).unwrap();
+    let o = common::iolab(&["slack", s(&tree), "--no-save"]);
+    assert!(o.status.success(), "{}", out_and_err(&o));
+    assert_terminal_safe("slack", &out_and_err(&o));
+
+    let name = "d\\u001b[2J\\nFORGED";
+    let trace = dir.join("t\u{1b}[2J.trace");
+    let header = r#"{"format":"iolab-trace","version":2,"recorder":"strace","command":["x\u001b[2J"],"root":"/r\u001b[2J","recorded_at":"2026-11-27T12:44:49.965Z","recorded_ns":30,"wall_ns":40,"exit_code":0,"skipped_outside_root":0,"skipped_failed":0,"calls":3,"threads":1,"read_bytes":5000,"write_bytes":0,"#;
+    let text = format!(
+        "{header}\"files\":[{{\"path\":\"{name}\",\"size\":5000}}],\"dirs\":[]}}\n\
+         {{\"t_ns\":0,\"tid\":1,\"op\":\"open\",\"path\":\"{name}\",\"flags\":\"\",\"dur_ns\":5000}}\n\
+         {{\"t_ns\":10,\"tid\":1,\"op\":\"read\",\"path\":\"{name}\",\"off\":0,\"len\":5000,\"dur_ns\":18000}}\n\
+         {{\"t_ns\":20,\"tid\":1,\"op\":\"close\",\"path\":\"{name}\",\"dur_ns\":1000}}\n"
+    );
+    std::fs::write(&trace, text).unwrap();
+    let o = common::iolab(&["trace", "summary", s(&trace)]);
+    assert!(o.status.success(), "{}", out_and_err(&o));
+    assert_terminal_safe("trace summary", &out_and_err(&o));
+    let replay = d.path().join("replay");
+    std::fs::create_dir(&replay).unwrap();
+    let o = common::iolab(&["trace", "replay", s(&trace), s(&replay), "--no-save"]);
+    assert!(o.status.success(), "{}", out_and_err(&o));
+    assert_terminal_safe("trace replay", &out_and_err(&o));
+    assert!(common::names(&replay).is_empty());
+}
+
+/// `iolab run` on a directory whose name is not UTF-8 (bytes 0xff 0xfe): it measures in
+/// that very directory (and removes its file from it), and the result says what the name
+/// was: each such byte as U+FFFD and its hex (a lossy conversion gave `n\u{FFFD}\u{FFFD}q`,
+/// the name of no directory, in the target and the command line).
+#[test]
+fn a_name_that_is_not_utf8_is_measured_as_it_is_and_recorded_by_its_bytes() {
+    use std::os::unix::ffi::OsStrExt;
+    let d = tempdir();
+    let dir = d.path().join(std::ffi::OsStr::from_bytes(b"n\xff\xfeq"));
+    std::fs::create_dir(&dir).unwrap();
+    let o = common::bin()
+        .current_dir(d.path())
+        .arg("run")
+        .arg(&dir)
+        .args([
+            "--size",
+            "8M",
+            "--duration",
+            "1s",
+            "--repeat",
+            "1",
+            "--rw",
+            "randread",
+        ])
+        .arg("--json")
+        .output()
+        .unwrap();
+    let doc = common::json_ok(&o);
+    let shown = |base: &std::path::Path| format!("{}/n\u{FFFD}FF\u{FFFD}FEq", s(base));
+    let real = std::fs::canonicalize(d.path()).unwrap();
+    assert_eq!(doc["environment"]["target_path"], shown(&real).as_str());
+    assert_eq!(doc["argv"][2], shown(d.path()).as_str());
+    assert!(
+        std::fs::read_dir(&dir).unwrap().next().is_none(),
+        "its test file is gone"
+    );
+    // slack and copy record the tree they read the same way.
+    std::fs::write(dir.join("f"), b"x").unwrap();
+    let o = common::bin()
+        .arg("slack")
+        .arg(&dir)
+        .args(["--json", "--no-save"])
+        .output()
+        .unwrap();
+    let doc = common::json_ok(&o);
+    assert_eq!(doc["slack"]["path"], shown(d.path()).as_str());
+    let target = d.path().join("copy");
+    std::fs::create_dir(&target).unwrap();
+    let o = common::bin()
+        .arg("copy")
+        .arg(&target)
+        .arg("--source")
+        .arg(&dir)
+        .args(["--repeat", "1", "--json", "--no-save"])
+        .output()
+        .unwrap();
+    let doc = common::json_ok(&o);
+    assert_eq!(doc["tests"][0]["copy"]["source"], shown(&real).as_str());
 }

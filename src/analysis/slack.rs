@@ -172,7 +172,7 @@ pub fn compute(
     apply_costs(&mut rows, &model);
     SlackResult {
         source: source.into(),
-        path: path.display().to_string(),
+        path: crate::os::text::os_text(path.as_os_str()),
         fs: rules.kind.to_string(),
         rule_notes: rules.notes(),
         scan: inv.stats.clone(),

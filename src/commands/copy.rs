@@ -109,10 +109,10 @@ fn generate_only(args: &CopyArgs, dir: &std::path::Path) -> Result<i32> {
         return Err(e);
     }
     if args.out.json {
-        // Paths as text (lossy): `json!` takes strings.
+        // Paths as text (`os::text::os_text`): `json!` takes strings.
         let made = serde_json::json!({
             "dataset": plan.name,
-            "path": dir.display().to_string(),
+            "path": crate::os::text::os_text(dir.as_os_str()),
             "seed": s.seed,
             "scale": s.scale,
             "files": plan.files.len(),

@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
+use crate::os::text::terminal;
+
 use crate::error::UsageError;
 use crate::model::{Delivery, ResultDoc, ResultSink, TestResult, Warning};
 use crate::runner::{ProgressMode, RunContext};
@@ -207,10 +209,10 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
         }
         crate::flush_stdout();
         if let Some(line) = aged_note(F::NAME, &doc) {
-            crate::eline!("{line}");
+            crate::eline!("{}", terminal(&line));
         }
         for line in family.notes(&doc) {
-            crate::eline!("{line}");
+            crate::eline!("{}", terminal(&line));
         }
         if let Some(line) = doc
             .thermal
@@ -222,13 +224,13 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
         // On stderr, also after JSON (stdout holds the document only), for every family:
         // only saturate's said where its file went.
         if let Some(p) = &sink.path {
-            crate::eline!("results: {}", p.display());
+            crate::eline!("results: {}", terminal(&p.display().to_string()));
         }
         // -q keeps the result, warnings, errors and "results:" only: `age -q` said where the
         // aged tree stays (its table's first line names it already).
         if !quiet {
             for line in family.afterword(&doc) {
-                crate::eline!("{line}");
+                crate::eline!("{}", terminal(&line));
             }
         }
     }

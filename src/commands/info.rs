@@ -37,7 +37,7 @@ impl crate::cli::Execute for InfoArgs {
             if let Some(l) = &info.layout {
                 crate::outln!(
                     "Layout of the files under {}:",
-                    layout_root(&info).display()
+                    crate::os::text::terminal(&layout_root(&info).display().to_string())
                 );
                 for (k, v) in crate::report::age::layout_rows(l) {
                     crate::outln!("  {k}: {v}");

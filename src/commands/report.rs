@@ -83,7 +83,7 @@ impl crate::cli::Execute for ReportArgs {
             .map_err(|e| anyhow::anyhow!("cannot write {}: {}", output.display(), e.error))?;
         crate::eline!(
             "report: {} ({} result file{})",
-            output.display(),
+            crate::os::text::terminal(&output.display().to_string()),
             inputs.len(),
             if inputs.len() == 1 { "" } else { "s" }
         );

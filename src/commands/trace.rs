@@ -61,9 +61,9 @@ fn summary(a: &TraceSummaryArgs) -> Result<i32> {
     };
     crate::outln!(
         "{}: {} calls of `{}`, recorded with {}{}",
-        a.trace.display(),
+        crate::os::text::terminal(&a.trace.display().to_string()),
         count,
-        h.command.join(" "),
+        crate::os::text::terminal(&h.command.join(" ")),
         h.recorder,
         if h.lost_events > 0 {
             format!(" ({} events lost)", h.lost_events)

@@ -245,7 +245,10 @@ pub fn print_tables(
         }
         std::io::Write::flush(&mut std::io::stdout())?;
         if let Some(path) = &sink.path {
-            crate::eline!("results: {}", path.display());
+            crate::eline!(
+                "results: {}",
+                crate::os::text::terminal(&path.display().to_string())
+            );
         }
     }
     Ok(())

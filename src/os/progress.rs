@@ -103,6 +103,9 @@ pub struct Progress {
     mode: ProgressMode,
     bar: Option<ProgressBar>,
     label: String,
+    /// The label as the terminal shows it (a prefill's label names the test file, whose
+    /// directory may carry an escape sequence): `os::text::terminal`.
+    shown: String,
     started: Instant,
     /// When the last `progress` event went to the JSON stream (ms since `started`).
     last_json_ms: AtomicU64,
@@ -110,6 +113,7 @@ pub struct Progress {
 
 impl Progress {
     pub fn start(mode: ProgressMode, label: &str) -> Progress {
+        let shown = crate::os::text::terminal(label).into_owned();
         let bar = (mode == ProgressMode::Bar).then(|| {
             let b = ProgressBar::with_draw_target(Some(1000), ProgressDrawTarget::stderr());
             let tpl = if no_color() {
@@ -122,17 +126,18 @@ impl Progress {
                     .unwrap_or_else(|_| ProgressStyle::default_bar())
                     .progress_chars("=> "),
             );
-            b.set_prefix(label.to_string());
+            b.set_prefix(shown.clone());
             b
         });
         if mode == ProgressMode::Lines {
-            crate::eline!("iolab: {label} ...");
+            crate::eline!("iolab: {shown} ...");
         }
         emit("task_start", serde_json::json!({ "label": label }));
         Progress {
             mode,
             bar,
             label: label.to_string(),
+            shown,
             started: Instant::now(),
             last_json_ms: AtomicU64::new(0),
         }
@@ -186,6 +191,7 @@ impl Progress {
             "note",
             serde_json::json!({ "label": self.label, "message": line }),
         );
+        let line = crate::os::text::terminal(line);
         match &self.bar {
             Some(b) => b.println(line),
             None => crate::eline!("{line}"),
@@ -220,9 +226,10 @@ impl Progress {
                 }
             }
             ProgressMode::Lines => crate::eline!(
-                "iolab: {} done in {:.1} s: {msg}",
-                self.label,
-                self.started.elapsed().as_secs_f64()
+                "iolab: {} done in {:.1} s: {}",
+                self.shown,
+                self.started.elapsed().as_secs_f64(),
+                crate::os::text::terminal(msg)
             ),
             ProgressMode::Quiet => {}
         }

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use crate::error::UsageError;
 use crate::model::{Summary, Warning, WarningCode};
+use crate::os::text::terminal;
 use crate::report::load::Loaded;
 use crate::report::metrics::{
     Better, CI_TOO_WIDE, all_tests, config_of, direction, display_name, fmt_change_pct,
@@ -732,7 +733,8 @@ pub fn sentence(p: &Pairing, r: &Row) -> String {
 pub fn render_text(c: &Comparison) -> String {
     let mut out = String::new();
     for f in &c.files {
-        out.push_str(&format!("{} = {} {}\n", f.label, f.path, f.describe()));
+        let legend = format!("{} = {} {}", f.label, f.path, f.describe());
+        out.push_str(&format!("{}\n", terminal(&legend)));
     }
     out.push_str(&render_warning_list(&c.warnings));
     for p in &c.pairings {
@@ -743,18 +745,18 @@ pub fn render_text(c: &Comparison) -> String {
         let mut table = new_table(ContentArrangement::Dynamic);
         table.set_header(table_header(p));
         for r in &p.rows {
-            table.add_row(table_row(r));
+            table.add_row(table_row(r).iter().map(|c| terminal(c).into_owned()));
         }
         align_right(&mut table, 2..5);
         out.push_str(&table.to_string());
         out.push('\n');
         out.push_str(&render_warning_list(&p.warnings));
         for r in p.rows.iter().filter(|r| r.primary) {
-            out.push_str(&sentence(p, r));
+            out.push_str(&terminal(&sentence(p, r)));
             out.push('\n');
         }
         for line in only_in(p) {
-            out.push_str(&line);
+            out.push_str(&terminal(&line));
             out.push('\n');
         }
     }

@@ -110,7 +110,7 @@ fn per_rank_table(
                 [
                     Cell::new(&total.name),
                     Cell::new(h.rank),
-                    Cell::new(&h.hostname),
+                    Cell::new(crate::os::text::terminal(&h.hostname)),
                 ],
                 t,
                 format!("{stonewalled}/{}", t.runs.len()),
@@ -257,7 +257,7 @@ pub fn render_saturate_hosts(doc: &ResultDoc) -> String {
             let held = mine.iter().filter(|p| p.within_limit).count();
             table.add_row(row(
                 h.rank.to_string(),
-                h.hostname.clone(),
+                crate::os::text::terminal(&h.hostname).into_owned(),
                 p,
                 format!("{held}/{} ok", mine.len()),
             ));

@@ -6,6 +6,7 @@ use comfy_table::{ContentArrangement, Table};
 use crate::history::{Entry, Figure, HealthPoint, Trend, TrendPoint};
 use crate::model::Summary;
 use crate::model::device::SmartInfo;
+use crate::os::text::terminal;
 use crate::report::blocks::figure_cell;
 use crate::report::csv::field;
 use crate::report::metrics::{fmt_mean_ci, fmt_value, label};
@@ -18,12 +19,12 @@ fn table(header: &[&str]) -> Table {
     t
 }
 
-/// `2026-01-31T12:34:56.789Z` -> `2026-01-31 12:34` (UTC).
+/// `2026-01-31T12:34:56.789Z` -> `2026-01-31 12:34` (UTC); anything else as it is. A
+/// hand-edited time with a character of several bytes across byte 16 panicked `history`.
 pub fn short_time(t: &str) -> String {
-    if t.len() >= 16 && t.as_bytes()[10] == b'T' {
-        format!("{} {}", &t[..10], &t[11..16])
-    } else {
-        t.to_string()
+    match (t.get(..10), t.get(10..11), t.get(11..16)) {
+        (Some(day), Some("T"), Some(minute)) => format!("{day} {minute}"),
+        _ => t.to_string(),
     }
 }
 
@@ -72,10 +73,10 @@ pub fn render_list(entries: &[Entry], total: usize) -> String {
             short_time(&e.started_at),
             command_cell(e),
             e.status.clone(),
-            e.host.clone(),
-            e.device.clone(),
-            e.filesystem.clone().unwrap_or_else(|| "-".into()),
-            e.headline.clone(),
+            terminal(&e.host).into_owned(),
+            terminal(&e.device).into_owned(),
+            terminal(e.filesystem.as_deref().unwrap_or("-")).into_owned(),
+            terminal(&e.headline).into_owned(),
         ]);
     }
     align_right(&mut t, [0]);
@@ -98,7 +99,7 @@ pub fn render_list(entries: &[Entry], total: usize) -> String {
 /// uncut, as the JSON does.
 fn command_cell(e: &Entry) -> String {
     let Some(o) = &e.options else {
-        return e.command.clone();
+        return terminal(&e.command).into_owned();
     };
     let words: Vec<String> = o
         .split(' ')
@@ -112,7 +113,7 @@ fn command_cell(e: &Entry) -> String {
             format!("{head}…{tail}")
         })
         .collect();
-    format!("{} {}", e.command, words.join(" "))
+    terminal(&format!("{} {}", e.command, words.join(" "))).into_owned()
 }
 
 /// The longest value the list gives whole (see [`command_cell`]).
@@ -148,18 +149,18 @@ pub fn render_show(e: &Entry, figures: &[Figure], health: Option<&SmartInfo>) ->
     let mut out = format!(
         "#{} {} ({}) started {} on {}\ndevice: {}\nfile system: {}\n",
         e.id,
-        match &e.options {
+        terminal(&match &e.options {
             Some(o) => format!("{} {o}", e.command),
             None => e.command.clone(),
-        },
-        e.status,
-        e.started_at,
-        e.host,
-        e.device,
-        e.filesystem.as_deref().unwrap_or("-"),
+        }),
+        terminal(&e.status),
+        terminal(&e.started_at),
+        terminal(&e.host),
+        terminal(&e.device),
+        terminal(e.filesystem.as_deref().unwrap_or("-")),
     );
     if let Some(s) = &e.source {
-        out.push_str(&format!("result file: {s}\n"));
+        out.push_str(&format!("result file: {}\n", terminal(s)));
     }
     if let Some(h) = health {
         out.push_str(&format!("health: {}\n", describe_health(h)));
@@ -191,7 +192,7 @@ pub fn render_show(e: &Entry, figures: &[Figure], health: Option<&SmartInfo>) ->
         for (i, f) in rows.into_iter().enumerate() {
             t.add_row(vec![
                 if i == 0 {
-                    test.to_string()
+                    terminal(test).into_owned()
                 } else {
                     String::new()
                 },
@@ -255,7 +256,11 @@ pub fn describe_health(h: &SmartInfo) -> String {
 /// One device's SMART snapshots over time, then a line per thing that got worse between
 /// the first and the last snapshot (or at the first snapshot that shows it).
 pub fn render_health(device: &str, points: &[HealthPoint]) -> String {
-    let mut out = format!("health of {device}: {} SMART snapshots\n", points.len());
+    let mut out = format!(
+        "health of {}: {} SMART snapshots\n",
+        terminal(device),
+        points.len()
+    );
     if points.is_empty() {
         out.push_str("no SMART snapshot was taken with its results (needs root, smartctl and a physical disk; imported results have none)\n");
         return out;
@@ -402,8 +407,8 @@ pub fn trend_entries(
 pub fn render_trend(tr: &Trend, entries: &[Option<Entry>]) -> String {
     let mut out = format!(
         "{} on {}: {} ({} better), {}\n",
-        tr.test,
-        tr.device,
+        terminal(&tr.test),
+        terminal(&tr.device),
         tr.metric_label,
         if tr.higher_is_better {
             "higher"
@@ -436,7 +441,7 @@ pub fn render_trend(tr: &Trend, entries: &[Option<Entry>]) -> String {
             short_time(&p.started_at),
             match entries.get(i) {
                 Some(Some(e)) => command_cell(e),
-                _ => tr.command.clone(),
+                _ => terminal(&tr.command).into_owned(),
             },
             trend_value(tr, p),
             interval,

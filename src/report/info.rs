@@ -5,6 +5,7 @@ use comfy_table::{Cell, ContentArrangement, Table};
 
 use crate::analysis::endurance::fmt_si;
 use crate::model::device::{BlockDeviceInfo, EnduranceReport, SmartInfo, StorageInfo};
+use crate::os::text::terminal;
 use crate::units::{capitalize, fmt_size_exact, fmt_size_iec};
 
 fn table() -> Table {
@@ -184,23 +185,25 @@ const SMART_ROWS: &[Attr<SmartInfo>] = &[
 pub fn info_table(info: &StorageInfo) -> String {
     let mut out = String::new();
     let mut t = table();
-    t.set_header(vec!["Path", &info.path]);
+    // Every value here is the machine's (a path, mount options, a model from sysfs or
+    // smartctl): shown as terminal text.
+    t.set_header(vec!["Path", &terminal(&info.path)]);
     if let Some(m) = &info.mount {
-        t.add_row(vec!["Mount point", &m.mount_point]);
+        t.add_row(vec!["Mount point", &terminal(&m.mount_point)]);
         // `fuseblk` alone does not say whether ntfs-3g or exfat-fuse is mounted.
         let fs = match &m.fs_name {
             Some(name) => format!("{name} (through FUSE: {})", m.fs_type),
             None => m.fs_type.clone(),
         };
-        t.add_row(vec!["File system", &fs]);
-        t.add_row(vec!["Mounted from", &m.source]);
-        t.add_row(vec!["Mount options", &m.options]);
+        t.add_row(vec!["File system", &terminal(&fs)]);
+        t.add_row(vec!["Mounted from", &terminal(&m.source)]);
+        t.add_row(vec!["Mount options", &terminal(&m.options)]);
     } else if info.kind == "device" {
         t.add_row(vec!["Mounted", "no"]);
     }
     out.push_str(&format!("{t}\n"));
     if let Some(r) = &info.no_device_reason {
-        out.push_str(&format!("No block device: {r}.\n"));
+        out.push_str(&format!("No block device: {}.\n", terminal(r)));
         return out;
     }
     let devices: Vec<&BlockDeviceInfo> = info.devices.iter().collect();
@@ -222,7 +225,7 @@ fn attribute_table<T>(
 ) -> Table {
     let mut t = table();
     let mut header = vec![Cell::new(corner)];
-    header.extend(items.iter().map(|i| Cell::new(name(i))));
+    header.extend(items.iter().map(|i| Cell::new(terminal(name(i)))));
     t.set_header(header);
     for (label, get) in rows {
         let vals: Vec<Option<String>> = items.iter().map(|i| get(i)).collect();
@@ -230,7 +233,10 @@ fn attribute_table<T>(
             continue;
         }
         let mut row = vec![label.to_string()];
-        row.extend(vals.into_iter().map(|v| v.unwrap_or_else(|| "-".into())));
+        row.extend(
+            vals.into_iter()
+                .map(|v| v.map_or_else(|| "-".into(), |v| terminal(&v).into_owned())),
+        );
         t.add_row(row);
     }
     t
@@ -246,8 +252,8 @@ fn smart_table(smart: &[SmartInfo]) -> String {
     for s in smart.iter().filter(|s| !s.available) {
         out.push_str(&format!(
             "SMART of {}: not available: {}\n",
-            s.device,
-            s.reason.as_deref().unwrap_or("unknown reason")
+            terminal(&s.device),
+            terminal(s.reason.as_deref().unwrap_or("unknown reason"))
         ));
     }
     out
@@ -310,7 +316,10 @@ pub fn endurance_table(r: &EnduranceReport) -> String {
         let mut pt = table();
         pt.set_header(vec!["Test", "Write amplification"]);
         for (name, wa) in &r.per_test {
-            pt.add_row(vec![name.clone(), crate::analysis::endurance::fmt_wa(*wa)]);
+            pt.add_row(vec![
+                terminal(name).into_owned(),
+                crate::analysis::endurance::fmt_wa(*wa),
+            ]);
         }
         out.push_str(&format!("{pt}\n"));
     }

@@ -5,25 +5,48 @@ use std::fmt::Write;
 
 use crate::report::blocks::{Block, TableBlock};
 
-/// Escape what would break a table cell or start markup.
+/// Text of a line (a heading, a paragraph, a warning) as Markdown shows it whatever it
+/// names (a path, a host name, a label from a result file): a line break in it would end
+/// the line and could start a forged one (`# heading`, `- item`), so it is a space; a `<`
+/// that opens raw HTML (`<script>`, `<img onerror>`, `</p>`, `<!--`: CommonMark's tags
+/// start with a letter, `/`, `!` or `?`), which many renderers pass through, is `&lt;`
+/// (the `<` of `p < 0.001` stays); a `](` that would make a link of a name
+/// (`[x](javascript:…)`) is `\](`; another control character is shown as the terminal
+/// shows it (`os::text::terminal`). Every view of the same text shows the same characters.
+fn text(s: &str) -> String {
+    let s = s.replace(['\r', '\n'], " ").replace("](", "\\](");
+    // The file is read in terminals too (`cat report.md`): no escape sequence.
+    let s = crate::os::text::terminal(&s);
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match chars.peek() {
+            Some(&n) if c == '<' && (n.is_alphabetic() || matches!(n, '/' | '!' | '?')) => {
+                out.push_str("&lt;")
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text of a table cell: [`text`], and a `|` would end the cell.
 fn cell(s: &str) -> String {
-    s.replace('\\', "\\\\")
-        .replace('|', "\\|")
-        .replace('\n', " ")
+    text(&s.replace('\\', "\\\\").replace('|', "\\|"))
 }
 
 pub fn render(blocks: &[Block]) -> String {
     let mut s = String::new();
     for b in blocks {
         match b {
-            Block::Heading(level, text) => {
-                let _ = writeln!(s, "{} {}\n", "#".repeat(*level as usize), text);
+            Block::Heading(level, t) => {
+                let _ = writeln!(s, "{} {}\n", "#".repeat(*level as usize), text(t));
             }
-            Block::Para(text) => {
-                let _ = writeln!(s, "{text}\n");
+            Block::Para(t) => {
+                let _ = writeln!(s, "{}\n", text(t));
             }
-            Block::Alert(text) => {
-                let _ = writeln!(s, "> **Attention:** {text}\n");
+            Block::Alert(t) => {
+                let _ = writeln!(s, "> **Attention:** {}\n", text(t));
             }
             Block::KeyValues(kv) => {
                 s.push_str("| | |\n|---|---|\n");
@@ -34,8 +57,8 @@ pub fn render(blocks: &[Block]) -> String {
             }
             Block::Table(t) => table(&mut s, t),
             Block::Warnings(ws) => {
-                for (code, text) in ws {
-                    let _ = writeln!(s, "- `{code}` {text}");
+                for (code, t) in ws {
+                    let _ = writeln!(s, "- `{code}` {}", text(t));
                 }
                 s.push('\n');
             }
@@ -70,4 +93,28 @@ fn table(s: &mut String, t: &TableBlock) {
         );
     }
     s.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outside_text_keeps_its_line_and_opens_no_html() {
+        assert_eq!(
+            text("a\n# forged <script>x</script> <!-- <img src=x>"),
+            "a # forged &lt;script>x&lt;/script> &lt;!-- &lt;img src=x>"
+        );
+        // iolab's own `<` stays as it was.
+        assert_eq!(
+            text("faster (Welch, p < 0.001)"),
+            "faster (Welch, p < 0.001)"
+        );
+        assert_eq!(cell("a|b\\c\nd"), "a\\|b\\\\c d");
+        assert_eq!(
+            text("[x](javascript:alert(1))"),
+            "[x\\](javascript:alert(1))"
+        );
+        assert_eq!(text("a\u{1b}[2J"), "a\\u{1b}[2J");
+    }
 }

@@ -66,7 +66,7 @@ pub fn plan(cfg: &SaturateConfig, est: [f64; 3]) -> String {
         };
         out.push_str(&format!(
             "  target {} ({what}): {} tested{}, {}, {}; {caches}\n",
-            t.path.display(),
+            crate::os::text::terminal(&t.path.display().to_string()),
             fmt_size_iec(t.size),
             per_rank(cfg),
             if t.direct { "O_DIRECT" } else { "BUFFERED" },
@@ -441,7 +441,7 @@ pub fn report(doc: &ResultDoc, cfg: &SaturateConfig) -> String {
         .map(|t| {
             format!(
                 "{} {}{}{}",
-                t.path.display(),
+                crate::os::text::terminal(&t.path.display().to_string()),
                 fmt_size_iec(t.size),
                 per_rank(cfg),
                 if t.size < t.recommended {
@@ -493,7 +493,10 @@ pub fn print_result(
     let _ = std::io::Write::flush(&mut std::io::stdout());
     crate::eline!("{}", timing_line(timing, cfg));
     if let Some(p) = path {
-        crate::eline!("results: {}", p.display());
+        crate::eline!(
+            "results: {}",
+            crate::os::text::terminal(&p.display().to_string())
+        );
     }
     Ok(())
 }

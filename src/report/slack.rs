@@ -23,7 +23,7 @@ fn header(r: &SlackResult) -> String {
     let mut out = if r.source == "dir" {
         format!(
             "{}: {}, {}, {}{}, {} of data (largest {}); scanned in {:.2} s ({} entries/s)\n",
-            r.path,
+            crate::os::text::terminal(&r.path),
             count(s.files, "file", "files"),
             count(s.dirs, "dir", "dirs"),
             count(s.symlinks, "symlink", "symlinks"),
@@ -40,7 +40,7 @@ fn header(r: &SlackResult) -> String {
     } else {
         format!(
             "{}: {} file size{}, {} of data (largest {})\n",
-            r.path,
+            crate::os::text::terminal(&r.path),
             fmt_thousands(s.files as f64),
             if s.files == 1 { "" } else { "s" },
             fmt_size_iec(s.data_bytes),

@@ -261,7 +261,7 @@ pub fn render_table(doc: &ResultDoc) -> String {
         out.push_str(&format!(
             "iolab {} sustain on {}: {} {}, O_DIRECT {}, span {}, {} ms intervals\n",
             doc.tool.version,
-            doc.environment.target_path,
+            crate::os::text::terminal(&doc.environment.target_path),
             s.map(|s| s.rw.as_str()).unwrap_or("write"),
             s.map(|s| format!(
                 "{} Q{}",

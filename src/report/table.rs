@@ -7,6 +7,7 @@ use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 use crate::model::{
     DirectionStats, LatencyStats, ResultDoc, RunResult, Summary, TestResult, Warning, WarningCode,
 };
+use crate::os::text::terminal;
 use crate::report::metrics::MEAN_LATENCY;
 use crate::stats::summary::median;
 use crate::units::{fmt_mb_per_s, fmt_ns, fmt_thousands};
@@ -177,7 +178,7 @@ pub fn target_line(env: &crate::model::Environment) -> String {
         parts.push(d);
     }
     parts.extend(deciding_options(&env.mount_options).map(str::to_string));
-    format!("{} ({})", env.target_path, parts.join(", "))
+    terminal(&format!("{} ({})", env.target_path, parts.join(", "))).into_owned()
 }
 
 /// The mount options that change what a test measures, in mount's order: the access-time
@@ -230,7 +231,7 @@ pub fn render_block_table(doc: &ResultDoc) -> String {
                 lat_median(t, f).map(fmt_ns).unwrap_or_else(|| "-".into())
             };
             let mut row = vec![
-                Cell::new(&t.name),
+                Cell::new(terminal(&t.name)),
                 Cell::new(
                     headline(t, "bw_bytes_per_s")
                         .map(fmt_mb_per_s)
@@ -362,7 +363,7 @@ pub fn render_steady_lines(doc: &ResultDoc, figures: SteadyFigures) -> String {
     let mut out = String::new();
     for t in &doc.tests {
         if let Some(s) = &t.steady_state {
-            out.push_str(&format!("{}: {}", t.name, s.describe()));
+            out.push_str(&format!("{}: {}", terminal(&t.name), s.describe()));
             if let (Some(m), true) = (s.window_mean, s.reached) {
                 let v = if s.metric == "iops" {
                     format!("{} IOPS", fmt_thousands(m))
@@ -402,7 +403,7 @@ pub fn render_warnings(doc: &ResultDoc) -> String {
     let mut out = render_lines(&warning_lines(doc));
     match &doc.error {
         Some(e) if doc.status == "interrupted" => out.push_str(&interrupted_line(e)),
-        Some(e) => out.push_str(&format!("error: {e}\n")),
+        Some(e) => out.push_str(&format!("error: {}\n", terminal(e))),
         None => {}
     }
     out
@@ -419,7 +420,10 @@ fn interrupted_line(e: &str) -> String {
     } else {
         format!("interrupted: {e}")
     };
-    format!("{what}: a partial result (what was measured before it)\n")
+    format!(
+        "{}: a partial result (what was measured before it)\n",
+        terminal(&what)
+    )
 }
 
 /// What a warning names the things it is about by: a document's tests (a matrix's
@@ -524,8 +528,13 @@ fn render_lines(lines: &[WarningLine]) -> String {
     lines
         .iter()
         .map(|l| match &l.about {
-            Some(a) => format!("warning [{}] {a}: {}\n", l.code, l.message),
-            None => format!("warning [{}]: {}\n", l.code, l.message),
+            Some(a) => format!(
+                "warning [{}] {}: {}\n",
+                l.code,
+                terminal(a),
+                terminal(&l.message)
+            ),
+            None => format!("warning [{}]: {}\n", l.code, terminal(&l.message)),
         })
         .collect()
 }

@@ -184,7 +184,7 @@ pub fn render_summary(s: &TraceSummary) -> String {
         for h in s.hottest.iter().take(5) {
             out.push_str(&format!(
                 "  {} ({}, {})",
-                h.path,
+                crate::os::text::terminal(&h.path),
                 fmt_size_iec(h.bytes),
                 count_of(h.calls, "call")
             ));
@@ -352,7 +352,7 @@ pub fn render_test(t: &TestResult) -> String {
     let scale = t.trace.as_ref().map(|d| d.scale).unwrap_or(1.0);
     s.push_str(&format!(
         "{}  ({}",
-        t.name,
+        crate::os::text::terminal(&t.name),
         crate::units::count(t.runs.len() as u64, "run", "runs")
     ));
     if scale != 1.0 {

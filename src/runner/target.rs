@@ -246,13 +246,16 @@ impl Drop for TestTarget {
                     // start can find it by its path.
                     crate::eline!(
                         "iolab: could not remove the test file {} (nor the lock file .iolab.lock beside it): {why}; remove them once it is mounted there again",
-                        self.path.display()
+                        crate::os::text::terminal(&self.path.display().to_string())
                     );
                 }
                 crate::fs::guard::remove_or_report(&self.path);
             } else {
                 // Its name has a pid and a random part: say which file it is.
-                crate::eline!("iolab: test file kept: {}", self.path.display());
+                crate::eline!(
+                    "iolab: test file kept: {}",
+                    crate::os::text::terminal(&self.path.display().to_string())
+                );
             }
             // Kept files are the user's now: no cleanup may take them later.
             crate::fs::guard::unregister_created_file(&self.path);

@@ -152,10 +152,11 @@ pub fn capture_environment(target: &Path) -> Environment {
             .map(|n| n.get() as u32)
             .unwrap_or(1),
         ram_bytes: ram_bytes(),
-        target_path: std::fs::canonicalize(target)
-            .unwrap_or_else(|_| target.to_path_buf())
-            .display()
-            .to_string(),
+        target_path: crate::os::text::os_text(
+            std::fs::canonicalize(target)
+                .unwrap_or_else(|_| target.to_path_buf())
+                .as_os_str(),
+        ),
         ..Default::default()
     };
     // A device node's own mount is where it is mounted (if anywhere), not the devtmpfs
@@ -172,7 +173,7 @@ pub fn capture_environment(target: &Path) -> Environment {
     };
     if let Some(m) = mount {
         env.fs_type = m.fs_type;
-        env.mount_point = m.mount_point.display().to_string();
+        env.mount_point = crate::os::text::os_text(m.mount_point.as_os_str());
         env.mount_options = m.options;
     }
     if let Some((name, sys)) = resolve::device_of_path(target) {

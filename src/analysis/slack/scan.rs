@@ -150,7 +150,7 @@ fn process_dir(shared: &Shared, dir: &Path, children: &mut Vec<Entry>) {
                     if st.size > FAT32_MAX_FILE {
                         let mut huge = shared.huge.lock().unwrap();
                         if huge.len() < EXAMPLES {
-                            huge.push(e.path().display().to_string());
+                            huge.push(crate::os::text::os_text(e.path().as_os_str()));
                         }
                     }
                     files.push(FileRec {
@@ -203,7 +203,7 @@ pub fn scan(root: &Path, stop: &StopFlag, one_fs: bool) -> Inventory {
             }
         });
     let describe = |err: &jwalk::Error, fallback: &Path| {
-        let path = err.path().unwrap_or(fallback).display().to_string();
+        let path = crate::os::text::os_text(err.path().unwrap_or(fallback).as_os_str());
         let why = err
             .io_error()
             .map(|e| e.to_string())

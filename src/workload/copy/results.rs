@@ -42,7 +42,7 @@ pub(super) fn new_test(cfg: &CopyConfig, ph: Phase, cold: bool) -> TestResult {
         dataset: s.dataset.clone(),
         phase: ph.name().into(),
         source: match &s.source {
-            Some(p) => p.display().to_string(),
+            Some(p) => crate::os::text::os_text(p.as_os_str()),
             None => "synthetic".into(),
         },
         seed: s.seed,

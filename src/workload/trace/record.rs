@@ -264,17 +264,17 @@ fn finish(
         "recorded with {recorder}: {} on {} under {} ({} read, {} written; {} calls outside the root and {} failed calls not kept) -> {}",
         crate::units::count(header.calls, "call", "calls"),
         crate::units::count(header.threads as u64, "thread", "threads"),
-        header.root,
+        crate::os::text::terminal(&header.root),
         crate::units::fmt_size_iec(header.read_bytes),
         crate::units::fmt_size_iec(header.write_bytes),
         header.skipped_outside_root,
         header.skipped_failed,
-        a.output.display()
+        crate::os::text::terminal(&a.output.display().to_string())
     );
     if replaced {
         crate::eline!(
             "iolab: note: {} existed and was replaced",
-            a.output.display()
+            crate::os::text::terminal(&a.output.display().to_string())
         );
     }
     if let Some(c) = header.recorder_cost {

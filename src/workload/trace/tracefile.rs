@@ -16,20 +16,10 @@ pub const FORMAT: &str = "iolab-trace";
 /// files read as `recorder: "strace"`.
 pub const VERSION: u32 = 2;
 
-/// A path's bytes as the trace file's text (JSON is UTF-8): UTF-8 as it is, and each byte
-/// of a sequence that is not UTF-8 as U+FFFD followed by its two hex digits (`a\xff` ->
-/// `a\u{FFFD}FF`). A lossy conversion would give two such names the same text, and the
-/// replay would make one file of the program's two. Both recorders name files this way.
-pub fn path_text(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len());
-    for chunk in bytes.utf8_chunks() {
-        out.push_str(chunk.valid());
-        for b in chunk.invalid() {
-            out.push_str(&format!("\u{FFFD}{b:02X}"));
-        }
-    }
-    out
-}
+/// A path's bytes as the trace file's text (`os::text::path_text`): a lossy conversion
+/// would give two such names the same text, and the replay would make one file of the
+/// program's two. Both recorders name files this way.
+pub use crate::os::text::path_text;
 
 /// Which recorder made a trace.
 pub const RECORDER_STRACE: &str = "strace";
