@@ -413,3 +413,70 @@ fn xfs_large_directories_match_prediction() {
         &["-b", "size=4096"],
     );
 }
+
+/// `slack --calibrate` on a real ntfs-3g result: a 1-byte file lives in its MFT record, so
+/// the fit puts it at 0 bytes (resident), not at one cluster, and says so. The files
+/// result names only `fuseblk`; its create phase's space prediction names the rules.
+#[test]
+fn calibration_on_ntfs3g_puts_resident_files_at_no_cluster() {
+    let test = "calibration_on_ntfs3g_puts_resident_files_at_no_cluster";
+    let Some(fs) = scratch_or_skip(test, "ntfs", 320 << 20, &["-c", "4096"], "") else {
+        return;
+    };
+    let out_dir = common::tempdir();
+    let out = common::iolab(&[
+        "--no-history",
+        "files",
+        "-t",
+        fs.path().to_str().unwrap(),
+        "--sizes",
+        "1,cluster,cluster+1",
+        "--files-per-portion",
+        "20",
+        "--portions",
+        "2",
+        "--passes",
+        "1",
+        "--repeat",
+        "1",
+        "-o",
+        out_dir.path().to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let result = common::entries(out_dir.path())
+        .into_iter()
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .expect("the files result");
+    let tree = common::tempdir();
+    std::fs::write(tree.path().join("a"), vec![1u8; 5000]).unwrap();
+    let r = slack_json(&[
+        tree.path().to_str().unwrap(),
+        "--fs",
+        "ntfs-3g",
+        "--calibrate",
+        result.to_str().unwrap(),
+    ]);
+    let c = r
+        .cost_model
+        .per_unit
+        .iter()
+        .find(|c| c.unit_bytes == 4096)
+        .unwrap();
+    let x: Vec<(u64, u64, bool)> = c
+        .points
+        .iter()
+        .map(|p| (p.file_size_bytes, p.allocated_bytes, p.resident))
+        .collect();
+    assert_eq!(
+        x,
+        [(1, 0, true), (4096, 4096, false), (4097, 8192, false)],
+        "{c:?}"
+    );
+    assert!(
+        r.cost_model.note.contains(
+            "allocated bytes by the ntfs-3g rules of the file system measured; resident files (kept in the inode, MFT record or metadata tree) take none: 1B at 4KiB"
+        ),
+        "{}",
+        r.cost_model.note
+    );
+}

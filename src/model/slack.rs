@@ -148,7 +148,14 @@ pub struct UnitCost {
 pub struct FitPoint {
     pub test: String,
     pub file_size_bytes: u64,
+    /// The fit's x: the bytes of clusters a file of this size takes under the rules of the
+    /// file system measured (0 when resident), or its size rounded up to whole units where
+    /// no rules are known (the model's note says which).
     pub allocated_bytes: u64,
+    /// Kept in the inode, MFT record or metadata tree: no cluster, so `allocated_bytes` is 0.
+    /// Absent when false, and in results written before it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub resident: bool,
     /// Measured seconds per file (1 / files_per_s, mean over runs).
     pub seconds_per_file: f64,
     pub predicted_s: f64,

@@ -213,10 +213,11 @@ fn recommendations(r: &SlackResult) -> String {
 fn model_lines(m: &CostModel) -> String {
     // The built-in defaults' note is the `cost-defaults` warning's text, which follows: the
     // same sentence stood twice.
+    // A calibrated note names the result's path and file-system type: outside text.
     let note = if m.source == "defaults" {
-        "the built-in figures (see warning [cost-defaults])"
+        "the built-in figures (see warning [cost-defaults])".into()
     } else {
-        &m.note
+        crate::os::text::terminal(&m.note)
     };
     let mut out = format!("cost model ({}): {note}\n", m.source);
     for c in &m.per_unit {
@@ -256,7 +257,13 @@ fn model_lines(m: &CostModel) -> String {
                             _ => "+",
                         };
                         let r = if sign.is_empty() { 0.0 } else { r.abs() };
-                        format!("{} {sign}{}", fmt_size_exact(p.file_size_bytes), secs(r))
+                        // A resident 1-byte file sits at x = 0, not at one unit: say why.
+                        let resident = if p.resident { " (resident)" } else { "" };
+                        format!(
+                            "{}{resident} {sign}{}",
+                            fmt_size_exact(p.file_size_bytes),
+                            secs(r)
+                        )
                     })
                     .collect();
                 out.push_str(&format!("    residuals per file: {}\n", res.join(", ")));
@@ -297,31 +304,60 @@ pub fn render(doc: &ResultDoc) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::slack::{ScanStats, UnitRow};
+    use crate::model::slack::{FitPoint, ScanStats, UnitRow};
 
-    /// Calibrated at 4 KiB: "residuals per file: 1B -995 ns, 4097B -0 ns, 4KiB +995 ns".
-    #[test]
-    fn a_residual_of_nothing_has_no_sign() {
-        let point = |size: u64, residual_s: f64| crate::model::slack::FitPoint {
+    fn point(size: u64, residual_s: f64) -> FitPoint {
+        FitPoint {
             file_size_bytes: size,
             residual_s,
             ..Default::default()
-        };
-        let m = CostModel {
+        }
+    }
+
+    /// A model calibrated at 4 KiB from these points.
+    fn calibrated(points: Vec<FitPoint>) -> CostModel {
+        CostModel {
             source: "calibrated".into(),
             portion_files: 10_000,
             per_unit: vec![crate::model::slack::UnitCost {
                 unit_bytes: 4096,
                 origin: "fit".into(),
-                points: vec![point(1, -995e-9), point(4097, -1e-22), point(4096, 995e-9)],
+                points,
                 ..Default::default()
             }],
             ..Default::default()
-        };
+        }
+    }
+
+    /// Calibrated at 4 KiB: "residuals per file: 1B -995 ns, 4097B -0 ns, 4KiB +995 ns".
+    #[test]
+    fn a_residual_of_nothing_has_no_sign() {
+        let m = calibrated(vec![
+            point(1, -995e-9),
+            point(4097, -1e-22),
+            point(4096, 995e-9),
+        ]);
         let out = model_lines(&m);
         assert!(out.contains("4097B 0 ns"), "{out}");
         assert!(
             out.contains("1B -995 ns") && out.contains("4KiB +995 ns"),
+            "{out}"
+        );
+    }
+
+    /// A resident point sits at 0 bytes, not at one unit: its residual says why.
+    #[test]
+    fn a_resident_point_is_marked() {
+        let m = calibrated(vec![
+            FitPoint {
+                resident: true,
+                ..point(1, 2e-6)
+            },
+            point(4097, -2e-6),
+        ]);
+        let out = model_lines(&m);
+        assert!(
+            out.contains("residuals per file: 1B (resident) +2.0 µs, 4097B -2.0 µs"),
             "{out}"
         );
     }
@@ -430,5 +466,11 @@ mod tests {
             ..Default::default()
         };
         assert!(model_lines(&fitted).starts_with("cost model (calibrated): fitted to 12 points"));
+        // The note names the result's path and file-system type: no escape reaches the terminal.
+        let hostile = CostModel {
+            note: "no allocation rules for ext4\u{1b}[2J".into(),
+            ..fitted
+        };
+        assert!(!model_lines(&hostile).contains('\u{1b}'));
     }
 }

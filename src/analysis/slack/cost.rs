@@ -6,8 +6,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::model::ResultDoc;
+use crate::fs::alloc::{FileAlloc, FsRules};
 use crate::model::slack::{CostModel, FitPoint, UnitCost};
+use crate::model::{ResultDoc, TestResult};
 
 /// Belov reports times per portion of 10 000 files; its per-byte figures use that unit.
 pub const PORTION: u64 = 10_000;
@@ -74,7 +75,84 @@ struct Measurement {
     test: String,
     unit: u64,
     size: u64,
+    /// The fit's x: the bytes of clusters the file takes under its file system's rules
+    /// (0 when resident), else `size` rounded up to whole units.
+    allocated: u64,
+    resident: bool,
     seconds_per_file: f64,
+}
+
+/// Whose allocation the x of a measurement follows: a rule set's name, or why there was none.
+#[derive(PartialEq)]
+enum Basis {
+    Rules(String),
+    Unknown(String),
+}
+
+/// The allocation rules of the file system a files test ran on: those its create phase
+/// recorded for its space prediction, else the matrix configuration's type and mount
+/// method, else the environment's type (`fuseblk` names no file system: ntfs-3g and
+/// exfat-fuse both mount as it). `Err` says why none apply.
+fn test_rules(
+    t: &TestResult,
+    config: Option<&crate::model::matrix::ConfigurationResult>,
+    env_fs: &str,
+) -> Result<FsRules, String> {
+    use crate::workload::files::space::rules_of;
+    let recorded = t.runs.iter().find_map(|r| {
+        let p = r.files.as_ref()?.space.as_ref()?.predicted.as_ref()?;
+        FsRules::parse(&p.rules, None, None, None).ok()
+    });
+    if let Some(r) = recorded {
+        return Ok(r);
+    }
+    let (fs, rules) = match config {
+        // A FUSE mount of a block device is a `fuseblk` holding the configuration's type.
+        Some(c)
+            if c.mount_method
+                .as_deref()
+                .is_some_and(|m| m.starts_with("FUSE")) =>
+        {
+            (
+                c.fs_type.as_str(),
+                rules_of("fuseblk", Some(&c.fs_type)).or_else(|| rules_of(&c.fs_type, None)),
+            )
+        }
+        Some(c) => (c.fs_type.as_str(), rules_of(&c.fs_type, None)),
+        None => (env_fs, rules_of(env_fs, None)),
+    };
+    rules.ok_or_else(|| match fs {
+        "" => "the file system is not recorded".to_string(),
+        "fuseblk" => "fuseblk: a FUSE mount whose file system the result does not name".to_string(),
+        other => format!("no allocation rules for {other}"),
+    })
+}
+
+/// The length of the names `iolab files` gave a test's files: as wide as its writers'
+/// files together need (workload/files/run.rs).
+fn name_len(t: &TestResult) -> u64 {
+    let p = |k: &str| t.params.get(k).and_then(|v| v.parse::<u64>().ok());
+    let per_run = ["files_per_portion", "portions", "passes"]
+        .iter()
+        .map(|k| p(k).unwrap_or(1))
+        .product::<u64>();
+    let writers = match t.params.get("job_dirs").map(String::as_str) {
+        Some("shared") => p("jobs").unwrap_or(1),
+        _ => 1,
+    };
+    crate::workload::files::engine::Names::new(per_run.saturating_mul(writers), 0)
+        .as_str()
+        .len() as u64
+}
+
+/// Where a file of `size` goes at `unit` under `rules` (rounded up to whole units without
+/// them, and for a size the file system cannot store): (bytes of clusters, resident).
+fn allocation(rules: Option<&FsRules>, size: u64, name_len: u64, unit: u64) -> (u64, bool) {
+    match rules.map(|r| r.file(size, name_len, unit)) {
+        Some(FileAlloc::Clusters(b)) => (b, false),
+        Some(FileAlloc::Resident) => (0, true),
+        Some(FileAlloc::TooLarge) | None => (alloc(size, unit), false),
+    }
 }
 
 fn files_per_s(t: &crate::model::TestResult) -> Option<f64> {
@@ -94,15 +172,17 @@ fn files_per_s(t: &crate::model::TestResult) -> Option<f64> {
     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
-/// Create-phase measurements of the files family, with their allocation unit.
-fn measurements(doc: &ResultDoc) -> Vec<Measurement> {
+/// Create-phase measurements of the files family, with their allocation unit and whose
+/// allocation rules their x follows.
+fn measurements(doc: &ResultDoc) -> Vec<(Measurement, Basis)> {
     let top = doc.tests.iter().map(|t| (t, None));
-    let nested = doc.configurations.iter().flat_map(|c| {
-        let unit = c.cluster_bytes_actual.or(c.cluster_bytes);
-        c.tests.iter().map(move |t| (t, unit))
-    });
+    let nested = doc
+        .configurations
+        .iter()
+        .flat_map(|c| c.tests.iter().map(move |t| (t, Some(c))));
     top.chain(nested)
-        .filter_map(|(t, config_unit)| {
+        .filter_map(|(t, config)| {
+            let config_unit = config.and_then(|c| c.cluster_bytes_actual.or(c.cluster_bytes));
             if t.family != "files" || t.params.get("phase").map(String::as_str) != Some("create") {
                 return None;
             }
@@ -118,14 +198,79 @@ fn measurements(doc: &ResultDoc) -> Vec<Measurement> {
                 Some(c) => format!("{c}: {}", t.name),
                 None => t.name.clone(),
             };
-            Some(Measurement {
+            let rules = test_rules(t, config, &doc.environment.fs_type);
+            let (allocated, resident) = allocation(rules.as_ref().ok(), size, name_len(t), unit);
+            let basis = match rules {
+                Ok(r) => Basis::Rules(r.kind.to_string()),
+                Err(why) => Basis::Unknown(why),
+            };
+            let m = Measurement {
                 test: name,
                 unit,
                 size,
+                allocated,
+                resident,
                 seconds_per_file: 1.0 / fps,
-            })
+            };
+            Some((m, basis))
         })
         .collect()
+}
+
+/// What the note adds about the fit's x: the rules it followed, the points they keep
+/// resident, and where no rules were known.
+fn basis_note(measured: &[(Measurement, Basis)]) -> String {
+    let mut rules: Vec<&str> = Vec::new();
+    let mut unknown: Vec<&str> = Vec::new();
+    for (_, b) in measured {
+        match b {
+            Basis::Rules(r) if !rules.contains(&r.as_str()) => rules.push(r),
+            Basis::Unknown(w) if !unknown.contains(&w.as_str()) => unknown.push(w),
+            _ => {}
+        }
+    }
+    let mut parts = Vec::new();
+    if !rules.is_empty() {
+        // The resident sizes per unit: `1B, 512B at 4KiB`.
+        let mut by_unit: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+        for (m, _) in measured.iter().filter(|(m, _)| m.resident) {
+            let sizes = by_unit.entry(m.unit).or_default();
+            let s = crate::units::fmt_size_exact(m.size);
+            if !sizes.contains(&s) {
+                sizes.push(s);
+            }
+        }
+        let resident: Vec<String> = by_unit
+            .iter()
+            .map(|(u, sizes)| {
+                format!(
+                    "{} at {}",
+                    sizes.join(", "),
+                    crate::units::fmt_size_exact(*u)
+                )
+            })
+            .collect();
+        let which = if resident.is_empty() {
+            "no file measured was resident".to_string()
+        } else {
+            format!(
+                "resident files (kept in the inode, MFT record or metadata tree) take none: {}",
+                resident.join("; ")
+            )
+        };
+        parts.push(format!(
+            "allocated bytes by the {} rules of the file system measured; {which}",
+            rules.join(", ")
+        ));
+    }
+    if !unknown.is_empty() {
+        parts.push(format!(
+            "allocated bytes are the sizes rounded up to whole units{} ({})",
+            if rules.is_empty() { "" } else { " elsewhere" },
+            unknown.join("; ")
+        ));
+    }
+    parts.join("; ")
 }
 
 /// What a fit had to clamp: noise can tilt the line below zero at either end.
@@ -176,8 +321,10 @@ pub fn calibrate(doc: &ResultDoc, path: &Path, units: &[u64]) -> Result<CostMode
             doc.command
         ));
     }
+    let measured = measurements(doc);
+    let basis = basis_note(&measured);
     let mut by_unit: BTreeMap<u64, Vec<Measurement>> = BTreeMap::new();
-    for m in measurements(doc) {
+    for (m, _) in measured {
         by_unit.entry(m.unit).or_default().push(m);
     }
     let mut fitted: BTreeMap<u64, UnitCost> = BTreeMap::new();
@@ -185,7 +332,7 @@ pub fn calibrate(doc: &ResultDoc, path: &Path, units: &[u64]) -> Result<CostMode
     for (unit, ms) in by_unit {
         let pts: Vec<(f64, f64)> = ms
             .iter()
-            .map(|m| (alloc(m.size, unit) as f64, m.seconds_per_file))
+            .map(|m| (m.allocated as f64, m.seconds_per_file))
             .collect();
         let Some((a, b, r2, rmse, clamped)) = least_squares(&pts) else {
             single.push((unit, ms));
@@ -212,7 +359,7 @@ pub fn calibrate(doc: &ResultDoc, path: &Path, units: &[u64]) -> Result<CostMode
     let pooled = fitted.values().map(|c| c.per_byte_s).sum::<f64>() / fitted.len() as f64;
     for (unit, ms) in single {
         let mean = ms.iter().map(|m| m.seconds_per_file).sum::<f64>() / ms.len() as f64;
-        let a = mean - pooled * alloc(ms[0].size, unit) as f64;
+        let a = mean - pooled * ms[0].allocated as f64;
         let mut c = unit_cost(unit, a.max(0.0), pooled, &ms);
         c.origin = if a < 0.0 {
             "per-file cost clamped to 0 (the per-byte cost pooled from the other units alone exceeds the time measured)"
@@ -242,7 +389,7 @@ pub fn calibrate(doc: &ResultDoc, path: &Path, units: &[u64]) -> Result<CostMode
     Ok(CostModel {
         source: "calibrated".into(),
         note: format!(
-            "fitted by least squares from the create phase in {} (seconds per file = per-file cost + allocated bytes x per-byte cost)",
+            "fitted by least squares from the create phase in {} (seconds per file = per-file cost + allocated bytes x per-byte cost); {basis}",
             path.display()
         ),
         calibration_file: Some(path.display().to_string()),
@@ -255,12 +402,13 @@ fn unit_cost(unit: u64, a: f64, b: f64, ms: &[Measurement]) -> UnitCost {
     let points = ms
         .iter()
         .map(|m| {
-            let x = alloc(m.size, unit);
+            let x = m.allocated;
             let predicted = a + b * x as f64;
             FitPoint {
                 test: m.test.clone(),
                 file_size_bytes: m.size,
                 allocated_bytes: x,
+                resident: m.resident,
                 seconds_per_file: m.seconds_per_file,
                 predicted_s: predicted,
                 residual_s: m.seconds_per_file - predicted,
@@ -356,6 +504,173 @@ mod tests {
         assert!(c.per_byte_s > 0.0, "{c:?}");
         assert_eq!(c.origin, "fit (negative per-file cost clamped to 0)");
         assert!(c.points.iter().all(|p| p.predicted_s >= 0.0), "{c:?}");
+    }
+
+    /// A create test on ntfs-3g as `iolab files` writes it: its runs record the rules of
+    /// their space prediction, the environment says only `fuseblk`.
+    fn ntfs3g_test(size: u64, unit: u64, fps: f64) -> TestResult {
+        use crate::model::files::{FilesRunDetail, FilesSpace, SpacePrediction};
+        let mut t = files_test(size, unit, fps);
+        for (k, v) in [
+            ("files_per_portion", "500"),
+            ("portions", "5"),
+            ("passes", "2"),
+        ] {
+            t.params.insert(k.into(), v.into());
+        }
+        t.runs.push(crate::model::RunResult {
+            files: Some(FilesRunDetail {
+                space: Some(FilesSpace {
+                    predicted: Some(SpacePrediction {
+                        rules: "ntfs-3g".into(),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        t
+    }
+
+    /// On NTFS a 1-byte file is resident in its MFT record: the fit put it at one whole
+    /// cluster, which tilted the line (on ntfs-3g at 64 KiB the per-file cost came out
+    /// negative, clamped to 0). Its x is now 0, and the true line comes back.
+    #[test]
+    fn resident_files_take_no_cluster_in_the_fit() {
+        let mut doc = ResultDoc::new("files", vec![], Default::default());
+        doc.environment.fs_type = "fuseblk".into();
+        // seconds per file = 1e-4 + 1e-9 x the clusters really taken: 1 B and 600 B are
+        // resident (up to 656 B with iolab's 6-character names), 700 B is not.
+        let taken = |size: u64| if size <= 656 { 0 } else { alloc(size, 65536) };
+        for size in [1u64, 600, 700, 4096, 65536, 65537] {
+            let spf = 1e-4 + 1e-9 * taken(size) as f64;
+            doc.tests.push(ntfs3g_test(size, 65536, 1.0 / spf));
+        }
+        let m = calibrate(&doc, Path::new("n.json"), &[65536]).unwrap();
+        let c = &m.per_unit[0];
+        assert_eq!(c.origin, "fit", "{c:?}");
+        assert!((c.per_file_s - 1e-4).abs() < 1e-9, "{c:?}");
+        assert!((c.per_byte_s - 1e-9).abs() < 1e-13, "{c:?}");
+        let resident: Vec<(u64, u64)> = c
+            .points
+            .iter()
+            .filter(|p| p.resident)
+            .map(|p| (p.file_size_bytes, p.allocated_bytes))
+            .collect();
+        assert_eq!(resident, [(1, 0), (600, 0)]);
+        assert_eq!(c.points[2].allocated_bytes, 65536);
+        assert!(
+            m.note.ends_with(
+                "; allocated bytes by the ntfs-3g rules of the file system measured; resident files (kept in the inode, MFT record or metadata tree) take none: 1B, 600B at 64KiB"
+            ),
+            "{}",
+            m.note
+        );
+        // The JSON says so; a point written before the field reads as not resident.
+        let v = serde_json::to_value(&c.points[0]).unwrap();
+        assert_eq!(v["resident"], true);
+        let mut old = serde_json::to_value(&c.points[2]).unwrap();
+        assert!(old.get("resident").is_none(), "{old}");
+        old.as_object_mut().unwrap().remove("resident");
+        let back: FitPoint = serde_json::from_value(old).unwrap();
+        assert!(!back.resident);
+    }
+
+    /// A matrix result written before the space prediction: the configuration names the
+    /// file system and how it was mounted (FUSE ntfs-3g, not the kernel's ntfs3).
+    #[test]
+    fn a_matrix_configuration_names_its_rules() {
+        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
+        for (method, x1) in [
+            ("FUSE ntfs-3g", 0),
+            ("kernel ntfs3", 0),
+            ("kernel ext4", 4096),
+        ] {
+            let fs = if method.contains("ext4") {
+                "ext4"
+            } else {
+                "ntfs"
+            };
+            let tests = [1u64, 4096, 4097]
+                .iter()
+                .map(|&size| {
+                    let mut t = files_test(size, 4096, 1000.0 + size as f64);
+                    t.params.remove("alloc_unit_bytes");
+                    t
+                })
+                .collect();
+            doc.configurations
+                .push(crate::model::matrix::ConfigurationResult {
+                    label: method.into(),
+                    fs_type: fs.into(),
+                    mount_method: Some(method.into()),
+                    cluster_bytes: Some(4096),
+                    tests,
+                    ..Default::default()
+                });
+            let measured = measurements(&doc);
+            let (m, basis) = &measured[measured.len() - 3];
+            assert_eq!(m.allocated, x1, "{method}");
+            let want = match method {
+                "FUSE ntfs-3g" => "ntfs-3g",
+                "kernel ntfs3" => "ntfs",
+                _ => "ext4",
+            };
+            assert!(*basis == Basis::Rules(want.into()), "{method}");
+        }
+    }
+
+    /// Without rules (a `fuseblk` result from before the space prediction, tmpfs) the x
+    /// stays the size rounded up to whole units, and the note says why.
+    #[test]
+    fn without_rules_the_sizes_are_rounded_up_and_the_note_says_so() {
+        for (fs, why) in [
+            (
+                "fuseblk",
+                "fuseblk: a FUSE mount whose file system the result does not name",
+            ),
+            ("tmpfs", "no allocation rules for tmpfs"),
+        ] {
+            let mut doc = ResultDoc::new("files", vec![], Default::default());
+            doc.environment.fs_type = fs.into();
+            for size in [1u64, 4096, 4097] {
+                doc.tests.push(files_test(size, 4096, 1000.0));
+            }
+            let m = calibrate(&doc, Path::new("t.json"), &[4096]).unwrap();
+            let p = &m.per_unit[0].points;
+            assert_eq!(p[0].allocated_bytes, 4096, "{fs}");
+            assert!(p.iter().all(|p| !p.resident), "{fs}");
+            assert!(
+                m.note.ends_with(&format!(
+                    "; allocated bytes are the sizes rounded up to whole units ({why})"
+                )),
+                "{}",
+                m.note
+            );
+        }
+    }
+
+    /// iolab files names its files with as many digits as its writers' files need, six at
+    /// least: Belov's full counts take seven, four shared-directory writers eight.
+    #[test]
+    fn names_are_as_long_as_iolab_files_makes_them() {
+        let mut t = files_test(1, 4096, 1.0);
+        assert_eq!(name_len(&t), 6);
+        for (k, v) in [
+            ("files_per_portion", "10000"),
+            ("portions", "20"),
+            ("passes", "16"),
+        ] {
+            t.params.insert(k.into(), v.into());
+        }
+        assert_eq!(name_len(&t), 7);
+        t.params.insert("jobs".into(), "4".into());
+        t.params.insert("job_dirs".into(), "own".into());
+        assert_eq!(name_len(&t), 7);
+        t.params.insert("job_dirs".into(), "shared".into());
+        assert_eq!(name_len(&t), 8);
     }
 
     #[test]
