@@ -664,3 +664,31 @@ fn options_indexed_by_an_older_extractor_are_taken_again() {
         Some("--size 16M --rw randwrite --engine sync")
     );
 }
+
+/// A sustain pass's MB/s is its `average MB/s` in the history's headline and `history show`,
+/// as its report, its compare and the console's results call it: they said plain `MB/s`
+/// (`first pass 3502.91 MB/s` in the list beside `first pass 4760.54 settled MB/s`).
+#[test]
+fn a_sustain_pass_is_labelled_as_its_report_labels_it() {
+    let mut d = doc("S1", 0, 10_000.0);
+    d.command = "sustain".into();
+    d.tests[0].name = "first pass".into();
+    d.tests[0].family = "sustain".into();
+    d.tests[0].settings.as_mut().unwrap().rw = "write".into();
+    d.tests[0].summary = BTreeMap::from([
+        ("bw_bytes_per_s".to_string(), summarize(&[3_502_910_000.0])),
+        ("iops".to_string(), summarize(&[3_341.0])),
+    ]);
+    let want = crate::report::metrics::label_for("sustain", "bw_bytes_per_s");
+    assert_eq!(want, "average MB/s");
+    let h = headline(&d);
+    assert_eq!(h, format!("first pass 3502.91 {want}"));
+    let (_dir, hist) = open_temp();
+    let id = hist.record(&d, None).unwrap();
+    let shown = crate::report::history::render_show(
+        &hist.entry(id).unwrap().unwrap(),
+        &hist.figures(id).unwrap(),
+        None,
+    );
+    assert!(shown.contains(&format!("{want} *")), "{shown}");
+}
