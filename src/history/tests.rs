@@ -692,3 +692,25 @@ fn a_sustain_pass_is_labelled_as_its_report_labels_it() {
     );
     assert!(shown.contains(&format!("{want} *")), "{shown}");
 }
+
+/// `history show`'s column leads with the figure of the command's table (here the median
+/// of the runs, as `iolab run` and the report give it) and puts the mean in brackets: its
+/// header said "Figure (mean ± 95 %)" above `10,000 (mean 7,033 ± ...)`.
+#[test]
+fn history_show_does_not_call_a_median_the_mean() {
+    let mut d = doc("S1", 0, 10_000.0);
+    d.tests[0]
+        .summary
+        .insert("iops".into(), summarize(&[1_000.0, 10_000.0, 10_100.0]));
+    let (_dir, hist) = open_temp();
+    let id = hist.record(&d, None).unwrap();
+    let shown = crate::report::history::render_show(
+        &hist.entry(id).unwrap().unwrap(),
+        &hist.figures(id).unwrap(),
+        None,
+    );
+    assert!(shown.contains("10,000 (mean 7,033 ± "), "{shown}");
+    let header = shown.lines().find(|l| l.contains("Metric")).unwrap();
+    assert!(!header.contains("mean"), "{header}");
+    assert!(shown.contains("the median of the runs"), "{shown}");
+}

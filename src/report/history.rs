@@ -178,7 +178,7 @@ pub fn render_show(e: &Entry, figures: &[Figure], health: Option<&SmartInfo>) ->
         }
         return out;
     }
-    let mut t = table(&["Test", "Metric", "Figure (mean ± 95 %)", "Runs"]);
+    let mut t = table(&["Test", "Metric", "Figure", "Runs"]);
     // Each test's rows together, its headline metric first (marked), the name once.
     let mut tests: Vec<&str> = Vec::new();
     for f in figures {
