@@ -665,6 +665,17 @@ fn options_indexed_by_an_older_extractor_are_taken_again() {
     );
 }
 
+/// `iolab history show` of `d` once recorded in a fresh history.
+fn show_of(d: &ResultDoc) -> String {
+    let (_dir, hist) = open_temp();
+    let id = hist.record(d, None).unwrap();
+    crate::report::history::render_show(
+        &hist.entry(id).unwrap().unwrap(),
+        &hist.figures(id).unwrap(),
+        None,
+    )
+}
+
 /// A sustain pass's MB/s is its `average MB/s` in the history's headline and `history show`,
 /// as its report, its compare and the console's results call it: they said plain `MB/s`
 /// (`first pass 3502.91 MB/s` in the list beside `first pass 4760.54 settled MB/s`).
@@ -683,13 +694,7 @@ fn a_sustain_pass_is_labelled_as_its_report_labels_it() {
     assert_eq!(want, "average MB/s");
     let h = headline(&d);
     assert_eq!(h, format!("first pass 3502.91 {want}"));
-    let (_dir, hist) = open_temp();
-    let id = hist.record(&d, None).unwrap();
-    let shown = crate::report::history::render_show(
-        &hist.entry(id).unwrap().unwrap(),
-        &hist.figures(id).unwrap(),
-        None,
-    );
+    let shown = show_of(&d);
     assert!(shown.contains(&format!("{want} *")), "{shown}");
 }
 
@@ -702,13 +707,7 @@ fn history_show_does_not_call_a_median_the_mean() {
     d.tests[0]
         .summary
         .insert("iops".into(), summarize(&[1_000.0, 10_000.0, 10_100.0]));
-    let (_dir, hist) = open_temp();
-    let id = hist.record(&d, None).unwrap();
-    let shown = crate::report::history::render_show(
-        &hist.entry(id).unwrap().unwrap(),
-        &hist.figures(id).unwrap(),
-        None,
-    );
+    let shown = show_of(&d);
     assert!(shown.contains("10,000 (mean 7,033 ± "), "{shown}");
     let header = shown.lines().find(|l| l.contains("Metric")).unwrap();
     assert!(!header.contains("mean"), "{header}");
