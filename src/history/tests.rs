@@ -681,15 +681,7 @@ fn show_of(d: &ResultDoc) -> String {
 /// (`first pass 3502.91 MB/s` in the list beside `first pass 4760.54 settled MB/s`).
 #[test]
 fn a_sustain_pass_is_labelled_as_its_report_labels_it() {
-    let mut d = doc("S1", 0, 10_000.0);
-    d.command = "sustain".into();
-    d.tests[0].name = "first pass".into();
-    d.tests[0].family = "sustain".into();
-    d.tests[0].settings.as_mut().unwrap().rw = "write".into();
-    d.tests[0].summary = BTreeMap::from([
-        ("bw_bytes_per_s".to_string(), summarize(&[3_502_910_000.0])),
-        ("iops".to_string(), summarize(&[3_341.0])),
-    ]);
+    let d = sustain_doc();
     let want = crate::report::metrics::label_for("sustain", "bw_bytes_per_s");
     assert_eq!(want, "average MB/s");
     let h = headline(&d);
@@ -712,4 +704,38 @@ fn history_show_does_not_call_a_median_the_mean() {
     let header = shown.lines().find(|l| l.contains("Metric")).unwrap();
     assert!(!header.contains("mean"), "{header}");
     assert!(shown.contains("the median of the runs"), "{shown}");
+}
+
+/// A sustain pass too short for a speed series: its headline is its (average) MB/s.
+fn sustain_doc() -> ResultDoc {
+    let mut d = doc("S1", 0, 10_000.0);
+    d.command = "sustain".into();
+    d.tests[0].name = "first pass".into();
+    d.tests[0].family = "sustain".into();
+    d.tests[0].settings.as_mut().unwrap().rw = "write".into();
+    d.tests[0].summary = BTreeMap::from([
+        ("bw_bytes_per_s".to_string(), summarize(&[3_502_910_000.0])),
+        ("iops".to_string(), summarize(&[3_341.0])),
+    ]);
+    d
+}
+
+/// A history an older iolab indexed gets the headline's new words when it is opened.
+#[test]
+fn an_older_index_gets_the_sustain_label_on_opening() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.sqlite");
+    let h = History::open(&db).unwrap();
+    let id = h.record(&sustain_doc(), None).unwrap();
+    drop(h);
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute_batch(
+        "UPDATE results SET headline = 'first pass 3502.91 MB/s';
+         UPDATE meta SET value = '7' WHERE key = 'extract_version';",
+    )
+    .unwrap();
+    drop(c);
+    let h = History::open(&db).unwrap();
+    let e = h.entry(id).unwrap().unwrap();
+    assert_eq!(e.headline, "first pass 3502.91 average MB/s");
 }
