@@ -4,8 +4,8 @@
 
 use crate::model::{Environment, ResultDoc};
 use crate::report::metrics::{
-    all_tests, config_of, display_name, fmt_value, label, metrics_of, primary_metric, table_figure,
-    test_name,
+    all_tests, config_of, display_name, fmt_value, label_for, metrics_of, primary_metric,
+    table_figure, test_name,
 };
 
 use super::Figure;
@@ -289,11 +289,16 @@ pub fn figures_of(doc: &ResultDoc) -> Vec<Figure> {
 pub fn headline(doc: &ResultDoc, figures: &[Figure]) -> String {
     const SHOWN: usize = 3;
     let primaries: Vec<&Figure> = figures.iter().filter(|f| f.primary).collect();
-    // A trace's operations are not I/Os: `ops/s`, as its own output says.
-    let trace = doc.command == "trace"
-        || crate::report::metrics::all_tests(doc)
-            .iter()
-            .any(|t| t.family == "trace");
+    // A trace's operations are not I/Os: `ops/s`, as its own output says; a sustain pass's
+    // MB/s is its `average MB/s`, as its report says (the label of the command's family).
+    let family = if crate::report::metrics::all_tests(doc)
+        .iter()
+        .any(|t| t.family == "trace")
+    {
+        "trace"
+    } else {
+        doc.command.as_str()
+    };
     let mut parts: Vec<String> = primaries
         .iter()
         .take(SHOWN)
@@ -302,11 +307,7 @@ pub fn headline(doc: &ResultDoc, figures: &[Figure]) -> String {
                 "{} {} {}",
                 f.test,
                 fmt_value(&f.metric, f.value),
-                if trace {
-                    crate::report::metrics::label_for("trace", &f.metric)
-                } else {
-                    label(&f.metric)
-                }
+                label_for(family, &f.metric)
             )
         })
         .collect();

@@ -86,7 +86,9 @@ fn where_clause(f: &Filter) -> Result<(String, Vec<String>), UsageError> {
 /// such tests was not indexed, nor any aged run whose fresh run was). 7: the options are
 /// every flag that changes the measurement (`extract::options_of`; only `--preset`,
 /// `--size` and `--scale` were kept, so runs with another `--rw` or `--sizes` read alike).
-pub const EXTRACT_VERSION: u32 = 7;
+/// 8: the headline labels a figure in its command's words (`report::metrics::label_for`: a
+/// sustain pass's `average MB/s`; it said `MB/s`).
+pub const EXTRACT_VERSION: u32 = 8;
 
 impl History {
     /// Open (create, migrate) the history at `path`, and index the stored results again

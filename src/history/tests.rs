@@ -664,3 +664,78 @@ fn options_indexed_by_an_older_extractor_are_taken_again() {
         Some("--size 16M --rw randwrite --engine sync")
     );
 }
+
+/// `iolab history show` of `d` once recorded in a fresh history.
+fn show_of(d: &ResultDoc) -> String {
+    let (_dir, hist) = open_temp();
+    let id = hist.record(d, None).unwrap();
+    crate::report::history::render_show(
+        &hist.entry(id).unwrap().unwrap(),
+        &hist.figures(id).unwrap(),
+        None,
+    )
+}
+
+/// A sustain pass's MB/s is its `average MB/s` in the history's headline and `history show`,
+/// as its report, its compare and the console's results call it: they said plain `MB/s`
+/// (`first pass 3502.91 MB/s` in the list beside `first pass 4760.54 settled MB/s`).
+#[test]
+fn a_sustain_pass_is_labelled_as_its_report_labels_it() {
+    let d = sustain_doc();
+    let want = crate::report::metrics::label_for("sustain", "bw_bytes_per_s");
+    assert_eq!(want, "average MB/s");
+    let h = headline(&d);
+    assert_eq!(h, format!("first pass 3502.91 {want}"));
+    let shown = show_of(&d);
+    assert!(shown.contains(&format!("{want} *")), "{shown}");
+}
+
+/// `history show`'s column leads with the figure of the command's table (here the median
+/// of the runs, as `iolab run` and the report give it) and puts the mean in brackets: its
+/// header said "Figure (mean ± 95 %)" above `10,000 (mean 7,033 ± ...)`.
+#[test]
+fn history_show_does_not_call_a_median_the_mean() {
+    let mut d = doc("S1", 0, 10_000.0);
+    d.tests[0]
+        .summary
+        .insert("iops".into(), summarize(&[1_000.0, 10_000.0, 10_100.0]));
+    let shown = show_of(&d);
+    assert!(shown.contains("10,000 (mean 7,033 ± "), "{shown}");
+    let header = shown.lines().find(|l| l.contains("Metric")).unwrap();
+    assert!(!header.contains("mean"), "{header}");
+    assert!(shown.contains("the median of the runs"), "{shown}");
+}
+
+/// A sustain pass too short for a speed series: its headline is its (average) MB/s.
+fn sustain_doc() -> ResultDoc {
+    let mut d = doc("S1", 0, 10_000.0);
+    d.command = "sustain".into();
+    d.tests[0].name = "first pass".into();
+    d.tests[0].family = "sustain".into();
+    d.tests[0].settings.as_mut().unwrap().rw = "write".into();
+    d.tests[0].summary = BTreeMap::from([
+        ("bw_bytes_per_s".to_string(), summarize(&[3_502_910_000.0])),
+        ("iops".to_string(), summarize(&[3_341.0])),
+    ]);
+    d
+}
+
+/// A history an older iolab indexed gets the headline's new words when it is opened.
+#[test]
+fn an_older_index_gets_the_sustain_label_on_opening() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.sqlite");
+    let h = History::open(&db).unwrap();
+    let id = h.record(&sustain_doc(), None).unwrap();
+    drop(h);
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute_batch(
+        "UPDATE results SET headline = 'first pass 3502.91 MB/s';
+         UPDATE meta SET value = '7' WHERE key = 'extract_version';",
+    )
+    .unwrap();
+    drop(c);
+    let h = History::open(&db).unwrap();
+    let e = h.entry(id).unwrap().unwrap();
+    assert_eq!(e.headline, "first pass 3502.91 average MB/s");
+}

@@ -8,11 +8,11 @@ use crate::model::matrix::ConfigurationResult;
 use crate::model::{ResultDoc, RunResult, TestResult};
 use crate::report::load::Loaded;
 use crate::report::metrics::{
-    all_tests, config_of, primary_metric, seconds_per_portion, test_name,
+    all_tests, config_of, primary_metric, seconds_per_portion, settled_bw, test_name,
 };
 
 /// Column names, in order.
-pub const COLUMNS: [&str; 46] = [
+pub const COLUMNS: [&str; 47] = [
     "source_file",
     "command",
     "hostname",
@@ -60,6 +60,9 @@ pub const COLUMNS: [&str; 46] = [
     "config_status",
     "config_reason",
     "cache_absorbed",
+    // The figure every other place heads a sustain pass with (its settled phase's speed),
+    // appended after `cache_absorbed` so that readers by position still work.
+    "settled_bw_bytes_per_s",
 ];
 
 /// Quote a field when it holds a separator, a quote or a line break (RFC 4180).
@@ -129,6 +132,7 @@ pub fn render(inputs: &[Loaded]) -> String {
                 row.extend(run_cols(t, r));
                 row.push(doc.status.clone());
                 row.extend(config_cols.clone());
+                row.push(num(settled_bw(t)));
                 push_row(&mut out, &row);
             }
             for p in t.curve.iter().flatten() {
@@ -156,6 +160,7 @@ pub fn render(inputs: &[Loaded]) -> String {
                 row.extend(sustain_cols(t));
                 row.push(doc.status.clone());
                 row.extend(config_cols.clone());
+                row.push(num(settled_bw(t)));
                 push_row(&mut out, &row);
             }
         }
@@ -166,8 +171,14 @@ pub fn render(inputs: &[Loaded]) -> String {
         for (c, status, reason) in unmeasured(doc) {
             let mut row = file_cols.to_vec();
             row.push(c.label.clone());
-            row.resize(COLUMNS.len() - 4, String::new());
-            row.extend([doc.status.clone(), status, reason, String::new()]);
+            row.resize(COLUMNS.len() - 5, String::new());
+            row.extend([
+                doc.status.clone(),
+                status,
+                reason,
+                String::new(),
+                String::new(),
+            ]);
             push_row(&mut out, &row);
         }
     }
@@ -275,4 +286,60 @@ fn push_row(out: &mut String, row: &[String]) {
     debug_assert_eq!(row.len(), COLUMNS.len());
     out.push_str(&row.iter().map(|f| field(f)).collect::<Vec<_>>().join(","));
     out.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::sustain::{SustainCliff, SustainDetail, SustainPhase};
+    use crate::model::{Environment, ResultDoc, RunResult, TestResult};
+    use crate::report::load::Loaded;
+
+    /// A sustain pass's headline, its settled MB/s, is in the CSV as in the report (the
+    /// CSV had the first cliff's speeds only: nothing of a pass without a cliff, and the
+    /// first of two cliffs' slow phase where the report said the last).
+    #[test]
+    fn a_sustain_pass_s_settled_speed_is_a_column() {
+        let mut doc = ResultDoc::new("sustain", Vec::new(), Environment::default());
+        let phase = |mb: f64| SustainPhase {
+            mean_bw_bytes_per_s: mb * 1e6,
+            ..Default::default()
+        };
+        let cliff = |before: f64, after: f64| SustainCliff {
+            before_bw_bytes_per_s: before * 1e6,
+            after_bw_bytes_per_s: after * 1e6,
+            ..Default::default()
+        };
+        doc.tests.push(TestResult {
+            name: "first pass".into(),
+            family: "sustain".into(),
+            runs: vec![RunResult {
+                run: 1,
+                bw_bytes_per_s: Some(900e6),
+                ..Default::default()
+            }],
+            sustain: Some(SustainDetail {
+                pass: "first".into(),
+                phases: vec![phase(3000.0), phase(1200.0), phase(400.0)],
+                cliffs: vec![cliff(3000.0, 1200.0), cliff(1200.0, 400.0)],
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        let loaded = Loaded {
+            path: "sustain.json".into(),
+            doc,
+        };
+        let csv = super::render(std::slice::from_ref(&loaded));
+        let mut lines = csv.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let col = |name: &str| row[header.iter().position(|h| *h == name).unwrap()];
+        assert_eq!(col("settled_bw_bytes_per_s"), "400000000");
+        assert_eq!(col("after_cliff_bw_bytes_per_s"), "1200000000");
+        // The report heads the pass with that figure.
+        let md = crate::report::markdown::render(&crate::report::document::build(
+            std::slice::from_ref(&loaded),
+        ));
+        assert!(md.contains("400.00 settled MB/s"), "{md}");
+    }
 }

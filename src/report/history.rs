@@ -9,7 +9,7 @@ use crate::model::device::SmartInfo;
 use crate::os::text::terminal;
 use crate::report::blocks::figure_cell;
 use crate::report::csv::field;
-use crate::report::metrics::{fmt_mean_ci, fmt_value, label};
+use crate::report::metrics::{fmt_mean_ci, fmt_value, label_for};
 use crate::report::table::{align_right, new_table};
 use crate::units::{fmt_size_iec, fmt_thousands};
 
@@ -178,7 +178,7 @@ pub fn render_show(e: &Entry, figures: &[Figure], health: Option<&SmartInfo>) ->
         }
         return out;
     }
-    let mut t = table(&["Test", "Metric", "Figure (mean ± 95 %)", "Runs"]);
+    let mut t = table(&["Test", "Metric", "Figure", "Runs"]);
     // Each test's rows together, its headline metric first (marked), the name once.
     let mut tests: Vec<&str> = Vec::new();
     for f in figures {
@@ -198,11 +198,9 @@ pub fn render_show(e: &Entry, figures: &[Figure], health: Option<&SmartInfo>) ->
                 },
                 format!(
                     "{}{}",
-                    if e.command == "trace" {
-                        crate::report::metrics::label_for("trace", &f.metric)
-                    } else {
-                        label(&f.metric)
-                    },
+                    // The family's words (`ops/s` for a trace, a sustain pass's
+                    // `average MB/s`), as the command's own table and the report give them.
+                    label_for(&e.command, &f.metric),
                     if f.primary { " *" } else { "" }
                 ),
                 figure_text(f),

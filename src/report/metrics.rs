@@ -310,7 +310,7 @@ pub fn metrics_of(t: &TestResult) -> Vec<(String, Summary)> {
 
 /// The speed a sustain pass settled at: its settled phase's (the last, unless a short rise
 /// ended the pass; the last in results from before `settled_phase`).
-fn settled_bw(t: &TestResult) -> Option<f64> {
+pub fn settled_bw(t: &TestResult) -> Option<f64> {
     let d = t.sustain.as_ref()?;
     let p = match d.settled_phase {
         Some(k) => d.phases.get(k)?,
