@@ -363,14 +363,20 @@ fn headline_counts_the_tests_left_out() {
     }
 }
 
-/// The headline shows the median of the runs, as `iolab run`'s table does (it showed the
-/// mean: 3334.73 MB/s in the history against 3397.85 in the table).
-#[test]
-fn headline_shows_the_median_of_the_runs() {
+/// A run whose three IOPS runs have a median (10,000) far from their mean (7,033).
+fn skewed_runs() -> ResultDoc {
     let mut d = doc("S1", 0, 10_000.0);
     d.tests[0]
         .summary
         .insert("iops".into(), summarize(&[1_000.0, 10_000.0, 10_100.0]));
+    d
+}
+
+/// The headline shows the median of the runs, as `iolab run`'s table does (it showed the
+/// mean: 3334.73 MB/s in the history against 3397.85 in the table).
+#[test]
+fn headline_shows_the_median_of_the_runs() {
+    let d = skewed_runs();
     let h = headline(&d);
     assert!(h.contains("10,000 IOPS"), "{h}");
 }
@@ -469,6 +475,18 @@ fn trend_marks_the_points_of_runs_that_stopped_early() {
     assert_eq!(json["points"][1]["status"], "failed");
 }
 
+/// `db` as an older iolab left it: `sql` run on its rows, and its index marked as made by
+/// extractor `version`; then opened again, which indexes it anew.
+fn as_older_index(db: &std::path::Path, sql: &str, version: u32) -> History {
+    let c = rusqlite::Connection::open(db).unwrap();
+    c.execute_batch(&format!(
+        "{sql} UPDATE meta SET value = '{version}' WHERE key = 'extract_version';"
+    ))
+    .unwrap();
+    drop(c);
+    History::open(db).unwrap()
+}
+
 /// Results indexed by an older extractor are indexed again from their documents when the
 /// history is opened (a sustain pass recorded before the settled speed kept its average
 /// as its headline, and a trend mixed the two).
@@ -486,14 +504,11 @@ fn results_indexed_by_an_older_extractor_are_indexed_again() {
     assert_ne!(want, "stale");
     drop(h);
     // As an older iolab left it: another headline, no figures, the older extractor.
-    let c = rusqlite::Connection::open(&db).unwrap();
-    c.execute_batch(
-        "UPDATE results SET headline = 'stale'; DELETE FROM figures;
-         UPDATE meta SET value = '1' WHERE key = 'extract_version';",
-    )
-    .unwrap();
-    drop(c);
-    let h = History::open(&db).unwrap();
+    let h = as_older_index(
+        &db,
+        "UPDATE results SET headline = 'stale'; DELETE FROM figures;",
+        1,
+    );
     assert_eq!(listed(&h), want);
     let t = trend_of(&h, "S1").unwrap();
     assert_eq!(t.points.len(), 1, "the figures are back");
@@ -621,11 +636,7 @@ fn a_model_less_disk_s_older_rows_join_its_newer_ones() {
     assert_eq!(trend_of(&h, joined).unwrap().points.len(), 2);
     drop(h);
     // The re-index computes every row's identity from its document again.
-    let c = rusqlite::Connection::open(&db).unwrap();
-    c.execute_batch("UPDATE meta SET value = '1' WHERE key = 'extract_version';")
-        .unwrap();
-    drop(c);
-    let h = History::open(&db).unwrap();
+    let h = as_older_index(&db, "", 1);
     assert_eq!(device_of(&h, old), joined);
     assert_eq!(device_of(&h, other_host), "serial overlayblk");
 }
@@ -645,14 +656,7 @@ fn options_indexed_by_an_older_extractor_are_taken_again() {
         .collect();
     let id = h.record(&d, None).unwrap();
     drop(h);
-    let c = rusqlite::Connection::open(&db).unwrap();
-    c.execute_batch(
-        "UPDATE results SET options = '--size 16M';
-         UPDATE meta SET value = '6' WHERE key = 'extract_version';",
-    )
-    .unwrap();
-    drop(c);
-    let h = History::open(&db).unwrap();
+    let h = as_older_index(&db, "UPDATE results SET options = '--size 16M';", 6);
     let e = h
         .list(&Filter::default())
         .unwrap()
@@ -695,10 +699,7 @@ fn a_sustain_pass_is_labelled_as_its_report_labels_it() {
 /// header said "Figure (mean ± 95 %)" above `10,000 (mean 7,033 ± ...)`.
 #[test]
 fn history_show_does_not_call_a_median_the_mean() {
-    let mut d = doc("S1", 0, 10_000.0);
-    d.tests[0]
-        .summary
-        .insert("iops".into(), summarize(&[1_000.0, 10_000.0, 10_100.0]));
+    let d = skewed_runs();
     let shown = show_of(&d);
     assert!(shown.contains("10,000 (mean 7,033 ± "), "{shown}");
     let header = shown.lines().find(|l| l.contains("Metric")).unwrap();
@@ -728,14 +729,11 @@ fn an_older_index_gets_the_sustain_label_on_opening() {
     let h = History::open(&db).unwrap();
     let id = h.record(&sustain_doc(), None).unwrap();
     drop(h);
-    let c = rusqlite::Connection::open(&db).unwrap();
-    c.execute_batch(
-        "UPDATE results SET headline = 'first pass 3502.91 MB/s';
-         UPDATE meta SET value = '7' WHERE key = 'extract_version';",
-    )
-    .unwrap();
-    drop(c);
-    let h = History::open(&db).unwrap();
+    let h = as_older_index(
+        &db,
+        "UPDATE results SET headline = 'first pass 3502.91 MB/s';",
+        7,
+    );
     let e = h.entry(id).unwrap().unwrap();
     assert_eq!(e.headline, "first pass 3502.91 average MB/s");
 }
