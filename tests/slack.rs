@@ -480,3 +480,71 @@ fn calibration_on_ntfs3g_puts_resident_files_at_no_cluster() {
         r.cost_model.note
     );
 }
+
+/// `slack --calibrate` on a real matrix of two file systems: the fit takes the points of
+/// the file system analysed (`--fs`) only and names it, and refuses a file system the
+/// matrix did not measure. Before, the points of both were fitted as one line per unit.
+#[test]
+fn calibration_from_a_matrix_of_two_file_systems_takes_the_one_analysed() {
+    let test = "calibration_from_a_matrix_of_two_file_systems_takes_the_one_analysed";
+    if !common::loop_or_skip(test) || !common::tool_or_skip(test, "mkfs.xfs", "xfsprogs") {
+        return;
+    }
+    let images = common::tempdir();
+    let out_dir = common::tempdir();
+    let out = common::iolab(&[
+        "--no-history",
+        "matrix",
+        "--fs",
+        "ext4,xfs",
+        "--cluster",
+        "4K",
+        "--workload",
+        "files:sizes=1,4K,cluster+1:files-per-portion=20:portions=2:passes=1:repeat=1:phases=create",
+        "--repeat",
+        "1",
+        "--image-size",
+        "320M",
+        "--image-dir",
+        images.path().to_str().unwrap(),
+        "-o",
+        out_dir.path().to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let result = common::entries(out_dir.path())
+        .into_iter()
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .expect("the matrix result");
+    let tree = common::tempdir();
+    std::fs::write(tree.path().join("a"), vec![1u8; 5000]).unwrap();
+    let (tree, result) = (common::s(tree.path()), common::s(&result));
+    let r = slack_json(&[tree, "--fs", "xfs", "--calibrate", result]);
+    let m = &r.cost_model;
+    assert_eq!(m.points_fs.as_deref(), Some("xfs"), "{m:?}");
+    let c = m.per_unit.iter().find(|c| c.unit_bytes == 4096).unwrap();
+    let tests: Vec<&str> = c.points.iter().map(|p| p.test.as_str()).collect();
+    assert_eq!(tests.len(), 3, "{tests:?}");
+    assert!(tests.iter().all(|t| t.starts_with("xfs ")), "{tests:?}");
+    assert!(
+        m.note.ends_with(
+            "; only the points of xfs (the file system analysed: --fs xfs; the result measured ext4, xfs)"
+        ),
+        "{}",
+        m.note
+    );
+    let out = common::iolab(&[
+        "--no-history",
+        "slack",
+        tree,
+        "--fs",
+        "btrfs",
+        "--calibrate",
+        result,
+        "--no-save",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", common::stderr(&out));
+    common::assert_usage(
+        &out,
+        "the result measured several file systems (ext4, xfs) and none of them is btrfs (--fs btrfs)",
+    );
+}

@@ -44,6 +44,12 @@ pub struct Inventory {
     pub stats: ScanStats,
 }
 
+/// The type of the file system holding a scanned tree, as iolab names it (`ntfs`, `exfat`,
+/// `vfat` for a FUSE mount the kernel calls `fuseblk` or `fuse.fusefat`).
+pub fn tree_fs(dir: &Path) -> Option<String> {
+    crate::sysinfo::mounts::mount_of(dir).map(|m| crate::fs::detect::fs_name(&m))
+}
+
 /// Allocation units examined: 512 B ... 2 MiB, powers of two.
 pub fn units() -> Vec<u64> {
     (9..=21).map(|s| 1u64 << s).collect()

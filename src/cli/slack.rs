@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::analysis::slack::rules::FsRules;
+use crate::analysis::slack::rules::{FsKind, FsRules};
 use crate::analysis::slack::{Inventory, cost, csv, units};
 use crate::model::ResultDoc;
 use crate::model::slack::CostModel;
@@ -69,10 +69,12 @@ impl SlackInput {
     pub fn from_args(args: &SlackArgs) -> anyhow::Result<SlackInput> {
         let rules = FsRules::parse(&args.fs, args.inode_size, args.max_inline, args.mft_record)
             .map_err(|e| crate::usage!("{e}"))?;
+        let source = source_of(args)?;
+        let model = cost_model(args, &rules, &source)?;
         Ok(SlackInput {
             rules,
-            source: source_of(args)?,
-            model: cost_model(args)?,
+            source,
+            model,
         })
     }
 }
@@ -109,10 +111,24 @@ fn source_of(args: &SlackArgs) -> anyhow::Result<Source> {
     }
 }
 
-fn cost_model(args: &SlackArgs) -> anyhow::Result<CostModel> {
+/// The cost model; a calibration from a result of several file systems takes the points of
+/// the one analysed: `--fs` when it names rules, else the scanned tree's file system.
+fn cost_model(args: &SlackArgs, rules: &FsRules, source: &Source) -> anyhow::Result<CostModel> {
     let Some(path) = &args.calibrate else {
         return Ok(cost::defaults(&units()));
     };
     let doc = ResultDoc::read(path).map_err(anyhow::Error::new)?;
-    cost::calibrate(&doc, path, &units()).map_err(|e| crate::usage!("--calibrate {e}"))
+    let analysed = match source {
+        _ if rules.kind != FsKind::Plain => Some(cost::Analysed {
+            name: rules.kind.to_string(),
+            origin: format!("--fs {}", rules.kind),
+        }),
+        Source::Dir(d) => crate::analysis::slack::tree_fs(d).map(|name| cost::Analysed {
+            origin: format!("the file system of {}", d.display()),
+            name,
+        }),
+        Source::Csv(..) => None,
+    };
+    cost::calibrate(&doc, path, &units(), analysed.as_ref())
+        .map_err(|e| crate::usage!("--calibrate {e}"))
 }

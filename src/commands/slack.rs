@@ -79,10 +79,7 @@ impl Family for SlackFamily<'_> {
         };
         let mut result = crate::analysis::slack::compute(&inv, &self.rules, model, kind, &path);
         if kind == "dir" {
-            // As iolab names it: `ntfs`, `exfat`, `vfat` for a FUSE mount the kernel calls
-            // `fuseblk` or `fuse.fusefat`.
-            result.current_fs = crate::sysinfo::mounts::mount_of(&path)
-                .map(|m| crate::fs::detect::fs_name(&m))
+            result.current_fs = crate::analysis::slack::tree_fs(&path)
                 .or_else(|| Some(doc.environment.fs_type.clone()))
                 .filter(|f| !f.is_empty());
             // The cluster, not statvfs's block size: ext4 bigalloc says 4 KiB for 16 KiB

@@ -115,6 +115,9 @@ pub struct CostModel {
     pub source: String,
     pub note: String,
     pub calibration_file: Option<String>,
+    /// Calibrated: the file system whose create-phase points were fitted (its rules' name,
+    /// else its type); absent in results written before it and when none was recorded.
+    pub points_fs: Option<String>,
     /// Files per portion used for Belov's figure (his tester: 10 000).
     pub portion_files: u64,
     pub per_unit: Vec<UnitCost>,

@@ -66,6 +66,7 @@ pub fn defaults(units: &[u64]) -> CostModel {
         source: "defaults".into(),
         note: "built-in defaults from Belov's NTFS cluster-size tests (NTFS on a SATA SSD, Windows 7, 10 000-file portions); calibrate with --calibrate on a result of `iolab files` from your own device".into(),
         calibration_file: None,
+        points_fs: None,
         portion_files: PORTION,
         per_unit,
     }
@@ -80,6 +81,9 @@ struct Measurement {
     allocated: u64,
     resident: bool,
     seconds_per_file: f64,
+    /// The file system measured, as the fit groups points: its rules' name (`ext4`,
+    /// `ext4-inline`, `ntfs-3g`), else its type as recorded (`""` when none is).
+    fs: String,
 }
 
 /// Whose allocation the x of a measurement follows: a rule set's name, or why there was none.
@@ -96,15 +100,16 @@ enum Basis {
 fn test_rules(
     t: &TestResult,
     config: Option<&crate::model::matrix::ConfigurationResult>,
-    env_fs: &str,
+    env: &crate::model::Environment,
 ) -> Result<FsRules, String> {
+    let env_fs = env.fs_type.as_str();
     use crate::workload::files::space::rules_of;
     let recorded = t.runs.iter().find_map(|r| {
         let p = r.files.as_ref()?.space.as_ref()?.predicted.as_ref()?;
         FsRules::parse(&p.rules, None, None, None).ok()
     });
     if let Some(r) = recorded {
-        return Ok(r);
+        return Ok(configured(r, config, env));
     }
     let (fs, rules) = match config {
         // A FUSE mount of a block device is a `fuseblk` holding the configuration's type.
@@ -121,11 +126,60 @@ fn test_rules(
         Some(c) => (c.fs_type.as_str(), rules_of(&c.fs_type, None)),
         None => (env_fs, rules_of(env_fs, None)),
     };
-    rules.ok_or_else(|| match fs {
-        "" => "the file system is not recorded".to_string(),
-        "fuseblk" => "fuseblk: a FUSE mount whose file system the result does not name".to_string(),
-        other => format!("no allocation rules for {other}"),
-    })
+    rules
+        .map(|r| configured(r, config, env))
+        .ok_or_else(|| match fs {
+            "" => "the file system is not recorded".to_string(),
+            "fuseblk" => {
+                "fuseblk: a FUSE mount whose file system the result does not name".to_string()
+            }
+            other => format!("no allocation rules for {other}"),
+        })
+}
+
+/// `rules` as the file system measured was made and mounted: ext4 made with `-O inline_data`
+/// (and `-I`'s inode size) keeps small files in the inode; btrfs mounted with
+/// `max_inline=N` keeps files up to N bytes in its metadata tree. A matrix configuration
+/// records its mkfs command and mount options, a `files` result its mount options (the
+/// environment's); the space prediction records only the type's rules.
+fn configured(
+    rules: FsRules,
+    config: Option<&crate::model::matrix::ConfigurationResult>,
+    env: &crate::model::Environment,
+) -> FsRules {
+    use crate::fs::alloc::FsKind;
+    let (mkfs, mount_options) = match config {
+        Some(c) => (c.mkfs_command.as_deref().unwrap_or(""), &c.mount_options),
+        None => ("", &env.mount_options),
+    };
+    let mkfs: Vec<&str> = mkfs.split_whitespace().collect();
+    let after = |flag: &str| mkfs.windows(2).find(|w| w[0] == flag).map(|w| w[1]);
+    let features = mkfs
+        .windows(2)
+        .filter(|w| w[0] == "-O")
+        .flat_map(|w| w[1].split(','));
+    // The last mention wins, as with mke2fs.
+    let inline = features.fold(false, |on, f| match f {
+        "inline_data" => true,
+        "^inline_data" => false,
+        _ => on,
+    });
+    let size = |v: &str| crate::units::parse_size(v).ok();
+    match rules.kind {
+        FsKind::Ext4 | FsKind::Ext4Inline if inline => {
+            let inode = after("-I").and_then(size);
+            FsRules::parse("ext4-inline", inode, None, None).unwrap_or(rules)
+        }
+        FsKind::Btrfs => {
+            let opts = mount_options.split(',');
+            let max_inline = opts.rev().find_map(|o| o.strip_prefix("max_inline="));
+            match max_inline.and_then(size) {
+                Some(m) => FsRules::parse("btrfs", None, Some(m), None).unwrap_or(rules),
+                None => rules,
+            }
+        }
+        _ => rules,
+    }
 }
 
 /// The length of the names `iolab files` gave a test's files: as wide as its writers'
@@ -198,8 +252,14 @@ fn measurements(doc: &ResultDoc) -> Vec<(Measurement, Basis)> {
                 Some(c) => format!("{c}: {}", t.name),
                 None => t.name.clone(),
             };
-            let rules = test_rules(t, config, &doc.environment.fs_type);
+            let rules = test_rules(t, config, &doc.environment);
             let (allocated, resident) = allocation(rules.as_ref().ok(), size, name_len(t), unit);
+            let fs = match &rules {
+                Ok(r) => r.kind.to_string(),
+                Err(_) => config
+                    .map_or(&doc.environment.fs_type, |c| &c.fs_type)
+                    .clone(),
+            };
             let basis = match rules {
                 Ok(r) => Basis::Rules(r.kind.to_string()),
                 Err(why) => Basis::Unknown(why),
@@ -211,6 +271,7 @@ fn measurements(doc: &ResultDoc) -> Vec<(Measurement, Basis)> {
                 allocated,
                 resident,
                 seconds_per_file: 1.0 / fps,
+                fs,
             };
             Some((m, basis))
         })
@@ -273,6 +334,80 @@ fn basis_note(measured: &[(Measurement, Basis)]) -> String {
     parts.join("; ")
 }
 
+/// The file system a slack analysis is for: an `--fs` rules name or the type of the
+/// scanned tree's file system (as iolab names it: `ext4`, `ntfs`, `vfat`), and where that
+/// came from, for the note (`--fs ntfs-3g`, `the file system of DIR`).
+pub struct Analysed {
+    pub name: String,
+    pub origin: String,
+}
+
+/// The file system whose points a fit takes, and every one the result measured.
+struct Chosen {
+    fs: String,
+    all: Vec<String>,
+}
+
+/// One name for the rules and types of one file system: ext4 with or without inline
+/// data, NTFS by the kernel or ntfs-3g, FAT.
+fn family(fs: &str) -> &str {
+    match fs {
+        "ext2" | "ext3" | "ext4" | "ext4-inline" => "ext4",
+        "ntfs" | "ntfs3" | "ntfs-3g" => "ntfs",
+        "vfat" | "fat32" | "msdos" => "fat32",
+        other => other,
+    }
+}
+
+/// Which file system's points to fit: the only one measured, else the one analysed (the
+/// same rules or type, else the only one of its family). `Ok(None)` when no point was
+/// usable; `Err` when several were measured and the analysis names none of them.
+fn choose(
+    measured: &[(Measurement, Basis)],
+    analysed: Option<&Analysed>,
+) -> Result<Option<Chosen>, String> {
+    let mut all: Vec<String> = Vec::new();
+    for (m, _) in measured {
+        if !all.contains(&m.fs) {
+            all.push(m.fs.clone());
+        }
+    }
+    all.sort();
+    if all.len() <= 1 {
+        return Ok(all.first().cloned().map(|fs| Chosen { fs, all }));
+    }
+    let shown = |f: &String| {
+        if f.is_empty() {
+            "unknown".to_string()
+        } else {
+            f.clone()
+        }
+    };
+    let list = all.iter().map(shown).collect::<Vec<_>>().join(", ");
+    let pick = analysed.and_then(|a| {
+        let exact = all.iter().find(|f| **f == a.name);
+        let kin: Vec<&String> = all
+            .iter()
+            .filter(|f| family(f) == family(&a.name))
+            .collect();
+        exact.or(if kin.len() == 1 { Some(kin[0]) } else { None })
+    });
+    match pick {
+        Some(fs) => Ok(Some(Chosen {
+            fs: fs.clone(),
+            all: all.iter().map(shown).collect(),
+        })),
+        None => Err(format!(
+            "the result measured several file systems ({list}){}; one line through their points would mix their costs: give --fs with the one whose costs to use (it also sets the allocation rules), or calibrate from a result of the file system analysed",
+            match analysed {
+                Some(a) => format!(" and none of them is {} ({})", a.name, a.origin),
+                None =>
+                    " and the analysis names none (a --sizes-from list with --fs plain)".to_string(),
+            }
+        )),
+    }
+}
+
 /// What a fit had to clamp: noise can tilt the line below zero at either end.
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Clamp {
@@ -312,7 +447,16 @@ fn least_squares(points: &[(f64, f64)]) -> Option<(f64, f64, Option<f64>, f64, C
 }
 
 /// Fit the model from a result file. `Err` says what is missing (a usage error).
-pub fn calibrate(doc: &ResultDoc, path: &Path, units: &[u64]) -> Result<CostModel, String> {
+///
+/// A result of several file systems (a matrix) is fitted from the points of the one
+/// `analysed` names, and refused when it names none of them: one line through several file
+/// systems' points would mix their costs.
+pub fn calibrate(
+    doc: &ResultDoc,
+    path: &Path,
+    units: &[u64],
+    analysed: Option<&Analysed>,
+) -> Result<CostModel, String> {
     let need = "a create phase of `iolab files` (or `iolab matrix --study cluster`) with at least two file sizes of different allocation at one unit, e.g. `iolab files -t DIR --sizes 1,cluster,cluster+1,64K`";
     if doc.command != "files" && doc.command != "matrix" {
         return Err(format!(
@@ -321,7 +465,19 @@ pub fn calibrate(doc: &ResultDoc, path: &Path, units: &[u64]) -> Result<CostMode
             doc.command
         ));
     }
-    let measured = measurements(doc);
+    let mut measured = measurements(doc);
+    let chosen = choose(&measured, analysed).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut several = String::new();
+    if let Some(Chosen { fs, all, .. }) = &chosen
+        && all.len() > 1
+    {
+        measured.retain(|(m, _)| m.fs == *fs);
+        several = format!(
+            "; only the points of {fs} (the file system analysed{}; the result measured {})",
+            analysed.map_or(String::new(), |a| format!(": {}", a.origin)),
+            all.join(", ")
+        );
+    }
     let basis = basis_note(&measured);
     let mut by_unit: BTreeMap<u64, Vec<Measurement>> = BTreeMap::new();
     for (m, _) in measured {
@@ -389,10 +545,11 @@ pub fn calibrate(doc: &ResultDoc, path: &Path, units: &[u64]) -> Result<CostMode
     Ok(CostModel {
         source: "calibrated".into(),
         note: format!(
-            "fitted by least squares from the create phase in {} (seconds per file = per-file cost + allocated bytes x per-byte cost); {basis}",
+            "fitted by least squares from the create phase in {} (seconds per file = per-file cost + allocated bytes x per-byte cost); {basis}{several}",
             path.display()
         ),
         calibration_file: Some(path.display().to_string()),
+        points_fs: chosen.map(|c| c.fs).filter(|f| !f.is_empty()),
         portion_files: PORTION,
         per_unit,
     })
@@ -473,7 +630,7 @@ mod tests {
             let spf = 1e-4 + 1e-9 * alloc(size, 4096) as f64;
             doc.tests.push(files_test(size, 4096, 1.0 / spf));
         }
-        let m = calibrate(&doc, Path::new("x.json"), &[4096, 8192]).unwrap();
+        let m = calibrate(&doc, Path::new("x.json"), &[4096, 8192], None).unwrap();
         let c = &m.per_unit[0];
         assert!((c.per_file_s - 1e-4).abs() < 1e-9, "{}", c.per_file_s);
         assert!((c.per_byte_s - 1e-9).abs() < 1e-13);
@@ -498,7 +655,7 @@ mod tests {
         for (size, spf) in [(1u64, 97e-6), (4096, 310e-6), (65537, 887e-6)] {
             doc.tests.push(files_test(size, 65536, 1.0 / spf));
         }
-        let m = calibrate(&doc, Path::new("x.json"), &[65536]).unwrap();
+        let m = calibrate(&doc, Path::new("x.json"), &[65536], None).unwrap();
         let c = &m.per_unit[0];
         assert_eq!(c.per_file_s, 0.0, "{c:?}");
         assert!(c.per_byte_s > 0.0, "{c:?}");
@@ -548,7 +705,7 @@ mod tests {
             let spf = 1e-4 + 1e-9 * taken(size) as f64;
             doc.tests.push(ntfs3g_test(size, 65536, 1.0 / spf));
         }
-        let m = calibrate(&doc, Path::new("n.json"), &[65536]).unwrap();
+        let m = calibrate(&doc, Path::new("n.json"), &[65536], None).unwrap();
         let c = &m.per_unit[0];
         assert_eq!(c.origin, "fit", "{c:?}");
         assert!((c.per_file_s - 1e-4).abs() < 1e-9, "{c:?}");
@@ -638,7 +795,7 @@ mod tests {
             for size in [1u64, 4096, 4097] {
                 doc.tests.push(files_test(size, 4096, 1000.0));
             }
-            let m = calibrate(&doc, Path::new("t.json"), &[4096]).unwrap();
+            let m = calibrate(&doc, Path::new("t.json"), &[4096], None).unwrap();
             let p = &m.per_unit[0].points;
             assert_eq!(p[0].allocated_bytes, 4096, "{fs}");
             assert!(p.iter().all(|p| !p.resident), "{fs}");
@@ -689,9 +846,188 @@ mod tests {
                 tests,
                 ..Default::default()
             });
-        let m = calibrate(&doc, Path::new("m.json"), &[2048]).unwrap();
+        let m = calibrate(&doc, Path::new("m.json"), &[2048], None).unwrap();
         assert!((m.per_unit[0].per_byte_s - 2e-9).abs() < 1e-13);
         assert_eq!(m.per_unit[0].points.len(), 4);
+    }
+
+    /// A matrix of ext4 and ntfs-3g at one unit, each on a line of its own: ext4 at
+    /// 1e-4 + 1e-9 x, ntfs-3g at 3e-4 + 5e-9 x.
+    fn two_fs_matrix() -> ResultDoc {
+        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
+        doc.environment.fs_type = "ext4".into();
+        for (fs, method, a, b) in [
+            ("ext4", "kernel ext4", 1e-4, 1e-9),
+            ("ntfs", "FUSE ntfs-3g", 3e-4, 5e-9),
+        ] {
+            let tests = [1u64, 4096, 4097, 65536]
+                .iter()
+                .map(|&size| {
+                    let x = if fs == "ntfs" && size == 1 {
+                        0
+                    } else {
+                        alloc(size, 4096)
+                    };
+                    let mut t = files_test(size, 4096, 1.0 / (a + b * x as f64));
+                    t.params.remove("alloc_unit_bytes");
+                    t.config = Some(format!("{fs} 4KiB"));
+                    t
+                })
+                .collect();
+            doc.configurations
+                .push(crate::model::matrix::ConfigurationResult {
+                    label: format!("{fs} 4KiB"),
+                    fs_type: fs.into(),
+                    mount_method: Some(method.into()),
+                    cluster_bytes: Some(4096),
+                    tests,
+                    ..Default::default()
+                });
+        }
+        doc
+    }
+
+    fn analysed(name: &str, origin: &str) -> Analysed {
+        Analysed {
+            name: name.into(),
+            origin: origin.into(),
+        }
+    }
+
+    /// The fit at 4 KiB for `slack --fs FS`.
+    fn fit_for_fs(doc: &ResultDoc, fs: &str) -> Result<CostModel, String> {
+        let a = analysed(fs, &format!("--fs {fs}"));
+        calibrate(doc, Path::new("m.json"), &[4096], Some(&a))
+    }
+
+    /// Points of two file systems at one unit were fitted as one line (r2 0.15 at 4 KiB
+    /// for a real ext4 + ntfs-3g + xfs matrix): each file system has its own, and the
+    /// analysis takes the one it is for, by rules or by the tree's type.
+    #[test]
+    fn a_matrix_of_several_file_systems_is_fitted_per_file_system() {
+        let doc = two_fs_matrix();
+        for (a, want, (pf, pb)) in [
+            (
+                analysed("ext4", "the file system of /d"),
+                "ext4",
+                (1e-4, 1e-9),
+            ),
+            (analysed("ntfs-3g", "--fs ntfs-3g"), "ntfs-3g", (3e-4, 5e-9)),
+            // The tree's type and the kernel driver's rules name the same file system.
+            (analysed("ntfs", "--fs ntfs"), "ntfs-3g", (3e-4, 5e-9)),
+            (
+                analysed("ext4-inline", "--fs ext4-inline"),
+                "ext4",
+                (1e-4, 1e-9),
+            ),
+        ] {
+            let m = calibrate(&doc, Path::new("m.json"), &[4096], Some(&a)).unwrap();
+            let c = &m.per_unit[0];
+            assert_eq!(c.points.len(), 4, "{}", a.name);
+            assert!(
+                c.points.iter().all(|p| p.test.starts_with(&want[..4])),
+                "{c:?}"
+            );
+            assert!((c.per_file_s - pf).abs() < 1e-9, "{}: {c:?}", a.name);
+            assert!((c.per_byte_s - pb).abs() < 1e-13, "{}: {c:?}", a.name);
+            assert_eq!(m.points_fs.as_deref(), Some(want));
+            assert!(
+                m.note.ends_with(&format!(
+                    "; only the points of {want} (the file system analysed: {}; the result measured ext4, ntfs-3g)",
+                    a.origin
+                )),
+                "{}",
+                m.note
+            );
+        }
+    }
+
+    #[test]
+    fn a_matrix_without_the_file_system_analysed_is_refused_with_what_to_do() {
+        let doc = two_fs_matrix();
+        let e = fit_for_fs(&doc, "xfs").unwrap_err();
+        assert!(
+            e.starts_with("m.json: the result measured several file systems (ext4, ntfs-3g) and none of them is xfs (--fs xfs)"),
+            "{e}"
+        );
+        assert!(e.contains("give --fs with the one"), "{e}");
+        let e = calibrate(&doc, Path::new("m.json"), &[4096], None).unwrap_err();
+        assert!(e.contains("the analysis names none"), "{e}");
+    }
+
+    /// A result of one file system is fitted from all its points whatever is analysed, as
+    /// before; the JSON names it.
+    #[test]
+    fn a_result_of_one_file_system_is_fitted_whatever_is_analysed() {
+        let mut doc = two_fs_matrix();
+        doc.configurations.truncate(1);
+        let m = fit_for_fs(&doc, "xfs").unwrap();
+        assert_eq!(m.per_unit[0].points.len(), 4);
+        assert_eq!(m.points_fs.as_deref(), Some("ext4"));
+        assert!(!m.note.contains("only the points"), "{}", m.note);
+        let mut v = serde_json::to_value(&m).unwrap();
+        v.as_object_mut().unwrap().remove("points_fs");
+        let old: CostModel = serde_json::from_value(v).unwrap();
+        assert_eq!(old.points_fs, None);
+    }
+
+    /// The space prediction records `ext4` or `btrfs` only; the configuration's mkfs
+    /// command and mount options say inline data and max_inline.
+    #[test]
+    fn inline_data_and_max_inline_of_a_configuration_reach_the_rules() {
+        use crate::fs::alloc::FsKind;
+        let env = crate::model::Environment::default();
+        let config = |fs: &str, mkfs: &str, opts: &str| crate::model::matrix::ConfigurationResult {
+            fs_type: fs.into(),
+            mkfs_command: Some(mkfs.into()),
+            mount_options: opts.into(),
+            ..Default::default()
+        };
+        let ext4 = FsRules::parse("ext4", None, None, None).unwrap();
+        let c = config(
+            "ext4",
+            "mkfs.ext4 -F -q -b 4096 -O inline_data -I 512 DEVICE",
+            "",
+        );
+        let r = configured(ext4, Some(&c), &env);
+        assert_eq!((r.kind, r.inode_size), (FsKind::Ext4Inline, 512));
+        assert_eq!(r.file(300, 6, 4096), FileAlloc::Resident);
+        let c = config(
+            "ext4",
+            "mkfs.ext4 -O inline_data -O ^inline_data DEVICE",
+            "",
+        );
+        assert_eq!(configured(ext4, Some(&c), &env).kind, FsKind::Ext4);
+        let btrfs = FsRules::parse("btrfs", None, None, None).unwrap();
+        let c = config("btrfs", "mkfs.btrfs -f DEVICE", "noatime,max_inline=0");
+        assert_eq!(configured(btrfs, Some(&c), &env).max_inline, 0);
+        assert_eq!(configured(btrfs, None, &env).max_inline, 2048);
+        // A `files` result on btrfs: the environment's mount options.
+        let env = crate::model::Environment {
+            mount_options: "rw,max_inline=1K".into(),
+            ..Default::default()
+        };
+        assert_eq!(configured(btrfs, None, &env).max_inline, 1024);
+        // Through the fit: ext4 made with inline data keeps a 1-byte file at 0 bytes.
+        let mut doc = ResultDoc::new("matrix", vec![], Default::default());
+        let tests = [1u64, 4096, 4097]
+            .iter()
+            .map(|&size| {
+                let mut t = files_test(size, 4096, 1000.0);
+                t.params.remove("alloc_unit_bytes");
+                t
+            })
+            .collect();
+        doc.configurations
+            .push(crate::model::matrix::ConfigurationResult {
+                mount_method: Some("kernel ext4".into()),
+                cluster_bytes: Some(4096),
+                tests,
+                ..config("ext4", "mkfs.ext4 -O inline_data DEVICE", "")
+            });
+        let measured = measurements(&doc);
+        assert_eq!(measured[0].0.allocated, 0);
+        assert!(measured[0].1 == Basis::Rules("ext4-inline".into()));
     }
 
     #[test]
@@ -699,9 +1035,9 @@ mod tests {
         let mut doc = ResultDoc::new("files", vec![], Default::default());
         doc.tests.push(files_test(1, 4096, 1000.0));
         doc.tests.push(files_test(4096, 4096, 900.0));
-        assert!(calibrate(&doc, Path::new("x.json"), &[4096]).is_err());
+        assert!(calibrate(&doc, Path::new("x.json"), &[4096], None).is_err());
         let run = ResultDoc::new("run", vec![], Default::default());
-        assert!(calibrate(&run, Path::new("x.json"), &[4096]).is_err());
+        assert!(calibrate(&run, Path::new("x.json"), &[4096], None).is_err());
     }
 
     #[test]
