@@ -870,33 +870,42 @@ fn a_burst_as_the_pass_ends_does_not_lift_the_settled_speed() {
     }
     let _serial = serial();
     let (fast, slow) = (400_000_000u64, 100_000_000u64);
-    let dev = WriteCacheDevice::start_by_bytes(
-        1024 * MIB,
-        vec![(0, fast), (400_000_000, slow), (800_000_000, fast)],
-    )
-    .expect("emulator");
-    // 400 MB + 400 MB + 120 MB.
-    let doc = sustain_on(&dev, "920MB", &[]);
-    let t = &doc["tests"][0];
-    let d = &t["sustain"];
-    let k = d["settled_phase"].as_u64().expect("settled_phase") as usize;
-    let settled = f(&d["phases"][k]["mean_bw_bytes_per_s"]);
-    eprintln!(
-        "ACCURACY end burst: settled {:.1} MB/s (set {}), phases {}\n{:?}",
-        settled / MB,
-        slow as f64 / MB,
-        d["phases"],
-        series(t)
-    );
-    assert_eq!(d["cliffs"].as_array().unwrap().len(), 1, "{d}");
-    // ±10 %: the acceptance bound of the speeds (the limit is a ceiling the writer
-    // reaches on a loaded machine); the burst counted in gave +20 to +30 %.
-    assert!(
-        within(settled, slow as f64, 0.10),
-        "settled {:.1} MB/s\n{d}\n{:?}",
-        settled / MB,
-        series(t)
-    );
+    for attempt in 1..=3 {
+        let dev = WriteCacheDevice::start_by_bytes(
+            1024 * MIB,
+            vec![(0, fast), (400_000_000, slow), (800_000_000, fast)],
+        )
+        .expect("emulator");
+        // 400 MB + 400 MB + 120 MB.
+        let doc = sustain_on(&dev, "920MB", &[]);
+        let t = &doc["tests"][0];
+        let d = &t["sustain"];
+        let k = d["settled_phase"].as_u64().expect("settled_phase") as usize;
+        let settled = f(&d["phases"][k]["mean_bw_bytes_per_s"]);
+        eprintln!(
+            "ACCURACY end burst: settled {:.1} MB/s (set {}), phases {}\n{:?}",
+            settled / MB,
+            slow as f64 / MB,
+            d["phases"],
+            series(t)
+        );
+        // A loaded machine stalls the writer (CI beside two builds: ticks of 0 MB/s in the
+        // 100 MB/s phase, settled 83 MB/s): the emulator's speeds are then no ground truth.
+        if (stalled_before_cliff(t, fast) || starved_slow_phase(t, slow)) && attempt < 3 {
+            eprintln!("RETRY: the machine starved the writer (attempt {attempt})");
+            continue;
+        }
+        assert_eq!(d["cliffs"].as_array().unwrap().len(), 1, "{d}");
+        // ±10 %: the acceptance bound of the speeds (the limit is a ceiling the writer
+        // reaches on a loaded machine); the burst counted in gave +20 to +30 %.
+        assert!(
+            within(settled, slow as f64, 0.10),
+            "settled {:.1} MB/s\n{d}\n{:?}",
+            settled / MB,
+            series(t)
+        );
+        return;
+    }
 }
 
 /// SLOW (about a minute, once; at most three times when the machine starves the writer):
