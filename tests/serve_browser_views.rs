@@ -5,7 +5,8 @@
 //! as `iolab history trend` does (it was empty unless the level changed); a suite of 4 tests
 //! x 2 runs started from the form ends with "tests done: 4" (it counted runs: 8); a trend of
 //! one result names "result 1" under its axis, not also "result 1.001"; a change whose
-//! interval reaches zero reads "± too wide" as in `iolab compare` (it gave the half-width).
+//! interval reaches zero reads "± too wide" as in `iolab compare` (it gave the half-width);
+//! each compare cell is `iolab compare`'s, its ± and run count (n=3) and verdict included.
 //! No timing: every wait is a poll with a limit of minutes.
 
 mod common;
@@ -24,6 +25,23 @@ fn cells(b: &mut Browser, sel: &str) -> Vec<Vec<String>> {
         "[...document.querySelectorAll('{sel} tbody tr')].map((r) => [...r.children].map((c) => c.textContent))"
     ));
     serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{sel} cells: {e}: {v}"))
+}
+
+/// The rows of `iolab compare A B`'s table, cell by cell (the lines between its box rules).
+fn compare_table(a: &std::path::Path, b: &std::path::Path) -> Vec<Vec<String>> {
+    let out = common::iolab(&["compare", common::s(a), common::s(b)]);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    common::stdout(&out)
+        .lines()
+        .filter(|l| l.starts_with('│'))
+        .skip(1) // the header
+        .map(|l| {
+            l.trim_matches('│')
+                .split('┆')
+                .map(|c| c.trim().to_string())
+                .collect()
+        })
+        .collect()
 }
 
 /// Start `form` from the console, open its run page and wait until it is complete; its id.
@@ -91,6 +109,9 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
     }
     let b_path = dir.path().join("run-b-same-device.json");
     std::fs::write(&b_path, serde_json::to_string(&bdoc).unwrap()).unwrap();
+    // What the command line prints for the two pairs the page compares below.
+    let runs_table = compare_table(&fixtures.join("run-a.json"), &b_path);
+    let files_table = compare_table(&fixtures.join("files.json"), &fixtures.join("files.json"));
     let history = dir.path().join("history.db");
     for f in [
         fixtures.join("run-a.json"),
@@ -112,7 +133,7 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
     b.wait_for("the page", "document.querySelector('nav') !== null", MINUTE);
 
     // Compare: `iolab compare run-a.json run-b.json` prints SEQ1M Q8T1 read, MB/s,
-    // 1048.58 and 1436.55; mean latency 8.08 ms and 5.86 ms.
+    // 1048.58 ± 26.05 (n=3) and 1436.55 ± 26.05 (n=3); mean latency 8.08 ms and 5.86 ms.
     // Leave a page before its answer came: the machine page (slow: every device and mount)
     // then the comparison at once. The machine page's late answer painted over the
     // comparison (seen in CI under load); a page's answers after it was left are dropped.
@@ -139,16 +160,42 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
             .unwrap_or_else(|| panic!("no row {test} / {metric} in {rows:?}"))
             .clone()
     };
+    // Each side as the command line gives it: its mean, its interval and its run count
+    // (the page gave the mean alone, "1048.58"), and the verdict with its test and p (the
+    // page gave "faster" alone).
     let bw = row("SEQ1M Q8T1 read", "MB/s");
-    assert_eq!((bw[2].as_str(), bw[3].as_str()), ("1048.58", "1436.55"));
+    assert_eq!(
+        (bw[2].as_str(), bw[3].as_str()),
+        ("1048.58 ± 26.05 (n=3)", "1436.55 ± 26.05 (n=3)")
+    );
+    assert_eq!(bw[5], "faster (Welch, p < 0.001)");
     let lat = row("SEQ1M Q8T1 read", "mean latency");
-    assert_eq!((lat[2].as_str(), lat[3].as_str()), ("8.08 ms", "5.86 ms"));
+    assert_eq!(
+        (lat[2].as_str(), lat[3].as_str()),
+        ("8.08 ms ± 198.7 µs (n=3)", "5.86 ms ± 144.1 µs (n=3)")
+    );
     let iops = row("RND4K Q32T1 read", "IOPS");
-    assert_eq!((iops[2].as_str(), iops[3].as_str()), ("50,000", "40,000"));
+    assert_eq!(
+        (iops[2].as_str(), iops[3].as_str()),
+        ("50,000 ± 1,242 (n=3)", "40,000 ± 994 (n=3)")
+    );
+    // One run against three: its count, and the one-run test.
+    let once = row("RND4K Q32T1 write", "IOPS");
+    assert_eq!(once[3], "45,000 (n=1)", "{once:?}");
+    assert!(once[5].starts_with("faster (one-run t-test, "), "{once:?}");
     // The change as the command line words it, a too wide interval included.
     assert_eq!(bw[4], "+37.0 % ± 2.3 %");
     let wide = row("SEQ1M Q8T1 write", "MB/s");
     assert_eq!(wide[4], "+1.2 % ± too wide", "{wide:?}");
+    // Every row, every cell: `iolab compare`'s table of the same two files.
+    assert_eq!(rows, runs_table);
+    // The columns named as the text under the table names the files.
+    let header =
+        b.eval("[...document.querySelectorAll('#main thead th')].map((c) => c.textContent)");
+    assert_eq!(
+        header,
+        serde_json::json!(["test", "metric", "A (h-1)", "B (h-2)", "change", "verdict"])
+    );
     // Under the table, what `iolab compare` says besides its table, not the table again
     // (the page gave its whole text: every row twice).
     let text = b.eval("document.getElementById('compare-text').textContent");
@@ -175,8 +222,9 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
         .unwrap_or_else(|| panic!("no 1 create s/portion row in {rows:?}"));
     assert_eq!(
         (portion[2].as_str(), portion[3].as_str()),
-        ("0.050 s", "0.050 s")
+        ("0.050 s ± 0.0025 s (n=3)", "0.050 s ± 0.0025 s (n=3)")
     );
+    assert_eq!(rows, files_table);
 
     // A pair that cannot be compared keeps its two ids in the heading over the error (the
     // heading read "Compare" alone).

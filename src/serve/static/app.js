@@ -531,19 +531,21 @@ async function pageCompare() {
   try {
     const v = await api("/api/compare?a=" + encodeURIComponent(a) + "&b=" + encodeURIComponent(b));
     const rows = [];
-    // Every cell is the command line's own text (src/serve/results.rs CompareCells:
-    // `iolab compare`'s label, value and change formatting).
+    // Every cell is the command line's own text (src/serve/results.rs CompareCells, the
+    // cells of `iolab compare`'s table: each side's mean ± interval (n=runs), the change,
+    // the verdict with its test), never formatted here.
     v.comparison.pairings.forEach((p, pi) => p.rows.forEach((r, ri) => {
       const c = v.cells[pi][ri];
-      const name = (r.config ? r.config + " " + r.test : r.test) + (r.settings_differ ? " (settings differ)" : "");
-      rows.push(h("tr", {}, h("td", {}, name), h("td", { title: r.metric }, c.metric),
+      rows.push(h("tr", {}, h("td", {}, c.test), h("td", { title: r.metric }, c.metric),
         h("td", { className: "num" }, c.baseline),
         h("td", { className: "num" }, c.other),
         h("td", { className: "num" }, c.change),
-        h("td", {}, String(r.verdict || "").replace(/-/g, " "))));
+        h("td", {}, c.verdict)));
     }));
+    // The columns named as the text under the table names the files (A, B), with the ids.
+    const files = v.comparison.files;
     show(h("h2", {}, "Compare ", a, " (baseline) with ", b),
-      table(["test", "metric", a, b, "change", "verdict"], rows),
+      table(["test", "metric", files[0].label + " (" + a + ")", files[1].label + " (" + b + ")", "change", "verdict"], rows),
       h("pre", { id: "compare-text" }, withoutTables(v.text)));
   } catch (e) {
     if (e instanceof Stale) throw e;
