@@ -257,6 +257,12 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
         ("run", "run --size 1G")
     );
     assert_eq!(rows[1][3], "1436.55", "{rows:?}");
+    // The chart's latest figure is the table's Value (it read "now 1436.5", its own
+    // rounding of the same figure).
+    let now = |b: &mut Browser| {
+        b.eval("[...document.querySelectorAll('#chart-trend text')].map((t) => t.textContent).find((t) => t.startsWith('now '))")
+    };
+    assert_eq!(now(&mut b), serde_json::json!("now 1436.55"));
     assert_eq!(rows[1][5], "+37.0 %", "{rows:?}");
     assert_eq!(rows[0][5], "", "{rows:?}");
     // `iolab history trend`'s verdict under the table (the page left it out): two results
@@ -306,6 +312,8 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
     );
     let rows = cells(&mut b, "#trend-out");
     assert_eq!(rows[0][3], "0.067 s", "{rows:?}");
+    // Not "now 0.1", without its unit.
+    assert_eq!(now(&mut b), serde_json::json!("now 0.067 s"));
 
     // A trend of one result (files.json's 4K create): its axis names result 1 only (its
     // right-hand end read "result 1.001").
