@@ -27,23 +27,6 @@ fn cells(b: &mut Browser, sel: &str) -> Vec<Vec<String>> {
     serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{sel} cells: {e}: {v}"))
 }
 
-/// The rows of `iolab compare A B`'s table, cell by cell (the lines between its box rules).
-fn compare_table(a: &std::path::Path, b: &std::path::Path) -> Vec<Vec<String>> {
-    let out = common::iolab(&["compare", common::s(a), common::s(b)]);
-    assert!(out.status.success(), "{}", common::stderr(&out));
-    common::stdout(&out)
-        .lines()
-        .filter(|l| l.starts_with('│'))
-        .skip(1) // the header
-        .map(|l| {
-            l.trim_matches('│')
-                .split('┆')
-                .map(|c| c.trim().to_string())
-                .collect()
-        })
-        .collect()
-}
-
 /// Start `form` from the console, open its run page and wait until it is complete; its id.
 fn run_to_the_end(console: &Console, b: &mut Browser, form: &serde_json::Value) -> String {
     let (code, body) = console.authed("POST", "/api/runs", &form.to_string());
@@ -110,8 +93,9 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
     let b_path = dir.path().join("run-b-same-device.json");
     std::fs::write(&b_path, serde_json::to_string(&bdoc).unwrap()).unwrap();
     // What the command line prints for the two pairs the page compares below.
-    let runs_table = compare_table(&fixtures.join("run-a.json"), &b_path);
-    let files_table = compare_table(&fixtures.join("files.json"), &fixtures.join("files.json"));
+    let runs_table = serve_support::compare_table(&fixtures.join("run-a.json"), &b_path);
+    let files_table =
+        serve_support::compare_table(&fixtures.join("files.json"), &fixtures.join("files.json"));
     let history = dir.path().join("history.db");
     for f in [
         fixtures.join("run-a.json"),
