@@ -521,6 +521,17 @@ fn the_history_and_trend_pages_read_as_the_terminal_s() {
     for (said, shown) in &times {
         assert_eq!(&serde_json::json!(said), shown, "{list}");
     }
+    // Every row's id, time, command, status, host, device, file system and headline as
+    // `iolab history` lists them.
+    let listed: Vec<Vec<String>> = serve_support::table_rows(&list)
+        .into_iter()
+        .map(|mut r| {
+            r[0] = format!("h-{}", r[0]);
+            r
+        })
+        .collect();
+    let shown: Vec<Vec<String>> = rows.iter().map(|r| r[1..9].to_vec()).collect();
+    assert_eq!(shown, listed, "{list}");
     let titles = b.eval(
         "[...document.querySelectorAll('#history-table tbody tr')].map((r) => r.children[2].title)",
     );
