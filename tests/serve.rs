@@ -954,3 +954,55 @@ fn a_history_entry_s_downloads_are_iolab_report_of_its_file() {
         "the comparison names its files: {text}"
     );
 }
+
+/// The compare cells are `iolab compare`'s table, cell for cell, a matrix's too: each
+/// side's mean with its ± and run count, the verdict with its test, and a configuration's
+/// test named `NAME [CONFIG]` (the page named it "CONFIG NAME", and gave the mean alone).
+#[test]
+fn compare_cells_are_iolab_compare_s_table() {
+    let dir = tempfile::Builder::new()
+        .prefix("iolab-serve-compare-cells-")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let history = dir.path().join("history.db");
+    let matrix =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/matrix.json");
+    let mut cmd = common::bin();
+    let out = common::with_history(&mut cmd, &history)
+        .args(["history", "import", common::s(&matrix)])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let want = serve_support::compare_table(&matrix, &matrix);
+    let console = Console::start_in(dir, &[], Some(&history));
+    let (code, body) = console.authed("GET", "/api/compare?a=h-1&b=h-1", "");
+    assert_eq!(code, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let got: Vec<Vec<String>> = v["cells"][0]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            ["test", "metric", "baseline", "other", "change", "verdict"]
+                .iter()
+                .map(|k| {
+                    c[k].as_str()
+                        .unwrap_or_else(|| panic!("{k} in {c}"))
+                        .to_string()
+                })
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        got[0],
+        [
+            "1 create [ext4 1KiB noatime]",
+            "files/s",
+            "15,999 ± 795 (n=3)",
+            "15,999 ± 795 (n=3)",
+            "+0.0 % ± 4.5 %",
+            "no significant difference (Welch, p = 1.000)"
+        ]
+    );
+    assert_eq!(got, want);
+}

@@ -5,7 +5,8 @@
 //! as `iolab history trend` does (it was empty unless the level changed); a suite of 4 tests
 //! x 2 runs started from the form ends with "tests done: 4" (it counted runs: 8); a trend of
 //! one result names "result 1" under its axis, not also "result 1.001"; a change whose
-//! interval reaches zero reads "± too wide" as in `iolab compare` (it gave the half-width).
+//! interval reaches zero reads "± too wide" as in `iolab compare` (it gave the half-width);
+//! each compare cell is `iolab compare`'s, its ± and run count (n=3) and verdict included.
 //! No timing: every wait is a poll with a limit of minutes.
 
 mod common;
@@ -91,6 +92,10 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
     }
     let b_path = dir.path().join("run-b-same-device.json");
     std::fs::write(&b_path, serde_json::to_string(&bdoc).unwrap()).unwrap();
+    // What the command line prints for the two pairs the page compares below.
+    let runs_table = serve_support::compare_table(&fixtures.join("run-a.json"), &b_path);
+    let files_table =
+        serve_support::compare_table(&fixtures.join("files.json"), &fixtures.join("files.json"));
     let history = dir.path().join("history.db");
     for f in [
         fixtures.join("run-a.json"),
@@ -112,7 +117,7 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
     b.wait_for("the page", "document.querySelector('nav') !== null", MINUTE);
 
     // Compare: `iolab compare run-a.json run-b.json` prints SEQ1M Q8T1 read, MB/s,
-    // 1048.58 and 1436.55; mean latency 8.08 ms and 5.86 ms.
+    // 1048.58 ± 26.05 (n=3) and 1436.55 ± 26.05 (n=3); mean latency 8.08 ms and 5.86 ms.
     // Leave a page before its answer came: the machine page (slow: every device and mount)
     // then the comparison at once. The machine page's late answer painted over the
     // comparison (seen in CI under load); a page's answers after it was left are dropped.
@@ -139,16 +144,42 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
             .unwrap_or_else(|| panic!("no row {test} / {metric} in {rows:?}"))
             .clone()
     };
+    // Each side as the command line gives it: its mean, its interval and its run count
+    // (the page gave the mean alone, "1048.58"), and the verdict with its test and p (the
+    // page gave "faster" alone).
     let bw = row("SEQ1M Q8T1 read", "MB/s");
-    assert_eq!((bw[2].as_str(), bw[3].as_str()), ("1048.58", "1436.55"));
+    assert_eq!(
+        (bw[2].as_str(), bw[3].as_str()),
+        ("1048.58 ± 26.05 (n=3)", "1436.55 ± 26.05 (n=3)")
+    );
+    assert_eq!(bw[5], "faster (Welch, p < 0.001)");
     let lat = row("SEQ1M Q8T1 read", "mean latency");
-    assert_eq!((lat[2].as_str(), lat[3].as_str()), ("8.08 ms", "5.86 ms"));
+    assert_eq!(
+        (lat[2].as_str(), lat[3].as_str()),
+        ("8.08 ms ± 198.7 µs (n=3)", "5.86 ms ± 144.1 µs (n=3)")
+    );
     let iops = row("RND4K Q32T1 read", "IOPS");
-    assert_eq!((iops[2].as_str(), iops[3].as_str()), ("50,000", "40,000"));
+    assert_eq!(
+        (iops[2].as_str(), iops[3].as_str()),
+        ("50,000 ± 1,242 (n=3)", "40,000 ± 994 (n=3)")
+    );
+    // One run against three: its count, and the one-run test.
+    let once = row("RND4K Q32T1 write", "IOPS");
+    assert_eq!(once[3], "45,000 (n=1)", "{once:?}");
+    assert!(once[5].starts_with("faster (one-run t-test, "), "{once:?}");
     // The change as the command line words it, a too wide interval included.
     assert_eq!(bw[4], "+37.0 % ± 2.3 %");
     let wide = row("SEQ1M Q8T1 write", "MB/s");
     assert_eq!(wide[4], "+1.2 % ± too wide", "{wide:?}");
+    // Every row, every cell: `iolab compare`'s table of the same two files.
+    assert_eq!(rows, runs_table);
+    // The columns named as the text under the table names the files.
+    let header =
+        b.eval("[...document.querySelectorAll('#main thead th')].map((c) => c.textContent)");
+    assert_eq!(
+        header,
+        serde_json::json!(["test", "metric", "A (h-1)", "B (h-2)", "change", "verdict"])
+    );
     // Under the table, what `iolab compare` says besides its table, not the table again
     // (the page gave its whole text: every row twice).
     let text = b.eval("document.getElementById('compare-text').textContent");
@@ -175,8 +206,9 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
         .unwrap_or_else(|| panic!("no 1 create s/portion row in {rows:?}"));
     assert_eq!(
         (portion[2].as_str(), portion[3].as_str()),
-        ("0.050 s", "0.050 s")
+        ("0.050 s ± 0.0025 s (n=3)", "0.050 s ± 0.0025 s (n=3)")
     );
+    assert_eq!(rows, files_table);
 
     // A pair that cannot be compared keeps its two ids in the heading over the error (the
     // heading read "Compare" alone).
@@ -209,6 +241,12 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
         ("run", "run --size 1G")
     );
     assert_eq!(rows[1][3], "1436.55", "{rows:?}");
+    // The chart's latest figure is the table's Value (it read "now 1436.5", its own
+    // rounding of the same figure).
+    let now = |b: &mut Browser| {
+        b.eval("[...document.querySelectorAll('#chart-trend text')].map((t) => t.textContent).find((t) => t.startsWith('now '))")
+    };
+    assert_eq!(now(&mut b), serde_json::json!("now 1436.55"));
     assert_eq!(rows[1][5], "+37.0 %", "{rows:?}");
     assert_eq!(rows[0][5], "", "{rows:?}");
     // `iolab history trend`'s verdict under the table (the page left it out): two results
@@ -258,6 +296,8 @@ fn compare_trend_and_the_run_page_show_the_command_lines_figures() {
     );
     let rows = cells(&mut b, "#trend-out");
     assert_eq!(rows[0][3], "0.067 s", "{rows:?}");
+    // Not "now 0.1", without its unit.
+    assert_eq!(now(&mut b), serde_json::json!("now 0.067 s"));
 
     // A trend of one result (files.json's 4K create): its axis names result 1 only (its
     // right-hand end read "result 1.001").
@@ -481,6 +521,17 @@ fn the_history_and_trend_pages_read_as_the_terminal_s() {
     for (said, shown) in &times {
         assert_eq!(&serde_json::json!(said), shown, "{list}");
     }
+    // Every row's id, time, command, status, host, device, file system and headline as
+    // `iolab history` lists them.
+    let listed: Vec<Vec<String>> = serve_support::table_rows(&list)
+        .into_iter()
+        .map(|mut r| {
+            r[0] = format!("h-{}", r[0]);
+            r
+        })
+        .collect();
+    let shown: Vec<Vec<String>> = rows.iter().map(|r| r[1..9].to_vec()).collect();
+    assert_eq!(shown, listed, "{list}");
     let titles = b.eval(
         "[...document.querySelectorAll('#history-table tbody tr')].map((r) => r.children[2].title)",
     );

@@ -796,12 +796,18 @@ pub fn table_header(p: &Pairing) -> Vec<String> {
 
 /// One line of a comparison table.
 pub fn table_row(r: &Row) -> Vec<String> {
+    table_cells(r).to_vec()
+}
+
+/// The six cells of `table_row` (Test, Metric, baseline, other, Change, Verdict): the
+/// console's compare table shows these.
+pub fn table_cells(r: &Row) -> [String; 6] {
     let (sa, sb) = (side_summary(&r.baseline), side_summary(&r.other));
     let mut test = display_name(r.config.as_deref(), &r.test);
     if r.settings_differ {
         test.push_str(" (settings differ)");
     }
-    vec![
+    [
         test,
         label_for(&r.family, &r.metric),
         format!("{} (n={})", fmt_mean_ci(&r.metric, &sa), sa.n),

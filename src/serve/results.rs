@@ -91,25 +91,33 @@ pub struct CompareView {
     pub text: String,
 }
 
-/// One row of the comparison as the command line's table words it.
+/// One row of the comparison as the command line's table words it: `report::compare`'s
+/// own `table_cells`, cell for cell (the page showed each side's mean alone, "1048.58", where
+/// `iolab compare` prints "1048.58 ± 26.05 (n=3)", and the verdict without its test).
 #[derive(Debug, Serialize)]
 pub struct CompareCells {
+    /// The test as named (`NAME [CONFIG]`, ` (settings differ)` when so).
+    pub test: String,
     /// The metric's label (`MB/s`, `s/portion`).
     pub metric: String,
-    /// Each side's mean.
+    /// Each side's mean with its 95 % interval and run count (`1048.58 ± 26.05 (n=3)`).
     pub baseline: String,
     pub other: String,
     /// The Change column.
     pub change: String,
+    /// The Verdict column (`faster (Welch, p < 0.001)`).
+    pub verdict: String,
 }
 
 fn cells_of(r: &crate::report::compare::Row) -> CompareCells {
-    use crate::report::metrics::{fmt_value, label_for};
+    let [test, metric, baseline, other, change, verdict] = crate::report::compare::table_cells(r);
     CompareCells {
-        metric: label_for(&r.family, &r.metric),
-        baseline: fmt_value(&r.metric, r.baseline.mean),
-        other: fmt_value(&r.metric, r.other.mean),
-        change: crate::report::compare::change_cell(r),
+        test,
+        metric,
+        baseline,
+        other,
+        change,
+        verdict,
     }
 }
 

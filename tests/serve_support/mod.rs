@@ -175,3 +175,27 @@ pub fn http(
         .unwrap_or_else(|| panic!("no HTTP status in {head:?}"));
     (code, head.to_string(), body.to_string())
 }
+
+/// The rows of `iolab compare A B`'s table, cell by cell.
+pub fn compare_table(a: &std::path::Path, b: &std::path::Path) -> Vec<Vec<String>> {
+    let out = crate::common::iolab(&["compare", crate::common::s(a), crate::common::s(b)]);
+    assert!(out.status.success(), "{}", crate::common::stderr(&out));
+    table_rows(&crate::common::stdout(&out))
+}
+
+/// The body rows of the first terminal table in `text`, cell by cell (the lines between its
+/// box rules, its header left out).
+pub fn table_rows(text: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .skip_while(|l| !l.starts_with('│'))
+        .take_while(|l| !l.starts_with('└'))
+        .filter(|l| l.starts_with('│'))
+        .skip(1) // the header
+        .map(|l| {
+            l.trim_matches('│')
+                .split('┆')
+                .map(|c| c.trim().to_string())
+                .collect()
+        })
+        .collect()
+}

@@ -104,21 +104,6 @@ function commandCell(e) {
       return i ? [" ", word] : [word];
     }));
 }
-// A metric's label as the command line prints it (src/report/metrics.rs label): the
-// fallback of a trend without metric_label. Values come formatted from the server (the
-// compare and trend tables' cells), never formatted here.
-function metricLabel(m) {
-  const fixed = { iops: "IOPS", bw_bytes_per_s: "MB/s", files_per_s: "files/s", seconds_per_portion: "s/portion",
-    lat_mean_ns: "mean latency", lat_p99_ns: "p99 latency", answer_iops: "IOPS within limit" };
-  if (fixed[m]) return fixed[m];
-  const dir = /^(read|write)_(iops|bw_bytes_per_s|lat_mean_ns)$/.exec(m);
-  if (dir) return dir[1] + "s' " + metricLabel(dir[2]);
-  if (m.endsWith("_ns")) {
-    const base = m.slice(0, -3);
-    return base.startsWith("lat_") ? base.slice(4).replace(/_/g, " ") + " latency" : base.replace(/_/g, " ") + " time";
-  }
-  return m.replace(/_/g, " ");
-}
 function table(headers, rows) {
   return h("table", {},
     h("thead", {}, h("tr", {}, headers.map((x) => h("th", {}, x)))),
@@ -169,8 +154,10 @@ function lineChart(id, title, points, key, fmt, xfmt, empty) {
   const d = pts.map((p, i) => (i ? "L" : "M") + px(p.x).toFixed(1) + "," + py(p[key]).toFixed(1)).join(" ");
   add("path", { d: d, fill: "none", stroke: "#1f6fb2", "stroke-width": 1.5 });
   for (const p of pts) add("circle", { cx: px(p.x), cy: py(p[key]), r: 2, fill: "#1f6fb2" });
-  const last = pts[pts.length - 1][key];
-  add("text", { x: W - R, y: 15, "text-anchor": "end" }, "now " + fmt(last));
+  // A point's `text`, when given, is its figure as the command line words it (a trend's
+  // Value cell): the chart says what the table under it says.
+  const last = pts[pts.length - 1];
+  add("text", { x: W - R, y: 15, "text-anchor": "end" }, "now " + (last.text || fmt(last[key])));
   return svg;
 }
 
@@ -531,19 +518,21 @@ async function pageCompare() {
   try {
     const v = await api("/api/compare?a=" + encodeURIComponent(a) + "&b=" + encodeURIComponent(b));
     const rows = [];
-    // Every cell is the command line's own text (src/serve/results.rs CompareCells:
-    // `iolab compare`'s label, value and change formatting).
+    // Every cell is the command line's own text (src/serve/results.rs CompareCells, the
+    // cells of `iolab compare`'s table: each side's mean ± interval (n=runs), the change,
+    // the verdict with its test), never formatted here.
     v.comparison.pairings.forEach((p, pi) => p.rows.forEach((r, ri) => {
       const c = v.cells[pi][ri];
-      const name = (r.config ? r.config + " " + r.test : r.test) + (r.settings_differ ? " (settings differ)" : "");
-      rows.push(h("tr", {}, h("td", {}, name), h("td", { title: r.metric }, c.metric),
+      rows.push(h("tr", {}, h("td", {}, c.test), h("td", { title: r.metric }, c.metric),
         h("td", { className: "num" }, c.baseline),
         h("td", { className: "num" }, c.other),
         h("td", { className: "num" }, c.change),
-        h("td", {}, String(r.verdict || "").replace(/-/g, " "))));
+        h("td", {}, c.verdict)));
     }));
+    // The columns named as the text under the table names the files (A, B), with the ids.
+    const files = v.comparison.files;
     show(h("h2", {}, "Compare ", a, " (baseline) with ", b),
-      table(["test", "metric", a, b, "change", "verdict"], rows),
+      table(["test", "metric", files[0].label + " (" + a + ")", files[1].label + " (" + b + ")", "change", "verdict"], rows),
       h("pre", { id: "compare-text" }, withoutTables(v.text)));
   } catch (e) {
     if (e instanceof Stale) throw e;
@@ -574,7 +563,7 @@ async function pageTrend() {
   if (!q.get("device")) { out.replaceChildren(h("p", { className: "note" }, "Give a device (part of its name as the history lists it: model, serial, kernel name, /dev/disk/by-id link or a loop device's backing file); the test (default: among the tests run most, the first row of the newest result's table, as `iolab history trend`) and the metric (default: its headline, e.g. iops) are optional.")); return; }
   try {
     const t = await api("/api/trend?" + q.toString());
-    const pts = t.points.map((p, i) => ({ x: i * 1000, v: p.value }));
+    const pts = t.points.map((p, i) => ({ x: i * 1000, v: p.value, text: t.cells[i].value }));
     // As `iolab history trend`: Change against the previous result; ◆ where the level
     // changed for good (its change against the results before). Value, interval, change and
     // mark: the command line's text (t.cells, from src/report/history.rs).
@@ -598,7 +587,7 @@ async function pageTrend() {
     // stays as the tooltip: what the metric field takes); the column is its "Value", the
     // figure the run's own table gives (median, mean or best run: value_of), as the text
     // under the table says.
-    const label = t.metric_label || metricLabel(t.metric);
+    const label = t.metric_label;
     out.replaceChildren(h("p", { id: "trend-what" }, t.device, " — ", t.test, " — ", h("span", { title: t.metric }, label), t.higher_is_better ? " (higher is better)" : " (lower is better)"), chosen,
       lineChart("chart-trend", label, pts, "v", (v) => t.metric.endsWith("_ns") ? fmtLat(v) : t.metric.includes("bytes_per_s") ? fmtNum(v / 1e6, 1) : fmtNum(v, 1), (x) => "result " + (x / 1000 + 1)),
       table(["id", "started (UTC)", "command", "Value", "95 % interval", "change", "level"], rows),
