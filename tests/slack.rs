@@ -414,6 +414,19 @@ fn xfs_large_directories_match_prediction() {
     );
 }
 
+/// After a successful run that wrote its result into `out_dir`: that result, and a tree of
+/// one 5,000-byte file for `slack --calibrate` to analyse.
+fn calibration_inputs(out: &std::process::Output, out_dir: &Path) -> (PathBuf, tempfile::TempDir) {
+    assert!(out.status.success(), "{}", common::stderr(out));
+    let result = common::entries(out_dir)
+        .into_iter()
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .expect("the result file");
+    let tree = common::tempdir();
+    std::fs::write(tree.path().join("a"), vec![1u8; 5000]).unwrap();
+    (result, tree)
+}
+
 /// `slack --calibrate` on a real ntfs-3g result: a 1-byte file lives in its MFT record, so
 /// the fit puts it at 0 bytes (resident), not at one cluster, and says so. The files
 /// result names only `fuseblk`; its create phase's space prediction names the rules.
@@ -442,13 +455,7 @@ fn calibration_on_ntfs3g_puts_resident_files_at_no_cluster() {
         "-o",
         out_dir.path().to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", common::stderr(&out));
-    let result = common::entries(out_dir.path())
-        .into_iter()
-        .find(|p| p.extension().is_some_and(|e| e == "json"))
-        .expect("the files result");
-    let tree = common::tempdir();
-    std::fs::write(tree.path().join("a"), vec![1u8; 5000]).unwrap();
+    let (result, tree) = calibration_inputs(&out, out_dir.path());
     let r = slack_json(&[
         tree.path().to_str().unwrap(),
         "--fs",
@@ -510,13 +517,7 @@ fn calibration_from_a_matrix_of_two_file_systems_takes_the_one_analysed() {
         "-o",
         out_dir.path().to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", common::stderr(&out));
-    let result = common::entries(out_dir.path())
-        .into_iter()
-        .find(|p| p.extension().is_some_and(|e| e == "json"))
-        .expect("the matrix result");
-    let tree = common::tempdir();
-    std::fs::write(tree.path().join("a"), vec![1u8; 5000]).unwrap();
+    let (result, tree) = calibration_inputs(&out, out_dir.path());
     let (tree, result) = (common::s(tree.path()), common::s(&result));
     let r = slack_json(&[tree, "--fs", "xfs", "--calibrate", result]);
     let m = &r.cost_model;
