@@ -236,23 +236,13 @@ fn a_hostile_directory_name_reaches_the_terminal_escaped() {
     let dir = d.path().join(HOSTILE);
     std::fs::create_dir(&dir).unwrap();
     let out = dir.join("out");
-    let o = common::iolab_in(
-        d.path(),
-        &[
-            "run",
-            s(&dir),
-            "--size",
-            "8M",
-            "--duration",
-            "1s",
-            "--repeat",
-            "1",
-            "--rw",
-            "randread",
-            "-o",
-            s(&out),
-        ],
-    );
+    // One small read test on the directory, with `extra` flags.
+    let run = |extra: &[&str]| {
+        let args = ["run", s(&dir), "--size", "8M", "--duration", "1s"];
+        let more = ["--repeat", "1", "--rw", "randread"];
+        common::iolab_in(d.path(), &[&args[..], &more[..], extra].concat())
+    };
+    let o = run(&["-o", s(&out)]);
     let text = out_and_err(&o);
     assert!(o.status.success(), "{text}");
     assert_terminal_safe("run", &text);
@@ -263,23 +253,7 @@ fn a_hostile_directory_name_reaches_the_terminal_escaped() {
     // The run worked on the directory of that very name, and took its file away.
     assert_eq!(common::names(&dir), vec!["out".to_string()]);
     // A line no table builds ("test file kept: PATH") goes through stderr's one sink.
-    let o = common::iolab_in(
-        d.path(),
-        &[
-            "run",
-            s(&dir),
-            "--size",
-            "8M",
-            "--duration",
-            "1s",
-            "--repeat",
-            "1",
-            "--rw",
-            "randread",
-            "--keep",
-            "--no-save",
-        ],
-    );
+    let o = run(&["--keep", "--no-save"]);
     let text = out_and_err(&o);
     assert!(
         o.status.success() && text.contains("test file kept"),
