@@ -3,8 +3,9 @@
 //! (tests/support_write_cache).
 //!
 //! - Steady state (`--steadystate`) of `iolab run` and `iolab saturate`: a limit that rises
-//!   in steps and then stays flat must be declared steady in the first flat window; one that
-//!   keeps changing must end "not reached" at the time limit. Bad combinations: exit 2.
+//!   in steps and then stays flat must be declared steady in the first flat window (and in
+//!   the first window of its recorded rounds that meets the rule); one that keeps changing
+//!   must end "not reached" at the time limit. Bad combinations: exit 2.
 //! - `iolab run`'s write-cache warning: writes that overflow an emulated cache (fast, then
 //!   slow to the end) are warned about, naming `iolab sustain`; a plain throttle is not.
 //!
@@ -20,6 +21,7 @@ use std::time::Duration;
 
 use iolab::model::ResultDoc;
 use iolab::model::steady::SteadyStateRecord;
+use iolab::stats::steady::{SniaRule, snia_check};
 use support_write_cache::{Schedule, SpeedModel, WriteCacheDevice};
 
 const MB: u64 = 1_000_000;
@@ -63,8 +65,8 @@ fn iolab_in_cgroup(dev: &WriteCacheDevice, out: &Path, args: &[&str]) -> (Output
     (r, doc)
 }
 
-/// Sequential 256 KiB writes at depth 1 (runs of `duration`), straight onto the device.
-fn run_args<'a>(dev: &'a str, duration: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+/// Sequential writes of `bs` at depth 1 (runs of `duration`), straight onto the device.
+fn run_args<'a>(dev: &'a str, bs: &'a str, duration: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut v = vec![
         "run",
         "--target",
@@ -76,7 +78,7 @@ fn run_args<'a>(dev: &'a str, duration: &'a str, extra: &[&'a str]) -> Vec<&'a s
         "--rw",
         "write",
         "--bs",
-        "256k",
+        bs,
         "--size",
         "32M",
         "--duration",
@@ -102,69 +104,104 @@ fn run_steps_then_flat_is_steady_in_the_first_flat_window() {
         return;
     }
     let _one = serial();
-    // 10, then 20 MB/s for 3 s each, then 40 MB/s for good.
-    let dev = WriteCacheDevice::start_scheduled(
-        64 << 20,
-        Schedule {
-            limits: vec![10 * MB, 20 * MB, 40 * MB],
-            every: Duration::from_secs(3),
-            cycle: false,
-        },
-    )
-    .expect("emulator");
-    let out = common::tempdir();
-    let d = dev.device.to_str().unwrap();
-    let (r, doc) = iolab_in_cgroup(
-        &dev,
-        out.path(),
-        &run_args(
-            d,
-            "1s",
-            &["--steadystate", "snia", "--steadystate-max", "60s"],
-        ),
-    );
-    let s = steady_of(&doc);
-    let v = &s.values;
-    assert!(s.reached, "{s:?}");
-    let (first, last) = (s.steady_first_round.unwrap(), s.steady_last_round.unwrap());
-    assert_eq!(last - first, 4, "{s:?}");
-    assert_eq!(last + 1, v.len(), "no round after the verdict: {v:?}");
-    // The steps were seen: the first round ran at the first limit (±25 %: a round may
-    // overshoot a little on the throttle's initial credit).
-    // SNIA judges IOPS: 40 MB/s of 256 KiB writes. (The throttle lets through more than
-    // its limit in some rounds, up to 18 % in a round just after a raise, seen on 6.18
-    // under load: margins of 25 % below.)
-    assert_eq!(s.metric, "iops");
-    let flat = 40.0 * MB as f64 / 262144.0;
-    assert!(v[0] < 0.5 * flat, "{v:?}");
-    // The first window that is flat, as measured: from the first round at the final limit
-    // (≥ 90 % of it) after which every round stays there. A round that straddled the last
-    // step may count as flat or not, so the window starts there or one round either side.
-    let r0 = (0..v.len())
-        .find(|&i| v[i..].iter().all(|&x| x >= 0.9 * flat))
-        .unwrap_or_else(|| panic!("no flat phase: {v:?}"));
-    assert!(
-        first + 1 >= r0 && first <= r0 + 1,
-        "window {first}..={last}, flat from round {r0}: {v:?}"
-    );
-    for &x in &v[first..=last] {
-        assert!((x - flat).abs() < 0.25 * flat, "{v:?}");
+    let rule = SniaRule::default();
+    for attempt in 1..=3 {
+        // 10, then 20 MB/s for 3 s each, then 40 MB/s for good. A pause of 300 ms before
+        // each round: the throttle credits a cgroup the time it was idle within its last
+        // slice (100 ms), so rounds a few tens of ms apart each began with a burst. Measured
+        // on 6.18 at this limit (152.6 IOPS): without the pause, flat rounds of 167 and 182
+        // IOPS (+9 % and +19 %, about 0.1 and 0.2 s of credit), and no five of them met the
+        // rule until late (CI: 140, 167, 167, 167, 182, 182, 152); with it, 152 every round.
+        let dev = WriteCacheDevice::start_scheduled(
+            64 << 20,
+            Schedule {
+                limits: vec![10 * MB, 20 * MB, 40 * MB],
+                every: Duration::from_secs(3),
+                cycle: false,
+            },
+        )
+        .expect("emulator");
+        let out = common::tempdir();
+        let d = dev.device.to_str().unwrap();
+        let (r, doc) = iolab_in_cgroup(
+            &dev,
+            out.path(),
+            &run_args(
+                d,
+                "256k",
+                "1s",
+                &[
+                    "--steadystate",
+                    "snia",
+                    "--steadystate-max",
+                    "60s",
+                    "--pause",
+                    "300ms",
+                ],
+            ),
+        );
+        let s = steady_of(&doc);
+        let v = &s.values;
+        eprintln!("STEADY rounds (IOPS, attempt {attempt}): {v:?}");
+        assert!(s.reached, "{s:?}");
+        let (first, last) = (s.steady_first_round.unwrap(), s.steady_last_round.unwrap());
+        assert_eq!(last - first, 4, "{s:?}");
+        assert_eq!(last + 1, v.len(), "no round after the verdict: {v:?}");
+        // iolab judged the rounds it recorded: its window is the first of these values
+        // that meets the SNIA rule (range within 20 %, fit excursion within 10 % of the
+        // mean), and no earlier one does.
+        let judged =
+            (0..=v.len() - rule.window).find(|&i| snia_check(&v[i..i + rule.window], &rule).steady);
+        assert_eq!(judged, Some(first), "window {first}..={last}: {v:?}");
+        // The steps were seen: the first round ran at the first limit (the first round
+        // still gets the new cgroup's initial credit: 41 IOPS against 38.1).
+        // SNIA judges IOPS: 40 MB/s of 256 KiB writes (margins of 25 % below).
+        assert_eq!(s.metric, "iops");
+        let flat = 40.0 * MB as f64 / 262144.0;
+        assert!(v[0] < 0.5 * flat, "{v:?}");
+        // The first window that is flat, as measured: from the first round at the final
+        // limit (≥ 90 % of it) after which every round stays there. A round that straddled
+        // the last step may count as flat or not, so the window starts there or one round
+        // either side.
+        let r0 = (0..v.len())
+            .find(|&i| v[i..].iter().all(|&x| x >= 0.9 * flat))
+            .unwrap_or_else(|| panic!("no flat phase: {v:?}"));
+        assert!(
+            first + 1 >= r0,
+            "steady before the device settled: window {first}..={last}, flat from round {r0}: {v:?}"
+        );
+        // Later than that only when the emulator was not flat after its last step (it let
+        // more than its limit through): its rounds are then no ground truth.
+        if first > r0 + 1 && attempt < 3 {
+            eprintln!(
+                "RETRY: the throttle was not flat at its final limit ({flat:.1} IOPS) from round {r0} on (attempt {attempt})"
+            );
+            continue;
+        }
+        assert!(
+            first <= r0 + 1,
+            "window {first}..={last}, flat from round {r0}: {v:?}"
+        );
+        for &x in &v[first..=last] {
+            assert!((x - flat).abs() < 0.25 * flat, "{v:?}");
+        }
+        // The summary is the window's.
+        let bw = doc.tests[0].summary["bw_bytes_per_s"].median;
+        assert!((bw - 40e6).abs() < 0.25 * 40e6, "{bw}");
+        assert_eq!(doc.tests[0].runs.len(), v.len());
+        // The table says which round.
+        let table = String::from_utf8_lossy(&r.stdout);
+        assert!(
+            table.contains(&format!("steady state (snia) reached at round {last}")),
+            "{table}"
+        );
+        assert!(
+            !doc.warnings
+                .iter()
+                .any(|w| w.code == "steady-state-not-reached")
+        );
+        return;
     }
-    // The summary is the window's.
-    let bw = doc.tests[0].summary["bw_bytes_per_s"].median;
-    assert!((bw - 40e6).abs() < 0.25 * 40e6, "{bw}");
-    assert_eq!(doc.tests[0].runs.len(), v.len());
-    // The table says which round.
-    let table = String::from_utf8_lossy(&r.stdout);
-    assert!(
-        table.contains(&format!("steady state (snia) reached at round {last}")),
-        "{table}"
-    );
-    assert!(
-        !doc.warnings
-            .iter()
-            .any(|w| w.code == "steady-state-not-reached")
-    );
 }
 
 #[test]
@@ -192,6 +229,7 @@ fn run_that_keeps_changing_is_not_steady_at_the_time_limit() {
         out.path(),
         &run_args(
             d,
+            "256k",
             "1s",
             &["--steadystate", "snia", "--steadystate-max", "10s"],
         ),
@@ -354,7 +392,11 @@ fn run_warns_when_its_writes_overflow_a_write_cache() {
     .expect("emulator");
     let out = common::tempdir();
     let d = dev.device.to_str().unwrap();
-    let (_r, doc) = iolab_in_cgroup(&dev, out.path(), &run_args(d, "6s", &["--repeat", "1"]));
+    let (_r, doc) = iolab_in_cgroup(
+        &dev,
+        out.path(),
+        &run_args(d, "256k", "6s", &["--repeat", "1"]),
+    );
     let w: Vec<_> = doc
         .warnings
         .iter()
@@ -389,7 +431,11 @@ fn run_warns_when_its_writes_overflow_a_write_cache() {
     .expect("emulator");
     let out = common::tempdir();
     let d = dev.device.to_str().unwrap();
-    let (_r, doc) = iolab_in_cgroup(&dev, out.path(), &run_args(d, "4s", &["--repeat", "1"]));
+    let (_r, doc) = iolab_in_cgroup(
+        &dev,
+        out.path(),
+        &run_args(d, "256k", "4s", &["--repeat", "1"]),
+    );
     assert!(
         !doc.warnings
             .iter()
