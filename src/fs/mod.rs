@@ -13,4 +13,5 @@ pub mod loopdev;
 pub mod mkfs;
 pub mod mount;
 pub mod registry;
+pub mod superblock;
 pub mod types;

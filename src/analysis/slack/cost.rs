@@ -170,14 +170,10 @@ fn configured(
             let inode = after("-I").and_then(size);
             FsRules::parse("ext4-inline", inode, None, None).unwrap_or(rules)
         }
-        FsKind::Btrfs => {
-            let opts = mount_options.split(',');
-            let max_inline = opts.rev().find_map(|o| o.strip_prefix("max_inline="));
-            match max_inline.and_then(size) {
-                Some(m) => FsRules::parse("btrfs", None, Some(m), None).unwrap_or(rules),
-                None => rules,
-            }
-        }
+        FsKind::Btrfs => match crate::fs::alloc::max_inline_option(mount_options) {
+            Some(m) => FsRules::parse("btrfs", None, Some(m), None).unwrap_or(rules),
+            None => rules,
+        },
         _ => rules,
     }
 }

@@ -38,15 +38,17 @@ pub fn rules_of(fs_type: &str, signature: Option<&str>) -> Option<FsRules> {
     FsRules::parse(name, None, None, None).ok()
 }
 
-/// The rules for the file system holding `dir`.
+/// The rules for the file system holding `dir`, as it was made and mounted (ext4's
+/// inline_data, inode sizes, btrfs's max_inline: `FsRules::as_mounted`).
 pub fn rules_for(dir: &Path) -> Option<FsRules> {
     let m = crate::sysinfo::mounts::mount_of(dir)?;
+    let source = Path::new(&m.source);
     let sig = if m.fs_type == "fuseblk" {
-        crate::fs::facts::fs_signature(Path::new(&m.source))
+        crate::fs::facts::fs_signature(source)
     } else {
         None
     };
-    rules_of(&m.fs_type, sig.as_deref())
+    Some(rules_of(&m.fs_type, sig.as_deref())?.as_mounted(source, &m.options))
 }
 
 /// What the create phase of one run makes: `files` files of `size` bytes named with
