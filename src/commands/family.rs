@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::os::text::terminal;
+use crate::os::text::{terminal, terminal_lines};
 
 use crate::error::UsageError;
 use crate::model::{Delivery, ResultDoc, ResultSink, TestResult, Warning};
@@ -205,7 +205,9 @@ pub fn execute<F: Family>(mut family: F, argv: Vec<String>) -> Result<i32> {
         if json {
             crate::outln!("{}", serde_json::to_string_pretty(&doc)?);
         } else {
-            crate::out!("{}", family.render(&doc));
+            // Every table cell that shows outside text escapes it; this is the guard behind
+            // them: no escape sequence in a family's output reaches the terminal.
+            crate::out!("{}", terminal_lines(&family.render(&doc)));
         }
         crate::flush_stdout();
         if let Some(line) = aged_note(F::NAME, &doc) {

@@ -9,6 +9,7 @@ use crate::analysis::matrix::{
 };
 use crate::model::matrix::ConfigurationResult;
 use crate::model::{ResultDoc, TestResult};
+use crate::os::text::terminal;
 use crate::report::copy::space_cell;
 use crate::report::files::belov_cell;
 use crate::report::metrics::{fmt_seconds, table_figure};
@@ -100,7 +101,7 @@ pub fn render_configurations(doc: &ResultDoc) -> String {
         let unit = |u: Option<u64>| u.map(fmt_size_exact).unwrap_or_else(|| "default".into());
         let td: Vec<u64> = c.runs.iter().map(|r| r.umount_ns + r.detach_ns).collect();
         t.add_row(vec![
-            Cell::new(&c.label),
+            label_cell(&c.label),
             Cell::new(c.mount_method.as_deref().unwrap_or("-")),
             Cell::new(unit(c.cluster_bytes)),
             Cell::new(
@@ -115,7 +116,12 @@ pub fn render_configurations(doc: &ResultDoc) -> String {
             Cell::new(&c.status),
         ]);
         if let Some(r) = &c.reason {
-            reasons.push_str(&format!("  {} {}: {}\n", c.label, c.status, first_line(r)));
+            reasons.push_str(&format!(
+                "  {} {}: {}\n",
+                terminal(&c.label),
+                c.status,
+                terminal(&first_line(r))
+            ));
         }
     }
     let mut out = format!("{t}\n");
@@ -356,7 +362,7 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
         .enumerate()
         .map(|(i, r)| ((i + 1).to_string(), r));
     for (rank, r) in numbered.chain(apart.iter().map(|r| ("-".to_string(), r))) {
-        let mut row = vec![Cell::new(rank), Cell::new(&r.c.label)];
+        let mut row = vec![Cell::new(rank), label_cell(&r.c.label)];
         if per_test {
             row.extend(r.cells.iter().map(right));
         }
@@ -373,7 +379,7 @@ pub fn render_ranking(doc: &ResultDoc, workload: &str) -> String {
         t.add_row(row);
     }
     for (c, why, cells) in &unranked {
-        let mut row = vec![Cell::new("-"), Cell::new(&c.label)];
+        let mut row = vec![Cell::new("-"), label_cell(&c.label)];
         let mut why = why.clone();
         if per_test {
             row.extend(
@@ -517,7 +523,7 @@ impl<'a> Grid<'a> {
         tests: &[&TestResult],
         value: impl Fn(&TestResult) -> Option<String>,
     ) -> Vec<Cell> {
-        let mut row = vec![Cell::new(label)];
+        let mut row = vec![label_cell(label)];
         for col in &self.cols {
             let v = tests
                 .iter()
@@ -788,7 +794,7 @@ pub fn render_copy_apart(doc: &ResultDoc, workload: &str) -> Option<String> {
         reflinked |= made.is_some_and(|m| m.method == "reflink");
         partial |= made.is_some_and(|m| m.method == "partial");
         let mut row = vec![
-            Cell::new(&c.label),
+            label_cell(&c.label),
             right(
                 med(&copy, "bw_bytes_per_s")
                     .map(mb_s)
@@ -874,7 +880,7 @@ pub fn render_copy_space(doc: &ResultDoc, workload: &str) -> Option<String> {
         };
         rows += 1;
         t.add_row(vec![
-            Cell::new(&c.label),
+            label_cell(&c.label),
             right(fmt_size_iec(data)),
             right(on_disk),
             right(delete.map_or_else(|| "-".into(), |(_, s)| s)),
@@ -890,6 +896,12 @@ pub fn render_copy_space(doc: &ResultDoc, workload: &str) -> Option<String> {
 /// Everything printed at the end of `iolab matrix`: the tables of `workloads`, then `more`
 /// (the fresh-vs-aged comparison of `--age`), then the warnings and how the matrix ended,
 /// which stay the last lines (an interrupted matrix's line stood above the comparison).
+/// A configuration's label in a table cell: typed by the user (mkfs and mount options),
+/// so shown as `os::text::terminal` shows outside text.
+fn label_cell(label: &str) -> Cell {
+    Cell::new(terminal(label))
+}
+
 pub fn render(doc: &ResultDoc, workloads: &[String], more: &str) -> String {
     let mut out = render_configurations(doc);
     for w in workloads {
@@ -1069,6 +1081,24 @@ mod tests {
             first_line("failed (exit code 1):\n"),
             "failed (exit code 1)"
         );
+    }
+
+    /// A label holds what the user typed (`--mkfs-opts`, `--mount-opts`) and a reason what
+    /// mkfs printed: an escape sequence in either cleared the screen from the matrix's
+    /// tables. Shown escaped, in every table and the reason lines; the JSON keeps them.
+    #[test]
+    fn labels_and_reasons_are_shown_escaped() {
+        let evil = "ext4 [-L a\u{1b}[2Jb\nFORGED]";
+        let mut failed = cfg("xfs", &[]);
+        failed.status = "failed".into();
+        failed.reason = Some("mkfs failed:\n  | mkfs.xfs: bad \u{1b}[31mlabel".into());
+        let doc = matrix_of(vec![cfg(evil, &[1000.0, 1000.0]), failed]);
+        let all = render(&doc, &["run:x".into()], "");
+        assert!(!all.contains('\u{1b}'), "{all}");
+        assert!(!all.contains("\nFORGED"), "{all}");
+        assert!(all.contains("a\\u{1b}[2Jb\\nFORGED"), "{all}");
+        assert!(all.contains("mkfs.xfs: bad \\u{1b}[31mlabel"), "{all}");
+        assert_eq!(doc.configurations[0].label, evil);
     }
 
     /// exfat through mount.exfat-fuse measured the page cache (1 GiB written, 16 MiB reached
