@@ -65,8 +65,8 @@ fn iolab_in_cgroup(dev: &WriteCacheDevice, out: &Path, args: &[&str]) -> (Output
     (r, doc)
 }
 
-/// Sequential writes of `bs` at depth 1 (runs of `duration`), straight onto the device.
-fn run_args<'a>(dev: &'a str, bs: &'a str, duration: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+/// Sequential 256 KiB writes at depth 1 (runs of `duration`), straight onto the device.
+fn run_args<'a>(dev: &'a str, duration: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut v = vec![
         "run",
         "--target",
@@ -78,7 +78,7 @@ fn run_args<'a>(dev: &'a str, bs: &'a str, duration: &'a str, extra: &[&'a str])
         "--rw",
         "write",
         "--bs",
-        bs,
+        "256k",
         "--size",
         "32M",
         "--duration",
@@ -88,6 +88,17 @@ fn run_args<'a>(dev: &'a str, bs: &'a str, duration: &'a str, extra: &[&'a str])
         "--interval",
         "100ms",
     ];
+    v.extend_from_slice(extra);
+    v
+}
+
+/// 1-s rounds of 256 KiB writes until the SNIA rule holds or `max` has passed.
+fn snia_args<'a>(dev: &'a str, max: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = run_args(
+        dev,
+        "1s",
+        &["--steadystate", "snia", "--steadystate-max", max],
+    );
     v.extend_from_slice(extra);
     v
 }
@@ -126,19 +137,7 @@ fn run_steps_then_flat_is_steady_in_the_first_flat_window() {
         let (r, doc) = iolab_in_cgroup(
             &dev,
             out.path(),
-            &run_args(
-                d,
-                "256k",
-                "1s",
-                &[
-                    "--steadystate",
-                    "snia",
-                    "--steadystate-max",
-                    "60s",
-                    "--pause",
-                    "300ms",
-                ],
-            ),
+            &snia_args(d, "60s", &["--pause", "300ms"]),
         );
         let s = steady_of(&doc);
         let v = &s.values;
@@ -224,16 +223,7 @@ fn run_that_keeps_changing_is_not_steady_at_the_time_limit() {
     .expect("emulator");
     let out = common::tempdir();
     let d = dev.device.to_str().unwrap();
-    let (r, doc) = iolab_in_cgroup(
-        &dev,
-        out.path(),
-        &run_args(
-            d,
-            "256k",
-            "1s",
-            &["--steadystate", "snia", "--steadystate-max", "10s"],
-        ),
-    );
+    let (r, doc) = iolab_in_cgroup(&dev, out.path(), &snia_args(d, "10s", &[]));
     let s = steady_of(&doc);
     assert!(!s.reached, "{s:?}");
     assert_eq!(s.steady_first_round, None);
@@ -392,11 +382,7 @@ fn run_warns_when_its_writes_overflow_a_write_cache() {
     .expect("emulator");
     let out = common::tempdir();
     let d = dev.device.to_str().unwrap();
-    let (_r, doc) = iolab_in_cgroup(
-        &dev,
-        out.path(),
-        &run_args(d, "256k", "6s", &["--repeat", "1"]),
-    );
+    let (_r, doc) = iolab_in_cgroup(&dev, out.path(), &run_args(d, "6s", &["--repeat", "1"]));
     let w: Vec<_> = doc
         .warnings
         .iter()
@@ -431,11 +417,7 @@ fn run_warns_when_its_writes_overflow_a_write_cache() {
     .expect("emulator");
     let out = common::tempdir();
     let d = dev.device.to_str().unwrap();
-    let (_r, doc) = iolab_in_cgroup(
-        &dev,
-        out.path(),
-        &run_args(d, "256k", "4s", &["--repeat", "1"]),
-    );
+    let (_r, doc) = iolab_in_cgroup(&dev, out.path(), &run_args(d, "4s", &["--repeat", "1"]));
     assert!(
         !doc.warnings
             .iter()

@@ -64,15 +64,7 @@ fn a_reflinked_copy_is_labelled_and_not_ranked() {
         "--workload",
         "copy:dataset=media-mix:scale=0.01:repeat=1",
     ]);
-    let out = {
-        let _g = EXCLUSIVE.read().unwrap();
-        bin().args(&args).output().unwrap()
-    };
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    area.assert_clean();
-    let doc = area.result();
+    let (doc, stdout) = area.run_zero(&args);
     // One fresh file system each: the warning does not claim that no spread can be given
     // at all (a workload's own repeat= fills the spread column).
     assert!(

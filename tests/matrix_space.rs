@@ -12,6 +12,17 @@ use matrix_support::*;
 
 const FILES: u64 = 300;
 
+/// One run of `FILES` files of each of `sizes` (create, then delete) on each configuration
+/// of `config`: its result and stdout.
+fn space_matrix(area: &Area, sizes: &str, config: &[&str]) -> (iolab::model::ResultDoc, String) {
+    let workload = format!(
+        "files:sizes={sizes}:files-per-portion={FILES}:portions=1:passes=1:repeat=1:phases=create,delete"
+    );
+    let mut extra = config.to_vec();
+    extra.extend(["--repeat", "1", "--workload", &workload]);
+    area.run_zero(&area.args(&extra))
+}
+
 #[test]
 fn ntfs_space_with_the_files_in_place_matches_the_slack_rules() {
     let test = "ntfs_space_with_the_files_in_place_matches_the_slack_rules";
@@ -24,30 +35,18 @@ fn ntfs_space_with_the_files_in_place_matches_the_slack_rules() {
         return;
     }
     let area = Area::new();
-    let workload = format!(
-        "files:sizes=1,1K,2K,4K:files-per-portion={FILES}:portions=1:passes=1:repeat=1:phases=create,delete"
+    let (doc, stdout) = space_matrix(
+        &area,
+        "1,1K,2K,4K",
+        &[
+            "--fs",
+            "ntfs",
+            "--cluster",
+            "512,4K,64K",
+            "--image-size",
+            "192M",
+        ],
     );
-    let args = area.args(&[
-        "--fs",
-        "ntfs",
-        "--cluster",
-        "512,4K,64K",
-        "--image-size",
-        "192M",
-        "--repeat",
-        "1",
-        "--workload",
-        &workload,
-    ]);
-    let out = {
-        let _g = EXCLUSIVE.read().unwrap();
-        bin().args(&args).output().unwrap()
-    };
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    area.assert_clean();
-    let doc = area.result();
 
     // (cluster, size) -> the create run's space record.
     let mut measured = Vec::new();
@@ -134,32 +133,20 @@ fn ext4_inline_data_space_is_predicted_from_the_superblock() {
         return;
     }
     let area = Area::new();
-    let workload = format!(
-        "files:sizes=1,100,4K:files-per-portion={FILES}:portions=1:passes=1:repeat=1:phases=create,delete"
+    let (doc, _) = space_matrix(
+        &area,
+        "1,100,4K",
+        &[
+            "--fs",
+            "ext4",
+            "--cluster",
+            "4K",
+            "--mkfs-opts",
+            "-O inline_data -I 256",
+            "--image-size",
+            "64M",
+        ],
     );
-    let args = area.args(&[
-        "--fs",
-        "ext4",
-        "--cluster",
-        "4K",
-        "--mkfs-opts",
-        "-O inline_data -I 256",
-        "--image-size",
-        "64M",
-        "--repeat",
-        "1",
-        "--workload",
-        &workload,
-    ]);
-    let out = {
-        let _g = EXCLUSIVE.read().unwrap();
-        bin().args(&args).output().unwrap()
-    };
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
-    area.assert_clean();
-    let doc = area.result();
     let c = &doc.configurations[0];
     let mut sizes = Vec::new();
     for t in c

@@ -113,6 +113,20 @@ impl Area {
         (self.result(), stderr)
     }
 
+    /// `iolab ARGS` (from `args`) beside other matrix tests (`EXCLUSIVE` read), checked to
+    /// exit 0 and to leave nothing mounted or attached; its result and stdout.
+    pub fn run_zero(&self, args: &[String]) -> (ResultDoc, String) {
+        let out = {
+            let _g = EXCLUSIVE.read().unwrap();
+            crate::common::bin().args(args).output().unwrap()
+        };
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+        self.assert_clean();
+        (self.result(), stdout)
+    }
+
     pub fn result(&self) -> ResultDoc {
         let f = std::fs::read_dir(&self.out)
             .unwrap()
