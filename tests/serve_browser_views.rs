@@ -532,6 +532,13 @@ fn the_history_and_trend_pages_read_as_the_terminal_s() {
         .collect();
     let shown: Vec<Vec<String>> = rows.iter().map(|r| r[1..9].to_vec()).collect();
     assert_eq!(shown, listed, "{list}");
+    // What a headline figure is, the line under the terminal's list (the page said nothing).
+    let meaning = list
+        .lines()
+        .find(|l| l.starts_with("Headline: "))
+        .unwrap_or_else(|| panic!("no Headline line in {list}"));
+    let said_here = b.eval("document.getElementById('history-headline').textContent");
+    assert_eq!(said_here, serde_json::json!(meaning));
     let titles = b.eval(
         "[...document.querySelectorAll('#history-table tbody tr')].map((r) => r.children[2].title)",
     );
@@ -557,6 +564,23 @@ fn the_history_and_trend_pages_read_as_the_terminal_s() {
     );
     let note = b.eval("document.getElementById('history-shown').textContent");
     assert_eq!(note, serde_json::json!(shown));
+
+    // Filters that match nothing: how many results the history holds, as the terminal says
+    // it (the page said "No results match." of any empty list).
+    let cli = common::stdout(&iolab(&["history", "--device", "no-such-disk"]));
+    assert!(cli.contains("the history holds 2 results"), "{cli}");
+    b.eval("location.hash = '#/history?device=no-such-disk'");
+    b.wait_for(
+        "the empty list",
+        "document.getElementById('history-none') !== null",
+        MINUTE,
+    );
+    let none = b.eval("document.getElementById('history-none').textContent");
+    assert!(
+        none.as_str()
+            .is_some_and(|t| t.contains("the history holds 2 results")),
+        "{none}"
+    );
 
     b.eval("location.hash = '#/trend?device=/tmp/img'");
     b.wait_for(

@@ -74,14 +74,15 @@ fn param(q: &HashMap<String, String>, k: &str) -> Option<String> {
 /// (it linked to the whole list). With the entries, how many pass the filters without the
 /// limit (`iolab history`'s "200 of 512 results shown"; the page showed the newest 200 and
 /// said nothing of the others).
-pub fn list_filtered(
-    s: &AppState,
-    q: &HashMap<String, String>,
-) -> Result<(Vec<Summary>, usize), String> {
+pub fn list_filtered(s: &AppState, q: &HashMap<String, String>) -> Result<Listed, String> {
     if let Some(id) = param(q, "id") {
-        let one = one_entry(s, &id)?;
-        let n = one.len();
-        return Ok((one, n));
+        let entries = one_entry(s, &id)?;
+        let total = entries.len();
+        return Ok(Listed {
+            held: held(s)?,
+            entries,
+            total,
+        });
     }
     let limit = match param(q, "limit") {
         Some(l) => l
@@ -129,10 +130,31 @@ pub fn list_filtered(
             ..filter
         })
         .map_err(|e| format!("{e:#}"))?;
-    Ok((
-        entries.into_iter().map(|e| summary(e, own_ids)).collect(),
+    let held = h.count(&Filter::default()).map_err(|e| format!("{e:#}"))?;
+    Ok(Listed {
+        entries: entries.into_iter().map(|e| summary(e, own_ids)).collect(),
         total,
-    ))
+        held,
+    })
+}
+
+/// The list's entries, how many pass the filters without the limit, and how many the
+/// history holds in all (for "no result matches …; the history holds N results", as
+/// `iolab history` says it).
+pub struct Listed {
+    pub entries: Vec<Summary>,
+    pub total: usize,
+    pub held: usize,
+}
+
+/// How many results the history (or, without one, the console's own runs) holds.
+fn held(s: &AppState) -> Result<usize, String> {
+    let count =
+        |h: &crate::history::History| h.count(&Filter::default()).map_err(|e| format!("{e:#}"));
+    match &s.history {
+        Some(h) => count(h),
+        None => count(&own_runs(s).map_err(|e| format!("{e:#}"))?.0),
+    }
 }
 
 /// The list's one entry `id` (none when there is no such entry).

@@ -214,12 +214,20 @@ async fn api_stop(State(s): S, Path(id): Path<String>) -> Response {
     }
 }
 
-/// The list, and in `X-Total-Count` how many results pass the filters without the limit.
+/// The list; in `X-Total-Count` how many results pass the filters without the limit, in
+/// `X-Held-Count` how many the history holds, and in `X-Figure-Meaning` what a headline
+/// figure is (the line `iolab history` prints under its list).
 async fn api_history(State(s): S, Query(q): Q) -> Response {
     match blocking(move || history::list_filtered(&s, &q)).await {
-        Ok(Ok((list, total))) => {
-            let mut r = ok(list);
-            r.headers_mut().insert("x-total-count", total.into());
+        Ok(Ok(l)) => {
+            let mut r = ok(l.entries);
+            let h = r.headers_mut();
+            h.insert("x-total-count", l.total.into());
+            h.insert("x-held-count", l.held.into());
+            h.insert(
+                "x-figure-meaning",
+                header::HeaderValue::from_static(crate::report::history::FIGURE_MEANING),
+            );
             r
         }
         Ok(Err(e)) => error(StatusCode::BAD_REQUEST, e),

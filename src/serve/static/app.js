@@ -489,23 +489,35 @@ async function pageHistory() {
   const p = new URLSearchParams();
   for (const [k, el] of Object.entries(f)) if (el.value.trim()) p.set(k, el.value.trim());
   try {
-    let total = null;
-    const list = await api("/api/history?" + p.toString(), null, (hd) => { total = Number(hd.get("x-total-count")); });
+    let total = null, held = null, meaning = null;
+    const list = await api("/api/history?" + p.toString(), null, (hd) => {
+      total = Number(hd.get("x-total-count"));
+      held = Number(hd.get("x-held-count"));
+      meaning = hd.get("x-figure-meaning");
+    });
     const rows = list.map((e) => h("tr", { "data-id": e.id },
       h("td", {}, h("input", { type: "checkbox", className: "pick", value: e.id })),
       idCell(e.id), timeCell(e.started_at), commandCell(e),
-      h("td", { className: "status-" + e.status }, e.status), h("td", {}, e.host), h("td", {}, e.device || ""), h("td", {}, e.filesystem),
+      h("td", { className: "status-" + e.status }, e.status), h("td", {}, e.host), h("td", {}, e.device || ""), h("td", {}, e.filesystem || "-"),
       h("td", {}, e.headline), h("td", {}, e.source),
       h("td", {}, ["html", "md", "csv", "json"].map((fm) => h("a", { href: "/api/results/" + e.id + "/report/" + fm, download: "" }, fm + " ")))));
     // As `iolab history` says under its list when the limit hid some.
     const more = total !== null && total > list.length
       ? h("p", { className: "note", id: "history-shown" }, list.length + " of " + total + " results shown (newest first; limit 0 shows all)")
       : "";
+    // Under the list, as under `iolab history`'s: what a headline figure is (the server's
+    // text, src/report/history.rs FIGURE_MEANING).
+    const headline = meaning ? h("p", { className: "note", id: "history-headline" }, "Headline: " + meaning) : "";
+    // Nothing to list: as the terminal says it, with how many results the history holds
+    // (the page said "No results match." even of an empty history).
+    const none = held === 0
+      ? "The history holds no results yet: every measuring command records one."
+      : "No result matches the filters; the history holds " + held + " result" + (held === 1 ? "" : "s") + " (empty filters list them).";
     body.replaceChildren(rows.length
       // The terminal list's columns (Command, Status, Host, Device, FS, Headline; the
       // column read "test" over a command and its options, and the host was left out).
       ? table(["", "id", "started (UTC)", "command", "status", "host", "device", "fs", "headline", "source", "download"], rows)
-      : h("p", { className: "note" }, "No results match."), more);
+      : h("p", { className: "note", id: "history-none" }, none), rows.length ? headline : "", more);
   } catch (e) {
     err.textContent = e.message;
   }
