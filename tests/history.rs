@@ -802,6 +802,87 @@ fn reading_a_missing_history_creates_nothing() {
     assert!(hist(&db, &["history", "list"]).status.success());
 }
 
+/// `iolab history forget`: a mistaken result leaves the list, its trend and its export,
+/// all or none; a number it does not hold is exit 2 and nothing is removed; on a history
+/// that does not exist it creates nothing; an import brings the result back.
+#[test]
+fn forget_removes_a_result_from_the_list_and_import_brings_it_back() {
+    let dir = tempdir();
+    let db = dir.path().join("h.sqlite");
+    let files = write_all(
+        &dir.path().join("res"),
+        &[
+            generated("S1", 0, 1000.0),
+            generated("S1", 60, 400.0),
+            generated("S1", 120, 1010.0),
+        ],
+    );
+    let out = hist(&db, &["history", "import", s(&dir.path().join("res"))]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let h = History::open(&db).unwrap();
+    let ids: Vec<i64> = h
+        .list(&Filter::default())
+        .unwrap()
+        .iter()
+        .rev()
+        .map(|e| e.id)
+        .collect();
+    drop(h);
+
+    // One known, one unknown: exit 2, the unknown named, all three kept.
+    let bad = hist(&db, &["history", "forget", &ids[1].to_string(), "77"]);
+    assert_usage(&bad, "#77: no such result");
+    let listed = |db: &Path| {
+        let h = History::open(db).unwrap();
+        let v: Vec<i64> = h
+            .list(&Filter::default())
+            .unwrap()
+            .iter()
+            .map(|e| e.id)
+            .collect();
+        v
+    };
+    assert_eq!(listed(&db).len(), 3);
+
+    // The slow one: said as the list names it, then gone from the list and the export.
+    let out = hist(&db, &["history", "forget", &ids[1].to_string()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(
+        said.starts_with(&format!("forgot #{} (2026-01-01 01:00, run, ", ids[1])),
+        "{said}"
+    );
+    assert!(said.contains("400 IOPS"), "{said}");
+    assert_eq!(listed(&db), [ids[2], ids[0]]);
+    let export = stdout(&hist(&db, &["history", "export", "--format", "csv"]));
+    let rows_of = |id: i64| {
+        export
+            .lines()
+            .filter(|l| l.starts_with(&format!("{id},")))
+            .count()
+    };
+    assert_eq!(rows_of(ids[1]), 0, "{export}");
+    assert!(rows_of(ids[0]) > 0, "{export}");
+    assert_eq!(
+        stdout(&hist(&db, &["history", "list"]))
+            .matches("RND4K")
+            .count(),
+        2
+    );
+
+    // Its file imported again: back (under a new number).
+    let out = hist(&db, &["history", "import", s(&files[1])]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(listed(&db).len(), 3);
+
+    // No history: a usage error, and nothing created.
+    let none = dir.path().join("none/h.sqlite");
+    assert_usage(&hist(&none, &["history", "forget", "1"]), "does not exist");
+    assert!(!dir.path().join("none").exists());
+    // No number at all: clap's usage error.
+    assert_eq!(hist(&db, &["history", "forget"]).status.code(), Some(2));
+}
+
 /// Regression (QA): `iolab history export -o history.csv` wrote JSON into history.csv (the
 /// format defaulted to json whatever the name, where `iolab report` follows the extension).
 /// The extension decides when --format is not given; a --format it contradicts is refused.

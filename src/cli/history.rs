@@ -75,6 +75,17 @@ pub enum HistoryCmd {
     Health(HealthArgs),
     /// The devices in the history with their number of results.
     Devices(DevicesArgs),
+    /// Remove results from the history by number (a broken or mistaken run that should not
+    /// count in trends), their figures and health snapshots with them; all or none. The
+    /// result files stay where they are, and `import` adds one back.
+    Forget(ForgetArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ForgetArgs {
+    /// The results' numbers (the first column of `iolab history`).
+    #[arg(required = true, value_name = "ID")]
+    pub ids: Vec<i64>,
 }
 
 /// Which results (every filter narrows).

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use crate::cli::history::{
-    DevicesArgs, ExportArgs, ExportFormat, FilterArgs, HealthArgs, HistoryArgs, HistoryCmd,
-    ImportArgs, ListArgs, ShowArgs, TrendArgs,
+    DevicesArgs, ExportArgs, ExportFormat, FilterArgs, ForgetArgs, HealthArgs, HistoryArgs,
+    HistoryCmd, ImportArgs, ListArgs, ShowArgs, TrendArgs,
 };
 use crate::error::UsageError;
 use crate::history::{Filter, History, Recorded, TrendQuery};
@@ -20,6 +20,16 @@ impl crate::cli::Execute for HistoryArgs {
         let args = self;
         let history = match &args.command {
             Some(HistoryCmd::Import(_)) => open()?,
+            Some(HistoryCmd::Forget(_)) => {
+                let path = crate::history::named_path();
+                if !path.exists() {
+                    return Err(crate::usage!(
+                        "{} does not exist: no result to forget",
+                        path.display()
+                    ));
+                }
+                open()?
+            }
             _ => {
                 let path = crate::history::named_path();
                 if !path.exists() {
@@ -40,6 +50,7 @@ impl crate::cli::Execute for HistoryArgs {
             Some(HistoryCmd::Trend(a)) => trend(&history, a),
             Some(HistoryCmd::Health(a)) => health(&history, a),
             Some(HistoryCmd::Devices(a)) => devices(&history, a),
+            Some(HistoryCmd::Forget(a)) => forget(&history, a),
         }
     }
 }
@@ -382,5 +393,12 @@ fn devices(h: &History, a: &DevicesArgs) -> Result<i32> {
     } else {
         crate::out!("{}", render::render_devices(&d));
     }
+    Ok(0)
+}
+
+/// `history forget ID...`: remove the results, and say which (as the list shows them).
+fn forget(h: &History, a: &ForgetArgs) -> Result<i32> {
+    let gone = h.forget(&a.ids)?;
+    crate::out!("{}", render::render_forgotten(&gone));
     Ok(0)
 }

@@ -394,6 +394,46 @@ impl History {
             .map_err(|e| self.err(e))
     }
 
+    /// Remove these results, their figures (`ON DELETE CASCADE`) and health snapshots with
+    /// them, all or none: a number the history does not hold is a usage error and nothing
+    /// is removed. The entries removed, in the order given (a number given twice, once).
+    /// The result files stay where they are; `import` adds one back.
+    pub fn forget(&self, ids: &[i64]) -> anyhow::Result<Vec<Entry>> {
+        let mut conn = self.conn();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| self.err(e))?;
+        let mut gone: Vec<Entry> = Vec::new();
+        for &id in ids {
+            if gone.iter().any(|e| e.id == id) {
+                continue;
+            }
+            let e = tx
+                .query_row(
+                    &format!("SELECT {ENTRY_COLUMNS} FROM results WHERE id = ?1"),
+                    [id],
+                    entry_of,
+                )
+                .optional()
+                .map_err(|e| self.err(e))?;
+            match e {
+                Some(e) => gone.push(e),
+                None => {
+                    return Err(crate::usage!(
+                        "#{id}: no such result in {} (`iolab history` lists them); nothing removed",
+                        self.path.display()
+                    ));
+                }
+            }
+        }
+        for e in &gone {
+            tx.execute("DELETE FROM results WHERE id = ?1", [e.id])
+                .map_err(|e| self.err(e))?;
+        }
+        tx.commit().map_err(|e| self.err(e))?;
+        Ok(gone)
+    }
+
     /// The SMART snapshot recorded with a result, if one was taken.
     pub fn health(&self, id: i64) -> anyhow::Result<Option<SmartInfo>> {
         let json: Option<Option<String>> = self

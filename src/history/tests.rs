@@ -737,3 +737,37 @@ fn an_older_index_gets_the_sustain_label_on_opening() {
     let e = h.entry(id).unwrap().unwrap();
     assert_eq!(e.headline, "first pass 3502.91 average MB/s");
 }
+
+/// `history forget`: the results go with their figures and health snapshots, all or none,
+/// and an import adds one back.
+#[test]
+fn forget_removes_results_with_their_figures_all_or_none() {
+    let (_dir, h) = open_temp();
+    let docs: Vec<ResultDoc> = (0..3).map(|i| doc("S1", 10 * i, 1000.0)).collect();
+    let ids: Vec<i64> = docs.iter().map(|d| h.record(d, None).unwrap()).collect();
+    assert!(!h.figures(ids[1]).unwrap().is_empty());
+    // An unknown number: an error that names it, and nothing removed.
+    let e = h.forget(&[ids[0], 999]).unwrap_err();
+    assert!(
+        e.downcast_ref::<crate::error::UsageError>().is_some(),
+        "{e}"
+    );
+    assert!(e.to_string().contains("#999: no such result"), "{e}");
+    assert_eq!(h.count(&Filter::default()).unwrap(), 3);
+    // The middle one, named twice: removed once, its figures with it.
+    let gone = h.forget(&[ids[1], ids[1]]).unwrap();
+    assert_eq!(gone.len(), 1);
+    assert_eq!(gone[0].id, ids[1]);
+    let left: Vec<i64> = h
+        .list(&Filter::default())
+        .unwrap()
+        .iter()
+        .map(|e| e.id)
+        .collect();
+    assert_eq!(left, [ids[2], ids[0]]);
+    assert!(h.figures(ids[1]).unwrap().is_empty());
+    assert!(h.get(ids[1]).unwrap().is_none());
+    // Recorded again (an import of its file): back, under a new number.
+    assert!(h.record(&docs[1], None).unwrap() > ids[2]);
+    assert_eq!(h.count(&Filter::default()).unwrap(), 3);
+}

@@ -92,6 +92,24 @@ pub fn render_list(entries: &[Entry], total: usize) -> String {
     out
 }
 
+/// What `iolab history forget` removed, a line per result as the list names it: number,
+/// time, command with its options, device and headline.
+pub fn render_forgotten(gone: &[Entry]) -> String {
+    let mut out = String::new();
+    for e in gone {
+        let device = if e.device.is_empty() { "-" } else { &e.device };
+        out.push_str(&format!(
+            "forgot #{} ({}, {}, {}): {}\n",
+            e.id,
+            short_time(&e.started_at),
+            command_cell(e),
+            terminal(device),
+            terminal(&e.headline)
+        ));
+    }
+    out
+}
+
 /// The list's command with its options (`run --rw randwrite --bs 4K --engine sync`), each
 /// option whole and in order; a value longer than [`LONG_VALUE`] characters (a trace file's
 /// path, a matrix's workload list) keeps its first 11 and last 12 characters around a `…`
