@@ -462,4 +462,33 @@ fn a_name_that_is_not_utf8_is_measured_as_it_is_and_recorded_by_its_bytes() {
         .unwrap();
     let doc = common::json_ok(&o);
     assert_eq!(doc["tests"][0]["copy"]["source"], shown(&real).as_str());
+    // info takes the name too (clap refused it: "invalid UTF-8 was detected"), its table
+    // and JSON naming it the same way; a missing one is named so in its error.
+    let o = common::bin()
+        .arg("info")
+        .arg(&dir)
+        .args(["--no-smart", "--json"])
+        .output()
+        .unwrap();
+    let info = common::json_ok(&o);
+    assert_eq!(info["query"], shown(d.path()).as_str());
+    assert_eq!(info["path"], shown(&real).as_str());
+    let o = common::bin()
+        .arg("info")
+        .arg(&dir)
+        .arg("--no-smart")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", out_and_err(&o));
+    assert!(
+        common::stdout(&o).contains("n\u{FFFD}FF\u{FFFD}FEq"),
+        "{}",
+        out_and_err(&o)
+    );
+    let gone = d.path().join(std::ffi::OsStr::from_bytes(b"gone\xff"));
+    let o = common::bin().arg("info").arg(&gone).output().unwrap();
+    common::assert_usage(
+        &o,
+        "gone\u{FFFD}FF: no such file, directory or block device",
+    );
 }

@@ -11,7 +11,7 @@ pub struct InfoArgs {
     /// device name (sda, nvme0n1, loop3). Also taken as -t/--target, as the other commands
     /// take it.
     #[arg(default_value = ".", value_name = "PATH|DEVICE")]
-    pub path: String,
+    pub path: PathBuf,
 
     /// The path or device, as an option (the same as PATH|DEVICE).
     #[arg(
@@ -20,7 +20,7 @@ pub struct InfoArgs {
         value_name = "PATH|DEVICE",
         conflicts_with = "path"
     )]
-    pub target_flag: Option<String>,
+    pub target_flag: Option<PathBuf>,
 
     /// Print JSON instead of the table.
     #[arg(long)]
@@ -57,7 +57,7 @@ fn used_percent_arg(s: &str) -> Result<f64, String> {
 
 impl InfoArgs {
     /// The path or device, given as PATH|DEVICE or as -t/--target (default `.`).
-    pub fn target(&self) -> &str {
+    pub fn target(&self) -> &std::path::Path {
         self.target_flag.as_deref().unwrap_or(&self.path)
     }
 }

@@ -211,8 +211,9 @@ enum Query {
     Device(String),
 }
 
-fn parse_query(input: &str) -> Result<Query, UsageError> {
-    let p = Path::new(input);
+fn parse_query(p: &Path) -> Result<Query, UsageError> {
+    // Named in messages by its text (a byte that is not UTF-8 as U+FFFD and its hex digits).
+    let input = crate::os::text::os_text(p.as_os_str());
     if let Ok(md) = std::fs::metadata(p) {
         if md.file_type().is_block_device() {
             let (name, _) = super::block_device_of(p).ok_or_else(|| {
@@ -232,6 +233,12 @@ fn parse_query(input: &str) -> Result<Query, UsageError> {
         }
         return Ok(Query::Path(p.to_path_buf()));
     }
+    // A name that is not UTF-8 names no device.
+    let Some(input) = p.to_str() else {
+        return Err(UsageError(format!(
+            "{input}: no such file, directory or block device"
+        )));
+    };
     let bare = input.strip_prefix("/dev/").unwrap_or(input);
     if blockdev::exists(bare) {
         return Ok(Query::Device(bare.to_string()));
@@ -316,9 +323,12 @@ fn mount_view(m: &MountInfo) -> MountView {
 /// Everything `iolab info` shows for `input` (a path, `/dev/X` or a bare device name),
 /// except SMART (the caller adds it: it runs an external program). Bad input (nothing
 /// there, an unknown device) is a `UsageError`.
-pub fn storage_info(input: &str) -> Result<StorageInfo, UsageError> {
+/// A name that is not UTF-8 is recorded by its bytes (`os::text::path_text`).
+pub fn storage_info(input: impl AsRef<Path>) -> Result<StorageInfo, UsageError> {
+    let input = input.as_ref();
+    let text = |p: &Path| crate::os::text::os_text(p.as_os_str());
     let mut info = StorageInfo {
-        query: input.to_string(),
+        query: text(input),
         ..Default::default()
     };
     match parse_query(input)? {
@@ -335,10 +345,7 @@ pub fn storage_info(input: &str) -> Result<StorageInfo, UsageError> {
             }
         }
         Query::Path(p) => {
-            info.path = std::fs::canonicalize(&p)
-                .unwrap_or(p.clone())
-                .display()
-                .to_string();
+            info.path = text(&std::fs::canonicalize(&p).unwrap_or(p.clone()));
             let m = mounts::mount_of(&p);
             info.mount = m.as_ref().map(mount_view);
             let class = m.as_ref().map(|m| classify_fs(&m.fs_type));
@@ -358,7 +365,7 @@ pub fn storage_info(input: &str) -> Result<StorageInfo, UsageError> {
                 None => {
                     info.no_device_reason = Some(match &m {
                         Some(m) => reason_for(m),
-                        None => format!("{}: no mount found", p.display()),
+                        None => format!("{}: no mount found", text(&p)),
                     })
                 }
             }
