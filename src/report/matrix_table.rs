@@ -31,7 +31,19 @@ fn table(header: Vec<&str>) -> Table {
 /// ops/s; the matrix's ranking of NASPT-style workloads said "IOPS".
 fn fmt_value(t: &TestResult, metric: &str, v: f64) -> String {
     match metric {
-        "iops" if t.family == "trace" => format!("{} ops/s", fmt_thousands(v)),
+        // NASPT gives each application test in MB/s: beside the ops/s, the same replay's
+        // bytes over the same time (so it ranks as the ops/s do).
+        "iops" if t.family == "trace" => {
+            let mb = t
+                .summary
+                .get("bw_bytes_per_s")
+                .map(|s| table_figure(t, "bw_bytes_per_s", s).0)
+                .filter(|b| b.is_finite() && *b > 0.0);
+            match mb {
+                Some(b) => format!("{} ops/s · {} MB/s", fmt_thousands(v), fmt_mb_per_s(b)),
+                None => format!("{} ops/s", fmt_thousands(v)),
+            }
+        }
         "iops" => format!("{} IOPS", fmt_thousands(v)),
         "bw_bytes_per_s" => format!("{} MB/s", fmt_mb_per_s(v)),
         "files_per_s" => format!("{} files/s", fmt_thousands(v)),
@@ -1447,6 +1459,19 @@ mod tests {
         let out = render_ranking(&doc, &w);
         assert!(out.contains("8,359 ops/s"), "{out}");
         assert!(!out.contains("IOPS"), "{out}");
+        // With its MB/s beside, as NASPT gives an application test.
+        for c in &mut doc.configurations {
+            for t in &mut c.tests {
+                let ops = t.summary["iops"].median;
+                t.summary.insert(
+                    "bw_bytes_per_s".into(),
+                    crate::stats::summarize(&[ops * 6000.0]),
+                );
+            }
+        }
+        let out = render_ranking(&doc, &w);
+        assert!(out.contains("8,359 ops/s · 50.15 MB/s"), "{out}");
+        assert!(out.contains("6,924 ops/s · 41.54 MB/s"), "{out}");
     }
 
     /// Belov's slowdown past N files in one folder: the matrix kept `iolab files`'s scaling
