@@ -463,12 +463,7 @@ fn calibration_on_ntfs3g_puts_resident_files_at_no_cluster() {
         "--calibrate",
         result.to_str().unwrap(),
     ]);
-    let c = r
-        .cost_model
-        .per_unit
-        .iter()
-        .find(|c| c.unit_bytes == 4096)
-        .unwrap();
+    let c = r.cost_model.unit(4096).unwrap();
     let x: Vec<(u64, u64, bool)> = c
         .points
         .iter()
@@ -522,7 +517,7 @@ fn calibration_from_a_matrix_of_two_file_systems_takes_the_one_analysed() {
     let r = slack_json(&[tree, "--fs", "xfs", "--calibrate", result]);
     let m = &r.cost_model;
     assert_eq!(m.points_fs.as_deref(), Some("xfs"), "{m:?}");
-    let c = m.per_unit.iter().find(|c| c.unit_bytes == 4096).unwrap();
+    let c = m.unit(4096).unwrap();
     let tests: Vec<&str> = c.points.iter().map(|p| p.test.as_str()).collect();
     assert_eq!(tests.len(), 3, "{tests:?}");
     assert!(tests.iter().all(|t| t.starts_with("xfs ")), "{tests:?}");

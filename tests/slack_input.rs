@@ -113,12 +113,7 @@ fn calibration_fit_and_missing_measurements() {
         good.to_str().unwrap(),
     ]);
     assert_eq!(r.cost_model.source, "calibrated");
-    let c = r
-        .cost_model
-        .per_unit
-        .iter()
-        .find(|c| c.unit_bytes == 4096)
-        .unwrap();
+    let c = r.cost_model.unit(4096).unwrap();
     assert!((c.per_byte_s - 5e-9).abs() < 1e-12, "{}", c.per_byte_s);
     assert!((c.per_byte_s_per_portion - 5e-5).abs() < 1e-8);
     assert!(c.r2.unwrap() > 0.9999);

@@ -114,11 +114,7 @@ fn pct(part: u64, whole: u64) -> f64 {
 /// Fill each row's predicted write time and slack cost from the model.
 pub fn apply_costs(rows: &mut [UnitRow], model: &CostModel) {
     for row in rows {
-        if let Some(c) = model
-            .per_unit
-            .iter()
-            .find(|c| c.unit_bytes == row.unit_bytes)
-        {
+        if let Some(c) = model.unit(row.unit_bytes) {
             row.predicted_write_s =
                 row.files as f64 * c.per_file_s + row.allocated_bytes as f64 * c.per_byte_s;
             row.slack_cost_s_per_byte = c.per_byte_s;

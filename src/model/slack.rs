@@ -123,6 +123,13 @@ pub struct CostModel {
     pub per_unit: Vec<UnitCost>,
 }
 
+impl CostModel {
+    /// The coefficients for an allocation unit of `unit_bytes`, if the model has them.
+    pub fn unit(&self, unit_bytes: u64) -> Option<&UnitCost> {
+        self.per_unit.iter().find(|c| c.unit_bytes == unit_bytes)
+    }
+}
+
 #[serde_with::skip_serializing_none]
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct UnitCost {
